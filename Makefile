@@ -1,0 +1,129 @@
+# gpath - GPU shortest-path service. `make run` and `make test` install what a fresh Debian machine
+# lacks (deploy/install-deps.sh), build, and run. See README.md.
+#
+#   make            build/gpath (CUDA backend when nvcc is found, else CPU-only, said at build)
+#   make test       the whole suite (tests/run-tests.sh); GPU tests skip without a GPU
+#   make test-gpu   the GPU suite on a machine with a GPU
+#   make run        serve the built-in generated road graph on :8080
+#   make lint       -std=c11 -Wall -Wextra -Werror, unsafe-call check, openapi lint
+#   make asan       the suite under AddressSanitizer + UBSan (CPU build)
+#   make bench      CPU benchmarks -> bench/results/
+#   make bench-gpu  GPU benchmarks -> bench/results/ (on the GPU machine)
+#
+# BUILD=dir builds elsewhere (helpers and sanitizer builds use their own), NVCC= forces CPU-only.
+
+BUILD   ?= build
+CC      ?= cc
+CUDA    ?= /usr/local/cuda
+NVCC    ?= $(shell command -v nvcc 2>/dev/null || { [ -x $(CUDA)/bin/nvcc ] && echo $(CUDA)/bin/nvcc; })
+PKGS    := libmicrohttpd libcjson inih libpq sqlite3 zlib libxml-2.0
+OPT     ?= -O2 -g
+WARN    ?= -Wall -Wextra -Wno-unused-parameter
+CFLAGS  += -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -pthread -MMD -MP \
+           $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -pthread -lm
+SAN     ?=
+CFLAGS  += $(SAN)
+LDFLAGS += $(SAN)
+
+LIB_SRC := $(wildcard graph/*.c engine/*.c storage/*.c server/*.c)
+LIB_SRC := $(filter-out server/main.c,$(LIB_SRC))
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+CU_SRC  := $(wildcard kernels/*.cu)
+
+ifneq ($(strip $(NVCC)),)
+  # sm_90a SASS for the H100/H200 plus PTX so newer GPUs JIT it.
+  NVCCFLAGS ?= -O3 -std=c++17 -lineinfo -Xcompiler -fPIC \
+               -gencode=arch=compute_90a,code=sm_90a -gencode=arch=compute_90,code=compute_90
+  CFLAGS  += -DGP_HAVE_CUDA -I$(CUDA)/include
+  CU_OBJ  := $(CU_SRC:%.cu=$(BUILD)/%.o)
+  LDLIBS  += -L$(CUDA)/lib64 -lcudart_static -ldl -lrt -lstdc++
+  BUILD_KIND := cuda
+else
+  CU_OBJ  :=
+  BUILD_KIND := cpu-only
+endif
+
+TEST_SRC := $(wildcard tests/test_*.c)
+TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+TEST_LIBS := -lcmocka -lcurl
+# bench/*.c: benchmark programs; bench/*.cu: kernel-lab programs (CUDA builds only). Both link
+# libgpath so they can validate against the CPU backend.
+BENCH_BIN := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
+ifneq ($(strip $(NVCC)),)
+  BENCH_BIN += $(patsubst bench/%.cu,$(BUILD)/bench/%,$(wildcard bench/*.cu))
+endif
+
+.PHONY: all deps deps-run test test-gpu run lint asan bench bench-gpu clean format
+all: $(BUILD)/gpath $(TEST_BIN) $(BENCH_BIN)
+
+$(BUILD)/gpath: $(BUILD)/server/main.o $(BUILD)/libgpath.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	@echo "built $@ ($(BUILD_KIND)$(if $(CU_OBJ),, build: nvcc not found, the CUDA backend is not compiled))"
+
+$(BUILD)/libgpath.a: $(LIB_OBJ) $(CU_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/kernels/%.o: kernels/%.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -I. -c -o $@ $<
+
+$(BUILD)/tests/%: tests/%.c $(BUILD)/libgpath.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libgpath.a $(TEST_LIBS) $(LDLIBS)
+
+$(BUILD)/bench/%: bench/%.c $(BUILD)/libgpath.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libgpath.a $(LDLIBS)
+
+$(BUILD)/bench/%: bench/%.cu $(BUILD)/libgpath.a
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -I. -o $@ $< $(BUILD)/libgpath.a $(filter-out -pthread,$(LDLIBS)) -lpthread
+
+deps:
+	@bash deploy/install-deps.sh test
+deps-run:
+	@bash deploy/install-deps.sh run
+
+test: deps
+	@$(MAKE) --no-print-directory all
+	@BUILD=$(BUILD) bash tests/run-tests.sh
+
+test-gpu:
+	@$(MAKE) --no-print-directory all
+	@BUILD=$(BUILD) GPATH_REQUIRE_GPU=1 bash tests/run-tests.sh gpu
+
+run: deps-run
+	@$(MAKE) --no-print-directory $(BUILD)/gpath
+	$(BUILD)/gpath serve $(ARGS)
+
+lint:
+	@$(MAKE) --no-print-directory BUILD=build-lint WARN="-Wall -Wextra -Werror" all
+	@bash tests/lint.sh
+
+asan:
+	@$(MAKE) --no-print-directory BUILD=build-asan NVCC= OPT="-O1 -g -fno-omit-frame-pointer" \
+	  SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined" all
+	@BUILD=build-asan ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  bash tests/run-tests.sh
+
+bench: deps
+	@$(MAKE) --no-print-directory OPT="-O3 -g" all
+	@BUILD=$(BUILD) bash bench/run-cpu.sh
+
+bench-gpu:
+	@$(MAKE) --no-print-directory OPT="-O3 -g" all
+	@BUILD=$(BUILD) bash bench/run-gpu.sh
+
+format:
+	clang-format -i $(LIB_SRC) server/main.c $(wildcard graph/*.h engine/*.h storage/*.h server/*.h tests/*.c kernels/*.cu kernels/*.cuh)
+
+clean:
+	rm -rf build build-*
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# lib.sh - shared by the bench scripts: names results files and writes their common header.
+#   source bench/lib.sh; out=$(bench_out SUBJECT); bench_header "$out" "TITLE" "COMMAND"
+bench_machine() { # short machine name for file names: the GPU when there is one, else the CPU
+  if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
+    nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr -cs 'A-Za-z0-9' '-' | sed 's/-$//'
+  else
+    echo "cpu$(nproc)-$(lscpu | sed -nE 's/^Model name: *//p' | head -1 | tr -cs 'A-Za-z0-9' '-' | cut -c1-30 | sed 's/-$//')"
+  fi
+}
+bench_out() { # SUBJECT -> bench/results/DATE-MACHINE-SUBJECT.md
+  mkdir -p bench/results
+  echo "bench/results/$(date -u +%Y-%m-%d)-$(bench_machine)-$1.md"
+}
+bench_header() { # FILE TITLE COMMAND
+  {
+    echo "# $2"
+    echo
+    echo "- command: \`$3\`"
+    echo "- date: $(date -u +%Y-%m-%dT%H:%MZ)"
+    # the device machine gets a copy of the tree without .git: pass GPATH_COMMIT there
+    echo "- commit: ${GPATH_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
+    echo "- CPU: $(lscpu | sed -nE 's/^Model name: *//p' | head -1), $(nproc) cores"
+    if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
+      echo "- GPU: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | head -1)"
+    fi
+    echo
+  } >"$1"
+}

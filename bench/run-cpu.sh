@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# run-cpu.sh - `make bench`: runs every bench/cpu-*.sh in turn; each writes its results file
+# under bench/results/ (named DATE-MACHINE-SUBJECT.md) with the command, machine, commit and medians.
+set -u
+cd "$(dirname "$0")/.."
+rc=0
+for s in bench/cpu-*.sh; do
+  [ -e "$s" ] || continue
+  echo "=== $s"; bash "$s" || rc=1
+done
+exit $rc

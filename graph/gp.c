@@ -1,0 +1,76 @@
+/* gp.c - status codes, error records and logging shared by every module. */
+#include "gp.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+int gp_log_level = GP_LOG_INFO;
+
+int gp_err_set(gp_err *err, int code, const char *fmt, ...) {
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        err->code = code;
+        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+void gp_err_clear(gp_err *err) {
+    if (err) {
+        err->code = GP_OK;
+        err->msg[0] = '\0';
+    }
+}
+
+const char *gp_status_name(int code) {
+    switch (code) {
+    case GP_OK: return "Ok";
+    case GP_EINVAL: return "InvalidQuery";
+    case GP_ENOMEM: return "OutOfMemory";
+    case GP_EIO: return "IOError";
+    case GP_EPARSE: return "InvalidInput";
+    case GP_ENOTFOUND: return "NotFound";
+    case GP_ETOOBIG: return "TooBig";
+    case GP_EDEVICE: return "DeviceError";
+    case GP_EBUSY: return "Busy";
+    case GP_EUNSUPPORTED: return "Unsupported";
+    case GP_ENOROUTE: return "NoRoute";
+    case GP_EDB: return "DatabaseError";
+    case GP_ETIMEOUT: return "Timeout";
+    default: return "InternalError";
+    }
+}
+
+double gp_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void gp_log_write(int level, const char *fmt, ...) {
+    static const char *names[] = {"error", "warn", "info", "debug"};
+    char ts[32];
+    struct timespec now;
+    struct tm tm;
+    clock_gettime(CLOCK_REALTIME, &now);
+    gmtime_r(&now.tv_sec, &tm);
+    strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%S", &tm);
+    char line[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "%s.%03ldZ level=%s %s\n", ts, now.tv_nsec / 1000000L,
+            names[level < 0 ? 0 : level > 3 ? 3 : level], line);
+}
+
+int gp_log_level_parse(const char *s) {
+    static const char *names[] = {"error", "warn", "info", "debug"};
+    for (int i = 0; i < 4; i++)
+        if (s && strcasecmp(s, names[i]) == 0) return i;
+    return -1;
+}

@@ -1,0 +1,74 @@
+/* gp.h - gpath's common definitions: status codes, the error record, "unreachable" and
+ * "no predecessor", and the one level-gated log macro.
+ *
+ * Every fallible function returns an int status (GP_OK or a GP_E* code) and fills a caller-owned
+ * gp_err with a message a person can act on (file and line for loaders, the parameter for requests).
+ */
+#ifndef GP_H
+#define GP_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A path length no node reaches. Distances are uint64 path lengths in stored (scaled) weight units. */
+#define GP_INF UINT64_MAX
+/* Predecessor / next hop of a node that has none (the source itself, or unreachable). */
+#define GP_NONE UINT32_MAX
+
+enum gp_status {
+    GP_OK = 0,
+    GP_EINVAL,       /* bad argument or request: 400 */
+    GP_ENOMEM,       /* allocation failed: 500 */
+    GP_EIO,          /* file or socket I/O: 500 (loaders: 400 when the file is missing) */
+    GP_EPARSE,       /* malformed input data: 400 / loader error */
+    GP_ENOTFOUND,    /* unknown graph or node: 404 / 400 */
+    GP_ETOOBIG,      /* over a configured limit: 413 */
+    GP_EDEVICE,      /* CUDA error: 500, maybe sticky */
+    GP_EBUSY,        /* all workers busy past the bounded wait: 503 */
+    GP_EUNSUPPORTED, /* the backend or build cannot do this */
+    GP_ENOROUTE,     /* target unreachable from source */
+    GP_EDB,          /* database error */
+    GP_ETIMEOUT      /* over the configured time limit */
+};
+
+typedef struct gp_err {
+    int code;
+    char msg[512];
+} gp_err;
+
+/* Fills err (may be NULL) with code and a printf-style message; returns code. */
+int gp_err_set(gp_err *err, int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+void gp_err_clear(gp_err *err);
+/* Stable upper-camel name of a status code, e.g. "InvalidQuery", for JSON error bodies. */
+const char *gp_status_name(int code);
+
+/* Logging: one line per call on stderr, "ts level msg". Level from config / env. */
+enum { GP_LOG_ERROR = 0, GP_LOG_WARN = 1, GP_LOG_INFO = 2, GP_LOG_DEBUG = 3 };
+extern int gp_log_level;
+void gp_log_write(int level, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+#define GP_LOG(level, ...)                                                                         \
+    do {                                                                                           \
+        if ((level) <= gp_log_level) gp_log_write((level), __VA_ARGS__);                           \
+    } while (0)
+int gp_log_level_parse(const char *s); /* "error|warn|info|debug" -> level, -1 if unknown */
+
+/* Monotonic clock in seconds. */
+double gp_now(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,132 @@
+/* graph.h - the CSR graph model every backend reads.
+ *
+ * A directed weighted graph: forward CSR (row, col, w) and its reverse (in-arcs), built once by a
+ * gp_builder and immutable afterwards, so any number of threads may read it. Nodes have dense
+ * internal indices 0..n-1 assigned in ascending order of their external 64-bit ids (the ids of the
+ * input file or table); gp_graph_index() maps external -> internal through an open-addressing hash.
+ *
+ * Weights: non-negative uint32 "stored units". Inputs with fractional costs are converted with a
+ * per-graph fixed-point scale: weight = round(cost * scale); answers are divided by scale again so
+ * they come back in the input's units. A cost whose scaled value exceeds UINT32_MAX, or which
+ * rounds with a relative error over 1/1000 (e.g. 0.0001 at scale 1000 becomes 0), is rejected: the
+ * message names the scale to use. Path lengths are uint64 and never overflow.
+ *
+ * Lifetime: gp_graph objects are reference counted (gp_graph_ref/unref) so a reload can swap the
+ * served graph while requests in flight finish on the old one. A backend may attach device state
+ * (dev, dev_free) that is released with the graph.
+ */
+#ifndef GP_GRAPH_H
+#define GP_GRAPH_H
+
+#include "gp.h"
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Default fixed-point scales: DIMACS and hop-count topologies are integer (1); CSV and PostgreSQL
+ * costs are commonly metres or seconds as doubles, kept to 1/1000 of a unit. */
+#define GP_SCALE_INTEGER 1.0
+#define GP_SCALE_DEFAULT_FRACTIONAL 1000.0
+
+typedef struct gp_idmap {
+    int64_t *keys;  /* capacity slots; empty slot has vals == GP_NONE */
+    uint32_t *vals;
+    uint64_t mask;  /* capacity - 1, capacity a power of two */
+} gp_idmap;
+
+struct gp_spatial; /* graph/spatial.h */
+
+typedef struct gp_graph {
+    uint32_t n;           /* nodes */
+    uint32_t m;           /* arcs */
+    uint32_t *row;        /* n+1 offsets into col/w: out-arcs of u are row[u]..row[u+1]-1 */
+    uint32_t *col;        /* m arc heads, sorted by (tail, head, weight) */
+    uint32_t *w;          /* m arc weights (stored units) */
+    uint32_t *rrow;       /* reverse CSR: in-arcs of v are rrow[v]..rrow[v+1]-1 */
+    uint32_t *rcol;       /* m arc tails */
+    uint32_t *rw;         /* m weights */
+    int64_t *ext;         /* n external ids, ascending */
+    gp_idmap idmap;       /* external id -> internal index */
+    double *lon, *lat;    /* n coordinates, or NULL when the input has none */
+    char **names;         /* n node names (entries may be NULL), or NULL */
+    double scale;         /* stored weight = round(cost * scale) */
+    uint32_t max_w;       /* largest arc weight */
+    uint64_t hash;        /* content hash: ids, arcs, weights, scale (the graph's version) */
+    char version[17];     /* hash as 16 hex digits */
+    char source[512];     /* the spec it was loaded from */
+    char format[16];      /* "dimacs", "csv", "gen", ... */
+    int directed_input;   /* 0 when the input was undirected (every edge became two arcs) */
+    struct gp_spatial *spatial; /* nearest-node index, built when coordinates exist */
+    double loaded_at;     /* wall-clock seconds since the epoch */
+    int refs;             /* reference count (atomic) */
+    void *dev;            /* backend device state, or NULL */
+    void (*dev_free)(void *dev);
+} gp_graph;
+
+/* Incremental construction. Nodes are created on first mention (arc or add_node); coordinates and
+ * names are optional per node. Arcs are kept as given (parallel arcs and self-loops included). */
+typedef struct gp_builder gp_builder;
+
+gp_builder *gp_builder_new(double scale);
+void gp_builder_free(gp_builder *b);
+/* Declares a node; coordinates only when has_coord; name may be NULL (copied). Re-declaring a node
+ * updates its coordinates / name. */
+int gp_builder_add_node(gp_builder *b, int64_t id, int has_coord, double lon, double lat,
+                        const char *name, gp_err *err);
+int gp_builder_add_arc(gp_builder *b, int64_t u, int64_t v, uint32_t w, gp_err *err);
+/* Converts a cost in input units to a stored weight under the builder's scale (see above). */
+int gp_builder_cost(const gp_builder *b, double cost, uint32_t *w, gp_err *err);
+double gp_builder_scale(const gp_builder *b);
+uint32_t gp_builder_nodes(const gp_builder *b);
+uint64_t gp_builder_arcs(const gp_builder *b);
+/* Builds the immutable graph (refs = 1) and frees the builder in every case. An empty graph (no
+ * node) is an error. source/format are recorded in the graph. */
+gp_graph *gp_builder_finish(gp_builder *b, const char *source, const char *format, int directed,
+                            gp_err *err);
+
+gp_graph *gp_graph_ref(gp_graph *g);
+void gp_graph_unref(gp_graph *g); /* frees on the last reference; accepts NULL */
+
+/* External id -> internal index, GP_NONE when absent. */
+uint32_t gp_graph_index(const gp_graph *g, int64_t ext_id);
+/* Bytes held by the graph on the host (arrays, id map, names, spatial index). */
+uint64_t gp_graph_memory(const gp_graph *g);
+/* Stored path length -> input units. */
+static inline double gp_graph_cost(const gp_graph *g, uint64_t d) { return (double)d / g->scale; }
+
+/* A node's name, or NULL. */
+static inline const char *gp_graph_name(const gp_graph *g, uint32_t v) {
+    return g->names ? g->names[v] : NULL;
+}
+
+/* Options for loading. scale <= 0 means the format's default. */
+typedef struct gp_load_opts {
+    double scale;
+    int undirected;          /* force undirected (CSV: ignore reverse_cost, add both arcs) */
+    int progress;            /* print progress lines for large inputs */
+    const char *cost_rule;   /* topology loaders: "hops" (default) or "bandwidth" */
+    double ref_bandwidth;    /* bits/s for the bandwidth rule (default 100e9) */
+} gp_load_opts;
+
+/* Loads a graph from a spec: "dimacs:PATH", "csv:PATH", "gen:N[:SEED]", "graphml:PATH",
+ * "sndlib:PATH", "rocketfuel:PATH", "postgresql://..." , or a bare PATH whose extension chooses
+ * the format (.gr, .gr.gz, .csv, .graphml, .txt (SNDlib), .intra). opts may be NULL. Never returns
+ * a partial graph: NULL and err filled on any error. */
+gp_graph *gp_graph_load(const char *spec, const gp_load_opts *opts, gp_err *err);
+
+/* Format-specific loaders (graph/load_*.c), used by gp_graph_load. */
+gp_graph *gp_load_dimacs(const char *path, const gp_load_opts *o, gp_err *err);
+gp_graph *gp_load_csv(const char *path, const gp_load_opts *o, gp_err *err);
+/* Road-like generator: perturbed grid with lon/lat coordinates and travel-time-like weights,
+ * deterministic for (n, seed); 100 <= n <= 100M. */
+gp_graph *gp_generate_road(uint64_t n, uint64_t seed, gp_err *err);
+/* Writes a graph as DIMACS .gr (+ .co when it has coordinates; co_path may be NULL). */
+int gp_write_dimacs(const gp_graph *g, const char *gr_path, const char *co_path, gp_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,6 @@
+/* serve.h - `gpath serve`: the HTTP service (server/serve.c). */
+#ifndef GP_SERVE_H
+#define GP_SERVE_H
+/* argv[0] is "serve". Runs until SIGTERM/SIGINT; returns the process exit code. */
+int gp_serve_main(int argc, char **argv);
+#endif

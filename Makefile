@@ -102,11 +102,11 @@ run: deps-run
 	@$(MAKE) --no-print-directory $(BUILD)/gpath
 	$(BUILD)/gpath serve $(ARGS)
 
-lint:
+lint: deps
 	@$(MAKE) --no-print-directory BUILD=build-lint WARN="-Wall -Wextra -Werror" all
 	@bash tests/lint.sh
 
-asan:
+asan: deps
 	@$(MAKE) --no-print-directory BUILD=build-asan NVCC= OPT="-O1 -g -fno-omit-frame-pointer" \
 	  SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined" all
 	@BUILD=build-asan ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \

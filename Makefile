@@ -29,6 +29,9 @@ LDFLAGS += $(SAN)
 LIB_SRC := $(wildcard graph/*.c engine/*.c storage/*.c server/*.c)
 LIB_SRC := $(filter-out server/main.c,$(LIB_SRC))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+# migrations/*/*.sql are compiled into the binary (storage/migrate.h): one generated C file.
+MIG_SQL := $(sort $(wildcard migrations/sqlite/*.sql)) $(sort $(wildcard migrations/postgres/*.sql))
+LIB_OBJ += $(BUILD)/gen/migrations.o
 CU_SRC  := $(wildcard kernels/*.cu)
 
 ifneq ($(strip $(NVCC)),)
@@ -68,6 +71,13 @@ $(BUILD)/libgpath.a: $(LIB_OBJ) $(CU_OBJ)
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/gen/migrations.c: $(MIG_SQL) storage/embed-migrations.sh
+	@mkdir -p $(dir $@)
+	sh storage/embed-migrations.sh $(MIG_SQL) >$@.tmp && mv $@.tmp $@
+
+$(BUILD)/gen/migrations.o: $(BUILD)/gen/migrations.c
+	$(CC) $(CFLAGS) -I. -c -o $@ $<
 
 $(BUILD)/kernels/%.o: kernels/%.cu
 	@mkdir -p $(dir $@)

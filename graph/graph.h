@@ -82,6 +82,9 @@ int gp_builder_cost(const gp_builder *b, double cost, uint32_t *w, gp_err *err);
 double gp_builder_scale(const gp_builder *b);
 uint32_t gp_builder_nodes(const gp_builder *b);
 uint64_t gp_builder_arcs(const gp_builder *b);
+/* Optional capacity hint (e.g. from a DIMACS `p` line): pre-sizes node and arc storage and the
+ * direct id table for ids 0..nodes. Never required; a wrong hint only costs memory. */
+int gp_builder_reserve(gp_builder *b, uint64_t nodes, uint64_t arcs, gp_err *err);
 /* Builds the immutable graph (refs = 1) and frees the builder in every case. An empty graph (no
  * node) is an error. source/format are recorded in the graph. */
 gp_graph *gp_builder_finish(gp_builder *b, const char *source, const char *format, int directed,
@@ -120,6 +123,13 @@ gp_graph *gp_graph_load(const char *spec, const gp_load_opts *opts, gp_err *err)
 /* Format-specific loaders (graph/load_*.c), used by gp_graph_load. */
 gp_graph *gp_load_dimacs(const char *path, const gp_load_opts *o, gp_err *err);
 gp_graph *gp_load_csv(const char *path, const gp_load_opts *o, gp_err *err);
+/* Router topologies (graph/load_graphml.c, load_sndlib.c, load_rocketfuel.c; cost rules in
+ * graph/topo.h): Topology Zoo GraphML, SNDlib native, Rocketfuel weights.intra. */
+gp_graph *gp_load_graphml(const char *path, const gp_load_opts *o, gp_err *err);
+gp_graph *gp_load_sndlib(const char *path, const gp_load_opts *o, gp_err *err);
+gp_graph *gp_load_rocketfuel(const char *path, const gp_load_opts *o, gp_err *err);
+/* pgRouting edge table from PostgreSQL (storage/pg.c); uri is the whole postgresql:// spec. */
+gp_graph *gp_load_postgres(const char *uri, const gp_load_opts *o, gp_err *err);
 /* Road-like generator: perturbed grid with lon/lat coordinates and travel-time-like weights,
  * deterministic for (n, seed); 100 <= n <= 100M. */
 gp_graph *gp_generate_road(uint64_t n, uint64_t seed, gp_err *err);

@@ -1,0 +1,710 @@
+/* graph.c - the CSR graph model: the incremental builder, the immutable graph it produces (forward
+ * and reverse CSR, external-id map, content hash) and the graph's reference counting.
+ *
+ * The builder keeps nodes in first-mention order and arcs as (tail, head, weight) triples of
+ * builder indices. Lookups of external ids go through a direct array for small non-negative ids
+ * (the common DIMACS / pgRouting case: ids 1..N) and an open-addressing hash for the rest. Finishing
+ * renumbers nodes in ascending external-id order and lays the arcs out with a counting sort by tail
+ * (O(m)), then sorts each row by (head, weight) and derives the reverse CSR with a second counting
+ * sort, so building scales to ~100M arcs in seconds.
+ */
+#include "graph_internal.h"
+#include "spatial.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---------------------------------------------------------------------------------------------
+ * Small utilities
+ * ------------------------------------------------------------------------------------------- */
+
+double gp_wall_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+typedef struct par_job {
+    void (*fn)(void *, uint64_t, uint64_t);
+    void *ctx;
+    uint64_t begin, end;
+} par_job;
+
+static void *par_main(void *arg) {
+    par_job *j = arg;
+    j->fn(j->ctx, j->begin, j->end);
+    return NULL;
+}
+
+void gp_parallel_for(uint64_t n, int nthreads, void (*fn)(void *ctx, uint64_t begin, uint64_t end),
+                     void *ctx) {
+    if (nthreads <= 0) {
+        long c = sysconf(_SC_NPROCESSORS_ONLN);
+        nthreads = c > 0 ? (int)c : 1;
+    }
+    if (nthreads > 16) nthreads = 16;
+    if ((uint64_t)nthreads > n / 65536) nthreads = (int)(n / 65536);
+    if (nthreads <= 1) {
+        if (n) fn(ctx, 0, n);
+        return;
+    }
+    par_job jobs[16];
+    pthread_t tids[16];
+    int started[16] = {0};
+    for (int t = 0; t < nthreads; t++) {
+        jobs[t].fn = fn;
+        jobs[t].ctx = ctx;
+        jobs[t].begin = n * (uint64_t)t / (uint64_t)nthreads;
+        jobs[t].end = n * (uint64_t)(t + 1) / (uint64_t)nthreads;
+    }
+    /* job 0 runs on this thread; a job whose thread cannot start also runs here */
+    for (int t = 1; t < nthreads; t++) started[t] = pthread_create(&tids[t], NULL, par_main, &jobs[t]) == 0;
+    fn(ctx, jobs[0].begin, jobs[0].end);
+    for (int t = 1; t < nthreads; t++) {
+        if (started[t])
+            pthread_join(tids[t], NULL);
+        else
+            fn(ctx, jobs[t].begin, jobs[t].end);
+    }
+}
+
+/* Grows *p (elements of size sz) to hold at least need elements; capacity doubles. */
+static int grow(void **p, uint64_t *cap, uint64_t need, size_t sz) {
+    if (need <= *cap) return 0;
+    uint64_t nc = *cap ? *cap : 1024;
+    while (nc < need) nc *= 2;
+    void *q = realloc(*p, (size_t)(nc * sz));
+    if (!q) return -1;
+    *p = q;
+    *cap = nc;
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Builder
+ * ------------------------------------------------------------------------------------------- */
+
+/* Ids in [0, DIRECT_SLACK + 4 * nodes) go to the direct array when it can grow to cover them. */
+#define DIRECT_SLACK (1u << 16)
+/* Largest direct array (entries): 2^31 ids = 8 GiB of uint32 would be silly; stop at 2^28. */
+#define DIRECT_MAX (1ull << 28)
+
+struct gp_builder {
+    double scale;
+    /* nodes, in first-mention order */
+    uint64_t nn, ncap;
+    int64_t *ids;
+    double *lon, *lat; /* NULL until a node has coordinates; NaN for nodes without */
+    char **names;      /* NULL until a node has a name */
+    uint64_t ncoord_cap, nname_cap;
+    /* external id -> builder index */
+    uint32_t *direct; /* direct[id] for 0 <= id < dcap, GP_NONE when absent */
+    uint64_t dcap;
+    int64_t *hkeys; /* open addressing, hvals GP_NONE = empty */
+    uint32_t *hvals;
+    uint64_t hmask, hcount;
+    /* arcs */
+    uint64_t na, acap;
+    uint32_t *au, *av, *aw;
+};
+
+gp_builder *gp_builder_new(double scale) {
+    if (!(scale > 0) || !isfinite(scale)) scale = 1.0;
+    gp_builder *b = calloc(1, sizeof *b);
+    if (!b) return NULL;
+    b->scale = scale;
+    return b;
+}
+
+void gp_builder_free(gp_builder *b) {
+    if (!b) return;
+    if (b->names) {
+        for (uint64_t i = 0; i < b->nn; i++) free(b->names[i]);
+        free(b->names);
+    }
+    free(b->ids);
+    free(b->lon);
+    free(b->lat);
+    free(b->direct);
+    free(b->hkeys);
+    free(b->hvals);
+    free(b->au);
+    free(b->av);
+    free(b->aw);
+    free(b);
+}
+
+double gp_builder_scale(const gp_builder *b) { return b->scale; }
+uint32_t gp_builder_nodes(const gp_builder *b) { return (uint32_t)b->nn; }
+uint64_t gp_builder_arcs(const gp_builder *b) { return b->na; }
+
+static inline uint64_t id_hash(int64_t id) { return gp_mix64((uint64_t)id); }
+
+static uint32_t hash_find(const gp_builder *b, int64_t id) {
+    if (!b->hcount) return GP_NONE;
+    for (uint64_t s = id_hash(id) & b->hmask;; s = (s + 1) & b->hmask) {
+        if (b->hvals[s] == GP_NONE) return GP_NONE;
+        if (b->hkeys[s] == id) return b->hvals[s];
+    }
+}
+
+static int hash_put(gp_builder *b, int64_t id, uint32_t v) {
+    if (!b->hvals || (b->hcount + 1) * 2 > b->hmask + 1) {
+        uint64_t cap = b->hvals ? (b->hmask + 1) * 2 : 1024;
+        int64_t *nk = malloc(cap * sizeof *nk);
+        uint32_t *nv = malloc(cap * sizeof *nv);
+        if (!nk || !nv) {
+            free(nk);
+            free(nv);
+            return -1;
+        }
+        memset(nv, 0xff, cap * sizeof *nv);
+        uint64_t mask = cap - 1;
+        if (b->hvals)
+            for (uint64_t i = 0; i <= b->hmask; i++) {
+                if (b->hvals[i] == GP_NONE) continue;
+                uint64_t s = id_hash(b->hkeys[i]) & mask;
+                while (nv[s] != GP_NONE) s = (s + 1) & mask;
+                nk[s] = b->hkeys[i];
+                nv[s] = b->hvals[i];
+            }
+        free(b->hkeys);
+        free(b->hvals);
+        b->hkeys = nk;
+        b->hvals = nv;
+        b->hmask = mask;
+    }
+    uint64_t s = id_hash(id) & b->hmask;
+    while (b->hvals[s] != GP_NONE) s = (s + 1) & b->hmask;
+    b->hkeys[s] = id;
+    b->hvals[s] = v;
+    b->hcount++;
+    return 0;
+}
+
+/* Grows the direct array to cover ids < need (need <= DIRECT_MAX). */
+static int direct_grow(gp_builder *b, uint64_t need) {
+    uint64_t nc = b->dcap ? b->dcap : 1024;
+    while (nc < need) nc *= 2;
+    if (nc > DIRECT_MAX) nc = DIRECT_MAX;
+    uint32_t *d = realloc(b->direct, nc * sizeof *d);
+    if (!d) return -1;
+    memset(d + b->dcap, 0xff, (nc - b->dcap) * sizeof *d);
+    b->direct = d;
+    b->dcap = nc;
+    return 0;
+}
+
+/* Builder index of id, creating the node when new; GP_NONE with err filled on failure.
+ * An id lives either in the direct array or in the hash; ids put in the hash while the direct
+ * array was smaller stay there, so a direct miss falls back to the hash. */
+static uint32_t node_of(gp_builder *b, int64_t id, gp_err *err) {
+    if (id >= 0 && (uint64_t)id < b->dcap) {
+        uint32_t v = b->direct[id];
+        if (v != GP_NONE) return v;
+    }
+    uint32_t v = hash_find(b, id);
+    if (v != GP_NONE) return v;
+    /* new node */
+    if (b->nn >= (uint64_t)GP_NONE - 1) {
+        gp_err_set(err, GP_ETOOBIG, "too many nodes (limit %u)", GP_NONE - 1);
+        return GP_NONE;
+    }
+    if (grow((void **)&b->ids, &b->ncap, b->nn + 1, sizeof *b->ids)) goto oom;
+    if (b->lon && b->ncoord_cap < b->ncap) {
+        uint64_t c1 = b->ncoord_cap, c2 = b->ncoord_cap;
+        if (grow((void **)&b->lon, &c1, b->ncap, sizeof(double)) ||
+            grow((void **)&b->lat, &c2, b->ncap, sizeof(double)))
+            goto oom;
+        b->ncoord_cap = c1 < c2 ? c1 : c2;
+    }
+    if (b->names && b->nname_cap < b->ncap) {
+        if (grow((void **)&b->names, &b->nname_cap, b->ncap, sizeof(char *))) goto oom;
+    }
+    v = (uint32_t)b->nn;
+    if (id >= 0 && (uint64_t)id < b->dcap) {
+        b->direct[id] = v;
+    } else if (id >= 0 && (uint64_t)id < DIRECT_MAX && (uint64_t)id < DIRECT_SLACK + 4 * (b->nn + 1)) {
+        if (direct_grow(b, (uint64_t)id + 1)) goto oom;
+        b->direct[id] = v;
+    } else if (hash_put(b, id, v)) {
+        goto oom;
+    }
+    b->ids[v] = id;
+    if (b->lon) b->lon[v] = b->lat[v] = NAN;
+    if (b->names) b->names[v] = NULL;
+    b->nn++;
+    return v;
+oom:
+    gp_err_set(err, GP_ENOMEM, "out of memory adding node %lld", (long long)id);
+    return GP_NONE;
+}
+
+int gp_builder_reserve(gp_builder *b, uint64_t nodes, uint64_t arcs, gp_err *err) {
+    if (nodes && grow((void **)&b->ids, &b->ncap, nodes, sizeof *b->ids)) goto oom;
+    if (nodes + 1 <= DIRECT_MAX && b->dcap < nodes + 1 && direct_grow(b, nodes + 1)) goto oom;
+    if (arcs > b->acap) {
+        uint64_t c1 = b->acap, c2 = b->acap, c3 = b->acap;
+        if (grow((void **)&b->au, &c1, arcs, 4) || grow((void **)&b->av, &c2, arcs, 4) ||
+            grow((void **)&b->aw, &c3, arcs, 4))
+            goto oom;
+        b->acap = arcs;
+    }
+    return GP_OK;
+oom:
+    return gp_err_set(err, GP_ENOMEM, "out of memory reserving %llu nodes / %llu arcs",
+                      (unsigned long long)nodes, (unsigned long long)arcs);
+}
+
+int gp_builder_add_node(gp_builder *b, int64_t id, int has_coord, double lon, double lat,
+                        const char *name, gp_err *err) {
+    uint32_t v = node_of(b, id, err);
+    if (v == GP_NONE) return err ? err->code : GP_ENOMEM;
+    if (has_coord) {
+        if (!isfinite(lon) || !isfinite(lat) || lon < -180 || lon > 180 || lat < -90 || lat > 90)
+            return gp_err_set(err, GP_EPARSE, "node %lld: coordinates (%g, %g) are not a lon/lat",
+                              (long long)id, lon, lat);
+        if (!b->lon) {
+            b->lon = malloc(b->ncap * sizeof(double));
+            b->lat = malloc(b->ncap * sizeof(double));
+            if (!b->lon || !b->lat) {
+                free(b->lon);
+                free(b->lat);
+                b->lon = b->lat = NULL;
+                return gp_err_set(err, GP_ENOMEM, "out of memory for coordinates");
+            }
+            b->ncoord_cap = b->ncap;
+            for (uint64_t i = 0; i < b->nn; i++) b->lon[i] = b->lat[i] = NAN;
+        }
+        b->lon[v] = lon;
+        b->lat[v] = lat;
+    }
+    if (name) {
+        if (!b->names) {
+            b->names = calloc(b->ncap, sizeof(char *));
+            if (!b->names) return gp_err_set(err, GP_ENOMEM, "out of memory for names");
+            b->nname_cap = b->ncap;
+        }
+        char *copy = strdup(name);
+        if (!copy) return gp_err_set(err, GP_ENOMEM, "out of memory for names");
+        free(b->names[v]);
+        b->names[v] = copy;
+    }
+    return GP_OK;
+}
+
+int gp_builder_add_arc(gp_builder *b, int64_t u, int64_t v, uint32_t w, gp_err *err) {
+    if (b->na >= UINT32_MAX)
+        return gp_err_set(err, GP_ETOOBIG, "too many arcs (limit %u)", UINT32_MAX - 1);
+    uint32_t iu = node_of(b, u, err);
+    if (iu == GP_NONE) return err ? err->code : GP_ENOMEM;
+    uint32_t iv = node_of(b, v, err);
+    if (iv == GP_NONE) return err ? err->code : GP_ENOMEM;
+    if (b->na >= b->acap) {
+        uint64_t c1 = b->acap, c2 = b->acap, c3 = b->acap;
+        if (grow((void **)&b->au, &c1, b->na + 1, 4) || grow((void **)&b->av, &c2, b->na + 1, 4) ||
+            grow((void **)&b->aw, &c3, b->na + 1, 4))
+            return gp_err_set(err, GP_ENOMEM, "out of memory at arc %llu", (unsigned long long)b->na);
+        b->acap = c1 < c2 ? (c1 < c3 ? c1 : c3) : (c2 < c3 ? c2 : c3);
+    }
+    b->au[b->na] = iu;
+    b->av[b->na] = iv;
+    b->aw[b->na] = w;
+    b->na++;
+    return GP_OK;
+}
+
+int gp_builder_cost(const gp_builder *b, double cost, uint32_t *w, gp_err *err) {
+    if (isnan(cost) || isinf(cost))
+        return gp_err_set(err, GP_EPARSE, "cost %g is not a finite number", cost);
+    if (cost < 0) return gp_err_set(err, GP_EPARSE, "cost %g is negative", cost);
+    double s = cost * b->scale;
+    if (!(s < 4294967295.5))
+        return gp_err_set(err, GP_EPARSE,
+                          "cost %g at scale %g exceeds the largest stored weight %u; use a smaller "
+                          "--scale (at most %g)",
+                          cost, b->scale, UINT32_MAX, floor((double)UINT32_MAX / cost));
+    long long r = llround(s);
+    if (cost > 0 && fabs((double)r - s) > 1e-3 * s) {
+        /* the smallest power-of-ten scale keeping 1/1000 relative precision */
+        double need = b->scale;
+        while (need < 1e15 && fabs((double)llround(cost * need) - cost * need) > 1e-3 * cost * need)
+            need *= 10;
+        return gp_err_set(err, GP_EPARSE,
+                          "cost %g loses precision at scale %g (stored as %lld); use a larger "
+                          "--scale (e.g. %g)",
+                          cost, b->scale, r, need);
+    }
+    *w = (uint32_t)r;
+    return GP_OK;
+}
+
+/* qsort comparators */
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+typedef struct id_ix {
+    int64_t id;
+    uint32_t ix;
+} id_ix;
+static int cmp_id_ix(const void *a, const void *b) {
+    int64_t x = ((const id_ix *)a)->id, y = ((const id_ix *)b)->id;
+    return x < y ? -1 : x > y;
+}
+
+/* Sorts arcs [lo, hi) of one row by (head, weight); tmp holds hi - lo uint64 scratch. */
+static void sort_row(uint32_t *col, uint32_t *w, uint64_t lo, uint64_t hi, uint64_t *tmp) {
+    uint64_t len = hi - lo;
+    if (len < 2) return;
+    int sorted = 1;
+    for (uint64_t i = lo + 1; i < hi && sorted; i++)
+        if (col[i] < col[i - 1] || (col[i] == col[i - 1] && w[i] < w[i - 1])) sorted = 0;
+    if (sorted) return;
+    if (len <= 24) {
+        for (uint64_t i = lo + 1; i < hi; i++) {
+            uint32_t c = col[i], x = w[i];
+            uint64_t j = i;
+            while (j > lo && (col[j - 1] > c || (col[j - 1] == c && w[j - 1] > x))) {
+                col[j] = col[j - 1];
+                w[j] = w[j - 1];
+                j--;
+            }
+            col[j] = c;
+            w[j] = x;
+        }
+        return;
+    }
+    for (uint64_t i = 0; i < len; i++) tmp[i] = ((uint64_t)col[lo + i] << 32) | w[lo + i];
+    qsort(tmp, (size_t)len, sizeof *tmp, cmp_u64);
+    for (uint64_t i = 0; i < len; i++) {
+        col[lo + i] = (uint32_t)(tmp[i] >> 32);
+        w[lo + i] = (uint32_t)tmp[i];
+    }
+}
+
+typedef struct rowsort_ctx {
+    gp_graph *g;
+    uint32_t maxdeg;
+    int failed;
+} rowsort_ctx;
+
+static void rowsort_range(void *vctx, uint64_t begin, uint64_t end) {
+    rowsort_ctx *c = vctx;
+    uint64_t *tmp = c->maxdeg > 24 ? malloc((size_t)c->maxdeg * sizeof *tmp) : NULL;
+    if (c->maxdeg > 24 && !tmp) {
+        __atomic_store_n(&c->failed, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    for (uint64_t u = begin; u < end; u++) sort_row(c->g->col, c->g->w, c->g->row[u], c->g->row[u + 1], tmp);
+    free(tmp);
+}
+
+static void graph_free(gp_graph *g);
+
+gp_graph *gp_builder_finish(gp_builder *b, const char *source, const char *format, int directed,
+                            gp_err *err) {
+    gp_graph *g = NULL;
+    uint32_t *remap = NULL, *perm = NULL, *cursor = NULL;
+    id_ix *hs = NULL;
+    if (!b) {
+        gp_err_set(err, GP_EINVAL, "no builder");
+        return NULL;
+    }
+    if (b->nn == 0) {
+        gp_err_set(err, GP_EPARSE, "%s: empty graph (no node)", source ? source : "graph");
+        goto fail;
+    }
+    const uint32_t n = (uint32_t)b->nn;
+    const uint32_t m = (uint32_t)b->na;
+    g = calloc(1, sizeof *g);
+    remap = malloc((size_t)n * sizeof *remap);
+    perm = malloc((size_t)n * sizeof *perm);
+    if (!g || !remap || !perm) goto oom;
+
+    /* 1. ascending external-id order: the direct array is sorted by construction; hash ids are
+     *    sorted separately and merged in. */
+    uint64_t nh = 0;
+    if (b->hcount) {
+        hs = malloc(b->hcount * sizeof *hs);
+        if (!hs) goto oom;
+        for (uint64_t s = 0; s <= b->hmask; s++)
+            if (b->hvals[s] != GP_NONE) hs[nh++] = (id_ix){b->hkeys[s], b->hvals[s]};
+        qsort(hs, (size_t)nh, sizeof *hs, cmp_id_ix);
+    }
+    {
+        uint64_t k = 0, h = 0;
+        for (uint64_t id = 0; id < b->dcap; id++) {
+            uint32_t v = b->direct[id];
+            if (v == GP_NONE) continue;
+            while (h < nh && hs[h].id < (int64_t)id) perm[k++] = hs[h++].ix;
+            perm[k++] = v;
+        }
+        while (h < nh) perm[k++] = hs[h++].ix;
+        free(hs);
+        hs = NULL;
+        free(b->direct);
+        b->direct = NULL;
+        b->dcap = 0;
+    }
+    for (uint32_t k = 0; k < n; k++) remap[perm[k]] = k;
+
+    /* 2. node arrays in internal order */
+    g->n = n;
+    g->m = m;
+    g->scale = b->scale;
+    g->ext = malloc((size_t)n * sizeof *g->ext);
+    if (!g->ext) goto oom;
+    for (uint32_t k = 0; k < n; k++) g->ext[k] = b->ids[perm[k]];
+    if (b->lon) {
+        g->lon = malloc((size_t)n * sizeof(double));
+        g->lat = malloc((size_t)n * sizeof(double));
+        if (!g->lon || !g->lat) goto oom;
+        for (uint32_t k = 0; k < n; k++) {
+            g->lon[k] = b->lon[perm[k]];
+            g->lat[k] = b->lat[perm[k]];
+        }
+        free(b->lon);
+        free(b->lat);
+        b->lon = b->lat = NULL;
+    }
+    if (b->names) {
+        g->names = malloc((size_t)n * sizeof(char *));
+        if (!g->names) goto oom;
+        for (uint32_t k = 0; k < n; k++) {
+            g->names[k] = b->names[perm[k]];
+            b->names[perm[k]] = NULL; /* ownership moves to the graph */
+        }
+    }
+    free(perm);
+    perm = NULL;
+
+    /* 3. forward CSR: counting sort by tail */
+    g->row = calloc((size_t)n + 1, sizeof *g->row);
+    g->col = malloc((size_t)(m ? m : 1) * sizeof *g->col);
+    g->w = malloc((size_t)(m ? m : 1) * sizeof *g->w);
+    cursor = malloc((size_t)n * sizeof *cursor);
+    if (!g->row || !g->col || !g->w || !cursor) goto oom;
+    for (uint32_t i = 0; i < m; i++) g->row[remap[b->au[i]] + 1]++;
+    uint32_t maxdeg = 0;
+    for (uint32_t u = 0; u < n; u++) {
+        if (g->row[u + 1] > maxdeg) maxdeg = g->row[u + 1];
+        g->row[u + 1] += g->row[u];
+    }
+    memcpy(cursor, g->row, (size_t)n * sizeof *cursor);
+    for (uint32_t i = 0; i < m; i++) {
+        uint32_t p = cursor[remap[b->au[i]]]++;
+        g->col[p] = remap[b->av[i]];
+        g->w[p] = b->aw[i];
+    }
+    free(cursor);
+    cursor = NULL;
+    free(remap);
+    remap = NULL;
+    free(b->au);
+    free(b->av);
+    free(b->aw);
+    b->au = b->av = b->aw = NULL;
+
+    /* 4. rows sorted by (head, weight) */
+    rowsort_ctx rc = {g, maxdeg, 0};
+    gp_parallel_for(n, 0, rowsort_range, &rc);
+    if (rc.failed) goto oom;
+
+    gp_builder_free(b);
+    return gp_graph_complete(g, source, format, directed, err);
+
+oom:
+    gp_err_set(err, GP_ENOMEM, "out of memory building the graph (%llu nodes, %llu arcs)",
+               (unsigned long long)b->nn, (unsigned long long)b->na);
+fail:
+    free(hs);
+    free(remap);
+    free(perm);
+    free(cursor);
+    graph_free(g);
+    gp_builder_free(b);
+    return NULL;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Completing a graph: reverse CSR, id map, hash, spatial index
+ * ------------------------------------------------------------------------------------------- */
+
+static inline uint64_t rotl64(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+
+#define H_P1 0x9e3779b185ebca87ULL
+#define H_P2 0xc2b2ae3d27d4eb4fULL
+
+/* Fast 64-bit hash of a byte range, four independent lanes over 32-byte blocks (xxhash-like
+ * structure), chained from h. Not cryptographic: a content fingerprint for cache keys. */
+static uint64_t hash_bytes(uint64_t h, const void *data, uint64_t len) {
+    const unsigned char *p = data;
+    uint64_t l0 = h + H_P1 + H_P2, l1 = h + H_P2, l2 = h, l3 = h - H_P1;
+    uint64_t i = 0;
+    for (; i + 32 <= len; i += 32) {
+        uint64_t x[4];
+        memcpy(x, p + i, 32);
+        l0 = rotl64(l0 + x[0] * H_P2, 31) * H_P1;
+        l1 = rotl64(l1 + x[1] * H_P2, 31) * H_P1;
+        l2 = rotl64(l2 + x[2] * H_P2, 31) * H_P1;
+        l3 = rotl64(l3 + x[3] * H_P2, 31) * H_P1;
+    }
+    uint64_t r = rotl64(l0, 1) + rotl64(l1, 7) + rotl64(l2, 12) + rotl64(l3, 18) + len;
+    for (; i + 8 <= len; i += 8) {
+        uint64_t x;
+        memcpy(&x, p + i, 8);
+        r = rotl64(r ^ (rotl64(x * H_P2, 31) * H_P1), 27) * H_P1 + 0x85ebca77c2b2ae63ULL;
+    }
+    for (; i < len; i++) r = rotl64(r ^ (p[i] * 0x27d4eb2f165667c5ULL), 11) * H_P1;
+    return gp_mix64(r);
+}
+
+static uint64_t graph_hash(const gp_graph *g) {
+    uint64_t h = 0x6770617468ULL; /* "gpath" */
+    uint64_t hdr[3];
+    hdr[0] = g->n;
+    hdr[1] = g->m;
+    memcpy(&hdr[2], &g->scale, sizeof(double));
+    h = hash_bytes(h, hdr, sizeof hdr);
+    h = hash_bytes(h, g->ext, (uint64_t)g->n * sizeof *g->ext);
+    h = hash_bytes(h, g->row, ((uint64_t)g->n + 1) * sizeof *g->row);
+    h = hash_bytes(h, g->col, (uint64_t)g->m * sizeof *g->col);
+    h = hash_bytes(h, g->w, (uint64_t)g->m * sizeof *g->w);
+    return h;
+}
+
+static void graph_free(gp_graph *g) {
+    if (!g) return;
+    if (g->dev && g->dev_free) g->dev_free(g->dev);
+    gp_spatial_free(g->spatial);
+    if (g->names) {
+        for (uint32_t i = 0; i < g->n; i++) free(g->names[i]);
+        free(g->names);
+    }
+    free(g->row);
+    free(g->col);
+    free(g->w);
+    free(g->rrow);
+    free(g->rcol);
+    free(g->rw);
+    free(g->ext);
+    free(g->idmap.keys);
+    free(g->idmap.vals);
+    free(g->lon);
+    free(g->lat);
+    free(g);
+}
+
+gp_graph *gp_graph_complete(gp_graph *g, const char *source, const char *format, int directed,
+                            gp_err *err) {
+    const uint32_t n = g->n, m = g->m;
+    snprintf(g->source, sizeof g->source, "%s", source ? source : "");
+    snprintf(g->format, sizeof g->format, "%s", format ? format : "");
+    g->directed_input = directed;
+    if (!(g->scale > 0)) g->scale = 1.0;
+
+    /* reverse CSR: counting sort by head; tails come out ascending within each row */
+    g->rrow = calloc((size_t)n + 1, sizeof *g->rrow);
+    g->rcol = malloc((size_t)(m ? m : 1) * sizeof *g->rcol);
+    g->rw = malloc((size_t)(m ? m : 1) * sizeof *g->rw);
+    uint32_t *cursor = malloc((size_t)n * sizeof *cursor);
+    if (!g->rrow || !g->rcol || !g->rw || !cursor) {
+        free(cursor);
+        goto oom;
+    }
+    uint32_t max_w = 0;
+    for (uint32_t i = 0; i < m; i++) {
+        g->rrow[g->col[i] + 1]++;
+        if (g->w[i] > max_w) max_w = g->w[i];
+    }
+    g->max_w = max_w;
+    for (uint32_t v = 0; v < n; v++) g->rrow[v + 1] += g->rrow[v];
+    memcpy(cursor, g->rrow, (size_t)n * sizeof *cursor);
+    for (uint32_t u = 0; u < n; u++)
+        for (uint32_t i = g->row[u]; i < g->row[u + 1]; i++) {
+            uint32_t p = cursor[g->col[i]]++;
+            g->rcol[p] = u;
+            g->rw[p] = g->w[i];
+        }
+    free(cursor);
+
+    /* id map: capacity a power of two >= 2n */
+    uint64_t cap = 16;
+    while (cap < 2 * (uint64_t)n) cap *= 2;
+    g->idmap.keys = malloc(cap * sizeof *g->idmap.keys);
+    g->idmap.vals = malloc(cap * sizeof *g->idmap.vals);
+    if (!g->idmap.keys || !g->idmap.vals) goto oom;
+    memset(g->idmap.vals, 0xff, cap * sizeof *g->idmap.vals);
+    g->idmap.mask = cap - 1;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t s = id_hash(g->ext[i]) & g->idmap.mask;
+        while (g->idmap.vals[s] != GP_NONE) s = (s + 1) & g->idmap.mask;
+        g->idmap.keys[s] = g->ext[i];
+        g->idmap.vals[s] = i;
+    }
+
+    g->hash = graph_hash(g);
+    snprintf(g->version, sizeof g->version, "%016llx", (unsigned long long)g->hash);
+
+    if (g->lon && g->lat) {
+        g->spatial = gp_spatial_build(g, err);
+        if (!g->spatial) {
+            graph_free(g);
+            return NULL;
+        }
+    }
+    g->loaded_at = gp_wall_now();
+    __atomic_store_n(&g->refs, 1, __ATOMIC_RELEASE);
+    return g;
+oom:
+    gp_err_set(err, GP_ENOMEM, "out of memory completing the graph (%u nodes, %u arcs)", n, m);
+    graph_free(g);
+    return NULL;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Graph queries and lifetime
+ * ------------------------------------------------------------------------------------------- */
+
+gp_graph *gp_graph_ref(gp_graph *g) {
+    if (g) __atomic_add_fetch(&g->refs, 1, __ATOMIC_RELAXED);
+    return g;
+}
+
+void gp_graph_unref(gp_graph *g) {
+    if (!g) return;
+    if (__atomic_sub_fetch(&g->refs, 1, __ATOMIC_ACQ_REL) == 0) graph_free(g);
+}
+
+uint32_t gp_graph_index(const gp_graph *g, int64_t ext_id) {
+    if (!g || !g->idmap.vals) return GP_NONE;
+    for (uint64_t s = id_hash(ext_id) & g->idmap.mask;; s = (s + 1) & g->idmap.mask) {
+        uint32_t v = g->idmap.vals[s];
+        if (v == GP_NONE) return GP_NONE;
+        if (g->idmap.keys[s] == ext_id) return v;
+    }
+}
+
+uint64_t gp_graph_memory(const gp_graph *g) {
+    if (!g) return 0;
+    uint64_t n = g->n, m = g->m;
+    uint64_t bytes = sizeof *g;
+    bytes += 2 * (n + 1) * sizeof(uint32_t);           /* row, rrow */
+    bytes += 4 * m * sizeof(uint32_t);                 /* col, w, rcol, rw */
+    bytes += n * sizeof(int64_t);                      /* ext */
+    bytes += (g->idmap.mask + 1) * (sizeof(int64_t) + sizeof(uint32_t));
+    if (g->lon) bytes += 2 * n * sizeof(double);
+    if (g->names) {
+        bytes += n * sizeof(char *);
+        for (uint32_t i = 0; i < g->n; i++)
+            if (g->names[i]) bytes += strlen(g->names[i]) + 1;
+    }
+    bytes += gp_spatial_memory(g->spatial);
+    return bytes;
+}

@@ -1,23 +1,145 @@
-/* serve.c - `gpath serve`. Placeholder until the HTTP service lands: loads the configured graph
- * (default: the built-in generated road graph) and reports it. */
+/* serve.c - `gpath serve`: reads the configuration, starts the engine and the HTTP daemon, loads
+ * the configured graphs in a background thread (GET /ready answers 503 until they are in), and on
+ * SIGTERM/SIGINT stops gracefully: stop accepting, let requests in flight finish (up to
+ * shutdown_grace_s), stop the daemon, free graphs and the engine (GPU memory), exit 0.
+ */
 #include "serve.h"
 
-#include "../graph/graph.h"
+#include "config.h"
+#include "http.h"
+#include "metrics.h"
+#include "registry.h"
 
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig) {
+    (void)sig;
+    stop_requested = 1; /* the main loop does the rest */
+}
+
+typedef struct loader {
+    const gp_config *cfg;
+    gp_registry *reg;
+} loader;
+
+static void *load_graphs(void *arg) {
+    loader *l = arg;
+    for (int i = 0; i < l->cfg->ngraphs && !stop_requested; i++) {
+        gp_graph_source src;
+        memset(&src, 0, sizeof src);
+        snprintf(src.spec, sizeof src.spec, "%s", l->cfg->graphs[i].spec);
+        gp_err err;
+        gp_err_clear(&err);
+        int rc = gp_registry_load(l->reg, l->cfg->graphs[i].name, &src, NULL, &err);
+        if (rc)
+            GP_LOG(GP_LOG_ERROR, "event=startup_load_failed graph=%s error=\"%s\"",
+                   l->cfg->graphs[i].name, err.msg);
+        gp_http_startup_graph(l->cfg->graphs[i].name, rc == GP_OK, err.msg);
+    }
+    gp_http_startup_end();
+    if (!stop_requested) GP_LOG(GP_LOG_INFO, "event=startup_done");
+    return NULL;
+}
+
+static int write_port_file(const char *path, unsigned port) {
+    char tmp[1100];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) return -1;
+    fprintf(f, "%u\n", port);
+    if (fclose(f) != 0) return -1;
+    return rename(tmp, path); /* readers never see a half-written file */
+}
 
 int gp_serve_main(int argc, char **argv) {
-    const char *spec = "gen:100000";
-    for (int i = 1; i + 1 < argc; i++)
-        if (strcmp(argv[i], "--graph") == 0) spec = argv[i + 1];
+    gp_config *cfg = malloc(sizeof *cfg);
+    if (!cfg) return 1;
     gp_err err;
-    gp_graph *g = gp_graph_load(spec, NULL, &err);
-    if (!g) {
+    gp_err_clear(&err);
+    int action = 0, code = 1;
+    gp_engine *engine = NULL;
+    gp_registry *reg = NULL;
+    gp_http *http = NULL;
+    pthread_t th;
+    int th_started = 0;
+    if (gp_config_load(cfg, argc, argv, &action, &err)) {
         fprintf(stderr, "gpath serve: %s\n", err.msg);
-        return 1;
+        code = 2;
+        goto out;
     }
-    printf("loaded %s: %u nodes, %u arcs; the HTTP service is not built yet\n", spec, g->n, g->m);
-    gp_graph_unref(g);
-    return 0;
+    if (action == 1) {
+        gp_config_usage(stdout);
+        code = 0;
+        goto out;
+    }
+    if (action == 2) {
+        for (size_t i = 0; i < gp_nroutes; i++)
+            printf("%s %s\n", gp_routes[i].method, gp_routes[i].pattern);
+        code = 0;
+        goto out;
+    }
+    if (action == 3) {
+        gp_config_write_example(stdout);
+        code = 0;
+        goto out;
+    }
+    gp_log_level = gp_log_level_parse(cfg->log_level);
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    gp_cuda_opts cuda = {(int)cfg->cuda_device, (int)cfg->cuda_streams,
+                         (int)cfg->cuda_queue_wait_ms, cfg->cuda_variant};
+    engine = gp_engine_new(cfg->backend, (int)cfg->engine_threads, &cuda, &err);
+    if (!engine) {
+        GP_LOG(GP_LOG_ERROR, "event=engine_failed error=\"%s\"", err.msg);
+        goto out;
+    }
+    GP_LOG(GP_LOG_INFO, "event=engine backend=%s", gp_engine_backend(engine));
+    reg = gp_registry_new(engine);
+    if (!reg) goto out;
+    gp_http_startup_begin(cfg);
+    http = gp_http_start(cfg, engine, reg, &err);
+    if (!http) {
+        GP_LOG(GP_LOG_ERROR, "event=listen_failed error=\"%s\"", err.msg);
+        goto out;
+    }
+    if (cfg->port_file[0] && write_port_file(cfg->port_file, gp_http_port(http))) {
+        GP_LOG(GP_LOG_ERROR, "event=port_file_failed path=%s", cfg->port_file);
+        goto out;
+    }
+    loader ld = {cfg, reg};
+    if (pthread_create(&th, NULL, load_graphs, &ld) != 0) {
+        GP_LOG(GP_LOG_ERROR, "event=thread_failed");
+        goto out;
+    }
+    th_started = 1;
+    while (!stop_requested) {
+        struct timespec ts = {0, 50 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    GP_LOG(GP_LOG_INFO, "event=shutdown");
+    code = 0;
+out:
+    gp_http_stop(http, cfg->shutdown_grace_s);
+    if (th_started) pthread_join(th, NULL);
+    gp_registry_free(reg);
+    gp_engine_free(engine);
+    gp_metrics_free();
+    if (http) GP_LOG(GP_LOG_INFO, "event=stopped code=%d", code);
+    free(cfg);
+    return code;
 }

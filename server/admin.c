@@ -1,0 +1,166 @@
+/* admin.c - the bearer-token protected graph administration endpoints: PUT /admin/graphs/{graph}
+ * (load or replace from a source spec), POST /admin/graphs/{graph}/reload (re-read the recorded
+ * source) and DELETE /admin/graphs/{graph}. Loads go through the registry, which builds the new
+ * graph beside the old one and swaps; a failed load leaves the old graph serving and answers
+ * 422 LoadFailed with the loader's message.
+ */
+#include "handlers.h"
+#include "http.h"
+#include "render.h"
+
+#include <ctype.h>
+#include <string.h>
+
+static int valid_name(const char *s) {
+    size_t n = s ? strlen(s) : 0;
+    if (n == 0 || n > 64) return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)s[i]) && s[i] != '_' && s[i] != '-' && s[i] != '.') return 0;
+    return 1;
+}
+
+/* Answers with the graph's info plus the load's facts. */
+static void answer_loaded(gp_req *r, const char *name, int status, int replaced,
+                          const char *previous) {
+    gp_graph *g = gp_registry_get(gp_http_registry(), name);
+    if (!g) { /* deleted by a concurrent admin call */
+        gp_http_error(r, GP_HC_UNKNOWN_GRAPH, "graph '%s' was removed meanwhile", name);
+        return;
+    }
+    cJSON *o = gp_render_graph_info(g, name);
+    if (o) {
+        cJSON_AddBoolToObject(o, "replaced", replaced);
+        if (previous && previous[0]) cJSON_AddStringToObject(o, "previous_version", previous);
+        else cJSON_AddNullToObject(o, "previous_version");
+    }
+    gp_graph_unref(g);
+    gp_http_json(r, status, o);
+}
+
+static void current_version(const char *name, char *out, size_t size) {
+    gp_graph *g = gp_registry_get(gp_http_registry(), name);
+    snprintf(out, size, "%s", g ? g->version : "");
+    gp_graph_unref(g);
+}
+
+static int str_field(gp_req *r, const cJSON *b, const char *field, const char **out) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(b, field);
+    *out = NULL;
+    if (!v) return 1;
+    if (!cJSON_IsString(v) || !v->valuestring[0]) {
+        gp_http_error(r, GP_HC_INVALID_JSON, "'%s' must be a non-empty string", field);
+        return 0;
+    }
+    *out = v->valuestring;
+    return 1;
+}
+
+static int num_field(gp_req *r, const cJSON *b, const char *field, double *out) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(b, field);
+    if (!v) return 1;
+    if (!cJSON_IsNumber(v) || !(v->valuedouble > 0)) {
+        gp_http_error(r, GP_HC_INVALID_JSON, "'%s' must be a positive number", field);
+        return 0;
+    }
+    *out = v->valuedouble;
+    return 1;
+}
+
+void gp_h_admin_put(gp_req *r) {
+    const char *name = gp_req_param(r, "graph");
+    if (!valid_name(name)) {
+        gp_http_error(r, GP_HC_INVALID_QUERY,
+                      "graph name '%.80s' must be 1-64 characters of [A-Za-z0-9_.-]", name);
+        return;
+    }
+    cJSON *b = gp_req_json(r);
+    if (!cJSON_IsObject(b)) {
+        gp_http_error(r, GP_HC_INVALID_JSON,
+                      "body must be a JSON object such as {\"spec\": \"dimacs:/data/x.gr\"} or "
+                      "{\"path\": \"/data/x.gr\", \"format\": \"dimacs\"}");
+        return;
+    }
+    gp_graph_source src;
+    memset(&src, 0, sizeof src);
+    const char *spec, *path, *format, *rule;
+    if (!str_field(r, b, "spec", &spec) || !str_field(r, b, "path", &path) ||
+        !str_field(r, b, "format", &format) || !str_field(r, b, "cost_rule", &rule) ||
+        !num_field(r, b, "scale", &src.scale) ||
+        !num_field(r, b, "ref_bandwidth", &src.ref_bandwidth))
+        return;
+    const cJSON *und = cJSON_GetObjectItemCaseSensitive(b, "undirected");
+    if (und && !cJSON_IsBool(und)) {
+        gp_http_error(r, GP_HC_INVALID_JSON, "'undirected' must be true or false");
+        return;
+    }
+    src.undirected = cJSON_IsTrue(und);
+    if (spec && path) {
+        gp_http_error(r, GP_HC_INVALID_QUERY, "give either 'spec' or 'path' (with 'format')");
+        return;
+    }
+    int n;
+    if (spec) n = snprintf(src.spec, sizeof src.spec, "%s", spec);
+    else if (path && format) n = snprintf(src.spec, sizeof src.spec, "%s:%s", format, path);
+    else if (path) n = snprintf(src.spec, sizeof src.spec, "%s", path);
+    else {
+        gp_http_error(r, GP_HC_INVALID_QUERY, "missing body field 'spec' (or 'path')");
+        return;
+    }
+    if (n < 0 || (size_t)n >= sizeof src.spec) {
+        gp_http_error(r, GP_HC_INVALID_QUERY, "source spec longer than %zu bytes",
+                      sizeof src.spec - 1);
+        return;
+    }
+    if (rule) snprintf(src.cost_rule, sizeof src.cost_rule, "%s", rule);
+    char prev[32];
+    current_version(name, prev, sizeof prev);
+    gp_err err;
+    gp_err_clear(&err);
+    int replaced = 0;
+    int rc = gp_registry_load(gp_http_registry(), name, &src, &replaced, &err);
+    gp_metrics_reload(rc == GP_OK);
+    if (rc) {
+        gp_http_error(r, GP_HC_LOAD_FAILED, "loading '%s' failed, %s: %s", name,
+                      prev[0] ? "the previous version keeps serving" : "nothing was loaded",
+                      err.msg);
+        return;
+    }
+    answer_loaded(r, name, replaced ? 200 : 201, replaced, prev);
+}
+
+void gp_h_admin_reload(gp_req *r) {
+    const char *name = gp_req_param(r, "graph");
+    char prev[32];
+    current_version(name, prev, sizeof prev);
+    if (!prev[0]) {
+        gp_http_error(r, GP_HC_UNKNOWN_GRAPH, "no graph named '%s'", name);
+        return;
+    }
+    gp_err err;
+    gp_err_clear(&err);
+    int rc = gp_registry_reload(gp_http_registry(), name, &err);
+    gp_metrics_reload(rc == GP_OK);
+    if (rc == GP_ENOTFOUND) {
+        gp_http_error(r, GP_HC_UNKNOWN_GRAPH, "%s", err.msg);
+        return;
+    }
+    if (rc) {
+        gp_http_error(r, GP_HC_LOAD_FAILED,
+                      "reloading '%s' failed, version %s keeps serving: %s", name, prev, err.msg);
+        return;
+    }
+    answer_loaded(r, name, 200, 1, prev);
+}
+
+void gp_h_admin_delete(gp_req *r) {
+    const char *name = gp_req_param(r, "graph");
+    gp_err err;
+    if (gp_registry_remove(gp_http_registry(), name, &err)) {
+        gp_http_error(r, GP_HC_UNKNOWN_GRAPH, "%s", err.msg);
+        return;
+    }
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", name);
+    cJSON_AddBoolToObject(o, "deleted", 1);
+    gp_http_json(r, 200, o);
+}

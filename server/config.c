@@ -1,0 +1,353 @@
+/* config.c - `gpath serve` configuration: one declarative table of keys (name, type, default,
+ * bounds, doc) drives defaults, the INI file (inih), GPATH_* environment variables, --key flags,
+ * the usage text and the documented example file (config/gpath.conf.example is its output).
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <ini.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { CT_STR, CT_LONG };
+
+typedef struct gp_config_key {
+    const char *name;
+    int type;
+    size_t off;
+    size_t size; /* CT_STR: buffer size */
+    const char *def;
+    long min, max; /* CT_LONG bounds */
+    const char *doc;
+} gp_config_key;
+
+#define S(field) CT_STR, offsetof(gp_config, field), sizeof(((gp_config *)0)->field)
+#define L(field) CT_LONG, offsetof(gp_config, field), 0
+
+/* The one table. Docs are written as comment lines of the example file. */
+static const gp_config_key keys[] = {
+    {"listen", S(listen), "0.0.0.0", 0, 0,
+     "Address to listen on (IPv4 dotted quad; 127.0.0.1 for loopback only)."},
+    {"port", L(port), "8080", 0, 65535, "TCP port; 0 picks a free ephemeral port (see --port-file)."},
+    {"threads", L(threads), "0", 0, 1024,
+     "HTTP worker threads (libmicrohttpd thread pool); 0 = number of online CPUs."},
+    {"engine_threads", L(engine_threads), "0", 0, 1024,
+     "CPU backend worker threads; 0 = number of online CPUs."},
+    {"backend", S(backend), "auto", 0, 0,
+     "Query backend: auto (CUDA when a GPU is usable, else CPU), cuda, or cpu."},
+    {"cuda_device", L(cuda_device), "0", 0, 64, "CUDA device ordinal."},
+    {"cuda_streams", L(cuda_streams), "8", 1, 256,
+     "CUDA stream-pool size: GPU requests in flight at once."},
+    {"cuda_queue_wait_ms", L(cuda_queue_wait_ms), "2000", 0, 600000,
+     "How long a request waits for a free CUDA stream before 503 Busy."},
+    {"cuda_variant", S(cuda_variant), "auto", 0, 0,
+     "GPU SSSP kernel variant: auto (fastest) or seed (Martin et al. 2009)."},
+    {"max_body_bytes", L(max_body_bytes), "1048576", 1024, 1073741824,
+     "Largest request body accepted; larger ones get 413 TooBig."},
+    {"max_table_cells", L(max_table_cells), "1000000", 1, 1000000000,
+     "Largest distance table (sources x targets) of POST /v1/graphs/{graph}/table; 413 past it."},
+    {"max_apsp_nodes", L(max_apsp_nodes), "2048", 1, 65536,
+     "Largest graph (nodes) POST /v1/graphs/{graph}/apsp answers; 413 past it."},
+    {"max_nearest", L(max_nearest), "100", 1, 100000,
+     "Largest `number` of GET /v1/graphs/{graph}/nearest."},
+    {"max_connections", L(max_connections), "1024", 1, 1000000,
+     "Concurrent client connections accepted."},
+    {"connection_timeout_s", L(connection_timeout_s), "30", 1, 86400,
+     "Idle keep-alive / slow-client connection timeout in seconds."},
+    {"shutdown_grace_s", L(shutdown_grace_s), "30", 0, 3600,
+     "On SIGTERM/SIGINT: seconds to let requests in flight finish before stopping."},
+    {"cache_path", S(cache_path), "gpath-cache.sqlite", 0, 0,
+     "SQLite matrix cache file (relative to the working directory); empty disables the cache."},
+    {"cache_budget_mb", L(cache_budget_mb), "1024", 0, 1048576,
+     "Cache size budget in MiB; least recently used entries are evicted past it."},
+    {"admin_token", S(admin_token), "", 0, 0,
+     "Bearer token of the /admin endpoints; empty disables them (403 AdminDisabled)."},
+    {"log_level", S(log_level), "info", 0, 0, "error, warn, info (one line per request) or debug."},
+    {"ecmp_max", L(ecmp_max), "64", 1, 4096,
+     "Most equal-cost next hops listed per destination in routing tables."},
+};
+#define NKEYS (sizeof keys / sizeof keys[0])
+
+static const gp_config_key *find_key(const char *name) {
+    for (size_t i = 0; i < NKEYS; i++)
+        if (strcmp(keys[i].name, name) == 0) return &keys[i];
+    return NULL;
+}
+
+static int set_key(gp_config *cfg, const gp_config_key *k, const char *value, const char *where,
+                   gp_err *err) {
+    char *field = (char *)cfg + k->off;
+    if (k->type == CT_STR) {
+        size_t len = strlen(value);
+        if (len >= k->size)
+            return gp_err_set(err, GP_EINVAL, "%s: %s is too long (%zu bytes, at most %zu)", where,
+                              k->name, len, k->size - 1);
+        memcpy(field, value, len + 1);
+        return GP_OK;
+    }
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(value, &end, 10);
+    if (errno || end == value || *end != '\0')
+        return gp_err_set(err, GP_EINVAL, "%s: %s must be an integer, got '%s'", where, k->name,
+                          value);
+    if (v < k->min || v > k->max)
+        return gp_err_set(err, GP_EINVAL, "%s: %s must be in [%ld, %ld], got %ld", where, k->name,
+                          k->min, k->max, v);
+    memcpy(field, &v, sizeof v);
+    return GP_OK;
+}
+
+void gp_config_defaults(gp_config *cfg) {
+    memset(cfg, 0, sizeof *cfg);
+    for (size_t i = 0; i < NKEYS; i++) set_key(cfg, &keys[i], keys[i].def, "default", NULL);
+}
+
+static int valid_graph_name(const char *s) {
+    size_t n = strlen(s);
+    if (n == 0 || n > 64) return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)s[i]) && s[i] != '_' && s[i] != '-' && s[i] != '.') return 0;
+    return 1;
+}
+
+/* Adds or replaces NAME in the list. */
+static int add_graph(gp_config *cfg, const char *name, const char *spec, const char *where,
+                     gp_err *err) {
+    if (!valid_graph_name(name))
+        return gp_err_set(err, GP_EINVAL,
+                          "%s: graph name '%s' must be 1-64 characters of [A-Za-z0-9_.-]", where,
+                          name);
+    size_t sl = strlen(spec);
+    if (sl == 0 || sl >= sizeof cfg->graphs[0].spec)
+        return gp_err_set(err, GP_EINVAL, "%s: graph '%s' needs a spec of 1-%zu bytes", where,
+                          name, sizeof cfg->graphs[0].spec - 1);
+    int i = 0;
+    while (i < cfg->ngraphs && strcmp(cfg->graphs[i].name, name) != 0) i++;
+    if (i == cfg->ngraphs) {
+        if (cfg->ngraphs == GP_CONFIG_MAX_GRAPHS)
+            return gp_err_set(err, GP_EINVAL, "%s: more than %d graphs", where,
+                              GP_CONFIG_MAX_GRAPHS);
+        cfg->ngraphs++;
+    }
+    snprintf(cfg->graphs[i].name, sizeof cfg->graphs[i].name, "%s", name);
+    memcpy(cfg->graphs[i].spec, spec, sl + 1);
+    return GP_OK;
+}
+
+/* "NAME=SPEC" */
+static int add_graph_pair(gp_config *cfg, const char *pair, const char *where, gp_err *err) {
+    const char *eq = strchr(pair, '=');
+    if (!eq || eq == pair)
+        return gp_err_set(err, GP_EINVAL, "%s: graph '%s' must be NAME=SPEC", where, pair);
+    char name[80];
+    size_t nl = (size_t)(eq - pair);
+    if (nl >= sizeof name) nl = sizeof name - 1;
+    memcpy(name, pair, nl);
+    name[nl] = '\0';
+    return add_graph(cfg, name, eq + 1, where, err);
+}
+
+typedef struct ini_ctx {
+    gp_config *cfg;
+    const char *path;
+    gp_config graphs; /* graphs of the file, applied only if it names any */
+    gp_err err;
+    int failed;
+} ini_ctx;
+
+static int ini_cb(void *user, const char *section, const char *name, const char *value) {
+    ini_ctx *c = user;
+    if (c->failed) return 1;
+    char where[1200];
+    snprintf(where, sizeof where, "%s [%s] %s", c->path, section, name);
+    int rc;
+    if (strcmp(section, "graphs") == 0) {
+        rc = add_graph(&c->graphs, name, value, where, &c->err);
+    } else if (section[0] == '\0' || strcmp(section, "server") == 0) {
+        const gp_config_key *k = find_key(name);
+        rc = k ? set_key(c->cfg, k, value, where, &c->err)
+               : gp_err_set(&c->err, GP_EINVAL, "%s: unknown key '%s'", c->path, name);
+    } else {
+        rc = gp_err_set(&c->err, GP_EINVAL,
+                        "%s: unknown section [%s] (keys go at the top or in [server]; graphs in "
+                        "[graphs])",
+                        c->path, section);
+    }
+    if (rc) c->failed = 1;
+    return rc ? 0 : 1;
+}
+
+static int load_file(gp_config *cfg, const char *path, gp_err *err) {
+    ini_ctx *c = calloc(1, sizeof *c);
+    if (!c) return gp_err_set(err, GP_ENOMEM, "out of memory reading %s", path);
+    c->cfg = cfg;
+    c->path = path;
+    int line = ini_parse(path, ini_cb, c);
+    int rc = GP_OK;
+    if (c->failed) {
+        rc = gp_err_set(err, GP_EINVAL, "config %s line %d", c->err.msg, line);
+    } else if (line == -1) {
+        rc = gp_err_set(err, GP_EINVAL, "config file %s: cannot open", path);
+    } else if (line != 0) {
+        rc = gp_err_set(err, GP_EINVAL, "config file %s line %d: syntax error", path, line);
+    } else if (c->graphs.ngraphs > 0) {
+        cfg->ngraphs = c->graphs.ngraphs;
+        memcpy(cfg->graphs, c->graphs.graphs, sizeof cfg->graphs);
+    }
+    free(c);
+    return rc;
+}
+
+static int load_env(gp_config *cfg, gp_err *err) {
+    for (size_t i = 0; i < NKEYS; i++) {
+        char env[64] = "GPATH_";
+        size_t n = strlen(keys[i].name);
+        for (size_t j = 0; j < n && 6 + j < sizeof env - 1; j++)
+            env[6 + j] = (char)toupper((unsigned char)keys[i].name[j]);
+        const char *v = getenv(env);
+        if (v && set_key(cfg, &keys[i], v, env, err)) return err ? err->code : GP_EINVAL;
+    }
+    const char *gs = getenv("GPATH_GRAPHS");
+    if (gs && *gs) {
+        gp_config tmp;
+        tmp.ngraphs = 0;
+        char *copy = strdup(gs), *save = NULL;
+        if (!copy) return gp_err_set(err, GP_ENOMEM, "out of memory");
+        int rc = GP_OK;
+        for (char *tok = strtok_r(copy, " \t\n", &save); tok && !rc;
+             tok = strtok_r(NULL, " \t\n", &save))
+            rc = add_graph_pair(&tmp, tok, "GPATH_GRAPHS", err);
+        free(copy);
+        if (rc) return rc;
+        cfg->ngraphs = tmp.ngraphs;
+        memcpy(cfg->graphs, tmp.graphs, sizeof cfg->graphs);
+    }
+    return GP_OK;
+}
+
+void gp_config_usage(FILE *f) {
+    fprintf(f, "usage: gpath serve [--config FILE] [--graph NAME=SPEC]... [--port-file FILE]\n"
+               "                   [--KEY VALUE]... [--print-config] [--print-routes]\n\n"
+               "Runs the HTTP service until SIGTERM/SIGINT. Settings: defaults < config file\n"
+               "(--config or GPATH_CONFIG) < environment GPATH_<KEY> < flags. Keys (flag form\n"
+               "--key-with-dashes):\n");
+    for (size_t i = 0; i < NKEYS; i++) {
+        char flag[64];
+        size_t n = strlen(keys[i].name);
+        for (size_t j = 0; j <= n && j < sizeof flag - 1; j++)
+            flag[j] = keys[i].name[j] == '_' ? '-' : keys[i].name[j];
+        flag[sizeof flag - 1] = '\0';
+        fprintf(f, "  --%-22s %s (default: %s)\n", flag, keys[i].doc,
+                keys[i].def[0] ? keys[i].def : "empty");
+    }
+    fprintf(f, "  --%-22s graph to load at start, repeatable (replaces the file's [graphs])\n",
+            "graph NAME=SPEC");
+    fprintf(f, "  --%-22s write the bound port to FILE once listening (use with --port 0)\n",
+            "port-file FILE");
+}
+
+void gp_config_write_example(FILE *f) {
+    fprintf(f, "# gpath.conf.example - configuration of `gpath serve`, every key at its default.\n"
+               "#\n"
+               "# Precedence: built-in defaults < this file (--config FILE or env GPATH_CONFIG)\n"
+               "# < environment GPATH_<KEY> (e.g. GPATH_PORT=9090) < flags (--port 9090,\n"
+               "# --key-with-dashes VALUE). Generated by `gpath serve --print-config`.\n\n"
+               "[server]\n");
+    for (size_t i = 0; i < NKEYS; i++)
+        fprintf(f, "\n# %s\n%s = %s\n", keys[i].doc, keys[i].name, keys[i].def);
+    fprintf(f, "\n[graphs]\n"
+               "# Graphs loaded at start, NAME = SPEC. SPEC is dimacs:PATH, csv:PATH, gen:N[:SEED],\n"
+               "# graphml:PATH, sndlib:PATH, rocketfuel:PATH, postgresql://... or a PATH whose\n"
+               "# extension picks the format. Env GPATH_GRAPHS=\"NAME=SPEC ...\" or --graph\n"
+               "# NAME=SPEC flags replace this list. With no graph anywhere, gpath serves the\n"
+               "# built-in generated road graph:\n"
+               "default = gen:100000\n");
+}
+
+static void flag_to_key(const char *flag, char *key, size_t size) {
+    size_t n = strlen(flag);
+    if (n >= size) n = size - 1;
+    for (size_t j = 0; j < n; j++) key[j] = flag[j] == '-' ? '_' : flag[j];
+    key[n] = '\0';
+}
+
+int gp_config_load(gp_config *cfg, int argc, char **argv, int *action, gp_err *err) {
+    gp_config_defaults(cfg);
+    *action = 0;
+    /* 1. the file: --config FILE (or --config=FILE) or GPATH_CONFIG */
+    const char *path = getenv("GPATH_CONFIG");
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--config") == 0 && i + 1 < argc) path = argv[++i];
+        else if (strncmp(argv[i], "--config=", 9) == 0) path = argv[i] + 9;
+    }
+    int rc;
+    if (path && *path && (rc = load_file(cfg, path, err))) return rc;
+    /* 2. environment */
+    if ((rc = load_env(cfg, err))) return rc;
+    /* 3. flags */
+    gp_config flag_graphs;
+    flag_graphs.ngraphs = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            *action = 1;
+            return GP_OK;
+        }
+        if (strcmp(a, "--print-routes") == 0) {
+            *action = 2;
+            continue;
+        }
+        if (strcmp(a, "--print-config") == 0) {
+            *action = 3;
+            continue;
+        }
+        if (strncmp(a, "--", 2) != 0)
+            return gp_err_set(err, GP_EINVAL, "unexpected argument '%s' (see --help)", a);
+        char name[64];
+        const char *val = NULL;
+        const char *eq = strchr(a + 2, '=');
+        if (eq) {
+            size_t n = (size_t)(eq - (a + 2));
+            if (n >= sizeof name) n = sizeof name - 1;
+            memcpy(name, a + 2, n);
+            name[n] = '\0';
+            val = eq + 1;
+        } else {
+            snprintf(name, sizeof name, "%s", a + 2);
+            if (i + 1 >= argc) return gp_err_set(err, GP_EINVAL, "flag %s needs a value", a);
+            val = argv[++i];
+        }
+        char key[64];
+        flag_to_key(name, key, sizeof key);
+        if (strcmp(key, "config") == 0) continue;
+        if (strcmp(key, "graph") == 0) {
+            if ((rc = add_graph_pair(&flag_graphs, val, "--graph", err))) return rc;
+            continue;
+        }
+        if (strcmp(key, "port_file") == 0) {
+            snprintf(cfg->port_file, sizeof cfg->port_file, "%s", val);
+            continue;
+        }
+        const gp_config_key *k = find_key(key);
+        if (!k) return gp_err_set(err, GP_EINVAL, "unknown flag --%s (see --help)", name);
+        char where[80];
+        snprintf(where, sizeof where, "--%s", name);
+        if ((rc = set_key(cfg, k, val, where, err))) return rc;
+    }
+    if (flag_graphs.ngraphs > 0) {
+        cfg->ngraphs = flag_graphs.ngraphs;
+        memcpy(cfg->graphs, flag_graphs.graphs, sizeof cfg->graphs);
+    }
+    if (cfg->ngraphs == 0) add_graph(cfg, "default", "gen:100000", "default", NULL);
+    /* cross-key checks */
+    if (strcmp(cfg->backend, "auto") && strcmp(cfg->backend, "cuda") && strcmp(cfg->backend, "cpu"))
+        return gp_err_set(err, GP_EINVAL, "backend must be auto, cuda or cpu, got '%s'",
+                          cfg->backend);
+    if (gp_log_level_parse(cfg->log_level) < 0)
+        return gp_err_set(err, GP_EINVAL, "log_level must be error, warn, info or debug, got '%s'",
+                          cfg->log_level);
+    return GP_OK;
+}

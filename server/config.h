@@ -1,0 +1,67 @@
+/* config.h - `gpath serve` configuration (server/config.c).
+ *
+ * One declarative table (name, type, default, doc) describes every key; the layers apply in the
+ * order defaults < config file (INI, parsed by inih) < environment GPATH_<KEY> < command-line flags.
+ * Graphs to load at start come from the file's [graphs] section (NAME = SPEC lines), the env
+ * GPATH_GRAPHS ("NAME=SPEC NAME=SPEC") or repeated --graph NAME=SPEC flags; the highest layer that
+ * names any graph replaces the lower layers' list. With none anywhere: default = gen:100000.
+ */
+#ifndef GP_CONFIG_H
+#define GP_CONFIG_H
+
+#include "../graph/gp.h"
+
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GP_CONFIG_MAX_GRAPHS 64
+
+typedef struct gp_config_graph {
+    char name[65];
+    char spec[1024];
+} gp_config_graph;
+
+typedef struct gp_config {
+    char listen[128];
+    long port;
+    long threads;
+    long engine_threads;
+    char backend[16];
+    long cuda_device;
+    long cuda_streams;
+    long cuda_queue_wait_ms;
+    char cuda_variant[16];
+    long max_body_bytes;
+    long max_table_cells;
+    long max_apsp_nodes;
+    long max_nearest;
+    long max_connections;
+    long connection_timeout_s;
+    long shutdown_grace_s;
+    char cache_path[1024];
+    long cache_budget_mb;
+    char admin_token[256];
+    char log_level[16];
+    long ecmp_max;
+    char port_file[1024]; /* flag only: write the bound port here */
+    int ngraphs;
+    gp_config_graph graphs[GP_CONFIG_MAX_GRAPHS];
+} gp_config;
+
+/* Fills cfg from all layers. argv[0] is "serve". Returns GP_OK, or GP_EINVAL with err naming the
+ * bad key, value, flag or file line. *action is set to 0 (serve), 1 (--help printed), 2
+ * (--print-routes), 3 (--print-config: the documented example file). */
+int gp_config_load(gp_config *cfg, int argc, char **argv, int *action, gp_err *err);
+/* Sets defaults only. */
+void gp_config_defaults(gp_config *cfg);
+/* Writes the documented example configuration (every key above its default). */
+void gp_config_write_example(FILE *f);
+void gp_config_usage(FILE *f);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,233 @@
+/* metrics.c - the service's Prometheus counters and the text exposition of GET /metrics.
+ *
+ * Per route (the table index of server/routes.c; one extra slot for unmatched paths): request
+ * counts by HTTP status and a latency histogram. Plus cache hits/misses (storage increments them
+ * through gp_metrics_cache), graph (re)loads, named counters other modules add, and gauges read at
+ * scrape time (graph sizes, GPU memory). All counters are lock-free atomics; the named-counter
+ * table takes a mutex only to add a new name.
+ */
+#include "metrics.h"
+
+#include "http.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const double buckets[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+                                 0.1,    0.25,  0.5,    1,     2.5,  5,     10};
+#define NBUCKETS (sizeof buckets / sizeof buckets[0])
+#define NSTATUS 600
+
+typedef struct route_stats {
+    uint64_t status[NSTATUS];
+    uint64_t bucket[NBUCKETS + 1]; /* last: +Inf */
+    uint64_t sum_us;
+    uint64_t count;
+} route_stats;
+
+static route_stats *stats; /* gp_nroutes + 1 */
+static uint64_t cache_hits, cache_misses, reloads_ok, reloads_failed;
+
+#define MAX_NAMED 64
+static struct {
+    const char *name, *help;
+    uint64_t value;
+} named[MAX_NAMED];
+static int nnamed;
+static pthread_mutex_t named_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void add(uint64_t *p, uint64_t d) { __atomic_fetch_add(p, d, __ATOMIC_RELAXED); }
+static uint64_t get(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
+
+int gp_metrics_init(void) {
+    if (stats) return GP_OK;
+    stats = calloc(gp_nroutes + 1, sizeof *stats);
+    return stats ? GP_OK : GP_ENOMEM;
+}
+
+void gp_metrics_free(void) {
+    free(stats);
+    stats = NULL;
+}
+
+void gp_metrics_request(size_t route, int status, double seconds) {
+    if (!stats) return;
+    if (route > gp_nroutes) route = gp_nroutes;
+    route_stats *s = &stats[route];
+    if (status >= 0 && status < NSTATUS) add(&s->status[status], 1);
+    size_t b = 0;
+    while (b < NBUCKETS && seconds > buckets[b]) b++;
+    add(&s->bucket[b], 1);
+    add(&s->sum_us, (uint64_t)(seconds * 1e6));
+    add(&s->count, 1);
+}
+
+void gp_metrics_cache(int hit) { add(hit ? &cache_hits : &cache_misses, 1); }
+void gp_metrics_reload(int ok) { add(ok ? &reloads_ok : &reloads_failed, 1); }
+
+void gp_metrics_count(const char *name, const char *help, uint64_t delta) {
+    for (int i = 0; i < __atomic_load_n(&nnamed, __ATOMIC_ACQUIRE); i++)
+        if (strcmp(named[i].name, name) == 0) {
+            add(&named[i].value, delta);
+            return;
+        }
+    pthread_mutex_lock(&named_mu);
+    int i = 0;
+    while (i < nnamed && strcmp(named[i].name, name) != 0) i++;
+    if (i == nnamed && nnamed < MAX_NAMED) {
+        named[i].name = name;
+        named[i].help = help;
+        __atomic_store_n(&nnamed, nnamed + 1, __ATOMIC_RELEASE);
+    }
+    if (i < nnamed) add(&named[i].value, delta);
+    pthread_mutex_unlock(&named_mu);
+}
+
+/* ---- text exposition ---- */
+typedef struct buf {
+    char *p;
+    size_t len, cap;
+    int failed;
+} buf;
+
+static void bprintf(buf *b, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static void bprintf(buf *b, const char *fmt, ...) {
+    if (b->failed) return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            b->failed = 1;
+            return;
+        }
+        if ((size_t)n < b->cap - b->len) {
+            b->len += (size_t)n;
+            return;
+        }
+        size_t cap = (b->cap + (size_t)n + 1) * 2;
+        char *p = realloc(b->p, cap);
+        if (!p) {
+            b->failed = 1;
+            return;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+}
+
+static void route_labels(size_t i, char *out, size_t size) {
+    if (i < gp_nroutes)
+        snprintf(out, size, "method=\"%s\",endpoint=\"%s\"", gp_routes[i].method,
+                 gp_routes[i].pattern);
+    else
+        snprintf(out, size, "method=\"any\",endpoint=\"unmatched\"");
+}
+
+char *gp_metrics_render(size_t *len) {
+    buf b = {malloc(65536), 0, 65536, 0};
+    if (!b.p) return NULL;
+    char lab[300];
+    bprintf(&b, "# HELP gpath_http_requests_total HTTP requests answered, by endpoint and status.\n"
+                "# TYPE gpath_http_requests_total counter\n");
+    for (size_t i = 0; stats && i <= gp_nroutes; i++) {
+        route_labels(i, lab, sizeof lab);
+        for (int s = 0; s < NSTATUS; s++) {
+            uint64_t v = get(&stats[i].status[s]);
+            if (v) bprintf(&b, "gpath_http_requests_total{%s,status=\"%d\"} %llu\n", lab, s,
+                           (unsigned long long)v);
+        }
+    }
+    bprintf(&b, "# HELP gpath_http_request_duration_seconds Request latency, first byte in to "
+                "last byte out.\n# TYPE gpath_http_request_duration_seconds histogram\n");
+    for (size_t i = 0; stats && i <= gp_nroutes; i++) {
+        uint64_t count = get(&stats[i].count);
+        if (!count) continue;
+        route_labels(i, lab, sizeof lab);
+        uint64_t cum = 0;
+        for (size_t k = 0; k <= NBUCKETS; k++) {
+            cum += get(&stats[i].bucket[k]);
+            if (k < NBUCKETS)
+                bprintf(&b, "gpath_http_request_duration_seconds_bucket{%s,le=\"%g\"} %llu\n", lab,
+                        buckets[k], (unsigned long long)cum);
+            else
+                bprintf(&b, "gpath_http_request_duration_seconds_bucket{%s,le=\"+Inf\"} %llu\n",
+                        lab, (unsigned long long)cum);
+        }
+        bprintf(&b, "gpath_http_request_duration_seconds_sum{%s} %.6f\n", lab,
+                (double)get(&stats[i].sum_us) / 1e6);
+        bprintf(&b, "gpath_http_request_duration_seconds_count{%s} %llu\n", lab,
+                (unsigned long long)count);
+    }
+    bprintf(&b, "# HELP gpath_cache_hits_total Matrix cache lookups answered from the cache.\n"
+                "# TYPE gpath_cache_hits_total counter\ngpath_cache_hits_total %llu\n"
+                "# HELP gpath_cache_misses_total Matrix cache lookups that had to compute.\n"
+                "# TYPE gpath_cache_misses_total counter\ngpath_cache_misses_total %llu\n",
+            (unsigned long long)get(&cache_hits), (unsigned long long)get(&cache_misses));
+    bprintf(&b, "# HELP gpath_graph_reloads_total Admin graph loads and reloads, by result.\n"
+                "# TYPE gpath_graph_reloads_total counter\n"
+                "gpath_graph_reloads_total{result=\"ok\"} %llu\n"
+                "gpath_graph_reloads_total{result=\"failed\"} %llu\n",
+            (unsigned long long)get(&reloads_ok), (unsigned long long)get(&reloads_failed));
+    int nn = __atomic_load_n(&nnamed, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < nn; i++)
+        bprintf(&b, "# HELP gpath_%s_total %s\n# TYPE gpath_%s_total counter\ngpath_%s_total %llu\n",
+                named[i].name, named[i].help ? named[i].help : named[i].name, named[i].name,
+                named[i].name, (unsigned long long)get(&named[i].value));
+
+    gp_registry *reg = gp_http_registry();
+    if (reg) {
+        enum { CAP = 256 };
+        gp_graph **gs = malloc(sizeof *gs * CAP);
+        char(*names)[65] = malloc(sizeof *names * CAP);
+        int n = gs && names ? gp_registry_list(reg, gs, names, CAP) : 0;
+        bprintf(&b, "# HELP gpath_graphs Graphs served.\n# TYPE gpath_graphs gauge\n"
+                    "gpath_graphs %d\n",
+                n);
+        bprintf(&b, "# HELP gpath_graph_nodes Nodes of a served graph.\n"
+                    "# TYPE gpath_graph_nodes gauge\n");
+        for (int i = 0; i < n; i++)
+            bprintf(&b, "gpath_graph_nodes{graph=\"%s\"} %u\n", names[i], gs[i]->n);
+        bprintf(&b, "# HELP gpath_graph_edges Arcs of a served graph.\n"
+                    "# TYPE gpath_graph_edges gauge\n");
+        for (int i = 0; i < n; i++)
+            bprintf(&b, "gpath_graph_edges{graph=\"%s\"} %u\n", names[i], gs[i]->m);
+        bprintf(&b, "# HELP gpath_graph_host_bytes Host memory held by a served graph.\n"
+                    "# TYPE gpath_graph_host_bytes gauge\n");
+        for (int i = 0; i < n; i++)
+            bprintf(&b, "gpath_graph_host_bytes{graph=\"%s\"} %llu\n", names[i],
+                    (unsigned long long)gp_graph_memory(gs[i]));
+        for (int i = 0; i < n; i++) gp_graph_unref(gs[i]);
+        free(gs);
+        free(names);
+    }
+    gp_engine *e = gp_http_engine();
+    if (e) {
+        gp_backend_info info;
+        memset(&info, 0, sizeof info);
+        gp_engine_info(e, &info);
+        bprintf(&b, "# HELP gpath_backend_info The backend answering queries.\n"
+                    "# TYPE gpath_backend_info gauge\ngpath_backend_info{backend=\"%s\"} 1\n"
+                    "# HELP gpath_gpu_memory_used_bytes GPU memory in use (0 on the CPU backend).\n"
+                    "# TYPE gpath_gpu_memory_used_bytes gauge\ngpath_gpu_memory_used_bytes %llu\n"
+                    "# HELP gpath_gpu_memory_total_bytes GPU memory (0 on the CPU backend).\n"
+                    "# TYPE gpath_gpu_memory_total_bytes gauge\ngpath_gpu_memory_total_bytes %llu\n"
+                    "# HELP gpath_backend_healthy 0 after a sticky device error.\n"
+                    "# TYPE gpath_backend_healthy gauge\ngpath_backend_healthy %d\n",
+                gp_engine_backend(e), (unsigned long long)info.mem_used,
+                (unsigned long long)info.mem_total, info.healthy);
+    }
+    if (b.failed) {
+        free(b.p);
+        return NULL;
+    }
+    *len = b.len;
+    return b.p;
+}

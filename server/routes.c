@@ -1,0 +1,24 @@
+/* routes.c - the HTTP service's static route table: method, path pattern ({name} matches one
+ * segment), handler, flags (http.h). One line per endpoint; tests/check_openapi.py checks that
+ * openapi.yaml describes exactly these paths and methods (`gpath serve --print-routes`). Metrics
+ * are labelled with the pattern.
+ */
+#include "handlers.h"
+#include "http.h"
+
+const gp_route gp_routes[] = {
+    {"GET", "/health", gp_h_health, 0},
+    {"GET", "/ready", gp_h_ready, 0},
+    {"GET", "/metrics", gp_h_metrics, 0},
+    {"GET", "/v1/graphs", gp_h_graphs, 0},
+    {"GET", "/v1/graphs/{graph}", gp_h_graph, GP_ROUTE_GRAPH},
+    {"GET", "/v1/graphs/{graph}/route", gp_h_route, GP_ROUTE_GRAPH},
+    {"GET", "/v1/graphs/{graph}/nearest", gp_h_nearest, GP_ROUTE_GRAPH},
+    {"GET", "/v1/graphs/{graph}/sssp", gp_h_sssp, GP_ROUTE_GRAPH},
+    {"POST", "/v1/graphs/{graph}/table", gp_h_table, GP_ROUTE_GRAPH | GP_ROUTE_JSON},
+    {"POST", "/v1/graphs/{graph}/apsp", gp_h_apsp, GP_ROUTE_GRAPH | GP_ROUTE_JSON},
+    {"PUT", "/admin/graphs/{graph}", gp_h_admin_put, GP_ROUTE_ADMIN | GP_ROUTE_JSON},
+    {"POST", "/admin/graphs/{graph}/reload", gp_h_admin_reload, GP_ROUTE_ADMIN},
+    {"DELETE", "/admin/graphs/{graph}", gp_h_admin_delete, GP_ROUTE_ADMIN},
+};
+const size_t gp_nroutes = sizeof gp_routes / sizeof gp_routes[0];

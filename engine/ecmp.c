@@ -1,0 +1,604 @@
+/* ecmp.c - routing tables with ECMP next-hop sets from all-pairs distances, incremental updates
+ * after cost changes, and table diffs for what-if questions (contract in ecmp.h).
+ *
+ * Extraction: for router i, each distinct neighbour k (index idx in i's list) is a next hop towards
+ * j iff w(i,k) + d(k,j) == d(i,j); the test runs over whole rows (d(i,.) against d(k,.)), so it is
+ * a streaming, branch-free pass over 1 + deg(i) rows per router, spread over a thread pool.
+ *
+ * Incremental update (old tables T of G, new graph G'): per (u,v) the cheapest weight old/new.
+ *  - increases (and removals) first: source i is affected iff the arc lay on one of its shortest
+ *    paths, i.e. d(i,u) + w_old(u,v) == d(i,v) (O(n) per arc; then it lies on a shortest path to v
+ *    itself, so the test is exact). Unaffected rows keep their distances (their shortest-path trees
+ *    survive); affected rows are recomputed with one many-to-all table call on G' (the engine:
+ *    GPU or CPU SSSP).
+ *  - decreases (and additions) then, one arc at a time: d(i,j) = min(d(i,j), d(i,u)+w'+d(v,j)),
+ *    restricted to rows with d(i,u)+w' < d(i,v) and columns with w'+d(v,j) < d(u,j) (both are
+ *    necessary for an improvement); row v and column u cannot change, so the update is in place.
+ *    Every entry stays the length of a real path in G' and the sequence ends exact for G'.
+ *  - next-hop sets are re-extracted only for routers whose adjacency, own row or a neighbour's row
+ *    changed; the others are copied.
+ * AUTO takes the full recompute when a quarter or more of the sources are affected.
+ */
+#include "ecmp.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- a small dynamic parallel-for over [0, n) ---- */
+
+typedef struct pf_ctx {
+    void (*fn)(void *ctx, uint32_t i);
+    void *ctx;
+    uint32_t n, chunk;
+    atomic_uint next;
+    atomic_uint done;
+    gp_rt_progress_fn progress;
+    void *pctx;
+    double p0, p1;
+} pf_ctx;
+
+static void *pf_worker(void *arg) {
+    pf_ctx *p = arg;
+    for (;;) {
+        uint32_t b = atomic_fetch_add(&p->next, p->chunk);
+        if (b >= p->n) break;
+        uint32_t e = b + p->chunk < p->n ? b + p->chunk : p->n;
+        for (uint32_t i = b; i < e; i++) p->fn(p->ctx, i);
+        uint32_t d = atomic_fetch_add(&p->done, e - b) + (e - b);
+        if (p->progress) p->progress(p->pctx, p->p0 + (p->p1 - p->p0) * d / p->n);
+    }
+    return NULL;
+}
+
+static int online_cpus(void) {
+    long c = sysconf(_SC_NPROCESSORS_ONLN);
+    return c > 0 ? (int)(c > 64 ? 64 : c) : 1;
+}
+
+static void par_for(uint32_t n, int threads, void (*fn)(void *, uint32_t), void *ctx,
+                    gp_rt_progress_fn progress, void *pctx, double p0, double p1) {
+    pf_ctx p = {.fn = fn, .ctx = ctx, .n = n, .progress = progress, .pctx = pctx, .p0 = p0,
+                .p1 = p1};
+    if (threads <= 0) threads = online_cpus();
+    if (threads > 64) threads = 64;
+    if ((uint32_t)threads > n) threads = n ? (int)n : 1;
+    p.chunk = n / ((uint32_t)threads * 8) + 1;
+    if (progress && p.chunk > 64) p.chunk = 64;
+    atomic_init(&p.next, 0);
+    atomic_init(&p.done, 0);
+    pthread_t tid[64];
+    int started[64] = {0};
+    for (int t = 1; t < threads; t++) started[t] = pthread_create(&tid[t], NULL, pf_worker, &p) == 0;
+    pf_worker(&p);
+    for (int t = 1; t < threads; t++)
+        if (started[t]) pthread_join(tid[t], NULL);
+}
+
+/* ---- layout ---- */
+
+static inline uint32_t words_of(const gp_rt *t, uint32_t i) {
+    return (t->nb_off[i + 1] - t->nb_off[i] + 63) / 64;
+}
+
+/* Allocates t for g with adjacency and mask layout (dist and mask unset). */
+static int rt_alloc(gp_graph *g, uint32_t ecmp_max, uint64_t max_bytes, gp_rt **out, gp_err *err) {
+    uint32_t n = g->n;
+    gp_rt *t = calloc(1, sizeof *t);
+    if (!t) return gp_err_set(err, GP_ENOMEM, "out of memory");
+    t->n = n;
+    t->ecmp_max = ecmp_max ? ecmp_max : GP_ECMP_MAX_DEFAULT;
+    t->nb_off = malloc(((size_t)n + 1) * sizeof *t->nb_off);
+    t->nb = malloc(((size_t)g->m + 1) * sizeof *t->nb);
+    t->nbw = malloc(((size_t)g->m + 1) * sizeof *t->nbw);
+    t->mask_off = malloc(((size_t)n + 1) * sizeof *t->mask_off);
+    if (!t->nb_off || !t->nb || !t->nbw || !t->mask_off) goto oom;
+    uint32_t k = 0;
+    t->nb_off[0] = 0;
+    t->mask_off[0] = 0;
+    for (uint32_t u = 0; u < n; u++) {
+        /* arcs are sorted by (head, weight) within a row: the first of each head is the cheapest */
+        for (uint32_t a = g->row[u]; a < g->row[u + 1]; a++) {
+            uint32_t v = g->col[a];
+            if (v == u) continue;
+            if (k > t->nb_off[u] && t->nb[k - 1] == v) {
+                if (g->w[a] < t->nbw[k - 1]) t->nbw[k - 1] = g->w[a];
+                continue;
+            }
+            t->nb[k] = v;
+            t->nbw[k] = g->w[a];
+            k++;
+        }
+        t->nb_off[u + 1] = k;
+        t->mask_off[u + 1] = t->mask_off[u] + (uint64_t)n * ((k - t->nb_off[u] + 63) / 64);
+    }
+    uint64_t bytes = (uint64_t)n * n * 8 + t->mask_off[n] * 8;
+    if (max_bytes && bytes > max_bytes) {
+        gp_rt_free(t);
+        return gp_err_set(err, GP_ETOOBIG,
+                          "routing tables for %u routers need %llu MiB, over the limit of %llu MiB",
+                          n, (unsigned long long)(bytes >> 20),
+                          (unsigned long long)(max_bytes >> 20));
+    }
+    t->dist = malloc((size_t)n * n * sizeof *t->dist);
+    t->mask = malloc((size_t)(t->mask_off[n] ? t->mask_off[n] : 1) * sizeof *t->mask);
+    if (!t->dist || !t->mask) goto oom;
+    t->g = gp_graph_ref(g);
+    *out = t;
+    return GP_OK;
+oom:
+    gp_rt_free(t);
+    return gp_err_set(err, GP_ENOMEM, "out of memory for the routing tables of %u routers", n);
+}
+
+uint64_t gp_rt_bytes(const gp_graph *g) {
+    uint64_t words = 0;
+    for (uint32_t u = 0; u < g->n; u++) words += (g->row[u + 1] - g->row[u] + 63) / 64;
+    return (uint64_t)g->n * g->n * 8 + words * g->n * 8;
+}
+
+void gp_rt_free(gp_rt *t) {
+    if (!t) return;
+    gp_graph_unref(t->g);
+    free(t->dist);
+    free(t->nb_off);
+    free(t->nb);
+    free(t->nbw);
+    free(t->mask_off);
+    free(t->mask);
+    free(t);
+}
+
+/* ---- extraction ---- */
+
+static int popcount64(uint64_t x) { return __builtin_popcountll(x); }
+
+static void extract_router(void *ctx, uint32_t i) {
+    gp_rt *t = ctx;
+    const uint32_t n = t->n, W = words_of(t, i), b = t->nb_off[i], deg = t->nb_off[i + 1] - b;
+    uint64_t *M = t->mask + t->mask_off[i];
+    const uint64_t *Di = t->dist + (uint64_t)i * n;
+    if (!deg) return;
+    memset(M, 0, (size_t)n * W * sizeof *M);
+    for (uint32_t idx = 0; idx < deg; idx++) {
+        const uint64_t *Dk = t->dist + (uint64_t)t->nb[b + idx] * n;
+        const uint64_t w = t->nbw[b + idx], bit = 1ULL << (idx & 63);
+        uint64_t *Mw = M + idx / 64;
+        if (W == 1) {
+            for (uint32_t j = 0; j < n; j++)
+                Mw[j] |= (uint64_t)-(uint64_t)((Dk[j] + w == Di[j]) & (Dk[j] != GP_INF)) & bit;
+        } else {
+            for (uint32_t j = 0; j < n; j++)
+                Mw[(uint64_t)j * W] |=
+                    (uint64_t)-(uint64_t)((Dk[j] + w == Di[j]) & (Dk[j] != GP_INF)) & bit;
+        }
+    }
+    memset(M + (uint64_t)i * W, 0, W * sizeof *M); /* no next hop towards oneself */
+    if (deg > t->ecmp_max) { /* cap: keep the lowest-indexed ecmp_max next hops */
+        for (uint32_t j = 0; j < n; j++) {
+            uint64_t *m = M + (uint64_t)j * W;
+            uint32_t seen = 0;
+            for (uint32_t k = 0; k < W; k++) {
+                if (seen >= t->ecmp_max) {
+                    m[k] = 0;
+                    continue;
+                }
+                uint32_t c = (uint32_t)popcount64(m[k]);
+                if (seen + c > t->ecmp_max) {
+                    uint64_t x = m[k], keep = 0;
+                    while (seen < t->ecmp_max) {
+                        uint64_t low = x & -x;
+                        keep |= low;
+                        x ^= low;
+                        seen++;
+                    }
+                    m[k] = keep;
+                } else {
+                    seen += c;
+                }
+            }
+        }
+    }
+}
+
+uint32_t gp_rt_next_hops(const gp_rt *t, uint32_t i, uint32_t j, uint32_t *out) {
+    const uint32_t W = words_of(t, i), b = t->nb_off[i];
+    const uint64_t *m = t->mask + t->mask_off[i] + (uint64_t)j * W;
+    uint32_t c = 0;
+    for (uint32_t k = 0; k < W; k++)
+        for (uint64_t x = m[k]; x; x &= x - 1) out[c++] = t->nb[b + k * 64 + (uint32_t)__builtin_ctzll(x)];
+    return c;
+}
+
+int gp_rt_build(gp_engine *e, gp_graph *g, uint32_t ecmp_max, int threads, uint64_t max_bytes,
+                gp_rt_progress_fn progress, void *pctx, gp_rt **out, gp_err *err) {
+    gp_rt *t = NULL;
+    int rc = rt_alloc(g, ecmp_max, max_bytes, &t, err);
+    if (rc != GP_OK) return rc;
+    if (progress) progress(pctx, 0);
+    double t0 = gp_now();
+    rc = gp_engine_apsp(e, g, t->dist, NULL, err);
+    if (rc != GP_OK) {
+        gp_rt_free(t);
+        return rc;
+    }
+    snprintf(t->backend, sizeof t->backend, "%s", gp_engine_backend(e));
+    double t1 = gp_now();
+    if (progress) progress(pctx, 0.5);
+    par_for(t->n, threads, extract_router, t, progress, pctx, 0.5, 1.0);
+    t->apsp_s = t1 - t0;
+    t->ecmp_s = gp_now() - t1;
+    *out = t;
+    return GP_OK;
+}
+
+/* ---- cost changes ---- */
+
+typedef struct chg_key {
+    uint32_t a, b; /* a <= b, internal */
+    size_t idx;    /* position in the request: the last change of a link wins */
+} chg_key;
+
+static int cmp_chg(const void *x, const void *y) {
+    const chg_key *p = x, *q = y;
+    if (p->a != q->a) return p->a < q->a ? -1 : 1;
+    if (p->b != q->b) return p->b < q->b ? -1 : 1;
+    return (p->idx > q->idx) - (p->idx < q->idx);
+}
+
+static int has_arc(const gp_graph *g, uint32_t u, uint32_t v) {
+    for (uint32_t a = g->row[u]; a < g->row[u + 1]; a++)
+        if (g->col[a] == v) return 1;
+    return 0;
+}
+
+int gp_graph_change_links(const gp_graph *g, const gp_link_change *ch, size_t nch,
+                          const int64_t *fail_routers, size_t nfail, gp_graph **out, gp_err *err) {
+    chg_key *keys = NULL;
+    uint32_t *wnew = NULL;
+    unsigned char *dead = NULL;
+    gp_builder *b = NULL;
+    int rc = GP_OK;
+    keys = malloc((nch ? nch : 1) * sizeof *keys);
+    wnew = malloc((nch ? nch : 1) * sizeof *wnew);
+    dead = calloc(g->n ? g->n : 1, 1);
+    b = gp_builder_new(g->scale);
+    if (!keys || !wnew || !dead || !b) {
+        rc = gp_err_set(err, GP_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (size_t k = 0; k < nch; k++) {
+        uint32_t u = gp_graph_index(g, ch[k].u), v = gp_graph_index(g, ch[k].v);
+        if (u == GP_NONE || v == GP_NONE) {
+            rc = gp_err_set(err, GP_ENOTFOUND, "links[%zu]: unknown router %lld", k,
+                            (long long)(u == GP_NONE ? ch[k].u : ch[k].v));
+            goto done;
+        }
+        if (!has_arc(g, u, v) && !has_arc(g, v, u)) {
+            rc = gp_err_set(err, GP_ENOTFOUND, "links[%zu]: no link between %lld and %lld", k,
+                            (long long)ch[k].u, (long long)ch[k].v);
+            goto done;
+        }
+        keys[k] = (chg_key){.a = u < v ? u : v, .b = u < v ? v : u, .idx = k};
+        if (!ch[k].down) {
+            gp_err e;
+            if (!(ch[k].cost >= 0) || gp_builder_cost(b, ch[k].cost, &wnew[k], &e) != GP_OK) {
+                rc = gp_err_set(err, GP_EINVAL, "links[%zu]: bad cost %g%s%s", k, ch[k].cost,
+                                ch[k].cost >= 0 ? ": " : " (must be >= 0)",
+                                ch[k].cost >= 0 ? e.msg : "");
+                goto done;
+            }
+        }
+    }
+    qsort(keys, nch, sizeof *keys, cmp_chg);
+    /* keep the last change of each link */
+    size_t nk = 0;
+    for (size_t k = 0; k < nch; k++) {
+        if (nk && keys[nk - 1].a == keys[k].a && keys[nk - 1].b == keys[k].b) keys[nk - 1] = keys[k];
+        else keys[nk++] = keys[k];
+    }
+    for (size_t k = 0; k < nfail; k++) {
+        uint32_t r = gp_graph_index(g, fail_routers[k]);
+        if (r == GP_NONE) {
+            rc = gp_err_set(err, GP_ENOTFOUND, "fail_routers[%zu]: unknown router %lld", k,
+                            (long long)fail_routers[k]);
+            goto done;
+        }
+        dead[r] = 1;
+    }
+    gp_err e;
+    for (uint32_t v = 0; v < g->n; v++) {
+        if ((rc = gp_builder_add_node(b, g->ext[v], g->lon != NULL, g->lon ? g->lon[v] : 0,
+                                      g->lat ? g->lat[v] : 0, gp_graph_name(g, v), &e)) != GP_OK) {
+            rc = gp_err_set(err, rc, "%s", e.msg);
+            goto done;
+        }
+    }
+    for (uint32_t u = 0; u < g->n; u++) {
+        if (dead[u]) continue;
+        for (uint32_t a = g->row[u]; a < g->row[u + 1]; a++) {
+            uint32_t v = g->col[a], w = g->w[a];
+            if (dead[v]) continue;
+            if (nk) {
+                chg_key q = {.a = u < v ? u : v, .b = u < v ? v : u, .idx = 0};
+                size_t lo = 0, hi = nk;
+                while (lo < hi) {
+                    size_t mid = (lo + hi) / 2;
+                    if (keys[mid].a < q.a || (keys[mid].a == q.a && keys[mid].b < q.b)) lo = mid + 1;
+                    else hi = mid;
+                }
+                if (lo < nk && keys[lo].a == q.a && keys[lo].b == q.b) {
+                    if (ch[keys[lo].idx].down) continue;
+                    w = wnew[keys[lo].idx];
+                }
+            }
+            if ((rc = gp_builder_add_arc(b, g->ext[u], g->ext[v], w, &e)) != GP_OK) {
+                rc = gp_err_set(err, rc, "%s", e.msg);
+                goto done;
+            }
+        }
+    }
+    *out = gp_builder_finish(b, g->source, g->format, g->directed_input, err);
+    b = NULL;
+    if (!*out) rc = err ? err->code : GP_ENOMEM;
+done:
+    gp_builder_free(b);
+    free(keys);
+    free(wnew);
+    free(dead);
+    return rc;
+}
+
+/* ---- incremental update ---- */
+
+typedef struct arc_delta {
+    uint32_t u, v;
+    uint64_t w; /* increases: the old weight; decreases: the new one */
+} arc_delta;
+
+typedef struct upd_ctx {
+    const gp_rt *old;
+    gp_rt *t;
+    const unsigned char *reextract;
+} upd_ctx;
+
+static void copy_or_extract(void *ctx, uint32_t i) {
+    upd_ctx *c = ctx;
+    if (c->reextract[i]) {
+        extract_router(c->t, i);
+        return;
+    }
+    uint64_t words = c->t->mask_off[i + 1] - c->t->mask_off[i];
+    memcpy(c->t->mask + c->t->mask_off[i], c->old->mask + c->old->mask_off[i], words * 8);
+}
+
+static int push_delta(arc_delta **a, size_t *n, size_t *cap, arc_delta d) {
+    if (*n == *cap) {
+        size_t c = *cap ? *cap * 2 : 64;
+        arc_delta *x = realloc(*a, c * sizeof *x);
+        if (!x) return -1;
+        *a = x;
+        *cap = c;
+    }
+    (*a)[(*n)++] = d;
+    return 0;
+}
+
+int gp_rt_update(gp_engine *e, const gp_rt *old, gp_graph *g2, int strategy, int threads,
+                 gp_rt **out, gp_rt_update_stats *st, gp_err *err) {
+    const uint32_t n = old->n;
+    gp_rt_update_stats s = {0};
+    gp_rt *t = NULL;
+    arc_delta *inc = NULL, *dec = NULL;
+    size_t ninc = 0, ndec = 0, cinc = 0, cdec = 0;
+    unsigned char *adj_changed = NULL, *affected = NULL, *row_changed = NULL, *reext = NULL;
+    uint32_t *src = NULL, *all = NULL, *rows_i = NULL, *cols_j = NULL;
+    uint64_t *tmp = NULL;
+    int rc;
+    double t0 = gp_now();
+
+    if (g2->n != n || memcmp(g2->ext, old->g->ext, (size_t)n * sizeof *g2->ext) != 0)
+        return gp_err_set(err, GP_EINVAL, "the new graph has other routers than the old one");
+    if ((rc = rt_alloc(g2, old->ecmp_max, 0, &t, err)) != GP_OK) return rc;
+    adj_changed = calloc(n, 1);
+    affected = calloc(n, 1);
+    row_changed = calloc(n, 1);
+    reext = calloc(n, 1);
+    if (!adj_changed || !affected || !row_changed || !reext) goto oom;
+
+    /* per (u,v): cheapest weight before / after */
+    for (uint32_t u = 0; u < n; u++) {
+        uint32_t a = old->nb_off[u], ae = old->nb_off[u + 1], b = t->nb_off[u],
+                 be = t->nb_off[u + 1];
+        if (ae - a != be - b || memcmp(old->nb + a, t->nb + b, (ae - a) * sizeof *t->nb) ||
+            memcmp(old->nbw + a, t->nbw + b, (ae - a) * sizeof *t->nbw))
+            adj_changed[u] = 1;
+        else
+            continue;
+        while (a < ae || b < be) {
+            if (b >= be || (a < ae && old->nb[a] < t->nb[b])) { /* removed */
+                if (push_delta(&inc, &ninc, &cinc, (arc_delta){u, old->nb[a], old->nbw[a]})) goto oom;
+                a++;
+            } else if (a >= ae || t->nb[b] < old->nb[a]) { /* added */
+                if (push_delta(&dec, &ndec, &cdec, (arc_delta){u, t->nb[b], t->nbw[b]})) goto oom;
+                b++;
+            } else {
+                if (t->nbw[b] > old->nbw[a]) {
+                    if (push_delta(&inc, &ninc, &cinc, (arc_delta){u, old->nb[a], old->nbw[a]}))
+                        goto oom;
+                } else if (t->nbw[b] < old->nbw[a]) {
+                    if (push_delta(&dec, &ndec, &cdec, (arc_delta){u, t->nb[b], t->nbw[b]}))
+                        goto oom;
+                }
+                a++, b++;
+            }
+        }
+    }
+    s.arcs_increased = (uint32_t)ninc;
+    s.arcs_decreased = (uint32_t)ndec;
+
+    uint32_t naff = 0;
+    const uint64_t *D = old->dist;
+    for (size_t k = 0; k < ninc; k++) {
+        const uint32_t u = inc[k].u, v = inc[k].v;
+        for (uint32_t i = 0; i < n; i++) {
+            uint64_t diu = D[(uint64_t)i * n + u];
+            if (!affected[i] && diu != GP_INF && diu + inc[k].w == D[(uint64_t)i * n + v]) {
+                affected[i] = 1;
+                naff++;
+            }
+        }
+    }
+    if (strategy == GP_RT_AUTO) strategy = (uint64_t)naff * 4 >= n ? GP_RT_FULL : GP_RT_INCREMENTAL;
+    s.strategy = strategy;
+    uint64_t *D2 = t->dist;
+    if (strategy == GP_RT_FULL) {
+        if ((rc = gp_engine_apsp(e, g2, D2, NULL, err)) != GP_OK) goto fail;
+        s.rows_recomputed = n;
+    } else {
+        memcpy(D2, D, (size_t)n * n * sizeof *D2);
+        if (naff) {
+            const uint32_t block = 256;
+            src = malloc((size_t)naff * sizeof *src);
+            all = malloc((size_t)n * sizeof *all);
+            tmp = malloc((size_t)(naff < block ? naff : block) * n * sizeof *tmp);
+            if (!src || !all || !tmp) goto oom;
+            uint32_t k = 0;
+            for (uint32_t i = 0; i < n; i++) {
+                all[i] = i;
+                if (affected[i]) src[k++] = i;
+            }
+            for (uint32_t s0 = 0; s0 < naff; s0 += block) {
+                uint32_t ns = naff - s0 < block ? naff - s0 : block;
+                if ((rc = gp_engine_table(e, g2, src + s0, ns, all, n, tmp, err)) != GP_OK) goto fail;
+                for (uint32_t r = 0; r < ns; r++)
+                    memcpy(D2 + (uint64_t)src[s0 + r] * n, tmp + (uint64_t)r * n, (size_t)n * 8);
+            }
+            s.rows_recomputed = naff;
+        }
+        if (ndec) {
+            rows_i = malloc((size_t)n * sizeof *rows_i);
+            cols_j = malloc((size_t)n * sizeof *cols_j);
+            if (!rows_i || !cols_j) goto oom;
+        }
+        for (size_t k = 0; k < ndec; k++) {
+            const uint32_t u = dec[k].u, v = dec[k].v;
+            const uint64_t w = dec[k].w;
+            uint32_t ni = 0, nj = 0;
+            const uint64_t *Du = D2 + (uint64_t)u * n, *Dv = D2 + (uint64_t)v * n;
+            for (uint32_t j = 0; j < n; j++)
+                if (Dv[j] != GP_INF && w + Dv[j] < Du[j]) cols_j[nj++] = j;
+            if (!nj) continue;
+            for (uint32_t i = 0; i < n; i++) {
+                uint64_t diu = D2[(uint64_t)i * n + u];
+                if (diu != GP_INF && diu + w < D2[(uint64_t)i * n + v]) rows_i[ni++] = i;
+            }
+            for (uint32_t a = 0; a < ni; a++) {
+                uint64_t *Di = D2 + (uint64_t)rows_i[a] * n;
+                const uint64_t base = Di[u] + w;
+                for (uint32_t b = 0; b < nj; b++) {
+                    const uint32_t j = cols_j[b];
+                    uint64_t c = base + Dv[j];
+                    if (c < Di[j]) Di[j] = c;
+                }
+            }
+        }
+    }
+    double t1 = gp_now();
+    t->apsp_s = t1 - t0;
+    snprintf(t->backend, sizeof t->backend, "%s", gp_engine_backend(e));
+    for (uint32_t i = 0; i < n; i++) {
+        row_changed[i] = memcmp(D + (uint64_t)i * n, D2 + (uint64_t)i * n, (size_t)n * 8) != 0;
+        s.rows_changed += row_changed[i];
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        unsigned char r = adj_changed[i] || row_changed[i];
+        for (uint32_t a = t->nb_off[i]; !r && a < t->nb_off[i + 1]; a++) r = row_changed[t->nb[a]];
+        reext[i] = r;
+        s.routers_reextracted += r;
+    }
+    upd_ctx uc = {.old = old, .t = t, .reextract = reext};
+    par_for(n, threads, copy_or_extract, &uc, NULL, NULL, 0, 0);
+    t->ecmp_s = gp_now() - t1;
+    s.seconds = gp_now() - t0;
+    if (st) *st = s;
+    *out = t;
+    t = NULL;
+    rc = GP_OK;
+    goto done;
+oom:
+    rc = gp_err_set(err, GP_ENOMEM, "out of memory updating the routing tables");
+fail:
+done:
+    gp_rt_free(t);
+    free(inc);
+    free(dec);
+    free(adj_changed);
+    free(affected);
+    free(row_changed);
+    free(reext);
+    free(src);
+    free(all);
+    free(tmp);
+    free(rows_i);
+    free(cols_j);
+    return rc;
+}
+
+/* ---- diff ---- */
+
+int gp_rt_diff(const gp_rt *a, const gp_rt *b, gp_rt_pair **out, size_t *count, gp_err *err) {
+    const uint32_t n = a->n;
+    gp_rt_pair *p = NULL;
+    size_t np = 0, cap = 0;
+    uint32_t *ha = NULL, *hb = NULL;
+    if (b->n != n) return gp_err_set(err, GP_EINVAL, "tables of different router sets");
+    uint32_t maxdeg = 1;
+    for (uint32_t i = 0; i < n; i++) {
+        if (a->nb_off[i + 1] - a->nb_off[i] > maxdeg) maxdeg = a->nb_off[i + 1] - a->nb_off[i];
+        if (b->nb_off[i + 1] - b->nb_off[i] > maxdeg) maxdeg = b->nb_off[i + 1] - b->nb_off[i];
+    }
+    ha = malloc((size_t)maxdeg * sizeof *ha);
+    hb = malloc((size_t)maxdeg * sizeof *hb);
+    if (!ha || !hb) goto oom;
+    for (uint32_t i = 0; i < n; i++) {
+        const uint32_t da = a->nb_off[i + 1] - a->nb_off[i], db = b->nb_off[i + 1] - b->nb_off[i];
+        const int same_adj =
+            da == db && memcmp(a->nb + a->nb_off[i], b->nb + b->nb_off[i], da * sizeof *a->nb) == 0;
+        const uint32_t W = words_of(a, i);
+        for (uint32_t j = 0; j < n; j++) {
+            int differ = gp_rt_dist(a, i, j) != gp_rt_dist(b, i, j);
+            if (!differ) {
+                if (same_adj) {
+                    differ = memcmp(a->mask + a->mask_off[i] + (uint64_t)j * W,
+                                    b->mask + b->mask_off[i] + (uint64_t)j * W, W * 8) != 0;
+                } else {
+                    uint32_t ca = gp_rt_next_hops(a, i, j, ha), cb = gp_rt_next_hops(b, i, j, hb);
+                    differ = ca != cb || memcmp(ha, hb, ca * sizeof *ha) != 0;
+                }
+            }
+            if (!differ) continue;
+            if (np == cap) {
+                size_t c = cap ? cap * 2 : 256;
+                gp_rt_pair *x = realloc(p, c * sizeof *x);
+                if (!x) goto oom;
+                p = x;
+                cap = c;
+            }
+            p[np++] = (gp_rt_pair){i, j};
+        }
+    }
+    free(ha);
+    free(hb);
+    *out = p;
+    *count = np;
+    return GP_OK;
+oom:
+    free(ha);
+    free(hb);
+    free(p);
+    return gp_err_set(err, GP_ENOMEM, "out of memory comparing routing tables");
+}

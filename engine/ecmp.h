@@ -1,0 +1,107 @@
+/* ecmp.h - OSPF-style routing tables with equal-cost multipath, from all-pairs distances.
+ *
+ * For router i and destination j the table holds d(i,j) and the complete ECMP next-hop set
+ *   { k in out(i), k != i : w(i,k) + d(k,j) == d(i,j) }
+ * where w(i,k) is the cheapest arc i->k (parallel arcs give one next hop; self-loops never are
+ * one). Sets are capped at ecmp_max entries (FRR's 64 / BIRD's 16 style), keeping the lowest node
+ * indices (= lowest external ids). Unreachable: dist GP_INF, no next hops; i == j: 0, none.
+ *
+ * Representation: dist is the n*n all-pairs matrix (gp_engine_apsp: the GPU when present). Router i
+ * has deg(i) distinct out-neighbours nb[nb_off[i]..nb_off[i+1]) (ascending, with the cheapest
+ * weight nbw); its next-hop sets are bitmasks over that list, W(i) = ceil(deg(i)/64) words per
+ * destination, destination j at mask + mask_off[i] + j*W(i). Extraction runs on a thread pool.
+ *
+ * Cost changes (gp_graph_change_links) build a new graph version through the builder;
+ * gp_rt_update derives the new tables from the old ones, recomputing only affected rows when that
+ * is cheaper (see ecmp.c), or recomputing everything. gp_rt_diff lists the (router, destination)
+ * pairs whose distance or next-hop set differ between two tables of the same router set.
+ * A gp_rt is immutable after construction and may be read by any number of threads.
+ */
+#ifndef GP_ECMP_H
+#define GP_ECMP_H
+
+#include "engine.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GP_ECMP_MAX_DEFAULT 64
+
+typedef struct gp_rt {
+    gp_graph *g;          /* the graph (a reference held by the tables) */
+    uint32_t n;
+    uint32_t ecmp_max;
+    uint64_t *dist;       /* n*n */
+    uint32_t *nb_off;     /* n+1 */
+    uint32_t *nb;         /* distinct out-neighbours, ascending per router */
+    uint32_t *nbw;        /* cheapest arc weight to each */
+    uint64_t *mask_off;   /* n+1, in words */
+    uint64_t *mask;
+    double apsp_s;        /* seconds spent on distances (APSP, or incremental rows) */
+    double ecmp_s;        /* seconds spent extracting next-hop sets */
+    char backend[16];     /* engine backend that computed the distances */
+} gp_rt;
+
+/* Progress callback: fraction done in [0,1]; may be NULL. */
+typedef void (*gp_rt_progress_fn)(void *ctx, double fraction);
+
+/* Builds the tables of g (takes its own reference). ecmp_max 0 = GP_ECMP_MAX_DEFAULT. threads 0 =
+ * online CPUs. max_bytes (0 = none): refuse with GP_ETOOBIG when dist+masks would exceed it. */
+int gp_rt_build(gp_engine *e, gp_graph *g, uint32_t ecmp_max, int threads, uint64_t max_bytes,
+                gp_rt_progress_fn progress, void *pctx, gp_rt **out, gp_err *err);
+void gp_rt_free(gp_rt *t); /* accepts NULL */
+
+/* Bytes gp_rt_build would allocate for g. */
+uint64_t gp_rt_bytes(const gp_graph *g);
+
+static inline uint64_t gp_rt_dist(const gp_rt *t, uint32_t i, uint32_t j) {
+    return t->dist[(uint64_t)i * t->n + j];
+}
+/* The next hops of i towards j as internal indices, ascending, into out (room for deg(i) or
+ * ecmp_max entries, whichever is smaller; GP_ECMP_MAX_DEFAULT always suffices for the default).
+ * Returns the count. */
+uint32_t gp_rt_next_hops(const gp_rt *t, uint32_t i, uint32_t j, uint32_t *out);
+
+/* A link change: the link between external ids u and v in both directions (every arc u->v and
+ * v->u). down: remove them; else set their cost (input units, >= 0). */
+typedef struct gp_link_change {
+    int64_t u, v;
+    int down;
+    double cost;
+} gp_link_change;
+
+/* New graph = g with the changes applied and every arc of the failed routers (external ids)
+ * removed (the routers stay, unreachable). A link with no arc either way: GP_ENOTFOUND; an unknown
+ * router: GP_ENOTFOUND; a bad cost: GP_EINVAL. The new graph has its own version hash. */
+int gp_graph_change_links(const gp_graph *g, const gp_link_change *ch, size_t nch,
+                          const int64_t *fail_routers, size_t nfail, gp_graph **out, gp_err *err);
+
+enum gp_rt_strategy { GP_RT_AUTO = 0, GP_RT_INCREMENTAL, GP_RT_FULL };
+
+typedef struct gp_rt_update_stats {
+    int strategy;            /* what ran: GP_RT_INCREMENTAL or GP_RT_FULL */
+    uint32_t arcs_increased; /* (u,v) pairs whose cheapest weight went up (or removed) */
+    uint32_t arcs_decreased;
+    uint32_t rows_recomputed;/* sources re-run with SSSP (incremental) */
+    uint32_t rows_changed;   /* routers whose distance row changed */
+    uint32_t routers_reextracted; /* routers whose next-hop sets were re-extracted */
+    double seconds;
+} gp_rt_update_stats;
+
+/* Tables for g2 (same routers as old->g: same n and external ids; g2 is referenced) derived from
+ * old. AUTO picks incremental when the affected sources are fewer than a quarter of the routers. */
+int gp_rt_update(gp_engine *e, const gp_rt *old, gp_graph *g2, int strategy, int threads,
+                 gp_rt **out, gp_rt_update_stats *st, gp_err *err);
+
+typedef struct gp_rt_pair {
+    uint32_t router, dest;
+} gp_rt_pair;
+/* Pairs (i, j) whose distance or next-hop set (as node sets) differs between a and b, router-major
+ * ascending. *out malloc'd (free()); a and b must have the same routers. */
+int gp_rt_diff(const gp_rt *a, const gp_rt *b, gp_rt_pair **out, size_t *count, gp_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

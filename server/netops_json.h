@@ -1,0 +1,42 @@
+/* netops_json.h - JSON text for routing tables and what-if changes, written straight into a
+ * growable buffer (tables can hold millions of routes, too many for a cJSON tree). Shared by the
+ * CLI (server/cli_netops.c) and the HTTP handlers (server/h_netops.c), so both print one format:
+ *   router:  {"router": ID, "name": "...", "routes": [{"destination": ID, "distance": D|null,
+ *             "next_hops": [ID, ...]}, ...]}            ("name" only when the graph has names)
+ *   change:  {"router": ID, "destination": ID, "before": {"distance", "next_hops"},
+ *             "after": {...}}
+ * IDs are external node ids; distances are in the graph's input units.
+ */
+#ifndef GP_NETOPS_JSON_H
+#define GP_NETOPS_JSON_H
+
+#include "../engine/ecmp.h"
+
+#include <stddef.h>
+
+typedef struct gp_sbuf {
+    char *p;
+    size_t len, cap;
+    int oom; /* set once an allocation failed; the text is then incomplete */
+} gp_sbuf;
+
+void gp_sbuf_free(gp_sbuf *s);
+void gp_sbuf_reset(gp_sbuf *s); /* len = 0, keeps the allocation */
+void gp_sbuf_add(gp_sbuf *s, const char *txt, size_t len);
+void gp_sbuf_printf(gp_sbuf *s, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+void gp_sbuf_json_str(gp_sbuf *s, const char *str); /* quoted and escaped */
+
+/* {"distance": D|null, "next_hops": [...]} of (i, j). scratch: room for t->ecmp_max ids. */
+void gp_nj_route(gp_sbuf *s, const gp_rt *t, uint32_t i, uint32_t j, uint32_t *scratch);
+/* One router's whole table (see above). */
+void gp_nj_router(gp_sbuf *s, const gp_rt *t, uint32_t i, uint32_t *scratch);
+/* One change object for pair p between tables a (before) and b (after). */
+void gp_nj_change(gp_sbuf *s, const gp_rt *a, const gp_rt *b, gp_rt_pair p, uint32_t *scratch);
+/* Scratch size (entries) the writers need for t. */
+uint32_t gp_nj_scratch(const gp_rt *t);
+
+#endif

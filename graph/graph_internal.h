@@ -42,4 +42,57 @@ void gp_parallel_for(uint64_t n, int nthreads, void (*fn)(void *ctx, uint64_t be
 /* Wall-clock seconds since the epoch. */
 double gp_wall_now(void);
 
+/* Line reader for text inputs, plain or gzip (zlib reads both). Lines come back NUL-terminated
+ * without their "\n" / "\r\n", numbered from 1. A line longer than 1 MiB is an error. */
+typedef struct gp_lines gp_lines;
+/* NULL with err filled (GP_EIO, "PATH: cannot open: reason") when the file cannot be opened. */
+gp_lines *gp_lines_open(const char *path, gp_err *err);
+/* 1 with *line / *len set, 0 at the end of the input, or a GP_E* code (negated) with err filled
+ * ("PATH:LINE: ...") on a read error or a truncated gzip stream. The line stays valid until the
+ * next call and may be modified in place by the caller. */
+int gp_lines_next(gp_lines *r, char **line, size_t *len, gp_err *err);
+/* Number of the line last returned (0 before the first). */
+uint64_t gp_lines_number(const gp_lines *r);
+void gp_lines_close(gp_lines *r);
+
+/* Parses one whitespace-delimited signed decimal integer token at *p (leading blanks skipped) and
+ * advances *p past it. 0 ok; -1 not an integer (e.g. "1.5", "x", nothing left); -2 out of range. */
+static inline int gp_parse_i64(const char **p, int64_t *out) {
+    const char *s = *p;
+    while (*s == ' ' || *s == '\t') s++;
+    int neg = 0;
+    if (*s == '-' || *s == '+') neg = *s++ == '-';
+    if (*s < '0' || *s > '9') return -1;
+    uint64_t v = 0;
+    int over = 0;
+    for (; *s >= '0' && *s <= '9'; s++) {
+        unsigned d = (unsigned)(*s - '0');
+        if (v > (UINT64_MAX - d) / 10) over = 1;
+        v = v * 10 + d;
+    }
+    if (*s && *s != ' ' && *s != '\t') return -1;
+    if (over || v > (neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX)) return -2;
+    *out = neg ? (int64_t)(0 - v) : (int64_t)v;
+    *p = s;
+    return 0;
+}
+
+/* Copies the whitespace-delimited token at p (at most cap - 1 bytes) into buf, for messages. */
+static inline const char *gp_token(const char *p, char *buf, size_t cap) {
+    while (*p == ' ' || *p == '\t') p++;
+    size_t i = 0;
+    while (p[i] && p[i] != ' ' && p[i] != '\t' && i + 1 < cap) {
+        buf[i] = p[i];
+        i++;
+    }
+    buf[i] = '\0';
+    return buf;
+}
+
+/* 1 when only blanks remain at p. */
+static inline int gp_rest_blank(const char *p) {
+    while (*p == ' ' || *p == '\t') p++;
+    return *p == '\0';
+}
+
 #endif

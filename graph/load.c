@@ -22,11 +22,11 @@ typedef struct loader {
 } loader;
 
 static const loader loaders[] = {
-    {"dimacs", {".gr.gz", ".gr", NULL}, NULL},
+    {"dimacs", {".gr.gz", ".gr", NULL}, gp_load_dimacs},
     {"csv", {".csv", NULL, NULL}, NULL},
-    {"graphml", {".graphml", NULL, NULL}, NULL},
-    {"sndlib", {".txt", NULL, NULL}, NULL},
-    {"rocketfuel", {".intra", NULL, NULL}, NULL},
+    {"graphml", {".graphml", NULL, NULL}, gp_load_graphml},
+    {"sndlib", {".txt.gz", ".txt", NULL}, gp_load_sndlib},
+    {"rocketfuel", {".intra", NULL, NULL}, gp_load_rocketfuel},
 };
 
 static int ends_with(const char *s, const char *suffix) {
@@ -91,8 +91,7 @@ gp_graph *gp_graph_load(const char *spec, const gp_load_opts *opts, gp_err *err)
     if (strncmp(spec, "gen:", 4) == 0) {
         g = load_gen(spec, spec + 4, err);
     } else if (strncmp(spec, "postgresql://", 13) == 0 || strncmp(spec, "postgres://", 11) == 0) {
-        gp_err_set(err, GP_EUNSUPPORTED, "PostgreSQL sources are not available in this build");
-        return NULL;
+        g = gp_load_postgres(spec, o, err);
     } else {
         const loader *l = NULL;
         const char *path = spec;

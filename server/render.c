@@ -1,0 +1,377 @@
+/* render.c - JSON rendering of query answers (see render.h for the shapes and conventions).
+ *
+ * Two paths produce the same JSON: cJSON trees for small answers that callers may extend, and a
+ * growing text buffer for big matrices / trees (10^6+ numbers), which cJSON renders slowly.
+ * Numbers are formatted here in one place (dist_str / id_str) so both paths agree digit for digit.
+ */
+#include "render.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Largest integer a double holds exactly: beyond it numbers go through cJSON raw text. */
+#define EXACT_DOUBLE_INT 9007199254740992.0
+
+int gp_render_dist_str(const gp_graph *g, uint64_t d, char *buf, size_t size) {
+    if (d == GP_INF) return snprintf(buf, size, "null");
+    if (g->scale == 1.0) return snprintf(buf, size, "%" PRIu64, d);
+    double v = (double)d / g->scale;
+    /* shortest of %.15g / %.17g that reads back to the same double */
+    int len = snprintf(buf, size, "%.15g", v);
+    if (strtod(buf, NULL) != v) len = snprintf(buf, size, "%.17g", v);
+    return len;
+}
+
+static int id_str(const gp_graph *g, uint32_t v, char *buf, size_t size) {
+    if (v == GP_NONE || v >= g->n) return snprintf(buf, size, "null");
+    return snprintf(buf, size, "%" PRId64, g->ext[v]);
+}
+
+void gp_render_iso8601(double t, char *buf, size_t size) {
+    time_t s = (time_t)t;
+    struct tm tm;
+    gmtime_r(&s, &tm);
+    strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * cJSON builders */
+
+cJSON *gp_render_dist(const gp_graph *g, uint64_t d) {
+    if (d == GP_INF) return cJSON_CreateNull();
+    if (g->scale == 1.0) {
+        if ((double)d <= EXACT_DOUBLE_INT) return cJSON_CreateNumber((double)d);
+        char buf[32];
+        gp_render_dist_str(g, d, buf, sizeof buf);
+        return cJSON_CreateRaw(buf);
+    }
+    /* cJSON prints the same shortest round-tripping form as dist_str */
+    return cJSON_CreateNumber((double)d / g->scale);
+}
+
+cJSON *gp_render_node(const gp_graph *g, uint32_t v) {
+    if (v == GP_NONE || v >= g->n) return cJSON_CreateNull();
+    int64_t id = g->ext[v];
+    if (fabs((double)id) < EXACT_DOUBLE_INT) return cJSON_CreateNumber((double)id);
+    char buf[32];
+    id_str(g, v, buf, sizeof buf);
+    return cJSON_CreateRaw(buf);
+}
+
+/* Adds item to parent (object when name, else array); returns 0 when item is NULL. */
+static int put(cJSON *parent, const char *name, cJSON *item) {
+    if (!item) return 0;
+    if (name)
+        cJSON_AddItemToObject(parent, name, item);
+    else
+        cJSON_AddItemToArray(parent, item);
+    return 1;
+}
+
+cJSON *gp_render_route(const gp_graph *g, uint32_t from, uint32_t to, const gp_path *p) {
+    cJSON *o = cJSON_CreateObject();
+    if (!o) return NULL;
+    int ok = put(o, "from", gp_render_node(g, from)) && put(o, "to", gp_render_node(g, to)) &&
+             put(o, "distance", gp_render_dist(g, p ? p->dist : GP_INF));
+    cJSON *path = ok ? cJSON_CreateArray() : NULL;
+    ok = ok && put(o, "path", path);
+    uint32_t len = p && p->dist != GP_INF ? p->len : 0;
+    for (uint32_t i = 0; ok && i < len; i++) ok = put(path, NULL, gp_render_node(g, p->nodes[i]));
+    if (ok && g->lon && g->lat) {
+        cJSON *geom = cJSON_CreateObject();
+        ok = put(o, "geometry", geom) &&
+             cJSON_AddStringToObject(geom, "type", "LineString") != NULL;
+        cJSON *coords = ok ? cJSON_CreateArray() : NULL;
+        ok = ok && put(geom, "coordinates", coords);
+        for (uint32_t i = 0; ok && i < len; i++) {
+            uint32_t v = p->nodes[i];
+            double ll[2] = {g->lon[v], g->lat[v]};
+            ok = put(coords, NULL, cJSON_CreateDoubleArray(ll, 2));
+        }
+    }
+    if (!ok) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+cJSON *gp_render_sssp(const gp_graph *g, uint32_t src, const uint64_t *dist, const uint32_t *pred) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON *nodes = cJSON_CreateArray(), *dists = cJSON_CreateArray(), *preds = cJSON_CreateArray();
+    uint32_t reached = 0;
+    int ok = o && nodes && dists && preds && put(o, "source", gp_render_node(g, src));
+    for (uint32_t v = 0; ok && v < g->n; v++) {
+        if (dist[v] == GP_INF) continue;
+        reached++;
+        ok = put(nodes, NULL, gp_render_node(g, v)) && put(dists, NULL, gp_render_dist(g, dist[v])) &&
+             put(preds, NULL, gp_render_node(g, pred ? pred[v] : GP_NONE));
+    }
+    if (ok) {
+        ok = cJSON_AddNumberToObject(o, "reached", reached) != NULL;
+        cJSON_AddItemToObject(o, "nodes", nodes);
+        cJSON_AddItemToObject(o, "distances", dists);
+        cJSON_AddItemToObject(o, "predecessors", preds);
+        if (ok) return o;
+        cJSON_Delete(o);
+        return NULL;
+    }
+    cJSON_Delete(o);
+    cJSON_Delete(nodes);
+    cJSON_Delete(dists);
+    cJSON_Delete(preds);
+    return NULL;
+}
+
+static cJSON *id_array(const gp_graph *g, const uint32_t *v, uint32_t k) {
+    cJSON *a = cJSON_CreateArray();
+    for (uint32_t i = 0; a && i < k; i++)
+        if (!put(a, NULL, gp_render_node(g, v[i]))) {
+            cJSON_Delete(a);
+            return NULL;
+        }
+    return a;
+}
+
+/* rows x cols matrix of distances as an array of arrays. */
+static cJSON *dist_matrix(const gp_graph *g, const uint64_t *d, uint32_t rows, uint32_t cols) {
+    cJSON *m = cJSON_CreateArray();
+    int ok = m != NULL;
+    for (uint32_t i = 0; ok && i < rows; i++) {
+        cJSON *r = cJSON_CreateArray();
+        ok = put(m, NULL, r);
+        for (uint32_t j = 0; ok && j < cols; j++)
+            ok = put(r, NULL, gp_render_dist(g, d[(size_t)i * cols + j]));
+    }
+    if (!ok) {
+        cJSON_Delete(m);
+        return NULL;
+    }
+    return m;
+}
+
+cJSON *gp_render_table(const gp_graph *g, const uint32_t *src, uint32_t ns, const uint32_t *dst,
+                       uint32_t nt, const uint64_t *dist) {
+    cJSON *o = cJSON_CreateObject();
+    int ok = o && put(o, "sources", id_array(g, src, ns)) && put(o, "targets", id_array(g, dst, nt)) &&
+             put(o, "distances", dist_matrix(g, dist, ns, nt));
+    if (!ok) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+cJSON *gp_render_apsp(const gp_graph *g, const uint64_t *dist, const uint32_t *next) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON *nodes = cJSON_CreateArray();
+    int ok = o && put(o, "nodes", nodes);
+    for (uint32_t v = 0; ok && v < g->n; v++) ok = put(nodes, NULL, gp_render_node(g, v));
+    ok = ok && put(o, "distances", dist_matrix(g, dist, g->n, g->n));
+    if (ok && next) {
+        cJSON *m = cJSON_CreateArray();
+        ok = put(o, "next_hops", m);
+        for (uint32_t i = 0; ok && i < g->n; i++) {
+            cJSON *r = cJSON_CreateArray();
+            ok = put(m, NULL, r);
+            for (uint32_t j = 0; ok && j < g->n; j++)
+                ok = put(r, NULL, gp_render_node(g, next[(size_t)i * g->n + j]));
+        }
+    }
+    if (!ok) {
+        if (!o) cJSON_Delete(nodes);
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+cJSON *gp_render_graph_info(const gp_graph *g, const char *name) {
+    cJSON *o = cJSON_CreateObject();
+    if (!o) return NULL;
+    char ts[32];
+    gp_render_iso8601(g->loaded_at, ts, sizeof ts);
+    int ok = cJSON_AddStringToObject(o, "name", name ? name : "") &&
+             cJSON_AddNumberToObject(o, "nodes", g->n) && cJSON_AddNumberToObject(o, "edges", g->m) &&
+             cJSON_AddStringToObject(o, "version", g->version) &&
+             cJSON_AddStringToObject(o, "source", g->source) &&
+             cJSON_AddStringToObject(o, "format", g->format) &&
+             cJSON_AddBoolToObject(o, "has_coordinates", g->lon != NULL && g->lat != NULL) &&
+             cJSON_AddNumberToObject(o, "memory_bytes", (double)gp_graph_memory(g)) &&
+             cJSON_AddNumberToObject(o, "scale", g->scale) &&
+             cJSON_AddStringToObject(o, "loaded_at", ts);
+    if (!ok) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+cJSON *gp_render_error(int code, const char *message) {
+    cJSON *o = cJSON_CreateObject();
+    if (!o) return NULL;
+    if (!cJSON_AddStringToObject(o, "code", gp_status_name(code)) ||
+        !cJSON_AddStringToObject(o, "message", message ? message : "")) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Text writer */
+
+typedef struct sbuf {
+    char *p;
+    size_t len, cap;
+    int oom;
+} sbuf;
+
+static int sb_reserve(sbuf *b, size_t more) {
+    if (b->oom) return 0;
+    if (b->len + more + 1 <= b->cap) return 1;
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap < b->len + more + 1) cap *= 2;
+    char *p = realloc(b->p, cap);
+    if (!p) {
+        b->oom = 1;
+        return 0;
+    }
+    b->p = p;
+    b->cap = cap;
+    return 1;
+}
+
+static void sb_put(sbuf *b, const char *s, size_t n) {
+    if (!sb_reserve(b, n)) return;
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+}
+
+static void sb_str(sbuf *b, const char *s) { sb_put(b, s, strlen(s)); }
+
+static void sb_dist(sbuf *b, const gp_graph *g, uint64_t d) {
+    char buf[40];
+    int n = gp_render_dist_str(g, d, buf, sizeof buf);
+    sb_put(b, buf, (size_t)n);
+}
+
+static void sb_id(sbuf *b, const gp_graph *g, uint32_t v) {
+    char buf[32];
+    int n = id_str(g, v, buf, sizeof buf);
+    sb_put(b, buf, (size_t)n);
+}
+
+static void sb_ids(sbuf *b, const gp_graph *g, const uint32_t *v, uint32_t k) {
+    sb_str(b, "[");
+    for (uint32_t i = 0; i < k; i++) {
+        if (i) sb_str(b, ",");
+        sb_id(b, g, v ? v[i] : i);
+    }
+    sb_str(b, "]");
+}
+
+static void sb_dist_matrix(sbuf *b, const gp_graph *g, const uint64_t *d, uint32_t rows,
+                           uint32_t cols) {
+    sb_str(b, "[");
+    for (uint32_t i = 0; i < rows && !b->oom; i++) {
+        sb_str(b, i ? ",[" : "[");
+        const uint64_t *r = d + (size_t)i * cols;
+        for (uint32_t j = 0; j < cols; j++) {
+            if (j) sb_str(b, ",");
+            sb_dist(b, g, r[j]);
+        }
+        sb_str(b, "]");
+    }
+    sb_str(b, "]");
+}
+
+static char *sb_finish(sbuf *b, size_t *len) {
+    if (b->oom || !sb_reserve(b, 0)) {
+        free(b->p);
+        return NULL;
+    }
+    b->p[b->len] = '\0';
+    if (len) *len = b->len;
+    return b->p;
+}
+
+char *gp_render_sssp_text(const gp_graph *g, uint32_t src, const uint64_t *dist,
+                          const uint32_t *pred, size_t *len) {
+    sbuf b = {0};
+    uint32_t reached = 0;
+    for (uint32_t v = 0; v < g->n; v++) reached += dist[v] != GP_INF;
+    char head[64];
+    sb_str(&b, "{\"source\":");
+    sb_id(&b, g, src);
+    snprintf(head, sizeof head, ",\"reached\":%u,\"nodes\":[", reached);
+    sb_str(&b, head);
+    /* three passes keep the arrays contiguous without temporary copies */
+    int first = 1;
+    for (uint32_t v = 0; v < g->n && !b.oom; v++)
+        if (dist[v] != GP_INF) {
+            if (!first) sb_str(&b, ",");
+            first = 0;
+            sb_id(&b, g, v);
+        }
+    sb_str(&b, "],\"distances\":[");
+    first = 1;
+    for (uint32_t v = 0; v < g->n && !b.oom; v++)
+        if (dist[v] != GP_INF) {
+            if (!first) sb_str(&b, ",");
+            first = 0;
+            sb_dist(&b, g, dist[v]);
+        }
+    sb_str(&b, "],\"predecessors\":[");
+    first = 1;
+    for (uint32_t v = 0; v < g->n && !b.oom; v++)
+        if (dist[v] != GP_INF) {
+            if (!first) sb_str(&b, ",");
+            first = 0;
+            sb_id(&b, g, pred ? pred[v] : GP_NONE);
+        }
+    sb_str(&b, "]}");
+    return sb_finish(&b, len);
+}
+
+char *gp_render_table_text(const gp_graph *g, const uint32_t *src, uint32_t ns,
+                           const uint32_t *dst, uint32_t nt, const uint64_t *dist, size_t *len) {
+    sbuf b = {0};
+    sb_str(&b, "{\"sources\":");
+    sb_ids(&b, g, src, ns);
+    sb_str(&b, ",\"targets\":");
+    sb_ids(&b, g, dst, nt);
+    sb_str(&b, ",\"distances\":");
+    sb_dist_matrix(&b, g, dist, ns, nt);
+    sb_str(&b, "}");
+    return sb_finish(&b, len);
+}
+
+char *gp_render_apsp_text(const gp_graph *g, const uint64_t *dist, const uint32_t *next,
+                          size_t *len) {
+    sbuf b = {0};
+    sb_str(&b, "{\"nodes\":");
+    sb_ids(&b, g, NULL, g->n);
+    sb_str(&b, ",\"distances\":");
+    sb_dist_matrix(&b, g, dist, g->n, g->n);
+    if (next) {
+        sb_str(&b, ",\"next_hops\":[");
+        for (uint32_t i = 0; i < g->n && !b.oom; i++) {
+            sb_str(&b, i ? ",[" : "[");
+            const uint32_t *r = next + (size_t)i * g->n;
+            for (uint32_t j = 0; j < g->n; j++) {
+                if (j) sb_str(&b, ",");
+                sb_id(&b, g, r[j]);
+            }
+            sb_str(&b, "]");
+        }
+        sb_str(&b, "]");
+    }
+    sb_str(&b, "}");
+    return sb_finish(&b, len);
+}

@@ -1,0 +1,69 @@
+/* render.h - JSON rendering of query answers, shared by the CLI (server/cli.c) and the HTTP
+ * server, so both speak exactly the same shapes.
+ *
+ * Conventions (every function):
+ *  - node ids are the graph's EXTERNAL ids (g->ext), JSON integers;
+ *  - distances are in the input's units: JSON integers when g->scale == 1, else d / scale as a
+ *    number (shortest decimal that reads back to the same double); GP_INF renders as null;
+ *  - predecessors / next hops that are GP_NONE render as null.
+ * Shapes:
+ *   route: {"from": ID, "to": ID, "distance": D|null, "path": [ID,...],
+ *           "geometry": {"type": "LineString", "coordinates": [[lon,lat],...]}}
+ *          (geometry only when the graph has coordinates; no route: distance null, path [])
+ *   sssp:  {"source": ID, "reached": K, "nodes": [ID...], "distances": [D...],
+ *           "predecessors": [ID|null...]}   (reached nodes only, ascending internal index)
+ *   table: {"sources": [ID...], "targets": [ID...], "distances": [[D|null,...],...]} (row/source)
+ *   apsp:  {"nodes": [ID...], "distances": [[D|null...]...], "next_hops": [[ID|null...]...]}
+ *          (next_hops only when a next matrix is given)
+ *   graph info: {"name", "nodes", "edges" (arcs), "version", "source", "format",
+ *                "has_coordinates", "memory_bytes", "scale", "loaded_at" (ISO-8601 UTC)}
+ *   error: {"code": "InvalidQuery"..., "message": "..."}
+ *
+ * cJSON builders return a new tree owned by the caller (cJSON_Delete), NULL when out of memory.
+ * The *_text variants write the same JSON (compact) straight into a malloc'd NUL-terminated buffer
+ * without building a tree: use them for big answers (tables, APSP, large SSSP trees), where cJSON
+ * would be slow and memory-hungry. *len (may be NULL) receives the length. NULL when out of memory.
+ */
+#ifndef GP_RENDER_H
+#define GP_RENDER_H
+
+#include "../engine/backend.h"
+
+#include <cjson/cJSON.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One distance (stored units) in input units; null for GP_INF. */
+cJSON *gp_render_dist(const gp_graph *g, uint64_t d);
+/* A node's external id; null for GP_NONE. */
+cJSON *gp_render_node(const gp_graph *g, uint32_t v);
+
+cJSON *gp_render_route(const gp_graph *g, uint32_t from, uint32_t to, const gp_path *p);
+cJSON *gp_render_sssp(const gp_graph *g, uint32_t src, const uint64_t *dist, const uint32_t *pred);
+cJSON *gp_render_table(const gp_graph *g, const uint32_t *src, uint32_t ns, const uint32_t *dst,
+                       uint32_t nt, const uint64_t *dist);
+/* dist n*n row-major; next n*n or NULL (then no "next_hops"). */
+cJSON *gp_render_apsp(const gp_graph *g, const uint64_t *dist, const uint32_t *next);
+cJSON *gp_render_graph_info(const gp_graph *g, const char *name);
+cJSON *gp_render_error(int code, const char *message);
+
+char *gp_render_sssp_text(const gp_graph *g, uint32_t src, const uint64_t *dist,
+                          const uint32_t *pred, size_t *len);
+char *gp_render_table_text(const gp_graph *g, const uint32_t *src, uint32_t ns,
+                           const uint32_t *dst, uint32_t nt, const uint64_t *dist, size_t *len);
+char *gp_render_apsp_text(const gp_graph *g, const uint64_t *dist, const uint32_t *next,
+                          size_t *len);
+
+/* Writes a distance in input units into buf (NUL-terminated, "null" for GP_INF); returns the
+ * length. buf needs 32 bytes. */
+int gp_render_dist_str(const gp_graph *g, uint64_t d, char *buf, size_t size);
+/* ISO-8601 UTC ("2026-01-02T03:04:05Z") of wall-clock seconds since the epoch; buf >= 32 bytes. */
+void gp_render_iso8601(double t, char *buf, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

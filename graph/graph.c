@@ -140,6 +140,9 @@ void gp_builder_free(gp_builder *b) {
 }
 
 double gp_builder_scale(const gp_builder *b) { return b->scale; }
+void gp_builder_set_scale(gp_builder *b, double scale) {
+    if (scale > 0 && isfinite(scale)) b->scale = scale;
+}
 uint32_t gp_builder_nodes(const gp_builder *b) { return (uint32_t)b->nn; }
 uint64_t gp_builder_arcs(const gp_builder *b) { return b->na; }
 

@@ -108,7 +108,8 @@ static inline const char *gp_graph_name(const gp_graph *g, uint32_t v) {
 /* Options for loading. scale <= 0 means the format's default. */
 typedef struct gp_load_opts {
     double scale;
-    int undirected;          /* force undirected (CSV: ignore reverse_cost, add both arcs) */
+    int undirected;          /* force undirected (CSV: pgRouting directed=false, each cost and
+                                reverse_cost >= 0 gives arcs both ways) */
     int progress;            /* print progress lines for large inputs */
     const char *cost_rule;   /* topology loaders: "hops" (default) or "bandwidth" */
     double ref_bandwidth;    /* bits/s for the bandwidth rule (default 100e9) */
@@ -120,7 +121,14 @@ typedef struct gp_load_opts {
  * a partial graph: NULL and err filled on any error. */
 gp_graph *gp_graph_load(const char *spec, const gp_load_opts *opts, gp_err *err);
 
-/* Format-specific loaders (graph/load_*.c), used by gp_graph_load. */
+/* Format-specific loaders (graph/load_*.c), used by gp_graph_load.
+ * DIMACS: "p sp N M" / "a U V W", integer weights, scale 1, nodes 1..N; coordinates from a sibling
+ *   .co / .co.gz ("v ID X Y", lon/lat times 1e6) when present. gzip read transparently.
+ * CSV (pgRouting): header required; columns by name source,target,cost[,reverse_cost][,id]
+ *   [,x1,y1,x2,y2], others ignored; cost / reverse_cost < 0 = no arc. Scale: opts->scale when > 0,
+ *   else 1 when every non-negative cost in the file is an integer, else
+ *   GP_SCALE_DEFAULT_FRACTIONAL.
+ * Errors name "FILE:LINE: what is wrong". */
 gp_graph *gp_load_dimacs(const char *path, const gp_load_opts *o, gp_err *err);
 gp_graph *gp_load_csv(const char *path, const gp_load_opts *o, gp_err *err);
 /* Router topologies (graph/load_graphml.c, load_sndlib.c, load_rocketfuel.c; cost rules in

@@ -33,6 +33,9 @@ static inline uint64_t gp_mix64(uint64_t x) {
 gp_graph *gp_graph_complete(gp_graph *g, const char *source, const char *format, int directed,
                             gp_err *err);
 
+/* Sets the builder's scale; only before any cost has been converted with it. */
+void gp_builder_set_scale(gp_builder *b, double scale);
+
 /* Runs fn(ctx, begin, end) over [0, n) split into contiguous chunks on up to nthreads worker
  * threads (0 = online CPUs, capped at 16). Falls back to one call on the caller's thread for small
  * n or when threads cannot be started. */

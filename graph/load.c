@@ -23,7 +23,7 @@ typedef struct loader {
 
 static const loader loaders[] = {
     {"dimacs", {".gr.gz", ".gr", NULL}, gp_load_dimacs},
-    {"csv", {".csv", NULL, NULL}, NULL},
+    {"csv", {".csv.gz", ".csv", NULL}, gp_load_csv},
     {"graphml", {".graphml", NULL, NULL}, gp_load_graphml},
     {"sndlib", {".txt.gz", ".txt", NULL}, gp_load_sndlib},
     {"rocketfuel", {".intra", NULL, NULL}, gp_load_rocketfuel},

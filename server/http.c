@@ -691,6 +691,11 @@ void gp_http_stop(gp_http *h, double grace_s) {
     if (!h) return;
     __atomic_store_n(&srv.stopping, 1, __ATOMIC_RELAXED);
     MHD_socket fd = MHD_quiesce_daemon(h->d);
+    /* The worker threads drop the listening socket at their next loop turn (woken through the
+     * ITC); close it after that so new connections are refused rather than left in the backlog. */
+    struct timespec turn = {0, 100 * 1000 * 1000};
+    nanosleep(&turn, NULL);
+    if (fd != MHD_INVALID_SOCKET) close(fd);
     double t0 = gp_now();
     int waited = 0;
     while (__atomic_load_n(&srv.active, __ATOMIC_RELAXED) > 0 && gp_now() - t0 < grace_s) {
@@ -702,7 +707,6 @@ void gp_http_stop(gp_http *h, double grace_s) {
     GP_LOG(GP_LOG_INFO, "event=stopping waited_ms=%.0f in_flight_left=%d", waited ?
            (gp_now() - t0) * 1e3 : 0.0, left);
     MHD_stop_daemon(h->d);
-    if (fd != MHD_INVALID_SOCKET) close(fd);
     free(h);
     srv.engine = NULL;
     srv.reg = NULL;

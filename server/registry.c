@@ -91,6 +91,7 @@ int gp_registry_load(gp_registry *r, const char *name, const gp_graph_source *sr
         } else {
             if (i < 0) {
                 i = r->n++;
+                memset(&r->entries[i], 0, sizeof r->entries[i]);
                 snprintf(r->entries[i].name, sizeof r->entries[i].name, "%s", name);
             }
             old = r->entries[i].g;
@@ -139,6 +140,7 @@ int gp_registry_remove(gp_registry *r, const char *name, gp_err *err) {
         old = r->entries[i].g;
         r->entries[i] = r->entries[r->n - 1];
         r->n--;
+        memset(&r->entries[r->n], 0, sizeof r->entries[r->n]); /* no stale pointer left behind */
     }
     pthread_mutex_unlock(&r->mu);
     pthread_mutex_unlock(&r->load_mu);

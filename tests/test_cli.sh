@@ -4,7 +4,7 @@
 # checking the JSON documents (parsed with Debian's python3) and the error exits. Prints
 # "N passed, N failed, N skipped" last.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 BIN=${GPATH_BIN:-$PWD/build/gpath}
 DATA=${GPATH_DATA:-$(cd .. && pwd)/shared/data}
 PY=/usr/bin/python3

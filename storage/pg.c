@@ -186,12 +186,20 @@ static const char *pgmsg(const char *m, char *buf, size_t cap) {
     return buf;
 }
 
+/* Server notices ("relation already exists, skipping") go to the debug log, not stderr. */
+static void on_notice(void *arg, const char *msg) {
+    (void)arg;
+    char m[400];
+    GP_LOG(GP_LOG_DEBUG, "PostgreSQL notice: %s", pgmsg(msg, m, sizeof m));
+}
+
 static PGconn *connect_db(const gp_pg_spec *s, gp_err *err) {
     PGconn *c = PQconnectdb(s->conninfo);
     if (!c) {
         gp_err_set(err, GP_ENOMEM, "out of memory");
         return NULL;
     }
+    PQsetNoticeProcessor(c, on_notice, NULL);
     if (PQstatus(c) != CONNECTION_OK) {
         char m[400];
         gp_err_set(err, GP_EDB, "PostgreSQL %s: %s", s->shown, pgmsg(PQerrorMessage(c), m, sizeof m));

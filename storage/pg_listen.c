@@ -38,6 +38,11 @@ static int wait_fd(gp_pg_listener *l, int fd, short events, int ms) {
     return n > 0 ? 1 : 0;
 }
 
+static void ignore_notice(void *arg, const char *msg) {
+    (void)arg;
+    GP_LOG(GP_LOG_DEBUG, "PostgreSQL notice: %s", msg);
+}
+
 /* Connects without blocking; NULL when it failed or the listener is stopping. */
 static PGconn *connect_async(gp_pg_listener *l, char *why, size_t cap) {
     PGconn *c = PQconnectStart(l->spec.conninfo);
@@ -46,6 +51,7 @@ static PGconn *connect_async(gp_pg_listener *l, char *why, size_t cap) {
         return NULL;
     }
     if (PQstatus(c) == CONNECTION_BAD) goto fail;
+    PQsetNoticeProcessor(c, ignore_notice, NULL);
     PostgresPollingStatusType st = PGRES_POLLING_WRITING;
     for (;;) {
         if (st == PGRES_POLLING_OK) return c;

@@ -1,0 +1,231 @@
+#!/usr/bin/env bash
+# test_pg.sh - gpath against a real PostgreSQL + pgRouting: starts a throwaway cluster (pg_ctl, temp
+# dir, free port), loads pgRouting's sample data, and checks that gpath's route, table and all-pairs
+# answers read through libpq equal pgr_dijkstra, pgr_dijkstraCostMatrix and pgr_floydWarshall run in
+# the same database (every pair, directed and undirected), edges_sql, gpath's own schema and its
+# migrations, clean errors (server unreachable, missing table), and a LISTEN/NOTIFY reload through
+# `gpath serve`. Prints "N passed, N failed, N skipped" last.
+set -u
+cd "$(dirname "$0")/.."
+GPATH_BIN=${GPATH_BIN:-$PWD/${BUILD:-build}/gpath}
+GPATH_DATA=${GPATH_DATA:-$(cd .. && pwd)/shared/data}
+PY=/usr/bin/python3
+pass=0 fail=0 skip=0
+ok() { pass=$((pass + 1)); echo "ok   - $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL - $1"; [ -n "${2:-}" ] && echo "$2" | head -20 | sed 's/^/       /'; }
+skp() { skip=$((skip + 1)); echo "skip - $1"; }
+finish() { echo "$pass passed, $fail failed, $skip skipped"; exit $((fail > 0)); }
+
+tmp=$(mktemp -d)
+chmod 755 "$tmp" # the server runs as the postgres user
+serve_pid=""
+cleanup() {
+  [ -n "$serve_pid" ] && kill "$serve_pid" 2>/dev/null && wait "$serve_pid" 2>/dev/null
+  pgc_stop -m immediate
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+# shellcheck source=tests/pg_cluster.sh
+. tests/pg_cluster.sh
+
+if [ ! -x "$GPATH_BIN" ]; then skp "gpath binary $GPATH_BIN not built"; finish; fi
+if ! pgc_start "$tmp/pg"; then skp "PostgreSQL: $PGC_WHY"; finish; fi
+echo "# PostgreSQL on port $PGC_PORT ($PGC_BIN)"
+createdb gt || { bad "createdb"; finish; }
+db="$PGC_URI/gt"
+enc() { $PY -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$1"; }
+
+# --- clean errors --------------------------------------------------------------------------------
+dead_port=$(pgc_free_port)
+out=$("$GPATH_BIN" info --graph "postgresql://gpath@127.0.0.1:$dead_port/gt?table=edges" 2>&1)
+rc=$?
+if [ $rc -ne 0 ] && echo "$out" | grep -qi "connection refused\|could not connect\|connection to server"; then
+  ok "PostgreSQL unreachable: exit $rc with libpq's message"
+else bad "PostgreSQL unreachable: expected a clean libpq error" "rc=$rc $out"; fi
+out=$("$GPATH_BIN" info --graph "$db?table=no_such_table" 2>&1); rc=$?
+if [ $rc -ne 0 ] && echo "$out" | grep -q "no_such_table"; then ok "missing table: clean error naming it"
+else bad "missing table" "rc=$rc $out"; fi
+out=$("$GPATH_BIN" info --graph "$db?table=a&edges_sql=x" 2>&1); rc=$?
+if [ $rc -ne 0 ] && echo "$out" | grep -q "not both"; then ok "table= and edges_sql= together refused"
+else bad "table+edges_sql" "rc=$rc $out"; fi
+
+# --- gpath's own schema and migrations -----------------------------------------------------------
+createdb own
+out=$("$GPATH_BIN" info --graph "$PGC_URI/own" 2>&1)
+if echo "$out" | grep -q "no usable direction\|edges"; then
+  v=$(pgc_psql own -At -c "SELECT max(version) FROM gpath.schema_version")
+  [ "$v" = "1" ] && ok "migrations applied to an empty database (gpath.schema_version = 1)" \
+    || bad "migration version" "$v $out"
+else bad "own schema: empty gpath.edges should be a clean error" "$out"; fi
+pgc_psql own -c "INSERT INTO gpath.edges (id, source, target, cost, reverse_cost) VALUES
+  (1, 10, 20, 2.5, -1), (2, 20, 30, 1, 1), (3, 10, 30, 5, -1)" 2>&1
+out=$("$GPATH_BIN" route --graph "$PGC_URI/own" --from 10 --to 30 2>"$tmp/own.err")
+if echo "$out" | $PY -c 'import json,sys; d=json.load(sys.stdin); assert abs(d["distance"]-3.5)<1e-9 and d["path"]==[10,20,30], d' 2>/dev/null; then
+  ok "gpath.edges read (second start: migrations already applied)"
+else bad "gpath.edges route 10->30 = 3.5" "$out"; fi
+pgc_psql own -c "INSERT INTO gpath.schema_version (version, name) VALUES (999, '0999-future')"
+out=$("$GPATH_BIN" info --graph "$PGC_URI/own" 2>&1); rc=$?
+if [ $rc -ne 0 ] && echo "$out" | grep -q "newer"; then ok "a newer gpath schema is refused: $(echo "$out" | head -1)"
+else bad "newer schema refused" "rc=$rc $out"; fi
+
+# --- pgRouting sample data -------------------------------------------------------------------------
+csv=$GPATH_DATA/pgrouting-sample/sampledata/edges.csv
+if [ ! -f "$csv" ]; then
+  skp "pgRouting sample data not found at $csv (set GPATH_DATA)"; finish
+fi
+if ! pgc_psql gt -c "CREATE EXTENSION pgrouting CASCADE" >"$tmp/ext.log" 2>&1; then
+  skp "CREATE EXTENSION pgrouting failed (install postgresql-15-pgrouting; it requires postgis): $(tail -1 "$tmp/ext.log")"
+  finish
+fi
+pgc_psql gt -c "CREATE TABLE edges (id bigint PRIMARY KEY, source bigint, target bigint,
+  cost float8, reverse_cost float8, capacity bigint, reverse_capacity bigint,
+  x1 float8, y1 float8, x2 float8, y2 float8)" -c "\\copy edges FROM '$csv' CSV HEADER" \
+  || { bad "loading edges.csv"; finish; }
+echo "# pgRouting $(pgc_psql gt -At -c 'SELECT pgr_version()'), $(pgc_psql gt -At -c 'SELECT count(*) FROM edges') edges"
+
+# compare.py KIND DIRECTED: gpath's JSON (file) against pgRouting's rows (file)
+cat >"$tmp/compare.py" <<'EOF'
+import json, sys
+kind, gfile, pfile = sys.argv[1], sys.argv[2], sys.argv[3]
+g = json.load(open(gfile))
+pg = {}
+for line in open(pfile):
+    s, t, c = line.strip().split("|")
+    pg[(int(s), int(t))] = float(c)
+ours = {}
+if kind == "table":
+    for i, s in enumerate(g["sources"]):
+        for j, t in enumerate(g["targets"]):
+            if g["distances"][i][j] is not None and s != t:
+                ours[(s, t)] = float(g["distances"][i][j])
+else:
+    for i, s in enumerate(g["nodes"]):
+        for j, t in enumerate(g["nodes"]):
+            if g["distances"][i][j] is not None and s != t:
+                ours[(s, t)] = float(g["distances"][i][j])
+bad = [(k, ours.get(k), pg.get(k)) for k in set(ours) | set(pg)
+       if k not in ours or k not in pg or abs(ours[k] - pg[k]) > 1e-9]
+print(len(pg), "pairs;", len(bad), "differ", bad[:10])
+sys.exit(1 if bad or not pg else 0)
+EOF
+
+ids=$(pgc_psql gt -At -c "SELECT string_agg(v::text, ',' ORDER BY v) FROM (SELECT source v FROM edges UNION SELECT target FROM edges) x")
+edges_q="SELECT id, source, target, cost, reverse_cost FROM edges"
+for dir in true false; do
+  spec="$db?table=edges"; flag=""
+  [ $dir = false ] && { spec="$db?table=edges&directed=false"; flag=" (undirected)"; }
+  # info: nodes/arcs like pgRouting's graph
+  out=$("$GPATH_BIN" info --graph "$spec" 2>&1)
+  arcs=$(echo "$out" | $PY -c 'import json,sys; d=json.load(sys.stdin); print(d["nodes"], d["edges"])' 2>/dev/null)
+  want_arcs=30; [ $dir = false ] && want_arcs=60
+  [ "$arcs" = "17 $want_arcs" ] && ok "loaded via libpq$flag: 17 nodes, $want_arcs arcs" || bad "info$flag" "$out"
+
+  # route: every ordered pair against pgr_dijkstra's final agg_cost
+  pgc_psql gt -At -c "SELECT start_vid, end_vid, agg_cost FROM pgr_dijkstra('$edges_q',
+      (SELECT array_agg(v) FROM unnest('{$ids}'::bigint[]) v), (SELECT array_agg(v) FROM unnest('{$ids}'::bigint[]) v), $dir)
+      WHERE edge = -1 ORDER BY 1, 2" >"$tmp/dij.txt"
+  # every ordered pair directed; undirected, the pairs from four sources (each call loads the graph)
+  srcs=${ids//,/ }; [ $dir = false ] && srcs="1 6 12 17"
+  : >"$tmp/route.txt"; nfail=0
+  for s in $srcs; do for t in ${ids//,/ }; do
+    [ "$s" = "$t" ] && continue
+    if "$GPATH_BIN" route --graph "$spec" --from "$s" --to "$t" >"$tmp/r.json" 2>"$tmp/r.err"; then
+      printf '%s|%s|%s\n' "$s" "$t" "$(tr -d '\n' <"$tmp/r.json")" >>"$tmp/route.txt"
+    else nfail=$((nfail + 1)); fi
+  done; done
+  $PY - "$tmp/route.txt" "$tmp/dij.txt" "$srcs" >"$tmp/cmp.txt" 2>&1 <<'EOF'
+import json, sys
+a = {}
+for l in open(sys.argv[1]):
+    s, t, j = l.split("|", 2)
+    d = json.loads(j)["distance"]
+    if d is not None: a[(s, t)] = float(d)
+srcs = set(sys.argv[3].split())
+b = {tuple(l.split("|")[:2]): float(l.split("|")[2]) for l in open(sys.argv[2]) if l.strip()}
+b = {k: v for k, v in b.items() if k[0] in srcs}
+bad = [(k, a.get(k), b.get(k)) for k in set(a) | set(b) if a.get(k) is None or b.get(k) is None or abs(a[k] - b[k]) > 1e-9]
+print(len(b), "routes;", len(bad), "differ", bad[:10]); sys.exit(1 if bad or not b else 0)
+EOF
+  if [ $? -eq 0 ] && [ $nfail -eq 0 ]; then ok "route$flag = pgr_dijkstra on every pair: $(cat "$tmp/cmp.txt")"
+  else bad "route$flag vs pgr_dijkstra ($nfail CLI failures)" "$(cat "$tmp/cmp.txt" "$tmp/r.err")"; fi
+
+  # table: all x all against pgr_dijkstraCostMatrix
+  pgc_psql gt -At -c "SELECT start_vid, end_vid, agg_cost FROM pgr_dijkstraCostMatrix('$edges_q', '{$ids}'::bigint[], $dir)" >"$tmp/cm.txt"
+  "$GPATH_BIN" table --graph "$spec" --sources "$ids" --targets "$ids" >"$tmp/t.json" 2>"$tmp/t.err"
+  if res=$($PY "$tmp/compare.py" table "$tmp/t.json" "$tmp/cm.txt" 2>&1); then ok "table$flag = pgr_dijkstraCostMatrix: $res"
+  else bad "table$flag vs pgr_dijkstraCostMatrix" "$res $(cat "$tmp/t.err")"; fi
+
+  # apsp against pgr_floydWarshall
+  pgc_psql gt -At -c "SELECT start_vid, end_vid, agg_cost FROM pgr_floydWarshall('$edges_q', $dir)" >"$tmp/fw.txt"
+  "$GPATH_BIN" apsp --graph "$spec" >"$tmp/a.json" 2>"$tmp/a.err"
+  if res=$($PY "$tmp/compare.py" apsp "$tmp/a.json" "$tmp/fw.txt" 2>&1); then ok "apsp$flag = pgr_floydWarshall: $res"
+  else bad "apsp$flag vs pgr_floydWarshall" "$res $(cat "$tmp/a.err")"; fi
+done
+
+# edges_sql (URL-encoded), no reverse_cost column, fractional costs: pgRouting's johnson query shape
+pgc_psql gt -c "CREATE TABLE edges_frac AS SELECT id, source, target, cost * 1.25 + id / 8.0 AS cost,
+  reverse_cost * 0.75 AS reverse_cost, x1, y1, x2, y2 FROM edges"
+for q in "SELECT id, source, target, cost FROM edges_frac WHERE id < 12" \
+         "SELECT id, source, target, cost, reverse_cost FROM edges_frac;"; do
+  pgc_psql gt -At -c "SELECT start_vid, end_vid, agg_cost FROM pgr_floydWarshall('$q', true)" >"$tmp/fw.txt"
+  "$GPATH_BIN" apsp --graph "$db?edges_sql=$(enc "$q")&scale=1000000" >"$tmp/a.json" 2>"$tmp/a.err"
+  if res=$($PY "$tmp/compare.py" apsp "$tmp/a.json" "$tmp/fw.txt" 2>&1); then ok "edges_sql '$q' = pgr_floydWarshall: $res"
+  else bad "edges_sql '$q'" "$res $(cat "$tmp/a.err")"; fi
+done
+out=$("$GPATH_BIN" info --graph "$db?edges_sql=$(enc "SELECT id, source, cost FROM edges")" 2>&1); rc=$?
+if [ $rc -ne 0 ] && echo "$out" | grep -q "target"; then ok "edges_sql without target: clean error"
+else bad "edges_sql missing column" "rc=$rc $out"; fi
+out=$("$GPATH_BIN" info --graph "$db?edges_sql=$(enc "SELEC nonsense")" 2>&1); rc=$?
+if [ $rc -ne 0 ] && echo "$out" | grep -q "syntax error"; then ok "bad edges_sql: PostgreSQL's message"
+else bad "bad edges_sql" "rc=$rc $out"; fi
+
+# --- LISTEN/NOTIFY reload through gpath serve ------------------------------------------------------
+if "$GPATH_BIN" serve --help 2>&1 | grep -q -- "--port-file"; then
+  "$GPATH_BIN" serve --graph "roads=$db?table=edges" --listen 127.0.0.1 --port 0 \
+    --port-file "$tmp/port" --cache-path "$tmp/cache.db" --backend cpu --engine-threads 2 \
+    --threads 2 --admin-token tok >"$tmp/serve.log" 2>&1 &
+  serve_pid=$!
+  up=0
+  for _ in $(seq 100); do
+    [ -s "$tmp/port" ] && curl -sf "http://127.0.0.1:$(cat "$tmp/port")/ready" >/dev/null 2>&1 && { up=1; break; }
+    sleep 0.1
+  done
+  port=$(cat "$tmp/port" 2>/dev/null)
+  route() { curl -sf "http://127.0.0.1:$port/v1/graphs/roads/route?from=6&to=10"; }
+  dist() { route | $PY -c 'import json,sys; print(json.load(sys.stdin)["distance"])' 2>/dev/null; }
+  if [ $up -eq 1 ]; then
+    d0=$(dist)
+    [ -n "$d0" ] || bad "served route 6->10" "$(route; tail -5 "$tmp/serve.log")"
+    # wait until the listener is connected (it logs it), then change a cost on the 6->10 path
+    for _ in $(seq 50); do grep -q "LISTEN gpath_reload on" "$tmp/serve.log" && break; sleep 0.1; done
+    pgc_psql gt -c "UPDATE edges SET cost = 0.5, reverse_cost = 0.5 WHERE id = 4" -c "NOTIFY gpath_reload, 'roads'"
+    t0=$(date +%s.%N); d1=$d0
+    while :; do
+      d1=$(dist); [ "$d1" != "$d0" ] && break
+      [ "$($PY -c "import time; print(int(time.time() - $t0 > 1.0))")" = 1 ] && break
+      sleep 0.05
+    done
+    el=$($PY -c "import time; print(round(time.time() - $t0, 3))")
+    want=$(pgc_psql gt -At -c "SELECT agg_cost FROM pgr_dijkstra('$edges_q', 6, 10) WHERE edge = -1")
+    if $PY -c "import sys; sys.exit(0 if abs(float('$d1') - float('$want')) < 1e-9 and '$d1' != '$d0' else 1)" 2>/dev/null; then
+      ok "NOTIFY gpath_reload: served 6->10 went $d0 -> $d1 (= pgr_dijkstra) within ${el}s"
+    else bad "NOTIFY reload within 1 s" "before=$d0 after=$d1 pgr=$want $(tail -5 "$tmp/serve.log")"; fi
+    # server gone and back: the listener reconnects and the service keeps answering
+    pgc_stop -m immediate
+    d_down=$(dist)
+    [ -n "$d_down" ] && [ "$d_down" = "$d1" ] && ok "PostgreSQL stopped: the loaded graph keeps serving ($d_down)" \
+      || bad "serving with PostgreSQL down" "$d_down $(tail -5 "$tmp/serve.log")"
+    pgc_restart
+    pgc_psql gt -c "UPDATE edges SET cost = 1, reverse_cost = 1 WHERE id = 4"
+    sleep 0.3
+    pgc_psql gt -c "NOTIFY gpath_reload"
+    t0=$(date +%s); d2=$d1
+    while [ $(($(date +%s) - t0)) -lt 10 ]; do d2=$(dist); [ "$d2" = "$d0" ] && break; sleep 0.2; done
+    [ -n "$d2" ] && [ "$d2" = "$d0" ] && ok "after a PostgreSQL restart the listener reconnected and reloaded ($d1 -> $d2)" \
+      || bad "reload after PostgreSQL restart" "$d2 vs $d0 $(tail -5 "$tmp/serve.log")"
+  else bad "gpath serve did not come up" "$(tail -20 "$tmp/serve.log")"; fi
+  kill "$serve_pid" 2>/dev/null; wait "$serve_pid" 2>/dev/null; serve_pid=""
+else
+  skp "gpath serve (HTTP) not available in this build: LISTEN/NOTIFY reload not tested"
+fi
+finish

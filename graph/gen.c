@@ -137,8 +137,10 @@ gp_graph *gp_generate_road(uint64_t n, uint64_t seed, gp_err *err) {
     g->lat = malloc(n * sizeof(double));
     g->row = calloc(n + 1, sizeof *g->row);
     if (!g->ext || !g->lon || !g->lat || !g->row) goto oom;
+    double t0 = gp_now();
     c.pass = 0;
     gp_parallel_for(n, 0, gen_range, &c);
+    double t1 = gp_now();
     c.pass = 1;
     gp_parallel_for(n, 0, gen_range, &c);
     uint64_t m = 0;
@@ -150,8 +152,11 @@ gp_graph *gp_generate_road(uint64_t n, uint64_t seed, gp_err *err) {
     g->col = malloc((m ? m : 1) * sizeof *g->col);
     g->w = malloc((m ? m : 1) * sizeof *g->w);
     if (!g->col || !g->w) goto oom;
+    double t2 = gp_now();
     c.pass = 2;
     gp_parallel_for(n, 0, gen_range, &c);
+    GP_LOG(GP_LOG_DEBUG, "gen %llu: coordinates %.3fs, degrees %.3fs, arcs %.3fs",
+           (unsigned long long)n, t1 - t0, t2 - t1, gp_now() - t2);
     char src[64];
     snprintf(src, sizeof src, "gen:%llu:%llu", (unsigned long long)n, (unsigned long long)seed);
     return gp_graph_complete(g, src, "gen", 1, err);

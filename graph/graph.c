@@ -607,6 +607,7 @@ static void graph_free(gp_graph *g) {
 gp_graph *gp_graph_complete(gp_graph *g, const char *source, const char *format, int directed,
                             gp_err *err) {
     const uint32_t n = g->n, m = g->m;
+    double t0 = gp_now(), t1, t2, t3;
     snprintf(g->source, sizeof g->source, "%s", source ? source : "");
     snprintf(g->format, sizeof g->format, "%s", format ? format : "");
     g->directed_input = directed;
@@ -636,6 +637,7 @@ gp_graph *gp_graph_complete(gp_graph *g, const char *source, const char *format,
             g->rw[p] = g->w[i];
         }
     free(cursor);
+    t1 = gp_now();
 
     /* id map: capacity a power of two >= 2n */
     uint64_t cap = 16;
@@ -652,8 +654,10 @@ gp_graph *gp_graph_complete(gp_graph *g, const char *source, const char *format,
         g->idmap.vals[s] = i;
     }
 
+    t2 = gp_now();
     g->hash = graph_hash(g);
     snprintf(g->version, sizeof g->version, "%016llx", (unsigned long long)g->hash);
+    t3 = gp_now();
 
     if (g->lon && g->lat) {
         g->spatial = gp_spatial_build(g, err);
@@ -663,6 +667,9 @@ gp_graph *gp_graph_complete(gp_graph *g, const char *source, const char *format,
         }
     }
     g->loaded_at = gp_wall_now();
+    GP_LOG(GP_LOG_DEBUG,
+           "graph %s: %u nodes, %u arcs; reverse %.3fs, id map %.3fs, hash %.3fs, spatial %.3fs",
+           g->source, n, m, t1 - t0, t2 - t1, t3 - t2, gp_now() - t3);
     __atomic_store_n(&g->refs, 1, __ATOMIC_RELEASE);
     return g;
 oom:

@@ -2,8 +2,9 @@
  *
  * Layout is implicit: idx[] is a permutation of the indexed nodes; a subtree is a range [lo, hi)
  * of it; an internal range (more than LEAF entries) splits at mid = lo + (hi - lo) / 2 on the
- * dimension dim[mid] (the widest of x, y, z over the range): entry mid is the split point, every
- * entry of [lo, mid) is <= it and every entry of [mid + 1, hi) >= it on that dimension. Only idx and dim (5 bytes per node) are kept: unit
+ * dimension dim[mid] (the widest of x, y, z over the subtree's cell): entry mid is the split point, every
+ * entry of [lo, mid) is <= it and every entry of [mid + 1, hi) >= it on that dimension (compared
+ * as floats while building; queries allow for the float rounding). Only idx and dim (5 bytes per node) are kept: unit
  * vectors are recomputed from lon/lat during queries, so the index costs little next to the graph.
  * The top levels are built on parallel threads.
  */
@@ -43,23 +44,31 @@ static inline void unit_vec(double lon, double lat, double v[3]) {
 
 /* ---- build ---- */
 
+/* Build-time point: the unit vector as floats next to the node, so partitioning streams through
+ * memory. The float split values differ from the exact (double) ones by at most 2^-24; queries
+ * widen their pruning bound by SLACK to stay exact. */
+typedef struct bpt {
+    float c[3];
+    uint32_t node;
+} bpt;
+
+#define SLACK 2.5e-7
+
 typedef struct build_ctx {
-    uint32_t *idx;
+    bpt *pts;
     uint8_t *dim;
-    const double *key[3]; /* unit-vector coordinates by node */
 } build_ctx;
 
-/* Reorders a[lo..hi) so that a[k] holds the k-th smallest key, smaller-or-equal keys before it and
- * greater-or-equal after it (Hoare quickselect, median-of-three pivot). */
-static void select_kth(uint32_t *a, const double *key, int64_t lo, int64_t hi, int64_t k) {
+/* Reorders a[lo..hi) so that a[k] holds the k-th smallest on dimension d, smaller-or-equal before
+ * it and greater-or-equal after it (Hoare quickselect, median-of-three pivot). */
+static void select_kth(bpt *a, int d, int64_t lo, int64_t hi, int64_t k) {
     hi--; /* inclusive */
     while (hi > lo) {
         if (hi - lo < 16) {
             for (int64_t i = lo + 1; i <= hi; i++) {
-                uint32_t t = a[i];
-                double kt = key[t];
+                bpt t = a[i];
                 int64_t j = i;
-                while (j > lo && key[a[j - 1]] > kt) {
+                while (j > lo && a[j - 1].c[d] > t.c[d]) {
                     a[j] = a[j - 1];
                     j--;
                 }
@@ -68,14 +77,14 @@ static void select_kth(uint32_t *a, const double *key, int64_t lo, int64_t hi, i
             return;
         }
         int64_t mid = lo + (hi - lo) / 2;
-        double x = key[a[lo]], y = key[a[mid]], z = key[a[hi]];
-        double pv = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
+        float x = a[lo].c[d], y = a[mid].c[d], z = a[hi].c[d];
+        float pv = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
         int64_t i = lo, j = hi;
         while (i <= j) {
-            while (key[a[i]] < pv) i++;
-            while (key[a[j]] > pv) j--;
+            while (a[i].c[d] < pv) i++;
+            while (a[j].c[d] > pv) j--;
             if (i <= j) {
-                uint32_t t = a[i];
+                bpt t = a[i];
                 a[i] = a[j];
                 a[j] = t;
                 i++;
@@ -92,56 +101,60 @@ static void select_kth(uint32_t *a, const double *key, int64_t lo, int64_t hi, i
     }
 }
 
-static void build_range(build_ctx *c, int64_t lo, int64_t hi, int depth);
+/* A subtree's range and its cell: bounds on every dimension inherited from the splits above (a
+ * superset of the points' bounding box, so no scan is needed to pick the split dimension). */
+typedef struct cell {
+    int64_t lo, hi;
+    float mn[3], mx[3];
+    int depth;
+} cell;
+
+static void build_range(build_ctx *c, cell k);
 
 typedef struct build_job {
     build_ctx *c;
-    int64_t lo, hi;
-    int depth;
+    cell k;
 } build_job;
 
 static void *build_thread(void *arg) {
     build_job *j = arg;
-    build_range(j->c, j->lo, j->hi, j->depth);
+    build_range(j->c, j->k);
     return NULL;
 }
 
-static void build_range(build_ctx *c, int64_t lo, int64_t hi, int depth) {
-    while (hi - lo > LEAF) {
-        double mn[3] = {2, 2, 2}, mx[3] = {-2, -2, -2};
-        for (int64_t i = lo; i < hi; i++) {
-            uint32_t v = c->idx[i];
-            for (int d = 0; d < 3; d++) {
-                double x = c->key[d][v];
-                if (x < mn[d]) mn[d] = x;
-                if (x > mx[d]) mx[d] = x;
-            }
-        }
+static void build_range(build_ctx *c, cell k) {
+    while (k.hi - k.lo > LEAF) {
         int d = 0;
         for (int e = 1; e < 3; e++)
-            if (mx[e] - mn[e] > mx[d] - mn[d]) d = e;
-        int64_t mid = lo + (hi - lo) / 2;
-        select_kth(c->idx, c->key[d], lo, hi, mid);
+            if (k.mx[e] - k.mn[e] > k.mx[d] - k.mn[d]) d = e;
+        int64_t mid = k.lo + (k.hi - k.lo) / 2;
+        select_kth(c->pts, d, k.lo, k.hi, mid);
         c->dim[mid] = (uint8_t)d;
-        depth++;
+        float split = c->pts[mid].c[d];
+        cell left = k, right = k;
+        left.hi = mid;
+        left.mx[d] = split;
+        right.lo = mid + 1;
+        right.mn[d] = split;
+        left.depth = right.depth = k.depth + 1;
         /* left half on a new thread near the top of large trees */
-        if (depth <= 3 && hi - lo > (1 << 17)) {
-            build_job j = {c, lo, mid, depth};
+        if (k.depth < 4 && k.hi - k.lo > (1 << 16)) {
+            build_job j = {c, left};
             pthread_t t;
             if (pthread_create(&t, NULL, build_thread, &j) == 0) {
-                build_range(c, mid + 1, hi, depth);
+                build_range(c, right);
                 pthread_join(t, NULL);
                 return;
             }
         }
-        build_range(c, lo, mid, depth);
-        lo = mid + 1;
+        build_range(c, left);
+        k = right;
     }
 }
 
 struct gp_spatial *gp_spatial_build(const gp_graph *g, gp_err *err) {
     struct gp_spatial *s = calloc(1, sizeof *s);
-    double *key = NULL;
+    bpt *pts = NULL;
     if (!s) goto oom;
     uint32_t cnt = 0;
     for (uint32_t v = 0; v < g->n; v++)
@@ -149,24 +162,29 @@ struct gp_spatial *gp_spatial_build(const gp_graph *g, gp_err *err) {
     s->cnt = cnt;
     s->idx = malloc((size_t)(cnt ? cnt : 1) * sizeof *s->idx);
     s->dim = calloc((size_t)(cnt ? cnt : 1), 1);
-    key = malloc((size_t)g->n * 3 * sizeof *key);
-    if (!s->idx || !s->dim || !key) goto oom;
+    pts = malloc((size_t)(cnt ? cnt : 1) * sizeof *pts);
+    if (!s->idx || !s->dim || !pts) goto oom;
     cnt = 0;
     for (uint32_t v = 0; v < g->n; v++) {
         if (!(isfinite(g->lon[v]) && isfinite(g->lat[v]))) continue;
-        s->idx[cnt++] = v;
         double u[3];
         unit_vec(g->lon[v], g->lat[v], u);
-        key[v] = u[0];
-        key[(size_t)g->n + v] = u[1];
-        key[2 * (size_t)g->n + v] = u[2];
+        pts[cnt] = (bpt){{(float)u[0], (float)u[1], (float)u[2]}, v};
+        cnt++;
     }
-    build_ctx c = {s->idx, s->dim, {key, key + g->n, key + 2 * (size_t)g->n}};
-    build_range(&c, 0, cnt, 0);
-    free(key);
+    build_ctx c = {pts, s->dim};
+    cell root = {0, cnt, {2, 2, 2}, {-2, -2, -2}, 0};
+    for (uint32_t i = 0; i < cnt; i++)
+        for (int d = 0; d < 3; d++) {
+            root.mn[d] = pts[i].c[d] < root.mn[d] ? pts[i].c[d] : root.mn[d];
+            root.mx[d] = pts[i].c[d] > root.mx[d] ? pts[i].c[d] : root.mx[d];
+        }
+    build_range(&c, root);
+    for (uint32_t i = 0; i < cnt; i++) s->idx[i] = pts[i].node;
+    free(pts);
     return s;
 oom:
-    free(key);
+    free(pts);
     gp_spatial_free(s);
     gp_err_set(err, GP_ENOMEM, "out of memory building the spatial index (%u nodes)", g->n);
     return NULL;
@@ -245,13 +263,15 @@ static void knn_range(knn *h, int64_t lo, int64_t hi) {
         int d = h->s->dim[mid];
         offer_node(h, h->s->idx[mid], u);
         double diff = h->q[d] - u[d];
+        /* the far side lies at least |diff| - SLACK away on dimension d */
+        double gap = fabs(diff) - SLACK;
         if (diff < 0) {
             knn_range(h, lo, mid);
-            if (h->size == h->k && diff * diff > h->heap[0].d2) return;
+            if (h->size == h->k && gap > 0 && gap * gap > h->heap[0].d2) return;
             lo = mid + 1;
         } else {
             knn_range(h, mid + 1, hi);
-            if (h->size == h->k && diff * diff > h->heap[0].d2) return;
+            if (h->size == h->k && gap > 0 && gap * gap > h->heap[0].d2) return;
             hi = mid;
         }
     }

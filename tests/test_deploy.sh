@@ -63,6 +63,37 @@ else
   bad "check_deploy.py needs python3-yaml (deploy/install-deps.sh test installs it)"
 fi
 
+# ---- 1b. the binary itself accepts the shipped configuration (`serve --help` returns only after
+# the config file and the GPATH_* environment parsed)
+if [ $have_bin -eq 1 ] && $PY -c 'import yaml' 2>/dev/null; then
+  $PY - "$tmp" <<'PY'
+import sys, yaml
+tmp = sys.argv[1]
+docs = {d['kind']: d for f in ('configmap', 'secret') for d in
+        yaml.safe_load_all(open(f'deploy/kubernetes/{f}.yaml')) if d}
+open(f'{tmp}/k8s.conf', 'w').write(docs['ConfigMap']['data']['gpath.conf'])
+s = docs['Secret']['stringData']
+open(f'{tmp}/k8s.env', 'w').write(f"GPATH_GRAPHS={s['graphs']}\nGPATH_ADMIN_TOKEN={s['admin-token']}\n")
+env = yaml.safe_load(open('deploy/compose.yaml'))['services']['gpath']['environment']
+open(f'{tmp}/compose.env', 'w').write(''.join(
+    f"{k}={v.replace('${POSTGRES_PASSWORD}', 'pw').split('${')[0] or 'x'}\n" for k, v in env.items()))
+PY
+  # env_run FILE CMD...: runs CMD with the KEY=VALUE lines of FILE in its environment
+  env_run() { local f=$1; shift; local -a kv; mapfile -t kv < <(grep -E '^[A-Z_]+=' "$f"); env "${kv[@]}" "$@"; }
+  for what in "k8s ConfigMap gpath.conf|--config $tmp/k8s.conf|/dev/null" \
+              "k8s Secret env (GPATH_GRAPHS, GPATH_ADMIN_TOKEN)||$tmp/k8s.env" \
+              "compose gpath environment||$tmp/compose.env" \
+              "systemd gpath.env.example||deploy/systemd/gpath.env.example"; do
+    IFS='|' read -r name flags envf <<<"$what"
+    # shellcheck disable=SC2086 # flags is a word list on purpose
+    if out=$(env_run "$envf" "$bin" serve $flags --help 2>&1 >/dev/null); then
+      ok "gpath serve accepts the $name"
+    else
+      bad "gpath serve rejects the $name: $out"
+    fi
+  done
+fi
+
 # ---- 2. schema-aware linters (npm)
 lock_sum=$(sha256sum deploy/lint/package-lock.json deploy/lint/package.json | sha256sum | cut -c1-16)
 lint_dir="${GPATH_LINT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpath-deploy-lint}/$lock_sum"

@@ -6,6 +6,8 @@
 #include "handlers.h"
 
 #include "../graph/spatial.h"
+#include "../storage/cache.h"
+#include "h_cache.h"
 #include "http.h"
 #include "metrics.h"
 #include "render.h"
@@ -356,9 +358,12 @@ void gp_h_table(gp_req *r) {
     }
     uint64_t *out = malloc(sizeof *out * cells);
     gp_err err;
-    int rc = out ? gp_engine_table(gp_http_engine(), g, src, ns, tg, nt, out, &err)
-                 : gp_err_set(&err, GP_ENOMEM, "out of memory for %llu cells",
-                              (unsigned long long)cells);
+    int hit = out && gp_srv_cache_lookup(r, GP_CACHE_TABLE, src, ns, tg, nt, 0, out, NULL);
+    int rc = hit ? GP_OK
+             : out ? gp_engine_table(gp_http_engine(), g, src, ns, tg, nt, out, &err)
+                   : gp_err_set(&err, GP_ENOMEM, "out of memory for %llu cells",
+                                (unsigned long long)cells);
+    if (!rc && !hit) gp_srv_cache_store(r, GP_CACHE_TABLE, src, ns, tg, nt, 0, out, NULL);
     if (rc) {
         gp_http_error_err(r, -1, &err);
     } else {
@@ -394,9 +399,13 @@ void gp_h_apsp(gp_req *r) {
     uint64_t *dist = malloc(sizeof *dist * cells);
     uint32_t *next = want_next ? malloc(sizeof *next * cells) : NULL;
     gp_err err;
-    int rc = dist && (!want_next || next)
-                 ? gp_engine_apsp(gp_http_engine(), g, dist, next, &err)
-                 : gp_err_set(&err, GP_ENOMEM, "out of memory for %zu cells", cells);
+    int ok = dist && (!want_next || next);
+    int hit = ok && gp_srv_cache_lookup(r, GP_CACHE_APSP, NULL, g->n, NULL, g->n, want_next, dist,
+                                        next);
+    int rc = hit ? GP_OK
+             : ok ? gp_engine_apsp(gp_http_engine(), g, dist, next, &err)
+                  : gp_err_set(&err, GP_ENOMEM, "out of memory for %zu cells", cells);
+    if (!rc && !hit) gp_srv_cache_store(r, GP_CACHE_APSP, NULL, g->n, NULL, g->n, want_next, dist, next);
     if (rc) {
         gp_http_error_err(r, -1, &err);
     } else {

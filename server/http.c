@@ -161,6 +161,14 @@ void gp_http_startup_end(void) {
     pthread_mutex_unlock(&srv.mu);
 }
 
+void gp_http_startup_recovered(const char *name) {
+    pthread_mutex_lock(&srv.mu);
+    if (srv.nfailed > 0 && --srv.nfailed == 0) srv.failed_msg[0] = 0;
+    else if (srv.nfailed > 0 && strstr(srv.failed_msg, name))
+        snprintf(srv.failed_msg, sizeof srv.failed_msg, "%d graph(s) failed to load", srv.nfailed);
+    pthread_mutex_unlock(&srv.mu);
+}
+
 int gp_http_ready(char *why, size_t size) {
     pthread_mutex_lock(&srv.mu);
     int ready = srv.startup_done && srv.nfailed == 0;

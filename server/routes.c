@@ -3,6 +3,7 @@
  * openapi.yaml describes exactly these paths and methods (`gpath serve --print-routes`). Metrics
  * are labelled with the pattern.
  */
+#include "h_cache.h"
 #include "handlers.h"
 #include "http.h"
 
@@ -20,5 +21,7 @@ const gp_route gp_routes[] = {
     {"PUT", "/admin/graphs/{graph}", gp_h_admin_put, GP_ROUTE_ADMIN | GP_ROUTE_JSON},
     {"POST", "/admin/graphs/{graph}/reload", gp_h_admin_reload, GP_ROUTE_ADMIN},
     {"DELETE", "/admin/graphs/{graph}", gp_h_admin_delete, GP_ROUTE_ADMIN},
+    {"GET", "/admin/cache", gp_h_cache_stats, GP_ROUTE_ADMIN},
+    {"DELETE", "/admin/cache", gp_h_cache_purge, GP_ROUTE_ADMIN},
 };
 const size_t gp_nroutes = sizeof gp_routes / sizeof gp_routes[0];

@@ -6,6 +6,7 @@
 #include "serve.h"
 
 #include "config.h"
+#include "h_cache.h"
 #include "http.h"
 #include "metrics.h"
 #include "registry.h"
@@ -42,6 +43,7 @@ static void *load_graphs(void *arg) {
         if (rc)
             GP_LOG(GP_LOG_ERROR, "event=startup_load_failed graph=%s error=\"%s\"",
                    l->cfg->graphs[i].name, err.msg);
+        if (rc) gp_srv_storage_note_failed(l->cfg->graphs[i].name); /* a NOTIFY may retry it */
         gp_http_startup_graph(l->cfg->graphs[i].name, rc == GP_OK, err.msg);
     }
     gp_http_startup_end();
@@ -111,6 +113,10 @@ int gp_serve_main(int argc, char **argv) {
     GP_LOG(GP_LOG_INFO, "event=engine backend=%s", gp_engine_backend(engine));
     reg = gp_registry_new(engine);
     if (!reg) goto out;
+    if (gp_srv_storage_start(cfg, reg, &err)) { /* cache + PostgreSQL reload listeners */
+        GP_LOG(GP_LOG_ERROR, "event=storage_failed error=\"%s\"", err.msg);
+        goto out;
+    }
     gp_http_startup_begin(cfg);
     http = gp_http_start(cfg, engine, reg, &err);
     if (!http) {
@@ -136,6 +142,7 @@ int gp_serve_main(int argc, char **argv) {
 out:
     gp_http_stop(http, cfg->shutdown_grace_s);
     if (th_started) pthread_join(th, NULL);
+    gp_srv_storage_stop();
     gp_registry_free(reg);
     gp_engine_free(engine);
     gp_metrics_free();

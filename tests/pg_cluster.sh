@@ -5,6 +5,7 @@
 #   pgc_start DIR     -> PGC_PORT, PGC_URI (postgresql://gpath@127.0.0.1:PORT), PGC_LOG; 0 on success
 #   pgc_psql DB ARGS  psql as the cluster's superuser "gpath"
 #   pgc_stop [-m immediate]
+# shellcheck disable=SC2034 # PGC_* variables are for the sourcing script
 PGC_BIN=""
 pgc_find_bin() {
   local d

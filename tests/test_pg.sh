@@ -6,7 +6,7 @@
 # migrations, clean errors (server unreachable, missing table), and a LISTEN/NOTIFY reload through
 # `gpath serve`. Prints "N passed, N failed, N skipped" last.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 GPATH_BIN=${GPATH_BIN:-$PWD/${BUILD:-build}/gpath}
 GPATH_DATA=${GPATH_DATA:-$(cd .. && pwd)/shared/data}
 PY=/usr/bin/python3
@@ -210,8 +210,36 @@ if "$GPATH_BIN" serve --help 2>&1 | grep -q -- "--port-file"; then
     if $PY -c "import sys; sys.exit(0 if abs(float('$d1') - float('$want')) < 1e-9 and '$d1' != '$d0' else 1)" 2>/dev/null; then
       ok "NOTIFY gpath_reload: served 6->10 went $d0 -> $d1 (= pgr_dijkstra) within ${el}s"
     else bad "NOTIFY reload within 1 s" "before=$d0 after=$d1 pgr=$want $(tail -5 "$tmp/serve.log")"; fi
+    # the matrix cache behind POST table: miss, hit (same body), admin stats, purge, miss again
+    tab() { curl -s -D "$tmp/h.txt" -o "$tmp/tab$1.json" -X POST -H 'Content-Type: application/json' \
+      -d '{"sources":[1,6,12],"targets":[10,17,3]}' "http://127.0.0.1:$port/v1/graphs/roads/table"
+      tr -d '\r' <"$tmp/h.txt" | sed -n 's/^[Xx]-[Gg]path-[Cc]ache: //p'; }
+    adm() { curl -s -X "$1" -H 'Authorization: Bearer tok' "http://127.0.0.1:$port/admin/cache$2"; }
+    h1=$(tab 1); h2=$(tab 2)
+    if [ "$h1" = miss ] && [ "$h2" = hit ] && cmp -s "$tmp/tab1.json" "$tmp/tab2.json"; then
+      ok "POST table: X-Gpath-Cache miss then hit, same answer"
+    else bad "table cache miss/hit" "$h1 $h2 $(cat "$tmp/tab1.json" "$tmp/tab2.json")"; fi
+    st=$(adm GET "")
+    if echo "$st" | $PY -c 'import json,sys; d=json.load(sys.stdin); assert d["enabled"] and d["entries"]>=1 and d["hits"]>=1 and 0<d["hit_rate"]<=1, d' 2>/dev/null; then
+      ok "GET /admin/cache: $st"
+    else bad "GET /admin/cache" "$st"; fi
+    del=$(adm DELETE "?graph=roads")
+    h3=$(tab 3)
+    if echo "$del" | grep -q '"deleted":[1-9]' && [ "$h3" = miss ]; then ok "DELETE /admin/cache?graph=roads: $del, then a miss"
+    else bad "DELETE /admin/cache" "$del $h3"; fi
     # server gone and back: the listener reconnects and the service keeps answering
     pgc_stop -m immediate
+    # a second service started while PostgreSQL is down: not ready, says why, loads once it is back
+    "$GPATH_BIN" serve --graph "roads=$db?table=edges" --listen 127.0.0.1 --port 0 \
+      --port-file "$tmp/port2" --cache-path "" --backend cpu --engine-threads 2 --threads 2 \
+      >"$tmp/serve2.log" 2>&1 &
+    serve2_pid=$!
+    for _ in $(seq 50); do [ -s "$tmp/port2" ] && break; sleep 0.1; done
+    port2=$(cat "$tmp/port2" 2>/dev/null)
+    sleep 0.5
+    r2=$(curl -s -w ' %{http_code}' "http://127.0.0.1:$port2/ready")
+    if echo "$r2" | grep -q " 503$" && echo "$r2" | grep -qi "roads"; then ok "PostgreSQL down at start: /ready 503 naming the graph"
+    else bad "/ready with PostgreSQL down" "$r2 $(tail -5 "$tmp/serve2.log")"; fi
     d_down=$(dist)
     [ -n "$d_down" ] && [ "$d_down" = "$d1" ] && ok "PostgreSQL stopped: the loaded graph keeps serving ($d_down)" \
       || bad "serving with PostgreSQL down" "$d_down $(tail -5 "$tmp/serve.log")"
@@ -223,6 +251,14 @@ if "$GPATH_BIN" serve --help 2>&1 | grep -q -- "--port-file"; then
     while [ $(($(date +%s) - t0)) -lt 10 ]; do d2=$(dist); [ "$d2" = "$d0" ] && break; sleep 0.2; done
     [ -n "$d2" ] && [ "$d2" = "$d0" ] && ok "after a PostgreSQL restart the listener reconnected and reloaded ($d1 -> $d2)" \
       || bad "reload after PostgreSQL restart" "$d2 vs $d0 $(tail -5 "$tmp/serve.log")"
+    r2=""
+    t0=$(date +%s)
+    while [ $(($(date +%s) - t0)) -lt 10 ]; do
+      r2=$(curl -s -w ' %{http_code}' "http://127.0.0.1:$port2/ready"); echo "$r2" | grep -q " 200$" && break; sleep 0.2
+    done
+    if echo "$r2" | grep -q " 200$"; then ok "PostgreSQL back: the failed start-up load was retried, /ready 200"
+    else bad "retry of the failed load" "$r2 $(tail -5 "$tmp/serve2.log")"; fi
+    kill "$serve2_pid" 2>/dev/null; wait "$serve2_pid" 2>/dev/null
   else bad "gpath serve did not come up" "$(tail -20 "$tmp/serve.log")"; fi
   kill "$serve_pid" 2>/dev/null; wait "$serve_pid" 2>/dev/null; serve_pid=""
 else

@@ -24,7 +24,7 @@ cleanup() { [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null && wait "$pid"; rm -r
 trap cleanup EXIT
 # log level warn: the per-request log line (info) is not what this measures
 "$BIN" serve --listen 127.0.0.1 --port 0 --port-file "$tmp/port" --graph "road=gen:$NODES" \
-  --backend "$BACKEND" --log-level warn >"$tmp/log" 2>&1 &
+  --backend "$BACKEND" --log-level warn --cache-path "$tmp/cache.sqlite" >"$tmp/log" 2>&1 &
 pid=$!
 for _ in $(seq 600); do [ -s "$tmp/port" ] && break; sleep 0.1; done
 port=$(cat "$tmp/port")

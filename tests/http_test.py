@@ -680,6 +680,7 @@ max_apsp_nodes = 100
 max_body_bytes = 2048
 max_nearest = 50
 log_level = info
+cache_path = {tmp}/cache.sqlite
 [graphs]
 t = dimacs:{tmp}/a.gr
 nc = dimacs:{tmp}/nocoord.gr
@@ -702,7 +703,8 @@ r = dimacs:{tmp}/r.gr
                        {"GPATH_MAX_NEAREST": "5", "GPATH_ADMIN_TOKEN": TOKEN, "GPATH_PORT": "1"})
         ctx.d.wait_ready()
         ctx.d2 = Daemon(tmp, "second", ["--graph", "bad=dimacs:" + os.path.join(tmp, "broken.gr"),
-                                        "--graph", "ok=gen:200", "--threads", "2"])
+                                        "--graph", "ok=gen:200", "--threads", "2",
+                                        "--cache-path", os.path.join(tmp, "cache2.sqlite")])
         t0 = time.time()
         while time.time() - t0 < 20:  # wait until the startup loader finished (ok loaded)
             st, _, b = ctx.d2.call("GET", "/health")

@@ -173,12 +173,16 @@ if [ $have_bin -eq 1 ]; then
   bs_args=(--build "$tmp/build" --prefix "$tmp/prefix")
   if ls "$BUILD"/kernels/*.o >/dev/null 2>&1; then bs_args+=(--require-cuda)
   else export NVCC=; fi
+  # A sanitizer build (make asan): should anything be stale, relink it with the sanitizers too.
+  if readelf -d "$bin" 2>/dev/null | grep -q 'libasan'; then
+    export SAN="-fsanitize=address,undefined"
+  fi
   if bash deploy/build.sh "${bs_args[@]}" >"$tmp/build.log" 2>&1; then
     ok "deploy/build.sh ${bs_args[*]//$tmp/TMP}"
   else
     bad "deploy/build.sh"; tail -20 "$tmp/build.log"
   fi
-  unset NVCC
+  unset NVCC SAN
   if grep -qE '^(cc|gcc|nvcc|.*/nvcc) ' "$tmp/build.log"; then
     echo "  (note: make recompiled something: $BUILD was not up to date)"
   fi

@@ -15,7 +15,7 @@
 #   3. explicit NOTIFY: with the trigger disabled, a committed change alone is not picked up
 #      (replicas keep serving the old version, so it is the notification that reloads), then
 #      `NOTIFY gpath_reload, 'roads'` makes both answer the new cost within 1 s;
-#   4. the replicas report the same graph version hash after each reload.
+#   4. the replicas report the same graph version hash after each reload, and stop cleanly on SIGTERM.
 # Skips, with the reason, while the binary has no PostgreSQL LISTEN support or PostgreSQL/pgRouting
 # is not installed (deploy/install-deps.sh test installs postgresql and postgresql-15-pgrouting).
 # Prints "N passed, N failed, N skipped" last.
@@ -153,6 +153,7 @@ if r=$(wait_for "$d0" 0); then ok "both replicas answer $src -> $dst = $d0 (pgr_
 else bad "initial route: $r"; finish; fi
 same_version "$r" && ok "replicas serve the same graph version ($(echo "$r" | cut -d' ' -f2))" ||
   bad "replicas' versions differ: $r"
+v0=$(echo "$r" | cut -d' ' -f2)
 
 # ---- 2. the table's trigger: commit a cost change, nothing else
 pgc_psql gis -c "UPDATE edges SET cost = cost * 3, reverse_cost = reverse_cost * 3 WHERE id % 3 = 0" \
@@ -161,7 +162,11 @@ d1=$(oracle)
 if [ "$d1" = "$d0" ]; then bad "the cost change did not change pgr_dijkstra's answer ($d0)"; finish; fi
 if r=$(wait_for "$d1" 1.0); then
   ok "trigger NOTIFY: both replicas answer the new cost $d1 within 1 s (took ${r%% *} s)"
-  same_version "$r" && ok "replicas agree on the reloaded version" || bad "versions differ: $r"
+  if same_version "$r" && [ "$(echo "$r" | cut -d' ' -f2)" != "$v0" ]; then
+    ok "replicas agree on the reloaded version, a new one"
+  else
+    bad "versions after the reload: $r (before: $v0)"
+  fi
 else
   bad "trigger NOTIFY: $r"
 fi
@@ -184,13 +189,22 @@ else
   bad "explicit NOTIFY: $r"
 fi
 
-# Every replica still healthy, none restarted.
+# Every replica still healthy, none restarted; then SIGTERM (a pod's termination) stops each cleanly,
+# its LISTEN connection included.
 for i in 1 2; do
-  if kill -0 "${pids[$((i - 1))]}" 2>/dev/null &&
-    curl -fsS "http://127.0.0.1:${ports[$((i - 1))]}/health" >/dev/null; then
+  pid=${pids[$((i - 1))]}
+  if kill -0 "$pid" 2>/dev/null && curl -fsS "http://127.0.0.1:${ports[$((i - 1))]}/health" >/dev/null; then
     ok "replica $i healthy after the reloads"
   else
-    bad "replica $i is gone or unhealthy"; tail -20 "$tmp/r$i/log"
+    bad "replica $i is gone or unhealthy"; tail -20 "$tmp/r$i/log"; continue
   fi
+  kill -TERM "$pid"
+  rc=
+  for _ in $(seq 1 200); do
+    if ! kill -0 "$pid" 2>/dev/null; then wait "$pid"; rc=$?; break; fi
+    sleep 0.05
+  done
+  if [ "$rc" = 0 ]; then ok "replica $i exits 0 on SIGTERM"
+  else bad "replica $i on SIGTERM: exit status '${rc:-still running after 10 s}'"; tail -20 "$tmp/r$i/log"; fi
 done
 finish

@@ -80,6 +80,22 @@ static void expect_fail(const char *spec, const char *path, long line, const cha
     if (!strstr(err.msg, what)) fail_msg("message '%s' does not say '%s'", err.msg, what);
 }
 
+/* A malformed input, the line its error must name and what the message must say. */
+typedef struct bad_case {
+    const char *text;
+    long line;
+    const char *what;
+} bad_case;
+
+static void run_bad_cases(const bad_case *cases, size_t n, const char *ext) {
+    for (size_t i = 0; i < n; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "bad%zu.%s", i, ext);
+        const char *p = write_tmp(name, cases[i].text);
+        expect_fail(p, p, cases[i].line, cases[i].what);
+    }
+}
+
 static gp_graph *load_ok(const char *spec, const gp_load_opts *o) {
     gp_err err;
     gp_err_clear(&err);
@@ -412,11 +428,7 @@ static void test_dimacs_valid_and_coords(void **state) {
 
 static void test_dimacs_malformed(void **state) {
     (void)state;
-    struct {
-        const char *text;
-        long line;
-        const char *what;
-    } cases[] = {
+    static const bad_case cases[] = {
         {"c only comments\n", 1, "no 'p sp NODES ARCS' line"},
         {"", 1, "no 'p sp NODES ARCS' line"},
         {"c x\na 1 2 3\np sp 2 1\n", 2, "arc before the 'p sp NODES ARCS' line"},
@@ -436,12 +448,7 @@ static void test_dimacs_malformed(void **state) {
         {"p sp 3 1\na 1 2 3 4\n", 2, "unexpected text after the weight"},
         {"p sp 3 1\nx 1 2 3\n", 2, "unexpected line starting with 'x'"},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        char name[32];
-        snprintf(name, sizeof name, "bad%zu.gr", i);
-        const char *p = write_tmp(name, cases[i].text);
-        expect_fail(p, p, cases[i].line, cases[i].what);
-    }
+    run_bad_cases(cases, sizeof cases / sizeof cases[0], "gr");
     char missing[600];
     snprintf(missing, sizeof missing, "%s/missing.gr", tmpdir);
     expect_fail(missing, missing, 0, "cannot open");
@@ -542,11 +549,7 @@ static void test_csv_valid(void **state) {
 
 static void test_csv_malformed(void **state) {
     (void)state;
-    struct {
-        const char *text;
-        long line;
-        const char *what;
-    } cases[] = {
+    static const bad_case cases[] = {
         {"", 1, "empty file"},
         {"1,2,3\n", 1, "bad header: no 'source' column"},
         {"source,target\n1,2\n", 1, "bad header: no 'cost' column"},
@@ -566,12 +569,7 @@ static void test_csv_malformed(void **state) {
         {"source,target,cost,x1,y1,x2,y2\n1,2,3,a,1,2,2\n", 2, "are not numbers"},
         {"source,target,cost,x1,y1,x2,y2\n1,2,3,500,1,2,2\n", 2, "not a lon/lat"},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        char name[32];
-        snprintf(name, sizeof name, "bad%zu.csv", i);
-        const char *p = write_tmp(name, cases[i].text);
-        expect_fail(p, p, cases[i].line, cases[i].what);
-    }
+    run_bad_cases(cases, sizeof cases / sizeof cases[0], "csv");
 }
 
 /* ---------------------------------------------------------------------------------------------

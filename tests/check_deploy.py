@@ -26,6 +26,7 @@ so this checks what a reviewer would, file by file and across files:
 Prints "ok - NAME" or "not ok - NAME: WHY" per check; exits 1 if any failed.
 
 usage: check_deploy.py [--known-keys FILE] [--binary PATH] [--nvcc-version X.Y]
+       check_deploy.py --docker-context < paths     (prints the paths .dockerignore keeps)
   --known-keys FILE   output of `gpath serve --print-config` (else config/gpath.conf.example if any)
 """
 import argparse
@@ -218,22 +219,12 @@ def check_dockerfile(args, known):
     check('dockerfile: no CMD arguments by default (built-in graph when nothing is configured)',
           cmd is None or exec_form(cmd) == [], cmd)
 
-    # .dockerignore: drops outputs, keeps what deploy/build.sh needs.
-    pats = [l.strip() for l in read('.dockerignore').splitlines()
-            if l.strip() and not l.startswith('#')]
+    # .dockerignore: drops outputs, keeps what deploy/build.sh needs (test_deploy.sh also builds
+    # from exactly the files it keeps).
+    pats = dockerignore_patterns()
 
     def ignored(path):
-        hit = False
-        for p in pats:
-            neg = p.startswith('!')
-            p = p.lstrip('!').rstrip('/')
-            parts = path.split('/')
-            if any(fnmatch.fnmatch('/'.join(parts[:k]), p) or
-                   fnmatch.fnmatch('/'.join(parts[:k]), '*/' + p.lstrip('*/'))
-                   if p.startswith('**/') else fnmatch.fnmatch('/'.join(parts[:k]), p)
-                   for k in range(1, len(parts) + 1)):
-                hit = not neg
-        return hit
+        return docker_ignored(path, pats)
     for keep in ['Makefile', 'deploy/build.sh', 'deploy/install-deps.sh', 'graph/graph.c',
                  'engine/engine.c', 'server/main.c', 'storage/pg.h', 'kernels/x.cu',
                  'migrations/postgres/0001.sql', 'config/gpath.conf.example']:
@@ -241,6 +232,27 @@ def check_dockerfile(args, known):
     for drop in ['.git/HEAD', 'build/gpath', 'build-asan/gpath', '.dev-x/lib/a.so',
                  'graph/graph.o', 'gpath-cache.sqlite']:
         check(f'.dockerignore drops {drop}', ignored(drop), '')
+
+
+def dockerignore_patterns():
+    with open(os.path.join(ROOT, '.dockerignore'), encoding='utf-8') as f:
+        return [l.strip() for l in f if l.strip() and not l.lstrip().startswith('#')]
+
+
+def docker_ignored(path, pats):
+    """Whether Docker leaves PATH (relative to the context) out of the build context: the last
+    matching pattern wins ('!' re-includes); a pattern matching a directory covers its contents;
+    '**/' matches any number of leading directories."""
+    parts = path.split('/')
+    prefixes = ['/'.join(parts[:k]) for k in range(1, len(parts) + 1)]
+    hit = False
+    for p in pats:
+        neg = p.startswith('!')
+        p = p.lstrip('!').strip('/')
+        globs = [p, p[3:], '*/' + p[3:]] if p.startswith('**/') else [p]
+        if any(fnmatch.fnmatchcase(x, g) for x in prefixes for g in globs):
+            hit = not neg
+    return hit
 
 
 # ---------------------------------------------------------------- Kubernetes
@@ -525,7 +537,16 @@ def main():
     ap.add_argument('--known-keys')
     ap.add_argument('--binary')
     ap.add_argument('--nvcc-version')
+    ap.add_argument('--docker-context', action='store_true',
+                    help='read paths on stdin, print those .dockerignore keeps, and exit')
     args = ap.parse_args()
+    if args.docker_context:
+        pats = dockerignore_patterns()
+        for line in sys.stdin:
+            path = line.rstrip('\n')
+            if path and not docker_ignored(path, pats):
+                print(path)
+        return 0
     known = {}
     src = args.known_keys or os.path.join(ROOT, 'config/gpath.conf.example')
     if os.path.exists(src):

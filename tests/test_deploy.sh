@@ -8,8 +8,9 @@
 #      skipped with a message when npm or the registry is unreachable;
 #   3. systemd-analyze verify and its offline security score on gpath.service; shellcheck of
 #      gpath-reload.sh;
-#   4. deploy/build.sh, the Dockerfile's build stage, run outside Docker against a copy of the
-#      already-built tree in $BUILD (so make has nothing to recompile) into a temporary prefix;
+#   4. deploy/build.sh, the Dockerfile's build stage, run outside Docker on exactly the files of the
+#      image's build context (.dockerignore applied) beside a copy of the already-built $BUILD (so
+#      make has nothing to recompile, yet checks every source and header) into a temporary prefix;
 #   5. the installed binary started as the image starts it (`gpath serve`, nothing configured):
 #      the HEALTHCHECK command, /ready, gpath-reload.sh (systemd's ExecReload) against its admin
 #      endpoint, and SIGTERM (docker stop / pod termination) ending it cleanly.
@@ -165,22 +166,33 @@ else
   skipped "systemd-analyze not installed"
 fi
 
-# ---- 4. deploy/build.sh outside Docker
-if [ $have_bin -eq 1 ]; then
-  # A copy with timestamps kept: make finds everything up to date, so this costs seconds while still
-  # running the script's every step (deps check, make, CUDA check, install, verify).
-  cp -a "$BUILD" "$tmp/build"
-  bs_args=(--build "$tmp/build" --prefix "$tmp/prefix")
+# ---- 4. deploy/build.sh outside Docker, on exactly the files the image's build context holds
+if [ $have_bin -eq 1 ] && command -v git >/dev/null && git rev-parse --git-dir >/dev/null 2>&1; then
+  # The context: the checkout's files (tracked and untracked-but-not-ignored, as `docker build .`
+  # would send them) less what .dockerignore drops, with their timestamps.
+  ctx="$tmp/ctx"
+  mkdir -p "$ctx"
+  git ls-files -co --exclude-standard | $PY tests/check_deploy.py --docker-context |
+    while IFS= read -r f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
+    xargs -0 -r cp -a --parents -t "$ctx"
+  # Beside it, a copy of $BUILD under the same relative name (its .d files then name the context's
+  # sources and headers, so make really checks that the context holds everything the build reads)
+  # with timestamps kept: make finds everything up to date and the whole script runs in seconds:
+  # deps check, make, CUDA check, install, verify. The test and bench programs are left out.
+  case "$BUILD" in /*) bdir=build-ctx ;; *) bdir=$BUILD ;; esac
+  mkdir -p "$ctx/$bdir"
+  tar -C "$BUILD" --exclude=./tests --exclude=./bench -cf - . | tar -C "$ctx/$bdir" -xf -
+  bs_args=(--build "$bdir" --prefix "$tmp/prefix")
   if ls "$BUILD"/kernels/*.o >/dev/null 2>&1; then bs_args+=(--require-cuda)
   else export NVCC=; fi
   # A sanitizer build (make asan): should anything be stale, relink it with the sanitizers too.
   if readelf -d "$bin" 2>/dev/null | grep -q 'libasan'; then
     export SAN="-fsanitize=address,undefined"
   fi
-  if bash deploy/build.sh "${bs_args[@]}" >"$tmp/build.log" 2>&1; then
-    ok "deploy/build.sh ${bs_args[*]//$tmp/TMP}"
+  if (cd "$ctx" && bash deploy/build.sh "${bs_args[@]}") >"$tmp/build.log" 2>&1; then
+    ok "deploy/build.sh ${bs_args[*]//$tmp/TMP} in the Docker build context (.dockerignore applied)"
   else
-    bad "deploy/build.sh"; tail -20 "$tmp/build.log"
+    bad "deploy/build.sh in the Docker build context"; tail -20 "$tmp/build.log"
   fi
   unset NVCC SAN
   if grep -qE '^(cc|gcc|nvcc|.*/nvcc) ' "$tmp/build.log"; then
@@ -194,7 +206,7 @@ if [ $have_bin -eq 1 ]; then
   if bash deploy/build.sh --no-such-flag >/dev/null 2>&1; then bad "build.sh accepted an unknown flag"
   else ok "build.sh rejects an unknown flag"; fi
 else
-  skipped "deploy/build.sh: $BUILD/gpath is not built (make all first)"
+  skipped "deploy/build.sh: $BUILD/gpath is not built (make all first), or this is no git checkout"
 fi
 
 # ---- 5. the installed binary as the image runs it

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# gpu-apsp.sh [LAB ARGS] - the GPU all-pairs benchmark (`make bench-gpu` runs it): the kernel lab
+# bench/lab_fw validates every matrix kind against the CPU backend, then times the blocked
+# Floyd-Warshall (T min-plus updates/s = n^3 / time, median of 3, CUDA events), the n = 12,500
+# seed-thesis case and the CPU backend's Floyd-Warshall for the ratio. Also records whether the
+# min-plus kernels use the DPX instruction (cuobjdump) and, when compute-sanitizer exists (or
+# GPATH_SANITIZE=1), a memcheck of the small validation cases. Writes
+# bench/results/DATE-MACHINE-gpu-apsp.md (bench/lib.sh; GPATH_COMMIT names the commit where .git
+# is absent).
+set -u
+cd "$(dirname "$0")/.."
+. bench/lib.sh
+BUILD=${BUILD:-build}
+LAB=${LAB:-$BUILD/bench/lab_fw}
+CUDA=${CUDA:-/usr/local/cuda}
+if [ ! -x "$LAB" ]; then
+  echo "gpu-apsp: $LAB is not built (a CUDA build: make BUILD=$BUILD all)"; exit 1
+fi
+out=$(bench_out gpu-apsp)
+bench_header "$out" "GPU all-pairs shortest paths: blocked Floyd-Warshall (kernel lab)" "$LAB $*"
+log=$(mktemp); trap 'rm -f "$log" "$log.san"' EXIT
+"$LAB" "$@" 2>&1 | tee "$log"
+rc=${PIPESTATUS[0]}
+{
+  echo "## Throughput (T min-plus updates/s = n^3 / median solve time)"
+  echo
+  grep '^|' "$log"
+  echo
+  echo "## End to end and the CPU backend"
+  echo
+  grep -E '^api ' "$log" | sed 's/^/- /'
+  echo
+  echo "## Validation"
+  echo
+  grep -E '^validation:|^FAIL' "$log" | sed 's/^/- /'
+  echo
+  sass=$(command -v cuobjdump || echo "$CUDA/bin/cuobjdump")
+  if [ -x "$sass" ]; then
+    echo "## SASS (cuobjdump -sass $LAB)"
+    echo
+    "$sass" -sass "$LAB" | awk '/Function :/ {f=$3} /VIADDMNMX/ {c[f]++} END {for (k in c) print "- " k ": " c[k] " VIADDMNMX"}' | sort
+    echo
+  fi
+} >>"$out"
+san=$(command -v compute-sanitizer || echo "$CUDA/bin/compute-sanitizer")
+if [ -x "$san" ] || [ "${GPATH_SANITIZE:-0}" = 1 ]; then
+  echo "=== compute-sanitizer --tool memcheck $LAB --sanitize"
+  "$san" --tool memcheck --leak-check full "$LAB" --sanitize >"$log.san" 2>&1
+  src=$?
+  tail -5 "$log.san"
+  {
+    echo "## compute-sanitizer memcheck ($LAB --sanitize: n = 1 to 300, every kind)"
+    echo
+    echo "exit status $src"
+    echo '```'
+    grep -E 'ERROR SUMMARY|LEAK SUMMARY|validation:|failures' "$log.san"
+    echo '```'
+    echo
+  } >>"$out"
+  [ "$src" -eq 0 ] || rc=1
+fi
+{
+  echo "## Full lab output"
+  echo
+  echo '```'
+  cat "$log"
+  echo '```'
+} >>"$out"
+echo "wrote $out"
+exit "$rc"

@@ -604,6 +604,25 @@ static void graph_free(gp_graph *g) {
     free(g);
 }
 
+/* Inserts ext[begin..end) into the id map. Threads claim empty slots with a compare-and-swap on
+ * vals; ids are unique, so no thread ever needs another's key while inserting. The slot layout
+ * may differ between runs, the mapping never does. */
+static void idmap_fill(void *ctx, uint64_t begin, uint64_t end) {
+    gp_graph *g = ctx;
+    const uint64_t mask = g->idmap.mask;
+    for (uint64_t i = begin; i < end; i++) {
+        uint64_t s = id_hash(g->ext[i]) & mask;
+        for (;; s = (s + 1) & mask) {
+            uint32_t expect = GP_NONE;
+            if (__atomic_load_n(&g->idmap.vals[s], __ATOMIC_RELAXED) == GP_NONE &&
+                __atomic_compare_exchange_n(&g->idmap.vals[s], &expect, (uint32_t)i, 0,
+                                            __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+                break;
+        }
+        g->idmap.keys[s] = g->ext[i];
+    }
+}
+
 gp_graph *gp_graph_complete(gp_graph *g, const char *source, const char *format, int directed,
                             gp_err *err) {
     const uint32_t n = g->n, m = g->m;
@@ -647,12 +666,7 @@ gp_graph *gp_graph_complete(gp_graph *g, const char *source, const char *format,
     if (!g->idmap.keys || !g->idmap.vals) goto oom;
     memset(g->idmap.vals, 0xff, cap * sizeof *g->idmap.vals);
     g->idmap.mask = cap - 1;
-    for (uint32_t i = 0; i < n; i++) {
-        uint64_t s = id_hash(g->ext[i]) & g->idmap.mask;
-        while (g->idmap.vals[s] != GP_NONE) s = (s + 1) & g->idmap.mask;
-        g->idmap.keys[s] = g->ext[i];
-        g->idmap.vals[s] = i;
-    }
+    gp_parallel_for(n, 0, idmap_fill, g);
 
     t2 = gp_now();
     g->hash = graph_hash(g);

@@ -6,7 +6,8 @@
 #      installed once into a cache outside the checkout: dockerfile-utils (Dockerfile), the
 #      Kubernetes OpenAPI schemas of kubernetes-models (every manifest) and dclint (compose.yaml);
 #      skipped with a message when npm or the registry is unreachable;
-#   3. systemd-analyze verify and its offline security score on gpath.service; shellcheck of
+#   3. yamllint (duplicate keys, indentation, style) of the manifests and compose.yaml;
+#      systemd-analyze verify and its offline security score on gpath.service; shellcheck of
 #      gpath-reload.sh;
 #   4. deploy/build.sh, the Dockerfile's build stage, run outside Docker on exactly the files of the
 #      image's build context (.dockerignore applied) beside a copy of the already-built $BUILD (so
@@ -132,7 +133,14 @@ else
   fi
 fi
 
-# ---- 3. systemd and shell
+# ---- 3. YAML style and duplicate keys (yamllint, Debian), systemd, shell
+if command -v yamllint >/dev/null; then
+  if yamllint -s -f parsable -c deploy/yamllint.yaml deploy/kubernetes deploy/compose.yaml \
+    >"$tmp/yl.log" 2>&1; then ok "yamllint deploy/kubernetes deploy/compose.yaml"
+  else bad "yamllint"; cat "$tmp/yl.log"; fi
+else
+  skipped "yamllint not installed (deploy/install-deps.sh test installs it)"
+fi
 if command -v shellcheck >/dev/null; then
   if shellcheck -S warning deploy/systemd/gpath-reload.sh deploy/build.sh tests/test_replicas.sh \
     >"$tmp/sc.log" 2>&1; then ok "shellcheck gpath-reload.sh build.sh test_replicas.sh"

@@ -29,7 +29,7 @@ while [ $# -gt 0 ]; do
     --skip-deps) do_deps=0; shift ;;
     --skip-make) do_make=0; shift ;;
     --skip-install) do_install=0; shift ;;
-    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "build.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done

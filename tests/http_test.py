@@ -512,6 +512,38 @@ def t_not_ready(ctx):
 
 
 @test
+def t_loading(ctx):
+    """Graphs load in the background: while one is still loading (its source is a FIFO the test
+    feeds later) /ready and queries on it answer 503 NotReady, then 200 once it is in."""
+    fifo = os.path.join(ctx.tmp, "slow.gr")
+    os.mkfifo(fifo)
+    d3 = Daemon(ctx.tmp, "third", ["--graph", "slow=dimacs:" + fifo, "--graph", "quick=gen:100",
+                                   "--cache-path", os.path.join(ctx.tmp, "cache3.sqlite")])
+    fed = False
+    try:
+        st, h, b = d3.call("GET", "/ready")
+        expect_error((st, h, b), 503, "NotReady", ["loading graph 'slow'"])
+        expect_error(d3.call("GET", "/v1/graphs/slow/route?from=1&to=2"), 503, "NotReady",
+                     ["still loading"])
+        expect_error(d3.call("GET", "/v1/graphs/other"), 404, "UnknownGraph")
+        st, _, b = d3.call("GET", "/health")
+        assert st == 200 and b["ready"] is False, b
+        with open(fifo, "w") as f:
+            f.write("p sp 2 1\na 1 2 5\n")
+        fed = True
+        d3.wait_ready()
+        st, _, b = d3.call("GET", "/v1/graphs/slow/route?from=1&to=2")
+        assert st == 200 and b["distance"] == 5, b
+    finally:
+        if not fed:  # unblock the loader so the daemon can stop
+            try:
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+            except OSError:
+                pass
+        assert d3.stop() == 0
+
+
+@test
 def t_config(ctx):
     out = subprocess.run([BIN, "serve", "--print-config"], capture_output=True, text=True,
                          check=True).stdout

@@ -125,6 +125,7 @@ void gp_h_admin_put(gp_req *r) {
                       err.msg);
         return;
     }
+    gp_http_startup_recovered(name); /* a start-up failure fixed by hand: /ready recovers */
     answer_loaded(r, name, replaced ? 200 : 201, replaced, prev);
 }
 

@@ -119,7 +119,10 @@ static struct {
     int startup_done;
     char pending[GP_CONFIG_MAX_GRAPHS][65];
     int npending;
-    char failed_msg[1024];
+    struct {
+        char name[65];
+        char msg[600];
+    } failed[GP_CONFIG_MAX_GRAPHS]; /* start-up loads that failed and have not recovered */
     int nfailed;
 } srv = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
@@ -134,7 +137,6 @@ void gp_http_startup_begin(const gp_config *cfg) {
         snprintf(srv.pending[srv.npending++], 65, "%s", cfg->graphs[i].name);
     srv.startup_done = 0;
     srv.nfailed = 0;
-    srv.failed_msg[0] = '\0';
     pthread_mutex_unlock(&srv.mu);
 }
 
@@ -146,11 +148,10 @@ void gp_http_startup_graph(const char *name, int ok, const char *msg) {
             memmove(srv.pending[i], srv.pending[srv.npending], 65);
             break;
         }
-    if (!ok) {
+    if (!ok && srv.nfailed < GP_CONFIG_MAX_GRAPHS) {
+        snprintf(srv.failed[srv.nfailed].name, sizeof srv.failed[0].name, "%s", name);
+        snprintf(srv.failed[srv.nfailed].msg, sizeof srv.failed[0].msg, "%s", msg);
         srv.nfailed++;
-        if (!srv.failed_msg[0])
-            snprintf(srv.failed_msg, sizeof srv.failed_msg, "graph '%s' failed to load: %s", name,
-                     msg);
     }
     pthread_mutex_unlock(&srv.mu);
 }
@@ -163,9 +164,11 @@ void gp_http_startup_end(void) {
 
 void gp_http_startup_recovered(const char *name) {
     pthread_mutex_lock(&srv.mu);
-    if (srv.nfailed > 0 && --srv.nfailed == 0) srv.failed_msg[0] = 0;
-    else if (srv.nfailed > 0 && strstr(srv.failed_msg, name))
-        snprintf(srv.failed_msg, sizeof srv.failed_msg, "%d graph(s) failed to load", srv.nfailed);
+    for (int i = 0; i < srv.nfailed; i++)
+        if (strcmp(srv.failed[i].name, name) == 0) {
+            srv.failed[i] = srv.failed[--srv.nfailed];
+            break;
+        }
     pthread_mutex_unlock(&srv.mu);
 }
 
@@ -173,7 +176,9 @@ int gp_http_ready(char *why, size_t size) {
     pthread_mutex_lock(&srv.mu);
     int ready = srv.startup_done && srv.nfailed == 0;
     if (!ready && why) {
-        if (srv.nfailed) snprintf(why, size, "%s", srv.failed_msg);
+        if (srv.nfailed)
+            snprintf(why, size, "graph '%s' failed to load at start: %s%s", srv.failed[0].name,
+                     srv.failed[0].msg, srv.nfailed > 1 ? " (and other graphs failed too)" : "");
         else if (srv.npending) snprintf(why, size, "loading graph '%s'", srv.pending[0]);
         else snprintf(why, size, "starting");
     }

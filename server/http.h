@@ -144,8 +144,8 @@ int gp_http_loading(const char *name);
 void gp_http_startup_begin(const gp_config *cfg);
 void gp_http_startup_graph(const char *name, int ok, const char *msg);
 void gp_http_startup_end(void);
-/* A graph whose start-up load failed has loaded since (a retried PostgreSQL load): /ready counts
- * one failure less. */
+/* A graph whose start-up load failed has loaded since (a retried PostgreSQL load, an admin PUT):
+ * /ready no longer waits for it. No effect for a name that did not fail. */
 void gp_http_startup_recovered(const char *name);
 /* Checks the admin bearer token; on failure answers (401/403) and returns 0. GP_ROUTE_ADMIN routes
  * need not call it. */

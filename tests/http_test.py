@@ -518,7 +518,9 @@ def t_loading(ctx):
     fifo = os.path.join(ctx.tmp, "slow.gr")
     os.mkfifo(fifo)
     d3 = Daemon(ctx.tmp, "third", ["--graph", "slow=dimacs:" + fifo, "--graph", "quick=gen:100",
-                                   "--cache-path", os.path.join(ctx.tmp, "cache3.sqlite")])
+                                   "--graph", "fix=dimacs:" + os.path.join(ctx.tmp, "broken.gr"),
+                                   "--cache-path", os.path.join(ctx.tmp, "cache3.sqlite")],
+                {"GPATH_ADMIN_TOKEN": TOKEN})
     fed = False
     try:
         st, h, b = d3.call("GET", "/ready")
@@ -531,9 +533,20 @@ def t_loading(ctx):
         with open(fifo, "w") as f:
             f.write("p sp 2 1\na 1 2 5\n")
         fed = True
-        d3.wait_ready()
+        t0 = time.time()
+        while d3.call("GET", "/v1/graphs/slow")[0] != 200 and time.time() - t0 < 10:
+            time.sleep(0.02)
         st, _, b = d3.call("GET", "/v1/graphs/slow/route?from=1&to=2")
         assert st == 200 and b["distance"] == 5, b
+        # 'fix' failed at start: not ready until an admin loads it from a good source
+        t0 = time.time()
+        while "loading" in d3.call("GET", "/ready")[2].get("message", "") and time.time() - t0 < 10:
+            time.sleep(0.02)
+        expect_error(d3.call("GET", "/ready"), 503, "NotReady", ["'fix'", "broken.gr"])
+        st, _, b = d3.call("PUT", "/admin/graphs/fix", {"spec": "gen:100"}, token=TOKEN)
+        assert st == 201, b
+        st, _, b = d3.call("GET", "/ready")
+        assert st == 200 and b["graphs"] == 3, b
     finally:
         if not fed:  # unblock the loader so the daemon can stop
             try:

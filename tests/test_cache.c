@@ -150,7 +150,7 @@ static void test_mismatch_is_miss(void **state) {
     /* damage the stored header (magic) and then one payload byte behind the cache's back */
     sqlite3 *db;
     assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db, "UPDATE matrix SET data = X'00' || substr(data, 2)", NULL,
+    assert_int_equal(sqlite3_exec(db, "UPDATE matrix_blob SET data = X'00' || substr(data, 2)", NULL,
                                   NULL, NULL),
                      SQLITE_OK);
     sqlite3_close(db);
@@ -164,7 +164,7 @@ static void test_mismatch_is_miss(void **state) {
     assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
     /* flip the last byte of the distances: header intact, checksum wrong */
     assert_int_equal(sqlite3_exec(db,
-                                  "UPDATE matrix SET data = substr(data, 1, length(data) - 1) || "
+                                  "UPDATE matrix_blob SET data = substr(data, 1, length(data) - 1) || "
                                   "CASE WHEN substr(data, -1) = X'01' THEN X'02' ELSE X'01' END",
                                   NULL, NULL, NULL),
                      SQLITE_OK);
@@ -230,6 +230,16 @@ static void test_lru_eviction(void **state) {
     gp_cache_stats_get(c, &st);
     assert_int_equal(st.entries, 0);
     gp_cache_close(c);
+    /* evictions, replacements and purges took the blobs with them */
+    sqlite3 *db;
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, "SELECT count(*) FROM matrix_blob", -1, &q, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(q, 0), 0);
+    sqlite3_finalize(q);
+    sqlite3_close(db);
 }
 
 static int count_corrupt(void) {

@@ -5,6 +5,8 @@ to the server's route table (server/routes.c and friends, and `gpath serve --pri
 built binary is found) and the ErrorCode enum equal to the error table of server/http.c.
 
 Run with Debian's /usr/bin/python3 (python3-yaml, python3-jsonschema). Exit status 0 when clean.
+With GPATH_REDOCLY=1 it also runs `npx @redocly/cli lint` (needs npm and the network, so off by
+default; the document passes it with only style warnings).
 """
 import glob
 import os
@@ -164,6 +166,12 @@ def main():
     enum = set(schemas.get("ErrorCode", {}).get("enum", []))
     if set(table) != enum:
         err(f"ErrorCode enum {sorted(enum ^ set(table))} differs from server/http.c's table")
+
+    if os.environ.get("GPATH_REDOCLY") == "1":
+        p = subprocess.run(["npx", "-y", "@redocly/cli@latest", "lint", "--format=stylish", path],
+                           capture_output=True, text=True, timeout=600, check=False)
+        if p.returncode != 0:
+            err("redocly lint failed:\n" + p.stdout[-3000:] + p.stderr[-1000:])
 
     for e in errors:
         print(f"check_openapi: {e}")

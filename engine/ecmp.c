@@ -6,21 +6,23 @@
  * a streaming, branch-free pass over 1 + deg(i) rows per router, spread over a thread pool.
  *
  * Incremental update (old tables T of G, new graph G'): per (u,v) the cheapest weight old/new.
- *  - increases (and removals) first: source i is affected iff the arc lay on one of its shortest
- *    paths, i.e. d(i,u) + w_old(u,v) == d(i,v) (O(n) per arc; then it lies on a shortest path to v
- *    itself, so the test is exact). Unaffected rows keep their distances (their shortest-path trees
- *    survive); affected rows are recomputed with one many-to-all table call on G' (the engine:
- *    GPU or CPU SSSP).
- *  - decreases (and additions) then, one arc at a time: d(i,j) = min(d(i,j), d(i,u)+w'+d(v,j)),
- *    restricted to rows with d(i,u)+w' < d(i,v) and columns with w'+d(v,j) < d(u,j) (both are
- *    necessary for an improvement); row v and column u cannot change, so the update is in place.
- *    Every entry stays the length of a real path in G' and the sequence ends exact for G'.
+ *  - decreases (and additions) first, one arc at a time on the exact old matrix:
+ *    d(i,j) = min(d(i,j), d(i,u)+w'+d(v,j)), restricted to rows with d(i,u)+w' < d(i,v) and columns
+ *    with w'+d(v,j) < d(u,j) (both necessary for an improvement, by the triangle inequality of an
+ *    exact matrix); row v and column u cannot change, so the update is in place, and each step
+ *    leaves the matrix exact for the graph with the decreases so far.
+ *  - increases (and removals) then: source i is affected iff an increased arc lay on one of its
+ *    shortest paths, i.e. d(i,u) + w_old(u,v) == d(i,v) (then it lies on a shortest path to v
+ *    itself, so the O(n)-per-arc test is exact). Unaffected rows keep their distances (their
+ *    shortest-path trees survive); affected rows are recomputed by one many-to-all table call on
+ *    G' (the engine: GPU or CPU SSSP).
  *  - next-hop sets are re-extracted only for routers whose adjacency, own row or a neighbour's row
  *    changed; the others are copied.
- * AUTO takes the full recompute when a quarter or more of the sources are affected.
+ * AUTO takes the full recompute when half or more of the sources are affected.
  */
 #include "ecmp.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -213,6 +215,21 @@ uint32_t gp_rt_next_hops(const gp_rt *t, uint32_t i, uint32_t j, uint32_t *out) 
     return c;
 }
 
+/* All-pairs distances of g into dist. On the GPU: the engine's APSP (blocked Floyd-Warshall).
+ * On the CPU a sparse router graph is much cheaper as n Dijkstras (O(n m log n) against FW's n^3),
+ * run as one all-sources table call on the CPU backend's threads; dense graphs keep FW. */
+static int rt_distances(gp_engine *e, const gp_graph *g, uint64_t *dist, gp_err *err) {
+    const uint64_t n = g->n;
+    if (strcmp(gp_engine_backend(e), "cpu") != 0 || (uint64_t)g->m * 16 >= n * n)
+        return gp_engine_apsp(e, g, dist, NULL, err);
+    uint32_t *all = malloc((size_t)n * sizeof *all);
+    if (!all) return gp_err_set(err, GP_ENOMEM, "out of memory");
+    for (uint32_t i = 0; i < n; i++) all[i] = i;
+    int rc = gp_engine_table(e, g, all, (uint32_t)n, all, (uint32_t)n, dist, err);
+    free(all);
+    return rc;
+}
+
 int gp_rt_build(gp_engine *e, gp_graph *g, uint32_t ecmp_max, int threads, uint64_t max_bytes,
                 gp_rt_progress_fn progress, void *pctx, gp_rt **out, gp_err *err) {
     gp_rt *t = NULL;
@@ -220,7 +237,7 @@ int gp_rt_build(gp_engine *e, gp_graph *g, uint32_t ecmp_max, int threads, uint6
     if (rc != GP_OK) return rc;
     if (progress) progress(pctx, 0);
     double t0 = gp_now();
-    rc = gp_engine_apsp(e, g, t->dist, NULL, err);
+    rc = rt_distances(e, g, t->dist, err);
     if (rc != GP_OK) {
         gp_rt_free(t);
         return rc;
@@ -311,8 +328,9 @@ int gp_graph_change_links(const gp_graph *g, const gp_link_change *ch, size_t nc
     }
     gp_err e;
     for (uint32_t v = 0; v < g->n; v++) {
-        if ((rc = gp_builder_add_node(b, g->ext[v], g->lon != NULL, g->lon ? g->lon[v] : 0,
-                                      g->lat ? g->lat[v] : 0, gp_graph_name(g, v), &e)) != GP_OK) {
+        const int has = g->lon && g->lat && !isnan(g->lon[v]) && !isnan(g->lat[v]);
+        if ((rc = gp_builder_add_node(b, g->ext[v], has, has ? g->lon[v] : 0, has ? g->lat[v] : 0,
+                                      gp_graph_name(g, v), &e)) != GP_OK) {
             rc = gp_err_set(err, rc, "%s", e.msg);
             goto done;
         }
@@ -440,45 +458,13 @@ int gp_rt_update(gp_engine *e, const gp_rt *old, gp_graph *g2, int strategy, int
     s.arcs_increased = (uint32_t)ninc;
     s.arcs_decreased = (uint32_t)ndec;
 
-    uint32_t naff = 0;
+    /* Decreases first, on the exact old matrix, so every step starts exact (the filters below
+     * rely on the triangle inequality); then increases against the result (see the file head). */
     const uint64_t *D = old->dist;
-    for (size_t k = 0; k < ninc; k++) {
-        const uint32_t u = inc[k].u, v = inc[k].v;
-        for (uint32_t i = 0; i < n; i++) {
-            uint64_t diu = D[(uint64_t)i * n + u];
-            if (!affected[i] && diu != GP_INF && diu + inc[k].w == D[(uint64_t)i * n + v]) {
-                affected[i] = 1;
-                naff++;
-            }
-        }
-    }
-    if (strategy == GP_RT_AUTO) strategy = (uint64_t)naff * 4 >= n ? GP_RT_FULL : GP_RT_INCREMENTAL;
-    s.strategy = strategy;
     uint64_t *D2 = t->dist;
-    if (strategy == GP_RT_FULL) {
-        if ((rc = gp_engine_apsp(e, g2, D2, NULL, err)) != GP_OK) goto fail;
-        s.rows_recomputed = n;
-    } else {
+    uint32_t naff = 0;
+    if (strategy != GP_RT_FULL) {
         memcpy(D2, D, (size_t)n * n * sizeof *D2);
-        if (naff) {
-            const uint32_t block = 256;
-            src = malloc((size_t)naff * sizeof *src);
-            all = malloc((size_t)n * sizeof *all);
-            tmp = malloc((size_t)(naff < block ? naff : block) * n * sizeof *tmp);
-            if (!src || !all || !tmp) goto oom;
-            uint32_t k = 0;
-            for (uint32_t i = 0; i < n; i++) {
-                all[i] = i;
-                if (affected[i]) src[k++] = i;
-            }
-            for (uint32_t s0 = 0; s0 < naff; s0 += block) {
-                uint32_t ns = naff - s0 < block ? naff - s0 : block;
-                if ((rc = gp_engine_table(e, g2, src + s0, ns, all, n, tmp, err)) != GP_OK) goto fail;
-                for (uint32_t r = 0; r < ns; r++)
-                    memcpy(D2 + (uint64_t)src[s0 + r] * n, tmp + (uint64_t)r * n, (size_t)n * 8);
-            }
-            s.rows_recomputed = naff;
-        }
         if (ndec) {
             rows_i = malloc((size_t)n * sizeof *rows_i);
             cols_j = malloc((size_t)n * sizeof *cols_j);
@@ -506,6 +492,42 @@ int gp_rt_update(gp_engine *e, const gp_rt *old, gp_graph *g2, int strategy, int
                 }
             }
         }
+        /* D2 is now exact for old + decreases; the increased arcs still have their old weight */
+        for (size_t k = 0; k < ninc; k++) {
+            const uint32_t u = inc[k].u, v = inc[k].v;
+            for (uint32_t i = 0; i < n; i++) {
+                uint64_t diu = D2[(uint64_t)i * n + u];
+                if (!affected[i] && diu != GP_INF && diu + inc[k].w == D2[(uint64_t)i * n + v]) {
+                    affected[i] = 1;
+                    naff++;
+                }
+            }
+        }
+        if (strategy == GP_RT_AUTO)
+            strategy = (uint64_t)naff * 2 >= n ? GP_RT_FULL : GP_RT_INCREMENTAL;
+    }
+    s.strategy = strategy;
+    if (strategy == GP_RT_FULL) {
+        if ((rc = rt_distances(e, g2, D2, err)) != GP_OK) goto fail;
+        s.rows_recomputed = n;
+    } else if (naff) {
+        const uint32_t block = 256;
+        src = malloc((size_t)naff * sizeof *src);
+        all = malloc((size_t)n * sizeof *all);
+        tmp = malloc((size_t)(naff < block ? naff : block) * n * sizeof *tmp);
+        if (!src || !all || !tmp) goto oom;
+        uint32_t k = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            all[i] = i;
+            if (affected[i]) src[k++] = i;
+        }
+        for (uint32_t s0 = 0; s0 < naff; s0 += block) {
+            uint32_t ns = naff - s0 < block ? naff - s0 : block;
+            if ((rc = gp_engine_table(e, g2, src + s0, ns, all, n, tmp, err)) != GP_OK) goto fail;
+            for (uint32_t r = 0; r < ns; r++)
+                memcpy(D2 + (uint64_t)src[s0 + r] * n, tmp + (uint64_t)r * n, (size_t)n * 8);
+        }
+        s.rows_recomputed = naff;
     }
     double t1 = gp_now();
     t->apsp_s = t1 - t0;

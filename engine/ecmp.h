@@ -90,7 +90,7 @@ typedef struct gp_rt_update_stats {
 } gp_rt_update_stats;
 
 /* Tables for g2 (same routers as old->g: same n and external ids; g2 is referenced) derived from
- * old. AUTO picks incremental when the affected sources are fewer than a quarter of the routers. */
+ * old. AUTO picks incremental when the affected sources are fewer than half of the routers. */
 int gp_rt_update(gp_engine *e, const gp_rt *old, gp_graph *g2, int strategy, int threads,
                  gp_rt **out, gp_rt_update_stats *st, gp_err *err);
 

@@ -74,7 +74,7 @@ gp_graph *gp_load_sndlib(const char *path, const gp_load_opts *o, gp_err *err) {
     char line[16384], buf[2 * sizeof line + 2];
     char *tok[MAX_TOK];
     enum { S_NONE, S_META, S_NODES, S_LINKS, S_SKIP } sec = S_NONE;
-    long ln = 0;
+    long ln = 0, depth = 0;
     int saw_header = 0, saw_nodes = 0, saw_links = 0;
 
     if (gp_topo_rule(o, GP_RULE_HOPS, "routing", "sndlib", &rule, err) != GP_OK) return NULL;
@@ -106,18 +106,22 @@ gp_graph *gp_load_sndlib(const char *path, const gp_load_opts *o, gp_err *err) {
                 if (strcmp(tok[0], "META") == 0) sec = S_META;
                 else if (strcmp(tok[0], "NODES") == 0) sec = S_NODES, saw_nodes = 1;
                 else if (strcmp(tok[0], "LINKS") == 0) sec = S_LINKS, saw_links = 1;
-                else sec = S_SKIP;
+                else sec = S_SKIP, depth = 1;
                 continue;
             }
             gp_err_set(err, GP_EPARSE, "%s:%ld: expected a section header like 'NODES (', got '%s'",
                        path, ln, tok[0]);
             goto done;
         }
+        if (sec == S_SKIP) { /* other sections (ADMISSIBLE_PATHS, ...) nest parentheses */
+            for (int k = 0; k < nt; k++) depth += (tok[k][0] == '(') - (tok[k][0] == ')');
+            if (depth <= 0) sec = S_NONE;
+            continue;
+        }
         if (nt == 1 && strcmp(tok[0], ")") == 0) {
             sec = S_NONE;
             continue;
         }
-        if (sec == S_SKIP) continue;
         if (sec == S_META) {
             if (nt >= 3 && strcmp(tok[0], "unit") == 0 && strcmp(tok[1], "=") == 0) {
                 if (strcmp(tok[2], "BITSPERSEC") == 0) unit = 1;

@@ -1,0 +1,264 @@
+#!/usr/bin/python3
+"""netops_ref.py - independent reference for gpath's routing tables (tests/test_netops_ref.sh).
+
+For every Topology Zoo GraphML, SNDlib native and Rocketfuel .intra file under $GPATH_DATA, parses
+the raw file here (ElementTree / plain text, not gpath's loaders), applies the same documented cost
+rule (hop count; OSPF reference bandwidth cost = min(65535, max(1, floor(100e9 / bw))) with unknown
+speeds at the lower median of the known costs; Rocketfuel's own weights), and computes with
+networkx, per destination j, the shortest-path predecessor sets on the reversed graph
+(dijkstra_predecessor_and_distance): the predecessors of i there are exactly i's equal-cost next
+hops towards j. The result must equal `gpath routing-tables` for every router and destination
+(distance and full next-hop set, capped at 64 lowest ids like gpath's default ecmp_max).
+What-if: for a mid-sized network, `gpath what-if --each-link` fails each link in turn; the changed
+(router, destination) pairs and their before/after entries must equal the reference diff.
+Prints one line per failure and ends with "N passed, N failed, N skipped".
+"""
+import glob
+import gzip
+import json
+import math
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from concurrent.futures import ProcessPoolExecutor
+
+import networkx as nx
+
+GPATH = os.environ.get("GPATH_BIN", "build/gpath")
+DATA = os.environ.get("GPATH_DATA", "")
+REF_BW = 100e9
+ECMP_MAX = 64
+NS = "{http://graphml.graphdrawing.org/xmlns}"
+
+
+def bw_cost(bw):
+    return min(65535, max(1, math.floor(REF_BW / bw)))
+
+
+def rule_costs(links, rule):
+    """links: list of [u, v, bw]; returns costs per link under rule hops|bandwidth."""
+    if rule == "hops":
+        return [1] * len(links)
+    known = sorted(bw_cost(bw) for _, _, bw in links if bw > 0)
+    fill = known[(len(known) - 1) // 2] if known else 1
+    return [bw_cost(bw) if bw > 0 else fill for _, _, bw in links]
+
+
+def read_graphml(path, rule):
+    root = ET.parse(path).getroot()
+    keys = {k.get("id"): k.get("attr.name") for k in root.iter(NS + "key")}
+    graph = root.find(NS + "graph")
+    nodes = [int(n.get("id")) for n in graph.findall(NS + "node")]
+    units = {"K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
+    links = []
+    for e in graph.findall(NS + "edge"):
+        d = {keys.get(x.get("key")): (x.text or "") for x in e.findall(NS + "data")}
+        bw = -1.0
+        try:
+            raw = float(d["LinkSpeedRaw"]) if "LinkSpeedRaw" in d else -1.0
+        except ValueError:
+            raw = -1.0
+        if raw > 0:
+            bw = raw
+        elif "LinkSpeed" in d:
+            try:
+                sp = float(d["LinkSpeed"])
+                u = d.get("LinkSpeedUnits", "M").strip().upper() or "M"
+                if sp > 0 and u in units:
+                    bw = sp * units[u]
+            except ValueError:
+                pass
+        links.append([int(e.get("source")), int(e.get("target")), bw])
+    costs = rule_costs(links, rule)
+    arcs = []
+    for (u, v, _), c in zip(links, costs):
+        arcs += [(u, v, c), (v, u, c)]
+    return nodes, arcs
+
+
+def read_sndlib(path, rule):
+    op = gzip.open if path.endswith(".gz") else open
+    with op(path, "rt") as f:
+        lines = [l.split("#")[0].replace("(", " ( ").replace(")", " ) ").split() for l in f]
+    sec, unit, names, links = None, 1e6, [], []
+    umap = {"BITSPERSEC": 1, "KBITPERSEC": 1e3, "MBITPERSEC": 1e6, "GBITPERSEC": 1e9}
+    for t in lines:
+        if not t or t[0].startswith("?"):
+            continue
+        if sec is None:
+            sec = t[0]
+            continue
+        if t == [")"]:
+            sec = None
+            continue
+        if sec == "META" and t[0] == "unit":
+            unit = umap[t[2]]
+        elif sec == "NODES":
+            names.append(t[0])
+        elif sec == "LINKS":
+            pre = float(t[5])
+            mods = [float(x) for x in t[10:-1]][0::2]
+            cap = pre if pre > 0 else max(mods, default=0)
+            links.append([names.index(t[2]), names.index(t[3]), cap * unit if cap > 0 else -1])
+    costs = rule_costs(links, rule)
+    arcs = []
+    for (u, v, _), c in zip(links, costs):
+        arcs += [(u, v, c), (v, u, c)]
+    return list(range(len(names))), arcs
+
+
+def read_rocketfuel(path, rule):
+    rows = [l.split() for l in open(path) if l.strip()]
+    names = sorted({r[0] for r in rows} | {r[1] for r in rows})
+    idx = {n: i for i, n in enumerate(names)}
+    arcs = [(idx[a], idx[b], float(m) if rule == "weights" else 1) for a, b, m in rows]
+    return list(range(len(names))), arcs
+
+
+def digraph(nodes, arcs):
+    g = nx.DiGraph()
+    g.add_nodes_from(nodes)
+    for u, v, c in arcs:
+        if u == v:
+            continue  # a self-loop is never a next hop and never shortens a path
+        if not g.has_edge(u, v) or g[u][v]["weight"] > c:
+            g.add_edge(u, v, weight=c)
+    return g
+
+
+def tables(g):
+    """{(i, j): (dist or None, tuple(next hops))} for every ordered pair."""
+    out = {}
+    rev = g.reverse(copy=False)
+    for j in g.nodes:
+        pred, dist = nx.dijkstra_predecessor_and_distance(rev, j, weight="weight")
+        for i in g.nodes:
+            if i not in dist:
+                out[(i, j)] = (None, ())
+            else:
+                hops = () if i == j else tuple(sorted(pred[i])[:ECMP_MAX])
+                out[(i, j)] = (dist[i], hops)
+    return out
+
+
+def run_gpath(args):
+    p = subprocess.run([GPATH] + args, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError("gpath %s: exit %d: %s" % (" ".join(args), p.returncode, p.stderr.strip()))
+    return p.stdout
+
+
+def entry(e):
+    return (e["distance"], tuple(e["next_hops"]))
+
+
+def check_tables(job):
+    kind, path, rule = job
+    name = "%s %s [%s]" % (kind, os.path.relpath(path, DATA), rule)
+    try:
+        reader = {"graphml": read_graphml, "sndlib": read_sndlib, "rocketfuel": read_rocketfuel}[kind]
+        ref = tables(digraph(*reader(path, rule)))
+        args = ["routing-tables", "--graph", "%s:%s" % (kind, path), "--backend", "cpu"]
+        if rule != "weights":
+            args += ["--cost-rule", rule]
+        doc = json.loads(run_gpath(args))
+        got = {}
+        for t in doc["tables"]:
+            for r in t["routes"]:
+                got[(t["router"], r["destination"])] = entry(r)
+        if set(got) != set(ref):
+            return name, "router/destination pairs differ (%d vs %d)" % (len(got), len(ref))
+        for k, v in ref.items():
+            if got[k] != v:
+                return name, "router %s -> %s: gpath %s, networkx %s" % (k[0], k[1], got[k], v)
+        return name, None
+    except Exception as ex:  # a crash is a failure of this check, reported with its reason
+        return name, "error: %s" % ex
+
+
+def check_what_if(kind, path, rule):
+    """One result per link: fail it (both ways) and compare the changed pairs."""
+    reader = {"graphml": read_graphml, "sndlib": read_sndlib, "rocketfuel": read_rocketfuel}[kind]
+    nodes, arcs = reader(path, rule)
+    base = digraph(nodes, arcs)
+    before = tables(base)
+    args = ["what-if", "--graph", "%s:%s" % (kind, path), "--backend", "cpu", "--each-link"]
+    if rule != "weights":
+        args += ["--cost-rule", rule]
+    out = run_gpath(args)
+    results, seen = [], set()
+    for line in out.splitlines():
+        doc = json.loads(line)
+        u, v = doc["link"]
+        name = "what-if %s [%s] fail %s-%s" % (os.path.basename(path), rule, u, v)
+        seen.add(frozenset((u, v)))
+        g = base.copy()
+        for a, b in ((u, v), (v, u)):
+            if g.has_edge(a, b):
+                g.remove_edge(a, b)
+        after = tables(g)
+        ref = {k: (before[k], after[k]) for k in before if before[k] != after[k]}
+        got = {(c["router"], c["destination"]): (entry(c["before"]), entry(c["after"]))
+               for c in doc["changes"]}
+        if got != ref:
+            diff = sorted(set(got) ^ set(ref))[:3] or [k for k in ref if ref[k] != got.get(k)][:3]
+            results.append((name, "changes differ: %d vs %d pairs, e.g. %s" % (len(got), len(ref), diff)))
+        else:
+            results.append((name, None))
+    links = {frozenset((u, v)) for u, v, _ in arcs if u != v}
+    if seen != links:
+        results.append(("what-if %s links" % os.path.basename(path),
+                        "gpath failed %d links, the file has %d" % (len(seen), len(links))))
+    return results
+
+
+def main():
+    passed = failed = skipped = 0
+    if not DATA or not os.path.isdir(DATA):
+        print("SKIP: GPATH_DATA (%r) is not a directory; no real topologies to check" % DATA)
+        print("0 passed, 0 failed, 1 skipped")
+        return 0
+    jobs = []
+    for sub, kind, pattern, rules in (
+            ("topology-zoo", "graphml", "topology-zoo/graphml/*.graphml", ("hops", "bandwidth")),
+            ("sndlib", "sndlib", "sndlib/native/*.txt*", ("hops", "bandwidth")),
+            ("rocketfuel", "rocketfuel", "rocketfuel/weights-dist/*/*.intra", ("weights", "hops"))):
+        files = sorted(glob.glob(os.path.join(DATA, pattern)))
+        if not files:
+            print("SKIP: no %s files under %s" % (sub, DATA))
+            skipped += 1
+        jobs += [(kind, f, r) for f in files for r in rules]
+    workers = int(os.environ.get("NETOPS_REF_JOBS", "0")) or (os.cpu_count() or 2)
+    with ProcessPoolExecutor(max_workers=workers) as ex:
+        for name, problem in ex.map(check_tables, jobs, chunksize=4):
+            if problem:
+                failed += 1
+                print("FAIL %s: %s" % (name, problem))
+            else:
+                passed += 1
+    print("routing tables: %d files x rules checked" % len(jobs))
+    mid = [("graphml", os.path.join(DATA, "topology-zoo/graphml/Geant2012.graphml"), "hops"),
+           ("rocketfuel", os.path.join(DATA, "rocketfuel/weights-dist/3967/weights.intra"), "weights")]
+    for kind, path, rule in mid:
+        if not os.path.exists(path):
+            print("SKIP: %s absent" % path)
+            skipped += 1
+            continue
+        try:
+            res = check_what_if(kind, path, rule)
+        except Exception as ex:
+            res = [("what-if %s" % os.path.basename(path), "error: %s" % ex)]
+        for name, problem in res:
+            if problem:
+                failed += 1
+                print("FAIL %s: %s" % (name, problem))
+            else:
+                passed += 1
+        print("what-if: %s, %d links failed in turn" % (os.path.basename(path), len(res)))
+    print("%d passed, %d failed, %d skipped" % (passed, failed, skipped))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -43,7 +43,7 @@ out=$(bench_out cpu-http)
 bench_header "$out" "HTTP route load test (wrk)" "bash bench/cpu-http.sh (GPATH_BENCH_NODES=$NODES GPATH_BENCH_SECONDS=$SECS)"
 {
   echo "Graph \`gen:$NODES\` (generated road graph), served by \`gpath serve\` with backend"
-  echo "**$backend** ($threads engine threads), log level warn, default HTTP thread pool (one per CPU)."
+  echo "**$backend** ($threads engine threads), log level warn, default HTTP thread pool (max(8, 2 x CPUs))."
   echo "Graph info: \`$info\`; ready ${load_s}s after the port opened."
   echo
   echo "wrk 2 threads, ${SECS}s per row, keep-alive; each request a random (from, to) pair of"

@@ -32,7 +32,7 @@ static const gp_config_key keys[] = {
      "Address to listen on (IPv4 dotted quad; 127.0.0.1 for loopback only)."},
     {"port", L(port), "8080", 0, 65535, "TCP port; 0 picks a free ephemeral port (see --port-file)."},
     {"threads", L(threads), "0", 0, 1024,
-     "HTTP worker threads (libmicrohttpd thread pool); 0 = number of online CPUs."},
+     "HTTP worker threads (libmicrohttpd thread pool); 0 = max(8, 2 x online CPUs)."},
     {"engine_threads", L(engine_threads), "0", 0, 1024,
      "CPU backend worker threads; 0 = number of online CPUs."},
     {"backend", S(backend), "auto", 0, 0,

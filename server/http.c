@@ -677,8 +677,14 @@ gp_http *gp_http_start(const gp_config *cfg, gp_engine *e, gp_registry *reg, gp_
         gp_err_set(err, GP_EINVAL, "listen: '%s' is not an IPv4 or IPv6 address", cfg->listen);
         return NULL;
     }
-    long threads = cfg->threads > 0 ? cfg->threads : sysconf(_SC_NPROCESSORS_ONLN);
-    if (threads < 1) threads = 1;
+    /* More threads than CPUs: a handler blocks its thread (and that thread's connections) for the
+     * whole query, so slow queries (APSP, big trees) must leave threads free for quick ones, and
+     * the GPU's stream pool needs several requests in flight. */
+    long threads = cfg->threads;
+    if (threads <= 0) {
+        long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = ncpu > 4 ? 2 * ncpu : 8;
+    }
     h->d = MHD_start_daemon(
         flags, (uint16_t)cfg->port, NULL, NULL, on_request, NULL, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
         MHD_OPTION_SOCK_ADDR, addr,

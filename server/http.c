@@ -607,6 +607,24 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     return MHD_YES;
 }
 
+/* Copies s for a key=value log field: bytes that would break the line's parsing (space, control,
+ * quote, backslash, %, non-ASCII: MHD hands us the decoded path) become %XX. */
+static void log_escape(const char *s, char *out, size_t size) {
+    static const char hex[] = "0123456789ABCDEF";
+    size_t o = 0;
+    for (; *s && o + 4 < size; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c <= 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '%') {
+            out[o++] = '%';
+            out[o++] = hex[c >> 4];
+            out[o++] = hex[c & 15];
+        } else {
+            out[o++] = (char)c;
+        }
+    }
+    out[o] = '\0';
+}
+
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe) {
     (void)cls;
@@ -616,9 +634,11 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     *con_cls = NULL;
     double dt = gp_now() - r->t0;
     gp_metrics_request(r->route >= 0 ? (size_t)r->route : gp_nroutes, r->status, dt);
+    char path[512];
+    log_escape(r->path, path, sizeof path);
     GP_LOG(GP_LOG_INFO,
            "event=request method=%s path=%s status=%d bytes=%zu duration_ms=%.3f%s%s%s", r->method,
-           r->path, r->status, r->bytes, dt * 1e3, r->err_code >= 0 ? " code=" : "",
+           path, r->status, r->bytes, dt * 1e3, r->err_code >= 0 ? " code=" : "",
            r->err_code >= 0 ? codes[r->err_code].name : "",
            toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " aborted=1");
     gp_graph_unref(r->graph);

@@ -588,6 +588,10 @@ def t_request_log(ctx):
     assert re.search(r"event=request method=GET path=/v1/graphs/t/route status=200 bytes=\d+ "
                      r"duration_ms=[0-9.]+", log), lines[:3]
     assert re.search(r"status=404 bytes=\d+ duration_ms=[0-9.]+ code=NoRoute", log)
+    # the decoded path is re-escaped so every field stays one token
+    assert "method=PUT path=/admin/graphs/bad%20name status=400" in log
+    for l in lines:
+        assert re.fullmatch(r"\S+ level=info event=request( [a-z_]+=\S+)+", l), l
 
 
 @test

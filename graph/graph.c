@@ -361,6 +361,39 @@ static int cmp_id_ix(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+/* Sorts by id: LSD radix sort in four 16-bit passes over the sign-flipped key (passes where every
+ * key has the same digit are skipped), qsort for small inputs or when scratch memory is short. */
+static void sort_id_ix(id_ix *a, uint64_t n) {
+    id_ix *tmp = n >= 4096 ? malloc(n * sizeof *tmp) : NULL;
+    uint64_t *count = tmp ? malloc(65536 * sizeof *count) : NULL;
+    if (!count) {
+        free(tmp);
+        qsort(a, (size_t)n, sizeof *a, cmp_id_ix);
+        return;
+    }
+    id_ix *src = a, *dst = tmp;
+    for (int shift = 0; shift < 64; shift += 16) {
+        memset(count, 0, 65536 * sizeof *count);
+        for (uint64_t i = 0; i < n; i++)
+            count[(((uint64_t)src[i].id ^ (1ULL << 63)) >> shift) & 0xffff]++;
+        if (count[(((uint64_t)src[0].id ^ (1ULL << 63)) >> shift) & 0xffff] == n) continue;
+        uint64_t sum = 0;
+        for (int d = 0; d < 65536; d++) {
+            uint64_t c = count[d];
+            count[d] = sum;
+            sum += c;
+        }
+        for (uint64_t i = 0; i < n; i++)
+            dst[count[(((uint64_t)src[i].id ^ (1ULL << 63)) >> shift) & 0xffff]++] = src[i];
+        id_ix *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != a) memcpy(a, src, n * sizeof *a);
+    free(count);
+    free(tmp);
+}
+
 /* Sorts arcs [lo, hi) of one row by (head, weight); tmp holds hi - lo uint64 scratch. */
 static void sort_row(uint32_t *col, uint32_t *w, uint64_t lo, uint64_t hi, uint64_t *tmp) {
     uint64_t len = hi - lo;
@@ -438,7 +471,7 @@ gp_graph *gp_builder_finish(gp_builder *b, const char *source, const char *forma
         if (!hs) goto oom;
         for (uint64_t s = 0; s <= b->hmask; s++)
             if (b->hvals[s] != GP_NONE) hs[nh++] = (id_ix){b->hkeys[s], b->hvals[s]};
-        qsort(hs, (size_t)nh, sizeof *hs, cmp_id_ix);
+        sort_id_ix(hs, nh);
     }
     {
         uint64_t k = 0, h = 0;

@@ -129,6 +129,7 @@ static int rt_alloc(gp_graph *g, uint32_t ecmp_max, uint64_t max_bytes, gp_rt **
     t->mask = malloc((size_t)(t->mask_off[n] ? t->mask_off[n] : 1) * sizeof *t->mask);
     if (!t->dist || !t->mask) goto oom;
     t->g = gp_graph_ref(g);
+    t->refs = 1;
     *out = t;
     return GP_OK;
 oom:
@@ -142,8 +143,15 @@ uint64_t gp_rt_bytes(const gp_graph *g) {
     return (uint64_t)g->n * g->n * 8 + words * g->n * 8;
 }
 
+gp_rt *gp_rt_ref(gp_rt *t) {
+    if (t) __atomic_add_fetch(&t->refs, 1, __ATOMIC_RELAXED);
+    return t;
+}
+
 void gp_rt_free(gp_rt *t) {
     if (!t) return;
+    /* refs == 0 only for tables still under construction here (rt_alloc failure paths) */
+    if (t->refs > 0 && __atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL) > 0) return;
     gp_graph_unref(t->g);
     free(t->dist);
     free(t->nb_off);
@@ -247,6 +255,20 @@ int gp_rt_build(gp_engine *e, gp_graph *g, uint32_t ecmp_max, int threads, uint6
     if (progress) progress(pctx, 0.5);
     par_for(t->n, threads, extract_router, t, progress, pctx, 0.5, 1.0);
     t->apsp_s = t1 - t0;
+    t->ecmp_s = gp_now() - t1;
+    *out = t;
+    return GP_OK;
+}
+
+int gp_rt_from_dist(gp_graph *g, const uint64_t *dist, uint32_t ecmp_max, int threads,
+                    gp_rt **out, gp_err *err) {
+    gp_rt *t = NULL;
+    int rc = rt_alloc(g, ecmp_max, 0, &t, err);
+    if (rc != GP_OK) return rc;
+    memcpy(t->dist, dist, (size_t)t->n * t->n * sizeof *t->dist);
+    snprintf(t->backend, sizeof t->backend, "cache");
+    double t1 = gp_now();
+    par_for(t->n, threads, extract_router, t, NULL, NULL, 0, 0);
     t->ecmp_s = gp_now() - t1;
     *out = t;
     return GP_OK;

@@ -40,7 +40,8 @@ typedef struct gp_rt {
     uint64_t *mask;
     double apsp_s;        /* seconds spent on distances (APSP, or incremental rows) */
     double ecmp_s;        /* seconds spent extracting next-hop sets */
-    char backend[16];     /* engine backend that computed the distances */
+    char backend[16];     /* engine backend that computed the distances ("cache" when loaded) */
+    int refs;             /* reference count (atomic); gp_rt_free drops one */
 } gp_rt;
 
 /* Progress callback: fraction done in [0,1]; may be NULL. */
@@ -50,7 +51,13 @@ typedef void (*gp_rt_progress_fn)(void *ctx, double fraction);
  * online CPUs. max_bytes (0 = none): refuse with GP_ETOOBIG when dist+masks would exceed it. */
 int gp_rt_build(gp_engine *e, gp_graph *g, uint32_t ecmp_max, int threads, uint64_t max_bytes,
                 gp_rt_progress_fn progress, void *pctx, gp_rt **out, gp_err *err);
-void gp_rt_free(gp_rt *t); /* accepts NULL */
+/* Tables from precomputed all-pairs distances of g (n*n, copied), e.g. from the matrix cache. */
+int gp_rt_from_dist(gp_graph *g, const uint64_t *dist, uint32_t ecmp_max, int threads,
+                    gp_rt **out, gp_err *err);
+/* Reference counting: tables are immutable, so holders may share them across threads.
+ * gp_rt_free releases one reference and frees on the last; accepts NULL. */
+gp_rt *gp_rt_ref(gp_rt *t);
+void gp_rt_free(gp_rt *t);
 
 /* Bytes gp_rt_build would allocate for g. */
 uint64_t gp_rt_bytes(const gp_graph *g);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "../engine/ecmp.h"
+#include "../engine/jobs.h"
 
 typedef struct arc {
     int64_t u, v;
@@ -352,6 +353,70 @@ static void test_incremental_random(void **state) {
     }
 }
 
+/* ---- jobs ---- */
+
+static int stored_calls;
+static int store_cb(void *ctx, const char *graph, const gp_graph *g, const uint64_t *dist) {
+    (void)ctx;
+    assert_string_equal(graph, "net");
+    assert_int_equal(dist[1], gp_rt_dist(ctx ? ctx : NULL, 0, 1));
+    (void)g;
+    stored_calls++;
+    return 1;
+}
+
+static void test_jobs(void **state) {
+    (void)state;
+    gp_err err;
+    gp_graph *g = random_graph(300, 3, 9, 1);
+    gp_rt *ref = tables(g, 0);
+    gp_jobs *j = gp_jobs_new(E, 0, 0, 2, store_cb, ref, &err);
+    assert_non_null(j);
+    uint64_t id[3];
+    for (int k = 0; k < 3; k++) assert_int_equal(gp_jobs_submit(j, "net", g, &id[k], &err), GP_OK);
+    assert_true(id[1] == id[0] + 1 && id[2] == id[1] + 1);
+    gp_job_status st;
+    gp_rt *rt = NULL;
+    double t0 = gp_now();
+    do {
+        assert_int_equal(gp_jobs_get(j, id[2], &st, &rt, &err), GP_OK);
+        assert_true(st.progress >= 0 && st.progress <= 1);
+        if (st.state < GP_JOB_DONE) usleep(2000);
+    } while (st.state < GP_JOB_DONE && gp_now() - t0 < 60);
+    assert_int_equal(st.state, GP_JOB_DONE);
+    assert_true(st.progress == 1.0);
+    assert_int_equal(st.routers, 300);
+    assert_string_equal(st.version, g->version);
+    assert_int_equal(st.stored, 1);
+    assert_non_null(rt);
+    gp_rt_pair *p = NULL;
+    assert_int_equal(diff(rt, ref, &p), 0);
+    free(p);
+    gp_rt_free(rt);
+    /* keep = 2: the first job is forgotten once three are done */
+    assert_int_equal(gp_jobs_get(j, id[0], &st, NULL, &err), GP_ENOTFOUND);
+    assert_int_equal(gp_jobs_get(j, 999, &st, NULL, &err), GP_ENOTFOUND);
+    assert_int_equal(stored_calls, 3);
+    rt = gp_jobs_result_for(j, g->hash);
+    assert_non_null(rt);
+    gp_rt_free(rt);
+    assert_null(gp_jobs_result_for(j, g->hash ^ 1));
+    assert_string_equal(gp_job_state_name(GP_JOB_RUNNING), "running");
+    /* a job over the byte limit fails with the reason */
+    gp_jobs *small = gp_jobs_new(E, 0, 1000, 4, NULL, NULL, &err);
+    assert_int_equal(gp_jobs_submit(small, "net", g, &id[0], &err), GP_OK);
+    do {
+        assert_int_equal(gp_jobs_get(small, id[0], &st, NULL, &err), GP_OK);
+        if (st.state < GP_JOB_DONE) usleep(1000);
+    } while (st.state < GP_JOB_DONE);
+    assert_int_equal(st.state, GP_JOB_FAILED);
+    assert_non_null(strstr(st.error, "over the limit"));
+    gp_jobs_free(small);
+    gp_jobs_free(j);
+    gp_rt_free(ref);
+    gp_graph_unref(g);
+}
+
 /* ---- loaders ---- */
 
 static char tmpdir[256];
@@ -571,6 +636,7 @@ int main(void) {
         cmocka_unit_test(test_ecmp_cap),
         cmocka_unit_test(test_what_if_square),
         cmocka_unit_test(test_incremental_random),
+        cmocka_unit_test(test_jobs),
         cmocka_unit_test_setup_teardown(test_load_graphml, loader_setup, loader_teardown),
         cmocka_unit_test_setup_teardown(test_load_sndlib, loader_setup, loader_teardown),
         cmocka_unit_test_setup_teardown(test_load_rocketfuel, loader_setup, loader_teardown),

@@ -43,6 +43,7 @@ typedef struct ws {
     uint32_t *pred;     /* GP_NONE when none */
     uint32_t *hpos;     /* heap index, ST_UNSEEN or ST_SETTLED */
     uint32_t *mark;     /* table: target stamp per node */
+    uint64_t *aux;      /* A*: the node's bound, valid once the node is touched */
     uint32_t stamp;     /* current target stamp */
     hent *heap;         /* binary min-heap on key */
     uint32_t hsize;
@@ -76,6 +77,7 @@ static void ws_free(ws *w) {
     free(w->pred);
     free(w->hpos);
     free(w->mark);
+    free(w->aux);
     free(w->heap);
     free(w->touched);
     free(w);
@@ -93,11 +95,13 @@ static int ws_reserve(ws *w, uint32_t n) {
     if (h) w->hpos = h;
     uint32_t *mk = realloc(w->mark, cap * sizeof *mk);
     if (mk) w->mark = mk;
+    uint64_t *ax = realloc(w->aux, cap * sizeof *ax);
+    if (ax) w->aux = ax;
     hent *hp = realloc(w->heap, cap * sizeof *hp);
     if (hp) w->heap = hp;
     uint32_t *t = realloc(w->touched, cap * sizeof *t);
     if (t) w->touched = t;
-    if (!d || !p || !h || !mk || !hp || !t) return GP_ENOMEM;
+    if (!d || !p || !h || !mk || !ax || !hp || !t) return GP_ENOMEM;
     for (size_t i = 0; i < cap; i++) {
         w->dist[i] = GP_INF;
         w->pred[i] = GP_NONE;
@@ -450,7 +454,8 @@ static int p2p_astar(cpu_impl *c, const gp_graph *g, uint32_t s, uint32_t t, gp_
     if (!w) return GP_ENOMEM;
     touch(w, s);
     w->dist[s] = 0;
-    heap_push_or_decrease(w, s, astar_h(g, factor, s, t));
+    w->aux[s] = astar_h(g, factor, s, t);
+    heap_push_or_decrease(w, s, w->aux[s]);
     uint64_t settled = 0;
     int found = 0;
     while (w->hsize > 0) {
@@ -465,10 +470,13 @@ static int p2p_astar(cpu_impl *c, const gp_graph *g, uint32_t s, uint32_t t, gp_
             uint32_t v = g->col[a];
             uint64_t nd = du + g->w[a];
             if (nd < w->dist[v]) {
-                touch(w, v);
+                if (w->dist[v] == GP_INF) { /* first reached: compute its bound once */
+                    touch(w, v);
+                    w->aux[v] = astar_h(g, factor, v, t);
+                }
                 w->dist[v] = nd;
                 w->pred[v] = u;
-                heap_push_or_decrease(w, v, nd + astar_h(g, factor, v, t));
+                heap_push_or_decrease(w, v, nd + w->aux[v]);
             }
         }
     }
@@ -639,17 +647,58 @@ static int cpu_table(gp_backend *b, const gp_graph *g, const uint32_t *src, uint
 #define FW_INF ((int64_t)1 << 61)
 #define FW_TILE 64
 
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
-#define FW_CLONES __attribute__((target_clones("avx2", "default")))
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define FW_HAVE_AVX2_PATH 1
+/* AVX2 version of fw_row (4 lanes of int64; next hops blended as 4 lanes of uint32). Selected at
+ * run time when the CPU has AVX2; the portable loop below is the reference. */
+__attribute__((target("avx2"))) static void fw_row_avx2(int64_t *restrict di,
+                                                        uint32_t *restrict ni,
+                                                        const int64_t *restrict dk, int64_t dik,
+                                                        uint32_t nik, uint32_t j0, uint32_t j1) {
+    __m256i vik = _mm256_set1_epi64x(dik);
+    uint32_t j = j0;
+    if (ni) {
+        const __m256i perm = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+        __m128i vnik = _mm_set1_epi32((int)nik);
+        for (; j + 4 <= j1; j += 4) {
+            __m256i cur = _mm256_loadu_si256((const __m256i *)(di + j));
+            __m256i v = _mm256_add_epi64(_mm256_loadu_si256((const __m256i *)(dk + j)), vik);
+            __m256i lt = _mm256_cmpgt_epi64(cur, v);
+            _mm256_storeu_si256((__m256i *)(di + j), _mm256_blendv_epi8(cur, v, lt));
+            __m128i m32 = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(lt, perm));
+            __m128i nold = _mm_loadu_si128((const __m128i *)(ni + j));
+            _mm_storeu_si128((__m128i *)(ni + j), _mm_blendv_epi8(nold, vnik, m32));
+        }
+        for (; j < j1; j++) {
+            int64_t v = dik + dk[j];
+            if (v < di[j]) {
+                di[j] = v;
+                ni[j] = nik;
+            }
+        }
+    } else {
+        for (; j + 4 <= j1; j += 4) {
+            __m256i cur = _mm256_loadu_si256((const __m256i *)(di + j));
+            __m256i v = _mm256_add_epi64(_mm256_loadu_si256((const __m256i *)(dk + j)), vik);
+            __m256i lt = _mm256_cmpgt_epi64(cur, v);
+            _mm256_storeu_si256((__m256i *)(di + j), _mm256_blendv_epi8(cur, v, lt));
+        }
+        for (; j < j1; j++) {
+            int64_t v = dik + dk[j];
+            if (v < di[j]) di[j] = v;
+        }
+    }
+}
 #else
-#define FW_CLONES
+#define FW_HAVE_AVX2_PATH 0
 #endif
 
-/* One row segment: di[j] = min(di[j], dik + dk[j]) for j0 <= j < j1, carrying next hops. Written
- * as selects so the compiler vectorises it. */
-static inline __attribute__((always_inline)) void fw_row(int64_t *restrict di, uint32_t *restrict ni,
-                                                         const int64_t *restrict dk, int64_t dik,
-                                                         uint32_t nik, uint32_t j0, uint32_t j1) {
+/* One row segment: di[j] = min(di[j], dik + dk[j]) for j0 <= j < j1, carrying next hops. The
+ * portable reference (and the path on CPUs without AVX2 or with GPATH_NO_AVX2 set). */
+static inline void fw_row_plain(int64_t *restrict di, uint32_t *restrict ni,
+                                const int64_t *restrict dk, int64_t dik, uint32_t nik, uint32_t j0,
+                                uint32_t j1) {
     if (ni) {
         for (uint32_t j = j0; j < j1; j++) {
             int64_t v = dik + dk[j];
@@ -665,10 +714,23 @@ static inline __attribute__((always_inline)) void fw_row(int64_t *restrict di, u
     }
 }
 
+static int fw_avx2; /* set once by gp_cpu_backend_new */
+
+static inline void fw_row(int64_t *restrict di, uint32_t *restrict ni, const int64_t *restrict dk,
+                          int64_t dik, uint32_t nik, uint32_t j0, uint32_t j1) {
+#if FW_HAVE_AVX2_PATH
+    if (fw_avx2) {
+        fw_row_avx2(di, ni, dk, dik, nik, j0, j1);
+        return;
+    }
+#endif
+    fw_row_plain(di, ni, dk, dik, nik, j0, j1);
+}
+
 /* Updates tile (i0..i1) x (j0..j1) through pivots k0..k1: d[i][j] = min(d[i][j], d[i][k]+d[k][j]).
  * Correct for any tile, including ones overlapping the pivot rows/columns, because k is the outer
  * loop. */
-FW_CLONES static void fw_tile(int64_t *restrict d, uint32_t *restrict nx, size_t n, uint32_t i0,
+static void fw_tile(int64_t *restrict d, uint32_t *restrict nx, size_t n, uint32_t i0,
                               uint32_t i1, uint32_t j0, uint32_t j1, uint32_t k0, uint32_t k1) {
     for (uint32_t k = k0; k < k1; k++)
         for (uint32_t i = i0; i < i1; i++) {
@@ -682,7 +744,7 @@ FW_CLONES static void fw_tile(int64_t *restrict d, uint32_t *restrict nx, size_t
 
 /* The independent tiles of phase 3 (neither row nor column of the pivot): d[i][k] and d[k][j] are
  * final for the round, so the i-k-j order with the row held in cache is used. */
-FW_CLONES static void fw_tile_ind(int64_t *restrict d, uint32_t *restrict nx, size_t n, uint32_t i0,
+static void fw_tile_ind(int64_t *restrict d, uint32_t *restrict nx, size_t n, uint32_t i0,
                                   uint32_t i1, uint32_t j0, uint32_t j1, uint32_t k0, uint32_t k1) {
     for (uint32_t i = i0; i < i1; i++)
         for (uint32_t k = k0; k < k1; k++) {
@@ -912,6 +974,10 @@ gp_backend *gp_cpu_backend_new(int threads, gp_err *err) {
     }
     if (threads > 256) threads = 256;
     c->threads = threads;
+#if FW_HAVE_AVX2_PATH
+    __builtin_cpu_init();
+    fw_avx2 = __builtin_cpu_supports("avx2") && getenv("GPATH_NO_AVX2") == NULL;
+#endif
     pthread_mutex_init(&c->lock, NULL);
     read_cpu_model(c->model, sizeof c->model);
     b->ops = &cpu_ops;

@@ -107,7 +107,8 @@ else
   if [ ! -f "$lint_dir/.installed" ]; then
     mkdir -p "$lint_dir"
     cp deploy/lint/package.json deploy/lint/package-lock.json "$lint_dir/"
-    if (cd "$lint_dir" && timeout 180 npm ci --no-audit --no-fund --loglevel=error) \
+    if (cd "$lint_dir" && timeout 120 npm ci --no-audit --no-fund --loglevel=error \
+      --fetch-timeout=20000 --fetch-retries=1) \
       >"$tmp/npm.log" 2>&1; then
       touch "$lint_dir/.installed"
     else

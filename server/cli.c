@@ -78,7 +78,7 @@ static const cmd CMDS[] = {
     {"route", cmd_route, "shortest path between two nodes", LOAD_OPTS " from to algo",
      "gpath route --graph gen:10000:7 --from 1 --to 10000 --algo astar"},
     {"sssp", cmd_sssp, "shortest-path tree from one node", LOAD_OPTS " source max-distance",
-     "gpath sssp --graph gen:10000 --source 1 --max-distance 60"},
+     "gpath sssp --graph gen:10000 --source 1 --max-distance 600"},
     {"table", cmd_table, "many-to-many distance table", LOAD_OPTS " sources targets",
      "gpath table --graph gen:10000 --sources 1,5,9 --targets 100,200"},
     {"apsp", cmd_apsp, "all-pairs distances (Floyd-Warshall)", LOAD_OPTS " next-hops",

@@ -411,6 +411,45 @@ def t_routing_errors(ctx):
 
 
 @test
+def t_malformed(ctx):
+    """Garbage, unknown methods, huge URLs and headers, early hang-ups: answered or dropped,
+    never a crash; the daemon keeps serving."""
+    def raw(data, read=True):
+        s = socket.create_connection(("127.0.0.1", ctx.d.port), timeout=10)
+        out = b""
+        try:
+            s.sendall(data)
+            if not read:
+                return b""
+            s.shutdown(socket.SHUT_WR)
+            while True:
+                c = s.recv(65536)
+                if not c:
+                    return out
+                out += c
+        except OSError:  # the server may hang up on a hopeless request: fine
+            return out
+        finally:
+            s.close()
+    assert raw(b"\x00\xff garbage\r\n\r\n").startswith((b"HTTP/1.1 400", b""))
+    r = raw(b"FOO /v1/graphs HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert r.startswith(b"HTTP/1.1 405") or r.startswith(b"HTTP/1.1 501"), r[:80]
+    r = raw(b"GET /" + b"a" * 100000 + b" HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert r == b"" or r.startswith(b"HTTP/1.1 414") or r.startswith(b"HTTP/1.1 4"), r[:80]
+    r = raw(b"GET /health HTTP/1.1\r\nHost: x\r\nX-Big: " + b"b" * 200000 + b"\r\n\r\n")
+    assert r == b"" or r.startswith(b"HTTP/1.1 4"), r[:80]
+    raw(b"POST /v1/graphs/t/table HTTP/1.1\r\nHost: x\r\nContent-Length: 50\r\n\r\n{\"so", read=False)
+    r = raw(b"GET /v1/graphs/t/route?from=1&to=5&from=2 HTTP/1.1\r\nHost: x\r\n"
+            b"Connection: close\r\n\r\n")
+    assert r.startswith(b"HTTP/1.1 200"), r[:80]
+    r = raw(b"GET /v1/graphs/t/route?from=%31&to=%35%00 HTTP/1.1\r\nHost: x\r\n"
+            b"Connection: close\r\n\r\n")
+    assert r.startswith(b"HTTP/1.1 200") or r.startswith(b"HTTP/1.1 400"), r[:80]
+    st, _, b = ctx.d.call("GET", "/health")
+    assert st == 200 and b["status"] == "ok"
+
+
+@test
 def t_metrics(ctx):
     st, h, text = ctx.d.call("GET", "/metrics")
     assert st == 200 and h["content-type"].startswith("text/plain")

@@ -29,7 +29,7 @@ typedef struct gp_config_key {
 /* The one table. Docs are written as comment lines of the example file. */
 static const gp_config_key keys[] = {
     {"listen", S(listen), "0.0.0.0", 0, 0,
-     "Address to listen on (IPv4 dotted quad; 127.0.0.1 for loopback only)."},
+     "Address to listen on, IPv4 or IPv6 (127.0.0.1 or ::1: loopback only; :: all IPv6)."},
     {"port", L(port), "8080", 0, 65535, "TCP port; 0 picks a free ephemeral port (see --port-file)."},
     {"threads", L(threads), "0", 0, 1024,
      "HTTP worker threads (libmicrohttpd thread pool); 0 = max(8, 2 x online CPUs)."},

@@ -111,43 +111,76 @@ EOF
 
 ids=$(pgc_psql gt -At -c "SELECT string_agg(v::text, ',' ORDER BY v) FROM (SELECT source v FROM edges UNION SELECT target FROM edges) x")
 edges_q="SELECT id, source, target, cost, reverse_cost FROM edges"
+pgc_psql gt -At -c "$edges_q" >"$tmp/edges.txt"
+# routes of every ordered pair go through one `gpath serve` (one load per graph) when it exists,
+# else through the CLI (one load per route)
+have_serve=0
+"$GPATH_BIN" serve --help 2>&1 | grep -q -- "--port-file" && have_serve=1
+if [ $have_serve = 1 ]; then
+  "$GPATH_BIN" serve --graph "rd=$db?table=edges" --graph "ru=$db?table=edges&directed=false" \
+    --listen 127.0.0.1 --port 0 --port-file "$tmp/rport" --cache-path "" --backend cpu \
+    --engine-threads 2 --threads 2 >"$tmp/rserve.log" 2>&1 &
+  serve_pid=$!
+  for _ in $(seq 100); do
+    [ -s "$tmp/rport" ] && curl -sf "http://127.0.0.1:$(cat "$tmp/rport")/ready" >/dev/null 2>&1 && break
+    sleep 0.1
+  done
+fi
+# route_check.py DIRECTED DIJ_FILE SPEC GRAPH IDS: every ordered pair's distance against
+# pgr_dijkstra, and every returned path checked to be a path of that cost in the edges table
+cat >"$tmp/route_check.py" <<'EOF'
+import json, os, subprocess, sys, urllib.request
+directed, dij, spec, graph, ids = sys.argv[1] == "true", sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5].split(",")
+port = os.environ.get("RPORT")
+arc = {}
+for l in open(os.environ["EDGES"]):
+    i, s, t, c, rc = l.strip().split("|")
+    for (u, v, w) in ((s, t, float(c)), (t, s, float(rc))):
+        if w < 0: continue
+        for a in ([(u, v)] if directed else [(u, v), (v, u)]):
+            arc[a] = min(arc.get(a, w), w)
+want = {tuple(l.split("|")[:2]): float(l.split("|")[2]) for l in open(dij) if l.strip()}
+bad, n = [], 0
+for s in ids:
+    for t in ids:
+        if s == t: continue
+        if port:
+            try:
+                d = json.load(urllib.request.urlopen("http://127.0.0.1:%s/v1/graphs/%s/route?from=%s&to=%s" % (port, graph, s, t)))
+            except urllib.error.HTTPError as e:
+                d = json.load(e)
+                d = {"distance": None, "path": []} if d.get("code") == "NoRoute" else d
+        else:
+            d = json.loads(subprocess.run([os.environ["GPATH_BIN"], "route", "--graph", spec, "--from", s, "--to", t], capture_output=True, text=True).stdout or "{}")
+        n += 1
+        dist = d.get("distance")
+        if (dist is None) != ((s, t) not in want) or (dist is not None and abs(dist - want[(s, t)]) > 1e-9):
+            bad.append((s, t, dist, want.get((s, t)))); continue
+        if dist is not None:
+            p = [str(x) for x in d["path"]]
+            cost = sum(arc.get((p[k], p[k + 1]), float("inf")) for k in range(len(p) - 1))
+            if p[0] != s or p[-1] != t or abs(cost - dist) > 1e-9: bad.append((s, t, "path", p))
+print(n, "routes (%d reachable);" % len(want), len(bad), "differ", bad[:5])
+sys.exit(1 if bad or not want else 0)
+EOF
 for dir in true false; do
-  spec="$db?table=edges"; flag=""
-  [ $dir = false ] && { spec="$db?table=edges&directed=false"; flag=" (undirected)"; }
+  spec="$db?table=edges"; flag=""; graph=rd
+  [ $dir = false ] && { spec="$db?table=edges&directed=false"; flag=" (undirected)"; graph=ru; }
   # info: nodes/arcs like pgRouting's graph
   out=$("$GPATH_BIN" info --graph "$spec" 2>&1)
   arcs=$(echo "$out" | $PY -c 'import json,sys; d=json.load(sys.stdin); print(d["nodes"], d["edges"])' 2>/dev/null)
   want_arcs=30; [ $dir = false ] && want_arcs=60
   [ "$arcs" = "17 $want_arcs" ] && ok "loaded via libpq$flag: 17 nodes, $want_arcs arcs" || bad "info$flag" "$out"
 
-  # route: every ordered pair against pgr_dijkstra's final agg_cost
+  # route: every ordered pair against pgr_dijkstra's final agg_cost, paths checked
   pgc_psql gt -At -c "SELECT start_vid, end_vid, agg_cost FROM pgr_dijkstra('$edges_q',
       (SELECT array_agg(v) FROM unnest('{$ids}'::bigint[]) v), (SELECT array_agg(v) FROM unnest('{$ids}'::bigint[]) v), $dir)
       WHERE edge = -1 ORDER BY 1, 2" >"$tmp/dij.txt"
-  # every ordered pair directed; undirected, the pairs from four sources (each call loads the graph)
-  srcs=${ids//,/ }; [ $dir = false ] && srcs="1 6 12 17"
-  : >"$tmp/route.txt"; nfail=0
-  for s in $srcs; do for t in ${ids//,/ }; do
-    [ "$s" = "$t" ] && continue
-    if "$GPATH_BIN" route --graph "$spec" --from "$s" --to "$t" >"$tmp/r.json" 2>"$tmp/r.err"; then
-      printf '%s|%s|%s\n' "$s" "$t" "$(tr -d '\n' <"$tmp/r.json")" >>"$tmp/route.txt"
-    else nfail=$((nfail + 1)); fi
-  done; done
-  $PY - "$tmp/route.txt" "$tmp/dij.txt" "$srcs" >"$tmp/cmp.txt" 2>&1 <<'EOF'
-import json, sys
-a = {}
-for l in open(sys.argv[1]):
-    s, t, j = l.split("|", 2)
-    d = json.loads(j)["distance"]
-    if d is not None: a[(s, t)] = float(d)
-srcs = set(sys.argv[3].split())
-b = {tuple(l.split("|")[:2]): float(l.split("|")[2]) for l in open(sys.argv[2]) if l.strip()}
-b = {k: v for k, v in b.items() if k[0] in srcs}
-bad = [(k, a.get(k), b.get(k)) for k in set(a) | set(b) if a.get(k) is None or b.get(k) is None or abs(a[k] - b[k]) > 1e-9]
-print(len(b), "routes;", len(bad), "differ", bad[:10]); sys.exit(1 if bad or not b else 0)
-EOF
-  if [ $? -eq 0 ] && [ $nfail -eq 0 ]; then ok "route$flag = pgr_dijkstra on every pair: $(cat "$tmp/cmp.txt")"
-  else bad "route$flag vs pgr_dijkstra ($nfail CLI failures)" "$(cat "$tmp/cmp.txt" "$tmp/r.err")"; fi
+  via=CLI; rport=""
+  [ $have_serve = 1 ] && { via="gpath serve"; rport=$(cat "$tmp/rport"); }
+  if res=$(RPORT=$rport EDGES="$tmp/edges.txt" GPATH_BIN="$GPATH_BIN" $PY "$tmp/route_check.py" $dir "$tmp/dij.txt" "$spec" $graph "$ids" 2>&1); then
+    ok "route$flag ($via) = pgr_dijkstra on every pair, paths valid: $res"
+  else bad "route$flag ($via) vs pgr_dijkstra" "$res"; fi
 
   # table: all x all against pgr_dijkstraCostMatrix
   pgc_psql gt -At -c "SELECT start_vid, end_vid, agg_cost FROM pgr_dijkstraCostMatrix('$edges_q', '{$ids}'::bigint[], $dir)" >"$tmp/cm.txt"
@@ -161,6 +194,8 @@ EOF
   if res=$($PY "$tmp/compare.py" apsp "$tmp/a.json" "$tmp/fw.txt" 2>&1); then ok "apsp$flag = pgr_floydWarshall: $res"
   else bad "apsp$flag vs pgr_floydWarshall" "$res $(cat "$tmp/a.err")"; fi
 done
+
+if [ -n "$serve_pid" ]; then kill "$serve_pid" 2>/dev/null; wait "$serve_pid" 2>/dev/null; serve_pid=""; fi
 
 # edges_sql (URL-encoded), no reverse_cost column, fractional costs: pgRouting's johnson query shape
 pgc_psql gt -c "CREATE TABLE edges_frac AS SELECT id, source, target, cost * 1.25 + id / 8.0 AS cost,

@@ -1,0 +1,99 @@
+/* test_pg_spec.c - PostgreSQL graph specs (storage/pg.c) without a server: gpath's parameters
+ * (table, edges_sql, directed, scale) are taken out of the URI and decoded, libpq's are kept in
+ * order, passwords never appear in the text shown to people, bad specs are refused with a message,
+ * and an unreachable server fails the load with libpq's message. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "../storage/pg.h"
+
+#include <string.h>
+
+static void test_split_and_decode(void **state) {
+    (void)state;
+    gp_pg_spec s;
+    gp_err err;
+    assert_int_equal(gp_pg_spec_parse("postgresql://u@h:5432/db?sslmode=disable&edges_sql=SELECT%20id"
+                                      "%2Csource%2C%20target%2C%20cost%20FROM%20%22Ways%22%20WHERE%20"
+                                      "cost%2B1%20%3E%200&connect_timeout=3&directed=false&scale=100",
+                                      &s, &err),
+                     GP_OK);
+    assert_string_equal(s.conninfo, "postgresql://u@h:5432/db?sslmode=disable&connect_timeout=3");
+    assert_string_equal(s.edges_sql,
+                        "SELECT id,source, target, cost FROM \"Ways\" WHERE cost+1 > 0");
+    assert_null(s.table);
+    assert_int_equal(s.directed, 0);
+    assert_true(s.scale == 100.0);
+    gp_pg_spec_free(&s);
+
+    assert_int_equal(gp_pg_spec_parse("postgres://h/db?table=public.edges", &s, &err), GP_OK);
+    assert_string_equal(s.conninfo, "postgres://h/db");
+    assert_string_equal(s.table, "public.edges");
+    assert_int_equal(s.directed, -1);
+    gp_pg_spec_free(&s);
+
+    /* no gpath parameter: the URI is passed through whole */
+    assert_int_equal(gp_pg_spec_parse("postgresql:///db?host=/run/pg", &s, &err), GP_OK);
+    assert_string_equal(s.conninfo, "postgresql:///db?host=/run/pg");
+    assert_null(s.table);
+    assert_null(s.edges_sql);
+    gp_pg_spec_free(&s);
+    gp_pg_spec_free(NULL);
+}
+
+static void test_password_redacted(void **state) {
+    (void)state;
+    gp_pg_spec s;
+    gp_err err;
+    assert_int_equal(gp_pg_spec_parse("postgresql://alice:s3cret@db:5432/gis?password=other&table=t",
+                                      &s, &err),
+                     GP_OK);
+    assert_null(strstr(s.shown, "s3cret"));
+    assert_null(strstr(s.shown, "other"));
+    assert_non_null(strstr(s.shown, "alice:***@db:5432/gis"));
+    assert_non_null(strstr(s.shown, "password=***"));
+    assert_non_null(strstr(s.conninfo, "s3cret")); /* libpq still gets it */
+    gp_pg_spec_free(&s);
+}
+
+static void test_bad_specs(void **state) {
+    (void)state;
+    gp_pg_spec s;
+    gp_err err;
+    assert_int_equal(gp_pg_spec_parse("mysql://h/db", &s, &err), GP_EINVAL);
+    assert_int_equal(gp_pg_spec_parse("postgresql://h/db?table=a&edges_sql=b", &s, &err), GP_EINVAL);
+    assert_non_null(strstr(err.msg, "not both"));
+    assert_int_equal(gp_pg_spec_parse("postgresql://h/db?edges_sql=SELECT%2", &s, &err), GP_EINVAL);
+    assert_non_null(strstr(err.msg, "escape"));
+    assert_int_equal(gp_pg_spec_parse("postgresql://h/db?table=a%00b", &s, &err), GP_EINVAL);
+    assert_int_equal(gp_pg_spec_parse("postgresql://h/db?table=", &s, &err), GP_EINVAL);
+    assert_int_equal(gp_pg_spec_parse("postgresql://h/db?directed=maybe", &s, &err), GP_EINVAL);
+    assert_non_null(strstr(err.msg, "directed"));
+    assert_int_equal(gp_pg_spec_parse("postgresql://h/db?scale=-1", &s, &err), GP_EINVAL);
+}
+
+static void test_unreachable(void **state) {
+    (void)state;
+    gp_err err;
+    gp_err_clear(&err);
+    /* port 1 on loopback: nothing listens there, the connection is refused at once */
+    gp_graph *g = gp_load_postgres("postgresql://u:pw@127.0.0.1:1/db?table=edges&connect_timeout=2",
+                                   NULL, &err);
+    assert_null(g);
+    assert_int_equal(err.code, GP_EDB);
+    assert_non_null(strstr(err.msg, "127.0.0.1"));
+    assert_null(strstr(err.msg, ":pw@"));
+    assert_non_null(strstr(err.msg, "refused"));
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_split_and_decode),
+        cmocka_unit_test(test_password_redacted),
+        cmocka_unit_test(test_bad_specs),
+        cmocka_unit_test(test_unreachable),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -209,7 +209,7 @@ int gp_cli_netops_main(int argc, char **argv) {
                 rc = die(EXIT_USAGE, "--router %s: no such router", router);
                 goto done;
             }
-            gp_nj_router(&s, t, i, scratch);
+            gp_nj_router(&s, t, i, NULL, scratch);
             gp_sbuf_add(&s, "\n", 1);
             rc = write_out(&s);
             goto done;
@@ -220,7 +220,7 @@ int gp_cli_netops_main(int argc, char **argv) {
                        g->version, g->n, t->backend);
         for (uint32_t i = 0; i < g->n; i++) {
             if (i) gp_sbuf_add(&s, ",", 1);
-            gp_nj_router(&s, t, i, scratch);
+            gp_nj_router(&s, t, i, NULL, scratch);
             if (s.len > (1u << 20) && (rc = write_out(&s))) goto done;
         }
         gp_sbuf_add(&s, "]}\n", 3);

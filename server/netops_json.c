@@ -100,9 +100,11 @@ void gp_nj_route(gp_sbuf *s, const gp_rt *t, uint32_t i, uint32_t j, uint32_t *s
     gp_sbuf_add(s, "}", 1);
 }
 
-void gp_nj_router(gp_sbuf *s, const gp_rt *t, uint32_t i, uint32_t *scratch) {
+void gp_nj_router(gp_sbuf *s, const gp_rt *t, uint32_t i, const char *extra, uint32_t *scratch) {
     const gp_graph *g = t->g;
-    gp_sbuf_printf(s, "{\"router\":%lld,", (long long)g->ext[i]);
+    gp_sbuf_add(s, "{", 1);
+    if (extra) gp_sbuf_add(s, extra, strlen(extra));
+    gp_sbuf_printf(s, "\"router\":%lld,", (long long)g->ext[i]);
     if (gp_graph_name(g, i)) {
         gp_sbuf_add(s, "\"name\":", 7);
         gp_sbuf_json_str(s, gp_graph_name(g, i));

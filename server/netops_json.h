@@ -32,8 +32,9 @@ void gp_sbuf_json_str(gp_sbuf *s, const char *str); /* quoted and escaped */
 
 /* {"distance": D|null, "next_hops": [...]} of (i, j). scratch: room for t->ecmp_max ids. */
 void gp_nj_route(gp_sbuf *s, const gp_rt *t, uint32_t i, uint32_t j, uint32_t *scratch);
-/* One router's whole table (see above). */
-void gp_nj_router(gp_sbuf *s, const gp_rt *t, uint32_t i, uint32_t *scratch);
+/* One router's whole table (see above). extra (may be NULL): JSON members with a trailing comma
+ * written first, e.g. "\"graph\":\"g\",". */
+void gp_nj_router(gp_sbuf *s, const gp_rt *t, uint32_t i, const char *extra, uint32_t *scratch);
 /* One change object for pair p between tables a (before) and b (after). */
 void gp_nj_change(gp_sbuf *s, const gp_rt *a, const gp_rt *b, gp_rt_pair p, uint32_t *scratch);
 /* Scratch size (entries) the writers need for t. */

@@ -4,7 +4,7 @@
 # and bandwidth-derived / native costs, plus what-if after failing each link of mid-sized networks.
 # Skips (with a message) when the data, the gpath binary or Debian's python3-networkx is missing.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 BIN=${GPATH_BIN:-${BUILD:-build}/gpath}
 if [ ! -x "$BIN" ]; then echo "SKIP: $BIN not built"; echo "0 passed, 0 failed, 1 skipped"; exit 0; fi
 if ! /usr/bin/python3 -c 'import networkx' 2>/dev/null; then

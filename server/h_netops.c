@@ -1,0 +1,578 @@
+/* h_netops.c - network-operations endpoints: OSPF-style routing tables with ECMP next-hop sets,
+ * link cost changes (new graph versions), failure what-ifs and recomputation jobs.
+ *
+ * Tables come from engine/ecmp.h and are kept per graph version: a small in-process LRU
+ * (NETOPS_LRU entries, tables over NETOPS_LRU_MAX_BYTES are not kept), then the results of
+ * finished jobs, then the SQLite matrix cache (the all-pairs distance matrix, the same entry the
+ * apsp endpoint uses: kind apsp without next hops, keyed by the graph version), and only then a
+ * fresh computation on the engine (GPU APSP when present), whose distances are stored in that
+ * cache. Graphs over max_apsp_nodes routers are refused with 413 TooBig.
+ *
+ * PATCH .../links derives a new graph version (engine/ecmp.h gp_graph_change_links), updates the
+ * tables incrementally from the old version's when those are at hand (else computes them), caches
+ * them, and swaps the new version into the registry if nobody changed the graph meanwhile (else
+ * 503 Busy: retry). A reload re-reads the graph's source and so drops patched costs.
+ * Jobs (engine/jobs.h) run on one worker started on first use; their distances land in the
+ * SQLite cache when it is on (the job status says "stored": "sqlite" or "memory").
+ */
+#include "h_netops.h"
+
+#include "../engine/jobs.h"
+#include "../storage/cache.h"
+#include "h_cache.h"
+#include "netops_json.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NETOPS_LRU 4
+#define NETOPS_LRU_MAX_BYTES (1ULL << 30)
+#define NETOPS_JOBS_KEEP 16
+
+static struct {
+    pthread_mutex_t mu;
+    gp_rt *lru[NETOPS_LRU]; /* most recent first */
+    gp_jobs *jobs;
+    int stopped;
+} ns = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static uint32_t ecmp_max_cfg(void) {
+    const gp_config *c = gp_http_config();
+    return c && c->ecmp_max > 0 ? (uint32_t)c->ecmp_max : GP_ECMP_MAX_DEFAULT;
+}
+
+static uint64_t max_nodes_cfg(void) {
+    const gp_config *c = gp_http_config();
+    return c && c->max_apsp_nodes > 0 ? (uint64_t)c->max_apsp_nodes : UINT64_MAX;
+}
+
+static void lru_put(gp_rt *t) {
+    if (gp_rt_bytes(t->g) > NETOPS_LRU_MAX_BYTES) return;
+    pthread_mutex_lock(&ns.mu);
+    if (!ns.stopped) {
+        int k = 0;
+        while (k < NETOPS_LRU && ns.lru[k] && ns.lru[k]->g->hash != t->g->hash) k++;
+        if (k == NETOPS_LRU) k = NETOPS_LRU - 1;
+        gp_rt *drop = ns.lru[k];
+        memmove(&ns.lru[1], &ns.lru[0], (size_t)k * sizeof ns.lru[0]);
+        ns.lru[0] = gp_rt_ref(t);
+        gp_rt_free(drop);
+    }
+    pthread_mutex_unlock(&ns.mu);
+}
+
+static gp_rt *lru_get(uint64_t hash) {
+    gp_rt *t = NULL;
+    pthread_mutex_lock(&ns.mu);
+    for (int k = 0; k < NETOPS_LRU && !t; k++)
+        if (ns.lru[k] && ns.lru[k]->g->hash == hash && ns.lru[k]->ecmp_max == ecmp_max_cfg())
+            t = gp_rt_ref(ns.lru[k]);
+    pthread_mutex_unlock(&ns.mu);
+    return t;
+}
+
+static int store_dist(void *ctx, const char *graph, const gp_graph *g, const uint64_t *dist) {
+    (void)ctx;
+    gp_cache *c = gp_srv_cache();
+    if (!c) return 0;
+    gp_cache_key k = {.graph = graph, .graph_hash = g->hash, .kind = GP_CACHE_APSP, .ns = g->n,
+                      .nt = g->n, .next_hops = 0};
+    gp_err err;
+    return gp_cache_put(c, &k, dist, NULL, &err) == GP_OK;
+}
+
+static gp_jobs *jobs_get(gp_err *err) {
+    pthread_mutex_lock(&ns.mu);
+    if (!ns.jobs && !ns.stopped)
+        ns.jobs = gp_jobs_new(gp_http_engine(), ecmp_max_cfg(), 0, NETOPS_JOBS_KEEP, store_dist,
+                              NULL, err);
+    else if (!ns.jobs)
+        gp_err_set(err, GP_EBUSY, "the service is stopping");
+    gp_jobs *j = ns.jobs;
+    pthread_mutex_unlock(&ns.mu);
+    return j;
+}
+
+void gp_srv_netops_stop(void) {
+    pthread_mutex_lock(&ns.mu);
+    ns.stopped = 1;
+    gp_jobs *j = ns.jobs;
+    ns.jobs = NULL;
+    gp_rt *lru[NETOPS_LRU];
+    memcpy(lru, ns.lru, sizeof lru);
+    memset(ns.lru, 0, sizeof ns.lru);
+    pthread_mutex_unlock(&ns.mu);
+    gp_jobs_free(j);
+    for (int k = 0; k < NETOPS_LRU; k++) gp_rt_free(lru[k]);
+}
+
+static void answer_err(gp_req *r, const gp_err *err) {
+    if (err->code == GP_ETOOBIG) gp_http_error(r, GP_HC_TOO_BIG, "%s", err->msg);
+    else gp_http_error_err(r, GP_HC_INVALID_QUERY, err);
+}
+
+/* The routing tables of g (the request's graph), referenced; NULL after answering an error. */
+static gp_rt *tables_for(gp_req *r, gp_graph *g) {
+    gp_rt *t = lru_get(g->hash);
+    if (t) return t;
+    gp_err err;
+    gp_err_clear(&err);
+    pthread_mutex_lock(&ns.mu);
+    gp_jobs *j = ns.jobs;
+    if (j) t = gp_jobs_result_for(j, g->hash);
+    pthread_mutex_unlock(&ns.mu);
+    if (t && t->ecmp_max == ecmp_max_cfg()) {
+        lru_put(t);
+        return t;
+    }
+    gp_rt_free(t);
+    t = NULL;
+    if (g->n > max_nodes_cfg()) {
+        gp_http_error(r, GP_HC_TOO_BIG,
+                      "routing tables need all-pairs distances: %u routers is over max_apsp_nodes "
+                      "(%llu)",
+                      g->n, (unsigned long long)max_nodes_cfg());
+        return NULL;
+    }
+    uint64_t *dist = malloc((size_t)g->n * g->n * sizeof *dist);
+    if (dist && gp_srv_cache_lookup(r, GP_CACHE_APSP, NULL, g->n, NULL, g->n, 0, dist, NULL)) {
+        if (gp_rt_from_dist(g, dist, ecmp_max_cfg(), 0, &t, &err) != GP_OK) t = NULL;
+    }
+    free(dist);
+    if (!t) {
+        if (gp_rt_build(gp_http_engine(), g, ecmp_max_cfg(), 0, 0, NULL, NULL, &t, &err) != GP_OK) {
+            answer_err(r, &err);
+            return NULL;
+        }
+        gp_srv_cache_store(r, GP_CACHE_APSP, NULL, g->n, NULL, g->n, 0, t->dist, NULL);
+    }
+    lru_put(t);
+    return t;
+}
+
+static void add_header_members(gp_sbuf *s, gp_req *r, const gp_rt *t) {
+    gp_sbuf_add(s, "\"graph\":", 8);
+    gp_sbuf_json_str(s, gp_req_graph_name(r));
+    gp_sbuf_printf(s, ",\"version\":\"%s\",\"backend\":\"%s\",\"ecmp_max\":%u,", t->g->version,
+                   t->backend, t->ecmp_max);
+}
+
+static void send_sbuf(gp_req *r, int status, gp_sbuf *s) {
+    if (s->oom) {
+        gp_sbuf_free(s);
+        gp_http_error(r, GP_HC_INTERNAL, "out of memory rendering the response");
+        return;
+    }
+    gp_sbuf_add(s, "\n", 1);
+    gp_http_send(r, status, "application/json", s->p, s->len); /* takes the buffer */
+    s->p = NULL;
+    s->len = s->cap = 0;
+}
+
+void gp_h_routing_table(gp_req *r) {
+    gp_graph *g = gp_req_graph(r);
+    const char *name = gp_req_query(r, "router_name");
+    uint32_t i = GP_NONE;
+    gp_err err;
+    if (name) {
+        for (uint32_t v = 0; v < g->n && i == GP_NONE; v++)
+            if (gp_graph_name(g, v) && strcmp(gp_graph_name(g, v), name) == 0) i = v;
+        if (i == GP_NONE) {
+            gp_http_error(r, GP_HC_UNKNOWN_NODE, "router_name: no router named '%s'", name);
+            return;
+        }
+    } else {
+        int64_t id;
+        if (gp_req_query_i64(r, "router", 1, 0, INT64_MIN, INT64_MAX, &id, &err) != GP_OK) {
+            gp_http_error(r, GP_HC_INVALID_QUERY, "%s (or give router_name=NAME)", err.msg);
+            return;
+        }
+        if ((i = gp_req_node(r, id, "router")) == GP_NONE) return;
+    }
+    gp_rt *t = tables_for(r, g);
+    if (!t) return;
+    uint32_t *scratch = malloc((size_t)gp_nj_scratch(t) * sizeof *scratch);
+    gp_sbuf s = {0};
+    gp_sbuf hdr = {0};
+    if (scratch) {
+        add_header_members(&hdr, r, t);
+        gp_nj_router(&s, t, i, hdr.p, scratch);
+    }
+    gp_sbuf_free(&hdr);
+    free(scratch);
+    gp_rt_free(t);
+    if (!scratch) s.oom = 1;
+    send_sbuf(r, 200, &s);
+}
+
+/* ---- streamed all-routers tables ---- */
+
+typedef struct tstream {
+    gp_rt *t;
+    uint32_t next;  /* next router to render */
+    int state;      /* 0 header pending, 1 routers, 2 closing written, 3 done */
+    gp_sbuf buf;
+    size_t off;     /* bytes of buf already sent */
+    uint32_t *scratch;
+} tstream;
+
+static long tstream_fill(void *ctx, char *out, size_t max) {
+    tstream *s = ctx;
+    while (s->off == s->buf.len) {
+        gp_sbuf_reset(&s->buf);
+        s->off = 0;
+        if (s->state == 1) {
+            /* render a batch of routers (~64 KiB or more) */
+            while (s->next < s->t->n && s->buf.len < 65536) {
+                if (s->next) gp_sbuf_add(&s->buf, ",", 1);
+                gp_nj_router(&s->buf, s->t, s->next++, NULL, s->scratch);
+            }
+            if (s->next == s->t->n) {
+                gp_sbuf_add(&s->buf, "]}\n", 3);
+                s->state = 2;
+            }
+        } else if (s->state == 2) {
+            s->state = 3;
+        }
+        if (s->buf.oom) return -1;
+        if (s->state == 3 && s->buf.len == 0) return 0;
+    }
+    size_t k = s->buf.len - s->off < max ? s->buf.len - s->off : max;
+    memcpy(out, s->buf.p + s->off, k);
+    s->off += k;
+    return (long)k;
+}
+
+static void tstream_done(void *ctx) {
+    tstream *s = ctx;
+    gp_rt_free(s->t);
+    gp_sbuf_free(&s->buf);
+    free(s->scratch);
+    free(s);
+}
+
+void gp_h_routing_tables(gp_req *r) {
+    gp_graph *g = gp_req_graph(r);
+    gp_rt *t = tables_for(r, g);
+    if (!t) return;
+    tstream *s = calloc(1, sizeof *s);
+    if (s) s->scratch = malloc((size_t)gp_nj_scratch(t) * sizeof *s->scratch);
+    if (!s || !s->scratch) {
+        if (s) free(s);
+        gp_rt_free(t);
+        gp_http_error(r, GP_HC_INTERNAL, "out of memory");
+        return;
+    }
+    s->t = t;
+    gp_sbuf_add(&s->buf, "{", 1);
+    add_header_members(&s->buf, r, t);
+    gp_sbuf_printf(&s->buf, "\"routers\":%u,\"tables\":[", g->n);
+    s->state = g->n ? 1 : 2;
+    if (!g->n) gp_sbuf_add(&s->buf, "]}\n", 3);
+    gp_http_stream(r, 200, "application/json", tstream_fill, tstream_done, s);
+}
+
+/* ---- body parsing ---- */
+
+/* [u, v] -> ids; answers 400 on a bad shape. */
+static int parse_link(gp_req *r, const cJSON *a, const char *what, int64_t *u, int64_t *v) {
+    if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) != 2 || !cJSON_IsNumber(a->child) ||
+        !cJSON_IsNumber(a->child->next)) {
+        gp_http_error(r, GP_HC_INVALID_JSON, "%s must be [router, router]", what);
+        return -1;
+    }
+    double x = a->child->valuedouble, y = a->child->next->valuedouble;
+    if (x != (double)(int64_t)x || y != (double)(int64_t)y) {
+        gp_http_error(r, GP_HC_INVALID_JSON, "%s: router ids are integers", what);
+        return -1;
+    }
+    *u = (int64_t)x;
+    *v = (int64_t)y;
+    char w[96];
+    snprintf(w, sizeof w, "%s[0]", what);
+    if (gp_req_node(r, *u, w) == GP_NONE) return -1;
+    snprintf(w, sizeof w, "%s[1]", what);
+    if (gp_req_node(r, *v, w) == GP_NONE) return -1;
+    return 0;
+}
+
+static int parse_cost(gp_req *r, const cJSON *c, const char *what, double *out) {
+    if (!cJSON_IsNumber(c) || !(c->valuedouble >= 0)) {
+        gp_http_error(r, GP_HC_INVALID_JSON, "%s.cost must be a number >= 0", what);
+        return -1;
+    }
+    *out = c->valuedouble;
+    return 0;
+}
+
+static void change_error(gp_req *r, const gp_err *err) {
+    if (err->code == GP_ENOTFOUND) gp_http_error(r, GP_HC_NOT_FOUND, "%s", err->msg);
+    else answer_err(r, err);
+}
+
+void gp_h_links_patch(gp_req *r) {
+    gp_graph *g = gp_req_graph(r);
+    cJSON *body = gp_req_json(r), *links = body ? cJSON_GetObjectItemCaseSensitive(body, "links") : NULL;
+    if (!cJSON_IsArray(links) || cJSON_GetArraySize(links) == 0) {
+        gp_http_error(r, GP_HC_INVALID_JSON,
+                      "body must be {\"links\": [{\"link\": [u, v], \"cost\": c} | "
+                      "{\"link\": [u, v], \"down\": true}, ...]}");
+        return;
+    }
+    int n = cJSON_GetArraySize(links), k = 0;
+    gp_link_change *ch = calloc((size_t)n, sizeof *ch);
+    gp_graph *g2 = NULL;
+    gp_rt *old = NULL, *t2 = NULL;
+    gp_rt_update_stats st = {0};
+    gp_err err;
+    gp_err_clear(&err);
+    if (!ch) {
+        gp_http_error(r, GP_HC_INTERNAL, "out of memory");
+        return;
+    }
+    const cJSON *it;
+    cJSON_ArrayForEach(it, links) {
+        char what[48];
+        snprintf(what, sizeof what, "links[%d]", k);
+        const cJSON *l = cJSON_GetObjectItemCaseSensitive(it, "link"),
+                    *c = cJSON_GetObjectItemCaseSensitive(it, "cost"),
+                    *d = cJSON_GetObjectItemCaseSensitive(it, "down");
+        char lw[64];
+        snprintf(lw, sizeof lw, "%s.link", what);
+        if (!cJSON_IsObject(it) || parse_link(r, l, lw, &ch[k].u, &ch[k].v)) {
+            if (!gp_req_answered(r))
+                gp_http_error(r, GP_HC_INVALID_JSON, "%s must be an object with \"link\"", what);
+            goto done;
+        }
+        if (cJSON_IsTrue(d) && !c) {
+            ch[k].down = 1;
+        } else if (c && !d) {
+            if (parse_cost(r, c, what, &ch[k].cost)) goto done;
+        } else {
+            gp_http_error(r, GP_HC_INVALID_JSON, "%s needs either \"cost\" or \"down\": true", what);
+            goto done;
+        }
+        k++;
+    }
+    if (gp_graph_change_links(g, ch, (size_t)k, NULL, 0, &g2, &err) != GP_OK) {
+        change_error(r, &err);
+        goto done;
+    }
+    if (gp_engine_attach(gp_http_engine(), g2, &err) != GP_OK) {
+        answer_err(r, &err);
+        goto done;
+    }
+    /* new tables: incrementally from the old version's when they are at hand */
+    old = lru_get(g->hash);
+    if (g2->n <= max_nodes_cfg()) {
+        int rc = old ? gp_rt_update(gp_http_engine(), old, g2, GP_RT_AUTO, 0, &t2, &st, &err)
+                     : gp_rt_build(gp_http_engine(), g2, ecmp_max_cfg(), 0, 0, NULL, NULL, &t2, &err);
+        if (rc != GP_OK) {
+            answer_err(r, &err);
+            goto done;
+        }
+        if (!old) st.strategy = GP_RT_FULL, st.rows_recomputed = g2->n, st.seconds = t2->apsp_s + t2->ecmp_s;
+    }
+    if (gp_registry_replace(gp_http_registry(), gp_req_graph_name(r), g2, g->hash, &err) != GP_OK) {
+        answer_err(r, &err);
+        goto done;
+    }
+    if (t2) {
+        lru_put(t2);
+        store_dist(NULL, gp_req_graph_name(r), g2, t2->dist);
+    }
+    GP_LOG(GP_LOG_INFO, "event=links_changed graph=%s from=%s to=%s links=%d", gp_req_graph_name(r),
+           g->version, g2->version, k);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "graph", gp_req_graph_name(r));
+    cJSON_AddStringToObject(o, "previous_version", g->version);
+    cJSON_AddStringToObject(o, "version", g2->version);
+    cJSON_AddNumberToObject(o, "links_changed", k);
+    if (t2) {
+        cJSON *rc = cJSON_AddObjectToObject(o, "recompute");
+        cJSON_AddStringToObject(rc, "strategy", st.strategy == GP_RT_INCREMENTAL ? "incremental" : "full");
+        cJSON_AddNumberToObject(rc, "rows_recomputed", st.rows_recomputed);
+        cJSON_AddNumberToObject(rc, "rows_changed", st.rows_changed);
+        cJSON_AddNumberToObject(rc, "routers_reextracted", st.routers_reextracted);
+        cJSON_AddNumberToObject(rc, "ms", st.seconds * 1e3);
+    }
+    gp_http_json(r, 200, o);
+done:
+    free(ch);
+    gp_rt_free(old);
+    gp_rt_free(t2);
+    gp_graph_unref(g2);
+}
+
+void gp_h_what_if(gp_req *r) {
+    gp_graph *g = gp_req_graph(r);
+    cJSON *body = gp_req_json(r);
+    const cJSON *fl = body ? cJSON_GetObjectItemCaseSensitive(body, "fail_links") : NULL,
+                *fr = body ? cJSON_GetObjectItemCaseSensitive(body, "fail_routers") : NULL,
+                *sc = body ? cJSON_GetObjectItemCaseSensitive(body, "set_costs") : NULL;
+    if (!cJSON_IsObject(body) || (fl && !cJSON_IsArray(fl)) || (fr && !cJSON_IsArray(fr)) ||
+        (sc && !cJSON_IsArray(sc)) || (!fl && !fr && !sc)) {
+        gp_http_error(r, GP_HC_INVALID_JSON,
+                      "body must be {\"fail_links\": [[u, v], ...], \"fail_routers\": [r, ...], "
+                      "\"set_costs\": [{\"link\": [u, v], \"cost\": c}, ...]} (any of them)");
+        return;
+    }
+    int nl = fl ? cJSON_GetArraySize(fl) : 0, nr = fr ? cJSON_GetArraySize(fr) : 0,
+        nc = sc ? cJSON_GetArraySize(sc) : 0, k = 0, kr = 0;
+    gp_link_change *ch = calloc((size_t)(nl + nc) + 1, sizeof *ch);
+    int64_t *routers = calloc((size_t)nr + 1, sizeof *routers);
+    gp_graph *g2 = NULL;
+    gp_rt *t = NULL, *t2 = NULL;
+    gp_rt_pair *pairs = NULL;
+    uint32_t *scratch = NULL;
+    size_t np = 0;
+    gp_sbuf s = {0};
+    gp_err err;
+    gp_err_clear(&err);
+    if (!ch || !routers) {
+        gp_http_error(r, GP_HC_INTERNAL, "out of memory");
+        goto done;
+    }
+    const cJSON *it;
+    cJSON_ArrayForEach(it, fl) {
+        char what[48];
+        snprintf(what, sizeof what, "fail_links[%d]", k);
+        if (parse_link(r, it, what, &ch[k].u, &ch[k].v)) goto done;
+        ch[k++].down = 1;
+    }
+    int i = 0;
+    cJSON_ArrayForEach(it, sc) {
+        char what[48], lw[64];
+        snprintf(what, sizeof what, "set_costs[%d]", i++);
+        snprintf(lw, sizeof lw, "%s.link", what);
+        if (!cJSON_IsObject(it)) {
+            gp_http_error(r, GP_HC_INVALID_JSON, "%s must be {\"link\": [u, v], \"cost\": c}", what);
+            goto done;
+        }
+        if (parse_link(r, cJSON_GetObjectItemCaseSensitive(it, "link"), lw, &ch[k].u, &ch[k].v) ||
+            parse_cost(r, cJSON_GetObjectItemCaseSensitive(it, "cost"), what, &ch[k].cost))
+            goto done;
+        k++;
+    }
+    cJSON_ArrayForEach(it, fr) {
+        char what[48];
+        snprintf(what, sizeof what, "fail_routers[%d]", kr);
+        if (!cJSON_IsNumber(it) || it->valuedouble != (double)(int64_t)it->valuedouble) {
+            gp_http_error(r, GP_HC_INVALID_JSON, "%s must be a router id", what);
+            goto done;
+        }
+        routers[kr] = (int64_t)it->valuedouble;
+        if (gp_req_node(r, routers[kr], what) == GP_NONE) goto done;
+        kr++;
+    }
+    if (!(t = tables_for(r, g))) goto done;
+    if (gp_graph_change_links(g, ch, (size_t)k, routers, (size_t)kr, &g2, &err) != GP_OK) {
+        change_error(r, &err);
+        goto done;
+    }
+    if (gp_engine_attach(gp_http_engine(), g2, &err) != GP_OK ||
+        gp_rt_update(gp_http_engine(), t, g2, GP_RT_AUTO, 0, &t2, NULL, &err) != GP_OK ||
+        gp_rt_diff(t, t2, &pairs, &np, &err) != GP_OK) {
+        answer_err(r, &err);
+        goto done;
+    }
+    scratch = malloc((size_t)gp_nj_scratch(t2 ? t2 : t) * sizeof *scratch +
+                     (size_t)gp_nj_scratch(t) * sizeof *scratch);
+    if (!scratch) {
+        gp_http_error(r, GP_HC_INTERNAL, "out of memory");
+        goto done;
+    }
+    gp_sbuf_add(&s, "{\"graph\":", 9);
+    gp_sbuf_json_str(&s, gp_req_graph_name(r));
+    gp_sbuf_printf(&s, ",\"version\":\"%s\",\"what_if_version\":\"%s\",\"count\":%zu,\"changes\":[",
+                   g->version, g2->version, np);
+    for (size_t p = 0; p < np; p++) {
+        if (p) gp_sbuf_add(&s, ",", 1);
+        gp_nj_change(&s, t, t2, pairs[p], scratch);
+    }
+    gp_sbuf_add(&s, "]}", 2);
+    send_sbuf(r, 200, &s);
+done:
+    gp_sbuf_free(&s);
+    free(scratch);
+    free(pairs);
+    free(ch);
+    free(routers);
+    gp_rt_free(t);
+    gp_rt_free(t2);
+    gp_graph_unref(g2);
+}
+
+void gp_h_jobs_post(gp_req *r) {
+    gp_graph *g = gp_req_graph(r);
+    gp_err err;
+    gp_err_clear(&err);
+    if (g->n > max_nodes_cfg()) {
+        gp_http_error(r, GP_HC_TOO_BIG, "%u routers is over max_apsp_nodes (%llu)", g->n,
+                      (unsigned long long)max_nodes_cfg());
+        return;
+    }
+    gp_jobs *j = jobs_get(&err);
+    uint64_t id;
+    if (!j || gp_jobs_submit(j, gp_req_graph_name(r), g, &id, &err) != GP_OK) {
+        gp_http_error_err(r, -1, &err);
+        return;
+    }
+    char loc[64];
+    snprintf(loc, sizeof loc, "/v1/jobs/%llu", (unsigned long long)id);
+    gp_req_add_header(r, "Location", loc);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "job", (double)id);
+    cJSON_AddStringToObject(o, "status", loc);
+    cJSON_AddStringToObject(o, "graph", gp_req_graph_name(r));
+    cJSON_AddStringToObject(o, "version", g->version);
+    gp_http_json(r, 202, o);
+}
+
+void gp_h_job_get(gp_req *r) {
+    const char *ids = gp_req_param(r, "id");
+    char *end = NULL;
+    unsigned long long id = ids ? strtoull(ids, &end, 10) : 0;
+    if (!ids || !*ids || *end) {
+        gp_http_error(r, GP_HC_INVALID_QUERY, "job id '%s' is not a number", ids ? ids : "");
+        return;
+    }
+    gp_err err;
+    gp_job_status st;
+    pthread_mutex_lock(&ns.mu);
+    gp_jobs *j = ns.jobs;
+    int rc = j ? gp_jobs_get(j, id, &st, NULL, &err)
+               : gp_err_set(&err, GP_ENOTFOUND, "no job %llu", id);
+    pthread_mutex_unlock(&ns.mu);
+    if (rc != GP_OK) {
+        gp_http_error(r, GP_HC_NOT_FOUND, "%s", err.msg);
+        return;
+    }
+    double now = gp_now();
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "job", (double)st.id);
+    cJSON_AddStringToObject(o, "state", gp_job_state_name(st.state));
+    cJSON_AddNumberToObject(o, "progress", st.progress);
+    cJSON_AddStringToObject(o, "graph", st.graph);
+    cJSON_AddStringToObject(o, "version", st.version);
+    cJSON_AddNumberToObject(o, "routers", st.routers);
+    cJSON_AddNumberToObject(o, "age_s", now - st.submitted_at);
+    if (st.started_at > 0)
+        cJSON_AddNumberToObject(o, "run_s", (st.finished_at > 0 ? st.finished_at : now) - st.started_at);
+    if (st.state == GP_JOB_DONE) {
+        cJSON *res = cJSON_AddObjectToObject(o, "result");
+        char url[160];
+        snprintf(url, sizeof url, "/v1/graphs/%s/routing-tables", st.graph);
+        cJSON_AddStringToObject(res, "routing_tables", url);
+        cJSON_AddNumberToObject(res, "routers", st.routers);
+        cJSON_AddStringToObject(res, "backend", st.backend);
+        cJSON_AddNumberToObject(res, "apsp_ms", st.apsp_s * 1e3);
+        cJSON_AddNumberToObject(res, "ecmp_ms", st.ecmp_s * 1e3);
+        cJSON_AddStringToObject(res, "stored", st.stored ? "sqlite" : "memory");
+    } else if (st.state == GP_JOB_FAILED) {
+        cJSON_AddStringToObject(o, "error", st.error);
+    }
+    gp_http_json(r, 200, o);
+}

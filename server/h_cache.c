@@ -158,6 +158,8 @@ void gp_srv_storage_note_failed(const char *name) {
     pthread_mutex_unlock(&st.mu);
 }
 
+gp_cache *gp_srv_cache(void) { return st.cache; }
+
 void gp_srv_storage_stop(void) {
     for (int i = 0; i < st.nwatch; i++) gp_pg_listen_stop(st.w[i].l);
     st.nwatch = 0;

@@ -29,6 +29,10 @@ int gp_srv_cache_lookup(gp_req *r, int kind, const uint32_t *src, uint32_t ns, c
 void gp_srv_cache_store(gp_req *r, int kind, const uint32_t *src, uint32_t ns, const uint32_t *dst,
                         uint32_t nt, int next_hops, const uint64_t *dist, const uint32_t *next);
 
+/* The process-wide cache (NULL when off), for work outside a request such as the routing-table
+ * jobs of server/h_netops.c (storage/cache.h is thread-safe). */
+struct gp_cache *gp_srv_cache(void);
+
 /* GET /admin/cache: entries, bytes, budget, hits, misses, hit rate. */
 void gp_h_cache_stats(gp_req *r);
 /* DELETE /admin/cache[?graph=NAME|VERSION]: purge all, or one graph's entries. */

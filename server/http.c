@@ -341,6 +341,55 @@ void gp_http_send(gp_req *r, int status, const char *content_type, char *buf, si
     send_buf(r, status, content_type, buf, len);
 }
 
+typedef struct stream_ctx {
+    gp_http_fill_fn fill;
+    void (*done)(void *ctx);
+    void *ctx;
+} stream_ctx;
+
+static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max) {
+    (void)pos;
+    stream_ctx *s = cls;
+    long k = s->fill(s->ctx, buf, max);
+    if (k < 0) return MHD_CONTENT_READER_END_WITH_ERROR;
+    if (k == 0) return MHD_CONTENT_READER_END_OF_STREAM;
+    return (ssize_t)k;
+}
+
+static void stream_free(void *cls) {
+    stream_ctx *s = cls;
+    if (s->done) s->done(s->ctx);
+    free(s);
+}
+
+void gp_http_stream(gp_req *r, int status, const char *content_type, gp_http_fill_fn fill,
+                    void (*done)(void *ctx), void *ctx) {
+    stream_ctx *s = malloc(sizeof *s);
+    if (!s || r->answered) {
+        free(s);
+        if (done) done(ctx);
+        if (!r->answered) send_buf(r, 500, "text/plain", NULL, 0);
+        return;
+    }
+    *s = (stream_ctx){fill, done, ctx};
+    r->answered = 1;
+    struct MHD_Response *resp =
+        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, stream_read, s, stream_free);
+    if (!resp) {
+        stream_free(s);
+        r->status = 500;
+        return;
+    }
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
+    for (int i = 0; i < r->nheaders; i++)
+        MHD_add_response_header(resp, r->headers[i][0], r->headers[i][1]);
+    if (__atomic_load_n(&srv.stopping, __ATOMIC_RELAXED))
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+    r->status = status;
+    if (MHD_queue_response(r->conn, (unsigned)status, resp) != MHD_YES) r->status = 500;
+    MHD_destroy_response(resp); /* frees s via stream_free once the daemon is done with it */
+}
+
 void gp_http_text(gp_req *r, int status, const char *content_type, const char *buf, size_t len) {
     char *copy = malloc(len + 1);
     if (!copy) {

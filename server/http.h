@@ -116,6 +116,14 @@ void gp_http_json(gp_req *r, int status, cJSON *body);
 void gp_http_text(gp_req *r, int status, const char *content_type, const char *buf, size_t len);
 /* Sends buf (malloc'd; ownership taken, freed after sending, also on failure). */
 void gp_http_send(gp_req *r, int status, const char *content_type, char *buf, size_t len);
+/* Streams a response of unknown length (chunked), for bodies too big to build in memory (added
+ * for server/h_netops.c). fill writes up to max bytes into buf and returns the count, 0 at the end,
+ * or -1 to abort the connection; it runs on the daemon's threads after the handler returned, so
+ * ctx must own what it reads. done(ctx) runs exactly once, when the response ends or is dropped
+ * (also when it could not be queued). */
+typedef long (*gp_http_fill_fn)(void *ctx, char *buf, size_t max);
+void gp_http_stream(gp_req *r, int status, const char *content_type, gp_http_fill_fn fill,
+                    void (*done)(void *ctx), void *ctx);
 /* THE error writer: {"code": NAME, "message": ...} with the code's HTTP status. */
 void gp_http_error(gp_req *r, int code, const char *fmt, ...)
 #if defined(__GNUC__)

@@ -116,6 +116,26 @@ int gp_registry_load(gp_registry *r, const char *name, const gp_graph_source *sr
     return rc;
 }
 
+int gp_registry_replace(gp_registry *r, const char *name, gp_graph *g, uint64_t expect_hash,
+                        gp_err *err) {
+    gp_graph *old = NULL;
+    int rc = GP_OK;
+    pthread_mutex_lock(&r->mu);
+    int i = find(r, name);
+    if (i < 0) {
+        rc = gp_err_set(err, GP_ENOTFOUND, "no graph named '%s'", name);
+    } else if (r->entries[i].g->hash != expect_hash) {
+        rc = gp_err_set(err, GP_EBUSY, "graph '%s' changed meanwhile (now version %s); retry",
+                        name, r->entries[i].g->version);
+    } else {
+        old = r->entries[i].g;
+        r->entries[i].g = gp_graph_ref(g);
+    }
+    pthread_mutex_unlock(&r->mu);
+    gp_graph_unref(old);
+    return rc;
+}
+
 int gp_registry_source(gp_registry *r, const char *name, gp_graph_source *out) {
     pthread_mutex_lock(&r->mu);
     int i = find(r, name);

@@ -4,6 +4,7 @@
  * are labelled with the pattern.
  */
 #include "h_cache.h"
+#include "h_netops.h"
 #include "handlers.h"
 #include "http.h"
 
@@ -18,6 +19,12 @@ const gp_route gp_routes[] = {
     {"GET", "/v1/graphs/{graph}/sssp", gp_h_sssp, GP_ROUTE_GRAPH},
     {"POST", "/v1/graphs/{graph}/table", gp_h_table, GP_ROUTE_GRAPH | GP_ROUTE_JSON},
     {"POST", "/v1/graphs/{graph}/apsp", gp_h_apsp, GP_ROUTE_GRAPH | GP_ROUTE_JSON},
+    {"GET", "/v1/graphs/{graph}/routing-table", gp_h_routing_table, GP_ROUTE_GRAPH},
+    {"GET", "/v1/graphs/{graph}/routing-tables", gp_h_routing_tables, GP_ROUTE_GRAPH},
+    {"PATCH", "/v1/graphs/{graph}/links", gp_h_links_patch, GP_ROUTE_GRAPH | GP_ROUTE_JSON},
+    {"POST", "/v1/graphs/{graph}/what-if", gp_h_what_if, GP_ROUTE_GRAPH | GP_ROUTE_JSON},
+    {"POST", "/v1/graphs/{graph}/jobs", gp_h_jobs_post, GP_ROUTE_GRAPH},
+    {"GET", "/v1/jobs/{id}", gp_h_job_get, 0},
     {"PUT", "/admin/graphs/{graph}", gp_h_admin_put, GP_ROUTE_ADMIN | GP_ROUTE_JSON},
     {"POST", "/admin/graphs/{graph}/reload", gp_h_admin_reload, GP_ROUTE_ADMIN},
     {"DELETE", "/admin/graphs/{graph}", gp_h_admin_delete, GP_ROUTE_ADMIN},

@@ -7,6 +7,7 @@
 
 #include "config.h"
 #include "h_cache.h"
+#include "h_netops.h"
 #include "http.h"
 #include "metrics.h"
 #include "registry.h"
@@ -142,6 +143,7 @@ int gp_serve_main(int argc, char **argv) {
 out:
     gp_http_stop(http, cfg->shutdown_grace_s);
     if (th_started) pthread_join(th, NULL);
+    gp_srv_netops_stop(); /* job worker, cached routing tables (before the engine goes) */
     gp_srv_storage_stop();
     gp_registry_free(reg);
     gp_engine_free(engine);

@@ -637,6 +637,52 @@ static void graph_free(gp_graph *g) {
     free(g);
 }
 
+typedef struct rev_ctx {
+    gp_graph *g;
+    uint32_t *cursor;
+    uint32_t max_w, maxdeg;
+    int failed;
+} rev_ctx;
+
+/* In-degrees into rrow[v + 1] and the largest weight, for tails [begin, end). */
+static void rev_count(void *ctx, uint64_t begin, uint64_t end) {
+    rev_ctx *c = ctx;
+    const gp_graph *g = c->g;
+    uint32_t mw = 0;
+    for (uint32_t i = g->row[begin]; i < g->row[end]; i++) {
+        __atomic_fetch_add(&g->rrow[g->col[i] + 1], 1, __ATOMIC_RELAXED);
+        if (g->w[i] > mw) mw = g->w[i];
+    }
+    uint32_t cur = __atomic_load_n(&c->max_w, __ATOMIC_RELAXED);
+    while (mw > cur &&
+           !__atomic_compare_exchange_n(&c->max_w, &cur, mw, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    }
+}
+
+/* Places the arcs of tails [begin, end) in the reverse CSR. */
+static void rev_fill(void *ctx, uint64_t begin, uint64_t end) {
+    rev_ctx *c = ctx;
+    gp_graph *g = c->g;
+    for (uint64_t u = begin; u < end; u++)
+        for (uint32_t i = g->row[u]; i < g->row[u + 1]; i++) {
+            uint32_t p = __atomic_fetch_add(&c->cursor[g->col[i]], 1, __ATOMIC_RELAXED);
+            g->rcol[p] = (uint32_t)u;
+            g->rw[p] = g->w[i];
+        }
+}
+
+/* Sorts reverse rows [begin, end) by (tail, weight). */
+static void rev_sort(void *ctx, uint64_t begin, uint64_t end) {
+    rev_ctx *c = ctx;
+    uint64_t *tmp = c->maxdeg > 24 ? malloc((size_t)c->maxdeg * sizeof *tmp) : NULL;
+    if (c->maxdeg > 24 && !tmp) {
+        __atomic_store_n(&c->failed, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    for (uint64_t v = begin; v < end; v++) sort_row(c->g->rcol, c->g->rw, c->g->rrow[v], c->g->rrow[v + 1], tmp);
+    free(tmp);
+}
+
 /* Inserts ext[begin..end) into the id map. Threads claim empty slots with a compare-and-swap on
  * vals; ids are unique, so no thread ever needs another's key while inserting. The slot layout
  * may differ between runs, the mapping never does. */
@@ -665,7 +711,8 @@ gp_graph *gp_graph_complete(gp_graph *g, const char *source, const char *format,
     g->directed_input = directed;
     if (!(g->scale > 0)) g->scale = 1.0;
 
-    /* reverse CSR: counting sort by head; tails come out ascending within each row */
+    /* reverse CSR: counting sort by head on parallel threads (atomic counters and cursors), then
+     * each row sorted by (tail, weight) so the result does not depend on thread timing */
     g->rrow = calloc((size_t)n + 1, sizeof *g->rrow);
     g->rcol = malloc((size_t)(m ? m : 1) * sizeof *g->rcol);
     g->rw = malloc((size_t)(m ? m : 1) * sizeof *g->rw);
@@ -674,32 +721,41 @@ gp_graph *gp_graph_complete(gp_graph *g, const char *source, const char *format,
         free(cursor);
         goto oom;
     }
-    uint32_t max_w = 0;
-    for (uint32_t i = 0; i < m; i++) {
-        g->rrow[g->col[i] + 1]++;
-        if (g->w[i] > max_w) max_w = g->w[i];
+    rev_ctx rc = {g, cursor, 0, 0, 0};
+    gp_parallel_for(n, 0, rev_count, &rc);
+    g->max_w = rc.max_w;
+    uint32_t maxdeg = 0;
+    for (uint32_t v = 0; v < n; v++) {
+        if (g->rrow[v + 1] > maxdeg) maxdeg = g->rrow[v + 1];
+        g->rrow[v + 1] += g->rrow[v];
     }
-    g->max_w = max_w;
-    for (uint32_t v = 0; v < n; v++) g->rrow[v + 1] += g->rrow[v];
     memcpy(cursor, g->rrow, (size_t)n * sizeof *cursor);
-    for (uint32_t u = 0; u < n; u++)
-        for (uint32_t i = g->row[u]; i < g->row[u + 1]; i++) {
-            uint32_t p = cursor[g->col[i]]++;
-            g->rcol[p] = u;
-            g->rw[p] = g->w[i];
-        }
+    gp_parallel_for(n, 0, rev_fill, &rc);
     free(cursor);
+    rc.maxdeg = maxdeg;
+    gp_parallel_for(n, 0, rev_sort, &rc);
+    if (rc.failed) goto oom;
     t1 = gp_now();
 
-    /* id map: capacity a power of two >= 2n */
-    uint64_t cap = 16;
-    while (cap < 2 * (uint64_t)n) cap *= 2;
-    g->idmap.keys = malloc(cap * sizeof *g->idmap.keys);
-    g->idmap.vals = malloc(cap * sizeof *g->idmap.vals);
-    if (!g->idmap.keys || !g->idmap.vals) goto oom;
-    memset(g->idmap.vals, 0xff, cap * sizeof *g->idmap.vals);
-    g->idmap.mask = cap - 1;
-    gp_parallel_for(n, 0, idmap_fill, g);
+    /* id map: a direct table when the ids are dense, else a hash of capacity >= 2n */
+    uint64_t span = n ? (uint64_t)g->ext[n - 1] - (uint64_t)g->ext[0] + 1 : 0;
+    if (n && span != 0 && span <= 4 * (uint64_t)n + 1024) {
+        g->idmap.base = g->ext[0];
+        g->idmap.span = span;
+        g->idmap.vals = malloc(span * sizeof *g->idmap.vals);
+        if (!g->idmap.vals) goto oom;
+        memset(g->idmap.vals, 0xff, span * sizeof *g->idmap.vals);
+        for (uint32_t i = 0; i < n; i++) g->idmap.vals[(uint64_t)g->ext[i] - (uint64_t)g->idmap.base] = i;
+    } else {
+        uint64_t cap = 16;
+        while (cap < 2 * (uint64_t)n) cap *= 2;
+        g->idmap.keys = malloc(cap * sizeof *g->idmap.keys);
+        g->idmap.vals = malloc(cap * sizeof *g->idmap.vals);
+        if (!g->idmap.keys || !g->idmap.vals) goto oom;
+        memset(g->idmap.vals, 0xff, cap * sizeof *g->idmap.vals);
+        g->idmap.mask = cap - 1;
+        gp_parallel_for(n, 0, idmap_fill, g);
+    }
 
     t2 = gp_now();
     g->hash = graph_hash(g);
@@ -741,6 +797,10 @@ void gp_graph_unref(gp_graph *g) {
 
 uint32_t gp_graph_index(const gp_graph *g, int64_t ext_id) {
     if (!g || !g->idmap.vals) return GP_NONE;
+    if (!g->idmap.keys) {
+        uint64_t off = (uint64_t)ext_id - (uint64_t)g->idmap.base;
+        return off < g->idmap.span ? g->idmap.vals[off] : GP_NONE;
+    }
     for (uint64_t s = id_hash(ext_id) & g->idmap.mask;; s = (s + 1) & g->idmap.mask) {
         uint32_t v = g->idmap.vals[s];
         if (v == GP_NONE) return GP_NONE;
@@ -755,7 +815,10 @@ uint64_t gp_graph_memory(const gp_graph *g) {
     bytes += 2 * (n + 1) * sizeof(uint32_t);           /* row, rrow */
     bytes += 4 * m * sizeof(uint32_t);                 /* col, w, rcol, rw */
     bytes += n * sizeof(int64_t);                      /* ext */
-    bytes += (g->idmap.mask + 1) * (sizeof(int64_t) + sizeof(uint32_t));
+    if (g->idmap.keys)
+        bytes += (g->idmap.mask + 1) * (sizeof(int64_t) + sizeof(uint32_t));
+    else
+        bytes += g->idmap.span * sizeof(uint32_t);
     if (g->lon) bytes += 2 * n * sizeof(double);
     if (g->names) {
         bytes += n * sizeof(char *);

@@ -31,10 +31,16 @@ extern "C" {
 #define GP_SCALE_INTEGER 1.0
 #define GP_SCALE_DEFAULT_FRACTIONAL 1000.0
 
+/* External id -> internal index. Two layouts (use gp_graph_index, not the fields):
+ *  - dense ids (max - min < 4n + 1024, e.g. DIMACS 1..N): keys == NULL and vals[id - base] for
+ *    base <= id < base + span (GP_NONE where no node);
+ *  - otherwise open addressing: keys/vals of mask + 1 slots, empty slot has vals == GP_NONE. */
 typedef struct gp_idmap {
-    int64_t *keys;  /* capacity slots; empty slot has vals == GP_NONE */
+    int64_t *keys;
     uint32_t *vals;
-    uint64_t mask;  /* capacity - 1, capacity a power of two */
+    uint64_t mask;  /* capacity - 1, capacity a power of two (hash layout) */
+    int64_t base;   /* smallest id (dense layout) */
+    uint64_t span;  /* entries of vals (dense layout) */
 } gp_idmap;
 
 struct gp_spatial; /* graph/spatial.h */

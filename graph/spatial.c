@@ -9,6 +9,7 @@
  * The top levels are built on parallel threads.
  */
 #include "spatial.h"
+#include "graph_internal.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -152,26 +153,39 @@ static void build_range(build_ctx *c, cell k) {
     }
 }
 
+typedef struct unit_ctx {
+    const gp_graph *g;
+    bpt *pts;
+} unit_ctx;
+
+static void unit_fill(void *ctx, uint64_t begin, uint64_t end) {
+    unit_ctx *c = ctx;
+    for (uint64_t v = begin; v < end; v++) {
+        double lon = c->g->lon[v], lat = c->g->lat[v], u[3];
+        if (!(isfinite(lon) && isfinite(lat))) {
+            c->pts[v].node = GP_NONE;
+            continue;
+        }
+        unit_vec(lon, lat, u);
+        c->pts[v] = (bpt){{(float)u[0], (float)u[1], (float)u[2]}, (uint32_t)v};
+    }
+}
+
 struct gp_spatial *gp_spatial_build(const gp_graph *g, gp_err *err) {
     struct gp_spatial *s = calloc(1, sizeof *s);
     bpt *pts = NULL;
     if (!s) goto oom;
+    s->idx = malloc((size_t)(g->n ? g->n : 1) * sizeof *s->idx);
+    s->dim = calloc((size_t)(g->n ? g->n : 1), 1);
+    pts = malloc((size_t)(g->n ? g->n : 1) * sizeof *pts);
+    if (!s->idx || !s->dim || !pts) goto oom;
+    /* unit vectors on parallel threads, then the nodes without coordinates squeezed out */
+    unit_ctx uc = {g, pts};
+    gp_parallel_for(g->n, 0, unit_fill, &uc);
     uint32_t cnt = 0;
     for (uint32_t v = 0; v < g->n; v++)
-        if (isfinite(g->lon[v]) && isfinite(g->lat[v])) cnt++;
+        if (pts[v].node != GP_NONE) pts[cnt++] = pts[v];
     s->cnt = cnt;
-    s->idx = malloc((size_t)(cnt ? cnt : 1) * sizeof *s->idx);
-    s->dim = calloc((size_t)(cnt ? cnt : 1), 1);
-    pts = malloc((size_t)(cnt ? cnt : 1) * sizeof *pts);
-    if (!s->idx || !s->dim || !pts) goto oom;
-    cnt = 0;
-    for (uint32_t v = 0; v < g->n; v++) {
-        if (!(isfinite(g->lon[v]) && isfinite(g->lat[v]))) continue;
-        double u[3];
-        unit_vec(g->lon[v], g->lat[v], u);
-        pts[cnt] = (bpt){{(float)u[0], (float)u[1], (float)u[2]}, v};
-        cnt++;
-    }
     build_ctx c = {pts, s->dim};
     cell root = {0, cnt, {2, 2, 2}, {-2, -2, -2}, 0};
     for (uint32_t i = 0; i < cnt; i++)
@@ -182,6 +196,12 @@ struct gp_spatial *gp_spatial_build(const gp_graph *g, gp_err *err) {
     build_range(&c, root);
     for (uint32_t i = 0; i < cnt; i++) s->idx[i] = pts[i].node;
     free(pts);
+    if (cnt && cnt < g->n) { /* give back the slots of nodes without coordinates */
+        uint32_t *ni = realloc(s->idx, (size_t)cnt * sizeof *s->idx);
+        uint8_t *nd = realloc(s->dim, cnt);
+        if (ni) s->idx = ni;
+        if (nd) s->dim = nd;
+    }
     return s;
 oom:
     free(pts);

@@ -205,7 +205,11 @@ static void test_builder_small(void **state) {
     assert_string_equal(g->format, "test");
     assert_int_equal(g->refs, 1);
     assert_true(g->loaded_at > 1e9);
-    assert_int_equal(gp_graph_index(g, 11), GP_NONE);
+    assert_int_equal(gp_graph_index(g, 11), GP_NONE); /* inside the dense id range */
+    assert_int_equal(gp_graph_index(g, 9), GP_NONE);
+    assert_int_equal(gp_graph_index(g, 31), GP_NONE);
+    assert_int_equal(gp_graph_index(g, INT64_MIN), GP_NONE);
+    assert_int_equal(gp_graph_index(g, INT64_MAX), GP_NONE);
     check_csr(g);
     gp_graph_unref(g);
 }

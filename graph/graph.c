@@ -424,9 +424,11 @@ static void sort_row(uint32_t *col, uint32_t *w, uint64_t lo, uint64_t hi, uint6
     }
 }
 
+/* Sorting every row of a CSR (row, col, w) by (col, w) on parallel threads. */
 typedef struct rowsort_ctx {
-    gp_graph *g;
-    uint32_t maxdeg;
+    const uint32_t *row;
+    uint32_t *col, *w;
+    uint32_t maxdeg; /* longest row, for the scratch buffer */
     int failed;
 } rowsort_ctx;
 
@@ -437,8 +439,15 @@ static void rowsort_range(void *vctx, uint64_t begin, uint64_t end) {
         __atomic_store_n(&c->failed, 1, __ATOMIC_RELAXED);
         return;
     }
-    for (uint64_t u = begin; u < end; u++) sort_row(c->g->col, c->g->w, c->g->row[u], c->g->row[u + 1], tmp);
+    for (uint64_t u = begin; u < end; u++) sort_row(c->col, c->w, c->row[u], c->row[u + 1], tmp);
     free(tmp);
+}
+
+/* 0, or -1 when scratch memory ran out. */
+static int sort_rows(const uint32_t *row, uint32_t *col, uint32_t *w, uint32_t n, uint32_t maxdeg) {
+    rowsort_ctx rc = {row, col, w, maxdeg, 0};
+    gp_parallel_for(n, 0, rowsort_range, &rc);
+    return rc.failed ? -1 : 0;
 }
 
 static void graph_free(gp_graph *g);
@@ -548,9 +557,7 @@ gp_graph *gp_builder_finish(gp_builder *b, const char *source, const char *forma
     b->au = b->av = b->aw = NULL;
 
     /* 4. rows sorted by (head, weight) */
-    rowsort_ctx rc = {g, maxdeg, 0};
-    gp_parallel_for(n, 0, rowsort_range, &rc);
-    if (rc.failed) goto oom;
+    if (sort_rows(g->row, g->col, g->w, n, maxdeg)) goto oom;
 
     gp_builder_free(b);
     return gp_graph_complete(g, source, format, directed, err);
@@ -640,8 +647,7 @@ static void graph_free(gp_graph *g) {
 typedef struct rev_ctx {
     gp_graph *g;
     uint32_t *cursor;
-    uint32_t max_w, maxdeg;
-    int failed;
+    uint32_t max_w;
 } rev_ctx;
 
 /* In-degrees into rrow[v + 1] and the largest weight, for tails [begin, end). */
@@ -669,18 +675,6 @@ static void rev_fill(void *ctx, uint64_t begin, uint64_t end) {
             g->rcol[p] = (uint32_t)u;
             g->rw[p] = g->w[i];
         }
-}
-
-/* Sorts reverse rows [begin, end) by (tail, weight). */
-static void rev_sort(void *ctx, uint64_t begin, uint64_t end) {
-    rev_ctx *c = ctx;
-    uint64_t *tmp = c->maxdeg > 24 ? malloc((size_t)c->maxdeg * sizeof *tmp) : NULL;
-    if (c->maxdeg > 24 && !tmp) {
-        __atomic_store_n(&c->failed, 1, __ATOMIC_RELAXED);
-        return;
-    }
-    for (uint64_t v = begin; v < end; v++) sort_row(c->g->rcol, c->g->rw, c->g->rrow[v], c->g->rrow[v + 1], tmp);
-    free(tmp);
 }
 
 /* Inserts ext[begin..end) into the id map. Threads claim empty slots with a compare-and-swap on
@@ -721,7 +715,7 @@ gp_graph *gp_graph_complete(gp_graph *g, const char *source, const char *format,
         free(cursor);
         goto oom;
     }
-    rev_ctx rc = {g, cursor, 0, 0, 0};
+    rev_ctx rc = {g, cursor, 0};
     gp_parallel_for(n, 0, rev_count, &rc);
     g->max_w = rc.max_w;
     uint32_t maxdeg = 0;
@@ -732,9 +726,7 @@ gp_graph *gp_graph_complete(gp_graph *g, const char *source, const char *format,
     memcpy(cursor, g->rrow, (size_t)n * sizeof *cursor);
     gp_parallel_for(n, 0, rev_fill, &rc);
     free(cursor);
-    rc.maxdeg = maxdeg;
-    gp_parallel_for(n, 0, rev_sort, &rc);
-    if (rc.failed) goto oom;
+    if (sort_rows(g->rrow, g->rcol, g->rw, n, maxdeg)) goto oom;
     t1 = gp_now();
 
     /* id map: a direct table when the ids are dense, else a hash of capacity >= 2n */

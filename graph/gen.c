@@ -85,7 +85,7 @@ static void gen_range(void *vc, uint64_t begin, uint64_t end) {
     }
     for (uint64_t i = begin; i < end; i++) {
         uint64_t col = i % cols;
-        uint32_t deg = 0, p = g->row[i];
+        uint32_t deg = 0, p = c->pass == 2 ? g->row[i] : 0; /* row is being written in pass 1 */
         double kmh;
         /* neighbours in ascending index order: up, left, right, down */
         if (i >= cols && (street(c, i - cols, 0, &kmh) & 2)) {

@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 /* ---- a small dynamic parallel-for over [0, n) ---- */
@@ -82,9 +83,36 @@ static void par_for(uint32_t n, int threads, void (*fn)(void *, uint32_t), void 
 
 /* ---- layout ---- */
 
-static inline uint32_t words_of(const gp_rt *t, uint32_t i) {
-    return (t->nb_off[i + 1] - t->nb_off[i] + 63) / 64;
+/* Bytes of one next-hop entry of a router with deg neighbours: the smallest of 1, 2, 4, 8 bytes
+ * that holds deg bits, else whole 64-bit words; 0 for a router without neighbours. Narrow entries
+ * keep the masks (and the memory traffic of extraction) small for typical router degrees. */
+static inline uint32_t ent_bytes(uint32_t deg) {
+    return deg == 0 ? 0 : deg <= 8 ? 1 : deg <= 16 ? 2 : deg <= 32 ? 4 : 8 * ((deg + 63) / 64);
 }
+static inline uint32_t ebytes_of(const gp_rt *t, uint32_t i) {
+    return ent_bytes(t->nb_off[i + 1] - t->nb_off[i]);
+}
+
+/* Large buffers come from mmap with transparent huge pages requested: the matrices are written
+ * once right after allocation, and 4 KiB page faults would otherwise cost as much as the work. */
+#define BIG_ALLOC (1u << 21)
+static void *big_alloc(size_t bytes) {
+    if (bytes < BIG_ALLOC) return malloc(bytes ? bytes : 1);
+    size_t len = (bytes + BIG_ALLOC - 1) & ~(size_t)(BIG_ALLOC - 1);
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return NULL;
+#ifdef MADV_HUGEPAGE
+    madvise(p, len, MADV_HUGEPAGE);
+#endif
+    return p;
+}
+static void big_free(void *p, size_t bytes) {
+    if (!p) return;
+    if (bytes < BIG_ALLOC) free(p);
+    else munmap(p, (bytes + BIG_ALLOC - 1) & ~(size_t)(BIG_ALLOC - 1));
+}
+
+static uint64_t mask_bytes_of(const gp_rt *t) { return t->mask_off[t->n]; }
 
 /* Allocates t for g with adjacency and mask layout (dist and mask unset). */
 static int rt_alloc(gp_graph *g, uint32_t ecmp_max, uint64_t max_bytes, gp_rt **out, gp_err *err) {
@@ -115,9 +143,11 @@ static int rt_alloc(gp_graph *g, uint32_t ecmp_max, uint64_t max_bytes, gp_rt **
             k++;
         }
         t->nb_off[u + 1] = k;
-        t->mask_off[u + 1] = t->mask_off[u] + (uint64_t)n * ((k - t->nb_off[u] + 63) / 64);
+        /* each router's block starts 8-byte aligned */
+        uint64_t blk = ((uint64_t)n * ent_bytes(k - t->nb_off[u]) + 7) & ~(uint64_t)7;
+        t->mask_off[u + 1] = t->mask_off[u] + blk;
     }
-    uint64_t bytes = (uint64_t)n * n * 8 + t->mask_off[n] * 8;
+    uint64_t bytes = (uint64_t)n * n * 8 + mask_bytes_of(t);
     if (max_bytes && bytes > max_bytes) {
         gp_rt_free(t);
         return gp_err_set(err, GP_ETOOBIG,
@@ -125,9 +155,10 @@ static int rt_alloc(gp_graph *g, uint32_t ecmp_max, uint64_t max_bytes, gp_rt **
                           n, (unsigned long long)(bytes >> 20),
                           (unsigned long long)(max_bytes >> 20));
     }
-    t->dist = malloc((size_t)n * n * sizeof *t->dist);
-    t->mask = malloc((size_t)(t->mask_off[n] ? t->mask_off[n] : 1) * sizeof *t->mask);
-    if (!t->dist || !t->mask) goto oom;
+    t->dist = big_alloc((size_t)n * n * sizeof *t->dist);
+    if (!t->dist) goto oom;
+    t->mask = big_alloc((size_t)mask_bytes_of(t));
+    if (!t->mask) goto oom;
     t->g = gp_graph_ref(g);
     t->refs = 1;
     *out = t;
@@ -138,9 +169,10 @@ oom:
 }
 
 uint64_t gp_rt_bytes(const gp_graph *g) {
-    uint64_t words = 0;
-    for (uint32_t u = 0; u < g->n; u++) words += (g->row[u + 1] - g->row[u] + 63) / 64;
-    return (uint64_t)g->n * g->n * 8 + words * g->n * 8;
+    uint64_t b = 0;
+    for (uint32_t u = 0; u < g->n; u++)
+        b += ((uint64_t)g->n * ent_bytes(g->row[u + 1] - g->row[u]) + 7) & ~(uint64_t)7;
+    return (uint64_t)g->n * g->n * 8 + b; /* an upper bound: arcs >= distinct neighbours */
 }
 
 gp_rt *gp_rt_ref(gp_rt *t) {
@@ -153,50 +185,101 @@ void gp_rt_free(gp_rt *t) {
     /* refs == 0 only for tables still under construction here (rt_alloc failure paths) */
     if (t->refs > 0 && __atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL) > 0) return;
     gp_graph_unref(t->g);
-    free(t->dist);
+    big_free(t->dist, (size_t)t->n * t->n * sizeof *t->dist);
+    if (t->mask_off) big_free(t->mask, (size_t)mask_bytes_of(t));
     free(t->nb_off);
     free(t->nb);
     free(t->nbw);
     free(t->mask_off);
-    free(t->mask);
     free(t);
 }
 
 /* ---- extraction ---- */
 
-static int popcount64(uint64_t x) { return __builtin_popcountll(x); }
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
+#define EX_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define EX_CLONES
+#endif
+
+/* Narrow entries (deg <= 8 * sizeof(T)): M[j] |= bit for every j where neighbour idx is a next
+ * hop, a branch-free pass over two rows that the compiler vectorises. */
+#define NARROW_PASS(T, NAME)                                                                       \
+    EX_CLONES static void NAME(T *restrict M, const uint64_t *restrict Di,                        \
+                               const uint64_t *restrict Dk, uint64_t w, T bit, uint32_t n) {      \
+        for (uint32_t j = 0; j < n; j++) {                                                         \
+            T on = (T)((Dk[j] + w == Di[j]) & (Dk[j] != GP_INF));                                  \
+            M[j] |= (T)((T)0 - on) & bit;                                                          \
+        }                                                                                          \
+    }
+NARROW_PASS(uint8_t, pass8)
+NARROW_PASS(uint16_t, pass16)
+NARROW_PASS(uint32_t, pass32)
+NARROW_PASS(uint64_t, pass64)
+
+/* Wide entries (W words each): word idx/64 of every entry. */
+EX_CLONES static void pass_wide(uint64_t *restrict M, const uint64_t *restrict Di,
+                                const uint64_t *restrict Dk, uint64_t w, uint64_t bit, uint32_t n,
+                                uint32_t W) {
+    for (uint32_t j = 0; j < n; j++)
+        M[(uint64_t)j * W] |= (uint64_t)-(uint64_t)((Dk[j] + w == Di[j]) & (Dk[j] != GP_INF)) & bit;
+}
+
+/* Entry (i, j) as up to nw 64-bit words (narrow entries: one word). */
+static inline uint32_t load_entry(const gp_rt *t, uint32_t i, uint32_t j, uint64_t *w, uint32_t eb) {
+    const uint8_t *p = t->mask + t->mask_off[i] + (uint64_t)j * eb;
+    switch (eb) {
+    case 0: return 0;
+    case 1: w[0] = *p; return 1;
+    case 2: w[0] = *(const uint16_t *)p; return 1;
+    case 4: w[0] = *(const uint32_t *)p; return 1;
+    default: memcpy(w, p, eb); return eb / 8;
+    }
+}
+static inline void store_entry(gp_rt *t, uint32_t i, uint32_t j, const uint64_t *w, uint32_t eb) {
+    uint8_t *p = t->mask + t->mask_off[i] + (uint64_t)j * eb;
+    switch (eb) {
+    case 0: break;
+    case 1: *p = (uint8_t)w[0]; break;
+    case 2: *(uint16_t *)p = (uint16_t)w[0]; break;
+    case 4: *(uint32_t *)p = (uint32_t)w[0]; break;
+    default: memcpy(p, w, eb);
+    }
+}
 
 static void extract_router(void *ctx, uint32_t i) {
     gp_rt *t = ctx;
-    const uint32_t n = t->n, W = words_of(t, i), b = t->nb_off[i], deg = t->nb_off[i + 1] - b;
-    uint64_t *M = t->mask + t->mask_off[i];
+    const uint32_t n = t->n, b = t->nb_off[i], deg = t->nb_off[i + 1] - b, eb = ent_bytes(deg);
+    uint8_t *M = t->mask + t->mask_off[i];
     const uint64_t *Di = t->dist + (uint64_t)i * n;
     if (!deg) return;
-    memset(M, 0, (size_t)n * W * sizeof *M);
+    memset(M, 0, (size_t)n * eb);
     for (uint32_t idx = 0; idx < deg; idx++) {
         const uint64_t *Dk = t->dist + (uint64_t)t->nb[b + idx] * n;
-        const uint64_t w = t->nbw[b + idx], bit = 1ULL << (idx & 63);
-        uint64_t *Mw = M + idx / 64;
-        if (W == 1) {
-            for (uint32_t j = 0; j < n; j++)
-                Mw[j] |= (uint64_t)-(uint64_t)((Dk[j] + w == Di[j]) & (Dk[j] != GP_INF)) & bit;
-        } else {
-            for (uint32_t j = 0; j < n; j++)
-                Mw[(uint64_t)j * W] |=
-                    (uint64_t)-(uint64_t)((Dk[j] + w == Di[j]) & (Dk[j] != GP_INF)) & bit;
+        const uint64_t w = t->nbw[b + idx];
+        switch (eb) {
+        case 1: pass8(M, Di, Dk, w, (uint8_t)(1u << idx), n); break;
+        case 2: pass16((uint16_t *)M, Di, Dk, w, (uint16_t)(1u << idx), n); break;
+        case 4: pass32((uint32_t *)M, Di, Dk, w, 1u << idx, n); break;
+        case 8: pass64((uint64_t *)M, Di, Dk, w, 1ULL << idx, n); break;
+        default: pass_wide((uint64_t *)M + idx / 64, Di, Dk, w, 1ULL << (idx & 63), n, eb / 8);
         }
     }
-    memset(M + (uint64_t)i * W, 0, W * sizeof *M); /* no next hop towards oneself */
+    memset(M + (uint64_t)i * eb, 0, eb); /* no next hop towards oneself */
     if (deg > t->ecmp_max) { /* cap: keep the lowest-indexed ecmp_max next hops */
+        uint64_t stack[64], *m = eb > sizeof stack ? malloc(eb) : stack;
+        if (!m) { /* cannot happen for the widths met in practice; leave the sets uncapped */
+            GP_LOG(GP_LOG_WARN, "event=ecmp_cap_skipped router=%u reason=out_of_memory", i);
+            return;
+        }
         for (uint32_t j = 0; j < n; j++) {
-            uint64_t *m = M + (uint64_t)j * W;
-            uint32_t seen = 0;
-            for (uint32_t k = 0; k < W; k++) {
+            uint32_t nw = load_entry(t, i, j, m, eb), seen = 0;
+            for (uint32_t k = 0; k < nw; k++) {
                 if (seen >= t->ecmp_max) {
                     m[k] = 0;
                     continue;
                 }
-                uint32_t c = (uint32_t)popcount64(m[k]);
+                uint32_t c = (uint32_t)__builtin_popcountll(m[k]);
                 if (seen + c > t->ecmp_max) {
                     uint64_t x = m[k], keep = 0;
                     while (seen < t->ecmp_max) {
@@ -210,15 +293,25 @@ static void extract_router(void *ctx, uint32_t i) {
                     seen += c;
                 }
             }
+            store_entry(t, i, j, m, eb);
         }
+        if (m != stack) free(m);
     }
 }
 
 uint32_t gp_rt_next_hops(const gp_rt *t, uint32_t i, uint32_t j, uint32_t *out) {
-    const uint32_t W = words_of(t, i), b = t->nb_off[i];
-    const uint64_t *m = t->mask + t->mask_off[i] + (uint64_t)j * W;
+    const uint32_t b = t->nb_off[i], eb = ebytes_of(t, i);
+    uint64_t one;
+    const uint64_t *m = &one;
+    uint32_t nw;
+    if (eb <= 8) {
+        nw = load_entry(t, i, j, &one, eb);
+    } else {
+        m = (const uint64_t *)(t->mask + t->mask_off[i] + (uint64_t)j * eb);
+        nw = eb / 8;
+    }
     uint32_t c = 0;
-    for (uint32_t k = 0; k < W; k++)
+    for (uint32_t k = 0; k < nw; k++)
         for (uint64_t x = m[k]; x; x &= x - 1) out[c++] = t->nb[b + k * 64 + (uint32_t)__builtin_ctzll(x)];
     return c;
 }
@@ -411,8 +504,8 @@ static void copy_or_extract(void *ctx, uint32_t i) {
         extract_router(c->t, i);
         return;
     }
-    uint64_t words = c->t->mask_off[i + 1] - c->t->mask_off[i];
-    memcpy(c->t->mask + c->t->mask_off[i], c->old->mask + c->old->mask_off[i], words * 8);
+    uint64_t bytes = c->t->mask_off[i + 1] - c->t->mask_off[i];
+    memcpy(c->t->mask + c->t->mask_off[i], c->old->mask + c->old->mask_off[i], bytes);
 }
 
 static int push_delta(arc_delta **a, size_t *n, size_t *cap, arc_delta d) {
@@ -612,13 +705,13 @@ int gp_rt_diff(const gp_rt *a, const gp_rt *b, gp_rt_pair **out, size_t *count, 
         const uint32_t da = a->nb_off[i + 1] - a->nb_off[i], db = b->nb_off[i + 1] - b->nb_off[i];
         const int same_adj =
             da == db && memcmp(a->nb + a->nb_off[i], b->nb + b->nb_off[i], da * sizeof *a->nb) == 0;
-        const uint32_t W = words_of(a, i);
+        const uint32_t eb = ebytes_of(a, i);
         for (uint32_t j = 0; j < n; j++) {
             int differ = gp_rt_dist(a, i, j) != gp_rt_dist(b, i, j);
             if (!differ) {
                 if (same_adj) {
-                    differ = memcmp(a->mask + a->mask_off[i] + (uint64_t)j * W,
-                                    b->mask + b->mask_off[i] + (uint64_t)j * W, W * 8) != 0;
+                    differ = memcmp(a->mask + a->mask_off[i] + (uint64_t)j * eb,
+                                    b->mask + b->mask_off[i] + (uint64_t)j * eb, eb) != 0;
                 } else {
                     uint32_t ca = gp_rt_next_hops(a, i, j, ha), cb = gp_rt_next_hops(b, i, j, hb);
                     differ = ca != cb || memcmp(ha, hb, ca * sizeof *ha) != 0;

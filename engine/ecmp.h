@@ -8,8 +8,9 @@
  *
  * Representation: dist is the n*n all-pairs matrix (gp_engine_apsp: the GPU when present). Router i
  * has deg(i) distinct out-neighbours nb[nb_off[i]..nb_off[i+1]) (ascending, with the cheapest
- * weight nbw); its next-hop sets are bitmasks over that list, W(i) = ceil(deg(i)/64) words per
- * destination, destination j at mask + mask_off[i] + j*W(i). Extraction runs on a thread pool.
+ * weight nbw); its next-hop sets are bitmasks over that list, E(i) bytes per destination (1, 2,
+ * 4 or 8 for up to 8/16/32/64 neighbours, else whole 64-bit words), destination j at
+ * mask + mask_off[i] + j*E(i). Extraction runs on a thread pool.
  *
  * Cost changes (gp_graph_change_links) build a new graph version through the builder;
  * gp_rt_update derives the new tables from the old ones, recomputing only affected rows when that
@@ -36,8 +37,8 @@ typedef struct gp_rt {
     uint32_t *nb_off;     /* n+1 */
     uint32_t *nb;         /* distinct out-neighbours, ascending per router */
     uint32_t *nbw;        /* cheapest arc weight to each */
-    uint64_t *mask_off;   /* n+1, in words */
-    uint64_t *mask;
+    uint64_t *mask_off;   /* n+1, in bytes (8-aligned router blocks) */
+    uint8_t *mask;
     double apsp_s;        /* seconds spent on distances (APSP, or incremental rows) */
     double ecmp_s;        /* seconds spent extracting next-hop sets */
     char backend[16];     /* engine backend that computed the distances ("cache" when loaded) */

@@ -136,6 +136,25 @@ static void test_ecmp_cap(void **state) {
     gp_rt_free(t);
     gp_graph_unref(g);
 
+    /* every entry width: 12 (2 bytes), 20 (4), 40 (8) neighbours, capped at 10 */
+    for (uint32_t k = 12; k <= 40; k = k == 12 ? 20 : 40) {
+        g = fan(k);
+        int64_t want[41];
+        for (uint32_t x = 0; x < 10; x++) want[x] = 2 + x;
+        want[10] = -1;
+        t = tables(g, 10);
+        expect(t, 1, k + 2, 2, want);
+        expect(t, k + 2, 1, 2, want);
+        gp_rt_free(t);
+        t = tables(g, 0);
+        for (uint32_t x = 0; x < k; x++) want[x] = 2 + x;
+        want[k] = -1;
+        expect(t, 1, k + 2, 2, want);
+        gp_rt_free(t);
+        gp_graph_unref(g);
+        if (k == 40) break;
+    }
+
     /* 100 neighbours: masks span two words */
     g = fan(100);
     int64_t all[101], low64[65];

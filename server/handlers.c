@@ -86,7 +86,6 @@ void gp_h_health(gp_req *r) {
 void gp_h_ready(gp_req *r) {
     char why[1100];
     if (!gp_http_ready(why, sizeof why)) {
-        gp_req_add_header(r, "Retry-After", "1");
         gp_http_error(r, GP_HC_NOT_READY, "not ready: %s", why);
         return;
     }

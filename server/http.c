@@ -423,6 +423,7 @@ void gp_http_error(gp_req *r, int code, const char *fmt, ...) {
     va_end(ap);
     if (code < 0 || code >= GP_HC_COUNT) code = GP_HC_INTERNAL;
     r->err_code = code;
+    if (codes[code].status == 503) gp_req_add_header(r, "Retry-After", "1"); /* NotReady, Busy */
     cJSON *o = cJSON_CreateObject();
     if (o) {
         cJSON_AddStringToObject(o, "code", codes[code].name);

@@ -564,8 +564,9 @@ def t_loading(ctx):
     try:
         st, h, b = d3.call("GET", "/ready")
         expect_error((st, h, b), 503, "NotReady", ["loading graph 'slow'"])
-        expect_error(d3.call("GET", "/v1/graphs/slow/route?from=1&to=2"), 503, "NotReady",
-                     ["still loading"])
+        st, h, b = d3.call("GET", "/v1/graphs/slow/route?from=1&to=2")
+        expect_error((st, h, b), 503, "NotReady", ["still loading"])
+        assert h.get("retry-after") == "1", h
         expect_error(d3.call("GET", "/v1/graphs/other"), 404, "UnknownGraph")
         st, _, b = d3.call("GET", "/health")
         assert st == 200 and b["ready"] is False, b

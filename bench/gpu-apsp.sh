@@ -8,7 +8,8 @@
 # bench/results/DATE-MACHINE-gpu-apsp.md (bench/lib.sh; GPATH_COMMIT names the commit where .git
 # is absent).
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
+# shellcheck source=bench/lib.sh
 . bench/lib.sh
 BUILD=${BUILD:-build}
 LAB=${LAB:-$BUILD/bench/lab_fw}
@@ -32,7 +33,7 @@ rc=${PIPESTATUS[0]}
   echo
   echo "## Validation"
   echo
-  grep -E '^validation:|^FAIL' "$log" | sed 's/^/- /'
+  grep -E '^validation:|^FAIL|^too big' "$log" | sed 's/^/- /'
   echo
   sass=$(command -v cuobjdump || echo "$CUDA/bin/cuobjdump")
   if [ -x "$sass" ]; then

@@ -280,6 +280,42 @@ static void api_vs_cpu(uint32_t n, int skip_cpu) {
     fflush(stdout);
 }
 
+/* Small networks: one pivot-block launch; the whole call's latency (median of 20). */
+static void small_latency(uint32_t n) {
+    gp_err err = {0};
+    gp_graph *g = apc_graph(n, 0.1, 1, 10, 99, &err);
+    if (!g) return;
+    std::vector<uint64_t> d((size_t)n * n);
+    std::vector<uint32_t> nx((size_t)n * n);
+    std::vector<double> t;
+    gp_cuda_apsp_stats st;
+    for (int r = 0; r < 20; r++) {
+        memset(&st, 0, sizeof st);
+        if (gp_cuda_apsp_ex(NULL, g, d.data(), nx.data(), NULL, &st, &err) != GP_OK) {
+            FAILF("small n=%u: %s", n, err.msg);
+            break;
+        }
+        t.push_back(st.total_s);
+    }
+    if (!t.empty()) {
+        std::sort(t.begin(), t.end());
+        printf("api n=%u dist+next kind=%s: end-to-end median %.3f ms (npad %u: one pivot-block "
+               "launch, solve %.3f ms)\n",
+               n, gp_fw_kind_name(st.kind), t[t.size() / 2] * 1e3, st.npad, st.solve_s * 1e3);
+    }
+    gp_graph_unref(g);
+}
+
+/* Over the device memory: refused with the limit named, before any allocation. */
+static void too_big(void) {
+    gp_fw_plan p;
+    gp_err err = {0};
+    int rc = gp_fw_plan_init(&p, 300000, 299999, 0, 1, NULL, &err);
+    if (rc != GP_ETOOBIG) FAILF("n=300000 with next hops: expected GP_ETOOBIG, got %d", rc);
+    else printf("too big: %s\n", err.msg);
+    if (rc == GP_OK) gp_fw_plan_free(&p);
+}
+
 int main(int argc, char **argv) {
     int sanitize = 0, quick = 0, reps = 3, skip_cpu = 0;
     std::vector<uint32_t> sizes = {4096, 8192, 16384, 24000, 32768};
@@ -315,6 +351,7 @@ int main(int argc, char **argv) {
     }
     double t0 = gp_now();
     validate(sanitize, quick);
+    too_big();
     printf("validation: %d failures (%.1fs)\n", failures, gp_now() - t0);
     if (sanitize) goto done;
     {
@@ -332,6 +369,7 @@ int main(int argc, char **argv) {
         time_mode("thesis-u32", GP_FW_U32, 0, 12500, 1.0, 100, reps, st);
         time_mode("thesis-next", GP_FW_U32, 1, 12500, 1.0, 100, reps, st);
         cudaStreamDestroy(st);
+        small_latency(50);
         api_vs_cpu(2000, skip_cpu);
         if (!quick) api_vs_cpu(4096, skip_cpu);
         printf("\n| mode | n | median s | min s | max s | T updates/s | check |\n");

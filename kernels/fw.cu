@@ -317,6 +317,8 @@ __global__ void __launch_bounds__(FW_THREADS, (sizeof(typename KT::W) == 4 ? 2 :
 
     /* Epilogue: merge with the old tile; write only what changed. */
     W *d = reinterpret_cast<W *>(a.d);
+    /* Only pivot-column tiles of phase 2 gather next hops from their own tile (block-uniform). */
+    const bool defer = NEXT && a.phase == 2 && ct == kt_c;
     uint32_t nxv[NEXT ? 8 : 1][NEXT ? 8 : 1];
 #pragma unroll
     for (int i = 0; i < 8; i++) {
@@ -333,8 +335,9 @@ __global__ void __launch_bounds__(FW_THREADS, (sizeof(typename KT::W) == 4 ? 2 :
                 if (better) d[r * a.npadw + cw] = nd;
                 if (NEXT) {
                     uint32_t k = (uint32_t)(acc[i][j] & ((1u << SHIFT) - 1));
-                    nxv[NEXT ? i : 0][NEXT ? j : 0] =
-                        better ? a.nx[r * a.npad + a.kb + k] : GP_NONE;
+                    uint32_t hop = better ? a.nx[r * a.npad + a.kb + k] : GP_NONE;
+                    if (defer) nxv[NEXT ? i : 0][NEXT ? j : 0] = hop;
+                    else if (better) a.nx[r * a.npad + cw] = hop;
                 }
             } else {
                 W nv;
@@ -344,7 +347,7 @@ __global__ void __launch_bounds__(FW_THREADS, (sizeof(typename KT::W) == 4 ? 2 :
             }
         }
     }
-    if (NEXT) {
+    if (NEXT && defer) {
         /* Pivot-column tiles read next hops of their own tile: every gather before any write. */
         __syncthreads();
 #pragma unroll

@@ -2,7 +2,8 @@
  * backend's all-pairs: exact distances, next hops that realise them and whose walks end, for
  * n = 1, 2, 31, 33, 100 and 1000, sparse graphs with unreachable pairs, zero-weight arcs, parallel
  * arcs and self-loops, every matrix kind (16-bit, 32-bit, 64-bit) with and without next hops, and
- * a forced kind too narrow for the weights refused instead of answered wrongly.
+ * a forced kind too narrow for the weights refused instead of answered wrongly, and a matrix over
+ * the device memory refused with the limit named.
  * Without a GPU (or in a build without CUDA) every test skips with a message; GPATH_REQUIRE_GPU=1
  * turns that into a failure. */
 #include <setjmp.h>
@@ -163,6 +164,27 @@ static void test_wide_weights(void **state) {
 #endif
 }
 
+static void test_too_big(void **state) {
+    (void)state;
+    NEED_GPU();
+#ifdef GP_HAVE_CUDA
+    /* 300,000 nodes with next hops need about 720 GB on the GPU: refused with the limit named,
+     * before anything is allocated or written (the outputs here are deliberately tiny). */
+    gp_err err = {0};
+    gp_builder *b = gp_builder_new(1.0);
+    for (int64_t i = 0; i < 300000; i++)
+        assert_int_equal(gp_builder_add_node(b, i, 0, 0, 0, NULL, &err), GP_OK);
+    assert_int_equal(gp_builder_add_arc(b, 0, 1, 1, &err), GP_OK);
+    gp_graph *g = gp_builder_finish(b, "t", "gen", 1, &err);
+    assert_non_null(g);
+    uint64_t d = 0;
+    uint32_t nx = 0;
+    assert_int_equal(gp_cuda_apsp(NULL, g, &d, &nx, &err), GP_ETOOBIG);
+    assert_non_null(strstr(err.msg, "largest n"));
+    gp_graph_unref(g);
+#endif
+}
+
 int main(void) {
     gp_err err = {0};
 #ifdef GP_HAVE_CUDA
@@ -185,6 +207,7 @@ int main(void) {
         cmocka_unit_test(test_tiny),
         cmocka_unit_test(test_random),
         cmocka_unit_test(test_wide_weights),
+        cmocka_unit_test(test_too_big),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     gp_backend_destroy(cpu);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# gpu-apsp.sh [LAB ARGS] - the GPU all-pairs benchmark (`make bench-gpu` runs it): the kernel lab
+# gpu-apsp.sh [LAB ARGS] | --plot RESULTS.md - the GPU all-pairs benchmark (`make bench-gpu` runs it): the kernel lab
 # bench/lab_fw validates every matrix kind against the CPU backend, then times the blocked
 # Floyd-Warshall (T min-plus updates/s = n^3 / time, median of 3, CUDA events), the n = 12,500
 # seed-thesis case and the CPU backend's Floyd-Warshall for the ratio. Also records whether the
@@ -11,6 +11,34 @@ set -u
 cd "$(dirname "$0")/.." || exit 1
 # shellcheck source=bench/lib.sh
 . bench/lib.sh
+# plot RESULTS.md: an SVG of T updates/s against n (u32, u32+next, u16) beside it, when gnuplot exists
+plot() {
+  command -v gnuplot >/dev/null 2>&1 || { echo "gpu-apsp: no gnuplot, no plot"; return 0; }
+  local md=$1 svg=${1%.md}.svg dat
+  dat=$(mktemp -d)
+  for m in u32 u32+next u16; do
+    awk -F'|' -v m="$m" '{gsub(/ /, "", $2)} $2 == m && !seen[$3]++ {print $3, $7}' "$md" >"$dat/$m"
+  done
+  gnuplot <<EOF2
+set terminal svg size 720,420 dynamic
+set output "$svg"
+set title "Blocked Floyd-Warshall on the GPU ($(basename "$md" .md))"
+set xlabel "n (nodes)"
+set ylabel "T min-plus updates/s (n**3 / time)"
+set key right bottom
+set grid
+set yrange [0:*]
+set xrange [0:34000]
+plot "$dat/u32" using 1:2 with linespoints title "u32, distances", \
+     "$dat/u32+next" using 1:2 with linespoints title "u32, distances + next hops", \
+     "$dat/u16" using 1:2 with linespoints title "u16x2 (path lengths < 0x7fff)", \
+     16.5 with lines lw 2 lc rgb "#999999" title "H100 int32 min-plus ceiling (16.5)", \
+     13 with lines lw 1 lc rgb "#cc0000" title "target (13)"
+EOF2
+  rm -rf "$dat"
+  echo "wrote $svg"
+}
+if [ "${1:-}" = "--plot" ]; then plot "$2"; exit $?; fi
 BUILD=${BUILD:-build}
 LAB=${LAB:-$BUILD/bench/lab_fw}
 CUDA=${CUDA:-/usr/local/cuda}
@@ -68,4 +96,5 @@ fi
   echo '```'
 } >>"$out"
 echo "wrote $out"
+plot "$out"
 exit "$rc"

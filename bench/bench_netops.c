@@ -1,11 +1,13 @@
 /* bench_netops.c - routing tables (APSP + ECMP next-hop sets) for every router, and cost-change
  * recompute strategies (incremental vs full), on real and generated router topologies.
  *
- *   bench_netops [--backend auto|cpu|cuda] [--reps N] [--changes N] GRAPH_SPEC...
+ *   bench_netops [--backend auto|cpu|cuda] [--reps N] [--changes N] [--check 0|1] GRAPH_SPEC...
  * A spec "router:N[:SEED]" generates a router-like topology (below); anything else goes to
  * gp_graph_load. Prints one markdown table row per graph: routers, arcs, median APSP ms, median
  * ECMP ms, median total, then for single-link cost increases / decreases / link downs the median
  * ms of the incremental and the full strategy (each checked equal to the other), and the winner.
+ * With --check 1 (default) the tables are also compared with the CPU backend's (on a GPU machine:
+ * GPU all-pairs against CPU Dijkstra); any difference fails the run.
  *
  * Router-like generator: a ring backbone of sqrt(N) core routers with chords, each remaining
  * router dual-homed to two cores or aggregation routers, OSPF-like costs from {1, 2, 5, 10, 20,
@@ -77,7 +79,7 @@ static int same_tables(const gp_rt *a, const gp_rt *b) {
 
 int main(int argc, char **argv) {
     const char *backend = "auto";
-    int reps = 5, changes = 5;
+    int reps = 5, changes = 5, check = 1;
     gp_err err;
     int first = 1;
     for (; first < argc && strncmp(argv[first], "--", 2) == 0; first += 2) {
@@ -86,6 +88,8 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[first], "--reps") == 0) reps = (int)strtol(argv[first + 1], NULL, 10);
         else if (strcmp(argv[first], "--changes") == 0)
             changes = (int)strtol(argv[first + 1], NULL, 10);
+        else if (strcmp(argv[first], "--check") == 0)
+            check = (int)strtol(argv[first + 1], NULL, 10);
     }
     if (reps < 1) reps = 1;
     gp_engine *e = gp_engine_new(backend, 0, NULL, &err);
@@ -93,7 +97,9 @@ int main(int argc, char **argv) {
         fprintf(stderr, "bench_netops: %s\n", err.msg);
         return 1;
     }
-    printf("backend: %s\n\n", gp_engine_backend(e));
+    gp_engine *cpu = check ? gp_engine_new("cpu", 0, NULL, &err) : NULL;
+    printf("backend: %s%s\n\n", gp_engine_backend(e),
+           cpu ? " (tables checked against the CPU backend)" : "");
     printf("| graph | routers | arcs | APSP ms | ECMP ms | total ms | cost up: incr / full ms (rows) "
            "| cost down: incr / full ms | link down: incr / full ms | winner |\n");
     printf("|---|---:|---:|---:|---:|---:|---|---|---|---|\n");
@@ -125,6 +131,15 @@ int main(int argc, char **argv) {
                    tt[r - 1] = (gp_now() - t0) * 1e3;
         }
         if (!t) goto next;
+        if (cpu) {
+            gp_rt *tc = NULL;
+            if (gp_rt_build(cpu, g, 0, 0, 0, NULL, NULL, &tc, &err) != GP_OK || !same_tables(t, tc)) {
+                fprintf(stderr, "bench_netops: %s: tables differ from the CPU backend's%s%s\n",
+                        argv[a], tc ? "" : ": ", tc ? "" : err.msg);
+                rc = 1;
+            }
+            gp_rt_free(tc);
+        }
         /* cost changes on random links: up x4, down to 1, down (removed) */
         double inc_i[3][64], inc_f[3][64];
         uint64_t rows[3] = {0};
@@ -170,7 +185,7 @@ int main(int argc, char **argv) {
         }
         printf("| %s | %u | %u | %.2f | %.2f | %.2f | %.2f / %.2f (%.0f rows) | %.2f / %.2f | "
                "%.2f / %.2f | %s |\n",
-               argv[a], g->n, g->m, median(ta, reps), median(te, reps), median(tt, reps), mi[0],
+               strrchr(argv[a], '/') ? strrchr(argv[a], '/') + 1 : argv[a], g->n, g->m, median(ta, reps), median(te, reps), median(tt, reps), mi[0],
                mf[0], nc ? (double)rows[0] / nc : 0, mi[1], mf[1], mi[2], mf[2],
                inc_wins == 3 ? "incremental (all 3)" : inc_wins ? "mixed" : "full");
         fflush(stdout);
@@ -181,6 +196,7 @@ int main(int argc, char **argv) {
         free(tt);
         gp_graph_unref(g);
     }
+    gp_engine_free(cpu);
     gp_engine_free(e);
     return rc;
 }

@@ -59,6 +59,10 @@ rc=${PIPESTATUS[0]}
   echo
   grep -E '^api ' "$log" | sed 's/^/- /'
   echo
+  echo "## Where the time goes (one profiled solve each)"
+  echo
+  grep -E '^phases ' "$log" | sed 's/^/- /'
+  echo
   echo "## Validation"
   echo
   grep -E '^validation:|^FAIL|^too big' "$log" | sed 's/^/- /'

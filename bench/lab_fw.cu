@@ -165,7 +165,7 @@ struct TimeRow {
 static std::vector<TimeRow> rows;
 
 static void time_mode(const char *mode, int kind, int next, uint32_t n, double dens,
-                      uint32_t max_w, int reps, cudaStream_t st) {
+                      uint32_t max_w, int reps, cudaStream_t st, int profile = 0) {
     gp_fw_plan p;
     gp_err err = {0};
     uint64_t bound = (uint64_t)(n - 1) * max_w;
@@ -214,6 +214,19 @@ static void time_mode(const char *mode, int kind, int next, uint32_t n, double d
                     }
             }
         }
+    }
+    if (profile && !err.code && gp_fw_fill_random(&p, dens, max_w, 1, &err) == GP_OK) {
+        float ph[5] = {0, 0, 0, 0, 0};
+        p.prof_ms = ph;
+        gp_fw_solve(&p, &err);
+        cudaStreamSynchronize(st);
+        p.prof_ms = NULL;
+        double np = p.npad, B = p.block;
+        double rest = (np - B) * (np - B) * np; /* phase-3 updates over all rounds */
+        printf("phases %s n=%u (one profiled solve, events between phases): pivot %.1f ms, "
+               "row/column tiles %.1f ms, panel copies %.1f ms, the rest %.1f ms = %.2f T "
+               "updates/s on its own %.3g updates\n",
+               mode, n, ph[0], ph[1], ph[2], ph[3], rest / (ph[3] / 1e3) / 1e12, rest);
     }
     if (err.code) FAILF("time %s n=%u: %s", mode, n, err.msg);
     cudaEventDestroy(e0);
@@ -361,9 +374,10 @@ int main(int argc, char **argv) {
         time_mode("warmup", GP_FW_U32, 0, 2048, 0.5, 100, 1, st);
         rows.clear();
         for (uint32_t n : sizes) {
-            time_mode("u32", GP_FW_U32, 0, n, 0.5, 100, reps, st);
-            time_mode("u32+next", GP_FW_U32, 1, n, 0.5, 100, reps, st);
-            time_mode("u16", GP_FW_U16, 0, std::min<uint32_t>(n, 32767), 0.5, 1, reps, st);
+            int prof = n == 16384 || n == 32768;
+            time_mode("u32", GP_FW_U32, 0, n, 0.5, 100, reps, st, prof);
+            time_mode("u32+next", GP_FW_U32, 1, n, 0.5, 100, reps, st, prof);
+            time_mode("u16", GP_FW_U16, 0, std::min<uint32_t>(n, 32767), 0.5, 1, reps, st, prof);
         }
         /* the seed thesis's largest case: n = 12,500, complete graph */
         time_mode("thesis-u32", GP_FW_U32, 0, 12500, 1.0, 100, reps, st);

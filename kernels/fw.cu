@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include <algorithm>
+#include <vector>
 
 #define FW_BM 128      /* tile rows */
 #define FW_BNW 128     /* tile width in words */
@@ -581,9 +582,20 @@ template <class KT, int SHIFT, bool NEXT> static int solve_t(gp_fw_plan *p, gp_e
     a.npad = np;
     a.npadw = npw;
     a.B = B;
+    /* Lab profiling: events between the phases of every round (5 per round). */
+    std::vector<cudaEvent_t> ev;
+    auto mark = [&]() {
+        if (!p->prof_ms) return;
+        cudaEvent_t e;
+        cudaEventCreate(&e);
+        cudaEventRecord(e, p->stream);
+        ev.push_back(e);
+    };
     for (uint32_t kb = 0; kb < np; kb += B) {
+        mark();
         fw_pivot<KT, NEXT><<<1, FW_P1_THREADS, 0, p->stream>>>((E *)p->d, p->nx, np, kb);
         CK(cudaGetLastError());
+        mark();
         if (T == 1) break;
         a.kb = kb;
         for (int ph = 2; ph <= 3; ph++) {
@@ -592,14 +604,26 @@ template <class KT, int SHIFT, bool NEXT> static int solve_t(gp_fw_plan *p, gp_e
             fw_colpanel<KT, SHIFT><<<dim3(np / 32, B / 32), dim3(32, 8), 0, p->stream>>>(
                 (const E *)p->d, (W *)p->colp, np, kb);
             CK(cudaGetLastError());
+            if (ph == 3) mark();
             a.phase = ph;
             uint32_t blocks = ph == 2 ? (B / FW_BM) * (T - 1) + (np / FW_BM - B / FW_BM)
                                       : (np / FW_BM - B / FW_BM) * (T - 1);
             fw_minplus<KT, SHIFT, NEXT><<<blocks, FW_THREADS, sm3, p->stream>>>(a);
             CK(cudaGetLastError());
+            mark();
         }
     }
 out:
+    if (p->prof_ms) {
+        cudaStreamSynchronize(p->stream);
+        for (size_t i = 0; i + 1 < ev.size(); i++) {
+            float ms = 0;
+            if ((i + 1) % 5 == 0) continue; /* from the end of one round to the next */
+            cudaEventElapsedTime(&ms, ev[i], ev[i + 1]);
+            p->prof_ms[i % 5] += ms; /* pivot, row/column tiles, panels, the rest */
+        }
+        for (cudaEvent_t e : ev) cudaEventDestroy(e);
+    }
     return rc;
 }
 

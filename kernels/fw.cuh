@@ -31,6 +31,9 @@ typedef struct gp_fw_plan {
     void *rowp;      /* block x npad/epw words: the pivot row panel, as the kernels read it */
     void *colp;      /* block x npad words: the pivot column panel, transposed (packed / duplicated) */
     cudaStream_t stream;
+    float *prof_ms;  /* lab: when set, gp_fw_solve adds each phase's milliseconds: [0] pivot,
+                      * [1] pivot row/column tiles (with their panel copies), [2] panel copies
+                      * for the rest, [3] the rest (phase 3) */
 } gp_fw_plan;
 
 /* Chooses the kind (kind 0: automatic from the bound (n-1)*max_w), checks the device memory and

@@ -68,6 +68,14 @@ static double median(double *v, int n) {
     return n ? v[n / 2] : 0;
 }
 
+/* The last two path components ("1239/weights.intra", "graphml/Kdl.graphml"). */
+static const char *short_name(const char *spec) {
+    const char *p = spec + strlen(spec);
+    int slashes = 0;
+    while (p > spec && !(p[-1] == '/' && ++slashes == 2)) p--;
+    return p;
+}
+
 static int same_tables(const gp_rt *a, const gp_rt *b) {
     gp_rt_pair *p = NULL;
     size_t np = 1;
@@ -185,7 +193,7 @@ int main(int argc, char **argv) {
         }
         printf("| %s | %u | %u | %.2f | %.2f | %.2f | %.2f / %.2f (%.0f rows) | %.2f / %.2f | "
                "%.2f / %.2f | %s |\n",
-               strrchr(argv[a], '/') ? strrchr(argv[a], '/') + 1 : argv[a], g->n, g->m, median(ta, reps), median(te, reps), median(tt, reps), mi[0],
+               short_name(argv[a]), g->n, g->m, median(ta, reps), median(te, reps), median(tt, reps), mi[0],
                mf[0], nc ? (double)rows[0] / nc : 0, mi[1], mf[1], mi[2], mf[2],
                inc_wins == 3 ? "incremental (all 3)" : inc_wins ? "mixed" : "full");
         fflush(stdout);

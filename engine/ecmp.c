@@ -316,6 +316,15 @@ uint32_t gp_rt_next_hops(const gp_rt *t, uint32_t i, uint32_t j, uint32_t *out) 
     return c;
 }
 
+/* Threads worth starting for extraction: one per ~4M row-element tests (a thread costs tens of
+ * microseconds to start, the tests about a nanosecond each). */
+static int extract_threads(const gp_rt *t, int threads) {
+    uint64_t work = (uint64_t)t->n * (t->nb_off[t->n] + t->n);
+    uint64_t useful = 1 + work / (4u << 20);
+    if (threads <= 0) threads = online_cpus();
+    return useful < (uint64_t)threads ? (int)useful : threads;
+}
+
 /* All-pairs distances of g into dist. On the GPU: the engine's APSP (blocked Floyd-Warshall).
  * On the CPU a sparse router graph is much cheaper as n Dijkstras (O(n m log n) against FW's n^3),
  * run as one all-sources table call on the CPU backend's threads; dense graphs keep FW. */
@@ -346,7 +355,7 @@ int gp_rt_build(gp_engine *e, gp_graph *g, uint32_t ecmp_max, int threads, uint6
     snprintf(t->backend, sizeof t->backend, "%s", gp_engine_backend(e));
     double t1 = gp_now();
     if (progress) progress(pctx, 0.5);
-    par_for(t->n, threads, extract_router, t, progress, pctx, 0.5, 1.0);
+    par_for(t->n, extract_threads(t, threads), extract_router, t, progress, pctx, 0.5, 1.0);
     t->apsp_s = t1 - t0;
     t->ecmp_s = gp_now() - t1;
     *out = t;
@@ -361,7 +370,7 @@ int gp_rt_from_dist(gp_graph *g, const uint64_t *dist, uint32_t ecmp_max, int th
     memcpy(t->dist, dist, (size_t)t->n * t->n * sizeof *t->dist);
     snprintf(t->backend, sizeof t->backend, "cache");
     double t1 = gp_now();
-    par_for(t->n, threads, extract_router, t, NULL, NULL, 0, 0);
+    par_for(t->n, extract_threads(t, threads), extract_router, t, NULL, NULL, 0, 0);
     t->ecmp_s = gp_now() - t1;
     *out = t;
     return GP_OK;
@@ -658,7 +667,7 @@ int gp_rt_update(gp_engine *e, const gp_rt *old, gp_graph *g2, int strategy, int
         s.routers_reextracted += r;
     }
     upd_ctx uc = {.old = old, .t = t, .reextract = reext};
-    par_for(n, threads, copy_or_extract, &uc, NULL, NULL, 0, 0);
+    par_for(n, extract_threads(t, threads), copy_or_extract, &uc, NULL, NULL, 0, 0);
     t->ecmp_s = gp_now() - t1;
     s.seconds = gp_now() - t0;
     if (st) *st = s;

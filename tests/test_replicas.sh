@@ -15,7 +15,8 @@
 #   3. explicit NOTIFY: with the trigger disabled, a committed change alone is not picked up
 #      (replicas keep serving the old version, so it is the notification that reloads), then
 #      `NOTIFY gpath_reload, 'roads'` makes both answer the new cost within 1 s;
-#   4. the replicas report the same graph version hash after each reload, and stop cleanly on SIGTERM.
+#   4. the replicas report the same graph version hash after each reload, no query sent to either
+#      replica during the reloads fails, and both stop cleanly on SIGTERM.
 # Skips, with the reason, while the binary has no PostgreSQL LISTEN support or PostgreSQL/pgRouting
 # is not installed (deploy/install-deps.sh test installs postgresql and postgresql-15-pgrouting).
 # Prints "N passed, N failed, N skipped" last.
@@ -155,6 +156,28 @@ same_version "$r" && ok "replicas serve the same graph version ($(echo "$r" | cu
   bad "replicas' versions differ: $r"
 v0=$(echo "$r" | cut -d' ' -f2)
 
+# A client queries both replicas back to back through both reloads below: none may fail (each
+# replica builds the new graph beside the old one and swaps it in).
+$PY - "$tmp/client.stop" "$tmp/client.out" "$src" "$dst" "${ports[@]}" <<'PY' &
+import json, os, sys, urllib.request
+stop, out, src, dst, ports = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
+n = bad = 0
+why = ''
+while not os.path.exists(stop):
+    for p in ports:
+        n += 1
+        try:
+            with urllib.request.urlopen(
+                    f'http://127.0.0.1:{p}/v1/graphs/roads/route?from={src}&to={dst}', timeout=5) as r:
+                float(json.load(r)['distance'])
+        except Exception as e:  # any HTTP error, timeout or malformed answer
+            bad += 1
+            why = why or f'{p}: {e}'
+open(out, 'w').write(f'{n} {bad} {why}\n')
+PY
+client_pid=$!
+pids+=("$client_pid") # killed by cleanup should the test end early
+
 # ---- 2. the table's trigger: commit a cost change, nothing else
 pgc_psql gis -c "UPDATE edges SET cost = cost * 3, reverse_cost = reverse_cost * 3 WHERE id % 3 = 0" \
   >/dev/null
@@ -187,6 +210,15 @@ if r=$(wait_for "$d2" 1.0); then
   same_version "$r" && ok "replicas agree on the reloaded version" || bad "versions differ: $r"
 else
   bad "explicit NOTIFY: $r"
+fi
+
+touch "$tmp/client.stop"
+wait "$client_pid"
+read -r nreq nbad why <"$tmp/client.out"
+if [ "${nreq:-0}" -gt 0 ] && [ "${nbad:-1}" -eq 0 ]; then
+  ok "$nreq queries on both replicas during the reloads, none failed"
+else
+  bad "queries during the reloads: ${nbad:-?} of ${nreq:-?} failed: $why"
 fi
 
 # Every replica still healthy, none restarted; then SIGTERM (a pod's termination) stops each cleanly,

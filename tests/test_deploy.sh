@@ -18,6 +18,8 @@
 # Prints "N passed, N failed, N skipped" last.
 set -u
 cd "$(dirname "$0")/.." || exit 1
+# shellcheck source=tests/serve_lib.sh
+. tests/serve_lib.sh
 BUILD=${BUILD:-build}
 PY=/usr/bin/python3
 pass=0 fail=0 skip=0
@@ -227,14 +229,7 @@ if [ -x "$ibin" ] && command -v curl >/dev/null; then
     GPATH_CACHE_PATH="$tmp/cache/gpath-cache.sqlite" GPATH_ADMIN_TOKEN=deploy-test-token \
     GPATH_BACKEND=cpu "$ibin" serve --port 0 --port-file "$tmp/port" >"$tmp/serve.log" 2>&1) &
   srv_pid=$!
-  port=
-  for _ in $(seq 1 300); do
-    if [ -s "$tmp/port" ]; then port=$(cat "$tmp/port"); fi
-    if [ -n "$port" ] && curl -fsS "http://127.0.0.1:$port/ready" >/dev/null 2>&1; then break; fi
-    if ! kill -0 "$srv_pid" 2>/dev/null; then break; fi
-    sleep 0.1
-  done
-  if [ -n "$port" ] && curl -fsS "http://127.0.0.1:$port/ready" >/dev/null 2>&1; then
+  if port=$(serve_wait_ready "$tmp/port" "$srv_pid"); then
     ok "gpath serve with nothing configured becomes ready (built-in graph)"
     # The Dockerfile's HEALTHCHECK command, as written there, with GPATH_PORT pointing at this port.
     hc=$(sed -nE 's/^ *CMD (curl .*)$/\1/p' Dockerfile)
@@ -246,14 +241,9 @@ if [ -x "$ibin" ] && command -v curl >/dev/null; then
     if GPATH_PORT=$port GPATH_ADMIN_TOKEN=wrong-token sh deploy/systemd/gpath-reload.sh \
       >/dev/null 2>&1; then bad "gpath-reload.sh succeeded with a wrong token"
     else ok "gpath-reload.sh fails with a wrong token"; fi
-    kill -TERM "$srv_pid"
-    rc=
-    for _ in $(seq 1 100); do
-      if ! kill -0 "$srv_pid" 2>/dev/null; then wait "$srv_pid"; rc=$?; break; fi
-      sleep 0.1
-    done
+    serve_stop "$srv_pid"; rc=$SERVE_RC
     if [ "$rc" = 0 ]; then ok "SIGTERM: gpath serve drains and exits 0"
-    else bad "SIGTERM: gpath serve exit status '${rc:-still running after 10 s}'"; fi
+    else bad "SIGTERM: gpath serve exit status '${rc:-still running after 20 s}'"; fi
     srv_pid=
   else
     bad "gpath serve (image defaults) did not become ready"; tail -20 "$tmp/serve.log"

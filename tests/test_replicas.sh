@@ -41,6 +41,8 @@ command -v curl >/dev/null || skip_all "curl not installed"
 
 # shellcheck source=tests/pg_cluster.sh
 . tests/pg_cluster.sh
+# shellcheck source=tests/serve_lib.sh
+. tests/serve_lib.sh
 tmp=$(mktemp -d)
 chmod 711 "$tmp" # the cluster's directory inside must be reachable by the postgres user
 pids=()
@@ -100,14 +102,7 @@ for i in 1 2; do
 done
 ports=()
 for i in 1 2; do
-  port=
-  for _ in $(seq 1 200); do
-    [ -s "$tmp/r$i/port" ] && port=$(cat "$tmp/r$i/port")
-    if [ -n "$port" ] && curl -fsS "http://127.0.0.1:$port/ready" >/dev/null 2>&1; then break; fi
-    kill -0 "${pids[$((i - 1))]}" 2>/dev/null || break
-    sleep 0.05
-  done
-  if [ -n "$port" ] && curl -fsS "http://127.0.0.1:$port/ready" >/dev/null 2>&1; then
+  if port=$(serve_wait_ready "$tmp/r$i/port" "${pids[$((i - 1))]}"); then
     ports+=("$port")
   else
     bad "replica $i did not become ready"; tail -20 "$tmp/r$i/log"; finish
@@ -230,13 +225,8 @@ for i in 1 2; do
   else
     bad "replica $i is gone or unhealthy"; tail -20 "$tmp/r$i/log"; continue
   fi
-  kill -TERM "$pid"
-  rc=
-  for _ in $(seq 1 200); do
-    if ! kill -0 "$pid" 2>/dev/null; then wait "$pid"; rc=$?; break; fi
-    sleep 0.05
-  done
+  serve_stop "$pid"; rc=$SERVE_RC
   if [ "$rc" = 0 ]; then ok "replica $i exits 0 on SIGTERM"
-  else bad "replica $i on SIGTERM: exit status '${rc:-still running after 10 s}'"; tail -20 "$tmp/r$i/log"; fi
+  else bad "replica $i on SIGTERM: exit status '${rc:-still running after 20 s}'"; tail -20 "$tmp/r$i/log"; fi
 done
 finish

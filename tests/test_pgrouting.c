@@ -182,7 +182,10 @@ static int split_bar(char *line, char out[][24], int max) {
         char tmp[256];
         snprintf(tmp, sizeof tmp, "%s", f);
         trim(tmp);
-        snprintf(out[n++], 24, "%s", tmp);
+        size_t l = strlen(tmp);
+        if (l > 23) l = 23; /* column names and values here are short */
+        memcpy(out[n], tmp, l);
+        out[n++][l] = '\0';
     }
     return n;
 }

@@ -274,7 +274,7 @@ gp_backend *gp_cuda_backend_new(const gp_cuda_opts *opts, gp_err *err) {
         gp_err_set(err, GP_EINVAL, "cuda_streams must be 1..256 (got %d)", opts->streams);
         return NULL;
     }
-    gp_sssp_params params = {GP_SSSP_NEARFAR, 0, 0, 0, 0};
+    gp_sssp_params params = {GP_SSSP_NEARFAR, 0, 0, 0};
     if (opts->sssp_variant && strcmp(opts->sssp_variant, "seed") == 0) {
         params.variant = GP_SSSP_SEED;
     } else if (opts->sssp_variant && strcmp(opts->sssp_variant, "auto") != 0 &&
@@ -341,6 +341,24 @@ gp_backend *gp_cuda_backend_new(const gp_cuda_opts *opts, gp_err *err) {
 fail:
     cuda_destroy(b);
     return NULL;
+}
+
+int gp_cuda_backend_debug_hold(gp_backend *b, int take, gp_err *err) {
+    cuda_impl *c = impl_of(b);
+    if (take) {
+        slot *s;
+        return slot_get(c, &s, err);
+    }
+    pthread_mutex_lock(&c->mu);
+    for (int i = 0; i < c->nslots; i++) {
+        if (c->slots[i].busy) {
+            c->slots[i].busy = 0;
+            pthread_cond_signal(&c->freed);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&c->mu);
+    return GP_OK;
 }
 
 int gp_cuda_backend_inject_fault(gp_backend *b, gp_err *err) {

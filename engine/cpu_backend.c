@@ -313,23 +313,24 @@ static int p2p_dijkstra(cpu_impl *c, const gp_graph *g, uint32_t s, uint32_t t, 
     return rc;
 }
 
-/* Relaxes u's arcs in one direction of a bidirectional search; updates best/meet when a relaxed
- * node has been reached by the other side. */
+/* Relaxes u's arcs in one direction of a bidirectional search. A meeting candidate
+ * dist_me[v] + dist_other[v] is checked whenever either side lowers dist[v] (here, and on the other
+ * side's turn), so every combination of the two sides' values is seen without reading the other
+ * side's array for arcs that change nothing. */
 static inline void bidir_relax(ws *me, const ws *other, const uint32_t *row, const uint32_t *col,
                                const uint32_t *wt, uint32_t u, uint64_t *best, uint32_t *meet) {
     uint64_t du = me->dist[u];
     for (uint32_t a = row[u], e = row[u + 1]; a < e; a++) {
         uint32_t v = col[a];
         uint64_t nd = du + wt[a];
-        if (nd < me->dist[v]) {
-            if (me->hpos[v] == ST_SETTLED) continue; /* cannot happen with w >= 0; be safe */
-            touch(me, v);
-            me->dist[v] = nd;
-            me->pred[v] = u;
-            heap_push_or_decrease(me, v, nd);
-        }
-        if (other->dist[v] != GP_INF && me->dist[v] + other->dist[v] < *best) {
-            *best = me->dist[v] + other->dist[v];
+        if (nd >= me->dist[v]) continue;
+        touch(me, v);
+        me->dist[v] = nd;
+        me->pred[v] = u;
+        heap_push_or_decrease(me, v, nd);
+        uint64_t ov = other->dist[v];
+        if (ov != GP_INF && nd + ov < *best) {
+            *best = nd + ov;
             *meet = v;
         }
     }
@@ -368,17 +369,9 @@ static int p2p_bidir(cpu_impl *c, const gp_graph *g, uint32_t s, uint32_t t, gp_
         settled++;
         if (tf <= tr) {
             uint32_t u = heap_pop(f);
-            if (r->dist[u] != GP_INF && f->dist[u] + r->dist[u] < best) {
-                best = f->dist[u] + r->dist[u];
-                meet = u;
-            }
             bidir_relax(f, r, g->row, g->col, g->w, u, &best, &meet);
         } else {
             uint32_t u = heap_pop(r);
-            if (f->dist[u] != GP_INF && f->dist[u] + r->dist[u] < best) {
-                best = f->dist[u] + r->dist[u];
-                meet = u;
-            }
             bidir_relax(r, f, g->rrow, g->rcol, g->rw, u, &best, &meet);
         }
     }

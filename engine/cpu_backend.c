@@ -42,8 +42,10 @@ typedef struct ws {
     uint64_t *dist;     /* GP_INF when unreached */
     uint32_t *pred;     /* GP_NONE when none */
     uint32_t *hpos;     /* heap index, ST_UNSEEN or ST_SETTLED */
-    uint32_t *mark;     /* table: target stamp per node */
-    uint64_t *aux;      /* A*: the node's bound, valid once the node is touched */
+    uint32_t *mark;     /* table: target stamp per node (allocated on first table use) */
+    uint32_t mark_cap;
+    uint64_t *aux;      /* A*: the node's bound, valid once the node is touched (lazy too) */
+    uint32_t aux_cap;
     uint32_t stamp;     /* current target stamp */
     hent *heap;         /* binary min-heap on key */
     uint32_t hsize;
@@ -67,6 +69,7 @@ typedef struct cpu_impl {
     char model[128];
     pthread_mutex_t lock; /* guards pool and hcache */
     ws *pool;
+    int pooled;           /* workspaces in pool */
     hcache hc[HCACHE_SLOTS];
     unsigned hc_next;
 } cpu_impl;
@@ -93,25 +96,46 @@ static int ws_reserve(ws *w, uint32_t n) {
     if (p) w->pred = p;
     uint32_t *h = realloc(w->hpos, cap * sizeof *h);
     if (h) w->hpos = h;
-    uint32_t *mk = realloc(w->mark, cap * sizeof *mk);
-    if (mk) w->mark = mk;
-    uint64_t *ax = realloc(w->aux, cap * sizeof *ax);
-    if (ax) w->aux = ax;
     hent *hp = realloc(w->heap, cap * sizeof *hp);
     if (hp) w->heap = hp;
     uint32_t *t = realloc(w->touched, cap * sizeof *t);
     if (t) w->touched = t;
-    if (!d || !p || !h || !mk || !ax || !hp || !t) return GP_ENOMEM;
+    if (!d || !p || !h || !hp || !t) return GP_ENOMEM;
     for (size_t i = 0; i < cap; i++) {
         w->dist[i] = GP_INF;
         w->pred[i] = GP_NONE;
         w->hpos[i] = ST_UNSEEN;
-        w->mark[i] = 0;
     }
-    w->stamp = 0;
     w->cap = (uint32_t)cap;
     w->hsize = 0;
     w->ntouched = 0;
+    return GP_OK;
+}
+
+/* The table's target marks, allocated on first use (cleared, stamp restarted). */
+static int ws_need_mark(ws *w) {
+    if (w->mark_cap >= w->cap) return GP_OK;
+    free(w->mark);
+    w->mark = calloc(w->cap, sizeof *w->mark);
+    if (!w->mark) {
+        w->mark_cap = 0;
+        return GP_ENOMEM;
+    }
+    w->mark_cap = w->cap;
+    w->stamp = 0;
+    return GP_OK;
+}
+
+/* A*'s per-node bound cache, allocated on first use (entries are written before being read). */
+static int ws_need_aux(ws *w) {
+    if (w->aux_cap >= w->cap) return GP_OK;
+    free(w->aux);
+    w->aux = malloc((size_t)w->cap * sizeof *w->aux);
+    if (!w->aux) {
+        w->aux_cap = 0;
+        return GP_ENOMEM;
+    }
+    w->aux_cap = w->cap;
     return GP_OK;
 }
 
@@ -131,7 +155,10 @@ static void ws_reset(ws *w) {
 static ws *ws_get(cpu_impl *c, uint32_t n, gp_err *err) {
     pthread_mutex_lock(&c->lock);
     ws *w = c->pool;
-    if (w) c->pool = w->next;
+    if (w) {
+        c->pool = w->next;
+        c->pooled--;
+    }
     pthread_mutex_unlock(&c->lock);
     if (!w) {
         w = calloc(1, sizeof *w);
@@ -149,12 +176,21 @@ static ws *ws_get(cpu_impl *c, uint32_t n, gp_err *err) {
     return w;
 }
 
+/* Returns w to the pool; beyond POOL_SPARE + threads idle workspaces it is freed instead, so a
+ * burst of concurrent queries does not pin its memory forever. */
+#define POOL_SPARE 4
 static void ws_put(cpu_impl *c, ws *w) {
     if (!w) return;
     ws_reset(w);
     pthread_mutex_lock(&c->lock);
+    if (c->pooled >= c->threads + POOL_SPARE) {
+        pthread_mutex_unlock(&c->lock);
+        ws_free(w);
+        return;
+    }
     w->next = c->pool;
     c->pool = w;
+    c->pooled++;
     pthread_mutex_unlock(&c->lock);
 }
 
@@ -445,6 +481,10 @@ static int p2p_astar(cpu_impl *c, const gp_graph *g, uint32_t s, uint32_t t, gp_
     double factor = astar_factor(c, g);
     ws *w = ws_get(c, g->n, err);
     if (!w) return GP_ENOMEM;
+    if (ws_need_aux(w) != GP_OK) {
+        ws_put(c, w);
+        return gp_err_set(err, GP_ENOMEM, "out of memory for A* bounds of %u nodes", g->n);
+    }
     touch(w, s);
     w->dist[s] = 0;
     w->aux[s] = astar_h(g, factor, s, t);
@@ -540,23 +580,23 @@ static void job_fail(job *j, int code, const gp_err *e) {
 
 /* Runs fn on nthreads threads (the caller's thread is worker 0). */
 static int run_threads(job *j, int nthreads, void *(*fn)(void *), gp_err *err) {
-    worker ws_[256];
+    worker wk[256];
     pthread_t th[256];
     if (nthreads > 256) nthreads = 256;
     if (nthreads < 1) nthreads = 1;
     j->nthreads = nthreads;
     for (int i = 0; i < nthreads; i++) {
-        ws_[i].j = j;
-        ws_[i].id = i;
+        wk[i].j = j;
+        wk[i].id = i;
     }
     /* Work is handed out through an atomic counter, so fewer threads (creation failed) only
      * means less parallelism. */
     int started = 1;
     for (int i = 1; i < nthreads; i++) {
-        if (pthread_create(&th[i], NULL, fn, &ws_[i]) != 0) break;
+        if (pthread_create(&th[i], NULL, fn, &wk[i]) != 0) break;
         started++;
     }
-    fn(&ws_[0]);
+    fn(&wk[0]);
     for (int i = 1; i < started; i++) pthread_join(th[i], NULL);
     if (atomic_load(&j->rc) != GP_OK) {
         if (err) *err = j->err;
@@ -572,6 +612,11 @@ static void *table_worker(void *arg) {
     gp_err e;
     gp_err_clear(&e);
     ws *w = ws_get(j->c, g->n, &e);
+    if (w && ws_need_mark(w) != GP_OK) {
+        ws_put(j->c, w);
+        w = NULL;
+        gp_err_set(&e, GP_ENOMEM, "out of memory for table marks of %u nodes", g->n);
+    }
     if (!w) {
         job_fail(j, GP_ENOMEM, &e);
         return NULL;
@@ -582,7 +627,7 @@ static void *table_worker(void *arg) {
         if (i >= j->ns) break;
         /* new stamp marks this source's targets; wrap-around clears marks once */
         if (++w->stamp == 0) {
-            memset(w->mark, 0, (size_t)w->cap * sizeof *w->mark);
+            memset(w->mark, 0, (size_t)w->mark_cap * sizeof *w->mark);
             w->stamp = 1;
         }
         uint32_t distinct = 0;

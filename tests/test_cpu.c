@@ -252,6 +252,24 @@ static void test_hand_graph(void **state) {
     gp_graph_unref(g);
 }
 
+/* Repeated sources and targets, a target equal to its source, and an empty table. */
+static void test_table_repeats(void **state) {
+    (void)state;
+    gp_graph *g = build(6, HAND, sizeof HAND / sizeof HAND[0], NULL, NULL);
+    gp_backend *b = cpu(3);
+    gp_err err;
+    uint32_t src[] = {5, 0, 5}, dst[] = {1, 1, 4, 0, 5};
+    uint64_t tab[15];
+    assert_int_equal(b->ops->table(b, g, src, 3, dst, 5, tab, &err), GP_OK);
+    const uint64_t want[15] = {3, 3, INF, INF, 0, 3, 3, INF, 0, 4, 3, 3, INF, INF, 0};
+    for (int i = 0; i < 15; i++) assert_int_equal(tab[i], want[i]);
+    assert_int_equal(b->ops->table(b, g, src, 0, dst, 5, tab, &err), GP_OK);
+    uint32_t bad = 6;
+    assert_int_equal(b->ops->table(b, g, src, 3, &bad, 1, tab, &err), GP_EINVAL);
+    gp_backend_destroy(b);
+    gp_graph_unref(g);
+}
+
 static void test_one_node(void **state) {
     (void)state;
     const arc loop[] = {{0, 0, 5}};
@@ -580,7 +598,8 @@ static void test_engine_fallback(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_hand_graph),      cmocka_unit_test(test_one_node),
+        cmocka_unit_test(test_hand_graph),      cmocka_unit_test(test_table_repeats),
+        cmocka_unit_test(test_one_node),
         cmocka_unit_test(test_two_nodes),       cmocka_unit_test(test_random_cross_check),
         cmocka_unit_test(test_road_astar),      cmocka_unit_test(test_max_dist),
         cmocka_unit_test(test_concurrent),      cmocka_unit_test(test_engine_fallback),

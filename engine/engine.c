@@ -34,8 +34,7 @@ gp_engine *gp_engine_new(const char *backend, int cpu_threads, const gp_cuda_opt
     if (want_cuda) {
         gp_err cerr;
         gp_err_clear(&cerr);
-        gp_cuda_opts defaults = {0, 4, 1000, NULL};
-        gp_backend *g = gp_cuda_backend_new(cuda ? cuda : &defaults, &cerr);
+        gp_backend *g = gp_cuda_backend_new(cuda, &cerr); /* NULL: the backend's defaults */
         if (g) {
             e->primary = g;
         } else if (need_cuda) {

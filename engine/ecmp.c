@@ -124,7 +124,7 @@ static int rt_alloc(gp_graph *g, uint32_t ecmp_max, uint64_t max_bytes, gp_rt **
     t->nb_off = malloc(((size_t)n + 1) * sizeof *t->nb_off);
     t->nb = malloc(((size_t)g->m + 1) * sizeof *t->nb);
     t->nbw = malloc(((size_t)g->m + 1) * sizeof *t->nbw);
-    t->mask_off = malloc(((size_t)n + 1) * sizeof *t->mask_off);
+    t->mask_off = calloc((size_t)n + 1, sizeof *t->mask_off);
     if (!t->nb_off || !t->nb || !t->nbw || !t->mask_off) goto oom;
     uint32_t k = 0;
     t->nb_off[0] = 0;

@@ -17,15 +17,35 @@
 #define EXACT_DOUBLE_INT 9007199254740992.0
 
 /* Decimal digits of v into buf (size >= 21); the same text as "%" PRIu64, without printf's cost,
- * which dominated rendering large (cached) tables. */
+ * which dominated rendering large (cached) tables. Two digits per division, 32-bit arithmetic
+ * for the common values below 2^32. */
+static const char DIGITS2[] = "00010203040506070809101112131415161718192021222324252627282930313233"
+                              "34353637383940414243444546474849505152535455565758596061626364656667"
+                              "6869707172737475767778798081828384858687888990919293949596979899";
 static int u64_str(uint64_t v, char *buf) {
-    char t[20];
-    int n = 0;
-    do {
-        t[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    for (int i = 0; i < n; i++) buf[i] = t[n - 1 - i];
+    char t[24];
+    int i = 24;
+    while (v > UINT32_MAX) {
+        unsigned r = (unsigned)(v % 100);
+        v /= 100;
+        i -= 2;
+        memcpy(t + i, DIGITS2 + 2 * r, 2);
+    }
+    uint32_t w = (uint32_t)v;
+    while (w >= 100) {
+        uint32_t r = w % 100;
+        w /= 100;
+        i -= 2;
+        memcpy(t + i, DIGITS2 + 2 * r, 2);
+    }
+    if (w >= 10) {
+        i -= 2;
+        memcpy(t + i, DIGITS2 + 2 * w, 2);
+    } else {
+        t[--i] = (char)('0' + w);
+    }
+    int n = 24 - i;
+    memcpy(buf, t + i, (size_t)n);
     buf[n] = 0;
     return n;
 }
@@ -301,10 +321,16 @@ static void sb_dist_matrix(sbuf *b, const gp_graph *g, const uint64_t *d, uint32
     for (uint32_t i = 0; i < rows && !b->oom; i++) {
         sb_str(b, i ? ",[" : "[");
         const uint64_t *r = d + (size_t)i * cols;
+        /* one reservation per row, cells written in place: a cell is at most 40 bytes with its
+         * comma (the NUL gp_render_dist_str writes is overwritten by the next cell) */
+        if (!sb_reserve(b, (size_t)cols * 41 + 2)) return;
+        char *p = b->p + b->len;
         for (uint32_t j = 0; j < cols; j++) {
-            if (j) sb_str(b, ",");
-            sb_dist(b, g, r[j]);
+            if (j) *p++ = ',';
+            p += gp_render_dist_str(g, r[j], p, 40);
         }
+        b->len = (size_t)(p - b->p);
+        b->p[b->len] = '\0';
         sb_str(b, "]");
     }
     sb_str(b, "]");

@@ -279,12 +279,14 @@ gp_graph *gp_load_graphml(const char *path, const gp_load_opts *o, gp_err *err) 
         gp_err_set(err, GP_EPARSE, "%s:%ld: the graph has no <node>", path, xmlGetLineNo(graph));
         goto done;
     }
-    if (!(ids = malloc((size_t)nodes * sizeof *ids))) {
+    size_t nelem = 0;
+    for (xmlNode *x = graph->children; x; x = x->next) nelem += is_elem(x, "node");
+    if (!(ids = malloc(nelem * sizeof *ids))) {
         gp_err_set(err, GP_ENOMEM, "%s: out of memory", path);
         goto done;
     }
     size_t ni = 0;
-    for (xmlNode *x = graph->children; x && ni < nodes; x = x->next) {
+    for (xmlNode *x = graph->children; x && ni < nelem; x = x->next) {
         if (!is_elem(x, "node")) continue;
         s = attr(x, "id");
         if (parse_i64(s, &ids[ni])) ni++;
@@ -292,6 +294,22 @@ gp_graph *gp_load_graphml(const char *path, const gp_load_opts *o, gp_err *err) 
         s = NULL;
     }
     qsort(ids, ni, sizeof *ids, cmp_i64);
+    for (size_t i = 1; i < ni; i++) {
+        if (ids[i] != ids[i - 1]) continue;
+        long line = 0; /* the line of the second <node> with this id */
+        int seen = 0;
+        for (xmlNode *x = graph->children; x && !line; x = x->next) {
+            int64_t id;
+            if (!is_elem(x, "node")) continue;
+            s = attr(x, "id");
+            if (parse_i64(s, &id) && id == ids[i] && seen++) line = xmlGetLineNo(x);
+            xmlFree(s);
+            s = NULL;
+        }
+        gp_err_set(err, GP_EPARSE, "%s:%ld: node id %lld declared twice", path, line,
+                   (long long)ids[i]);
+        goto done;
+    }
     for (size_t i = 0; i < nl; i++) {
         int64_t e[2] = {links[i].u, links[i].v};
         for (int k = 0; k < 2; k++)

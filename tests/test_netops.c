@@ -537,6 +537,10 @@ static void test_load_graphml(void **state) {
                                             "  </graph>\n</graphml>\n");
     assert_null(gp_load_graphml(p, NULL, &err));
     assert_non_null(strstr(err.msg, "bad3.graphml:11: node id 'n1'"));
+    p = write_tmp("bad5.graphml", GML_HEAD "    <node id=\"0\"/>\n    <node id=\"1\"/>\n"
+                                            "    <node id=\"0\"/>\n  </graph>\n</graphml>\n");
+    assert_null(gp_load_graphml(p, NULL, &err));
+    assert_non_null(strstr(err.msg, "bad5.graphml:12: node id 0 declared twice"));
     p = write_tmp("bad4.graphml", "<?xml version=\"1.0\"?>\n<other/>\n");
     assert_null(gp_load_graphml(p, NULL, &err));
     assert_non_null(strstr(err.msg, "bad4.graphml:2: root element"));
@@ -638,7 +642,7 @@ static int loader_setup(void **state) {
 static int loader_teardown(void **state) {
     (void)state;
     const char *names[] = {"t.graphml", "bad1.graphml", "bad2.graphml", "bad3.graphml", "bad4.graphml",
-                           "t.txt", "bad.txt", "bad2.txt", "bad3.txt", "bad4.txt", "weights.intra",
+                           "bad5.graphml", "t.txt", "bad.txt", "bad2.txt", "bad3.txt", "bad4.txt", "weights.intra",
                            "bad.intra", "bad2.intra"};
     char path[600];
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {

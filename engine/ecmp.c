@@ -316,11 +316,12 @@ uint32_t gp_rt_next_hops(const gp_rt *t, uint32_t i, uint32_t j, uint32_t *out) 
     return c;
 }
 
-/* Threads worth starting for extraction: one per ~4M row-element tests (a thread costs tens of
- * microseconds to start, the tests about a nanosecond each). */
+/* Threads worth starting for extraction: one per ~256K row-element tests (a thread costs tens of
+ * microseconds to start; the vectorised tests take well under a nanosecond each, so a thread gets
+ * at least ~0.1 ms of work). */
 static int extract_threads(const gp_rt *t, int threads) {
     uint64_t work = (uint64_t)t->n * (t->nb_off[t->n] + t->n);
-    uint64_t useful = 1 + work / (4u << 20);
+    uint64_t useful = 1 + work / (256u << 10);
     if (threads <= 0) threads = online_cpus();
     return useful < (uint64_t)threads ? (int)useful : threads;
 }

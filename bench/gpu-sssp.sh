@@ -7,10 +7,10 @@
 # Writes bench/results/DATE-MACHINE-gpu-sssp.md. Env: BUILD, GPATH_DATA (default ../shared/data),
 # GPU_SSSP_ARGS (extra lab arguments, e.g. "--sizes 1000000 --reps 3"), GPATH_COMMIT.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 . bench/lib.sh
 BUILD=${BUILD:-build}
-DATA=${GPATH_DATA:-$(cd .. && pwd)/shared/data}
+DATA=${GPATH_DATA:-../shared/data} # relative: results files name no path of the machine
 bin=$BUILD/bench/lab_sssp
 if [ ! -x "$bin" ]; then
   echo "gpu-sssp: $bin is not built (CUDA builds only: nvcc was not found at build?)"
@@ -20,7 +20,7 @@ out=$(bench_out gpu-sssp)
 # shellcheck disable=SC2206
 args=(--data "$DATA" --sweep ${GPU_SSSP_ARGS:-})
 bench_header "$out" "GPU SSSP: seed vs near-far vs the CPU backend" "bash bench/gpu-sssp.sh ($bin ${args[*]})"
-"$bin" "${args[@]}" 2>&1 | tee -a "$out"
+"$bin" "${args[@]}" | tee -a "$out" # log lines (stderr) stay on the terminal
 rc=${PIPESTATUS[0]}
 san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 {

@@ -11,20 +11,31 @@
  *                   reference/ answers (single-source reached/sum/max, 100 p2p distances) and the
  *                   CPU's distance arrays; generated road graphs (--sizes, default 1M,10M,24M)
  *                   vs the CPU from one source;
- *                3. --sweep: near-far bucket width x chain x grid size on BAY and the generated
- *                   graphs; the fastest setting is used for the timings below (and reported);
+ *                3. --sweep: near-far bucket width x grid size on BAY and the generated graphs,
+ *                   bucket x grid x batch for tables on BAY; the fastest settings are reported
+ *                   (and re-validated), the timings below use the defaults of kernels/sssp.cu;
  *                4. one-to-all timings, median of --reps (default 5) random sources: device time
  *                   by CUDA events (dist + pred), end-to-end (plus the copy of dist and pred to
  *                   the host), the seed (graphs up to --seed-max nodes, default 1.1M), the CPU
  *                   backend with 1 thread and with every core;
- *                5. table 100x100 and 1000x1000 on BAY (end-to-end through the backend), checked
- *                   against the CPU backend's table, with the CPU's times.
+ *                5. table 100x100 and 1000x1000 on BAY (end-to-end through the backend, and with
+ *                   the table sweep's choice), checked against the CPU backend's table, with the
+ *                   CPU's times.
  *
- * Versions (H100 80GB HBM3, CUDA 13.0; nvcc -O3 -std=c++17 -lineinfo -Xcompiler -fPIC
- * -gencode=arch=compute_90a,code=sm_90a -gencode=arch=compute_90,code=compute_90, via the
- * Makefile; numbers are medians from bench/results/*-gpu-sssp.md):
- *   v1 seed (Martin et al. 2009), 3 kernels per settled distance value; see results.
- *   v2 near-far, persistent cooperative kernel, one grid.sync per round; see results.
+ * Versions (H100 80GB HBM3, CUDA 13.0, 132 SMs; built by the Makefile:
+ *   nvcc -O3 -std=c++17 -lineinfo -Xcompiler -fPIC -gencode=arch=compute_90a,code=sm_90a
+ *        -gencode=arch=compute_90,code=compute_90 -I. -o lab_sssp bench/lab_sssp.cu libgpath.a ...
+ * device ms, median of 5 random sources, dist + pred; CPU = the CPU backend's Dijkstra):
+ *   seed  Martin et al. 2009, 3 kernels per settled distance: NY 3650 ms (228,834 iterations),
+ *         BAY 5147 ms (290,259), gen 1M 2627 ms (66,765; one run). Not run at 10M / 24M.
+ *   v1    near-far, thread per queue item, read before atomicMin (delta inf, 132 blocks):
+ *         NY 12.6, BAY 19.6, gen 1M 16.7, 10M 53.5, 24M 84.9 ms; +chaining: slower everywhere
+ *         (24M: 335 ms at delta 64, 12 s at delta inf); table 100x100 on BAY 107 ms.
+ *   v2    near-far, warp-cooperative arc expansion, no read before atomicMin (defaults: delta 64,
+ *         132 blocks): NY 4.2, BAY 7.7, gen 1M 6.0, 10M 19.1, 24M 33.3 ms (CPU: 53, 57, 258,
+ *         4667, 13735 ms); table on BAY (delta 16, 264 blocks, batches <= 512): 100x100 33 ms,
+ *         1000x1000 232 ms (CPU 16 threads: 445 ms, 3877 ms).
+ * Details and the sweeps: bench/results/2026-11-21-NVIDIA-H100-80GB-HBM3-gpu-sssp.md.
  */
 #include "../engine/backend.h"
 #include "../engine/cuda_sssp.h"

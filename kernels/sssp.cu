@@ -21,20 +21,36 @@
  * min(far) + delta), far items under it move to the near queue, stale ones are dropped. Queues are
  * compacted (warp-aggregated atomicAdd) and deduplicated (a per-item round stamp for the near queue,
  * an in-far flag for the far pile), so each holds at most B*n items. Counters rotate over three
- * slots so one sync per round suffices (read slot r, write r+1, reset r+2). Nodes of out-degree >
- * 32 are expanded by the whole warp; others by one thread, which may "chain": continue with one
- * improved near successor itself instead of queueing it (fewer rounds on long road paths).
- * Point-to-point stops at the first split at which dist(t) < threshold (t is then settled).
+ * slots so one sync per round suffices (read slot r, write r+1, reset r+2). Load balancing: each
+ * warp takes c queue items (c = frontier / warps, 1..32) and expands all their arcs together, one
+ * arc per lane (scan of the degrees, binary search for each lane's owner), so a node of any degree
+ * is spread over the warp and a round costs about one arc's latency. Point-to-point stops at the
+ * first split at which dist(t) < threshold (t is then settled).
  *
  * Predecessors: pred[v] = the first in-arc (u,v,w) with dist[u] + w == dist[v] and w > 0; nodes
  * whose only tight in-arcs have weight 0 are then anchored in rounds through tight zero arcs from
  * already anchored nodes, so predecessor chains never cycle even with zero-weight cycles. Race-free
  * and deterministic (depends only on the distances).
  *
- * Choice of delta and chain: see "Measurements" below (bench/lab_sssp.cu sweeps them).
- *
- * Measurements (H100 80GB HBM3, nvcc 13.0, -O3 -gencode sm_90a; bench/results/*-gpu-sssp.md):
- *   filled in from the lab's sweep; see the README's GPU section.
+ * Why these settings (H100 80GB HBM3, CUDA 13.0, bench/lab_sssp.cu --sweep; device ms, median of
+ * 3 random sources; full tables in bench/results/2026-11-21-NVIDIA-H100-80GB-HBM3-gpu-sssp.md):
+ *  - A round is latency-bound (the frontier of a road graph is a thin wavefront: thousands of
+ *    nodes), so time ~ rounds x round latency. v1 expanded a node's arcs in one thread with a read
+ *    before each atomicMin: ~12-18 us per round (BAY 19.2 ms, 24 M nodes 90 ms). v2 (this code)
+ *    spreads arcs over lanes and drops the read: ~4 us per round (BAY 7.5 ms, 24 M nodes 31-34 ms).
+ *  - "Chaining" (a thread expanding an improved successor itself instead of queueing it) cut the
+ *    rounds by up to 3x but made each round serial and, with a wide bucket, exploded the work
+ *    (24 M nodes: 335 ms at delta 64, 12 s at delta inf, vs 93 / 90 ms without): removed.
+ *  - delta (bucket width, x mean arc weight) for one source: BAY 4: 15.6, 16: 10.2, 64: 7.5,
+ *    inf: 9.1 ms; gen 24 M: 4: 43.7, 16: 37.4, 64: 34.1, inf: 31.5 ms. 64 is best on the real graph,
+ *    within 8% of the best on the generated ones, bounds the re-relaxations, and keeps p2p's early
+ *    stop (an infinite bucket never splits): DEFAULT_DELTA_MUL 64.
+ *  - grid: one block of 256 per SM (132) beats 264 and 528 on every graph for one source (a
+ *    cheaper grid.sync; 24 M: 31.5 / 35.3 / 42.3 ms at delta inf).
+ *  - tables (BAY, end-to-end): work, not latency, dominates: an infinite bucket re-relaxes so much
+ *    that 100x100 took 697 ms and 1000x1000 7.4 s; delta 8 / 16 / 32 with 264 blocks: 100x100
+ *    37.9 / 33.2 / 32.5 ms, 1000x1000 254 / 231 / 241 ms (batches of up to 512 sources, as many as
+ *    the 4 GiB workspace holds: 3 batches for 1000 on BAY): DEFAULT_TABLE_DELTA_MUL 16, 2 blocks/SM.
  */
 #include "../engine/cuda_sssp.h"
 

@@ -25,7 +25,7 @@
 
 typedef struct opts {
     const char *graph, *from, *to, *source, *max_distance, *sources, *targets, *algo, *backend,
-        *threads, *scale, *nodes, *seed, *out;
+        *threads, *scale, *nodes, *seed, *out, *max_nodes;
     int next_hops, undirected, help;
 } opts;
 
@@ -33,28 +33,29 @@ typedef struct optdef {
     const char *name;
     int takes_value;
     size_t offset; /* into opts: const char * for values, int for flags */
-    const char *help;
+    const char *help; /* "ARG|description" (ARG empty for flags) */
 } optdef;
 
 #define OV(f) offsetof(opts, f)
 static const optdef OPTDEFS[] = {
-    {"graph", 1, OV(graph), "SPEC   graph to load: dimacs:PATH, csv:PATH, gen:N[:SEED], PATH, ..."},
-    {"from", 1, OV(from), "ID     route source node (external id)"},
-    {"to", 1, OV(to), "ID     route target node"},
-    {"source", 1, OV(source), "ID   one-to-all source node"},
-    {"max-distance", 1, OV(max_distance), "D  stop the tree at distance D (input units)"},
-    {"sources", 1, OV(sources), "ID,ID,...  table source nodes"},
-    {"targets", 1, OV(targets), "ID,ID,...  table target nodes (default: the sources)"},
-    {"next-hops", 0, OV(next_hops), "  also print the next-hop matrix"},
-    {"algo", 1, OV(algo), "A      dijkstra|bidir|astar (default: the backend's choice)"},
-    {"backend", 1, OV(backend), "B   auto|cuda|cpu (default auto)"},
-    {"threads", 1, OV(threads), "N   CPU threads (default: all cores)"},
-    {"scale", 1, OV(scale), "S     fixed-point scale for fractional costs"},
-    {"undirected", 0, OV(undirected), "  treat every edge as two arcs"},
-    {"nodes", 1, OV(nodes), "N     nodes to generate (>= 100)"},
-    {"seed", 1, OV(seed), "S      generator seed (default 1)"},
-    {"out", 1, OV(out), "FILE.gr  DIMACS output (coordinates go to FILE.co)"},
-    {"help", 0, OV(help), "  this help"},
+    {"graph", 1, OV(graph), "SPEC|graph to load: dimacs:PATH, csv:PATH, gen:N[:SEED], PATH, ..."},
+    {"from", 1, OV(from), "ID|route source node (external id)"},
+    {"to", 1, OV(to), "ID|route target node"},
+    {"source", 1, OV(source), "ID|one-to-all source node"},
+    {"max-distance", 1, OV(max_distance), "D|stop the tree at distance D (input units)"},
+    {"sources", 1, OV(sources), "ID,ID,...|table source nodes"},
+    {"targets", 1, OV(targets), "ID,ID,...|table target nodes (default: the sources)"},
+    {"next-hops", 0, OV(next_hops), "|also print the next-hop matrix"},
+    {"algo", 1, OV(algo), "A|dijkstra|bidir|astar (default: the backend's choice)"},
+    {"backend", 1, OV(backend), "B|auto|cuda|cpu (default auto)"},
+    {"threads", 1, OV(threads), "N|CPU threads (default: all cores)"},
+    {"scale", 1, OV(scale), "S|fixed-point scale for fractional costs"},
+    {"undirected", 0, OV(undirected), "|treat every edge as two arcs"},
+    {"nodes", 1, OV(nodes), "N|nodes to generate (>= 100)"},
+    {"seed", 1, OV(seed), "S|generator seed (default 1)"},
+    {"out", 1, OV(out), "FILE.gr|DIMACS output (coordinates go to FILE.co)"},
+    {"max-nodes", 1, OV(max_nodes), "N|refuse graphs above N nodes (default 20000: 4.8 GB)"},
+    {"help", 0, OV(help), "|this help"},
 };
 #define NOPTS (sizeof OPTDEFS / sizeof OPTDEFS[0])
 
@@ -81,7 +82,7 @@ static const cmd CMDS[] = {
      "gpath sssp --graph gen:10000 --source 1 --max-distance 600"},
     {"table", cmd_table, "many-to-many distance table", LOAD_OPTS " sources targets",
      "gpath table --graph gen:10000 --sources 1,5,9 --targets 100,200"},
-    {"apsp", cmd_apsp, "all-pairs distances (Floyd-Warshall)", LOAD_OPTS " next-hops",
+    {"apsp", cmd_apsp, "all-pairs distances (Floyd-Warshall)", LOAD_OPTS " next-hops max-nodes",
      "gpath apsp --graph gen:400 --next-hops"},
     {"info", cmd_info, "describe a graph", "graph scale undirected", "gpath info --graph gen:10000"},
     {"gen", cmd_gen, "write a generated road graph as DIMACS .gr/.co", "nodes seed out",
@@ -133,7 +134,12 @@ static void usage_cmd(const cmd *c, FILE *f) {
     fprintf(f, "usage: gpath %s [OPTIONS]\n%s\n\n", c->name, c->summary);
     for (size_t i = 0; i < NOPTS; i++)
         if (accepts(c, OPTDEFS[i].name))
-            fprintf(f, "  --%s %s\n", OPTDEFS[i].name, OPTDEFS[i].help);
+        {
+            const char *h = OPTDEFS[i].help, *bar = strchr(h, '|');
+            char left[48];
+            snprintf(left, sizeof left, "--%s %.*s", OPTDEFS[i].name, (int)(bar - h), h);
+            fprintf(f, "  %-24s %s\n", left, bar + 1);
+        }
     fprintf(f, "\nexample: %s\n", c->example);
 }
 
@@ -410,8 +416,18 @@ static int cmd_table(const opts *o) {
 static int cmd_apsp(const opts *o) {
     gp_graph *g;
     gp_engine *e;
-    int rc = setup(o, "apsp", 1, &g, &e);
+    uint64_t max_nodes = 20000;
+    int rc = o->max_nodes ? parse_u64(o->max_nodes, "--max-nodes", &max_nodes) : 0;
     if (rc) return rc;
+    if ((rc = setup(o, "apsp", 1, &g, &e))) return rc;
+    if (g->n > max_nodes) {
+        rc = fail_usage("apsp: the graph has %u nodes, over the limit of %llu (an n x n matrix "
+                        "of %.1f GB); raise it with --max-nodes",
+                        g->n, (unsigned long long)max_nodes, (double)g->n * g->n * 12 / 1e9);
+        gp_engine_free(e);
+        gp_graph_unref(g);
+        return rc;
+    }
     size_t nn = (size_t)g->n * g->n;
     uint64_t *dist = malloc(nn * sizeof *dist);
     uint32_t *next = o->next_hops ? malloc(nn * sizeof *next) : NULL;

@@ -122,6 +122,7 @@ fails "missing graph file" "$tmp/nope.gr" "$BIN" info --graph "$tmp/nope.gr"
 printf 'c broken\np sp 3 2\na 1 2 5\na 2 x 7\n' >"$tmp/broken.gr"
 fails "loader error names file:line" "broken.gr:4" "$BIN" route --graph "$tmp/broken.gr" --from 1 --to 2
 fails "negative --max-distance" "max-distance" "$BIN" sssp --graph gen:200 --source 1 --max-distance -5
+fails "apsp over --max-nodes" "over the limit of 100" "$BIN" apsp --graph gen:150:2 --max-nodes 100
 fails "gen needs --out" "missing parameter --out" "$BIN" gen --nodes 500
 if "$BIN" route --graph gen:200 --from 1 --to 2 --backend cuda >/dev/null 2>"$tmp/err"; then
   ok "--backend cuda (a GPU is usable here)"

@@ -132,14 +132,13 @@ static int accepts(const cmd *c, const char *name) {
 
 static void usage_cmd(const cmd *c, FILE *f) {
     fprintf(f, "usage: gpath %s [OPTIONS]\n%s\n\n", c->name, c->summary);
-    for (size_t i = 0; i < NOPTS; i++)
-        if (accepts(c, OPTDEFS[i].name))
-        {
-            const char *h = OPTDEFS[i].help, *bar = strchr(h, '|');
-            char left[48];
-            snprintf(left, sizeof left, "--%s %.*s", OPTDEFS[i].name, (int)(bar - h), h);
-            fprintf(f, "  %-24s %s\n", left, bar + 1);
-        }
+    for (size_t i = 0; i < NOPTS; i++) {
+        if (!accepts(c, OPTDEFS[i].name)) continue;
+        const char *h = OPTDEFS[i].help, *bar = strchr(h, '|');
+        char left[48];
+        snprintf(left, sizeof left, "--%s %.*s", OPTDEFS[i].name, (int)(bar - h), h);
+        fprintf(f, "  %-24s %s\n", left, bar + 1);
+    }
     fprintf(f, "\nexample: %s\n", c->example);
 }
 

@@ -350,6 +350,15 @@ static void sql_opts(const char *sql, int *with_rev, int *undirected, int64_t *m
     *max_id = strcasestr(sql, "id < 5") ? 5 : 0;
 }
 
+/* Reads and parses DATA/pgrouting-sample/REL; *text backs the blocks (free both). */
+static block *load_result(const char *rel, char **text, int *nb) {
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s", data_dir, rel);
+    *text = slurp(path);
+    if (!*text) fail_msg("cannot read %s", path);
+    return parse_result(*text, nb);
+}
+
 /* ---------------------------------------------------------------------------------------------
  * checks */
 
@@ -362,12 +371,9 @@ typedef struct tally {
 /* One p2p-family result file: every asked pair against our Dijkstra, bidirectional and table. */
 static void check_p2p_file(const char *rel, tally *total) {
     tally tl_ = {0}, *t = &tl_;
-    char path[1200];
-    snprintf(path, sizeof path, "%s/%s", data_dir, rel);
-    char *text = slurp(path);
-    if (!text) fail_msg("cannot read %s", path);
+    char *text;
     int nb;
-    block *bl = parse_result(text, &nb);
+    block *bl = load_result(rel, &text, &nb);
     gp_err err;
     gp_engine *e = gp_engine_new("cpu", 2, NULL, &err);
     assert_non_null(e);
@@ -478,12 +484,9 @@ static void test_dijkstra_cost_and_bidir(void **state) {
 
 /* Matrix answers: pgr_dijkstraCostMatrix (table) and pgr_floydWarshall / pgr_johnson (APSP). */
 static void check_matrix_file(const char *rel, int apsp) {
-    char path[1200];
-    snprintf(path, sizeof path, "%s/%s", data_dir, rel);
-    char *text = slurp(path);
-    if (!text) fail_msg("cannot read %s", path);
+    char *text;
     int nb;
-    block *bl = parse_result(text, &nb);
+    block *bl = load_result(rel, &text, &nb);
     gp_err err;
     gp_engine *e = gp_engine_new("cpu", 3, NULL, &err);
     int queries = 0, checked = 0;

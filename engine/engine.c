@@ -105,12 +105,16 @@ static int should_fall_back(gp_engine *e, gp_backend *b, int rc, const gp_err *e
 
 int gp_engine_attach(gp_engine *e, gp_graph *g, gp_err *err) {
     gp_backend *b = first(e);
-    if (!b->ops->attach) return GP_OK;
-    int rc = b->ops->attach(b, g, err);
-    if (should_fall_back(e, b, rc, err)) {
-        gp_err_clear(err);
-        return GP_OK; /* the CPU reads the host graph directly */
+    int rc = GP_OK;
+    if (b != e->cpu && b->ops->attach) {
+        rc = b->ops->attach(b, g, err);
+        if (should_fall_back(e, b, rc, err)) {
+            gp_err_clear(err);
+            rc = GP_OK; /* the CPU answers for this graph */
+        }
     }
+    /* the CPU backend prepares too (A* bound): it is the fallback for every graph */
+    if (rc == GP_OK && e->cpu->ops->attach) rc = e->cpu->ops->attach(e->cpu, g, err);
     return rc;
 }
 

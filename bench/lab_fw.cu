@@ -15,14 +15,23 @@
  *    matrix out) next to the CPU backend's Floyd-Warshall at n = 2000 and 4096.
  * --sanitize: only small validation cases (for compute-sanitizer). --quick: smaller sizes.
  *
- * Built by the Makefile (bench/*.cu):
+ * Built by the Makefile (bench/*.cu) as $(BUILD)/bench/lab_fw:
  *   nvcc -O3 -std=c++17 -lineinfo -Xcompiler -fPIC -gencode=arch=compute_90a,code=sm_90a
- *        -gencode=arch=compute_90,code=compute_90 -I. -o build/bench/lab_fw bench/lab_fw.cu
- *        build/libgpath.a <libs>
- * Versions and numbers (H100 80GB HBM3, see bench/results/*-gpu-apsp.md for the full runs):
- *   v1 (this file's first version): 128x128-word tiles, 8x8 words/thread, k chunks of 32 through
- *   two cp.async stages, VIADDMNMX; next hops packed as d << 7 | k.  Numbers: see README
- *   section "apsp" and the results file of the run.
+ *        -gencode=arch=compute_90,code=compute_90 -I. -o $(BUILD)/bench/lab_fw bench/lab_fw.cu
+ *        $(BUILD)/libgpath.a <the Makefile's LDLIBS> -lpthread
+ * and run by bench/gpu-apsp.sh. Versions (H100 80GB HBM3, CUDA 13.0; medians of 3; n^3 / time):
+ *   v1  2-stage cp.async min-plus tiles; pivot closed one element per thread in shared memory
+ *       (an index division per element): n=4096 4.55 T/s, n=12500 dense 0.169 s. The pivot cost
+ *       ~330 us per round on one SM.
+ *   v2  register-blocked pivot (one barrier per k), 3-stage pipeline, one barrier per chunk:
+ *       u32 13.86 / 14.13 / 14.42 T/s at n = 16384 / 24000 / 32768; next hops 13.06 / 13.51 /
+ *       13.88; u16 26.1 / 27.7 / 28.8; n=12500 dense 0.148 s (0.1595 s with next hops).
+ *   v3  next hops written directly in phase 3 (no gather-then-write barrier): slower, 12.70 T/s
+ *       at 16384 and 0.164 s at 12500 (each gather stalls on its store); reverted.
+ *   v4  pivot next hops kept in shared memory (v2 spilled at 64 registers): next hops 13.10 /
+ *       13.53 / 13.89 T/s, n=12500 0.1587 s. Phase 3 alone: 14.64 T/s (u32) and 14.18 (next) at
+ *       32768, 89% / 86% of the 16.5 T/s ceiling; pivot + row/column tiles + panel copies
+ *       2.3% of the time (bench/results/2026-11-21-NVIDIA-H100-80GB-HBM3-gpu-apsp.md).
  */
 #include "../engine/backend.h"
 #include "../engine/cuda_apsp.h"

@@ -10,9 +10,10 @@
  *      closed, so this is one min-plus product, no sequential k);
  *   4. panels again (the updated row / column tiles);
  *   5. every other tile: C = min(C, A (x) B), a GEMM-shaped min-plus product: 128 x 128-word
- *      tiles, 8 x 8 words per thread in registers, k streamed in chunks of 32 through two
+ *      tiles, 8 x 8 words per thread in registers, k streamed in chunks of 32 through three
  *      cp.async shared-memory stages, 16-byte shared loads; min(a+b, c) is one DPX instruction
- *      (VIADDMNMX) on sm_90 via __viaddmin_u32 / __viaddmin_u16x2.
+ *      (VIADDMNMX) on sm_90 via __viaddmin_u32 / __viaddmin_u16x2. Only changed elements are
+ *      written back.
  *
  * Kinds (chosen from the bound (n-1) * max_w on path lengths, so sums never overflow and no
  * finite distance is mistaken for infinity):
@@ -21,6 +22,8 @@
  *        same one-instruction min also yields the arg-min k (ties: smallest k) at no cost in the
  *        inner loop; an improved element takes next[i][K+k].
  *   U64: uint64, INF 2^55 - 1, always packed; plain add + min (the wide fallback).
+ * With next hops on a graph with zero-weight arcs the weights become w * 2^s + 1 (2^s >= n), so
+ * ties are broken by hop count and next-hop walks always end (see gp_cuda_apsp_bound).
  * Next hops follow the strict-improvement rule: next[i][j] changes only when d[i][j] strictly
  * decreases, to the first hop of the i -> k part, so d[i][j] is always the length of a walk that
  * starts with the arc (i, next[i][j]) and the final next hops realise the final distances.

@@ -100,7 +100,7 @@ fi
 
 # ---- 2. schema-aware linters (npm)
 lock_sum=$(sha256sum deploy/lint/package-lock.json deploy/lint/package.json | sha256sum | cut -c1-16)
-lint_dir="${GPATH_LINT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpath-deploy-lint}/$lock_sum"
+lint_dir="${GPATH_LINT_CACHE:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/gpath-deploy-lint}/$lock_sum"
 lint_ok=0
 if ! command -v npm >/dev/null || ! command -v node >/dev/null; then
   skipped "npm linters: node/npm not installed (the structural checks above still ran)"

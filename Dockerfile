@@ -20,7 +20,7 @@ COPY deploy/install-deps.sh deploy/install-deps.sh
 RUN bash deploy/install-deps.sh run && rm -rf /var/lib/apt/lists/*
 COPY . .
 # --require-cuda: fail rather than ship an image whose CUDA backend was not compiled.
-RUN bash deploy/build.sh --prefix /opt/gpath --build /tmp/gpath-build --require-cuda
+RUN bash deploy/build.sh --prefix /opt/gpath --build build --require-cuda
 
 FROM nvidia/cuda:13.0.2-runtime-ubuntu24.04 AS runtime
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]

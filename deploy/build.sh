@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # build.sh - the build stage of gpath's container image, also run outside Docker by CI
 # (tests/test_deploy.sh) so the two cannot drift. The Dockerfile's build stage runs exactly
-#   deploy/build.sh --prefix /opt/gpath --build /tmp/gpath-build --require-cuda
+#   deploy/build.sh --prefix /opt/gpath --build build --require-cuda
 # Steps, each skippable:
 #   deps     install the build packages the machine lacks (deploy/install-deps.sh run: apt-get as
 #            root, else it prints the command and fails); Debian 12 and Ubuntu 24.04 name them alike

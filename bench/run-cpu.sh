@@ -2,7 +2,7 @@
 # run-cpu.sh - `make bench`: runs every bench/cpu-*.sh in turn; each writes its results file
 # under bench/results/ (named DATE-MACHINE-SUBJECT.md) with the command, machine, commit and medians.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 rc=0
 for s in bench/cpu-*.sh; do
   [ -e "$s" ] || continue

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # lint.sh - rejects unsafe C calls in the sources and checks shell scripts and openapi.yaml.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 rc=0
 bad=$(grep -nE '\b(sprintf|vsprintf|strcpy|strcat|atoi|atol|gets|strtok)[[:space:]]*\(' \
   graph/*.[ch] engine/*.[ch] server/*.[ch] storage/*.[ch] kernels/*.cu tests/*.c bench/*.c 2>/dev/null \

@@ -4,7 +4,7 @@
 # With "gpu", runs only the GPU tests (test_gpu_*) and GPATH_REQUIRE_GPU=1 turns their skips into
 # failures. Tests needing ../shared/data skip with a message when it is absent.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 BUILD=${BUILD:-build}
 mode=${1:-all}
 pass=0 fail=0 skip=0 failed_names=()

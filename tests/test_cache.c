@@ -335,6 +335,28 @@ static void test_newer_schema_refused(void **state) {
     assert_true(gp_migration_latest("postgres") >= 1);
 }
 
+static void test_unopenable_cache_is_disabled(void **state) {
+    (void)state;
+    char bad[400];
+    snprintf(bad, sizeof bad, "%s/no/such/dir/cache.db", dir);
+    gp_err err;
+    gp_cache *c = gp_cache_open(bad, 0, &err);
+    assert_non_null(c); /* the service keeps answering, without a cache */
+    gp_cache_stats st;
+    gp_cache_stats_get(c, &st);
+    assert_false(st.enabled);
+    assert_true(strlen(st.error) > 0);
+    uint32_t src[1] = {0};
+    uint64_t d[1] = {3};
+    gp_cache_key k = table_key(1, src, 1, src, 1);
+    assert_int_equal(gp_cache_put(c, &k, d, NULL, &err), GP_OK);
+    assert_int_equal(gp_cache_get(c, &k, d, NULL), GP_ENOTFOUND);
+    gp_cache_close(c);
+    /* and no cache at all is a miss too */
+    assert_int_equal(gp_cache_get(NULL, &k, d, NULL), GP_ENOTFOUND);
+    gp_cache_close(NULL);
+}
+
 typedef struct worker {
     gp_cache *c;
     int id;
@@ -451,6 +473,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_lru_eviction, setup, teardown),
         cmocka_unit_test_setup_teardown(test_corrupt_file_moved_aside, setup, teardown),
         cmocka_unit_test_setup_teardown(test_newer_schema_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unopenable_cache_is_disabled, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_threads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kill9_during_writes, setup, teardown),
     };

@@ -23,30 +23,30 @@ static const char DIGITS2[] = "0001020304050607080910111213141516171819202122232
                               "34353637383940414243444546474849505152535455565758596061626364656667"
                               "6869707172737475767778798081828384858687888990919293949596979899";
 static int u64_str(uint64_t v, char *buf) {
-    char t[24];
-    int i = 24;
+    /* count the digits first, then write them in place from the end: no temporary to copy */
+    int n = 1;
+    for (uint64_t p10 = 10; n < 20 && v >= p10; p10 *= 10) n++;
+    char *p = buf + n;
+    *p = 0;
     while (v > UINT32_MAX) {
         unsigned r = (unsigned)(v % 100);
         v /= 100;
-        i -= 2;
-        memcpy(t + i, DIGITS2 + 2 * r, 2);
+        p -= 2;
+        memcpy(p, DIGITS2 + 2 * r, 2);
     }
     uint32_t w = (uint32_t)v;
     while (w >= 100) {
         uint32_t r = w % 100;
         w /= 100;
-        i -= 2;
-        memcpy(t + i, DIGITS2 + 2 * r, 2);
+        p -= 2;
+        memcpy(p, DIGITS2 + 2 * r, 2);
     }
     if (w >= 10) {
-        i -= 2;
-        memcpy(t + i, DIGITS2 + 2 * w, 2);
+        p -= 2;
+        memcpy(p, DIGITS2 + 2 * w, 2);
     } else {
-        t[--i] = (char)('0' + w);
+        *--p = (char)('0' + w);
     }
-    int n = 24 - i;
-    memcpy(buf, t + i, (size_t)n);
-    buf[n] = 0;
     return n;
 }
 

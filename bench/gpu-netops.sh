@@ -28,9 +28,10 @@ bench_header "$out" "Routing tables with ECMP (GPU all-pairs)" "bash bench/gpu-n
   echo
 } >>"$out"
 rc=0
-"$BIN" --backend cuda --reps "$REPS" --changes 5 --check 1 "${real[@]}" router:1000:1 >>"$out" 2>&1 || rc=1
+# log lines go to stderr, tables to the results file
+"$BIN" --backend cuda --reps "$REPS" --changes 5 --check 1 "${real[@]}" router:1000:1 >>"$out" || rc=1
 echo >>"$out"
-"$BIN" --backend cuda --reps 3 --changes 1 --check 1 router:10000:1 >>"$out" 2>&1 || rc=1
+"$BIN" --backend cuda --reps 3 --changes 1 --check 1 router:10000:1 >>"$out" || rc=1
 cat "$out"
 echo "wrote $out"
 exit $rc

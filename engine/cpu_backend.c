@@ -6,11 +6,13 @@
  *  - p2p: unidirectional Dijkstra stopping when the target is settled; bidirectional Dijkstra over
  *    the forward and reverse CSR (stops when top_f + top_b >= best meeting distance); A* with a
  *    great-circle lower bound (haversine metres times the smallest weight-per-metre of any arc,
- *    computed once per graph and cached), reopening nodes so float rounding can never make it
- *    return a longer path. AUTO is bidirectional.
+ *    computed once per graph at attach, or on first use, and cached), reopening nodes so float
+ *    rounding can never make it return a longer path. AUTO is bidirectional.
  *  - table: one Dijkstra per source on a pool of threads, each stopping once all targets settle.
  *  - apsp: blocked Floyd-Warshall on threads (pivot tile, then its row and column tiles, then the
- *    rest, per round) with an optional next-hop matrix; tiles at the edge are clipped to n.
+ *    rest, per round) with an optional next-hop matrix; tiles at the edge are clipped to n. With
+ *    next hops, paths are ordered by (length, hops) so zero-weight cycles cannot make next-hop
+ *    walks loop. The row update has an AVX2 version chosen at run time.
  *
  * Workspaces (n-sized distance / predecessor / heap-position arrays) are pooled in the backend and
  * reset through a list of touched nodes, so a query costs O(nodes touched), not O(n), after the

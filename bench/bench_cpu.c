@@ -154,7 +154,7 @@ int main(int argc, char **argv) {
     /* ---- SSSP */
     stats sssp = time_sssp(b1, g, reps);
     char note[256];
-    snprintf(note, sizeof note, "one-to-all Dijkstra (binary heap), random sources; %.1f M nodes/s",
+    snprintf(note, sizeof note, "one-to-all Dijkstra (radix heap), random sources; %.1f M nodes/s",
              g->n / sssp.med / 1e6);
     row("SSSP one-to-all", 1, sssp, note);
 

@@ -1,8 +1,9 @@
 /* cpu_backend.c - the CPU backend: the reference implementation of every gp_backend_ops operation
  * and the fallback behind the CUDA backend.
  *
- *  - sssp: Dijkstra with a binary heap with decrease-key; max_dist prunes relaxations past the
- *    limit, so every node it reports is settled with its exact distance.
+ *  - sssp: Dijkstra with a radix heap (monotone integer keys; decrease-key by re-insertion);
+ *    max_dist prunes relaxations past the limit, so every node it reports is settled with its
+ *    exact distance. A* keeps a binary heap with decrease-key (its keys need not be monotone).
  *  - p2p: unidirectional Dijkstra stopping when the target is settled; bidirectional Dijkstra over
  *    the forward and reverse CSR (stops when top_f + top_b >= best meeting distance); A* with a
  *    great-circle lower bound (haversine metres times the smallest weight-per-metre of any arc,
@@ -39,6 +40,13 @@ typedef struct hent {
     uint32_t v;
 } hent;
 
+/* Radix heap bucket (monotone integer keys; see dijkstra()). */
+typedef struct rbucket {
+    hent *e;
+    uint32_t len, cap;
+} rbucket;
+#define RADIX_BUCKETS 65
+
 typedef struct ws {
     uint32_t cap;       /* nodes the arrays hold */
     uint64_t *dist;     /* GP_INF when unreached */
@@ -54,6 +62,10 @@ typedef struct ws {
     uint32_t *touched;  /* nodes whose dist/pred/hpos differ from the reset state */
     uint32_t ntouched;
     uint64_t settled;   /* nodes settled in the last run */
+    rbucket rb[RADIX_BUCKETS]; /* radix heap: bucket i holds keys whose highest bit differing
+                                * from rlast is bit i-1 (bucket 0: key == rlast) */
+    uint64_t rlast;     /* last extracted key */
+    uint64_t rsize;     /* entries in the radix heap */
     struct ws *next;    /* pool free list */
 } ws;
 
@@ -85,6 +97,7 @@ static void ws_free(ws *w) {
     free(w->aux);
     free(w->heap);
     free(w->touched);
+    for (int i = 0; i < RADIX_BUCKETS; i++) free(w->rb[i].e);
     free(w);
 }
 
@@ -152,6 +165,9 @@ static void ws_reset(ws *w) {
     w->ntouched = 0;
     w->hsize = 0;
     w->settled = 0;
+    for (int i = 0; i < RADIX_BUCKETS; i++) w->rb[i].len = 0;
+    w->rlast = 0;
+    w->rsize = 0;
 }
 
 static ws *ws_get(cpu_impl *c, uint32_t n, gp_err *err) {
@@ -261,22 +277,86 @@ static inline void touch(ws *w, uint32_t v) {
 /* ---------------------------------------------------------------------------------------------
  * Dijkstra */
 
-/* One-to-many Dijkstra from src on (row, col, w). Stops when `target` is settled (GP_NONE: never),
- * or when `ntargets` nodes whose mark equals w->stamp have settled (0: never). Relaxations beyond
- * max_dist are skipped. */
-static void dijkstra(ws *w, const uint32_t *row, const uint32_t *col, const uint32_t *wt,
-                     uint32_t src, uint64_t max_dist, uint32_t target, uint32_t ntargets) {
+/* ---------------------------------------------------------------------------------------------
+ * Radix heap (Ahuja, Mehlhorn, Orlin, Tarjan 1990) for the plain Dijkstra runs: keys popped are
+ * non-decreasing, so an entry only ever moves to lower buckets; decrease-key is a new entry and
+ * the stale one is skipped when popped. A* (whose keys may dip through rounding) and the
+ * bidirectional search keep the binary heap. */
+
+static inline int rb_index(uint64_t key, uint64_t last) {
+    return key == last ? 0 : 64 - __builtin_clzll(key ^ last);
+}
+
+static inline int rb_append(rbucket *b, uint64_t key, uint32_t v) {
+    if (b->len == b->cap) {
+        uint32_t cap = b->cap ? 2 * b->cap : 256;
+        hent *e = realloc(b->e, (size_t)cap * sizeof *e);
+        if (!e) return GP_ENOMEM;
+        b->e = e;
+        b->cap = cap;
+    }
+    b->e[b->len].key = key;
+    b->e[b->len].v = v;
+    b->len++;
+    return GP_OK;
+}
+
+static inline int rb_push(ws *w, uint64_t key, uint32_t v) {
+    w->rsize++;
+    return rb_append(&w->rb[rb_index(key, w->rlast)], key, v);
+}
+
+/* Makes bucket 0 hold the smallest key (redistributing the lowest non-empty bucket) and returns
+ * that key in *key; the heap must not be empty. The key may belong to a stale entry, which is
+ * never below the smallest live key, so it is a valid lower bound for the stopping rules. */
+static inline int rb_top(ws *w, uint64_t *key) {
+    if (w->rb[0].len == 0) {
+        int i = 1;
+        while (w->rb[i].len == 0) i++;
+        rbucket *b = &w->rb[i];
+        uint64_t mn = UINT64_MAX;
+        for (uint32_t k = 0; k < b->len; k++)
+            if (b->e[k].key < mn) mn = b->e[k].key;
+        w->rlast = mn;
+        for (uint32_t k = 0; k < b->len; k++) /* every entry lands in a bucket below i */
+            if (rb_append(&w->rb[rb_index(b->e[k].key, mn)], b->e[k].key, b->e[k].v) != GP_OK)
+                return GP_ENOMEM;
+        b->len = 0;
+    }
+    *key = w->rlast;
+    return GP_OK;
+}
+
+/* Removes a smallest entry into *out (the heap must not be empty). */
+static inline int rb_pop(ws *w, hent *out) {
+    uint64_t key;
+    if (rb_top(w, &key) != GP_OK) return GP_ENOMEM;
+    w->rsize--;
+    *out = w->rb[0].e[--w->rb[0].len];
+    return GP_OK;
+}
+
+/* One-to-many Dijkstra from src on (row, col, w) with the radix heap. Stops when `target` is
+ * settled (GP_NONE: never), or when `ntargets` nodes whose mark equals w->stamp have settled (0:
+ * never). Relaxations beyond max_dist are skipped. Settled nodes have hpos == ST_SETTLED. Returns
+ * GP_ENOMEM when a bucket cannot grow. */
+static int dijkstra(ws *w, const uint32_t *row, const uint32_t *col, const uint32_t *wt,
+                    uint32_t src, uint64_t max_dist, uint32_t target, uint32_t ntargets) {
     touch(w, src);
     w->dist[src] = 0;
-    heap_push_or_decrease(w, src, 0);
+    if (rb_push(w, 0, src) != GP_OK) return GP_ENOMEM;
     uint64_t settled = 0;
     uint32_t found = 0;
-    while (w->hsize > 0) {
-        uint32_t u = heap_pop(w);
+    while (w->rsize > 0) {
+        hent x;
+        if (rb_pop(w, &x) != GP_OK) return GP_ENOMEM;
+        uint32_t u = x.v;
+        if (x.key != w->dist[u] || w->hpos[u] == ST_SETTLED) continue; /* stale entry */
+        w->hpos[u] = ST_SETTLED;
         settled++;
         if (u == target) break;
         if (ntargets && w->mark[u] == w->stamp && ++found == ntargets) break;
-        uint64_t du = w->dist[u];
+        uint64_t du = x.key;
         for (uint32_t a = row[u], e = row[u + 1]; a < e; a++) {
             uint32_t v = col[a];
             uint64_t nd = du + wt[a];
@@ -284,11 +364,12 @@ static void dijkstra(ws *w, const uint32_t *row, const uint32_t *col, const uint
                 touch(w, v);
                 w->dist[v] = nd;
                 w->pred[v] = u;
-                heap_push_or_decrease(w, v, nd);
+                if (rb_push(w, nd, v) != GP_OK) return GP_ENOMEM;
             }
         }
     }
     w->settled = settled;
+    return GP_OK;
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -309,7 +390,10 @@ static int cpu_sssp(gp_backend *b, const gp_graph *g, uint32_t src, uint64_t max
     cpu_impl *c = impl_of(b);
     ws *w = ws_get(c, g->n, err);
     if (!w) return GP_ENOMEM;
-    dijkstra(w, g->row, g->col, g->w, src, max_dist, GP_NONE, 0);
+    if (dijkstra(w, g->row, g->col, g->w, src, max_dist, GP_NONE, 0) != GP_OK) {
+        ws_put(c, w);
+        return gp_err_set(err, GP_ENOMEM, "out of memory in Dijkstra's queue");
+    }
     memcpy(dist, w->dist, (size_t)g->n * sizeof *dist);
     if (pred) memcpy(pred, w->pred, (size_t)g->n * sizeof *pred);
     ws_put(c, w);
@@ -342,8 +426,11 @@ static int p2p_dijkstra(cpu_impl *c, const gp_graph *g, uint32_t s, uint32_t t, 
                         gp_err *err) {
     ws *w = ws_get(c, g->n, err);
     if (!w) return GP_ENOMEM;
-    dijkstra(w, g->row, g->col, g->w, s, GP_INF, t, 0);
-    int rc = GP_OK;
+    int rc = dijkstra(w, g->row, g->col, g->w, s, GP_INF, t, 0);
+    if (rc != GP_OK) {
+        ws_put(c, w);
+        return gp_err_set(err, rc, "out of memory in Dijkstra's queue");
+    }
     path->settled = w->settled;
     if (w->dist[t] != GP_INF && w->hpos[t] == ST_SETTLED)
         rc = build_path(path, w, t, NULL, w->dist[t], err);
@@ -355,8 +442,8 @@ static int p2p_dijkstra(cpu_impl *c, const gp_graph *g, uint32_t s, uint32_t t, 
  * dist_me[v] + dist_other[v] is checked whenever either side lowers dist[v] (here, and on the other
  * side's turn), so every combination of the two sides' values is seen without reading the other
  * side's array for arcs that change nothing. */
-static inline void bidir_relax(ws *me, const ws *other, const uint32_t *row, const uint32_t *col,
-                               const uint32_t *wt, uint32_t u, uint64_t *best, uint32_t *meet) {
+static inline int bidir_relax(ws *me, const ws *other, const uint32_t *row, const uint32_t *col,
+                              const uint32_t *wt, uint32_t u, uint64_t *best, uint32_t *meet) {
     uint64_t du = me->dist[u];
     for (uint32_t a = row[u], e = row[u + 1]; a < e; a++) {
         uint32_t v = col[a];
@@ -365,13 +452,46 @@ static inline void bidir_relax(ws *me, const ws *other, const uint32_t *row, con
         touch(me, v);
         me->dist[v] = nd;
         me->pred[v] = u;
-        heap_push_or_decrease(me, v, nd);
+        if (rb_push(me, nd, v) != GP_OK) return GP_ENOMEM;
         uint64_t ov = other->dist[v];
         if (ov != GP_INF && nd + ov < *best) {
             *best = nd + ov;
             *meet = v;
         }
     }
+    return GP_OK;
+}
+
+/* Pops live entries from w until one is unsettled: settles it into *u. 0 when w ran empty. */
+static inline int bidir_next(ws *w, uint32_t *u, int *oom) {
+    while (w->rsize > 0) {
+        hent x;
+        if (rb_pop(w, &x) != GP_OK) {
+            *oom = 1;
+            return 0;
+        }
+        if (x.key != w->dist[x.v] || w->hpos[x.v] == ST_SETTLED) continue;
+        w->hpos[x.v] = ST_SETTLED;
+        *u = x.v;
+        return 1;
+    }
+    return 0;
+}
+
+/* Drops stale entries from the top so its key is a live node's (or the heap is empty). */
+static inline int bidir_top(ws *w, uint64_t *key, int *oom) {
+    while (w->rsize > 0) {
+        if (rb_top(w, key) != GP_OK) {
+            *oom = 1;
+            return 0;
+        }
+        const hent *x = &w->rb[0].e[w->rb[0].len - 1];
+        if (x->key == w->dist[x->v] && w->hpos[x->v] != ST_SETTLED) return 1;
+        w->rb[0].len--;
+        w->rsize--;
+    }
+    *key = GP_INF;
+    return 0;
 }
 
 static int p2p_bidir(cpu_impl *c, const gp_graph *g, uint32_t s, uint32_t t, gp_path *path,
@@ -383,12 +503,12 @@ static int p2p_bidir(cpu_impl *c, const gp_graph *g, uint32_t s, uint32_t t, gp_
         ws_put(c, f);
         return GP_ENOMEM;
     }
+    int oom = 0;
     touch(f, s);
     f->dist[s] = 0;
-    heap_push_or_decrease(f, s, 0);
     touch(r, t);
     r->dist[t] = 0;
-    heap_push_or_decrease(r, t, 0);
+    if (rb_push(f, 0, s) != GP_OK || rb_push(r, 0, t) != GP_OK) oom = 1;
     uint64_t best = GP_INF;
     uint32_t meet = GP_NONE;
     if (s == t) {
@@ -396,26 +516,28 @@ static int p2p_bidir(cpu_impl *c, const gp_graph *g, uint32_t s, uint32_t t, gp_
         meet = s;
     }
     uint64_t settled = 0;
-    while (f->hsize > 0 || r->hsize > 0) {
-        uint64_t tf = f->hsize ? f->heap[0].key : GP_INF;
-        uint64_t tr = r->hsize ? r->heap[0].key : GP_INF;
+    while (!oom) {
+        uint64_t tf, tr;
+        int hf = bidir_top(f, &tf, &oom), hr = bidir_top(r, &tr, &oom);
         /* One side exhausted: every node it can reach is settled, and every meeting with it was
          * seen when the other side relaxed into it (or it into the other), so best is final. */
-        if (tf == GP_INF || tr == GP_INF) break;
+        if (oom || !hf || !hr) break;
         /* Stopping rule: no path through an unsettled node can beat best. */
         if (best != GP_INF && tf + tr >= best) break;
+        ws *me = tf <= tr ? f : r;
+        uint32_t u;
+        if (!bidir_next(me, &u, &oom)) break;
         settled++;
-        if (tf <= tr) {
-            uint32_t u = heap_pop(f);
-            bidir_relax(f, r, g->row, g->col, g->w, u, &best, &meet);
-        } else {
-            uint32_t u = heap_pop(r);
-            bidir_relax(r, f, g->rrow, g->rcol, g->rw, u, &best, &meet);
-        }
+        int rc = me == f ? bidir_relax(f, r, g->row, g->col, g->w, u, &best, &meet)
+                         : bidir_relax(r, f, g->rrow, g->rcol, g->rw, u, &best, &meet);
+        if (rc != GP_OK) oom = 1;
     }
     int rc = GP_OK;
     path->settled = settled;
-    if (best != GP_INF) rc = build_path(path, f, meet, r, best, err);
+    if (oom)
+        rc = gp_err_set(err, GP_ENOMEM, "out of memory in the bidirectional search's queues");
+    else if (best != GP_INF)
+        rc = build_path(path, f, meet, r, best, err);
     ws_put(c, f);
     ws_put(c, r);
     return rc;
@@ -686,7 +808,11 @@ static void *table_worker(void *arg) {
                 distinct++;
             }
         }
-        dijkstra(w, g->row, g->col, g->w, j->src[i], GP_INF, GP_NONE, distinct);
+        if (dijkstra(w, g->row, g->col, g->w, j->src[i], GP_INF, GP_NONE, distinct) != GP_OK) {
+            gp_err_set(&e, GP_ENOMEM, "out of memory in Dijkstra's queue");
+            job_fail(j, GP_ENOMEM, &e);
+            break;
+        }
         uint64_t *row = j->out + (size_t)i * j->nt;
         for (uint32_t k = 0; k < j->nt; k++) {
             uint32_t v = j->dst[k];

@@ -67,11 +67,11 @@ static gp_graph *random_graph(uint32_t n, uint32_t deg, uint32_t maxw, int coord
     for (size_t i = 0; i < (size_t)n * deg; i++) {
         a[k].u = (int64_t)(rnd() % n);
         a[k].v = (int64_t)(rnd() % n);
-        a[k].w = (uint32_t)(rnd() % (maxw + 1));
+        a[k].w = (uint32_t)(rnd() % ((uint64_t)maxw + 1));
         k++;
         if (rnd() % 8 == 0 && k < na) { /* a parallel arc */
             a[k] = a[k - 1];
-            a[k].w = (uint32_t)(rnd() % (maxw + 1));
+            a[k].w = (uint32_t)(rnd() % ((uint64_t)maxw + 1));
             k++;
         }
         if (k >= na - 1) break;
@@ -384,6 +384,7 @@ static void test_random_cross_check(void **state) {
     }
     cross_check(200, 8, 1000, 1);            /* denser, single thread */
     cross_check(150, 4, 0, 4);               /* every weight zero */
+    cross_check(100, 3, 4000000000u, 2);     /* weights near UINT32_MAX: 64-bit path lengths */
 }
 
 /* A* and bidirectional Dijkstra on generated road graphs agree with plain Dijkstra. */

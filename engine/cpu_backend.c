@@ -622,6 +622,10 @@ static double astar_factor(cpu_impl *c, const gp_graph *g) {
         pthread_join(th[i], NULL);
         if (wk[i].best < factor) factor = wk[i].best;
     }
+    /* A node without coordinates (NaN) puts no bound on the arcs through it, so a path via it
+     * could be shorter than any great-circle estimate: no bound at all then (plain Dijkstra). */
+    for (uint32_t v = 0; v < g->n && factor > 0; v++)
+        if (!isfinite(g->lon[v]) || !isfinite(g->lat[v])) factor = 0.0;
     if (!isfinite(factor)) factor = 0.0; /* no arc of positive length: no useful bound */
     factor *= (1.0 - 1e-6);
     pthread_mutex_lock(&c->lock);

@@ -419,6 +419,41 @@ static void test_road_astar(void **state) {
     gp_backend_destroy(b);
 }
 
+/* A node without coordinates must not let A* overestimate. The arc 4 -> 5 (111 km, cost 111000)
+ * alone sets the weight-per-metre bound (~1 per metre); every other arc touches a node without
+ * coordinates or has zero length. 0 and 1 share a point ~1000 km from 3: with the bound, 1 would
+ * look ~10^6 away, and A* would settle 3 at 100 via 6 before trying the path 0-1-2-3 of cost 3. */
+static void test_astar_partial_coords(void **state) {
+    (void)state;
+    gp_err err;
+    gp_builder *b = gp_builder_new(1.0);
+    static const struct {
+        int64_t id;
+        int has;
+        double lon, lat;
+    } nodes[] = {{0, 1, 0.0, 45.0}, {1, 1, 0.0, 45.0}, {2, 0, 0, 0}, {3, 1, 13.0, 45.0},
+                 {4, 1, 0.0, 0.0},  {5, 1, 1.0, 0.0},  {6, 0, 0, 0}};
+    for (size_t i = 0; i < sizeof nodes / sizeof nodes[0]; i++)
+        assert_int_equal(gp_builder_add_node(b, nodes[i].id, nodes[i].has, nodes[i].lon,
+                                             nodes[i].lat, NULL, &err),
+                         GP_OK);
+    static const arc arcs[] = {{0, 1, 1}, {1, 2, 1}, {2, 3, 1}, {0, 6, 50}, {6, 3, 50},
+                               {4, 5, 111000}};
+    for (size_t i = 0; i < sizeof arcs / sizeof arcs[0]; i++)
+        assert_int_equal(gp_builder_add_arc(b, arcs[i].u, arcs[i].v, arcs[i].w, &err), GP_OK);
+    gp_graph *g = gp_builder_finish(b, "t", "t", 1, &err);
+    assert_non_null(g);
+    assert_non_null(g->lon);
+    gp_backend *be = cpu(1);
+    assert_int_equal(be->ops->attach(be, g, &err), GP_OK);
+    gp_path p;
+    assert_int_equal(be->ops->p2p(be, g, 0, 3, GP_P2P_ASTAR, &p, &err), GP_OK);
+    check_path(g, 0, 3, &p, 3);
+    gp_path_free(&p);
+    gp_backend_destroy(be);
+    gp_graph_unref(g);
+}
+
 /* max_dist: nodes within the limit have their exact distance, the rest are unreachable. */
 static void test_max_dist(void **state) {
     (void)state;
@@ -602,7 +637,7 @@ int main(void) {
         cmocka_unit_test(test_hand_graph),      cmocka_unit_test(test_table_repeats),
         cmocka_unit_test(test_one_node),
         cmocka_unit_test(test_two_nodes),       cmocka_unit_test(test_random_cross_check),
-        cmocka_unit_test(test_road_astar),      cmocka_unit_test(test_max_dist),
+        cmocka_unit_test(test_road_astar),      cmocka_unit_test(test_astar_partial_coords),      cmocka_unit_test(test_max_dist),
         cmocka_unit_test(test_concurrent),      cmocka_unit_test(test_engine_fallback),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

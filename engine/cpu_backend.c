@@ -84,6 +84,7 @@ typedef struct cpu_impl {
     pthread_mutex_t lock; /* guards pool and hcache */
     ws *pool;
     int pooled;           /* workspaces in pool */
+    int astar_binary;     /* GPATH_CPU_ASTAR_HEAP=binary: A* always on the binary heap */
     hcache hc[HCACHE_SLOTS];
     unsigned hc_next;
 } cpu_impl;
@@ -646,8 +647,83 @@ static inline uint64_t astar_h(const gp_graph *g, double factor, uint32_t v, uin
     return (uint64_t)floor(d);
 }
 
-/* A*: heap key = g + h. Settled nodes are reopened when a shorter g appears, so the result stays
- * exact even if rounding made h slightly inconsistent (it is always admissible). */
+#define ASTAR_INCONSISTENT (-1)
+
+/* A* on the radix heap. Keys g + h pop in non-decreasing order as long as the bound is consistent
+ * (h(u) <= w(u,v) + h(v)), which the real-valued bound is and flooring to integers keeps; should
+ * rounding break it anywhere (a key below the last extracted one, or a settled node improving),
+ * this returns ASTAR_INCONSISTENT and the caller reruns on the binary heap. */
+static int astar_radix(ws *w, const gp_graph *g, uint32_t s, uint32_t t, double factor,
+                       int *found, uint64_t *settled) {
+    touch(w, s);
+    w->dist[s] = 0;
+    w->aux[s] = astar_h(g, factor, s, t);
+    if (rb_push(w, w->aux[s], s) != GP_OK) return GP_ENOMEM;
+    while (w->rsize > 0) {
+        hent x;
+        if (rb_pop(w, &x) != GP_OK) return GP_ENOMEM;
+        uint32_t u = x.v;
+        if (w->hpos[u] == ST_SETTLED || x.key != w->dist[u] + w->aux[u]) continue; /* stale */
+        w->hpos[u] = ST_SETTLED;
+        (*settled)++;
+        if (u == t) {
+            *found = 1;
+            break;
+        }
+        uint64_t du = w->dist[u];
+        for (uint32_t a = g->row[u], e = g->row[u + 1]; a < e; a++) {
+            uint32_t v = g->col[a];
+            uint64_t nd = du + g->w[a];
+            if (nd >= w->dist[v]) continue;
+            if (w->dist[v] == GP_INF) { /* first reached: compute its bound once */
+                touch(w, v);
+                w->aux[v] = astar_h(g, factor, v, t);
+            }
+            uint64_t key = nd + w->aux[v];
+            if (w->hpos[v] == ST_SETTLED || key < w->rlast) return ASTAR_INCONSISTENT;
+            w->dist[v] = nd;
+            w->pred[v] = u;
+            if (rb_push(w, key, v) != GP_OK) return GP_ENOMEM;
+        }
+    }
+    return GP_OK;
+}
+
+/* A* on the binary heap with decrease-key: settled nodes are reopened when a shorter g appears, so
+ * the result is exact with any admissible bound. */
+static void astar_binary(ws *w, const gp_graph *g, uint32_t s, uint32_t t, double factor,
+                         int *found, uint64_t *settled) {
+    touch(w, s);
+    w->dist[s] = 0;
+    w->aux[s] = astar_h(g, factor, s, t);
+    heap_push_or_decrease(w, s, w->aux[s]);
+    while (w->hsize > 0) {
+        uint32_t u = heap_pop(w);
+        (*settled)++;
+        if (u == t) {
+            *found = 1;
+            break;
+        }
+        uint64_t du = w->dist[u];
+        for (uint32_t a = g->row[u], e = g->row[u + 1]; a < e; a++) {
+            uint32_t v = g->col[a];
+            uint64_t nd = du + g->w[a];
+            if (nd < w->dist[v]) {
+                if (w->dist[v] == GP_INF) {
+                    touch(w, v);
+                    w->aux[v] = astar_h(g, factor, v, t);
+                }
+                w->dist[v] = nd;
+                w->pred[v] = u;
+                heap_push_or_decrease(w, v, nd + w->aux[v]);
+            }
+        }
+    }
+}
+
+/* A*: heap key = g + h, on the radix heap, falling back to the binary heap (with reopening) if
+ * rounding ever makes the bound inconsistent; GPATH_CPU_ASTAR_HEAP=binary (read when the backend
+ * is created) always uses the binary heap, so tests can hold both to the same answers. */
 static int p2p_astar(cpu_impl *c, const gp_graph *g, uint32_t s, uint32_t t, gp_path *path,
                      gp_err *err) {
     if (!g->lon || !g->lat)
@@ -659,35 +735,22 @@ static int p2p_astar(cpu_impl *c, const gp_graph *g, uint32_t s, uint32_t t, gp_
         ws_put(c, w);
         return gp_err_set(err, GP_ENOMEM, "out of memory for A* bounds of %u nodes", g->n);
     }
-    touch(w, s);
-    w->dist[s] = 0;
-    w->aux[s] = astar_h(g, factor, s, t);
-    heap_push_or_decrease(w, s, w->aux[s]);
     uint64_t settled = 0;
     int found = 0;
-    while (w->hsize > 0) {
-        uint32_t u = heap_pop(w);
-        settled++;
-        if (u == t) {
-            found = 1;
-            break;
-        }
-        uint64_t du = w->dist[u];
-        for (uint32_t a = g->row[u], e = g->row[u + 1]; a < e; a++) {
-            uint32_t v = g->col[a];
-            uint64_t nd = du + g->w[a];
-            if (nd < w->dist[v]) {
-                if (w->dist[v] == GP_INF) { /* first reached: compute its bound once */
-                    touch(w, v);
-                    w->aux[v] = astar_h(g, factor, v, t);
-                }
-                w->dist[v] = nd;
-                w->pred[v] = u;
-                heap_push_or_decrease(w, v, nd + w->aux[v]);
-            }
-        }
+    int rc = c->astar_binary ? ASTAR_INCONSISTENT
+                             : astar_radix(w, g, s, t, factor, &found, &settled);
+    if (rc == ASTAR_INCONSISTENT) {
+        /* rounding made the bound inconsistent somewhere: redo on the binary heap */
+        ws_reset(w);
+        settled = 0;
+        found = 0;
+        astar_binary(w, g, s, t, factor, &found, &settled);
+        rc = GP_OK;
     }
-    int rc = GP_OK;
+    if (rc != GP_OK) {
+        ws_put(c, w);
+        return gp_err_set(err, rc, "out of memory in A*'s queue");
+    }
     path->settled = settled;
     if (found) rc = build_path(path, w, t, NULL, w->dist[t], err);
     ws_put(c, w);
@@ -1202,6 +1265,8 @@ gp_backend *gp_cpu_backend_new(int threads, gp_err *err) {
     __builtin_cpu_init();
     fw_avx2 = __builtin_cpu_supports("avx2") && getenv("GPATH_NO_AVX2") == NULL;
 #endif
+    const char *ah = getenv("GPATH_CPU_ASTAR_HEAP");
+    c->astar_binary = ah && strcmp(ah, "binary") == 0;
     pthread_mutex_init(&c->lock, NULL);
     read_cpu_model(c->model, sizeof c->model);
     b->ops = &cpu_ops;

@@ -3,12 +3,14 @@
  *
  *  - sssp: Dijkstra with a radix heap (monotone integer keys; decrease-key by re-insertion);
  *    max_dist prunes relaxations past the limit, so every node it reports is settled with its
- *    exact distance. A* keeps a binary heap with decrease-key (its keys need not be monotone).
+ *    exact distance.
  *  - p2p: unidirectional Dijkstra stopping when the target is settled; bidirectional Dijkstra over
  *    the forward and reverse CSR (stops when top_f + top_b >= best meeting distance); A* with a
  *    great-circle lower bound (haversine metres times the smallest weight-per-metre of any arc,
- *    computed once per graph at attach, or on first use, and cached), reopening nodes so float
- *    rounding can never make it return a longer path. AUTO is bidirectional.
+ *    computed once per graph at attach, or on first use, and cached; none when a node lacks
+ *    coordinates), on the radix heap while the bound is consistent, else on a binary heap with
+ *    decrease-key that reopens nodes, so float rounding never costs exactness. AUTO is
+ *    bidirectional.
  *  - table: one Dijkstra per source on a pool of threads, each stopping once all targets settle.
  *  - apsp: blocked Floyd-Warshall on threads (pivot tile, then its row and column tiles, then the
  *    rest, per round) with an optional next-hop matrix; tiles at the edge are clipped to n. With

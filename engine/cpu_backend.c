@@ -792,6 +792,7 @@ typedef struct job {
     int64_t *d;
     uint32_t *nx;
     uint32_t n, tile, ntiles;
+    atomic_uint *ctr; /* apsp: per round, the next phase-2 tile and phase-3 tile row */
     pthread_barrier_t barrier;
     int nthreads;
     pthread_mutex_t gate_lock; /* apsp start gate: 1 open, -1 abandoned */
@@ -1053,14 +1054,14 @@ static void *apsp_worker(void *arg) {
         pthread_mutex_unlock(&j->gate_lock);
         if (open < 0) return NULL;
     }
-    int id = wk->id, P = j->nthreads;
     for (uint32_t kt = 0; kt < T; kt++) {
         uint32_t k0 = kt * B, k1 = tile_end(j, kt);
         /* phase 1: pivot tile */
-        if (id == 0) fw_tile(j->d, j->nx, n, k0, k1, k0, k1, k0, k1);
+        if (wk->id == 0) fw_tile(j->d, j->nx, n, k0, k1, k0, k1, k0, k1);
         pthread_barrier_wait(&j->barrier);
-        /* phase 2: pivot row and column tiles (2*(T-1) of them) */
-        for (uint32_t x = (uint32_t)id; x < 2 * (T - 1); x += (uint32_t)P) {
+        /* phase 2: pivot row and column tiles (2*(T-1) of them), handed out dynamically so a
+         * descheduled thread does not hold the others at the next barrier */
+        for (uint32_t x; (x = atomic_fetch_add(&j->ctr[2 * kt], 1)) < 2 * (T - 1);) {
             uint32_t t = x / 2;
             if (t >= kt) t++;
             uint32_t a0 = t * B, a1 = tile_end(j, t);
@@ -1070,8 +1071,8 @@ static void *apsp_worker(void *arg) {
                 fw_tile(j->d, j->nx, n, a0, a1, k0, k1, k0, k1); /* column tile (t, kt) */
         }
         pthread_barrier_wait(&j->barrier);
-        /* phase 3: the rest; rows of tiles spread over threads */
-        for (uint32_t it = (uint32_t)id; it < T; it += (uint32_t)P) {
+        /* phase 3: the rest, a row of tiles at a time, handed out dynamically too */
+        for (uint32_t it; (it = atomic_fetch_add(&j->ctr[2 * kt + 1], 1)) < T;) {
             if (it == kt) continue;
             uint32_t i0 = it * B, i1 = tile_end(j, it);
             for (uint32_t jt = 0; jt < T; jt++) {
@@ -1137,6 +1138,9 @@ static int cpu_apsp(gp_backend *b, const gp_graph *g, uint64_t *dist, uint32_t *
     j.n = g->n;
     j.tile = FW_TILE;
     j.ntiles = (uint32_t)((n + FW_TILE - 1) / FW_TILE);
+    j.ctr = malloc((size_t)2 * j.ntiles * sizeof *j.ctr);
+    if (!j.ctr) return gp_err_set(err, GP_ENOMEM, "out of memory for APSP work counters");
+    for (uint32_t x = 0; x < 2 * j.ntiles; x++) atomic_init(&j.ctr[x], 0);
     atomic_init(&j.rc, GP_OK);
     pthread_mutex_init(&j.err_lock, NULL);
     /* threads beyond the tiles of a row have no phase-3 work */
@@ -1172,6 +1176,7 @@ static int cpu_apsp(gp_backend *b, const gp_graph *g, uint64_t *dist, uint32_t *
     pthread_cond_destroy(&j.gate_cond);
     pthread_mutex_destroy(&j.gate_lock);
     pthread_mutex_destroy(&j.err_lock);
+    free(j.ctr);
     if (brc != 0) return gp_err_set(err, GP_ENOMEM, "cannot create a thread barrier");
     size_t nn = n * n;
     if (shift >= 0) {

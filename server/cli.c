@@ -119,6 +119,8 @@ static void usage_main(FILE *f) {
     fprintf(f, "usage: gpath COMMAND [OPTIONS]   (gpath COMMAND --help for its options)\n\n");
     fprintf(f, "  %-8s %s\n", "serve", "run the HTTP service (gpath serve --help)");
     for (size_t i = 0; i < NCMDS; i++) fprintf(f, "  %-8s %s\n", CMDS[i].name, CMDS[i].summary);
+    fprintf(f, "  %-8s %s\n", "routing-tables", "OSPF-style routing tables with ECMP next hops");
+    fprintf(f, "  %-8s %s\n", "what-if", "routing changes after link/router failures or cost changes");
     fprintf(f, "\n  --version  print the version\n\nOutput is JSON on stdout; errors go to stderr "
                "with a non-zero exit status.\n");
 }

@@ -8,6 +8,8 @@
  *  - output arrays are caller-allocated; a backend never keeps pointers to them;
  *  - every call is thread-safe for concurrent callers on the same backend and graph;
  *  - on failure a call returns a GP_E* code with err filled, and the outputs are unspecified.
+ *  - a call honours the calling thread's deadline (gp_deadline_get, graph/gp.h) at cheap points
+ *    and returns GP_ETIMEOUT (err from gp_deadline_error) once it has passed.
  * A backend that cannot do an operation returns GP_EUNSUPPORTED and the engine falls back to CPU.
  */
 #ifndef GP_BACKEND_H

@@ -339,18 +339,29 @@ static inline int rb_pop(ws *w, hent *out) {
     return GP_OK;
 }
 
+/* Deadline checks (config request_timeout_ms): each op reads the caller's deadline once at entry
+ * (gp_deadline_get; worker threads get it through their job) and the search loops look at the
+ * clock every DEADLINE_EVERY heap pops, the first pop included, so an expired deadline stops an op
+ * before it does any work. */
+#define DEADLINE_EVERY 4096u
+static inline int deadline_passed(double deadline, uint32_t *ticks) {
+    return deadline > 0 && ((*ticks)++ & (DEADLINE_EVERY - 1)) == 0 && gp_now() >= deadline;
+}
+
 /* One-to-many Dijkstra from src on (row, col, w) with the radix heap. Stops when `target` is
  * settled (GP_NONE: never), or when `ntargets` nodes whose mark equals w->stamp have settled (0:
  * never). Relaxations beyond max_dist are skipped. Settled nodes have hpos == ST_SETTLED. Returns
- * GP_ENOMEM when a bucket cannot grow. */
+ * GP_ENOMEM when a bucket cannot grow, GP_ETIMEOUT past deadline (0: none). */
 static int dijkstra(ws *w, const uint32_t *row, const uint32_t *col, const uint32_t *wt,
-                    uint32_t src, uint64_t max_dist, uint32_t target, uint32_t ntargets) {
+                    uint32_t src, uint64_t max_dist, uint32_t target, uint32_t ntargets,
+                    double deadline) {
     touch(w, src);
     w->dist[src] = 0;
     if (rb_push(w, 0, src) != GP_OK) return GP_ENOMEM;
     uint64_t settled = 0;
-    uint32_t found = 0;
+    uint32_t found = 0, ticks = 0;
     while (w->rsize > 0) {
+        if (deadline_passed(deadline, &ticks)) return GP_ETIMEOUT;
         hent x;
         if (rb_pop(w, &x) != GP_OK) return GP_ENOMEM;
         uint32_t u = x.v;
@@ -393,9 +404,11 @@ static int cpu_sssp(gp_backend *b, const gp_graph *g, uint32_t src, uint64_t max
     cpu_impl *c = impl_of(b);
     ws *w = ws_get(c, g->n, err);
     if (!w) return GP_ENOMEM;
-    if (dijkstra(w, g->row, g->col, g->w, src, max_dist, GP_NONE, 0) != GP_OK) {
+    int rc = dijkstra(w, g->row, g->col, g->w, src, max_dist, GP_NONE, 0, gp_deadline_get());
+    if (rc != GP_OK) {
         ws_put(c, w);
-        return gp_err_set(err, GP_ENOMEM, "out of memory in Dijkstra's queue");
+        return rc == GP_ETIMEOUT ? gp_deadline_error(err)
+                                 : gp_err_set(err, GP_ENOMEM, "out of memory in Dijkstra's queue");
     }
     memcpy(dist, w->dist, (size_t)g->n * sizeof *dist);
     if (pred) memcpy(pred, w->pred, (size_t)g->n * sizeof *pred);
@@ -429,10 +442,11 @@ static int p2p_dijkstra(cpu_impl *c, const gp_graph *g, uint32_t s, uint32_t t, 
                         gp_err *err) {
     ws *w = ws_get(c, g->n, err);
     if (!w) return GP_ENOMEM;
-    int rc = dijkstra(w, g->row, g->col, g->w, s, GP_INF, t, 0);
+    int rc = dijkstra(w, g->row, g->col, g->w, s, GP_INF, t, 0, gp_deadline_get());
     if (rc != GP_OK) {
         ws_put(c, w);
-        return gp_err_set(err, rc, "out of memory in Dijkstra's queue");
+        return rc == GP_ETIMEOUT ? gp_deadline_error(err)
+                                 : gp_err_set(err, rc, "out of memory in Dijkstra's queue");
     }
     path->settled = w->settled;
     if (w->dist[t] != GP_INF && w->hpos[t] == ST_SETTLED)
@@ -519,7 +533,14 @@ static int p2p_bidir(cpu_impl *c, const gp_graph *g, uint32_t s, uint32_t t, gp_
         meet = s;
     }
     uint64_t settled = 0;
+    const double deadline = gp_deadline_get();
+    uint32_t ticks = 0;
+    int late = 0;
     while (!oom) {
+        if (deadline_passed(deadline, &ticks)) {
+            late = 1;
+            break;
+        }
         uint64_t tf, tr;
         int hf = bidir_top(f, &tf, &oom), hr = bidir_top(r, &tr, &oom);
         /* One side exhausted: every node it can reach is settled, and every meeting with it was
@@ -537,7 +558,9 @@ static int p2p_bidir(cpu_impl *c, const gp_graph *g, uint32_t s, uint32_t t, gp_
     }
     int rc = GP_OK;
     path->settled = settled;
-    if (oom)
+    if (late)
+        rc = gp_deadline_error(err);
+    else if (oom)
         rc = gp_err_set(err, GP_ENOMEM, "out of memory in the bidirectional search's queues");
     else if (best != GP_INF)
         rc = build_path(path, f, meet, r, best, err);
@@ -656,12 +679,14 @@ static inline uint64_t astar_h(const gp_graph *g, double factor, uint32_t v, uin
  * rounding break it anywhere (a key below the last extracted one, or a settled node improving),
  * this returns ASTAR_INCONSISTENT and the caller reruns on the binary heap. */
 static int astar_radix(ws *w, const gp_graph *g, uint32_t s, uint32_t t, double factor,
-                       int *found, uint64_t *settled) {
+                       double deadline, int *found, uint64_t *settled) {
     touch(w, s);
     w->dist[s] = 0;
     w->aux[s] = astar_h(g, factor, s, t);
     if (rb_push(w, w->aux[s], s) != GP_OK) return GP_ENOMEM;
+    uint32_t ticks = 0;
     while (w->rsize > 0) {
+        if (deadline_passed(deadline, &ticks)) return GP_ETIMEOUT;
         hent x;
         if (rb_pop(w, &x) != GP_OK) return GP_ENOMEM;
         uint32_t u = x.v;
@@ -692,14 +717,16 @@ static int astar_radix(ws *w, const gp_graph *g, uint32_t s, uint32_t t, double 
 }
 
 /* A* on the binary heap with decrease-key: settled nodes are reopened when a shorter g appears, so
- * the result is exact with any admissible bound. */
-static void astar_binary(ws *w, const gp_graph *g, uint32_t s, uint32_t t, double factor,
-                         int *found, uint64_t *settled) {
+ * the result is exact with any admissible bound. GP_ETIMEOUT past deadline, else GP_OK. */
+static int astar_binary(ws *w, const gp_graph *g, uint32_t s, uint32_t t, double factor,
+                        double deadline, int *found, uint64_t *settled) {
     touch(w, s);
     w->dist[s] = 0;
     w->aux[s] = astar_h(g, factor, s, t);
     heap_push_or_decrease(w, s, w->aux[s]);
+    uint32_t ticks = 0;
     while (w->hsize > 0) {
+        if (deadline_passed(deadline, &ticks)) return GP_ETIMEOUT;
         uint32_t u = heap_pop(w);
         (*settled)++;
         if (u == t) {
@@ -721,6 +748,7 @@ static void astar_binary(ws *w, const gp_graph *g, uint32_t s, uint32_t t, doubl
             }
         }
     }
+    return GP_OK;
 }
 
 /* A*: heap key = g + h, on the radix heap, falling back to the binary heap (with reopening) if
@@ -739,19 +767,20 @@ static int p2p_astar(cpu_impl *c, const gp_graph *g, uint32_t s, uint32_t t, gp_
     }
     uint64_t settled = 0;
     int found = 0;
+    const double deadline = gp_deadline_get();
     int rc = c->astar_binary ? ASTAR_INCONSISTENT
-                             : astar_radix(w, g, s, t, factor, &found, &settled);
+                             : astar_radix(w, g, s, t, factor, deadline, &found, &settled);
     if (rc == ASTAR_INCONSISTENT) {
         /* rounding made the bound inconsistent somewhere: redo on the binary heap */
         ws_reset(w);
         settled = 0;
         found = 0;
-        astar_binary(w, g, s, t, factor, &found, &settled);
-        rc = GP_OK;
+        rc = astar_binary(w, g, s, t, factor, deadline, &found, &settled);
     }
     if (rc != GP_OK) {
         ws_put(c, w);
-        return gp_err_set(err, rc, "out of memory in A*'s queue");
+        return rc == GP_ETIMEOUT ? gp_deadline_error(err)
+                                 : gp_err_set(err, rc, "out of memory in A*'s queue");
     }
     path->settled = settled;
     if (found) rc = build_path(path, w, t, NULL, w->dist[t], err);
@@ -802,11 +831,13 @@ typedef struct job {
     uint32_t *nx;
     uint32_t n, tile, ntiles;
     atomic_uint *ctr; /* apsp: per round, the next phase-2 tile and phase-3 tile row */
+    atomic_int stop;  /* apsp: set by worker 0 before a round's first barrier when past deadline */
     pthread_barrier_t barrier;
     int nthreads;
     pthread_mutex_t gate_lock; /* apsp start gate: 1 open, -1 abandoned */
     pthread_cond_t gate_cond;
     int gate_open;
+    double deadline;  /* the caller's gp_deadline_get() (workers have their own thread-locals) */
     /* status */
     atomic_int rc;
     gp_err err;
@@ -887,9 +918,13 @@ static void *table_worker(void *arg) {
                 distinct++;
             }
         }
-        if (dijkstra(w, g->row, g->col, g->w, j->src[i], GP_INF, GP_NONE, distinct) != GP_OK) {
-            gp_err_set(&e, GP_ENOMEM, "out of memory in Dijkstra's queue");
-            job_fail(j, GP_ENOMEM, &e);
+        int rc = dijkstra(w, g->row, g->col, g->w, j->src[i], GP_INF, GP_NONE, distinct,
+                          j->deadline);
+        if (rc != GP_OK) {
+            /* a timeout's message is written by the calling thread, which knows the limit */
+            if (rc == GP_ETIMEOUT) gp_err_set(&e, rc, "query exceeded its time limit");
+            else gp_err_set(&e, GP_ENOMEM, "out of memory in Dijkstra's queue");
+            job_fail(j, rc, &e);
             break;
         }
         uint64_t *row = j->out + (size_t)i * j->nt;
@@ -920,12 +955,14 @@ static int cpu_table(gp_backend *b, const gp_graph *g, const uint32_t *src, uint
     j.ns = ns;
     j.nt = nt;
     j.out = out;
+    j.deadline = gp_deadline_get();
     atomic_init(&j.next_src, 0);
     atomic_init(&j.rc, GP_OK);
     pthread_mutex_init(&j.err_lock, NULL);
     int nth = c->threads < (int)ns ? c->threads : (int)ns;
     int rc = run_threads(&j, nth, table_worker, err);
     pthread_mutex_destroy(&j.err_lock);
+    if (rc == GP_ETIMEOUT) gp_deadline_error(err);
     return rc;
 }
 
@@ -1065,9 +1102,14 @@ static void *apsp_worker(void *arg) {
     }
     for (uint32_t kt = 0; kt < T; kt++) {
         uint32_t k0 = kt * B, k1 = tile_end(j, kt);
-        /* phase 1: pivot tile */
-        if (wk->id == 0) fw_tile(j->d, j->nx, n, k0, k1, k0, k1, k0, k1);
+        /* phase 1: pivot tile. Worker 0 alone decides whether the deadline has passed, before
+         * the barrier, and every thread reads that after it, so all leave at the same round. */
+        if (wk->id == 0) {
+            if (j->deadline > 0 && gp_now() >= j->deadline) atomic_store(&j->stop, 1);
+            else fw_tile(j->d, j->nx, n, k0, k1, k0, k1, k0, k1);
+        }
         pthread_barrier_wait(&j->barrier);
+        if (atomic_load(&j->stop)) break;
         /* phase 2: pivot row and column tiles (2*(T-1) of them), handed out dynamically so a
          * descheduled thread does not hold the others at the next barrier */
         for (uint32_t x; (x = atomic_fetch_add(&j->ctr[2 * kt], 1)) < 2 * (T - 1);) {
@@ -1150,6 +1192,8 @@ static int cpu_apsp(gp_backend *b, const gp_graph *g, uint64_t *dist, uint32_t *
     j.ctr = malloc((size_t)2 * j.ntiles * sizeof *j.ctr);
     if (!j.ctr) return gp_err_set(err, GP_ENOMEM, "out of memory for APSP work counters");
     for (uint32_t x = 0; x < 2 * j.ntiles; x++) atomic_init(&j.ctr[x], 0);
+    atomic_init(&j.stop, 0);
+    j.deadline = gp_deadline_get();
     atomic_init(&j.rc, GP_OK);
     pthread_mutex_init(&j.err_lock, NULL);
     /* threads beyond the tiles of a row have no phase-3 work */
@@ -1187,6 +1231,7 @@ static int cpu_apsp(gp_backend *b, const gp_graph *g, uint64_t *dist, uint32_t *
     pthread_mutex_destroy(&j.err_lock);
     free(j.ctr);
     if (brc != 0) return gp_err_set(err, GP_ENOMEM, "cannot create a thread barrier");
+    if (atomic_load(&j.stop)) return gp_deadline_error(err);
     size_t nn = n * n;
     if (shift >= 0) {
         for (size_t x = 0; x < nn; x++) dist[x] = d[x] >= FW_INF ? GP_INF : (uint64_t)(d[x] >> shift);

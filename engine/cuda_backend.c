@@ -65,8 +65,11 @@ static int device_error(cudaError_t e, const char *what, gp_err *err) {
                       cudaGetErrorName(e), cudaGetErrorString(e));
 }
 
-/* Takes a free slot, waiting up to queue_wait_ms. */
+/* Takes a free slot, waiting up to queue_wait_ms. Every query op comes through here first, so
+ * this is also where a caller already past its deadline (request_timeout_ms) is turned away; the
+ * table's batch loop checks again between batches (kernels/sssp.cu). */
 static int slot_get(cuda_impl *c, slot **out, gp_err *err) {
+    if (gp_deadline_expired()) return gp_deadline_error(err);
     struct timespec dl;
     clock_gettime(CLOCK_MONOTONIC, &dl);
     long ms = c->queue_wait_ms > 0 ? c->queue_wait_ms : 0;

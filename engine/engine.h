@@ -4,6 +4,7 @@
  * Each gp_engine_* call runs on the primary backend; when it answers GP_EUNSUPPORTED, or a device
  * error after which the backend reports itself unhealthy (a sticky CUDA error), the call is re-run
  * on the CPU backend and later calls go straight to the CPU. Non-sticky device errors fail the call.
+ * GP_ETIMEOUT (the caller's deadline passed) is returned as is, never re-run on the CPU.
  */
 #ifndef GP_ENGINE_H
 #define GP_ENGINE_H

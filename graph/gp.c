@@ -51,6 +51,28 @@ double gp_now(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* The calling thread's deadline and the time it was set (so the message can name the limit). */
+static _Thread_local double tl_deadline, tl_deadline_set_at;
+
+void gp_deadline_set(double abs_deadline) {
+    tl_deadline = abs_deadline > 0 ? abs_deadline : 0;
+    tl_deadline_set_at = tl_deadline > 0 ? gp_now() : 0;
+}
+
+double gp_deadline_get(void) { return tl_deadline; }
+
+int gp_deadline_expired(void) { return tl_deadline > 0 && gp_now() >= tl_deadline; }
+
+int gp_deadline_error(gp_err *err) {
+    double ms = (tl_deadline - tl_deadline_set_at) * 1e3;
+    if (tl_deadline > 0 && ms >= 0.5)
+        return gp_err_set(err, GP_ETIMEOUT,
+                          "query exceeded the time limit of %.0f ms (config request_timeout_ms)",
+                          ms);
+    return gp_err_set(err, GP_ETIMEOUT,
+                      "query exceeded its time limit (config request_timeout_ms)");
+}
+
 void gp_log_write(int level, const char *fmt, ...) {
     static const char *names[] = {"error", "warn", "info", "debug"};
     char ts[32];

@@ -68,6 +68,18 @@ int gp_log_level_parse(const char *s); /* "error|warn|info|debug" -> level, -1 i
 /* Monotonic clock in seconds. */
 double gp_now(void);
 
+/* Per-thread query deadline (config request_timeout_ms): an absolute gp_now() time, 0 = none.
+ * The HTTP dispatcher sets it around each query handler; backends read it at the entry of an
+ * operation (gp_deadline_get), hand the value to their own worker threads explicitly (it is
+ * thread-local), check it at cheap points and give up with GP_ETIMEOUT. */
+void gp_deadline_set(double abs_deadline);
+double gp_deadline_get(void);
+/* 1 when this thread's deadline is set and has passed. */
+int gp_deadline_expired(void);
+/* Fills err with GP_ETIMEOUT and "query exceeded the time limit of N ms ..." (N from the limit
+ * this thread's deadline was set with); returns GP_ETIMEOUT. */
+int gp_deadline_error(gp_err *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -940,6 +940,11 @@ extern "C" int gp_cuda_table(gp_sssp_ws *ws, const gp_dgraph *dg, const gp_sssp_
         if ((rc = ws_reserve(ws, dg->n, dg->n, err))) return rc;
         for (uint32_t i = 0; i < ns; i++) {
             gp_sssp_stats one;
+            /* the previous source's copies were synchronised: a deadline check costs no sync */
+            if (i > 0 && gp_deadline_expired()) {
+                rc = gp_deadline_error(err);
+                goto out;
+            }
             CK(cudaEventRecord(ws->ev0, ws->stream), "cudaEventRecord");
             if ((rc = seed_run(ws, dg, src[i], NONE32, INF64, err))) goto out;
             CK(cudaEventRecord(ws->ev1, ws->stream), "cudaEventRecord");
@@ -989,6 +994,11 @@ extern "C" int gp_cuda_table(gp_sssp_ws *ws, const gp_dgraph *dg, const gp_sssp_
         for (uint32_t b0 = 0; b0 < ns; b0 += B) {
             const uint32_t nb = ns - b0 < B ? ns - b0 : B;
             gp_sssp_stats one;
+            /* read_stats waited for the previous batch: checking the deadline adds no sync */
+            if (b0 > 0 && gp_deadline_expired()) {
+                rc = gp_deadline_error(err);
+                goto out;
+            }
             CK(cudaEventRecord(ws->ev0, ws->stream), "cudaEventRecord");
             if ((rc = nf_run(ws, dg, &p, ws->dsrc + b0, nb, NONE32, INF64, err))) goto out;
             table_gather<<<nblocks((uint64_t)nb * nt, 256), 256, 0, ws->stream>>>(

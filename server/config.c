@@ -56,6 +56,9 @@ static const gp_config_key keys[] = {
      "Concurrent client connections accepted."},
     {"connection_timeout_s", L(connection_timeout_s), "30", 1, 86400,
      "Idle keep-alive / slow-client connection timeout in seconds."},
+    {"request_timeout_ms", L(request_timeout_ms), "30000", 0, 86400000,
+     "Compute time limit per query (route, sssp, table, apsp, routing tables, what-if): 504 "
+     "Timeout past it; 0 = none."},
     {"shutdown_grace_s", L(shutdown_grace_s), "30", 0, 3600,
      "On SIGTERM/SIGINT: seconds to let requests in flight finish before stopping."},
     {"cache_path", S(cache_path), "gpath-cache.sqlite", 0, 0,

@@ -40,6 +40,7 @@ typedef struct gp_config {
     long max_nearest;
     long max_connections;
     long connection_timeout_s;
+    long request_timeout_ms;
     long shutdown_grace_s;
     char cache_path[1024];
     long cache_budget_mb;

@@ -584,7 +584,11 @@ static void dispatch(gp_req *r) {
             return;
         }
     }
+    /* query handlers run under the compute deadline (thread-local: this MHD thread only) */
+    int timed = (rt->flags & GP_ROUTE_QUERY) && srv.cfg && srv.cfg->request_timeout_ms > 0;
+    if (timed) gp_deadline_set(gp_now() + (double)srv.cfg->request_timeout_ms / 1e3);
     rt->handler(r);
+    if (timed) gp_deadline_set(0);
     if (!r->answered)
         gp_http_error(r, GP_HC_INTERNAL, "the handler of %s %s gave no answer", rt->method,
                       rt->pattern);

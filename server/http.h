@@ -66,7 +66,8 @@ typedef void (*gp_handler)(gp_req *r);
 enum {
     GP_ROUTE_GRAPH = 1, /* resolve {graph} to a referenced graph */
     GP_ROUTE_JSON = 2,  /* parse the body as JSON */
-    GP_ROUTE_ADMIN = 4  /* bearer-token protected */
+    GP_ROUTE_ADMIN = 4, /* bearer-token protected */
+    GP_ROUTE_QUERY = 8  /* runs under the request_timeout_ms deadline (504 Timeout past it) */
 };
 
 typedef struct gp_route {

@@ -597,6 +597,37 @@ def t_loading(ctx):
 
 
 @test
+def t_request_timeout(ctx):
+    """request_timeout_ms bounds a query's compute time: with a 1 ms limit, a 1000 x 1000 table on
+    a 40,000-node graph (tens of seconds of CPU work in all, so far past 1 ms on any machine) and
+    an APSP on 2,000 nodes (8e9 relaxations) answer 504 Timeout naming the limit; the daemon then
+    still answers /health and a small route. The CPU backend is forced: a GPU might finish the
+    table in one batch, where the limit is only checked between batches."""
+    d4 = Daemon(ctx.tmp, "timeout", ["--graph", "big=gen:40000:3", "--graph", "mid=gen:2000:4",
+                                     "--backend", "cpu", "--request-timeout-ms", "1",
+                                     "--max-table-cells", "1000000", "--cache-path", ""])
+    try:
+        d4.wait_ready(timeout=60)
+        ids = list(range(1, 40001, 40))
+        st, h, b = d4.call("POST", "/v1/graphs/big/table", {"sources": ids, "targets": ids[::-1]})
+        expect_error((st, h, b), 504, "Timeout", ["time limit of 1 ms", "request_timeout_ms"])
+        st, h, b = d4.call("POST", "/v1/graphs/mid/apsp", {"next_hops": True})
+        expect_error((st, h, b), 504, "Timeout", ["request_timeout_ms"])
+        st, _, b = d4.call("GET", "/health")
+        assert st == 200 and b["status"] == "ok" and b["backend"] == "cpu", b
+        # a route between grid neighbours settles a handful of nodes: well inside 1 ms, but a
+        # descheduled worker could still overrun it once, so a few tries are allowed
+        for _ in range(5):
+            st, _, b = d4.call("GET", "/v1/graphs/big/route?from=1&to=2")
+            if st == 200:
+                break
+            expect_error((st, _, b), 504, "Timeout")
+        assert st == 200 and b["path"][0] == 1 and b["path"][-1] == 2, b
+    finally:
+        assert d4.stop() == 0
+
+
+@test
 def t_config(ctx):
     out = subprocess.run([BIN, "serve", "--print-config"], capture_output=True, text=True,
                          check=True).stdout

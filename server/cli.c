@@ -269,7 +269,7 @@ static int setup(const opts *o, const char *cmdname, int with_engine, gp_graph *
     }
     int threads = 0;
     if (with_engine && o->threads) {
-        uint64_t t;
+        uint64_t t = 0;
         rc = parse_u64(o->threads, "--threads", &t);
         if (rc) return rc;
         if (t > 1024) return fail_usage("--threads: %s is too many (at most 1024)", o->threads);

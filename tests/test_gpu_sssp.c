@@ -355,6 +355,30 @@ static void *release_later(void *arg) {
 }
 #endif
 
+/* An expired request deadline (gp_deadline_set) stops GPU queries with GP_ETIMEOUT, and the
+ * backend answers normally again once it is cleared. */
+static void test_deadline(void **state) {
+    (void)state;
+    NEED_GPU();
+    gp_err err = {0};
+    gp_graph *g = gp_generate_road(20000, 7, &err);
+    if (!g) fail_msg("gen: %s", err.msg);
+    if (gnf->ops->attach && gnf->ops->attach(gnf, g, &err)) fail_msg("attach: %s", err.msg);
+    uint32_t src[4] = {0, 1, 2, 3}, dst[3] = {10, 100, 1000};
+    uint64_t out[12];
+    uint64_t *dist = malloc((size_t)g->n * sizeof *dist);
+    assert_non_null(dist);
+    gp_deadline_set(gp_now() - 1.0);
+    assert_int_equal(gnf->ops->table(gnf, g, src, 4, dst, 3, out, &err), GP_ETIMEOUT);
+    assert_int_equal(gnf->ops->sssp(gnf, g, 0, GP_INF, dist, NULL, &err), GP_ETIMEOUT);
+    gp_deadline_set(0);
+    assert_int_equal(gnf->ops->table(gnf, g, src, 4, dst, 3, out, &err), GP_OK);
+    assert_int_equal(gnf->ops->sssp(gnf, g, 0, GP_INF, dist, NULL, &err), GP_OK);
+    for (int j = 0; j < 3; j++) assert_int_equal(out[j], dist[dst[j]]);
+    free(dist);
+    gp_graph_unref(g);
+}
+
 static void test_busy(void **state) {
     (void)state;
     NEED_GPU();
@@ -438,6 +462,7 @@ int main(void) {
         cmocka_unit_test(test_rome),          cmocka_unit_test(test_table),
         cmocka_unit_test(test_params),        cmocka_unit_test(test_attach_reload),
         cmocka_unit_test(test_busy),          cmocka_unit_test(test_sticky_error),
+        cmocka_unit_test(test_deadline),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

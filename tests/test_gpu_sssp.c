@@ -461,8 +461,9 @@ int main(void) {
         cmocka_unit_test(test_random),        cmocka_unit_test(test_road),
         cmocka_unit_test(test_rome),          cmocka_unit_test(test_table),
         cmocka_unit_test(test_params),        cmocka_unit_test(test_attach_reload),
-        cmocka_unit_test(test_busy),          cmocka_unit_test(test_sticky_error),
-        cmocka_unit_test(test_deadline),
+        /* test_sticky_error poisons the CUDA context: it stays last */
+        cmocka_unit_test(test_deadline),      cmocka_unit_test(test_busy),
+        cmocka_unit_test(test_sticky_error),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -4,6 +4,7 @@
  * are labelled with the pattern.
  */
 #include "h_cache.h"
+#include "h_docs.h"
 #include "h_netops.h"
 #include "handlers.h"
 #include "http.h"
@@ -12,6 +13,9 @@ const gp_route gp_routes[] = {
     {"GET", "/health", gp_h_health, 0},
     {"GET", "/ready", gp_h_ready, 0},
     {"GET", "/metrics", gp_h_metrics, 0},
+    {"GET", "/openapi.yaml", gp_h_openapi, 0},
+    {"GET", "/docs", gp_h_docs, 0},
+    {"GET", "/docs/{asset}", gp_h_docs_asset, 0},
     {"GET", "/v1/graphs", gp_h_graphs, 0},
     {"GET", "/v1/graphs/{graph}", gp_h_graph, GP_ROUTE_GRAPH},
     {"GET", "/v1/graphs/{graph}/route", gp_h_route, GP_ROUTE_GRAPH | GP_ROUTE_QUERY},

@@ -886,7 +886,8 @@ static gp_req *req_new(void) {
     return r;
 }
 
-/* Remembers an error to answer once the body is in (so the client reads it). */
+/* Remembers an error to answer once the body is in (so the client reads it); the connection is
+ * closed after it (a client that sent this is not one to keep talking to). */
 static void reject(gp_req *r, int code, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
@@ -899,6 +900,7 @@ static void reject(gp_req *r, int code, const char *fmt, ...) {
     vsnprintf(r->pending_msg, sizeof r->pending_msg, fmt, ap);
     va_end(ap);
     r->pending = code + 1;
+    r->close = 1;
 }
 
 static void answer_pending(gp_req *r) {

@@ -154,6 +154,7 @@ struct gp_conn {
     double read_start;
     int killed;       /* the watchdog shut it down */
     int saw_nul;      /* the unescape callback decoded a %00 for the current request */
+    int in_request;   /* a request line arrived since the last answer (else: idle keep-alive) */
     char client[64];
 };
 
@@ -1058,7 +1059,7 @@ static void conn_reading(gp_conn *c, int reading) {
     if (!c) return;
     pthread_mutex_lock(&srv.conn_mu);
     c->reading = reading;
-    if (reading) c->read_start = gp_now();
+    if (reading) c->read_start = gp_now(), c->in_request = 0;
     pthread_mutex_unlock(&srv.conn_mu);
 }
 
@@ -1132,10 +1133,11 @@ static void *watchdog(void *arg) {
                 shutdown(c->fd, SHUT_RDWR);
                 char client[80];
                 gp_log_escape(c->client, strlen(c->client), client, sizeof client);
-                GP_LOG(GP_LOG_WARN,
-                       "event=read_timeout client=%s limit_s=%ld msg=\"no complete request in "
-                       "time (request_read_timeout_s): connection closed\"",
-                       client[0] ? client : "-", srv.cfg->request_read_timeout_s);
+                /* a connection idle between requests is ordinary keep-alive housekeeping */
+                GP_LOG(c->in_request ? GP_LOG_WARN : GP_LOG_DEBUG,
+                       "event=read_timeout client=%s limit_s=%ld in_request=%d msg=\"no complete "
+                       "request in time (request_read_timeout_s): connection closed\"",
+                       client[0] ? client : "-", srv.cfg->request_read_timeout_s, c->in_request);
             }
     }
     pthread_mutex_unlock(&srv.conn_mu);
@@ -1166,6 +1168,9 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn) {
     r->c = c;
     if (c) {
         c->saw_nul = 0;
+        pthread_mutex_lock(&srv.conn_mu);
+        c->in_request = 1;
+        pthread_mutex_unlock(&srv.conn_mu);
         snprintf(r->client, sizeof r->client, "%s", c->client);
     }
     return r;

@@ -139,7 +139,7 @@ def t_per_ip_limit_and_read_deadline(ctx):
             time.sleep(0.2)
         open_left = sum(not closed(s) for s in socks)
         assert open_left == 0, f"{open_left} trickling connections still open after 20 s"
-        assert "event=read_timeout client=127.0.0.1 limit_s=2" in d.full_log(), d.tail()
+        assert "event=read_timeout client=127.0.0.1 limit_s=2 in_request=1" in d.full_log(), d.tail()
         # the address has its slots back: a normal request works
         st, _, _ = get(d.port, "/health")
         assert st == 200

@@ -404,15 +404,16 @@ static int is_admin_path(const char *path) {
     return strncmp(path, "/admin", 6) == 0 && (path[6] == '\0' || path[6] == '/');
 }
 
-/* CORS headers of an answer (never on /admin paths). */
-static void add_cors(gp_req *r) {
+/* CORS headers of an answer (never on /admin paths); returns 1 when the answer varies with
+ * Origin (a list of origins is configured). */
+static int add_cors(gp_req *r) {
     const char *origin = gp_req_header(r, "Origin");
-    if (!origin || !srv.cfg || is_admin_path(r->path)) return;
+    if (!origin || !srv.cfg || is_admin_path(r->path)) return 0;
     int m = gp_cors_match(srv.cfg->cors_origins, origin);
     if (m == 1) gp_req_add_header(r, "Access-Control-Allow-Origin", "*");
     if (m == 2) gp_req_add_header(r, "Access-Control-Allow-Origin", origin);
     if (m) gp_req_add_header(r, "Access-Control-Expose-Headers", "X-Request-Id");
-    if (m != 1 && srv.cfg->cors_origins[0]) gp_req_add_header(r, "Vary", "Origin");
+    return m != 1 && srv.cfg->cors_origins[0];
 }
 
 static int compressible(const char *ctype) {
@@ -489,10 +490,14 @@ static void emit(gp_req *r, int status, const char *ctype, char *buf, size_t len
     r->answered = 1;
     r->status = status;
     gp_req_add_header(r, "X-Request-Id", r->request_id);
-    add_cors(r);
+    int vary_origin = add_cors(r);
     long min = srv.cfg ? srv.cfg->gzip_min_bytes : 0;
-    if (min > 0 && compressible(ctype) && (s || len >= (size_t)min)) {
-        gp_req_add_header(r, "Vary", "Accept-Encoding");
+    int vary_ae = min > 0 && compressible(ctype) && (s || len >= (size_t)min);
+    if (vary_origin || vary_ae)
+        gp_req_add_header(r, "Vary", vary_origin && vary_ae ? "Origin, Accept-Encoding"
+                                     : vary_origin        ? "Origin"
+                                                          : "Accept-Encoding");
+    if (vary_ae) {
         if (r->gzip_ok && s) {
             s->in = malloc(GZ_IN);
             if (s->in && deflateInit2(&s->z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) ==

@@ -84,7 +84,8 @@ static const gp_config_key keys[] = {
     {"max_discard_bytes", L(max_discard_bytes), "16777216", 0, 1073741824,
      "A body over max_body_bytes is read and thrown away up to this size so that the client "
      "gets to read its 413 TooBig (clients sending `Expect: 100-continue` are answered at once); "
-     "past it the connection is closed after the 413."},
+     "a declared Content-Length past it is answered at once and the connection closed, a chunked "
+     "body past it is cut off."},
     {"cors_origins", S(cors_origins), "*", 0, 0,
      "Browser origins allowed to call the API (CORS): * (any), a comma list of origins "
      "(https://a.example,https://b.example), or empty (none). Never applied to /admin paths."},

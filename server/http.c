@@ -358,21 +358,24 @@ uint32_t gp_req_node(gp_req *r, int64_t ext_id, const char *what) {
     return v;
 }
 
-/* Appends a copy of key/value (value of vlen bytes, may be NULL) to a kv array. */
+/* Appends a copy of key/value (value of vlen bytes; NULL for a query argument without '=', which
+ * reads as absent, as libmicrohttpd has it) to a kv array. */
 static int kv_add(kv **arr, int *n, const char *k, size_t klen, const char *v, size_t vlen) {
     kv *a = realloc(*arr, sizeof *a * (size_t)(*n + 1));
     if (!a) return GP_ENOMEM;
     *arr = a;
-    char *kc = malloc(klen + 1), *vc = malloc(vlen + 1);
-    if (!kc || !vc) {
+    char *kc = malloc(klen + 1), *vc = v ? malloc(vlen + 1) : NULL;
+    if (!kc || (v && !vc)) {
         free(kc);
         free(vc);
         return GP_ENOMEM;
     }
     memcpy(kc, k, klen);
     kc[klen] = '\0';
-    if (vlen) memcpy(vc, v, vlen);
-    vc[vlen] = '\0';
+    if (vc) {
+        if (vlen) memcpy(vc, v, vlen);
+        vc[vlen] = '\0';
+    }
     a[*n] = (kv){kc, vc, vlen};
     (*n)++;
     return GP_OK;
@@ -928,7 +931,7 @@ static void req_begin(gp_req *r) {
     if (r->saw_nul)
         reject(r, GP_HC_INVALID_QUERY, "the request path or query holds a NUL byte (%%00)");
     for (int i = 0; i < r->nargs; i++)
-        if (memchr(r->args[i].v, 0, r->args[i].vlen))
+        if (r->args[i].v && memchr(r->args[i].v, 0, r->args[i].vlen))
             reject(r, GP_HC_INVALID_QUERY, "query parameter '%.64s' holds a NUL byte (%%00)",
                    r->args[i].k);
     if (r->target_len > (size_t)cfg->max_url_bytes)
@@ -1025,8 +1028,9 @@ static void req_end(gp_req *r, int aborted) {
             char k[256], v[512];
             gp_log_escape(r->args[i].k, strlen(r->args[i].k), k, sizeof k);
             if (gp_query_key_secret(r->args[i].k)) snprintf(v, sizeof v, "REDACTED");
-            else gp_log_escape(r->args[i].v, r->args[i].vlen, v, sizeof v);
-            int w = snprintf(query + q, sizeof query - q, "%s%s=%s", i ? "&" : "", k, v);
+            else gp_log_escape(r->args[i].v ? r->args[i].v : "", r->args[i].vlen, v, sizeof v);
+            int w = snprintf(query + q, sizeof query - q, "%s%s%s%s", i ? "&" : "", k,
+                             r->args[i].v ? "=" : "", r->args[i].v ? v : "");
             if (w < 0) break;
             q += (size_t)w < sizeof query - q ? (size_t)w : sizeof query - q - 1;
         }
@@ -1193,7 +1197,7 @@ static enum MHD_Result copy_kv(void *cls, enum MHD_ValueKind kind, const char *k
                                size_t key_size, const char *value, size_t value_size) {
     (void)kind;
     copy_ctx *c = cls;
-    if (kv_add(c->arr, c->n, key, key_size, value ? value : "", value ? value_size : 0))
+    if (kv_add(c->arr, c->n, key, key_size, value, value ? value_size : 0))
         c->failed = 1;
     return c->failed ? MHD_NO : MHD_YES;
 }
@@ -1274,7 +1278,7 @@ static int parse_args(gp_req *r, const char *q) {
             if (eq) *eq = '\0';
             size_t kl = gp_url_decode(seg, strlen(seg), 1, &r->saw_nul);
             size_t vl = eq ? gp_url_decode(eq + 1, strlen(eq + 1), 1, &r->saw_nul) : 0;
-            int rc = kv_add(&r->args, &r->nargs, seg, kl, eq ? eq + 1 : "", vl);
+            int rc = kv_add(&r->args, &r->nargs, seg, kl, eq ? eq + 1 : NULL, vl);
             free(seg);
             if (rc) return rc;
         }

@@ -169,7 +169,7 @@ static struct {
     const gp_config *cfg;
     gp_engine *engine;
     gp_registry *reg;
-    int active;   /* requests between first call and completion (atomic) */
+    int active;   /* requests between their headers and completion (atomic) */
     int stopping; /* set at shutdown: answers carry Connection: close */
     pthread_mutex_t mu; /* guards the startup fields */
     int startup_done;
@@ -891,7 +891,6 @@ static gp_req *req_new(void) {
     r->t0 = gp_now();
     r->route = -1;
     r->err_code = -1;
-    __atomic_fetch_add(&srv.active, 1, __ATOMIC_RELAXED);
     return r;
 }
 
@@ -919,6 +918,7 @@ static void answer_pending(gp_req *r) {
 /* The headers are in (method, path, args and headers copied into r): request id, limits. */
 static void req_begin(gp_req *r) {
     r->begun = 1;
+    __atomic_fetch_add(&srv.active, 1, __ATOMIC_RELAXED); /* a stop waits for it */
     const char *id = gp_req_header(r, "X-Request-Id");
     if (id && gp_request_id_ok(id)) snprintf(r->request_id, sizeof r->request_id, "%s", id);
     else gp_request_id_new(r->request_id, sizeof r->request_id);
@@ -1055,8 +1055,8 @@ static void req_end(gp_req *r, int aborted) {
         free(r->headers[i][0]);
         free(r->headers[i][1]);
     }
+    if (r->begun) __atomic_fetch_sub(&srv.active, 1, __ATOMIC_RELAXED);
     free(r);
-    __atomic_fetch_sub(&srv.active, 1, __ATOMIC_RELAXED);
 }
 
 /* ---- libmicrohttpd glue ---- */

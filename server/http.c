@@ -270,6 +270,10 @@ const char *gp_req_query(const gp_req *r, const char *name) {
         if (strcmp(r->args[i].k, name) == 0) return r->args[i].v;
     return NULL;
 }
+unsigned gp_req_query_each(const gp_req *r, gp_req_arg_fn fn, void *ctx) {
+    for (int i = 0; i < r->nargs; i++) fn(ctx, r->args[i].k, r->args[i].v);
+    return (unsigned)r->nargs;
+}
 const char *gp_req_header(const gp_req *r, const char *name) {
     for (int i = 0; i < r->nhdrs; i++)
         if (strcasecmp(r->hdrs[i].k, name) == 0) return r->hdrs[i].v;

@@ -181,6 +181,9 @@ def t_hostile_input(d):
     # a name given both in the query string and in the body
     err(d.call("POST", "/v1/graphs/road/apsp?next_hops=true", {"next_hops": True}), 400,
         "InvalidQuery", ["next_hops"])
+    err(d.call("POST", "/v1/graphs/road/table", raw=b'{"sources": [1], "sources": [2]}',
+               headers={"Content-Type": "application/json"}), 400, "InvalidQuery",
+        ["sources", "twice"])
     # blanks and junk around values
     err(d.call("GET", "/v1/graphs/road/route?from=%201&to=2"), 400, "InvalidQuery", ["from"])
     err(d.call("GET", "/v1/graphs/road/route?from=1x&to=2"), 400, "InvalidQuery", ["from"])

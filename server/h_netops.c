@@ -97,7 +97,10 @@ static gp_jobs *jobs_get(gp_err *err) {
     return j;
 }
 
+static void downs_free(void);
+
 void gp_srv_netops_stop(void) {
+    downs_free();
     pthread_mutex_lock(&ns.mu);
     ns.stopped = 1;
     gp_jobs *j = ns.jobs;
@@ -407,6 +410,15 @@ static uint64_t arc_w(const gp_graph *g, uint32_t u, uint32_t v) {
     return a == GP_NONE ? GP_INF : g->w[a];
 }
 
+static void downs_free(void) {
+    pthread_mutex_lock(&downs.mu);
+    for (int k = 0; k < DOWN_GRAPHS; k++) {
+        free(downs.g[k].l);
+        memset(&downs.g[k], 0, sizeof downs.g[k]);
+    }
+    pthread_mutex_unlock(&downs.mu);
+}
+
 /* Records that g2 (derived from g by changes ch) has the down links of g plus those of ch. */
 static void downs_record(const char *graph, const gp_graph *g, const gp_graph *g2,
                          const gp_link_change *ch, size_t nch) {
@@ -420,13 +432,14 @@ static void downs_record(const char *graph, const gp_graph *g, const gp_graph *g
     size_t keep = downs.g[k].hash == g->hash && strcmp(downs.g[k].graph, graph) == 0 ? downs.g[k].n : 0;
     size_t add = 0;
     for (size_t i = 0; i < nch; i++) add += ch[i].down;
-    down_link *l = keep + add ? realloc(downs.g[k].l, (keep + add) * sizeof *l) : NULL;
-    if (keep + add && !l) { /* out of memory: forget, at worst GET .../links misses a down link */
+    down_link *l = NULL;
+    if (keep + add == 0 || !(l = realloc(downs.g[k].l, (keep + add) * sizeof *l))) {
+        /* nothing down (or out of memory: at worst GET .../links misses a down link) */
+        free(downs.g[k].l);
         keep = add = 0;
-        l = downs.g[k].l;
     }
     size_t n = keep;
-    for (size_t i = 0; i < nch; i++)
+    for (size_t i = 0; l && i < nch; i++)
         if (ch[i].down) {
             uint32_t u = gp_graph_index(g, ch[i].u), v = gp_graph_index(g, ch[i].v);
             l[n++] = (down_link){ch[i].u, ch[i].v, arc_w(g, u, v), arc_w(g, v, u)};
@@ -434,7 +447,7 @@ static void downs_record(const char *graph, const gp_graph *g, const gp_graph *g
     snprintf(downs.g[k].graph, sizeof downs.g[k].graph, "%s", graph);
     downs.g[k].hash = g2->hash;
     downs.g[k].n = n;
-    downs.g[k].l = n ? l : (free(l), NULL);
+    downs.g[k].l = l;
     pthread_mutex_unlock(&downs.mu);
 }
 

@@ -188,8 +188,10 @@ static gp_rt *tables_for(gp_req *r, gp_graph *g) {
 static void add_header_members(gp_sbuf *s, gp_req *r, const gp_rt *t) {
     gp_sbuf_add(s, "\"graph\":", 8);
     gp_sbuf_json_str(s, gp_req_graph_name(r));
-    gp_sbuf_printf(s, ",\"version\":\"%s\",\"backend\":\"%s\",\"ecmp_max\":%u,", t->g->version,
-                   t->backend, t->ecmp_max);
+    gp_sbuf_printf(s, ",\"version\":\"%s\",\"backend\":\"%s\",\"ecmp_max\":%u,\"weight_unit\":",
+                   t->g->version, t->backend, t->ecmp_max);
+    gp_sbuf_json_str(s, t->g->unit_name);
+    gp_sbuf_add(s, ",", 1);
 }
 
 static void send_sbuf(gp_req *r, int status, gp_sbuf *s) {
@@ -632,8 +634,10 @@ void gp_h_what_if(gp_req *r) {
     }
     gp_sbuf_add(&s, "{\"graph\":", 9);
     gp_sbuf_json_str(&s, gp_req_graph_name(r));
-    gp_sbuf_printf(&s, ",\"version\":\"%s\",\"what_if_version\":\"%s\",\"count\":%zu,\"changes\":[",
-                   g->version, g2->version, np);
+    gp_sbuf_printf(&s, ",\"version\":\"%s\",\"what_if_version\":\"%s\",\"weight_unit\":", g->version,
+                   g2->version);
+    gp_sbuf_json_str(&s, g->unit_name);
+    gp_sbuf_printf(&s, ",\"count\":%zu,\"changes\":[", np);
     for (size_t p = 0; p < np; p++) {
         if (p) gp_sbuf_add(&s, ",", 1);
         gp_nj_change(&s, t, t2, pairs[p], scratch);

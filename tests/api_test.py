@@ -234,7 +234,7 @@ def t_operator_names(d):
                     "state": "up"}, diag
     # routers by name wherever ids are accepted
     st, _, t2 = d.call("GET", "/v1/graphs/sq/routing-table?router=r2")
-    assert st == 200 and t2["router"] == 2, t2
+    assert st == 200 and t2["router"] == 2 and t2["weight_unit"] == "hops", t2
     r = route_of(t2, 4)
     assert r["destination_name"] == "r4" and r["next_hops"] == [1, 3], r
     assert r["next_hop_names"] == ["r1", "r3"], r
@@ -242,6 +242,7 @@ def t_operator_names(d):
     st, _, w = d.call("POST", "/v1/graphs/sq/what-if", {"fail_links": [["r1", "r3"]]})
     st2, _, w2 = d.call("POST", "/v1/graphs/sq/what-if", {"fail_links": [[1, 3]]})
     assert st == 200 and st2 == 200 and w["changes"] == w2["changes"] and w["count"] == 2, w
+    assert w["weight_unit"] == "hops", w
     c = next(x for x in w["changes"] if x["router"] == 1 and x["destination"] == 3)
     assert c["router_name"] == "r1" and c["destination_name"] == "r3", c
     assert c["after"]["next_hop_names"] == ["r2", "r4"], c

@@ -359,20 +359,19 @@ static cJSON *snap_geometry(const gp_graph *g, const gp_snap *a, const gp_snap *
     return geom;
 }
 
-/* Metres along a snapped route, NAN when the graph knows no lengths. */
-static double snap_length(const gp_graph *g, const gp_snap *a, const gp_snap *b,
-                          const gp_snap_route *r) {
+/* Sum of per-arc amounts along a snapped route (metres with gp_graph_arc_length_m, seconds with
+ * gp_graph_arc_duration_s), partial arcs pro rata; NAN when an arc's amount is unknown. */
+static double snap_sum(const gp_graph *g, const gp_snap *a, const gp_snap *b,
+                       const gp_snap_route *r, double (*amount)(const gp_graph *, uint32_t)) {
     if (r->path.len == 0 && r->first_arc != GP_NONE)
-        return fabs(frac_on(b, r->first_arc) - frac_on(a, r->first_arc)) *
-               gp_graph_arc_length_m(g, r->first_arc);
+        return fabs(frac_on(b, r->first_arc) - frac_on(a, r->first_arc)) * amount(g, r->first_arc);
     double m = 0;
-    if (r->first_arc != GP_NONE)
-        m += (1 - frac_on(a, r->first_arc)) * gp_graph_arc_length_m(g, r->first_arc);
+    if (r->first_arc != GP_NONE) m += (1 - frac_on(a, r->first_arc)) * amount(g, r->first_arc);
     for (uint32_t i = 1; i < r->path.len; i++) {
         uint32_t arc = gp_graph_find_arc(g, r->path.nodes[i - 1], r->path.nodes[i]);
-        m += arc != GP_NONE ? gp_graph_arc_length_m(g, arc) : NAN;
+        m += arc != GP_NONE ? amount(g, arc) : NAN;
     }
-    if (r->last_arc != GP_NONE) m += frac_on(b, r->last_arc) * gp_graph_arc_length_m(g, r->last_arc);
+    if (r->last_arc != GP_NONE) m += frac_on(b, r->last_arc) * amount(g, r->last_arc);
     return m;
 }
 
@@ -384,10 +383,12 @@ cJSON *gp_render_route_snap(const gp_graph *g, const gp_snap *a, const gp_snap *
              put(o, "distance", gp_render_dist(g, r->dist)) &&
              put(o, "weight", gp_render_dist(g, r->dist)) &&
              cJSON_AddStringToObject(o, "weight_unit", g->unit_name) != NULL;
-    if (ok && r->dist != GP_INF && g->unit_s > 0)
-        ok = cJSON_AddNumberToObject(o, "duration_s",
-                                     gp_round2(gp_graph_cost(g, r->dist) * g->unit_s)) != NULL;
-    double len = r->dist != GP_INF ? snap_length(g, a, b, r) : NAN;
+    /* seconds: the weight itself when it is a travel time, else the arcs' own durations */
+    double secs = r->dist == GP_INF ? NAN
+                  : g->unit_s > 0   ? gp_graph_cost(g, r->dist) * g->unit_s
+                                    : snap_sum(g, a, b, r, gp_graph_arc_duration_s);
+    if (ok && isfinite(secs)) ok = cJSON_AddNumberToObject(o, "duration_s", gp_round2(secs)) != NULL;
+    double len = r->dist != GP_INF ? snap_sum(g, a, b, r, gp_graph_arc_length_m) : NAN;
     if (ok && isfinite(len)) ok = cJSON_AddNumberToObject(o, "length_m", gp_round2(len)) != NULL;
     cJSON *path = ok ? cJSON_CreateArray() : NULL;
     ok = ok && put(o, "path", path);

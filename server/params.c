@@ -562,6 +562,20 @@ int gp_params(gp_req *r, const gp_endpoint *ep, gp_args *a) {
     if (ep->nparams > GP_PARAMS_MAX) fail(&c, GP_HC_INTERNAL, "too many parameters declared");
     if (c.code < 0) gp_req_query_each(r, on_query, &c);
     cJSON *body = ep->body != GP_BODY_NONE ? gp_req_json(r) : NULL;
+    if (c.code < 0 && ep->body == GP_BODY_NONE && strcmp(gp_req_method(r), "GET") != 0) {
+        /* a body nobody reads is refused, except an empty one or {} */
+        size_t len, i = 0;
+        const char *raw = gp_req_body(r, &len);
+        char sig[3] = {0};
+        for (int n = 0; i < len; i++)
+            if (raw[i] != ' ' && raw[i] != '\t' && raw[i] != '\r' && raw[i] != '\n') {
+                if (n == 2) break;
+                sig[n++] = raw[i];
+            }
+        if (sig[0] && (i < len || strcmp(sig, "{}") != 0))
+            fail(&c, GP_HC_INVALID_JSON, "%s takes no request body (its parameters go in the query "
+                 "string)", ep->name);
+    }
     if (c.code < 0 && ep->body == GP_BODY_REQUIRED && !body)
         fail(&c, GP_HC_INVALID_JSON, "request body must be a JSON object%s%s",
              ep->example ? ", e.g. " : "", ep->example ? ep->example : "");

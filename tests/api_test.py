@@ -207,6 +207,8 @@ def t_hostile_input(d):
         400, "InvalidQuery", ["set_costs[0].cost"])
     err(d.call("POST", "/v1/graphs/road/table", {"sources": [9.3e18]}), 400, "InvalidQuery",
         ["sources[0]"])
+    # a body where none is read
+    err(d.call("POST", "/v1/graphs/sq/jobs", {"routers": [1]}), 400, "InvalidJson", ["no request body"])
     # job ids: -1 and 0 are malformed (400), not unknown jobs (404)
     err(d.call("GET", "/v1/jobs/-1"), 400, "InvalidQuery", ["-1"])
     err(d.call("GET", "/v1/jobs/0"), 400, "InvalidQuery")

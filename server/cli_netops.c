@@ -49,38 +49,6 @@ static int parse_i64(const char *s, long long *out) {
     return *end == '\0';
 }
 
-/* The router named or numbered by text[0..len) (a name first, then an id): its external id in
- * *id, or 0 after printing an error naming the option. */
-static int resolve_router(const gp_graph *g, const char *opt, const char *text, size_t len,
-                          int64_t *id) {
-    char buf[256];
-    if (len >= sizeof buf) len = sizeof buf - 1;
-    memcpy(buf, text, len);
-    buf[len] = 0;
-    uint32_t v = gp_router_lookup(g, buf);
-    if (v == GP_NONE) {
-        fprintf(stderr, "gpath: %s: no router named or numbered '%s'\n", opt, buf);
-        return 0;
-    }
-    *id = g->ext[v];
-    return 1;
-}
-
-/* --fail-link U,V / --set-cost U,V,COST (routers by id or name) -> a change; 0 after an error. */
-static int parse_link_arg(const gp_graph *g, const char *opt, const char *v, gp_link_change *ch) {
-    int cost = strcmp(opt, "--set-cost") == 0;
-    const char *c1 = strchr(v, ','), *c2 = cost && c1 ? strrchr(v, ',') : NULL;
-    const char *end2 = cost ? c2 : v + strlen(v);
-    double c = 0;
-    if (!c1 || (cost && (!c2 || c2 == c1 || gp_parse_num(c2 + 1, &c) || c < 0))) {
-        fprintf(stderr, "gpath: %s '%s': expected %s\n", opt, v, cost ? "U,V,COST" : "U,V");
-        return 0;
-    }
-    *ch = (gp_link_change){.down = !cost, .cost = c};
-    return resolve_router(g, opt, v, (size_t)(c1 - v), &ch->u) &&
-           resolve_router(g, opt, c1 + 1, (size_t)(end2 - c1 - 1), &ch->v);
-}
-
 static int write_out(gp_sbuf *s) {
     if (s->oom) return die(1, "%s", "out of memory");
     if (s->len && fwrite(s->p, 1, s->len, stdout) != s->len) return die(1, "%s", "write error");
@@ -201,16 +169,20 @@ int gp_cli_netops_main(int argc, char **argv) {
         rc = die(EXIT_USAGE, "%s", err.msg);
         goto done;
     }
+    /* routers by id or name (server/params.h), so after the graph is loaded */
     for (size_t k = 0; k < nch; k++)
-        if (!parse_link_arg(g, ch_opt[k], ch_txt[k], &ch[k])) {
-            rc = EXIT_USAGE;
+        if (gp_link_text(g, ch_txt[k], strcmp(ch_opt[k], "--set-cost") == 0, &ch[k], &err)) {
+            rc = die(EXIT_USAGE, "%s", err.msg);
             goto done;
         }
-    for (size_t k = 0; k < nfr; k++)
-        if (!resolve_router(g, "--fail-router", fr_txt[k], strlen(fr_txt[k]), &fr[k])) {
-            rc = EXIT_USAGE;
+    for (size_t k = 0; k < nfr; k++) {
+        uint32_t v = gp_router_lookup(g, fr_txt[k]);
+        if (v == GP_NONE) {
+            rc = die(EXIT_USAGE, "--fail-router '%s': no router of that name or id", fr_txt[k]);
             goto done;
         }
+        fr[k] = g->ext[v];
+    }
     e = gp_engine_new(backend, 0, NULL, &err);
     if (!e || gp_engine_attach(e, g, &err) != GP_OK) {
         rc = die(1, "%s", err.msg);

@@ -673,6 +673,37 @@ uint32_t gp_router_lookup(const gp_graph *g, const char *text) {
     return gp_parse_i64(text, &id) == 0 ? gp_graph_index(g, id) : GP_NONE;
 }
 
+/* The router named by text[0..len) into *id (external); 0 after filling err. */
+static int router_span(const gp_graph *g, const char *text, size_t len, const char *whole,
+                       int64_t *id, gp_err *err) {
+    char buf[256];
+    if (len >= sizeof buf) len = sizeof buf - 1;
+    memcpy(buf, text, len);
+    buf[len] = 0;
+    uint32_t v = gp_router_lookup(g, buf);
+    if (v == GP_NONE) {
+        gp_err_set(err, GP_EINVAL, "'%.128s': no router named or numbered '%s'", whole, buf);
+        return 0;
+    }
+    *id = g->ext[v];
+    return 1;
+}
+
+int gp_link_text(const gp_graph *g, const char *text, int with_cost, gp_link_change *out,
+                 gp_err *err) {
+    const char *c1 = strchr(text, ','), *c2 = with_cost && c1 ? strrchr(text, ',') : NULL;
+    const char *end2 = with_cost ? c2 : text + strlen(text);
+    double cost = 0;
+    if (!c1 || (with_cost && (c2 == c1 || gp_parse_num(c2 + 1, &cost) || cost < 0)))
+        return gp_err_set(err, GP_EINVAL, "'%.128s': expected %s (routers by id or name)", text,
+                          with_cost ? "U,V,COST with COST >= 0" : "U,V");
+    *out = (gp_link_change){.down = !with_cost, .cost = cost};
+    if (!router_span(g, text, (size_t)(c1 - text), text, &out->u, err) ||
+        !router_span(g, c1 + 1, (size_t)(end2 - c1 - 1), text, &out->v, err))
+        return GP_EINVAL;
+    return GP_OK;
+}
+
 uint32_t gp_req_router(gp_req *r, const gp_place *p, const char *what) {
     if (!p->name) return gp_req_node(r, p->id, what);
     gp_graph *g = gp_req_graph(r);

@@ -25,6 +25,7 @@
 #ifndef GP_PARAMS_H
 #define GP_PARAMS_H
 
+#include "../engine/ecmp.h"
 #include "../engine/snap.h"
 #include "http.h"
 
@@ -138,6 +139,10 @@ int gp_req_snap(gp_req *r, const gp_place *p, const char *what, double radius_m,
 uint32_t gp_req_router(gp_req *r, const gp_place *p, const char *what);
 /* A node of g by name, else (for text that is an integer) by id; GP_NONE when neither. */
 uint32_t gp_router_lookup(const gp_graph *g, const char *text);
+/* The CLI's link arguments "U,V" (with_cost 0: a link down) or "U,V,COST" (with_cost 1), routers
+ * by name or id (a name must not contain a comma); GP_EINVAL with err naming the text. */
+int gp_link_text(const gp_graph *g, const char *text, int with_cost, gp_link_change *out,
+                 gp_err *err);
 
 #ifdef __cplusplus
 }

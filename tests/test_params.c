@@ -122,6 +122,17 @@ static void test_router_lookup(void **st) {
     assert_int_equal(gp_router_lookup(g, "10"), gp_graph_index(g, 20)); /* names first */
     assert_int_equal(gp_router_lookup(g, "Paris"), GP_NONE);
     assert_int_equal(gp_router_lookup(g, "30"), GP_NONE);
+    /* the CLI's link arguments */
+    gp_link_change c;
+    assert_int_equal(gp_link_text(g, "Berlin,20", 0, &c, &err), GP_OK);
+    assert_true(c.u == 10 && c.v == 20 && c.down);
+    assert_int_equal(gp_link_text(g, "20,Berlin,2.5", 1, &c, &err), GP_OK);
+    assert_true(c.u == 20 && c.v == 10 && !c.down && c.cost == 2.5);
+    assert_int_not_equal(gp_link_text(g, "Berlin,Paris", 0, &c, &err), GP_OK);
+    assert_non_null(strstr(err.msg, "Paris"));
+    assert_int_not_equal(gp_link_text(g, "Berlin,20,-1", 1, &c, &err), GP_OK);
+    assert_int_not_equal(gp_link_text(g, "Berlin,20", 1, &c, &err), GP_OK);
+    assert_int_not_equal(gp_link_text(g, "Berlin", 0, &c, &err), GP_OK);
     gp_graph_unref(g);
 }
 

@@ -634,10 +634,8 @@ void gp_h_what_if(gp_req *r) {
     }
     gp_sbuf_add(&s, "{\"graph\":", 9);
     gp_sbuf_json_str(&s, gp_req_graph_name(r));
-    gp_sbuf_printf(&s, ",\"version\":\"%s\",\"what_if_version\":\"%s\",\"weight_unit\":", g->version,
-                   g2->version);
-    gp_sbuf_json_str(&s, g->unit_name);
-    gp_sbuf_printf(&s, ",\"count\":%zu,\"changes\":[", np);
+    gp_sbuf_printf(&s, ",\"version\":\"%s\",\"what_if_version\":\"%s\",\"count\":%zu,\"changes\":[",
+                   g->version, g2->version, np);
     for (size_t p = 0; p < np; p++) {
         if (p) gp_sbuf_add(&s, ",", 1);
         gp_nj_change(&s, t, t2, pairs[p], scratch);

@@ -521,10 +521,6 @@ static void parse_json(pctx *c, int i, const cJSON *j) {
     }
 }
 
-typedef struct qarg {
-    pctx *c;
-} qarg;
-
 static void on_query(void *ctx, const char *name, const char *value) {
     pctx *c = ctx;
     if (c->code >= 0) return;

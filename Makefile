@@ -24,6 +24,10 @@ CFLAGS  += -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -pthread -MMD -MP \
 LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -pthread -lm
 SAN     ?=
 CFLAGS  += $(SAN)
+# The one version number: the VERSION file (`gpath --version`, /metrics, openapi.yaml's info.version
+# and the image tags in Dockerfile and deploy/ are checked against it by tests/test_version.sh).
+VERSION := $(strip $(shell cat VERSION 2>/dev/null))
+CFLAGS  += -DGPATH_VERSION='"$(VERSION)"'
 LDFLAGS += $(SAN)
 
 LIB_SRC := $(wildcard graph/*.c engine/*.c storage/*.c server/*.c)
@@ -63,6 +67,8 @@ all: $(BUILD)/gpath $(TEST_BIN) $(BENCH_BIN)
 $(BUILD)/gpath: $(BUILD)/server/main.o $(BUILD)/libgpath.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 	@echo "built $@ ($(BUILD_KIND)$(if $(CU_OBJ),, build: nvcc not found, the CUDA backend is not compiled))"
+
+$(LIB_OBJ) $(BUILD)/server/main.o: VERSION
 
 $(BUILD)/libgpath.a: $(LIB_OBJ) $(CU_OBJ)
 	@rm -f $@

@@ -28,6 +28,7 @@ int gp_cuda_compiled(void) { return 0; }
 
 #include "cuda_apsp.h"
 #include "cuda_sssp.h"
+#include "progress.h"
 
 #include <cuda_runtime_api.h>
 #include <errno.h>
@@ -199,7 +200,18 @@ static int cuda_table(gp_backend *b, const gp_graph *g, const uint32_t *src, uin
     slot *s;
     int rc = check_healthy(c, err);
     if (rc || (rc = dgraph_of(b, g, &dg, err)) || (rc = slot_get(c, &s, err))) return rc;
-    rc = gp_cuda_table(s->ws, dg, &c->params, src, ns, dst, nt, out, NULL, err);
+    /* With a progress counter (CLI, jobs), sources go in chunks of at least 1024 (many kernel
+     * batches each, so the GPU stays as busy) and each chunk counts when its rows are back. */
+    gp_progress *prog = gp_progress_get();
+    uint32_t chunk = ns;
+    if (prog && ns > 2048) chunk = ns / 32 > 1024 ? ns / 32 : 1024;
+    gp_progress_begin(prog, ns);
+    for (uint32_t i0 = 0; rc == GP_OK && i0 < ns; i0 += chunk) {
+        uint32_t k = ns - i0 < chunk ? ns - i0 : chunk;
+        rc = gp_cuda_table(s->ws, dg, &c->params, src + i0, k, dst, nt, out + (size_t)i0 * nt,
+                           NULL, err);
+        if (rc == GP_OK) gp_progress_add(prog, k);
+    }
     slot_put(c, s, rc);
     return rc;
 }
@@ -210,7 +222,11 @@ static int cuda_apsp(gp_backend *b, const gp_graph *g, uint64_t *dist, uint32_t 
     slot *s;
     int rc = check_healthy(c, err);
     if (rc || (rc = slot_get(c, &s, err))) return rc;
+    /* one unit: the whole matrix is one call that ends with the copy back */
+    gp_progress *prog = gp_progress_get();
+    gp_progress_begin(prog, 1);
     rc = gp_cuda_apsp((void *)s->stream, g, dist, next, err);
+    if (rc == GP_OK) gp_progress_add(prog, 1);
     slot_put(c, s, rc);
     return rc;
 }

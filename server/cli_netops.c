@@ -193,7 +193,7 @@ int gp_cli_netops_main(int argc, char **argv) {
         rc = die(1, "%s", err.msg);
         goto done;
     }
-    if (gp_rt_build(e, g, (uint32_t)ecmp_max, 0, 0, NULL, NULL, &t, &err) != GP_OK) {
+    if (gp_rt_build(e, g, (uint32_t)ecmp_max, 0, 0, &t, &err) != GP_OK) {
         rc = die(1, "%s", err.msg);
         goto done;
     }

@@ -142,7 +142,7 @@ static gp_rt *tables_for(gp_req *r, gp_graph *g) {
     }
     free(dist);
     if (!t) {
-        if (gp_rt_build(gp_http_engine(), g, ecmp_max_cfg(), 0, 0, NULL, NULL, &t, &err) != GP_OK) {
+        if (gp_rt_build(gp_http_engine(), g, ecmp_max_cfg(), 0, 0, &t, &err) != GP_OK) {
             answer_err(r, &err);
             return NULL;
         }
@@ -368,7 +368,7 @@ void gp_h_links_patch(gp_req *r) {
     old = lru_get(g->hash);
     if (g2->n <= max_nodes_cfg()) {
         int rc = old ? gp_rt_update(gp_http_engine(), old, g2, GP_RT_AUTO, 0, &t2, &st, &err)
-                     : gp_rt_build(gp_http_engine(), g2, ecmp_max_cfg(), 0, 0, NULL, NULL, &t2, &err);
+                     : gp_rt_build(gp_http_engine(), g2, ecmp_max_cfg(), 0, 0, &t2, &err);
         if (rc != GP_OK) {
             answer_err(r, &err);
             goto done;

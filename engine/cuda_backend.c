@@ -16,6 +16,36 @@
  */
 #include "backend.h"
 
+#include <dlfcn.h>
+#include <stdio.h>
+
+/* cudaError_t values the reasons below tell apart (driver_types.h; stable across CUDA releases). */
+enum { CU_ERR_STUB_LIBRARY = 34, CU_ERR_INSUFFICIENT_DRIVER = 35, CU_ERR_NO_DEVICE = 100 };
+
+int gp_cuda_have_driver(void) {
+    /* the driver's user-space library; the container toolkit mounts it only with --gpus */
+    void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+    if (!h) return 0;
+    dlclose(h);
+    return 1;
+}
+
+void gp_cuda_unavailable_reason(int cuda_error, int count, int have_driver, const char *detail,
+                                char *buf, size_t size) {
+    if (!have_driver)
+        snprintf(buf, size, "no NVIDIA GPU found (no NVIDIA driver: libcuda.so.1 is not installed)");
+    else if (cuda_error == CU_ERR_NO_DEVICE || (cuda_error == 0 && count <= 0))
+        snprintf(buf, size, "no NVIDIA GPU found (the driver sees no device)");
+    else if (cuda_error == CU_ERR_STUB_LIBRARY)
+        snprintf(buf, size, "no NVIDIA GPU found (only the CUDA stub library, no driver)");
+    else if (cuda_error == CU_ERR_INSUFFICIENT_DRIVER)
+        snprintf(buf, size, "the NVIDIA driver is too old for this build's CUDA runtime (%s); "
+                            "update the driver",
+                 detail && *detail ? detail : "insufficient driver");
+    else
+        snprintf(buf, size, "CUDA is unusable: %s", detail && *detail ? detail : "unknown error");
+}
+
 #ifndef GP_HAVE_CUDA
 /* Built without nvcc: there is no CUDA backend. */
 gp_backend *gp_cuda_backend_new(const gp_cuda_opts *opts, gp_err *err) {
@@ -281,8 +311,12 @@ gp_backend *gp_cuda_backend_new(const gp_cuda_opts *opts, gp_err *err) {
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess || count <= 0) {
-        gp_err_set(err, GP_EUNSUPPORTED, "no CUDA device: %s",
-                   e != cudaSuccess ? cudaGetErrorString(e) : "cudaGetDeviceCount found none");
+        /* without libcuda.so.1 the runtime reports an "insufficient driver": tell that apart from
+         * a driver that really is too old */
+        char why[256];
+        gp_cuda_unavailable_reason((int)e, count, gp_cuda_have_driver(),
+                                   e != cudaSuccess ? cudaGetErrorString(e) : "", why, sizeof why);
+        gp_err_set(err, GP_EUNSUPPORTED, "%s", why);
         return NULL;
     }
     if (opts->device < 0 || opts->device >= count) {

@@ -484,15 +484,7 @@ void gp_h_what_if(gp_req *r) {
         gp_http_error(r, GP_HC_INTERNAL, "out of memory");
         goto done;
     }
-    gp_sbuf_add(&s, "{\"graph\":", 9);
-    gp_sbuf_json_str(&s, gp_req_graph_name(r));
-    gp_sbuf_printf(&s, ",\"version\":\"%s\",\"what_if_version\":\"%s\",\"count\":%zu,\"changes\":[",
-                   g->version, g2->version, np);
-    for (size_t p = 0; p < np; p++) {
-        if (p) gp_sbuf_add(&s, ",", 1);
-        gp_nj_change(&s, t, t2, pairs[p], scratch);
-    }
-    gp_sbuf_add(&s, "]}", 2);
+    gp_nj_what_if(&s, gp_req_graph_name(r), t, t2, pairs, np, scratch); /* the CLI's too */
     send_sbuf(r, 200, &s);
 done:
     gp_sbuf_free(&s);

@@ -177,8 +177,9 @@ void gp_h_route(gp_req *r) {
     }
     if (p.dist == GP_INF) {
         gp_path_free(&p);
-        gp_http_error(r, GP_HC_NO_ROUTE, "no route from %lld to %lld in graph '%s'",
-                      (long long)from, (long long)to, gp_req_graph_name(r));
+        char msg[1200]; /* shared with the CLI's NoRoute document (server/render.c) */
+        gp_render_no_route_msg(msg, sizeof msg, from, to, gp_req_graph_name(r));
+        gp_http_error(r, GP_HC_NO_ROUTE, "%s", msg);
         return;
     }
     cJSON *o = gp_render_route(g, s, t, &p);

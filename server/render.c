@@ -250,13 +250,50 @@ cJSON *gp_render_graph_info(const gp_graph *g, const char *name) {
     return o;
 }
 
-cJSON *gp_render_error(int code, const char *message) {
+cJSON *gp_render_error_doc(const char *code, const char *message) {
     cJSON *o = cJSON_CreateObject();
     if (!o) return NULL;
-    if (!cJSON_AddStringToObject(o, "code", gp_status_name(code)) ||
+    if (!cJSON_AddStringToObject(o, "code", code) ||
         !cJSON_AddStringToObject(o, "message", message ? message : "")) {
         cJSON_Delete(o);
         return NULL;
+    }
+    return o;
+}
+
+cJSON *gp_render_error(int code, const char *message) {
+    return gp_render_error_doc(gp_status_name(code), message);
+}
+
+void gp_render_no_route_msg(char *buf, size_t size, int64_t from, int64_t to, const char *graph) {
+    snprintf(buf, size, "no route from %" PRId64 " to %" PRId64 " in graph '%s'", from, to,
+             graph ? graph : "");
+}
+
+cJSON *gp_render_no_route(int64_t from, int64_t to, const char *graph) {
+    char msg[1200];
+    gp_render_no_route_msg(msg, sizeof msg, from, to, graph);
+    return gp_render_error_doc(gp_status_name(GP_ENOROUTE), msg);
+}
+
+cJSON *gp_render_nearest(const gp_graph *g, double lon, double lat, const uint32_t *nodes,
+                         const double *metres, int n) {
+    cJSON *o = cJSON_CreateObject(), *arr = NULL;
+    if (!o || !cJSON_AddNumberToObject(o, "lon", lon) || !cJSON_AddNumberToObject(o, "lat", lat) ||
+        !(arr = cJSON_AddArrayToObject(o, "nodes"))) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    for (int i = 0; i < n; i++) {
+        cJSON *e = cJSON_CreateObject(), *id = gp_render_node(g, nodes[i]);
+        if (!e || !id || !cJSON_AddItemToObject(e, "id", id) ||
+            !cJSON_AddNumberToObject(e, "distance_m", metres[i]) ||
+            !cJSON_AddNumberToObject(e, "lon", g->lon[nodes[i]]) ||
+            !cJSON_AddNumberToObject(e, "lat", g->lat[nodes[i]]) || !cJSON_AddItemToArray(arr, e)) {
+            if (e && !id) cJSON_Delete(e);
+            cJSON_Delete(o);
+            return NULL;
+        }
     }
     return o;
 }

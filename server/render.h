@@ -17,6 +17,7 @@
  *          (next_hops only when a next matrix is given)
  *   graph info: {"name", "nodes", "edges" (arcs), "version", "source", "format",
  *                "has_coordinates", "memory_bytes", "scale", "loaded_at" (ISO-8601 UTC)}
+ *   nearest: {"lon", "lat", "nodes": [{"id", "distance_m", "lon", "lat"}, ...]}
  *   error: {"code": "InvalidQuery"..., "message": "..."}
  *
  * cJSON builders return a new tree owned by the caller (cJSON_Delete), NULL when out of memory.
@@ -48,7 +49,19 @@ cJSON *gp_render_table(const gp_graph *g, const uint32_t *src, uint32_t ns, cons
 /* dist n*n row-major; next n*n or NULL (then no "next_hops"). */
 cJSON *gp_render_apsp(const gp_graph *g, const uint64_t *dist, const uint32_t *next);
 cJSON *gp_render_graph_info(const gp_graph *g, const char *name);
+/* THE error document {"code": CODE, "message": MESSAGE}: server/http.c's error writer sends it,
+ * the CLI prints it, so both are the same bytes for the same error. */
+cJSON *gp_render_error_doc(const char *code, const char *message);
+/* The same with the code named by a GP_E* status (gp_status_name: GP_ENOROUTE -> "NoRoute"). */
 cJSON *gp_render_error(int code, const char *message);
+/* No route between two nodes (external ids) of the graph named graph: the message, and the
+ * NoRoute error document carrying it (what HTTP route answers and the CLI prints). */
+void gp_render_no_route_msg(char *buf, size_t size, int64_t from, int64_t to, const char *graph);
+cJSON *gp_render_no_route(int64_t from, int64_t to, const char *graph);
+/* nearest: {"lon": X, "lat": Y, "nodes": [{"id": ID, "distance_m": M, "lon", "lat"}, ...]} for
+ * the n nodes found (nearest first); the HTTP answer adds "graph" and "version". */
+cJSON *gp_render_nearest(const gp_graph *g, double lon, double lat, const uint32_t *nodes,
+                         const double *metres, int n);
 
 char *gp_render_sssp_text(const gp_graph *g, uint32_t src, const uint64_t *dist,
                           const uint32_t *pred, size_t *len);

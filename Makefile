@@ -9,6 +9,7 @@
 #   make asan       the suite under AddressSanitizer + UBSan (CPU build)
 #   make bench      CPU benchmarks -> bench/results/
 #   make bench-gpu  GPU benchmarks -> bench/results/ (on the GPU machine)
+#   make data       the public test data sets into data/ (data/MANIFEST.tsv; a local copy first)
 #
 # BUILD=dir builds elsewhere (helpers and sanitizer builds use their own), NVCC= forces CPU-only.
 
@@ -61,7 +62,7 @@ ifneq ($(strip $(NVCC)),)
   BENCH_BIN += $(patsubst bench/%.cu,$(BUILD)/bench/%,$(wildcard bench/*.cu))
 endif
 
-.PHONY: all deps deps-run test test-gpu run lint asan bench bench-gpu clean format
+.PHONY: all deps deps-run test test-gpu run lint asan bench bench-gpu clean format data
 all: $(BUILD)/gpath $(TEST_BIN) $(BENCH_BIN)
 
 $(BUILD)/gpath: $(BUILD)/server/main.o $(BUILD)/libgpath.a
@@ -100,6 +101,11 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/libgpath.a
 $(BUILD)/bench/%: bench/%.cu $(BUILD)/libgpath.a
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -I. -o $@ $< $(BUILD)/libgpath.a $(filter-out -pthread,$(LDLIBS)) -lpthread
+
+# The test data (data/MANIFEST.tsv): copied from GPATH_DATA or ../shared/data when there, else
+# downloaded from the publishers; every file checked against its sha256.
+data:
+	@bash data/fetch.sh
 
 deps:
 	@bash deploy/install-deps.sh test

@@ -30,7 +30,8 @@ static void draw_bar(gp_cli_progress *p, const char *label, double frac, int cou
     for (int i = 0; i < 30; i++) bar[i] = i < fill ? '#' : (counted ? '.' : ' ');
     bar[30] = '\0';
     if (counted)
-        fprintf(stderr, "\r\033[Kgpath: %-16s [%s] %5.1f%%  %.1f s", label, bar, frac * 100, el);
+        fprintf(stderr, "\r\033[Kgpath: %-16s [%s] %3d%%  %.1f s", label, bar, (int)(frac * 100),
+                el);
     else
         fprintf(stderr, "\r\033[Kgpath: %-16s %.1f s", label, el);
     fflush(stderr);
@@ -39,7 +40,7 @@ static void draw_bar(gp_cli_progress *p, const char *label, double frac, int cou
 
 static void write_line(gp_cli_progress *p, const char *label, double frac, int counted, double el) {
     if (counted)
-        fprintf(stderr, "gpath: progress %s %.0f%% after %.1f s\n", label, frac * 100, el);
+        fprintf(stderr, "gpath: progress %s %d%% after %.1f s\n", label, (int)(frac * 100), el);
     else
         fprintf(stderr, "gpath: progress %s after %.1f s\n", label, el);
     fflush(stderr);
@@ -48,7 +49,10 @@ static void write_line(gp_cli_progress *p, const char *label, double frac, int c
 
 static void *reporter(void *arg) {
     gp_cli_progress *p = arg;
-    double tick = p->tty ? 0.2 : p->interval, first = p->tty ? 0.5 : p->interval;
+    /* a terminal redraws often; a log gets a line per interval (a short interval, e.g. in tests,
+     * shortens the terminal's delays too) */
+    double tick = p->tty ? (p->interval < 0.2 ? p->interval : 0.2) : p->interval;
+    double first = p->tty ? (p->interval < 0.5 ? p->interval : 0.5) : p->interval;
     double next = p->t0 + first;
     pthread_mutex_lock(&p->mu);
     while (p->running) {

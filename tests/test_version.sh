@@ -22,7 +22,7 @@ else
 fi
 same "openapi.yaml info.version" "$(/usr/bin/python3 -c 'import yaml; print(yaml.safe_load(open("openapi.yaml"))["info"]["version"])')"
 same "Dockerfile org.opencontainers.image.version" "$(sed -nE 's/.*org\.opencontainers\.image\.version="([^"]+)".*/\1/p' Dockerfile)"
-same "deploy/compose.yaml gpath image tag" "$(/usr/bin/python3 -c 'import yaml; print(yaml.safe_load(open("deploy/compose.yaml"))["services"]["gpath"]["image"].rsplit(":", 1)[1])')"
+same "deploy/compose.yaml gpath build tag" "$(/usr/bin/python3 -c 'import yaml; print(yaml.safe_load(open("deploy/compose.yaml"))["services"]["gpath"]["build"]["tags"][0].rsplit(":", 1)[1])')"
 same "deploy/kubernetes/deployment.yaml image tag" "$(sed -nE 's#^ *image: .*/gpath:([^ ]+)$#\1#p' deploy/kubernetes/deployment.yaml)"
 # every gpath image tag written in the docs
 tags=$(grep -hoE 'gpath:[0-9]+\.[0-9]+\.[0-9]+' README.md deploy/kubernetes/README.md | sort -u | sed 's/gpath://')

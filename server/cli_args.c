@@ -56,17 +56,19 @@ static size_t edit_distance(const char *a, const char *b) {
 const char *gp_cli_suggest(const char *word, const char *const *cand, size_t n) {
     size_t lw = strlen(word), limit = lw / 3 > 2 ? lw / 3 : 2, best = (size_t)-1;
     const char *pick = NULL;
+    /* in half steps: a prefix of a longer name ("--next" for "--next-hops") counts 1.5, a likely
+     * abbreviation, yet a real one-edit typo ("--sourc" for "--source") still wins */
     for (size_t i = 0; i < n; i++) {
         size_t d = edit_distance(word, cand[i]);
-        /* a prefix of a long name ("--next" for "--next-hops") is a likely abbreviation too */
+        d = d == (size_t)-1 ? d : 2 * d;
         size_t lc = strlen(cand[i]);
-        if (lw >= 3 && lc > lw && strncmp(word, cand[i], lw) == 0 && d > 1) d = 1;
+        if (lw >= 3 && lc > lw && strncmp(word, cand[i], lw) == 0 && d > 3) d = 3;
         if (d < best) {
             best = d;
             pick = cand[i];
         }
     }
-    return best <= limit && best < lw ? pick : NULL;
+    return best <= 2 * limit && best < 2 * lw ? pick : NULL;
 }
 
 int gp_cli_unknown_option(const gp_cli_cmd *c, const char *word) {

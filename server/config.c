@@ -359,7 +359,12 @@ void gp_config_write(FILE *f, const gp_config *cfg) {
             memcpy(&v, field, sizeof v);
             snprintf(val, sizeof val, "%ld", v);
         } else if (secret_key(keys[i].name) && field[0]) {
-            snprintf(val, sizeof val, "<redacted>");
+            /* commented out: a copy of this output used as a config file must not turn the
+             * placeholder into a working (and guessable) token */
+            src_text(cfg, cfg->key_src[i], keys[i].name, src, sizeof src);
+            fprintf(f, "\n# %s\n# source: %s (value not shown)\n# %s = <redacted>\n", keys[i].doc,
+                    src, keys[i].name);
+            continue;
         } else {
             snprintf(val, sizeof val, "%s", field);
         }

@@ -72,7 +72,8 @@ int gp_config_load(gp_config *cfg, int argc, char **argv, int *action, gp_err *e
 void gp_config_defaults(gp_config *cfg);
 /* Writes cfg as a documented INI file that gpath reads back: every key with its doc, its source
  * ("# source: default", "file PATH", "env GPATH_PORT", "flag --port") and its value; secrets
- * (keys ending in _token, passwords inside graph URIs) print as <redacted>. */
+ * print as <redacted>: a set *_token key as a commented-out line (read back, it stays unset rather
+ * than becoming the placeholder), the password of a graph URI in place. */
 void gp_config_write(FILE *f, const gp_config *cfg);
 /* gp_config_write of the defaults: the documented example (config/gpath.conf.example). */
 void gp_config_write_example(FILE *f);

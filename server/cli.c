@@ -455,6 +455,7 @@ static const gp_cli_opt gen_opts[] = {
     {"seed", 's', "S", "generator seed (default 1): same N and seed, same graph", "7", 0},
     {"out", 'o', "FILE.gr", "DIMACS output; coordinates go to FILE.co", "road.gr",
      GP_OPT_REQUIRED},
+    GP_CLI_OPT_QUIET,
 };
 static const char *const gen_ex[] = {
     "gpath gen -n 100000 -s 7 -o road.gr   # writes road.gr + road.co",
@@ -476,12 +477,18 @@ static int cmd_gen(const gp_cli_args *a) {
         snprintf(co, l + 4, "%s.co", outp);
     gp_err err;
     gp_err_clear(&err);
+    gp_cli_progress *pr = gp_cli_progress_start(!gp_cli_flag(a, "quiet"));
+    gp_cli_progress_stage(pr, "generating graph");
     gp_graph *g = gp_generate_road(n, seed, &err);
     if (!g) {
+        gp_cli_progress_stop(pr);
         free(co);
         return gp_cli_fail_err(&err);
     }
-    if (gp_write_dimacs(g, outp, co, &err) != GP_OK) {
+    gp_cli_progress_stage(pr, "writing DIMACS");
+    rc = gp_write_dimacs(g, outp, co, &err);
+    gp_cli_progress_stop(pr);
+    if (rc != GP_OK) {
         rc = gp_cli_fail_err(&err);
     } else {
         cJSON *j = cJSON_CreateObject();

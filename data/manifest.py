@@ -64,6 +64,8 @@ def main():
         os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data")
     files = []
     for d, _, names in os.walk(root):
+        if os.path.samefile(d, root):
+            continue  # the groups only (data/ itself holds this script and the manifest)
         for n in names:
             files.append(os.path.relpath(os.path.join(d, n), root))
     print("# MANIFEST.tsv - the public data sets the tests use (written by data/manifest.py; read by")

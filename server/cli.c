@@ -27,6 +27,7 @@
 /* ---- shared helpers ---- */
 
 int gp_cli_fail_err(const gp_err *e) {
+    gp_cli_progress_clear();
     fprintf(stderr, "gpath: %s\n", e->msg[0] ? e->msg : gp_status_name(e->code));
     /* bad requests are usage errors (2); the rest (memory, device, I/O mid-answer) are 1 */
     switch (e->code) {
@@ -201,6 +202,7 @@ static int cmd_route(const gp_cli_args *a) {
             /* HTTP's NoRoute document, named by the spec as `info` names the graph */
             char msg[1200];
             gp_render_no_route_msg(msg, sizeof msg, g->ext[s], g->ext[t], gp_cli_str(a, "graph"));
+            gp_cli_progress_clear();
             fprintf(stderr, "gpath: %s\n", msg);
             rc = gp_cli_print_json(gp_render_no_route(g->ext[s], g->ext[t], gp_cli_str(a, "graph")));
             if (rc == 0) rc = GP_CLI_EXIT_NO_ROUTE;

@@ -2,6 +2,8 @@
  * their declarative option tables (contract in cli_args.h). */
 #include "cli_args.h"
 
+#include "cli_progress.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -22,6 +24,7 @@ struct gp_cli_args {
 int gp_cli_usage_error(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
+    gp_cli_progress_clear();
     fputs("gpath: ", stderr);
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);

@@ -20,6 +20,7 @@
 #include <string.h>
 
 static int die(int code, const char *fmt, const char *a) {
+    gp_cli_progress_clear();
     fputs("gpath: ", stderr);
     fprintf(stderr, fmt, a);
     fputc('\n', stderr);

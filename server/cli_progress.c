@@ -7,6 +7,7 @@
 #include "../graph/gp.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,16 @@ struct gp_cli_progress {
     int drawn, lines;
 };
 
+/* 1 while a bar is on the terminal's current line (the reporter writes it, errors clear it) */
+static atomic_int bar_on_line;
+
+void gp_cli_progress_clear(void) {
+    if (atomic_exchange(&bar_on_line, 0)) {
+        fputs("\r\033[K", stderr);
+        fflush(stderr);
+    }
+}
+
 static void draw_bar(gp_cli_progress *p, const char *label, double frac, int counted, double el) {
     char bar[31];
     int fill = counted ? (int)(frac * 30) : 0;
@@ -36,6 +47,7 @@ static void draw_bar(gp_cli_progress *p, const char *label, double frac, int cou
         fprintf(stderr, "\r\033[Kgpath: %-16s %.1f s", label, el);
     fflush(stderr);
     p->drawn = 1;
+    atomic_store(&bar_on_line, 1);
 }
 
 static void write_line(gp_cli_progress *p, const char *label, double frac, int counted, double el) {
@@ -120,10 +132,7 @@ void gp_cli_progress_stop(gp_cli_progress *p) {
         pthread_mutex_unlock(&p->mu);
         pthread_join(p->th, NULL);
     }
-    if (p->drawn) {
-        fputs("\r\033[K", stderr);
-        fflush(stderr);
-    }
+    if (p->drawn) gp_cli_progress_clear();
     if (p->lines) {
         fprintf(stderr, "gpath: progress done after %.1f s\n", gp_now() - p->t0);
         fflush(stderr);

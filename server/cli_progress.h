@@ -19,6 +19,9 @@ gp_cli_progress *gp_cli_progress_start(int enabled);
 /* Starts a stage: resets the counter; label is a string that outlives the stage ("loading graph",
  * "apsp"). */
 void gp_cli_progress_stage(gp_cli_progress *p, const char *label);
+/* Erases a bar drawn on the terminal, so that a message written next starts on a clean line (the
+ * bar is redrawn below it at the next tick). Called by the CLI's error writers; any thread. */
+void gp_cli_progress_clear(void);
 /* Stops the reporter, erases the bar / writes the closing line, clears the thread's current
  * progress, frees. Accepts NULL. */
 void gp_cli_progress_stop(gp_cli_progress *p);

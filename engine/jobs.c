@@ -118,6 +118,7 @@ static void *worker_main(void *arg) {
                 rt = NULL;
             } else {
                 jb->st.state = GP_JOB_FAILED;
+                jb->st.progress = gp_progress_fraction(&j->prog); /* how far it got */
                 snprintf(jb->st.error, sizeof jb->st.error, "%s", err.msg);
             }
             gp_graph_unref(jb->g);

@@ -85,6 +85,17 @@ static const struct {
     const char *key;
 } short_keys[] = {{'p', "port"}, {'b', "backend"}, {'l', "listen"}};
 
+/* --help examples for keys whose default is empty (the others show their default). */
+static const struct {
+    const char *key, *example;
+} examples[] = {{"admin_token", "\"$(openssl rand -hex 32)\""}};
+
+static const char *example_of(const gp_config_key *k) {
+    for (size_t i = 0; i < sizeof examples / sizeof examples[0]; i++)
+        if (strcmp(examples[i].key, k->name) == 0) return examples[i].example;
+    return k->def[0] ? k->def : "VALUE";
+}
+
 static char short_of(const char *key) {
     for (size_t i = 0; i < sizeof short_keys / sizeof short_keys[0]; i++)
         if (strcmp(short_keys[i].key, key) == 0) return short_keys[i].c;
@@ -294,7 +305,7 @@ void gp_config_usage(FILE *f) {
         snprintf(help, sizeof help, "%s Default: %s; env %s.", keys[i].doc,
                  keys[i].def[0] ? keys[i].def : "empty", env);
         gp_cli_opt o = {flag, short_of(keys[i].name), keys[i].type == CT_LONG ? "N" : "VALUE", help,
-                        keys[i].def[0] ? keys[i].def : "VALUE", 0};
+                        example_of(&keys[i]), 0};
         gp_cli_help_row(f, &o);
     }
     for (size_t i = 0; i < NEXTRA; i++) gp_cli_help_row(f, &extra_flags[i]);

@@ -24,6 +24,16 @@ void gp_progress_init(gp_progress *p, const char *label) {
     snprintf(p->label, sizeof p->label, "%s", label ? label : "");
 }
 
+void gp_progress_reset(gp_progress *p) {
+    if (!p) return;
+    atomic_store(&p->total, 0);
+    atomic_store(&p->done, 0);
+    atomic_store(&p->lo_ppm, 0);
+    atomic_store(&p->hi_ppm, 1000000);
+    atomic_store(&p->finished, 0);
+    atomic_store(&p->best_ppm, 0);
+}
+
 static uint32_t to_ppm(double f) {
     if (!(f > 0)) return 0;
     if (f >= 1) return 1000000;

@@ -32,8 +32,11 @@ typedef struct gp_progress {
     char label[32];             /* what runs ("apsp", "table"), for display; set by the owner */
 } gp_progress;
 
-/* Zeroes p: span [0, 1), nothing begun; label may be NULL. */
+/* Zeroes p: span [0, 1), nothing begun; label may be NULL. Not while others use p. */
 void gp_progress_init(gp_progress *p, const char *label);
+/* Back to span [0, 1), nothing begun, fraction 0, with atomic stores: for a counter that pollers
+ * may be reading (a new stage of the same work); keeps the label. */
+void gp_progress_reset(gp_progress *p);
 /* The calling thread's current progress (NULL: none). Backends read it once per call. */
 void gp_progress_set(gp_progress *p);
 gp_progress *gp_progress_get(void);

@@ -84,10 +84,14 @@ static void *reporter(void *arg) {
         }
         next = now + tick;
         const char *label = p->label ? p->label : "working";
+        /* written without the lock: a stalled terminal (or a reader that does not read) stalls
+         * this thread only, never the command's stage changes */
+        pthread_mutex_unlock(&p->mu);
         int counted = atomic_load(&p->counter.total) > 0;
         double frac = gp_progress_fraction(&p->counter);
         if (p->tty) draw_bar(p, label, frac, counted, now - p->t0);
         else write_line(p, label, frac, counted, now - p->t0);
+        pthread_mutex_lock(&p->mu);
     }
     pthread_mutex_unlock(&p->mu);
     return NULL;
@@ -117,7 +121,7 @@ gp_cli_progress *gp_cli_progress_start(int enabled) {
 void gp_cli_progress_stage(gp_cli_progress *p, const char *label) {
     if (!p) return;
     pthread_mutex_lock(&p->mu);
-    gp_progress_init(&p->counter, label);
+    gp_progress_reset(&p->counter); /* the reporter may be reading it */
     p->label = label;
     pthread_mutex_unlock(&p->mu);
 }

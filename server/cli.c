@@ -11,6 +11,7 @@
  */
 #include "cli.h"
 
+#include "../engine/snap.h"
 #include "../graph/spatial.h"
 #include "cli_netops.h"
 #include "cli_progress.h"
@@ -190,26 +191,36 @@ static int cmd_route(const gp_cli_args *a) {
     if (rc) return rc;
     gp_cli_progress_stage(pr, "route");
     uint32_t s, t;
-    if (!(rc = node_of(g, gp_cli_str(a, "from"), "from", &s)) &&
-        !(rc = node_of(g, gp_cli_str(a, "to"), "to", &t))) {
-        gp_path p;
-        memset(&p, 0, sizeof p);
+    if (algo == GP_P2P_ASTAR && !g->lon) {
+        rc = gp_cli_usage_error("--algo astar needs coordinates; graph '%s' has none",
+                                gp_cli_str(a, "graph"));
+    } else if (!(rc = node_of(g, gp_cli_str(a, "from"), "from", &s)) &&
+               !(rc = node_of(g, gp_cli_str(a, "to"), "to", &t))) {
+        /* the HTTP route's own path (engine/snap.h with nodes as positions), so the document is
+         * the same as GET .../route?from=&to= */
+        gp_snap sa, sb;
+        gp_snap_at_node(g, s, &sa);
+        gp_snap_at_node(g, t, &sb);
+        gp_snap_route sr;
+        memset(&sr, 0, sizeof sr);
         gp_err err;
         gp_err_clear(&err);
-        if (gp_engine_p2p(e, g, s, t, algo, &p, &err) != GP_OK) {
+        if (gp_engine_route_snap(e, g, &sa, &sb, algo, &sr, &err) != GP_OK) {
             rc = gp_cli_fail_err(&err);
-        } else if (p.dist == GP_INF) {
-            /* HTTP's NoRoute document, named by the spec as `info` names the graph */
-            char msg[1200];
-            gp_render_no_route_msg(msg, sizeof msg, g->ext[s], g->ext[t], gp_cli_str(a, "graph"));
+        } else if (sr.dist == GP_INF) {
+            /* HTTP's NoRoute document, the graph named by its spec as `info` names it */
+            char fa[64], fb[64], msg[1200];
+            gp_render_node_desc(fa, sizeof fa, g->ext[s]);
+            gp_render_node_desc(fb, sizeof fb, g->ext[t]);
+            gp_render_no_route_msg(msg, sizeof msg, fa, fb, gp_cli_str(a, "graph"));
             gp_cli_progress_clear();
             fprintf(stderr, "gpath: %s\n", msg);
-            rc = gp_cli_print_json(gp_render_no_route(g->ext[s], g->ext[t], gp_cli_str(a, "graph")));
+            rc = gp_cli_print_json(gp_render_no_route(fa, fb, gp_cli_str(a, "graph")));
             if (rc == 0) rc = GP_CLI_EXIT_NO_ROUTE;
         } else {
-            rc = gp_cli_print_json(gp_render_route(g, s, t, &p));
+            rc = gp_cli_print_json(gp_render_route_snap(g, &sa, &sb, &sr));
         }
-        gp_path_free(&p);
+        gp_snap_route_free(&sr);
     }
     gp_cli_progress_stop(pr);
     gp_engine_free(e);
@@ -224,6 +235,9 @@ static const gp_cli_opt nearest_opts[] = {
     {"lon", 'x', "LON", "longitude of the point, degrees in [-180, 180]", "8.5", GP_OPT_REQUIRED},
     {"lat", 'y', "LAT", "latitude of the point, degrees in [-90, 90]", "47.3", GP_OPT_REQUIRED},
     {"number", 'n', "K", "how many nodes, nearest first (default 1)", "3", 0},
+    {"radius", 'r', "M",
+     "the waypoint (nearest road position) only within M metres (default: max_snap_m, 1000)",
+     "250", 0},
     GP_CLI_OPT_SCALE,
     GP_CLI_OPT_UNDIRECTED,
     GP_CLI_OPT_QUIET,
@@ -233,12 +247,18 @@ static const char *const nearest_ex[] = {
     "gpath nearest --graph osm/monaco.osm.pbf --lon 7.4246 --lat 43.7384", NULL};
 
 static int cmd_nearest(const gp_cli_args *a) {
-    double lon, lat;
+    double lon, lat, radius;
     uint64_t k;
+    gp_config *defaults = malloc(sizeof *defaults); /* the snapping radius of the config table */
+    if (!defaults) return gp_cli_usage_error("out of memory");
+    gp_config_defaults(defaults);
+    double def_radius = (double)defaults->max_snap_m;
+    free(defaults);
     int rc;
     if ((rc = gp_cli_double(a, "lon", 0, -180, 180, &lon)) ||
         (rc = gp_cli_double(a, "lat", 0, -90, 90, &lat)) ||
-        (rc = gp_cli_u64(a, "number", 1, 1, 1000000, &k)))
+        (rc = gp_cli_u64(a, "number", 1, 1, 1000000, &k)) ||
+        (rc = gp_cli_double(a, "radius", def_radius, 0, 2e7, &radius)))
         return rc;
     gp_graph *g;
     gp_cli_progress *pr = gp_cli_progress_start(!gp_cli_flag(a, "quiet"));
@@ -261,7 +281,11 @@ static int cmd_nearest(const gp_cli_args *a) {
         fputs("gpath: nearest-node lookup failed (out of memory)\n", stderr);
         rc = GP_CLI_EXIT_FAIL;
     } else {
-        rc = gp_cli_print_json(gp_render_nearest(g, lon, lat, nodes, metres, n));
+        gp_snap s;
+        gp_err err;
+        int sr = gp_snap_point(g, lon, lat, radius, &s, &err);
+        rc = gp_cli_print_json(gp_render_nearest(g, lon, lat, nodes, metres, n,
+                                                 sr == GP_OK ? &s : NULL));
     }
     free(nodes);
     free(metres);

@@ -6,7 +6,8 @@
  * "what_if_version", "count", "changes": [...]} (server/netops_json.h, the graph named by its spec);
  * with --each-link it fails every link (each unordered router pair joined by an arc) in turn and
  * prints one line per link: {"link": [u, v], "changes": [...]} (used by tests/test_netops_ref.sh).
- * Options and help come from the tables below (server/cli_args.h). Usage errors exit 2, failures 1.
+ * Routers are given by id or name (server/params.h). Options and help come from the tables below
+ * (server/cli_args.h). Usage errors exit 2, failures 1.
  */
 #include "cli_netops.h"
 
@@ -14,6 +15,7 @@
 #include "cli.h"
 #include "cli_progress.h"
 #include "netops_json.h"
+#include "params.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,13 +27,6 @@ static int die(int code, const char *fmt, const char *a) {
     fprintf(stderr, fmt, a);
     fputc('\n', stderr);
     return code;
-}
-
-static int parse_i64(const char *s, long long *out) {
-    char *end;
-    if (!s || !*s) return 0;
-    *out = strtoll(s, &end, 10);
-    return *end == '\0';
 }
 
 static int write_out(gp_sbuf *s) {
@@ -86,7 +81,7 @@ static int what_if_once(gp_engine *e, const gp_rt *base, const gp_link_change *c
 
 static const gp_cli_opt rt_opts[] = {
     GP_CLI_OPT_GRAPH,
-    {"router", 'R', "ID", "print only this router's table", "3", 0},
+    {"router", 'R', "R", "print only this router's table (by id or name)", "Chicago", 0},
     NETOPS_LOAD_OPTS,
 };
 static const char *const rt_ex[] = {
@@ -95,9 +90,10 @@ static const char *const rt_ex[] = {
 
 static const gp_cli_opt wi_opts[] = {
     GP_CLI_OPT_GRAPH,
-    {"fail-link", 'L', "U,V", "take the link between routers U and V down", "12,40",
+    {"fail-link", 'L', "U,V", "take the link between routers U and V down (ids or names)", "12,40",
      GP_OPT_REPEAT},
-    {"fail-router", 'F', "R", "take router R and all its links down", "7", GP_OPT_REPEAT},
+    {"fail-router", 'F', "R", "take router R (id or name) and all its links down", "7",
+     GP_OPT_REPEAT},
     {"set-cost", 'C', "U,V,COST", "give the link U-V the cost COST (both directions)", "3,4,10",
      GP_OPT_REPEAT},
     {"each-link", 0, NULL, "fail every link in turn: one line {\"link\", \"changes\"} per link",
@@ -108,9 +104,8 @@ static const char *const wi_ex[] = {
     "gpath what-if -g 1239/weights.intra --fail-link 12,40 --fail-router 7 --set-cost 3,4,10",
     "gpath what-if --graph graphml:Abilene.graphml --each-link", NULL};
 
-/* Loads the graph with the topology options, builds the tables (progress on stderr). */
-static int netops_setup(const gp_cli_args *a, gp_cli_progress **pr, gp_graph **g, gp_engine **e,
-                        gp_rt **t) {
+/* Loads the graph with the topology options (progress on stderr from here on). */
+static int netops_load(const gp_cli_args *a, gp_cli_progress **pr, gp_graph **g, gp_engine **e) {
     gp_load_opts lo;
     memset(&lo, 0, sizeof lo);
     lo.cost_rule = gp_cli_str(a, "cost-rule");
@@ -121,13 +116,20 @@ static int netops_setup(const gp_cli_args *a, gp_cli_progress **pr, gp_graph **g
         return rc;
     *pr = gp_cli_progress_start(!gp_cli_flag(a, "quiet"));
     gp_cli_progress_stage(*pr, "loading graph");
-    if ((rc = gp_cli_setup(a, &lo, g, e))) return rc;
-    gp_cli_progress_stage(*pr, "routing tables");
+    return gp_cli_setup(a, &lo, g, e);
+}
+
+/* Builds the routing tables of the loaded graph. */
+static int netops_tables(const gp_cli_args *a, gp_cli_progress *pr, gp_graph *g, gp_engine *e,
+                         gp_rt **t) {
+    uint64_t ecmp_max;
+    int rc = gp_cli_u64(a, "ecmp-max", GP_ECMP_MAX_DEFAULT, 1, 1000000, &ecmp_max);
+    if (rc) return rc;
+    gp_cli_progress_stage(pr, "routing tables");
     gp_err err;
     gp_err_clear(&err);
-    if (gp_rt_build(*e, *g, (uint32_t)ecmp_max, 0, 0, t, &err) != GP_OK)
-        return die(1, "%s", err.msg);
-    gp_cli_progress_stage(*pr, "writing answer");
+    if (gp_rt_build(e, g, (uint32_t)ecmp_max, 0, 0, t, &err) != GP_OK) return die(1, "%s", err.msg);
+    gp_cli_progress_stage(pr, "writing answer");
     return 0;
 }
 
@@ -139,7 +141,8 @@ static int cmd_routing_tables(const gp_cli_args *a) {
     uint32_t *scratch = NULL;
     gp_sbuf s = {0};
     const char *router = gp_cli_str(a, "router");
-    int rc = netops_setup(a, &pr, &g, &e, &t);
+    int rc = netops_load(a, &pr, &g, &e);
+    if (!rc) rc = netops_tables(a, pr, g, e, &t);
     if (rc) goto done;
     scratch = malloc((size_t)gp_nj_scratch(t) * sizeof *scratch);
     if (!scratch) {
@@ -147,10 +150,9 @@ static int cmd_routing_tables(const gp_cli_args *a) {
         goto done;
     }
     if (router) {
-        long long r;
-        uint32_t i = parse_i64(router, &r) ? gp_graph_index(g, r) : GP_NONE;
+        uint32_t i = gp_router_lookup(g, router); /* by name, else id (server/params.h) */
         if (i == GP_NONE) {
-            rc = die(GP_CLI_EXIT_USAGE, "--router %s: no such router", router);
+            rc = die(GP_CLI_EXIT_USAGE, "--router %s: no router of that name or id", router);
             goto done;
         }
         gp_nj_router(&s, t, i, NULL, scratch);
@@ -179,26 +181,6 @@ done:
     return rc;
 }
 
-/* Parses "U,V" (cost 0) or "U,V,COST" (cost 1) into *c. */
-static int parse_link_arg(const char *v, int cost, gp_link_change *c) {
-    char *end;
-    long long u = strtoll(v, &end, 10), w;
-    double x = 0;
-    if (end == v || *end != ',') return 0;
-    const char *p = end + 1;
-    w = strtoll(p, &end, 10);
-    if (end == p) return 0;
-    if (cost) {
-        if (*end != ',') return 0;
-        p = end + 1;
-        x = strtod(p, &end);
-        if (end == p) return 0;
-    }
-    if (*end) return 0;
-    *c = (gp_link_change){.u = u, .v = w, .down = !cost, .cost = x};
-    return 1;
-}
-
 static int cmd_what_if(const gp_cli_args *a) {
     size_t nl = gp_cli_all(a, "fail-link", NULL, 0), nc = gp_cli_all(a, "set-cost", NULL, 0),
            nr = gp_cli_all(a, "fail-router", NULL, 0);
@@ -218,31 +200,27 @@ static int cmd_what_if(const gp_cli_args *a) {
         rc = die(1, "%s", "out of memory");
         goto done;
     }
+    if ((rc = netops_load(a, &pr, &g, &e))) goto done;
+    /* routers by name or id (server/params.h), so once the graph is loaded; before the tables */
     size_t nch = 0;
     gp_cli_all(a, "fail-link", vals, nl);
-    for (size_t i = 0; i < nl; i++)
-        if (!parse_link_arg(vals[i], 0, &ch[nch++])) {
-            rc = die(GP_CLI_EXIT_USAGE, "--fail-link '%s': expected U,V (e.g. --fail-link 12,40)",
-                     vals[i]);
-            goto done;
-        }
-    gp_cli_all(a, "set-cost", vals, nc);
-    for (size_t i = 0; i < nc; i++)
-        if (!parse_link_arg(vals[i], 1, &ch[nch++])) {
-            rc = die(GP_CLI_EXIT_USAGE,
-                     "--set-cost '%s': expected U,V,COST (e.g. --set-cost 3,4,10)", vals[i]);
+    gp_cli_all(a, "set-cost", vals + nl, nc);
+    for (size_t i = 0; i < nl + nc; i++, nch++)
+        if (gp_link_text(g, vals[i], i >= nl, &ch[nch], &err) != GP_OK) {
+            rc = die(GP_CLI_EXIT_USAGE, "%s", err.msg);
             goto done;
         }
     gp_cli_all(a, "fail-router", vals, nr);
     for (size_t i = 0; i < nr; i++) {
-        long long r;
-        if (!parse_i64(vals[i], &r)) {
-            rc = die(GP_CLI_EXIT_USAGE, "--fail-router '%s' is not a router id", vals[i]);
+        uint32_t v = gp_router_lookup(g, vals[i]);
+        if (v == GP_NONE) {
+            rc = die(GP_CLI_EXIT_USAGE, "--fail-router '%s': no router of that name or id",
+                     vals[i]);
             goto done;
         }
-        fr[i] = r;
+        fr[i] = g->ext[v];
     }
-    if ((rc = netops_setup(a, &pr, &g, &e, &t))) goto done;
+    if ((rc = netops_tables(a, pr, g, e, &t))) goto done;
     scratch = malloc(2 * (size_t)gp_nj_scratch(t) * sizeof *scratch);
     if (!scratch) {
         rc = die(1, "%s", "out of memory");

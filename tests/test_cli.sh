@@ -104,7 +104,7 @@ if [ -f "$EDGES" ]; then
   check "sample route 6->10 directed = 5" 'd["distance"] == 5 and d["path"][0] == 6 and d["path"][-1] == 10 and len(d["path"]) == 6' "$BIN" route --graph "csv:$EDGES" --from 6 --to 10 --algo dijkstra
   check "sample route 6->10 undirected = 1" 'd["distance"] == 1 and d["path"] == [6, 10]' "$BIN" route --graph "csv:$EDGES" --from 6 --to 10 --undirected
   "$BIN" route --graph "csv:$EDGES" --from 1 --to 2 >"$tmp/out" 2>"$tmp/err"; rc=$?
-  if [ $rc -eq 3 ] && $PY -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d["code"] == "NoRoute" and "no route from 1 to 2" in d["message"] else 1)' "$tmp/out"; then
+  if [ $rc -eq 3 ] && $PY -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d["code"] == "NoRoute" and "no route from node 1 to node 2" in d["message"] else 1)' "$tmp/out"; then
     ok "sample route 1->2 unreachable: NoRoute document, exit 3"
   else bad "sample route 1->2 unreachable: NoRoute document, exit 3" "exit $rc: $(head -c 300 "$tmp/out")"; fi
   check "sample table" 'd["distances"][0] == [5, 4] and d["distances"][1][1] == 5' "$BIN" table --graph "csv:$EDGES" --sources 6,1 --targets 10,17
@@ -187,7 +187,7 @@ expect_exit "no suggestion for a far-off name" 2 'unknown option --zzzzzz \(see'
 expect_exit "missing value names an example" 2 'needs a value \(e.g. --from 1\)' "$BIN" route -g gen:200 -t 2 --from
 
 # --- nearest
-check "nearest 3" 'd["lon"] == 8.5 and d["lat"] == 47.3 and len(d["nodes"]) == 3 and d["nodes"][0]["distance_m"] <= d["nodes"][1]["distance_m"] <= d["nodes"][2]["distance_m"] and all(set(n) == {"id", "distance_m", "lon", "lat"} for n in d["nodes"])' \
+check "nearest 3" 'd["lon"] == 8.5 and d["lat"] == 47.3 and len(d["nodes"]) == 3 and d["nodes"][0]["distance_m"] <= d["nodes"][1]["distance_m"] <= d["nodes"][2]["distance_m"] and all(set(n) == {"id", "distance_m", "lon", "lat"} for n in d["nodes"]) and d["waypoint"]["distance_m"] <= d["nodes"][0]["distance_m"]' \
   "$BIN" nearest -g gen:2000:3 --lon 8.5 --lat 47.3 -n 3
 expect_exit "nearest: latitude out of range" 2 '--lat: .91. is outside' "$BIN" nearest -g gen:2000:3 --lon 8.5 --lat 91
 printf 'p sp 3 1\na 1 2 5\n' >"$tmp/tiny.gr"
@@ -218,6 +218,9 @@ EOF
   "$BIN" nearest -g gen:2000:3 --lon 8.5 --lat 47.3 -n 3 >"$tmp/cli.json"
   curl -s "$U/road/nearest?lon=8.5&lat=47.3&number=3" >"$tmp/http.json"
   same "nearest: CLI document == HTTP document (less graph, version)" "$tmp/cli.json" "$tmp/http.json" graph version
+  "$BIN" route -g gen:2000:3 -f 1 -t 1500 >"$tmp/cli.json"
+  curl -s "$U/road/route?from=1&to=1500" >"$tmp/http.json"
+  same "route: CLI document == HTTP document (less graph, version)" "$tmp/cli.json" "$tmp/http.json" graph version
   (cd "$tmp" && "$BIN" route -g tiny.gr -f 1 -t 3 >"$tmp/cli.json" 2>/dev/null); rc=$?
   curl -s "$U/tiny.gr/route?from=1&to=3" >"$tmp/http.json"
   [ $rc -eq 3 ] && ok "no route: exit 3" || bad "no route: exit 3" "exit $rc"

@@ -25,7 +25,7 @@ same "Dockerfile org.opencontainers.image.version" "$(sed -nE 's/.*org\.opencont
 same "deploy/compose.yaml gpath build tag" "$(/usr/bin/python3 -c 'import yaml; print(yaml.safe_load(open("deploy/compose.yaml"))["services"]["gpath"]["build"]["tags"][0].rsplit(":", 1)[1])')"
 same "deploy/kubernetes/deployment.yaml image tag" "$(sed -nE 's#^ *image: .*/gpath:([^ ]+)$#\1#p' deploy/kubernetes/deployment.yaml)"
 # every gpath image tag written in the docs
-tags=$(grep -hoE 'gpath:[0-9]+\.[0-9]+\.[0-9]+' README.md deploy/kubernetes/README.md | sort -u | sed 's/gpath://')
+tags=$(grep -hoE 'gpath:[0-9]+\.[0-9]+\.[0-9]+' README.md docs/*.md deploy/kubernetes/README.md 2>/dev/null | sort -u | sed 's/gpath://')
 if [ -z "$tags" ]; then bad "docs name an image tag"
 else for t in $tags; do same "image tag gpath:$t in the docs" "$t"; done; fi
 # the number is written nowhere else in the sources: GPATH_VERSION comes from the Makefile

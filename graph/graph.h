@@ -89,6 +89,11 @@ typedef struct gp_graph {
     int64_t *osm_id;      /* n: original (e.g. OSM) node id of each node when nodes were split
                              for turn restrictions (copies share their original's id); NULL when
                              ext[] are the original ids */
+    /* A graph loaded from a snapshot (graph/snapshot.h) points into the file's read-only
+     * mapping; its arrays there are not freed, map_unmap(map_base, map_len) releases them. */
+    void *map_base;
+    uint64_t map_len;
+    void (*map_unmap)(void *base, uint64_t len);
     int refs;             /* reference count (atomic) */
     void *dev;            /* backend device state, or NULL */
     void (*dev_free)(void *dev);

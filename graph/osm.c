@@ -793,7 +793,7 @@ gp_graph *gp_load_osm(const char *spec, const gp_load_opts *o, gp_err *err) {
     wix = NULL;
     uint64_t pinned = 0;
     for (uint64_t x = 0; x < c.nn; x++) pinned += (flags[x] & F_PIN) != 0;
-    progress(&c, "split: %llu way nodes, %llu graph nodes, %llu edges (%llu refs to nodes outside "
+    progress(&c, "split: %llu nodes read, %llu graph nodes, %llu edges (%llu refs to nodes outside "
                  "the extract)",
              (unsigned long long)c.nn, (unsigned long long)pinned, (unsigned long long)E0.n,
              (unsigned long long)missing);

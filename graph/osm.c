@@ -36,6 +36,7 @@
 #define F_PIN 1u   /* a graph node */
 #define F_HARD 2u  /* never collapsed (barrier, restriction, loop cut) */
 #define F_BLOCK 4u /* blocking barrier: no arc leaves it */
+#define F_NODE 8u  /* an end of an edge after the collapse */
 
 typedef struct onode {
     int64_t id;
@@ -539,10 +540,7 @@ static int64_t turn_expand(octx *c, const edges *E, arcs *A, const way_key *wk, 
     uint64_t nreq = 0, rcap = 0;
     for (uint64_t i = 0; i < c->nr; i++) {
         const orestr *r = &c->restr[i];
-        if (r->via_type != 'n') {
-            c->n_unsupported++; /* via ways: see README (not supported) */
-            continue;
-        }
+        if (r->via_type != 'n') continue; /* via ways: via_way_expand */
         uint32_t x = node_ix(c, r->via), fw = way_ix(wk, nwk, r->from), tw = way_ix(wk, nwk, r->to);
         if (x == GP_NONE || fw == GP_NONE || tw == GP_NONE) continue; /* not routable here */
         if (grow((void **)&req, &rcap, nreq + 1, sizeof *req)) return -1;
@@ -657,6 +655,115 @@ oom2:
 oom:
     free(slot);
     free(req);
+    return -1;
+}
+
+/* Turn expansion for via-way restrictions (from way F, via way W, to way T): the graph nodes
+ * along W, g0 .. gk from F's end to T's end, are copied once for the restriction; entries from F
+ * into g0 lead to the copy of g0, each copy keeps its original's out-arcs with the arc along W
+ * leading to the next copy instead, and the last copy's out-arcs are filtered as a via node's
+ * would be (no_*: not onto T; only_*: only onto T). Leaving W early stays allowed. Restrictions
+ * whose ways do not meet end to end, or whose via way cannot be driven from F to T, change
+ * nothing (counted as unsupported / moot). Entries already redirected to a via-node copy are
+ * not expanded again. Returns the copies added, -1 on OOM. */
+static int64_t via_way_expand(octx *c, const edges *E, arcs *A, const way_key *wk, uint64_t nwk,
+                              const uint32_t *wix, const uint8_t *flags, copy_rec **copies,
+                              uint64_t *ncopies, uint64_t *applied) {
+    uint64_t nvw = 0;
+    for (uint64_t i = 0; i < c->nr; i++) nvw += c->restr[i].via_type == 'w';
+    if (!nvw) return 0;
+    const uint64_t nn = c->nn, m0 = A->n, N = nn + *ncopies;
+    uint32_t *off = calloc(N + 1, sizeof *off), *adj = malloc((m0 ? m0 : 1) * sizeof *adj);
+    uint32_t *seq = NULL, *path = NULL, *cur = NULL;
+    uint64_t seqcap = 0, pcap = 0, ccap = *ncopies;
+    int64_t added = 0;
+    if (!off || !adj) goto oom;
+    for (uint64_t i = 0; i < m0; i++) off[A->a[i].tail + 1]++;
+    for (uint64_t v = 0; v < N; v++) off[v + 1] += off[v];
+    cur = malloc((N ? N : 1) * sizeof *cur);
+    if (!cur) goto oom;
+    memcpy(cur, off, N * sizeof *cur);
+    for (uint64_t i = 0; i < m0; i++) adj[cur[A->a[i].tail]++] = (uint32_t)i;
+    for (uint64_t ri = 0; ri < c->nr; ri++) {
+        const orestr *r = &c->restr[ri];
+        if (r->via_type != 'w') continue;
+        uint32_t F = way_ix(wk, nwk, r->from), W = way_ix(wk, nwk, r->via), T = way_ix(wk, nwk, r->to);
+        if (F == GP_NONE || W == GP_NONE || T == GP_NONE) continue; /* not routable here */
+        const uint32_t *wr = wix + c->ways[W].ref0, *fr = wix + c->ways[F].ref0,
+                       *tr = wix + c->ways[T].ref0;
+        uint32_t wn = c->ways[W].nref, fn = c->ways[F].nref, tn = c->ways[T].nref;
+        if (grow((void **)&seq, &seqcap, wn, sizeof *seq)) goto oom;
+        uint32_t k = 0;
+        int gap = 0;
+        for (uint32_t i = 0; i < wn; i++) {
+            if (wr[i] == GP_NONE) gap = 1;
+            else if ((flags[wr[i]] & F_NODE) && (!k || seq[k - 1] != wr[i])) seq[k++] = wr[i];
+        }
+#define IS_END(x, r, n) ((x) == (r)[0] || (x) == (r)[(n)-1])
+        if (!gap && k >= 2 && !(IS_END(seq[0], fr, fn) && IS_END(seq[k - 1], tr, tn))) {
+            for (uint32_t i = 0; i < k / 2; i++) { /* F may meet W at its last node */
+                uint32_t t = seq[i];
+                seq[i] = seq[k - 1 - i];
+                seq[k - 1 - i] = t;
+            }
+        }
+        if (gap || k < 2 || !IS_END(seq[0], fr, fn) || !IS_END(seq[k - 1], tr, tn)) {
+            c->n_unsupported++;
+            continue;
+        }
+#undef IS_END
+        /* the arcs along W from seq[0] to seq[k-1] */
+        if (grow((void **)&path, &pcap, k, sizeof *path)) goto oom;
+        uint32_t i;
+        for (i = 0; i + 1 < k; i++) {
+            path[i] = GP_NONE;
+            for (uint32_t j = off[seq[i]]; j < off[seq[i] + 1]; j++) {
+                const oarc *a = &A->a[adj[j]];
+                if (a->head == seq[i + 1] && arc_tail_way(E, a) == W) path[i] = adj[j];
+            }
+            if (path[i] == GP_NONE) break;
+        }
+        if (i + 1 < k) continue; /* W cannot be driven from F towards T: nothing to forbid */
+        /* copies g0' .. gk' */
+        uint32_t first = (uint32_t)(nn + *ncopies);
+        if (grow((void **)copies, &ccap, *ncopies + k, sizeof **copies)) goto oom;
+        for (i = 0; i < k; i++) (*copies)[(*ncopies)++] = (copy_rec){seq[i]};
+        added += k;
+        for (i = 0; i < k; i++) {
+            for (uint32_t j = off[seq[i]]; j < off[seq[i] + 1]; j++) {
+                oarc d = A->a[adj[j]];
+                d.tail = first + i;
+                d.orig = adj[j];
+                if (i + 1 < k) {
+                    if (adj[j] == path[i]) d.head = first + i + 1;
+                } else {
+                    int onto = arc_tail_way(E, &A->a[adj[j]]) == T;
+                    if (r->kind == GP_OSM_TURN_NO ? onto : !onto) continue;
+                }
+                if (push_arc(A, d)) goto oom;
+            }
+        }
+        /* entries from F into g0 (not from W itself) lead to g0' */
+        for (uint64_t j = 0; j < m0; j++) {
+            oarc *a = &A->a[j];
+            if (a->head == seq[0] && arc_head_way(E, a) == F && arc_tail_way(E, a) != W) {
+                a->head = first;
+                (*applied)++;
+            }
+        }
+    }
+    free(off);
+    free(adj);
+    free(cur);
+    free(seq);
+    free(path);
+    return added;
+oom:
+    free(off);
+    free(adj);
+    free(cur);
+    free(seq);
+    free(path);
     return -1;
 }
 
@@ -789,8 +896,6 @@ gp_graph *gp_load_osm(const char *spec, const gp_load_opts *o, gp_err *err) {
         }
     }
     if (split_ways(&c, wix, flags, &E0)) goto oom;
-    free(wix);
-    wix = NULL;
     uint64_t pinned = 0;
     for (uint64_t x = 0; x < c.nn; x++) pinned += (flags[x] & F_PIN) != 0;
     progress(&c, "split: %llu nodes read, %llu graph nodes, %llu edges (%llu refs to nodes outside "
@@ -821,8 +926,19 @@ gp_graph *gp_load_osm(const char *spec, const gp_load_opts *o, gp_err *err) {
     uint64_t applied = 0;
     int64_t ncopies = turn_expand(&c, &E, &A, wk, c.nw, &copies, &applied);
     if (ncopies < 0) goto oom;
+    for (uint64_t i = 0; i < E.n; i++) {
+        flags[E.e[i].u] |= F_NODE;
+        flags[E.e[i].v] |= F_NODE;
+    }
+    uint64_t nc = (uint64_t)ncopies;
+    int64_t nvc = via_way_expand(&c, &E, &A, wk, c.nw, wix, flags, &copies, &nc, &applied);
+    if (nvc < 0) goto oom;
+    ncopies += nvc;
+    free(wix);
+    wix = NULL;
     progress(&c, "turn restrictions: %llu relations for %s, %llu restricted entries, %lld node "
-                 "copies; %llu unsupported (via way or odd members), %llu conditional ignored",
+                 "copies; %llu unsupported (odd members, ways not meeting end to end), %llu "
+                 "conditional ignored",
              (unsigned long long)c.nr, prof->name, (unsigned long long)applied, (long long)ncopies,
              (unsigned long long)c.n_unsupported, (unsigned long long)c.n_conditional);
     if (c.n_conditional)

@@ -7,7 +7,7 @@
  * R = 6371008.8 m) and the profile speeds, rounded once per arc: e.g. 0.002 degrees of longitude
  * at 45 N is 157.25 m, 22.6 s at 25 km/h = 226 ds.
  * Rules checked: oneway=yes / -1 / oneway:bicycle=no; no_left_turn forcing a detour,
- * only_straight_on, except=motorcar, restriction:conditional ignored, foot ignoring restrictions;
+ * only_straight_on, a via-way no_left_turn, except=motorcar, restriction:conditional ignored, foot ignoring restrictions;
  * access=private (cars out, foot=yes lets pedestrians in, nobody without it); a bollard blocking
  * cars but not pedestrians, a gate passable; a roundabout one-way by implication; a ferry's
  * duration; degree-2 chains across ways with equal name/ref collapsing into one arc that keeps
@@ -192,6 +192,24 @@ static void test_turn_restrictions(void **state) {
     int64_t ids[8];
     uint32_t len;
     assert_true(route(g, 101, 103, ids, 8, &len) == 1367); /* straight through or the ring */
+    for (uint32_t v = 0; v < g->n; v++) assert_true(g->ext[v] > 0);
+    gp_graph_unref(g);
+}
+
+static void test_via_way(void **state) {
+    (void)state;
+    gp_graph *g = load("viaway.osm", "car");
+    /* from the south, 2 -> 3 -> 4 is forbidden: north at 2 and the slow service way instead */
+    EXPECT_ROUTE(g, 1, 4, 509, 1, 2, 6, 4);
+    /* going on east is allowed, through the copies of 2 and 3 (original ids reported) */
+    EXPECT_ROUTE(g, 1, 5, 386, 1, 2, 3, 5);
+    /* a car that does not come from the from way turns at 3 */
+    EXPECT_ROUTE(g, 2, 4, 273, 2, 3, 4);
+    uint32_t copies = 0;
+    for (uint32_t v = 0; v < g->n; v++) copies += g->ext[v] < 0;
+    assert_int_equal(copies, 2); /* one per graph node of the via way */
+    gp_graph_unref(g);
+    g = load("viaway.osm", "foot"); /* no restriction on foot: no copies */
     for (uint32_t v = 0; v < g->n; v++) assert_true(g->ext[v] > 0);
     gp_graph_unref(g);
 }
@@ -390,6 +408,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_oneway),
         cmocka_unit_test(test_turn_restrictions),
+        cmocka_unit_test(test_via_way),
         cmocka_unit_test(test_access_and_barriers),
         cmocka_unit_test(test_builder_attributes),
         cmocka_unit_test(test_parsers_and_errors),

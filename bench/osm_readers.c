@@ -2,8 +2,7 @@
  * (through graph/osm_read.h, what the importer uses) and readosm (Debian libreadosm, a C library).
  * Each pass does the same work per object: count it, look at every tag (a strcmp of the key as a
  * profile would) and sum the node references of ways. Prints one markdown table row per reader:
- * median seconds over REPS passes, objects per second, peak RSS growth is measured by the
- * calling script (bench/cpu-osm.sh) with /usr/bin/time.
+ * median seconds over REPS passes, objects per second and the object counts.
  *   osm_readers FILE [REPS] [osmium|readosm|both]
  */
 #include "../graph/osm_read.h"
@@ -24,6 +23,7 @@ static void look(tally *t, const char *key) {
 
 static int o_node(void *ctx, int64_t id, double lon, double lat, const gp_osm_tag *tags,
                   uint32_t n, gp_err *err) {
+    (void)id, (void)lon, (void)lat, (void)err;
     tally *t = ctx;
     t->nodes++;
     for (uint32_t i = 0; i < n; i++) look(t, tags[i].key);
@@ -31,6 +31,7 @@ static int o_node(void *ctx, int64_t id, double lon, double lat, const gp_osm_ta
 }
 static int o_way(void *ctx, int64_t id, const int64_t *refs, uint32_t nrefs,
                  const gp_osm_tag *tags, uint32_t n, gp_err *err) {
+    (void)id, (void)refs, (void)err;
     tally *t = ctx;
     t->ways++;
     t->refs += nrefs;
@@ -39,6 +40,7 @@ static int o_way(void *ctx, int64_t id, const int64_t *refs, uint32_t nrefs,
 }
 static int o_rel(void *ctx, int64_t id, const gp_osm_member *m, uint32_t nm,
                  const gp_osm_tag *tags, uint32_t n, gp_err *err) {
+    (void)id, (void)m, (void)nm, (void)err;
     tally *t = ctx;
     t->rels++;
     for (uint32_t i = 0; i < n; i++) look(t, tags[i].key);

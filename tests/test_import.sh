@@ -32,6 +32,9 @@ check "route on the snapshot: no_left_turn detour (456 ds)" "d['distance'] == 45
   "$BIN" route --graph "gpath:$tmp/turns.gpath" --from 101 --to 103
 check "route on the OSM file: the same" "d['distance'] == 456" \
   "$BIN" route --graph "osm:$T" --from 101 --to 103
+check "routes through node copies report OSM ids" \
+  "d['distance'] == 499 and d['path'] == [104, 100, 103, 100, 101]" \
+  "$BIN" route --graph "$tmp/turns.gpath" --from 104 --to 101
 check "info on a bare *.gpath" "d['nodes'] == 7 and d['format'] == 'osm'" \
   "$BIN" info --graph "$tmp/turns.gpath"
 check "--profile on a query command: foot ignores the restriction" "d['distance'] == 1367" \

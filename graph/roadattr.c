@@ -254,8 +254,10 @@ int gp_attrbuf_emit(gp_attrbuf *a, gp_graph *g, const uint32_t *origin) {
         g->arc_class[p] = a->cls[i];
         g->arc_shape[p] = at;
         uint32_t b = a->shape[i], e = i + 1 < a->na ? a->shape[i + 1] : (uint32_t)a->ns;
-        memcpy(g->shape_lon + at, a->slon + b, (size_t)(e - b) * sizeof(double));
-        memcpy(g->shape_lat + at, a->slat + b, (size_t)(e - b) * sizeof(double));
+        if (e > b) {
+            memcpy(g->shape_lon + at, a->slon + b, (size_t)(e - b) * sizeof(double));
+            memcpy(g->shape_lat + at, a->slat + b, (size_t)(e - b) * sizeof(double));
+        }
         at += e - b;
     }
     g->arc_shape[m] = at;

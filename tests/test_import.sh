@@ -47,6 +47,25 @@ fails "an unknown profile is refused" "unknown profile 'truck'" \
   "$BIN" import "$T" --profile truck -o "$tmp/x.gpath"
 fails "import needs -o" "missing parameter --out" "$BIN" import "$T"
 
+# gpath serve maps the snapshot and answers on it (original OSM ids in paths)
+# shellcheck source=tests/serve_lib.sh
+. tests/serve_lib.sh
+"$BIN" serve --port 0 --port-file "$tmp/port" --backend cpu --cache-path '' \
+  --graph "turns=gpath:$tmp/turns.gpath" --graph "osmfile=osm:$T?profile=car" >"$tmp/serve.log" 2>&1 &
+spid=$!
+if port=$(serve_wait_ready "$tmp/port" "$spid"); then
+  check "serve: route on a mapped snapshot" \
+    "d['distance'] == 499 and d['path'] == [104, 100, 103, 100, 101]" \
+    curl -fsS "http://127.0.0.1:$port/v1/graphs/turns/route?from=104&to=101"
+  check "serve: the snapshot and the OSM file have one version" \
+    "d['version'] == '$("$BIN" info --graph "$tmp/turns.gpath" | $PY -c 'import json,sys; print(json.load(sys.stdin)["version"])')'" \
+    curl -fsS "http://127.0.0.1:$port/v1/graphs/osmfile"
+else
+  bad "serve with a snapshot graph" "$(tail -5 "$tmp/serve.log")"
+fi
+serve_stop "$spid"
+[ -z "$SERVE_RC" ] && kill -9 "$spid" 2>/dev/null
+
 for f in monaco.osm.pbf liechtenstein-latest.osm.pbf; do
   if [ ! -r "$DATA/osm/$f" ]; then skipped "$f: absent from $DATA/osm"; continue; fi
   for p in car bicycle foot; do

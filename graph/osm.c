@@ -90,6 +90,9 @@ typedef struct octx {
     orestr *restr;
     uint64_t nr, rrcap;
     uint64_t n_conditional, n_unsupported, n_relations, n_ways_seen;
+    /* node lookup buckets (build_buckets) */
+    uint64_t *bstart, nbuckets;
+    int bshift;
 } octx;
 
 #define grow gp_grow
@@ -209,9 +212,34 @@ static int cmp_onode(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+/* Bucket index over the sorted node ids: bucket b = (id - min) >> shift holds the nodes
+ * bstart[b] .. bstart[b + 1] - 1, so a lookup is a binary search over a handful of nodes instead
+ * of the whole (cache-missing) array. */
+static int build_buckets(octx *c) {
+    if (!c->nn) return 0;
+    uint64_t span = (uint64_t)(c->nodes[c->nn - 1].id - c->nodes[0].id) + 1;
+    uint64_t nb = 1;
+    while (nb < c->nn / 4 && nb < (1u << 24)) nb *= 2;
+    int shift = 0;
+    while ((span >> shift) >= nb) shift++;
+    nb = (span >> shift) + 1;
+    c->bstart = malloc((nb + 1) * sizeof *c->bstart);
+    if (!c->bstart) return -1;
+    c->bshift = shift;
+    c->nbuckets = nb;
+    uint64_t k = 0;
+    for (uint64_t b = 0; b <= nb; b++) {
+        while (k < c->nn && ((uint64_t)(c->nodes[k].id - c->nodes[0].id) >> shift) < b) k++;
+        c->bstart[b] = k;
+    }
+    return 0;
+}
+
 /* Index of node id, GP_NONE when the extract lacks it. */
 static uint32_t node_ix(const octx *c, int64_t id) {
-    uint64_t lo = 0, hi = c->nn;
+    if (!c->nn || id < c->nodes[0].id || id > c->nodes[c->nn - 1].id) return GP_NONE;
+    uint64_t b = (uint64_t)(id - c->nodes[0].id) >> c->bshift;
+    uint64_t lo = c->bstart[b], hi = c->bstart[b + 1];
     while (lo < hi) {
         uint64_t mid = lo + (hi - lo) / 2;
         if (c->nodes[mid].id < id)
@@ -778,6 +806,7 @@ static void octx_free(octx *c) {
     free(c->refs);
     free(c->str);
     free(c->restr);
+    free(c->bstart);
 }
 
 /* Splits "PATH?profile=NAME" into the path (copied to buf) and the profile name (or NULL). */
@@ -833,6 +862,7 @@ gp_graph *gp_load_osm(const char *spec, const gp_load_opts *o, gp_err *err) {
              prof->name, (unsigned long long)c.nr, tr,
              (double)(c.nn + c.n_ways_seen) / (tr > 0 ? tr : 1e-9) / 1e3);
     if (c.unsorted) qsort(c.nodes, c.nn, sizeof *c.nodes, cmp_onode);
+    if (build_buckets(&c)) goto oom;
     if (!c.nw) {
         gp_err_set(err, GP_EPARSE, "%s: no way the %s profile can use", path, prof->name);
         goto fail;

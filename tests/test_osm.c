@@ -140,6 +140,14 @@ static void test_oneway(void **state) {
     expect_shape(g, arc(g, 3, 1), 2, (double[]){7.002, 7.0}, (double[]){45.001, 45.001});
     assert_string_equal(gp_graph_arc_name(g, arc(g, 3, 1)), "Detour Road");
     assert_int_equal(gp_graph_index(g, 2), GP_NONE); /* a shape point, not a node */
+    /* One Way Street and Detour Road join the same nodes but are not each other's reverse */
+    assert_int_equal(gp_graph_reverse_arc(g, arc(g, 1, 3)), GP_NONE);
+    uint32_t d13 = GP_NONE; /* Detour Road driven 1 -> 3 (through 5, 4) */
+    for (uint32_t a = g->row[gp_graph_index(g, 1)]; a < g->row[gp_graph_index(g, 1) + 1]; a++)
+        if (gp_graph_arc_name(g, a) && !strcmp(gp_graph_arc_name(g, a), "Detour Road")) d13 = a;
+    assert_int_not_equal(d13, GP_NONE);
+    assert_int_equal(gp_graph_reverse_arc(g, d13), arc(g, 3, 1));
+    assert_int_equal(gp_graph_reverse_arc(g, arc(g, 3, 1)), d13);
     EXPECT_ROUTE(g, 7, 6, 113, 7, 6);                /* oneway=-1 */
     expect_no_route(g, 6, 7);
     expect_no_route(g, 9, 8); /* oneway=yes; oneway:bicycle=no is for bicycles only */

@@ -18,8 +18,8 @@
  *  5. Turn restrictions, by local turn expansion (see turn_expand below): the graph stays a plain
  *     node graph, so every algorithm and backend obeys them unchanged.
  *  6. Build: gp_builder with road attributes; weights in deciseconds (unit_s 0.1), scale 1.
- * Node ids are OSM node ids; copies made for restrictions get ids -1, -2, ... and keep their
- * original's id in osm_id[] and its coordinates.
+ * Node ids are OSM node ids; copies made for restrictions get ids below every OSM id (-1, -2, ...
+ * for files with positive ids) and keep their original's id in osm_id[] and its coordinates.
  */
 #include "graph_internal.h"
 #include "osm_profile.h"
@@ -89,7 +89,7 @@ typedef struct octx {
     /* relations */
     orestr *restr;
     uint64_t nr, rrcap;
-    uint64_t n_conditional, n_unsupported, n_relations, n_ways_seen;
+    uint64_t n_conditional, n_unsupported, n_ways_seen;
     /* node lookup buckets (build_buckets) */
     uint64_t *bstart, nbuckets;
     int bshift;
@@ -177,7 +177,6 @@ static int on_relation(void *ctx, int64_t id, const gp_osm_member *mem, uint32_t
     int kind = gp_osm_eval_restriction(c->p, tags, ntags, &cond);
     if (cond) c->n_conditional++;
     if (!kind) return GP_OK;
-    c->n_relations++;
     orestr r = {kind, 0, 0, 0, 0};
     int nfrom = 0, nto = 0, nvia = 0;
     for (uint32_t i = 0; i < nmem; i++) {
@@ -975,7 +974,9 @@ gp_graph *gp_load_osm(const char *spec, const gp_load_opts *o, gp_err *err) {
         GP_LOG(GP_LOG_INFO, "%s: %llu restriction:conditional relations ignored", path,
                (unsigned long long)c.n_conditional);
 
-    /* 6. build */
+    /* 6. build; copies get the ids below every OSM id (-1, -2, ... unless the file has negative
+     * ids, as files of editors not yet uploaded do) */
+    const int64_t copy_base = (c.nn && c.nodes[0].id < 0 ? c.nodes[0].id : 0) - 1;
     b = gp_builder_new(1.0);
     if (!b) goto oom;
     for (uint64_t i = 0; i < A.n; i++) {
@@ -985,7 +986,7 @@ gp_graph *gp_load_osm(const char *spec, const gp_load_opts *o, gp_err *err) {
         for (int k = 0; k < 2; k++) {
             uint32_t x = nodes2[k];
             uint32_t orig = x < c.nn ? x : copies[x - c.nn].of;
-            ids2[k] = x < c.nn ? c.nodes[x].id : -(int64_t)(x - c.nn + 1);
+            ids2[k] = x < c.nn ? c.nodes[x].id : copy_base - (int64_t)(x - c.nn);
             if (gp_builder_add_node(b, ids2[k], 1, nlon(&c, orig), nlat(&c, orig), NULL, err))
                 goto fail;
             if (x >= c.nn && gp_builder_set_osm_id(b, ids2[k], c.nodes[orig].id, err)) goto fail;

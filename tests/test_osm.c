@@ -9,7 +9,7 @@
  * Rules checked: oneway=yes / -1 / oneway:bicycle=no; no_left_turn forcing a detour,
  * only_straight_on, a via-way no_left_turn, except=motorcar, restriction:conditional ignored, foot ignoring restrictions;
  * access=private (cars out, foot=yes lets pedestrians in, nobody without it); a bollard blocking
- * cars but not pedestrians, a gate passable; a roundabout one-way by implication; a ferry's
+ * cars but not pedestrians, a gate passable; a roundabout one-way by implication; negative ids; a ferry's
  * duration; degree-2 chains across ways with equal name/ref collapsing into one arc that keeps
  * every shape point, its name, ref, class and length; original OSM ids on routes through node
  * copies made for restrictions; attributes following their arcs through the builder's sort and
@@ -201,6 +201,19 @@ static void test_turn_restrictions(void **state) {
     uint32_t len;
     assert_true(route(g, 101, 103, ids, 8, &len) == 1367); /* straight through or the ring */
     for (uint32_t v = 0; v < g->n; v++) assert_true(g->ext[v] > 0);
+    gp_graph_unref(g);
+}
+
+/* Negative OSM ids (unsaved editor files): node copies take ids below them. */
+static void test_negative_ids(void **state) {
+    (void)state;
+    gp_graph *g = load("negative.osm", "car");
+    EXPECT_ROUTE(g, -2, -3, 456, -2, -3);       /* no_left_turn: the slow corner instead */
+    EXPECT_ROUTE(g, -2, -4, 320, -2, -1, -4);   /* straight on, through the copy of -1 */
+    uint32_t c = gp_graph_index(g, -6);
+    assert_int_not_equal(c, GP_NONE);
+    assert_int_equal(gp_graph_orig_id(g, c), -1);
+    assert_int_equal(g->n, 5); /* -1, -2, -3, -4 and the copy; -5 is a shape point */
     gp_graph_unref(g);
 }
 
@@ -417,6 +430,7 @@ int main(void) {
         cmocka_unit_test(test_oneway),
         cmocka_unit_test(test_turn_restrictions),
         cmocka_unit_test(test_via_way),
+        cmocka_unit_test(test_negative_ids),
         cmocka_unit_test(test_access_and_barriers),
         cmocka_unit_test(test_builder_attributes),
         cmocka_unit_test(test_parsers_and_errors),

@@ -380,10 +380,12 @@ static void dirs_from(const oedge *e, uint32_t x, int *out, int *in) {
     }
 }
 
+static const char *way_str(const octx *c, uint32_t off) { return c->str ? c->str + off : ""; }
+
 static int same_attrs(const octx *c, const oedge *a, const oedge *b) {
     const oway *wa = &c->ways[a->way_u], *wb = &c->ways[b->way_u];
-    return wa->cls == wb->cls && strcmp(c->str ? c->str + wa->name : "", c->str ? c->str + wb->name : "") == 0 &&
-           strcmp(c->str ? c->str + wa->ref : "", c->str ? c->str + wb->ref : "") == 0;
+    return wa->cls == wb->cls && strcmp(way_str(c, wa->name), way_str(c, wb->name)) == 0 &&
+           strcmp(way_str(c, wa->ref), way_str(c, wb->ref)) == 0;
 }
 
 /* Folds degree-2 graph nodes into shape points: edges E in, merged edges out. */
@@ -441,7 +443,8 @@ static int collapse(octx *c, uint8_t *flags, edges *E, edges *out) {
                 used[cur] = 1;
                 x = crev[k - 1] ? e->u : e->v;
                 if (!MERGEABLE(x) || x == start) break;
-                uint32_t nx = at[2 * (uint64_t)x] == cur ? at[2 * (uint64_t)x + 1] : at[2 * (uint64_t)x];
+                const uint32_t *two = at + 2 * (uint64_t)x;
+                uint32_t nx = two[0] == cur ? two[1] : two[0];
                 if (used[nx]) break;
                 cur = nx;
             }
@@ -597,7 +600,8 @@ static int64_t turn_expand(octx *c, const edges *E, arcs *A, const way_key *wk, 
         ioff[v + 1] += ioff[v];
         ooff[v + 1] += ooff[v];
     }
-    uint32_t *ins = malloc((ioff[nvia] + 1) * sizeof *ins), *outs = malloc((ooff[nvia] + 1) * sizeof *outs);
+    uint32_t *ins = malloc((ioff[nvia] + 1) * sizeof *ins);
+    uint32_t *outs = malloc((ooff[nvia] + 1) * sizeof *outs);
     uint32_t *ic = malloc((nvia + 1) * sizeof *ic), *oc = malloc((nvia + 1) * sizeof *oc);
     uint32_t *redirect = malloc(m0 * sizeof *redirect);
     copy_rec *copies = NULL;

@@ -7,9 +7,11 @@
  * R = 6371008.8 m) and the profile speeds, rounded once per arc: e.g. 0.002 degrees of longitude
  * at 45 N is 157.25 m, 22.6 s at 25 km/h = 226 ds.
  * Rules checked: oneway=yes / -1 / oneway:bicycle=no; no_left_turn forcing a detour,
- * only_straight_on, a via-way no_left_turn, except=motorcar, restriction:conditional ignored, foot ignoring restrictions;
+ * only_straight_on, a via-way no_left_turn, except=motorcar, restriction:conditional ignored,
+ * foot ignoring restrictions;
  * access=private (cars out, foot=yes lets pedestrians in, nobody without it); a bollard blocking
- * cars but not pedestrians, a gate passable; a roundabout one-way by implication; negative ids; a ferry's
+ * cars but not pedestrians, a gate passable; a roundabout one-way by implication; negative ids;
+ * ways cut by the extract's border; a ferry's
  * duration; degree-2 chains across ways with equal name/ref collapsing into one arc that keeps
  * every shape point, its name, ref, class and length; original OSM ids on routes through node
  * copies made for restrictions; attributes following their arcs through the builder's sort and
@@ -63,7 +65,8 @@ static gp_graph *load(const char *file, const char *profile) {
 static uint64_t route(gp_graph *g, int64_t from, int64_t to, int64_t *ids, uint32_t cap,
                       uint32_t *len) {
     uint32_t s = gp_graph_index(g, from), t = gp_graph_index(g, to);
-    if (s == GP_NONE || t == GP_NONE) fail_msg("node %lld or %lld not in the graph", (long long)from, (long long)to);
+    if (s == GP_NONE || t == GP_NONE)
+        fail_msg("node %lld or %lld not in the graph", (long long)from, (long long)to);
     gp_err err = {0};
     static const int algos[] = {GP_P2P_DIJKSTRA, GP_P2P_BIDIR, GP_P2P_ASTAR};
     uint64_t d = 0;
@@ -214,6 +217,18 @@ static void test_negative_ids(void **state) {
     assert_int_not_equal(c, GP_NONE);
     assert_int_equal(gp_graph_orig_id(g, c), -1);
     assert_int_equal(g->n, 5); /* -1, -2, -3, -4 and the copy; -5 is a shape point */
+    gp_graph_unref(g);
+}
+
+/* A node missing from the extract splits its way; odd ways and relations are ignored. */
+static void test_gaps(void **state) {
+    (void)state;
+    gp_graph *g = load("gaps.osm", "car");
+    assert_int_equal(g->n, 4);
+    assert_int_equal(g->m, 4);
+    EXPECT_ROUTE(g, 1, 2, 113, 1, 2);
+    EXPECT_ROUTE(g, 5, 4, 113, 5, 4);
+    expect_no_route(g, 1, 5);
     gp_graph_unref(g);
 }
 
@@ -431,6 +446,7 @@ int main(void) {
         cmocka_unit_test(test_turn_restrictions),
         cmocka_unit_test(test_via_way),
         cmocka_unit_test(test_negative_ids),
+        cmocka_unit_test(test_gaps),
         cmocka_unit_test(test_access_and_barriers),
         cmocka_unit_test(test_builder_attributes),
         cmocka_unit_test(test_parsers_and_errors),

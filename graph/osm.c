@@ -37,6 +37,7 @@
 #define F_HARD 2u  /* never collapsed (barrier, restriction, loop cut) */
 #define F_BLOCK 4u /* blocking barrier: no arc leaves it */
 #define F_NODE 8u  /* an end of an edge after the collapse */
+#define F_ADDED 16u /* declared to the builder */
 
 typedef struct onode {
     int64_t id;
@@ -341,8 +342,8 @@ static int split_ways(octx *c, const uint32_t *wix, uint8_t *flags, edges *E) {
         const oway *w = &c->ways[wi];
         const uint32_t *r = wix + w->ref0;
         if (grow((void **)&pts, &pcap, w->nref, sizeof *pts)) goto oom;
-        double wlen = 0;
-        for (uint32_t i = 1; i < w->nref; i++)
+        double wlen = 0; /* the whole way's length: only a ferry's duration needs it */
+        for (uint32_t i = 1; w->ferry_s >= 0 && i < w->nref; i++)
             if (r[i] != GP_NONE && r[i - 1] != GP_NONE) wlen += seg_m(c, r[i - 1], r[i]);
         uint32_t k = 0;
         for (uint32_t i = 0; i < w->nref; i++) {
@@ -543,7 +544,8 @@ static inline uint32_t arc_tail_way(const edges *E, const oarc *a) {
 }
 
 typedef struct copy_rec {
-    uint32_t of; /* the original node index */
+    uint32_t of;   /* the original node index */
+    uint8_t added; /* declared to the builder */
 } copy_rec;
 
 /* Turn expansion for via-node restrictions. For a via node x, every in-arc coming off a
@@ -642,7 +644,7 @@ static int64_t turn_expand(octx *c, const edges *E, arcs *A, const way_key *wk, 
             /* a copy of x for this entry, with the allowed out-arcs */
             if (grow((void **)&copies, &ccap, ncopies + 1, sizeof *copies)) goto oom3;
             uint32_t cx = (uint32_t)(nn + ncopies);
-            copies[ncopies++] = (copy_rec){x};
+            copies[ncopies++] = (copy_rec){x, 0};
             redirect[ai] = cx;
             for (uint32_t o = 0; o < nout; o++) {
                 if (forbid[o]) continue;
@@ -758,7 +760,7 @@ static int64_t via_way_expand(octx *c, const edges *E, arcs *A, const way_key *w
         /* copies g0' .. gk' */
         uint32_t first = (uint32_t)(nn + *ncopies);
         if (grow((void **)copies, &ccap, *ncopies + k, sizeof **copies)) goto oom;
-        for (i = 0; i < k; i++) (*copies)[(*ncopies)++] = (copy_rec){seq[i]};
+        for (i = 0; i < k; i++) (*copies)[(*ncopies)++] = (copy_rec){seq[i], 0};
         added += k;
         for (i = 0; i < k; i++) {
             for (uint32_t j = off[seq[i]]; j < off[seq[i] + 1]; j++) {
@@ -987,13 +989,19 @@ gp_graph *gp_load_osm(const char *spec, const gp_load_opts *o, gp_err *err) {
         const oarc *a = &A.a[i];
         uint32_t nodes2[2] = {a->tail, a->head};
         int64_t ids2[2];
-        for (int k = 0; k < 2; k++) {
+        for (int k = 0; k < 2; k++) { /* each node declared once, with its position */
             uint32_t x = nodes2[k];
-            uint32_t orig = x < c.nn ? x : copies[x - c.nn].of;
-            ids2[k] = x < c.nn ? c.nodes[x].id : copy_base - (int64_t)(x - c.nn);
+            int copy = x >= c.nn;
+            uint32_t orig = copy ? copies[x - c.nn].of : x;
+            ids2[k] = copy ? copy_base - (int64_t)(x - c.nn) : c.nodes[x].id;
+            if (copy ? copies[x - c.nn].added : (flags[x] & F_ADDED)) continue;
             if (gp_builder_add_node(b, ids2[k], 1, nlon(&c, orig), nlat(&c, orig), NULL, err))
                 goto fail;
-            if (x >= c.nn && gp_builder_set_osm_id(b, ids2[k], c.nodes[orig].id, err)) goto fail;
+            if (copy && gp_builder_set_osm_id(b, ids2[k], c.nodes[orig].id, err)) goto fail;
+            if (copy)
+                copies[x - c.nn].added = 1;
+            else
+                flags[x] |= F_ADDED;
         }
         const oedge *e = &E.e[a->edge];
         const oway *w = &c.ways[e->way_u];

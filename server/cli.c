@@ -54,7 +54,7 @@ static const optdef OPTDEFS[] = {
     {"undirected", 0, OV(undirected), "|treat every edge as two arcs"},
     {"nodes", 1, OV(nodes), "N|nodes to generate (>= 100)"},
     {"seed", 1, OV(seed), "S|generator seed (default 1)"},
-    {"out", 1, OV(out), "FILE.gr|DIMACS output (coordinates go to FILE.co)"},
+    {"out", 1, OV(out), "FILE|output: gen FILE.gr (+ FILE.co), import FILE.gpath (also -o)"},
     {"max-nodes", 1, OV(max_nodes), "N|refuse graphs above N nodes (default 20000: 4.8 GB)"},
     {"profile", 1, OV(profile), "P|OSM routing profile: car (default), bicycle or foot"},
     {"help", 0, OV(help), "|this help"},

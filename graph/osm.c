@@ -635,8 +635,13 @@ static int64_t turn_expand(octx *c, const edges *E, arcs *A, const way_key *wk, 
                 if (req[r].from_way != hw) continue;
                 any = 1;
                 applied++;
+                /* from and to the same way (no_u_turn): only turning back onto the arc's own
+                 * tail is the maneuver; going on along a way that passes x stays allowed */
+                int uturn = req[r].from_way == req[r].to_way;
                 for (uint32_t o = 0; o < nout; o++) {
-                    int onto = arc_tail_way(E, &A->a[out[o]]) == req[r].to_way;
+                    const oarc *oa = &A->a[out[o]];
+                    int onto = arc_tail_way(E, oa) == req[r].to_way &&
+                               (!uturn || oa->head == A->a[ai].tail);
                     if (req[r].kind == GP_OSM_TURN_NO ? onto : !onto) forbid[o] = 1;
                 }
             }

@@ -220,6 +220,29 @@ static void test_negative_ids(void **state) {
     gp_graph_unref(g);
 }
 
+/* no_u_turn from and to one way passing through the via node: only turning back is forbidden. */
+static void test_no_u_turn(void **state) {
+    (void)state;
+    gp_graph *g = load("uturn.osm", "car");
+    EXPECT_ROUTE(g, 1, 3, 226, 1, 2, 3); /* straight on along the way */
+    EXPECT_ROUTE(g, 3, 1, 226, 3, 2, 1);
+    EXPECT_ROUTE(g, 1, 4, 273, 1, 2, 4);
+    /* a copy of 2 per entry along way 10 (from 1, from 3), neither leading back where it came
+     * from, both going on and turning north */
+    uint32_t copies = 0;
+    for (uint32_t c = 0; c < g->n; c++) {
+        if (g->ext[c] > 0) continue;
+        copies++;
+        assert_int_equal(gp_graph_orig_id(g, c), 2);
+        assert_int_equal(g->rrow[c + 1] - g->rrow[c], 1); /* its one entry */
+        uint32_t from = g->rcol[g->rrow[c]];
+        assert_int_equal(g->row[c + 1] - g->row[c], 2);
+        for (uint32_t a = g->row[c]; a < g->row[c + 1]; a++) assert_int_not_equal(g->col[a], from);
+    }
+    assert_int_equal(copies, 2);
+    gp_graph_unref(g);
+}
+
 /* A node missing from the extract splits its way; odd ways and relations are ignored. */
 static void test_gaps(void **state) {
     (void)state;
@@ -447,6 +470,7 @@ int main(void) {
         cmocka_unit_test(test_via_way),
         cmocka_unit_test(test_negative_ids),
         cmocka_unit_test(test_gaps),
+        cmocka_unit_test(test_no_u_turn),
         cmocka_unit_test(test_access_and_barriers),
         cmocka_unit_test(test_builder_attributes),
         cmocka_unit_test(test_parsers_and_errors),

@@ -893,8 +893,11 @@ gp_graph *gp_load_osm(const char *spec, const gp_load_opts *o, gp_err *err) {
     }
     free(c.refs);
     c.refs = NULL;
-    for (uint64_t x = 0; x < c.nn; x++)
+    uint64_t way_nodes = 0; /* distinct nodes of routable ways */
+    for (uint64_t x = 0; x < c.nn; x++) {
+        way_nodes += cnt[x] > 0;
         if (cnt[x] >= 2) flags[x] |= F_PIN;
+    }
     free(cnt);
     uint64_t missing = 0;
     for (uint64_t wi = 0; wi < c.nw; wi++) {
@@ -948,8 +951,16 @@ gp_graph *gp_load_osm(const char *spec, const gp_load_opts *o, gp_err *err) {
     free(E0.e);
     free(E0.shp);
     memset(&E0, 0, sizeof E0);
-    progress(&c, "collapse: %llu edges, %llu shape points", (unsigned long long)E.n,
-             (unsigned long long)E.ns);
+    uint64_t gnodes = 0;
+    for (uint64_t i = 0; i < E.n; i++) {
+        flags[E.e[i].u] |= F_NODE;
+        flags[E.e[i].v] |= F_NODE;
+    }
+    for (uint64_t x = 0; x < c.nn; x++) gnodes += (flags[x] & F_NODE) != 0;
+    progress(&c, "collapse: %llu graph nodes, %llu edges, %llu shape points; node compression "
+                 "ratio %.3f (graph nodes / %llu way nodes)",
+             (unsigned long long)gnodes, (unsigned long long)E.n, (unsigned long long)E.ns,
+             way_nodes ? (double)gnodes / (double)way_nodes : 0.0, (unsigned long long)way_nodes);
 
     /* 4. arcs */
     for (uint64_t i = 0; i < E.n; i++) {
@@ -966,10 +977,6 @@ gp_graph *gp_load_osm(const char *spec, const gp_load_opts *o, gp_err *err) {
     uint64_t applied = 0;
     int64_t ncopies = turn_expand(&c, &E, &A, wk, c.nw, &copies, &applied);
     if (ncopies < 0) goto oom;
-    for (uint64_t i = 0; i < E.n; i++) {
-        flags[E.e[i].u] |= F_NODE;
-        flags[E.e[i].v] |= F_NODE;
-    }
     uint64_t nc = (uint64_t)ncopies;
     int64_t nvc = via_way_expand(&c, &E, &A, wk, c.nw, wix, flags, &copies, &nc, &applied);
     if (nvc < 0) goto oom;

@@ -1,7 +1,8 @@
 /* test_osm.c - OpenStreetMap import (graph/osm.c, graph/osm_profile.c) on the hand-written files
  * of tests/data/osm with literal expectations, and on the real Monaco / Liechtenstein extracts
  * ($GPATH_DATA/osm, skipped when absent) for every profile: Dijkstra, bidirectional, A*, tables and
- * trees agree.
+ * trees agree, and every via-node turn restriction of the file (read again independently) holds
+ * in the graph's geometry (27 entries in Monaco).
  *
  * Expected durations are deciseconds computed by hand from the files' coordinates (haversine,
  * R = 6371008.8 m) and the profile speeds, rounded once per arc: e.g. 0.002 degrees of longitude
@@ -403,6 +404,156 @@ static void test_parsers_and_errors(void **state) {
     gp_graph_unref(g);
 }
 
+/* ---- an independent check of turn restrictions on real data ------------------------------------
+ * The file is read again through graph/osm_read.h; for every via-node restriction the profile
+ * obeys whose from and to ways end at the via node x, p is the from way's node next to x and q
+ * the to way's. In the graph, a node standing for x (x or a copy) that is entered by an arc
+ * coming from p's position (its last shape point, or its tail) must not leave towards q's
+ * position (no_*), or only towards it (only_*). The original x must not be entered from p. */
+typedef struct rnode {
+    int64_t id;
+    double lon, lat;
+} rnode;
+typedef struct rway {
+    int64_t id;
+    int64_t *refs;
+    uint32_t n;
+} rway;
+typedef struct rrest {
+    int kind;
+    int64_t from, via, to;
+} rrest;
+typedef struct rdata {
+    const gp_osm_profile *p;
+    rnode *nodes;
+    size_t nn, ncap;
+    rway *ways;
+    size_t nw, wcap;
+    rrest *r;
+    size_t nr, rcap;
+} rdata;
+
+static int r_node(void *ctx, int64_t id, double lon, double lat, const gp_osm_tag *t, uint32_t n,
+                  gp_err *err) {
+    (void)t, (void)n, (void)err;
+    rdata *d = ctx;
+    if (d->nn == d->ncap) d->nodes = realloc(d->nodes, (d->ncap = d->ncap * 2 + 1024) * sizeof *d->nodes);
+    d->nodes[d->nn++] = (rnode){id, lon, lat};
+    return 0;
+}
+static int r_way(void *ctx, int64_t id, const int64_t *refs, uint32_t nrefs, const gp_osm_tag *t,
+                 uint32_t n, gp_err *err) {
+    (void)t, (void)n, (void)err;
+    rdata *d = ctx;
+    if (d->nw == d->wcap) d->ways = realloc(d->ways, (d->wcap = d->wcap * 2 + 256) * sizeof *d->ways);
+    int64_t *copy = malloc(nrefs * sizeof *copy);
+    memcpy(copy, refs, nrefs * sizeof *copy);
+    d->ways[d->nw++] = (rway){id, copy, nrefs};
+    return 0;
+}
+static int r_rel(void *ctx, int64_t id, const gp_osm_member *m, uint32_t nm, const gp_osm_tag *t,
+                 uint32_t n, gp_err *err) {
+    (void)id, (void)err;
+    rdata *d = ctx;
+    int cond;
+    int kind = gp_osm_eval_restriction(d->p, t, n, &cond);
+    if (!kind) return 0;
+    rrest r = {kind, 0, 0, 0};
+    int nf = 0, nv = 0, nt = 0;
+    for (uint32_t i = 0; i < nm; i++) {
+        if (!strcmp(m[i].role, "from") && m[i].type == 'w') r.from = m[i].ref, nf++;
+        if (!strcmp(m[i].role, "to") && m[i].type == 'w') r.to = m[i].ref, nt++;
+        if (!strcmp(m[i].role, "via")) nv++, r.via = m[i].type == 'n' ? m[i].ref : 0;
+    }
+    if (nf != 1 || nt != 1 || nv != 1 || !r.via) return 0;
+    if (d->nr == d->rcap) d->r = realloc(d->r, (d->rcap = d->rcap * 2 + 64) * sizeof *d->r);
+    d->r[d->nr++] = r;
+    return 0;
+}
+
+static const rnode *find_node(const rdata *d, int64_t id) {
+    for (size_t i = 0; i < d->nn; i++)
+        if (d->nodes[i].id == id) return &d->nodes[i];
+    return NULL;
+}
+static const rway *find_way(const rdata *d, int64_t id) {
+    for (size_t i = 0; i < d->nw; i++)
+        if (d->ways[i].id == id) return &d->ways[i];
+    return NULL;
+}
+/* The way's node next to x when x is one of its ends, else 0. */
+static int64_t beside(const rway *w, int64_t x) {
+    if (!w || w->n < 2) return 0;
+    if (w->refs[0] == x) return w->refs[1];
+    if (w->refs[w->n - 1] == x) return w->refs[w->n - 2];
+    return 0;
+}
+static int at(double lon, double lat, const rnode *p) {
+    return fabs(lon - p->lon) < 1e-9 && fabs(lat - p->lat) < 1e-9;
+}
+/* Position an arc a (tail u) comes from into its head / goes to from its tail. */
+static void arc_from(const gp_graph *g, uint32_t a, uint32_t u, double *lon, double *lat) {
+    const double *x, *y;
+    uint32_t k = gp_graph_arc_shape(g, a, &x, &y);
+    *lon = k ? x[k - 1] : g->lon[u];
+    *lat = k ? y[k - 1] : g->lat[u];
+}
+static void arc_to(const gp_graph *g, uint32_t a, double *lon, double *lat) {
+    const double *x, *y;
+    uint32_t k = gp_graph_arc_shape(g, a, &x, &y);
+    *lon = k ? x[0] : g->lon[g->col[a]];
+    *lat = k ? y[0] : g->lat[g->col[a]];
+}
+
+/* Returns the number of (restriction, entry) pairs checked. */
+static uint32_t check_restrictions(const gp_graph *g, const char *path, const char *profile) {
+    rdata d;
+    memset(&d, 0, sizeof d);
+    d.p = gp_osm_profile_find(profile);
+    gp_osm_callbacks cb = {&d, r_node, r_way, r_rel};
+    gp_err err = {0};
+    assert_int_equal(gp_osm_read(path, &cb, &err), GP_OK);
+    uint32_t checked = 0;
+    for (size_t i = 0; i < d.nr; i++) {
+        const rrest *r = &d.r[i];
+        int64_t pid = beside(find_way(&d, r->from), r->via), qid = beside(find_way(&d, r->to), r->via);
+        const rnode *p = pid ? find_node(&d, pid) : NULL, *q = qid ? find_node(&d, qid) : NULL;
+        if (!p || !q) continue; /* a way passing through the via node, or outside the file */
+        for (uint32_t c = 0; c < g->n; c++) {
+            if (gp_graph_orig_id(g, c) != r->via) continue;
+            int entered = 0;
+            for (uint32_t k = g->rrow[c]; k < g->rrow[c + 1] && !entered; k++) {
+                uint32_t u = g->rcol[k];
+                for (uint32_t a = g->row[u]; a < g->row[u + 1]; a++) {
+                    double lon, lat;
+                    if (g->col[a] != c) continue;
+                    arc_from(g, a, u, &lon, &lat);
+                    if (at(lon, lat, p)) entered = 1;
+                }
+            }
+            if (!entered) continue;
+            if (g->ext[c] == r->via)
+                fail_msg("%s: via node %lld is entered from %lld: the entry is not restricted", path,
+                         (long long)r->via, (long long)pid);
+            checked++;
+            for (uint32_t a = g->row[c]; a < g->row[c + 1]; a++) {
+                double lon, lat;
+                arc_to(g, a, &lon, &lat);
+                int towards = at(lon, lat, q);
+                if (r->kind == GP_OSM_TURN_NO ? towards : !towards)
+                    fail_msg("%s (%s): %lld -> %lld -> %lld breaks a %s restriction", path, profile,
+                             (long long)pid, (long long)r->via, (long long)qid,
+                             r->kind == GP_OSM_TURN_NO ? "no_" : "only_");
+            }
+        }
+    }
+    for (size_t i = 0; i < d.nw; i++) free(d.ways[i].refs);
+    free(d.ways);
+    free(d.nodes);
+    free(d.r);
+    return checked;
+}
+
 /* Every algorithm agrees on the real extracts, for every profile (random pairs, tables, trees). */
 static void test_real_extracts(void **state) {
     (void)state;
@@ -426,6 +577,11 @@ static void test_real_extracts(void **state) {
             if (!g) fail_msg("%s: %s", spec, err.msg);
             assert_true(g->n > 1000 && g->m > 2000);
             assert_non_null(g->arc_shape);
+            char file[1100];
+            snprintf(file, sizeof file, "%s/osm/%s", data, files[f]);
+            uint32_t checked = check_restrictions(g, file, profiles[p]);
+            print_message("%s %s: %u restricted entries checked\n", files[f], profiles[p], checked);
+            if (f == 0 && p < 2) assert_true(checked >= 10); /* Monaco: 27 restrictions */
             assert_int_equal(gp_engine_attach(eng, g, &err), GP_OK);
             uint64_t seed = 12345 + (uint64_t)(f * 3 + p);
             uint32_t src[8], dst[8];

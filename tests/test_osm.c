@@ -325,6 +325,86 @@ static void test_access_and_barriers(void **state) {
     gp_graph_unref(g);
 }
 
+/* One rule per way (tests/data/osm/rules.osm): the deciseconds of the arc from the way's first
+ * node to its last and back, per profile, -1 where there is no way through. 78.63 m each (157.25
+ * through a middle node): e.g. 25 km/h = 113 ds, 15 = 189, 5 = 566. */
+static const struct rule_row {
+    int way, nodes;
+    int ds[6]; /* car fwd, car bwd, bicycle fwd, bicycle bwd, foot fwd, foot bwd */
+} RULES[] = {
+    /* maxspeed over the class cap: car 50 (residential cap), bicycle 15, foot ignores it */
+    {1, 2, {57, 57, 189, 189, 566, 566}},
+    /* maxspeed:forward: 30 one way, the class speed (25) the other */
+    {2, 2, {94, 113, 189, 189, 566, 566}},
+    /* access=destination is allowed */
+    {3, 2, {113, 113, 189, 189, 566, 566}},
+    /* motor_vehicle=no: not by car */
+    {4, 2, {-1, -1, 189, 189, 566, 566}},
+    /* access=no + bicycle=yes: bicycles only */
+    {5, 2, {-1, -1, 189, 189, -1, -1}},
+    /* oneway=reversible: not routable for vehicles */
+    {6, 2, {-1, -1, -1, -1, 566, 566}},
+    /* motorway: implied oneway, cars only */
+    {7, 2, {31, -1, -1, -1, -1, -1}},
+    /* oneway=no cancels the implied oneway */
+    {8, 2, {31, 31, -1, -1, -1, -1}},
+    /* cycleway=opposite: bicycles both ways */
+    {9, 2, {113, -1, 189, 189, 566, 566}},
+    /* footway: bicycles pushed at 6 km/h */
+    {10, 2, {-1, -1, 472, 472, 566, 566}},
+    /* steps: pedestrians only, 2 km/h */
+    {11, 2, {-1, -1, -1, -1, 1415, 1415}},
+    /* cycleway: 18 km/h by bicycle */
+    {12, 2, {-1, -1, 157, 157, 566, 566}},
+    /* ferry without duration: 5 km/h */
+    {13, 2, {566, 566, 566, 566, 566, 566}},
+    /* area=yes: never routable */
+    {14, 2, {-1, -1, -1, -1, -1, -1}},
+    /* a bollard with motor_vehicle=yes lets cars through */
+    {15, 3, {226, 226, 377, 377, 1132, 1132}},
+    /* a gate with access=private stops everybody */
+    {16, 3, {-1, -1, -1, -1, -1, -1}},
+    /* highway=construction is not in any table */
+    {17, 2, {-1, -1, -1, -1, -1, -1}},
+    /* track: bicycles 12 km/h, not cars */
+    {18, 2, {-1, -1, 236, 236, 566, 566}},
+    /* primary_link: 30 km/h by car */
+    {19, 2, {94, 94, 189, 189, 566, 566}},
+    /* living_street: maxspeed 30 capped at 20 (car), bicycle 10 */
+    {20, 2, {141, 141, 283, 283, 566, 566}},
+    /* oneway=-1 with oneway:bicycle=no */
+    {21, 2, {-1, 113, 189, 189, 566, 566}},
+    /* access=private + foot=yes */
+    {22, 2, {-1, -1, -1, -1, 566, 566}},
+};
+
+static void test_profile_rules(void **state) {
+    (void)state;
+    static const char *profiles[] = {"car", "bicycle", "foot"};
+    for (int p = 0; p < 3; p++) {
+        gp_graph *g = load("rules.osm", profiles[p]);
+        for (size_t i = 0; i < sizeof RULES / sizeof RULES[0]; i++) {
+            const struct rule_row *r = &RULES[i];
+            int64_t a = r->way * 100 + 1, b = r->way * 100 + r->nodes;
+            for (int dir = 0; dir < 2; dir++) {
+                int want = r->ds[2 * p + dir];
+                uint32_t s = gp_graph_index(g, dir ? b : a), t = gp_graph_index(g, dir ? a : b);
+                uint64_t got = GP_INF;
+                if (s != GP_NONE && t != GP_NONE) {
+                    int64_t ids[4];
+                    uint32_t len;
+                    got = route(g, dir ? b : a, dir ? a : b, ids, 4, &len);
+                }
+                if (want < 0 ? got != GP_INF : got != (uint64_t)want)
+                    fail_msg("%s, way %d %s: %lld ds, want %d", profiles[p], r->way,
+                             dir ? "backward" : "forward", got == GP_INF ? -1LL : (long long)got,
+                             want);
+            }
+        }
+        gp_graph_unref(g);
+    }
+}
+
 /* Attributes follow their arcs through the builder's sort and enter the content hash. */
 static void test_builder_attributes(void **state) {
     (void)state;
@@ -622,6 +702,7 @@ static void test_real_extracts(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_oneway),
+        cmocka_unit_test(test_profile_rules),
         cmocka_unit_test(test_turn_restrictions),
         cmocka_unit_test(test_via_way),
         cmocka_unit_test(test_negative_ids),

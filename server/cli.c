@@ -265,6 +265,17 @@ static int node_list(const gp_graph *g, const char *s, const char *opt, uint32_t
     return 0;
 }
 
+/* --profile must be what the graph was built with: it applies to OSM files, and a snapshot keeps
+ * the profile it was imported with. */
+static int check_profile(const opts *o, const gp_graph *g) {
+    if (!o->profile || strcmp(o->profile, g->profile) == 0) return 0;
+    if (!g->profile[0])
+        return fail_usage("--profile applies to OpenStreetMap graphs; %s is a %s graph", o->graph,
+                          g->format);
+    return fail_usage("--profile %s: %s was built with the %s profile (re-import it with "
+                      "--profile %s)", o->profile, o->graph, g->profile, o->profile);
+}
+
 /* Loads the graph and creates the engine the query runs on. */
 static int setup(const opts *o, const char *cmdname, int with_engine, gp_graph **g, gp_engine **e) {
     *g = NULL;
@@ -295,6 +306,11 @@ static int setup(const opts *o, const char *cmdname, int with_engine, gp_graph *
     gp_err_clear(&err);
     *g = gp_graph_load(o->graph, &lo, &err);
     if (!*g) return fail_err(&err);
+    if ((rc = check_profile(o, *g)) != 0) {
+        gp_graph_unref(*g);
+        *g = NULL;
+        return rc;
+    }
     if (!with_engine) return 0;
     *e = gp_engine_new(backend, threads, NULL, &err);
     if (!*e || gp_engine_attach(*e, *g, &err) != GP_OK) {
@@ -528,6 +544,10 @@ static int cmd_import(const opts *o) {
     double t0 = gp_now();
     gp_graph *g = gp_graph_load(o->graph, &lo, &err);
     if (!g) return fail_err(&err);
+    if ((rc = check_profile(o, g)) != 0) {
+        gp_graph_unref(g);
+        return rc;
+    }
     double t1 = gp_now();
     if (gp_snapshot_write(g, o->out, NULL, 0, &err) != GP_OK) {
         gp_graph_unref(g);

@@ -7,14 +7,18 @@
  * "op" (so PATCH links is reachable); admin calls stay disabled (they load graphs from paths).
  * Every answer must be a known status with a JSON body that parses (error bodies included).
  *
- * Build (after `make CC=clang NVCC= SAN="-fsanitize=fuzzer-no-link,address,undefined"
- * BUILD=build-fuzz build-fuzz/libgpath.a`):
+ * Build (graph/osm_read.cpp is C++: compile it with clang++ too, and link with clang++ so that
+ * UBSan's C++ runtime comes along):
+ *   make CC=clang CXX=clang++ NVCC= SAN="-fsanitize=fuzzer-no-link,address,undefined" \
+ *     BUILD=build-fuzz build-fuzz/libgpath.a
+ *   PK="libmicrohttpd libcjson inih libpq sqlite3 zlib libxml-2.0"
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -std=c11 -D_GNU_SOURCE \
- *     $(pkg-config --cflags libmicrohttpd libcjson inih libpq sqlite3 zlib libxml-2.0) \
- *     tests/fuzz/fuzz_request.c build-fuzz/libgpath.a \
- *     $(pkg-config --libs libmicrohttpd libcjson inih libpq sqlite3 zlib libxml-2.0) -lm -pthread \
+ *     $(pkg-config --cflags $PK) -c tests/fuzz/fuzz_request.c -o build-fuzz/fuzz_request.o
+ *   clang++ -g -fsanitize=fuzzer,address,undefined build-fuzz/fuzz_request.o \
+ *     build-fuzz/libgpath.a $(pkg-config --libs $PK) -lexpat -lbz2 -lm -pthread \
  *     -o build-fuzz/fuzz_request
- *   build-fuzz/fuzz_request -max_total_time=30 tests/fuzz/corpus/request
+ *   mkdir -p /tmp/fuzz-request && build-fuzz/fuzz_request -max_total_time=30 /tmp/fuzz-request \
+ *     tests/fuzz/corpus/request      (new inputs go to the first, scratch directory)
  */
 #include "../../server/config.h"
 #include "../../server/http.h"

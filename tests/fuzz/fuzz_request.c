@@ -2,7 +2,7 @@
  * is one request, "METHOD TARGET\n" then "Name: value\n" header lines, an empty line, and the
  * body (the rest), run through gp_http_dispatch - the same percent-decoding, NUL and size limits,
  * routing, token checks, JSON parsing, handlers and answer post-processing (request id, CORS,
- * gzip, streamed bodies drained) as a request off the socket. The service holds a small
+ * gzip, streamed bodies drained) as a request off the socket. The service holds two small
  * generated road graphs "g" and "t" (gen:100, two seeds) on the CPU backend; the operator token is
  * "op" (so PATCH links is reachable); admin calls stay disabled (they load graphs from paths).
  * Every answer must be a known status with a JSON body that parses (error bodies included).

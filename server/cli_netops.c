@@ -1,8 +1,9 @@
 /* cli_netops.c - `gpath routing-tables` and `gpath what-if`: one-shot routing-table and failure
  * what-if answers on stdout as JSON (the same documents as the HTTP endpoints, server/netops_json.h).
  *
- * routing-tables prints {"graph", "version", "routers", "backend", "tables": [router, ...]} (or one
- * router object with --router). what-if prints HTTP's what-if document {"graph", "version",
+ * routing-tables prints HTTP's document {"graph", "version", "backend", "ecmp_max", "weight_unit",
+ * "routers", "tables": [router, ...]} (with --router: GET .../routing-table's, the header members
+ * then the router's). what-if prints HTTP's what-if document {"graph", "version",
  * "what_if_version", "count", "changes": [...]} (server/netops_json.h, the graph named by its spec);
  * with --each-link it fails every link (each unordered router pair joined by an arc) in turn and
  * prints one line per link: {"link": [u, v], "changes": [...]} (used by tests/test_netops_ref.sh).
@@ -155,15 +156,18 @@ static int cmd_routing_tables(const gp_cli_args *a) {
             rc = die(GP_CLI_EXIT_USAGE, "--router %s: no router of that name or id", router);
             goto done;
         }
-        gp_nj_router(&s, t, i, NULL, scratch);
+        gp_sbuf hdr = {0}; /* HTTP's routing-table document (server/netops_json.h) */
+        gp_nj_header(&hdr, gp_cli_str(a, "graph"), t);
+        gp_nj_router(&s, t, i, hdr.oom ? NULL : hdr.p, scratch);
+        s.oom |= hdr.oom;
+        gp_sbuf_free(&hdr);
         gp_sbuf_add(&s, "\n", 1);
         rc = write_out(&s);
         goto done;
     }
-    gp_sbuf_add(&s, "{\"graph\":", 9);
-    gp_sbuf_json_str(&s, gp_cli_str(a, "graph"));
-    gp_sbuf_printf(&s, ",\"version\":\"%s\",\"routers\":%u,\"backend\":\"%s\",\"tables\":[",
-                   g->version, g->n, t->backend);
+    gp_sbuf_add(&s, "{", 1); /* HTTP's routing-tables document */
+    gp_nj_header(&s, gp_cli_str(a, "graph"), t);
+    gp_sbuf_printf(&s, "\"routers\":%u,\"tables\":[", g->n);
     for (uint32_t i = 0; i < g->n; i++) {
         if (i) gp_sbuf_add(&s, ",", 1);
         gp_nj_router(&s, t, i, NULL, scratch);

@@ -186,12 +186,7 @@ static gp_rt *tables_for(gp_req *r, gp_graph *g) {
 }
 
 static void add_header_members(gp_sbuf *s, gp_req *r, const gp_rt *t) {
-    gp_sbuf_add(s, "\"graph\":", 8);
-    gp_sbuf_json_str(s, gp_req_graph_name(r));
-    gp_sbuf_printf(s, ",\"version\":\"%s\",\"backend\":\"%s\",\"ecmp_max\":%u,\"weight_unit\":",
-                   t->g->version, t->backend, t->ecmp_max);
-    gp_sbuf_json_str(s, t->g->unit_name);
-    gp_sbuf_add(s, ",", 1);
+    gp_nj_header(s, gp_req_graph_name(r), t); /* the CLI's too (server/netops_json.h) */
 }
 
 static void send_sbuf(gp_req *r, int status, gp_sbuf *s) {

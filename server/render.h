@@ -92,6 +92,33 @@ cJSON *gp_render_route_snap(const gp_graph *g, const gp_snap *a, const gp_snap *
 double gp_round6(double x);
 double gp_round2(double x);
 
+/* ---- whole documents: what HTTP answers and the CLI prints, built here once for both ----
+ * graph names the graph: its name on HTTP, the --graph spec on the CLI. Every document carries
+ * "graph" and "version" (g's content hash); the cJSON ones come from the builders above, the text
+ * ones end with a newline:
+ *   route:   gp_render_route_snap's members, then "graph", "version"
+ *   nearest: {"graph", "version", gp_render_nearest_add's members}
+ *   sssp:    {"graph", "version", "weight_unit", "unit_s"?, "waypoints": [source's],
+ *             sssp members}    (unit_s only for travel times)
+ *   table:   {"graph", "version", "weight_unit", "unit_s"?,
+ *             "waypoints": {"sources": [...], "targets": [...]}, table members}
+ *   apsp:    {"graph", "version", "weight_unit", apsp members} */
+cJSON *gp_render_route_doc(const gp_graph *g, const char *graph, const gp_snap *a,
+                           const gp_snap *b, const gp_snap_route *r);
+cJSON *gp_render_nearest_doc(const gp_graph *g, const char *graph, double lon, double lat,
+                             const uint32_t *nodes, const double *metres, int n,
+                             const gp_snap *way);
+char *gp_render_sssp_doc(const gp_graph *g, const char *graph, const gp_snap *src,
+                         const uint64_t *dist, const uint32_t *pred, size_t *len);
+char *gp_render_table_doc(const gp_graph *g, const char *graph, const gp_snap *src, uint32_t ns,
+                          const gp_snap *dst, uint32_t nt, const uint64_t *dist, size_t *len);
+char *gp_render_apsp_doc(const gp_graph *g, const char *graph, const uint64_t *dist,
+                         const uint32_t *next, size_t *len);
+/* A place in messages (NoRoute): "node 12" for a node id, "7.420000,43.730000 (snapped 3.20 m
+ * to the road at node 12)" for a coordinate. */
+void gp_render_place_desc(char *buf, size_t size, const gp_graph *g, int is_coord,
+                          const gp_snap *s);
+
 char *gp_render_sssp_text(const gp_graph *g, uint32_t src, const uint64_t *dist,
                           const uint32_t *pred, size_t *len);
 char *gp_render_table_text(const gp_graph *g, const uint32_t *src, uint32_t ns,

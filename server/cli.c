@@ -124,9 +124,7 @@ static int cli_radius(const gp_cli_args *a, double *radius) {
     return gp_cli_double(a, "radius", def, 0, 2e7, radius);
 }
 
-/* An error HTTP answers with its error document (GP_HC_* code): the same document on stdout, the
- * message on stderr; exit 3 for NoRoute, 1 for a server-side failure, else 2 (bad input). */
-static int answer_error(int hcode, const char *msg) {
+int gp_cli_answer_error(int hcode, const char *msg) {
     gp_cli_progress_clear();
     fprintf(stderr, "gpath: %s\n", msg);
     int rc = gp_cli_print_json(gp_render_error_doc(gp_http_code_name(hcode), msg));
@@ -137,7 +135,7 @@ static int answer_error(int hcode, const char *msg) {
 }
 
 /* --opt's place (a node id or lon,lat) as a position, through the /v1 API's parser and resolver
- * (server/params.h) with HTTP's parameter name `what` in messages; errors as answer_error. */
+ * (server/params.h) with HTTP's parameter name `what` in messages; errors as gp_cli_answer_error. */
 static int cli_place(const gp_cli_args *a, const gp_graph *g, const char *opt, const char *what,
                      double radius, gp_snap *out, int *is_coord) {
     gp_place p;
@@ -145,10 +143,10 @@ static int cli_place(const gp_cli_args *a, const gp_graph *g, const char *opt, c
     char msg[1024];
     int code;
     if (gp_parse_place(gp_cli_str(a, opt), &p, what, &err))
-        return answer_error(GP_HC_INVALID_QUERY, err.msg);
+        return gp_cli_answer_error(GP_HC_INVALID_QUERY, err.msg);
     if (is_coord) *is_coord = p.is_coord;
     if (gp_place_snap(g, gp_cli_str(a, "graph"), &p, what, radius, out, &code, msg, sizeof msg))
-        return answer_error(code, msg);
+        return gp_cli_answer_error(code, msg);
     return 0;
 }
 
@@ -174,10 +172,10 @@ static int cli_places(const gp_cli_args *a, const gp_graph *g, const char *value
     char msg[1024];
     int code, rc = 0;
     if (gp_parse_places(text, &list, n, what, &err))
-        rc = answer_error(GP_HC_INVALID_QUERY, err.msg);
+        rc = gp_cli_answer_error(GP_HC_INVALID_QUERY, err.msg);
     else if (!(*out = gp_places_snap(g, gp_cli_str(a, "graph"), list, *n, what, radius, &code, msg,
                                      sizeof msg)))
-        rc = answer_error(code, msg);
+        rc = gp_cli_answer_error(code, msg);
     free(list);
     free(text);
     return rc;
@@ -261,7 +259,7 @@ static int cmd_route(const gp_cli_args *a) {
     if (algo == GP_P2P_ASTAR && !g->lon) {
         char msg[600]; /* HTTP's NoCoordinates answer */
         snprintf(msg, sizeof msg, "algo=astar needs coordinates; graph '%s' has none", spec);
-        rc = answer_error(GP_HC_NO_COORDINATES, msg);
+        rc = gp_cli_answer_error(GP_HC_NO_COORDINATES, msg);
     } else if (!(rc = cli_place(a, g, "from", "from", radius, &sa, &ca)) &&
                !(rc = cli_place(a, g, "to", "to", radius, &sb, &cb))) {
         /* the HTTP route's own path and document (engine/snap.h, server/render.h) */
@@ -277,7 +275,7 @@ static int cmd_route(const gp_cli_args *a) {
             gp_render_place_desc(fa, sizeof fa, g, ca, &sa);
             gp_render_place_desc(fb, sizeof fb, g, cb, &sb);
             gp_render_no_route_msg(msg, sizeof msg, fa, fb, spec);
-            rc = answer_error(GP_HC_NO_ROUTE, msg);
+            rc = gp_cli_answer_error(GP_HC_NO_ROUTE, msg);
         } else {
             rc = gp_cli_print_json(gp_render_route_doc(g, spec, &sa, &sb, &sr));
         }
@@ -323,7 +321,7 @@ static int cmd_nearest(const gp_cli_args *a) {
     if (!g->lon || !g->spatial) {
         char msg[600]; /* HTTP's NoCoordinates answer */
         snprintf(msg, sizeof msg, "graph '%s' has no node coordinates", gp_cli_str(a, "graph"));
-        rc = answer_error(GP_HC_NO_COORDINATES, msg);
+        rc = gp_cli_answer_error(GP_HC_NO_COORDINATES, msg);
         gp_graph_unref(g);
         return rc;
     }

@@ -152,8 +152,10 @@ static int cmd_routing_tables(const gp_cli_args *a) {
     }
     if (router) {
         uint32_t i = gp_router_lookup(g, router); /* by name, else id (server/params.h) */
-        if (i == GP_NONE) {
-            rc = die(GP_CLI_EXIT_USAGE, "--router %s: no router of that name or id", router);
+        if (i == GP_NONE) { /* HTTP's UnknownNode document */
+            char msg[512];
+            gp_unknown_router_msg(msg, sizeof msg, "router", router, gp_cli_str(a, "graph"));
+            rc = gp_cli_answer_error(GP_HC_UNKNOWN_NODE, msg);
             goto done;
         }
         gp_sbuf hdr = {0}; /* HTTP's routing-table document (server/netops_json.h) */

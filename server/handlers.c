@@ -1,7 +1,8 @@
 /* handlers.c - the query and status endpoints of the HTTP service: /health, /ready, /metrics,
- * /v1/graphs[/{graph}] and the graph queries route, nearest, sssp, table and apsp. Answers are
- * rendered by server/render.c (the same shapes as the CLI) with the graph's name and version
- * added, so clients can tell which version of a reloaded graph answered.
+ * /v1/graphs[/{graph}] and the graph queries route, nearest, sssp, table and apsp. Each answer is
+ * a whole document of server/render.h (gp_render_*_doc), the one the CLI prints for the same
+ * query, carrying the graph's name and version so clients can tell which version of a reloaded
+ * graph answered; places resolve through server/params.h's gp_place_snap, as the CLI's do.
  */
 #include "handlers.h"
 

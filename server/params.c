@@ -743,12 +743,19 @@ int gp_link_text(const gp_graph *g, const char *text, int with_cost, gp_link_cha
     return GP_OK;
 }
 
+void gp_unknown_router_msg(char *buf, size_t cap, const char *what, const char *text,
+                           const char *gname) {
+    snprintf(buf, cap, "%s: no router named or numbered '%.64s' in graph '%s'", what, text, gname);
+}
+
 uint32_t gp_req_router(gp_req *r, const gp_place *p, const char *what) {
     if (!p->name) return gp_req_node(r, p->id, what);
     gp_graph *g = gp_req_graph(r);
     uint32_t v = gp_router_lookup(g, p->name);
-    if (v == GP_NONE)
-        gp_http_error(r, GP_HC_UNKNOWN_NODE, "%s: no router named or numbered '%.64s' in graph '%s'",
-                      what, p->name, gp_req_graph_name(r));
+    if (v == GP_NONE) {
+        char msg[512];
+        gp_unknown_router_msg(msg, sizeof msg, what, p->name, gp_req_graph_name(r));
+        gp_http_error(r, GP_HC_UNKNOWN_NODE, "%s", msg);
+    }
     return v;
 }

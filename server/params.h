@@ -155,6 +155,10 @@ uint64_t gp_max_distance_limit(const gp_graph *g, double max_distance);
 double gp_req_radius(const gp_args *a);
 int gp_req_snap(gp_req *r, const gp_place *p, const char *what, double radius_m, gp_snap *out);
 uint32_t gp_req_router(gp_req *r, const gp_place *p, const char *what);
+/* The UnknownNode message for a router text that gp_router_lookup does not find (HTTP's, the
+ * CLI's). */
+void gp_unknown_router_msg(char *buf, size_t cap, const char *what, const char *text,
+                           const char *gname);
 /* A node of g by name, else (for text that is an integer) by id; GP_NONE when neither. */
 uint32_t gp_router_lookup(const gp_graph *g, const char *text);
 /* The CLI's link arguments "U,V" (with_cost 0: a link down) or "U,V,COST" (with_cost 1), routers

@@ -187,6 +187,8 @@ T = "topo.graphml"
 same("routing-tables", ["routing-tables", "-g", T], "GET", T + "/routing-tables")
 same("routing-table of one router (by name)", ["routing-tables", "-g", T, "--router", "r3"],
      "GET", T + "/routing-table?router=r3")
+same("routing-table of an unknown router", ["routing-tables", "-g", T, "--router", "r9"],
+     "GET", T + "/routing-table?router=r9", code="UnknownNode")
 same("what-if", ["what-if", "-g", T, "--fail-link", "1,3", "--set-cost", "r2,r3,5", "--fail-router", "4"],
      "POST", T + "/what-if", {"fail_links": [[1, 3]], "set_costs": [{"link": ["r2", "r3"], "cost": 5}],
                               "fail_routers": [4]})

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../server/params.h"
@@ -136,12 +137,65 @@ static void test_router_lookup(void **st) {
     gp_graph_unref(g);
 }
 
+/* The places lists of the query string and the CLI, and resolution against a graph as HTTP and
+ * the CLI share it (gp_place_snap / gp_places_snap: the error code and message of the answer). */
+static void test_place_lists_and_snapping(void **st) {
+    (void)st;
+    gp_err err;
+    gp_place *list = NULL;
+    uint32_t n = 0;
+    assert_int_equal(gp_parse_places("1;7.4246,43.7384;3", &list, &n, "sources", &err), GP_OK);
+    assert_int_equal(n, 3);
+    assert_true(!list[0].is_coord && list[0].id == 1 && list[1].is_coord && list[2].id == 3);
+    free(list);
+    assert_int_not_equal(gp_parse_places("1;;3", &list, &n, "sources", &err), GP_OK);
+    assert_non_null(strstr(err.msg, "'sources[1]'"));
+    assert_int_not_equal(gp_parse_places("1;7.4,x", &list, &n, "targets", &err), GP_OK);
+    assert_non_null(strstr(err.msg, "'targets[1]'"));
+
+    /* two nodes 1 km apart on a two-way road */
+    gp_builder *b = gp_builder_new(1.0);
+    assert_int_equal(gp_builder_add_node(b, 1, 1, 8.0, 47.0, NULL, &err), 0);
+    assert_int_equal(gp_builder_add_node(b, 2, 1, 8.0, 47.009, NULL, &err), 0);
+    assert_int_equal(gp_builder_add_arc(b, 1, 2, 10, &err), 0);
+    assert_int_equal(gp_builder_add_arc(b, 2, 1, 10, &err), 0);
+    gp_graph *g = gp_builder_finish(b, "t", "test", 1, &err);
+    assert_non_null(g);
+    gp_snap s;
+    char msg[1024];
+    int code = -1;
+    gp_place p = {.id = 2};
+    assert_int_equal(gp_place_snap(g, "g", &p, "from", 1000, &s, &code, msg, sizeof msg), 0);
+    assert_int_equal(s.node, gp_graph_index(g, 2));
+    p.id = 9;
+    assert_int_equal(gp_place_snap(g, "g", &p, "to", 1000, &s, &code, msg, sizeof msg), -1);
+    assert_int_equal(code, GP_HC_UNKNOWN_NODE);
+    assert_string_equal(msg, "to: node 9 is not in graph 'g'");
+    p = (gp_place){.is_coord = 1, .lon = 8.0001, .lat = 47.0045};
+    assert_int_equal(gp_place_snap(g, "g", &p, "from", 1000, &s, &code, msg, sizeof msg), 0);
+    assert_true(s.arc != GP_NONE && s.dist_m < 10);
+    assert_int_equal(gp_place_snap(g, "g", &p, "from", 1, &s, &code, msg, sizeof msg), -1);
+    assert_int_equal(code, GP_HC_NO_SEGMENT);
+    assert_non_null(strstr(msg, "from: "));
+    gp_place two[2] = {{.id = 1}, {.id = 5}};
+    assert_null(gp_places_snap(g, "g", two, 2, "sources", 1000, &code, msg, sizeof msg));
+    assert_int_equal(code, GP_HC_UNKNOWN_NODE);
+    assert_non_null(strstr(msg, "sources[1]: node 5"));
+    two[1].id = 2;
+    gp_snap *ss = gp_places_snap(g, "g", two, 2, "sources", 1000, &code, msg, sizeof msg);
+    assert_non_null(ss);
+    assert_int_equal(ss[1].node, gp_graph_index(g, 2));
+    free(ss);
+    gp_graph_unref(g);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_integers_and_numbers),
         cmocka_unit_test(test_places),
         cmocka_unit_test(test_json_values),
         cmocka_unit_test(test_router_lookup),
+        cmocka_unit_test(test_place_lists_and_snapping),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

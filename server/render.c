@@ -309,16 +309,6 @@ int gp_render_nearest_add(cJSON *o, const gp_graph *g, double lon, double lat,
     return w && cJSON_AddItemToObject(o, "waypoint", w) ? 0 : -1;
 }
 
-cJSON *gp_render_nearest(const gp_graph *g, double lon, double lat, const uint32_t *nodes,
-                         const double *metres, int n, const gp_snap *way) {
-    cJSON *o = cJSON_CreateObject();
-    if (gp_render_nearest_add(o, g, lon, lat, nodes, metres, n, way)) {
-        cJSON_Delete(o);
-        return NULL;
-    }
-    return o;
-}
-
 /* ---------------------------------------------------------------------------------------------
  * Snapped queries: waypoints, routes between positions */
 

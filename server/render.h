@@ -1,12 +1,13 @@
 /* render.h - JSON rendering of query answers, shared by the CLI (server/cli.c) and the HTTP
- * server, so both speak exactly the same shapes.
+ * server: the whole documents (gp_render_*_doc, below) are built here once and both sides print
+ * them, so a query answers the same document on HTTP and on the shell.
  *
  * Conventions (every function):
  *  - node ids are the graph's EXTERNAL ids (g->ext), JSON integers;
  *  - distances are in the input's units: JSON integers when g->scale == 1, else d / scale as a
  *    number (shortest decimal that reads back to the same double); GP_INF renders as null;
  *  - predecessors / next hops that are GP_NONE render as null.
- * Shapes:
+ * Shapes of the parts (the documents add "graph", "version", units and waypoints, below):
  *   route: {"from": ID, "to": ID, "distance": D|null, "path": [ID,...],
  *           "geometry": {"type": "LineString", "coordinates": [[lon,lat],...]}}
  *          (geometry only when the graph has coordinates; no route: distance null, path [])
@@ -64,14 +65,12 @@ void gp_render_node_desc(char *buf, size_t size, int64_t id);
 void gp_render_no_route_msg(char *buf, size_t size, const char *from, const char *to,
                             const char *graph);
 cJSON *gp_render_no_route(const char *from, const char *to, const char *graph);
-/* nearest: {"lon": X, "lat": Y, "nodes": [{"id": ID, "distance_m": M, "lon", "lat"}, ...],
+/* nearest's members {"lon": X, "lat": Y, "nodes": [{"id": ID, "distance_m": M, "lon", "lat"}, ...],
  * "waypoint": waypoint | null} for the n nodes found (nearest first) and the snapped position way
- * (NULL: none within the radius); HTTP's answer, which adds "graph" and "version" first, and the
- * CLI's. _add writes the members into o (0, or -1 when out of memory). */
+ * (NULL: none within the radius), written into o (0, or -1 when out of memory); the document is
+ * gp_render_nearest_doc's, below. */
 int gp_render_nearest_add(cJSON *o, const gp_graph *g, double lon, double lat,
                           const uint32_t *nodes, const double *metres, int n, const gp_snap *way);
-cJSON *gp_render_nearest(const gp_graph *g, double lon, double lat, const uint32_t *nodes,
-                         const double *metres, int n, const gp_snap *way);
 
 /* The /v1 answers' additions (server/handlers.c), for queries by node id or coordinate:
  *   waypoint: {"location": [lon, lat] | null, "node": ID, "distance_m": M, "name": "road"?}

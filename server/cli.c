@@ -409,7 +409,7 @@ static const gp_cli_opt table_opts[] = {
     GP_CLI_OPT_PROFILE,
     {"sources", 's', "PLACES",
      "one row each: node ids 1,2,3, or places (id or lon,lat) separated by ';'",
-     "1;8.4705,47.2801", GP_OPT_REQUIRED},
+     "'1;8.4705,47.2801'", GP_OPT_REQUIRED},
     {"targets", 't', "PLACES", "one column each, as --sources (default: the sources)",
      "250,9999", 0},
     OPT_RADIUS,

@@ -8,7 +8,10 @@
  * with --each-link it fails every link (each unordered router pair joined by an arc) in turn and
  * prints one line per link: {"link": [u, v], "changes": [...]} (used by tests/test_netops_ref.sh).
  * Routers are given by id or name (server/params.h). Options and help come from the tables below
- * (server/cli_args.h). Usage errors exit 2, failures 1.
+ * (server/cli_args.h). Usage errors exit 2, failures 1; an unknown router or a link between
+ * routers that are not joined prints HTTP's error document (UnknownNode, NotFound: --fail-link,
+ * --set-cost and --fail-router named as the body fields fail_links[i], set_costs[i].link,
+ * fail_routers[i]) and exits 2.
  */
 #include "cli_netops.h"
 
@@ -211,17 +214,26 @@ static int cmd_what_if(const gp_cli_args *a) {
     size_t nch = 0;
     gp_cli_all(a, "fail-link", vals, nl);
     gp_cli_all(a, "set-cost", vals + nl, nc);
-    for (size_t i = 0; i < nl + nc; i++, nch++)
-        if (gp_link_text(g, vals[i], i >= nl, &ch[nch], &err) != GP_OK) {
-            rc = die(GP_CLI_EXIT_USAGE, "%s", err.msg);
+    /* named as HTTP's body fields, with HTTP's error documents (server/params.h) */
+    const char *spec = gp_cli_str(a, "graph");
+    for (size_t i = 0; i < nl + nc; i++, nch++) {
+        char what[64];
+        int code;
+        if (i < nl) snprintf(what, sizeof what, "fail_links[%zu]", i);
+        else snprintf(what, sizeof what, "set_costs[%zu].link", i - nl);
+        if (gp_link_text(g, spec, vals[i], i >= nl, what, &ch[nch], &code, &err) != GP_OK) {
+            rc = gp_cli_answer_error(code, err.msg);
             goto done;
         }
+    }
     gp_cli_all(a, "fail-router", vals, nr);
     for (size_t i = 0; i < nr; i++) {
         uint32_t v = gp_router_lookup(g, vals[i]);
         if (v == GP_NONE) {
-            rc = die(GP_CLI_EXIT_USAGE, "--fail-router '%s': no router of that name or id",
-                     vals[i]);
+            char what[64], msg[512];
+            snprintf(what, sizeof what, "fail_routers[%zu]", i);
+            gp_unknown_router_msg(msg, sizeof msg, what, vals[i], spec);
+            rc = gp_cli_answer_error(GP_HC_UNKNOWN_NODE, msg);
             goto done;
         }
         fr[i] = g->ext[v];

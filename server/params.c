@@ -712,34 +712,54 @@ uint32_t gp_router_lookup(const gp_graph *g, const char *text) {
     return gp_parse_i64(text, &id) == 0 ? gp_graph_index(g, id) : GP_NONE;
 }
 
-/* The router named by text[0..len) into *id (external); 0 after filling err. */
-static int router_span(const gp_graph *g, const char *text, size_t len, const char *whole,
-                       int64_t *id, gp_err *err) {
-    char buf[256];
+/* The router named by text[0..len) into *id (external); 0 after filling err / hcode (HTTP's
+ * UnknownNode, the router named `what`[k]). */
+static int router_span(const gp_graph *g, const char *gname, const char *text, size_t len,
+                       const char *what, int k, int64_t *id, int *hcode, gp_err *err) {
+    char buf[256], w[160];
     if (len >= sizeof buf) len = sizeof buf - 1;
     memcpy(buf, text, len);
     buf[len] = 0;
     uint32_t v = gp_router_lookup(g, buf);
     if (v == GP_NONE) {
-        gp_err_set(err, GP_EINVAL, "'%.128s': no router named or numbered '%s'", whole, buf);
+        snprintf(w, sizeof w, "%s[%d]", what, k);
+        *hcode = GP_HC_UNKNOWN_NODE;
+        err->code = GP_EINVAL;
+        gp_unknown_router_msg(err->msg, sizeof err->msg, w, buf, gname);
         return 0;
     }
     *id = g->ext[v];
     return 1;
 }
 
-int gp_link_text(const gp_graph *g, const char *text, int with_cost, gp_link_change *out,
-                 gp_err *err) {
+int gp_link_joined(const gp_graph *g, const char *what, int64_t u, int64_t v, char *msg,
+                   size_t cap) {
+    uint32_t iu = gp_graph_index(g, u), iv = gp_graph_index(g, v);
+    if (gp_graph_find_arc(g, iu, iv) != GP_NONE || gp_graph_find_arc(g, iv, iu) != GP_NONE) return 1;
+    const char *nu = gp_graph_name(g, iu), *nv = gp_graph_name(g, iv);
+    snprintf(msg, cap, "%s: no link between %lld%s%s%s and %lld%s%s%s", what, (long long)u,
+             nu ? " (" : "", nu ? nu : "", nu ? ")" : "", (long long)v, nv ? " (" : "",
+             nv ? nv : "", nv ? ")" : "");
+    return 0;
+}
+
+int gp_link_text(const gp_graph *g, const char *gname, const char *text, int with_cost,
+                 const char *what, gp_link_change *out, int *hcode, gp_err *err) {
     const char *c1 = strchr(text, ','), *c2 = with_cost && c1 ? strrchr(text, ',') : NULL;
     const char *end2 = with_cost ? c2 : text + strlen(text);
     double cost = 0;
+    *hcode = GP_HC_INVALID_QUERY;
     if (!c1 || (with_cost && (c2 == c1 || gp_parse_num(c2 + 1, &cost) || cost < 0)))
-        return gp_err_set(err, GP_EINVAL, "'%.128s': expected %s (routers by id or name)", text,
-                          with_cost ? "U,V,COST with COST >= 0" : "U,V");
+        return gp_err_set(err, GP_EINVAL, "%s: '%.128s': expected %s (routers by id or name)",
+                          what, text, with_cost ? "U,V,COST with COST >= 0" : "U,V");
     *out = (gp_link_change){.down = !with_cost, .cost = cost};
-    if (!router_span(g, text, (size_t)(c1 - text), text, &out->u, err) ||
-        !router_span(g, c1 + 1, (size_t)(end2 - c1 - 1), text, &out->v, err))
+    if (!router_span(g, gname, text, (size_t)(c1 - text), what, 0, &out->u, hcode, err) ||
+        !router_span(g, gname, c1 + 1, (size_t)(end2 - c1 - 1), what, 1, &out->v, hcode, err))
         return GP_EINVAL;
+    if (!gp_link_joined(g, what, out->u, out->v, err->msg, sizeof err->msg)) {
+        *hcode = GP_HC_NOT_FOUND;
+        return err->code = GP_ENOTFOUND;
+    }
     return GP_OK;
 }
 

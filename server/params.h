@@ -161,10 +161,17 @@ void gp_unknown_router_msg(char *buf, size_t cap, const char *what, const char *
                            const char *gname);
 /* A node of g by name, else (for text that is an integer) by id; GP_NONE when neither. */
 uint32_t gp_router_lookup(const gp_graph *g, const char *text);
+/* 1 when routers u and v (external ids) are joined by an arc either way; else 0 with HTTP's
+ * NotFound message for the link `what` in msg. */
+int gp_link_joined(const gp_graph *g, const char *what, int64_t u, int64_t v, char *msg,
+                   size_t cap);
 /* The CLI's link arguments "U,V" (with_cost 0: a link down) or "U,V,COST" (with_cost 1), routers
- * by name or id (a name must not contain a comma); GP_EINVAL with err naming the text. */
-int gp_link_text(const gp_graph *g, const char *text, int with_cost, gp_link_change *out,
-                 gp_err *err);
+ * by name or id (a name must not contain a comma), resolved as HTTP resolves the link `what`
+ * ("fail_links[0]", "set_costs[0].link") of graph gname: GP_OK, or an error in err with *hcode
+ * the GP_HC_* code HTTP answers with that message: InvalidQuery (syntax), UnknownNode (a router,
+ * named what[0] / what[1]), NotFound (the routers are not joined). */
+int gp_link_text(const gp_graph *g, const char *gname, const char *text, int with_cost,
+                 const char *what, gp_link_change *out, int *hcode, gp_err *err);
 
 #ifdef __cplusplus
 }

@@ -8,7 +8,8 @@
 # (tests/data/osm/oneway.osm); the parsed JSON must be equal, with the graph served under its
 # --graph spec so that "graph" matches too. Only info's loaded_at (when each process loaded the
 # graph) differs by construction. Errors - UnknownNode, NoSegment, NoCoordinates, InvalidQuery,
-# NoRoute - must be HTTP's error document on the CLI's stdout with exit 2 (3 for NoRoute).
+# NoRoute, and what-if's unknown routers and unjoined links (NotFound) - must be HTTP's error
+# document on the CLI's stdout, its message on stderr, with exit 2 (3 for NoRoute).
 # Prints "N passed, N failed, N skipped" last.
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -99,7 +100,7 @@ def same(name, args, method, path, body=None, drop=(), code=None):
                 d.pop(k, None)
     if isinstance(b, dict):
         b.pop("request_id", None)  # per-request, if HTTP ever adds it to a body
-    want_rc = 0 if status == 200 else 3 if (b or {}).get("code") == "NoRoute" else 2
+    want_rc = 0 if status == 200 else 3 if got == "NoRoute" else 1 if status >= 500 else 2
     problems = []
     if got != code:
         problems.append("HTTP answered %d %s, the test expects %s" % (status, got, code or 200))
@@ -192,6 +193,13 @@ same("routing-table of an unknown router", ["routing-tables", "-g", T, "--router
 same("what-if", ["what-if", "-g", T, "--fail-link", "1,3", "--set-cost", "r2,r3,5", "--fail-router", "4"],
      "POST", T + "/what-if", {"fail_links": [[1, 3]], "set_costs": [{"link": ["r2", "r3"], "cost": 5}],
                               "fail_routers": [4]})
+same("what-if: unknown router in a link", ["what-if", "-g", T, "--fail-link", "r1,r9"], "POST",
+     T + "/what-if", {"fail_links": [["r1", "r9"]]}, code="UnknownNode")
+same("what-if: routers not joined", ["what-if", "-g", T, "--fail-link", "1,3", "--set-cost", "r2,r4,3"],
+     "POST", T + "/what-if", {"fail_links": [["1", "3"]], "set_costs": [{"link": ["r2", "r4"], "cost": 3}]},
+     code="NotFound")
+same("what-if: unknown router", ["what-if", "-g", T, "--fail-router", "r7"], "POST", T + "/what-if",
+     {"fail_routers": ["r7"]}, code="UnknownNode")
 same("route on a topology", ["route", "-g", T, "-f", "2", "-t", "4"], "GET", T + "/route?from=2&to=4")
 if os.environ.get("ABILENE"):
     A = "Abilene.graphml"

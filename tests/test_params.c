@@ -125,15 +125,34 @@ static void test_router_lookup(void **st) {
     assert_int_equal(gp_router_lookup(g, "30"), GP_NONE);
     /* the CLI's link arguments */
     gp_link_change c;
-    assert_int_equal(gp_link_text(g, "Berlin,20", 0, &c, &err), GP_OK);
+    int code;
+    assert_int_equal(gp_link_text(g, "t", "Berlin,20", 0, "l", &c, &code, &err), GP_OK);
     assert_true(c.u == 10 && c.v == 20 && c.down);
-    assert_int_equal(gp_link_text(g, "20,Berlin,2.5", 1, &c, &err), GP_OK);
+    assert_int_equal(gp_link_text(g, "t", "20,Berlin,2.5", 1, "l", &c, &code, &err), GP_OK);
     assert_true(c.u == 20 && c.v == 10 && !c.down && c.cost == 2.5);
-    assert_int_not_equal(gp_link_text(g, "Berlin,Paris", 0, &c, &err), GP_OK);
-    assert_non_null(strstr(err.msg, "Paris"));
-    assert_int_not_equal(gp_link_text(g, "Berlin,20,-1", 1, &c, &err), GP_OK);
-    assert_int_not_equal(gp_link_text(g, "Berlin,20", 1, &c, &err), GP_OK);
-    assert_int_not_equal(gp_link_text(g, "Berlin", 0, &c, &err), GP_OK);
+    /* HTTP's codes and messages: an unknown router named as the link's entry */
+    assert_int_not_equal(gp_link_text(g, "t", "Berlin,Paris", 0, "fail_links[0]", &c, &code, &err),
+                         GP_OK);
+    assert_int_equal(code, GP_HC_UNKNOWN_NODE);
+    assert_string_equal(err.msg, "fail_links[0][1]: no router named or numbered 'Paris' in graph 't'");
+    const char *bad[] = {"Berlin,20,-1", "Berlin,20", "Berlin"};
+    for (int k = 0; k < 3; k++) {
+        assert_int_not_equal(gp_link_text(g, "t", bad[k], k < 2, "l", &c, &code, &err), GP_OK);
+        assert_int_equal(code, GP_HC_INVALID_QUERY);
+    }
+    /* routers that exist but are not joined: NotFound */
+    gp_builder *b2 = gp_builder_new(1.0);
+    assert_int_equal(gp_builder_add_node(b2, 1, 0, 0, 0, NULL, &err), 0);
+    assert_int_equal(gp_builder_add_node(b2, 2, 0, 0, 0, NULL, &err), 0);
+    assert_int_equal(gp_builder_add_node(b2, 3, 0, 0, 0, NULL, &err), 0);
+    assert_int_equal(gp_builder_add_arc(b2, 1, 2, 1, &err), 0);
+    gp_graph *g2 = gp_builder_finish(b2, "t2", "test", 1, &err);
+    assert_non_null(g2);
+    assert_int_equal(gp_link_text(g2, "t2", "2,1", 0, "l", &c, &code, &err), GP_OK);
+    assert_int_not_equal(gp_link_text(g2, "t2", "1,3", 0, "l", &c, &code, &err), GP_OK);
+    assert_int_equal(code, GP_HC_NOT_FOUND);
+    assert_string_equal(err.msg, "l: no link between 1 and 3");
+    gp_graph_unref(g2);
     gp_graph_unref(g);
 }
 

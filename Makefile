@@ -21,7 +21,7 @@ OPT     ?= -O2 -g
 WARN    ?= -Wall -Wextra -Wno-unused-parameter
 CFLAGS  += -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -pthread -MMD -MP \
            $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -pthread -lm
+LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lmetis -pthread -lm
 SAN     ?=
 CFLAGS  += $(SAN)
 LDFLAGS += $(SAN)

@@ -70,6 +70,8 @@ typedef struct gp_graph {
     int refs;             /* reference count (atomic) */
     void *dev;            /* backend device state, or NULL */
     void (*dev_free)(void *dev);
+    void *cch;            /* engine/cch.h state (customizable contraction hierarchy), or NULL */
+    void (*cch_free)(void *cch);
 } gp_graph;
 
 /* Incremental construction. Nodes are created on first mention (arc or add_node); coordinates and

@@ -70,6 +70,10 @@ static const gp_config_key keys[] = {
     {"log_level", S(log_level), "info", 0, 0, "error, warn, info (one line per request) or debug."},
     {"ecmp_max", L(ecmp_max), "64", 1, 4096,
      "Most equal-cost next hops listed per destination in routing tables."},
+    {"cch", S(cch), "auto", 0, 0,
+     "CCH (contraction hierarchy) for route AUTO, sssp, table: auto (>= cch_min_nodes), on, off."},
+    {"cch_min_nodes", L(cch_min_nodes), "10000", 0, 2000000000,
+     "With cch = auto: the smallest graph (nodes) that gets a CCH at load."},
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 

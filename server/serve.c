@@ -111,6 +111,10 @@ int gp_serve_main(int argc, char **argv) {
         GP_LOG(GP_LOG_ERROR, "event=engine_failed error=\"%s\"", err.msg);
         goto out;
     }
+    if (gp_engine_set_cch(engine, cfg->cch, (uint32_t)cfg->cch_min_nodes, &err) != GP_OK) {
+        GP_LOG(GP_LOG_ERROR, "event=config_failed error=\"%s\"", err.msg);
+        goto out;
+    }
     GP_LOG(GP_LOG_INFO, "event=engine backend=%s", gp_engine_backend(engine));
     reg = gp_registry_new(engine);
     if (!reg) goto out;

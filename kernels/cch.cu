@@ -1,0 +1,474 @@
+/* cch.cu - GPU customization, PHAST and RPHAST for customizable contraction hierarchies. Plain-C
+ * interface and the design in engine/cuda_cch.h; the CPU reference is engine/cch.c, the lab
+ * bench/lab_cch.cu (validation against the CPU, then timings).
+ *
+ * Weights are uint32 with 0xffffffff = none, customization sums saturate and flag an overflow
+ * exactly as the CPU does (a shortcut is wrong only when every candidate overflowed), so the GPU's
+ * customized weights are bit-identical to the CPU's (min is order-independent). Sweep distances are
+ * uint64 (GP_INF unreachable).
+ *
+ * Levels: the CCH's ranks are grouped by level (engine/cch.h), so a level is a contiguous rank
+ * range and its edges a contiguous edge range. Levels are launched one kernel each when large; runs
+ * of consecutive small levels (<= SMALL_ITEMS items) go to one block of 1024 threads that walks
+ * them with __syncthreads() between levels (global writes of a block are visible to the block
+ * after the barrier).
+ */
+#include "../engine/cuda_cch.h"
+
+#include <cuda_runtime.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef unsigned long long u64;
+#define INF64 0xffffffffffffffffULL
+#define INF32 0xffffffffu
+#define SMALL_ITEMS 4096
+#define SMALL_THREADS 1024
+#define BIG_THREADS 256
+
+struct gp_dcch {
+    uint32_t n, m, nlevels;
+    uint64_t ntri;
+    uint32_t *level_first;  /* host copy: ranks per level */
+    uint32_t *edge_level;   /* host: up_first[level_first[l]] per level (nlevels+1) */
+    uint32_t *up_first, *up_head, *order; /* device */
+    uint64_t *tri_first;
+    uint32_t *tri;
+    uint32_t *ofw, *obw, *fw, *bw;
+    uint32_t *d_levels;     /* device copy of level_first */
+    uint32_t *d_elevels;    /* device copy of edge_level */
+    uint32_t *bad;          /* device word: overflow seen */
+    /* sweep workspace */
+    u64 *dist;
+    size_t dist_cap;        /* entries */
+    uint32_t *init_rank;
+    u64 *init_dist;
+    uint32_t *init_first;
+    size_t init_cap, init_dcap, init_first_cap;
+    u64 *outbuf;
+    size_t out_cap;
+    /* rphast restricted graph */
+    uint32_t *r_first, *r_head, *r_wt, *r_lev, *r_tgt;
+    uint32_t r_n, r_m, r_nlev, r_nt;
+    uint32_t *r_lev_host;
+    size_t r_cap_n, r_cap_m, r_cap_lev, r_cap_t;
+    uint64_t bytes;
+    cudaEvent_t ev0, ev1;
+};
+
+static int cfail(cudaError_t e, const char *what, gp_err *err) {
+    return gp_err_set(err, GP_EDEVICE, "CUDA error during %s: %s (%s)", what, cudaGetErrorName(e),
+                      cudaGetErrorString(e));
+}
+
+#define CK(call, what)                                                                             \
+    do {                                                                                           \
+        cudaError_t e_ = (call);                                                                   \
+        if (e_ != cudaSuccess) {                                                                   \
+            rc = cfail(e_, (what), err);                                                           \
+            goto out;                                                                              \
+        }                                                                                          \
+    } while (0)
+#define CKL(what) CK(cudaGetLastError(), (what))
+
+template <typename T>
+static cudaError_t dput(T **dst, const T *src, size_t count, cudaStream_t s, uint64_t *bytes) {
+    cudaError_t e = cudaMalloc((void **)dst, (count ? count : 1) * sizeof(T));
+    if (e != cudaSuccess) return e;
+    if (bytes) *bytes += (count ? count : 1) * sizeof(T);
+    if (count && src) return cudaMemcpyAsync(*dst, src, count * sizeof(T), cudaMemcpyHostToDevice, s);
+    return cudaSuccess;
+}
+
+/* Grows a device buffer to at least count entries (contents not kept). */
+template <typename T> static cudaError_t grow(T **buf, size_t *cap, size_t count) {
+    if (*cap >= count && *buf) return cudaSuccess;
+    cudaFree(*buf);
+    *buf = NULL;
+    size_t c = count < 1024 ? 1024 : count + count / 4;
+    cudaError_t e = cudaMalloc((void **)buf, c * sizeof(T));
+    *cap = e == cudaSuccess ? c : 0;
+    return e;
+}
+
+extern "C" void gp_dcch_free(gp_dcch *d) {
+    if (!d) return;
+    cudaFree(d->up_first);
+    cudaFree(d->up_head);
+    cudaFree(d->order);
+    cudaFree(d->tri_first);
+    cudaFree(d->tri);
+    cudaFree(d->ofw);
+    cudaFree(d->obw);
+    cudaFree(d->fw);
+    cudaFree(d->bw);
+    cudaFree(d->d_levels);
+    cudaFree(d->d_elevels);
+    cudaFree(d->bad);
+    cudaFree(d->dist);
+    cudaFree(d->init_rank);
+    cudaFree(d->init_dist);
+    cudaFree(d->init_first);
+    cudaFree(d->outbuf);
+    cudaFree(d->r_first);
+    cudaFree(d->r_head);
+    cudaFree(d->r_wt);
+    cudaFree(d->r_lev);
+    cudaFree(d->r_tgt);
+    if (d->ev0) cudaEventDestroy(d->ev0);
+    if (d->ev1) cudaEventDestroy(d->ev1);
+    free(d->level_first);
+    free(d->edge_level);
+    free(d->r_lev_host);
+    free(d);
+}
+
+extern "C" uint64_t gp_dcch_bytes(const gp_dcch *d) { return d ? d->bytes : 0; }
+
+extern "C" int gp_dcch_new(const gp_cch *c, void *stream, gp_dcch **out, gp_err *err) {
+    cudaStream_t s = (cudaStream_t)stream;
+    const gp_cch_topo *t = c->topo;
+    int rc = GP_OK;
+    gp_dcch *d = (gp_dcch *)calloc(1, sizeof *d);
+    if (!d) return gp_err_set(err, GP_ENOMEM, "out of memory for the device CCH");
+    d->n = t->n;
+    d->m = t->m;
+    d->nlevels = t->nlevels;
+    d->ntri = t->ntri;
+    d->level_first = (uint32_t *)malloc(((size_t)t->nlevels + 1) * sizeof(uint32_t));
+    d->edge_level = (uint32_t *)malloc(((size_t)t->nlevels + 1) * sizeof(uint32_t));
+    if (!d->level_first || !d->edge_level) {
+        gp_dcch_free(d);
+        return gp_err_set(err, GP_ENOMEM, "out of memory for the device CCH");
+    }
+    memcpy(d->level_first, t->level_first, ((size_t)t->nlevels + 1) * sizeof(uint32_t));
+    for (uint32_t l = 0; l <= t->nlevels; l++) d->edge_level[l] = t->up_first[t->level_first[l]];
+    CK(cudaEventCreate(&d->ev0), "cudaEventCreate");
+    CK(cudaEventCreate(&d->ev1), "cudaEventCreate");
+    CK(dput(&d->up_first, t->up_first, (size_t)t->n + 1, s, &d->bytes), "uploading the CCH");
+    CK(dput(&d->up_head, t->up_head, (size_t)t->m, s, &d->bytes), "uploading the CCH");
+    CK(dput(&d->order, t->order, (size_t)t->n, s, &d->bytes), "uploading the CCH");
+    CK(dput(&d->tri_first, (const uint64_t *)t->tri_first, (size_t)t->m + 1, s, &d->bytes),
+       "uploading the CCH triangles");
+    CK(dput(&d->tri, t->tri, (size_t)t->ntri * 2, s, &d->bytes), "uploading the CCH triangles");
+    CK(dput(&d->ofw, c->ofw, (size_t)t->m, s, &d->bytes), "uploading the CCH weights");
+    CK(dput(&d->obw, c->obw, (size_t)t->m, s, &d->bytes), "uploading the CCH weights");
+    CK(dput(&d->fw, (const uint32_t *)NULL, (size_t)t->m, s, &d->bytes), "allocating weights");
+    CK(dput(&d->bw, (const uint32_t *)NULL, (size_t)t->m, s, &d->bytes), "allocating weights");
+    CK(dput(&d->d_levels, d->level_first, (size_t)t->nlevels + 1, s, &d->bytes), "uploading levels");
+    CK(dput(&d->d_elevels, d->edge_level, (size_t)t->nlevels + 1, s, &d->bytes), "uploading levels");
+    CK(dput(&d->bad, (const uint32_t *)NULL, 1, s, &d->bytes), "allocating a flag");
+    CK(cudaStreamSynchronize(s), "uploading the CCH");
+    *out = d;
+    return GP_OK;
+out:
+    gp_dcch_free(d);
+    return rc;
+}
+
+extern "C" int gp_dcch_set_metric(gp_dcch *d, void *stream, const uint32_t *ofw,
+                                  const uint32_t *obw, gp_err *err) {
+    cudaStream_t s = (cudaStream_t)stream;
+    int rc = GP_OK;
+    CK(cudaMemcpyAsync(d->ofw, ofw, (size_t)d->m * 4, cudaMemcpyHostToDevice, s), "metric upload");
+    CK(cudaMemcpyAsync(d->obw, obw, (size_t)d->m * 4, cudaMemcpyHostToDevice, s), "metric upload");
+    CK(cudaStreamSynchronize(s), "metric upload");
+out:
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Customization */
+
+/* One warp customizes edge e. */
+__device__ __forceinline__ void customize_edge(uint32_t e, int lane, const uint64_t *__restrict__ tf,
+                                               const uint32_t *__restrict__ tri,
+                                               const uint32_t *__restrict__ ofw,
+                                               const uint32_t *__restrict__ obw, uint32_t *fw,
+                                               uint32_t *bw, uint32_t *bad) {
+    uint32_t f = lane == 0 ? ofw[e] : INF32, b = lane == 0 ? obw[e] : INF32;
+    int of = 0, ob = 0;
+    for (uint64_t k = tf[e] + lane; k < tf[e + 1]; k += 32) {
+        uint32_t e1 = tri[2 * k], e2 = tri[2 * k + 1];
+        uint32_t a1 = bw[e1], b2 = fw[e2], a2 = bw[e2], b1 = fw[e1];
+        if (a1 != INF32 && b2 != INF32) {
+            u64 sum = (u64)a1 + b2;
+            if (sum >= INF32) of = 1;
+            else if ((uint32_t)sum < f) f = (uint32_t)sum;
+        }
+        if (a2 != INF32 && b1 != INF32) {
+            u64 sum = (u64)a2 + b1;
+            if (sum >= INF32) ob = 1;
+            else if ((uint32_t)sum < b) b = (uint32_t)sum;
+        }
+    }
+    f = __reduce_min_sync(0xffffffffu, f);
+    b = __reduce_min_sync(0xffffffffu, b);
+    of = __any_sync(0xffffffffu, of);
+    ob = __any_sync(0xffffffffu, ob);
+    if (lane == 0) {
+        fw[e] = f;
+        bw[e] = b;
+        if ((of && f == INF32) || (ob && b == INF32)) atomicMin(bad, e);
+    }
+}
+
+__global__ void customize_level(uint32_t lo, uint32_t hi, const uint64_t *__restrict__ tf,
+                                const uint32_t *__restrict__ tri, const uint32_t *__restrict__ ofw,
+                                const uint32_t *__restrict__ obw, uint32_t *fw, uint32_t *bw,
+                                uint32_t *bad) {
+    uint64_t w = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    if (lo + w >= hi) return; /* whole warps leave together: hi - lo is per warp */
+    customize_edge((uint32_t)(lo + w), threadIdx.x & 31, tf, tri, ofw, obw, fw, bw, bad);
+}
+
+/* Levels [l0, l1) in one block, bottom-up. */
+__global__ void customize_small(uint32_t l0, uint32_t l1, const uint32_t *__restrict__ elev,
+                                const uint64_t *__restrict__ tf, const uint32_t *__restrict__ tri,
+                                const uint32_t *__restrict__ ofw, const uint32_t *__restrict__ obw,
+                                uint32_t *fw, uint32_t *bw, uint32_t *bad) {
+    int warp = threadIdx.x / 32, lane = threadIdx.x & 31, nw = blockDim.x / 32;
+    for (uint32_t l = l0; l < l1; l++) {
+        for (uint32_t e = elev[l] + warp; e < elev[l + 1]; e += nw)
+            customize_edge(e, lane, tf, tri, ofw, obw, fw, bw, bad);
+        __syncthreads();
+    }
+}
+
+extern "C" int gp_dcch_customize(gp_dcch *d, void *stream, uint32_t *fw, uint32_t *bw, float *ms,
+                                 gp_err *err) {
+    cudaStream_t s = (cudaStream_t)stream;
+    int rc = GP_OK;
+    uint32_t bad = INF32;
+    CK(cudaMemcpyAsync(d->bad, &bad, 4, cudaMemcpyHostToDevice, s), "customization");
+    CK(cudaEventRecord(d->ev0, s), "customization");
+    for (uint32_t l = 0; l < d->nlevels;) {
+        uint32_t cnt = d->edge_level[l + 1] - d->edge_level[l];
+        if (cnt > SMALL_ITEMS / 8) {
+            uint64_t threads = (uint64_t)cnt * 32;
+            uint32_t blocks = (uint32_t)((threads + BIG_THREADS - 1) / BIG_THREADS);
+            customize_level<<<blocks, BIG_THREADS, 0, s>>>(d->edge_level[l], d->edge_level[l + 1],
+                                                           d->tri_first, d->tri, d->ofw, d->obw,
+                                                           d->fw, d->bw, d->bad);
+            CKL("customization");
+            l++;
+        } else {
+            uint32_t l1 = l;
+            while (l1 < d->nlevels && d->edge_level[l1 + 1] - d->edge_level[l1] <= SMALL_ITEMS / 8)
+                l1++;
+            customize_small<<<1, SMALL_THREADS, 0, s>>>(l, l1, d->d_elevels, d->tri_first, d->tri,
+                                                        d->ofw, d->obw, d->fw, d->bw, d->bad);
+            CKL("customization");
+            l = l1;
+        }
+    }
+    CK(cudaEventRecord(d->ev1, s), "customization");
+    CK(cudaMemcpyAsync(&bad, d->bad, 4, cudaMemcpyDeviceToHost, s), "customization");
+    if (fw) CK(cudaMemcpyAsync(fw, d->fw, (size_t)d->m * 4, cudaMemcpyDeviceToHost, s), "customization");
+    if (bw) CK(cudaMemcpyAsync(bw, d->bw, (size_t)d->m * 4, cudaMemcpyDeviceToHost, s), "customization");
+    CK(cudaStreamSynchronize(s), "customization");
+    if (ms) CK(cudaEventElapsedTime(ms, d->ev0, d->ev1), "customization");
+    if (bad != INF32)
+        rc = gp_err_set(err, GP_ETOOBIG,
+                        "CCH customization: shortcut %u would exceed 2^32-1 weight units", bad);
+out:
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Sweeps (PHAST, RPHAST) */
+
+__device__ __forceinline__ void sweep_item(uint32_t x, uint32_t s, uint32_t k,
+                                           const uint32_t *__restrict__ first,
+                                           const uint32_t *__restrict__ head,
+                                           const uint32_t *__restrict__ wt, u64 *dist) {
+    size_t at = (size_t)x * k + s;
+    u64 best = dist[at];
+    for (uint32_t e = first[x]; e < first[x + 1]; e++) {
+        uint32_t w = wt[e];
+        if (w == INF32) continue;
+        u64 dh = dist[(size_t)head[e] * k + s];
+        if (dh != INF64 && dh + w < best) best = dh + w;
+    }
+    dist[at] = best;
+}
+
+__global__ void sweep_level(uint32_t lo, uint32_t cnt, uint32_t k, const uint32_t *__restrict__ first,
+                            const uint32_t *__restrict__ head, const uint32_t *__restrict__ wt,
+                            u64 *dist) {
+    uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= (uint64_t)cnt * k) return;
+    sweep_item(lo + (uint32_t)(i / k), (uint32_t)(i % k), k, first, head, wt, dist);
+}
+
+/* Levels l1-1 down to l0 in one block. */
+__global__ void sweep_small(uint32_t l0, uint32_t l1, const uint32_t *__restrict__ lev, uint32_t k,
+                            const uint32_t *__restrict__ first, const uint32_t *__restrict__ head,
+                            const uint32_t *__restrict__ wt, u64 *dist) {
+    for (uint32_t l = l1; l-- > l0;) {
+        uint64_t lo = lev[l], items = (uint64_t)(lev[l + 1] - lev[l]) * k;
+        for (uint64_t i = threadIdx.x; i < items; i += blockDim.x)
+            sweep_item((uint32_t)(lo + i / k), (uint32_t)(i % k), k, first, head, wt, dist);
+        __syncthreads();
+    }
+}
+
+__global__ void fill64(u64 *a, size_t count) {
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < count) a[i] = INF64;
+}
+
+/* Upward-search results into the matrix: entry j of source s (init_first is k+1 offsets). */
+__global__ void scatter_init(uint32_t k, const uint32_t *__restrict__ init_first,
+                             const uint32_t *__restrict__ init_rank,
+                             const u64 *__restrict__ init_dist, u64 *dist) {
+    uint32_t s = blockIdx.x;
+    for (uint32_t j = init_first[s] + threadIdx.x; j < init_first[s + 1]; j += blockDim.x)
+        dist[(size_t)init_rank[j] * k + s] = init_dist[j];
+}
+
+/* PHAST output: out[s*n + v] = dist[rank(v)*k + s] via order (rank -> node). */
+__global__ void gather_nodes(uint32_t n, uint32_t k, const uint32_t *__restrict__ order,
+                             const u64 *__restrict__ dist, u64 *out) {
+    uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= (uint64_t)n * k) return;
+    uint32_t r = (uint32_t)(i / k), s = (uint32_t)(i % k);
+    out[(size_t)s * n + order[r]] = dist[i];
+}
+
+/* RPHAST output: out[s*nt + j] = dist[tgt[j]*k + s]. */
+__global__ void gather_targets(uint32_t nt, uint32_t k, const uint32_t *__restrict__ tgt,
+                               const u64 *__restrict__ dist, u64 *out) {
+    uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= (uint64_t)nt * k) return;
+    uint32_t s = (uint32_t)(i / nt), j = (uint32_t)(i % nt);
+    out[i] = dist[(size_t)tgt[j] * k + s];
+}
+
+static unsigned blocks_for(uint64_t items) {
+    return (unsigned)((items + BIG_THREADS - 1) / BIG_THREADS);
+}
+
+/* Init + level sweep over a graph (first/head/wt device, levels host lev / device dlev). */
+static int run_sweep(gp_dcch *d, cudaStream_t s, uint32_t n, uint32_t nlev, const uint32_t *lev,
+                     const uint32_t *dlev, const uint32_t *first, const uint32_t *head,
+                     const uint32_t *wt, uint32_t k, const uint32_t *init_first,
+                     const uint32_t *init_rank, const uint64_t *init_dist, gp_err *err) {
+    int rc = GP_OK;
+    size_t cells = (size_t)n * k, ninit = init_first[k];
+    CK(grow(&d->dist, &d->dist_cap, cells), "allocating the sweep");
+    CK(grow(&d->init_rank, &d->init_cap, ninit + 1), "allocating the sweep");
+    CK(grow(&d->init_dist, &d->init_dcap, ninit + 1), "allocating the sweep");
+    CK(grow(&d->init_first, &d->init_first_cap, (size_t)k + 1), "allocating the sweep");
+    CK(cudaMemcpyAsync(d->init_first, init_first, ((size_t)k + 1) * 4, cudaMemcpyHostToDevice, s),
+       "sweep init");
+    if (ninit) {
+        CK(cudaMemcpyAsync(d->init_rank, init_rank, ninit * 4, cudaMemcpyHostToDevice, s), "sweep init");
+        CK(cudaMemcpyAsync(d->init_dist, init_dist, ninit * 8, cudaMemcpyHostToDevice, s), "sweep init");
+    }
+    CK(cudaEventRecord(d->ev0, s), "sweep");
+    fill64<<<blocks_for(cells), BIG_THREADS, 0, s>>>(d->dist, cells);
+    CKL("sweep init");
+    scatter_init<<<k, 64, 0, s>>>(k, d->init_first, d->init_rank, (const u64 *)d->init_dist,
+                                  d->dist);
+    CKL("sweep init");
+    for (uint32_t l = nlev; l > 0;) {
+        uint64_t items = (uint64_t)(lev[l] - lev[l - 1]) * k;
+        if (items > SMALL_ITEMS) {
+            sweep_level<<<blocks_for(items), BIG_THREADS, 0, s>>>(lev[l - 1], lev[l] - lev[l - 1], k,
+                                                                  first, head, wt, d->dist);
+            CKL("sweep");
+            l--;
+        } else {
+            uint32_t l0 = l - 1;
+            while (l0 > 0 && (uint64_t)(lev[l0] - lev[l0 - 1]) * k <= SMALL_ITEMS) l0--;
+            sweep_small<<<1, SMALL_THREADS, 0, s>>>(l0, l, dlev, k, first, head, wt, d->dist);
+            CKL("sweep");
+            l = l0;
+        }
+    }
+out:
+    return rc;
+}
+
+extern "C" int gp_dcch_phast(gp_dcch *d, void *stream, uint32_t k, const uint32_t *init_first,
+                             const uint32_t *init_rank, const uint64_t *init_dist, uint64_t *dist,
+                             float *ms, gp_err *err) {
+    cudaStream_t s = (cudaStream_t)stream;
+    size_t cells = (size_t)d->n * k;
+    int rc = run_sweep(d, s, d->n, d->nlevels, d->level_first, d->d_levels, d->up_first,
+                       d->up_head, d->bw, k, init_first, init_rank, init_dist, err);
+    if (rc) return rc;
+    if (dist) {
+        CK(grow(&d->outbuf, &d->out_cap, cells), "allocating the PHAST output");
+        gather_nodes<<<blocks_for(cells), BIG_THREADS, 0, s>>>(d->n, k, d->order, d->dist,
+                                                               d->outbuf);
+        CKL("PHAST output");
+    }
+    CK(cudaEventRecord(d->ev1, s), "PHAST");
+    if (dist) CK(cudaMemcpyAsync(dist, d->outbuf, cells * 8, cudaMemcpyDeviceToHost, s), "PHAST output");
+    CK(cudaStreamSynchronize(s), "PHAST");
+    if (ms) CK(cudaEventElapsedTime(ms, d->ev0, d->ev1), "PHAST");
+out:
+    return rc;
+}
+
+extern "C" int gp_dcch_rphast_prepare(gp_dcch *d, void *stream, uint32_t nsel,
+                                      const uint32_t *first, const uint32_t *head,
+                                      const uint32_t *wt, uint32_t nlev, const uint32_t *lev_first,
+                                      uint32_t nt, const uint32_t *tgt, gp_err *err) {
+    cudaStream_t s = (cudaStream_t)stream;
+    int rc = GP_OK;
+    uint32_t m = first[nsel];
+    size_t capm = d->r_cap_m, capl = d->r_cap_lev;
+    CK(grow(&d->r_first, &d->r_cap_n, (size_t)nsel + 1), "RPHAST upload");
+    CK(grow(&d->r_head, &d->r_cap_m, (size_t)m + 1), "RPHAST upload");
+    if (d->r_cap_m != capm || !d->r_wt) {
+        cudaFree(d->r_wt);
+        d->r_wt = NULL;
+        CK(cudaMalloc((void **)&d->r_wt, d->r_cap_m * 4), "RPHAST upload");
+    }
+    CK(grow(&d->r_lev, &d->r_cap_lev, (size_t)nlev + 1), "RPHAST upload");
+    if (d->r_cap_lev != capl || !d->r_lev_host) {
+        free(d->r_lev_host);
+        d->r_lev_host = (uint32_t *)malloc(d->r_cap_lev * 4);
+        if (!d->r_lev_host) return gp_err_set(err, GP_ENOMEM, "out of memory for RPHAST levels");
+    }
+    CK(grow(&d->r_tgt, &d->r_cap_t, (size_t)nt + 1), "RPHAST upload");
+    CK(cudaMemcpyAsync(d->r_first, first, ((size_t)nsel + 1) * 4, cudaMemcpyHostToDevice, s), "RPHAST upload");
+    if (m) {
+        CK(cudaMemcpyAsync(d->r_head, head, (size_t)m * 4, cudaMemcpyHostToDevice, s), "RPHAST upload");
+        CK(cudaMemcpyAsync(d->r_wt, wt, (size_t)m * 4, cudaMemcpyHostToDevice, s), "RPHAST upload");
+    }
+    CK(cudaMemcpyAsync(d->r_lev, lev_first, ((size_t)nlev + 1) * 4, cudaMemcpyHostToDevice, s), "RPHAST upload");
+    CK(cudaMemcpyAsync(d->r_tgt, tgt, (size_t)nt * 4, cudaMemcpyHostToDevice, s), "RPHAST upload");
+    memcpy(d->r_lev_host, lev_first, ((size_t)nlev + 1) * 4);
+    d->r_n = nsel;
+    d->r_m = m;
+    d->r_nlev = nlev;
+    d->r_nt = nt;
+    CK(cudaStreamSynchronize(s), "RPHAST upload");
+out:
+    return rc;
+}
+
+extern "C" int gp_dcch_rphast(gp_dcch *d, void *stream, uint32_t k, const uint32_t *init_first,
+                              const uint32_t *init_local, const uint64_t *init_dist, uint64_t *out,
+                              float *ms, gp_err *err) {
+    cudaStream_t s = (cudaStream_t)stream;
+    size_t cells = (size_t)d->r_nt * k;
+    int rc = run_sweep(d, s, d->r_n, d->r_nlev, d->r_lev_host, d->r_lev, d->r_first, d->r_head,
+                       d->r_wt, k, init_first, init_local, init_dist, err);
+    if (rc) return rc;
+    CK(grow(&d->outbuf, &d->out_cap, cells + 1), "allocating the RPHAST output");
+    gather_targets<<<blocks_for(cells), BIG_THREADS, 0, s>>>(d->r_nt, k, d->r_tgt, d->dist,
+                                                             d->outbuf);
+    CKL("RPHAST output");
+    CK(cudaEventRecord(d->ev1, s), "RPHAST");
+    CK(cudaMemcpyAsync(out, d->outbuf, cells * 8, cudaMemcpyDeviceToHost, s), "RPHAST output");
+    CK(cudaStreamSynchronize(s), "RPHAST");
+    if (ms) CK(cudaEventElapsedTime(ms, d->ev0, d->ev1), "RPHAST");
+out:
+    return rc;
+}

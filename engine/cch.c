@@ -133,6 +133,21 @@ int gp_cch_order_metis(const gp_graph *g, uint32_t *rank, gp_err *err) {
 /* ---------------------------------------------------------------------------------------------
  * Contraction */
 
+static uint32_t max_tri_per_node = GP_CCH_MAX_TRI_PER_NODE; /* set at startup */
+#define GUARD_FLOOR (1ULL << 22)
+
+void gp_cch_set_max_tri_per_node(uint32_t v) { max_tri_per_node = v; }
+
+/* Edge ids travel shifted by one bit in path unpacking: at most 2^31 - 1 edges. */
+static uint64_t edge_limit(uint32_t n) {
+    uint64_t per = max_tri_per_node / 8 > 16 ? max_tri_per_node / 8 : 16;
+    uint64_t lim = max_tri_per_node ? per * n + GUARD_FLOOR : UINT64_MAX;
+    return lim < 0x7fffffffULL ? lim : 0x7fffffffULL;
+}
+static uint64_t tri_limit(uint32_t n) {
+    return max_tri_per_node ? (uint64_t)max_tri_per_node * n + GUARD_FLOOR : UINT64_MAX;
+}
+
 typedef struct vec {
     uint32_t *a;
     uint32_t len, cap;
@@ -175,8 +190,11 @@ static int chordal(uint32_t n, const uint32_t *first, const uint32_t *adj, const
             if (i == 0 || v->a[i] != v->a[i - 1]) v->a[k++] = v->a[i];
         v->len = k;
         uf[r] = (uint32_t)len;
-        if (len + k > UINT32_MAX - 1) {
-            gp_err_set(err, GP_ETOOBIG, "the CCH of %u nodes has over 2^32 edges", n);
+        if (len + k > edge_limit(n)) {
+            gp_err_set(err, GP_ETOOBIG,
+                       "the CCH of %u nodes passes %llu edges: the graph is not road-like "
+                       "(cch_max_triangles_per_node)",
+                       n, (unsigned long long)edge_limit(n));
             goto fail;
         }
         if (len + k > cap) {
@@ -318,7 +336,19 @@ int gp_cch_topo_build(const gp_graph *g, const uint32_t *rank_in, gp_cch_topo **
     for (uint32_t r = 0; r < n; r++)
         for (uint32_t e = t->up_first[r]; e < t->up_first[r + 1]; e++) t->up_tail[e] = r;
     /* lower triangles: for each v and pair x < y of its upper neighbours, v is a lower triangle
-     * of {x, y} (an edge of the chordal graph) */
+     * of {x, y} (an edge of the chordal graph); their number is known up front */
+    uint64_t ntri = 0;
+    for (uint32_t v = 0; v < n; v++) {
+        uint64_t d = t->up_first[v + 1] - t->up_first[v];
+        ntri += d * (d - (d > 0)) / 2;
+    }
+    if (ntri > tri_limit(n)) {
+        rc = gp_err_set(err, GP_ETOOBIG,
+                        "the CCH of %u nodes would have %llu triangles (over %u per node): the "
+                        "graph is not road-like (cch_max_triangles_per_node)",
+                        n, (unsigned long long)ntri, max_tri_per_node);
+        goto fail;
+    }
     for (int pass = 0; pass < 2; pass++) {
         for (uint32_t v = 0; v < n; v++) {
             uint32_t b = t->up_first[v], e = t->up_first[v + 1];
@@ -414,29 +444,35 @@ int gp_cch_map_metric(gp_cch *c, const gp_graph *g, gp_err *err) {
     return GP_OK;
 }
 
-/* Customizes edges [lo, hi); returns the first edge whose weight overflowed, or GP_NONE. */
+/* Customizes edges [lo, hi) into fw/bw and the witnesses fmid/bmid (the offset of the first lower
+ * triangle realising the weight within the edge's triangles; GP_NONE when the original arc does);
+ * returns the first edge whose weight overflowed, or GP_NONE. */
 static uint32_t customize_range(const gp_cch_topo *t, const uint32_t *ofw, const uint32_t *obw,
-                                uint32_t *fw, uint32_t *bw, uint32_t lo, uint32_t hi) {
+                                uint32_t *fw, uint32_t *bw, uint32_t *fmid, uint32_t *bmid,
+                                uint32_t lo, uint32_t hi) {
     uint32_t bad = GP_NONE;
     for (uint32_t e = lo; e < hi; e++) {
-        uint32_t f = ofw[e], b = obw[e];
+        uint32_t f = ofw[e], b = obw[e], fm = GP_NONE, bm = GP_NONE;
         int of = 0, ob = 0;
-        for (uint64_t k = t->tri_first[e]; k < t->tri_first[e + 1]; k++) {
+        uint64_t k0 = t->tri_first[e];
+        for (uint64_t k = k0; k < t->tri_first[e + 1]; k++) {
             uint32_t e1 = t->tri[2 * k], e2 = t->tri[2 * k + 1]; /* {v,x}, {v,y} */
             uint32_t a1 = bw[e1], b2 = fw[e2], a2 = bw[e2], b1 = fw[e1];
             if (a1 != GP_CCH_INF && b2 != GP_CCH_INF) {
                 uint32_t s = sat_add(a1, b2);
                 if (s == GP_CCH_INF) of = 1;
-                else if (s < f) f = s;
+                else if (s < f) f = s, fm = (uint32_t)(k - k0);
             }
             if (a2 != GP_CCH_INF && b1 != GP_CCH_INF) {
                 uint32_t s = sat_add(a2, b1);
                 if (s == GP_CCH_INF) ob = 1;
-                else if (s < b) b = s;
+                else if (s < b) b = s, bm = (uint32_t)(k - k0);
             }
         }
         fw[e] = f;
         bw[e] = b;
+        fmid[e] = fm;
+        bmid[e] = bm;
         if (((of && f == GP_CCH_INF) || (ob && b == GP_CCH_INF)) && bad == GP_NONE) bad = e;
     }
     return bad;
@@ -448,8 +484,9 @@ static int overflow_error(uint32_t e, gp_err *err) {
 }
 
 int gp_cch_customize_serial(const gp_cch_topo *t, const uint32_t *ofw, const uint32_t *obw,
-                            uint32_t *fw, uint32_t *bw, gp_err *err) {
-    uint32_t bad = customize_range(t, ofw, obw, fw, bw, 0, t->m);
+                            uint32_t *fw, uint32_t *bw, uint32_t *fmid, uint32_t *bmid,
+                            gp_err *err) {
+    uint32_t bad = customize_range(t, ofw, obw, fw, bw, fmid, bmid, 0, t->m);
     return bad == GP_NONE ? GP_OK : overflow_error(bad, err);
 }
 
@@ -478,7 +515,8 @@ static void *cust_main(void *arg) {
         if (w->id < parts && !atomic_load(&j->timed_out)) {
             uint32_t a = (uint32_t)(lo + (hi - lo) * (uint64_t)w->id / (uint64_t)parts);
             uint32_t b = (uint32_t)(lo + (hi - lo) * (uint64_t)(w->id + 1) / (uint64_t)parts);
-            uint32_t bad = customize_range(t, j->c->ofw, j->c->obw, j->c->fw, j->c->bw, a, b);
+            uint32_t bad = customize_range(t, j->c->ofw, j->c->obw, j->c->fw, j->c->bw,
+                                           j->c->fmid, j->c->bmid, a, b);
             if (bad != GP_NONE) {
                 unsigned none = GP_NONE;
                 atomic_compare_exchange_strong(&j->bad, &none, bad);
@@ -611,6 +649,8 @@ void gp_cch_free(void *pc) {
     free(c->obw);
     free(c->fw);
     free(c->bw);
+    free(c->fmid);
+    free(c->bmid);
     gp_cch_topo_unref(c->topo);
     free(c);
 }
@@ -641,8 +681,10 @@ static int cch_over(gp_cch_topo *t, const gp_graph *g, gp_cch **out, gp_err *err
     c->obw = malloc(m * 4);
     c->fw = malloc(m * 4);
     c->bw = malloc(m * 4);
+    c->fmid = malloc(m * 4);
+    c->bmid = malloc(m * 4);
     int rc;
-    if (!c->ofw || !c->obw || !c->fw || !c->bw)
+    if (!c->ofw || !c->obw || !c->fw || !c->bw || !c->fmid || !c->bmid)
         rc = gp_err_set(err, GP_ENOMEM, "out of memory for CCH weights (%u edges)", t->m);
     else
         rc = gp_cch_map_metric(c, g, err);
@@ -776,6 +818,22 @@ int gp_cch_order_load(const gp_graph *g, FILE *f, gp_err *err) {
 /* ---------------------------------------------------------------------------------------------
  * Queries */
 
+/* Relaxes the upward edges of x over weights wt. */
+static inline void relax_up(const gp_cch_topo *t, const uint32_t *wt, uint32_t x, uint64_t *d,
+                            uint32_t *pe) {
+    uint64_t dx = d[x];
+    for (uint32_t e = t->up_first[x]; e < t->up_first[x + 1]; e++) {
+        uint32_t w = wt[e];
+        if (w == GP_CCH_INF) continue;
+        uint32_t h = t->up_head[e];
+        uint64_t nd = dx + w;
+        if (nd < d[h]) {
+            d[h] = nd;
+            pe[h] = e;
+        }
+    }
+}
+
 /* Elimination-tree search from rank r over weights wt (fw: upward, bw: backward search). */
 static void etree_search(const gp_cch_topo *t, const uint32_t *wt, uint32_t r, uint64_t *d,
                          uint32_t *pe) {
@@ -829,27 +887,21 @@ static int unpack(const gp_cch *c, uint32_t e, int dir, upath *out, upath *stack
         uint32_t it = stack->v[--stack->len];
         uint32_t ee = it >> 1;
         int up = (int)(it & 1);
-        uint32_t want = up ? c->fw[ee] : c->bw[ee];
-        uint32_t orig = up ? c->ofw[ee] : c->obw[ee];
-        if (orig == want) {
+        uint32_t mid = up ? c->fmid[ee] : c->bmid[ee];
+        if (mid == GP_NONE) {
             if (up_push(out, t->order[up ? t->up_head[ee] : t->up_tail[ee]])) return -1;
             continue;
         }
-        uint64_t k = t->tri_first[ee], kend = t->tri_first[ee + 1];
-        for (; k < kend; k++) {
-            uint32_t e1 = t->tri[2 * k], e2 = t->tri[2 * k + 1]; /* {v,lo}, {v,hi} */
-            uint32_t a = up ? c->bw[e1] : c->bw[e2], b = up ? c->fw[e2] : c->fw[e1];
-            if (a == GP_CCH_INF || b == GP_CCH_INF || (uint64_t)a + b != want) continue;
-            /* push the second half first (stack): up: lo->v (down e1), v->hi (up e2);
-             * down: hi->v (down e2), v->lo (up e1) */
-            if (up) {
-                if (up_push(stack, e2 << 1 | 1u) || up_push(stack, e1 << 1)) return -1;
-            } else {
-                if (up_push(stack, e1 << 1 | 1u) || up_push(stack, e2 << 1)) return -1;
-            }
-            break;
+        uint64_t k = t->tri_first[ee] + mid;
+        if (k >= t->tri_first[ee + 1]) return -2; /* cannot happen for a customized CCH */
+        uint32_t e1 = t->tri[2 * k], e2 = t->tri[2 * k + 1]; /* {v,lo}, {v,hi} */
+        /* push the second half first (stack): up: lo->v (down e1), v->hi (up e2);
+         * down: hi->v (down e2), v->lo (up e1) */
+        if (up) {
+            if (up_push(stack, e2 << 1 | 1u) || up_push(stack, e1 << 1)) return -1;
+        } else {
+            if (up_push(stack, e1 << 1 | 1u) || up_push(stack, e2 << 1)) return -1;
         }
-        if (k == kend) return -2; /* no witness: cannot happen for a customized CCH */
     }
     return 0;
 }
@@ -864,18 +916,26 @@ int gp_cch_p2p(const gp_cch *c, uint32_t s, uint32_t t_, gp_path *path, gp_err *
     cws *w = cws_get(c, err);
     if (!w) return GP_ENOMEM;
     uint32_t rs = t->rank[s], rt = t->rank[t_];
-    etree_search(t, c->fw, rs, w->df, w->pf);
-    etree_search(t, c->bw, rt, w->db, w->pb);
+    /* both elimination-tree paths in increasing rank, pruned: a node whose distance is already
+     * no better than the best meeting found relaxes nothing */
     uint64_t best = GP_INF, settled = 0;
-    uint32_t meet = GP_NONE;
-    for (uint32_t x = rs; x != GP_NONE; x = t->parent[x]) {
+    uint32_t meet = GP_NONE, a = rs, b = rt;
+    w->df[rs] = 0;
+    w->db[rt] = 0;
+    w->pf[rs] = w->pb[rt] = GP_NONE;
+    while (a != GP_NONE || b != GP_NONE) {
+        int fa = b == GP_NONE || (a != GP_NONE && a <= b), fb = a == GP_NONE || (b != GP_NONE && b <= a);
+        uint32_t x = fa ? a : b;
         settled++;
-        if (w->df[x] != GP_INF && w->db[x] != GP_INF && w->df[x] + w->db[x] < best) {
+        if (fa && fb && w->df[x] != GP_INF && w->db[x] != GP_INF && w->df[x] + w->db[x] < best) {
             best = w->df[x] + w->db[x];
             meet = x;
         }
+        if (fa && w->df[x] < best) relax_up(t, c->fw, x, w->df, w->pf);
+        if (fb && w->db[x] < best) relax_up(t, c->bw, x, w->db, w->pb);
+        if (fa) a = t->parent[a];
+        if (fb) b = t->parent[b];
     }
-    for (uint32_t x = rt; x != GP_NONE; x = t->parent[x]) settled++;
     int rc = GP_OK;
     upath up = {0}, st = {0}, fwd = {0};
     if (meet != GP_NONE) {
@@ -889,7 +949,7 @@ int gp_cch_p2p(const gp_cch *c, uint32_t s, uint32_t t_, gp_path *path, gp_err *
             r2 = unpack(c, w->pb[x], 0, &up, &st);
         if (r2 == -1) goto oom;
         if (r2 == -2) {
-            rc = gp_err_set(err, GP_EINVAL, "CCH path unpacking found no triangle witness");
+            rc = gp_err_set(err, GP_EINVAL, "CCH path unpacking: a witness is out of range");
             goto done;
         }
         path->dist = best;

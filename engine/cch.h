@@ -67,6 +67,8 @@ typedef struct gp_cch {
     uint64_t graph_hash; /* the graph it was built for */
     uint32_t *ofw, *obw; /* topo->m: cheapest original arc x->y / y->x per edge, GP_CCH_INF none */
     uint32_t *fw, *bw;   /* topo->m: customized up / down weights */
+    uint32_t *fmid, *bmid; /* topo->m: witness of fw / bw: offset of the first lower triangle
+                            * realising it within the edge's triangles, GP_NONE = original arc */
     double custom_s;     /* seconds of the last customization */
     char custom_on[8];   /* "cpu" or "gpu" */
     int reused_topo;     /* 1 when the topology came from the cache */
@@ -74,6 +76,17 @@ typedef struct gp_cch {
     void (*gpu_free)(void *gpu);
     void *pool;          /* query workspaces (cch.c) */
 } gp_cch;
+
+/* Size guard. A CCH is worth it on graphs with small separators (road networks: NY has 5 CCH
+ * edges and 39 lower triangles per node); on grid-like graphs fill-in explodes (a 100,000-node grid
+ * has 21 edges and 1,126 triangles per node, a 1M-node grid would need ~8 GB of triangles). Building
+ * stops with GP_ETOOBIG once the CCH passes max_tri_per_node triangles per node or
+ * max(16, max_tri_per_node / 8) edges per node (graphs under 2^22 triangles are always built), and
+ * the engine serves such a graph with the Dijkstra family. Default GP_CCH_MAX_TRI_PER_NODE; 0 lifts
+ * the guard (the lab). Process-wide; set it before loading graphs (config
+ * cch_max_triangles_per_node). */
+#define GP_CCH_MAX_TRI_PER_NODE 200
+void gp_cch_set_max_tri_per_node(uint32_t max_tri_per_node);
 
 /* Order: METIS_NodeND on the skeleton (rank[v] = elimination position). Ties and isolated nodes
  * are handled; n >= 1. */
@@ -102,9 +115,10 @@ uint64_t gp_cch_bytes(const gp_cch *c);
 int gp_cch_map_metric(gp_cch *c, const gp_graph *g, gp_err *err);
 /* CPU customization: fw/bw from ofw/obw, level by level, threads workers (0 = all CPUs). */
 int gp_cch_customize(gp_cch *c, int threads, gp_err *err);
-/* Reference (single-threaded, edge by edge) customization into fw/bw: the test oracle. */
+/* Reference (single-threaded, edge by edge) customization into fw/bw/fmid/bmid: the test oracle. */
 int gp_cch_customize_serial(const gp_cch_topo *t, const uint32_t *ofw, const uint32_t *obw,
-                            uint32_t *fw, uint32_t *bw, gp_err *err);
+                            uint32_t *fw, uint32_t *bw, uint32_t *fmid, uint32_t *bmid,
+                            gp_err *err);
 
 /* Queries; node arguments are the graph's internal indices. */
 int gp_cch_p2p(const gp_cch *c, uint32_t s, uint32_t t, gp_path *path, gp_err *err);

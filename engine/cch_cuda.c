@@ -96,7 +96,8 @@ int gp_cch_gpu_customize(gp_cch *c, int device, gp_err *err) {
     }
     pthread_mutex_lock(&g->mu);
     cudaSetDevice(g->device);
-    rc = gp_dcch_customize(g->d, (void *)g->stream, c->fw, c->bw, &g->last_ms, err);
+    rc = gp_dcch_customize(g->d, (void *)g->stream, c->fw, c->bw, c->fmid, c->bmid, &g->last_ms,
+                           err);
     pthread_mutex_unlock(&g->mu);
     if (rc) goto fail;
     c->custom_s = gp_now() - t0;

@@ -34,10 +34,11 @@ uint64_t gp_dcch_bytes(const gp_dcch *d);
 /* Replaces the original weights (a new metric on the same topology). */
 int gp_dcch_set_metric(gp_dcch *d, void *stream, const uint32_t *ofw, const uint32_t *obw,
                        gp_err *err);
-/* Customizes on the device; fw / bw (host, topo->m entries; may be NULL) receive the result.
- * GP_ETOOBIG when a shortcut overflows (as the CPU). ms: device time (may be NULL). */
-int gp_dcch_customize(gp_dcch *d, void *stream, uint32_t *fw, uint32_t *bw, float *ms,
-                      gp_err *err);
+/* Customizes on the device; fw / bw / fmid / bmid (host, topo->m entries; may be NULL) receive
+ * the weights and witnesses (bit-identical to the CPU's). GP_ETOOBIG when a shortcut overflows
+ * (as the CPU). ms: device time (may be NULL). */
+int gp_dcch_customize(gp_dcch *d, void *stream, uint32_t *fw, uint32_t *bw, uint32_t *fmid,
+                      uint32_t *bmid, float *ms, gp_err *err);
 /* PHAST for k sources: init_first (k+1) / init_rank / init_dist list each source's upward search
  * (ranks and distances); dist (host, k*n, may be NULL: the lab times the device alone) gets one
  * row per source in node order. */

@@ -109,7 +109,8 @@ static int should_fall_back(gp_engine *e, gp_backend *b, int rc, const gp_err *e
     return 0;
 }
 
-int gp_engine_set_cch(gp_engine *e, const char *mode, uint32_t min_nodes, gp_err *err) {
+int gp_engine_set_cch(gp_engine *e, const char *mode, uint32_t min_nodes, uint32_t max_tri_per_node,
+                      gp_err *err) {
     int m;
     if (!mode || strcmp(mode, "auto") == 0) m = GP_CCH_AUTO;
     else if (strcmp(mode, "on") == 0) m = GP_CCH_ON;
@@ -117,6 +118,7 @@ int gp_engine_set_cch(gp_engine *e, const char *mode, uint32_t min_nodes, gp_err
     else return gp_err_set(err, GP_EINVAL, "unknown cch mode '%s' (expected auto, on or off)", mode);
     e->cch_mode = m;
     e->cch_min_nodes = min_nodes;
+    gp_cch_set_max_tri_per_node(max_tri_per_node);
     return GP_OK;
 }
 

@@ -35,10 +35,12 @@ typedef struct gp_engine {
 } gp_engine;
 
 enum { GP_CCH_OFF = 0, GP_CCH_AUTO = 1, GP_CCH_ON = 2 };
-/* Sets the CCH policy (config cch, cch_min_nodes): mode "auto", "on" or "off". Default auto with
- * GP_CCH_MIN_NODES_DEFAULT. */
+/* Sets the CCH policy (config cch, cch_min_nodes, cch_max_triangles_per_node): mode "auto", "on"
+ * or "off"; max_tri_per_node is the size guard of engine/cch.h (process-wide; 0 = none). Default
+ * auto with GP_CCH_MIN_NODES_DEFAULT and GP_CCH_MAX_TRI_PER_NODE. */
 #define GP_CCH_MIN_NODES_DEFAULT 10000
-int gp_engine_set_cch(gp_engine *e, const char *mode, uint32_t min_nodes, gp_err *err);
+int gp_engine_set_cch(gp_engine *e, const char *mode, uint32_t min_nodes, uint32_t max_tri_per_node,
+                      gp_err *err);
 
 /* backend: "auto" (CUDA when a GPU is usable, else CPU), "cuda" (error without a GPU), "cpu". */
 gp_engine *gp_engine_new(const char *backend, int cpu_threads, const gp_cuda_opts *cuda,

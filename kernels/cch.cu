@@ -35,7 +35,7 @@ struct gp_dcch {
     uint32_t *up_first, *up_head, *order; /* device */
     uint64_t *tri_first;
     uint32_t *tri;
-    uint32_t *ofw, *obw, *fw, *bw;
+    uint32_t *ofw, *obw, *fw, *bw, *fmid, *bmid;
     uint32_t *d_levels;     /* device copy of level_first */
     uint32_t *d_elevels;    /* device copy of edge_level */
     uint32_t *bad;          /* device word: overflow seen */
@@ -103,6 +103,8 @@ extern "C" void gp_dcch_free(gp_dcch *d) {
     cudaFree(d->obw);
     cudaFree(d->fw);
     cudaFree(d->bw);
+    cudaFree(d->fmid);
+    cudaFree(d->bmid);
     cudaFree(d->d_levels);
     cudaFree(d->d_elevels);
     cudaFree(d->bad);
@@ -156,6 +158,8 @@ extern "C" int gp_dcch_new(const gp_cch *c, void *stream, gp_dcch **out, gp_err 
     CK(dput(&d->obw, c->obw, (size_t)t->m, s, &d->bytes), "uploading the CCH weights");
     CK(dput(&d->fw, (const uint32_t *)NULL, (size_t)t->m, s, &d->bytes), "allocating weights");
     CK(dput(&d->bw, (const uint32_t *)NULL, (size_t)t->m, s, &d->bytes), "allocating weights");
+    CK(dput(&d->fmid, (const uint32_t *)NULL, (size_t)t->m, s, &d->bytes), "allocating witnesses");
+    CK(dput(&d->bmid, (const uint32_t *)NULL, (size_t)t->m, s, &d->bytes), "allocating witnesses");
     CK(dput(&d->d_levels, d->level_first, (size_t)t->nlevels + 1, s, &d->bytes), "uploading levels");
     CK(dput(&d->d_elevels, d->edge_level, (size_t)t->nlevels + 1, s, &d->bytes), "uploading levels");
     CK(dput(&d->bad, (const uint32_t *)NULL, 1, s, &d->bytes), "allocating a flag");
@@ -181,63 +185,73 @@ out:
 /* ---------------------------------------------------------------------------------------------
  * Customization */
 
-/* One warp customizes edge e. */
+/* One warp customizes edge e: lanes take the triangles k0+lane, k0+lane+32, ...; the witness is
+ * the smallest triangle offset reaching the minimum, none when the original arc does (the CPU's
+ * rule, engine/cch.c customize_range). */
 __device__ __forceinline__ void customize_edge(uint32_t e, int lane, const uint64_t *__restrict__ tf,
                                                const uint32_t *__restrict__ tri,
                                                const uint32_t *__restrict__ ofw,
                                                const uint32_t *__restrict__ obw, uint32_t *fw,
-                                               uint32_t *bw, uint32_t *bad) {
-    uint32_t f = lane == 0 ? ofw[e] : INF32, b = lane == 0 ? obw[e] : INF32;
+                                               uint32_t *bw, uint32_t *fmid, uint32_t *bmid,
+                                               uint32_t *bad) {
+    uint32_t of0 = ofw[e], ob0 = obw[e];
+    uint32_t f = INF32, b = INF32, fm = INF32, bm = INF32;
     int of = 0, ob = 0;
-    for (uint64_t k = tf[e] + lane; k < tf[e + 1]; k += 32) {
+    uint64_t k0 = tf[e];
+    for (uint64_t k = k0 + lane; k < tf[e + 1]; k += 32) {
         uint32_t e1 = tri[2 * k], e2 = tri[2 * k + 1];
         uint32_t a1 = bw[e1], b2 = fw[e2], a2 = bw[e2], b1 = fw[e1];
         if (a1 != INF32 && b2 != INF32) {
             u64 sum = (u64)a1 + b2;
             if (sum >= INF32) of = 1;
-            else if ((uint32_t)sum < f) f = (uint32_t)sum;
+            else if ((uint32_t)sum < f) f = (uint32_t)sum, fm = (uint32_t)(k - k0);
         }
         if (a2 != INF32 && b1 != INF32) {
             u64 sum = (u64)a2 + b1;
             if (sum >= INF32) ob = 1;
-            else if ((uint32_t)sum < b) b = (uint32_t)sum;
+            else if ((uint32_t)sum < b) b = (uint32_t)sum, bm = (uint32_t)(k - k0);
         }
     }
-    f = __reduce_min_sync(0xffffffffu, f);
-    b = __reduce_min_sync(0xffffffffu, b);
+    uint32_t fmin = __reduce_min_sync(0xffffffffu, f), bmin = __reduce_min_sync(0xffffffffu, b);
+    uint32_t fw_ = min(fmin, of0), bw_ = min(bmin, ob0);
+    uint32_t fmc = __reduce_min_sync(0xffffffffu, f == fw_ ? fm : INF32);
+    uint32_t bmc = __reduce_min_sync(0xffffffffu, b == bw_ ? bm : INF32);
     of = __any_sync(0xffffffffu, of);
     ob = __any_sync(0xffffffffu, ob);
     if (lane == 0) {
-        fw[e] = f;
-        bw[e] = b;
-        if ((of && f == INF32) || (ob && b == INF32)) atomicMin(bad, e);
+        fw[e] = fw_;
+        bw[e] = bw_;
+        fmid[e] = fw_ == of0 ? INF32 : fmc;
+        bmid[e] = bw_ == ob0 ? INF32 : bmc;
+        if ((of && fw_ == INF32) || (ob && bw_ == INF32)) atomicMin(bad, e);
     }
 }
 
 __global__ void customize_level(uint32_t lo, uint32_t hi, const uint64_t *__restrict__ tf,
                                 const uint32_t *__restrict__ tri, const uint32_t *__restrict__ ofw,
                                 const uint32_t *__restrict__ obw, uint32_t *fw, uint32_t *bw,
-                                uint32_t *bad) {
+                                uint32_t *fmid, uint32_t *bmid, uint32_t *bad) {
     uint64_t w = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
     if (lo + w >= hi) return; /* whole warps leave together: hi - lo is per warp */
-    customize_edge((uint32_t)(lo + w), threadIdx.x & 31, tf, tri, ofw, obw, fw, bw, bad);
+    customize_edge((uint32_t)(lo + w), threadIdx.x & 31, tf, tri, ofw, obw, fw, bw, fmid, bmid, bad);
 }
 
 /* Levels [l0, l1) in one block, bottom-up. */
 __global__ void customize_small(uint32_t l0, uint32_t l1, const uint32_t *__restrict__ elev,
                                 const uint64_t *__restrict__ tf, const uint32_t *__restrict__ tri,
                                 const uint32_t *__restrict__ ofw, const uint32_t *__restrict__ obw,
-                                uint32_t *fw, uint32_t *bw, uint32_t *bad) {
+                                uint32_t *fw, uint32_t *bw, uint32_t *fmid, uint32_t *bmid,
+                                uint32_t *bad) {
     int warp = threadIdx.x / 32, lane = threadIdx.x & 31, nw = blockDim.x / 32;
     for (uint32_t l = l0; l < l1; l++) {
         for (uint32_t e = elev[l] + warp; e < elev[l + 1]; e += nw)
-            customize_edge(e, lane, tf, tri, ofw, obw, fw, bw, bad);
+            customize_edge(e, lane, tf, tri, ofw, obw, fw, bw, fmid, bmid, bad);
         __syncthreads();
     }
 }
 
-extern "C" int gp_dcch_customize(gp_dcch *d, void *stream, uint32_t *fw, uint32_t *bw, float *ms,
-                                 gp_err *err) {
+extern "C" int gp_dcch_customize(gp_dcch *d, void *stream, uint32_t *fw, uint32_t *bw,
+                                 uint32_t *fmid, uint32_t *bmid, float *ms, gp_err *err) {
     cudaStream_t s = (cudaStream_t)stream;
     int rc = GP_OK;
     uint32_t bad = INF32;
@@ -250,7 +264,7 @@ extern "C" int gp_dcch_customize(gp_dcch *d, void *stream, uint32_t *fw, uint32_
             uint32_t blocks = (uint32_t)((threads + BIG_THREADS - 1) / BIG_THREADS);
             customize_level<<<blocks, BIG_THREADS, 0, s>>>(d->edge_level[l], d->edge_level[l + 1],
                                                            d->tri_first, d->tri, d->ofw, d->obw,
-                                                           d->fw, d->bw, d->bad);
+                                                           d->fw, d->bw, d->fmid, d->bmid, d->bad);
             CKL("customization");
             l++;
         } else {
@@ -258,7 +272,8 @@ extern "C" int gp_dcch_customize(gp_dcch *d, void *stream, uint32_t *fw, uint32_
             while (l1 < d->nlevels && d->edge_level[l1 + 1] - d->edge_level[l1] <= SMALL_ITEMS / 8)
                 l1++;
             customize_small<<<1, SMALL_THREADS, 0, s>>>(l, l1, d->d_elevels, d->tri_first, d->tri,
-                                                        d->ofw, d->obw, d->fw, d->bw, d->bad);
+                                                        d->ofw, d->obw, d->fw, d->bw, d->fmid,
+                                                        d->bmid, d->bad);
             CKL("customization");
             l = l1;
         }
@@ -267,6 +282,8 @@ extern "C" int gp_dcch_customize(gp_dcch *d, void *stream, uint32_t *fw, uint32_
     CK(cudaMemcpyAsync(&bad, d->bad, 4, cudaMemcpyDeviceToHost, s), "customization");
     if (fw) CK(cudaMemcpyAsync(fw, d->fw, (size_t)d->m * 4, cudaMemcpyDeviceToHost, s), "customization");
     if (bw) CK(cudaMemcpyAsync(bw, d->bw, (size_t)d->m * 4, cudaMemcpyDeviceToHost, s), "customization");
+    if (fmid) CK(cudaMemcpyAsync(fmid, d->fmid, (size_t)d->m * 4, cudaMemcpyDeviceToHost, s), "customization");
+    if (bmid) CK(cudaMemcpyAsync(bmid, d->bmid, (size_t)d->m * 4, cudaMemcpyDeviceToHost, s), "customization");
     CK(cudaStreamSynchronize(s), "customization");
     if (ms) CK(cudaEventElapsedTime(ms, d->ev0, d->ev1), "customization");
     if (bad != INF32)

@@ -74,6 +74,8 @@ static const gp_config_key keys[] = {
      "CCH (contraction hierarchy) for route AUTO, sssp, table: auto (>= cch_min_nodes), on, off."},
     {"cch_min_nodes", L(cch_min_nodes), "10000", 0, 2000000000,
      "With cch = auto: the smallest graph (nodes) that gets a CCH at load."},
+    {"cch_max_triangles_per_node", L(cch_max_triangles_per_node), "200", 0, 1000000,
+     "CCH size guard: not built past this many triangles per node (grids); 0 = no guard."},
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 

@@ -49,6 +49,7 @@ typedef struct gp_config {
     long ecmp_max;
     char cch[8];
     long cch_min_nodes;
+    long cch_max_triangles_per_node;
     char port_file[1024]; /* flag only: write the bound port here */
     int ngraphs;
     gp_config_graph graphs[GP_CONFIG_MAX_GRAPHS];

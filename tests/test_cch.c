@@ -31,6 +31,7 @@ static int setup(void **state) {
     gp_err err;
     gp_err_clear(&err);
     cpu = gp_cpu_backend_new(2, &err);
+    gp_cch_set_max_tri_per_node(0); /* random graphs are no road networks: no size guard */
     return cpu ? 0 : -1;
 }
 
@@ -187,11 +188,16 @@ static void check_customize_threads(const gp_cch *c) {
     gp_err_clear(&err);
     uint32_t m = c->topo->m;
     uint32_t *fw = malloc(((size_t)m + 1) * 4), *bw = malloc(((size_t)m + 1) * 4);
-    assert_int_equal(gp_cch_customize_serial(c->topo, c->ofw, c->obw, fw, bw, &err), GP_OK);
+    uint32_t *fm = malloc(((size_t)m + 1) * 4), *bm = malloc(((size_t)m + 1) * 4);
+    assert_int_equal(gp_cch_customize_serial(c->topo, c->ofw, c->obw, fw, bw, fm, bm, &err), GP_OK);
     assert_memory_equal(fw, c->fw, (size_t)m * 4);
     assert_memory_equal(bw, c->bw, (size_t)m * 4);
+    assert_memory_equal(fm, c->fmid, (size_t)m * 4);
+    assert_memory_equal(bm, c->bmid, (size_t)m * 4);
     free(fw);
     free(bw);
+    free(fm);
+    free(bm);
 }
 
 static void test_small_graphs(void **state) {
@@ -315,7 +321,7 @@ static void test_overflow(void **state) {
     /* the engine then serves the graph without a CCH, exactly */
     gp_engine *e = gp_engine_new("cpu", 1, NULL, &err);
     assert_non_null(e);
-    assert_int_equal(gp_engine_set_cch(e, "on", 0, &err), GP_OK);
+    assert_int_equal(gp_engine_set_cch(e, "on", 0, 0, &err), GP_OK);
     assert_int_equal(gp_engine_attach(e, g, &err), GP_OK);
     assert_true(rc == GP_OK ? g->cch != NULL : g->cch == NULL);
     gp_path p;
@@ -340,22 +346,50 @@ static void test_road(void **state) {
     gp_graph_unref(g);
 }
 
+/* The size guard: a 100,000-node grid would need ~1,100 triangles per node; it is refused and the
+ * engine serves it without a CCH. */
+static void test_guard(void **state) {
+    (void)state;
+    gp_err err;
+    gp_err_clear(&err);
+    gp_graph *g = gp_generate_road(100000, 9, &err);
+    assert_non_null(g);
+    gp_cch_set_max_tri_per_node(GP_CCH_MAX_TRI_PER_NODE);
+    gp_cch *c = NULL;
+    assert_int_equal(gp_cch_new(g, 0, &c, &err), GP_ETOOBIG);
+    assert_null(c);
+    assert_non_null(strstr(err.msg, "not road-like"));
+    gp_engine *e = gp_engine_new("cpu", 2, NULL, &err);
+    assert_int_equal(gp_engine_set_cch(e, "on", 0, GP_CCH_MAX_TRI_PER_NODE, &err), GP_OK);
+    assert_int_equal(gp_engine_attach(e, g, &err), GP_OK);
+    assert_null(g->cch);
+    gp_cch_set_max_tri_per_node(0);
+    gp_path p, q;
+    assert_int_equal(gp_engine_p2p(e, g, 3, 99999, GP_P2P_AUTO, &p, &err), GP_OK);
+    assert_int_equal(gp_engine_p2p(e, g, 3, 99999, GP_P2P_DIJKSTRA, &q, &err), GP_OK);
+    assert_int_equal(p.dist, q.dist);
+    gp_path_free(&p);
+    gp_path_free(&q);
+    gp_engine_free(e);
+    gp_graph_unref(g);
+}
+
 static void test_engine_policy(void **state) {
     (void)state;
     gp_err err;
     gp_err_clear(&err);
     gp_engine *e = gp_engine_new("cpu", 2, NULL, &err);
     assert_non_null(e);
-    assert_int_equal(gp_engine_set_cch(e, "sometimes", 0, &err), GP_EINVAL);
+    assert_int_equal(gp_engine_set_cch(e, "sometimes", 0, 0, &err), GP_EINVAL);
     arcs a = random_arcs(500, 3, 50);
     gp_graph *g1 = build(500, &a, NULL), *g2 = build(500, &a, NULL), *g3 = build(500, &a, NULL);
-    assert_int_equal(gp_engine_set_cch(e, "auto", 501, &err), GP_OK);
+    assert_int_equal(gp_engine_set_cch(e, "auto", 501, 0, &err), GP_OK);
     assert_int_equal(gp_engine_attach(e, g1, &err), GP_OK);
     assert_null(g1->cch);
-    assert_int_equal(gp_engine_set_cch(e, "auto", 500, &err), GP_OK);
+    assert_int_equal(gp_engine_set_cch(e, "auto", 500, 0, &err), GP_OK);
     assert_int_equal(gp_engine_attach(e, g2, &err), GP_OK);
     assert_non_null(g2->cch);
-    assert_int_equal(gp_engine_set_cch(e, "off", 0, &err), GP_OK);
+    assert_int_equal(gp_engine_set_cch(e, "off", 0, 0, &err), GP_OK);
     assert_int_equal(gp_engine_attach(e, g3, &err), GP_OK);
     assert_null(g3->cch);
     /* engine answers through the CCH equal the Dijkstra family's */
@@ -440,7 +474,7 @@ int main(void) {
         cmocka_unit_test(test_small_graphs),  cmocka_unit_test(test_recustomize),
         cmocka_unit_test(test_order_roundtrip), cmocka_unit_test(test_overflow),
         cmocka_unit_test(test_road),          cmocka_unit_test(test_engine_policy),
-        cmocka_unit_test(test_dimacs),
+        cmocka_unit_test(test_guard),         cmocka_unit_test(test_dimacs),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

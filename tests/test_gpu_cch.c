@@ -41,6 +41,7 @@ static int setup(void **state) {
     gp_err err;
     gp_err_clear(&err);
     cpu = gp_cpu_backend_new(2, &err);
+    gp_cch_set_max_tri_per_node(0); /* random graphs are no road networks: no size guard */
     if (!cpu) return -1;
     gp_cuda_opts o = {0, 2, 500, NULL};
     gpu = gp_cuda_backend_new(&o, &err);
@@ -88,13 +89,39 @@ static void check_gpu(const gp_graph *g, int phast_sources) {
     if (gp_cch_new(g, 2, &c, &err) != GP_OK) fail_msg("cch: %s", err.msg);
     uint32_t m = c->topo->m, n = g->n;
     uint32_t *fw = malloc((size_t)m * 4 + 4), *bw = malloc((size_t)m * 4 + 4);
+    uint32_t *fm = malloc((size_t)m * 4 + 4), *bm = malloc((size_t)m * 4 + 4);
     memcpy(fw, c->fw, (size_t)m * 4);
     memcpy(bw, c->bw, (size_t)m * 4);
+    memcpy(fm, c->fmid, (size_t)m * 4);
+    memcpy(bm, c->bmid, (size_t)m * 4);
     memset(c->fw, 0x5a, (size_t)m * 4);
     memset(c->bw, 0x5a, (size_t)m * 4);
+    memset(c->fmid, 0x5a, (size_t)m * 4);
+    memset(c->bmid, 0x5a, (size_t)m * 4);
     if (gp_cch_gpu_customize(c, 0, &err) != GP_OK) fail_msg("gpu customize: %s", err.msg);
     assert_memory_equal(fw, c->fw, (size_t)m * 4);
     assert_memory_equal(bw, c->bw, (size_t)m * 4);
+    assert_memory_equal(fm, c->fmid, (size_t)m * 4);
+    assert_memory_equal(bm, c->bmid, (size_t)m * 4);
+    /* paths unpacked through the GPU's witnesses realise their distances */
+    for (int q = 0; q < 20; q++) {
+        uint32_t s = (uint32_t)(rnd() % n), t = (uint32_t)(rnd() % n);
+        gp_path p, r;
+        assert_int_equal(gp_cch_p2p(c, s, t, &p, &err), GP_OK);
+        assert_int_equal(cpu->ops->p2p(cpu, g, s, t, GP_P2P_DIJKSTRA, &r, &err), GP_OK);
+        assert_int_equal(p.dist, r.dist);
+        uint64_t sum = 0;
+        for (uint32_t i = 0; i + 1 < p.len; i++) {
+            uint64_t best = UINT64_MAX;
+            for (uint32_t a = g->row[p.nodes[i]]; a < g->row[p.nodes[i] + 1]; a++)
+                if (g->col[a] == p.nodes[i + 1] && g->w[a] < best) best = g->w[a];
+            assert_true(best != UINT64_MAX);
+            sum += best;
+        }
+        if (p.dist != GP_INF) assert_int_equal(sum, p.dist);
+        gp_path_free(&p);
+        gp_path_free(&r);
+    }
     /* PHAST, 1 and 16 sources per sweep */
     uint32_t src[16];
     for (int i = 0; i < 16; i++) src[i] = (uint32_t)(rnd() % n);
@@ -128,16 +155,20 @@ static void check_gpu(const gp_graph *g, int phast_sources) {
         if (rnd() % 10 == 0 && c->ofw[e] != GP_CCH_INF) c->ofw[e] = (uint32_t)(rnd() % 1000);
         if (rnd() % 10 == 0 && c->obw[e] != GP_CCH_INF) c->obw[e] = (uint32_t)(rnd() % 1000);
     }
-    assert_int_equal(gp_cch_customize_serial(c->topo, c->ofw, c->obw, fw, bw, &err), GP_OK);
+    assert_int_equal(gp_cch_customize_serial(c->topo, c->ofw, c->obw, fw, bw, fm, bm, &err), GP_OK);
     assert_int_equal(gp_cch_gpu_customize(c, 0, &err), GP_OK);
     assert_memory_equal(fw, c->fw, (size_t)m * 4);
     assert_memory_equal(bw, c->bw, (size_t)m * 4);
+    assert_memory_equal(fm, c->fmid, (size_t)m * 4);
+    assert_memory_equal(bm, c->bmid, (size_t)m * 4);
     free(o1);
     free(o2);
     free(dg);
     free(dc);
     free(fw);
     free(bw);
+    free(fm);
+    free(bm);
     gp_cch_free(c);
 }
 
@@ -170,7 +201,7 @@ static void test_engine(void **state) {
     gp_err_clear(&err);
     gp_engine *e = gp_engine_new("cuda", 2, NULL, &err);
     assert_non_null(e);
-    assert_int_equal(gp_engine_set_cch(e, "on", 0, &err), GP_OK);
+    assert_int_equal(gp_engine_set_cch(e, "on", 0, 0, &err), GP_OK);
     gp_graph *g = random_graph(3000, 3, 100);
     assert_int_equal(gp_engine_attach(e, g, &err), GP_OK);
     assert_non_null(g->cch);

@@ -478,6 +478,24 @@ static uint32_t customize_range(const gp_cch_topo *t, const uint32_t *ofw, const
     return bad;
 }
 
+/* Packed witnesses for path unpacking, from fmid/bmid: one 8-byte read per shortcut step. Original
+ * arc: WIT_ORIG | the node (original id) it leads to; shortcut: e1 << 32 | e2 of its triangle. */
+#define WIT_ORIG (1ULL << 63)
+static void witnesses_range(gp_cch *c, uint32_t lo, uint32_t hi) {
+    const gp_cch_topo *t = c->topo;
+    for (uint32_t e = lo; e < hi; e++) {
+        uint64_t k0 = t->tri_first[e];
+        c->fwit[e] = c->fmid[e] == GP_NONE
+                         ? WIT_ORIG | t->order[t->up_head[e]]
+                         : (uint64_t)t->tri[2 * (k0 + c->fmid[e])] << 32 | t->tri[2 * (k0 + c->fmid[e]) + 1];
+        c->bwit[e] = c->bmid[e] == GP_NONE
+                         ? WIT_ORIG | t->order[t->up_tail[e]]
+                         : (uint64_t)t->tri[2 * (k0 + c->bmid[e])] << 32 | t->tri[2 * (k0 + c->bmid[e]) + 1];
+    }
+}
+
+void gp_cch_witnesses(gp_cch *c) { witnesses_range(c, 0, c->topo->m); }
+
 static int overflow_error(uint32_t e, gp_err *err) {
     return gp_err_set(err, GP_ETOOBIG,
                       "CCH customization: shortcut %u would exceed 2^32-1 weight units", e);
@@ -526,6 +544,9 @@ static void *cust_main(void *arg) {
         }
         pthread_barrier_wait(&j->bar);
     }
+    uint32_t m = t->m;
+    witnesses_range(j->c, (uint32_t)((uint64_t)m * (uint64_t)w->id / (uint64_t)j->nthreads),
+                    (uint32_t)((uint64_t)m * (uint64_t)(w->id + 1) / (uint64_t)j->nthreads));
     return NULL;
 }
 
@@ -651,6 +672,8 @@ void gp_cch_free(void *pc) {
     free(c->bw);
     free(c->fmid);
     free(c->bmid);
+    free(c->fwit);
+    free(c->bwit);
     gp_cch_topo_unref(c->topo);
     free(c);
 }
@@ -683,8 +706,10 @@ static int cch_over(gp_cch_topo *t, const gp_graph *g, gp_cch **out, gp_err *err
     c->bw = malloc(m * 4);
     c->fmid = malloc(m * 4);
     c->bmid = malloc(m * 4);
+    c->fwit = malloc(m * 8);
+    c->bwit = malloc(m * 8);
     int rc;
-    if (!c->ofw || !c->obw || !c->fw || !c->bw || !c->fmid || !c->bmid)
+    if (!c->ofw || !c->obw || !c->fw || !c->bw || !c->fmid || !c->bmid || !c->fwit || !c->bwit)
         rc = gp_err_set(err, GP_ENOMEM, "out of memory for CCH weights (%u edges)", t->m);
     else
         rc = gp_cch_map_metric(c, g, err);
@@ -880,21 +905,18 @@ static int up_push(upath *p, uint32_t x) {
 /* Appends the original nodes after the start of edge e traversed in direction dir (1 up, 0 down):
  * the nodes strictly after the start, the end included. */
 static int unpack(const gp_cch *c, uint32_t e, int dir, upath *out, upath *stack) {
-    const gp_cch_topo *t = c->topo;
     stack->len = 0;
     if (up_push(stack, e << 1 | (uint32_t)dir)) return -1;
     while (stack->len) {
         uint32_t it = stack->v[--stack->len];
         uint32_t ee = it >> 1;
         int up = (int)(it & 1);
-        uint32_t mid = up ? c->fmid[ee] : c->bmid[ee];
-        if (mid == GP_NONE) {
-            if (up_push(out, t->order[up ? t->up_head[ee] : t->up_tail[ee]])) return -1;
+        uint64_t wit = up ? c->fwit[ee] : c->bwit[ee];
+        if (wit & WIT_ORIG) {
+            if (up_push(out, (uint32_t)wit)) return -1;
             continue;
         }
-        uint64_t k = t->tri_first[ee] + mid;
-        if (k >= t->tri_first[ee + 1]) return -2; /* cannot happen for a customized CCH */
-        uint32_t e1 = t->tri[2 * k], e2 = t->tri[2 * k + 1]; /* {v,lo}, {v,hi} */
+        uint32_t e1 = (uint32_t)(wit >> 32), e2 = (uint32_t)wit; /* {v,lo}, {v,hi} */
         /* push the second half first (stack): up: lo->v (down e1), v->hi (up e2);
          * down: hi->v (down e2), v->lo (up e1) */
         if (up) {
@@ -947,11 +969,7 @@ int gp_cch_p2p(const gp_cch *c, uint32_t s, uint32_t t_, gp_path *path, gp_err *
         for (uint32_t i = fwd.len; i-- > 0 && !r2;) r2 = unpack(c, fwd.v[i], 1, &up, &st);
         for (uint32_t x = meet; x != rt && !r2; x = t->up_tail[w->pb[x]])
             r2 = unpack(c, w->pb[x], 0, &up, &st);
-        if (r2 == -1) goto oom;
-        if (r2 == -2) {
-            rc = gp_err_set(err, GP_EINVAL, "CCH path unpacking: a witness is out of range");
-            goto done;
-        }
+        if (r2) goto oom;
         path->dist = best;
         path->nodes = up.v;
         path->len = up.len;

@@ -69,6 +69,7 @@ typedef struct gp_cch {
     uint32_t *fw, *bw;   /* topo->m: customized up / down weights */
     uint32_t *fmid, *bmid; /* topo->m: witness of fw / bw: offset of the first lower triangle
                             * realising it within the edge's triangles, GP_NONE = original arc */
+    uint64_t *fwit, *bwit; /* topo->m: the witnesses packed for unpacking (cch.c) */
     double custom_s;     /* seconds of the last customization */
     char custom_on[8];   /* "cpu" or "gpu" */
     int reused_topo;     /* 1 when the topology came from the cache */
@@ -115,6 +116,8 @@ uint64_t gp_cch_bytes(const gp_cch *c);
 int gp_cch_map_metric(gp_cch *c, const gp_graph *g, gp_err *err);
 /* CPU customization: fw/bw from ofw/obw, level by level, threads workers (0 = all CPUs). */
 int gp_cch_customize(gp_cch *c, int threads, gp_err *err);
+/* Rebuilds fwit/bwit from fmid/bmid (done by gp_cch_customize; the GPU path calls it). */
+void gp_cch_witnesses(gp_cch *c);
 /* Reference (single-threaded, edge by edge) customization into fw/bw/fmid/bmid: the test oracle. */
 int gp_cch_customize_serial(const gp_cch_topo *t, const uint32_t *ofw, const uint32_t *obw,
                             uint32_t *fw, uint32_t *bw, uint32_t *fmid, uint32_t *bmid,

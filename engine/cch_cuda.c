@@ -36,6 +36,7 @@ double gp_cch_gpu_last_ms(const gp_cch *c) {
 
 #include <cuda_runtime_api.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -100,6 +101,7 @@ int gp_cch_gpu_customize(gp_cch *c, int device, gp_err *err) {
                            err);
     pthread_mutex_unlock(&g->mu);
     if (rc) goto fail;
+    gp_cch_witnesses(c);
     c->custom_s = gp_now() - t0;
     snprintf(c->custom_on, sizeof c->custom_on, "gpu");
     return GP_OK;
@@ -117,35 +119,83 @@ double gp_cch_gpu_last_ms(const gp_cch *c) {
 }
 
 /* Upward searches of k sources into init lists (first: k+1); filt (may be NULL) maps ranks to
- * the ids to store, GP_NONE / MARK dropping the entry. */
+ * the ids to store, GP_NONE / MARK dropping the entry. Many sources: on up to 8 threads, each
+ * filling fixed-size slots, compacted afterwards. */
+typedef struct up_job {
+    const gp_cch *c;
+    const uint32_t *src, *filt;
+    uint32_t k;
+    size_t per;
+    uint32_t *ids, *cnt;
+    uint64_t *dist;
+    atomic_uint next;
+    atomic_int oom;
+} up_job;
+
+static void *up_main(void *arg) {
+    up_job *j = arg;
+    for (;;) {
+        uint32_t i = atomic_fetch_add(&j->next, 1);
+        if (i >= j->k) break;
+        uint32_t *ids = j->ids + i * j->per;
+        uint64_t *dist = j->dist + i * j->per;
+        int cnt = gp_cch_upward(j->c, j->src[i], 1, ids, dist);
+        if (cnt < 0) {
+            atomic_store(&j->oom, 1);
+            break;
+        }
+        uint32_t w = 0;
+        for (int q = 0; q < cnt; q++) {
+            uint32_t id = j->filt ? j->filt[ids[q]] : ids[q];
+            if (id == GP_NONE || id == MARK) continue;
+            ids[w] = id;
+            dist[w++] = dist[q];
+        }
+        j->cnt[i] = w;
+    }
+    return NULL;
+}
+
 static int upward_lists(const gp_cch *c, const uint32_t *src, uint32_t k, const uint32_t *filt,
                         uint32_t **first_o, uint32_t **ids_o, uint64_t **dist_o, gp_err *err) {
     size_t per = (size_t)c->topo->height + 2;
-    uint32_t *first = malloc(((size_t)k + 1) * 4), *ids = malloc((size_t)k * per * 4);
-    uint64_t *dist = malloc((size_t)k * per * 8);
-    if (!first || !ids || !dist) goto oom;
+    up_job j;
+    memset(&j, 0, sizeof j);
+    j.c = c;
+    j.src = src;
+    j.filt = filt;
+    j.k = k;
+    j.per = per;
+    atomic_init(&j.next, 0);
+    atomic_init(&j.oom, 0);
+    uint32_t *first = malloc(((size_t)k + 1) * 4);
+    j.cnt = malloc((size_t)k * 4 + 4);
+    j.ids = malloc((size_t)k * per * 4);
+    j.dist = malloc((size_t)k * per * 8);
+    if (!first || !j.cnt || !j.ids || !j.dist) goto oom;
+    pthread_t th[7];
+    int nth = k >= 64 ? 7 : 0, started = 0;
+    for (int i = 0; i < nth; i++)
+        if (pthread_create(&th[started], NULL, up_main, &j) == 0) started++;
+    up_main(&j);
+    for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
+    if (atomic_load(&j.oom)) goto oom;
     first[0] = 0;
-    for (uint32_t i = 0; i < k; i++) {
-        int cnt = gp_cch_upward(c, src[i], 1, ids + first[i], dist + first[i]);
-        if (cnt < 0) goto oom;
-        uint32_t w = first[i];
-        for (int j = 0; j < cnt; j++) {
-            uint32_t id = ids[first[i] + j];
-            if (filt) id = filt[id];
-            if (id == GP_NONE || id == MARK) continue;
-            ids[w] = id;
-            dist[w++] = dist[first[i] + j];
-        }
-        first[i + 1] = w;
+    for (uint32_t i = 0; i < k; i++) { /* compact the slots in place (moving left only) */
+        memmove(j.ids + first[i], j.ids + i * per, (size_t)j.cnt[i] * 4);
+        memmove(j.dist + first[i], j.dist + i * per, (size_t)j.cnt[i] * 8);
+        first[i + 1] = first[i] + j.cnt[i];
     }
+    free(j.cnt);
     *first_o = first;
-    *ids_o = ids;
-    *dist_o = dist;
+    *ids_o = j.ids;
+    *dist_o = j.dist;
     return GP_OK;
 oom:
     free(first);
-    free(ids);
-    free(dist);
+    free(j.cnt);
+    free(j.ids);
+    free(j.dist);
     return gp_err_set(err, GP_ENOMEM, "out of memory for upward searches");
 }
 

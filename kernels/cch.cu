@@ -23,9 +23,17 @@
 typedef unsigned long long u64;
 #define INF64 0xffffffffffffffffULL
 #define INF32 0xffffffffu
-#define SMALL_ITEMS 4096
+#define SMALL_ITEMS 4096         /* customization: levels of <= SMALL_ITEMS / 8 edges in one block */
+#define SWEEP_SMALL_ITEMS 64      /* sweeps: levels of <= 64 items in one block, a warp per item */
+#define SWEEP_THREAD_ITEMS 16384  /* sweeps: a thread per item from here (bottom levels) */
+#define TOP_CELLS 12288           /* sweeps: top levels kept in shared memory (96 KiB + offsets) */
+#define TOP_SMEM (TOP_CELLS * 8 + (TOP_CELLS + 1) * 4)
 #define SMALL_THREADS 1024
 #define BIG_THREADS 256
+
+__global__ void sweep_top(uint32_t l0, uint32_t l1, const uint32_t *__restrict__ lev, uint32_t k,
+                          const uint32_t *__restrict__ first, const uint32_t *__restrict__ head,
+                          const uint32_t *__restrict__ wt, unsigned long long *dist);
 
 struct gp_dcch {
     uint32_t n, m, nlevels;
@@ -146,6 +154,8 @@ extern "C" int gp_dcch_new(const gp_cch *c, void *stream, gp_dcch **out, gp_err 
     }
     memcpy(d->level_first, t->level_first, ((size_t)t->nlevels + 1) * sizeof(uint32_t));
     for (uint32_t l = 0; l <= t->nlevels; l++) d->edge_level[l] = t->up_first[t->level_first[l]];
+    CK(cudaFuncSetAttribute(sweep_top, cudaFuncAttributeMaxDynamicSharedMemorySize, TOP_SMEM),
+       "allowing the sweep's shared memory");
     CK(cudaEventCreate(&d->ev0), "cudaEventCreate");
     CK(cudaEventCreate(&d->ev1), "cudaEventCreate");
     CK(dput(&d->up_first, t->up_first, (size_t)t->n + 1, s, &d->bytes), "uploading the CCH");
@@ -296,6 +306,8 @@ out:
 /* ---------------------------------------------------------------------------------------------
  * Sweeps (PHAST, RPHAST) */
 
+/* Sweep step of one (node x, source s) item: dist[x] = min(dist[x], dist[h] + w) over x's upward
+ * edges (x -> h has the down weight w of h -> x). Thread version (bottom levels: few edges). */
 __device__ __forceinline__ void sweep_item(uint32_t x, uint32_t s, uint32_t k,
                                            const uint32_t *__restrict__ first,
                                            const uint32_t *__restrict__ head,
@@ -311,6 +323,34 @@ __device__ __forceinline__ void sweep_item(uint32_t x, uint32_t s, uint32_t k,
     dist[at] = best;
 }
 
+__device__ __forceinline__ u64 warp_min64(u64 v) {
+    for (int o = 16; o > 0; o >>= 1) {
+        u64 u = __shfl_xor_sync(0xffffffffu, v, o);
+        v = u < v ? u : v;
+    }
+    return v;
+}
+
+/* Warp version (upper levels: separator nodes have up to hundreds of upward edges). */
+__device__ __forceinline__ void sweep_item_warp(uint32_t x, uint32_t s, uint32_t k, int lane,
+                                                const uint32_t *__restrict__ first,
+                                                const uint32_t *__restrict__ head,
+                                                const uint32_t *__restrict__ wt, u64 *dist) {
+    size_t at = (size_t)x * k + s;
+    u64 best = INF64;
+    for (uint32_t e = first[x] + lane; e < first[x + 1]; e += 32) {
+        uint32_t w = wt[e];
+        if (w == INF32) continue;
+        u64 dh = dist[(size_t)head[e] * k + s];
+        if (dh != INF64 && dh + w < best) best = dh + w;
+    }
+    best = warp_min64(best);
+    if (lane == 0) {
+        u64 cur = dist[at];
+        dist[at] = best < cur ? best : cur;
+    }
+}
+
 __global__ void sweep_level(uint32_t lo, uint32_t cnt, uint32_t k, const uint32_t *__restrict__ first,
                             const uint32_t *__restrict__ head, const uint32_t *__restrict__ wt,
                             u64 *dist) {
@@ -319,16 +359,62 @@ __global__ void sweep_level(uint32_t lo, uint32_t cnt, uint32_t k, const uint32_
     sweep_item(lo + (uint32_t)(i / k), (uint32_t)(i % k), k, first, head, wt, dist);
 }
 
-/* Levels l1-1 down to l0 in one block. */
+__global__ void sweep_level_warp(uint32_t lo, uint32_t cnt, uint32_t k,
+                                 const uint32_t *__restrict__ first,
+                                 const uint32_t *__restrict__ head,
+                                 const uint32_t *__restrict__ wt, u64 *dist) {
+    uint64_t i = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    if (i >= (uint64_t)cnt * k) return; /* warp-uniform */
+    sweep_item_warp(lo + (uint32_t)(i / k), (uint32_t)(i % k), k, threadIdx.x & 31, first, head, wt,
+                    dist);
+}
+
+/* Levels l1-1 down to l0 in one block, a warp per item. */
 __global__ void sweep_small(uint32_t l0, uint32_t l1, const uint32_t *__restrict__ lev, uint32_t k,
                             const uint32_t *__restrict__ first, const uint32_t *__restrict__ head,
                             const uint32_t *__restrict__ wt, u64 *dist) {
+    int warp = threadIdx.x / 32, lane = threadIdx.x & 31, nw = blockDim.x / 32;
     for (uint32_t l = l1; l-- > l0;) {
         uint64_t lo = lev[l], items = (uint64_t)(lev[l + 1] - lev[l]) * k;
-        for (uint64_t i = threadIdx.x; i < items; i += blockDim.x)
-            sweep_item((uint32_t)(lo + i / k), (uint32_t)(i % k), k, first, head, wt, dist);
+        for (uint64_t i = warp; i < items; i += nw)
+            sweep_item_warp((uint32_t)(lo + i / k), (uint32_t)(i % k), k, lane, first, head, wt,
+                            dist);
         __syncthreads();
     }
+}
+
+/* The top of the hierarchy (levels l0..l1-1, ranks r0 = lev[l0] .. lev[l1]: every upward edge of
+ * these nodes stays inside) in one block with the distances and the CSR offsets in shared memory:
+ * a level then costs one global read (the edge) instead of three dependent ones. */
+__global__ void sweep_top(uint32_t l0, uint32_t l1, const uint32_t *__restrict__ lev, uint32_t k,
+                          const uint32_t *__restrict__ first, const uint32_t *__restrict__ head,
+                          const uint32_t *__restrict__ wt, u64 *dist) {
+    extern __shared__ u64 sd[];
+    uint32_t r0 = lev[l0], nodes = lev[l1] - r0;
+    uint64_t cells = (uint64_t)nodes * k;
+    uint32_t *sf = (uint32_t *)(sd + cells);
+    for (uint64_t i = threadIdx.x; i < cells; i += blockDim.x) sd[i] = dist[(size_t)r0 * k + i];
+    for (uint32_t i = threadIdx.x; i <= nodes; i += blockDim.x) sf[i] = first[r0 + i];
+    __syncthreads();
+    int warp = threadIdx.x / 32, lane = threadIdx.x & 31, nw = blockDim.x / 32;
+    for (uint32_t l = l1; l-- > l0;) {
+        uint32_t lo = lev[l] - r0;
+        uint64_t items = (uint64_t)(lev[l + 1] - lev[l]) * k;
+        for (uint64_t i = warp; i < items; i += nw) {
+            uint32_t x = lo + (uint32_t)(i / k), sc = (uint32_t)(i % k);
+            u64 best = INF64;
+            for (uint32_t e = sf[x] + lane; e < sf[x + 1]; e += 32) {
+                uint32_t w = wt[e];
+                if (w == INF32) continue;
+                u64 dh = sd[(size_t)(head[e] - r0) * k + sc];
+                if (dh != INF64 && dh + w < best) best = dh + w;
+            }
+            best = warp_min64(best);
+            if (lane == 0 && best < sd[(size_t)x * k + sc]) sd[(size_t)x * k + sc] = best;
+        }
+        __syncthreads();
+    }
+    for (uint64_t i = threadIdx.x; i < cells; i += blockDim.x) dist[(size_t)r0 * k + i] = sd[i];
 }
 
 __global__ void fill64(u64 *a, size_t count) {
@@ -390,20 +476,37 @@ static int run_sweep(gp_dcch *d, cudaStream_t s, uint32_t n, uint32_t nlev, cons
     scatter_init<<<k, 64, 0, s>>>(k, d->init_first, d->init_rank, (const u64 *)d->init_dist,
                                   d->dist);
     CKL("sweep init");
-    for (uint32_t l = nlev; l > 0;) {
+    { /* the top levels in shared memory, then the rest level by level */
+    uint32_t top = nlev;
+    while (top > 0 && (uint64_t)(lev[top] - lev[top - 1]) * k <= SWEEP_SMALL_ITEMS &&
+           (uint64_t)(lev[nlev] - lev[top - 1]) * k <= TOP_CELLS)
+        top--;
+    if (top < nlev) {
+        uint64_t nodes = lev[nlev] - lev[top];
+        size_t smem = (size_t)(nodes * k) * 8 + (size_t)(nodes + 1) * 4;
+        sweep_top<<<1, SMALL_THREADS, smem, s>>>(top, nlev, dlev, k, first, head, wt, d->dist);
+        CKL("sweep (top levels)");
+    }
+    for (uint32_t l = top; l > 0;) {
         uint64_t items = (uint64_t)(lev[l] - lev[l - 1]) * k;
-        if (items > SMALL_ITEMS) {
+        if (items >= SWEEP_THREAD_ITEMS) {
             sweep_level<<<blocks_for(items), BIG_THREADS, 0, s>>>(lev[l - 1], lev[l] - lev[l - 1], k,
                                                                   first, head, wt, d->dist);
             CKL("sweep");
             l--;
+        } else if (items > SWEEP_SMALL_ITEMS) {
+            sweep_level_warp<<<blocks_for(items * 32), BIG_THREADS, 0, s>>>(
+                lev[l - 1], lev[l] - lev[l - 1], k, first, head, wt, d->dist);
+            CKL("sweep");
+            l--;
         } else {
             uint32_t l0 = l - 1;
-            while (l0 > 0 && (uint64_t)(lev[l0] - lev[l0 - 1]) * k <= SMALL_ITEMS) l0--;
+            while (l0 > 0 && (uint64_t)(lev[l0] - lev[l0 - 1]) * k <= SWEEP_SMALL_ITEMS) l0--;
             sweep_small<<<1, SMALL_THREADS, 0, s>>>(l0, l, dlev, k, first, head, wt, d->dist);
             CKL("sweep");
             l = l0;
         }
+    }
     }
 out:
     return rc;

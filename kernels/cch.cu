@@ -8,17 +8,39 @@
  * uint64 (GP_INF unreachable).
  *
  * Levels: the CCH's ranks are grouped by level (engine/cch.h), so a level is a contiguous rank
- * range and its edges a contiguous edge range. Levels are launched one kernel each when large; runs
- * of consecutive small levels (<= SMALL_ITEMS items) go to one block of 1024 threads that walks
- * them with __syncthreads() between levels (global writes of a block are visible to the block
- * after the barrier).
+ * range and its edges a contiguous edge range; edges only go up a level, so a level's items are
+ * independent.
+ *  - customization, bottom-up: a launch per level of more than SMALL_ITEMS / 8 edges, a warp per
+ *    edge (lanes over its lower triangles, warp min of value then witness); runs of smaller levels
+ *    in one block of 1024 threads with __syncthreads() between levels (a block's global writes are
+ *    visible to it after the barrier).
+ *  - sweeps (PHAST, RPHAST), top-down: the top levels (each <= 64 items, together <= TOP_CELLS
+ *    distances) in one block with the distances and CSR offsets in shared memory, a warp per item;
+ *    then all other levels in one persistent cooperative kernel (grid.sync() between levels), a
+ *    warp per item, or a thread per item on levels of >= SWEEP_THREAD_ITEMS items (the wide,
+ *    low-degree bottom). Distances of earlier levels are read with __ldcg.
+ *
+ * Versions (H100 80GB HBM3, bench/lab_cch.cu, device ms, medians; BAY / NY):
+ *   v1  sweeps a thread per item, a launch per level of > 4096 items and one block for the
+ *       smaller ones: PHAST 3.56 / 6.96 ms for one source, 0.174 / 0.317 ms per tree with 16 per
+ *       sweep; RPHAST 100x100 3.00 / 5.74 ms device. (Separator nodes at the top have up to 114
+ *       upward edges: one thread looping over them serialised the narrow levels.)
+ *   v2  a warp per item below 16384 items, a launch per level over 64 items, top levels in shared
+ *       memory: PHAST 0.57 / 0.90 ms, 16 per sweep 0.075 / 0.101 ms per tree; RPHAST 100x100
+ *       0.84 / 1.29 ms, 1000x1000 2.40 / 3.69 ms device.
+ *   v3  (this code) v2 with the per-level launches below the top replaced by one cooperative
+ *       kernel; numbers in bench/results/*-gpu-cch.md.
+ *   Customization (both): BAY 1.9 ms, NY 3.7 ms device (CPU, 16 threads: 14 / 33 ms).
  */
 #include "../engine/cuda_cch.h"
 
+#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
 #include <stdlib.h>
 #include <string.h>
+
+namespace cg = cooperative_groups;
 
 typedef unsigned long long u64;
 #define INF64 0xffffffffffffffffULL
@@ -26,6 +48,7 @@ typedef unsigned long long u64;
 #define SMALL_ITEMS 4096         /* customization: levels of <= SMALL_ITEMS / 8 edges in one block */
 #define SWEEP_SMALL_ITEMS 64      /* sweeps: levels of <= 64 items in one block, a warp per item */
 #define SWEEP_THREAD_ITEMS 16384  /* sweeps: a thread per item from here (bottom levels) */
+#define COOP_THREADS 512          /* sweeps: block size of the cooperative kernel */
 #define TOP_CELLS 12288           /* sweeps: top levels kept in shared memory (96 KiB + offsets) */
 #define TOP_SMEM (TOP_CELLS * 8 + (TOP_CELLS + 1) * 4)
 #define SMALL_THREADS 1024
@@ -38,6 +61,7 @@ __global__ void sweep_top(uint32_t l0, uint32_t l1, const uint32_t *__restrict__
 struct gp_dcch {
     uint32_t n, m, nlevels;
     uint64_t ntri;
+    int sms;                /* multiprocessors of the device */
     uint32_t *level_first;  /* host copy: ranks per level */
     uint32_t *edge_level;   /* host: up_first[level_first[l]] per level (nlevels+1) */
     uint32_t *up_first, *up_head, *order; /* device */
@@ -156,6 +180,11 @@ extern "C" int gp_dcch_new(const gp_cch *c, void *stream, gp_dcch **out, gp_err 
     for (uint32_t l = 0; l <= t->nlevels; l++) d->edge_level[l] = t->up_first[t->level_first[l]];
     CK(cudaFuncSetAttribute(sweep_top, cudaFuncAttributeMaxDynamicSharedMemorySize, TOP_SMEM),
        "allowing the sweep's shared memory");
+    {
+        int dev = 0;
+        CK(cudaGetDevice(&dev), "cudaGetDevice");
+        CK(cudaDeviceGetAttribute(&d->sms, cudaDevAttrMultiProcessorCount, dev), "device attributes");
+    }
     CK(cudaEventCreate(&d->ev0), "cudaEventCreate");
     CK(cudaEventCreate(&d->ev1), "cudaEventCreate");
     CK(dput(&d->up_first, t->up_first, (size_t)t->n + 1, s, &d->bytes), "uploading the CCH");
@@ -306,81 +335,12 @@ out:
 /* ---------------------------------------------------------------------------------------------
  * Sweeps (PHAST, RPHAST) */
 
-/* Sweep step of one (node x, source s) item: dist[x] = min(dist[x], dist[h] + w) over x's upward
- * edges (x -> h has the down weight w of h -> x). Thread version (bottom levels: few edges). */
-__device__ __forceinline__ void sweep_item(uint32_t x, uint32_t s, uint32_t k,
-                                           const uint32_t *__restrict__ first,
-                                           const uint32_t *__restrict__ head,
-                                           const uint32_t *__restrict__ wt, u64 *dist) {
-    size_t at = (size_t)x * k + s;
-    u64 best = dist[at];
-    for (uint32_t e = first[x]; e < first[x + 1]; e++) {
-        uint32_t w = wt[e];
-        if (w == INF32) continue;
-        u64 dh = dist[(size_t)head[e] * k + s];
-        if (dh != INF64 && dh + w < best) best = dh + w;
-    }
-    dist[at] = best;
-}
-
 __device__ __forceinline__ u64 warp_min64(u64 v) {
     for (int o = 16; o > 0; o >>= 1) {
         u64 u = __shfl_xor_sync(0xffffffffu, v, o);
         v = u < v ? u : v;
     }
     return v;
-}
-
-/* Warp version (upper levels: separator nodes have up to hundreds of upward edges). */
-__device__ __forceinline__ void sweep_item_warp(uint32_t x, uint32_t s, uint32_t k, int lane,
-                                                const uint32_t *__restrict__ first,
-                                                const uint32_t *__restrict__ head,
-                                                const uint32_t *__restrict__ wt, u64 *dist) {
-    size_t at = (size_t)x * k + s;
-    u64 best = INF64;
-    for (uint32_t e = first[x] + lane; e < first[x + 1]; e += 32) {
-        uint32_t w = wt[e];
-        if (w == INF32) continue;
-        u64 dh = dist[(size_t)head[e] * k + s];
-        if (dh != INF64 && dh + w < best) best = dh + w;
-    }
-    best = warp_min64(best);
-    if (lane == 0) {
-        u64 cur = dist[at];
-        dist[at] = best < cur ? best : cur;
-    }
-}
-
-__global__ void sweep_level(uint32_t lo, uint32_t cnt, uint32_t k, const uint32_t *__restrict__ first,
-                            const uint32_t *__restrict__ head, const uint32_t *__restrict__ wt,
-                            u64 *dist) {
-    uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= (uint64_t)cnt * k) return;
-    sweep_item(lo + (uint32_t)(i / k), (uint32_t)(i % k), k, first, head, wt, dist);
-}
-
-__global__ void sweep_level_warp(uint32_t lo, uint32_t cnt, uint32_t k,
-                                 const uint32_t *__restrict__ first,
-                                 const uint32_t *__restrict__ head,
-                                 const uint32_t *__restrict__ wt, u64 *dist) {
-    uint64_t i = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
-    if (i >= (uint64_t)cnt * k) return; /* warp-uniform */
-    sweep_item_warp(lo + (uint32_t)(i / k), (uint32_t)(i % k), k, threadIdx.x & 31, first, head, wt,
-                    dist);
-}
-
-/* Levels l1-1 down to l0 in one block, a warp per item. */
-__global__ void sweep_small(uint32_t l0, uint32_t l1, const uint32_t *__restrict__ lev, uint32_t k,
-                            const uint32_t *__restrict__ first, const uint32_t *__restrict__ head,
-                            const uint32_t *__restrict__ wt, u64 *dist) {
-    int warp = threadIdx.x / 32, lane = threadIdx.x & 31, nw = blockDim.x / 32;
-    for (uint32_t l = l1; l-- > l0;) {
-        uint64_t lo = lev[l], items = (uint64_t)(lev[l + 1] - lev[l]) * k;
-        for (uint64_t i = warp; i < items; i += nw)
-            sweep_item_warp((uint32_t)(lo + i / k), (uint32_t)(i % k), k, lane, first, head, wt,
-                            dist);
-        __syncthreads();
-    }
 }
 
 /* The top of the hierarchy (levels l0..l1-1, ranks r0 = lev[l0] .. lev[l1]: every upward edge of
@@ -415,6 +375,54 @@ __global__ void sweep_top(uint32_t l0, uint32_t l1, const uint32_t *__restrict__
         __syncthreads();
     }
     for (uint64_t i = threadIdx.x; i < cells; i += blockDim.x) dist[(size_t)r0 * k + i] = sd[i];
+}
+
+/* Every level below the top (top-1 .. 0) in one persistent cooperative kernel, grid.sync() between
+ * levels: a thread per item on wide levels, a warp per item on the others. Distances written by
+ * other blocks in earlier levels are read through L2 (__ldcg), never from a stale L1 line. */
+__global__ void sweep_coop(uint32_t top, const uint32_t *__restrict__ lev, uint32_t k,
+                           const uint32_t *__restrict__ first, const uint32_t *__restrict__ head,
+                           const uint32_t *__restrict__ wt, u64 *dist) {
+    cg::grid_group grid = cg::this_grid();
+    uint64_t tid = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    uint64_t nth = (uint64_t)gridDim.x * blockDim.x, wid = tid / 32, nw = nth / 32;
+    int lane = threadIdx.x & 31;
+    for (uint32_t l = top; l-- > 0;) {
+        uint32_t lo = lev[l];
+        uint64_t items = (uint64_t)(lev[l + 1] - lo) * k;
+        if (items >= SWEEP_THREAD_ITEMS) {
+            for (uint64_t i = tid; i < items; i += nth) {
+                uint32_t x = lo + (uint32_t)(i / k), sc = (uint32_t)(i % k);
+                size_t at = (size_t)x * k + sc;
+                u64 best = __ldcg(&dist[at]);
+                for (uint32_t e = first[x]; e < first[x + 1]; e++) {
+                    uint32_t w = wt[e];
+                    if (w == INF32) continue;
+                    u64 dh = __ldcg(&dist[(size_t)head[e] * k + sc]);
+                    if (dh != INF64 && dh + w < best) best = dh + w;
+                }
+                dist[at] = best;
+            }
+        } else {
+            for (uint64_t i = wid; i < items; i += nw) {
+                uint32_t x = lo + (uint32_t)(i / k), sc = (uint32_t)(i % k);
+                size_t at = (size_t)x * k + sc;
+                u64 best = INF64;
+                for (uint32_t e = first[x] + lane; e < first[x + 1]; e += 32) {
+                    uint32_t w = wt[e];
+                    if (w == INF32) continue;
+                    u64 dh = __ldcg(&dist[(size_t)head[e] * k + sc]);
+                    if (dh != INF64 && dh + w < best) best = dh + w;
+                }
+                best = warp_min64(best);
+                if (lane == 0) {
+                    u64 cur = __ldcg(&dist[at]);
+                    dist[at] = best < cur ? best : cur;
+                }
+            }
+        }
+        grid.sync();
+    }
 }
 
 __global__ void fill64(u64 *a, size_t count) {
@@ -487,25 +495,20 @@ static int run_sweep(gp_dcch *d, cudaStream_t s, uint32_t n, uint32_t nlev, cons
         sweep_top<<<1, SMALL_THREADS, smem, s>>>(top, nlev, dlev, k, first, head, wt, d->dist);
         CKL("sweep (top levels)");
     }
-    for (uint32_t l = top; l > 0;) {
-        uint64_t items = (uint64_t)(lev[l] - lev[l - 1]) * k;
-        if (items >= SWEEP_THREAD_ITEMS) {
-            sweep_level<<<blocks_for(items), BIG_THREADS, 0, s>>>(lev[l - 1], lev[l] - lev[l - 1], k,
-                                                                  first, head, wt, d->dist);
-            CKL("sweep");
-            l--;
-        } else if (items > SWEEP_SMALL_ITEMS) {
-            sweep_level_warp<<<blocks_for(items * 32), BIG_THREADS, 0, s>>>(
-                lev[l - 1], lev[l] - lev[l - 1], k, first, head, wt, d->dist);
-            CKL("sweep");
-            l--;
-        } else {
-            uint32_t l0 = l - 1;
-            while (l0 > 0 && (uint64_t)(lev[l0] - lev[l0 - 1]) * k <= SWEEP_SMALL_ITEMS) l0--;
-            sweep_small<<<1, SMALL_THREADS, 0, s>>>(l0, l, dlev, k, first, head, wt, d->dist);
-            CKL("sweep");
-            l = l0;
-        }
+    if (top > 0) {
+        /* one block per SM for a single source (latency: a cheaper grid.sync), as many as fit
+         * for several (work) */
+        int per_sm = 1;
+        if (k > 1 && cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, sweep_coop, COOP_THREADS,
+                                                                   0) != cudaSuccess)
+            per_sm = 1;
+        if (per_sm < 1) per_sm = 1;
+        dim3 grid((unsigned)(d->sms * per_sm)), block(COOP_THREADS);
+        uint32_t *dl = (uint32_t *)dlev;
+        u64 *dd = d->dist;
+        uint32_t *f = (uint32_t *)first, *h = (uint32_t *)head, *w = (uint32_t *)wt;
+        void *args[] = {&top, &dl, &k, &f, &h, &w, &dd};
+        CK(cudaLaunchCooperativeKernel((void *)sweep_coop, grid, block, args, 0, s), "sweep");
     }
     }
 out:

@@ -13,8 +13,8 @@
  *    L, via the elimination tree and row subtrees (Liu 1986). fill = sum c_j and operation count =
  *    sum c_j^2 - c_j: the definitions of METIS's own ComputeFillIn, i.e. the "Nonzeros" and
  *    "Operation Count" ndmetis prints. METIS is randomised and one ordering's operation count
- *    varies by ~15% with its seed, so ROADLIKE_ND_SEEDS orderings are made and the one with the
- *    fewest operations is kept (as a CCH would keep its best order).
+ *    varies by ~15% with its seed, so several orderings are made (ROADLIKE_ND_SEEDS by default)
+ *    and the one with the fewest operations is kept (as a CCH would keep its best order).
  * Link with -lmetis.
  */
 #ifndef GP_BENCH_ROADLIKE_H
@@ -25,7 +25,7 @@
 #include <metis.h>
 #include <stdint.h>
 
-/* METIS orderings tried per graph (seeds 1..ROADLIKE_ND_SEEDS); the best is kept */
+/* METIS orderings tried per graph by default (seeds 1..ROADLIKE_ND_SEEDS); the best is kept */
 #define ROADLIKE_ND_SEEDS 3
 #include <stdint.h>
 #include <stdlib.h>
@@ -38,6 +38,7 @@ typedef struct roadlike {
     uint32_t components;     /* weakly connected components */
     double fill, opc;        /* nnz(L) and operation count of the METIS order (0 when skipped) */
     double nd_seconds;       /* one METIS_NodeND and symbolic factorisation */
+    int nd_seeds;            /* orderings tried */
 } roadlike;
 
 /* The undirected simple adjacency of g (METIS layout): xadj n+1, adj xadj[n]. 0, or -1 on OOM. */
@@ -146,9 +147,11 @@ static int roadlike_symbolic(uint32_t n, const idx_t *xadj, const idx_t *adj, co
     return 0;
 }
 
-/* Measures g; the METIS fill only when with_nd. 0, or -1 on OOM / METIS failure. */
-static int roadlike_measure(const gp_graph *g, int with_nd, roadlike *r) {
+/* Measures g; the METIS fill from the best of nd_seeds orderings (0: none). 0, or -1 on OOM /
+ * METIS failure. */
+static int roadlike_measure(const gp_graph *g, int nd_seeds, roadlike *r) {
     memset(r, 0, sizeof *r);
+    r->nd_seeds = nd_seeds;
     const uint32_t n = g->n;
     idx_t *xadj, *adj;
     if (roadlike_adjacency(g, &xadj, &adj)) return -1;
@@ -182,11 +185,11 @@ static int roadlike_measure(const gp_graph *g, int with_nd, roadlike *r) {
         }
     }
     rc = 0;
-    if (with_nd) {
+    if (nd_seeds > 0) {
         idx_t nv = (idx_t)n, options[METIS_NOPTIONS];
         idx_t *perm = malloc((size_t)n * sizeof *perm), *iperm = malloc((size_t)n * sizeof *iperm);
         double t0 = gp_now();
-        for (int seed = 1; seed <= ROADLIKE_ND_SEEDS && rc == 0; seed++) {
+        for (int seed = 1; seed <= nd_seeds && rc == 0; seed++) {
             double fill, opc;
             METIS_SetDefaultOptions(options);
             options[METIS_OPTION_SEED] = seed;
@@ -198,7 +201,7 @@ static int roadlike_measure(const gp_graph *g, int with_nd, roadlike *r) {
                 r->opc = opc;
             }
         }
-        r->nd_seconds = (gp_now() - t0) / ROADLIKE_ND_SEEDS;
+        r->nd_seconds = (gp_now() - t0) / nd_seeds;
         free(perm);
         free(iperm);
     }

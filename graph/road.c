@@ -16,8 +16,8 @@
  *     In a neighbourhood every column street and the two outer rows are two-way; inner row streets
  *     are sometimes missing or one-way. A street segment has a dead-end side street (cul-de-sac)
  *     with probability ROAD_CDS. Shape points (degree-2 nodes) fill each settlement up to its
- *     exact size. The degree mix this gives (about 20% dead ends, 45% T-junctions) is the DIMACS
- *     graphs' (NY: 16% degree 1, 15% degree 2, 47% degree 3, 22% degree 4).
+ *     exact size. The degree mix this gives (gen:264346: 17% degree 1, 25% degree 2, 40% degree
+ *     3, 18% degree 4) is the DIMACS graphs' (NY: 16%, 15%, 47%, 22%; BAY: 23%, 20%, 44%, 13%).
  *  3. Settlements are placed by dart throwing (largest first, no overlap) on a square map.
  *  4. Rural roads: the Gabriel graph of the settlement centres (a subset of the Delaunay
  *     triangulation, found among each centre's ROAD_KNN nearest), thinned towards the relative
@@ -55,7 +55,9 @@
 #define ROAD_SETTLED_FRAC 0.96 /* nodes in settlements; the rest are rural shape points */
 #define ROAD_PARETO 1.1        /* settlement size law: P(size > s) ~ s^-1.1 */
 #define ROAD_SMIN 40           /* smallest settlement (nodes) */
-#define ROAD_SMAX_FRAC 0.12    /* largest settlement, of the settled nodes */
+#define ROAD_SMAX_FRAC 0.12    /* largest settlement, of the settled nodes (up to ROAD_REGION_N) */
+#define ROAD_REGION_N 264346   /* nodes of a region: NY's; larger maps have many (see sizes()) */
+#define ROAD_ZIPF_SHARE 0.8    /* settled nodes in towns and cities above villages (larger maps) */
 #define ROAD_CORE_FRAC 0.86    /* intersections of a settlement, of its nodes (rest: shape points) */
 #define ROAD_TOWN_CORE 160     /* a settlement with fewer intersections is one neighbourhood */
 #define ROAD_CDS 0.22          /* street segments with a cul-de-sac */
@@ -946,10 +948,34 @@ void gp_roadnet_free(gp_roadnet *r) {
     free(r);
 }
 
+static int stl_cmp(const void *x, const void *y) {
+    const stl *a = x, *b = y;
+    if (a->size != b->size) return a->size > b->size ? -1 : 1;
+    return a->base < b->base ? -1 : a->base > b->base;
+}
+
 static int sizes(road_ctx *c) {
     const uint64_t n = c->n;
     uint64_t settled = (uint64_t)llround(ROAD_SETTLED_FRAC * (double)n);
-    uint64_t smax = (uint64_t)fmax(ROAD_SMIN, ROAD_SMAX_FRAC * (double)settled);
+    /* Up to NY's size (264,346 nodes) the largest city holds ROAD_SMAX_FRAC of the settled nodes
+     * and the sizes fall as 1/rank. A larger map is a country of many such regions, not one
+     * ever larger city: the largest grows as sqrt(n) only (gen:24000000: ~300,000 nodes, like the
+     * New York region in the USA graph) and the rank-size exponent alpha < 1 is chosen so that the
+     * cities above 2 ROAD_SMIN still hold ROAD_ZIPF_SHARE of the settled nodes (bisection on the
+     * integral of x^-alpha). */
+    double smax_d = ROAD_SMAX_FRAC * (double)settled, alpha = 1;
+    if (n > ROAD_REGION_N) {
+        smax_d *= sqrt((double)ROAD_REGION_N / (double)n);
+        double lo = 0.2, hi = 1;
+        for (int it = 0; it < 60; it++) {
+            alpha = (lo + hi) / 2;
+            double k = pow(smax_d / (2 * ROAD_SMIN), 1 / alpha);
+            double sum = smax_d * (1 + (pow(k, 1 - alpha) - 1) / (1 - alpha));
+            if (sum > ROAD_ZIPF_SHARE * (double)settled) lo = alpha;
+            else hi = alpha;
+        }
+    }
+    uint64_t smax = (uint64_t)fmax(ROAD_SMIN, smax_d);
     uint64_t cap = 64, sum = 0;
     c->s = calloc(cap, sizeof *c->s);
     if (!c->s) return -1;
@@ -958,7 +984,7 @@ static int sizes(road_ctx *c) {
         /* rank-size (Zipf) for the towns and cities, each size varied by up to 25%; below
          * 2 ROAD_SMIN the villages follow the Pareto law from ROAD_SMIN, up to 5 ROAD_SMIN */
         uint64_t h = rh(c->seed, T_SIZE, c->ns, 0);
-        double v = (double)smax / (c->ns + 1);
+        double v = (double)smax * pow(c->ns + 1, -alpha);
         if (c->ns) v *= 0.8 + 0.45 * ru(h);
         if (v < 2 * ROAD_SMIN) v = fmin(5 * ROAD_SMIN, ROAD_SMIN * pow(1 - ru(gp_mix64(h)), -1.0 / ROAD_PARETO));
         uint64_t s = v > (double)smax ? smax : (uint64_t)v;
@@ -977,16 +1003,9 @@ static int sizes(road_ctx *c) {
         c->ns = 1;
         c->s[0].size = n;
     }
-    /* largest first (stable: by size, then draw order) */
-    for (uint32_t i = 1; i < c->ns; i++) {
-        stl t = c->s[i];
-        uint32_t j = i;
-        while (j > 0 && c->s[j - 1].size < t.size) {
-            c->s[j] = c->s[j - 1];
-            j--;
-        }
-        c->s[j] = t;
-    }
+    /* largest first (ties: draw order, kept in base until the node bases are assigned) */
+    for (uint32_t i = 0; i < c->ns; i++) c->s[i].base = i;
+    qsort(c->s, c->ns, sizeof *c->s, stl_cmp);
     return 0;
 }
 
@@ -1006,8 +1025,10 @@ gp_roadnet *gp_roadnet_build(uint64_t n, uint64_t seed, gp_err *err) {
         GP_LOG(GP_LOG_DEBUG, "gen %llu: settlement %u: %llu nodes, %u x %u arterial cells, downtown %u x %u",
                (unsigned long long)n, i, (unsigned long long)c.s[i].size, c.s[i].ax, c.s[i].ay, c.s[i].dt,
                c.s[i].dt);
+    double tp = gp_now();
     double side = place(&c);
     if (side < 0) goto oom;
+    double tl = gp_now();
     uint64_t next = 0;
     for (uint32_t i = 0; i < c.ns; i++) {
         c.s[i].base = next;
@@ -1015,6 +1036,8 @@ gp_roadnet *gp_roadnet_build(uint64_t n, uint64_t seed, gp_err *err) {
     }
     if (build_links(&c, side)) goto oom;
     double t1 = gp_now();
+    GP_LOG(GP_LOG_DEBUG, "gen %llu: sizes and layouts %.3fs, placement %.3fs, roads %.3fs", (unsigned long long)n,
+           tp - t0, tl - tp, t1 - tl);
     /* shape points of rural roads and motorways: the nodes left, by length (motorways sparser) */
     uint64_t left = n - next, edges = 0;
     double total = 0;
@@ -1201,7 +1224,7 @@ oom:
 
 int gp_write_road_osm(uint64_t n, uint64_t seed, const char *path, gp_err *err) {
     gp_roadnet *r = gp_roadnet_build(n, seed, err);
-    if (!r) return err->code ? err->code : GP_ENOMEM;
+    if (!r) return err && err->code ? err->code : GP_ENOMEM;
     FILE *f = fopen(path, "w");
     if (!f) {
         gp_roadnet_free(r);

@@ -80,6 +80,15 @@ static void test_exact_and_deterministic(void **state) {
         gp_graph_unref(h);
         gp_graph_unref(g);
     }
+    /* exactly n for every small n (one town up to the second settlement, then the node budget
+     * split between settlements and rural roads) */
+    for (uint64_t n = 100; n < 3000; n += 13)
+        for (uint64_t seed = 1; seed <= 2; seed++) {
+            gp_graph *g = gen(n, seed);
+            assert_int_equal(g->n, n);
+            if (reach(g, 0) != n || reach(g, 1) != n) fail_msg("gen:%llu:%llu not strongly connected", (unsigned long long)n, (unsigned long long)seed);
+            gp_graph_unref(g);
+        }
     gp_err err;
     assert_null(gp_generate_road(99, 1, &err));
     assert_int_equal(err.code, GP_EINVAL);
@@ -133,7 +142,7 @@ static void test_travel_times(void **state) {
  * against the real graphs */
 
 static void measure(const gp_graph *g, const char *what, roadlike *r) {
-    if (roadlike_measure(g, 1, r)) fail_msg("%s: measuring failed", what);
+    if (roadlike_measure(g, ROADLIKE_ND_SEEDS, r)) fail_msg("%s: measuring failed", what);
     print_message("%-22s n %8llu  mean degree %.3f  hop diameter %5u  ND fill %.3g  opc %.3g\n", what,
                   (unsigned long long)r->n, r->mean_degree, r->hop_diameter, r->fill, r->opc);
 }

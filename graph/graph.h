@@ -182,7 +182,7 @@ typedef struct gp_load_opts {
     double ref_bandwidth;    /* bits/s for the bandwidth rule (default 100e9) */
 } gp_load_opts;
 
-/* Loads a graph from a spec: "dimacs:PATH", "csv:PATH", "gen:N[:SEED]", "graphml:PATH",
+/* Loads a graph from a spec: "dimacs:PATH", "csv:PATH", "gen:N[:SEED]", "grid:N[:SEED]", "graphml:PATH",
  * "sndlib:PATH", "rocketfuel:PATH", "postgresql://..." , or a bare PATH whose extension chooses
  * the format (.gr, .gr.gz, .csv, .graphml, .txt (SNDlib), .intra). opts may be NULL. Never returns
  * a partial graph: NULL and err filled on any error. */
@@ -205,9 +205,23 @@ gp_graph *gp_load_sndlib(const char *path, const gp_load_opts *o, gp_err *err);
 gp_graph *gp_load_rocketfuel(const char *path, const gp_load_opts *o, gp_err *err);
 /* pgRouting edge table from PostgreSQL (storage/pg.c); uri is the whole postgresql:// spec. */
 gp_graph *gp_load_postgres(const char *uri, const gp_load_opts *o, gp_err *err);
-/* Road-like generator: perturbed grid with lon/lat coordinates and travel-time-like weights,
- * deterministic for (n, seed); 100 <= n <= 100M. */
+/* Road-like generator (graph/road.c, spec gen:N[:SEED]): towns and cities of power-law sizes as
+ * street grids, rural roads on a thinned Gabriel graph of the settlements, motorways between the
+ * largest cities, barriers crossed in few places; lon/lat coordinates, travel times in
+ * deciseconds by road class; exactly n nodes, strongly connected, deterministic for (n, seed);
+ * 100 <= n <= 100M. */
 gp_graph *gp_generate_road(uint64_t n, uint64_t seed, gp_err *err);
+/* The previous generator (graph/gen.c, spec grid:N[:SEED]): a jittered grid of n nodes with
+ * arterials every 8th and 16th line, some streets missing or one-way; deterministic for (n, seed). */
+gp_graph *gp_generate_grid(uint64_t n, uint64_t seed, gp_err *err);
+/* Road classes of the generator, and their speeds. */
+enum { GP_ROAD_MOTORWAY, GP_ROAD_PRIMARY, GP_ROAD_SECONDARY, GP_ROAD_TERTIARY, GP_ROAD_RESIDENTIAL,
+       GP_ROAD_CLASSES };
+const char *gp_road_class_name(int cls); /* OSM highway=* value */
+double gp_road_class_kmh(int cls);
+/* Writes gen:n:seed as OSM XML: nodes 1..n with lat/lon, one way per road with highway=*,
+ * maxspeed (km/h, the speed its travel times use) and oneway=yes where one-way. */
+int gp_write_road_osm(uint64_t n, uint64_t seed, const char *path, gp_err *err);
 /* Writes a graph as DIMACS .gr (+ .co when it has coordinates; co_path may be NULL). */
 int gp_write_dimacs(const gp_graph *g, const char *gr_path, const char *co_path, gp_err *err);
 

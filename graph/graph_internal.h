@@ -36,6 +36,29 @@ gp_graph *gp_graph_complete(gp_graph *g, const char *source, const char *format,
 /* Host bytes of the road attributes (graph/roadattr.c). */
 uint64_t gp_graph_roadattr_memory(const gp_graph *g);
 
+/* Sorts each CSR row u (col/w[row[u]..row[u+1])) by (head, weight), on parallel threads; maxdeg
+ * is the longest row. -1 when out of memory. */
+int gp_sort_rows(const uint32_t *row, uint32_t *col, uint32_t *w, uint32_t n, uint32_t maxdeg);
+
+/* The road-like generator's output before it becomes a CSR graph (graph/road.c): coordinates and
+ * an undirected edge list with a road class (GP_ROAD_*) and a direction per edge. The edges of
+ * one road (a street with its shape points, a rural road) are consecutive and continue each other
+ * (ev[e] == eu[e + 1]). */
+typedef struct gp_roadnet {
+    uint64_t n, ne;
+    double *x, *y;         /* n lon / lat */
+    uint32_t *eu, *ev;     /* ne edge ends, 0-based nodes */
+    uint8_t *ecls;         /* ne road classes */
+    uint8_t *edir;         /* ne: 1 eu->ev only, 2 ev->eu only, 3 both ways */
+    uint32_t settlements;  /* towns and cities */
+    uint32_t links;        /* rural roads and motorways between them */
+    double map_km;         /* side of the square map */
+} gp_roadnet;
+
+/* Builds the road network of gen:n:seed (see graph/road.c); NULL with err filled on bad n or OOM. */
+gp_roadnet *gp_roadnet_build(uint64_t n, uint64_t seed, gp_err *err);
+void gp_roadnet_free(gp_roadnet *r); /* accepts NULL */
+
 /* Sets the builder's scale; only before any cost has been converted with it. */
 void gp_builder_set_scale(gp_builder *b, double scale);
 

@@ -25,7 +25,7 @@
 
 typedef struct opts {
     const char *graph, *from, *to, *source, *max_distance, *sources, *targets, *algo, *backend,
-        *threads, *scale, *nodes, *seed, *out, *max_nodes;
+        *threads, *scale, *nodes, *seed, *out, *osm, *max_nodes;
     int next_hops, undirected, help;
 } opts;
 
@@ -54,6 +54,7 @@ static const optdef OPTDEFS[] = {
     {"nodes", 1, OV(nodes), "N|nodes to generate (>= 100)"},
     {"seed", 1, OV(seed), "S|generator seed (default 1)"},
     {"out", 1, OV(out), "FILE.gr|DIMACS output (coordinates go to FILE.co)"},
+    {"osm", 1, OV(osm), "FILE.osm|gen: also (or only) write OSM XML (highway, maxspeed, oneway)"},
     {"max-nodes", 1, OV(max_nodes), "N|refuse graphs above N nodes (default 20000: 4.8 GB)"},
     {"help", 0, OV(help), "|this help"},
 };
@@ -85,8 +86,8 @@ static const cmd CMDS[] = {
     {"apsp", cmd_apsp, "all-pairs distances (Floyd-Warshall)", LOAD_OPTS " next-hops max-nodes",
      "gpath apsp --graph gen:400 --next-hops"},
     {"info", cmd_info, "describe a graph", "graph scale undirected", "gpath info --graph gen:10000"},
-    {"gen", cmd_gen, "write a generated road graph as DIMACS .gr/.co", "nodes seed out",
-     "gpath gen --nodes 100000 --seed 7 --out road.gr"},
+    {"gen", cmd_gen, "write a generated road graph as DIMACS .gr/.co and/or OSM XML", "nodes seed out osm",
+     "gpath gen --nodes 100000 --seed 7 --out road.gr --osm road.osm"},
 };
 #define NCMDS (sizeof CMDS / sizeof CMDS[0])
 
@@ -458,32 +459,37 @@ static int cmd_info(const opts *o) {
 
 static int cmd_gen(const opts *o) {
     int rc = need(o->nodes, "gen", "nodes");
-    if (!rc) rc = need(o->out, "gen", "out");
+    if (!rc && !o->osm) rc = need(o->out, "gen", "out");
     uint64_t n = 0, seed = 1;
     if (!rc) rc = parse_u64(o->nodes, "--nodes", &n);
     if (!rc && o->seed) rc = parse_u64(o->seed, "--seed", &seed);
     if (rc) return rc;
-    size_t l = strlen(o->out);
-    char *co = malloc(l + 4);
-    if (!co) return fail_usage("out of memory");
-    if (l > 3 && strcmp(o->out + l - 3, ".gr") == 0)
-        snprintf(co, l + 4, "%.*s.co", (int)(l - 3), o->out);
-    else
-        snprintf(co, l + 4, "%s.co", o->out);
     gp_err err;
     gp_err_clear(&err);
+    if (o->osm && gp_write_road_osm(n, seed, o->osm, &err) != GP_OK) return fail_err(&err);
+    char *co = NULL;
     gp_graph *g = gp_generate_road(n, seed, &err);
-    if (!g) {
-        free(co);
-        return fail_err(&err);
+    if (!g) return fail_err(&err);
+    if (o->out) {
+        size_t l = strlen(o->out);
+        co = malloc(l + 4);
+        if (!co) {
+            gp_graph_unref(g);
+            return fail_usage("out of memory");
+        }
+        if (l > 3 && strcmp(o->out + l - 3, ".gr") == 0)
+            snprintf(co, l + 4, "%.*s.co", (int)(l - 3), o->out);
+        else
+            snprintf(co, l + 4, "%s.co", o->out);
     }
-    if (gp_write_dimacs(g, o->out, co, &err) != GP_OK) {
+    if (o->out && gp_write_dimacs(g, o->out, co, &err) != GP_OK) {
         rc = fail_err(&err);
     } else {
         cJSON *j = cJSON_CreateObject();
         if (j && cJSON_AddNumberToObject(j, "nodes", g->n) && cJSON_AddNumberToObject(j, "edges", g->m) &&
-            cJSON_AddStringToObject(j, "graph", o->out) &&
-            cJSON_AddStringToObject(j, "coordinates", co) &&
+            (!o->out || (cJSON_AddStringToObject(j, "graph", o->out) &&
+                         cJSON_AddStringToObject(j, "coordinates", co))) &&
+            (!o->osm || cJSON_AddStringToObject(j, "osm", o->osm)) &&
             cJSON_AddStringToObject(j, "version", g->version)) {
             rc = print_json(j);
         } else {

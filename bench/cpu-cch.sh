@@ -2,7 +2,7 @@
 # cpu-cch.sh - `make bench` part: the CCH on the CPU (bench/bench_cch.c): order and contraction
 # time and memory, customization (all threads, and after 1% of the costs change), p2p with path
 # unpacking, PHAST one-to-all and bucket tables beside the CPU backend's Dijkstra family, on DIMACS
-# NY and BAY (from GPATH_DATA, default ../shared/data) and grid-like generated graphs. Medians over
+# NY and BAY (from GPATH_DATA, default ../shared/data), road-like gen: and grid-like grid: graphs. Medians over
 # BENCH_REPS runs (default 5). Writes bench/results/DATE-MACHINE-cpu-cch.md.
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -17,7 +17,7 @@ for f in USA-road-d.NY.gr.gz USA-road-d.BAY.gr.gz; do
   [ -f "$DATA/dimacs/$f" ] && graphs+=("$DATA/dimacs/$f")
 done
 # shellcheck disable=SC2206  # CPU_CCH_GRAPHS is a list of specs
-graphs+=(${CPU_CCH_GRAPHS:-gen:10000 gen:30000})
+graphs+=(${CPU_CCH_GRAPHS:-gen:1000000 grid:10000 grid:30000})
 out=$(bench_out cpu-cch)
 cmd="$BIN --reps ${BENCH_REPS:-5} ${graphs[*]}"
 bench_header "$out" "CCH on the CPU: preprocessing, customization, p2p, PHAST, buckets" "$cmd"

@@ -4,12 +4,12 @@
  *
  *   lab_cch [--data DIR] [--graphs SPEC,..] [--reps N] [--queries N] [--plot FILE] [--small]
  *
- *   --small   one random graph (2,000 nodes): every GPU operation once, checked; exit status 1 on
+ *   --small   two generated graphs (road-like and grid, 2,000 nodes): every GPU operation once, checked; exit status 1 on
  *             a mismatch (for compute-sanitizer memcheck / racecheck)
- *   default   graphs DIR/dimacs/USA-road-d.NY.gr.gz and BAY, then the grid-like generator at
- *             gen:10000, gen:30000, gen:100000 (--graphs replaces the list: any gp_graph_load
- *             spec). The size guard (cch_max_triangles_per_node) is lifted so grids are measured
- *             too. Per graph:
+ *   default   graphs DIR/dimacs/USA-road-d.NY.gr.gz and BAY, the road-like generator at
+ *             gen:1000000 and gen:4000000, the grid-like one at grid:10000, grid:30000,
+ *             grid:100000 (--graphs replaces the list: any gp_graph_load spec). The size guard
+ *             (cch_max_triangles_per_node) is lifted so grids are measured too. Per graph:
  *             1. order (METIS) and contraction seconds, CCH edges, triangles, levels, MiB;
  *             2. customization: CPU (all threads) and GPU (device ms and end-to-end, checked
  *                bit-identical), and after changing 1% of the arc costs (GPU checked again);
@@ -309,6 +309,7 @@ int main(int argc, char **argv) {
     std::vector<std::string> specs;
     if (small) {
         specs.push_back("gen:2000:7");
+        specs.push_back("grid:2000:7");
     } else if (graphs) {
         std::string s(graphs);
         size_t a = 0;
@@ -330,9 +331,8 @@ int main(int argc, char **argv) {
                 printf("(%s not found: skipped)\n", p.c_str());
             }
         }
-        specs.push_back("gen:10000");
-        specs.push_back("gen:30000");
-        specs.push_back("gen:100000");
+        for (const char *sp : {"gen:1000000", "gen:4000000", "grid:10000", "grid:30000", "grid:100000"})
+            specs.push_back(sp);
     }
     for (auto &s : specs) run_graph(L, s.c_str(), small);
     if (L.plot) fclose(L.plot);

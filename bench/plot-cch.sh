@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # plot-cch.sh DAT SVG - query time against graph size from bench/lab_cch.cu's --plot file (lines
 # "name nodes dijkstra_ms nearfar_ms cch_p2p_us phast_ms"): one-to-all with CPU Dijkstra, GPU
-# near-far and GPU PHAST, and the CCH p2p query, road networks (DIMACS, road-like gen) as filled
-# points beside grid-like graphs (gen:/grid:) as open points. Needs gnuplot.
+# near-far and GPU PHAST, and the CCH p2p query, road networks (DIMACS, road-like gen:) as filled
+# points beside grid-like graphs (grid:) as open points. Needs gnuplot.
 set -eu
 dat=$1
 svg=$2
 road=$(mktemp)
 grid=$(mktemp)
 trap 'rm -f "$road" "$grid"' EXIT
-grep -E '^(gen|grid):' "$dat" | sort -k2 -n >"$grid" || true
-grep -vE '^(gen|grid):' "$dat" | sort -k2 -n >"$road" || true
+grep -E '^grid:' "$dat" | sort -k2 -n >"$grid" || true
+grep -vE '^grid:' "$dat" | sort -k2 -n >"$road" || true
 gnuplot <<GP
 set terminal svg size 900,560 dynamic font "sans,12"
 set output "$svg"

@@ -214,11 +214,12 @@ gp_graph *gp_generate_road(uint64_t n, uint64_t seed, gp_err *err);
 /* The previous generator (graph/gen.c, spec grid:N[:SEED]): a jittered grid of n nodes with
  * arterials every 8th and 16th line, some streets missing or one-way; deterministic for (n, seed). */
 gp_graph *gp_generate_grid(uint64_t n, uint64_t seed, gp_err *err);
-/* Road classes of the generator, and their speeds. */
-enum { GP_ROAD_MOTORWAY, GP_ROAD_PRIMARY, GP_ROAD_SECONDARY, GP_ROAD_TERTIARY, GP_ROAD_RESIDENTIAL,
-       GP_ROAD_CLASSES };
-const char *gp_road_class_name(int cls); /* OSM highway=* value */
-double gp_road_class_kmh(int cls);
+/* Road classes of the generator, and their speeds (GP_GEN_ prefix: graph/roadattr.c has the OSM
+ * classes as GP_ROAD_*). */
+enum { GP_GEN_ROAD_MOTORWAY, GP_GEN_ROAD_PRIMARY, GP_GEN_ROAD_SECONDARY, GP_GEN_ROAD_TERTIARY,
+       GP_GEN_ROAD_RESIDENTIAL, GP_GEN_ROAD_CLASSES };
+const char *gp_gen_road_class_name(int cls); /* OSM highway=* value */
+double gp_gen_road_class_kmh(int cls);
 /* Writes gen:n:seed as OSM XML: nodes 1..n with lat/lon, one way per road with highway=*,
  * maxspeed (km/h, the speed its travel times use) and oneway=yes where one-way. */
 int gp_write_road_osm(uint64_t n, uint64_t seed, const char *path, gp_err *err);

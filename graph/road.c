@@ -71,14 +71,14 @@
 #define ROAD_BRIDGE 0.12       /* rural roads crossing a barrier kept */
 #define ROAD_MAP_DENSITY 0.12  /* settlement footprints, of the map's area */
 
-static const double road_kmh[GP_ROAD_CLASSES] = {110, 80, 70, 50, 30};
-static const char *const road_names[GP_ROAD_CLASSES] = {"motorway", "primary", "secondary",
+static const double road_kmh[GP_GEN_ROAD_CLASSES] = {110, 80, 70, 50, 30};
+static const char *const road_names[GP_GEN_ROAD_CLASSES] = {"motorway", "primary", "secondary",
                                                         "tertiary", "residential"};
 
-const char *gp_road_class_name(int c) {
-    return c >= 0 && c < GP_ROAD_CLASSES ? road_names[c] : "unknown";
+const char *gp_gen_road_class_name(int c) {
+    return c >= 0 && c < GP_GEN_ROAD_CLASSES ? road_names[c] : "unknown";
 }
-double gp_road_class_kmh(int c) { return c >= 0 && c < GP_ROAD_CLASSES ? road_kmh[c] : 0; }
+double gp_gen_road_class_kmh(int c) { return c >= 0 && c < GP_GEN_ROAD_CLASSES ? road_kmh[c] : 0; }
 
 /* hash of (seed, tag, a, b) */
 static inline uint64_t rh(uint64_t seed, uint64_t tag, uint64_t a, uint64_t b) {
@@ -237,7 +237,7 @@ static void seg(walker *w, uint64_t u, uint64_t v, int cls, int dir) {
     put_edge(w, prev, base + end, cls, dir);
     if (cds) {
         put_edge(w, base + m, base + v, cls, dir);
-        put_edge(w, base + m, base + d, GP_ROAD_RESIDENTIAL, 3);
+        put_edge(w, base + m, base + d, GP_GEN_ROAD_RESIDENTIAL, 3);
     }
 }
 
@@ -290,9 +290,9 @@ static uint64_t neighbourhood(walker *w, uint32_t nx, uint32_t ny, double ox, do
                     if (r < ROAD_ROW_MISSING) dir = 0;
                     else if (r < ROAD_ROW_MISSING + ROAD_ROW_ONEWAY) dir = (j & 1) ? 1 : 2;
                 }
-                if (dir) seg(w, a, a + 1, GP_ROAD_RESIDENTIAL, dir);
+                if (dir) seg(w, a, a + 1, GP_GEN_ROAD_RESIDENTIAL, dir);
             }
-            if (j + 1 < ny) seg(w, a, a + nx, GP_ROAD_RESIDENTIAL, 3); /* column street */
+            if (j + 1 < ny) seg(w, a, a + nx, GP_GEN_ROAD_RESIDENTIAL, 3); /* column street */
         }
     return first;
 }
@@ -392,12 +392,12 @@ static void walk(const road_ctx *c, uint32_t si, gp_roadnet *out, uint64_t *core
                 uint64_t f = neighbourhood(&w, nx, ny, ox, oy);
                 if (dt) { /* downtown: every boundary street continues across the arterials */
                     for (uint32_t t = 0; t < q; t++) {
-                        seg(&w, f + t, art_mid(&am, s, 1, ci, cj, t), GP_ROAD_RESIDENTIAL, 3);
+                        seg(&w, f + t, art_mid(&am, s, 1, ci, cj, t), GP_GEN_ROAD_RESIDENTIAL, 3);
                         seg(&w, f + (uint64_t)(q - 1) * q + t, art_mid(&am, s, 1, ci, cj + 1, t),
-                            GP_ROAD_RESIDENTIAL, 3);
-                        seg(&w, f + (uint64_t)t * q, art_mid(&am, s, 0, ci, cj, t), GP_ROAD_RESIDENTIAL, 3);
+                            GP_GEN_ROAD_RESIDENTIAL, 3);
+                        seg(&w, f + (uint64_t)t * q, art_mid(&am, s, 0, ci, cj, t), GP_GEN_ROAD_RESIDENTIAL, 3);
                         seg(&w, f + (uint64_t)t * q + q - 1, art_mid(&am, s, 0, ci + 1, cj, t),
-                            GP_ROAD_RESIDENTIAL, 3);
+                            GP_GEN_ROAD_RESIDENTIAL, 3);
                     }
                     continue;
                 }
@@ -407,15 +407,15 @@ static void walk(const road_ctx *c, uint32_t si, gp_roadnet *out, uint64_t *core
                 for (int d = 0; d < 4; d++)
                     if (ru(gp_mix64(h + (uint64_t)d)) < ROAD_ENTRANCE) sides |= 1u << d;
                 if (!sides) sides = 1u << (h % 4);
-                if (sides & 1) seg(&w, f + nx / 2, art_mid(&am, s, 1, ci, cj, q / 2), GP_ROAD_RESIDENTIAL, 3);
+                if (sides & 1) seg(&w, f + nx / 2, art_mid(&am, s, 1, ci, cj, q / 2), GP_GEN_ROAD_RESIDENTIAL, 3);
                 if (sides & 2)
                     seg(&w, f + (uint64_t)(ny - 1) * nx + nx / 2, art_mid(&am, s, 1, ci, cj + 1, q / 2),
-                        GP_ROAD_RESIDENTIAL, 3);
+                        GP_GEN_ROAD_RESIDENTIAL, 3);
                 if (sides & 4)
-                    seg(&w, f + (uint64_t)(ny / 2) * nx, art_mid(&am, s, 0, ci, cj, q / 2), GP_ROAD_RESIDENTIAL, 3);
+                    seg(&w, f + (uint64_t)(ny / 2) * nx, art_mid(&am, s, 0, ci, cj, q / 2), GP_GEN_ROAD_RESIDENTIAL, 3);
                 if (sides & 8)
                     seg(&w, f + (uint64_t)(ny / 2) * nx + nx - 1, art_mid(&am, s, 0, ci + 1, cj, q / 2),
-                        GP_ROAD_RESIDENTIAL, 3);
+                        GP_GEN_ROAD_RESIDENTIAL, 3);
             }
         /* the arterial grid: every segment, two-way, through its midpoint(s) */
         uint64_t a0 = w.art0 = w.core;
@@ -427,10 +427,10 @@ static void walk(const road_ctx *c, uint32_t si, gp_roadnet *out, uint64_t *core
                     int dt = art_downtown(&am, hz, i, j);
                     for (uint32_t t = 0; t < (dt ? q : 1); t++) {
                         uint64_t m = a0 + art_mid(&am, s, hz, i, j, dt ? t : q / 2) - s->art0;
-                        seg(&w, prev, m, GP_ROAD_TERTIARY, 3);
+                        seg(&w, prev, m, GP_GEN_ROAD_TERTIARY, 3);
                         prev = m;
                     }
-                    seg(&w, prev, a + (hz ? 1 : ax + 1), GP_ROAD_TERTIARY, 3);
+                    seg(&w, prev, a + (hz ? 1 : ax + 1), GP_GEN_ROAD_TERTIARY, 3);
                 }
     }
     if (core) *core = w.core;
@@ -862,7 +862,7 @@ static int build_links(road_ctx *c, double side) {
         link *L = &c->l[c->nl++];
         L->a = e->a;
         L->b = e->b;
-        L->cls = e->kind == 0 ? GP_ROAD_PRIMARY : GP_ROAD_SECONDARY;
+        L->cls = e->kind == 0 ? GP_GEN_ROAD_PRIMARY : GP_GEN_ROAD_SECONDARY;
     }
     free(more);
     for (uint32_t a = 0; a < nm; a++)
@@ -876,7 +876,7 @@ static int build_links(road_ctx *c, double side) {
             link *L = &c->l[c->nl++];
             L->a = a;
             L->b = b;
-            L->cls = GP_ROAD_MOTORWAY;
+            L->cls = GP_GEN_ROAD_MOTORWAY;
         }
     rc = 0;
 done:
@@ -902,7 +902,7 @@ static void emit_item(void *vc, uint64_t item) {
     double x0 = o->x[L->ga], y0 = o->y[L->ga], x1 = o->x[L->gb], y1 = o->y[L->gb];
     /* a gentle bend: a sine arch of up to 6% of the length, plus jitter */
     uint64_t h = rh(c->seed, T_SHAPE, L->a, L->b ^ (uint64_t)L->cls << 40);
-    double amp = (ru(h) - 0.5) * (L->cls == GP_ROAD_MOTORWAY ? 0.04 : 0.12);
+    double amp = (ru(h) - 0.5) * (L->cls == GP_GEN_ROAD_MOTORWAY ? 0.04 : 0.12);
     uint32_t prev = L->ga;
     uint64_t e = L->ebase;
     for (uint64_t j = 0; j < L->shape; j++) {
@@ -1045,7 +1045,7 @@ gp_roadnet *gp_roadnet_build(uint64_t n, uint64_t seed, gp_err *err) {
         link *L = &c.l[i];
         L->ga = gate(&c, L->a, c.s[L->b].x, c.s[L->b].y);
         L->gb = gate(&c, L->b, c.s[L->a].x, c.s[L->a].y);
-        L->len = sqrt(d2(&c.s[L->a], &c.s[L->b])) * (L->cls == GP_ROAD_MOTORWAY ? 0.3 : 1.0);
+        L->len = sqrt(d2(&c.s[L->a], &c.s[L->b])) * (L->cls == GP_GEN_ROAD_MOTORWAY ? 0.3 : 1.0);
         total += L->len;
     }
     double acc = 0;

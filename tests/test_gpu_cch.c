@@ -2,7 +2,7 @@
  * bit-identical to the CPU's (also a second metric on the same device state), PHAST with 1 and 16
  * sources per sweep equal to the CPU backend's Dijkstra, RPHAST tables equal to Dijkstra tables
  * (repeated targets, several batches), and the engine with the CUDA backend answering route AUTO,
- * sssp and table through the GPU CCH exactly; random graphs, a generated road graph, and DIMACS NY
+ * sssp and table through the GPU CCH exactly; random graphs, a road-like (gen:) and a grid-like (grid:) generated graph, and DIMACS NY
  * when $GPATH_DATA has it.
  * Without a GPU (or in a build without CUDA) every test skips with "no CUDA device: GPU tests
  * skipped"; GPATH_REQUIRE_GPU=1 turns that into a failure. */
@@ -189,6 +189,10 @@ static void test_road(void **state) {
     gp_err err;
     gp_err_clear(&err);
     gp_graph *g = gp_generate_road(60000, 5, &err);
+    assert_non_null(g);
+    check_gpu(g, 16);
+    gp_graph_unref(g);
+    g = gp_generate_grid(20000, 5, &err);
     assert_non_null(g);
     check_gpu(g, 16);
     gp_graph_unref(g);

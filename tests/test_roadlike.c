@@ -115,14 +115,14 @@ static void test_strongly_connected(void **state) {
 static void test_travel_times(void **state) {
     (void)state;
     gp_graph *g = gen(200000, 2);
-    uint64_t per_class[GP_ROAD_CLASSES] = {0}, oneway = 0;
+    uint64_t per_class[GP_GEN_ROAD_CLASSES] = {0}, oneway = 0;
     for (uint32_t u = 0; u < g->n; u++)
         for (uint32_t i = g->row[u]; i < g->row[u + 1]; i++) {
             uint32_t v = g->col[i];
             double m = gp_haversine_m(g->lon[u], g->lat[u], g->lon[v], g->lat[v]);
             int found = -1;
-            for (int c = 0; c < GP_ROAD_CLASSES && found < 0; c++) {
-                double want = m / (gp_road_class_kmh(c) / 3.6) * 10;
+            for (int c = 0; c < GP_GEN_ROAD_CLASSES && found < 0; c++) {
+                double want = m / (gp_gen_road_class_kmh(c) / 3.6) * 10;
                 if (fabs(want - g->w[i]) <= 0.5 + 1e-6 * want || (want < 1 && g->w[i] == 1)) found = c;
             }
             if (found < 0) fail_msg("arc %u->%u: %.1f m in %u ds fits no road class", u, v, m, g->w[i]);
@@ -131,10 +131,10 @@ static void test_travel_times(void **state) {
             for (uint32_t j = g->row[v]; j < g->row[v + 1] && !back; j++) back = g->col[j] == u;
             oneway += !back;
         }
-    assert_true(per_class[GP_ROAD_RESIDENTIAL] > g->m / 2);
-    assert_true(per_class[GP_ROAD_MOTORWAY] > 0 && per_class[GP_ROAD_PRIMARY] > 0);
+    assert_true(per_class[GP_GEN_ROAD_RESIDENTIAL] > g->m / 2);
+    assert_true(per_class[GP_GEN_ROAD_MOTORWAY] > 0 && per_class[GP_GEN_ROAD_PRIMARY] > 0);
     assert_true(oneway > 0 && oneway < g->m / 20);
-    assert_string_equal(gp_road_class_name(GP_ROAD_MOTORWAY), "motorway");
+    assert_string_equal(gp_gen_road_class_name(GP_GEN_ROAD_MOTORWAY), "motorway");
     gp_graph_unref(g);
 }
 

@@ -6,8 +6,8 @@
 # compute-sanitizer memcheck and racecheck on a small graph when the tool is installed, and a
 # gnuplot SVG of one-to-all and p2p time against graph size (bench/plot-cch.sh) when gnuplot is.
 # Writes bench/results/DATE-MACHINE-gpu-cch.md (+ .dat, .svg). Env: BUILD, GPATH_DATA (default
-# ../shared/data), GPU_CCH_ARGS (extra lab arguments, e.g. "--graphs gen:1000000 --reps 3"),
-# GPATH_COMMIT.
+# ../shared/data), GPU_CCH_ARGS (extra lab arguments, e.g. "--graphs gen:24000000 --reps 3"),
+# GPU_CCH_SUBJECT (results file subject, default gpu-cch), GPATH_COMMIT.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 . bench/lib.sh
@@ -18,7 +18,7 @@ if [ ! -x "$bin" ]; then
   echo "gpu-cch: $bin is not built (CUDA builds only: nvcc was not found at build?)"
   exit 1
 fi
-out=$(bench_out gpu-cch)
+out=$(bench_out "${GPU_CCH_SUBJECT:-gpu-cch}")
 dat=${out%.md}.dat
 # shellcheck disable=SC2206
 args=(--data "$DATA" --plot "$dat" ${GPU_CCH_ARGS:-})

@@ -961,6 +961,12 @@ int gp_cch_p2p(const gp_cch *c, uint32_t s, uint32_t t_, gp_path *path, gp_err *
     int rc = GP_OK;
     upath up = {0}, st = {0}, fwd = {0};
     if (meet != GP_NONE) {
+        /* typical road paths: hundreds of nodes; one allocation each instead of doubling */
+        up.v = malloc(1024 * sizeof *up.v);
+        st.v = malloc(256 * sizeof *st.v);
+        if (!up.v || !st.v) goto oom;
+        up.cap = 1024;
+        st.cap = 256;
         /* forward edges meet <- ... <- rs, collected backwards then replayed */
         for (uint32_t x = meet; x != rs; x = t->up_tail[w->pf[x]])
             if (up_push(&fwd, w->pf[x])) goto oom;

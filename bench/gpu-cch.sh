@@ -7,7 +7,8 @@
 # gnuplot SVG of one-to-all and p2p time against graph size (bench/plot-cch.sh) when gnuplot is.
 # Writes bench/results/DATE-MACHINE-gpu-cch.md (+ .dat, .svg). Env: BUILD, GPATH_DATA (default
 # ../shared/data), GPU_CCH_ARGS (extra lab arguments, e.g. "--graphs gen:24000000 --reps 3"),
-# GPU_CCH_SUBJECT (results file subject, default gpu-cch), GPATH_COMMIT.
+# GPU_CCH_SUBJECT (results file subject, default gpu-cch), GPU_CCH_SANITIZE=0 (no sanitizer runs),
+# GPATH_COMMIT.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 . bench/lib.sh
@@ -30,7 +31,9 @@ san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer
   echo
   echo "### compute-sanitizer (small graph: \`$bin --small\`)"
   echo
-  if [ -x "$san" ]; then
+  if [ "${GPU_CCH_SANITIZE:-1}" != 1 ]; then
+    echo "- skipped (GPU_CCH_SANITIZE=0)"
+  elif [ -x "$san" ]; then
     for tool in memcheck racecheck; do
       log=$(mktemp)
       timeout "${SAN_TIMEOUT:-240}" "$san" --tool "$tool" --error-exitcode 3 "$bin" --small >"$log" 2>&1

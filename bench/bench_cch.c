@@ -135,8 +135,8 @@ static void run(const char *spec, gp_backend *cpu, gp_backend *cpu1, int reps, i
 int main(int argc, char **argv) {
     int reps = 5, nq = 1000, first = 1;
     for (; first < argc && argv[first][0] == '-'; first++) {
-        if (!strcmp(argv[first], "--reps") && first + 1 < argc) reps = atoi(argv[++first]);
-        else if (!strcmp(argv[first], "--queries") && first + 1 < argc) nq = atoi(argv[++first]);
+        if (!strcmp(argv[first], "--reps") && first + 1 < argc) reps = (int)strtol(argv[++first], NULL, 10);
+        else if (!strcmp(argv[first], "--queries") && first + 1 < argc) nq = (int)strtol(argv[++first], NULL, 10);
         else break;
     }
     if (first >= argc || reps < 1 || reps > 64 || nq < 1) {

@@ -280,8 +280,8 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--data") && i + 1 < argc) data = argv[++i];
         else if (!strcmp(argv[i], "--graphs") && i + 1 < argc) graphs = argv[++i];
-        else if (!strcmp(argv[i], "--reps") && i + 1 < argc) L.reps = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--queries") && i + 1 < argc) L.queries = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc) L.reps = (int)strtol(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--queries") && i + 1 < argc) L.queries = (int)strtol(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--plot") && i + 1 < argc) plot = argv[++i];
         else if (!strcmp(argv[i], "--small")) small = true;
         else {

@@ -19,6 +19,7 @@
 #define GP_ENGINE_H
 
 #include "backend.h"
+#include "cch.h"
 
 #ifdef __cplusplus
 extern "C" {

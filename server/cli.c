@@ -285,6 +285,8 @@ static int setup(const opts *o, const char *cmdname, int with_engine, gp_graph *
     if (!*g) return fail_err(&err);
     if (!with_engine) return 0;
     *e = gp_engine_new(backend, threads, NULL, &err);
+    /* one query per process: a CCH's preprocessing (seconds on road graphs) would not pay */
+    if (*e) gp_engine_set_cch(*e, "off", 0, GP_CCH_MAX_TRI_PER_NODE, NULL);
     if (!*e || gp_engine_attach(*e, *g, &err) != GP_OK) {
         rc = fail_err(&err);
         gp_engine_free(*e);

@@ -8,7 +8,8 @@
  * grid:N[:SEED] or a DIMACS file (.gr / .gr.gz): the program calls the generators and the DIMACS
  * loader itself rather than gp_graph_load, so it links none of the other loaders' libraries
  * (libxml2, libpq: with -Wl,--as-needed it runs where only zlib and libmetis are installed).
- * Exit 1 when a graph cannot be loaded or measured.
+ * GPATH_LOG_LEVEL=debug logs the generator's and the CSR build's phase times on stderr. Exit 1
+ * when a graph cannot be loaded or measured.
  */
 #include "roadlike.h"
 
@@ -34,6 +35,8 @@ static gp_graph *load(const char *spec, gp_err *err) {
 
 int main(int argc, char **argv) {
     int seeds = ROADLIKE_ND_SEEDS, rc = 0;
+    int lvl = gp_log_level_parse(getenv("GPATH_LOG_LEVEL")); /* debug: the generator's phases */
+    if (lvl >= 0) gp_log_level = lvl;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--no-nd") == 0) {
             seeds = 0;

@@ -444,7 +444,7 @@ static void rowsort_range(void *vctx, uint64_t begin, uint64_t end) {
 }
 
 /* 0, or -1 when scratch memory ran out. */
-int gp_sort_rows(const uint32_t *row, uint32_t *col, uint32_t *w, uint32_t n, uint32_t maxdeg) {
+static int sort_rows(const uint32_t *row, uint32_t *col, uint32_t *w, uint32_t n, uint32_t maxdeg) {
     rowsort_ctx rc = {row, col, w, maxdeg, 0};
     gp_parallel_for(n, 0, rowsort_range, &rc);
     return rc.failed ? -1 : 0;
@@ -557,7 +557,7 @@ gp_graph *gp_builder_finish(gp_builder *b, const char *source, const char *forma
     b->au = b->av = b->aw = NULL;
 
     /* 4. rows sorted by (head, weight) */
-    if (gp_sort_rows(g->row, g->col, g->w, n, maxdeg)) goto oom;
+    if (sort_rows(g->row, g->col, g->w, n, maxdeg)) goto oom;
 
     gp_builder_free(b);
     return gp_graph_complete(g, source, format, directed, err);
@@ -641,6 +641,15 @@ static void graph_free(gp_graph *g) {
     free(g->idmap.vals);
     free(g->lon);
     free(g->lat);
+    free(g->arc_len_m);
+    free(g->arc_name);
+    free(g->arc_ref);
+    free(g->arc_class);
+    free(g->arc_shape);
+    free(g->shape_lon);
+    free(g->shape_lat);
+    free(g->strtab);
+    free(g->osm_id);
     free(g);
 }
 
@@ -704,6 +713,7 @@ gp_graph *gp_graph_complete(gp_graph *g, const char *source, const char *format,
     snprintf(g->format, sizeof g->format, "%s", format ? format : "");
     g->directed_input = directed;
     if (!(g->scale > 0)) g->scale = 1.0;
+    if (!g->unit_name[0]) gp_graph_set_unit(g, "cost", 0);
 
     /* reverse CSR: counting sort by head on parallel threads (atomic counters and cursors), then
      * each row sorted by (tail, weight) so the result does not depend on thread timing */
@@ -726,7 +736,7 @@ gp_graph *gp_graph_complete(gp_graph *g, const char *source, const char *format,
     memcpy(cursor, g->rrow, (size_t)n * sizeof *cursor);
     gp_parallel_for(n, 0, rev_fill, &rc);
     free(cursor);
-    if (gp_sort_rows(g->rrow, g->rcol, g->rw, n, maxdeg)) goto oom;
+    if (sort_rows(g->rrow, g->rcol, g->rw, n, maxdeg)) goto oom;
     t1 = gp_now();
 
     /* id map: a direct table when the ids are dense, else a hash of capacity >= 2n */
@@ -818,5 +828,6 @@ uint64_t gp_graph_memory(const gp_graph *g) {
             if (g->names[i]) bytes += strlen(g->names[i]) + 1;
     }
     bytes += gp_spatial_memory(g->spatial);
+    bytes += gp_graph_roadattr_memory(g);
     return bytes;
 }

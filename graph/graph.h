@@ -92,6 +92,10 @@ typedef struct gp_graph {
     int refs;             /* reference count (atomic) */
     void *dev;            /* backend device state, or NULL */
     void (*dev_free)(void *dev);
+    /* Road-segment index of engine/snap.c, built lazily on the first snap and released with the
+     * graph through snap_free (the graph layer knows nothing else of it). */
+    void *snap;
+    void (*snap_free)(void *snap);
 } gp_graph;
 
 /* Incremental construction. Nodes are created on first mention (arc or add_node); coordinates and
@@ -156,6 +160,11 @@ static inline const char *gp_graph_arc_ref(const gp_graph *g, uint32_t a) {
 uint32_t gp_graph_arc_tail(const gp_graph *g, uint32_t a);
 /* The cheapest arc u -> v (lowest weight, then lowest index), GP_NONE when there is none. */
 uint32_t gp_graph_find_arc(const gp_graph *g, uint32_t u, uint32_t v);
+/* The arc that is arc a driven the other way: head -> tail along the same geometry (the same
+ * shape points reversed), the cheapest such; GP_NONE when the road is one-way there. Two
+ * different roads between the same two nodes (common in OSM graphs: a one-way street and a
+ * detour) are not each other's reverse; without shapes every head -> tail arc is. */
+uint32_t gp_graph_reverse_arc(const gp_graph *g, uint32_t a);
 /* Interior shape points of arc a: sets *lon / *lat (may be NULL pointers when the count is 0). */
 uint32_t gp_graph_arc_shape(const gp_graph *g, uint32_t a, const double **lon, const double **lat);
 /* Length of arc a in metres: arc_len_m when present, else the great-circle length through its

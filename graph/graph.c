@@ -444,7 +444,7 @@ static void rowsort_range(void *vctx, uint64_t begin, uint64_t end) {
 }
 
 /* 0, or -1 when scratch memory ran out. */
-int gp_sort_rows(const uint32_t *row, uint32_t *col, uint32_t *w, uint32_t n, uint32_t maxdeg) {
+static int sort_rows(const uint32_t *row, uint32_t *col, uint32_t *w, uint32_t n, uint32_t maxdeg) {
     rowsort_ctx rc = {row, col, w, maxdeg, 0};
     gp_parallel_for(n, 0, rowsort_range, &rc);
     return rc.failed ? -1 : 0;
@@ -557,7 +557,7 @@ gp_graph *gp_builder_finish(gp_builder *b, const char *source, const char *forma
     b->au = b->av = b->aw = NULL;
 
     /* 4. rows sorted by (head, weight) */
-    if (gp_sort_rows(g->row, g->col, g->w, n, maxdeg)) goto oom;
+    if (sort_rows(g->row, g->col, g->w, n, maxdeg)) goto oom;
 
     gp_builder_free(b);
     return gp_graph_complete(g, source, format, directed, err);
@@ -738,7 +738,7 @@ gp_graph *gp_graph_complete(gp_graph *g, const char *source, const char *format,
     memcpy(cursor, g->rrow, (size_t)n * sizeof *cursor);
     gp_parallel_for(n, 0, rev_fill, &rc);
     free(cursor);
-    if (gp_sort_rows(g->rrow, g->rcol, g->rw, n, maxdeg)) goto oom;
+    if (sort_rows(g->rrow, g->rcol, g->rw, n, maxdeg)) goto oom;
     t1 = gp_now();
 
     /* id map: a direct table when the ids are dense, else a hash of capacity >= 2n */

@@ -217,18 +217,16 @@ gp_graph *gp_load_postgres(const char *uri, const gp_load_opts *o, gp_err *err);
 /* Road-like generator (graph/road.c, spec gen:N[:SEED]): towns and cities of power-law sizes as
  * street grids, rural roads on a thinned Gabriel graph of the settlements, motorways between the
  * largest cities, barriers crossed in few places; lon/lat coordinates, travel times in
- * deciseconds by road class; exactly n nodes, strongly connected, deterministic for (n, seed);
- * 100 <= n <= 100M. */
+ * deciseconds by road class (arc_class set); exactly n nodes, strongly connected, deterministic
+ * for (n, seed); 100 <= n <= 100M. */
 gp_graph *gp_generate_road(uint64_t n, uint64_t seed, gp_err *err);
 /* The previous generator (graph/gen.c, spec grid:N[:SEED]): a jittered grid of n nodes with
  * arterials every 8th and 16th line, some streets missing or one-way; deterministic for (n, seed). */
 gp_graph *gp_generate_grid(uint64_t n, uint64_t seed, gp_err *err);
-/* Road classes of the generator, and their speeds (GP_GEN_ prefix: graph/roadattr.c has the OSM
- * classes as GP_ROAD_*). */
-enum { GP_GEN_ROAD_MOTORWAY, GP_GEN_ROAD_PRIMARY, GP_GEN_ROAD_SECONDARY, GP_GEN_ROAD_TERTIARY,
-       GP_GEN_ROAD_RESIDENTIAL, GP_GEN_ROAD_CLASSES };
-const char *gp_gen_road_class_name(int cls); /* OSM highway=* value */
-double gp_gen_road_class_kmh(int cls);
+/* The speed (km/h) the road-like generator gives a road class: motorway 110, primary 80,
+ * secondary 70, tertiary (city arterials) 50, residential 30; 0 for the classes it does not use.
+ * Its graphs carry arc_class. */
+double gp_gen_class_kmh(int cls);
 /* Writes gen:n:seed as OSM XML: nodes 1..n with lat/lon, one way per road with highway=*,
  * maxspeed (km/h, the speed its travel times use) and oneway=yes where one-way. */
 int gp_write_road_osm(uint64_t n, uint64_t seed, const char *path, gp_err *err);

@@ -33,15 +33,8 @@ static inline uint64_t gp_mix64(uint64_t x) {
 gp_graph *gp_graph_complete(gp_graph *g, const char *source, const char *format, int directed,
                             gp_err *err);
 
-/* Host bytes of the road attributes (graph/roadattr.c). */
-uint64_t gp_graph_roadattr_memory(const gp_graph *g);
-
-/* Sorts each CSR row u (col/w[row[u]..row[u+1])) by (head, weight), on parallel threads; maxdeg
- * is the longest row. -1 when out of memory. */
-int gp_sort_rows(const uint32_t *row, uint32_t *col, uint32_t *w, uint32_t n, uint32_t maxdeg);
-
 /* The road-like generator's output before it becomes a CSR graph (graph/road.c): coordinates and
- * an undirected edge list with a road class (GP_ROAD_*) and a direction per edge. The edges of
+ * an undirected edge list with a road class (enum gp_road_class) and a direction per edge. The edges of
  * one road (a street with its shape points, a rural road) are consecutive and continue each other
  * (ev[e] == eu[e + 1]). */
 typedef struct gp_roadnet {
@@ -58,6 +51,9 @@ typedef struct gp_roadnet {
 /* Builds the road network of gen:n:seed (see graph/road.c); NULL with err filled on bad n or OOM. */
 gp_roadnet *gp_roadnet_build(uint64_t n, uint64_t seed, gp_err *err);
 void gp_roadnet_free(gp_roadnet *r); /* accepts NULL */
+
+/* Host bytes of the road attributes (graph/roadattr.c). */
+uint64_t gp_graph_roadattr_memory(const gp_graph *g);
 
 /* Sets the builder's scale; only before any cost has been converted with it. */
 void gp_builder_set_scale(gp_builder *b, double scale);

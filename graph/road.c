@@ -71,14 +71,16 @@
 #define ROAD_BRIDGE 0.12       /* rural roads crossing a barrier kept */
 #define ROAD_MAP_DENSITY 0.12  /* settlement footprints, of the map's area */
 
-static const double road_kmh[GP_GEN_ROAD_CLASSES] = {110, 80, 70, 50, 30};
-static const char *const road_names[GP_GEN_ROAD_CLASSES] = {"motorway", "primary", "secondary",
-                                                        "tertiary", "residential"};
-
-const char *gp_gen_road_class_name(int c) {
-    return c >= 0 && c < GP_GEN_ROAD_CLASSES ? road_names[c] : "unknown";
+double gp_gen_class_kmh(int c) {
+    switch (c) {
+    case GP_ROAD_MOTORWAY: return 110;
+    case GP_ROAD_PRIMARY: return 80;
+    case GP_ROAD_SECONDARY: return 70;
+    case GP_ROAD_TERTIARY: return 50;
+    case GP_ROAD_RESIDENTIAL: return 30;
+    default: return 0;
+    }
 }
-double gp_gen_road_class_kmh(int c) { return c >= 0 && c < GP_GEN_ROAD_CLASSES ? road_kmh[c] : 0; }
 
 /* hash of (seed, tag, a, b) */
 static inline uint64_t rh(uint64_t seed, uint64_t tag, uint64_t a, uint64_t b) {
@@ -237,7 +239,7 @@ static void seg(walker *w, uint64_t u, uint64_t v, int cls, int dir) {
     put_edge(w, prev, base + end, cls, dir);
     if (cds) {
         put_edge(w, base + m, base + v, cls, dir);
-        put_edge(w, base + m, base + d, GP_GEN_ROAD_RESIDENTIAL, 3);
+        put_edge(w, base + m, base + d, GP_ROAD_RESIDENTIAL, 3);
     }
 }
 
@@ -290,9 +292,9 @@ static uint64_t neighbourhood(walker *w, uint32_t nx, uint32_t ny, double ox, do
                     if (r < ROAD_ROW_MISSING) dir = 0;
                     else if (r < ROAD_ROW_MISSING + ROAD_ROW_ONEWAY) dir = (j & 1) ? 1 : 2;
                 }
-                if (dir) seg(w, a, a + 1, GP_GEN_ROAD_RESIDENTIAL, dir);
+                if (dir) seg(w, a, a + 1, GP_ROAD_RESIDENTIAL, dir);
             }
-            if (j + 1 < ny) seg(w, a, a + nx, GP_GEN_ROAD_RESIDENTIAL, 3); /* column street */
+            if (j + 1 < ny) seg(w, a, a + nx, GP_ROAD_RESIDENTIAL, 3); /* column street */
         }
     return first;
 }
@@ -392,12 +394,12 @@ static void walk(const road_ctx *c, uint32_t si, gp_roadnet *out, uint64_t *core
                 uint64_t f = neighbourhood(&w, nx, ny, ox, oy);
                 if (dt) { /* downtown: every boundary street continues across the arterials */
                     for (uint32_t t = 0; t < q; t++) {
-                        seg(&w, f + t, art_mid(&am, s, 1, ci, cj, t), GP_GEN_ROAD_RESIDENTIAL, 3);
+                        seg(&w, f + t, art_mid(&am, s, 1, ci, cj, t), GP_ROAD_RESIDENTIAL, 3);
                         seg(&w, f + (uint64_t)(q - 1) * q + t, art_mid(&am, s, 1, ci, cj + 1, t),
-                            GP_GEN_ROAD_RESIDENTIAL, 3);
-                        seg(&w, f + (uint64_t)t * q, art_mid(&am, s, 0, ci, cj, t), GP_GEN_ROAD_RESIDENTIAL, 3);
+                            GP_ROAD_RESIDENTIAL, 3);
+                        seg(&w, f + (uint64_t)t * q, art_mid(&am, s, 0, ci, cj, t), GP_ROAD_RESIDENTIAL, 3);
                         seg(&w, f + (uint64_t)t * q + q - 1, art_mid(&am, s, 0, ci + 1, cj, t),
-                            GP_GEN_ROAD_RESIDENTIAL, 3);
+                            GP_ROAD_RESIDENTIAL, 3);
                     }
                     continue;
                 }
@@ -407,15 +409,15 @@ static void walk(const road_ctx *c, uint32_t si, gp_roadnet *out, uint64_t *core
                 for (int d = 0; d < 4; d++)
                     if (ru(gp_mix64(h + (uint64_t)d)) < ROAD_ENTRANCE) sides |= 1u << d;
                 if (!sides) sides = 1u << (h % 4);
-                if (sides & 1) seg(&w, f + nx / 2, art_mid(&am, s, 1, ci, cj, q / 2), GP_GEN_ROAD_RESIDENTIAL, 3);
+                if (sides & 1) seg(&w, f + nx / 2, art_mid(&am, s, 1, ci, cj, q / 2), GP_ROAD_RESIDENTIAL, 3);
                 if (sides & 2)
                     seg(&w, f + (uint64_t)(ny - 1) * nx + nx / 2, art_mid(&am, s, 1, ci, cj + 1, q / 2),
-                        GP_GEN_ROAD_RESIDENTIAL, 3);
+                        GP_ROAD_RESIDENTIAL, 3);
                 if (sides & 4)
-                    seg(&w, f + (uint64_t)(ny / 2) * nx, art_mid(&am, s, 0, ci, cj, q / 2), GP_GEN_ROAD_RESIDENTIAL, 3);
+                    seg(&w, f + (uint64_t)(ny / 2) * nx, art_mid(&am, s, 0, ci, cj, q / 2), GP_ROAD_RESIDENTIAL, 3);
                 if (sides & 8)
                     seg(&w, f + (uint64_t)(ny / 2) * nx + nx - 1, art_mid(&am, s, 0, ci + 1, cj, q / 2),
-                        GP_GEN_ROAD_RESIDENTIAL, 3);
+                        GP_ROAD_RESIDENTIAL, 3);
             }
         /* the arterial grid: every segment, two-way, through its midpoint(s) */
         uint64_t a0 = w.art0 = w.core;
@@ -427,10 +429,10 @@ static void walk(const road_ctx *c, uint32_t si, gp_roadnet *out, uint64_t *core
                     int dt = art_downtown(&am, hz, i, j);
                     for (uint32_t t = 0; t < (dt ? q : 1); t++) {
                         uint64_t m = a0 + art_mid(&am, s, hz, i, j, dt ? t : q / 2) - s->art0;
-                        seg(&w, prev, m, GP_GEN_ROAD_TERTIARY, 3);
+                        seg(&w, prev, m, GP_ROAD_TERTIARY, 3);
                         prev = m;
                     }
-                    seg(&w, prev, a + (hz ? 1 : ax + 1), GP_GEN_ROAD_TERTIARY, 3);
+                    seg(&w, prev, a + (hz ? 1 : ax + 1), GP_ROAD_TERTIARY, 3);
                 }
     }
     if (core) *core = w.core;
@@ -862,7 +864,7 @@ static int build_links(road_ctx *c, double side) {
         link *L = &c->l[c->nl++];
         L->a = e->a;
         L->b = e->b;
-        L->cls = e->kind == 0 ? GP_GEN_ROAD_PRIMARY : GP_GEN_ROAD_SECONDARY;
+        L->cls = e->kind == 0 ? GP_ROAD_PRIMARY : GP_ROAD_SECONDARY;
     }
     free(more);
     for (uint32_t a = 0; a < nm; a++)
@@ -876,7 +878,7 @@ static int build_links(road_ctx *c, double side) {
             link *L = &c->l[c->nl++];
             L->a = a;
             L->b = b;
-            L->cls = GP_GEN_ROAD_MOTORWAY;
+            L->cls = GP_ROAD_MOTORWAY;
         }
     rc = 0;
 done:
@@ -902,7 +904,7 @@ static void emit_item(void *vc, uint64_t item) {
     double x0 = o->x[L->ga], y0 = o->y[L->ga], x1 = o->x[L->gb], y1 = o->y[L->gb];
     /* a gentle bend: a sine arch of up to 6% of the length, plus jitter */
     uint64_t h = rh(c->seed, T_SHAPE, L->a, L->b ^ (uint64_t)L->cls << 40);
-    double amp = (ru(h) - 0.5) * (L->cls == GP_GEN_ROAD_MOTORWAY ? 0.04 : 0.12);
+    double amp = (ru(h) - 0.5) * (L->cls == GP_ROAD_MOTORWAY ? 0.04 : 0.12);
     uint32_t prev = L->ga;
     uint64_t e = L->ebase;
     for (uint64_t j = 0; j < L->shape; j++) {
@@ -1045,7 +1047,7 @@ gp_roadnet *gp_roadnet_build(uint64_t n, uint64_t seed, gp_err *err) {
         link *L = &c.l[i];
         L->ga = gate(&c, L->a, c.s[L->b].x, c.s[L->b].y);
         L->gb = gate(&c, L->b, c.s[L->a].x, c.s[L->a].y);
-        L->len = sqrt(d2(&c.s[L->a], &c.s[L->b])) * (L->cls == GP_GEN_ROAD_MOTORWAY ? 0.3 : 1.0);
+        L->len = sqrt(d2(&c.s[L->a], &c.s[L->b])) * (L->cls == GP_ROAD_MOTORWAY ? 0.3 : 1.0);
         total += L->len;
     }
     double acc = 0;
@@ -1140,7 +1142,7 @@ static uint32_t arc_ds(const csr_ctx *c, uint32_t a, uint32_t b, int cls) {
     const double rad = ROAD_PI / 180.0;
     double dp = (r->y[b] - r->y[a]) * rad, dl = (r->x[b] - r->x[a]) * rad;
     double m = GP_EARTH_RADIUS_M * sqrt(dp * dp + c->coslat[a] * c->coslat[b] * dl * dl);
-    long long w = llround(m / (road_kmh[cls] / 3.6) * 10.0);
+    long long w = llround(m / (gp_gen_class_kmh(cls) / 3.6) * 10.0);
     return w < 1 ? 1u : (uint32_t)w;
 }
 
@@ -1155,13 +1157,38 @@ static void csr_fill(void *vc, uint64_t begin, uint64_t end) {
             uint32_t p = __atomic_fetch_add(&c->cursor[u], 1, __ATOMIC_RELAXED);
             g->col[p] = v;
             g->w[p] = w;
+            g->arc_class[p] = r->ecls[e];
         }
         if (r->edir[e] & 2) {
             uint32_t p = __atomic_fetch_add(&c->cursor[v], 1, __ATOMIC_RELAXED);
             g->col[p] = u;
             g->w[p] = w;
+            g->arc_class[p] = r->ecls[e];
         }
     }
+}
+
+/* Sorts each row of [begin, end) by (head, weight, class) (insertion sort: rows are short), so
+ * the CSR does not depend on the order threads filled it in. */
+static void csr_sort(void *vc, uint64_t begin, uint64_t end) {
+    csr_ctx *c = vc;
+    gp_graph *g = c->g;
+    for (uint64_t u = begin; u < end; u++)
+        for (uint32_t i = g->row[u] + 1; i < g->row[u + 1]; i++) {
+            uint32_t col = g->col[i], w = g->w[i];
+            uint8_t cls = g->arc_class[i];
+            uint32_t j = i;
+            while (j > g->row[u] && (g->col[j - 1] > col || (g->col[j - 1] == col && (g->w[j - 1] > w ||
+                                                              (g->w[j - 1] == w && g->arc_class[j - 1] > cls))))) {
+                g->col[j] = g->col[j - 1];
+                g->w[j] = g->w[j - 1];
+                g->arc_class[j] = g->arc_class[j - 1];
+                j--;
+            }
+            g->col[j] = col;
+            g->w[j] = w;
+            g->arc_class[j] = cls;
+        }
 }
 
 gp_graph *gp_generate_road(uint64_t n, uint64_t seed, gp_err *err) {
@@ -1179,20 +1206,19 @@ gp_graph *gp_generate_road(uint64_t n, uint64_t seed, gp_err *err) {
     c.cursor = malloc(n * sizeof *c.cursor);
     if (!g->row || !g->ext || !c.coslat || !c.cursor) goto oom;
     gp_parallel_for(net->ne, 0, csr_count, &c);
-    uint32_t maxdeg = 0;
     for (uint64_t i = 0; i < n; i++) {
         g->ext[i] = (int64_t)i + 1;
-        if (g->row[i + 1] > maxdeg) maxdeg = g->row[i + 1];
         g->row[i + 1] += g->row[i];
     }
     g->m = g->row[n];
     g->col = malloc(((size_t)g->m + 1) * sizeof *g->col);
     g->w = malloc(((size_t)g->m + 1) * sizeof *g->w);
-    if (!g->col || !g->w) goto oom;
+    g->arc_class = malloc((size_t)g->m + 1);
+    if (!g->col || !g->w || !g->arc_class) goto oom;
     memcpy(c.cursor, g->row, n * sizeof *c.cursor);
     gp_parallel_for(n, 0, csr_coslat, &c);
     gp_parallel_for(net->ne, 0, csr_fill, &c);
-    if (gp_sort_rows(g->row, g->col, g->w, g->n, maxdeg)) goto oom;
+    gp_parallel_for(n, 0, csr_sort, &c);
     free(c.cursor);
     free(c.coslat);
     g->lon = net->x; /* the roadnet's coordinates become the graph's */
@@ -1202,6 +1228,7 @@ gp_graph *gp_generate_road(uint64_t n, uint64_t seed, gp_err *err) {
     GP_LOG(GP_LOG_DEBUG, "gen %llu: CSR %.3fs", (unsigned long long)n, gp_now() - t0);
     char src[64];
     snprintf(src, sizeof src, "gen:%llu:%llu", (unsigned long long)n, (unsigned long long)seed);
+    gp_graph_set_unit(g, "deciseconds", 0.1);
     return gp_graph_complete(g, src, "gen", 1, err);
 oom:
     free(c.cursor);
@@ -1211,6 +1238,7 @@ oom:
         free(g->ext);
         free(g->col);
         free(g->w);
+        free(g->arc_class);
         free(g);
     }
     gp_roadnet_free(net);
@@ -1263,7 +1291,7 @@ int gp_write_road_osm(uint64_t n, uint64_t seed, const char *path, gp_err *err) 
             for (uint64_t k = e; k < end; k++) fprintf(f, "  <nd ref=\"%u\"/>\n", r->ev[k] + 1);
         }
         fprintf(f, "  <tag k=\"highway\" v=\"%s\"/>\n  <tag k=\"maxspeed\" v=\"%.0f\"/>\n%s </way>\n",
-                road_names[r->ecls[e]], road_kmh[r->ecls[e]],
+                gp_road_class_name(r->ecls[e]), gp_gen_class_kmh(r->ecls[e]),
                 r->edir[e] == 3 ? "" : "  <tag k=\"oneway\" v=\"yes\"/>\n");
         e = end;
     }

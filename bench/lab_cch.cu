@@ -21,10 +21,9 @@
  *                (and the CPU backend's Dijkstra table at 100x100); checked.
  *             --plot FILE: one line per graph: name n dijkstra_ms nearfar_ms cch_p2p_us phast_ms.
  *
- * Versions (kernels/cch.cu; H100 numbers in bench/results/*-gpu-cch.md):
- *   v1  customization: one warp per edge (lanes over its lower triangles, warp min), a launch per
- *       large level and one block for each run of small levels; sweeps: a thread per (node,
- *       source), rank-major n x k matrix, same level grouping.
+ * Versions: kernels/cch.cu's header lists them with their H100 numbers (v1 thread-per-item
+ * sweeps, v2 warp-per-item with the top levels in shared memory, v3 one cooperative kernel below
+ * the top); the full runs are bench/results/2026-11-25-NVIDIA-H100-80GB-HBM3-gpu-cch*.md.
  */
 #include "../engine/backend.h"
 #include "../engine/cch.h"

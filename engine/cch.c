@@ -6,9 +6,12 @@
  *    elimination-tree topological order, so the chordal completion is the same) and the completion
  *    recomputed in the new order; lower triangles listed per edge (v ascending);
  *  - customization: basic customization, edge by edge in level order (lower triangles only), the
- *    edges of one level split over threads with a barrier between levels;
- *  - p2p: the elimination-tree query (all ancestors of s upward with up weights, of t with down
- *    weights, best meeting node), paths unpacked through lower triangles to original arcs;
+ *    edges of one level split over threads with a barrier between levels; each weight keeps its
+ *    witness (the first lower triangle realising it), packed afterwards into one 64-bit word per
+ *    edge and direction so that unpacking a shortcut costs one read;
+ *  - p2p: the elimination-tree query (the ancestors of s upward with up weights and of t with down
+ *    weights, walked together in rank order and pruned by the best meeting so far), paths
+ *    unpacked through the witnesses to original arcs;
  *  - sssp: PHAST (upward elimination-tree search, then one sweep over ranks n-1..0 pulling from
  *    upper neighbours over down weights);
  *  - table: buckets (each target's backward search fills buckets, each source's forward search scans

@@ -29,7 +29,9 @@
  *       memory: PHAST 0.57 / 0.90 ms, 16 per sweep 0.075 / 0.101 ms per tree; RPHAST 100x100
  *       0.84 / 1.29 ms, 1000x1000 2.40 / 3.69 ms device.
  *   v3  (this code) v2 with the per-level launches below the top replaced by one cooperative
- *       kernel; numbers in bench/results/*-gpu-cch.md.
+ *       kernel: PHAST 0.62 / 0.95 ms, 16 per sweep 0.083 / 0.112 ms per tree; RPHAST 100x100
+ *       1.02 / 1.63 ms, 1000x1000 3.66 / 5.54 ms device: no gain over v2 (another machine of the
+ *       same kind; within its noise). Kept: one launch instead of ~50.
  *   Customization (both): BAY 1.9 ms, NY 3.7 ms device (CPU, 16 threads: 14 / 33 ms).
  */
 #include "../engine/cuda_cch.h"

@@ -29,6 +29,7 @@ typedef struct gp_engine {
     gp_backend *primary;  /* == cpu when the CPU backend is in use */
     gp_backend *cpu;
     int primary_failed;   /* set (atomically) once the primary is out of service */
+    char cpu_reason[256]; /* backend auto on the CPU: why ("no NVIDIA GPU found ..."), else "" */
     int cpu_threads;      /* as given to gp_engine_new (0 = all CPUs) */
     int cch_mode;         /* GP_CCH_OFF / AUTO / ON */
     uint32_t cch_min_nodes; /* auto: graphs with at least this many nodes */

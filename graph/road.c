@@ -18,7 +18,8 @@
  *     with probability ROAD_CDS. Shape points (degree-2 nodes) fill each settlement up to its
  *     exact size. The degree mix this gives (gen:264346: 17% degree 1, 25% degree 2, 40% degree
  *     3, 18% degree 4) is the DIMACS graphs' (NY: 16%, 15%, 47%, 22%; BAY: 23%, 20%, 44%, 13%).
- *  3. Settlements are placed by dart throwing (largest first, no overlap) on a square map.
+ *  3. Settlements are placed by dart throwing (largest first, no overlap) on a square map, the
+ *     largest city at its centre.
  *  4. Rural roads: the Gabriel graph of the settlement centres (a subset of the Delaunay
  *     triangulation, found among each centre's ROAD_KNN nearest), thinned towards the relative
  *     neighbourhood graph: RNG edges are primary roads, the other Gabriel edges are kept with
@@ -594,8 +595,9 @@ static int bg_add(bgrid *g, uint32_t cx, uint32_t cy, uint32_t item) {
     return 0;
 }
 
-/* Places settlements largest first at random points of a square map, rejecting overlaps (up to 60
- * tries each; the last try is kept). Returns the map's side, or a negative value on OOM. */
+/* Places settlements largest first: the largest at the map's centre (lon 8.5, lat 47.3), the others
+ * at random points of a square map, rejecting overlaps (up to 60 tries each; the last try is
+ * kept). Returns the map's side, or a negative value on OOM. */
 static double place(road_ctx *c) {
     double area = 0, maxh = 0;
     for (uint32_t i = 0; i < c->ns; i++) {
@@ -616,7 +618,7 @@ static double place(road_ctx *c) {
     for (uint32_t i = 0; i < c->ns; i++) {
         stl *s = &c->s[i];
         double rx = side / 2 - s->hx - 200, ry = side / 2 - s->hy - 200;
-        for (int t = 0; t < 60; t++) {
+        for (int t = 0; t < 60 && i > 0; t++) { /* the largest city: the map's centre */
             uint64_t h = rh(c->seed, T_PLACE, i, (uint64_t)t);
             s->x = (ru(h) * 2 - 1) * rx;
             s->y = (ru(gp_mix64(h)) * 2 - 1) * ry;

@@ -18,7 +18,8 @@
  *     with probability ROAD_CDS. Shape points (degree-2 nodes) fill each settlement up to its
  *     exact size. The degree mix this gives (gen:264346: 17% degree 1, 25% degree 2, 40% degree
  *     3, 18% degree 4) is the DIMACS graphs' (NY: 16%, 15%, 47%, 22%; BAY: 23%, 20%, 44%, 13%).
- *  3. Settlements are placed by dart throwing (largest first, no overlap) on a square map.
+ *  3. Settlements are placed by dart throwing (largest first, no overlap) on a square map, the
+ *     largest city at its centre.
  *  4. Rural roads: the Gabriel graph of the settlement centres (a subset of the Delaunay
  *     triangulation, found among each centre's ROAD_KNN nearest), thinned towards the relative
  *     neighbourhood graph: RNG edges are primary roads, the other Gabriel edges are kept with
@@ -594,8 +595,9 @@ static int bg_add(bgrid *g, uint32_t cx, uint32_t cy, uint32_t item) {
     return 0;
 }
 
-/* Places settlements largest first at random points of a square map, rejecting overlaps (up to 60
- * tries each; the last try is kept). Returns the map's side, or a negative value on OOM. */
+/* Places settlements largest first: the largest at the map's centre (lon 8.5, lat 47.3), the others
+ * at random points of a square map, rejecting overlaps (up to 60 tries each; the last try is
+ * kept). Returns the map's side, or a negative value on OOM. */
 static double place(road_ctx *c) {
     double area = 0, maxh = 0;
     for (uint32_t i = 0; i < c->ns; i++) {
@@ -616,7 +618,7 @@ static double place(road_ctx *c) {
     for (uint32_t i = 0; i < c->ns; i++) {
         stl *s = &c->s[i];
         double rx = side / 2 - s->hx - 200, ry = side / 2 - s->hy - 200;
-        for (int t = 0; t < 60; t++) {
+        for (int t = 0; t < 60 && i > 0; t++) { /* the largest city: the map's centre */
             uint64_t h = rh(c->seed, T_PLACE, i, (uint64_t)t);
             s->x = (ru(h) * 2 - 1) * rx;
             s->y = (ru(gp_mix64(h)) * 2 - 1) * ry;
@@ -706,6 +708,86 @@ static int empty_tests(const road_ctx *c, const bgrid *g, uint32_t a, uint32_t b
     return 0;
 }
 
+/* Work of build_links on threads. */
+typedef struct links_ctx {
+    const road_ctx *c;
+    const bgrid *g;
+    cand *cs;
+    uint32_t *have;    /* knn: candidates found per centre */
+    const double *bar; /* kind: barrier segments */
+    uint32_t nbar;
+    uint32_t kk;       /* knn: neighbours wanted */
+    uint64_t ncs;      /* kind: candidates */
+} links_ctx;
+
+/* Centres [1024 chunk, +1024): their kk nearest (rings of buckets until the kk-th is closer than
+ * the ring), as candidates in slots i*kk.. of cs. */
+static void knn_chunk(void *vl, uint64_t chunk) {
+    links_ctx *lc = vl;
+    const road_ctx *c = lc->c;
+    const bgrid *g = lc->g;
+    const uint32_t kk = lc->kk;
+    uint64_t end = (chunk + 1) * 1024 < c->ns ? (chunk + 1) * 1024 : c->ns;
+    for (uint32_t i = (uint32_t)(chunk * 1024); i < end; i++) {
+        uint32_t best[ROAD_KNN];
+        double bd[ROAD_KNN];
+        uint32_t have = 0;
+        uint32_t cx = bg_cx(g, c->s[i].x), cy = bg_cy(g, c->s[i].y);
+        for (uint32_t ring = 0;; ring++) {
+            for (int64_t y = (int64_t)cy - ring; y <= (int64_t)cy + ring; y++)
+                for (int64_t x = (int64_t)cx - ring; x <= (int64_t)cx + ring; x++) {
+                    if (y < 0 || x < 0 || y >= g->ny || x >= g->nx) continue;
+                    if (ring && y != (int64_t)cy - ring && y != (int64_t)cy + ring &&
+                        x != (int64_t)cx - ring && x != (int64_t)cx + ring)
+                        continue;
+                    for (uint32_t r = g->head[(uint64_t)y * g->nx + x]; r != UINT32_MAX; r = g->next[r]) {
+                        uint32_t k = g->item[r];
+                        if (k == i) continue;
+                        double d = d2(&c->s[i], &c->s[k]);
+                        if (have == kk && d >= bd[kk - 1]) continue;
+                        uint32_t p = have < kk ? have++ : kk - 1;
+                        while (p > 0 && (bd[p - 1] > d || (bd[p - 1] == d && best[p - 1] > k))) {
+                            bd[p] = bd[p - 1];
+                            best[p] = best[p - 1];
+                            p--;
+                        }
+                        bd[p] = d;
+                        best[p] = k;
+                    }
+                }
+            double reach = ring * g->cell;
+            if ((have == kk && bd[kk - 1] <= reach * reach) || (ring > g->nx && ring > g->ny)) break;
+        }
+        for (uint32_t j = 0; j < have; j++) {
+            cand *e = &lc->cs[(uint64_t)i * kk + j];
+            e->a = i < best[j] ? i : best[j];
+            e->b = i < best[j] ? best[j] : i;
+        }
+        lc->have[i] = have;
+    }
+}
+
+/* Candidates [4096 chunk, +4096): length and kind (RNG, kept Gabriel, dropped; barriers). */
+static void kind_chunk(void *vl, uint64_t chunk) {
+    links_ctx *lc = vl;
+    const road_ctx *c = lc->c;
+    uint64_t end = (chunk + 1) * 4096 < lc->ncs ? (chunk + 1) * 4096 : lc->ncs;
+    for (uint64_t i = chunk * 4096; i < end; i++) {
+        cand *e = &lc->cs[i];
+        const stl *A = &c->s[e->a], *B = &c->s[e->b];
+        e->len = sqrt(d2(A, B));
+        int gab, rng;
+        empty_tests(c, lc->g, e->a, e->b, &gab, &rng);
+        uint64_t h = rh(c->seed, T_KEEP, e->a, e->b);
+        e->kind = rng ? 0 : (gab && ru(h) < ROAD_GABRIEL_KEEP) ? 1 : 2;
+        for (uint32_t b = 0; b < lc->nbar && e->kind < 2; b++) {
+            const double *s = lc->bar + 4 * b;
+            if (crosses(A->x, A->y, B->x, B->y, s[0], s[1], s[2], s[3]) && ru(gp_mix64(h ^ (b + 1))) >= ROAD_BRIDGE)
+                e->kind = 2;
+        }
+    }
+}
+
 /* The rural roads and motorways: fills c->l / c->nl. */
 static int build_links(road_ctx *c, double side) {
     const uint32_t ns = c->ns;
@@ -722,48 +804,15 @@ static int build_links(road_ctx *c, double side) {
     cs = malloc(capc * sizeof *cs);
     uf = malloc(ns * sizeof *uf);
     if (!cs || !uf) goto done;
-    /* candidates: each centre's ROAD_KNN nearest (rings of buckets until the k-th is closer than
-     * the ring) */
+    /* candidates: each centre's ROAD_KNN nearest, on threads into fixed slots, then compacted */
     {
-        uint32_t kk = ns - 1 < ROAD_KNN ? ns - 1 : ROAD_KNN;
-        for (uint32_t i = 0; i < ns; i++) {
-            uint32_t best[ROAD_KNN];
-            double bd[ROAD_KNN];
-            uint32_t have = 0;
-            uint32_t cx = bg_cx(&g, c->s[i].x), cy = bg_cy(&g, c->s[i].y);
-            for (uint32_t ring = 0;; ring++) {
-                for (int64_t y = (int64_t)cy - ring; y <= (int64_t)cy + ring; y++)
-                    for (int64_t x = (int64_t)cx - ring; x <= (int64_t)cx + ring; x++) {
-                        if (y < 0 || x < 0 || y >= g.ny || x >= g.nx) continue;
-                        if (ring && y != (int64_t)cy - ring && y != (int64_t)cy + ring &&
-                            x != (int64_t)cx - ring && x != (int64_t)cx + ring)
-                            continue;
-                        for (uint32_t r = g.head[(uint64_t)y * g.nx + x]; r != UINT32_MAX; r = g.next[r]) {
-                            uint32_t k = g.item[r];
-                            if (k == i) continue;
-                            double d = d2(&c->s[i], &c->s[k]);
-                            if (have == kk && d >= bd[kk - 1]) continue;
-                            uint32_t p = have < kk ? have++ : kk - 1;
-                            while (p > 0 && (bd[p - 1] > d || (bd[p - 1] == d && best[p - 1] > k))) {
-                                bd[p] = bd[p - 1];
-                                best[p] = best[p - 1];
-                                p--;
-                            }
-                            bd[p] = d;
-                            best[p] = k;
-                        }
-                    }
-                double reach = ring * g.cell;
-                if ((have == kk && bd[kk - 1] <= reach * reach) ||
-                    (ring > g.nx && ring > g.ny))
-                    break;
-            }
-            for (uint32_t j = 0; j < have; j++) {
-                cand *e = &cs[ncs++];
-                e->a = i < best[j] ? i : best[j];
-                e->b = i < best[j] ? best[j] : i;
-            }
-        }
+        links_ctx lc = {c, &g, cs, NULL, NULL, 0, ns - 1 < ROAD_KNN ? ns - 1 : ROAD_KNN, 0};
+        lc.have = malloc(ns * sizeof *lc.have);
+        if (!lc.have) goto done;
+        pool_run((ns + 1023) / 1024, knn_chunk, &lc);
+        for (uint32_t i = 0; i < ns; i++)
+            for (uint32_t j = 0; j < lc.have[i]; j++) cs[ncs++] = cs[(uint64_t)i * lc.kk + j];
+        free(lc.have);
     }
     qsort(cs, ncs, sizeof *cs, cand_cmp);
     {
@@ -785,21 +834,13 @@ static int build_links(road_ctx *c, double side) {
         bar[4 * b + 2] = px + cos(ang) * half;
         bar[4 * b + 3] = py + sin(ang) * half;
     }
-    for (uint32_t i = 0; i < ns; i++) uf[i] = i;
-    for (uint64_t i = 0; i < ncs; i++) {
-        cand *e = &cs[i];
-        const stl *A = &c->s[e->a], *B = &c->s[e->b];
-        e->len = sqrt(d2(A, B));
-        int gab, rng;
-        empty_tests(c, &g, e->a, e->b, &gab, &rng);
-        uint64_t h = rh(c->seed, T_KEEP, e->a, e->b);
-        e->kind = rng ? 0 : (gab && ru(h) < ROAD_GABRIEL_KEEP) ? 1 : 2;
-        for (uint32_t b = 0; b < nbar && e->kind < 2; b++)
-            if (crosses(A->x, A->y, B->x, B->y, bar[4 * b], bar[4 * b + 1], bar[4 * b + 2], bar[4 * b + 3]) &&
-                ru(gp_mix64(h ^ (b + 1))) >= ROAD_BRIDGE)
-                e->kind = 2;
-        if (e->kind < 2) uf[uf_find(uf, e->a)] = uf_find(uf, e->b);
+    {
+        links_ctx lc = {c, &g, cs, NULL, bar, nbar, 0, ncs};
+        pool_run((ncs + 4095) / 4096, kind_chunk, &lc);
     }
+    for (uint32_t i = 0; i < ns; i++) uf[i] = i;
+    for (uint64_t i = 0; i < ncs; i++)
+        if (cs[i].kind < 2) uf[uf_find(uf, cs[i].a)] = uf_find(uf, cs[i].b);
     free(bar);
     /* reconnect: dropped candidates, shortest first, where they join two components */
     qsort(cs, ncs, sizeof *cs, cand_len_cmp);

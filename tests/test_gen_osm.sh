@@ -91,5 +91,16 @@ PYEOF
   fi
 done
 
+# --osm alone (no DIMACS files): the JSON names the OSM file and no .gr
+if "$BIN" gen --nodes 500 --osm "$tmp/only.osm" >"$tmp/only.json" 2>"$tmp/err" && [ -s "$tmp/only.osm" ] &&
+  $PY -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d["nodes"] == 500 and d["osm"] and "graph" not in d else 1)' "$tmp/only.json"; then
+  ok "gen --osm without --out"
+else
+  bad "gen --osm without --out" "$(cat "$tmp/only.json" "$tmp/err" | head -c 300)"
+fi
+if "$BIN" gen --nodes 500 >"$tmp/none.json" 2>"$tmp/err"; then bad "gen without --out or --osm must fail"
+elif grep -q "missing parameter --out" "$tmp/err"; then ok "gen without --out or --osm is refused"
+else bad "gen without --out or --osm" "$(head -c 300 "$tmp/err")"; fi
+
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

@@ -24,6 +24,7 @@
 #include <metis.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -794,48 +795,44 @@ static uint32_t get_le32(const unsigned char *p) {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-int gp_cch_order_save(const gp_cch_topo *t, const gp_graph *g, FILE *f, gp_err *err) {
-    if (t->n != g->n) return gp_err_set(err, GP_EINVAL, "CCH order and graph sizes differ");
-    unsigned char hdr[24], buf[4096];
-    memcpy(hdr, ORDER_MAGIC, 8);
-    put_le32(hdr + 8, ORDER_VERSION);
-    put_le32(hdr + 12, t->n);
+#define ORDER_HDR 24
+
+int gp_cch_order_encode(const uint32_t *rank, const gp_graph *g, void **out, uint64_t *size,
+                        gp_err *err) {
+    uint64_t sz = ORDER_HDR + (uint64_t)g->n * 4;
+    unsigned char *p = malloc(sz);
+    if (!p) return gp_err_set(err, GP_ENOMEM, "out of memory encoding the CCH order");
+    memcpy(p, ORDER_MAGIC, 8);
+    put_le32(p + 8, ORDER_VERSION);
+    put_le32(p + 12, g->n);
     uint64_t fp = fingerprint(g);
-    put_le32(hdr + 16, (uint32_t)fp);
-    put_le32(hdr + 20, (uint32_t)(fp >> 32));
-    if (fwrite(hdr, 1, sizeof hdr, f) != sizeof hdr) goto io;
-    for (uint32_t v = 0; v < t->n;) {
-        uint32_t k = 0;
-        for (; k < sizeof buf / 4 && v < t->n; k++, v++) put_le32(buf + 4 * k, t->rank[v]);
-        if (fwrite(buf, 4, k, f) != k) goto io;
-    }
+    put_le32(p + 16, (uint32_t)fp);
+    put_le32(p + 20, (uint32_t)(fp >> 32));
+    for (uint32_t v = 0; v < g->n; v++) put_le32(p + ORDER_HDR + 4 * (uint64_t)v, rank[v]);
+    *out = p;
+    *size = sz;
     return GP_OK;
-io:
-    return gp_err_set(err, GP_EIO, "writing the CCH order failed");
 }
 
-int gp_cch_order_load(const gp_graph *g, FILE *f, gp_err *err) {
-    unsigned char hdr[24], buf[4096];
-    if (fread(hdr, 1, sizeof hdr, f) != sizeof hdr || memcmp(hdr, ORDER_MAGIC, 8) != 0)
+int gp_cch_order_decode(const gp_graph *g, const void *data, uint64_t size, gp_err *err) {
+    const unsigned char *p = data;
+    if (size < ORDER_HDR || memcmp(p, ORDER_MAGIC, 8) != 0)
         return gp_err_set(err, GP_EPARSE, "not a CCH order record");
-    if (get_le32(hdr + 8) != ORDER_VERSION)
+    if (get_le32(p + 8) != ORDER_VERSION)
         return gp_err_set(err, GP_EPARSE, "CCH order record version %u (expected %u)",
-                          get_le32(hdr + 8), ORDER_VERSION);
-    uint64_t fp = (uint64_t)get_le32(hdr + 16) | (uint64_t)get_le32(hdr + 20) << 32;
-    if (get_le32(hdr + 12) != g->n || fp != fingerprint(g))
+                          get_le32(p + 8), ORDER_VERSION);
+    uint64_t fp = (uint64_t)get_le32(p + 16) | (uint64_t)get_le32(p + 20) << 32;
+    if (get_le32(p + 12) != g->n || fp != fingerprint(g))
         return gp_err_set(err, GP_EPARSE, "CCH order record is for another graph");
-    uint32_t *rank = malloc((size_t)g->n * sizeof *rank);
+    if (size != ORDER_HDR + (uint64_t)g->n * 4)
+        return gp_err_set(err, GP_EPARSE, "CCH order record has %llu bytes (expected %llu)",
+                          (unsigned long long)size,
+                          (unsigned long long)(ORDER_HDR + (uint64_t)g->n * 4));
+    uint32_t *rank = malloc((size_t)g->n * sizeof *rank + 4);
     if (!rank) return gp_err_set(err, GP_ENOMEM, "out of memory for the CCH order");
-    for (uint32_t v = 0; v < g->n;) {
-        uint32_t want = g->n - v < sizeof buf / 4 ? g->n - v : (uint32_t)(sizeof buf / 4);
-        if (fread(buf, 4, want, f) != want) {
-            free(rank);
-            return gp_err_set(err, GP_EPARSE, "CCH order record is truncated");
-        }
-        for (uint32_t k = 0; k < want; k++) rank[v++] = get_le32(buf + 4 * k);
-    }
+    for (uint32_t v = 0; v < g->n; v++) rank[v] = get_le32(p + ORDER_HDR + 4 * (uint64_t)v);
     gp_cch_topo *t = NULL;
-    int rc = gp_cch_topo_build(g, rank, &t, err);
+    int rc = gp_cch_topo_build(g, rank, &t, err); /* checks that rank is a permutation */
     free(rank);
     if (rc) return rc;
     cache_put(t);

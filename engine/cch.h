@@ -19,8 +19,8 @@
  * Sharing. A gp_cch_topo is immutable and reference counted. Topologies are kept in a small
  * process-wide cache: a graph whose every arc is a CCH edge of a cached topology with the same node
  * count (the same graph after PATCH .../links, a what-if with links down, a new metric) reuses it,
- * and only the customization runs. gp_cch_order_save / gp_cch_order_load store the order (the only
- * expensive part: METIS) so that a snapshot restart skips it.
+ * and only the customization runs. gp_cch_order_encode / gp_cch_order_decode store the order (the
+ * only expensive part: METIS) in a snapshot section so that a restart skips it.
  *
  * Threads. A gp_cch is immutable after customization; queries take a workspace from a pool, so any
  * number of threads may query it at once.
@@ -30,8 +30,6 @@
 
 #include "../graph/graph.h"
 #include "backend.h"
-
-#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -97,12 +95,16 @@ int gp_cch_topo_build(const gp_graph *g, const uint32_t *rank, gp_cch_topo **out
 void gp_cch_topo_unref(gp_cch_topo *t); /* accepts NULL */
 uint64_t gp_cch_topo_bytes(const gp_cch_topo *t);
 
-/* Serialised order for a snapshot: a magic, a format version, n, the skeleton fingerprint and the
- * rank array (little-endian). save writes to f; load reads from f, checks the record against g
- * (a mismatch is GP_EPARSE, i.e. a stale snapshot: recompute) and builds the topology from it,
- * putting it into the cache so that attaching g reuses it. */
-int gp_cch_order_save(const gp_cch_topo *t, const gp_graph *g, FILE *f, gp_err *err);
-int gp_cch_order_load(const gp_graph *g, FILE *f, gp_err *err);
+/* The order as a snapshot section (graph/snapshot.h, named GP_CCH_SNAPSHOT_SECTION): a magic, a
+ * format version, n, a fingerprint of g's arcs and the ranks, little-endian. encode mallocs *out
+ * (rank: any elimination order of g, e.g. topo->rank or gp_cch_order_metis's). decode checks the
+ * record against g (GP_EPARSE for another graph or a damaged record: the caller recomputes) and
+ * builds the topology into the cache, so that attaching g reuses it: `gpath import` writes the
+ * section, gp_engine_attach reads it from a graph loaded from a snapshot. */
+#define GP_CCH_SNAPSHOT_SECTION "cch.order"
+int gp_cch_order_encode(const uint32_t *rank, const gp_graph *g, void **out, uint64_t *size,
+                        gp_err *err);
+int gp_cch_order_decode(const gp_graph *g, const void *data, uint64_t size, gp_err *err);
 
 /* Builds (or reuses from the cache) the topology for g and customizes it on the CPU with threads
  * workers (0 = all CPUs). */

@@ -36,6 +36,7 @@ double gp_cch_gpu_last_ms(const gp_cch *c) {
 
 #include <cuda_runtime_api.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>

@@ -8,6 +8,7 @@
  */
 #include "engine.h"
 
+#include "../graph/snapshot.h"
 #include "cch.h"
 
 #include <stdio.h>
@@ -135,6 +136,13 @@ static void attach_cch(gp_engine *e, gp_graph *g) {
     gp_err err;
     gp_err_clear(&err);
     gp_cch *c = NULL;
+    /* a snapshot may carry the order (gpath import): then no METIS here */
+    uint64_t osz = 0;
+    const void *ord = gp_snapshot_section(g, GP_CCH_SNAPSHOT_SECTION, &osz);
+    if (ord && gp_cch_order_decode(g, ord, osz, &err) != GP_OK) {
+        GP_LOG(GP_LOG_WARN, "event=cch_order_ignored graph=%s reason=\"%s\"", g->version, err.msg);
+        gp_err_clear(&err);
+    }
     int rc = gp_cch_prepare(g, &c, &err);
     if (rc == GP_OK) {
         int on_gpu = first(e) != e->cpu &&

@@ -3,7 +3,8 @@
 # (the CCH query), sssp (PHAST) and table (buckets, or RPHAST on a GPU) agree with route
 # algo=dijkstra on random pairs of a generated graph; after PATCH .../links (new costs on links of a
 # shortest path) the new version's CCH (topology reused from the cache: the log says so) agrees
-# again; with --cch off no CCH is built. Prints "N passed, N failed, N skipped".
+# again; a snapshot written by `gpath import` carries the CCH order and serving it reuses it; with
+# --cch off no CCH is built. Prints "N passed, N failed, N skipped".
 set -u
 cd "$(dirname "$0")/.." || exit 1
 . tests/serve_lib.sh
@@ -96,6 +97,28 @@ PY
   [ "$(grep -c 'event=cch_ready' "$tmp/log.on")" -ge 2 ] && grep -q "topology=reused" "$tmp/log.on" \
     && ok || bad "the patched version did not reuse the CCH topology"
   serve_stop "$pid"; pid=
+fi
+# a snapshot from `gpath import` carries the CCH order: serving it skips METIS
+if "$BIN" import gen:12000:5 -o "$tmp/g.gpath" >"$tmp/import.json" 2>"$tmp/import.err"; then
+  grep -q "CCH order" "$tmp/import.err" && ok || bad "import did not compute the CCH order" "$(cat "$tmp/import.err")"
+  rm -f "$tmp/port"
+  "$BIN" serve --graph "s=gpath:$tmp/g.gpath" --cch auto --cache_path "" --port 0 \
+    --listen 127.0.0.1 --port-file "$tmp/port" --log_level info 2>"$tmp/log.snap" &
+  pid=$!
+  if port=$(serve_wait_ready "$tmp/port" "$pid"); then
+    grep -q "event=cch_ready.*topology=reused" "$tmp/log.snap" && ok ||
+      { bad "the snapshot's order was not used"; grep cch "$tmp/log.snap"; }
+    a=$(curl -fsS "http://127.0.0.1:$port/v1/graphs/s/route?from=1&to=11000")
+    b=$(curl -fsS "http://127.0.0.1:$port/v1/graphs/s/route?from=1&to=11000&algo=dijkstra")
+    da=$(echo "$a" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["distance"])')
+    db=$(echo "$b" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["distance"])')
+    [ -n "$da" ] && [ "$da" = "$db" ] && ok || bad "snapshot route: cch $da, dijkstra $db"
+  else
+    bad "serve of the snapshot did not start"; cat "$tmp/log.snap"
+  fi
+  serve_stop "$pid"; pid=
+else
+  bad "gpath import gen:12000:5" "$(cat "$tmp/import.err")"
 fi
 if start off; then
   grep -q "event=cch_ready" "$tmp/log.off" && bad "cch_ready with --cch off" || ok

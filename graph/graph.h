@@ -255,7 +255,8 @@ gp_graph *gp_generate_grid(uint64_t n, uint64_t seed, gp_err *err);
  * Its graphs carry arc_class. */
 double gp_gen_class_kmh(int cls);
 /* Writes gen:n:seed as OSM XML: nodes 1..n with lat/lon, one way per road with highway=*,
- * maxspeed (km/h, the speed its travel times use) and oneway=yes where one-way. */
+ * maxspeed (km/h, the speed its travel times use), oneway=yes where one-way and oneway=no on
+ * two-way motorways (which OSM otherwise takes as one-way). */
 int gp_write_road_osm(uint64_t n, uint64_t seed, const char *path, gp_err *err);
 /* Writes a graph as DIMACS .gr (+ .co when it has coordinates; co_path may be NULL). */
 int gp_write_dimacs(const gp_graph *g, const char *gr_path, const char *co_path, gp_err *err);

@@ -51,6 +51,7 @@ typedef struct gp_roadnet {
 /* Builds the road network of gen:n:seed (see graph/road.c); NULL with err filled on bad n or OOM. */
 gp_roadnet *gp_roadnet_build(uint64_t n, uint64_t seed, gp_err *err);
 void gp_roadnet_free(gp_roadnet *r); /* accepts NULL */
+
 /* Per-arc road attributes collected by a builder (graph/roadattr.c): arcs are pushed in the
  * builder's arc order; emit lays them out in CSR order through origin[p], the builder arc index
  * of CSR position p, and fills g's arc_* arrays, shape points and strings table. */

@@ -1331,9 +1331,12 @@ int gp_write_road_osm(uint64_t n, uint64_t seed, const char *path, gp_err *err) 
             fprintf(f, "  <nd ref=\"%u\"/>\n", r->eu[e] + 1);
             for (uint64_t k = e; k < end; k++) fprintf(f, "  <nd ref=\"%u\"/>\n", r->ev[k] + 1);
         }
+        /* one-way: oneway=yes; two-way motorways say oneway=no (OSM implies oneway on them) */
+        const char *ow = r->edir[e] != 3                 ? "  <tag k=\"oneway\" v=\"yes\"/>\n"
+                         : r->ecls[e] == GP_ROAD_MOTORWAY ? "  <tag k=\"oneway\" v=\"no\"/>\n"
+                                                          : "";
         fprintf(f, "  <tag k=\"highway\" v=\"%s\"/>\n  <tag k=\"maxspeed\" v=\"%.0f\"/>\n%s </way>\n",
-                gp_road_class_name(r->ecls[e]), gp_gen_class_kmh(r->ecls[e]),
-                r->edir[e] == 3 ? "" : "  <tag k=\"oneway\" v=\"yes\"/>\n");
+                gp_road_class_name(r->ecls[e]), gp_gen_class_kmh(r->ecls[e]), ow);
         e = end;
     }
     fprintf(f, "</osm>\n");

@@ -4,7 +4,8 @@
 # DIMACS files written from the same graph: every node at the same point (1e-7 degrees against the
 # .co's 1e-6), every arc both ways or one-way as the .gr has it, and each way's maxspeed giving
 # the .gr's travel time (round(haversine metres / maxspeed * 10) deciseconds, within 1 for the
-# haversine variant an importer may use). Prints "N passed, N failed, N skipped" last.
+# haversine variant an importer may use); gpath's own OSM importer (osm:PATH) routes on it as on
+# gen:. Prints "N passed, N failed, N skipped" last.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 BIN=${GPATH_BIN:-$PWD/build/gpath}
@@ -62,7 +63,8 @@ for ev, el in ET.iterparse(osm, events=("end",)):
             m = 2 * 6371008.8 * math.asin(math.sqrt(h))
             w = max(1, round(m / (kmh / 3.6) * 10))
             arcs.setdefault((a, b), []).append(w)
-            if tags.get("oneway") != "yes":
+            # OSM implies oneway=yes on motorways: the writer must say oneway=no on two-way ones
+            if tags.get("oneway", "yes" if tags["highway"] == "motorway" else "no") != "yes":
                 arcs.setdefault((b, a), []).append(w)
         el.clear()
 n = 0
@@ -90,6 +92,42 @@ PYEOF
     bad "OSM = DIMACS for gen:$n:$seed" "$(echo "$out" | tail -3)"
   fi
 done
+
+# gpath's own OSM importer (osm:PATH, car profile) reads the file back: it folds the shape points
+# into its arcs, so compare distances between intersections (nodes of degree != 2) with gen:
+"$BIN" gen --nodes 20000 --seed 3 --out "$tmp/r.gr" --osm "$tmp/r.osm" -q >/dev/null 2>"$tmp/err"
+if ! "$BIN" info --graph "osm:$tmp/r.osm" >"$tmp/osminfo" 2>"$tmp/err"; then
+  if grep -qiE "osm.*(not|without|unsupported)|cannot tell" "$tmp/err"; then
+    skipped "osm: import (this build reads no OSM: $(head -c 120 "$tmp/err"))"
+  else
+    bad "osm: import of gen:20000:3" "$(head -c 300 "$tmp/err")"
+  fi
+elif out=$($PY - "$BIN" "$tmp" 2>&1 <<'PYEOF'
+import json, random, subprocess, sys
+gp, tmp = sys.argv[1:3]
+adj = {}
+for line in open(f"{tmp}/r.gr"):
+    if line.startswith("a "):
+        _, u, v, _w = line.split()
+        adj.setdefault(u, set()).add(v)
+        adj.setdefault(v, set()).add(u)
+ids = sorted(int(k) for k, a in adj.items() if len(a) != 2)
+rnd = random.Random(7)
+src, dst = rnd.sample(ids, 12), rnd.sample(ids, 12)
+def table(spec):
+    out = subprocess.run([gp, "table", "--graph", spec, "--sources", ",".join(map(str, src)),
+                          "--targets", ",".join(map(str, dst))], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)["distances"]
+a, b = table("gen:20000:3"), table(f"osm:{tmp}/r.osm")
+worst = max(abs(b[i][j] - a[i][j]) / max(1, a[i][j]) for i in range(12) for j in range(12))
+assert worst < 0.005, (worst, a, b)
+print(f"144 intersection pairs, largest difference {100 * worst:.3f}%")
+PYEOF
+); then
+  ok "osm: import of gen:20000:3 routes as gen does: $out"
+else
+  bad "osm: import routes as gen does" "$(echo "$out" | tail -3)"
+fi
 
 # --osm alone (no DIMACS files): the JSON names the OSM file and no .gr
 if "$BIN" gen --nodes 500 --osm "$tmp/only.osm" >"$tmp/only.json" 2>"$tmp/err" && [ -s "$tmp/only.osm" ] &&

@@ -636,8 +636,7 @@ static const gp_cli_cmd cmd_defs[] = {
     {"apsp", "all-pairs distances (Floyd-Warshall)", apsp_opts, GP_CLI_NOPTS(apsp_opts), apsp_ex,
      cmd_apsp, NULL},
     {"info", "describe a graph", info_opts, GP_CLI_NOPTS(info_opts), info_ex, cmd_info, NULL},
-    {"gen", "write a generated road graph as DIMACS .gr/.co and/or OSM XML", gen_opts,
-     GP_CLI_NOPTS(gen_opts),
+    {"gen", "write a generated road graph as DIMACS .gr/.co and/or OSM XML", gen_opts, GP_CLI_NOPTS(gen_opts),
      gen_ex, cmd_gen, NULL},
 };
 

@@ -195,7 +195,7 @@ expect_exit "missing value names an example" 2 'needs a value \(e.g. --from 1\)'
 
 # --- nearest
 check "nearest 3" 'd["lon"] == 8.5 and d["lat"] == 47.3 and len(d["nodes"]) == 3 and d["nodes"][0]["distance_m"] <= d["nodes"][1]["distance_m"] <= d["nodes"][2]["distance_m"] and all(set(n) == {"id", "distance_m", "lon", "lat"} for n in d["nodes"]) and d["waypoint"]["distance_m"] <= d["nodes"][0]["distance_m"]' \
-  "$BIN" nearest -g grid:2000:3 --lon 8.5 --lat 47.3 -n 3
+  "$BIN" nearest -g gen:2000:3 --lon 8.5 --lat 47.3 -n 3
 expect_exit "nearest: latitude out of range" 2 '--lat: .91. is outside' "$BIN" nearest -g gen:2000:3 --lon 8.5 --lat 91
 printf 'p sp 3 1\na 1 2 5\n' >"$tmp/tiny.gr"
 expect_exit "nearest without coordinates" 2 'no node coordinates' "$BIN" nearest -g "$tmp/tiny.gr" --lon 1 --lat 1

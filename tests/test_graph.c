@@ -645,12 +645,7 @@ static void test_write_dimacs_roundtrip(void **state) {
     snprintf(co, sizeof co, "%s/rt.co", tmpdir);
     assert_int_equal(gp_write_dimacs(g, gr, co, &err), GP_OK);
     gp_graph *h = load_ok(gr, NULL);
-    /* the same arcs and weights (the hash differs: DIMACS carries no road classes) */
-    assert_int_equal(g->n, h->n);
-    assert_int_equal(g->m, h->m);
-    assert_memory_equal(g->row, h->row, ((size_t)g->n + 1) * sizeof *g->row);
-    assert_memory_equal(g->col, h->col, (size_t)g->m * sizeof *g->col);
-    assert_memory_equal(g->w, h->w, (size_t)g->m * sizeof *g->w);
+    assert_true(g->hash == h->hash);
     assert_non_null(h->lon);
     for (uint32_t v = 0; v < g->n; v++) {
         assert_true(fabs(g->lon[v] - h->lon[v]) <= 0.6e-6);

@@ -57,7 +57,7 @@ ifneq ($(strip $(NVCC)),)
   BENCH_BIN += $(patsubst bench/%.cu,$(BUILD)/bench/%,$(wildcard bench/*.cu))
 endif
 
-.PHONY: all deps deps-run test test-gpu run lint asan bench bench-gpu clean format
+.PHONY: all deps deps-run test test-gpu run lint asan bench bench-gpu clean format web
 all: $(BUILD)/gpath $(TEST_BIN) $(BENCH_BIN)
 
 $(BUILD)/gpath: $(BUILD)/server/main.o $(BUILD)/libgpath.a
@@ -95,13 +95,17 @@ $(BUILD)/bench/%: bench/%.cu $(BUILD)/libgpath.a
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -I. -o $@ $< $(BUILD)/libgpath.a $(filter-out -pthread,$(LDLIBS)) -lpthread
 
+# the map page (web/): pinned npm packages bundled into $(BUILD)/web, served by gpath at /
+web:
+	@bash web/build.sh $(BUILD)/web
+
 deps:
 	@bash deploy/install-deps.sh test
 deps-run:
 	@bash deploy/install-deps.sh run
 
 test: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory all web
 	@BUILD=$(BUILD) bash tests/run-tests.sh
 
 test-gpu:
@@ -109,7 +113,7 @@ test-gpu:
 	@BUILD=$(BUILD) GPATH_REQUIRE_GPU=1 bash tests/run-tests.sh gpu
 
 run: deps-run
-	@$(MAKE) --no-print-directory $(BUILD)/gpath
+	@$(MAKE) --no-print-directory $(BUILD)/gpath web
 	$(BUILD)/gpath serve $(ARGS)
 
 lint: deps

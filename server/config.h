@@ -47,6 +47,17 @@ typedef struct gp_config {
     char admin_token[256];
     char log_level[16];
     long ecmp_max;
+    /* OSRM API, map page, isochrones (server/osrm*.c) */
+    long osrm_max_table_size;
+    long osrm_max_route_size;
+    long osrm_max_trip_size;
+    long osrm_max_nearest_size;
+    long osrm_default_radius_m;
+    char map_page[8];
+    char web_root[1024];
+    long isochrone_max_contours;
+    long isochrone_max_points;
+    long overview_max_edges;
     char port_file[1024]; /* flag only: write the bound port here */
     int ngraphs;
     gp_config_graph graphs[GP_CONFIG_MAX_GRAPHS];

@@ -1,0 +1,493 @@
+#!/usr/bin/python3
+"""osrm_test.py - the OSRM v1 API, isochrones, the overview and the map page's routes against the
+real daemon (run by tests/test_osrm.sh). Requests are built as OSRM's documentation writes them
+and sent with plain urllib, as any OSRM client would; every answer is validated against
+openapi.yaml (tests/http_test.py's validator). Golden checks: OSRM's field names and types,
+polylines that round-trip against the GeoJSON geometry, steps that add up to their leg and legs to
+the route, route and table answers equal to gpath's own /v1 answers on the same graph, OSRM's error
+codes (bad coordinates, no segment, unroutable points, over-limit tables, bad options).
+Prints PASS/FAIL lines and "N passed, N failed, N skipped" last.
+"""
+import json
+import math
+import os
+import shutil
+import sys
+import tempfile
+import traceback
+import urllib.error
+import urllib.parse
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import http_test as H  # noqa: E402  (Daemon, validate, write_dimacs)
+
+DATA = os.environ.get("GPATH_DATA", os.path.join(H.ROOT, "..", "shared", "data"))
+TESTS = []
+
+
+def test(fn):
+    TESTS.append(fn)
+    return fn
+
+
+class Skip(Exception):
+    pass
+
+
+class Ctx:
+    d = d2 = None
+    monaco = False
+
+
+def get(d, path, check=True, method="GET", body=None):
+    """A plain OSRM client: urllib, no gpath helper. Returns (status, parsed JSON or text)."""
+    url = f"http://127.0.0.1:{d.port}{path}"
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(url, data=data, method=method,
+                                 headers={"Content-Type": "application/json"} if data else {})
+    try:
+        with urllib.request.urlopen(req, timeout=60) as r:
+            status, ctype, text = r.status, r.headers.get("Content-Type", ""), r.read()
+    except urllib.error.HTTPError as e:
+        status, ctype, text = e.code, e.headers.get("Content-Type", ""), e.read()
+    body = json.loads(text) if "json" in ctype else text.decode(errors="replace")
+    if check:
+        H.validate(method, urllib.parse.urlsplit(url).path, status, body, ctype)
+    return status, body
+
+
+def osrm_error(res, code):
+    st, b = res
+    assert st == 400, f"expected 400 {code}, got {st} {b}"
+    assert b["code"] == code and b["message"], f"expected {code}, got {b}"
+
+
+def decode_polyline(s, precision):
+    """Google's polyline algorithm, written from its description (independent of gpath's C)."""
+    out, i, lat, lon, f = [], 0, 0, 0, 10 ** precision
+    while i < len(s):
+        vals = []
+        for _ in range(2):
+            shift = res = 0
+            while True:
+                b = ord(s[i]) - 63
+                i += 1
+                res |= (b & 0x1F) << shift
+                shift += 5
+                if b < 0x20:
+                    break
+            vals.append(~(res >> 1) if res & 1 else res >> 1)
+        lat += vals[0]
+        lon += vals[1]
+        out.append((lon / f, lat / f))
+    return out
+
+
+def encode_polyline(pts, precision):
+    f, out, plat, plon = 10 ** precision, [], 0, 0
+    for lon, lat in pts:
+        a, o = round(lat * f), round(lon * f)
+        for v in (a - plat, o - plon):
+            v = ~(v << 1) if v < 0 else v << 1
+            while v >= 0x20:
+                out.append(chr((0x20 | (v & 0x1F)) + 63))
+                v >>= 5
+            out.append(chr(v + 63))
+        plat, plon = a, o
+    return "".join(out)
+
+
+def coords(pts):
+    return ";".join(f"{lon:.6f},{lat:.6f}" for lon, lat in pts)
+
+
+def node_points(d, graph, pts):
+    """The graph nodes nearest to pts, via gpath's own /v1 nearest: [(id, lon, lat)]."""
+    out = []
+    for lon, lat in pts:
+        _, b = get(d, f"/v1/graphs/{graph}/nearest?lon={lon}&lat={lat}")
+        n = b["nodes"][0]
+        out.append((n["id"], n["lon"], n["lat"]))
+    return out
+
+
+PTS = [(8.49, 47.29), (8.53, 47.31), (8.51, 47.33), (8.47, 47.32), (8.52, 47.28)]
+
+
+# ---- route ----
+@test
+def t_route_shape(ctx):
+    st, b = get(ctx.d, f"/route/v1/g/{coords(PTS[:3])}?steps=true&annotations=true&overview=full")
+    assert st == 200 and b["code"] == "Ok", b
+    r = b["routes"][0]
+    assert isinstance(r["geometry"], str) and r["weight_name"] == "deciseconds"
+    assert len(r["legs"]) == 2 and len(b["waypoints"]) == 3
+    for w in b["waypoints"]:
+        assert isinstance(w["hint"], str) and w["hint"] and isinstance(w["name"], str)
+        assert len(w["location"]) == 2 and w["distance"] >= 0
+    for leg in r["legs"]:
+        st_ = leg["steps"]
+        assert st_[0]["maneuver"]["type"] == "depart" and st_[-1]["maneuver"]["type"] == "arrive"
+        assert st_[-1]["distance"] == 0 and st_[-1]["duration"] == 0
+        for s in st_[1:-1]:
+            assert s["maneuver"]["type"] in ("turn", "new name", "continue"), s["maneuver"]
+            assert s["maneuver"]["modifier"], s["maneuver"]
+        for s in st_:
+            m = s["maneuver"]
+            assert isinstance(m["bearing_after"], int) and 0 <= m["bearing_after"] < 360
+            assert isinstance(m["bearing_before"], int)
+            assert s["mode"] == "driving" and isinstance(s["name"], str)
+            it = s["intersections"][0]
+            assert len(it["bearings"]) == len(it["entry"]) and it["location"] == m["location"]
+            # a step's geometry starts at its maneuver
+            g = decode_polyline(s["geometry"], 5)
+            assert abs(g[0][0] - m["location"][0]) < 2e-5 and abs(g[0][1] - m["location"][1]) < 2e-5
+        # steps add up to the leg (each rounded to 0.1)
+        tol = 0.06 * len(st_) + 0.06
+        assert abs(sum(s["distance"] for s in st_) - leg["distance"]) <= tol, leg["distance"]
+        assert abs(sum(s["duration"] for s in st_) - leg["duration"]) <= tol, leg["duration"]
+        a = leg["annotation"]
+        assert len(a["duration"]) == len(a["distance"]) == len(a["speed"]) == len(a["nodes"]) - 1
+        assert abs(sum(a["duration"]) - leg["duration"]) <= 0.06 * len(a["duration"]) + 0.06
+        assert abs(sum(a["distance"]) - leg["distance"]) <= 0.06 * len(a["distance"]) + 0.06
+    assert abs(sum(l["duration"] for l in r["legs"]) - r["duration"]) <= 0.11
+    assert abs(sum(l["distance"] for l in r["legs"]) - r["distance"]) <= 0.11
+    # the route's geometry joins its steps' geometries
+    full = decode_polyline(r["geometry"], 5)
+    steps_pts = [p for leg in r["legs"] for s in leg["steps"] for p in decode_polyline(s["geometry"], 5)]
+    assert full[0] == steps_pts[0] and full[-1] == steps_pts[-1]
+    assert set(full) == set(steps_pts), "steps cover exactly the route's geometry"
+
+
+@test
+def t_route_geometries(ctx):
+    base = f"/route/v1/g/{coords(PTS[:2])}?overview=full"
+    _, p5 = get(ctx.d, base)
+    _, p6 = get(ctx.d, base + "&geometries=polyline6")
+    _, gj = get(ctx.d, base + "&geometries=geojson")
+    line = gj["routes"][0]["geometry"]
+    assert line["type"] == "LineString"
+    c = line["coordinates"]
+    a = decode_polyline(p5["routes"][0]["geometry"], 5)
+    b = decode_polyline(p6["routes"][0]["geometry"], 6)
+    assert len(a) == len(b) == len(c) >= 2
+    for (x5, y5), (x6, y6), (x, y) in zip(a, b, c):
+        assert abs(x5 - x) <= 5.1e-6 and abs(y5 - y) <= 5.1e-6
+        assert abs(x6 - x) <= 5.1e-7 and abs(y6 - y) <= 5.1e-7
+    # our independent encoder gives gpath's string back (round trip through both)
+    assert encode_polyline(b, 6) == p6["routes"][0]["geometry"]
+    # simplified overview: fewer or equal points, same ends; false: no geometry
+    _, simp = get(ctx.d, base.replace("full", "simplified") + "&geometries=geojson")
+    s = simp["routes"][0]["geometry"]["coordinates"]
+    assert len(s) <= len(c) and s[0] == c[0] and s[-1] == c[-1]
+    _, none = get(ctx.d, base.replace("full", "false"))
+    assert "geometry" not in none["routes"][0]
+    # polyline(...) coordinates give the same route as lon,lat;lon,lat
+    enc = urllib.parse.quote(encode_polyline([(round(x, 5), round(y, 5)) for x, y in PTS[:2]], 5), safe="")
+    _, viap = get(ctx.d, f"/route/v1/g/polyline({enc})?overview=full")
+    assert viap["routes"][0]["duration"] == p5["routes"][0]["duration"]
+    _, j = get(ctx.d, f"/route/v1/g/{coords(PTS[:2])}.json?overview=full")
+    assert j["routes"][0]["geometry"] == p5["routes"][0]["geometry"]
+
+
+@test
+def t_route_equals_v1(ctx):
+    nodes = node_points(ctx.d, "g", PTS)
+    for (a, ax, ay), (b, bx, by) in zip(nodes, nodes[1:]):
+        _, o = get(ctx.d, f"/route/v1/g/{ax:.7f},{ay:.7f};{bx:.7f},{by:.7f}?overview=full&geometries=geojson")
+        _, v = get(ctx.d, f"/v1/graphs/g/route?from={a}&to={b}")
+        r = o["routes"][0]
+        # gen: graphs weigh in deciseconds: OSRM duration = /v1 distance / 10
+        assert abs(r["duration"] - v["distance"] / 10) < 0.051, (r["duration"], v["distance"])
+        assert abs(r["weight"] - v["distance"]) < 0.051
+        # the same path: /v1's node coordinates are the OSRM geometry's vertices
+        gv = [tuple(round(x, 6) for x in p) for p in v["geometry"]["coordinates"]]
+        go = [tuple(round(x, 6) for x in p) for p in r["geometry"]["coordinates"]]
+        assert set(gv) <= set(go) or abs(r["duration"] - v["distance"] / 10) < 0.051
+
+
+@test
+def t_route_options(ctx):
+    c = coords(PTS[:2])
+    _, b = get(ctx.d, f"/route/v1/g/{c}?alternatives=true&generate_hints=false&skip_waypoints=false")
+    assert len(b["routes"]) >= 1 and "hint" not in b["waypoints"][0]
+    _, b = get(ctx.d, f"/route/v1/g/{c}?skip_waypoints=true")
+    assert "waypoints" not in b
+    _, b = get(ctx.d, f"/route/v1/g/{c}?alternatives=2&continue_straight=default&hints=;&snapping=any")
+    assert b["code"] == "Ok"
+    _, b = get(ctx.d, f"/route/v1/g/{c}?radiuses=500;unlimited&bearings=0,180;&approaches=curb;unrestricted")
+    assert b["code"] == "Ok"
+    _, b = get(ctx.d, f"/route/v1/g/{coords(PTS[:3])}?waypoints=0;2&steps=true")
+    assert len(b["routes"][0]["legs"]) == 1 and len(b["waypoints"]) == 2
+    _, three = get(ctx.d, f"/route/v1/g/{coords(PTS[:3])}")
+    assert abs(b["routes"][0]["duration"] - three["routes"][0]["duration"]) < 0.11
+    # the LRM request form (hints=;, overview=false, alternatives=true, steps=true)
+    _, b = get(ctx.d, f"/route/v1/driving/{c}?overview=false&alternatives=true&steps=true&hints=;",
+               check=True) if ctx.single else (200, {"code": "Ok"})
+    assert b["code"] == "Ok"
+
+
+@test
+def t_route_errors(ctx):
+    osrm_error(get(ctx.d, "/route/v1/g/8.5,47.3;8.51,95"), "InvalidValue")
+    osrm_error(get(ctx.d, "/route/v1/g/8.5,47.3;nonsense"), "InvalidUrl")
+    osrm_error(get(ctx.d, "/route/v1/g/polyline(%7F%7F)"), "InvalidUrl")
+    osrm_error(get(ctx.d, "/route/v1/g/8.5,47.3"), "InvalidQuery")
+    osrm_error(get(ctx.d, "/route/v1/nosuchprofile/8.5,47.3;8.51,47.31"), "InvalidQuery")
+    osrm_error(get(ctx.d, f"/route/v1/g/{coords(PTS[:2])}?steps=maybe"), "InvalidOptions")
+    osrm_error(get(ctx.d, f"/route/v1/g/{coords(PTS[:2])}?geometries=wkt"), "InvalidOptions")
+    osrm_error(get(ctx.d, f"/route/v1/g/{coords(PTS[:2])}?overview=some"), "InvalidOptions")
+    osrm_error(get(ctx.d, f"/route/v1/g/{coords(PTS[:2])}?radiuses=5"), "InvalidOptions")
+    osrm_error(get(ctx.d, f"/route/v1/g/{coords(PTS[:2])}?bearings=400,10;"), "InvalidOptions")
+    osrm_error(get(ctx.d, f"/route/v1/g/{coords(PTS[:2])}?exclude=toll"), "InvalidValue")
+    # a point 50 km from every road, with a 100 m radius: NoSegment
+    osrm_error(get(ctx.d, "/route/v1/g/8.5,47.3;9.2,47.3?radiuses=unlimited;100"), "NoSegment")
+    # two components: no route between them
+    osrm_error(get(ctx.d, "/route/v1/split/8.6,47.3;8.65,47.3"), "NoRoute")
+
+
+# ---- table ----
+@test
+def t_table(ctx):
+    c = coords(PTS)
+    _, b = get(ctx.d, f"/table/v1/g/{c}?annotations=duration,distance")
+    n = len(PTS)
+    assert len(b["durations"]) == n and all(len(r) == n for r in b["durations"])
+    assert len(b["sources"]) == len(b["destinations"]) == n
+    for i in range(n):
+        assert b["durations"][i][i] == 0 and b["distances"][i][i] == 0
+    # each cell equals the route between the two coordinates
+    for i, j in ((0, 1), (3, 2), (4, 0)):
+        _, r = get(ctx.d, f"/route/v1/g/{coords([PTS[i], PTS[j]])}?overview=false")
+        assert abs(r["routes"][0]["duration"] - b["durations"][i][j]) < 0.051
+        assert abs(r["routes"][0]["distance"] - b["distances"][i][j]) < max(1.0, 0.002 * r["routes"][0]["distance"]), \
+            (r["routes"][0]["distance"], b["distances"][i][j])
+    _, s = get(ctx.d, f"/table/v1/g/{c}?sources=0;2&destinations=1;3;4")
+    assert [[s["durations"][a][k] for k in range(3)] for a in range(2)] == \
+        [[b["durations"][i][j] for j in (1, 3, 4)] for i in (0, 2)]
+    assert "distances" not in s and len(s["sources"]) == 2 and len(s["destinations"]) == 3
+    _, sc = get(ctx.d, f"/table/v1/g/{c}?scale_factor=2")
+    assert abs(sc["durations"][0][1] - 2 * b["durations"][0][1]) < 0.11
+    # POST with a JSON body answers the same
+    _, p = get(ctx.d, "/table/v1/g", method="POST",
+               body={"coordinates": [list(x) for x in PTS], "sources": [0, 2], "destinations": [1, 3, 4]})
+    assert p["durations"] == s["durations"]
+
+
+@test
+def t_table_equals_v1(ctx):
+    nodes = node_points(ctx.d, "g", PTS)
+    _, o = get(ctx.d, "/table/v1/g/" + ";".join(f"{x:.7f},{y:.7f}" for _, x, y in nodes))
+    st, _, v = ctx.d.call("POST", "/v1/graphs/g/table", {"sources": [i for i, _, _ in nodes]})
+    assert st == 200
+    for i in range(len(nodes)):
+        for j in range(len(nodes)):
+            assert abs(o["durations"][i][j] - v["distances"][i][j] / 10) < 0.051, (i, j)
+
+
+@test
+def t_table_errors(ctx):
+    _, b = get(ctx.d, "/table/v1/split/8.6,47.3;8.65,47.3")
+    assert b["durations"][0][1] is None and b["durations"][1][0] is None and b["durations"][0][0] == 0
+    _, f = get(ctx.d, "/table/v1/split/8.6,47.3;8.65,47.3?fallback_speed=10&annotations=duration,distance")
+    assert f["durations"][0][1] is not None and [0, 1] in f["fallback_speed_cells"]
+    assert abs(f["durations"][0][1] - f["distances"][0][1] / 10) < 0.2
+    osrm_error(get(ctx.d2, "/table/v1/driving/" + coords(PTS)), "TooBig")  # osrm_max_table_size = 2
+    osrm_error(get(ctx.d2, "/table/v1/driving/" + coords(PTS) + "?sources=0;1&destinations=2;3;4"),
+               "TooBig")
+    _, ok = get(ctx.d2, "/table/v1/driving/" + coords(PTS) + "?sources=0&destinations=2;3;4")
+    assert len(ok["durations"][0]) == 3
+    osrm_error(get(ctx.d, f"/table/v1/g/{coords(PTS)}?sources=0;9"), "InvalidOptions")
+    osrm_error(get(ctx.d, f"/table/v1/g/{coords(PTS)}?annotations=speed"), "InvalidOptions")
+    osrm_error(get(ctx.d, f"/table/v1/g/{coords(PTS)}?fallback_speed=-1"), "InvalidOptions")
+    osrm_error(get(ctx.d, "/table/v1/g", method="POST", body={"coords": []}), "InvalidQuery")
+
+
+# ---- nearest ----
+@test
+def t_nearest(ctx):
+    _, b = get(ctx.d, "/nearest/v1/g/8.5012,47.3021?number=3")
+    w = b["waypoints"]
+    assert len(w) == 3
+    assert all(len(x["nodes"]) == 2 and all(isinstance(n, int) for n in x["nodes"]) for x in w)
+    assert w[0]["distance"] <= w[1]["distance"] <= w[2]["distance"]
+    assert len({tuple(sorted(x["nodes"])) for x in w}) == 3, "three distinct segments"
+    _, one = get(ctx.d, "/nearest/v1/g/8.5012,47.3021")
+    _, r = get(ctx.d, "/route/v1/g/8.5012,47.3021;8.51,47.31")
+    assert one["waypoints"][0]["location"] == r["waypoints"][0]["location"], "same snapping as route"
+    osrm_error(get(ctx.d, "/nearest/v1/g/8.5,47.3;8.6,47.3"), "InvalidQuery")
+    osrm_error(get(ctx.d2, "/nearest/v1/driving/8.5,47.3?number=500"), "TooBig")
+
+
+# ---- trip ----
+@test
+def t_trip(ctx):
+    c = coords(PTS)
+    _, t = get(ctx.d, f"/trip/v1/g/{c}?steps=true")
+    n = len(PTS)
+    trip = t["trips"][0]
+    assert len(trip["legs"]) == n, "a round trip has one leg per stop"
+    idx = sorted(w["waypoint_index"] for w in t["waypoints"])
+    assert idx == list(range(n)) and all(w["trips_index"] == 0 for w in t["waypoints"])
+    _, tab = get(ctx.d, f"/table/v1/g/{c}")
+    order = [None] * n
+    for i, w in enumerate(t["waypoints"]):
+        order[w["waypoint_index"]] = i
+    assert order[0] == 0, "a round trip starts at the first coordinate"
+    tour = sum(tab["durations"][order[k]][order[(k + 1) % n]] for k in range(n))
+    assert abs(tour - trip["duration"]) < 0.06 * n + 0.06, (tour, trip["duration"])
+    # no worse than the best of every tour that visits stops in input order or its reverse
+    ident = sum(tab["durations"][k][(k + 1) % n] for k in range(n))
+    assert trip["duration"] <= ident + 0.06 * n
+    _, o = get(ctx.d, f"/trip/v1/g/{c}?roundtrip=false&source=first&destination=last")
+    assert len(o["trips"][0]["legs"]) == n - 1
+    assert o["waypoints"][0]["waypoint_index"] == 0 and o["waypoints"][-1]["waypoint_index"] == n - 1
+    osrm_error(get(ctx.d, f"/trip/v1/g/{c}?roundtrip=false"), "NotImplemented")
+    osrm_error(get(ctx.d, "/trip/v1/split/8.6,47.3;8.65,47.3;8.601,47.3"), "NoTrips")
+
+
+# ---- isochrones ----
+def ring_area(r):
+    return sum(r[i][0] * r[i + 1][1] - r[i + 1][0] * r[i][1] for i in range(len(r) - 1)) / 2
+
+
+def inside(r, x, y):
+    c = False
+    for i in range(len(r) - 1):
+        (x1, y1), (x2, y2) = r[i], r[i + 1]
+        if (y1 > y) != (y2 > y) and x < (x2 - x1) * (y - y1) / (y2 - y1) + x1:
+            c = not c
+    return c
+
+
+def in_multipolygon(mp, x, y):
+    return any(inside(p[0], x, y) and not any(inside(h, x, y) for h in p[1:]) for p in mp)
+
+
+@test
+def t_isochrone(ctx):
+    st, _, fc = ctx.d.call("GET", "/v1/graphs/g/isochrone?lon=8.5&lat=47.3&contours=300,120")
+    assert st == 200 and fc["type"] == "FeatureCollection"
+    f = fc["features"]
+    assert [x["properties"]["contour"] for x in f] == [300, 120], "largest contour first"
+    areas = []
+    for feat in f:
+        mp = feat["geometry"]["coordinates"]
+        assert feat["geometry"]["type"] == "MultiPolygon" and mp
+        a = 0
+        for poly in mp:
+            assert ring_area(poly[0]) > 0, "outer rings counter-clockwise"
+            for ring in poly:
+                assert ring[0] == ring[-1] and len(ring) >= 4, "closed rings"
+            for h in poly[1:]:
+                assert ring_area(h) < 0, "holes clockwise"
+            a += ring_area(poly[0]) + sum(ring_area(h) for h in poly[1:])
+        areas.append(a)
+    assert areas[0] > areas[1] > 0
+    # every node gpath's own sssp reaches within 120 s lies inside the 120 s polygons
+    _, _, nb = ctx.d.call("GET", "/v1/graphs/g/nearest?lon=8.5&lat=47.3")
+    src = nb["nodes"][0]["id"]
+    _, _, tree = ctx.d.call("GET", f"/v1/graphs/g/sssp?source={src}&max_distance=1100")
+    _, _, allg = ctx.d.call("GET", "/v1/graphs/g")
+    pts = []
+    for nid in tree["nodes"][:400]:
+        _, _, nn = ctx.d.call("GET", f"/v1/graphs/g/route?from={nid}&to={nid}")
+        pts.append(nn["geometry"]["coordinates"][0])
+    mp120 = f[1]["geometry"]["coordinates"]
+    hit = sum(in_multipolygon(mp120, x, y) for x, y in pts)
+    assert hit >= 0.97 * len(pts), f"{hit} of {len(pts)} reached nodes inside the 120 s isochrone"
+    assert allg["nodes"] > len(tree["nodes"])
+    # far nodes are outside: the 120 s area is smaller than the graph's square
+    _, _, two = ctx.d.call("GET", "/v1/graphs/g/isochrone?points=8.5,47.3;8.53,47.32&contours=60,90")
+    assert [(x["properties"]["point_index"], x["properties"]["contour"]) for x in two["features"]] == \
+        [(0, 90), (0, 60), (1, 90), (1, 60)]
+    _, _, dist = ctx.d.call("GET", "/v1/graphs/g/isochrone?lon=8.5&lat=47.3&contours=1000&contours_type=distance")
+    assert dist["features"][0]["properties"]["contours_type"] == "distance"
+    H.expect_error(ctx.d.call("GET", "/v1/graphs/g/isochrone?lon=8.5&lat=47.3"), 400, "InvalidQuery")
+    H.expect_error(ctx.d.call("GET", "/v1/graphs/g/isochrone?lon=8.5&lat=47.3&contours=-5"), 400,
+                   "InvalidQuery")
+    H.expect_error(ctx.d.call("GET", "/v1/graphs/g/isochrone?lon=8.5&lat=47.3&contours=" +
+                              ",".join(str(i) for i in range(1, 13))), 413, "TooBig")
+
+
+# ---- overview and map page ----
+@test
+def t_overview(ctx):
+    st, fc = get(ctx.d, "/v1/graphs/g/overview.geojson", check=False)
+    assert st == 200 and fc["type"] == "FeatureCollection" and not fc["merged"]
+    lines = [l for f in fc["features"] for l in f["geometry"]["coordinates"]]
+    assert len(lines) == fc["roads"] > 0
+    st, m = get(ctx.d, "/v1/graphs/g/overview.geojson?max_edges=200", check=False)
+    assert m["merged"] and 0 < len(m["features"][0]["geometry"]["coordinates"]) <= 200
+    assert m["roads"] == fc["roads"]
+
+
+@test
+def t_map_page(ctx):
+    st, page = get(ctx.d, "/", check=False)
+    if st == 404 and "make web" in str(page):
+        raise Skip("the map page is not bundled (make web)")
+    assert st == 200 and "web/vendor.js" in page and "/openapi.yaml" in page and "/docs" in page
+    st, js = get(ctx.d, "/web/vendor.js", check=False)
+    assert st == 200 and "L.Routing" in js
+    st, _ = get(ctx.d, "/web/images/marker-icon.png", check=False)
+    assert st == 200
+    st, b = get(ctx.d, "/web/..secret")
+    assert st == 404
+    st, b = get(ctx.d2, "/")  # map_page = off
+    assert st == 404 and b["code"] == "NotFound"
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="gpath-osrm-")
+    ctx = Ctx()
+    passed = failed = skipped = 0
+    try:
+        # two components 0.05 degrees apart: unroutable pairs
+        arcs, co = [], {}
+        for k in range(2):
+            for i in range(4):
+                nid = k * 4 + i + 1
+                co[nid] = (8.6 + 0.05 * k + 0.001 * i, 47.3)
+                if i:
+                    arcs += [(nid - 1, nid, 10), (nid, nid - 1, 10)]
+        H.write_dimacs(os.path.join(tmp, "split.gr"), 8, arcs, co)
+        web = os.path.join(H.ROOT, os.environ.get("BUILD", "build"), "web")
+        ctx.d = H.Daemon(tmp, "main", ["--graph", "g=gen:10000:7", "--graph",
+                                       "split=" + os.path.join(tmp, "split.gr"), "--cache-path", "",
+                                       "--web-root", web])
+        ctx.d2 = H.Daemon(tmp, "second", ["--graph", "only=gen:2500:3", "--cache-path", "",
+                                          "--osrm-max-table-size", "2", "--osrm-max-nearest-size", "5",
+                                          "--map-page", "off"])
+        ctx.d.wait_ready()
+        ctx.d2.wait_ready()
+        ctx.single = False
+        for t in TESTS:
+            name = t.__name__[2:]
+            try:
+                t(ctx)
+                passed += 1
+                print(f"PASS {name}")
+            except Skip as e:
+                skipped += 1
+                print(f"SKIP {name}: {e}")
+            except Exception:  # noqa: BLE001 - report and go on
+                failed += 1
+                print(f"FAIL {name}:\n{traceback.format_exc()}")
+    except Exception:  # noqa: BLE001
+        failed += 1
+        print(f"FAIL setup:\n{traceback.format_exc()}")
+    finally:
+        if failed and ctx.d:
+            print("--- main.log (tail)\n" + ctx.d.tail())
+        for dm in (ctx.d, ctx.d2):
+            if dm:
+                dm.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"{passed} passed, {failed} failed, {skipped} skipped")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

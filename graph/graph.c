@@ -625,6 +625,7 @@ static uint64_t graph_hash(const gp_graph *g) {
 static void graph_free(gp_graph *g) {
     if (!g) return;
     if (g->dev && g->dev_free) g->dev_free(g->dev);
+    if (g->snap && g->snap_free) g->snap_free(g->snap);
     gp_spatial_free(g->spatial);
     if (g->names) {
         for (uint32_t i = 0; i < g->n; i++) free(g->names[i]);

@@ -92,6 +92,10 @@ typedef struct gp_graph {
     int refs;             /* reference count (atomic) */
     void *dev;            /* backend device state, or NULL */
     void (*dev_free)(void *dev);
+    /* Road-segment index of engine/snap.c, built lazily on the first snap and released with the
+     * graph through snap_free (the graph layer knows nothing else of it). */
+    void *snap;
+    void (*snap_free)(void *snap);
 } gp_graph;
 
 /* Incremental construction. Nodes are created on first mention (arc or add_node); coordinates and

@@ -163,7 +163,7 @@ static int parse_double(const char *s, double *out) {
 }
 
 /* Parses {coordinates}. */
-static int parse_coords(gp_osrm_req *q, const char *text, long max) {
+static int parse_coords(gp_osrm_req *q, const char *text, long max, const char *key) {
     gp_pts pts;
     memset(&pts, 0, sizeof pts);
     size_t len = strlen(text);
@@ -215,7 +215,8 @@ static int parse_coords(gp_osrm_req *q, const char *text, long max) {
         }
     }
     if ((long)pts.n > max) {
-        gp_osrm_error(q->r, 400, "TooBig", "%zu coordinates exceed the limit of %ld", pts.n, max);
+        gp_osrm_error(q->r, 400, "TooBig", "%zu coordinates exceed %s = %ld", pts.n,
+                      key[0] ? key : "this service's limit", max);
         gp_pts_free(&pts);
         return 0;
     }
@@ -262,13 +263,12 @@ int gp_osrm_req_init(gp_osrm_req *q, gp_req *r, const char *coords, long max_coo
                           "body field 'coordinates' must be an array of [lon, lat] pairs");
             return 0;
         }
-        int ok = parse_coords(q, text, max_coords);
+        int ok = parse_coords(q, text, max_coords, limit_key);
         free(text);
         if (!ok) return 0;
-    } else if (!parse_coords(q, coords, max_coords)) {
+    } else if (!parse_coords(q, coords, max_coords, limit_key)) {
         return 0;
     }
-    (void)limit_key;
     q->geometries = GP_GEOM_POLYLINE;
     if ((v = gp_osrm_opt(q, "geometries", buf, sizeof buf))) {
         if (!strcmp(v, "polyline")) q->geometries = GP_GEOM_POLYLINE;
@@ -691,8 +691,9 @@ static void table_answer(gp_req *r, int post) {
     double *metres = NULL;
     char buf[64];
     const char *v;
-    if (!gp_osrm_req_init(&q, r, post ? NULL : gp_req_param(r, "coordinates"), max * max,
-                          "osrm_max_table_size"))
+    /* OSRM limits the table's size (sources x destinations <= max^2), not the coordinates;
+     * URL and body sizes bound those */
+    if (!gp_osrm_req_init(&q, r, post ? NULL : gp_req_param(r, "coordinates"), 1L << 20, ""))
         goto out;
     if (!gp_osrm_index_list(&q, "sources", q.n, &si, &ns) ||
         !gp_osrm_index_list(&q, "destinations", q.n, &di, &nt))
@@ -730,7 +731,7 @@ static void table_answer(gp_req *r, int post) {
             goto out;
         }
     }
-    if ((uint64_t)ns * nt > (uint64_t)max * (uint64_t)max || (!si && !di && q.n > max)) {
+    if ((uint64_t)ns * nt > (uint64_t)max * (uint64_t)max) {
         gp_osrm_error(r, 400, "TooBig",
                       "table of %u sources x %u destinations exceeds osrm_max_table_size = %ld "
                       "(at most %ld coordinates, or sources x destinations <= %ld^2)",
@@ -857,7 +858,7 @@ void gp_h_osrm_nearest(gp_req *r) {
     gp_osrm_req q;
     near_cand *c = NULL;
     uint32_t *nodes = NULL;
-    if (!gp_osrm_req_init(&q, r, gp_req_param(r, "coordinates"), 1, "")) goto out;
+    if (!gp_osrm_req_init(&q, r, gp_req_param(r, "coordinates"), 2, "")) goto out;
     if (q.n != 1) {
         gp_osrm_error(r, 400, "InvalidQuery", "nearest takes exactly one coordinate");
         goto out;

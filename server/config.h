@@ -54,10 +54,18 @@ typedef struct gp_config {
     long osrm_max_nearest_size;
     long osrm_default_radius_m;
     char map_page[8];
-    char web_root[1024];
     long isochrone_max_contours;
     long isochrone_max_points;
     long overview_max_edges;
+    /* HTTP protocol limits, CORS, compression, operator token (server/http.c) */
+    long max_connections_per_ip;
+    long request_read_timeout_s;
+    long max_url_bytes;
+    long max_header_bytes;
+    long max_discard_bytes;
+    char cors_origins[1024];
+    long gzip_min_bytes;
+    char operator_token[256];
     char port_file[1024]; /* flag only: write the bound port here */
     int ngraphs;
     gp_config_graph graphs[GP_CONFIG_MAX_GRAPHS];

@@ -26,7 +26,6 @@ void gp_h_isochrone(gp_req *r);
 void gp_h_overview(gp_req *r);
 void gp_h_map_page(gp_req *r);
 void gp_h_web_asset(gp_req *r);
-void gp_h_web_image(gp_req *r);
 
 #ifdef __cplusplus
 }

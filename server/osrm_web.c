@@ -1,10 +1,10 @@
 /* osrm_web.c - the map page and the road overview it draws.
  *
- * GET / and GET /web/{file} (/web/images/{file}) serve the bundled page from `web_root` (default:
- * the `web` directory beside the gpath binary, written by `make web`: Leaflet and Leaflet Routing
- * Machine from npm, pinned by web/package-lock.json, plus web/index.html and web/app.js; no CDN).
- * `map_page = off` turns them into 404s. File names are one path segment of [A-Za-z0-9._-] not
- * starting with a dot, so nothing outside web_root can be read.
+ * GET / and GET /web/{file} (and /web/images/{file}, where Leaflet's CSS looks for its images)
+ * serve the map page compiled into the binary (server/assets.h): `make web` bundles Leaflet and
+ * Leaflet Routing Machine from npm (pinned by web/package-lock.json) with web/index.html, app.js
+ * and app.css (web/bundle-map.sh); nothing comes from a CDN or from disk at run time. A build
+ * made without `make web` answers 501 naming it; `map_page = off` turns the paths into 404s.
  *
  * GET /v1/graphs/{graph}/overview.geojson draws the road network without map tiles: one Feature
  * (MultiLineString) per road class, each road once (a two-way road is one line). When the graph
@@ -14,15 +14,14 @@
  */
 #include "osrm.h"
 
+#include "assets.h"
 #include "osrm_internal.h"
 
-#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 /* ---- static files ---- */
 static int map_page_on(gp_req *r) {
@@ -31,90 +30,31 @@ static int map_page_on(gp_req *r) {
     return 0;
 }
 
-static void web_dir(char *out, size_t size) {
-    const char *root = gp_http_config()->web_root;
-    if (root[0]) {
-        snprintf(out, size, "%s", root);
+/* Sends embedded asset `name` of the map page; openapi.yaml and docs.html belong to /docs. */
+static void send_asset(gp_req *r, const char *name) {
+    const gp_asset *a = name && strcmp(name, "openapi.yaml") && strcmp(name, "docs.html")
+                            ? gp_asset_find(name)
+                            : NULL;
+    if (!a) {
+        if (!gp_asset_find("index.html"))
+            gp_http_error(r, GP_HC_UNSUPPORTED,
+                          "this build has no map page: build with `make web` first (npm fetches "
+                          "Leaflet and Leaflet Routing Machine)");
+        else
+            gp_http_error(r, GP_HC_NOT_FOUND, "no map page asset '%.64s'", name ? name : "");
         return;
     }
-    char exe[PATH_MAX - 16];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0) {
-        snprintf(out, size, "web");
-        return;
-    }
-    exe[n] = '\0';
-    char *slash = strrchr(exe, '/');
-    if (slash) *slash = '\0';
-    snprintf(out, size, "%s/web", exe);
-}
-
-static const char *content_type(const char *name) {
-    static const struct {
-        const char *ext, *type;
-    } types[] = {{".html", "text/html; charset=utf-8"}, {".js", "text/javascript; charset=utf-8"},
-                 {".css", "text/css; charset=utf-8"},   {".png", "image/png"},
-                 {".svg", "image/svg+xml"},             {".json", "application/json"},
-                 {".txt", "text/plain; charset=utf-8"}};
-    const char *dot = strrchr(name, '.');
-    for (size_t i = 0; dot && i < sizeof types / sizeof types[0]; i++)
-        if (!strcmp(dot, types[i].ext)) return types[i].type;
-    return "application/octet-stream";
-}
-
-static int safe_name(const char *s) {
-    if (!s || !*s || *s == '.' || strlen(s) > 128) return 0;
-    for (; *s; s++)
-        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
-              *s == '.' || *s == '_' || *s == '-'))
-            return 0;
-    return 1;
-}
-
-static void send_file(gp_req *r, const char *sub, const char *name) {
-    char dir[PATH_MAX], path[PATH_MAX + 300];
-    web_dir(dir, sizeof dir);
-    snprintf(path, sizeof path, "%s/%s%s", dir, sub, name);
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        gp_http_error(r, GP_HC_NOT_FOUND,
-                      "web asset '%s%s' not found (build the map page with `make web`, or set "
-                      "web_root)",
-                      sub, name);
-        return;
-    }
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = len >= 0 ? malloc((size_t)len + 1) : NULL;
-    if (!buf || fread(buf, 1, (size_t)len, f) != (size_t)len) {
-        fclose(f);
-        free(buf);
-        gp_http_error(r, GP_HC_INTERNAL, "could not read web asset '%s'", name);
-        return;
-    }
-    fclose(f);
     gp_req_add_header(r, "Cache-Control", "no-cache");
-    gp_http_send(r, 200, content_type(name), buf, (size_t)len);
+    gp_http_text(r, 200, a->type, (const char *)a->data, (size_t)(a->end - a->data));
 }
 
 void gp_h_map_page(gp_req *r) {
-    if (map_page_on(r)) send_file(r, "", "index.html");
+    if (map_page_on(r)) send_asset(r, "index.html");
 }
 
-/* Serves {file} from web_root/sub. */
-static void serve_named(gp_req *r, const char *sub) {
-    if (!map_page_on(r)) return;
-    const char *f = gp_req_param(r, "file");
-    if (!safe_name(f)) {
-        gp_http_error(r, GP_HC_NOT_FOUND, "no web asset named '%s%.64s'", sub, f ? f : "");
-        return;
-    }
-    send_file(r, sub, f);
+void gp_h_web_asset(gp_req *r) {
+    if (map_page_on(r)) send_asset(r, gp_req_param(r, "file"));
 }
-
-void gp_h_web_asset(gp_req *r) { serve_named(r, ""); }
-void gp_h_web_image(gp_req *r) { serve_named(r, "images/"); }
 
 /* ---- overview ---- */
 typedef struct sbuf {

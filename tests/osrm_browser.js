@@ -1,5 +1,6 @@
 // osrm_browser.js BASE_URL SCREENSHOT - drives gpath's map page in real headless Chromium
-// (Debian's /usr/bin/chromium through the pinned playwright-core of web/package-lock.json), run by
+// (Debian's /usr/bin/chromium through the pinned playwright-core of web/package-lock.json, from
+// the npm cache `make web` fills: $PLAYWRIGHT_CORE), run by
 // tests/test_osrm_browser.sh. It clicks two points of the drawn road network, lets Leaflet
 // Routing Machine's stock OSRM v1 router ask gpath's /route/v1, and checks the drawn route line
 // and the itinerary against gpath's own OSRM answer for the same waypoints; then draws an
@@ -7,7 +8,8 @@
 // "N passed, N failed, N skipped" last.
 'use strict';
 const path = require('path');
-const { chromium } = require(path.join(__dirname, '..', 'web', 'node_modules', 'playwright-core'));
+const { chromium } = require(process.env.PLAYWRIGHT_CORE ||
+                             path.join(__dirname, '..', 'web', 'node_modules', 'playwright-core'));
 const [base, shot] = process.argv.slice(2);
 let pass = 0, fail = 0;
 function check(cond, what) {

@@ -4,7 +4,8 @@
 # stock OSRM v1 router against gpath's /route/v1, the line and itinerary equal to gpath's answer,
 # an isochrone drawn. The screenshot is kept as a CI artifact: $BUILD/test-artifacts/osrm-map.png.
 # Graph: Monaco (osm:$GPATH_DATA/osm/monaco.osm.pbf) when this gpath loads OSM, else gen:10000:7.
-# Skips with a message without chromium, node, the bundled page (`make web`) or playwright-core.
+# Skips with a message without chromium, node, the embedded page (`make web` before the build) or
+# playwright-core (installed by `make web`).
 # Prints "N passed, N failed, N skipped" last.
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -15,8 +16,9 @@ skip() { echo "skip: $*"; echo "0 passed, 0 failed, 1 skipped"; exit 0; }
 command -v node >/dev/null || skip "node is not installed"
 chromium=${CHROMIUM:-/usr/bin/chromium}
 [ -x "$chromium" ] || skip "chromium is not installed (apt-get install chromium)"
-[ -f "$BUILD/web/vendor.js" ] || skip "the map page is not bundled (make web)"
-[ -d web/node_modules/playwright-core ] || skip "playwright-core is not installed (make web)"
+[ -f "$BUILD/web/map/vendor.js" ] || skip "the map page is not bundled (make web)"
+nm=$(cat "$BUILD/web/npm-cache.path" 2>/dev/null)
+[ -n "$nm" ] && [ -d "$nm/playwright-core" ] || skip "playwright-core is not installed (make web)"
 # shellcheck source=tests/serve_lib.sh
 . tests/serve_lib.sh
 tmp=$(mktemp -d)
@@ -31,9 +33,9 @@ else
 fi
 echo "graph: ${graph%%=*}"
 "$bin" serve --port 0 --port-file "$tmp/port" --graph "$graph" --cache-path "" \
-  --web-root "$PWD/$BUILD/web" --log-level warn >"$tmp/serve.log" 2>&1 &
+  --log-level warn >"$tmp/serve.log" 2>&1 &
 pid=$!
 port=$(serve_wait_ready "$tmp/port" "$pid") || { cat "$tmp/serve.log"; echo "0 passed, 1 failed, 0 skipped"; exit 1; }
 mkdir -p "$BUILD/test-artifacts"
-CHROMIUM=$chromium timeout 120 node tests/osrm_browser.js "http://127.0.0.1:$port" \
+PLAYWRIGHT_CORE="$nm/playwright-core" CHROMIUM=$chromium timeout 120 node tests/osrm_browser.js "http://127.0.0.1:$port" \
   "$PWD/$BUILD/test-artifacts/osrm-map.png"

@@ -12,6 +12,7 @@ import json
 import math
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import traceback
@@ -223,10 +224,10 @@ def t_route_options(ctx):
     assert len(b["routes"][0]["legs"]) == 1 and len(b["waypoints"]) == 2
     _, three = get(ctx.d, f"/route/v1/g/{coords(PTS[:3])}")
     assert abs(b["routes"][0]["duration"] - three["routes"][0]["duration"]) < 0.11
-    # the LRM request form (hints=;, overview=false, alternatives=true, steps=true)
-    _, b = get(ctx.d, f"/route/v1/driving/{c}?overview=false&alternatives=true&steps=true&hints=;",
-               check=True) if ctx.single else (200, {"code": "Ok"})
-    assert b["code"] == "Ok"
+    # LRM's request form (hints=;, overview=false, alternatives=true, steps=true); `driving`
+    # resolves to the only graph of a server that serves one
+    _, b = get(ctx.d2, f"/route/v1/driving/{c}?overview=false&alternatives=true&steps=true&hints=;")
+    assert b["code"] == "Ok" and b["routes"][0]["legs"][0]["steps"]
 
 
 @test
@@ -412,6 +413,43 @@ def t_isochrone(ctx):
                               ",".join(str(i) for i in range(1, 13))), 413, "TooBig")
 
 
+# ---- a real extract: Monaco (OSM), when this build loads it ----
+@test
+def t_monaco(ctx):
+    if not ctx.monaco:
+        raise Skip("Monaco not loadable (no OSM loader in this build, or no $GPATH_DATA/osm)")
+    a, b = (7.4200, 43.7310), (7.4280, 43.7400)
+    # `driving` resolves to the graph whose profile is car (several graphs are served)
+    _, r = get(ctx.d, f"/route/v1/driving/{coords([a, b])}?steps=true&annotations=nodes")
+    route = r["routes"][0]
+    leg = route["legs"][0]
+    names = [s["name"] for s in leg["steps"] if s["name"]]
+    assert len(set(names)) >= 2, f"street names in the steps: {names}"
+    assert leg["summary"] and all(x in names for x in leg["summary"].split(", "))
+    crow = H.haversine(*a, *b)
+    assert crow <= route["distance"] <= 5 * crow, (crow, route["distance"])
+    assert all(isinstance(n, int) and n > 0 for n in leg["annotation"]["nodes"]), "OSM node ids"
+    _, r2 = get(ctx.d, f"/route/v1/monaco/{coords([a, b])}?steps=true&annotations=nodes")
+    assert r2["routes"][0]["duration"] == route["duration"]
+    osrm_error(get(ctx.d, f"/route/v1/cycling/{coords([a, b])}"), "InvalidQuery")
+    # equal to /v1 between the nodes nearest to a few points
+    pts = [a, b, (7.4128, 43.7270), (7.4350, 43.7450)]
+    nodes = node_points(ctx.d, "monaco", pts)
+    _, t = get(ctx.d, "/table/v1/monaco/" + ";".join(f"{x!r},{y!r}" for _, x, y in nodes))
+    st, _, v = ctx.d.call("POST", "/v1/graphs/monaco/table", {"sources": [i for i, _, _ in nodes]})
+    _, _, info = ctx.d.call("GET", "/v1/graphs/monaco")
+    for i in range(len(nodes)):
+        for j in range(len(nodes)):
+            d = v["distances"][i][j]
+            assert (t["durations"][i][j] is None) == (d is None)
+            if d is not None:
+                assert abs(t["durations"][i][j] - d / 10) < 0.051, (i, j, t["durations"][i][j], d)
+    _, n = get(ctx.d, f"/nearest/v1/driving/{coords([a])}?number=2")
+    assert n["waypoints"][0]["name"], n["waypoints"][0]
+    _, tr = get(ctx.d, f"/trip/v1/driving/{coords(pts)}")
+    assert len(tr["trips"][0]["legs"]) == len(pts)
+
+
 # ---- overview and map page ----
 @test
 def t_overview(ctx):
@@ -456,14 +494,18 @@ def main():
                 if i:
                     arcs += [(nid - 1, nid, 10), (nid, nid - 1, 10)]
         H.write_dimacs(os.path.join(tmp, "split.gr"), 8, arcs, co)
-        ctx.d = H.Daemon(tmp, "main", ["--graph", "g=gen:10000:7", "--graph",
-                                       "split=" + os.path.join(tmp, "split.gr"), "--cache-path", ""])
+        graphs = ["--graph", "g=gen:10000:7", "--graph", "split=" + os.path.join(tmp, "split.gr")]
+        monaco = os.path.join(DATA, "osm", "monaco.osm.pbf")
+        if os.path.exists(monaco) and subprocess.run(
+                [H.BIN, "info", "--graph", "osm:" + monaco], capture_output=True).returncode == 0:
+            graphs += ["--graph", "monaco=osm:" + monaco]
+            ctx.monaco = True
+        ctx.d = H.Daemon(tmp, "main", graphs + ["--cache-path", ""])
         ctx.d2 = H.Daemon(tmp, "second", ["--graph", "only=gen:2500:3", "--cache-path", "",
                                           "--osrm-max-table-size", "2", "--osrm-max-nearest-size", "5",
                                           "--map-page", "off"])
         ctx.d.wait_ready()
         ctx.d2.wait_ready()
-        ctx.single = False
         for t in TESTS:
             name = t.__name__[2:]
             try:

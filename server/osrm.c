@@ -419,6 +419,7 @@ int gp_osrm_snap_all(gp_osrm_req *q) {
             gp_osrm_error_err(q->r, &err);
             goto done;
         }
+        gp_osrm_snap_big(q->g, s, radius);
         if (s->arc == GP_NONE) continue; /* snapped onto a node: no direction to restrict */
         if (want >= 0) {
             int fwd = bearing_ok(arc_bearing_at(q->g, s), want, range);

@@ -54,6 +54,10 @@ const char *gp_osrm_opt(gp_osrm_req *q, const char *name, char *buf, size_t size
 /* Snaps every coordinate honouring radiuses, bearings and approaches; answers NoSegment /
  * InvalidValue and returns 0 on failure. */
 int gp_osrm_snap_all(gp_osrm_req *q);
+/* When snapped position s lies outside g's big strongly connected components (>= 1000 nodes, as
+ * OSRM), moves it to the nearest segment inside one within radius_m (osrm_scc.c); returns 1 when
+ * it moved. */
+int gp_osrm_snap_big(const gp_graph *g, gp_snap *s, double radius_m);
 /* Parses an index list option ("0;2;5" or "all"); *idx malloc'd (NULL + *k = n for all/absent). */
 int gp_osrm_index_list(gp_osrm_req *q, const char *name, uint32_t n, uint32_t **idx, uint32_t *k);
 

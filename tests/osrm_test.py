@@ -249,6 +249,17 @@ def t_route_errors(ctx):
     osrm_error(get(ctx.d, "/route/v1/split/8.6,47.3;8.65,47.3"), "NoRoute")
 
 
+@test
+def t_big_component(ctx):
+    # a 35 x 35 two-way grid (1225 nodes) and a 3-node stub inside one of its cells, nearest to q
+    q = (8.7 + 0.0105, 47.3 + 0.0105)
+    _, r = get(ctx.d, f"/route/v1/stub/{coords([q, (8.7, 47.3)])}")
+    w = r["waypoints"][0]
+    assert w["distance"] > 20, f"snapped onto the big component ({w['distance']} m away), not the stub"
+    # within 1 m only the stub qualifies: it is used, and there is no route from it (as OSRM)
+    osrm_error(get(ctx.d, f"/route/v1/stub/{coords([q, (8.7, 47.3)])}?radiuses=1;unlimited"), "NoRoute")
+
+
 # ---- table ----
 @test
 def t_table(ctx):
@@ -494,7 +505,20 @@ def main():
                 if i:
                     arcs += [(nid - 1, nid, 10), (nid, nid - 1, 10)]
         H.write_dimacs(os.path.join(tmp, "split.gr"), 8, arcs, co)
-        graphs = ["--graph", "g=gen:10000:7", "--graph", "split=" + os.path.join(tmp, "split.gr")]
+        side, arcs, co = 35, [], {}
+        for y in range(side):
+            for x in range(side):
+                u = y * side + x + 1
+                co[u] = (8.7 + 0.001 * x, 47.3 + 0.001 * y)
+                for v in ([u + 1] if x + 1 < side else []) + ([u + side] if y + 1 < side else []):
+                    arcs += [(u, v, 30), (v, u, 30)]
+        stub = side * side
+        for i in range(3):
+            co[stub + 1 + i] = (8.7 + 0.0105 + 0.0001 * (i - 1), 47.3 + 0.0105)
+        arcs += [(stub + 1, stub + 2, 5), (stub + 2, stub + 3, 5), (stub + 3, stub + 1, 5)]
+        H.write_dimacs(os.path.join(tmp, "stub.gr"), stub + 3, arcs, co)
+        graphs = ["--graph", "g=gen:10000:7", "--graph", "split=" + os.path.join(tmp, "split.gr"),
+                  "--graph", "stub=" + os.path.join(tmp, "stub.gr")]
         monaco = os.path.join(DATA, "osm", "monaco.osm.pbf")
         if os.path.exists(monaco) and subprocess.run(
                 [H.BIN, "info", "--graph", "osm:" + monaco], capture_output=True).returncode == 0:

@@ -97,12 +97,14 @@ run_wrk() { # server backend extract request conns keepalive url bbox
       "$WRK" -t"$t" -c"$c" -d"${SECS}s" --timeout 30s -s bench/osrm-api.lua "$7" | grep '^RESULT' || true)
   echo "$1 $2 $3 $4 c=$c ${6:+keep-alive}: $r"
   get() { echo "$r" | tr ' ' '\n' | sed -nE "s/^$1=//p"; }
-  echo "$1|$2|$3|$4|$c|${6:+keep-alive}${6:-close}|$(get rps)|$(get p50_ms)|$(get p99_ms)|$(get statuses)|$(get socket_errors)" >>"$rows"
+  local client=close
+  [ -n "$6" ] && client=keep-alive
+  echo "$1|$2|$3|$4|$c|$client|$(get rps)|$(get p50_ms)|$(get p99_ms)|$(get statuses)|$(get socket_errors)" >>"$rows"
 }
 
 for ex in $EXTRACTS; do
   f=$(file_of "$ex")
-  if [ ! -f "$f" ]; then echo "osrm-api: $ex: no file $f, skipped"; echo "- $ex: skipped (no file $f)" >>"$out"; continue; fi
+  if [ ! -f "$f" ]; then echo "osrm-api: $ex: no file $f, skipped"; echo "- $ex: skipped (no file $(basename "$f"))" >>"$out"; continue; fi
   bbox=
   for be in $backends; do
     "$BIN" serve --listen 127.0.0.1 --port 0 --port-file "$tmp/port" --graph "map=osm:$f" \
@@ -118,9 +120,10 @@ for ex in $EXTRACTS; do
       bbox=$("$CURL" -s "http://127.0.0.1:$port/v1/graphs/map/overview.geojson?max_edges=100" |
         sed -nE 's/.*"bbox":\[([^]]*)\].*/\1/p' |
         awk -F, '{dx=($3-$1)*0.1; dy=($4-$2)*0.1; printf "%.6f,%.6f,%.6f,%.6f", $1+dx, $2+dy, $3-dx, $4-dy}')
-      echo "- $ex: \`$f\` ($(du -h "$f" | cut -f1)); gpath graph: \`$info\`; bbox used: $bbox" >>"$out"
+      echo "- $ex: \`$(basename "$f")\` ($(du -h "$f" | cut -f1)); gpath graph: $(echo "$info" |
+        sed -E 's/"source":"[^"]*",//'); bbox used: $bbox" >>"$out"
     fi
-    echo "gpath $be (answering: $used) on $ex: $info"
+    echo "gpath $be (answering: $used) on $ex"
     [ "$used" = "$be" ] || echo "- note: gpath asked for backend $be answered with $used" >>"$out"
     for c in $CONNS; do
       run_wrk gpath "$used" "$ex" route "$c" "" "http://127.0.0.1:$port" "$bbox"

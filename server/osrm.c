@@ -705,7 +705,7 @@ static void table_answer(gp_req *r, int post) {
         want_dist = strstr(v, "distance") != NULL;
         char tmp[64];
         snprintf(tmp, sizeof tmp, "%s", v);
-        for (char *t = strtok(tmp, ","); t; t = strtok(NULL, ","))
+        for (char *sv = NULL, *t = strtok_r(tmp, ",", &sv); t; t = strtok_r(NULL, ",", &sv))
             if (strcmp(t, "duration") && strcmp(t, "distance")) want_dur = want_dist = 0;
         if (!want_dur && !want_dist) {
             gp_osrm_error(r, 400, "InvalidOptions",

@@ -283,7 +283,7 @@ int gp_osrm_route_opts_parse(gp_osrm_req *q, gp_osrm_route_opts *o) {
         if (!strcmp(tmp, "true")) {
             o->ann_duration = o->ann_distance = o->ann_nodes = o->ann_speed = o->ann_weight = 1;
         } else if (strcmp(tmp, "false")) {
-            for (char *t = strtok(tmp, ","); t; t = strtok(NULL, ",")) {
+            for (char *sv = NULL, *t = strtok_r(tmp, ",", &sv); t; t = strtok_r(NULL, ",", &sv)) {
                 if (!strcmp(t, "duration")) o->ann_duration = 1;
                 else if (!strcmp(t, "distance")) o->ann_distance = 1;
                 else if (!strcmp(t, "nodes")) o->ann_nodes = 1;

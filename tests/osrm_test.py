@@ -550,7 +550,11 @@ def main():
             print("--- main.log (tail)\n" + ctx.d.tail())
         for dm in (ctx.d, ctx.d2):
             if dm:
-                dm.stop()
+                log = dm.tail(6000)
+                rc = dm.stop()
+                if rc != 0:  # a sanitizer build reports leaks and errors through the exit code
+                    failed += 1
+                    print(f"FAIL daemon exit code {rc}:\n{log}")
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"{passed} passed, {failed} failed, {skipped} skipped")
     return 1 if failed else 0

@@ -97,7 +97,7 @@ static gp_graph *resolve_profile(const char *profile, char *name) {
 
 /* ---- options ---- */
 /* Writes a JSON value in OSRM's text form: arrays joined by ';' (nested arrays by ','), numbers
- * as %.17g, strings as is, booleans true/false, null as "". */
+ * as %.17g, strings as is, booleans true/false, null as the empty item (the default). */
 static int json_text(const cJSON *v, char *buf, size_t size, char sep) {
     size_t k = 0;
     if (cJSON_IsArray(v)) {
@@ -122,7 +122,7 @@ static int json_text(const cJSON *v, char *buf, size_t size, char sep) {
     else if (cJSON_IsBool(v))
         w = snprintf(buf, size, "%s", cJSON_IsTrue(v) ? "true" : "false");
     else if (cJSON_IsNull(v))
-        w = snprintf(buf, size, "%s", "unlimited");
+        w = snprintf(buf, size, "%s", ""); /* a per-coordinate default: radius, bearing, ... */
     else
         return -1;
     return w < 0 || (size_t)w >= size ? -1 : w;

@@ -363,6 +363,7 @@ void gp_h_isochrone(gp_req *r) {
             gp_http_error_err(r, GP_HC_INVALID_QUERY, &err);
             goto fail;
         }
+        gp_osrm_snap_big(g, &s, radius); /* as the OSRM services: not from a cut-off stub */
         double cmax = contours[nc - 1];
         uint64_t cutoff = GP_INF;
         if (!metres) {

@@ -286,6 +286,10 @@ def t_table(ctx):
     _, p = get(ctx.d, "/table/v1/g", method="POST",
                body={"coordinates": [list(x) for x in PTS], "sources": [0, 2], "destinations": [1, 3, 4]})
     assert p["durations"] == s["durations"]
+    _, p2 = get(ctx.d, "/table/v1/g", method="POST",
+                body={"coordinates": [list(x) for x in PTS], "radiuses": [None, 5000, None, None, None],
+                      "bearings": [None] * 5, "annotations": "duration"})
+    assert p2["durations"] == b["durations"], "null items take the defaults"
 
 
 @test

@@ -72,9 +72,8 @@ static const gp_config_key keys[] = {
      "Most equal-cost next hops listed per destination in routing tables."},
     /* OSRM API, map page, isochrones (server/osrm*.c) */
     {"osrm_max_table_size", L(osrm_max_table_size), "100", 1, 100000,
-     "OSRM /table: sources x destinations must not exceed this squared (OSRM's "
-     "--max-table-size); 400 TooBig past it. URLs and POST /table/v1 bodies are also capped by "
-     "max_url_bytes / max_body_bytes."},
+     "OSRM /table: sources x destinations at most this squared (OSRM's --max-table-size); "
+     "400 TooBig past it."},
     {"osrm_max_route_size", L(osrm_max_route_size), "500", 2, 100000,
      "OSRM /route: most coordinates (OSRM's --max-viaroute-size)."},
     {"osrm_max_trip_size", L(osrm_max_trip_size), "100", 2, 10000,

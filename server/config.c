@@ -105,9 +105,8 @@ static const gp_config_key keys[] = {
     {"max_header_bytes", L(max_header_bytes), "16384", 1024, 65536,
      "Largest request header block (names and values); larger ones get 431 HeadersTooLarge."},
     {"max_discard_bytes", L(max_discard_bytes), "16777216", 0, 1073741824,
-     "A body over max_body_bytes is read and thrown away up to this size so that the client "
-     "gets to read its 413 TooBig (clients sending `Expect: 100-continue` are answered at once); "
-     "past it the connection is closed after the 413."},
+     "Bodies over max_body_bytes are read and dropped up to this size so the client reads its "
+     "413 (bigger ones, and Expect: 100-continue, are answered at once)."},
     {"cors_origins", S(cors_origins), "*", 0, 0,
      "Browser origins allowed to call the API (CORS): * (any), a comma list of origins "
      "(https://a.example,https://b.example), or empty (none). Never applied to /admin paths."},

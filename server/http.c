@@ -154,6 +154,7 @@ struct gp_conn {
     double read_start;
     int killed;       /* the watchdog shut it down */
     int saw_nul;      /* the unescape callback decoded a %00 for the current request */
+    int in_request;   /* a request line arrived since the last answer (else: idle keep-alive) */
     char client[64];
 };
 
@@ -168,7 +169,7 @@ static struct {
     const gp_config *cfg;
     gp_engine *engine;
     gp_registry *reg;
-    int active;   /* requests between first call and completion (atomic) */
+    int active;   /* requests between their headers and completion (atomic) */
     int stopping; /* set at shutdown: answers carry Connection: close */
     pthread_mutex_t mu; /* guards the startup fields */
     int startup_done;
@@ -269,6 +270,10 @@ const char *gp_req_query(const gp_req *r, const char *name) {
         if (strcmp(r->args[i].k, name) == 0) return r->args[i].v;
     return NULL;
 }
+unsigned gp_req_query_each(const gp_req *r, gp_req_arg_fn fn, void *ctx) {
+    for (int i = 0; i < r->nargs; i++) fn(ctx, r->args[i].k, r->args[i].v);
+    return (unsigned)r->nargs;
+}
 const char *gp_req_header(const gp_req *r, const char *name) {
     for (int i = 0; i < r->nhdrs; i++)
         if (strcasecmp(r->hdrs[i].k, name) == 0) return r->hdrs[i].v;
@@ -357,21 +362,24 @@ uint32_t gp_req_node(gp_req *r, int64_t ext_id, const char *what) {
     return v;
 }
 
-/* Appends a copy of key/value (value of vlen bytes, may be NULL) to a kv array. */
+/* Appends a copy of key/value (value of vlen bytes; NULL for a query argument without '=', which
+ * reads as absent, as libmicrohttpd has it) to a kv array. */
 static int kv_add(kv **arr, int *n, const char *k, size_t klen, const char *v, size_t vlen) {
     kv *a = realloc(*arr, sizeof *a * (size_t)(*n + 1));
     if (!a) return GP_ENOMEM;
     *arr = a;
-    char *kc = malloc(klen + 1), *vc = malloc(vlen + 1);
-    if (!kc || !vc) {
+    char *kc = malloc(klen + 1), *vc = v ? malloc(vlen + 1) : NULL;
+    if (!kc || (v && !vc)) {
         free(kc);
         free(vc);
         return GP_ENOMEM;
     }
     memcpy(kc, k, klen);
     kc[klen] = '\0';
-    if (vlen) memcpy(vc, v, vlen);
-    vc[vlen] = '\0';
+    if (vc) {
+        if (vlen) memcpy(vc, v, vlen);
+        vc[vlen] = '\0';
+    }
     a[*n] = (kv){kc, vc, vlen};
     (*n)++;
     return GP_OK;
@@ -403,15 +411,16 @@ static int is_admin_path(const char *path) {
     return strncmp(path, "/admin", 6) == 0 && (path[6] == '\0' || path[6] == '/');
 }
 
-/* CORS headers of an answer (never on /admin paths). */
-static void add_cors(gp_req *r) {
+/* CORS headers of an answer (never on /admin paths); returns 1 when the answer varies with
+ * Origin (a list of origins is configured). */
+static int add_cors(gp_req *r) {
     const char *origin = gp_req_header(r, "Origin");
-    if (!origin || !srv.cfg || is_admin_path(r->path)) return;
+    if (!origin || !srv.cfg || is_admin_path(r->path)) return 0;
     int m = gp_cors_match(srv.cfg->cors_origins, origin);
     if (m == 1) gp_req_add_header(r, "Access-Control-Allow-Origin", "*");
     if (m == 2) gp_req_add_header(r, "Access-Control-Allow-Origin", origin);
     if (m) gp_req_add_header(r, "Access-Control-Expose-Headers", "X-Request-Id");
-    if (m != 1 && srv.cfg->cors_origins[0]) gp_req_add_header(r, "Vary", "Origin");
+    return m != 1 && srv.cfg->cors_origins[0];
 }
 
 static int compressible(const char *ctype) {
@@ -488,10 +497,14 @@ static void emit(gp_req *r, int status, const char *ctype, char *buf, size_t len
     r->answered = 1;
     r->status = status;
     gp_req_add_header(r, "X-Request-Id", r->request_id);
-    add_cors(r);
+    int vary_origin = add_cors(r);
     long min = srv.cfg ? srv.cfg->gzip_min_bytes : 0;
-    if (min > 0 && compressible(ctype) && (s || len >= (size_t)min)) {
-        gp_req_add_header(r, "Vary", "Accept-Encoding");
+    int vary_ae = min > 0 && compressible(ctype) && (s || len >= (size_t)min);
+    if (vary_origin || vary_ae)
+        gp_req_add_header(r, "Vary", vary_origin && vary_ae ? "Origin, Accept-Encoding"
+                                     : vary_origin        ? "Origin"
+                                                          : "Accept-Encoding");
+    if (vary_ae) {
         if (r->gzip_ok && s) {
             s->in = malloc(GZ_IN);
             if (s->in && deflateInit2(&s->z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) ==
@@ -882,7 +895,6 @@ static gp_req *req_new(void) {
     r->t0 = gp_now();
     r->route = -1;
     r->err_code = -1;
-    __atomic_fetch_add(&srv.active, 1, __ATOMIC_RELAXED);
     return r;
 }
 
@@ -910,6 +922,7 @@ static void answer_pending(gp_req *r) {
 /* The headers are in (method, path, args and headers copied into r): request id, limits. */
 static void req_begin(gp_req *r) {
     r->begun = 1;
+    __atomic_fetch_add(&srv.active, 1, __ATOMIC_RELAXED); /* a stop waits for it */
     const char *id = gp_req_header(r, "X-Request-Id");
     if (id && gp_request_id_ok(id)) snprintf(r->request_id, sizeof r->request_id, "%s", id);
     else gp_request_id_new(r->request_id, sizeof r->request_id);
@@ -922,7 +935,7 @@ static void req_begin(gp_req *r) {
     if (r->saw_nul)
         reject(r, GP_HC_INVALID_QUERY, "the request path or query holds a NUL byte (%%00)");
     for (int i = 0; i < r->nargs; i++)
-        if (memchr(r->args[i].v, 0, r->args[i].vlen))
+        if (r->args[i].v && memchr(r->args[i].v, 0, r->args[i].vlen))
             reject(r, GP_HC_INVALID_QUERY, "query parameter '%.64s' holds a NUL byte (%%00)",
                    r->args[i].k);
     if (r->target_len > (size_t)cfg->max_url_bytes)
@@ -954,7 +967,9 @@ static void req_begin(gp_req *r) {
     }
 }
 
-/* A body chunk. Returns 0 to drop the connection (allocation failure). */
+/* A body chunk. Returns 0 to drop the connection: allocation failure, or a body (chunked, of no
+ * declared length) discarded past max_discard_bytes - libmicrohttpd 0.9.75 would not send an
+ * answer queued in the middle of an upload anyway. */
 static int req_body(gp_req *r, const char *data, size_t n) {
     r->seen += n;
     if (r->answered) return 1;
@@ -971,7 +986,7 @@ static int req_body(gp_req *r, const char *data, size_t n) {
     if (r->too_big || r->pending) {
         if (r->seen > (unsigned long long)cfg->max_discard_bytes) {
             r->close = 1;
-            answer_pending(r);
+            return 0;
         }
         return 1;
     }
@@ -1017,8 +1032,9 @@ static void req_end(gp_req *r, int aborted) {
             char k[256], v[512];
             gp_log_escape(r->args[i].k, strlen(r->args[i].k), k, sizeof k);
             if (gp_query_key_secret(r->args[i].k)) snprintf(v, sizeof v, "REDACTED");
-            else gp_log_escape(r->args[i].v, r->args[i].vlen, v, sizeof v);
-            int w = snprintf(query + q, sizeof query - q, "%s%s=%s", i ? "&" : "", k, v);
+            else gp_log_escape(r->args[i].v ? r->args[i].v : "", r->args[i].vlen, v, sizeof v);
+            int w = snprintf(query + q, sizeof query - q, "%s%s%s%s", i ? "&" : "", k,
+                             r->args[i].v ? "=" : "", r->args[i].v ? v : "");
             if (w < 0) break;
             q += (size_t)w < sizeof query - q ? (size_t)w : sizeof query - q - 1;
         }
@@ -1043,8 +1059,8 @@ static void req_end(gp_req *r, int aborted) {
         free(r->headers[i][0]);
         free(r->headers[i][1]);
     }
+    if (r->begun) __atomic_fetch_sub(&srv.active, 1, __ATOMIC_RELAXED);
     free(r);
-    __atomic_fetch_sub(&srv.active, 1, __ATOMIC_RELAXED);
 }
 
 /* ---- libmicrohttpd glue ---- */
@@ -1058,7 +1074,7 @@ static void conn_reading(gp_conn *c, int reading) {
     if (!c) return;
     pthread_mutex_lock(&srv.conn_mu);
     c->reading = reading;
-    if (reading) c->read_start = gp_now();
+    if (reading) c->read_start = gp_now(), c->in_request = 0;
     pthread_mutex_unlock(&srv.conn_mu);
 }
 
@@ -1132,10 +1148,11 @@ static void *watchdog(void *arg) {
                 shutdown(c->fd, SHUT_RDWR);
                 char client[80];
                 gp_log_escape(c->client, strlen(c->client), client, sizeof client);
-                GP_LOG(GP_LOG_WARN,
-                       "event=read_timeout client=%s limit_s=%ld msg=\"no complete request in "
-                       "time (request_read_timeout_s): connection closed\"",
-                       client[0] ? client : "-", srv.cfg->request_read_timeout_s);
+                /* a connection idle between requests is ordinary keep-alive housekeeping */
+                GP_LOG(c->in_request ? GP_LOG_WARN : GP_LOG_DEBUG,
+                       "event=read_timeout client=%s limit_s=%ld in_request=%d msg=\"no complete "
+                       "request in time (request_read_timeout_s): connection closed\"",
+                       client[0] ? client : "-", srv.cfg->request_read_timeout_s, c->in_request);
             }
     }
     pthread_mutex_unlock(&srv.conn_mu);
@@ -1166,6 +1183,9 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn) {
     r->c = c;
     if (c) {
         c->saw_nul = 0;
+        pthread_mutex_lock(&srv.conn_mu);
+        c->in_request = 1;
+        pthread_mutex_unlock(&srv.conn_mu);
         snprintf(r->client, sizeof r->client, "%s", c->client);
     }
     return r;
@@ -1181,7 +1201,7 @@ static enum MHD_Result copy_kv(void *cls, enum MHD_ValueKind kind, const char *k
                                size_t key_size, const char *value, size_t value_size) {
     (void)kind;
     copy_ctx *c = cls;
-    if (kv_add(c->arr, c->n, key, key_size, value ? value : "", value ? value_size : 0))
+    if (kv_add(c->arr, c->n, key, key_size, value, value ? value_size : 0))
         c->failed = 1;
     return c->failed ? MHD_NO : MHD_YES;
 }
@@ -1262,7 +1282,7 @@ static int parse_args(gp_req *r, const char *q) {
             if (eq) *eq = '\0';
             size_t kl = gp_url_decode(seg, strlen(seg), 1, &r->saw_nul);
             size_t vl = eq ? gp_url_decode(eq + 1, strlen(eq + 1), 1, &r->saw_nul) : 0;
-            int rc = kv_add(&r->args, &r->nargs, seg, kl, eq ? eq + 1 : "", vl);
+            int rc = kv_add(&r->args, &r->nargs, seg, kl, eq ? eq + 1 : NULL, vl);
             free(seg);
             if (rc) return rc;
         }
@@ -1306,12 +1326,13 @@ int gp_http_dispatch(const char *method, const char *target, const char *const *
         return rc;
     }
     req_begin(r);
-    for (size_t off = 0; off < len && !r->answered;) {
+    int cut = 0;
+    for (size_t off = 0; off < len && !r->answered && !cut;) {
         size_t n = len - off < 4096 ? len - off : 4096;
-        if (!req_body(r, body + off, n)) break;
+        cut = !req_body(r, body + off, n);
         off += n;
     }
-    req_finish(r);
+    req_finish(r); /* a body the daemon would have cut off: still answered here, for tests */
     if (!r->answered) send_buf(r, 500, "text/plain", NULL, 0);
     req_end(r, 0);
     return GP_OK;

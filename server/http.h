@@ -96,6 +96,10 @@ const char *gp_req_path(const gp_req *r);
 const char *gp_req_param(const gp_req *r, const char *name);
 /* A query-string argument (URL-decoded), or NULL when absent. */
 const char *gp_req_query(const gp_req *r, const char *name);
+/* Calls fn(ctx, name, value) for every query-string argument in order, repeats included (value
+ * NULL for a bare "?flag"); returns the count. Used by server/params.c. */
+typedef void (*gp_req_arg_fn)(void *ctx, const char *name, const char *value);
+unsigned gp_req_query_each(const gp_req *r, gp_req_arg_fn fn, void *ctx);
 /* A request header, or NULL. */
 const char *gp_req_header(const gp_req *r, const char *name);
 /* The raw body (NUL-terminated; len excludes the NUL) - empty string when none. */

@@ -9,16 +9,16 @@
  *
  * Build (after `make CC=clang NVCC= SAN="-fsanitize=fuzzer-no-link,address,undefined"
  * BUILD=build-fuzz build-fuzz/libgpath.a`):
- *   clang -g -O1 -fsanitize=fuzzer,address,undefined -std=c11 -D_GNU_SOURCE -I. \
+ *   clang -g -O1 -fsanitize=fuzzer,address,undefined -std=c11 -D_GNU_SOURCE \
  *     $(pkg-config --cflags libmicrohttpd libcjson inih libpq sqlite3 zlib libxml-2.0) \
  *     tests/fuzz/fuzz_request.c build-fuzz/libgpath.a \
- *     $(pkg-config --libs libmicrohttpd libcjson inih libpq sqlite3 zlib libxml-2.0) -lm \
+ *     $(pkg-config --libs libmicrohttpd libcjson inih libpq sqlite3 zlib libxml-2.0) -lm -pthread \
  *     -o build-fuzz/fuzz_request
  *   build-fuzz/fuzz_request -max_total_time=30 tests/fuzz/corpus/request
  */
-#include "server/config.h"
-#include "server/http.h"
-#include "server/registry.h"
+#include "../../server/config.h"
+#include "../../server/http.h"
+#include "../../server/registry.h"
 
 #include <cjson/cJSON.h>
 #include <stdint.h>

@@ -130,6 +130,8 @@ $(BUILD)/tests/%: tests/%.c $(BUILD)/libgpath.a
 $(BUILD)/bench/%: bench/%.c $(BUILD)/libgpath.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libgpath.a $(LDLIBS)
+# the OSM reader comparison also links readosm (libreadosm-dev)
+$(BUILD)/bench/osm_readers: LDLIBS += -lreadosm
 
 $(BUILD)/bench/%: bench/%.cu $(BUILD)/libgpath.a
 	@mkdir -p $(dir $@)

@@ -3,7 +3,7 @@
 # /table/v1 (each BACKEND: cuda, cpu) against OSRM v6 (osrm-routed, CH, car.lua) on the same OSM
 # file in the same run, with the same wrk request sequences (bench/osrm-api.lua: random coordinates
 # inside the extract's bounding box, fixed seeds). Extracts: Liechtenstein (a real one, from
-# $GPATH_DATA/osm) and a generated 1M-intersection street grid (bench/gen_osm.py + osmium; gpath
+# $GPATH_DATA/osm) and a generated 1M-intersection street grid (bench/gen_osm_grid.py + osmium; gpath
 # loads it as a 1,000,000-node graph). Writes bench/results/DATE-MACHINE-SUBJECT.md (bench/lib.sh).
 # Run by bench/cpu-osrm-api.sh (cpu) and bench/gpu-osrm-api.sh (cuda, cpu).
 #   env: BUILD (build), GPATH_DATA (../shared/data), OSRM_TARBALL (../shared/peers/osrm/...tar.xz)
@@ -51,7 +51,7 @@ file_of() {
     gen1m)
       local f=${GEN_OSM_PBF:-$tmp/gen1m.osm.pbf}
       if [ ! -f "$f" ] && command -v osmium >/dev/null; then
-        /usr/bin/python3 bench/gen_osm.py 1000000 1 "$tmp/gen1m.osm" && \
+        /usr/bin/python3 bench/gen_osm_grid.py 1000000 1 "$tmp/gen1m.osm" && \
           osmium cat -q "$tmp/gen1m.osm" -o "$f" --overwrite && rm -f "$tmp/gen1m.osm"
       fi
       echo "$f" ;;

@@ -682,7 +682,7 @@ static inline uint64_t rotl64(uint64_t x, int r) { return (x << r) | (x >> (64 -
 
 /* Fast 64-bit hash of a byte range, four independent lanes over 32-byte blocks (xxhash-like
  * structure), chained from h. Not cryptographic: a content fingerprint for cache keys. */
-static uint64_t hash_bytes(uint64_t h, const void *data, uint64_t len) {
+uint64_t gp_hash_bytes(uint64_t h, const void *data, uint64_t len) {
     const unsigned char *p = data;
     uint64_t l0 = h + H_P1 + H_P2, l1 = h + H_P2, l2 = h, l3 = h - H_P1;
     uint64_t i = 0;
@@ -703,6 +703,8 @@ static uint64_t hash_bytes(uint64_t h, const void *data, uint64_t len) {
     for (; i < len; i++) r = rotl64(r ^ (p[i] * 0x27d4eb2f165667c5ULL), 11) * H_P1;
     return gp_mix64(r);
 }
+
+#define hash_bytes gp_hash_bytes
 
 static uint64_t graph_hash(const gp_graph *g) {
     uint64_t h = 0x6770617468ULL; /* "gpath" */
@@ -732,35 +734,28 @@ static uint64_t graph_hash(const gp_graph *g) {
     return h;
 }
 
+/* free() for an array of g, unless it lies in the snapshot mapping g was loaded from. */
+static void release(const gp_graph *g, void *p) {
+    const char *c = p, *base = g->map_base;
+    if (base && c >= base && c < base + g->map_len) return;
+    free(p);
+}
+
 static void graph_free(gp_graph *g) {
     if (!g) return;
     if (g->dev && g->dev_free) g->dev_free(g->dev);
     if (g->snap && g->snap_free) g->snap_free(g->snap);
     gp_spatial_free(g->spatial);
     if (g->names) {
-        for (uint32_t i = 0; i < g->n; i++) free(g->names[i]);
+        for (uint32_t i = 0; i < g->n; i++) release(g, g->names[i]);
         free(g->names);
     }
-    free(g->row);
-    free(g->col);
-    free(g->w);
-    free(g->rrow);
-    free(g->rcol);
-    free(g->rw);
-    free(g->ext);
-    free(g->idmap.keys);
-    free(g->idmap.vals);
-    free(g->lon);
-    free(g->lat);
-    free(g->arc_len_m);
-    free(g->arc_name);
-    free(g->arc_ref);
-    free(g->arc_class);
-    free(g->arc_shape);
-    free(g->shape_lon);
-    free(g->shape_lat);
-    free(g->strtab);
-    free(g->osm_id);
+    void *arrays[] = {g->row, g->col, g->w, g->rrow, g->rcol, g->rw, g->ext, g->idmap.keys,
+                      g->idmap.vals, g->lon, g->lat, g->arc_len_m, g->arc_name, g->arc_ref,
+                      g->arc_class, g->arc_shape, g->shape_lon, g->shape_lat, g->strtab,
+                      g->osm_id};
+    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) release(g, arrays[i]);
+    if (g->map_base && g->map_unmap) g->map_unmap(g->map_base, g->map_len);
     free(g);
 }
 
@@ -827,7 +822,15 @@ gp_graph *gp_graph_complete(gp_graph *g, const char *source, const char *format,
     if (!g->unit_name[0]) gp_graph_set_unit(g, "cost", 0);
 
     /* reverse CSR: counting sort by head on parallel threads (atomic counters and cursors), then
-     * each row sorted by (tail, weight) so the result does not depend on thread timing */
+     * each row sorted by (tail, weight) so the result does not depend on thread timing; a graph
+     * that comes with one (a snapshot) keeps it, only max_w is computed */
+    if (g->rrow && g->rcol && g->rw) {
+        uint32_t mw = 0;
+        for (uint32_t i = 0; i < m; i++)
+            if (g->w[i] > mw) mw = g->w[i];
+        g->max_w = mw;
+        goto reverse_done;
+    }
     g->rrow = calloc((size_t)n + 1, sizeof *g->rrow);
     g->rcol = malloc((size_t)(m ? m : 1) * sizeof *g->rcol);
     g->rw = malloc((size_t)(m ? m : 1) * sizeof *g->rw);
@@ -848,6 +851,7 @@ gp_graph *gp_graph_complete(gp_graph *g, const char *source, const char *format,
     gp_parallel_for(n, 0, rev_fill, &rc);
     free(cursor);
     if (sort_rows(g->rrow, g->rcol, g->rw, n, maxdeg)) goto oom;
+reverse_done:
     t1 = gp_now();
 
     /* id map: a direct table when the ids are dense, else a hash of capacity >= 2n */

@@ -89,6 +89,11 @@ typedef struct gp_graph {
     int64_t *osm_id;      /* n: original (e.g. OSM) node id of each node when nodes were split
                              for turn restrictions (copies share their original's id); NULL when
                              ext[] are the original ids */
+    /* A graph loaded from a snapshot (graph/snapshot.h) points into the file's read-only
+     * mapping; its arrays there are not freed, map_unmap(map_base, map_len) releases them. */
+    void *map_base;
+    uint64_t map_len;
+    void (*map_unmap)(void *base, uint64_t len);
     int refs;             /* reference count (atomic) */
     void *dev;            /* backend device state, or NULL */
     void (*dev_free)(void *dev);
@@ -176,6 +181,11 @@ static inline const char *gp_graph_arc_ref(const gp_graph *g, uint32_t a) {
 uint32_t gp_graph_arc_tail(const gp_graph *g, uint32_t a);
 /* The cheapest arc u -> v (lowest weight, then lowest index), GP_NONE when there is none. */
 uint32_t gp_graph_find_arc(const gp_graph *g, uint32_t u, uint32_t v);
+/* The arc that is arc a driven the other way: head -> tail along the same geometry (the same
+ * shape points reversed), the cheapest such; GP_NONE when the road is one-way there. Two
+ * different roads between the same two nodes (common in OSM graphs: a one-way street and a
+ * detour) are not each other's reverse; without shapes every head -> tail arc is. */
+uint32_t gp_graph_reverse_arc(const gp_graph *g, uint32_t a);
 /* Interior shape points of arc a: sets *lon / *lat (may be NULL pointers when the count is 0). */
 uint32_t gp_graph_arc_shape(const gp_graph *g, uint32_t a, const double **lon, const double **lat);
 /* Length of arc a in metres: arc_len_m when present, else the great-circle length through its

@@ -27,7 +27,7 @@ static inline uint64_t gp_mix64(uint64_t x) {
 }
 
 /* Completes a graph whose n, m, row, col, w, ext (ascending), scale and optional lon/lat/names
- * are filled: builds the reverse CSR, the id map, max_w, the content hash and version, the
+ * are filled: builds the reverse CSR (unless rrow, rcol and rw are all given), the id map, max_w, the content hash and version, the
  * spatial index (when lon/lat exist), loaded_at and refs = 1, and records source/format/directed.
  * On failure frees g entirely and returns NULL with err filled. */
 gp_graph *gp_graph_complete(gp_graph *g, const char *source, const char *format, int directed,
@@ -53,6 +53,10 @@ void gp_builder_set_scale(gp_builder *b, double scale);
  * n or when threads cannot be started. */
 void gp_parallel_for(uint64_t n, int nthreads, void (*fn)(void *ctx, uint64_t begin, uint64_t end),
                      void *ctx);
+
+/* 64-bit content hash of a byte range chained from h (the graph version's hash function; not
+ * cryptographic). */
+uint64_t gp_hash_bytes(uint64_t h, const void *data, uint64_t len);
 
 /* Grows *p (elements of size sz) to hold at least need elements, capacity doubling from 1024;
  * -1 (and *p, *cap untouched) when memory runs out. */

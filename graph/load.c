@@ -4,10 +4,12 @@
  * generator, seed 1 by default), a PostgreSQL URI ("postgresql://..." or "postgres://..."), or a
  * bare path whose extension names the format: .gr / .gr.gz (DIMACS), .csv (pgRouting CSV),
  * .graphml (Topology Zoo), .txt (SNDlib native), .intra (Rocketfuel weights), .osm / .osm.pbf
- * (OpenStreetMap, "?profile=car|bicycle|foot" may follow). The graph's source
+ * (OpenStreetMap, "?profile=car|bicycle|foot" may follow), .gpath (a snapshot written by
+ * `gpath import`, graph/snapshot.h). The graph's source
  * field records the spec as given.
  */
 #include "graph.h"
+#include "snapshot.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -29,6 +31,7 @@ static const loader loaders[] = {
     {"sndlib", {".txt.gz", ".txt", NULL}, gp_load_sndlib},
     {"rocketfuel", {".intra", NULL, NULL}, gp_load_rocketfuel},
     {"osm", {".osm.pbf", ".pbf", ".osm"}, gp_load_osm},
+    {"gpath", {".gpath", NULL, NULL}, gp_load_snapshot},
 };
 
 /* 1 when s ends with suffix, not counting an OSM "?profile=NAME" query at its end. */
@@ -112,8 +115,9 @@ gp_graph *gp_graph_load(const char *spec, const gp_load_opts *opts, gp_err *err)
         if (!l) {
             gp_err_set(err, GP_EINVAL,
                        "%s: cannot tell the graph format; use a prefix (dimacs:, csv:, graphml:, "
-                       "sndlib:, rocketfuel:, osm:, gen:N[:SEED], postgresql://) or an extension "
-                       "(.gr, .gr.gz, .csv, .graphml, .txt, .intra, .osm, .osm.pbf)",
+                       "sndlib:, rocketfuel:, osm:, gpath:, gen:N[:SEED], postgresql://) or an "
+                       "extension (.gr, .gr.gz, .csv, .graphml, .txt, .intra, .osm, .osm.pbf, "
+                       ".gpath)",
                        spec);
             return NULL;
         }

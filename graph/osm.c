@@ -36,6 +36,7 @@
 #define F_PIN 1u   /* a graph node */
 #define F_HARD 2u  /* never collapsed (barrier, restriction, loop cut) */
 #define F_BLOCK 4u /* blocking barrier: no arc leaves it */
+#define F_NODE 8u  /* an end of an edge after the collapse */
 
 typedef struct onode {
     int64_t id;
@@ -89,6 +90,9 @@ typedef struct octx {
     orestr *restr;
     uint64_t nr, rrcap;
     uint64_t n_conditional, n_unsupported, n_relations, n_ways_seen;
+    /* node lookup buckets (build_buckets) */
+    uint64_t *bstart, nbuckets;
+    int bshift;
 } octx;
 
 #define grow gp_grow
@@ -208,9 +212,34 @@ static int cmp_onode(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+/* Bucket index over the sorted node ids: bucket b = (id - min) >> shift holds the nodes
+ * bstart[b] .. bstart[b + 1] - 1, so a lookup is a binary search over a handful of nodes instead
+ * of the whole (cache-missing) array. */
+static int build_buckets(octx *c) {
+    if (!c->nn) return 0;
+    uint64_t span = (uint64_t)(c->nodes[c->nn - 1].id - c->nodes[0].id) + 1;
+    uint64_t nb = 1;
+    while (nb < c->nn / 4 && nb < (1u << 24)) nb *= 2;
+    int shift = 0;
+    while ((span >> shift) >= nb) shift++;
+    nb = (span >> shift) + 1;
+    c->bstart = malloc((nb + 1) * sizeof *c->bstart);
+    if (!c->bstart) return -1;
+    c->bshift = shift;
+    c->nbuckets = nb;
+    uint64_t k = 0;
+    for (uint64_t b = 0; b <= nb; b++) {
+        while (k < c->nn && ((uint64_t)(c->nodes[k].id - c->nodes[0].id) >> shift) < b) k++;
+        c->bstart[b] = k;
+    }
+    return 0;
+}
+
 /* Index of node id, GP_NONE when the extract lacks it. */
 static uint32_t node_ix(const octx *c, int64_t id) {
-    uint64_t lo = 0, hi = c->nn;
+    if (!c->nn || id < c->nodes[0].id || id > c->nodes[c->nn - 1].id) return GP_NONE;
+    uint64_t b = (uint64_t)(id - c->nodes[0].id) >> c->bshift;
+    uint64_t lo = c->bstart[b], hi = c->bstart[b + 1];
     while (lo < hi) {
         uint64_t mid = lo + (hi - lo) / 2;
         if (c->nodes[mid].id < id)
@@ -539,10 +568,7 @@ static int64_t turn_expand(octx *c, const edges *E, arcs *A, const way_key *wk, 
     uint64_t nreq = 0, rcap = 0;
     for (uint64_t i = 0; i < c->nr; i++) {
         const orestr *r = &c->restr[i];
-        if (r->via_type != 'n') {
-            c->n_unsupported++; /* via ways: see README (not supported) */
-            continue;
-        }
+        if (r->via_type != 'n') continue; /* via ways: via_way_expand */
         uint32_t x = node_ix(c, r->via), fw = way_ix(wk, nwk, r->from), tw = way_ix(wk, nwk, r->to);
         if (x == GP_NONE || fw == GP_NONE || tw == GP_NONE) continue; /* not routable here */
         if (grow((void **)&req, &rcap, nreq + 1, sizeof *req)) return -1;
@@ -660,6 +686,115 @@ oom:
     return -1;
 }
 
+/* Turn expansion for via-way restrictions (from way F, via way W, to way T): the graph nodes
+ * along W, g0 .. gk from F's end to T's end, are copied once for the restriction; entries from F
+ * into g0 lead to the copy of g0, each copy keeps its original's out-arcs with the arc along W
+ * leading to the next copy instead, and the last copy's out-arcs are filtered as a via node's
+ * would be (no_*: not onto T; only_*: only onto T). Leaving W early stays allowed. Restrictions
+ * whose ways do not meet end to end, or whose via way cannot be driven from F to T, change
+ * nothing (counted as unsupported / moot). Entries already redirected to a via-node copy are
+ * not expanded again. Returns the copies added, -1 on OOM. */
+static int64_t via_way_expand(octx *c, const edges *E, arcs *A, const way_key *wk, uint64_t nwk,
+                              const uint32_t *wix, const uint8_t *flags, copy_rec **copies,
+                              uint64_t *ncopies, uint64_t *applied) {
+    uint64_t nvw = 0;
+    for (uint64_t i = 0; i < c->nr; i++) nvw += c->restr[i].via_type == 'w';
+    if (!nvw) return 0;
+    const uint64_t nn = c->nn, m0 = A->n, N = nn + *ncopies;
+    uint32_t *off = calloc(N + 1, sizeof *off), *adj = malloc((m0 ? m0 : 1) * sizeof *adj);
+    uint32_t *seq = NULL, *path = NULL, *cur = NULL;
+    uint64_t seqcap = 0, pcap = 0, ccap = *ncopies;
+    int64_t added = 0;
+    if (!off || !adj) goto oom;
+    for (uint64_t i = 0; i < m0; i++) off[A->a[i].tail + 1]++;
+    for (uint64_t v = 0; v < N; v++) off[v + 1] += off[v];
+    cur = malloc((N ? N : 1) * sizeof *cur);
+    if (!cur) goto oom;
+    memcpy(cur, off, N * sizeof *cur);
+    for (uint64_t i = 0; i < m0; i++) adj[cur[A->a[i].tail]++] = (uint32_t)i;
+    for (uint64_t ri = 0; ri < c->nr; ri++) {
+        const orestr *r = &c->restr[ri];
+        if (r->via_type != 'w') continue;
+        uint32_t F = way_ix(wk, nwk, r->from), W = way_ix(wk, nwk, r->via), T = way_ix(wk, nwk, r->to);
+        if (F == GP_NONE || W == GP_NONE || T == GP_NONE) continue; /* not routable here */
+        const uint32_t *wr = wix + c->ways[W].ref0, *fr = wix + c->ways[F].ref0,
+                       *tr = wix + c->ways[T].ref0;
+        uint32_t wn = c->ways[W].nref, fn = c->ways[F].nref, tn = c->ways[T].nref;
+        if (grow((void **)&seq, &seqcap, wn, sizeof *seq)) goto oom;
+        uint32_t k = 0;
+        int gap = 0;
+        for (uint32_t i = 0; i < wn; i++) {
+            if (wr[i] == GP_NONE) gap = 1;
+            else if ((flags[wr[i]] & F_NODE) && (!k || seq[k - 1] != wr[i])) seq[k++] = wr[i];
+        }
+#define IS_END(x, r, n) ((x) == (r)[0] || (x) == (r)[(n)-1])
+        if (!gap && k >= 2 && !(IS_END(seq[0], fr, fn) && IS_END(seq[k - 1], tr, tn))) {
+            for (uint32_t i = 0; i < k / 2; i++) { /* F may meet W at its last node */
+                uint32_t t = seq[i];
+                seq[i] = seq[k - 1 - i];
+                seq[k - 1 - i] = t;
+            }
+        }
+        if (gap || k < 2 || !IS_END(seq[0], fr, fn) || !IS_END(seq[k - 1], tr, tn)) {
+            c->n_unsupported++;
+            continue;
+        }
+#undef IS_END
+        /* the arcs along W from seq[0] to seq[k-1] */
+        if (grow((void **)&path, &pcap, k, sizeof *path)) goto oom;
+        uint32_t i;
+        for (i = 0; i + 1 < k; i++) {
+            path[i] = GP_NONE;
+            for (uint32_t j = off[seq[i]]; j < off[seq[i] + 1]; j++) {
+                const oarc *a = &A->a[adj[j]];
+                if (a->head == seq[i + 1] && arc_tail_way(E, a) == W) path[i] = adj[j];
+            }
+            if (path[i] == GP_NONE) break;
+        }
+        if (i + 1 < k) continue; /* W cannot be driven from F towards T: nothing to forbid */
+        /* copies g0' .. gk' */
+        uint32_t first = (uint32_t)(nn + *ncopies);
+        if (grow((void **)copies, &ccap, *ncopies + k, sizeof **copies)) goto oom;
+        for (i = 0; i < k; i++) (*copies)[(*ncopies)++] = (copy_rec){seq[i]};
+        added += k;
+        for (i = 0; i < k; i++) {
+            for (uint32_t j = off[seq[i]]; j < off[seq[i] + 1]; j++) {
+                oarc d = A->a[adj[j]];
+                d.tail = first + i;
+                d.orig = adj[j];
+                if (i + 1 < k) {
+                    if (adj[j] == path[i]) d.head = first + i + 1;
+                } else {
+                    int onto = arc_tail_way(E, &A->a[adj[j]]) == T;
+                    if (r->kind == GP_OSM_TURN_NO ? onto : !onto) continue;
+                }
+                if (push_arc(A, d)) goto oom;
+            }
+        }
+        /* entries from F into g0 (not from W itself) lead to g0' */
+        for (uint64_t j = 0; j < m0; j++) {
+            oarc *a = &A->a[j];
+            if (a->head == seq[0] && arc_head_way(E, a) == F && arc_tail_way(E, a) != W) {
+                a->head = first;
+                (*applied)++;
+            }
+        }
+    }
+    free(off);
+    free(adj);
+    free(cur);
+    free(seq);
+    free(path);
+    return added;
+oom:
+    free(off);
+    free(adj);
+    free(cur);
+    free(seq);
+    free(path);
+    return -1;
+}
+
 /* ---------------------------------------------------------------------------------------------
  * The loader
  * ------------------------------------------------------------------------------------------- */
@@ -671,6 +806,7 @@ static void octx_free(octx *c) {
     free(c->refs);
     free(c->str);
     free(c->restr);
+    free(c->bstart);
 }
 
 /* Splits "PATH?profile=NAME" into the path (copied to buf) and the profile name (or NULL). */
@@ -726,6 +862,7 @@ gp_graph *gp_load_osm(const char *spec, const gp_load_opts *o, gp_err *err) {
              prof->name, (unsigned long long)c.nr, tr,
              (double)(c.nn + c.n_ways_seen) / (tr > 0 ? tr : 1e-9) / 1e3);
     if (c.unsorted) qsort(c.nodes, c.nn, sizeof *c.nodes, cmp_onode);
+    if (build_buckets(&c)) goto oom;
     if (!c.nw) {
         gp_err_set(err, GP_EPARSE, "%s: no way the %s profile can use", path, prof->name);
         goto fail;
@@ -789,11 +926,9 @@ gp_graph *gp_load_osm(const char *spec, const gp_load_opts *o, gp_err *err) {
         }
     }
     if (split_ways(&c, wix, flags, &E0)) goto oom;
-    free(wix);
-    wix = NULL;
     uint64_t pinned = 0;
     for (uint64_t x = 0; x < c.nn; x++) pinned += (flags[x] & F_PIN) != 0;
-    progress(&c, "split: %llu way nodes, %llu graph nodes, %llu edges (%llu refs to nodes outside "
+    progress(&c, "split: %llu nodes read, %llu graph nodes, %llu edges (%llu refs to nodes outside "
                  "the extract)",
              (unsigned long long)c.nn, (unsigned long long)pinned, (unsigned long long)E0.n,
              (unsigned long long)missing);
@@ -821,8 +956,19 @@ gp_graph *gp_load_osm(const char *spec, const gp_load_opts *o, gp_err *err) {
     uint64_t applied = 0;
     int64_t ncopies = turn_expand(&c, &E, &A, wk, c.nw, &copies, &applied);
     if (ncopies < 0) goto oom;
+    for (uint64_t i = 0; i < E.n; i++) {
+        flags[E.e[i].u] |= F_NODE;
+        flags[E.e[i].v] |= F_NODE;
+    }
+    uint64_t nc = (uint64_t)ncopies;
+    int64_t nvc = via_way_expand(&c, &E, &A, wk, c.nw, wix, flags, &copies, &nc, &applied);
+    if (nvc < 0) goto oom;
+    ncopies += nvc;
+    free(wix);
+    wix = NULL;
     progress(&c, "turn restrictions: %llu relations for %s, %llu restricted entries, %lld node "
-                 "copies; %llu unsupported (via way or odd members), %llu conditional ignored",
+                 "copies; %llu unsupported (odd members, ways not meeting end to end), %llu "
+                 "conditional ignored",
              (unsigned long long)c.nr, prof->name, (unsigned long long)applied, (long long)ncopies,
              (unsigned long long)c.n_unsupported, (unsigned long long)c.n_conditional);
     if (c.n_conditional)

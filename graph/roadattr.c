@@ -54,6 +54,22 @@ uint32_t gp_graph_find_arc(const gp_graph *g, uint32_t u, uint32_t v) {
     return lo < g->row[u + 1] && g->col[lo] == v ? lo : GP_NONE;
 }
 
+uint32_t gp_graph_reverse_arc(const gp_graph *g, uint32_t a) {
+    uint32_t u = gp_graph_arc_tail(g, a), v = g->col[a];
+    uint32_t r = gp_graph_find_arc(g, v, u);
+    if (r == GP_NONE || !g->arc_shape || !g->shape_lon) return r;
+    const double *ax, *ay;
+    uint32_t k = gp_graph_arc_shape(g, a, &ax, &ay);
+    for (; r < g->row[v + 1] && g->col[r] == u; r++) { /* cheapest first */
+        const double *rx, *ry;
+        if (gp_graph_arc_shape(g, r, &rx, &ry) != k) continue;
+        uint32_t i = 0;
+        while (i < k && rx[i] == ax[k - 1 - i] && ry[i] == ay[k - 1 - i]) i++;
+        if (i == k) return r;
+    }
+    return GP_NONE;
+}
+
 uint32_t gp_graph_arc_shape(const gp_graph *g, uint32_t a, const double **lon, const double **lat) {
     if (!g->arc_shape || !g->shape_lon) {
         *lon = *lat = NULL;
@@ -254,8 +270,10 @@ int gp_attrbuf_emit(gp_attrbuf *a, gp_graph *g, const uint32_t *origin) {
         g->arc_class[p] = a->cls[i];
         g->arc_shape[p] = at;
         uint32_t b = a->shape[i], e = i + 1 < a->na ? a->shape[i + 1] : (uint32_t)a->ns;
-        memcpy(g->shape_lon + at, a->slon + b, (size_t)(e - b) * sizeof(double));
-        memcpy(g->shape_lat + at, a->slat + b, (size_t)(e - b) * sizeof(double));
+        if (e > b) {
+            memcpy(g->shape_lon + at, a->slon + b, (size_t)(e - b) * sizeof(double));
+            memcpy(g->shape_lat + at, a->slat + b, (size_t)(e - b) * sizeof(double));
+        }
         at += e - b;
     }
     g->arc_shape[m] = at;

@@ -9,6 +9,7 @@
 #include "cli.h"
 
 #include "../engine/engine.h"
+#include "../graph/snapshot.h"
 #include "cli_netops.h"
 #include "render.h"
 
@@ -25,7 +26,7 @@
 
 typedef struct opts {
     const char *graph, *from, *to, *source, *max_distance, *sources, *targets, *algo, *backend,
-        *threads, *scale, *nodes, *seed, *out, *max_nodes;
+        *threads, *scale, *nodes, *seed, *out, *max_nodes, *profile;
     int next_hops, undirected, help;
 } opts;
 
@@ -55,6 +56,7 @@ static const optdef OPTDEFS[] = {
     {"seed", 1, OV(seed), "S|generator seed (default 1)"},
     {"out", 1, OV(out), "FILE.gr|DIMACS output (coordinates go to FILE.co)"},
     {"max-nodes", 1, OV(max_nodes), "N|refuse graphs above N nodes (default 20000: 4.8 GB)"},
+    {"profile", 1, OV(profile), "P|OSM routing profile: car (default), bicycle or foot"},
     {"help", 0, OV(help), "|this help"},
 };
 #define NOPTS (sizeof OPTDEFS / sizeof OPTDEFS[0])
@@ -73,8 +75,9 @@ static int cmd_table(const opts *o);
 static int cmd_apsp(const opts *o);
 static int cmd_info(const opts *o);
 static int cmd_gen(const opts *o);
+static int cmd_import(const opts *o);
 
-#define LOAD_OPTS "graph scale undirected backend threads"
+#define LOAD_OPTS "graph scale undirected backend threads profile"
 static const cmd CMDS[] = {
     {"route", cmd_route, "shortest path between two nodes", LOAD_OPTS " from to algo",
      "gpath route --graph gen:10000:7 --from 1 --to 10000 --algo astar"},
@@ -87,6 +90,9 @@ static const cmd CMDS[] = {
     {"info", cmd_info, "describe a graph", "graph scale undirected", "gpath info --graph gen:10000"},
     {"gen", cmd_gen, "write a generated road graph as DIMACS .gr/.co", "nodes seed out",
      "gpath gen --nodes 100000 --seed 7 --out road.gr"},
+    {"import", cmd_import, "build a graph once and write a .gpath snapshot (FILE -o OUT.gpath)",
+     "graph profile scale undirected out",
+     "gpath import region.osm.pbf --profile car -o region.gpath"},
 };
 #define NCMDS (sizeof CMDS / sizeof CMDS[0])
 
@@ -149,6 +155,12 @@ static int parse(const cmd *c, int argc, char **argv, opts *o) {
     memset(o, 0, sizeof *o);
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
+        /* `import` takes its input as a bare argument and -o for --out */
+        if (strcmp(c->name, "import") == 0 && strncmp(a, "-", 1) != 0 && !o->graph) {
+            o->graph = a;
+            continue;
+        }
+        if (strcmp(a, "-o") == 0 && accepts(c, "out")) a = "--out";
         if (strncmp(a, "--", 2) != 0)
             return fail_usage("%s: unexpected argument '%s' (options start with --)", c->name, a);
         a += 2;
@@ -262,6 +274,7 @@ static int setup(const opts *o, const char *cmdname, int with_engine, gp_graph *
     gp_load_opts lo;
     memset(&lo, 0, sizeof lo);
     lo.undirected = o->undirected;
+    lo.profile = o->profile;
     if (o->scale) {
         rc = parse_double(o->scale, "--scale", &lo.scale);
         if (rc) return rc;
@@ -492,6 +505,49 @@ static int cmd_gen(const opts *o) {
         }
     }
     free(co);
+    gp_graph_unref(g);
+    return rc;
+}
+
+/* Loads the input (any spec; progress lines on stderr) and writes it as a snapshot. */
+static int cmd_import(const opts *o) {
+    int rc = need(o->graph, "import", "graph (or a bare FILE)");
+    if (!rc) rc = need(o->out, "import", "out (-o)");
+    if (rc) return rc;
+    gp_load_opts lo;
+    memset(&lo, 0, sizeof lo);
+    lo.undirected = o->undirected;
+    lo.profile = o->profile;
+    lo.progress = 1;
+    if (o->scale) {
+        rc = parse_double(o->scale, "--scale", &lo.scale);
+        if (rc) return rc;
+    }
+    gp_err err;
+    gp_err_clear(&err);
+    double t0 = gp_now();
+    gp_graph *g = gp_graph_load(o->graph, &lo, &err);
+    if (!g) return fail_err(&err);
+    double t1 = gp_now();
+    if (gp_snapshot_write(g, o->out, NULL, 0, &err) != GP_OK) {
+        gp_graph_unref(g);
+        return fail_err(&err);
+    }
+    double t2 = gp_now();
+    fprintf(stderr, "[import %6.2fs] wrote %s in %.2f s\n", t2 - t0, o->out, t2 - t1);
+    cJSON *j = cJSON_CreateObject();
+    if (j && cJSON_AddStringToObject(j, "snapshot", o->out) &&
+        cJSON_AddStringToObject(j, "source", o->graph) &&
+        cJSON_AddStringToObject(j, "profile", g->profile) &&
+        cJSON_AddNumberToObject(j, "nodes", g->n) && cJSON_AddNumberToObject(j, "edges", g->m) &&
+        cJSON_AddStringToObject(j, "version", g->version) &&
+        cJSON_AddNumberToObject(j, "build_seconds", t1 - t0) &&
+        cJSON_AddNumberToObject(j, "write_seconds", t2 - t1)) {
+        rc = print_json(j);
+    } else {
+        cJSON_Delete(j);
+        rc = fail_usage("out of memory");
+    }
     gp_graph_unref(g);
     return rc;
 }

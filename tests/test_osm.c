@@ -7,7 +7,7 @@
  * R = 6371008.8 m) and the profile speeds, rounded once per arc: e.g. 0.002 degrees of longitude
  * at 45 N is 157.25 m, 22.6 s at 25 km/h = 226 ds.
  * Rules checked: oneway=yes / -1 / oneway:bicycle=no; no_left_turn forcing a detour,
- * only_straight_on, except=motorcar, restriction:conditional ignored, foot ignoring restrictions;
+ * only_straight_on, a via-way no_left_turn, except=motorcar, restriction:conditional ignored, foot ignoring restrictions;
  * access=private (cars out, foot=yes lets pedestrians in, nobody without it); a bollard blocking
  * cars but not pedestrians, a gate passable; a roundabout one-way by implication; a ferry's
  * duration; degree-2 chains across ways with equal name/ref collapsing into one arc that keeps
@@ -140,6 +140,14 @@ static void test_oneway(void **state) {
     expect_shape(g, arc(g, 3, 1), 2, (double[]){7.002, 7.0}, (double[]){45.001, 45.001});
     assert_string_equal(gp_graph_arc_name(g, arc(g, 3, 1)), "Detour Road");
     assert_int_equal(gp_graph_index(g, 2), GP_NONE); /* a shape point, not a node */
+    /* One Way Street and Detour Road join the same nodes but are not each other's reverse */
+    assert_int_equal(gp_graph_reverse_arc(g, arc(g, 1, 3)), GP_NONE);
+    uint32_t d13 = GP_NONE; /* Detour Road driven 1 -> 3 (through 5, 4) */
+    for (uint32_t a = g->row[gp_graph_index(g, 1)]; a < g->row[gp_graph_index(g, 1) + 1]; a++)
+        if (gp_graph_arc_name(g, a) && !strcmp(gp_graph_arc_name(g, a), "Detour Road")) d13 = a;
+    assert_int_not_equal(d13, GP_NONE);
+    assert_int_equal(gp_graph_reverse_arc(g, d13), arc(g, 3, 1));
+    assert_int_equal(gp_graph_reverse_arc(g, arc(g, 3, 1)), d13);
     EXPECT_ROUTE(g, 7, 6, 113, 7, 6);                /* oneway=-1 */
     expect_no_route(g, 6, 7);
     expect_no_route(g, 9, 8); /* oneway=yes; oneway:bicycle=no is for bicycles only */
@@ -192,6 +200,24 @@ static void test_turn_restrictions(void **state) {
     int64_t ids[8];
     uint32_t len;
     assert_true(route(g, 101, 103, ids, 8, &len) == 1367); /* straight through or the ring */
+    for (uint32_t v = 0; v < g->n; v++) assert_true(g->ext[v] > 0);
+    gp_graph_unref(g);
+}
+
+static void test_via_way(void **state) {
+    (void)state;
+    gp_graph *g = load("viaway.osm", "car");
+    /* from the south, 2 -> 3 -> 4 is forbidden: north at 2 and the slow service way instead */
+    EXPECT_ROUTE(g, 1, 4, 509, 1, 2, 6, 4);
+    /* going on east is allowed, through the copies of 2 and 3 (original ids reported) */
+    EXPECT_ROUTE(g, 1, 5, 386, 1, 2, 3, 5);
+    /* a car that does not come from the from way turns at 3 */
+    EXPECT_ROUTE(g, 2, 4, 273, 2, 3, 4);
+    uint32_t copies = 0;
+    for (uint32_t v = 0; v < g->n; v++) copies += g->ext[v] < 0;
+    assert_int_equal(copies, 2); /* one per graph node of the via way */
+    gp_graph_unref(g);
+    g = load("viaway.osm", "foot"); /* no restriction on foot: no copies */
     for (uint32_t v = 0; v < g->n; v++) assert_true(g->ext[v] > 0);
     gp_graph_unref(g);
 }
@@ -390,6 +416,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_oneway),
         cmocka_unit_test(test_turn_restrictions),
+        cmocka_unit_test(test_via_way),
         cmocka_unit_test(test_access_and_barriers),
         cmocka_unit_test(test_builder_attributes),
         cmocka_unit_test(test_parsers_and_errors),

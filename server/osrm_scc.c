@@ -157,8 +157,7 @@ int gp_osrm_snap_big(const gp_graph *g, gp_snap *s, double radius_m) {
         if (kk == g->n) break;
     }
     if (best.dist_m < 0 || best.dist_m > radius_m) return 0;
-    uint32_t u = gp_graph_arc_tail(g, best.arc), v = g->col[best.arc];
-    best.rarc = gp_graph_find_arc(g, v, u);
+    best.rarc = gp_graph_reverse_arc(g, best.arc);
     *s = best;
     return 1;
 }

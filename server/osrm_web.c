@@ -95,12 +95,12 @@ static void sb_printf(sbuf *b, const char *fmt, ...) {
     }
 }
 
-/* 1 when arc a is the one that draws its road: a two-way road is drawn from its lower end. */
+/* 1 when arc a draws its road: a two-way road (a and its reverse, gp_graph_reverse_arc) is drawn
+ * once, from its lower end; distinct roads between the same two nodes are each drawn. */
 static int draws(const gp_graph *g, uint32_t u, uint32_t a) {
     uint32_t v = g->col[a];
-    if (u == v) return 0;
-    if (gp_graph_find_arc(g, u, v) != a) return 0; /* a parallel arc: the cheapest draws */
-    return u < v || gp_graph_find_arc(g, v, u) == GP_NONE;
+    if (u == v && !gp_graph_arc_shape(g, a, &(const double *){0}, &(const double *){0})) return 0;
+    return u < v || gp_graph_reverse_arc(g, a) == GP_NONE;
 }
 
 static void point(sbuf *b, int first, double lon, double lat) {

@@ -293,10 +293,12 @@ int gp_osrm_req_init(gp_osrm_req *q, gp_req *r, const char *coords, long max_coo
                       "exclude=%.64s: graph '%s' defines no exclusion classes", v, q->graph_name);
         return 0;
     }
-    if ((v = gp_osrm_opt(q, "snapping", buf, sizeof buf)) && strcmp(v, "default") &&
-        strcmp(v, "any")) {
-        gp_osrm_error(r, 400, "InvalidOptions", "snapping must be default or any");
-        return 0;
+    if ((v = gp_osrm_opt(q, "snapping", buf, sizeof buf))) {
+        q->snap_any = !strcmp(v, "any");
+        if (!q->snap_any && strcmp(v, "default")) {
+            gp_osrm_error(r, 400, "InvalidOptions", "snapping must be default or any");
+            return 0;
+        }
     }
     /* hints are accepted and not needed: gpath snaps again (it is as fast as decoding a hint) */
     return 1;
@@ -419,7 +421,7 @@ int gp_osrm_snap_all(gp_osrm_req *q) {
             gp_osrm_error_err(q->r, &err);
             goto done;
         }
-        gp_osrm_snap_big(q->g, s, radius);
+        if (!q->snap_any) gp_osrm_snap_big(q->g, s, radius);
         if (s->arc == GP_NONE) continue; /* snapped onto a node: no direction to restrict */
         if (want >= 0) {
             int fwd = bearing_ok(arc_bearing_at(q->g, s), want, range);

@@ -41,6 +41,7 @@ typedef struct gp_osrm_req {
     gp_snap *snap;         /* n snapped positions (after gp_osrm_snap_all) */
     int geometries;        /* GP_GEOM_* */
     int skip_waypoints, generate_hints;
+    int snap_any;          /* snapping=any: small components too (osrm_scc.c) */
 } gp_osrm_req;
 
 /* Resolves {profile}, parses {coordinates} ("lon,lat;..." or "polyline(...)"/"polyline6(...)",

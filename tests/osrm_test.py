@@ -258,6 +258,8 @@ def t_big_component(ctx):
     assert w["distance"] > 20, f"snapped onto the big component ({w['distance']} m away), not the stub"
     # within 1 m only the stub qualifies: it is used, and there is no route from it (as OSRM)
     osrm_error(get(ctx.d, f"/route/v1/stub/{coords([q, (8.7, 47.3)])}?radiuses=1;unlimited"), "NoRoute")
+    # snapping=any: the nearest segment whatever its component (OSRM's meaning)
+    osrm_error(get(ctx.d, f"/route/v1/stub/{coords([q, (8.7, 47.3)])}?snapping=any"), "NoRoute")
 
 
 # ---- table ----

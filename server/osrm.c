@@ -769,7 +769,13 @@ static void table_answer(gp_req *r, int post) {
             goto out;
         }
         for (uint32_t i = 0; i < ns; i++) {
-            if (gp_engine_sssp_snap(gp_http_engine(), q.g, &src[i], GP_INF, dist, pred, &err)) {
+            /* the tree need not reach past the row's farthest destination */
+            uint64_t cutoff = 0;
+            for (uint32_t j = 0; j < nt; j++) {
+                uint64_t c = cost[(size_t)i * nt + j];
+                if (c != GP_INF && c > cutoff) cutoff = c;
+            }
+            if (gp_engine_sssp_snap(gp_http_engine(), q.g, &src[i], cutoff, dist, pred, &err)) {
                 gp_osrm_error_err(r, &err);
                 goto out;
             }

@@ -569,14 +569,18 @@ void gp_h_osrm_route(gp_req *r) {
     }
     char buf[64];
     const char *v = gp_osrm_opt(&q, "alternatives", buf, sizeof buf);
-    if (v && strcmp(v, "true") && strcmp(v, "false")) {
+    size_t n_alt = 0; /* alternatives wanted besides the best route */
+    if (v && !strcmp(v, "true")) {
+        n_alt = 1;
+    } else if (v && strcmp(v, "false")) {
         char *end;
         long k = strtol(v, &end, 10);
-        if (*end || k < 0 || k > 10) {
+        if (!*v || *end || k < 0 || k > 10) {
             gp_osrm_error(r, 400, "InvalidOptions",
                           "alternatives must be true, false or a number 0..10");
             goto out;
         }
+        n_alt = k > 3 ? 3 : (size_t)k; /* up to N alternatives, at most 3 (osrm-routed's default) */
     }
     if ((v = gp_osrm_opt(&q, "continue_straight", buf, sizeof buf)) && strcmp(v, "default") &&
         strcmp(v, "true") && strcmp(v, "false")) {
@@ -605,35 +609,29 @@ void gp_h_osrm_route(gp_req *r) {
     for (uint32_t i = 0; i < q.n; i++) order[i] = i;
     if (gp_osrm_route_legs(&q, order, q.n, legs)) {
         size_t nleg = q.n - 1;
+        int oom = 0;
         if (wpi) { /* merge the legs between consecutive waypoints */
             size_t out_i = 0;
             for (uint32_t w = 0; w + 1 < nwp; w++) {
                 gp_osrm_leg m = legs[wpi[w]];
                 for (uint32_t j = wpi[w] + 1; j < wpi[w + 1]; j++) {
-                    gp_osrm_leg *x = &legs[j];
-                    size_t base = m.pts.n ? m.pts.n - 1 : 0;
-                    gp_osrm_piece *pc = realloc(m.pc, sizeof *pc * (m.npc + x->npc + 1));
-                    if (pc) m.pc = pc;
-                    for (size_t p = 0; pc && p < x->npc; p++) {
-                        m.pc[m.npc] = x->pc[p];
-                        m.pc[m.npc].p0 += base;
-                        m.pc[m.npc].p1 += base;
-                        m.npc++;
-                    }
-                    for (size_t p = 1; p < x->pts.n; p++)
-                        gp_pts_add(&m.pts, x->pts.lon[p], x->pts.lat[p], 0);
-                    m.cost += x->cost;
-                    m.dist_m += x->dist_m;
-                    m.b = x->b;
-                    gp_osrm_leg_free(x);
+                    if (oom) gp_osrm_leg_free(&legs[j]);
+                    else if (gp_osrm_leg_append(&m, &legs[j])) oom = 1;
                 }
                 legs[out_i++] = m;
             }
             nleg = out_i;
         }
+        size_t nalt = 0;
+        gp_osrm_leg alt[10];
+        if (!oom && n_alt && q.n == 2) nalt = gp_osrm_alternatives(&q, &legs[0], n_alt, alt);
         cJSON *res = ok_object();
         cJSON *routes = cJSON_AddArrayToObject(res, "routes");
         cJSON_AddItemToArray(routes, gp_osrm_route_json(&q, legs, nleg, &o));
+        for (size_t i = 0; i < nalt; i++) {
+            cJSON_AddItemToArray(routes, gp_osrm_route_json(&q, &alt[i], 1, &o));
+            gp_osrm_leg_free(&alt[i]);
+        }
         if (!q.skip_waypoints)
             cJSON_AddItemToObject(res, "waypoints", waypoints_json(&q, wpi, wpi ? nwp : q.n));
         for (size_t i = 0; i < nleg; i++) gp_osrm_leg_free(&legs[i]);

@@ -97,6 +97,13 @@ void gp_osrm_project(const gp_graph *g, uint32_t arc, double lon, double lat, gp
 int gp_osrm_leg_build(const gp_graph *g, const gp_snap *a, const gp_snap *b,
                       const gp_snap_route *rt, gp_osrm_leg *leg);
 void gp_osrm_leg_free(gp_osrm_leg *leg);
+/* Appends leg x to leg m (x is freed, also on failure); m ends where x ends. -1 when out of
+ * memory (m is then freed too). */
+int gp_osrm_leg_append(gp_osrm_leg *m, gp_osrm_leg *x);
+/* Up to max_alt alternatives to the best leg between its two positions (osrm_alt.c) into out;
+ * returns the count. Engine failures just mean fewer alternatives. */
+size_t gp_osrm_alternatives(gp_osrm_req *q, const gp_osrm_leg *best, size_t max_alt,
+                            gp_osrm_leg *out);
 
 typedef struct gp_osrm_route_opts {
     int steps;

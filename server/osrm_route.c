@@ -225,6 +225,27 @@ void gp_osrm_leg_free(gp_osrm_leg *leg) {
     memset(leg, 0, sizeof *leg);
 }
 
+int gp_osrm_leg_append(gp_osrm_leg *m, gp_osrm_leg *x) {
+    size_t base = m->pts.n ? m->pts.n - 1 : 0;
+    gp_osrm_piece *pc = realloc(m->pc, sizeof *pc * (m->npc + x->npc + 1));
+    int bad = !pc;
+    if (pc) m->pc = pc;
+    for (size_t p = 0; !bad && p < x->npc; p++) {
+        m->pc[m->npc] = x->pc[p];
+        m->pc[m->npc].p0 += base;
+        m->pc[m->npc].p1 += base;
+        m->npc++;
+    }
+    for (size_t p = 1; !bad && p < x->pts.n; p++)
+        bad = gp_pts_add(&m->pts, x->pts.lon[p], x->pts.lat[p], 0);
+    m->cost += x->cost;
+    m->dist_m += x->dist_m;
+    m->b = x->b;
+    gp_osrm_leg_free(x);
+    if (bad) gp_osrm_leg_free(m);
+    return bad ? -1 : 0;
+}
+
 int gp_osrm_route_legs(gp_osrm_req *q, const uint32_t *order, uint32_t k, gp_osrm_leg *legs) {
     for (uint32_t i = 0; i + 1 < k; i++) {
         const gp_snap *a = &q->snap[order[i]], *b = &q->snap[order[i + 1]];

@@ -49,14 +49,18 @@ function check(cond, what) {
   check(requests.some((u) => u.startsWith(base + '/route/v1/')), 'LRM asked gpath at /route/v1/{profile}/...');
   const line = await page.$$eval('path.gpath-route', (ps) => ps.map((p) => (p.getAttribute('d') || '').split(/[LM]/).length - 1));
   check(line.length === 1 && line[0] >= 3, 'the route line is drawn (' + line + ' vertices)');
-  const itin = await page.$$eval('.leaflet-routing-alt tr', (rs) => rs.map((r) => r.textContent.trim()));
+  // the selected route's itinerary (alternatives, when any, are the minimized tables)
+  const itin = await page.$$eval('.leaflet-routing-alt:not(.leaflet-routing-alt-minimized) tr',
+                                 (rs) => rs.map((r) => r.textContent.trim()));
+  const alts = await page.$$eval('.leaflet-routing-alt', (as) => as.length);
+  console.log('note: ' + (alts - 1) + ' alternative route(s) listed');
   check(itin.length >= 2, 'the itinerary table lists ' + itin.length + ' steps');
   check(itin.length && /destination/i.test(itin[itin.length - 1]), 'the last step says the destination is reached: "' + itin[itin.length - 1] + '"');
   // the same request as a plain OSRM client, for the waypoints LRM used
   const mine = await page.evaluate(async () => {
     const ws = window.gpathControl().getWaypoints().map((w) => w.latLng.lng.toFixed(6) + ',' + w.latLng.lat.toFixed(6));
     const g = document.getElementById('graph').value;
-    const j = await (await fetch('/route/v1/' + g + '/' + ws.join(';') + '?steps=true&overview=full')).json();
+    const j = await (await fetch('/route/v1/' + g + '/' + ws.join(';') + '?steps=true&overview=full&alternatives=true')).json();
     return { api: j, lrm: window.gpathRoute };
   });
   const r0 = mine.api.routes && mine.api.routes[0];
@@ -64,6 +68,7 @@ function check(cond, what) {
         'LRM shows gpath\'s route: ' + (r0 && r0.distance) + ' m / ' + (r0 && r0.duration) + ' s');
   const nsteps = r0 ? r0.legs.reduce((s, l) => s + l.steps.length, 0) : -1;
   check(nsteps === itin.length, 'one itinerary row per OSRM step (' + nsteps + ')');
+  check(alts === mine.api.routes.length, 'LRM lists every route gpath offers (' + mine.api.routes.length + ')');
   // isochrone from the start
   await page.click('#iso');
   await page.waitForFunction(() => ['ready', 'error'].includes(document.body.dataset.isochrone), null, { timeout: 30000 });

@@ -214,6 +214,19 @@ def t_route_options(ctx):
     c = coords(PTS[:2])
     _, b = get(ctx.d, f"/route/v1/g/{c}?alternatives=true&generate_hints=false&skip_waypoints=false")
     assert len(b["routes"]) >= 1 and "hint" not in b["waypoints"][0]
+    # alternatives: real routes between the same two points, slower than the best (stretch <= 1.3)
+    # and not the same road
+    _, alt = get(ctx.d, f"/route/v1/g/{c}?alternatives=3&overview=full&geometries=geojson")
+    routes = alt["routes"]
+    assert 2 <= len(routes) <= 4, f"{len(routes)} routes"
+    best = routes[0]
+    for r in routes[1:]:
+        assert best["duration"] <= r["duration"] <= 1.3 * best["duration"] + 0.1
+        assert r["legs"][0]["summary"] is not None and len(r["legs"]) == 1
+        p0 = {tuple(x) for x in best["geometry"]["coordinates"]}
+        p1 = [tuple(x) for x in r["geometry"]["coordinates"]]
+        assert sum(x in p0 for x in p1) < 0.9 * len(p1), "an alternative is not the best route again"
+        assert list(p1[0]) == best["geometry"]["coordinates"][0] and list(p1[-1]) == best["geometry"]["coordinates"][-1]
     _, b = get(ctx.d, f"/route/v1/g/{c}?skip_waypoints=true")
     assert "waypoints" not in b
     _, b = get(ctx.d, f"/route/v1/g/{c}?alternatives=2&continue_straight=default&hints=;&snapping=any")

@@ -47,7 +47,9 @@
       router: L.Routing.osrmv1({ serviceUrl: base + '/route/v1', profile: g }),
       waypoints: [],
       routeWhileDragging: false,
-      showAlternatives: false,
+      showAlternatives: true,
+      altLineOptions: { styles: [{ color: '#ffffff', opacity: 0.8, weight: 7 },
+                                 { color: '#6a7fa8', opacity: 0.9, weight: 3, className: 'gpath-alt' }] },
       fitSelectedRoutes: false,
       lineOptions: { styles: [{ color: '#ffffff', opacity: 0.9, weight: 8 },
                               { color: '#d03030', opacity: 1, weight: 4, className: 'gpath-route' }] }

@@ -5,8 +5,9 @@
  * reversal) and Or-opt (moving a run of 1-3 stops elsewhere) until no move helps, each move
  * evaluated on the asymmetric costs (reversing a one-way street matters). roundtrip=true closes
  * the tour (returns to the start); source=first fixes the start, destination=last the end. As in
- * OSRM, roundtrip=false needs source=first or destination=last (else 400 NotImplemented), and a
- * tour that would need an unreachable hop answers NoTrips.
+ * OSRM, roundtrip=false needs source=first or destination=last (else 400 NotImplemented); a round
+ * trip over coordinates that cannot all reach each other (islands) becomes one trip per group of
+ * mutually reachable coordinates (trips_index), and a one-way trip across them answers NoTrips.
  */
 #include "osrm.h"
 
@@ -15,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BIG 1e30
 
 typedef struct tsp {
     uint32_t n;
@@ -189,37 +189,84 @@ void gp_h_osrm_trip(gp_req *r) {
         gp_osrm_error_err(r, &err);
         goto out;
     }
-    for (size_t i = 0; i < (size_t)n * n; i++) c[i] = cost[i] == GP_INF ? BIG : (double)cost[i];
-    /* a cycle is the same from any of its stops: fix the start at 0 unless the end is fixed alone */
-    tsp t = {n, c, roundtrip, roundtrip ? !dst_last || src_first : src_first, dst_last};
-    solve(&t, order);
-    if (tour_cost(&t, order) >= BIG) {
+    /* round trips: one trip per group of mutually reachable coordinates, as OSRM does for
+     * coordinates on disconnected islands (the table's costs are already transitive) */
+    uint32_t *comp = malloc(sizeof *comp * n), *mem = malloc(sizeof *mem * n);
+    uint32_t *pos = malloc(sizeof *pos * n), ncomp = 0;
+    if (!comp || !mem || !pos) {
+        free(comp);
+        free(mem);
+        free(pos);
+        gp_osrm_error(r, 500, "InternalError", "out of memory");
+        goto out;
+    }
+    for (uint32_t i = 0; i < n; i++) comp[i] = GP_NONE;
+    for (uint32_t i = 0; i < n; i++) {
+        if (comp[i] != GP_NONE) continue;
+        for (uint32_t j = i; j < n; j++)
+            if (comp[j] == GP_NONE && cost[(size_t)i * n + j] != GP_INF &&
+                cost[(size_t)j * n + i] != GP_INF)
+                comp[j] = ncomp;
+        ncomp++;
+    }
+    if (!roundtrip && ncomp > 1) {
+        free(comp);
+        free(mem);
+        free(pos);
         gp_osrm_error(r, 400, "NoTrips",
                       "No trip visiting all destinations possible: some coordinates cannot reach "
-                      "each other in graph '%s'",
+                      "each other in graph '%s' (only a round trip splits into several trips)",
                       q.graph_name);
         goto out;
     }
-    uint32_t stops = n;
-    if (roundtrip) order[stops++] = order[0];
-    if (!gp_osrm_route_legs(&q, order, stops, legs)) goto out;
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "code", "Ok");
     cJSON *trips = cJSON_AddArrayToObject(o, "trips");
-    cJSON_AddItemToArray(trips, gp_osrm_route_json(&q, legs, stops - 1, &ro));
-    if (!q.skip_waypoints) {
-        cJSON *wps = cJSON_AddArrayToObject(o, "waypoints");
-        for (uint32_t i = 0; i < n; i++) {
-            uint32_t pos = 0;
-            while (order[pos] != i) pos++;
-            cJSON *w = gp_osrm_waypoint(&q, &q.snap[i]);
-            cJSON_AddNumberToObject(w, "waypoint_index", pos);
-            cJSON_AddNumberToObject(w, "trips_index", 0);
-            cJSON_AddItemToArray(wps, w);
+    int failed = 0;
+    for (uint32_t ci = 0; ci < ncomp && !failed; ci++) {
+        uint32_t k = 0;
+        for (uint32_t i = 0; i < n; i++)
+            if (comp[i] == ci) mem[k++] = i; /* ascending: coordinate 0 / n-1 stay first / last */
+        for (uint32_t x = 0; x < k; x++)
+            for (uint32_t y = 0; y < k; y++)
+                c[(size_t)x * k + y] = (double)cost[(size_t)mem[x] * n + mem[y]];
+        int has_last = mem[k - 1] == n - 1, has_first = mem[0] == 0;
+        int fix_end = dst_last && has_last;
+        /* a cycle is the same from any of its stops: fix its start unless only the end is fixed */
+        int fix_start = roundtrip ? !fix_end || (src_first && has_first) : src_first;
+        tsp t = {k, c, roundtrip, fix_start, fix_end};
+        solve(&t, order);
+        for (uint32_t x = 0; x < k; x++) {
+            order[x] = mem[order[x]];
+            pos[order[x]] = x;
         }
+        uint32_t stops = k;
+        if (roundtrip) order[stops++] = order[0];
+        if (stops < 2) order[stops++] = order[0]; /* a lone stop: a trip of one empty leg */
+        if (!gp_osrm_route_legs(&q, order, stops, legs)) {
+            failed = 1;
+            break;
+        }
+        cJSON_AddItemToArray(trips, gp_osrm_route_json(&q, legs, stops - 1, &ro));
+        for (uint32_t i = 0; i + 1 < stops; i++) gp_osrm_leg_free(&legs[i]);
     }
-    for (uint32_t i = 0; i + 1 < stops; i++) gp_osrm_leg_free(&legs[i]);
-    gp_http_json(r, 200, o);
+    if (failed) { /* gp_osrm_route_legs answered */
+        cJSON_Delete(o);
+    } else {
+        if (!q.skip_waypoints) {
+            cJSON *wps = cJSON_AddArrayToObject(o, "waypoints");
+            for (uint32_t i = 0; i < n; i++) {
+                cJSON *w = gp_osrm_waypoint(&q, &q.snap[i]);
+                cJSON_AddNumberToObject(w, "waypoint_index", pos[i]);
+                cJSON_AddNumberToObject(w, "trips_index", comp[i]);
+                cJSON_AddItemToArray(wps, w);
+            }
+        }
+        gp_http_json(r, 200, o);
+    }
+    free(comp);
+    free(mem);
+    free(pos);
 out:
     free(cost);
     free(c);

@@ -376,7 +376,15 @@ def t_trip(ctx):
     assert len(o["trips"][0]["legs"]) == n - 1
     assert o["waypoints"][0]["waypoint_index"] == 0 and o["waypoints"][-1]["waypoint_index"] == n - 1
     osrm_error(get(ctx.d, f"/trip/v1/g/{c}?roundtrip=false"), "NotImplemented")
-    osrm_error(get(ctx.d, "/trip/v1/split/8.6,47.3;8.65,47.3;8.601,47.3"), "NoTrips")
+    # islands: a round trip per group of mutually reachable coordinates (as OSRM)
+    _, isl = get(ctx.d, "/trip/v1/split/8.6,47.3;8.65,47.3;8.601,47.3")
+    assert len(isl["trips"]) == 2, isl
+    ti = [w["trips_index"] for w in isl["waypoints"]]
+    assert ti[0] == ti[2] != ti[1], ti
+    assert [len(t["legs"]) for t in isl["trips"]] == [2, 1]
+    assert isl["trips"][1]["distance"] == 0, "a lone stop: one empty leg"
+    osrm_error(get(ctx.d, "/trip/v1/split/8.6,47.3;8.65,47.3;8.601,47.3?roundtrip=false&source=first"),
+               "NoTrips")
 
 
 # ---- isochrones ----

@@ -33,8 +33,16 @@ command -v "$WRK" >/dev/null || { echo "osrm-api: wrk is missing"; exit 1; }
 [ -x "$BIN" ] || { echo "osrm-api: no $BIN (make all first)"; exit 1; }
 tmp=$(mktemp -d)
 pid=
-cleanup() { [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null && wait "$pid" 2>/dev/null; rm -rf "$tmp"; }
+out=
+table_done=0
+cleanup() {
+  [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+  # cut short (timeout, ^C): the rows measured so far still make a results file
+  [ -n "$out" ] && [ "$table_done" = 0 ] && [ -s "$tmp/rows" ] && write_table "(cut short)"
+  rm -rf "$tmp"
+}
 trap cleanup EXIT
+trap 'exit 143' TERM INT
 
 # ---- OSRM
 osrm=${OSRM_DIR:-}
@@ -90,6 +98,26 @@ bench_header "$out" "OSRM v1 API throughput: gpath vs OSRM (wrk)" \
 } >>"$out"
 rows=$tmp/rows
 : >"$rows"
+# shellcheck disable=SC2094 # reads $rows, writes $out
+# write_table NOTE: the results table from the rows measured, with the ratio to OSRM
+write_table() {
+  {
+    echo
+    [ -n "$1" ] && echo "$1"
+    echo "| server | backend | extract | request | connections | client | req/s | p50 ms | p99 ms | statuses | socket errors | ratio to OSRM |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+    while IFS='|' read -r srv be ex rq c cl rps p50 p99 st se; do
+      base=$(awk -F'|' -v ex="$ex" -v rq="$rq" -v c="$c" '$1=="osrm" && $3==ex && $4==rq && $5==c {print $7}' "$rows")
+      ratio=
+      if [ "$srv" = gpath ] && [ -n "$base" ] && [ -n "$rps" ]; then
+        ratio=$(awk -v a="$rps" -v b="$base" 'BEGIN { if (b > 0) printf "%.2fx", a / b }')
+      fi
+      echo "| $srv | $be | $ex | $rq | $c | $cl | $rps | $p50 | $p99 | $st | $se | $ratio |"
+    done <"$rows"
+    echo
+    echo "Load average after: $(cut -d' ' -f1-3 /proc/loadavg) ($NPROC CPUs shared by wrk and the servers)."
+  } >>"$out"
+}
 run_wrk() { # server backend extract request conns keepalive url bbox
   local c=$5 t=$5 r
   [ "$t" -gt 4 ] && t=4
@@ -111,9 +139,14 @@ for ex in $EXTRACTS; do
       --backend "$be" --log-level warn --cache-path "" --osrm-max-table-size 1000 \
       >"$tmp/gpath.log" 2>&1 &
     pid=$!
-    for _ in $(seq 600); do [ -s "$tmp/port" ] && break; sleep 0.1; done
-    port=$(cat "$tmp/port"); rm -f "$tmp/port"
-    wait_http "http://127.0.0.1:$port/ready" "$pid" || { cat "$tmp/gpath.log"; exit 1; }
+    for _ in $(seq 600); do [ -s "$tmp/port" ] || ! kill -0 "$pid" 2>/dev/null && break; sleep 0.1; done
+    port=$(cat "$tmp/port" 2>/dev/null || echo 1); rm -f "$tmp/port"
+    if ! wait_http "http://127.0.0.1:$port/ready" "$pid"; then
+      echo "osrm-api: gpath --backend $be did not start:"; tail -5 "$tmp/gpath.log"
+      echo "- $ex: gpath --backend $be did not start: $(tail -1 "$tmp/gpath.log")" >>"$out"
+      kill -TERM "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; pid=
+      continue
+    fi
     info=$("$CURL" -s "http://127.0.0.1:$port/v1/graphs/map")
     used=$("$CURL" -s "http://127.0.0.1:$port/health" | sed -nE 's/.*"backend":"([a-z]+)".*/\1/p')
     if [ -z "$bbox" ]; then
@@ -137,14 +170,19 @@ for ex in $EXTRACTS; do
     t0=$(date +%s)
     (export LD_LIBRARY_PATH=$osrm/lib
      "$osrm/bin/osrm-extract" -p "$osrm/profiles/car.lua" -t "$NPROC" "$tmp/o/map.osm.pbf" &&
-     "$osrm/bin/osrm-contract" -t "$NPROC" "$tmp/o/map.osrm") >"$tmp/osrm-prep.log" 2>&1 ||
-      { tail -20 "$tmp/osrm-prep.log"; exit 1; }
+     "$osrm/bin/osrm-contract" -t "$NPROC" "$tmp/o/map.osrm") >"$tmp/osrm-prep.log" 2>&1 || {
+      tail -20 "$tmp/osrm-prep.log"
+      echo "- $ex: OSRM preprocessing failed: $(tail -1 "$tmp/osrm-prep.log")" >>"$out"
+      rm -rf "$tmp/o"; continue; }
     prep=$(( $(date +%s) - t0 ))
     LD_LIBRARY_PATH=$osrm/lib "$osrm/bin/osrm-routed" --algorithm ch -t "$NPROC" -i 127.0.0.1 \
       -p 5077 --max-table-size 1000 "$tmp/o/map.osrm" >"$tmp/osrm.log" 2>&1 &
     pid=$!
-    wait_http "http://127.0.0.1:5077/nearest/v1/driving/${bbox%%,*},$(echo "$bbox" | cut -d, -f2)" "$pid" ||
-      { tail -20 "$tmp/osrm.log"; exit 1; }
+    if ! wait_http "http://127.0.0.1:5077/nearest/v1/driving/${bbox%%,*},$(echo "$bbox" | cut -d, -f2)" "$pid"; then
+      tail -20 "$tmp/osrm.log"
+      echo "- $ex: osrm-routed did not start: $(tail -1 "$tmp/osrm.log")" >>"$out"
+      kill -TERM "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; pid=; rm -rf "$tmp/o"; continue
+    fi
     echo "- $ex: OSRM preprocessing (extract + contract) ${prep} s" >>"$out"
     for c in $CONNS; do
       run_wrk osrm ch "$ex" route "$c" "" "http://127.0.0.1:5077" "$bbox"
@@ -156,20 +194,6 @@ for ex in $EXTRACTS; do
     echo "- $ex: OSRM baseline not run (no OSRM binaries: set OSRM_TARBALL or OSRM_DIR)" >>"$out"
   fi
 done
-# shellcheck disable=SC2094 # reads $rows, writes $out
-{
-  echo
-  echo "| server | backend | extract | request | connections | client | req/s | p50 ms | p99 ms | statuses | socket errors | ratio to OSRM |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
-  while IFS='|' read -r srv be ex rq c cl rps p50 p99 st se; do
-    base=$(awk -F'|' -v ex="$ex" -v rq="$rq" -v c="$c" '$1=="osrm" && $3==ex && $4==rq && $5==c {print $7}' "$rows")
-    ratio=
-    if [ "$srv" = gpath ] && [ -n "$base" ] && [ -n "$rps" ]; then
-      ratio=$(awk -v a="$rps" -v b="$base" 'BEGIN { if (b > 0) printf "%.2fx", a / b }')
-    fi
-    echo "| $srv | $be | $ex | $rq | $c | $cl | $rps | $p50 | $p99 | $st | $se | $ratio |"
-  done <"$rows"
-  echo
-  echo "Load average after: $(cut -d' ' -f1-3 /proc/loadavg) ($NPROC CPUs shared by wrk and the servers)."
-} >>"$out"
+write_table ""
+table_done=1
 echo "wrote $out"

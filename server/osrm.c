@@ -892,7 +892,8 @@ void gp_h_osrm_nearest(gp_req *r) {
     uint32_t kn = (uint32_t)(k * 4 + 8);
     if (kn > g->n) kn = g->n;
     nodes = malloc(sizeof *nodes * kn);
-    c = malloc(sizeof *c * ((size_t)kn * 16 + 1));
+    size_t cap = (size_t)kn * 32; /* up to 16 out- and 16 in-arcs per node */
+    c = malloc(sizeof *c * cap);
     if (!nodes || !c) {
         gp_osrm_error(r, 500, "InternalError", "out of memory");
         goto out;
@@ -903,7 +904,7 @@ void gp_h_osrm_nearest(gp_req *r) {
         uint32_t x = nodes[i];
         for (int dir = 0; dir < 2; dir++) {
             uint32_t b = dir ? g->rrow[x] : g->row[x], e = dir ? g->rrow[x + 1] : g->row[x + 1];
-            for (uint32_t a = b; a < e && a - b < 16; a++) {
+            for (uint32_t a = b; a < e && a - b < 16 && nc < cap; a++) {
                 uint32_t y = dir ? g->rcol[a] : g->col[a];
                 uint32_t arc = dir ? gp_graph_find_arc(g, y, x) : a;
                 if (arc == GP_NONE || x == y) continue;
@@ -912,7 +913,6 @@ void gp_h_osrm_nearest(gp_req *r) {
                 cc->v = x < y ? y : x;
                 gp_osrm_project(g, arc, q.lon[0], q.lat[0], &cc->s);
                 nc++;
-                if (nc >= (size_t)kn * 16) break;
             }
         }
     }

@@ -13,9 +13,10 @@
  *  3. Morphological closing: dilate by 3 cells, erode by 2 (square structuring element), which
  *     fills city blocks between reached roads and keeps large unreached areas (parks, water,
  *     roads too slow to reach) as holes.
- *  4. Marching squares on the cell grid (cell-edge boundary tracing, saddles resolved so that
- *     diagonal neighbours stay separate): counter-clockwise rings are outer boundaries, clockwise
- *     ones holes, each hole given to the smallest outer ring containing it (RFC 7946 winding).
+ *  4. Cells touching only at a corner are joined by filling one more cell, so the boundary has no
+ *     saddle and every ring is simple; then marching squares on the cell grid (cell-edge boundary
+ *     tracing): counter-clockwise rings are outer boundaries, clockwise ones holes, each hole
+ *     given to the smallest outer ring containing it (RFC 7946 winding).
  *     Rings are simplified by Douglas-Peucker at half a cell.
  * Answer: a GeoJSON FeatureCollection, one Feature per (origin, contour), largest contour first,
  * geometry a MultiPolygon, properties {contour, contours_type, point_index, lon, lat, cell_m}.
@@ -75,6 +76,24 @@ static int cell(const grid *g, int x, int y) {
     return x >= 0 && y >= 0 && x < g->w && y < g->h && g->a[(size_t)y * g->w + x];
 }
 
+/* Fills one empty cell of every 2 x 2 block whose filled cells touch only at a corner, until none
+ * is left (filling only grows the area, so this ends): the boundary then has no saddle vertex and
+ * every traced ring is simple. */
+static void unpinch(grid *g) {
+    for (int pass = 0, changed = 1; changed && pass < 64; pass++) {
+        changed = 0;
+        for (int y = 0; y + 1 < g->h; y++)
+            for (int x = 0; x + 1 < g->w; x++) {
+                int a = cell(g, x, y), b = cell(g, x + 1, y), c = cell(g, x, y + 1),
+                    d = cell(g, x + 1, y + 1);
+                if (a == d && b == c && a != b) {
+                    g->a[(size_t)y * g->w + x + (a ? 1 : 0)] = 1; /* join the diagonal pair */
+                    changed = 1;
+                }
+            }
+    }
+}
+
 typedef struct ring {
     gp_pts p;      /* closed: first point repeated last; grid vertex coordinates */
     double area;   /* signed, > 0 counter-clockwise */
@@ -121,9 +140,9 @@ static int trace(const grid *g, ring **out, int *nout) {
                     for (int k = 0; k < 4 && nd < 0; k++)
                         if (m & (1 << k)) nd = k;
                 } else {
-                    /* saddle: prefer a right turn, then straight, then left (keeps diagonal
-                     * cells apart) */
-                    int pref[3] = {(d + 3) & 3, d, (d + 1) & 3};
+                    /* a saddle (only if unpinch gave up): prefer a left turn, then straight,
+                     * then right, which keeps the boundary around one filled cell */
+                    int pref[3] = {(d + 1) & 3, d, (d + 3) & 3};
                     for (int k = 0; k < 3 && nd < 0; k++)
                         if (m & (1 << pref[k])) nd = pref[k];
                     if (nd < 0) break;
@@ -423,6 +442,7 @@ void gp_h_isochrone(gp_req *r) {
             gp_pts_free(&line);
             morph(&gr, 3, 1, tmp);
             morph(&gr, 2, 0, tmp);
+            unpinch(&gr);
             cJSON *f = cJSON_CreateObject();
             cJSON_AddStringToObject(f, "type", "Feature");
             cJSON *pr = cJSON_AddObjectToObject(f, "properties");

@@ -420,6 +420,7 @@ def t_isochrone(ctx):
             assert ring_area(poly[0]) > 0, "outer rings counter-clockwise"
             for ring in poly:
                 assert ring[0] == ring[-1] and len(ring) >= 4, "closed rings"
+                assert len({tuple(p) for p in ring[:-1]}) == len(ring) - 1, "no vertex twice"
             for h in poly[1:]:
                 assert ring_area(h) < 0, "holes clockwise"
             a += ring_area(poly[0]) + sum(ring_area(h) for h in poly[1:])

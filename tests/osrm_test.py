@@ -275,6 +275,22 @@ def t_big_component(ctx):
     osrm_error(get(ctx.d, f"/route/v1/stub/{coords([q, (8.7, 47.3)])}?snapping=any"), "NoRoute")
 
 
+@test
+def t_approaches_bearings(ctx):
+    # just north of the two-way east-west street at lat 47.31, between two crossings
+    p, far = (8.7 + 0.0105, 47.3 + 0.010 + 0.00008), (8.73, 47.32)
+    def start_bearing(q):
+        _, r = get(ctx.d, f"/route/v1/stub/{coords([p, far])}?steps=true&{q}")
+        return r["routes"][0]["legs"][0]["steps"][0]["maneuver"]["bearing_after"]
+    # right-hand traffic: curb = the point on the right = leave westwards; opposite = eastwards
+    assert abs(start_bearing("approaches=curb;") - 270) <= 20
+    assert abs(start_bearing("approaches=opposite;") - 90) <= 20
+    # bearings: leave eastwards (within 30 degrees of 90), or westwards
+    assert abs(start_bearing("bearings=90,30;") - 90) <= 20
+    assert abs(start_bearing("bearings=270,30;") - 270) <= 20
+    osrm_error(get(ctx.d, f"/route/v1/stub/{coords([p, far])}?bearings=0,20;"), "NoSegment")
+
+
 # ---- table ----
 @test
 def t_table(ctx):

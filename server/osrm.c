@@ -316,8 +316,13 @@ void gp_osrm_req_free(gp_osrm_req *q) {
 static char *per_coord(gp_osrm_req *q, const char *name, char **parts, int *present) {
     *present = 0;
     size_t cap = 32 * (size_t)q->n + 64;
+    const char *qv = q->body ? NULL : gp_req_query(q->r, name);
+    if (qv && strlen(qv) + 1 > cap) cap = strlen(qv) + 1;
     char *buf = malloc(cap);
-    if (!buf) return NULL;
+    if (!buf) {
+        gp_osrm_error(q->r, 500, "InternalError", "out of memory");
+        return NULL;
+    }
     const char *v = gp_osrm_opt(q, name, buf, cap);
     if (!v) return buf;
     if (v != buf) snprintf(buf, cap, "%s", v);

@@ -2,9 +2,11 @@
  * at the snapped ends), the route's geometry (full, or Douglas-Peucker simplified), annotations
  * per traversed arc, and turn-by-turn steps.
  *
- * Steps: a leg opens with `depart` and closes with `arrive`; in between a new step starts where
- * the road's name or ref changes (`new name` when going straight on, `turn` otherwise) or, on the
- * same (or no) name, where the way turns by 45 degrees or more (`continue`). Modifiers come from
+ * Steps: a leg opens with `depart` and closes with `arrive` (modifier: the side the destination
+ * lies on); in between a new step starts where the road's name or ref changes (`new name` when
+ * going straight on, `end of road` at a turn where no road goes on within 30 degrees of the way
+ * ahead, `turn` otherwise) or, on the same (or no) name, where the way turns by 45 degrees or more
+ * (`continue`). Modifiers come from
  * the turn angle: straight (< 20), slight (20-45), plain (45-135), sharp (135-170), uturn (> 170).
  * Each step's distance and duration are the sums over its pieces, so steps add up exactly to
  * their leg and legs to the route.
@@ -492,6 +494,17 @@ static cJSON *step_json(const gp_osrm_req *q, const gp_osrm_leg *leg, size_t p0,
     return s;
 }
 
+/* 1 when some road leaves node x within 30 degrees of bearing b (the way goes on straight). */
+static int goes_on(const gp_graph *g, uint32_t x, double b) {
+    for (uint32_t a = g->row[x]; a < g->row[x + 1]; a++) {
+        const double *sx, *sy;
+        uint32_t k = gp_graph_arc_shape(g, a, &sx, &sy), y = g->col[a];
+        double ab = gp_bearing_deg(g->lon[x], g->lat[x], k ? sx[0] : g->lon[y], k ? sy[0] : g->lat[y]);
+        if (fabs(fmod(ab - b + 540, 360) - 180) <= 30) return 1;
+    }
+    return 0;
+}
+
 /* Appends the steps of a leg to arr; returns the leg's summary (two longest named steps). */
 static void leg_steps(const gp_osrm_req *q, const gp_osrm_leg *leg, cJSON *arr, char *summary,
                       size_t size) {
@@ -541,9 +554,11 @@ static void leg_steps(const gp_osrm_req *q, const gp_osrm_leg *leg, cJSON *arr, 
             const gp_osrm_piece *prev = &leg->pc[i - 1];
             int renamed = strcmp(piece_name(g, prev), nm) || strcmp(piece_ref(g, prev), rf);
             type = !renamed ? "continue" : fabs(t) < 20 ? "new name" : "turn";
+            if (renamed && fabs(t) >= 45 &&
+                !goes_on(g, gp_graph_arc_tail(g, leg->pc[i].arc), b_before))
+                type = "end of road"; /* a T: the way ahead ends, left or right */
         }
         uint32_t node = i == 0 && leg->pc[0].f0 > 0 ? GP_NONE : gp_graph_arc_tail(g, leg->pc[i].arc);
-        if (i == 0 && leg->pc[0].f0 > 0) node = GP_NONE;
         cJSON_AddItemToArray(arr, step_json(q, leg, p0, p1, dist, dur, wt, nm, rf, type, mod,
                                             b_before, b_after, node, has_in, 1));
         if (*nm) {
@@ -569,8 +584,19 @@ static void leg_steps(const gp_osrm_req *q, const gp_osrm_leg *leg, cJSON *arr, 
     }
     double b_last = last_pt ? bearing_in(P, last_pt, 0) : 0;
     uint32_t end_node = n && leg->pc[n - 1].f1 >= 1 ? leg->b->node : GP_NONE;
-    cJSON *arrive = step_json(q, leg, last_pt, last_pt, 0, 0, 0, n ? piece_name(g, &leg->pc[n - 1]) : "",
-                              n ? piece_ref(g, &leg->pc[n - 1]) : "", "arrive", NULL, b_last, 0,
+    /* which side the destination lies on, seen along the last stretch */
+    const char *side = NULL;
+    if (last_pt && leg->b->dist_m >= 1) {
+        double r = M_PI / 180, dx = sin((b_last)*r), dy = cos((b_last)*r);
+        double px = (leg->b->qlon - P->lon[last_pt]) * cos(P->lat[last_pt] * r),
+               py = leg->b->qlat - P->lat[last_pt];
+        side = dx * py - dy * px > 0 ? "left" : "right";
+    } else if (last_pt) {
+        side = "straight";
+    }
+    cJSON *arrive = step_json(q, leg, last_pt, last_pt, 0, 0, 0,
+                              n ? piece_name(g, &leg->pc[n - 1]) : "",
+                              n ? piece_ref(g, &leg->pc[n - 1]) : "", "arrive", side, b_last, 0,
                               end_node, 1, 0);
     /* an arrive step's geometry is its location twice (as OSRM's) */
     cJSON_ReplaceItemInObject(arrive, "geometry",

@@ -8,6 +8,7 @@ the route, route and table answers equal to gpath's own /v1 answers on the same 
 codes (bad coordinates, no segment, unroutable points, over-limit tables, bad options).
 Prints PASS/FAIL lines and "N passed, N failed, N skipped" last.
 """
+import itertools
 import json
 import math
 import os
@@ -388,6 +389,14 @@ def t_trip(ctx):
     # no worse than the best of every tour that visits stops in input order or its reverse
     ident = sum(tab["durations"][k][(k + 1) % n] for k in range(n))
     assert trip["duration"] <= ident + 0.06 * n
+    # against the exact optimum (every tour of 8 stops from the first): 2-opt + Or-opt gets there
+    pts8 = PTS + [(8.50, 47.325), (8.535, 47.29), (8.48, 47.30)]
+    _, t8 = get(ctx.d, f"/trip/v1/g/{coords(pts8)}?overview=false")
+    _, tab8 = get(ctx.d, f"/table/v1/g/{coords(pts8)}")
+    d8 = tab8["durations"]
+    opt = min(d8[0][p[0]] + sum(d8[p[i]][p[i + 1]] for i in range(6)) + d8[p[6]][0]
+              for p in itertools.permutations(range(1, 8)))
+    assert t8["trips"][0]["duration"] <= opt * 1.02 + 0.5, (t8["trips"][0]["duration"], opt)
     _, o = get(ctx.d, f"/trip/v1/g/{c}?roundtrip=false&source=first&destination=last")
     assert len(o["trips"][0]["legs"]) == n - 1
     assert o["waypoints"][0]["waypoint_index"] == 0 and o["waypoints"][-1]["waypoint_index"] == n - 1

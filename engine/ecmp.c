@@ -487,6 +487,7 @@ int gp_graph_change_links(const gp_graph *g, const gp_link_change *ch, size_t nc
     *out = gp_builder_finish(b, g->source, g->format, g->directed_input, err);
     b = NULL;
     if (!*out) rc = err ? err->code : GP_ENOMEM;
+    else gp_graph_set_unit(*out, g->unit_name, g->unit_s); /* the same cost rule */
 done:
     gp_builder_free(b);
     free(keys);

@@ -11,6 +11,7 @@
 
 #include "../engine/ecmp.h"
 #include "netops_json.h"
+#include "params.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,10 +25,11 @@ int gp_cli_netops_is(const char *cmd) {
 
 static void usage(FILE *f) {
     fputs("usage:\n"
-          "  gpath routing-tables --graph SPEC [--router ID] [--cost-rule RULE]\n"
+          "  gpath routing-tables --graph SPEC [--router R] [--cost-rule RULE]\n"
           "        [--ref-bandwidth BPS] [--scale S] [--ecmp-max N] [--backend auto|cuda|cpu]\n"
           "  gpath what-if --graph SPEC [--fail-link U,V]... [--fail-router R]...\n"
           "        [--set-cost U,V,COST]... [--each-link] [load options as above]\n"
+          "Routers (R, U, V) by id or by name.\n"
           "RULE: hops (default) or bandwidth (GraphML, SNDlib), routing (SNDlib), weights\n"
           "(Rocketfuel default). Prints JSON on stdout.\n",
           f);
@@ -96,6 +98,9 @@ int gp_cli_netops_main(int argc, char **argv) {
     int each_link = 0, rc = 1;
     gp_link_change *ch = calloc((size_t)argc, sizeof *ch);
     int64_t *fr = calloc((size_t)argc, sizeof *fr);
+    /* router arguments are resolved (by id or name) once the graph is loaded */
+    const char **ch_txt = calloc((size_t)argc, sizeof *ch_txt), **ch_opt = calloc((size_t)argc, sizeof *ch_opt);
+    const char **fr_txt = calloc((size_t)argc, sizeof *fr_txt);
     size_t nch = 0, nfr = 0;
     gp_engine *e = NULL;
     gp_graph *g = NULL;
@@ -104,7 +109,7 @@ int gp_cli_netops_main(int argc, char **argv) {
     gp_sbuf s = {0};
     gp_err err;
     gp_err_clear(&err);
-    if (!ch || !fr) {
+    if (!ch || !fr || !ch_txt || !ch_opt || !fr_txt) {
         rc = die(1, "%s", "out of memory");
         goto done;
     }
@@ -144,38 +149,14 @@ int gp_cli_netops_main(int argc, char **argv) {
                 goto done;
             }
         } else if (strcmp(a, "--fail-router") == 0) {
-            long long r;
-            if (!parse_i64(v, &r)) {
-                rc = die(EXIT_USAGE, "--fail-router '%s' is not a router id", v);
-                goto done;
-            }
-            fr[nfr++] = r;
+            fr_txt[nfr++] = v;
         } else if (strcmp(a, "--fail-link") == 0 || strcmp(a, "--set-cost") == 0) {
-            int cost = a[2] == 's';
-            long long u, w;
-            double c = 0;
-            char *end;
-            u = strtoll(v, &end, 10);
-            if (*end != ',') goto bad_link;
-            w = strtoll(end + 1, &end, 10);
-            if (cost) {
-                if (*end != ',') goto bad_link;
-                c = strtod(end + 1, &end);
-            }
-            if (*end) goto bad_link;
-            ch[nch++] = (gp_link_change){.u = u, .v = w, .down = !cost, .cost = c};
-            takes = 1;
-            goto next;
-        bad_link:
-            rc = die(EXIT_USAGE, cost ? "--set-cost '%s': expected U,V,COST" : "--fail-link '%s': "
-                                                                                 "expected U,V",
-                     v);
-            goto done;
+            ch_opt[nch] = a;
+            ch_txt[nch++] = v;
         } else {
             rc = die(EXIT_USAGE, "unknown option '%s' (see --help)", a);
             goto done;
         }
-    next:
         i += takes;
     }
     if (!spec) {
@@ -187,6 +168,20 @@ int gp_cli_netops_main(int argc, char **argv) {
     if (!g) {
         rc = die(EXIT_USAGE, "%s", err.msg);
         goto done;
+    }
+    /* routers by id or name (server/params.h), so after the graph is loaded */
+    for (size_t k = 0; k < nch; k++)
+        if (gp_link_text(g, ch_txt[k], strcmp(ch_opt[k], "--set-cost") == 0, &ch[k], &err)) {
+            rc = die(EXIT_USAGE, "%s", err.msg);
+            goto done;
+        }
+    for (size_t k = 0; k < nfr; k++) {
+        uint32_t v = gp_router_lookup(g, fr_txt[k]);
+        if (v == GP_NONE) {
+            rc = die(EXIT_USAGE, "--fail-router '%s': no router of that name or id", fr_txt[k]);
+            goto done;
+        }
+        fr[k] = g->ext[v];
     }
     e = gp_engine_new(backend, 0, NULL, &err);
     if (!e || gp_engine_attach(e, g, &err) != GP_OK) {
@@ -204,10 +199,9 @@ int gp_cli_netops_main(int argc, char **argv) {
     }
     if (strcmp(cmd, "routing-tables") == 0) {
         if (router) {
-            long long r;
-            uint32_t i = parse_i64(router, &r) ? gp_graph_index(g, r) : GP_NONE;
+            uint32_t i = gp_router_lookup(g, router);
             if (i == GP_NONE) {
-                rc = die(EXIT_USAGE, "--router %s: no such router", router);
+                rc = die(EXIT_USAGE, "--router %s: no router of that name or id", router);
                 goto done;
             }
             gp_nj_router(&s, t, i, NULL, scratch);
@@ -267,5 +261,8 @@ done:
     gp_engine_free(e);
     free(ch);
     free(fr);
+    free(ch_txt);
+    free(ch_opt);
+    free(fr_txt);
     return rc;
 }

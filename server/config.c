@@ -52,6 +52,9 @@ static const gp_config_key keys[] = {
      "Largest graph (nodes) POST /v1/graphs/{graph}/apsp answers; 413 past it."},
     {"max_nearest", L(max_nearest), "100", 1, 100000,
      "Largest `number` of GET /v1/graphs/{graph}/nearest."},
+    {"max_snap_m", L(max_snap_m), "1000", 0, 20000000,
+     "Default snapping radius (metres) of coordinates given as lon,lat: farther than this from "
+     "every road segment is 400 NoSegment. A request may pass its own `radius`."},
     {"max_connections", L(max_connections), "1024", 1, 1000000,
      "Concurrent client connections accepted."},
     {"connection_timeout_s", L(connection_timeout_s), "30", 1, 86400,

@@ -38,6 +38,7 @@ typedef struct gp_config {
     long max_table_cells;
     long max_apsp_nodes;
     long max_nearest;
+    long max_snap_m;
     long max_connections;
     long connection_timeout_s;
     long request_timeout_ms;

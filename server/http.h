@@ -45,12 +45,13 @@ enum gp_http_code {
     GP_HC_INVALID_JSON,      /* 400 body is not JSON, or not the expected shape */
     GP_HC_UNKNOWN_NODE,      /* 400 a node id the graph does not have */
     GP_HC_NO_COORDINATES,    /* 400 the graph has no coordinates (nearest, geometry) */
+    GP_HC_NO_SEGMENT,        /* 400 no road segment within the snapping radius of a coordinate */
     GP_HC_UNAUTHORIZED,      /* 401 admin call without a bearer token */
     GP_HC_FORBIDDEN,         /* 403 wrong bearer token */
     GP_HC_ADMIN_DISABLED,    /* 403 admin endpoints are off (no admin_token configured) */
     GP_HC_UNKNOWN_GRAPH,     /* 404 no graph of that name */
     GP_HC_NOT_FOUND,         /* 404 no such path or resource */
-    GP_HC_NO_ROUTE,          /* 404 target unreachable from source */
+    GP_HC_NO_ROUTE,          /* 400 target unreachable from source (as OSRM, Valhalla, GraphHopper) */
     GP_HC_METHOD_NOT_ALLOWED,/* 405 path exists, method does not */
     GP_HC_TOO_BIG,           /* 413 body, table or APSP over a configured limit */
     GP_HC_URI_TOO_LONG,      /* 414 request target over max_url_bytes */

@@ -1,10 +1,11 @@
 /* netops_json.h - JSON text for routing tables and what-if changes, written straight into a
  * growable buffer (tables can hold millions of routes, too many for a cJSON tree). Shared by the
  * CLI (server/cli_netops.c) and the HTTP handlers (server/h_netops.c), so both print one format:
- *   router:  {"router": ID, "name": "...", "routes": [{"destination": ID, "distance": D|null,
- *             "next_hops": [ID, ...]}, ...]}            ("name" only when the graph has names)
- *   change:  {"router": ID, "destination": ID, "before": {"distance", "next_hops"},
- *             "after": {...}}
+ *   router:  {"router": ID, "name": "...", "routes": [{"destination": ID, "destination_name": N,
+ *             "distance": D|null, "next_hops": [ID, ...], "next_hop_names": [N, ...]}, ...]}
+ *   change:  {"router": ID, "router_name": N, "destination": ID, "destination_name": N,
+ *             "before": {"distance", "next_hops", "next_hop_names"}, "after": {...}}
+ * Names (N: a string, or null for an unnamed router) only when the graph has names.
  * IDs are external node ids; distances are in the graph's input units.
  */
 #ifndef GP_NETOPS_JSON_H

@@ -223,6 +223,42 @@ static void test_radius_and_errors(void **st) {
     gp_graph_unref(g);
 }
 
+/* Two different one-way roads between the same nodes (an OSM street and its detour): neither is
+ * the other's reverse, both are indexed, and a route along one never runs backwards on the other. */
+static void test_distinct_roads_between_two_nodes(void **st) {
+    (void)st;
+    double lon[] = {0, 0.01}, lat[] = {0, 0};
+    arc a[] = {{0, 1, 100}, {1, 0, 300}};
+    gp_graph *g = build(2, a, 2, lon, lat);
+    uint32_t straight = gp_graph_find_arc(g, 0, 1), detour = gp_graph_find_arc(g, 1, 0);
+    g->arc_shape = calloc(g->m + 1, sizeof *g->arc_shape);
+    g->shape_lon = malloc(sizeof(double));
+    g->shape_lat = malloc(sizeof(double));
+    g->shape_lon[0] = 0.005;
+    g->shape_lat[0] = 0.005;
+    g->arc_shape[detour + 1] = 1; /* arc order: straight (0 -> 1) then detour (1 -> 0) */
+    g->arc_shape[g->m] = 1;
+    assert_int_equal(gp_graph_reverse_arc(g, straight), GP_NONE);
+    gp_err err;
+    gp_snap s;
+    /* beside the detour's apex, 555 m from the straight road */
+    assert_int_equal(gp_snap_point(g, 0.005, 0.0049, 1000, &s, &err), GP_OK);
+    assert_int_equal(s.arc, detour);
+    assert_int_equal(s.rarc, GP_NONE);
+    assert_true(s.dist_m < 12);
+    assert_true(fabs(s.frac - 0.5) < 0.01);
+    /* beside the straight road: one way only */
+    assert_int_equal(gp_snap_point(g, 0.0025, -0.0001, 1000, &s, &err), GP_OK);
+    assert_int_equal(s.arc, straight);
+    assert_int_equal(s.rarc, GP_NONE);
+    uint32_t node[2];
+    uint64_t cost[2];
+    assert_int_equal(gp_snap_origins(g, &s, node, cost), 1);
+    assert_int_equal(node[0], 1);
+    assert_int_equal(cost[0], 75);
+    gp_graph_unref(g);
+}
+
 /* ---- random graphs against brute force ---- */
 
 #define DEG2RAD (3.14159265358979323846 / 180.0)
@@ -249,7 +285,7 @@ static double piece_dist(double qlon, double qlat, double alon, double alat, dou
     uv(alon, alat, a);
     uv(blon, blat, b);
     double lo = 0, hi = 1, x, y;
-    for (int i = 0; i < 80; i++) {
+    for (int i = 0; i < 64; i++) {
         double m1 = lo + (hi - lo) / 3, m2 = hi - (hi - lo) / 3;
         lerp(a, b, m1, &x, &y);
         double d1 = gp_haversine_m(qlon, qlat, x, y);
@@ -395,7 +431,12 @@ static void test_brute_force_gen(void **st) {
     gp_err err;
     gp_graph *g = gp_generate_road(3000, 7, &err);
     assert_non_null(g);
-    check_brute(g, 12);
+    check_brute(g, 8);
+    gp_graph_unref(g);
+    /* over 65536 pieces: the index's top levels are built on threads */
+    g = gp_generate_road(40000, 3, &err);
+    assert_non_null(g);
+    check_brute(g, 2);
     gp_graph_unref(g);
 }
 
@@ -556,6 +597,7 @@ int main(void) {
         cmocka_unit_test(test_one_way_gives_one_entry),
         cmocka_unit_test(test_same_arc_routes),
         cmocka_unit_test(test_radius_and_errors),
+        cmocka_unit_test(test_distinct_roads_between_two_nodes),
         cmocka_unit_test(test_brute_force_random),
         cmocka_unit_test(test_brute_force_gen),
         cmocka_unit_test(test_routes_and_tables_random),

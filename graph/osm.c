@@ -18,8 +18,8 @@
  *  5. Turn restrictions, by local turn expansion (see turn_expand below): the graph stays a plain
  *     node graph, so every algorithm and backend obeys them unchanged.
  *  6. Build: gp_builder with road attributes; weights in deciseconds (unit_s 0.1), scale 1.
- * Node ids are OSM node ids; copies made for restrictions get ids -1, -2, ... and keep their
- * original's id in osm_id[] and its coordinates.
+ * Node ids are OSM node ids; copies made for restrictions get ids below every OSM id (-1, -2, ...
+ * for files with positive ids) and keep their original's id in osm_id[] and its coordinates.
  */
 #include "graph_internal.h"
 #include "osm_profile.h"
@@ -37,6 +37,7 @@
 #define F_HARD 2u  /* never collapsed (barrier, restriction, loop cut) */
 #define F_BLOCK 4u /* blocking barrier: no arc leaves it */
 #define F_NODE 8u  /* an end of an edge after the collapse */
+#define F_ADDED 16u /* declared to the builder */
 
 typedef struct onode {
     int64_t id;
@@ -89,7 +90,7 @@ typedef struct octx {
     /* relations */
     orestr *restr;
     uint64_t nr, rrcap;
-    uint64_t n_conditional, n_unsupported, n_relations, n_ways_seen;
+    uint64_t n_conditional, n_unsupported, n_ways_seen;
     /* node lookup buckets (build_buckets) */
     uint64_t *bstart, nbuckets;
     int bshift;
@@ -177,7 +178,6 @@ static int on_relation(void *ctx, int64_t id, const gp_osm_member *mem, uint32_t
     int kind = gp_osm_eval_restriction(c->p, tags, ntags, &cond);
     if (cond) c->n_conditional++;
     if (!kind) return GP_OK;
-    c->n_relations++;
     orestr r = {kind, 0, 0, 0, 0};
     int nfrom = 0, nto = 0, nvia = 0;
     for (uint32_t i = 0; i < nmem; i++) {
@@ -342,8 +342,8 @@ static int split_ways(octx *c, const uint32_t *wix, uint8_t *flags, edges *E) {
         const oway *w = &c->ways[wi];
         const uint32_t *r = wix + w->ref0;
         if (grow((void **)&pts, &pcap, w->nref, sizeof *pts)) goto oom;
-        double wlen = 0;
-        for (uint32_t i = 1; i < w->nref; i++)
+        double wlen = 0; /* the whole way's length: only a ferry's duration needs it */
+        for (uint32_t i = 1; w->ferry_s >= 0 && i < w->nref; i++)
             if (r[i] != GP_NONE && r[i - 1] != GP_NONE) wlen += seg_m(c, r[i - 1], r[i]);
         uint32_t k = 0;
         for (uint32_t i = 0; i < w->nref; i++) {
@@ -381,10 +381,12 @@ static void dirs_from(const oedge *e, uint32_t x, int *out, int *in) {
     }
 }
 
+static const char *way_str(const octx *c, uint32_t off) { return c->str ? c->str + off : ""; }
+
 static int same_attrs(const octx *c, const oedge *a, const oedge *b) {
     const oway *wa = &c->ways[a->way_u], *wb = &c->ways[b->way_u];
-    return wa->cls == wb->cls && strcmp(c->str ? c->str + wa->name : "", c->str ? c->str + wb->name : "") == 0 &&
-           strcmp(c->str ? c->str + wa->ref : "", c->str ? c->str + wb->ref : "") == 0;
+    return wa->cls == wb->cls && strcmp(way_str(c, wa->name), way_str(c, wb->name)) == 0 &&
+           strcmp(way_str(c, wa->ref), way_str(c, wb->ref)) == 0;
 }
 
 /* Folds degree-2 graph nodes into shape points: edges E in, merged edges out. */
@@ -442,7 +444,8 @@ static int collapse(octx *c, uint8_t *flags, edges *E, edges *out) {
                 used[cur] = 1;
                 x = crev[k - 1] ? e->u : e->v;
                 if (!MERGEABLE(x) || x == start) break;
-                uint32_t nx = at[2 * (uint64_t)x] == cur ? at[2 * (uint64_t)x + 1] : at[2 * (uint64_t)x];
+                const uint32_t *two = at + 2 * (uint64_t)x;
+                uint32_t nx = two[0] == cur ? two[1] : two[0];
                 if (used[nx]) break;
                 cur = nx;
             }
@@ -541,7 +544,8 @@ static inline uint32_t arc_tail_way(const edges *E, const oarc *a) {
 }
 
 typedef struct copy_rec {
-    uint32_t of; /* the original node index */
+    uint32_t of;   /* the original node index */
+    uint8_t added; /* declared to the builder */
 } copy_rec;
 
 /* Turn expansion for via-node restrictions. For a via node x, every in-arc coming off a
@@ -598,7 +602,8 @@ static int64_t turn_expand(octx *c, const edges *E, arcs *A, const way_key *wk, 
         ioff[v + 1] += ioff[v];
         ooff[v + 1] += ooff[v];
     }
-    uint32_t *ins = malloc((ioff[nvia] + 1) * sizeof *ins), *outs = malloc((ooff[nvia] + 1) * sizeof *outs);
+    uint32_t *ins = malloc((ioff[nvia] + 1) * sizeof *ins);
+    uint32_t *outs = malloc((ooff[nvia] + 1) * sizeof *outs);
     uint32_t *ic = malloc((nvia + 1) * sizeof *ic), *oc = malloc((nvia + 1) * sizeof *oc);
     uint32_t *redirect = malloc(m0 * sizeof *redirect);
     copy_rec *copies = NULL;
@@ -630,8 +635,13 @@ static int64_t turn_expand(octx *c, const edges *E, arcs *A, const way_key *wk, 
                 if (req[r].from_way != hw) continue;
                 any = 1;
                 applied++;
+                /* from and to the same way (no_u_turn): only turning back onto the arc's own
+                 * tail is the maneuver; going on along a way that passes x stays allowed */
+                int uturn = req[r].from_way == req[r].to_way;
                 for (uint32_t o = 0; o < nout; o++) {
-                    int onto = arc_tail_way(E, &A->a[out[o]]) == req[r].to_way;
+                    const oarc *oa = &A->a[out[o]];
+                    int onto = arc_tail_way(E, oa) == req[r].to_way &&
+                               (!uturn || oa->head == A->a[ai].tail);
                     if (req[r].kind == GP_OSM_TURN_NO ? onto : !onto) forbid[o] = 1;
                 }
             }
@@ -639,7 +649,7 @@ static int64_t turn_expand(octx *c, const edges *E, arcs *A, const way_key *wk, 
             /* a copy of x for this entry, with the allowed out-arcs */
             if (grow((void **)&copies, &ccap, ncopies + 1, sizeof *copies)) goto oom3;
             uint32_t cx = (uint32_t)(nn + ncopies);
-            copies[ncopies++] = (copy_rec){x};
+            copies[ncopies++] = (copy_rec){x, 0};
             redirect[ai] = cx;
             for (uint32_t o = 0; o < nout; o++) {
                 if (forbid[o]) continue;
@@ -755,7 +765,7 @@ static int64_t via_way_expand(octx *c, const edges *E, arcs *A, const way_key *w
         /* copies g0' .. gk' */
         uint32_t first = (uint32_t)(nn + *ncopies);
         if (grow((void **)copies, &ccap, *ncopies + k, sizeof **copies)) goto oom;
-        for (i = 0; i < k; i++) (*copies)[(*ncopies)++] = (copy_rec){seq[i]};
+        for (i = 0; i < k; i++) (*copies)[(*ncopies)++] = (copy_rec){seq[i], 0};
         added += k;
         for (i = 0; i < k; i++) {
             for (uint32_t j = off[seq[i]]; j < off[seq[i] + 1]; j++) {
@@ -883,8 +893,11 @@ gp_graph *gp_load_osm(const char *spec, const gp_load_opts *o, gp_err *err) {
     }
     free(c.refs);
     c.refs = NULL;
-    for (uint64_t x = 0; x < c.nn; x++)
+    uint64_t way_nodes = 0; /* distinct nodes of routable ways */
+    for (uint64_t x = 0; x < c.nn; x++) {
+        way_nodes += cnt[x] > 0;
         if (cnt[x] >= 2) flags[x] |= F_PIN;
+    }
     free(cnt);
     uint64_t missing = 0;
     for (uint64_t wi = 0; wi < c.nw; wi++) {
@@ -938,8 +951,16 @@ gp_graph *gp_load_osm(const char *spec, const gp_load_opts *o, gp_err *err) {
     free(E0.e);
     free(E0.shp);
     memset(&E0, 0, sizeof E0);
-    progress(&c, "collapse: %llu edges, %llu shape points", (unsigned long long)E.n,
-             (unsigned long long)E.ns);
+    uint64_t gnodes = 0;
+    for (uint64_t i = 0; i < E.n; i++) {
+        flags[E.e[i].u] |= F_NODE;
+        flags[E.e[i].v] |= F_NODE;
+    }
+    for (uint64_t x = 0; x < c.nn; x++) gnodes += (flags[x] & F_NODE) != 0;
+    progress(&c, "collapse: %llu graph nodes, %llu edges, %llu shape points; node compression "
+                 "ratio %.3f (graph nodes / %llu way nodes)",
+             (unsigned long long)gnodes, (unsigned long long)E.n, (unsigned long long)E.ns,
+             way_nodes ? (double)gnodes / (double)way_nodes : 0.0, (unsigned long long)way_nodes);
 
     /* 4. arcs */
     for (uint64_t i = 0; i < E.n; i++) {
@@ -956,10 +977,6 @@ gp_graph *gp_load_osm(const char *spec, const gp_load_opts *o, gp_err *err) {
     uint64_t applied = 0;
     int64_t ncopies = turn_expand(&c, &E, &A, wk, c.nw, &copies, &applied);
     if (ncopies < 0) goto oom;
-    for (uint64_t i = 0; i < E.n; i++) {
-        flags[E.e[i].u] |= F_NODE;
-        flags[E.e[i].v] |= F_NODE;
-    }
     uint64_t nc = (uint64_t)ncopies;
     int64_t nvc = via_way_expand(&c, &E, &A, wk, c.nw, wix, flags, &copies, &nc, &applied);
     if (nvc < 0) goto oom;
@@ -975,20 +992,28 @@ gp_graph *gp_load_osm(const char *spec, const gp_load_opts *o, gp_err *err) {
         GP_LOG(GP_LOG_INFO, "%s: %llu restriction:conditional relations ignored", path,
                (unsigned long long)c.n_conditional);
 
-    /* 6. build */
+    /* 6. build; copies get the ids below every OSM id (-1, -2, ... unless the file has negative
+     * ids, as files of editors not yet uploaded do) */
+    const int64_t copy_base = (c.nn && c.nodes[0].id < 0 ? c.nodes[0].id : 0) - 1;
     b = gp_builder_new(1.0);
     if (!b) goto oom;
     for (uint64_t i = 0; i < A.n; i++) {
         const oarc *a = &A.a[i];
         uint32_t nodes2[2] = {a->tail, a->head};
         int64_t ids2[2];
-        for (int k = 0; k < 2; k++) {
+        for (int k = 0; k < 2; k++) { /* each node declared once, with its position */
             uint32_t x = nodes2[k];
-            uint32_t orig = x < c.nn ? x : copies[x - c.nn].of;
-            ids2[k] = x < c.nn ? c.nodes[x].id : -(int64_t)(x - c.nn + 1);
+            int copy = x >= c.nn;
+            uint32_t orig = copy ? copies[x - c.nn].of : x;
+            ids2[k] = copy ? copy_base - (int64_t)(x - c.nn) : c.nodes[x].id;
+            if (copy ? copies[x - c.nn].added : (flags[x] & F_ADDED)) continue;
             if (gp_builder_add_node(b, ids2[k], 1, nlon(&c, orig), nlat(&c, orig), NULL, err))
                 goto fail;
-            if (x >= c.nn && gp_builder_set_osm_id(b, ids2[k], c.nodes[orig].id, err)) goto fail;
+            if (copy && gp_builder_set_osm_id(b, ids2[k], c.nodes[orig].id, err)) goto fail;
+            if (copy)
+                copies[x - c.nn].added = 1;
+            else
+                flags[x] |= F_ADDED;
         }
         const oedge *e = &E.e[a->edge];
         const oway *w = &c.ways[e->way_u];

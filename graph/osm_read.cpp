@@ -68,7 +68,8 @@ extern "C" int gp_osm_read(const char *path, const gp_osm_callbacks *cb, gp_err 
         while (rc == GP_OK) {
             osmium::memory::Buffer buffer = reader.read();
             if (!buffer) break;
-            for (auto it = buffer.begin<osmium::OSMObject>(); rc == GP_OK && it != buffer.end<osmium::OSMObject>(); ++it) {
+            const auto end = buffer.end<osmium::OSMObject>();
+            for (auto it = buffer.begin<osmium::OSMObject>(); rc == GP_OK && it != end; ++it) {
                 switch (it->type()) {
                 case osmium::item_type::node: {
                     if (!cb->node) break;

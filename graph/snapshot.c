@@ -266,8 +266,8 @@ static int map_checked(const char *path, mapped *mp, gp_err *err) {
         rc = gp_err_set(err, GP_EPARSE, "%s: damaged snapshot: %llu bytes, the header says %llu "
                         "(truncated?)", path, (unsigned long long)len,
                         (unsigned long long)h->file_size);
-    else if (h->nsections > 4096 || h->table_off < sizeof *h ||
-             h->table_off + (uint64_t)h->nsections * sizeof(snap_entry) > len)
+    else if (h->nsections > 4096 || h->table_off < sizeof *h || h->table_off > len ||
+             (uint64_t)h->nsections * sizeof(snap_entry) > len - h->table_off)
         rc = gp_err_set(err, GP_EPARSE, "%s: damaged snapshot: section table out of bounds", path);
     else if (gp_hash_bytes(SUM_SEED, (const char *)base + h->table_off,
                            (uint64_t)h->nsections * sizeof(snap_entry)) != h->table_sum)

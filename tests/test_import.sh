@@ -46,6 +46,15 @@ fails "a foreign file is refused" "not a gpath snapshot" "$BIN" info --graph "gp
 fails "an unknown profile is refused" "unknown profile 'truck'" \
   "$BIN" import "$T" --profile truck -o "$tmp/x.gpath"
 fails "import needs -o" "missing parameter --out" "$BIN" import "$T"
+fails "--profile on a snapshot of another profile" "built with the car profile" \
+  "$BIN" route --graph "$tmp/turns.gpath" --profile foot --from 101 --to 103
+fails "--profile on a graph that is not OSM" "applies to OpenStreetMap graphs" \
+  "$BIN" route --graph gen:1000 --profile car --from 1 --to 2
+check "import of any spec (gen:2000:3) keeps its version" "d['nodes'] == 2000" \
+  "$BIN" import --graph gen:2000:3 --out "$tmp/gen.gpath"
+gv=$($PY -c "import json,sys; print(json.load(open(sys.argv[1]))['version'])" "$tmp/out" 2>/dev/null)
+check "the gen snapshot answers with the same version" "d['version'] == '$gv' and d['format'] == 'gen'" \
+  "$BIN" info --graph "$tmp/gen.gpath"
 
 # gpath serve maps the snapshot and answers on it (original OSM ids in paths)
 # shellcheck source=tests/serve_lib.sh

@@ -1,15 +1,18 @@
 /* test_osm.c - OpenStreetMap import (graph/osm.c, graph/osm_profile.c) on the hand-written files
  * of tests/data/osm with literal expectations, and on the real Monaco / Liechtenstein extracts
  * ($GPATH_DATA/osm, skipped when absent) for every profile: Dijkstra, bidirectional, A*, tables and
- * trees agree.
+ * trees agree, and every via-node turn restriction of the file (read again independently) holds
+ * in the graph's geometry (27 entries in Monaco).
  *
  * Expected durations are deciseconds computed by hand from the files' coordinates (haversine,
  * R = 6371008.8 m) and the profile speeds, rounded once per arc: e.g. 0.002 degrees of longitude
  * at 45 N is 157.25 m, 22.6 s at 25 km/h = 226 ds.
  * Rules checked: oneway=yes / -1 / oneway:bicycle=no; no_left_turn forcing a detour,
- * only_straight_on, a via-way no_left_turn, except=motorcar, restriction:conditional ignored, foot ignoring restrictions;
+ * only_straight_on, a via-way no_left_turn, except=motorcar, restriction:conditional ignored,
+ * foot ignoring restrictions;
  * access=private (cars out, foot=yes lets pedestrians in, nobody without it); a bollard blocking
- * cars but not pedestrians, a gate passable; a roundabout one-way by implication; a ferry's
+ * cars but not pedestrians, a gate passable; a roundabout one-way by implication; negative ids;
+ * ways cut by the extract's border; a ferry's
  * duration; degree-2 chains across ways with equal name/ref collapsing into one arc that keeps
  * every shape point, its name, ref, class and length; original OSM ids on routes through node
  * copies made for restrictions; attributes following their arcs through the builder's sort and
@@ -63,7 +66,8 @@ static gp_graph *load(const char *file, const char *profile) {
 static uint64_t route(gp_graph *g, int64_t from, int64_t to, int64_t *ids, uint32_t cap,
                       uint32_t *len) {
     uint32_t s = gp_graph_index(g, from), t = gp_graph_index(g, to);
-    if (s == GP_NONE || t == GP_NONE) fail_msg("node %lld or %lld not in the graph", (long long)from, (long long)to);
+    if (s == GP_NONE || t == GP_NONE)
+        fail_msg("node %lld or %lld not in the graph", (long long)from, (long long)to);
     gp_err err = {0};
     static const int algos[] = {GP_P2P_DIJKSTRA, GP_P2P_BIDIR, GP_P2P_ASTAR};
     uint64_t d = 0;
@@ -204,6 +208,54 @@ static void test_turn_restrictions(void **state) {
     gp_graph_unref(g);
 }
 
+/* Negative OSM ids (unsaved editor files): node copies take ids below them. */
+static void test_negative_ids(void **state) {
+    (void)state;
+    gp_graph *g = load("negative.osm", "car");
+    EXPECT_ROUTE(g, -2, -3, 456, -2, -3);       /* no_left_turn: the slow corner instead */
+    EXPECT_ROUTE(g, -2, -4, 320, -2, -1, -4);   /* straight on, through the copy of -1 */
+    uint32_t c = gp_graph_index(g, -6);
+    assert_int_not_equal(c, GP_NONE);
+    assert_int_equal(gp_graph_orig_id(g, c), -1);
+    assert_int_equal(g->n, 5); /* -1, -2, -3, -4 and the copy; -5 is a shape point */
+    gp_graph_unref(g);
+}
+
+/* no_u_turn from and to one way passing through the via node: only turning back is forbidden. */
+static void test_no_u_turn(void **state) {
+    (void)state;
+    gp_graph *g = load("uturn.osm", "car");
+    EXPECT_ROUTE(g, 1, 3, 226, 1, 2, 3); /* straight on along the way */
+    EXPECT_ROUTE(g, 3, 1, 226, 3, 2, 1);
+    EXPECT_ROUTE(g, 1, 4, 273, 1, 2, 4);
+    /* a copy of 2 per entry along way 10 (from 1, from 3), neither leading back where it came
+     * from, both going on and turning north */
+    uint32_t copies = 0;
+    for (uint32_t c = 0; c < g->n; c++) {
+        if (g->ext[c] > 0) continue;
+        copies++;
+        assert_int_equal(gp_graph_orig_id(g, c), 2);
+        assert_int_equal(g->rrow[c + 1] - g->rrow[c], 1); /* its one entry */
+        uint32_t from = g->rcol[g->rrow[c]];
+        assert_int_equal(g->row[c + 1] - g->row[c], 2);
+        for (uint32_t a = g->row[c]; a < g->row[c + 1]; a++) assert_int_not_equal(g->col[a], from);
+    }
+    assert_int_equal(copies, 2);
+    gp_graph_unref(g);
+}
+
+/* A node missing from the extract splits its way; odd ways and relations are ignored. */
+static void test_gaps(void **state) {
+    (void)state;
+    gp_graph *g = load("gaps.osm", "car");
+    assert_int_equal(g->n, 4);
+    assert_int_equal(g->m, 4);
+    EXPECT_ROUTE(g, 1, 2, 113, 1, 2);
+    EXPECT_ROUTE(g, 5, 4, 113, 5, 4);
+    expect_no_route(g, 1, 5);
+    gp_graph_unref(g);
+}
+
 static void test_via_way(void **state) {
     (void)state;
     gp_graph *g = load("viaway.osm", "car");
@@ -271,6 +323,86 @@ static void test_access_and_barriers(void **state) {
     g = load("access.osm", "bicycle"); /* foot=yes is not for bicycles: the detour at 15 km/h */
     EXPECT_ROUTE(g, 1, 3, 911, 1, 3);
     gp_graph_unref(g);
+}
+
+/* One rule per way (tests/data/osm/rules.osm): the deciseconds of the arc from the way's first
+ * node to its last and back, per profile, -1 where there is no way through. 78.63 m each (157.25
+ * through a middle node): e.g. 25 km/h = 113 ds, 15 = 189, 5 = 566. */
+static const struct rule_row {
+    int way, nodes;
+    int ds[6]; /* car fwd, car bwd, bicycle fwd, bicycle bwd, foot fwd, foot bwd */
+} RULES[] = {
+    /* maxspeed over the class cap: car 50 (residential cap), bicycle 15, foot ignores it */
+    {1, 2, {57, 57, 189, 189, 566, 566}},
+    /* maxspeed:forward: 30 one way, the class speed (25) the other */
+    {2, 2, {94, 113, 189, 189, 566, 566}},
+    /* access=destination is allowed */
+    {3, 2, {113, 113, 189, 189, 566, 566}},
+    /* motor_vehicle=no: not by car */
+    {4, 2, {-1, -1, 189, 189, 566, 566}},
+    /* access=no + bicycle=yes: bicycles only */
+    {5, 2, {-1, -1, 189, 189, -1, -1}},
+    /* oneway=reversible: not routable for vehicles */
+    {6, 2, {-1, -1, -1, -1, 566, 566}},
+    /* motorway: implied oneway, cars only */
+    {7, 2, {31, -1, -1, -1, -1, -1}},
+    /* oneway=no cancels the implied oneway */
+    {8, 2, {31, 31, -1, -1, -1, -1}},
+    /* cycleway=opposite: bicycles both ways */
+    {9, 2, {113, -1, 189, 189, 566, 566}},
+    /* footway: bicycles pushed at 6 km/h */
+    {10, 2, {-1, -1, 472, 472, 566, 566}},
+    /* steps: pedestrians only, 2 km/h */
+    {11, 2, {-1, -1, -1, -1, 1415, 1415}},
+    /* cycleway: 18 km/h by bicycle */
+    {12, 2, {-1, -1, 157, 157, 566, 566}},
+    /* ferry without duration: 5 km/h */
+    {13, 2, {566, 566, 566, 566, 566, 566}},
+    /* area=yes: never routable */
+    {14, 2, {-1, -1, -1, -1, -1, -1}},
+    /* a bollard with motor_vehicle=yes lets cars through */
+    {15, 3, {226, 226, 377, 377, 1132, 1132}},
+    /* a gate with access=private stops everybody */
+    {16, 3, {-1, -1, -1, -1, -1, -1}},
+    /* highway=construction is not in any table */
+    {17, 2, {-1, -1, -1, -1, -1, -1}},
+    /* track: bicycles 12 km/h, not cars */
+    {18, 2, {-1, -1, 236, 236, 566, 566}},
+    /* primary_link: 30 km/h by car */
+    {19, 2, {94, 94, 189, 189, 566, 566}},
+    /* living_street: maxspeed 30 capped at 20 (car), bicycle 10 */
+    {20, 2, {141, 141, 283, 283, 566, 566}},
+    /* oneway=-1 with oneway:bicycle=no */
+    {21, 2, {-1, 113, 189, 189, 566, 566}},
+    /* access=private + foot=yes */
+    {22, 2, {-1, -1, -1, -1, 566, 566}},
+};
+
+static void test_profile_rules(void **state) {
+    (void)state;
+    static const char *profiles[] = {"car", "bicycle", "foot"};
+    for (int p = 0; p < 3; p++) {
+        gp_graph *g = load("rules.osm", profiles[p]);
+        for (size_t i = 0; i < sizeof RULES / sizeof RULES[0]; i++) {
+            const struct rule_row *r = &RULES[i];
+            int64_t a = r->way * 100 + 1, b = r->way * 100 + r->nodes;
+            for (int dir = 0; dir < 2; dir++) {
+                int want = r->ds[2 * p + dir];
+                uint32_t s = gp_graph_index(g, dir ? b : a), t = gp_graph_index(g, dir ? a : b);
+                uint64_t got = GP_INF;
+                if (s != GP_NONE && t != GP_NONE) {
+                    int64_t ids[4];
+                    uint32_t len;
+                    got = route(g, dir ? b : a, dir ? a : b, ids, 4, &len);
+                }
+                if (want < 0 ? got != GP_INF : got != (uint64_t)want)
+                    fail_msg("%s, way %d %s: %lld ds, want %d", profiles[p], r->way,
+                             dir ? "backward" : "forward", got == GP_INF ? -1LL : (long long)got,
+                             want);
+            }
+        }
+        gp_graph_unref(g);
+    }
 }
 
 /* Attributes follow their arcs through the builder's sort and enter the content hash. */
@@ -352,6 +484,156 @@ static void test_parsers_and_errors(void **state) {
     gp_graph_unref(g);
 }
 
+/* ---- an independent check of turn restrictions on real data ------------------------------------
+ * The file is read again through graph/osm_read.h; for every via-node restriction the profile
+ * obeys whose from and to ways end at the via node x, p is the from way's node next to x and q
+ * the to way's. In the graph, a node standing for x (x or a copy) that is entered by an arc
+ * coming from p's position (its last shape point, or its tail) must not leave towards q's
+ * position (no_*), or only towards it (only_*). The original x must not be entered from p. */
+typedef struct rnode {
+    int64_t id;
+    double lon, lat;
+} rnode;
+typedef struct rway {
+    int64_t id;
+    int64_t *refs;
+    uint32_t n;
+} rway;
+typedef struct rrest {
+    int kind;
+    int64_t from, via, to;
+} rrest;
+typedef struct rdata {
+    const gp_osm_profile *p;
+    rnode *nodes;
+    size_t nn, ncap;
+    rway *ways;
+    size_t nw, wcap;
+    rrest *r;
+    size_t nr, rcap;
+} rdata;
+
+static int r_node(void *ctx, int64_t id, double lon, double lat, const gp_osm_tag *t, uint32_t n,
+                  gp_err *err) {
+    (void)t, (void)n, (void)err;
+    rdata *d = ctx;
+    if (d->nn == d->ncap) d->nodes = realloc(d->nodes, (d->ncap = d->ncap * 2 + 1024) * sizeof *d->nodes);
+    d->nodes[d->nn++] = (rnode){id, lon, lat};
+    return 0;
+}
+static int r_way(void *ctx, int64_t id, const int64_t *refs, uint32_t nrefs, const gp_osm_tag *t,
+                 uint32_t n, gp_err *err) {
+    (void)t, (void)n, (void)err;
+    rdata *d = ctx;
+    if (d->nw == d->wcap) d->ways = realloc(d->ways, (d->wcap = d->wcap * 2 + 256) * sizeof *d->ways);
+    int64_t *copy = malloc(nrefs * sizeof *copy);
+    memcpy(copy, refs, nrefs * sizeof *copy);
+    d->ways[d->nw++] = (rway){id, copy, nrefs};
+    return 0;
+}
+static int r_rel(void *ctx, int64_t id, const gp_osm_member *m, uint32_t nm, const gp_osm_tag *t,
+                 uint32_t n, gp_err *err) {
+    (void)id, (void)err;
+    rdata *d = ctx;
+    int cond;
+    int kind = gp_osm_eval_restriction(d->p, t, n, &cond);
+    if (!kind) return 0;
+    rrest r = {kind, 0, 0, 0};
+    int nf = 0, nv = 0, nt = 0;
+    for (uint32_t i = 0; i < nm; i++) {
+        if (!strcmp(m[i].role, "from") && m[i].type == 'w') r.from = m[i].ref, nf++;
+        if (!strcmp(m[i].role, "to") && m[i].type == 'w') r.to = m[i].ref, nt++;
+        if (!strcmp(m[i].role, "via")) nv++, r.via = m[i].type == 'n' ? m[i].ref : 0;
+    }
+    if (nf != 1 || nt != 1 || nv != 1 || !r.via) return 0;
+    if (d->nr == d->rcap) d->r = realloc(d->r, (d->rcap = d->rcap * 2 + 64) * sizeof *d->r);
+    d->r[d->nr++] = r;
+    return 0;
+}
+
+static const rnode *find_node(const rdata *d, int64_t id) {
+    for (size_t i = 0; i < d->nn; i++)
+        if (d->nodes[i].id == id) return &d->nodes[i];
+    return NULL;
+}
+static const rway *find_way(const rdata *d, int64_t id) {
+    for (size_t i = 0; i < d->nw; i++)
+        if (d->ways[i].id == id) return &d->ways[i];
+    return NULL;
+}
+/* The way's node next to x when x is one of its ends, else 0. */
+static int64_t beside(const rway *w, int64_t x) {
+    if (!w || w->n < 2) return 0;
+    if (w->refs[0] == x) return w->refs[1];
+    if (w->refs[w->n - 1] == x) return w->refs[w->n - 2];
+    return 0;
+}
+static int at(double lon, double lat, const rnode *p) {
+    return fabs(lon - p->lon) < 1e-9 && fabs(lat - p->lat) < 1e-9;
+}
+/* Position an arc a (tail u) comes from into its head / goes to from its tail. */
+static void arc_from(const gp_graph *g, uint32_t a, uint32_t u, double *lon, double *lat) {
+    const double *x, *y;
+    uint32_t k = gp_graph_arc_shape(g, a, &x, &y);
+    *lon = k ? x[k - 1] : g->lon[u];
+    *lat = k ? y[k - 1] : g->lat[u];
+}
+static void arc_to(const gp_graph *g, uint32_t a, double *lon, double *lat) {
+    const double *x, *y;
+    uint32_t k = gp_graph_arc_shape(g, a, &x, &y);
+    *lon = k ? x[0] : g->lon[g->col[a]];
+    *lat = k ? y[0] : g->lat[g->col[a]];
+}
+
+/* Returns the number of (restriction, entry) pairs checked. */
+static uint32_t check_restrictions(const gp_graph *g, const char *path, const char *profile) {
+    rdata d;
+    memset(&d, 0, sizeof d);
+    d.p = gp_osm_profile_find(profile);
+    gp_osm_callbacks cb = {&d, r_node, r_way, r_rel};
+    gp_err err = {0};
+    assert_int_equal(gp_osm_read(path, &cb, &err), GP_OK);
+    uint32_t checked = 0;
+    for (size_t i = 0; i < d.nr; i++) {
+        const rrest *r = &d.r[i];
+        int64_t pid = beside(find_way(&d, r->from), r->via), qid = beside(find_way(&d, r->to), r->via);
+        const rnode *p = pid ? find_node(&d, pid) : NULL, *q = qid ? find_node(&d, qid) : NULL;
+        if (!p || !q) continue; /* a way passing through the via node, or outside the file */
+        for (uint32_t c = 0; c < g->n; c++) {
+            if (gp_graph_orig_id(g, c) != r->via) continue;
+            int entered = 0;
+            for (uint32_t k = g->rrow[c]; k < g->rrow[c + 1] && !entered; k++) {
+                uint32_t u = g->rcol[k];
+                for (uint32_t a = g->row[u]; a < g->row[u + 1]; a++) {
+                    double lon, lat;
+                    if (g->col[a] != c) continue;
+                    arc_from(g, a, u, &lon, &lat);
+                    if (at(lon, lat, p)) entered = 1;
+                }
+            }
+            if (!entered) continue;
+            if (g->ext[c] == r->via)
+                fail_msg("%s: via node %lld is entered from %lld: the entry is not restricted", path,
+                         (long long)r->via, (long long)pid);
+            checked++;
+            for (uint32_t a = g->row[c]; a < g->row[c + 1]; a++) {
+                double lon, lat;
+                arc_to(g, a, &lon, &lat);
+                int towards = at(lon, lat, q);
+                if (r->kind == GP_OSM_TURN_NO ? towards : !towards)
+                    fail_msg("%s (%s): %lld -> %lld -> %lld breaks a %s restriction", path, profile,
+                             (long long)pid, (long long)r->via, (long long)qid,
+                             r->kind == GP_OSM_TURN_NO ? "no_" : "only_");
+            }
+        }
+    }
+    for (size_t i = 0; i < d.nw; i++) free(d.ways[i].refs);
+    free(d.ways);
+    free(d.nodes);
+    free(d.r);
+    return checked;
+}
+
 /* Every algorithm agrees on the real extracts, for every profile (random pairs, tables, trees). */
 static void test_real_extracts(void **state) {
     (void)state;
@@ -375,6 +657,11 @@ static void test_real_extracts(void **state) {
             if (!g) fail_msg("%s: %s", spec, err.msg);
             assert_true(g->n > 1000 && g->m > 2000);
             assert_non_null(g->arc_shape);
+            char file[1100];
+            snprintf(file, sizeof file, "%s/osm/%s", data, files[f]);
+            uint32_t checked = check_restrictions(g, file, profiles[p]);
+            print_message("%s %s: %u restricted entries checked\n", files[f], profiles[p], checked);
+            if (f == 0 && p < 2) assert_true(checked >= 10); /* Monaco: 27 restrictions */
             assert_int_equal(gp_engine_attach(eng, g, &err), GP_OK);
             uint64_t seed = 12345 + (uint64_t)(f * 3 + p);
             uint32_t src[8], dst[8];
@@ -415,8 +702,12 @@ static void test_real_extracts(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_oneway),
+        cmocka_unit_test(test_profile_rules),
         cmocka_unit_test(test_turn_restrictions),
         cmocka_unit_test(test_via_way),
+        cmocka_unit_test(test_negative_ids),
+        cmocka_unit_test(test_gaps),
+        cmocka_unit_test(test_no_u_turn),
         cmocka_unit_test(test_access_and_barriers),
         cmocka_unit_test(test_builder_attributes),
         cmocka_unit_test(test_parsers_and_errors),

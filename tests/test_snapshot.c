@@ -197,6 +197,7 @@ static void expect_refused(const char *path, const char *what) {
 /* Offsets of the header fields and table entries (snapshot.c's layout). */
 #define H_VERSION 8
 #define H_NSECT 16
+#define H_TABLE_OFF 32
 #define H_TABLE_SUM 48
 #define E_TYPE 0
 #define E_OFFSET 32
@@ -229,6 +230,12 @@ static void test_damaged(void **state) {
 
     spit(bad, orig, len - 100);
     expect_refused(bad, "truncated");
+
+    memcpy(buf, orig, (size_t)len);
+    uint64_t huge = UINT64_MAX - 8; /* a table offset that wraps around when added to */
+    memcpy(buf + H_TABLE_OFF, &huge, 8);
+    spit(bad, buf, len);
+    expect_refused(bad, "section table out of bounds");
 
     /* a flipped byte in the last section's data */
     uint32_t ns;

@@ -20,6 +20,7 @@ bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 
 start() { # MODE -> sets port, pid
   rm -f "$tmp/port"
+  # PATCH .../links needs the operator token (server/http.c)
   "$BIN" serve --graph g=gen:3000:4 --cch "$1" --cch_min_nodes 0 --cache_path "" --port 0 \
     --listen 127.0.0.1 --port-file "$tmp/port" --log_level info --operator-token op-token \
     2>"$tmp/log.$1" &
@@ -39,7 +40,7 @@ def get(p):
 def send(method, p, body):
     rq = urllib.request.Request(base + p, data=json.dumps(body).encode(), method=method,
                                 headers={"Content-Type": "application/json",
-                                         "Authorization": "Bearer op-token"})  # PATCH needs it
+                                         "Authorization": "Bearer op-token"})
     with urllib.request.urlopen(rq) as r:
         return json.load(r)
 random.seed(7)

@@ -15,7 +15,7 @@
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -std=c11 -D_GNU_SOURCE \
  *     $(pkg-config --cflags $PK) -c tests/fuzz/fuzz_request.c -o build-fuzz/fuzz_request.o
  *   clang++ -g -fsanitize=fuzzer,address,undefined build-fuzz/fuzz_request.o \
- *     build-fuzz/libgpath.a $(pkg-config --libs $PK) -lexpat -lbz2 -lm -pthread \
+ *     build-fuzz/libgpath.a $(pkg-config --libs $PK) -lmetis -lexpat -lbz2 -lm -pthread \
  *     -o build-fuzz/fuzz_request
  *   mkdir -p /tmp/fuzz-request && build-fuzz/fuzz_request -max_total_time=30 /tmp/fuzz-request \
  *     tests/fuzz/corpus/request      (new inputs go to the first, scratch directory)

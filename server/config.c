@@ -73,6 +73,29 @@ static const gp_config_key keys[] = {
     {"log_level", S(log_level), "info", 0, 0, "error, warn, info (one line per request) or debug."},
     {"ecmp_max", L(ecmp_max), "64", 1, 4096,
      "Most equal-cost next hops listed per destination in routing tables."},
+    {"max_connections_per_ip", L(max_connections_per_ip), "64", 0, 1000000,
+     "Concurrent connections one client address may hold, so one client cannot take every "
+     "slot; 0 = no limit (behind a reverse proxy every client has the proxy's address)."},
+    {"request_read_timeout_s", L(request_read_timeout_s), "30", 0, 86400,
+     "A connection must deliver a whole request (headers and body) within this many seconds of "
+     "opening or of its previous answer, however slowly it trickles; else it is closed. 0 = "
+     "none."},
+    {"max_url_bytes", L(max_url_bytes), "8192", 256, 65536,
+     "Longest request target (path and query); longer ones get 414 UriTooLong."},
+    {"max_header_bytes", L(max_header_bytes), "16384", 1024, 65536,
+     "Largest request header block (names and values); larger ones get 431 HeadersTooLarge."},
+    {"max_discard_bytes", L(max_discard_bytes), "16777216", 0, 1073741824,
+     "Bodies over max_body_bytes are read and dropped up to this size so the client reads its "
+     "413 (bigger ones, and Expect: 100-continue, are answered at once)."},
+    {"cors_origins", S(cors_origins), "*", 0, 0,
+     "Browser origins allowed to call the API (CORS): * (any), a comma list of origins "
+     "(https://a.example,https://b.example), or empty (none). Never applied to /admin paths."},
+    {"gzip_min_bytes", L(gzip_min_bytes), "1024", 0, 1073741824,
+     "Answers of at least this many bytes (and streamed answers) are gzip-compressed for "
+     "clients that send Accept-Encoding: gzip; 0 = never compress."},
+    {"operator_token", S(operator_token), "", 0, 0,
+     "Bearer token of the calls that change what gpath answers (PATCH /v1/graphs/{graph}/links); "
+     "admin_token is accepted too. With neither set these calls answer 403 OperatorDisabled."},
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 

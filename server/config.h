@@ -48,6 +48,15 @@ typedef struct gp_config {
     char admin_token[256];
     char log_level[16];
     long ecmp_max;
+    /* HTTP protocol limits, CORS, compression, operator token (server/http.c) */
+    long max_connections_per_ip;
+    long request_read_timeout_s;
+    long max_url_bytes;
+    long max_header_bytes;
+    long max_discard_bytes;
+    char cors_origins[1024];
+    long gzip_min_bytes;
+    char operator_token[256];
     char port_file[1024]; /* flag only: write the bound port here */
     int ngraphs;
     gp_config_graph graphs[GP_CONFIG_MAX_GRAPHS];

@@ -4,6 +4,7 @@
  * are labelled with the pattern.
  */
 #include "h_cache.h"
+#include "h_docs.h"
 #include "h_netops.h"
 #include "handlers.h"
 #include "http.h"
@@ -12,6 +13,9 @@ const gp_route gp_routes[] = {
     {"GET", "/health", gp_h_health, 0},
     {"GET", "/ready", gp_h_ready, 0},
     {"GET", "/metrics", gp_h_metrics, 0},
+    {"GET", "/openapi.yaml", gp_h_openapi, 0},
+    {"GET", "/docs", gp_h_docs, 0},
+    {"GET", "/docs/{asset}", gp_h_docs_asset, 0},
     {"GET", "/v1/graphs", gp_h_graphs, 0},
     {"GET", "/v1/graphs/{graph}", gp_h_graph, GP_ROUTE_GRAPH},
     {"GET", "/v1/graphs/{graph}/route", gp_h_route, GP_ROUTE_GRAPH | GP_ROUTE_QUERY},
@@ -21,7 +25,7 @@ const gp_route gp_routes[] = {
     {"POST", "/v1/graphs/{graph}/apsp", gp_h_apsp, GP_ROUTE_GRAPH | GP_ROUTE_JSON | GP_ROUTE_QUERY},
     {"GET", "/v1/graphs/{graph}/routing-table", gp_h_routing_table, GP_ROUTE_GRAPH | GP_ROUTE_QUERY},
     {"GET", "/v1/graphs/{graph}/routing-tables", gp_h_routing_tables, GP_ROUTE_GRAPH | GP_ROUTE_QUERY},
-    {"PATCH", "/v1/graphs/{graph}/links", gp_h_links_patch, GP_ROUTE_GRAPH | GP_ROUTE_JSON},
+    {"PATCH", "/v1/graphs/{graph}/links", gp_h_links_patch, GP_ROUTE_GRAPH | GP_ROUTE_JSON | GP_ROUTE_OPERATOR},
     {"GET", "/v1/graphs/{graph}/links", gp_h_links, GP_ROUTE_GRAPH},
     {"GET", "/v1/graphs/{graph}/routers", gp_h_routers, GP_ROUTE_GRAPH},
     {"POST", "/v1/graphs/{graph}/what-if", gp_h_what_if, GP_ROUTE_GRAPH | GP_ROUTE_JSON | GP_ROUTE_QUERY},

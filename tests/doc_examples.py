@@ -103,16 +103,10 @@ def have(need):
         return None if ok else "no NVIDIA GPU here"
     if need == "pg":
         return None if os.environ.get("GPATH_DOCTEST_PG") else \
-            "needs PostgreSQL with the README's tables (tests/test_docs.sh starts one when pg_ctl exists)"
+            ("needs the example's PostgreSQL database (pgRouting tables at the host the URI "
+             "names); GPATH_DOCTEST_PG=1 runs it where that database exists")
     if need in ("docker", "kubectl"):
-        if not shutil.which(need):
-            return f"{need} not installed"
-        probe = ["docker", "info"] if need == "docker" else ["kubectl", "cluster-info"]
-        try:
-            r = subprocess.run(probe, capture_output=True, timeout=20)
-        except (OSError, subprocess.TimeoutExpired):
-            return f"{need} cannot reach its daemon/cluster"
-        return None if r.returncode == 0 else f"{need} cannot reach its daemon/cluster"
+        return probe_cluster(need)
     if need == "data":
         return None if os.path.isdir(DATA) else f"data sets absent ({DATA}): run `make data`"
     if need == "runs-suite":
@@ -120,6 +114,62 @@ def have(need):
     if need == "network":
         return "needs the internet (not reachable from tests)"
     raise SystemExit(f"unknown need: {need}")
+
+
+def probe(cmd):
+    """(ok, first line of what it printed) of a probe command, never raising."""
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return False, str(e)
+    lines = [ln.strip() for ln in (r.stderr + r.stdout).splitlines() if ln.strip()]
+    return r.returncode == 0, (lines[-1] if lines else f"exit {r.returncode}")
+
+
+def docker_base_images():
+    """The images the Dockerfile builds FROM (not its own stages)."""
+    stages, bases = set(), []
+    try:
+        text = open(os.path.join(ROOT, "Dockerfile"), encoding="utf-8").read()
+    except OSError:
+        return []
+    for m in re.finditer(r"^FROM\s+(?:--\S+\s+)*(\S+)(?:\s+AS\s+(\S+))?", text, re.M | re.I):
+        if m.group(1) not in stages:
+            bases.append(m.group(1))
+        if m.group(2):
+            stages.add(m.group(2))
+    return bases
+
+
+_cluster = {}
+
+
+def probe_cluster(need):
+    """None when docker / kubectl can do what the examples do here, else the reason. A docker
+    client without a usable daemon (docker info fails) is skipped, and so is a daemon that cannot
+    build the image offline (a base image of the Dockerfile is not present locally: pulling it
+    needs a registry, which tests do not reach)."""
+    if need in _cluster:
+        return _cluster[need]
+    why = None
+    if not shutil.which(need):
+        why = f"{need} not installed"
+    elif need == "docker":
+        ok, msg = probe(["docker", "info", "--format", "{{.ServerVersion}}"])
+        if not ok:
+            why = f"docker has no usable daemon (`docker info`: {msg})"
+        else:
+            missing = [b for b in docker_base_images()
+                       if not probe(["docker", "image", "inspect", b])[0]]
+            if missing:
+                why = (f"the image cannot be built offline: base image(s) {', '.join(missing)} "
+                       "not present locally")
+    else:
+        ok, msg = probe(["kubectl", "get", "--raw", "/readyz"])
+        if not ok:
+            why = f"kubectl reaches no ready cluster (`kubectl get --raw /readyz`: {msg})"
+    _cluster[need] = why
+    return why
 
 
 def logical_lines(text):
@@ -265,6 +315,10 @@ def make_scratch():
     for e in os.listdir(ROOT):
         if not e.startswith("."):
             os.symlink(os.path.join(ROOT, e), os.path.join(d, e))
+    # `build/gpath` in an example means the build under test ($BUILD)
+    if os.path.lexists(os.path.join(d, "build")):
+        os.unlink(os.path.join(d, "build"))
+    os.symlink(os.path.join(ROOT, BUILD), os.path.join(d, "build"))
     if os.path.isdir(DATA):
         for ds in sorted(os.listdir(DATA)):
             dsp = os.path.join(DATA, ds)

@@ -230,6 +230,11 @@ dt_cmd_check() { # rc want text
 '''
 
 
+# printed after an example's last command: a block that stops early (an unset variable under
+# set -u, an `exit`) fails instead of passing with its remaining commands unrun
+DONE = "@@doctest-block-done"
+
+
 def shell_quote(s):
     return "'" + s.replace("'", "'\\''") + "'"
 
@@ -248,6 +253,7 @@ def script_for(text):
         out.append("export DT_EXPECT=2xx")
         out.append("(\n" + text + "\n)")
         out.append(f"dt_cmd_check $? 0 {shell_quote('block')}")
+        out.append(f"echo {DONE}")
         return "\n".join(out)
     prev_comment = ""
     for ln in lines:
@@ -267,6 +273,7 @@ def script_for(text):
             continue
         out.append(ln)
         out.append(f"dt_cmd_check $? {rc} {shell_quote(ln.strip())}")
+    out.append(f"echo {DONE}")
     return "\n".join(out)
 
 
@@ -412,6 +419,9 @@ def main():
                                            capture_output=True, text=True, timeout=600)
                         fails = open(env["DT_FAIL"]).read().splitlines() \
                             if os.path.exists(env["DT_FAIL"]) else []
+                        if DONE not in r.stdout:
+                            fails.append(f"the block stopped before its end (exit {r.returncode}): "
+                                         + (r.stderr.strip().splitlines() or [""])[-1][:300])
                         if fails:
                             sys.stdout.write(r.stdout[-2000:] + r.stderr[-2000:])
                 except (RuntimeError, subprocess.TimeoutExpired) as e:

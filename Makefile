@@ -10,6 +10,7 @@
 #   make asan       the suite under AddressSanitizer + UBSan (CPU build)
 #   make bench      CPU benchmarks -> bench/results/
 #   make bench-gpu  GPU benchmarks -> bench/results/ (on the GPU machine)
+#   make data       the public test data sets into data/ (data/MANIFEST.tsv; a local copy first)
 #
 # BUILD=dir builds elsewhere (helpers and sanitizer builds use their own), NVCC= forces CPU-only.
 
@@ -25,6 +26,10 @@ CFLAGS  += -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -pthread -MMD -MP \
 LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -pthread -lm
 SAN     ?=
 CFLAGS  += $(SAN)
+# The one version number: the VERSION file (`gpath --version`, /metrics, openapi.yaml's info.version
+# and the image tags in Dockerfile and deploy/ are checked against it by tests/test_version.sh).
+VERSION := $(strip $(shell cat VERSION 2>/dev/null))
+CFLAGS  += -DGPATH_VERSION='"$(VERSION)"'
 LDFLAGS += $(SAN)
 
 LIB_SRC := $(wildcard graph/*.c engine/*.c storage/*.c server/*.c)
@@ -65,12 +70,14 @@ ifneq ($(strip $(NVCC)),)
   BENCH_BIN += $(patsubst bench/%.cu,$(BUILD)/bench/%,$(wildcard bench/*.cu))
 endif
 
-.PHONY: all deps deps-run test test-gpu run lint asan bench bench-gpu clean format web FORCE
+.PHONY: all deps deps-run test test-gpu run lint asan bench bench-gpu clean format web data FORCE
 all: $(BUILD)/gpath $(TEST_BIN) $(BENCH_BIN)
 
 $(BUILD)/gpath: $(BUILD)/server/main.o $(BUILD)/libgpath.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 	@echo "built $@ ($(BUILD_KIND)$(if $(CU_OBJ),, build: nvcc not found, the CUDA backend is not compiled))"
+
+$(LIB_OBJ) $(BUILD)/server/main.o: VERSION
 
 $(BUILD)/libgpath.a: $(LIB_OBJ) $(CU_OBJ)
 	@rm -f $@
@@ -121,6 +128,11 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/libgpath.a
 $(BUILD)/bench/%: bench/%.cu $(BUILD)/libgpath.a
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -I. -o $@ $< $(BUILD)/libgpath.a $(filter-out -pthread,$(LDLIBS)) -lpthread
+
+# The test data (data/MANIFEST.tsv): copied from GPATH_DATA or ../shared/data when there, else
+# downloaded from the publishers; every file checked against its sha256.
+data:
+	@bash data/fetch.sh
 
 deps:
 	@bash deploy/install-deps.sh test

@@ -175,7 +175,7 @@ static gp_rt *tables_for(gp_req *r, gp_graph *g) {
     }
     free(dist);
     if (!t) {
-        if (gp_rt_build(gp_http_engine(), g, ecmp_max_cfg(), 0, 0, NULL, NULL, &t, &err) != GP_OK) {
+        if (gp_rt_build(gp_http_engine(), g, ecmp_max_cfg(), 0, 0, &t, &err) != GP_OK) {
             answer_err(r, &err);
             return NULL;
         }
@@ -513,7 +513,7 @@ void gp_h_links_patch(gp_req *r) {
     old = lru_get(g->hash);
     if (g2->n <= max_nodes_cfg()) {
         int rc = old ? gp_rt_update(gp_http_engine(), old, g2, GP_RT_AUTO, 0, &t2, &st, &err)
-                     : gp_rt_build(gp_http_engine(), g2, ecmp_max_cfg(), 0, 0, NULL, NULL, &t2, &err);
+                     : gp_rt_build(gp_http_engine(), g2, ecmp_max_cfg(), 0, 0, &t2, &err);
         if (rc != GP_OK) {
             answer_err(r, &err);
             goto done;
@@ -632,15 +632,7 @@ void gp_h_what_if(gp_req *r) {
         gp_http_error(r, GP_HC_INTERNAL, "out of memory");
         goto done;
     }
-    gp_sbuf_add(&s, "{\"graph\":", 9);
-    gp_sbuf_json_str(&s, gp_req_graph_name(r));
-    gp_sbuf_printf(&s, ",\"version\":\"%s\",\"what_if_version\":\"%s\",\"count\":%zu,\"changes\":[",
-                   g->version, g2->version, np);
-    for (size_t p = 0; p < np; p++) {
-        if (p) gp_sbuf_add(&s, ",", 1);
-        gp_nj_change(&s, t, t2, pairs[p], scratch);
-    }
-    gp_sbuf_add(&s, "]}", 2);
+    gp_nj_what_if(&s, gp_req_graph_name(r), t, t2, pairs, np, scratch); /* the CLI's too */
     send_sbuf(r, 200, &s);
 done:
     gp_sbuf_free(&s);

@@ -204,7 +204,7 @@ static void describe(const gp_graph *g, const gp_place *p, const gp_snap *s, cha
         snprintf(buf, cap, "%.6f,%.6f (snapped %.2f m to the road at node %lld)", p->lon, p->lat,
                  s->dist_m, (long long)g->ext[s->node]);
     else
-        snprintf(buf, cap, "node %lld", (long long)p->id);
+        gp_render_node_desc(buf, cap, p->id); /* as the CLI says it */
 }
 
 void gp_h_route(gp_req *r) {
@@ -232,8 +232,9 @@ void gp_h_route(gp_req *r) {
         describe(g, from, &a, fa, sizeof fa);
         describe(g, to, &b, fb, sizeof fb);
         gp_snap_route_free(&sr);
-        gp_http_error(r, GP_HC_NO_ROUTE, "no route from %s to %s in graph '%s'", fa, fb,
-                      gp_req_graph_name(r));
+        char msg[1200]; /* shared with the CLI's NoRoute document (server/render.c) */
+        gp_render_no_route_msg(msg, sizeof msg, fa, fb, gp_req_graph_name(r));
+        gp_http_error(r, GP_HC_NO_ROUTE, "%s", msg);
         return;
     }
     cJSON *o = gp_render_route_snap(g, &a, &b, &sr);
@@ -270,26 +271,18 @@ void gp_h_nearest(gp_req *r) {
         gp_http_error(r, GP_HC_INTERNAL, "nearest-node lookup failed");
         return;
     }
-    cJSON *o = cJSON_CreateObject();
-    add_version(r, o);
-    cJSON_AddNumberToObject(o, "lon", lon);
-    cJSON_AddNumberToObject(o, "lat", lat);
-    cJSON *arr = cJSON_AddArrayToObject(o, "nodes");
-    for (int i = 0; i < n; i++) {
-        cJSON *e = cJSON_CreateObject();
-        cJSON_AddItemToObject(e, "id", gp_render_node(g, nodes[i]));
-        cJSON_AddNumberToObject(e, "distance_m", gp_round2(metres[i]));
-        cJSON_AddNumberToObject(e, "lon", gp_round6(g->lon[nodes[i]]));
-        cJSON_AddNumberToObject(e, "lat", gp_round6(g->lat[nodes[i]]));
-        cJSON_AddItemToArray(arr, e);
-    }
-    free(nodes);
-    free(metres);
-    /* the nearest point of the road network, where a route from (lon, lat) would start */
     gp_snap s;
     gp_err err;
     int rc = gp_snap_point(g, lon, lat, gp_req_radius(&args), &s, &err);
-    cJSON_AddItemToObject(o, "waypoint", rc == GP_OK ? gp_render_waypoint(g, &s) : cJSON_CreateNull());
+    cJSON *o = cJSON_CreateObject();
+    add_version(r, o);
+    /* the members shared with the CLI's nearest (server/render.c) */
+    if (gp_render_nearest_add(o, g, lon, lat, nodes, metres, n, rc == GP_OK ? &s : NULL)) {
+        cJSON_Delete(o);
+        o = NULL; /* gp_http_json answers 500 */
+    }
+    free(nodes);
+    free(metres);
     gp_http_json(r, 200, o);
 }
 

@@ -27,6 +27,7 @@
 
 #include "http_util.h"
 #include "metrics.h"
+#include "render.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -658,11 +659,7 @@ void gp_http_error(gp_req *r, int code, const char *fmt, ...) {
     if (code < 0 || code >= GP_HC_COUNT) code = GP_HC_INTERNAL;
     r->err_code = code;
     if (codes[code].status == 503) gp_req_add_header(r, "Retry-After", "1"); /* NotReady, Busy */
-    cJSON *o = cJSON_CreateObject();
-    if (o) {
-        cJSON_AddStringToObject(o, "code", codes[code].name);
-        cJSON_AddStringToObject(o, "message", msg);
-    }
+    cJSON *o = gp_render_error_doc(codes[code].name, msg); /* the CLI prints the same */
     char *s = o ? cJSON_PrintUnformatted(o) : NULL;
     cJSON_Delete(o);
     if (!s) {

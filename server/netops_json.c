@@ -154,3 +154,16 @@ void gp_nj_change(gp_sbuf *s, const gp_rt *a, const gp_rt *b, gp_rt_pair p, uint
     gp_nj_route(s, b, p.router, p.dest, scratch);
     gp_sbuf_add(s, "}", 1);
 }
+
+void gp_nj_what_if(gp_sbuf *s, const char *graph, const gp_rt *a, const gp_rt *b,
+                   const gp_rt_pair *p, size_t np, uint32_t *scratch) {
+    gp_sbuf_add(s, "{\"graph\":", 9);
+    gp_sbuf_json_str(s, graph);
+    gp_sbuf_printf(s, ",\"version\":\"%s\",\"what_if_version\":\"%s\",\"count\":%zu,\"changes\":[",
+                   a->g->version, b->g->version, np);
+    for (size_t k = 0; k < np; k++) {
+        if (k) gp_sbuf_add(s, ",", 1);
+        gp_nj_change(s, a, b, p[k], scratch);
+    }
+    gp_sbuf_add(s, "]}", 2);
+}

@@ -256,11 +256,62 @@ cJSON *gp_render_graph_info(const gp_graph *g, const char *name) {
     return o;
 }
 
-cJSON *gp_render_error(int code, const char *message) {
+cJSON *gp_render_error_doc(const char *code, const char *message) {
     cJSON *o = cJSON_CreateObject();
     if (!o) return NULL;
-    if (!cJSON_AddStringToObject(o, "code", gp_status_name(code)) ||
+    if (!cJSON_AddStringToObject(o, "code", code) ||
         !cJSON_AddStringToObject(o, "message", message ? message : "")) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+cJSON *gp_render_error(int code, const char *message) {
+    return gp_render_error_doc(gp_status_name(code), message);
+}
+
+void gp_render_node_desc(char *buf, size_t size, int64_t id) {
+    snprintf(buf, size, "node %" PRId64, id);
+}
+
+void gp_render_no_route_msg(char *buf, size_t size, const char *from, const char *to,
+                            const char *graph) {
+    snprintf(buf, size, "no route from %s to %s in graph '%s'", from, to, graph ? graph : "");
+}
+
+cJSON *gp_render_no_route(const char *from, const char *to, const char *graph) {
+    char msg[1200];
+    gp_render_no_route_msg(msg, sizeof msg, from, to, graph);
+    return gp_render_error_doc(gp_status_name(GP_ENOROUTE), msg);
+}
+
+int gp_render_nearest_add(cJSON *o, const gp_graph *g, double lon, double lat,
+                          const uint32_t *nodes, const double *metres, int n, const gp_snap *way) {
+    cJSON *arr = NULL, *w = NULL;
+    if (!o || !cJSON_AddNumberToObject(o, "lon", lon) || !cJSON_AddNumberToObject(o, "lat", lat) ||
+        !(arr = cJSON_AddArrayToObject(o, "nodes")))
+        return -1;
+    for (int i = 0; i < n; i++) {
+        cJSON *e = cJSON_CreateObject(), *id = gp_render_node(g, nodes[i]);
+        if (!e || !id || !cJSON_AddItemToObject(e, "id", id) ||
+            !cJSON_AddNumberToObject(e, "distance_m", gp_round2(metres[i])) ||
+            !cJSON_AddNumberToObject(e, "lon", gp_round6(g->lon[nodes[i]])) ||
+            !cJSON_AddNumberToObject(e, "lat", gp_round6(g->lat[nodes[i]])) ||
+            !cJSON_AddItemToArray(arr, e)) {
+            if (e && !id) cJSON_Delete(e);
+            return -1;
+        }
+    }
+    /* the nearest point of the road network, where a route from (lon, lat) would start */
+    w = way ? gp_render_waypoint(g, way) : cJSON_CreateNull();
+    return w && cJSON_AddItemToObject(o, "waypoint", w) ? 0 : -1;
+}
+
+cJSON *gp_render_nearest(const gp_graph *g, double lon, double lat, const uint32_t *nodes,
+                         const double *metres, int n, const gp_snap *way) {
+    cJSON *o = cJSON_CreateObject();
+    if (gp_render_nearest_add(o, g, lon, lat, nodes, metres, n, way)) {
         cJSON_Delete(o);
         return NULL;
     }

@@ -19,6 +19,7 @@
  *                "has_coordinates", "memory_bytes", "scale", "loaded_at" (ISO-8601 UTC),
  *                "weight_unit" ("deciseconds", "hops", "cost", ...), "unit_s" (seconds per unit,
  *                only for travel times), "profile" (OSM imports)}
+ *   nearest: {"lon", "lat", "nodes": [{"id", "distance_m", "lon", "lat"}, ...], "waypoint"}
  *   error: {"code": "InvalidQuery"..., "message": "..."}
  *
  * cJSON builders return a new tree owned by the caller (cJSON_Delete), NULL when out of memory.
@@ -51,7 +52,26 @@ cJSON *gp_render_table(const gp_graph *g, const uint32_t *src, uint32_t ns, cons
 /* dist n*n row-major; next n*n or NULL (then no "next_hops"). */
 cJSON *gp_render_apsp(const gp_graph *g, const uint64_t *dist, const uint32_t *next);
 cJSON *gp_render_graph_info(const gp_graph *g, const char *name);
+/* THE error document {"code": CODE, "message": MESSAGE}: server/http.c's error writer sends it,
+ * the CLI prints it, so both are the same bytes for the same error. */
+cJSON *gp_render_error_doc(const char *code, const char *message);
+/* The same with the code named by a GP_E* status (gp_status_name: GP_ENOROUTE -> "NoRoute"). */
 cJSON *gp_render_error(int code, const char *message);
+/* No route between two places of the graph named graph, each described as gp_render_node_desc
+ * writes a node ("node 12") or as HTTP describes a coordinate: the message, and the NoRoute error
+ * document carrying it (what HTTP route answers and the CLI prints). */
+void gp_render_node_desc(char *buf, size_t size, int64_t id);
+void gp_render_no_route_msg(char *buf, size_t size, const char *from, const char *to,
+                            const char *graph);
+cJSON *gp_render_no_route(const char *from, const char *to, const char *graph);
+/* nearest: {"lon": X, "lat": Y, "nodes": [{"id": ID, "distance_m": M, "lon", "lat"}, ...],
+ * "waypoint": waypoint | null} for the n nodes found (nearest first) and the snapped position way
+ * (NULL: none within the radius); HTTP's answer, which adds "graph" and "version" first, and the
+ * CLI's. _add writes the members into o (0, or -1 when out of memory). */
+int gp_render_nearest_add(cJSON *o, const gp_graph *g, double lon, double lat,
+                          const uint32_t *nodes, const double *metres, int n, const gp_snap *way);
+cJSON *gp_render_nearest(const gp_graph *g, double lon, double lat, const uint32_t *nodes,
+                         const double *metres, int n, const gp_snap *way);
 
 /* The /v1 answers' additions (server/handlers.c), for queries by node id or coordinate:
  *   waypoint: {"location": [lon, lat] | null, "node": ID, "distance_m": M, "name": "road"?}

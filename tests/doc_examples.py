@@ -43,7 +43,20 @@ import urllib.request
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.environ.get("BUILD", "build")
 BIN = os.path.join(ROOT, BUILD, "gpath")
-DATA = os.environ.get("GPATH_DATA") or os.path.join(os.path.dirname(ROOT), "shared", "data")
+
+
+def data_dir():
+    """As tests/run-tests.sh: GPATH_DATA, else data/ once `make data` filled it, else ../shared/data."""
+    if os.environ.get("GPATH_DATA"):
+        return os.environ["GPATH_DATA"]
+    own = os.path.join(ROOT, "data")
+    if os.path.isdir(own) and any(os.path.isfile(os.path.join(own, g, "SOURCE.md"))
+                                  for g in os.listdir(own)):
+        return own
+    return os.path.join(os.path.dirname(ROOT), "shared", "data")
+
+
+DATA = data_dir()
 
 FENCE = re.compile(r"^```(\w*)\s*$")
 MARK = re.compile(r"^<!--\s*doctest:\s*(.*?)\s*-->\s*$")

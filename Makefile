@@ -35,6 +35,11 @@ LDFLAGS += $(SAN)
 LIB_SRC := $(wildcard graph/*.c engine/*.c storage/*.c server/*.c)
 LIB_SRC := $(filter-out server/main.c,$(LIB_SRC))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+# graph/*.cpp: C++ behind plain-C headers (graph/osm_read.cpp: libosmium, header-only).
+CXX      ?= g++
+CXXFLAGS += -std=c++17 $(OPT) $(WARN) -pthread -MMD -MP $(SAN)
+LIB_OBJ  += $(patsubst %.cpp,$(BUILD)/%.o,$(wildcard graph/*.cpp))
+LDLIBS   += -lexpat -lbz2 -lz -lstdc++
 # migrations/*/*.sql are compiled into the binary (storage/migrate.h): one generated C file.
 MIG_SQL := $(sort $(wildcard migrations/sqlite/*.sql)) $(sort $(wildcard migrations/postgres/*.sql))
 LIB_OBJ += $(BUILD)/gen/migrations.o
@@ -87,6 +92,10 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
+$(BUILD)/%.o: %.cpp
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) -c -o $@ $<
+
 $(BUILD)/gen/migrations.c: $(MIG_SQL) storage/embed-migrations.sh
 	@mkdir -p $(dir $@)
 	sh storage/embed-migrations.sh $(MIG_SQL) >$@.tmp && mv $@.tmp $@
@@ -124,6 +133,8 @@ $(BUILD)/tests/%: tests/%.c $(BUILD)/libgpath.a
 $(BUILD)/bench/%: bench/%.c $(BUILD)/libgpath.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libgpath.a $(LDLIBS)
+# the OSM reader comparison also links readosm (libreadosm-dev)
+$(BUILD)/bench/osm_readers: LDLIBS += -lreadosm
 
 $(BUILD)/bench/%: bench/%.cu $(BUILD)/libgpath.a
 	@mkdir -p $(dir $@)

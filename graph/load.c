@@ -3,10 +3,13 @@
  * A spec is "FORMAT:PATH" (dimacs, csv, graphml, sndlib, rocketfuel), "gen:N[:SEED]" (the built-in
  * generator, seed 1 by default), a PostgreSQL URI ("postgresql://..." or "postgres://..."), or a
  * bare path whose extension names the format: .gr / .gr.gz (DIMACS), .csv (pgRouting CSV),
- * .graphml (Topology Zoo), .txt (SNDlib native), .intra (Rocketfuel weights). The graph's source
+ * .graphml (Topology Zoo), .txt (SNDlib native), .intra (Rocketfuel weights), .osm / .osm.pbf
+ * (OpenStreetMap, "?profile=car|bicycle|foot" may follow), .gpath (a snapshot written by
+ * `gpath import`, graph/snapshot.h). The graph's source
  * field records the spec as given.
  */
 #include "graph.h"
+#include "snapshot.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -27,11 +30,15 @@ static const loader loaders[] = {
     {"graphml", {".graphml", NULL, NULL}, gp_load_graphml},
     {"sndlib", {".txt.gz", ".txt", NULL}, gp_load_sndlib},
     {"rocketfuel", {".intra", NULL, NULL}, gp_load_rocketfuel},
+    {"osm", {".osm.pbf", ".pbf", ".osm"}, gp_load_osm},
+    {"gpath", {".gpath", NULL, NULL}, gp_load_snapshot},
 };
 
+/* 1 when s ends with suffix, not counting an OSM "?profile=NAME" query at its end. */
 static int ends_with(const char *s, const char *suffix) {
-    size_t a = strlen(s), b = strlen(suffix);
-    return a >= b && strcmp(s + a - b, suffix) == 0;
+    const char *q = strstr(s, "?profile=");
+    size_t a = q ? (size_t)(q - s) : strlen(s), b = strlen(suffix);
+    return a >= b && strncmp(s + a - b, suffix, b) == 0;
 }
 
 static gp_graph *run_loader(const loader *l, const char *path, const gp_load_opts *o, gp_err *err) {
@@ -108,8 +115,9 @@ gp_graph *gp_graph_load(const char *spec, const gp_load_opts *opts, gp_err *err)
         if (!l) {
             gp_err_set(err, GP_EINVAL,
                        "%s: cannot tell the graph format; use a prefix (dimacs:, csv:, graphml:, "
-                       "sndlib:, rocketfuel:, gen:N[:SEED], postgresql://) or an extension (.gr, "
-                       ".gr.gz, .csv, .graphml, .txt, .intra)",
+                       "sndlib:, rocketfuel:, osm:, gpath:, gen:N[:SEED], postgresql://) or an "
+                       "extension (.gr, .gr.gz, .csv, .graphml, .txt, .intra, .osm, .osm.pbf, "
+                       ".gpath)",
                        spec);
             return NULL;
         }

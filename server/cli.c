@@ -13,6 +13,7 @@
 
 #include "../engine/snap.h"
 #include "../graph/spatial.h"
+#include "cli_import.h"
 #include "cli_netops.h"
 #include "cli_progress.h"
 #include "config.h"
@@ -64,6 +65,19 @@ static int print_text(char *s) {
     return 0;
 }
 
+/* --profile must be what the graph was built with: it applies to OSM files, and a snapshot keeps
+ * the profile it was imported with. */
+static int check_profile(const gp_cli_args *a, const gp_graph *g) {
+    const char *p = gp_cli_str(a, "profile"), *spec = gp_cli_str(a, "graph");
+    if (!p || strcmp(p, g->profile) == 0) return 0;
+    if (!g->profile[0])
+        return gp_cli_usage_error("--profile applies to OpenStreetMap graphs; %s is a %s graph",
+                                  spec, g->format);
+    return gp_cli_usage_error("--profile %s: %s was built with the %s profile (re-import it with "
+                              "--profile %s)",
+                              p, spec, g->profile, p);
+}
+
 int gp_cli_setup(const gp_cli_args *a, const gp_load_opts *lo_in, gp_graph **g, gp_engine **e) {
     *g = NULL;
     if (e) *e = NULL;
@@ -71,6 +85,7 @@ int gp_cli_setup(const gp_cli_args *a, const gp_load_opts *lo_in, gp_graph **g, 
     if (lo_in) lo = *lo_in;
     else memset(&lo, 0, sizeof lo);
     lo.undirected |= gp_cli_flag(a, "undirected");
+    lo.profile = gp_cli_str(a, "profile");
     int rc;
     if (gp_cli_str(a, "scale")) {
         if ((rc = gp_cli_double(a, "scale", 0, 1e-9, 1e12, &lo.scale))) return rc;
@@ -85,6 +100,11 @@ int gp_cli_setup(const gp_cli_args *a, const gp_load_opts *lo_in, gp_graph **g, 
     gp_err_clear(&err);
     *g = gp_graph_load(gp_cli_str(a, "graph"), &lo, &err);
     if (!*g) return gp_cli_fail_err(&err);
+    if ((rc = check_profile(a, *g)) != 0) {
+        gp_graph_unref(*g);
+        *g = NULL;
+        return rc;
+    }
     if (!e) return 0;
     *e = gp_engine_new(backend, (int)threads, NULL, &err);
     if (!*e || gp_engine_attach(*e, *g, &err) != GP_OK) {
@@ -158,6 +178,7 @@ static int setup_with_progress(const gp_cli_args *a, gp_cli_progress **pr, gp_gr
 
 static const gp_cli_opt route_opts[] = {
     GP_CLI_OPT_GRAPH,
+    GP_CLI_OPT_PROFILE,
     {"from", 'f', "ID", "source node (the graph's own id)", "1", GP_OPT_REQUIRED},
     {"to", 't', "ID", "target node", "250", GP_OPT_REQUIRED},
     {"algo", 'a', "A", "auto, dijkstra, bidir or astar (A* needs coordinates; default auto)",
@@ -232,6 +253,7 @@ static int cmd_route(const gp_cli_args *a) {
 
 static const gp_cli_opt nearest_opts[] = {
     GP_CLI_OPT_GRAPH,
+    GP_CLI_OPT_PROFILE,
     {"lon", 'x', "LON", "longitude of the point, degrees in [-180, 180]", "8.5", GP_OPT_REQUIRED},
     {"lat", 'y', "LAT", "latitude of the point, degrees in [-90, 90]", "47.3", GP_OPT_REQUIRED},
     {"number", 'n', "K", "how many nodes, nearest first (default 1)", "3", 0},
@@ -297,6 +319,7 @@ static int cmd_nearest(const gp_cli_args *a) {
 
 static const gp_cli_opt sssp_opts[] = {
     GP_CLI_OPT_GRAPH,
+    GP_CLI_OPT_PROFILE,
     {"source", 's', "ID", "the tree's root node", "1", GP_OPT_REQUIRED},
     {"max-distance", 'd', "D", "stop the tree at distance D (input units)", "600", 0},
     GP_CLI_OPT_BACKEND,
@@ -352,6 +375,7 @@ static int cmd_sssp(const gp_cli_args *a) {
 
 static const gp_cli_opt table_opts[] = {
     GP_CLI_OPT_GRAPH,
+    GP_CLI_OPT_PROFILE,
     {"sources", 's', "ID,ID,...", "source nodes, one row each", "1,5000", GP_OPT_REQUIRED},
     {"targets", 't', "ID,ID,...", "target nodes, one column each (default: the sources)",
      "250,9999", 0},
@@ -460,8 +484,8 @@ static int cmd_apsp(const gp_cli_args *a) {
 
 /* ---- info, gen ---- */
 
-static const gp_cli_opt info_opts[] = {GP_CLI_OPT_GRAPH, GP_CLI_OPT_SCALE, GP_CLI_OPT_UNDIRECTED,
-                                       GP_CLI_OPT_QUIET};
+static const gp_cli_opt info_opts[] = {GP_CLI_OPT_GRAPH, GP_CLI_OPT_PROFILE, GP_CLI_OPT_SCALE,
+                                       GP_CLI_OPT_UNDIRECTED, GP_CLI_OPT_QUIET};
 static const char *const info_ex[] = {"gpath info -g gen:10000:7", NULL};
 
 static int cmd_info(const gp_cli_args *a) {
@@ -561,6 +585,7 @@ static const gp_cli_cmd *const commands[] = {
     &gp_cli_what_if,
     &cmd_defs[5], /* info */
     &cmd_defs[6], /* gen */
+    &gp_cli_import, /* server/cli_import.c */
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

@@ -61,8 +61,8 @@ typedef struct gp_cli_cmd {
 /* Rows shared by the graph commands. */
 #define GP_CLI_OPT_GRAPH                                                                           \
     {"graph", 'g', "SPEC",                                                                         \
-     "graph to load: dimacs:PATH, csv:PATH, gen:N[:SEED], graphml:PATH, postgresql://..., or a "   \
-     "PATH whose extension picks the format",                                                      \
+     "graph to load: dimacs:PATH, csv:PATH, gen:N[:SEED], graphml:PATH, osm:PATH, gpath:PATH, "    \
+     "postgresql://..., or a PATH whose extension picks the format",                              \
      "gen:10000:7", GP_OPT_REQUIRED}
 #define GP_CLI_OPT_SCALE                                                                           \
     {"scale", 0, "S", "fixed-point scale for fractional costs (default: 1 for integers, else 1000)", \
@@ -73,6 +73,10 @@ typedef struct gp_cli_cmd {
     {"backend", 'b', "B", "auto (CUDA when a GPU is usable, else CPU), cuda or cpu", "cpu", 0}
 #define GP_CLI_OPT_THREADS                                                                         \
     {"threads", 'j', "N", "CPU threads for tables and APSP (default: all cores)", "4", 0}
+#define GP_CLI_OPT_PROFILE                                                                         \
+    {"profile", 'p', "P",                                                                          \
+     "OpenStreetMap routing profile: car (default), bicycle or foot; a snapshot keeps its own",   \
+     "foot", 0}
 #define GP_CLI_OPT_QUIET                                                                           \
     {"quiet", 'q', NULL,                                                                           \
      "no progress on stderr (default: a bar on a terminal, else a line every 2 s of long work)",  \

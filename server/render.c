@@ -69,7 +69,7 @@ int gp_render_dist_str(const gp_graph *g, uint64_t d, char *buf, size_t size) {
 
 static int id_str(const gp_graph *g, uint32_t v, char *buf, size_t size) {
     if (v == GP_NONE || v >= g->n) return snprintf(buf, size, "null");
-    return snprintf(buf, size, "%" PRId64, g->ext[v]);
+    return snprintf(buf, size, "%" PRId64, gp_graph_orig_id(g, v));
 }
 
 void gp_render_iso8601(double t, char *buf, size_t size) {
@@ -96,7 +96,8 @@ cJSON *gp_render_dist(const gp_graph *g, uint64_t d) {
 
 cJSON *gp_render_node(const gp_graph *g, uint32_t v) {
     if (v == GP_NONE || v >= g->n) return cJSON_CreateNull();
-    int64_t id = g->ext[v];
+    /* original ids: a node copied for turn restrictions (OSM) reports its original's id */
+    int64_t id = gp_graph_orig_id(g, v);
     if (fabs((double)id) < EXACT_DOUBLE_INT) return cJSON_CreateNumber((double)id);
     char buf[32];
     id_str(g, v, buf, sizeof buf);

@@ -70,19 +70,20 @@ static int parse_u64(const char *s, size_t len, uint64_t *out) {
     return 0;
 }
 
-static gp_graph *load_gen(const char *spec, const char *arg, gp_err *err) {
+/* gen:N[:SEED] (road-like) and grid:N[:SEED]; kind is the prefix without its colon. */
+static gp_graph *load_gen(const char *spec, const char *kind, const char *arg, gp_err *err) {
     const char *colon = strchr(arg, ':');
     size_t nlen = colon ? (size_t)(colon - arg) : strlen(arg);
     uint64_t n, seed = 1;
     if (parse_u64(arg, nlen, &n)) {
-        gp_err_set(err, GP_EINVAL, "%s: expected gen:N[:SEED] with N a node count", spec);
+        gp_err_set(err, GP_EINVAL, "%s: expected %s:N[:SEED] with N a node count", spec, kind);
         return NULL;
     }
     if (colon && parse_u64(colon + 1, strlen(colon + 1), &seed)) {
-        gp_err_set(err, GP_EINVAL, "%s: SEED in gen:N[:SEED] must be an unsigned integer", spec);
+        gp_err_set(err, GP_EINVAL, "%s: SEED in %s:N[:SEED] must be an unsigned integer", spec, kind);
         return NULL;
     }
-    return gp_generate_road(n, seed, err);
+    return strcmp(kind, "grid") == 0 ? gp_generate_grid(n, seed, err) : gp_generate_road(n, seed, err);
 }
 
 gp_graph *gp_graph_load(const char *spec, const gp_load_opts *opts, gp_err *err) {
@@ -96,7 +97,9 @@ gp_graph *gp_graph_load(const char *spec, const gp_load_opts *opts, gp_err *err)
     gp_graph *g = NULL;
     const size_t nl = sizeof loaders / sizeof loaders[0];
     if (strncmp(spec, "gen:", 4) == 0) {
-        g = load_gen(spec, spec + 4, err);
+        g = load_gen(spec, "gen", spec + 4, err);
+    } else if (strncmp(spec, "grid:", 5) == 0) {
+        g = load_gen(spec, "grid", spec + 5, err);
     } else if (strncmp(spec, "postgresql://", 13) == 0 || strncmp(spec, "postgres://", 11) == 0) {
         g = gp_load_postgres(spec, o, err);
     } else {
@@ -115,9 +118,9 @@ gp_graph *gp_graph_load(const char *spec, const gp_load_opts *opts, gp_err *err)
         if (!l) {
             gp_err_set(err, GP_EINVAL,
                        "%s: cannot tell the graph format; use a prefix (dimacs:, csv:, graphml:, "
-                       "sndlib:, rocketfuel:, osm:, gpath:, gen:N[:SEED], postgresql://) or an "
-                       "extension (.gr, .gr.gz, .csv, .graphml, .txt, .intra, .osm, .osm.pbf, "
-                       ".gpath)",
+                       "sndlib:, rocketfuel:, osm:, gpath:, gen:N[:SEED], grid:N[:SEED], "
+                       "postgresql://) or an extension (.gr, .gr.gz, .csv, .graphml, .txt, .intra, "
+                       ".osm, .osm.pbf, .gpath)",
                        spec);
             return NULL;
         }

@@ -101,6 +101,12 @@ static const gp_config_key keys[] = {
     {"operator_token", S(operator_token), "", 0, 0,
      "Bearer token of the calls that change what gpath answers (PATCH /v1/graphs/{graph}/links); "
      "admin_token is accepted too. With neither set these calls answer 403 OperatorDisabled."},
+    {"cch", S(cch), "auto", 0, 0,
+     "CCH (contraction hierarchy) for route AUTO, sssp, table: auto (>= cch_min_nodes), on, off."},
+    {"cch_min_nodes", L(cch_min_nodes), "10000", 0, 2000000000,
+     "With cch = auto: the smallest graph (nodes) that gets a CCH at load."},
+    {"cch_max_triangles_per_node", L(cch_max_triangles_per_node), "200", 0, 1000000,
+     "CCH size guard: not built past this many triangles per node (grids); 0 = no guard."},
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 _Static_assert(NKEYS <= GP_CONFIG_MAX_KEYS, "raise GP_CONFIG_MAX_KEYS in config.h");

@@ -61,6 +61,9 @@ typedef struct gp_config {
     char cors_origins[1024];
     long gzip_min_bytes;
     char operator_token[256];
+    char cch[8];
+    long cch_min_nodes;
+    long cch_max_triangles_per_node;
     char port_file[1024]; /* flag only: write the bound port here */
     int ngraphs;
     gp_config_graph graphs[GP_CONFIG_MAX_GRAPHS];

@@ -75,7 +75,7 @@ ifneq ($(strip $(NVCC)),)
   BENCH_BIN += $(patsubst bench/%.cu,$(BUILD)/bench/%,$(wildcard bench/*.cu))
 endif
 
-.PHONY: all deps deps-run test test-gpu run lint asan bench bench-gpu clean format web data FORCE
+.PHONY: all deps deps-run test test-gpu run lint asan bench bench-gpu clean format data web FORCE
 all: $(BUILD)/gpath $(TEST_BIN) $(BENCH_BIN)
 
 $(BUILD)/gpath: $(BUILD)/server/main.o $(BUILD)/libgpath.a

@@ -1,8 +1,9 @@
 /* metrics.c - the service's Prometheus counters and the text exposition of GET /metrics.
  *
- * Also gpath_build_info{version,commit,backend,gpu} (commit: `git describe --always --dirty`
- * passed by the Makefile as GPATH_COMMIT) and the standard process_* metrics read from /proc at
- * scrape time, as Prometheus client libraries export them.
+ * Also gpath_build_info{version,commit,backend,gpu} (version: the VERSION file via version.h;
+ * commit: `git describe --always --dirty` passed by the Makefile as GPATH_COMMIT) and the
+ * standard process_* metrics read from /proc at scrape time, as Prometheus client libraries
+ * export them.
  *
  * Per route (the table index of server/routes.c; one extra slot for unmatched paths): request
  * counts by HTTP status and a latency histogram. Plus cache hits/misses (storage increments them
@@ -12,7 +13,7 @@
  */
 #include "metrics.h"
 
-#include "cli.h"
+#include "version.h"
 #include "http.h"
 
 #include <dirent.h>

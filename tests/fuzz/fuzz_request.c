@@ -2,19 +2,23 @@
  * is one request, "METHOD TARGET\n" then "Name: value\n" header lines, an empty line, and the
  * body (the rest), run through gp_http_dispatch - the same percent-decoding, NUL and size limits,
  * routing, token checks, JSON parsing, handlers and answer post-processing (request id, CORS,
- * gzip, streamed bodies drained) as a request off the socket. The service holds a small
+ * gzip, streamed bodies drained) as a request off the socket. The service holds two small
  * generated road graphs "g" and "t" (gen:100, two seeds) on the CPU backend; the operator token is
  * "op" (so PATCH links is reachable); admin calls stay disabled (they load graphs from paths).
  * Every answer must be a known status with a JSON body that parses (error bodies included).
  *
- * Build (after `make CC=clang NVCC= SAN="-fsanitize=fuzzer-no-link,address,undefined"
- * BUILD=build-fuzz build-fuzz/libgpath.a`):
+ * Build (graph/osm_read.cpp is C++: compile it with clang++ too, and link with clang++ so that
+ * UBSan's C++ runtime comes along):
+ *   make CC=clang CXX=clang++ NVCC= SAN="-fsanitize=fuzzer-no-link,address,undefined" \
+ *     BUILD=build-fuzz build-fuzz/libgpath.a
+ *   PK="libmicrohttpd libcjson inih libpq sqlite3 zlib libxml-2.0"
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -std=c11 -D_GNU_SOURCE \
- *     $(pkg-config --cflags libmicrohttpd libcjson inih libpq sqlite3 zlib libxml-2.0) \
- *     tests/fuzz/fuzz_request.c build-fuzz/libgpath.a \
- *     $(pkg-config --libs libmicrohttpd libcjson inih libpq sqlite3 zlib libxml-2.0) -lm -pthread \
+ *     $(pkg-config --cflags $PK) -c tests/fuzz/fuzz_request.c -o build-fuzz/fuzz_request.o
+ *   clang++ -g -fsanitize=fuzzer,address,undefined build-fuzz/fuzz_request.o \
+ *     build-fuzz/libgpath.a $(pkg-config --libs $PK) -lexpat -lbz2 -lm -pthread \
  *     -o build-fuzz/fuzz_request
- *   build-fuzz/fuzz_request -max_total_time=30 tests/fuzz/corpus/request
+ *   mkdir -p /tmp/fuzz-request && build-fuzz/fuzz_request -max_total_time=30 /tmp/fuzz-request \
+ *     tests/fuzz/corpus/request      (new inputs go to the first, scratch directory)
  */
 #include "../../server/config.h"
 #include "../../server/http.h"

@@ -46,7 +46,9 @@ LIB_OBJ += $(BUILD)/gen/migrations.o
 # openapi.yaml, web/docs.html and the API reference assets `make web` fetched are compiled into
 # the binary too (web/embed-assets.sh, server/assets.h); the list is re-checked every run.
 WEB_DIST := $(BUILD)/web/dist
-ASSETS  := openapi.yaml web/docs.html $(sort $(wildcard $(WEB_DIST)/*.js $(WEB_DIST)/*.css))
+WEB_MAP := $(BUILD)/web/map
+ASSETS  := openapi.yaml web/docs.html $(sort $(wildcard $(WEB_DIST)/*.js $(WEB_DIST)/*.css)) \
+           $(sort $(wildcard $(WEB_MAP)/*))
 LIB_OBJ += $(BUILD)/gen/assets.o
 # The commit stamped into gpath_build_info (server/metrics.c); "unknown" outside a git checkout.
 GIT_COMMIT := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
@@ -75,7 +77,7 @@ ifneq ($(strip $(NVCC)),)
   BENCH_BIN += $(patsubst bench/%.cu,$(BUILD)/bench/%,$(wildcard bench/*.cu))
 endif
 
-.PHONY: all deps deps-run test test-gpu run lint asan bench bench-gpu clean format data web FORCE
+.PHONY: all deps deps-run test test-gpu run lint asan bench bench-gpu clean format web FORCE data
 all: $(BUILD)/gpath $(TEST_BIN) $(BENCH_BIN)
 
 $(BUILD)/gpath: $(BUILD)/server/main.o $(BUILD)/libgpath.a
@@ -118,9 +120,11 @@ $(BUILD)/gen/assets.list $(BUILD)/gen/commit.txt: FORCE
 $(BUILD)/server/metrics.o: CFLAGS += -DGPATH_COMMIT='"$(GIT_COMMIT)"'
 $(BUILD)/server/metrics.o: $(BUILD)/gen/commit.txt
 
-# the API reference page's assets (swagger-ui-dist, pinned in web/package-lock.json) via npm
+# the API reference page's assets (swagger-ui-dist) and the map page (Leaflet, Leaflet Routing
+# Machine), pinned in web/package-lock.json, via npm; both are embedded into the binary
 web:
 	@bash web/fetch-assets.sh $(WEB_DIST)
+	@bash web/bundle-map.sh $(WEB_MAP)
 
 $(BUILD)/kernels/%.o: kernels/%.cu
 	@mkdir -p $(dir $@)

@@ -8,10 +8,7 @@ run_pkgs="build-essential pkg-config libmicrohttpd-dev libcjson-dev libinih-dev 
   libexpat1-dev libbz2-dev"
 test_pkgs="$run_pkgs libcmocka-dev libcurl4-openssl-dev python3 python3-jsonschema python3-yaml
   python3-networkx postgresql postgresql-15-pgrouting gnuplot-nox wrk cppcheck
-  yamllint osmium-tool libreadosm-dev prometheus"
-# the OpenAPI linter (tests/test_openapi_lint.sh) and the cross-origin browser test
-# (tests/test_cors_browser.sh): node + npm, and Debian's headless Chromium with its driver
-test_pkgs="$test_pkgs nodejs chromium chromium-driver"
+  yamllint osmium-tool libreadosm-dev prometheus nodejs chromium chromium-driver"
 case "$what" in
   run) pkgs=$run_pkgs ;;
   test) pkgs=$test_pkgs ;;

@@ -78,6 +78,29 @@ static const gp_config_key keys[] = {
     {"log_level", S(log_level), "info", 0, 0, "error, warn, info (one line per request) or debug."},
     {"ecmp_max", L(ecmp_max), "64", 1, 4096,
      "Most equal-cost next hops listed per destination in routing tables."},
+    /* OSRM API, map page, isochrones (server/osrm*.c) */
+    {"osrm_max_table_size", L(osrm_max_table_size), "100", 1, 100000,
+     "OSRM /table: sources x destinations at most this squared (OSRM's --max-table-size); "
+     "400 TooBig past it."},
+    {"osrm_max_route_size", L(osrm_max_route_size), "500", 2, 100000,
+     "OSRM /route: most coordinates (OSRM's --max-viaroute-size)."},
+    {"osrm_max_trip_size", L(osrm_max_trip_size), "100", 2, 10000,
+     "OSRM /trip: most coordinates (OSRM's --max-trip-size; the TSP heuristic is O(n^3))."},
+    {"osrm_max_nearest_size", L(osrm_max_nearest_size), "100", 1, 10000,
+     "OSRM /nearest: largest `number` (OSRM's --max-nearest-size)."},
+    {"osrm_default_radius_m", L(osrm_default_radius_m), "0", 0, 20000000,
+     "OSRM services: snapping radius in metres when a request gives no `radiuses`; 0 = "
+     "unlimited (OSRM's default)."},
+    {"map_page", S(map_page), "on", 0, 0,
+     "on: serve the Leaflet map page (embedded by `make web`) at / and its assets at /web/...; "
+     "off (recommended in production): those paths answer 404."},
+    {"isochrone_max_contours", L(isochrone_max_contours), "10", 1, 100,
+     "GET /v1/graphs/{graph}/isochrone: most contours per request."},
+    {"isochrone_max_points", L(isochrone_max_points), "16", 1, 1000,
+     "GET /v1/graphs/{graph}/isochrone: most origin points per request (one one-to-all each)."},
+    {"overview_max_edges", L(overview_max_edges), "200000", 100, 100000000,
+     "GET /v1/graphs/{graph}/overview.geojson: most road lines; larger networks are merged on a "
+     "grid until they fit."},
     {"max_connections_per_ip", L(max_connections_per_ip), "64", 0, 1000000,
      "Concurrent connections one client address may hold, so one client cannot take every "
      "slot; 0 = no limit (behind a reverse proxy every client has the proxy's address)."},
@@ -120,8 +143,7 @@ static const struct {
 /* --help examples for keys whose default is empty (the others show their default). */
 static const struct {
     const char *key, *example;
-} examples[] = {{"admin_token", "\"$(openssl rand -hex 32)\""},
-                {"operator_token", "\"$(openssl rand -hex 32)\""}};
+} examples[] = {{"admin_token", "\"$(openssl rand -hex 32)\""}};
 
 static const char *example_of(const gp_config_key *k) {
     for (size_t i = 0; i < sizeof examples / sizeof examples[0]; i++)
@@ -572,5 +594,7 @@ int gp_config_load(gp_config *cfg, int argc, char **argv, int *action, gp_err *e
     if (gp_log_level_parse(cfg->log_level) < 0)
         return gp_err_set(err, GP_EINVAL, "log_level must be error, warn, info or debug, got '%s'",
                           cfg->log_level);
+    if (strcmp(cfg->map_page, "on") && strcmp(cfg->map_page, "off"))
+        return gp_err_set(err, GP_EINVAL, "map_page must be on or off, got '%s'", cfg->map_page);
     return GP_OK;
 }

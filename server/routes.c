@@ -8,6 +8,7 @@
 #include "h_netops.h"
 #include "handlers.h"
 #include "http.h"
+#include "osrm.h"
 
 const gp_route gp_routes[] = {
     {"GET", "/health", gp_h_health, 0},
@@ -36,5 +37,16 @@ const gp_route gp_routes[] = {
     {"DELETE", "/admin/graphs/{graph}", gp_h_admin_delete, GP_ROUTE_ADMIN},
     {"GET", "/admin/cache", gp_h_cache_stats, GP_ROUTE_ADMIN},
     {"DELETE", "/admin/cache", gp_h_cache_purge, GP_ROUTE_ADMIN},
+    /* OSRM v1 API, isochrones, map page (server/osrm*.c) */
+    {"GET", "/route/v1/{profile}/{coordinates}", gp_h_osrm_route, GP_ROUTE_QUERY},
+    {"GET", "/table/v1/{profile}/{coordinates}", gp_h_osrm_table, GP_ROUTE_QUERY},
+    {"POST", "/table/v1/{profile}", gp_h_osrm_table_post, GP_ROUTE_JSON | GP_ROUTE_QUERY},
+    {"GET", "/nearest/v1/{profile}/{coordinates}", gp_h_osrm_nearest, 0},
+    {"GET", "/trip/v1/{profile}/{coordinates}", gp_h_osrm_trip, GP_ROUTE_QUERY},
+    {"GET", "/v1/graphs/{graph}/isochrone", gp_h_isochrone, GP_ROUTE_GRAPH | GP_ROUTE_QUERY},
+    {"GET", "/v1/graphs/{graph}/overview.geojson", gp_h_overview, GP_ROUTE_GRAPH},
+    {"GET", "/", gp_h_map_page, 0},
+    {"GET", "/web/{file}", gp_h_web_asset, 0},
+    {"GET", "/web/images/{file}", gp_h_web_asset, 0},
 };
 const size_t gp_nroutes = sizeof gp_routes / sizeof gp_routes[0];

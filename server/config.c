@@ -143,8 +143,7 @@ static const struct {
 /* --help examples for keys whose default is empty (the others show their default). */
 static const struct {
     const char *key, *example;
-} examples[] = {{"admin_token", "\"$(openssl rand -hex 32)\""},
-                {"operator_token", "\"$(openssl rand -hex 32)\""}};
+} examples[] = {{"admin_token", "\"$(openssl rand -hex 32)\""}};
 
 static const char *example_of(const gp_config_key *k) {
     for (size_t i = 0; i < sizeof examples / sizeof examples[0]; i++)

@@ -43,7 +43,20 @@ import urllib.request
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.environ.get("BUILD", "build")
 BIN = os.path.join(ROOT, BUILD, "gpath")
-DATA = os.environ.get("GPATH_DATA") or os.path.join(os.path.dirname(ROOT), "shared", "data")
+
+
+def data_dir():
+    """As tests/run-tests.sh: GPATH_DATA, else data/ once `make data` filled it, else ../shared/data."""
+    if os.environ.get("GPATH_DATA"):
+        return os.environ["GPATH_DATA"]
+    own = os.path.join(ROOT, "data")
+    if os.path.isdir(own) and any(os.path.isfile(os.path.join(own, g, "SOURCE.md"))
+                                  for g in os.listdir(own)):
+        return own
+    return os.path.join(os.path.dirname(ROOT), "shared", "data")
+
+
+DATA = data_dir()
 
 FENCE = re.compile(r"^```(\w*)\s*$")
 MARK = re.compile(r"^<!--\s*doctest:\s*(.*?)\s*-->\s*$")
@@ -103,16 +116,10 @@ def have(need):
         return None if ok else "no NVIDIA GPU here"
     if need == "pg":
         return None if os.environ.get("GPATH_DOCTEST_PG") else \
-            "needs PostgreSQL with the README's tables (tests/test_docs.sh starts one when pg_ctl exists)"
+            ("needs the example's PostgreSQL database (pgRouting tables at the host the URI "
+             "names); GPATH_DOCTEST_PG=1 runs it where that database exists")
     if need in ("docker", "kubectl"):
-        if not shutil.which(need):
-            return f"{need} not installed"
-        probe = ["docker", "info"] if need == "docker" else ["kubectl", "cluster-info"]
-        try:
-            r = subprocess.run(probe, capture_output=True, timeout=20)
-        except (OSError, subprocess.TimeoutExpired):
-            return f"{need} cannot reach its daemon/cluster"
-        return None if r.returncode == 0 else f"{need} cannot reach its daemon/cluster"
+        return probe_cluster(need)
     if need == "data":
         return None if os.path.isdir(DATA) else f"data sets absent ({DATA}): run `make data`"
     if need == "runs-suite":
@@ -120,6 +127,62 @@ def have(need):
     if need == "network":
         return "needs the internet (not reachable from tests)"
     raise SystemExit(f"unknown need: {need}")
+
+
+def probe(cmd):
+    """(ok, first line of what it printed) of a probe command, never raising."""
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return False, str(e)
+    lines = [ln.strip() for ln in (r.stderr + r.stdout).splitlines() if ln.strip()]
+    return r.returncode == 0, (lines[-1] if lines else f"exit {r.returncode}")
+
+
+def docker_base_images():
+    """The images the Dockerfile builds FROM (not its own stages)."""
+    stages, bases = set(), []
+    try:
+        text = open(os.path.join(ROOT, "Dockerfile"), encoding="utf-8").read()
+    except OSError:
+        return []
+    for m in re.finditer(r"^FROM\s+(?:--\S+\s+)*(\S+)(?:\s+AS\s+(\S+))?", text, re.M | re.I):
+        if m.group(1) not in stages:
+            bases.append(m.group(1))
+        if m.group(2):
+            stages.add(m.group(2))
+    return bases
+
+
+_cluster = {}
+
+
+def probe_cluster(need):
+    """None when docker / kubectl can do what the examples do here, else the reason. A docker
+    client without a usable daemon (docker info fails) is skipped, and so is a daemon that cannot
+    build the image offline (a base image of the Dockerfile is not present locally: pulling it
+    needs a registry, which tests do not reach)."""
+    if need in _cluster:
+        return _cluster[need]
+    why = None
+    if not shutil.which(need):
+        why = f"{need} not installed"
+    elif need == "docker":
+        ok, msg = probe(["docker", "info", "--format", "{{.ServerVersion}}"])
+        if not ok:
+            why = f"docker has no usable daemon (`docker info`: {msg})"
+        else:
+            missing = [b for b in docker_base_images()
+                       if not probe(["docker", "image", "inspect", b])[0]]
+            if missing:
+                why = (f"the image cannot be built offline: base image(s) {', '.join(missing)} "
+                       "not present locally")
+    else:
+        ok, msg = probe(["kubectl", "get", "--raw", "/readyz"])
+        if not ok:
+            why = f"kubectl reaches no ready cluster (`kubectl get --raw /readyz`: {msg})"
+    _cluster[need] = why
+    return why
 
 
 def logical_lines(text):
@@ -180,6 +243,11 @@ dt_cmd_check() { # rc want text
 '''
 
 
+# printed after an example's last command: a block that stops early (an unset variable under
+# set -u, an `exit`) fails instead of passing with its remaining commands unrun
+DONE = "@@doctest-block-done"
+
+
 def shell_quote(s):
     return "'" + s.replace("'", "'\\''") + "'"
 
@@ -198,6 +266,7 @@ def script_for(text):
         out.append("export DT_EXPECT=2xx")
         out.append("(\n" + text + "\n)")
         out.append(f"dt_cmd_check $? 0 {shell_quote('block')}")
+        out.append(f"echo {DONE}")
         return "\n".join(out)
     prev_comment = ""
     for ln in lines:
@@ -217,6 +286,7 @@ def script_for(text):
             continue
         out.append(ln)
         out.append(f"dt_cmd_check $? {rc} {shell_quote(ln.strip())}")
+    out.append(f"echo {DONE}")
     return "\n".join(out)
 
 
@@ -265,6 +335,10 @@ def make_scratch():
     for e in os.listdir(ROOT):
         if not e.startswith("."):
             os.symlink(os.path.join(ROOT, e), os.path.join(d, e))
+    # `build/gpath` in an example means the build under test ($BUILD)
+    if os.path.lexists(os.path.join(d, "build")):
+        os.unlink(os.path.join(d, "build"))
+    os.symlink(os.path.join(ROOT, BUILD), os.path.join(d, "build"))
     if os.path.isdir(DATA):
         for ds in sorted(os.listdir(DATA)):
             dsp = os.path.join(DATA, ds)
@@ -358,6 +432,9 @@ def main():
                                            capture_output=True, text=True, timeout=600)
                         fails = open(env["DT_FAIL"]).read().splitlines() \
                             if os.path.exists(env["DT_FAIL"]) else []
+                        if DONE not in r.stdout:
+                            fails.append(f"the block stopped before its end (exit {r.returncode}): "
+                                         + (r.stderr.strip().splitlines() or [""])[-1][:300])
                         if fails:
                             sys.stdout.write(r.stdout[-2000:] + r.stderr[-2000:])
                 except (RuntimeError, subprocess.TimeoutExpired) as e:

@@ -4,6 +4,8 @@
  */
 #include "config.h"
 
+#include "registry.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <ini.h>
@@ -70,6 +72,30 @@ static const gp_config_key keys[] = {
     {"log_level", S(log_level), "info", 0, 0, "error, warn, info (one line per request) or debug."},
     {"ecmp_max", L(ecmp_max), "64", 1, 4096,
      "Most equal-cost next hops listed per destination in routing tables."},
+    /* graph loads: an admin token may name any spec, so what a load may read and cost is bounded */
+    {"load_timeout_s", L(load_timeout_s), "900", 0, 86400,
+     "Time limit of one graph load or reload (reading and building); past it the load stops and "
+     "the admin call gets 503 SourceUnavailable (the old graph keeps serving); 0 = none."},
+    {"max_graph_bytes", L(max_graph_bytes), "17179869184", 0, 4611686018427387904L,
+     "Largest input a load reads, in bytes after decompression (file, or PostgreSQL row text); "
+     "413 TooBig past it; 0 = none."},
+    {"max_graph_nodes", L(max_graph_nodes), "100000000", 0, 4294967294L,
+     "Most nodes a loaded graph may have (also caps gen:N); 413 TooBig past it; 0 = none."},
+    {"max_graph_arcs", L(max_graph_arcs), "500000000", 0, 4294967294L,
+     "Most arcs a loaded graph may have; 413 TooBig past it; 0 = none."},
+    {"max_concurrent_loads", L(max_concurrent_loads), "4", 1, 256,
+     "Graph loads running at once (a stopped load's thread counts until it ends); 503 Busy past "
+     "it."},
+    {"load_paths", S(load_paths), "", 0, 0,
+     "Colon-separated directories admin loads may read files from (resolved with realpath, so '..' "
+     "and symlinks cannot leave them; 403 Forbidden outside); empty = the directories of the "
+     "graphs configured at start plus data_dir."},
+    {"data_dir", S(data_dir), "", 0, 0,
+     "A directory of graph files admin loads may read (added to the default load_paths); empty = "
+     "none."},
+    {"load_pg_hosts", S(load_pg_hosts), "", 0, 0,
+     "Comma-separated PostgreSQL hosts (HOST or HOST:PORT) admin loads may connect to (403 "
+     "Forbidden for others); empty = the hosts of the PostgreSQL graphs configured at start."},
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
@@ -108,21 +134,14 @@ void gp_config_defaults(gp_config *cfg) {
     for (size_t i = 0; i < NKEYS; i++) set_key(cfg, &keys[i], keys[i].def, "default", NULL);
 }
 
-static int valid_graph_name(const char *s) {
-    size_t n = strlen(s);
-    if (n == 0 || n > 64) return 0;
-    for (size_t i = 0; i < n; i++)
-        if (!isalnum((unsigned char)s[i]) && s[i] != '_' && s[i] != '-' && s[i] != '.') return 0;
-    return 1;
-}
-
 /* Adds or replaces NAME in the list. */
 static int add_graph(gp_config *cfg, const char *name, const char *spec, const char *where,
                      gp_err *err) {
-    if (!valid_graph_name(name))
+    if (!gp_registry_name_ok(name))
         return gp_err_set(err, GP_EINVAL,
-                          "%s: graph name '%s' must be 1-64 characters of [A-Za-z0-9_.-]", where,
-                          name);
+                          "%s: graph name '%s' must be 1-64 characters of [A-Za-z0-9_.-], not . "
+                          "or ..",
+                          where, name);
     size_t sl = strlen(spec);
     if (sl == 0 || sl >= sizeof cfg->graphs[0].spec)
         return gp_err_set(err, GP_EINVAL, "%s: graph '%s' needs a spec of 1-%zu bytes", where,

@@ -47,6 +47,14 @@ typedef struct gp_config {
     char admin_token[256];
     char log_level[16];
     long ecmp_max;
+    long load_timeout_s;
+    long max_graph_bytes;
+    long max_graph_nodes;
+    long max_graph_arcs;
+    long max_concurrent_loads;
+    char load_paths[4096];
+    char data_dir[1024];
+    char load_pg_hosts[1024];
     char port_file[1024]; /* flag only: write the bound port here */
     int ngraphs;
     gp_config_graph graphs[GP_CONFIG_MAX_GRAPHS];

@@ -642,6 +642,10 @@ fail:
 
 static inline uint64_t rotl64(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
 
+/* a - b modulo 2^64: the offset of id a from base b, wrapping by design (an id below the base
+ * becomes a huge offset that the span check rejects). In tests/ubsan.ignorelist. */
+static inline uint64_t id_delta(int64_t a, int64_t b) { return (uint64_t)a - (uint64_t)b; }
+
 #define H_P1 0x9e3779b185ebca87ULL
 #define H_P2 0xc2b2ae3d27d4eb4fULL
 
@@ -790,15 +794,17 @@ gp_graph *gp_graph_complete(gp_graph *g, const char *source, const char *format,
     if (sort_rows(g->rrow, g->rcol, g->rw, n, maxdeg)) goto oom;
     t1 = gp_now();
 
-    /* id map: a direct table when the ids are dense, else a hash of capacity >= 2n */
-    uint64_t span = n ? (uint64_t)g->ext[n - 1] - (uint64_t)g->ext[0] + 1 : 0;
+    /* id map: a direct table when the ids are dense, else a hash of capacity >= 2n (ids spanning
+     * all of int64 wrap span to 0: the hash) */
+    uint64_t delta = n ? id_delta(g->ext[n - 1], g->ext[0]) : UINT64_MAX;
+    uint64_t span = delta == UINT64_MAX ? 0 : delta + 1;
     if (n && span != 0 && span <= 4 * (uint64_t)n + 1024) {
         g->idmap.base = g->ext[0];
         g->idmap.span = span;
         g->idmap.vals = malloc(span * sizeof *g->idmap.vals);
         if (!g->idmap.vals) goto oom;
         memset(g->idmap.vals, 0xff, span * sizeof *g->idmap.vals);
-        for (uint32_t i = 0; i < n; i++) g->idmap.vals[(uint64_t)g->ext[i] - (uint64_t)g->idmap.base] = i;
+        for (uint32_t i = 0; i < n; i++) g->idmap.vals[id_delta(g->ext[i], g->idmap.base)] = i;
     } else {
         uint64_t cap = 16;
         while (cap < 2 * (uint64_t)n) cap *= 2;
@@ -851,7 +857,7 @@ void gp_graph_unref(gp_graph *g) {
 uint32_t gp_graph_index(const gp_graph *g, int64_t ext_id) {
     if (!g || !g->idmap.vals) return GP_NONE;
     if (!g->idmap.keys) {
-        uint64_t off = (uint64_t)ext_id - (uint64_t)g->idmap.base;
+        uint64_t off = id_delta(ext_id, g->idmap.base);
         return off < g->idmap.span ? g->idmap.vals[off] : GP_NONE;
     }
     for (uint64_t s = id_hash(ext_id) & g->idmap.mask;; s = (s + 1) & g->idmap.mask) {

@@ -83,7 +83,8 @@ static inline int gp_parse_i64(const char **p, int64_t *out) {
     }
     if (*s && *s != ' ' && *s != '\t') return -1;
     if (over || v > (neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX)) return -2;
-    *out = neg ? (int64_t)(0 - v) : (int64_t)v;
+    /* -(v - 1) - 1 reaches INT64_MIN without an unsigned wrap */
+    *out = neg ? (v ? -(int64_t)(v - 1) - 1 : 0) : (int64_t)v;
     *p = s;
     return 0;
 }

@@ -17,6 +17,7 @@
 struct gp_lines {
     gzFile gz;
     char *buf;
+    size_t cap;        /* bytes of buf (plus one for a NUL): grows up to LINES_BUF */
     size_t start, end; /* unread bytes are buf[start..end) */
     int eof;
     uint64_t lineno;
@@ -36,7 +37,9 @@ gp_lines *gp_lines_open(const char *path, const gp_load_opts *o, gp_err *err) {
     r->o = o;
     struct stat st;
     if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) r->file_size = (uint64_t)st.st_size;
-    r->buf = malloc(LINES_BUF + 1);
+    /* small files get a small buffer (it grows for long lines, up to LINES_BUF) */
+    r->cap = r->file_size && r->file_size < LINES_BUF / 4 ? (size_t)r->file_size * 2 + 4096 : LINES_BUF;
+    r->buf = malloc(r->cap + 1);
     if (!r->buf) {
         free(r);
         gp_err_set(err, GP_ENOMEM, "%s: out of memory", path);
@@ -60,12 +63,21 @@ static int fill(gp_lines *r, gp_err *err) {
     if (r->start) memmove(r->buf, r->buf + r->start, rest);
     r->start = 0;
     r->end = rest;
-    while (!r->eof && r->end < LINES_BUF) {
+    if (r->end == r->cap && r->cap < LINES_BUF) { /* one partial line fills the buffer: grow it */
+        size_t nc = r->cap * 4 < LINES_BUF ? r->cap * 4 : LINES_BUF;
+        char *nb = realloc(r->buf, nc + 1);
+        if (!nb)
+            return -gp_err_set(err, GP_ENOMEM, "%s:%llu: out of memory", r->path,
+                               (unsigned long long)r->lineno + 1);
+        r->buf = nb;
+        r->cap = nc;
+    }
+    while (!r->eof && r->end < r->cap) {
         gp_err e2;
         if (gp_load_check_time(r->o, &e2))
             return -gp_err_set(err, e2.code, "%s:%llu: %s", r->path,
                                (unsigned long long)r->lineno + 1, e2.msg);
-        int got = gzread(r->gz, r->buf + r->end, (unsigned)(LINES_BUF - r->end));
+        int got = gzread(r->gz, r->buf + r->end, (unsigned)(r->cap - r->end));
         int zerr = Z_OK;
         const char *zmsg = gzerror(r->gz, &zerr);
         if (got < 0 || (zerr != Z_OK && zerr != Z_STREAM_END)) {
@@ -140,7 +152,7 @@ int gp_read_all(const char *path, const gp_load_opts *o, char **out, size_t *len
     gp_lines *r = gp_lines_open(path, o, err);
     if (!r) return err ? err->code : GP_EIO;
     /* the reader's block buffer grows into the whole input; fill() enforces the guards */
-    size_t cap = LINES_BUF;
+    size_t cap = r->cap;
     int rc = GP_OK;
     for (;;) {
         if (r->end == cap) {
@@ -151,7 +163,7 @@ int gp_read_all(const char *path, const gp_load_opts *o, char **out, size_t *len
                 break;
             }
             r->buf = nb;
-            cap = nc;
+            cap = r->cap = nc;
         }
         gp_err e2;
         if ((rc = gp_load_check_time(o, &e2))) {

@@ -74,28 +74,27 @@ static const gp_config_key keys[] = {
      "Most equal-cost next hops listed per destination in routing tables."},
     /* graph loads: an admin token may name any spec, so what a load may read and cost is bounded */
     {"load_timeout_s", L(load_timeout_s), "900", 0, 86400,
-     "Time limit of one graph load or reload (reading and building); past it the load stops and "
-     "the admin call gets 503 SourceUnavailable (the old graph keeps serving); 0 = none."},
+     "Time limit of one graph load (reading, building); past it the load stops, 503 "
+     "SourceUnavailable, the old graph keeps serving; 0 = none."},
     {"max_graph_bytes", L(max_graph_bytes), "17179869184", 0, 4611686018427387904L,
-     "Largest input a load reads, in bytes after decompression (file, or PostgreSQL row text); "
-     "413 TooBig past it; 0 = none."},
+     "Largest input a load reads, bytes after decompression (file or PostgreSQL rows); 413 "
+     "TooBig past it; 0 = none."},
     {"max_graph_nodes", L(max_graph_nodes), "100000000", 0, 4294967294L,
      "Most nodes a loaded graph may have (also caps gen:N); 413 TooBig past it; 0 = none."},
     {"max_graph_arcs", L(max_graph_arcs), "500000000", 0, 4294967294L,
      "Most arcs a loaded graph may have; 413 TooBig past it; 0 = none."},
     {"max_concurrent_loads", L(max_concurrent_loads), "4", 1, 256,
-     "Graph loads running at once (a stopped load's thread counts until it ends); 503 Busy past "
+     "Graph loads running at once (a stopped load counts until its thread ends); 503 Busy past "
      "it."},
     {"load_paths", S(load_paths), "", 0, 0,
-     "Colon-separated directories admin loads may read files from (resolved with realpath, so '..' "
-     "and symlinks cannot leave them; 403 Forbidden outside); empty = the directories of the "
-     "graphs configured at start plus data_dir."},
+     "Colon-separated directories admin loads may read (realpath: no '..' or symlink escape; 403 "
+     "outside); empty = the configured graphs' directories plus data_dir."},
     {"data_dir", S(data_dir), "", 0, 0,
      "A directory of graph files admin loads may read (added to the default load_paths); empty = "
      "none."},
     {"load_pg_hosts", S(load_pg_hosts), "", 0, 0,
-     "Comma-separated PostgreSQL hosts (HOST or HOST:PORT) admin loads may connect to (403 "
-     "Forbidden for others); empty = the hosts of the PostgreSQL graphs configured at start."},
+     "Comma-separated PostgreSQL hosts (HOST or HOST:PORT) admin loads may use (403 for others); "
+     "empty = the hosts of the configured PostgreSQL graphs."},
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 

@@ -232,6 +232,32 @@ static void test_max_bytes_after_decompression(void **state) {
     expect_code(plain, &o, GP_ETOOBIG, "max_graph_bytes = 10");
 }
 
+/* A gzip file gets a read buffer sized from its (small) size on disk; lines longer than that
+ * grow it, up to the 1 MiB line limit. */
+static void test_long_lines_in_small_gzip(void **state) {
+    (void)state;
+    char p[700];
+    snprintf(p, sizeof p, "%s/longline.gr.gz", inside_dir);
+    gzFile z = gzopen(p, "wb9");
+    assert_non_null(z);
+    gzputs(z, "c ");
+    for (int i = 0; i < 300000; i++) gzputc(z, 'x');
+    gzputs(z, "\np sp 2 1\na 1 2 5\n");
+    gzclose(z);
+    gp_err err;
+    gp_graph *g = load(p, NULL, &err);
+    if (!g) fail_msg("%s", err.msg);
+    assert_int_equal(g->m, 1);
+    gp_graph_unref(g);
+    z = gzopen(p, "wb9");
+    assert_non_null(z);
+    gzputs(z, "c ");
+    for (int i = 0; i < 1200000; i++) gzputc(z, 'x');
+    gzputs(z, "\np sp 2 1\na 1 2 5\n");
+    gzclose(z);
+    expect_code(p, NULL, GP_EPARSE, "line longer than 1048576 bytes");
+}
+
 static void test_node_arc_caps(void **state) {
     (void)state;
     const char *p = write_file(inside_dir, "caps.csv", "source,target,cost\n1,2,1\n2,3,1\n3,4,1\n");
@@ -375,6 +401,7 @@ int main(void) {
         cmocka_unit_test(test_regular_files_only),
         cmocka_unit_test(test_dev_zero_bounded),
         cmocka_unit_test(test_max_bytes_after_decompression),
+        cmocka_unit_test(test_long_lines_in_small_gzip),
         cmocka_unit_test(test_node_arc_caps),
         cmocka_unit_test(test_deadline_and_cancel),
         cmocka_unit_test(test_dimacs_header_hints),

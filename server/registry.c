@@ -131,7 +131,7 @@ static void release_name(gp_registry *r, const char *name) {
     pthread_mutex_lock(&r->mu);
     int i = busy_index(r, name);
     if (i >= 0) {
-        memcpy(r->busy[i], r->busy[r->nbusy - 1], sizeof r->busy[0]);
+        if (i != r->nbusy - 1) memcpy(r->busy[i], r->busy[r->nbusy - 1], sizeof r->busy[0]);
         r->nbusy--;
     }
     pthread_cond_broadcast(&r->cv);

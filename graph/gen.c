@@ -168,6 +168,7 @@ gp_graph *gp_generate_road(uint64_t n, uint64_t seed, gp_err *err) {
            (unsigned long long)n, t1 - t0, t2 - t1, gp_now() - t2);
     char src[64];
     snprintf(src, sizeof src, "gen:%llu:%llu", (unsigned long long)n, (unsigned long long)seed);
+    gp_graph_set_unit(g, "deciseconds", 0.1);
     return gp_graph_complete(g, src, "gen", 1, err);
 oom:
     free(c.coslat);

@@ -706,6 +706,15 @@ static void graph_free(gp_graph *g) {
     free(g->idmap.vals);
     free(g->lon);
     free(g->lat);
+    free(g->arc_len_m);
+    free(g->arc_name);
+    free(g->arc_ref);
+    free(g->arc_class);
+    free(g->arc_shape);
+    free(g->shape_lon);
+    free(g->shape_lat);
+    free(g->strtab);
+    free(g->osm_id);
     free(g);
 }
 
@@ -769,6 +778,7 @@ gp_graph *gp_graph_complete(gp_graph *g, const char *source, const char *format,
     snprintf(g->format, sizeof g->format, "%s", format ? format : "");
     g->directed_input = directed;
     if (!(g->scale > 0)) g->scale = 1.0;
+    if (!g->unit_name[0]) gp_graph_set_unit(g, "cost", 0);
 
     /* reverse CSR: counting sort by head on parallel threads (atomic counters and cursors), then
      * each row sorted by (tail, weight) so the result does not depend on thread timing */
@@ -885,5 +895,6 @@ uint64_t gp_graph_memory(const gp_graph *g) {
             if (g->names[i]) bytes += strlen(g->names[i]) + 1;
     }
     bytes += gp_spatial_memory(g->spatial);
+    bytes += gp_graph_roadattr_memory(g);
     return bytes;
 }

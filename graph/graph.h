@@ -67,6 +67,28 @@ typedef struct gp_graph {
     int directed_input;   /* 0 when the input was undirected (every edge became two arcs) */
     struct gp_spatial *spatial; /* nearest-node index, built when coordinates exist */
     double loaded_at;     /* wall-clock seconds since the epoch */
+    /* What the weights mean (graph/roadattr.c documents the defaults per format): unit_name is
+     * "deciseconds", "seconds", "metres", "hops" or "cost" (unknown units); unit_s is the number
+     * of seconds one unit of cost lasts when the cost is a travel time, else 0. */
+    char unit_name[16];
+    double unit_s;
+    char profile[16];     /* routing profile of an OSM graph ("car", "bicycle", "foot"), else "" */
+    /* Road attributes (OSM imports and snapshots fill them; every array may be NULL and the
+     * gp_graph_arc_* accessors below then fall back to what the graph knows). Arc-indexed arrays
+     * follow the forward CSR order: arc a is one of row[u]..row[u+1]-1. Owned by the graph. */
+    float *arc_len_m;     /* m: length along the road's geometry, metres */
+    uint32_t *arc_name;   /* m: offset into strtab of the road's name (0: none) */
+    uint32_t *arc_ref;    /* m: offset into strtab of the road's ref, e.g. "A1" (0: none) */
+    uint8_t *arc_class;   /* m: enum gp_road_class */
+    uint32_t *arc_shape;  /* m + 1: the interior shape points of arc a (tail to head, the end
+                             nodes' own coordinates not repeated) are shape_lon/lat[arc_shape[a]
+                             .. arc_shape[a + 1]) */
+    double *shape_lon, *shape_lat;
+    char *strtab;         /* NUL-terminated strings back to back; offset 0 holds "" */
+    uint64_t strtab_len;
+    int64_t *osm_id;      /* n: original (e.g. OSM) node id of each node when nodes were split
+                             for turn restrictions (copies share their original's id); NULL when
+                             ext[] are the original ids */
     int refs;             /* reference count (atomic) */
     void *dev;            /* backend device state, or NULL */
     void (*dev_free)(void *dev);
@@ -114,6 +136,43 @@ static inline double gp_graph_cost(const gp_graph *g, uint64_t d) { return (doub
 static inline const char *gp_graph_name(const gp_graph *g, uint32_t v) {
     return g->names ? g->names[v] : NULL;
 }
+
+/* Road classes for arc_class (OSM highway=* values, coarsened). */
+enum gp_road_class {
+    GP_ROAD_UNKNOWN = 0, GP_ROAD_MOTORWAY, GP_ROAD_TRUNK, GP_ROAD_PRIMARY, GP_ROAD_SECONDARY,
+    GP_ROAD_TERTIARY, GP_ROAD_UNCLASSIFIED, GP_ROAD_RESIDENTIAL, GP_ROAD_SERVICE,
+    GP_ROAD_LIVING_STREET, GP_ROAD_TRACK, GP_ROAD_PATH, GP_ROAD_CYCLEWAY, GP_ROAD_FOOTWAY,
+    GP_ROAD_FERRY, GP_ROAD_CLASS_COUNT
+};
+const char *gp_road_class_name(int c); /* "motorway", ...; "unknown" out of range */
+
+/* Road-attribute accessors (graph/roadattr.c). Arc indices are forward CSR indices. */
+static inline const char *gp_graph_str(const gp_graph *g, uint32_t off) {
+    return g->strtab && off && off < g->strtab_len ? g->strtab + off : NULL;
+}
+static inline const char *gp_graph_arc_name(const gp_graph *g, uint32_t a) {
+    return g->arc_name ? gp_graph_str(g, g->arc_name[a]) : NULL;
+}
+static inline const char *gp_graph_arc_ref(const gp_graph *g, uint32_t a) {
+    return g->arc_ref ? gp_graph_str(g, g->arc_ref[a]) : NULL;
+}
+/* Tail of arc a (binary search over row). */
+uint32_t gp_graph_arc_tail(const gp_graph *g, uint32_t a);
+/* The cheapest arc u -> v (lowest weight, then lowest index), GP_NONE when there is none. */
+uint32_t gp_graph_find_arc(const gp_graph *g, uint32_t u, uint32_t v);
+/* Interior shape points of arc a: sets *lon / *lat (may be NULL pointers when the count is 0). */
+uint32_t gp_graph_arc_shape(const gp_graph *g, uint32_t a, const double **lon, const double **lat);
+/* Length of arc a in metres: arc_len_m when present, else the great-circle length through its
+ * shape points when the graph has coordinates, else NAN. */
+double gp_graph_arc_length_m(const gp_graph *g, uint32_t a);
+/* Travel time of arc a in seconds when the weights are times (unit_s > 0), else NAN. */
+double gp_graph_arc_duration_s(const gp_graph *g, uint32_t a);
+/* Original node id of node v: osm_id[v] when present, else ext[v]. */
+static inline int64_t gp_graph_orig_id(const gp_graph *g, uint32_t v) {
+    return g->osm_id ? g->osm_id[v] : g->ext[v];
+}
+/* Sets unit_name / unit_s (unit_s 0 for units that are not times). */
+void gp_graph_set_unit(gp_graph *g, const char *unit_name, double unit_s);
 
 /* Options for loading. scale <= 0 means the format's default. */
 typedef struct gp_load_opts {

@@ -33,6 +33,9 @@ static inline uint64_t gp_mix64(uint64_t x) {
 gp_graph *gp_graph_complete(gp_graph *g, const char *source, const char *format, int directed,
                             gp_err *err);
 
+/* Host bytes of the road attributes (graph/roadattr.c). */
+uint64_t gp_graph_roadattr_memory(const gp_graph *g);
+
 /* Sets the builder's scale; only before any cost has been converted with it. */
 void gp_builder_set_scale(gp_builder *b, double scale);
 

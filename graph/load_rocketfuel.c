@@ -112,6 +112,7 @@ gp_graph *gp_load_rocketfuel(const char *path, const gp_load_opts *o, gp_err *er
                                   .line = arcs[i].line};
     if (gp_topo_add_links(b, links, na, path, err) != GP_OK) goto done;
     g = gp_builder_finish(b, path, "rocketfuel", 1, err);
+    if (g) gp_graph_set_unit(g, rule == GP_RULE_HOPS ? "hops" : "cost", 0);
     b = NULL;
     goto done;
 oom:

@@ -277,6 +277,7 @@ gp_graph *gp_load_sndlib(const char *path, const gp_load_opts *o, gp_err *err) {
     gp_topo_costs(links, nl, rule, gp_topo_ref_bw(o));
     if (gp_topo_add_links(b, links, nl, path, err) != GP_OK) goto done;
     g = gp_builder_finish(b, path, "sndlib", 0, err);
+    if (g) gp_graph_set_unit(g, rule == GP_RULE_HOPS ? "hops" : "cost", 0);
     b = NULL;
     goto done;
 oom:

@@ -22,7 +22,7 @@ so this checks what a reviewer would, file by file and across files:
   compose.yaml    gpath with an nvidia GPU reservation, PostgreSQL with a pinned pgRouting image,
                   healthchecks, named volumes, gpath waiting for a healthy database.
   gpath.service   the sandboxing, restart and reload settings named in the README.
-  README.md       a Deployment section that names every file above.
+  docs/deployment.md  the deployment guide, naming every file above.
 Prints "ok - NAME" or "not ok - NAME: WHY" per check; exits 1 if any failed.
 
 usage: check_deploy.py [--known-keys FILE] [--binary PATH] [--nvcc-version X.Y]
@@ -523,13 +523,12 @@ def check_systemd(known):
 
 
 def check_readme():
-    text = read('README.md')
-    m = re.search(r'<!-- section:deploy -->(.*?)<!-- /section:deploy -->', text, re.S)
-    body = m.group(1) if m else ''
-    check('README: Deployment section', re.search(r'^#+ Deployment', body, re.M), '')
+    body = read('docs/deployment.md')
+    check('docs/deployment.md: Deployment section', re.search(r'^#+ Deployment', body, re.M), '')
     for ref in ('Dockerfile', 'deploy/kubernetes', 'deploy/systemd/gpath.service',
                 'deploy/compose.yaml', 'gpath_reload', 'tests/test_replicas.sh'):
-        check(f'README: Deployment section names {ref}', ref in body, '')
+        check(f'docs/deployment.md names {ref}', ref in body, '')
+    check('README links docs/deployment.md', 'docs/deployment.md' in read('README.md'), '')
 
 
 def main():

@@ -1,0 +1,68 @@
+/* snap.h - coordinates to positions on the road network, and queries that start or end there.
+ *
+ * A coordinate snaps to the nearest point of the nearest routable segment (great-circle distance),
+ * not to the nearest node: on a graph with coordinates every arc is a segment (a polyline through
+ * its shape points when the graph has them, graph.h), and the snapped position lies on the arc
+ * tail -> head at fraction `frac` of its length, and on the opposite arc when the road is two-way.
+ * Queries from / to snapped positions add the partial travel cost of the snapped segment: an origin
+ * enters the network at the head of its arc (cost (1 - frac) * w) or, on a two-way road, at the
+ * tail through the opposite arc (cost frac * w'); a destination is reached symmetrically. Two
+ * positions on the same arc in the driving direction are joined along it directly.
+ * Routing goes through the engine's p2p / table / sssp calls, so every backend and speed-up
+ * technique serves snapped queries too.
+ *
+ * Implemented in engine/snap.c. Thread-safe: the segment index is immutable once built (lazily,
+ * on the first snap of a graph, under a lock) and freed with the graph.
+ */
+#ifndef GP_SNAP_H
+#define GP_SNAP_H
+
+#include "engine.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct gp_snap {
+    double qlon, qlat; /* the coordinate asked for */
+    double lon, lat;   /* the snapped position */
+    double dist_m;     /* great-circle distance between the two, metres */
+    uint32_t node;     /* the end node of the snapped segment nearest the position */
+    uint32_t arc;      /* arc the position lies on (tail -> head), GP_NONE when snapped to a node */
+    uint32_t rarc;     /* the opposite arc (head -> tail) on a two-way road, else GP_NONE */
+    double frac;       /* position along `arc` from its tail, 0..1, by length */
+} gp_snap;
+
+/* Snaps (lon, lat) within radius_m metres. GP_EINVAL for an invalid coordinate or a graph without
+ * coordinates; GP_ENOTFOUND when no segment lies within radius_m (the message names the distance
+ * to the nearest one, which also reveals swapped latitude / longitude). */
+int gp_snap_point(const gp_graph *g, double lon, double lat, double radius_m, gp_snap *out,
+                  gp_err *err);
+
+/* Where a query leaving / reaching a snapped position enters / leaves the network: up to two
+ * nodes with the stored-unit cost between the position and the node. Returns the count. */
+uint32_t gp_snap_origins(const gp_graph *g, const gp_snap *s, uint32_t node[2], uint64_t cost[2]);
+uint32_t gp_snap_dests(const gp_graph *g, const gp_snap *s, uint32_t node[2], uint64_t cost[2]);
+
+/* A route between two snapped positions. */
+typedef struct gp_snap_route {
+    uint64_t dist;   /* stored units, partial segments included; GP_INF: no route */
+    gp_path path;    /* nodes from the entry node to the exit node; len 0 when the positions lie
+                        on one arc and the direct way along it is the answer */
+    uint32_t first_arc, last_arc; /* the arcs the route starts / ends on (partially), or GP_NONE */
+} gp_snap_route;
+void gp_snap_route_free(gp_snap_route *r);
+
+int gp_engine_route_snap(gp_engine *e, const gp_graph *g, const gp_snap *a, const gp_snap *b,
+                         int algo, gp_snap_route *out, gp_err *err);
+/* out[i * nt + j]: stored-unit cost from src[i] to dst[j], GP_INF when unreachable. */
+int gp_engine_table_snap(gp_engine *e, const gp_graph *g, const gp_snap *src, uint32_t ns,
+                         const gp_snap *dst, uint32_t nt, uint64_t *out, gp_err *err);
+/* One-to-all from a snapped position: dist[v] for every node (pred as gp_engine_sssp). */
+int gp_engine_sssp_snap(gp_engine *e, const gp_graph *g, const gp_snap *src, uint64_t max_dist,
+                        uint64_t *dist, uint32_t *pred, gp_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -101,6 +101,33 @@ static double unit_mult(const char *u) {
     return -1;
 }
 
+/* What a libxml2 parser error code means, without the document's text; NULL when not listed. */
+static const char *xml_error_text(int code) {
+    switch (code) {
+    case XML_ERR_DOCUMENT_EMPTY: return "no root element (not an XML document)";
+    case XML_ERR_DOCUMENT_END: return "content after the root element";
+    case XML_ERR_INVALID_CHAR: return "a character not allowed in XML";
+    case XML_ERR_ENTITYREF_SEMICOL_MISSING: return "an entity reference without ';'";
+    case XML_ERR_UNDECLARED_ENTITY: return "an undeclared entity";
+    case XML_ERR_UNSUPPORTED_ENCODING: return "an unsupported encoding";
+    case XML_ERR_INVALID_ENCODING: return "bytes invalid in the document's encoding";
+    case XML_ERR_NS_DECL_ERROR: return "a bad namespace declaration";
+    case XML_ERR_LT_IN_ATTRIBUTE: return "'<' in an attribute value";
+    case XML_ERR_ATTRIBUTE_NOT_STARTED: return "an attribute value without quotes";
+    case XML_ERR_ATTRIBUTE_WITHOUT_VALUE: return "an attribute without a value";
+    case XML_ERR_ATTRIBUTE_REDEFINED: return "an attribute given twice in one element";
+    case XML_ERR_COMMENT_NOT_FINISHED: return "an unterminated comment";
+    case XML_ERR_CDATA_NOT_FINISHED: return "an unterminated CDATA section";
+    case XML_ERR_NAME_REQUIRED: return "a missing element or attribute name";
+    case XML_ERR_GT_REQUIRED: return "an element start tag not closed with '>'";
+    case XML_ERR_LTSLASH_REQUIRED: return "a missing end tag";
+    case XML_ERR_EQUAL_REQUIRED: return "an attribute without '='";
+    case XML_ERR_TAG_NAME_MISMATCH: return "an end tag that does not match its start tag";
+    case XML_ERR_TAG_NOT_FINISHED: return "the document ends inside an element";
+    default: return NULL;
+    }
+}
+
 static int cmp_i64(const void *a, const void *b) {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return (x > y) - (x < y);
@@ -138,15 +165,13 @@ gp_graph *gp_load_graphml(const char *path, const gp_load_opts *o, gp_err *err) 
     free(text);
     if (!doc) {
         const xmlError *xe = xmlCtxtGetLastError(ctx);
-        /* libxml2's description without its details (they quote the document) */
-        char msg[128] = "malformed XML";
-        if (xe && xe->message) {
-            snprintf(msg, sizeof msg, "%s", xe->message);
-            msg[strcspn(msg, ":\n")] = '\0';
-            size_t l = strlen(msg);
-            while (l && msg[l - 1] == ' ') msg[--l] = '\0';
-            for (char *c = msg; *c; c++)
-                if (*c == '\'' || *c == '"') *c = '\0';
+        /* libxml2's own messages quote tags, attributes and entities of the document: say what
+         * is wrong from the error code instead */
+        const char *msg = xml_error_text(xe ? xe->code : -1);
+        char other[64];
+        if (!msg) {
+            snprintf(other, sizeof other, "malformed XML (libxml2 error %d)", xe ? xe->code : -1);
+            msg = other;
         }
         gp_err_set(err, GP_EPARSE, "%s:%d: bad XML: %s", path, xe ? xe->line : 0, msg);
         goto done;

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # run.sh BUILD - runs every libFuzzer harness BUILD/fuzz/fuzz_* (built by `make fuzz`) for
-# FUZZ_SECONDS (default 8) on a scratch copy of its committed corpus tests/fuzz/corpus/NAME/ (new
-# inputs stay out of the tree). Fails on the first crash, leak, timeout or UB report and keeps the
-# input that caused it under BUILD/fuzz/crashes/. Prints "N passed, N failed, N skipped" last.
+# FUZZ_SECONDS (default 8) on its committed corpus tests/fuzz/corpus/NAME/ (read only; new
+# inputs go to a scratch directory, out of the tree). A crash, leak, timeout or UB report fails the
+# run (the other harnesses still run) and the input is kept under BUILD/fuzz/crashes/. Prints
+# "N passed, N failed, N skipped" last.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 build=${1:-build-fuzz}
@@ -17,8 +18,10 @@ for bin in "$build"/fuzz/fuzz_*; do
   name=$(basename "$bin")
   mkdir -p "$scratch/$name"
   dirs=("$scratch/$name")
+  # the committed seeds: tests/fuzz/corpus/fuzz_NAME/ or tests/fuzz/corpus/NAME/
   if [ -d "tests/fuzz/corpus/$name" ]; then dirs+=("tests/fuzz/corpus/$name")
-  else echo "# $name: no committed corpus (tests/fuzz/corpus/$name), starting empty"; fi
+  elif [ -d "tests/fuzz/corpus/${name#fuzz_}" ]; then dirs+=("tests/fuzz/corpus/${name#fuzz_}")
+  else echo "# $name: no committed corpus under tests/fuzz/corpus/, starting empty"; fi
   echo "=== $name: ${secs}s"
   # -rss_limit_mb / -timeout: a graph load that needs > 2 GiB or 10 s on a fuzz input is a bug
   if "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \

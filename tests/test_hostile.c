@@ -258,6 +258,33 @@ static void test_long_lines_in_small_gzip(void **state) {
     expect_code(p, NULL, GP_EPARSE, "line longer than 1048576 bytes");
 }
 
+/* GraphML with a DTD: no entity is expanded or fetched (XXE, billion laughs); the document is
+ * refused. */
+static void test_graphml_dtd_refused(void **state) {
+    (void)state;
+    char target[700], text[1600], spec[800];
+    snprintf(target, sizeof target, "%s/x.gr", outside_dir);
+    write_file(outside_dir, "x.gr", "SECRETxxe\n");
+    snprintf(text, sizeof text,
+             "<?xml version=\"1.0\"?>\n<!DOCTYPE graphml [<!ENTITY x SYSTEM \"file://%s\">\n"
+             "<!ENTITY a \"aaaaaaaaaa\"><!ENTITY b \"&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;\">]>\n"
+             "<graphml><key attr.name=\"label\" for=\"node\" id=\"d0\"/><graph>\n"
+             "<node id=\"1\"><data key=\"d0\">&x;&b;</data></node></graph></graphml>\n",
+             target);
+    const char *p = write_file(inside_dir, "xxe.graphml", text);
+    snprintf(spec, sizeof spec, "graphml:%s", p);
+    gp_err err;
+    gp_graph *g = load(spec, NULL, &err);
+    if (g) {
+        const char *name = gp_graph_name(g, 0);
+        if (name && strstr(name, "SECRET")) fail_msg("external entity expanded: %s", name);
+        gp_graph_unref(g);
+        fail_msg("a GraphML document with a DTD was loaded");
+    }
+    assert_non_null(strstr(err.msg, "DTD"));
+    assert_null(strstr(err.msg, "SECRET"));
+}
+
 static void test_node_arc_caps(void **state) {
     (void)state;
     const char *p = write_file(inside_dir, "caps.csv", "source,target,cost\n1,2,1\n2,3,1\n3,4,1\n");
@@ -402,6 +429,7 @@ int main(void) {
         cmocka_unit_test(test_dev_zero_bounded),
         cmocka_unit_test(test_max_bytes_after_decompression),
         cmocka_unit_test(test_long_lines_in_small_gzip),
+        cmocka_unit_test(test_graphml_dtd_refused),
         cmocka_unit_test(test_node_arc_caps),
         cmocka_unit_test(test_deadline_and_cancel),
         cmocka_unit_test(test_dimacs_header_hints),

@@ -23,6 +23,9 @@ COPY . .
 RUN bash deploy/build.sh --prefix /opt/gpath --build build --require-cuda
 
 FROM nvidia/cuda:13.0.2-runtime-ubuntu24.04 AS runtime
+# The VERSION file's number (tests/test_version.sh checks it; tag the image gpath:<it>).
+LABEL org.opencontainers.image.title="gpath" \
+      org.opencontainers.image.version="0.2.0"
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 # Runtime libraries only (Ubuntu 24.04 names), plus curl for the HEALTHCHECK. Versions follow the
 # pinned base image's Ubuntu release rather than per-package pins.
@@ -30,6 +33,7 @@ SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       libmicrohttpd12t64 libcjson1 libinih1 libpq5 libsqlite3-0 zlib1g libxml2 \
+      libexpat1 libbz2-1.0 \
       curl ca-certificates \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 10001 gpath \

@@ -11,6 +11,7 @@
 #   make fuzz       libFuzzer on every tests/fuzz/fuzz_*.c for FUZZ_SECONDS each (default 8)
 #   make bench      CPU benchmarks -> bench/results/
 #   make bench-gpu  GPU benchmarks -> bench/results/ (on the GPU machine)
+#   make data       the public test data sets into data/ (data/MANIFEST.tsv; a local copy first)
 #
 # BUILD=dir builds elsewhere (helpers and sanitizer builds use their own), NVCC= forces CPU-only.
 
@@ -26,11 +27,20 @@ CFLAGS  += -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -pthread -MMD -MP \
 LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -pthread -lm
 SAN     ?=
 CFLAGS  += $(SAN)
+# The one version number: the VERSION file (`gpath --version`, /metrics, openapi.yaml's info.version
+# and the image tags in Dockerfile and deploy/ are checked against it by tests/test_version.sh).
+VERSION := $(strip $(shell cat VERSION 2>/dev/null))
+CFLAGS  += -DGPATH_VERSION='"$(VERSION)"'
 LDFLAGS += $(SAN)
 
 LIB_SRC := $(wildcard graph/*.c engine/*.c storage/*.c server/*.c)
 LIB_SRC := $(filter-out server/main.c,$(LIB_SRC))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+# graph/*.cpp: C++ behind plain-C headers (graph/osm_read.cpp: libosmium, header-only).
+CXX      ?= g++
+CXXFLAGS += -std=c++17 $(OPT) $(WARN) -pthread -MMD -MP $(SAN)
+LIB_OBJ  += $(patsubst %.cpp,$(BUILD)/%.o,$(wildcard graph/*.cpp))
+LDLIBS   += -lexpat -lbz2 -lz -lstdc++
 # migrations/*/*.sql are compiled into the binary (storage/migrate.h): one generated C file.
 MIG_SQL := $(sort $(wildcard migrations/sqlite/*.sql)) $(sort $(wildcard migrations/postgres/*.sql))
 LIB_OBJ += $(BUILD)/gen/migrations.o
@@ -59,12 +69,14 @@ ifneq ($(strip $(NVCC)),)
   BENCH_BIN += $(patsubst bench/%.cu,$(BUILD)/bench/%,$(wildcard bench/*.cu))
 endif
 
-.PHONY: all deps deps-run test test-gpu run lint asan ubsan fuzz fuzz-build bench bench-gpu clean format
+.PHONY: all deps deps-run test test-gpu run lint asan ubsan fuzz fuzz-build bench bench-gpu clean format data
 all: $(BUILD)/gpath $(TEST_BIN) $(BENCH_BIN)
 
 $(BUILD)/gpath: $(BUILD)/server/main.o $(BUILD)/libgpath.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 	@echo "built $@ ($(BUILD_KIND)$(if $(CU_OBJ),, build: nvcc not found, the CUDA backend is not compiled))"
+
+$(LIB_OBJ) $(BUILD)/server/main.o: VERSION
 
 $(BUILD)/libgpath.a: $(LIB_OBJ) $(CU_OBJ)
 	@rm -f $@
@@ -73,6 +85,10 @@ $(BUILD)/libgpath.a: $(LIB_OBJ) $(CU_OBJ)
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/%.o: %.cpp
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) -c -o $@ $<
 
 $(BUILD)/gen/migrations.c: $(MIG_SQL) storage/embed-migrations.sh
 	@mkdir -p $(dir $@)
@@ -92,10 +108,17 @@ $(BUILD)/tests/%: tests/%.c $(BUILD)/libgpath.a
 $(BUILD)/bench/%: bench/%.c $(BUILD)/libgpath.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libgpath.a $(LDLIBS)
+# the OSM reader comparison also links readosm (libreadosm-dev)
+$(BUILD)/bench/osm_readers: LDLIBS += -lreadosm
 
 $(BUILD)/bench/%: bench/%.cu $(BUILD)/libgpath.a
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -I. -o $@ $< $(BUILD)/libgpath.a $(filter-out -pthread,$(LDLIBS)) -lpthread
+
+# The test data (data/MANIFEST.tsv): copied from GPATH_DATA or ../shared/data when there, else
+# downloaded from the publishers; every file checked against its sha256.
+data:
+	@bash data/fetch.sh
 
 deps:
 	@bash deploy/install-deps.sh test

@@ -130,7 +130,7 @@ int main(int argc, char **argv) {
             gp_rt_free(t);
             t = NULL;
             double t0 = gp_now();
-            if (gp_rt_build(e, g, 0, 0, 0, NULL, NULL, &t, &err) != GP_OK) {
+            if (gp_rt_build(e, g, 0, 0, 0, &t, &err) != GP_OK) {
                 fprintf(stderr, "bench_netops: %s: %s\n", argv[a], err.msg);
                 rc = 1;
                 break;
@@ -141,7 +141,7 @@ int main(int argc, char **argv) {
         if (!t) goto next;
         if (cpu) {
             gp_rt *tc = NULL;
-            if (gp_rt_build(cpu, g, 0, 0, 0, NULL, NULL, &tc, &err) != GP_OK || !same_tables(t, tc)) {
+            if (gp_rt_build(cpu, g, 0, 0, 0, &tc, &err) != GP_OK || !same_tables(t, tc)) {
                 fprintf(stderr, "bench_netops: %s: tables differ from the CPU backend's%s%s\n",
                         argv[a], tc ? "" : ": ", tc ? "" : err.msg);
                 rc = 1;

@@ -88,6 +88,14 @@ typedef struct gp_cuda_opts {
 gp_backend *gp_cuda_backend_new(const gp_cuda_opts *opts, gp_err *err);
 /* 1 when this binary was built with the CUDA backend. */
 int gp_cuda_compiled(void);
+/* 1 when the NVIDIA driver's libcuda.so.1 can be loaded (dlopen). */
+int gp_cuda_have_driver(void);
+/* Why CUDA cannot be used, as one phrase for the start-up line: from cudaGetDeviceCount's error
+ * number (0 = cudaSuccess) and device count, whether the driver library exists, and the CUDA
+ * error's text (detail, may be NULL). "no NVIDIA GPU found (...)" when there is no GPU or no
+ * driver at all; "the NVIDIA driver is too old ..." only when a driver is installed. */
+void gp_cuda_unavailable_reason(int cuda_error, int count, int have_driver, const char *detail,
+                                char *buf, size_t size);
 
 static inline void gp_backend_destroy(gp_backend *b) {
     if (b) b->ops->destroy(b);

@@ -22,6 +22,7 @@
  * first use. Every call is thread-safe; the graph is only read.
  */
 #include "backend.h"
+#include "progress.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -838,6 +839,7 @@ typedef struct job {
     pthread_cond_t gate_cond;
     int gate_open;
     double deadline;  /* the caller's gp_deadline_get() (workers have their own thread-locals) */
+    gp_progress *prog; /* the caller's gp_progress_get(): a unit per table source / APSP tile row */
     /* status */
     atomic_int rc;
     gp_err err;
@@ -933,6 +935,7 @@ static void *table_worker(void *arg) {
             row[k] = w->hpos[v] == ST_SETTLED ? w->dist[v] : GP_INF;
         }
         ws_reset(w);
+        gp_progress_add(j->prog, 1);
     }
     ws_put(j->c, w);
     return NULL;
@@ -956,6 +959,8 @@ static int cpu_table(gp_backend *b, const gp_graph *g, const uint32_t *src, uint
     j.nt = nt;
     j.out = out;
     j.deadline = gp_deadline_get();
+    j.prog = gp_progress_get();
+    gp_progress_begin(j.prog, ns);
     atomic_init(&j.next_src, 0);
     atomic_init(&j.rc, GP_OK);
     pthread_mutex_init(&j.err_lock, NULL);
@@ -1124,12 +1129,14 @@ static void *apsp_worker(void *arg) {
         pthread_barrier_wait(&j->barrier);
         /* phase 3: the rest, a row of tiles at a time, handed out dynamically too */
         for (uint32_t it; (it = atomic_fetch_add(&j->ctr[2 * kt + 1], 1)) < T;) {
-            if (it == kt) continue;
-            uint32_t i0 = it * B, i1 = tile_end(j, it);
-            for (uint32_t jt = 0; jt < T; jt++) {
-                if (jt == kt) continue;
-                fw_tile_ind(j->d, j->nx, n, i0, i1, jt * B, tile_end(j, jt), k0, k1);
+            if (it != kt) {
+                uint32_t i0 = it * B, i1 = tile_end(j, it);
+                for (uint32_t jt = 0; jt < T; jt++) {
+                    if (jt == kt) continue;
+                    fw_tile_ind(j->d, j->nx, n, i0, i1, jt * B, tile_end(j, jt), k0, k1);
+                }
             }
+            gp_progress_add(j->prog, 1);
         }
         pthread_barrier_wait(&j->barrier);
     }
@@ -1194,6 +1201,8 @@ static int cpu_apsp(gp_backend *b, const gp_graph *g, uint64_t *dist, uint32_t *
     for (uint32_t x = 0; x < 2 * j.ntiles; x++) atomic_init(&j.ctr[x], 0);
     atomic_init(&j.stop, 0);
     j.deadline = gp_deadline_get();
+    j.prog = gp_progress_get();
+    gp_progress_begin(j.prog, (uint64_t)j.ntiles * j.ntiles); /* T rounds of T tile rows */
     atomic_init(&j.rc, GP_OK);
     pthread_mutex_init(&j.err_lock, NULL);
     /* threads beyond the tiles of a row have no phase-3 work */

@@ -16,6 +16,36 @@
  */
 #include "backend.h"
 
+#include <dlfcn.h>
+#include <stdio.h>
+
+/* cudaError_t values the reasons below tell apart (driver_types.h; stable across CUDA releases). */
+enum { CU_ERR_STUB_LIBRARY = 34, CU_ERR_INSUFFICIENT_DRIVER = 35, CU_ERR_NO_DEVICE = 100 };
+
+int gp_cuda_have_driver(void) {
+    /* the driver's user-space library; the container toolkit mounts it only with --gpus */
+    void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+    if (!h) return 0;
+    dlclose(h);
+    return 1;
+}
+
+void gp_cuda_unavailable_reason(int cuda_error, int count, int have_driver, const char *detail,
+                                char *buf, size_t size) {
+    if (!have_driver)
+        snprintf(buf, size, "no NVIDIA GPU found (no NVIDIA driver: libcuda.so.1 is not installed)");
+    else if (cuda_error == CU_ERR_NO_DEVICE || (cuda_error == 0 && count <= 0))
+        snprintf(buf, size, "no NVIDIA GPU found (the driver sees no device)");
+    else if (cuda_error == CU_ERR_STUB_LIBRARY)
+        snprintf(buf, size, "no NVIDIA GPU found (only the CUDA stub library, no driver)");
+    else if (cuda_error == CU_ERR_INSUFFICIENT_DRIVER)
+        snprintf(buf, size, "the NVIDIA driver is too old for this build's CUDA runtime (%s); "
+                            "update the driver",
+                 detail && *detail ? detail : "insufficient driver");
+    else
+        snprintf(buf, size, "CUDA is unusable: %s", detail && *detail ? detail : "unknown error");
+}
+
 #ifndef GP_HAVE_CUDA
 /* Built without nvcc: there is no CUDA backend. */
 gp_backend *gp_cuda_backend_new(const gp_cuda_opts *opts, gp_err *err) {
@@ -28,6 +58,7 @@ int gp_cuda_compiled(void) { return 0; }
 
 #include "cuda_apsp.h"
 #include "cuda_sssp.h"
+#include "progress.h"
 
 #include <cuda_runtime_api.h>
 #include <errno.h>
@@ -199,7 +230,18 @@ static int cuda_table(gp_backend *b, const gp_graph *g, const uint32_t *src, uin
     slot *s;
     int rc = check_healthy(c, err);
     if (rc || (rc = dgraph_of(b, g, &dg, err)) || (rc = slot_get(c, &s, err))) return rc;
-    rc = gp_cuda_table(s->ws, dg, &c->params, src, ns, dst, nt, out, NULL, err);
+    /* With a progress counter (CLI, jobs), sources go in chunks of at least 1024 (many kernel
+     * batches each, so the GPU stays as busy) and each chunk counts when its rows are back. */
+    gp_progress *prog = gp_progress_get();
+    uint32_t chunk = ns;
+    if (prog && ns > 2048) chunk = ns / 32 > 1024 ? ns / 32 : 1024;
+    gp_progress_begin(prog, ns);
+    for (uint32_t i0 = 0; rc == GP_OK && i0 < ns; i0 += chunk) {
+        uint32_t k = ns - i0 < chunk ? ns - i0 : chunk;
+        rc = gp_cuda_table(s->ws, dg, &c->params, src + i0, k, dst, nt, out + (size_t)i0 * nt,
+                           NULL, err);
+        if (rc == GP_OK) gp_progress_add(prog, k);
+    }
     slot_put(c, s, rc);
     return rc;
 }
@@ -210,7 +252,11 @@ static int cuda_apsp(gp_backend *b, const gp_graph *g, uint64_t *dist, uint32_t 
     slot *s;
     int rc = check_healthy(c, err);
     if (rc || (rc = slot_get(c, &s, err))) return rc;
+    /* one unit: the whole matrix is one call that ends with the copy back */
+    gp_progress *prog = gp_progress_get();
+    gp_progress_begin(prog, 1);
     rc = gp_cuda_apsp((void *)s->stream, g, dist, next, err);
+    if (rc == GP_OK) gp_progress_add(prog, 1);
     slot_put(c, s, rc);
     return rc;
 }
@@ -265,8 +311,12 @@ gp_backend *gp_cuda_backend_new(const gp_cuda_opts *opts, gp_err *err) {
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess || count <= 0) {
-        gp_err_set(err, GP_EUNSUPPORTED, "no CUDA device: %s",
-                   e != cudaSuccess ? cudaGetErrorString(e) : "cudaGetDeviceCount found none");
+        /* without libcuda.so.1 the runtime reports an "insufficient driver": tell that apart from
+         * a driver that really is too old */
+        char why[256];
+        gp_cuda_unavailable_reason((int)e, count, gp_cuda_have_driver(),
+                                   e != cudaSuccess ? cudaGetErrorString(e) : "", why, sizeof why);
+        gp_err_set(err, GP_EUNSUPPORTED, "%s", why);
         return NULL;
     }
     if (opts->device < 0 || opts->device >= count) {

@@ -21,6 +21,7 @@
  * AUTO takes the full recompute when half or more of the sources are affected.
  */
 #include "ecmp.h"
+#include "progress.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -38,10 +39,7 @@ typedef struct pf_ctx {
     void *ctx;
     uint32_t n, chunk;
     atomic_uint next;
-    atomic_uint done;
-    gp_rt_progress_fn progress;
-    void *pctx;
-    double p0, p1;
+    gp_progress *prog; /* a unit per index, counted a chunk at a time; NULL: none */
 } pf_ctx;
 
 static void *pf_worker(void *arg) {
@@ -51,8 +49,7 @@ static void *pf_worker(void *arg) {
         if (b >= p->n) break;
         uint32_t e = b + p->chunk < p->n ? b + p->chunk : p->n;
         for (uint32_t i = b; i < e; i++) p->fn(p->ctx, i);
-        uint32_t d = atomic_fetch_add(&p->done, e - b) + (e - b);
-        if (p->progress) p->progress(p->pctx, p->p0 + (p->p1 - p->p0) * d / p->n);
+        gp_progress_add(p->prog, e - b);
     }
     return NULL;
 }
@@ -63,16 +60,15 @@ static int online_cpus(void) {
 }
 
 static void par_for(uint32_t n, int threads, void (*fn)(void *, uint32_t), void *ctx,
-                    gp_rt_progress_fn progress, void *pctx, double p0, double p1) {
-    pf_ctx p = {.fn = fn, .ctx = ctx, .n = n, .progress = progress, .pctx = pctx, .p0 = p0,
-                .p1 = p1};
+                    gp_progress *prog) {
+    pf_ctx p = {.fn = fn, .ctx = ctx, .n = n, .prog = prog};
+    gp_progress_begin(prog, n);
     if (threads <= 0) threads = online_cpus();
     if (threads > 64) threads = 64;
     if ((uint32_t)threads > n) threads = n ? (int)n : 1;
     p.chunk = n / ((uint32_t)threads * 8) + 1;
-    if (progress && p.chunk > 64) p.chunk = 64;
+    if (prog && p.chunk > 64) p.chunk = 64;
     atomic_init(&p.next, 0);
-    atomic_init(&p.done, 0);
     pthread_t tid[64];
     int started[64] = {0};
     for (int t = 1; t < threads; t++) started[t] = pthread_create(&tid[t], NULL, pf_worker, &p) == 0;
@@ -342,11 +338,13 @@ static int rt_distances(gp_engine *e, const gp_graph *g, uint64_t *dist, gp_err 
 }
 
 int gp_rt_build(gp_engine *e, gp_graph *g, uint32_t ecmp_max, int threads, uint64_t max_bytes,
-                gp_rt_progress_fn progress, void *pctx, gp_rt **out, gp_err *err) {
+                gp_rt **out, gp_err *err) {
     gp_rt *t = NULL;
     int rc = rt_alloc(g, ecmp_max, max_bytes, &t, err);
     if (rc != GP_OK) return rc;
-    if (progress) progress(pctx, 0);
+    /* the caller's progress: distances the first half, next-hop extraction the second */
+    gp_progress *prog = gp_progress_get();
+    gp_progress_span(prog, 0, 0.5);
     double t0 = gp_now();
     rc = rt_distances(e, g, t->dist, err);
     if (rc != GP_OK) {
@@ -355,8 +353,8 @@ int gp_rt_build(gp_engine *e, gp_graph *g, uint32_t ecmp_max, int threads, uint6
     }
     snprintf(t->backend, sizeof t->backend, "%s", gp_engine_backend(e));
     double t1 = gp_now();
-    if (progress) progress(pctx, 0.5);
-    par_for(t->n, extract_threads(t, threads), extract_router, t, progress, pctx, 0.5, 1.0);
+    gp_progress_span(prog, 0.5, 1.0);
+    par_for(t->n, extract_threads(t, threads), extract_router, t, prog);
     t->apsp_s = t1 - t0;
     t->ecmp_s = gp_now() - t1;
     *out = t;
@@ -371,7 +369,7 @@ int gp_rt_from_dist(gp_graph *g, const uint64_t *dist, uint32_t ecmp_max, int th
     memcpy(t->dist, dist, (size_t)t->n * t->n * sizeof *t->dist);
     snprintf(t->backend, sizeof t->backend, "cache");
     double t1 = gp_now();
-    par_for(t->n, extract_threads(t, threads), extract_router, t, NULL, NULL, 0, 0);
+    par_for(t->n, extract_threads(t, threads), extract_router, t, NULL);
     t->ecmp_s = gp_now() - t1;
     *out = t;
     return GP_OK;
@@ -487,6 +485,7 @@ int gp_graph_change_links(const gp_graph *g, const gp_link_change *ch, size_t nc
     *out = gp_builder_finish(b, g->source, g->format, g->directed_input, err);
     b = NULL;
     if (!*out) rc = err ? err->code : GP_ENOMEM;
+    else gp_graph_set_unit(*out, g->unit_name, g->unit_s); /* the same cost rule */
 done:
     gp_builder_free(b);
     free(keys);
@@ -668,7 +667,7 @@ int gp_rt_update(gp_engine *e, const gp_rt *old, gp_graph *g2, int strategy, int
         s.routers_reextracted += r;
     }
     upd_ctx uc = {.old = old, .t = t, .reextract = reext};
-    par_for(n, extract_threads(t, threads), copy_or_extract, &uc, NULL, NULL, 0, 0);
+    par_for(n, extract_threads(t, threads), copy_or_extract, &uc, NULL);
     t->ecmp_s = gp_now() - t1;
     s.seconds = gp_now() - t0;
     if (st) *st = s;

@@ -45,13 +45,13 @@ typedef struct gp_rt {
     int refs;             /* reference count (atomic); gp_rt_free drops one */
 } gp_rt;
 
-/* Progress callback: fraction done in [0,1]; may be NULL. */
-typedef void (*gp_rt_progress_fn)(void *ctx, double fraction);
-
 /* Builds the tables of g (takes its own reference). ecmp_max 0 = GP_ECMP_MAX_DEFAULT. threads 0 =
- * online CPUs. max_bytes (0 = none): refuse with GP_ETOOBIG when dist+masks would exceed it. */
+ * online CPUs. max_bytes (0 = none): refuse with GP_ETOOBIG when dist+masks would exceed it.
+ * Reports to the calling thread's gp_progress (engine/progress.h), if any: distances fill the
+ * span [0, 0.5), next-hop extraction [0.5, 1); it never calls gp_progress_finish (the owner does,
+ * once its own work after the build is done too). */
 int gp_rt_build(gp_engine *e, gp_graph *g, uint32_t ecmp_max, int threads, uint64_t max_bytes,
-                gp_rt_progress_fn progress, void *pctx, gp_rt **out, gp_err *err);
+                gp_rt **out, gp_err *err);
 /* Tables from precomputed all-pairs distances of g (n*n, copied), e.g. from the matrix cache. */
 int gp_rt_from_dist(gp_graph *g, const uint64_t *dist, uint32_t ecmp_max, int threads,
                     gp_rt **out, gp_err *err);

@@ -8,6 +8,7 @@
  */
 #include "engine.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,8 +44,10 @@ gp_engine *gp_engine_new(const char *backend, int cpu_threads, const gp_cuda_opt
                        cerr.msg[0] ? cerr.msg : "unavailable");
             goto fail;
         } else {
-            GP_LOG(GP_LOG_INFO, "backend auto: using the CPU (%s)",
-                   cerr.msg[0] ? cerr.msg : "no CUDA backend");
+            /* quietly: info level, one line, the reason in plain words */
+            snprintf(e->cpu_reason, sizeof e->cpu_reason, "%.255s",
+                     cerr.msg[0] ? cerr.msg : "no CUDA backend");
+            GP_LOG(GP_LOG_INFO, "backend auto: using the CPU: %s", e->cpu_reason);
         }
     }
     return e;

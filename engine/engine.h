@@ -19,6 +19,7 @@ typedef struct gp_engine {
     gp_backend *primary;  /* == cpu when the CPU backend is in use */
     gp_backend *cpu;
     int primary_failed;   /* set (atomically) once the primary is out of service */
+    char cpu_reason[256]; /* backend auto on the CPU: why ("no NVIDIA GPU found ..."), else "" */
 } gp_engine;
 
 /* backend: "auto" (CUDA when a GPU is usable, else CPU), "cuda" (error without a GPU), "cpu". */

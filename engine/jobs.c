@@ -1,8 +1,12 @@
 /* jobs.c - the recomputation job runner (contract in jobs.h): a FIFO of jobs, one worker thread,
  * a bounded list of finished jobs. All job records live in one array guarded by a mutex; the
- * worker computes outside the lock and publishes progress with atomic stores.
+ * worker computes outside the lock into one gp_progress (engine/progress.h) that gp_jobs_get
+ * polls for the running job, so progress is the share of the work done and below 1 until the job
+ * (the build and the store callback) has ended.
  */
 #include "jobs.h"
+
+#include "progress.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -31,6 +35,8 @@ struct gp_jobs {
     job *jobs; /* ascending ids */
     size_t njobs, cap;
     uint64_t next_id;
+    uint64_t running;  /* id of the job the worker runs, 0 when idle */
+    gp_progress prog;  /* the running job's progress (written by the worker outside the lock) */
 };
 
 const char *gp_job_state_name(int s) {
@@ -65,19 +71,6 @@ static void trim(gp_jobs *j) {
     }
 }
 
-typedef struct prog_ctx {
-    gp_jobs *j;
-    uint64_t id;
-} prog_ctx;
-
-static void on_progress(void *ctx, double f) {
-    prog_ctx *p = ctx;
-    pthread_mutex_lock(&p->j->lock);
-    job *jb = find(p->j, p->id);
-    if (jb && f > jb->st.progress) jb->st.progress = f;
-    pthread_mutex_unlock(&p->j->lock);
-}
-
 static void *worker_main(void *arg) {
     gp_jobs *j = arg;
     pthread_mutex_lock(&j->lock);
@@ -96,17 +89,21 @@ static void *worker_main(void *arg) {
         gp_graph *g = next->g;
         char name[65];
         memcpy(name, next->st.graph, sizeof name);
+        gp_progress_init(&j->prog, "routing-tables");
+        j->running = id;
         pthread_mutex_unlock(&j->lock);
 
         gp_rt *rt = NULL;
         gp_err err;
         gp_err_clear(&err);
-        prog_ctx pc = {j, id};
-        int rc = gp_rt_build(j->e, g, j->ecmp_max, 0, j->max_bytes, on_progress, &pc, &rt, &err);
+        gp_progress_set(&j->prog);
+        int rc = gp_rt_build(j->e, g, j->ecmp_max, 0, j->max_bytes, &rt, &err);
+        gp_progress_set(NULL);
         int stored = 0;
         if (rc == GP_OK && j->store) stored = j->store(j->store_ctx, name, g, rt->dist);
 
         pthread_mutex_lock(&j->lock);
+        j->running = 0;
         job *jb = find(j, id); /* the array may have moved */
         if (jb) {
             jb->st.finished_at = gp_now();
@@ -121,6 +118,7 @@ static void *worker_main(void *arg) {
                 rt = NULL;
             } else {
                 jb->st.state = GP_JOB_FAILED;
+                jb->st.progress = gp_progress_fraction(&j->prog); /* how far it got */
                 snprintf(jb->st.error, sizeof jb->st.error, "%s", err.msg);
             }
             gp_graph_unref(jb->g);
@@ -220,7 +218,11 @@ int gp_jobs_get(gp_jobs *j, uint64_t id, gp_job_status *st, gp_rt **result, gp_e
         return gp_err_set(err, GP_ENOTFOUND, "no job %llu (unknown, or finished long ago)",
                           (unsigned long long)id);
     }
-    if (st) *st = jb->st;
+    if (st) {
+        *st = jb->st;
+        if (jb->st.state == GP_JOB_RUNNING && j->running == id)
+            st->progress = gp_progress_fraction(&j->prog);
+    }
     if (result && jb->rt) *result = gp_rt_ref(jb->rt);
     pthread_mutex_unlock(&j->lock);
     return GP_OK;

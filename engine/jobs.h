@@ -3,7 +3,9 @@
  *
  * gp_jobs_submit queues a job for a graph version and returns its id at once; one worker thread
  * runs jobs in submission order (each already uses the whole GPU or every CPU core), reporting
- * progress as a fraction (distances are the first half, next-hop extraction the second). A
+ * progress as the fraction of work done (engine/progress.h: distances are the first half, counted
+ * per source or Floyd-Warshall tile row, next-hop extraction the second, per router), strictly
+ * below 1 until the job has ended (stored included) and exactly 1 once it is done. A
  * finished job holds its gp_rt in memory (the last `keep` finished jobs are kept; older ones are
  * forgotten and their ids answer GP_ENOTFOUND) and hands the distance matrix to the optional store
  * callback (the service stores it in the SQLite matrix cache, keyed by the graph version, so the
@@ -27,7 +29,7 @@ const char *gp_job_state_name(int state); /* "queued", "running", "done", "faile
 typedef struct gp_job_status {
     uint64_t id;
     int state;
-    double progress;           /* 0..1 */
+    double progress;           /* share of the work done: < 1 until the job ends, 1 when done */
     char graph[65];            /* the served graph's name */
     char version[17];          /* the graph version it ran on */
     uint32_t routers;

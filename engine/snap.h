@@ -39,6 +39,10 @@ typedef struct gp_snap {
 int gp_snap_point(const gp_graph *g, double lon, double lat, double radius_m, gp_snap *out,
                   gp_err *err);
 
+/* The position of node v itself (arc GP_NONE, dist_m 0): how a query by node id takes part in the
+ * calls below. (Not in the integrator's first draft of this header; added by engine/snap.c.) */
+void gp_snap_at_node(const gp_graph *g, uint32_t v, gp_snap *out);
+
 /* Where a query leaving / reaching a snapped position enters / leaves the network: up to two
  * nodes with the stored-unit cost between the position and the node. Returns the count. */
 uint32_t gp_snap_origins(const gp_graph *g, const gp_snap *s, uint32_t node[2], uint64_t cost[2]);

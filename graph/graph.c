@@ -73,8 +73,7 @@ void gp_parallel_for(uint64_t n, int nthreads, void (*fn)(void *ctx, uint64_t be
     }
 }
 
-/* Grows *p (elements of size sz) to hold at least need elements; capacity doubles. */
-static int grow(void **p, uint64_t *cap, uint64_t need, size_t sz) {
+int gp_grow(void **p, uint64_t *cap, uint64_t need, size_t sz) {
     if (need <= *cap) return 0;
     uint64_t nc = *cap ? *cap : 1024;
     while (nc < need) nc *= 2;
@@ -84,6 +83,8 @@ static int grow(void **p, uint64_t *cap, uint64_t need, size_t sz) {
     *cap = nc;
     return 0;
 }
+
+#define grow gp_grow
 
 /* ---------------------------------------------------------------------------------------------
  * Builder
@@ -112,6 +113,11 @@ struct gp_builder {
     uint64_t na, acap;
     uint32_t *au, *av, *aw;
     const gp_load_opts *guard; /* caps, deadline, cancel flag (gp_builder_guard), or NULL */
+    gp_attrbuf *attr; /* road attributes, NULL until the first gp_builder_add_road_arc */
+    /* gp_builder_set_osm_id: (builder index, original id) pairs */
+    uint64_t nosm, osmcap;
+    uint32_t *osm_ix;
+    int64_t *osm_orig;
 };
 
 void gp_builder_guard(gp_builder *b, const gp_load_opts *o) { b->guard = o; }
@@ -139,6 +145,9 @@ void gp_builder_free(gp_builder *b) {
     free(b->au);
     free(b->av);
     free(b->aw);
+    gp_attrbuf_free(b->attr);
+    free(b->osm_ix);
+    free(b->osm_orig);
     free(b);
 }
 
@@ -330,6 +339,8 @@ int gp_builder_add_arc(gp_builder *b, int64_t u, int64_t v, uint32_t w, gp_err *
             return gp_err_set(err, GP_ENOMEM, "out of memory at arc %llu", (unsigned long long)b->na);
         b->acap = c1 < c2 ? (c1 < c3 ? c1 : c3) : (c2 < c3 ? c2 : c3);
     }
+    if (b->attr && gp_attrbuf_push(b->attr, NULL))
+        return gp_err_set(err, GP_ENOMEM, "out of memory at arc %llu", (unsigned long long)b->na);
     b->au[b->na] = iu;
     b->av[b->na] = iv;
     b->aw[b->na] = w;
@@ -381,6 +392,43 @@ int gp_scale_fit_pick(const gp_scale_fit *f, double *scale, gp_err *err) {
                       "no fixed-point scale from 1 to 1e9 keeps every cost within 1/1000 and under "
                       "%u: costs range from %g to %g (give an explicit scale, or rescale the costs)",
                       UINT32_MAX, f->min_pos, f->max);
+}
+
+int gp_builder_add_road_arc(gp_builder *b, int64_t u, int64_t v, uint32_t w, const gp_road_attr *ra,
+                            gp_err *err) {
+    if (!b->attr) { /* first arc with attributes: the arcs before it get empty ones */
+        b->attr = gp_attrbuf_new();
+        for (uint64_t i = 0; b->attr && i < b->na; i++)
+            if (gp_attrbuf_push(b->attr, NULL)) {
+                gp_attrbuf_free(b->attr);
+                b->attr = NULL;
+            }
+        if (!b->attr) return gp_err_set(err, GP_ENOMEM, "out of memory for road attributes");
+    }
+    gp_attrbuf *a = b->attr;
+    b->attr = NULL; /* the plain arc must not push an empty record */
+    int rc = gp_builder_add_arc(b, u, v, w, err);
+    b->attr = a;
+    if (rc) return rc;
+    if (gp_attrbuf_push(a, ra)) {
+        b->na--; /* keep arcs and attributes in step */
+        return gp_err_set(err, GP_ENOMEM, "out of memory for road attributes at arc %llu",
+                          (unsigned long long)b->na);
+    }
+    return GP_OK;
+}
+
+int gp_builder_set_osm_id(gp_builder *b, int64_t id, int64_t osm_id, gp_err *err) {
+    uint32_t v = node_of(b, id, err);
+    if (v == GP_NONE) return err ? err->code : GP_ENOMEM;
+    uint64_t c1 = b->osmcap, c2 = b->osmcap;
+    if (grow((void **)&b->osm_ix, &c1, b->nosm + 1, sizeof *b->osm_ix) ||
+        grow((void **)&b->osm_orig, &c2, b->nosm + 1, sizeof *b->osm_orig))
+        return gp_err_set(err, GP_ENOMEM, "out of memory for original node ids");
+    b->osmcap = c1 < c2 ? c1 : c2;
+    b->osm_ix[b->nosm] = v;
+    b->osm_orig[b->nosm++] = osm_id;
+    return GP_OK;
 }
 
 int gp_builder_cost(const gp_builder *b, double cost, uint32_t *w, gp_err *err) {
@@ -511,12 +559,42 @@ static int sort_rows(const uint32_t *row, uint32_t *col, uint32_t *w, uint32_t n
     return rc.failed ? -1 : 0;
 }
 
+/* Row sort that carries each arc's builder index (origin) along, ordered by (head, weight,
+ * origin) so arcs with attributes keep a deterministic order. */
+typedef struct arc3 {
+    uint32_t col, w, origin;
+} arc3;
+static int cmp_arc3(const void *a, const void *b) {
+    const arc3 *x = a, *y = b;
+    if (x->col != y->col) return x->col < y->col ? -1 : 1;
+    if (x->w != y->w) return x->w < y->w ? -1 : 1;
+    return x->origin < y->origin ? -1 : x->origin > y->origin;
+}
+static int sort_rows_origin(const uint32_t *row, uint32_t *col, uint32_t *w, uint32_t *origin,
+                            uint32_t n, uint32_t maxdeg) {
+    arc3 *tmp = malloc((size_t)(maxdeg ? maxdeg : 1) * sizeof *tmp);
+    if (!tmp) return -1;
+    for (uint32_t u = 0; u < n; u++) {
+        uint32_t lo = row[u], len = row[u + 1] - row[u];
+        if (len < 2) continue;
+        for (uint32_t i = 0; i < len; i++) tmp[i] = (arc3){col[lo + i], w[lo + i], origin[lo + i]};
+        qsort(tmp, len, sizeof *tmp, cmp_arc3);
+        for (uint32_t i = 0; i < len; i++) {
+            col[lo + i] = tmp[i].col;
+            w[lo + i] = tmp[i].w;
+            origin[lo + i] = tmp[i].origin;
+        }
+    }
+    free(tmp);
+    return 0;
+}
+
 static void graph_free(gp_graph *g);
 
 gp_graph *gp_builder_finish(gp_builder *b, const char *source, const char *format, int directed,
                             gp_err *err) {
     gp_graph *g = NULL;
-    uint32_t *remap = NULL, *perm = NULL, *cursor = NULL;
+    uint32_t *remap = NULL, *perm = NULL, *cursor = NULL, *origin = NULL;
     id_ix *hs = NULL;
     if (!b) {
         gp_err_set(err, GP_EINVAL, "no builder");
@@ -567,6 +645,12 @@ gp_graph *gp_builder_finish(gp_builder *b, const char *source, const char *forma
     g->ext = malloc((size_t)n * sizeof *g->ext);
     if (!g->ext) goto oom;
     for (uint32_t k = 0; k < n; k++) g->ext[k] = b->ids[perm[k]];
+    if (b->nosm) {
+        g->osm_id = malloc((size_t)n * sizeof *g->osm_id);
+        if (!g->osm_id) goto oom;
+        memcpy(g->osm_id, g->ext, (size_t)n * sizeof *g->osm_id);
+        for (uint64_t i = 0; i < b->nosm; i++) g->osm_id[remap[b->osm_ix[i]]] = b->osm_orig[i];
+    }
     if (b->lon) {
         g->lon = malloc((size_t)n * sizeof(double));
         g->lat = malloc((size_t)n * sizeof(double));
@@ -596,6 +680,7 @@ gp_graph *gp_builder_finish(gp_builder *b, const char *source, const char *forma
     g->w = malloc((size_t)(m ? m : 1) * sizeof *g->w);
     cursor = malloc((size_t)n * sizeof *cursor);
     if (!g->row || !g->col || !g->w || !cursor) goto oom;
+    if (b->attr && !(origin = malloc((size_t)(m ? m : 1) * sizeof *origin))) goto oom;
     for (uint32_t i = 0; i < m; i++) g->row[remap[b->au[i]] + 1]++;
     uint32_t maxdeg = 0;
     for (uint32_t u = 0; u < n; u++) {
@@ -607,6 +692,7 @@ gp_graph *gp_builder_finish(gp_builder *b, const char *source, const char *forma
         uint32_t p = cursor[remap[b->au[i]]]++;
         g->col[p] = remap[b->av[i]];
         g->w[p] = b->aw[i];
+        if (origin) origin[p] = i;
     }
     free(cursor);
     cursor = NULL;
@@ -617,8 +703,17 @@ gp_graph *gp_builder_finish(gp_builder *b, const char *source, const char *forma
     free(b->aw);
     b->au = b->av = b->aw = NULL;
 
-    /* 4. rows sorted by (head, weight) */
-    if (sort_rows(g->row, g->col, g->w, n, maxdeg)) goto oom;
+    /* 4. rows sorted by (head, weight); with road attributes by (head, weight, insertion order),
+     *    and the attributes laid out in the same order */
+    if (origin) {
+        if (sort_rows_origin(g->row, g->col, g->w, origin, n, maxdeg) ||
+            gp_attrbuf_emit(b->attr, g, origin))
+            goto oom;
+        free(origin);
+        origin = NULL;
+    } else if (sort_rows(g->row, g->col, g->w, n, maxdeg)) {
+        goto oom;
+    }
 
     gp_builder_free(b);
     return gp_graph_complete(g, source, format, directed, err);
@@ -631,6 +726,7 @@ fail:
     free(remap);
     free(perm);
     free(cursor);
+    free(origin);
     graph_free(g);
     gp_builder_free(b);
     return NULL;
@@ -651,7 +747,7 @@ static inline uint64_t id_delta(int64_t a, int64_t b) { return (uint64_t)a - (ui
 
 /* Fast 64-bit hash of a byte range, four independent lanes over 32-byte blocks (xxhash-like
  * structure), chained from h. Not cryptographic: a content fingerprint for cache keys. */
-static uint64_t hash_bytes(uint64_t h, const void *data, uint64_t len) {
+uint64_t gp_hash_bytes(uint64_t h, const void *data, uint64_t len) {
     const unsigned char *p = data;
     uint64_t l0 = h + H_P1 + H_P2, l1 = h + H_P2, l2 = h, l3 = h - H_P1;
     uint64_t i = 0;
@@ -673,6 +769,8 @@ static uint64_t hash_bytes(uint64_t h, const void *data, uint64_t len) {
     return gp_mix64(r);
 }
 
+#define hash_bytes gp_hash_bytes
+
 static uint64_t graph_hash(const gp_graph *g) {
     uint64_t h = 0x6770617468ULL; /* "gpath" */
     uint64_t hdr[3];
@@ -684,37 +782,45 @@ static uint64_t graph_hash(const gp_graph *g) {
     h = hash_bytes(h, g->row, ((uint64_t)g->n + 1) * sizeof *g->row);
     h = hash_bytes(h, g->col, (uint64_t)g->m * sizeof *g->col);
     h = hash_bytes(h, g->w, (uint64_t)g->m * sizeof *g->w);
+    /* road attributes and original ids, when the graph has them (graphs without keep the hash
+     * they always had) */
+    if (g->arc_len_m) h = hash_bytes(h, g->arc_len_m, (uint64_t)g->m * sizeof *g->arc_len_m);
+    if (g->arc_name) h = hash_bytes(h, g->arc_name, (uint64_t)g->m * sizeof *g->arc_name);
+    if (g->arc_ref) h = hash_bytes(h, g->arc_ref, (uint64_t)g->m * sizeof *g->arc_ref);
+    if (g->arc_class) h = hash_bytes(h, g->arc_class, g->m);
+    if (g->arc_shape) {
+        uint64_t ns = g->arc_shape[g->m];
+        h = hash_bytes(h, g->arc_shape, ((uint64_t)g->m + 1) * sizeof *g->arc_shape);
+        if (g->shape_lon) h = hash_bytes(h, g->shape_lon, ns * sizeof(double));
+        if (g->shape_lat) h = hash_bytes(h, g->shape_lat, ns * sizeof(double));
+    }
+    if (g->strtab) h = hash_bytes(h, g->strtab, g->strtab_len);
+    if (g->osm_id) h = hash_bytes(h, g->osm_id, (uint64_t)g->n * sizeof *g->osm_id);
     return h;
+}
+
+/* free() for an array of g, unless it lies in the snapshot mapping g was loaded from. */
+static void release(const gp_graph *g, void *p) {
+    const char *c = p, *base = g->map_base;
+    if (base && c >= base && c < base + g->map_len) return;
+    free(p);
 }
 
 static void graph_free(gp_graph *g) {
     if (!g) return;
     if (g->dev && g->dev_free) g->dev_free(g->dev);
+    if (g->snap && g->snap_free) g->snap_free(g->snap);
     gp_spatial_free(g->spatial);
     if (g->names) {
-        for (uint32_t i = 0; i < g->n; i++) free(g->names[i]);
+        for (uint32_t i = 0; i < g->n; i++) release(g, g->names[i]);
         free(g->names);
     }
-    free(g->row);
-    free(g->col);
-    free(g->w);
-    free(g->rrow);
-    free(g->rcol);
-    free(g->rw);
-    free(g->ext);
-    free(g->idmap.keys);
-    free(g->idmap.vals);
-    free(g->lon);
-    free(g->lat);
-    free(g->arc_len_m);
-    free(g->arc_name);
-    free(g->arc_ref);
-    free(g->arc_class);
-    free(g->arc_shape);
-    free(g->shape_lon);
-    free(g->shape_lat);
-    free(g->strtab);
-    free(g->osm_id);
+    void *arrays[] = {g->row, g->col, g->w, g->rrow, g->rcol, g->rw, g->ext, g->idmap.keys,
+                      g->idmap.vals, g->lon, g->lat, g->arc_len_m, g->arc_name, g->arc_ref,
+                      g->arc_class, g->arc_shape, g->shape_lon, g->shape_lat, g->strtab,
+                      g->osm_id};
+    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) release(g, arrays[i]);
+    if (g->map_base && g->map_unmap) g->map_unmap(g->map_base, g->map_len);
     free(g);
 }
 
@@ -781,7 +887,15 @@ gp_graph *gp_graph_complete(gp_graph *g, const char *source, const char *format,
     if (!g->unit_name[0]) gp_graph_set_unit(g, "cost", 0);
 
     /* reverse CSR: counting sort by head on parallel threads (atomic counters and cursors), then
-     * each row sorted by (tail, weight) so the result does not depend on thread timing */
+     * each row sorted by (tail, weight) so the result does not depend on thread timing; a graph
+     * that comes with one (a snapshot) keeps it, only max_w is computed */
+    if (g->rrow && g->rcol && g->rw) {
+        uint32_t mw = 0;
+        for (uint32_t i = 0; i < m; i++)
+            if (g->w[i] > mw) mw = g->w[i];
+        g->max_w = mw;
+        goto reverse_done;
+    }
     g->rrow = calloc((size_t)n + 1, sizeof *g->rrow);
     g->rcol = malloc((size_t)(m ? m : 1) * sizeof *g->rcol);
     g->rw = malloc((size_t)(m ? m : 1) * sizeof *g->rw);
@@ -802,6 +916,7 @@ gp_graph *gp_graph_complete(gp_graph *g, const char *source, const char *format,
     gp_parallel_for(n, 0, rev_fill, &rc);
     free(cursor);
     if (sort_rows(g->rrow, g->rcol, g->rw, n, maxdeg)) goto oom;
+reverse_done:
     t1 = gp_now();
 
     /* id map: a direct table when the ids are dense, else a hash of capacity >= 2n (ids spanning

@@ -89,9 +89,18 @@ typedef struct gp_graph {
     int64_t *osm_id;      /* n: original (e.g. OSM) node id of each node when nodes were split
                              for turn restrictions (copies share their original's id); NULL when
                              ext[] are the original ids */
+    /* A graph loaded from a snapshot (graph/snapshot.h) points into the file's read-only
+     * mapping; its arrays there are not freed, map_unmap(map_base, map_len) releases them. */
+    void *map_base;
+    uint64_t map_len;
+    void (*map_unmap)(void *base, uint64_t len);
     int refs;             /* reference count (atomic) */
     void *dev;            /* backend device state, or NULL */
     void (*dev_free)(void *dev);
+    /* Road-segment index of engine/snap.c, built lazily on the first snap and released with the
+     * graph through snap_free (the graph layer knows nothing else of it). */
+    void *snap;
+    void (*snap_free)(void *snap);
 } gp_graph;
 
 /* Incremental construction. Nodes are created on first mention (arc or add_node); coordinates and
@@ -106,6 +115,22 @@ void gp_builder_free(gp_builder *b);
 int gp_builder_add_node(gp_builder *b, int64_t id, int has_coord, double lon, double lat,
                         const char *name, gp_err *err);
 int gp_builder_add_arc(gp_builder *b, int64_t u, int64_t v, uint32_t w, gp_err *err);
+/* Road attributes of one arc (gp_builder_add_road_arc); strings and shape arrays are copied. */
+typedef struct gp_road_attr {
+    double len_m;                        /* length along the geometry, metres */
+    const char *name, *ref;              /* may be NULL */
+    int cls;                             /* enum gp_road_class */
+    uint32_t nshape;                     /* interior shape points, tail to head */
+    const double *shape_lon, *shape_lat; /* nshape each */
+} gp_road_attr;
+/* An arc with road attributes. Once any arc has them, the graph gets every arc_* array (arcs
+ * added without them: length 0, no name or ref, class unknown, no shape) and the strings table; the
+ * attributes follow their arcs through gp_builder_finish's sort and enter the content hash. */
+int gp_builder_add_road_arc(gp_builder *b, int64_t u, int64_t v, uint32_t w, const gp_road_attr *ra,
+                            gp_err *err);
+/* Records that node id stands for original node osm_id (a copy made for turn restrictions).
+ * The graph gets osm_id[] when any node was given one (the others keep their own id). */
+int gp_builder_set_osm_id(gp_builder *b, int64_t id, int64_t osm_id, gp_err *err);
 /* Converts a cost in input units to a stored weight under the builder's scale (see above). */
 int gp_builder_cost(const gp_builder *b, double cost, uint32_t *w, gp_err *err);
 double gp_builder_scale(const gp_builder *b);
@@ -160,6 +185,11 @@ static inline const char *gp_graph_arc_ref(const gp_graph *g, uint32_t a) {
 uint32_t gp_graph_arc_tail(const gp_graph *g, uint32_t a);
 /* The cheapest arc u -> v (lowest weight, then lowest index), GP_NONE when there is none. */
 uint32_t gp_graph_find_arc(const gp_graph *g, uint32_t u, uint32_t v);
+/* The arc that is arc a driven the other way: head -> tail along the same geometry (the same
+ * shape points reversed), the cheapest such; GP_NONE when the road is one-way there. Two
+ * different roads between the same two nodes (common in OSM graphs: a one-way street and a
+ * detour) are not each other's reverse; without shapes every head -> tail arc is. */
+uint32_t gp_graph_reverse_arc(const gp_graph *g, uint32_t a);
 /* Interior shape points of arc a: sets *lon / *lat (may be NULL pointers when the count is 0). */
 uint32_t gp_graph_arc_shape(const gp_graph *g, uint32_t a, const double **lon, const double **lat);
 /* Length of arc a in metres: arc_len_m when present, else the great-circle length through its
@@ -182,6 +212,8 @@ typedef struct gp_load_opts {
     int progress;            /* print progress lines for large inputs */
     const char *cost_rule;   /* topology loaders: "hops" (default) or "bandwidth" */
     double ref_bandwidth;    /* bits/s for the bandwidth rule (default 100e9) */
+    const char *profile;     /* OSM: "car" (default), "bicycle" or "foot"; a spec's
+                                ?profile=NAME wins */
     /* Guards for untrusted specs (the server fills them from its config; 0 / NULL = none). Every
      * refusal names the limit. */
     uint64_t max_bytes;      /* input bytes read, after decompression: GP_ETOOBIG past it */
@@ -249,6 +281,10 @@ gp_graph *gp_load_csv(const char *path, const gp_load_opts *o, gp_err *err);
 gp_graph *gp_load_graphml(const char *path, const gp_load_opts *o, gp_err *err);
 gp_graph *gp_load_sndlib(const char *path, const gp_load_opts *o, gp_err *err);
 gp_graph *gp_load_rocketfuel(const char *path, const gp_load_opts *o, gp_err *err);
+/* OpenStreetMap (graph/osm.c): .osm.pbf / .osm through libosmium; path may end in
+ *   "?profile=car|bicycle|foot". Travel times in deciseconds, road attributes, degree-2 chains
+ *   collapsed into shaped arcs, turn restrictions by local turn expansion (README, OSM section). */
+gp_graph *gp_load_osm(const char *path, const gp_load_opts *o, gp_err *err);
 /* pgRouting edge table from PostgreSQL (storage/pg.c); uri is the whole postgresql:// spec. */
 gp_graph *gp_load_postgres(const char *uri, const gp_load_opts *o, gp_err *err);
 /* Road-like generator: perturbed grid with lon/lat coordinates and travel-time-like weights,

@@ -27,11 +27,20 @@ static inline uint64_t gp_mix64(uint64_t x) {
 }
 
 /* Completes a graph whose n, m, row, col, w, ext (ascending), scale and optional lon/lat/names
- * are filled: builds the reverse CSR, the id map, max_w, the content hash and version, the
+ * are filled: builds the reverse CSR (unless rrow, rcol and rw are all given), the id map, max_w, the content hash and version, the
  * spatial index (when lon/lat exist), loaded_at and refs = 1, and records source/format/directed.
  * On failure frees g entirely and returns NULL with err filled. */
 gp_graph *gp_graph_complete(gp_graph *g, const char *source, const char *format, int directed,
                             gp_err *err);
+
+/* Per-arc road attributes collected by a builder (graph/roadattr.c): arcs are pushed in the
+ * builder's arc order; emit lays them out in CSR order through origin[p], the builder arc index
+ * of CSR position p, and fills g's arc_* arrays, shape points and strings table. */
+typedef struct gp_attrbuf gp_attrbuf;
+gp_attrbuf *gp_attrbuf_new(void);
+void gp_attrbuf_free(gp_attrbuf *a); /* accepts NULL */
+int gp_attrbuf_push(gp_attrbuf *a, const gp_road_attr *ra); /* ra NULL: no attributes; -1 OOM */
+int gp_attrbuf_emit(gp_attrbuf *a, gp_graph *g, const uint32_t *origin); /* -1 OOM */
 
 /* Host bytes of the road attributes (graph/roadattr.c). */
 uint64_t gp_graph_roadattr_memory(const gp_graph *g);
@@ -44,6 +53,14 @@ void gp_builder_set_scale(gp_builder *b, double scale);
  * n or when threads cannot be started. */
 void gp_parallel_for(uint64_t n, int nthreads, void (*fn)(void *ctx, uint64_t begin, uint64_t end),
                      void *ctx);
+
+/* 64-bit content hash of a byte range chained from h (the graph version's hash function; not
+ * cryptographic). */
+uint64_t gp_hash_bytes(uint64_t h, const void *data, uint64_t len);
+
+/* Grows *p (elements of size sz) to hold at least need elements, capacity doubling from 1024;
+ * -1 (and *p, *cap untouched) when memory runs out. */
+int gp_grow(void **p, uint64_t *cap, uint64_t need, size_t sz);
 
 /* Wall-clock seconds since the epoch. */
 double gp_wall_now(void);

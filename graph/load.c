@@ -3,12 +3,17 @@
  * A spec is "FORMAT:PATH" (dimacs, csv, graphml, sndlib, rocketfuel), "gen:N[:SEED]" (the built-in
  * generator, seed 1 by default), a PostgreSQL URI ("postgresql://..." or "postgres://..."), or a
  * bare path whose extension names the format: .gr / .gr.gz (DIMACS), .csv (pgRouting CSV),
- * .graphml (Topology Zoo), .txt (SNDlib native), .intra (Rocketfuel weights). The graph's source
- * field records the spec with any password redacted (gp_spec_redact, the one redaction every
- * place that shows or logs a spec uses). Options a format has no use for (a scale on integer
- * DIMACS or the generator, a cost rule outside the router topologies) are refused, not ignored.
+ * .graphml (Topology Zoo), .txt (SNDlib native), .intra (Rocketfuel weights), .osm / .osm.pbf
+ * (OpenStreetMap, "?profile=car|bicycle|foot" may follow), .gpath (a snapshot written by
+ * `gpath import`, graph/snapshot.h). The graph's source field records the spec with any password
+ * redacted (gp_spec_redact, the one redaction every place that shows or logs a spec uses). Options
+ * a format has no use for (a scale on integer DIMACS, OSM, snapshots or the generator, a cost rule
+ * outside the router topologies) are refused, not ignored. The file a spec names is checked
+ * against the load's guards (gp_load_check_file) before any loader opens it, and the node and arc
+ * caps are checked on every graph returned.
  */
 #include "graph.h"
+#include "snapshot.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -32,12 +37,16 @@ static const loader loaders[] = {
     {"graphml", {".graphml", NULL, NULL}, gp_load_graphml, 1, 1},
     {"sndlib", {".txt.gz", ".txt", NULL}, gp_load_sndlib, 1, 1},
     {"rocketfuel", {".intra", NULL, NULL}, gp_load_rocketfuel, 1, 1},
+    {"osm", {".osm.pbf", ".pbf", ".osm"}, gp_load_osm, 0, 0},
+    {"gpath", {".gpath", NULL, NULL}, gp_load_snapshot, 0, 0},
 };
 #define NLOADERS (sizeof loaders / sizeof loaders[0])
 
+/* 1 when s ends with suffix, not counting an OSM "?profile=NAME" query at its end. */
 static int ends_with(const char *s, const char *suffix) {
-    size_t a = strlen(s), b = strlen(suffix);
-    return a >= b && strcmp(s + a - b, suffix) == 0;
+    const char *q = strstr(s, "?profile=");
+    size_t a = q ? (size_t)(q - s) : strlen(s), b = strlen(suffix);
+    return a >= b && strncmp(s + a - b, suffix, b) == 0;
 }
 
 /* Refuses options the format has no use for (they would be silently ignored otherwise). */
@@ -67,6 +76,17 @@ static gp_graph *run_loader(const loader *l, const char *path, const gp_load_opt
                    l->format);
         return NULL;
     }
+    /* the guards, before any loader opens the file (the file of an OSM spec ends at ?profile=) */
+    char file[4096];
+    const char *q = strstr(path, "?profile=");
+    size_t fl = q ? (size_t)(q - path) : strlen(path);
+    if (fl >= sizeof file) {
+        gp_err_set(err, GP_EINVAL, "%s: path too long", l->format);
+        return NULL;
+    }
+    memcpy(file, path, fl);
+    file[fl] = '\0';
+    if (gp_load_check_file(file, o, err)) return NULL;
     return l->fn(path, o, err);
 }
 
@@ -198,12 +218,21 @@ gp_graph *gp_graph_load(const char *spec, const gp_load_opts *opts, gp_err *err)
             gp_spec_redact(spec, shown, sizeof shown);
             gp_err_set(err, GP_EINVAL,
                        "%s: cannot tell the graph format; use a prefix (dimacs:, csv:, graphml:, "
-                       "sndlib:, rocketfuel:, gen:N[:SEED], postgresql://) or an extension (.gr, "
-                       ".gr.gz, .csv, .graphml, .txt, .intra)",
+                       "sndlib:, rocketfuel:, osm:, gpath:, gen:N[:SEED], postgresql://) or an "
+                       "extension (.gr, .gr.gz, .csv, .graphml, .txt, .intra, .osm, .osm.pbf, "
+                       ".gpath)",
                        shown);
             return NULL;
         }
         g = run_loader(l, path, o, err);
+    }
+    if (g && ((o->max_nodes && g->n > o->max_nodes) || (o->max_arcs && g->m > o->max_arcs))) {
+        /* loaders that build through gp_builder stop at the cap; this catches the others */
+        gp_err_set(err, GP_ETOOBIG, "%s: %u nodes / %u arcs is over max_graph_nodes = %llu / "
+                   "max_graph_arcs = %llu", g->format, g->n, g->m,
+                   (unsigned long long)o->max_nodes, (unsigned long long)o->max_arcs);
+        gp_graph_unref(g);
+        return NULL;
     }
     if (g) gp_spec_redact(spec, g->source, sizeof g->source);
     return g;

@@ -12,6 +12,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const class_names[GP_ROAD_CLASS_COUNT] = {
@@ -51,6 +52,22 @@ uint32_t gp_graph_find_arc(const gp_graph *g, uint32_t u, uint32_t v) {
             hi = mid;
     }
     return lo < g->row[u + 1] && g->col[lo] == v ? lo : GP_NONE;
+}
+
+uint32_t gp_graph_reverse_arc(const gp_graph *g, uint32_t a) {
+    uint32_t u = gp_graph_arc_tail(g, a), v = g->col[a];
+    uint32_t r = gp_graph_find_arc(g, v, u);
+    if (r == GP_NONE || !g->arc_shape || !g->shape_lon) return r;
+    const double *ax, *ay;
+    uint32_t k = gp_graph_arc_shape(g, a, &ax, &ay);
+    for (; r < g->row[v + 1] && g->col[r] == u; r++) { /* cheapest first */
+        const double *rx, *ry;
+        if (gp_graph_arc_shape(g, r, &rx, &ry) != k) continue;
+        uint32_t i = 0;
+        while (i < k && rx[i] == ax[k - 1 - i] && ry[i] == ay[k - 1 - i]) i++;
+        if (i == k) return r;
+    }
+    return GP_NONE;
 }
 
 uint32_t gp_graph_arc_shape(const gp_graph *g, uint32_t a, const double **lon, const double **lat) {
@@ -96,4 +113,172 @@ uint64_t gp_graph_roadattr_memory(const gp_graph *g) {
     bytes += g->strtab_len;
     if (g->osm_id) bytes += (uint64_t)g->n * sizeof(int64_t);
     return bytes;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Attribute buffer of a builder: per-arc columns in insertion order, shape points back to back,
+ * and a strings table with interning (one copy of each distinct name / ref).
+ * ------------------------------------------------------------------------------------------- */
+
+struct gp_attrbuf {
+    uint64_t na, acap;
+    float *len;
+    uint32_t *name, *ref, *shape; /* shape[i]: first shape point of arc i */
+    uint8_t *cls;
+    uint64_t ns, scap;
+    double *slon, *slat;
+    char *st; /* strings table, offset 0 = "" */
+    uint64_t stlen, stcap;
+    uint32_t *sh; /* intern hash: string offsets, 0 = empty slot */
+    uint64_t shmask, shcount;
+};
+
+gp_attrbuf *gp_attrbuf_new(void) {
+    gp_attrbuf *a = calloc(1, sizeof *a);
+    if (!a) return NULL;
+    a->st = malloc(1024);
+    if (!a->st) {
+        free(a);
+        return NULL;
+    }
+    a->st[0] = '\0';
+    a->stlen = 1;
+    a->stcap = 1024;
+    return a;
+}
+
+void gp_attrbuf_free(gp_attrbuf *a) {
+    if (!a) return;
+    free(a->len);
+    free(a->name);
+    free(a->ref);
+    free(a->shape);
+    free(a->cls);
+    free(a->slon);
+    free(a->slat);
+    free(a->st);
+    free(a->sh);
+    free(a);
+}
+
+/* Reallocates *p to cap elements of sz bytes; -1 (and *p untouched) on failure. */
+static int buf_grow(void **p, uint64_t cap, size_t sz) {
+    void *q = realloc(*p, (size_t)(cap * sz));
+    if (!q) return -1;
+    *p = q;
+    return 0;
+}
+
+static uint64_t str_hash(const char *s) {
+    uint64_t h = 1469598103934665603ULL;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h;
+}
+
+/* Offset of s in the strings table, adding it when new; 0 for NULL / ""; UINT32_MAX on OOM or
+ * when the table would pass 4 GiB. */
+static uint32_t intern(gp_attrbuf *a, const char *s) {
+    if (!s || !*s) return 0;
+    if ((a->shcount + 1) * 2 > a->shmask + 1) {
+        uint64_t cap = a->sh ? (a->shmask + 1) * 2 : 1024;
+        uint32_t *nh = calloc(cap, sizeof *nh);
+        if (!nh) return UINT32_MAX;
+        for (uint64_t i = 0; a->sh && i <= a->shmask; i++)
+            if (a->sh[i]) {
+                uint64_t j = str_hash(a->st + a->sh[i]) & (cap - 1);
+                while (nh[j]) j = (j + 1) & (cap - 1);
+                nh[j] = a->sh[i];
+            }
+        free(a->sh);
+        a->sh = nh;
+        a->shmask = cap - 1;
+    }
+    uint64_t j = str_hash(s) & a->shmask;
+    for (; a->sh[j]; j = (j + 1) & a->shmask)
+        if (strcmp(a->st + a->sh[j], s) == 0) return a->sh[j];
+    size_t l = strlen(s) + 1;
+    if (a->stlen + l >= UINT32_MAX) return UINT32_MAX;
+    if (a->stlen + l > a->stcap) {
+        uint64_t c = a->stcap * 2;
+        while (c < a->stlen + l) c *= 2;
+        if (buf_grow((void **)&a->st, c, 1)) return UINT32_MAX;
+        a->stcap = c;
+    }
+    uint32_t off = (uint32_t)a->stlen;
+    memcpy(a->st + off, s, l);
+    a->stlen += l;
+    a->sh[j] = off;
+    a->shcount++;
+    return off;
+}
+
+int gp_attrbuf_push(gp_attrbuf *a, const gp_road_attr *ra) {
+    if (a->na >= a->acap) {
+        uint64_t c = a->acap ? a->acap * 2 : 4096;
+        if (buf_grow((void **)&a->len, c, sizeof *a->len) ||
+            buf_grow((void **)&a->name, c, sizeof *a->name) ||
+            buf_grow((void **)&a->ref, c, sizeof *a->ref) ||
+            buf_grow((void **)&a->shape, c, sizeof *a->shape) ||
+            buf_grow((void **)&a->cls, c, sizeof *a->cls))
+            return -1;
+        a->acap = c;
+    }
+    uint32_t ns = ra ? ra->nshape : 0;
+    if (a->ns + ns >= UINT32_MAX) return -1;
+    if (a->ns + ns > a->scap) {
+        uint64_t c = a->scap ? a->scap * 2 : 4096;
+        while (c < a->ns + ns) c *= 2;
+        if (buf_grow((void **)&a->slon, c, sizeof(double)) ||
+            buf_grow((void **)&a->slat, c, sizeof(double)))
+            return -1;
+        a->scap = c;
+    }
+    uint64_t i = a->na;
+    a->len[i] = ra ? (float)ra->len_m : 0.0f;
+    a->name[i] = ra ? intern(a, ra->name) : 0;
+    a->ref[i] = ra ? intern(a, ra->ref) : 0;
+    if (a->name[i] == UINT32_MAX || a->ref[i] == UINT32_MAX) return -1;
+    a->cls[i] = ra && ra->cls > 0 && ra->cls < GP_ROAD_CLASS_COUNT ? (uint8_t)ra->cls : 0;
+    a->shape[i] = (uint32_t)a->ns;
+    if (ns) {
+        memcpy(a->slon + a->ns, ra->shape_lon, ns * sizeof(double));
+        memcpy(a->slat + a->ns, ra->shape_lat, ns * sizeof(double));
+    }
+    a->ns += ns;
+    a->na++;
+    return 0;
+}
+
+int gp_attrbuf_emit(gp_attrbuf *a, gp_graph *g, const uint32_t *origin) {
+    uint64_t m = g->m, ns = a->ns;
+    g->arc_len_m = malloc((m ? m : 1) * sizeof *g->arc_len_m);
+    g->arc_name = malloc((m ? m : 1) * sizeof *g->arc_name);
+    g->arc_ref = malloc((m ? m : 1) * sizeof *g->arc_ref);
+    g->arc_class = malloc(m ? m : 1);
+    g->arc_shape = malloc((m + 1) * sizeof *g->arc_shape);
+    g->shape_lon = malloc((ns ? ns : 1) * sizeof(double));
+    g->shape_lat = malloc((ns ? ns : 1) * sizeof(double));
+    if (!g->arc_len_m || !g->arc_name || !g->arc_ref || !g->arc_class || !g->arc_shape ||
+        !g->shape_lon || !g->shape_lat)
+        return -1;
+    uint32_t at = 0;
+    for (uint64_t p = 0; p < m; p++) {
+        uint32_t i = origin[p];
+        g->arc_len_m[p] = a->len[i];
+        g->arc_name[p] = a->name[i];
+        g->arc_ref[p] = a->ref[i];
+        g->arc_class[p] = a->cls[i];
+        g->arc_shape[p] = at;
+        uint32_t b = a->shape[i], e = i + 1 < a->na ? a->shape[i + 1] : (uint32_t)a->ns;
+        if (e > b) {
+            memcpy(g->shape_lon + at, a->slon + b, (size_t)(e - b) * sizeof(double));
+            memcpy(g->shape_lat + at, a->slat + b, (size_t)(e - b) * sizeof(double));
+        }
+        at += e - b;
+    }
+    g->arc_shape[m] = at;
+    g->strtab = a->st; /* ownership moves to the graph */
+    g->strtab_len = a->stlen;
+    a->st = NULL;
+    return 0;
 }

@@ -2,49 +2,31 @@
  * what-if answers on stdout as JSON (the same documents as the HTTP endpoints, server/netops_json.h).
  *
  * routing-tables prints {"graph", "version", "routers", "backend", "tables": [router, ...]} (or one
- * router object with --router). what-if prints {"version_before", "version_after", "changes": [...]};
+ * router object with --router). what-if prints HTTP's what-if document {"graph", "version",
+ * "what_if_version", "count", "changes": [...]} (server/netops_json.h, the graph named by its spec);
  * with --each-link it fails every link (each unordered router pair joined by an arc) in turn and
  * prints one line per link: {"link": [u, v], "changes": [...]} (used by tests/test_netops_ref.sh).
- * Usage errors exit 2, failures 1.
+ * Routers are given by id or name (server/params.h). Options and help come from the tables below
+ * (server/cli_args.h). Usage errors exit 2, failures 1.
  */
 #include "cli_netops.h"
 
 #include "../engine/ecmp.h"
+#include "cli.h"
+#include "cli_progress.h"
 #include "netops_json.h"
+#include "params.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define EXIT_USAGE 2
-
-int gp_cli_netops_is(const char *cmd) {
-    return cmd && (strcmp(cmd, "routing-tables") == 0 || strcmp(cmd, "what-if") == 0);
-}
-
-static void usage(FILE *f) {
-    fputs("usage:\n"
-          "  gpath routing-tables --graph SPEC [--router ID] [--cost-rule RULE]\n"
-          "        [--ref-bandwidth BPS] [--scale S] [--ecmp-max N] [--backend auto|cuda|cpu]\n"
-          "  gpath what-if --graph SPEC [--fail-link U,V]... [--fail-router R]...\n"
-          "        [--set-cost U,V,COST]... [--each-link] [load options as above]\n"
-          "RULE: hops (default) or bandwidth (GraphML, SNDlib), routing (SNDlib), weights\n"
-          "(Rocketfuel default). Prints JSON on stdout.\n",
-          f);
-}
-
 static int die(int code, const char *fmt, const char *a) {
+    gp_cli_progress_clear();
     fputs("gpath: ", stderr);
     fprintf(stderr, fmt, a);
     fputc('\n', stderr);
     return code;
-}
-
-static int parse_i64(const char *s, long long *out) {
-    char *end;
-    if (!s || !*s) return 0;
-    *out = strtoll(s, &end, 10);
-    return *end == '\0';
 }
 
 static int write_out(gp_sbuf *s) {
@@ -64,10 +46,11 @@ static void put_changes(gp_sbuf *s, const gp_rt *a, const gp_rt *b, const gp_rt_
     gp_sbuf_add(s, "]", 1);
 }
 
-/* Tables after a change set, and the diff against base; prints via s. */
+/* Tables after a change set, and the diff against base, into s: HTTP's whole what-if document
+ * when graph (its name) is given, else the changes array only. scratch: 2 x gp_nj_scratch. */
 static int what_if_once(gp_engine *e, const gp_rt *base, const gp_link_change *ch, size_t nch,
-                        const int64_t *fr, size_t nfr, gp_sbuf *s, uint32_t *scratch,
-                        const char **version_after, char *vbuf, gp_err *err) {
+                        const int64_t *fr, size_t nfr, const char *graph, gp_sbuf *s,
+                        uint32_t *scratch, gp_err *err) {
     gp_graph *g2 = NULL;
     gp_rt *t2 = NULL;
     gp_rt_pair *p = NULL;
@@ -76,27 +59,135 @@ static int what_if_once(gp_engine *e, const gp_rt *base, const gp_link_change *c
     if (rc == GP_OK) rc = gp_engine_attach(e, g2, err); /* e.g. the CSR onto the GPU */
     if (rc == GP_OK) rc = gp_rt_update(e, base, g2, GP_RT_AUTO, 0, &t2, NULL, err);
     if (rc == GP_OK) rc = gp_rt_diff(base, t2, &p, &np, err);
-    if (rc == GP_OK) {
-        if (version_after) {
-            memcpy(vbuf, g2->version, 17);
-            *version_after = vbuf;
-        }
-        put_changes(s, base, t2, p, np, scratch);
-    }
+    if (rc == GP_OK && graph) gp_nj_what_if(s, graph, base, t2, p, np, scratch);
+    else if (rc == GP_OK) put_changes(s, base, t2, p, np, scratch);
     free(p);
     gp_rt_free(t2);
     gp_graph_unref(g2);
     return rc;
 }
 
-int gp_cli_netops_main(int argc, char **argv) {
-    const char *cmd = argv[1], *spec = NULL, *router = NULL, *backend = "auto";
-    gp_load_opts lo = {0};
-    long long ecmp_max = GP_ECMP_MAX_DEFAULT;
-    int each_link = 0, rc = 1;
-    gp_link_change *ch = calloc((size_t)argc, sizeof *ch);
-    int64_t *fr = calloc((size_t)argc, sizeof *fr);
-    size_t nch = 0, nfr = 0;
+#define NETOPS_LOAD_OPTS                                                                           \
+    {"cost-rule", 'r', "RULE",                                                                     \
+     "link costs: hops (default) or bandwidth (GraphML, SNDlib), routing (SNDlib), weights "      \
+     "(Rocketfuel default)",                                                                       \
+     "bandwidth", 0},                                                                              \
+        {"ref-bandwidth", 0, "BPS", "reference bandwidth of the bandwidth rule (default 100e9)",   \
+         "10e9", 0},                                                                               \
+        GP_CLI_OPT_SCALE,                                                                          \
+        {"ecmp-max", 'm', "N", "most equal-cost next hops listed per destination (default 64)",    \
+         "16", 0},                                                                                 \
+        GP_CLI_OPT_BACKEND, GP_CLI_OPT_QUIET
+
+static const gp_cli_opt rt_opts[] = {
+    GP_CLI_OPT_GRAPH,
+    {"router", 'R', "R", "print only this router's table (by id or name)", "Chicago", 0},
+    NETOPS_LOAD_OPTS,
+};
+static const char *const rt_ex[] = {
+    "gpath routing-tables -g graphml:Abilene.graphml --cost-rule bandwidth",
+    "gpath routing-tables --graph 1239/weights.intra --router 3", NULL};
+
+static const gp_cli_opt wi_opts[] = {
+    GP_CLI_OPT_GRAPH,
+    {"fail-link", 'L', "U,V", "take the link between routers U and V down (ids or names)", "12,40",
+     GP_OPT_REPEAT},
+    {"fail-router", 'F', "R", "take router R (id or name) and all its links down", "7",
+     GP_OPT_REPEAT},
+    {"set-cost", 'C', "U,V,COST", "give the link U-V the cost COST (both directions)", "3,4,10",
+     GP_OPT_REPEAT},
+    {"each-link", 0, NULL, "fail every link in turn: one line {\"link\", \"changes\"} per link",
+     NULL, 0},
+    NETOPS_LOAD_OPTS,
+};
+static const char *const wi_ex[] = {
+    "gpath what-if -g 1239/weights.intra --fail-link 12,40 --fail-router 7 --set-cost 3,4,10",
+    "gpath what-if --graph graphml:Abilene.graphml --each-link", NULL};
+
+/* Loads the graph with the topology options (progress on stderr from here on). */
+static int netops_load(const gp_cli_args *a, gp_cli_progress **pr, gp_graph **g, gp_engine **e) {
+    gp_load_opts lo;
+    memset(&lo, 0, sizeof lo);
+    lo.cost_rule = gp_cli_str(a, "cost-rule");
+    uint64_t ecmp_max;
+    int rc;
+    if ((rc = gp_cli_double(a, "ref-bandwidth", 0, 1e-9, 1e18, &lo.ref_bandwidth)) ||
+        (rc = gp_cli_u64(a, "ecmp-max", GP_ECMP_MAX_DEFAULT, 1, 1000000, &ecmp_max)))
+        return rc;
+    *pr = gp_cli_progress_start(!gp_cli_flag(a, "quiet"));
+    gp_cli_progress_stage(*pr, "loading graph");
+    return gp_cli_setup(a, &lo, g, e);
+}
+
+/* Builds the routing tables of the loaded graph. */
+static int netops_tables(const gp_cli_args *a, gp_cli_progress *pr, gp_graph *g, gp_engine *e,
+                         gp_rt **t) {
+    uint64_t ecmp_max;
+    int rc = gp_cli_u64(a, "ecmp-max", GP_ECMP_MAX_DEFAULT, 1, 1000000, &ecmp_max);
+    if (rc) return rc;
+    gp_cli_progress_stage(pr, "routing tables");
+    gp_err err;
+    gp_err_clear(&err);
+    if (gp_rt_build(e, g, (uint32_t)ecmp_max, 0, 0, t, &err) != GP_OK) return die(1, "%s", err.msg);
+    gp_cli_progress_stage(pr, "writing answer");
+    return 0;
+}
+
+static int cmd_routing_tables(const gp_cli_args *a) {
+    gp_cli_progress *pr = NULL;
+    gp_engine *e = NULL;
+    gp_graph *g = NULL;
+    gp_rt *t = NULL;
+    uint32_t *scratch = NULL;
+    gp_sbuf s = {0};
+    const char *router = gp_cli_str(a, "router");
+    int rc = netops_load(a, &pr, &g, &e);
+    if (!rc) rc = netops_tables(a, pr, g, e, &t);
+    if (rc) goto done;
+    scratch = malloc((size_t)gp_nj_scratch(t) * sizeof *scratch);
+    if (!scratch) {
+        rc = die(1, "%s", "out of memory");
+        goto done;
+    }
+    if (router) {
+        uint32_t i = gp_router_lookup(g, router); /* by name, else id (server/params.h) */
+        if (i == GP_NONE) {
+            rc = die(GP_CLI_EXIT_USAGE, "--router %s: no router of that name or id", router);
+            goto done;
+        }
+        gp_nj_router(&s, t, i, NULL, scratch);
+        gp_sbuf_add(&s, "\n", 1);
+        rc = write_out(&s);
+        goto done;
+    }
+    gp_sbuf_add(&s, "{\"graph\":", 9);
+    gp_sbuf_json_str(&s, gp_cli_str(a, "graph"));
+    gp_sbuf_printf(&s, ",\"version\":\"%s\",\"routers\":%u,\"backend\":\"%s\",\"tables\":[",
+                   g->version, g->n, t->backend);
+    for (uint32_t i = 0; i < g->n; i++) {
+        if (i) gp_sbuf_add(&s, ",", 1);
+        gp_nj_router(&s, t, i, NULL, scratch);
+        if (s.len > (1u << 20) && (rc = write_out(&s))) goto done;
+    }
+    gp_sbuf_add(&s, "]}\n", 3);
+    rc = write_out(&s);
+done:
+    gp_cli_progress_stop(pr);
+    gp_sbuf_free(&s);
+    free(scratch);
+    gp_rt_free(t);
+    gp_graph_unref(g);
+    gp_engine_free(e);
+    return rc;
+}
+
+static int cmd_what_if(const gp_cli_args *a) {
+    size_t nl = gp_cli_all(a, "fail-link", NULL, 0), nc = gp_cli_all(a, "set-cost", NULL, 0),
+           nr = gp_cli_all(a, "fail-router", NULL, 0);
+    const char **vals = calloc(nl + nc + nr + 1, sizeof *vals);
+    gp_link_change *ch = calloc(nl + nc + 1, sizeof *ch);
+    int64_t *fr = calloc(nr + 1, sizeof *fr);
+    gp_cli_progress *pr = NULL;
     gp_engine *e = NULL;
     gp_graph *g = NULL;
     gp_rt *t = NULL;
@@ -104,135 +195,41 @@ int gp_cli_netops_main(int argc, char **argv) {
     gp_sbuf s = {0};
     gp_err err;
     gp_err_clear(&err);
-    if (!ch || !fr) {
+    int rc = 0;
+    if (!vals || !ch || !fr) {
         rc = die(1, "%s", "out of memory");
         goto done;
     }
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int takes = 1;
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            usage(stdout);
-            rc = 0;
-            goto done;
-        } else if (strcmp(a, "--each-link") == 0) {
-            each_link = 1;
-            takes = 0;
-        } else if (!v) {
-            rc = die(EXIT_USAGE, "%s needs a value (or unknown option; see --help)", a);
-            goto done;
-        } else if (strcmp(a, "--graph") == 0) {
-            spec = v;
-        } else if (strcmp(a, "--router") == 0) {
-            router = v;
-        } else if (strcmp(a, "--cost-rule") == 0) {
-            lo.cost_rule = v;
-        } else if (strcmp(a, "--backend") == 0) {
-            backend = v;
-        } else if (strcmp(a, "--ref-bandwidth") == 0 || strcmp(a, "--scale") == 0) {
-            char *end;
-            double x = strtod(v, &end);
-            if (*end || !(x > 0)) {
-                rc = die(EXIT_USAGE, "%s must be a positive number", a);
-                goto done;
-            }
-            if (a[2] == 'r') lo.ref_bandwidth = x;
-            else lo.scale = x;
-        } else if (strcmp(a, "--ecmp-max") == 0) {
-            if (!parse_i64(v, &ecmp_max) || ecmp_max < 1 || ecmp_max > 1000000) {
-                rc = die(EXIT_USAGE, "%s", "--ecmp-max must be an integer >= 1");
-                goto done;
-            }
-        } else if (strcmp(a, "--fail-router") == 0) {
-            long long r;
-            if (!parse_i64(v, &r)) {
-                rc = die(EXIT_USAGE, "--fail-router '%s' is not a router id", v);
-                goto done;
-            }
-            fr[nfr++] = r;
-        } else if (strcmp(a, "--fail-link") == 0 || strcmp(a, "--set-cost") == 0) {
-            int cost = a[2] == 's';
-            long long u, w;
-            double c = 0;
-            char *end;
-            u = strtoll(v, &end, 10);
-            if (*end != ',') goto bad_link;
-            w = strtoll(end + 1, &end, 10);
-            if (cost) {
-                if (*end != ',') goto bad_link;
-                c = strtod(end + 1, &end);
-            }
-            if (*end) goto bad_link;
-            ch[nch++] = (gp_link_change){.u = u, .v = w, .down = !cost, .cost = c};
-            takes = 1;
-            goto next;
-        bad_link:
-            rc = die(EXIT_USAGE, cost ? "--set-cost '%s': expected U,V,COST" : "--fail-link '%s': "
-                                                                                 "expected U,V",
-                     v);
-            goto done;
-        } else {
-            rc = die(EXIT_USAGE, "unknown option '%s' (see --help)", a);
+    if ((rc = netops_load(a, &pr, &g, &e))) goto done;
+    /* routers by name or id (server/params.h), so once the graph is loaded; before the tables */
+    size_t nch = 0;
+    gp_cli_all(a, "fail-link", vals, nl);
+    gp_cli_all(a, "set-cost", vals + nl, nc);
+    for (size_t i = 0; i < nl + nc; i++, nch++)
+        if (gp_link_text(g, vals[i], i >= nl, &ch[nch], &err) != GP_OK) {
+            rc = die(GP_CLI_EXIT_USAGE, "%s", err.msg);
             goto done;
         }
-    next:
-        i += takes;
+    gp_cli_all(a, "fail-router", vals, nr);
+    for (size_t i = 0; i < nr; i++) {
+        uint32_t v = gp_router_lookup(g, vals[i]);
+        if (v == GP_NONE) {
+            rc = die(GP_CLI_EXIT_USAGE, "--fail-router '%s': no router of that name or id",
+                     vals[i]);
+            goto done;
+        }
+        fr[i] = g->ext[v];
     }
-    if (!spec) {
-        usage(stderr);
-        rc = die(EXIT_USAGE, "%s", "--graph is required");
-        goto done;
-    }
-    g = gp_graph_load(spec, &lo, &err);
-    if (!g) {
-        rc = die(EXIT_USAGE, "%s", err.msg);
-        goto done;
-    }
-    e = gp_engine_new(backend, 0, NULL, &err);
-    if (!e || gp_engine_attach(e, g, &err) != GP_OK) {
-        rc = die(1, "%s", err.msg);
-        goto done;
-    }
-    if (gp_rt_build(e, g, (uint32_t)ecmp_max, 0, 0, NULL, NULL, &t, &err) != GP_OK) {
-        rc = die(1, "%s", err.msg);
-        goto done;
-    }
-    scratch = malloc((size_t)gp_nj_scratch(t) * sizeof *scratch);
+    if ((rc = netops_tables(a, pr, g, e, &t))) goto done;
+    scratch = malloc(2 * (size_t)gp_nj_scratch(t) * sizeof *scratch);
     if (!scratch) {
         rc = die(1, "%s", "out of memory");
         goto done;
     }
-    if (strcmp(cmd, "routing-tables") == 0) {
-        if (router) {
-            long long r;
-            uint32_t i = parse_i64(router, &r) ? gp_graph_index(g, r) : GP_NONE;
-            if (i == GP_NONE) {
-                rc = die(EXIT_USAGE, "--router %s: no such router", router);
-                goto done;
-            }
-            gp_nj_router(&s, t, i, NULL, scratch);
-            gp_sbuf_add(&s, "\n", 1);
-            rc = write_out(&s);
-            goto done;
-        }
-        gp_sbuf_add(&s, "{\"graph\":", 9);
-        gp_sbuf_json_str(&s, spec);
-        gp_sbuf_printf(&s, ",\"version\":\"%s\",\"routers\":%u,\"backend\":\"%s\",\"tables\":[",
-                       g->version, g->n, t->backend);
-        for (uint32_t i = 0; i < g->n; i++) {
-            if (i) gp_sbuf_add(&s, ",", 1);
-            gp_nj_router(&s, t, i, NULL, scratch);
-            if (s.len > (1u << 20) && (rc = write_out(&s))) goto done;
-        }
-        gp_sbuf_add(&s, "]}\n", 3);
-        rc = write_out(&s);
-        goto done;
-    }
-    /* what-if */
-    if (each_link) {
+    if (gp_cli_flag(a, "each-link")) {
         for (uint32_t u = 0; u < g->n; u++)
-            for (uint32_t a = t->nb_off[u]; a < t->nb_off[u + 1]; a++) {
-                uint32_t v = t->nb[a];
+            for (uint32_t k = t->nb_off[u]; k < t->nb_off[u + 1]; k++) {
+                uint32_t v = t->nb[k];
                 /* each unordered pair once: from its lower end, or from v when v has no arc back */
                 int back = 0;
                 for (uint32_t b = t->nb_off[v]; b < t->nb_off[v + 1]; b++) back |= t->nb[b] == u;
@@ -240,32 +237,39 @@ int gp_cli_netops_main(int argc, char **argv) {
                 gp_link_change one = {.u = g->ext[u], .v = g->ext[v], .down = 1};
                 gp_sbuf_printf(&s, "{\"link\":[%lld,%lld],\"changes\":", (long long)g->ext[u],
                                (long long)g->ext[v]);
-                if (what_if_once(e, t, &one, 1, NULL, 0, &s, scratch, NULL, NULL, &err) != GP_OK) {
+                if (what_if_once(e, t, &one, 1, NULL, 0, NULL, &s, scratch, &err) != GP_OK) {
                     rc = die(1, "%s", err.msg);
                     goto done;
                 }
                 gp_sbuf_add(&s, "}\n", 2);
                 if ((rc = write_out(&s))) goto done;
             }
-        rc = 0;
         goto done;
     }
-    const char *vafter = NULL;
-    char vbuf[17];
-    gp_sbuf_printf(&s, "{\"version_before\":\"%s\",\"changes\":", g->version);
-    if (what_if_once(e, t, ch, nch, fr, nfr, &s, scratch, &vafter, vbuf, &err) != GP_OK) {
-        rc = die(err.code == GP_ENOTFOUND || err.code == GP_EINVAL ? EXIT_USAGE : 1, "%s", err.msg);
+    /* HTTP's what-if document (server/netops_json.h), the graph named by its spec */
+    if (what_if_once(e, t, ch, nch, fr, nr, gp_cli_str(a, "graph"), &s, scratch, &err) != GP_OK) {
+        rc = die(err.code == GP_ENOTFOUND || err.code == GP_EINVAL ? GP_CLI_EXIT_USAGE : 1, "%s",
+                 err.msg);
         goto done;
     }
-    gp_sbuf_printf(&s, ",\"version_after\":\"%s\"}\n", vafter);
+    gp_sbuf_add(&s, "\n", 1);
     rc = write_out(&s);
 done:
+    gp_cli_progress_stop(pr);
     gp_sbuf_free(&s);
     free(scratch);
     gp_rt_free(t);
     gp_graph_unref(g);
     gp_engine_free(e);
+    free(vals);
     free(ch);
     free(fr);
     return rc;
 }
+
+const gp_cli_cmd gp_cli_routing_tables = {
+    "routing-tables", "OSPF-style routing tables with ECMP next hops", rt_opts,
+    GP_CLI_NOPTS(rt_opts), rt_ex, cmd_routing_tables, NULL};
+const gp_cli_cmd gp_cli_what_if = {
+    "what-if", "routing changes after link/router failures or cost changes", wi_opts,
+    GP_CLI_NOPTS(wi_opts), wi_ex, cmd_what_if, NULL};

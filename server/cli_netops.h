@@ -1,13 +1,14 @@
 /* cli_netops.h - the network-operations subcommands of the gpath command (server/cli_netops.c):
- *   gpath routing-tables --graph SPEC [--router ID] [--cost-rule hops|bandwidth|...]
- *                        [--ref-bandwidth BPS] [--scale S] [--ecmp-max N] [--backend B]
+ *   gpath routing-tables --graph SPEC [--router ID] [--cost-rule RULE] [--ref-bandwidth BPS] ...
  *   gpath what-if --graph SPEC [--fail-link U,V]... [--fail-router R]... [--set-cost U,V,C]...
- *                 [--each-link] [same load options]
+ * Their options, help and examples are the tables in server/cli_netops.c (server/cli_args.h).
  */
 #ifndef GP_CLI_NETOPS_H
 #define GP_CLI_NETOPS_H
-/* 1 when cmd (argv[1]) is one of these subcommands. */
-int gp_cli_netops_is(const char *cmd);
-/* argv[0] is the program, argv[1] the subcommand; returns the exit code (2: usage, 1: failure). */
-int gp_cli_netops_main(int argc, char **argv);
+
+#include "cli_args.h"
+
+extern const gp_cli_cmd gp_cli_routing_tables;
+extern const gp_cli_cmd gp_cli_what_if;
+
 #endif

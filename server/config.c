@@ -1,9 +1,13 @@
 /* config.c - `gpath serve` configuration: one declarative table of keys (name, type, default,
- * bounds, doc) drives defaults, the INI file (inih), GPATH_* environment variables, --key flags,
- * the usage text and the documented example file (config/gpath.conf.example is its output).
+ * bounds, doc; a few keys also have a short flag) drives defaults, the INI file (inih), GPATH_* environment variables,
+ * --key flags, `gpath serve --help` (the same option rows as every gpath subcommand,
+ * server/cli_args.h), typo suggestions for unknown flags, and `--print-config`: the effective
+ * configuration with each value's source, which with nothing set is the documented example file
+ * (config/gpath.conf.example).
  */
 #include "config.h"
 
+#include "cli_args.h"
 #include "registry.h"
 
 #include <ctype.h>
@@ -54,6 +58,9 @@ static const gp_config_key keys[] = {
      "Largest graph (nodes) POST /v1/graphs/{graph}/apsp answers; 413 past it."},
     {"max_nearest", L(max_nearest), "100", 1, 100000,
      "Largest `number` of GET /v1/graphs/{graph}/nearest."},
+    {"max_snap_m", L(max_snap_m), "1000", 0, 20000000,
+     "Default snapping radius (metres) of coordinates given as lon,lat: farther than this from "
+     "every road segment is 400 NoSegment. A request may pass its own `radius`."},
     {"max_connections", L(max_connections), "1024", 1, 1000000,
      "Concurrent client connections accepted."},
     {"connection_timeout_s", L(connection_timeout_s), "30", 1, 86400,
@@ -97,6 +104,30 @@ static const gp_config_key keys[] = {
      "empty = the hosts of the configured PostgreSQL graphs."},
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
+_Static_assert(NKEYS <= GP_CONFIG_MAX_KEYS, "raise GP_CONFIG_MAX_KEYS in config.h");
+
+/* Short flags of the most used keys (the rest are long only). */
+static const struct {
+    char c;
+    const char *key;
+} short_keys[] = {{'p', "port"}, {'b', "backend"}, {'l', "listen"}};
+
+/* --help examples for keys whose default is empty (the others show their default). */
+static const struct {
+    const char *key, *example;
+} examples[] = {{"admin_token", "\"$(openssl rand -hex 32)\""}};
+
+static const char *example_of(const gp_config_key *k) {
+    for (size_t i = 0; i < sizeof examples / sizeof examples[0]; i++)
+        if (strcmp(examples[i].key, k->name) == 0) return examples[i].example;
+    return k->def[0] ? k->def : "VALUE";
+}
+
+static char short_of(const char *key) {
+    for (size_t i = 0; i < sizeof short_keys / sizeof short_keys[0]; i++)
+        if (strcmp(short_keys[i].key, key) == 0) return short_keys[i].c;
+    return 0;
+}
 
 static const gp_config_key *find_key(const char *name) {
     for (size_t i = 0; i < NKEYS; i++)
@@ -191,6 +222,7 @@ static int ini_cb(void *user, const char *section, const char *name, const char 
         const gp_config_key *k = find_key(name);
         rc = k ? set_key(c->cfg, k, value, where, &c->err)
                : gp_err_set(&c->err, GP_EINVAL, "%s: unknown key '%s'", c->path, name);
+        if (k && rc == GP_OK) c->cfg->key_src[k - keys] = GP_CONFIG_SRC_FILE;
     } else {
         rc = gp_err_set(&c->err, GP_EINVAL,
                         "%s: unknown section [%s] (keys go at the top or in [server]; graphs in "
@@ -217,6 +249,7 @@ static int load_file(gp_config *cfg, const char *path, gp_err *err) {
     } else if (c->graphs.ngraphs > 0) {
         cfg->ngraphs = c->graphs.ngraphs;
         memcpy(cfg->graphs, c->graphs.graphs, sizeof cfg->graphs);
+        cfg->graphs_src = GP_CONFIG_SRC_FILE;
     }
     free(c);
     return rc;
@@ -230,6 +263,7 @@ static int load_env(gp_config *cfg, gp_err *err) {
             env[6 + j] = (char)toupper((unsigned char)keys[i].name[j]);
         const char *v = getenv(env);
         if (v && set_key(cfg, &keys[i], v, env, err)) return err ? err->code : GP_EINVAL;
+        if (v) cfg->key_src[i] = GP_CONFIG_SRC_ENV;
     }
     const char *gs = getenv("GPATH_GRAPHS");
     if (gs && *gs) {
@@ -245,47 +279,155 @@ static int load_env(gp_config *cfg, gp_err *err) {
         if (rc) return rc;
         cfg->ngraphs = tmp.ngraphs;
         memcpy(cfg->graphs, tmp.graphs, sizeof cfg->graphs);
+        cfg->graphs_src = GP_CONFIG_SRC_ENV;
     }
     return GP_OK;
 }
 
-void gp_config_usage(FILE *f) {
-    fprintf(f, "usage: gpath serve [--config FILE] [--graph NAME=SPEC]... [--port-file FILE]\n"
-               "                   [--KEY VALUE]... [--print-config] [--print-routes]\n\n"
-               "Runs the HTTP service until SIGTERM/SIGINT. Settings: defaults < config file\n"
-               "(--config or GPATH_CONFIG) < environment GPATH_<KEY> < flags. Keys (flag form\n"
-               "--key-with-dashes):\n");
-    for (size_t i = 0; i < NKEYS; i++) {
-        char flag[64];
-        size_t n = strlen(keys[i].name);
-        for (size_t j = 0; j <= n && j < sizeof flag - 1; j++)
-            flag[j] = keys[i].name[j] == '_' ? '-' : keys[i].name[j];
-        flag[sizeof flag - 1] = '\0';
-        fprintf(f, "  --%-22s %s (default: %s)\n", flag, keys[i].doc,
-                keys[i].def[0] ? keys[i].def : "empty");
-    }
-    fprintf(f, "  --%-22s graph to load at start, repeatable (replaces the file's [graphs])\n",
-            "graph NAME=SPEC");
-    fprintf(f, "  --%-22s write the bound port to FILE once listening (use with --port 0)\n",
-            "port-file FILE");
+/* Flags that are not keys (handled by gp_config_load itself), as option rows. */
+static const gp_cli_opt extra_flags[] = {
+    {"config", 'c', "FILE", "INI configuration file (also env GPATH_CONFIG)",
+     "config/gpath.conf.example", 0},
+    {"graph", 'g', "NAME=SPEC",
+     "graph to load at start, repeatable (replaces the file's [graphs] and GPATH_GRAPHS)",
+     "road=dimacs:USA-road-d.NY.gr.gz", GP_OPT_REPEAT},
+    {"port-file", 0, "FILE", "write the bound port to FILE once listening (use with --port 0)",
+     "/run/gpath.port", 0},
+    {"print-config", 0, NULL,
+     "print the effective configuration, each value with its source, secrets redacted", NULL, 0},
+    {"print-routes", 0, NULL, "print the HTTP route table", NULL, 0},
+};
+#define NEXTRA (sizeof extra_flags / sizeof extra_flags[0])
+
+static void key_to_flag(const char *key, char *flag, size_t size) {
+    size_t n = strlen(key);
+    if (n >= size) n = size - 1;
+    for (size_t j = 0; j < n; j++) flag[j] = key[j] == '_' ? '-' : key[j];
+    flag[n] = '\0';
 }
 
-void gp_config_write_example(FILE *f) {
-    fprintf(f, "# gpath.conf.example - configuration of `gpath serve`, every key at its default.\n"
+static void env_name(const char *key, char *env, size_t size) {
+    snprintf(env, size, "GPATH_");
+    size_t n = strlen(key), o = 6;
+    for (size_t j = 0; j < n && o + 1 < size; j++) env[o++] = (char)toupper((unsigned char)key[j]);
+    env[o] = '\0';
+}
+
+void gp_config_usage(FILE *f) {
+    fprintf(f, "usage: gpath serve [OPTIONS]\n"
+               "Runs the HTTP service until SIGTERM/SIGINT. Settings: defaults < config file\n"
+               "(--config or GPATH_CONFIG) < environment GPATH_<KEY> < flags; every key of the\n"
+               "config file is a flag --key-with-dashes and a variable GPATH_<KEY>.\n\noptions:\n");
+    for (size_t i = 0; i < NKEYS; i++) {
+        char flag[64], env[80], help[1024];
+        key_to_flag(keys[i].name, flag, sizeof flag);
+        env_name(keys[i].name, env, sizeof env);
+        snprintf(help, sizeof help, "%s Default: %s; env %s.", keys[i].doc,
+                 keys[i].def[0] ? keys[i].def : "empty", env);
+        gp_cli_opt o = {flag, short_of(keys[i].name), keys[i].type == CT_LONG ? "N" : "VALUE", help,
+                        example_of(&keys[i]), 0};
+        gp_cli_help_row(f, &o);
+    }
+    for (size_t i = 0; i < NEXTRA; i++) gp_cli_help_row(f, &extra_flags[i]);
+    static const gp_cli_opt help = {"help", 'h', NULL, "this help", NULL, 0};
+    gp_cli_help_row(f, &help);
+    fprintf(f, "\nexamples:\n"
+               "  gpath serve -p 9090 -g road=dimacs:USA-road-d.NY.gr.gz\n"
+               "  GPATH_ADMIN_TOKEN=secret gpath serve --config gpath.conf --print-config\n");
+}
+
+/* Secrets never leave the process: token keys, and the password of a URI (scheme://user:PW@). */
+static int secret_key(const char *name) {
+    size_t n = strlen(name);
+    return (n >= 6 && strcmp(name + n - 6, "_token") == 0) || strstr(name, "password") != NULL;
+}
+
+static void redact_uri(const char *in, char *out, size_t size) {
+    const char *scheme = strstr(in, "://"), *at = scheme ? strchr(scheme + 3, '@') : NULL;
+    const char *colon = at ? memchr(scheme + 3, ':', (size_t)(at - (scheme + 3))) : NULL;
+    if (!colon) {
+        snprintf(out, size, "%s", in);
+        return;
+    }
+    snprintf(out, size, "%.*s:<redacted>%s", (int)(colon - in), in, at);
+}
+
+static const char *src_name(int src) {
+    switch (src) {
+    case GP_CONFIG_SRC_FILE: return "file";
+    case GP_CONFIG_SRC_ENV: return "env";
+    case GP_CONFIG_SRC_FLAG: return "flag";
+    default: return "default";
+    }
+}
+
+/* "default", "file PATH", "env GPATH_PORT", "flag --port" */
+static void src_text(const gp_config *cfg, int src, const char *key, char *out, size_t size) {
+    char name[80];
+    if (src == GP_CONFIG_SRC_ENV) env_name(key, name, sizeof name);
+    else if (src == GP_CONFIG_SRC_FLAG) {
+        name[0] = name[1] = '-';
+        key_to_flag(key, name + 2, sizeof name - 2);
+    } else if (src == GP_CONFIG_SRC_FILE) snprintf(name, sizeof name, "%.70s", cfg->config_path);
+    else name[0] = '\0';
+    snprintf(out, size, "%s%s%s", src_name(src), name[0] ? " " : "", name);
+}
+
+void gp_config_write(FILE *f, const gp_config *cfg) {
+    fprintf(f, "# gpath.conf - configuration of `gpath serve`, written by `gpath serve --print-config`\n"
+               "# (with nothing set: every key at its default, config/gpath.conf.example).\n"
                "#\n"
                "# Precedence: built-in defaults < this file (--config FILE or env GPATH_CONFIG)\n"
                "# < environment GPATH_<KEY> (e.g. GPATH_PORT=9090) < flags (--port 9090,\n"
-               "# --key-with-dashes VALUE). Generated by `gpath serve --print-config`.\n\n"
+               "# --key-with-dashes VALUE). Each key says where its value came from; secrets are\n"
+               "# printed as <redacted>.\n\n"
                "[server]\n");
-    for (size_t i = 0; i < NKEYS; i++)
-        fprintf(f, "\n# %s\n%s = %s\n", keys[i].doc, keys[i].name, keys[i].def);
+    for (size_t i = 0; i < NKEYS; i++) {
+        const char *field = (const char *)cfg + keys[i].off;
+        char val[1100], src[160];
+        if (keys[i].type == CT_LONG) {
+            long v;
+            memcpy(&v, field, sizeof v);
+            snprintf(val, sizeof val, "%ld", v);
+        } else if (secret_key(keys[i].name) && field[0]) {
+            /* commented out: a copy of this output used as a config file must not turn the
+             * placeholder into a working (and guessable) token */
+            src_text(cfg, cfg->key_src[i], keys[i].name, src, sizeof src);
+            fprintf(f, "\n# %s\n# source: %s (value not shown)\n# %s = <redacted>\n", keys[i].doc,
+                    src, keys[i].name);
+            continue;
+        } else {
+            snprintf(val, sizeof val, "%s", field);
+        }
+        src_text(cfg, cfg->key_src[i], keys[i].name, src, sizeof src);
+        fprintf(f, "\n# %s\n# source: %s\n%s = %s\n", keys[i].doc, src, keys[i].name, val);
+    }
+    char src[160];
+    src_text(cfg, cfg->graphs_src, "graph", src, sizeof src);
+    if (cfg->graphs_src == GP_CONFIG_SRC_ENV) snprintf(src, sizeof src, "env GPATH_GRAPHS");
     fprintf(f, "\n[graphs]\n"
                "# Graphs loaded at start, NAME = SPEC. SPEC is dimacs:PATH, csv:PATH, gen:N[:SEED],\n"
                "# graphml:PATH, sndlib:PATH, rocketfuel:PATH, postgresql://... or a PATH whose\n"
                "# extension picks the format. Env GPATH_GRAPHS=\"NAME=SPEC ...\" or --graph\n"
                "# NAME=SPEC flags replace this list. With no graph anywhere, gpath serves the\n"
-               "# built-in generated road graph:\n"
-               "default = gen:100000\n");
+               "# built-in generated road graph.\n"
+               "# source: %s\n",
+            src);
+    for (int i = 0; i < cfg->ngraphs; i++) {
+        char spec[1100];
+        redact_uri(cfg->graphs[i].spec, spec, sizeof spec);
+        fprintf(f, "%s = %s\n", cfg->graphs[i].name, spec);
+    }
+}
+
+void gp_config_write_example(FILE *f) {
+    gp_config *cfg = malloc(sizeof *cfg);
+    if (!cfg) return;
+    gp_config_defaults(cfg);
+    cfg->ngraphs = 0;
+    add_graph(cfg, "default", "gen:100000", "default", NULL);
+    gp_config_write(f, cfg);
+    free(cfg);
 }
 
 static void flag_to_key(const char *flag, char *key, size_t size) {
@@ -295,17 +437,47 @@ static void flag_to_key(const char *flag, char *key, size_t size) {
     key[n] = '\0';
 }
 
+/* Long name of a short flag (-p -> "port"), or NULL. */
+static const char *short_flag(char c) {
+    for (size_t i = 0; i < sizeof short_keys / sizeof short_keys[0]; i++)
+        if (short_keys[i].c == c) return short_keys[i].key;
+    for (size_t i = 0; i < NEXTRA; i++)
+        if (extra_flags[i].short_name == c) return extra_flags[i].name;
+    return NULL;
+}
+
+static int unknown_flag(const char *name, gp_err *err) {
+    const char *cand[GP_CONFIG_MAX_KEYS + 8];
+    char flags[GP_CONFIG_MAX_KEYS][64];
+    size_t n = 0;
+    for (size_t i = 0; i < NKEYS; i++) {
+        key_to_flag(keys[i].name, flags[i], sizeof flags[i]);
+        cand[n++] = flags[i];
+    }
+    for (size_t i = 0; i < NEXTRA; i++) cand[n++] = extra_flags[i].name;
+    cand[n++] = "help";
+    const char *s = gp_cli_suggest(name, cand, n);
+    if (s)
+        return gp_err_set(err, GP_EINVAL, "unknown flag --%s; did you mean --%s? (see gpath serve "
+                          "--help)", name, s);
+    return gp_err_set(err, GP_EINVAL, "unknown flag --%s (see gpath serve --help)", name);
+}
+
 int gp_config_load(gp_config *cfg, int argc, char **argv, int *action, gp_err *err) {
     gp_config_defaults(cfg);
     *action = 0;
-    /* 1. the file: --config FILE (or --config=FILE) or GPATH_CONFIG */
+    /* 1. the file: --config FILE (or --config=FILE, -c FILE) or GPATH_CONFIG */
     const char *path = getenv("GPATH_CONFIG");
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--config") == 0 && i + 1 < argc) path = argv[++i];
+        if ((strcmp(argv[i], "--config") == 0 || strcmp(argv[i], "-c") == 0) && i + 1 < argc)
+            path = argv[++i];
         else if (strncmp(argv[i], "--config=", 9) == 0) path = argv[i] + 9;
     }
     int rc;
-    if (path && *path && (rc = load_file(cfg, path, err))) return rc;
+    if (path && *path) {
+        snprintf(cfg->config_path, sizeof cfg->config_path, "%s", path);
+        if ((rc = load_file(cfg, path, err))) return rc;
+    }
     /* 2. environment */
     if ((rc = load_env(cfg, err))) return rc;
     /* 3. flags */
@@ -325,21 +497,36 @@ int gp_config_load(gp_config *cfg, int argc, char **argv, int *action, gp_err *e
             *action = 3;
             continue;
         }
-        if (strncmp(a, "--", 2) != 0)
-            return gp_err_set(err, GP_EINVAL, "unexpected argument '%s' (see --help)", a);
         char name[64];
         const char *val = NULL;
-        const char *eq = strchr(a + 2, '=');
-        if (eq) {
-            size_t n = (size_t)(eq - (a + 2));
-            if (n >= sizeof name) n = sizeof name - 1;
-            memcpy(name, a + 2, n);
-            name[n] = '\0';
-            val = eq + 1;
-        } else {
-            snprintf(name, sizeof name, "%s", a + 2);
+        if (a[0] == '-' && a[1] && a[1] != '-' && a[2] == '\0') { /* -p 9090 */
+            const char *longname = short_flag(a[1]);
+            if (!longname)
+                return gp_err_set(err, GP_EINVAL, "unknown flag %s (see gpath serve --help)", a);
+            snprintf(name, sizeof name, "%s", longname);
             if (i + 1 >= argc) return gp_err_set(err, GP_EINVAL, "flag %s needs a value", a);
             val = argv[++i];
+        } else if (strncmp(a, "--", 2) != 0) {
+            return gp_err_set(err, GP_EINVAL, "unexpected argument '%s' (see gpath serve --help)",
+                              a);
+        } else {
+            const char *eq = strchr(a + 2, '=');
+            if (eq) {
+                size_t n = (size_t)(eq - (a + 2));
+                if (n >= sizeof name) n = sizeof name - 1;
+                memcpy(name, a + 2, n);
+                name[n] = '\0';
+                val = eq + 1;
+            } else {
+                snprintf(name, sizeof name, "%s", a + 2);
+                char key[64];
+                flag_to_key(name, key, sizeof key);
+                if (!find_key(key) && strcmp(key, "config") && strcmp(key, "graph") &&
+                    strcmp(key, "port_file"))
+                    return unknown_flag(name, err);
+                if (i + 1 >= argc) return gp_err_set(err, GP_EINVAL, "flag %s needs a value", a);
+                val = argv[++i];
+            }
         }
         char key[64];
         flag_to_key(name, key, sizeof key);
@@ -353,14 +540,16 @@ int gp_config_load(gp_config *cfg, int argc, char **argv, int *action, gp_err *e
             continue;
         }
         const gp_config_key *k = find_key(key);
-        if (!k) return gp_err_set(err, GP_EINVAL, "unknown flag --%s (see --help)", name);
+        if (!k) return unknown_flag(name, err);
         char where[80];
         snprintf(where, sizeof where, "--%s", name);
         if ((rc = set_key(cfg, k, val, where, err))) return rc;
+        cfg->key_src[k - keys] = GP_CONFIG_SRC_FLAG;
     }
     if (flag_graphs.ngraphs > 0) {
         cfg->ngraphs = flag_graphs.ngraphs;
         memcpy(cfg->graphs, flag_graphs.graphs, sizeof cfg->graphs);
+        cfg->graphs_src = GP_CONFIG_SRC_FLAG;
     }
     if (cfg->ngraphs == 0) add_graph(cfg, "default", "gen:100000", "default", NULL);
     /* cross-key checks */

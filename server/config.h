@@ -18,6 +18,10 @@ extern "C" {
 #endif
 
 #define GP_CONFIG_MAX_GRAPHS 64
+#define GP_CONFIG_MAX_KEYS 64
+
+/* Where a value came from (--print-config shows it). */
+enum { GP_CONFIG_SRC_DEFAULT = 0, GP_CONFIG_SRC_FILE, GP_CONFIG_SRC_ENV, GP_CONFIG_SRC_FLAG };
 
 typedef struct gp_config_graph {
     char name[65];
@@ -38,6 +42,7 @@ typedef struct gp_config {
     long max_table_cells;
     long max_apsp_nodes;
     long max_nearest;
+    long max_snap_m;
     long max_connections;
     long connection_timeout_s;
     long request_timeout_ms;
@@ -58,16 +63,30 @@ typedef struct gp_config {
     char port_file[1024]; /* flag only: write the bound port here */
     int ngraphs;
     gp_config_graph graphs[GP_CONFIG_MAX_GRAPHS];
+    /* Provenance, for --print-config (after every value, so comparing configurations up to
+     * ngraphs compares values only): GP_CONFIG_SRC_* of each key in table order, of the graph
+     * list, and the config file's path. */
+    unsigned char key_src[GP_CONFIG_MAX_KEYS];
+    unsigned char graphs_src;
+    char config_path[1024];
 } gp_config;
 
-/* Fills cfg from all layers. argv[0] is "serve". Returns GP_OK, or GP_EINVAL with err naming the
- * bad key, value, flag or file line. *action is set to 0 (serve), 1 (--help printed), 2
- * (--print-routes), 3 (--print-config: the documented example file). */
+/* Fills cfg from all layers. argv[0] is "serve". Flags: --key-with-dashes VALUE, --key=VALUE, and
+ * the short forms of the table (-p PORT, -b BACKEND, -g NAME=SPEC, -c FILE). Returns GP_OK, or
+ * GP_EINVAL with err naming the bad key, value, flag (an unknown one with the closest known flag:
+ * "unknown flag --prot; did you mean --port?") or file line. *action is set to 0 (serve), 1
+ * (--help asked), 2 (--print-routes), 3 (--print-config). */
 int gp_config_load(gp_config *cfg, int argc, char **argv, int *action, gp_err *err);
 /* Sets defaults only. */
 void gp_config_defaults(gp_config *cfg);
-/* Writes the documented example configuration (every key above its default). */
+/* Writes cfg as a documented INI file that gpath reads back: every key with its doc, its source
+ * ("# source: default", "file PATH", "env GPATH_PORT", "flag --port") and its value; secrets
+ * print as <redacted>: a set *_token key as a commented-out line (read back, it stays unset rather
+ * than becoming the placeholder), the password of a graph URI in place. */
+void gp_config_write(FILE *f, const gp_config *cfg);
+/* gp_config_write of the defaults: the documented example (config/gpath.conf.example). */
 void gp_config_write_example(FILE *f);
+/* `gpath serve --help`: every flag with its doc, default, env name and an example. */
 void gp_config_usage(FILE *f);
 
 #ifdef __cplusplus

@@ -15,6 +15,7 @@
 #include "../storage/cache.h"
 #include "../storage/pg.h"
 #include "metrics.h"
+#include "params.h"
 
 #include <inttypes.h>
 #include <pthread.h>
@@ -198,7 +199,13 @@ void gp_srv_cache_store(gp_req *r, int kind, const uint32_t *src, uint32_t ns, c
 
 /* ---- /admin/cache ------------------------------------------------------------------------------ */
 
+static const gp_endpoint stats_ep = GP_ENDPOINT_NONE("GET /admin/cache");
+static const gp_param purge_params[] = {{"graph", GP_PT_STR, GP_IN_QUERY, 0, 0, 256, NULL}};
+static const gp_endpoint purge_ep = GP_ENDPOINT("DELETE /admin/cache", purge_params, GP_BODY_NONE, NULL);
+
 void gp_h_cache_stats(gp_req *r) {
+    gp_args args;
+    if (gp_params(r, &stats_ep, &args)) return;
     gp_cache_stats cs;
     gp_cache_stats_get(st.cache, &cs);
     cJSON *o = cJSON_CreateObject();
@@ -220,11 +227,9 @@ void gp_h_cache_stats(gp_req *r) {
 }
 
 void gp_h_cache_purge(gp_req *r) {
-    const char *which = gp_req_query(r, "graph");
-    if (which && !*which) {
-        gp_http_error(r, GP_HC_INVALID_QUERY, "'graph' is empty: give a graph name or version");
-        return;
-    }
+    gp_args args;
+    if (gp_params(r, &purge_ep, &args)) return;
+    const char *which = gp_args_get(&args, "graph")->s; /* NULL: every graph */
     uint64_t n = 0;
     gp_err err;
     gp_err_clear(&err);

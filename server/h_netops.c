@@ -21,7 +21,9 @@
 #include "../storage/cache.h"
 #include "h_cache.h"
 #include "netops_json.h"
+#include "params.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,7 +97,10 @@ static gp_jobs *jobs_get(gp_err *err) {
     return j;
 }
 
+static void downs_free(void);
+
 void gp_srv_netops_stop(void) {
+    downs_free();
     pthread_mutex_lock(&ns.mu);
     ns.stopped = 1;
     gp_jobs *j = ns.jobs;
@@ -107,6 +112,34 @@ void gp_srv_netops_stop(void) {
     gp_jobs_free(j);
     for (int k = 0; k < NETOPS_LRU; k++) gp_rt_free(lru[k]);
 }
+
+/* ---- parameters (server/params.h) ---- */
+static const gp_param routing_table_params[] = {
+    {"router", GP_PT_ROUTER, GP_IN_QUERY, 0, 0, 0, NULL},
+    {"router_name", GP_PT_STR, GP_IN_QUERY, 0, 0, 256, NULL},
+};
+static const gp_endpoint routing_table_ep = GP_ENDPOINT("routing-table", routing_table_params, GP_BODY_NONE,
+                                               NULL);
+static const gp_endpoint routing_tables_ep = GP_ENDPOINT_NONE("routing-tables");
+static const gp_endpoint routers_ep = GP_ENDPOINT_NONE("routers");
+static const gp_endpoint links_ep = GP_ENDPOINT_NONE("links");
+static const gp_param links_patch_params[] = {
+    {"links", GP_PT_JSON, GP_IN_BODY, 1, 0, 0, NULL},
+};
+static const gp_endpoint links_patch_ep =
+    GP_ENDPOINT("PATCH links", links_patch_params, GP_BODY_REQUIRED,
+       "{\"links\": [{\"link\": [u, v], \"cost\": c} | {\"link\": [u, v], \"down\": true}, ...]}");
+static const gp_param what_if_params[] = {
+    {"fail_links", GP_PT_JSON, GP_IN_BODY, 0, 0, 0, NULL},
+    {"fail_routers", GP_PT_JSON, GP_IN_BODY, 0, 0, 0, NULL},
+    {"set_costs", GP_PT_JSON, GP_IN_BODY, 0, 0, 0, NULL},
+};
+static const gp_endpoint what_if_ep =
+    GP_ENDPOINT("what-if", what_if_params, GP_BODY_REQUIRED,
+       "{\"fail_links\": [[u, v], ...], \"fail_routers\": [r, ...], \"set_costs\": "
+       "[{\"link\": [u, v], \"cost\": c}, ...]} (any of them; routers by id or name)");
+static const gp_endpoint jobs_post_ep = GP_ENDPOINT_NONE("jobs");
+static const gp_endpoint job_get_ep = GP_ENDPOINT_NONE("jobs/{id}");
 
 static void answer_err(gp_req *r, const gp_err *err) {
     if (err->code == GP_ETOOBIG) gp_http_error(r, GP_HC_TOO_BIG, "%s", err->msg);
@@ -142,7 +175,7 @@ static gp_rt *tables_for(gp_req *r, gp_graph *g) {
     }
     free(dist);
     if (!t) {
-        if (gp_rt_build(gp_http_engine(), g, ecmp_max_cfg(), 0, 0, NULL, NULL, &t, &err) != GP_OK) {
+        if (gp_rt_build(gp_http_engine(), g, ecmp_max_cfg(), 0, 0, &t, &err) != GP_OK) {
             answer_err(r, &err);
             return NULL;
         }
@@ -155,8 +188,10 @@ static gp_rt *tables_for(gp_req *r, gp_graph *g) {
 static void add_header_members(gp_sbuf *s, gp_req *r, const gp_rt *t) {
     gp_sbuf_add(s, "\"graph\":", 8);
     gp_sbuf_json_str(s, gp_req_graph_name(r));
-    gp_sbuf_printf(s, ",\"version\":\"%s\",\"backend\":\"%s\",\"ecmp_max\":%u,", t->g->version,
-                   t->backend, t->ecmp_max);
+    gp_sbuf_printf(s, ",\"version\":\"%s\",\"backend\":\"%s\",\"ecmp_max\":%u,\"weight_unit\":",
+                   t->g->version, t->backend, t->ecmp_max);
+    gp_sbuf_json_str(s, t->g->unit_name);
+    gp_sbuf_add(s, ",", 1);
 }
 
 static void send_sbuf(gp_req *r, int status, gp_sbuf *s) {
@@ -173,23 +208,28 @@ static void send_sbuf(gp_req *r, int status, gp_sbuf *s) {
 
 void gp_h_routing_table(gp_req *r) {
     gp_graph *g = gp_req_graph(r);
-    const char *name = gp_req_query(r, "router_name");
-    uint32_t i = GP_NONE;
-    gp_err err;
-    if (name) {
+    gp_args args;
+    if (gp_params(r, &routing_table_ep, &args)) return;
+    const gp_arg *ra = gp_args_get(&args, "router"), *na = gp_args_get(&args, "router_name");
+    uint32_t i;
+    if (ra->present && na->present) {
+        gp_http_error(r, GP_HC_INVALID_QUERY, "give either 'router' or 'router_name', not both");
+        return;
+    }
+    if (na->present) {
+        i = GP_NONE;
         for (uint32_t v = 0; v < g->n && i == GP_NONE; v++)
-            if (gp_graph_name(g, v) && strcmp(gp_graph_name(g, v), name) == 0) i = v;
+            if (gp_graph_name(g, v) && strcmp(gp_graph_name(g, v), na->s) == 0) i = v;
         if (i == GP_NONE) {
-            gp_http_error(r, GP_HC_UNKNOWN_NODE, "router_name: no router named '%s'", name);
+            gp_http_error(r, GP_HC_UNKNOWN_NODE, "router_name: no router named '%.64s'", na->s);
             return;
         }
+    } else if (ra->present) {
+        if ((i = gp_req_router(r, &ra->place, "router")) == GP_NONE) return;
     } else {
-        int64_t id;
-        if (gp_req_query_i64(r, "router", 1, 0, INT64_MIN, INT64_MAX, &id, &err) != GP_OK) {
-            gp_http_error(r, GP_HC_INVALID_QUERY, "%s (or give router_name=NAME)", err.msg);
-            return;
-        }
-        if ((i = gp_req_node(r, id, "router")) == GP_NONE) return;
+        gp_http_error(r, GP_HC_INVALID_QUERY,
+                      "missing query parameter 'router' (a router id or name; or router_name=NAME)");
+        return;
     }
     gp_rt *t = tables_for(r, g);
     if (!t) return;
@@ -255,6 +295,8 @@ static void tstream_done(void *ctx) {
 
 void gp_h_routing_tables(gp_req *r) {
     gp_graph *g = gp_req_graph(r);
+    gp_args args;
+    if (gp_params(r, &routing_tables_ep, &args)) return;
     gp_rt *t = tables_for(r, g);
     if (!t) return;
     tstream *s = calloc(1, sizeof *s);
@@ -274,36 +316,72 @@ void gp_h_routing_tables(gp_req *r) {
     gp_http_stream(r, 200, "application/json", tstream_fill, tstream_done, s);
 }
 
-/* ---- body parsing ---- */
+/* ---- body parsing: every error names the field the client sent ---- */
 
-/* [u, v] -> ids; answers 400 on a bad shape. */
-static int parse_link(gp_req *r, const cJSON *a, const char *what, int64_t *u, int64_t *v) {
-    if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) != 2 || !cJSON_IsNumber(a->child) ||
-        !cJSON_IsNumber(a->child->next)) {
-        gp_http_error(r, GP_HC_INVALID_JSON, "%s must be [router, router]", what);
+/* Answers a gp_json_* failure: InvalidJson for a wrong JSON type, InvalidQuery for a bad value. */
+static void json_fail(gp_req *r, const gp_err *e) {
+    gp_http_error(r, e->code == GP_EPARSE ? GP_HC_INVALID_JSON : GP_HC_INVALID_QUERY, "%s", e->msg);
+}
+
+/* A router reference (id or name) -> external id; answers 400 on failure. */
+static int router_json(gp_req *r, const cJSON *j, const char *what, int64_t *id) {
+    gp_place p;
+    gp_err e;
+    if (gp_json_router(j, &p, what, &e)) {
+        json_fail(r, &e);
         return -1;
     }
-    double x = a->child->valuedouble, y = a->child->next->valuedouble;
-    if (x != (double)(int64_t)x || y != (double)(int64_t)y) {
-        gp_http_error(r, GP_HC_INVALID_JSON, "%s: router ids are integers", what);
-        return -1;
-    }
-    *u = (int64_t)x;
-    *v = (int64_t)y;
-    char w[96];
-    snprintf(w, sizeof w, "%s[0]", what);
-    if (gp_req_node(r, *u, w) == GP_NONE) return -1;
-    snprintf(w, sizeof w, "%s[1]", what);
-    if (gp_req_node(r, *v, w) == GP_NONE) return -1;
+    uint32_t v = gp_req_router(r, &p, what);
+    if (v == GP_NONE) return -1;
+    *id = gp_req_graph(r)->ext[v];
     return 0;
 }
 
-static int parse_cost(gp_req *r, const cJSON *c, const char *what, double *out) {
-    if (!cJSON_IsNumber(c) || !(c->valuedouble >= 0)) {
-        gp_http_error(r, GP_HC_INVALID_JSON, "%s.cost must be a number >= 0", what);
+/* [u, v] of router ids or names -> external ids of a link that exists (404 NotFound naming the
+ * field when the routers are not joined); answers the error and returns -1. */
+static int parse_link(gp_req *r, const cJSON *a, const char *what, int64_t *u, int64_t *v) {
+    if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) != 2) {
+        gp_http_error(r, GP_HC_INVALID_JSON, "%s must be [router, router] (ids or names)", what);
         return -1;
     }
-    *out = c->valuedouble;
+    char w[96];
+    snprintf(w, sizeof w, "%s[0]", what);
+    if (router_json(r, a->child, w, u)) return -1;
+    snprintf(w, sizeof w, "%s[1]", what);
+    if (router_json(r, a->child->next, w, v)) return -1;
+    gp_graph *g = gp_req_graph(r);
+    uint32_t iu = gp_graph_index(g, *u), iv = gp_graph_index(g, *v);
+    if (gp_graph_find_arc(g, iu, iv) == GP_NONE && gp_graph_find_arc(g, iv, iu) == GP_NONE) {
+        const char *nu = gp_graph_name(g, iu), *nv = gp_graph_name(g, iv);
+        gp_http_error(r, GP_HC_NOT_FOUND, "%s: no link between %lld%s%s%s and %lld%s%s%s", what,
+                      (long long)*u, nu ? " (" : "", nu ? nu : "", nu ? ")" : "", (long long)*v,
+                      nv ? " (" : "", nv ? nv : "", nv ? ")" : "");
+        return -1;
+    }
+    return 0;
+}
+
+/* A link cost: a number >= 0 that the graph's fixed-point scale can store. */
+static int parse_cost(gp_req *r, const cJSON *c, const char *what, double *out) {
+    char w[96];
+    snprintf(w, sizeof w, "%s.cost", what);
+    gp_err e;
+    if (!c) {
+        gp_http_error(r, GP_HC_INVALID_JSON, "%s is missing", w);
+        return -1;
+    }
+    if (gp_json_num(c, 0, INFINITY, out, w, &e)) {
+        json_fail(r, &e);
+        return -1;
+    }
+    gp_builder *b = gp_builder_new(gp_req_graph(r)->scale);
+    uint32_t wt;
+    int rc = b ? gp_builder_cost(b, *out, &wt, &e) : gp_err_set(&e, GP_ENOMEM, "out of memory");
+    gp_builder_free(b);
+    if (rc) {
+        gp_http_error(r, rc == GP_ENOMEM ? GP_HC_INTERNAL : GP_HC_INVALID_QUERY, "%s: %s", w, e.msg);
+        return -1;
+    }
     return 0;
 }
 
@@ -312,13 +390,77 @@ static void change_error(gp_req *r, const gp_err *err) {
     else answer_err(r, err);
 }
 
+/* Links taken down by PATCH .../links, per graph name, valid for the version they lead to (a
+ * reload or another source's version drops them): what GET .../links lists as "down". */
+#define DOWN_GRAPHS 16
+typedef struct down_link {
+    int64_t u, v;
+    uint64_t w_uv, w_vu; /* stored weights before (GP_INF: no arc that way) */
+} down_link;
+static struct {
+    pthread_mutex_t mu;
+    struct {
+        char graph[65];
+        uint64_t hash;
+        size_t n;
+        down_link *l;
+    } g[DOWN_GRAPHS];
+} downs = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static uint64_t arc_w(const gp_graph *g, uint32_t u, uint32_t v) {
+    uint32_t a = gp_graph_find_arc(g, u, v);
+    return a == GP_NONE ? GP_INF : g->w[a];
+}
+
+static void downs_free(void) {
+    pthread_mutex_lock(&downs.mu);
+    for (int k = 0; k < DOWN_GRAPHS; k++) {
+        free(downs.g[k].l);
+        memset(&downs.g[k], 0, sizeof downs.g[k]);
+    }
+    pthread_mutex_unlock(&downs.mu);
+}
+
+/* Records that g2 (derived from g by changes ch) has the down links of g plus those of ch. */
+static void downs_record(const char *graph, const gp_graph *g, const gp_graph *g2,
+                         const gp_link_change *ch, size_t nch) {
+    pthread_mutex_lock(&downs.mu);
+    int k = 0, free_k = -1;
+    while (k < DOWN_GRAPHS && strcmp(downs.g[k].graph, graph) != 0) {
+        if (free_k < 0 && !downs.g[k].graph[0]) free_k = k;
+        k++;
+    }
+    if (k == DOWN_GRAPHS) k = free_k >= 0 ? free_k : 0;
+    size_t keep = downs.g[k].hash == g->hash && strcmp(downs.g[k].graph, graph) == 0 ? downs.g[k].n : 0;
+    size_t add = 0;
+    for (size_t i = 0; i < nch; i++) add += ch[i].down;
+    down_link *l = NULL;
+    if (keep + add == 0 || !(l = realloc(downs.g[k].l, (keep + add) * sizeof *l))) {
+        /* nothing down (or out of memory: at worst GET .../links misses a down link) */
+        free(downs.g[k].l);
+        keep = add = 0;
+    }
+    size_t n = keep;
+    for (size_t i = 0; l && i < nch; i++)
+        if (ch[i].down) {
+            uint32_t u = gp_graph_index(g, ch[i].u), v = gp_graph_index(g, ch[i].v);
+            l[n++] = (down_link){ch[i].u, ch[i].v, arc_w(g, u, v), arc_w(g, v, u)};
+        }
+    snprintf(downs.g[k].graph, sizeof downs.g[k].graph, "%s", graph);
+    downs.g[k].hash = g2->hash;
+    downs.g[k].n = n;
+    downs.g[k].l = l;
+    pthread_mutex_unlock(&downs.mu);
+}
+
 void gp_h_links_patch(gp_req *r) {
     gp_graph *g = gp_req_graph(r);
-    cJSON *body = gp_req_json(r), *links = body ? cJSON_GetObjectItemCaseSensitive(body, "links") : NULL;
+    gp_args args;
+    if (gp_params(r, &links_patch_ep, &args)) return;
+    const cJSON *links = gp_args_get(&args, "links")->json;
     if (!cJSON_IsArray(links) || cJSON_GetArraySize(links) == 0) {
-        gp_http_error(r, GP_HC_INVALID_JSON,
-                      "body must be {\"links\": [{\"link\": [u, v], \"cost\": c} | "
-                      "{\"link\": [u, v], \"down\": true}, ...]}");
+        gp_http_error(r, GP_HC_INVALID_JSON, "'links' must be a non-empty array, e.g. %s",
+                      links_patch_ep.example);
         return;
     }
     int n = cJSON_GetArraySize(links), k = 0;
@@ -334,18 +476,21 @@ void gp_h_links_patch(gp_req *r) {
     }
     const cJSON *it;
     cJSON_ArrayForEach(it, links) {
-        char what[48];
+        char what[48], lw[64];
         snprintf(what, sizeof what, "links[%d]", k);
+        snprintf(lw, sizeof lw, "%s.link", what);
         const cJSON *l = cJSON_GetObjectItemCaseSensitive(it, "link"),
                     *c = cJSON_GetObjectItemCaseSensitive(it, "cost"),
                     *d = cJSON_GetObjectItemCaseSensitive(it, "down");
-        char lw[64];
-        snprintf(lw, sizeof lw, "%s.link", what);
-        if (!cJSON_IsObject(it) || parse_link(r, l, lw, &ch[k].u, &ch[k].v)) {
-            if (!gp_req_answered(r))
-                gp_http_error(r, GP_HC_INVALID_JSON, "%s must be an object with \"link\"", what);
+        if (!cJSON_IsObject(it) || !l) {
+            gp_http_error(r, GP_HC_INVALID_JSON, "%s must be an object with \"link\"", what);
             goto done;
         }
+        if (!gp_json_only(it, what, &err, "link", "cost", "down", NULL)) {
+            gp_http_error(r, GP_HC_INVALID_QUERY, "%s", err.msg);
+            goto done;
+        }
+        if (parse_link(r, l, lw, &ch[k].u, &ch[k].v)) goto done;
         if (cJSON_IsTrue(d) && !c) {
             ch[k].down = 1;
         } else if (c && !d) {
@@ -368,7 +513,7 @@ void gp_h_links_patch(gp_req *r) {
     old = lru_get(g->hash);
     if (g2->n <= max_nodes_cfg()) {
         int rc = old ? gp_rt_update(gp_http_engine(), old, g2, GP_RT_AUTO, 0, &t2, &st, &err)
-                     : gp_rt_build(gp_http_engine(), g2, ecmp_max_cfg(), 0, 0, NULL, NULL, &t2, &err);
+                     : gp_rt_build(gp_http_engine(), g2, ecmp_max_cfg(), 0, 0, &t2, &err);
         if (rc != GP_OK) {
             answer_err(r, &err);
             goto done;
@@ -379,6 +524,7 @@ void gp_h_links_patch(gp_req *r) {
         answer_err(r, &err);
         goto done;
     }
+    downs_record(gp_req_graph_name(r), g, g2, ch, (size_t)k);
     if (t2) {
         lru_put(t2);
         store_dist(NULL, gp_req_graph_name(r), g2, t2->dist);
@@ -408,15 +554,18 @@ done:
 
 void gp_h_what_if(gp_req *r) {
     gp_graph *g = gp_req_graph(r);
-    cJSON *body = gp_req_json(r);
-    const cJSON *fl = body ? cJSON_GetObjectItemCaseSensitive(body, "fail_links") : NULL,
-                *fr = body ? cJSON_GetObjectItemCaseSensitive(body, "fail_routers") : NULL,
-                *sc = body ? cJSON_GetObjectItemCaseSensitive(body, "set_costs") : NULL;
-    if (!cJSON_IsObject(body) || (fl && !cJSON_IsArray(fl)) || (fr && !cJSON_IsArray(fr)) ||
-        (sc && !cJSON_IsArray(sc)) || (!fl && !fr && !sc)) {
-        gp_http_error(r, GP_HC_INVALID_JSON,
-                      "body must be {\"fail_links\": [[u, v], ...], \"fail_routers\": [r, ...], "
-                      "\"set_costs\": [{\"link\": [u, v], \"cost\": c}, ...]} (any of them)");
+    gp_args args;
+    if (gp_params(r, &what_if_ep, &args)) return;
+    const cJSON *fl = gp_args_get(&args, "fail_links")->json,
+                *fr = gp_args_get(&args, "fail_routers")->json,
+                *sc = gp_args_get(&args, "set_costs")->json;
+    const char *bad = fl && !cJSON_IsArray(fl) ? "fail_links"
+                      : fr && !cJSON_IsArray(fr) ? "fail_routers"
+                      : sc && !cJSON_IsArray(sc) ? "set_costs"
+                                                 : NULL;
+    if (bad || (!fl && !fr && !sc)) {
+        gp_http_error(r, GP_HC_INVALID_JSON, "%s%s%s", bad ? "'" : "body must be ",
+                      bad ? bad : what_if_ep.example, bad ? "' must be an array" : "");
         return;
     }
     int nl = fl ? cJSON_GetArraySize(fl) : 0, nr = fr ? cJSON_GetArraySize(fr) : 0,
@@ -451,6 +600,10 @@ void gp_h_what_if(gp_req *r) {
             gp_http_error(r, GP_HC_INVALID_JSON, "%s must be {\"link\": [u, v], \"cost\": c}", what);
             goto done;
         }
+        if (!gp_json_only(it, what, &err, "link", "cost", NULL)) {
+            gp_http_error(r, GP_HC_INVALID_QUERY, "%s", err.msg);
+            goto done;
+        }
         if (parse_link(r, cJSON_GetObjectItemCaseSensitive(it, "link"), lw, &ch[k].u, &ch[k].v) ||
             parse_cost(r, cJSON_GetObjectItemCaseSensitive(it, "cost"), what, &ch[k].cost))
             goto done;
@@ -459,12 +612,7 @@ void gp_h_what_if(gp_req *r) {
     cJSON_ArrayForEach(it, fr) {
         char what[48];
         snprintf(what, sizeof what, "fail_routers[%d]", kr);
-        if (!cJSON_IsNumber(it) || it->valuedouble != (double)(int64_t)it->valuedouble) {
-            gp_http_error(r, GP_HC_INVALID_JSON, "%s must be a router id", what);
-            goto done;
-        }
-        routers[kr] = (int64_t)it->valuedouble;
-        if (gp_req_node(r, routers[kr], what) == GP_NONE) goto done;
+        if (router_json(r, it, what, &routers[kr])) goto done;
         kr++;
     }
     if (!(t = tables_for(r, g))) goto done;
@@ -484,15 +632,7 @@ void gp_h_what_if(gp_req *r) {
         gp_http_error(r, GP_HC_INTERNAL, "out of memory");
         goto done;
     }
-    gp_sbuf_add(&s, "{\"graph\":", 9);
-    gp_sbuf_json_str(&s, gp_req_graph_name(r));
-    gp_sbuf_printf(&s, ",\"version\":\"%s\",\"what_if_version\":\"%s\",\"count\":%zu,\"changes\":[",
-                   g->version, g2->version, np);
-    for (size_t p = 0; p < np; p++) {
-        if (p) gp_sbuf_add(&s, ",", 1);
-        gp_nj_change(&s, t, t2, pairs[p], scratch);
-    }
-    gp_sbuf_add(&s, "]}", 2);
+    gp_nj_what_if(&s, gp_req_graph_name(r), t, t2, pairs, np, scratch); /* the CLI's too */
     send_sbuf(r, 200, &s);
 done:
     gp_sbuf_free(&s);
@@ -505,8 +645,114 @@ done:
     gp_graph_unref(g2);
 }
 
+/* ---- operators' listings: routers and links with names, costs, state ---- */
+
+/* 413 for graphs too big to list (these are for router topologies); 0 when listed. */
+static int listing_too_big(gp_req *r, const gp_graph *g, const char *what) {
+    if (g->n <= max_nodes_cfg()) return 0;
+    gp_http_error(r, GP_HC_TOO_BIG,
+                  "%s lists are for router topologies: graph '%s' has %u nodes, over "
+                  "max_apsp_nodes (%llu)",
+                  what, gp_req_graph_name(r), g->n, (unsigned long long)max_nodes_cfg());
+    return 1;
+}
+
+static void put_listing_head(gp_sbuf *s, gp_req *r, const gp_graph *g) {
+    gp_sbuf_add(s, "{\"graph\":", 9);
+    gp_sbuf_json_str(s, gp_req_graph_name(r));
+    gp_sbuf_printf(s, ",\"version\":\"%s\",\"weight_unit\":", g->version);
+    gp_sbuf_json_str(s, g->unit_name);
+}
+
+static void put_opt_name(gp_sbuf *s, const gp_graph *g, uint32_t v) {
+    if (gp_graph_name(g, v)) gp_sbuf_json_str(s, gp_graph_name(g, v));
+    else gp_sbuf_add(s, "null", 4);
+}
+
+static void put_cost(gp_sbuf *s, const gp_graph *g, uint64_t w) {
+    if (w == GP_INF) gp_sbuf_add(s, "null", 4);
+    else if (g->scale == 1.0) gp_sbuf_printf(s, "%llu", (unsigned long long)w);
+    else gp_sbuf_printf(s, "%.15g", gp_graph_cost(g, w));
+}
+
+void gp_h_routers(gp_req *r) {
+    gp_graph *g = gp_req_graph(r);
+    gp_args args;
+    if (gp_params(r, &routers_ep, &args) || listing_too_big(r, g, "router")) return;
+    gp_sbuf s = {0};
+    put_listing_head(&s, r, g);
+    gp_sbuf_printf(&s, ",\"count\":%u,\"routers\":[", g->n);
+    for (uint32_t v = 0; v < g->n; v++) {
+        uint32_t deg = 0; /* distinct neighbours, in or out */
+        for (uint32_t a = g->row[v]; a < g->row[v + 1]; a++)
+            deg += g->col[a] != v && (a == g->row[v] || g->col[a] != g->col[a - 1]);
+        for (uint32_t a = g->rrow[v]; a < g->rrow[v + 1]; a++)
+            deg += g->rcol[a] != v && gp_graph_find_arc(g, v, g->rcol[a]) == GP_NONE &&
+                   (a == g->rrow[v] || g->rcol[a] != g->rcol[a - 1]);
+        gp_sbuf_printf(&s, "%s{\"id\":%lld,\"name\":", v ? "," : "", (long long)g->ext[v]);
+        put_opt_name(&s, g, v);
+        gp_sbuf_printf(&s, ",\"links\":%u,\"state\":\"%s\"", deg, deg ? "up" : "isolated");
+        if (g->lon && !isnan(g->lon[v]))
+            gp_sbuf_printf(&s, ",\"lon\":%.6f,\"lat\":%.6f", g->lon[v], g->lat[v]);
+        gp_sbuf_add(&s, "}", 1);
+    }
+    gp_sbuf_add(&s, "]}", 2);
+    send_sbuf(r, 200, &s);
+}
+
+static void put_link(gp_sbuf *s, const gp_graph *g, int first, int64_t u, int64_t v, uint64_t wf,
+                     uint64_t wr, const char *state) {
+    uint32_t iu = gp_graph_index(g, u), iv = gp_graph_index(g, v);
+    gp_sbuf_printf(s, "%s{\"link\":[%lld,%lld],\"names\":[", first ? "" : ",", (long long)u,
+                   (long long)v);
+    put_opt_name(s, g, iu);
+    gp_sbuf_add(s, ",", 1);
+    put_opt_name(s, g, iv);
+    gp_sbuf_add(s, "],\"cost\":", 9);
+    put_cost(s, g, wf);
+    gp_sbuf_add(s, ",\"reverse_cost\":", 16);
+    put_cost(s, g, wr);
+    gp_sbuf_printf(s, ",\"state\":\"%s\"}", state);
+}
+
+void gp_h_links(gp_req *r) {
+    gp_graph *g = gp_req_graph(r);
+    gp_args args;
+    if (gp_params(r, &links_ep, &args) || listing_too_big(r, g, "link")) return;
+    gp_sbuf s = {0};
+    put_listing_head(&s, r, g);
+    gp_sbuf_add(&s, ",\"links\":[", 10);
+    int first = 1;
+    size_t count = 0;
+    for (uint32_t u = 0; u < g->n; u++)
+        for (uint32_t a = g->row[u]; a < g->row[u + 1]; a++) {
+            uint32_t v = g->col[a];
+            if (v == u || (a > g->row[u] && g->col[a - 1] == v)) continue; /* loops, parallels */
+            uint32_t back = gp_graph_find_arc(g, v, u);
+            if (back != GP_NONE && v < u) continue; /* each link once, from its lower end */
+            put_link(&s, g, first, g->ext[u], g->ext[v], g->w[a],
+                     back != GP_NONE ? g->w[back] : GP_INF, "up");
+            first = 0;
+            count++;
+        }
+    pthread_mutex_lock(&downs.mu);
+    for (int k = 0; k < DOWN_GRAPHS; k++)
+        if (downs.g[k].hash == g->hash && strcmp(downs.g[k].graph, gp_req_graph_name(r)) == 0)
+            for (size_t i = 0; i < downs.g[k].n; i++) {
+                const down_link *d = &downs.g[k].l[i];
+                put_link(&s, g, first, d->u, d->v, d->w_uv, d->w_vu, "down");
+                first = 0;
+                count++;
+            }
+    pthread_mutex_unlock(&downs.mu);
+    gp_sbuf_printf(&s, "],\"count\":%zu}", count);
+    send_sbuf(r, 200, &s);
+}
+
 void gp_h_jobs_post(gp_req *r) {
     gp_graph *g = gp_req_graph(r);
+    gp_args args;
+    if (gp_params(r, &jobs_post_ep, &args)) return;
     gp_err err;
     gp_err_clear(&err);
     if (g->n > max_nodes_cfg()) {
@@ -532,13 +778,16 @@ void gp_h_jobs_post(gp_req *r) {
 }
 
 void gp_h_job_get(gp_req *r) {
+    gp_args args;
+    if (gp_params(r, &job_get_ep, &args)) return;
     const char *ids = gp_req_param(r, "id");
-    char *end = NULL;
-    unsigned long long id = ids ? strtoull(ids, &end, 10) : 0;
-    if (!ids || !*ids || *end) {
-        gp_http_error(r, GP_HC_INVALID_QUERY, "job id '%s' is not a number", ids ? ids : "");
+    int64_t sid;
+    if (!ids || gp_parse_i64(ids, &sid) || sid < 1 || ids[0] == '+') {
+        gp_http_error(r, GP_HC_INVALID_QUERY, "job id '%.64s' is not a job number (1, 2, ...)",
+                      ids ? ids : "");
         return;
     }
+    unsigned long long id = (unsigned long long)sid;
     gp_err err;
     gp_job_status st;
     pthread_mutex_lock(&ns.mu);

@@ -10,6 +10,7 @@
 #include "h_cache.h"
 #include "http.h"
 #include "metrics.h"
+#include "params.h"
 #include "render.h"
 
 #include <math.h>
@@ -17,28 +18,44 @@
 #include <string.h>
 
 /* Sends a compact JSON object text ("{...}", malloc'd, ownership taken) with "graph" and
- * "version" spliced in front of its fields. */
-static void send_obj_with_version(gp_req *r, char *text, size_t len) {
-    if (!text) {
+ * "version" spliced in front of its fields, and the members of extra (may be NULL; freed) after
+ * them. */
+static void send_obj_with_version(gp_req *r, char *text, size_t len, cJSON *extra) {
+    char *more = extra ? cJSON_PrintUnformatted(extra) : NULL;
+    cJSON_Delete(extra);
+    if (!text || (extra && !more)) {
+        free(text);
+        free(more);
         gp_http_error(r, GP_HC_INTERNAL, "out of memory rendering the response");
         return;
     }
     const gp_graph *g = gp_req_graph(r);
     char head[160];
     int hl = snprintf(head, sizeof head, "{\"graph\":\"%s\",\"version\":\"%s\"%s",
-                      gp_req_graph_name(r), g->version, len > 2 ? "," : "");
+                      gp_req_graph_name(r), g->version, len > 2 || more ? "," : "");
     if (hl < 0 || (size_t)hl >= sizeof head) hl = 0;
-    char *out = malloc((size_t)hl + len + 1);
+    size_t ml = more ? strlen(more) : 0; /* "{...}": its members are more[1 .. ml - 1) */
+    if (ml <= 2) ml = 0;
+    char *out = malloc((size_t)hl + len + ml + 2);
     if (!out) {
         free(text);
+        free(more);
         gp_http_error(r, GP_HC_INTERNAL, "out of memory rendering the response");
         return;
     }
+    size_t n = 0;
     memcpy(out, head, (size_t)hl);
-    memcpy(out + hl, text + 1, len - 1); /* drop the opening brace */
-    size_t n = (size_t)hl + len - 1;
+    n += (size_t)hl;
+    if (ml) {
+        memcpy(out + n, more + 1, ml - 2);
+        n += ml - 2;
+        if (len > 2) out[n++] = ',';
+    }
+    memcpy(out + n, text + 1, len - 1); /* drop the opening brace */
+    n += len - 1;
     out[n++] = '\n';
     free(text);
+    free(more);
     gp_http_send(r, 200, "application/json", out, n);
 }
 
@@ -103,8 +120,53 @@ void gp_h_metrics(gp_req *r) {
     gp_http_send(r, 200, "text/plain; version=0.0.4; charset=utf-8", text, len);
 }
 
+/* ---- parameters of each endpoint (server/params.h) ---- */
+#define RADIUS {"radius", GP_PT_NUM, GP_IN_ANY, 0, 0, 20000000, NULL}
+
+static const gp_endpoint graphs_ep = GP_ENDPOINT_NONE("GET /v1/graphs");
+static const gp_endpoint graph_ep = GP_ENDPOINT_NONE("GET /v1/graphs/{graph}");
+
+static const gp_param route_params[] = {
+    {"from", GP_PT_PLACE, GP_IN_QUERY, 1, 0, 0, NULL},
+    {"to", GP_PT_PLACE, GP_IN_QUERY, 1, 0, 0, NULL},
+    {"algo", GP_PT_ENUM, GP_IN_QUERY, 0, 0, 0, "auto|dijkstra|bidir|astar"},
+    RADIUS,
+};
+static const gp_endpoint route_ep = GP_ENDPOINT("route", route_params, GP_BODY_NONE, NULL);
+
+static const gp_param nearest_params[] = {
+    {"lon", GP_PT_NUM, GP_IN_QUERY, 1, -180, 180, NULL},
+    {"lat", GP_PT_NUM, GP_IN_QUERY, 1, -90, 90, NULL},
+    {"number", GP_PT_INT, GP_IN_QUERY, 0, 1, 1e9, NULL},
+    RADIUS,
+};
+static const gp_endpoint nearest_ep = GP_ENDPOINT("nearest", nearest_params, GP_BODY_NONE, NULL);
+
+static const gp_param sssp_params[] = {
+    {"source", GP_PT_PLACE, GP_IN_QUERY, 1, 0, 0, NULL},
+    {"max_distance", GP_PT_NUM, GP_IN_QUERY, 0, 0, 1e300, NULL},
+    RADIUS,
+};
+static const gp_endpoint sssp_ep = GP_ENDPOINT("sssp", sssp_params, GP_BODY_NONE, NULL);
+
+static const gp_param table_params[] = {
+    {"sources", GP_PT_PLACES, GP_IN_BODY, 1, 1, 0, NULL},
+    {"targets", GP_PT_PLACES, GP_IN_BODY, 0, 1, 0, NULL},
+    RADIUS,
+};
+static const gp_endpoint table_ep =
+    GP_ENDPOINT("table", table_params, GP_BODY_REQUIRED,
+       "{\"sources\": [1, [7.4246, 43.7384]], \"targets\": [2, \"7.42,43.73\"]}");
+
+static const gp_param apsp_params[] = {
+    {"next_hops", GP_PT_BOOL, GP_IN_ANY, 0, 0, 0, NULL},
+};
+static const gp_endpoint apsp_ep = GP_ENDPOINT("apsp", apsp_params, GP_BODY_OPTIONAL, NULL);
+
 /* ---- graphs ---- */
 void gp_h_graphs(gp_req *r) {
+    gp_args args;
+    if (gp_params(r, &graphs_ep, &args)) return;
     enum { CAP = 256 };
     gp_graph **gs = malloc(sizeof *gs * CAP);
     char(*names)[65] = malloc(sizeof *names * CAP);
@@ -128,74 +190,69 @@ void gp_h_graphs(gp_req *r) {
 }
 
 void gp_h_graph(gp_req *r) {
+    gp_args args;
+    if (gp_params(r, &graph_ep, &args)) return;
     gp_http_json(r, 200, gp_render_graph_info(gp_req_graph(r), gp_req_graph_name(r)));
 }
 
 /* ---- queries ---- */
-static int parse_algo(gp_req *r, int *algo) {
-    const char *a = gp_req_query(r, "algo");
-    if (!a || !*a || !strcmp(a, "auto")) *algo = GP_P2P_AUTO;
-    else if (!strcmp(a, "dijkstra")) *algo = GP_P2P_DIJKSTRA;
-    else if (!strcmp(a, "bidir")) *algo = GP_P2P_BIDIR;
-    else if (!strcmp(a, "astar")) *algo = GP_P2P_ASTAR;
-    else {
-        gp_http_error(r, GP_HC_INVALID_QUERY,
-                      "query parameter 'algo' must be auto, dijkstra, bidir or astar, got '%.32s'",
-                      a);
-        return 0;
-    }
-    if (*algo == GP_P2P_ASTAR && !gp_req_graph(r)->lon) {
-        gp_http_error(r, GP_HC_NO_COORDINATES, "algo=astar needs coordinates; graph '%s' has none",
-                      gp_req_graph_name(r));
-        return 0;
-    }
-    return 1;
+
+/* "node 12" or "7.420000,43.730000 (on the road at node 12)" for messages. */
+static void describe(const gp_graph *g, const gp_place *p, const gp_snap *s, char *buf,
+                     size_t cap) {
+    if (p->is_coord)
+        snprintf(buf, cap, "%.6f,%.6f (snapped %.2f m to the road at node %lld)", p->lon, p->lat,
+                 s->dist_m, (long long)g->ext[s->node]);
+    else
+        gp_render_node_desc(buf, cap, p->id); /* as the CLI says it */
 }
 
 void gp_h_route(gp_req *r) {
-    gp_err err;
-    int64_t from, to;
-    int algo;
-    if (gp_req_query_i64(r, "from", 1, 0, INT64_MIN, INT64_MAX, &from, &err) ||
-        gp_req_query_i64(r, "to", 1, 0, INT64_MIN, INT64_MAX, &to, &err)) {
-        gp_http_error_err(r, GP_HC_INVALID_QUERY, &err);
+    gp_graph *g = gp_req_graph(r);
+    gp_args args;
+    if (gp_params(r, &route_ep, &args)) return;
+    int algo = gp_args_get(&args, "algo")->present ? gp_args_get(&args, "algo")->e : GP_P2P_AUTO;
+    if (algo == GP_P2P_ASTAR && !g->lon) {
+        gp_http_error(r, GP_HC_NO_COORDINATES, "algo=astar needs coordinates; graph '%s' has none",
+                      gp_req_graph_name(r));
         return;
     }
-    if (!parse_algo(r, &algo)) return;
-    uint32_t s = gp_req_node(r, from, "from");
-    if (s == GP_NONE) return;
-    uint32_t t = gp_req_node(r, to, "to");
-    if (t == GP_NONE) return;
-    gp_graph *g = gp_req_graph(r);
-    gp_path p;
-    memset(&p, 0, sizeof p);
-    int rc = gp_engine_p2p(gp_http_engine(), g, s, t, algo, &p, &err);
-    if (rc) {
-        gp_path_free(&p);
+    double radius = gp_req_radius(&args);
+    const gp_place *from = &gp_args_get(&args, "from")->place, *to = &gp_args_get(&args, "to")->place;
+    gp_snap a, b;
+    if (gp_req_snap(r, from, "from", radius, &a) || gp_req_snap(r, to, "to", radius, &b)) return;
+    gp_snap_route sr;
+    gp_err err;
+    if (gp_engine_route_snap(gp_http_engine(), g, &a, &b, algo, &sr, &err)) {
         gp_http_error_err(r, -1, &err);
         return;
     }
-    if (p.dist == GP_INF) {
-        gp_path_free(&p);
-        gp_http_error(r, GP_HC_NO_ROUTE, "no route from %lld to %lld in graph '%s'",
-                      (long long)from, (long long)to, gp_req_graph_name(r));
+    if (sr.dist == GP_INF) {
+        char fa[160], fb[160];
+        describe(g, from, &a, fa, sizeof fa);
+        describe(g, to, &b, fb, sizeof fb);
+        gp_snap_route_free(&sr);
+        char msg[1200]; /* shared with the CLI's NoRoute document (server/render.c) */
+        gp_render_no_route_msg(msg, sizeof msg, fa, fb, gp_req_graph_name(r));
+        gp_http_error(r, GP_HC_NO_ROUTE, "%s", msg);
         return;
     }
-    cJSON *o = gp_render_route(g, s, t, &p);
-    gp_path_free(&p);
+    cJSON *o = gp_render_route_snap(g, &a, &b, &sr);
+    gp_snap_route_free(&sr);
     add_version(r, o);
     gp_http_json(r, 200, o);
 }
 
 void gp_h_nearest(gp_req *r) {
     gp_graph *g = gp_req_graph(r);
-    gp_err err;
-    double lon, lat;
-    int64_t k;
-    if (gp_req_query_double(r, "lon", 1, 0, -180, 180, &lon, &err) ||
-        gp_req_query_double(r, "lat", 1, 0, -90, 90, &lat, &err) ||
-        gp_req_query_i64(r, "number", 0, 1, 1, gp_http_config()->max_nearest, &k, &err)) {
-        gp_http_error_err(r, GP_HC_INVALID_QUERY, &err);
+    gp_args args;
+    if (gp_params(r, &nearest_ep, &args)) return;
+    double lon = gp_args_get(&args, "lon")->d, lat = gp_args_get(&args, "lat")->d;
+    long maxk = gp_http_config()->max_nearest;
+    int64_t k = gp_args_get(&args, "number")->present ? gp_args_get(&args, "number")->i : 1;
+    if (k > maxk) {
+        gp_http_error(r, GP_HC_INVALID_QUERY, "query parameter 'number' must be in [1, %ld], got %lld",
+                      maxk, (long long)k);
         return;
     }
     if (!g->lon || !g->spatial) {
@@ -214,41 +271,41 @@ void gp_h_nearest(gp_req *r) {
         gp_http_error(r, GP_HC_INTERNAL, "nearest-node lookup failed");
         return;
     }
+    gp_snap s;
+    gp_err err;
+    int rc = gp_snap_point(g, lon, lat, gp_req_radius(&args), &s, &err);
     cJSON *o = cJSON_CreateObject();
     add_version(r, o);
-    cJSON_AddNumberToObject(o, "lon", lon);
-    cJSON_AddNumberToObject(o, "lat", lat);
-    cJSON *arr = cJSON_AddArrayToObject(o, "nodes");
-    for (int i = 0; i < n; i++) {
-        cJSON *e = cJSON_CreateObject();
-        cJSON_AddItemToObject(e, "id", gp_render_node(g, nodes[i]));
-        cJSON_AddNumberToObject(e, "distance_m", metres[i]);
-        cJSON_AddNumberToObject(e, "lon", g->lon[nodes[i]]);
-        cJSON_AddNumberToObject(e, "lat", g->lat[nodes[i]]);
-        cJSON_AddItemToArray(arr, e);
+    /* the members shared with the CLI's nearest (server/render.c) */
+    if (gp_render_nearest_add(o, g, lon, lat, nodes, metres, n, rc == GP_OK ? &s : NULL)) {
+        cJSON_Delete(o);
+        o = NULL; /* gp_http_json answers 500 */
     }
     free(nodes);
     free(metres);
     gp_http_json(r, 200, o);
 }
 
+/* {"waypoints": [...], "weight_unit": "..."} members added to sssp and table answers. */
+static cJSON *query_extra(const gp_graph *g) {
+    cJSON *x = cJSON_CreateObject();
+    if (x) cJSON_AddStringToObject(x, "weight_unit", g->unit_name);
+    if (x && g->unit_s > 0) cJSON_AddNumberToObject(x, "unit_s", g->unit_s);
+    return x;
+}
+
 void gp_h_sssp(gp_req *r) {
     gp_graph *g = gp_req_graph(r);
-    gp_err err;
-    int64_t source;
-    double maxd;
-    if (gp_req_query_i64(r, "source", 1, 0, INT64_MIN, INT64_MAX, &source, &err) ||
-        gp_req_query_double(r, "max_distance", 0, -1, 0, 1e300, &maxd, &err)) {
-        gp_http_error_err(r, GP_HC_INVALID_QUERY, &err);
+    gp_args args;
+    if (gp_params(r, &sssp_ep, &args)) return;
+    gp_snap s;
+    if (gp_req_snap(r, &gp_args_get(&args, "source")->place, "source", gp_req_radius(&args), &s))
         return;
-    }
-    uint32_t s = gp_req_node(r, source, "source");
-    if (s == GP_NONE) return;
     uint64_t limit = GP_INF;
-    if (maxd >= 0) {
+    if (gp_args_get(&args, "max_distance")->present) {
         /* d / scale <= max_distance  <=>  d <= floor(max_distance * scale) for integer d; the
          * epsilon absorbs the binary representation of decimal limits (0.3 * 1000). */
-        double x = floor(maxd * g->scale * (1 + 1e-12) + 1e-9);
+        double x = floor(gp_args_get(&args, "max_distance")->d * g->scale * (1 + 1e-12) + 1e-9);
         limit = x >= 1.8e19 ? GP_INF - 1 : (uint64_t)x;
     }
     uint64_t *dist = malloc(sizeof *dist * g->n);
@@ -259,7 +316,8 @@ void gp_h_sssp(gp_req *r) {
         gp_http_error(r, GP_HC_INTERNAL, "out of memory for a %u-node tree", g->n);
         return;
     }
-    int rc = gp_engine_sssp(gp_http_engine(), g, s, limit, dist, pred, &err);
+    gp_err err;
+    int rc = gp_engine_sssp_snap(gp_http_engine(), g, &s, limit, dist, pred, &err);
     if (rc) {
         free(dist);
         free(pred);
@@ -267,126 +325,99 @@ void gp_h_sssp(gp_req *r) {
         return;
     }
     size_t len = 0;
-    char *text = gp_render_sssp_text(g, s, dist, pred, &len);
+    char *text = gp_render_sssp_text(g, s.node, dist, pred, &len);
     free(dist);
     free(pred);
-    send_obj_with_version(r, text, len);
+    cJSON *x = query_extra(g), *wps = x ? cJSON_AddArrayToObject(x, "waypoints") : NULL;
+    if (wps) cJSON_AddItemToArray(wps, gp_render_waypoint(g, &s));
+    send_obj_with_version(r, text, len, x);
 }
 
-/* Reads body field `field` as an array of node ids into internal indices (malloc'd). Answers
- * the error itself and returns -1; 0 with *out = NULL, *n = 0 when the field is absent. */
-static int json_nodes(gp_req *r, const cJSON *body, const char *field, uint32_t **out,
-                      uint32_t *n) {
-    *out = NULL;
-    *n = 0;
-    const cJSON *a = cJSON_GetObjectItemCaseSensitive(body, field);
-    if (!a) return 0;
-    if (!cJSON_IsArray(a)) {
-        gp_http_error(r, GP_HC_INVALID_JSON, "'%s' must be an array of node ids", field);
-        return -1;
-    }
-    int k = cJSON_GetArraySize(a);
-    if (k == 0) {
-        gp_http_error(r, GP_HC_INVALID_QUERY, "'%s' must not be empty", field);
-        return -1;
-    }
-    uint32_t *v = malloc(sizeof *v * (size_t)k);
-    if (!v) {
+/* Resolves a list argument to positions (malloc'd); answers the error and returns NULL. */
+static gp_snap *snap_list(gp_req *r, const gp_arg *v, const char *field, double radius) {
+    gp_snap *s = malloc(sizeof *s * (v->nlist ? v->nlist : 1));
+    if (!s) {
         gp_http_error(r, GP_HC_INTERNAL, "out of memory");
-        return -1;
+        return NULL;
     }
-    int i = 0;
-    const cJSON *e;
-    cJSON_ArrayForEach(e, a) {
-        double d = e->valuedouble;
-        if (!cJSON_IsNumber(e) || d != floor(d) || d < -9.2e18 || d > 9.2e18) {
-            gp_http_error(r, GP_HC_INVALID_JSON, "%s[%d] must be an integer node id", field, i);
-            free(v);
-            return -1;
-        }
+    for (uint32_t i = 0; i < v->nlist; i++) {
         char what[64];
-        snprintf(what, sizeof what, "%s[%d]", field, i);
-        v[i] = gp_req_node(r, (int64_t)d, what);
-        if (v[i] == GP_NONE) {
-            free(v);
-            return -1;
+        snprintf(what, sizeof what, "%s[%u]", field, i);
+        if (gp_req_snap(r, &v->list[i], what, radius, &s[i])) {
+            free(s);
+            return NULL;
         }
-        i++;
     }
-    *out = v;
-    *n = (uint32_t)k;
-    return 0;
+    return s;
 }
 
-static int body_object(gp_req *r, int required) {
-    cJSON *b = gp_req_json(r);
-    if (!b && !required) return 1;
-    if (!cJSON_IsObject(b)) {
-        gp_http_error(r, GP_HC_INVALID_JSON, "request body must be a JSON object%s",
-                      required ? " (e.g. {\"sources\": [1, 2]})" : "");
-        return 0;
-    }
-    return 1;
+static cJSON *waypoint_list(const gp_graph *g, const gp_snap *s, uint32_t n) {
+    cJSON *a = cJSON_CreateArray();
+    for (uint32_t i = 0; a && i < n; i++) cJSON_AddItemToArray(a, gp_render_waypoint(g, &s[i]));
+    return a;
 }
 
 void gp_h_table(gp_req *r) {
     gp_graph *g = gp_req_graph(r);
-    if (!body_object(r, 1)) return;
-    cJSON *body = gp_req_json(r);
-    uint32_t *src = NULL, *dst = NULL, ns = 0, nt = 0;
-    if (json_nodes(r, body, "sources", &src, &ns)) return;
-    if (!src) {
-        gp_http_error(r, GP_HC_INVALID_QUERY, "missing body field 'sources'");
-        return;
-    }
-    if (json_nodes(r, body, "targets", &dst, &nt)) {
-        free(src);
-        return;
-    }
-    const uint32_t *tg = dst ? dst : src;
-    if (!dst) nt = ns;
+    gp_args args;
+    if (gp_params(r, &table_ep, &args)) return;
+    const gp_arg *sa = gp_args_get(&args, "sources"), *ta = gp_args_get(&args, "targets");
+    if (!ta->present) ta = sa;
+    uint32_t ns = sa->nlist, nt = ta->nlist;
     uint64_t cells = (uint64_t)ns * nt;
     long limit = gp_http_config()->max_table_cells;
     if (cells > (uint64_t)limit) {
         gp_http_error(r, GP_HC_TOO_BIG,
                       "table of %u sources x %u targets = %llu cells exceeds max_table_cells = %ld",
                       ns, nt, (unsigned long long)cells, limit);
-        free(src);
-        free(dst);
+        gp_args_free(&args);
         return;
     }
-    uint64_t *out = malloc(sizeof *out * cells);
+    double radius = gp_req_radius(&args);
+    gp_snap *ss = snap_list(r, sa, "sources", radius);
+    gp_snap *ts = ss ? snap_list(r, ta, ta == sa ? "sources" : "targets", radius) : NULL;
+    gp_args_free(&args);
+    uint32_t *src = ts ? malloc(sizeof *src * ns) : NULL, *dst = src ? malloc(sizeof *dst * nt) : NULL;
+    uint64_t *out = dst ? malloc(sizeof *out * cells) : NULL;
+    if (!ss || !ts) goto done;
+    if (!out) {
+        gp_http_error(r, GP_HC_INTERNAL, "out of memory for %llu cells", (unsigned long long)cells);
+        goto done;
+    }
+    int by_node = 1; /* node ids only: the matrix cache applies */
+    for (uint32_t i = 0; i < ns; i++) src[i] = ss[i].node, by_node &= ss[i].arc == GP_NONE;
+    for (uint32_t j = 0; j < nt; j++) dst[j] = ts[j].node, by_node &= ts[j].arc == GP_NONE;
     gp_err err;
-    int hit = out && gp_srv_cache_lookup(r, GP_CACHE_TABLE, src, ns, tg, nt, 0, out, NULL);
-    int rc = hit ? GP_OK
-             : out ? gp_engine_table(gp_http_engine(), g, src, ns, tg, nt, out, &err)
-                   : gp_err_set(&err, GP_ENOMEM, "out of memory for %llu cells",
-                                (unsigned long long)cells);
-    if (!rc && !hit) gp_srv_cache_store(r, GP_CACHE_TABLE, src, ns, tg, nt, 0, out, NULL);
+    int hit = by_node && gp_srv_cache_lookup(r, GP_CACHE_TABLE, src, ns, dst, nt, 0, out, NULL);
+    int rc = hit       ? GP_OK
+             : by_node ? gp_engine_table(gp_http_engine(), g, src, ns, dst, nt, out, &err)
+                       : gp_engine_table_snap(gp_http_engine(), g, ss, ns, ts, nt, out, &err);
+    if (!rc && !hit && by_node) gp_srv_cache_store(r, GP_CACHE_TABLE, src, ns, dst, nt, 0, out, NULL);
     if (rc) {
         gp_http_error_err(r, -1, &err);
     } else {
         size_t len = 0;
-        char *text = gp_render_table_text(g, src, ns, tg, nt, out, &len);
-        send_obj_with_version(r, text, len);
+        char *text = gp_render_table_text(g, src, ns, dst, nt, out, &len);
+        cJSON *x = query_extra(g), *w = x ? cJSON_AddObjectToObject(x, "waypoints") : NULL;
+        if (w) {
+            cJSON_AddItemToObject(w, "sources", waypoint_list(g, ss, ns));
+            cJSON_AddItemToObject(w, "targets", waypoint_list(g, ts, nt));
+        }
+        send_obj_with_version(r, text, len, x);
     }
+done:
     free(out);
     free(src);
     free(dst);
+    free(ss);
+    free(ts);
 }
 
 void gp_h_apsp(gp_req *r) {
     gp_graph *g = gp_req_graph(r);
-    if (!body_object(r, 0)) return;
-    int want_next = 0;
-    const cJSON *nh = cJSON_GetObjectItemCaseSensitive(gp_req_json(r), "next_hops");
-    if (nh) {
-        if (!cJSON_IsBool(nh)) {
-            gp_http_error(r, GP_HC_INVALID_JSON, "'next_hops' must be true or false");
-            return;
-        }
-        want_next = cJSON_IsTrue(nh);
-    }
+    gp_args args;
+    if (gp_params(r, &apsp_ep, &args)) return;
+    int want_next = gp_args_get(&args, "next_hops")->present && gp_args_get(&args, "next_hops")->e;
     long limit = gp_http_config()->max_apsp_nodes;
     if ((long)g->n > limit) {
         gp_http_error(r, GP_HC_TOO_BIG,
@@ -410,7 +441,9 @@ void gp_h_apsp(gp_req *r) {
     } else {
         size_t len = 0;
         char *text = gp_render_apsp_text(g, dist, next, &len);
-        send_obj_with_version(r, text, len);
+        cJSON *x = cJSON_CreateObject();
+        if (x) cJSON_AddStringToObject(x, "weight_unit", g->unit_name);
+        send_obj_with_version(r, text, len, x);
     }
     free(dist);
     free(next);

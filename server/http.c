@@ -11,6 +11,7 @@
 #include "http.h"
 
 #include "metrics.h"
+#include "render.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -34,12 +35,13 @@ static const struct {
     [GP_HC_INVALID_JSON] = {"InvalidJson", 400},
     [GP_HC_UNKNOWN_NODE] = {"UnknownNode", 400},
     [GP_HC_NO_COORDINATES] = {"NoCoordinates", 400},
+    [GP_HC_NO_SEGMENT] = {"NoSegment", 400},
     [GP_HC_UNAUTHORIZED] = {"Unauthorized", 401},
     [GP_HC_FORBIDDEN] = {"Forbidden", 403},
     [GP_HC_ADMIN_DISABLED] = {"AdminDisabled", 403},
     [GP_HC_UNKNOWN_GRAPH] = {"UnknownGraph", 404},
     [GP_HC_NOT_FOUND] = {"NotFound", 404},
-    [GP_HC_NO_ROUTE] = {"NoRoute", 404},
+    [GP_HC_NO_ROUTE] = {"NoRoute", 400},
     [GP_HC_METHOD_NOT_ALLOWED] = {"MethodNotAllowed", 405},
     [GP_HC_TOO_BIG] = {"TooBig", 413},
     [GP_HC_LOAD_FAILED] = {"LoadFailed", 422},
@@ -206,6 +208,24 @@ const char *gp_req_param(const gp_req *r, const char *name) {
 }
 const char *gp_req_query(const gp_req *r, const char *name) {
     return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, name);
+}
+typedef struct query_each {
+    gp_req_arg_fn fn;
+    void *ctx;
+    unsigned n;
+} query_each;
+static enum MHD_Result query_each_cb(void *cls, enum MHD_ValueKind kind, const char *key,
+                                     const char *value) {
+    (void)kind;
+    query_each *q = cls;
+    q->n++;
+    q->fn(q->ctx, key ? key : "", value);
+    return MHD_YES;
+}
+unsigned gp_req_query_each(const gp_req *r, gp_req_arg_fn fn, void *ctx) {
+    query_each q = {fn, ctx, 0};
+    MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, query_each_cb, &q);
+    return q.n;
 }
 const char *gp_req_header(const gp_req *r, const char *name) {
     return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
@@ -425,11 +445,7 @@ void gp_http_error(gp_req *r, int code, const char *fmt, ...) {
     if (code < 0 || code >= GP_HC_COUNT) code = GP_HC_INTERNAL;
     r->err_code = code;
     if (codes[code].status == 503) gp_req_add_header(r, "Retry-After", "1"); /* NotReady, Busy */
-    cJSON *o = cJSON_CreateObject();
-    if (o) {
-        cJSON_AddStringToObject(o, "code", codes[code].name);
-        cJSON_AddStringToObject(o, "message", msg);
-    }
+    cJSON *o = gp_render_error_doc(codes[code].name, msg); /* the CLI prints the same */
     char *s = o ? cJSON_PrintUnformatted(o) : NULL;
     cJSON_Delete(o);
     if (!s) {

@@ -39,12 +39,13 @@ enum gp_http_code {
     GP_HC_INVALID_JSON,      /* 400 body is not JSON, or not the expected shape */
     GP_HC_UNKNOWN_NODE,      /* 400 a node id the graph does not have */
     GP_HC_NO_COORDINATES,    /* 400 the graph has no coordinates (nearest, geometry) */
+    GP_HC_NO_SEGMENT,        /* 400 no road segment within the snapping radius of a coordinate */
     GP_HC_UNAUTHORIZED,      /* 401 admin call without a bearer token */
     GP_HC_FORBIDDEN,         /* 403 wrong bearer token */
     GP_HC_ADMIN_DISABLED,    /* 403 admin endpoints are off (no admin_token configured) */
     GP_HC_UNKNOWN_GRAPH,     /* 404 no graph of that name */
     GP_HC_NOT_FOUND,         /* 404 no such path or resource */
-    GP_HC_NO_ROUTE,          /* 404 target unreachable from source */
+    GP_HC_NO_ROUTE,          /* 400 target unreachable from source (as OSRM, Valhalla, GraphHopper) */
     GP_HC_METHOD_NOT_ALLOWED,/* 405 path exists, method does not */
     GP_HC_TOO_BIG,           /* 413 body, table or APSP over a configured limit */
     GP_HC_LOAD_FAILED,       /* 422 a graph load/reload failed (the old graph keeps serving) */
@@ -87,6 +88,10 @@ const char *gp_req_path(const gp_req *r);
 const char *gp_req_param(const gp_req *r, const char *name);
 /* A query-string argument (URL-decoded), or NULL when absent. */
 const char *gp_req_query(const gp_req *r, const char *name);
+/* Calls fn(ctx, name, value) for every query-string argument in order, repeats included (value
+ * NULL for a bare "?flag"); returns the count. Used by server/params.c. */
+typedef void (*gp_req_arg_fn)(void *ctx, const char *name, const char *value);
+unsigned gp_req_query_each(const gp_req *r, gp_req_arg_fn fn, void *ctx);
 /* A request header, or NULL. */
 const char *gp_req_header(const gp_req *r, const char *name);
 /* The raw body (NUL-terminated; len excludes the NUL) - empty string when none. */

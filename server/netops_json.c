@@ -84,6 +84,20 @@ static void put_dist(gp_sbuf *s, const gp_rt *t, uint64_t d) {
     else gp_sbuf_printf(s, "%.15g", gp_graph_cost(t->g, d));
 }
 
+/* A node's name as a JSON string, null when it has none. */
+static void put_name(gp_sbuf *s, const gp_graph *g, uint32_t v) {
+    const char *n = gp_graph_name(g, v);
+    if (n) gp_sbuf_json_str(s, n);
+    else gp_sbuf_add(s, "null", 4);
+}
+
+/* ,"<key>":"name" when the graph has names. */
+static void put_name_member(gp_sbuf *s, const gp_graph *g, const char *key, uint32_t v) {
+    if (!g->names) return;
+    gp_sbuf_printf(s, ",\"%s\":", key);
+    put_name(s, g, v);
+}
+
 static void put_route_body(gp_sbuf *s, const gp_rt *t, uint32_t i, uint32_t j, uint32_t *scratch) {
     gp_sbuf_add(s, "\"distance\":", 11);
     put_dist(s, t, gp_rt_dist(t, i, j));
@@ -91,6 +105,13 @@ static void put_route_body(gp_sbuf *s, const gp_rt *t, uint32_t i, uint32_t j, u
     uint32_t c = gp_rt_next_hops(t, i, j, scratch);
     for (uint32_t k = 0; k < c; k++)
         gp_sbuf_printf(s, k ? ",%lld" : "%lld", (long long)t->g->ext[scratch[k]]);
+    gp_sbuf_add(s, "]", 1);
+    if (!t->g->names) return;
+    gp_sbuf_printf(s, ",\"next_hop_names\":[");
+    for (uint32_t k = 0; k < c; k++) {
+        if (k) gp_sbuf_add(s, ",", 1);
+        put_name(s, t->g, scratch[k]);
+    }
     gp_sbuf_add(s, "]", 1);
 }
 
@@ -112,8 +133,10 @@ void gp_nj_router(gp_sbuf *s, const gp_rt *t, uint32_t i, const char *extra, uin
     }
     gp_sbuf_add(s, "\"routes\":[", 10);
     for (uint32_t j = 0; j < t->n; j++) {
-        gp_sbuf_printf(s, j ? ",{\"destination\":%lld," : "{\"destination\":%lld,",
+        gp_sbuf_printf(s, j ? ",{\"destination\":%lld" : "{\"destination\":%lld",
                        (long long)g->ext[j]);
+        put_name_member(s, g, "destination_name", j);
+        gp_sbuf_add(s, ",", 1);
         put_route_body(s, t, i, j, scratch);
         gp_sbuf_add(s, "}", 1);
     }
@@ -121,10 +144,26 @@ void gp_nj_router(gp_sbuf *s, const gp_rt *t, uint32_t i, const char *extra, uin
 }
 
 void gp_nj_change(gp_sbuf *s, const gp_rt *a, const gp_rt *b, gp_rt_pair p, uint32_t *scratch) {
-    gp_sbuf_printf(s, "{\"router\":%lld,\"destination\":%lld,\"before\":",
-                   (long long)a->g->ext[p.router], (long long)a->g->ext[p.dest]);
+    gp_sbuf_printf(s, "{\"router\":%lld", (long long)a->g->ext[p.router]);
+    put_name_member(s, a->g, "router_name", p.router);
+    gp_sbuf_printf(s, ",\"destination\":%lld", (long long)a->g->ext[p.dest]);
+    put_name_member(s, a->g, "destination_name", p.dest);
+    gp_sbuf_add(s, ",\"before\":", 10);
     gp_nj_route(s, a, p.router, p.dest, scratch);
     gp_sbuf_add(s, ",\"after\":", 9);
     gp_nj_route(s, b, p.router, p.dest, scratch);
     gp_sbuf_add(s, "}", 1);
+}
+
+void gp_nj_what_if(gp_sbuf *s, const char *graph, const gp_rt *a, const gp_rt *b,
+                   const gp_rt_pair *p, size_t np, uint32_t *scratch) {
+    gp_sbuf_add(s, "{\"graph\":", 9);
+    gp_sbuf_json_str(s, graph);
+    gp_sbuf_printf(s, ",\"version\":\"%s\",\"what_if_version\":\"%s\",\"count\":%zu,\"changes\":[",
+                   a->g->version, b->g->version, np);
+    for (size_t k = 0; k < np; k++) {
+        if (k) gp_sbuf_add(s, ",", 1);
+        gp_nj_change(s, a, b, p[k], scratch);
+    }
+    gp_sbuf_add(s, "]}", 2);
 }

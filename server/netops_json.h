@@ -1,10 +1,12 @@
 /* netops_json.h - JSON text for routing tables and what-if changes, written straight into a
  * growable buffer (tables can hold millions of routes, too many for a cJSON tree). Shared by the
  * CLI (server/cli_netops.c) and the HTTP handlers (server/h_netops.c), so both print one format:
- *   router:  {"router": ID, "name": "...", "routes": [{"destination": ID, "distance": D|null,
- *             "next_hops": [ID, ...]}, ...]}            ("name" only when the graph has names)
- *   change:  {"router": ID, "destination": ID, "before": {"distance", "next_hops"},
- *             "after": {...}}
+ *   router:  {"router": ID, "name": "...", "routes": [{"destination": ID, "destination_name": N,
+ *             "distance": D|null, "next_hops": [ID, ...], "next_hop_names": [N, ...]}, ...]}
+ *   change:  {"router": ID, "router_name": N, "destination": ID, "destination_name": N,
+ *             "before": {"distance", "next_hops", "next_hop_names"}, "after": {...}}
+ * Names (N: a string, or null for an unnamed router) only when the graph has names.
+ *   what-if: {"graph", "version", "what_if_version", "count", "changes": [change, ...]}
  * IDs are external node ids; distances are in the graph's input units.
  */
 #ifndef GP_NETOPS_JSON_H
@@ -37,6 +39,11 @@ void gp_nj_route(gp_sbuf *s, const gp_rt *t, uint32_t i, uint32_t j, uint32_t *s
 void gp_nj_router(gp_sbuf *s, const gp_rt *t, uint32_t i, const char *extra, uint32_t *scratch);
 /* One change object for pair p between tables a (before) and b (after). */
 void gp_nj_change(gp_sbuf *s, const gp_rt *a, const gp_rt *b, gp_rt_pair p, uint32_t *scratch);
+/* The what-if document, HTTP's and the CLI's: {"graph": NAME, "version": a's graph version,
+ * "what_if_version": b's, "count": np, "changes": [change, ...]} for the pairs p that differ
+ * between a (before) and b (after). scratch: gp_nj_scratch(a) + gp_nj_scratch(b) entries. */
+void gp_nj_what_if(gp_sbuf *s, const char *graph, const gp_rt *a, const gp_rt *b,
+                   const gp_rt_pair *p, size_t np, uint32_t *scratch);
 /* Scratch size (entries) the writers need for t. */
 uint32_t gp_nj_scratch(const gp_rt *t);
 

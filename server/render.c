@@ -6,6 +6,8 @@
  */
 #include "render.h"
 
+#include "../graph/spatial.h"
+
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -67,7 +69,7 @@ int gp_render_dist_str(const gp_graph *g, uint64_t d, char *buf, size_t size) {
 
 static int id_str(const gp_graph *g, uint32_t v, char *buf, size_t size) {
     if (v == GP_NONE || v >= g->n) return snprintf(buf, size, "null");
-    return snprintf(buf, size, "%" PRId64, g->ext[v]);
+    return snprintf(buf, size, "%" PRId64, gp_graph_orig_id(g, v));
 }
 
 void gp_render_iso8601(double t, char *buf, size_t size) {
@@ -94,7 +96,8 @@ cJSON *gp_render_dist(const gp_graph *g, uint64_t d) {
 
 cJSON *gp_render_node(const gp_graph *g, uint32_t v) {
     if (v == GP_NONE || v >= g->n) return cJSON_CreateNull();
-    int64_t id = g->ext[v];
+    /* original ids: a node copied for turn restrictions (OSM) reports its original's id */
+    int64_t id = gp_graph_orig_id(g, v);
     if (fabs((double)id) < EXACT_DOUBLE_INT) return cJSON_CreateNumber((double)id);
     char buf[32];
     id_str(g, v, buf, sizeof buf);
@@ -242,7 +245,11 @@ cJSON *gp_render_graph_info(const gp_graph *g, const char *name) {
              cJSON_AddBoolToObject(o, "has_coordinates", g->lon != NULL && g->lat != NULL) &&
              cJSON_AddNumberToObject(o, "memory_bytes", (double)gp_graph_memory(g)) &&
              cJSON_AddNumberToObject(o, "scale", g->scale) &&
-             cJSON_AddStringToObject(o, "loaded_at", ts);
+             cJSON_AddStringToObject(o, "loaded_at", ts) &&
+             cJSON_AddStringToObject(o, "weight_unit", g->unit_name);
+    /* the cost rule: seconds per unit for travel times, the routing profile of OSM imports */
+    if (ok && g->unit_s > 0) ok = cJSON_AddNumberToObject(o, "unit_s", g->unit_s) != NULL;
+    if (ok && g->profile[0]) ok = cJSON_AddStringToObject(o, "profile", g->profile) != NULL;
     if (!ok) {
         cJSON_Delete(o);
         return NULL;
@@ -250,11 +257,200 @@ cJSON *gp_render_graph_info(const gp_graph *g, const char *name) {
     return o;
 }
 
-cJSON *gp_render_error(int code, const char *message) {
+cJSON *gp_render_error_doc(const char *code, const char *message) {
     cJSON *o = cJSON_CreateObject();
     if (!o) return NULL;
-    if (!cJSON_AddStringToObject(o, "code", gp_status_name(code)) ||
+    if (!cJSON_AddStringToObject(o, "code", code) ||
         !cJSON_AddStringToObject(o, "message", message ? message : "")) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+cJSON *gp_render_error(int code, const char *message) {
+    return gp_render_error_doc(gp_status_name(code), message);
+}
+
+void gp_render_node_desc(char *buf, size_t size, int64_t id) {
+    snprintf(buf, size, "node %" PRId64, id);
+}
+
+void gp_render_no_route_msg(char *buf, size_t size, const char *from, const char *to,
+                            const char *graph) {
+    snprintf(buf, size, "no route from %s to %s in graph '%s'", from, to, graph ? graph : "");
+}
+
+cJSON *gp_render_no_route(const char *from, const char *to, const char *graph) {
+    char msg[1200];
+    gp_render_no_route_msg(msg, sizeof msg, from, to, graph);
+    return gp_render_error_doc(gp_status_name(GP_ENOROUTE), msg);
+}
+
+int gp_render_nearest_add(cJSON *o, const gp_graph *g, double lon, double lat,
+                          const uint32_t *nodes, const double *metres, int n, const gp_snap *way) {
+    cJSON *arr = NULL, *w = NULL;
+    if (!o || !cJSON_AddNumberToObject(o, "lon", lon) || !cJSON_AddNumberToObject(o, "lat", lat) ||
+        !(arr = cJSON_AddArrayToObject(o, "nodes")))
+        return -1;
+    for (int i = 0; i < n; i++) {
+        cJSON *e = cJSON_CreateObject(), *id = gp_render_node(g, nodes[i]);
+        if (!e || !id || !cJSON_AddItemToObject(e, "id", id) ||
+            !cJSON_AddNumberToObject(e, "distance_m", gp_round2(metres[i])) ||
+            !cJSON_AddNumberToObject(e, "lon", gp_round6(g->lon[nodes[i]])) ||
+            !cJSON_AddNumberToObject(e, "lat", gp_round6(g->lat[nodes[i]])) ||
+            !cJSON_AddItemToArray(arr, e)) {
+            if (e && !id) cJSON_Delete(e);
+            return -1;
+        }
+    }
+    /* the nearest point of the road network, where a route from (lon, lat) would start */
+    w = way ? gp_render_waypoint(g, way) : cJSON_CreateNull();
+    return w && cJSON_AddItemToObject(o, "waypoint", w) ? 0 : -1;
+}
+
+cJSON *gp_render_nearest(const gp_graph *g, double lon, double lat, const uint32_t *nodes,
+                         const double *metres, int n, const gp_snap *way) {
+    cJSON *o = cJSON_CreateObject();
+    if (gp_render_nearest_add(o, g, lon, lat, nodes, metres, n, way)) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Snapped queries: waypoints, routes between positions */
+
+double gp_round6(double x) { return isfinite(x) ? round(x * 1e6) / 1e6 : x; }
+double gp_round2(double x) { return isfinite(x) ? round(x * 1e2) / 1e2 : x; }
+
+static cJSON *lonlat(double lon, double lat) {
+    double ll[2] = {gp_round6(lon), gp_round6(lat)};
+    return cJSON_CreateDoubleArray(ll, 2);
+}
+
+cJSON *gp_render_waypoint(const gp_graph *g, const gp_snap *s) {
+    cJSON *o = cJSON_CreateObject();
+    if (!o) return NULL;
+    int has = isfinite(s->lon) && isfinite(s->lat);
+    int ok = put(o, "location", has ? lonlat(s->lon, s->lat) : cJSON_CreateNull()) &&
+             put(o, "node", gp_render_node(g, s->node)) &&
+             cJSON_AddNumberToObject(o, "distance_m", gp_round2(s->dist_m)) != NULL;
+    const char *name = s->arc != GP_NONE ? gp_graph_arc_name(g, s->arc) : NULL;
+    if (ok && name) ok = cJSON_AddStringToObject(o, "name", name) != NULL;
+    if (!ok) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* Position of s along arc a (0 at its tail), for a == s->arc or its opposite s->rarc. */
+static double frac_on(const gp_snap *s, uint32_t a) { return a == s->arc ? s->frac : 1 - s->frac; }
+
+/* Appends the shape points of arc a whose position along it lies in (f0, f1) to coords. */
+static int shape_between(const gp_graph *g, uint32_t a, double f0, double f1, cJSON *coords) {
+    const double *sx, *sy;
+    uint32_t k = gp_graph_arc_shape(g, a, &sx, &sy);
+    if (!k) return 1;
+    uint32_t u = gp_graph_arc_tail(g, a), v = g->col[a];
+    double total = gp_haversine_m(sx[k - 1], sy[k - 1], g->lon[v], g->lat[v]), at = 0;
+    double px = g->lon[u], py = g->lat[u];
+    for (uint32_t i = 0; i < k; i++) {
+        total += gp_haversine_m(px, py, sx[i], sy[i]);
+        px = sx[i];
+        py = sy[i];
+    }
+    px = g->lon[u];
+    py = g->lat[u];
+    for (uint32_t i = 0; i < k; i++) {
+        at += gp_haversine_m(px, py, sx[i], sy[i]);
+        px = sx[i];
+        py = sy[i];
+        double f = total > 0 ? at / total : 0;
+        if (f > f0 && f < f1 && !put(coords, NULL, lonlat(sx[i], sy[i]))) return 0;
+    }
+    return 1;
+}
+
+/* Geometry of a snapped route: from a's position along first_arc, the path with each arc's shape
+ * points, along last_arc to b's position. */
+static cJSON *snap_geometry(const gp_graph *g, const gp_snap *a, const gp_snap *b,
+                            const gp_snap_route *r) {
+    cJSON *geom = cJSON_CreateObject(), *coords = cJSON_CreateArray();
+    int ok = geom && coords && cJSON_AddStringToObject(geom, "type", "LineString") &&
+             put(geom, "coordinates", coords);
+    if (!ok) {
+        if (!geom || !cJSON_GetObjectItem(geom, "coordinates")) cJSON_Delete(coords);
+        cJSON_Delete(geom);
+        return NULL;
+    }
+    if (r->first_arc != GP_NONE) ok = put(coords, NULL, lonlat(a->lon, a->lat));
+    if (ok && r->path.len == 0 && r->first_arc != GP_NONE) {
+        double f0 = frac_on(a, r->first_arc), f1 = frac_on(b, r->first_arc);
+        ok = shape_between(g, r->first_arc, f0, f1, coords);
+    } else if (ok && r->first_arc != GP_NONE) {
+        ok = shape_between(g, r->first_arc, frac_on(a, r->first_arc), 2, coords);
+    }
+    for (uint32_t i = 0; ok && i < r->path.len; i++) {
+        uint32_t v = r->path.nodes[i];
+        if (i) {
+            uint32_t arc = gp_graph_find_arc(g, r->path.nodes[i - 1], v);
+            if (arc != GP_NONE) ok = shape_between(g, arc, -1, 2, coords);
+        }
+        ok = ok && put(coords, NULL, lonlat(g->lon[v], g->lat[v]));
+    }
+    if (ok && r->path.len && r->last_arc != GP_NONE)
+        ok = shape_between(g, r->last_arc, -1, frac_on(b, r->last_arc), coords);
+    if (ok && r->last_arc != GP_NONE) ok = put(coords, NULL, lonlat(b->lon, b->lat));
+    if (!ok) {
+        cJSON_Delete(geom);
+        return NULL;
+    }
+    return geom;
+}
+
+/* Sum of per-arc amounts along a snapped route (metres with gp_graph_arc_length_m, seconds with
+ * gp_graph_arc_duration_s), partial arcs pro rata; NAN when an arc's amount is unknown. */
+static double snap_sum(const gp_graph *g, const gp_snap *a, const gp_snap *b,
+                       const gp_snap_route *r, double (*amount)(const gp_graph *, uint32_t)) {
+    if (r->path.len == 0 && r->first_arc != GP_NONE)
+        return fabs(frac_on(b, r->first_arc) - frac_on(a, r->first_arc)) * amount(g, r->first_arc);
+    double m = 0;
+    if (r->first_arc != GP_NONE) m += (1 - frac_on(a, r->first_arc)) * amount(g, r->first_arc);
+    for (uint32_t i = 1; i < r->path.len; i++) {
+        uint32_t arc = gp_graph_find_arc(g, r->path.nodes[i - 1], r->path.nodes[i]);
+        m += arc != GP_NONE ? amount(g, arc) : NAN;
+    }
+    if (r->last_arc != GP_NONE) m += frac_on(b, r->last_arc) * amount(g, r->last_arc);
+    return m;
+}
+
+cJSON *gp_render_route_snap(const gp_graph *g, const gp_snap *a, const gp_snap *b,
+                            const gp_snap_route *r) {
+    cJSON *o = cJSON_CreateObject();
+    if (!o) return NULL;
+    int ok = put(o, "from", gp_render_node(g, a->node)) && put(o, "to", gp_render_node(g, b->node)) &&
+             put(o, "distance", gp_render_dist(g, r->dist)) &&
+             put(o, "weight", gp_render_dist(g, r->dist)) &&
+             cJSON_AddStringToObject(o, "weight_unit", g->unit_name) != NULL;
+    /* seconds: the weight itself when it is a travel time, else the arcs' own durations */
+    double secs = r->dist == GP_INF ? NAN
+                  : g->unit_s > 0   ? gp_graph_cost(g, r->dist) * g->unit_s
+                                    : snap_sum(g, a, b, r, gp_graph_arc_duration_s);
+    if (ok && isfinite(secs)) ok = cJSON_AddNumberToObject(o, "duration_s", gp_round2(secs)) != NULL;
+    double len = r->dist != GP_INF ? snap_sum(g, a, b, r, gp_graph_arc_length_m) : NAN;
+    if (ok && isfinite(len)) ok = cJSON_AddNumberToObject(o, "length_m", gp_round2(len)) != NULL;
+    cJSON *path = ok ? cJSON_CreateArray() : NULL;
+    ok = ok && put(o, "path", path);
+    for (uint32_t i = 0; ok && r->dist != GP_INF && i < r->path.len; i++)
+        ok = put(path, NULL, gp_render_node(g, r->path.nodes[i]));
+    if (ok && g->lon && g->lat && r->dist != GP_INF) ok = put(o, "geometry", snap_geometry(g, a, b, r));
+    cJSON *wps = ok ? cJSON_CreateArray() : NULL;
+    ok = ok && put(o, "waypoints", wps) && put(wps, NULL, gp_render_waypoint(g, a)) &&
+         put(wps, NULL, gp_render_waypoint(g, b));
+    if (!ok) {
         cJSON_Delete(o);
         return NULL;
     }

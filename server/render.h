@@ -16,7 +16,10 @@
  *   apsp:  {"nodes": [ID...], "distances": [[D|null...]...], "next_hops": [[ID|null...]...]}
  *          (next_hops only when a next matrix is given)
  *   graph info: {"name", "nodes", "edges" (arcs), "version", "source", "format",
- *                "has_coordinates", "memory_bytes", "scale", "loaded_at" (ISO-8601 UTC)}
+ *                "has_coordinates", "memory_bytes", "scale", "loaded_at" (ISO-8601 UTC),
+ *                "weight_unit" ("deciseconds", "hops", "cost", ...), "unit_s" (seconds per unit,
+ *                only for travel times), "profile" (OSM imports)}
+ *   nearest: {"lon", "lat", "nodes": [{"id", "distance_m", "lon", "lat"}, ...], "waypoint"}
  *   error: {"code": "InvalidQuery"..., "message": "..."}
  *
  * cJSON builders return a new tree owned by the caller (cJSON_Delete), NULL when out of memory.
@@ -28,6 +31,7 @@
 #define GP_RENDER_H
 
 #include "../engine/backend.h"
+#include "../engine/snap.h"
 
 #include <cjson/cJSON.h>
 #include <stddef.h>
@@ -48,7 +52,45 @@ cJSON *gp_render_table(const gp_graph *g, const uint32_t *src, uint32_t ns, cons
 /* dist n*n row-major; next n*n or NULL (then no "next_hops"). */
 cJSON *gp_render_apsp(const gp_graph *g, const uint64_t *dist, const uint32_t *next);
 cJSON *gp_render_graph_info(const gp_graph *g, const char *name);
+/* THE error document {"code": CODE, "message": MESSAGE}: server/http.c's error writer sends it,
+ * the CLI prints it, so both are the same bytes for the same error. */
+cJSON *gp_render_error_doc(const char *code, const char *message);
+/* The same with the code named by a GP_E* status (gp_status_name: GP_ENOROUTE -> "NoRoute"). */
 cJSON *gp_render_error(int code, const char *message);
+/* No route between two places of the graph named graph, each described as gp_render_node_desc
+ * writes a node ("node 12") or as HTTP describes a coordinate: the message, and the NoRoute error
+ * document carrying it (what HTTP route answers and the CLI prints). */
+void gp_render_node_desc(char *buf, size_t size, int64_t id);
+void gp_render_no_route_msg(char *buf, size_t size, const char *from, const char *to,
+                            const char *graph);
+cJSON *gp_render_no_route(const char *from, const char *to, const char *graph);
+/* nearest: {"lon": X, "lat": Y, "nodes": [{"id": ID, "distance_m": M, "lon", "lat"}, ...],
+ * "waypoint": waypoint | null} for the n nodes found (nearest first) and the snapped position way
+ * (NULL: none within the radius); HTTP's answer, which adds "graph" and "version" first, and the
+ * CLI's. _add writes the members into o (0, or -1 when out of memory). */
+int gp_render_nearest_add(cJSON *o, const gp_graph *g, double lon, double lat,
+                          const uint32_t *nodes, const double *metres, int n, const gp_snap *way);
+cJSON *gp_render_nearest(const gp_graph *g, double lon, double lat, const uint32_t *nodes,
+                         const double *metres, int n, const gp_snap *way);
+
+/* The /v1 answers' additions (server/handlers.c), for queries by node id or coordinate:
+ *   waypoint: {"location": [lon, lat] | null, "node": ID, "distance_m": M, "name": "road"?}
+ *             (the snapped position, the end node of its segment nearest to it, the distance from
+ *             the coordinate asked for; a node id's waypoint is the node at distance 0)
+ *   route:    {"from": ID, "to": ID, "distance": D, "weight": D, "weight_unit": "deciseconds",
+ *              "duration_s": S?, "length_m": M?, "path": [ID...], "geometry"?, "waypoints": [a, b]}
+ *             path runs from the node where the route enters the network to the node where it
+ *             leaves it ([] when both positions lie on one segment and the route stays on it);
+ *             the geometry runs from position to position along the arcs' shape points.
+ *             duration_s only when the weights are travel times (unit_s > 0); length_m only when
+ *             the graph knows lengths (coordinates or arc lengths).
+ * Coordinates carry 6 decimals, metres 2. */
+cJSON *gp_render_waypoint(const gp_graph *g, const gp_snap *s);
+cJSON *gp_render_route_snap(const gp_graph *g, const gp_snap *a, const gp_snap *b,
+                            const gp_snap_route *r);
+/* x rounded to 6 / 2 decimals, for JSON. */
+double gp_round6(double x);
+double gp_round2(double x);
 
 char *gp_render_sssp_text(const gp_graph *g, uint32_t src, const uint64_t *dist,
                           const uint32_t *pred, size_t *len);

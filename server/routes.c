@@ -22,6 +22,8 @@ const gp_route gp_routes[] = {
     {"GET", "/v1/graphs/{graph}/routing-table", gp_h_routing_table, GP_ROUTE_GRAPH | GP_ROUTE_QUERY},
     {"GET", "/v1/graphs/{graph}/routing-tables", gp_h_routing_tables, GP_ROUTE_GRAPH | GP_ROUTE_QUERY},
     {"PATCH", "/v1/graphs/{graph}/links", gp_h_links_patch, GP_ROUTE_GRAPH | GP_ROUTE_JSON},
+    {"GET", "/v1/graphs/{graph}/links", gp_h_links, GP_ROUTE_GRAPH},
+    {"GET", "/v1/graphs/{graph}/routers", gp_h_routers, GP_ROUTE_GRAPH},
     {"POST", "/v1/graphs/{graph}/what-if", gp_h_what_if, GP_ROUTE_GRAPH | GP_ROUTE_JSON | GP_ROUTE_QUERY},
     {"POST", "/v1/graphs/{graph}/jobs", gp_h_jobs_post, GP_ROUTE_GRAPH},
     {"GET", "/v1/jobs/{id}", gp_h_job_get, 0},

@@ -5,6 +5,8 @@
  */
 #include "serve.h"
 
+#include "cli_args.h"
+
 #include "config.h"
 #include "h_cache.h"
 #include "h_netops.h"
@@ -132,7 +134,7 @@ int gp_serve_main(int argc, char **argv) {
         goto out;
     }
     if (action == 3) {
-        gp_config_write_example(stdout);
+        gp_config_write(stdout, cfg);
         code = 0;
         goto out;
     }
@@ -153,7 +155,11 @@ int gp_serve_main(int argc, char **argv) {
         GP_LOG(GP_LOG_ERROR, "event=engine_failed error=\"%s\"", err.msg);
         goto out;
     }
-    GP_LOG(GP_LOG_INFO, "event=engine backend=%s", gp_engine_backend(engine));
+    if (engine->cpu_reason[0])
+        GP_LOG(GP_LOG_INFO, "event=engine backend=%s reason=\"%s\"", gp_engine_backend(engine),
+               engine->cpu_reason);
+    else
+        GP_LOG(GP_LOG_INFO, "event=engine backend=%s", gp_engine_backend(engine));
     reg = gp_registry_new(engine);
     if (!reg) goto out;
     {
@@ -202,3 +208,8 @@ out:
     free(cfg);
     return code;
 }
+
+/* `gpath serve` in the command list (server/cli.c): it parses its own argv through the
+ * configuration layers (server/config.c), whose table also writes its --help. */
+const gp_cli_cmd gp_cli_serve = {"serve", "run the HTTP service (options: every config key)",
+                                 NULL, 0, NULL, NULL, gp_serve_main};

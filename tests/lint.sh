@@ -8,7 +8,7 @@ bad=$(grep -nE '\b(sprintf|vsprintf|strcpy|strcat|atoi|atol|gets|strtok)[[:space
   | grep -vE '(snprintf|vsnprintf|strtok_r)' || true)
 if [ -n "$bad" ]; then echo "lint: unsafe calls (use snprintf, memcpy with lengths, strtol):"; echo "$bad"; rc=1; fi
 if command -v shellcheck >/dev/null; then
-  shellcheck -S warning tests/*.sh deploy/*.sh bench/*.sh .ci/run 2>/dev/null || { echo "lint: shellcheck"; rc=1; }
+  shellcheck -S warning tests/*.sh deploy/*.sh bench/*.sh data/*.sh .ci/run 2>/dev/null || { echo "lint: shellcheck"; rc=1; }
 fi
 if [ -f tests/check_openapi.py ]; then /usr/bin/python3 tests/check_openapi.py || rc=1; fi
 [ $rc -eq 0 ] && echo "lint: ok"

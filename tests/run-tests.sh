@@ -9,7 +9,18 @@ BUILD=${BUILD:-build}
 mode=${1:-all}
 pass=0 fail=0 skip=0 failed_names=()
 export GPATH_BIN="$PWD/$BUILD/gpath"
-export GPATH_DATA="${GPATH_DATA:-$(cd .. && pwd)/shared/data}"
+# the test data: GPATH_DATA, else data/ once `make data` filled it, else ../shared/data
+if [ -z "${GPATH_DATA:-}" ]; then
+  if compgen -G "data/*/SOURCE.md" >/dev/null; then GPATH_DATA=$PWD/data
+  else GPATH_DATA=$(cd .. && pwd)/shared/data; fi
+fi
+export GPATH_DATA
+# one line per data group (data/MANIFEST.tsv) that is absent: its tests skip
+if [ -r data/MANIFEST.tsv ]; then
+  for g in $(grep -v '^#' data/MANIFEST.tsv | cut -f1 | cut -d/ -f1 | sort -u); do
+    [ -d "$GPATH_DATA/$g" ] || echo "data: $g is not in $GPATH_DATA, its tests skip; run \`make data\` to get it"
+  done
+fi
 tally() { # name logfile rc
   local p f s
   p=$(grep -aoE '^\[  PASSED  \] [0-9]+' "$2" | awk '{s+=$NF} END {print s+0}')

@@ -55,7 +55,7 @@ static gp_graph *build(uint32_t n, const arc *a, size_t na, int undirected) {
 static gp_rt *tables(gp_graph *g, uint32_t ecmp_max) {
     gp_rt *t = NULL;
     gp_err err;
-    if (gp_rt_build(E, g, ecmp_max, 2, 0, NULL, NULL, &t, &err) != GP_OK) fail_msg("build: %s", err.msg);
+    if (gp_rt_build(E, g, ecmp_max, 2, 0, &t, &err) != GP_OK) fail_msg("build: %s", err.msg);
     return t;
 }
 

@@ -150,9 +150,9 @@ asan: deps
 # The second sanitizer job: clang's UBSan with the integer checks (unsigned wrap, lossy implicit
 # conversions) and float-cast-overflow, every report fatal. Intended wraps (hashes, generators) are
 # listed, each with its reason, in tests/ubsan.ignorelist.
-# (vptr is off: the programs link through the C driver, without the C++ UBSan runtime; the C++
-# part, graph/osm_read.cpp, gets every other check.)
-UBSAN_FLAGS := -fsanitize=undefined,float-cast-overflow,integer -fno-sanitize=vptr \
+# (vptr and function are off: the programs link through the C driver, without the C++ UBSan
+# runtime those two C++-only checks need; graph/osm_read.cpp gets every other check.)
+UBSAN_FLAGS := -fsanitize=undefined,float-cast-overflow,integer -fno-sanitize=vptr,function \
                -fno-sanitize-recover=all -fsanitize-ignorelist=tests/ubsan.ignorelist
 ubsan: deps
 	@$(MAKE) --no-print-directory BUILD=build-ubsan NVCC= CC=clang CXX=clang++ \
@@ -165,7 +165,7 @@ ubsan: deps
 # make fuzz FUZZ_SECONDS=600.
 FUZZ_SECONDS ?= 8
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
-FUZZ_SAN := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize=vptr \
+FUZZ_SAN := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize=vptr,function \
             -fno-sanitize-recover=undefined
 fuzz: deps
 	@$(MAKE) --no-print-directory BUILD=build-fuzz NVCC= CC=clang CXX=clang++ \

@@ -2,12 +2,16 @@
  * one-shot queries route, nearest, sssp, table, apsp, info and gen.
  *
  * Each query loads the graph named by --graph (any spec gp_graph_load accepts), answers on an
- * engine (--backend auto|cuda|cpu) and prints the JSON of server/render.h on stdout, so a CLI
- * answer and an HTTP answer are the same document (HTTP adds "graph" and "version"). Options,
- * `gpath SUB --help` and typo suggestions come from each command's table (server/cli_args.h).
- * Exit statuses: 0, 1 failure while answering, 2 bad usage or input ("gpath: <message>" on
- * stderr), 3 no route (the NoRoute error document on stdout, as HTTP answers it). Long work shows
- * progress on stderr (server/cli_progress.h) unless --quiet.
+ * engine (--backend auto|cuda|cpu) and prints on stdout the document HTTP answers for the same
+ * request, built by the same function of server/render.h, with "graph" naming the graph by its
+ * --graph spec. Places (--from, --to, --source, --sources, --targets) are node ids or lon,lat
+ * coordinates, parsed and snapped (--radius) by HTTP's own code (server/params.h, engine/snap.h).
+ * Options, `gpath SUB --help` and typo suggestions come from each command's table
+ * (server/cli_args.h). Exit statuses: 0, 1 failure while answering, 2 bad usage or input
+ * ("gpath: <message>" on stderr; for a problem HTTP answers with an error document - unknown
+ * node, no segment within the radius, no coordinates, a malformed place - that document on
+ * stdout too), 3 no route (the NoRoute error document on stdout). Long work shows progress on
+ * stderr (server/cli_progress.h) unless --quiet.
  */
 #include "cli.h"
 
@@ -17,6 +21,8 @@
 #include "cli_netops.h"
 #include "cli_progress.h"
 #include "config.h"
+#include "http.h"
+#include "params.h"
 #include "render.h"
 #include "serve.h"
 
@@ -46,16 +52,6 @@ int gp_cli_fail_err(const gp_err *e) {
 int gp_cli_print_json(cJSON *j) {
     char *s = j ? cJSON_PrintUnformatted(j) : NULL;
     cJSON_Delete(j);
-    if (!s) {
-        fputs("gpath: out of memory rendering the answer\n", stderr);
-        return GP_CLI_EXIT_FAIL;
-    }
-    puts(s);
-    free(s);
-    return 0;
-}
-
-static int print_text(char *s) {
     if (!s) {
         fputs("gpath: out of memory rendering the answer\n", stderr);
         return GP_CLI_EXIT_FAIL;
@@ -118,47 +114,83 @@ int gp_cli_setup(const gp_cli_args *a, const gp_load_opts *lo_in, gp_graph **g, 
     return 0;
 }
 
-/* External id -> internal index, or a usage error naming the id and the option. */
-static int node_of(const gp_graph *g, const char *s, const char *opt, uint32_t *v) {
-    char *end;
-    long long id = strtoll(s, &end, 10);
-    if (end == s || *end) return gp_cli_usage_error("--%s: '%s' is not an integer node id", opt, s);
-    *v = gp_graph_index(g, id);
-    if (*v == GP_NONE)
-        return gp_cli_usage_error("--%s: unknown node id %lld (not in the graph)", opt, id);
+/* The snapping radius: --radius, else the configuration table's max_snap_m (HTTP's default). */
+static int cli_radius(const gp_cli_args *a, double *radius) {
+    gp_config *defaults = malloc(sizeof *defaults);
+    if (!defaults) return gp_cli_usage_error("out of memory");
+    gp_config_defaults(defaults);
+    double def = (double)defaults->max_snap_m;
+    free(defaults);
+    return gp_cli_double(a, "radius", def, 0, 2e7, radius);
+}
+
+int gp_cli_answer_error(int hcode, const char *msg) {
+    gp_cli_progress_clear();
+    fprintf(stderr, "gpath: %s\n", msg);
+    int rc = gp_cli_print_json(gp_render_error_doc(gp_http_code_name(hcode), msg));
+    if (rc) return rc;
+    return hcode == GP_HC_NO_ROUTE       ? GP_CLI_EXIT_NO_ROUTE
+           : hcode >= GP_HC_INTERNAL     ? GP_CLI_EXIT_FAIL
+                                         : GP_CLI_EXIT_USAGE;
+}
+
+/* --opt's place (a node id or lon,lat) as a position, through the /v1 API's parser and resolver
+ * (server/params.h) with HTTP's parameter name `what` in messages; errors as gp_cli_answer_error. */
+static int cli_place(const gp_cli_args *a, const gp_graph *g, const char *opt, const char *what,
+                     double radius, gp_snap *out, int *is_coord) {
+    gp_place p;
+    gp_err err;
+    char msg[1024];
+    int code;
+    if (gp_parse_place(gp_cli_str(a, opt), &p, what, &err))
+        return gp_cli_answer_error(GP_HC_INVALID_QUERY, err.msg);
+    if (is_coord) *is_coord = p.is_coord;
+    if (gp_place_snap(g, gp_cli_str(a, "graph"), &p, what, radius, out, &code, msg, sizeof msg))
+        return gp_cli_answer_error(code, msg);
     return 0;
 }
 
-/* Comma-separated ids -> malloc'd internal indices. */
-static int node_list(const gp_graph *g, const char *s, const char *opt, uint32_t **out,
-                     uint32_t *count) {
-    uint32_t cap = 1;
-    for (const char *p = s; *p; p++) cap += *p == ',';
-    uint32_t *v = malloc((size_t)cap * sizeof *v);
-    char *copy = strdup(s);
-    if (!v || !copy) {
-        free(v);
+/* A list of places: ';' between places as in HTTP's query strings ("1;7.42,43.73"); a value
+ * without ';' made only of integers is the list of node ids "1,2,3". Positions malloc'd. */
+static int cli_places(const gp_cli_args *a, const gp_graph *g, const char *value, const char *what,
+                      double radius, gp_snap **out, uint32_t *n) {
+    char *text = strdup(value);
+    if (!text) return gp_cli_usage_error("out of memory");
+    if (!strchr(text, ';')) {
+        int ids = 1;
+        char *copy = strdup(text), *save = NULL;
+        for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t; t = strtok_r(NULL, ",", &save)) {
+            int64_t x;
+            ids &= gp_parse_i64(t, &x) == 0;
+        }
+        if (copy && ids)
+            for (char *q = text; *q; q++) *q = *q == ',' ? ';' : *q;
         free(copy);
-        return gp_cli_usage_error("out of memory");
     }
-    uint32_t k = 0;
-    int rc = 0;
-    char *save = NULL;
-    for (char *tok = strtok_r(copy, ",", &save); tok && !rc; tok = strtok_r(NULL, ",", &save)) {
-        while (*tok == ' ') tok++;
-        if (!*tok) continue;
-        rc = node_of(g, tok, opt, &v[k]);
-        if (!rc) k++;
+    gp_place *list = NULL;
+    gp_err err;
+    char msg[1024];
+    int code, rc = 0;
+    if (gp_parse_places(text, &list, n, what, &err))
+        rc = gp_cli_answer_error(GP_HC_INVALID_QUERY, err.msg);
+    else if (!(*out = gp_places_snap(g, gp_cli_str(a, "graph"), list, *n, what, radius, &code, msg,
+                                     sizeof msg)))
+        rc = gp_cli_answer_error(code, msg);
+    free(list);
+    free(text);
+    return rc;
+}
+
+/* Prints a text document (server/render.h's *_doc, newline included) and frees it. */
+static int print_doc(char *doc, size_t len) {
+    if (!doc) {
+        fputs("gpath: out of memory rendering the answer\n", stderr);
+        return GP_CLI_EXIT_FAIL;
     }
-    free(copy);
-    if (!rc && k == 0) rc = gp_cli_usage_error("--%s: no node ids given", opt);
-    if (rc) {
-        free(v);
-        return rc;
-    }
-    *out = v;
-    *count = k;
-    return 0;
+    int ok = fwrite(doc, 1, len, stdout) == len;
+    free(doc);
+    if (!ok) fputs("gpath: write error\n", stderr);
+    return ok ? 0 : GP_CLI_EXIT_FAIL;
 }
 
 /* Starts the progress reporter (unless --quiet) and loads; the stage then is the caller's. */
@@ -176,13 +208,20 @@ static int setup_with_progress(const gp_cli_args *a, gp_cli_progress **pr, gp_gr
 
 /* ---- route ---- */
 
+#define OPT_RADIUS                                                                                 \
+    {"radius", 'r', "M",                                                                           \
+     "snap coordinates to a road segment within M metres (default: max_snap_m, 1000)", "250", 0}
+
 static const gp_cli_opt route_opts[] = {
     GP_CLI_OPT_GRAPH,
     GP_CLI_OPT_PROFILE,
-    {"from", 'f', "ID", "source node (the graph's own id)", "1", GP_OPT_REQUIRED},
-    {"to", 't', "ID", "target node", "250", GP_OPT_REQUIRED},
+    {"from", 'f', "PLACE", "start: a node id (the graph's own) or a coordinate lon,lat", "1",
+     GP_OPT_REQUIRED},
+    {"to", 't', "PLACE", "end: a node id or lon,lat (snapped as HTTP's to=)", "8.52,47.31",
+     GP_OPT_REQUIRED},
     {"algo", 'a', "A", "auto, dijkstra, bidir or astar (A* needs coordinates; default auto)",
      "astar", 0},
+    OPT_RADIUS,
     GP_CLI_OPT_BACKEND,
     GP_CLI_OPT_THREADS,
     GP_CLI_OPT_SCALE,
@@ -191,7 +230,8 @@ static const gp_cli_opt route_opts[] = {
 };
 static const char *const route_ex[] = {
     "gpath route -g gen:10000:7 -f 1 -t 250 --algo astar   # path + GeoJSON geometry",
-    "gpath route --graph road.gr --from 1 --to 99999 --backend cpu", NULL};
+    "gpath route --graph road.gr --from 1 --to 99999 --backend cpu",
+    "gpath route -g gen:10000:7 -f 8.4705,47.2801 -t 8.52,47.31   # coordinates, lon first", NULL};
 
 static int cmd_route(const gp_cli_args *a) {
     int algo = GP_P2P_AUTO;
@@ -205,23 +245,24 @@ static int cmd_route(const gp_cli_args *a) {
                                       "astar)",
                                       al);
     }
+    double radius;
+    int rc = cli_radius(a, &radius);
+    if (rc) return rc;
     gp_graph *g;
     gp_engine *e;
     gp_cli_progress *pr;
-    int rc = setup_with_progress(a, &pr, &g, &e);
-    if (rc) return rc;
+    if ((rc = setup_with_progress(a, &pr, &g, &e))) return rc;
     gp_cli_progress_stage(pr, "route");
-    uint32_t s, t;
+    const char *spec = gp_cli_str(a, "graph");
+    gp_snap sa, sb;
+    int ca = 0, cb = 0;
     if (algo == GP_P2P_ASTAR && !g->lon) {
-        rc = gp_cli_usage_error("--algo astar needs coordinates; graph '%s' has none",
-                                gp_cli_str(a, "graph"));
-    } else if (!(rc = node_of(g, gp_cli_str(a, "from"), "from", &s)) &&
-               !(rc = node_of(g, gp_cli_str(a, "to"), "to", &t))) {
-        /* the HTTP route's own path (engine/snap.h with nodes as positions), so the document is
-         * the same as GET .../route?from=&to= */
-        gp_snap sa, sb;
-        gp_snap_at_node(g, s, &sa);
-        gp_snap_at_node(g, t, &sb);
+        char msg[600]; /* HTTP's NoCoordinates answer */
+        snprintf(msg, sizeof msg, "algo=astar needs coordinates; graph '%s' has none", spec);
+        rc = gp_cli_answer_error(GP_HC_NO_COORDINATES, msg);
+    } else if (!(rc = cli_place(a, g, "from", "from", radius, &sa, &ca)) &&
+               !(rc = cli_place(a, g, "to", "to", radius, &sb, &cb))) {
+        /* the HTTP route's own path and document (engine/snap.h, server/render.h) */
         gp_snap_route sr;
         memset(&sr, 0, sizeof sr);
         gp_err err;
@@ -230,16 +271,13 @@ static int cmd_route(const gp_cli_args *a) {
             rc = gp_cli_fail_err(&err);
         } else if (sr.dist == GP_INF) {
             /* HTTP's NoRoute document, the graph named by its spec as `info` names it */
-            char fa[64], fb[64], msg[1200];
-            gp_render_node_desc(fa, sizeof fa, g->ext[s]);
-            gp_render_node_desc(fb, sizeof fb, g->ext[t]);
-            gp_render_no_route_msg(msg, sizeof msg, fa, fb, gp_cli_str(a, "graph"));
-            gp_cli_progress_clear();
-            fprintf(stderr, "gpath: %s\n", msg);
-            rc = gp_cli_print_json(gp_render_no_route(fa, fb, gp_cli_str(a, "graph")));
-            if (rc == 0) rc = GP_CLI_EXIT_NO_ROUTE;
+            char fa[160], fb[160], msg[1200];
+            gp_render_place_desc(fa, sizeof fa, g, ca, &sa);
+            gp_render_place_desc(fb, sizeof fb, g, cb, &sb);
+            gp_render_no_route_msg(msg, sizeof msg, fa, fb, spec);
+            rc = gp_cli_answer_error(GP_HC_NO_ROUTE, msg);
         } else {
-            rc = gp_cli_print_json(gp_render_route_snap(g, &sa, &sb, &sr));
+            rc = gp_cli_print_json(gp_render_route_doc(g, spec, &sa, &sb, &sr));
         }
         gp_snap_route_free(&sr);
     }
@@ -257,9 +295,7 @@ static const gp_cli_opt nearest_opts[] = {
     {"lon", 'x', "LON", "longitude of the point, degrees in [-180, 180]", "8.5", GP_OPT_REQUIRED},
     {"lat", 'y', "LAT", "latitude of the point, degrees in [-90, 90]", "47.3", GP_OPT_REQUIRED},
     {"number", 'n', "K", "how many nodes, nearest first (default 1)", "3", 0},
-    {"radius", 'r', "M",
-     "the waypoint (nearest road position) only within M metres (default: max_snap_m, 1000)",
-     "250", 0},
+    OPT_RADIUS,
     GP_CLI_OPT_SCALE,
     GP_CLI_OPT_UNDIRECTED,
     GP_CLI_OPT_QUIET,
@@ -271,16 +307,10 @@ static const char *const nearest_ex[] = {
 static int cmd_nearest(const gp_cli_args *a) {
     double lon, lat, radius;
     uint64_t k;
-    gp_config *defaults = malloc(sizeof *defaults); /* the snapping radius of the config table */
-    if (!defaults) return gp_cli_usage_error("out of memory");
-    gp_config_defaults(defaults);
-    double def_radius = (double)defaults->max_snap_m;
-    free(defaults);
     int rc;
     if ((rc = gp_cli_double(a, "lon", 0, -180, 180, &lon)) ||
         (rc = gp_cli_double(a, "lat", 0, -90, 90, &lat)) ||
-        (rc = gp_cli_u64(a, "number", 1, 1, 1000000, &k)) ||
-        (rc = gp_cli_double(a, "radius", def_radius, 0, 2e7, &radius)))
+        (rc = gp_cli_u64(a, "number", 1, 1, 1000000, &k)) || (rc = cli_radius(a, &radius)))
         return rc;
     gp_graph *g;
     gp_cli_progress *pr = gp_cli_progress_start(!gp_cli_flag(a, "quiet"));
@@ -289,8 +319,9 @@ static int cmd_nearest(const gp_cli_args *a) {
     gp_cli_progress_stop(pr);
     if (rc) return rc;
     if (!g->lon || !g->spatial) {
-        rc = gp_cli_usage_error("nearest: graph '%s' has no node coordinates",
-                                gp_cli_str(a, "graph"));
+        char msg[600]; /* HTTP's NoCoordinates answer */
+        snprintf(msg, sizeof msg, "graph '%s' has no node coordinates", gp_cli_str(a, "graph"));
+        rc = gp_cli_answer_error(GP_HC_NO_COORDINATES, msg);
         gp_graph_unref(g);
         return rc;
     }
@@ -306,8 +337,8 @@ static int cmd_nearest(const gp_cli_args *a) {
         gp_snap s;
         gp_err err;
         int sr = gp_snap_point(g, lon, lat, radius, &s, &err);
-        rc = gp_cli_print_json(gp_render_nearest(g, lon, lat, nodes, metres, n,
-                                                 sr == GP_OK ? &s : NULL));
+        rc = gp_cli_print_json(gp_render_nearest_doc(g, gp_cli_str(a, "graph"), lon, lat, nodes,
+                                                     metres, n, sr == GP_OK ? &s : NULL));
     }
     free(nodes);
     free(metres);
@@ -320,8 +351,10 @@ static int cmd_nearest(const gp_cli_args *a) {
 static const gp_cli_opt sssp_opts[] = {
     GP_CLI_OPT_GRAPH,
     GP_CLI_OPT_PROFILE,
-    {"source", 's', "ID", "the tree's root node", "1", GP_OPT_REQUIRED},
+    {"source", 's', "PLACE", "the tree's root: a node id or a coordinate lon,lat", "1",
+     GP_OPT_REQUIRED},
     {"max-distance", 'd', "D", "stop the tree at distance D (input units)", "600", 0},
+    OPT_RADIUS,
     GP_CLI_OPT_BACKEND,
     GP_CLI_OPT_THREADS,
     GP_CLI_OPT_SCALE,
@@ -332,35 +365,33 @@ static const char *const sssp_ex[] = {
     "gpath sssp -g gen:10000:7 -s 1 --max-distance 600   # the nodes within 60 s", NULL};
 
 static int cmd_sssp(const gp_cli_args *a) {
-    double maxd;
-    int rc = gp_cli_double(a, "max-distance", -1, 0, 1e300, &maxd);
-    if (rc) return rc;
+    double maxd, radius;
+    int rc;
+    if ((rc = gp_cli_double(a, "max-distance", -1, 0, 1e300, &maxd)) || (rc = cli_radius(a, &radius)))
+        return rc;
     gp_graph *g;
     gp_engine *e;
     gp_cli_progress *pr;
     if ((rc = setup_with_progress(a, &pr, &g, &e))) return rc;
     gp_cli_progress_stage(pr, "sssp");
-    uint32_t s;
+    gp_snap s;
     uint64_t *dist = NULL;
     uint32_t *pred = NULL;
-    if (!(rc = node_of(g, gp_cli_str(a, "source"), "source", &s))) {
-        uint64_t limit = GP_INF;
-        if (maxd >= 0) {
-            /* stored units; the tiny slack keeps D exactly representable in input units inclusive */
-            double lim = floor(maxd * g->scale * (1.0 + 1e-12));
-            limit = lim >= 1.8e19 ? GP_INF : (uint64_t)lim;
-        }
+    if (!(rc = cli_place(a, g, "source", "source", radius, &s, NULL))) {
+        uint64_t limit = maxd >= 0 ? gp_max_distance_limit(g, maxd) : GP_INF; /* as HTTP's */
         dist = malloc((size_t)g->n * sizeof *dist);
         pred = malloc((size_t)g->n * sizeof *pred);
         gp_err err;
         gp_err_clear(&err);
         if (!dist || !pred) {
             rc = gp_cli_usage_error("out of memory for %u distances", g->n);
-        } else if (gp_engine_sssp(e, g, s, limit, dist, pred, &err) != GP_OK) {
+        } else if (gp_engine_sssp_snap(e, g, &s, limit, dist, pred, &err) != GP_OK) {
             rc = gp_cli_fail_err(&err);
         } else {
             gp_cli_progress_stage(pr, "writing answer");
-            rc = print_text(gp_render_sssp_text(g, s, dist, pred, NULL));
+            size_t len = 0; /* HTTP's sssp document (server/render.h) */
+            char *doc = gp_render_sssp_doc(g, gp_cli_str(a, "graph"), &s, dist, pred, &len);
+            rc = print_doc(doc, len);
         }
     }
     gp_cli_progress_stop(pr);
@@ -376,9 +407,12 @@ static int cmd_sssp(const gp_cli_args *a) {
 static const gp_cli_opt table_opts[] = {
     GP_CLI_OPT_GRAPH,
     GP_CLI_OPT_PROFILE,
-    {"sources", 's', "ID,ID,...", "source nodes, one row each", "1,5000", GP_OPT_REQUIRED},
-    {"targets", 't', "ID,ID,...", "target nodes, one column each (default: the sources)",
+    {"sources", 's', "PLACES",
+     "one row each: node ids 1,2,3, or places (id or lon,lat) separated by ';'",
+     "'1;8.4705,47.2801'", GP_OPT_REQUIRED},
+    {"targets", 't', "PLACES", "one column each, as --sources (default: the sources)",
      "250,9999", 0},
+    OPT_RADIUS,
     GP_CLI_OPT_BACKEND,
     GP_CLI_OPT_THREADS,
     GP_CLI_OPT_SCALE,
@@ -387,35 +421,50 @@ static const gp_cli_opt table_opts[] = {
 };
 static const char *const table_ex[] = {
     "gpath table -g gen:10000:7 -s 1,5000 -t 250,9999",
-    "gpath table --graph road.gr --sources 1,2,3   # 3 x 3", NULL};
+    "gpath table --graph road.gr --sources 1,2,3   # 3 x 3",
+    "gpath table -g gen:10000:7 -s '1;8.4705,47.2801' -t '500;8.52,47.31'   # ids and lon,lat",
+    NULL};
 
 static int cmd_table(const gp_cli_args *a) {
+    double radius;
+    int rc = cli_radius(a, &radius);
+    if (rc) return rc;
     gp_graph *g;
     gp_engine *e;
     gp_cli_progress *pr;
-    int rc = setup_with_progress(a, &pr, &g, &e);
-    if (rc) return rc;
-    uint32_t *src = NULL, *dst = NULL, ns = 0, nt = 0;
+    if ((rc = setup_with_progress(a, &pr, &g, &e))) return rc;
+    gp_snap *ss = NULL, *ts = NULL;
+    uint32_t ns = 0, nt = 0, *src = NULL, *dst = NULL;
     uint64_t *out = NULL;
     const char *tg = gp_cli_str(a, "targets");
-    rc = node_list(g, gp_cli_str(a, "sources"), "sources", &src, &ns);
-    if (!rc) rc = node_list(g, tg ? tg : gp_cli_str(a, "sources"), tg ? "targets" : "sources",
-                            &dst, &nt);
+    rc = cli_places(a, g, gp_cli_str(a, "sources"), "sources", radius, &ss, &ns);
+    if (!rc) rc = cli_places(a, g, tg ? tg : gp_cli_str(a, "sources"), tg ? "targets" : "sources",
+                             radius, &ts, &nt);
     if (!rc) {
         out = malloc((size_t)ns * nt * sizeof *out);
+        src = malloc(sizeof *src * ns);
+        dst = malloc(sizeof *dst * nt);
         gp_err err;
         gp_err_clear(&err);
         gp_cli_progress_stage(pr, "table");
-        if (!out) {
+        int by_node = 1; /* node ids only: the plain table, as HTTP computes it */
+        for (uint32_t i = 0; src && i < ns; i++) src[i] = ss[i].node, by_node &= ss[i].arc == GP_NONE;
+        for (uint32_t j = 0; dst && j < nt; j++) dst[j] = ts[j].node, by_node &= ts[j].arc == GP_NONE;
+        if (!out || !src || !dst) {
             rc = gp_cli_usage_error("out of memory for a %u x %u table", ns, nt);
-        } else if (gp_engine_table(e, g, src, ns, dst, nt, out, &err) != GP_OK) {
+        } else if ((by_node ? gp_engine_table(e, g, src, ns, dst, nt, out, &err)
+                            : gp_engine_table_snap(e, g, ss, ns, ts, nt, out, &err)) != GP_OK) {
             rc = gp_cli_fail_err(&err);
         } else {
             gp_cli_progress_stage(pr, "writing answer");
-            rc = print_text(gp_render_table_text(g, src, ns, dst, nt, out, NULL));
+            size_t len = 0; /* HTTP's table document (server/render.h) */
+            char *doc = gp_render_table_doc(g, gp_cli_str(a, "graph"), ss, ns, ts, nt, out, &len);
+            rc = print_doc(doc, len);
         }
     }
     gp_cli_progress_stop(pr);
+    free(ss);
+    free(ts);
     free(src);
     free(dst);
     free(out);
@@ -472,7 +521,9 @@ static int cmd_apsp(const gp_cli_args *a) {
         rc = gp_cli_fail_err(&err);
     } else {
         gp_cli_progress_stage(pr, "writing answer");
-        rc = print_text(gp_render_apsp_text(g, dist, next, NULL));
+        size_t len = 0; /* HTTP's apsp document (server/render.h) */
+        char *doc = gp_render_apsp_doc(g, gp_cli_str(a, "graph"), dist, next, &len);
+        rc = print_doc(doc, len);
     }
     gp_cli_progress_stop(pr);
     free(dist);

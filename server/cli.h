@@ -19,6 +19,10 @@ int gp_cli_main(int argc, char **argv);
 int gp_cli_setup(const gp_cli_args *a, const gp_load_opts *lo, gp_graph **g, gp_engine **e);
 /* Prints "gpath: <err>" and returns the exit status for it (2 bad input, 1 failure). */
 int gp_cli_fail_err(const gp_err *e);
+/* An error HTTP answers with its error document (hcode: GP_HC_*, server/http.h): the same
+ * document on stdout, "gpath: msg" on stderr; returns the exit status: 3 for NoRoute, 1 for a
+ * server-side failure (5xx), else 2 (bad input). */
+int gp_cli_answer_error(int hcode, const char *msg);
 /* Prints j compactly on stdout and frees it; returns 0 (1 when j is NULL: out of memory). */
 int gp_cli_print_json(cJSON *j);
 

@@ -1,13 +1,17 @@
 /* cli_netops.c - `gpath routing-tables` and `gpath what-if`: one-shot routing-table and failure
  * what-if answers on stdout as JSON (the same documents as the HTTP endpoints, server/netops_json.h).
  *
- * routing-tables prints {"graph", "version", "routers", "backend", "tables": [router, ...]} (or one
- * router object with --router). what-if prints HTTP's what-if document {"graph", "version",
+ * routing-tables prints HTTP's document {"graph", "version", "backend", "ecmp_max", "weight_unit",
+ * "routers", "tables": [router, ...]} (with --router: GET .../routing-table's, the header members
+ * then the router's). what-if prints HTTP's what-if document {"graph", "version",
  * "what_if_version", "count", "changes": [...]} (server/netops_json.h, the graph named by its spec);
  * with --each-link it fails every link (each unordered router pair joined by an arc) in turn and
  * prints one line per link: {"link": [u, v], "changes": [...]} (used by tests/test_netops_ref.sh).
  * Routers are given by id or name (server/params.h). Options and help come from the tables below
- * (server/cli_args.h). Usage errors exit 2, failures 1.
+ * (server/cli_args.h). Usage errors exit 2, failures 1; an unknown router or a link between
+ * routers that are not joined prints HTTP's error document (UnknownNode, NotFound: --fail-link,
+ * --set-cost and --fail-router named as the body fields fail_links[i], set_costs[i].link,
+ * fail_routers[i]) and exits 2.
  */
 #include "cli_netops.h"
 
@@ -151,19 +155,24 @@ static int cmd_routing_tables(const gp_cli_args *a) {
     }
     if (router) {
         uint32_t i = gp_router_lookup(g, router); /* by name, else id (server/params.h) */
-        if (i == GP_NONE) {
-            rc = die(GP_CLI_EXIT_USAGE, "--router %s: no router of that name or id", router);
+        if (i == GP_NONE) { /* HTTP's UnknownNode document */
+            char msg[512];
+            gp_unknown_router_msg(msg, sizeof msg, "router", router, gp_cli_str(a, "graph"));
+            rc = gp_cli_answer_error(GP_HC_UNKNOWN_NODE, msg);
             goto done;
         }
-        gp_nj_router(&s, t, i, NULL, scratch);
+        gp_sbuf hdr = {0}; /* HTTP's routing-table document (server/netops_json.h) */
+        gp_nj_header(&hdr, gp_cli_str(a, "graph"), t);
+        gp_nj_router(&s, t, i, hdr.oom ? NULL : hdr.p, scratch);
+        s.oom |= hdr.oom;
+        gp_sbuf_free(&hdr);
         gp_sbuf_add(&s, "\n", 1);
         rc = write_out(&s);
         goto done;
     }
-    gp_sbuf_add(&s, "{\"graph\":", 9);
-    gp_sbuf_json_str(&s, gp_cli_str(a, "graph"));
-    gp_sbuf_printf(&s, ",\"version\":\"%s\",\"routers\":%u,\"backend\":\"%s\",\"tables\":[",
-                   g->version, g->n, t->backend);
+    gp_sbuf_add(&s, "{", 1); /* HTTP's routing-tables document */
+    gp_nj_header(&s, gp_cli_str(a, "graph"), t);
+    gp_sbuf_printf(&s, "\"routers\":%u,\"tables\":[", g->n);
     for (uint32_t i = 0; i < g->n; i++) {
         if (i) gp_sbuf_add(&s, ",", 1);
         gp_nj_router(&s, t, i, NULL, scratch);
@@ -205,17 +214,26 @@ static int cmd_what_if(const gp_cli_args *a) {
     size_t nch = 0;
     gp_cli_all(a, "fail-link", vals, nl);
     gp_cli_all(a, "set-cost", vals + nl, nc);
-    for (size_t i = 0; i < nl + nc; i++, nch++)
-        if (gp_link_text(g, vals[i], i >= nl, &ch[nch], &err) != GP_OK) {
-            rc = die(GP_CLI_EXIT_USAGE, "%s", err.msg);
+    /* named as HTTP's body fields, with HTTP's error documents (server/params.h) */
+    const char *spec = gp_cli_str(a, "graph");
+    for (size_t i = 0; i < nl + nc; i++, nch++) {
+        char what[64];
+        int code;
+        if (i < nl) snprintf(what, sizeof what, "fail_links[%zu]", i);
+        else snprintf(what, sizeof what, "set_costs[%zu].link", i - nl);
+        if (gp_link_text(g, spec, vals[i], i >= nl, what, &ch[nch], &code, &err) != GP_OK) {
+            rc = gp_cli_answer_error(code, err.msg);
             goto done;
         }
+    }
     gp_cli_all(a, "fail-router", vals, nr);
     for (size_t i = 0; i < nr; i++) {
         uint32_t v = gp_router_lookup(g, vals[i]);
         if (v == GP_NONE) {
-            rc = die(GP_CLI_EXIT_USAGE, "--fail-router '%s': no router of that name or id",
-                     vals[i]);
+            char what[64], msg[512];
+            snprintf(what, sizeof what, "fail_routers[%zu]", i);
+            gp_unknown_router_msg(msg, sizeof msg, what, vals[i], spec);
+            rc = gp_cli_answer_error(GP_HC_UNKNOWN_NODE, msg);
             goto done;
         }
         fr[i] = g->ext[v];

@@ -186,12 +186,7 @@ static gp_rt *tables_for(gp_req *r, gp_graph *g) {
 }
 
 static void add_header_members(gp_sbuf *s, gp_req *r, const gp_rt *t) {
-    gp_sbuf_add(s, "\"graph\":", 8);
-    gp_sbuf_json_str(s, gp_req_graph_name(r));
-    gp_sbuf_printf(s, ",\"version\":\"%s\",\"backend\":\"%s\",\"ecmp_max\":%u,\"weight_unit\":",
-                   t->g->version, t->backend, t->ecmp_max);
-    gp_sbuf_json_str(s, t->g->unit_name);
-    gp_sbuf_add(s, ",", 1);
+    gp_nj_header(s, gp_req_graph_name(r), t); /* the CLI's too (server/netops_json.h) */
 }
 
 static void send_sbuf(gp_req *r, int status, gp_sbuf *s) {
@@ -349,13 +344,9 @@ static int parse_link(gp_req *r, const cJSON *a, const char *what, int64_t *u, i
     if (router_json(r, a->child, w, u)) return -1;
     snprintf(w, sizeof w, "%s[1]", what);
     if (router_json(r, a->child->next, w, v)) return -1;
-    gp_graph *g = gp_req_graph(r);
-    uint32_t iu = gp_graph_index(g, *u), iv = gp_graph_index(g, *v);
-    if (gp_graph_find_arc(g, iu, iv) == GP_NONE && gp_graph_find_arc(g, iv, iu) == GP_NONE) {
-        const char *nu = gp_graph_name(g, iu), *nv = gp_graph_name(g, iv);
-        gp_http_error(r, GP_HC_NOT_FOUND, "%s: no link between %lld%s%s%s and %lld%s%s%s", what,
-                      (long long)*u, nu ? " (" : "", nu ? nu : "", nu ? ")" : "", (long long)*v,
-                      nv ? " (" : "", nv ? nv : "", nv ? ")" : "");
+    char msg[512]; /* the CLI's message too (server/params.h) */
+    if (!gp_link_joined(gp_req_graph(r), what, *u, *v, msg, sizeof msg)) {
+        gp_http_error(r, GP_HC_NOT_FOUND, "%s", msg);
         return -1;
     }
     return 0;

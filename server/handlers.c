@@ -1,7 +1,8 @@
 /* handlers.c - the query and status endpoints of the HTTP service: /health, /ready, /metrics,
- * /v1/graphs[/{graph}] and the graph queries route, nearest, sssp, table and apsp. Answers are
- * rendered by server/render.c (the same shapes as the CLI) with the graph's name and version
- * added, so clients can tell which version of a reloaded graph answered.
+ * /v1/graphs[/{graph}] and the graph queries route, nearest, sssp, table and apsp. Each answer is
+ * a whole document of server/render.h (gp_render_*_doc), the one the CLI prints for the same
+ * query, carrying the graph's name and version so clients can tell which version of a reloaded
+ * graph answered; places resolve through server/params.h's gp_place_snap, as the CLI's do.
  */
 #include "handlers.h"
 
@@ -17,52 +18,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Sends a compact JSON object text ("{...}", malloc'd, ownership taken) with "graph" and
- * "version" spliced in front of its fields, and the members of extra (may be NULL; freed) after
- * them. */
-static void send_obj_with_version(gp_req *r, char *text, size_t len, cJSON *extra) {
-    char *more = extra ? cJSON_PrintUnformatted(extra) : NULL;
-    cJSON_Delete(extra);
-    if (!text || (extra && !more)) {
-        free(text);
-        free(more);
+/* Sends a whole document of server/render.h (malloc'd text, ownership taken; NULL: out of
+ * memory). */
+static void send_doc(gp_req *r, char *doc, size_t len) {
+    if (!doc) {
         gp_http_error(r, GP_HC_INTERNAL, "out of memory rendering the response");
         return;
     }
-    const gp_graph *g = gp_req_graph(r);
-    char head[160];
-    int hl = snprintf(head, sizeof head, "{\"graph\":\"%s\",\"version\":\"%s\"%s",
-                      gp_req_graph_name(r), g->version, len > 2 || more ? "," : "");
-    if (hl < 0 || (size_t)hl >= sizeof head) hl = 0;
-    size_t ml = more ? strlen(more) : 0; /* "{...}": its members are more[1 .. ml - 1) */
-    if (ml <= 2) ml = 0;
-    char *out = malloc((size_t)hl + len + ml + 2);
-    if (!out) {
-        free(text);
-        free(more);
-        gp_http_error(r, GP_HC_INTERNAL, "out of memory rendering the response");
-        return;
-    }
-    size_t n = 0;
-    memcpy(out, head, (size_t)hl);
-    n += (size_t)hl;
-    if (ml) {
-        memcpy(out + n, more + 1, ml - 2);
-        n += ml - 2;
-        if (len > 2) out[n++] = ',';
-    }
-    memcpy(out + n, text + 1, len - 1); /* drop the opening brace */
-    n += len - 1;
-    out[n++] = '\n';
-    free(text);
-    free(more);
-    gp_http_send(r, 200, "application/json", out, n);
-}
-
-static void add_version(gp_req *r, cJSON *o) {
-    if (!o) return;
-    cJSON_AddStringToObject(o, "graph", gp_req_graph_name(r));
-    cJSON_AddStringToObject(o, "version", gp_req_graph(r)->version);
+    gp_http_send(r, 200, "application/json", doc, len);
 }
 
 /* ---- status ---- */
@@ -197,16 +160,6 @@ void gp_h_graph(gp_req *r) {
 
 /* ---- queries ---- */
 
-/* "node 12" or "7.420000,43.730000 (on the road at node 12)" for messages. */
-static void describe(const gp_graph *g, const gp_place *p, const gp_snap *s, char *buf,
-                     size_t cap) {
-    if (p->is_coord)
-        snprintf(buf, cap, "%.6f,%.6f (snapped %.2f m to the road at node %lld)", p->lon, p->lat,
-                 s->dist_m, (long long)g->ext[s->node]);
-    else
-        gp_render_node_desc(buf, cap, p->id); /* as the CLI says it */
-}
-
 void gp_h_route(gp_req *r) {
     gp_graph *g = gp_req_graph(r);
     gp_args args;
@@ -228,18 +181,17 @@ void gp_h_route(gp_req *r) {
         return;
     }
     if (sr.dist == GP_INF) {
-        char fa[160], fb[160];
-        describe(g, from, &a, fa, sizeof fa);
-        describe(g, to, &b, fb, sizeof fb);
+        char fa[160], fb[160]; /* as the CLI describes them (server/render.c) */
+        gp_render_place_desc(fa, sizeof fa, g, from->is_coord, &a);
+        gp_render_place_desc(fb, sizeof fb, g, to->is_coord, &b);
         gp_snap_route_free(&sr);
         char msg[1200]; /* shared with the CLI's NoRoute document (server/render.c) */
         gp_render_no_route_msg(msg, sizeof msg, fa, fb, gp_req_graph_name(r));
         gp_http_error(r, GP_HC_NO_ROUTE, "%s", msg);
         return;
     }
-    cJSON *o = gp_render_route_snap(g, &a, &b, &sr);
+    cJSON *o = gp_render_route_doc(g, gp_req_graph_name(r), &a, &b, &sr); /* = the CLI's */
     gp_snap_route_free(&sr);
-    add_version(r, o);
     gp_http_json(r, 200, o);
 }
 
@@ -274,24 +226,12 @@ void gp_h_nearest(gp_req *r) {
     gp_snap s;
     gp_err err;
     int rc = gp_snap_point(g, lon, lat, gp_req_radius(&args), &s, &err);
-    cJSON *o = cJSON_CreateObject();
-    add_version(r, o);
-    /* the members shared with the CLI's nearest (server/render.c) */
-    if (gp_render_nearest_add(o, g, lon, lat, nodes, metres, n, rc == GP_OK ? &s : NULL)) {
-        cJSON_Delete(o);
-        o = NULL; /* gp_http_json answers 500 */
-    }
+    /* the CLI's nearest document too (server/render.c); NULL: gp_http_json answers 500 */
+    cJSON *o = gp_render_nearest_doc(g, gp_req_graph_name(r), lon, lat, nodes, metres, n,
+                                     rc == GP_OK ? &s : NULL);
     free(nodes);
     free(metres);
     gp_http_json(r, 200, o);
-}
-
-/* {"waypoints": [...], "weight_unit": "..."} members added to sssp and table answers. */
-static cJSON *query_extra(const gp_graph *g) {
-    cJSON *x = cJSON_CreateObject();
-    if (x) cJSON_AddStringToObject(x, "weight_unit", g->unit_name);
-    if (x && g->unit_s > 0) cJSON_AddNumberToObject(x, "unit_s", g->unit_s);
-    return x;
 }
 
 void gp_h_sssp(gp_req *r) {
@@ -302,12 +242,8 @@ void gp_h_sssp(gp_req *r) {
     if (gp_req_snap(r, &gp_args_get(&args, "source")->place, "source", gp_req_radius(&args), &s))
         return;
     uint64_t limit = GP_INF;
-    if (gp_args_get(&args, "max_distance")->present) {
-        /* d / scale <= max_distance  <=>  d <= floor(max_distance * scale) for integer d; the
-         * epsilon absorbs the binary representation of decimal limits (0.3 * 1000). */
-        double x = floor(gp_args_get(&args, "max_distance")->d * g->scale * (1 + 1e-12) + 1e-9);
-        limit = x >= 1.8e19 ? GP_INF - 1 : (uint64_t)x;
-    }
+    if (gp_args_get(&args, "max_distance")->present)
+        limit = gp_max_distance_limit(g, gp_args_get(&args, "max_distance")->d);
     uint64_t *dist = malloc(sizeof *dist * g->n);
     uint32_t *pred = malloc(sizeof *pred * g->n);
     if (!dist || !pred) {
@@ -325,36 +261,20 @@ void gp_h_sssp(gp_req *r) {
         return;
     }
     size_t len = 0;
-    char *text = gp_render_sssp_text(g, s.node, dist, pred, &len);
+    char *doc = gp_render_sssp_doc(g, gp_req_graph_name(r), &s, dist, pred, &len); /* = the CLI's */
     free(dist);
     free(pred);
-    cJSON *x = query_extra(g), *wps = x ? cJSON_AddArrayToObject(x, "waypoints") : NULL;
-    if (wps) cJSON_AddItemToArray(wps, gp_render_waypoint(g, &s));
-    send_obj_with_version(r, text, len, x);
+    send_doc(r, doc, len);
 }
 
 /* Resolves a list argument to positions (malloc'd); answers the error and returns NULL. */
 static gp_snap *snap_list(gp_req *r, const gp_arg *v, const char *field, double radius) {
-    gp_snap *s = malloc(sizeof *s * (v->nlist ? v->nlist : 1));
-    if (!s) {
-        gp_http_error(r, GP_HC_INTERNAL, "out of memory");
-        return NULL;
-    }
-    for (uint32_t i = 0; i < v->nlist; i++) {
-        char what[64];
-        snprintf(what, sizeof what, "%s[%u]", field, i);
-        if (gp_req_snap(r, &v->list[i], what, radius, &s[i])) {
-            free(s);
-            return NULL;
-        }
-    }
+    int code;
+    char msg[1024];
+    gp_snap *s = gp_places_snap(gp_req_graph(r), gp_req_graph_name(r), v->list, v->nlist, field,
+                                radius, &code, msg, sizeof msg);
+    if (!s) gp_http_error(r, code, "%s", msg);
     return s;
-}
-
-static cJSON *waypoint_list(const gp_graph *g, const gp_snap *s, uint32_t n) {
-    cJSON *a = cJSON_CreateArray();
-    for (uint32_t i = 0; a && i < n; i++) cJSON_AddItemToArray(a, gp_render_waypoint(g, &s[i]));
-    return a;
 }
 
 void gp_h_table(gp_req *r) {
@@ -396,14 +316,9 @@ void gp_h_table(gp_req *r) {
     if (rc) {
         gp_http_error_err(r, -1, &err);
     } else {
-        size_t len = 0;
-        char *text = gp_render_table_text(g, src, ns, dst, nt, out, &len);
-        cJSON *x = query_extra(g), *w = x ? cJSON_AddObjectToObject(x, "waypoints") : NULL;
-        if (w) {
-            cJSON_AddItemToObject(w, "sources", waypoint_list(g, ss, ns));
-            cJSON_AddItemToObject(w, "targets", waypoint_list(g, ts, nt));
-        }
-        send_obj_with_version(r, text, len, x);
+        size_t len = 0; /* the CLI's document too */
+        char *doc = gp_render_table_doc(g, gp_req_graph_name(r), ss, ns, ts, nt, out, &len);
+        send_doc(r, doc, len);
     }
 done:
     free(out);
@@ -439,11 +354,9 @@ void gp_h_apsp(gp_req *r) {
     if (rc) {
         gp_http_error_err(r, -1, &err);
     } else {
-        size_t len = 0;
-        char *text = gp_render_apsp_text(g, dist, next, &len);
-        cJSON *x = cJSON_CreateObject();
-        if (x) cJSON_AddStringToObject(x, "weight_unit", g->unit_name);
-        send_obj_with_version(r, text, len, x);
+        size_t len = 0; /* the CLI's document too */
+        char *doc = gp_render_apsp_doc(g, gp_req_graph_name(r), dist, next, &len);
+        send_doc(r, doc, len);
     }
     free(dist);
     free(next);

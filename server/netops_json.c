@@ -155,6 +155,15 @@ void gp_nj_change(gp_sbuf *s, const gp_rt *a, const gp_rt *b, gp_rt_pair p, uint
     gp_sbuf_add(s, "}", 1);
 }
 
+void gp_nj_header(gp_sbuf *s, const char *graph, const gp_rt *t) {
+    gp_sbuf_add(s, "\"graph\":", 8);
+    gp_sbuf_json_str(s, graph);
+    gp_sbuf_printf(s, ",\"version\":\"%s\",\"backend\":\"%s\",\"ecmp_max\":%u,\"weight_unit\":",
+                   t->g->version, t->backend, t->ecmp_max);
+    gp_sbuf_json_str(s, t->g->unit_name);
+    gp_sbuf_add(s, ",", 1);
+}
+
 void gp_nj_what_if(gp_sbuf *s, const char *graph, const gp_rt *a, const gp_rt *b,
                    const gp_rt_pair *p, size_t np, uint32_t *scratch) {
     gp_sbuf_add(s, "{\"graph\":", 9);

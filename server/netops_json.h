@@ -37,6 +37,10 @@ void gp_nj_route(gp_sbuf *s, const gp_rt *t, uint32_t i, uint32_t j, uint32_t *s
 /* One router's whole table (see above). extra (may be NULL): JSON members with a trailing comma
  * written first, e.g. "\"graph\":\"g\",". */
 void gp_nj_router(gp_sbuf *s, const gp_rt *t, uint32_t i, const char *extra, uint32_t *scratch);
+/* The members a routing-table document opens with (HTTP's and the CLI's), a trailing comma
+ * included: "graph": NAME, "version", "backend", "ecmp_max", "weight_unit". Then the whole tables
+ * are {header "routers": N, "tables": [router, ...]} and one router's {header router members}. */
+void gp_nj_header(gp_sbuf *s, const char *graph, const gp_rt *t);
 /* One change object for pair p between tables a (before) and b (after). */
 void gp_nj_change(gp_sbuf *s, const gp_rt *a, const gp_rt *b, gp_rt_pair p, uint32_t *scratch);
 /* The what-if document, HTTP's and the CLI's: {"graph": NAME, "version": a's graph version,

@@ -95,6 +95,32 @@ int gp_parse_place(const char *s, gp_place *out, const char *what, gp_err *err) 
     return GP_OK;
 }
 
+int gp_parse_places(const char *s, gp_place **out, uint32_t *count, const char *what,
+                    gp_err *err) {
+    size_t n = 1;
+    for (const char *q = s; *q; q++) n += *q == ';';
+    gp_place *list = calloc(n, sizeof *list);
+    if (!list) return gp_err_set(err, GP_ENOMEM, "out of memory");
+    const char *q = s;
+    for (size_t k = 0; k < n; k++) {
+        const char *semi = strchr(q, ';');
+        size_t l = semi ? (size_t)(semi - q) : strlen(q);
+        char item[96], name[80];
+        snprintf(name, sizeof name, "%s[%zu]", what, k);
+        if (l >= sizeof item) l = sizeof item - 1;
+        memcpy(item, q, l);
+        item[l] = 0;
+        if (gp_parse_place(item, &list[k], name, err)) {
+            free(list);
+            return err->code;
+        }
+        q = semi ? semi + 1 : q + l;
+    }
+    *out = list;
+    *count = (uint32_t)n;
+    return GP_OK;
+}
+
 int gp_json_i64(const cJSON *v, int64_t min, int64_t max, int64_t *out, const char *what,
                 gp_err *err) {
     if (!cJSON_IsNumber(v))
@@ -398,29 +424,10 @@ static void parse_text(pctx *c, int i, const char *s) {
     case GP_PT_PLACE:
         if (gp_parse_place(s, &v->place, p->name, &e)) fail_err(c, &e, GP_IN_QUERY);
         break;
-    case GP_PT_PLACES: {
-        size_t n = 1;
-        for (const char *q = s; *q; q++) n += *q == ';';
-        if (!list_alloc(c, v, n)) return;
-        const char *q = s;
-        for (size_t k = 0; k < n; k++) {
-            const char *semi = strchr(q, ';');
-            size_t l = semi ? (size_t)(semi - q) : strlen(q);
-            char item[96], what[80];
-            snprintf(what, sizeof what, "%s[%zu]", p->name, k);
-            if (l >= sizeof item) l = sizeof item - 1;
-            memcpy(item, q, l);
-            item[l] = 0;
-            if (gp_parse_place(item, &v->list[k], what, &e)) {
-                fail_err(c, &e, GP_IN_QUERY);
-                return;
-            }
-            q = semi ? semi + 1 : q + l;
-        }
-        v->nlist = (uint32_t)n;
-        check_count(c, p, v->nlist);
+    case GP_PT_PLACES:
+        if (gp_parse_places(s, &v->list, &v->nlist, p->name, &e)) fail_err(c, &e, GP_IN_QUERY);
+        else check_count(c, p, v->nlist);
         break;
-    }
     case GP_PT_INT:
         if (gp_parse_i64(s, &v->i))
             fail(c, GP_HC_INVALID_QUERY, "query parameter '%s' must be an integer, got '%.64s'",
@@ -633,32 +640,68 @@ double gp_req_radius(const gp_args *a) {
     return c ? (double)c->max_snap_m : 1000.0;
 }
 
-int gp_req_snap(gp_req *r, const gp_place *p, const char *what, double radius_m, gp_snap *out) {
-    gp_graph *g = gp_req_graph(r);
+int gp_place_snap(const gp_graph *g, const char *gname, const gp_place *p, const char *what,
+                  double radius_m, gp_snap *out, int *hcode, char *msg, size_t cap) {
     if (!p->is_coord) {
-        uint32_t v = gp_req_node(r, p->id, what);
-        if (v == GP_NONE) return -1;
+        uint32_t v = gp_graph_index(g, p->id);
+        if (v == GP_NONE) {
+            *hcode = GP_HC_UNKNOWN_NODE;
+            snprintf(msg, cap, "%s: node %lld is not in graph '%s'", what, (long long)p->id, gname);
+            return -1;
+        }
         gp_snap_at_node(g, v, out);
-        return GP_OK;
+        return 0;
     }
     if (!g->lon) {
-        gp_http_error(r, GP_HC_NO_COORDINATES,
-                      "%s: graph '%s' has no coordinates; give a node id instead of %.6f,%.6f",
-                      what, gp_req_graph_name(r), p->lon, p->lat);
+        *hcode = GP_HC_NO_COORDINATES;
+        snprintf(msg, cap, "%s: graph '%s' has no coordinates; give a node id instead of %.6f,%.6f",
+                 what, gname, p->lon, p->lat);
         return -1;
     }
     gp_err err;
     int rc = gp_snap_point(g, p->lon, p->lat, radius_m, out, &err);
-    if (rc == GP_ENOTFOUND) {
-        gp_http_error(r, GP_HC_NO_SEGMENT, "%s: %s", what, err.msg);
-        return -1;
+    if (rc == GP_OK) return 0;
+    *hcode = rc == GP_ENOTFOUND ? GP_HC_NO_SEGMENT
+             : rc == GP_EINVAL  ? GP_HC_INVALID_QUERY
+                                : gp_http_code_of(rc);
+    snprintf(msg, cap, "%s: %s", what, err.msg);
+    return -1;
+}
+
+gp_snap *gp_places_snap(const gp_graph *g, const char *gname, const gp_place *list, uint32_t n,
+                        const char *field, double radius_m, int *hcode, char *msg, size_t cap) {
+    gp_snap *s = malloc(sizeof *s * (n ? n : 1));
+    if (!s) {
+        *hcode = GP_HC_INTERNAL;
+        snprintf(msg, cap, "out of memory");
+        return NULL;
     }
-    if (rc) {
-        gp_http_error(r, rc == GP_EINVAL ? GP_HC_INVALID_QUERY : gp_http_code_of(rc), "%s: %s",
-                      what, err.msg);
-        return -1;
+    for (uint32_t i = 0; i < n; i++) {
+        char what[64];
+        snprintf(what, sizeof what, "%s[%u]", field, i);
+        if (gp_place_snap(g, gname, &list[i], what, radius_m, &s[i], hcode, msg, cap)) {
+            free(s);
+            return NULL;
+        }
     }
-    return GP_OK;
+    return s;
+}
+
+int gp_req_snap(gp_req *r, const gp_place *p, const char *what, double radius_m, gp_snap *out) {
+    int code;
+    char msg[1024];
+    if (gp_place_snap(gp_req_graph(r), gp_req_graph_name(r), p, what, radius_m, out, &code, msg,
+                      sizeof msg) == 0)
+        return GP_OK;
+    gp_http_error(r, code, "%s", msg);
+    return -1;
+}
+
+uint64_t gp_max_distance_limit(const gp_graph *g, double d) {
+    /* d / scale <= max_distance  <=>  x <= floor(max_distance * scale) for integer x; the epsilon
+     * absorbs the binary representation of decimal limits (0.3 * 1000). */
+    double x = floor(d * g->scale * (1 + 1e-12) + 1e-9);
+    return x >= 1.8e19 ? GP_INF - 1 : (uint64_t)x;
 }
 
 uint32_t gp_router_lookup(const gp_graph *g, const char *text) {
@@ -669,43 +712,70 @@ uint32_t gp_router_lookup(const gp_graph *g, const char *text) {
     return gp_parse_i64(text, &id) == 0 ? gp_graph_index(g, id) : GP_NONE;
 }
 
-/* The router named by text[0..len) into *id (external); 0 after filling err. */
-static int router_span(const gp_graph *g, const char *text, size_t len, const char *whole,
-                       int64_t *id, gp_err *err) {
-    char buf[256];
+/* The router named by text[0..len) into *id (external); 0 after filling err / hcode (HTTP's
+ * UnknownNode, the router named `what`[k]). */
+static int router_span(const gp_graph *g, const char *gname, const char *text, size_t len,
+                       const char *what, int k, int64_t *id, int *hcode, gp_err *err) {
+    char buf[256], w[160];
     if (len >= sizeof buf) len = sizeof buf - 1;
     memcpy(buf, text, len);
     buf[len] = 0;
     uint32_t v = gp_router_lookup(g, buf);
     if (v == GP_NONE) {
-        gp_err_set(err, GP_EINVAL, "'%.128s': no router named or numbered '%s'", whole, buf);
+        snprintf(w, sizeof w, "%s[%d]", what, k);
+        *hcode = GP_HC_UNKNOWN_NODE;
+        err->code = GP_EINVAL;
+        gp_unknown_router_msg(err->msg, sizeof err->msg, w, buf, gname);
         return 0;
     }
     *id = g->ext[v];
     return 1;
 }
 
-int gp_link_text(const gp_graph *g, const char *text, int with_cost, gp_link_change *out,
-                 gp_err *err) {
+int gp_link_joined(const gp_graph *g, const char *what, int64_t u, int64_t v, char *msg,
+                   size_t cap) {
+    uint32_t iu = gp_graph_index(g, u), iv = gp_graph_index(g, v);
+    if (gp_graph_find_arc(g, iu, iv) != GP_NONE || gp_graph_find_arc(g, iv, iu) != GP_NONE) return 1;
+    const char *nu = gp_graph_name(g, iu), *nv = gp_graph_name(g, iv);
+    snprintf(msg, cap, "%s: no link between %lld%s%s%s and %lld%s%s%s", what, (long long)u,
+             nu ? " (" : "", nu ? nu : "", nu ? ")" : "", (long long)v, nv ? " (" : "",
+             nv ? nv : "", nv ? ")" : "");
+    return 0;
+}
+
+int gp_link_text(const gp_graph *g, const char *gname, const char *text, int with_cost,
+                 const char *what, gp_link_change *out, int *hcode, gp_err *err) {
     const char *c1 = strchr(text, ','), *c2 = with_cost && c1 ? strrchr(text, ',') : NULL;
     const char *end2 = with_cost ? c2 : text + strlen(text);
     double cost = 0;
+    *hcode = GP_HC_INVALID_QUERY;
     if (!c1 || (with_cost && (c2 == c1 || gp_parse_num(c2 + 1, &cost) || cost < 0)))
-        return gp_err_set(err, GP_EINVAL, "'%.128s': expected %s (routers by id or name)", text,
-                          with_cost ? "U,V,COST with COST >= 0" : "U,V");
+        return gp_err_set(err, GP_EINVAL, "%s: '%.128s': expected %s (routers by id or name)",
+                          what, text, with_cost ? "U,V,COST with COST >= 0" : "U,V");
     *out = (gp_link_change){.down = !with_cost, .cost = cost};
-    if (!router_span(g, text, (size_t)(c1 - text), text, &out->u, err) ||
-        !router_span(g, c1 + 1, (size_t)(end2 - c1 - 1), text, &out->v, err))
+    if (!router_span(g, gname, text, (size_t)(c1 - text), what, 0, &out->u, hcode, err) ||
+        !router_span(g, gname, c1 + 1, (size_t)(end2 - c1 - 1), what, 1, &out->v, hcode, err))
         return GP_EINVAL;
+    if (!gp_link_joined(g, what, out->u, out->v, err->msg, sizeof err->msg)) {
+        *hcode = GP_HC_NOT_FOUND;
+        return err->code = GP_ENOTFOUND;
+    }
     return GP_OK;
+}
+
+void gp_unknown_router_msg(char *buf, size_t cap, const char *what, const char *text,
+                           const char *gname) {
+    snprintf(buf, cap, "%s: no router named or numbered '%.64s' in graph '%s'", what, text, gname);
 }
 
 uint32_t gp_req_router(gp_req *r, const gp_place *p, const char *what) {
     if (!p->name) return gp_req_node(r, p->id, what);
     gp_graph *g = gp_req_graph(r);
     uint32_t v = gp_router_lookup(g, p->name);
-    if (v == GP_NONE)
-        gp_http_error(r, GP_HC_UNKNOWN_NODE, "%s: no router named or numbered '%.64s' in graph '%s'",
-                      what, p->name, gp_req_graph_name(r));
+    if (v == GP_NONE) {
+        char msg[512];
+        gp_unknown_router_msg(msg, sizeof msg, what, p->name, gp_req_graph_name(r));
+        gp_http_error(r, GP_HC_UNKNOWN_NODE, "%s", msg);
+    }
     return v;
 }

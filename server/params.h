@@ -117,6 +117,10 @@ int gp_parse_num(const char *s, double *out);
 int gp_parse_lonlat(const char *s, double *lon, double *lat, const char *what, gp_err *err);
 /* A node id or "lon,lat". */
 int gp_parse_place(const char *s, gp_place *out, const char *what, gp_err *err);
+/* Places separated by ';' (the query-string form of a places list; the CLI's --sources): a
+ * malloc'd array of *count places, each named `what`[k] in messages. */
+int gp_parse_places(const char *s, gp_place **out, uint32_t *count, const char *what,
+                    gp_err *err);
 /* JSON: an integer node id, "id" or "lon,lat" string, or [lon, lat]. */
 int gp_json_place(const cJSON *v, gp_place *out, const char *what, gp_err *err);
 /* JSON number that is an integer in [min, max], range-checked before conversion. */
@@ -132,17 +136,42 @@ int gp_json_router(const cJSON *v, gp_place *out, const char *what, gp_err *err)
  * naming the first other member (as `what`.member) and returns 0. */
 int gp_json_only(const cJSON *obj, const char *what, gp_err *err, ...);
 
+/* ---- resolution against a graph, shared by HTTP and the CLI ---- */
+/* A place of graph g (named gname in messages) as a position: a node id through the id map, a
+ * coordinate snapped within radius_m. 0, or -1 with *hcode the GP_HC_* error (UnknownNode,
+ * NoCoordinates, NoSegment, InvalidQuery) and its message in msg (the /v1 API's error document,
+ * which the CLI prints too). */
+int gp_place_snap(const gp_graph *g, const char *gname, const gp_place *p, const char *what,
+                  double radius_m, gp_snap *out, int *hcode, char *msg, size_t cap);
+/* Every place of a list (named field[i] in messages), as gp_place_snap; malloc'd, or NULL with
+ * *hcode and msg filled. */
+gp_snap *gp_places_snap(const gp_graph *g, const char *gname, const gp_place *list, uint32_t n,
+                        const char *field, double radius_m, int *hcode, char *msg, size_t cap);
+/* sssp's max_distance (input units) as an inclusive limit in g's stored units. */
+uint64_t gp_max_distance_limit(const gp_graph *g, double max_distance);
+
 /* ---- resolution against the request's graph (answer the error, return -1 / GP_NONE) ---- */
 /* The snapping radius of the request: its `radius` argument, else config max_snap_m. */
 double gp_req_radius(const gp_args *a);
 int gp_req_snap(gp_req *r, const gp_place *p, const char *what, double radius_m, gp_snap *out);
 uint32_t gp_req_router(gp_req *r, const gp_place *p, const char *what);
+/* The UnknownNode message for a router text that gp_router_lookup does not find (HTTP's, the
+ * CLI's). */
+void gp_unknown_router_msg(char *buf, size_t cap, const char *what, const char *text,
+                           const char *gname);
 /* A node of g by name, else (for text that is an integer) by id; GP_NONE when neither. */
 uint32_t gp_router_lookup(const gp_graph *g, const char *text);
+/* 1 when routers u and v (external ids) are joined by an arc either way; else 0 with HTTP's
+ * NotFound message for the link `what` in msg. */
+int gp_link_joined(const gp_graph *g, const char *what, int64_t u, int64_t v, char *msg,
+                   size_t cap);
 /* The CLI's link arguments "U,V" (with_cost 0: a link down) or "U,V,COST" (with_cost 1), routers
- * by name or id (a name must not contain a comma); GP_EINVAL with err naming the text. */
-int gp_link_text(const gp_graph *g, const char *text, int with_cost, gp_link_change *out,
-                 gp_err *err);
+ * by name or id (a name must not contain a comma), resolved as HTTP resolves the link `what`
+ * ("fail_links[0]", "set_costs[0].link") of graph gname: GP_OK, or an error in err with *hcode
+ * the GP_HC_* code HTTP answers with that message: InvalidQuery (syntax), UnknownNode (a router,
+ * named what[0] / what[1]), NotFound (the routers are not joined). */
+int gp_link_text(const gp_graph *g, const char *gname, const char *text, int with_cost,
+                 const char *what, gp_link_change *out, int *hcode, gp_err *err);
 
 #ifdef __cplusplus
 }

@@ -309,16 +309,6 @@ int gp_render_nearest_add(cJSON *o, const gp_graph *g, double lon, double lat,
     return w && cJSON_AddItemToObject(o, "waypoint", w) ? 0 : -1;
 }
 
-cJSON *gp_render_nearest(const gp_graph *g, double lon, double lat, const uint32_t *nodes,
-                         const double *metres, int n, const gp_snap *way) {
-    cJSON *o = cJSON_CreateObject();
-    if (gp_render_nearest_add(o, g, lon, lat, nodes, metres, n, way)) {
-        cJSON_Delete(o);
-        return NULL;
-    }
-    return o;
-}
-
 /* ---------------------------------------------------------------------------------------------
  * Snapped queries: waypoints, routes between positions */
 
@@ -615,4 +605,137 @@ char *gp_render_apsp_text(const gp_graph *g, const uint64_t *dist, const uint32_
     }
     sb_str(&b, "}");
     return sb_finish(&b, len);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Whole documents: what HTTP answers and the CLI prints (graph = the graph's name on HTTP, its
+ * --graph spec on the CLI) */
+
+void gp_render_place_desc(char *buf, size_t size, const gp_graph *g, int is_coord,
+                          const gp_snap *s) {
+    if (is_coord)
+        snprintf(buf, size, "%.6f,%.6f (snapped %.2f m to the road at node %" PRId64 ")", s->qlon,
+                 s->qlat, s->dist_m, g->ext[s->node]);
+    else
+        gp_render_node_desc(buf, size, g->ext[s->node]);
+}
+
+/* {"graph": graph, "version": g's} */
+static cJSON *doc_head(const gp_graph *g, const char *graph) {
+    cJSON *o = cJSON_CreateObject();
+    if (o && (!cJSON_AddStringToObject(o, "graph", graph ? graph : "") ||
+              !cJSON_AddStringToObject(o, "version", g->version))) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* head's members, then those of text (a compact "{...}" object), then a newline; both taken. */
+static char *splice(cJSON *head, char *text, size_t len, size_t *outlen) {
+    char *h = head ? cJSON_PrintUnformatted(head) : NULL;
+    cJSON_Delete(head);
+    size_t hl = h ? strlen(h) : 0;
+    char *out = h && text && len >= 2 ? malloc(hl + len + 2) : NULL;
+    if (out) {
+        size_t n = hl - 1; /* head without its closing brace */
+        memcpy(out, h, n);
+        if (hl > 2 && len > 2) out[n++] = ',';
+        memcpy(out + n, text + 1, len - 1); /* text without its opening brace */
+        n += len - 1;
+        out[n++] = '\n';
+        out[n] = 0;
+        if (outlen) *outlen = n;
+    }
+    free(h);
+    free(text);
+    return out;
+}
+
+/* the head with the weight's unit: "weight_unit" and, for travel times, "unit_s" */
+static cJSON *doc_head_units(const gp_graph *g, const char *graph) {
+    cJSON *o = doc_head(g, graph);
+    if (o && (!cJSON_AddStringToObject(o, "weight_unit", g->unit_name) ||
+              (g->unit_s > 0 && !cJSON_AddNumberToObject(o, "unit_s", g->unit_s)))) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+static cJSON *waypoint_list(const gp_graph *g, const gp_snap *s, uint32_t n) {
+    cJSON *a = cJSON_CreateArray();
+    for (uint32_t i = 0; a && i < n; i++)
+        if (!put(a, NULL, gp_render_waypoint(g, &s[i]))) {
+            cJSON_Delete(a);
+            return NULL;
+        }
+    return a;
+}
+
+cJSON *gp_render_route_doc(const gp_graph *g, const char *graph, const gp_snap *a,
+                           const gp_snap *b, const gp_snap_route *r) {
+    cJSON *o = gp_render_route_snap(g, a, b, r);
+    if (o && (!cJSON_AddStringToObject(o, "graph", graph ? graph : "") ||
+              !cJSON_AddStringToObject(o, "version", g->version))) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+cJSON *gp_render_nearest_doc(const gp_graph *g, const char *graph, double lon, double lat,
+                             const uint32_t *nodes, const double *metres, int n,
+                             const gp_snap *way) {
+    cJSON *o = doc_head(g, graph);
+    if (o && gp_render_nearest_add(o, g, lon, lat, nodes, metres, n, way)) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+char *gp_render_sssp_doc(const gp_graph *g, const char *graph, const gp_snap *src,
+                         const uint64_t *dist, const uint32_t *pred, size_t *len) {
+    size_t tl = 0;
+    char *text = gp_render_sssp_text(g, src->node, dist, pred, &tl);
+    cJSON *head = doc_head_units(g, graph);
+    if (head && !put(head, "waypoints", waypoint_list(g, src, 1))) {
+        cJSON_Delete(head);
+        head = NULL;
+    }
+    return splice(head, text, tl, len);
+}
+
+char *gp_render_table_doc(const gp_graph *g, const char *graph, const gp_snap *src, uint32_t ns,
+                          const gp_snap *dst, uint32_t nt, const uint64_t *dist, size_t *len) {
+    uint32_t *sv = malloc(sizeof *sv * (ns ? ns : 1)), *dv = malloc(sizeof *dv * (nt ? nt : 1));
+    size_t tl = 0;
+    char *text = NULL;
+    if (sv && dv) {
+        for (uint32_t i = 0; i < ns; i++) sv[i] = src[i].node;
+        for (uint32_t j = 0; j < nt; j++) dv[j] = dst[j].node;
+        text = gp_render_table_text(g, sv, ns, dv, nt, dist, &tl);
+    }
+    free(sv);
+    free(dv);
+    cJSON *head = doc_head_units(g, graph), *w = head ? cJSON_CreateObject() : NULL;
+    if (!head || !put(head, "waypoints", w) || !put(w, "sources", waypoint_list(g, src, ns)) ||
+        !put(w, "targets", waypoint_list(g, dst, nt))) {
+        cJSON_Delete(head);
+        head = NULL;
+    }
+    return splice(head, text, tl, len);
+}
+
+char *gp_render_apsp_doc(const gp_graph *g, const char *graph, const uint64_t *dist,
+                         const uint32_t *next, size_t *len) {
+    size_t tl = 0;
+    char *text = gp_render_apsp_text(g, dist, next, &tl);
+    cJSON *head = doc_head(g, graph);
+    if (head && !cJSON_AddStringToObject(head, "weight_unit", g->unit_name)) {
+        cJSON_Delete(head);
+        head = NULL;
+    }
+    return splice(head, text, tl, len);
 }

@@ -1,12 +1,13 @@
 /* render.h - JSON rendering of query answers, shared by the CLI (server/cli.c) and the HTTP
- * server, so both speak exactly the same shapes.
+ * server: the whole documents (gp_render_*_doc, below) are built here once and both sides print
+ * them, so a query answers the same document on HTTP and on the shell.
  *
  * Conventions (every function):
  *  - node ids are the graph's EXTERNAL ids (g->ext), JSON integers;
  *  - distances are in the input's units: JSON integers when g->scale == 1, else d / scale as a
  *    number (shortest decimal that reads back to the same double); GP_INF renders as null;
  *  - predecessors / next hops that are GP_NONE render as null.
- * Shapes:
+ * Shapes of the parts (the documents add "graph", "version", units and waypoints, below):
  *   route: {"from": ID, "to": ID, "distance": D|null, "path": [ID,...],
  *           "geometry": {"type": "LineString", "coordinates": [[lon,lat],...]}}
  *          (geometry only when the graph has coordinates; no route: distance null, path [])
@@ -64,14 +65,12 @@ void gp_render_node_desc(char *buf, size_t size, int64_t id);
 void gp_render_no_route_msg(char *buf, size_t size, const char *from, const char *to,
                             const char *graph);
 cJSON *gp_render_no_route(const char *from, const char *to, const char *graph);
-/* nearest: {"lon": X, "lat": Y, "nodes": [{"id": ID, "distance_m": M, "lon", "lat"}, ...],
+/* nearest's members {"lon": X, "lat": Y, "nodes": [{"id": ID, "distance_m": M, "lon", "lat"}, ...],
  * "waypoint": waypoint | null} for the n nodes found (nearest first) and the snapped position way
- * (NULL: none within the radius); HTTP's answer, which adds "graph" and "version" first, and the
- * CLI's. _add writes the members into o (0, or -1 when out of memory). */
+ * (NULL: none within the radius), written into o (0, or -1 when out of memory); the document is
+ * gp_render_nearest_doc's, below. */
 int gp_render_nearest_add(cJSON *o, const gp_graph *g, double lon, double lat,
                           const uint32_t *nodes, const double *metres, int n, const gp_snap *way);
-cJSON *gp_render_nearest(const gp_graph *g, double lon, double lat, const uint32_t *nodes,
-                         const double *metres, int n, const gp_snap *way);
 
 /* The /v1 answers' additions (server/handlers.c), for queries by node id or coordinate:
  *   waypoint: {"location": [lon, lat] | null, "node": ID, "distance_m": M, "name": "road"?}
@@ -91,6 +90,33 @@ cJSON *gp_render_route_snap(const gp_graph *g, const gp_snap *a, const gp_snap *
 /* x rounded to 6 / 2 decimals, for JSON. */
 double gp_round6(double x);
 double gp_round2(double x);
+
+/* ---- whole documents: what HTTP answers and the CLI prints, built here once for both ----
+ * graph names the graph: its name on HTTP, the --graph spec on the CLI. Every document carries
+ * "graph" and "version" (g's content hash); the cJSON ones come from the builders above, the text
+ * ones end with a newline:
+ *   route:   gp_render_route_snap's members, then "graph", "version"
+ *   nearest: {"graph", "version", gp_render_nearest_add's members}
+ *   sssp:    {"graph", "version", "weight_unit", "unit_s"?, "waypoints": [source's],
+ *             sssp members}    (unit_s only for travel times)
+ *   table:   {"graph", "version", "weight_unit", "unit_s"?,
+ *             "waypoints": {"sources": [...], "targets": [...]}, table members}
+ *   apsp:    {"graph", "version", "weight_unit", apsp members} */
+cJSON *gp_render_route_doc(const gp_graph *g, const char *graph, const gp_snap *a,
+                           const gp_snap *b, const gp_snap_route *r);
+cJSON *gp_render_nearest_doc(const gp_graph *g, const char *graph, double lon, double lat,
+                             const uint32_t *nodes, const double *metres, int n,
+                             const gp_snap *way);
+char *gp_render_sssp_doc(const gp_graph *g, const char *graph, const gp_snap *src,
+                         const uint64_t *dist, const uint32_t *pred, size_t *len);
+char *gp_render_table_doc(const gp_graph *g, const char *graph, const gp_snap *src, uint32_t ns,
+                          const gp_snap *dst, uint32_t nt, const uint64_t *dist, size_t *len);
+char *gp_render_apsp_doc(const gp_graph *g, const char *graph, const uint64_t *dist,
+                         const uint32_t *next, size_t *len);
+/* A place in messages (NoRoute): "node 12" for a node id, "7.420000,43.730000 (snapped 3.20 m
+ * to the road at node 12)" for a coordinate. */
+void gp_render_place_desc(char *buf, size_t size, const gp_graph *g, int is_coord,
+                          const gp_snap *s);
 
 char *gp_render_sssp_text(const gp_graph *g, uint32_t src, const uint64_t *dist,
                           const uint32_t *pred, size_t *len);

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../server/params.h"
@@ -124,15 +125,86 @@ static void test_router_lookup(void **st) {
     assert_int_equal(gp_router_lookup(g, "30"), GP_NONE);
     /* the CLI's link arguments */
     gp_link_change c;
-    assert_int_equal(gp_link_text(g, "Berlin,20", 0, &c, &err), GP_OK);
+    int code;
+    assert_int_equal(gp_link_text(g, "t", "Berlin,20", 0, "l", &c, &code, &err), GP_OK);
     assert_true(c.u == 10 && c.v == 20 && c.down);
-    assert_int_equal(gp_link_text(g, "20,Berlin,2.5", 1, &c, &err), GP_OK);
+    assert_int_equal(gp_link_text(g, "t", "20,Berlin,2.5", 1, "l", &c, &code, &err), GP_OK);
     assert_true(c.u == 20 && c.v == 10 && !c.down && c.cost == 2.5);
-    assert_int_not_equal(gp_link_text(g, "Berlin,Paris", 0, &c, &err), GP_OK);
-    assert_non_null(strstr(err.msg, "Paris"));
-    assert_int_not_equal(gp_link_text(g, "Berlin,20,-1", 1, &c, &err), GP_OK);
-    assert_int_not_equal(gp_link_text(g, "Berlin,20", 1, &c, &err), GP_OK);
-    assert_int_not_equal(gp_link_text(g, "Berlin", 0, &c, &err), GP_OK);
+    /* HTTP's codes and messages: an unknown router named as the link's entry */
+    assert_int_not_equal(gp_link_text(g, "t", "Berlin,Paris", 0, "fail_links[0]", &c, &code, &err),
+                         GP_OK);
+    assert_int_equal(code, GP_HC_UNKNOWN_NODE);
+    assert_string_equal(err.msg, "fail_links[0][1]: no router named or numbered 'Paris' in graph 't'");
+    const char *bad[] = {"Berlin,20,-1", "Berlin,20", "Berlin"};
+    for (int k = 0; k < 3; k++) {
+        assert_int_not_equal(gp_link_text(g, "t", bad[k], k < 2, "l", &c, &code, &err), GP_OK);
+        assert_int_equal(code, GP_HC_INVALID_QUERY);
+    }
+    /* routers that exist but are not joined: NotFound */
+    gp_builder *b2 = gp_builder_new(1.0);
+    assert_int_equal(gp_builder_add_node(b2, 1, 0, 0, 0, NULL, &err), 0);
+    assert_int_equal(gp_builder_add_node(b2, 2, 0, 0, 0, NULL, &err), 0);
+    assert_int_equal(gp_builder_add_node(b2, 3, 0, 0, 0, NULL, &err), 0);
+    assert_int_equal(gp_builder_add_arc(b2, 1, 2, 1, &err), 0);
+    gp_graph *g2 = gp_builder_finish(b2, "t2", "test", 1, &err);
+    assert_non_null(g2);
+    assert_int_equal(gp_link_text(g2, "t2", "2,1", 0, "l", &c, &code, &err), GP_OK);
+    assert_int_not_equal(gp_link_text(g2, "t2", "1,3", 0, "l", &c, &code, &err), GP_OK);
+    assert_int_equal(code, GP_HC_NOT_FOUND);
+    assert_string_equal(err.msg, "l: no link between 1 and 3");
+    gp_graph_unref(g2);
+    gp_graph_unref(g);
+}
+
+/* The places lists of the query string and the CLI, and resolution against a graph as HTTP and
+ * the CLI share it (gp_place_snap / gp_places_snap: the error code and message of the answer). */
+static void test_place_lists_and_snapping(void **st) {
+    (void)st;
+    gp_err err;
+    gp_place *list = NULL;
+    uint32_t n = 0;
+    assert_int_equal(gp_parse_places("1;7.4246,43.7384;3", &list, &n, "sources", &err), GP_OK);
+    assert_int_equal(n, 3);
+    assert_true(!list[0].is_coord && list[0].id == 1 && list[1].is_coord && list[2].id == 3);
+    free(list);
+    assert_int_not_equal(gp_parse_places("1;;3", &list, &n, "sources", &err), GP_OK);
+    assert_non_null(strstr(err.msg, "'sources[1]'"));
+    assert_int_not_equal(gp_parse_places("1;7.4,x", &list, &n, "targets", &err), GP_OK);
+    assert_non_null(strstr(err.msg, "'targets[1]'"));
+
+    /* two nodes 1 km apart on a two-way road */
+    gp_builder *b = gp_builder_new(1.0);
+    assert_int_equal(gp_builder_add_node(b, 1, 1, 8.0, 47.0, NULL, &err), 0);
+    assert_int_equal(gp_builder_add_node(b, 2, 1, 8.0, 47.009, NULL, &err), 0);
+    assert_int_equal(gp_builder_add_arc(b, 1, 2, 10, &err), 0);
+    assert_int_equal(gp_builder_add_arc(b, 2, 1, 10, &err), 0);
+    gp_graph *g = gp_builder_finish(b, "t", "test", 1, &err);
+    assert_non_null(g);
+    gp_snap s;
+    char msg[1024];
+    int code = -1;
+    gp_place p = {.id = 2};
+    assert_int_equal(gp_place_snap(g, "g", &p, "from", 1000, &s, &code, msg, sizeof msg), 0);
+    assert_int_equal(s.node, gp_graph_index(g, 2));
+    p.id = 9;
+    assert_int_equal(gp_place_snap(g, "g", &p, "to", 1000, &s, &code, msg, sizeof msg), -1);
+    assert_int_equal(code, GP_HC_UNKNOWN_NODE);
+    assert_string_equal(msg, "to: node 9 is not in graph 'g'");
+    p = (gp_place){.is_coord = 1, .lon = 8.0001, .lat = 47.0045};
+    assert_int_equal(gp_place_snap(g, "g", &p, "from", 1000, &s, &code, msg, sizeof msg), 0);
+    assert_true(s.arc != GP_NONE && s.dist_m < 10);
+    assert_int_equal(gp_place_snap(g, "g", &p, "from", 1, &s, &code, msg, sizeof msg), -1);
+    assert_int_equal(code, GP_HC_NO_SEGMENT);
+    assert_non_null(strstr(msg, "from: "));
+    gp_place two[2] = {{.id = 1}, {.id = 5}};
+    assert_null(gp_places_snap(g, "g", two, 2, "sources", 1000, &code, msg, sizeof msg));
+    assert_int_equal(code, GP_HC_UNKNOWN_NODE);
+    assert_non_null(strstr(msg, "sources[1]: node 5"));
+    two[1].id = 2;
+    gp_snap *ss = gp_places_snap(g, "g", two, 2, "sources", 1000, &code, msg, sizeof msg);
+    assert_non_null(ss);
+    assert_int_equal(ss[1].node, gp_graph_index(g, 2));
+    free(ss);
     gp_graph_unref(g);
 }
 
@@ -142,6 +214,7 @@ int main(void) {
         cmocka_unit_test(test_places),
         cmocka_unit_test(test_json_values),
         cmocka_unit_test(test_router_lookup),
+        cmocka_unit_test(test_place_lists_and_snapping),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

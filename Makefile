@@ -105,6 +105,9 @@ $(BUILD)/tests/%: tests/%.c $(BUILD)/libgpath.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libgpath.a $(TEST_LIBS) $(LDLIBS)
 
+# the road-likeness measures order graphs with METIS (libmetis-dev)
+$(BUILD)/bench/roadlike $(BUILD)/tests/test_roadlike: LDLIBS += -lmetis
+
 $(BUILD)/bench/%: bench/%.c $(BUILD)/libgpath.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libgpath.a $(LDLIBS)

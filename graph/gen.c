@@ -1,6 +1,6 @@
-/* gen.c - the built-in road-like graph generator and the DIMACS writer.
+/* gen.c - the grid generator (grid:N[:SEED]) and the DIMACS writer.
  *
- * gp_generate_road(n, seed) lays n nodes on a grid of cols = ceil(sqrt(n)) columns (the last row
+ * gp_generate_grid(n, seed) lays n nodes on a grid of cols = ceil(sqrt(n)) columns (the last row
  * partial) centred near lon 8.5, lat 47.3 with ~100 m spacing and each node jittered by up to 30%
  * of the spacing. Neighbouring nodes are joined by two-way streets; about 5% of the local streets
  * are missing and about 3% are one-way. Every 8th row/column is an arterial (50 km/h) and every
@@ -120,9 +120,9 @@ static void gen_range(void *vc, uint64_t begin, uint64_t end) {
     }
 }
 
-gp_graph *gp_generate_road(uint64_t n, uint64_t seed, gp_err *err) {
+gp_graph *gp_generate_grid(uint64_t n, uint64_t seed, gp_err *err) {
     if (n < 100 || n > 100000000ULL) {
-        gp_err_set(err, GP_EINVAL, "gen: node count %llu is outside 100..100000000",
+        gp_err_set(err, GP_EINVAL, "grid: node count %llu is outside 100..100000000",
                    (unsigned long long)n);
         return NULL;
     }
@@ -164,12 +164,12 @@ gp_graph *gp_generate_road(uint64_t n, uint64_t seed, gp_err *err) {
     c.pass = 2;
     gp_parallel_for(n, 0, gen_range, &c);
     free(c.coslat);
-    GP_LOG(GP_LOG_DEBUG, "gen %llu: coordinates %.3fs, degrees %.3fs, arcs %.3fs",
+    GP_LOG(GP_LOG_DEBUG, "grid %llu: coordinates %.3fs, degrees %.3fs, arcs %.3fs",
            (unsigned long long)n, t1 - t0, t2 - t1, gp_now() - t2);
     char src[64];
-    snprintf(src, sizeof src, "gen:%llu:%llu", (unsigned long long)n, (unsigned long long)seed);
+    snprintf(src, sizeof src, "grid:%llu:%llu", (unsigned long long)n, (unsigned long long)seed);
     gp_graph_set_unit(g, "deciseconds", 0.1);
-    return gp_graph_complete(g, src, "gen", 1, err);
+    return gp_graph_complete(g, src, "grid", 1, err);
 oom:
     free(c.coslat);
     free(g->ext);
@@ -180,7 +180,7 @@ oom:
     free(g->w);
     free(g);
 oom0:
-    gp_err_set(err, GP_ENOMEM, "gen: out of memory for %llu nodes", (unsigned long long)n);
+    gp_err_set(err, GP_ENOMEM, "grid: out of memory for %llu nodes", (unsigned long long)n);
     return NULL;
 }
 

@@ -260,7 +260,8 @@ void gp_scale_fit_init(gp_scale_fit *f);
 void gp_scale_fit_add(gp_scale_fit *f, double cost); /* negative costs (no arc) are ignored */
 int gp_scale_fit_pick(const gp_scale_fit *f, double *scale, gp_err *err);
 
-/* Loads a graph from a spec: "dimacs:PATH", "csv:PATH", "gen:N[:SEED]", "graphml:PATH",
+/* Loads a graph from a spec: "dimacs:PATH", "csv:PATH", "gen:N[:SEED]", "grid:N[:SEED]",
+ * "graphml:PATH",
  * "sndlib:PATH", "rocketfuel:PATH", "postgresql://..." , or a bare PATH whose extension chooses
  * the format (.gr, .gr.gz, .csv, .graphml, .txt (SNDlib), .intra). opts may be NULL. Never returns
  * a partial graph: NULL and err filled on any error. */
@@ -287,9 +288,23 @@ gp_graph *gp_load_rocketfuel(const char *path, const gp_load_opts *o, gp_err *er
 gp_graph *gp_load_osm(const char *path, const gp_load_opts *o, gp_err *err);
 /* pgRouting edge table from PostgreSQL (storage/pg.c); uri is the whole postgresql:// spec. */
 gp_graph *gp_load_postgres(const char *uri, const gp_load_opts *o, gp_err *err);
-/* Road-like generator: perturbed grid with lon/lat coordinates and travel-time-like weights,
- * deterministic for (n, seed); 100 <= n <= 100M. */
+/* Road-like generator (graph/road.c, spec gen:N[:SEED]): towns and cities of power-law sizes as
+ * street grids, rural roads on a thinned Gabriel graph of the settlements, motorways between the
+ * largest cities, barriers crossed in few places; lon/lat coordinates, travel times in
+ * deciseconds by road class (arc_class set); exactly n nodes, strongly connected, deterministic
+ * for (n, seed); 100 <= n <= 100M. */
 gp_graph *gp_generate_road(uint64_t n, uint64_t seed, gp_err *err);
+/* The previous generator (graph/gen.c, spec grid:N[:SEED]): a jittered grid of n nodes with
+ * arterials every 8th and 16th line, some streets missing or one-way; deterministic for (n, seed). */
+gp_graph *gp_generate_grid(uint64_t n, uint64_t seed, gp_err *err);
+/* The speed (km/h) the road-like generator gives a road class: motorway 110, primary 80,
+ * secondary 70, tertiary (city arterials) 50, residential 30; 0 for the classes it does not use.
+ * Its graphs carry arc_class. */
+double gp_gen_class_kmh(int cls);
+/* Writes gen:n:seed as OSM XML: nodes 1..n with lat/lon, one way per road with highway=*,
+ * maxspeed (km/h, the speed its travel times use), oneway=yes where one-way and oneway=no on
+ * two-way motorways (which OSM otherwise takes as one-way). */
+int gp_write_road_osm(uint64_t n, uint64_t seed, const char *path, gp_err *err);
 /* Writes a graph as DIMACS .gr (+ .co when it has coordinates; co_path may be NULL). */
 int gp_write_dimacs(const gp_graph *g, const char *gr_path, const char *co_path, gp_err *err);
 

@@ -33,6 +33,25 @@ static inline uint64_t gp_mix64(uint64_t x) {
 gp_graph *gp_graph_complete(gp_graph *g, const char *source, const char *format, int directed,
                             gp_err *err);
 
+/* The road-like generator's output before it becomes a CSR graph (graph/road.c): coordinates and
+ * an undirected edge list with a road class (enum gp_road_class) and a direction per edge. The edges of
+ * one road (a street with its shape points, a rural road) are consecutive and continue each other
+ * (ev[e] == eu[e + 1]). */
+typedef struct gp_roadnet {
+    uint64_t n, ne;
+    double *x, *y;         /* n lon / lat */
+    uint32_t *eu, *ev;     /* ne edge ends, 0-based nodes */
+    uint8_t *ecls;         /* ne road classes */
+    uint8_t *edir;         /* ne: 1 eu->ev only, 2 ev->eu only, 3 both ways */
+    uint32_t settlements;  /* towns and cities */
+    uint32_t links;        /* rural roads and motorways between them */
+    double map_km;         /* side of the square map */
+} gp_roadnet;
+
+/* Builds the road network of gen:n:seed (see graph/road.c); NULL with err filled on bad n or OOM. */
+gp_roadnet *gp_roadnet_build(uint64_t n, uint64_t seed, gp_err *err);
+void gp_roadnet_free(gp_roadnet *r); /* accepts NULL */
+
 /* Per-arc road attributes collected by a builder (graph/roadattr.c): arcs are pushed in the
  * builder's arc order; emit lays them out in CSR order through origin[p], the builder arc index
  * of CSR position p, and fills g's arc_* arrays, shape points and strings table. */

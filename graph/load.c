@@ -1,7 +1,7 @@
 /* load.c - gp_graph_load: turns a graph spec into a graph by choosing the loader.
  *
- * A spec is "FORMAT:PATH" (dimacs, csv, graphml, sndlib, rocketfuel), "gen:N[:SEED]" (the built-in
- * generator, seed 1 by default), a PostgreSQL URI ("postgresql://..." or "postgres://..."), or a
+ * A spec is "FORMAT:PATH" (dimacs, csv, graphml, sndlib, rocketfuel), "gen:N[:SEED]" or
+ * "grid:N[:SEED]" (the built-in generators, seed 1 by default), a PostgreSQL URI ("postgresql://..." or "postgres://..."), or a
  * bare path whose extension names the format: .gr / .gr.gz (DIMACS), .csv (pgRouting CSV),
  * .graphml (Topology Zoo), .txt (SNDlib native), .intra (Rocketfuel weights), .osm / .osm.pbf
  * (OpenStreetMap, "?profile=car|bicycle|foot" may follow), .gpath (a snapshot written by
@@ -106,25 +106,28 @@ static int parse_u64(const char *s, size_t len, uint64_t *out) {
     return 0;
 }
 
-static gp_graph *load_gen(const char *spec, const char *arg, const gp_load_opts *o, gp_err *err) {
-    if (check_opts("gen", 0, 0, o, err)) return NULL;
+/* gen:N[:SEED] (road-like) and grid:N[:SEED]; kind is the prefix without its colon. */
+static gp_graph *load_gen(const char *spec, const char *kind, const char *arg, const gp_load_opts *o,
+                          gp_err *err) {
+    if (check_opts(kind, 0, 0, o, err)) return NULL;
     const char *colon = strchr(arg, ':');
     size_t nlen = colon ? (size_t)(colon - arg) : strlen(arg);
     uint64_t n, seed = 1;
     if (parse_u64(arg, nlen, &n)) {
-        gp_err_set(err, GP_EINVAL, "%.64s: expected gen:N[:SEED] with N a node count", spec);
+        gp_err_set(err, GP_EINVAL, "%.64s: expected %s:N[:SEED] with N a node count", spec, kind);
         return NULL;
     }
     if (colon && parse_u64(colon + 1, strlen(colon + 1), &seed)) {
-        gp_err_set(err, GP_EINVAL, "%.64s: SEED in gen:N[:SEED] must be an unsigned integer", spec);
+        gp_err_set(err, GP_EINVAL, "%.64s: SEED in %s:N[:SEED] must be an unsigned integer", spec,
+                   kind);
         return NULL;
     }
     if (o->max_nodes && n > o->max_nodes) {
-        gp_err_set(err, GP_ETOOBIG, "gen:%llu is over max_graph_nodes = %llu nodes",
+        gp_err_set(err, GP_ETOOBIG, "%s:%llu is over max_graph_nodes = %llu nodes", kind,
                    (unsigned long long)n, (unsigned long long)o->max_nodes);
         return NULL;
     }
-    return gp_generate_road(n, seed, err);
+    return strcmp(kind, "grid") == 0 ? gp_generate_grid(n, seed, err) : gp_generate_road(n, seed, err);
 }
 
 int gp_spec_is_pg(const char *spec) {
@@ -148,7 +151,9 @@ static const loader *spec_loader(const char *spec, const char **path) {
 }
 
 const char *gp_spec_path(const char *spec) {
-    if (!spec || strncmp(spec, "gen:", 4) == 0 || gp_spec_is_pg(spec)) return NULL;
+    if (!spec || strncmp(spec, "gen:", 4) == 0 || strncmp(spec, "grid:", 5) == 0 ||
+        gp_spec_is_pg(spec))
+        return NULL;
     const char *path;
     return spec_loader(spec, &path) ? path : NULL;
 }
@@ -207,7 +212,9 @@ gp_graph *gp_graph_load(const char *spec, const gp_load_opts *opts, gp_err *err)
     }
     gp_graph *g = NULL;
     if (strncmp(spec, "gen:", 4) == 0) {
-        g = load_gen(spec, spec + 4, o, err);
+        g = load_gen(spec, "gen", spec + 4, o, err);
+    } else if (strncmp(spec, "grid:", 5) == 0) {
+        g = load_gen(spec, "grid", spec + 5, o, err);
     } else if (gp_spec_is_pg(spec)) {
         if (!check_opts("postgresql", 1, 0, o, err)) g = gp_load_postgres(spec, o, err);
     } else {
@@ -218,9 +225,9 @@ gp_graph *gp_graph_load(const char *spec, const gp_load_opts *opts, gp_err *err)
             gp_spec_redact(spec, shown, sizeof shown);
             gp_err_set(err, GP_EINVAL,
                        "%s: cannot tell the graph format; use a prefix (dimacs:, csv:, graphml:, "
-                       "sndlib:, rocketfuel:, osm:, gpath:, gen:N[:SEED], postgresql://) or an "
-                       "extension (.gr, .gr.gz, .csv, .graphml, .txt, .intra, .osm, .osm.pbf, "
-                       ".gpath)",
+                       "sndlib:, rocketfuel:, osm:, gpath:, gen:N[:SEED], grid:N[:SEED], "
+                       "postgresql://) or an extension (.gr, .gr.gz, .csv, .graphml, .txt, .intra, "
+                       ".osm, .osm.pbf, .gpath)",
                        shown);
             return NULL;
         }

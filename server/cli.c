@@ -554,12 +554,15 @@ static int cmd_info(const gp_cli_args *a) {
 static const gp_cli_opt gen_opts[] = {
     {"nodes", 'n', "N", "nodes to generate (100..100,000,000)", "100000", GP_OPT_REQUIRED},
     {"seed", 's', "S", "generator seed (default 1): same N and seed, same graph", "7", 0},
-    {"out", 'o', "FILE.gr", "DIMACS output; coordinates go to FILE.co", "road.gr",
-     GP_OPT_REQUIRED},
+    {"out", 'o', "FILE.gr", "DIMACS output; coordinates go to FILE.co (needed unless --osm)",
+     "road.gr", 0},
+    {"osm", 0, "FILE.osm",
+     "also (or instead) write OSM XML: ways with highway, maxspeed (km/h) and oneway", "road.osm", 0},
     GP_CLI_OPT_QUIET,
 };
 static const char *const gen_ex[] = {
     "gpath gen -n 100000 -s 7 -o road.gr   # writes road.gr + road.co",
+    "gpath gen -n 100000 --osm road.osm    # OSM XML (osmium cat road.osm -o road.osm.pbf)",
     "gpath route --graph road.gr --from 1 --to 99999   # read back", NULL};
 
 static int cmd_gen(const gp_cli_args *a) {
@@ -568,17 +571,26 @@ static int cmd_gen(const gp_cli_args *a) {
     if ((rc = gp_cli_u64(a, "nodes", 0, 0, UINT64_MAX, &n)) ||
         (rc = gp_cli_u64(a, "seed", 1, 0, UINT64_MAX, &seed)))
         return rc;
-    const char *outp = gp_cli_str(a, "out");
-    size_t l = strlen(outp);
+    const char *outp = gp_cli_str(a, "out"), *osm = gp_cli_str(a, "osm");
+    if (!outp && !osm) return gp_cli_usage_error("gen: missing parameter --out (or --osm)");
+    size_t l = outp ? strlen(outp) : 0;
     char *co = malloc(l + 4);
     if (!co) return gp_cli_usage_error("out of memory");
     if (l > 3 && strcmp(outp + l - 3, ".gr") == 0)
         snprintf(co, l + 4, "%.*s.co", (int)(l - 3), outp);
     else
-        snprintf(co, l + 4, "%s.co", outp);
+        snprintf(co, l + 4, "%s.co", outp ? outp : "");
     gp_err err;
     gp_err_clear(&err);
     gp_cli_progress *pr = gp_cli_progress_start(!gp_cli_flag(a, "quiet"));
+    if (osm) {
+        gp_cli_progress_stage(pr, "writing OSM XML");
+        if (gp_write_road_osm(n, seed, osm, &err) != GP_OK) {
+            gp_cli_progress_stop(pr);
+            free(co);
+            return gp_cli_fail_err(&err);
+        }
+    }
     gp_cli_progress_stage(pr, "generating graph");
     gp_graph *g = gp_generate_road(n, seed, &err);
     if (!g) {
@@ -587,15 +599,17 @@ static int cmd_gen(const gp_cli_args *a) {
         return gp_cli_fail_err(&err);
     }
     gp_cli_progress_stage(pr, "writing DIMACS");
-    rc = gp_write_dimacs(g, outp, co, &err);
+    rc = outp ? gp_write_dimacs(g, outp, co, &err) : GP_OK;
     gp_cli_progress_stop(pr);
     if (rc != GP_OK) {
         rc = gp_cli_fail_err(&err);
     } else {
         cJSON *j = cJSON_CreateObject();
         if (j && cJSON_AddNumberToObject(j, "nodes", g->n) &&
-            cJSON_AddNumberToObject(j, "edges", g->m) && cJSON_AddStringToObject(j, "graph", outp) &&
-            cJSON_AddStringToObject(j, "coordinates", co) &&
+            cJSON_AddNumberToObject(j, "edges", g->m) &&
+            (!outp || (cJSON_AddStringToObject(j, "graph", outp) &&
+                       cJSON_AddStringToObject(j, "coordinates", co))) &&
+            (!osm || cJSON_AddStringToObject(j, "osm", osm)) &&
             cJSON_AddStringToObject(j, "version", g->version)) {
             rc = gp_cli_print_json(j);
         } else {
@@ -620,7 +634,7 @@ static const gp_cli_cmd cmd_defs[] = {
     {"apsp", "all-pairs distances (Floyd-Warshall)", apsp_opts, GP_CLI_NOPTS(apsp_opts), apsp_ex,
      cmd_apsp, NULL},
     {"info", "describe a graph", info_opts, GP_CLI_NOPTS(info_opts), info_ex, cmd_info, NULL},
-    {"gen", "write a generated road graph as DIMACS .gr/.co", gen_opts, GP_CLI_NOPTS(gen_opts),
+    {"gen", "write a generated road graph as DIMACS .gr/.co and/or OSM XML", gen_opts, GP_CLI_NOPTS(gen_opts),
      gen_ex, cmd_gen, NULL},
 };
 

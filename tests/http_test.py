@@ -615,7 +615,7 @@ def t_request_timeout(ctx):
         expect_error((st, h, b), 504, "Timeout", ["request_timeout_ms"])
         st, _, b = d4.call("GET", "/health")
         assert st == 200 and b["status"] == "ok" and b["backend"] == "cpu", b
-        # a route between grid neighbours settles a handful of nodes: well inside 1 ms, but a
+        # a route between street neighbours settles a handful of nodes: well inside 1 ms, but a
         # descheduled worker could still overrun it once, so a few tries are allowed
         for _ in range(5):
             st, _, b = d4.call("GET", "/v1/graphs/big/route?from=1&to=2")

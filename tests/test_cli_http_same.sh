@@ -120,10 +120,18 @@ def same(name, args, method, path, body=None, drop=(), code=None):
 
 
 R = "road.gr"
+# places on the road-like gen:2000:3 (road.co): a few metres off node 1 and off node 500, and one
+# ~130 km from every road
+CO = {int(l.split()[1]): (int(l.split()[2]) / 1e6, int(l.split()[3]) / 1e6)
+      for l in open("road.co") if l.startswith("v ")}
+PA = (round(CO[1][0] + 0.00004, 6), round(CO[1][1] + 0.00003, 6))
+PB = (round(CO[500][0] + 0.00004, 6), round(CO[500][1] - 0.00003, 6))
+A, B = "%.6f,%.6f" % PA, "%.6f,%.6f" % PB
+OFF = "%.6f,%.6f" % (CO[1][0] + 1.0, CO[1][1] + 1.0)
 # route: ids, coordinates (lon,lat), mixed, radius, algorithms, errors
 same("route ids", ["route", "-g", R, "-f", "1", "-t", "1500"], "GET", R + "/route?from=1&to=1500")
-same("route coordinates", ["route", "-g", R, "-f", "8.4705,47.2801", "-t", "8.52,47.31"],
-     "GET", R + "/route?from=8.4705,47.2801&to=8.52,47.31")
+same("route coordinates", ["route", "-g", R, "-f", A, "-t", B],
+     "GET", R + "/route?from=%s&to=%s" % (A, B))
 same("route id to coordinate, astar, radius", ["route", "-g", R, "-f", "7", "-t", "8.5,47.3",
      "--algo", "astar", "--radius", "500"], "GET", R + "/route?from=7&to=8.5,47.3&algo=astar&radius=500")
 same("route NoSegment beyond the radius", ["route", "-g", R, "-f", "8.5,47.3", "-t", "1", "-r", "1"],
@@ -150,18 +158,19 @@ same("sssp id", ["sssp", "-g", R, "-s", "1", "-d", "300"], "GET", R + "/sssp?sou
 same("sssp coordinate", ["sssp", "-g", R, "-s", "8.5,47.3", "-d", "400"],
      "GET", R + "/sssp?source=8.5,47.3&max_distance=400")
 same("sssp whole tree", ["sssp", "-g", "tiny.gr", "-s", "1"], "GET", "tiny.gr/sssp?source=1")
-same("sssp NoSegment", ["sssp", "-g", R, "-s", "8.5,47.3", "--radius", "2"],
-     "GET", R + "/sssp?source=8.5,47.3&radius=2", code="NoSegment")
+same("sssp NoSegment", ["sssp", "-g", R, "-s", OFF, "--radius", "2"],
+     "GET", R + "/sssp?source=%s&radius=2" % OFF, code="NoSegment")
 same("sssp UnknownNode", ["sssp", "-g", R, "-s", "0"], "GET", R + "/sssp?source=0", code="UnknownNode")
 # table
 same("table ids", ["table", "-g", R, "-s", "1,1500", "-t", "250,1999"], "POST", R + "/table",
      {"sources": [1, 1500], "targets": [250, 1999]})
-same("table ids and coordinates", ["table", "-g", R, "-s", "1;8.4705,47.2801", "-t", "500;8.52,47.31"],
-     "POST", R + "/table", {"sources": [1, [8.4705, 47.2801]], "targets": [500, "8.52,47.31"]})
+same("table ids and coordinates", ["table", "-g", R, "-s", "1;" + A, "-t", "500;" + B],
+     "POST", R + "/table", {"sources": [1, list(PA)], "targets": [500, B]})
 same("table sources x sources", ["table", "-g", R, "-s", "3;8.5,47.3;9"], "POST", R + "/table",
      {"sources": [3, "8.5,47.3", 9]})
-same("table radius, NoSegment names the entry", ["table", "-g", R, "-s", "1;8.5,47.3", "-r", "3"],
-     "POST", R + "/table", {"sources": [1, [8.5, 47.3]], "radius": 3}, code="NoSegment")
+same("table radius, NoSegment names the entry", ["table", "-g", R, "-s", "1;" + OFF, "-r", "3"],
+     "POST", R + "/table", {"sources": [1, [float(x) for x in OFF.split(",")]], "radius": 3},
+     code="NoSegment")
 same("table UnknownNode", ["table", "-g", R, "-s", "1", "-t", "2;77777"], "POST", R + "/table",
      {"sources": [1], "targets": [2, 77777]}, code="UnknownNode")
 same("table unreachable cells", ["table", "-g", "tiny.gr", "-s", "1,2,3"], "POST", "tiny.gr/table",

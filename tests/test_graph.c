@@ -1,6 +1,6 @@
 /* test_graph.c - the graph module: CSR builder, id map, content hash, reference counting, cost
  * scaling, the DIMACS and CSV loaders (every malformed-input case checked for its "FILE:LINE:"
- * message), gzip input, the road generator and DIMACS writer, the load dispatcher, the spatial
+ * message), gzip input, the grid generator and DIMACS writer, the load dispatcher, the spatial
  * index against brute force, and the real data sets under $GPATH_DATA (skipped when absent).
  */
 #include <setjmp.h>
@@ -579,12 +579,13 @@ static void test_csv_malformed(void **state) {
 /* ---------------------------------------------------------------------------------------------
  * generator, writer, dispatcher */
 
+/* The grid generator (grid:N[:SEED]); the road-like one (gen:) has tests/test_roadlike.c. */
 static void test_generator(void **state) {
     (void)state;
     gp_err err;
     static const uint64_t sizes[] = {100, 101, 1000, 12345};
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
-        gp_graph *g = gp_generate_road(sizes[s], 5, &err);
+        gp_graph *g = gp_generate_grid(sizes[s], 5, &err);
         assert_non_null(g);
         assert_int_equal(g->n, sizes[s]);
         assert_true(g->m > 3 * sizes[s]);
@@ -597,25 +598,37 @@ static void test_generator(void **state) {
         }
         for (uint32_t i = 0; i < g->m; i++) assert_true(g->w[i] >= 1 && g->w[i] < 600);
         check_csr(g);
-        gp_graph *h = gp_generate_road(sizes[s], 5, &err);
+        gp_graph *h = gp_generate_grid(sizes[s], 5, &err);
         assert_true(g->hash == h->hash);
         assert_memory_equal(g->lon, h->lon, g->n * sizeof(double));
         gp_graph_unref(h);
-        h = gp_generate_road(sizes[s], 6, &err);
+        h = gp_generate_grid(sizes[s], 6, &err);
         assert_true(g->hash != h->hash);
         gp_graph_unref(h);
         gp_graph_unref(g);
     }
-    assert_null(gp_generate_road(99, 1, &err));
+    assert_null(gp_generate_grid(99, 1, &err));
     assert_int_equal(err.code, GP_EINVAL);
-    assert_null(gp_generate_road(100000001ULL, 1, &err));
+    assert_null(gp_generate_grid(100000001ULL, 1, &err));
 
-    /* the spec form; default seed 1 */
-    gp_graph *a = load_ok("gen:500", NULL), *b = load_ok("gen:500:1", NULL);
-    gp_graph *c = gp_generate_road(500, 1, &err);
+    /* the spec forms; default seed 1. grid:N is the generator gen:N was before it became
+     * road-like (issue 18), arc for arc: the same content hash as then. */
+    gp_graph *a = load_ok("grid:500", NULL), *b = load_ok("grid:500:1", NULL);
+    gp_graph *c = gp_generate_grid(500, 1, &err);
+    assert_true(a->hash == b->hash && a->hash == c->hash);
+    assert_string_equal(a->version, "ae0d99789e67596a");
+    assert_string_equal(a->format, "grid");
+    assert_string_equal(a->source, "grid:500");
+    gp_graph_unref(a);
+    gp_graph_unref(b);
+    gp_graph_unref(c);
+    a = load_ok("gen:500", NULL);
+    b = load_ok("gen:500:1", NULL);
+    c = gp_generate_road(500, 1, &err);
     assert_true(a->hash == b->hash && a->hash == c->hash);
     assert_string_equal(a->format, "gen");
     assert_string_equal(a->source, "gen:500");
+    check_csr(a);
     gp_graph_unref(a);
     gp_graph_unref(b);
     gp_graph_unref(c);
@@ -624,7 +637,8 @@ static void test_generator(void **state) {
 static void test_write_dimacs_roundtrip(void **state) {
     (void)state;
     gp_err err;
-    gp_graph *g = gp_generate_road(2000, 9, &err);
+    /* the grid: no road attributes, which DIMACS cannot carry and the version includes */
+    gp_graph *g = gp_generate_grid(2000, 9, &err);
     assert_non_null(g);
     char gr[600], co[600];
     snprintf(gr, sizeof gr, "%s/rt.gr", tmpdir);
@@ -662,6 +676,8 @@ static void test_dispatch(void **state) {
     assert_non_null(strstr(err.msg, "gen:N[:SEED]"));
     assert_null(gp_graph_load("gen:1000:x", NULL, &err));
     assert_null(gp_graph_load("gen:1000:", NULL, &err));
+    assert_null(gp_graph_load("grid:x", NULL, &err));
+    assert_non_null(strstr(err.msg, "grid:N[:SEED]"));
     assert_null(gp_graph_load("roads.xyz", NULL, &err));
     assert_non_null(strstr(err.msg, "cannot tell the graph format"));
     assert_null(gp_graph_load("dimacs:", NULL, &err));

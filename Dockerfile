@@ -32,7 +32,7 @@ SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 # hadolint ignore=DL3008
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
-      libmicrohttpd12t64 libcjson1 libinih1 libpq5 libsqlite3-0 zlib1g libxml2 \
+      libmicrohttpd12t64 libcjson1 libinih1 libpq5 libsqlite3-0 zlib1g libxml2 libmetis5 \
       libexpat1 libbz2-1.0 \
       curl ca-certificates \
  && rm -rf /var/lib/apt/lists/* \

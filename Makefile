@@ -24,7 +24,7 @@ OPT     ?= -O2 -g
 WARN    ?= -Wall -Wextra -Wno-unused-parameter
 CFLAGS  += -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -pthread -MMD -MP \
            $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -pthread -lm
+LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lmetis -pthread -lm
 SAN     ?=
 CFLAGS  += $(SAN)
 # The one version number: the VERSION file (`gpath --version`, /metrics, openapi.yaml's info.version
@@ -105,8 +105,7 @@ $(BUILD)/tests/%: tests/%.c $(BUILD)/libgpath.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libgpath.a $(TEST_LIBS) $(LDLIBS)
 
-# the road-likeness measures order graphs with METIS (libmetis-dev)
-$(BUILD)/bench/roadlike $(BUILD)/tests/test_roadlike: LDLIBS += -lmetis
+# METIS (libmetis-dev) is in LDLIBS: the CCH order (engine/cch.c) and the road-likeness measures
 
 $(BUILD)/bench/%: bench/%.c $(BUILD)/libgpath.a
 	@mkdir -p $(dir $@)

@@ -4,11 +4,11 @@
 set -euo pipefail
 what=${1:-test}
 run_pkgs="build-essential pkg-config libmicrohttpd-dev libcjson-dev libinih-dev libpq-dev
-  libsqlite3-dev zlib1g-dev libxml2-dev curl libosmium2-dev libprotozero-dev libexpat1-dev
-  libbz2-dev"
+  libsqlite3-dev zlib1g-dev libxml2-dev libmetis-dev curl libosmium2-dev libprotozero-dev
+  libexpat1-dev libbz2-dev"
 test_pkgs="$run_pkgs libcmocka-dev libcurl4-openssl-dev python3 python3-jsonschema python3-yaml
   python3-networkx postgresql postgresql-15-pgrouting gnuplot-nox wrk cppcheck
-  yamllint libmetis-dev osmium-tool libreadosm-dev clang libclang-rt-14-dev"
+  yamllint osmium-tool libreadosm-dev clang libclang-rt-14-dev"
 case "$what" in
   run) pkgs=$run_pkgs ;;
   test) pkgs=$test_pkgs ;;

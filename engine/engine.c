@@ -8,6 +8,9 @@
  */
 #include "engine.h"
 
+#include "../graph/snapshot.h"
+#include "cch.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +32,10 @@ gp_engine *gp_engine_new(const char *backend, int cpu_threads, const gp_cuda_opt
         gp_err_set(err, GP_ENOMEM, "out of memory creating the engine");
         return NULL;
     }
+    e->cpu_threads = cpu_threads;
+    e->cch_mode = GP_CCH_AUTO;
+    e->cch_min_nodes = GP_CCH_MIN_NODES_DEFAULT;
+    e->cuda_device = cuda ? cuda->device : 0;
     e->cpu = gp_cpu_backend_new(cpu_threads, err);
     if (!e->cpu) goto fail;
     e->primary = e->cpu;
@@ -106,6 +113,64 @@ static int should_fall_back(gp_engine *e, gp_backend *b, int rc, const gp_err *e
     return 0;
 }
 
+int gp_engine_set_cch(gp_engine *e, const char *mode, uint32_t min_nodes, uint32_t max_tri_per_node,
+                      gp_err *err) {
+    int m;
+    if (!mode || strcmp(mode, "auto") == 0) m = GP_CCH_AUTO;
+    else if (strcmp(mode, "on") == 0) m = GP_CCH_ON;
+    else if (strcmp(mode, "off") == 0) m = GP_CCH_OFF;
+    else return gp_err_set(err, GP_EINVAL, "unknown cch mode '%s' (expected auto, on or off)", mode);
+    e->cch_mode = m;
+    e->cch_min_nodes = min_nodes;
+    gp_cch_set_max_tri_per_node(max_tri_per_node);
+    return GP_OK;
+}
+
+/* Builds and customizes g's CCH when the policy says so. Failure is not an error of the load: the
+ * graph is served by the Dijkstra family (logged). */
+static void attach_cch(gp_engine *e, gp_graph *g) {
+    if (g->cch || e->cch_mode == GP_CCH_OFF ||
+        (e->cch_mode == GP_CCH_AUTO && g->n < e->cch_min_nodes))
+        return;
+    double t0 = gp_now();
+    gp_err err;
+    gp_err_clear(&err);
+    gp_cch *c = NULL;
+    /* a snapshot may carry the order (gpath import): then no METIS here */
+    uint64_t osz = 0;
+    const void *ord = gp_snapshot_section(g, GP_CCH_SNAPSHOT_SECTION, &osz);
+    if (ord && gp_cch_order_decode(g, ord, osz, &err) != GP_OK) {
+        GP_LOG(GP_LOG_WARN, "event=cch_order_ignored graph=%s reason=\"%s\"", g->version, err.msg);
+        gp_err_clear(&err);
+    }
+    int rc = gp_cch_prepare(g, &c, &err);
+    if (rc == GP_OK) {
+        int on_gpu = first(e) != e->cpu &&
+                     gp_cch_gpu_customize(c, e->cuda_device, &err) == GP_OK;
+        if (!on_gpu) {
+            if (first(e) != e->cpu)
+                GP_LOG(GP_LOG_WARN, "cch: GPU customization failed (%s); customizing on the CPU",
+                       err.msg);
+            gp_err_clear(&err);
+            rc = gp_cch_customize(c, e->cpu_threads, &err);
+        }
+    }
+    if (rc != GP_OK) {
+        GP_LOG(GP_LOG_WARN, "event=cch_skipped graph=%s reason=\"%s\"", g->version, err.msg);
+        gp_cch_free(c);
+        return;
+    }
+    g->cch = c;
+    g->cch_free = gp_cch_free;
+    GP_LOG(GP_LOG_INFO,
+           "event=cch_ready graph=%s nodes=%u cch_edges=%u triangles=%llu levels=%u topology=%s "
+           "order_s=%.3f contract_s=%.3f customize_s=%.4f on=%s total_s=%.3f mib=%.1f",
+           g->version, g->n, c->topo->m, (unsigned long long)c->topo->ntri, c->topo->nlevels,
+           c->reused_topo ? "reused" : "new", c->reused_topo ? 0.0 : c->topo->order_s,
+           c->reused_topo ? 0.0 : c->topo->contract_s, c->custom_s, c->custom_on, gp_now() - t0,
+           (double)gp_cch_bytes(c) / 1048576.0);
+}
+
 int gp_engine_attach(gp_engine *e, gp_graph *g, gp_err *err) {
     gp_backend *b = first(e);
     int rc = GP_OK;
@@ -118,6 +183,7 @@ int gp_engine_attach(gp_engine *e, gp_graph *g, gp_err *err) {
     }
     /* the CPU backend prepares too (A* bound): it is the fallback for every graph */
     if (rc == GP_OK && e->cpu->ops->attach) rc = e->cpu->ops->attach(e->cpu, g, err);
+    if (rc == GP_OK) attach_cch(e, g);
     return rc;
 }
 
@@ -134,18 +200,44 @@ int gp_engine_attach(gp_engine *e, gp_graph *g, gp_err *err) {
         return rc_;                                                                                \
     } while (0)
 
+/* The CCH answers: GPU when it holds the customized CCH and the primary is healthy. */
+static int cch_gpu(gp_engine *e, const gp_cch *c) { return c->gpu && first(e) != e->cpu; }
+
 int gp_engine_sssp(gp_engine *e, const gp_graph *g, uint32_t src, uint64_t max_dist,
                    uint64_t *dist, uint32_t *pred, gp_err *err) {
+    const gp_cch *c = g->cch;
+    /* PHAST touches every node: with a distance limit the pruned Dijkstra family is cheaper */
+    if (c && src < g->n && max_dist == GP_INF) {
+        int rc = GP_EUNSUPPORTED;
+        if (cch_gpu(e, c)) rc = gp_cch_gpu_sssp(c, &src, 1, dist, err);
+        if (rc != GP_OK && rc != GP_ETIMEOUT) {
+            gp_err_clear(err);
+            rc = gp_cch_sssp(c, src, max_dist, dist, err);
+        }
+        if (rc == GP_OK && pred) rc = gp_cch_pred(g, src, dist, pred, err);
+        return rc;
+    }
     ENGINE_DISPATCH(e, err, sssp(b_, g, src, max_dist, dist, pred, err));
 }
 
 int gp_engine_p2p(gp_engine *e, const gp_graph *g, uint32_t s, uint32_t t, int algo,
                   gp_path *path, gp_err *err) {
+    if (algo == GP_P2P_AUTO && g->cch) return gp_cch_p2p(g->cch, s, t, path, err);
     ENGINE_DISPATCH(e, err, p2p(b_, g, s, t, algo, path, err));
 }
 
 int gp_engine_table(gp_engine *e, const gp_graph *g, const uint32_t *src, uint32_t ns,
                     const uint32_t *dst, uint32_t nt, uint64_t *out, gp_err *err) {
+    const gp_cch *c = g->cch;
+    if (c) {
+        int rc = GP_EUNSUPPORTED;
+        if (cch_gpu(e, c)) rc = gp_cch_gpu_table(c, src, ns, dst, nt, out, err);
+        if (rc != GP_OK && rc != GP_ETIMEOUT && rc != GP_EINVAL) {
+            gp_err_clear(err);
+            rc = gp_cch_table(c, src, ns, dst, nt, e->cpu_threads, out, err);
+        }
+        return rc;
+    }
     ENGINE_DISPATCH(e, err, table(b_, g, src, ns, dst, nt, out, err));
 }
 

@@ -5,11 +5,21 @@
  * error after which the backend reports itself unhealthy (a sticky CUDA error), the call is re-run
  * on the CPU backend and later calls go straight to the CPU. Non-sticky device errors fail the call.
  * GP_ETIMEOUT (the caller's deadline passed) is returned as is, never re-run on the CPU.
+ *
+ * CCH (engine/cch.h). With cch "auto" (graphs of at least cch_min_nodes nodes) or "on" (every
+ * graph), attach also builds the graph's customizable contraction hierarchy (topology reused from
+ * the cache when the graph has the shape of an earlier one: a PATCH of link costs, a what-if) and
+ * customizes it (on the GPU when CUDA is primary, else on the CPU threads); it is stored in g->cch
+ * and lives and is swapped with the graph. Then p2p AUTO is the CCH query (CPU), sssp without a
+ * distance limit is PHAST (GPU when it holds the CCH, else CPU) and table is RPHAST on the GPU or
+ * buckets on the CPU. A graph whose CCH cannot be built (e.g. a shortcut weight over 2^32-1) keeps
+ * the Dijkstra family, which also stays the answer for explicit algorithms and the reference.
  */
 #ifndef GP_ENGINE_H
 #define GP_ENGINE_H
 
 #include "backend.h"
+#include "cch.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -20,7 +30,19 @@ typedef struct gp_engine {
     gp_backend *cpu;
     int primary_failed;   /* set (atomically) once the primary is out of service */
     char cpu_reason[256]; /* backend auto on the CPU: why ("no NVIDIA GPU found ..."), else "" */
+    int cpu_threads;      /* as given to gp_engine_new (0 = all CPUs) */
+    int cch_mode;         /* GP_CCH_OFF / AUTO / ON */
+    uint32_t cch_min_nodes; /* auto: graphs with at least this many nodes */
+    int cuda_device;
 } gp_engine;
+
+enum { GP_CCH_OFF = 0, GP_CCH_AUTO = 1, GP_CCH_ON = 2 };
+/* Sets the CCH policy (config cch, cch_min_nodes, cch_max_triangles_per_node): mode "auto", "on"
+ * or "off"; max_tri_per_node is the size guard of engine/cch.h (process-wide; 0 = none). Default
+ * auto with GP_CCH_MIN_NODES_DEFAULT and GP_CCH_MAX_TRI_PER_NODE. */
+#define GP_CCH_MIN_NODES_DEFAULT 10000
+int gp_engine_set_cch(gp_engine *e, const char *mode, uint32_t min_nodes, uint32_t max_tri_per_node,
+                      gp_err *err);
 
 /* backend: "auto" (CUDA when a GPU is usable, else CPU), "cuda" (error without a GPU), "cpu". */
 gp_engine *gp_engine_new(const char *backend, int cpu_threads, const gp_cuda_opts *cuda,

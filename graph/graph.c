@@ -809,6 +809,7 @@ static void release(const gp_graph *g, void *p) {
 static void graph_free(gp_graph *g) {
     if (!g) return;
     if (g->dev && g->dev_free) g->dev_free(g->dev);
+    if (g->cch && g->cch_free) g->cch_free(g->cch);
     if (g->snap && g->snap_free) g->snap_free(g->snap);
     gp_spatial_free(g->spatial);
     if (g->names) {

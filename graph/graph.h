@@ -97,6 +97,8 @@ typedef struct gp_graph {
     int refs;             /* reference count (atomic) */
     void *dev;            /* backend device state, or NULL */
     void (*dev_free)(void *dev);
+    void *cch;            /* engine/cch.h state (customizable contraction hierarchy), or NULL */
+    void (*cch_free)(void *cch);
     /* Road-segment index of engine/snap.c, built lazily on the first snap and released with the
      * graph through snap_free (the graph layer knows nothing else of it). */
     void *snap;

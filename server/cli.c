@@ -103,6 +103,8 @@ int gp_cli_setup(const gp_cli_args *a, const gp_load_opts *lo_in, gp_graph **g, 
     }
     if (!e) return 0;
     *e = gp_engine_new(backend, (int)threads, NULL, &err);
+    /* one query per process: a CCH's preprocessing (seconds on road graphs) would not pay */
+    if (*e) gp_engine_set_cch(*e, "off", 0, GP_CCH_MAX_TRI_PER_NODE, NULL);
     if (!*e || gp_engine_attach(*e, *g, &err) != GP_OK) {
         rc = gp_cli_fail_err(&err);
         gp_engine_free(*e);

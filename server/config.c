@@ -79,6 +79,12 @@ static const gp_config_key keys[] = {
     {"log_level", S(log_level), "info", 0, 0, "error, warn, info (one line per request) or debug."},
     {"ecmp_max", L(ecmp_max), "64", 1, 4096,
      "Most equal-cost next hops listed per destination in routing tables."},
+    {"cch", S(cch), "auto", 0, 0,
+     "CCH (contraction hierarchy) for route AUTO, sssp, table: auto (>= cch_min_nodes), on, off."},
+    {"cch_min_nodes", L(cch_min_nodes), "10000", 0, 2000000000,
+     "With cch = auto: the smallest graph (nodes) that gets a CCH at load."},
+    {"cch_max_triangles_per_node", L(cch_max_triangles_per_node), "200", 0, 1000000,
+     "CCH size guard: not built past this many triangles per node (grids); 0 = no guard."},
     /* graph loads: an admin token may name any spec, so what a load may read and cost is bounded */
     {"load_timeout_s", L(load_timeout_s), "900", 0, 86400,
      "Time limit of one graph load (reading, building); past it the load stops, 503 "

@@ -52,6 +52,9 @@ typedef struct gp_config {
     char admin_token[256];
     char log_level[16];
     long ecmp_max;
+    char cch[8];
+    long cch_min_nodes;
+    long cch_max_triangles_per_node;
     long load_timeout_s;
     long max_graph_bytes;
     long max_graph_nodes;

@@ -155,6 +155,11 @@ int gp_serve_main(int argc, char **argv) {
         GP_LOG(GP_LOG_ERROR, "event=engine_failed error=\"%s\"", err.msg);
         goto out;
     }
+    if (gp_engine_set_cch(engine, cfg->cch, (uint32_t)cfg->cch_min_nodes,
+                          (uint32_t)cfg->cch_max_triangles_per_node, &err) != GP_OK) {
+        GP_LOG(GP_LOG_ERROR, "event=config_failed error=\"%s\"", err.msg);
+        goto out;
+    }
     if (engine->cpu_reason[0])
         GP_LOG(GP_LOG_INFO, "event=engine backend=%s reason=\"%s\"", gp_engine_backend(engine),
                engine->cpu_reason);

@@ -53,7 +53,8 @@ RUNTIME_PKG = {
 SONAME_PKG = {
     'libmicrohttpd.so.12': 'libmicrohttpd12t64', 'libcjson.so.1': 'libcjson1',
     'libinih.so.1': 'libinih1', 'libpq.so.5': 'libpq5', 'libsqlite3.so.0': 'libsqlite3-0',
-    'libz.so.1': 'zlib1g', 'libxml2.so.2': 'libxml2', 'libstdc++.so.6': None,
+    'libz.so.1': 'zlib1g', 'libxml2.so.2': 'libxml2', 'libmetis.so.5': 'libmetis5',
+    'libstdc++.so.6': None,
     'libexpat.so.1': 'libexpat1', 'libbz2.so.1.0': 'libbz2-1.0',  # libosmium (OSM import)
     'libgcc_s.so.1': None, 'libc.so.6': None, 'libm.so.6': None, 'libpthread.so.0': None,
     'libdl.so.2': None, 'librt.so.1': None, 'ld-linux-x86-64.so.2': None,

@@ -1,0 +1,156 @@
+/* bench_cch.c - the CCH on the CPU (engine/cch.c) beside the CPU backend's Dijkstra family, for
+ * machines without a GPU (bench/cpu-cch.sh; the GPU lab is bench/lab_cch.cu).
+ *
+ *   bench_cch [--reps N] [--queries N] SPEC...     (any gp_graph_load spec; the size guard is off)
+ *
+ * Per graph: order (METIS) and contraction seconds, CCH size; customization with all threads and
+ * after 1% of the arc costs change; p2p (median / p90 of --queries random pairs, path unpacked) vs
+ * the CPU backend's AUTO; one-to-all PHAST vs Dijkstra (one thread each); tables 100x100 and
+ * 1000x1000 with buckets vs the CPU backend's table (100x100 only). Every CCH answer timed is
+ * checked against the reference it is compared with.
+ */
+#include "../engine/cch.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failures;
+static uint64_t rs = 0x77;
+static uint64_t rnd(void) {
+    uint64_t z = (rs += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static int cmpd(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+static double pct(double *v, int n, double p) {
+    if (n <= 0) return 0;
+    qsort(v, (size_t)n, sizeof *v, cmpd);
+    int i = (int)(p * n);
+    return v[i >= n ? n - 1 : i];
+}
+
+static void die(const char *what, const gp_err *e) {
+    fprintf(stderr, "bench_cch: %s: %s\n", what, e->msg);
+    exit(2);
+}
+
+static void run(const char *spec, gp_backend *cpu, gp_backend *cpu1, int reps, int nq) {
+    gp_err err;
+    gp_err_clear(&err);
+    gp_graph *g = gp_graph_load(spec, NULL, &err);
+    if (!g) die(spec, &err);
+    const char *name = strrchr(spec, '/') ? strrchr(spec, '/') + 1 : spec;
+    uint32_t n = g->n;
+    gp_cch_cache_clear();
+    gp_cch *c = NULL;
+    double t0 = gp_now();
+    if (gp_cch_new(g, 0, &c, &err)) die("cch", &err);
+    const gp_cch_topo *t = c->topo;
+    printf("\n## %s: %u nodes, %u arcs\n\n", name, n, g->m);
+    printf("- preprocessing: order %.2f s, contraction %.2f s, total with the first customization "
+           "%.2f s; %u CCH edges, %llu triangles, %u levels; %.1f MiB\n",
+           t->order_s, t->contract_s, gp_now() - t0, t->m, (unsigned long long)t->ntri, t->nlevels,
+           gp_cch_bytes(c) / 1048576.0);
+    double *v = malloc(sizeof(double) * (size_t)(nq > 64 ? nq : 64));
+    for (int r = 0; r < reps; r++) {
+        if (gp_cch_customize(c, 0, &err)) die("customize", &err);
+        v[r] = c->custom_s * 1e3;
+    }
+    double cust = pct(v, reps, 0.5);
+    for (uint32_t e = 0; e < t->m; e++)
+        if (c->ofw[e] != GP_CCH_INF && rnd() % 100 == 0) c->ofw[e] = c->ofw[e] / 2 * 3 + 1;
+    if (gp_cch_customize(c, 0, &err)) die("customize", &err);
+    printf("- customization (all threads): %.1f ms; after 1%% cost changes %.1f ms\n", cust,
+           c->custom_s * 1e3);
+    if (gp_cch_map_metric(c, g, &err) || gp_cch_customize(c, 0, &err)) die("customize", &err);
+    double *b = malloc(sizeof(double) * 64);
+    int nb = 0;
+    for (int q = 0; q < nq; q++) {
+        uint32_t s = (uint32_t)(rnd() % n), tt = (uint32_t)(rnd() % n);
+        gp_path p;
+        double a = gp_now();
+        if (gp_cch_p2p(c, s, tt, &p, &err)) die("p2p", &err);
+        v[q] = (gp_now() - a) * 1e6;
+        if (nb < 20) {
+            gp_path p2;
+            a = gp_now();
+            if (cpu->ops->p2p(cpu, g, s, tt, GP_P2P_AUTO, &p2, &err)) die("p2p ref", &err);
+            b[nb++] = (gp_now() - a) * 1e6;
+            if (p2.dist != p.dist) failures++;
+            gp_path_free(&p2);
+        }
+        gp_path_free(&p);
+    }
+    double p50 = pct(v, nq, 0.5), p90 = pct(v, nq, 0.9), ref = pct(b, nb, 0.5);
+    printf("- p2p: CCH median %.1f us, p90 %.1f us (%d pairs); CPU backend AUTO %.0f us (%d): %.0fx\n",
+           p50, p90, nq, ref, nb, ref / p50);
+    uint64_t *d1 = malloc((size_t)n * 8), *d2 = malloc((size_t)n * 8);
+    double ph[8], dj[8];
+    int nr = reps < 8 ? reps : 8;
+    for (int r = 0; r < nr; r++) {
+        uint32_t s = (uint32_t)(rnd() % n);
+        double a = gp_now();
+        if (gp_cch_sssp(c, s, GP_INF, d1, &err)) die("phast", &err);
+        ph[r] = (gp_now() - a) * 1e3;
+        a = gp_now();
+        if (cpu1->ops->sssp(cpu1, g, s, GP_INF, d2, NULL, &err)) die("dijkstra", &err);
+        dj[r] = (gp_now() - a) * 1e3;
+        if (memcmp(d1, d2, (size_t)n * 8)) failures++;
+    }
+    double mph = pct(ph, nr, 0.5), mdj = pct(dj, nr, 0.5);
+    printf("- one-to-all (1 thread): PHAST %.2f ms, Dijkstra %.1f ms (%.1fx)\n", mph, mdj, mdj / mph);
+    uint32_t sizes[2] = {100, 1000};
+    for (int si = 0; si < 2; si++) {
+        uint32_t k = sizes[si] < n ? sizes[si] : n;
+        uint32_t *S = malloc(k * 4), *T = malloc(k * 4);
+        uint64_t *o1 = malloc((size_t)k * k * 8), *o2 = malloc((size_t)k * k * 8);
+        for (uint32_t i = 0; i < k; i++) S[i] = (uint32_t)(rnd() % n), T[i] = (uint32_t)(rnd() % n);
+        double a = gp_now();
+        if (gp_cch_table(c, S, k, T, k, 0, o1, &err)) die("buckets", &err);
+        double tb = (gp_now() - a) * 1e3, td = 0;
+        if (si == 0) {
+            a = gp_now();
+            if (cpu->ops->table(cpu, g, S, k, T, k, o2, &err)) die("table", &err);
+            td = (gp_now() - a) * 1e3;
+            if (memcmp(o1, o2, (size_t)k * k * 8)) failures++;
+            printf("- table %ux%u: buckets %.1f ms; CPU backend (Dijkstra, all threads) %.0f ms "
+                   "(%.0fx)\n", k, k, tb, td, td / tb);
+        } else {
+            printf("- table %ux%u: buckets %.1f ms\n", k, k, tb);
+        }
+        free(S), free(T), free(o1), free(o2);
+    }
+    fflush(stdout);
+    free(v), free(b), free(d1), free(d2);
+    gp_cch_free(c);
+    gp_graph_unref(g);
+}
+
+int main(int argc, char **argv) {
+    int reps = 5, nq = 1000, first = 1;
+    for (; first < argc && argv[first][0] == '-'; first++) {
+        if (!strcmp(argv[first], "--reps") && first + 1 < argc) reps = (int)strtol(argv[++first], NULL, 10);
+        else if (!strcmp(argv[first], "--queries") && first + 1 < argc) nq = (int)strtol(argv[++first], NULL, 10);
+        else break;
+    }
+    if (first >= argc || reps < 1 || reps > 64 || nq < 1) {
+        fprintf(stderr, "usage: bench_cch [--reps N (1..64)] [--queries N] SPEC...\n");
+        return 2;
+    }
+    gp_err err;
+    gp_err_clear(&err);
+    gp_cch_set_max_tri_per_node(0);
+    gp_backend *cpu = gp_cpu_backend_new(0, &err), *cpu1 = gp_cpu_backend_new(1, &err);
+    if (!cpu || !cpu1) die("backend", &err);
+    for (int i = first; i < argc; i++) run(argv[i], cpu, cpu1, reps, nq);
+    printf("\n%s (%d mismatches against the references)\n", failures ? "FAILED" : "OK", failures);
+    gp_backend_destroy(cpu);
+    gp_backend_destroy(cpu1);
+    return failures ? 1 : 0;
+}

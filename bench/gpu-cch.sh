@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# gpu-cch.sh - CCH benchmarks on the GPU machine (part of `make bench-gpu`): runs the kernel lab
+# $BUILD/bench/lab_cch (bench/lab_cch.cu) - GPU customization / PHAST / RPHAST validated against
+# the CPU CCH, then timed beside the CPU CCH (p2p, PHAST, buckets) and today's engines (near-far GPU
+# SSSP and tables, CPU Dijkstra) on DIMACS NY and BAY and grid-like generated graphs - then
+# compute-sanitizer memcheck and racecheck on a small graph when the tool is installed, and a
+# gnuplot SVG of one-to-all and p2p time against graph size (bench/plot-cch.sh) when gnuplot is.
+# Writes bench/results/DATE-MACHINE-gpu-cch.md (+ .dat, .svg). Env: BUILD, GPATH_DATA (default
+# ../shared/data), GPU_CCH_ARGS (extra lab arguments, e.g. "--graphs gen:24000000 --reps 3"),
+# GPU_CCH_SUBJECT (results file subject, default gpu-cch), GPU_CCH_SANITIZE=0 (no sanitizer runs),
+# GPATH_COMMIT.
+set -u
+cd "$(dirname "$0")/.." || exit 1
+. bench/lib.sh
+BUILD=${BUILD:-build}
+DATA=${GPATH_DATA:-../shared/data} # relative: results files name no path of the machine
+bin=$BUILD/bench/lab_cch
+if [ ! -x "$bin" ]; then
+  echo "gpu-cch: $bin is not built (CUDA builds only: nvcc was not found at build?)"
+  exit 1
+fi
+out=$(bench_out "${GPU_CCH_SUBJECT:-gpu-cch}")
+dat=${out%.md}.dat
+# shellcheck disable=SC2206
+args=(--data "$DATA" --plot "$dat" ${GPU_CCH_ARGS:-})
+bench_header "$out" "CCH: customization, PHAST, RPHAST on the GPU; CCH queries on the CPU" "bash bench/gpu-cch.sh ($bin ${args[*]})"
+"$bin" "${args[@]}" | tee -a "$out"
+rc=${PIPESTATUS[0]}
+san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+{
+  echo
+  echo "### compute-sanitizer (small graph: \`$bin --small\`)"
+  echo
+  if [ "${GPU_CCH_SANITIZE:-1}" != 1 ]; then
+    echo "- skipped (GPU_CCH_SANITIZE=0)"
+  elif [ -x "$san" ]; then
+    for tool in memcheck racecheck; do
+      log=$(mktemp)
+      timeout "${SAN_TIMEOUT:-240}" "$san" --tool "$tool" --error-exitcode 3 "$bin" --small >"$log" 2>&1
+      trc=$?
+      [ $trc -eq 0 ] || rc=1
+      [ $trc -eq 124 ] && echo "- $tool: timed out after ${SAN_TIMEOUT:-240} s"
+      echo "- $tool: exit $trc; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|^OK|^FAILED' "$log" | tr '\n' ' ')"
+      rm -f "$log"
+    done
+  else
+    echo "- compute-sanitizer not found: not run"
+  fi
+} | tee -a "$out"
+if command -v gnuplot >/dev/null 2>&1; then
+  bash bench/plot-cch.sh "$dat" "${out%.md}.svg" && echo "plot: ${out%.md}.svg" | tee -a "$out"
+fi
+echo "wrote $out"
+exit $rc

@@ -1,0 +1,344 @@
+/* lab_cch.cu - the CCH kernel lab: validates GPU customization, PHAST and RPHAST against the CPU
+ * (engine/cch.c, itself held to Dijkstra by tests/test_cch.c), then times every query type beside
+ * today's engines in the same run (bench/gpu-cch.sh writes bench/results/DATE-GPU-gpu-cch.md).
+ *
+ *   lab_cch [--data DIR] [--graphs SPEC,..] [--reps N] [--queries N] [--plot FILE] [--small]
+ *
+ *   --small   two generated graphs (road-like and grid, 2,000 nodes): every GPU operation once, checked; exit status 1 on
+ *             a mismatch (for compute-sanitizer memcheck / racecheck)
+ *   default   graphs DIR/dimacs/USA-road-d.NY.gr.gz and BAY, the road-like generator at
+ *             gen:1000000 and gen:4000000, the grid-like one at grid:10000, grid:30000,
+ *             grid:100000 (--graphs replaces the list: any gp_graph_load spec). The size guard
+ *             (cch_max_triangles_per_node) is lifted so grids are measured too. Per graph:
+ *             1. order (METIS) and contraction seconds, CCH edges, triangles, levels, MiB;
+ *             2. customization: CPU (all threads) and GPU (device ms and end-to-end, checked
+ *                bit-identical), and after changing 1% of the arc costs (GPU checked again);
+ *             3. p2p: CCH query with path unpacking (CPU, median / p90 of --queries pairs, the
+ *                first 20 checked against Dijkstra) vs the CPU backend's AUTO (A* / bidir);
+ *             4. one-to-all: GPU PHAST 1 source and 16 sources per sweep (device ms, end-to-end),
+ *                CPU PHAST, vs near-far GPU SSSP (device ms) and CPU Dijkstra; checked;
+ *             5. tables 100x100 and 1000x1000: GPU RPHAST, CPU buckets vs near-far GPU tables
+ *                (and the CPU backend's Dijkstra table at 100x100); checked.
+ *             --plot FILE: one line per graph: name n dijkstra_ms nearfar_ms cch_p2p_us phast_ms.
+ *
+ * Versions: kernels/cch.cu's header lists them with their H100 numbers (v1 thread-per-item
+ * sweeps, v2 warp-per-item with the top levels in shared memory, v3 one cooperative kernel below
+ * the top); the full runs are bench/results/2026-11-25-NVIDIA-H100-80GB-HBM3-gpu-cch*.md.
+ */
+#include "../engine/backend.h"
+#include "../engine/cch.h"
+#include "../engine/cuda_sssp.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <string>
+#include <vector>
+
+static int failures;
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            failures++;                                                                            \
+            printf("FAIL: ");                                                                      \
+            printf(__VA_ARGS__);                                                                   \
+            printf("\n");                                                                          \
+        }                                                                                          \
+    } while (0)
+
+static void die(const char *what, const gp_err &e) {
+    fprintf(stderr, "lab_cch: %s: %s\n", what, e.msg);
+    exit(2);
+}
+
+static uint64_t rs = 0x1ab;
+static uint64_t rnd() {
+    uint64_t z = (rs += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static double median(std::vector<double> v) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+static double pct(std::vector<double> v, double p) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    return v[std::min(v.size() - 1, (size_t)(p * v.size()))];
+}
+
+struct lab {
+    gp_backend *cpu, *cpu1;
+    gp_sssp_ws *ws;
+    int reps, queries;
+    FILE *plot;
+};
+
+/* GPU customization equals the CPU's (c holds the CPU result on entry). */
+static void check_gpu_custom(gp_cch *c, const char *what) {
+    gp_err err;
+    gp_err_clear(&err);
+    size_t m = c->topo->m;
+    std::vector<uint32_t> fw(c->fw, c->fw + m), bw(c->bw, c->bw + m), fm(c->fmid, c->fmid + m),
+        bm(c->bmid, c->bmid + m);
+    if (gp_cch_gpu_customize(c, 0, &err)) die("gpu customize", err);
+    CHECK(memcmp(fw.data(), c->fw, m * 4) == 0 && memcmp(bw.data(), c->bw, m * 4) == 0 &&
+              memcmp(fm.data(), c->fmid, m * 4) == 0 && memcmp(bm.data(), c->bmid, m * 4) == 0,
+          "%s: GPU customization (weights, witnesses) differs from the CPU's", what);
+}
+
+static void run_graph(lab &L, const char *spec, bool small) {
+    gp_err err;
+    gp_err_clear(&err);
+    double t0 = gp_now();
+    gp_graph *g = gp_graph_load(spec, NULL, &err);
+    if (!g) die(spec, err);
+    double load_s = gp_now() - t0;
+    gp_dgraph *dgr = NULL; /* near-far baseline */
+    if (gp_dgraph_new(g, &dgr, &err)) die("graph upload", err);
+    const char *name = strrchr(spec, '/') ? strrchr(spec, '/') + 1 : spec;
+    uint32_t n = g->n;
+    printf("\n## %s: %u nodes, %u arcs (loaded in %.1f s)\n\n", name, n, g->m, load_s);
+    fflush(stdout);
+    gp_cch_cache_clear();
+    gp_cch *c = NULL;
+    t0 = gp_now();
+    if (gp_cch_new(g, 0, &c, &err)) die("cch", err);
+    double build_s = gp_now() - t0;
+    const gp_cch_topo *t = c->topo;
+    printf("- preprocessing: order (METIS_NodeND) %.2f s, contraction %.2f s, first customization "
+           "%.3f s, total %.2f s; %u CCH edges (%.2f per node), %llu triangles, %u levels, widest "
+           "up-degree %u; CCH memory %.1f MiB (graph %.1f MiB)\n",
+           t->order_s, t->contract_s, c->custom_s, build_s, t->m, (double)t->m / n,
+           (unsigned long long)t->ntri, t->nlevels, t->width, gp_cch_bytes(c) / 1048576.0,
+           gp_graph_memory(g) / 1048576.0);
+    /* customization */
+    std::vector<double> cc, cg, cge;
+    int reps = small ? 1 : L.reps;
+    for (int r = 0; r < reps; r++) {
+        if (gp_cch_customize(c, 0, &err)) die("customize", err);
+        cc.push_back(c->custom_s * 1e3);
+    }
+    check_gpu_custom(c, name);
+    for (int r = 0; r < reps; r++) {
+        if (gp_cch_gpu_customize(c, 0, &err)) die("gpu customize", err);
+        cg.push_back(gp_cch_gpu_last_ms(c));
+        cge.push_back(c->custom_s * 1e3);
+    }
+    /* 1% of the arcs' costs change */
+    std::vector<uint32_t> ofw(c->ofw, c->ofw + t->m), obw(c->obw, c->obw + t->m);
+    uint32_t changed = 0;
+    for (uint32_t e = 0; e < t->m; e++) {
+        if (c->ofw[e] != GP_CCH_INF && rnd() % 100 == 0) c->ofw[e] = c->ofw[e] / 2 * 3 + 1, changed++;
+        if (c->obw[e] != GP_CCH_INF && rnd() % 100 == 0) c->obw[e] = c->obw[e] / 2 * 3 + 1, changed++;
+    }
+    t0 = gp_now();
+    if (gp_cch_customize(c, 0, &err)) die("customize 1%", err);
+    double cpu1 = (gp_now() - t0) * 1e3;
+    check_gpu_custom(c, "after 1% changes");
+    double gpu1 = gp_cch_gpu_last_ms(c), gpu1e = c->custom_s * 1e3;
+    memcpy(c->ofw, ofw.data(), (size_t)t->m * 4);
+    memcpy(c->obw, obw.data(), (size_t)t->m * 4);
+    if (gp_cch_gpu_customize(c, 0, &err)) die("gpu customize", err);
+    printf("- customization: CPU (all threads) %.1f ms; GPU %.2f ms device, %.1f ms end-to-end "
+           "(metric upload + copy back); after changing %u arc costs (1%%): CPU %.1f ms, GPU %.2f ms "
+           "device / %.1f ms end-to-end; GPU == CPU bit for bit\n",
+           median(cc), median(cg), median(cge), changed, cpu1, gpu1, gpu1e);
+    fflush(stdout);
+
+    /* p2p */
+    int nq = small ? 50 : L.queries;
+    std::vector<double> qp, qb;
+    for (int q = 0; q < nq; q++) {
+        uint32_t s = (uint32_t)(rnd() % n), tt = (uint32_t)(rnd() % n);
+        gp_path p;
+        double a = gp_now();
+        if (gp_cch_p2p(c, s, tt, &p, &err)) die("p2p", err);
+        qp.push_back((gp_now() - a) * 1e6);
+        if (q < (small ? 50 : 20)) {
+            gp_path p2;
+            a = gp_now();
+            if (L.cpu->ops->p2p(L.cpu, g, s, tt, GP_P2P_AUTO, &p2, &err)) die("p2p ref", err);
+            qb.push_back((gp_now() - a) * 1e6);
+            CHECK(p.dist == p2.dist, "%s: p2p %u->%u cch %llu dijkstra %llu", name, s, tt,
+                  (unsigned long long)p.dist, (unsigned long long)p2.dist);
+            gp_path_free(&p2);
+        }
+        gp_path_free(&p);
+    }
+    printf("- p2p (CPU, one thread, path unpacked to original arcs): CCH median %.1f us, p90 %.1f "
+           "us over %d random pairs; CPU backend AUTO (%s) median %.0f us over %zu: %.0fx\n",
+           median(qp), pct(qp, 0.9), nq, g->lon ? "A*" : "bidirectional Dijkstra", median(qb),
+           qb.size(), median(qb) / median(qp));
+
+    /* one-to-all */
+    std::vector<uint64_t> dg((size_t)n * 16), dc(n), dn(n);
+    uint32_t src[16];
+    std::vector<double> ph1, ph1e, ph16, ph16e, phc, nf, dj;
+    for (int r = 0; r < reps; r++) {
+        for (int i = 0; i < 16; i++) src[i] = (uint32_t)(rnd() % n);
+        double a = gp_now();
+        if (gp_cch_gpu_sssp(c, src, 1, dg.data(), &err)) die("phast", err);
+        ph1e.push_back((gp_now() - a) * 1e3);
+        ph1.push_back(gp_cch_gpu_last_ms(c));
+        a = gp_now();
+        if (gp_cch_sssp(c, src[0], GP_INF, dc.data(), &err)) die("cpu phast", err);
+        phc.push_back((gp_now() - a) * 1e3);
+        CHECK(memcmp(dc.data(), dg.data(), (size_t)n * 8) == 0, "%s: GPU PHAST != CPU PHAST", name);
+        gp_sssp_stats st;
+        memset(&st, 0, sizeof st);
+        gp_sssp_params p = {GP_SSSP_NEARFAR, 0, 0, 0};
+        if (gp_cuda_sssp(L.ws, dgr, &p, src[0], GP_INF, r == 0 ? dn.data() : NULL, NULL, &st, &err))
+            die("near-far", err);
+        nf.push_back(st.gpu_ms);
+        if (r == 0) {
+            CHECK(memcmp(dn.data(), dg.data(), (size_t)n * 8) == 0, "%s: PHAST != near-far", name);
+        }
+        if (r < 3) {
+            a = gp_now();
+            if (L.cpu1->ops->sssp(L.cpu1, g, src[0], GP_INF, dn.data(), NULL, &err)) die("dijkstra", err);
+            dj.push_back((gp_now() - a) * 1e3);
+            CHECK(memcmp(dn.data(), dg.data(), (size_t)n * 8) == 0, "%s: PHAST != Dijkstra", name);
+        }
+        a = gp_now();
+        if (gp_cch_gpu_sssp(c, src, 16, dg.data(), &err)) die("phast16", err);
+        ph16e.push_back((gp_now() - a) * 1e3);
+        ph16.push_back(gp_cch_gpu_last_ms(c));
+        if (r == 0) {
+            for (int i = 0; i < 16; i += 5) {
+                if (gp_cch_sssp(c, src[i], GP_INF, dc.data(), &err)) die("cpu phast", err);
+                CHECK(memcmp(dc.data(), dg.data() + (size_t)i * n, (size_t)n * 8) == 0,
+                      "%s: PHAST x16 row %d != CPU", name, i);
+            }
+        }
+    }
+    printf("- one-to-all: GPU PHAST %.3f ms device (%.2f ms end-to-end with the upward search and "
+           "the %.1f MB copy to the host); 16 sources per sweep %.3f ms device per tree (%.2f ms "
+           "end-to-end per tree); CPU PHAST (1 thread) %.1f ms; near-far GPU SSSP %.2f ms device "
+           "(%.0fx PHAST); CPU Dijkstra (1 thread) %.0f ms (%.0fx PHAST)\n",
+           median(ph1), median(ph1e), n * 8 / 1e6, median(ph16) / 16, median(ph16e) / 16,
+           median(phc), median(nf), median(nf) / median(ph1), median(dj), median(dj) / median(ph1));
+    fflush(stdout);
+
+    /* tables */
+    uint32_t sizes[2] = {100, 1000};
+    for (int si = 0; si < (small ? 1 : 2); si++) {
+        uint32_t k = sizes[si];
+        if (k > n) k = n;
+        std::vector<uint32_t> S(k), T(k);
+        std::vector<uint64_t> o1((size_t)k * k), o2((size_t)k * k), o3((size_t)k * k);
+        std::vector<double> tg, tgd, tc, tn;
+        for (int r = 0; r < (small ? 1 : std::min(reps, 3)); r++) {
+            for (uint32_t i = 0; i < k; i++) S[i] = (uint32_t)(rnd() % n), T[i] = (uint32_t)(rnd() % n);
+            double a = gp_now();
+            if (gp_cch_gpu_table(c, S.data(), k, T.data(), k, o1.data(), &err)) die("rphast", err);
+            tg.push_back((gp_now() - a) * 1e3);
+            tgd.push_back(gp_cch_gpu_last_ms(c));
+            a = gp_now();
+            if (gp_cch_table(c, S.data(), k, T.data(), k, 0, o2.data(), &err)) die("buckets", err);
+            tc.push_back((gp_now() - a) * 1e3);
+            CHECK(o1 == o2, "%s: RPHAST %ux%u != buckets", name, k, k);
+            gp_sssp_stats st;
+            memset(&st, 0, sizeof st);
+            gp_sssp_params p = {GP_SSSP_NEARFAR, 0, 0, 0};
+            if (r == 0) {
+                a = gp_now();
+                if (gp_cuda_table(L.ws, dgr, &p, S.data(), k, T.data(), k,
+                                  o3.data(), &st, &err))
+                    die("near-far table", err);
+                tn.push_back((gp_now() - a) * 1e3);
+                CHECK(o1 == o3, "%s: RPHAST %ux%u != near-far table", name, k, k);
+            }
+        }
+        printf("- table %ux%u: GPU RPHAST %.2f ms end-to-end (%.2f ms device); CPU buckets (all "
+               "threads) %.1f ms; near-far GPU table %.0f ms (%.0fx RPHAST)\n",
+               k, k, median(tg), median(tgd), median(tc), median(tn), median(tn) / median(tg));
+        fflush(stdout);
+    }
+    if (L.plot)
+        fprintf(L.plot, "%s %u %.3f %.3f %.3f %.4f\n", name, n, median(dj), median(nf), median(qp),
+                median(ph1));
+    gp_cch_free(c);
+    gp_dgraph_free(dgr);
+    gp_graph_unref(g);
+}
+
+int main(int argc, char **argv) {
+    const char *data = "../shared/data", *graphs = NULL, *plot = NULL;
+    lab L;
+    memset(&L, 0, sizeof L);
+    L.reps = 7;
+    L.queries = 1000;
+    bool small = false;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--data") && i + 1 < argc) data = argv[++i];
+        else if (!strcmp(argv[i], "--graphs") && i + 1 < argc) graphs = argv[++i];
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc) L.reps = (int)strtol(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--queries") && i + 1 < argc) L.queries = (int)strtol(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--plot") && i + 1 < argc) plot = argv[++i];
+        else if (!strcmp(argv[i], "--small")) small = true;
+        else {
+            fprintf(stderr, "usage: lab_cch [--data DIR] [--graphs SPEC,..] [--reps N] "
+                            "[--queries N] [--plot FILE] [--small]\n");
+            return 2;
+        }
+    }
+    gp_err err;
+    gp_err_clear(&err);
+    gp_cch_set_max_tri_per_node(0);
+    L.cpu = gp_cpu_backend_new(0, &err);
+    L.cpu1 = gp_cpu_backend_new(1, &err);
+    gp_backend *cuda = gp_cuda_backend_new(NULL, &err);
+    if (!L.cpu || !L.cpu1 || !cuda) die("backends", err);
+    L.ws = gp_sssp_ws_new(NULL, 1, 0, &err);
+    if (!L.ws) die("workspace", err);
+    if (plot && !(L.plot = fopen(plot, "w"))) {
+        fprintf(stderr, "lab_cch: cannot write %s\n", plot);
+        return 2;
+    }
+    cudaDeviceProp prop;
+    cudaGetDeviceProperties(&prop, 0);
+    printf("GPU %s (%d SMs), CPU threads: all online\n", prop.name, prop.multiProcessorCount);
+    std::vector<std::string> specs;
+    if (small) {
+        specs.push_back("gen:2000:7");
+        specs.push_back("grid:2000:7");
+    } else if (graphs) {
+        std::string s(graphs);
+        size_t a = 0;
+        while (a <= s.size()) {
+            size_t b = s.find(',', a);
+            if (b == std::string::npos) b = s.size();
+            if (b > a) specs.push_back(s.substr(a, b - a));
+            a = b + 1;
+        }
+    } else {
+        const char *ny[] = {"USA-road-d.NY.gr.gz", "USA-road-d.BAY.gr.gz"};
+        for (const char *f : ny) {
+            std::string p = std::string(data) + "/dimacs/" + f;
+            FILE *fp = fopen(p.c_str(), "rb");
+            if (fp) {
+                fclose(fp);
+                specs.push_back(p);
+            } else {
+                printf("(%s not found: skipped)\n", p.c_str());
+            }
+        }
+        for (const char *sp : {"gen:1000000", "gen:4000000", "grid:10000", "grid:30000", "grid:100000"})
+            specs.push_back(sp);
+    }
+    for (auto &s : specs) run_graph(L, s.c_str(), small);
+    if (L.plot) fclose(L.plot);
+    printf("\n%s (%d failures)\n", failures ? "FAILED" : "OK", failures);
+    gp_sssp_ws_free(L.ws);
+    gp_backend_destroy(cuda);
+    gp_backend_destroy(L.cpu);
+    gp_backend_destroy(L.cpu1);
+    return failures ? 1 : 0;
+}

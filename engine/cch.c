@@ -1,0 +1,1207 @@
+/* cch.c - customizable contraction hierarchies on the CPU (see cch.h for the model).
+ *
+ *  - order: METIS_NodeND (nested dissection) on the undirected skeleton, computed once per topology;
+ *  - contraction: symbolic elimination in rank order (the upper neighbours of x, minus its
+ *    elimination-tree parent, are merged into the parent's), then ranks re-sorted by level (an
+ *    elimination-tree topological order, so the chordal completion is the same) and the completion
+ *    recomputed in the new order; lower triangles listed per edge (v ascending);
+ *  - customization: basic customization, edge by edge in level order (lower triangles only), the
+ *    edges of one level split over threads with a barrier between levels; each weight keeps its
+ *    witness (the first lower triangle realising it), packed afterwards into one 64-bit word per
+ *    edge and direction so that unpacking a shortcut costs one read;
+ *  - p2p: the elimination-tree query (the ancestors of s upward with up weights and of t with down
+ *    weights, walked together in rank order and pruned by the best meeting so far), paths
+ *    unpacked through the witnesses to original arcs;
+ *  - sssp: PHAST (upward elimination-tree search, then one sweep over ranks n-1..0 pulling from
+ *    upper neighbours over down weights);
+ *  - table: buckets (each target's backward search fills buckets, each source's forward search scans
+ *    them), sources on threads.
+ * Query workspaces (rank-indexed distance and parent arrays) are pooled and reset along the
+ * elimination-tree paths they touched, so a p2p query costs O(search space), not O(n).
+ */
+#include "cch.h"
+
+#include <metis.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int online_cpus(int threads) {
+    if (threads > 0) return threads > 256 ? 256 : threads;
+    long c = sysconf(_SC_NPROCESSORS_ONLN);
+    return c < 1 ? 1 : (c > 256 ? 256 : (int)c);
+}
+
+static inline uint32_t sat_add(uint32_t a, uint32_t b) {
+    uint64_t s = (uint64_t)a + b;
+    return s >= GP_CCH_INF ? GP_CCH_INF : (uint32_t)s;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Skeleton and order */
+
+/* Undirected skeleton of g: sorted, unique neighbour lists, no self-loops. */
+static int skeleton(const gp_graph *g, uint32_t **first_out, uint32_t **adj_out, gp_err *err) {
+    uint32_t n = g->n;
+    uint32_t *first = calloc((size_t)n + 1, sizeof *first);
+    uint32_t *adj = malloc(((size_t)g->m * 2 + 1) * sizeof *adj);
+    if (!first || !adj) goto oom;
+    for (uint32_t u = 0; u < n; u++) {
+        for (uint32_t a = g->row[u]; a < g->row[u + 1]; a++) {
+            uint32_t v = g->col[a];
+            if (v == u) continue;
+            first[u + 1]++;
+            first[v + 1]++;
+        }
+    }
+    for (uint32_t u = 0; u < n; u++) first[u + 1] += first[u];
+    uint32_t *pos = malloc(((size_t)n + 1) * sizeof *pos);
+    if (!pos) goto oom;
+    memcpy(pos, first, ((size_t)n + 1) * sizeof *pos);
+    for (uint32_t u = 0; u < n; u++) {
+        for (uint32_t a = g->row[u]; a < g->row[u + 1]; a++) {
+            uint32_t v = g->col[a];
+            if (v == u) continue;
+            adj[pos[u]++] = v;
+            adj[pos[v]++] = u;
+        }
+    }
+    free(pos);
+    /* sort + unique each list (lists are short: insertion sort), compacting in place */
+    uint32_t out = 0;
+    for (uint32_t u = 0; u < n; u++) {
+        uint32_t b = first[u], e = first[u + 1];
+        for (uint32_t i = b + 1; i < e; i++) {
+            uint32_t x = adj[i], j = i;
+            while (j > b && adj[j - 1] > x) {
+                adj[j] = adj[j - 1];
+                j--;
+            }
+            adj[j] = x;
+        }
+        first[u] = out;
+        for (uint32_t i = b; i < e; i++)
+            if (i == b || adj[i] != adj[i - 1]) adj[out++] = adj[i];
+    }
+    first[n] = out;
+    *first_out = first;
+    *adj_out = adj;
+    return GP_OK;
+oom:
+    free(first);
+    free(adj);
+    return gp_err_set(err, GP_ENOMEM, "out of memory for the CCH skeleton of %u nodes", n);
+}
+
+int gp_cch_order_metis(const gp_graph *g, uint32_t *rank, gp_err *err) {
+    uint32_t *first, *adj;
+    int rc = skeleton(g, &first, &adj, err);
+    if (rc) return rc;
+    uint32_t n = g->n;
+    if (first[n] == 0 || n < 2) {
+        for (uint32_t v = 0; v < n; v++) rank[v] = v;
+        free(first);
+        free(adj);
+        return GP_OK;
+    }
+    idx_t nv = (idx_t)n, opts[METIS_NOPTIONS];
+    idx_t *perm = malloc((size_t)n * sizeof *perm), *iperm = malloc((size_t)n * sizeof *iperm);
+    if (!perm || !iperm) {
+        free(perm);
+        free(iperm);
+        free(first);
+        free(adj);
+        return gp_err_set(err, GP_ENOMEM, "out of memory for the METIS order");
+    }
+    METIS_SetDefaultOptions(opts);
+    opts[METIS_OPTION_NUMBERING] = 0;
+    /* idx_t is 32-bit in Debian's libmetis (IDXTYPEWIDTH 32): the CSR arrays are passed as is */
+    _Static_assert(sizeof(idx_t) == sizeof(uint32_t), "libmetis with 32-bit idx_t expected");
+    int mr = METIS_NodeND(&nv, (idx_t *)first, (idx_t *)adj, NULL, opts, perm, iperm);
+    if (mr == METIS_OK) {
+        for (uint32_t v = 0; v < n; v++) rank[v] = (uint32_t)iperm[v];
+    }
+    free(perm);
+    free(iperm);
+    free(first);
+    free(adj);
+    if (mr != METIS_OK)
+        return gp_err_set(err, mr == METIS_ERROR_MEMORY ? GP_ENOMEM : GP_EINVAL,
+                          "METIS_NodeND failed (%d) on %u nodes", mr, n);
+    return GP_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Contraction */
+
+static uint32_t max_tri_per_node = GP_CCH_MAX_TRI_PER_NODE; /* set at startup */
+#define GUARD_FLOOR (1ULL << 22)
+
+void gp_cch_set_max_tri_per_node(uint32_t v) { max_tri_per_node = v; }
+
+/* Edge ids travel shifted by one bit in path unpacking: at most 2^31 - 1 edges. */
+static uint64_t edge_limit(uint32_t n) {
+    uint64_t per = max_tri_per_node / 8 > 16 ? max_tri_per_node / 8 : 16;
+    uint64_t lim = max_tri_per_node ? per * n + GUARD_FLOOR : UINT64_MAX;
+    return lim < 0x7fffffffULL ? lim : 0x7fffffffULL;
+}
+static uint64_t tri_limit(uint32_t n) {
+    return max_tri_per_node ? (uint64_t)max_tri_per_node * n + GUARD_FLOOR : UINT64_MAX;
+}
+
+typedef struct vec {
+    uint32_t *a;
+    uint32_t len, cap;
+} vec;
+
+static int vec_push(vec *v, uint32_t x) {
+    if (v->len == v->cap) {
+        uint32_t nc = v->cap ? v->cap * 2 : 4;
+        uint32_t *na = realloc(v->a, (size_t)nc * sizeof *na);
+        if (!na) return -1;
+        v->a = na;
+        v->cap = nc;
+    }
+    v->a[v->len++] = x;
+    return 0;
+}
+
+static int cmp_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Chordal completion for rank: up lists (rank space, ascending) and the elimination tree. */
+static int chordal(uint32_t n, const uint32_t *first, const uint32_t *adj, const uint32_t *rank,
+                   uint32_t **up_first, uint32_t **up_head, uint32_t *m_out, uint32_t *parent,
+                   gp_err *err) {
+    vec *L = calloc(n, sizeof *L);
+    uint32_t *uf = malloc(((size_t)n + 1) * sizeof *uf);
+    uint64_t cap = (uint64_t)first[n] + 16, len = 0;
+    uint32_t *uh = malloc(cap * sizeof *uh);
+    if (!L || !uf || !uh) goto oom;
+    for (uint32_t u = 0; u < n; u++)
+        for (uint32_t i = first[u]; i < first[u + 1]; i++)
+            if (rank[adj[i]] > rank[u] && vec_push(&L[rank[u]], rank[adj[i]])) goto oom;
+    for (uint32_t r = 0; r < n; r++) {
+        vec *v = &L[r];
+        if (v->len > 1) qsort(v->a, v->len, sizeof *v->a, cmp_u32);
+        uint32_t k = 0;
+        for (uint32_t i = 0; i < v->len; i++)
+            if (i == 0 || v->a[i] != v->a[i - 1]) v->a[k++] = v->a[i];
+        v->len = k;
+        uf[r] = (uint32_t)len;
+        if (len + k > edge_limit(n)) {
+            gp_err_set(err, GP_ETOOBIG,
+                       "the CCH of %u nodes passes %llu edges: the graph is not road-like "
+                       "(cch_max_triangles_per_node)",
+                       n, (unsigned long long)edge_limit(n));
+            goto fail;
+        }
+        if (len + k > cap) {
+            while (len + k > cap) cap *= 2;
+            uint32_t *nh = realloc(uh, cap * sizeof *nh);
+            if (!nh) goto oom;
+            uh = nh;
+        }
+        memcpy(uh + len, v->a, (size_t)k * sizeof *uh);
+        len += k;
+        parent[r] = k ? v->a[0] : GP_NONE;
+        if (k) {
+            vec *p = &L[v->a[0]];
+            for (uint32_t i = 1; i < k; i++)
+                if (vec_push(p, v->a[i])) goto oom;
+        }
+        free(v->a);
+        v->a = NULL;
+    }
+    uf[n] = (uint32_t)len;
+    free(L);
+    *up_first = uf;
+    *up_head = uh;
+    *m_out = (uint32_t)len;
+    return GP_OK;
+oom:
+    gp_err_set(err, GP_ENOMEM, "out of memory contracting %u nodes", n);
+fail:
+    if (L)
+        for (uint32_t r = 0; r < n; r++) free(L[r].a);
+    free(L);
+    free(uf);
+    free(uh);
+    return err ? err->code : GP_ENOMEM;
+}
+
+static inline uint32_t find_edge(const gp_cch_topo *t, uint32_t lo, uint32_t hi) {
+    uint32_t a = t->up_first[lo], b = t->up_first[lo + 1];
+    while (a < b) {
+        uint32_t mid = a + (b - a) / 2;
+        if (t->up_head[mid] < hi) a = mid + 1;
+        else b = mid;
+    }
+    return a < t->up_first[lo + 1] && t->up_head[a] == hi ? a : GP_NONE;
+}
+
+void gp_cch_topo_unref(gp_cch_topo *t) {
+    if (!t || __atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL) > 0) return;
+    free(t->rank);
+    free(t->order);
+    free(t->up_first);
+    free(t->up_head);
+    free(t->up_tail);
+    free(t->parent);
+    free(t->tri_first);
+    free(t->tri);
+    free(t->level_first);
+    free(t);
+}
+
+uint64_t gp_cch_topo_bytes(const gp_cch_topo *t) {
+    if (!t) return 0;
+    return (uint64_t)t->n * 4 * 4 + (uint64_t)t->m * 4 * 2 + ((uint64_t)t->m + 1) * 8 +
+           t->ntri * 8 + ((uint64_t)t->nlevels + 1) * 4;
+}
+
+int gp_cch_topo_build(const gp_graph *g, const uint32_t *rank_in, gp_cch_topo **out,
+                      gp_err *err) {
+    double t0 = gp_now();
+    uint32_t n = g->n;
+    uint32_t *first = NULL, *adj = NULL, *lvl = NULL, *cnt = NULL;
+    gp_cch_topo *t = calloc(1, sizeof *t);
+    int rc = GP_ENOMEM;
+    if (!t) return gp_err_set(err, GP_ENOMEM, "out of memory for the CCH");
+    t->refs = 1;
+    t->n = n;
+    t->rank = malloc((size_t)n * sizeof *t->rank);
+    t->order = malloc((size_t)n * sizeof *t->order);
+    t->parent = malloc((size_t)n * sizeof *t->parent);
+    lvl = calloc(n, sizeof *lvl);
+    if (!t->rank || !t->order || !t->parent || !lvl) goto oom;
+    /* the order must be a permutation */
+    for (uint32_t v = 0; v < n; v++) t->order[v] = GP_NONE;
+    for (uint32_t v = 0; v < n; v++) {
+        if (rank_in[v] >= n || t->order[rank_in[v]] != GP_NONE) {
+            rc = gp_err_set(err, GP_EINVAL, "CCH order is not a permutation of %u nodes", n);
+            goto fail;
+        }
+        t->order[rank_in[v]] = v;
+    }
+    if ((rc = skeleton(g, &first, &adj, err))) goto fail;
+    if ((rc = chordal(n, first, adj, rank_in, &t->up_first, &t->up_head, &t->m, t->parent, err)))
+        goto fail;
+    /* levels, then ranks sorted by (level, rank) */
+    uint32_t nl = 0;
+    for (uint32_t r = 0; r < n; r++) {
+        for (uint32_t e = t->up_first[r]; e < t->up_first[r + 1]; e++)
+            if (lvl[t->up_head[e]] < lvl[r] + 1) lvl[t->up_head[e]] = lvl[r] + 1;
+        if (lvl[r] + 1 > nl) nl = lvl[r] + 1;
+    }
+    cnt = calloc((size_t)nl + 1, sizeof *cnt);
+    if (!cnt) goto oom;
+    for (uint32_t r = 0; r < n; r++) cnt[lvl[r] + 1]++;
+    for (uint32_t l = 0; l < nl; l++) cnt[l + 1] += cnt[l];
+    t->nlevels = nl;
+    t->level_first = malloc(((size_t)nl + 1) * sizeof *t->level_first);
+    if (!t->level_first) goto oom;
+    memcpy(t->level_first, cnt, ((size_t)nl + 1) * sizeof *cnt);
+    /* newrank[old rank] through the counting sort; rank[v] = newrank[rank_in[v]] */
+    uint32_t *newrank = t->order; /* reuse: order is rebuilt below */
+    for (uint32_t r = 0; r < n; r++) newrank[r] = cnt[lvl[r]]++;
+    for (uint32_t v = 0; v < n; v++) t->rank[v] = newrank[rank_in[v]];
+    for (uint32_t v = 0; v < n; v++) t->order[t->rank[v]] = v;
+    free(t->up_first);
+    free(t->up_head);
+    t->up_first = t->up_head = NULL;
+    if ((rc = chordal(n, first, adj, t->rank, &t->up_first, &t->up_head, &t->m, t->parent, err)))
+        goto fail;
+    free(first);
+    free(adj);
+    first = adj = NULL;
+    /* the level of every rank must be unchanged: recompute and check contiguity */
+    memset(lvl, 0, (size_t)n * sizeof *lvl);
+    t->width = t->height = 0;
+    for (uint32_t r = 0; r < n; r++) {
+        uint32_t d = t->up_first[r + 1] - t->up_first[r];
+        if (d > t->width) t->width = d;
+        for (uint32_t e = t->up_first[r]; e < t->up_first[r + 1]; e++)
+            if (lvl[t->up_head[e]] < lvl[r] + 1) lvl[t->up_head[e]] = lvl[r] + 1;
+        if (r < t->level_first[lvl[r]] || r >= t->level_first[lvl[r] + 1]) {
+            rc = gp_err_set(err, GP_EINVAL, "CCH levels changed after re-ranking (rank %u)", r);
+            goto fail;
+        }
+    }
+    t->height = nl;
+    t->up_tail = malloc(((size_t)t->m + 1) * sizeof *t->up_tail);
+    t->tri_first = calloc((size_t)t->m + 1, sizeof *t->tri_first);
+    if (!t->up_tail || !t->tri_first) goto oom;
+    for (uint32_t r = 0; r < n; r++)
+        for (uint32_t e = t->up_first[r]; e < t->up_first[r + 1]; e++) t->up_tail[e] = r;
+    /* lower triangles: for each v and pair x < y of its upper neighbours, v is a lower triangle
+     * of {x, y} (an edge of the chordal graph); their number is known up front */
+    uint64_t ntri = 0;
+    for (uint32_t v = 0; v < n; v++) {
+        uint64_t d = t->up_first[v + 1] - t->up_first[v];
+        ntri += d * (d - (d > 0)) / 2;
+    }
+    if (ntri > tri_limit(n)) {
+        rc = gp_err_set(err, GP_ETOOBIG,
+                        "the CCH of %u nodes would have %llu triangles (over %u per node): the "
+                        "graph is not road-like (cch_max_triangles_per_node)",
+                        n, (unsigned long long)ntri, max_tri_per_node);
+        goto fail;
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        for (uint32_t v = 0; v < n; v++) {
+            uint32_t b = t->up_first[v], e = t->up_first[v + 1];
+            for (uint32_t i = b; i < e; i++) {
+                for (uint32_t j = i + 1; j < e; j++) {
+                    uint32_t xy = find_edge(t, t->up_head[i], t->up_head[j]);
+                    if (xy == GP_NONE) {
+                        rc = gp_err_set(err, GP_EINVAL, "CCH is not chordal at rank %u", v);
+                        goto fail;
+                    }
+                    if (pass == 0) {
+                        t->tri_first[xy + 1]++;
+                    } else {
+                        uint64_t k = t->tri_first[xy]++;
+                        t->tri[2 * k] = i;
+                        t->tri[2 * k + 1] = j;
+                    }
+                }
+            }
+        }
+        if (pass == 0) {
+            for (uint32_t e = 0; e < t->m; e++) t->tri_first[e + 1] += t->tri_first[e];
+            t->ntri = t->tri_first[t->m];
+            t->tri = malloc((t->ntri * 2 + 1) * sizeof *t->tri);
+            if (!t->tri) goto oom;
+        } else {
+            /* tri_first[e] now holds the end of e's run: shift back */
+            for (uint32_t e = t->m; e > 0; e--) t->tri_first[e] = t->tri_first[e - 1];
+            t->tri_first[0] = 0;
+        }
+    }
+    free(lvl);
+    free(cnt);
+    t->contract_s = gp_now() - t0;
+    *out = t;
+    return GP_OK;
+oom:
+    rc = gp_err_set(err, GP_ENOMEM, "out of memory building the CCH of %u nodes", n);
+fail:
+    free(first);
+    free(adj);
+    free(lvl);
+    free(cnt);
+    gp_cch_topo_unref(t);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Topology cache */
+
+#define CACHE_MAX 4
+static pthread_mutex_t cache_mu = PTHREAD_MUTEX_INITIALIZER;
+static gp_cch_topo *cache[CACHE_MAX];
+
+static void cache_put(gp_cch_topo *t) {
+    __atomic_add_fetch(&t->refs, 1, __ATOMIC_ACQ_REL);
+    pthread_mutex_lock(&cache_mu);
+    gp_cch_topo *drop = cache[CACHE_MAX - 1];
+    memmove(cache + 1, cache, (CACHE_MAX - 1) * sizeof *cache);
+    cache[0] = t;
+    pthread_mutex_unlock(&cache_mu);
+    gp_cch_topo_unref(drop);
+}
+
+void gp_cch_cache_clear(void) {
+    gp_cch_topo *old[CACHE_MAX];
+    pthread_mutex_lock(&cache_mu);
+    memcpy(old, cache, sizeof old);
+    memset(cache, 0, sizeof cache);
+    pthread_mutex_unlock(&cache_mu);
+    for (int i = 0; i < CACHE_MAX; i++) gp_cch_topo_unref(old[i]);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Metric and customization */
+
+int gp_cch_map_metric(gp_cch *c, const gp_graph *g, gp_err *err) {
+    const gp_cch_topo *t = c->topo;
+    for (uint32_t e = 0; e < t->m; e++) c->ofw[e] = c->obw[e] = GP_CCH_INF;
+    for (uint32_t u = 0; u < g->n; u++) {
+        uint32_t ru = t->rank[u];
+        for (uint32_t a = g->row[u]; a < g->row[u + 1]; a++) {
+            uint32_t v = g->col[a];
+            if (v == u) continue;
+            uint32_t rv = t->rank[v], w = g->w[a];
+            uint32_t e = ru < rv ? find_edge(t, ru, rv) : find_edge(t, rv, ru);
+            if (e == GP_NONE)
+                return gp_err_set(err, GP_EINVAL, "arc %u->%u is not an edge of the CCH", u, v);
+            uint32_t *slot = ru < rv ? &c->ofw[e] : &c->obw[e];
+            if (w < *slot) *slot = w;
+        }
+    }
+    return GP_OK;
+}
+
+/* Customizes edges [lo, hi) into fw/bw and the witnesses fmid/bmid (the offset of the first lower
+ * triangle realising the weight within the edge's triangles; GP_NONE when the original arc does);
+ * returns the first edge whose weight overflowed, or GP_NONE. */
+static uint32_t customize_range(const gp_cch_topo *t, const uint32_t *ofw, const uint32_t *obw,
+                                uint32_t *fw, uint32_t *bw, uint32_t *fmid, uint32_t *bmid,
+                                uint32_t lo, uint32_t hi) {
+    uint32_t bad = GP_NONE;
+    for (uint32_t e = lo; e < hi; e++) {
+        uint32_t f = ofw[e], b = obw[e], fm = GP_NONE, bm = GP_NONE;
+        int of = 0, ob = 0;
+        uint64_t k0 = t->tri_first[e];
+        for (uint64_t k = k0; k < t->tri_first[e + 1]; k++) {
+            uint32_t e1 = t->tri[2 * k], e2 = t->tri[2 * k + 1]; /* {v,x}, {v,y} */
+            uint32_t a1 = bw[e1], b2 = fw[e2], a2 = bw[e2], b1 = fw[e1];
+            if (a1 != GP_CCH_INF && b2 != GP_CCH_INF) {
+                uint32_t s = sat_add(a1, b2);
+                if (s == GP_CCH_INF) of = 1;
+                else if (s < f) f = s, fm = (uint32_t)(k - k0);
+            }
+            if (a2 != GP_CCH_INF && b1 != GP_CCH_INF) {
+                uint32_t s = sat_add(a2, b1);
+                if (s == GP_CCH_INF) ob = 1;
+                else if (s < b) b = s, bm = (uint32_t)(k - k0);
+            }
+        }
+        fw[e] = f;
+        bw[e] = b;
+        fmid[e] = fm;
+        bmid[e] = bm;
+        if (((of && f == GP_CCH_INF) || (ob && b == GP_CCH_INF)) && bad == GP_NONE) bad = e;
+    }
+    return bad;
+}
+
+/* Packed witnesses for path unpacking, from fmid/bmid: one 8-byte read per shortcut step. Original
+ * arc: WIT_ORIG | the node (original id) it leads to; shortcut: e1 << 32 | e2 of its triangle. */
+#define WIT_ORIG (1ULL << 63)
+static void witnesses_range(gp_cch *c, uint32_t lo, uint32_t hi) {
+    const gp_cch_topo *t = c->topo;
+    for (uint32_t e = lo; e < hi; e++) {
+        uint64_t k0 = t->tri_first[e];
+        c->fwit[e] = c->fmid[e] == GP_NONE
+                         ? WIT_ORIG | t->order[t->up_head[e]]
+                         : (uint64_t)t->tri[2 * (k0 + c->fmid[e])] << 32 | t->tri[2 * (k0 + c->fmid[e]) + 1];
+        c->bwit[e] = c->bmid[e] == GP_NONE
+                         ? WIT_ORIG | t->order[t->up_tail[e]]
+                         : (uint64_t)t->tri[2 * (k0 + c->bmid[e])] << 32 | t->tri[2 * (k0 + c->bmid[e]) + 1];
+    }
+}
+
+void gp_cch_witnesses(gp_cch *c) { witnesses_range(c, 0, c->topo->m); }
+
+static int overflow_error(uint32_t e, gp_err *err) {
+    return gp_err_set(err, GP_ETOOBIG,
+                      "CCH customization: shortcut %u would exceed 2^32-1 weight units", e);
+}
+
+int gp_cch_customize_serial(const gp_cch_topo *t, const uint32_t *ofw, const uint32_t *obw,
+                            uint32_t *fw, uint32_t *bw, uint32_t *fmid, uint32_t *bmid,
+                            gp_err *err) {
+    uint32_t bad = customize_range(t, ofw, obw, fw, bw, fmid, bmid, 0, t->m);
+    return bad == GP_NONE ? GP_OK : overflow_error(bad, err);
+}
+
+typedef struct cust_job {
+    gp_cch *c;
+    int nthreads;
+    pthread_barrier_t bar;
+    atomic_uint bad;
+    atomic_int timed_out;
+    double deadline;
+} cust_job;
+
+typedef struct cust_worker {
+    cust_job *j;
+    int id;
+} cust_worker;
+
+static void *cust_main(void *arg) {
+    cust_worker *w = arg;
+    cust_job *j = w->j;
+    const gp_cch_topo *t = j->c->topo;
+    for (uint32_t l = 0; l < t->nlevels; l++) {
+        uint64_t lo = t->up_first[t->level_first[l]], hi = t->up_first[t->level_first[l + 1]];
+        /* small levels: one thread, no point splitting */
+        int parts = hi - lo < 2048 ? 1 : j->nthreads;
+        if (w->id < parts && !atomic_load(&j->timed_out)) {
+            uint32_t a = (uint32_t)(lo + (hi - lo) * (uint64_t)w->id / (uint64_t)parts);
+            uint32_t b = (uint32_t)(lo + (hi - lo) * (uint64_t)(w->id + 1) / (uint64_t)parts);
+            uint32_t bad = customize_range(t, j->c->ofw, j->c->obw, j->c->fw, j->c->bw,
+                                           j->c->fmid, j->c->bmid, a, b);
+            if (bad != GP_NONE) {
+                unsigned none = GP_NONE;
+                atomic_compare_exchange_strong(&j->bad, &none, bad);
+            }
+            if (w->id == 0 && j->deadline > 0 && gp_now() > j->deadline)
+                atomic_store(&j->timed_out, 1);
+        }
+        pthread_barrier_wait(&j->bar);
+    }
+    uint32_t m = t->m;
+    witnesses_range(j->c, (uint32_t)((uint64_t)m * (uint64_t)w->id / (uint64_t)j->nthreads),
+                    (uint32_t)((uint64_t)m * (uint64_t)(w->id + 1) / (uint64_t)j->nthreads));
+    return NULL;
+}
+
+int gp_cch_customize(gp_cch *c, int threads, gp_err *err) {
+    double t0 = gp_now();
+    int nt = online_cpus(threads);
+    if (c->topo->m < 65536) nt = 1;
+    cust_job j;
+    memset(&j, 0, sizeof j);
+    j.c = c;
+    j.deadline = gp_deadline_get();
+    atomic_init(&j.bad, GP_NONE);
+    atomic_init(&j.timed_out, 0);
+    cust_worker wk[256];
+    pthread_t th[256];
+    int started = 1;
+    /* threads that fail to start shrink the team; the barrier is sized to the team */
+    for (int i = 1; i < nt; i++) {
+        wk[i].j = &j;
+        wk[i].id = i;
+    }
+    j.nthreads = nt;
+    pthread_barrier_init(&j.bar, NULL, (unsigned)nt);
+    for (int i = 1; i < nt; i++) {
+        if (pthread_create(&th[i], NULL, cust_main, &wk[i]) != 0) break;
+        started++;
+    }
+    if (started < nt) { /* cannot start the team: join what started after a serial run */
+        pthread_barrier_destroy(&j.bar);
+        return gp_err_set(err, GP_ENOMEM, "cannot start %d customization threads", nt);
+    }
+    wk[0].j = &j;
+    wk[0].id = 0;
+    cust_main(&wk[0]);
+    for (int i = 1; i < started; i++) pthread_join(th[i], NULL);
+    pthread_barrier_destroy(&j.bar);
+    if (atomic_load(&j.timed_out)) return gp_deadline_error(err);
+    uint32_t bad = atomic_load(&j.bad);
+    if (bad != GP_NONE) return overflow_error(bad, err);
+    c->custom_s = gp_now() - t0;
+    snprintf(c->custom_on, sizeof c->custom_on, "cpu");
+    return GP_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Workspaces */
+
+typedef struct cws {
+    uint64_t *df, *db;   /* n, GP_INF when untouched */
+    uint32_t *pf, *pb;   /* n: edge that reached the node (GP_NONE) */
+    uint64_t *sweep;     /* n, PHAST (allocated on first use) */
+    struct cws *next;
+} cws;
+
+typedef struct cpool {
+    pthread_mutex_t mu;
+    cws *free;
+    uint32_t n;
+} cpool;
+
+static void cws_free(cws *w) {
+    if (!w) return;
+    free(w->df);
+    free(w->db);
+    free(w->pf);
+    free(w->pb);
+    free(w->sweep);
+    free(w);
+}
+
+static cws *cws_get(const gp_cch *c, gp_err *err) {
+    cpool *p = c->pool;
+    pthread_mutex_lock(&p->mu);
+    cws *w = p->free;
+    if (w) p->free = w->next;
+    pthread_mutex_unlock(&p->mu);
+    if (w) return w;
+    uint32_t n = p->n;
+    w = calloc(1, sizeof *w);
+    if (w) {
+        w->df = malloc((size_t)n * sizeof *w->df);
+        w->db = malloc((size_t)n * sizeof *w->db);
+        w->pf = malloc((size_t)n * sizeof *w->pf);
+        w->pb = malloc((size_t)n * sizeof *w->pb);
+    }
+    if (!w || !w->df || !w->db || !w->pf || !w->pb) {
+        cws_free(w);
+        gp_err_set(err, GP_ENOMEM, "out of memory for a CCH query workspace");
+        return NULL;
+    }
+    for (uint32_t i = 0; i < n; i++) w->df[i] = w->db[i] = GP_INF;
+    return w;
+}
+
+static void cws_put(const gp_cch *c, cws *w) {
+    cpool *p = c->pool;
+    pthread_mutex_lock(&p->mu);
+    w->next = p->free;
+    p->free = w;
+    pthread_mutex_unlock(&p->mu);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Construction */
+
+void gp_cch_free(void *pc) {
+    gp_cch *c = pc;
+    if (!c) return;
+    if (c->gpu && c->gpu_free) c->gpu_free(c->gpu);
+    cpool *p = c->pool;
+    if (p) {
+        while (p->free) {
+            cws *w = p->free;
+            p->free = w->next;
+            cws_free(w);
+        }
+        pthread_mutex_destroy(&p->mu);
+        free(p);
+    }
+    free(c->ofw);
+    free(c->obw);
+    free(c->fw);
+    free(c->bw);
+    free(c->fmid);
+    free(c->bmid);
+    free(c->fwit);
+    free(c->bwit);
+    gp_cch_topo_unref(c->topo);
+    free(c);
+}
+
+uint64_t gp_cch_bytes(const gp_cch *c) {
+    return c ? (uint64_t)c->topo->m * 16 + gp_cch_topo_bytes(c->topo) : 0;
+}
+
+/* A gp_cch over topology t (referenced) with g's metric; GP_EINVAL when g does not fit t. */
+static int cch_over(gp_cch_topo *t, const gp_graph *g, gp_cch **out, gp_err *err) {
+    gp_cch *c = calloc(1, sizeof *c);
+    cpool *p = calloc(1, sizeof *p);
+    if (!c || !p) {
+        free(c);
+        free(p);
+        return gp_err_set(err, GP_ENOMEM, "out of memory for the CCH");
+    }
+    pthread_mutex_init(&p->mu, NULL);
+    p->n = g->n;
+    c->pool = p;
+    __atomic_add_fetch(&t->refs, 1, __ATOMIC_ACQ_REL);
+    c->topo = t;
+    c->n = g->n;
+    c->m = g->m;
+    c->graph_hash = g->hash;
+    size_t m = (size_t)t->m + 1;
+    c->ofw = malloc(m * 4);
+    c->obw = malloc(m * 4);
+    c->fw = malloc(m * 4);
+    c->bw = malloc(m * 4);
+    c->fmid = malloc(m * 4);
+    c->bmid = malloc(m * 4);
+    c->fwit = malloc(m * 8);
+    c->bwit = malloc(m * 8);
+    int rc;
+    if (!c->ofw || !c->obw || !c->fw || !c->bw || !c->fmid || !c->bmid || !c->fwit || !c->bwit)
+        rc = gp_err_set(err, GP_ENOMEM, "out of memory for CCH weights (%u edges)", t->m);
+    else
+        rc = gp_cch_map_metric(c, g, err);
+    if (rc) {
+        gp_cch_free(c);
+        return rc;
+    }
+    *out = c;
+    return GP_OK;
+}
+
+int gp_cch_new(const gp_graph *g, int threads, gp_cch **out, gp_err *err) {
+    gp_cch *c = NULL;
+    int rc = gp_cch_prepare(g, &c, err);
+    if (rc) return rc;
+    rc = gp_cch_customize(c, threads, err);
+    if (rc) {
+        gp_cch_free(c);
+        return rc;
+    }
+    *out = c;
+    return GP_OK;
+}
+
+int gp_cch_prepare(const gp_graph *g, gp_cch **out, gp_err *err) {
+    gp_cch *c = NULL;
+    int rc;
+    /* a cached topology that covers every arc of g */
+    pthread_mutex_lock(&cache_mu);
+    for (int i = 0; i < CACHE_MAX && !c; i++) {
+        if (!cache[i] || cache[i]->n != g->n) continue;
+        gp_err e2;
+        gp_err_clear(&e2);
+        if (cch_over(cache[i], g, &c, &e2) == GP_OK) {
+            gp_cch_topo *hit = cache[i];
+            memmove(cache + 1, cache, (size_t)i * sizeof *cache);
+            cache[0] = hit;
+            c->reused_topo = 1;
+        }
+    }
+    pthread_mutex_unlock(&cache_mu);
+    if (!c) {
+        uint32_t *rank = malloc((size_t)g->n * sizeof *rank);
+        if (!rank) return gp_err_set(err, GP_ENOMEM, "out of memory for the CCH order");
+        double t0 = gp_now();
+        gp_cch_topo *t = NULL;
+        rc = gp_cch_order_metis(g, rank, err);
+        double ord = gp_now() - t0;
+        if (rc == GP_OK) rc = gp_cch_topo_build(g, rank, &t, err);
+        free(rank);
+        if (rc) return rc;
+        t->order_s = ord;
+        rc = cch_over(t, g, &c, err);
+        if (rc == GP_OK) cache_put(t);
+        gp_cch_topo_unref(t);
+        if (rc) return rc;
+    }
+    *out = c;
+    return GP_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Serialised order */
+
+#define ORDER_MAGIC "GPCCHORD"
+#define ORDER_VERSION 1u
+
+static uint64_t fingerprint(const gp_graph *g) {
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ g->n ^ ((uint64_t)g->m << 32);
+    for (uint32_t i = 0; i <= g->n; i++) h = (h ^ g->row[i]) * 0x100000001b3ull;
+    for (uint32_t i = 0; i < g->m; i++) h = (h ^ g->col[i]) * 0x100000001b3ull;
+    return h;
+}
+
+static void put_le32(unsigned char *p, uint32_t x) {
+    for (int i = 0; i < 4; i++) p[i] = (unsigned char)(x >> (8 * i));
+}
+static uint32_t get_le32(const unsigned char *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+#define ORDER_HDR 24
+
+int gp_cch_order_encode(const uint32_t *rank, const gp_graph *g, void **out, uint64_t *size,
+                        gp_err *err) {
+    uint64_t sz = ORDER_HDR + (uint64_t)g->n * 4;
+    unsigned char *p = malloc(sz);
+    if (!p) return gp_err_set(err, GP_ENOMEM, "out of memory encoding the CCH order");
+    memcpy(p, ORDER_MAGIC, 8);
+    put_le32(p + 8, ORDER_VERSION);
+    put_le32(p + 12, g->n);
+    uint64_t fp = fingerprint(g);
+    put_le32(p + 16, (uint32_t)fp);
+    put_le32(p + 20, (uint32_t)(fp >> 32));
+    for (uint32_t v = 0; v < g->n; v++) put_le32(p + ORDER_HDR + 4 * (uint64_t)v, rank[v]);
+    *out = p;
+    *size = sz;
+    return GP_OK;
+}
+
+int gp_cch_order_decode(const gp_graph *g, const void *data, uint64_t size, gp_err *err) {
+    const unsigned char *p = data;
+    if (size < ORDER_HDR || memcmp(p, ORDER_MAGIC, 8) != 0)
+        return gp_err_set(err, GP_EPARSE, "not a CCH order record");
+    if (get_le32(p + 8) != ORDER_VERSION)
+        return gp_err_set(err, GP_EPARSE, "CCH order record version %u (expected %u)",
+                          get_le32(p + 8), ORDER_VERSION);
+    uint64_t fp = (uint64_t)get_le32(p + 16) | (uint64_t)get_le32(p + 20) << 32;
+    if (get_le32(p + 12) != g->n || fp != fingerprint(g))
+        return gp_err_set(err, GP_EPARSE, "CCH order record is for another graph");
+    if (size != ORDER_HDR + (uint64_t)g->n * 4)
+        return gp_err_set(err, GP_EPARSE, "CCH order record has %llu bytes (expected %llu)",
+                          (unsigned long long)size,
+                          (unsigned long long)(ORDER_HDR + (uint64_t)g->n * 4));
+    uint32_t *rank = malloc((size_t)g->n * sizeof *rank + 4);
+    if (!rank) return gp_err_set(err, GP_ENOMEM, "out of memory for the CCH order");
+    for (uint32_t v = 0; v < g->n; v++) rank[v] = get_le32(p + ORDER_HDR + 4 * (uint64_t)v);
+    gp_cch_topo *t = NULL;
+    int rc = gp_cch_topo_build(g, rank, &t, err); /* checks that rank is a permutation */
+    free(rank);
+    if (rc) return rc;
+    cache_put(t);
+    gp_cch_topo_unref(t);
+    return GP_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Queries */
+
+/* Relaxes the upward edges of x over weights wt. */
+static inline void relax_up(const gp_cch_topo *t, const uint32_t *wt, uint32_t x, uint64_t *d,
+                            uint32_t *pe) {
+    uint64_t dx = d[x];
+    for (uint32_t e = t->up_first[x]; e < t->up_first[x + 1]; e++) {
+        uint32_t w = wt[e];
+        if (w == GP_CCH_INF) continue;
+        uint32_t h = t->up_head[e];
+        uint64_t nd = dx + w;
+        if (nd < d[h]) {
+            d[h] = nd;
+            pe[h] = e;
+        }
+    }
+}
+
+/* Elimination-tree search from rank r over weights wt (fw: upward, bw: backward search). */
+static void etree_search(const gp_cch_topo *t, const uint32_t *wt, uint32_t r, uint64_t *d,
+                         uint32_t *pe) {
+    d[r] = 0;
+    pe[r] = GP_NONE;
+    for (uint32_t x = r; x != GP_NONE; x = t->parent[x]) {
+        uint64_t dx = d[x];
+        if (dx == GP_INF) continue;
+        for (uint32_t e = t->up_first[x]; e < t->up_first[x + 1]; e++) {
+            uint32_t w = wt[e];
+            if (w == GP_CCH_INF) continue;
+            uint32_t h = t->up_head[e];
+            uint64_t nd = dx + w;
+            if (nd < d[h]) {
+                d[h] = nd;
+                pe[h] = e;
+            }
+        }
+    }
+}
+
+static void etree_reset(const gp_cch_topo *t, uint32_t r, uint64_t *d) {
+    for (uint32_t x = r; x != GP_NONE; x = t->parent[x]) d[x] = GP_INF;
+}
+
+/* Unpacking: a stack of (edge, direction) items; up = lo -> hi over fw, down = hi -> lo over bw. */
+typedef struct upath {
+    uint32_t *v;
+    uint32_t len, cap;
+} upath;
+
+static int up_push(upath *p, uint32_t x) {
+    if (p->len == p->cap) {
+        uint32_t nc = p->cap ? p->cap * 2 : 64;
+        uint32_t *nv = realloc(p->v, (size_t)nc * sizeof *nv);
+        if (!nv) return -1;
+        p->v = nv;
+        p->cap = nc;
+    }
+    p->v[p->len++] = x;
+    return 0;
+}
+
+/* Appends the original nodes after the start of edge e traversed in direction dir (1 up, 0 down):
+ * the nodes strictly after the start, the end included. */
+static int unpack(const gp_cch *c, uint32_t e, int dir, upath *out, upath *stack) {
+    stack->len = 0;
+    if (up_push(stack, e << 1 | (uint32_t)dir)) return -1;
+    while (stack->len) {
+        uint32_t it = stack->v[--stack->len];
+        uint32_t ee = it >> 1;
+        int up = (int)(it & 1);
+        uint64_t wit = up ? c->fwit[ee] : c->bwit[ee];
+        if (wit & WIT_ORIG) {
+            if (up_push(out, (uint32_t)wit)) return -1;
+            continue;
+        }
+        uint32_t e1 = (uint32_t)(wit >> 32), e2 = (uint32_t)wit; /* {v,lo}, {v,hi} */
+        /* push the second half first (stack): up: lo->v (down e1), v->hi (up e2);
+         * down: hi->v (down e2), v->lo (up e1) */
+        if (up) {
+            if (up_push(stack, e2 << 1 | 1u) || up_push(stack, e1 << 1)) return -1;
+        } else {
+            if (up_push(stack, e1 << 1 | 1u) || up_push(stack, e2 << 1)) return -1;
+        }
+    }
+    return 0;
+}
+
+int gp_cch_p2p(const gp_cch *c, uint32_t s, uint32_t t_, gp_path *path, gp_err *err) {
+    const gp_cch_topo *t = c->topo;
+    memset(path, 0, sizeof *path);
+    path->dist = GP_INF;
+    if (s >= c->n || t_ >= c->n)
+        return gp_err_set(err, GP_EINVAL, "node index out of range (graph has %u nodes)", c->n);
+    if (gp_deadline_expired()) return gp_deadline_error(err);
+    cws *w = cws_get(c, err);
+    if (!w) return GP_ENOMEM;
+    uint32_t rs = t->rank[s], rt = t->rank[t_];
+    /* both elimination-tree paths in increasing rank, pruned: a node whose distance is already
+     * no better than the best meeting found relaxes nothing */
+    uint64_t best = GP_INF, settled = 0;
+    uint32_t meet = GP_NONE, a = rs, b = rt;
+    w->df[rs] = 0;
+    w->db[rt] = 0;
+    w->pf[rs] = w->pb[rt] = GP_NONE;
+    while (a != GP_NONE || b != GP_NONE) {
+        int fa = b == GP_NONE || (a != GP_NONE && a <= b), fb = a == GP_NONE || (b != GP_NONE && b <= a);
+        uint32_t x = fa ? a : b;
+        settled++;
+        if (fa && fb && w->df[x] != GP_INF && w->db[x] != GP_INF && w->df[x] + w->db[x] < best) {
+            best = w->df[x] + w->db[x];
+            meet = x;
+        }
+        if (fa && w->df[x] < best) relax_up(t, c->fw, x, w->df, w->pf);
+        if (fb && w->db[x] < best) relax_up(t, c->bw, x, w->db, w->pb);
+        if (fa) a = t->parent[a];
+        if (fb) b = t->parent[b];
+    }
+    int rc = GP_OK;
+    upath up = {0}, st = {0}, fwd = {0};
+    if (meet != GP_NONE) {
+        /* typical road paths: hundreds of nodes; one allocation each instead of doubling */
+        up.v = malloc(1024 * sizeof *up.v);
+        st.v = malloc(256 * sizeof *st.v);
+        if (!up.v || !st.v) goto oom;
+        up.cap = 1024;
+        st.cap = 256;
+        /* forward edges meet <- ... <- rs, collected backwards then replayed */
+        for (uint32_t x = meet; x != rs; x = t->up_tail[w->pf[x]])
+            if (up_push(&fwd, w->pf[x])) goto oom;
+        if (up_push(&up, s)) goto oom;
+        int r2 = 0;
+        for (uint32_t i = fwd.len; i-- > 0 && !r2;) r2 = unpack(c, fwd.v[i], 1, &up, &st);
+        for (uint32_t x = meet; x != rt && !r2; x = t->up_tail[w->pb[x]])
+            r2 = unpack(c, w->pb[x], 0, &up, &st);
+        if (r2) goto oom;
+        path->dist = best;
+        path->nodes = up.v;
+        path->len = up.len;
+        up.v = NULL;
+    }
+    path->settled = settled;
+    goto done;
+oom:
+    rc = gp_err_set(err, GP_ENOMEM, "out of memory unpacking a CCH path");
+done:
+    free(up.v);
+    free(st.v);
+    free(fwd.v);
+    etree_reset(t, rs, w->df);
+    etree_reset(t, rt, w->db);
+    cws_put(c, w);
+    return rc;
+}
+
+int gp_cch_upward(const gp_cch *c, uint32_t v, int dir, uint32_t *ranks, uint64_t *dist) {
+    const gp_cch_topo *t = c->topo;
+    gp_err e;
+    cws *w = cws_get(c, &e);
+    if (!w) return -1;
+    uint32_t r = t->rank[v];
+    etree_search(t, dir ? c->fw : c->bw, r, w->df, w->pf);
+    int k = 0;
+    for (uint32_t x = r; x != GP_NONE; x = t->parent[x]) {
+        if (w->df[x] == GP_INF) continue;
+        ranks[k] = x;
+        dist[k++] = w->df[x];
+    }
+    etree_reset(t, r, w->df);
+    cws_put(c, w);
+    return k;
+}
+
+int gp_cch_sssp(const gp_cch *c, uint32_t src, uint64_t max_dist, uint64_t *dist, gp_err *err) {
+    const gp_cch_topo *t = c->topo;
+    if (src >= c->n)
+        return gp_err_set(err, GP_EINVAL, "source %u out of range (graph has %u nodes)", src, c->n);
+    if (gp_deadline_expired()) return gp_deadline_error(err);
+    cws *w = cws_get(c, err);
+    if (!w) return GP_ENOMEM;
+    if (!w->sweep && !(w->sweep = malloc((size_t)c->n * sizeof *w->sweep))) {
+        cws_put(c, w);
+        return gp_err_set(err, GP_ENOMEM, "out of memory for a PHAST sweep of %u nodes", c->n);
+    }
+    uint64_t *d = w->sweep;
+    uint32_t n = c->n, rs = t->rank[src];
+    for (uint32_t i = 0; i < n; i++) d[i] = GP_INF;
+    etree_search(t, c->fw, rs, d, w->pf);
+    for (uint32_t r = n; r-- > 0;) {
+        uint64_t best = d[r];
+        for (uint32_t e = t->up_first[r]; e < t->up_first[r + 1]; e++) {
+            uint32_t wt = c->bw[e];
+            uint64_t dh = d[t->up_head[e]];
+            if (wt != GP_CCH_INF && dh != GP_INF && dh + wt < best) best = dh + wt;
+        }
+        d[r] = best;
+    }
+    for (uint32_t v = 0; v < n; v++) {
+        uint64_t x = d[t->rank[v]];
+        dist[v] = x > max_dist ? GP_INF : x;
+    }
+    cws_put(c, w);
+    return GP_OK;
+}
+
+int gp_cch_pred(const gp_graph *g, uint32_t src, const uint64_t *dist, uint32_t *pred,
+                gp_err *err) {
+    uint32_t n = g->n;
+    uint32_t *q = malloc((size_t)n * sizeof *q);
+    unsigned char *seen = calloc(n, 1);
+    if (!q || !seen) {
+        free(q);
+        free(seen);
+        return gp_err_set(err, GP_ENOMEM, "out of memory for predecessors");
+    }
+    for (uint32_t v = 0; v < n; v++) pred[v] = GP_NONE;
+    uint32_t qh = 0, qt = 0;
+    if (dist[src] == 0) {
+        q[qt++] = src;
+        seen[src] = 1;
+    }
+    while (qh < qt) {
+        uint32_t u = q[qh++];
+        for (uint32_t a = g->row[u]; a < g->row[u + 1]; a++) {
+            uint32_t v = g->col[a];
+            if (!seen[v] && dist[v] != GP_INF && dist[u] + g->w[a] == dist[v]) {
+                seen[v] = 1;
+                pred[v] = u;
+                q[qt++] = v;
+            }
+        }
+    }
+    free(q);
+    free(seen);
+    return GP_OK;
+}
+
+/* Many-to-many with buckets. */
+typedef struct bent {
+    uint32_t j;
+    uint32_t pad;
+    uint64_t d;
+} bent;
+
+typedef struct tjob {
+    const gp_cch *c;
+    const uint32_t *src;
+    uint32_t ns, nt;
+    const uint32_t *bfirst; /* n+1: bucket of rank x */
+    const bent *b;
+    uint64_t *out;
+    atomic_uint next;
+    atomic_int rc;
+    double deadline;
+} tjob;
+
+static void *table_main(void *arg) {
+    tjob *j = arg;
+    const gp_cch *c = j->c;
+    const gp_cch_topo *t = c->topo;
+    gp_err e;
+    cws *w = cws_get(c, &e);
+    if (!w) {
+        atomic_store(&j->rc, GP_ENOMEM);
+        return NULL;
+    }
+    for (;;) {
+        uint32_t i = atomic_fetch_add(&j->next, 1);
+        if (i >= j->ns || atomic_load(&j->rc) != GP_OK) break;
+        if (j->deadline > 0 && gp_now() > j->deadline) {
+            atomic_store(&j->rc, GP_ETIMEOUT);
+            break;
+        }
+        uint64_t *row = j->out + (size_t)i * j->nt;
+        for (uint32_t k = 0; k < j->nt; k++) row[k] = GP_INF;
+        uint32_t rs = t->rank[j->src[i]];
+        etree_search(t, c->fw, rs, w->df, w->pf);
+        for (uint32_t x = rs; x != GP_NONE; x = t->parent[x]) {
+            uint64_t dx = w->df[x];
+            if (dx == GP_INF) continue;
+            for (uint32_t k = j->bfirst[x]; k < j->bfirst[x + 1]; k++) {
+                uint64_t d = dx + j->b[k].d;
+                if (d < row[j->b[k].j]) row[j->b[k].j] = d;
+            }
+        }
+        etree_reset(t, rs, w->df);
+    }
+    cws_put(c, w);
+    return NULL;
+}
+
+int gp_cch_table(const gp_cch *c, const uint32_t *src, uint32_t ns, const uint32_t *dst,
+                 uint32_t nt, int threads, uint64_t *out, gp_err *err) {
+    const gp_cch_topo *t = c->topo;
+    for (uint32_t i = 0; i < ns; i++)
+        if (src[i] >= c->n) return gp_err_set(err, GP_EINVAL, "source index %u out of range", src[i]);
+    for (uint32_t i = 0; i < nt; i++)
+        if (dst[i] >= c->n) return gp_err_set(err, GP_EINVAL, "target index %u out of range", dst[i]);
+    if (gp_deadline_expired()) return gp_deadline_error(err);
+    uint32_t n = c->n;
+    uint32_t *bfirst = calloc((size_t)n + 2, sizeof *bfirst);
+    cws *w = cws_get(c, err);
+    bent *b = NULL;
+    int rc = GP_OK;
+    if (!bfirst || !w) goto oom;
+    /* two passes over the targets' backward searches: count per rank, then fill */
+    for (int pass = 0; pass < 2; pass++) {
+        for (uint32_t j = 0; j < nt; j++) {
+            uint32_t rt = t->rank[dst[j]];
+            etree_search(t, c->bw, rt, w->db, w->pb);
+            for (uint32_t x = rt; x != GP_NONE; x = t->parent[x]) {
+                if (w->db[x] == GP_INF) continue;
+                if (pass == 0) {
+                    bfirst[x + 2]++;
+                } else {
+                    bent *be = &b[bfirst[x + 1]++];
+                    be->j = j;
+                    be->pad = 0;
+                    be->d = w->db[x];
+                }
+            }
+            etree_reset(t, rt, w->db);
+        }
+        if (pass == 0) {
+            for (uint32_t x = 0; x < n; x++) bfirst[x + 2] += bfirst[x + 1];
+            b = malloc(((size_t)bfirst[n + 1] + 1) * sizeof *b);
+            if (!b) goto oom;
+        }
+    }
+    cws_put(c, w);
+    w = NULL;
+    tjob j;
+    memset(&j, 0, sizeof j);
+    j.c = c;
+    j.src = src;
+    j.ns = ns;
+    j.nt = nt;
+    j.bfirst = bfirst;
+    j.b = b;
+    j.out = out;
+    j.deadline = gp_deadline_get();
+    atomic_init(&j.next, 0);
+    atomic_init(&j.rc, GP_OK);
+    int nth = online_cpus(threads);
+    if ((uint32_t)nth > ns / 4 + 1) nth = (int)(ns / 4 + 1);
+    pthread_t th[256];
+    int started = 0;
+    for (int i = 1; i < nth; i++) {
+        if (pthread_create(&th[started], NULL, table_main, &j) != 0) break;
+        started++;
+    }
+    table_main(&j);
+    for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
+    rc = atomic_load(&j.rc);
+    if (rc == GP_ETIMEOUT) rc = gp_deadline_error(err);
+    else if (rc) rc = gp_err_set(err, rc, "out of memory in the CCH table");
+    goto done;
+oom:
+    rc = gp_err_set(err, GP_ENOMEM, "out of memory for CCH table buckets");
+done:
+    if (w) cws_put(c, w);
+    free(bfirst);
+    free(b);
+    return rc;
+}

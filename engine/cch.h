@@ -1,0 +1,163 @@
+/* cch.h - customizable contraction hierarchies (Dibbelt, Strasser, Wagner 2016; the survey of
+ * Blaesius et al. 2025): a metric-independent topology (nested-dissection order, chordal supergraph,
+ * lower triangles, levels) built once per graph shape, a per-metric customization (CPU threads or
+ * the GPU, engine/cch_cuda.c), and queries: p2p (elimination-tree search, paths unpacked to original
+ * arcs), one-to-all (PHAST), many-to-many (buckets).
+ *
+ * Model. The CCH lives on the undirected skeleton of the directed graph (self-loops dropped). Nodes
+ * are renumbered by rank: rank 0 is eliminated first. Every skeleton edge and fill edge {x, y} with
+ * rank x < rank y is one "CCH edge" with two weights: up (x -> y) and down (y -> x); parallel arcs
+ * keep the minimum, a missing direction is GP_CCH_INF. Edge ids are grouped by the lower endpoint,
+ * heads ascending, and ranks are grouped by level (level = 1 + the largest level of a lower
+ * neighbour, 0 without one), so each level's nodes and edges are contiguous id ranges: customization
+ * runs level by level bottom-up, the PHAST sweep level by level top-down.
+ *
+ * Weights are uint32 (GP_CCH_INF = none); customization sums saturate. A shortcut whose every
+ * candidate overflowed uint32 would be wrong, so customization then fails with GP_ETOOBIG and the
+ * engine keeps the Dijkstra family for that graph. Query distances are uint64 (GP_INF unreachable).
+ *
+ * Sharing. A gp_cch_topo is immutable and reference counted. Topologies are kept in a small
+ * process-wide cache: a graph whose every arc is a CCH edge of a cached topology with the same node
+ * count (the same graph after PATCH .../links, a what-if with links down, a new metric) reuses it,
+ * and only the customization runs. gp_cch_order_encode / gp_cch_order_decode store the order (the
+ * only expensive part: METIS) in a snapshot section so that a restart skips it.
+ *
+ * Threads. A gp_cch is immutable after customization; queries take a workspace from a pool, so any
+ * number of threads may query it at once.
+ */
+#ifndef GP_CCH_H
+#define GP_CCH_H
+
+#include "../graph/graph.h"
+#include "backend.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GP_CCH_INF UINT32_MAX
+
+typedef struct gp_cch_topo {
+    uint32_t n;          /* nodes */
+    uint32_t m;          /* CCH edges (undirected, lower -> higher rank) */
+    uint64_t ntri;       /* lower triangles over all edges */
+    uint32_t *rank;      /* node -> rank */
+    uint32_t *order;     /* rank -> node */
+    uint32_t *up_first;  /* n+1: edges of rank x are up_first[x]..up_first[x+1]-1 */
+    uint32_t *up_head;   /* m: the higher endpoint (rank), ascending per x */
+    uint32_t *up_tail;   /* m: the lower endpoint (rank) */
+    uint32_t *parent;    /* n: elimination-tree parent (lowest upper neighbour) or GP_NONE */
+    uint64_t *tri_first; /* m+1: lower triangles of edge e are tri[2*tri_first[e] ...] */
+    uint32_t *tri;       /* 2*ntri: (edge {v,x}, edge {v,y}) per lower triangle v of {x,y} */
+    uint32_t nlevels;
+    uint32_t *level_first; /* nlevels+1: ranks of level L are level_first[L]..level_first[L+1]-1 */
+    uint32_t width;      /* largest up-degree (bounds query work) */
+    uint32_t height;     /* longest elimination-tree path (levels) */
+    double order_s;      /* seconds: nested dissection (0 when loaded) */
+    double contract_s;   /* seconds: chordal completion, triangles, levels */
+    int refs;            /* atomic */
+} gp_cch_topo;
+
+/* A customized CCH for one graph (one metric). */
+typedef struct gp_cch {
+    gp_cch_topo *topo;   /* referenced */
+    uint32_t n, m;       /* the graph's n and m (sanity) */
+    uint64_t graph_hash; /* the graph it was built for */
+    uint32_t *ofw, *obw; /* topo->m: cheapest original arc x->y / y->x per edge, GP_CCH_INF none */
+    uint32_t *fw, *bw;   /* topo->m: customized up / down weights */
+    uint32_t *fmid, *bmid; /* topo->m: witness of fw / bw: offset of the first lower triangle
+                            * realising it within the edge's triangles, GP_NONE = original arc */
+    uint64_t *fwit, *bwit; /* topo->m: the witnesses packed for unpacking (cch.c) */
+    double custom_s;     /* seconds of the last customization */
+    char custom_on[8];   /* "cpu" or "gpu" */
+    int reused_topo;     /* 1 when the topology came from the cache */
+    void *gpu;           /* engine/cch_cuda.c state (device copies), or NULL */
+    void (*gpu_free)(void *gpu);
+    void *pool;          /* query workspaces (cch.c) */
+} gp_cch;
+
+/* Size guard. A CCH is worth it on graphs with small separators (road networks: NY has 5 CCH
+ * edges and 39 lower triangles per node); on grid-like graphs fill-in explodes (a 100,000-node grid
+ * has 21 edges and 1,126 triangles per node, a 1M-node grid would need ~8 GB of triangles). Building
+ * stops with GP_ETOOBIG once the CCH passes max_tri_per_node triangles per node or
+ * max(16, max_tri_per_node / 8) edges per node (graphs under 2^22 triangles are always built), and
+ * the engine serves such a graph with the Dijkstra family. Default GP_CCH_MAX_TRI_PER_NODE; 0 lifts
+ * the guard (the lab). Process-wide; set it before loading graphs (config
+ * cch_max_triangles_per_node). */
+#define GP_CCH_MAX_TRI_PER_NODE 200
+void gp_cch_set_max_tri_per_node(uint32_t max_tri_per_node);
+
+/* Order: METIS_NodeND on the skeleton (rank[v] = elimination position). Ties and isolated nodes
+ * are handled; n >= 1. */
+int gp_cch_order_metis(const gp_graph *g, uint32_t *rank, gp_err *err);
+/* Topology from an order (contraction). threads 0 = all CPUs. */
+int gp_cch_topo_build(const gp_graph *g, const uint32_t *rank, gp_cch_topo **out, gp_err *err);
+void gp_cch_topo_unref(gp_cch_topo *t); /* accepts NULL */
+uint64_t gp_cch_topo_bytes(const gp_cch_topo *t);
+
+/* The order as a snapshot section (graph/snapshot.h, named GP_CCH_SNAPSHOT_SECTION): a magic, a
+ * format version, n, a fingerprint of g's arcs and the ranks, little-endian. encode mallocs *out
+ * (rank: any elimination order of g, e.g. topo->rank or gp_cch_order_metis's). decode checks the
+ * record against g (GP_EPARSE for another graph or a damaged record: the caller recomputes) and
+ * builds the topology into the cache, so that attaching g reuses it: `gpath import` writes the
+ * section, gp_engine_attach reads it from a graph loaded from a snapshot. */
+#define GP_CCH_SNAPSHOT_SECTION "cch.order"
+int gp_cch_order_encode(const uint32_t *rank, const gp_graph *g, void **out, uint64_t *size,
+                        gp_err *err);
+int gp_cch_order_decode(const gp_graph *g, const void *data, uint64_t size, gp_err *err);
+
+/* Builds (or reuses from the cache) the topology for g and customizes it on the CPU with threads
+ * workers (0 = all CPUs). */
+int gp_cch_new(const gp_graph *g, int threads, gp_cch **out, gp_err *err);
+/* gp_cch_new without the customization (fw/bw unset): for a GPU customization. */
+int gp_cch_prepare(const gp_graph *g, gp_cch **out, gp_err *err);
+void gp_cch_free(void *c); /* a gp_cch; accepts NULL; the signature of gp_graph.cch_free */
+uint64_t gp_cch_bytes(const gp_cch *c);
+/* Original arc weights of g into c->ofw/obw (minimum over parallel arcs); GP_EINVAL when an arc of
+ * g is not a CCH edge. */
+int gp_cch_map_metric(gp_cch *c, const gp_graph *g, gp_err *err);
+/* CPU customization: fw/bw from ofw/obw, level by level, threads workers (0 = all CPUs). */
+int gp_cch_customize(gp_cch *c, int threads, gp_err *err);
+/* Rebuilds fwit/bwit from fmid/bmid (done by gp_cch_customize; the GPU path calls it). */
+void gp_cch_witnesses(gp_cch *c);
+/* Reference (single-threaded, edge by edge) customization into fw/bw/fmid/bmid: the test oracle. */
+int gp_cch_customize_serial(const gp_cch_topo *t, const uint32_t *ofw, const uint32_t *obw,
+                            uint32_t *fw, uint32_t *bw, uint32_t *fmid, uint32_t *bmid,
+                            gp_err *err);
+
+/* Queries; node arguments are the graph's internal indices. */
+int gp_cch_p2p(const gp_cch *c, uint32_t s, uint32_t t, gp_path *path, gp_err *err);
+/* PHAST on the CPU: dist (n, node order) from src; nodes past max_dist are GP_INF. */
+int gp_cch_sssp(const gp_cch *c, uint32_t src, uint64_t max_dist, uint64_t *dist, gp_err *err);
+/* Predecessors that realise dist (a BFS over tight arcs from src, so zero-weight cycles cannot
+ * make loops). */
+int gp_cch_pred(const gp_graph *g, uint32_t src, const uint64_t *dist, uint32_t *pred,
+                gp_err *err);
+/* Bucket-based many-to-many, sources on threads workers (0 = all CPUs). */
+int gp_cch_table(const gp_cch *c, const uint32_t *src, uint32_t ns, const uint32_t *dst,
+                 uint32_t nt, int threads, uint64_t *out, gp_err *err);
+
+/* Upward elimination-tree search from node v over fw (dir 1) or bw (dir 0): the ranks of v's
+ * ancestors reached (GP_INF ones left out) and their distances; returns the count (at most
+ * topo->height + 1 entries are written), or -1 out of memory. */
+int gp_cch_upward(const gp_cch *c, uint32_t v, int dir, uint32_t *ranks, uint64_t *dist);
+
+/* Process-wide topology cache (entries kept, most recent first). */
+void gp_cch_cache_clear(void);
+
+/* GPU part (engine/cch_cuda.c over kernels/cch.cu). Without CUDA they answer GP_EUNSUPPORTED.
+ * gpu_customize uploads the topology and ofw/obw (once per gp_cch), customizes on the device and
+ * copies fw/bw back to c (so CPU queries use them); then sssp and table run PHAST / RPHAST there.
+ * The device state is guarded by a mutex inside c->gpu (GPU queries on one graph are serialised). */
+int gp_cch_gpu_customize(gp_cch *c, int device, gp_err *err);
+int gp_cch_gpu_sssp(const gp_cch *c, const uint32_t *src, uint32_t k, uint64_t *dist,
+                    gp_err *err); /* dist: k*n, row per source, node order */
+int gp_cch_gpu_table(const gp_cch *c, const uint32_t *src, uint32_t ns, const uint32_t *dst,
+                     uint32_t nt, uint64_t *out, gp_err *err);
+/* Device milliseconds of the last gpu call on c (CUDA events), for the lab and benches. */
+double gp_cch_gpu_last_ms(const gp_cch *c);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,352 @@
+/* cch_cuda.c - the GPU side of the CCH (engine/cch.h): device state per customized CCH, and
+ * customization, PHAST and RPHAST through the launchers of kernels/cch.cu (engine/cuda_cch.h).
+ *
+ * The state (one stream, the device topology and weights, a sweep workspace grown on demand) hangs
+ * off gp_cch.gpu and is freed with the CCH (so with its graph). Calls on one CCH are serialised by
+ * the state's mutex; the upward searches of PHAST / RPHAST run on the calling CPU thread (they touch
+ * a few hundred nodes) and only the sweeps run on the GPU.
+ *
+ * Built without CUDA (no GP_HAVE_CUDA) every call answers GP_EUNSUPPORTED.
+ */
+#include "cch.h"
+
+#ifndef GP_HAVE_CUDA
+int gp_cch_gpu_customize(gp_cch *c, int device, gp_err *err) {
+    (void)c;
+    (void)device;
+    return gp_err_set(err, GP_EUNSUPPORTED, "this gpath was built without CUDA");
+}
+int gp_cch_gpu_sssp(const gp_cch *c, const uint32_t *src, uint32_t k, uint64_t *dist,
+                    gp_err *err) {
+    (void)c, (void)src, (void)k, (void)dist;
+    return gp_err_set(err, GP_EUNSUPPORTED, "this gpath was built without CUDA");
+}
+int gp_cch_gpu_table(const gp_cch *c, const uint32_t *src, uint32_t ns, const uint32_t *dst,
+                     uint32_t nt, uint64_t *out, gp_err *err) {
+    (void)c, (void)src, (void)ns, (void)dst, (void)nt, (void)out;
+    return gp_err_set(err, GP_EUNSUPPORTED, "this gpath was built without CUDA");
+}
+double gp_cch_gpu_last_ms(const gp_cch *c) {
+    (void)c;
+    return 0;
+}
+#else
+
+#include "cuda_cch.h"
+
+#include <cuda_runtime_api.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MARK (GP_NONE - 1)
+
+typedef struct cch_gpu {
+    pthread_mutex_t mu;
+    int device;
+    cudaStream_t stream;
+    gp_dcch *d;
+    float last_ms;
+    uint32_t *map; /* n ranks -> RPHAST local id, GP_NONE outside a table call */
+} cch_gpu;
+
+static void gpu_free(void *p) {
+    cch_gpu *g = p;
+    if (!g) return;
+    cudaSetDevice(g->device);
+    gp_dcch_free(g->d);
+    if (g->stream) cudaStreamDestroy(g->stream);
+    pthread_mutex_destroy(&g->mu);
+    free(g->map);
+    free(g);
+}
+
+static int cuda_err(cudaError_t e, const char *what, gp_err *err) {
+    return gp_err_set(err, GP_EDEVICE, "CUDA error during %s: %s", what, cudaGetErrorName(e));
+}
+
+int gp_cch_gpu_customize(gp_cch *c, int device, gp_err *err) {
+    double t0 = gp_now();
+    cch_gpu *g = c->gpu;
+    int rc = GP_OK;
+    cudaError_t e;
+    if (!g) {
+        g = calloc(1, sizeof *g);
+        if (!g) return gp_err_set(err, GP_ENOMEM, "out of memory for the GPU CCH");
+        pthread_mutex_init(&g->mu, NULL);
+        g->device = device;
+        if ((e = cudaSetDevice(device)) != cudaSuccess ||
+            (e = cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking)) != cudaSuccess) {
+            rc = cuda_err(e, "opening the GPU for the CCH", err);
+            gpu_free(g);
+            return rc;
+        }
+        if ((rc = gp_dcch_new(c, (void *)g->stream, &g->d, err)) != GP_OK) {
+            gpu_free(g);
+            return rc;
+        }
+        c->gpu = g;
+        c->gpu_free = gpu_free;
+    } else {
+        pthread_mutex_lock(&g->mu);
+        cudaSetDevice(g->device);
+        rc = gp_dcch_set_metric(g->d, (void *)g->stream, c->ofw, c->obw, err);
+        pthread_mutex_unlock(&g->mu);
+        if (rc) goto fail;
+    }
+    pthread_mutex_lock(&g->mu);
+    cudaSetDevice(g->device);
+    rc = gp_dcch_customize(g->d, (void *)g->stream, c->fw, c->bw, c->fmid, c->bmid, &g->last_ms,
+                           err);
+    pthread_mutex_unlock(&g->mu);
+    if (rc) goto fail;
+    gp_cch_witnesses(c);
+    c->custom_s = gp_now() - t0;
+    snprintf(c->custom_on, sizeof c->custom_on, "gpu");
+    return GP_OK;
+fail:
+    /* the host weights are not customized: no device state may answer queries either */
+    gpu_free(c->gpu);
+    c->gpu = NULL;
+    c->gpu_free = NULL;
+    return rc;
+}
+
+double gp_cch_gpu_last_ms(const gp_cch *c) {
+    cch_gpu *g = c->gpu;
+    return g ? g->last_ms : 0;
+}
+
+/* Upward searches of k sources into init lists (first: k+1); filt (may be NULL) maps ranks to
+ * the ids to store, GP_NONE / MARK dropping the entry. Many sources: on up to 8 threads, each
+ * filling fixed-size slots, compacted afterwards. */
+typedef struct up_job {
+    const gp_cch *c;
+    const uint32_t *src, *filt;
+    uint32_t k;
+    size_t per;
+    uint32_t *ids, *cnt;
+    uint64_t *dist;
+    atomic_uint next;
+    atomic_int oom;
+} up_job;
+
+static void *up_main(void *arg) {
+    up_job *j = arg;
+    for (;;) {
+        uint32_t i = atomic_fetch_add(&j->next, 1);
+        if (i >= j->k) break;
+        uint32_t *ids = j->ids + i * j->per;
+        uint64_t *dist = j->dist + i * j->per;
+        int cnt = gp_cch_upward(j->c, j->src[i], 1, ids, dist);
+        if (cnt < 0) {
+            atomic_store(&j->oom, 1);
+            break;
+        }
+        uint32_t w = 0;
+        for (int q = 0; q < cnt; q++) {
+            uint32_t id = j->filt ? j->filt[ids[q]] : ids[q];
+            if (id == GP_NONE || id == MARK) continue;
+            ids[w] = id;
+            dist[w++] = dist[q];
+        }
+        j->cnt[i] = w;
+    }
+    return NULL;
+}
+
+static int upward_lists(const gp_cch *c, const uint32_t *src, uint32_t k, const uint32_t *filt,
+                        uint32_t **first_o, uint32_t **ids_o, uint64_t **dist_o, gp_err *err) {
+    size_t per = (size_t)c->topo->height + 2;
+    up_job j;
+    memset(&j, 0, sizeof j);
+    j.c = c;
+    j.src = src;
+    j.filt = filt;
+    j.k = k;
+    j.per = per;
+    atomic_init(&j.next, 0);
+    atomic_init(&j.oom, 0);
+    uint32_t *first = malloc(((size_t)k + 1) * 4);
+    j.cnt = malloc((size_t)k * 4 + 4);
+    j.ids = malloc((size_t)k * per * 4);
+    j.dist = malloc((size_t)k * per * 8);
+    if (!first || !j.cnt || !j.ids || !j.dist) goto oom;
+    pthread_t th[7];
+    int nth = k >= 64 ? 7 : 0, started = 0;
+    for (int i = 0; i < nth; i++)
+        if (pthread_create(&th[started], NULL, up_main, &j) == 0) started++;
+    up_main(&j);
+    for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
+    if (atomic_load(&j.oom)) goto oom;
+    first[0] = 0;
+    for (uint32_t i = 0; i < k; i++) { /* compact the slots in place (moving left only) */
+        memmove(j.ids + first[i], j.ids + i * per, (size_t)j.cnt[i] * 4);
+        memmove(j.dist + first[i], j.dist + i * per, (size_t)j.cnt[i] * 8);
+        first[i + 1] = first[i] + j.cnt[i];
+    }
+    free(j.cnt);
+    *first_o = first;
+    *ids_o = j.ids;
+    *dist_o = j.dist;
+    return GP_OK;
+oom:
+    free(first);
+    free(j.cnt);
+    free(j.ids);
+    free(j.dist);
+    return gp_err_set(err, GP_ENOMEM, "out of memory for upward searches");
+}
+
+int gp_cch_gpu_sssp(const gp_cch *c, const uint32_t *src, uint32_t k, uint64_t *dist,
+                    gp_err *err) {
+    cch_gpu *g = c->gpu;
+    if (!g) return gp_err_set(err, GP_EUNSUPPORTED, "this CCH has no GPU state");
+    for (uint32_t i = 0; i < k; i++)
+        if (src[i] >= c->n) return gp_err_set(err, GP_EINVAL, "source %u out of range", src[i]);
+    if (gp_deadline_expired()) return gp_deadline_error(err);
+    uint32_t *first, *ids;
+    uint64_t *d0;
+    int rc = upward_lists(c, src, k, NULL, &first, &ids, &d0, err);
+    if (rc) return rc;
+    pthread_mutex_lock(&g->mu);
+    cudaSetDevice(g->device);
+    rc = gp_dcch_phast(g->d, (void *)g->stream, k, first, ids, d0, dist, &g->last_ms, err);
+    pthread_mutex_unlock(&g->mu);
+    free(first);
+    free(ids);
+    free(d0);
+    return rc;
+}
+
+/* Ascending sort of 32-bit keys (LSD radix, two 16-bit passes). */
+static int sort_u32(uint32_t *a, uint32_t n) {
+    uint32_t *tmp = malloc((size_t)n * 4 + 4);
+    uint32_t *cnt = malloc(65537 * 4);
+    if (!tmp || !cnt) {
+        free(tmp);
+        free(cnt);
+        return -1;
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        int sh = 16 * pass;
+        memset(cnt, 0, 65537 * 4);
+        for (uint32_t i = 0; i < n; i++) cnt[((a[i] >> sh) & 0xffff) + 1]++;
+        for (int b = 0; b < 65536; b++) cnt[b + 1] += cnt[b];
+        for (uint32_t i = 0; i < n; i++) tmp[cnt[(a[i] >> sh) & 0xffff]++] = a[i];
+        memcpy(a, tmp, (size_t)n * 4);
+    }
+    free(tmp);
+    free(cnt);
+    return 0;
+}
+
+int gp_cch_gpu_table(const gp_cch *c, const uint32_t *src, uint32_t ns, const uint32_t *dst,
+                     uint32_t nt, uint64_t *out, gp_err *err) {
+    cch_gpu *g = c->gpu;
+    const gp_cch_topo *t = c->topo;
+    if (!g) return gp_err_set(err, GP_EUNSUPPORTED, "this CCH has no GPU state");
+    for (uint32_t i = 0; i < ns; i++)
+        if (src[i] >= c->n) return gp_err_set(err, GP_EINVAL, "source %u out of range", src[i]);
+    for (uint32_t i = 0; i < nt; i++)
+        if (dst[i] >= c->n) return gp_err_set(err, GP_EINVAL, "target %u out of range", dst[i]);
+    if (gp_deadline_expired()) return gp_deadline_error(err);
+    if (ns == 0 || nt == 0) return GP_OK;
+    int rc = GP_OK;
+    uint32_t *sel = NULL, *rf = NULL, *rh = NULL, *rw = NULL, *lev = NULL, *tgt = NULL;
+    uint32_t nsel = 0;
+    pthread_mutex_lock(&g->mu);
+    cudaSetDevice(g->device);
+    if (!g->map) {
+        g->map = malloc((size_t)c->n * 4);
+        if (!g->map) goto oom;
+        for (uint32_t i = 0; i < c->n; i++) g->map[i] = GP_NONE;
+    }
+    /* the targets' upward closure: their elimination-tree ancestors */
+    size_t cap = 1024;
+    sel = malloc(cap * 4);
+    if (!sel) goto oom;
+    for (uint32_t j = 0; j < nt; j++) {
+        for (uint32_t x = t->rank[dst[j]]; x != GP_NONE && g->map[x] == GP_NONE; x = t->parent[x]) {
+            if (nsel == cap) {
+                uint32_t *ns2 = realloc(sel, cap * 2 * 4);
+                if (!ns2) goto oom;
+                sel = ns2;
+                cap *= 2;
+            }
+            g->map[x] = MARK;
+            sel[nsel++] = x;
+        }
+    }
+    if (sort_u32(sel, nsel)) goto oom;
+    for (uint32_t i = 0; i < nsel; i++) g->map[sel[i]] = i;
+    uint64_t rm = 0;
+    for (uint32_t i = 0; i < nsel; i++) rm += t->up_first[sel[i] + 1] - t->up_first[sel[i]];
+    rf = malloc(((size_t)nsel + 1) * 4);
+    rh = malloc((size_t)rm * 4 + 4);
+    rw = malloc((size_t)rm * 4 + 4);
+    lev = malloc(((size_t)t->nlevels + 2) * 4);
+    tgt = malloc((size_t)nt * 4);
+    if (!rf || !rh || !rw || !lev || !tgt) goto oom;
+    uint32_t k = 0, nlev = 0;
+    for (uint32_t i = 0; i < nsel; i++) {
+        rf[i] = k;
+        for (uint32_t e = t->up_first[sel[i]]; e < t->up_first[sel[i] + 1]; e++) {
+            rh[k] = g->map[t->up_head[e]];
+            rw[k++] = c->bw[e];
+        }
+    }
+    rf[nsel] = k;
+    /* local level boundaries (empty levels dropped) */
+    lev[nlev++] = 0;
+    for (uint32_t L = 1, i = 0; L <= t->nlevels; L++) {
+        while (i < nsel && sel[i] < t->level_first[L]) i++;
+        if (i > lev[nlev - 1]) lev[nlev++] = i;
+    }
+    for (uint32_t j = 0; j < nt; j++) tgt[j] = g->map[t->rank[dst[j]]];
+    rc = gp_dcch_rphast_prepare(g->d, (void *)g->stream, nsel, rf, rh, rw, nlev - 1, lev, nt, tgt,
+                                err);
+    /* batches of sources: the n_sel x batch matrix within 1 GiB, at most 1024 sources */
+    uint64_t per = (uint64_t)nsel * 8 + 1;
+    uint32_t batch = (uint32_t)((1ULL << 30) / per);
+    if (batch > 1024) batch = 1024;
+    if (batch < 1) batch = 1;
+    double deadline = gp_deadline_get();
+    float total = 0;
+    for (uint32_t i0 = 0; rc == GP_OK && i0 < ns; i0 += batch) {
+        uint32_t kb = ns - i0 < batch ? ns - i0 : batch;
+        if (deadline > 0 && gp_now() > deadline) {
+            rc = gp_deadline_error(err);
+            break;
+        }
+        uint32_t *first, *ids;
+        uint64_t *d0;
+        rc = upward_lists(c, src + i0, kb, g->map, &first, &ids, &d0, err);
+        if (rc) break;
+        float ms = 0;
+        rc = gp_dcch_rphast(g->d, (void *)g->stream, kb, first, ids, d0, out + (size_t)i0 * nt, &ms,
+                            err);
+        total += ms;
+        free(first);
+        free(ids);
+        free(d0);
+    }
+    g->last_ms = total;
+    goto done;
+oom:
+    rc = gp_err_set(err, GP_ENOMEM, "out of memory for an RPHAST table");
+done:
+    if (g->map)
+        for (uint32_t i = 0; i < nsel; i++) g->map[sel[i]] = GP_NONE;
+    pthread_mutex_unlock(&g->mu);
+    free(sel);
+    free(rf);
+    free(rh);
+    free(rw);
+    free(lev);
+    free(tgt);
+    return rc;
+}
+#endif

@@ -1,0 +1,63 @@
+/* cuda_cch.h - the CCH on the GPU (kernels/cch.cu) behind a plain-C interface, used by
+ * engine/cch_cuda.c and the kernel lab (bench/lab_cch.cu).
+ *
+ * A gp_dcch is the device copy of one customized CCH (engine/cch.h): the topology (upward CSR by
+ * rank, lower triangles, rank -> node), the original and customized weights, and a workspace for
+ * the sweeps. Every call takes the cudaStream_t to run on (as void *) and is synchronous on it; one
+ * gp_dcch is used by one caller at a time (engine/cch_cuda.c holds a mutex).
+ *
+ *  - customize: level by level bottom-up, one warp per CCH edge (lanes over its lower triangles,
+ *    a warp min-reduction); consecutive small levels are run by one block in one launch with a
+ *    barrier between levels, so the narrow top of the hierarchy costs no launch per level.
+ *  - phast: k sources at once; distances as an n x k matrix (rank-major, sources adjacent, so the
+ *    threads of one node read neighbouring words); the upward search results (from the CPU) are
+ *    scattered in, then levels top-down, one thread per (node, source); small levels again in one
+ *    block per run of levels. Output in node order, one row per source.
+ *  - rphast: the same sweep on a restricted graph (the upward closure of a target set, in local
+ *    ids, uploaded once per table by rphast_prepare), then only the targets' entries come back.
+ */
+#ifndef GP_CUDA_CCH_H
+#define GP_CUDA_CCH_H
+
+#include "cch.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct gp_dcch gp_dcch;
+
+/* Uploads c's topology and original weights (ofw/obw) to the current device. */
+int gp_dcch_new(const gp_cch *c, void *stream, gp_dcch **out, gp_err *err);
+void gp_dcch_free(gp_dcch *d); /* accepts NULL */
+uint64_t gp_dcch_bytes(const gp_dcch *d);
+/* Replaces the original weights (a new metric on the same topology). */
+int gp_dcch_set_metric(gp_dcch *d, void *stream, const uint32_t *ofw, const uint32_t *obw,
+                       gp_err *err);
+/* Customizes on the device; fw / bw / fmid / bmid (host, topo->m entries; may be NULL) receive
+ * the weights and witnesses (bit-identical to the CPU's). GP_ETOOBIG when a shortcut overflows
+ * (as the CPU). ms: device time (may be NULL). */
+int gp_dcch_customize(gp_dcch *d, void *stream, uint32_t *fw, uint32_t *bw, uint32_t *fmid,
+                      uint32_t *bmid, float *ms, gp_err *err);
+/* PHAST for k sources: init_first (k+1) / init_rank / init_dist list each source's upward search
+ * (ranks and distances); dist (host, k*n, may be NULL: the lab times the device alone) gets one
+ * row per source in node order. */
+int gp_dcch_phast(gp_dcch *d, void *stream, uint32_t k, const uint32_t *init_first,
+                  const uint32_t *init_rank, const uint64_t *init_dist, uint64_t *dist,
+                  float *ms, gp_err *err);
+/* RPHAST: the restricted graph (nsel local nodes in ascending rank; first (nsel+1) / head / wt its
+ * upward arcs with down weights; nlev levels lev_first (nlev+1) in local ids) and the local ids of
+ * the nt targets. */
+int gp_dcch_rphast_prepare(gp_dcch *d, void *stream, uint32_t nsel, const uint32_t *first,
+                           const uint32_t *head, const uint32_t *wt, uint32_t nlev,
+                           const uint32_t *lev_first, uint32_t nt, const uint32_t *tgt,
+                           gp_err *err);
+/* k sources (init lists in local ids, as for phast): out (host, k x nt). */
+int gp_dcch_rphast(gp_dcch *d, void *stream, uint32_t k, const uint32_t *init_first,
+                   const uint32_t *init_local, const uint64_t *init_dist, uint64_t *out,
+                   float *ms, gp_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,599 @@
+/* cch.cu - GPU customization, PHAST and RPHAST for customizable contraction hierarchies. Plain-C
+ * interface and the design in engine/cuda_cch.h; the CPU reference is engine/cch.c, the lab
+ * bench/lab_cch.cu (validation against the CPU, then timings).
+ *
+ * Weights are uint32 with 0xffffffff = none, customization sums saturate and flag an overflow
+ * exactly as the CPU does (a shortcut is wrong only when every candidate overflowed), so the GPU's
+ * customized weights are bit-identical to the CPU's (min is order-independent). Sweep distances are
+ * uint64 (GP_INF unreachable).
+ *
+ * Levels: the CCH's ranks are grouped by level (engine/cch.h), so a level is a contiguous rank
+ * range and its edges a contiguous edge range; edges only go up a level, so a level's items are
+ * independent.
+ *  - customization, bottom-up: a launch per level of more than SMALL_ITEMS / 8 edges, a warp per
+ *    edge (lanes over its lower triangles, warp min of value then witness); runs of smaller levels
+ *    in one block of 1024 threads with __syncthreads() between levels (a block's global writes are
+ *    visible to it after the barrier).
+ *  - sweeps (PHAST, RPHAST), top-down: the top levels (each <= 64 items, together <= TOP_CELLS
+ *    distances) in one block with the distances and CSR offsets in shared memory, a warp per item;
+ *    then all other levels in one persistent cooperative kernel (grid.sync() between levels), a
+ *    warp per item, or a thread per item on levels of >= SWEEP_THREAD_ITEMS items (the wide,
+ *    low-degree bottom). Distances of earlier levels are read with __ldcg.
+ *
+ * Versions (H100 80GB HBM3, bench/lab_cch.cu, device ms, medians; BAY / NY):
+ *   v1  sweeps a thread per item, a launch per level of > 4096 items and one block for the
+ *       smaller ones: PHAST 3.56 / 6.96 ms for one source, 0.174 / 0.317 ms per tree with 16 per
+ *       sweep; RPHAST 100x100 3.00 / 5.74 ms device. (Separator nodes at the top have up to 114
+ *       upward edges: one thread looping over them serialised the narrow levels.)
+ *   v2  a warp per item below 16384 items, a launch per level over 64 items, top levels in shared
+ *       memory: PHAST 0.57 / 0.90 ms, 16 per sweep 0.075 / 0.101 ms per tree; RPHAST 100x100
+ *       0.84 / 1.29 ms, 1000x1000 2.40 / 3.69 ms device.
+ *   v3  (this code) v2 with the per-level launches below the top replaced by one cooperative
+ *       kernel: PHAST 0.62 / 0.95 ms, 16 per sweep 0.083 / 0.112 ms per tree; RPHAST 100x100
+ *       1.02 / 1.63 ms, 1000x1000 3.66 / 5.54 ms device: no gain over v2 (another machine of the
+ *       same kind; within its noise). Kept: one launch instead of ~50.
+ *   Customization (both): BAY 1.9 ms, NY 3.7 ms device (CPU, 16 threads: 14 / 33 ms).
+ */
+#include "../engine/cuda_cch.h"
+
+#include <cooperative_groups.h>
+#include <cuda_runtime.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+namespace cg = cooperative_groups;
+
+typedef unsigned long long u64;
+#define INF64 0xffffffffffffffffULL
+#define INF32 0xffffffffu
+#define SMALL_ITEMS 4096         /* customization: levels of <= SMALL_ITEMS / 8 edges in one block */
+#define SWEEP_SMALL_ITEMS 64      /* sweeps: levels of <= 64 items in one block, a warp per item */
+#define SWEEP_THREAD_ITEMS 16384  /* sweeps: a thread per item from here (bottom levels) */
+#define COOP_THREADS 512          /* sweeps: block size of the cooperative kernel */
+#define TOP_CELLS 12288           /* sweeps: top levels kept in shared memory (96 KiB + offsets) */
+#define TOP_SMEM (TOP_CELLS * 8 + (TOP_CELLS + 1) * 4)
+#define SMALL_THREADS 1024
+#define BIG_THREADS 256
+
+__global__ void sweep_top(uint32_t l0, uint32_t l1, const uint32_t *__restrict__ lev, uint32_t k,
+                          const uint32_t *__restrict__ first, const uint32_t *__restrict__ head,
+                          const uint32_t *__restrict__ wt, unsigned long long *dist);
+
+struct gp_dcch {
+    uint32_t n, m, nlevels;
+    uint64_t ntri;
+    int sms;                /* multiprocessors of the device */
+    uint32_t *level_first;  /* host copy: ranks per level */
+    uint32_t *edge_level;   /* host: up_first[level_first[l]] per level (nlevels+1) */
+    uint32_t *up_first, *up_head, *order; /* device */
+    uint64_t *tri_first;
+    uint32_t *tri;
+    uint32_t *ofw, *obw, *fw, *bw, *fmid, *bmid;
+    uint32_t *d_levels;     /* device copy of level_first */
+    uint32_t *d_elevels;    /* device copy of edge_level */
+    uint32_t *bad;          /* device word: overflow seen */
+    /* sweep workspace */
+    u64 *dist;
+    size_t dist_cap;        /* entries */
+    uint32_t *init_rank;
+    u64 *init_dist;
+    uint32_t *init_first;
+    size_t init_cap, init_dcap, init_first_cap;
+    u64 *outbuf;
+    size_t out_cap;
+    /* rphast restricted graph */
+    uint32_t *r_first, *r_head, *r_wt, *r_lev, *r_tgt;
+    uint32_t r_n, r_m, r_nlev, r_nt;
+    uint32_t *r_lev_host;
+    size_t r_cap_n, r_cap_m, r_cap_lev, r_cap_t;
+    uint64_t bytes;
+    cudaEvent_t ev0, ev1;
+};
+
+static int cfail(cudaError_t e, const char *what, gp_err *err) {
+    return gp_err_set(err, GP_EDEVICE, "CUDA error during %s: %s (%s)", what, cudaGetErrorName(e),
+                      cudaGetErrorString(e));
+}
+
+#define CK(call, what)                                                                             \
+    do {                                                                                           \
+        cudaError_t e_ = (call);                                                                   \
+        if (e_ != cudaSuccess) {                                                                   \
+            rc = cfail(e_, (what), err);                                                           \
+            goto out;                                                                              \
+        }                                                                                          \
+    } while (0)
+#define CKL(what) CK(cudaGetLastError(), (what))
+
+template <typename T>
+static cudaError_t dput(T **dst, const T *src, size_t count, cudaStream_t s, uint64_t *bytes) {
+    cudaError_t e = cudaMalloc((void **)dst, (count ? count : 1) * sizeof(T));
+    if (e != cudaSuccess) return e;
+    if (bytes) *bytes += (count ? count : 1) * sizeof(T);
+    if (count && src) return cudaMemcpyAsync(*dst, src, count * sizeof(T), cudaMemcpyHostToDevice, s);
+    return cudaSuccess;
+}
+
+/* Grows a device buffer to at least count entries (contents not kept). */
+template <typename T> static cudaError_t grow(T **buf, size_t *cap, size_t count) {
+    if (*cap >= count && *buf) return cudaSuccess;
+    cudaFree(*buf);
+    *buf = NULL;
+    size_t c = count < 1024 ? 1024 : count + count / 4;
+    cudaError_t e = cudaMalloc((void **)buf, c * sizeof(T));
+    *cap = e == cudaSuccess ? c : 0;
+    return e;
+}
+
+extern "C" void gp_dcch_free(gp_dcch *d) {
+    if (!d) return;
+    cudaFree(d->up_first);
+    cudaFree(d->up_head);
+    cudaFree(d->order);
+    cudaFree(d->tri_first);
+    cudaFree(d->tri);
+    cudaFree(d->ofw);
+    cudaFree(d->obw);
+    cudaFree(d->fw);
+    cudaFree(d->bw);
+    cudaFree(d->fmid);
+    cudaFree(d->bmid);
+    cudaFree(d->d_levels);
+    cudaFree(d->d_elevels);
+    cudaFree(d->bad);
+    cudaFree(d->dist);
+    cudaFree(d->init_rank);
+    cudaFree(d->init_dist);
+    cudaFree(d->init_first);
+    cudaFree(d->outbuf);
+    cudaFree(d->r_first);
+    cudaFree(d->r_head);
+    cudaFree(d->r_wt);
+    cudaFree(d->r_lev);
+    cudaFree(d->r_tgt);
+    if (d->ev0) cudaEventDestroy(d->ev0);
+    if (d->ev1) cudaEventDestroy(d->ev1);
+    free(d->level_first);
+    free(d->edge_level);
+    free(d->r_lev_host);
+    free(d);
+}
+
+extern "C" uint64_t gp_dcch_bytes(const gp_dcch *d) { return d ? d->bytes : 0; }
+
+extern "C" int gp_dcch_new(const gp_cch *c, void *stream, gp_dcch **out, gp_err *err) {
+    cudaStream_t s = (cudaStream_t)stream;
+    const gp_cch_topo *t = c->topo;
+    int rc = GP_OK;
+    gp_dcch *d = (gp_dcch *)calloc(1, sizeof *d);
+    if (!d) return gp_err_set(err, GP_ENOMEM, "out of memory for the device CCH");
+    d->n = t->n;
+    d->m = t->m;
+    d->nlevels = t->nlevels;
+    d->ntri = t->ntri;
+    d->level_first = (uint32_t *)malloc(((size_t)t->nlevels + 1) * sizeof(uint32_t));
+    d->edge_level = (uint32_t *)malloc(((size_t)t->nlevels + 1) * sizeof(uint32_t));
+    if (!d->level_first || !d->edge_level) {
+        gp_dcch_free(d);
+        return gp_err_set(err, GP_ENOMEM, "out of memory for the device CCH");
+    }
+    memcpy(d->level_first, t->level_first, ((size_t)t->nlevels + 1) * sizeof(uint32_t));
+    for (uint32_t l = 0; l <= t->nlevels; l++) d->edge_level[l] = t->up_first[t->level_first[l]];
+    CK(cudaFuncSetAttribute(sweep_top, cudaFuncAttributeMaxDynamicSharedMemorySize, TOP_SMEM),
+       "allowing the sweep's shared memory");
+    {
+        int dev = 0;
+        CK(cudaGetDevice(&dev), "cudaGetDevice");
+        CK(cudaDeviceGetAttribute(&d->sms, cudaDevAttrMultiProcessorCount, dev), "device attributes");
+    }
+    CK(cudaEventCreate(&d->ev0), "cudaEventCreate");
+    CK(cudaEventCreate(&d->ev1), "cudaEventCreate");
+    CK(dput(&d->up_first, t->up_first, (size_t)t->n + 1, s, &d->bytes), "uploading the CCH");
+    CK(dput(&d->up_head, t->up_head, (size_t)t->m, s, &d->bytes), "uploading the CCH");
+    CK(dput(&d->order, t->order, (size_t)t->n, s, &d->bytes), "uploading the CCH");
+    CK(dput(&d->tri_first, (const uint64_t *)t->tri_first, (size_t)t->m + 1, s, &d->bytes),
+       "uploading the CCH triangles");
+    CK(dput(&d->tri, t->tri, (size_t)t->ntri * 2, s, &d->bytes), "uploading the CCH triangles");
+    CK(dput(&d->ofw, c->ofw, (size_t)t->m, s, &d->bytes), "uploading the CCH weights");
+    CK(dput(&d->obw, c->obw, (size_t)t->m, s, &d->bytes), "uploading the CCH weights");
+    CK(dput(&d->fw, (const uint32_t *)NULL, (size_t)t->m, s, &d->bytes), "allocating weights");
+    CK(dput(&d->bw, (const uint32_t *)NULL, (size_t)t->m, s, &d->bytes), "allocating weights");
+    CK(dput(&d->fmid, (const uint32_t *)NULL, (size_t)t->m, s, &d->bytes), "allocating witnesses");
+    CK(dput(&d->bmid, (const uint32_t *)NULL, (size_t)t->m, s, &d->bytes), "allocating witnesses");
+    CK(dput(&d->d_levels, d->level_first, (size_t)t->nlevels + 1, s, &d->bytes), "uploading levels");
+    CK(dput(&d->d_elevels, d->edge_level, (size_t)t->nlevels + 1, s, &d->bytes), "uploading levels");
+    CK(dput(&d->bad, (const uint32_t *)NULL, 1, s, &d->bytes), "allocating a flag");
+    CK(cudaStreamSynchronize(s), "uploading the CCH");
+    *out = d;
+    return GP_OK;
+out:
+    gp_dcch_free(d);
+    return rc;
+}
+
+extern "C" int gp_dcch_set_metric(gp_dcch *d, void *stream, const uint32_t *ofw,
+                                  const uint32_t *obw, gp_err *err) {
+    cudaStream_t s = (cudaStream_t)stream;
+    int rc = GP_OK;
+    CK(cudaMemcpyAsync(d->ofw, ofw, (size_t)d->m * 4, cudaMemcpyHostToDevice, s), "metric upload");
+    CK(cudaMemcpyAsync(d->obw, obw, (size_t)d->m * 4, cudaMemcpyHostToDevice, s), "metric upload");
+    CK(cudaStreamSynchronize(s), "metric upload");
+out:
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Customization */
+
+/* One warp customizes edge e: lanes take the triangles k0+lane, k0+lane+32, ...; the witness is
+ * the smallest triangle offset reaching the minimum, none when the original arc does (the CPU's
+ * rule, engine/cch.c customize_range). */
+__device__ __forceinline__ void customize_edge(uint32_t e, int lane, const uint64_t *__restrict__ tf,
+                                               const uint32_t *__restrict__ tri,
+                                               const uint32_t *__restrict__ ofw,
+                                               const uint32_t *__restrict__ obw, uint32_t *fw,
+                                               uint32_t *bw, uint32_t *fmid, uint32_t *bmid,
+                                               uint32_t *bad) {
+    uint32_t of0 = ofw[e], ob0 = obw[e];
+    uint32_t f = INF32, b = INF32, fm = INF32, bm = INF32;
+    int of = 0, ob = 0;
+    uint64_t k0 = tf[e];
+    for (uint64_t k = k0 + lane; k < tf[e + 1]; k += 32) {
+        uint32_t e1 = tri[2 * k], e2 = tri[2 * k + 1];
+        uint32_t a1 = bw[e1], b2 = fw[e2], a2 = bw[e2], b1 = fw[e1];
+        if (a1 != INF32 && b2 != INF32) {
+            u64 sum = (u64)a1 + b2;
+            if (sum >= INF32) of = 1;
+            else if ((uint32_t)sum < f) f = (uint32_t)sum, fm = (uint32_t)(k - k0);
+        }
+        if (a2 != INF32 && b1 != INF32) {
+            u64 sum = (u64)a2 + b1;
+            if (sum >= INF32) ob = 1;
+            else if ((uint32_t)sum < b) b = (uint32_t)sum, bm = (uint32_t)(k - k0);
+        }
+    }
+    uint32_t fmin = __reduce_min_sync(0xffffffffu, f), bmin = __reduce_min_sync(0xffffffffu, b);
+    uint32_t fw_ = min(fmin, of0), bw_ = min(bmin, ob0);
+    uint32_t fmc = __reduce_min_sync(0xffffffffu, f == fw_ ? fm : INF32);
+    uint32_t bmc = __reduce_min_sync(0xffffffffu, b == bw_ ? bm : INF32);
+    of = __any_sync(0xffffffffu, of);
+    ob = __any_sync(0xffffffffu, ob);
+    if (lane == 0) {
+        fw[e] = fw_;
+        bw[e] = bw_;
+        fmid[e] = fw_ == of0 ? INF32 : fmc;
+        bmid[e] = bw_ == ob0 ? INF32 : bmc;
+        if ((of && fw_ == INF32) || (ob && bw_ == INF32)) atomicMin(bad, e);
+    }
+}
+
+__global__ void customize_level(uint32_t lo, uint32_t hi, const uint64_t *__restrict__ tf,
+                                const uint32_t *__restrict__ tri, const uint32_t *__restrict__ ofw,
+                                const uint32_t *__restrict__ obw, uint32_t *fw, uint32_t *bw,
+                                uint32_t *fmid, uint32_t *bmid, uint32_t *bad) {
+    uint64_t w = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    if (lo + w >= hi) return; /* whole warps leave together: hi - lo is per warp */
+    customize_edge((uint32_t)(lo + w), threadIdx.x & 31, tf, tri, ofw, obw, fw, bw, fmid, bmid, bad);
+}
+
+/* Levels [l0, l1) in one block, bottom-up. */
+__global__ void customize_small(uint32_t l0, uint32_t l1, const uint32_t *__restrict__ elev,
+                                const uint64_t *__restrict__ tf, const uint32_t *__restrict__ tri,
+                                const uint32_t *__restrict__ ofw, const uint32_t *__restrict__ obw,
+                                uint32_t *fw, uint32_t *bw, uint32_t *fmid, uint32_t *bmid,
+                                uint32_t *bad) {
+    int warp = threadIdx.x / 32, lane = threadIdx.x & 31, nw = blockDim.x / 32;
+    for (uint32_t l = l0; l < l1; l++) {
+        for (uint32_t e = elev[l] + warp; e < elev[l + 1]; e += nw)
+            customize_edge(e, lane, tf, tri, ofw, obw, fw, bw, fmid, bmid, bad);
+        __syncthreads();
+    }
+}
+
+extern "C" int gp_dcch_customize(gp_dcch *d, void *stream, uint32_t *fw, uint32_t *bw,
+                                 uint32_t *fmid, uint32_t *bmid, float *ms, gp_err *err) {
+    cudaStream_t s = (cudaStream_t)stream;
+    int rc = GP_OK;
+    uint32_t bad = INF32;
+    CK(cudaMemcpyAsync(d->bad, &bad, 4, cudaMemcpyHostToDevice, s), "customization");
+    CK(cudaEventRecord(d->ev0, s), "customization");
+    for (uint32_t l = 0; l < d->nlevels;) {
+        uint32_t cnt = d->edge_level[l + 1] - d->edge_level[l];
+        if (cnt > SMALL_ITEMS / 8) {
+            uint64_t threads = (uint64_t)cnt * 32;
+            uint32_t blocks = (uint32_t)((threads + BIG_THREADS - 1) / BIG_THREADS);
+            customize_level<<<blocks, BIG_THREADS, 0, s>>>(d->edge_level[l], d->edge_level[l + 1],
+                                                           d->tri_first, d->tri, d->ofw, d->obw,
+                                                           d->fw, d->bw, d->fmid, d->bmid, d->bad);
+            CKL("customization");
+            l++;
+        } else {
+            uint32_t l1 = l;
+            while (l1 < d->nlevels && d->edge_level[l1 + 1] - d->edge_level[l1] <= SMALL_ITEMS / 8)
+                l1++;
+            customize_small<<<1, SMALL_THREADS, 0, s>>>(l, l1, d->d_elevels, d->tri_first, d->tri,
+                                                        d->ofw, d->obw, d->fw, d->bw, d->fmid,
+                                                        d->bmid, d->bad);
+            CKL("customization");
+            l = l1;
+        }
+    }
+    CK(cudaEventRecord(d->ev1, s), "customization");
+    CK(cudaMemcpyAsync(&bad, d->bad, 4, cudaMemcpyDeviceToHost, s), "customization");
+    if (fw) CK(cudaMemcpyAsync(fw, d->fw, (size_t)d->m * 4, cudaMemcpyDeviceToHost, s), "customization");
+    if (bw) CK(cudaMemcpyAsync(bw, d->bw, (size_t)d->m * 4, cudaMemcpyDeviceToHost, s), "customization");
+    if (fmid) CK(cudaMemcpyAsync(fmid, d->fmid, (size_t)d->m * 4, cudaMemcpyDeviceToHost, s), "customization");
+    if (bmid) CK(cudaMemcpyAsync(bmid, d->bmid, (size_t)d->m * 4, cudaMemcpyDeviceToHost, s), "customization");
+    CK(cudaStreamSynchronize(s), "customization");
+    if (ms) CK(cudaEventElapsedTime(ms, d->ev0, d->ev1), "customization");
+    if (bad != INF32)
+        rc = gp_err_set(err, GP_ETOOBIG,
+                        "CCH customization: shortcut %u would exceed 2^32-1 weight units", bad);
+out:
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Sweeps (PHAST, RPHAST) */
+
+__device__ __forceinline__ u64 warp_min64(u64 v) {
+    for (int o = 16; o > 0; o >>= 1) {
+        u64 u = __shfl_xor_sync(0xffffffffu, v, o);
+        v = u < v ? u : v;
+    }
+    return v;
+}
+
+/* The top of the hierarchy (levels l0..l1-1, ranks r0 = lev[l0] .. lev[l1]: every upward edge of
+ * these nodes stays inside) in one block with the distances and the CSR offsets in shared memory:
+ * a level then costs one global read (the edge) instead of three dependent ones. */
+__global__ void sweep_top(uint32_t l0, uint32_t l1, const uint32_t *__restrict__ lev, uint32_t k,
+                          const uint32_t *__restrict__ first, const uint32_t *__restrict__ head,
+                          const uint32_t *__restrict__ wt, u64 *dist) {
+    extern __shared__ u64 sd[];
+    uint32_t r0 = lev[l0], nodes = lev[l1] - r0;
+    uint64_t cells = (uint64_t)nodes * k;
+    uint32_t *sf = (uint32_t *)(sd + cells);
+    for (uint64_t i = threadIdx.x; i < cells; i += blockDim.x) sd[i] = dist[(size_t)r0 * k + i];
+    for (uint32_t i = threadIdx.x; i <= nodes; i += blockDim.x) sf[i] = first[r0 + i];
+    __syncthreads();
+    int warp = threadIdx.x / 32, lane = threadIdx.x & 31, nw = blockDim.x / 32;
+    for (uint32_t l = l1; l-- > l0;) {
+        uint32_t lo = lev[l] - r0;
+        uint64_t items = (uint64_t)(lev[l + 1] - lev[l]) * k;
+        for (uint64_t i = warp; i < items; i += nw) {
+            uint32_t x = lo + (uint32_t)(i / k), sc = (uint32_t)(i % k);
+            u64 best = INF64;
+            for (uint32_t e = sf[x] + lane; e < sf[x + 1]; e += 32) {
+                uint32_t w = wt[e];
+                if (w == INF32) continue;
+                u64 dh = sd[(size_t)(head[e] - r0) * k + sc];
+                if (dh != INF64 && dh + w < best) best = dh + w;
+            }
+            best = warp_min64(best);
+            if (lane == 0 && best < sd[(size_t)x * k + sc]) sd[(size_t)x * k + sc] = best;
+        }
+        __syncthreads();
+    }
+    for (uint64_t i = threadIdx.x; i < cells; i += blockDim.x) dist[(size_t)r0 * k + i] = sd[i];
+}
+
+/* Every level below the top (top-1 .. 0) in one persistent cooperative kernel, grid.sync() between
+ * levels: a thread per item on wide levels, a warp per item on the others. Distances written by
+ * other blocks in earlier levels are read through L2 (__ldcg), never from a stale L1 line. */
+__global__ void sweep_coop(uint32_t top, const uint32_t *__restrict__ lev, uint32_t k,
+                           const uint32_t *__restrict__ first, const uint32_t *__restrict__ head,
+                           const uint32_t *__restrict__ wt, u64 *dist) {
+    cg::grid_group grid = cg::this_grid();
+    uint64_t tid = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    uint64_t nth = (uint64_t)gridDim.x * blockDim.x, wid = tid / 32, nw = nth / 32;
+    int lane = threadIdx.x & 31;
+    for (uint32_t l = top; l-- > 0;) {
+        uint32_t lo = lev[l];
+        uint64_t items = (uint64_t)(lev[l + 1] - lo) * k;
+        if (items >= SWEEP_THREAD_ITEMS) {
+            for (uint64_t i = tid; i < items; i += nth) {
+                uint32_t x = lo + (uint32_t)(i / k), sc = (uint32_t)(i % k);
+                size_t at = (size_t)x * k + sc;
+                u64 best = __ldcg(&dist[at]);
+                for (uint32_t e = first[x]; e < first[x + 1]; e++) {
+                    uint32_t w = wt[e];
+                    if (w == INF32) continue;
+                    u64 dh = __ldcg(&dist[(size_t)head[e] * k + sc]);
+                    if (dh != INF64 && dh + w < best) best = dh + w;
+                }
+                dist[at] = best;
+            }
+        } else {
+            for (uint64_t i = wid; i < items; i += nw) {
+                uint32_t x = lo + (uint32_t)(i / k), sc = (uint32_t)(i % k);
+                size_t at = (size_t)x * k + sc;
+                u64 best = INF64;
+                for (uint32_t e = first[x] + lane; e < first[x + 1]; e += 32) {
+                    uint32_t w = wt[e];
+                    if (w == INF32) continue;
+                    u64 dh = __ldcg(&dist[(size_t)head[e] * k + sc]);
+                    if (dh != INF64 && dh + w < best) best = dh + w;
+                }
+                best = warp_min64(best);
+                if (lane == 0) {
+                    u64 cur = __ldcg(&dist[at]);
+                    dist[at] = best < cur ? best : cur;
+                }
+            }
+        }
+        grid.sync();
+    }
+}
+
+__global__ void fill64(u64 *a, size_t count) {
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < count) a[i] = INF64;
+}
+
+/* Upward-search results into the matrix: entry j of source s (init_first is k+1 offsets). */
+__global__ void scatter_init(uint32_t k, const uint32_t *__restrict__ init_first,
+                             const uint32_t *__restrict__ init_rank,
+                             const u64 *__restrict__ init_dist, u64 *dist) {
+    uint32_t s = blockIdx.x;
+    for (uint32_t j = init_first[s] + threadIdx.x; j < init_first[s + 1]; j += blockDim.x)
+        dist[(size_t)init_rank[j] * k + s] = init_dist[j];
+}
+
+/* PHAST output: out[s*n + v] = dist[rank(v)*k + s] via order (rank -> node). */
+__global__ void gather_nodes(uint32_t n, uint32_t k, const uint32_t *__restrict__ order,
+                             const u64 *__restrict__ dist, u64 *out) {
+    uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= (uint64_t)n * k) return;
+    uint32_t r = (uint32_t)(i / k), s = (uint32_t)(i % k);
+    out[(size_t)s * n + order[r]] = dist[i];
+}
+
+/* RPHAST output: out[s*nt + j] = dist[tgt[j]*k + s]. */
+__global__ void gather_targets(uint32_t nt, uint32_t k, const uint32_t *__restrict__ tgt,
+                               const u64 *__restrict__ dist, u64 *out) {
+    uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= (uint64_t)nt * k) return;
+    uint32_t s = (uint32_t)(i / nt), j = (uint32_t)(i % nt);
+    out[i] = dist[(size_t)tgt[j] * k + s];
+}
+
+static unsigned blocks_for(uint64_t items) {
+    return (unsigned)((items + BIG_THREADS - 1) / BIG_THREADS);
+}
+
+/* Init + level sweep over a graph (first/head/wt device, levels host lev / device dlev). */
+static int run_sweep(gp_dcch *d, cudaStream_t s, uint32_t n, uint32_t nlev, const uint32_t *lev,
+                     const uint32_t *dlev, const uint32_t *first, const uint32_t *head,
+                     const uint32_t *wt, uint32_t k, const uint32_t *init_first,
+                     const uint32_t *init_rank, const uint64_t *init_dist, gp_err *err) {
+    int rc = GP_OK;
+    size_t cells = (size_t)n * k, ninit = init_first[k];
+    CK(grow(&d->dist, &d->dist_cap, cells), "allocating the sweep");
+    CK(grow(&d->init_rank, &d->init_cap, ninit + 1), "allocating the sweep");
+    CK(grow(&d->init_dist, &d->init_dcap, ninit + 1), "allocating the sweep");
+    CK(grow(&d->init_first, &d->init_first_cap, (size_t)k + 1), "allocating the sweep");
+    CK(cudaMemcpyAsync(d->init_first, init_first, ((size_t)k + 1) * 4, cudaMemcpyHostToDevice, s),
+       "sweep init");
+    if (ninit) {
+        CK(cudaMemcpyAsync(d->init_rank, init_rank, ninit * 4, cudaMemcpyHostToDevice, s), "sweep init");
+        CK(cudaMemcpyAsync(d->init_dist, init_dist, ninit * 8, cudaMemcpyHostToDevice, s), "sweep init");
+    }
+    CK(cudaEventRecord(d->ev0, s), "sweep");
+    fill64<<<blocks_for(cells), BIG_THREADS, 0, s>>>(d->dist, cells);
+    CKL("sweep init");
+    scatter_init<<<k, 64, 0, s>>>(k, d->init_first, d->init_rank, (const u64 *)d->init_dist,
+                                  d->dist);
+    CKL("sweep init");
+    { /* the top levels in shared memory, then the rest level by level */
+    uint32_t top = nlev;
+    while (top > 0 && (uint64_t)(lev[top] - lev[top - 1]) * k <= SWEEP_SMALL_ITEMS &&
+           (uint64_t)(lev[nlev] - lev[top - 1]) * k <= TOP_CELLS)
+        top--;
+    if (top < nlev) {
+        uint64_t nodes = lev[nlev] - lev[top];
+        size_t smem = (size_t)(nodes * k) * 8 + (size_t)(nodes + 1) * 4;
+        sweep_top<<<1, SMALL_THREADS, smem, s>>>(top, nlev, dlev, k, first, head, wt, d->dist);
+        CKL("sweep (top levels)");
+    }
+    if (top > 0) {
+        /* one block per SM for a single source (latency: a cheaper grid.sync), as many as fit
+         * for several (work) */
+        int per_sm = 1;
+        if (k > 1 && cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, sweep_coop, COOP_THREADS,
+                                                                   0) != cudaSuccess)
+            per_sm = 1;
+        if (per_sm < 1) per_sm = 1;
+        dim3 grid((unsigned)(d->sms * per_sm)), block(COOP_THREADS);
+        uint32_t *dl = (uint32_t *)dlev;
+        u64 *dd = d->dist;
+        uint32_t *f = (uint32_t *)first, *h = (uint32_t *)head, *w = (uint32_t *)wt;
+        void *args[] = {&top, &dl, &k, &f, &h, &w, &dd};
+        CK(cudaLaunchCooperativeKernel((void *)sweep_coop, grid, block, args, 0, s), "sweep");
+    }
+    }
+out:
+    return rc;
+}
+
+extern "C" int gp_dcch_phast(gp_dcch *d, void *stream, uint32_t k, const uint32_t *init_first,
+                             const uint32_t *init_rank, const uint64_t *init_dist, uint64_t *dist,
+                             float *ms, gp_err *err) {
+    cudaStream_t s = (cudaStream_t)stream;
+    size_t cells = (size_t)d->n * k;
+    int rc = run_sweep(d, s, d->n, d->nlevels, d->level_first, d->d_levels, d->up_first,
+                       d->up_head, d->bw, k, init_first, init_rank, init_dist, err);
+    if (rc) return rc;
+    if (dist) {
+        CK(grow(&d->outbuf, &d->out_cap, cells), "allocating the PHAST output");
+        gather_nodes<<<blocks_for(cells), BIG_THREADS, 0, s>>>(d->n, k, d->order, d->dist,
+                                                               d->outbuf);
+        CKL("PHAST output");
+    }
+    CK(cudaEventRecord(d->ev1, s), "PHAST");
+    if (dist) CK(cudaMemcpyAsync(dist, d->outbuf, cells * 8, cudaMemcpyDeviceToHost, s), "PHAST output");
+    CK(cudaStreamSynchronize(s), "PHAST");
+    if (ms) CK(cudaEventElapsedTime(ms, d->ev0, d->ev1), "PHAST");
+out:
+    return rc;
+}
+
+extern "C" int gp_dcch_rphast_prepare(gp_dcch *d, void *stream, uint32_t nsel,
+                                      const uint32_t *first, const uint32_t *head,
+                                      const uint32_t *wt, uint32_t nlev, const uint32_t *lev_first,
+                                      uint32_t nt, const uint32_t *tgt, gp_err *err) {
+    cudaStream_t s = (cudaStream_t)stream;
+    int rc = GP_OK;
+    uint32_t m = first[nsel];
+    size_t capm = d->r_cap_m, capl = d->r_cap_lev;
+    CK(grow(&d->r_first, &d->r_cap_n, (size_t)nsel + 1), "RPHAST upload");
+    CK(grow(&d->r_head, &d->r_cap_m, (size_t)m + 1), "RPHAST upload");
+    if (d->r_cap_m != capm || !d->r_wt) {
+        cudaFree(d->r_wt);
+        d->r_wt = NULL;
+        CK(cudaMalloc((void **)&d->r_wt, d->r_cap_m * 4), "RPHAST upload");
+    }
+    CK(grow(&d->r_lev, &d->r_cap_lev, (size_t)nlev + 1), "RPHAST upload");
+    if (d->r_cap_lev != capl || !d->r_lev_host) {
+        free(d->r_lev_host);
+        d->r_lev_host = (uint32_t *)malloc(d->r_cap_lev * 4);
+        if (!d->r_lev_host) return gp_err_set(err, GP_ENOMEM, "out of memory for RPHAST levels");
+    }
+    CK(grow(&d->r_tgt, &d->r_cap_t, (size_t)nt + 1), "RPHAST upload");
+    CK(cudaMemcpyAsync(d->r_first, first, ((size_t)nsel + 1) * 4, cudaMemcpyHostToDevice, s), "RPHAST upload");
+    if (m) {
+        CK(cudaMemcpyAsync(d->r_head, head, (size_t)m * 4, cudaMemcpyHostToDevice, s), "RPHAST upload");
+        CK(cudaMemcpyAsync(d->r_wt, wt, (size_t)m * 4, cudaMemcpyHostToDevice, s), "RPHAST upload");
+    }
+    CK(cudaMemcpyAsync(d->r_lev, lev_first, ((size_t)nlev + 1) * 4, cudaMemcpyHostToDevice, s), "RPHAST upload");
+    CK(cudaMemcpyAsync(d->r_tgt, tgt, (size_t)nt * 4, cudaMemcpyHostToDevice, s), "RPHAST upload");
+    memcpy(d->r_lev_host, lev_first, ((size_t)nlev + 1) * 4);
+    d->r_n = nsel;
+    d->r_m = m;
+    d->r_nlev = nlev;
+    d->r_nt = nt;
+    CK(cudaStreamSynchronize(s), "RPHAST upload");
+out:
+    return rc;
+}
+
+extern "C" int gp_dcch_rphast(gp_dcch *d, void *stream, uint32_t k, const uint32_t *init_first,
+                              const uint32_t *init_local, const uint64_t *init_dist, uint64_t *out,
+                              float *ms, gp_err *err) {
+    cudaStream_t s = (cudaStream_t)stream;
+    size_t cells = (size_t)d->r_nt * k;
+    int rc = run_sweep(d, s, d->r_n, d->r_nlev, d->r_lev_host, d->r_lev, d->r_first, d->r_head,
+                       d->r_wt, k, init_first, init_local, init_dist, err);
+    if (rc) return rc;
+    CK(grow(&d->outbuf, &d->out_cap, cells + 1), "allocating the RPHAST output");
+    gather_targets<<<blocks_for(cells), BIG_THREADS, 0, s>>>(d->r_nt, k, d->r_tgt, d->dist,
+                                                             d->outbuf);
+    CKL("RPHAST output");
+    CK(cudaEventRecord(d->ev1, s), "RPHAST");
+    CK(cudaMemcpyAsync(out, d->outbuf, cells * 8, cudaMemcpyDeviceToHost, s), "RPHAST output");
+    CK(cudaStreamSynchronize(s), "RPHAST");
+    if (ms) CK(cudaEventElapsedTime(ms, d->ev0, d->ev1), "RPHAST");
+out:
+    return rc;
+}

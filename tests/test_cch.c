@@ -1,0 +1,480 @@
+/* test_cch.c - customizable contraction hierarchies on the CPU (engine/cch.c) and in the engine.
+ *
+ * Against the CPU backend's Dijkstra: p2p distances and paths (every consecutive pair an arc, the
+ * arcs' weights summing to the distance), PHAST one-to-all, bucket tables; on random graphs (zero
+ * weights, parallel arcs, self-loops, unreachable parts, one and two nodes), generated road graphs,
+ * and DIMACS NY and BAY when $GPATH_DATA has them (200 random queries). The multi-threaded
+ * customization equals the serial one; re-customization after random cost changes (same topology,
+ * taken from the cache) and after links going down (a subgraph) stays exact; the serialised order
+ * (a snapshot section) round-trips and is rejected for another graph or when damaged; a shortcut overflowing uint32 is refused rather
+ * than answered wrongly; the engine routes AUTO through the CCH only per its policy (off, auto with
+ * a node threshold, on).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "../engine/cch.h"
+#include "../engine/engine.h"
+
+static gp_backend *cpu;
+
+static int setup(void **state) {
+    (void)state;
+    gp_err err;
+    gp_err_clear(&err);
+    cpu = gp_cpu_backend_new(2, &err);
+    gp_cch_set_max_tri_per_node(0); /* random graphs are no road networks: no size guard */
+    return cpu ? 0 : -1;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    gp_backend_destroy(cpu);
+    gp_cch_cache_clear();
+    return 0;
+}
+
+static uint64_t rng_state = 0x5eed;
+static uint64_t rnd(void) {
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+typedef struct arcs {
+    int64_t *u, *v;
+    uint32_t *w;
+    size_t n;
+} arcs;
+
+static gp_graph *build(uint32_t n, const arcs *a, const unsigned char *skip) {
+    gp_err err;
+    gp_err_clear(&err);
+    gp_builder *b = gp_builder_new(1.0);
+    assert_non_null(b);
+    for (uint32_t i = 0; i < n; i++)
+        assert_int_equal(gp_builder_add_node(b, i, 0, 0, 0, NULL, &err), GP_OK);
+    for (size_t i = 0; i < a->n; i++)
+        if (!skip || !skip[i])
+            assert_int_equal(gp_builder_add_arc(b, a->u[i], a->v[i], a->w[i], &err), GP_OK);
+    gp_graph *g = gp_builder_finish(b, "test", "test", 1, &err);
+    if (!g) fail_msg("builder: %s", err.msg);
+    return g;
+}
+
+/* Random arcs: sparse, clustered (most arcs to near ids, some far), zero weights, parallel arcs,
+ * self-loops and one-way arcs; the top tenth of the ids has no arc into it from below. */
+static arcs random_arcs(uint32_t n, uint32_t deg, uint32_t maxw) {
+    arcs a;
+    size_t m = (size_t)n * deg;
+    a.u = malloc(m * sizeof *a.u);
+    a.v = malloc(m * sizeof *a.v);
+    a.w = malloc(m * sizeof *a.w);
+    a.n = 0;
+    for (size_t i = 0; i < m; i++) {
+        uint32_t u = (uint32_t)(rnd() % n), v;
+        if (rnd() % 8 == 0) v = (uint32_t)(rnd() % n);
+        else v = (uint32_t)((u + 1 + rnd() % 5) % n);
+        if (n > 20 && v >= n - n / 10 && u < n - n / 10) continue;
+        a.u[a.n] = u;
+        a.v[a.n] = v;
+        a.w[a.n] = (uint32_t)(rnd() % (maxw + 1));
+        a.n++;
+    }
+    return a;
+}
+
+static void arcs_free(arcs *a) {
+    free(a->u);
+    free(a->v);
+    free(a->w);
+}
+
+/* The cheapest arc u->v, UINT64_MAX when none. */
+static uint64_t arc_w(const gp_graph *g, uint32_t u, uint32_t v) {
+    uint64_t best = UINT64_MAX;
+    for (uint32_t a = g->row[u]; a < g->row[u + 1]; a++)
+        if (g->col[a] == v && g->w[a] < best) best = g->w[a];
+    return best;
+}
+
+static void check_path(const gp_graph *g, uint32_t s, uint32_t t, const gp_path *p) {
+    if (p->dist == GP_INF) {
+        assert_int_equal(p->len, 0);
+        return;
+    }
+    assert_true(p->len >= 1);
+    assert_int_equal(p->nodes[0], s);
+    assert_int_equal(p->nodes[p->len - 1], t);
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i + 1 < p->len; i++) {
+        uint64_t w = arc_w(g, p->nodes[i], p->nodes[i + 1]);
+        if (w == UINT64_MAX) fail_msg("path step %u->%u is not an arc", p->nodes[i], p->nodes[i + 1]);
+        sum += w;
+    }
+    assert_int_equal(sum, p->dist);
+}
+
+/* Every query type of c against Dijkstra on queries random pairs. */
+static void check_queries(const gp_graph *g, const gp_cch *c, int queries) {
+    gp_err err;
+    gp_err_clear(&err);
+    uint32_t n = g->n;
+    uint64_t *d1 = malloc((size_t)n * sizeof *d1), *d2 = malloc((size_t)n * sizeof *d2);
+    uint32_t *pred = malloc((size_t)n * sizeof *pred);
+    assert_non_null(d1);
+    assert_non_null(d2);
+    assert_non_null(pred);
+    for (int q = 0; q < queries; q++) {
+        uint32_t s = (uint32_t)(rnd() % n), t = (uint32_t)(rnd() % n);
+        gp_path a, b;
+        assert_int_equal(cpu->ops->p2p(cpu, g, s, t, GP_P2P_DIJKSTRA, &a, &err), GP_OK);
+        assert_int_equal(gp_cch_p2p(c, s, t, &b, &err), GP_OK);
+        if (a.dist != b.dist) fail_msg("p2p %u->%u: dijkstra %llu cch %llu", s, t,
+                                       (unsigned long long)a.dist, (unsigned long long)b.dist);
+        check_path(g, s, t, &b);
+        gp_path_free(&a);
+        gp_path_free(&b);
+    }
+    int sssp = queries < 5 ? queries : 5;
+    for (int q = 0; q < sssp; q++) {
+        uint32_t s = (uint32_t)(rnd() % n);
+        assert_int_equal(cpu->ops->sssp(cpu, g, s, GP_INF, d1, NULL, &err), GP_OK);
+        assert_int_equal(gp_cch_sssp(c, s, GP_INF, d2, &err), GP_OK);
+        for (uint32_t v = 0; v < n; v++)
+            if (d1[v] != d2[v]) fail_msg("phast from %u: node %u dijkstra %llu cch %llu", s, v,
+                                         (unsigned long long)d1[v], (unsigned long long)d2[v]);
+        assert_int_equal(gp_cch_pred(g, s, d2, pred, &err), GP_OK);
+        for (uint32_t v = 0; v < n; v++) {
+            if (v == s || d2[v] == GP_INF) {
+                assert_int_equal(pred[v], GP_NONE);
+                continue;
+            }
+            assert_true(pred[v] != GP_NONE);
+            assert_int_equal(d2[pred[v]] + arc_w(g, pred[v], v), d2[v]);
+        }
+        /* a distance limit */
+        uint64_t lim = d2[(s + 1) % n] == GP_INF ? 10 : d2[(s + 1) % n];
+        assert_int_equal(gp_cch_sssp(c, s, lim, d2, &err), GP_OK);
+        for (uint32_t v = 0; v < n; v++) assert_true(d2[v] == (d1[v] <= lim ? d1[v] : GP_INF));
+    }
+    uint32_t ns = n < 23 ? n : 23, nt = n < 31 ? n : 31;
+    uint32_t src[23], dst[31];
+    for (uint32_t i = 0; i < ns; i++) src[i] = (uint32_t)(rnd() % n);
+    for (uint32_t i = 0; i < nt; i++) dst[i] = (uint32_t)(rnd() % n);
+    if (nt > 2) dst[1] = dst[0]; /* a repeated target */
+    uint64_t *o1 = malloc((size_t)ns * nt * sizeof *o1), *o2 = malloc((size_t)ns * nt * sizeof *o2);
+    assert_int_equal(cpu->ops->table(cpu, g, src, ns, dst, nt, o1, &err), GP_OK);
+    assert_int_equal(gp_cch_table(c, src, ns, dst, nt, 3, o2, &err), GP_OK);
+    assert_memory_equal(o1, o2, (size_t)ns * nt * sizeof *o1);
+    free(o1);
+    free(o2);
+    free(d1);
+    free(d2);
+    free(pred);
+}
+
+static void check_customize_threads(const gp_cch *c) {
+    gp_err err;
+    gp_err_clear(&err);
+    uint32_t m = c->topo->m;
+    uint32_t *fw = malloc(((size_t)m + 1) * 4), *bw = malloc(((size_t)m + 1) * 4);
+    uint32_t *fm = malloc(((size_t)m + 1) * 4), *bm = malloc(((size_t)m + 1) * 4);
+    assert_int_equal(gp_cch_customize_serial(c->topo, c->ofw, c->obw, fw, bw, fm, bm, &err), GP_OK);
+    assert_memory_equal(fw, c->fw, (size_t)m * 4);
+    assert_memory_equal(bw, c->bw, (size_t)m * 4);
+    assert_memory_equal(fm, c->fmid, (size_t)m * 4);
+    assert_memory_equal(bm, c->bmid, (size_t)m * 4);
+    free(fw);
+    free(bw);
+    free(fm);
+    free(bm);
+}
+
+static void test_small_graphs(void **state) {
+    (void)state;
+    gp_err err;
+    gp_err_clear(&err);
+    uint32_t sizes[] = {1, 2, 3, 7, 40, 150, 600, 2500};
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+        arcs a = random_arcs(sizes[i], 3, i % 2 ? 20 : 1000);
+        gp_graph *g = build(sizes[i], &a, NULL);
+        gp_cch *c = NULL;
+        if (gp_cch_new(g, 3, &c, &err) != GP_OK) fail_msg("cch: %s", err.msg);
+        check_customize_threads(c);
+        check_queries(g, c, 60);
+        gp_cch_free(c);
+        gp_graph_unref(g);
+        arcs_free(&a);
+    }
+}
+
+/* New metrics on the same shape: the topology is reused (cache) and answers stay exact. */
+static void test_recustomize(void **state) {
+    (void)state;
+    gp_err err;
+    gp_err_clear(&err);
+    arcs a = random_arcs(3000, 3, 500);
+    gp_graph *g = build(3000, &a, NULL);
+    gp_cch *c = NULL;
+    assert_int_equal(gp_cch_new(g, 2, &c, &err), GP_OK);
+    check_queries(g, c, 30);
+    for (int round = 0; round < 3; round++) {
+        for (size_t i = 0; i < a.n; i++) /* change about 10% of the costs, some to zero */
+            if (rnd() % 10 == 0) a.w[i] = (uint32_t)(rnd() % 3 ? rnd() % 2000 : 0);
+        gp_graph *g2 = build(3000, &a, NULL);
+        gp_cch *c2 = NULL;
+        assert_int_equal(gp_cch_new(g2, 4, &c2, &err), GP_OK);
+        assert_int_equal(c2->reused_topo, 1);
+        assert_ptr_equal(c2->topo, c->topo);
+        check_customize_threads(c2);
+        check_queries(g2, c2, 40);
+        gp_cch_free(c2);
+        gp_graph_unref(g2);
+    }
+    /* links down: a subgraph of the same node set also reuses the topology */
+    unsigned char *skip = calloc(a.n, 1);
+    for (size_t i = 0; i < a.n; i++) skip[i] = rnd() % 20 == 0;
+    gp_graph *g3 = build(3000, &a, skip);
+    gp_cch *c3 = NULL;
+    assert_int_equal(gp_cch_new(g3, 2, &c3, &err), GP_OK);
+    assert_int_equal(c3->reused_topo, 1);
+    check_queries(g3, c3, 40);
+    gp_cch_free(c3);
+    gp_graph_unref(g3);
+    free(skip);
+    gp_cch_free(c);
+    gp_graph_unref(g);
+    arcs_free(&a);
+}
+
+static void test_order_roundtrip(void **state) {
+    (void)state;
+    gp_err err;
+    gp_err_clear(&err);
+    arcs a = random_arcs(800, 3, 100);
+    gp_graph *g = build(800, &a, NULL);
+    gp_cch *c = NULL;
+    assert_int_equal(gp_cch_new(g, 1, &c, &err), GP_OK);
+    void *buf = NULL;
+    uint64_t size = 0;
+    assert_int_equal(gp_cch_order_encode(c->topo->rank, g, &buf, &size, &err), GP_OK);
+    gp_cch_cache_clear();
+    assert_int_equal(gp_cch_order_decode(g, buf, size, &err), GP_OK);
+    gp_cch *c2 = NULL;
+    assert_int_equal(gp_cch_new(g, 1, &c2, &err), GP_OK);
+    assert_int_equal(c2->reused_topo, 1);
+    assert_memory_equal(c2->topo->rank, c->topo->rank, (size_t)g->n * 4);
+    assert_int_equal(c2->topo->m, c->topo->m);
+    check_queries(g, c2, 20);
+    /* another graph: rejected as stale; damaged records too */
+    a.u[0] = (a.u[0] + 1) % 800;
+    gp_graph *g2 = build(800, &a, NULL);
+    assert_int_equal(gp_cch_order_decode(g2, buf, size, &err), GP_EPARSE);
+    assert_int_equal(gp_cch_order_decode(g, buf, size - 4, &err), GP_EPARSE);
+    assert_int_equal(gp_cch_order_decode(g, "not an order", 12, &err), GP_EPARSE);
+    unsigned char *p = buf; /* node 0 gets node 1's rank: not a permutation */
+    memcpy(p + 24, p + 28, 4);
+    assert_int_equal(gp_cch_order_decode(g, buf, size, &err), GP_EINVAL);
+    free(buf);
+    gp_graph_unref(g2);
+    gp_cch_free(c);
+    gp_cch_free(c2);
+    gp_graph_unref(g);
+    arcs_free(&a);
+}
+
+/* A path whose shortcuts exceed uint32: refused (GP_ETOOBIG) or, where the order makes none,
+ * answered exactly. */
+static void test_overflow(void **state) {
+    (void)state;
+    gp_err err;
+    gp_err_clear(&err);
+    arcs a;
+    int64_t u[8], v[8];
+    uint32_t w[8];
+    a.u = u, a.v = v, a.w = w, a.n = 0;
+    for (int i = 0; i < 4; i++) {
+        u[a.n] = i, v[a.n] = i + 1, w[a.n++] = 3000000000u;
+        u[a.n] = i + 1, v[a.n] = i, w[a.n++] = 7;
+    }
+    gp_graph *g = build(5, &a, NULL);
+    gp_cch *c = NULL;
+    int rc = gp_cch_new(g, 1, &c, &err);
+    if (rc == GP_OK) {
+        check_queries(g, c, 50);
+        gp_cch_free(c);
+    } else {
+        assert_int_equal(rc, GP_ETOOBIG);
+    }
+    /* the engine then serves the graph without a CCH, exactly */
+    gp_engine *e = gp_engine_new("cpu", 1, NULL, &err);
+    assert_non_null(e);
+    assert_int_equal(gp_engine_set_cch(e, "on", 0, 0, &err), GP_OK);
+    assert_int_equal(gp_engine_attach(e, g, &err), GP_OK);
+    assert_true(rc == GP_OK ? g->cch != NULL : g->cch == NULL);
+    gp_path p;
+    assert_int_equal(gp_engine_p2p(e, g, 0, 4, GP_P2P_AUTO, &p, &err), GP_OK);
+    assert_int_equal(p.dist, 12000000000ull);
+    gp_path_free(&p);
+    gp_engine_free(e);
+    gp_graph_unref(g);
+}
+
+static void test_road(void **state) {
+    (void)state;
+    gp_err err;
+    gp_err_clear(&err);
+    for (int kind = 0; kind < 2; kind++) { /* road-like gen:N, and the grid-like grid:N */
+        gp_graph *g = kind ? gp_generate_grid(20000, 3, &err) : gp_generate_road(30000, 3, &err);
+        assert_non_null(g);
+        gp_cch *c = NULL;
+        assert_int_equal(gp_cch_new(g, 0, &c, &err), GP_OK);
+        check_customize_threads(c);
+        check_queries(g, c, 100);
+        gp_cch_free(c);
+        gp_graph_unref(g);
+    }
+}
+
+/* The size guard: a 100,000-node grid would need ~1,100 triangles per node; it is refused and the
+ * engine serves it without a CCH. */
+static void test_guard(void **state) {
+    (void)state;
+    gp_err err;
+    gp_err_clear(&err);
+    gp_graph *g = gp_generate_grid(100000, 9, &err);
+    assert_non_null(g);
+    gp_cch_set_max_tri_per_node(GP_CCH_MAX_TRI_PER_NODE);
+    gp_cch *c = NULL;
+    assert_int_equal(gp_cch_new(g, 0, &c, &err), GP_ETOOBIG);
+    assert_null(c);
+    assert_non_null(strstr(err.msg, "not road-like"));
+    gp_engine *e = gp_engine_new("cpu", 2, NULL, &err);
+    assert_int_equal(gp_engine_set_cch(e, "on", 0, GP_CCH_MAX_TRI_PER_NODE, &err), GP_OK);
+    assert_int_equal(gp_engine_attach(e, g, &err), GP_OK);
+    assert_null(g->cch);
+    gp_cch_set_max_tri_per_node(0);
+    gp_path p, q;
+    assert_int_equal(gp_engine_p2p(e, g, 3, 99999, GP_P2P_AUTO, &p, &err), GP_OK);
+    assert_int_equal(gp_engine_p2p(e, g, 3, 99999, GP_P2P_DIJKSTRA, &q, &err), GP_OK);
+    assert_int_equal(p.dist, q.dist);
+    gp_path_free(&p);
+    gp_path_free(&q);
+    gp_engine_free(e);
+    gp_graph_unref(g);
+}
+
+static void test_engine_policy(void **state) {
+    (void)state;
+    gp_err err;
+    gp_err_clear(&err);
+    gp_engine *e = gp_engine_new("cpu", 2, NULL, &err);
+    assert_non_null(e);
+    assert_int_equal(gp_engine_set_cch(e, "sometimes", 0, 0, &err), GP_EINVAL);
+    arcs a = random_arcs(500, 3, 50);
+    gp_graph *g1 = build(500, &a, NULL), *g2 = build(500, &a, NULL), *g3 = build(500, &a, NULL);
+    assert_int_equal(gp_engine_set_cch(e, "auto", 501, 0, &err), GP_OK);
+    assert_int_equal(gp_engine_attach(e, g1, &err), GP_OK);
+    assert_null(g1->cch);
+    assert_int_equal(gp_engine_set_cch(e, "auto", 500, 0, &err), GP_OK);
+    assert_int_equal(gp_engine_attach(e, g2, &err), GP_OK);
+    assert_non_null(g2->cch);
+    assert_int_equal(gp_engine_set_cch(e, "off", 0, 0, &err), GP_OK);
+    assert_int_equal(gp_engine_attach(e, g3, &err), GP_OK);
+    assert_null(g3->cch);
+    /* engine answers through the CCH equal the Dijkstra family's */
+    uint64_t *d1 = malloc(500 * sizeof *d1), *d2 = malloc(500 * sizeof *d2);
+    uint32_t *p2 = malloc(500 * sizeof *p2);
+    for (int q = 0; q < 50; q++) {
+        uint32_t s = (uint32_t)(rnd() % 500), t = (uint32_t)(rnd() % 500);
+        gp_path x, y;
+        assert_int_equal(gp_engine_p2p(e, g2, s, t, GP_P2P_AUTO, &x, &err), GP_OK);
+        assert_int_equal(gp_engine_p2p(e, g2, s, t, GP_P2P_BIDIR, &y, &err), GP_OK);
+        assert_int_equal(x.dist, y.dist);
+        check_path(g2, s, t, &x);
+        gp_path_free(&x);
+        gp_path_free(&y);
+    }
+    assert_int_equal(gp_engine_sssp(e, g2, 7, GP_INF, d2, p2, &err), GP_OK);
+    assert_int_equal(gp_engine_sssp(e, g1, 7, GP_INF, d1, NULL, &err), GP_OK);
+    assert_memory_equal(d1, d2, 500 * sizeof *d1);
+    for (uint32_t v = 0; v < 500; v++)
+        if (p2[v] != GP_NONE) assert_int_equal(d2[p2[v]] + arc_w(g2, p2[v], v), d2[v]);
+    uint32_t src[5] = {1, 2, 3, 499, 250}, dst[4] = {0, 9, 499, 100};
+    uint64_t o1[20], o2[20];
+    assert_int_equal(gp_engine_table(e, g1, src, 5, dst, 4, o1, &err), GP_OK);
+    assert_int_equal(gp_engine_table(e, g2, src, 5, dst, 4, o2, &err), GP_OK);
+    assert_memory_equal(o1, o2, sizeof o1);
+    free(d1);
+    free(d2);
+    free(p2);
+    gp_graph_unref(g1);
+    gp_graph_unref(g2);
+    gp_graph_unref(g3);
+    gp_engine_free(e);
+    arcs_free(&a);
+}
+
+static void test_dimacs(void **state) {
+    (void)state;
+    const char *d = getenv("GPATH_DATA");
+    const char *names[] = {"USA-road-d.NY.gr.gz", "USA-road-d.BAY.gr.gz"};
+    for (int i = 0; i < 2; i++) {
+        char path[1024];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/dimacs/%s", d ? d : "", names[i]);
+        if (!d || stat(path, &st) != 0) {
+            print_message("GPATH_DATA has no dimacs/%s: skipped\n", names[i]);
+            continue;
+        }
+        gp_err err;
+        gp_err_clear(&err);
+        gp_graph *g = gp_graph_load(path, NULL, &err);
+        if (!g) fail_msg("%s: %s", path, err.msg);
+        gp_cch *c = NULL;
+        if (gp_cch_new(g, 0, &c, &err) != GP_OK) fail_msg("cch %s: %s", names[i], err.msg);
+        print_message("%s: %u nodes, %u CCH edges, %llu triangles, %u levels, order %.2fs, "
+                      "contraction %.2fs, customization %.3fs\n",
+                      names[i], g->n, c->topo->m, (unsigned long long)c->topo->ntri,
+                      c->topo->nlevels, c->topo->order_s, c->topo->contract_s, c->custom_s);
+        check_queries(g, c, i == 0 ? 200 : 100);
+        /* 1% of the arcs change cost: re-customize and check again */
+        gp_builder *b = gp_builder_new(1.0);
+        for (uint32_t u = 0; u < g->n; u++)
+            for (uint32_t a = g->row[u]; a < g->row[u + 1]; a++) {
+                uint32_t w = g->w[a];
+                if (rnd() % 100 == 0) w = (uint32_t)(w * (1 + rnd() % 4) / 2);
+                assert_int_equal(gp_builder_add_arc(b, g->ext[u], g->ext[g->col[a]], w, &err), GP_OK);
+            }
+        gp_graph *g2 = gp_builder_finish(b, "test", "test", 1, &err);
+        assert_non_null(g2);
+        gp_cch *c2 = NULL;
+        assert_int_equal(gp_cch_new(g2, 0, &c2, &err), GP_OK);
+        assert_int_equal(c2->reused_topo, 1);
+        check_queries(g2, c2, 50);
+        gp_cch_free(c2);
+        gp_graph_unref(g2);
+        gp_cch_free(c);
+        gp_graph_unref(g);
+    }
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_small_graphs),  cmocka_unit_test(test_recustomize),
+        cmocka_unit_test(test_order_roundtrip), cmocka_unit_test(test_overflow),
+        cmocka_unit_test(test_road),          cmocka_unit_test(test_engine_policy),
+        cmocka_unit_test(test_guard),         cmocka_unit_test(test_dimacs),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,268 @@
+/* test_gpu_cch.c - the CCH on the GPU (kernels/cch.cu through engine/cch_cuda.c): GPU customization
+ * bit-identical to the CPU's (also a second metric on the same device state), PHAST with 1 and 16
+ * sources per sweep equal to the CPU backend's Dijkstra, RPHAST tables equal to Dijkstra tables
+ * (repeated targets, several batches), and the engine with the CUDA backend answering route AUTO,
+ * sssp and table through the GPU CCH exactly; random graphs, a road-like (gen:) and a grid-like (grid:) generated graph, and DIMACS NY
+ * when $GPATH_DATA has it.
+ * Without a GPU (or in a build without CUDA) every test skips with "no CUDA device: GPU tests
+ * skipped"; GPATH_REQUIRE_GPU=1 turns that into a failure. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "../engine/cch.h"
+#include "../engine/engine.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static gp_backend *cpu, *gpu;
+static char no_gpu_msg[600];
+
+static int require_gpu(void) {
+    const char *r = getenv("GPATH_REQUIRE_GPU");
+    return r && strcmp(r, "1") == 0;
+}
+
+#define NEED_GPU()                                                                                 \
+    do {                                                                                           \
+        if (!gpu) {                                                                                \
+            if (require_gpu()) fail_msg("GPATH_REQUIRE_GPU=1 but %s", no_gpu_msg);                \
+            print_message("no CUDA device: GPU tests skipped (%s)\n", no_gpu_msg);                \
+            skip();                                                                                \
+        }                                                                                          \
+    } while (0)
+
+static int setup(void **state) {
+    (void)state;
+    gp_err err;
+    gp_err_clear(&err);
+    cpu = gp_cpu_backend_new(2, &err);
+    gp_cch_set_max_tri_per_node(0); /* random graphs are no road networks: no size guard */
+    if (!cpu) return -1;
+    gp_cuda_opts o = {0, 2, 500, NULL};
+    gpu = gp_cuda_backend_new(&o, &err);
+    if (!gpu) snprintf(no_gpu_msg, sizeof no_gpu_msg, "%s", err.msg);
+    return 0;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    gp_backend_destroy(gpu);
+    gp_backend_destroy(cpu);
+    gp_cch_cache_clear();
+    return 0;
+}
+
+static uint64_t rng_state = 0xc0ffee;
+static uint64_t rnd(void) {
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/* Random graph: ids 0..n-1, clustered arcs, zero weights, parallel arcs, self-loops. */
+static gp_graph *random_graph(uint32_t n, uint32_t deg, uint32_t maxw) {
+    gp_err err;
+    gp_err_clear(&err);
+    gp_builder *b = gp_builder_new(1.0);
+    for (uint32_t i = 0; i < n; i++) gp_builder_add_node(b, i, 0, 0, 0, NULL, &err);
+    for (uint64_t i = 0; i < (uint64_t)n * deg; i++) {
+        uint32_t u = (uint32_t)(rnd() % n);
+        uint32_t v = rnd() % 8 ? (uint32_t)((u + 1 + rnd() % 6) % n) : (uint32_t)(rnd() % n);
+        gp_builder_add_arc(b, u, v, (uint32_t)(rnd() % (maxw + 1)), &err);
+    }
+    gp_graph *g = gp_builder_finish(b, "test", "test", 1, &err);
+    if (!g) fail_msg("builder: %s", err.msg);
+    return g;
+}
+
+/* GPU customization == CPU customization; PHAST and RPHAST == Dijkstra. */
+static void check_gpu(const gp_graph *g, int phast_sources) {
+    gp_err err;
+    gp_err_clear(&err);
+    gp_cch *c = NULL;
+    if (gp_cch_new(g, 2, &c, &err) != GP_OK) fail_msg("cch: %s", err.msg);
+    uint32_t m = c->topo->m, n = g->n;
+    uint32_t *fw = malloc((size_t)m * 4 + 4), *bw = malloc((size_t)m * 4 + 4);
+    uint32_t *fm = malloc((size_t)m * 4 + 4), *bm = malloc((size_t)m * 4 + 4);
+    memcpy(fw, c->fw, (size_t)m * 4);
+    memcpy(bw, c->bw, (size_t)m * 4);
+    memcpy(fm, c->fmid, (size_t)m * 4);
+    memcpy(bm, c->bmid, (size_t)m * 4);
+    memset(c->fw, 0x5a, (size_t)m * 4);
+    memset(c->bw, 0x5a, (size_t)m * 4);
+    memset(c->fmid, 0x5a, (size_t)m * 4);
+    memset(c->bmid, 0x5a, (size_t)m * 4);
+    if (gp_cch_gpu_customize(c, 0, &err) != GP_OK) fail_msg("gpu customize: %s", err.msg);
+    assert_memory_equal(fw, c->fw, (size_t)m * 4);
+    assert_memory_equal(bw, c->bw, (size_t)m * 4);
+    assert_memory_equal(fm, c->fmid, (size_t)m * 4);
+    assert_memory_equal(bm, c->bmid, (size_t)m * 4);
+    /* paths unpacked through the GPU's witnesses realise their distances */
+    for (int q = 0; q < 20; q++) {
+        uint32_t s = (uint32_t)(rnd() % n), t = (uint32_t)(rnd() % n);
+        gp_path p, r;
+        assert_int_equal(gp_cch_p2p(c, s, t, &p, &err), GP_OK);
+        assert_int_equal(cpu->ops->p2p(cpu, g, s, t, GP_P2P_DIJKSTRA, &r, &err), GP_OK);
+        assert_int_equal(p.dist, r.dist);
+        uint64_t sum = 0;
+        for (uint32_t i = 0; i + 1 < p.len; i++) {
+            uint64_t best = UINT64_MAX;
+            for (uint32_t a = g->row[p.nodes[i]]; a < g->row[p.nodes[i] + 1]; a++)
+                if (g->col[a] == p.nodes[i + 1] && g->w[a] < best) best = g->w[a];
+            assert_true(best != UINT64_MAX);
+            sum += best;
+        }
+        if (p.dist != GP_INF) assert_int_equal(sum, p.dist);
+        gp_path_free(&p);
+        gp_path_free(&r);
+    }
+    /* PHAST, 1 and 16 sources per sweep */
+    uint32_t src[16];
+    for (int i = 0; i < 16; i++) src[i] = (uint32_t)(rnd() % n);
+    uint64_t *dg = malloc((size_t)n * 16 * 8), *dc = malloc((size_t)n * 8);
+    for (int k = 1; k <= 16; k += 15) {
+        if (k > phast_sources) break;
+        if (gp_cch_gpu_sssp(c, src, (uint32_t)k, dg, &err) != GP_OK) fail_msg("phast: %s", err.msg);
+        for (int i = 0; i < k; i++) {
+            assert_int_equal(cpu->ops->sssp(cpu, g, src[i], GP_INF, dc, NULL, &err), GP_OK);
+            for (uint32_t v = 0; v < n; v++)
+                if (dc[v] != dg[(size_t)i * n + v])
+                    fail_msg("phast k=%d src %u node %u: dijkstra %llu gpu %llu", k, src[i], v,
+                             (unsigned long long)dc[v], (unsigned long long)dg[(size_t)i * n + v]);
+        }
+    }
+    /* RPHAST */
+    uint32_t ns = 37, nt = 41;
+    uint32_t s2[37], t2[41];
+    for (uint32_t i = 0; i < ns; i++) s2[i] = (uint32_t)(rnd() % n);
+    for (uint32_t i = 0; i < nt; i++) t2[i] = (uint32_t)(rnd() % n);
+    t2[3] = t2[2];
+    uint64_t *o1 = malloc(ns * nt * 8), *o2 = malloc(ns * nt * 8);
+    assert_int_equal(cpu->ops->table(cpu, g, s2, ns, t2, nt, o1, &err), GP_OK);
+    if (gp_cch_gpu_table(c, s2, ns, t2, nt, o2, &err) != GP_OK) fail_msg("rphast: %s", err.msg);
+    assert_memory_equal(o1, o2, ns * nt * 8);
+    /* again (device buffers reused), then a second metric on the same device state */
+    memset(o2, 0, ns * nt * 8);
+    assert_int_equal(gp_cch_gpu_table(c, s2, ns, t2, nt, o2, &err), GP_OK);
+    assert_memory_equal(o1, o2, ns * nt * 8);
+    for (uint32_t e = 0; e < m; e++) {
+        if (rnd() % 10 == 0 && c->ofw[e] != GP_CCH_INF) c->ofw[e] = (uint32_t)(rnd() % 1000);
+        if (rnd() % 10 == 0 && c->obw[e] != GP_CCH_INF) c->obw[e] = (uint32_t)(rnd() % 1000);
+    }
+    assert_int_equal(gp_cch_customize_serial(c->topo, c->ofw, c->obw, fw, bw, fm, bm, &err), GP_OK);
+    assert_int_equal(gp_cch_gpu_customize(c, 0, &err), GP_OK);
+    assert_memory_equal(fw, c->fw, (size_t)m * 4);
+    assert_memory_equal(bw, c->bw, (size_t)m * 4);
+    assert_memory_equal(fm, c->fmid, (size_t)m * 4);
+    assert_memory_equal(bm, c->bmid, (size_t)m * 4);
+    free(o1);
+    free(o2);
+    free(dg);
+    free(dc);
+    free(fw);
+    free(bw);
+    free(fm);
+    free(bm);
+    gp_cch_free(c);
+}
+
+static void test_random(void **state) {
+    (void)state;
+    NEED_GPU();
+    uint32_t sizes[] = {1, 2, 50, 700, 5000};
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+        gp_graph *g = random_graph(sizes[i], 3, i % 2 ? 9 : 5000);
+        check_gpu(g, 16);
+        gp_graph_unref(g);
+    }
+}
+
+static void test_road(void **state) {
+    (void)state;
+    NEED_GPU();
+    gp_err err;
+    gp_err_clear(&err);
+    gp_graph *g = gp_generate_road(60000, 5, &err);
+    assert_non_null(g);
+    check_gpu(g, 16);
+    gp_graph_unref(g);
+    g = gp_generate_grid(20000, 5, &err);
+    assert_non_null(g);
+    check_gpu(g, 16);
+    gp_graph_unref(g);
+}
+
+static void test_engine(void **state) {
+    (void)state;
+    NEED_GPU();
+    gp_err err;
+    gp_err_clear(&err);
+    gp_engine *e = gp_engine_new("cuda", 2, NULL, &err);
+    assert_non_null(e);
+    assert_int_equal(gp_engine_set_cch(e, "on", 0, 0, &err), GP_OK);
+    gp_graph *g = random_graph(3000, 3, 100);
+    assert_int_equal(gp_engine_attach(e, g, &err), GP_OK);
+    assert_non_null(g->cch);
+    assert_non_null(((gp_cch *)g->cch)->gpu);
+    assert_string_equal(((gp_cch *)g->cch)->custom_on, "gpu");
+    uint64_t *d1 = malloc(3000 * 8), *d2 = malloc(3000 * 8);
+    uint32_t *p = malloc(3000 * 4);
+    for (int q = 0; q < 5; q++) {
+        uint32_t s = (uint32_t)(rnd() % 3000);
+        assert_int_equal(gp_engine_sssp(e, g, s, GP_INF, d2, p, &err), GP_OK);
+        assert_int_equal(cpu->ops->sssp(cpu, g, s, GP_INF, d1, NULL, &err), GP_OK);
+        assert_memory_equal(d1, d2, 3000 * 8);
+        gp_path a, b;
+        uint32_t t = (uint32_t)(rnd() % 3000);
+        assert_int_equal(gp_engine_p2p(e, g, s, t, GP_P2P_AUTO, &a, &err), GP_OK);
+        assert_int_equal(cpu->ops->p2p(cpu, g, s, t, GP_P2P_DIJKSTRA, &b, &err), GP_OK);
+        assert_int_equal(a.dist, b.dist);
+        gp_path_free(&a);
+        gp_path_free(&b);
+    }
+    uint32_t src[3] = {0, 5, 2999}, dst[4] = {1, 1, 77, 2000};
+    uint64_t o1[12], o2[12];
+    assert_int_equal(gp_engine_table(e, g, src, 3, dst, 4, o2, &err), GP_OK);
+    assert_int_equal(cpu->ops->table(cpu, g, src, 3, dst, 4, o1, &err), GP_OK);
+    assert_memory_equal(o1, o2, sizeof o1);
+    free(d1);
+    free(d2);
+    free(p);
+    gp_graph_unref(g);
+    gp_engine_free(e);
+}
+
+static void test_ny(void **state) {
+    (void)state;
+    NEED_GPU();
+    const char *d = getenv("GPATH_DATA");
+    char path[1024];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/dimacs/USA-road-d.NY.gr.gz", d ? d : "");
+    if (!d || stat(path, &st) != 0) {
+        print_message("GPATH_DATA has no dimacs/USA-road-d.NY.gr.gz: NY test skipped\n");
+        return;
+    }
+    gp_err err;
+    gp_err_clear(&err);
+    gp_graph *g = gp_graph_load(path, NULL, &err);
+    assert_non_null(g);
+    check_gpu(g, 16);
+    gp_graph_unref(g);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_random),
+        cmocka_unit_test(test_road),
+        cmocka_unit_test(test_engine),
+        cmocka_unit_test(test_ny),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -5,6 +5,7 @@
 #   make test       the whole suite (tests/run-tests.sh); GPU tests skip without a GPU
 #   make test-gpu   the GPU suite on a machine with a GPU
 #   make run        serve the built-in generated road graph on :8080
+#   make web        fetch the API reference assets (npm, pinned) that GET /docs embeds
 #   make lint       -std=c11 -Wall -Wextra -Werror, unsafe-call check, openapi lint
 #   make asan       the suite under AddressSanitizer + UBSan (CPU build)
 #   make ubsan      the suite under clang's UBSan incl. -fsanitize=integer,float-cast-overflow
@@ -44,6 +45,15 @@ LDLIBS   += -lexpat -lbz2 -lz -lstdc++
 # migrations/*/*.sql are compiled into the binary (storage/migrate.h): one generated C file.
 MIG_SQL := $(sort $(wildcard migrations/sqlite/*.sql)) $(sort $(wildcard migrations/postgres/*.sql))
 LIB_OBJ += $(BUILD)/gen/migrations.o
+# openapi.yaml, web/docs.html and the API reference assets `make web` fetched are compiled into
+# the binary too (web/embed-assets.sh, server/assets.h); the list is re-checked every run.
+WEB_DIST := $(BUILD)/web/dist
+WEB_MAP := $(BUILD)/web/map
+ASSETS  := openapi.yaml web/docs.html $(sort $(wildcard $(WEB_DIST)/*.js $(WEB_DIST)/*.css)) \
+           $(sort $(wildcard $(WEB_MAP)/*))
+LIB_OBJ += $(BUILD)/gen/assets.o
+# The commit stamped into gpath_build_info (server/metrics.c); "unknown" outside a git checkout.
+GIT_COMMIT := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 CU_SRC  := $(wildcard kernels/*.cu)
 
 ifneq ($(strip $(NVCC)),)
@@ -69,7 +79,7 @@ ifneq ($(strip $(NVCC)),)
   BENCH_BIN += $(patsubst bench/%.cu,$(BUILD)/bench/%,$(wildcard bench/*.cu))
 endif
 
-.PHONY: all deps deps-run test test-gpu run lint asan ubsan fuzz fuzz-build bench bench-gpu clean format data
+.PHONY: all deps deps-run test test-gpu run lint asan ubsan fuzz fuzz-build bench bench-gpu clean format web FORCE data
 all: $(BUILD)/gpath $(TEST_BIN) $(BENCH_BIN)
 
 $(BUILD)/gpath: $(BUILD)/server/main.o $(BUILD)/libgpath.a
@@ -96,6 +106,27 @@ $(BUILD)/gen/migrations.c: $(MIG_SQL) storage/embed-migrations.sh
 
 $(BUILD)/gen/migrations.o: $(BUILD)/gen/migrations.c
 	$(CC) $(CFLAGS) -I. -c -o $@ $<
+
+$(BUILD)/gen/assets.c: $(ASSETS) web/embed-assets.sh $(BUILD)/gen/assets.list
+	sh web/embed-assets.sh $(ASSETS) >$@.tmp && mv $@.tmp $@
+
+$(BUILD)/gen/assets.o: $(BUILD)/gen/assets.c
+	$(CC) $(CFLAGS) -I. -c -o $@ $<
+
+# rewritten only when the text changes, so dependants rebuild exactly then
+$(BUILD)/gen/assets.list $(BUILD)/gen/commit.txt: FORCE
+	@mkdir -p $(dir $@)
+	@printf '%s\n' $(if $(findstring assets,$@),$(ASSETS),'$(GIT_COMMIT)') | cmp -s - $@ || \
+	  printf '%s\n' $(if $(findstring assets,$@),$(ASSETS),'$(GIT_COMMIT)') >$@
+
+$(BUILD)/server/metrics.o: CFLAGS += -DGPATH_COMMIT='"$(GIT_COMMIT)"'
+$(BUILD)/server/metrics.o: $(BUILD)/gen/commit.txt
+
+# the API reference page's assets (swagger-ui-dist) and the map page (Leaflet, Leaflet Routing
+# Machine), pinned in web/package-lock.json, via npm; both are embedded into the binary
+web:
+	@bash web/fetch-assets.sh $(WEB_DIST)
+	@bash web/bundle-map.sh $(WEB_MAP)
 
 $(BUILD)/kernels/%.o: kernels/%.cu
 	@mkdir -p $(dir $@)
@@ -128,6 +159,7 @@ deps-run:
 	@bash deploy/install-deps.sh run
 
 test: deps
+	@$(MAKE) --no-print-directory web
 	@$(MAKE) --no-print-directory all
 	@BUILD=$(BUILD) bash tests/run-tests.sh
 
@@ -136,6 +168,7 @@ test-gpu:
 	@BUILD=$(BUILD) GPATH_REQUIRE_GPU=1 bash tests/run-tests.sh gpu
 
 run: deps-run
+	@$(MAKE) --no-print-directory web
 	@$(MAKE) --no-print-directory $(BUILD)/gpath
 	$(BUILD)/gpath serve $(ARGS)
 

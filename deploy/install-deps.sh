@@ -8,7 +8,8 @@ run_pkgs="build-essential pkg-config libmicrohttpd-dev libcjson-dev libinih-dev 
   libexpat1-dev libbz2-dev"
 test_pkgs="$run_pkgs libcmocka-dev libcurl4-openssl-dev python3 python3-jsonschema python3-yaml
   python3-networkx postgresql postgresql-15-pgrouting gnuplot-nox wrk cppcheck
-  yamllint osmium-tool libreadosm-dev clang libclang-rt-14-dev"
+  yamllint osmium-tool libreadosm-dev prometheus nodejs chromium chromium-driver clang
+  libclang-rt-14-dev"
 case "$what" in
   run) pkgs=$run_pkgs ;;
   test) pkgs=$test_pkgs ;;
@@ -18,6 +19,8 @@ missing=()
 for p in $pkgs; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# npm: Debian's own package, unless the installed nodejs already ships it (NodeSource builds do)
+if [ "$what" = test ] && ! command -v npm >/dev/null; then missing+=(npm); fi
 [ ${#missing[@]} -eq 0 ] && exit 0
 cmd="apt-get install -y --no-install-recommends ${missing[*]}"
 if [ "$(id -u)" -ne 0 ]; then

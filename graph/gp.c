@@ -75,6 +75,15 @@ int gp_deadline_error(gp_err *err) {
                       "query exceeded its time limit (config request_timeout_ms)");
 }
 
+static _Thread_local char tl_request_id[65];
+
+void gp_log_set_request_id(const char *id) {
+    size_t n = id ? strlen(id) : 0;
+    if (n >= sizeof tl_request_id) n = sizeof tl_request_id - 1;
+    if (n) memcpy(tl_request_id, id, n);
+    tl_request_id[n] = '\0';
+}
+
 void gp_log_write(int level, const char *fmt, ...) {
     static const char *names[] = {"error", "warn", "info", "debug"};
     char ts[32];
@@ -88,8 +97,9 @@ void gp_log_write(int level, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "%s.%03ldZ level=%s %s\n", ts, now.tv_nsec / 1000000L,
-            names[level < 0 ? 0 : level > 3 ? 3 : level], line);
+    fprintf(stderr, "%s.%03ldZ level=%s %s%s%s\n", ts, now.tv_nsec / 1000000L,
+            names[level < 0 ? 0 : level > 3 ? 3 : level], line,
+            tl_request_id[0] ? " request_id=" : "", tl_request_id);
 }
 
 int gp_log_level_parse(const char *s) {

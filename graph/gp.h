@@ -66,6 +66,9 @@ void gp_log_write(int level, const char *fmt, ...)
         if ((level) <= gp_log_level) gp_log_write((level), __VA_ARGS__);                           \
     } while (0)
 int gp_log_level_parse(const char *s); /* "error|warn|info|debug" -> level, -1 if unknown */
+/* The calling thread's request id (the HTTP layer sets it around each request; NULL or "" clears
+ * it): while set, every log line of this thread ends with " request_id=ID". */
+void gp_log_set_request_id(const char *id);
 
 /* Monotonic clock in seconds. */
 double gp_now(void);

@@ -79,6 +79,52 @@ static const gp_config_key keys[] = {
     {"log_level", S(log_level), "info", 0, 0, "error, warn, info (one line per request) or debug."},
     {"ecmp_max", L(ecmp_max), "64", 1, 4096,
      "Most equal-cost next hops listed per destination in routing tables."},
+    /* OSRM API, map page, isochrones (server/osrm*.c) */
+    {"osrm_max_table_size", L(osrm_max_table_size), "100", 1, 100000,
+     "OSRM /table: sources x destinations at most this squared (OSRM's --max-table-size); "
+     "400 TooBig past it."},
+    {"osrm_max_route_size", L(osrm_max_route_size), "500", 2, 100000,
+     "OSRM /route: most coordinates (OSRM's --max-viaroute-size)."},
+    {"osrm_max_trip_size", L(osrm_max_trip_size), "100", 2, 10000,
+     "OSRM /trip: most coordinates (OSRM's --max-trip-size; the TSP heuristic is O(n^3))."},
+    {"osrm_max_nearest_size", L(osrm_max_nearest_size), "100", 1, 10000,
+     "OSRM /nearest: largest `number` (OSRM's --max-nearest-size)."},
+    {"osrm_default_radius_m", L(osrm_default_radius_m), "0", 0, 20000000,
+     "OSRM services: snapping radius in metres when a request gives no `radiuses`; 0 = "
+     "unlimited (OSRM's default)."},
+    {"map_page", S(map_page), "on", 0, 0,
+     "on: serve the Leaflet map page (embedded by `make web`) at / and its assets at /web/...; "
+     "off (recommended in production): those paths answer 404."},
+    {"isochrone_max_contours", L(isochrone_max_contours), "10", 1, 100,
+     "GET /v1/graphs/{graph}/isochrone: most contours per request."},
+    {"isochrone_max_points", L(isochrone_max_points), "16", 1, 1000,
+     "GET /v1/graphs/{graph}/isochrone: most origin points per request (one one-to-all each)."},
+    {"overview_max_edges", L(overview_max_edges), "200000", 100, 100000000,
+     "GET /v1/graphs/{graph}/overview.geojson: most road lines; larger networks are merged on a "
+     "grid until they fit."},
+    {"max_connections_per_ip", L(max_connections_per_ip), "64", 0, 1000000,
+     "Concurrent connections one client address may hold, so one client cannot take every "
+     "slot; 0 = no limit (behind a reverse proxy every client has the proxy's address)."},
+    {"request_read_timeout_s", L(request_read_timeout_s), "30", 0, 86400,
+     "A connection must deliver a whole request (headers and body) within this many seconds of "
+     "opening or of its previous answer, however slowly it trickles; else it is closed. 0 = "
+     "none."},
+    {"max_url_bytes", L(max_url_bytes), "8192", 256, 65536,
+     "Longest request target (path and query); longer ones get 414 UriTooLong."},
+    {"max_header_bytes", L(max_header_bytes), "16384", 1024, 65536,
+     "Largest request header block (names and values); larger ones get 431 HeadersTooLarge."},
+    {"max_discard_bytes", L(max_discard_bytes), "16777216", 0, 1073741824,
+     "Bodies over max_body_bytes are read and dropped up to this size so the client reads its "
+     "413 (bigger ones, and Expect: 100-continue, are answered at once)."},
+    {"cors_origins", S(cors_origins), "*", 0, 0,
+     "Browser origins allowed to call the API (CORS): * (any), a comma list of origins "
+     "(https://a.example,https://b.example), or empty (none). Never applied to /admin paths."},
+    {"gzip_min_bytes", L(gzip_min_bytes), "1024", 0, 1073741824,
+     "Answers of at least this many bytes (and streamed answers) are gzip-compressed for "
+     "clients that send Accept-Encoding: gzip; 0 = never compress."},
+    {"operator_token", S(operator_token), "", 0, 0,
+     "Bearer token of the calls that change what gpath answers (PATCH /v1/graphs/{graph}/links); "
+     "admin_token is accepted too. With neither set these calls answer 403 OperatorDisabled."},
     {"cch", S(cch), "auto", 0, 0,
      "CCH (contraction hierarchy) for route AUTO, sssp, table: auto (>= cch_min_nodes), on, off."},
     {"cch_min_nodes", L(cch_min_nodes), "10000", 0, 2000000000,
@@ -565,5 +611,7 @@ int gp_config_load(gp_config *cfg, int argc, char **argv, int *action, gp_err *e
     if (gp_log_level_parse(cfg->log_level) < 0)
         return gp_err_set(err, GP_EINVAL, "log_level must be error, warn, info or debug, got '%s'",
                           cfg->log_level);
+    if (strcmp(cfg->map_page, "on") && strcmp(cfg->map_page, "off"))
+        return gp_err_set(err, GP_EINVAL, "map_page must be on or off, got '%s'", cfg->map_page);
     return GP_OK;
 }

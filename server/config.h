@@ -52,6 +52,25 @@ typedef struct gp_config {
     char admin_token[256];
     char log_level[16];
     long ecmp_max;
+    /* OSRM API, map page, isochrones (server/osrm*.c) */
+    long osrm_max_table_size;
+    long osrm_max_route_size;
+    long osrm_max_trip_size;
+    long osrm_max_nearest_size;
+    long osrm_default_radius_m;
+    char map_page[8];
+    long isochrone_max_contours;
+    long isochrone_max_points;
+    long overview_max_edges;
+    /* HTTP protocol limits, CORS, compression, operator token (server/http.c) */
+    long max_connections_per_ip;
+    long request_read_timeout_s;
+    long max_url_bytes;
+    long max_header_bytes;
+    long max_discard_bytes;
+    char cors_origins[1024];
+    long gzip_min_bytes;
+    char operator_token[256];
     char cch[8];
     long cch_min_nodes;
     long cch_max_triangles_per_node;

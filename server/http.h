@@ -8,8 +8,14 @@
  *    released after the response (404 UnknownGraph / 503 NotReady otherwise);
  *  - GP_ROUTE_JSON:  parsed the body into a cJSON tree (gp_req_json; NULL for an empty body,
  *    400 InvalidJson when it does not parse), freed after the response;
- *  - GP_ROUTE_ADMIN: checked the bearer token (403 AdminDisabled, 401 Unauthorized, 403 Forbidden).
- * Bodies are capped at max_body_bytes (413 TooBig) before any handler runs.
+ *  - GP_ROUTE_ADMIN: checked the bearer token (403 AdminDisabled, 401 Unauthorized, 403 Forbidden);
+ *  - GP_ROUTE_OPERATOR: checked the bearer token against operator_token or admin_token (403
+ *    OperatorDisabled when neither is set, 401, 403): calls that change what gpath answers.
+ * Before any route: bodies are capped at max_body_bytes (413 TooBig), request targets at
+ * max_url_bytes (414 UriTooLong), header blocks at max_header_bytes (431 HeadersTooLarge), and a
+ * NUL byte (%00) in the decoded path or query is refused (400 InvalidQuery). Every answer carries
+ * X-Request-Id, CORS headers for allowed origins (never on /admin), and is gzip-compressed when
+ * the client accepts it and the body is at least gzip_min_bytes (streams too).
  *
  * Adding an endpoint: write the handler in your own file, declare it in your own header, and add
  * one line to the table in server/routes.c (plus the path to openapi.yaml; tests/check_openapi.py
@@ -48,6 +54,9 @@ enum gp_http_code {
     GP_HC_NO_ROUTE,          /* 400 target unreachable from source (as OSRM, Valhalla, GraphHopper) */
     GP_HC_METHOD_NOT_ALLOWED,/* 405 path exists, method does not */
     GP_HC_TOO_BIG,           /* 413 body, table or APSP over a configured limit */
+    GP_HC_URI_TOO_LONG,      /* 414 request target over max_url_bytes */
+    GP_HC_HEADERS_TOO_LARGE, /* 431 request headers over max_header_bytes */
+    GP_HC_OPERATOR_DISABLED, /* 403 cost-changing calls are off (no operator_token/admin_token) */
     GP_HC_LOAD_FAILED,       /* 422 a graph load/reload failed (the old graph keeps serving) */
     GP_HC_INTERNAL,          /* 500 a bug or allocation failure */
     GP_HC_DEVICE_ERROR,      /* 500 CUDA error */
@@ -69,7 +78,8 @@ enum {
     GP_ROUTE_GRAPH = 1, /* resolve {graph} to a referenced graph */
     GP_ROUTE_JSON = 2,  /* parse the body as JSON */
     GP_ROUTE_ADMIN = 4, /* bearer-token protected */
-    GP_ROUTE_QUERY = 8  /* runs under the request_timeout_ms deadline (504 Timeout past it) */
+    GP_ROUTE_QUERY = 8, /* runs under the request_timeout_ms deadline (504 Timeout past it) */
+    GP_ROUTE_OPERATOR = 16 /* changes what gpath answers: operator_token or admin_token */
 };
 
 typedef struct gp_route {
@@ -172,6 +182,33 @@ void gp_metrics_cache(int hit); /* SQLite cache lookup: 1 hit, 0 miss */
  * a string literal name. */
 void gp_metrics_count(const char *name, const char *help, uint64_t delta);
 void gp_metrics_reload(int ok);
+
+/* Checks the operator bearer token (operator_token or admin_token); on failure answers
+ * (403 OperatorDisabled / 401 / 403) and returns 0. GP_ROUTE_OPERATOR routes need not call it. */
+int gp_http_operator_ok(gp_req *r);
+
+/* ---- in-process requests (tests, tests/fuzz/fuzz_request.c) ---- */
+/* An answer captured without a socket. */
+typedef struct gp_http_answer {
+    int status;
+    char content_type[64];
+    char *body; /* malloc'd, len bytes (a streamed answer is drained into it) */
+    size_t len;
+    int nheaders;
+    char *headers[16][2]; /* name, value (malloc'd) */
+} gp_http_answer;
+/* Makes cfg/e/reg the running service's without listening (gp_http_start calls it). */
+int gp_http_attach(const gp_config *cfg, gp_engine *e, gp_registry *reg);
+/* Runs one request through the same decoding, limits, routing, auth, dispatch and answer
+ * post-processing (request id, CORS, gzip) as a request read off a socket: target is the raw
+ * request target ("/v1/graphs/g/route?from=1&to=%32"), headers a NULL-terminated list of name,
+ * value pairs (may be NULL), body len bytes. Returns GP_OK with *out filled (free it with
+ * gp_http_answer_free), GP_ENOMEM. Needs gp_http_attach first. */
+int gp_http_dispatch(const char *method, const char *target, const char *const *headers,
+                     const char *body, size_t len, gp_http_answer *out);
+void gp_http_answer_free(gp_http_answer *a);
+/* The value of an answer header (case-insensitive name), or NULL. */
+const char *gp_http_answer_header(const gp_http_answer *a, const char *name);
 
 /* ---- the HTTP daemon (server/http.c), used by serve.c ---- */
 typedef struct gp_http gp_http;

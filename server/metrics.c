@@ -1,5 +1,9 @@
 /* metrics.c - the service's Prometheus counters and the text exposition of GET /metrics.
  *
+ * Also gpath_build_info{version,commit,backend,gpu} (commit: `git describe --always --dirty`
+ * passed by the Makefile as GPATH_COMMIT) and the standard process_* metrics read from /proc at
+ * scrape time, as Prometheus client libraries export them.
+ *
  * Per route (the table index of server/routes.c; one extra slot for unmatched paths): request
  * counts by HTTP status and a latency histogram. Plus cache hits/misses (storage increments them
  * through gp_metrics_cache), graph (re)loads, named counters other modules add, and gauges read at
@@ -8,12 +12,21 @@
  */
 #include "metrics.h"
 
+#include "cli.h"
 #include "http.h"
 
+#include <dirent.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#ifndef GPATH_COMMIT
+#define GPATH_COMMIT "unknown"
+#endif
 
 static const double buckets[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
                                  0.1,    0.25,  0.5,    1,     2.5,  5,     10};
@@ -123,6 +136,74 @@ static void bprintf(buf *b, const char *fmt, ...) {
     }
 }
 
+/* A label value with \\, " and newlines escaped per the exposition format. */
+static void label_escape(const char *s, char *out, size_t size) {
+    size_t o = 0;
+    for (; *s && o + 3 < size; s++) {
+        if (*s == '\\' || *s == '"') out[o++] = '\\', out[o++] = *s;
+        else if (*s == '\n') out[o++] = '\\', out[o++] = 'n';
+        else out[o++] = *s;
+    }
+    out[o] = '\0';
+}
+
+/* process_* metrics from /proc/self (Linux). Each is left out when its source is unreadable. */
+static void process_metrics(buf *b) {
+    long tck = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
+    char st[1024];
+    FILE *f = fopen("/proc/self/stat", "r");
+    size_t n = f ? fread(st, 1, sizeof st - 1, f) : 0;
+    if (f) fclose(f);
+    st[n] = '\0';
+    const char *p = strrchr(st, ')'); /* the command name may hold spaces */
+    unsigned long long utime = 0, stime = 0, start = 0, vsize = 0;
+    long long rss = 0;
+    int ok = p && tck > 0 &&
+             sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d "
+                           "%*d %*d %*d %llu %llu %lld", &utime, &stime, &start, &vsize,
+                    &rss) == 5;
+    if (ok) {
+        bprintf(b, "# HELP process_cpu_seconds_total Total user and system CPU time spent in "
+                   "seconds.\n# TYPE process_cpu_seconds_total counter\n"
+                   "process_cpu_seconds_total %.2f\n",
+                (double)(utime + stime) / (double)tck);
+        bprintf(b, "# HELP process_virtual_memory_bytes Virtual memory size in bytes.\n"
+                   "# TYPE process_virtual_memory_bytes gauge\nprocess_virtual_memory_bytes %llu\n",
+                vsize);
+        bprintf(b, "# HELP process_resident_memory_bytes Resident memory size in bytes.\n"
+                   "# TYPE process_resident_memory_bytes gauge\n"
+                   "process_resident_memory_bytes %lld\n",
+                rss * (long long)page);
+        unsigned long long btime = 0;
+        FILE *s = fopen("/proc/stat", "r");
+        char line[256];
+        while (s && fgets(line, sizeof line, s))
+            if (sscanf(line, "btime %llu", &btime) == 1) break;
+        if (s) fclose(s);
+        if (btime)
+            bprintf(b, "# HELP process_start_time_seconds Start time of the process since unix "
+                       "epoch in seconds.\n# TYPE process_start_time_seconds gauge\n"
+                       "process_start_time_seconds %.2f\n",
+                    (double)btime + (double)start / (double)tck);
+    }
+    DIR *d = opendir("/proc/self/fd");
+    if (d) {
+        long fds = 0;
+        struct dirent *e;
+        while ((e = readdir(d)))
+            if (e->d_name[0] != '.') fds++;
+        closedir(d);
+        bprintf(b, "# HELP process_open_fds Number of open file descriptors.\n"
+                   "# TYPE process_open_fds gauge\nprocess_open_fds %ld\n",
+                fds - 1); /* less the directory's own descriptor */
+    }
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
+        bprintf(b, "# HELP process_max_fds Maximum number of open file descriptors.\n"
+                   "# TYPE process_max_fds gauge\nprocess_max_fds %llu\n",
+                rl.rlim_cur == RLIM_INFINITY ? 0ull : (unsigned long long)rl.rlim_cur);
+}
+
 static void route_labels(size_t i, char *out, size_t size) {
     if (i < gp_nroutes)
         snprintf(out, size, "method=\"%s\",endpoint=\"%s\"", gp_routes[i].method,
@@ -224,6 +305,25 @@ char *gp_metrics_render(size_t *len) {
                 gp_engine_backend(e), (unsigned long long)info.mem_used,
                 (unsigned long long)info.mem_total, info.healthy);
     }
+    {
+        char backend[32] = "none", gpu[260] = "none";
+        if (e) {
+            gp_backend_info info;
+            memset(&info, 0, sizeof info);
+            gp_engine_info(e, &info);
+            label_escape(gp_engine_backend(e), backend, sizeof backend);
+            if (strcmp(gp_engine_backend(e), "cuda") == 0 && info.device[0])
+                label_escape(info.device, gpu, sizeof gpu);
+        }
+        char version[64], commit[128];
+        label_escape(GPATH_VERSION, version, sizeof version);
+        label_escape(GPATH_COMMIT, commit, sizeof commit);
+        bprintf(&b, "# HELP gpath_build_info The running build: version, git commit, backend and "
+                    "GPU (none on the CPU backend).\n# TYPE gpath_build_info gauge\n"
+                    "gpath_build_info{version=\"%s\",commit=\"%s\",backend=\"%s\",gpu=\"%s\"} 1\n",
+                version, commit, backend, gpu);
+    }
+    process_metrics(&b);
     if (b.failed) {
         free(b.p);
         return NULL;

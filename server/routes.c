@@ -4,14 +4,19 @@
  * are labelled with the pattern.
  */
 #include "h_cache.h"
+#include "h_docs.h"
 #include "h_netops.h"
 #include "handlers.h"
 #include "http.h"
+#include "osrm.h"
 
 const gp_route gp_routes[] = {
     {"GET", "/health", gp_h_health, 0},
     {"GET", "/ready", gp_h_ready, 0},
     {"GET", "/metrics", gp_h_metrics, 0},
+    {"GET", "/openapi.yaml", gp_h_openapi, 0},
+    {"GET", "/docs", gp_h_docs, 0},
+    {"GET", "/docs/{asset}", gp_h_docs_asset, 0},
     {"GET", "/v1/graphs", gp_h_graphs, 0},
     {"GET", "/v1/graphs/{graph}", gp_h_graph, GP_ROUTE_GRAPH},
     {"GET", "/v1/graphs/{graph}/route", gp_h_route, GP_ROUTE_GRAPH | GP_ROUTE_QUERY},
@@ -21,7 +26,7 @@ const gp_route gp_routes[] = {
     {"POST", "/v1/graphs/{graph}/apsp", gp_h_apsp, GP_ROUTE_GRAPH | GP_ROUTE_JSON | GP_ROUTE_QUERY},
     {"GET", "/v1/graphs/{graph}/routing-table", gp_h_routing_table, GP_ROUTE_GRAPH | GP_ROUTE_QUERY},
     {"GET", "/v1/graphs/{graph}/routing-tables", gp_h_routing_tables, GP_ROUTE_GRAPH | GP_ROUTE_QUERY},
-    {"PATCH", "/v1/graphs/{graph}/links", gp_h_links_patch, GP_ROUTE_GRAPH | GP_ROUTE_JSON},
+    {"PATCH", "/v1/graphs/{graph}/links", gp_h_links_patch, GP_ROUTE_GRAPH | GP_ROUTE_JSON | GP_ROUTE_OPERATOR},
     {"GET", "/v1/graphs/{graph}/links", gp_h_links, GP_ROUTE_GRAPH},
     {"GET", "/v1/graphs/{graph}/routers", gp_h_routers, GP_ROUTE_GRAPH},
     {"POST", "/v1/graphs/{graph}/what-if", gp_h_what_if, GP_ROUTE_GRAPH | GP_ROUTE_JSON | GP_ROUTE_QUERY},
@@ -32,5 +37,16 @@ const gp_route gp_routes[] = {
     {"DELETE", "/admin/graphs/{graph}", gp_h_admin_delete, GP_ROUTE_ADMIN},
     {"GET", "/admin/cache", gp_h_cache_stats, GP_ROUTE_ADMIN},
     {"DELETE", "/admin/cache", gp_h_cache_purge, GP_ROUTE_ADMIN},
+    /* OSRM v1 API, isochrones, map page (server/osrm*.c) */
+    {"GET", "/route/v1/{profile}/{coordinates}", gp_h_osrm_route, GP_ROUTE_QUERY},
+    {"GET", "/table/v1/{profile}/{coordinates}", gp_h_osrm_table, GP_ROUTE_QUERY},
+    {"POST", "/table/v1/{profile}", gp_h_osrm_table_post, GP_ROUTE_JSON | GP_ROUTE_QUERY},
+    {"GET", "/nearest/v1/{profile}/{coordinates}", gp_h_osrm_nearest, 0},
+    {"GET", "/trip/v1/{profile}/{coordinates}", gp_h_osrm_trip, GP_ROUTE_QUERY},
+    {"GET", "/v1/graphs/{graph}/isochrone", gp_h_isochrone, GP_ROUTE_GRAPH | GP_ROUTE_QUERY},
+    {"GET", "/v1/graphs/{graph}/overview.geojson", gp_h_overview, GP_ROUTE_GRAPH},
+    {"GET", "/", gp_h_map_page, 0},
+    {"GET", "/web/{file}", gp_h_web_asset, 0},
+    {"GET", "/web/images/{file}", gp_h_web_asset, 0},
 };
 const size_t gp_nroutes = sizeof gp_routes / sizeof gp_routes[0];

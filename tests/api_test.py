@@ -24,6 +24,7 @@ import traceback
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import http_test as H  # noqa: E402  (Daemon, validate, write_dimacs, haversine)
 from netops_http import SQUARE  # noqa: E402
+OPERATOR_TOKEN = "op-token"  # PATCH links needs operator_token (server/http.c, wt-http)
 
 TESTS = []
 
@@ -201,7 +202,8 @@ def t_hostile_input(d):
     # JSON numbers far outside int64 where integers are expected: range-checked, named
     err(d.call("POST", "/v1/graphs/sq/what-if", {"fail_routers": [1e300]}), 400, "InvalidQuery",
         ["fail_routers[0]", "integer in"])
-    err(d.call("PATCH", "/v1/graphs/sq/links", {"links": [{"link": [-1e300, 1], "cost": 1}]}),
+    err(d.call("PATCH", "/v1/graphs/sq/links", {"links": [{"link": [-1e300, 1], "cost": 1}]},
+               token=OPERATOR_TOKEN),
         400, "InvalidQuery", ["links[0].link[0]", "integer in"])
     err(d.call("POST", "/v1/graphs/sq/what-if", {"set_costs": [{"link": [1, 2], "cost": 1e300}]}),
         400, "InvalidQuery", ["set_costs[0].cost"])
@@ -259,7 +261,8 @@ def t_operator_names(d):
                {"set_costs": [{"link": [1, 2], "cost": 1, "weight": 2}]}), 400, "InvalidQuery",
         ["set_costs[0].weight"])
     # a link taken down by PATCH stays listed, as down
-    st, _, p = d.call("PATCH", "/v1/graphs/sq/links", {"links": [{"link": ["r4", "r3"], "down": True}]})
+    st, _, p = d.call("PATCH", "/v1/graphs/sq/links", {"links": [{"link": ["r4", "r3"], "down": True}]},
+                      token=OPERATOR_TOKEN)
     assert st == 200, p
     st, _, ls = d.call("GET", "/v1/graphs/sq/links")
     down = [x for x in ls["links"] if x["state"] == "down"]
@@ -345,7 +348,8 @@ def main():
     passed = failed = skipped = 0
     d = None
     try:
-        d = H.Daemon(tmp, "api", ["--backend", "cpu", "--cache-path", "", "--max-apsp-nodes", "100",
+        d = H.Daemon(tmp, "api", ["--operator-token", OPERATOR_TOKEN,
+                                  "--backend", "cpu", "--cache-path", "", "--max-apsp-nodes", "100",
                                   "--graph", "road=dimacs:" + os.path.join(tmp, "road.gr"),
                                   "--graph", "nc=dimacs:" + os.path.join(tmp, "nc.gr"),
                                   "--graph", "sq=graphml:" + os.path.join(tmp, "sq.graphml"),

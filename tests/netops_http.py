@@ -15,6 +15,7 @@ import urllib.error
 import urllib.request
 
 BIN = os.environ.get("GPATH_BIN", "build/gpath")
+OPERATOR_TOKEN = "op-token"  # PATCH links changes what gpath answers: it needs operator_token
 
 # Routers 1..5: square 1-2-3-4-1 and diagonal 1-3; with the bandwidth rule the square links are
 # 10G (cost 10) and the diagonal 5G (cost 20), so 1->3 has three equal-cost next hops {2, 3, 4};
@@ -50,9 +51,11 @@ def check(name, cond, detail=""):
         print("FAIL %s %s" % (name, detail))
 
 
-def req(port, method, path, body=None):
+def req(port, method, path, body=None, token=OPERATOR_TOKEN):
     data = json.dumps(body).encode() if body is not None else None
     r = urllib.request.Request("http://127.0.0.1:%d%s" % (port, path), data=data, method=method)
+    if method == "PATCH" and token:
+        r.add_header("Authorization", "Bearer " + token)
     if data is not None:
         r.add_header("Content-Type", "application/json")
     try:
@@ -83,7 +86,8 @@ def main():
     # served with the default hop-count rule; the bandwidth rule is checked through the CLI below
     p = subprocess.Popen([BIN, "serve", "--port", "0", "--port-file", portf, "--listen", "127.0.0.1",
                           "--backend", "cpu", "--cache-path", os.path.join(tmp, "cache.sqlite"),
-                          "--graph", "sq=graphml:" + gml, "--log-level", "warn"],
+                          "--graph", "sq=graphml:" + gml, "--log-level", "warn",
+                          "--operator-token", OPERATOR_TOKEN],
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     try:
         port = None
@@ -150,6 +154,13 @@ def main():
         st, _, e = req(port, "POST", "/v1/graphs/sq/what-if", {"fail_routers": [77]})
         check("what-if unknown router 400", st == 400 and e["code"] == "UnknownNode", str(e))
 
+        # PATCH needs the operator token: without one 401, a wrong one 403, and no change
+        st, _, e = req(port, "PATCH", "/v1/graphs/sq/links", {"links": [{"link": [1, 3], "cost": 3}]}, token=None)
+        check("PATCH without token 401", st == 401 and e["code"] == "Unauthorized", str(e))
+        st, _, e = req(port, "PATCH", "/v1/graphs/sq/links", {"links": [{"link": [1, 3], "cost": 3}]}, token="nope")
+        check("PATCH wrong token 403", st == 403 and e["code"] == "Forbidden", str(e))
+        st, _, g = req(port, "GET", "/v1/graphs/sq")
+        check("refused PATCH leaves the graph", g.get("version") == version, str(g))
         # PATCH: diagonal cost 3 and 3-4 down -> new version served
         st, _, pr = req(port, "PATCH", "/v1/graphs/sq/links", {"links": [{"link": [1, 3], "cost": 3}, {"link": [4, 3], "down": True}]})
         check("patch 200", st == 200, str(pr))

@@ -20,8 +20,10 @@ bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 
 start() { # MODE -> sets port, pid
   rm -f "$tmp/port"
+  # PATCH .../links needs the operator token (server/http.c)
   "$BIN" serve --graph g=gen:3000:4 --cch "$1" --cch_min_nodes 0 --cache_path "" --port 0 \
-    --listen 127.0.0.1 --port-file "$tmp/port" --log_level info 2>"$tmp/log.$1" &
+    --listen 127.0.0.1 --port-file "$tmp/port" --log_level info --operator-token op-token \
+    2>"$tmp/log.$1" &
   pid=$!
   port=$(serve_wait_ready "$tmp/port" "$pid") || { bad "serve --cch $1 did not start"; cat "$tmp/log.$1"; return 1; }
 }
@@ -37,7 +39,8 @@ def get(p):
         return json.load(r)
 def send(method, p, body):
     rq = urllib.request.Request(base + p, data=json.dumps(body).encode(), method=method,
-                                headers={"Content-Type": "application/json"})
+                                headers={"Content-Type": "application/json",
+                                         "Authorization": "Bearer op-token"})
     with urllib.request.urlopen(rq) as r:
         return json.load(r)
 random.seed(7)

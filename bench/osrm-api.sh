@@ -1,0 +1,199 @@
+#!/usr/bin/env bash
+# osrm-api.sh SUBJECT BACKEND... - OSRM v1 requests per second through HTTP: gpath's /route/v1 and
+# /table/v1 (each BACKEND: cuda, cpu) against OSRM v6 (osrm-routed, CH, car.lua) on the same OSM
+# file in the same run, with the same wrk request sequences (bench/osrm-api.lua: random coordinates
+# inside the extract's bounding box, fixed seeds). Extracts: Liechtenstein (a real one, from
+# $GPATH_DATA/osm) and a generated 1M-intersection street grid (bench/gen_osm_grid.py + osmium; gpath
+# loads it as a 1,000,000-node graph). Writes bench/results/DATE-MACHINE-SUBJECT.md (bench/lib.sh).
+# Run by bench/cpu-osrm-api.sh (cpu) and bench/gpu-osrm-api.sh (cuda, cpu).
+#   env: BUILD (build), GPATH_DATA (../shared/data), OSRM_TARBALL (../shared/peers/osrm/...tar.xz)
+#        or OSRM_DIR (already unpacked), GEN_OSM_PBF (the generated file; made when absent and
+#        osmium is installed), BENCH_EXTRACTS ("liechtenstein gen1m"), BENCH_SECONDS (5),
+#        BENCH_CONNS ("1 16"), BENCH_TABLE_N (25), WRK (wrk), CURL (curl)
+# The OSRM baseline is skipped with a note when its binaries are absent; gpath rows still run.
+set -eu
+cd "$(dirname "$0")/.."
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
+subject=${1:?usage: bench/osrm-api.sh SUBJECT BACKEND...}
+shift
+backends=${*:-cpu}
+BUILD=${BUILD:-build}
+BIN=$PWD/$BUILD/gpath
+DATA=${GPATH_DATA:-$(cd .. && pwd)/shared/data}
+TARBALL=${OSRM_TARBALL:-$(cd .. && pwd)/shared/peers/osrm/osrm-v6.0.0-debian12-bin.tar.xz}
+EXTRACTS=${BENCH_EXTRACTS:-liechtenstein gen1m}
+SECS=${BENCH_SECONDS:-5}
+CONNS=${BENCH_CONNS:-1 16}
+TABLE_N=${BENCH_TABLE_N:-25}
+WRK=${WRK:-wrk}
+CURL=${CURL:-curl}
+NPROC=$(nproc)
+command -v "$WRK" >/dev/null || { echo "osrm-api: wrk is missing"; exit 1; }
+[ -x "$BIN" ] || { echo "osrm-api: no $BIN (make all first)"; exit 1; }
+tmp=$(mktemp -d)
+pid=
+out=
+table_done=0
+cleanup() {
+  [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+  # cut short (timeout, ^C): the rows measured so far still make a results file
+  [ -n "$out" ] && [ "$table_done" = 0 ] && [ -s "$tmp/rows" ] && write_table "(cut short)"
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 143' TERM INT
+
+# ---- OSRM
+osrm=${OSRM_DIR:-}
+if [ -z "$osrm" ] && [ -f "$TARBALL" ]; then
+  osrm=$tmp/osrm
+  mkdir -p "$osrm" && tar xJf "$TARBALL" -C "$osrm"
+fi
+[ -n "$osrm" ] && [ -x "$osrm/bin/osrm-routed" ] || osrm=
+
+file_of() {
+  case $1 in
+    liechtenstein) echo "$DATA/osm/liechtenstein-latest.osm.pbf" ;;
+    monaco) echo "$DATA/osm/monaco.osm.pbf" ;;
+    gen1m)
+      local f=${GEN_OSM_PBF:-$tmp/gen1m.osm.pbf}
+      if [ ! -f "$f" ] && command -v osmium >/dev/null; then
+        /usr/bin/python3 bench/gen_osm_grid.py 1000000 1 "$tmp/gen1m.osm" && \
+          osmium cat -q "$tmp/gen1m.osm" -o "$f" --overwrite && rm -f "$tmp/gen1m.osm"
+      fi
+      echo "$f" ;;
+    *) echo "$1" ;;
+  esac
+}
+
+wait_http() { # URL PID
+  for _ in $(seq 1200); do
+    "$CURL" -sf "$1" >/dev/null 2>&1 && return 0
+    kill -0 "$2" 2>/dev/null || return 1
+    sleep 0.1
+  done
+  return 1
+}
+
+out=$(bench_out "$subject")
+bench_header "$out" "OSRM v1 API throughput: gpath vs OSRM (wrk)" \
+  "bash bench/$subject.sh (BENCH_SECONDS=$SECS BENCH_CONNS=\"$CONNS\" BENCH_TABLE_N=$TABLE_N)"
+{
+  echo "Each row: wrk, ${SECS} s, requests built by bench/osrm-api.lua with fixed seeds (the same"
+  echo "sequence for every server): \`route\` = GET /route/v1/driving/A;B?overview=false with A, B"
+  echo "random in the extract's bounding box (shrunk by 10%), \`table\` = GET /table/v1/driving/"
+  echo "with $TABLE_N random coordinates (a ${TABLE_N}x${TABLE_N} duration table). Both servers snap"
+  echo "the coordinates to the nearest road. \`close\`: a new connection per request (OSRM's"
+  echo "recommended client setting, see ../shared/peers/osrm/SOURCE.md); \`keep-alive\`: one per"
+  echo "wrk connection (gpath only). One run per row (no repetitions: rows are throughput over"
+  echo "${SECS} s, p50/p99 are wrk's latency percentiles of that run). ratio = gpath req/s / OSRM"
+  echo "req/s for the same request, extract and connections (close)."
+  echo
+  echo "gpath: \`gpath serve --backend B --osrm-max-table-size 1000\`, graph \`osm:FILE\` (car"
+  echo "profile). OSRM v6.0.0: osrm-extract -p car.lua, osrm-contract (CH), osrm-routed --algorithm ch"
+  echo "-t $NPROC --max-table-size 1000. The two use different speed models (gpath's car profile"
+  echo "table vs car.lua), so routes differ somewhat; both answer every request."
+  echo
+} >>"$out"
+rows=$tmp/rows
+: >"$rows"
+# shellcheck disable=SC2094 # reads $rows, writes $out
+# write_table NOTE: the results table from the rows measured, with the ratio to OSRM
+write_table() {
+  {
+    echo
+    [ -n "$1" ] && echo "$1"
+    echo "| server | backend | extract | request | connections | client | req/s | p50 ms | p99 ms | statuses | socket errors | ratio to OSRM |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+    while IFS='|' read -r srv be ex rq c cl rps p50 p99 st se; do
+      base=$(awk -F'|' -v ex="$ex" -v rq="$rq" -v c="$c" '$1=="osrm" && $3==ex && $4==rq && $5==c {print $7}' "$rows")
+      ratio=
+      if [ "$srv" = gpath ] && [ -n "$base" ] && [ -n "$rps" ]; then
+        ratio=$(awk -v a="$rps" -v b="$base" 'BEGIN { if (b > 0) printf "%.2fx", a / b }')
+      fi
+      echo "| $srv | $be | $ex | $rq | $c | $cl | $rps | $p50 | $p99 | $st | $se | $ratio |"
+    done <"$rows"
+    echo
+    echo "Load average after: $(cut -d' ' -f1-3 /proc/loadavg) ($NPROC CPUs shared by wrk and the servers)."
+  } >>"$out"
+}
+run_wrk() { # server backend extract request conns keepalive url bbox
+  local c=$5 t=$5 r
+  [ "$t" -gt 4 ] && t=4
+  r=$(env OSRM_BBOX="$8" OSRM_MODE="$4" OSRM_TABLE_N="$TABLE_N" ${6:+OSRM_KEEPALIVE=1} \
+      "$WRK" -t"$t" -c"$c" -d"${SECS}s" --timeout 30s -s bench/osrm-api.lua "$7" | grep '^RESULT' || true)
+  echo "$1 $2 $3 $4 c=$c ${6:+keep-alive}: $r"
+  get() { echo "$r" | tr ' ' '\n' | sed -nE "s/^$1=//p"; }
+  local client=close
+  [ -n "$6" ] && client=keep-alive
+  echo "$1|$2|$3|$4|$c|$client|$(get rps)|$(get p50_ms)|$(get p99_ms)|$(get statuses)|$(get socket_errors)" >>"$rows"
+}
+
+for ex in $EXTRACTS; do
+  f=$(file_of "$ex")
+  if [ ! -f "$f" ]; then echo "osrm-api: $ex: no file $f, skipped"; echo "- $ex: skipped (no file $(basename "$f"))" >>"$out"; continue; fi
+  bbox=
+  for be in $backends; do
+    "$BIN" serve --listen 127.0.0.1 --port 0 --port-file "$tmp/port" --graph "map=osm:$f" \
+      --backend "$be" --log-level warn --cache-path "" --osrm-max-table-size 1000 \
+      >"$tmp/gpath.log" 2>&1 &
+    pid=$!
+    for _ in $(seq 600); do [ -s "$tmp/port" ] || ! kill -0 "$pid" 2>/dev/null && break; sleep 0.1; done
+    port=$(cat "$tmp/port" 2>/dev/null || echo 1); rm -f "$tmp/port"
+    if ! wait_http "http://127.0.0.1:$port/ready" "$pid"; then
+      echo "osrm-api: gpath --backend $be did not start:"; tail -5 "$tmp/gpath.log"
+      echo "- $ex: gpath --backend $be did not start: $(tail -1 "$tmp/gpath.log")" >>"$out"
+      kill -TERM "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; pid=
+      continue
+    fi
+    info=$("$CURL" -s "http://127.0.0.1:$port/v1/graphs/map")
+    used=$("$CURL" -s "http://127.0.0.1:$port/health" | sed -nE 's/.*"backend":"([a-z]+)".*/\1/p')
+    if [ -z "$bbox" ]; then
+      bbox=$("$CURL" -s "http://127.0.0.1:$port/v1/graphs/map/overview.geojson?max_edges=100" |
+        sed -nE 's/.*"bbox":\[([^]]*)\].*/\1/p' |
+        awk -F, '{dx=($3-$1)*0.1; dy=($4-$2)*0.1; printf "%.6f,%.6f,%.6f,%.6f", $1+dx, $2+dy, $3-dx, $4-dy}')
+      echo "- $ex: \`$(basename "$f")\` ($(du -h "$f" | cut -f1)); gpath graph: $(echo "$info" |
+        sed -E 's/"source":"[^"]*",//'); bbox used: $bbox" >>"$out"
+    fi
+    echo "gpath $be (answering: $used) on $ex"
+    [ "$used" = "$be" ] || echo "- note: gpath asked for backend $be answered with $used" >>"$out"
+    for c in $CONNS; do
+      run_wrk gpath "$used" "$ex" route "$c" "" "http://127.0.0.1:$port" "$bbox"
+      run_wrk gpath "$used" "$ex" route "$c" 1 "http://127.0.0.1:$port" "$bbox"
+      run_wrk gpath "$used" "$ex" table "$c" "" "http://127.0.0.1:$port" "$bbox"
+    done
+    kill -TERM "$pid"; wait "$pid" 2>/dev/null || true; pid=
+  done
+  if [ -n "$osrm" ]; then
+    mkdir -p "$tmp/o" && cp "$f" "$tmp/o/map.osm.pbf"
+    t0=$(date +%s)
+    (export LD_LIBRARY_PATH=$osrm/lib
+     "$osrm/bin/osrm-extract" -p "$osrm/profiles/car.lua" -t "$NPROC" "$tmp/o/map.osm.pbf" &&
+     "$osrm/bin/osrm-contract" -t "$NPROC" "$tmp/o/map.osrm") >"$tmp/osrm-prep.log" 2>&1 || {
+      tail -20 "$tmp/osrm-prep.log"
+      echo "- $ex: OSRM preprocessing failed: $(tail -1 "$tmp/osrm-prep.log")" >>"$out"
+      rm -rf "$tmp/o"; continue; }
+    prep=$(( $(date +%s) - t0 ))
+    LD_LIBRARY_PATH=$osrm/lib "$osrm/bin/osrm-routed" --algorithm ch -t "$NPROC" -i 127.0.0.1 \
+      -p 5077 --max-table-size 1000 "$tmp/o/map.osrm" >"$tmp/osrm.log" 2>&1 &
+    pid=$!
+    if ! wait_http "http://127.0.0.1:5077/nearest/v1/driving/${bbox%%,*},$(echo "$bbox" | cut -d, -f2)" "$pid"; then
+      tail -20 "$tmp/osrm.log"
+      echo "- $ex: osrm-routed did not start: $(tail -1 "$tmp/osrm.log")" >>"$out"
+      kill -TERM "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; pid=; rm -rf "$tmp/o"; continue
+    fi
+    echo "- $ex: OSRM preprocessing (extract + contract) ${prep} s" >>"$out"
+    for c in $CONNS; do
+      run_wrk osrm ch "$ex" route "$c" "" "http://127.0.0.1:5077" "$bbox"
+      run_wrk osrm ch "$ex" table "$c" "" "http://127.0.0.1:5077" "$bbox"
+    done
+    kill -TERM "$pid"; wait "$pid" 2>/dev/null || true; pid=
+    rm -rf "$tmp/o"
+  else
+    echo "- $ex: OSRM baseline not run (no OSRM binaries: set OSRM_TARBALL or OSRM_DIR)" >>"$out"
+  fi
+done
+write_table ""
+table_done=1
+echo "wrote $out"

@@ -8,7 +8,8 @@ run_pkgs="build-essential pkg-config libmicrohttpd-dev libcjson-dev libinih-dev 
   libexpat1-dev libbz2-dev"
 test_pkgs="$run_pkgs libcmocka-dev libcurl4-openssl-dev python3 python3-jsonschema python3-yaml
   python3-networkx postgresql postgresql-15-pgrouting gnuplot-nox wrk cppcheck
-  yamllint osmium-tool libreadosm-dev prometheus nodejs chromium chromium-driver"
+  yamllint osmium-tool libreadosm-dev prometheus nodejs chromium chromium-driver clang
+  libclang-rt-14-dev"
 case "$what" in
   run) pkgs=$run_pkgs ;;
   test) pkgs=$test_pkgs ;;

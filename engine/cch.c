@@ -207,7 +207,7 @@ static int chordal(uint32_t n, const uint32_t *first, const uint32_t *adj, const
             if (!nh) goto oom;
             uh = nh;
         }
-        if (k) memcpy(uh + len, v->a, (size_t)k * sizeof *uh);
+        if (k) memcpy(uh + len, v->a, (size_t)k * sizeof *uh); /* v->a may be NULL when empty */
         len += k;
         parent[r] = k ? v->a[0] : GP_NONE;
         if (k) {
@@ -972,7 +972,7 @@ int gp_cch_p2p(const gp_cch *c, uint32_t s, uint32_t t_, gp_path *path, gp_err *
             if (up_push(&fwd, w->pf[x])) goto oom;
         if (up_push(&up, s)) goto oom;
         int r2 = 0;
-        for (uint32_t i = fwd.len; i-- > 0 && !r2;) r2 = unpack(c, fwd.v[i], 1, &up, &st);
+        for (uint32_t i = fwd.len; i > 0 && !r2; i--) r2 = unpack(c, fwd.v[i - 1], 1, &up, &st);
         for (uint32_t x = meet; x != rt && !r2; x = t->up_tail[w->pb[x]])
             r2 = unpack(c, w->pb[x], 0, &up, &st);
         if (r2) goto oom;
@@ -1028,7 +1028,8 @@ int gp_cch_sssp(const gp_cch *c, uint32_t src, uint64_t max_dist, uint64_t *dist
     uint32_t n = c->n, rs = t->rank[src];
     for (uint32_t i = 0; i < n; i++) d[i] = GP_INF;
     etree_search(t, c->fw, rs, d, w->pf);
-    for (uint32_t r = n; r-- > 0;) {
+    for (uint32_t rr = n; rr > 0; rr--) { /* ranks n-1 .. 0 without an unsigned wrap */
+        uint32_t r = rr - 1;
         uint64_t best = d[r];
         for (uint32_t e = t->up_first[r]; e < t->up_first[r + 1]; e++) {
             uint32_t wt = c->bw[e];

@@ -279,7 +279,7 @@ static void extract_router(void *ctx, uint32_t i) {
                 if (seen + c > t->ecmp_max) {
                     uint64_t x = m[k], keep = 0;
                     while (seen < t->ecmp_max) {
-                        uint64_t low = x & -x;
+                        uint64_t low = x & (~x + 1); /* lowest set bit; x != 0 here */
                         keep |= low;
                         x ^= low;
                         seen++;

@@ -231,8 +231,9 @@ int gp_jobs_get(gp_jobs *j, uint64_t id, gp_job_status *st, gp_rt **result, gp_e
 gp_rt *gp_jobs_result_for(gp_jobs *j, uint64_t graph_hash) {
     gp_rt *r = NULL;
     pthread_mutex_lock(&j->lock);
-    for (size_t i = j->njobs; i-- > 0 && !r;)
-        if (j->jobs[i].rt && j->jobs[i].rt->g->hash == graph_hash) r = gp_rt_ref(j->jobs[i].rt);
+    for (size_t i = j->njobs; i > 0 && !r; i--)
+        if (j->jobs[i - 1].rt && j->jobs[i - 1].rt->g->hash == graph_hash)
+            r = gp_rt_ref(j->jobs[i - 1].rt);
     pthread_mutex_unlock(&j->lock);
     return r;
 }

@@ -41,6 +41,8 @@ const char *gp_status_name(int code) {
     case GP_ENOROUTE: return "NoRoute";
     case GP_EDB: return "DatabaseError";
     case GP_ETIMEOUT: return "Timeout";
+    case GP_EFORBIDDEN: return "Forbidden";
+    case GP_EUNAVAILABLE: return "SourceUnavailable";
     default: return "InternalError";
     }
 }

@@ -33,7 +33,9 @@ enum gp_status {
     GP_EUNSUPPORTED, /* the backend or build cannot do this */
     GP_ENOROUTE,     /* target unreachable from source */
     GP_EDB,          /* database error */
-    GP_ETIMEOUT      /* over the configured time limit */
+    GP_ETIMEOUT,     /* over the configured time limit */
+    GP_EFORBIDDEN,   /* outside an allow-list (load_paths, load_pg_hosts): 403 */
+    GP_EUNAVAILABLE  /* a source that is down or does not answer (database unreachable): 503 */
 };
 
 typedef struct gp_err {

@@ -112,12 +112,15 @@ struct gp_builder {
     /* arcs */
     uint64_t na, acap;
     uint32_t *au, *av, *aw;
+    const gp_load_opts *guard; /* caps, deadline, cancel flag (gp_builder_guard), or NULL */
     gp_attrbuf *attr; /* road attributes, NULL until the first gp_builder_add_road_arc */
     /* gp_builder_set_osm_id: (builder index, original id) pairs */
     uint64_t nosm, osmcap;
     uint32_t *osm_ix;
     int64_t *osm_orig;
 };
+
+void gp_builder_guard(gp_builder *b, const gp_load_opts *o) { b->guard = o; }
 
 gp_builder *gp_builder_new(double scale) {
     if (!(scale > 0) || !isfinite(scale)) scale = 1.0;
@@ -227,6 +230,11 @@ static uint32_t node_of(gp_builder *b, int64_t id, gp_err *err) {
         gp_err_set(err, GP_ETOOBIG, "too many nodes (limit %u)", GP_NONE - 1);
         return GP_NONE;
     }
+    if (b->guard && b->guard->max_nodes && b->nn >= b->guard->max_nodes) {
+        gp_err_set(err, GP_ETOOBIG, "more than max_graph_nodes = %llu nodes",
+                   (unsigned long long)b->guard->max_nodes);
+        return GP_NONE;
+    }
     if (grow((void **)&b->ids, &b->ncap, b->nn + 1, sizeof *b->ids)) goto oom;
     if (b->lon && b->ncoord_cap < b->ncap) {
         uint64_t c1 = b->ncoord_cap, c2 = b->ncoord_cap;
@@ -313,6 +321,13 @@ int gp_builder_add_node(gp_builder *b, int64_t id, int has_coord, double lon, do
 int gp_builder_add_arc(gp_builder *b, int64_t u, int64_t v, uint32_t w, gp_err *err) {
     if (b->na >= UINT32_MAX)
         return gp_err_set(err, GP_ETOOBIG, "too many arcs (limit %u)", UINT32_MAX - 1);
+    if (b->guard) {
+        if (b->guard->max_arcs && b->na >= b->guard->max_arcs)
+            return gp_err_set(err, GP_ETOOBIG, "more than max_graph_arcs = %llu arcs",
+                              (unsigned long long)b->guard->max_arcs);
+        int rc;
+        if ((b->na & 0xffff) == 0 && (rc = gp_load_check_time(b->guard, err))) return rc;
+    }
     uint32_t iu = node_of(b, u, err);
     if (iu == GP_NONE) return err ? err->code : GP_ENOMEM;
     uint32_t iv = node_of(b, v, err);
@@ -331,6 +346,52 @@ int gp_builder_add_arc(gp_builder *b, int64_t u, int64_t v, uint32_t w, gp_err *
     b->aw[b->na] = w;
     b->na++;
     return GP_OK;
+}
+
+/* 1 when a non-negative cost is stored at scale without overflow and within 1/1000 (the rule of
+ * gp_builder_cost). */
+static int cost_fits(double cost, double scale) {
+    double s = cost * scale;
+    if (!(s < 4294967295.5)) return 0;
+    return !(cost > 0 && fabs((double)llround(s) - s) > 1e-3 * s);
+}
+
+void gp_scale_fit_init(gp_scale_fit *f) {
+    memset(f, 0, sizeof *f);
+    f->integral = 1;
+    f->ok = (1u << 10) - 1;
+}
+
+void gp_scale_fit_add(gp_scale_fit *f, double cost) {
+    if (!(cost >= 0) || !isfinite(cost)) return;
+    f->n++;
+    if (cost != floor(cost)) f->integral = 0;
+    if (cost > 0 && (f->min_pos == 0 || cost < f->min_pos)) f->min_pos = cost;
+    if (cost > f->max) f->max = cost;
+    double sc = 1;
+    for (int k = 0; k < 10; k++, sc *= 10)
+        if ((f->ok >> k & 1u) && !cost_fits(cost, sc)) f->ok &= ~(1u << k);
+}
+
+int gp_scale_fit_pick(const gp_scale_fit *f, double *scale, gp_err *err) {
+    if (f->integral && (f->ok & 1u)) {
+        *scale = GP_SCALE_INTEGER;
+        return GP_OK;
+    }
+    if (f->ok & (1u << 3)) {
+        *scale = GP_SCALE_DEFAULT_FRACTIONAL;
+        return GP_OK;
+    }
+    double sc = 1;
+    for (int k = 0; k < 10; k++, sc *= 10)
+        if (f->ok >> k & 1u) {
+            *scale = sc;
+            return GP_OK;
+        }
+    return gp_err_set(err, GP_EPARSE,
+                      "no fixed-point scale from 1 to 1e9 keeps every cost within 1/1000 and under "
+                      "%u: costs range from %g to %g (give an explicit scale, or rescale the costs)",
+                      UINT32_MAX, f->min_pos, f->max);
 }
 
 int gp_builder_add_road_arc(gp_builder *b, int64_t u, int64_t v, uint32_t w, const gp_road_attr *ra,
@@ -677,6 +738,10 @@ fail:
 
 static inline uint64_t rotl64(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
 
+/* a - b modulo 2^64: the offset of id a from base b, wrapping by design (an id below the base
+ * becomes a huge offset that the span check rejects). In tests/ubsan.ignorelist. */
+static inline uint64_t id_delta(int64_t a, int64_t b) { return (uint64_t)a - (uint64_t)b; }
+
 #define H_P1 0x9e3779b185ebca87ULL
 #define H_P2 0xc2b2ae3d27d4eb4fULL
 
@@ -855,15 +920,17 @@ gp_graph *gp_graph_complete(gp_graph *g, const char *source, const char *format,
 reverse_done:
     t1 = gp_now();
 
-    /* id map: a direct table when the ids are dense, else a hash of capacity >= 2n */
-    uint64_t span = n ? (uint64_t)g->ext[n - 1] - (uint64_t)g->ext[0] + 1 : 0;
+    /* id map: a direct table when the ids are dense, else a hash of capacity >= 2n (ids spanning
+     * all of int64 wrap span to 0: the hash) */
+    uint64_t delta = n ? id_delta(g->ext[n - 1], g->ext[0]) : UINT64_MAX;
+    uint64_t span = delta == UINT64_MAX ? 0 : delta + 1;
     if (n && span != 0 && span <= 4 * (uint64_t)n + 1024) {
         g->idmap.base = g->ext[0];
         g->idmap.span = span;
         g->idmap.vals = malloc(span * sizeof *g->idmap.vals);
         if (!g->idmap.vals) goto oom;
         memset(g->idmap.vals, 0xff, span * sizeof *g->idmap.vals);
-        for (uint32_t i = 0; i < n; i++) g->idmap.vals[(uint64_t)g->ext[i] - (uint64_t)g->idmap.base] = i;
+        for (uint32_t i = 0; i < n; i++) g->idmap.vals[id_delta(g->ext[i], g->idmap.base)] = i;
     } else {
         uint64_t cap = 16;
         while (cap < 2 * (uint64_t)n) cap *= 2;
@@ -916,7 +983,7 @@ void gp_graph_unref(gp_graph *g) {
 uint32_t gp_graph_index(const gp_graph *g, int64_t ext_id) {
     if (!g || !g->idmap.vals) return GP_NONE;
     if (!g->idmap.keys) {
-        uint64_t off = (uint64_t)ext_id - (uint64_t)g->idmap.base;
+        uint64_t off = id_delta(ext_id, g->idmap.base);
         return off < g->idmap.span ? g->idmap.vals[off] : GP_NONE;
     }
     for (uint64_t s = id_hash(ext_id) & g->idmap.mask;; s = (s + 1) & g->idmap.mask) {

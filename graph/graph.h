@@ -108,6 +108,7 @@ typedef struct gp_graph {
 /* Incremental construction. Nodes are created on first mention (arc or add_node); coordinates and
  * names are optional per node. Arcs are kept as given (parallel arcs and self-loops included). */
 typedef struct gp_builder gp_builder;
+struct gp_load_opts; /* below */
 
 gp_builder *gp_builder_new(double scale);
 void gp_builder_free(gp_builder *b);
@@ -140,6 +141,9 @@ uint64_t gp_builder_arcs(const gp_builder *b);
 /* Optional capacity hint (e.g. from a DIMACS `p` line): pre-sizes node and arc storage and the
  * direct id table for ids 0..nodes. Never required; a wrong hint only costs memory. */
 int gp_builder_reserve(gp_builder *b, uint64_t nodes, uint64_t arcs, gp_err *err);
+/* Applies o's max_nodes / max_arcs caps and its deadline / cancel flag (checked every 64 Ki arcs)
+ * to the builder; o must outlive it. NULL: none. */
+void gp_builder_guard(gp_builder *b, const struct gp_load_opts *o);
 /* Builds the immutable graph (refs = 1) and frees the builder in every case. An empty graph (no
  * node) is an error. source/format are recorded in the graph. */
 gp_graph *gp_builder_finish(gp_builder *b, const char *source, const char *format, int directed,
@@ -212,9 +216,54 @@ typedef struct gp_load_opts {
     double ref_bandwidth;    /* bits/s for the bandwidth rule (default 100e9) */
     const char *profile;     /* OSM: "car" (default), "bicycle" or "foot"; a spec's
                                 ?profile=NAME wins */
+    /* Guards for untrusted specs (the server fills them from its config; 0 / NULL = none). Every
+     * refusal names the limit. */
+    uint64_t max_bytes;      /* input bytes read, after decompression: GP_ETOOBIG past it */
+    uint64_t max_nodes;      /* nodes in the graph: GP_ETOOBIG past it */
+    uint64_t max_arcs;       /* arcs in the graph: GP_ETOOBIG past it */
+    double deadline;         /* gp_now() time past which the load stops with GP_ETIMEOUT */
+    double timeout_s;        /* the limit behind deadline, for the message */
+    const int *cancel;       /* read atomically: non-zero stops the load with GP_ETIMEOUT */
+    int regular_only;        /* refuse anything but regular files (FIFOs, devices) */
+    const char *allow_dirs;  /* ':'-separated directories every file read must resolve into
+                                (realpath: no escape through '..' or symlinks): GP_EFORBIDDEN;
+                                NULL: any, "": none */
+    const char *allow_pg_hosts; /* ','-separated hosts (or host:port) a PostgreSQL spec may name:
+                                   GP_EFORBIDDEN otherwise; NULL: any, "": none */
 } gp_load_opts;
 
-/* Loads a graph from a spec: "dimacs:PATH", "csv:PATH", "gen:N[:SEED]", "grid:N[:SEED]", "graphml:PATH",
+/* Checks a file about to be read against o's guards (allow_dirs, regular_only, max_bytes against
+ * its size). GP_OK, or GP_EFORBIDDEN / GP_EINVAL / GP_ETOOBIG / GP_EIO with err filled. A path
+ * outside allow_dirs is refused whether or not it exists (no probing). o may be NULL. */
+int gp_load_check_file(const char *path, const gp_load_opts *o, gp_err *err);
+/* GP_OK while the load may go on; GP_ETIMEOUT (err names load_timeout_s, or says the load was
+ * cancelled) once o's deadline has passed or its cancel flag is set. o may be NULL. */
+int gp_load_check_time(const gp_load_opts *o, gp_err *err);
+/* Copies spec for people into out: a password in a URI's user:PASSWORD@ part, a password=VALUE
+ * query parameter, or a password=VALUE / password = 'VALUE' conninfo pair becomes "***". The one
+ * redaction used wherever a spec is shown or logged. */
+void gp_spec_redact(const char *spec, char *out, size_t cap);
+/* The file a spec reads ("dimacs:/x.gr" -> "/x.gr", a bare path as is), or NULL for gen: and
+ * PostgreSQL specs. Points into spec. */
+const char *gp_spec_path(const char *spec);
+/* 1 when spec is a PostgreSQL URI (postgresql:// or postgres://). */
+int gp_spec_is_pg(const char *spec);
+/* Picks a fixed-point scale that fits every cost of an input in one pass: feed each cost with
+ * gp_scale_fit_add, then gp_scale_fit_pick gives 1 when all are integers (and fit), else 1000 when
+ * every cost keeps 1/1000 precision at 1000 and fits, else the smallest power of ten (1 .. 1e9) that
+ * does; GP_EPARSE naming the smallest and largest cost when none does. */
+typedef struct gp_scale_fit {
+    int integral;
+    uint32_t ok;       /* bit k: every cost so far fits scale 10^k (k = 0..9) */
+    double min_pos, max;
+    uint64_t n;
+} gp_scale_fit;
+void gp_scale_fit_init(gp_scale_fit *f);
+void gp_scale_fit_add(gp_scale_fit *f, double cost); /* negative costs (no arc) are ignored */
+int gp_scale_fit_pick(const gp_scale_fit *f, double *scale, gp_err *err);
+
+/* Loads a graph from a spec: "dimacs:PATH", "csv:PATH", "gen:N[:SEED]", "grid:N[:SEED]",
+ * "graphml:PATH",
  * "sndlib:PATH", "rocketfuel:PATH", "postgresql://..." , or a bare PATH whose extension chooses
  * the format (.gr, .gr.gz, .csv, .graphml, .txt (SNDlib), .intra). opts may be NULL. Never returns
  * a partial graph: NULL and err filled on any error. */

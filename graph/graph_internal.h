@@ -87,15 +87,23 @@ double gp_wall_now(void);
 /* Line reader for text inputs, plain or gzip (zlib reads both). Lines come back NUL-terminated
  * without their "\n" / "\r\n", numbered from 1. A line longer than 1 MiB is an error. */
 typedef struct gp_lines gp_lines;
-/* NULL with err filled (GP_EIO, "PATH: cannot open: reason") when the file cannot be opened. */
-gp_lines *gp_lines_open(const char *path, gp_err *err);
+/* NULL with err filled (GP_EIO, "PATH: cannot open: reason") when the file cannot be opened, or
+ * when o's guards refuse it (gp_load_check_file). o (may be NULL) must outlive the reader: its
+ * max_bytes, deadline and cancel flag are checked on every block read. */
+gp_lines *gp_lines_open(const char *path, const gp_load_opts *o, gp_err *err);
 /* 1 with *line / *len set, 0 at the end of the input, or a GP_E* code (negated) with err filled
  * ("PATH:LINE: ...") on a read error or a truncated gzip stream. The line stays valid until the
  * next call and may be modified in place by the caller. */
 int gp_lines_next(gp_lines *r, char **line, size_t *len, gp_err *err);
 /* Number of the line last returned (0 before the first). */
 uint64_t gp_lines_number(const gp_lines *r);
+/* Bytes read so far (after decompression) and the file's size on disk (0 when unknown). */
+uint64_t gp_lines_bytes(const gp_lines *r);
+uint64_t gp_lines_file_size(const gp_lines *r);
 void gp_lines_close(gp_lines *r);
+/* Reads a whole file (plain or gzip) into a malloc'd NUL-terminated buffer under the same guards
+ * as the line reader. GP_OK with *out / *len set (caller frees), else a GP_E* code with err. */
+int gp_read_all(const char *path, const gp_load_opts *o, char **out, size_t *len, gp_err *err);
 
 /* Parses one whitespace-delimited signed decimal integer token at *p (leading blanks skipped) and
  * advances *p past it. 0 ok; -1 not an integer (e.g. "1.5", "x", nothing left); -2 out of range. */
@@ -114,7 +122,8 @@ static inline int gp_parse_i64(const char **p, int64_t *out) {
     }
     if (*s && *s != ' ' && *s != '\t') return -1;
     if (over || v > (neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX)) return -2;
-    *out = neg ? (int64_t)(0 - v) : (int64_t)v;
+    /* -(v - 1) - 1 reaches INT64_MIN without an unsigned wrap */
+    *out = neg ? (v ? -(int64_t)(v - 1) - 1 : 0) : (int64_t)v;
     *p = s;
     return 0;
 }

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 #define LINES_BUF (4u << 20)
@@ -16,20 +17,29 @@
 struct gp_lines {
     gzFile gz;
     char *buf;
+    size_t cap;        /* bytes of buf (plus one for a NUL): grows up to LINES_BUF */
     size_t start, end; /* unread bytes are buf[start..end) */
     int eof;
     uint64_t lineno;
+    uint64_t bytes, file_size; /* read so far (decompressed); on disk (0: unknown) */
+    const gp_load_opts *o;
     char path[400];
 };
 
-gp_lines *gp_lines_open(const char *path, gp_err *err) {
+gp_lines *gp_lines_open(const char *path, const gp_load_opts *o, gp_err *err) {
+    if (gp_load_check_file(path, o, err)) return NULL;
     gp_lines *r = calloc(1, sizeof *r);
     if (!r) {
         gp_err_set(err, GP_ENOMEM, "%s: out of memory", path);
         return NULL;
     }
     snprintf(r->path, sizeof r->path, "%s", path);
-    r->buf = malloc(LINES_BUF + 1);
+    r->o = o;
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) r->file_size = (uint64_t)st.st_size;
+    /* small files get a small buffer (it grows for long lines, up to LINES_BUF) */
+    r->cap = r->file_size && r->file_size < LINES_BUF / 4 ? (size_t)r->file_size * 2 + 4096 : LINES_BUF;
+    r->buf = malloc(r->cap + 1);
     if (!r->buf) {
         free(r);
         gp_err_set(err, GP_ENOMEM, "%s: out of memory", path);
@@ -53,8 +63,21 @@ static int fill(gp_lines *r, gp_err *err) {
     if (r->start) memmove(r->buf, r->buf + r->start, rest);
     r->start = 0;
     r->end = rest;
-    while (!r->eof && r->end < LINES_BUF) {
-        int got = gzread(r->gz, r->buf + r->end, (unsigned)(LINES_BUF - r->end));
+    if (r->end == r->cap && r->cap < LINES_BUF) { /* one partial line fills the buffer: grow it */
+        size_t nc = r->cap * 4 < LINES_BUF ? r->cap * 4 : LINES_BUF;
+        char *nb = realloc(r->buf, nc + 1);
+        if (!nb)
+            return -gp_err_set(err, GP_ENOMEM, "%s:%llu: out of memory", r->path,
+                               (unsigned long long)r->lineno + 1);
+        r->buf = nb;
+        r->cap = nc;
+    }
+    while (!r->eof && r->end < r->cap) {
+        gp_err e2;
+        if (gp_load_check_time(r->o, &e2))
+            return -gp_err_set(err, e2.code, "%s:%llu: %s", r->path,
+                               (unsigned long long)r->lineno + 1, e2.msg);
+        int got = gzread(r->gz, r->buf + r->end, (unsigned)(r->cap - r->end));
         int zerr = Z_OK;
         const char *zmsg = gzerror(r->gz, &zerr);
         if (got < 0 || (zerr != Z_OK && zerr != Z_STREAM_END)) {
@@ -69,6 +92,13 @@ static int fill(gp_lines *r, gp_err *err) {
             break;
         }
         r->end += (size_t)got;
+        r->bytes += (uint64_t)got;
+        if (r->o && r->o->max_bytes && r->bytes > r->o->max_bytes)
+            return -gp_err_set(err, GP_ETOOBIG,
+                               "%s:%llu: input is over max_graph_bytes = %llu bytes (after "
+                               "decompression)",
+                               r->path, (unsigned long long)r->lineno + 1,
+                               (unsigned long long)r->o->max_bytes);
         /* one block with a newline is enough to go on */
         if (memchr(r->buf + r->end - (size_t)got, '\n', (size_t)got)) break;
     }
@@ -85,6 +115,9 @@ int gp_lines_next(gp_lines *r, char **line, size_t *len, gp_err *err) {
             if (l > LINES_MAX)
                 return -gp_err_set(err, GP_EPARSE, "%s:%llu: line longer than %u bytes", r->path,
                                    (unsigned long long)r->lineno + 1, LINES_MAX);
+            if (memchr(s, '\0', l))
+                return -gp_err_set(err, GP_EPARSE, "%s:%llu: NUL byte: binary data, not a text graph",
+                                   r->path, (unsigned long long)r->lineno + 1);
             r->start = nl ? (size_t)(nl - r->buf) + 1 : r->end;
             if (l && s[l - 1] == '\r') l--;
             s[l] = '\0';
@@ -103,10 +136,62 @@ int gp_lines_next(gp_lines *r, char **line, size_t *len, gp_err *err) {
 }
 
 uint64_t gp_lines_number(const gp_lines *r) { return r->lineno; }
+uint64_t gp_lines_bytes(const gp_lines *r) { return r->bytes; }
+uint64_t gp_lines_file_size(const gp_lines *r) { return r->file_size; }
 
 void gp_lines_close(gp_lines *r) {
     if (!r) return;
     if (r->gz) gzclose(r->gz);
     free(r->buf);
     free(r);
+}
+
+int gp_read_all(const char *path, const gp_load_opts *o, char **out, size_t *len, gp_err *err) {
+    *out = NULL;
+    *len = 0;
+    gp_lines *r = gp_lines_open(path, o, err);
+    if (!r) return err ? err->code : GP_EIO;
+    /* the reader's block buffer grows into the whole input; fill() enforces the guards */
+    size_t cap = r->cap;
+    int rc = GP_OK;
+    for (;;) {
+        if (r->end == cap) {
+            size_t nc = cap * 2;
+            char *nb = realloc(r->buf, nc + 1);
+            if (!nb) {
+                rc = gp_err_set(err, GP_ENOMEM, "%s: out of memory", path);
+                break;
+            }
+            r->buf = nb;
+            cap = r->cap = nc;
+        }
+        gp_err e2;
+        if ((rc = gp_load_check_time(o, &e2))) {
+            gp_err_set(err, rc, "%s: %s", path, e2.msg);
+            break;
+        }
+        int got = gzread(r->gz, r->buf + r->end, (unsigned)(cap - r->end < (1u << 30) ? cap - r->end : (1u << 30)));
+        int zerr = Z_OK;
+        gzerror(r->gz, &zerr);
+        if (got < 0 || (zerr != Z_OK && zerr != Z_STREAM_END)) {
+            rc = gp_err_set(err, GP_EIO, "%s: read error (file truncated or damaged)", path);
+            break;
+        }
+        if (got == 0) break;
+        r->end += (size_t)got;
+        if (o && o->max_bytes && r->end > o->max_bytes) {
+            rc = gp_err_set(err, GP_ETOOBIG,
+                            "%s: input is over max_graph_bytes = %llu bytes (after decompression)",
+                            path, (unsigned long long)o->max_bytes);
+            break;
+        }
+    }
+    if (rc == GP_OK) {
+        r->buf[r->end] = '\0';
+        *out = r->buf;
+        *len = r->end;
+        r->buf = NULL;
+    }
+    gp_lines_close(r);
+    return rc;
 }

@@ -8,9 +8,10 @@
  * >= 0 gives arcs in both directions. x1,y1 / x2,y2 are the lon/lat of source / target (empty =
  * unknown). Fields may be double-quoted.
  *
- * Scale: opts->scale when > 0; otherwise 1 when every non-negative cost in the file is an integer,
- * else GP_SCALE_DEFAULT_FRACTIONAL (1000). The whole file is read before any arc is converted, so
- * the rule sees every cost. Errors are "FILE:LINE: what is wrong"; no graph is returned then.
+ * Scale: opts->scale when > 0; otherwise the one gp_scale_fit picks for every cost of the file (1
+ * when all are integers, else 1000 when it fits, else the power of ten that does). The whole file
+ * is read before any arc is converted, so the rule sees every cost. Errors are "FILE:LINE: what is
+ * wrong", naming the column but never quoting the field; no graph is returned then.
  */
 #include "graph_internal.h"
 
@@ -98,14 +99,16 @@ gp_graph *gp_load_csv(const char *path, const gp_load_opts *opts, gp_err *err) {
     edge_rec *recs = NULL;
     uint64_t nrec = 0, cap = 0;
     int col[C_NCOLS];
-    int ncols = 0, have_header = 0, integral = 1;
+    int ncols = 0, have_header = 0;
+    gp_scale_fit fit;
+    gp_scale_fit_init(&fit);
     char *f[MAX_FIELDS];
     char *line;
     size_t len;
     int got;
     uint64_t ln = 0;
     for (int c = 0; c < C_NCOLS; c++) col[c] = -1;
-    gp_lines *r = gp_lines_open(path, err);
+    gp_lines *r = gp_lines_open(path, o, err);
     if (!r) return NULL;
     /* the builder's scale is set once every cost is known; nodes can be added now */
     b = gp_builder_new(1.0);
@@ -113,6 +116,7 @@ gp_graph *gp_load_csv(const char *path, const gp_load_opts *opts, gp_err *err) {
         gp_err_set(err, GP_ENOMEM, "%s: out of memory", path);
         goto fail;
     }
+    gp_builder_guard(b, o);
     while ((got = gp_lines_next(r, &line, &len, err)) == 1) {
         ln = gp_lines_number(r);
         if (o->progress && ln % PROGRESS_LINES == 0)
@@ -169,35 +173,36 @@ gp_graph *gp_load_csv(const char *path, const gp_load_opts *opts, gp_err *err) {
         edge_rec e = {0, 0, -1, -1, ln};
         const char *s = f[col[C_SOURCE]], *t = f[col[C_TARGET]];
         if (gp_parse_i64(&s, &e.u) || *s) {
-            gp_err_set(err, GP_EPARSE, "%s:%llu: source '%s' is not an integer node id", path,
-                       (unsigned long long)ln, f[col[C_SOURCE]]);
+            gp_err_set(err, GP_EPARSE, "%s:%llu: source is not an integer node id", path,
+                       (unsigned long long)ln);
             goto fail;
         }
         if (gp_parse_i64(&t, &e.v) || *t) {
-            gp_err_set(err, GP_EPARSE, "%s:%llu: target '%s' is not an integer node id", path,
-                       (unsigned long long)ln, f[col[C_TARGET]]);
+            gp_err_set(err, GP_EPARSE, "%s:%llu: target is not an integer node id", path,
+                       (unsigned long long)ln);
             goto fail;
         }
         if (parse_num(f[col[C_COST]], &e.cost)) {
-            gp_err_set(err, GP_EPARSE, "%s:%llu: cost '%s' is not a number", path,
-                       (unsigned long long)ln, f[col[C_COST]]);
+            gp_err_set(err, GP_EPARSE, "%s:%llu: cost is not a finite number", path,
+                       (unsigned long long)ln);
             goto fail;
         }
         if (col[C_REVERSE] >= 0 && *f[col[C_REVERSE]] && parse_num(f[col[C_REVERSE]], &e.rcost)) {
-            gp_err_set(err, GP_EPARSE, "%s:%llu: reverse_cost '%s' is not a number", path,
-                       (unsigned long long)ln, f[col[C_REVERSE]]);
+            gp_err_set(err, GP_EPARSE, "%s:%llu: reverse_cost is not a finite number", path,
+                       (unsigned long long)ln);
             goto fail;
         }
-        if ((e.cost >= 0 && e.cost != floor(e.cost)) || (e.rcost >= 0 && e.rcost != floor(e.rcost)))
-            integral = 0;
+        gp_scale_fit_add(&fit, e.cost);
+        gp_scale_fit_add(&fit, e.rcost);
         /* nodes (with coordinates when given) */
         for (int end = 0; end < 2; end++) {
             int cx = col[end ? C_X2 : C_X1], cy = col[end ? C_Y2 : C_Y1];
             double x = 0, y = 0;
             int has = cx >= 0 && (*f[cx] || *f[cy]);
             if (has && (parse_num(f[cx], &x) || parse_num(f[cy], &y))) {
-                gp_err_set(err, GP_EPARSE, "%s:%llu: coordinates '%s','%s' are not numbers", path,
-                           (unsigned long long)ln, f[cx], f[cy]);
+                gp_err_set(err, GP_EPARSE, "%s:%llu: coordinates %s,%s are not numbers", path,
+                           (unsigned long long)ln, col_names[end ? C_X2 : C_X1],
+                           col_names[end ? C_Y2 : C_Y1]);
                 goto fail;
             }
             gp_err e2;
@@ -234,9 +239,13 @@ gp_graph *gp_load_csv(const char *path, const gp_load_opts *opts, gp_err *err) {
         goto fail;
     }
     /* the scale rule, then the arcs */
-    gp_builder_set_scale(b, o->scale > 0 ? o->scale
-                            : integral ? GP_SCALE_INTEGER
-                                       : GP_SCALE_DEFAULT_FRACTIONAL);
+    double scale = o->scale;
+    gp_err e2;
+    if (!(scale > 0) && gp_scale_fit_pick(&fit, &scale, &e2)) {
+        gp_err_set(err, e2.code, "%s: %s", path, e2.msg);
+        goto fail;
+    }
+    gp_builder_set_scale(b, scale);
     for (uint64_t i = 0; i < nrec; i++) {
         const edge_rec *e = &recs[i];
         for (int dir = 0; dir < 2; dir++) {

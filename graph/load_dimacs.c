@@ -4,7 +4,14 @@
  * ids 1..NODES and non-negative integer weights (scale 1). Every node 1..NODES exists, isolated or
  * not. When a sibling coordinate file exists (X.gr -> X.co or X.co.gz; X.gr.gz -> X.co.gz or X.co),
  * its "p aux sp co NODES" / "v ID X Y" lines give lon = X / 1e6, lat = Y / 1e6. Any deviation is
- * an error "FILE:LINE: what is wrong" and no graph is returned.
+ * an error "FILE:LINE: what is wrong" (never quoting the bytes read: a spec may name a file that is
+ * not a graph) and no graph is returned.
+ *
+ * The counts of the 'p' line are hints, not allocations: storage is reserved for at most as many
+ * nodes / arcs as the file has bytes, and the isolated nodes 1..NODES that no arc mentions (they
+ * exist by definition) are created only after the arcs, when NODES <= DIMACS_FREE_NODES +
+ * DIMACS_NODES_PER_BYTE x bytes read; a 16-byte "p sp 50000000 0" is refused instead of building
+ * a 50 M-node graph. max_graph_nodes / max_graph_arcs (gp_load_opts) cap the counts.
  */
 #include "graph_internal.h"
 
@@ -13,15 +20,17 @@
 #include <unistd.h>
 
 #define PROGRESS_LINES 10000000ULL
+#define DIMACS_FREE_NODES 65536ULL
+#define DIMACS_NODES_PER_BYTE 16ULL
 
 /* Reads the .co file into the builder. */
 static int load_coords(gp_builder *b, const char *path, uint64_t nodes, const gp_load_opts *o,
                        gp_err *err) {
-    gp_lines *r = gp_lines_open(path, err);
+    gp_lines *r = gp_lines_open(path, o, err);
     if (!r) return err ? err->code : GP_EIO;
     int rc = GP_OK;
     uint64_t pline = 0;
-    char *line, tok[48];
+    char *line;
     size_t len;
     int got;
     while ((got = gp_lines_next(r, &line, &len, err)) == 1) {
@@ -56,8 +65,9 @@ static int load_coords(gp_builder *b, const char *path, uint64_t nodes, const gp
             continue;
         }
         if (line[0] != 'v' || (line[1] != ' ' && line[1] != '\t')) {
-            rc = gp_err_set(err, GP_EPARSE, "%s:%llu: unexpected line starting with '%s'", path,
-                            (unsigned long long)ln, gp_token(line, tok, 16));
+            rc = gp_err_set(err, GP_EPARSE,
+                            "%s:%llu: unexpected line: expected 'c', 'p aux sp co' or 'v' lines",
+                            path, (unsigned long long)ln);
             goto out;
         }
         if (!pline) {
@@ -121,15 +131,16 @@ gp_graph *gp_load_dimacs(const char *path, const gp_load_opts *opts, gp_err *err
     static const gp_load_opts defaults = {0};
     const gp_load_opts *o = opts ? opts : &defaults;
     gp_builder *b = NULL;
-    gp_lines *r = gp_lines_open(path, err);
+    gp_lines *r = gp_lines_open(path, o, err);
     if (!r) return NULL;
     b = gp_builder_new(GP_SCALE_INTEGER);
     if (!b) {
         gp_err_set(err, GP_ENOMEM, "%s: out of memory", path);
         goto fail;
     }
+    gp_builder_guard(b, o);
     uint64_t nodes = 0, arcs = 0, seen = 0, pline = 0;
-    char *line, tok[48];
+    char *line;
     size_t len;
     int got;
     while ((got = gp_lines_next(r, &line, &len, err)) == 1) {
@@ -157,18 +168,18 @@ gp_graph *gp_load_dimacs(const char *path, const gp_load_opts *opts, gp_err *err
                 goto fail;
             }
             if (wr == -2 || (wr == 0 && w > (int64_t)UINT32_MAX)) {
-                gp_err_set(err, GP_EPARSE, "%s:%llu: weight %s exceeds %u", path,
-                           (unsigned long long)ln, gp_token(p, tok, sizeof tok), UINT32_MAX);
+                gp_err_set(err, GP_EPARSE, "%s:%llu: weight exceeds %u", path,
+                           (unsigned long long)ln, UINT32_MAX);
                 goto fail;
             }
             if (wr) {
-                gp_err_set(err, GP_EPARSE, "%s:%llu: weight '%s' is not a non-negative integer",
-                           path, (unsigned long long)ln, gp_token(p, tok, sizeof tok));
+                gp_err_set(err, GP_EPARSE, "%s:%llu: weight is not a non-negative integer", path,
+                           (unsigned long long)ln);
                 goto fail;
             }
             if (!gp_rest_blank(p)) {
-                gp_err_set(err, GP_EPARSE, "%s:%llu: unexpected text after the weight: '%s'", path,
-                           (unsigned long long)ln, gp_token(p, tok, sizeof tok));
+                gp_err_set(err, GP_EPARSE, "%s:%llu: unexpected text after the weight", path,
+                           (unsigned long long)ln);
                 goto fail;
             }
             if (u < 1 || (uint64_t)u > nodes || v < 1 || (uint64_t)v > nodes) {
@@ -211,20 +222,32 @@ gp_graph *gp_load_dimacs(const char *path, const gp_load_opts *opts, gp_err *err
                            path, (unsigned long long)ln, (long long)n, (long long)m, UINT32_MAX - 1);
                 goto fail;
             }
+            if ((o->max_nodes && (uint64_t)n > o->max_nodes) ||
+                (o->max_arcs && (uint64_t)m > o->max_arcs)) {
+                gp_err_set(err, GP_ETOOBIG,
+                           "%s:%llu: %lld nodes / %lld arcs is over max_graph_nodes = %llu / "
+                           "max_graph_arcs = %llu",
+                           path, (unsigned long long)ln, (long long)n, (long long)m,
+                           (unsigned long long)o->max_nodes, (unsigned long long)o->max_arcs);
+                goto fail;
+            }
             nodes = (uint64_t)n;
             arcs = (uint64_t)m;
             pline = ln;
-            if (gp_builder_reserve(b, nodes + 1, arcs, err)) goto fail;
-            for (int64_t id = 1; id <= n; id++)
-                if (gp_builder_add_node(b, id, 0, 0, 0, NULL, err)) goto fail;
+            /* hints bounded by the input's size: an arc line takes at least 8 bytes */
+            uint64_t cap = gp_lines_file_size(r) ? gp_lines_file_size(r) : 1u << 20;
+            if (gp_builder_reserve(b, nodes + 1 < cap ? nodes + 1 : cap, arcs < cap ? arcs : cap,
+                                   err))
+                goto fail;
             continue;
         }
-        gp_err_set(err, GP_EPARSE, "%s:%llu: unexpected line starting with '%s'", path,
-                   (unsigned long long)ln, gp_token(line, tok, 16));
+        gp_err_set(err, GP_EPARSE, "%s:%llu: unexpected line: expected 'c', 'p sp' or 'a' lines",
+                   path, (unsigned long long)ln);
         goto fail;
     }
     if (got < 0) goto fail;
     uint64_t last = gp_lines_number(r) ? gp_lines_number(r) : 1;
+    uint64_t bytes = gp_lines_bytes(r);
     gp_lines_close(r);
     r = NULL;
     if (!pline) {
@@ -239,6 +262,17 @@ gp_graph *gp_load_dimacs(const char *path, const gp_load_opts *opts, gp_err *err
                    (unsigned long long)pline, (unsigned long long)arcs);
         goto fail;
     }
+    if (nodes > DIMACS_FREE_NODES + DIMACS_NODES_PER_BYTE * bytes) {
+        gp_err_set(err, GP_ETOOBIG,
+                   "%s:%llu: the 'p' line declares %llu nodes but the file has only %llu bytes "
+                   "(at most %llu + %llu per byte are accepted: nodes no arc mentions still cost "
+                   "memory)",
+                   path, (unsigned long long)pline, (unsigned long long)nodes,
+                   (unsigned long long)bytes, DIMACS_FREE_NODES, DIMACS_NODES_PER_BYTE);
+        goto fail;
+    }
+    for (uint64_t id = 1; id <= nodes; id++) /* nodes 1..N exist, with an arc or not */
+        if (gp_builder_add_node(b, (int64_t)id, 0, 0, 0, NULL, err)) goto fail;
     char co[1024];
     if (sibling_co(path, co, sizeof co) && load_coords(b, co, nodes, o, err)) goto fail;
     return gp_builder_finish(b, path, "dimacs", 1, err);

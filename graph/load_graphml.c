@@ -7,13 +7,18 @@
  * kind) give two arcs per link, an edge's own directed="true|false" attribute overrides the default.
  * Link speed for the bandwidth cost rule (graph/topo.h): "LinkSpeedRaw" (bit/s) when present and
  * positive, else "LinkSpeed" times the "LinkSpeedUnits" multiplier (K, M, G, T; no unit: M), else
- * unknown. Errors carry the file's line number (xmlGetLineNo, or the parser's line for bad XML).
+ * unknown. Errors carry the file's line number (xmlGetLineNo, or the parser's line for bad XML) and
+ * say what is wrong without quoting the document. The file is read whole under the load's guards
+ * (gp_read_all: allow-list, size, deadline) and parsed from memory with the network off; a
+ * document with a DTD is refused, so no entity is ever expanded or fetched.
  */
-#include "graph.h"
+#include "graph_internal.h"
 #include "topo.h"
 
 #include <libxml/parser.h>
 #include <libxml/tree.h>
+#include <limits.h>
+#include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,6 +101,33 @@ static double unit_mult(const char *u) {
     return -1;
 }
 
+/* What a libxml2 parser error code means, without the document's text; NULL when not listed. */
+static const char *xml_error_text(int code) {
+    switch (code) {
+    case XML_ERR_DOCUMENT_EMPTY: return "no root element (not an XML document)";
+    case XML_ERR_DOCUMENT_END: return "content after the root element";
+    case XML_ERR_INVALID_CHAR: return "a character not allowed in XML";
+    case XML_ERR_ENTITYREF_SEMICOL_MISSING: return "an entity reference without ';'";
+    case XML_ERR_UNDECLARED_ENTITY: return "an undeclared entity";
+    case XML_ERR_UNSUPPORTED_ENCODING: return "an unsupported encoding";
+    case XML_ERR_INVALID_ENCODING: return "bytes invalid in the document's encoding";
+    case XML_ERR_NS_DECL_ERROR: return "a bad namespace declaration";
+    case XML_ERR_LT_IN_ATTRIBUTE: return "'<' in an attribute value";
+    case XML_ERR_ATTRIBUTE_NOT_STARTED: return "an attribute value without quotes";
+    case XML_ERR_ATTRIBUTE_WITHOUT_VALUE: return "an attribute without a value";
+    case XML_ERR_ATTRIBUTE_REDEFINED: return "an attribute given twice in one element";
+    case XML_ERR_COMMENT_NOT_FINISHED: return "an unterminated comment";
+    case XML_ERR_CDATA_NOT_FINISHED: return "an unterminated CDATA section";
+    case XML_ERR_NAME_REQUIRED: return "a missing element or attribute name";
+    case XML_ERR_GT_REQUIRED: return "an element start tag not closed with '>'";
+    case XML_ERR_LTSLASH_REQUIRED: return "a missing end tag";
+    case XML_ERR_EQUAL_REQUIRED: return "an attribute without '='";
+    case XML_ERR_TAG_NAME_MISMATCH: return "an end tag that does not match its start tag";
+    case XML_ERR_TAG_NOT_FINISHED: return "the document ends inside an element";
+    default: return NULL;
+    }
+}
+
 static int cmp_i64(const void *a, const void *b) {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return (x > y) - (x < y);
@@ -114,28 +146,38 @@ gp_graph *gp_load_graphml(const char *path, const gp_load_opts *o, gp_err *err) 
     int64_t *ids = NULL;
 
     if (gp_topo_rule(o, GP_RULE_HOPS, NULL, "graphml", &rule, err) != GP_OK) return NULL;
-    FILE *probe = fopen(path, "rb");
-    if (!probe) {
-        gp_err_set(err, GP_EIO, "%s: cannot open file", path);
+    char *text = NULL;
+    size_t tlen = 0;
+    if (gp_read_all(path, o, &text, &tlen, err)) return NULL;
+    if (tlen > INT_MAX) {
+        free(text);
+        gp_err_set(err, GP_ETOOBIG, "%s: over 2 GiB of XML", path);
         return NULL;
     }
-    fclose(probe);
     ctx = xmlNewParserCtxt();
     if (!ctx) {
+        free(text);
         gp_err_set(err, GP_ENOMEM, "%s: out of memory", path);
         return NULL;
     }
-    doc = xmlCtxtReadFile(ctx, path, NULL,
-                          XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+    doc = xmlCtxtReadMemory(ctx, text, (int)tlen, NULL, NULL,
+                            XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+    free(text);
     if (!doc) {
         const xmlError *xe = xmlCtxtGetLastError(ctx);
-        char msg[256] = "malformed XML";
-        if (xe && xe->message) {
-            snprintf(msg, sizeof msg, "%s", xe->message);
-            size_t l = strlen(msg);
-            while (l && (msg[l - 1] == '\n' || msg[l - 1] == ' ')) msg[--l] = '\0';
+        /* libxml2's own messages quote tags, attributes and entities of the document: say what
+         * is wrong from the error code instead */
+        const char *msg = xml_error_text(xe ? xe->code : -1);
+        char other[64];
+        if (!msg) {
+            snprintf(other, sizeof other, "malformed XML (libxml2 error %d)", xe ? xe->code : -1);
+            msg = other;
         }
         gp_err_set(err, GP_EPARSE, "%s:%d: bad XML: %s", path, xe ? xe->line : 0, msg);
+        goto done;
+    }
+    if (doc->intSubset || doc->extSubset) {
+        gp_err_set(err, GP_EPARSE, "%s: a document type declaration (DTD) is not accepted", path);
         goto done;
     }
     xmlNode *root = xmlDocGetRootElement(doc);
@@ -184,15 +226,18 @@ gp_graph *gp_load_graphml(const char *path, const gp_load_opts *o, gp_err *err) 
         gp_err_set(err, GP_ENOMEM, "%s: out of memory", path);
         goto done;
     }
+    gp_builder_guard(b, o);
     /* Nodes first (the Zoo lists them before edges, but GraphML does not require it). */
+    unsigned long steps = 0; /* deadline checks every 1024 elements */
     for (xmlNode *x = graph->children; x; x = x->next) {
         if (!is_elem(x, "node")) continue;
         long line = xmlGetLineNo(x);
         int64_t id;
+        if ((++steps & 1023) == 0 && gp_load_check_time(o, err)) goto done;
         s = attr(x, "id");
         if (!parse_i64(s, &id)) {
-            gp_err_set(err, GP_EPARSE, "%s:%ld: node id '%s' is not an integer", path, line,
-                       s ? s : "(missing)");
+            gp_err_set(err, GP_EPARSE, "%s:%ld: node id %s", path, line,
+                       s ? "is not an integer" : "is missing");
             goto done;
         }
         xmlFree(s);
@@ -225,12 +270,13 @@ gp_graph *gp_load_graphml(const char *path, const gp_load_opts *o, gp_err *err) 
     for (xmlNode *x = graph->children; x; x = x->next) {
         if (!is_elem(x, "edge")) continue;
         long line = xmlGetLineNo(x);
+        if ((++steps & 1023) == 0 && gp_load_check_time(o, err)) goto done;
         int64_t u, v;
         s = attr(x, "source");
         t = attr(x, "target");
         if (!parse_i64(s, &u) || !parse_i64(t, &v)) {
-            gp_err_set(err, GP_EPARSE, "%s:%ld: edge source/target '%s'/'%s' must be node ids",
-                       path, line, s ? s : "(missing)", t ? t : "(missing)");
+            gp_err_set(err, GP_EPARSE, "%s:%ld: edge source/target must be integer node ids",
+                       path, line);
             goto done;
         }
         xmlFree(s);

@@ -5,8 +5,9 @@
  * and keep their names. Cost rules: "weights" (default: the file's metric; fractional metrics such as
  * 22.5 are stored at scale 1000, integer-only files at scale 1, unless opts->scale) or "hops" (1 per
  * arc). The files carry no bandwidths, so "bandwidth" is rejected. Bad lines: file:line errors.
+ * Read through the guarded line reader (graph/lines.c: 1 MiB lines, max_bytes, deadline).
  */
-#include "graph.h"
+#include "graph_internal.h"
 #include "topo.h"
 
 #include <ctype.h>
@@ -33,25 +34,21 @@ static int64_t name_id(char **sorted, size_t n, const char *name) {
 gp_graph *gp_load_rocketfuel(const char *path, const gp_load_opts *o, gp_err *err) {
     gp_graph *g = NULL;
     gp_builder *b = NULL;
-    FILE *f = NULL;
+    gp_lines *f = NULL;
     rf_arc *arcs = NULL;
     size_t na = 0, capa = 0;
     char **names = NULL;
     size_t nn = 0;
     gp_topo_link *links = NULL;
     char *line = NULL;
-    size_t lcap = 0;
+    size_t len = 0;
     long ln = 0;
-    int rule, integral = 1;
+    int rule, integral = 1, got;
 
     if (gp_topo_rule(o, GP_RULE_NATIVE, "weights", "rocketfuel", &rule, err) != GP_OK) return NULL;
-    f = fopen(path, "r");
-    if (!f) {
-        gp_err_set(err, GP_EIO, "%s: cannot open file", path);
-        return NULL;
-    }
-    while (getline(&line, &lcap, f) >= 0) {
-        ln++;
+    if (!(f = gp_lines_open(path, o, err))) return NULL;
+    while ((got = gp_lines_next(f, &line, &len, err)) == 1) {
+        ln = (long)gp_lines_number(f);
         char *save = NULL, *fld[4];
         int nf = 0;
         for (char *t = strtok_r(line, " \t\r\n", &save); t && nf < 4;
@@ -81,10 +78,7 @@ gp_graph *gp_load_rocketfuel(const char *path, const gp_load_opts *o, gp_err *er
         na++;
         if (!arcs[na - 1].u || !arcs[na - 1].v) goto oom;
     }
-    if (ferror(f)) {
-        gp_err_set(err, GP_EIO, "%s:%ld: read error", path, ln + 1);
-        goto done;
-    }
+    if (got < 0) goto done;
     if (na == 0) {
         gp_err_set(err, GP_EPARSE, "%s:%ld: no arcs", path, ln);
         goto done;
@@ -101,6 +95,7 @@ gp_graph *gp_load_rocketfuel(const char *path, const gp_load_opts *o, gp_err *er
                                                            : GP_SCALE_INTEGER;
     b = gp_builder_new(scale);
     if (!b) goto oom;
+    gp_builder_guard(b, o);
     for (size_t i = 0; i < nn; i++) {
         gp_err e;
         if (gp_builder_add_node(b, (int64_t)i, 0, 0, 0, names[i], &e) != GP_OK) {
@@ -123,8 +118,7 @@ gp_graph *gp_load_rocketfuel(const char *path, const gp_load_opts *o, gp_err *er
 oom:
     gp_err_set(err, GP_ENOMEM, "%s:%ld: out of memory", path, ln);
 done:
-    if (f) fclose(f);
-    free(line);
+    gp_lines_close(f);
     gp_builder_free(b);
     for (size_t i = 0; i < na; i++) {
         free(arcs[i].u);

@@ -9,15 +9,16 @@
  * section's unit: BITSPERSEC, KBITPERSEC, MBITPERSEC, GBITPERSEC; MBITPERSEC when not given, SNDlib's
  * usual unit), or "routing" (the routing_cost field, fractional, at scale 1000 unless opts->scale;
  * it is 0 in most instances, see the data's SOURCE.md). Other sections (DEMANDS, ...) are skipped.
+ * Read through the guarded line reader (graph/lines.c); node names are found through a hash;
+ * errors say what is wrong without quoting the file.
  */
-#include "graph.h"
+#include "graph_internal.h"
 #include "topo.h"
 
 #include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 #define MAX_TOK 1024
 
@@ -55,41 +56,76 @@ static int num(const char *s, double *v) {
     return end != s && *end == '\0' && isfinite(*v);
 }
 
-static int find_node(const node_ent *nodes, size_t n, const char *name) {
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(nodes[i].name, name) == 0) return (int)i;
-    return -1;
+/* Name -> node index: open addressing over indices into nodes (-1 empty), rebuilt when half full. */
+typedef struct name_set {
+    int *slot;
+    size_t mask;
+} name_set;
+
+static uint64_t name_hash(const char *s) {
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a; the multiply wraps by design */
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h;
+}
+
+static int find_node(const name_set *hs, const node_ent *nodes, const char *name) {
+    if (!hs->slot) return -1;
+    for (size_t i = name_hash(name) & hs->mask;; i = (i + 1) & hs->mask) {
+        if (hs->slot[i] < 0) return -1;
+        if (strcmp(nodes[hs->slot[i]].name, name) == 0) return hs->slot[i];
+    }
+}
+
+/* Indexes nodes[n - 1] (nodes 0..n-2 are indexed). 0 ok, -1 out of memory. */
+static int index_node(name_set *hs, const node_ent *nodes, size_t n) {
+    if (!hs->slot || 2 * n > hs->mask + 1) {
+        size_t cap = hs->slot ? (hs->mask + 1) * 2 : 256;
+        int *ns = malloc(cap * sizeof *ns);
+        if (!ns) return -1;
+        for (size_t i = 0; i < cap; i++) ns[i] = -1;
+        free(hs->slot);
+        hs->slot = ns;
+        hs->mask = cap - 1;
+        for (size_t k = 0; k + 1 < n; k++) {
+            size_t i = name_hash(nodes[k].name) & hs->mask;
+            while (hs->slot[i] >= 0) i = (i + 1) & hs->mask;
+            hs->slot[i] = (int)k;
+        }
+    }
+    size_t i = name_hash(nodes[n - 1].name) & hs->mask;
+    while (hs->slot[i] >= 0) i = (i + 1) & hs->mask;
+    hs->slot[i] = (int)(n - 1);
+    return 0;
 }
 
 gp_graph *gp_load_sndlib(const char *path, const gp_load_opts *o, gp_err *err) {
     gp_graph *g = NULL;
     gp_builder *b = NULL;
-    gzFile f = NULL;
+    gp_lines *f = NULL;
+    name_set hs = {NULL, 0};
     node_ent *nodes = NULL;
     size_t nn = 0, capn = 0;
     gp_topo_link *links = NULL;
     size_t nl = 0, capl = 0;
     double unit = 1e6;
     int rule;
-    char line[16384], buf[2 * sizeof line + 2];
+    char *line = NULL, *buf = NULL;
+    size_t len = 0, bufcap = 0;
     char *tok[MAX_TOK];
     enum { S_NONE, S_META, S_NODES, S_LINKS, S_SKIP } sec = S_NONE;
     long ln = 0, depth = 0;
+    int got;
     int saw_header = 0, saw_nodes = 0, saw_links = 0;
 
     if (gp_topo_rule(o, GP_RULE_HOPS, "routing", "sndlib", &rule, err) != GP_OK) return NULL;
-    f = gzopen(path, "rb");
-    if (!f) {
-        gp_err_set(err, GP_EIO, "%s: cannot open file", path);
-        return NULL;
-    }
-    while (gzgets(f, line, sizeof line)) {
-        ln++;
-        size_t len = strlen(line);
-        if (len == sizeof line - 1 && line[len - 1] != '\n') {
-            gp_err_set(err, GP_EPARSE, "%s:%ld: line longer than %zu bytes", path, ln,
-                       sizeof line - 2);
-            goto done;
+    if (!(f = gp_lines_open(path, o, err))) return NULL;
+    while ((got = gp_lines_next(f, &line, &len, err)) == 1) {
+        ln = (long)gp_lines_number(f);
+        if (2 * len + 2 > bufcap) {
+            char *nb = realloc(buf, 2 * len + 2);
+            if (!nb) goto oom;
+            buf = nb;
+            bufcap = 2 * len + 2;
         }
         if (line[0] == '?') {
             if (strstr(line, "SNDlib native format")) saw_header = 1;
@@ -109,8 +145,8 @@ gp_graph *gp_load_sndlib(const char *path, const gp_load_opts *o, gp_err *err) {
                 else sec = S_SKIP, depth = 1;
                 continue;
             }
-            gp_err_set(err, GP_EPARSE, "%s:%ld: expected a section header like 'NODES (', got '%s'",
-                       path, ln, tok[0]);
+            gp_err_set(err, GP_EPARSE, "%s:%ld: expected a section header like 'NODES ('", path,
+                       ln);
             goto done;
         }
         if (sec == S_SKIP) { /* other sections (ADMISSIBLE_PATHS, ...) nest parentheses */
@@ -129,8 +165,10 @@ gp_graph *gp_load_sndlib(const char *path, const gp_load_opts *o, gp_err *err) {
                 else if (strcmp(tok[2], "MBITPERSEC") == 0) unit = 1e6;
                 else if (strcmp(tok[2], "GBITPERSEC") == 0) unit = 1e9;
                 else {
-                    gp_err_set(err, GP_EPARSE, "%s:%ld: unknown capacity unit '%s'", path, ln,
-                               tok[2]);
+                    gp_err_set(err, GP_EPARSE,
+                               "%s:%ld: unknown capacity unit (BITSPERSEC, KBITPERSEC, MBITPERSEC "
+                               "or GBITPERSEC)",
+                               path, ln);
                     goto done;
                 }
             }
@@ -143,8 +181,9 @@ gp_graph *gp_load_sndlib(const char *path, const gp_load_opts *o, gp_err *err) {
                 gp_err_set(err, GP_EPARSE, "%s:%ld: node line must be 'NAME ( LON LAT )'", path, ln);
                 goto done;
             }
-            if (find_node(nodes, nn, tok[0]) >= 0) {
-                gp_err_set(err, GP_EPARSE, "%s:%ld: node '%s' declared twice", path, ln, tok[0]);
+            if (find_node(&hs, nodes, tok[0]) >= 0) {
+                gp_err_set(err, GP_EPARSE, "%s:%ld: a node of this name is already declared", path,
+                           ln);
                 goto done;
             }
             if (nn == capn) {
@@ -159,6 +198,7 @@ gp_graph *gp_load_sndlib(const char *path, const gp_load_opts *o, gp_err *err) {
             nodes[nn].lon = lon;
             nodes[nn].lat = lat;
             nn++;
+            if (index_node(&hs, nodes, nn)) goto oom;
             continue;
         }
         /* S_LINKS: id ( u v ) pre pre_cost routing setup ( caps... ) */
@@ -172,18 +212,18 @@ gp_graph *gp_load_sndlib(const char *path, const gp_load_opts *o, gp_err *err) {
                        path, ln);
             goto done;
         }
-        int u = find_node(nodes, nn, tok[2]), v = find_node(nodes, nn, tok[3]);
+        int u = find_node(&hs, nodes, tok[2]), v = find_node(&hs, nodes, tok[3]);
         if (u < 0 || v < 0) {
-            gp_err_set(err, GP_EPARSE, "%s:%ld: link '%s' names unknown node '%s'", path, ln,
-                       tok[0], u < 0 ? tok[2] : tok[3]);
+            gp_err_set(err, GP_EPARSE, "%s:%ld: the link's %s node is not declared in NODES", path,
+                       ln, u < 0 ? "source" : "target");
             goto done;
         }
         double cap = pre > 0 ? pre : 0;
         for (int i = 10; i + 1 < nt - 1; i += 2) {
             double mc, mcost;
             if (!num(tok[i], &mc) || !num(tok[i + 1], &mcost)) {
-                gp_err_set(err, GP_EPARSE, "%s:%ld: bad module '%s %s'", path, ln, tok[i],
-                           tok[i + 1]);
+                gp_err_set(err, GP_EPARSE, "%s:%ld: bad module: CAPACITY COST must be numbers",
+                           path, ln);
                 goto done;
             }
             if (pre <= 0 && mc > cap) cap = mc;
@@ -202,12 +242,7 @@ gp_graph *gp_load_sndlib(const char *path, const gp_load_opts *o, gp_err *err) {
         links[nl++] = (gp_topo_link){.u = u, .v = v, .bw = cap > 0 ? cap * unit : -1,
                                      .cost = routing, .both = 1, .line = ln};
     }
-    if (!gzeof(f)) {
-        int zerr;
-        const char *m = gzerror(f, &zerr);
-        gp_err_set(err, GP_EIO, "%s:%ld: read error: %s", path, ln + 1, m);
-        goto done;
-    }
+    if (got < 0) goto done;
     if (!saw_header && !saw_nodes) {
         gp_err_set(err, GP_EPARSE, "%s:1: not an SNDlib native file (no '?SNDlib native format' "
                    "header and no NODES section)", path);
@@ -225,6 +260,7 @@ gp_graph *gp_load_sndlib(const char *path, const gp_load_opts *o, gp_err *err) {
                        : rule == GP_RULE_NATIVE ? GP_SCALE_DEFAULT_FRACTIONAL
                                                 : GP_SCALE_INTEGER);
     if (!b) goto oom;
+    gp_builder_guard(b, o);
     int geo = 1;
     for (size_t i = 0; i < nn; i++)
         if (!(nodes[i].lon >= -180 && nodes[i].lon <= 180 && nodes[i].lat >= -90 &&
@@ -247,7 +283,9 @@ gp_graph *gp_load_sndlib(const char *path, const gp_load_opts *o, gp_err *err) {
 oom:
     gp_err_set(err, GP_ENOMEM, "%s:%ld: out of memory", path, ln);
 done:
-    if (f) gzclose(f);
+    gp_lines_close(f);
+    free(buf);
+    free(hs.slot);
     gp_builder_free(b);
     for (size_t i = 0; i < nn; i++) free(nodes[i].name);
     free(nodes);

@@ -997,6 +997,7 @@ gp_graph *gp_load_osm(const char *spec, const gp_load_opts *o, gp_err *err) {
     const int64_t copy_base = (c.nn && c.nodes[0].id < 0 ? c.nodes[0].id : 0) - 1;
     b = gp_builder_new(1.0);
     if (!b) goto oom;
+    gp_builder_guard(b, o); /* the load's node / arc caps and deadline */
     for (uint64_t i = 0; i < A.n; i++) {
         const oarc *a = &A.a[i];
         uint32_t nodes2[2] = {a->tail, a->head};

@@ -1,22 +1,29 @@
 /* admin.c - the bearer-token protected graph administration endpoints: PUT /admin/graphs/{graph}
  * (load or replace from a source spec), POST /admin/graphs/{graph}/reload (re-read the recorded
  * source) and DELETE /admin/graphs/{graph}. Loads go through the registry, which builds the new
- * graph beside the old one and swaps; a failed load leaves the old graph serving and answers
- * 422 LoadFailed with the loader's message.
+ * graph beside the old one and swaps under the load limits (registry.h); a failed load leaves the
+ * old graph serving. The answer says whose fault it was: 400 a bad spec or option, 403 a file or
+ * host outside the allow-lists, 413 over a size limit, 422 LoadFailed bad content, 503
+ * SourceUnavailable (Retry-After) a database that is down or a load past load_timeout_s, 503 Busy
+ * too many loads at once.
  */
 #include "handlers.h"
 #include "http.h"
 #include "render.h"
 
-#include <ctype.h>
 #include <string.h>
 
-static int valid_name(const char *s) {
-    size_t n = s ? strlen(s) : 0;
-    if (n == 0 || n > 64) return 0;
-    for (size_t i = 0; i < n; i++)
-        if (!isalnum((unsigned char)s[i]) && s[i] != '_' && s[i] != '-' && s[i] != '.') return 0;
-    return 1;
+/* The HTTP error for a failed (re)load's status. */
+static int load_error_code(int rc) {
+    switch (rc) {
+    case GP_EINVAL: return GP_HC_INVALID_QUERY;
+    case GP_EFORBIDDEN: return GP_HC_FORBIDDEN;
+    case GP_ETOOBIG: return GP_HC_TOO_BIG;
+    case GP_ETIMEOUT:
+    case GP_EUNAVAILABLE: return GP_HC_SOURCE_UNAVAILABLE;
+    case GP_EBUSY: return GP_HC_BUSY;
+    default: return GP_HC_LOAD_FAILED;
+    }
 }
 
 /* Answers with the graph's info plus the load's facts. */
@@ -58,8 +65,8 @@ static int str_field(gp_req *r, const cJSON *b, const char *field, const char **
 static int num_field(gp_req *r, const cJSON *b, const char *field, double *out) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(b, field);
     if (!v) return 1;
-    if (!cJSON_IsNumber(v) || !(v->valuedouble > 0)) {
-        gp_http_error(r, GP_HC_INVALID_JSON, "'%s' must be a positive number", field);
+    if (!cJSON_IsNumber(v) || !(v->valuedouble > 0) || !(v->valuedouble <= 1e15)) {
+        gp_http_error(r, GP_HC_INVALID_JSON, "'%s' must be a positive number up to 1e15", field);
         return 0;
     }
     *out = v->valuedouble;
@@ -68,9 +75,10 @@ static int num_field(gp_req *r, const cJSON *b, const char *field, double *out) 
 
 void gp_h_admin_put(gp_req *r) {
     const char *name = gp_req_param(r, "graph");
-    if (!valid_name(name)) {
+    if (!gp_registry_name_ok(name)) {
         gp_http_error(r, GP_HC_INVALID_QUERY,
-                      "graph name '%.80s' must be 1-64 characters of [A-Za-z0-9_.-]", name);
+                      "graph name '%.80s' must be 1-64 characters of [A-Za-z0-9_.-], not . or ..",
+                      name);
         return;
     }
     cJSON *b = gp_req_json(r);
@@ -111,7 +119,15 @@ void gp_h_admin_put(gp_req *r) {
                       sizeof src.spec - 1);
         return;
     }
-    if (rule) snprintf(src.cost_rule, sizeof src.cost_rule, "%s", rule);
+    if (rule) {
+        size_t rl = strlen(rule);
+        if (rl >= sizeof src.cost_rule) {
+            gp_http_error(r, GP_HC_INVALID_QUERY, "unknown cost_rule (use hops, bandwidth, or "
+                          "the format's own: weights, routing)");
+            return;
+        }
+        memcpy(src.cost_rule, rule, rl + 1);
+    }
     char prev[32];
     current_version(name, prev, sizeof prev);
     gp_err err;
@@ -120,7 +136,7 @@ void gp_h_admin_put(gp_req *r) {
     int rc = gp_registry_load(gp_http_registry(), name, &src, &replaced, &err);
     gp_metrics_reload(rc == GP_OK);
     if (rc) {
-        gp_http_error(r, GP_HC_LOAD_FAILED, "loading '%s' failed, %s: %s", name,
+        gp_http_error(r, load_error_code(rc), "loading '%s' failed, %s: %s", name,
                       prev[0] ? "the previous version keeps serving" : "nothing was loaded",
                       err.msg);
         return;
@@ -146,7 +162,7 @@ void gp_h_admin_reload(gp_req *r) {
         return;
     }
     if (rc) {
-        gp_http_error(r, GP_HC_LOAD_FAILED,
+        gp_http_error(r, load_error_code(rc),
                       "reloading '%s' failed, version %s keeps serving: %s", name, prev, err.msg);
         return;
     }
@@ -156,8 +172,10 @@ void gp_h_admin_reload(gp_req *r) {
 void gp_h_admin_delete(gp_req *r) {
     const char *name = gp_req_param(r, "graph");
     gp_err err;
-    if (gp_registry_remove(gp_http_registry(), name, &err)) {
-        gp_http_error(r, GP_HC_UNKNOWN_GRAPH, "%s", err.msg);
+    int rc = gp_registry_remove(gp_http_registry(), name, &err);
+    if (rc) {
+        gp_http_error(r, rc == GP_ENOTFOUND ? GP_HC_UNKNOWN_GRAPH : load_error_code(rc), "%s",
+                      err.msg);
         return;
     }
     cJSON *o = cJSON_CreateObject();

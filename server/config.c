@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include "cli_args.h"
+#include "registry.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -130,6 +131,29 @@ static const gp_config_key keys[] = {
      "With cch = auto: the smallest graph (nodes) that gets a CCH at load."},
     {"cch_max_triangles_per_node", L(cch_max_triangles_per_node), "200", 0, 1000000,
      "CCH size guard: not built past this many triangles per node (grids); 0 = no guard."},
+    /* graph loads: an admin token may name any spec, so what a load may read and cost is bounded */
+    {"load_timeout_s", L(load_timeout_s), "900", 0, 86400,
+     "Time limit of one graph load (reading, building); past it the load stops, 503 "
+     "SourceUnavailable, the old graph keeps serving; 0 = none."},
+    {"max_graph_bytes", L(max_graph_bytes), "17179869184", 0, 4611686018427387904L,
+     "Largest input a load reads, bytes after decompression (file or PostgreSQL rows); 413 "
+     "TooBig past it; 0 = none."},
+    {"max_graph_nodes", L(max_graph_nodes), "100000000", 0, 4294967294L,
+     "Most nodes a loaded graph may have (also caps gen:N); 413 TooBig past it; 0 = none."},
+    {"max_graph_arcs", L(max_graph_arcs), "500000000", 0, 4294967294L,
+     "Most arcs a loaded graph may have; 413 TooBig past it; 0 = none."},
+    {"max_concurrent_loads", L(max_concurrent_loads), "4", 1, 256,
+     "Graph loads running at once (a stopped load counts until its thread ends); 503 Busy past "
+     "it."},
+    {"load_paths", S(load_paths), "", 0, 0,
+     "Colon-separated directories admin loads may read (realpath: no '..' or symlink escape; 403 "
+     "outside); empty = the configured graphs' directories plus data_dir."},
+    {"data_dir", S(data_dir), "", 0, 0,
+     "A directory of graph files admin loads may read (added to the default load_paths); empty = "
+     "none."},
+    {"load_pg_hosts", S(load_pg_hosts), "", 0, 0,
+     "Comma-separated PostgreSQL hosts (HOST or HOST:PORT) admin loads may use (403 for others); "
+     "empty = the hosts of the configured PostgreSQL graphs."},
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 _Static_assert(NKEYS <= GP_CONFIG_MAX_KEYS, "raise GP_CONFIG_MAX_KEYS in config.h");
@@ -192,21 +216,14 @@ void gp_config_defaults(gp_config *cfg) {
     for (size_t i = 0; i < NKEYS; i++) set_key(cfg, &keys[i], keys[i].def, "default", NULL);
 }
 
-static int valid_graph_name(const char *s) {
-    size_t n = strlen(s);
-    if (n == 0 || n > 64) return 0;
-    for (size_t i = 0; i < n; i++)
-        if (!isalnum((unsigned char)s[i]) && s[i] != '_' && s[i] != '-' && s[i] != '.') return 0;
-    return 1;
-}
-
 /* Adds or replaces NAME in the list. */
 static int add_graph(gp_config *cfg, const char *name, const char *spec, const char *where,
                      gp_err *err) {
-    if (!valid_graph_name(name))
+    if (!gp_registry_name_ok(name))
         return gp_err_set(err, GP_EINVAL,
-                          "%s: graph name '%s' must be 1-64 characters of [A-Za-z0-9_.-]", where,
-                          name);
+                          "%s: graph name '%s' must be 1-64 characters of [A-Za-z0-9_.-], not . "
+                          "or ..",
+                          where, name);
     size_t sl = strlen(spec);
     if (sl == 0 || sl >= sizeof cfg->graphs[0].spec)
         return gp_err_set(err, GP_EINVAL, "%s: graph '%s' needs a spec of 1-%zu bytes", where,

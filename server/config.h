@@ -74,6 +74,14 @@ typedef struct gp_config {
     char cch[8];
     long cch_min_nodes;
     long cch_max_triangles_per_node;
+    long load_timeout_s;
+    long max_graph_bytes;
+    long max_graph_nodes;
+    long max_graph_arcs;
+    long max_concurrent_loads;
+    char load_paths[4096];
+    char data_dir[1024];
+    char load_pg_hosts[1024];
     char port_file[1024]; /* flag only: write the bound port here */
     int ngraphs;
     gp_config_graph graphs[GP_CONFIG_MAX_GRAPHS];

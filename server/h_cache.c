@@ -68,6 +68,7 @@ static void reload_one(const char *name, const char *cfg_spec) {
         gp_graph_source src;
         memset(&src, 0, sizeof src);
         snprintf(src.spec, sizeof src.spec, "%s", cfg_spec);
+        src.trusted = 1; /* a configured graph */
         rc = gp_registry_load(st.reg, name, &src, NULL, &err);
     }
     gp_metrics_reload(rc == GP_OK);

@@ -72,6 +72,7 @@ static const struct {
     [GP_HC_NOT_READY] = {"NotReady", 503},
     [GP_HC_BUSY] = {"Busy", 503},
     [GP_HC_TIMEOUT] = {"Timeout", 504},
+    [GP_HC_SOURCE_UNAVAILABLE] = {"SourceUnavailable", 503},
 };
 
 const char *gp_http_code_name(int code) {

@@ -65,6 +65,7 @@ enum gp_http_code {
     GP_HC_NOT_READY,         /* 503 graphs still loading */
     GP_HC_BUSY,              /* 503 every worker busy past the bounded wait */
     GP_HC_TIMEOUT,           /* 504 over the configured time limit */
+    GP_HC_SOURCE_UNAVAILABLE,/* 503 a graph source is down or too slow (load_timeout_s); retry */
     GP_HC_COUNT
 };
 const char *gp_http_code_name(int code); /* "InvalidQuery", ... */

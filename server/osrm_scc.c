@@ -71,8 +71,8 @@ static uint8_t *largest_scc(const gp_graph *g) {
     /* 2: the reverse graph in reverse post-order: each tree is one component */
     for (uint32_t v = 0; v < n; v++) comp[v] = GP_NONE;
     uint32_t best_size = 0, c = 0;
-    for (uint32_t i = n; i-- > 0;) {
-        uint32_t r = order[i];
+    for (uint32_t i1 = n; i1 > 0; i1--) { /* i = n-1 .. 0 without an unsigned wrap */
+        uint32_t r = order[i1 - 1];
         if (comp[r] != GP_NONE) continue;
         uint32_t sp = 0, size = 0;
         stack[sp++] = r;

@@ -1,16 +1,20 @@
 /* registry.c - name -> current graph, swapped atomically under a mutex (see registry.h).
  *
  * The table is a small array (graphs are few); lookups hold the mutex only for the pointer copy and
- * the reference increment. A separate load mutex serialises (re)loads so two reloads of the same
- * graph cannot interleave; the slow part (reading the file, building CSR, copying to the GPU) runs
- * without the table mutex, so queries never wait for a reload.
+ * the reference increment. A (re)load or removal first takes its graph's name (a per-name busy
+ * slot, waited for under the load time limit), so two reloads of one graph cannot interleave while
+ * other graphs load freely; the slow part (reading the source, building CSR) runs on a detached
+ * worker thread holding a reference-counted job, and the caller waits for it with a deadline; the
+ * engine attach and the swap run on the caller's thread. Queries never wait for a reload.
  */
 #include "registry.h"
 
+#include <ctype.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define GP_REGISTRY_MAX 256
 
@@ -21,29 +25,243 @@ typedef struct entry {
 } entry;
 
 struct gp_registry {
-    pthread_mutex_t mu;      /* guards entries, n, counters */
-    pthread_mutex_t load_mu; /* serialises loads */
+    pthread_mutex_t mu;      /* guards entries, n, counters, busy names */
+    pthread_cond_t cv;       /* a busy name was released (CLOCK_MONOTONIC) */
     gp_engine *engine;
     entry entries[GP_REGISTRY_MAX];
     int n;
     uint64_t loads_ok, loads_failed;
+    char busy[GP_REGISTRY_MAX][65]; /* names being loaded or removed */
+    int nbusy;
+    int cancelled;           /* gp_registry_cancel */
+    int limited;             /* gp_registry_set_limits called: allow-lists apply */
+    gp_registry_limits lim;
 };
+
+/* Load workers alive, across registries (a worker outlives the call that started it). */
+static int live_workers;
+
+int gp_registry_name_ok(const char *s) {
+    size_t n = s ? strlen(s) : 0;
+    if (n == 0 || n > 64 || strcmp(s, ".") == 0 || strcmp(s, "..") == 0) return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)s[i]) && s[i] != '_' && s[i] != '-' && s[i] != '.') return 0;
+    return 1;
+}
 
 gp_registry *gp_registry_new(gp_engine *engine) {
     gp_registry *r = calloc(1, sizeof *r);
     if (!r) return NULL;
     pthread_mutex_init(&r->mu, NULL);
-    pthread_mutex_init(&r->load_mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&r->cv, &ca);
+    pthread_condattr_destroy(&ca);
     r->engine = engine;
     return r;
+}
+
+void gp_registry_set_limits(gp_registry *r, const gp_registry_limits *l) {
+    pthread_mutex_lock(&r->mu);
+    r->lim = *l;
+    r->limited = 1;
+    pthread_mutex_unlock(&r->mu);
+}
+
+void gp_registry_cancel(gp_registry *r) {
+    pthread_mutex_lock(&r->mu);
+    r->cancelled = 1;
+    pthread_cond_broadcast(&r->cv);
+    pthread_mutex_unlock(&r->mu);
 }
 
 void gp_registry_free(gp_registry *r) {
     if (!r) return;
     for (int i = 0; i < r->n; i++) gp_graph_unref(r->entries[i].g);
     pthread_mutex_destroy(&r->mu);
-    pthread_mutex_destroy(&r->load_mu);
+    pthread_cond_destroy(&r->cv);
     free(r);
+}
+
+/* Absolute CLOCK_MONOTONIC time min(deadline, now + 100 ms) for a timed wait. */
+static struct timespec wait_until(double deadline) {
+    double now = gp_now(), t = now + 0.1;
+    if (deadline > 0 && deadline < t) t = deadline;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts); /* gp_now is CLOCK_MONOTONIC too */
+    double add = t - now;
+    if (add < 0) add = 0;
+    long ns = ts.tv_nsec + (long)(add * 1e9);
+    ts.tv_sec += ns / 1000000000L;
+    ts.tv_nsec = ns % 1000000000L;
+    return ts;
+}
+
+static int busy_index(const gp_registry *r, const char *name) {
+    for (int i = 0; i < r->nbusy; i++)
+        if (strcmp(r->busy[i], name) == 0) return i;
+    return -1;
+}
+
+/* Takes name's busy slot, waiting for another load or removal of it until deadline. */
+static int acquire_name(gp_registry *r, const char *name, double deadline, gp_err *err) {
+    int rc = GP_OK;
+    pthread_mutex_lock(&r->mu);
+    while (busy_index(r, name) >= 0 && !r->cancelled && !(deadline > 0 && gp_now() >= deadline)) {
+        struct timespec ts = wait_until(deadline);
+        pthread_cond_timedwait(&r->cv, &r->mu, &ts);
+    }
+    if (r->cancelled)
+        rc = gp_err_set(err, GP_ETIMEOUT, "the server is stopping");
+    else if (busy_index(r, name) >= 0)
+        rc = gp_err_set(err, GP_EBUSY,
+                        "another load or removal of graph '%s' is still running after "
+                        "load_timeout_s = %g s",
+                        name, r->lim.load_timeout_s);
+    else if (r->nbusy == GP_REGISTRY_MAX)
+        rc = gp_err_set(err, GP_EBUSY, "%d loads are in progress", GP_REGISTRY_MAX);
+    else
+        snprintf(r->busy[r->nbusy++], sizeof r->busy[0], "%s", name);
+    pthread_mutex_unlock(&r->mu);
+    return rc;
+}
+
+static void release_name(gp_registry *r, const char *name) {
+    pthread_mutex_lock(&r->mu);
+    int i = busy_index(r, name);
+    if (i >= 0) {
+        if (i != r->nbusy - 1) memcpy(r->busy[i], r->busy[r->nbusy - 1], sizeof r->busy[0]);
+        r->nbusy--;
+    }
+    pthread_cond_broadcast(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+}
+
+/* One load on a worker thread. Two references: the waiting caller's and the worker's; whoever
+ * drops the last frees it (and a graph nobody took). The worker touches nothing else. */
+typedef struct load_job {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int refs, done;
+    int cancel; /* read by the loader through o.cancel */
+    char spec[1024], cost_rule[16], allow_dirs[4096], allow_pg_hosts[1024];
+    gp_load_opts o;
+    gp_graph *g;
+    gp_err err;
+} load_job;
+
+static void job_release(load_job *j) {
+    pthread_mutex_lock(&j->mu);
+    int last = --j->refs == 0;
+    pthread_mutex_unlock(&j->mu);
+    if (!last) return;
+    gp_graph_unref(j->g);
+    pthread_mutex_destroy(&j->mu);
+    pthread_cond_destroy(&j->cv);
+    free(j);
+}
+
+static void *job_main(void *arg) {
+    load_job *j = arg;
+    gp_err e;
+    gp_err_clear(&e);
+    gp_graph *g = gp_graph_load(j->spec, &j->o, &e);
+    if (!g && !e.code) gp_err_set(&e, GP_EIO, "load failed");
+    pthread_mutex_lock(&j->mu);
+    j->g = g;
+    j->err = e;
+    j->done = 1;
+    pthread_cond_broadcast(&j->cv);
+    pthread_mutex_unlock(&j->mu);
+    __atomic_sub_fetch(&live_workers, 1, __ATOMIC_SEQ_CST);
+    job_release(j);
+    return NULL;
+}
+
+static int cancelled(gp_registry *r) {
+    pthread_mutex_lock(&r->mu);
+    int c = r->cancelled;
+    pthread_mutex_unlock(&r->mu);
+    return c;
+}
+
+/* Runs gp_graph_load(src) on a worker under the limits; *out gets the graph. */
+static int load_bounded(gp_registry *r, const gp_graph_source *src, double deadline,
+                        gp_graph **out, gp_err *err) {
+    *out = NULL;
+    pthread_mutex_lock(&r->mu);
+    gp_registry_limits lim = r->lim;
+    int guarded = r->limited && !src->trusted;
+    pthread_mutex_unlock(&r->mu);
+    if (lim.max_loads > 0 &&
+        __atomic_add_fetch(&live_workers, 1, __ATOMIC_SEQ_CST) > lim.max_loads) {
+        __atomic_sub_fetch(&live_workers, 1, __ATOMIC_SEQ_CST);
+        return gp_err_set(err, GP_EBUSY,
+                          "%d graph loads are still running (max_concurrent_loads = %d)",
+                          lim.max_loads, lim.max_loads);
+    }
+    if (lim.max_loads <= 0) __atomic_add_fetch(&live_workers, 1, __ATOMIC_SEQ_CST);
+    load_job *j = calloc(1, sizeof *j);
+    if (!j) {
+        __atomic_sub_fetch(&live_workers, 1, __ATOMIC_SEQ_CST);
+        return gp_err_set(err, GP_ENOMEM, "out of memory");
+    }
+    pthread_mutex_init(&j->mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&j->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    j->refs = 2;
+    snprintf(j->spec, sizeof j->spec, "%s", src->spec);
+    snprintf(j->cost_rule, sizeof j->cost_rule, "%s", src->cost_rule);
+    snprintf(j->allow_dirs, sizeof j->allow_dirs, "%s", lim.allow_dirs);
+    snprintf(j->allow_pg_hosts, sizeof j->allow_pg_hosts, "%s", lim.allow_pg_hosts);
+    gp_load_opts *o = &j->o;
+    o->scale = src->scale;
+    o->undirected = src->undirected;
+    o->cost_rule = j->cost_rule[0] ? j->cost_rule : NULL;
+    o->ref_bandwidth = src->ref_bandwidth;
+    o->max_bytes = lim.max_bytes;
+    o->max_nodes = lim.max_nodes;
+    o->max_arcs = lim.max_arcs;
+    o->deadline = deadline;
+    o->timeout_s = lim.load_timeout_s;
+    o->cancel = &j->cancel;
+    o->regular_only = guarded;
+    o->allow_dirs = guarded ? j->allow_dirs : NULL;
+    o->allow_pg_hosts = guarded ? j->allow_pg_hosts : NULL;
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    pthread_t th;
+    int started = pthread_create(&th, &at, job_main, j) == 0;
+    pthread_attr_destroy(&at);
+    if (!started) job_main(j); /* no thread to be had: run it here, unbounded, rather than not at all */
+    int rc;
+    pthread_mutex_lock(&j->mu);
+    while (!j->done && !(deadline > 0 && gp_now() >= deadline)) {
+        if (cancelled(r)) break;
+        struct timespec ts = wait_until(deadline);
+        pthread_cond_timedwait(&j->cv, &j->mu, &ts);
+    }
+    if (j->done) {
+        *out = j->g;
+        j->g = NULL;
+        rc = *out ? GP_OK : j->err.code;
+        if (err && !*out) *err = j->err;
+    } else {
+        __atomic_store_n(&j->cancel, 1, __ATOMIC_SEQ_CST);
+        rc = cancelled(r) ? gp_err_set(err, GP_ETIMEOUT, "the server is stopping")
+                          : gp_err_set(err, GP_ETIMEOUT,
+                                       "reading the source took longer than load_timeout_s = %g "
+                                       "s; the load was stopped",
+                                       lim.load_timeout_s);
+    }
+    pthread_mutex_unlock(&j->mu);
+    job_release(j);
+    return rc;
 }
 
 static int find(gp_registry *r, const char *name) {
@@ -63,18 +281,26 @@ gp_graph *gp_registry_get(gp_registry *r, const char *name) {
 
 int gp_registry_load(gp_registry *r, const char *name, const gp_graph_source *src, int *replaced,
                      gp_err *err) {
-    if (strlen(name) >= sizeof r->entries[0].name)
-        return gp_err_set(err, GP_EINVAL, "graph name '%s' is too long", name);
-    pthread_mutex_lock(&r->load_mu);
-    gp_load_opts o;
-    memset(&o, 0, sizeof o);
-    o.scale = src->scale;
-    o.undirected = src->undirected;
-    o.cost_rule = src->cost_rule[0] ? src->cost_rule : NULL;
-    o.ref_bandwidth = src->ref_bandwidth;
+    if (replaced) *replaced = 0;
+    if (!gp_registry_name_ok(name))
+        return gp_err_set(err, GP_EINVAL,
+                          "graph name '%.80s' must be 1-64 characters of [A-Za-z0-9_.-], not . or ..",
+                          name);
+    char shown[1024];
+    gp_spec_redact(src->spec, shown, sizeof shown);
     double t0 = gp_now();
-    gp_graph *g = gp_graph_load(src->spec, &o, err);
-    int rc = g ? GP_OK : (err && err->code ? err->code : GP_EIO);
+    pthread_mutex_lock(&r->mu);
+    double timeout = r->lim.load_timeout_s;
+    pthread_mutex_unlock(&r->mu);
+    double deadline = timeout > 0 ? t0 + timeout : 0;
+    int rc = acquire_name(r, name, deadline, err);
+    if (rc) {
+        GP_LOG(GP_LOG_WARN, "event=graph_load_failed graph=%s spec=%s error=\"%s\"", name, shown,
+               err ? err->msg : "");
+        return rc;
+    }
+    gp_graph *g = NULL;
+    rc = load_bounded(r, src, deadline, &g, err);
     if (g && r->engine) {
         rc = gp_engine_attach(r->engine, g, err);
         if (rc) {
@@ -103,16 +329,16 @@ int gp_registry_load(gp_registry *r, const char *name, const gp_graph_source *sr
     if (rc) r->loads_failed++;
     else r->loads_ok++;
     pthread_mutex_unlock(&r->mu);
-    pthread_mutex_unlock(&r->load_mu);
+    release_name(r, name);
     if (replaced) *replaced = old != NULL;
     gp_graph_unref(g);   /* only when the table was full */
     gp_graph_unref(old); /* freed once the last request in flight drops it */
     if (rc == GP_OK)
-        GP_LOG(GP_LOG_INFO, "event=graph_loaded graph=%s spec=%s seconds=%.3f", name, src->spec,
+        GP_LOG(GP_LOG_INFO, "event=graph_loaded graph=%s spec=%s seconds=%.3f", name, shown,
                gp_now() - t0);
     else
-        GP_LOG(GP_LOG_WARN, "event=graph_load_failed graph=%s spec=%s error=\"%s\"", name,
-               src->spec, err ? err->msg : "");
+        GP_LOG(GP_LOG_WARN, "event=graph_load_failed graph=%s spec=%s error=\"%s\"", name, shown,
+               err ? err->msg : "");
     return rc;
 }
 
@@ -153,7 +379,11 @@ int gp_registry_reload(gp_registry *r, const char *name, gp_err *err) {
 
 int gp_registry_remove(gp_registry *r, const char *name, gp_err *err) {
     gp_graph *old = NULL;
-    pthread_mutex_lock(&r->load_mu);
+    pthread_mutex_lock(&r->mu);
+    double timeout = r->lim.load_timeout_s;
+    pthread_mutex_unlock(&r->mu);
+    int rc = acquire_name(r, name, timeout > 0 ? gp_now() + timeout : 0, err);
+    if (rc) return rc;
     pthread_mutex_lock(&r->mu);
     int i = find(r, name);
     if (i >= 0) {
@@ -163,7 +393,7 @@ int gp_registry_remove(gp_registry *r, const char *name, gp_err *err) {
         memset(&r->entries[r->n], 0, sizeof r->entries[r->n]); /* no stale pointer left behind */
     }
     pthread_mutex_unlock(&r->mu);
-    pthread_mutex_unlock(&r->load_mu);
+    release_name(r, name);
     if (i < 0) return gp_err_set(err, GP_ENOTFOUND, "no graph named '%s'", name);
     gp_graph_unref(old);
     GP_LOG(GP_LOG_INFO, "event=graph_removed graph=%s", name);

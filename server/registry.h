@@ -4,7 +4,14 @@
  * take a reference (gp_registry_get) and release it with gp_graph_unref when done; a (re)load
  * builds the new graph beside the old one, attaches it to the engine, then swaps the pointer under
  * the registry mutex, so requests in flight finish on the old version and new ones see the new
- * one. A failed load changes nothing and returns the loader's error. Loads are serialised.
+ * one. A failed load changes nothing and returns the loader's error.
+ *
+ * Bounded loads: a (re)load or removal holds only its own name (per-graph, so a stuck load never
+ * blocks other graphs), and the reading itself runs on a detached worker thread under the limits
+ * of gp_registry_limits (time, bytes, nodes, arcs, allow-lists). The caller waits until the worker
+ * is done, the time limit passes, or gp_registry_cancel (shutdown); then it gives up with
+ * GP_ETIMEOUT, sets the worker's cancel flag and leaves it to finish alone (it touches nothing but
+ * its own job), so neither other graphs nor shutdown ever wait on a source that does not answer.
  */
 #ifndef GP_REGISTRY_H
 #define GP_REGISTRY_H
@@ -25,9 +32,29 @@ typedef struct gp_graph_source {
     int undirected;
     char cost_rule[16];    /* "" = loader default */
     double ref_bandwidth;  /* <= 0: loader default */
+    int trusted;           /* configured by the operator (at start): FIFOs and devices allowed */
 } gp_graph_source;
 
+/* Limits applied to every load (0 / "" = none). */
+typedef struct gp_registry_limits {
+    double load_timeout_s;   /* config load_timeout_s */
+    uint64_t max_bytes;      /* max_graph_bytes */
+    uint64_t max_nodes;      /* max_graph_nodes */
+    uint64_t max_arcs;       /* max_graph_arcs */
+    int max_loads;           /* load workers alive at once (max_concurrent_loads): GP_EBUSY past */
+    char allow_dirs[4096];   /* ':'-separated (load_paths); "" allows no file */
+    char allow_pg_hosts[1024]; /* ','-separated (load_pg_hosts); "" allows no database */
+} gp_registry_limits;
+/* The allow-lists and regular_only apply to untrusted sources (admin loads) once limits are set;
+ * trusted ones (the operator's configured graphs) are bounded by time, bytes, nodes and arcs only. */
+
 gp_registry *gp_registry_new(gp_engine *engine);
+/* Sets the limits (copied); before serving. */
+void gp_registry_set_limits(gp_registry *r, const gp_registry_limits *l);
+/* Makes every waiting and future load give up at once (shutdown). */
+void gp_registry_cancel(gp_registry *r);
+/* 1 when name is a safe graph name: 1-64 characters of [A-Za-z0-9_.-], not "." or "..". */
+int gp_registry_name_ok(const char *name);
 void gp_registry_free(gp_registry *r); /* drops every graph; accepts NULL */
 
 /* The graph called name with a new reference, or NULL. */

@@ -27,7 +27,7 @@ static const char DIGITS2[] = "0001020304050607080910111213141516171819202122232
 static int u64_str(uint64_t v, char *buf) {
     /* count the digits first, then write them in place from the end: no temporary to copy */
     int n = 1;
-    for (uint64_t p10 = 10; n < 20 && v >= p10; p10 *= 10) n++;
+    for (uint64_t q = v; q >= 10; q /= 10) n++;
     char *p = buf + n;
     *p = 0;
     while (v > UINT32_MAX) {

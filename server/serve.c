@@ -13,6 +13,7 @@
 #include "http.h"
 #include "metrics.h"
 #include "registry.h"
+#include "../storage/pg.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -40,6 +41,7 @@ static void *load_graphs(void *arg) {
         gp_graph_source src;
         memset(&src, 0, sizeof src);
         snprintf(src.spec, sizeof src.spec, "%s", l->cfg->graphs[i].spec);
+        src.trusted = 1; /* the operator's own configuration */
         gp_err err;
         gp_err_clear(&err);
         int rc = gp_registry_load(l->reg, l->cfg->graphs[i].name, &src, NULL, &err);
@@ -52,6 +54,46 @@ static void *load_graphs(void *arg) {
     gp_http_startup_end();
     if (!stop_requested) GP_LOG(GP_LOG_INFO, "event=startup_done");
     return NULL;
+}
+
+/* Appends s to the sep-separated list in out unless it is there already. */
+static void list_add(char *out, size_t cap, char sep, const char *s) {
+    size_t n = strlen(out), l = strlen(s);
+    for (const char *p = out; *p;) {
+        size_t k = strcspn(p, (char[]){sep, 0});
+        if (k == l && strncmp(p, s, l) == 0) return;
+        p += k;
+        if (*p) p++;
+    }
+    if (n + l + 2 <= cap) snprintf(out + n, cap - n, "%s%s", n ? (char[]){sep, 0} : "", s);
+}
+
+/* The load limits and allow-lists from the configuration: load_paths defaults to the directories
+ * of the configured file graphs plus data_dir, load_pg_hosts to the configured databases' hosts. */
+static void registry_limits(const gp_config *cfg, gp_registry_limits *l) {
+    memset(l, 0, sizeof *l);
+    l->load_timeout_s = (double)cfg->load_timeout_s;
+    l->max_bytes = (uint64_t)cfg->max_graph_bytes;
+    l->max_nodes = (uint64_t)cfg->max_graph_nodes;
+    l->max_arcs = (uint64_t)cfg->max_graph_arcs;
+    l->max_loads = (int)cfg->max_concurrent_loads;
+    snprintf(l->allow_dirs, sizeof l->allow_dirs, "%s", cfg->load_paths);
+    snprintf(l->allow_pg_hosts, sizeof l->allow_pg_hosts, "%s", cfg->load_pg_hosts);
+    for (int i = 0; i < cfg->ngraphs; i++) {
+        const char *spec = cfg->graphs[i].spec, *path = gp_spec_path(spec);
+        if (!cfg->load_paths[0] && path) {
+            char dir[1024];
+            const char *slash = strrchr(path, '/');
+            if (!slash) snprintf(dir, sizeof dir, ".");
+            else if (slash == path) snprintf(dir, sizeof dir, "/");
+            else snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+            list_add(l->allow_dirs, sizeof l->allow_dirs, ':', dir);
+        }
+        if (!cfg->load_pg_hosts[0] && gp_spec_is_pg(spec))
+            gp_pg_spec_hosts(spec, l->allow_pg_hosts, sizeof l->allow_pg_hosts);
+    }
+    if (!cfg->load_paths[0] && cfg->data_dir[0])
+        list_add(l->allow_dirs, sizeof l->allow_dirs, ':', cfg->data_dir);
 }
 
 static int write_port_file(const char *path, unsigned port) {
@@ -125,6 +167,13 @@ int gp_serve_main(int argc, char **argv) {
         GP_LOG(GP_LOG_INFO, "event=engine backend=%s", gp_engine_backend(engine));
     reg = gp_registry_new(engine);
     if (!reg) goto out;
+    {
+        gp_registry_limits lim;
+        registry_limits(cfg, &lim);
+        gp_registry_set_limits(reg, &lim);
+        GP_LOG(GP_LOG_INFO, "event=load_limits load_paths=\"%s\" load_pg_hosts=\"%s\"",
+               lim.allow_dirs, lim.allow_pg_hosts);
+    }
     if (gp_srv_storage_start(cfg, reg, &err)) { /* cache + PostgreSQL reload listeners */
         GP_LOG(GP_LOG_ERROR, "event=storage_failed error=\"%s\"", err.msg);
         goto out;
@@ -152,6 +201,7 @@ int gp_serve_main(int argc, char **argv) {
     GP_LOG(GP_LOG_INFO, "event=shutdown");
     code = 0;
 out:
+    if (reg) gp_registry_cancel(reg); /* loads in progress give up: shutdown never waits on one */
     gp_http_stop(http, cfg->shutdown_grace_s);
     if (th_started) pthread_join(th, NULL);
     gp_srv_netops_stop(); /* job worker, cached routing tables (before the engine goes) */

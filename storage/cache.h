@@ -12,7 +12,9 @@
  * process (kill -9); a torn write is never visible (SQLite's atomic commit, plus the checksum).
  * Size: a byte budget; after each put the least recently used rows are evicted until the total is
  * under it. A matrix larger than the whole budget is not stored.
- * Damage: a cache file SQLite reports as corrupt or not a database (at open or later) is renamed to
+ * Damage: a cache file SQLite reports as corrupt, not a database or unreadable (at open or later;
+ * e.g. truncated under the running server: the file is read with read(), never mmap, so shrinking
+ * it cannot raise SIGBUS) is renamed to
  * PATH.corrupt-YYYYmmddTHHMMSSZ with a logged warning and a new one is created; the calls meanwhile
  * answer "miss". A cache that cannot be opened at all stays disabled (every get misses) and says why
  * in its stats; only a database newer than this binary's schema is refused at open.

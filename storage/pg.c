@@ -5,6 +5,13 @@
  *
  * Only the user's own edges_sql is sent as given (it is their query, as pgRouting takes it); a table
  * name is quoted with PQescapeIdentifier and everything else is a parameterised statement.
+ *
+ * Bounded: every connection gets connect_timeout, TCP keepalives and a statement_timeout (derived
+ * from the load's time limit; values the spec gives win), the FETCH loop checks the load's
+ * deadline and max_bytes, and with an allow-list (gp_load_opts.allow_pg_hosts) a spec may name only
+ * those hosts. A server that cannot be reached is GP_EUNAVAILABLE (an outage, not bad content).
+ * The rows are read whole before any arc is made, so the scale is picked for every cost at once
+ * (gp_scale_fit), and osm2pgrouting's `ways` table is read as it is (gid, cost_s, reverse_cost_s).
  */
 #include "pg.h"
 
@@ -60,41 +67,6 @@ static char *url_decode(const char *s, size_t n, gp_err *err) {
     return out;
 }
 
-/* The spec for people: a password in the authority or a password= parameter becomes "***". */
-static void redact(const char *uri, char *out, size_t cap) {
-    size_t o = 0;
-    const char *p = uri;
-    const char *auth = strstr(uri, "://");
-    const char *at = NULL, *colon = NULL;
-    if (auth) {
-        auth += 3;
-        const char *end = auth + strcspn(auth, "/?");
-        for (const char *q = auth; q < end; q++)
-            if (*q == '@') at = q;
-        if (at)
-            for (const char *q = auth; q < at; q++)
-                if (*q == ':') {
-                    colon = q;
-                    break;
-                }
-    }
-    while (*p && o + 1 < cap) {
-        if (colon && p == colon + 1) {
-            o += (size_t)snprintf(out + o, cap - o, "***");
-            p = at;
-            continue;
-        }
-        if (p > uri && (p[-1] == '?' || p[-1] == '&') && strncmp(p, "password=", 9) == 0) {
-            o += (size_t)snprintf(out + o, cap - o, "password=***");
-            p += 9 + strcspn(p + 9, "&");
-            continue;
-        }
-        out[o++] = *p++;
-    }
-    if (o >= cap) o = cap - 1;
-    out[o] = 0;
-}
-
 void gp_pg_spec_free(gp_pg_spec *s) {
     if (!s) return;
     free(s->conninfo);
@@ -108,7 +80,7 @@ int gp_pg_spec_parse(const char *uri, gp_pg_spec *s, gp_err *err) {
     s->directed = -1;
     if (!uri || (strncmp(uri, "postgresql://", 13) != 0 && strncmp(uri, "postgres://", 11) != 0))
         return gp_err_set(err, GP_EINVAL, "not a PostgreSQL URI (postgresql://...)");
-    redact(uri, s->shown, sizeof s->shown);
+    gp_spec_redact(uri, s->shown, sizeof s->shown);
     size_t len = strlen(uri);
     s->conninfo = malloc(len + 1);
     if (!s->conninfo) return gp_err_set(err, GP_ENOMEM, "out of memory");
@@ -193,8 +165,20 @@ static void on_notice(void *arg, const char *msg) {
     GP_LOG(GP_LOG_DEBUG, "PostgreSQL notice: %s", pgmsg(msg, m, sizeof m));
 }
 
-static PGconn *connect_db(const gp_pg_spec *s, gp_err *err) {
-    PGconn *c = PQconnectdb(s->conninfo);
+/* Connects with bounded waits: our connect_timeout, keepalives and statement_timeout come first,
+ * so the spec's own values (expanded from dbname) override them. timeout_s <= 0: 10 s to connect,
+ * no statement timeout. */
+static PGconn *connect_db(const gp_pg_spec *s, double timeout_s, gp_err *err) {
+    char ct[16], opts[64];
+    double cts = timeout_s > 0 && timeout_s < 10 ? timeout_s : 10;
+    snprintf(ct, sizeof ct, "%d", cts < 2 ? 2 : (int)cts);
+    snprintf(opts, sizeof opts, "-c statement_timeout=%lld",
+             timeout_s > 0 ? (long long)(timeout_s * 1000) : 0LL);
+    const char *const keys[] = {"connect_timeout", "keepalives", "keepalives_idle",
+                                "keepalives_interval", "keepalives_count", "options", "dbname",
+                                NULL};
+    const char *const vals[] = {ct, "1", "10", "5", "3", opts, s->conninfo, NULL};
+    PGconn *c = PQconnectdbParams(keys, vals, 1);
     if (!c) {
         gp_err_set(err, GP_ENOMEM, "out of memory");
         return NULL;
@@ -202,7 +186,12 @@ static PGconn *connect_db(const gp_pg_spec *s, gp_err *err) {
     PQsetNoticeProcessor(c, on_notice, NULL);
     if (PQstatus(c) != CONNECTION_OK) {
         char m[400];
-        gp_err_set(err, GP_EDB, "PostgreSQL %s: %s", s->shown, pgmsg(PQerrorMessage(c), m, sizeof m));
+        pgmsg(PQerrorMessage(c), m, sizeof m);
+        /* refused, timed out, no route: an outage (503); a rejected login or database: an error */
+        int outage = !strstr(m, "authentication") && !strstr(m, "does not exist") &&
+                     !strstr(m, "password") && !strstr(m, "no pg_hba.conf entry");
+        gp_err_set(err, outage ? GP_EUNAVAILABLE : GP_EDB, "PostgreSQL %s: %s%s", s->shown, m,
+                   outage ? " (the database is unreachable)" : "");
         PQfinish(c);
         return NULL;
     }
@@ -215,9 +204,10 @@ static int run(PGconn *c, const char *sql, int np, const char *const *params, Ex
     PGresult *r = np ? PQexecParams(c, sql, np, NULL, params, NULL, NULL, 0) : PQexec(c, sql);
     if (PQresultStatus(r) != want) {
         char m[400];
-        gp_err_set(err, GP_EDB, "PostgreSQL: %s: %s", what, pgmsg(PQerrorMessage(c), m, sizeof m));
+        int code = PQstatus(c) == CONNECTION_BAD ? GP_EUNAVAILABLE : GP_EDB; /* lost the server */
+        gp_err_set(err, code, "PostgreSQL: %s: %s", what, pgmsg(PQerrorMessage(c), m, sizeof m));
         PQclear(r);
-        return GP_EDB;
+        return code;
     }
     if (res) *res = r;
     else PQclear(r);
@@ -276,7 +266,7 @@ int gp_pg_migrate(const char *uri, gp_err *err) {
     gp_pg_spec s;
     int rc = gp_pg_spec_parse(uri, &s, err);
     if (rc) return rc;
-    PGconn *c = connect_db(&s, err);
+    PGconn *c = connect_db(&s, 0, err);
     rc = c ? migrate_conn(c, err) : (err ? err->code : GP_EDB);
     PQfinish(c);
     gp_pg_spec_free(&s);
@@ -325,7 +315,9 @@ static char *quote_table(PGconn *c, const char *name, gp_err *err) {
     return out;
 }
 
-/* The SELECT for a table: pgRouting's columns that exist in it. */
+/* The SELECT for a table: pgRouting's columns that exist in it. osm2pgrouting's `ways` (no id, but
+ * gid and cost_s: travel time in seconds; its `cost` is a length in degrees) is read as
+ * gid AS id, cost_s AS cost, reverse_cost_s AS reverse_cost. */
 static char *table_query(PGconn *c, const char *name, gp_err *err) {
     char *qt = quote_table(c, name, err);
     if (!qt) return NULL;
@@ -340,28 +332,37 @@ static char *table_query(PGconn *c, const char *name, gp_err *err) {
         free(qt);
         return NULL;
     }
-    int have[9] = {0};
-    static const char *const cols[9] = {"id", "source", "target", "cost", "reverse_cost",
-                                        "x1", "y1", "x2", "y2"};
+    enum { ID, SRC, TGT, COST, RCOST, X1, Y1, X2, Y2, GID, COST_S, RCOST_S, NC };
+    int have[NC] = {0};
+    static const char *const cols[NC] = {"id", "source", "target", "cost", "reverse_cost", "x1",
+                                         "y1", "x2", "y2", "gid", "cost_s", "reverse_cost_s"};
     for (int i = 0; i < PQntuples(r); i++)
-        for (int k = 0; k < 9; k++)
+        for (int k = 0; k < NC; k++)
             if (strcmp(PQgetvalue(r, i, 0), cols[k]) == 0) have[k] = 1;
     PQclear(r);
+    int osm = !have[ID] && have[GID] && have[COST_S];
+    const char *id = osm ? "gid AS id" : "id";
+    const char *cost = osm ? "cost_s AS cost" : "cost";
+    const char *rcost = osm ? (have[RCOST_S] ? ", reverse_cost_s AS reverse_cost" : "")
+                            : (have[RCOST] ? ", reverse_cost" : "");
+    int need[4] = {osm || have[ID], have[SRC], have[TGT], osm || have[COST]};
     for (int k = 0; k < 4; k++)
-        if (!have[k]) {
+        if (!need[k]) {
             gp_err_set(err, GP_EPARSE,
                        "PostgreSQL table %s has no column %s (pgRouting's edge columns: id, "
-                       "source, target, cost[, reverse_cost][, x1, y1, x2, y2])",
+                       "source, target, cost[, reverse_cost][, x1, y1, x2, y2]; or osm2pgrouting's "
+                       "ways: gid, source, target, cost_s[, reverse_cost_s])",
                        name, cols[k]);
             free(qt);
             return NULL;
         }
-    int xy = have[5] && have[6] && have[7] && have[8];
-    size_t cap = strlen(qt) + 128;
+    if (osm) GP_LOG(GP_LOG_INFO, "PostgreSQL table %s: osm2pgrouting layout (gid, cost_s)", name);
+    int xy = have[X1] && have[Y1] && have[X2] && have[Y2];
+    size_t cap = strlen(qt) + 160;
     char *sql = malloc(cap);
     if (sql)
-        snprintf(sql, cap, "SELECT id, source, target, cost%s%s FROM %s",
-                 have[4] ? ", reverse_cost" : "", xy ? ", x1, y1, x2, y2" : "", qt);
+        snprintf(sql, cap, "SELECT %s, source, target, %s%s%s FROM %s", id, cost, rcost,
+                 xy ? ", x1, y1, x2, y2" : "", qt);
     else
         gp_err_set(err, GP_ENOMEM, "out of memory");
     free(qt);
@@ -383,9 +384,9 @@ static int parse_i64(const PGresult *r, int row, int col, const char *name, uint
     long long x = strtoll(v, &end, 10);
     if (errno || end == v || *end)
         return gp_err_set(err, GP_EPARSE,
-                          "PostgreSQL edges: row %llu: %s = '%s' is not an integer (pgRouting "
-                          "takes ANY-INTEGER)",
-                          (unsigned long long)rowno, name, v);
+                          "PostgreSQL edges: row %llu: %s is not an integer (pgRouting takes "
+                          "ANY-INTEGER)",
+                          (unsigned long long)rowno, name);
     *out = x;
     return GP_OK;
 }
@@ -402,9 +403,9 @@ static int parse_f64(const PGresult *r, int row, int col, const char *name, uint
     char *end = NULL;
     errno = 0;
     double x = strtod(v, &end);
-    if (end == v || *end || isnan(x))
-        return gp_err_set(err, GP_EPARSE, "PostgreSQL edges: row %llu: %s = '%s' is not a number",
-                          (unsigned long long)rowno, name, v);
+    if (end == v || *end || !isfinite(x))
+        return gp_err_set(err, GP_EPARSE, "PostgreSQL edges: row %llu: %s is not a finite number",
+                          (unsigned long long)rowno, name);
     *out = x;
     return GP_OK;
 }
@@ -427,61 +428,101 @@ static int find_cols(const PGresult *r, colmap *m, gp_err *err) {
     return GP_OK;
 }
 
-/* Adds the arcs (and coordinates) of one batch of rows. */
-static int add_rows(gp_builder *b, const PGresult *r, const colmap *m, int directed,
-                    uint64_t *rowno, gp_err *err) {
-    int n = PQntuples(r);
+/* One edge row, kept until the scale is known. */
+typedef struct pg_edge {
+    int64_t id, s, t;
+    double cost, rcost; /* < 0: no arc */
+    double x1, y1, x2, y2;
+    int has_xy;
+    uint64_t row;
+} pg_edge;
+
+typedef struct edge_buf {
+    pg_edge *e;
+    uint64_t n, cap;
+    uint64_t bytes; /* text bytes of the values read (against max_bytes) */
+} edge_buf;
+
+/* Parses one batch of rows into the buffer, feeding the costs to the scale picker. */
+static int read_rows(edge_buf *eb, const PGresult *r, const colmap *m, gp_scale_fit *fit,
+                     const gp_load_opts *o, gp_err *err) {
+    int n = PQntuples(r), nf = PQnfields(r);
+    if (eb->n + (uint64_t)n > eb->cap) {
+        uint64_t nc = eb->cap ? eb->cap : 4096;
+        while (nc < eb->n + (uint64_t)n) nc *= 2;
+        pg_edge *x = realloc(eb->e, nc * sizeof *x);
+        if (!x) return gp_err_set(err, GP_ENOMEM, "out of memory reading edges");
+        eb->e = x;
+        eb->cap = nc;
+    }
     for (int i = 0; i < n; i++) {
-        uint64_t rn = ++*rowno;
-        int64_t id, s, t;
-        double cost, rcost = -1, x1 = 0, y1 = 0, x2 = 0, y2 = 0;
-        int null, rc, nx = 1;
-        if ((rc = parse_i64(r, i, m->id, "id", rn, &id, err)) ||
-            (rc = parse_i64(r, i, m->source, "source", rn, &s, err)) ||
-            (rc = parse_i64(r, i, m->target, "target", rn, &t, err)) ||
-            (rc = parse_f64(r, i, m->cost, "cost", rn, 0, &cost, &null, err)))
+        for (int k = 0; k < nf; k++) eb->bytes += (uint64_t)PQgetlength(r, i, k);
+        if (o->max_bytes && eb->bytes > o->max_bytes)
+            return gp_err_set(err, GP_ETOOBIG, "PostgreSQL edges: over max_graph_bytes = %llu bytes",
+                              (unsigned long long)o->max_bytes);
+        pg_edge *e = &eb->e[eb->n];
+        uint64_t rn = eb->n + 1;
+        int null, rc;
+        e->rcost = -1;
+        e->row = rn;
+        if ((rc = parse_i64(r, i, m->id, "id", rn, &e->id, err)) ||
+            (rc = parse_i64(r, i, m->source, "source", rn, &e->s, err)) ||
+            (rc = parse_i64(r, i, m->target, "target", rn, &e->t, err)) ||
+            (rc = parse_f64(r, i, m->cost, "cost", rn, 0, &e->cost, &null, err)))
             return rc;
         if (m->rcost >= 0 &&
-            (rc = parse_f64(r, i, m->rcost, "reverse_cost", rn, 0, &rcost, &null, err)))
+            (rc = parse_f64(r, i, m->rcost, "reverse_cost", rn, 0, &e->rcost, &null, err)))
             return rc;
+        e->has_xy = 0;
         if (m->x1 >= 0) {
             int n1, n2, n3, n4;
-            if ((rc = parse_f64(r, i, m->x1, "x1", rn, 1, &x1, &n1, err)) ||
-                (rc = parse_f64(r, i, m->y1, "y1", rn, 1, &y1, &n2, err)) ||
-                (rc = parse_f64(r, i, m->x2, "x2", rn, 1, &x2, &n3, err)) ||
-                (rc = parse_f64(r, i, m->y2, "y2", rn, 1, &y2, &n4, err)))
+            if ((rc = parse_f64(r, i, m->x1, "x1", rn, 1, &e->x1, &n1, err)) ||
+                (rc = parse_f64(r, i, m->y1, "y1", rn, 1, &e->y1, &n2, err)) ||
+                (rc = parse_f64(r, i, m->x2, "x2", rn, 1, &e->x2, &n3, err)) ||
+                (rc = parse_f64(r, i, m->y2, "y2", rn, 1, &e->y2, &n4, err)))
                 return rc;
-            nx = n1 || n2 || n3 || n4;
+            e->has_xy = !(n1 || n2 || n3 || n4);
         }
-        int any = 0;
+        gp_scale_fit_add(fit, e->cost);
+        gp_scale_fit_add(fit, e->rcost);
+        eb->n++;
+    }
+    return GP_OK;
+}
+
+/* Adds the buffered edges' arcs (and coordinates) under the builder's scale. */
+static int add_edges(gp_builder *b, const edge_buf *eb, int directed, gp_err *err) {
+    for (uint64_t i = 0; i < eb->n; i++) {
+        const pg_edge *e = &eb->e[i];
+        int rc = GP_OK, any = 0;
         uint32_t w;
-        if (cost >= 0) {
-            if ((rc = gp_builder_cost(b, cost, &w, err)) ||
-                (rc = gp_builder_add_arc(b, s, t, w, err)) ||
-                (!directed && (rc = gp_builder_add_arc(b, t, s, w, err))))
+        if (e->cost >= 0) {
+            if ((rc = gp_builder_cost(b, e->cost, &w, err)) ||
+                (rc = gp_builder_add_arc(b, e->s, e->t, w, err)) ||
+                (!directed && (rc = gp_builder_add_arc(b, e->t, e->s, w, err))))
                 goto row_error;
             any = 1;
         }
-        if (rcost >= 0) {
-            if ((rc = gp_builder_cost(b, rcost, &w, err)) ||
-                (rc = gp_builder_add_arc(b, t, s, w, err)) ||
-                (!directed && (rc = gp_builder_add_arc(b, s, t, w, err))))
+        if (e->rcost >= 0) {
+            if ((rc = gp_builder_cost(b, e->rcost, &w, err)) ||
+                (rc = gp_builder_add_arc(b, e->t, e->s, w, err)) ||
+                (!directed && (rc = gp_builder_add_arc(b, e->s, e->t, w, err))))
                 goto row_error;
             any = 1;
         }
         /* pgRouting builds its graph from usable edges only: an edge with no direction adds no
          * vertex, and neither do its coordinates */
-        if (any && !nx &&
-            ((rc = gp_builder_add_node(b, s, 1, x1, y1, NULL, err)) ||
-             (rc = gp_builder_add_node(b, t, 1, x2, y2, NULL, err))))
+        if (any && e->has_xy &&
+            ((rc = gp_builder_add_node(b, e->s, 1, e->x1, e->y1, NULL, err)) ||
+             (rc = gp_builder_add_node(b, e->t, 1, e->x2, e->y2, NULL, err))))
             goto row_error;
         continue;
     row_error:
         if (err) {
             char tmp[sizeof err->msg];
             memcpy(tmp, err->msg, sizeof tmp);
-            gp_err_set(err, rc, "PostgreSQL edges: row %llu (id %lld): %s", (unsigned long long)rn,
-                       (long long)id, tmp);
+            gp_err_set(err, rc, "PostgreSQL edges: row %llu (id %lld): %s",
+                       (unsigned long long)e->row, (long long)e->id, tmp);
         }
         return rc;
     }
@@ -502,18 +543,124 @@ static char *trim_query(const char *q, gp_err *err) {
     return out;
 }
 
+/* 1 when host (with port) matches an entry of the ','-separated list: "HOST" or "HOST:PORT". */
+static int host_allowed(const char *list, const char *host, const char *port) {
+    char hp[600];
+    snprintf(hp, sizeof hp, "%s:%s", host, port);
+    const char *p = list;
+    while (*p) {
+        size_t n = strcspn(p, ",");
+        while (n && (*p == ' ')) p++, n--;
+        size_t m = n;
+        while (m && p[m - 1] == ' ') m--;
+        if (m && ((strlen(host) == m && strncmp(p, host, m) == 0) ||
+                  (strlen(hp) == m && strncmp(p, hp, m) == 0)))
+            return 1;
+        p += n;
+        if (*p == ',') p++;
+    }
+    return 0;
+}
+
+/* Calls fn(ctx, host, port) for every host and hostaddr of the spec (libpq pairs the host and
+ * port lists; one port may serve all; no host: localhost, libpq's local default). Stops at the
+ * first non-zero return. service= is refused (it would name hosts we cannot see). */
+static int each_host(const char *uri, int (*fn)(void *ctx, const char *host, const char *port,
+                                                const char *shown, gp_err *err),
+                     void *ctx, gp_err *err) {
+    gp_pg_spec s;
+    int rc = gp_pg_spec_parse(uri, &s, err);
+    if (rc) return rc;
+    char *perr = NULL;
+    PQconninfoOption *opts = PQconninfoParse(s.conninfo, &perr);
+    if (!opts) {
+        char m[300];
+        rc = gp_err_set(err, GP_EINVAL, "PostgreSQL spec %s: %s", s.shown,
+                        pgmsg(perr ? perr : "cannot be parsed", m, sizeof m));
+        PQfreemem(perr);
+        gp_pg_spec_free(&s);
+        return rc;
+    }
+    const char *hosts = "", *addrs = "", *ports = "";
+    for (PQconninfoOption *k = opts; k->keyword && !rc; k++) {
+        if (!k->val || !*k->val) continue;
+        if (!strcmp(k->keyword, "host")) hosts = k->val;
+        else if (!strcmp(k->keyword, "hostaddr")) addrs = k->val;
+        else if (!strcmp(k->keyword, "port")) ports = k->val;
+        else if (!strcmp(k->keyword, "service") || !strcmp(k->keyword, "servicefile"))
+            rc = gp_err_set(err, GP_EFORBIDDEN,
+                            "PostgreSQL spec %s: %s= is not accepted while load_pg_hosts applies "
+                            "(name the host)",
+                            s.shown, k->keyword);
+    }
+    for (int pass = 0; pass < 2 && !rc; pass++) {
+        const char *list = pass ? addrs : hosts;
+        if (pass && !*list) break;
+        const char *h = *list ? list : "localhost";
+        const char *pp = ports;
+        for (;;) {
+            size_t hn = strcspn(h, ","), pn = strcspn(pp, ",");
+            char host[256], port[32];
+            snprintf(host, sizeof host, "%.*s", (int)(hn < 255 ? hn : 255), h);
+            snprintf(port, sizeof port, "%.*s", (int)(pn ? (pn < 31 ? pn : 31) : 4),
+                     pn ? pp : "5432");
+            if ((rc = fn(ctx, host, port, s.shown, err))) break;
+            if (!h[hn]) break;
+            h += hn + 1;
+            if (pp[pn]) pp += pn + 1;
+        }
+    }
+    PQconninfoFree(opts);
+    gp_pg_spec_free(&s);
+    return rc;
+}
+
+static int check_one(void *ctx, const char *host, const char *port, const char *shown,
+                     gp_err *err) {
+    if (host_allowed(ctx, host, port)) return GP_OK;
+    return gp_err_set(err, GP_EFORBIDDEN, "PostgreSQL spec %s: host %s:%s is not in load_pg_hosts",
+                      shown, host, port);
+}
+
+int gp_pg_check_hosts(const char *uri, const char *allow, gp_err *err) {
+    return each_host(uri, check_one, (void *)allow, err);
+}
+
+typedef struct host_list {
+    char *out;
+    size_t cap;
+} host_list;
+
+static int list_one(void *ctx, const char *host, const char *port, const char *shown,
+                    gp_err *err) {
+    (void)port, (void)shown, (void)err;
+    host_list *l = ctx;
+    if (host_allowed(l->out, host, "")) return GP_OK; /* already listed */
+    size_t n = strlen(l->out);
+    snprintf(l->out + n, l->cap - n, "%s%s", n ? "," : "", host);
+    return GP_OK;
+}
+
+int gp_pg_spec_hosts(const char *uri, char *out, size_t cap) {
+    host_list l = {out, cap};
+    return each_host(uri, list_one, &l, NULL);
+}
+
 gp_graph *gp_load_postgres(const char *uri, const gp_load_opts *o, gp_err *err) {
     static const gp_load_opts defaults = {0};
     if (!o) o = &defaults;
+    if (o->allow_pg_hosts && gp_pg_check_hosts(uri, o->allow_pg_hosts, err)) return NULL;
     gp_pg_spec s;
     if (gp_pg_spec_parse(uri, &s, err)) return NULL;
     gp_graph *g = NULL;
     gp_builder *b = NULL;
     char *query = NULL, *decl = NULL;
     PGresult *r = NULL;
+    edge_buf eb = {0};
     int in_tx = 0;
     double t0 = gp_now();
-    PGconn *c = connect_db(&s, err);
+    double left = o->deadline > 0 ? o->deadline - t0 : 0;
+    PGconn *c = connect_db(&s, o->deadline > 0 ? (left > 1 ? left : 1) : 0, err);
     if (!c) goto done;
     if (s.edges_sql) {
         query = trim_query(s.edges_sql, err);
@@ -525,11 +672,6 @@ gp_graph *gp_load_postgres(const char *uri, const gp_load_opts *o, gp_err *err) 
     }
     if (!query) goto done;
     int directed = s.directed >= 0 ? s.directed : !o->undirected;
-    double scale = o->scale > 0 ? o->scale : s.scale > 0 ? s.scale : GP_SCALE_DEFAULT_FRACTIONAL;
-    if (!(b = gp_builder_new(scale))) {
-        gp_err_set(err, GP_ENOMEM, "out of memory");
-        goto done;
-    }
     size_t dl = strlen(query) + 64;
     if (!(decl = malloc(dl))) {
         gp_err_set(err, GP_ENOMEM, "out of memory");
@@ -544,39 +686,65 @@ gp_graph *gp_load_postgres(const char *uri, const gp_load_opts *o, gp_err *err) 
             err))
         goto done;
     colmap m;
-    uint64_t rows = 0, next_report = 1000000;
+    gp_scale_fit fit;
+    gp_scale_fit_init(&fit);
+    uint64_t next_report = 1000000;
     for (int first = 1;; first = 0) {
         char fetch[64];
         snprintf(fetch, sizeof fetch, "FETCH FORWARD %d FROM gpath_edges", FETCH_ROWS);
+        gp_err e2;
+        if (gp_load_check_time(o, &e2)) {
+            gp_err_set(err, e2.code, "PostgreSQL %s: %s", s.shown, e2.msg);
+            goto done;
+        }
         if (run(c, fetch, 0, NULL, PGRES_TUPLES_OK, &r, "reading edges", err)) goto done;
         if (first && find_cols(r, &m, err)) goto done;
         if (PQntuples(r) == 0) break;
-        if (add_rows(b, r, &m, directed, &rows, err)) goto done;
+        if (read_rows(&eb, r, &m, &fit, o, err)) goto done;
+        if (o->max_arcs && eb.n > o->max_arcs) {
+            gp_err_set(err, GP_ETOOBIG, "PostgreSQL %s: more than max_graph_arcs = %llu edges",
+                       s.shown, (unsigned long long)o->max_arcs);
+            goto done;
+        }
         PQclear(r);
         r = NULL;
-        if (o->progress && rows >= next_report) {
+        if (o->progress && eb.n >= next_report) {
             GP_LOG(GP_LOG_INFO, "PostgreSQL %s: %llu edges read (%.1f s)", s.shown,
-                   (unsigned long long)rows, gp_now() - t0);
+                   (unsigned long long)eb.n, gp_now() - t0);
             next_report += 1000000;
         }
     }
     run(c, "COMMIT", 0, NULL, PGRES_COMMAND_OK, NULL, "COMMIT", NULL);
     in_tx = 0;
+    /* the scale: given (option, then the spec's scale=), else the one that fits every cost */
+    double scale = o->scale > 0 ? o->scale : s.scale;
+    gp_err e2;
+    if (!(scale > 0) && gp_scale_fit_pick(&fit, &scale, &e2)) {
+        gp_err_set(err, e2.code, "PostgreSQL %s: %s", s.shown, e2.msg);
+        goto done;
+    }
+    if (!(b = gp_builder_new(scale))) {
+        gp_err_set(err, GP_ENOMEM, "out of memory");
+        goto done;
+    }
+    gp_builder_guard(b, o);
+    if (add_edges(b, &eb, directed, err)) goto done;
     if (gp_builder_nodes(b) == 0) {
         gp_err_set(err, GP_EPARSE, "PostgreSQL %s: the edges have no usable direction (%llu rows)",
-                   s.shown, (unsigned long long)rows);
+                   s.shown, (unsigned long long)eb.n);
         goto done;
     }
     g = gp_builder_finish(b, s.shown, "postgresql", directed, err);
     b = NULL;
     if (g && o->progress)
-        GP_LOG(GP_LOG_INFO, "PostgreSQL %s: %llu edges -> %u nodes, %u arcs in %.1f s", s.shown,
-               (unsigned long long)rows, g->n, g->m, gp_now() - t0);
+        GP_LOG(GP_LOG_INFO, "PostgreSQL %s: %llu edges -> %u nodes, %u arcs in %.1f s (scale %g)",
+               s.shown, (unsigned long long)eb.n, g->n, g->m, gp_now() - t0, scale);
 done:
     PQclear(r);
     if (in_tx && c) PQclear(PQexec(c, "ROLLBACK"));
     PQfinish(c);
     gp_builder_free(b);
+    free(eb.e);
     free(query);
     free(decl);
     gp_pg_spec_free(&s);

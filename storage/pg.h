@@ -6,10 +6,13 @@
  *   table=NAME        an edge table (NAME may be schema-qualified, each part taken literally)
  *   edges_sql=SQL     a query returning pgRouting's columns (URL-encoded: %XX; '+' stays '+')
  *   directed=false    pgRouting's directed := false (every direction both ways)
- *   scale=S           fixed-point scale for the costs (default GP_SCALE_DEFAULT_FRACTIONAL)
+ *   scale=S           fixed-point scale for the costs (default: the one that fits every cost,
+ *                     gp_scale_fit: 1 for integers, else 1000, else the power of ten that fits)
  * With neither table nor edges_sql, gpath's own table gpath.edges is read, after the migrations in
  * migrations/postgres have been applied (the only case in which gpath writes to the database).
- * The edge rows are pgRouting's: id, source, target, cost[, reverse_cost][, x1, y1, x2, y2];
+ * The edge rows are pgRouting's: id, source, target, cost[, reverse_cost][, x1, y1, x2, y2]
+ * (a table= in osm2pgrouting's layout, gid and cost_s without id, is read as gid, cost_s and
+ * reverse_cost_s);
  * cost >= 0 gives the arc source->target, reverse_cost >= 0 the arc target->source, a negative
  * value no arc; undirected, each of them gives both directions (pgRouting's semantics exactly).
  */
@@ -34,6 +37,14 @@ typedef struct gp_pg_spec {
 /* Splits a spec into the libpq URI and gpath's parameters. */
 int gp_pg_spec_parse(const char *uri, gp_pg_spec *out, gp_err *err);
 void gp_pg_spec_free(gp_pg_spec *s); /* accepts NULL and a zeroed spec */
+
+/* Checks that every host (and hostaddr) the spec names, with its port, is in allow (','-separated
+ * "HOST" or "HOST:PORT" entries; a spec without a host counts as localhost); service= is refused.
+ * GP_OK, GP_EFORBIDDEN naming the host, or GP_EINVAL for a spec libpq cannot parse. */
+int gp_pg_check_hosts(const char *uri, const char *allow, gp_err *err);
+/* Appends the hosts the spec names to the ','-separated list in out (cap bytes, NUL-terminated),
+ * skipping those already there. */
+int gp_pg_spec_hosts(const char *uri, char *out, size_t cap);
 
 /* Applies migrations/postgres to the database (schema gpath, table gpath.schema_version); refuses a
  * database whose recorded version is newer than this binary's. */

@@ -777,6 +777,139 @@ def t_sigterm_graceful(ctx):
     assert "event=stopped code=0" in d2.tail()
 
 
+# ---- hostile admin loads (issue 11; the "loaders" engineer's block) ----
+@test
+def t_admin_hostile_paths(ctx):
+    """An admin token cannot read the machine's files through graph loads: specs outside
+    load_paths (default: the configured graphs' directory) are 403 whether the file exists or not,
+    '..' and symlinks are resolved first, a file inside that is not a graph is 422 with file and
+    line but none of its bytes, a FIFO is refused at once (400) instead of blocking a load."""
+    d, tmp = ctx.d, ctx.tmp
+    for spec in ("sndlib:/etc/shadow", "sndlib:/etc/passwd", "dimacs:/proc/self/environ",
+                 "dimacs:" + tmp + "/../../etc/passwd", "graphml:/etc/hostname",
+                 "dimacs:/no/such/dir/x.gr"):
+        st, _, b = d.call("PUT", "/admin/graphs/h1", {"spec": spec}, token=TOKEN)
+        expect_error((st, _, b), 403, "Forbidden", ["load_paths"])
+        assert "root:" not in b["message"], b
+    link = os.path.join(tmp, "evil.gr")
+    if not os.path.lexists(link):
+        os.symlink("/etc/passwd", link)
+    expect_error(d.call("PUT", "/admin/graphs/h1", {"spec": "dimacs:" + link}, token=TOKEN), 403,
+                 "Forbidden", ["load_paths"])
+    secret = os.path.join(tmp, "secret.txt")
+    with open(secret, "w") as f:
+        f.write("root:$6$SECRETsalt$SECRETHASH:19000:0:99999:7:::\nDB_PASSWORD=SECRETenv\n")
+    for fmt in ("dimacs", "csv", "sndlib", "rocketfuel", "graphml"):
+        st, _, b = d.call("PUT", "/admin/graphs/h1", {"spec": fmt + ":" + secret}, token=TOKEN)
+        expect_error((st, _, b), 422, "LoadFailed", ["secret.txt"])
+        assert "SECRET" not in b["message"] and "root:" not in b["message"], (fmt, b)
+    fifo = os.path.join(tmp, "admin.fifo")
+    if not os.path.exists(fifo):
+        os.mkfifo(fifo)
+    t0 = time.time()
+    expect_error(d.call("PUT", "/admin/graphs/h1", {"spec": "dimacs:" + fifo}, token=TOKEN), 400,
+                 "InvalidQuery", ["not a regular file"])
+    assert time.time() - t0 < 10
+    expect_error(d.call("PUT", "/admin/graphs/h1", {"spec": "postgresql://gpath@10.255.255.1/x?table=e"},
+                        token=TOKEN), 403, "Forbidden", ["load_pg_hosts"])
+    expect_error(d.call("GET", "/v1/graphs/h1"), 404, "UnknownGraph")
+
+
+@test
+def t_admin_hostile_options(ctx):
+    """Options that would be silently ignored are refused with 400 naming the problem; a 16-byte
+    DIMACS header cannot ask for a 50 M-node graph (413)."""
+    d, tmp = ctx.d, ctx.tmp
+    a = "dimacs:" + os.path.join(tmp, "a.gr")
+    expect_error(d.call("PUT", "/admin/graphs/h2", raw=b'{"spec": "gen:100", "scale": 1e400}',
+                        headers={"Content-Type": "application/json"}, token=TOKEN), 400,
+                 "InvalidJson", ["scale"])
+    expect_error(d.call("PUT", "/admin/graphs/h2", {"spec": a, "scale": 1000}, token=TOKEN), 400,
+                 "InvalidQuery", ["scale does not apply"])
+    expect_error(d.call("PUT", "/admin/graphs/h2", {"spec": "gen:100", "cost_rule": "bogus"},
+                        token=TOKEN), 400, "InvalidQuery", ["cost_rule"])
+    expect_error(d.call("PUT", "/admin/graphs/h2", {"spec": "gen:100", "cost_rule": "x" * 40},
+                        token=TOKEN), 400, "InvalidQuery", ["cost_rule"])
+    for name in ("..", "."):
+        st, _, b = d.call("PUT", "/admin/graphs/" + name, {"spec": "gen:100"}, token=TOKEN,
+                          check=False)
+        assert st in (400, 404) and b["code"] in ("InvalidQuery", "NotFound"), (name, st, b)
+    expect_error(d.call("PUT", "/admin/graphs/%2E%2E", {"spec": "gen:100"}, token=TOKEN,
+                        check=False), 400, "InvalidQuery", ["not . or .."])
+    tiny = os.path.join(tmp, "tiny.gr")
+    with open(tiny, "w") as f:
+        f.write("p sp 50000000 0\n")
+    expect_error(d.call("PUT", "/admin/graphs/h2", {"spec": "dimacs:" + tiny}, token=TOKEN), 413,
+                 "TooBig", ["50000000 nodes", "16 bytes"])
+    expect_error(d.call("GET", "/v1/graphs/h2"), 404, "UnknownGraph")
+
+
+@test
+def t_load_timeout_and_shutdown(ctx):
+    """A load that never ends (a configured FIFO nobody writes; a database that accepts the
+    connection and never answers) is stopped after load_timeout_s with 503; it blocks neither
+    another graph's admin load meanwhile nor SIGTERM."""
+    fifo = os.path.join(ctx.tmp, "stuck.gr")
+    if not os.path.exists(fifo):
+        os.mkfifo(fifo)
+    d5 = Daemon(ctx.tmp, "stuck", ["--graph", "stuck=dimacs:" + fifo, "--graph", "q=gen:100",
+                                   "--load-timeout-s", "2", "--cache-path", "",
+                                   "--load-pg-hosts", "127.0.0.1"],
+                {"GPATH_ADMIN_TOKEN": TOKEN})
+    mute = socket.socket()  # a "database" that accepts connections and never says a word
+    mute.bind(("127.0.0.1", 0))
+    mute.listen(8)
+    try:
+        t0 = time.time()
+        spec = "postgresql://gpath@127.0.0.1:%d/x?table=e" % mute.getsockname()[1]
+        expect_error(d5.call("PUT", "/admin/graphs/mute", {"spec": spec}, token=TOKEN), 503,
+                     "SourceUnavailable")
+        assert time.time() - t0 < 15, time.time() - t0
+        st, _, b = d5.call("PUT", "/admin/graphs/other", {"spec": "gen:100"}, token=TOKEN)
+        assert st == 201, b
+        t0 = time.time()
+        while time.time() - t0 < 20:
+            st, _, b = d5.call("GET", "/ready")
+            if "load_timeout_s" in b.get("message", ""):
+                break
+            time.sleep(0.1)
+        expect_error((st, _, b), 503, "NotReady", ["stuck", "load_timeout_s = 2"])
+        st, _, b = d5.call("GET", "/v1/graphs/q/route?from=1&to=2")
+        assert st == 200, b
+        # an admin reload of the stuck graph (trusted: a configured FIFO) also stops at the limit
+        st, h, b = d5.call("PUT", "/admin/graphs/stuck", {"spec": "gen:100"}, token=TOKEN)
+        assert st == 201, b
+    finally:
+        mute.close()
+        t0 = time.time()
+        rc = d5.stop()
+        assert rc == 0 and time.time() - t0 < 15, (rc, time.time() - t0, d5.tail())
+
+
+@test
+def t_cache_truncated_under_server(ctx):
+    """The cache file truncated under the running server: it keeps answering (the damaged file is
+    moved aside), never dies of SIGBUS."""
+    d = ctx.d
+    path = os.path.join(ctx.tmp, "cache.sqlite")
+    bodies = [{"sources": [s], "targets": [1, 2, 3, 4, 5, 6]} for s in range(1, 7)]
+    for b in bodies:
+        st, _, r = d.call("POST", "/v1/graphs/t/table", b)
+        assert st == 200, r
+    d.call("DELETE", "/admin/cache?graph=0000000000000000", token=TOKEN)  # checkpoints the WAL
+    for b in bodies:
+        assert d.call("POST", "/v1/graphs/t/table", b)[0] == 200
+    with open(path, "r+b") as f:
+        f.truncate(0)
+    for _ in range(3):
+        for b in bodies:
+            st, _, r = d.call("POST", "/v1/graphs/t/table", b)
+            assert st == 200 and len(r["distances"]) == 1, r
+    assert d.proc.poll() is None, d.tail()
+    st, _, b = d.call("GET", "/health")
+    assert st == 200, b
+
+
 def main():
     if not os.access(BIN, os.X_OK):
         print(f"SKIP: no gpath binary at {BIN} (set GPATH_BIN)")

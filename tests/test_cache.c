@@ -310,6 +310,64 @@ static void test_corrupt_file_moved_aside(void **state) {
     free(m);
 }
 
+/* The file truncated under an open cache (an operator's mistake, a full disk's cleanup): every
+ * call keeps answering (a miss, then a new cache), never SIGBUS. With the cache's former 256 MiB
+ * mmap the read of a mapped page past the new end of file killed the process. */
+static void test_truncated_under_open_cache(void **state) {
+    (void)state;
+    gp_err err;
+    enum { NS = 20, NT = 300 };
+    uint32_t s2[NS], t2[NT];
+    for (uint32_t i = 0; i < NS; i++) s2[i] = i;
+    for (uint32_t j = 0; j < NT; j++) t2[j] = j;
+    uint64_t *m = malloc(NS * NT * 8), *got = malloc(NS * NT * 8);
+    assert_non_null(m);
+    assert_non_null(got);
+    gp_cache *c = gp_cache_open(path, 0, &err);
+    assert_non_null(c);
+    for (int e = 0; e < 8; e++) {
+        fill((uint64_t)e, NS, NT, m, NULL);
+        gp_cache_key kk = table_key(300 + (uint64_t)e, s2, NS, t2, NT);
+        assert_int_equal(gp_cache_put(c, &kk, m, NULL, &err), GP_OK);
+    }
+    gp_cache_close(c); /* checkpoint: the rows now live in the main file */
+    c = gp_cache_open(path, 0, &err);
+    assert_non_null(c);
+    gp_cache_key k0 = table_key(300, s2, NS, t2, NT);
+    assert_int_equal(gp_cache_get(c, &k0, got, NULL), GP_OK); /* pages read (and mapped, before) */
+    assert_int_equal(truncate(path, 8192), 0);
+    for (int e = 0; e < 8; e++) { /* every read: a miss or a verified hit, never a crash */
+        gp_cache_key kk = table_key(300 + (uint64_t)e, s2, NS, t2, NT);
+        int rc = gp_cache_get(c, &kk, got, NULL);
+        assert_true(rc == GP_OK || rc == GP_ENOTFOUND);
+        if (rc == GP_OK) {
+            fill((uint64_t)e, NS, NT, m, NULL);
+            assert_memory_equal(got, m, NS * NT * 8);
+        }
+    }
+    /* still a working cache afterwards (the damaged file moved aside, a new one in its place) */
+    fill(99, NS, NT, m, NULL);
+    gp_cache_key k9 = table_key(399, s2, NS, t2, NT);
+    assert_int_equal(gp_cache_put(c, &k9, m, NULL, &err), GP_OK);
+    assert_int_equal(gp_cache_get(c, &k9, got, NULL), GP_OK);
+    assert_memory_equal(got, m, NS * NT * 8);
+    gp_cache_stats st;
+    gp_cache_stats_get(c, &st);
+    assert_true(st.enabled);
+    gp_cache_close(c);
+    /* reopened: the damage is found (quick_check) and the file moved aside, or it reads whole */
+    c = gp_cache_open(path, 0, &err);
+    assert_non_null(c);
+    gp_cache_stats_get(c, &st);
+    assert_true(st.enabled);
+    assert_true(st.recoveries == 1 || count_corrupt() == 0);
+    int rc = gp_cache_get(c, &k0, got, NULL);
+    assert_true(rc == GP_OK || rc == GP_ENOTFOUND);
+    gp_cache_close(c);
+    free(m);
+    free(got);
+}
+
 static void test_newer_schema_refused(void **state) {
     (void)state;
     gp_err err;
@@ -472,6 +530,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_mismatch_is_miss, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lru_eviction, setup, teardown),
         cmocka_unit_test_setup_teardown(test_corrupt_file_moved_aside, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_truncated_under_open_cache, setup, teardown),
         cmocka_unit_test_setup_teardown(test_newer_schema_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unopenable_cache_is_disabled, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_threads, setup, teardown),

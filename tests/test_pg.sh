@@ -85,8 +85,9 @@ echo "# pgRouting $(pgc_psql gt -At -c 'SELECT pgr_version()'), $(pgc_psql gt -A
 
 # compare.py KIND DIRECTED: gpath's JSON (file) against pgRouting's rows (file)
 cat >"$tmp/compare.py" <<'EOF'
-import json, sys
+import json, os, sys
 kind, gfile, pfile = sys.argv[1], sys.argv[2], sys.argv[3]
+tol = float(os.environ.get("TOL", "1e-9"))  # relative (fixed-point costs are kept to 1/1000)
 g = json.load(open(gfile))
 pg = {}
 for line in open(pfile):
@@ -104,7 +105,7 @@ else:
             if g["distances"][i][j] is not None and s != t:
                 ours[(s, t)] = float(g["distances"][i][j])
 bad = [(k, ours.get(k), pg.get(k)) for k in set(ours) | set(pg)
-       if k not in ours or k not in pg or abs(ours[k] - pg[k]) > 1e-9]
+       if k not in ours or k not in pg or abs(ours[k] - pg[k]) > tol * max(1.0, abs(pg[k]))]
 print(len(pg), "pairs;", len(bad), "differ", bad[:10])
 sys.exit(1 if bad or not pg else 0)
 EOF
@@ -214,9 +215,32 @@ out=$("$GPATH_BIN" info --graph "$db?edges_sql=$(enc "SELEC nonsense")" 2>&1); r
 if [ $rc -ne 0 ] && echo "$out" | grep -q "syntax error"; then ok "bad edges_sql: PostgreSQL's message"
 else bad "bad edges_sql" "rc=$rc $out"; fi
 
+# --- osm2pgrouting's ways table as it is ----------------------------------------------------------
+# gid (no id), source, target, cost (degrees), cost_s / reverse_cost_s (seconds, fractional: no
+# single default scale keeps 1/1000 of them), length_m, name, x1..y2: read with gid, cost_s,
+# reverse_cost_s, and the scale picked over the whole table.
+pgc_psql gt -c "CREATE TABLE ways (gid bigint PRIMARY KEY, osm_id bigint, length float8,
+  length_m float8, name text, source bigint, target bigint, cost float8, reverse_cost float8,
+  cost_s float8, reverse_cost_s float8, one_way int, x1 float8, y1 float8, x2 float8, y2 float8)" \
+  -c "INSERT INTO ways SELECT id, 1000 + id, cost / 1e5, cost * 11.1, 'street ' || id, source,
+  target, cost / 1e5, reverse_cost / 1e5, cost * 0.0137 + id * 0.00031,
+  CASE WHEN reverse_cost < 0 THEN -1 ELSE reverse_cost * 0.0219 + id * 0.00017 END, 0,
+  x1, y1, x2, y2 FROM edges"
+ways_q="SELECT gid AS id, source, target, cost_s AS cost, reverse_cost_s AS reverse_cost FROM ways"
+pgc_psql gt -At -c "SELECT start_vid, end_vid, agg_cost FROM pgr_floydWarshall('$ways_q', true)" >"$tmp/fw.txt"
+"$GPATH_BIN" apsp --graph "$db?table=ways" >"$tmp/a.json" 2>"$tmp/a.err"
+sc=$("$GPATH_BIN" info --graph "$db?table=ways" 2>&1 | $PY -c 'import json,sys; print(json.load(sys.stdin)["scale"])' 2>&1)
+if res=$(TOL=1e-3 $PY "$tmp/compare.py" apsp "$tmp/a.json" "$tmp/fw.txt" 2>&1) &&
+   $PY -c "import sys; sys.exit(0 if float('$sc') > 1000 else 1)" 2>/dev/null; then
+  ok "osm2pgrouting ways (gid, cost_s, reverse_cost_s; scale $sc picked over every cost) = pgr_floydWarshall: $res"
+else bad "osm2pgrouting ways" "scale=$sc $res $(cat "$tmp/a.err")"; fi
+
 # --- LISTEN/NOTIFY reload through gpath serve ------------------------------------------------------
 if "$GPATH_BIN" serve --help 2>&1 | grep -q -- "--port-file"; then
-  "$GPATH_BIN" serve --graph "roads=$db?table=edges" --listen 127.0.0.1 --port 0 \
+  # "pw": a spec with a password (trust auth ignores it): it must never be shown or logged
+  "$GPATH_BIN" serve --graph "roads=$db?table=edges" \
+    --graph "pw=postgresql://gpath:pgS3cretPw@127.0.0.1:$PGC_PORT/gt?table=edges&password=pgS3cretQ" \
+    --listen 127.0.0.1 --port 0 \
     --port-file "$tmp/port" --cache-path "$tmp/cache.db" --backend cpu --engine-threads 2 \
     --threads 2 --admin-token tok >"$tmp/serve.log" 2>&1 &
   serve_pid=$!
@@ -231,6 +255,22 @@ if "$GPATH_BIN" serve --help 2>&1 | grep -q -- "--port-file"; then
   if [ $up -eq 1 ]; then
     d0=$(dist)
     [ -n "$d0" ] || bad "served route 6->10" "$(route; tail -5 "$tmp/serve.log")"
+    # redaction: the password is in neither the graph list, the graph, metrics nor the log
+    shown=$(curl -s "http://127.0.0.1:$port/v1/graphs"; curl -s "http://127.0.0.1:$port/v1/graphs/pw"
+      curl -s "http://127.0.0.1:$port/metrics")
+    if ! echo "$shown" | grep -q "pgS3cret" && ! grep -q "pgS3cret" "$tmp/serve.log" &&
+       echo "$shown" | grep -q 'gpath:\*\*\*@127.0.0.1' && echo "$shown" | grep -q 'password=\*\*\*'; then
+      ok "a PostgreSQL password is redacted in GET /v1/graphs, /v1/graphs/pw, /metrics and the log"
+    else bad "password redaction" "$(echo "$shown" | grep -o '"source":"[^"]*"'; grep -o 'spec=[^ ]*' "$tmp/serve.log" | head -3)"; fi
+    # admin loads may reach only the configured database hosts (load_pg_hosts)
+    adm_put() { curl -s -o "$tmp/put.json" -w '%{http_code}' -X PUT -H 'Authorization: Bearer tok' \
+      -H 'Content-Type: application/json' -d "{\"spec\": \"$1\"}" "http://127.0.0.1:$port/admin/graphs/$2"; }
+    c1=$(adm_put "postgresql://gpath@127.0.0.2:$PGC_PORT/gt?table=edges" probe)
+    b1=$(cat "$tmp/put.json")
+    c2=$(adm_put "postgresql://gpath@127.0.0.1:$PGC_PORT/gt?table=edges" copy)
+    if [ "$c1" = 403 ] && echo "$b1" | grep -q "load_pg_hosts" && [ "$c2" = 201 ]; then
+      ok "admin PUT: a host outside load_pg_hosts is 403 Forbidden, the configured host loads (201)"
+    else bad "load_pg_hosts" "$c1 $b1 / $c2 $(cat "$tmp/put.json")"; fi
     # wait until the listener is connected (it logs it), then change a cost on the 6->10 path
     for _ in $(seq 50); do grep -q "LISTEN gpath_reload on" "$tmp/serve.log" && break; sleep 0.1; done
     pgc_psql gt -c "UPDATE edges SET cost = 0.5, reverse_cost = 0.5 WHERE id = 4" -c "NOTIFY gpath_reload, 'roads'"
@@ -278,6 +318,13 @@ if "$GPATH_BIN" serve --help 2>&1 | grep -q -- "--port-file"; then
     d_down=$(dist)
     [ -n "$d_down" ] && [ "$d_down" = "$d1" ] && ok "PostgreSQL stopped: the loaded graph keeps serving ($d_down)" \
       || bad "serving with PostgreSQL down" "$d_down $(tail -5 "$tmp/serve.log")"
+    # a reload while the database is down is an outage, not bad content: 503 + Retry-After
+    rl=$(curl -s -D "$tmp/rh.txt" -w ' %{http_code}' -X POST -H 'Authorization: Bearer tok' \
+      "http://127.0.0.1:$port/admin/graphs/roads/reload")
+    if echo "$rl" | grep -q ' 503$' && echo "$rl" | grep -q '"SourceUnavailable"' &&
+       grep -qi '^retry-after:' "$tmp/rh.txt" && [ "$(dist)" = "$d1" ]; then
+      ok "reload with PostgreSQL down: 503 SourceUnavailable with Retry-After, the old graph keeps serving"
+    else bad "reload with PostgreSQL down" "$rl $(cat "$tmp/rh.txt")"; fi
     pgc_restart
     pgc_psql gt -c "UPDATE edges SET cost = 1, reverse_cost = 1 WHERE id = 4"
     sleep 0.3

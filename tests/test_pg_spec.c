@@ -82,10 +82,41 @@ static void test_unreachable(void **state) {
     gp_graph *g = gp_load_postgres("postgresql://u:pw@127.0.0.1:1/db?table=edges&connect_timeout=2",
                                    NULL, &err);
     assert_null(g);
-    assert_int_equal(err.code, GP_EDB);
+    assert_int_equal(err.code, GP_EUNAVAILABLE); /* an outage (503), not bad content */
     assert_non_null(strstr(err.msg, "127.0.0.1"));
     assert_null(strstr(err.msg, ":pw@"));
     assert_non_null(strstr(err.msg, "refused"));
+}
+
+/* load_pg_hosts: every host (and hostaddr) with its port must be listed; refused before any
+ * connection; the configured hosts' list is built from the specs. */
+static void test_host_allow_list(void **state) {
+    (void)state;
+    gp_err err;
+    const char *allow = "db.internal, 127.0.0.1:5433";
+    assert_int_equal(gp_pg_check_hosts("postgresql://u:pw@db.internal:6000/x?table=t", allow, &err), GP_OK);
+    assert_int_equal(gp_pg_check_hosts("postgresql://u@127.0.0.1:5433/x", allow, &err), GP_OK);
+    assert_int_equal(gp_pg_check_hosts("postgresql://u@127.0.0.1:5432/x", allow, &err), GP_EFORBIDDEN);
+    assert_non_null(strstr(err.msg, "127.0.0.1:5432 is not in load_pg_hosts"));
+    assert_int_equal(gp_pg_check_hosts("postgresql://u:pw@10.0.0.9/x", allow, &err), GP_EFORBIDDEN);
+    assert_null(strstr(err.msg, "pw@"));
+    /* a second host, a hostaddr, the local default, service= */
+    assert_int_equal(gp_pg_check_hosts("postgresql://db.internal,evil:5432/x", allow, &err),
+                     GP_EFORBIDDEN);
+    assert_non_null(strstr(err.msg, "evil"));
+    assert_int_equal(gp_pg_check_hosts("postgresql://db.internal/x?hostaddr=10.1.1.1", allow, &err),
+                     GP_EFORBIDDEN);
+    assert_int_equal(gp_pg_check_hosts("postgresql:///x", allow, &err), GP_EFORBIDDEN);
+    assert_non_null(strstr(err.msg, "localhost"));
+    assert_int_equal(gp_pg_check_hosts("postgresql:///x", "localhost", &err), GP_OK);
+    assert_int_equal(gp_pg_check_hosts("postgresql://db.internal/x?service=other", allow, &err),
+                     GP_EFORBIDDEN);
+    assert_int_equal(gp_pg_check_hosts("postgresql://db.internal/x", "", &err), GP_EFORBIDDEN);
+    char list[256] = "";
+    assert_int_equal(gp_pg_spec_hosts("postgresql://a:pw@h1:5432,h2/x?table=t", list, sizeof list),
+                     GP_OK);
+    assert_int_equal(gp_pg_spec_hosts("postgresql://h2/y", list, sizeof list), GP_OK);
+    assert_string_equal(list, "h1,h2");
 }
 
 int main(void) {
@@ -94,6 +125,7 @@ int main(void) {
         cmocka_unit_test(test_password_redacted),
         cmocka_unit_test(test_bad_specs),
         cmocka_unit_test(test_unreachable),
+        cmocka_unit_test(test_host_allow_list),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -51,6 +51,10 @@ static double shared(const gp_graph *g, const gp_osrm_leg *leg, const uint8_t *o
     return t > 0 ? s / t : 1;
 }
 
+/* One step of a 64-bit linear congruential generator (Knuth's MMIX constants): it wraps modulo
+ * 2^64 by design (tests/ubsan.ignorelist). */
+static uint64_t lcg_next(uint64_t s) { return s * 6364136223846793005ull + 1442695040888963407ull; }
+
 size_t gp_osrm_alternatives(gp_osrm_req *q, const gp_osrm_leg *best, size_t max_alt,
                             gp_osrm_leg *out) {
     const gp_graph *g = q->g;
@@ -75,7 +79,7 @@ size_t gp_osrm_alternatives(gp_osrm_req *q, const gp_osrm_leg *best, size_t max_
     uint32_t nc = 0;
     uint64_t seed = 0x9E3779B97F4A7C15ull ^ g->hash;
     for (uint32_t tries = 0; tries < 20000 && nc < VIAS; tries++) {
-        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        seed = lcg_next(seed);
         uint32_t v = (uint32_t)((seed >> 33) % g->n);
         if (on[v] || dist[v] == GP_INF || (double)dist[v] < 0.2 * (double)C ||
             (double)dist[v] > 0.8 * (double)C || isnan(g->lon[v]))

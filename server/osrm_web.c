@@ -138,6 +138,10 @@ static void full_lines(const gp_graph *g, sbuf *b) {
     gp_pts_free(&line);
 }
 
+/* Fibonacci hashing of a cell-pair key: the multiplication wraps modulo 2^64 by design
+ * (tests/ubsan.ignorelist). */
+static uint64_t fib_hash(uint64_t key) { return key * 0x9E3779B97F4A7C15ull; }
+
 /* Grid-merged: lines between the first nodes of distinct cells, each cell pair once. */
 static int merged_lines(const gp_graph *g, sbuf *b, uint64_t limit, double minx, double miny,
                         double maxx, double maxy) {
@@ -173,7 +177,7 @@ static int merged_lines(const gp_graph *g, sbuf *b, uint64_t limit, double minx,
                 uint64_t cv = CELL_OF(v);
                 if (cu == cv) continue;
                 uint64_t lo = cu < cv ? cu : cv, hi = cu < cv ? cv : cu;
-                uint64_t key = lo * cells + hi + 1, h = key * 0x9E3779B97F4A7C15ull;
+                uint64_t key = lo * cells + hi + 1, h = fib_hash(key);
                 uint64_t i = (h >> 17) & (cap - 1);
                 while (seen[i] && seen[i] != key) i = (i + 1) & (cap - 1);
                 if (seen[i]) continue;

@@ -116,8 +116,8 @@ def have(need):
         return None if ok else "no NVIDIA GPU here"
     if need == "pg":
         return None if os.environ.get("GPATH_DOCTEST_PG") else \
-            ("needs the example's PostgreSQL database (pgRouting tables at the host the URI "
-             "names); GPATH_DOCTEST_PG=1 runs it where that database exists")
+            ("needs the example's PostgreSQL database: tests/test_docs.sh starts one when the "
+             "PostgreSQL server binaries are installed (GPATH_DOCTEST_PG=1, GPATH_DOCTEST_PG_PORT)")
     if need in ("docker", "kubectl"):
         return probe_cluster(need)
     if need == "data":
@@ -426,6 +426,11 @@ def main():
                         if opts["server"] is not None or "localhost:8080" in text:
                             port = servers.get(opts["server"] or "", env)
                             body = body.replace("localhost:8080", f"127.0.0.1:{port}")
+                        if "pg" in opts["needs"] and os.environ.get("GPATH_DOCTEST_PG_PORT"):
+                            # the database the examples name (host db or 127.0.0.1:5432) is the
+                            # throwaway cluster tests/test_docs.sh started
+                            pg = "127.0.0.1:" + os.environ["GPATH_DOCTEST_PG_PORT"]
+                            body = body.replace("127.0.0.1:5432", pg).replace("@db/", f"@{pg}/")
                         tmp = tempfile.mkdtemp(dir=scratch)
                         env["DT_TMP"], env["DT_FAIL"] = tmp, os.path.join(tmp, "FAIL")
                         r = subprocess.run(["bash", "-c", script_for(body)], cwd=scratch, env=env,

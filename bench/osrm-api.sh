@@ -9,7 +9,12 @@
 #   env: BUILD (build), GPATH_DATA (../shared/data), OSRM_TARBALL (../shared/peers/osrm/...tar.xz)
 #        or OSRM_DIR (already unpacked), GEN_OSM_PBF (the generated file; made when absent and
 #        osmium is installed), BENCH_EXTRACTS ("liechtenstein gen1m"), BENCH_SECONDS (5),
-#        BENCH_CONNS ("1 16"), BENCH_TABLE_N (25), WRK (wrk), CURL (curl)
+#        BENCH_CONNS ("1 16"), BENCH_TABLE_N (25), WRK (wrk), CURL (curl),
+#        OSRM_ALGORITHMS ("ch"; "mld" = osrm-partition + osrm-customize, --algorithm mld, far
+#        quicker to prepare on large grids; "mld ch" runs both, rows labelled by algorithm),
+#        BENCH_GPATH (1; 0 = OSRM rows only, then BENCH_BBOX=minlon,minlat,maxlon,maxlat is
+#        required, e.g. the bbox of an earlier run's gpath rows), BENCH_DEADLINE_S (none; when
+#        set, each OSRM preparation step is stopped 40 s before the script has run this long)
 # The OSRM baseline is skipped with a note when its binaries are absent; gpath rows still run.
 set -eu
 cd "$(dirname "$0")/.."
@@ -27,10 +32,18 @@ SECS=${BENCH_SECONDS:-5}
 CONNS=${BENCH_CONNS:-1 16}
 TABLE_N=${BENCH_TABLE_N:-25}
 WRK=${WRK:-wrk}
+ALGOS=${OSRM_ALGORITHMS:-ch}
+RUN_GPATH=${BENCH_GPATH:-1}
+DEADLINE=${BENCH_DEADLINE_S:-0}
 CURL=${CURL:-curl}
 NPROC=$(nproc)
 command -v "$WRK" >/dev/null || { echo "osrm-api: wrk is missing"; exit 1; }
-[ -x "$BIN" ] || { echo "osrm-api: no $BIN (make all first)"; exit 1; }
+[ "$RUN_GPATH" = 0 ] && backends=
+[ -n "$backends" ] || [ -n "${BENCH_BBOX:-}" ] || { echo "osrm-api: BENCH_GPATH=0 needs BENCH_BBOX"; exit 1; }
+[ -z "$backends" ] || [ -x "$BIN" ] || { echo "osrm-api: no $BIN (make all first)"; exit 1; }
+for a in $ALGOS; do
+  case $a in ch | mld) ;; *) echo "osrm-api: OSRM_ALGORITHMS: unknown algorithm $a"; exit 1 ;; esac
+done
 tmp=$(mktemp -d)
 pid=
 out=
@@ -91,9 +104,12 @@ bench_header "$out" "OSRM v1 API throughput: gpath vs OSRM (wrk)" \
   echo "req/s for the same request, extract and connections (close)."
   echo
   echo "gpath: \`gpath serve --backend B --osrm-max-table-size 1000\`, graph \`osm:FILE\` (car"
-  echo "profile). OSRM v6.0.0: osrm-extract -p car.lua, osrm-contract (CH), osrm-routed --algorithm ch"
-  echo "-t $NPROC --max-table-size 1000. The two use different speed models (gpath's car profile"
+  echo "profile). OSRM v6.0.0: osrm-extract -p car.lua, then per algorithm (backend column, here:"
+  echo "$ALGOS) ch = osrm-contract, mld = osrm-partition + osrm-customize; osrm-routed --algorithm"
+  echo "ALGO -t $NPROC --max-table-size 1000. The ratio is to OSRM ch where measured, else to mld"
+  echo "(marked). The two use different speed models (gpath's car profile"
   echo "table vs car.lua), so routes differ somewhat; both answer every request."
+  [ "$RUN_GPATH" = 0 ] && echo && echo "BENCH_GPATH=0: OSRM rows only; bbox given: $BENCH_BBOX."
   echo
 } >>"$out"
 rows=$tmp/rows
@@ -107,10 +123,13 @@ write_table() {
     echo "| server | backend | extract | request | connections | client | req/s | p50 ms | p99 ms | statuses | socket errors | ratio to OSRM |"
     echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
     while IFS='|' read -r srv be ex rq c cl rps p50 p99 st se; do
-      base=$(awk -F'|' -v ex="$ex" -v rq="$rq" -v c="$c" '$1=="osrm" && $3==ex && $4==rq && $5==c {print $7}' "$rows")
+      # the OSRM row for the same request: ch if measured, else mld
+      base=$(awk -F'|' -v ex="$ex" -v rq="$rq" -v c="$c" '$1=="osrm" && $3==ex && $4==rq && $5==c && $7!="" {print $2, $7}' "$rows" |
+        sort | head -1)
       ratio=
       if [ "$srv" = gpath ] && [ -n "$base" ] && [ -n "$rps" ]; then
-        ratio=$(awk -v a="$rps" -v b="$base" 'BEGIN { if (b > 0) printf "%.2fx", a / b }')
+        ratio=$(awk -v a="$rps" -v b="${base#* }" -v al="${base%% *}" \
+          'BEGIN { if (b > 0) printf "%.2fx%s", a / b, (al == "ch" ? "" : " (vs " al ")") }')
       fi
       echo "| $srv | $be | $ex | $rq | $c | $cl | $rps | $p50 | $p99 | $st | $se | $ratio |"
     done <"$rows"
@@ -130,10 +149,33 @@ run_wrk() { # server backend extract request conns keepalive url bbox
   echo "$1|$2|$3|$4|$c|$client|$(get rps)|$(get p50_ms)|$(get p99_ms)|$(get statuses)|$(get socket_errors)" >>"$rows"
 }
 
+# osrm_step LOG TOOL ARGS...: one OSRM preparation step, appended to LOG; with BENCH_DEADLINE_S it
+# gets the time left until 40 s before the deadline (exit 124 when stopped)
+osrm_step() {
+  local log=$1 tool=$2 left=0
+  shift 2
+  if [ "$DEADLINE" -gt 0 ]; then
+    left=$(( DEADLINE - SECONDS - 40 ))
+    [ "$left" -gt 0 ] || { echo "$tool: not started, no time left before BENCH_DEADLINE_S=$DEADLINE" >>"$log"; return 124; }
+  fi
+  echo "$tool started at ${SECONDS} s" >>"$log"
+  LD_LIBRARY_PATH=$osrm/lib timeout "$left" "$osrm/bin/$tool" "$@" >>"$log" 2>&1 && return 0
+  local rc=$?
+  [ "$rc" = 124 ] && echo "$tool: stopped after ${left} s (BENCH_DEADLINE_S=$DEADLINE)" >>"$log"
+  return "$rc"
+}
+osrm_failed() { # EXTRACT WHAT: report a failed or stopped preparation step with its log's tail
+  echo "osrm-api: OSRM $2 preparation of $1 failed or was stopped:"; tail -20 "$tmp/osrm-prep.log"
+  echo "- $1: OSRM $2 preparation failed or was stopped: $(tail -1 "$tmp/osrm-prep.log")" >>"$out"
+  grep -v '^$' "$tmp/osrm-prep.log" | tail -3 | sed -E "s/^/  - $1 OSRM log: /" >>"$out" || true
+  : >"$tmp/osrm-prep.log"
+}
+
 for ex in $EXTRACTS; do
   f=$(file_of "$ex")
   if [ ! -f "$f" ]; then echo "osrm-api: $ex: no file $f, skipped"; echo "- $ex: skipped (no file $(basename "$f"))" >>"$out"; continue; fi
-  bbox=
+  bbox=${BENCH_BBOX:-}
+  if [ -z "$backends" ]; then echo "- $ex: \`$(basename "$f")\` ($(du -h "$f" | cut -f1)); bbox used: $bbox" >>"$out"; fi
   for be in $backends; do
     "$BIN" serve --listen 127.0.0.1 --port 0 --port-file "$tmp/port" --graph "map=osm:$f" \
       --backend "$be" --log-level warn --cache-path "" --osrm-max-table-size 1000 \
@@ -168,27 +210,37 @@ for ex in $EXTRACTS; do
   if [ -n "$osrm" ]; then
     mkdir -p "$tmp/o" && cp "$f" "$tmp/o/map.osm.pbf"
     t0=$(date +%s)
-    (export LD_LIBRARY_PATH=$osrm/lib
-     "$osrm/bin/osrm-extract" -p "$osrm/profiles/car.lua" -t "$NPROC" "$tmp/o/map.osm.pbf" &&
-     "$osrm/bin/osrm-contract" -t "$NPROC" "$tmp/o/map.osrm") >"$tmp/osrm-prep.log" 2>&1 || {
-      tail -20 "$tmp/osrm-prep.log"
-      echo "- $ex: OSRM preprocessing failed: $(tail -1 "$tmp/osrm-prep.log")" >>"$out"
-      rm -rf "$tmp/o"; continue; }
-    prep=$(( $(date +%s) - t0 ))
-    LD_LIBRARY_PATH=$osrm/lib "$osrm/bin/osrm-routed" --algorithm ch -t "$NPROC" -i 127.0.0.1 \
-      -p 5077 --max-table-size 1000 "$tmp/o/map.osrm" >"$tmp/osrm.log" 2>&1 &
-    pid=$!
-    if ! wait_http "http://127.0.0.1:5077/nearest/v1/driving/${bbox%%,*},$(echo "$bbox" | cut -d, -f2)" "$pid"; then
-      tail -20 "$tmp/osrm.log"
-      echo "- $ex: osrm-routed did not start: $(tail -1 "$tmp/osrm.log")" >>"$out"
-      kill -TERM "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; pid=; rm -rf "$tmp/o"; continue
+    if ! osrm_step "$tmp/osrm-prep.log" osrm-extract -p "$osrm/profiles/car.lua" -t "$NPROC" "$tmp/o/map.osm.pbf"; then
+      osrm_failed "$ex" extract; rm -rf "$tmp/o"; continue
     fi
-    echo "- $ex: OSRM preprocessing (extract + contract) ${prep} s" >>"$out"
-    for c in $CONNS; do
-      run_wrk osrm ch "$ex" route "$c" "" "http://127.0.0.1:5077" "$bbox"
-      run_wrk osrm ch "$ex" table "$c" "" "http://127.0.0.1:5077" "$bbox"
+    echo "- $ex: OSRM osrm-extract $(( $(date +%s) - t0 )) s" >>"$out"
+    for algo in $ALGOS; do
+      d=$tmp/$algo
+      rm -rf "$d" && cp -r "$tmp/o" "$d"
+      t0=$(date +%s)
+      if [ "$algo" = ch ]; then
+        osrm_step "$tmp/osrm-prep.log" osrm-contract -t "$NPROC" "$d/map.osrm" || { osrm_failed "$ex" "$algo"; rm -rf "$d"; continue; }
+      else
+        { osrm_step "$tmp/osrm-prep.log" osrm-partition -t "$NPROC" "$d/map.osrm" &&
+          osrm_step "$tmp/osrm-prep.log" osrm-customize -t "$NPROC" "$d/map.osrm"; } || { osrm_failed "$ex" "$algo"; rm -rf "$d"; continue; }
+      fi
+      prep=$(( $(date +%s) - t0 ))
+      LD_LIBRARY_PATH=$osrm/lib "$osrm/bin/osrm-routed" --algorithm "$algo" -t "$NPROC" -i 127.0.0.1 \
+        -p 5077 --max-table-size 1000 "$d/map.osrm" >"$tmp/osrm.log" 2>&1 &
+      pid=$!
+      if ! wait_http "http://127.0.0.1:5077/nearest/v1/driving/${bbox%%,*},$(echo "$bbox" | cut -d, -f2)" "$pid"; then
+        tail -20 "$tmp/osrm.log"
+        echo "- $ex: osrm-routed --algorithm $algo did not start: $(tail -1 "$tmp/osrm.log")" >>"$out"
+        kill -TERM "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; pid=; rm -rf "$d"; continue
+      fi
+      echo "- $ex: OSRM $algo preparation ($([ "$algo" = ch ] && echo contract || echo partition + customize)) ${prep} s" >>"$out"
+      for c in $CONNS; do
+        run_wrk osrm "$algo" "$ex" route "$c" "" "http://127.0.0.1:5077" "$bbox"
+        run_wrk osrm "$algo" "$ex" table "$c" "" "http://127.0.0.1:5077" "$bbox"
+      done
+      kill -TERM "$pid"; wait "$pid" 2>/dev/null || true; pid=
+      rm -rf "$d"
     done
-    kill -TERM "$pid"; wait "$pid" 2>/dev/null || true; pid=
     rm -rf "$tmp/o"
   else
     echo "- $ex: OSRM baseline not run (no OSRM binaries: set OSRM_TARBALL or OSRM_DIR)" >>"$out"

@@ -33,15 +33,21 @@ void gp_h_openapi(gp_req *r) {
 /* The page's scripts: without them the page could not render. */
 static const char *const needed[] = {"swagger-ui-bundle.js", "swagger-ui.css"};
 
-void gp_h_docs(gp_req *r) {
+/* 1 when the page's scripts are embedded; else answers 501 naming the missing one. */
+static int docs_built(gp_req *r) {
     for (size_t i = 0; i < sizeof needed / sizeof needed[0]; i++)
         if (!gp_asset_find(needed[i])) {
             gp_http_error(r, GP_HC_UNSUPPORTED,
                           "this build has no API reference assets (%s): build with `make web` "
                           "first (npm fetches swagger-ui-dist); the contract itself is at "
                           "/openapi.yaml", needed[i]);
-            return;
+            return 0;
         }
+    return 1;
+}
+
+void gp_h_docs(gp_req *r) {
+    if (!docs_built(r)) return;
     const gp_asset *a = gp_asset_find("docs.html");
     if (!a) {
         gp_http_error(r, GP_HC_INTERNAL, "docs.html was not embedded in this build");
@@ -51,6 +57,7 @@ void gp_h_docs(gp_req *r) {
 }
 
 void gp_h_docs_asset(gp_req *r) {
+    if (!docs_built(r)) return; /* as /docs: 501, not 404, in a build without the assets */
     const char *name = gp_req_param(r, "asset");
     const gp_asset *a = name && strcmp(name, "docs.html") && strcmp(name, "openapi.yaml")
                             ? gp_asset_find(name)

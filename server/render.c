@@ -69,7 +69,11 @@ int gp_render_dist_str(const gp_graph *g, uint64_t d, char *buf, size_t size) {
 
 static int id_str(const gp_graph *g, uint32_t v, char *buf, size_t size) {
     if (v == GP_NONE || v >= g->n) return snprintf(buf, size, "null");
-    return snprintf(buf, size, "%" PRId64, gp_graph_orig_id(g, v));
+    int64_t id = gp_graph_orig_id(g, v);
+    if (size < 22) return snprintf(buf, size, "%" PRId64, id);
+    if (id >= 0) return u64_str((uint64_t)id, buf);
+    buf[0] = '-';
+    return 1 + u64_str(0 - (uint64_t)id, buf + 1);
 }
 
 void gp_render_iso8601(double t, char *buf, size_t size) {
@@ -77,6 +81,140 @@ void gp_render_iso8601(double t, char *buf, size_t size) {
     struct tm tm;
     gmtime_r(&s, &tm);
     strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Text writer */
+
+typedef struct sbuf {
+    char *p;
+    size_t len, cap;
+    int oom;
+} sbuf;
+
+static int sb_reserve(sbuf *b, size_t more) {
+    if (b->oom) return 0;
+    if (b->len + more + 1 <= b->cap) return 1;
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap < b->len + more + 1) cap *= 2;
+    char *p = realloc(b->p, cap);
+    if (!p) {
+        b->oom = 1;
+        return 0;
+    }
+    b->p = p;
+    b->cap = cap;
+    return 1;
+}
+
+static void sb_put(sbuf *b, const char *s, size_t n) {
+    if (!sb_reserve(b, n)) return;
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+}
+
+static void sb_str(sbuf *b, const char *s) { sb_put(b, s, strlen(s)); }
+
+static void sb_dist(sbuf *b, const gp_graph *g, uint64_t d) {
+    char buf[40];
+    int n = gp_render_dist_str(g, d, buf, sizeof buf);
+    sb_put(b, buf, (size_t)n);
+}
+
+static void sb_id(sbuf *b, const gp_graph *g, uint32_t v) {
+    char buf[32];
+    int n = id_str(g, v, buf, sizeof buf);
+    sb_put(b, buf, (size_t)n);
+}
+
+static void sb_ids(sbuf *b, const gp_graph *g, const uint32_t *v, uint32_t k) {
+    sb_str(b, "[");
+    for (uint32_t i = 0; i < k; i++) {
+        if (i) sb_str(b, ",");
+        sb_id(b, g, v ? v[i] : i);
+    }
+    sb_str(b, "]");
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Raw arrays: the text cJSON prints for an array of numbers, written directly into one raw item.
+ * Documents that are only printed (the route answer) use them for their long arrays (path,
+ * geometry), where an item, a malloc and a printf plus sscanf (cJSON's round-trip check) per
+ * number took half of a route request's CPU time
+ * (bench/results/2026-11-25-cpu2-AMD-EPYC-http-route-profile.md). The common numbers are written
+ * here digit for digit as cJSON would; the others go through cJSON itself, so the text is always
+ * cJSON's (tests/test_render_snap.c compares both forms). */
+
+/* A number as cJSON prints it, through cJSON. */
+static void sb_cjson_num(sbuf *b, double d) {
+    cJSON *x = cJSON_CreateNumber(d);
+    char *t = x ? cJSON_PrintUnformatted(x) : NULL;
+    if (t)
+        sb_str(b, t);
+    else
+        b->oom = 1;
+    cJSON_free(t);
+    cJSON_Delete(x);
+}
+
+/* gp_render_node's item as text: ids under 10^15 in magnitude print as their digits (cJSON's
+ * %1.15g of an integer), as does an id past 2^53 (gp_render_node's raw text). */
+static void sb_node(sbuf *b, const gp_graph *g, uint32_t v) {
+    if (v != GP_NONE && v < g->n) {
+        int64_t id = gp_graph_orig_id(g, v);
+        if ((id <= -1000000000000000ll || id >= 1000000000000000ll) &&
+            fabs((double)id) < EXACT_DOUBLE_INT) {
+            sb_cjson_num(b, (double)id);
+            return;
+        }
+    }
+    sb_id(b, g, v);
+}
+
+/* A coordinate rounded to 6 decimals (gp_round6) as cJSON prints it. When d is the double nearest
+ * k / 10^6 for an integer k and 10^-4 <= |d| < 10^9, %1.15g rounds d back to that decimal (k has
+ * at most 15 digits; d is within half an ulp of it) and prints it without an exponent and without
+ * trailing zeros, and it reads back as d, so cJSON keeps it; anything else goes through cJSON. */
+static void sb_coord(sbuf *b, double d) {
+    double a = fabs(d);
+    if (!(a >= 1e-4 && a < 1e9)) {
+        sb_cjson_num(b, d);
+        return;
+    }
+    long long k = llround(d * 1e6);
+    if ((double)k / 1e6 != d) {
+        sb_cjson_num(b, d);
+        return;
+    }
+    char buf[40], *p = buf;
+    uint64_t u = k < 0 ? 0 - (uint64_t)k : (uint64_t)k;
+    if (k < 0) *p++ = '-';
+    p += u64_str(u / 1000000, p);
+    uint32_t f = (uint32_t)(u % 1000000);
+    if (f) {
+        *p++ = '.';
+        for (uint32_t div = 100000; f; div /= 10) {
+            *p++ = (char)('0' + f / div);
+            f %= div;
+        }
+    }
+    sb_put(b, buf, (size_t)(p - buf));
+}
+
+/* The node ids v[0..k-1] as one raw JSON array (NULL: out of memory). */
+static cJSON *raw_nodes(const gp_graph *g, const uint32_t *v, uint32_t k) {
+    sbuf b = {0};
+    sb_reserve(&b, (size_t)k * 8 + 2);
+    sb_str(&b, "[");
+    for (uint32_t i = 0; i < k && !b.oom; i++) {
+        if (i) sb_str(&b, ",");
+        sb_node(&b, g, v[i]);
+    }
+    sb_str(&b, "]");
+    cJSON *x = b.oom ? NULL : cJSON_CreateRaw(b.p);
+    free(b.p);
+    return x;
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -339,8 +477,26 @@ cJSON *gp_render_waypoint(const gp_graph *g, const gp_snap *s) {
 /* Position of s along arc a (0 at its tail), for a == s->arc or its opposite s->rarc. */
 static double frac_on(const gp_snap *s, uint32_t a) { return a == s->arc ? s->frac : 1 - s->frac; }
 
+/* Where the points of a route geometry go: [lon, lat] items of the cJSON array arr, or (arr NULL)
+ * their text into sb, as cJSON would print them (a raw array, see sb_coord). */
+typedef struct pts {
+    cJSON *arr;
+    sbuf *sb;
+    uint32_t n;
+} pts;
+
+static int pts_put(pts *p, double lon, double lat) {
+    if (p->arr) return put(p->arr, NULL, lonlat(lon, lat));
+    sb_str(p->sb, p->n++ ? ",[" : "[[");
+    sb_coord(p->sb, gp_round6(lon));
+    sb_str(p->sb, ",");
+    sb_coord(p->sb, gp_round6(lat));
+    sb_str(p->sb, "]");
+    return !p->sb->oom;
+}
+
 /* Appends the shape points of arc a whose position along it lies in (f0, f1) to coords. */
-static int shape_between(const gp_graph *g, uint32_t a, double f0, double f1, cJSON *coords) {
+static int shape_between(const gp_graph *g, uint32_t a, double f0, double f1, pts *coords) {
     const double *sx, *sy;
     uint32_t k = gp_graph_arc_shape(g, a, &sx, &sy);
     if (!k) return 1;
@@ -359,24 +515,27 @@ static int shape_between(const gp_graph *g, uint32_t a, double f0, double f1, cJ
         px = sx[i];
         py = sy[i];
         double f = total > 0 ? at / total : 0;
-        if (f > f0 && f < f1 && !put(coords, NULL, lonlat(sx[i], sy[i]))) return 0;
+        if (f > f0 && f < f1 && !pts_put(coords, sx[i], sy[i])) return 0;
     }
     return 1;
 }
 
 /* Geometry of a snapped route: from a's position along first_arc, the path with each arc's shape
- * points, along last_arc to b's position. */
+ * points, along last_arc to b's position. raw: the coordinates as one raw array (raw_nodes). */
 static cJSON *snap_geometry(const gp_graph *g, const gp_snap *a, const gp_snap *b,
-                            const gp_snap_route *r) {
-    cJSON *geom = cJSON_CreateObject(), *coords = cJSON_CreateArray();
-    int ok = geom && coords && cJSON_AddStringToObject(geom, "type", "LineString") &&
-             put(geom, "coordinates", coords);
+                            const gp_snap_route *r, int raw) {
+    sbuf sb = {0};
+    pts pc = {raw ? NULL : cJSON_CreateArray(), &sb, 0}, *coords = &pc;
+    cJSON *geom = cJSON_CreateObject();
+    int ok = geom && (raw || pc.arr) && cJSON_AddStringToObject(geom, "type", "LineString");
+    if (ok && !raw) ok = put(geom, "coordinates", pc.arr);
     if (!ok) {
-        if (!geom || !cJSON_GetObjectItem(geom, "coordinates")) cJSON_Delete(coords);
+        if (!geom || !cJSON_GetObjectItem(geom, "coordinates")) cJSON_Delete(pc.arr);
         cJSON_Delete(geom);
         return NULL;
     }
-    if (r->first_arc != GP_NONE) ok = put(coords, NULL, lonlat(a->lon, a->lat));
+    if (raw) sb_reserve(&sb, ((size_t)r->path.len + 2) * 24);
+    if (r->first_arc != GP_NONE) ok = pts_put(coords, a->lon, a->lat);
     if (ok && r->path.len == 0 && r->first_arc != GP_NONE) {
         double f0 = frac_on(a, r->first_arc), f1 = frac_on(b, r->first_arc);
         ok = shape_between(g, r->first_arc, f0, f1, coords);
@@ -389,11 +548,16 @@ static cJSON *snap_geometry(const gp_graph *g, const gp_snap *a, const gp_snap *
             uint32_t arc = gp_graph_find_arc(g, r->path.nodes[i - 1], v);
             if (arc != GP_NONE) ok = shape_between(g, arc, -1, 2, coords);
         }
-        ok = ok && put(coords, NULL, lonlat(g->lon[v], g->lat[v]));
+        ok = ok && pts_put(coords, g->lon[v], g->lat[v]);
     }
     if (ok && r->path.len && r->last_arc != GP_NONE)
         ok = shape_between(g, r->last_arc, -1, frac_on(b, r->last_arc), coords);
-    if (ok && r->last_arc != GP_NONE) ok = put(coords, NULL, lonlat(b->lon, b->lat));
+    if (ok && r->last_arc != GP_NONE) ok = pts_put(coords, b->lon, b->lat);
+    if (ok && raw) {
+        sb_str(&sb, pc.n ? "]" : "[]");
+        ok = !sb.oom && put(geom, "coordinates", cJSON_CreateRaw(sb.p));
+    }
+    free(sb.p);
     if (!ok) {
         cJSON_Delete(geom);
         return NULL;
@@ -402,9 +566,14 @@ static cJSON *snap_geometry(const gp_graph *g, const gp_snap *a, const gp_snap *
 }
 
 /* Sum of per-arc amounts along a snapped route (metres with gp_graph_arc_length_m, seconds with
- * gp_graph_arc_duration_s), partial arcs pro rata; NAN when an arc's amount is unknown. */
+ * gp_graph_arc_duration_s), partial arcs pro rata; NAN when an arc's amount is unknown. known 0:
+ * the amount is unknown for every arc of g (NAN as soon as the route passes one, without looking
+ * the arcs up). */
 static double snap_sum(const gp_graph *g, const gp_snap *a, const gp_snap *b,
-                       const gp_snap_route *r, double (*amount)(const gp_graph *, uint32_t)) {
+                       const gp_snap_route *r, double (*amount)(const gp_graph *, uint32_t),
+                       int known) {
+    if (!known)
+        return r->first_arc != GP_NONE || r->last_arc != GP_NONE || r->path.len > 1 ? NAN : 0;
     if (r->path.len == 0 && r->first_arc != GP_NONE)
         return fabs(frac_on(b, r->first_arc) - frac_on(a, r->first_arc)) * amount(g, r->first_arc);
     double m = 0;
@@ -417,8 +586,9 @@ static double snap_sum(const gp_graph *g, const gp_snap *a, const gp_snap *b,
     return m;
 }
 
-cJSON *gp_render_route_snap(const gp_graph *g, const gp_snap *a, const gp_snap *b,
-                            const gp_snap_route *r) {
+/* The route object; raw: its path and coordinates as raw arrays, for a document only printed. */
+static cJSON *route_snap(const gp_graph *g, const gp_snap *a, const gp_snap *b,
+                         const gp_snap_route *r, int raw) {
     cJSON *o = cJSON_CreateObject();
     if (!o) return NULL;
     int ok = put(o, "from", gp_render_node(g, a->node)) && put(o, "to", gp_render_node(g, b->node)) &&
@@ -428,15 +598,19 @@ cJSON *gp_render_route_snap(const gp_graph *g, const gp_snap *a, const gp_snap *
     /* seconds: the weight itself when it is a travel time, else the arcs' own durations */
     double secs = r->dist == GP_INF ? NAN
                   : g->unit_s > 0   ? gp_graph_cost(g, r->dist) * g->unit_s
-                                    : snap_sum(g, a, b, r, gp_graph_arc_duration_s);
+                                    : snap_sum(g, a, b, r, gp_graph_arc_duration_s, 0);
     if (ok && isfinite(secs)) ok = cJSON_AddNumberToObject(o, "duration_s", gp_round2(secs)) != NULL;
-    double len = r->dist != GP_INF ? snap_sum(g, a, b, r, gp_graph_arc_length_m) : NAN;
+    double len = r->dist != GP_INF ? snap_sum(g, a, b, r, gp_graph_arc_length_m,
+                                              g->arc_len_m || g->lon)
+                                   : NAN;
     if (ok && isfinite(len)) ok = cJSON_AddNumberToObject(o, "length_m", gp_round2(len)) != NULL;
-    cJSON *path = ok ? cJSON_CreateArray() : NULL;
+    uint32_t plen = r->dist != GP_INF ? r->path.len : 0;
+    cJSON *path = !ok ? NULL : raw ? raw_nodes(g, r->path.nodes, plen) : cJSON_CreateArray();
     ok = ok && put(o, "path", path);
-    for (uint32_t i = 0; ok && r->dist != GP_INF && i < r->path.len; i++)
+    for (uint32_t i = 0; ok && !raw && i < plen; i++)
         ok = put(path, NULL, gp_render_node(g, r->path.nodes[i]));
-    if (ok && g->lon && g->lat && r->dist != GP_INF) ok = put(o, "geometry", snap_geometry(g, a, b, r));
+    if (ok && g->lon && g->lat && r->dist != GP_INF)
+        ok = put(o, "geometry", snap_geometry(g, a, b, r, raw));
     cJSON *wps = ok ? cJSON_CreateArray() : NULL;
     ok = ok && put(o, "waypoints", wps) && put(wps, NULL, gp_render_waypoint(g, a)) &&
          put(wps, NULL, gp_render_waypoint(g, b));
@@ -447,59 +621,13 @@ cJSON *gp_render_route_snap(const gp_graph *g, const gp_snap *a, const gp_snap *
     return o;
 }
 
+cJSON *gp_render_route_snap(const gp_graph *g, const gp_snap *a, const gp_snap *b,
+                            const gp_snap_route *r) {
+    return route_snap(g, a, b, r, 0);
+}
+
 /* ---------------------------------------------------------------------------------------------
- * Text writer */
-
-typedef struct sbuf {
-    char *p;
-    size_t len, cap;
-    int oom;
-} sbuf;
-
-static int sb_reserve(sbuf *b, size_t more) {
-    if (b->oom) return 0;
-    if (b->len + more + 1 <= b->cap) return 1;
-    size_t cap = b->cap ? b->cap : 4096;
-    while (cap < b->len + more + 1) cap *= 2;
-    char *p = realloc(b->p, cap);
-    if (!p) {
-        b->oom = 1;
-        return 0;
-    }
-    b->p = p;
-    b->cap = cap;
-    return 1;
-}
-
-static void sb_put(sbuf *b, const char *s, size_t n) {
-    if (!sb_reserve(b, n)) return;
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-}
-
-static void sb_str(sbuf *b, const char *s) { sb_put(b, s, strlen(s)); }
-
-static void sb_dist(sbuf *b, const gp_graph *g, uint64_t d) {
-    char buf[40];
-    int n = gp_render_dist_str(g, d, buf, sizeof buf);
-    sb_put(b, buf, (size_t)n);
-}
-
-static void sb_id(sbuf *b, const gp_graph *g, uint32_t v) {
-    char buf[32];
-    int n = id_str(g, v, buf, sizeof buf);
-    sb_put(b, buf, (size_t)n);
-}
-
-static void sb_ids(sbuf *b, const gp_graph *g, const uint32_t *v, uint32_t k) {
-    sb_str(b, "[");
-    for (uint32_t i = 0; i < k; i++) {
-        if (i) sb_str(b, ",");
-        sb_id(b, g, v ? v[i] : i);
-    }
-    sb_str(b, "]");
-}
+ * Text documents */
 
 static void sb_dist_matrix(sbuf *b, const gp_graph *g, const uint64_t *d, uint32_t rows,
                            uint32_t cols) {
@@ -675,7 +803,7 @@ static cJSON *waypoint_list(const gp_graph *g, const gp_snap *s, uint32_t n) {
 
 cJSON *gp_render_route_doc(const gp_graph *g, const char *graph, const gp_snap *a,
                            const gp_snap *b, const gp_snap_route *r) {
-    cJSON *o = gp_render_route_snap(g, a, b, r);
+    cJSON *o = route_snap(g, a, b, r, 1);
     if (o && (!cJSON_AddStringToObject(o, "graph", graph ? graph : "") ||
               !cJSON_AddStringToObject(o, "version", g->version))) {
         cJSON_Delete(o);

@@ -95,7 +95,9 @@ double gp_round2(double x);
  * graph names the graph: its name on HTTP, the --graph spec on the CLI. Every document carries
  * "graph" and "version" (g's content hash); the cJSON ones come from the builders above, the text
  * ones end with a newline:
- *   route:   gp_render_route_snap's members, then "graph", "version"
+ *   route:   gp_render_route_snap's members, then "graph", "version"; its path and geometry
+ *            coordinates are raw items holding the text cJSON prints for those arrays (the same
+ *            bytes, written without an item per number): print the document, do not walk them
  *   nearest: {"graph", "version", gp_render_nearest_add's members}
  *   sssp:    {"graph", "version", "weight_unit", "unit_s"?, "waypoints": [source's],
  *             sssp members}    (unit_s only for travel times)

@@ -489,12 +489,16 @@ static void witnesses_range(gp_cch *c, uint32_t lo, uint32_t hi) {
     const gp_cch_topo *t = c->topo;
     for (uint32_t e = lo; e < hi; e++) {
         uint64_t k0 = t->tri_first[e];
-        c->fwit[e] = c->fmid[e] == GP_NONE
+        c->wit[2 * (size_t)e + 1] = c->fmid[e] == GP_NONE
                          ? WIT_ORIG | t->order[t->up_head[e]]
                          : (uint64_t)t->tri[2 * (k0 + c->fmid[e])] << 32 | t->tri[2 * (k0 + c->fmid[e]) + 1];
-        c->bwit[e] = c->bmid[e] == GP_NONE
+        c->wit[2 * (size_t)e] = c->bmid[e] == GP_NONE
                          ? WIT_ORIG | t->order[t->up_tail[e]]
                          : (uint64_t)t->tri[2 * (k0 + c->bmid[e])] << 32 | t->tri[2 * (k0 + c->bmid[e]) + 1];
+        uint32_t *q = c->qarc + 3 * (size_t)e;
+        q[0] = t->up_head[e];
+        q[1] = c->fw[e];
+        q[2] = c->bw[e];
     }
 }
 
@@ -601,6 +605,8 @@ int gp_cch_customize(gp_cch *c, int threads, gp_err *err) {
 typedef struct cws {
     uint64_t *df, *db;   /* n, GP_INF when untouched */
     uint32_t *pf, *pb;   /* n: edge that reached the node (GP_NONE) */
+    uint8_t *of, *ob;    /* n: the end a label of a query between sets comes from (read only
+                          * where df / db is set) */
     uint64_t *sweep;     /* n, PHAST (allocated on first use) */
     struct cws *next;
 } cws;
@@ -617,6 +623,8 @@ static void cws_free(cws *w) {
     free(w->db);
     free(w->pf);
     free(w->pb);
+    free(w->of);
+    free(w->ob);
     free(w->sweep);
     free(w);
 }
@@ -635,8 +643,10 @@ static cws *cws_get(const gp_cch *c, gp_err *err) {
         w->db = malloc((size_t)n * sizeof *w->db);
         w->pf = malloc((size_t)n * sizeof *w->pf);
         w->pb = malloc((size_t)n * sizeof *w->pb);
+        w->of = malloc(n);
+        w->ob = malloc(n);
     }
-    if (!w || !w->df || !w->db || !w->pf || !w->pb) {
+    if (!w || !w->df || !w->db || !w->pf || !w->pb || !w->of || !w->ob) {
         cws_free(w);
         gp_err_set(err, GP_ENOMEM, "out of memory for a CCH query workspace");
         return NULL;
@@ -676,14 +686,15 @@ void gp_cch_free(void *pc) {
     free(c->bw);
     free(c->fmid);
     free(c->bmid);
-    free(c->fwit);
-    free(c->bwit);
+    free(c->wit);
+    free(c->qarc);
     gp_cch_topo_unref(c->topo);
     free(c);
 }
 
 uint64_t gp_cch_bytes(const gp_cch *c) {
-    return c ? (uint64_t)c->topo->m * 16 + gp_cch_topo_bytes(c->topo) : 0;
+    /* ofw obw fw bw, fmid bmid (4 bytes each), wit (16), qarc (12) per edge */
+    return c ? (uint64_t)c->topo->m * 52 + gp_cch_topo_bytes(c->topo) : 0;
 }
 
 /* A gp_cch over topology t (referenced) with g's metric; GP_EINVAL when g does not fit t. */
@@ -710,10 +721,10 @@ static int cch_over(gp_cch_topo *t, const gp_graph *g, gp_cch **out, gp_err *err
     c->bw = malloc(m * 4);
     c->fmid = malloc(m * 4);
     c->bmid = malloc(m * 4);
-    c->fwit = malloc(m * 8);
-    c->bwit = malloc(m * 8);
+    c->wit = malloc(m * 16);
+    c->qarc = malloc(m * 12);
     int rc;
-    if (!c->ofw || !c->obw || !c->fw || !c->bw || !c->fmid || !c->bmid || !c->fwit || !c->bwit)
+    if (!c->ofw || !c->obw || !c->fw || !c->bw || !c->fmid || !c->bmid || !c->wit || !c->qarc)
         rc = gp_err_set(err, GP_ENOMEM, "out of memory for CCH weights (%u edges)", t->m);
     else
         rc = gp_cch_map_metric(c, g, err);
@@ -903,15 +914,16 @@ static int up_push(upath *p, uint32_t x) {
 }
 
 /* Appends the original nodes after the start of edge e traversed in direction dir (1 up, 0 down):
- * the nodes strictly after the start, the end included. */
+ * the nodes strictly after the start, the end included. Items are (edge << 1 | up), the index of
+ * their witness in c->wit; both halves of a shortcut are prefetched when pushed (the first is
+ * read next, the second after the first's whole subtree). */
 static int unpack(const gp_cch *c, uint32_t e, int dir, upath *out, upath *stack) {
+    const uint64_t *wv = c->wit;
     stack->len = 0;
     if (up_push(stack, e << 1 | (uint32_t)dir)) return -1;
     while (stack->len) {
         uint32_t it = stack->v[--stack->len];
-        uint32_t ee = it >> 1;
-        int up = (int)(it & 1);
-        uint64_t wit = up ? c->fwit[ee] : c->bwit[ee];
+        uint64_t wit = wv[it];
         if (wit & WIT_ORIG) {
             if (up_push(out, (uint32_t)wit)) return -1;
             continue;
@@ -919,44 +931,120 @@ static int unpack(const gp_cch *c, uint32_t e, int dir, upath *out, upath *stack
         uint32_t e1 = (uint32_t)(wit >> 32), e2 = (uint32_t)wit; /* {v,lo}, {v,hi} */
         /* push the second half first (stack): up: lo->v (down e1), v->hi (up e2);
          * down: hi->v (down e2), v->lo (up e1) */
-        if (up) {
-            if (up_push(stack, e2 << 1 | 1u) || up_push(stack, e1 << 1)) return -1;
-        } else {
-            if (up_push(stack, e1 << 1 | 1u) || up_push(stack, e2 << 1)) return -1;
-        }
+        uint32_t first = it & 1 ? e1 << 1 : e2 << 1, second = it & 1 ? e2 << 1 | 1u : e1 << 1 | 1u;
+        __builtin_prefetch(wv + second);
+        __builtin_prefetch(wv + first);
+        if (up_push(stack, second) || up_push(stack, first)) return -1;
     }
     return 0;
 }
 
-int gp_cch_p2p(const gp_cch *c, uint32_t s, uint32_t t_, gp_path *path, gp_err *err) {
+/* relax_up over c->qarc: dir 1 fw, 2 bw. o (a query between sets; NULL otherwise) carries the
+ * end each label comes from, and an equal distance goes to the lower end, so that of the pairs
+ * with the shortest route the query finds the first in (source, target) order, as a loop over the
+ * pairs would. Inlined with a constant o, so the plain query pays nothing for it. */
+static inline void relax_q(const gp_cch *c, int dir, uint32_t x, uint64_t *d, uint32_t *pe,
+                           uint8_t *o) {
+    const uint32_t *first = c->topo->up_first;
+    uint64_t dx = d[x];
+    uint8_t ox = o ? o[x] : 0;
+    for (uint32_t e = first[x], end = first[x + 1]; e < end; e++) {
+        const uint32_t *q = c->qarc + 3 * (size_t)e;
+        uint32_t w = q[dir];
+        if (w == GP_CCH_INF) continue;
+        uint32_t h = q[0];
+        uint64_t nd = dx + w;
+        if (nd < d[h] || (o && nd == d[h] && ox < o[h])) {
+            d[h] = nd;
+            pe[h] = e;
+            if (o) o[h] = ox;
+        }
+    }
+}
+
+/* Prefetches what relaxing node x's upward edges reads next: its edges and distance. */
+static inline void prefetch_node(const gp_cch *c, const uint64_t *d, uint32_t x) {
+    if (x == GP_NONE) return;
+    const uint32_t *q = c->qarc + 3 * (size_t)c->topo->up_first[x];
+    __builtin_prefetch(q);
+    __builtin_prefetch(q + 16);
+    __builtin_prefetch(d + x);
+    __builtin_prefetch(c->topo->parent + x);
+}
+
+int gp_cch_p2p_multi(const gp_cch *c, const uint32_t *src, const uint64_t *soff, uint32_t ns,
+                     const uint32_t *dst, const uint64_t *doff, uint32_t nd, gp_path *path,
+                     uint32_t *si, uint32_t *di, gp_err *err) {
     const gp_cch_topo *t = c->topo;
     memset(path, 0, sizeof *path);
     path->dist = GP_INF;
-    if (s >= c->n || t_ >= c->n)
-        return gp_err_set(err, GP_EINVAL, "node index out of range (graph has %u nodes)", c->n);
+    if (si) *si = GP_NONE;
+    if (di) *di = GP_NONE;
+    if (ns < 1 || nd < 1 || ns > GP_CCH_MAX_ENDS || nd > GP_CCH_MAX_ENDS)
+        return gp_err_set(err, GP_EINVAL, "a CCH query takes 1 to %d sources and targets",
+                          GP_CCH_MAX_ENDS);
+    for (uint32_t i = 0; i < ns + nd; i++)
+        if ((i < ns ? src[i] : dst[i - ns]) >= c->n)
+            return gp_err_set(err, GP_EINVAL, "node index out of range (graph has %u nodes)",
+                              c->n);
     if (gp_deadline_expired()) return gp_deadline_error(err);
     cws *w = cws_get(c, err);
     if (!w) return GP_ENOMEM;
-    uint32_t rs = t->rank[s], rt = t->rank[t_];
-    /* both elimination-tree paths in increasing rank, pruned: a node whose distance is already
-     * no better than the best meeting found relaxes nothing */
+    /* the heads of the elimination-tree paths of the sources (fh) and targets (bh), walked
+     * together in increasing rank, the ends' offsets as initial distances; paths that meet go
+     * on as one. Pruned: a node whose distance is already no better than the best meeting found
+     * relaxes nothing. */
+    uint32_t fh[GP_CCH_MAX_ENDS], bh[GP_CCH_MAX_ENDS];
+    int multi = ns > 1 || nd > 1;
+    for (uint32_t i = 0; i < ns; i++) {
+        uint32_t r = fh[i] = t->rank[src[i]];
+        uint64_t o = soff ? soff[i] : 0;
+        if (o < w->df[r]) w->df[r] = o, w->of[r] = (uint8_t)i;
+        w->pf[r] = GP_NONE;
+    }
+    for (uint32_t j = 0; j < nd; j++) {
+        uint32_t r = bh[j] = t->rank[dst[j]];
+        uint64_t o = doff ? doff[j] : 0;
+        if (o < w->db[r]) w->db[r] = o, w->ob[r] = (uint8_t)j;
+        w->pb[r] = GP_NONE;
+    }
     uint64_t best = GP_INF, settled = 0;
-    uint32_t meet = GP_NONE, a = rs, b = rt;
-    w->df[rs] = 0;
-    w->db[rt] = 0;
-    w->pf[rs] = w->pb[rt] = GP_NONE;
-    while (a != GP_NONE || b != GP_NONE) {
-        int fa = b == GP_NONE || (a != GP_NONE && a <= b), fb = a == GP_NONE || (b != GP_NONE && b <= a);
-        uint32_t x = fa ? a : b;
+    uint32_t meet = GP_NONE;
+    int bi = 0, bj = 0; /* the ends of the best meeting (multi) */
+    for (;;) {
+        uint32_t x = GP_NONE;
+        for (uint32_t i = 0; i < ns; i++) x = fh[i] < x ? fh[i] : x;
+        for (uint32_t j = 0; j < nd; j++) x = bh[j] < x ? bh[j] : x;
+        if (x == GP_NONE) break;
+        uint32_t px = t->parent[x];
+        int fa = 0, fb = 0;
+        for (uint32_t i = 0; i < ns; i++)
+            if (fh[i] == x) fh[i] = px, fa = 1;
+        for (uint32_t j = 0; j < nd; j++)
+            if (bh[j] == x) bh[j] = px, fb = 1;
+        /* the parent is next on this path: its data loads while x relaxes */
+        if (fa) prefetch_node(c, w->df, px);
+        if (fb) prefetch_node(c, w->db, px);
         settled++;
-        if (fa && fb && w->df[x] != GP_INF && w->db[x] != GP_INF && w->df[x] + w->db[x] < best) {
-            best = w->df[x] + w->db[x];
-            meet = x;
+        uint64_t dfx = w->df[x], dbx = w->db[x];
+        if (fa && fb && dfx != GP_INF && dbx != GP_INF) {
+            uint64_t tot = dfx + dbx;
+            int i = multi ? w->of[x] : 0, j = multi ? w->ob[x] : 0;
+            if (tot < best || (tot == best && (i < bi || (i == bi && j < bj)))) {
+                best = tot;
+                meet = x;
+                bi = i;
+                bj = j;
+            }
         }
-        if (fa && w->df[x] < best) relax_up(t, c->fw, x, w->df, w->pf);
-        if (fb && w->db[x] < best) relax_up(t, c->bw, x, w->db, w->pb);
-        if (fa) a = t->parent[a];
-        if (fb) b = t->parent[b];
+        if (!multi) {
+            if (fa && dfx < best) relax_q(c, 1, x, w->df, w->pf, NULL);
+            if (fb && dbx < best) relax_q(c, 2, x, w->db, w->pb, NULL);
+        } else {
+            /* labels equal to the best may still lead to an equal route between earlier ends */
+            if (fa && dfx <= best && dfx != GP_INF) relax_q(c, 1, x, w->df, w->pf, w->of);
+            if (fb && dbx <= best && dbx != GP_INF) relax_q(c, 2, x, w->db, w->pb, w->ob);
+        }
     }
     int rc = GP_OK;
     upath up = {0}, st = {0}, fwd = {0};
@@ -967,15 +1055,18 @@ int gp_cch_p2p(const gp_cch *c, uint32_t s, uint32_t t_, gp_path *path, gp_err *
         if (!up.v || !st.v) goto oom;
         up.cap = 1024;
         st.cap = 256;
-        /* forward edges meet <- ... <- rs, collected backwards then replayed */
-        for (uint32_t x = meet; x != rs; x = t->up_tail[w->pf[x]])
+        /* forward edges meet <- ... <- the source, collected backwards then replayed */
+        uint32_t x = meet;
+        for (; w->pf[x] != GP_NONE; x = t->up_tail[w->pf[x]])
             if (up_push(&fwd, w->pf[x])) goto oom;
-        if (up_push(&up, s)) goto oom;
+        if (up_push(&up, src[bi])) goto oom;
         int r2 = 0;
-        for (uint32_t i = fwd.len; i > 0 && !r2; i--) r2 = unpack(c, fwd.v[i - 1], 1, &up, &st);
-        for (uint32_t x = meet; x != rt && !r2; x = t->up_tail[w->pb[x]])
+        for (uint32_t k = fwd.len; k > 0 && !r2; k--) r2 = unpack(c, fwd.v[k - 1], 1, &up, &st);
+        for (x = meet; w->pb[x] != GP_NONE && !r2; x = t->up_tail[w->pb[x]])
             r2 = unpack(c, w->pb[x], 0, &up, &st);
         if (r2) goto oom;
+        if (si) *si = (uint32_t)bi;
+        if (di) *di = (uint32_t)bj;
         path->dist = best;
         path->nodes = up.v;
         path->len = up.len;
@@ -989,10 +1080,14 @@ done:
     free(up.v);
     free(st.v);
     free(fwd.v);
-    etree_reset(t, rs, w->df);
-    etree_reset(t, rt, w->db);
+    for (uint32_t i = 0; i < ns; i++) etree_reset(t, t->rank[src[i]], w->df);
+    for (uint32_t j = 0; j < nd; j++) etree_reset(t, t->rank[dst[j]], w->db);
     cws_put(c, w);
     return rc;
+}
+
+int gp_cch_p2p(const gp_cch *c, uint32_t s, uint32_t t, gp_path *path, gp_err *err) {
+    return gp_cch_p2p_multi(c, &s, NULL, 1, &t, NULL, 1, path, NULL, NULL, err);
 }
 
 int gp_cch_upward(const gp_cch *c, uint32_t v, int dir, uint32_t *ranks, uint64_t *dist) {

@@ -67,7 +67,11 @@ typedef struct gp_cch {
     uint32_t *fw, *bw;   /* topo->m: customized up / down weights */
     uint32_t *fmid, *bmid; /* topo->m: witness of fw / bw: offset of the first lower triangle
                             * realising it within the edge's triangles, GP_NONE = original arc */
-    uint64_t *fwit, *bwit; /* topo->m: the witnesses packed for unpacking (cch.c) */
+    uint64_t *wit;       /* 2 * topo->m: the witnesses packed for unpacking (cch.c): [2e] of bw,
+                          * [2e+1] of fw, side by side because unpacking a shortcut reads one
+                          * of each of two edges with the same lower end (neighbouring ids) */
+    uint32_t *qarc;      /* 3 * topo->m: (up_head, fw, bw) per edge, what the p2p query reads of an
+                          * edge in one place (built with wit) */
     double custom_s;     /* seconds of the last customization */
     char custom_on[8];   /* "cpu" or "gpu" */
     int reused_topo;     /* 1 when the topology came from the cache */
@@ -118,7 +122,7 @@ uint64_t gp_cch_bytes(const gp_cch *c);
 int gp_cch_map_metric(gp_cch *c, const gp_graph *g, gp_err *err);
 /* CPU customization: fw/bw from ofw/obw, level by level, threads workers (0 = all CPUs). */
 int gp_cch_customize(gp_cch *c, int threads, gp_err *err);
-/* Rebuilds fwit/bwit from fmid/bmid (done by gp_cch_customize; the GPU path calls it). */
+/* Rebuilds wit from fmid/bmid (done by gp_cch_customize; the GPU path calls it). */
 void gp_cch_witnesses(gp_cch *c);
 /* Reference (single-threaded, edge by edge) customization into fw/bw/fmid/bmid: the test oracle. */
 int gp_cch_customize_serial(const gp_cch_topo *t, const uint32_t *ofw, const uint32_t *obw,
@@ -127,6 +131,15 @@ int gp_cch_customize_serial(const gp_cch_topo *t, const uint32_t *ofw, const uin
 
 /* Queries; node arguments are the graph's internal indices. */
 int gp_cch_p2p(const gp_cch *c, uint32_t s, uint32_t t, gp_path *path, gp_err *err);
+/* p2p between sets: the shortest of the routes from any src[i], starting at cost soff[i], to any
+ * dst[j], adding doff[j] (NULL offsets: 0), in one elimination-tree query over the union of the
+ * ends' tree paths (a snapped position enters and leaves the network at up to two nodes,
+ * engine/snap.h). 1..GP_CCH_MAX_ENDS ends a side. path->dist includes the offsets; the path runs
+ * from src[*si] to dst[*di] (si, di may be NULL); no route: dist GP_INF, *si = *di = GP_NONE. */
+#define GP_CCH_MAX_ENDS 4
+int gp_cch_p2p_multi(const gp_cch *c, const uint32_t *src, const uint64_t *soff, uint32_t ns,
+                     const uint32_t *dst, const uint64_t *doff, uint32_t nd, gp_path *path,
+                     uint32_t *si, uint32_t *di, gp_err *err);
 /* PHAST on the CPU: dist (n, node order) from src; nodes past max_dist are GP_INF. */
 int gp_cch_sssp(const gp_cch *c, uint32_t src, uint64_t max_dist, uint64_t *dist, gp_err *err);
 /* Predecessors that realise dist (a BFS over tight arcs from src, so zero-weight cycles cannot

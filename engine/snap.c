@@ -578,6 +578,25 @@ int gp_engine_route_snap(gp_engine *e, const gp_graph *g, const gp_snap *a, cons
         out->dist = dd;
         out->first_arc = out->last_arc = darc;
     }
+    if (algo == GP_P2P_AUTO && g->cch) {
+        /* the CCH takes every entry and exit node at once: one query instead of one per pair */
+        gp_path p;
+        uint32_t i, j;
+        int rc = gp_cch_p2p_multi(g->cch, on, oc, no, dn, dc, nd, &p, &i, &j, err);
+        if (rc) {
+            gp_snap_route_free(out);
+            return rc;
+        }
+        if (p.dist < out->dist) {
+            out->path = p;
+            out->dist = p.dist;
+            out->first_arc = oa[i];
+            out->last_arc = da[j];
+        } else {
+            gp_path_free(&p);
+        }
+        no = 0; /* answered */
+    }
     for (uint32_t i = 0; i < no; i++)
         for (uint32_t j = 0; j < nd; j++) {
             if (out->dist != GP_INF && oc[i] + dc[j] >= out->dist) continue;

@@ -8,7 +8,12 @@
  * taken from the cache) and after links going down (a subgraph) stays exact; the serialised order
  * (a snapshot section) round-trips and is rejected for another graph or when damaged; a shortcut overflowing uint32 is refused rather
  * than answered wrongly; the engine routes AUTO through the CCH only per its policy (off, auto with
- * a node threshold, on).
+ * a node threshold, on). Queries between sets of ends with start / end costs (gp_cch_p2p_multi, what
+ * snapped positions use) equal the cheapest pair by Dijkstra, and pick the first such pair in
+ * (source, target) order; routes between snapped positions on the OSM test graphs (turn
+ * restrictions, one-way streets; Monaco too when $GPATH_DATA has it) through the engine's CCH are
+ * those of a loop over the entry / exit pairs with one CCH query each (the engine's way before
+ * gp_cch_p2p_multi), with Dijkstra's distances.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,6 +28,7 @@
 
 #include "../engine/cch.h"
 #include "../engine/engine.h"
+#include "../engine/snap.h"
 
 static gp_backend *cpu;
 
@@ -124,6 +130,61 @@ static void check_path(const gp_graph *g, uint32_t s, uint32_t t, const gp_path 
     assert_int_equal(sum, p->dist);
 }
 
+/* gp_cch_p2p_multi on random sets of 1..GP_CCH_MAX_ENDS ends (repeats allowed) with random
+ * offsets against the cheapest pair by Dijkstra (d: n*n distances, or NULL: one Dijkstra per
+ * pair), the first such pair in (source, target) order. */
+static void check_multi(const gp_graph *g, const gp_cch *c, int queries) {
+    gp_err err;
+    gp_err_clear(&err);
+    uint32_t n = g->n;
+    for (int q = 0; q < queries; q++) {
+        uint32_t ns = 1 + (uint32_t)(rnd() % GP_CCH_MAX_ENDS), nd = 1 + (uint32_t)(rnd() % GP_CCH_MAX_ENDS);
+        uint32_t src[GP_CCH_MAX_ENDS], dst[GP_CCH_MAX_ENDS];
+        uint64_t so[GP_CCH_MAX_ENDS], dof[GP_CCH_MAX_ENDS];
+        for (uint32_t i = 0; i < ns; i++) {
+            src[i] = i && rnd() % 4 == 0 ? src[i - 1] : (uint32_t)(rnd() % n);
+            so[i] = rnd() % 3 == 0 ? 0 : rnd() % 50;
+        }
+        for (uint32_t j = 0; j < nd; j++) {
+            dst[j] = j && rnd() % 4 == 0 ? dst[j - 1] : (uint32_t)(rnd() % n);
+            dof[j] = rnd() % 3 == 0 ? 0 : rnd() % 50;
+        }
+        if (rnd() % 5 == 0) dst[0] = src[0]; /* an end on both sides */
+        uint64_t best = GP_INF;
+        uint32_t bi = GP_NONE, bj = GP_NONE;
+        for (uint32_t i = 0; i < ns; i++)
+            for (uint32_t j = 0; j < nd; j++) {
+                gp_path a;
+                assert_int_equal(cpu->ops->p2p(cpu, g, src[i], dst[j], GP_P2P_DIJKSTRA, &a, &err),
+                                 GP_OK);
+                if (a.dist != GP_INF && so[i] + a.dist + dof[j] < best)
+                    best = so[i] + a.dist + dof[j], bi = i, bj = j;
+                gp_path_free(&a);
+            }
+        gp_path p;
+        uint32_t si = 7, di = 7;
+        assert_int_equal(gp_cch_p2p_multi(c, src, so, ns, dst, dof, nd, &p, &si, &di, &err), GP_OK);
+        if (p.dist != best)
+            fail_msg("multi %ux%u: dijkstra %llu cch %llu", ns, nd, (unsigned long long)best,
+                     (unsigned long long)p.dist);
+        assert_int_equal(si, bi);
+        assert_int_equal(di, bj);
+        if (best != GP_INF) {
+            p.dist -= so[si] + dof[di];
+            check_path(g, src[si], dst[di], &p);
+        } else {
+            assert_int_equal(p.len, 0);
+        }
+        gp_path_free(&p);
+    }
+    uint32_t bad = n;
+    gp_path p;
+    assert_int_equal(gp_cch_p2p_multi(c, &bad, NULL, 1, &bad, NULL, 1, &p, NULL, NULL, &err),
+                     GP_EINVAL);
+    assert_int_equal(gp_cch_p2p_multi(c, &bad, NULL, 0, &bad, NULL, 1, &p, NULL, NULL, &err),
+                     GP_EINVAL);
+}
+
 /* Every query type of c against Dijkstra on queries random pairs. */
 static void check_queries(const gp_graph *g, const gp_cch *c, int queries) {
     gp_err err;
@@ -145,6 +206,7 @@ static void check_queries(const gp_graph *g, const gp_cch *c, int queries) {
         gp_path_free(&a);
         gp_path_free(&b);
     }
+    check_multi(g, c, queries / 4 + 1);
     int sssp = queries < 5 ? queries : 5;
     for (int q = 0; q < sssp; q++) {
         uint32_t s = (uint32_t)(rnd() % n);
@@ -469,12 +531,132 @@ static void test_dimacs(void **state) {
     }
 }
 
+/* The route between a and b as the engine found it before gp_cch_p2p_multi: the direct way along a
+ * common arc, else one CCH query per (entry, exit) pair, the first cheapest pair kept. */
+static uint64_t pairs_route(const gp_graph *g, const gp_snap *a, const gp_snap *b, gp_path *best,
+                            uint32_t *first_arc, uint32_t *last_arc) {
+    gp_err err;
+    gp_err_clear(&err);
+    uint32_t on[2], dn[2];
+    uint64_t oc[2], dc[2];
+    uint32_t no = gp_snap_origins(g, a, on, oc), nd = gp_snap_dests(g, b, dn, dc);
+    uint64_t dist = GP_INF;
+    memset(best, 0, sizeof *best);
+    *first_arc = *last_arc = GP_NONE;
+    for (uint32_t i = 0; i < no; i++)
+        for (uint32_t j = 0; j < nd; j++) {
+            gp_path p;
+            assert_int_equal(gp_cch_p2p(g->cch, on[i], dn[j], &p, &err), GP_OK);
+            if (p.dist != GP_INF && oc[i] + p.dist + dc[j] < dist) {
+                gp_path_free(best);
+                *best = p;
+                dist = oc[i] + p.dist + dc[j];
+                *first_arc = i;
+                *last_arc = j;
+            } else {
+                gp_path_free(&p);
+            }
+        }
+    return dist;
+}
+
+/* Snapped routes through the engine's CCH on OSM graphs: Dijkstra's distances, and the path and
+ * entry / exit of pairs_route (unless the direct way along one arc answers). */
+static int check_snapped(const char *spec, int queries) {
+    gp_err err;
+    gp_err_clear(&err);
+    gp_engine *e = gp_engine_new("cpu", 2, NULL, &err);
+    assert_non_null(e);
+    assert_int_equal(gp_engine_set_cch(e, "on", 0, 0, &err), GP_OK);
+    gp_graph *g = gp_graph_load(spec, NULL, &err);
+    if (!g) fail_msg("%s: %s", spec, err.msg);
+    assert_int_equal(gp_engine_attach(e, g, &err), GP_OK);
+    assert_non_null(g->cch);
+    assert_non_null(g->lon);
+    double x0 = 1e9, x1 = -1e9, y0 = 1e9, y1 = -1e9;
+    for (uint32_t v = 0; v < g->n; v++) {
+        x0 = g->lon[v] < x0 ? g->lon[v] : x0, x1 = g->lon[v] > x1 ? g->lon[v] : x1;
+        y0 = g->lat[v] < y0 ? g->lat[v] : y0, y1 = g->lat[v] > y1 ? g->lat[v] : y1;
+    }
+    int multi = 0;
+    for (int q = 0; q < queries; q++) {
+        gp_snap s[2];
+        for (int k = 0; k < 2; k++) {
+            if (rnd() % 5 == 0) {
+                gp_snap_at_node(g, (uint32_t)(rnd() % g->n), &s[k]);
+                continue;
+            }
+            double lon = x0 + (x1 - x0) * (double)(rnd() % 10001) / 10000;
+            double lat = y0 + (y1 - y0) * (double)(rnd() % 10001) / 10000;
+            assert_int_equal(gp_snap_point(g, lon, lat, 1e7, &s[k], &err), GP_OK);
+        }
+        uint32_t on[2], dn[2];
+        uint64_t oc[2], dc[2];
+        multi += gp_snap_origins(g, &s[0], on, oc) * gp_snap_dests(g, &s[1], dn, dc) > 1;
+        gp_snap_route r, ref;
+        assert_int_equal(gp_engine_route_snap(e, g, &s[0], &s[1], GP_P2P_AUTO, &r, &err), GP_OK);
+        assert_int_equal(gp_engine_route_snap(e, g, &s[0], &s[1], GP_P2P_DIJKSTRA, &ref, &err),
+                         GP_OK);
+        if (r.dist != ref.dist)
+            fail_msg("%s query %d: cch %llu dijkstra %llu", spec, q, (unsigned long long)r.dist,
+                     (unsigned long long)ref.dist);
+        gp_path p;
+        uint32_t fi, li;
+        uint64_t pd = pairs_route(g, &s[0], &s[1], &p, &fi, &li);
+        if (pd < ref.dist || (pd == ref.dist && r.path.len)) {
+            /* a route through the network: the pairs loop's, node for node */
+            assert_int_equal(pd, r.dist);
+            assert_int_equal(p.len, r.path.len);
+            if (p.len) assert_memory_equal(p.nodes, r.path.nodes, p.len * sizeof *p.nodes);
+            uint32_t oa[2] = {GP_NONE, GP_NONE}, da[2] = {GP_NONE, GP_NONE};
+            if (s[0].arc != GP_NONE && s[0].frac > 0 && s[0].frac < 1)
+                oa[0] = s[0].arc, oa[1] = s[0].rarc;
+            if (s[1].arc != GP_NONE && s[1].frac > 0 && s[1].frac < 1)
+                da[0] = s[1].arc, da[1] = s[1].rarc;
+            assert_int_equal(r.first_arc, oa[fi]);
+            assert_int_equal(r.last_arc, da[li]);
+        }
+        gp_path_free(&p);
+        gp_snap_route_free(&r);
+        gp_snap_route_free(&ref);
+    }
+    print_message("%s: %d snapped routes, %d with several entry / exit pairs\n", spec, queries,
+                  multi);
+    gp_graph_unref(g);
+    gp_engine_free(e);
+    return multi;
+}
+
+static void test_snapped_osm(void **state) {
+    (void)state;
+    const char *files[] = {"turns", "rules", "viaway", "uturn", "oneway", "access", "gaps"};
+    int multi = 0;
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        char spec[256];
+        snprintf(spec, sizeof spec, "osm:tests/data/osm/%s.osm?profile=car", files[i]);
+        multi += check_snapped(spec, 150);
+    }
+    assert_true(multi > 100); /* the query between sets was exercised */
+    const char *d = getenv("GPATH_DATA");
+    char path[1024];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/osm/monaco.osm.pbf", d ? d : "");
+    if (!d || stat(path, &st) != 0) {
+        print_message("GPATH_DATA has no osm/monaco.osm.pbf: skipped\n");
+        return;
+    }
+    char spec[1100];
+    snprintf(spec, sizeof spec, "osm:%s", path);
+    check_snapped(spec, 300);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_small_graphs),  cmocka_unit_test(test_recustomize),
         cmocka_unit_test(test_order_roundtrip), cmocka_unit_test(test_overflow),
         cmocka_unit_test(test_road),          cmocka_unit_test(test_engine_policy),
         cmocka_unit_test(test_guard),         cmocka_unit_test(test_dimacs),
+        cmocka_unit_test(test_snapped_osm),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

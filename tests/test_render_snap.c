@@ -2,7 +2,10 @@
  * (server/render.c gp_render_route_snap / gp_render_waypoint) on a graph carrying road attributes
  * the way an OSM import does (shape points, names, lengths): the geometry runs from the snapped
  * point through the arcs' shape points to the other snapped point, length_m adds partial arcs,
- * waypoints name the road, coordinates carry 6 decimals and metres 2.
+ * waypoints name the road, coordinates carry 6 decimals and metres 2. The route document (path and
+ * coordinates written as raw text) prints byte for byte as the cJSON tree of gp_render_route_snap
+ * does, on random graphs with awkward ids (negative, 10^15 and beyond, past 2^53) and coordinates
+ * (tiny, zero, negative, not on the 10^-6 grid, shape points).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -131,9 +134,89 @@ static void test_geometry_through_shape_points(void **st) {
     gp_graph_unref(g);
 }
 
+/* Random graph: ids and coordinates from awkward lists, random arcs with shape points. */
+static gp_graph *awkward_graph(unsigned *seed) {
+    static const int64_t ids[] = {1,
+                                  -5,
+                                  999999999999999LL,
+                                  1000000000000000LL,
+                                  1000000000000001LL,
+                                  1234567890123450LL,
+                                  -1000000000000000LL,
+                                  9007199254740991LL,
+                                  9007199254740993LL,
+                                  (1LL << 60) + 1,
+                                  -(1LL << 60) - 3,
+                                  42,
+                                  7000000001LL,
+                                  0};
+    static const double cs[] = {0,      1e-5,         -3e-7,        0.0001, -0.0001,
+                                7.4205, -22.419415,   89.999999,    -89.9999995,
+                                43.7300001234, 1e-4 + 1e-12, 45.5};
+    enum { N = sizeof ids / sizeof *ids, NC = sizeof cs / sizeof *cs };
+    gp_err err;
+    gp_builder *b = gp_builder_new(1.0);
+    for (int i = 0; i < N; i++)
+        assert_int_equal(gp_builder_add_node(b, ids[i], 1, cs[rand_r(seed) % NC] + (rand_r(seed) % 3) * 1e-6,
+                                             cs[rand_r(seed) % NC], NULL, &err), 0);
+    for (int k = 0; k < 3 * N; k++) {
+        int u = rand_r(seed) % N, v = rand_r(seed) % N;
+        double sx[2] = {cs[rand_r(seed) % NC], cs[rand_r(seed) % NC]}, sy[2] = {cs[rand_r(seed) % NC], 1e-9};
+        gp_road_attr ra = {100, NULL, NULL, 0, (uint32_t)(rand_r(seed) % 3), sx, sy};
+        assert_int_equal(gp_builder_add_road_arc(b, ids[u], ids[v], 1 + (uint32_t)(rand_r(seed) % 50), &ra, &err), 0);
+        if (rand_r(seed) % 2)
+            assert_int_equal(gp_builder_add_arc(b, ids[v], ids[u], 1 + (uint32_t)(rand_r(seed) % 50), &err), 0);
+    }
+    gp_graph *g = gp_builder_finish(b, "awkward", "test", 1, &err);
+    assert_non_null(g);
+    return g;
+}
+
+static void test_doc_text_equals_tree(void **st) {
+    (void)st;
+    gp_err err;
+    gp_engine *e = gp_engine_new("cpu", 1, NULL, &err);
+    assert_non_null(e);
+    unsigned seed = 11;
+    int routes = 0;
+    for (int gi = 0; gi < 20; gi++) {
+        gp_graph *g = awkward_graph(&seed);
+        for (int q = 0; q < 40; q++) {
+            gp_snap a, b;
+            uint32_t u = (uint32_t)rand_r(&seed) % g->n, v = (uint32_t)rand_r(&seed) % g->n;
+            if (q % 2) {
+                gp_snap_at_node(g, u, &a);
+                gp_snap_at_node(g, v, &b);
+            } else if (gp_snap_point(g, g->lon[u] + 1e-4, g->lat[u], 1e9, &a, &err) ||
+                       gp_snap_point(g, g->lon[v], g->lat[v] - 1e-4, 1e9, &b, &err)) {
+                continue;
+            }
+            gp_snap_route r;
+            assert_int_equal(gp_engine_route_snap(e, g, &a, &b, GP_P2P_AUTO, &r, &err), 0);
+            cJSON *tree = gp_render_route_snap(g, &a, &b, &r);
+            assert_non_null(tree);
+            cJSON_AddStringToObject(tree, "graph", "x");
+            cJSON_AddStringToObject(tree, "version", g->version);
+            cJSON *doc = gp_render_route_doc(g, "x", &a, &b, &r);
+            char *t1 = cJSON_PrintUnformatted(tree), *t2 = cJSON_PrintUnformatted(doc);
+            assert_string_equal(t2, t1);
+            routes += r.dist != GP_INF && r.path.len > 1;
+            cJSON_free(t1);
+            cJSON_free(t2);
+            cJSON_Delete(tree);
+            cJSON_Delete(doc);
+            gp_snap_route_free(&r);
+        }
+        gp_graph_unref(g);
+    }
+    assert_true(routes > 100);
+    gp_engine_free(e);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_geometry_through_shape_points),
+        cmocka_unit_test(test_doc_text_equals_tree),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

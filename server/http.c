@@ -166,6 +166,9 @@ struct gp_http {
     unsigned port;
     pthread_t watchdog;
     int has_watchdog;
+    int lfd;               /* the listening socket (ours: see acceptor) */
+    pthread_t acceptor;
+    int accept_stop;       /* atomic */
 };
 
 static struct {
@@ -1354,6 +1357,57 @@ const char *gp_http_answer_header(const gp_http_answer *a, const char *name) {
 }
 
 /* ---- the daemon ---- */
+
+/* Connections are accepted here, not by the daemon's workers. A worker accepts from the shared
+ * listening socket itself, up to 10 connections per wake-up, so a burst of new keep-alive
+ * connections (a client's pool, a load balancer, wrk) lands on the one or two workers that woke
+ * first while the others idle: on 2 CPUs all 64 of wrk's connections went to one of 8 workers, and
+ * on 16 CPUs 64 connections kept about 4 busy
+ * (bench/results/2026-11-25-cpu2-AMD-EPYC-http-route-profile.md). This thread hands each
+ * connection to the daemon (MHD_add_connection), which spreads them over the workers by socket
+ * number and applies the connection limits (closing what it refuses). */
+static void *acceptor(void *arg) {
+    gp_http *h = arg;
+    int warned = 0;
+    for (;;) {
+        struct sockaddr_storage ss;
+        socklen_t sl = sizeof ss;
+        int fd = accept4(h->lfd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (__atomic_load_n(&h->accept_stop, __ATOMIC_ACQUIRE)) {
+            if (fd >= 0) close(fd);
+            break;
+        }
+        if (fd < 0) {
+            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+                if (!warned++)
+                    GP_LOG(GP_LOG_WARN, "event=accept_failed msg=\"%s: retrying\"", strerror(errno));
+                struct timespec ts = {0, 10 * 1000 * 1000};
+                nanosleep(&ts, NULL);
+            }
+            continue; /* EINTR, ECONNABORTED, a connection reset before it was accepted */
+        }
+        MHD_add_connection(h->d, fd, (struct sockaddr *)&ss, sl);
+    }
+    return NULL;
+}
+
+/* The listening socket for addr as the daemon would open it: SO_REUSEADDR, IPv6 only for an IPv6
+ * address, non-blocking accept not needed (the acceptor blocks). -1 with errno on failure. */
+static int listen_on(const struct sockaddr *addr, socklen_t len) {
+    int fd = socket(addr->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    int on = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+    if (addr->sa_family == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof on);
+    if (bind(fd, addr, len) != 0 || listen(fd, SOMAXCONN) != 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    return fd;
+}
+
 gp_http *gp_http_start(const gp_config *cfg, gp_engine *e, gp_registry *reg, gp_err *err) {
     if (gp_http_attach(cfg, e, reg)) {
         gp_err_set(err, GP_ENOMEM, "out of memory");
@@ -1368,17 +1422,20 @@ gp_http *gp_http_start(const gp_config *cfg, gp_engine *e, gp_registry *reg, gp_
     struct sockaddr_in6 a6;
     const struct sockaddr *addr;
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ITC |
-                     MHD_USE_ERROR_LOG;
+                     MHD_USE_ERROR_LOG | MHD_USE_NO_LISTEN_SOCKET;
+    socklen_t alen;
     memset(&a4, 0, sizeof a4);
     memset(&a6, 0, sizeof a6);
     if (inet_pton(AF_INET, cfg->listen, &a4.sin_addr) == 1) {
         a4.sin_family = AF_INET;
         a4.sin_port = htons((uint16_t)cfg->port);
         addr = (const struct sockaddr *)&a4;
+        alen = sizeof a4;
     } else if (inet_pton(AF_INET6, cfg->listen, &a6.sin6_addr) == 1) {
         a6.sin6_family = AF_INET6;
         a6.sin6_port = htons((uint16_t)cfg->port);
         addr = (const struct sockaddr *)&a6;
+        alen = sizeof a6;
         flags |= MHD_USE_IPv6;
     } else {
         free(h);
@@ -1396,19 +1453,29 @@ gp_http *gp_http_start(const gp_config *cfg, gp_engine *e, gp_registry *reg, gp_
     /* The connection's memory pool holds the request line and headers: sized above our own
      * limits so that requests past them get our JSON 414/431, not the library's HTML. */
     size_t pool = (size_t)cfg->max_url_bytes + (size_t)cfg->max_header_bytes + 65536;
+    h->lfd = listen_on(addr, alen);
+    if (h->lfd < 0) {
+        free(h);
+        gp_err_set(err, GP_EIO, "cannot listen on %s:%ld (%s)", cfg->listen, cfg->port,
+                   strerror(errno));
+        return NULL;
+    }
     h->d = MHD_start_daemon(
-        flags, (uint16_t)cfg->port, NULL, NULL, on_request, NULL, MHD_OPTION_EXTERNAL_LOGGER,
-        mhd_log, NULL, MHD_OPTION_SOCK_ADDR, addr, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)threads,
+        flags, 0, NULL, NULL, on_request, NULL, MHD_OPTION_EXTERNAL_LOGGER,
+        mhd_log, NULL, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)threads,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->connection_timeout_s,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned)cfg->max_connections,
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)cfg->max_connections_per_ip,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool, MHD_OPTION_URI_LOG_CALLBACK, on_uri, NULL,
         MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL, MHD_OPTION_NOTIFY_CONNECTION,
         on_connection, NULL, MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_END);
-    if (!h->d) {
-        free(h);
+    if (!h->d || pthread_create(&h->acceptor, NULL, acceptor, h) != 0) {
         gp_err_set(err, GP_EIO, "cannot listen on %s:%ld (%s)", cfg->listen, cfg->port,
-                   errno ? strerror(errno) : "libmicrohttpd failed to start");
+                   h->d ? "cannot start the accepting thread"
+                   : errno ? strerror(errno) : "libmicrohttpd failed to start");
+        if (h->d) MHD_stop_daemon(h->d);
+        close(h->lfd);
+        free(h);
         return NULL;
     }
     if (cfg->request_read_timeout_s > 0) {
@@ -1417,8 +1484,12 @@ gp_http *gp_http_start(const gp_config *cfg, gp_engine *e, gp_registry *reg, gp_
         if (!h->has_watchdog)
             GP_LOG(GP_LOG_WARN, "event=watchdog msg=\"cannot start the read-deadline thread\"");
     }
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
-    h->port = info ? info->port : (unsigned)cfg->port;
+    struct sockaddr_storage bound;
+    socklen_t blen = sizeof bound;
+    h->port = (unsigned)cfg->port;
+    if (getsockname(h->lfd, (struct sockaddr *)&bound, &blen) == 0)
+        h->port = ntohs(bound.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&bound)->sin6_port
+                                                    : ((struct sockaddr_in *)&bound)->sin_port);
     GP_LOG(GP_LOG_INFO, "event=listening address=%s port=%u threads=%ld", cfg->listen, h->port,
            threads);
     return h;
@@ -1429,12 +1500,12 @@ unsigned gp_http_port(const gp_http *h) { return h ? h->port : 0; }
 void gp_http_stop(gp_http *h, double grace_s) {
     if (!h) return;
     __atomic_store_n(&srv.stopping, 1, __ATOMIC_RELAXED);
-    MHD_socket fd = MHD_quiesce_daemon(h->d);
-    /* The worker threads drop the listening socket at their next loop turn (woken through the
-     * ITC); close it after that so new connections are refused rather than left in the backlog. */
-    struct timespec turn = {0, 100 * 1000 * 1000};
-    nanosleep(&turn, NULL);
-    if (fd != MHD_INVALID_SOCKET) close(fd);
+    /* No new connections: shutting the listening socket down wakes the acceptor (accept fails)
+     * and refuses what would wait in the backlog. */
+    __atomic_store_n(&h->accept_stop, 1, __ATOMIC_RELEASE);
+    shutdown(h->lfd, SHUT_RDWR);
+    pthread_join(h->acceptor, NULL);
+    close(h->lfd);
     double t0 = gp_now();
     int waited = 0;
     while (__atomic_load_n(&srv.active, __ATOMIC_RELAXED) > 0 && gp_now() - t0 < grace_s) {

@@ -1451,8 +1451,13 @@ gp_http *gp_http_start(const gp_config *cfg, gp_engine *e, gp_registry *reg, gp_
         threads = ncpu > 4 ? 2 * ncpu : 8;
     }
     /* The connection's memory pool holds the request line and headers: sized above our own
-     * limits so that requests past them get our JSON 414/431, not the library's HTML. */
-    size_t pool = (size_t)cfg->max_url_bytes + (size_t)cfg->max_header_bytes + 65536;
+     * limits so that requests past them get our JSON 414/431, not the library's HTML, with 8 KiB
+     * for the library's own use (header list, response header). At the default limits that is
+     * 32 KiB, the largest pool libmicrohttpd takes from malloc: a larger one is mmap'd per
+     * connection, faulted in and unmapped at its close (TLB shootdowns on every CPU), which took
+     * a tenth of the server's time at one request per connection
+     * (bench/results/2026-11-25-cpu2-AMD-EPYC-http-route-profile.md). */
+    size_t pool = (size_t)cfg->max_url_bytes + (size_t)cfg->max_header_bytes + 8192;
     h->lfd = listen_on(addr, alen);
     if (h->lfd < 0) {
         free(h);

@@ -495,10 +495,6 @@ static void witnesses_range(gp_cch *c, uint32_t lo, uint32_t hi) {
         c->wit[2 * (size_t)e] = c->bmid[e] == GP_NONE
                          ? WIT_ORIG | t->order[t->up_tail[e]]
                          : (uint64_t)t->tri[2 * (k0 + c->bmid[e])] << 32 | t->tri[2 * (k0 + c->bmid[e]) + 1];
-        uint32_t *q = c->qarc + 3 * (size_t)e;
-        q[0] = t->up_head[e];
-        q[1] = c->fw[e];
-        q[2] = c->bw[e];
     }
 }
 
@@ -687,14 +683,13 @@ void gp_cch_free(void *pc) {
     free(c->fmid);
     free(c->bmid);
     free(c->wit);
-    free(c->qarc);
     gp_cch_topo_unref(c->topo);
     free(c);
 }
 
 uint64_t gp_cch_bytes(const gp_cch *c) {
-    /* ofw obw fw bw, fmid bmid (4 bytes each), wit (16), qarc (12) per edge */
-    return c ? (uint64_t)c->topo->m * 52 + gp_cch_topo_bytes(c->topo) : 0;
+    /* ofw obw fw bw, fmid bmid (4 bytes each), wit (16) per edge */
+    return c ? (uint64_t)c->topo->m * 40 + gp_cch_topo_bytes(c->topo) : 0;
 }
 
 /* A gp_cch over topology t (referenced) with g's metric; GP_EINVAL when g does not fit t. */
@@ -722,9 +717,8 @@ static int cch_over(gp_cch_topo *t, const gp_graph *g, gp_cch **out, gp_err *err
     c->fmid = malloc(m * 4);
     c->bmid = malloc(m * 4);
     c->wit = malloc(m * 16);
-    c->qarc = malloc(m * 12);
     int rc;
-    if (!c->ofw || !c->obw || !c->fw || !c->bw || !c->fmid || !c->bmid || !c->wit || !c->qarc)
+    if (!c->ofw || !c->obw || !c->fw || !c->bw || !c->fmid || !c->bmid || !c->wit)
         rc = gp_err_set(err, GP_ENOMEM, "out of memory for CCH weights (%u edges)", t->m);
     else
         rc = gp_cch_map_metric(c, g, err);
@@ -854,18 +848,25 @@ int gp_cch_order_decode(const gp_graph *g, const void *data, uint64_t size, gp_e
 /* ---------------------------------------------------------------------------------------------
  * Queries */
 
-/* Relaxes the upward edges of x over weights wt. */
-static inline void relax_up(const gp_cch_topo *t, const uint32_t *wt, uint32_t x, uint64_t *d,
-                            uint32_t *pe) {
+/* Relaxes the upward edges of x over weights wt. o (a query between sets; NULL otherwise)
+ * carries the end each label comes from, and an equal distance goes to the lower end, so that of
+ * the pairs with the shortest route the query finds the first in (source, target) order, as a
+ * loop over the pairs would. Inlined with a constant o, so the plain query pays nothing for it.
+ * (Edges as (head, fw, bw) triples in one array were tried for the query: no gain above the
+ * noise of a shared machine, for 12 more bytes per edge.) */
+static inline void relax_q(const gp_cch_topo *t, const uint32_t *wt, uint32_t x, uint64_t *d,
+                           uint32_t *pe, uint8_t *o) {
     uint64_t dx = d[x];
-    for (uint32_t e = t->up_first[x]; e < t->up_first[x + 1]; e++) {
+    uint8_t ox = o ? o[x] : 0;
+    for (uint32_t e = t->up_first[x], end = t->up_first[x + 1]; e < end; e++) {
         uint32_t w = wt[e];
         if (w == GP_CCH_INF) continue;
         uint32_t h = t->up_head[e];
         uint64_t nd = dx + w;
-        if (nd < d[h]) {
+        if (nd < d[h] || (o && nd == d[h] && ox < o[h])) {
             d[h] = nd;
             pe[h] = e;
+            if (o) o[h] = ox;
         }
     }
 }
@@ -875,20 +876,8 @@ static void etree_search(const gp_cch_topo *t, const uint32_t *wt, uint32_t r, u
                          uint32_t *pe) {
     d[r] = 0;
     pe[r] = GP_NONE;
-    for (uint32_t x = r; x != GP_NONE; x = t->parent[x]) {
-        uint64_t dx = d[x];
-        if (dx == GP_INF) continue;
-        for (uint32_t e = t->up_first[x]; e < t->up_first[x + 1]; e++) {
-            uint32_t w = wt[e];
-            if (w == GP_CCH_INF) continue;
-            uint32_t h = t->up_head[e];
-            uint64_t nd = dx + w;
-            if (nd < d[h]) {
-                d[h] = nd;
-                pe[h] = e;
-            }
-        }
-    }
+    for (uint32_t x = r; x != GP_NONE; x = t->parent[x])
+        if (d[x] != GP_INF) relax_q(t, wt, x, d, pe, NULL);
 }
 
 static void etree_reset(const gp_cch_topo *t, uint32_t r, uint64_t *d) {
@@ -939,37 +928,15 @@ static int unpack(const gp_cch *c, uint32_t e, int dir, upath *out, upath *stack
     return 0;
 }
 
-/* relax_up over c->qarc: dir 1 fw, 2 bw. o (a query between sets; NULL otherwise) carries the
- * end each label comes from, and an equal distance goes to the lower end, so that of the pairs
- * with the shortest route the query finds the first in (source, target) order, as a loop over the
- * pairs would. Inlined with a constant o, so the plain query pays nothing for it. */
-static inline void relax_q(const gp_cch *c, int dir, uint32_t x, uint64_t *d, uint32_t *pe,
-                           uint8_t *o) {
-    const uint32_t *first = c->topo->up_first;
-    uint64_t dx = d[x];
-    uint8_t ox = o ? o[x] : 0;
-    for (uint32_t e = first[x], end = first[x + 1]; e < end; e++) {
-        const uint32_t *q = c->qarc + 3 * (size_t)e;
-        uint32_t w = q[dir];
-        if (w == GP_CCH_INF) continue;
-        uint32_t h = q[0];
-        uint64_t nd = dx + w;
-        if (nd < d[h] || (o && nd == d[h] && ox < o[h])) {
-            d[h] = nd;
-            pe[h] = e;
-            if (o) o[h] = ox;
-        }
-    }
-}
-
-/* Prefetches what relaxing node x's upward edges reads next: its edges and distance. */
-static inline void prefetch_node(const gp_cch *c, const uint64_t *d, uint32_t x) {
+/* Prefetches what relaxing node x's upward edges over wt reads next: its edges and distance. */
+static inline void prefetch_node(const gp_cch_topo *t, const uint32_t *wt, const uint64_t *d,
+                                 uint32_t x) {
     if (x == GP_NONE) return;
-    const uint32_t *q = c->qarc + 3 * (size_t)c->topo->up_first[x];
-    __builtin_prefetch(q);
-    __builtin_prefetch(q + 16);
+    uint32_t e = t->up_first[x];
+    __builtin_prefetch(t->up_head + e);
+    __builtin_prefetch(wt + e);
     __builtin_prefetch(d + x);
-    __builtin_prefetch(c->topo->parent + x);
+    __builtin_prefetch(t->parent + x);
 }
 
 int gp_cch_p2p_multi(const gp_cch *c, const uint32_t *src, const uint64_t *soff, uint32_t ns,
@@ -1023,8 +990,8 @@ int gp_cch_p2p_multi(const gp_cch *c, const uint32_t *src, const uint64_t *soff,
         for (uint32_t j = 0; j < nd; j++)
             if (bh[j] == x) bh[j] = px, fb = 1;
         /* the parent is next on this path: its data loads while x relaxes */
-        if (fa) prefetch_node(c, w->df, px);
-        if (fb) prefetch_node(c, w->db, px);
+        if (fa) prefetch_node(t, c->fw, w->df, px);
+        if (fb) prefetch_node(t, c->bw, w->db, px);
         settled++;
         uint64_t dfx = w->df[x], dbx = w->db[x];
         if (fa && fb && dfx != GP_INF && dbx != GP_INF) {
@@ -1038,12 +1005,12 @@ int gp_cch_p2p_multi(const gp_cch *c, const uint32_t *src, const uint64_t *soff,
             }
         }
         if (!multi) {
-            if (fa && dfx < best) relax_q(c, 1, x, w->df, w->pf, NULL);
-            if (fb && dbx < best) relax_q(c, 2, x, w->db, w->pb, NULL);
+            if (fa && dfx < best) relax_q(t, c->fw, x, w->df, w->pf, NULL);
+            if (fb && dbx < best) relax_q(t, c->bw, x, w->db, w->pb, NULL);
         } else {
             /* labels equal to the best may still lead to an equal route between earlier ends */
-            if (fa && dfx <= best && dfx != GP_INF) relax_q(c, 1, x, w->df, w->pf, w->of);
-            if (fb && dbx <= best && dbx != GP_INF) relax_q(c, 2, x, w->db, w->pb, w->ob);
+            if (fa && dfx <= best && dfx != GP_INF) relax_q(t, c->fw, x, w->df, w->pf, w->of);
+            if (fb && dbx <= best && dbx != GP_INF) relax_q(t, c->bw, x, w->db, w->pb, w->ob);
         }
     }
     int rc = GP_OK;

@@ -70,8 +70,6 @@ typedef struct gp_cch {
     uint64_t *wit;       /* 2 * topo->m: the witnesses packed for unpacking (cch.c): [2e] of bw,
                           * [2e+1] of fw, side by side because unpacking a shortcut reads one
                           * of each of two edges with the same lower end (neighbouring ids) */
-    uint32_t *qarc;      /* 3 * topo->m: (up_head, fw, bw) per edge, what the p2p query reads of an
-                          * edge in one place (built with wit) */
     double custom_s;     /* seconds of the last customization */
     char custom_on[8];   /* "cpu" or "gpu" */
     int reused_topo;     /* 1 when the topology came from the cache */

@@ -202,17 +202,33 @@ static void sb_coord(sbuf *b, double d) {
     sb_put(b, buf, (size_t)(p - buf));
 }
 
-/* The node ids v[0..k-1] as one raw JSON array (NULL: out of memory). */
+/* The node ids v[0..k-1] as one raw JSON array (NULL: out of memory). Ids under 10^15 in
+ * magnitude (all but the rarest) are written straight into room reserved for the longest. */
 static cJSON *raw_nodes(const gp_graph *g, const uint32_t *v, uint32_t k) {
+    enum { ROOM = 22 }; /* '-', 20 digits, ',' */
     sbuf b = {0};
-    sb_reserve(&b, (size_t)k * 8 + 2);
-    sb_str(&b, "[");
-    for (uint32_t i = 0; i < k && !b.oom; i++) {
-        if (i) sb_str(&b, ",");
+    if (!sb_reserve(&b, (size_t)k * ROOM + 2)) return NULL;
+    char *p = b.p;
+    *p++ = '[';
+    for (uint32_t i = 0; i < k; i++) {
+        if (i) *p++ = ',';
+        int64_t id = v[i] < g->n ? gp_graph_orig_id(g, v[i]) : 0;
+        if (v[i] < g->n && id > -1000000000000000ll && id < 1000000000000000ll) {
+            if (id < 0) *p++ = '-';
+            p += u64_str(id < 0 ? 0 - (uint64_t)id : (uint64_t)id, p);
+            continue;
+        }
+        b.len = (size_t)(p - b.p);
         sb_node(&b, g, v[i]);
+        if (!sb_reserve(&b, (size_t)(k - i) * ROOM + 2)) {
+            free(b.p);
+            return NULL;
+        }
+        p = b.p + b.len;
     }
-    sb_str(&b, "]");
-    cJSON *x = b.oom ? NULL : cJSON_CreateRaw(b.p);
+    *p++ = ']';
+    *p = '\0';
+    cJSON *x = cJSON_CreateRaw(b.p);
     free(b.p);
     return x;
 }

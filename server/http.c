@@ -25,6 +25,8 @@
  */
 #include "http.h"
 
+#include "http_front.h"
+#include "http_head.h"
 #include "http_util.h"
 #include "metrics.h"
 #include "render.h"
@@ -158,11 +160,14 @@ struct gp_conn {
     int killed;       /* the watchdog shut it down */
     int saw_nul;      /* the unescape callback decoded a %00 for the current request */
     int in_request;   /* a request line arrived since the last answer (else: idle keep-alive) */
+    void *acct;       /* the front end's count of this connection (gp_front_release) */
+    int in_head;      /* between its request line and the handler's first call (this thread) */
     char client[64];
 };
 
 struct gp_http {
     struct MHD_Daemon *d;
+    gp_front *front; /* accepts, checks the first head, hands connections to d */
     unsigned port;
     pthread_t watchdog;
     int has_watchdog;
@@ -187,6 +192,7 @@ static struct {
     pthread_cond_t conn_cv;  /* wakes the watchdog at stop */
     gp_conn *conns;
     int watchdog_stop;
+    int cl_guard; /* libmicrohttpd 0.9.x: the Content-Length guard of mhd_log is on */
 } srv = {.mu = PTHREAD_MUTEX_INITIALIZER, .conn_mu = PTHREAD_MUTEX_INITIALIZER,
          .conn_cv = PTHREAD_COND_INITIALIZER};
 
@@ -1063,6 +1069,8 @@ static void req_end(gp_req *r, int aborted) {
 }
 
 /* ---- libmicrohttpd glue ---- */
+static void head_end(gp_conn *c);
+
 static gp_conn *conn_of(struct MHD_Connection *conn) {
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
@@ -1104,9 +1112,11 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
         else if (sa && sa->sa_family == AF_INET6)
             inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, c->client,
                       sizeof c->client);
+        c->read_start = gp_now();
+        /* the request deadline runs from the accept, in the front end */
+        c->acct = gp_front_adopt(c->fd, &c->read_start);
         pthread_mutex_lock(&srv.conn_mu);
         c->reading = 1;
-        c->read_start = gp_now();
         c->next = srv.conns;
         if (srv.conns) srv.conns->prev = c;
         srv.conns = c;
@@ -1121,6 +1131,8 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
         else srv.conns = c->next;
         if (c->next) c->next->prev = c->prev;
         pthread_mutex_unlock(&srv.conn_mu);
+        head_end(c);
+        gp_front_release(c->acct);
         free(c);
         *socket_context = NULL;
     }
@@ -1171,14 +1183,68 @@ static size_t unescape(void *cls, struct MHD_Connection *conn, char *s) {
     return n;
 }
 
+/* ---- the Content-Length guard for later requests of a connection ----
+ * The front end checks only the first request head of a connection; later ones (keep-alive) are
+ * parsed by libmicrohttpd alone, and 0.9.75 answers a malformed or overflowing Content-Length
+ * there with its status line and headers twice (parse_connection_headers queues the error, the
+ * state machine then builds the header block again). It logs the problem before it queues
+ * anything, on the thread that owns the connection, and every connection stays on one thread: so
+ * when exactly one connection of this thread is between its request line and its handler (the
+ * only place that error arises), it is that one. mhd_log then writes our JSON answer to it and
+ * shuts its write side; the library's own answer then fails to send and it closes the
+ * connection. With two such connections on the thread (a slow client's head in progress) it
+ * cannot tell which, and the library's double answer goes out as before. */
+static __thread gp_conn *tl_head_conn; /* the last connection of this thread to enter its head */
+static __thread int tl_heads;          /* connections of this thread in their head */
+static __thread int tl_untracked;      /* a connection without a record: no guard here */
+
+static void head_begin(gp_conn *c) {
+    if (!c) {
+        tl_untracked = 1;
+        return;
+    }
+    if (!c->in_head) {
+        c->in_head = 1;
+        tl_heads++;
+    }
+    tl_head_conn = c;
+}
+
+static void head_end(gp_conn *c) {
+    if (!c || !c->in_head) return;
+    c->in_head = 0;
+    tl_heads--;
+    if (tl_head_conn == c) tl_head_conn = NULL;
+}
+
+static void guard_content_length(int too_large) {
+    gp_conn *c = tl_head_conn;
+    if (tl_untracked || tl_heads != 1 || !c || c->fd < 0) {
+        GP_LOG(GP_LOG_WARN, "event=httpd_double_answer msg=\"a bad Content-Length on a later "
+               "request of a connection; libmicrohttpd answers it (twice) itself\"");
+        return;
+    }
+    char rid[32];
+    int code = too_large ? GP_HC_TOO_BIG : GP_HC_INVALID_QUERY;
+    double t0 = gp_now();
+    ssize_t n = gp_front_send_error(
+        c->fd, code,
+        too_large ? "Content-Length is past any body this server reads (max_body_bytes)"
+                  : "Content-Length is not a decimal byte count",
+        rid, sizeof rid);
+    gp_front_log_answer(NULL, NULL, code, n > 0 ? (size_t)n : 0, gp_now() - t0, c->client, rid,
+                        "guard");
+}
+
 /* The request line arrived: allocate the request state (becomes *con_cls). */
 static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn) {
     (void)cls;
+    gp_conn *c = conn_of(conn);
+    head_begin(c);
     gp_req *r = req_new();
     if (!r) return NULL;
     r->conn = conn;
     r->target_len = strlen(uri);
-    gp_conn *c = conn_of(conn);
     r->c = c;
     if (c) {
         c->saw_nul = 0;
@@ -1220,6 +1286,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         *con_cls = r;
     }
     if (!r->begun) {
+        head_end(r->c ? r->c : conn_of(conn));
         r->method = strdup(method);
         r->path = strdup(url);
         copy_ctx ca = {&r->args, &r->nargs, 0}, ch = {&r->hdrs, &r->nhdrs, 0};
@@ -1250,6 +1317,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe) {
     (void)cls;
     gp_req *r = *con_cls;
+    head_end(r && r->c ? r->c : conn_of(conn));
     if (!r) return;
     *con_cls = NULL;
     conn_reading(r->c ? r->c : conn_of(conn), 1); /* the next request's clock starts now */
@@ -1264,6 +1332,11 @@ static void mhd_log(void *cls, const char *fmt, va_list ap) {
     while (n && (line[n - 1] == '\n' || line[n - 1] == '\r')) line[--n] = '\0';
     gp_log_escape(line, n, esc, sizeof esc);
     GP_LOG(GP_LOG_WARN, "event=httpd msg=%s", esc);
+    /* libmicrohttpd 0.9.75's words, logged before it queues its (double) answer */
+    static const char bad_cl[] = "Failed to parse `Content-Length' header";
+    static const char big_cl[] = "Too large value of 'Content-Length' header";
+    if (srv.cl_guard && strncmp(line, bad_cl, sizeof bad_cl - 1) == 0) guard_content_length(0);
+    if (srv.cl_guard && strncmp(line, big_cl, sizeof big_cl - 1) == 0) guard_content_length(1);
 }
 
 /* ---- in-process requests ---- */
@@ -1354,6 +1427,12 @@ const char *gp_http_answer_header(const gp_http_answer *a, const char *name) {
 }
 
 /* ---- the daemon ---- */
+/* The front end's handoff: the daemon takes a connection whose first head passed the check. */
+static int handoff(void *ctx, int fd, const struct sockaddr *addr, socklen_t addrlen) {
+    gp_http *h = ctx;
+    return MHD_add_connection(h->d, fd, addr, addrlen) == MHD_YES ? 0 : -1;
+}
+
 gp_http *gp_http_start(const gp_config *cfg, gp_engine *e, gp_registry *reg, gp_err *err) {
     if (gp_http_attach(cfg, e, reg)) {
         gp_err_set(err, GP_ENOMEM, "out of memory");
@@ -1364,27 +1443,11 @@ gp_http *gp_http_start(const gp_config *cfg, gp_engine *e, gp_registry *reg, gp_
         gp_err_set(err, GP_ENOMEM, "out of memory");
         return NULL;
     }
-    struct sockaddr_in a4;
-    struct sockaddr_in6 a6;
-    const struct sockaddr *addr;
+    /* The front end (server/http_front.c) owns the listening socket: the daemon only serves the
+     * connections it hands over (MHD_add_connection), so libmicrohttpd never answers a first
+     * request head with its own HTML. Per-client limits are counted there too. */
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ITC |
-                     MHD_USE_ERROR_LOG;
-    memset(&a4, 0, sizeof a4);
-    memset(&a6, 0, sizeof a6);
-    if (inet_pton(AF_INET, cfg->listen, &a4.sin_addr) == 1) {
-        a4.sin_family = AF_INET;
-        a4.sin_port = htons((uint16_t)cfg->port);
-        addr = (const struct sockaddr *)&a4;
-    } else if (inet_pton(AF_INET6, cfg->listen, &a6.sin6_addr) == 1) {
-        a6.sin6_family = AF_INET6;
-        a6.sin6_port = htons((uint16_t)cfg->port);
-        addr = (const struct sockaddr *)&a6;
-        flags |= MHD_USE_IPv6;
-    } else {
-        free(h);
-        gp_err_set(err, GP_EINVAL, "listen: '%s' is not an IPv4 or IPv6 address", cfg->listen);
-        return NULL;
-    }
+                     MHD_USE_ERROR_LOG | MHD_USE_NO_LISTEN_SOCKET;
     /* More threads than CPUs: a handler blocks its thread (and that thread's connections) for the
      * whole query, so slow queries (APSP, big trees) must leave threads free for quick ones, and
      * the GPU's stream pool needs several requests in flight. */
@@ -1393,22 +1456,30 @@ gp_http *gp_http_start(const gp_config *cfg, gp_engine *e, gp_registry *reg, gp_
         long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
         threads = ncpu > 4 ? 2 * ncpu : 8;
     }
-    /* The connection's memory pool holds the request line and headers: sized above our own
-     * limits so that requests past them get our JSON 414/431, not the library's HTML. */
-    size_t pool = (size_t)cfg->max_url_bytes + (size_t)cfg->max_header_bytes + 65536;
+    /* The connection's memory pool holds the request line, headers and their records: sized for
+     * any head the front end lets through (http_head.h), so none gets the library's HTML. */
+    gp_head_limits lim = {cfg->max_url_bytes, cfg->max_header_bytes};
+    size_t pool = gp_head_pool_bytes(&lim);
     h->d = MHD_start_daemon(
-        flags, (uint16_t)cfg->port, NULL, NULL, on_request, NULL, MHD_OPTION_EXTERNAL_LOGGER,
-        mhd_log, NULL, MHD_OPTION_SOCK_ADDR, addr, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)threads,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->connection_timeout_s,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned)cfg->max_connections,
-        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)cfg->max_connections_per_ip,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool, MHD_OPTION_URI_LOG_CALLBACK, on_uri, NULL,
-        MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL, MHD_OPTION_NOTIFY_CONNECTION,
-        on_connection, NULL, MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_END);
+        flags, 0, NULL, NULL, on_request, NULL, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)threads, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)cfg->connection_timeout_s, MHD_OPTION_CONNECTION_LIMIT,
+        (unsigned)cfg->max_connections, MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool,
+        MHD_OPTION_URI_LOG_CALLBACK, on_uri, NULL, MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
+        MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL, MHD_OPTION_NOTIFY_COMPLETED,
+        on_completed, NULL, MHD_OPTION_END);
     if (!h->d) {
         free(h);
-        gp_err_set(err, GP_EIO, "cannot listen on %s:%ld (%s)", cfg->listen, cfg->port,
+        gp_err_set(err, GP_EIO, "cannot start the HTTP daemon (%s)",
                    errno ? strerror(errno) : "libmicrohttpd failed to start");
+        return NULL;
+    }
+    const char *ver = MHD_get_version();
+    srv.cl_guard = ver && strncmp(ver, "0.9.", 4) == 0;
+    h->front = gp_front_start(cfg, handoff, h, err);
+    if (!h->front) {
+        MHD_stop_daemon(h->d);
+        free(h);
         return NULL;
     }
     if (cfg->request_read_timeout_s > 0) {
@@ -1417,8 +1488,7 @@ gp_http *gp_http_start(const gp_config *cfg, gp_engine *e, gp_registry *reg, gp_
         if (!h->has_watchdog)
             GP_LOG(GP_LOG_WARN, "event=watchdog msg=\"cannot start the read-deadline thread\"");
     }
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
-    h->port = info ? info->port : (unsigned)cfg->port;
+    h->port = gp_front_port(h->front);
     GP_LOG(GP_LOG_INFO, "event=listening address=%s port=%u threads=%ld", cfg->listen, h->port,
            threads);
     return h;
@@ -1429,12 +1499,8 @@ unsigned gp_http_port(const gp_http *h) { return h ? h->port : 0; }
 void gp_http_stop(gp_http *h, double grace_s) {
     if (!h) return;
     __atomic_store_n(&srv.stopping, 1, __ATOMIC_RELAXED);
-    MHD_socket fd = MHD_quiesce_daemon(h->d);
-    /* The worker threads drop the listening socket at their next loop turn (woken through the
-     * ITC); close it after that so new connections are refused rather than left in the backlog. */
-    struct timespec turn = {0, 100 * 1000 * 1000};
-    nanosleep(&turn, NULL);
-    if (fd != MHD_INVALID_SOCKET) close(fd);
+    /* new connections are refused from here on; those the daemon holds finish their requests */
+    gp_front_stop(h->front);
     double t0 = gp_now();
     int waited = 0;
     while (__atomic_load_n(&srv.active, __ATOMIC_RELAXED) > 0 && gp_now() - t0 < grace_s) {

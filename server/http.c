@@ -17,11 +17,16 @@
  * watchdog thread shuts down the socket of a connection that has not delivered a whole request
  * within request_read_timeout_s, however slowly it trickles bytes.
  *
- * Known limit of libmicrohttpd 0.9.75 (Debian 12): requests it rejects itself before our handler
- * runs (a request line or header block past the connection memory pool, a malformed or
- * overflowing Content-Length, a malformed header line) get its built-in HTML answers, and for a
- * bad Content-Length it writes the status line twice (fixed in libmicrohttpd 1.0). Our own limits
- * sit below the pool size so that ordinary oversize requests get JSON answers.
+ * Connections come from the front end (server/http_front.c), which owns the listening socket and
+ * refuses, in JSON, every first request head that libmicrohttpd 0.9.75 (Debian 12) would answer
+ * itself with HTML (or, for a malformed Content-Length, with its status line twice); the daemon
+ * runs with MHD_USE_NO_LISTEN_SOCKET and a connection memory pool sized for any head the front
+ * end lets through. Later requests of a keep-alive connection reach the library directly: the
+ * pool still gives oversize ones our JSON 414/431, and the Content-Length guard below answers a
+ * malformed length once. What stays the library's own answer on such later requests: a request
+ * line or head past the pool, a malformed header or request line, and errors in a chunked body
+ * (chunk syntax, trailers), which no head check can see - one HTML answer each, never two - and
+ * the guard's ambiguous case (see there).
  */
 #include "http.h"
 

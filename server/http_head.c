@@ -21,13 +21,16 @@ size_t gp_head_max_bytes(const gp_head_limits *lim) {
 }
 
 size_t gp_head_record_budget(const gp_head_limits *lim) {
-    return (size_t)lim->max_url_bytes + (size_t)lim->max_header_bytes + 32768;
+    (void)lim;
+    return 256 * GP_HEAD_RECORD_BYTES;
 }
 
 size_t gp_head_pool_bytes(const gp_head_limits *lim) {
-    /* the library reads into half of the free pool; the records come from the other end, and
-     * 16 KiB stay for the answer's header block */
-    return 2 * gp_head_max_bytes(lim) + gp_head_record_budget(lim) + 16384;
+    /* The library reads into half of the pool (and may fill that half with body bytes); the
+     * records, the Cookie copy and, later, the answer's header block (16 KiB kept for it) come
+     * from the other half. The pool is zeroed for every request, so it is no larger than that. */
+    size_t head = gp_head_max_bytes(lim), rest = gp_head_record_budget(lim) + 16384;
+    return 2 * (head > rest ? head : rest);
 }
 
 static int bad(gp_head_verdict *v, int code, const char *fmt, ...)

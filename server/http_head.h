@@ -34,11 +34,12 @@ typedef struct gp_head_limits {
 size_t gp_head_max_bytes(const gp_head_limits *lim);
 
 /* Bytes of libmicrohttpd records (GP_HEAD_RECORD_BYTES per header, query argument and cookie,
- * plus a copy of the Cookie value) a head may need: max_url_bytes + max_header_bytes + 32 KiB. */
+ * plus a copy of the Cookie value) a head may need: 16 KiB, 256 fields (Apache's default
+ * LimitRequestFields is 100). */
 size_t gp_head_record_budget(const gp_head_limits *lim);
 
 /* The libmicrohttpd connection memory (MHD_OPTION_CONNECTION_MEMORY_LIMIT) that holds any head
- * gp_head_check lets through: it reads into half of it, so twice the head plus the records. */
+ * gp_head_check lets through: it reads into half of it and takes the records from the other. */
 size_t gp_head_pool_bytes(const gp_head_limits *lim);
 
 enum { GP_HEAD_MORE = 0, GP_HEAD_OK = 1, GP_HEAD_BAD = 2 };

@@ -118,6 +118,7 @@ typedef struct held {
     ipent *ip;
     double accepted, last;
     size_t seen;      /* bytes available at the last peek */
+    int polled;       /* in the epoll set (a head that arrived with the accept never is) */
     int lingering;    /* answered: reading and dropping until EOF */
     double linger_until;
     size_t drained;
@@ -222,7 +223,21 @@ static void drain(gp_front *f, held *h) {
     held_close(f, h);
 }
 
-/* New bytes (or the client's EOF) on a held connection: check the head seen so far. */
+/* Waits for the next edge on h (adding it to the epoll set, which then reports bytes that came
+ * meanwhile as a first edge). 0, or -1 when h had to be closed. */
+static int poll_more(gp_front *f, held *h) {
+    if (h->polled) return 0;
+    struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP | EPOLLET, .data.ptr = h};
+    if (epoll_ctl(f->efd, EPOLL_CTL_ADD, h->fd, &ev) != 0) {
+        held_close(f, h);
+        return -1;
+    }
+    h->polled = 1;
+    return 0;
+}
+
+/* New bytes (or the client's EOF) on a held connection, or its accept: check the head seen so
+ * far. */
 static void on_ready(gp_front *f, held *h, uint32_t events) {
     if (h->lingering) {
         drain(f, h);
@@ -236,9 +251,15 @@ static void on_ready(gp_front *f, held *h, uint32_t events) {
     int avail = 0;
     if (ioctl(h->fd, FIONREAD, &avail) != 0) avail = (int)f->max + 1;
     size_t want = (size_t)avail < f->max + 1 ? (size_t)avail : f->max + 1;
-    if (want == h->seen && !eof) return;
+    if (want == h->seen && !eof) {
+        poll_more(f, h);
+        return;
+    }
     ssize_t k = want ? recv(h->fd, f->buf, want, MSG_PEEK | MSG_DONTWAIT) : 0;
-    if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
+    if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+        poll_more(f, h);
+        return;
+    }
     if (k <= 0 && (k < 0 || eof)) { /* reset, or closed without a byte */
         held_close(f, h);
         return;
@@ -247,14 +268,17 @@ static void on_ready(gp_front *f, held *h, uint32_t events) {
     h->last = gp_now();
     gp_head_verdict v;
     int r = gp_head_check(f->buf, (size_t)k, eof, &f->lim, &v);
-    if (r == GP_HEAD_MORE) return;
+    if (r == GP_HEAD_MORE) {
+        poll_more(f, h);
+        return;
+    }
     if (r == GP_HEAD_BAD) {
         answer(h, &v);
-        drain(f, h);
+        if (poll_more(f, h) == 0) drain(f, h);
         return;
     }
     /* a good head: the daemon takes the socket (and its count, via the transit table) */
-    epoll_ctl(f->efd, EPOLL_CTL_DEL, h->fd, NULL);
+    if (h->polled) epoll_ctl(f->efd, EPOLL_CTL_DEL, h->fd, NULL);
     held_unlink(f, h);
     int fd = h->fd;
     pthread_mutex_lock(&counts.mu);
@@ -336,30 +360,24 @@ static void on_accept(gp_front *f, int fd, const struct sockaddr_storage *ss, so
         return;
     }
     held *h = calloc(1, sizeof *h);
-    struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP | EPOLLET};
-    if (h) {
-        h->fd = fd;
-        h->ip = ip;
-        h->accepted = h->last = gp_now();
-        memcpy(&h->sa, ss, len);
-        h->salen = len;
-        snprintf(h->client, sizeof h->client, "%s", client);
-        h->next = f->list;
-        if (f->list) f->list->prev = h;
-        f->list = h;
-        ev.data.ptr = h;
-    }
-    if (!h || epoll_ctl(f->efd, EPOLL_CTL_ADD, fd, &ev) != 0) {
-        if (h) held_close(f, h);
-        else {
-            close(fd);
-            pthread_mutex_lock(&counts.mu);
-            ip_drop(ip);
-            pthread_mutex_unlock(&counts.mu);
-        }
+    if (!h) {
+        close(fd);
+        pthread_mutex_lock(&counts.mu);
+        ip_drop(ip);
+        pthread_mutex_unlock(&counts.mu);
         return;
     }
-    /* the epoll set reports bytes already there as a first edge */
+    h->fd = fd;
+    h->ip = ip;
+    h->accepted = h->last = gp_now();
+    memcpy(&h->sa, ss, len);
+    h->salen = len;
+    snprintf(h->client, sizeof h->client, "%s", client);
+    h->next = f->list;
+    if (f->list) f->list->prev = h;
+    f->list = h;
+    /* the request often came with the connection: then it goes to the daemon at once */
+    on_ready(f, h, 0);
 }
 
 /* Deadlines of held connections: the whole head within request_read_timeout_s of the accept,

@@ -122,10 +122,11 @@ static char *repeat(const char *pre, const char *unit, size_t times, const char 
     size_t n = strlen(pre) + strlen(unit) * times + strlen(post);
     char *s = malloc(n + 1);
     assert_non_null(s);
-    char *p = s;
-    p += sprintf(p, "%s", pre);
-    for (size_t i = 0; i < times; i++) p += sprintf(p, "%s", unit);
-    sprintf(p, "%s", post);
+    size_t k = 0, lu = strlen(unit);
+    memcpy(s, pre, strlen(pre));
+    k += strlen(pre);
+    for (size_t i = 0; i < times; i++, k += lu) memcpy(s + k, unit, lu);
+    memcpy(s + k, post, strlen(post) + 1);
     return s;
 }
 

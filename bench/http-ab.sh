@@ -76,9 +76,11 @@ for r in $(seq "$ROUNDS"); do
   done
 done
 out=$(bench_out "$SUBJECT")
-bench_header "$out" "HTTP A/B: $(basename "$A") vs $(basename "$B")" "bash bench/http-ab.sh $A $B (GPATH_BENCH_NODES=$NODES GPATH_BENCH_SECONDS=$SECS GPATH_BENCH_ROUNDS=$ROUNDS GPATH_BENCH_ROWS=\"$ROWS\" GPATH_BENCH_SERVE_ARGS=\"${SERVE_ARGS[*]}\")"
+# binaries by file name only: the results file carries no path of this machine
+an=$(basename "$A") bn=$(basename "$B")
+bench_header "$out" "HTTP A/B: $an vs $bn" "bash bench/http-ab.sh $an $bn (GPATH_BENCH_NODES=$NODES GPATH_BENCH_SECONDS=$SECS GPATH_BENCH_ROUNDS=$ROUNDS GPATH_BENCH_ROWS=\"$ROWS\" GPATH_BENCH_SERVE_ARGS=\"${SERVE_ARGS[*]}\")"
 {
-  echo "A = \`$A\`, B = \`$B\`, both serving gen:$NODES on the CPU backend at once (extra flags: '${SERVE_ARGS[*]}'); wrk $WT threads,"
+  echo "A = \`$an\`, B = \`$bn\`, both serving gen:$NODES on the CPU backend at once (extra flags: '${SERVE_ARGS[*]}'); wrk $WT threads,"
   echo "${SECS}s per row, rows alternating A, B, $ROUNDS rounds; medians of req/s and of the server's CPU"
   echo "time per request (its user + system time over the row / requests completed)."
   echo

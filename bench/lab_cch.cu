@@ -216,6 +216,13 @@ static void run_graph(lab &L, const char *spec, bool small) {
     };
     if (gp_cch_gpu_sweep(c, 0, 0, 0, 0, &err)) die("plan sweep", err);
     one_to_all("plan", ph1, &ph1e, ph16, &ph16e, true);
+    if (!small) { /* where the plan sweep's time goes: per-phase device times (stderr) */
+        fflush(stdout);
+        setenv("GPATH_CCH_PLAN_PROFILE", "1", 1);
+        for (uint32_t k : {1u, 16u})
+            if (gp_cch_gpu_sssp(c, srcs[0].data(), k, dg.data(), &err)) die("phast profile", err);
+        unsetenv("GPATH_CCH_PLAN_PROFILE");
+    }
     if (gp_cch_gpu_sweep(c, 1, 0, 0, 0, &err)) die("level sweep", err);
     one_to_all("levels", lv1, NULL, lv16, NULL, false);
     if (gp_cch_gpu_sweep(c, 0, 0, 0, 0, &err)) die("plan sweep", err);

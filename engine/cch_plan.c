@@ -22,6 +22,7 @@ void gp_cch_plan_free(gp_cch_plan *p) {
     free(p->in_edge);
     free(p->out_first);
     free(p->out_head);
+    free(p->out_tail);
     free(p->out_edge);
     free(p);
 }
@@ -30,7 +31,7 @@ uint64_t gp_cch_plan_bytes(const gp_cch_plan *p) {
     if (!p) return 0;
     uint64_t arcs = (uint64_t)p->in_first[p->n] + p->out_first[p->n];
     return sizeof *p + ((uint64_t)p->nphases + 2 * p->nbins + p->nsteps + 4) * 4 +
-           (uint64_t)p->n * 16 + 8 + arcs * 8;
+           (uint64_t)p->n * 16 + 8 + arcs * 8 + (uint64_t)p->out_first[p->n] * 4;
 }
 
 uint32_t gp_cch_plan_thresholds(const gp_cch_topo *t, uint32_t base, uint32_t ratio,
@@ -220,7 +221,7 @@ int gp_cch_plan_build(const gp_cch_topo *t, const uint32_t *thr, uint32_t nthr, 
         p->rank[q] = r;
         p->pos[r] = q;
     }
-    p->max_bin_nodes = p->max_bin_arcs = 0;
+    p->max_bin_nodes = p->max_bin_arcs = p->max_bin_out = 0;
     for (uint32_t b = 0; b <= p->nbins; b++) p->bin_first[b] = p->step_first[p->bin_step[b]];
     /* arcs */
     p->in_first = malloc(((size_t)n + 1) * 4);
@@ -241,8 +242,9 @@ int gp_cch_plan_build(const gp_cch_topo *t, const uint32_t *thr, uint32_t nthr, 
     p->in_head = malloc((size_t)ni * 4 + 4);
     p->in_edge = malloc((size_t)ni * 4 + 4);
     p->out_head = malloc((size_t)no * 4 + 4);
+    p->out_tail = malloc((size_t)no * 4 + 4);
     p->out_edge = malloc((size_t)no * 4 + 4);
-    if (!p->in_head || !p->in_edge || !p->out_head || !p->out_edge) goto oom;
+    if (!p->in_head || !p->in_edge || !p->out_head || !p->out_tail || !p->out_edge) goto oom;
     ni = no = 0;
     for (uint32_t q = 0; q < n; q++) {
         uint32_t r = p->rank[q], b = bin[r];
@@ -253,6 +255,7 @@ int gp_cch_plan_build(const gp_cch_topo *t, const uint32_t *thr, uint32_t nthr, 
                 p->in_edge[ni++] = e;
             } else {
                 p->out_head[no] = p->pos[h];
+                p->out_tail[no] = q - p->bin_first[b];
                 p->out_edge[no++] = e;
             }
         }
@@ -260,8 +263,10 @@ int gp_cch_plan_build(const gp_cch_topo *t, const uint32_t *thr, uint32_t nthr, 
     for (uint32_t b = 0; b < p->nbins; b++) {
         uint32_t nodes = p->bin_first[b + 1] - p->bin_first[b];
         uint32_t arcs = p->in_first[p->bin_first[b + 1]] - p->in_first[p->bin_first[b]];
+        uint32_t outs = p->out_first[p->bin_first[b + 1]] - p->out_first[p->bin_first[b]];
         if (nodes > p->max_bin_nodes) p->max_bin_nodes = nodes;
         if (arcs > p->max_bin_arcs) p->max_bin_arcs = arcs;
+        if (outs > p->max_bin_out) p->max_bin_out = outs;
     }
     *out = p;
     p = NULL;
@@ -337,7 +342,8 @@ int gp_cch_plan_check(const gp_cch_plan *p, const gp_cch_topo *t, gp_err *err) {
                 }
                 ia++;
             } else {
-                if (oa >= p->out_first[q + 1] || p->out_edge[oa] != e || p->out_head[oa] != hq) {
+                if (oa >= p->out_first[q + 1] || p->out_edge[oa] != e || p->out_head[oa] != hq ||
+                    p->out_tail[oa] != q - p->bin_first[b]) {
                     rc = gp_err_set(err, GP_EINVAL, "plan: outer arc of CCH edge %u missing", e);
                     goto done;
                 }
@@ -379,12 +385,11 @@ int gp_cch_plan_sssp(const gp_cch *c, const gp_cch_plan *p, uint32_t src, uint64
     for (int i = 0; i < cnt; i++) d[p->pos[ur[i]]] = ud[i];
     for (uint32_t b = 0; b < p->nbins; b++) { /* phases are runs of bins, in order */
         uint32_t p0 = p->bin_first[b];
-        for (uint32_t q = p0; q < p->bin_first[b + 1]; q++)
-            for (uint32_t a = p->out_first[q]; a < p->out_first[q + 1]; a++) {
-                uint32_t w = c->bw[p->out_edge[a]];
-                uint64_t dh = d[p->out_head[a]];
-                if (w != GP_CCH_INF && dh != GP_INF && dh + w < d[q]) d[q] = dh + w;
-            }
+        for (uint32_t a = p->out_first[p0]; a < p->out_first[p->bin_first[b + 1]]; a++) {
+            uint32_t w = c->bw[p->out_edge[a]], q = p0 + p->out_tail[a]; /* arc by arc */
+            uint64_t dh = d[p->out_head[a]];
+            if (w != GP_CCH_INF && dh != GP_INF && dh + w < d[q]) d[q] = dh + w;
+        }
         for (uint32_t s = p->bin_step[b]; s < p->bin_step[b + 1]; s++)
             for (uint32_t q = p->step_first[s]; q < p->step_first[s + 1]; q++)
                 for (uint32_t a = p->in_first[q]; a < p->in_first[q + 1]; a++) {

@@ -17,7 +17,8 @@
  * steps in order, ranks ascending within a step. Each position's upward CCH arcs are split into
  * "inner" arcs (head in the same bin, stored as the offset from the bin's first position) and "outer"
  * arcs (head in an earlier phase, stored as a position), each with its CCH edge id (the weight to
- * read). Bins of a phase are ordered largest first (so big bins start first on the device).
+ * read); an outer arc also names its tail (offset in the bin), so that a bin's outer arcs can be
+ * relaxed all at once, an arc per thread. Bins of a phase are ordered largest first (so big bins start first on the device).
  *
  * The plan depends on the topology only (not the metric); engine/cch_cuda.c builds it once per
  * device CCH (at upload), tests/test_cch.c checks its invariants and runs it on the CPU.
@@ -45,8 +46,9 @@ typedef struct gp_cch_plan {
     uint32_t *in_edge;    /* CCH edge id */
     uint32_t *out_first;  /* n+1: outer arcs of position p */
     uint32_t *out_head;   /* head position (an earlier phase) */
+    uint32_t *out_tail;   /* tail as an offset from its bin's first position */
     uint32_t *out_edge;   /* CCH edge id */
-    uint32_t max_bin_nodes, max_bin_arcs, max_bin_steps; /* over all bins */
+    uint32_t max_bin_nodes, max_bin_arcs, max_bin_out, max_bin_steps; /* over all bins */
 } gp_cch_plan;
 
 /* Builds the plan of t with thresholds thr[0..nthr-1] (ascending, each >= 1; nthr 0 = one phase)

@@ -40,6 +40,7 @@
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,7 +65,7 @@ typedef unsigned long long u64;
 
 struct plan_dev { /* device copy of a gp_cch_plan (cch_plan.h) plus its weights */
     const uint32_t *bin_first, *bin_step, *step_first, *in_first, *in_head, *in_wt, *out_first,
-        *out_head, *out_wt, *pnode;
+        *out_head, *out_tail, *out_wt, *pnode;
 };
 __global__ void sweep_bins(plan_dev P, uint32_t bin0, uint32_t k, unsigned long long *dist,
                            unsigned long long *out, uint32_t n, int last, uint32_t smem);
@@ -107,7 +108,10 @@ struct gp_dcch {
     uint32_t *p_phase_bin;  /* host: nphases+1 */
     uint32_t *p_max_nodes, *p_max_arcs; /* host: per phase, largest bin */
     uint32_t *p_bin_first, *p_bin_step, *p_step_first, *p_in_first, *p_in_head, *p_in_edge,
-        *p_in_wt, *p_out_first, *p_out_head, *p_out_edge, *p_out_wt, *p_pnode, *p_pos;
+        *p_in_wt, *p_out_first, *p_out_head, *p_out_tail, *p_out_edge, *p_out_wt, *p_pnode,
+        *p_pos;
+    uint32_t p_lim;         /* largest bin's nodes or outer arcs: the plan needs p_lim * k < 2^31 */
+    int profile;            /* GPATH_CCH_PLAN_PROFILE: per-phase device times on stderr */
     uint32_t p_nin, p_nout;
     uint64_t p_bytes;
     u64 *pdist;             /* plan sweeps: positions x k, INF from cell p_dirty on */
@@ -155,7 +159,8 @@ template <typename T> static cudaError_t grow(T **buf, size_t *cap, size_t count
 static void plan_free(gp_dcch *d) {
     uint32_t **a[] = {&d->p_bin_first, &d->p_bin_step, &d->p_step_first, &d->p_in_first,
                       &d->p_in_head, &d->p_in_edge, &d->p_in_wt, &d->p_out_first,
-                      &d->p_out_head, &d->p_out_edge, &d->p_out_wt, &d->p_pnode, &d->p_pos};
+                      &d->p_out_head, &d->p_out_tail, &d->p_out_edge, &d->p_out_wt,
+                      &d->p_pnode,    &d->p_pos};
     for (size_t i = 0; i < sizeof a / sizeof *a; i++) {
         cudaFree(*a[i]);
         *a[i] = NULL;
@@ -337,6 +342,7 @@ extern "C" int gp_dcch_plan(gp_dcch *d, void *stream, uint32_t base, uint32_t ra
             if (arcs > d->p_max_arcs[f]) d->p_max_arcs[f] = arcs;
         }
     d->p_mid = p->bin_first[p->phase_bin[p->nphases - 1]];
+    d->p_lim = p->max_bin_nodes > p->max_bin_out ? p->max_bin_nodes : p->max_bin_out;
     for (uint32_t x = 0; x < p->n; x++) pnode[x] = t->order[p->rank[x]];
     CK(dput(&d->p_bin_first, p->bin_first, (size_t)p->nbins + 1, s, &d->bytes), "uploading the plan");
     CK(dput(&d->p_bin_step, p->bin_step, (size_t)p->nbins + 1, s, &d->bytes), "uploading the plan");
@@ -347,6 +353,7 @@ extern "C" int gp_dcch_plan(gp_dcch *d, void *stream, uint32_t base, uint32_t ra
     CK(dput(&d->p_in_wt, (const uint32_t *)NULL, (size_t)d->p_nin, s, &d->bytes), "uploading the plan");
     CK(dput(&d->p_out_first, p->out_first, (size_t)p->n + 1, s, &d->bytes), "uploading the plan");
     CK(dput(&d->p_out_head, p->out_head, (size_t)d->p_nout, s, &d->bytes), "uploading the plan");
+    CK(dput(&d->p_out_tail, p->out_tail, (size_t)d->p_nout, s, &d->bytes), "uploading the plan");
     CK(dput(&d->p_out_edge, p->out_edge, (size_t)d->p_nout, s, &d->bytes), "uploading the plan");
     CK(dput(&d->p_out_wt, (const uint32_t *)NULL, (size_t)d->p_nout, s, &d->bytes), "uploading the plan");
     CK(dput(&d->p_pnode, pnode, (size_t)p->n, s, &d->bytes), "uploading the plan");
@@ -617,30 +624,33 @@ __global__ void gather_targets(uint32_t nt, uint32_t k, const uint32_t *__restri
 }
 
 /* One phase of the plan (engine/cch_plan.h): block b sweeps bin bin0 + b. Its distances (positions
- * x k) and, when they fit too, its inner arcs are staged in shared memory (else read in place);
- * each is first relaxed over its outer arcs (earlier phases, final), then the bin's steps run in
- * order with a block barrier between them: a step reads only earlier steps of the same bin. A step
- * of few items gets a group of g lanes per item (lanes over the arcs, a g-lane min), a wide one a
- * thread per item. At the end: the values go to out (node order, one row per source) and, for all
- * but the last phase, back to dist (later phases read them). The last phase leaves dist as it found
- * it apart from the cells it reset: every cell from position p_mid on is INF between calls, so only
- * the upper phases' cells need a fill before the next sweep. */
+ * x k) and, when they fit too, its inner arcs are staged in shared memory (else read in place).
+ * First every cell takes its scattered upward-search value and the bin's outer arcs (heads in
+ * earlier phases, final) are relaxed all at once, an arc per thread with atomicMin; then the bin's
+ * steps run in order with a block barrier between them: a step reads only earlier steps of the
+ * same bin. A step of few items gets a group of g lanes per item (lanes over the arcs, a g-lane
+ * min), a wide one a thread per item. At the end: the values go to out (node order, one row per
+ * source) and, for all but the last phase, back to dist (later phases read them). The last phase
+ * leaves dist as it found it apart from the cells it reset: every cell from position p_mid on is
+ * INF between calls, so only the upper phases' cells need a fill before the next sweep. Indices
+ * are 32-bit: the host keeps a bin's cells and outer arcs times k under 2^31. */
 __global__ void __launch_bounds__(PLAN_THREADS_MAX)
     sweep_bins(plan_dev P, uint32_t bin0, uint32_t k, u64 *dist, u64 *out, uint32_t n, int last,
                uint32_t smem) {
     extern __shared__ u64 sm[];
-    const uint32_t b = bin0 + blockIdx.x;
+    const uint32_t b = bin0 + blockIdx.x, tid = threadIdx.x, bd = blockDim.x;
     const uint32_t p0 = P.bin_first[b], N = P.bin_first[b + 1] - p0;
     const uint32_t a0 = P.in_first[p0], A = P.in_first[p0 + N] - a0;
-    const size_t cells = (size_t)N * k;
-    const bool sd = cells * 8 <= smem;
-    const bool sa = sd && cells * 8 + ((size_t)N + 1) * 4 + (size_t)A * 8 <= smem;
-    u64 *D = sd ? sm : dist + (size_t)p0 * k;
+    const uint32_t cells = N * k;
+    const bool sd = (size_t)cells * 8 <= smem;
+    const bool sa = sd && (size_t)cells * 8 + ((size_t)N + 1) * 4 + (size_t)A * 8 <= smem;
+    u64 *const base = dist + (size_t)p0 * k;
+    u64 *D = sd ? sm : base;
     const uint32_t *F, *H, *W;
     if (sa) {
         uint32_t *f = (uint32_t *)(sm + cells), *h = f + N + 1, *w = h + A;
-        for (uint32_t i = threadIdx.x; i <= N; i += blockDim.x) f[i] = P.in_first[p0 + i] - a0;
-        for (uint32_t i = threadIdx.x; i < A; i += blockDim.x) {
+        for (uint32_t i = tid; i <= N; i += bd) f[i] = P.in_first[p0 + i] - a0;
+        for (uint32_t i = tid; i < A; i += bd) {
             h[i] = P.in_head[a0 + i];
             w[i] = P.in_wt[a0 + i];
         }
@@ -648,39 +658,45 @@ __global__ void __launch_bounds__(PLAN_THREADS_MAX)
     } else {
         F = P.in_first + p0, H = P.in_head, W = P.in_wt;
     }
-    for (size_t it = threadIdx.x; it < cells; it += blockDim.x) {
-        uint32_t i = (uint32_t)(it / k), sc = (uint32_t)(it % k);
-        size_t at = ((size_t)p0 + i) * k + sc;
-        u64 v = dist[at];
-        if (last && sd && v != INF64) dist[at] = INF64;
-        for (uint32_t o = P.out_first[p0 + i]; o < P.out_first[p0 + i + 1]; o++) {
+    for (uint32_t it = tid; it < cells; it += bd) {
+        u64 v = base[it];
+        if (sd) {
+            D[it] = v;
+            if (last && v != INF64) base[it] = INF64;
+        }
+    }
+    __syncthreads();
+    {
+        const uint32_t o0 = P.out_first[p0], no = (P.out_first[p0 + N] - o0) * k;
+        for (uint32_t j = tid; j < no; j += bd) {
+            uint32_t o = o0 + (k == 1 ? j : j / k), sc = k == 1 ? 0 : j % k;
             uint32_t w = P.out_wt[o];
             if (w == INF32) continue;
             u64 dh = dist[(size_t)P.out_head[o] * k + sc];
-            if (dh != INF64 && dh + w < v) v = dh + w;
+            if (dh != INF64) atomicMin(&D[P.out_tail[o] * k + sc], dh + w);
         }
-        D[it] = v;
     }
     __syncthreads();
-    const uint32_t lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    const uint32_t lane = tid & 31, warp = tid >> 5, nw = bd >> 5;
     const uint32_t s0 = P.bin_step[b], s1 = P.bin_step[b + 1];
     uint32_t qa = 0, qb = P.step_first[s0 + 1] - p0;
     for (uint32_t st = s0; st < s1; st++) {
         uint32_t qn = st + 2 <= s1 ? P.step_first[st + 2] - p0 : 0; /* in flight during the step */
-        uint64_t items = (uint64_t)(qb - qa) * k;
+        const uint32_t items = (qb - qa) * k;
         uint32_t g = 32;
-        while (g > 1 && items * g > blockDim.x) g >>= 1;
+        while (g > 1 && items * g > bd) g >>= 1;
         const uint32_t gpw = 32 / g, sub = lane / g, gl = lane % g;
-        for (uint64_t base = (uint64_t)warp * gpw; base < items; base += (uint64_t)nw * gpw) {
-            uint64_t it = base + sub;
+        for (uint32_t base_it = warp * gpw; base_it < items; base_it += nw * gpw) {
+            uint32_t it = base_it + sub;
             u64 best = INF64;
-            uint32_t i = 0, sc = 0;
+            uint32_t at = 0;
             if (it < items) {
-                i = qa + (uint32_t)(it / k), sc = (uint32_t)(it % k);
+                uint32_t i = qa + (k == 1 ? it : it / k), sc = k == 1 ? 0 : it % k;
+                at = i * k + sc;
                 for (uint32_t a = F[i] + gl; a < F[i + 1]; a += g) {
                     uint32_t w = W[a];
                     if (w == INF32) continue;
-                    u64 dh = D[(size_t)H[a] * k + sc];
+                    u64 dh = D[H[a] * k + sc];
                     if (dh != INF64 && dh + w < best) best = dh + w;
                 }
             }
@@ -688,27 +704,22 @@ __global__ void __launch_bounds__(PLAN_THREADS_MAX)
                 u64 u = __shfl_xor_sync(0xffffffffu, best, o);
                 best = u < best ? u : best;
             }
-            if (it < items && gl == 0) {
-                size_t at = (size_t)i * k + sc;
-                if (best < D[at]) D[at] = best;
-            }
+            if (it < items && gl == 0 && best < D[at]) D[at] = best;
         }
         __syncthreads();
         qa = qb;
         qb = qn;
     }
     /* out row by row (neighbouring threads: neighbouring positions), then dist */
-    for (size_t j = threadIdx.x; j < cells; j += blockDim.x) {
-        uint32_t sc = (uint32_t)(j / N), i = (uint32_t)(j % N);
-        out[(size_t)sc * n + P.pnode[p0 + i]] = D[(size_t)i * k + sc];
+    for (uint32_t j = tid; j < cells; j += bd) {
+        uint32_t sc = k == 1 ? 0 : j / N, i = k == 1 ? j : j % N;
+        out[(size_t)sc * n + P.pnode[p0 + i]] = D[i * k + sc];
     }
     if (!last && sd) {
-        for (size_t it = threadIdx.x; it < cells; it += blockDim.x)
-            dist[(size_t)p0 * k + it] = D[it];
+        for (uint32_t it = tid; it < cells; it += bd) base[it] = D[it];
     } else if (last && !sd) {
         __syncthreads(); /* every output read of D (= dist) is done */
-        for (size_t it = threadIdx.x; it < cells; it += blockDim.x)
-            dist[(size_t)p0 * k + it] = INF64;
+        for (uint32_t it = tid; it < cells; it += bd) base[it] = INF64;
     }
 }
 
@@ -758,9 +769,16 @@ static int run_plan(gp_dcch *d, cudaStream_t s, uint32_t k, const uint32_t *init
                                   d->p_pos, d->pdist);
     CKL("sweep init");
     {
-        plan_dev P = {d->p_bin_first, d->p_bin_step, d->p_step_first, d->p_in_first, d->p_in_head,
-                      d->p_in_wt,     d->p_out_first, d->p_out_head, d->p_out_wt,   d->p_pnode};
+        plan_dev P = {d->p_bin_first, d->p_bin_step,  d->p_step_first, d->p_in_first,
+                      d->p_in_head,   d->p_in_wt,     d->p_out_first,  d->p_out_head,
+                      d->p_out_tail,  d->p_out_wt,    d->p_pnode};
         unsigned threads = k == 1 ? 256 : PLAN_THREADS_MAX;
+        /* GPATH_CCH_PLAN_PROFILE=1 (the lab): an event after the init and after each phase */
+        cudaEvent_t pev[18];
+        const char *pf = getenv("GPATH_CCH_PLAN_PROFILE");
+        uint32_t npev = pf && *pf == '1' && d->p_nphases <= 16 ? d->p_nphases + 1 : 0;
+        for (uint32_t i = 0; i < npev; i++) CK(cudaEventCreate(&pev[i]), "plan profile");
+        if (npev) CK(cudaEventRecord(pev[0], s), "plan profile");
         for (uint32_t f = 0; f < d->p_nphases; f++) {
             uint32_t nb = d->p_phase_bin[f + 1] - d->p_phase_bin[f];
             uint64_t nodes = d->p_max_nodes[f], need = nodes * k * 8 + (nodes + 1) * 4 +
@@ -769,6 +787,20 @@ static int run_plan(gp_dcch *d, cudaStream_t s, uint32_t k, const uint32_t *init
             sweep_bins<<<nb, threads, smem, s>>>(P, d->p_phase_bin[f], k, d->pdist, d->outbuf,
                                                   d->n, f + 1 == d->p_nphases, smem);
             CKL("sweep (plan)");
+            if (npev) CK(cudaEventRecord(pev[f + 1], s), "plan profile");
+        }
+        if (npev) {
+            float t0 = 0, ti = 0;
+            CK(cudaEventSynchronize(pev[npev - 1]), "plan profile");
+            CK(cudaEventElapsedTime(&t0, d->ev0, pev[0]), "plan profile");
+            fprintf(stderr, "plan profile k=%u: fill+scatter %.1f us", k, t0 * 1e3);
+            for (uint32_t f = 0; f < d->p_nphases; f++) {
+                CK(cudaEventElapsedTime(&ti, pev[f], pev[f + 1]), "plan profile");
+                fprintf(stderr, "; phase %u (%u bins) %.1f us", f,
+                        d->p_phase_bin[f + 1] - d->p_phase_bin[f], ti * 1e3);
+            }
+            fprintf(stderr, "\n");
+            for (uint32_t i = 0; i < npev; i++) cudaEventDestroy(pev[i]);
         }
     }
     d->p_dirty = (size_t)d->p_mid * k;
@@ -827,7 +859,8 @@ extern "C" int gp_dcch_phast(gp_dcch *d, void *stream, uint32_t k, const uint32_
                              float *ms, gp_err *err) {
     cudaStream_t s = (cudaStream_t)stream;
     size_t cells = (size_t)d->n * k;
-    int plan = d->sweep == GP_DCCH_SWEEP_PLAN && d->p_nphases;
+    int plan = d->sweep == GP_DCCH_SWEEP_PLAN && d->p_nphases &&
+               (uint64_t)d->p_lim * k < (1ULL << 31);
     int rc = plan ? run_plan(d, s, k, init_first, init_rank, init_dist, err)
                   : run_sweep(d, s, d->n, d->nlevels, d->level_first, d->d_levels, d->up_first,
                               d->up_head, d->bw, k, init_first, init_rank, init_dist, err);

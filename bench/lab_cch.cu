@@ -3,9 +3,15 @@
  * today's engines in the same run (bench/gpu-cch.sh writes bench/results/DATE-GPU-gpu-cch.md).
  *
  *   lab_cch [--data DIR] [--graphs SPEC,..] [--reps N] [--queries N] [--plot FILE] [--small]
+ *           [--fast] [--plans BASExRATIOxBINCAP,..]
  *
- *   --small   two generated graphs (road-like and grid, 2,000 nodes): every GPU operation once, checked; exit status 1 on
+ *   --small   two generated graphs (road-like and grid, 2,000 nodes), and the road-like one again
+ *             with 2 KiB of shared memory per plan bin (GPATH_CCH_PLAN_SMEM: bins that do not fit)
+ *             and a many-phase plan (4x4x64): every GPU operation once, checked; exit status 1 on
  *             a mismatch (for compute-sanitizer memcheck / racecheck)
+ *   --fast    no near-far runs and no timed Dijkstra (Dijkstra still checks PHAST on 2 sources)
+ *   --plans   PHAST also through these plans (engine/cch_plan.h thresholds base, base*ratio, ...;
+ *             nodes per bin), each checked against the CPU
  *   default   graphs DIR/dimacs/USA-road-d.NY.gr.gz and BAY, the road-like generator at
  *             gen:1000000 and gen:4000000, the grid-like one at grid:10000, grid:30000,
  *             grid:100000 (--graphs replaces the list: any gp_graph_load spec). The size guard
@@ -15,15 +21,18 @@
  *                bit-identical), and after changing 1% of the arc costs (GPU checked again);
  *             3. p2p: CCH query with path unpacking (CPU, median / p90 of --queries pairs, the
  *                first 20 checked against Dijkstra) vs the CPU backend's AUTO (A* / bidir);
- *             4. one-to-all: GPU PHAST 1 source and 16 sources per sweep (device ms, end-to-end),
- *                CPU PHAST, vs near-far GPU SSSP (device ms) and CPU Dijkstra; checked;
+ *             4. one-to-all: GPU PHAST 1 source and 16 sources per sweep (device ms, end-to-end)
+ *                through the plan sweep and, on the same sources, the level sweep (the ratio),
+ *                the plan's per-phase device times (stderr, GPATH_CCH_PLAN_PROFILE), CPU PHAST,
+ *                vs near-far GPU SSSP (device ms) and CPU Dijkstra; every GPU tree checked;
  *             5. tables 100x100 and 1000x1000: GPU RPHAST, CPU buckets vs near-far GPU tables
  *                (and the CPU backend's Dijkstra table at 100x100); checked.
  *             --plot FILE: one line per graph: name n dijkstra_ms nearfar_ms cch_p2p_us phast_ms.
  *
  * Versions: kernels/cch.cu's header lists them with their H100 numbers (v1 thread-per-item
  * sweeps, v2 warp-per-item with the top levels in shared memory, v3 one cooperative kernel below
- * the top); the full runs are bench/results/2026-11-25-NVIDIA-H100-80GB-HBM3-gpu-cch*.md.
+ * the top, v4 the plan sweep); the full runs are
+ * bench/results/2026-11-25-NVIDIA-H100-80GB-HBM3-gpu-cch*.md and ...-gpu-phast.md.
  */
 #include "../engine/backend.h"
 #include "../engine/cch.h"

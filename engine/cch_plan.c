@@ -113,8 +113,8 @@ int gp_cch_plan_build(const gp_cch_topo *t, const uint32_t *thr, uint32_t nthr, 
     }
     /* pieces: the highest same-phase ancestor (descending ranks: the parent is done first) */
     uint32_t npieces = 0;
-    for (uint32_t rr = n; rr-- > 0;) {
-        uint32_t par = t->parent[rr];
+    for (uint32_t r1 = n; r1 > 0; r1--) { /* ranks n-1 .. 0 without an unsigned wrap */
+        uint32_t rr = r1 - 1, par = t->parent[rr];
         if (par != GP_NONE && ph[par] == ph[rr]) {
             root[rr] = root[par];
         } else {
@@ -186,13 +186,13 @@ int gp_cch_plan_build(const gp_cch_topo *t, const uint32_t *thr, uint32_t nthr, 
         }
     }
     /* every node's bin is its root's (descending ranks: roots have the highest rank of a piece) */
-    for (uint32_t rr = n; rr-- > 0;)
-        if (root[rr] != rr) bin[rr] = bin[root[rr]];
+    for (uint32_t r1 = n; r1 > 0; r1--)
+        if (root[r1 - 1] != r1 - 1) bin[r1 - 1] = bin[root[r1 - 1]];
     /* steps inside a bin */
     bin_nsteps = calloc((size_t)p->nbins + 1, 4);
     if (!bin_nsteps) goto oom;
-    for (uint32_t rr = n; rr-- > 0;) {
-        uint32_t s = 0;
+    for (uint32_t r1 = n; r1 > 0; r1--) {
+        uint32_t rr = r1 - 1, s = 0;
         for (uint32_t e = t->up_first[rr]; e < t->up_first[rr + 1]; e++) {
             uint32_t h = t->up_head[e];
             if (bin[h] == bin[rr] && step[h] + 1 > s) s = step[h] + 1;

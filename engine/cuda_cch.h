@@ -14,7 +14,7 @@
  *    in, then the sweep: by default the plan (engine/cch_plan.h), a launch per phase and a block
  *    per bin, steps separated by block barriers only, distances and arcs staged in shared memory;
  *    or (GP_DCCH_SWEEP_LEVELS) levels top-down. Output in node order, one row per source.
- *  - rphast: the same sweep on a restricted graph (the upward closure of a target set, in local
+ *  - rphast: the level sweep on a restricted graph (the upward closure of a target set, in local
  *    ids, uploaded once per table by rphast_prepare), then only the targets' entries come back.
  */
 #ifndef GP_CUDA_CCH_H

@@ -14,11 +14,17 @@
  *    edge (lanes over its lower triangles, warp min of value then witness); runs of smaller levels
  *    in one block of 1024 threads with __syncthreads() between levels (a block's global writes are
  *    visible to it after the barrier).
- *  - sweeps (PHAST, RPHAST), top-down: the top levels (each <= 64 items, together <= TOP_CELLS
- *    distances) in one block with the distances and CSR offsets in shared memory, a warp per item;
- *    then all other levels in one persistent cooperative kernel (grid.sync() between levels), a
- *    warp per item, or a thread per item on levels of >= SWEEP_THREAD_ITEMS items (the wide,
- *    low-degree bottom). Distances of earlier levels are read with __ldcg.
+ *  - level sweep (RPHAST always; PHAST with GPATH_CCH_SWEEP=levels), top-down: the top levels
+ *    (each <= 64 items, together <= TOP_CELLS distances) in one block with the distances and CSR
+ *    offsets in shared memory, a warp per item; then all other levels in one persistent cooperative
+ *    kernel (grid.sync() between levels), a warp per item, or a thread per item on levels of >=
+ *    SWEEP_THREAD_ITEMS items (the wide, low-degree bottom). Distances of earlier levels are read
+ *    with __ldcg.
+ *  - plan sweep (PHAST by default): the elimination tree cut into phases, pieces and bins on the
+ *    host at upload (engine/cch_plan.h); a launch per phase, a block per bin, the bin's steps
+ *    separated by __syncthreads() only (no grid barrier), distances and inner arcs staged in
+ *    shared memory, the output written in node order by the bins themselves (no gather pass), and
+ *    only the upper phases' cells filled before a sweep (the last phase restores INF).
  *
  * Versions (H100 80GB HBM3, bench/lab_cch.cu, device ms, medians; BAY / NY):
  *   v1  sweeps a thread per item, a launch per level of > 4096 items and one block for the
@@ -28,10 +34,19 @@
  *   v2  a warp per item below 16384 items, a launch per level over 64 items, top levels in shared
  *       memory: PHAST 0.57 / 0.90 ms, 16 per sweep 0.075 / 0.101 ms per tree; RPHAST 100x100
  *       0.84 / 1.29 ms, 1000x1000 2.40 / 3.69 ms device.
- *   v3  (this code) v2 with the per-level launches below the top replaced by one cooperative
- *       kernel: PHAST 0.62 / 0.95 ms, 16 per sweep 0.083 / 0.112 ms per tree; RPHAST 100x100
- *       1.02 / 1.63 ms, 1000x1000 3.66 / 5.54 ms device: no gain over v2 (another machine of the
- *       same kind; within its noise). Kept: one launch instead of ~50.
+ *   v3  (the level sweep) v2 with the per-level launches below the top replaced by one
+ *       cooperative kernel: PHAST 0.62 / 0.95 ms, 16 per sweep 0.083 / 0.112 ms per tree; RPHAST
+ *       100x100 1.02 / 1.63 ms, 1000x1000 3.66 / 5.54 ms device: no gain over v2 (another
+ *       machine of the same kind; within its noise). Kept: one launch instead of ~50.
+ *   v4a the plan sweep, outer arcs relaxed serially by a thread per cell: PHAST 0.359 / 0.487 ms
+ *       (v3 in the same run 0.622 / 0.970), 16 per sweep 0.044 / 0.052 ms per tree (v3 0.084 /
+ *       0.113).
+ *   v4  (this code) v4a with the outer arcs relaxed an arc per thread (atomicMin): PHAST 0.299 /
+ *       0.405 ms (v3 in the same run 0.597 / 0.944: 2.0x / 2.3x), 16 per sweep 0.047 / 0.062 ms
+ *       per tree (v3 0.083 / 0.112): k=1 gained, k=16 lost 7-19% against v4a (the next step:
+ *       the arc-per-thread form for k = 1 only). A step inside a block costs ~0.7-1 us and a
+ *       launch ~9 us on that machine (bench/results/2026-11-25-NVIDIA-H100-80GB-HBM3-gpu-phast.md
+ *       has the per-phase profile); BAY's 0.1 ms target is not reached.
  *   Customization (both): BAY 1.9 ms, NY 3.7 ms device (CPU, 16 threads: 14 / 33 ms).
  */
 #include "../engine/cch_plan.h"

@@ -359,7 +359,8 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--small")) small = true;
         else if (!strcmp(argv[i], "--fast")) L.fast = true;
         else if (!strcmp(argv[i], "--plans") && i + 1 < argc) {
-            for (char *tok = strtok(argv[++i], ","); tok; tok = strtok(NULL, ",")) {
+            char *save = NULL;
+            for (char *tok = strtok_r(argv[++i], ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
                 unsigned a = 0, b = 0, cc = 0;
                 if (sscanf(tok, "%ux%ux%u", &a, &b, &cc) != 3 || !a || b < 2 || !cc) {
                     fprintf(stderr, "lab_cch: --plans wants BASExRATIOxBINCAP,...\n");

@@ -8,7 +8,8 @@
  * taken from the cache) and after links going down (a subgraph) stays exact; the serialised order
  * (a snapshot section) round-trips and is rejected for another graph or when damaged; a shortcut overflowing uint32 is refused rather
  * than answered wrongly; the engine routes AUTO through the CCH only per its policy (off, auto with
- * a node threshold, on).
+ * a node threshold, on). The GPU sweep plan (engine/cch_plan.h): its invariants, and the plan run on
+ * the CPU equal to PHAST, for several cuts, on random, road-like and the DIMACS graphs.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -183,6 +184,8 @@ static void check_queries(const gp_graph *g, const gp_cch *c, int queries) {
     free(d2);
     free(pred);
 }
+
+static void check_plans(const gp_graph *g, const gp_cch *c); /* the sweep plan (below) */
 
 static void check_customize_threads(const gp_cch *c) {
     gp_err err;
@@ -449,6 +452,7 @@ static void test_dimacs(void **state) {
                       names[i], g->n, c->topo->m, (unsigned long long)c->topo->ntri,
                       c->topo->nlevels, c->topo->order_s, c->topo->contract_s, c->custom_s);
         check_queries(g, c, i == 0 ? 200 : 100);
+        check_plans(g, c);
         /* 1% of the arcs change cost: re-customize and check again */
         gp_builder *b = gp_builder_new(1.0);
         for (uint32_t u = 0; u < g->n; u++)

@@ -17,10 +17,11 @@ WORKDIR /src
 # Build packages first, in their own layer, so a source change does not reinstall them. The same
 # script runs again inside build.sh and then finds nothing missing.
 COPY deploy/install-deps.sh deploy/install-deps.sh
-RUN bash deploy/install-deps.sh run && rm -rf /var/lib/apt/lists/*
+RUN bash deploy/install-deps.sh run && bash deploy/install-deps.sh web && rm -rf /var/lib/apt/lists/*
 COPY . .
-# --require-cuda: fail rather than ship an image whose CUDA backend was not compiled.
-RUN bash deploy/build.sh --prefix /opt/gpath --build build --require-cuda
+# --require-cuda: fail rather than ship an image whose CUDA backend was not compiled;
+# --require-web: nor one whose map page (/) and API reference (/docs) would answer 501.
+RUN bash deploy/build.sh --prefix /opt/gpath --build build --require-cuda --require-web
 
 FROM nvidia/cuda:13.0.2-runtime-ubuntu24.04 AS runtime
 # The VERSION file's number (tests/test_version.sh checks it; tag the image gpath:<it>).

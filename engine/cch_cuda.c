@@ -4,7 +4,8 @@
  * The state (one stream, the device topology and weights, a sweep workspace grown on demand) hangs
  * off gp_cch.gpu and is freed with the CCH (so with its graph). Calls on one CCH are serialised by
  * the state's mutex; the upward searches of PHAST / RPHAST run on the calling CPU thread (they touch
- * a few hundred nodes) and only the sweeps run on the GPU.
+ * a few hundred nodes) and only the sweeps run on the GPU. The PHAST sweep follows the topology's
+ * sweep plan (engine/cch_plan.h), built on the host when the device copy is made.
  *
  * Built without CUDA (no GP_HAVE_CUDA) every call answers GP_EUNSUPPORTED.
  */
@@ -24,6 +25,11 @@ int gp_cch_gpu_sssp(const gp_cch *c, const uint32_t *src, uint32_t k, uint64_t *
 int gp_cch_gpu_table(const gp_cch *c, const uint32_t *src, uint32_t ns, const uint32_t *dst,
                      uint32_t nt, uint64_t *out, gp_err *err) {
     (void)c, (void)src, (void)ns, (void)dst, (void)nt, (void)out;
+    return gp_err_set(err, GP_EUNSUPPORTED, "this gpath was built without CUDA");
+}
+int gp_cch_gpu_sweep(const gp_cch *c, int levels, uint32_t base, uint32_t ratio, uint32_t bin_cap,
+                     gp_err *err) {
+    (void)c, (void)levels, (void)base, (void)ratio, (void)bin_cap;
     return gp_err_set(err, GP_EUNSUPPORTED, "this gpath was built without CUDA");
 }
 double gp_cch_gpu_last_ms(const gp_cch *c) {
@@ -117,6 +123,20 @@ fail:
 double gp_cch_gpu_last_ms(const gp_cch *c) {
     cch_gpu *g = c->gpu;
     return g ? g->last_ms : 0;
+}
+
+int gp_cch_gpu_sweep(const gp_cch *c, int levels, uint32_t base, uint32_t ratio, uint32_t bin_cap,
+                     gp_err *err) {
+    cch_gpu *g = c->gpu;
+    int rc = GP_OK;
+    if (!g) return gp_err_set(err, GP_EUNSUPPORTED, "this CCH has no GPU state");
+    pthread_mutex_lock(&g->mu);
+    cudaSetDevice(g->device);
+    gp_dcch_set_sweep(g->d, levels ? GP_DCCH_SWEEP_LEVELS : GP_DCCH_SWEEP_PLAN);
+    if (!levels && (base || ratio || bin_cap))
+        rc = gp_dcch_plan(g->d, (void *)g->stream, base, ratio, bin_cap, err);
+    pthread_mutex_unlock(&g->mu);
+    return rc;
 }
 
 /* Upward searches of k sources into init lists (first: k+1); filt (may be NULL) maps ranks to

@@ -9,11 +9,12 @@
  *  - customize: level by level bottom-up, one warp per CCH edge (lanes over its lower triangles,
  *    a warp min-reduction); consecutive small levels are run by one block in one launch with a
  *    barrier between levels, so the narrow top of the hierarchy costs no launch per level.
- *  - phast: k sources at once; distances as an n x k matrix (rank-major, sources adjacent, so the
- *    threads of one node read neighbouring words); the upward search results (from the CPU) are
- *    scattered in, then levels top-down, one thread per (node, source); small levels again in one
- *    block per run of levels. Output in node order, one row per source.
- *  - rphast: the same sweep on a restricted graph (the upward closure of a target set, in local
+ *  - phast: k sources at once; distances as an n x k matrix (sources adjacent, so the threads of
+ *    one node read neighbouring words); the upward search results (from the CPU) are scattered
+ *    in, then the sweep: by default the plan (engine/cch_plan.h), a launch per phase and a block
+ *    per bin, steps separated by block barriers only, distances and arcs staged in shared memory;
+ *    or (GP_DCCH_SWEEP_LEVELS) levels top-down. Output in node order, one row per source.
+ *  - rphast: the level sweep on a restricted graph (the upward closure of a target set, in local
  *    ids, uploaded once per table by rphast_prepare), then only the targets' entries come back.
  */
 #ifndef GP_CUDA_CCH_H
@@ -31,6 +32,17 @@ typedef struct gp_dcch gp_dcch;
 int gp_dcch_new(const gp_cch *c, void *stream, gp_dcch **out, gp_err *err);
 void gp_dcch_free(gp_dcch *d); /* accepts NULL */
 uint64_t gp_dcch_bytes(const gp_dcch *d);
+/* The sweep PHAST uses: the plan (default; engine/cch_plan.h: one launch per phase, a block per
+ * bin sweeping its steps in shared memory) or the level sweep (the top levels in one block, then
+ * one cooperative kernel with a grid barrier per level; also RPHAST's). The environment variable
+ * GPATH_CCH_SWEEP=levels picks the level sweep at upload; the lab times both. */
+#define GP_DCCH_SWEEP_PLAN 0
+#define GP_DCCH_SWEEP_LEVELS 1
+void gp_dcch_set_sweep(gp_dcch *d, int sweep);
+/* Rebuilds the plan with thresholds base, base*ratio, ... and at most about bin_cap nodes per bin
+ * (0 = the defaults: 256, 16, 1024); built once at upload with the defaults. */
+int gp_dcch_plan(gp_dcch *d, void *stream, uint32_t base, uint32_t ratio, uint32_t bin_cap,
+                 gp_err *err);
 /* Replaces the original weights (a new metric on the same topology). */
 int gp_dcch_set_metric(gp_dcch *d, void *stream, const uint32_t *ofw, const uint32_t *obw,
                        gp_err *err);

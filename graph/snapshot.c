@@ -1,7 +1,7 @@
 /* snapshot.c - writing and mapping gpath snapshots (format in snapshot.h).
  *
  * Writing lays the graph's arrays out as sections behind a header and a section table; loading
- * maps the file read-only, checks it (header, bounds, checksums, sizes, structural invariants
+ * reads the file into private read-only memory (not a file mapping: see map_checked), checks it (header, bounds, checksums, sizes, structural invariants
  * such as CSR offsets and heads in range, so even a crafted file cannot make a query read out of
  * bounds), points the graph's arrays into the mapping and lets gp_graph_complete rebuild what is
  * cheap to rebuild: the id map and the spatial index (the reverse CSR is stored). The content
@@ -247,9 +247,33 @@ static int map_checked(const char *path, mapped *mp, gp_err *err) {
         return gp_err_set(err, GP_EPARSE, "%s: not a gpath snapshot (%llu bytes, shorter than the "
                           "header)", path, (unsigned long long)len);
     }
-    void *base = mmap(NULL, (size_t)len, PROT_READ, MAP_PRIVATE, fd, 0);
+    /* Read into private memory rather than mapping the file: a file mapping faults (SIGBUS, the
+     * whole server) when the file is truncated or rewritten in place under a running server,
+     * and populating it does not help (truncation unmaps page-cache pages). The load reads every
+     * byte for the checksums anyway; the graph then lives in anonymous memory like one built by
+     * any other loader, and the file can change freely. */
+    void *base = mmap(NULL, (size_t)len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+                      0);
+    if (base == MAP_FAILED) {
+        close(fd);
+        return gp_err_set(err, GP_ENOMEM, "%s: cannot allocate %llu bytes: %s", path,
+                          (unsigned long long)len, strerror(errno));
+    }
+    for (uint64_t off = 0; off < len;) {
+        uint64_t want = len - off < (1u << 30) ? len - off : (1u << 30);
+        ssize_t k = pread(fd, (char *)base + off, (size_t)want, (off_t)off);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) {
+            int e = k < 0 ? errno : 0;
+            close(fd);
+            munmap(base, (size_t)len);
+            return gp_err_set(err, GP_EIO, "%s: cannot read: %s", path,
+                              e ? strerror(e) : "the file became shorter while it was read");
+        }
+        off += (uint64_t)k;
+    }
     close(fd);
-    if (base == MAP_FAILED) return gp_err_set(err, GP_EIO, "%s: cannot map: %s", path, strerror(errno));
+    mprotect(base, (size_t)len, PROT_READ); /* the graph's arrays stay read-only */
     mp->base = base;
     mp->len = len;
     const snap_header *h = base;
@@ -441,7 +465,7 @@ gp_graph *gp_load_snapshot(const char *path, const gp_load_opts *o, gp_err *err)
         gp_graph_unref(g);
         return NULL;
     }
-    GP_LOG(GP_LOG_INFO, "snapshot %s (imported from %s): %u nodes, %u arcs, %.1f MB mapped in %.3f s",
+    GP_LOG(GP_LOG_INFO, "snapshot %s (imported from %s): %u nodes, %u arcs, %.1f MB read in %.3f s",
            path, source, g->n, g->m, (double)mp.len / 1e6, gp_now() - t0);
     return g;
 oom:

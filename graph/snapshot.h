@@ -1,5 +1,5 @@
 /* snapshot.h - gpath's binary graph snapshot: import once (e.g. an OSM extract, `gpath import`),
- * then load in a fraction of the time by mapping the file.
+ * then load in a fraction of the time (one read of the file, no parsing).
  *
  * Layout (little-endian host order, every offset 64-byte aligned):
  *   header   64 bytes: magic "GPATHSNP", format version, byte-order mark, section count, file
@@ -44,10 +44,11 @@ int gp_snapshot_write(const gp_graph *g, const char *path, const gp_snap_extra *
 /* Adds (or replaces) one named section in an existing snapshot, keeping everything else. */
 int gp_snapshot_add_section(const char *path, const char *name, const void *data, uint64_t size,
                             gp_err *err);
-/* Loads a snapshot by mmap ("gpath:PATH" and "*.gpath" specs go here). NULL with err filled:
+/* Loads a snapshot ("gpath:PATH" and "*.gpath" specs go here), read into private read-only
+ * memory, so the file may be replaced or truncated under a running server. NULL with err filled:
  * GP_EIO when it cannot be opened, GP_EPARSE when it is damaged or not a snapshot. */
 gp_graph *gp_load_snapshot(const char *path, const gp_load_opts *o, gp_err *err);
-/* The named extra section of a graph loaded from a snapshot: a pointer into the mapping (valid
+/* The named extra section of a graph loaded from a snapshot: a pointer into its memory (valid
  * while the graph lives) and its size, or NULL when the graph has no such section. */
 const void *gp_snapshot_section(const gp_graph *g, const char *name, uint64_t *size);
 

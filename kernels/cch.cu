@@ -14,11 +14,17 @@
  *    edge (lanes over its lower triangles, warp min of value then witness); runs of smaller levels
  *    in one block of 1024 threads with __syncthreads() between levels (a block's global writes are
  *    visible to it after the barrier).
- *  - sweeps (PHAST, RPHAST), top-down: the top levels (each <= 64 items, together <= TOP_CELLS
- *    distances) in one block with the distances and CSR offsets in shared memory, a warp per item;
- *    then all other levels in one persistent cooperative kernel (grid.sync() between levels), a
- *    warp per item, or a thread per item on levels of >= SWEEP_THREAD_ITEMS items (the wide,
- *    low-degree bottom). Distances of earlier levels are read with __ldcg.
+ *  - level sweep (RPHAST always; PHAST with GPATH_CCH_SWEEP=levels), top-down: the top levels
+ *    (each <= 64 items, together <= TOP_CELLS distances) in one block with the distances and CSR
+ *    offsets in shared memory, a warp per item; then all other levels in one persistent cooperative
+ *    kernel (grid.sync() between levels), a warp per item, or a thread per item on levels of >=
+ *    SWEEP_THREAD_ITEMS items (the wide, low-degree bottom). Distances of earlier levels are read
+ *    with __ldcg.
+ *  - plan sweep (PHAST by default): the elimination tree cut into phases, pieces and bins on the
+ *    host at upload (engine/cch_plan.h); a launch per phase, a block per bin, the bin's steps
+ *    separated by __syncthreads() only (no grid barrier), distances and inner arcs staged in
+ *    shared memory, the output written in node order by the bins themselves (no gather pass), and
+ *    only the upper phases' cells filled before a sweep (the last phase restores INF).
  *
  * Versions (H100 80GB HBM3, bench/lab_cch.cu, device ms, medians; BAY / NY):
  *   v1  sweeps a thread per item, a launch per level of > 4096 items and one block for the
@@ -28,17 +34,28 @@
  *   v2  a warp per item below 16384 items, a launch per level over 64 items, top levels in shared
  *       memory: PHAST 0.57 / 0.90 ms, 16 per sweep 0.075 / 0.101 ms per tree; RPHAST 100x100
  *       0.84 / 1.29 ms, 1000x1000 2.40 / 3.69 ms device.
- *   v3  (this code) v2 with the per-level launches below the top replaced by one cooperative
- *       kernel: PHAST 0.62 / 0.95 ms, 16 per sweep 0.083 / 0.112 ms per tree; RPHAST 100x100
- *       1.02 / 1.63 ms, 1000x1000 3.66 / 5.54 ms device: no gain over v2 (another machine of the
- *       same kind; within its noise). Kept: one launch instead of ~50.
+ *   v3  (the level sweep) v2 with the per-level launches below the top replaced by one
+ *       cooperative kernel: PHAST 0.62 / 0.95 ms, 16 per sweep 0.083 / 0.112 ms per tree; RPHAST
+ *       100x100 1.02 / 1.63 ms, 1000x1000 3.66 / 5.54 ms device: no gain over v2 (another
+ *       machine of the same kind; within its noise). Kept: one launch instead of ~50.
+ *   v4a the plan sweep, outer arcs relaxed serially by a thread per cell: PHAST 0.359 / 0.487 ms
+ *       (v3 in the same run 0.622 / 0.970), 16 per sweep 0.044 / 0.052 ms per tree (v3 0.084 /
+ *       0.113).
+ *   v4  (this code) v4a with the outer arcs relaxed an arc per thread (atomicMin): PHAST 0.299 /
+ *       0.405 ms (v3 in the same run 0.597 / 0.944: 2.0x / 2.3x), 16 per sweep 0.047 / 0.062 ms
+ *       per tree (v3 0.083 / 0.112): k=1 gained, k=16 lost 7-19% against v4a (the next step:
+ *       the arc-per-thread form for k = 1 only). A step inside a block costs ~0.7-1 us and a
+ *       launch ~9 us on that machine (bench/results/2026-11-25-NVIDIA-H100-80GB-HBM3-gpu-phast.md
+ *       has the per-phase profile); BAY's 0.1 ms target is not reached.
  *   Customization (both): BAY 1.9 ms, NY 3.7 ms device (CPU, 16 threads: 14 / 33 ms).
  */
+#include "../engine/cch_plan.h"
 #include "../engine/cuda_cch.h"
 
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,7 +72,18 @@ typedef unsigned long long u64;
 #define TOP_SMEM (TOP_CELLS * 8 + (TOP_CELLS + 1) * 4)
 #define SMALL_THREADS 1024
 #define BIG_THREADS 256
+#define PLAN_BASE 256             /* plan sweeps: thresholds 256, 4096, 65536, ... (cch_plan.h) */
+#define PLAN_RATIO 16
+#define PLAN_BIN_CAP 1024         /* plan sweeps: nodes per bin of a phase, at most (roughly) */
+#define PLAN_BLOCKS_PER_SM 4
+#define PLAN_THREADS_MAX 512      /* plan sweeps: a phase gets >= 4 bins per SM when it has pieces */
 
+struct plan_dev { /* device copy of a gp_cch_plan (cch_plan.h) plus its weights */
+    const uint32_t *bin_first, *bin_step, *step_first, *in_first, *in_head, *in_wt, *out_first,
+        *out_head, *out_tail, *out_wt, *pnode;
+};
+__global__ void sweep_bins(plan_dev P, uint32_t bin0, uint32_t k, unsigned long long *dist,
+                           unsigned long long *out, uint32_t n, int last, uint32_t smem);
 __global__ void sweep_top(uint32_t l0, uint32_t l1, const uint32_t *__restrict__ lev, uint32_t k,
                           const uint32_t *__restrict__ first, const uint32_t *__restrict__ head,
                           const uint32_t *__restrict__ wt, unsigned long long *dist);
@@ -87,6 +115,23 @@ struct gp_dcch {
     uint32_t r_n, r_m, r_nlev, r_nt;
     uint32_t *r_lev_host;
     size_t r_cap_n, r_cap_m, r_cap_lev, r_cap_t;
+    /* the sweep plan (cch_plan.h): device arrays, host metadata per phase */
+    const gp_cch_topo *topo;
+    int sweep;              /* GP_DCCH_SWEEP_PLAN or GP_DCCH_SWEEP_LEVELS */
+    int smem_max;           /* opt-in shared memory per block */
+    uint32_t p_nphases, p_nbins, p_mid; /* p_mid: first position of the last phase */
+    uint32_t *p_phase_bin;  /* host: nphases+1 */
+    uint32_t *p_max_nodes, *p_max_arcs; /* host: per phase, largest bin */
+    uint32_t *p_bin_first, *p_bin_step, *p_step_first, *p_in_first, *p_in_head, *p_in_edge,
+        *p_in_wt, *p_out_first, *p_out_head, *p_out_tail, *p_out_edge, *p_out_wt, *p_pnode,
+        *p_pos;
+    uint32_t p_lim;         /* largest bin's nodes or outer arcs: the plan needs p_lim * k < 2^31 */
+    int profile;            /* GPATH_CCH_PLAN_PROFILE: per-phase device times on stderr */
+    uint32_t p_nin, p_nout;
+    uint64_t p_bytes;
+    u64 *pdist;             /* plan sweeps: positions x k, INF from cell p_dirty on */
+    size_t pdist_cap, p_dirty;
+    int customized;
     uint64_t bytes;
     cudaEvent_t ev0, ev1;
 };
@@ -126,8 +171,28 @@ template <typename T> static cudaError_t grow(T **buf, size_t *cap, size_t count
     return e;
 }
 
+static void plan_free(gp_dcch *d) {
+    uint32_t **a[] = {&d->p_bin_first, &d->p_bin_step, &d->p_step_first, &d->p_in_first,
+                      &d->p_in_head, &d->p_in_edge, &d->p_in_wt, &d->p_out_first,
+                      &d->p_out_head, &d->p_out_tail, &d->p_out_edge, &d->p_out_wt,
+                      &d->p_pnode,    &d->p_pos};
+    for (size_t i = 0; i < sizeof a / sizeof *a; i++) {
+        cudaFree(*a[i]);
+        *a[i] = NULL;
+    }
+    free(d->p_phase_bin);
+    free(d->p_max_nodes);
+    free(d->p_max_arcs);
+    d->p_phase_bin = d->p_max_nodes = d->p_max_arcs = NULL;
+    d->bytes -= d->p_bytes;
+    d->p_bytes = 0;
+    d->p_nphases = 0;
+}
+
 extern "C" void gp_dcch_free(gp_dcch *d) {
     if (!d) return;
+    plan_free(d);
+    cudaFree(d->pdist);
     cudaFree(d->up_first);
     cudaFree(d->up_head);
     cudaFree(d->order);
@@ -205,11 +270,122 @@ extern "C" int gp_dcch_new(const gp_cch *c, void *stream, gp_dcch **out, gp_err 
     CK(dput(&d->d_elevels, d->edge_level, (size_t)t->nlevels + 1, s, &d->bytes), "uploading levels");
     CK(dput(&d->bad, (const uint32_t *)NULL, 1, s, &d->bytes), "allocating a flag");
     CK(cudaStreamSynchronize(s), "uploading the CCH");
+    d->topo = t;
+    {
+        int dev = 0;
+        CK(cudaGetDevice(&dev), "cudaGetDevice");
+        CK(cudaDeviceGetAttribute(&d->smem_max, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev),
+           "device attributes");
+    }
+    CK(cudaFuncSetAttribute(sweep_bins, cudaFuncAttributeMaxDynamicSharedMemorySize, d->smem_max),
+       "allowing the plan sweep's shared memory");
+    { /* GPATH_CCH_PLAN_SMEM: a smaller shared-memory budget (bytes), so that the lab's --small
+       * run under compute-sanitizer reaches the paths for bins that do not fit */
+        const char *sm = getenv("GPATH_CCH_PLAN_SMEM");
+        long v = sm ? strtol(sm, NULL, 10) : 0;
+        if (v > 0 && v < d->smem_max) d->smem_max = (int)v;
+    }
+    {
+        const char *sw = getenv("GPATH_CCH_SWEEP");
+        d->sweep = sw && !strcmp(sw, "levels") ? GP_DCCH_SWEEP_LEVELS : GP_DCCH_SWEEP_PLAN;
+    }
+    if ((rc = gp_dcch_plan(d, stream, 0, 0, 0, err)) != GP_OK) goto out;
     *out = d;
     return GP_OK;
 out:
     gp_dcch_free(d);
     return rc;
+}
+
+__global__ void gather_wt(const uint32_t *__restrict__ edge, uint32_t count,
+                          const uint32_t *__restrict__ bw, uint32_t *wt) {
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < count) wt[i] = bw[edge[i]];
+}
+
+/* The plan's arc weights from the customized down weights (after every customization). */
+static int plan_weights(gp_dcch *d, cudaStream_t s, gp_err *err) {
+    int rc = GP_OK;
+    if (!d->p_nphases || !d->customized) return GP_OK;
+    if (d->p_nin) {
+        gather_wt<<<(d->p_nin + BIG_THREADS - 1) / BIG_THREADS, BIG_THREADS, 0, s>>>(
+            d->p_in_edge, d->p_nin, d->bw, d->p_in_wt);
+        CKL("plan weights");
+    }
+    if (d->p_nout) {
+        gather_wt<<<(d->p_nout + BIG_THREADS - 1) / BIG_THREADS, BIG_THREADS, 0, s>>>(
+            d->p_out_edge, d->p_nout, d->bw, d->p_out_wt);
+        CKL("plan weights");
+    }
+out:
+    return rc;
+}
+
+extern "C" int gp_dcch_plan(gp_dcch *d, void *stream, uint32_t base, uint32_t ratio,
+                            uint32_t bin_cap, gp_err *err) {
+    cudaStream_t s = (cudaStream_t)stream;
+    const gp_cch_topo *t = d->topo;
+    int rc = GP_OK;
+    uint32_t thr[8], q = gp_cch_plan_thresholds(t, base ? base : PLAN_BASE,
+                                                 ratio ? ratio : PLAN_RATIO, thr);
+    gp_cch_plan *p = NULL;
+    uint32_t *pnode = NULL;
+    uint64_t before = d->bytes;
+    plan_free(d);
+    before = d->bytes;
+    rc = gp_cch_plan_build(t, thr, q, (uint32_t)d->sms * PLAN_BLOCKS_PER_SM,
+                           bin_cap ? bin_cap : PLAN_BIN_CAP, &p, err);
+    if (rc) return rc;
+    d->p_nphases = p->nphases;
+    d->p_nbins = p->nbins;
+    d->p_nin = p->in_first[p->n];
+    d->p_nout = p->out_first[p->n];
+    d->p_phase_bin = (uint32_t *)malloc(((size_t)p->nphases + 1) * 4);
+    d->p_max_nodes = (uint32_t *)calloc((size_t)p->nphases + 1, 4);
+    d->p_max_arcs = (uint32_t *)calloc((size_t)p->nphases + 1, 4);
+    pnode = (uint32_t *)malloc((size_t)p->n * 4 + 4);
+    if (!d->p_phase_bin || !d->p_max_nodes || !d->p_max_arcs || !pnode) {
+        rc = gp_err_set(err, GP_ENOMEM, "out of memory for the sweep plan");
+        goto out;
+    }
+    memcpy(d->p_phase_bin, p->phase_bin, ((size_t)p->nphases + 1) * 4);
+    for (uint32_t f = 0; f < p->nphases; f++)
+        for (uint32_t b = p->phase_bin[f]; b < p->phase_bin[f + 1]; b++) {
+            uint32_t nodes = p->bin_first[b + 1] - p->bin_first[b];
+            uint32_t arcs = p->in_first[p->bin_first[b + 1]] - p->in_first[p->bin_first[b]];
+            if (nodes > d->p_max_nodes[f]) d->p_max_nodes[f] = nodes;
+            if (arcs > d->p_max_arcs[f]) d->p_max_arcs[f] = arcs;
+        }
+    d->p_mid = p->bin_first[p->phase_bin[p->nphases - 1]];
+    d->p_lim = p->max_bin_nodes > p->max_bin_out ? p->max_bin_nodes : p->max_bin_out;
+    for (uint32_t x = 0; x < p->n; x++) pnode[x] = t->order[p->rank[x]];
+    CK(dput(&d->p_bin_first, p->bin_first, (size_t)p->nbins + 1, s, &d->bytes), "uploading the plan");
+    CK(dput(&d->p_bin_step, p->bin_step, (size_t)p->nbins + 1, s, &d->bytes), "uploading the plan");
+    CK(dput(&d->p_step_first, p->step_first, (size_t)p->nsteps + 1, s, &d->bytes), "uploading the plan");
+    CK(dput(&d->p_in_first, p->in_first, (size_t)p->n + 1, s, &d->bytes), "uploading the plan");
+    CK(dput(&d->p_in_head, p->in_head, (size_t)d->p_nin, s, &d->bytes), "uploading the plan");
+    CK(dput(&d->p_in_edge, p->in_edge, (size_t)d->p_nin, s, &d->bytes), "uploading the plan");
+    CK(dput(&d->p_in_wt, (const uint32_t *)NULL, (size_t)d->p_nin, s, &d->bytes), "uploading the plan");
+    CK(dput(&d->p_out_first, p->out_first, (size_t)p->n + 1, s, &d->bytes), "uploading the plan");
+    CK(dput(&d->p_out_head, p->out_head, (size_t)d->p_nout, s, &d->bytes), "uploading the plan");
+    CK(dput(&d->p_out_tail, p->out_tail, (size_t)d->p_nout, s, &d->bytes), "uploading the plan");
+    CK(dput(&d->p_out_edge, p->out_edge, (size_t)d->p_nout, s, &d->bytes), "uploading the plan");
+    CK(dput(&d->p_out_wt, (const uint32_t *)NULL, (size_t)d->p_nout, s, &d->bytes), "uploading the plan");
+    CK(dput(&d->p_pnode, pnode, (size_t)p->n, s, &d->bytes), "uploading the plan");
+    CK(dput(&d->p_pos, p->pos, (size_t)p->n, s, &d->bytes), "uploading the plan");
+    d->p_bytes = d->bytes - before;
+    if ((rc = plan_weights(d, s, err)) != GP_OK) goto out;
+    CK(cudaStreamSynchronize(s), "uploading the plan");
+    d->p_dirty = d->pdist_cap; /* positions moved: every cell may be stale */
+out:
+    if (rc) plan_free(d);
+    gp_cch_plan_free(p);
+    free(pnode);
+    return rc;
+}
+
+extern "C" void gp_dcch_set_sweep(gp_dcch *d, int sweep) {
+    d->sweep = sweep == GP_DCCH_SWEEP_LEVELS ? GP_DCCH_SWEEP_LEVELS : GP_DCCH_SWEEP_PLAN;
 }
 
 extern "C" int gp_dcch_set_metric(gp_dcch *d, void *stream, const uint32_t *ofw,
@@ -320,6 +496,8 @@ extern "C" int gp_dcch_customize(gp_dcch *d, void *stream, uint32_t *fw, uint32_
         }
     }
     CK(cudaEventRecord(d->ev1, s), "customization");
+    d->customized = 1;
+    if ((rc = plan_weights(d, s, err)) != GP_OK) goto out;
     CK(cudaMemcpyAsync(&bad, d->bad, 4, cudaMemcpyDeviceToHost, s), "customization");
     if (fw) CK(cudaMemcpyAsync(fw, d->fw, (size_t)d->m * 4, cudaMemcpyDeviceToHost, s), "customization");
     if (bw) CK(cudaMemcpyAsync(bw, d->bw, (size_t)d->m * 4, cudaMemcpyDeviceToHost, s), "customization");
@@ -435,10 +613,11 @@ __global__ void fill64(u64 *a, size_t count) {
 /* Upward-search results into the matrix: entry j of source s (init_first is k+1 offsets). */
 __global__ void scatter_init(uint32_t k, const uint32_t *__restrict__ init_first,
                              const uint32_t *__restrict__ init_rank,
-                             const u64 *__restrict__ init_dist, u64 *dist) {
+                             const u64 *__restrict__ init_dist, const uint32_t *__restrict__ map,
+                             u64 *dist) {
     uint32_t s = blockIdx.x;
     for (uint32_t j = init_first[s] + threadIdx.x; j < init_first[s + 1]; j += blockDim.x)
-        dist[(size_t)init_rank[j] * k + s] = init_dist[j];
+        dist[(size_t)(map ? map[init_rank[j]] : init_rank[j]) * k + s] = init_dist[j];
 }
 
 /* PHAST output: out[s*n + v] = dist[rank(v)*k + s] via order (rank -> node). */
@@ -459,18 +638,115 @@ __global__ void gather_targets(uint32_t nt, uint32_t k, const uint32_t *__restri
     out[i] = dist[(size_t)tgt[j] * k + s];
 }
 
+/* One phase of the plan (engine/cch_plan.h): block b sweeps bin bin0 + b. Its distances (positions
+ * x k) and, when they fit too, its inner arcs are staged in shared memory (else read in place).
+ * First every cell takes its scattered upward-search value and the bin's outer arcs (heads in
+ * earlier phases, final) are relaxed all at once, an arc per thread with atomicMin; then the bin's
+ * steps run in order with a block barrier between them: a step reads only earlier steps of the
+ * same bin. A step of few items gets a group of g lanes per item (lanes over the arcs, a g-lane
+ * min), a wide one a thread per item. At the end: the values go to out (node order, one row per
+ * source) and, for all but the last phase, back to dist (later phases read them). The last phase
+ * leaves dist as it found it apart from the cells it reset: every cell from position p_mid on is
+ * INF between calls, so only the upper phases' cells need a fill before the next sweep. Indices
+ * are 32-bit: the host keeps a bin's cells and outer arcs times k under 2^31. */
+__global__ void __launch_bounds__(PLAN_THREADS_MAX)
+    sweep_bins(plan_dev P, uint32_t bin0, uint32_t k, u64 *dist, u64 *out, uint32_t n, int last,
+               uint32_t smem) {
+    extern __shared__ u64 sm[];
+    const uint32_t b = bin0 + blockIdx.x, tid = threadIdx.x, bd = blockDim.x;
+    const uint32_t p0 = P.bin_first[b], N = P.bin_first[b + 1] - p0;
+    const uint32_t a0 = P.in_first[p0], A = P.in_first[p0 + N] - a0;
+    const uint32_t cells = N * k;
+    const bool sd = (size_t)cells * 8 <= smem;
+    const bool sa = sd && (size_t)cells * 8 + ((size_t)N + 1) * 4 + (size_t)A * 8 <= smem;
+    u64 *const base = dist + (size_t)p0 * k;
+    u64 *D = sd ? sm : base;
+    const uint32_t *F, *H, *W;
+    if (sa) {
+        uint32_t *f = (uint32_t *)(sm + cells), *h = f + N + 1, *w = h + A;
+        for (uint32_t i = tid; i <= N; i += bd) f[i] = P.in_first[p0 + i] - a0;
+        for (uint32_t i = tid; i < A; i += bd) {
+            h[i] = P.in_head[a0 + i];
+            w[i] = P.in_wt[a0 + i];
+        }
+        F = f, H = h, W = w;
+    } else {
+        F = P.in_first + p0, H = P.in_head, W = P.in_wt;
+    }
+    for (uint32_t it = tid; it < cells; it += bd) {
+        u64 v = base[it];
+        if (sd) {
+            D[it] = v;
+            if (last && v != INF64) base[it] = INF64;
+        }
+    }
+    __syncthreads();
+    {
+        const uint32_t o0 = P.out_first[p0], no = (P.out_first[p0 + N] - o0) * k;
+        for (uint32_t j = tid; j < no; j += bd) {
+            uint32_t o = o0 + (k == 1 ? j : j / k), sc = k == 1 ? 0 : j % k;
+            uint32_t w = P.out_wt[o];
+            if (w == INF32) continue;
+            u64 dh = dist[(size_t)P.out_head[o] * k + sc];
+            if (dh != INF64) atomicMin(&D[P.out_tail[o] * k + sc], dh + w);
+        }
+    }
+    __syncthreads();
+    const uint32_t lane = tid & 31, warp = tid >> 5, nw = bd >> 5;
+    const uint32_t s0 = P.bin_step[b], s1 = P.bin_step[b + 1];
+    uint32_t qa = 0, qb = P.step_first[s0 + 1] - p0;
+    for (uint32_t st = s0; st < s1; st++) {
+        uint32_t qn = st + 2 <= s1 ? P.step_first[st + 2] - p0 : 0; /* in flight during the step */
+        const uint32_t items = (qb - qa) * k;
+        uint32_t g = 32;
+        while (g > 1 && items * g > bd) g >>= 1;
+        const uint32_t gpw = 32 / g, sub = lane / g, gl = lane % g;
+        for (uint32_t base_it = warp * gpw; base_it < items; base_it += nw * gpw) {
+            uint32_t it = base_it + sub;
+            u64 best = INF64;
+            uint32_t at = 0;
+            if (it < items) {
+                uint32_t i = qa + (k == 1 ? it : it / k), sc = k == 1 ? 0 : it % k;
+                at = i * k + sc;
+                for (uint32_t a = F[i] + gl; a < F[i + 1]; a += g) {
+                    uint32_t w = W[a];
+                    if (w == INF32) continue;
+                    u64 dh = D[H[a] * k + sc];
+                    if (dh != INF64 && dh + w < best) best = dh + w;
+                }
+            }
+            for (uint32_t o = g >> 1; o > 0; o >>= 1) { /* uniform per block: g is */
+                u64 u = __shfl_xor_sync(0xffffffffu, best, o);
+                best = u < best ? u : best;
+            }
+            if (it < items && gl == 0 && best < D[at]) D[at] = best;
+        }
+        __syncthreads();
+        qa = qb;
+        qb = qn;
+    }
+    /* out row by row (neighbouring threads: neighbouring positions), then dist */
+    for (uint32_t j = tid; j < cells; j += bd) {
+        uint32_t sc = k == 1 ? 0 : j / N, i = k == 1 ? j : j % N;
+        out[(size_t)sc * n + P.pnode[p0 + i]] = D[i * k + sc];
+    }
+    if (!last && sd) {
+        for (uint32_t it = tid; it < cells; it += bd) base[it] = D[it];
+    } else if (last && !sd) {
+        __syncthreads(); /* every output read of D (= dist) is done */
+        for (uint32_t it = tid; it < cells; it += bd) base[it] = INF64;
+    }
+}
+
 static unsigned blocks_for(uint64_t items) {
     return (unsigned)((items + BIG_THREADS - 1) / BIG_THREADS);
 }
 
-/* Init + level sweep over a graph (first/head/wt device, levels host lev / device dlev). */
-static int run_sweep(gp_dcch *d, cudaStream_t s, uint32_t n, uint32_t nlev, const uint32_t *lev,
-                     const uint32_t *dlev, const uint32_t *first, const uint32_t *head,
-                     const uint32_t *wt, uint32_t k, const uint32_t *init_first,
-                     const uint32_t *init_rank, const uint64_t *init_dist, gp_err *err) {
+/* The upward searches' results (init lists) to the device. */
+static int upload_init(gp_dcch *d, cudaStream_t s, uint32_t k, const uint32_t *init_first,
+                       const uint32_t *init_rank, const uint64_t *init_dist, gp_err *err) {
     int rc = GP_OK;
-    size_t cells = (size_t)n * k, ninit = init_first[k];
-    CK(grow(&d->dist, &d->dist_cap, cells), "allocating the sweep");
+    size_t ninit = init_first[k];
     CK(grow(&d->init_rank, &d->init_cap, ninit + 1), "allocating the sweep");
     CK(grow(&d->init_dist, &d->init_dcap, ninit + 1), "allocating the sweep");
     CK(grow(&d->init_first, &d->init_first_cap, (size_t)k + 1), "allocating the sweep");
@@ -480,11 +756,87 @@ static int run_sweep(gp_dcch *d, cudaStream_t s, uint32_t n, uint32_t nlev, cons
         CK(cudaMemcpyAsync(d->init_rank, init_rank, ninit * 4, cudaMemcpyHostToDevice, s), "sweep init");
         CK(cudaMemcpyAsync(d->init_dist, init_dist, ninit * 8, cudaMemcpyHostToDevice, s), "sweep init");
     }
+out:
+    return rc;
+}
+
+/* PHAST through the plan: fill the upper phases' cells (and whatever an earlier call left), scatter
+ * the upward searches by position, a launch per phase; the output lands in d->outbuf. */
+static int run_plan(gp_dcch *d, cudaStream_t s, uint32_t k, const uint32_t *init_first,
+                    const uint32_t *init_rank, const uint64_t *init_dist, gp_err *err) {
+    int rc = GP_OK;
+    size_t cells = (size_t)d->n * k;
+    u64 *before = d->pdist;
+    CK(grow(&d->pdist, &d->pdist_cap, cells), "allocating the sweep");
+    if (d->pdist != before) d->p_dirty = d->pdist_cap;
+    CK(grow(&d->outbuf, &d->out_cap, cells), "allocating the PHAST output");
+    if ((rc = upload_init(d, s, k, init_first, init_rank, init_dist, err)) != GP_OK) return rc;
+    CK(cudaEventRecord(d->ev0, s), "sweep");
+    {
+        size_t hi = (size_t)d->p_mid * k;
+        if (d->p_dirty > hi) hi = d->p_dirty;
+        if (hi > d->pdist_cap) hi = d->pdist_cap;
+        d->p_dirty = d->pdist_cap; /* until the sweep is through */
+        if (hi) fill64<<<blocks_for(hi), BIG_THREADS, 0, s>>>(d->pdist, hi);
+        CKL("sweep init");
+    }
+    scatter_init<<<k, 64, 0, s>>>(k, d->init_first, d->init_rank, (const u64 *)d->init_dist,
+                                  d->p_pos, d->pdist);
+    CKL("sweep init");
+    {
+        plan_dev P = {d->p_bin_first, d->p_bin_step,  d->p_step_first, d->p_in_first,
+                      d->p_in_head,   d->p_in_wt,     d->p_out_first,  d->p_out_head,
+                      d->p_out_tail,  d->p_out_wt,    d->p_pnode};
+        unsigned threads = k == 1 ? 256 : PLAN_THREADS_MAX;
+        /* GPATH_CCH_PLAN_PROFILE=1 (the lab): an event after the init and after each phase */
+        cudaEvent_t pev[18];
+        const char *pf = getenv("GPATH_CCH_PLAN_PROFILE");
+        uint32_t npev = pf && *pf == '1' && d->p_nphases <= 16 ? d->p_nphases + 1 : 0;
+        for (uint32_t i = 0; i < npev; i++) CK(cudaEventCreate(&pev[i]), "plan profile");
+        if (npev) CK(cudaEventRecord(pev[0], s), "plan profile");
+        for (uint32_t f = 0; f < d->p_nphases; f++) {
+            uint32_t nb = d->p_phase_bin[f + 1] - d->p_phase_bin[f];
+            uint64_t nodes = d->p_max_nodes[f], need = nodes * k * 8 + (nodes + 1) * 4 +
+                                                      (uint64_t)d->p_max_arcs[f] * 8 + 16;
+            uint32_t smem = need < (uint64_t)d->smem_max ? (uint32_t)need : (uint32_t)d->smem_max;
+            sweep_bins<<<nb, threads, smem, s>>>(P, d->p_phase_bin[f], k, d->pdist, d->outbuf,
+                                                  d->n, f + 1 == d->p_nphases, smem);
+            CKL("sweep (plan)");
+            if (npev) CK(cudaEventRecord(pev[f + 1], s), "plan profile");
+        }
+        if (npev) {
+            float t0 = 0, ti = 0;
+            CK(cudaEventSynchronize(pev[npev - 1]), "plan profile");
+            CK(cudaEventElapsedTime(&t0, d->ev0, pev[0]), "plan profile");
+            fprintf(stderr, "plan profile k=%u: fill+scatter %.1f us", k, t0 * 1e3);
+            for (uint32_t f = 0; f < d->p_nphases; f++) {
+                CK(cudaEventElapsedTime(&ti, pev[f], pev[f + 1]), "plan profile");
+                fprintf(stderr, "; phase %u (%u bins) %.1f us", f,
+                        d->p_phase_bin[f + 1] - d->p_phase_bin[f], ti * 1e3);
+            }
+            fprintf(stderr, "\n");
+            for (uint32_t i = 0; i < npev; i++) cudaEventDestroy(pev[i]);
+        }
+    }
+    d->p_dirty = (size_t)d->p_mid * k;
+out:
+    return rc;
+}
+
+/* Init + level sweep over a graph (first/head/wt device, levels host lev / device dlev). */
+static int run_sweep(gp_dcch *d, cudaStream_t s, uint32_t n, uint32_t nlev, const uint32_t *lev,
+                     const uint32_t *dlev, const uint32_t *first, const uint32_t *head,
+                     const uint32_t *wt, uint32_t k, const uint32_t *init_first,
+                     const uint32_t *init_rank, const uint64_t *init_dist, gp_err *err) {
+    int rc = GP_OK;
+    size_t cells = (size_t)n * k;
+    CK(grow(&d->dist, &d->dist_cap, cells), "allocating the sweep");
+    if ((rc = upload_init(d, s, k, init_first, init_rank, init_dist, err)) != GP_OK) return rc;
     CK(cudaEventRecord(d->ev0, s), "sweep");
     fill64<<<blocks_for(cells), BIG_THREADS, 0, s>>>(d->dist, cells);
     CKL("sweep init");
     scatter_init<<<k, 64, 0, s>>>(k, d->init_first, d->init_rank, (const u64 *)d->init_dist,
-                                  d->dist);
+                                  NULL, d->dist);
     CKL("sweep init");
     { /* the top levels in shared memory, then the rest level by level */
     uint32_t top = nlev;
@@ -522,10 +874,13 @@ extern "C" int gp_dcch_phast(gp_dcch *d, void *stream, uint32_t k, const uint32_
                              float *ms, gp_err *err) {
     cudaStream_t s = (cudaStream_t)stream;
     size_t cells = (size_t)d->n * k;
-    int rc = run_sweep(d, s, d->n, d->nlevels, d->level_first, d->d_levels, d->up_first,
-                       d->up_head, d->bw, k, init_first, init_rank, init_dist, err);
+    int plan = d->sweep == GP_DCCH_SWEEP_PLAN && d->p_nphases &&
+               (uint64_t)d->p_lim * k < (1ULL << 31);
+    int rc = plan ? run_plan(d, s, k, init_first, init_rank, init_dist, err)
+                  : run_sweep(d, s, d->n, d->nlevels, d->level_first, d->d_levels, d->up_first,
+                              d->up_head, d->bw, k, init_first, init_rank, init_dist, err);
     if (rc) return rc;
-    if (dist) {
+    if (dist && !plan) {
         CK(grow(&d->outbuf, &d->out_cap, cells), "allocating the PHAST output");
         gather_nodes<<<blocks_for(cells), BIG_THREADS, 0, s>>>(d->n, k, d->order, d->dist,
                                                                d->outbuf);

@@ -17,14 +17,21 @@
  * watchdog thread shuts down the socket of a connection that has not delivered a whole request
  * within request_read_timeout_s, however slowly it trickles bytes.
  *
- * Known limit of libmicrohttpd 0.9.75 (Debian 12): requests it rejects itself before our handler
- * runs (a request line or header block past the connection memory pool, a malformed or
- * overflowing Content-Length, a malformed header line) get its built-in HTML answers, and for a
- * bad Content-Length it writes the status line twice (fixed in libmicrohttpd 1.0). Our own limits
- * sit below the pool size so that ordinary oversize requests get JSON answers.
+ * Connections come from the front end (server/http_front.c), which owns the listening socket and
+ * refuses, in JSON, every first request head that libmicrohttpd 0.9.75 (Debian 12) would answer
+ * itself with HTML (or, for a malformed Content-Length, with its status line twice); the daemon
+ * runs with MHD_USE_NO_LISTEN_SOCKET and a connection memory pool sized for any head the front
+ * end lets through. Later requests of a keep-alive connection reach the library directly: the
+ * pool still gives oversize ones our JSON 414/431, and the Content-Length guard below answers a
+ * malformed length once. What stays the library's own answer on such later requests: a request
+ * line or head past the pool, a malformed header or request line, and errors in a chunked body
+ * (chunk syntax, trailers), which no head check can see - one HTML answer each, never two - and
+ * the guard's ambiguous case (see there).
  */
 #include "http.h"
 
+#include "http_front.h"
+#include "http_head.h"
 #include "http_util.h"
 #include "metrics.h"
 #include "render.h"
@@ -158,17 +165,17 @@ struct gp_conn {
     int killed;       /* the watchdog shut it down */
     int saw_nul;      /* the unescape callback decoded a %00 for the current request */
     int in_request;   /* a request line arrived since the last answer (else: idle keep-alive) */
+    void *acct;       /* the front end's count of this connection (gp_front_release) */
+    int in_head;      /* between its request line and the handler's first call (this thread) */
     char client[64];
 };
 
 struct gp_http {
     struct MHD_Daemon *d;
+    gp_front *front; /* accepts, checks the first head, hands connections to d */
     unsigned port;
     pthread_t watchdog;
     int has_watchdog;
-    int lfd;               /* the listening socket (ours: see acceptor) */
-    pthread_t acceptor;
-    int accept_stop;       /* atomic */
 };
 
 static struct {
@@ -190,6 +197,7 @@ static struct {
     pthread_cond_t conn_cv;  /* wakes the watchdog at stop */
     gp_conn *conns;
     int watchdog_stop;
+    int cl_guard; /* libmicrohttpd 0.9.x: the Content-Length guard of mhd_log is on */
 } srv = {.mu = PTHREAD_MUTEX_INITIALIZER, .conn_mu = PTHREAD_MUTEX_INITIALIZER,
          .conn_cv = PTHREAD_COND_INITIALIZER};
 
@@ -1066,6 +1074,8 @@ static void req_end(gp_req *r, int aborted) {
 }
 
 /* ---- libmicrohttpd glue ---- */
+static void head_end(gp_conn *c);
+
 static gp_conn *conn_of(struct MHD_Connection *conn) {
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
@@ -1107,9 +1117,11 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
         else if (sa && sa->sa_family == AF_INET6)
             inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, c->client,
                       sizeof c->client);
+        c->read_start = gp_now();
+        /* the request deadline runs from the accept, in the front end */
+        c->acct = gp_front_adopt(c->fd, &c->read_start);
         pthread_mutex_lock(&srv.conn_mu);
         c->reading = 1;
-        c->read_start = gp_now();
         c->next = srv.conns;
         if (srv.conns) srv.conns->prev = c;
         srv.conns = c;
@@ -1124,6 +1136,8 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
         else srv.conns = c->next;
         if (c->next) c->next->prev = c->prev;
         pthread_mutex_unlock(&srv.conn_mu);
+        head_end(c);
+        gp_front_release(c->acct);
         free(c);
         *socket_context = NULL;
     }
@@ -1174,14 +1188,68 @@ static size_t unescape(void *cls, struct MHD_Connection *conn, char *s) {
     return n;
 }
 
+/* ---- the Content-Length guard for later requests of a connection ----
+ * The front end checks only the first request head of a connection; later ones (keep-alive) are
+ * parsed by libmicrohttpd alone, and 0.9.75 answers a malformed or overflowing Content-Length
+ * there with its status line and headers twice (parse_connection_headers queues the error, the
+ * state machine then builds the header block again). It logs the problem before it queues
+ * anything, on the thread that owns the connection, and every connection stays on one thread: so
+ * when exactly one connection of this thread is between its request line and its handler (the
+ * only place that error arises), it is that one. mhd_log then writes our JSON answer to it and
+ * shuts its write side; the library's own answer then fails to send and it closes the
+ * connection. With two such connections on the thread (a slow client's head in progress) it
+ * cannot tell which, and the library's double answer goes out as before. */
+static __thread gp_conn *tl_head_conn; /* the last connection of this thread to enter its head */
+static __thread int tl_heads;          /* connections of this thread in their head */
+static __thread int tl_untracked;      /* a connection without a record: no guard here */
+
+static void head_begin(gp_conn *c) {
+    if (!c) {
+        tl_untracked = 1;
+        return;
+    }
+    if (!c->in_head) {
+        c->in_head = 1;
+        tl_heads++;
+    }
+    tl_head_conn = c;
+}
+
+static void head_end(gp_conn *c) {
+    if (!c || !c->in_head) return;
+    c->in_head = 0;
+    tl_heads--;
+    if (tl_head_conn == c) tl_head_conn = NULL;
+}
+
+static void guard_content_length(int too_large) {
+    gp_conn *c = tl_head_conn;
+    if (tl_untracked || tl_heads != 1 || !c || c->fd < 0) {
+        GP_LOG(GP_LOG_WARN, "event=httpd_double_answer msg=\"a bad Content-Length on a later "
+               "request of a connection; libmicrohttpd answers it (twice) itself\"");
+        return;
+    }
+    char rid[32];
+    int code = too_large ? GP_HC_TOO_BIG : GP_HC_INVALID_QUERY;
+    double t0 = gp_now();
+    ssize_t n = gp_front_send_error(
+        c->fd, code,
+        too_large ? "Content-Length is past any body this server reads (max_body_bytes)"
+                  : "Content-Length is not a decimal byte count",
+        rid, sizeof rid);
+    gp_front_log_answer(NULL, NULL, code, n > 0 ? (size_t)n : 0, gp_now() - t0, c->client, rid,
+                        "guard");
+}
+
 /* The request line arrived: allocate the request state (becomes *con_cls). */
 static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn) {
     (void)cls;
+    gp_conn *c = conn_of(conn);
+    head_begin(c);
     gp_req *r = req_new();
     if (!r) return NULL;
     r->conn = conn;
     r->target_len = strlen(uri);
-    gp_conn *c = conn_of(conn);
     r->c = c;
     if (c) {
         c->saw_nul = 0;
@@ -1223,6 +1291,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         *con_cls = r;
     }
     if (!r->begun) {
+        head_end(r->c ? r->c : conn_of(conn));
         r->method = strdup(method);
         r->path = strdup(url);
         copy_ctx ca = {&r->args, &r->nargs, 0}, ch = {&r->hdrs, &r->nhdrs, 0};
@@ -1253,6 +1322,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe) {
     (void)cls;
     gp_req *r = *con_cls;
+    head_end(r && r->c ? r->c : conn_of(conn));
     if (!r) return;
     *con_cls = NULL;
     conn_reading(r->c ? r->c : conn_of(conn), 1); /* the next request's clock starts now */
@@ -1267,6 +1337,11 @@ static void mhd_log(void *cls, const char *fmt, va_list ap) {
     while (n && (line[n - 1] == '\n' || line[n - 1] == '\r')) line[--n] = '\0';
     gp_log_escape(line, n, esc, sizeof esc);
     GP_LOG(GP_LOG_WARN, "event=httpd msg=%s", esc);
+    /* libmicrohttpd 0.9.75's words, logged before it queues its (double) answer */
+    static const char bad_cl[] = "Failed to parse `Content-Length' header";
+    static const char big_cl[] = "Too large value of 'Content-Length' header";
+    if (srv.cl_guard && strncmp(line, bad_cl, sizeof bad_cl - 1) == 0) guard_content_length(0);
+    if (srv.cl_guard && strncmp(line, big_cl, sizeof big_cl - 1) == 0) guard_content_length(1);
 }
 
 /* ---- in-process requests ---- */
@@ -1357,55 +1432,10 @@ const char *gp_http_answer_header(const gp_http_answer *a, const char *name) {
 }
 
 /* ---- the daemon ---- */
-
-/* Connections are accepted here, not by the daemon's workers. A worker accepts from the shared
- * listening socket itself, up to 10 connections per wake-up, so a burst of new keep-alive
- * connections (a client's pool, a load balancer, wrk) lands on the one or two workers that woke
- * first while the others idle: on 2 CPUs all 64 of wrk's connections went to one of 8 workers, and
- * on 16 CPUs 64 connections kept about 4 busy
- * (bench/results/2026-11-25-cpu2-AMD-EPYC-http-route-profile.md). This thread hands each
- * connection to the daemon (MHD_add_connection), which spreads them over the workers by socket
- * number and applies the connection limits (closing what it refuses). */
-static void *acceptor(void *arg) {
-    gp_http *h = arg;
-    int warned = 0;
-    for (;;) {
-        struct sockaddr_storage ss;
-        socklen_t sl = sizeof ss;
-        int fd = accept4(h->lfd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (__atomic_load_n(&h->accept_stop, __ATOMIC_ACQUIRE)) {
-            if (fd >= 0) close(fd);
-            break;
-        }
-        if (fd < 0) {
-            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
-                if (!warned++)
-                    GP_LOG(GP_LOG_WARN, "event=accept_failed msg=\"%s: retrying\"", strerror(errno));
-                struct timespec ts = {0, 10 * 1000 * 1000};
-                nanosleep(&ts, NULL);
-            }
-            continue; /* EINTR, ECONNABORTED, a connection reset before it was accepted */
-        }
-        MHD_add_connection(h->d, fd, (struct sockaddr *)&ss, sl);
-    }
-    return NULL;
-}
-
-/* The listening socket for addr as the daemon would open it: SO_REUSEADDR, IPv6 only for an IPv6
- * address, non-blocking accept not needed (the acceptor blocks). -1 with errno on failure. */
-static int listen_on(const struct sockaddr *addr, socklen_t len) {
-    int fd = socket(addr->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return -1;
-    int on = 1;
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
-    if (addr->sa_family == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof on);
-    if (bind(fd, addr, len) != 0 || listen(fd, SOMAXCONN) != 0) {
-        int e = errno;
-        close(fd);
-        errno = e;
-        return -1;
-    }
-    return fd;
+/* The front end's handoff: the daemon takes a connection whose first head passed the check. */
+static int handoff(void *ctx, int fd, const struct sockaddr *addr, socklen_t addrlen) {
+    gp_http *h = ctx;
+    return MHD_add_connection(h->d, fd, addr, addrlen) == MHD_YES ? 0 : -1;
 }
 
 gp_http *gp_http_start(const gp_config *cfg, gp_engine *e, gp_registry *reg, gp_err *err) {
@@ -1418,30 +1448,11 @@ gp_http *gp_http_start(const gp_config *cfg, gp_engine *e, gp_registry *reg, gp_
         gp_err_set(err, GP_ENOMEM, "out of memory");
         return NULL;
     }
-    struct sockaddr_in a4;
-    struct sockaddr_in6 a6;
-    const struct sockaddr *addr;
+    /* The front end (server/http_front.c) owns the listening socket: the daemon only serves the
+     * connections it hands over (MHD_add_connection), so libmicrohttpd never answers a first
+     * request head with its own HTML. Per-client limits are counted there too. */
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ITC |
                      MHD_USE_ERROR_LOG | MHD_USE_NO_LISTEN_SOCKET;
-    socklen_t alen;
-    memset(&a4, 0, sizeof a4);
-    memset(&a6, 0, sizeof a6);
-    if (inet_pton(AF_INET, cfg->listen, &a4.sin_addr) == 1) {
-        a4.sin_family = AF_INET;
-        a4.sin_port = htons((uint16_t)cfg->port);
-        addr = (const struct sockaddr *)&a4;
-        alen = sizeof a4;
-    } else if (inet_pton(AF_INET6, cfg->listen, &a6.sin6_addr) == 1) {
-        a6.sin6_family = AF_INET6;
-        a6.sin6_port = htons((uint16_t)cfg->port);
-        addr = (const struct sockaddr *)&a6;
-        alen = sizeof a6;
-        flags |= MHD_USE_IPv6;
-    } else {
-        free(h);
-        gp_err_set(err, GP_EINVAL, "listen: '%s' is not an IPv4 or IPv6 address", cfg->listen);
-        return NULL;
-    }
     /* More threads than CPUs: a handler blocks its thread (and that thread's connections) for the
      * whole query, so slow queries (APSP, big trees) must leave threads free for quick ones, and
      * the GPU's stream pool needs several requests in flight. */
@@ -1450,36 +1461,29 @@ gp_http *gp_http_start(const gp_config *cfg, gp_engine *e, gp_registry *reg, gp_
         long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
         threads = ncpu > 4 ? 2 * ncpu : 8;
     }
-    /* The connection's memory pool holds the request line and headers: sized above our own
-     * limits so that requests past them get our JSON 414/431, not the library's HTML, with 8 KiB
-     * for the library's own use (header list, response header). At the default limits that is
-     * 32 KiB, the largest pool libmicrohttpd takes from malloc: a larger one is mmap'd per
-     * connection, faulted in and unmapped at its close (TLB shootdowns on every CPU), which took
-     * a tenth of the server's time at one request per connection
-     * (bench/results/2026-11-25-cpu2-AMD-EPYC-http-route-profile.md). */
-    size_t pool = (size_t)cfg->max_url_bytes + (size_t)cfg->max_header_bytes + 8192;
-    h->lfd = listen_on(addr, alen);
-    if (h->lfd < 0) {
+    /* The connection's memory pool holds the request line, headers and their records: sized for
+     * any head the front end lets through (http_head.h), so none gets the library's HTML. */
+    gp_head_limits lim = {cfg->max_url_bytes, cfg->max_header_bytes};
+    size_t pool = gp_head_pool_bytes(&lim);
+    h->d = MHD_start_daemon(
+        flags, 0, NULL, NULL, on_request, NULL, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)threads, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)cfg->connection_timeout_s, MHD_OPTION_CONNECTION_LIMIT,
+        (unsigned)cfg->max_connections, MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool,
+        MHD_OPTION_URI_LOG_CALLBACK, on_uri, NULL, MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
+        MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL, MHD_OPTION_NOTIFY_COMPLETED,
+        on_completed, NULL, MHD_OPTION_END);
+    if (!h->d) {
         free(h);
-        gp_err_set(err, GP_EIO, "cannot listen on %s:%ld (%s)", cfg->listen, cfg->port,
-                   strerror(errno));
+        gp_err_set(err, GP_EIO, "cannot start the HTTP daemon (%s)",
+                   errno ? strerror(errno) : "libmicrohttpd failed to start");
         return NULL;
     }
-    h->d = MHD_start_daemon(
-        flags, 0, NULL, NULL, on_request, NULL, MHD_OPTION_EXTERNAL_LOGGER,
-        mhd_log, NULL, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)threads,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->connection_timeout_s,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned)cfg->max_connections,
-        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)cfg->max_connections_per_ip,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool, MHD_OPTION_URI_LOG_CALLBACK, on_uri, NULL,
-        MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL, MHD_OPTION_NOTIFY_CONNECTION,
-        on_connection, NULL, MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_END);
-    if (!h->d || pthread_create(&h->acceptor, NULL, acceptor, h) != 0) {
-        gp_err_set(err, GP_EIO, "cannot listen on %s:%ld (%s)", cfg->listen, cfg->port,
-                   h->d ? "cannot start the accepting thread"
-                   : errno ? strerror(errno) : "libmicrohttpd failed to start");
-        if (h->d) MHD_stop_daemon(h->d);
-        close(h->lfd);
+    const char *ver = MHD_get_version();
+    srv.cl_guard = ver && strncmp(ver, "0.9.", 4) == 0;
+    h->front = gp_front_start(cfg, handoff, h, err);
+    if (!h->front) {
+        MHD_stop_daemon(h->d);
         free(h);
         return NULL;
     }
@@ -1489,12 +1493,7 @@ gp_http *gp_http_start(const gp_config *cfg, gp_engine *e, gp_registry *reg, gp_
         if (!h->has_watchdog)
             GP_LOG(GP_LOG_WARN, "event=watchdog msg=\"cannot start the read-deadline thread\"");
     }
-    struct sockaddr_storage bound;
-    socklen_t blen = sizeof bound;
-    h->port = (unsigned)cfg->port;
-    if (getsockname(h->lfd, (struct sockaddr *)&bound, &blen) == 0)
-        h->port = ntohs(bound.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&bound)->sin6_port
-                                                    : ((struct sockaddr_in *)&bound)->sin_port);
+    h->port = gp_front_port(h->front);
     GP_LOG(GP_LOG_INFO, "event=listening address=%s port=%u threads=%ld", cfg->listen, h->port,
            threads);
     return h;
@@ -1505,12 +1504,8 @@ unsigned gp_http_port(const gp_http *h) { return h ? h->port : 0; }
 void gp_http_stop(gp_http *h, double grace_s) {
     if (!h) return;
     __atomic_store_n(&srv.stopping, 1, __ATOMIC_RELAXED);
-    /* No new connections: shutting the listening socket down wakes the acceptor (accept fails)
-     * and refuses what would wait in the backlog. */
-    __atomic_store_n(&h->accept_stop, 1, __ATOMIC_RELEASE);
-    shutdown(h->lfd, SHUT_RDWR);
-    pthread_join(h->acceptor, NULL);
-    close(h->lfd);
+    /* new connections are refused from here on; those the daemon holds finish their requests */
+    gp_front_stop(h->front);
     double t0 = gp_now();
     int waited = 0;
     while (__atomic_load_n(&srv.active, __ATOMIC_RELAXED) > 0 && gp_now() - t0 < grace_s) {

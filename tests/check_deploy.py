@@ -152,6 +152,8 @@ def check_dockerfile(args, known):
                 prefix = toks[i + 1]
         check('dockerfile: build stage requires the CUDA backend (--require-cuda)',
               '--require-cuda' in toks, r)
+        check('dockerfile: build stage requires the map page and /docs assets (--require-web)',
+              '--require-web' in toks, r)
     copies = [a for i, a, _ in run['ins'] if i == 'COPY' and a.startswith('--from=')]
     check('dockerfile: runtime stage copies build.sh\'s --prefix from the build stage',
           prefix and any(a.split()[1].rstrip('/') == prefix.rstrip('/') for a in copies),

@@ -13,7 +13,9 @@
  * (source, target) order; routes between snapped positions on the OSM test graphs (turn
  * restrictions, one-way streets; Monaco too when $GPATH_DATA has it) through the engine's CCH are
  * those of a loop over the entry / exit pairs with one CCH query each (the engine's way before
- * gp_cch_p2p_multi), with Dijkstra's distances.
+ * gp_cch_p2p_multi), with Dijkstra's distances. The GPU sweep plan (engine/cch_plan.h): its
+ * invariants, and the plan run on the CPU equal to PHAST, for several cuts, on random, road-like
+ * and the DIMACS graphs.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -27,6 +29,7 @@
 #include <sys/stat.h>
 
 #include "../engine/cch.h"
+#include "../engine/cch_plan.h"
 #include "../engine/engine.h"
 #include "../engine/snap.h"
 
@@ -244,6 +247,8 @@ static void check_queries(const gp_graph *g, const gp_cch *c, int queries) {
     free(d2);
     free(pred);
 }
+
+static void check_plans(const gp_graph *g, const gp_cch *c); /* the sweep plan (below) */
 
 static void check_customize_threads(const gp_cch *c) {
     gp_err err;
@@ -510,6 +515,7 @@ static void test_dimacs(void **state) {
                       names[i], g->n, c->topo->m, (unsigned long long)c->topo->ntri,
                       c->topo->nlevels, c->topo->order_s, c->topo->contract_s, c->custom_s);
         check_queries(g, c, i == 0 ? 200 : 100);
+        check_plans(g, c);
         /* 1% of the arcs change cost: re-customize and check again */
         gp_builder *b = gp_builder_new(1.0);
         for (uint32_t u = 0; u < g->n; u++)
@@ -650,13 +656,84 @@ static void test_snapped_osm(void **state) {
     check_snapped(spec, 300);
 }
 
+/* The GPU sweep plan (engine/cch_plan.h): its invariants, and the plan executed on the CPU the
+ * way the GPU runs it equals PHAST, for several cuts (one phase, many small phases, the default),
+ * on random graphs (forests of several elimination trees, isolated nodes) and road-like ones. */
+static void check_plans(const gp_graph *g, const gp_cch *c) {
+    gp_err err;
+    gp_err_clear(&err);
+    uint32_t n = g->n;
+    uint64_t *d1 = malloc((size_t)n * 8), *d2 = malloc((size_t)n * 8);
+    assert_non_null(d1);
+    assert_non_null(d2);
+    uint32_t thr[8], cuts[4][3] = {{0, 0, 0}, {2, 2, 1}, {4, 4, 64}, {256, 16, 1024}};
+    for (int v = 0; v < 4; v++) {
+        uint32_t q = cuts[v][0] ? gp_cch_plan_thresholds(c->topo, cuts[v][0], cuts[v][1], thr) : 0;
+        gp_cch_plan *p = NULL;
+        if (gp_cch_plan_build(c->topo, thr, q, v == 1 ? 1 : 8, cuts[v][2] ? cuts[v][2] : n, &p,
+                              &err) != GP_OK)
+            fail_msg("plan: %s", err.msg);
+        if (gp_cch_plan_check(p, c->topo, &err) != GP_OK) fail_msg("plan %d: %s", v, err.msg);
+        assert_true(p->nphases >= 1 && p->nphases <= q + 1);
+        if (q == 0) assert_int_equal(p->nphases, 1);
+        assert_true(p->max_bin_nodes <= n && gp_cch_plan_bytes(p) > 0);
+        for (int s = 0; s < 3; s++) {
+            uint32_t src = (uint32_t)(rnd() % n);
+            assert_int_equal(gp_cch_sssp(c, src, GP_INF, d1, &err), GP_OK);
+            assert_int_equal(gp_cch_plan_sssp(c, p, src, d2, &err), GP_OK);
+            assert_memory_equal(d1, d2, (size_t)n * 8);
+        }
+        /* a damaged plan is caught: an inner arc pointing at its own step */
+        for (uint32_t x = 0; x < n; x++)
+            if (p->in_first[x + 1] > p->in_first[x]) {
+                uint32_t b = 0;
+                while (p->bin_first[b + 1] <= x) b++;
+                uint32_t keep = p->in_head[p->in_first[x]];
+                p->in_head[p->in_first[x]] = x - p->bin_first[b];
+                assert_int_equal(gp_cch_plan_check(p, c->topo, &err), GP_EINVAL);
+                p->in_head[p->in_first[x]] = keep;
+                break;
+            }
+        gp_cch_plan_free(p);
+    }
+    uint32_t bad[2] = {5, 5};
+    gp_cch_plan *p = NULL;
+    assert_int_equal(gp_cch_plan_build(c->topo, bad, 2, 1, 10, &p, &err), GP_EINVAL);
+    free(d1);
+    free(d2);
+}
+
+static void test_plan(void **state) {
+    (void)state;
+    gp_err err;
+    gp_err_clear(&err);
+    uint32_t sizes[] = {1, 2, 7, 150, 2500};
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+        arcs a = random_arcs(sizes[i], 2, 1000);
+        gp_graph *g = build(sizes[i], &a, NULL);
+        gp_cch *c = NULL;
+        assert_int_equal(gp_cch_new(g, 2, &c, &err), GP_OK);
+        check_plans(g, c);
+        gp_cch_free(c);
+        gp_graph_unref(g);
+        arcs_free(&a);
+    }
+    gp_graph *g = gp_generate_road(30000, 5, &err);
+    assert_non_null(g);
+    gp_cch *c = NULL;
+    assert_int_equal(gp_cch_new(g, 0, &c, &err), GP_OK);
+    check_plans(g, c);
+    gp_cch_free(c);
+    gp_graph_unref(g);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_small_graphs),  cmocka_unit_test(test_recustomize),
         cmocka_unit_test(test_order_roundtrip), cmocka_unit_test(test_overflow),
         cmocka_unit_test(test_road),          cmocka_unit_test(test_engine_policy),
         cmocka_unit_test(test_guard),         cmocka_unit_test(test_dimacs),
-        cmocka_unit_test(test_snapped_osm),
+        cmocka_unit_test(test_snapped_osm), cmocka_unit_test(test_plan),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

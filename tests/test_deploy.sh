@@ -43,6 +43,7 @@ trap cleanup EXIT
 
 bin="$PWD/$BUILD/gpath"
 have_bin=0
+web_built=0  # step 4 sets it when the build has the web assets
 if [ -x "$bin" ] && "$bin" serve --help >/dev/null 2>&1; then have_bin=1; fi
 
 # ---- 1. structural checks
@@ -196,6 +197,11 @@ if [ $have_bin -eq 1 ] && command -v git >/dev/null && git rev-parse --git-dir >
   bs_args=(--build "$bdir" --prefix "$tmp/prefix")
   if ls "$BUILD"/kernels/*.o >/dev/null 2>&1; then bs_args+=(--require-cuda)
   else export NVCC=; fi
+  # The web step as the image runs it, when this build has the assets (make web ran): from the
+  # npm cache the checkout's build filled, so offline; the installed binary then serves / and /docs.
+  if [ -s "$BUILD/web/map/vendor.js" ] && [ -s "$BUILD/web/dist/swagger-ui-bundle.js" ]; then
+    bs_args+=(--require-web); web_built=1
+  else bs_args+=(--skip-web); fi
   # A sanitizer build (make asan): should anything be stale, relink it with the sanitizers too.
   if readelf -d "$bin" 2>/dev/null | grep -q 'libasan'; then
     export SAN="-fsanitize=address,undefined"
@@ -235,6 +241,15 @@ if [ -x "$ibin" ] && command -v curl >/dev/null; then
     hc=$(sed -nE 's/^ *CMD (curl .*)$/\1/p' Dockerfile)
     if [ -n "$hc" ] && GPATH_PORT=$port sh -c "$hc"; then ok "Dockerfile HEALTHCHECK command passes"
     else bad "Dockerfile HEALTHCHECK command ($hc) failed"; fi
+    if [ "$web_built" = 1 ]; then
+      for pg in / /docs /web/vendor.js; do
+        code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port$pg")
+        if [ "$code" = 200 ]; then ok "installed binary (build.sh --require-web) serves GET $pg: 200"
+        else bad "installed binary: GET $pg answered $code, not 200 (web assets not embedded?)"; fi
+      done
+    else
+      skipped "GET / and /docs from the installed binary: $BUILD has no web assets (make web)"
+    fi
     if GPATH_PORT=$port GPATH_ADMIN_TOKEN=deploy-test-token sh deploy/systemd/gpath-reload.sh \
       >"$tmp/reload.log" 2>&1; then ok "gpath-reload.sh reloads every graph via the admin endpoint"
     else bad "gpath-reload.sh: $(cat "$tmp/reload.log")"; fi

@@ -1,6 +1,7 @@
 /* test_gpu_cch.c - the CCH on the GPU (kernels/cch.cu through engine/cch_cuda.c): GPU customization
  * bit-identical to the CPU's (also a second metric on the same device state), PHAST with 1 and 16
- * sources per sweep equal to the CPU backend's Dijkstra, RPHAST tables equal to Dijkstra tables
+ * sources per sweep equal to the CPU backend's Dijkstra (the plan sweep with the default and a
+ * many-phase plan, and the level sweep; after the second metric too), RPHAST tables equal to Dijkstra tables
  * (repeated targets, several batches), and the engine with the CUDA backend answering route AUTO,
  * sssp and table through the GPU CCH exactly; random graphs, a road-like (gen:) and a grid-like (grid:) generated graph, and DIMACS NY
  * when $GPATH_DATA has it.
@@ -122,19 +123,28 @@ static void check_gpu(const gp_graph *g, int phast_sources) {
         gp_path_free(&p);
         gp_path_free(&r);
     }
-    /* PHAST, 1 and 16 sources per sweep */
+    /* PHAST, 1 and 16 sources per sweep: the plan sweep (default), the level sweep, a plan of
+     * many phases and small bins, and the default plan again (its reused device buffers) */
     uint32_t src[16];
     for (int i = 0; i < 16; i++) src[i] = (uint32_t)(rnd() % n);
     uint64_t *dg = malloc((size_t)n * 16 * 8), *dc = malloc((size_t)n * 8);
-    for (int k = 1; k <= 16; k += 15) {
-        if (k > phast_sources) break;
-        if (gp_cch_gpu_sssp(c, src, (uint32_t)k, dg, &err) != GP_OK) fail_msg("phast: %s", err.msg);
-        for (int i = 0; i < k; i++) {
-            assert_int_equal(cpu->ops->sssp(cpu, g, src[i], GP_INF, dc, NULL, &err), GP_OK);
-            for (uint32_t v = 0; v < n; v++)
-                if (dc[v] != dg[(size_t)i * n + v])
-                    fail_msg("phast k=%d src %u node %u: dijkstra %llu gpu %llu", k, src[i], v,
-                             (unsigned long long)dc[v], (unsigned long long)dg[(size_t)i * n + v]);
+    static const uint32_t sweeps[4][4] = {{0, 0, 0, 0}, {1, 0, 0, 0}, {0, 2, 2, 8}, {0, 256, 16, 1024}};
+    for (int v = 0; v < 4; v++) {
+        assert_int_equal(gp_cch_gpu_sweep(c, (int)sweeps[v][0], sweeps[v][1], sweeps[v][2],
+                                          sweeps[v][3], &err),
+                         GP_OK);
+        for (int k = 1; k <= 16; k += 15) {
+            if (k > phast_sources) break;
+            if (gp_cch_gpu_sssp(c, src, (uint32_t)k, dg, &err) != GP_OK)
+                fail_msg("phast: %s", err.msg);
+            for (int i = 0; i < k; i++) {
+                assert_int_equal(cpu->ops->sssp(cpu, g, src[i], GP_INF, dc, NULL, &err), GP_OK);
+                for (uint32_t x = 0; x < n; x++)
+                    if (dc[x] != dg[(size_t)i * n + x])
+                        fail_msg("phast (sweep %d) k=%d src %u node %u: dijkstra %llu gpu %llu", v,
+                                 k, src[i], x, (unsigned long long)dc[x],
+                                 (unsigned long long)dg[(size_t)i * n + x]);
+            }
         }
     }
     /* RPHAST */
@@ -161,6 +171,10 @@ static void check_gpu(const gp_graph *g, int phast_sources) {
     assert_memory_equal(bw, c->bw, (size_t)m * 4);
     assert_memory_equal(fm, c->fmid, (size_t)m * 4);
     assert_memory_equal(bm, c->bmid, (size_t)m * 4);
+    /* the plan's weights follow the new metric: PHAST equals the CPU's on it */
+    if (gp_cch_gpu_sssp(c, src, 1, dg, &err) != GP_OK) fail_msg("phast: %s", err.msg);
+    assert_int_equal(gp_cch_sssp(c, src[0], GP_INF, dc, &err), GP_OK);
+    assert_memory_equal(dc, dg, (size_t)n * 8);
     free(o1);
     free(o2);
     free(dg);

@@ -588,8 +588,9 @@ int gp_engine_route_snap(gp_engine *e, const gp_graph *g, const gp_snap *a, cons
             return rc;
         }
         if (p.dist < out->dist) {
-            out->path = p;
             out->dist = p.dist;
+            p.dist -= oc[i] + dc[j]; /* the path's own part, as gp_engine_p2p's */
+            out->path = p;
             out->first_arc = oa[i];
             out->last_arc = da[j];
         } else {

@@ -612,6 +612,7 @@ static int check_snapped(const char *spec, int queries) {
         if (pd < ref.dist || (pd == ref.dist && r.path.len)) {
             /* a route through the network: the pairs loop's, node for node */
             assert_int_equal(pd, r.dist);
+            assert_int_equal(p.dist, r.path.dist); /* the network part, without the ends */
             assert_int_equal(p.len, r.path.len);
             if (p.len) assert_memory_equal(p.nodes, r.path.nodes, p.len * sizeof *p.nodes);
             uint32_t oa[2] = {GP_NONE, GP_NONE}, da[2] = {GP_NONE, GP_NONE};

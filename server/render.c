@@ -67,13 +67,16 @@ int gp_render_dist_str(const gp_graph *g, uint64_t d, char *buf, size_t size) {
     return len;
 }
 
+/* |v| without an unsigned wrap (INT64_MIN included). */
+static inline uint64_t mag64(int64_t v) { return v < 0 ? (uint64_t)(-(v + 1)) + 1 : (uint64_t)v; }
+
 static int id_str(const gp_graph *g, uint32_t v, char *buf, size_t size) {
     if (v == GP_NONE || v >= g->n) return snprintf(buf, size, "null");
     int64_t id = gp_graph_orig_id(g, v);
     if (size < 22) return snprintf(buf, size, "%" PRId64, id);
     if (id >= 0) return u64_str((uint64_t)id, buf);
     buf[0] = '-';
-    return 1 + u64_str(0 - (uint64_t)id, buf + 1);
+    return 1 + u64_str(mag64(id), buf + 1);
 }
 
 void gp_render_iso8601(double t, char *buf, size_t size) {
@@ -188,7 +191,7 @@ static void sb_coord(sbuf *b, double d) {
         return;
     }
     char buf[40], *p = buf;
-    uint64_t u = k < 0 ? 0 - (uint64_t)k : (uint64_t)k;
+    uint64_t u = mag64(k);
     if (k < 0) *p++ = '-';
     p += u64_str(u / 1000000, p);
     uint32_t f = (uint32_t)(u % 1000000);
@@ -215,7 +218,7 @@ static cJSON *raw_nodes(const gp_graph *g, const uint32_t *v, uint32_t k) {
         int64_t id = v[i] < g->n ? gp_graph_orig_id(g, v[i]) : 0;
         if (v[i] < g->n && id > -1000000000000000ll && id < 1000000000000000ll) {
             if (id < 0) *p++ = '-';
-            p += u64_str(id < 0 ? 0 - (uint64_t)id : (uint64_t)id, p);
+            p += u64_str(mag64(id), p);
             continue;
         }
         b.len = (size_t)(p - b.p);

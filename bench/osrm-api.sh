@@ -20,6 +20,8 @@ set -eu
 cd "$(dirname "$0")/.."
 # shellcheck source=bench/lib.sh
 . bench/lib.sh
+# shellcheck source=bench/osrm-lib.sh
+. bench/osrm-lib.sh
 subject=${1:?usage: bench/osrm-api.sh SUBJECT BACKEND...}
 shift
 backends=${*:-cpu}
@@ -61,7 +63,7 @@ trap 'exit 143' TERM INT
 osrm=${OSRM_DIR:-}
 if [ -z "$osrm" ] && [ -f "$TARBALL" ]; then
   osrm=$tmp/osrm
-  mkdir -p "$osrm" && tar xJf "$TARBALL" -C "$osrm"
+  osrm_unpack "$TARBALL" "$osrm"
 fi
 [ -n "$osrm" ] && [ -x "$osrm/bin/osrm-routed" ] || osrm=
 
@@ -78,15 +80,6 @@ file_of() {
       echo "$f" ;;
     *) echo "$1" ;;
   esac
-}
-
-wait_http() { # URL PID
-  for _ in $(seq 1200); do
-    "$CURL" -sf "$1" >/dev/null 2>&1 && return 0
-    kill -0 "$2" 2>/dev/null || return 1
-    sleep 0.1
-  done
-  return 1
 }
 
 out=$(bench_out "$subject")
@@ -138,32 +131,13 @@ write_table() {
   } >>"$out"
 }
 run_wrk() { # server backend extract request conns keepalive url bbox
-  local c=$5 t=$5 r
-  [ "$t" -gt 4 ] && t=4
-  r=$(env OSRM_BBOX="$8" OSRM_MODE="$4" OSRM_TABLE_N="$TABLE_N" ${6:+OSRM_KEEPALIVE=1} \
-      "$WRK" -t"$t" -c"$c" -d"${SECS}s" --timeout 30s -s bench/osrm-api.lua "$7" | grep '^RESULT' || true)
+  local c=$5 r client=close
+  r=$(osrm_wrk "$4" "$c" "$6" "$7" "$8" "$SECS" "$TABLE_N")
   echo "$1 $2 $3 $4 c=$c ${6:+keep-alive}: $r"
-  get() { echo "$r" | tr ' ' '\n' | sed -nE "s/^$1=//p"; }
-  local client=close
   [ -n "$6" ] && client=keep-alive
-  echo "$1|$2|$3|$4|$c|$client|$(get rps)|$(get p50_ms)|$(get p99_ms)|$(get statuses)|$(get socket_errors)" >>"$rows"
+  echo "$1|$2|$3|$4|$c|$client|$(wrk_field "$r" rps)|$(wrk_field "$r" p50_ms)|$(wrk_field "$r" p99_ms)|$(wrk_field "$r" statuses)|$(wrk_field "$r" socket_errors)" >>"$rows"
 }
 
-# osrm_step LOG TOOL ARGS...: one OSRM preparation step, appended to LOG; with BENCH_DEADLINE_S it
-# gets the time left until 40 s before the deadline (exit 124 when stopped)
-osrm_step() {
-  local log=$1 tool=$2 left=0
-  shift 2
-  if [ "$DEADLINE" -gt 0 ]; then
-    left=$(( DEADLINE - SECONDS - 40 ))
-    [ "$left" -gt 0 ] || { echo "$tool: not started, no time left before BENCH_DEADLINE_S=$DEADLINE" >>"$log"; return 124; }
-  fi
-  echo "$tool started at ${SECONDS} s" >>"$log"
-  LD_LIBRARY_PATH=$osrm/lib timeout "$left" "$osrm/bin/$tool" "$@" >>"$log" 2>&1 && return 0
-  local rc=$?
-  [ "$rc" = 124 ] && echo "$tool: stopped after ${left} s (BENCH_DEADLINE_S=$DEADLINE)" >>"$log"
-  return "$rc"
-}
 osrm_failed() { # EXTRACT WHAT: report a failed or stopped preparation step with its log's tail
   echo "osrm-api: OSRM $2 preparation of $1 failed or was stopped:"; tail -20 "$tmp/osrm-prep.log"
   echo "- $1: OSRM $2 preparation failed or was stopped: $(tail -1 "$tmp/osrm-prep.log")" >>"$out"
@@ -177,18 +151,12 @@ for ex in $EXTRACTS; do
   bbox=${BENCH_BBOX:-}
   if [ -z "$backends" ]; then echo "- $ex: \`$(basename "$f")\` ($(du -h "$f" | cut -f1)); bbox used: $bbox" >>"$out"; fi
   for be in $backends; do
-    "$BIN" serve --listen 127.0.0.1 --port 0 --port-file "$tmp/port" --graph "map=osm:$f" \
-      --backend "$be" --log-level warn --cache-path "" --osrm-max-table-size 1000 \
-      >"$tmp/gpath.log" 2>&1 &
-    pid=$!
-    for _ in $(seq 600); do [ -s "$tmp/port" ] || ! kill -0 "$pid" 2>/dev/null && break; sleep 0.1; done
-    port=$(cat "$tmp/port" 2>/dev/null || echo 1); rm -f "$tmp/port"
-    if ! wait_http "http://127.0.0.1:$port/ready" "$pid"; then
-      echo "osrm-api: gpath --backend $be did not start:"; tail -5 "$tmp/gpath.log"
+    if ! gpath_start "$tmp/gpath.log" --graph "map=osm:$f" --backend "$be" --log-level warn \
+      --cache-path "" --osrm-max-table-size 1000; then
       echo "- $ex: gpath --backend $be did not start: $(tail -1 "$tmp/gpath.log")" >>"$out"
-      kill -TERM "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; pid=
       continue
     fi
+    pid=$gpath_pid port=$gpath_port
     info=$("$CURL" -s "http://127.0.0.1:$port/v1/graphs/map")
     used=$("$CURL" -s "http://127.0.0.1:$port/health" | sed -nE 's/.*"backend":"([a-z]+)".*/\1/p')
     if [ -z "$bbox" ]; then

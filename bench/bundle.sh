@@ -48,7 +48,7 @@ for d in ${BUNDLE_DATA:-dimacs/USA-road-d.NY.gr.gz dimacs/USA-road-d.NY.co.gz di
   cp -r "$DATA/$d" "$dir/data/$d"
 done
 for f in ${BUNDLE_EXTRA:-}; do cp "$f" "$dir/data/"; done
-echo "bundle: $(du -sh "$dir" | cut -f1) in $dir ($(ls "$dir/lib" | wc -l) libraries)"
+echo "bundle: $(du -sh "$dir" | cut -f1) in $dir ($(find "$dir/lib" -type f | wc -l) files in lib)"
 if [ "${BUNDLE_TAR:-0}" = 1 ]; then
   tar cf - -C "$(dirname "$dir")" "$(basename "$dir")" | xz -T0 -6 >"$dir.tar.xz"
   echo "bundle: $(du -sh "$dir.tar.xz" | cut -f1) in $dir.tar.xz"

@@ -26,7 +26,7 @@
  * malformed length once. What stays the library's own answer on such later requests: a request
  * line or head past the pool, a malformed header or request line, and errors in a chunked body
  * (chunk syntax, trailers), which no head check can see - one HTML answer each, never two - and
- * the guard's ambiguous case (see there).
+ * the guard's undecided case (see there).
  */
 #include "http.h"
 
@@ -166,7 +166,9 @@ struct gp_conn {
     int saw_nul;      /* the unescape callback decoded a %00 for the current request */
     int in_request;   /* a request line arrived since the last answer (else: idle keep-alive) */
     void *acct;       /* the front end's count of this connection (gp_front_release) */
-    int in_head;      /* between its request line and the handler's first call (this thread) */
+    int in_head;      /* between its request line and the handler's first call (this thread):
+                       * 1 listed for the Content-Length guard, 2 past its list */
+    struct MHD_Connection *mhd; /* the library's connection (the guard reads its headers) */
     char client[64];
 };
 
@@ -1117,6 +1119,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
         else if (sa && sa->sa_family == AF_INET6)
             inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, c->client,
                       sizeof c->client);
+        c->mhd = conn;
         c->read_start = gp_now();
         /* the request deadline runs from the accept, in the front end */
         c->acct = gp_front_adopt(c->fd, &c->read_start);
@@ -1193,40 +1196,77 @@ static size_t unescape(void *cls, struct MHD_Connection *conn, char *s) {
  * parsed by libmicrohttpd alone, and 0.9.75 answers a malformed or overflowing Content-Length
  * there with its status line and headers twice (parse_connection_headers queues the error, the
  * state machine then builds the header block again). It logs the problem before it queues
- * anything, on the thread that owns the connection, and every connection stays on one thread: so
- * when exactly one connection of this thread is between its request line and its handler (the
- * only place that error arises), it is that one. mhd_log then writes our JSON answer to it and
- * shuts its write side; the library's own answer then fails to send and it closes the
- * connection. With two such connections on the thread (a slow client's head in progress) it
- * cannot tell which, and the library's double answer goes out as before. */
-static __thread gp_conn *tl_head_conn; /* the last connection of this thread to enter its head */
-static __thread int tl_heads;          /* connections of this thread in their head */
-static __thread int tl_untracked;      /* a connection without a record: no guard here */
+ * anything, on the thread that owns the connection, after the head's lines are in the
+ * connection's header list, and every connection stays on one thread. So the culprit is among
+ * this thread's connections between their request line and their handler (listed here), and it
+ * is the one whose Content-Length header fails the library's own rule (1 to 20 decimal digits
+ * that fit 64 bits). mhd_log then writes our JSON answer to it and shuts its write side; the
+ * library's own answer then fails to send and it closes the connection. Only when two listed
+ * connections of the thread both hold a bad Content-Length at that moment (two such clients at
+ * once, one head still arriving) is it undecided: the library's double answer goes out as before
+ * and is logged. */
+#define GUARD_HEADS 32
+static __thread gp_conn *tl_head[GUARD_HEADS]; /* connections of this thread in their head */
+static __thread int tl_listed;                 /* entries of tl_head */
+static __thread int tl_unlisted;               /* in their head past GUARD_HEADS: undecided */
+static __thread int tl_untracked;              /* a connection without a record: no guard here */
 
 static void head_begin(gp_conn *c) {
     if (!c) {
         tl_untracked = 1;
         return;
     }
-    if (!c->in_head) {
+    if (c->in_head) return;
+    if (tl_listed < GUARD_HEADS) {
         c->in_head = 1;
-        tl_heads++;
+        tl_head[tl_listed++] = c;
+    } else {
+        c->in_head = 2;
+        tl_unlisted++;
     }
-    tl_head_conn = c;
 }
 
 static void head_end(gp_conn *c) {
     if (!c || !c->in_head) return;
+    if (c->in_head == 2) {
+        tl_unlisted--;
+    } else {
+        for (int i = 0; i < tl_listed; i++)
+            if (tl_head[i] == c) {
+                tl_head[i] = tl_head[--tl_listed];
+                break;
+            }
+    }
     c->in_head = 0;
-    tl_heads--;
-    if (tl_head_conn == c) tl_head_conn = NULL;
+}
+
+/* libmicrohttpd's rule for a Content-Length value: all decimal digits, at least one, in 64 bits */
+static int content_length_ok(const char *v) {
+    if (!*v) return 0;
+    uint64_t x = 0;
+    for (; *v; v++) {
+        if (*v < '0' || *v > '9') return 0;
+        unsigned d = (unsigned)(*v - '0');
+        if (x > (UINT64_MAX - d) / 10) return 0;
+        x = x * 10 + d;
+    }
+    return 1;
 }
 
 static void guard_content_length(int too_large) {
-    gp_conn *c = tl_head_conn;
-    if (tl_untracked || tl_heads != 1 || !c || c->fd < 0) {
+    gp_conn *c = NULL;
+    int culprits = 0;
+    for (int i = 0; i < tl_listed; i++) {
+        gp_conn *h = tl_head[i];
+        const char *v = h->mhd ? MHD_lookup_connection_value(h->mhd, MHD_HEADER_KIND,
+                                                              MHD_HTTP_HEADER_CONTENT_LENGTH)
+                               : NULL;
+        if (v && !content_length_ok(v)) c = h, culprits++;
+    }
+    if (tl_untracked || tl_unlisted || culprits != 1 || c->fd < 0) {
         GP_LOG(GP_LOG_WARN, "event=httpd_double_answer msg=\"a bad Content-Length on a later "
-               "request of a connection; libmicrohttpd answers it (twice) itself\"");
+               "request of a connection while another connection of the same thread holds one "
+               "too; libmicrohttpd answers it (twice) itself\"");
         return;
     }
     char rid[32];

@@ -3,7 +3,8 @@
  * Against the CPU backend's Dijkstra: p2p distances and paths (every consecutive pair an arc, the
  * arcs' weights summing to the distance), PHAST one-to-all, bucket tables; on random graphs (zero
  * weights, parallel arcs, self-loops, unreachable parts, one and two nodes), generated road graphs,
- * and DIMACS NY and BAY when $GPATH_DATA has them (200 random queries). The multi-threaded
+ * and DIMACS NY and BAY and the Liechtenstein OSM extract when $GPATH_DATA has them (100-200 random
+ * queries, then again after 1% of the arcs changed cost). The multi-threaded
  * customization equals the serial one; re-customization after random cost changes (same topology,
  * taken from the cache) and after links going down (a subgraph) stays exact; the serialised order
  * (a snapshot section) round-trips and is rejected for another graph or when damaged; a shortcut overflowing uint32 is refused rather
@@ -495,18 +496,22 @@ static void test_engine_policy(void **state) {
 static void test_dimacs(void **state) {
     (void)state;
     const char *d = getenv("GPATH_DATA");
-    const char *names[] = {"USA-road-d.NY.gr.gz", "USA-road-d.BAY.gr.gz"};
-    for (int i = 0; i < 2; i++) {
-        char path[1024];
+    /* the real graphs: DIMACS NY and BAY, and Liechtenstein's OSM roads (car profile: turn
+     * restrictions make copies of via nodes, one-way streets) */
+    const char *names[] = {"dimacs/USA-road-d.NY.gr.gz", "dimacs/USA-road-d.BAY.gr.gz",
+                           "osm/liechtenstein-latest.osm.pbf"};
+    for (int i = 0; i < 3; i++) {
+        char path[1024], spec[1100];
         struct stat st;
-        snprintf(path, sizeof path, "%s/dimacs/%s", d ? d : "", names[i]);
+        snprintf(path, sizeof path, "%s/%s", d ? d : "", names[i]);
         if (!d || stat(path, &st) != 0) {
-            print_message("GPATH_DATA has no dimacs/%s: skipped\n", names[i]);
+            print_message("GPATH_DATA has no %s: skipped\n", names[i]);
             continue;
         }
+        snprintf(spec, sizeof spec, "%s%s", i == 2 ? "osm:" : "", path);
         gp_err err;
         gp_err_clear(&err);
-        gp_graph *g = gp_graph_load(path, NULL, &err);
+        gp_graph *g = gp_graph_load(spec, NULL, &err);
         if (!g) fail_msg("%s: %s", path, err.msg);
         gp_cch *c = NULL;
         if (gp_cch_new(g, 0, &c, &err) != GP_OK) fail_msg("cch %s: %s", names[i], err.msg);

@@ -3,8 +3,9 @@
  * sources per sweep equal to the CPU backend's Dijkstra (the plan sweep with the default and a
  * many-phase plan, and the level sweep; after the second metric too), RPHAST tables equal to Dijkstra tables
  * (repeated targets, several batches), and the engine with the CUDA backend answering route AUTO,
- * sssp and table through the GPU CCH exactly; random graphs, a road-like (gen:) and a grid-like (grid:) generated graph, and DIMACS NY
- * when $GPATH_DATA has it.
+ * sssp and table through the GPU CCH exactly; random graphs, a road-like (gen:) and a grid-like
+ * (grid:) generated graph, and DIMACS NY and BAY and the Liechtenstein OSM extract (car) when
+ * $GPATH_DATA has them.
  * Without a GPU (or in a build without CUDA) every test skips with "no CUDA device: GPU tests
  * skipped"; GPATH_REQUIRE_GPU=1 turns that into a failure. */
 #include <setjmp.h>
@@ -252,23 +253,29 @@ static void test_engine(void **state) {
     gp_engine_free(e);
 }
 
-static void test_ny(void **state) {
+/* The real graphs: DIMACS NY and BAY, Liechtenstein's OSM roads (car profile). */
+static void test_real(void **state) {
     (void)state;
     NEED_GPU();
     const char *d = getenv("GPATH_DATA");
-    char path[1024];
-    struct stat st;
-    snprintf(path, sizeof path, "%s/dimacs/USA-road-d.NY.gr.gz", d ? d : "");
-    if (!d || stat(path, &st) != 0) {
-        print_message("GPATH_DATA has no dimacs/USA-road-d.NY.gr.gz: NY test skipped\n");
-        return;
+    const char *names[] = {"dimacs/USA-road-d.NY.gr.gz", "dimacs/USA-road-d.BAY.gr.gz",
+                           "osm/liechtenstein-latest.osm.pbf"};
+    for (int i = 0; i < 3; i++) {
+        char path[1024], spec[1100];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s", d ? d : "", names[i]);
+        if (!d || stat(path, &st) != 0) {
+            print_message("GPATH_DATA has no %s: skipped\n", names[i]);
+            continue;
+        }
+        snprintf(spec, sizeof spec, "%s%s", i == 2 ? "osm:" : "", path);
+        gp_err err;
+        gp_err_clear(&err);
+        gp_graph *g = gp_graph_load(spec, NULL, &err);
+        if (!g) fail_msg("%s: %s", spec, err.msg);
+        check_gpu(g, 16);
+        gp_graph_unref(g);
     }
-    gp_err err;
-    gp_err_clear(&err);
-    gp_graph *g = gp_graph_load(path, NULL, &err);
-    assert_non_null(g);
-    check_gpu(g, 16);
-    gp_graph_unref(g);
 }
 
 int main(void) {
@@ -276,7 +283,7 @@ int main(void) {
         cmocka_unit_test(test_random),
         cmocka_unit_test(test_road),
         cmocka_unit_test(test_engine),
-        cmocka_unit_test(test_ny),
+        cmocka_unit_test(test_real),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

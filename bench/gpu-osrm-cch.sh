@@ -8,7 +8,8 @@
 # PHASE (the state lives in BENCH_STATE_DIR, so `bench` can follow `prep` in a second call on the
 # same machine):
 #   prep   copy MAP there, unpack OSRM, time osrm-extract, osrm-partition + osrm-customize (MLD),
-#          osrm-contract (CH); steps already done for the same MAP are kept (a stopped prep resumes)
+#          osrm-contract (CH); steps already done for the same MAP are kept (a stopped prep resumes);
+#          prep.tsv (the times) and prep.log are copied to $OUT when set
 #   bench  serve MAP with gpath, then the prepared OSRM CH and MLD (one server at a time) and
 #          measure; the results file is rewritten after every measurement (and copied to $OUT
 #          when set), so a run stopped at its deadline still leaves one
@@ -59,6 +60,8 @@ PATCH_FRACTION=${BENCH_PATCH_FRACTION:-0.01}
 DEADLINE=${BENCH_DEADLINE_S:-0}
 WRK=${WRK:-wrk}
 PYTHON=${PYTHON:-python3}
+# Python needs none of the libraries a bundle puts on LD_LIBRARY_PATH (older ones could break it)
+PY=(env -u LD_LIBRARY_PATH "$PYTHON")
 NPROC=$(nproc)
 TOKEN=bench-operator
 OSRM_PORT=5077
@@ -102,6 +105,7 @@ prep() {
     prep_step customize osrm-customize -t "$NPROC" "$STATE/mld/map.osrm" || true
   prep_step contract osrm-contract -t "$NPROC" "$STATE/ch/map.osrm" || true
   echo "prep: $(tr '\t\n' '= ' <"$STATE/prep.tsv")(seconds; state in $STATE)"
+  if [ -n "${OUT:-}" ] && [ -d "${OUT:-}" ]; then cp "$STATE/prep.tsv" "$STATE/prep.log" "$OUT/"; fi
 }
 
 # ---- BENCH
@@ -203,7 +207,7 @@ measure_tables() { # SERVER URL
   for n in $TABLE_SIZES; do
     f=$STATE/table-$(echo "$1" | tr -c 'A-Za-z0-9\n' '-')-$n.json
     fits 30 || { skip "$1 table ${n}x$n"; continue; }
-    timeout $(( $(left) - 15 )) "$PYTHON" bench/osrm_cch.py table "$2" "$STATE/coords-$n.txt" "$TABLE_BUDGET" >"$f" || true
+    timeout $(( $(left) - 15 )) "${PY[@]}" bench/osrm_cch.py table "$2" "$STATE/coords-$n.txt" "$TABLE_BUDGET" >"$f" || true
     j=$(cat "$f")
     echo "$1 table ${n}x$n: $j"
     add_row "table ${n}x$n" "$1" "one request at a time, new connection each" \
@@ -212,7 +216,7 @@ measure_tables() { # SERVER URL
     write_results
   done
 }
-json_field() { echo "$1" | "$PYTHON" -c 'import json, sys
+json_field() { echo "$1" | "${PY[@]}" -c 'import json, sys
 try: v = json.load(sys.stdin).get(sys.argv[1], "")
 except ValueError: v = ""
 print(v)' "$2"; }
@@ -220,13 +224,13 @@ print(v)' "$2"; }
 measure_costchange() { # gpath URL
   fits 60 || { skip "gpath cost changes"; return 0; }
   : >"$STATE/costchange.jsonl"
-  timeout $(( $(left) - 15 )) "$PYTHON" bench/osrm_cch.py costchange "$1" map "$TOKEN" "$bbox" \
+  timeout $(( $(left) - 15 )) "${PY[@]}" bench/osrm_cch.py costchange "$1" map "$TOKEN" "$bbox" \
     "$PATCH_SINGLE" "$PATCH_BATCH" "$PATCH_FRACTION" 18 >"$STATE/costchange.jsonl" || true
   cat "$STATE/costchange.jsonl"
   local kind probe label summ
   for kind in single batch; do
     for probe in node_route_ms osrm_route_ms; do
-      summ=$("$PYTHON" - "$STATE/costchange.jsonl" "$kind" "$probe" <<'PY'
+      summ=$("${PY[@]}" - "$STATE/costchange.jsonl" "$kind" "$probe" <<'PY'
 import json, statistics, sys
 rs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 rs = [r for r in rs if r.get("kind") == sys.argv[2]]
@@ -272,10 +276,10 @@ bench() {
     --max-body-bytes 67108864 --max-connections-per-ip 0 --operator-token "$TOKEN" || return 1
   local ready_s gurl=http://127.0.0.1:$gpath_port
   ready_s=$(since "$t0")
-  info=$("$PYTHON" -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode())' "$gurl/v1/graphs/map")
-  used=$("$PYTHON" -c 'import json, sys, urllib.request; print(json.load(urllib.request.urlopen(sys.argv[1]))["backend"])' "$gurl/health" 2>/dev/null || echo "$BACKEND")
-  bbox=$("$PYTHON" bench/osrm_cch.py bbox "$gurl/v1/graphs/map/overview.geojson?max_edges=100")
-  for n in $TABLE_SIZES; do "$PYTHON" bench/osrm_cch.py coords "$bbox" "$n" "$TABLE_SETS" "$n" >"$STATE/coords-$n.txt"; done
+  info=$("${PY[@]}" -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode())' "$gurl/v1/graphs/map")
+  used=$("${PY[@]}" -c 'import json, sys, urllib.request; print(json.load(urllib.request.urlopen(sys.argv[1]))["backend"])' "$gurl/health" 2>/dev/null || echo "$BACKEND")
+  bbox=$("${PY[@]}" bench/osrm_cch.py bbox "$gurl/v1/graphs/map/overview.geojson?max_edges=100")
+  for n in $TABLE_SIZES; do "${PY[@]}" bench/osrm_cch.py coords "$bbox" "$n" "$TABLE_SETS" "$n" >"$STATE/coords-$n.txt"; done
   bench_header "$STATE/results.head" "gpath (CCH) vs OSRM v6 CH and MLD on $(basename "$map")" \
     "bash bench/gpu-osrm-cch.sh $phase $(basename "$map")$([ "$phase" = bench ] && echo " (after bash bench/gpu-osrm-cch.sh prep on the same machine)") (BENCH_SECONDS=$SECS BENCH_CONNS=\"$CONNS\" BENCH_TABLE_SETS=$TABLE_SETS BENCH_TABLE_BUDGET_S=$TABLE_BUDGET BENCH_PATCH_FRACTION=$PATCH_FRACTION BENCH_DEADLINE_S=$DEADLINE)"
   {

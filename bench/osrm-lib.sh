@@ -27,7 +27,7 @@ http_ok() {
   if command -v "${CURL:-curl}" >/dev/null 2>&1; then
     "${CURL:-curl}" -sf "$1" >/dev/null 2>&1
   else
-    "${PYTHON:-python3}" "$(dirname "${BASH_SOURCE[0]}")/osrm_cch.py" ok "$1"
+    env -u LD_LIBRARY_PATH "${PYTHON:-python3}" "$(dirname "${BASH_SOURCE[0]}")/osrm_cch.py" ok "$1"
   fi
 }
 

@@ -93,7 +93,7 @@ prep_step() { # NAME TOOL ARGS...: osrm_step, timed into prep.tsv, unless prep.t
 }
 prep() {
   [ -x "$osrm/bin/osrm-routed" ] || osrm_unpack "$TARBALL" "$osrm"
-  echo "prep on $(hostname), $(date -u +%Y-%m-%dT%H:%MZ), $NPROC CPUs: $(basename "$map") ($map_id)" >>"$STATE/prep.log"
+  echo "prep on ${HOSTNAME:-?}, $(date -u +%Y-%m-%dT%H:%MZ), $NPROC CPUs: $(basename "$map") ($map_id)" >>"$STATE/prep.log"
   if [ -z "$(prep_time extract)" ]; then
     rm -rf "$STATE/x" && mkdir -p "$STATE/x" && cp "$STATE/map.osm.pbf" "$STATE/x/map.osm.pbf"
     prep_step extract osrm-extract -p "$osrm/profiles/car.lua" -t "$NPROC" "$STATE/x/map.osm.pbf" || return 1

@@ -395,6 +395,28 @@ static int has_arc(const gp_graph *g, uint32_t u, uint32_t v) {
     return 0;
 }
 
+/* Sets every arc u -> v of g to weight x in w (forward order) and rw (reverse order). */
+static void set_link(const gp_graph *g, uint32_t *w, uint32_t *rw, uint32_t u, uint32_t v,
+                     uint32_t x) {
+    for (uint32_t a = g->row[u]; a < g->row[u + 1]; a++)
+        if (g->col[a] == v) w[a] = x;
+    for (uint32_t k = g->rrow[v]; k < g->rrow[v + 1]; k++)
+        if (g->rcol[k] == u) rw[k] = x;
+}
+
+/* Adds arc a of g (u -> v) to b with weight w, with its road attributes when g has them. */
+static int add_arc_like(gp_builder *b, const gp_graph *g, uint32_t a, uint32_t u, uint32_t v,
+                        uint32_t w, gp_err *e) {
+    if (!g->arc_len_m && !g->arc_name && !g->arc_ref && !g->arc_class && !g->arc_shape)
+        return gp_builder_add_arc(b, g->ext[u], g->ext[v], w, e);
+    gp_road_attr ra = {.len_m = g->arc_len_m ? g->arc_len_m[a] : 0,
+                       .name = gp_graph_arc_name(g, a),
+                       .ref = gp_graph_arc_ref(g, a),
+                       .cls = g->arc_class ? g->arc_class[a] : GP_ROAD_UNKNOWN};
+    ra.nshape = gp_graph_arc_shape(g, a, &ra.shape_lon, &ra.shape_lat);
+    return gp_builder_add_road_arc(b, g->ext[u], g->ext[v], w, &ra, e);
+}
+
 int gp_graph_change_links(const gp_graph *g, const gp_link_change *ch, size_t nch,
                           const int64_t *fail_routers, size_t nfail, gp_graph **out, gp_err *err) {
     chg_key *keys = NULL;
@@ -449,6 +471,24 @@ int gp_graph_change_links(const gp_graph *g, const gp_link_change *ch, size_t nc
         }
         dead[r] = 1;
     }
+    int costs_only = nfail == 0;
+    for (size_t k = 0; k < nk; k++) costs_only = costs_only && !ch[keys[k].idx].down;
+    if (costs_only) {
+        /* the same arcs with other weights: a reweighted version sharing everything else */
+        uint32_t *w = malloc((size_t)(g->m ? g->m : 1) * sizeof *w);
+        uint32_t *rw = malloc((size_t)(g->m ? g->m : 1) * sizeof *rw);
+        if (w && rw) {
+            memcpy(w, g->w, (size_t)g->m * sizeof *w);
+            memcpy(rw, g->rw, (size_t)g->m * sizeof *rw);
+            for (size_t k = 0; k < nk; k++) {
+                set_link(g, w, rw, keys[k].a, keys[k].b, wnew[keys[k].idx]);
+                set_link(g, w, rw, keys[k].b, keys[k].a, wnew[keys[k].idx]);
+            }
+        }
+        *out = gp_graph_reweight(g, w, rw, err);
+        if (!*out) rc = err ? err->code : GP_ENOMEM;
+        goto done;
+    }
     gp_err e;
     for (uint32_t v = 0; v < g->n; v++) {
         const int has = g->lon && g->lat && !isnan(g->lon[v]) && !isnan(g->lat[v]);
@@ -458,6 +498,12 @@ int gp_graph_change_links(const gp_graph *g, const gp_link_change *ch, size_t nc
             goto done;
         }
     }
+    for (uint32_t v = 0; g->osm_id && v < g->n; v++)
+        if (g->osm_id[v] != g->ext[v] &&
+            (rc = gp_builder_set_osm_id(b, g->ext[v], g->osm_id[v], &e)) != GP_OK) {
+            rc = gp_err_set(err, rc, "%s", e.msg);
+            goto done;
+        }
     for (uint32_t u = 0; u < g->n; u++) {
         if (dead[u]) continue;
         for (uint32_t a = g->row[u]; a < g->row[u + 1]; a++) {
@@ -476,7 +522,7 @@ int gp_graph_change_links(const gp_graph *g, const gp_link_change *ch, size_t nc
                     w = wnew[keys[lo].idx];
                 }
             }
-            if ((rc = gp_builder_add_arc(b, g->ext[u], g->ext[v], w, &e)) != GP_OK) {
+            if ((rc = add_arc_like(b, g, a, u, v, w, &e)) != GP_OK) {
                 rc = gp_err_set(err, rc, "%s", e.msg);
                 goto done;
             }
@@ -484,8 +530,12 @@ int gp_graph_change_links(const gp_graph *g, const gp_link_change *ch, size_t nc
     }
     *out = gp_builder_finish(b, g->source, g->format, g->directed_input, err);
     b = NULL;
-    if (!*out) rc = err ? err->code : GP_ENOMEM;
-    else gp_graph_set_unit(*out, g->unit_name, g->unit_s); /* the same cost rule */
+    if (!*out) {
+        rc = err ? err->code : GP_ENOMEM;
+    } else {
+        gp_graph_set_unit(*out, g->unit_name, g->unit_s); /* the same cost rule */
+        memcpy((*out)->profile, g->profile, sizeof g->profile);
+    }
 done:
     gp_builder_free(b);
     free(keys);

@@ -306,7 +306,10 @@ oom:
 static pthread_mutex_t idx_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static const snapidx *get_index(const gp_graph *g, gp_err *err) {
-    gp_graph *mg = (gp_graph *)g; /* the index is a cache beside the immutable graph */
+    /* the index is a cache beside the immutable graph; a reweighted version shares its base's
+     * (the index holds geometry and arc ids, no weights) */
+    g = gp_graph_owner(g);
+    gp_graph *mg = (gp_graph *)g;
     snapidx *x = __atomic_load_n((snapidx **)&mg->snap, __ATOMIC_ACQUIRE);
     if (x) return x;
     pthread_mutex_lock(&idx_lock);

@@ -811,6 +811,13 @@ static void graph_free(gp_graph *g) {
     if (g->dev && g->dev_free) g->dev_free(g->dev);
     if (g->cch && g->cch_free) g->cch_free(g->cch);
     if (g->snap && g->snap_free) g->snap_free(g->snap);
+    if (g->base) { /* a reweighted version: the rest is the base's */
+        free(g->w);
+        free(g->rw);
+        gp_graph_unref(g->base);
+        free(g);
+        return;
+    }
     gp_spatial_free(g->spatial);
     if (g->names) {
         for (uint32_t i = 0; i < g->n; i++) release(g, g->names[i]);
@@ -964,6 +971,43 @@ oom:
     gp_err_set(err, GP_ENOMEM, "out of memory completing the graph (%u nodes, %u arcs)", n, m);
     graph_free(g);
     return NULL;
+}
+
+gp_graph *gp_graph_reweight(const gp_graph *g, uint32_t *w, uint32_t *rw, gp_err *err) {
+    gp_graph *h = malloc(sizeof *h);
+    if (!h || !w || !rw) {
+        free(h);
+        free(w);
+        free(rw);
+        gp_err_set(err, GP_ENOMEM, "out of memory for a new version of the graph");
+        return NULL;
+    }
+    *h = *g;
+    h->w = w;
+    h->rw = rw;
+    h->base = gp_graph_ref((gp_graph *)gp_graph_owner(g));
+    h->dev = h->cch = h->snap = NULL;
+    h->dev_free = NULL;
+    h->cch_free = NULL;
+    h->snap_free = NULL;
+    h->map_base = NULL; /* the base keeps its snapshot's memory */
+    h->map_len = 0;
+    h->map_unmap = NULL;
+    uint32_t mw = 0;
+    for (uint32_t i = 0; i < h->m; i++)
+        if (w[i] > mw) mw = w[i];
+    h->max_w = mw;
+    /* the version: derived from the base's and the weights (a full content hash would read every
+     * shared array again, ~100 MB on a 1M-node OSM graph); the base's own weights give the base's
+     * version, the same weights over the same base the same version */
+    const gp_graph *root = h->base;
+    h->hash = memcmp(w, root->w, (size_t)h->m * sizeof *w) == 0
+                  ? root->hash
+                  : gp_hash_bytes(root->hash ^ 0x7265776569676874ULL, w, (uint64_t)h->m * sizeof *w);
+    snprintf(h->version, sizeof h->version, "%016llx", (unsigned long long)h->hash);
+    h->loaded_at = gp_wall_now();
+    __atomic_store_n(&h->refs, 1, __ATOMIC_RELEASE);
+    return h;
 }
 
 /* ---------------------------------------------------------------------------------------------

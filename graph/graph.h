@@ -103,6 +103,10 @@ typedef struct gp_graph {
      * graph through snap_free (the graph layer knows nothing else of it). */
     void *snap;
     void (*snap_free)(void *snap);
+    /* A reweighted version (gp_graph_reweight) owns only w and rw: every other array, the names,
+     * the spatial index and the snap index are those of base, the graph it shares them with
+     * (referenced; never itself a reweighted version). NULL for a graph that owns everything. */
+    struct gp_graph *base;
 } gp_graph;
 
 /* Incremental construction. Nodes are created on first mention (arc or add_node); coordinates and
@@ -148,6 +152,17 @@ void gp_builder_guard(gp_builder *b, const struct gp_load_opts *o);
  * node) is an error. source/format are recorded in the graph. */
 gp_graph *gp_builder_finish(gp_builder *b, const char *source, const char *format, int directed,
                             gp_err *err);
+
+/* A new version of g with other arc weights: w (m, forward CSR order) and rw (m, reverse CSR
+ * order, the same weights) are taken over (freed on error too); nodes, arcs, ids, coordinates,
+ * names, road attributes, profile, unit and source are g's, shared rather than copied (see
+ * gp_graph.base), so a cost change on a large road graph costs two weight arrays. Its version
+ * (hash) is derived from the base's and the new weights rather than the whole content: the same
+ * weights over the same base give the same version, the base's own weights the base's version.
+ * Parallel arcs u -> v must stay sorted by weight (give them equal weights). refs = 1. */
+gp_graph *gp_graph_reweight(const gp_graph *g, uint32_t *w, uint32_t *rw, gp_err *err);
+/* The graph that owns g's shared arrays: g->base, else g itself. */
+static inline const gp_graph *gp_graph_owner(const gp_graph *g) { return g->base ? g->base : g; }
 
 gp_graph *gp_graph_ref(gp_graph *g);
 void gp_graph_unref(gp_graph *g); /* frees on the last reference; accepts NULL */

@@ -492,14 +492,17 @@ void gp_h_links_patch(gp_req *r) {
         }
         k++;
     }
+    double c0 = gp_now();
     if (gp_graph_change_links(g, ch, (size_t)k, NULL, 0, &g2, &err) != GP_OK) {
         change_error(r, &err);
         goto done;
     }
+    double c1 = gp_now();
     if (gp_engine_attach(gp_http_engine(), g2, &err) != GP_OK) {
         answer_err(r, &err);
         goto done;
     }
+    double c2 = gp_now();
     /* new tables: incrementally from the old version's when they are at hand */
     old = lru_get(g->hash);
     if (g2->n <= max_nodes_cfg()) {
@@ -520,8 +523,11 @@ void gp_h_links_patch(gp_req *r) {
         lru_put(t2);
         store_dist(NULL, gp_req_graph_name(r), g2, t2->dist);
     }
-    GP_LOG(GP_LOG_INFO, "event=links_changed graph=%s from=%s to=%s links=%d", gp_req_graph_name(r),
-           g->version, g2->version, k);
+    GP_LOG(GP_LOG_INFO,
+           "event=links_changed graph=%s from=%s to=%s links=%d shared=%d change_ms=%.1f "
+           "attach_ms=%.1f tables_ms=%.1f",
+           gp_req_graph_name(r), g->version, g2->version, k, g2->base != NULL, (c1 - c0) * 1e3,
+           (c2 - c1) * 1e3, (gp_now() - c2) * 1e3);
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "graph", gp_req_graph_name(r));
     cJSON_AddStringToObject(o, "previous_version", g->version);

@@ -9,7 +9,8 @@
  * The component is computed once per graph version (iterative Kosaraju: a post-order of the
  * forward CSR, then the reverse CSR in reverse post-order; O(n + m)) and kept in a small cache
  * keyed by the graph's pointer and content hash, under a mutex; a graph freed and replaced by
- * another at the same address with the same hash has the same components.
+ * another at the same address with the same hash has the same components. Versions that differ
+ * in weights only (gp_graph_reweight: PATCH .../links) share their base's entry.
  */
 #include "osrm_internal.h"
 
@@ -107,6 +108,7 @@ done:
  * CACHE newer graphs; a request in flight that long is not a concern for 8 entries of distinct
  * graph versions). */
 static const uint8_t *big_of(const gp_graph *g) {
+    g = gp_graph_owner(g); /* a reweighted version has its base's arcs, so its components */
     pthread_mutex_lock(&mu);
     int slot = -1;
     for (int i = 0; i < CACHE && slot < 0; i++)

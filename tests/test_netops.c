@@ -2,7 +2,9 @@
  * with line numbers), ECMP routing tables on hand-drawn networks with literal next-hop sets
  * (unreachable routers, parallel arcs, self-loops, the ecmp_max cap over and under 64 neighbours),
  * cost changes and what-if diffs on a square with a diagonal, and the incremental update equal to a
- * full recompute and to a brute-force reference on random graphs with random cost changes.
+ * full recompute and to a brute-force reference on random graphs with random cost changes; cost
+ * changes on an OSM road graph (a reweighted version sharing the rest, a link down keeping the road
+ * attributes).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +19,7 @@
 
 #include "../engine/ecmp.h"
 #include "../engine/jobs.h"
+#include "../engine/snap.h"
 
 typedef struct arc {
     int64_t u, v;
@@ -256,6 +259,108 @@ static void test_what_if_square(void **state) {
     assert_int_equal(gp_graph_change_links(g, NULL, 0, &r99, 1, &g2, &err), GP_ENOTFOUND);
     gp_rt_free(t);
     gp_graph_unref(g);
+}
+
+/* ---- cost changes on a road graph ---- */
+
+/* Forward and reverse weights agree: the in-arcs of every v, as (tail, weight) pairs, are its
+ * forward arcs from every u, in the same order (rows sorted by tail, then weight). */
+static void check_reverse(const gp_graph *g) {
+    uint32_t *seen = calloc(g->n + 1, sizeof *seen);
+    assert_non_null(seen);
+    for (uint32_t u = 0; u < g->n; u++)
+        for (uint32_t a = g->row[u]; a < g->row[u + 1]; a++) {
+            uint32_t v = g->col[a], k = g->rrow[v] + seen[v]++;
+            assert_true(k < g->rrow[v + 1]);
+            assert_int_equal(g->rcol[k], u);
+            assert_int_equal(g->rw[k], g->w[a]);
+        }
+    free(seen);
+}
+
+/* An OSM road graph (car, turn restrictions: nodes copied for them, degree-2 chains kept as arc
+ * shapes): a pure cost change is a reweighted version that shares every array but the weights
+ * with the graph it came from (whose snap index it uses), chains of changes share the first
+ * graph, and the old version can go while the new one serves; a link taken down rebuilds the
+ * graph and keeps the road attributes, the original ids and the profile. */
+static void test_change_road_graph(void **state) {
+    (void)state;
+    gp_err err;
+    gp_err_clear(&err);
+    gp_graph *g = gp_graph_load("osm:tests/data/osm/turns.osm?profile=car", NULL, &err);
+    if (!g) fail_msg("%s", err.msg);
+    assert_non_null(g->arc_shape);
+    assert_non_null(g->osm_id);
+    /* the arc with the most shape points, and its reverse */
+    uint32_t best = 0, ua = 0;
+    for (uint32_t u = 0; u < g->n; u++)
+        for (uint32_t a = g->row[u]; a < g->row[u + 1]; a++)
+            if (g->arc_shape[a + 1] - g->arc_shape[a] > g->arc_shape[best + 1] - g->arc_shape[best])
+                best = a, ua = u;
+    assert_true(g->arc_shape[best + 1] > g->arc_shape[best]);
+    uint32_t va = g->col[best];
+    gp_link_change c = {.u = g->ext[ua], .v = g->ext[va], .cost = 1234};
+    gp_graph *g2 = NULL, *g3 = NULL, *g4 = NULL;
+    assert_int_equal(gp_graph_change_links(g, &c, 1, NULL, 0, &g2, &err), GP_OK);
+    assert_ptr_equal(g2->base, g);
+    assert_ptr_equal(g2->col, g->col);
+    assert_ptr_equal(g2->arc_shape, g->arc_shape);
+    assert_ptr_equal(g2->osm_id, g->osm_id);
+    assert_ptr_equal(g2->spatial, g->spatial);
+    assert_true(g2->w != g->w && g2->rw != g->rw);
+    assert_string_equal(g2->profile, "car");
+    assert_string_equal(g2->unit_name, g->unit_name);
+    assert_string_not_equal(g2->version, g->version);
+    uint32_t x = (uint32_t)(1234 * g->scale + 0.5), changed = 0;
+    for (uint32_t u = 0; u < g->n; u++)
+        for (uint32_t a = g->row[u]; a < g->row[u + 1]; a++) {
+            uint32_t v = g->col[a];
+            int link = (u == ua && v == va) || (u == va && v == ua);
+            assert_int_equal(g2->w[a], link ? x : g->w[a]);
+            changed += link;
+        }
+    assert_true(changed >= 1);
+    check_reverse(g2);
+    /* a change of the change shares the first graph; the same content has the same version */
+    c.cost = 7;
+    assert_int_equal(gp_graph_change_links(g2, &c, 1, NULL, 0, &g3, &err), GP_OK);
+    assert_ptr_equal(g3->base, g);
+    check_reverse(g3);
+    gp_link_change back = {.u = c.u, .v = c.v, .cost = (double)g->w[best] / g->scale};
+    int parallel = 0; /* the version equals g's only when no other arc joins the two nodes */
+    for (uint32_t a = g->row[ua]; a < g->row[ua + 1]; a++) parallel += g->col[a] == va;
+    for (uint32_t a = g->row[va]; a < g->row[va + 1]; a++)
+        parallel += g->col[a] == ua && g->w[a] != g->w[best];
+    assert_int_equal(gp_graph_change_links(g3, &back, 1, NULL, 0, &g4, &err), GP_OK);
+    if (parallel == 1) assert_string_equal(g4->version, g->version);
+    gp_graph_unref(g4);
+    g4 = NULL;
+    /* the snap index is built once, on the first graph, and serves its versions */
+    gp_snap sp;
+    assert_int_equal(gp_snap_point(g3, g->lon[ua], g->lat[ua], 100, &sp, &err), GP_OK);
+    assert_null(g3->snap);
+    assert_non_null(g->snap);
+    /* the old versions go; the newest keeps what it shares */
+    gp_graph_unref(g2);
+    gp_link_change down = {.u = c.u, .v = c.v, .down = 1};
+    assert_int_equal(gp_graph_change_links(g3, &down, 1, NULL, 0, &g4, &err), GP_OK);
+    gp_graph_unref(g);
+    assert_int_equal(gp_snap_point(g3, sp.lon, sp.lat, 100, &sp, &err), GP_OK);
+    check_reverse(g3);
+    /* a link down: rebuilt, with the road attributes, original ids and profile */
+    assert_null(g4->base);
+    assert_int_equal(g4->m, g3->m - changed);
+    assert_non_null(g4->arc_shape);
+    assert_non_null(g4->osm_id);
+    assert_string_equal(g4->profile, "car");
+    assert_int_equal(g4->shape_lon ? 1 : 0, 1);
+    uint64_t s3 = 0, s4 = 0;
+    for (uint32_t a = 0; a < g3->m; a++) s3 += g3->arc_shape[a + 1] - g3->arc_shape[a];
+    for (uint32_t a = 0; a < g4->m; a++) s4 += g4->arc_shape[a + 1] - g4->arc_shape[a];
+    assert_true(s4 < s3 && s4 > 0); /* the link's own shape points went with it */
+    check_reverse(g4);
+    gp_graph_unref(g3);
+    gp_graph_unref(g4);
 }
 
 /* ---- random graphs: incremental == full == brute force ---- */
@@ -658,6 +763,7 @@ int main(void) {
         cmocka_unit_test(test_square_tables),
         cmocka_unit_test(test_ecmp_cap),
         cmocka_unit_test(test_what_if_square),
+        cmocka_unit_test(test_change_road_graph),
         cmocka_unit_test(test_incremental_random),
         cmocka_unit_test(test_jobs),
         cmocka_unit_test_setup_teardown(test_load_graphml, loader_setup, loader_teardown),

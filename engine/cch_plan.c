@@ -366,8 +366,63 @@ done:
     return rc;
 }
 
-int gp_cch_plan_sssp(const gp_cch *c, const gp_cch_plan *p, uint32_t src, uint64_t *dist,
-                     gp_err *err) {
+void gp_cch_top_free(gp_cch_top *t) {
+    if (!t) return;
+    free(t->first);
+    free(t->head);
+    free(t->edge);
+    free(t);
+}
+
+int gp_cch_plan_top(const gp_cch_plan *p, uint32_t max_nodes, gp_cch_top **out, gp_err *err) {
+    uint32_t f = 0;
+    *out = NULL;
+    while (f + 1 < p->nphases && p->bin_first[p->phase_bin[f + 1]] <= max_nodes) f++;
+    if (f == 0) return GP_OK;
+    gp_cch_top *t = calloc(1, sizeof *t);
+    uint32_t K = p->bin_first[p->phase_bin[f]];
+    uint32_t m = p->in_first[K] + p->out_first[K];
+    if (t) {
+        t->K = K;
+        t->nphases = f;
+        t->first = malloc(((size_t)K + 1) * 4);
+        t->head = malloc((size_t)m * 4 + 4);
+        t->edge = malloc((size_t)m * 4 + 4);
+    }
+    if (!t || !t->first || !t->head || !t->edge) {
+        gp_cch_top_free(t);
+        return gp_err_set(err, GP_ENOMEM, "out of memory for the top table of %u nodes", K);
+    }
+    uint32_t a = 0;
+    for (uint32_t b = 0; b < p->phase_bin[f]; b++)
+        for (uint32_t x = p->bin_first[b]; x < p->bin_first[b + 1]; x++) {
+            t->first[x] = a;
+            for (uint32_t i = p->out_first[x]; i < p->out_first[x + 1]; i++, a++)
+                t->head[a] = p->out_head[i], t->edge[a] = p->out_edge[i];
+            for (uint32_t i = p->in_first[x]; i < p->in_first[x + 1]; i++, a++)
+                t->head[a] = p->bin_first[b] + p->in_head[i], t->edge[a] = p->in_edge[i];
+        }
+    t->first[K] = a;
+    *out = t;
+    return GP_OK;
+}
+
+void gp_cch_top_table(const gp_cch_top *t, const uint32_t *bw, uint64_t *tab) {
+    uint32_t K = t->K;
+    for (uint32_t u = 0; u < K; u++) {
+        uint64_t *row = tab + (size_t)u * K;
+        for (uint32_t x = 0; x < K; x++) row[x] = x == u ? 0 : GP_INF;
+        for (uint32_t x = u + 1; x < K; x++) /* heads precede: row[h] is final */
+            for (uint32_t a = t->first[x]; a < t->first[x + 1]; a++) {
+                uint32_t w = bw[t->edge[a]];
+                uint64_t dh = row[t->head[a]];
+                if (w != GP_CCH_INF && dh != GP_INF && dh + w < row[x]) row[x] = dh + w;
+            }
+    }
+}
+
+int gp_cch_plan_sssp(const gp_cch *c, const gp_cch_plan *p, const gp_cch_top *top,
+                     const uint64_t *tab, uint32_t src, uint64_t *dist, gp_err *err) {
     const gp_cch_topo *t = c->topo;
     uint32_t n = t->n;
     if (src >= n) return gp_err_set(err, GP_EINVAL, "source %u out of range", src);
@@ -382,8 +437,23 @@ int gp_cch_plan_sssp(const gp_cch *c, const gp_cch_plan *p, uint32_t src, uint64
         return gp_err_set(err, GP_ENOMEM, "out of memory for a planned PHAST sweep");
     }
     for (uint32_t q = 0; q < n; q++) d[q] = GP_INF;
-    for (int i = 0; i < cnt; i++) d[p->pos[ur[i]]] = ud[i];
-    for (uint32_t b = 0; b < p->nbins; b++) { /* phases are runs of bins, in order */
+    uint32_t b0 = 0;
+    if (top) { /* the top's cells: the product of the search's top labels with the table */
+        uint32_t K = top->K;
+        for (uint32_t v = 0; v < K; v++) {
+            uint64_t best = GP_INF;
+            for (int i = 0; i < cnt; i++) {
+                uint32_t u = p->pos[ur[i]];
+                uint64_t t = u < K ? tab[(size_t)u * K + v] : GP_INF;
+                if (t != GP_INF && ud[i] != GP_INF && ud[i] + t < best) best = ud[i] + t;
+            }
+            d[v] = best;
+        }
+        b0 = p->phase_bin[top->nphases];
+    }
+    for (int i = 0; i < cnt; i++)
+        if (!top || p->pos[ur[i]] >= top->K) d[p->pos[ur[i]]] = ud[i];
+    for (uint32_t b = b0; b < p->nbins; b++) { /* phases are runs of bins, in order */
         uint32_t p0 = p->bin_first[b];
         for (uint32_t a = p->out_first[p0]; a < p->out_first[p->bin_first[b + 1]]; a++) {
             uint32_t w = c->bw[p->out_edge[a]], q = p0 + p->out_tail[a]; /* arc by arc */

@@ -65,10 +65,33 @@ uint64_t gp_cch_plan_bytes(const gp_cch_plan *p);
  * and covering, every upward CCH edge exactly once as an inner arc to an earlier step of the same
  * bin or an outer arc to an earlier phase); GP_EINVAL naming the first violation. */
 int gp_cch_plan_check(const gp_cch_plan *p, const gp_cch_topo *t, gp_err *err);
+/* The top table of a plan (issue 18: the long dependency chains of the top separators replaced by
+ * one min-plus product). The first `nphases` phases of a plan are the positions 0 .. K-1, closed
+ * upwards (every upper neighbour of a top node is a top node, at a smaller position). At
+ * customization, tab[u*K + v] = the down distance from u to v inside the top (the shortest path
+ * from u to v whose ranks descend, so u is an elimination-tree ancestor of v; 0 for u = v, GP_INF
+ * without one). A sweep then sets every top cell at once: d(v) = min over the upward search's top
+ * labels d0(u) of d0(u) + tab[u*K + v], which is PHAST's value for v (PHAST's d(v) is the minimum
+ * over descending paths from the search space), and runs the remaining phases as before. */
+typedef struct gp_cch_top {
+    uint32_t K, nphases; /* positions 0 .. K-1 = phases 0 .. nphases-1 */
+    uint32_t *first;     /* K+1: arcs of top position x are first[x] .. first[x+1]-1 */
+    uint32_t *head;      /* head position (< x) */
+    uint32_t *edge;      /* CCH edge id (its down weight bw is the arc's) */
+} gp_cch_top;
+
+/* The top of p: the most leading phases whose nodes number at most max_nodes, leaving at least one
+ * phase to the sweep; *out = NULL (GP_OK) when not even phase 0 fits. */
+int gp_cch_plan_top(const gp_cch_plan *p, uint32_t max_nodes, gp_cch_top **out, gp_err *err);
+void gp_cch_top_free(gp_cch_top *t); /* accepts NULL */
+/* tab (K*K) from the down weights bw, on the CPU: the reference for the GPU's (kernels/cch.cu). */
+void gp_cch_top_table(const gp_cch_top *t, const uint32_t *bw, uint64_t *tab);
+
 /* PHAST from src executed the way the GPU does (phase by phase, bin by bin, outer arcs first, then
- * step by step), on the CPU: the reference for tests. dist: n entries in node order. */
-int gp_cch_plan_sssp(const gp_cch *c, const gp_cch_plan *p, uint32_t src, uint64_t *dist,
-                     gp_err *err);
+ * step by step; with top / tab, the top's cells by the product first), on the CPU: the reference
+ * for tests. dist: n entries in node order. top may be NULL. */
+int gp_cch_plan_sssp(const gp_cch *c, const gp_cch_plan *p, const gp_cch_top *top,
+                     const uint64_t *tab, uint32_t src, uint64_t *dist, gp_err *err);
 
 #ifdef __cplusplus
 }

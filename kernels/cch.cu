@@ -77,11 +77,18 @@ typedef unsigned long long u64;
 #define PLAN_BIN_CAP 1024         /* plan sweeps: nodes per bin of a phase, at most (roughly) */
 #define PLAN_BLOCKS_PER_SM 4
 #define PLAN_THREADS_MAX 512      /* plan sweeps: a phase gets >= 4 bins per SM when it has pieces */
+#define TOP_MAX_NODES 2048        /* plan sweeps: the top table's nodes, at most (cch_plan.h) */
+#define INIT_CHUNK 2048           /* plan sweeps: cells filled per block of sweep_init */
+#define INIT_THREADS 256
 
 struct plan_dev { /* device copy of a gp_cch_plan (cch_plan.h) plus its weights */
     const uint32_t *bin_first, *bin_step, *step_first, *in_first, *in_head, *in_wt, *out_first,
         *out_head, *out_tail, *out_wt, *pnode;
 };
+__global__ void top_table(uint32_t K, const uint32_t *__restrict__ tf,
+                          const uint32_t *__restrict__ th, const uint32_t *__restrict__ tw,
+                          unsigned long long *tab);
+template <bool K1, bool SA>
 __global__ void sweep_bins(plan_dev P, uint32_t bin0, uint32_t k, unsigned long long *dist,
                            unsigned long long *out, uint32_t n, int last, uint32_t smem);
 __global__ void sweep_top(uint32_t l0, uint32_t l1, const uint32_t *__restrict__ lev, uint32_t k,
@@ -121,7 +128,7 @@ struct gp_dcch {
     int smem_max;           /* opt-in shared memory per block */
     uint32_t p_nphases, p_nbins, p_mid; /* p_mid: first position of the last phase */
     uint32_t *p_phase_bin;  /* host: nphases+1 */
-    uint32_t *p_max_nodes, *p_max_arcs; /* host: per phase, largest bin */
+    uint32_t *p_max_nodes, *p_max_arcs, *p_max_steps; /* host: per phase, largest bin */
     uint32_t *p_bin_first, *p_bin_step, *p_step_first, *p_in_first, *p_in_head, *p_in_edge,
         *p_in_wt, *p_out_first, *p_out_head, *p_out_tail, *p_out_edge, *p_out_wt, *p_pnode,
         *p_pos;
@@ -129,6 +136,11 @@ struct gp_dcch {
     int profile;            /* GPATH_CCH_PLAN_PROFILE: per-phase device times on stderr */
     uint32_t p_nin, p_nout;
     uint64_t p_bytes;
+    /* the top table (cch_plan.h gp_cch_top): positions 0 .. t_K-1 = phases 0 .. t_nph-1 */
+    uint32_t t_K, t_nph, t_narcs, t_max; /* t_max: GPATH_CCH_TOP (nodes at most; 0 none) */
+    uint32_t *t_first, *t_head, *t_edge, *t_wt;
+    u64 *t_tab;             /* t_K x t_K, row u: down distances from u */
+    float t_ms;             /* device ms of the last table computation */
     u64 *pdist;             /* plan sweeps: positions x k, INF from cell p_dirty on */
     size_t pdist_cap, p_dirty;
     int customized;
@@ -175,7 +187,8 @@ static void plan_free(gp_dcch *d) {
     uint32_t **a[] = {&d->p_bin_first, &d->p_bin_step, &d->p_step_first, &d->p_in_first,
                       &d->p_in_head, &d->p_in_edge, &d->p_in_wt, &d->p_out_first,
                       &d->p_out_head, &d->p_out_tail, &d->p_out_edge, &d->p_out_wt,
-                      &d->p_pnode,    &d->p_pos};
+                      &d->p_pnode,    &d->p_pos,      &d->t_first,    &d->t_head,
+                      &d->t_edge,     &d->t_wt,       (uint32_t **)&d->t_tab};
     for (size_t i = 0; i < sizeof a / sizeof *a; i++) {
         cudaFree(*a[i]);
         *a[i] = NULL;
@@ -183,7 +196,9 @@ static void plan_free(gp_dcch *d) {
     free(d->p_phase_bin);
     free(d->p_max_nodes);
     free(d->p_max_arcs);
-    d->p_phase_bin = d->p_max_nodes = d->p_max_arcs = NULL;
+    free(d->p_max_steps);
+    d->p_phase_bin = d->p_max_nodes = d->p_max_arcs = d->p_max_steps = NULL;
+    d->t_K = d->t_nph = d->t_narcs = 0;
     d->bytes -= d->p_bytes;
     d->p_bytes = 0;
     d->p_nphases = 0;
@@ -277,13 +292,23 @@ extern "C" int gp_dcch_new(const gp_cch *c, void *stream, gp_dcch **out, gp_err 
         CK(cudaDeviceGetAttribute(&d->smem_max, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev),
            "device attributes");
     }
-    CK(cudaFuncSetAttribute(sweep_bins, cudaFuncAttributeMaxDynamicSharedMemorySize, d->smem_max),
-       "allowing the plan sweep's shared memory");
+    CK(cudaFuncSetAttribute(top_table, cudaFuncAttributeMaxDynamicSharedMemorySize, d->smem_max),
+       "allowing the top table's shared memory");
+    CK(cudaFuncSetAttribute(sweep_bins<false, false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                            d->smem_max), "allowing the plan sweep's shared memory");
+    CK(cudaFuncSetAttribute(sweep_bins<false, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                            d->smem_max), "allowing the plan sweep's shared memory");
+    CK(cudaFuncSetAttribute(sweep_bins<true, false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                            d->smem_max), "allowing the plan sweep's shared memory");
+    CK(cudaFuncSetAttribute(sweep_bins<true, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                            d->smem_max), "allowing the plan sweep's shared memory");
     { /* GPATH_CCH_PLAN_SMEM: a smaller shared-memory budget (bytes), so that the lab's --small
        * run under compute-sanitizer reaches the paths for bins that do not fit */
         const char *sm = getenv("GPATH_CCH_PLAN_SMEM");
         long v = sm ? strtol(sm, NULL, 10) : 0;
         if (v > 0 && v < d->smem_max) d->smem_max = (int)v;
+        const char *tp = getenv("GPATH_CCH_TOP"); /* the top table's nodes at most (0: none) */
+        d->t_max = tp ? (uint32_t)strtoul(tp, NULL, 10) : TOP_MAX_NODES;
     }
     {
         const char *sw = getenv("GPATH_CCH_SWEEP");
@@ -303,10 +328,64 @@ __global__ void gather_wt(const uint32_t *__restrict__ edge, uint32_t count,
     if (i < count) wt[i] = bw[edge[i]];
 }
 
-/* The plan's arc weights from the customized down weights (after every customization). */
+/* The top table (engine/cch_plan.h gp_cch_top): a warp per row u walks the top positions after
+ * u in order (an arc's head precedes its tail, so row[h] is final when x reads it), lanes over x's
+ * arcs; a node no path from u reaches (every lane INF) skips the warp min. The row lives in shared
+ * memory (K*8 bytes per warp; lane 0's writes are visible to the warp after __syncwarp) and goes
+ * to tab at the end. (First version, the row in global memory: BAY 723 us, NY 1002 us.) */
+__global__ void top_table(uint32_t K, const uint32_t *__restrict__ tf,
+                          const uint32_t *__restrict__ th, const uint32_t *__restrict__ tw,
+                          u64 *tab) {
+    extern __shared__ u64 sm[];
+    const uint32_t u = (uint32_t)(((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5);
+    const uint32_t lane = threadIdx.x & 31;
+    if (u >= K) return; /* whole warps */
+    u64 *row = sm + (size_t)(threadIdx.x >> 5) * K;
+    for (uint32_t x = lane; x < K; x += 32) row[x] = x == u ? 0 : INF64;
+    __syncwarp();
+    for (uint32_t x = u + 1; x < K; x++) {
+        u64 best = INF64;
+        for (uint32_t a = tf[x] + lane; a < tf[x + 1]; a += 32) {
+            uint32_t h = th[a], w = tw[a];
+            if (h < u || w == INF32) continue; /* heads before u: INF */
+            u64 dh = row[h];
+            if (dh != INF64 && dh + w < best) best = dh + w;
+        }
+        if (__any_sync(0xffffffffu, best != INF64)) {
+            for (int o = 16; o > 0; o >>= 1) {
+                u64 v = __shfl_xor_sync(0xffffffffu, best, o);
+                best = v < best ? v : best;
+            }
+            if (lane == 0) row[x] = best;
+            __syncwarp();
+        }
+    }
+    for (uint32_t x = lane; x < K; x += 32) tab[(size_t)u * K + x] = row[x];
+}
+
+/* The plan's arc weights (and the top table) from the customized down weights (after every
+ * customization and plan rebuild); the table's device time lands in d->t_ms. */
 static int plan_weights(gp_dcch *d, cudaStream_t s, gp_err *err) {
     int rc = GP_OK;
     if (!d->p_nphases || !d->customized) return GP_OK;
+    if (d->t_K) {
+        cudaEvent_t e0 = NULL, e1 = NULL;
+        CK(cudaEventCreate(&e0), "top table");
+        CK(cudaEventCreate(&e1), "top table");
+        CK(cudaEventRecord(e0, s), "top table");
+        gather_wt<<<(d->t_narcs + BIG_THREADS - 1) / BIG_THREADS, BIG_THREADS, 0, s>>>(
+            d->t_edge, d->t_narcs, d->bw, d->t_wt);
+        uint32_t wpb = (uint32_t)d->smem_max / (d->t_K * 8); /* warps (rows) per block */
+        if (wpb > 4) wpb = 4;
+        top_table<<<(d->t_K + wpb - 1) / wpb, wpb * 32, (size_t)wpb * d->t_K * 8, s>>>(
+            d->t_K, d->t_first, d->t_head, d->t_wt, d->t_tab);
+        CKL("top table");
+        CK(cudaEventRecord(e1, s), "top table");
+        CK(cudaEventSynchronize(e1), "top table");
+        CK(cudaEventElapsedTime(&d->t_ms, e0, e1), "top table");
+        cudaEventDestroy(e0);
+        cudaEventDestroy(e1);
+    }
     if (d->p_nin) {
         gather_wt<<<(d->p_nin + BIG_THREADS - 1) / BIG_THREADS, BIG_THREADS, 0, s>>>(
             d->p_in_edge, d->p_nin, d->bw, d->p_in_wt);
@@ -329,6 +408,7 @@ extern "C" int gp_dcch_plan(gp_dcch *d, void *stream, uint32_t base, uint32_t ra
     uint32_t thr[8], q = gp_cch_plan_thresholds(t, base ? base : PLAN_BASE,
                                                  ratio ? ratio : PLAN_RATIO, thr);
     gp_cch_plan *p = NULL;
+    gp_cch_top *top = NULL;
     uint32_t *pnode = NULL;
     uint64_t before = d->bytes;
     plan_free(d);
@@ -343,8 +423,9 @@ extern "C" int gp_dcch_plan(gp_dcch *d, void *stream, uint32_t base, uint32_t ra
     d->p_phase_bin = (uint32_t *)malloc(((size_t)p->nphases + 1) * 4);
     d->p_max_nodes = (uint32_t *)calloc((size_t)p->nphases + 1, 4);
     d->p_max_arcs = (uint32_t *)calloc((size_t)p->nphases + 1, 4);
+    d->p_max_steps = (uint32_t *)calloc((size_t)p->nphases + 1, 4);
     pnode = (uint32_t *)malloc((size_t)p->n * 4 + 4);
-    if (!d->p_phase_bin || !d->p_max_nodes || !d->p_max_arcs || !pnode) {
+    if (!d->p_phase_bin || !d->p_max_nodes || !d->p_max_arcs || !d->p_max_steps || !pnode) {
         rc = gp_err_set(err, GP_ENOMEM, "out of memory for the sweep plan");
         goto out;
     }
@@ -355,6 +436,8 @@ extern "C" int gp_dcch_plan(gp_dcch *d, void *stream, uint32_t base, uint32_t ra
             uint32_t arcs = p->in_first[p->bin_first[b + 1]] - p->in_first[p->bin_first[b]];
             if (nodes > d->p_max_nodes[f]) d->p_max_nodes[f] = nodes;
             if (arcs > d->p_max_arcs[f]) d->p_max_arcs[f] = arcs;
+            if (p->bin_step[b + 1] - p->bin_step[b] > d->p_max_steps[f])
+                d->p_max_steps[f] = p->bin_step[b + 1] - p->bin_step[b];
         }
     d->p_mid = p->bin_first[p->phase_bin[p->nphases - 1]];
     d->p_lim = p->max_bin_nodes > p->max_bin_out ? p->max_bin_nodes : p->max_bin_out;
@@ -373,6 +456,20 @@ extern "C" int gp_dcch_plan(gp_dcch *d, void *stream, uint32_t base, uint32_t ra
     CK(dput(&d->p_out_wt, (const uint32_t *)NULL, (size_t)d->p_nout, s, &d->bytes), "uploading the plan");
     CK(dput(&d->p_pnode, pnode, (size_t)p->n, s, &d->bytes), "uploading the plan");
     CK(dput(&d->p_pos, p->pos, (size_t)p->n, s, &d->bytes), "uploading the plan");
+    if (d->t_max && (rc = gp_cch_plan_top(p, d->t_max < (uint32_t)d->smem_max / 8
+                                                 ? d->t_max : (uint32_t)d->smem_max / 8,
+                                             &top, err)) != GP_OK)
+        goto out; /* a table row fits in shared memory (top_table) */
+    if (top) {
+        d->t_K = top->K;
+        d->t_nph = top->nphases;
+        d->t_narcs = top->first[top->K];
+        CK(dput(&d->t_first, top->first, (size_t)top->K + 1, s, &d->bytes), "uploading the top table");
+        CK(dput(&d->t_head, top->head, (size_t)d->t_narcs, s, &d->bytes), "uploading the top table");
+        CK(dput(&d->t_edge, top->edge, (size_t)d->t_narcs, s, &d->bytes), "uploading the top table");
+        CK(dput(&d->t_wt, (const uint32_t *)NULL, (size_t)d->t_narcs, s, &d->bytes), "uploading the top table");
+        CK(dput(&d->t_tab, (const u64 *)NULL, (size_t)top->K * top->K, s, &d->bytes), "uploading the top table");
+    }
     d->p_bytes = d->bytes - before;
     if ((rc = plan_weights(d, s, err)) != GP_OK) goto out;
     CK(cudaStreamSynchronize(s), "uploading the plan");
@@ -380,12 +477,15 @@ extern "C" int gp_dcch_plan(gp_dcch *d, void *stream, uint32_t base, uint32_t ra
 out:
     if (rc) plan_free(d);
     gp_cch_plan_free(p);
+    gp_cch_top_free(top);
     free(pnode);
     return rc;
 }
 
 extern "C" void gp_dcch_set_sweep(gp_dcch *d, int sweep) {
-    d->sweep = sweep == GP_DCCH_SWEEP_LEVELS ? GP_DCCH_SWEEP_LEVELS : GP_DCCH_SWEEP_PLAN;
+    d->sweep = sweep == GP_DCCH_SWEEP_LEVELS || sweep == GP_DCCH_SWEEP_PLAN_NOTOP
+                   ? sweep
+                   : GP_DCCH_SWEEP_PLAN;
 }
 
 extern "C" int gp_dcch_set_metric(gp_dcch *d, void *stream, const uint32_t *ofw,
@@ -495,9 +595,9 @@ extern "C" int gp_dcch_customize(gp_dcch *d, void *stream, uint32_t *fw, uint32_
             l = l1;
         }
     }
-    CK(cudaEventRecord(d->ev1, s), "customization");
-    d->customized = 1;
+    d->customized = 1; /* the plan's weights and the top table count as customization */
     if ((rc = plan_weights(d, s, err)) != GP_OK) goto out;
+    CK(cudaEventRecord(d->ev1, s), "customization");
     CK(cudaMemcpyAsync(&bad, d->bad, 4, cudaMemcpyDeviceToHost, s), "customization");
     if (fw) CK(cudaMemcpyAsync(fw, d->fw, (size_t)d->m * 4, cudaMemcpyDeviceToHost, s), "customization");
     if (bw) CK(cudaMemcpyAsync(bw, d->bw, (size_t)d->m * 4, cudaMemcpyDeviceToHost, s), "customization");
@@ -648,26 +748,38 @@ __global__ void gather_targets(uint32_t nt, uint32_t k, const uint32_t *__restri
  * source) and, for all but the last phase, back to dist (later phases read them). The last phase
  * leaves dist as it found it apart from the cells it reset: every cell from position p_mid on is
  * INF between calls, so only the upper phases' cells need a fill before the next sweep. Indices
- * are 32-bit: the host keeps a bin's cells and outer arcs times k under 2^31. */
+ * are 32-bit: the host keeps a bin's cells and outer arcs times k under 2^31.
+ * K1: k = 1 (no divisions). SA: the host knows that every bin of the phase fits in shared memory
+ * with its arcs and step offsets (smem >= cells*8 + (N+1)*4 + A*8 + (steps+1)*4): then D, F, H,
+ * W and the step offsets are plain shared arrays (ld.shared, no generic loads, no global load of
+ * the next step's offset inside the step loop). */
+template <bool K1, bool SA>
 __global__ void __launch_bounds__(PLAN_THREADS_MAX)
-    sweep_bins(plan_dev P, uint32_t bin0, uint32_t k, u64 *dist, u64 *out, uint32_t n, int last,
+    sweep_bins(plan_dev P, uint32_t bin0, uint32_t k_, u64 *dist, u64 *out, uint32_t n, int last,
                uint32_t smem) {
     extern __shared__ u64 sm[];
+    const uint32_t k = K1 ? 1 : k_;
     const uint32_t b = bin0 + blockIdx.x, tid = threadIdx.x, bd = blockDim.x;
     const uint32_t p0 = P.bin_first[b], N = P.bin_first[b + 1] - p0;
     const uint32_t a0 = P.in_first[p0], A = P.in_first[p0 + N] - a0;
+    const uint32_t s0 = P.bin_step[b], s1 = P.bin_step[b + 1];
     const uint32_t cells = N * k;
-    const bool sd = (size_t)cells * 8 <= smem;
-    const bool sa = sd && (size_t)cells * 8 + ((size_t)N + 1) * 4 + (size_t)A * 8 <= smem;
+    const bool sd = SA || (size_t)cells * 8 <= smem;
+    const bool sa = SA || (sd && (size_t)cells * 8 + ((size_t)N + 1) * 4 + (size_t)A * 8 <= smem);
     u64 *const base = dist + (size_t)p0 * k;
     u64 *D = sd ? sm : base;
     const uint32_t *F, *H, *W;
+    uint32_t *S = NULL; /* SA: step offsets from p0 */
     if (sa) {
         uint32_t *f = (uint32_t *)(sm + cells), *h = f + N + 1, *w = h + A;
         for (uint32_t i = tid; i <= N; i += bd) f[i] = P.in_first[p0 + i] - a0;
         for (uint32_t i = tid; i < A; i += bd) {
             h[i] = P.in_head[a0 + i];
             w[i] = P.in_wt[a0 + i];
+        }
+        if (SA) {
+            S = w + A;
+            for (uint32_t i = tid; i <= s1 - s0; i += bd) S[i] = P.step_first[s0 + i] - p0;
         }
         F = f, H = h, W = w;
     } else {
@@ -693,10 +805,10 @@ __global__ void __launch_bounds__(PLAN_THREADS_MAX)
     }
     __syncthreads();
     const uint32_t lane = tid & 31, warp = tid >> 5, nw = bd >> 5;
-    const uint32_t s0 = P.bin_step[b], s1 = P.bin_step[b + 1];
-    uint32_t qa = 0, qb = P.step_first[s0 + 1] - p0;
+    uint32_t qa = 0, qb = SA ? S[1] : P.step_first[s0 + 1] - p0;
     for (uint32_t st = s0; st < s1; st++) {
-        uint32_t qn = st + 2 <= s1 ? P.step_first[st + 2] - p0 : 0; /* in flight during the step */
+        uint32_t qn = SA ? (st + 2 <= s1 ? S[st + 2 - s0] : 0)
+                         : (st + 2 <= s1 ? P.step_first[st + 2] - p0 : 0); /* in flight */
         const uint32_t items = (qb - qa) * k;
         uint32_t g = 32;
         while (g > 1 && items * g > bd) g >>= 1;
@@ -738,6 +850,72 @@ __global__ void __launch_bounds__(PLAN_THREADS_MAX)
     }
 }
 
+/* Before the plan's phases, one launch: blocks 0 .. nfill-1 fill a chunk of INIT_CHUNK cells of
+ * [lo, hi) each with INF and then write the upward-search entries that land in their chunk (block
+ * 0 also those at hi or beyond: cells that are INF between sweeps); entries of the top (positions
+ * below K) are left to the other blocks, which compute the top's cells (cch_plan.h gp_cch_top): a
+ * block per source and 32 top positions (a lane each), the source's top entries staged in shared
+ * memory (compacted in any order: the min does not care), the block's warps taking every 8th entry
+ * (loads unrolled: many rows of tab in flight), each lane the minimum of d0(u) + tab[u*K + v] over
+ * its warp's entries, then the minimum over the warps; the result goes to dist and to out. (First
+ * version, a thread per position looping over all entries: 60 us on BAY, latency-bound.) */
+__global__ void __launch_bounds__(INIT_THREADS)
+    sweep_init(uint32_t k, u64 *dist, size_t lo, size_t hi, uint32_t nfill,
+               const uint32_t *__restrict__ init_first, const uint32_t *__restrict__ init_rank,
+               const u64 *__restrict__ init_dist, const uint32_t *__restrict__ pos, uint32_t K,
+               const u64 *__restrict__ tab, u64 *out, const uint32_t *__restrict__ pnode,
+               uint32_t n) {
+    extern __shared__ u64 sm[];
+    __shared__ uint32_t cnt;
+    const uint32_t b = blockIdx.x, tid = threadIdx.x;
+    const size_t top = (size_t)K * k;
+    if (b < nfill) {
+        const size_t c0 = lo + (size_t)b * INIT_CHUNK, c1 = c0 + INIT_CHUNK < hi ? c0 + INIT_CHUNK : hi;
+        for (size_t i = c0 + tid; i < c1; i += blockDim.x) dist[i] = INF64;
+        __syncthreads();
+        for (uint32_t s = 0; s < k; s++)
+            for (uint32_t j = init_first[s] + tid; j < init_first[s + 1]; j += blockDim.x) {
+                size_t cell = (size_t)pos[init_rank[j]] * k + s;
+                if (cell >= top && ((cell >= c0 && cell < c1) || (b == 0 && cell >= hi)))
+                    dist[cell] = init_dist[j];
+            }
+        return;
+    }
+    __shared__ u64 red[INIT_THREADS / 32][32];
+    const uint32_t chunks = (K + 31) / 32, s = (b - nfill) / chunks;
+    const uint32_t lane = tid & 31, warp = tid >> 5, nw = blockDim.x >> 5;
+    const uint32_t v = (b - nfill) % chunks * 32 + lane;
+    u64 *sdist = sm;
+    uint32_t *su = (uint32_t *)(sm + (init_first[s + 1] - init_first[s]));
+    if (tid == 0) cnt = 0;
+    __syncthreads();
+    for (uint32_t j = init_first[s] + tid; j < init_first[s + 1]; j += blockDim.x) {
+        uint32_t u = pos[init_rank[j]];
+        u64 du = init_dist[j];
+        if (u < K && du != INF64) {
+            uint32_t i = atomicAdd(&cnt, 1u);
+            su[i] = u;
+            sdist[i] = du;
+        }
+    }
+    __syncthreads();
+    u64 best = INF64;
+    const uint32_t c = cnt;
+    if (v < K) {
+#pragma unroll 4
+        for (uint32_t i = warp; i < c; i += nw) {
+            u64 t = tab[(size_t)su[i] * K + v];
+            if (t != INF64 && sdist[i] + t < best) best = sdist[i] + t;
+        }
+    }
+    red[warp][lane] = best;
+    __syncthreads();
+    if (warp || v >= K) return;
+    for (uint32_t w = 1; w < nw; w++) best = red[w][lane] < best ? red[w][lane] : best;
+    dist[(size_t)v * k + s] = best;
+    out[(size_t)s * n + pnode[v]] = best;
+}
+
 static unsigned blocks_for(uint64_t items) {
     return (unsigned)((items + BIG_THREADS - 1) / BIG_THREADS);
 }
@@ -767,22 +945,30 @@ static int run_plan(gp_dcch *d, cudaStream_t s, uint32_t k, const uint32_t *init
     int rc = GP_OK;
     size_t cells = (size_t)d->n * k;
     u64 *before = d->pdist;
+    /* the top table: its phases are done by sweep_init's product */
+    const uint32_t K = d->sweep == GP_DCCH_SWEEP_PLAN ? d->t_K : 0;
+    const uint32_t f0 = K ? d->t_nph : 0;
     CK(grow(&d->pdist, &d->pdist_cap, cells), "allocating the sweep");
     if (d->pdist != before) d->p_dirty = d->pdist_cap;
     CK(grow(&d->outbuf, &d->out_cap, cells), "allocating the PHAST output");
     if ((rc = upload_init(d, s, k, init_first, init_rank, init_dist, err)) != GP_OK) return rc;
     CK(cudaEventRecord(d->ev0, s), "sweep");
     {
-        size_t hi = (size_t)d->p_mid * k;
+        size_t hi = (size_t)d->p_mid * k, lo = (size_t)K * k;
         if (d->p_dirty > hi) hi = d->p_dirty;
         if (hi > d->pdist_cap) hi = d->pdist_cap;
+        if (lo > hi) lo = hi;
         d->p_dirty = d->pdist_cap; /* until the sweep is through */
-        if (hi) fill64<<<blocks_for(hi), BIG_THREADS, 0, s>>>(d->pdist, hi);
+        uint32_t nfill = (uint32_t)((hi - lo + INIT_CHUNK - 1) / INIT_CHUNK), maxc = 0;
+        if (nfill < 1) nfill = 1;
+        for (uint32_t i = 0; i < k; i++)
+            if (init_first[i + 1] - init_first[i] > maxc) maxc = init_first[i + 1] - init_first[i];
+        uint32_t nprod = K ? k * ((K + 31) / 32) : 0;
+        sweep_init<<<nfill + nprod, INIT_THREADS, (size_t)maxc * 12 + 16, s>>>(
+            k, d->pdist, lo, hi, nfill, d->init_first, d->init_rank, (const u64 *)d->init_dist,
+            d->p_pos, K, d->t_tab, d->outbuf, d->p_pnode, d->n);
         CKL("sweep init");
     }
-    scatter_init<<<k, 64, 0, s>>>(k, d->init_first, d->init_rank, (const u64 *)d->init_dist,
-                                  d->p_pos, d->pdist);
-    CKL("sweep init");
     {
         plan_dev P = {d->p_bin_first, d->p_bin_step,  d->p_step_first, d->p_in_first,
                       d->p_in_head,   d->p_in_wt,     d->p_out_first,  d->p_out_head,
@@ -791,26 +977,36 @@ static int run_plan(gp_dcch *d, cudaStream_t s, uint32_t k, const uint32_t *init
         /* GPATH_CCH_PLAN_PROFILE=1 (the lab): an event after the init and after each phase */
         cudaEvent_t pev[18];
         const char *pf = getenv("GPATH_CCH_PLAN_PROFILE");
-        uint32_t npev = pf && *pf == '1' && d->p_nphases <= 16 ? d->p_nphases + 1 : 0;
+        uint32_t npev = pf && *pf == '1' && d->p_nphases <= 16 ? d->p_nphases - f0 + 1 : 0;
         for (uint32_t i = 0; i < npev; i++) CK(cudaEventCreate(&pev[i]), "plan profile");
         if (npev) CK(cudaEventRecord(pev[0], s), "plan profile");
-        for (uint32_t f = 0; f < d->p_nphases; f++) {
+        for (uint32_t f = f0; f < d->p_nphases; f++) {
             uint32_t nb = d->p_phase_bin[f + 1] - d->p_phase_bin[f];
             uint64_t nodes = d->p_max_nodes[f], need = nodes * k * 8 + (nodes + 1) * 4 +
                                                       (uint64_t)d->p_max_arcs[f] * 8 + 16;
-            uint32_t smem = need < (uint64_t)d->smem_max ? (uint32_t)need : (uint32_t)d->smem_max;
-            sweep_bins<<<nb, threads, smem, s>>>(P, d->p_phase_bin[f], k, d->pdist, d->outbuf,
-                                                  d->n, f + 1 == d->p_nphases, smem);
+            uint64_t need_sa = need + ((uint64_t)d->p_max_steps[f] + 1) * 4;
+            bool sa = need_sa <= (uint64_t)d->smem_max;
+            uint32_t smem = sa ? (uint32_t)need_sa
+                               : need < (uint64_t)d->smem_max ? (uint32_t)need : (uint32_t)d->smem_max;
+            void (*kern)(plan_dev, uint32_t, uint32_t, u64 *, u64 *, uint32_t, int, uint32_t) =
+                k == 1 ? (sa ? sweep_bins<true, true> : sweep_bins<true, false>)
+                       : (sa ? sweep_bins<false, true> : sweep_bins<false, false>);
+            kern<<<nb, threads, smem, s>>>(P, d->p_phase_bin[f], k, d->pdist, d->outbuf, d->n,
+                                           f + 1 == d->p_nphases, smem);
             CKL("sweep (plan)");
-            if (npev) CK(cudaEventRecord(pev[f + 1], s), "plan profile");
+            if (npev) CK(cudaEventRecord(pev[f - f0 + 1], s), "plan profile");
         }
         if (npev) {
             float t0 = 0, ti = 0;
             CK(cudaEventSynchronize(pev[npev - 1]), "plan profile");
             CK(cudaEventElapsedTime(&t0, d->ev0, pev[0]), "plan profile");
-            fprintf(stderr, "plan profile k=%u: fill+scatter %.1f us", k, t0 * 1e3);
-            for (uint32_t f = 0; f < d->p_nphases; f++) {
-                CK(cudaEventElapsedTime(&ti, pev[f], pev[f + 1]), "plan profile");
+            fprintf(stderr, "plan profile k=%u: init (fill, scatter", k);
+            if (K)
+                fprintf(stderr, ", top table of %u nodes = phases 0-%u, computed in %.1f us at "
+                                "customization", K, f0 - 1, d->t_ms * 1e3);
+            fprintf(stderr, ") %.1f us", t0 * 1e3);
+            for (uint32_t f = f0; f < d->p_nphases; f++) {
+                CK(cudaEventElapsedTime(&ti, pev[f - f0], pev[f - f0 + 1]), "plan profile");
                 fprintf(stderr, "; phase %u (%u bins) %.1f us", f,
                         d->p_phase_bin[f + 1] - d->p_phase_bin[f], ti * 1e3);
             }
@@ -874,7 +1070,7 @@ extern "C" int gp_dcch_phast(gp_dcch *d, void *stream, uint32_t k, const uint32_
                              float *ms, gp_err *err) {
     cudaStream_t s = (cudaStream_t)stream;
     size_t cells = (size_t)d->n * k;
-    int plan = d->sweep == GP_DCCH_SWEEP_PLAN && d->p_nphases &&
+    int plan = d->sweep != GP_DCCH_SWEEP_LEVELS && d->p_nphases &&
                (uint64_t)d->p_lim * k < (1ULL << 31);
     int rc = plan ? run_plan(d, s, k, init_first, init_rank, init_dist, err)
                   : run_sweep(d, s, d->n, d->nlevels, d->level_first, d->d_levels, d->up_first,

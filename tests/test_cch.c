@@ -681,8 +681,38 @@ static void check_plans(const gp_graph *g, const gp_cch *c) {
         for (int s = 0; s < 3; s++) {
             uint32_t src = (uint32_t)(rnd() % n);
             assert_int_equal(gp_cch_sssp(c, src, GP_INF, d1, &err), GP_OK);
-            assert_int_equal(gp_cch_plan_sssp(c, p, src, d2, &err), GP_OK);
+            assert_int_equal(gp_cch_plan_sssp(c, p, NULL, NULL, src, d2, &err), GP_OK);
             assert_memory_equal(d1, d2, (size_t)n * 8);
+        }
+        /* the top table (the leading phases of at most n/8, n/2, n nodes) */
+        for (uint32_t cap = n / 8; cap <= n; cap = cap ? cap * 4 : 1) {
+            gp_cch_top *top = NULL;
+            assert_int_equal(gp_cch_plan_top(p, cap, &top, &err), GP_OK);
+            if (!top) {
+                assert_true(p->nphases == 1 || p->bin_first[p->phase_bin[1]] > cap);
+                continue;
+            }
+            uint32_t K = top->K;
+            assert_true(K <= cap && top->nphases >= 1 && top->nphases < p->nphases);
+            assert_int_equal(K, p->bin_first[p->phase_bin[top->nphases]]);
+            for (uint32_t x = 0; x < K; x++) /* every upward arc of a top node, to an earlier one */
+                for (uint32_t a = top->first[x]; a < top->first[x + 1]; a++)
+                    assert_true(top->head[a] < x && c->topo->up_tail[top->edge[a]] == p->rank[x]);
+            assert_int_equal(top->first[K], p->in_first[K] + p->out_first[K]);
+            uint64_t *tab = malloc((size_t)K * K * 8);
+            assert_non_null(tab);
+            gp_cch_top_table(top, c->bw, tab);
+            for (uint32_t u = 0; u < K; u++) assert_true(tab[(size_t)u * K + u] == 0);
+            for (int s = 0; s < 3; s++) {
+                uint32_t src = (uint32_t)(rnd() % n);
+                assert_int_equal(gp_cch_sssp(c, src, GP_INF, d1, &err), GP_OK);
+                memset(d2, 0x5a, (size_t)n * 8);
+                assert_int_equal(gp_cch_plan_sssp(c, p, top, tab, src, d2, &err), GP_OK);
+                assert_memory_equal(d1, d2, (size_t)n * 8);
+            }
+            free(tab);
+            gp_cch_top_free(top);
+            if (cap == n) break;
         }
         /* a damaged plan is caught: an inner arc pointing at its own step */
         for (uint32_t x = 0; x < n; x++)

@@ -24,7 +24,10 @@
  *    host at upload (engine/cch_plan.h); a launch per phase, a block per bin, the bin's steps
  *    separated by __syncthreads() only (no grid barrier), distances and inner arcs staged in
  *    shared memory, the output written in node order by the bins themselves (no gather pass), and
- *    only the upper phases' cells filled before a sweep (the last phase restores INF).
+ *    only the upper phases' cells filled before a sweep (the last phase restores INF). The
+ *    leading phases of at most TOP_MAX_NODES nodes are not swept: their cells come from the top
+ *    table (cch_plan.h gp_cch_top, computed by top_table at customization) in sweep_init, which
+ *    also fills and scatters (one launch before the remaining phases).
  *
  * Versions (H100 80GB HBM3, bench/lab_cch.cu, device ms, medians; BAY / NY):
  *   v1  sweeps a thread per item, a launch per level of > 4096 items and one block for the
@@ -41,13 +44,21 @@
  *   v4a the plan sweep, outer arcs relaxed serially by a thread per cell: PHAST 0.359 / 0.487 ms
  *       (v3 in the same run 0.622 / 0.970), 16 per sweep 0.044 / 0.052 ms per tree (v3 0.084 /
  *       0.113).
- *   v4  (this code) v4a with the outer arcs relaxed an arc per thread (atomicMin): PHAST 0.299 /
+ *   v4  v4a with the outer arcs relaxed an arc per thread (atomicMin): PHAST 0.299 /
  *       0.405 ms (v3 in the same run 0.597 / 0.944: 2.0x / 2.3x), 16 per sweep 0.047 / 0.062 ms
  *       per tree (v3 0.083 / 0.112): k=1 gained, k=16 lost 7-19% against v4a (the next step:
  *       the arc-per-thread form for k = 1 only). A step inside a block costs ~0.7-1 us and a
  *       launch ~9 us on that machine (bench/results/2026-11-25-NVIDIA-H100-80GB-HBM3-gpu-phast.md
  *       has the per-phase profile); BAY's 0.1 ms target is not reached.
- *   Customization (both): BAY 1.9 ms, NY 3.7 ms device (CPU, 16 threads: 14 / 33 ms).
+ *   v5  (this code) v4 with the top table (engine/cch_plan.h gp_cch_top: the leading phases of
+ *       <= 2048 nodes as one min-plus product, fused with the fill and scatter into one launch)
+ *       and sweep_bins specialised for k = 1 and for bins that fit shared memory: PHAST 0.135 /
+ *       0.156 ms (the same plan without the table 0.265 / 0.360, v3 0.599 / 0.942), 16 per sweep
+ *       0.028 / 0.033 ms per tree (without the table 0.044 / 0.059); gen:1M 0.406 / 0.145
+ *       (bench/results/2026-11-26-NVIDIA-H100-80GB-HBM3-gpu-phast-top.md). The table costs 0.83 /
+ *       1.08 ms of device time at customization.
+ *   Customization (both): BAY 1.9 ms, NY 3.7 ms device (CPU, 16 threads: 14 / 33 ms); v5 adds the
+ *       top table: 2.7 / 4.8 ms.
  */
 #include "../engine/cch_plan.h"
 #include "../engine/cuda_cch.h"
@@ -332,7 +343,8 @@ __global__ void gather_wt(const uint32_t *__restrict__ edge, uint32_t count,
  * u in order (an arc's head precedes its tail, so row[h] is final when x reads it), lanes over x's
  * arcs; a node no path from u reaches (every lane INF) skips the warp min. The row lives in shared
  * memory (K*8 bytes per warp; lane 0's writes are visible to the warp after __syncwarp) and goes
- * to tab at the end. (First version, the row in global memory: BAY 723 us, NY 1002 us.) */
+ * to tab at the end. Latency-bound (a serial walk over the top per warp): BAY 0.83 ms, NY 1.08 ms
+ * (the first version, the row in global memory, measured 0.72 / 1.00 ms in another run). */
 __global__ void top_table(uint32_t K, const uint32_t *__restrict__ tf,
                           const uint32_t *__restrict__ th, const uint32_t *__restrict__ tw,
                           u64 *tab) {

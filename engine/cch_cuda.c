@@ -134,6 +134,7 @@ int gp_cch_gpu_sweep(const gp_cch *c, int mode, uint32_t base, uint32_t ratio, u
     cudaSetDevice(g->device);
     gp_dcch_set_sweep(g->d, mode == 1 ? GP_DCCH_SWEEP_LEVELS
                             : mode == 2 ? GP_DCCH_SWEEP_PLAN_NOTOP
+                            : mode == 3 ? GP_DCCH_SWEEP_PLAN_NOPIECES
                                         : GP_DCCH_SWEEP_PLAN);
     if (mode != 1 && (base || ratio || bin_cap))
         rc = gp_dcch_plan(g->d, (void *)g->stream, base, ratio, bin_cap, err);

@@ -22,7 +22,10 @@
  *             3. p2p: CCH query with path unpacking (CPU, median / p90 of --queries pairs, the
  *                first 20 checked against Dijkstra) vs the CPU backend's AUTO (A* / bidir);
  *             4. one-to-all: GPU PHAST 1 source and 16 sources per sweep (device ms, end-to-end)
- *                through the plan sweep and, on the same sources, the level sweep (the ratio),
+ *                through the plan sweep (top table + piece tables) and, on the same sources,
+ *                the plan with its top table only (no piece tables), the plan without tables
+ *                and the level sweep (the ratios; each variant checked against CPU PHAST on its
+ *                own: a failing one prints FAIL, the others are still timed, exit status 1),
  *                the plan's per-phase device times (stderr, GPATH_CCH_PLAN_PROFILE), CPU PHAST,
  *                vs near-far GPU SSSP (device ms) and CPU Dijkstra; every GPU tree checked;
  *             5. tables 100x100 and 1000x1000: GPU RPHAST, CPU buckets vs near-far GPU tables
@@ -224,12 +227,21 @@ static void run_graph(lab &L, const char *spec, bool small) {
         }
     };
     if (gp_cch_gpu_sweep(c, 0, 0, 0, 0, &err)) die("plan sweep", err);
-    one_to_all("plan", ph1, &ph1e, ph16, &ph16e, true);
+    one_to_all("plan with top and piece tables", ph1, &ph1e, ph16, &ph16e, true);
+    std::vector<double> tp1, tp16; /* the plan with its top table only (mode 3), same sources */
+    if (gp_cch_gpu_sweep(c, 3, 0, 0, 0, &err)) die("plan sweep", err);
+    one_to_all("plan without piece tables", tp1, NULL, tp16, NULL, false);
+    std::vector<double> nt1, nt16; /* the plan without tables (mode 2), same sources */
+    if (gp_cch_gpu_sweep(c, 2, 0, 0, 0, &err)) die("plan sweep", err);
+    one_to_all("plan without tables", nt1, NULL, nt16, NULL, false);
     if (!small) { /* where the plan sweep's time goes: per-phase device times (stderr) */
         fflush(stdout);
         setenv("GPATH_CCH_PLAN_PROFILE", "1", 1);
-        for (uint32_t k : {1u, 16u})
-            if (gp_cch_gpu_sssp(c, srcs[0].data(), k, dg.data(), &err)) die("phast profile", err);
+        for (int mode : {0, 3, 2}) {
+            if (gp_cch_gpu_sweep(c, mode, 0, 0, 0, &err)) die("plan sweep", err);
+            for (uint32_t k : {1u, 16u})
+                if (gp_cch_gpu_sssp(c, srcs[0].data(), k, dg.data(), &err)) die("phast profile", err);
+        }
         unsetenv("GPATH_CCH_PLAN_PROFILE");
     }
     if (gp_cch_gpu_sweep(c, 1, 0, 0, 0, &err)) die("level sweep", err);
@@ -281,6 +293,15 @@ static void run_graph(lab &L, const char *spec, bool small) {
            "%.3f (%.2fx); 16 per sweep %.3f vs %.3f ms per tree (%.2fx)\n",
            median(ph1), median(lv1), median(lv1) / median(ph1), median(ph16) / 16,
            median(lv16) / 16, median(lv16) / median(ph16));
+    printf("- PHAST sweep, plan with vs without its piece tables (top table in both; same sources, "
+           "same run; device ms): 1 source %.3f vs %.3f (%.2fx); 16 per sweep %.3f vs %.3f ms per "
+           "tree (%.2fx)\n",
+           median(ph1), median(tp1), median(tp1) / median(ph1), median(ph16) / 16,
+           median(tp16) / 16, median(tp16) / median(ph16));
+    printf("- PHAST sweep, plan with vs without any table (same sources, same run; device ms): "
+           "1 source %.3f vs %.3f (%.2fx); 16 per sweep %.3f vs %.3f ms per tree (%.2fx)\n",
+           median(ph1), median(nt1), median(nt1) / median(ph1), median(ph16) / 16,
+           median(nt16) / 16, median(nt16) / median(ph16));
     fflush(stdout);
     for (auto &v : L.plans) { /* plan variants: base x ratio x bin cap */
         if (gp_cch_gpu_sweep(c, 0, v[0], v[1], v[2], &err)) die("plan variant", err);

@@ -165,10 +165,11 @@ int gp_cch_gpu_sssp(const gp_cch *c, const uint32_t *src, uint32_t k, uint64_t *
                     gp_err *err); /* dist: k*n, row per source, node order */
 int gp_cch_gpu_table(const gp_cch *c, const uint32_t *src, uint32_t ns, const uint32_t *dst,
                      uint32_t nt, uint64_t *out, gp_err *err);
-/* The GPU PHAST sweep of c (engine/cuda_cch.h): levels 0 = the plan (default; base / ratio /
- * bin_cap > 0 rebuild it with those thresholds and bin size, engine/cch_plan.h), 1 = the level
- * sweep. For the lab, which times both. */
-int gp_cch_gpu_sweep(const gp_cch *c, int levels, uint32_t base, uint32_t ratio, uint32_t bin_cap,
+/* The GPU PHAST sweep of c (engine/cuda_cch.h): mode 0 = the plan with its top table and piece
+ * tables (default; base / ratio / bin_cap > 0 rebuild it with those thresholds and bin size,
+ * engine/cch_plan.h), 1 = the level sweep, 2 = the plan without tables, 3 = the plan with its
+ * top table only. For the lab, which times them all. */
+int gp_cch_gpu_sweep(const gp_cch *c, int mode, uint32_t base, uint32_t ratio, uint32_t bin_cap,
                      gp_err *err);
 /* Device milliseconds of the last gpu call on c (CUDA events), for the lab and benches. */
 double gp_cch_gpu_last_ms(const gp_cch *c);

@@ -27,9 +27,9 @@ int gp_cch_gpu_table(const gp_cch *c, const uint32_t *src, uint32_t ns, const ui
     (void)c, (void)src, (void)ns, (void)dst, (void)nt, (void)out;
     return gp_err_set(err, GP_EUNSUPPORTED, "this gpath was built without CUDA");
 }
-int gp_cch_gpu_sweep(const gp_cch *c, int levels, uint32_t base, uint32_t ratio, uint32_t bin_cap,
+int gp_cch_gpu_sweep(const gp_cch *c, int mode, uint32_t base, uint32_t ratio, uint32_t bin_cap,
                      gp_err *err) {
-    (void)c, (void)levels, (void)base, (void)ratio, (void)bin_cap;
+    (void)c, (void)mode, (void)base, (void)ratio, (void)bin_cap;
     return gp_err_set(err, GP_EUNSUPPORTED, "this gpath was built without CUDA");
 }
 double gp_cch_gpu_last_ms(const gp_cch *c) {
@@ -125,15 +125,18 @@ double gp_cch_gpu_last_ms(const gp_cch *c) {
     return g ? g->last_ms : 0;
 }
 
-int gp_cch_gpu_sweep(const gp_cch *c, int levels, uint32_t base, uint32_t ratio, uint32_t bin_cap,
+int gp_cch_gpu_sweep(const gp_cch *c, int mode, uint32_t base, uint32_t ratio, uint32_t bin_cap,
                      gp_err *err) {
     cch_gpu *g = c->gpu;
     int rc = GP_OK;
     if (!g) return gp_err_set(err, GP_EUNSUPPORTED, "this CCH has no GPU state");
     pthread_mutex_lock(&g->mu);
     cudaSetDevice(g->device);
-    gp_dcch_set_sweep(g->d, levels ? GP_DCCH_SWEEP_LEVELS : GP_DCCH_SWEEP_PLAN);
-    if (!levels && (base || ratio || bin_cap))
+    gp_dcch_set_sweep(g->d, mode == 1 ? GP_DCCH_SWEEP_LEVELS
+                            : mode == 2 ? GP_DCCH_SWEEP_PLAN_NOTOP
+                            : mode == 3 ? GP_DCCH_SWEEP_PLAN_NOPIECES
+                                        : GP_DCCH_SWEEP_PLAN);
+    if (mode != 1 && (base || ratio || bin_cap))
         rc = gp_dcch_plan(g->d, (void *)g->stream, base, ratio, bin_cap, err);
     pthread_mutex_unlock(&g->mu);
     return rc;

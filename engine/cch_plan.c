@@ -366,7 +366,180 @@ done:
     return rc;
 }
 
-int gp_cch_plan_sssp(const gp_cch *c, const gp_cch_plan *p, uint32_t src, uint64_t *dist,
+void gp_cch_top_free(gp_cch_top *t) {
+    if (!t) return;
+    free(t->first);
+    free(t->head);
+    free(t->edge);
+    free(t);
+}
+
+int gp_cch_plan_top(const gp_cch_plan *p, uint32_t max_nodes, gp_cch_top **out, gp_err *err) {
+    uint32_t f = 0;
+    *out = NULL;
+    while (f + 1 < p->nphases && p->bin_first[p->phase_bin[f + 1]] <= max_nodes) f++;
+    if (f == 0) return GP_OK;
+    gp_cch_top *t = calloc(1, sizeof *t);
+    uint32_t K = p->bin_first[p->phase_bin[f]];
+    uint32_t m = p->in_first[K] + p->out_first[K];
+    if (t) {
+        t->K = K;
+        t->nphases = f;
+        t->first = malloc(((size_t)K + 1) * 4);
+        t->head = malloc((size_t)m * 4 + 4);
+        t->edge = malloc((size_t)m * 4 + 4);
+    }
+    if (!t || !t->first || !t->head || !t->edge) {
+        gp_cch_top_free(t);
+        return gp_err_set(err, GP_ENOMEM, "out of memory for the top table of %u nodes", K);
+    }
+    uint32_t a = 0;
+    for (uint32_t b = 0; b < p->phase_bin[f]; b++)
+        for (uint32_t x = p->bin_first[b]; x < p->bin_first[b + 1]; x++) {
+            t->first[x] = a;
+            for (uint32_t i = p->out_first[x]; i < p->out_first[x + 1]; i++, a++)
+                t->head[a] = p->out_head[i], t->edge[a] = p->out_edge[i];
+            for (uint32_t i = p->in_first[x]; i < p->in_first[x + 1]; i++, a++)
+                t->head[a] = p->bin_first[b] + p->in_head[i], t->edge[a] = p->in_edge[i];
+        }
+    t->first[K] = a;
+    *out = t;
+    return GP_OK;
+}
+
+void gp_cch_top_table(const gp_cch_top *t, const uint32_t *bw, uint64_t *tab) {
+    uint32_t K = t->K;
+    for (uint32_t u = 0; u < K; u++) {
+        uint64_t *row = tab + (size_t)u * K;
+        for (uint32_t x = 0; x < K; x++) row[x] = x == u ? 0 : GP_INF;
+        for (uint32_t x = u + 1; x < K; x++) /* heads precede: row[h] is final */
+            for (uint32_t a = t->first[x]; a < t->first[x + 1]; a++) {
+                uint32_t w = bw[t->edge[a]];
+                uint64_t dh = row[t->head[a]];
+                if (w != GP_CCH_INF && dh != GP_INF && dh + w < row[x]) row[x] = dh + w;
+            }
+    }
+}
+
+void gp_cch_ptab_free(gp_cch_ptab *pt) {
+    if (!pt) return;
+    free(pt->first);
+    free(pt->bins);
+    free(pt->depth);
+    free(pt->ent);
+    free(pt);
+}
+
+int gp_cch_plan_pieces(const gp_cch_plan *p, const gp_cch_topo *t, uint32_t f0,
+                       uint32_t min_steps, uint32_t max_bin, uint32_t max_total,
+                       gp_cch_ptab **out, gp_err *err) {
+    uint32_t n = p->n, nb = p->nbins;
+    gp_cch_ptab *pt = calloc(1, sizeof *pt);
+    uint64_t *cnt = calloc((size_t)nb + 1, 8); /* entries of bin b if it gets a table, else 0 */
+    uint32_t *anc = NULL; /* a bin's a_j, column by column */
+    *out = NULL;
+    if (pt) {
+        pt->nbins = nb;
+        pt->first = calloc((size_t)nb + 1, 4);
+        pt->depth = malloc((size_t)n * 4 + 4);
+    }
+    if (!pt || !cnt || !pt->first || !pt->depth) goto oom;
+    for (uint32_t b = 0; b < nb; b++)
+        for (uint32_t s = p->bin_step[b]; s < p->bin_step[b + 1]; s++)
+            for (uint32_t q = p->step_first[s]; q < p->step_first[s + 1]; q++)
+                pt->depth[q] = s - p->bin_step[b];
+    uint64_t total = 0;
+    for (uint32_t f = f0; f < p->nphases; f++) {
+        uint64_t sum = 0;
+        for (uint32_t b = p->phase_bin[f]; b < p->phase_bin[f + 1]; b++) {
+            uint32_t N = p->bin_first[b + 1] - p->bin_first[b], st = p->bin_step[b + 1] - p->bin_step[b];
+            uint64_t e = 0;
+            for (uint32_t q = p->bin_first[b]; q < p->bin_first[b + 1]; q++) e += pt->depth[q];
+            if (st >= min_steps && st >= 2 && N < 65536 && e <= max_bin) cnt[b] = e, sum += e;
+        }
+        if (total + sum > max_total) /* the whole phase or nothing */
+            for (uint32_t b = p->phase_bin[f]; b < p->phase_bin[f + 1]; b++) cnt[b] = 0;
+        else
+            total += sum;
+    }
+    for (uint32_t b = 0; b < nb; b++) {
+        pt->first[b + 1] = pt->first[b] + (uint32_t)cnt[b];
+        if (cnt[b]) pt->ntab++;
+    }
+    pt->bins = malloc((size_t)pt->ntab * 4 + 4);
+    pt->ent = malloc((size_t)total * 8 + 8);
+    anc = malloc(65536 * 4);
+    if (!pt->bins || !pt->ent || !anc) goto oom;
+    pt->ntab = 0;
+    for (uint32_t b = 0; b < nb; b++) {
+        if (!cnt[b]) continue;
+        uint32_t p0 = p->bin_first[b], N = p->bin_first[b + 1] - p0;
+        uint32_t s0 = p->bin_step[b], ns = p->bin_step[b + 1] - s0;
+        pt->bins[pt->ntab++] = b;
+        if (N > pt->max_nodes) pt->max_nodes = N;
+        if (ns > pt->max_steps) pt->max_steps = ns;
+        uint64_t col = pt->first[b]; /* col(j) */
+        for (uint32_t v = 0; v < N; v++) anc[v] = p0 + v;
+        for (uint32_t j = 0; j + 1 < ns; j++) {
+            uint32_t sj = p->step_first[s0 + j + 1] - p0; /* S(j+1) */
+            for (uint32_t v = sj; v < N; v++) {
+                /* a_j = the parent of a_(j-1) (in the bin while v is deeper than j) */
+                anc[v] = p->pos[t->parent[p->rank[anc[v]]]];
+                pt->ent[col + (v - sj)] =
+                    (uint64_t)GP_CCH_INF << 32 | (uint64_t)v << 16 | (anc[v] - p0);
+            }
+            col += N - sj;
+        }
+    }
+    free(cnt);
+    free(anc);
+    *out = pt;
+    return GP_OK;
+oom:
+    free(cnt);
+    free(anc);
+    gp_cch_ptab_free(pt);
+    return gp_err_set(err, GP_ENOMEM, "out of memory for the piece tables of %u nodes", n);
+}
+
+int gp_cch_ptab_fill(gp_cch_ptab *pt, const gp_cch_plan *p, const uint32_t *bw) {
+    int over = 0;
+    /* at[j] = the index of entry (v, j) of the bin is at[j] + v: col(j) - S(j+1) + first[b] */
+    int64_t *at = malloc(((size_t)pt->max_steps + 1) * 8);
+    if (!at) return -1;
+    for (uint32_t i = 0; i < pt->ntab; i++) {
+        uint32_t b = pt->bins[i], p0 = p->bin_first[b], q1 = p->bin_first[b + 1];
+        uint32_t s0 = p->bin_step[b], ns = p->bin_step[b + 1] - s0, N = q1 - p0;
+        int64_t col = pt->first[b];
+        for (uint32_t j = 0; j + 1 < ns; j++) {
+            int64_t sj = p->step_first[s0 + j + 1] - p0;
+            at[j] = col - sj;
+            col += N - sj;
+        }
+        for (uint32_t q = p0; q < q1; q++) { /* ascending positions: ascending steps */
+            uint32_t s = pt->depth[q];
+            for (uint32_t j = 0; j < s; j++) {
+                uint64_t best = GP_CCH_INF;
+                for (uint32_t a = p->in_first[q]; a < p->in_first[q + 1]; a++) {
+                    uint32_t w = bw[p->in_edge[a]], h = p->in_head[a];
+                    int64_t idx = (int64_t)pt->depth[p0 + h] - s + j; /* h = a_(s-dh-1) */
+                    if (w == GP_CCH_INF || idx < -1) continue;
+                    uint64_t th = idx < 0 ? 0 : pt->ent[at[idx] + h] >> 32;
+                    if (th == GP_CCH_INF) continue;
+                    if (th + w >= GP_CCH_INF) over = 1;
+                    else if (th + w < best) best = th + w;
+                }
+                uint64_t *e = &pt->ent[at[j] + (q - p0)];
+                *e = (*e & 0xffffffffu) | best << 32;
+            }
+        }
+    }
+    free(at);
+    return over;
+}
+
+int gp_cch_plan_sssp(const gp_cch *c, const gp_cch_plan *p, const gp_cch_top *top,
+                     const uint64_t *tab, const gp_cch_ptab *pt, uint32_t src, uint64_t *dist,
                      gp_err *err) {
     const gp_cch_topo *t = c->topo;
     uint32_t n = t->n;
@@ -374,21 +547,48 @@ int gp_cch_plan_sssp(const gp_cch *c, const gp_cch_plan *p, uint32_t src, uint64
     uint64_t *d = malloc((size_t)n * 8);
     uint32_t *ur = malloc(((size_t)t->height + 2) * 4);
     uint64_t *ud = malloc(((size_t)t->height + 2) * 8);
-    int cnt = (d && ur && ud) ? gp_cch_upward(c, src, 1, ur, ud) : -1;
+    uint64_t *d1 = malloc(((size_t)(pt ? pt->max_nodes : 0) + 1) * 8); /* a bin's D1 */
+    int cnt = (d && ur && ud && d1) ? gp_cch_upward(c, src, 1, ur, ud) : -1;
     if (cnt < 0) {
+        free(d1);
         free(d);
         free(ur);
         free(ud);
         return gp_err_set(err, GP_ENOMEM, "out of memory for a planned PHAST sweep");
     }
     for (uint32_t q = 0; q < n; q++) d[q] = GP_INF;
-    for (int i = 0; i < cnt; i++) d[p->pos[ur[i]]] = ud[i];
-    for (uint32_t b = 0; b < p->nbins; b++) { /* phases are runs of bins, in order */
+    uint32_t b0 = 0;
+    if (top) { /* the top's cells: the product of the search's top labels with the table */
+        uint32_t K = top->K;
+        for (uint32_t v = 0; v < K; v++) {
+            uint64_t best = GP_INF;
+            for (int i = 0; i < cnt; i++) {
+                uint32_t u = p->pos[ur[i]];
+                uint64_t t = u < K ? tab[(size_t)u * K + v] : GP_INF;
+                if (t != GP_INF && ud[i] != GP_INF && ud[i] + t < best) best = ud[i] + t;
+            }
+            d[v] = best;
+        }
+        b0 = p->phase_bin[top->nphases];
+    }
+    for (int i = 0; i < cnt; i++)
+        if (!top || p->pos[ur[i]] >= top->K) d[p->pos[ur[i]]] = ud[i];
+    for (uint32_t b = b0; b < p->nbins; b++) { /* phases are runs of bins, in order */
         uint32_t p0 = p->bin_first[b];
         for (uint32_t a = p->out_first[p0]; a < p->out_first[p->bin_first[b + 1]]; a++) {
             uint32_t w = c->bw[p->out_edge[a]], q = p0 + p->out_tail[a]; /* arc by arc */
             uint64_t dh = d[p->out_head[a]];
             if (w != GP_CCH_INF && dh != GP_INF && dh + w < d[q]) d[q] = dh + w;
+        }
+        if (pt && pt->first[b + 1] > pt->first[b]) { /* the bin's table: one product */
+            uint32_t N = p->bin_first[b + 1] - p0;
+            memcpy(d1, d + p0, (size_t)N * 8);
+            for (uint32_t i = pt->first[b]; i < pt->first[b + 1]; i++) {
+                uint64_t e = pt->ent[i], T = e >> 32, da = d1[e & 0xffff];
+                uint32_t v = (uint32_t)(e >> 16) & 0xffff;
+                if (T != GP_CCH_INF && da != GP_INF && da + T < d[p0 + v]) d[p0 + v] = da + T;
+            }
+            continue;
         }
         for (uint32_t s = p->bin_step[b]; s < p->bin_step[b + 1]; s++)
             for (uint32_t q = p->step_first[s]; q < p->step_first[s + 1]; q++)
@@ -399,6 +599,7 @@ int gp_cch_plan_sssp(const gp_cch *c, const gp_cch_plan *p, uint32_t src, uint64
                 }
     }
     for (uint32_t q = 0; q < n; q++) dist[t->order[p->rank[q]]] = d[q];
+    free(d1);
     free(d);
     free(ur);
     free(ud);

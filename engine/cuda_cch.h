@@ -38,9 +38,15 @@ uint64_t gp_dcch_bytes(const gp_dcch *d);
  * GPATH_CCH_SWEEP=levels picks the level sweep at upload; the lab times both. */
 #define GP_DCCH_SWEEP_PLAN 0
 #define GP_DCCH_SWEEP_LEVELS 1
+#define GP_DCCH_SWEEP_PLAN_NOTOP 2 /* the plan without its tables (cch_plan.h gp_cch_top, ptab) */
+#define GP_DCCH_SWEEP_PLAN_NOPIECES 3 /* the plan with its top table, without piece tables */
 void gp_dcch_set_sweep(gp_dcch *d, int sweep);
 /* Rebuilds the plan with thresholds base, base*ratio, ... and at most about bin_cap nodes per bin
- * (0 = the defaults: 256, 16, 1024); built once at upload with the defaults. */
+ * (0 = the defaults: 256, 16, 1024); built once at upload with the defaults. The plan's top table
+ * covers the leading phases of at most GPATH_CCH_TOP nodes (read at upload; default 2048, 0 =
+ * none); the piece tables (cch_plan.h gp_cch_ptab) the following phases while their entries
+ * number at most GPATH_CCH_PIECES (default 2^25, 0 = none); both are recomputed with every
+ * customization (whose device time includes them). */
 int gp_dcch_plan(gp_dcch *d, void *stream, uint32_t base, uint32_t ratio, uint32_t bin_cap,
                  gp_err *err);
 /* Replaces the original weights (a new metric on the same topology). */

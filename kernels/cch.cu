@@ -24,7 +24,16 @@
  *    host at upload (engine/cch_plan.h); a launch per phase, a block per bin, the bin's steps
  *    separated by __syncthreads() only (no grid barrier), distances and inner arcs staged in
  *    shared memory, the output written in node order by the bins themselves (no gather pass), and
- *    only the upper phases' cells filled before a sweep (the last phase restores INF).
+ *    only the upper phases' cells filled before a sweep (the last phase restores INF). The
+ *    leading phases of at most TOP_MAX_NODES nodes are not swept: their cells come from the top
+ *    table (cch_plan.h gp_cch_top, computed by top_table at customization) in sweep_init, which
+ *    also fills and scatters (one launch before the remaining phases). The bins of the following
+ *    phases (at least PIECE_MIN_STEPS steps, within PIECE_MAX_BIN / GPATH_CCH_PIECES entries)
+ *    have piece tables (cch_plan.h gp_cch_ptab, computed by piece_tables at customization): after
+ *    the outer arcs, such a bin's cells come from one min-plus product of its own cells with the
+ *    table (an entry per thread, atomicMin in shared memory) instead of its steps; for k > 1 only
+ *    in phases whose entries are at most twice their inner arcs (else the product's work, entries
+ *    x k, outweighs the steps').
  *
  * Versions (H100 80GB HBM3, bench/lab_cch.cu, device ms, medians; BAY / NY):
  *   v1  sweeps a thread per item, a launch per level of > 4096 items and one block for the
@@ -41,13 +50,28 @@
  *   v4a the plan sweep, outer arcs relaxed serially by a thread per cell: PHAST 0.359 / 0.487 ms
  *       (v3 in the same run 0.622 / 0.970), 16 per sweep 0.044 / 0.052 ms per tree (v3 0.084 /
  *       0.113).
- *   v4  (this code) v4a with the outer arcs relaxed an arc per thread (atomicMin): PHAST 0.299 /
+ *   v4  v4a with the outer arcs relaxed an arc per thread (atomicMin): PHAST 0.299 /
  *       0.405 ms (v3 in the same run 0.597 / 0.944: 2.0x / 2.3x), 16 per sweep 0.047 / 0.062 ms
  *       per tree (v3 0.083 / 0.112): k=1 gained, k=16 lost 7-19% against v4a (the next step:
  *       the arc-per-thread form for k = 1 only). A step inside a block costs ~0.7-1 us and a
  *       launch ~9 us on that machine (bench/results/2026-11-25-NVIDIA-H100-80GB-HBM3-gpu-phast.md
  *       has the per-phase profile); BAY's 0.1 ms target is not reached.
- *   Customization (both): BAY 1.9 ms, NY 3.7 ms device (CPU, 16 threads: 14 / 33 ms).
+ *   v5  v4 with the top table (engine/cch_plan.h gp_cch_top: the leading phases of
+ *       <= 2048 nodes as one min-plus product, fused with the fill and scatter into one launch)
+ *       and sweep_bins specialised for k = 1 and for bins that fit shared memory: PHAST 0.135 /
+ *       0.156 ms (the same plan without the table 0.265 / 0.360, v3 0.599 / 0.942), 16 per sweep
+ *       0.028 / 0.033 ms per tree (without the table 0.044 / 0.059); gen:1M 0.406 / 0.145
+ *       (bench/results/2026-11-26-NVIDIA-H100-80GB-HBM3-gpu-phast-top.md). The table costs 0.83 /
+ *       1.08 ms of device time at customization.
+ *   v6  (this code) v5 with piece tables (cch_plan.h gp_cch_ptab) for the phases after the top:
+ *       BAY phase 2 (113 of 114 bins, 127 K entries, longest bin 74 steps) and phase 3 (528 bins,
+ *       2.87 M entries, 35 steps), 24 MB; NY 184 K + 3.02 M entries; gen:1M 12.4 M. Predicted
+ *       before any device run: BAY k=1 phase 2 78 -> ~14 us, phase 3 44 -> ~15 us, PHAST 0.135
+ *       -> ~0.06 ms; NY 0.156 -> ~0.07; gen:1M 0.406 -> ~0.15; 16 per sweep (phase 3 keeps its
+ *       steps) within 10% of v5; customization + ~0.1-0.2 ms (BAY, NY), ~0.4 ms (gen:1M: a bin
+ *       of 213 steps). Not yet measured.
+ *   Customization (both): BAY 1.9 ms, NY 3.7 ms device (CPU, 16 threads: 14 / 33 ms); v5 adds the
+ *       top table: 2.7 / 4.8 ms.
  */
 #include "../engine/cch_plan.h"
 #include "../engine/cuda_cch.h"
@@ -77,13 +101,26 @@ typedef unsigned long long u64;
 #define PLAN_BIN_CAP 1024         /* plan sweeps: nodes per bin of a phase, at most (roughly) */
 #define PLAN_BLOCKS_PER_SM 4
 #define PLAN_THREADS_MAX 512      /* plan sweeps: a phase gets >= 4 bins per SM when it has pieces */
+#define TOP_MAX_NODES 2048        /* plan sweeps: the top table's nodes, at most (cch_plan.h) */
+#define PIECE_MAX_TOTAL (1u << 25) /* plan sweeps: piece tables' entries at most (cch_plan.h) */
+#define PIECE_MAX_BIN 65536       /* plan sweeps: entries of one bin's table at most */
+#define PIECE_MIN_STEPS 4         /* plan sweeps: bins of fewer steps keep the step sweep */
+#define PIECE_THREADS 256         /* piece_tables: block size */
+#define INIT_CHUNK 2048           /* plan sweeps: cells filled per block of sweep_init */
+#define INIT_THREADS 256
 
 struct plan_dev { /* device copy of a gp_cch_plan (cch_plan.h) plus its weights */
     const uint32_t *bin_first, *bin_step, *step_first, *in_first, *in_head, *in_wt, *out_first,
         *out_head, *out_tail, *out_wt, *pnode;
+    const uint32_t *tab_first; /* piece tables (cch_plan.h gp_cch_ptab): entries per bin */
 };
+__global__ void top_table(uint32_t K, const uint32_t *__restrict__ tf,
+                          const uint32_t *__restrict__ th, const uint32_t *__restrict__ tw,
+                          unsigned long long *tab);
+template <bool K1, bool SA>
 __global__ void sweep_bins(plan_dev P, uint32_t bin0, uint32_t k, unsigned long long *dist,
-                           unsigned long long *out, uint32_t n, int last, uint32_t smem);
+                           unsigned long long *out, uint32_t n, int last, uint32_t smem,
+                           const unsigned long long *__restrict__ tab);
 __global__ void sweep_top(uint32_t l0, uint32_t l1, const uint32_t *__restrict__ lev, uint32_t k,
                           const uint32_t *__restrict__ first, const uint32_t *__restrict__ head,
                           const uint32_t *__restrict__ wt, unsigned long long *dist);
@@ -121,7 +158,7 @@ struct gp_dcch {
     int smem_max;           /* opt-in shared memory per block */
     uint32_t p_nphases, p_nbins, p_mid; /* p_mid: first position of the last phase */
     uint32_t *p_phase_bin;  /* host: nphases+1 */
-    uint32_t *p_max_nodes, *p_max_arcs; /* host: per phase, largest bin */
+    uint32_t *p_max_nodes, *p_max_arcs, *p_max_steps; /* host: per phase, largest bin */
     uint32_t *p_bin_first, *p_bin_step, *p_step_first, *p_in_first, *p_in_head, *p_in_edge,
         *p_in_wt, *p_out_first, *p_out_head, *p_out_tail, *p_out_edge, *p_out_wt, *p_pnode,
         *p_pos;
@@ -129,6 +166,19 @@ struct gp_dcch {
     int profile;            /* GPATH_CCH_PLAN_PROFILE: per-phase device times on stderr */
     uint32_t p_nin, p_nout;
     uint64_t p_bytes;
+    /* the top table (cch_plan.h gp_cch_top): positions 0 .. t_K-1 = phases 0 .. t_nph-1 */
+    uint32_t t_K, t_nph, t_narcs, t_max; /* t_max: GPATH_CCH_TOP (nodes at most; 0 none) */
+    uint32_t *t_first, *t_head, *t_edge, *t_wt;
+    u64 *t_tab;             /* t_K x t_K, row u: down distances from u */
+    float t_ms;             /* device ms of the last table computation */
+    /* the piece tables (cch_plan.h gp_cch_ptab): q_ntab bins (q_bins) with q_first entries */
+    uint32_t q_ntab, q_max_steps, q_max; /* q_max: GPATH_CCH_PIECES (entries at most; 0 none) */
+    uint32_t *q_bins, *q_first, *q_depth, *q_bad;
+    u64 *q_ent;
+    uint64_t *q_pent, *q_parcs; /* host, per phase: table entries, inner arcs */
+    uint32_t *q_pmaxn;      /* host, per phase: nodes of the largest bin with a table */
+    int q_ok;               /* the last customization's tables hold (no down distance >= 2^32-1) */
+    float q_ms;             /* device ms of the last piece-table computation */
     u64 *pdist;             /* plan sweeps: positions x k, INF from cell p_dirty on */
     size_t pdist_cap, p_dirty;
     int customized;
@@ -175,7 +225,10 @@ static void plan_free(gp_dcch *d) {
     uint32_t **a[] = {&d->p_bin_first, &d->p_bin_step, &d->p_step_first, &d->p_in_first,
                       &d->p_in_head, &d->p_in_edge, &d->p_in_wt, &d->p_out_first,
                       &d->p_out_head, &d->p_out_tail, &d->p_out_edge, &d->p_out_wt,
-                      &d->p_pnode,    &d->p_pos};
+                      &d->p_pnode,    &d->p_pos,      &d->t_first,    &d->t_head,
+                      &d->t_edge,     &d->t_wt,       (uint32_t **)&d->t_tab,
+                      &d->q_bins,     &d->q_first,    &d->q_depth,    &d->q_bad,
+                      (uint32_t **)&d->q_ent};
     for (size_t i = 0; i < sizeof a / sizeof *a; i++) {
         cudaFree(*a[i]);
         *a[i] = NULL;
@@ -183,7 +236,14 @@ static void plan_free(gp_dcch *d) {
     free(d->p_phase_bin);
     free(d->p_max_nodes);
     free(d->p_max_arcs);
-    d->p_phase_bin = d->p_max_nodes = d->p_max_arcs = NULL;
+    free(d->p_max_steps);
+    free(d->q_pent);
+    free(d->q_parcs);
+    free(d->q_pmaxn);
+    d->p_phase_bin = d->p_max_nodes = d->p_max_arcs = d->p_max_steps = d->q_pmaxn = NULL;
+    d->q_pent = d->q_parcs = NULL;
+    d->t_K = d->t_nph = d->t_narcs = d->q_ntab = d->q_max_steps = 0;
+    d->q_ok = 0;
     d->bytes -= d->p_bytes;
     d->p_bytes = 0;
     d->p_nphases = 0;
@@ -277,13 +337,25 @@ extern "C" int gp_dcch_new(const gp_cch *c, void *stream, gp_dcch **out, gp_err 
         CK(cudaDeviceGetAttribute(&d->smem_max, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev),
            "device attributes");
     }
-    CK(cudaFuncSetAttribute(sweep_bins, cudaFuncAttributeMaxDynamicSharedMemorySize, d->smem_max),
-       "allowing the plan sweep's shared memory");
+    CK(cudaFuncSetAttribute(top_table, cudaFuncAttributeMaxDynamicSharedMemorySize, d->smem_max),
+       "allowing the top table's shared memory");
+    CK(cudaFuncSetAttribute(sweep_bins<false, false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                            d->smem_max), "allowing the plan sweep's shared memory");
+    CK(cudaFuncSetAttribute(sweep_bins<false, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                            d->smem_max), "allowing the plan sweep's shared memory");
+    CK(cudaFuncSetAttribute(sweep_bins<true, false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                            d->smem_max), "allowing the plan sweep's shared memory");
+    CK(cudaFuncSetAttribute(sweep_bins<true, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                            d->smem_max), "allowing the plan sweep's shared memory");
     { /* GPATH_CCH_PLAN_SMEM: a smaller shared-memory budget (bytes), so that the lab's --small
        * run under compute-sanitizer reaches the paths for bins that do not fit */
         const char *sm = getenv("GPATH_CCH_PLAN_SMEM");
         long v = sm ? strtol(sm, NULL, 10) : 0;
         if (v > 0 && v < d->smem_max) d->smem_max = (int)v;
+        const char *tp = getenv("GPATH_CCH_TOP"); /* the top table's nodes at most (0: none) */
+        d->t_max = tp ? (uint32_t)strtoul(tp, NULL, 10) : TOP_MAX_NODES;
+        const char *pc = getenv("GPATH_CCH_PIECES"); /* piece tables' entries at most (0: none) */
+        d->q_max = pc ? (uint32_t)strtoul(pc, NULL, 10) : PIECE_MAX_TOTAL;
     }
     {
         const char *sw = getenv("GPATH_CCH_SWEEP");
@@ -303,14 +375,141 @@ __global__ void gather_wt(const uint32_t *__restrict__ edge, uint32_t count,
     if (i < count) wt[i] = bw[edge[i]];
 }
 
-/* The plan's arc weights from the customized down weights (after every customization). */
+/* The top table (engine/cch_plan.h gp_cch_top): a warp per row u walks the top positions after
+ * u in order (an arc's head precedes its tail, so row[h] is final when x reads it), lanes over x's
+ * arcs; a node no path from u reaches (every lane INF) skips the warp min. The row lives in shared
+ * memory (K*8 bytes per warp; lane 0's writes are visible to the warp after __syncwarp) and goes
+ * to tab at the end. Latency-bound (a serial walk over the top per warp): BAY 0.83 ms, NY 1.08 ms
+ * (the first version, the row in global memory, measured 0.72 / 1.00 ms in another run). */
+__global__ void top_table(uint32_t K, const uint32_t *__restrict__ tf,
+                          const uint32_t *__restrict__ th, const uint32_t *__restrict__ tw,
+                          u64 *tab) {
+    extern __shared__ u64 sm[];
+    const uint32_t u = (uint32_t)(((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5);
+    const uint32_t lane = threadIdx.x & 31;
+    if (u >= K) return; /* whole warps */
+    u64 *row = sm + (size_t)(threadIdx.x >> 5) * K;
+    for (uint32_t x = lane; x < K; x += 32) row[x] = x == u ? 0 : INF64;
+    __syncwarp();
+    for (uint32_t x = u + 1; x < K; x++) {
+        u64 best = INF64;
+        for (uint32_t a = tf[x] + lane; a < tf[x + 1]; a += 32) {
+            uint32_t h = th[a], w = tw[a];
+            if (h < u || w == INF32) continue; /* heads before u: INF */
+            u64 dh = row[h];
+            if (dh != INF64 && dh + w < best) best = dh + w;
+        }
+        if (__any_sync(0xffffffffu, best != INF64)) {
+            for (int o = 16; o > 0; o >>= 1) {
+                u64 v = __shfl_xor_sync(0xffffffffu, best, o);
+                best = v < best ? v : best;
+            }
+            if (lane == 0) row[x] = best;
+            __syncwarp();
+        }
+    }
+    for (uint32_t x = lane; x < K; x += 32) tab[(size_t)u * K + x] = row[x];
+}
+
+/* The piece tables (engine/cch_plan.h gp_cch_ptab; gp_cch_ptab_fill is the CPU reference): a
+ * block per bin with a table, its steps in order with a block barrier between them (entry (v, j)
+ * reads the entries of v's upper neighbours, which are at lower steps), a thread per entry of the
+ * step looping over v's inner arcs. S (the bin's step offsets) and at[j] = col(j) - S(j+1) in
+ * shared memory (ns + 1 and ns words). Only T (the high word) is written; a down distance that
+ * would reach 2^32-1 sets *bad (the host then keeps the step sweep for this metric). The block's
+ * own global writes are visible to it after __syncthreads() (tab is not read through the
+ * read-only cache here). */
+__global__ void __launch_bounds__(PIECE_THREADS)
+    piece_tables(const uint32_t *__restrict__ bins, const uint32_t *__restrict__ bin_first,
+                 const uint32_t *__restrict__ bin_step, const uint32_t *__restrict__ step_first,
+                 const uint32_t *__restrict__ in_first, const uint32_t *__restrict__ in_head,
+                 const uint32_t *__restrict__ in_wt, const uint32_t *__restrict__ depth,
+                 const uint32_t *__restrict__ tab_first, uint32_t *tab, uint32_t *bad) {
+    extern __shared__ int32_t pq[];
+    const uint32_t b = bins[blockIdx.x], tid = threadIdx.x;
+    const uint32_t p0 = bin_first[b], N = bin_first[b + 1] - p0, s0 = bin_step[b];
+    const uint32_t ns = bin_step[b + 1] - s0, t0 = tab_first[b];
+    int32_t *S = pq, *at = pq + ns + 1;
+    for (uint32_t i = tid; i <= ns; i += blockDim.x) S[i] = (int32_t)(step_first[s0 + i] - p0);
+    __syncthreads();
+    if (tid == 0) {
+        int32_t col = 0;
+        for (uint32_t j = 0; j + 1 < ns; j++) {
+            at[j] = col - S[j + 1];
+            col += (int32_t)N - S[j + 1];
+        }
+    }
+    __syncthreads();
+    uint32_t over = 0;
+    for (uint32_t st = 1; st < ns; st++) {
+        const uint32_t items = (uint32_t)(S[st + 1] - S[st]) * st;
+        for (uint32_t it = tid; it < items; it += blockDim.x) {
+            const uint32_t v = (uint32_t)S[st] + it / st, j = it % st, q = p0 + v;
+            u64 best = INF32;
+            for (uint32_t a = in_first[q]; a < in_first[q + 1]; a++) {
+                const uint32_t w = in_wt[a], h = in_head[a];
+                const int32_t idx = (int32_t)depth[p0 + h] - (int32_t)st + (int32_t)j;
+                if (w == INF32 || idx < -1) continue; /* h below a_j: no path from a_j */
+                const u64 th = idx < 0 ? 0 : tab[2 * ((size_t)t0 + (uint32_t)(at[idx] + (int32_t)h)) + 1];
+                if (th == INF32) continue;
+                if (th + w >= INF32) over = 1;
+                else if (th + w < best) best = th + w;
+            }
+            tab[2 * ((size_t)t0 + (uint32_t)(at[j] + (int32_t)v)) + 1] = (uint32_t)best;
+        }
+        __syncthreads();
+    }
+    if (over) atomicOr(bad, 1u);
+}
+
+/* The plan's arc weights (and the top table, the piece tables) from the customized down weights
+ * (after every customization and plan rebuild); the tables' device times land in d->t_ms and
+ * d->q_ms. */
 static int plan_weights(gp_dcch *d, cudaStream_t s, gp_err *err) {
     int rc = GP_OK;
     if (!d->p_nphases || !d->customized) return GP_OK;
+    if (d->t_K) {
+        cudaEvent_t e0 = NULL, e1 = NULL;
+        CK(cudaEventCreate(&e0), "top table");
+        CK(cudaEventCreate(&e1), "top table");
+        CK(cudaEventRecord(e0, s), "top table");
+        gather_wt<<<(d->t_narcs + BIG_THREADS - 1) / BIG_THREADS, BIG_THREADS, 0, s>>>(
+            d->t_edge, d->t_narcs, d->bw, d->t_wt);
+        uint32_t wpb = (uint32_t)d->smem_max / (d->t_K * 8); /* warps (rows) per block */
+        if (wpb > 4) wpb = 4;
+        top_table<<<(d->t_K + wpb - 1) / wpb, wpb * 32, (size_t)wpb * d->t_K * 8, s>>>(
+            d->t_K, d->t_first, d->t_head, d->t_wt, d->t_tab);
+        CKL("top table");
+        CK(cudaEventRecord(e1, s), "top table");
+        CK(cudaEventSynchronize(e1), "top table");
+        CK(cudaEventElapsedTime(&d->t_ms, e0, e1), "top table");
+        cudaEventDestroy(e0);
+        cudaEventDestroy(e1);
+    }
     if (d->p_nin) {
         gather_wt<<<(d->p_nin + BIG_THREADS - 1) / BIG_THREADS, BIG_THREADS, 0, s>>>(
             d->p_in_edge, d->p_nin, d->bw, d->p_in_wt);
         CKL("plan weights");
+    }
+    if (d->q_ntab) { /* after the inner arcs' weights, which it reads */
+        cudaEvent_t e0 = NULL, e1 = NULL;
+        uint32_t bad = 0;
+        CK(cudaEventCreate(&e0), "piece tables");
+        CK(cudaEventCreate(&e1), "piece tables");
+        CK(cudaMemcpyAsync(d->q_bad, &bad, 4, cudaMemcpyHostToDevice, s), "piece tables");
+        CK(cudaEventRecord(e0, s), "piece tables");
+        piece_tables<<<d->q_ntab, PIECE_THREADS, ((size_t)d->q_max_steps * 2 + 1) * 4, s>>>(
+            d->q_bins, d->p_bin_first, d->p_bin_step, d->p_step_first, d->p_in_first,
+            d->p_in_head, d->p_in_wt, d->q_depth, d->q_first, (uint32_t *)d->q_ent, d->q_bad);
+        CKL("piece tables");
+        CK(cudaEventRecord(e1, s), "piece tables");
+        CK(cudaMemcpyAsync(&bad, d->q_bad, 4, cudaMemcpyDeviceToHost, s), "piece tables");
+        CK(cudaEventSynchronize(e1), "piece tables");
+        CK(cudaStreamSynchronize(s), "piece tables");
+        CK(cudaEventElapsedTime(&d->q_ms, e0, e1), "piece tables");
+        cudaEventDestroy(e0);
+        cudaEventDestroy(e1);
+        d->q_ok = !bad;
     }
     if (d->p_nout) {
         gather_wt<<<(d->p_nout + BIG_THREADS - 1) / BIG_THREADS, BIG_THREADS, 0, s>>>(
@@ -329,6 +528,8 @@ extern "C" int gp_dcch_plan(gp_dcch *d, void *stream, uint32_t base, uint32_t ra
     uint32_t thr[8], q = gp_cch_plan_thresholds(t, base ? base : PLAN_BASE,
                                                  ratio ? ratio : PLAN_RATIO, thr);
     gp_cch_plan *p = NULL;
+    gp_cch_top *top = NULL;
+    gp_cch_ptab *pt = NULL;
     uint32_t *pnode = NULL;
     uint64_t before = d->bytes;
     plan_free(d);
@@ -343,8 +544,9 @@ extern "C" int gp_dcch_plan(gp_dcch *d, void *stream, uint32_t base, uint32_t ra
     d->p_phase_bin = (uint32_t *)malloc(((size_t)p->nphases + 1) * 4);
     d->p_max_nodes = (uint32_t *)calloc((size_t)p->nphases + 1, 4);
     d->p_max_arcs = (uint32_t *)calloc((size_t)p->nphases + 1, 4);
+    d->p_max_steps = (uint32_t *)calloc((size_t)p->nphases + 1, 4);
     pnode = (uint32_t *)malloc((size_t)p->n * 4 + 4);
-    if (!d->p_phase_bin || !d->p_max_nodes || !d->p_max_arcs || !pnode) {
+    if (!d->p_phase_bin || !d->p_max_nodes || !d->p_max_arcs || !d->p_max_steps || !pnode) {
         rc = gp_err_set(err, GP_ENOMEM, "out of memory for the sweep plan");
         goto out;
     }
@@ -355,6 +557,8 @@ extern "C" int gp_dcch_plan(gp_dcch *d, void *stream, uint32_t base, uint32_t ra
             uint32_t arcs = p->in_first[p->bin_first[b + 1]] - p->in_first[p->bin_first[b]];
             if (nodes > d->p_max_nodes[f]) d->p_max_nodes[f] = nodes;
             if (arcs > d->p_max_arcs[f]) d->p_max_arcs[f] = arcs;
+            if (p->bin_step[b + 1] - p->bin_step[b] > d->p_max_steps[f])
+                d->p_max_steps[f] = p->bin_step[b + 1] - p->bin_step[b];
         }
     d->p_mid = p->bin_first[p->phase_bin[p->nphases - 1]];
     d->p_lim = p->max_bin_nodes > p->max_bin_out ? p->max_bin_nodes : p->max_bin_out;
@@ -373,6 +577,47 @@ extern "C" int gp_dcch_plan(gp_dcch *d, void *stream, uint32_t base, uint32_t ra
     CK(dput(&d->p_out_wt, (const uint32_t *)NULL, (size_t)d->p_nout, s, &d->bytes), "uploading the plan");
     CK(dput(&d->p_pnode, pnode, (size_t)p->n, s, &d->bytes), "uploading the plan");
     CK(dput(&d->p_pos, p->pos, (size_t)p->n, s, &d->bytes), "uploading the plan");
+    if (d->t_max && (rc = gp_cch_plan_top(p, d->t_max < (uint32_t)d->smem_max / 8
+                                                 ? d->t_max : (uint32_t)d->smem_max / 8,
+                                             &top, err)) != GP_OK)
+        goto out; /* a table row fits in shared memory (top_table) */
+    if (top) {
+        d->t_K = top->K;
+        d->t_nph = top->nphases;
+        d->t_narcs = top->first[top->K];
+        CK(dput(&d->t_first, top->first, (size_t)top->K + 1, s, &d->bytes), "uploading the top table");
+        CK(dput(&d->t_head, top->head, (size_t)d->t_narcs, s, &d->bytes), "uploading the top table");
+        CK(dput(&d->t_edge, top->edge, (size_t)d->t_narcs, s, &d->bytes), "uploading the top table");
+        CK(dput(&d->t_wt, (const uint32_t *)NULL, (size_t)d->t_narcs, s, &d->bytes), "uploading the top table");
+        CK(dput(&d->t_tab, (const u64 *)NULL, (size_t)top->K * top->K, s, &d->bytes), "uploading the top table");
+    }
+    if (d->q_max && (rc = gp_cch_plan_pieces(p, t, top ? top->nphases : 0, PIECE_MIN_STEPS,
+                                             PIECE_MAX_BIN, d->q_max, &pt, err)) != GP_OK)
+        goto out;
+    if (pt && pt->ntab) {
+        d->q_pent = (uint64_t *)calloc((size_t)p->nphases + 1, 8);
+        d->q_parcs = (uint64_t *)calloc((size_t)p->nphases + 1, 8);
+        d->q_pmaxn = (uint32_t *)calloc((size_t)p->nphases + 1, 4);
+        if (!d->q_pent || !d->q_parcs || !d->q_pmaxn) {
+            rc = gp_err_set(err, GP_ENOMEM, "out of memory for the piece tables");
+            goto out;
+        }
+        for (uint32_t f = 0; f < p->nphases; f++)
+            for (uint32_t b = p->phase_bin[f]; b < p->phase_bin[f + 1]; b++) {
+                uint32_t N = p->bin_first[b + 1] - p->bin_first[b];
+                d->q_parcs[f] += p->in_first[p->bin_first[b + 1]] - p->in_first[p->bin_first[b]];
+                d->q_pent[f] += pt->first[b + 1] - pt->first[b];
+                if (pt->first[b + 1] > pt->first[b] && N > d->q_pmaxn[f]) d->q_pmaxn[f] = N;
+            }
+        d->q_ntab = pt->ntab;
+        d->q_max_steps = pt->max_steps;
+        CK(dput(&d->q_bins, pt->bins, (size_t)pt->ntab, s, &d->bytes), "uploading the piece tables");
+        CK(dput(&d->q_first, pt->first, (size_t)p->nbins + 1, s, &d->bytes), "uploading the piece tables");
+        CK(dput(&d->q_depth, pt->depth, (size_t)p->n, s, &d->bytes), "uploading the piece tables");
+        CK(dput(&d->q_ent, (const u64 *)pt->ent, (size_t)pt->first[p->nbins], s, &d->bytes),
+           "uploading the piece tables");
+        CK(dput(&d->q_bad, (const uint32_t *)NULL, 1, s, &d->bytes), "uploading the piece tables");
+    }
     d->p_bytes = d->bytes - before;
     if ((rc = plan_weights(d, s, err)) != GP_OK) goto out;
     CK(cudaStreamSynchronize(s), "uploading the plan");
@@ -380,12 +625,17 @@ extern "C" int gp_dcch_plan(gp_dcch *d, void *stream, uint32_t base, uint32_t ra
 out:
     if (rc) plan_free(d);
     gp_cch_plan_free(p);
+    gp_cch_top_free(top);
+    gp_cch_ptab_free(pt);
     free(pnode);
     return rc;
 }
 
 extern "C" void gp_dcch_set_sweep(gp_dcch *d, int sweep) {
-    d->sweep = sweep == GP_DCCH_SWEEP_LEVELS ? GP_DCCH_SWEEP_LEVELS : GP_DCCH_SWEEP_PLAN;
+    d->sweep = sweep == GP_DCCH_SWEEP_LEVELS || sweep == GP_DCCH_SWEEP_PLAN_NOTOP ||
+                       sweep == GP_DCCH_SWEEP_PLAN_NOPIECES
+                   ? sweep
+                   : GP_DCCH_SWEEP_PLAN;
 }
 
 extern "C" int gp_dcch_set_metric(gp_dcch *d, void *stream, const uint32_t *ofw,
@@ -495,9 +745,9 @@ extern "C" int gp_dcch_customize(gp_dcch *d, void *stream, uint32_t *fw, uint32_
             l = l1;
         }
     }
-    CK(cudaEventRecord(d->ev1, s), "customization");
-    d->customized = 1;
+    d->customized = 1; /* the plan's weights and the top table count as customization */
     if ((rc = plan_weights(d, s, err)) != GP_OK) goto out;
+    CK(cudaEventRecord(d->ev1, s), "customization");
     CK(cudaMemcpyAsync(&bad, d->bad, 4, cudaMemcpyDeviceToHost, s), "customization");
     if (fw) CK(cudaMemcpyAsync(fw, d->fw, (size_t)d->m * 4, cudaMemcpyDeviceToHost, s), "customization");
     if (bw) CK(cudaMemcpyAsync(bw, d->bw, (size_t)d->m * 4, cudaMemcpyDeviceToHost, s), "customization");
@@ -648,26 +898,42 @@ __global__ void gather_targets(uint32_t nt, uint32_t k, const uint32_t *__restri
  * source) and, for all but the last phase, back to dist (later phases read them). The last phase
  * leaves dist as it found it apart from the cells it reset: every cell from position p_mid on is
  * INF between calls, so only the upper phases' cells need a fill before the next sweep. Indices
- * are 32-bit: the host keeps a bin's cells and outer arcs times k under 2^31. */
+ * are 32-bit: the host keeps a bin's cells and outer arcs times k under 2^31.
+ * K1: k = 1 (no divisions). SA: the host knows that every bin of the phase fits in shared memory
+ * with its arcs and step offsets (smem >= cells*8 + (N+1)*4 + A*8 + (steps+1)*4): then D, F, H,
+ * W and the step offsets are plain shared arrays (ld.shared, no generic loads, no global load of
+ * the next step's offset inside the step loop). */
+template <bool K1, bool SA>
 __global__ void __launch_bounds__(PLAN_THREADS_MAX)
-    sweep_bins(plan_dev P, uint32_t bin0, uint32_t k, u64 *dist, u64 *out, uint32_t n, int last,
-               uint32_t smem) {
+    sweep_bins(plan_dev P, uint32_t bin0, uint32_t k_, u64 *dist, u64 *out, uint32_t n, int last,
+               uint32_t smem, const u64 *__restrict__ tab) {
     extern __shared__ u64 sm[];
+    const uint32_t k = K1 ? 1 : k_;
     const uint32_t b = bin0 + blockIdx.x, tid = threadIdx.x, bd = blockDim.x;
     const uint32_t p0 = P.bin_first[b], N = P.bin_first[b + 1] - p0;
     const uint32_t a0 = P.in_first[p0], A = P.in_first[p0 + N] - a0;
+    const uint32_t s0 = P.bin_step[b], s1 = P.bin_step[b + 1];
     const uint32_t cells = N * k;
-    const bool sd = (size_t)cells * 8 <= smem;
-    const bool sa = sd && (size_t)cells * 8 + ((size_t)N + 1) * 4 + (size_t)A * 8 <= smem;
+    const bool sd = SA || (size_t)cells * 8 <= smem;
+    const bool sa = SA || (sd && (size_t)cells * 8 + ((size_t)N + 1) * 4 + (size_t)A * 8 <= smem);
     u64 *const base = dist + (size_t)p0 * k;
     u64 *D = sd ? sm : base;
     const uint32_t *F, *H, *W;
-    if (sa) {
+    uint32_t *S = NULL; /* SA: step offsets from p0 */
+    /* the bin's piece table (tab: this launch uses them): R = sm + cells receives the product */
+    const bool tb = tab && P.tab_first[b + 1] > P.tab_first[b] && (size_t)cells * 16 <= smem;
+    if (tb) {
+        F = H = W = NULL;
+    } else if (sa) {
         uint32_t *f = (uint32_t *)(sm + cells), *h = f + N + 1, *w = h + A;
         for (uint32_t i = tid; i <= N; i += bd) f[i] = P.in_first[p0 + i] - a0;
         for (uint32_t i = tid; i < A; i += bd) {
             h[i] = P.in_head[a0 + i];
             w[i] = P.in_wt[a0 + i];
+        }
+        if (SA) {
+            S = w + A;
+            for (uint32_t i = tid; i <= s1 - s0; i += bd) S[i] = P.step_first[s0 + i] - p0;
         }
         F = f, H = h, W = w;
     } else {
@@ -692,11 +958,28 @@ __global__ void __launch_bounds__(PLAN_THREADS_MAX)
         }
     }
     __syncthreads();
+    if (tb) { /* R = min(D1, D1(a_j) + T(v, j) over the entries): the bin's steps at once */
+        u64 *const R = sm + cells;
+        for (uint32_t it = tid; it < cells; it += bd) R[it] = D[it];
+        __syncthreads();
+        const uint32_t t0 = P.tab_first[b], ne = (P.tab_first[b + 1] - t0) * k;
+#pragma unroll 4
+        for (uint32_t j = tid; j < ne; j += bd) {
+            const uint32_t e = k == 1 ? j : j / k, sc = k == 1 ? 0 : j % k;
+            const u64 x = tab[t0 + e];
+            const uint32_t T = (uint32_t)(x >> 32);
+            const u64 da = D[((uint32_t)x & 0xffffu) * k + sc];
+            if (T != INF32 && da != INF64)
+                atomicMin(&R[(((uint32_t)x >> 16) & 0xffffu) * k + sc], da + T);
+        }
+        __syncthreads();
+        D = R;
+    }
     const uint32_t lane = tid & 31, warp = tid >> 5, nw = bd >> 5;
-    const uint32_t s0 = P.bin_step[b], s1 = P.bin_step[b + 1];
-    uint32_t qa = 0, qb = P.step_first[s0 + 1] - p0;
-    for (uint32_t st = s0; st < s1; st++) {
-        uint32_t qn = st + 2 <= s1 ? P.step_first[st + 2] - p0 : 0; /* in flight during the step */
+    uint32_t qa = 0, qb = tb ? 0 : SA ? S[1] : P.step_first[s0 + 1] - p0;
+    for (uint32_t st = tb ? s1 : s0; st < s1; st++) {
+        uint32_t qn = SA ? (st + 2 <= s1 ? S[st + 2 - s0] : 0)
+                         : (st + 2 <= s1 ? P.step_first[st + 2] - p0 : 0); /* in flight */
         const uint32_t items = (qb - qa) * k;
         uint32_t g = 32;
         while (g > 1 && items * g > bd) g >>= 1;
@@ -738,6 +1021,72 @@ __global__ void __launch_bounds__(PLAN_THREADS_MAX)
     }
 }
 
+/* Before the plan's phases, one launch: blocks 0 .. nfill-1 fill a chunk of INIT_CHUNK cells of
+ * [lo, hi) each with INF and then write the upward-search entries that land in their chunk (block
+ * 0 also those at hi or beyond: cells that are INF between sweeps); entries of the top (positions
+ * below K) are left to the other blocks, which compute the top's cells (cch_plan.h gp_cch_top): a
+ * block per source and 32 top positions (a lane each), the source's top entries staged in shared
+ * memory (compacted in any order: the min does not care), the block's warps taking every 8th entry
+ * (loads unrolled: many rows of tab in flight), each lane the minimum of d0(u) + tab[u*K + v] over
+ * its warp's entries, then the minimum over the warps; the result goes to dist and to out. (First
+ * version, a thread per position looping over all entries: 60 us on BAY, latency-bound.) */
+__global__ void __launch_bounds__(INIT_THREADS)
+    sweep_init(uint32_t k, u64 *dist, size_t lo, size_t hi, uint32_t nfill,
+               const uint32_t *__restrict__ init_first, const uint32_t *__restrict__ init_rank,
+               const u64 *__restrict__ init_dist, const uint32_t *__restrict__ pos, uint32_t K,
+               const u64 *__restrict__ tab, u64 *out, const uint32_t *__restrict__ pnode,
+               uint32_t n) {
+    extern __shared__ u64 sm[];
+    __shared__ uint32_t cnt;
+    const uint32_t b = blockIdx.x, tid = threadIdx.x;
+    const size_t top = (size_t)K * k;
+    if (b < nfill) {
+        const size_t c0 = lo + (size_t)b * INIT_CHUNK, c1 = c0 + INIT_CHUNK < hi ? c0 + INIT_CHUNK : hi;
+        for (size_t i = c0 + tid; i < c1; i += blockDim.x) dist[i] = INF64;
+        __syncthreads();
+        for (uint32_t s = 0; s < k; s++)
+            for (uint32_t j = init_first[s] + tid; j < init_first[s + 1]; j += blockDim.x) {
+                size_t cell = (size_t)pos[init_rank[j]] * k + s;
+                if (cell >= top && ((cell >= c0 && cell < c1) || (b == 0 && cell >= hi)))
+                    dist[cell] = init_dist[j];
+            }
+        return;
+    }
+    __shared__ u64 red[INIT_THREADS / 32][32];
+    const uint32_t chunks = (K + 31) / 32, s = (b - nfill) / chunks;
+    const uint32_t lane = tid & 31, warp = tid >> 5, nw = blockDim.x >> 5;
+    const uint32_t v = (b - nfill) % chunks * 32 + lane;
+    u64 *sdist = sm;
+    uint32_t *su = (uint32_t *)(sm + (init_first[s + 1] - init_first[s]));
+    if (tid == 0) cnt = 0;
+    __syncthreads();
+    for (uint32_t j = init_first[s] + tid; j < init_first[s + 1]; j += blockDim.x) {
+        uint32_t u = pos[init_rank[j]];
+        u64 du = init_dist[j];
+        if (u < K && du != INF64) {
+            uint32_t i = atomicAdd(&cnt, 1u);
+            su[i] = u;
+            sdist[i] = du;
+        }
+    }
+    __syncthreads();
+    u64 best = INF64;
+    const uint32_t c = cnt;
+    if (v < K) {
+#pragma unroll 4
+        for (uint32_t i = warp; i < c; i += nw) {
+            u64 t = tab[(size_t)su[i] * K + v];
+            if (t != INF64 && sdist[i] + t < best) best = sdist[i] + t;
+        }
+    }
+    red[warp][lane] = best;
+    __syncthreads();
+    if (warp || v >= K) return;
+    for (uint32_t w = 1; w < nw; w++) best = red[w][lane] < best ? red[w][lane] : best;
+    dist[(size_t)v * k + s] = best;
+    out[(size_t)s * n + pnode[v]] = best;
+}
+
 static unsigned blocks_for(uint64_t items) {
     return (unsigned)((items + BIG_THREADS - 1) / BIG_THREADS);
 }
@@ -767,52 +1116,88 @@ static int run_plan(gp_dcch *d, cudaStream_t s, uint32_t k, const uint32_t *init
     int rc = GP_OK;
     size_t cells = (size_t)d->n * k;
     u64 *before = d->pdist;
+    /* the top table: its phases are done by sweep_init's product */
+    const uint32_t K =
+        d->sweep == GP_DCCH_SWEEP_PLAN || d->sweep == GP_DCCH_SWEEP_PLAN_NOPIECES ? d->t_K : 0;
+    const uint32_t f0 = K ? d->t_nph : 0;
     CK(grow(&d->pdist, &d->pdist_cap, cells), "allocating the sweep");
     if (d->pdist != before) d->p_dirty = d->pdist_cap;
     CK(grow(&d->outbuf, &d->out_cap, cells), "allocating the PHAST output");
     if ((rc = upload_init(d, s, k, init_first, init_rank, init_dist, err)) != GP_OK) return rc;
     CK(cudaEventRecord(d->ev0, s), "sweep");
     {
-        size_t hi = (size_t)d->p_mid * k;
+        size_t hi = (size_t)d->p_mid * k, lo = (size_t)K * k;
         if (d->p_dirty > hi) hi = d->p_dirty;
         if (hi > d->pdist_cap) hi = d->pdist_cap;
+        if (lo > hi) lo = hi;
         d->p_dirty = d->pdist_cap; /* until the sweep is through */
-        if (hi) fill64<<<blocks_for(hi), BIG_THREADS, 0, s>>>(d->pdist, hi);
+        uint32_t nfill = (uint32_t)((hi - lo + INIT_CHUNK - 1) / INIT_CHUNK), maxc = 0;
+        if (nfill < 1) nfill = 1;
+        for (uint32_t i = 0; i < k; i++)
+            if (init_first[i + 1] - init_first[i] > maxc) maxc = init_first[i + 1] - init_first[i];
+        uint32_t nprod = K ? k * ((K + 31) / 32) : 0;
+        sweep_init<<<nfill + nprod, INIT_THREADS, (size_t)maxc * 12 + 16, s>>>(
+            k, d->pdist, lo, hi, nfill, d->init_first, d->init_rank, (const u64 *)d->init_dist,
+            d->p_pos, K, d->t_tab, d->outbuf, d->p_pnode, d->n);
         CKL("sweep init");
     }
-    scatter_init<<<k, 64, 0, s>>>(k, d->init_first, d->init_rank, (const u64 *)d->init_dist,
-                                  d->p_pos, d->pdist);
-    CKL("sweep init");
     {
         plan_dev P = {d->p_bin_first, d->p_bin_step,  d->p_step_first, d->p_in_first,
                       d->p_in_head,   d->p_in_wt,     d->p_out_first,  d->p_out_head,
-                      d->p_out_tail,  d->p_out_wt,    d->p_pnode};
+                      d->p_out_tail,  d->p_out_wt,    d->p_pnode,      d->q_first};
         unsigned threads = k == 1 ? 256 : PLAN_THREADS_MAX;
         /* GPATH_CCH_PLAN_PROFILE=1 (the lab): an event after the init and after each phase */
         cudaEvent_t pev[18];
         const char *pf = getenv("GPATH_CCH_PLAN_PROFILE");
-        uint32_t npev = pf && *pf == '1' && d->p_nphases <= 16 ? d->p_nphases + 1 : 0;
+        uint32_t npev = pf && *pf == '1' && d->p_nphases <= 16 ? d->p_nphases - f0 + 1 : 0;
         for (uint32_t i = 0; i < npev; i++) CK(cudaEventCreate(&pev[i]), "plan profile");
         if (npev) CK(cudaEventRecord(pev[0], s), "plan profile");
-        for (uint32_t f = 0; f < d->p_nphases; f++) {
+        for (uint32_t f = f0; f < d->p_nphases; f++) {
             uint32_t nb = d->p_phase_bin[f + 1] - d->p_phase_bin[f];
             uint64_t nodes = d->p_max_nodes[f], need = nodes * k * 8 + (nodes + 1) * 4 +
                                                       (uint64_t)d->p_max_arcs[f] * 8 + 16;
-            uint32_t smem = need < (uint64_t)d->smem_max ? (uint32_t)need : (uint32_t)d->smem_max;
-            sweep_bins<<<nb, threads, smem, s>>>(P, d->p_phase_bin[f], k, d->pdist, d->outbuf,
-                                                  d->n, f + 1 == d->p_nphases, smem);
+            uint64_t need_sa = need + ((uint64_t)d->p_max_steps[f] + 1) * 4;
+            bool sa = need_sa <= (uint64_t)d->smem_max;
+            uint32_t smem = sa ? (uint32_t)need_sa
+                               : need < (uint64_t)d->smem_max ? (uint32_t)need : (uint32_t)d->smem_max;
+            /* the phase's piece tables: for one source always, for several where the product's
+             * work (entries x k) stays within twice the steps' (inner arcs x k) */
+            const u64 *tab = NULL;
+            if (d->sweep == GP_DCCH_SWEEP_PLAN && d->q_ok && d->q_pent && d->q_pent[f] &&
+                (k == 1 || d->q_pent[f] <= 2 * d->q_parcs[f])) {
+                uint64_t tneed = (uint64_t)d->q_pmaxn[f] * k * 16;
+                if (tneed <= (uint64_t)d->smem_max) {
+                    tab = d->q_ent;
+                    if (tneed > smem) smem = (uint32_t)tneed;
+                }
+            }
+            void (*kern)(plan_dev, uint32_t, uint32_t, u64 *, u64 *, uint32_t, int, uint32_t,
+                         const u64 *) =
+                k == 1 ? (sa ? sweep_bins<true, true> : sweep_bins<true, false>)
+                       : (sa ? sweep_bins<false, true> : sweep_bins<false, false>);
+            kern<<<nb, threads, smem, s>>>(P, d->p_phase_bin[f], k, d->pdist, d->outbuf, d->n,
+                                           f + 1 == d->p_nphases, smem, tab);
             CKL("sweep (plan)");
-            if (npev) CK(cudaEventRecord(pev[f + 1], s), "plan profile");
+            if (npev) CK(cudaEventRecord(pev[f - f0 + 1], s), "plan profile");
         }
         if (npev) {
             float t0 = 0, ti = 0;
             CK(cudaEventSynchronize(pev[npev - 1]), "plan profile");
             CK(cudaEventElapsedTime(&t0, d->ev0, pev[0]), "plan profile");
-            fprintf(stderr, "plan profile k=%u: fill+scatter %.1f us", k, t0 * 1e3);
-            for (uint32_t f = 0; f < d->p_nphases; f++) {
-                CK(cudaEventElapsedTime(&ti, pev[f], pev[f + 1]), "plan profile");
-                fprintf(stderr, "; phase %u (%u bins) %.1f us", f,
-                        d->p_phase_bin[f + 1] - d->p_phase_bin[f], ti * 1e3);
+            fprintf(stderr, "plan profile k=%u: init (fill, scatter", k);
+            if (K)
+                fprintf(stderr, ", top table of %u nodes = phases 0-%u, computed in %.1f us at "
+                                "customization", K, f0 - 1, d->t_ms * 1e3);
+            fprintf(stderr, ") %.1f us", t0 * 1e3);
+            if (d->sweep == GP_DCCH_SWEEP_PLAN && d->q_ntab)
+                fprintf(stderr, " [piece tables: %u bins, %.1f us at customization%s]", d->q_ntab,
+                        d->q_ms * 1e3, d->q_ok ? "" : ", off: a distance overflows");
+            for (uint32_t f = f0; f < d->p_nphases; f++) {
+                CK(cudaEventElapsedTime(&ti, pev[f - f0], pev[f - f0 + 1]), "plan profile");
+                fprintf(stderr, "; phase %u (%u bins%s) %.1f us", f,
+                        d->p_phase_bin[f + 1] - d->p_phase_bin[f],
+                        d->sweep == GP_DCCH_SWEEP_PLAN && d->q_ok && d->q_pent && d->q_pent[f]
+                            ? ", piece tables" : "", ti * 1e3);
             }
             fprintf(stderr, "\n");
             for (uint32_t i = 0; i < npev; i++) cudaEventDestroy(pev[i]);
@@ -874,7 +1259,7 @@ extern "C" int gp_dcch_phast(gp_dcch *d, void *stream, uint32_t k, const uint32_
                              float *ms, gp_err *err) {
     cudaStream_t s = (cudaStream_t)stream;
     size_t cells = (size_t)d->n * k;
-    int plan = d->sweep == GP_DCCH_SWEEP_PLAN && d->p_nphases &&
+    int plan = d->sweep != GP_DCCH_SWEEP_LEVELS && d->p_nphases &&
                (uint64_t)d->p_lim * k < (1ULL << 31);
     int rc = plan ? run_plan(d, s, k, init_first, init_rank, init_dist, err)
                   : run_sweep(d, s, d->n, d->nlevels, d->level_first, d->d_levels, d->up_first,

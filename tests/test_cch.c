@@ -662,6 +662,57 @@ static void test_snapped_osm(void **state) {
     check_snapped(spec, 300);
 }
 
+/* The piece tables of p from phase f0 on (engine/cch_plan.h gp_cch_ptab), without a per-bin cap
+ * (8n entries in all), with a total cap that leaves some phases to the steps, and with a per-bin
+ * cap: the layout (a_j is the
+ * (j+1)-th ancestor of v, columns by depth) and the plan run with them equal to PHAST. */
+static void check_pieces(const gp_cch *c, const gp_cch_plan *p, const gp_cch_top *top,
+                         const uint64_t *tab, uint32_t f0, uint64_t *d1, uint64_t *d2) {
+    gp_err err;
+    gp_err_clear(&err);
+    const gp_cch_topo *t = c->topo;
+    uint32_t n = t->n, caps[3][2] = {{UINT32_MAX, 8 * n}, {UINT32_MAX, n / 3}, {40, n}};
+    for (int v = 0; v < 3; v++) {
+        gp_cch_ptab *pt = NULL;
+        assert_int_equal(gp_cch_plan_pieces(p, t, f0, 2, caps[v][0], caps[v][1], &pt, &err), GP_OK);
+        assert_true(pt->first[pt->nbins] <= caps[v][1]);
+        uint32_t nt = 0;
+        for (uint32_t b = 0; b < p->nbins; b++) {
+            uint32_t e = pt->first[b + 1] - pt->first[b], p0 = p->bin_first[b], N = 0, want = 0;
+            if (!e) continue;
+            assert_true(pt->bins[nt++] == b && b >= p->phase_bin[f0] && e <= caps[v][0]);
+            N = p->bin_first[b + 1] - p0;
+            uint32_t *cnt = calloc(N, 4); /* entries per cell: its depth */
+            assert_non_null(cnt);
+            uint32_t pj = 0, pv = 0;
+            for (uint32_t q = p0; q < p0 + N; q++) want += pt->depth[q];
+            assert_int_equal(e, want);
+            for (uint32_t i = pt->first[b]; i < pt->first[b + 1]; i++) {
+                uint32_t cv = (uint32_t)(pt->ent[i] >> 16) & 0xffff, a = pt->ent[i] & 0xffff;
+                assert_true(cv < N && a < N && cnt[cv] < pt->depth[p0 + cv]);
+                uint32_t x = p->rank[p0 + cv]; /* a_j: the (j+1)-th ancestor, j = cnt[cv] */
+                for (uint32_t j = 0; j <= cnt[cv]; j++) x = t->parent[x];
+                assert_int_equal(p->pos[x], p0 + a);
+                /* columns by depth j, cells ascending within one */
+                assert_true(i == pt->first[b] || cnt[cv] > pj || (cnt[cv] == pj && cv > pv));
+                pj = cnt[cv]++;
+                pv = cv;
+            }
+            free(cnt);
+        }
+        assert_int_equal(nt, pt->ntab);
+        assert_int_equal(gp_cch_ptab_fill(pt, p, c->bw), 0);
+        for (int s = 0; s < 3; s++) {
+            uint32_t src = (uint32_t)(rnd() % n);
+            assert_int_equal(gp_cch_sssp(c, src, GP_INF, d1, &err), GP_OK);
+            memset(d2, 0x5a, (size_t)n * 8);
+            assert_int_equal(gp_cch_plan_sssp(c, p, top, tab, pt, src, d2, &err), GP_OK);
+            assert_memory_equal(d1, d2, (size_t)n * 8);
+        }
+        gp_cch_ptab_free(pt);
+    }
+}
+
 /* The GPU sweep plan (engine/cch_plan.h): its invariants, and the plan executed on the CPU the
  * way the GPU runs it equals PHAST, for several cuts (one phase, many small phases, the default),
  * on random graphs (forests of several elimination trees, isolated nodes) and road-like ones. */
@@ -686,8 +737,41 @@ static void check_plans(const gp_graph *g, const gp_cch *c) {
         for (int s = 0; s < 3; s++) {
             uint32_t src = (uint32_t)(rnd() % n);
             assert_int_equal(gp_cch_sssp(c, src, GP_INF, d1, &err), GP_OK);
-            assert_int_equal(gp_cch_plan_sssp(c, p, src, d2, &err), GP_OK);
+            assert_int_equal(gp_cch_plan_sssp(c, p, NULL, NULL, NULL, src, d2, &err), GP_OK);
             assert_memory_equal(d1, d2, (size_t)n * 8);
+        }
+        check_pieces(c, p, NULL, NULL, 0, d1, d2);
+        /* the top table (the leading phases of at most n/8, n/2, n nodes, and 3000: K x K) */
+        for (uint32_t cap1 = n / 8; cap1 <= n; cap1 = cap1 ? cap1 * 4 : 1) {
+            gp_cch_top *top = NULL;
+            uint32_t cap = cap1 < 3000 ? cap1 : 3000;
+            assert_int_equal(gp_cch_plan_top(p, cap, &top, &err), GP_OK);
+            if (!top) {
+                assert_true(p->nphases == 1 || p->bin_first[p->phase_bin[1]] > cap);
+                continue;
+            }
+            uint32_t K = top->K;
+            assert_true(K <= cap && top->nphases >= 1 && top->nphases < p->nphases);
+            assert_int_equal(K, p->bin_first[p->phase_bin[top->nphases]]);
+            for (uint32_t x = 0; x < K; x++) /* every upward arc of a top node, to an earlier one */
+                for (uint32_t a = top->first[x]; a < top->first[x + 1]; a++)
+                    assert_true(top->head[a] < x && c->topo->up_tail[top->edge[a]] == p->rank[x]);
+            assert_int_equal(top->first[K], p->in_first[K] + p->out_first[K]);
+            uint64_t *tab = malloc((size_t)K * K * 8);
+            assert_non_null(tab);
+            gp_cch_top_table(top, c->bw, tab);
+            for (uint32_t u = 0; u < K; u++) assert_true(tab[(size_t)u * K + u] == 0);
+            for (int s = 0; s < 3; s++) {
+                uint32_t src = (uint32_t)(rnd() % n);
+                assert_int_equal(gp_cch_sssp(c, src, GP_INF, d1, &err), GP_OK);
+                memset(d2, 0x5a, (size_t)n * 8);
+                assert_int_equal(gp_cch_plan_sssp(c, p, top, tab, NULL, src, d2, &err), GP_OK);
+                assert_memory_equal(d1, d2, (size_t)n * 8);
+            }
+            check_pieces(c, p, top, tab, top->nphases, d1, d2);
+            free(tab);
+            gp_cch_top_free(top);
+            if (cap1 == n || cap < cap1) break;
         }
         /* a damaged plan is caught: an inner arc pointing at its own step */
         for (uint32_t x = 0; x < n; x++)

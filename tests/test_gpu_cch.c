@@ -124,13 +124,18 @@ static void check_gpu(const gp_graph *g, int phast_sources) {
         gp_path_free(&p);
         gp_path_free(&r);
     }
-    /* PHAST, 1 and 16 sources per sweep: the plan sweep (default), the level sweep, a plan of
-     * many phases and small bins, and the default plan again (its reused device buffers) */
+    /* PHAST, 1 and 16 sources per sweep: the plan sweep (default: with its top table and piece
+     * tables), the level sweep, a plan of many phases and small bins with both tables, without
+     * tables and with the top table only, the default plan without tables and with the top table
+     * only, and again with both (reused device buffers) */
     uint32_t src[16];
     for (int i = 0; i < 16; i++) src[i] = (uint32_t)(rnd() % n);
     uint64_t *dg = malloc((size_t)n * 16 * 8), *dc = malloc((size_t)n * 8);
-    static const uint32_t sweeps[4][4] = {{0, 0, 0, 0}, {1, 0, 0, 0}, {0, 2, 2, 8}, {0, 256, 16, 1024}};
-    for (int v = 0; v < 4; v++) {
+    static const uint32_t sweeps[8][4] = {{0, 0, 0, 0},       {1, 0, 0, 0},
+                                          {0, 2, 2, 8},       {2, 2, 2, 8},
+                                          {3, 2, 2, 8},       {2, 256, 16, 1024},
+                                          {3, 256, 16, 1024}, {0, 256, 16, 1024}};
+    for (int v = 0; v < 8; v++) {
         assert_int_equal(gp_cch_gpu_sweep(c, (int)sweeps[v][0], sweeps[v][1], sweeps[v][2],
                                           sweeps[v][3], &err),
                          GP_OK);

@@ -3,7 +3,8 @@
  * today's engines in the same run (bench/gpu-cch.sh writes bench/results/DATE-GPU-gpu-cch.md).
  *
  *   lab_cch [--data DIR] [--graphs SPEC,..] [--reps N] [--queries N] [--plot FILE] [--small]
- *           [--fast] [--plans BASExRATIOxBINCAP,..]
+ *           [--fast] [--plans BASExRATIOxBINCAP,..] [--order nd|metis] [--compare-metis]
+ *           [--p2p-checks N]
  *
  *   --small   two generated graphs (road-like and grid, 2,000 nodes), and the road-like one again
  *             with 2 KiB of shared memory per plan bin (GPATH_CCH_PLAN_SMEM: bins that do not fit)
@@ -12,11 +13,18 @@
  *   --fast    no near-far runs and no timed Dijkstra (Dijkstra still checks PHAST on 2 sources)
  *   --plans   PHAST also through these plans (engine/cch_plan.h thresholds base, base*ratio, ...;
  *             nodes per bin), each checked against the CPU
+ *   --order   the CCH order (engine/cch_order.c): nd, the parallel nested dissection on all CPUs
+ *             (default), or metis, one METIS_NodeND call
+ *   --compare-metis  with --order nd: also the single METIS_NodeND call on each graph, its time
+ *             and its contraction's size beside the parallel order's (not for 24M nodes: minutes)
+ *   --p2p-checks N  p2p queries checked against (and timed beside) the CPU backend's AUTO
+ *             (default 20; each costs a Dijkstra-family search over the graph)
+ *   GPATH_LOG_LEVEL=debug  the order's and the contraction's phase times on stderr
  *   default   graphs DIR/dimacs/USA-road-d.NY.gr.gz and BAY, the road-like generator at
  *             gen:1000000 and gen:4000000, the grid-like one at grid:10000, grid:30000,
  *             grid:100000 (--graphs replaces the list: any gp_graph_load spec). The size guard
  *             (cch_max_triangles_per_node) is lifted so grids are measured too. Per graph:
- *             1. order (METIS) and contraction seconds, CCH edges, triangles, levels, MiB;
+ *             1. order and contraction seconds, CCH edges, triangles, levels, MiB;
  *             2. customization: CPU (all threads) and GPU (device ms and end-to-end, checked
  *                bit-identical), and after changing 1% of the arc costs (GPU checked again);
  *             3. p2p: CCH query with path unpacking (CPU, median / p90 of --queries pairs, the
@@ -42,6 +50,7 @@
 #include "../engine/cuda_sssp.h"
 
 #include <cuda_runtime.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <stdio.h>
@@ -88,8 +97,10 @@ static double pct(std::vector<double> v, double p) {
 struct lab {
     gp_backend *cpu = NULL, *cpu1 = NULL;
     gp_sssp_ws *ws = NULL;
-    int reps = 7, queries = 1000;
+    int reps = 7, queries = 1000, p2p_checks = 20;
     bool fast = false;                           /* --fast: no near-far runs, no timed Dijkstra */
+    bool metis = false;                          /* --order metis */
+    bool compare = false;                        /* --compare-metis */
     std::vector<std::vector<uint32_t>> plans; /* --plans: base x ratio x bin cap variants */
     FILE *plot = NULL;
 };
@@ -126,12 +137,34 @@ static void run_graph(lab &L, const char *spec, bool small) {
     if (gp_cch_new(g, 0, &c, &err)) die("cch", err);
     double build_s = gp_now() - t0;
     const gp_cch_topo *t = c->topo;
-    printf("- preprocessing: order (METIS_NodeND) %.2f s, contraction %.2f s, first customization "
+    char how[64];
+    if (L.metis) snprintf(how, sizeof how, "one METIS_NodeND call");
+    else snprintf(how, sizeof how, "parallel nested dissection, %d threads", gp_cch_threads(0));
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    printf("- preprocessing: order (%s) %.2f s, contraction %.2f s, first customization "
            "%.3f s, total %.2f s; %u CCH edges (%.2f per node), %llu triangles, %u levels, widest "
-           "up-degree %u; CCH memory %.1f MiB (graph %.1f MiB)\n",
-           t->order_s, t->contract_s, c->custom_s, build_s, t->m, (double)t->m / n,
+           "up-degree %u; CCH memory %.1f MiB (graph %.1f MiB); process peak RSS so far %.0f MiB\n",
+           how, t->order_s, t->contract_s, c->custom_s, build_s, t->m, (double)t->m / n,
            (unsigned long long)t->ntri, t->nlevels, t->width, gp_cch_bytes(c) / 1048576.0,
-           gp_graph_memory(g) / 1048576.0);
+           gp_graph_memory(g) / 1048576.0, ru.ru_maxrss / 1024.0);
+    if (L.compare && !L.metis) { /* the single call on the same graph */
+        std::vector<uint32_t> rank(n);
+        gp_cch_topo *ts = NULL;
+        double a = gp_now();
+        if (gp_cch_order_metis(g, rank.data(), &err)) die("metis order", err);
+        double ord = gp_now() - a;
+        a = gp_now();
+        if (gp_cch_topo_build(g, rank.data(), &ts, &err)) die("contraction", err);
+        printf("- the single METIS_NodeND call: order %.2f s (parallel %.1fx faster), contraction "
+               "%.2f s; %u CCH edges, %llu triangles, %u levels, widest up-degree %u (parallel / "
+               "single: edges %.3f, triangles %.3f, levels %.2f)\n",
+               ord, ord / t->order_s, gp_now() - a, ts->m, (unsigned long long)ts->ntri,
+               ts->nlevels, ts->width, (double)t->m / ts->m, (double)t->ntri / (double)ts->ntri,
+               (double)t->nlevels / ts->nlevels);
+        gp_cch_topo_unref(ts);
+    }
+    fflush(stdout);
     /* customization */
     std::vector<double> cc, cg, cge;
     int reps = small ? 1 : L.reps;
@@ -175,7 +208,7 @@ static void run_graph(lab &L, const char *spec, bool small) {
         double a = gp_now();
         if (gp_cch_p2p(c, s, tt, &p, &err)) die("p2p", err);
         qp.push_back((gp_now() - a) * 1e6);
-        if (q < (small ? 50 : 20)) {
+        if (q < (small ? 50 : L.p2p_checks)) {
             gp_path p2;
             a = gp_now();
             if (L.cpu->ops->p2p(L.cpu, g, s, tt, GP_P2P_AUTO, &p2, &err)) die("p2p ref", err);
@@ -379,6 +412,17 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--plot") && i + 1 < argc) plot = argv[++i];
         else if (!strcmp(argv[i], "--small")) small = true;
         else if (!strcmp(argv[i], "--fast")) L.fast = true;
+        else if (!strcmp(argv[i], "--compare-metis")) L.compare = true;
+        else if (!strcmp(argv[i], "--p2p-checks") && i + 1 < argc)
+            L.p2p_checks = (int)strtol(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--order") && i + 1 < argc) {
+            const char *o = argv[++i];
+            if (strcmp(o, "nd") && strcmp(o, "metis")) {
+                fprintf(stderr, "lab_cch: --order wants nd or metis\n");
+                return 2;
+            }
+            L.metis = !strcmp(o, "metis");
+        }
         else if (!strcmp(argv[i], "--plans") && i + 1 < argc) {
             char *save = NULL;
             for (char *tok = strtok_r(argv[++i], ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
@@ -392,13 +436,17 @@ int main(int argc, char **argv) {
         }
         else {
             fprintf(stderr, "usage: lab_cch [--data DIR] [--graphs SPEC,..] [--reps N] "
-                            "[--queries N] [--plot FILE] [--small] [--fast] [--plans BxRxC,..]\n");
+                            "[--queries N] [--plot FILE] [--small] [--fast] [--plans BxRxC,..] "
+                            "[--order nd|metis] [--compare-metis] [--p2p-checks N]\n");
             return 2;
         }
     }
     gp_err err;
     gp_err_clear(&err);
     gp_cch_set_max_tri_per_node(0);
+    int lvl = gp_log_level_parse(getenv("GPATH_LOG_LEVEL")); /* debug: order / contraction phases */
+    if (lvl >= 0) gp_log_level = lvl;
+    gp_cch_set_order(L.metis ? GP_CCH_ORDER_METIS : GP_CCH_ORDER_ND, 0);
     L.cpu = gp_cpu_backend_new(0, &err);
     L.cpu1 = gp_cpu_backend_new(1, &err);
     gp_backend *cuda = gp_cuda_backend_new(NULL, &err);

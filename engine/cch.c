@@ -1,10 +1,12 @@
 /* cch.c - customizable contraction hierarchies on the CPU (see cch.h for the model).
  *
- *  - order: METIS_NodeND (nested dissection) on the undirected skeleton, computed once per topology;
+ *  - order: nested dissection (METIS) on the undirected skeleton, computed once per topology
+ *    (engine/cch_order.c);
  *  - contraction: symbolic elimination in rank order (the upper neighbours of x, minus its
  *    elimination-tree parent, are merged into the parent's), then ranks re-sorted by level (an
  *    elimination-tree topological order, so the chordal completion is the same) and the completion
- *    recomputed in the new order; lower triangles listed per edge (v ascending);
+ *    renamed to the new ranks; lower triangles listed per edge (v ascending); renaming and
+ *    triangles on threads (gp_parallel_for);
  *  - customization: basic customization, edge by edge in level order (lower triangles only), the
  *    edges of one level split over threads with a barrier between levels; each weight keeps its
  *    witness (the first lower triangle realising it), packed afterwards into one 64-bit word per
@@ -21,7 +23,6 @@
  */
 #include "cch.h"
 
-#include <metis.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -29,7 +30,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static int online_cpus(int threads) {
+int gp_cch_threads(int threads) {
     if (threads > 0) return threads > 256 ? 256 : threads;
     long c = sysconf(_SC_NPROCESSORS_ONLN);
     return c < 1 ? 1 : (c > 256 ? 256 : (int)c);
@@ -38,100 +39,6 @@ static int online_cpus(int threads) {
 static inline uint32_t sat_add(uint32_t a, uint32_t b) {
     uint64_t s = (uint64_t)a + b;
     return s >= GP_CCH_INF ? GP_CCH_INF : (uint32_t)s;
-}
-
-/* ---------------------------------------------------------------------------------------------
- * Skeleton and order */
-
-/* Undirected skeleton of g: sorted, unique neighbour lists, no self-loops. */
-static int skeleton(const gp_graph *g, uint32_t **first_out, uint32_t **adj_out, gp_err *err) {
-    uint32_t n = g->n;
-    uint32_t *first = calloc((size_t)n + 1, sizeof *first);
-    uint32_t *adj = malloc(((size_t)g->m * 2 + 1) * sizeof *adj);
-    if (!first || !adj) goto oom;
-    for (uint32_t u = 0; u < n; u++) {
-        for (uint32_t a = g->row[u]; a < g->row[u + 1]; a++) {
-            uint32_t v = g->col[a];
-            if (v == u) continue;
-            first[u + 1]++;
-            first[v + 1]++;
-        }
-    }
-    for (uint32_t u = 0; u < n; u++) first[u + 1] += first[u];
-    uint32_t *pos = malloc(((size_t)n + 1) * sizeof *pos);
-    if (!pos) goto oom;
-    memcpy(pos, first, ((size_t)n + 1) * sizeof *pos);
-    for (uint32_t u = 0; u < n; u++) {
-        for (uint32_t a = g->row[u]; a < g->row[u + 1]; a++) {
-            uint32_t v = g->col[a];
-            if (v == u) continue;
-            adj[pos[u]++] = v;
-            adj[pos[v]++] = u;
-        }
-    }
-    free(pos);
-    /* sort + unique each list (lists are short: insertion sort), compacting in place */
-    uint32_t out = 0;
-    for (uint32_t u = 0; u < n; u++) {
-        uint32_t b = first[u], e = first[u + 1];
-        for (uint32_t i = b + 1; i < e; i++) {
-            uint32_t x = adj[i], j = i;
-            while (j > b && adj[j - 1] > x) {
-                adj[j] = adj[j - 1];
-                j--;
-            }
-            adj[j] = x;
-        }
-        first[u] = out;
-        for (uint32_t i = b; i < e; i++)
-            if (i == b || adj[i] != adj[i - 1]) adj[out++] = adj[i];
-    }
-    first[n] = out;
-    *first_out = first;
-    *adj_out = adj;
-    return GP_OK;
-oom:
-    free(first);
-    free(adj);
-    return gp_err_set(err, GP_ENOMEM, "out of memory for the CCH skeleton of %u nodes", n);
-}
-
-int gp_cch_order_metis(const gp_graph *g, uint32_t *rank, gp_err *err) {
-    uint32_t *first, *adj;
-    int rc = skeleton(g, &first, &adj, err);
-    if (rc) return rc;
-    uint32_t n = g->n;
-    if (first[n] == 0 || n < 2) {
-        for (uint32_t v = 0; v < n; v++) rank[v] = v;
-        free(first);
-        free(adj);
-        return GP_OK;
-    }
-    idx_t nv = (idx_t)n, opts[METIS_NOPTIONS];
-    idx_t *perm = malloc((size_t)n * sizeof *perm), *iperm = malloc((size_t)n * sizeof *iperm);
-    if (!perm || !iperm) {
-        free(perm);
-        free(iperm);
-        free(first);
-        free(adj);
-        return gp_err_set(err, GP_ENOMEM, "out of memory for the METIS order");
-    }
-    METIS_SetDefaultOptions(opts);
-    opts[METIS_OPTION_NUMBERING] = 0;
-    /* idx_t is 32-bit in Debian's libmetis (IDXTYPEWIDTH 32): the CSR arrays are passed as is */
-    _Static_assert(sizeof(idx_t) == sizeof(uint32_t), "libmetis with 32-bit idx_t expected");
-    int mr = METIS_NodeND(&nv, (idx_t *)first, (idx_t *)adj, NULL, opts, perm, iperm);
-    if (mr == METIS_OK) {
-        for (uint32_t v = 0; v < n; v++) rank[v] = (uint32_t)iperm[v];
-    }
-    free(perm);
-    free(iperm);
-    free(first);
-    free(adj);
-    if (mr != METIS_OK)
-        return gp_err_set(err, mr == METIS_ERROR_MEMORY ? GP_ENOMEM : GP_EINVAL,
-                          "METIS_NodeND failed (%d) on %u nodes", mr, n);
-    return GP_OK;
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -265,6 +172,99 @@ uint64_t gp_cch_topo_bytes(const gp_cch_topo *t) {
            t->ntri * 8 + ((uint64_t)t->nlevels + 1) * 4;
 }
 
+/* The completion under a new order that is a topological order of the elimination tree (ranks
+ * sorted by level): the same chordal graph (Liu 1990: equivalent orderings have the same filled
+ * graph), since every upper neighbour of a node is one of its elimination-tree ancestors, whose
+ * relative order the new ranks keep; the parent (the nearest ancestor among them) stays the parent.
+ * So the up lists are renamed and sorted rather than eliminated again. Ranks r2 in [b, e). */
+typedef struct relabel_ctx {
+    const uint32_t *uf, *uh, *par, *newrank, *old; /* old completion; newrank[r]; old[r2] */
+    uint32_t *uf2, *uh2, *par2, *tail2;           /* new completion (uf2 filled beforehand) */
+} relabel_ctx;
+
+static void relabel_range(void *arg, uint64_t b, uint64_t e) {
+    relabel_ctx *c = arg;
+    for (uint64_t r2 = b; r2 < e; r2++) {
+        uint32_t r = c->old[r2], d = c->uf[r + 1] - c->uf[r];
+        uint32_t *dst = c->uh2 + c->uf2[r2];
+        for (uint32_t k = 0; k < d; k++) {
+            uint32_t x = c->newrank[c->uh[c->uf[r] + k]], j = k;
+            while (j > 0 && dst[j - 1] > x) {
+                dst[j] = dst[j - 1];
+                j--;
+            }
+            dst[j] = x;
+            c->tail2[c->uf2[r2] + k] = (uint32_t)r2;
+        }
+        c->par2[r2] = c->par[r] == GP_NONE ? GP_NONE : c->newrank[c->par[r]];
+    }
+}
+
+/* Lower triangles of the nodes v in [b, e): pass 0 counts them per edge (tri_first[xy + 1]),
+ * pass 1 stores them through the cursors tri_first[xy]; threads race only on those counters, so
+ * the runs come out in any order and are sorted afterwards (tri_sort_range). */
+typedef struct tri_ctx {
+    gp_cch_topo *t;
+    int pass;
+    uint32_t bad; /* the lowest rank whose upper neighbours miss an edge (not chordal), or NONE */
+} tri_ctx;
+
+static void tri_range(void *arg, uint64_t b, uint64_t e) {
+    tri_ctx *c = arg;
+    gp_cch_topo *t = c->t;
+    for (uint64_t v = b; v < e; v++) {
+        uint32_t lo = t->up_first[v], hi = t->up_first[v + 1];
+        for (uint32_t i = lo; i < hi; i++) {
+            for (uint32_t j = i + 1; j < hi; j++) {
+                uint32_t xy = find_edge(t, t->up_head[i], t->up_head[j]);
+                if (xy == GP_NONE) {
+                    uint32_t cur = __atomic_load_n(&c->bad, __ATOMIC_RELAXED);
+                    while (v < cur && !__atomic_compare_exchange_n(&c->bad, &cur, (uint32_t)v, 0,
+                                                                   __ATOMIC_RELAXED,
+                                                                   __ATOMIC_RELAXED)) {
+                    }
+                    continue;
+                }
+                if (c->pass == 0) {
+                    __atomic_fetch_add(&t->tri_first[xy + 1], 1, __ATOMIC_RELAXED);
+                } else {
+                    uint64_t k = __atomic_fetch_add(&t->tri_first[xy], 1, __ATOMIC_RELAXED);
+                    t->tri[2 * k] = i;
+                    t->tri[2 * k + 1] = j;
+                }
+            }
+        }
+    }
+}
+
+static int cmp_pair(const void *a, const void *b) {
+    return cmp_u32(a, b); /* by the first entry (the edge {v,x}: v ascending); unique per edge */
+}
+
+/* Each edge's triangles in [b, e) sorted by v (their first edge's id ascends with v). */
+static void tri_sort_range(void *arg, uint64_t b, uint64_t e) {
+    gp_cch_topo *t = arg;
+    for (uint64_t x = b; x < e; x++) {
+        uint32_t *p = t->tri + 2 * t->tri_first[x];
+        uint64_t len = t->tri_first[x + 1] - t->tri_first[x];
+        if (len > 32) {
+            qsort(p, len, 2 * sizeof *p, cmp_pair);
+            continue;
+        }
+        for (uint64_t i = 1; i < len; i++) {
+            uint32_t a = p[2 * i], c = p[2 * i + 1];
+            uint64_t j = i;
+            while (j > 0 && p[2 * (j - 1)] > a) {
+                p[2 * j] = p[2 * (j - 1)];
+                p[2 * j + 1] = p[2 * (j - 1) + 1];
+                j--;
+            }
+            p[2 * j] = a;
+            p[2 * j + 1] = c;
+        }
+    }
+}
+
 int gp_cch_topo_build(const gp_graph *g, const uint32_t *rank_in, gp_cch_topo **out,
                       gp_err *err) {
     double t0 = gp_now();
@@ -289,9 +289,12 @@ int gp_cch_topo_build(const gp_graph *g, const uint32_t *rank_in, gp_cch_topo **
         }
         t->order[rank_in[v]] = v;
     }
-    if ((rc = skeleton(g, &first, &adj, err))) goto fail;
+    double ph[5]; /* phase ends, for the debug log */
+    if ((rc = gp_cch_skeleton(g, &first, &adj, err))) goto fail;
+    ph[0] = gp_now();
     if ((rc = chordal(n, first, adj, rank_in, &t->up_first, &t->up_head, &t->m, t->parent, err)))
         goto fail;
+    ph[1] = gp_now();
     /* levels, then ranks sorted by (level, rank) */
     uint32_t nl = 0;
     for (uint32_t r = 0; r < n; r++) {
@@ -307,19 +310,39 @@ int gp_cch_topo_build(const gp_graph *g, const uint32_t *rank_in, gp_cch_topo **
     t->level_first = malloc(((size_t)nl + 1) * sizeof *t->level_first);
     if (!t->level_first) goto oom;
     memcpy(t->level_first, cnt, ((size_t)nl + 1) * sizeof *cnt);
-    /* newrank[old rank] through the counting sort; rank[v] = newrank[rank_in[v]] */
-    uint32_t *newrank = t->order; /* reuse: order is rebuilt below */
+    /* newrank[old rank] through the counting sort; rank[v] = newrank[rank_in[v]]; the completion
+     * renamed (relabel_range) */
+    uint32_t *newrank = t->order, *old = lvl; /* reuse: order is rebuilt, lvl recomputed below */
     for (uint32_t r = 0; r < n; r++) newrank[r] = cnt[lvl[r]]++;
+    for (uint32_t r = 0; r < n; r++) old[newrank[r]] = r;
     for (uint32_t v = 0; v < n; v++) t->rank[v] = newrank[rank_in[v]];
-    for (uint32_t v = 0; v < n; v++) t->order[t->rank[v]] = v;
-    free(t->up_first);
-    free(t->up_head);
-    t->up_first = t->up_head = NULL;
-    if ((rc = chordal(n, first, adj, t->rank, &t->up_first, &t->up_head, &t->m, t->parent, err)))
-        goto fail;
+    ph[2] = gp_now();
     free(first);
     free(adj);
     first = adj = NULL;
+    relabel_ctx rl = {t->up_first, t->up_head, t->parent, newrank, old, NULL, NULL, NULL, NULL};
+    rl.uf2 = malloc(((size_t)n + 1) * sizeof *rl.uf2);
+    rl.uh2 = malloc(((size_t)t->m + 1) * sizeof *rl.uh2);
+    rl.par2 = malloc((size_t)n * sizeof *rl.par2);
+    t->up_tail = rl.tail2 = malloc(((size_t)t->m + 1) * sizeof *t->up_tail);
+    if (!rl.uf2 || !rl.uh2 || !rl.par2 || !t->up_tail) {
+        free(rl.uf2);
+        free(rl.uh2);
+        free(rl.par2);
+        goto oom;
+    }
+    rl.uf2[0] = 0;
+    for (uint32_t r2 = 0; r2 < n; r2++)
+        rl.uf2[r2 + 1] = rl.uf2[r2] + (t->up_first[old[r2] + 1] - t->up_first[old[r2]]);
+    gp_parallel_for(n, 0, relabel_range, &rl);
+    free(t->up_first);
+    free(t->up_head);
+    free(t->parent);
+    t->up_first = rl.uf2;
+    t->up_head = rl.uh2;
+    t->parent = rl.par2;
+    for (uint32_t v = 0; v < n; v++) t->order[t->rank[v]] = v;
+    ph[3] = gp_now();
     /* the level of every rank must be unchanged: recompute and check contiguity */
     memset(lvl, 0, (size_t)n * sizeof *lvl);
     t->width = t->height = 0;
@@ -334,11 +357,8 @@ int gp_cch_topo_build(const gp_graph *g, const uint32_t *rank_in, gp_cch_topo **
         }
     }
     t->height = nl;
-    t->up_tail = malloc(((size_t)t->m + 1) * sizeof *t->up_tail);
     t->tri_first = calloc((size_t)t->m + 1, sizeof *t->tri_first);
-    if (!t->up_tail || !t->tri_first) goto oom;
-    for (uint32_t r = 0; r < n; r++)
-        for (uint32_t e = t->up_first[r]; e < t->up_first[r + 1]; e++) t->up_tail[e] = r;
+    if (!t->tri_first) goto oom;
     /* lower triangles: for each v and pair x < y of its upper neighbours, v is a lower triangle
      * of {x, y} (an edge of the chordal graph); their number is known up front */
     uint64_t ntri = 0;
@@ -353,27 +373,14 @@ int gp_cch_topo_build(const gp_graph *g, const uint32_t *rank_in, gp_cch_topo **
                         n, (unsigned long long)ntri, max_tri_per_node);
         goto fail;
     }
-    for (int pass = 0; pass < 2; pass++) {
-        for (uint32_t v = 0; v < n; v++) {
-            uint32_t b = t->up_first[v], e = t->up_first[v + 1];
-            for (uint32_t i = b; i < e; i++) {
-                for (uint32_t j = i + 1; j < e; j++) {
-                    uint32_t xy = find_edge(t, t->up_head[i], t->up_head[j]);
-                    if (xy == GP_NONE) {
-                        rc = gp_err_set(err, GP_EINVAL, "CCH is not chordal at rank %u", v);
-                        goto fail;
-                    }
-                    if (pass == 0) {
-                        t->tri_first[xy + 1]++;
-                    } else {
-                        uint64_t k = t->tri_first[xy]++;
-                        t->tri[2 * k] = i;
-                        t->tri[2 * k + 1] = j;
-                    }
-                }
-            }
+    tri_ctx tc = {t, 0, GP_NONE};
+    for (tc.pass = 0; tc.pass < 2; tc.pass++) {
+        gp_parallel_for(n, 0, tri_range, &tc);
+        if (tc.bad != GP_NONE) {
+            rc = gp_err_set(err, GP_EINVAL, "CCH is not chordal at rank %u", tc.bad);
+            goto fail;
         }
-        if (pass == 0) {
+        if (tc.pass == 0) {
             for (uint32_t e = 0; e < t->m; e++) t->tri_first[e + 1] += t->tri_first[e];
             t->ntri = t->tri_first[t->m];
             t->tri = malloc((t->ntri * 2 + 1) * sizeof *t->tri);
@@ -384,9 +391,15 @@ int gp_cch_topo_build(const gp_graph *g, const uint32_t *rank_in, gp_cch_topo **
             t->tri_first[0] = 0;
         }
     }
+    gp_parallel_for(t->m, 0, tri_sort_range, t);
     free(lvl);
     free(cnt);
     t->contract_s = gp_now() - t0;
+    ph[4] = gp_now();
+    GP_LOG(GP_LOG_DEBUG,
+           "cch_contract nodes=%u skeleton_s=%.2f chordal_s=%.2f levels_s=%.2f relabel_s=%.2f "
+           "triangles_s=%.2f",
+           n, ph[0] - t0, ph[1] - ph[0], ph[2] - ph[1], ph[3] - ph[2], ph[4] - ph[3]);
     *out = t;
     return GP_OK;
 oom:
@@ -600,7 +613,7 @@ static void *cust_main(void *arg) {
 
 int gp_cch_customize(gp_cch *c, int threads, gp_err *err) {
     double t0 = gp_now();
-    int nt = online_cpus(threads);
+    int nt = gp_cch_threads(threads);
     if (c->topo->m < 65536) nt = 1;
     cust_job j;
     memset(&j, 0, sizeof j);
@@ -809,7 +822,7 @@ int gp_cch_prepare(const gp_graph *g, gp_cch **out, gp_err *err) {
         if (!rank) return gp_err_set(err, GP_ENOMEM, "out of memory for the CCH order");
         double t0 = gp_now();
         gp_cch_topo *t = NULL;
-        rc = gp_cch_order_metis(g, rank, err);
+        rc = gp_cch_order(g, rank, err);
         double ord = gp_now() - t0;
         if (rc == GP_OK) rc = gp_cch_topo_build(g, rank, &t, err);
         free(rank);
@@ -1290,7 +1303,7 @@ int gp_cch_table(const gp_cch *c, const uint32_t *src, uint32_t ns, const uint32
     j.deadline = gp_deadline_get();
     atomic_init(&j.next, 0);
     atomic_init(&j.rc, GP_OK);
-    int nth = online_cpus(threads);
+    int nth = gp_cch_threads(threads);
     if ((uint32_t)nth > ns / 4 + 1) nth = (int)(ns / 4 + 1);
     pthread_t th[256];
     int started = 0;

@@ -89,9 +89,36 @@ typedef struct gp_cch {
 #define GP_CCH_MAX_TRI_PER_NODE 200
 void gp_cch_set_max_tri_per_node(uint32_t max_tri_per_node);
 
-/* Order: METIS_NodeND on the skeleton (rank[v] = elimination position). Ties and isolated nodes
- * are handled; n >= 1. */
+/* Orders (engine/cch_order.c): rank[v] = elimination position; ties, isolated nodes and
+ * disconnected graphs are handled; n >= 1.
+ * gp_cch_order_metis: one METIS_NodeND call on the skeleton (one thread).
+ * gp_cch_order_nd: the same nested dissection in parallel: vertex separators (METIS) split the
+ * graph's connected components into components recursively on threads workers (0 = all CPUs),
+ * each separator ranked above its parts, and parts of at most leaf nodes (0 = GP_CCH_ND_LEAF)
+ * ordered by METIS_NodeND. The order does not depend on the thread count; a graph of at most leaf
+ * nodes gets gp_cch_order_metis's order.
+ * gp_cch_order: the one gp_cch_new / gp_cch_prepare use: per gp_cch_set_order (process-wide), else
+ * per the environment variable GPATH_CCH_ORDER ("metis": the single call; default "nd"). */
+#define GP_CCH_ND_LEAF 32768
+enum { GP_CCH_ORDER_ND = 0, GP_CCH_ORDER_METIS = 1 };
 int gp_cch_order_metis(const gp_graph *g, uint32_t *rank, gp_err *err);
+/* What the parallel order did (stats may be NULL): CPU seconds of the first split (serial: the
+ * skeleton, the components, the top separator), of all subproblems together (work), and of the
+ * costliest chain of subproblems from the top to a leaf (span: no thread count gets the order
+ * below it; about max(work / threads, span) for enough threads); wall seconds. */
+typedef struct gp_cch_nd_stats {
+    double top_s, work_s, span_s, wall_s;
+    uint32_t splits, leaves;
+    int threads; /* used */
+} gp_cch_nd_stats;
+int gp_cch_order_nd(const gp_graph *g, int threads, uint32_t leaf, uint32_t *rank,
+                    gp_cch_nd_stats *stats, gp_err *err);
+int gp_cch_order(const gp_graph *g, uint32_t *rank, gp_err *err);
+void gp_cch_set_order(int mode, uint32_t leaf); /* mode GP_CCH_ORDER_*; leaf for ND (0 default) */
+/* Shared by the order and the contraction: the undirected skeleton of g as CSR (neighbour lists
+ * ascending, no duplicates or self-loops); and threads, or all online CPUs for 0 (at most 256). */
+int gp_cch_skeleton(const gp_graph *g, uint32_t **first, uint32_t **adj, gp_err *err);
+int gp_cch_threads(int threads);
 /* Topology from an order (contraction). threads 0 = all CPUs. */
 int gp_cch_topo_build(const gp_graph *g, const uint32_t *rank, gp_cch_topo **out, gp_err *err);
 void gp_cch_topo_unref(gp_cch_topo *t); /* accepts NULL */

@@ -73,6 +73,12 @@ void gp_log_set_request_id(const char *id);
 /* Monotonic clock in seconds. */
 double gp_now(void);
 
+/* Runs fn(ctx, begin, end) over [0, n) split into contiguous chunks on up to nthreads worker
+ * threads (0 = online CPUs, capped at 16; graph/graph.c). Falls back to one call on the caller's
+ * thread for small n (under 65536 items a thread) or when threads cannot be started. */
+void gp_parallel_for(uint64_t n, int nthreads, void (*fn)(void *ctx, uint64_t begin, uint64_t end),
+                     void *ctx);
+
 /* Per-thread query deadline (config request_timeout_ms): an absolute gp_now() time, 0 = none.
  * The HTTP dispatcher sets it around each query handler; backends read it at the entry of an
  * operation (gp_deadline_get), hand the value to their own worker threads explicitly (it is

@@ -67,12 +67,6 @@ uint64_t gp_graph_roadattr_memory(const gp_graph *g);
 /* Sets the builder's scale; only before any cost has been converted with it. */
 void gp_builder_set_scale(gp_builder *b, double scale);
 
-/* Runs fn(ctx, begin, end) over [0, n) split into contiguous chunks on up to nthreads worker
- * threads (0 = online CPUs, capped at 16). Falls back to one call on the caller's thread for small
- * n or when threads cannot be started. */
-void gp_parallel_for(uint64_t n, int nthreads, void (*fn)(void *ctx, uint64_t begin, uint64_t end),
-                     void *ctx);
-
 /* 64-bit content hash of a byte range chained from h (the graph version's hash function; not
  * cryptographic). */
 uint64_t gp_hash_bytes(uint64_t h, const void *data, uint64_t len);

@@ -50,7 +50,7 @@ static int run(const gp_cli_args *a) {
     if (g->n >= GP_CCH_MIN_NODES_DEFAULT) {
         double to = gp_now();
         uint32_t *rank = malloc((size_t)g->n * sizeof *rank);
-        if (!rank || gp_cch_order_metis(g, rank, &err) != GP_OK ||
+        if (!rank || gp_cch_order(g, rank, &err) != GP_OK ||
             gp_cch_order_encode(rank, g, &order, &x.size, &err) != GP_OK) {
             free(rank);
             gp_graph_unref(g);

@@ -27,6 +27,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dlfcn.h>
+#include <pthread.h>
 #include <sys/stat.h>
 
 #include "../engine/cch.h"
@@ -42,6 +44,9 @@ static int setup(void **state) {
     gp_err_clear(&err);
     cpu = gp_cpu_backend_new(2, &err);
     gp_cch_set_max_tri_per_node(0); /* random graphs are no road networks: no size guard */
+    /* every CCH of these tests on the parallel nested dissection with small leaves, so that the
+     * graphs above 64 nodes are split by separators (test_order_nd checks the single call too) */
+    gp_cch_set_order(GP_CCH_ORDER_ND, 64);
     return cpu ? 0 : -1;
 }
 
@@ -493,6 +498,196 @@ static void test_engine_policy(void **state) {
     arcs_free(&a);
 }
 
+/* The order of g by the parallel nested dissection at leaf, checked to be a permutation and the same
+ * at 1, 2 and 5 threads and on a second run; mallocs it. */
+static uint32_t *nd_order(const gp_graph *g, uint32_t leaf) {
+    gp_err err;
+    gp_err_clear(&err);
+    uint32_t n = g->n;
+    uint32_t *r1 = malloc((size_t)n * sizeof *r1), *r2 = malloc((size_t)n * sizeof *r2);
+    unsigned char *seen = calloc(n, 1);
+    assert_non_null(r1);
+    assert_non_null(r2);
+    assert_non_null(seen);
+    assert_int_equal(gp_cch_order_nd(g, 1, leaf, r1, NULL, &err), GP_OK);
+    for (uint32_t v = 0; v < n; v++) {
+        assert_true(r1[v] < n);
+        assert_int_equal(seen[r1[v]], 0);
+        seen[r1[v]] = 1;
+    }
+    int threads[] = {2, 5, 5};
+    for (int k = 0; k < 3; k++) {
+        memset(r2, 0xff, (size_t)n * sizeof *r2);
+        assert_int_equal(gp_cch_order_nd(g, threads[k], leaf, r2, NULL, &err), GP_OK);
+        assert_memory_equal(r1, r2, (size_t)n * sizeof *r1);
+    }
+    free(r2);
+    free(seen);
+    return r1;
+}
+
+static gp_cch_topo *topo_of(const gp_graph *g, const uint32_t *rank) {
+    gp_err err;
+    gp_err_clear(&err);
+    gp_cch_topo *t = NULL;
+    if (gp_cch_topo_build(g, rank, &t, &err) != GP_OK) fail_msg("contraction: %s", err.msg);
+    return t;
+}
+
+/* gp_cch_new on g with the order mode / leaf (then back to the tests' order): customization on
+ * threads equal to the serial one, queries exact. */
+static void check_new(const gp_graph *g, int mode, uint32_t leaf, int queries) {
+    gp_err err;
+    gp_err_clear(&err);
+    gp_cch_cache_clear();
+    gp_cch_set_order(mode, leaf);
+    gp_cch *c = NULL;
+    assert_int_equal(gp_cch_new(g, 0, &c, &err), GP_OK);
+    check_customize_threads(c);
+    check_queries(g, c, queries);
+    gp_cch_free(c);
+    gp_cch_set_order(GP_CCH_ORDER_ND, 64);
+    gp_cch_cache_clear();
+}
+
+static void *other_rand(void *arg) {
+    srand(99);
+    for (int i = 0; i < 100; i++) ((int *)arg)[i] = rand();
+    return NULL;
+}
+
+/* rand / srand (engine/cch_order.c): glibc's numbers, per thread, and what libmetis calls. */
+static void test_order_rand(void **state) {
+    (void)state;
+    int (*libc_rand)(void) = (int (*)(void))dlsym(RTLD_NEXT, "rand");
+    void (*libc_srand)(unsigned) = (void (*)(unsigned))dlsym(RTLD_NEXT, "srand");
+    assert_non_null(libc_rand);
+    assert_non_null(libc_srand);
+    assert_true(libc_rand != rand);
+    assert_true(dlsym(RTLD_DEFAULT, "rand") == (void *)rand); /* interposed for libmetis */
+    unsigned seeds[] = {0, 1, 4321, 123456789, 0x80000001u, UINT32_MAX};
+    for (size_t i = 0; i < sizeof seeds / sizeof *seeds; i++) {
+        srand(seeds[i]);
+        libc_srand(seeds[i]);
+        for (int k = 0; k < 1000; k++) assert_int_equal(rand(), libc_rand());
+    }
+    /* another thread's srand does not move this thread's sequence */
+    int mine[4], ref[4], theirs[100];
+    srand(5);
+    mine[0] = rand();
+    mine[1] = rand();
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, other_rand, theirs), 0);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    mine[2] = rand();
+    mine[3] = rand();
+    libc_srand(5);
+    for (int k = 0; k < 4; k++) ref[k] = libc_rand();
+    assert_memory_equal(mine, ref, sizeof mine);
+    libc_srand(99);
+    assert_int_equal(theirs[0], libc_rand());
+}
+
+/* The parallel nested dissection: a permutation, the same for any thread count; CCH queries on it
+ * exact (also on the single-call order); its fill within a bound of the single call's on a
+ * road-like graph; a graph within one leaf gets the single call's order. */
+static void test_order_nd(void **state) {
+    (void)state;
+    gp_err err;
+    gp_err_clear(&err);
+    /* random graphs: disconnected, isolated nodes, 1 and 2 nodes; leaves of 16 nodes */
+    uint32_t sizes[] = {1, 2, 3, 17, 40, 150, 600, 2500};
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+        arcs a = random_arcs(sizes[i], i % 2 ? 1 : 3, 100);
+        gp_graph *g = build(sizes[i], &a, NULL);
+        free(nd_order(g, 16));
+        gp_graph_unref(g);
+        arcs_free(&a);
+    }
+    /* an arc-less graph and a graph of isolated nodes around one path */
+    arcs none = {NULL, NULL, NULL, 0};
+    gp_graph *g0 = build(50, &none, NULL);
+    uint32_t *r0 = nd_order(g0, 16);
+    for (uint32_t v = 0; v < 50; v++) assert_int_equal(r0[v], v);
+    free(r0);
+    gp_graph_unref(g0);
+    /* a road-like graph: fill (CCH edges, triangles) near the single call's, queries exact */
+    gp_graph *g = gp_generate_road(30000, 5, &err);
+    assert_non_null(g);
+    uint32_t *rank = malloc((size_t)g->n * sizeof *rank);
+    assert_non_null(rank);
+    assert_int_equal(gp_cch_order_metis(g, rank, &err), GP_OK);
+    gp_cch_topo *ts = topo_of(g, rank);
+    free(rank);
+    uint32_t leaves[] = {512, 4096};
+    for (int k = 0; k < 2; k++) {
+        uint32_t *r = nd_order(g, leaves[k]);
+        gp_cch_topo *tp = topo_of(g, r);
+        print_message("gen:30000:5 leaf %u: CCH edges %u vs %u (single call), triangles %llu vs "
+                      "%llu, levels %u vs %u\n",
+                      leaves[k], tp->m, ts->m, (unsigned long long)tp->ntri,
+                      (unsigned long long)ts->ntri, tp->nlevels, ts->nlevels);
+        assert_true(tp->m <= ts->m + ts->m / 10);
+        assert_true(tp->ntri <= ts->ntri + ts->ntri / 4);
+        assert_true(tp->nlevels <= ts->nlevels + ts->nlevels / 4);
+        gp_cch_topo_unref(tp);
+        free(r);
+    }
+    gp_cch_topo_unref(ts);
+    /* within one leaf: the single call */
+    uint32_t *r1 = nd_order(g, 30000), *r2 = malloc((size_t)g->n * sizeof *r2);
+    assert_int_equal(gp_cch_order_metis(g, r2, &err), GP_OK);
+    assert_memory_equal(r1, r2, (size_t)g->n * sizeof *r1);
+    free(r1);
+    free(r2);
+    /* queries through gp_cch_new on either order */
+    check_new(g, GP_CCH_ORDER_ND, 256, 60);
+    check_new(g, GP_CCH_ORDER_METIS, 0, 60);
+    gp_graph_unref(g);
+}
+
+/* The contraction renames the completion to the level-sorted ranks and lists triangles on threads:
+ * the topology equals the one eliminated directly in its final order (built again from t->rank),
+ * each edge's triangles ascend by v, and queries stay exact; 140,000 nodes so that the threads run
+ * (gp_parallel_for splits from 131,072 items). */
+static void test_contract(void **state) {
+    (void)state;
+    gp_err err;
+    gp_err_clear(&err);
+    gp_graph *g = gp_generate_road(140000, 9, &err);
+    assert_non_null(g);
+    uint32_t *rank = malloc((size_t)g->n * sizeof *rank);
+    assert_non_null(rank);
+    assert_int_equal(gp_cch_order_nd(g, 0, 0, rank, NULL, &err), GP_OK);
+    gp_cch_topo *t1 = topo_of(g, rank), *t2 = topo_of(g, t1->rank);
+    assert_int_equal(t1->m, t2->m);
+    assert_int_equal(t1->ntri, t2->ntri);
+    assert_int_equal(t1->nlevels, t2->nlevels);
+    assert_memory_equal(t1->rank, t2->rank, (size_t)g->n * 4);
+    assert_memory_equal(t1->order, t2->order, (size_t)g->n * 4);
+    assert_memory_equal(t1->up_first, t2->up_first, ((size_t)g->n + 1) * 4);
+    assert_memory_equal(t1->up_head, t2->up_head, (size_t)t1->m * 4);
+    assert_memory_equal(t1->up_tail, t2->up_tail, (size_t)t1->m * 4);
+    assert_memory_equal(t1->parent, t2->parent, (size_t)g->n * 4);
+    assert_memory_equal(t1->level_first, t2->level_first, ((size_t)t1->nlevels + 1) * 4);
+    assert_memory_equal(t1->tri_first, t2->tri_first, ((size_t)t1->m + 1) * 8);
+    assert_memory_equal(t1->tri, t2->tri, (size_t)t1->ntri * 8);
+    for (uint32_t e = 0; e < t1->m; e++) {
+        for (uint64_t k = t1->tri_first[e]; k < t1->tri_first[e + 1]; k++) {
+            uint32_t e1 = t1->tri[2 * k], e2 = t1->tri[2 * k + 1];
+            assert_int_equal(t1->up_tail[e1], t1->up_tail[e2]); /* both from v */
+            assert_int_equal(t1->up_head[e1], t1->up_tail[e]);  /* to x and y */
+            assert_int_equal(t1->up_head[e2], t1->up_head[e]);
+            if (k > t1->tri_first[e]) assert_true(t1->up_tail[e1] > t1->up_tail[t1->tri[2 * k - 2]]);
+        }
+    }
+    gp_cch_topo_unref(t1);
+    gp_cch_topo_unref(t2);
+    free(rank);
+    check_new(g, GP_CCH_ORDER_ND, 0, 20);
+    gp_graph_unref(g);
+}
+
 static void test_dimacs(void **state) {
     (void)state;
     const char *d = getenv("GPATH_DATA");
@@ -824,6 +1019,8 @@ int main(void) {
         cmocka_unit_test(test_road),          cmocka_unit_test(test_engine_policy),
         cmocka_unit_test(test_guard),         cmocka_unit_test(test_dimacs),
         cmocka_unit_test(test_snapped_osm), cmocka_unit_test(test_plan),
+        cmocka_unit_test(test_order_rand),  cmocka_unit_test(test_order_nd),
+        cmocka_unit_test(test_contract),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

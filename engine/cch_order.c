@@ -1,0 +1,558 @@
+/* cch_order.c - the CCH's metric-independent order (cch.h): nested dissection by METIS, either as
+ * one METIS_NodeND call or computed in parallel (gp_cch_order_nd).
+ *
+ * The parallel dissection. A subproblem is a connected subgraph with a range of ranks. Above
+ * `leaf` nodes it is split by a METIS vertex separator (METIS_ComputeVertexSeparator: the
+ * multilevel node bisection METIS_NodeND itself runs at every level of its dissection); the
+ * separator takes the top ranks of the range and every connected component left after removing
+ * it becomes a subproblem with its own contiguous range below (as METIS_NodeND with
+ * METIS_OPTION_CCORDER would do). At or below `leaf` nodes a subproblem is ordered by
+ * METIS_NodeND. Subproblems go to a pool of threads, largest first. A subproblem's ranks depend
+ * only on its graph (each METIS call seeds its generator itself, see below), never on which
+ * thread ran it or when: the order is the same for any thread count. The whole graph is split into
+ * its connected components first (isolated nodes are components of one node).
+ *
+ * METIS 5.1 from several threads at once (read in METIS 5.1 / GKlib: libmetis/ometis.c,
+ * options.c, util.c, GKlib memory.c, error.c, random.c; and Debian's libmetis.so.5 itself):
+ *  - no shared graph state: every API call builds its own ctrl_t / graph_t and workspace;
+ *  - GKlib's allocation core (gkmcore) and the setjmp buffers gk_sigtrap uses for errors are
+ *    __thread (Debian's library: gk_jbufs, gk_jbuf, gk_cur_jbufs are TLS symbols);
+ *  - the random generator is NOT per thread: Debian builds GKlib without USE_GKRAND, so
+ *    gk_randinit / gk_randint32 are libc srand() / rand() (libmetis.so.5 imports rand@GLIBC and
+ *    srand@GLIBC): one process-wide state. SetupCtrl seeds it (InitRandom(seed), default 4321) at
+ *    the start of every METIS_NodeND / METIS_ComputeVertexSeparator, so calls one after another
+ *    are deterministic, but calls at once interleave their draws: valid orders that change from
+ *    run to run. This file therefore defines rand() and srand() itself, with per-thread state and
+ *    glibc's algorithm (the TYPE_3 additive generator of random_r, so that a METIS call gets the
+ *    same numbers as before and gp_cch_order_metis is unchanged). The executable's definitions
+ *    interpose libc's for libmetis.so (the linker exports them because a shared library in the
+ *    link references them); gp_cch_order_nd checks at run time that they do (dlsym) and otherwise
+ *    runs its subproblems on one thread, which gives the same order, only slower. rand() is then
+ *    per thread in the whole process (allowed: the C standard does not require rand to be
+ *    thread-safe; nothing else in gpath calls it);
+ *  - gk_sigtrap / gk_siguntrap (METIS_NodeND; METIS_ComputeVertexSeparator does not trap) set and
+ *    restore the process-wide SIGABRT and SIGTERM handlers: concurrent calls may restore them in
+ *    the wrong order. Orders are computed one at a time (a mutex) and the parallel one puts both
+ *    handlers back when it ends. Out of memory inside METIS may abort the process instead of
+ *    returning METIS_ERROR_MEMORY (as it does in METIS_ComputeVertexSeparator anyway).
+ */
+#include "cch.h"
+
+#include <dlfcn.h>
+#include <metis.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* idx_t is 32-bit in Debian's libmetis (IDXTYPEWIDTH 32): the CSR arrays are passed as is */
+_Static_assert(sizeof(idx_t) == sizeof(uint32_t), "libmetis with 32-bit idx_t expected");
+
+/* ---------------------------------------------------------------------------------------------
+ * rand / srand per thread (see the top of the file) */
+
+typedef struct tls_rand {
+    int32_t s[31];
+    int f, r, seeded;
+} tls_rand;
+static __thread tls_rand trand;
+
+static uint32_t trand_next(tls_rand *t) {
+    uint32_t v = (uint32_t)t->s[t->f] + (uint32_t)t->s[t->r];
+    t->s[t->f] = (int32_t)v;
+    t->f = t->f == 30 ? 0 : t->f + 1;
+    t->r = t->r == 30 ? 0 : t->r + 1;
+    return v >> 1;
+}
+
+void srand(unsigned seed) {
+    tls_rand *t = &trand;
+    if (seed == 0) seed = 1;
+    int32_t word = (int32_t)seed;
+    t->s[0] = word;
+    for (int i = 1; i < 31; i++) { /* 16807 * word % (2^31 - 1) without overflow (glibc) */
+        long hi = word / 127773, lo = word % 127773;
+        word = (int32_t)(16807 * lo - 2836 * hi);
+        if (word < 0) word += 2147483647;
+        t->s[i] = word;
+    }
+    t->f = 3;
+    t->r = 0;
+    t->seeded = 1;
+    for (int i = 0; i < 310; i++) trand_next(t);
+}
+
+int rand(void) {
+    if (!trand.seeded) srand(1);
+    return (int)trand_next(&trand);
+}
+
+/* Whether libmetis draws from the functions above (see the top of the file). */
+static int rand_per_thread(void) {
+    return dlsym(RTLD_DEFAULT, "rand") == (void *)rand &&
+           dlsym(RTLD_DEFAULT, "srand") == (void *)srand;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Skeleton and the single call */
+
+int gp_cch_skeleton(const gp_graph *g, uint32_t **first_out, uint32_t **adj_out, gp_err *err) {
+    uint32_t n = g->n;
+    uint32_t *first = calloc((size_t)n + 1, sizeof *first);
+    uint32_t *adj = malloc(((size_t)g->m * 2 + 1) * sizeof *adj);
+    if (!first || !adj) goto oom;
+    for (uint32_t u = 0; u < n; u++) {
+        for (uint32_t a = g->row[u]; a < g->row[u + 1]; a++) {
+            uint32_t v = g->col[a];
+            if (v == u) continue;
+            first[u + 1]++;
+            first[v + 1]++;
+        }
+    }
+    for (uint32_t u = 0; u < n; u++) first[u + 1] += first[u];
+    uint32_t *pos = malloc(((size_t)n + 1) * sizeof *pos);
+    if (!pos) goto oom;
+    memcpy(pos, first, ((size_t)n + 1) * sizeof *pos);
+    for (uint32_t u = 0; u < n; u++) {
+        for (uint32_t a = g->row[u]; a < g->row[u + 1]; a++) {
+            uint32_t v = g->col[a];
+            if (v == u) continue;
+            adj[pos[u]++] = v;
+            adj[pos[v]++] = u;
+        }
+    }
+    free(pos);
+    /* sort + unique each list (lists are short: insertion sort), compacting in place */
+    uint32_t out = 0;
+    for (uint32_t u = 0; u < n; u++) {
+        uint32_t b = first[u], e = first[u + 1];
+        for (uint32_t i = b + 1; i < e; i++) {
+            uint32_t x = adj[i], j = i;
+            while (j > b && adj[j - 1] > x) {
+                adj[j] = adj[j - 1];
+                j--;
+            }
+            adj[j] = x;
+        }
+        first[u] = out;
+        for (uint32_t i = b; i < e; i++)
+            if (i == b || adj[i] != adj[i - 1]) adj[out++] = adj[i];
+    }
+    first[n] = out;
+    *first_out = first;
+    *adj_out = adj;
+    return GP_OK;
+oom:
+    free(first);
+    free(adj);
+    return gp_err_set(err, GP_ENOMEM, "out of memory for the CCH skeleton of %u nodes", n);
+}
+
+static pthread_mutex_t order_mu = PTHREAD_MUTEX_INITIALIZER; /* one order at a time (top) */
+
+/* METIS_NodeND on the CSR (n >= 2, at least one edge): rank[gid[i]] = lo + position of i (gid
+ * NULL: the identity). */
+static int nodend(uint32_t n, uint32_t *first, uint32_t *adj, const uint32_t *gid, uint32_t lo,
+                  uint32_t *rank, gp_err *err) {
+    idx_t nv = (idx_t)n, opts[METIS_NOPTIONS];
+    idx_t *perm = malloc((size_t)n * sizeof *perm), *iperm = malloc((size_t)n * sizeof *iperm);
+    if (!perm || !iperm) {
+        free(perm);
+        free(iperm);
+        return gp_err_set(err, GP_ENOMEM, "out of memory for the METIS order");
+    }
+    METIS_SetDefaultOptions(opts);
+    opts[METIS_OPTION_NUMBERING] = 0;
+    int mr = METIS_NodeND(&nv, (idx_t *)first, (idx_t *)adj, NULL, opts, perm, iperm);
+    if (mr == METIS_OK)
+        for (uint32_t v = 0; v < n; v++) rank[gid ? gid[v] : v] = lo + (uint32_t)iperm[v];
+    free(perm);
+    free(iperm);
+    if (mr != METIS_OK)
+        return gp_err_set(err, mr == METIS_ERROR_MEMORY ? GP_ENOMEM : GP_EINVAL,
+                          "METIS_NodeND failed (%d) on %u nodes", mr, n);
+    return GP_OK;
+}
+
+int gp_cch_order_metis(const gp_graph *g, uint32_t *rank, gp_err *err) {
+    uint32_t *first, *adj;
+    int rc = gp_cch_skeleton(g, &first, &adj, err);
+    if (rc) return rc;
+    uint32_t n = g->n;
+    if (first[n] == 0 || n < 2) {
+        for (uint32_t v = 0; v < n; v++) rank[v] = v;
+    } else {
+        pthread_mutex_lock(&order_mu);
+        rc = nodend(n, first, adj, NULL, 0, rank, err);
+        pthread_mutex_unlock(&order_mu);
+    }
+    free(first);
+    free(adj);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Parallel nested dissection */
+
+typedef struct sub {
+    uint32_t n, lo;  /* nodes; first rank of the range lo .. lo+n-1 */
+    uint32_t *first; /* n+1, CSR over local ids, neighbour lists ascending */
+    uint32_t *adj;
+    uint32_t *gid;   /* n: the graph's node of each local id */
+    double path;     /* CPU seconds of the subproblems above it (the critical path to it) */
+    double t0;       /* thread CPU clock when its work began */
+} sub;
+
+static double thread_cpu(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+typedef struct ndjob {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    sub **heap; /* pending subproblems, a max-heap on n */
+    size_t len, cap;
+    size_t active; /* subproblems being worked on */
+    int failed;
+    gp_cch_nd_stats st; /* under mu */
+    gp_err err;
+    uint32_t leaf;
+    uint32_t *rank;
+} ndjob;
+
+static void sub_free(sub *s) {
+    if (!s) return;
+    free(s->first);
+    free(s->adj);
+    free(s->gid);
+    free(s);
+}
+
+/* under j->mu */
+static int heap_push(ndjob *j, sub *s) {
+    if (j->len == j->cap) {
+        size_t nc = j->cap ? j->cap * 2 : 64;
+        sub **nh = realloc(j->heap, nc * sizeof *nh);
+        if (!nh) return -1;
+        j->heap = nh;
+        j->cap = nc;
+    }
+    size_t i = j->len++;
+    while (i > 0 && j->heap[(i - 1) / 2]->n < s->n) {
+        j->heap[i] = j->heap[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    j->heap[i] = s;
+    return 0;
+}
+
+static sub *heap_pop(ndjob *j) {
+    sub *top = j->heap[0], *last = j->heap[--j->len];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= j->len) break;
+        if (c + 1 < j->len && j->heap[c + 1]->n > j->heap[c]->n) c++;
+        if (j->heap[c]->n <= last->n) break;
+        j->heap[i] = j->heap[c];
+        i = c;
+    }
+    if (j->len) j->heap[i] = last;
+    return top;
+}
+
+static void fail(ndjob *j, const gp_err *e) {
+    pthread_mutex_lock(&j->mu);
+    if (!j->failed) j->err = *e;
+    j->failed = 1;
+    pthread_cond_broadcast(&j->cv);
+    pthread_mutex_unlock(&j->mu);
+}
+
+/* Connected components of s without the nodes with comp[v] == SEP (set by the caller; every other
+ * entry must be NOSEEN): comp[v] = component, numbered by their smallest local id; returns the
+ * count. queue: n entries. */
+#define NOSEEN UINT32_MAX
+#define SEP (UINT32_MAX - 1)
+static uint32_t components(const sub *s, uint32_t *comp, uint32_t *queue) {
+    uint32_t nc = 0;
+    for (uint32_t r = 0; r < s->n; r++) {
+        if (comp[r] != NOSEEN) continue;
+        uint32_t qh = 0, qt = 0;
+        queue[qt++] = r;
+        comp[r] = nc;
+        while (qh < qt) {
+            uint32_t u = queue[qh++];
+            for (uint32_t i = s->first[u]; i < s->first[u + 1]; i++) {
+                uint32_t v = s->adj[i];
+                if (comp[v] == NOSEEN) {
+                    comp[v] = nc;
+                    queue[qt++] = v;
+                }
+            }
+        }
+        nc++;
+    }
+    return nc;
+}
+
+/* The components of s (comp, nc) as subproblems with consecutive ranges from s->lo, in component
+ * order; one-node components are ranked here. Local ids keep their relative order. Separator nodes
+ * (comp SEP) are left out. cnt, pos: scratch of 2 * nc and n entries. */
+static int split(ndjob *j, const sub *s, const uint32_t *comp, uint32_t nc, uint32_t *cnt,
+                 uint32_t *pos, gp_err *err) {
+    uint32_t *start = cnt + nc; /* first rank of each component */
+    memset(cnt, 0, (size_t)nc * sizeof *cnt);
+    for (uint32_t v = 0; v < s->n; v++)
+        if (comp[v] != SEP) pos[v] = cnt[comp[v]]++;
+    sub **kid = calloc(nc, sizeof *kid);
+    uint64_t *edges = calloc(nc, sizeof *edges);
+    if (!kid || !edges) goto oom;
+    for (uint32_t v = 0; v < s->n; v++) {
+        if (comp[v] == SEP) continue;
+        for (uint32_t i = s->first[v]; i < s->first[v + 1]; i++)
+            edges[comp[v]] += comp[s->adj[i]] != SEP;
+    }
+    uint32_t lo = s->lo;
+    for (uint32_t c = 0; c < nc; c++) {
+        start[c] = lo;
+        if (cnt[c] > 1) {
+            sub *k = kid[c] = calloc(1, sizeof *k);
+            if (!k) goto oom;
+            k->n = cnt[c];
+            k->lo = lo;
+            k->first = malloc(((size_t)k->n + 1) * sizeof *k->first);
+            k->adj = malloc((edges[c] + 1) * sizeof *k->adj);
+            k->gid = malloc((size_t)k->n * sizeof *k->gid);
+            if (!k->first || !k->adj || !k->gid) goto oom;
+            k->first[0] = 0;
+        }
+        lo += cnt[c];
+    }
+    for (uint32_t v = 0; v < s->n; v++) {
+        if (comp[v] == SEP) continue;
+        sub *k = kid[comp[v]];
+        if (!k) { /* alone */
+            j->rank[s->gid[v]] = start[comp[v]];
+            continue;
+        }
+        uint32_t p = pos[v], e = k->first[p];
+        k->gid[p] = s->gid[v];
+        for (uint32_t i = s->first[v]; i < s->first[v + 1]; i++)
+            if (comp[s->adj[i]] != SEP) k->adj[e++] = pos[s->adj[i]];
+        k->first[p + 1] = e;
+    }
+    double path = s->path + thread_cpu() - s->t0;
+    pthread_mutex_lock(&j->mu);
+    j->st.splits++;
+    if (path > j->st.span_s) j->st.span_s = path;
+    int bad = 0;
+    for (uint32_t c = 0; c < nc; c++) {
+        if (!kid[c]) continue;
+        kid[c]->path = path;
+        if (heap_push(j, kid[c])) bad = 1, sub_free(kid[c]);
+        kid[c] = NULL;
+    }
+    pthread_cond_broadcast(&j->cv);
+    pthread_mutex_unlock(&j->mu);
+    free(kid);
+    free(edges);
+    if (bad) return gp_err_set(err, GP_ENOMEM, "out of memory in the nested dissection");
+    return GP_OK;
+oom:
+    if (kid)
+        for (uint32_t c = 0; c < nc; c++) sub_free(kid[c]);
+    free(kid);
+    free(edges);
+    return gp_err_set(err, GP_ENOMEM, "out of memory in the nested dissection");
+}
+
+/* One subproblem: a leaf for METIS_NodeND, or split into components, or by a separator. */
+static int dissect(ndjob *j, sub *s, gp_err *err) {
+    uint32_t n = s->n;
+    if (s->first[n] == 0) { /* no edges (only the whole graph can be so; its nodes stay in order) */
+        for (uint32_t v = 0; v < n; v++) j->rank[s->gid[v]] = s->lo + v;
+        return GP_OK;
+    }
+    if (n <= j->leaf) {
+        int rc = nodend(n, s->first, s->adj, s->gid, s->lo, j->rank, err);
+        double path = s->path + thread_cpu() - s->t0;
+        pthread_mutex_lock(&j->mu);
+        j->st.leaves++;
+        if (path > j->st.span_s) j->st.span_s = path;
+        pthread_mutex_unlock(&j->mu);
+        return rc;
+    }
+    uint32_t *comp = malloc((size_t)n * sizeof *comp), *queue = malloc((size_t)n * sizeof *queue);
+    uint32_t *cnt = NULL;
+    int rc = GP_OK;
+    if (!comp || !queue) goto oom;
+    for (uint32_t v = 0; v < n; v++) comp[v] = NOSEEN;
+    uint32_t nc = components(s, comp, queue);
+    if (nc == 1) { /* connected: a vertex separator takes the top of the range */
+        idx_t nv = (idx_t)n, opts[METIS_NOPTIONS], sepsize = 0;
+        METIS_SetDefaultOptions(opts);
+        opts[METIS_OPTION_NUMBERING] = 0;
+        idx_t *part = (idx_t *)queue; /* queue is free until components() runs again */
+        double ts = gp_now();
+        int mr = METIS_ComputeVertexSeparator(&nv, (idx_t *)s->first, (idx_t *)s->adj, NULL, opts,
+                                              &sepsize, part);
+        if (mr != METIS_OK) {
+            rc = gp_err_set(err, mr == METIS_ERROR_MEMORY ? GP_ENOMEM : GP_EINVAL,
+                            "METIS_ComputeVertexSeparator failed (%d) on %u nodes", mr, n);
+            goto out;
+        }
+        if (s->path == 0) /* the top */
+            GP_LOG(GP_LOG_DEBUG, "cch_order_nd top separator of %u nodes: %.2f s", n,
+                   gp_now() - ts);
+        uint32_t nsep = 0;
+        for (uint32_t v = 0; v < n; v++) {
+            comp[v] = part[v] == 2 ? SEP : NOSEEN;
+            nsep += part[v] == 2;
+        }
+        if (nsep == 0 || nsep == n) { /* no separator: METIS_NodeND orders it whole */
+            rc = nodend(n, s->first, s->adj, s->gid, s->lo, j->rank, err);
+            goto out;
+        }
+        uint32_t r = s->lo + n - nsep;
+        for (uint32_t v = 0; v < n; v++)
+            if (comp[v] == SEP) j->rank[s->gid[v]] = r++;
+        nc = components(s, comp, queue);
+    }
+    cnt = malloc(2 * (size_t)nc * sizeof *cnt);
+    if (!cnt) goto oom;
+    rc = split(j, s, comp, nc, cnt, queue, err);
+out:
+    free(comp);
+    free(queue);
+    free(cnt);
+    return rc;
+oom:
+    rc = gp_err_set(err, GP_ENOMEM, "out of memory in the nested dissection of %u nodes", n);
+    goto out;
+}
+
+static void *nd_worker(void *arg) {
+    ndjob *j = arg;
+    pthread_mutex_lock(&j->mu);
+    for (;;) {
+        while (!j->len && j->active && !j->failed) pthread_cond_wait(&j->cv, &j->mu);
+        if (j->failed || (!j->len && !j->active)) break;
+        sub *s = heap_pop(j);
+        j->active++;
+        pthread_mutex_unlock(&j->mu);
+        gp_err e;
+        gp_err_clear(&e);
+        s->t0 = thread_cpu();
+        int rc = dissect(j, s, &e); /* pushes its parts before it counts itself done */
+        double dt = thread_cpu() - s->t0;
+        sub_free(s);
+        if (rc) fail(j, &e);
+        pthread_mutex_lock(&j->mu);
+        j->st.work_s += dt;
+        j->active--;
+        if (!j->active && !j->len) pthread_cond_broadcast(&j->cv);
+    }
+    pthread_mutex_unlock(&j->mu);
+    return NULL;
+}
+
+int gp_cch_order_nd(const gp_graph *g, int threads, uint32_t leaf, uint32_t *rank,
+                    gp_cch_nd_stats *stats, gp_err *err) {
+    uint32_t n = g->n;
+    double t0 = gp_now(), c0 = thread_cpu();
+    sub *top = calloc(1, sizeof *top);
+    if (!top) return gp_err_set(err, GP_ENOMEM, "out of memory for the CCH order");
+    int rc = gp_cch_skeleton(g, &top->first, &top->adj, err);
+    if (rc) {
+        free(top);
+        return rc;
+    }
+    GP_LOG(GP_LOG_DEBUG, "cch_order_nd skeleton of %u nodes: %.2f s", n, gp_now() - t0);
+    top->n = n;
+    top->gid = malloc(((size_t)n + 1) * sizeof *top->gid);
+    if (!top->gid) {
+        sub_free(top);
+        return gp_err_set(err, GP_ENOMEM, "out of memory for the CCH order");
+    }
+    for (uint32_t v = 0; v < n; v++) top->gid[v] = v;
+    ndjob j;
+    memset(&j, 0, sizeof j);
+    pthread_mutex_init(&j.mu, NULL);
+    pthread_cond_init(&j.cv, NULL);
+    j.leaf = leaf ? (leaf < 16 ? 16 : leaf) : GP_CCH_ND_LEAF;
+    j.rank = rank;
+    gp_err_clear(&j.err);
+    pthread_mutex_lock(&order_mu);
+    int nt = gp_cch_threads(threads);
+    if (nt > 1 && !rand_per_thread()) nt = 1; /* the same order, one METIS call at a time */
+    struct sigaction old_abrt, old_term;
+    sigaction(SIGABRT, NULL, &old_abrt);
+    sigaction(SIGTERM, NULL, &old_term);
+    j.active = 1; /* the top, split by this thread before the others start */
+    gp_err e;
+    gp_err_clear(&e);
+    top->t0 = c0; /* the skeleton is on the critical path too */
+    rc = dissect(&j, top, &e);
+    sub_free(top);
+    j.st.top_s = thread_cpu() - c0;
+    j.st.work_s += j.st.top_s;
+    if (j.st.top_s > j.st.span_s) j.st.span_s = j.st.top_s;
+    j.active = 0;
+    if (rc) {
+        j.failed = 1;
+        j.err = e;
+    }
+    pthread_t th[256];
+    int started = 0;
+    for (int i = 1; i < nt && j.len > 0 && !j.failed; i++) {
+        if (pthread_create(&th[started], NULL, nd_worker, &j) != 0) break;
+        started++;
+    }
+    nd_worker(&j);
+    for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
+    sigaction(SIGABRT, &old_abrt, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    pthread_mutex_unlock(&order_mu);
+    j.st.threads = nt;
+    j.st.wall_s = gp_now() - t0;
+    GP_LOG(GP_LOG_DEBUG,
+           "cch_order_nd nodes=%u threads=%d leaf=%u splits=%u leaves=%u top_cpu_s=%.2f "
+           "work_cpu_s=%.2f span_cpu_s=%.2f wall_s=%.2f",
+           n, nt, j.leaf, j.st.splits, j.st.leaves, j.st.top_s, j.st.work_s, j.st.span_s,
+           j.st.wall_s);
+    if (stats) *stats = j.st;
+    while (j.len) sub_free(heap_pop(&j));
+    free(j.heap);
+    pthread_mutex_destroy(&j.mu);
+    pthread_cond_destroy(&j.cv);
+    if (j.failed) {
+        if (err) *err = j.err;
+        return j.err.code ? j.err.code : GP_ENOMEM;
+    }
+    return GP_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * The configured order */
+
+static int order_mode = -1; /* GP_CCH_ORDER_*; -1: GPATH_CCH_ORDER at first use */
+static uint32_t order_leaf;
+
+void gp_cch_set_order(int mode, uint32_t leaf) {
+    __atomic_store_n(&order_leaf, leaf, __ATOMIC_RELAXED);
+    __atomic_store_n(&order_mode, mode, __ATOMIC_RELEASE);
+}
+
+int gp_cch_order(const gp_graph *g, uint32_t *rank, gp_err *err) {
+    int mode = __atomic_load_n(&order_mode, __ATOMIC_ACQUIRE);
+    if (mode < 0) {
+        const char *e = getenv("GPATH_CCH_ORDER");
+        mode = e && strcmp(e, "metis") == 0 ? GP_CCH_ORDER_METIS : GP_CCH_ORDER_ND;
+    }
+    if (mode == GP_CCH_ORDER_METIS) return gp_cch_order_metis(g, rank, err);
+    return gp_cch_order_nd(g, 0, __atomic_load_n(&order_leaf, __ATOMIC_RELAXED), rank, NULL, err);
+}

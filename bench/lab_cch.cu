@@ -4,7 +4,7 @@
  *
  *   lab_cch [--data DIR] [--graphs SPEC,..] [--reps N] [--queries N] [--plot FILE] [--small]
  *           [--fast] [--plans BASExRATIOxBINCAP,..] [--order nd|metis] [--compare-metis]
- *           [--p2p-checks N]
+ *           [--p2p-checks N] [--nf-table-max K]
  *
  *   --small   two generated graphs (road-like and grid, 2,000 nodes), and the road-like one again
  *             with 2 KiB of shared memory per plan bin (GPATH_CCH_PLAN_SMEM: bins that do not fit)
@@ -19,6 +19,8 @@
  *             and its contraction's size beside the parallel order's (not for 24M nodes: minutes)
  *   --p2p-checks N  p2p queries checked against (and timed beside) the CPU backend's AUTO
  *             (default 20; each costs a Dijkstra-family search over the graph)
+ *   --nf-table-max K  the near-far table baseline only for tables of at most K x K (a 1000 x 1000
+ *             near-far table on 24M nodes takes a thousand one-to-all searches)
  *   GPATH_LOG_LEVEL=debug  the order's and the contraction's phase times on stderr
  *   default   graphs DIR/dimacs/USA-road-d.NY.gr.gz and BAY, the road-like generator at
  *             gen:1000000 and gen:4000000, the grid-like one at grid:10000, grid:30000,
@@ -98,6 +100,7 @@ struct lab {
     gp_backend *cpu = NULL, *cpu1 = NULL;
     gp_sssp_ws *ws = NULL;
     int reps = 7, queries = 1000, p2p_checks = 20;
+    uint32_t nf_table_max = UINT32_MAX; /* --nf-table-max: near-far tables up to this size only */
     bool fast = false;                           /* --fast: no near-far runs, no timed Dijkstra */
     bool metis = false;                          /* --order metis */
     bool compare = false;                        /* --compare-metis */
@@ -373,7 +376,7 @@ static void run_graph(lab &L, const char *spec, bool small) {
             gp_sssp_stats st;
             memset(&st, 0, sizeof st);
             gp_sssp_params p = {GP_SSSP_NEARFAR, 0, 0, 0};
-            if (r == 0 && !L.fast) {
+            if (r == 0 && !L.fast && k <= L.nf_table_max) {
                 a = gp_now();
                 if (gp_cuda_table(L.ws, dgr, &p, S.data(), k, T.data(), k,
                                   o3.data(), &st, &err))
@@ -382,10 +385,11 @@ static void run_graph(lab &L, const char *spec, bool small) {
                 CHECK(o1 == o3, "%s: RPHAST %ux%u != near-far table", name, k, k);
             }
         }
-        if (L.fast)
+        if (L.fast || k > L.nf_table_max)
             printf("- table %ux%u: GPU RPHAST %.2f ms end-to-end (%.2f ms device); CPU buckets "
-                   "(all threads) %.1f ms\n",
-                   k, k, median(tg), median(tgd), median(tc));
+                   "(all threads) %.1f ms%s\n",
+                   k, k, median(tg), median(tgd), median(tc),
+                   L.fast ? "" : "; near-far table not run (--nf-table-max)");
         else
             printf("- table %ux%u: GPU RPHAST %.2f ms end-to-end (%.2f ms device); CPU buckets (all "
                    "threads) %.1f ms; near-far GPU table %.0f ms (%.0fx RPHAST)\n",
@@ -415,6 +419,8 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--compare-metis")) L.compare = true;
         else if (!strcmp(argv[i], "--p2p-checks") && i + 1 < argc)
             L.p2p_checks = (int)strtol(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--nf-table-max") && i + 1 < argc)
+            L.nf_table_max = (uint32_t)strtoul(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--order") && i + 1 < argc) {
             const char *o = argv[++i];
             if (strcmp(o, "nd") && strcmp(o, "metis")) {

@@ -443,7 +443,7 @@ int main(int argc, char **argv) {
         else {
             fprintf(stderr, "usage: lab_cch [--data DIR] [--graphs SPEC,..] [--reps N] "
                             "[--queries N] [--plot FILE] [--small] [--fast] [--plans BxRxC,..] "
-                            "[--order nd|metis] [--compare-metis] [--p2p-checks N]\n");
+                            "[--order nd|metis] [--compare-metis] [--p2p-checks N] [--nf-table-max K]\n");
             return 2;
         }
     }

@@ -482,7 +482,7 @@ int gp_cch_map_metric(gp_cch *c, const gp_graph *g, gp_err *err) {
     const gp_cch_topo *t = c->topo;
     for (uint32_t e = 0; e < t->m; e++) c->ofw[e] = c->obw[e] = GP_CCH_INF;
     /* a reweighted road graph maps 2-20 M arcs on every cost change: on all CPUs */
-    int nt = g->m < (1u << 18) ? 1 : online_cpus(0);
+    int nt = g->m < (1u << 18) ? 1 : gp_cch_threads(0);
     if (nt > 16) nt = 16;
     map_job jobs[16];
     pthread_t th[16];

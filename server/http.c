@@ -21,7 +21,9 @@
  * refuses, in JSON, every first request head that libmicrohttpd 0.9.75 (Debian 12) would answer
  * itself with HTML (or, for a malformed Content-Length, with its status line twice); the daemon
  * runs with MHD_USE_NO_LISTEN_SOCKET and a connection memory pool sized for any head the front
- * end lets through. Later requests of a keep-alive connection reach the library directly: the
+ * end lets through. A second daemon with a small pool (GP_HEAD_SMALL_POOL, from malloc: the big
+ * one is mmap'd per connection) serves the connections whose first request closes them, when
+ * that head fits it: the library never parses another head there. Later requests of a keep-alive connection reach the library directly: the
  * pool still gives oversize ones our JSON 414/431, and the Content-Length guard below answers a
  * malformed length once. What stays the library's own answer on such later requests: a request
  * line or head past the pool, a malformed header or request line, and errors in a chunked body
@@ -171,8 +173,9 @@ struct gp_conn {
 };
 
 struct gp_http {
-    struct MHD_Daemon *d;
-    gp_front *front; /* accepts, checks the first head, hands connections to d */
+    struct MHD_Daemon *d;   /* connections that may carry several requests: the big pool */
+    struct MHD_Daemon *d1;  /* connections whose first request closes them: a small pool */
+    gp_front *front; /* accepts, checks the first head, hands connections to d or d1 */
     unsigned port;
     pthread_t watchdog;
     int has_watchdog;
@@ -1432,10 +1435,25 @@ const char *gp_http_answer_header(const gp_http_answer *a, const char *name) {
 }
 
 /* ---- the daemon ---- */
-/* The front end's handoff: the daemon takes a connection whose first head passed the check. */
-static int handoff(void *ctx, int fd, const struct sockaddr *addr, socklen_t addrlen) {
+/* The front end's handoff: a daemon takes a connection whose first head passed the check. */
+static int handoff(void *ctx, int fd, const struct sockaddr *addr, socklen_t addrlen,
+                   int one_shot) {
     gp_http *h = ctx;
-    return MHD_add_connection(h->d, fd, addr, addrlen) == MHD_YES ? 0 : -1;
+    return MHD_add_connection(one_shot ? h->d1 : h->d, fd, addr, addrlen) == MHD_YES ? 0 : -1;
+}
+
+/* One daemon of the pipeline: threads workers, connection memory of pool bytes. */
+static struct MHD_Daemon *daemon_start(const gp_config *cfg, long threads, size_t pool) {
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ITC |
+                     MHD_USE_ERROR_LOG | MHD_USE_NO_LISTEN_SOCKET;
+    return MHD_start_daemon(
+        flags, 0, NULL, NULL, on_request, NULL, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)threads, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)cfg->connection_timeout_s, MHD_OPTION_CONNECTION_LIMIT,
+        (unsigned)cfg->max_connections, MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool,
+        MHD_OPTION_URI_LOG_CALLBACK, on_uri, NULL, MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
+        MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL, MHD_OPTION_NOTIFY_COMPLETED,
+        on_completed, NULL, MHD_OPTION_END);
 }
 
 gp_http *gp_http_start(const gp_config *cfg, gp_engine *e, gp_registry *reg, gp_err *err) {
@@ -1448,12 +1466,10 @@ gp_http *gp_http_start(const gp_config *cfg, gp_engine *e, gp_registry *reg, gp_
         gp_err_set(err, GP_ENOMEM, "out of memory");
         return NULL;
     }
-    /* The front end (server/http_front.c) owns the listening socket: the daemon only serves the
+    /* The front end (server/http_front.c) owns the listening socket: the daemons only serve the
      * connections it hands over (MHD_add_connection), so libmicrohttpd never answers a first
-     * request head with its own HTML. Per-client limits are counted there too. */
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ITC |
-                     MHD_USE_ERROR_LOG | MHD_USE_NO_LISTEN_SOCKET;
-    /* More threads than CPUs: a handler blocks its thread (and that thread's connections) for the
+     * request head with its own HTML. Per-client limits are counted there too.
+     * More threads than CPUs: a handler blocks its thread (and that thread's connections) for the
      * whole query, so slow queries (APSP, big trees) must leave threads free for quick ones, and
      * the GPU's stream pool needs several requests in flight. */
     long threads = cfg->threads;
@@ -1462,18 +1478,15 @@ gp_http *gp_http_start(const gp_config *cfg, gp_engine *e, gp_registry *reg, gp_
         threads = ncpu > 4 ? 2 * ncpu : 8;
     }
     /* The connection's memory pool holds the request line, headers and their records: sized for
-     * any head the front end lets through (http_head.h), so none gets the library's HTML. */
+     * any head the front end lets through (http_head.h), so none gets the library's HTML. A
+     * connection whose first request closes it never shows the library another head, so when
+     * that head fits GP_HEAD_SMALL_POOL it goes to a second daemon with that pool, which the
+     * library takes from malloc instead of mapping and unmapping it per connection. */
     gp_head_limits lim = {cfg->max_url_bytes, cfg->max_header_bytes};
-    size_t pool = gp_head_pool_bytes(&lim);
-    h->d = MHD_start_daemon(
-        flags, 0, NULL, NULL, on_request, NULL, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)threads, MHD_OPTION_CONNECTION_TIMEOUT,
-        (unsigned)cfg->connection_timeout_s, MHD_OPTION_CONNECTION_LIMIT,
-        (unsigned)cfg->max_connections, MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool,
-        MHD_OPTION_URI_LOG_CALLBACK, on_uri, NULL, MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
-        MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL, MHD_OPTION_NOTIFY_COMPLETED,
-        on_completed, NULL, MHD_OPTION_END);
-    if (!h->d) {
+    h->d = daemon_start(cfg, threads, gp_head_pool_bytes(&lim));
+    h->d1 = h->d ? daemon_start(cfg, threads, GP_HEAD_SMALL_POOL) : NULL;
+    if (!h->d1) {
+        if (h->d) MHD_stop_daemon(h->d);
         free(h);
         gp_err_set(err, GP_EIO, "cannot start the HTTP daemon (%s)",
                    errno ? strerror(errno) : "libmicrohttpd failed to start");
@@ -1483,6 +1496,7 @@ gp_http *gp_http_start(const gp_config *cfg, gp_engine *e, gp_registry *reg, gp_
     srv.cl_guard = ver && strncmp(ver, "0.9.", 4) == 0;
     h->front = gp_front_start(cfg, handoff, h, err);
     if (!h->front) {
+        MHD_stop_daemon(h->d1);
         MHD_stop_daemon(h->d);
         free(h);
         return NULL;
@@ -1523,6 +1537,7 @@ void gp_http_stop(gp_http *h, double grace_s) {
         pthread_mutex_unlock(&srv.conn_mu);
         pthread_join(h->watchdog, NULL);
     }
+    MHD_stop_daemon(h->d1);
     MHD_stop_daemon(h->d);
     free(h);
     srv.engine = NULL;

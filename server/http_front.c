@@ -304,7 +304,8 @@ static void on_ready(gp_front *f, held *h, uint32_t events) {
         free(h);
         return;
     }
-    if (f->handoff(f->ctx, fd, (const struct sockaddr *)&h->sa, h->salen) != 0) {
+    int one_shot = v.closes && gp_head_fits_pool(&v, GP_HEAD_SMALL_POOL);
+    if (f->handoff(f->ctx, fd, (const struct sockaddr *)&h->sa, h->salen, one_shot) != 0) {
         /* refused and closed by the daemon; not adopted unless it notified first */
         pthread_mutex_lock(&counts.mu);
         if (counts.transit[fd].ip == h->ip) {

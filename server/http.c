@@ -1444,8 +1444,12 @@ static int handoff(void *ctx, int fd, const struct sockaddr *addr, socklen_t add
 
 /* One daemon of the pipeline: threads workers, connection memory of pool bytes. */
 static struct MHD_Daemon *daemon_start(const gp_config *cfg, long threads, size_t pool) {
+    /* MHD_USE_TURBO (in 0.9.75 it only touches a connection's start and end): a new connection
+     * is read at once and enters the worker's epoll set only when it would block (every head
+     * handed over has arrived already), and the close skips shutdown(SHUT_WR), which close()
+     * does the same as: three system calls less per connection. */
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ITC |
-                     MHD_USE_ERROR_LOG | MHD_USE_NO_LISTEN_SOCKET;
+                     MHD_USE_ERROR_LOG | MHD_USE_NO_LISTEN_SOCKET | MHD_USE_TURBO;
     return MHD_start_daemon(
         flags, 0, NULL, NULL, on_request, NULL, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned)threads, MHD_OPTION_CONNECTION_TIMEOUT,

@@ -23,9 +23,9 @@
  * runs with MHD_USE_NO_LISTEN_SOCKET and a connection memory pool sized for any head the front
  * end lets through. A second daemon with a small pool (GP_HEAD_SMALL_POOL, from malloc: the big
  * one is mmap'd per connection) serves the connections whose first request closes them, when
- * that head fits it: the library never parses another head there. Later requests of a keep-alive connection reach the library directly: the
- * pool still gives oversize ones our JSON 414/431, and the Content-Length guard below answers a
- * malformed length once. What stays the library's own answer on such later requests: a request
+ * that head fits it: the library never parses another head there. Later requests of a
+ * keep-alive connection reach the library directly: the pool still gives oversize ones our JSON
+ * 414/431, and the Content-Length guard below answers a malformed length once. What stays the library's own answer on such later requests: a request
  * line or head past the pool, a malformed header or request line, and errors in a chunked body
  * (chunk syntax, trailers), which no head check can see - one HTML answer each, never two - and
  * the guard's ambiguous case (see there).

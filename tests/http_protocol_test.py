@@ -697,15 +697,19 @@ def main():
     passed = failed = skipped = 0
     daemons = []
     try:
+        # several accepting threads on one listening socket here and on "limits" (the
+        # connection counts and deadlines are shared by them), one on the others
         ctx.d = ht.Daemon(tmp, "main", graphs + ["--max-body-bytes", "2048", "--threads", "4",
-                                                 "--cache-path", ""],
+                                                 "--accept-threads", "3", "--cache-path", ""],
                           {"GPATH_ADMIN_TOKEN": ht.TOKEN})
         daemons.append(ctx.d)
         ctx.limits = ht.Daemon(tmp, "limits", graphs + [
             "--request-read-timeout-s", "2", "--connection-timeout-s", "60", "--threads", "2",
+            "--accept-threads", "2",
             "--cors-origins", "https://a.example, https://b.example", "--cache-path", ""])
         daemons.append(ctx.limits)
-        ctx.one = ht.Daemon(tmp, "one", graphs + ["--threads", "1", "--cache-path", ""])
+        ctx.one = ht.Daemon(tmp, "one", graphs + ["--threads", "1", "--accept-threads", "1",
+                                                  "--cache-path", ""])
         daemons.append(ctx.one)
         ctx.op = ht.Daemon(tmp, "op", graphs + ["--threads", "2", "--log-level", "debug",
                                                 "--cache-path", ""],

@@ -25,10 +25,10 @@
  * one is mmap'd per connection) serves the connections whose first request closes them, when
  * that head fits it: the library never parses another head there. Later requests of a
  * keep-alive connection reach the library directly: the pool still gives oversize ones our JSON
- * 414/431, and the Content-Length guard below answers a malformed length once. What stays the library's own answer on such later requests: a request
- * line or head past the pool, a malformed header or request line, and errors in a chunked body
- * (chunk syntax, trailers), which no head check can see - one HTML answer each, never two - and
- * the guard's ambiguous case (see there).
+ * 414/431, and the Content-Length guard below answers a malformed length once. What stays the
+ * library's own answer on such later requests: a request line or head past the pool, a malformed
+ * header or request line, and errors in a chunked body (chunk syntax, trailers), which no head
+ * check can see - one HTML answer each, never two - and the guard's ambiguous case (see there).
  */
 #include "http.h"
 
@@ -1033,32 +1033,36 @@ static void req_end(gp_req *r, int aborted) {
     if (r->begun) {
         double dt = gp_now() - r->t0;
         gp_metrics_request(r->route >= 0 ? (size_t)r->route : gp_nroutes, r->status, dt);
-        char method[64], path[512], query[1024], client[80];
-        gp_log_escape(r->method ? r->method : "", r->method ? strlen(r->method) : 0, method,
-                      sizeof method);
-        gp_log_escape(r->path ? r->path : "", r->path ? strlen(r->path) : 0, path, sizeof path);
-        gp_log_escape(r->client, strlen(r->client), client, sizeof client);
-        /* the query as key=value pairs, secrets redacted, escaped as one token */
-        size_t q = 0;
-        query[0] = '\0';
-        for (int i = 0; i < r->nargs && q + 16 < sizeof query; i++) {
-            char k[256], v[512];
-            gp_log_escape(r->args[i].k, strlen(r->args[i].k), k, sizeof k);
-            if (gp_query_key_secret(r->args[i].k)) snprintf(v, sizeof v, "REDACTED");
-            else gp_log_escape(r->args[i].v ? r->args[i].v : "", r->args[i].vlen, v, sizeof v);
-            int w = snprintf(query + q, sizeof query - q, "%s%s%s%s", i ? "&" : "", k,
-                             r->args[i].v ? "=" : "", r->args[i].v ? v : "");
-            if (w < 0) break;
-            q += (size_t)w < sizeof query - q ? (size_t)w : sizeof query - q - 1;
+        if (GP_LOG_INFO <= gp_log_level) { /* the access line: built only when written */
+            char method[64], path[512], query[1024], client[80];
+            gp_log_escape(r->method ? r->method : "", r->method ? strlen(r->method) : 0, method,
+                          sizeof method);
+            gp_log_escape(r->path ? r->path : "", r->path ? strlen(r->path) : 0, path,
+                          sizeof path);
+            gp_log_escape(r->client, strlen(r->client), client, sizeof client);
+            /* the query as key=value pairs, secrets redacted, escaped as one token */
+            size_t q = 0;
+            query[0] = '\0';
+            for (int i = 0; i < r->nargs && q + 16 < sizeof query; i++) {
+                char k[256], v[512];
+                gp_log_escape(r->args[i].k, strlen(r->args[i].k), k, sizeof k);
+                if (gp_query_key_secret(r->args[i].k)) snprintf(v, sizeof v, "REDACTED");
+                else gp_log_escape(r->args[i].v ? r->args[i].v : "", r->args[i].vlen, v,
+                                   sizeof v);
+                int w = snprintf(query + q, sizeof query - q, "%s%s%s%s", i ? "&" : "", k,
+                                 r->args[i].v ? "=" : "", r->args[i].v ? v : "");
+                if (w < 0) break;
+                q += (size_t)w < sizeof query - q ? (size_t)w : sizeof query - q - 1;
+            }
+            gp_log_set_request_id(r->request_id);
+            GP_LOG(GP_LOG_INFO,
+                   "event=request method=%s path=%s status=%d bytes=%zu duration_ms=%.3f%s%s%s%s"
+                   "%s client=%s",
+                   method, path, r->status, r->bytes, dt * 1e3, r->err_code >= 0 ? " code=" : "",
+                   r->err_code >= 0 ? codes[r->err_code].name : "", aborted ? " aborted=1" : "",
+                   query[0] ? " query=" : "", query, client[0] ? client : "-");
+            gp_log_set_request_id(NULL);
         }
-        gp_log_set_request_id(r->request_id);
-        GP_LOG(GP_LOG_INFO,
-               "event=request method=%s path=%s status=%d bytes=%zu duration_ms=%.3f%s%s%s%s%s "
-               "client=%s",
-               method, path, r->status, r->bytes, dt * 1e3, r->err_code >= 0 ? " code=" : "",
-               r->err_code >= 0 ? codes[r->err_code].name : "", aborted ? " aborted=1" : "",
-               query[0] ? " query=" : "", query, client[0] ? client : "-");
-        gp_log_set_request_id(NULL);
     }
     gp_graph_unref(r->graph);
     cJSON_Delete(r->json);

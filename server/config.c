@@ -39,6 +39,9 @@ static const gp_config_key keys[] = {
     {"port", L(port), "8080", 0, 65535, "TCP port; 0 picks a free ephemeral port (see --port-file)."},
     {"threads", L(threads), "0", 0, 1024,
      "HTTP worker threads (libmicrohttpd thread pool); 0 = max(8, 2 x online CPUs)."},
+    {"accept_threads", L(accept_threads), "0", 0, 64,
+     "Threads that accept connections and check each one's first request head before the HTTP "
+     "workers take it; 0 = a quarter of the online CPUs, 1 to 4."},
     {"engine_threads", L(engine_threads), "0", 0, 1024,
      "CPU backend worker threads; 0 = number of online CPUs."},
     {"backend", S(backend), "auto", 0, 0,

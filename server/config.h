@@ -32,6 +32,7 @@ typedef struct gp_config {
     char listen[128];
     long port;
     long threads;
+    long accept_threads;
     long engine_threads;
     char backend[16];
     long cuda_device;

@@ -21,12 +21,14 @@
  * refuses, in JSON, every first request head that libmicrohttpd 0.9.75 (Debian 12) would answer
  * itself with HTML (or, for a malformed Content-Length, with its status line twice); the daemon
  * runs with MHD_USE_NO_LISTEN_SOCKET and a connection memory pool sized for any head the front
- * end lets through. Later requests of a keep-alive connection reach the library directly: the
- * pool still gives oversize ones our JSON 414/431, and the Content-Length guard below answers a
- * malformed length once. What stays the library's own answer on such later requests: a request
- * line or head past the pool, a malformed header or request line, and errors in a chunked body
- * (chunk syntax, trailers), which no head check can see - one HTML answer each, never two - and
- * the guard's undecided case (see there).
+ * end lets through. A second daemon with a small pool (GP_HEAD_SMALL_POOL, from malloc: the big
+ * one is mmap'd per connection) serves the connections whose first request closes them, when
+ * that head fits it: the library never parses another head there. Later requests of a
+ * keep-alive connection reach the library directly: the pool still gives oversize ones our JSON
+ * 414/431, and the Content-Length guard below answers a malformed length once. What stays the
+ * library's own answer on such later requests: a request line or head past the pool, a malformed
+ * header or request line, and errors in a chunked body (chunk syntax, trailers), which no head
+ * check can see - one HTML answer each, never two - and the guard's undecided case (see there).
  */
 #include "http.h"
 
@@ -173,8 +175,9 @@ struct gp_conn {
 };
 
 struct gp_http {
-    struct MHD_Daemon *d;
-    gp_front *front; /* accepts, checks the first head, hands connections to d */
+    struct MHD_Daemon *d;   /* connections that may carry several requests: the big pool */
+    struct MHD_Daemon *d1;  /* connections whose first request closes them: a small pool */
+    gp_front *front; /* accepts, checks the first head, hands connections to d or d1 */
     unsigned port;
     pthread_t watchdog;
     int has_watchdog;
@@ -1032,32 +1035,36 @@ static void req_end(gp_req *r, int aborted) {
     if (r->begun) {
         double dt = gp_now() - r->t0;
         gp_metrics_request(r->route >= 0 ? (size_t)r->route : gp_nroutes, r->status, dt);
-        char method[64], path[512], query[1024], client[80];
-        gp_log_escape(r->method ? r->method : "", r->method ? strlen(r->method) : 0, method,
-                      sizeof method);
-        gp_log_escape(r->path ? r->path : "", r->path ? strlen(r->path) : 0, path, sizeof path);
-        gp_log_escape(r->client, strlen(r->client), client, sizeof client);
-        /* the query as key=value pairs, secrets redacted, escaped as one token */
-        size_t q = 0;
-        query[0] = '\0';
-        for (int i = 0; i < r->nargs && q + 16 < sizeof query; i++) {
-            char k[256], v[512];
-            gp_log_escape(r->args[i].k, strlen(r->args[i].k), k, sizeof k);
-            if (gp_query_key_secret(r->args[i].k)) snprintf(v, sizeof v, "REDACTED");
-            else gp_log_escape(r->args[i].v ? r->args[i].v : "", r->args[i].vlen, v, sizeof v);
-            int w = snprintf(query + q, sizeof query - q, "%s%s%s%s", i ? "&" : "", k,
-                             r->args[i].v ? "=" : "", r->args[i].v ? v : "");
-            if (w < 0) break;
-            q += (size_t)w < sizeof query - q ? (size_t)w : sizeof query - q - 1;
+        if (GP_LOG_INFO <= gp_log_level) { /* the access line: built only when written */
+            char method[64], path[512], query[1024], client[80];
+            gp_log_escape(r->method ? r->method : "", r->method ? strlen(r->method) : 0, method,
+                          sizeof method);
+            gp_log_escape(r->path ? r->path : "", r->path ? strlen(r->path) : 0, path,
+                          sizeof path);
+            gp_log_escape(r->client, strlen(r->client), client, sizeof client);
+            /* the query as key=value pairs, secrets redacted, escaped as one token */
+            size_t q = 0;
+            query[0] = '\0';
+            for (int i = 0; i < r->nargs && q + 16 < sizeof query; i++) {
+                char k[256], v[512];
+                gp_log_escape(r->args[i].k, strlen(r->args[i].k), k, sizeof k);
+                if (gp_query_key_secret(r->args[i].k)) snprintf(v, sizeof v, "REDACTED");
+                else gp_log_escape(r->args[i].v ? r->args[i].v : "", r->args[i].vlen, v,
+                                   sizeof v);
+                int w = snprintf(query + q, sizeof query - q, "%s%s%s%s", i ? "&" : "", k,
+                                 r->args[i].v ? "=" : "", r->args[i].v ? v : "");
+                if (w < 0) break;
+                q += (size_t)w < sizeof query - q ? (size_t)w : sizeof query - q - 1;
+            }
+            gp_log_set_request_id(r->request_id);
+            GP_LOG(GP_LOG_INFO,
+                   "event=request method=%s path=%s status=%d bytes=%zu duration_ms=%.3f%s%s%s%s"
+                   "%s client=%s",
+                   method, path, r->status, r->bytes, dt * 1e3, r->err_code >= 0 ? " code=" : "",
+                   r->err_code >= 0 ? codes[r->err_code].name : "", aborted ? " aborted=1" : "",
+                   query[0] ? " query=" : "", query, client[0] ? client : "-");
+            gp_log_set_request_id(NULL);
         }
-        gp_log_set_request_id(r->request_id);
-        GP_LOG(GP_LOG_INFO,
-               "event=request method=%s path=%s status=%d bytes=%zu duration_ms=%.3f%s%s%s%s%s "
-               "client=%s",
-               method, path, r->status, r->bytes, dt * 1e3, r->err_code >= 0 ? " code=" : "",
-               r->err_code >= 0 ? codes[r->err_code].name : "", aborted ? " aborted=1" : "",
-               query[0] ? " query=" : "", query, client[0] ? client : "-");
-        gp_log_set_request_id(NULL);
     }
     gp_graph_unref(r->graph);
     cJSON_Delete(r->json);
@@ -1472,10 +1479,29 @@ const char *gp_http_answer_header(const gp_http_answer *a, const char *name) {
 }
 
 /* ---- the daemon ---- */
-/* The front end's handoff: the daemon takes a connection whose first head passed the check. */
-static int handoff(void *ctx, int fd, const struct sockaddr *addr, socklen_t addrlen) {
+/* The front end's handoff: a daemon takes a connection whose first head passed the check. */
+static int handoff(void *ctx, int fd, const struct sockaddr *addr, socklen_t addrlen,
+                   int one_shot) {
     gp_http *h = ctx;
-    return MHD_add_connection(h->d, fd, addr, addrlen) == MHD_YES ? 0 : -1;
+    return MHD_add_connection(one_shot ? h->d1 : h->d, fd, addr, addrlen) == MHD_YES ? 0 : -1;
+}
+
+/* One daemon of the pipeline: threads workers, connection memory of pool bytes. */
+static struct MHD_Daemon *daemon_start(const gp_config *cfg, long threads, size_t pool) {
+    /* MHD_USE_TURBO (in 0.9.75 it only touches a connection's start and end): a new connection
+     * is read at once and enters the worker's epoll set only when it would block (every head
+     * handed over has arrived already), and the close skips shutdown(SHUT_WR), which close()
+     * does the same as: three system calls less per connection. */
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ITC |
+                     MHD_USE_ERROR_LOG | MHD_USE_NO_LISTEN_SOCKET | MHD_USE_TURBO;
+    return MHD_start_daemon(
+        flags, 0, NULL, NULL, on_request, NULL, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)threads, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)cfg->connection_timeout_s, MHD_OPTION_CONNECTION_LIMIT,
+        (unsigned)cfg->max_connections, MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool,
+        MHD_OPTION_URI_LOG_CALLBACK, on_uri, NULL, MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
+        MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL, MHD_OPTION_NOTIFY_COMPLETED,
+        on_completed, NULL, MHD_OPTION_END);
 }
 
 gp_http *gp_http_start(const gp_config *cfg, gp_engine *e, gp_registry *reg, gp_err *err) {
@@ -1488,12 +1514,10 @@ gp_http *gp_http_start(const gp_config *cfg, gp_engine *e, gp_registry *reg, gp_
         gp_err_set(err, GP_ENOMEM, "out of memory");
         return NULL;
     }
-    /* The front end (server/http_front.c) owns the listening socket: the daemon only serves the
+    /* The front end (server/http_front.c) owns the listening socket: the daemons only serve the
      * connections it hands over (MHD_add_connection), so libmicrohttpd never answers a first
-     * request head with its own HTML. Per-client limits are counted there too. */
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ITC |
-                     MHD_USE_ERROR_LOG | MHD_USE_NO_LISTEN_SOCKET;
-    /* More threads than CPUs: a handler blocks its thread (and that thread's connections) for the
+     * request head with its own HTML. Per-client limits are counted there too.
+     * More threads than CPUs: a handler blocks its thread (and that thread's connections) for the
      * whole query, so slow queries (APSP, big trees) must leave threads free for quick ones, and
      * the GPU's stream pool needs several requests in flight. */
     long threads = cfg->threads;
@@ -1502,18 +1526,15 @@ gp_http *gp_http_start(const gp_config *cfg, gp_engine *e, gp_registry *reg, gp_
         threads = ncpu > 4 ? 2 * ncpu : 8;
     }
     /* The connection's memory pool holds the request line, headers and their records: sized for
-     * any head the front end lets through (http_head.h), so none gets the library's HTML. */
+     * any head the front end lets through (http_head.h), so none gets the library's HTML. A
+     * connection whose first request closes it never shows the library another head, so when
+     * that head fits GP_HEAD_SMALL_POOL it goes to a second daemon with that pool, which the
+     * library takes from malloc instead of mapping and unmapping it per connection. */
     gp_head_limits lim = {cfg->max_url_bytes, cfg->max_header_bytes};
-    size_t pool = gp_head_pool_bytes(&lim);
-    h->d = MHD_start_daemon(
-        flags, 0, NULL, NULL, on_request, NULL, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)threads, MHD_OPTION_CONNECTION_TIMEOUT,
-        (unsigned)cfg->connection_timeout_s, MHD_OPTION_CONNECTION_LIMIT,
-        (unsigned)cfg->max_connections, MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool,
-        MHD_OPTION_URI_LOG_CALLBACK, on_uri, NULL, MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
-        MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL, MHD_OPTION_NOTIFY_COMPLETED,
-        on_completed, NULL, MHD_OPTION_END);
-    if (!h->d) {
+    h->d = daemon_start(cfg, threads, gp_head_pool_bytes(&lim));
+    h->d1 = h->d ? daemon_start(cfg, threads, GP_HEAD_SMALL_POOL) : NULL;
+    if (!h->d1) {
+        if (h->d) MHD_stop_daemon(h->d);
         free(h);
         gp_err_set(err, GP_EIO, "cannot start the HTTP daemon (%s)",
                    errno ? strerror(errno) : "libmicrohttpd failed to start");
@@ -1523,6 +1544,7 @@ gp_http *gp_http_start(const gp_config *cfg, gp_engine *e, gp_registry *reg, gp_
     srv.cl_guard = ver && strncmp(ver, "0.9.", 4) == 0;
     h->front = gp_front_start(cfg, handoff, h, err);
     if (!h->front) {
+        MHD_stop_daemon(h->d1);
         MHD_stop_daemon(h->d);
         free(h);
         return NULL;
@@ -1563,6 +1585,7 @@ void gp_http_stop(gp_http *h, double grace_s) {
         pthread_mutex_unlock(&srv.conn_mu);
         pthread_join(h->watchdog, NULL);
     }
+    MHD_stop_daemon(h->d1);
     MHD_stop_daemon(h->d);
     free(h);
     srv.engine = NULL;

@@ -1,8 +1,10 @@
-/* http_front.c - the accepting front end (see http_front.h). One thread, one epoll set: the
- * listening socket (level-triggered) and the connections held until their first request head is
- * in (edge-triggered: a peek consumes nothing, so a level-triggered socket would stay readable).
- * Each readable edge costs an FIONREAD and, when bytes arrived, one MSG_PEEK of at most
- * gp_head_max_bytes + 1 into a buffer of this thread; a slow client never blocks the loop.
+/* http_front.c - the accepting front end (see http_front.h). accept_threads threads, each with
+ * its own epoll set: the one listening socket (level-triggered, EPOLLEXCLUSIVE: a new connection
+ * wakes one waiting thread) and the connections that thread accepted and holds until their first
+ * request head is in (edge-triggered: a peek consumes nothing, so a level-triggered socket would
+ * stay readable). The accept peeks at once; each later readable edge costs an FIONREAD and, when
+ * bytes arrived, one MSG_PEEK of at most gp_head_max_bytes + 1 into a buffer of that thread; a
+ * slow client never blocks a loop.
  *
  * Why: libmicrohttpd 0.9.75 (Debian 12) answers the protocol errors it finds before our handler
  * runs with its own HTML, and a malformed Content-Length with its status line and headers twice
@@ -61,8 +63,10 @@ static struct {
     struct transit {
         ipent *ip;
         double accepted;
+        unsigned long seq; /* which handoff: a failed one clears only its own entry */
     } *transit; /* by descriptor: handed to the daemon, not yet adopted */
     size_t ntransit;
+    unsigned long seq;
 } counts = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
 static void addr_key(const struct sockaddr *sa, unsigned char key[17]) {
@@ -127,28 +131,38 @@ typedef struct held {
     char client[64];
 } held;
 
+/* One accepting thread: its epoll set (the shared listening socket, EPOLLEXCLUSIVE, and the
+ * connections it holds), its held list and its peek buffer. */
+typedef struct loop {
+    gp_front *f;
+    int efd, wake;
+    pthread_t thread;
+    int started;
+    held *list;
+    char *buf;
+} loop;
+
 struct gp_front {
     const gp_config *cfg;
     gp_front_handoff_fn handoff;
     void *ctx;
-    int lfd, efd, wake;
-    pthread_t thread;
+    int lfd;
     int stop;
-    held *list;
     gp_head_limits lim;
     size_t max;
-    char *buf;
     unsigned port;
+    int nloops;
+    loop *loops;
 };
 
-static void held_unlink(gp_front *f, held *h) {
+static void held_unlink(loop *l, held *h) {
     if (h->prev) h->prev->next = h->next;
-    else f->list = h->next;
+    else l->list = h->next;
     if (h->next) h->next->prev = h->prev;
 }
 
-static void held_close(gp_front *f, held *h) {
-    held_unlink(f, h);
+static void held_close(loop *l, held *h) {
+    held_unlink(l, h);
     close(h->fd); /* leaves the epoll set with it */
     pthread_mutex_lock(&counts.mu);
     ip_drop(h->ip);
@@ -208,28 +222,28 @@ static void answer(held *h, const gp_head_verdict *v) {
 }
 
 /* Reads and drops what an answered client still sends; closes at its EOF or past the cap. */
-static void drain(gp_front *f, held *h) {
+static void drain(loop *l, held *h) {
     for (;;) {
-        ssize_t k = recv(h->fd, f->buf, f->max + 1, MSG_DONTWAIT);
+        ssize_t k = recv(h->fd, l->buf, l->f->max + 1, MSG_DONTWAIT);
         if (k > 0) {
             h->drained += (size_t)k;
-            if (h->drained > (size_t)f->cfg->max_discard_bytes) break;
+            if (h->drained > (size_t)l->f->cfg->max_discard_bytes) break;
             continue;
         }
         if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
         if (k < 0 && errno == EINTR) continue;
         break;
     }
-    held_close(f, h);
+    held_close(l, h);
 }
 
 /* Waits for the next edge on h (adding it to the epoll set, which then reports bytes that came
  * meanwhile as a first edge). 0, or -1 when h had to be closed. */
-static int poll_more(gp_front *f, held *h) {
+static int poll_more(loop *l, held *h) {
     if (h->polled) return 0;
     struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP | EPOLLET, .data.ptr = h};
-    if (epoll_ctl(f->efd, EPOLL_CTL_ADD, h->fd, &ev) != 0) {
-        held_close(f, h);
+    if (epoll_ctl(l->efd, EPOLL_CTL_ADD, h->fd, &ev) != 0) {
+        held_close(l, h);
         return -1;
     }
     h->polled = 1;
@@ -238,48 +252,51 @@ static int poll_more(gp_front *f, held *h) {
 
 /* New bytes (or the client's EOF) on a held connection, or its accept: check the head seen so
  * far. */
-static void on_ready(gp_front *f, held *h, uint32_t events) {
+static void on_ready(loop *l, held *h, uint32_t events) {
+    gp_front *f = l->f;
     if (h->lingering) {
-        drain(f, h);
+        drain(l, h);
         return;
     }
     if (events & EPOLLERR) {
-        held_close(f, h);
+        held_close(l, h);
         return;
     }
     int eof = (events & (EPOLLRDHUP | EPOLLHUP)) != 0;
-    int avail = 0;
-    if (ioctl(h->fd, FIONREAD, &avail) != 0) avail = (int)f->max + 1;
+    /* the accept peeks at once (the head usually came with the connection); a later edge asks
+     * FIONREAD first, so that only new bytes cost a peek */
+    int avail = (int)f->max + 1;
+    if (h->polled && ioctl(h->fd, FIONREAD, &avail) != 0) avail = (int)f->max + 1;
     size_t want = (size_t)avail < f->max + 1 ? (size_t)avail : f->max + 1;
     if (want == h->seen && !eof) {
-        poll_more(f, h);
+        poll_more(l, h);
         return;
     }
-    ssize_t k = want ? recv(h->fd, f->buf, want, MSG_PEEK | MSG_DONTWAIT) : 0;
+    ssize_t k = want ? recv(h->fd, l->buf, want, MSG_PEEK | MSG_DONTWAIT) : 0;
     if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
-        poll_more(f, h);
+        poll_more(l, h);
         return;
     }
     if (k <= 0 && (k < 0 || eof)) { /* reset, or closed without a byte */
-        held_close(f, h);
+        held_close(l, h);
         return;
     }
     h->seen = (size_t)k;
     h->last = gp_now();
     gp_head_verdict v;
-    int r = gp_head_check(f->buf, (size_t)k, eof, &f->lim, &v);
+    int r = gp_head_check(l->buf, (size_t)k, eof, &f->lim, &v);
     if (r == GP_HEAD_MORE) {
-        poll_more(f, h);
+        poll_more(l, h);
         return;
     }
     if (r == GP_HEAD_BAD) {
         answer(h, &v);
-        if (poll_more(f, h) == 0) drain(f, h);
+        if (poll_more(l, h) == 0) drain(l, h);
         return;
     }
     /* a good head: the daemon takes the socket (and its count, via the transit table) */
-    if (h->polled) epoll_ctl(f->efd, EPOLL_CTL_DEL, h->fd, NULL);
-    held_unlink(f, h);
+    if (h->polled) epoll_ctl(l->efd, EPOLL_CTL_DEL, h->fd, NULL);
+    held_unlink(l, h);
     int fd = h->fd;
     pthread_mutex_lock(&counts.mu);
     int ok = 1;
@@ -294,7 +311,8 @@ static void on_ready(gp_front *f, held *h, uint32_t events) {
             ok = 0;
         }
     }
-    if (ok) counts.transit[fd] = (struct transit){h->ip, h->accepted};
+    unsigned long seq = ++counts.seq;
+    if (ok) counts.transit[fd] = (struct transit){h->ip, h->accepted, seq};
     pthread_mutex_unlock(&counts.mu);
     if (!ok) { /* out of memory: the connection cannot be tracked, so it is not served */
         close(fd);
@@ -304,10 +322,12 @@ static void on_ready(gp_front *f, held *h, uint32_t events) {
         free(h);
         return;
     }
-    if (f->handoff(f->ctx, fd, (const struct sockaddr *)&h->sa, h->salen) != 0) {
-        /* refused and closed by the daemon; not adopted unless it notified first */
+    int one_shot = v.closes && gp_head_fits_pool(&v, GP_HEAD_SMALL_POOL);
+    if (f->handoff(f->ctx, fd, (const struct sockaddr *)&h->sa, h->salen, one_shot) != 0) {
+        /* refused and closed by the daemon; not adopted unless it notified first. Another
+         * thread may have accepted the descriptor again since (and released this entry). */
         pthread_mutex_lock(&counts.mu);
-        if (counts.transit[fd].ip == h->ip) {
+        if (counts.transit[fd].ip && counts.transit[fd].seq == seq) {
             counts.transit[fd].ip = NULL;
             ip_drop(h->ip);
         }
@@ -323,7 +343,7 @@ static void refuse(int fd, const char *client, const char *why) {
     GP_LOG(GP_LOG_WARN, "event=connection_refused client=%s reason=%s", c[0] ? c : "-", why);
 }
 
-static void on_accept(gp_front *f, int fd, const struct sockaddr_storage *ss, socklen_t len) {
+static void on_accept(loop *l, int fd, const struct sockaddr_storage *ss, socklen_t len) {
     char client[64] = "";
     const struct sockaddr *sa = (const struct sockaddr *)ss;
     if (sa->sa_family == AF_INET)
@@ -332,7 +352,7 @@ static void on_accept(gp_front *f, int fd, const struct sockaddr_storage *ss, so
         inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, client, sizeof client);
     unsigned char key[17];
     addr_key(sa, key);
-    const gp_config *cfg = f->cfg;
+    const gp_config *cfg = l->f->cfg;
     pthread_mutex_lock(&counts.mu);
     if ((size_t)fd < counts.ntransit && counts.transit[fd].ip) { /* closed without notification */
         ip_drop(counts.transit[fd].ip);
@@ -373,21 +393,21 @@ static void on_accept(gp_front *f, int fd, const struct sockaddr_storage *ss, so
     memcpy(&h->sa, ss, len);
     h->salen = len;
     snprintf(h->client, sizeof h->client, "%s", client);
-    h->next = f->list;
-    if (f->list) f->list->prev = h;
-    f->list = h;
+    h->next = l->list;
+    if (l->list) l->list->prev = h;
+    l->list = h;
     /* the request often came with the connection: then it goes to the daemon at once */
-    on_ready(f, h, 0);
+    on_ready(l, h, 0);
 }
 
 /* Deadlines of held connections: the whole head within request_read_timeout_s of the accept,
  * no silence longer than connection_timeout_s, an answered client gone within LINGER_S. */
-static void sweep(gp_front *f, double now) {
-    const gp_config *cfg = f->cfg;
-    for (held *h = f->list, *next; h; h = next) {
+static void sweep(loop *l, double now) {
+    const gp_config *cfg = l->f->cfg;
+    for (held *h = l->list, *next; h; h = next) {
         next = h->next;
         if (h->lingering) {
-            if (now > h->linger_until) held_close(f, h);
+            if (now > h->linger_until) held_close(l, h);
             continue;
         }
         if (cfg->request_read_timeout_s > 0 &&
@@ -399,24 +419,25 @@ static void sweep(gp_front *f, double now) {
                    "event=read_timeout client=%s limit_s=%ld in_request=%d msg=\"no complete "
                    "request in time (request_read_timeout_s): connection closed\"",
                    client[0] ? client : "-", cfg->request_read_timeout_s, in_request);
-            held_close(f, h);
+            held_close(l, h);
         } else if (now - h->last > (double)cfg->connection_timeout_s) {
-            held_close(f, h);
+            held_close(l, h);
         }
     }
 }
 
 static void *front_main(void *arg) {
-    gp_front *f = arg;
+    loop *l = arg;
+    gp_front *f = l->f;
     struct epoll_event evs[64];
     double last_sweep = gp_now();
     while (!__atomic_load_n(&f->stop, __ATOMIC_ACQUIRE)) {
-        int n = epoll_wait(f->efd, evs, 64, (int)(SWEEP_S * 1000));
+        int n = epoll_wait(l->efd, evs, 64, (int)(SWEEP_S * 1000));
         for (int i = 0; i < n; i++) {
             void *p = evs[i].data.ptr;
-            if (p == &f->wake) continue;
+            if (p == &l->wake) continue;
             if (p != &f->lfd) {
-                on_ready(f, p, evs[i].events);
+                on_ready(l, p, evs[i].events);
                 continue;
             }
             for (;;) {
@@ -424,7 +445,7 @@ static void *front_main(void *arg) {
                 socklen_t len = sizeof ss;
                 int fd = accept4(f->lfd, (struct sockaddr *)&ss, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
                 if (fd >= 0) {
-                    on_accept(f, fd, &ss, len);
+                    on_accept(l, fd, &ss, len);
                     continue;
                 }
                 if (errno == EINTR || errno == ECONNABORTED) continue;
@@ -439,12 +460,46 @@ static void *front_main(void *arg) {
         }
         double now = gp_now();
         if (now - last_sweep >= SWEEP_S) {
-            sweep(f, now);
+            sweep(l, now);
             last_sweep = now;
         }
     }
-    while (f->list) held_close(f, f->list);
+    while (l->list) held_close(l, l->list);
     return NULL;
+}
+
+/* The accepting threads: accept_threads, or for 0 a quarter of the CPUs (1 to 4). */
+static int loop_count(const gp_config *cfg) {
+    long n = cfg->accept_threads;
+    if (n <= 0) {
+        n = sysconf(_SC_NPROCESSORS_ONLN) / 4;
+        n = n < 1 ? 1 : n > 4 ? 4 : n;
+    }
+    return (int)n;
+}
+
+static void front_free(gp_front *f) {
+    for (int i = 0; i < f->nloops; i++) {
+        loop *l = &f->loops[i];
+        if (l->efd >= 0) close(l->efd);
+        if (l->wake >= 0) close(l->wake);
+        free(l->buf);
+    }
+    if (f->lfd >= 0) close(f->lfd);
+    free(f->loops);
+    free(f);
+}
+
+static void front_join(gp_front *f) {
+    __atomic_store_n(&f->stop, 1, __ATOMIC_RELEASE);
+    for (int i = 0; i < f->nloops; i++) {
+        loop *l = &f->loops[i];
+        uint64_t one = 1;
+        if (l->started && write(l->wake, &one, sizeof one) < 0) { /* the sweep wakes it anyway */
+        }
+    }
+    for (int i = 0; i < f->nloops; i++)
+        if (f->loops[i].started) pthread_join(f->loops[i].thread, NULL);
 }
 
 gp_front *gp_front_start(const gp_config *cfg, gp_front_handoff_fn handoff, void *ctx,
@@ -467,20 +522,23 @@ gp_front *gp_front_start(const gp_config *cfg, gp_front_handoff_fn handoff, void
         return NULL;
     }
     gp_front *f = calloc(1, sizeof *f);
-    if (!f) {
+    int nloops = loop_count(cfg);
+    if (!f || !(f->loops = calloc((size_t)nloops, sizeof *f->loops))) {
+        free(f);
         gp_err_set(err, GP_ENOMEM, "out of memory");
         return NULL;
     }
     f->cfg = cfg;
     f->handoff = handoff;
     f->ctx = ctx;
-    f->lfd = f->efd = f->wake = -1;
+    f->nloops = nloops;
+    for (int i = 0; i < nloops; i++) f->loops[i] = (loop){.f = f, .efd = -1, .wake = -1};
     f->lim = (gp_head_limits){cfg->max_url_bytes, cfg->max_header_bytes};
     f->max = gp_head_max_bytes(&f->lim);
-    f->buf = malloc(f->max + 1);
+    errno = 0;
     int one = 1;
     f->lfd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (!f->buf || f->lfd < 0) goto fail;
+    if (f->lfd < 0) goto fail;
     setsockopt(f->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     if (ss.ss_family == AF_INET6) setsockopt(f->lfd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
     /* the whole head must fit the receive buffer unread; the default (autotuned from 128 KiB)
@@ -494,24 +552,31 @@ gp_front *gp_front_start(const gp_config *cfg, gp_front_handoff_fn handoff, void
     slen = sizeof ss;
     if (getsockname(f->lfd, (struct sockaddr *)&ss, &slen) == 0)
         f->port = ntohs(ss.ss_family == AF_INET ? a4->sin_port : a6->sin6_port);
-    f->efd = epoll_create1(EPOLL_CLOEXEC);
-    f->wake = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (f->efd < 0 || f->wake < 0) goto fail;
-    struct epoll_event el = {.events = EPOLLIN, .data.ptr = &f->lfd};
-    struct epoll_event ew = {.events = EPOLLIN, .data.ptr = &f->wake};
-    if (epoll_ctl(f->efd, EPOLL_CTL_ADD, f->lfd, &el) != 0 ||
-        epoll_ctl(f->efd, EPOLL_CTL_ADD, f->wake, &ew) != 0)
-        goto fail;
-    if (pthread_create(&f->thread, NULL, front_main, f) != 0) goto fail;
+    /* every thread waits on the one listening socket; EPOLLEXCLUSIVE wakes one of them per new
+     * connection instead of all */
+    for (int i = 0; i < nloops; i++) {
+        loop *l = &f->loops[i];
+        l->buf = malloc(f->max + 1);
+        l->efd = epoll_create1(EPOLL_CLOEXEC);
+        l->wake = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+        if (!l->buf || l->efd < 0 || l->wake < 0) goto fail;
+        struct epoll_event el = {.events = EPOLLIN | (nloops > 1 ? EPOLLEXCLUSIVE : 0),
+                                 .data.ptr = &f->lfd};
+        struct epoll_event ew = {.events = EPOLLIN, .data.ptr = &l->wake};
+        if (epoll_ctl(l->efd, EPOLL_CTL_ADD, f->lfd, &el) != 0 ||
+            epoll_ctl(l->efd, EPOLL_CTL_ADD, l->wake, &ew) != 0)
+            goto fail;
+    }
+    for (int i = 0; i < nloops; i++) {
+        if (pthread_create(&f->loops[i].thread, NULL, front_main, &f->loops[i]) != 0) goto fail;
+        f->loops[i].started = 1;
+    }
     return f;
 fail:
     gp_err_set(err, GP_EIO, "cannot listen on %s:%ld (%s)", cfg->listen, cfg->port,
                errno ? strerror(errno) : "out of memory");
-    if (f->lfd >= 0) close(f->lfd);
-    if (f->efd >= 0) close(f->efd);
-    if (f->wake >= 0) close(f->wake);
-    free(f->buf);
-    free(f);
+    front_join(f);
+    front_free(f);
     return NULL;
 }
 
@@ -519,14 +584,6 @@ unsigned gp_front_port(const gp_front *f) { return f ? f->port : 0; }
 
 void gp_front_stop(gp_front *f) {
     if (!f) return;
-    __atomic_store_n(&f->stop, 1, __ATOMIC_RELEASE);
-    uint64_t one = 1;
-    if (write(f->wake, &one, sizeof one) < 0) { /* the 250 ms sweep wakes it anyway */
-    }
-    pthread_join(f->thread, NULL);
-    close(f->lfd);
-    close(f->efd);
-    close(f->wake);
-    free(f->buf);
-    free(f);
+    front_join(f);
+    front_free(f);
 }

@@ -23,17 +23,19 @@ extern "C" {
 typedef struct gp_front gp_front;
 
 /* Hands a connection (non-blocking socket) to the daemon: 0 when it took it, -1 when it refused
- * it (it has closed the socket then). Called on the front end's thread. */
+ * it (it has closed the socket then). one_shot: its first request closes it and that head fits
+ * a pool of GP_HEAD_SMALL_POOL bytes (http_head.h). Called on the accepting threads. */
 typedef int (*gp_front_handoff_fn)(void *ctx, int fd, const struct sockaddr *addr,
-                                   socklen_t addrlen);
+                                   socklen_t addrlen, int one_shot);
 
 /* Binds cfg->listen:cfg->port (IPv4 or IPv6; an IPv6 socket is IPv6-only) and starts the
- * front end's thread. NULL with err set when the address is bad or cannot be bound. */
+ * front end's accept_threads threads. NULL with err set when the address is bad or cannot be
+ * bound. */
 gp_front *gp_front_start(const gp_config *cfg, gp_front_handoff_fn handoff, void *ctx,
                          gp_err *err);
 unsigned gp_front_port(const gp_front *f);
 /* Stops accepting (the listening socket is closed: new connections are refused), closes the
- * connections not yet handed over, joins the thread and frees f. Connections the daemon holds
+ * connections not yet handed over, joins the threads and frees f. Connections the daemon holds
  * are not touched. NULL is fine. */
 void gp_front_stop(gp_front *f);
 

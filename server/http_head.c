@@ -72,7 +72,7 @@ static int ieq(const char *s, size_t len, const char *name) {
 /* Request line: METHOD SP TARGET SP HTTP/1.x (libmicrohttpd skips repeated spaces and takes the
  * last word as the version). *nargs = the query arguments it would record. */
 static int request_line(const char *s, size_t len, const gp_head_limits *lim, size_t *nargs,
-                        gp_head_verdict *v) {
+                        int *http10, gp_head_verdict *v) {
     char q[64];
     if (line_bytes_bad(s, len, v)) return GP_HEAD_BAD;
     const char *sp = memchr(s, ' ', len), *end = s + len;
@@ -103,6 +103,7 @@ static int request_line(const char *s, size_t len, const gp_head_limits *lim, si
     if (vs[5] != '1')
         return bad(v, GP_HC_INVALID_QUERY, "HTTP version '%s' is not supported (HTTP/1.0 and "
                    "HTTP/1.1 are)", quote(vs, vlen, q, sizeof q));
+    *http10 = vs[7] == '0';
     if (tlen > (size_t)lim->max_url_bytes)
         return bad(v, GP_HC_URI_TOO_LONG, "request target of %zu bytes exceeds max_url_bytes = "
                    "%ld", tlen, lim->max_url_bytes);
@@ -112,6 +113,22 @@ static int request_line(const char *s, size_t len, const gp_head_limits *lim, si
         for (const char *c = qm + 1; c < te; c++) *nargs += *c == '&';
     }
     return GP_HEAD_OK;
+}
+
+/* Whether a header value holds token as one of its comma-separated elements, compared as
+ * libmicrohttpd's MHD_str_has_token_caseless_ does (spaces and tabs around an element skipped,
+ * ASCII case ignored). */
+static int has_token(const char *s, size_t len, const char *token) {
+    size_t tl = strlen(token), i = 0;
+    while (i < len) {
+        while (i < len && (s[i] == ' ' || s[i] == '\t' || s[i] == ',')) i++;
+        size_t b = i;
+        while (i < len && s[i] != ',') i++;
+        size_t e = i;
+        while (e > b && (s[e - 1] == ' ' || s[e - 1] == '\t')) e--;
+        if (e - b == tl && strncasecmp(s + b, token, tl) == 0) return 1;
+    }
+    return 0;
 }
 
 /* A Content-Length value as libmicrohttpd reads it: digits only (its leading OWS is already
@@ -172,6 +189,7 @@ int gp_head_check(const char *buf, size_t n, int eof, const gp_head_limits *lim,
     const size_t max = gp_head_max_bytes(lim);
     const size_t line_max = (size_t)lim->max_url_bytes + GP_HEAD_LINE_SLACK;
     size_t pos = 0, nargs = 0;
+    int http10 = 0;
     /* the request line, after any empty lines */
     for (;;) {
         const char *s;
@@ -182,12 +200,12 @@ int gp_head_check(const char *buf, size_t n, int eof, const gp_head_limits *lim,
                        "target exceeds max_url_bytes = %ld", len, lim->max_url_bytes);
         if (!complete) return incomplete(s, len, eof, "line", v);
         if (len == 0) continue;
-        if (request_line(s, len, lim, &nargs, v) != GP_HEAD_OK) return GP_HEAD_BAD;
+        if (request_line(s, len, lim, &nargs, &http10, v) != GP_HEAD_OK) return GP_HEAD_BAD;
         break;
     }
     /* header lines up to the empty one */
     size_t hbytes = 0, nh = 0, ncookies = 0, cookie_bytes = 0;
-    int have_cl = 0, have_te = 0;
+    int have_cl = 0, have_te = 0, close_tok = 0, keepalive_tok = 0;
     unsigned long long cl = 0;
     char q[48];
     for (;;) {
@@ -223,6 +241,9 @@ int gp_head_check(const char *buf, size_t n, int eof, const gp_head_limits *lim,
                 return bad(v, GP_HC_INVALID_QUERY, "Transfer-Encoding '%s' is not supported "
                            "(one 'chunked' is)", quote(val, vl, q, sizeof q));
             have_te = 1;
+        } else if (ieq(s, nl, "Connection")) {
+            close_tok |= has_token(val, vl, "close");
+            keepalive_tok |= has_token(val, vl, "Keep-Alive");
         } else if (ieq(s, nl, "Cookie")) {
             ncookies++;
             cookie_bytes += vl + 1;
@@ -241,5 +262,11 @@ int gp_head_check(const char *buf, size_t n, int eof, const gp_head_limits *lim,
                    "parameters and %zu cookies: more fields than the connection buffer holds",
                    nh, nargs, ncookies);
     v->head_len = pos;
+    v->records = records;
+    v->closes = close_tok || (http10 && !keepalive_tok);
     return GP_HEAD_OK;
+}
+
+int gp_head_fits_pool(const gp_head_verdict *v, size_t pool) {
+    return 2 * v->head_len + v->records + GP_HEAD_ANSWER_BYTES <= pool / 2;
 }

@@ -42,12 +42,25 @@ size_t gp_head_record_budget(const gp_head_limits *lim);
  * gp_head_check lets through: it reads into half of it and takes the records from the other. */
 size_t gp_head_pool_bytes(const gp_head_limits *lim);
 
+/* The connection memory of the daemon that serves connections closing after their first request
+ * (gp_head_verdict.closes): the most libmicrohttpd 0.9.75 takes from malloc. A larger pool is
+ * mmap'd, faulted in and unmapped for every connection (a TLB shootdown on every CPU the process
+ * runs on), which is what one request per connection paid for most. */
+#define GP_HEAD_SMALL_POOL 32768
+/* Bytes of an answer's header block beside what it echoes from the request (Origin): the
+ * library's status line, Date, Content-Length and Connection, and the handler's own fields. */
+#define GP_HEAD_ANSWER_BYTES 2048
+
 enum { GP_HEAD_MORE = 0, GP_HEAD_OK = 1, GP_HEAD_BAD = 2 };
 
 typedef struct gp_head_verdict {
     int code;         /* GP_HEAD_BAD: the error code (enum gp_http_code of server/http.h) */
     char msg[300];    /* GP_HEAD_BAD: the message for the JSON body */
     size_t head_len;  /* GP_HEAD_OK: bytes up to and including the empty line */
+    size_t records;   /* GP_HEAD_OK: record bytes the library needs for it (see above) */
+    int closes;       /* GP_HEAD_OK: the library closes the connection after this request (a
+                       * Connection header with the token "close", or HTTP/1.0 without
+                       * "Keep-Alive"), so it never parses another head there */
     char method[32];  /* the method, when the request line was complete (for the log) */
     char target[128]; /* the start of the target's path (no query), likewise */
 } gp_head_verdict;
@@ -56,6 +69,11 @@ typedef struct gp_head_verdict {
  * (nothing more will come). Returns GP_HEAD_MORE, GP_HEAD_OK or GP_HEAD_BAD (v filled). */
 int gp_head_check(const char *buf, size_t n, int eof, const gp_head_limits *lim,
                   gp_head_verdict *v);
+
+/* 1 when a connection pool of pool bytes holds the head checked into v (GP_HEAD_OK) and its
+ * answer: the head, its records and an answer header block that echoes it all within one half
+ * of the pool (the library reads into the other). */
+int gp_head_fits_pool(const gp_head_verdict *v, size_t pool);
 
 #ifdef __cplusplus
 }

@@ -439,6 +439,52 @@ def t_keepalive_guard_undecided(ctx):
 
 
 @test
+def t_one_request_connections(ctx):
+    """Connections whose first request closes them (Connection: close, HTTP/1.0) go to the daemon
+    with the small connection pool when the head fits it, to the big one otherwise: either way
+    one whole answer, for heads at the small pool's edge and past it, with many fields, a body,
+    a pipelined request after the close (never read). Keep-alive connections keep the big pool:
+    a later head past max_header_bytes still gets the handler's JSON 431."""
+    p = ctx.d.port
+    base = b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Pad: "
+    for pad in (10, 6000, 6900, 7000, 7200, 9000, 16000):
+        r = raw(p, base + b"p" * pad + b"\r\n\r\n")
+        st, h, body = split_answer(r)
+        assert st == 200 and status_lines(r) == 1 and json.loads(body)["status"] == "ok", \
+            (pad, r[:300])
+        assert h.get("connection", "").lower() == "close", (pad, h)
+    for n in (100, 180, 240):
+        r = raw(p, b"GET /health HTTP/1.1\r\nConnection: close\r\n" +
+                b"".join(b"X-%d: v\r\n" % i for i in range(n)) + b"\r\n")
+        assert split_answer(r)[0] == 200 and status_lines(r) == 1, (n, r[:300])
+    # within the limits, but only the big pool holds it (the small one: the library's HTML 431)
+    r = raw(p, b"GET /health?" + b"a" * 7000 + b"&" + b"a&" * 120 + b" HTTP/1.1\r\n" + base[31:] +
+            b"p" * 14000 + b"\r\n" + b"".join(b"X-%d: v\r\n" % i for i in range(120)) + b"\r\n")
+    assert split_answer(r)[0] == 200 and status_lines(r) == 1, r[:300]
+    r = raw(p, b"GET /health HTTP/1.0\r\n\r\n")
+    assert split_answer(r)[0] == 200 and status_lines(r) == 1, r[:300]
+    r = raw(p, b"GET /health HTTP/1.1\r\nConnection: close\r\n\r\n" + GET_HEALTH)
+    assert split_answer(r)[0] == 200 and status_lines(r) == 1, r[:300]
+    body = json.dumps({"sources": [1], "targets": [5]}).encode()
+    r = raw(p, b"POST /v1/graphs/t/table HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+            b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+    st, _, out = split_answer(r)
+    assert st == 200 and status_lines(r) == 1 and "distances" in json.loads(out), r[:300]
+    # CORS echoes a listed Origin into the answer's header block
+    r = raw(ctx.limits.port, base + b"p" * 6000 + b"\r\nOrigin: https://b.example\r\n\r\n")
+    st, h, _ = split_answer(r)
+    assert st == 200 and h.get("access-control-allow-origin") == "https://b.example", r[:400]
+    s = socket.create_connection(("127.0.0.1", p), timeout=10)
+    try:
+        s.sendall(GET_HEALTH)
+        assert split_answer(read_answer(s))[0] == 200
+        s.sendall(H + b"X-Big: " + b"b" * 20000 + b"\r\n\r\n")
+        one_json_error(read_answer(s), 431, "HeadersTooLarge", ["max_header_bytes"])
+    finally:
+        s.close()
+
+
+@test
 def t_ipv6(ctx):
     """--listen ::1: served over IPv6, a bad head refused there in JSON too."""
     if not socket.has_ipv6:
@@ -675,15 +721,19 @@ def main():
     passed = failed = skipped = 0
     daemons = []
     try:
+        # several accepting threads on one listening socket here and on "limits" (the
+        # connection counts and deadlines are shared by them), one on the others
         ctx.d = ht.Daemon(tmp, "main", graphs + ["--max-body-bytes", "2048", "--threads", "4",
-                                                 "--cache-path", ""],
+                                                 "--accept-threads", "3", "--cache-path", ""],
                           {"GPATH_ADMIN_TOKEN": ht.TOKEN})
         daemons.append(ctx.d)
         ctx.limits = ht.Daemon(tmp, "limits", graphs + [
             "--request-read-timeout-s", "2", "--connection-timeout-s", "60", "--threads", "2",
+            "--accept-threads", "2",
             "--cors-origins", "https://a.example, https://b.example", "--cache-path", ""])
         daemons.append(ctx.limits)
-        ctx.one = ht.Daemon(tmp, "one", graphs + ["--threads", "1", "--cache-path", ""])
+        ctx.one = ht.Daemon(tmp, "one", graphs + ["--threads", "1", "--accept-threads", "1",
+                                                  "--cache-path", ""])
         daemons.append(ctx.one)
         ctx.op = ht.Daemon(tmp, "op", graphs + ["--threads", "2", "--log-level", "debug",
                                                 "--cache-path", ""],

@@ -187,11 +187,70 @@ static void test_pool_size(void **state) {
     }
 }
 
+/* Whether the library closes the connection after the request (the token as libmicrohttpd
+ * compares it), and the small pool's bound on the head and its records. */
+static void test_closes_and_small_pool(void **state) {
+    (void)state;
+    const struct {
+        const char *head;
+        int closes;
+    } cases[] = {
+        {"GET / HTTP/1.1\r\nConnection: close\r\n\r\n", 1},
+        {"GET / HTTP/1.1\r\nconnection:CLOSE\r\n\r\n", 1},
+        {"GET / HTTP/1.1\r\nConnection: Upgrade , close \t\r\n\r\n", 1},
+        {"GET / HTTP/1.1\r\nConnection: ,,close,\r\n\r\n", 1},
+        {"GET / HTTP/1.1\r\nConnection: keep-alive\r\nConnection: close\r\n\r\n", 1},
+        {"GET / HTTP/1.1\r\n\r\n", 0},
+        {"GET / HTTP/1.1\r\nConnection: closed\r\n\r\n", 0},
+        {"GET / HTTP/1.1\r\nConnection: xclose\r\n\r\n", 0},
+        {"GET / HTTP/1.1\r\nConnection: \"close\"\r\n\r\n", 0},
+        {"GET / HTTP/1.1\r\nX-Connection: close\r\n\r\n", 0},
+        {"GET / HTTP/1.1\r\nX: Connection: close\r\n\r\n", 0},
+        {"GET / HTTP/1.9\r\n\r\n", 0},
+        {"GET / HTTP/1.0\r\n\r\n", 1},
+        {"GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n", 0},
+        {"GET / HTTP/1.0\r\nConnection: keep-alive, close\r\n\r\n", 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        gp_head_verdict v;
+        if (check(cases[i].head, strlen(cases[i].head), 0, &v) != GP_HEAD_OK ||
+            v.closes != cases[i].closes)
+            fail_msg("'%s': closes %d, wanted %d", cases[i].head, v.closes, cases[i].closes);
+    }
+    /* an ordinary head fits; one with a long header or many fields does not */
+    gp_head_verdict v;
+    const char *h = "GET /v1/graphs/t/route?from=1&to=5 HTTP/1.1\r\nHost: x\r\n"
+                    "Connection: close\r\n\r\n";
+    assert_int_equal(check(h, strlen(h), 0, &v), GP_HEAD_OK);
+    assert_int_equal(v.records, 4 * GP_HEAD_RECORD_BYTES);
+    assert_true(gp_head_fits_pool(&v, GP_HEAD_SMALL_POOL));
+    /* the edge: 2 x head + records + the answer's own fields = half the pool */
+    size_t fixed = strlen("GET / HTTP/1.1\r\nX: \r\n\r\n");
+    size_t room = GP_HEAD_SMALL_POOL / 2 - GP_HEAD_ANSWER_BYTES - GP_HEAD_RECORD_BYTES;
+    for (size_t extra = 0; extra < 2; extra++) {
+        size_t n = room / 2 - fixed + extra;
+        char *t = repeat("GET / HTTP/1.1\r\nX: ", "b", n, "\r\n\r\n");
+        assert_int_equal(check(t, strlen(t), 0, &v), GP_HEAD_OK);
+        assert_int_equal(gp_head_fits_pool(&v, GP_HEAD_SMALL_POOL), !extra);
+        free(t);
+    }
+    /* the big pool holds any head the check passes */
+    char *t = repeat("GET / HTTP/1.1\r\nX: ", "b", 16000, "\r\n\r\n");
+    assert_int_equal(check(t, strlen(t), 0, &v), GP_HEAD_OK);
+    assert_false(gp_head_fits_pool(&v, GP_HEAD_SMALL_POOL));
+    free(t);
+    t = repeat("GET / HTTP/1.1\r\n", "a:\r\n", 200, "\r\n");
+    assert_int_equal(check(t, strlen(t), 0, &v), GP_HEAD_OK);
+    assert_int_equal(v.records, 200 * GP_HEAD_RECORD_BYTES);
+    assert_false(gp_head_fits_pool(&v, GP_HEAD_SMALL_POOL));
+    free(t);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_good_heads), cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_prefixes),   cmocka_unit_test(test_limits),
-        cmocka_unit_test(test_pool_size),
+        cmocka_unit_test(test_pool_size),  cmocka_unit_test(test_closes_and_small_pool),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

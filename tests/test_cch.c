@@ -13,7 +13,12 @@
  * (source, target) order; routes between snapped positions on the OSM test graphs (turn
  * restrictions, one-way streets; Monaco too when $GPATH_DATA has it) through the engine's CCH are
  * those of a loop over the entry / exit pairs with one CCH query each (the engine's way before
- * gp_cch_p2p_multi), with Dijkstra's distances. The GPU sweep plan (engine/cch_plan.h): its
+ * gp_cch_p2p_multi), with Dijkstra's distances (the pruned query arcs of perfect customization
+ * on). Perfect customization: its weights are the exact distances between the ends of the CCH
+ * edges (Dijkstra; every edge of the small graphs, samples of the others), the threaded and the
+ * background pass keep exactly the arcs whose basic weight is exact, a new customization drops
+ * them, and with them every query type above equals Dijkstra (random, gen: and DIMACS graphs,
+ * before and after cost changes); the engine's cch_perfect modes. The GPU sweep plan (engine/cch_plan.h): its
  * invariants, and the plan run on the CPU equal to PHAST, for several cuts, on random, road-like
  * and the DIMACS graphs.
  */

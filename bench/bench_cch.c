@@ -1,8 +1,8 @@
 /* bench_cch.c - the CCH on the CPU (engine/cch.c) beside the CPU backend's Dijkstra family, for
  * machines without a GPU (bench/cpu-cch.sh; the GPU lab is bench/lab_cch.cu).
  *
- *   bench_cch [--reps N] [--queries N] [--p2p-only] SPEC...   (any gp_graph_load spec; the size
- *                                                                guard is off)
+ *   bench_cch [--reps N] [--queries N] [--p2p-only] [--perfect | --perfect-ab] SPEC...
+ *             (any gp_graph_load spec; the size guard is off)
  *
  * Per graph: order (METIS) and contraction seconds, CCH size; customization with all threads and
  * after 1% of the arc costs change; p2p (median / p90 of --queries random pairs, path unpacked) vs
@@ -10,6 +10,9 @@
  * 1000x1000 with buckets vs the CPU backend's table (100x100 only). Every CCH answer timed is
  * checked against the reference it is compared with. --p2p-only stops after p2p (its line then also
  * gives the mean path length and elimination-tree nodes visited, and the time without unpacking).
+ * --perfect-ab adds after p2p the perfect customization (perfect_ab: its time beside the basic one,
+ * the arcs it keeps, p2p with and without the pruned arcs on the same pairs), the rest running
+ * without the pruned arcs; --perfect the same, the rest (PHAST, buckets) with them.
  */
 #include "../engine/cch.h"
 
@@ -52,8 +55,75 @@ static void die(const char *what, const gp_err *e) {
     exit(2);
 }
 
+/* Perfect customization (gp_cch_perfect): its time on all threads and on one beside the basic
+ * customization's, the arcs it keeps, and p2p with and without the pruned query arcs on the same
+ * nq pairs, interleaved pair by pair (the pruned arcs set aside and put back), passes times: the
+ * lowest median and p90 of the passes, wall and this thread's CPU time. Every pair's distance must
+ * be the same both ways. Leaves c with the pruned arcs when on, else without. */
+static void perfect_ab(gp_cch *c, int reps, int nq, int passes, int on) {
+    gp_err err;
+    gp_err_clear(&err);
+    uint32_t n = c->n, m = c->topo->m;
+    double pv[64], p1 = 0, bv[64];
+    for (int r = 0; r < reps; r++) {
+        if (gp_cch_customize(c, 0, &err)) die("customize", &err);
+        bv[r] = c->custom_s * 1e3;
+        if (gp_cch_perfect(c, 0, &err)) die("perfect", &err);
+        pv[r] = c->perfect_s * 1e3;
+    }
+    if (gp_cch_customize(c, 1, &err)) die("customize", &err);
+    double b1 = c->custom_s * 1e3;
+    if (gp_cch_perfect(c, 1, &err)) die("perfect", &err);
+    p1 = c->perfect_s * 1e3;
+    double pall = pct(pv, reps, 0.5), ball = pct(bv, reps, 0.5);
+    uint32_t kf = c->q[1].first[n], kb = c->q[0].first[n];
+    uint32_t ff = 0, fb = 0; /* finite basic arcs */
+    for (uint32_t e = 0; e < m; e++) ff += c->fw[e] != GP_CCH_INF, fb += c->bw[e] != GP_CCH_INF;
+    printf("- perfect customization: all threads %.1f ms, 1 thread %.1f ms (basic customization: "
+           "all threads %.1f ms, 1 thread %.1f ms); query arcs kept: up %u of %u edges (%.1f%%), "
+           "down %u (%.1f%%); %u / %u finite before\n",
+           pall, p1, ball, b1, kf, m, 100.0 * kf / m, kb, 100.0 * kb / m, ff, fb);
+    gp_cch_arcs *saved = c->q;
+    double *v[2], *cy[2], lo50[2] = {1e30, 1e30}, lo90[2] = {1e30, 1e30}, loc[2] = {1e30, 1e30};
+    for (int k = 0; k < 2; k++) v[k] = malloc(sizeof(double) * (size_t)nq), cy[k] = malloc(sizeof(double) * (size_t)nq);
+    uint64_t rs0 = rs;
+    for (int pass = 0; pass < passes; pass++) {
+        rs = rs0;
+        for (int q = 0; q < nq; q++) {
+            uint32_t s = (uint32_t)(rnd() % n), tt = (uint32_t)(rnd() % n);
+            uint64_t dist[2];
+            for (int k0 = 0; k0 < 2; k0++) {
+                int k = (q + pass) % 2 ? 1 - k0 : k0; /* alternate which goes first */
+                c->q = k ? saved : NULL;
+                gp_path p;
+                double c0 = cpu_us(), a = gp_now();
+                if (gp_cch_p2p(c, s, tt, &p, &err)) die("p2p", &err);
+                v[k][q] = (gp_now() - a) * 1e6;
+                cy[k][q] = cpu_us() - c0;
+                dist[k] = p.dist;
+                gp_path_free(&p);
+            }
+            if (dist[0] != dist[1]) failures++;
+        }
+        for (int k = 0; k < 2; k++) {
+            double m50 = pct(v[k], nq, 0.5), m90 = pct(v[k], nq, 0.9), mc = pct(cy[k], nq, 0.5);
+            if (m50 < lo50[k]) lo50[k] = m50;
+            if (m90 < lo90[k]) lo90[k] = m90;
+            if (mc < loc[k]) loc[k] = mc;
+        }
+    }
+    printf("- p2p with / without the perfect pruning (%d pairs, interleaved, lowest of %d passes): "
+           "median %.1f / %.1f us (%.2fx), p90 %.1f / %.1f us, CPU time median %.1f / %.1f us "
+           "(%.2fx)\n",
+           nq, passes, lo50[1], lo50[0], lo50[0] / lo50[1], lo90[1], lo90[0], loc[1], loc[0],
+           loc[0] / loc[1]);
+    for (int k = 0; k < 2; k++) free(v[k]), free(cy[k]);
+    c->q = saved;
+    if (!on && gp_cch_customize(c, 0, &err)) die("customize", &err); /* drops the arcs */
+}
+
 static void run(const char *spec, gp_backend *cpu, gp_backend *cpu1, int reps, int nq,
-                int p2p_only) {
+                int p2p_only, int perfect) {
     gp_err err;
     gp_err_clear(&err);
     gp_graph *g = gp_graph_load(spec, NULL, &err);
@@ -106,6 +176,7 @@ static void run(const char *spec, gp_backend *cpu, gp_backend *cpu1, int reps, i
     double p50 = pct(v, nq, 0.5), p90 = pct(v, nq, 0.9), ref = pct(b, nb, 0.5);
     printf("- p2p: CCH median %.1f us, p90 %.1f us (%d pairs); CPU backend AUTO %.0f us (%d): %.0fx\n",
            p50, p90, nq, ref, nb, ref / p50);
+    if (perfect) perfect_ab(c, reps, nq, 5, perfect > 0);
     if (p2p_only) {
         /* the same pairs again, distances only (gp_cch_upward both ways, meeting by rank) */
         uint32_t h = t->height + 1, *rf = malloc(h * 4), *rb = malloc(h * 4);
@@ -198,15 +269,18 @@ static void run(const char *spec, gp_backend *cpu, gp_backend *cpu1, int reps, i
 }
 
 int main(int argc, char **argv) {
-    int reps = 5, nq = 1000, first = 1, p2p_only = 0;
+    int reps = 5, nq = 1000, first = 1, p2p_only = 0, perfect = 0;
     for (; first < argc && argv[first][0] == '-'; first++) {
         if (!strcmp(argv[first], "--reps") && first + 1 < argc) reps = (int)strtol(argv[++first], NULL, 10);
         else if (!strcmp(argv[first], "--queries") && first + 1 < argc) nq = (int)strtol(argv[++first], NULL, 10);
         else if (!strcmp(argv[first], "--p2p-only")) p2p_only = 1;
+        else if (!strcmp(argv[first], "--perfect")) perfect = 1;
+        else if (!strcmp(argv[first], "--perfect-ab")) perfect = -1;
         else break;
     }
     if (first >= argc || reps < 1 || reps > 64 || nq < 1) {
-        fprintf(stderr, "usage: bench_cch [--reps N (1..64)] [--queries N] [--p2p-only] SPEC...\n");
+        fprintf(stderr, "usage: bench_cch [--reps N (1..64)] [--queries N] [--p2p-only] "
+                        "[--perfect | --perfect-ab] SPEC...\n");
         return 2;
     }
     gp_err err;
@@ -214,7 +288,7 @@ int main(int argc, char **argv) {
     gp_cch_set_max_tri_per_node(0);
     gp_backend *cpu = gp_cpu_backend_new(0, &err), *cpu1 = gp_cpu_backend_new(1, &err);
     if (!cpu || !cpu1) die("backend", &err);
-    for (int i = first; i < argc; i++) run(argv[i], cpu, cpu1, reps, nq, p2p_only);
+    for (int i = first; i < argc; i++) run(argv[i], cpu, cpu1, reps, nq, p2p_only, perfect);
     printf("\n%s (%d mismatches against the references)\n", failures ? "FAILED" : "OK", failures);
     gp_backend_destroy(cpu);
     gp_backend_destroy(cpu1);

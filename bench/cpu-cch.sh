@@ -4,6 +4,9 @@
 # unpacking, PHAST one-to-all and bucket tables beside the CPU backend's Dijkstra family, on DIMACS
 # NY and BAY (from GPATH_DATA, default ../shared/data), road-like gen: and grid-like grid: graphs. Medians over
 # BENCH_REPS runs (default 5). Writes bench/results/DATE-MACHINE-cpu-cch.md.
+# Perfect customization instead (its cost, the arcs it keeps, p2p with and without the pruned arcs):
+#   CPU_CCH_FLAGS="--p2p-only --perfect-ab" CPU_CCH_GRAPHS=gen:1000000 CPU_CCH_SUBJECT=cch-perfect
+#   bash bench/cpu-cch.sh
 set -u
 cd "$(dirname "$0")/.." || exit 1
 # shellcheck source=bench/lib.sh
@@ -18,8 +21,8 @@ for f in USA-road-d.NY.gr.gz USA-road-d.BAY.gr.gz; do
 done
 # shellcheck disable=SC2206  # CPU_CCH_GRAPHS is a list of specs
 graphs+=(${CPU_CCH_GRAPHS:-gen:1000000 grid:10000 grid:30000})
-out=$(bench_out cpu-cch)
-cmd="$BIN --reps ${BENCH_REPS:-5} ${graphs[*]}"
+out=$(bench_out "${CPU_CCH_SUBJECT:-cpu-cch}")
+cmd="$BIN --reps ${BENCH_REPS:-5} ${CPU_CCH_FLAGS:+$CPU_CCH_FLAGS }${graphs[*]}"
 bench_header "$out" "CCH on the CPU: preprocessing, customization, p2p, PHAST, buckets" "$cmd"
 # shellcheck disable=SC2086
 $cmd | tee -a "$out"

@@ -41,6 +41,11 @@ static inline uint32_t sat_add(uint32_t a, uint32_t b) {
     return s >= GP_CCH_INF ? GP_CCH_INF : (uint32_t)s;
 }
 
+/* c's query arcs as published (a background perfect pass may set them at any time). */
+static inline const gp_cch_arcs *published(const gp_cch *c) {
+    return __atomic_load_n(&c->q, __ATOMIC_ACQUIRE);
+}
+
 /* ---------------------------------------------------------------------------------------------
  * Contraction */
 
@@ -555,7 +560,12 @@ static void witnesses_range(gp_cch *c, uint32_t lo, uint32_t hi) {
     }
 }
 
-void gp_cch_witnesses(gp_cch *c) { witnesses_range(c, 0, c->topo->m); }
+static void perfect_drop(gp_cch *c);
+
+void gp_cch_witnesses(gp_cch *c) {
+    perfect_drop(c);
+    witnesses_range(c, 0, c->topo->m);
+}
 
 static int overflow_error(uint32_t e, gp_err *err) {
     return gp_err_set(err, GP_ETOOBIG,
@@ -569,86 +579,363 @@ int gp_cch_customize_serial(const gp_cch_topo *t, const uint32_t *ofw, const uin
     return bad == GP_NONE ? GP_OK : overflow_error(bad, err);
 }
 
+/* A team of threads working level by level with a barrier between levels: fn(job, id, nthreads)
+ * runs on every member, this thread as id 0. The members wait at a gate until the team is known,
+ * so a thread that fails to start only makes the team smaller. */
+typedef struct team {
+    void (*fn)(void *job, int id, int nthreads);
+    void *job;
+    int n;
+    pthread_barrier_t bar;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int go;
+} team;
+
+typedef struct team_member {
+    team *tm;
+    int id;
+} team_member;
+
+static void *team_main(void *arg) {
+    team_member *me = arg;
+    team *tm = me->tm;
+    pthread_mutex_lock(&tm->mu);
+    while (!tm->go) pthread_cond_wait(&tm->cv, &tm->mu);
+    pthread_mutex_unlock(&tm->mu);
+    tm->fn(tm->job, me->id, tm->n);
+    return NULL;
+}
+
+static void team_run(int nt, void (*fn)(void *job, int id, int nthreads), void *job,
+                     pthread_barrier_t **bar) {
+    team tm;
+    team_member mem[256];
+    pthread_t th[256];
+    tm.fn = fn;
+    tm.job = job;
+    tm.go = 0;
+    pthread_mutex_init(&tm.mu, NULL);
+    pthread_cond_init(&tm.cv, NULL);
+    int started = 1;
+    for (int i = 1; i < nt; i++) {
+        mem[started].tm = &tm;
+        mem[started].id = started;
+        if (pthread_create(&th[started], NULL, team_main, &mem[started]) != 0) break;
+        started++;
+    }
+    tm.n = started;
+    pthread_barrier_init(&tm.bar, NULL, (unsigned)started);
+    *bar = &tm.bar;
+    pthread_mutex_lock(&tm.mu);
+    tm.go = 1;
+    pthread_cond_broadcast(&tm.cv);
+    pthread_mutex_unlock(&tm.mu);
+    fn(job, 0, started);
+    for (int i = 1; i < started; i++) pthread_join(th[i], NULL);
+    pthread_barrier_destroy(&tm.bar);
+    pthread_cond_destroy(&tm.cv);
+    pthread_mutex_destroy(&tm.mu);
+}
+
+/* The part [a, b) of [lo, hi) that member id of parts takes. */
+static inline void team_part(uint64_t lo, uint64_t hi, int id, int parts, uint32_t *a, uint32_t *b) {
+    *a = (uint32_t)(lo + (hi - lo) * (uint64_t)id / (uint64_t)parts);
+    *b = (uint32_t)(lo + (hi - lo) * (uint64_t)(id + 1) / (uint64_t)parts);
+}
+
 typedef struct cust_job {
     gp_cch *c;
-    int nthreads;
-    pthread_barrier_t bar;
+    pthread_barrier_t *bar;
     atomic_uint bad;
     atomic_int timed_out;
     double deadline;
 } cust_job;
 
-typedef struct cust_worker {
-    cust_job *j;
-    int id;
-} cust_worker;
-
-static void *cust_main(void *arg) {
-    cust_worker *w = arg;
-    cust_job *j = w->j;
+static void cust_main(void *arg, int id, int nthreads) {
+    cust_job *j = arg;
     const gp_cch_topo *t = j->c->topo;
     for (uint32_t l = 0; l < t->nlevels; l++) {
         uint64_t lo = t->up_first[t->level_first[l]], hi = t->up_first[t->level_first[l + 1]];
         /* small levels: one thread, no point splitting */
-        int parts = hi - lo < 2048 ? 1 : j->nthreads;
-        if (w->id < parts && !atomic_load(&j->timed_out)) {
-            uint32_t a = (uint32_t)(lo + (hi - lo) * (uint64_t)w->id / (uint64_t)parts);
-            uint32_t b = (uint32_t)(lo + (hi - lo) * (uint64_t)(w->id + 1) / (uint64_t)parts);
+        int parts = hi - lo < 2048 ? 1 : nthreads;
+        if (id < parts && !atomic_load(&j->timed_out)) {
+            uint32_t a, b;
+            team_part(lo, hi, id, parts, &a, &b);
             uint32_t bad = customize_range(t, j->c->ofw, j->c->obw, j->c->fw, j->c->bw,
                                            j->c->fmid, j->c->bmid, a, b);
             if (bad != GP_NONE) {
                 unsigned none = GP_NONE;
                 atomic_compare_exchange_strong(&j->bad, &none, bad);
             }
-            if (w->id == 0 && j->deadline > 0 && gp_now() > j->deadline)
+            if (id == 0 && j->deadline > 0 && gp_now() > j->deadline)
                 atomic_store(&j->timed_out, 1);
         }
-        pthread_barrier_wait(&j->bar);
+        pthread_barrier_wait(j->bar);
     }
-    uint32_t m = t->m;
-    witnesses_range(j->c, (uint32_t)((uint64_t)m * (uint64_t)w->id / (uint64_t)j->nthreads),
-                    (uint32_t)((uint64_t)m * (uint64_t)(w->id + 1) / (uint64_t)j->nthreads));
-    return NULL;
+    uint32_t a, b;
+    team_part(0, t->m, id, nthreads, &a, &b);
+    witnesses_range(j->c, a, b);
 }
 
 int gp_cch_customize(gp_cch *c, int threads, gp_err *err) {
     double t0 = gp_now();
     int nt = gp_cch_threads(threads);
     if (c->topo->m < 65536) nt = 1;
+    perfect_drop(c);
     cust_job j;
     memset(&j, 0, sizeof j);
     j.c = c;
     j.deadline = gp_deadline_get();
     atomic_init(&j.bad, GP_NONE);
     atomic_init(&j.timed_out, 0);
-    cust_worker wk[256];
-    pthread_t th[256];
-    int started = 1;
-    /* threads that fail to start shrink the team; the barrier is sized to the team */
-    for (int i = 1; i < nt; i++) {
-        wk[i].j = &j;
-        wk[i].id = i;
-    }
-    j.nthreads = nt;
-    pthread_barrier_init(&j.bar, NULL, (unsigned)nt);
-    for (int i = 1; i < nt; i++) {
-        if (pthread_create(&th[i], NULL, cust_main, &wk[i]) != 0) break;
-        started++;
-    }
-    if (started < nt) { /* cannot start the team: join what started after a serial run */
-        pthread_barrier_destroy(&j.bar);
-        return gp_err_set(err, GP_ENOMEM, "cannot start %d customization threads", nt);
-    }
-    wk[0].j = &j;
-    wk[0].id = 0;
-    cust_main(&wk[0]);
-    for (int i = 1; i < started; i++) pthread_join(th[i], NULL);
-    pthread_barrier_destroy(&j.bar);
+    team_run(nt, cust_main, &j, &j.bar);
     if (atomic_load(&j.timed_out)) return gp_deadline_error(err);
     uint32_t bad = atomic_load(&j.bad);
     if (bad != GP_NONE) return overflow_error(bad, err);
     c->custom_s = gp_now() - t0;
     snprintf(c->custom_on, sizeof c->custom_on, "cpu");
+    return GP_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Perfect customization */
+
+/* *a = min(*a, b + c) over finite b, c. */
+static inline void relax_tri(uint32_t *a, uint32_t b, uint32_t c) {
+    if (b != GP_CCH_INF && c != GP_CCH_INF && (uint64_t)b + c < *a) *a = b + c;
+}
+
+/* Rank x's edges in pf/pb (basic weights on entry, every edge of a higher rank perfect) made
+ * perfect: for each pair y < z of x's upper neighbours, {y, z} is an edge (the graph is chordal)
+ * found by a merge along y's edges; triangle {x, y, z} is an upper one of {x, y} and an
+ * intermediate one of {x, z}. The order of the relaxations does not matter: a shortest up-down
+ * path x -> y starts with an arc x -> z of its basic weight, followed by a shortest z -> y path, so
+ * relaxing over z with any weight of {x, z} between the exact and the basic one reaches the
+ * distance. */
+static void perfect_node(const gp_cch_topo *t, uint32_t *pf, uint32_t *pb, uint32_t x) {
+    uint32_t b = t->up_first[x], e = t->up_first[x + 1];
+    for (uint32_t i = b; i < e; i++) {
+        uint32_t y = t->up_head[i], p = t->up_first[y], pe = t->up_first[y + 1];
+        for (uint32_t j = i + 1; j < e; j++) {
+            uint32_t z = t->up_head[j];
+            while (p < pe && t->up_head[p] < z) p++;
+            if (p == pe || t->up_head[p] != z) break; /* not chordal: cannot happen */
+            uint32_t fyz = pf[p], byz = pb[p];
+            relax_tri(&pf[i], pf[j], byz); /* x -> z -> y */
+            relax_tri(&pb[i], fyz, pb[j]); /* y -> z -> x */
+            relax_tri(&pf[j], pf[i], fyz); /* x -> y -> z */
+            relax_tri(&pb[j], byz, pb[i]); /* z -> y -> x */
+        }
+    }
+}
+
+void gp_cch_perfect_serial(const gp_cch_topo *t, const uint32_t *fw, const uint32_t *bw,
+                           uint32_t *pfw, uint32_t *pbw) {
+    memcpy(pfw, fw, (size_t)t->m * 4);
+    memcpy(pbw, bw, (size_t)t->m * 4);
+    for (uint32_t x = t->n; x > 0; x--) perfect_node(t, pfw, pbw, x - 1);
+}
+
+static void arcs_free(gp_cch_arcs *q) {
+    if (!q) return;
+    for (int d = 0; d < 2; d++) {
+        free(q[d].first);
+        free(q[d].head);
+        free(q[d].w);
+        free(q[d].edge);
+    }
+    free(q);
+}
+
+/* An arc is kept when its basic weight is finite and exact. */
+static inline int perfect_keeps(uint32_t basic, uint32_t perfect) {
+    return basic != GP_CCH_INF && basic == perfect;
+}
+
+#define PERF_STOPPED (-1) /* a background pass told to stop */
+
+typedef struct perf_job {
+    const gp_cch *c;
+    uint32_t *pf, *pb;  /* perfect weights */
+    gp_cch_arcs *q;     /* built here; first[x+1] counts x's kept arcs until the prefix sums */
+    pthread_barrier_t *bar;
+    atomic_int failed;  /* GP_ENOMEM, GP_ETIMEOUT, or PERF_STOPPED */
+    atomic_int *stop;   /* set by perfect_drop for a background pass, else NULL */
+    double deadline;
+} perf_job;
+
+/* The ranks [a, b) of [lo, hi) that member id of parts takes, cut where the edges divide evenly. */
+static void perf_part(const gp_cch_topo *t, uint32_t lo, uint32_t hi, int id, int parts,
+                      uint32_t *a, uint32_t *b) {
+    uint32_t ea, eb, r[2];
+    team_part(t->up_first[lo], t->up_first[hi], id, parts, &ea, &eb);
+    uint32_t want[2] = {ea, eb};
+    for (int k = 0; k < 2; k++) { /* the first rank in [lo, hi] whose edges start at or after */
+        uint32_t x = lo, y = hi;
+        while (x < y) {
+            uint32_t mid = x + (y - x) / 2;
+            if (t->up_first[mid] < want[k]) x = mid + 1;
+            else y = mid;
+        }
+        r[k] = x;
+    }
+    *a = id == 0 ? lo : r[0];
+    *b = id == parts - 1 ? hi : r[1];
+}
+
+static void perf_main(void *arg, int id, int nthreads) {
+    perf_job *j = arg;
+    const gp_cch *c = j->c;
+    const gp_cch_topo *t = c->topo;
+    for (uint32_t l = t->nlevels; l > 0; l--) {
+        uint32_t lo = t->level_first[l - 1], hi = t->level_first[l];
+        int parts = t->up_first[hi] - t->up_first[lo] < 2048 ? 1 : nthreads;
+        if (id < parts && !atomic_load(&j->failed)) {
+            uint32_t a, b;
+            perf_part(t, lo, hi, id, parts, &a, &b);
+            uint32_t ea = t->up_first[a], eb = t->up_first[b];
+            memcpy(j->pf + ea, c->fw + ea, (size_t)(eb - ea) * 4);
+            memcpy(j->pb + ea, c->bw + ea, (size_t)(eb - ea) * 4);
+            for (uint32_t x = a; x < b; x++) {
+                perfect_node(t, j->pf, j->pb, x);
+                uint32_t kf = 0, kb = 0;
+                for (uint32_t e = t->up_first[x]; e < t->up_first[x + 1]; e++) {
+                    kf += perfect_keeps(c->fw[e], j->pf[e]);
+                    kb += perfect_keeps(c->bw[e], j->pb[e]);
+                }
+                j->q[1].first[x + 1] = kf;
+                j->q[0].first[x + 1] = kb;
+            }
+            if (id == 0 && j->deadline > 0 && gp_now() > j->deadline)
+                atomic_store(&j->failed, GP_ETIMEOUT);
+            if (id == 0 && j->stop && atomic_load(j->stop)) atomic_store(&j->failed, PERF_STOPPED);
+        }
+        pthread_barrier_wait(j->bar);
+    }
+    if (id == 0 && !atomic_load(&j->failed)) {
+        for (int d = 0; d < 2; d++) {
+            gp_cch_arcs *q = &j->q[d];
+            q->first[0] = 0;
+            for (uint32_t x = 0; x < t->n; x++) q->first[x + 1] += q->first[x];
+            size_t k = (size_t)q->first[t->n] + 1;
+            q->head = malloc(k * 4);
+            q->w = malloc(k * 4);
+            q->edge = malloc(k * 4);
+            if (!q->head || !q->w || !q->edge) atomic_store(&j->failed, GP_ENOMEM);
+        }
+    }
+    pthread_barrier_wait(j->bar);
+    if (atomic_load(&j->failed)) return;
+    uint32_t a, b;
+    perf_part(t, 0, t->n, id, nthreads, &a, &b);
+    for (int d = 0; d < 2; d++) {
+        gp_cch_arcs *q = &j->q[d];
+        const uint32_t *basic = d ? c->fw : c->bw, *perf = d ? j->pf : j->pb;
+        uint32_t k = q->first[a];
+        for (uint32_t e = t->up_first[a]; e < t->up_first[b]; e++) {
+            if (!perfect_keeps(basic[e], perf[e])) continue;
+            q->head[k] = t->up_head[e];
+            q->w[k] = basic[e];
+            q->edge[k++] = e;
+        }
+    }
+}
+
+/* The pass into *out (NULL on failure): GP_OK or the failure's code. */
+static int perfect_run(const gp_cch *c, int threads, double deadline, atomic_int *stop,
+                       gp_cch_arcs **out) {
+    const gp_cch_topo *t = c->topo;
+    int nt = online_cpus(threads);
+    if (t->m < 65536) nt = 1;
+    perf_job j;
+    memset(&j, 0, sizeof j);
+    j.c = c;
+    j.deadline = deadline;
+    j.stop = stop;
+    atomic_init(&j.failed, 0);
+    j.pf = malloc(((size_t)t->m + 1) * 4);
+    j.pb = malloc(((size_t)t->m + 1) * 4);
+    j.q = calloc(2, sizeof *j.q);
+    if (j.q) {
+        j.q[0].first = malloc(((size_t)t->n + 1) * 4);
+        j.q[1].first = malloc(((size_t)t->n + 1) * 4);
+    }
+    if (!j.pf || !j.pb || !j.q || !j.q[0].first || !j.q[1].first) atomic_store(&j.failed, GP_ENOMEM);
+    else team_run(nt, perf_main, &j, &j.bar);
+    free(j.pf);
+    free(j.pb);
+    int rc = atomic_load(&j.failed);
+    if (rc) {
+        arcs_free(j.q);
+        j.q = NULL;
+    }
+    *out = j.q;
+    return rc;
+}
+
+typedef struct perf_bg {
+    gp_cch *c;
+    int threads;
+    atomic_int stop;
+    pthread_t th;
+} perf_bg;
+
+static void *perf_bg_main(void *arg) {
+    perf_bg *bg = arg;
+    gp_cch_arcs *q = NULL;
+    double t0 = gp_now();
+    if (perfect_run(bg->c, bg->threads, 0, &bg->stop, &q) == GP_OK) {
+        bg->c->perfect_s = gp_now() - t0;
+        __atomic_store_n(&bg->c->q, q, __ATOMIC_RELEASE);
+    }
+    return NULL;
+}
+
+void gp_cch_perfect_wait(gp_cch *c) {
+    perf_bg *bg = c->perfect_bg;
+    if (!bg) return;
+    pthread_join(bg->th, NULL);
+    free(bg);
+    c->perfect_bg = NULL;
+}
+
+/* Stops a background pass and drops the query arcs (new weights make them stale). */
+static void perfect_drop(gp_cch *c) {
+    perf_bg *bg = c->perfect_bg;
+    if (bg) atomic_store(&bg->stop, 1);
+    gp_cch_perfect_wait(c);
+    arcs_free(c->q);
+    c->q = NULL;
+    c->perfect_s = 0;
+}
+
+int gp_cch_perfect(gp_cch *c, int threads, gp_err *err) {
+    double t0 = gp_now();
+    perfect_drop(c);
+    gp_cch_arcs *q = NULL;
+    int rc = perfect_run(c, threads, gp_deadline_get(), NULL, &q);
+    if (rc == GP_ETIMEOUT) return gp_deadline_error(err);
+    if (rc)
+        return gp_err_set(err, GP_ENOMEM, "out of memory for the perfect customization of %u "
+                                          "edges", c->topo->m);
+    c->q = q;
+    c->perfect_s = gp_now() - t0;
+    return GP_OK;
+}
+
+int gp_cch_perfect_start(gp_cch *c, int threads, gp_err *err) {
+    perfect_drop(c);
+    perf_bg *bg = calloc(1, sizeof *bg);
+    if (!bg) return gp_err_set(err, GP_ENOMEM, "out of memory for a perfect customization");
+    bg->c = c;
+    bg->threads = threads;
+    atomic_init(&bg->stop, 0);
+    if (pthread_create(&bg->th, NULL, perf_bg_main, bg) != 0) {
+        free(bg);
+        return gp_err_set(err, GP_ENOMEM, "cannot start the perfect customization thread");
+    }
+    c->perfect_bg = bg;
     return GP_OK;
 }
 
@@ -722,6 +1009,7 @@ static void cws_put(const gp_cch *c, cws *w) {
 void gp_cch_free(void *pc) {
     gp_cch *c = pc;
     if (!c) return;
+    perfect_drop(c); /* stops a background pass, which reads the weights */
     if (c->gpu && c->gpu_free) c->gpu_free(c->gpu);
     cpool *p = c->pool;
     if (p) {
@@ -745,8 +1033,12 @@ void gp_cch_free(void *pc) {
 }
 
 uint64_t gp_cch_bytes(const gp_cch *c) {
-    /* ofw obw fw bw, fmid bmid (4 bytes each), wit (16) per edge */
-    return c ? (uint64_t)c->topo->m * 40 + gp_cch_topo_bytes(c->topo) : 0;
+    /* ofw obw fw bw, fmid bmid (4 bytes each), wit (16) per edge; query arcs (12 each) */
+    if (!c) return 0;
+    uint64_t q = 0;
+    const gp_cch_arcs *pq = published(c);
+    for (int d = 0; pq && d < 2; d++) q += ((uint64_t)c->n + 1) * 4 + (uint64_t)pq[d].first[c->n] * 12;
+    return (uint64_t)c->topo->m * 40 + q + gp_cch_topo_bytes(c->topo);
 }
 
 /* A gp_cch over topology t (referenced) with g's metric; GP_EINVAL when g does not fit t. */
@@ -905,36 +1197,48 @@ int gp_cch_order_decode(const gp_graph *g, const void *data, uint64_t size, gp_e
 /* ---------------------------------------------------------------------------------------------
  * Queries */
 
-/* Relaxes the upward edges of x over weights wt. o (a query between sets; NULL otherwise)
+/* The upward arcs a query relaxes in one direction (dir 1: up over fw, 0: down over bw): the
+ * perfect pass's kept arcs when there are some (edge: their CCH edge ids), else every CCH edge
+ * (edge NULL: the position is the id). */
+typedef struct qarcs {
+    const uint32_t *first, *head, *w, *edge;
+} qarcs;
+
+static inline qarcs query_arcs(const gp_cch *c, const gp_cch_arcs *q, int dir) {
+    if (q) return (qarcs){q[dir].first, q[dir].head, q[dir].w, q[dir].edge};
+    return (qarcs){c->topo->up_first, c->topo->up_head, dir ? c->fw : c->bw, NULL};
+}
+
+
+/* Relaxes the upward arcs of x. o (a query between sets; NULL otherwise)
  * carries the end each label comes from, and an equal distance goes to the lower end, so that of
  * the pairs with the shortest route the query finds the first in (source, target) order, as a
  * loop over the pairs would. Inlined with a constant o, so the plain query pays nothing for it.
  * (Edges as (head, fw, bw) triples in one array were tried for the query: no gain above the
  * noise of a shared machine, for 12 more bytes per edge.) */
-static inline void relax_q(const gp_cch_topo *t, const uint32_t *wt, uint32_t x, uint64_t *d,
-                           uint32_t *pe, uint8_t *o) {
+static inline void relax_q(const qarcs *q, uint32_t x, uint64_t *d, uint32_t *pe, uint8_t *o) {
     uint64_t dx = d[x];
     uint8_t ox = o ? o[x] : 0;
-    for (uint32_t e = t->up_first[x], end = t->up_first[x + 1]; e < end; e++) {
-        uint32_t w = wt[e];
+    for (uint32_t a = q->first[x], end = q->first[x + 1]; a < end; a++) {
+        uint32_t w = q->w[a];
         if (w == GP_CCH_INF) continue;
-        uint32_t h = t->up_head[e];
+        uint32_t h = q->head[a];
         uint64_t nd = dx + w;
         if (nd < d[h] || (o && nd == d[h] && ox < o[h])) {
             d[h] = nd;
-            pe[h] = e;
+            pe[h] = q->edge ? q->edge[a] : a;
             if (o) o[h] = ox;
         }
     }
 }
 
-/* Elimination-tree search from rank r over weights wt (fw: upward, bw: backward search). */
-static void etree_search(const gp_cch_topo *t, const uint32_t *wt, uint32_t r, uint64_t *d,
+/* Elimination-tree search from rank r over q (up: upward, down: backward search). */
+static void etree_search(const gp_cch_topo *t, const qarcs *q, uint32_t r, uint64_t *d,
                          uint32_t *pe) {
     d[r] = 0;
     pe[r] = GP_NONE;
     for (uint32_t x = r; x != GP_NONE; x = t->parent[x])
-        if (d[x] != GP_INF) relax_q(t, wt, x, d, pe, NULL);
+        if (d[x] != GP_INF) relax_q(q, x, d, pe, NULL);
 }
 
 static void etree_reset(const gp_cch_topo *t, uint32_t r, uint64_t *d) {
@@ -985,13 +1289,13 @@ static int unpack(const gp_cch *c, uint32_t e, int dir, upath *out, upath *stack
     return 0;
 }
 
-/* Prefetches what relaxing node x's upward edges over wt reads next: its edges and distance. */
-static inline void prefetch_node(const gp_cch_topo *t, const uint32_t *wt, const uint64_t *d,
+/* Prefetches what relaxing node x's upward arcs reads next: its arcs and distance. */
+static inline void prefetch_node(const gp_cch_topo *t, const qarcs *q, const uint64_t *d,
                                  uint32_t x) {
     if (x == GP_NONE) return;
-    uint32_t e = t->up_first[x];
-    __builtin_prefetch(t->up_head + e);
-    __builtin_prefetch(wt + e);
+    uint32_t a = q->first[x];
+    __builtin_prefetch(q->head + a);
+    __builtin_prefetch(q->w + a);
     __builtin_prefetch(d + x);
     __builtin_prefetch(t->parent + x);
 }
@@ -1014,6 +1318,8 @@ int gp_cch_p2p_multi(const gp_cch *c, const uint32_t *src, const uint64_t *soff,
     if (gp_deadline_expired()) return gp_deadline_error(err);
     cws *w = cws_get(c, err);
     if (!w) return GP_ENOMEM;
+    const gp_cch_arcs *pq = published(c);
+    const qarcs qf = query_arcs(c, pq, 1), qb = query_arcs(c, pq, 0);
     /* the heads of the elimination-tree paths of the sources (fh) and targets (bh), walked
      * together in increasing rank, the ends' offsets as initial distances; paths that meet go
      * on as one. Pruned: a node whose distance is already no better than the best meeting found
@@ -1047,8 +1353,8 @@ int gp_cch_p2p_multi(const gp_cch *c, const uint32_t *src, const uint64_t *soff,
         for (uint32_t j = 0; j < nd; j++)
             if (bh[j] == x) bh[j] = px, fb = 1;
         /* the parent is next on this path: its data loads while x relaxes */
-        if (fa) prefetch_node(t, c->fw, w->df, px);
-        if (fb) prefetch_node(t, c->bw, w->db, px);
+        if (fa) prefetch_node(t, &qf, w->df, px);
+        if (fb) prefetch_node(t, &qb, w->db, px);
         settled++;
         uint64_t dfx = w->df[x], dbx = w->db[x];
         if (fa && fb && dfx != GP_INF && dbx != GP_INF) {
@@ -1062,12 +1368,12 @@ int gp_cch_p2p_multi(const gp_cch *c, const uint32_t *src, const uint64_t *soff,
             }
         }
         if (!multi) {
-            if (fa && dfx < best) relax_q(t, c->fw, x, w->df, w->pf, NULL);
-            if (fb && dbx < best) relax_q(t, c->bw, x, w->db, w->pb, NULL);
+            if (fa && dfx < best) relax_q(&qf, x, w->df, w->pf, NULL);
+            if (fb && dbx < best) relax_q(&qb, x, w->db, w->pb, NULL);
         } else {
             /* labels equal to the best may still lead to an equal route between earlier ends */
-            if (fa && dfx <= best && dfx != GP_INF) relax_q(t, c->fw, x, w->df, w->pf, w->of);
-            if (fb && dbx <= best && dbx != GP_INF) relax_q(t, c->bw, x, w->db, w->pb, w->ob);
+            if (fa && dfx <= best && dfx != GP_INF) relax_q(&qf, x, w->df, w->pf, w->of);
+            if (fb && dbx <= best && dbx != GP_INF) relax_q(&qb, x, w->db, w->pb, w->ob);
         }
     }
     int rc = GP_OK;
@@ -1120,7 +1426,8 @@ int gp_cch_upward(const gp_cch *c, uint32_t v, int dir, uint32_t *ranks, uint64_
     cws *w = cws_get(c, &e);
     if (!w) return -1;
     uint32_t r = t->rank[v];
-    etree_search(t, dir ? c->fw : c->bw, r, w->df, w->pf);
+    const qarcs q = query_arcs(c, published(c), dir != 0);
+    etree_search(t, &q, r, w->df, w->pf);
     int k = 0;
     for (uint32_t x = r; x != GP_NONE; x = t->parent[x]) {
         if (w->df[x] == GP_INF) continue;
@@ -1146,7 +1453,8 @@ int gp_cch_sssp(const gp_cch *c, uint32_t src, uint64_t max_dist, uint64_t *dist
     uint64_t *d = w->sweep;
     uint32_t n = c->n, rs = t->rank[src];
     for (uint32_t i = 0; i < n; i++) d[i] = GP_INF;
-    etree_search(t, c->fw, rs, d, w->pf);
+    const qarcs q = query_arcs(c, published(c), 1);
+    etree_search(t, &q, rs, d, w->pf);
     for (uint32_t rr = n; rr > 0; rr--) { /* ranks n-1 .. 0 without an unsigned wrap */
         uint32_t r = rr - 1;
         uint64_t best = d[r];
@@ -1226,6 +1534,7 @@ static void *table_main(void *arg) {
         atomic_store(&j->rc, GP_ENOMEM);
         return NULL;
     }
+    const qarcs qf = query_arcs(c, published(c), 1);
     for (;;) {
         uint32_t i = atomic_fetch_add(&j->next, 1);
         if (i >= j->ns || atomic_load(&j->rc) != GP_OK) break;
@@ -1236,7 +1545,7 @@ static void *table_main(void *arg) {
         uint64_t *row = j->out + (size_t)i * j->nt;
         for (uint32_t k = 0; k < j->nt; k++) row[k] = GP_INF;
         uint32_t rs = t->rank[j->src[i]];
-        etree_search(t, c->fw, rs, w->df, w->pf);
+        etree_search(t, &qf, rs, w->df, w->pf);
         for (uint32_t x = rs; x != GP_NONE; x = t->parent[x]) {
             uint64_t dx = w->df[x];
             if (dx == GP_INF) continue;
@@ -1265,11 +1574,12 @@ int gp_cch_table(const gp_cch *c, const uint32_t *src, uint32_t ns, const uint32
     bent *b = NULL;
     int rc = GP_OK;
     if (!bfirst || !w) goto oom;
+    const qarcs qb = query_arcs(c, published(c), 0);
     /* two passes over the targets' backward searches: count per rank, then fill */
     for (int pass = 0; pass < 2; pass++) {
         for (uint32_t j = 0; j < nt; j++) {
             uint32_t rt = t->rank[dst[j]];
-            etree_search(t, c->bw, rt, w->db, w->pb);
+            etree_search(t, &qb, rt, w->db, w->pb);
             for (uint32_t x = rt; x != GP_NONE; x = t->parent[x]) {
                 if (w->db[x] == GP_INF) continue;
                 if (pass == 0) {

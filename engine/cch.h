@@ -58,6 +58,14 @@ typedef struct gp_cch_topo {
     int refs;            /* atomic */
 } gp_cch_topo;
 
+/* The arcs queries relax in one direction after perfect customization (gp_cch_perfect): per rank
+ * x, arcs first[x]..first[x+1]-1, each with its head (rank), weight and CCH edge id (for the
+ * witnesses). */
+typedef struct gp_cch_arcs {
+    uint32_t *first; /* n+1; NULL: no perfect pass, queries relax every CCH edge */
+    uint32_t *head, *w, *edge;
+} gp_cch_arcs;
+
 /* A customized CCH for one graph (one metric). */
 typedef struct gp_cch {
     gp_cch_topo *topo;   /* referenced */
@@ -70,6 +78,11 @@ typedef struct gp_cch {
     uint64_t *wit;       /* 2 * topo->m: the witnesses packed for unpacking (cch.c): [2e] of bw,
                           * [2e+1] of fw, side by side because unpacking a shortcut reads one
                           * of each of two edges with the same lower end (neighbouring ids) */
+    gp_cch_arcs *q;      /* query arcs of gp_cch_perfect, [1] up over fw, [0] down over bw, or
+                          * NULL; published atomically (a background pass sets it while queries
+                          * run; they read it once) */
+    double perfect_s;    /* seconds of the perfect pass that set q (0: none) */
+    void *perfect_bg;    /* the background pass (cch.c) or NULL */
     double custom_s;     /* seconds of the last customization */
     char custom_on[8];   /* "cpu" or "gpu" */
     int reused_topo;     /* 1 when the topology came from the cache */
@@ -147,8 +160,30 @@ uint64_t gp_cch_bytes(const gp_cch *c);
 int gp_cch_map_metric(gp_cch *c, const gp_graph *g, gp_err *err);
 /* CPU customization: fw/bw from ofw/obw, level by level, threads workers (0 = all CPUs). */
 int gp_cch_customize(gp_cch *c, int threads, gp_err *err);
-/* Rebuilds wit from fmid/bmid (done by gp_cch_customize; the GPU path calls it). */
+/* Rebuilds wit from fmid/bmid (done by gp_cch_customize; the GPU path calls it after copying new
+ * fw/bw back) and drops the query arcs of an earlier gp_cch_perfect, which the new weights make
+ * stale (so does gp_cch_customize). */
 void gp_cch_witnesses(gp_cch *c);
+
+/* Perfect customization (Dibbelt, Strasser, Wagner 2016, section 6), after a basic one (CPU or
+ * GPU): nodes top-down, level by level on threads workers (0 = all CPUs), every edge relaxed over
+ * its upper and intermediate triangles, gives each edge and direction the exact distance between
+ * its ends. An arc whose basic weight is larger (or GP_CCH_INF) lies on no shortest up-down path
+ * (every arc of a shortest path is one between its ends), so the queries (p2p, upward searches,
+ * buckets, the upward half of PHAST) may drop it: c->q keeps the others, compacted per rank. fw/bw,
+ * the witnesses and the PHAST / RPHAST sweeps (GPU included) stay basic: a kept arc's perfect weight
+ * is its basic one. Fails only out of memory or past the request deadline (c then has no q). */
+int gp_cch_perfect(gp_cch *c, int threads, gp_err *err);
+/* The same pass on a thread of its own (threads workers), so that c answers at once with every
+ * arc and switches to the pruned ones when they are ready; a failure leaves c without them.
+ * gp_cch_customize, gp_cch_witnesses and gp_cch_free stop and join it; gp_cch_perfect_wait joins
+ * it (tests, benches). Returns GP_OK or GP_ENOMEM (no thread: the caller may run gp_cch_perfect). */
+int gp_cch_perfect_start(gp_cch *c, int threads, gp_err *err);
+void gp_cch_perfect_wait(gp_cch *c);
+/* Reference (single-threaded, rank by rank top-down) perfect weights of basic fw/bw into pfw/pbw
+ * (topo->m each): the test oracle. */
+void gp_cch_perfect_serial(const gp_cch_topo *t, const uint32_t *fw, const uint32_t *bw,
+                           uint32_t *pfw, uint32_t *pbw);
 /* Reference (single-threaded, edge by edge) customization into fw/bw/fmid/bmid: the test oracle. */
 int gp_cch_customize_serial(const gp_cch_topo *t, const uint32_t *ofw, const uint32_t *obw,
                             uint32_t *fw, uint32_t *bw, uint32_t *fmid, uint32_t *bmid,

@@ -35,6 +35,7 @@ gp_engine *gp_engine_new(const char *backend, int cpu_threads, const gp_cuda_opt
     e->cpu_threads = cpu_threads;
     e->cch_mode = GP_CCH_AUTO;
     e->cch_min_nodes = GP_CCH_MIN_NODES_DEFAULT;
+    e->cch_perfect = GP_CCH_AUTO;
     e->cuda_device = cuda ? cuda->device : 0;
     e->cpu = gp_cpu_backend_new(cpu_threads, err);
     if (!e->cpu) goto fail;
@@ -113,16 +114,31 @@ static int should_fall_back(gp_engine *e, gp_backend *b, int rc, const gp_err *e
     return 0;
 }
 
+/* "auto" (or NULL), "on", "off" -> GP_CCH_*, -1 for anything else. */
+static int cch_mode_of(const char *mode) {
+    if (!mode || strcmp(mode, "auto") == 0) return GP_CCH_AUTO;
+    if (strcmp(mode, "on") == 0) return GP_CCH_ON;
+    if (strcmp(mode, "off") == 0) return GP_CCH_OFF;
+    return -1;
+}
+
 int gp_engine_set_cch(gp_engine *e, const char *mode, uint32_t min_nodes, uint32_t max_tri_per_node,
                       gp_err *err) {
-    int m;
-    if (!mode || strcmp(mode, "auto") == 0) m = GP_CCH_AUTO;
-    else if (strcmp(mode, "on") == 0) m = GP_CCH_ON;
-    else if (strcmp(mode, "off") == 0) m = GP_CCH_OFF;
-    else return gp_err_set(err, GP_EINVAL, "unknown cch mode '%s' (expected auto, on or off)", mode);
+    int m = cch_mode_of(mode);
+    if (m < 0)
+        return gp_err_set(err, GP_EINVAL, "unknown cch mode '%s' (expected auto, on or off)", mode);
     e->cch_mode = m;
     e->cch_min_nodes = min_nodes;
     gp_cch_set_max_tri_per_node(max_tri_per_node);
+    return GP_OK;
+}
+
+int gp_engine_set_cch_perfect(gp_engine *e, const char *mode, gp_err *err) {
+    int m = cch_mode_of(mode);
+    if (m < 0)
+        return gp_err_set(err, GP_EINVAL,
+                          "unknown cch_perfect mode '%s' (expected auto, on or off)", mode);
+    e->cch_perfect = m;
     return GP_OK;
 }
 
@@ -160,15 +176,28 @@ static void attach_cch(gp_engine *e, gp_graph *g) {
         gp_cch_free(c);
         return;
     }
+    /* perfect customization prunes the query arcs; the basic CCH answers exactly without them:
+     * on = before the graph answers, auto = in the background (a failure only logs) */
+    if (e->cch_perfect != GP_CCH_OFF &&
+        (e->cch_perfect == GP_CCH_ON ? gp_cch_perfect(c, e->cpu_threads, &err)
+                                     : gp_cch_perfect_start(c, e->cpu_threads, &err)) != GP_OK) {
+        GP_LOG(GP_LOG_WARN, "event=cch_perfect_skipped graph=%s reason=\"%s\"", g->version,
+               err.msg);
+        gp_err_clear(&err);
+    }
     g->cch = c;
     g->cch_free = gp_cch_free;
+    int perfect_done = __atomic_load_n(&c->q, __ATOMIC_ACQUIRE) != NULL; /* may run meanwhile */
     GP_LOG(GP_LOG_INFO,
            "event=cch_ready graph=%s nodes=%u cch_edges=%u triangles=%llu levels=%u topology=%s "
-           "order_s=%.3f contract_s=%.3f customize_s=%.4f on=%s total_s=%.3f mib=%.1f",
+           "order_s=%.3f contract_s=%.3f customize_s=%.4f on=%s perfect=%s perfect_s=%.4f "
+           "total_s=%.3f mib=%.1f",
            g->version, g->n, c->topo->m, (unsigned long long)c->topo->ntri, c->topo->nlevels,
            c->reused_topo ? "reused" : "new", c->reused_topo ? 0.0 : c->topo->order_s,
-           c->reused_topo ? 0.0 : c->topo->contract_s, c->custom_s, c->custom_on, gp_now() - t0,
-           (double)gp_cch_bytes(c) / 1048576.0);
+           c->reused_topo ? 0.0 : c->topo->contract_s, c->custom_s, c->custom_on,
+           perfect_done ? "done" : c->perfect_bg ? "background" : "off",
+           perfect_done ? c->perfect_s : 0.0,
+           gp_now() - t0, (double)gp_cch_bytes(c) / 1048576.0);
 }
 
 int gp_engine_attach(gp_engine *e, gp_graph *g, gp_err *err) {

@@ -33,6 +33,7 @@ typedef struct gp_engine {
     int cpu_threads;      /* as given to gp_engine_new (0 = all CPUs) */
     int cch_mode;         /* GP_CCH_OFF / AUTO / ON */
     uint32_t cch_min_nodes; /* auto: graphs with at least this many nodes */
+    int cch_perfect;      /* GP_CCH_OFF / AUTO / ON: perfect customization (gp_cch_perfect) */
     int cuda_device;
 } gp_engine;
 
@@ -43,6 +44,11 @@ enum { GP_CCH_OFF = 0, GP_CCH_AUTO = 1, GP_CCH_ON = 2 };
 #define GP_CCH_MIN_NODES_DEFAULT 10000
 int gp_engine_set_cch(gp_engine *e, const char *mode, uint32_t min_nodes, uint32_t max_tri_per_node,
                       gp_err *err);
+
+/* Perfect customization after each CCH customization (config cch_perfect), which prunes the
+ * query arcs (engine/cch.h gp_cch_perfect): "auto" (default) runs it in the background, the graph
+ * answering over every arc meanwhile; "on" before the graph answers; "off" never. */
+int gp_engine_set_cch_perfect(gp_engine *e, const char *mode, gp_err *err);
 
 /* backend: "auto" (CUDA when a GPU is usable, else CPU), "cuda" (error without a GPU), "cpu". */
 gp_engine *gp_engine_new(const char *backend, int cpu_threads, const gp_cuda_opts *cuda,

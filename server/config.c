@@ -130,6 +130,9 @@ static const gp_config_key keys[] = {
      "admin_token is accepted too. With neither set these calls answer 403 OperatorDisabled."},
     {"cch", S(cch), "auto", 0, 0,
      "CCH (contraction hierarchy) for route AUTO, sssp, table: auto (>= cch_min_nodes), on, off."},
+    {"cch_perfect", S(cch_perfect), "auto", 0, 0,
+     "CCH perfect customization (drops arcs on no shortest route from the queries): auto (in "
+     "the background, the graph answering meanwhile), on (before the graph answers), off."},
     {"cch_min_nodes", L(cch_min_nodes), "10000", 0, 2000000000,
      "With cch = auto: the smallest graph (nodes) that gets a CCH at load."},
     {"cch_max_triangles_per_node", L(cch_max_triangles_per_node), "200", 0, 1000000,

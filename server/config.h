@@ -73,6 +73,7 @@ typedef struct gp_config {
     long gzip_min_bytes;
     char operator_token[256];
     char cch[8];
+    char cch_perfect[8];
     long cch_min_nodes;
     long cch_max_triangles_per_node;
     long load_timeout_s;

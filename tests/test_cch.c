@@ -14,7 +14,12 @@
  * (source, target) order; routes between snapped positions on the OSM test graphs (turn
  * restrictions, one-way streets; Monaco too when $GPATH_DATA has it) through the engine's CCH are
  * those of a loop over the entry / exit pairs with one CCH query each (the engine's way before
- * gp_cch_p2p_multi), with Dijkstra's distances. The GPU sweep plan (engine/cch_plan.h): its
+ * gp_cch_p2p_multi), with Dijkstra's distances (the pruned query arcs of perfect customization
+ * on). Perfect customization: its weights are the exact distances between the ends of the CCH
+ * edges (Dijkstra; every edge of the small graphs, samples of the others), the threaded and the
+ * background pass keep exactly the arcs whose basic weight is exact, a new customization drops
+ * them, and with them every query type above equals Dijkstra (random, gen: and DIMACS graphs,
+ * before and after cost changes); the engine's cch_perfect modes. The GPU sweep plan (engine/cch_plan.h): its
  * invariants, and the plan run on the CPU equal to PHAST, for several cuts, on random, road-like
  * and the DIMACS graphs.
  */
@@ -256,6 +261,84 @@ static void check_queries(const gp_graph *g, const gp_cch *c, int queries) {
 
 static void check_plans(const gp_graph *g, const gp_cch *c); /* the sweep plan (below) */
 
+/* The distance u -> v by Dijkstra, as a CCH weight (GP_CCH_INF when none or past uint32). */
+static uint32_t exact(const gp_graph *g, uint32_t u, uint32_t v) {
+    gp_err err;
+    gp_err_clear(&err);
+    gp_path p;
+    assert_int_equal(cpu->ops->p2p(cpu, g, u, v, GP_P2P_DIJKSTRA, &p, &err), GP_OK);
+    uint64_t d = p.dist;
+    gp_path_free(&p);
+    return d >= GP_CCH_INF ? GP_CCH_INF : (uint32_t)d;
+}
+
+/* Perfect customization of c: the serial oracle's weights are the exact distances between the
+ * ends of every CCH edge (sample 0) or of sample edges (half of them among the top 5% of ids, the
+ * separators, where the pruning happens), both ways; the threaded pass (and the background one)
+ * keeps exactly the arcs whose basic weight is finite and exact, with that weight and their edge
+ * ids; a new customization drops them; then every query type, with the pruned arcs, against
+ * Dijkstra. Returns the arcs pruned. */
+static uint64_t check_perfect(const gp_graph *g, gp_cch *c, uint32_t sample, int queries,
+                              int threads) {
+    gp_err err;
+    gp_err_clear(&err);
+    const gp_cch_topo *t = c->topo;
+    uint32_t m = t->m, n = t->n;
+    uint32_t *pf = malloc(((size_t)m + 1) * 4), *pb = malloc(((size_t)m + 1) * 4);
+    assert_non_null(pf);
+    assert_non_null(pb);
+    gp_cch_perfect_serial(t, c->fw, c->bw, pf, pb);
+    uint32_t checks = sample && sample < m ? sample : m;
+    for (uint32_t k = 0; k < checks && m; k++) {
+        uint32_t e = checks == m ? k : k % 2 ? (uint32_t)(rnd() % m) : m - 1 - (uint32_t)(rnd() % (m / 20 + 1));
+        uint32_t u = t->order[t->up_tail[e]], v = t->order[t->up_head[e]];
+        uint32_t du = exact(g, u, v), dv = exact(g, v, u);
+        if (pf[e] != du || pb[e] != dv)
+            fail_msg("perfect edge %u (%u, %u): up %u exact %u, down %u exact %u", e, u, v, pf[e],
+                     du, pb[e], dv);
+        assert_true(pf[e] <= c->fw[e] && pb[e] <= c->bw[e]);
+    }
+    assert_int_equal(gp_cch_perfect(c, threads, &err), GP_OK);
+    assert_non_null(c->q);
+    uint64_t pruned = 0;
+    for (int d = 0; d < 2; d++) {
+        const gp_cch_arcs *q = &c->q[d];
+        const uint32_t *basic = d ? c->fw : c->bw, *perf = d ? pf : pb;
+        uint32_t k = 0;
+        assert_int_equal(q->first[0], 0);
+        for (uint32_t x = 0; x < n; x++) {
+            for (uint32_t e = t->up_first[x]; e < t->up_first[x + 1]; e++) {
+                if (basic[e] == GP_CCH_INF || basic[e] != perf[e]) {
+                    pruned += basic[e] != GP_CCH_INF;
+                    continue;
+                }
+                assert_true(k < q->first[x + 1]);
+                assert_int_equal(q->edge[k], e);
+                assert_int_equal(q->head[k], t->up_head[e]);
+                assert_int_equal(q->w[k], basic[e]);
+                k++;
+            }
+            assert_int_equal(q->first[x + 1], k);
+        }
+    }
+    /* the background pass builds the same arcs */
+    gp_cch_arcs *sync = c->q;
+    uint32_t kept[2] = {sync[0].first[n], sync[1].first[n]};
+    uint32_t *edges = malloc(((size_t)kept[1] + 1) * 4);
+    memcpy(edges, sync[1].edge, (size_t)kept[1] * 4);
+    assert_int_equal(gp_cch_perfect_start(c, threads, &err), GP_OK);
+    gp_cch_perfect_wait(c);
+    assert_non_null(c->q);
+    assert_int_equal(c->q[0].first[n], kept[0]);
+    assert_int_equal(c->q[1].first[n], kept[1]);
+    assert_memory_equal(c->q[1].edge, edges, (size_t)kept[1] * 4);
+    free(edges);
+    check_queries(g, c, queries);
+    free(pf);
+    free(pb);
+    return pruned;
+}
+
 static void check_customize_threads(const gp_cch *c) {
     gp_err err;
     gp_err_clear(&err);
@@ -285,6 +368,20 @@ static void test_small_graphs(void **state) {
         if (gp_cch_new(g, 3, &c, &err) != GP_OK) fail_msg("cch: %s", err.msg);
         check_customize_threads(c);
         check_queries(g, c, 60);
+        check_perfect(g, c, 0, 60, 3);
+        /* a new customization (CPU, or the GPU path's witnesses) drops the stale arcs */
+        assert_int_equal(gp_cch_customize(c, 2, &err), GP_OK);
+        assert_null(c->q);
+        assert_int_equal(gp_cch_perfect(c, 1, &err), GP_OK);
+        assert_non_null(c->q);
+        gp_cch_witnesses(c);
+        assert_null(c->q);
+        /* a background pass stopped by a customization, or by the free below */
+        assert_int_equal(gp_cch_perfect_start(c, 2, &err), GP_OK);
+        assert_int_equal(gp_cch_customize(c, 2, &err), GP_OK);
+        assert_null(c->q);
+        assert_null(c->perfect_bg);
+        assert_int_equal(gp_cch_perfect_start(c, 2, &err), GP_OK);
         gp_cch_free(c);
         gp_graph_unref(g);
         arcs_free(&a);
@@ -311,6 +408,7 @@ static void test_recustomize(void **state) {
         assert_ptr_equal(c2->topo, c->topo);
         check_customize_threads(c2);
         check_queries(g2, c2, 40);
+        check_perfect(g2, c2, 300, 40, 4);
         gp_cch_free(c2);
         gp_graph_unref(g2);
     }
@@ -414,6 +512,10 @@ static void test_road(void **state) {
         assert_int_equal(gp_cch_new(g, 0, &c, &err), GP_OK);
         check_customize_threads(c);
         check_queries(g, c, 100);
+        uint64_t pruned = check_perfect(g, c, 200, 100, 2);
+        print_message("%s: perfect customization prunes %llu of %u arcs\n", kind ? "grid" : "gen",
+                      (unsigned long long)pruned, 2 * c->topo->m);
+        assert_true(pruned > 0);
         gp_cch_free(c);
         gp_graph_unref(g);
     }
@@ -465,6 +567,22 @@ static void test_engine_policy(void **state) {
     assert_int_equal(gp_engine_set_cch(e, "off", 0, 0, &err), GP_OK);
     assert_int_equal(gp_engine_attach(e, g3, &err), GP_OK);
     assert_null(g3->cch);
+    /* perfect customization: in the background by default (g2), before answering, or never */
+    assert_int_equal(gp_engine_set_cch_perfect(e, "sometimes", &err), GP_EINVAL);
+    gp_cch_perfect_wait(g2->cch);
+    assert_non_null(((gp_cch *)g2->cch)->q);
+    assert_int_equal(gp_engine_set_cch(e, "on", 0, 0, &err), GP_OK);
+    const char *pm[2] = {"on", "off"};
+    for (int k = 0; k < 2; k++) {
+        gp_graph *gk = build(500, &a, NULL);
+        assert_int_equal(gp_engine_set_cch_perfect(e, pm[k], &err), GP_OK);
+        assert_int_equal(gp_engine_attach(e, gk, &err), GP_OK);
+        assert_non_null(gk->cch);
+        assert_null(((gp_cch *)gk->cch)->perfect_bg);
+        assert_true(k == 0 ? ((gp_cch *)gk->cch)->q != NULL : ((gp_cch *)gk->cch)->q == NULL);
+        gp_graph_unref(gk);
+    }
+    assert_int_equal(gp_engine_set_cch_perfect(e, "auto", &err), GP_OK);
     /* engine answers through the CCH equal the Dijkstra family's */
     uint64_t *d1 = malloc(500 * sizeof *d1), *d2 = malloc(500 * sizeof *d2);
     uint32_t *p2 = malloc(500 * sizeof *p2);
@@ -716,6 +834,9 @@ static void test_dimacs(void **state) {
                       c->topo->nlevels, c->topo->order_s, c->topo->contract_s, c->custom_s);
         check_queries(g, c, i == 0 ? 200 : 100);
         check_plans(g, c);
+        uint64_t pruned = check_perfect(g, c, 60, 100, 0);
+        print_message("%s: perfect customization %.3fs, prunes %llu of %u arcs\n", names[i],
+                      c->perfect_s, (unsigned long long)pruned, 2 * c->topo->m);
         /* 1% of the arcs change cost: re-customize and check again */
         gp_builder *b = gp_builder_new(1.0);
         for (uint32_t u = 0; u < g->n; u++)
@@ -730,6 +851,7 @@ static void test_dimacs(void **state) {
         assert_int_equal(gp_cch_new(g2, 0, &c2, &err), GP_OK);
         assert_int_equal(c2->reused_topo, 1);
         check_queries(g2, c2, 50);
+        check_perfect(g2, c2, 40, 100, 0);
         gp_cch_free(c2);
         gp_graph_unref(g2);
         gp_cch_free(c);
@@ -774,6 +896,8 @@ static int check_snapped(const char *spec, int queries) {
     gp_engine *e = gp_engine_new("cpu", 2, NULL, &err);
     assert_non_null(e);
     assert_int_equal(gp_engine_set_cch(e, "on", 0, 0, &err), GP_OK);
+    /* the pruned query arcs from the start (auto would switch to them midway) */
+    assert_int_equal(gp_engine_set_cch_perfect(e, "on", &err), GP_OK);
     gp_graph *g = gp_graph_load(spec, NULL, &err);
     if (!g) fail_msg("%s: %s", spec, err.msg);
     assert_int_equal(gp_engine_attach(e, g, &err), GP_OK);

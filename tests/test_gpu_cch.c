@@ -3,9 +3,10 @@
  * sources per sweep equal to the CPU backend's Dijkstra (the plan sweep with the default and a
  * many-phase plan, and the level sweep; after the second metric too), RPHAST tables equal to Dijkstra tables
  * (repeated targets, several batches), and the engine with the CUDA backend answering route AUTO,
- * sssp and table through the GPU CCH exactly; random graphs, a road-like (gen:) and a grid-like
- * (grid:) generated graph, and DIMACS NY and BAY and the Liechtenstein OSM extract (car) when
- * $GPATH_DATA has them.
+ * sssp and table through the GPU CCH exactly; the GPU customization dropping a perfect pass's
+ * query arcs and the queries relaxing those of a pass after it; random graphs, a road-like (gen:)
+ * and a grid-like (grid:) generated graph, and DIMACS NY and BAY and the Liechtenstein OSM extract
+ * (car) when $GPATH_DATA has them.
  * Without a GPU (or in a build without CUDA) every test skips with "no CUDA device: GPU tests
  * skipped"; GPATH_REQUIRE_GPU=1 turns that into a failure. */
 #include <setjmp.h>
@@ -96,6 +97,11 @@ static void check_gpu(const gp_graph *g, int phast_sources) {
     memcpy(bw, c->bw, (size_t)m * 4);
     memcpy(fm, c->fmid, (size_t)m * 4);
     memcpy(bm, c->bmid, (size_t)m * 4);
+    /* a perfect pass over the CPU's weights; the GPU customization drops its query arcs (stale),
+     * one after it builds the same, and the queries below (p2p, the upward searches of PHAST and
+     * RPHAST) relax them */
+    assert_int_equal(gp_cch_perfect(c, 2, &err), GP_OK);
+    uint32_t kept[2] = {c->q[0].first[n], c->q[1].first[n]};
     memset(c->fw, 0x5a, (size_t)m * 4);
     memset(c->bw, 0x5a, (size_t)m * 4);
     memset(c->fmid, 0x5a, (size_t)m * 4);
@@ -105,6 +111,10 @@ static void check_gpu(const gp_graph *g, int phast_sources) {
     assert_memory_equal(bw, c->bw, (size_t)m * 4);
     assert_memory_equal(fm, c->fmid, (size_t)m * 4);
     assert_memory_equal(bm, c->bmid, (size_t)m * 4);
+    assert_null(c->q);
+    assert_int_equal(gp_cch_perfect(c, 2, &err), GP_OK);
+    assert_int_equal(c->q[0].first[n], kept[0]);
+    assert_int_equal(c->q[1].first[n], kept[1]);
     /* paths unpacked through the GPU's witnesses realise their distances */
     for (int q = 0; q < 20; q++) {
         uint32_t s = (uint32_t)(rnd() % n), t = (uint32_t)(rnd() % n);

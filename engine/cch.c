@@ -846,7 +846,7 @@ static void perf_main(void *arg, int id, int nthreads) {
 static int perfect_run(const gp_cch *c, int threads, double deadline, atomic_int *stop,
                        gp_cch_arcs **out) {
     const gp_cch_topo *t = c->topo;
-    int nt = online_cpus(threads);
+    int nt = gp_cch_threads(threads);
     if (t->m < 65536) nt = 1;
     perf_job j;
     memset(&j, 0, sizeof j);

@@ -100,6 +100,22 @@ static int rand_per_thread(void) {
 /* ---------------------------------------------------------------------------------------------
  * Skeleton and the single call */
 
+/* Sorts a[b, e) (short lists: insertion sort) and moves its distinct values to a[out, ...)
+ * (out <= b); returns the end of those. */
+static uint32_t sort_unique(uint32_t *a, uint32_t b, uint32_t e, uint32_t out) {
+    for (uint32_t i = b + 1; i < e; i++) {
+        uint32_t x = a[i], j = i;
+        while (j > b && a[j - 1] > x) {
+            a[j] = a[j - 1];
+            j--;
+        }
+        a[j] = x;
+    }
+    for (uint32_t i = b; i < e; i++)
+        if (i == b || a[i] != a[i - 1]) a[out++] = a[i];
+    return out;
+}
+
 int gp_cch_skeleton(const gp_graph *g, uint32_t **first_out, uint32_t **adj_out, gp_err *err) {
     uint32_t n = g->n;
     uint32_t *first = calloc((size_t)n + 1, sizeof *first);
@@ -126,21 +142,12 @@ int gp_cch_skeleton(const gp_graph *g, uint32_t **first_out, uint32_t **adj_out,
         }
     }
     free(pos);
-    /* sort + unique each list (lists are short: insertion sort), compacting in place */
+    /* sort + unique each list, compacting in place */
     uint32_t out = 0;
     for (uint32_t u = 0; u < n; u++) {
         uint32_t b = first[u], e = first[u + 1];
-        for (uint32_t i = b + 1; i < e; i++) {
-            uint32_t x = adj[i], j = i;
-            while (j > b && adj[j - 1] > x) {
-                adj[j] = adj[j - 1];
-                j--;
-            }
-            adj[j] = x;
-        }
         first[u] = out;
-        for (uint32_t i = b; i < e; i++)
-            if (i == b || adj[i] != adj[i - 1]) adj[out++] = adj[i];
+        out = sort_unique(adj, b, e, out);
     }
     first[n] = out;
     *first_out = first;
@@ -435,19 +442,7 @@ static int64_t kernel_separator(const sub *s, uint32_t *comp, gp_err *err) {
             }
             if (cur != a) kadj[km++] = kid[cur];
         }
-        /* sort + unique this junction's list */
-        uint32_t e = (uint32_t)km, o = b;
-        for (uint32_t x = b + 1; x < e; x++) {
-            uint32_t y = kadj[x], z = x;
-            while (z > b && kadj[z - 1] > y) {
-                kadj[z] = kadj[z - 1];
-                z--;
-            }
-            kadj[z] = y;
-        }
-        for (uint32_t x = b; x < e; x++)
-            if (x == b || kadj[x] != kadj[x - 1]) kadj[o++] = kadj[x];
-        km = o;
+        km = sort_unique(kadj, b, (uint32_t)km, b);
     }
     kfirst[kn] = (uint32_t)km;
     if (km == 0) goto out;

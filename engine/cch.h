@@ -105,7 +105,8 @@ void gp_cch_set_max_tri_per_node(uint32_t max_tri_per_node);
 /* Orders (engine/cch_order.c): rank[v] = elimination position; ties, isolated nodes and
  * disconnected graphs are handled; n >= 1.
  * gp_cch_order_metis: one METIS_NodeND call on the skeleton (one thread).
- * gp_cch_order_nd: the same nested dissection in parallel: vertex separators (METIS) split the
+ * gp_cch_order_nd: the same nested dissection in parallel: vertex separators (METIS; above 16
+ * leaves on the graph without its trees and with its degree-2 chains contracted) split the
  * graph's connected components into components recursively on threads workers (0 = all CPUs),
  * each separator ranked above its parts, and parts of at most leaf nodes (0 = GP_CCH_ND_LEAF)
  * ordered by METIS_NodeND. The order does not depend on the thread count; a graph of at most leaf

@@ -678,6 +678,26 @@ static uint32_t *distinct_ends(const gp_graph *g, const gp_snap *s, uint32_t n, 
     return v;
 }
 
+/* The ends of n positions resolved once: up to two (entry or exit) nodes each as indices into the
+ * sorted distinct list v of k nodes, with their partial-arc costs. */
+typedef struct ends_ix {
+    uint32_t cnt;
+    uint32_t ix[2];
+    uint64_t cost[2];
+} ends_ix;
+
+static ends_ix *resolve_ends(const gp_graph *g, const gp_snap *s, uint32_t n, int dir,
+                             const uint32_t *v, uint32_t k) {
+    ends_ix *x = malloc(sizeof *x * (n ? n : 1));
+    if (!x) return NULL;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t node[2], arc[2];
+        x[i].cnt = ends(g, &s[i], dir, node, x[i].cost, arc);
+        for (uint32_t a = 0; a < x[i].cnt; a++) x[i].ix[a] = find_u32(v, k, node[a]);
+    }
+    return x;
+}
+
 int gp_engine_table_snap(gp_engine *e, const gp_graph *g, const gp_snap *src, uint32_t ns,
                          const gp_snap *dst, uint32_t nt, uint64_t *out, gp_err *err) {
     uint32_t ks = 0, kt = 0;
@@ -685,8 +705,10 @@ int gp_engine_table_snap(gp_engine *e, const gp_graph *g, const gp_snap *src, ui
     uint32_t *tv = distinct_ends(g, dst, nt, 1, &kt);
     size_t cells = (size_t)ks * kt;
     uint64_t *t = sv && tv ? malloc(sizeof *t * (cells ? cells : 1)) : NULL;
+    ends_ix *se = t ? resolve_ends(g, src, ns, 0, sv, ks) : NULL;
+    ends_ix *de = se ? resolve_ends(g, dst, nt, 1, tv, kt) : NULL;
     int rc = GP_OK;
-    if (!t) {
+    if (!de) {
         rc = gp_err_set(err, GP_ENOMEM, "out of memory for a %u x %u table", ks, kt);
         goto done;
     }
@@ -694,18 +716,18 @@ int gp_engine_table_snap(gp_engine *e, const gp_graph *g, const gp_snap *src, ui
         rc = gp_engine_table(e, g, sv, ks, tv, kt, t, err);
         if (rc) goto done;
     }
+    /* each cell: the cheapest entry x exit pair (the table's node rows and columns resolved
+     * above, once per position), or the direct way along an arc both lie on */
     for (uint32_t i = 0; i < ns; i++) {
-        uint32_t on[2], oa[2], dn[2], da[2];
-        uint64_t oc[2], dc[2];
-        uint32_t no = ends(g, &src[i], 0, on, oc, oa);
+        const ends_ix *a = &se[i];
         for (uint32_t j = 0; j < nt; j++) {
+            const ends_ix *b = &de[j];
             uint32_t darc;
             uint64_t bestd = direct(g, &src[i], &dst[j], &darc);
-            uint32_t nd = ends(g, &dst[j], 1, dn, dc, da);
-            for (uint32_t a = 0; a < no; a++) {
-                uint64_t *row = t + (size_t)find_u32(sv, ks, on[a]) * kt;
-                for (uint32_t b = 0; b < nd; b++) {
-                    uint64_t d = add3(oc[a], row[find_u32(tv, kt, dn[b])], dc[b]);
+            for (uint32_t p = 0; p < a->cnt; p++) {
+                const uint64_t *row = t + (size_t)a->ix[p] * kt;
+                for (uint32_t q = 0; q < b->cnt; q++) {
+                    uint64_t d = add3(a->cost[p], row[b->ix[q]], b->cost[q]);
                     if (d < bestd) bestd = d;
                 }
             }
@@ -713,6 +735,8 @@ int gp_engine_table_snap(gp_engine *e, const gp_graph *g, const gp_snap *src, ui
         }
     }
 done:
+    free(se);
+    free(de);
     free(sv);
     free(tv);
     free(t);

@@ -13,6 +13,7 @@
 #include "osrm.h"
 
 #include "../graph/spatial.h"
+#include "render.h"
 #include "osrm_internal.h"
 
 #include <ctype.h>
@@ -49,7 +50,12 @@ void gp_osrm_error_err(gp_req *r, const gp_err *err) {
 }
 
 /* ---- numbers ---- */
-double gp_osrm_round(double x, double unit) { return round(x / unit) * unit; }
+/* x to a multiple of unit (1, 0.1, 1e-6: units whose inverse is an integer), as the double
+ * nearest that decimal (k / 10, not k * 0.1, which can be an ulp off and then prints 17 digits) */
+double gp_osrm_round(double x, double unit) {
+    double inv = round(1 / unit);
+    return inv >= 1 && fabs(inv * unit - 1) < 1e-12 ? round(x * inv) / inv : round(x / unit) * unit;
+}
 
 double gp_osrm_duration(const gp_graph *g, uint64_t cost) {
     double c = gp_graph_cost(g, cost);
@@ -793,37 +799,54 @@ static void table_answer(gp_req *r, int post) {
     cJSON *durs = want_dur ? cJSON_AddArrayToObject(o, "durations") : NULL;
     cJSON *dists = want_dist ? cJSON_AddArrayToObject(o, "distances") : NULL;
     cJSON *fbc = fallback > 0 ? cJSON_CreateArray() : NULL;
+    /* rows written as raw JSON text (a 1000 x 1000 table is a million numbers: cJSON items
+     * printed one by one cost more than the table itself) */
+    double *rowd = malloc(sizeof *rowd * (nt ? nt : 1)), *rowm = malloc(sizeof *rowm * (nt ? nt : 1));
+    if (!rowd || !rowm) {
+        free(rowd);
+        free(rowm);
+        cJSON_Delete(o);
+        cJSON_Delete(fbc);
+        gp_osrm_error(r, 500, "InternalError", "out of memory for a %u x %u table", ns, nt);
+        goto out;
+    }
     for (uint32_t i = 0; i < ns; i++) {
-        cJSON *rd = cJSON_CreateArray(), *rm = cJSON_CreateArray();
         for (uint32_t j = 0; j < nt; j++) {
             size_t c = (size_t)i * nt + j;
-            cJSON *d, *m;
             if (cost[c] != GP_INF) {
-                d = cJSON_CreateNumber(gp_osrm_round(gp_osrm_duration(q.g, cost[c]) * scale_factor, 0.1));
-                m = metres && isfinite(metres[c]) ? cJSON_CreateNumber(gp_osrm_round(metres[c], 0.1))
-                                                  : cJSON_CreateNull();
+                rowd[j] = gp_osrm_round(gp_osrm_duration(q.g, cost[c]) * scale_factor, 0.1);
+                rowm[j] = metres && isfinite(metres[c]) ? gp_osrm_round(metres[c], 0.1) : NAN;
             } else if (fallback > 0) {
                 const gp_snap *a = &src[i], *b = &dst[j];
                 double crow = fb_snapped ? gp_haversine_m(a->lon, a->lat, b->lon, b->lat)
                                          : gp_haversine_m(a->qlon, a->qlat, b->qlon, b->qlat);
-                d = cJSON_CreateNumber(gp_osrm_round(crow / fallback * scale_factor, 0.1));
-                m = cJSON_CreateNumber(gp_osrm_round(crow, 0.1));
+                rowd[j] = gp_osrm_round(crow / fallback * scale_factor, 0.1);
+                rowm[j] = gp_osrm_round(crow, 0.1);
                 cJSON *cell = cJSON_CreateArray();
                 cJSON_AddItemToArray(cell, cJSON_CreateNumber(i));
                 cJSON_AddItemToArray(cell, cJSON_CreateNumber(j));
                 cJSON_AddItemToArray(fbc, cell);
             } else {
-                d = cJSON_CreateNull();
-                m = cJSON_CreateNull();
+                rowd[j] = rowm[j] = NAN;
             }
-            cJSON_AddItemToArray(rd, d);
-            cJSON_AddItemToArray(rm, m);
         }
-        if (durs) cJSON_AddItemToArray(durs, rd);
-        else cJSON_Delete(rd);
-        if (dists) cJSON_AddItemToArray(dists, rm);
-        else cJSON_Delete(rm);
+        cJSON *rd = durs ? gp_render_number_row(rowd, nt) : NULL;
+        cJSON *rm = dists ? gp_render_number_row(rowm, nt) : NULL;
+        if ((durs && !rd) || (dists && !rm)) {
+            cJSON_Delete(rd);
+            cJSON_Delete(rm);
+            free(rowd);
+            free(rowm);
+            cJSON_Delete(o);
+            cJSON_Delete(fbc);
+            gp_osrm_error(r, 500, "InternalError", "out of memory for a %u x %u table", ns, nt);
+            goto out;
+        }
+        if (rd) cJSON_AddItemToArray(durs, rd);
+        if (rm) cJSON_AddItemToArray(dists, rm);
     }
+    free(rowd);
+    free(rowm);
     if (fbc) cJSON_AddItemToObject(o, "fallback_speed_cells", fbc);
     if (!q.skip_waypoints) {
         cJSON_AddItemToObject(o, "sources", waypoints_json(&q, si, ns));

@@ -205,6 +205,45 @@ static void sb_coord(sbuf *b, double d) {
     sb_put(b, buf, (size_t)(p - buf));
 }
 
+/* d as cJSON prints it, fast when d is the double nearest k / 10 for an integer k (what
+ * gp_osrm_round(x, 0.1) gives) and 10^-4 <= |d| < 10^14: as in sb_coord, %1.15g then prints that
+ * decimal without an exponent or trailing zeros and it reads back as d; 0 is "0". */
+static void sb_tenths(sbuf *b, double d) {
+    if (d == 0) {
+        sb_put(b, "0", 1);
+        return;
+    }
+    double a = fabs(d);
+    long long k = a >= 1e-4 && a < 1e14 ? llround(d * 10) : 0;
+    if (!k || (double)k / 10 != d) {
+        sb_cjson_num(b, d);
+        return;
+    }
+    char buf[40], *p = buf;
+    uint64_t u = mag64(k);
+    if (k < 0) *p++ = '-';
+    p += u64_str(u / 10, p);
+    if (u % 10) {
+        *p++ = '.';
+        *p++ = (char)('0' + u % 10);
+    }
+    sb_put(b, buf, (size_t)(p - buf));
+}
+
+cJSON *gp_render_number_row(const double *v, uint32_t n) {
+    sbuf b = {0};
+    sb_str(&b, "[");
+    for (uint32_t i = 0; i < n; i++) {
+        if (i) sb_str(&b, ",");
+        if (isnan(v[i])) sb_str(&b, "null");
+        else sb_tenths(&b, v[i]);
+    }
+    sb_str(&b, "]");
+    cJSON *x = b.oom ? NULL : cJSON_CreateRaw(b.p);
+    free(b.p);
+    return x;
+}
+
 /* The node ids v[0..k-1] as one raw JSON array (NULL: out of memory). Ids under 10^15 in
  * magnitude (all but the rarest) are written straight into room reserved for the longest. */
 static cJSON *raw_nodes(const gp_graph *g, const uint32_t *v, uint32_t k) {

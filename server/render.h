@@ -43,6 +43,9 @@ extern "C" {
 
 /* One distance (stored units) in input units; null for GP_INF. */
 cJSON *gp_render_dist(const gp_graph *g, uint64_t d);
+/* A JSON array of n numbers (NaN: null) as cJSON prints them, as one raw item: fast for numbers
+ * rounded to tenths (durations, distances of the OSRM table); NULL when out of memory. */
+cJSON *gp_render_number_row(const double *v, uint32_t n);
 /* A node's external id; null for GP_NONE. */
 cJSON *gp_render_node(const gp_graph *g, uint32_t v);
 

@@ -13,7 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../server/osrm_internal.h"
 #include "../server/render.h"
+
+#include <math.h>
 
 /* ids 10, 20, 30 and 2^60+1; arcs 10->20 (cost 1.5), 20->30 (0.25); optional coordinates. */
 static gp_graph *small(double scale, int coords) {
@@ -155,9 +158,50 @@ static void test_info_and_error(void **state) {
     gp_graph_unref(g);
 }
 
+/* gp_render_number_row writes what cJSON prints for the same numbers (null for NaN), on numbers
+ * rounded to tenths by gp_osrm_round (its fast path: they are the doubles nearest k / 10) and on
+ * any others; and gp_osrm_round gives those nearest doubles (3 tenths is 0.3, not 0.1 * 3). */
+static void test_number_row(void **state) {
+    (void)state;
+    enum { N = 4000 };
+    double *v = malloc(sizeof *v * N);
+    assert_non_null(v);
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    for (int i = 0; i < N; i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        double r = (double)(x >> 11) / 9007199254740992.0;
+        switch (i % 5) {
+        case 0: v[i] = gp_osrm_round(r * 100000, 0.1); break;   /* durations */
+        case 1: v[i] = gp_osrm_round(r * 3, 0.1); break;        /* small ones */
+        case 2: v[i] = r * 1e6; break;                          /* not rounded */
+        case 3: v[i] = i % 3 ? -gp_osrm_round(r * 50, 0.1) : 1e20 * r; break;
+        default: v[i] = i % 2 ? NAN : 0.0; break;
+        }
+    }
+    v[1] = gp_osrm_round(0.3, 0.1);
+    assert_true(v[1] == 0.3);
+    assert_true(gp_osrm_round(123.44, 0.1) == 123.4 && gp_osrm_round(1.2345674, 1e-6) == 1.234567);
+    cJSON *raw = gp_render_number_row(v, N), *ref = cJSON_CreateArray();
+    assert_non_null(raw);
+    for (int i = 0; i < N; i++)
+        cJSON_AddItemToArray(ref, isnan(v[i]) ? cJSON_CreateNull() : cJSON_CreateNumber(v[i]));
+    char *want = cJSON_PrintUnformatted(ref);
+    assert_string_equal(raw->valuestring, want);
+    assert_non_null(strstr(want, ",0.3,"));
+    free(want);
+    cJSON_Delete(ref);
+    cJSON_Delete(raw);
+    double none = 0;
+    raw = gp_render_number_row(&none, 0);
+    assert_string_equal(raw->valuestring, "[]");
+    cJSON_Delete(raw);
+    free(v);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_route),
+        cmocka_unit_test(test_number_row),
         cmocka_unit_test(test_integer_scale_no_coords),
         cmocka_unit_test(test_text_equals_tree),
         cmocka_unit_test(test_info_and_error),

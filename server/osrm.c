@@ -802,15 +802,7 @@ static void table_answer(gp_req *r, int post) {
     /* rows written as raw JSON text (a 1000 x 1000 table is a million numbers: cJSON items
      * printed one by one cost more than the table itself) */
     double *rowd = malloc(sizeof *rowd * (nt ? nt : 1)), *rowm = malloc(sizeof *rowm * (nt ? nt : 1));
-    if (!rowd || !rowm) {
-        free(rowd);
-        free(rowm);
-        cJSON_Delete(o);
-        cJSON_Delete(fbc);
-        gp_osrm_error(r, 500, "InternalError", "out of memory for a %u x %u table", ns, nt);
-        goto out;
-    }
-    for (uint32_t i = 0; i < ns; i++) {
+    for (uint32_t i = 0; rowd && rowm && i < ns; i++) {
         for (uint32_t j = 0; j < nt; j++) {
             size_t c = (size_t)i * nt + j;
             if (cost[c] != GP_INF) {
@@ -836,17 +828,21 @@ static void table_answer(gp_req *r, int post) {
             cJSON_Delete(rd);
             cJSON_Delete(rm);
             free(rowd);
-            free(rowm);
-            cJSON_Delete(o);
-            cJSON_Delete(fbc);
-            gp_osrm_error(r, 500, "InternalError", "out of memory for a %u x %u table", ns, nt);
-            goto out;
+            rowd = NULL; /* the out-of-memory answer below */
+            break;
         }
         if (rd) cJSON_AddItemToArray(durs, rd);
         if (rm) cJSON_AddItemToArray(dists, rm);
     }
+    int rows_ok = rowd && rowm;
     free(rowd);
     free(rowm);
+    if (!rows_ok) {
+        cJSON_Delete(o);
+        cJSON_Delete(fbc);
+        gp_osrm_error(r, 500, "InternalError", "out of memory for a %u x %u table", ns, nt);
+        goto out;
+    }
     if (fbc) cJSON_AddItemToObject(o, "fallback_speed_cells", fbc);
     if (!q.skip_waypoints) {
         cJSON_AddItemToObject(o, "sources", waypoints_json(&q, si, ns));

@@ -40,6 +40,7 @@
 #include "../engine/cch_plan.h"
 #include "../engine/engine.h"
 #include "../engine/snap.h"
+#include "real_graphs.h"
 
 static gp_backend *cpu;
 
@@ -808,24 +809,12 @@ static void test_contract(void **state) {
 
 static void test_dimacs(void **state) {
     (void)state;
-    const char *d = getenv("GPATH_DATA");
-    /* the real graphs: DIMACS NY and BAY, and Liechtenstein's OSM roads (car profile: turn
-     * restrictions make copies of via nodes, one-way streets) */
-    const char *names[] = {"dimacs/USA-road-d.NY.gr.gz", "dimacs/USA-road-d.BAY.gr.gz",
-                           "osm/liechtenstein-latest.osm.pbf"};
-    for (int i = 0; i < 3; i++) {
-        char path[1024], spec[1100];
-        struct stat st;
-        snprintf(path, sizeof path, "%s/%s", d ? d : "", names[i]);
-        if (!d || stat(path, &st) != 0) {
-            print_message("GPATH_DATA has no %s: skipped\n", names[i]);
-            continue;
-        }
-        snprintf(spec, sizeof spec, "%s%s", i == 2 ? "osm:" : "", path);
+    for (int i = 0; i < REAL_GRAPHS; i++) {
+        const char *const *names = real_graph_names;
+        gp_graph *g = real_graph_load(i);
+        if (!g) continue;
         gp_err err;
         gp_err_clear(&err);
-        gp_graph *g = gp_graph_load(spec, NULL, &err);
-        if (!g) fail_msg("%s: %s", path, err.msg);
         gp_cch *c = NULL;
         if (gp_cch_new(g, 0, &c, &err) != GP_OK) fail_msg("cch %s: %s", names[i], err.msg);
         print_message("%s: %u nodes, %u CCH edges, %llu triangles, %u levels, order %.2fs, "

@@ -16,6 +16,7 @@
 
 #include "../engine/cch.h"
 #include "../engine/engine.h"
+#include "real_graphs.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -272,22 +273,9 @@ static void test_engine(void **state) {
 static void test_real(void **state) {
     (void)state;
     NEED_GPU();
-    const char *d = getenv("GPATH_DATA");
-    const char *names[] = {"dimacs/USA-road-d.NY.gr.gz", "dimacs/USA-road-d.BAY.gr.gz",
-                           "osm/liechtenstein-latest.osm.pbf"};
-    for (int i = 0; i < 3; i++) {
-        char path[1024], spec[1100];
-        struct stat st;
-        snprintf(path, sizeof path, "%s/%s", d ? d : "", names[i]);
-        if (!d || stat(path, &st) != 0) {
-            print_message("GPATH_DATA has no %s: skipped\n", names[i]);
-            continue;
-        }
-        snprintf(spec, sizeof spec, "%s%s", i == 2 ? "osm:" : "", path);
-        gp_err err;
-        gp_err_clear(&err);
-        gp_graph *g = gp_graph_load(spec, NULL, &err);
-        if (!g) fail_msg("%s: %s", spec, err.msg);
+    for (int i = 0; i < REAL_GRAPHS; i++) {
+        gp_graph *g = real_graph_load(i);
+        if (!g) continue;
         check_gpu(g, 16);
         gp_graph_unref(g);
     }

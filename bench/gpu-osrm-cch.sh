@@ -13,7 +13,8 @@
 #   bench  serve MAP with gpath, then the prepared OSRM CH and MLD (one server at a time) and
 #          measure; the results file is rewritten after every measurement (and copied to $OUT
 #          when set), so a run stopped at its deadline still leaves one
-#   all    prep, then bench (for small maps: on 1M nodes osrm-contract alone takes ~6 min)
+#   all    prep, then bench (for small maps: on the road-like 1M map osrm-contract alone ran past
+#          502 s on the H100 machine's 16 cores)
 # Clients: routes = wrk with bench/osrm-api.lua (fixed seeds, the same sequence for every server,
 # random points in the road bbox shrunk by 10%), OSRM with a new connection per request (with
 # keep-alive osrm-routed stalls on delayed ACKs: ../shared/peers/osrm/SOURCE.md), gpath both ways;

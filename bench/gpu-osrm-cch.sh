@@ -13,6 +13,9 @@
 #   bench  serve MAP with gpath, then the prepared OSRM CH and MLD (one server at a time) and
 #          measure; the results file is rewritten after every measurement (and copied to $OUT
 #          when set), so a run stopped at its deadline still leaves one
+#   prep-bg  prep in a process session of its own (setsid), returning at once: on the GPU machine
+#          it outlives the call, so a 10-minute call can do other work meanwhile and `bench` in
+#          the next call (same machine) waits for it before measuring anything
 #   all    prep, then bench (for small maps: on the road-like 1M map osrm-contract alone ran past
 #          502 s on the H100 machine's 16 cores)
 # Clients: routes = wrk with bench/osrm-api.lua (fixed seeds, the same sequence for every server,
@@ -37,14 +40,14 @@ cd "$(dirname "$0")/.."
 . bench/osrm-lib.sh
 phase=${1:-}
 map=${2:-}
-case $phase in prep | bench | all) ;; *)
-  echo "gpu-osrm-cch: skipped: needs PHASE (prep, bench, all) and MAP.osm.pbf (see bench/gpu-osrm-cch.sh)"
+case $phase in prep | prep-bg | bench | all) ;; *)
+  echo "gpu-osrm-cch: skipped: needs PHASE (prep, prep-bg, bench, all) and MAP.osm.pbf (see bench/gpu-osrm-cch.sh)"
   exit 0 ;;
 esac
 [ -f "$map" ] || { echo "gpu-osrm-cch: no map file '$map'"; exit 1; }
 BUILD=${BUILD:-build}
 BIN=${GPATH_BIN:-$PWD/$BUILD/gpath}
-[ "$phase" = prep ] || [ -x "$BIN" ] || { echo "gpu-osrm-cch: no $BIN (build it, or set BUILD / GPATH_BIN)"; exit 1; }
+[ "${phase%-bg}" = prep ] || [ -x "$BIN" ] || { echo "gpu-osrm-cch: no $BIN (build it, or set BUILD / GPATH_BIN)"; exit 1; }
 BACKEND=${GPATH_BACKEND:-cuda}
 STATE=${BENCH_STATE_DIR:-/tmp/gpath-osrm-gen1m}
 TARBALL=${OSRM_TARBALL:-$(cd .. && pwd)/shared/peers/osrm/osrm-v6.0.0-debian12-bin.tar.xz}
@@ -107,6 +110,19 @@ prep() {
   prep_step contract osrm-contract -t "$NPROC" "$STATE/ch/map.osrm" || true
   echo "prep: $(tr '\t\n' '= ' <"$STATE/prep.tsv")(seconds; state in $STATE)"
   if [ -n "${OUT:-}" ] && [ -d "${OUT:-}" ]; then cp "$STATE/prep.tsv" "$STATE/prep.log" "$OUT/"; fi
+}
+
+# a prep started by prep-bg and still running: wait for it (within the deadline)
+wait_prep() {
+  local pid t0
+  pid=$(cat "$STATE/prep.pid" 2>/dev/null) || return 0
+  t0=$(now)
+  while kill -0 "$pid" 2>/dev/null; do
+    fits 150 || { note="${note}The background prep (pid $pid) was still running at ${SECONDS} s. "; return 0; }
+    sleep 2
+  done
+  echo "prep (background, pid $pid) finished; waited $(since "$t0") s: $(tr '\t\n' '= ' <"$STATE/prep.tsv" 2>/dev/null)"
+  rm -f "$STATE/prep.pid"
 }
 
 # ---- BENCH
@@ -266,6 +282,7 @@ osrm_serve() { # ALGO: starts osrm-routed on the prepared files; sets osrm_pid
 }
 
 bench() {
+  wait_prep
   out=$(bench_out "$SUBJECT")
   : >"$rows"
   rm -f "$STATE"/table-*.json "$STATE/costchange.jsonl" "$STATE/results.head"
@@ -340,6 +357,10 @@ bench() {
 
 case $phase in
   prep) prep ;;
+  prep-bg)
+    BENCH_DEADLINE_S=0 setsid nohup bash bench/gpu-osrm-cch.sh prep "$map" >"$STATE/prep.out" 2>&1 </dev/null &
+    echo $! >"$STATE/prep.pid"
+    echo "prep started in the background (pid $!, log $STATE/prep.out)" ;;
   bench) bench ;;
   all) prep || true; bench ;;
 esac

@@ -236,6 +236,11 @@ int gp_cch_gpu_sweep(const gp_cch *c, int mode, uint32_t base, uint32_t ratio, u
                      gp_err *err);
 /* Device milliseconds of the last gpu call on c (CUDA events), for the lab and benches. */
 double gp_cch_gpu_last_ms(const gp_cch *c);
+/* How c's device state began: 1 when its topology's device part (upload, sweep plan; shared by
+ * the graph versions customized on one topology, engine/cuda_cch.h) was already on the device, 0
+ * when c built it, -1 without device state. attach_s (may be NULL): seconds spent setting up the
+ * device state before the first customization. */
+int gp_cch_gpu_topo_reused(const gp_cch *c, double *attach_s);
 
 #ifdef __cplusplus
 }

@@ -36,6 +36,11 @@ double gp_cch_gpu_last_ms(const gp_cch *c) {
     (void)c;
     return 0;
 }
+int gp_cch_gpu_topo_reused(const gp_cch *c, double *attach_s) {
+    (void)c;
+    if (attach_s) *attach_s = 0;
+    return -1;
+}
 #else
 
 #include "cuda_cch.h"
@@ -49,13 +54,78 @@ double gp_cch_gpu_last_ms(const gp_cch *c) {
 
 #define MARK (GP_NONE - 1)
 
+/* The device parts of topologies (engine/cuda_cch.h gp_dcch_topo), one per topology and device,
+ * kept while some CCH on the GPU uses them: a new graph version after a cost change (PATCH
+ * .../links, a what-if) has its predecessor's topology, so attaching it uploads only its metric
+ * while the predecessor still serves. An entry holds one reference to its part (each gp_dcch holds
+ * another) and is dropped with its last user. The part references its gp_cch_topo, so a key's
+ * address is not reused while the entry lives. */
+typedef struct topo_entry {
+    const gp_cch_topo *topo;
+    int device;
+    int users; /* under topo_mu */
+    gp_dcch_topo *dt;
+    struct topo_entry *next;
+} topo_entry;
+static pthread_mutex_t topo_mu = PTHREAD_MUTEX_INITIALIZER;
+static topo_entry *topo_parts;
+
+/* The entry of (t, device) into *out, created (uploaded, plan built) when none is held; one more
+ * user. The device must be current. The lock is held while a part is built, so one topology is uploaded
+ * once however many graph versions attach at a time. */
+static int topo_get(const gp_cch_topo *t, int device, cudaStream_t s, topo_entry **out,
+                    int *reused, gp_err *err) {
+    int rc = GP_OK;
+    pthread_mutex_lock(&topo_mu);
+    topo_entry *e = topo_parts;
+    while (e && (e->topo != t || e->device != device)) e = e->next;
+    *reused = e != NULL;
+    if (e) {
+        e->users++;
+    } else if (!(e = calloc(1, sizeof *e))) {
+        rc = gp_err_set(err, GP_ENOMEM, "out of memory for the GPU CCH");
+    } else if ((rc = gp_dcch_topo_new(t, (void *)s, 0, 0, 0, &e->dt, err)) != GP_OK) {
+        free(e);
+        e = NULL;
+    } else {
+        e->topo = t;
+        e->device = device;
+        e->users = 1;
+        e->next = topo_parts;
+        topo_parts = e;
+    }
+    pthread_mutex_unlock(&topo_mu);
+    *out = e;
+    return rc;
+}
+
+static void topo_put(topo_entry *e) {
+    if (!e) return;
+    pthread_mutex_lock(&topo_mu);
+    int last = --e->users == 0;
+    if (last)
+        for (topo_entry **pp = &topo_parts; *pp; pp = &(*pp)->next)
+            if (*pp == e) {
+                *pp = e->next;
+                break;
+            }
+    pthread_mutex_unlock(&topo_mu);
+    if (!last) return;
+    cudaSetDevice(e->device);
+    gp_dcch_topo_unref(e->dt);
+    free(e);
+}
+
 typedef struct cch_gpu {
     pthread_mutex_t mu;
     int device;
     cudaStream_t stream;
+    topo_entry *te; /* the topology's device part this CCH uses */
     gp_dcch *d;
     float last_ms;
-    uint32_t *map; /* n ranks -> RPHAST local id, GP_NONE outside a table call */
+    double attach_s; /* seconds to set up the device state (0 after the first customization) */
+    int reused;      /* the topology's device part was already on the device */
+    uint32_t *map;   /* n ranks -> RPHAST local id, GP_NONE outside a table call */
 } cch_gpu;
 
 static void gpu_free(void *p) {
@@ -63,6 +133,7 @@ static void gpu_free(void *p) {
     if (!g) return;
     cudaSetDevice(g->device);
     gp_dcch_free(g->d);
+    topo_put(g->te);
     if (g->stream) cudaStreamDestroy(g->stream);
     pthread_mutex_destroy(&g->mu);
     free(g->map);
@@ -89,10 +160,12 @@ int gp_cch_gpu_customize(gp_cch *c, int device, gp_err *err) {
             gpu_free(g);
             return rc;
         }
-        if ((rc = gp_dcch_new(c, (void *)g->stream, &g->d, err)) != GP_OK) {
+        if ((rc = topo_get(c->topo, device, g->stream, &g->te, &g->reused, err)) != GP_OK ||
+            (rc = gp_dcch_new(g->te->dt, c, (void *)g->stream, &g->d, err)) != GP_OK) {
             gpu_free(g);
             return rc;
         }
+        g->attach_s = gp_now() - t0;
         c->gpu = g;
         c->gpu_free = gpu_free;
     } else {
@@ -123,6 +196,12 @@ fail:
 double gp_cch_gpu_last_ms(const gp_cch *c) {
     cch_gpu *g = c->gpu;
     return g ? g->last_ms : 0;
+}
+
+int gp_cch_gpu_topo_reused(const gp_cch *c, double *attach_s) {
+    cch_gpu *g = c->gpu;
+    if (attach_s) *attach_s = g ? g->attach_s : 0;
+    return g ? g->reused : -1;
 }
 
 int gp_cch_gpu_sweep(const gp_cch *c, int mode, uint32_t base, uint32_t ratio, uint32_t bin_cap,

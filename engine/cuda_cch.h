@@ -1,10 +1,16 @@
 /* cuda_cch.h - the CCH on the GPU (kernels/cch.cu) behind a plain-C interface, used by
  * engine/cch_cuda.c and the kernel lab (bench/lab_cch.cu).
  *
- * A gp_dcch is the device copy of one customized CCH (engine/cch.h): the topology (upward CSR by
- * rank, lower triangles, rank -> node), the original and customized weights, and a workspace for
- * the sweeps. Every call takes the cudaStream_t to run on (as void *) and is synchronous on it; one
- * gp_dcch is used by one caller at a time (engine/cch_cuda.c holds a mutex).
+ * A gp_dcch_topo is the device part of one CCH topology (engine/cch.h): the upward CSR by rank,
+ * lower triangles, rank -> node, levels, and the PHAST sweep plan (engine/cch_plan.h) with the
+ * layouts of its tables. It is built once per topology and device and shared, read-only and
+ * reference counted, by every gp_dcch on that topology: a cost change on a graph (a new graph
+ * version with the same topology) uploads and customizes only a metric.
+ * A gp_dcch is the device copy of one customized CCH: a reference to its gp_dcch_topo, the original
+ * and customized weights, the plan's weights and tables, and a workspace for the sweeps. Every
+ * call takes the cudaStream_t to run on (as void *) and is synchronous on it; one gp_dcch is used
+ * by one caller at a time (engine/cch_cuda.c holds a mutex); gp_dcchs sharing a gp_dcch_topo may
+ * run at once.
  *
  *  - customize: level by level bottom-up, one warp per CCH edge (lanes over its lower triangles,
  *    a warp min-reduction); consecutive small levels are run by one block in one launch with a
@@ -26,12 +32,22 @@
 extern "C" {
 #endif
 
+typedef struct gp_dcch_topo gp_dcch_topo;
 typedef struct gp_dcch gp_dcch;
 
-/* Uploads c's topology and original weights (ofw/obw) to the current device. */
-int gp_dcch_new(const gp_cch *c, void *stream, gp_dcch **out, gp_err *err);
-void gp_dcch_free(gp_dcch *d); /* accepts NULL */
-uint64_t gp_dcch_bytes(const gp_dcch *d);
+/* Uploads topology t to the current device and builds its sweep plan (thresholds base,
+ * base*ratio, ..., bins of about bin_cap nodes; 0 = the defaults, see gp_dcch_plan). *out holds
+ * one reference and a reference to t. */
+int gp_dcch_topo_new(const gp_cch_topo *t, void *stream, uint32_t base, uint32_t ratio,
+                     uint32_t bin_cap, gp_dcch_topo **out, gp_err *err);
+void gp_dcch_topo_ref(gp_dcch_topo *t);
+void gp_dcch_topo_unref(gp_dcch_topo *t); /* accepts NULL; frees with the last reference */
+uint64_t gp_dcch_topo_bytes(const gp_dcch_topo *t);
+/* A device CCH for c on the topology part t (c->topo's; referenced) with c's original weights
+ * (ofw/obw) uploaded; not customized yet. */
+int gp_dcch_new(gp_dcch_topo *t, const gp_cch *c, void *stream, gp_dcch **out, gp_err *err);
+void gp_dcch_free(gp_dcch *d); /* accepts NULL; drops its topology part's reference */
+uint64_t gp_dcch_bytes(const gp_dcch *d); /* its own bytes plus its topology part's */
 /* The sweep PHAST uses: the plan (default; engine/cch_plan.h: one launch per phase, a block per
  * bin sweeping its steps in shared memory) or the level sweep (the top levels in one block, then
  * one cooperative kernel with a grid barrier per level; also RPHAST's). The environment variable
@@ -42,7 +58,8 @@ uint64_t gp_dcch_bytes(const gp_dcch *d);
 #define GP_DCCH_SWEEP_PLAN_NOPIECES 3 /* the plan with its top table, without piece tables */
 void gp_dcch_set_sweep(gp_dcch *d, int sweep);
 /* Rebuilds the plan with thresholds base, base*ratio, ... and at most about bin_cap nodes per bin
- * (0 = the defaults: 256, 16, 1024); built once at upload with the defaults. The plan's top table
+ * (0 = the defaults: 256, 16, 1024) into a topology part of d's own (the shared one, built with
+ * the defaults, stays as it is for the others). The plan's top table
  * covers the leading phases of at most GPATH_CCH_TOP nodes (read at upload; default 2048, 0 =
  * none); the piece tables (cch_plan.h gp_cch_ptab) the following phases while their entries
  * number at most GPATH_CCH_PIECES (default 2^25, 0 = none); both are recomputed with every

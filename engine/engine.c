@@ -188,14 +188,16 @@ static void attach_cch(gp_engine *e, gp_graph *g) {
     g->cch = c;
     g->cch_free = gp_cch_free;
     int perfect_done = __atomic_load_n(&c->q, __ATOMIC_ACQUIRE) != NULL; /* may run meanwhile */
+    double gpu_attach_s = 0;
+    int gpu_reused = gp_cch_gpu_topo_reused(c, &gpu_attach_s);
     GP_LOG(GP_LOG_INFO,
            "event=cch_ready graph=%s nodes=%u cch_edges=%u triangles=%llu levels=%u topology=%s "
-           "order_s=%.3f contract_s=%.3f customize_s=%.4f on=%s perfect=%s perfect_s=%.4f "
-           "total_s=%.3f mib=%.1f",
+           "order_s=%.3f contract_s=%.3f customize_s=%.4f on=%s gpu_topology=%s gpu_attach_s=%.4f "
+           "perfect=%s perfect_s=%.4f total_s=%.3f mib=%.1f",
            g->version, g->n, c->topo->m, (unsigned long long)c->topo->ntri, c->topo->nlevels,
            c->reused_topo ? "reused" : "new", c->reused_topo ? 0.0 : c->topo->order_s,
            c->reused_topo ? 0.0 : c->topo->contract_s, c->custom_s, c->custom_on,
-           perfect_done ? "done" : c->perfect_bg ? "background" : "off",
+           gpu_reused < 0 ? "none" : gpu_reused ? "shared" : "new", gpu_attach_s, perfect_done ? "done" : c->perfect_bg ? "background" : "off",
            perfect_done ? c->perfect_s : 0.0,
            gp_now() - t0, (double)gp_cch_bytes(c) / 1048576.0);
 }

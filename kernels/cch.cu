@@ -125,7 +125,14 @@ __global__ void sweep_top(uint32_t l0, uint32_t l1, const uint32_t *__restrict__
                           const uint32_t *__restrict__ first, const uint32_t *__restrict__ head,
                           const uint32_t *__restrict__ wt, unsigned long long *dist);
 
-struct gp_dcch {
+/* The part of a device CCH that depends on the topology alone: the upload, the levels and the
+ * sweep plan with the layouts of its top table and piece tables. Built once per topology and
+ * device (gp_dcch_topo_new) and shared, read-only, by every graph version customized on it
+ * (engine/cch_cuda.c finds it by topology), so a cost change uploads and customizes a metric only.
+ * A gp_dcch copies these fields by value (base-class assignment, bind) and references the owner;
+ * the owner frees them when the last reference goes. */
+struct gp_dcch_topo {
+    int refs;               /* atomic */
     uint32_t n, m, nlevels;
     uint64_t ntri;
     int sms;                /* multiprocessors of the device */
@@ -134,9 +141,38 @@ struct gp_dcch {
     uint32_t *up_first, *up_head, *order; /* device */
     uint64_t *tri_first;
     uint32_t *tri;
-    uint32_t *ofw, *obw, *fw, *bw, *fmid, *bmid;
     uint32_t *d_levels;     /* device copy of level_first */
     uint32_t *d_elevels;    /* device copy of edge_level */
+    /* the sweep plan (cch_plan.h): device arrays, host metadata per phase */
+    const gp_cch_topo *topo; /* referenced */
+    int smem_max;           /* opt-in shared memory per block */
+    uint32_t p_nphases, p_nbins, p_mid; /* p_mid: first position of the last phase */
+    uint32_t *p_phase_bin;  /* host: nphases+1 */
+    uint32_t *p_max_nodes, *p_max_arcs, *p_max_steps; /* host: per phase, largest bin */
+    uint32_t *p_bin_first, *p_bin_step, *p_step_first, *p_in_first, *p_in_head, *p_in_edge,
+        *p_out_first, *p_out_head, *p_out_tail, *p_out_edge, *p_pnode, *p_pos;
+    uint32_t p_lim;         /* largest bin's nodes or outer arcs: the plan needs p_lim * k < 2^31 */
+    uint32_t p_nin, p_nout;
+    /* the top table (cch_plan.h gp_cch_top): positions 0 .. t_K-1 = phases 0 .. t_nph-1 */
+    uint32_t t_K, t_nph, t_narcs, t_max; /* t_max: GPATH_CCH_TOP (nodes at most; 0 none) */
+    uint32_t *t_first, *t_head, *t_edge;
+    /* the piece tables (cch_plan.h gp_cch_ptab): q_ntab bins (q_bins) with q_first entries;
+     * q_tmpl holds the entries' low words (the layout), a gp_dcch copies it and customization
+     * writes the high words */
+    uint32_t q_ntab, q_max_steps, q_max; /* q_max: GPATH_CCH_PIECES (entries at most; 0 none) */
+    uint32_t *q_bins, *q_first, *q_depth;
+    u64 *q_tmpl;
+    uint64_t q_nent;
+    uint64_t *q_pent, *q_parcs; /* host, per phase: table entries, inner arcs */
+    uint32_t *q_pmaxn;      /* host, per phase: nodes of the largest bin with a table */
+    uint64_t tbytes;        /* device bytes of this part */
+};
+
+/* One customized CCH: the shared topology part (copied from tm) plus its own metric, customized
+ * weights, the plan's weights and tables, and the sweep workspace. */
+struct gp_dcch : gp_dcch_topo {
+    gp_dcch_topo *tm;       /* the shared part (referenced) */
+    uint32_t *ofw, *obw, *fw, *bw, *fmid, *bmid;
     uint32_t *bad;          /* device word: overflow seen */
     /* sweep workspace */
     u64 *dist;
@@ -152,37 +188,20 @@ struct gp_dcch {
     uint32_t r_n, r_m, r_nlev, r_nt;
     uint32_t *r_lev_host;
     size_t r_cap_n, r_cap_m, r_cap_lev, r_cap_t;
-    /* the sweep plan (cch_plan.h): device arrays, host metadata per phase */
-    const gp_cch_topo *topo;
     int sweep;              /* GP_DCCH_SWEEP_PLAN or GP_DCCH_SWEEP_LEVELS */
-    int smem_max;           /* opt-in shared memory per block */
-    uint32_t p_nphases, p_nbins, p_mid; /* p_mid: first position of the last phase */
-    uint32_t *p_phase_bin;  /* host: nphases+1 */
-    uint32_t *p_max_nodes, *p_max_arcs, *p_max_steps; /* host: per phase, largest bin */
-    uint32_t *p_bin_first, *p_bin_step, *p_step_first, *p_in_first, *p_in_head, *p_in_edge,
-        *p_in_wt, *p_out_first, *p_out_head, *p_out_tail, *p_out_edge, *p_out_wt, *p_pnode,
-        *p_pos;
-    uint32_t p_lim;         /* largest bin's nodes or outer arcs: the plan needs p_lim * k < 2^31 */
     int profile;            /* GPATH_CCH_PLAN_PROFILE: per-phase device times on stderr */
-    uint32_t p_nin, p_nout;
-    uint64_t p_bytes;
-    /* the top table (cch_plan.h gp_cch_top): positions 0 .. t_K-1 = phases 0 .. t_nph-1 */
-    uint32_t t_K, t_nph, t_narcs, t_max; /* t_max: GPATH_CCH_TOP (nodes at most; 0 none) */
-    uint32_t *t_first, *t_head, *t_edge, *t_wt;
+    /* the plan's weights and tables for this metric (sized by tm) */
+    uint32_t *p_in_wt, *p_out_wt, *t_wt;
     u64 *t_tab;             /* t_K x t_K, row u: down distances from u */
     float t_ms;             /* device ms of the last table computation */
-    /* the piece tables (cch_plan.h gp_cch_ptab): q_ntab bins (q_bins) with q_first entries */
-    uint32_t q_ntab, q_max_steps, q_max; /* q_max: GPATH_CCH_PIECES (entries at most; 0 none) */
-    uint32_t *q_bins, *q_first, *q_depth, *q_bad;
-    u64 *q_ent;
-    uint64_t *q_pent, *q_parcs; /* host, per phase: table entries, inner arcs */
-    uint32_t *q_pmaxn;      /* host, per phase: nodes of the largest bin with a table */
+    u64 *q_ent;             /* the piece tables: q_tmpl's layout, high words this metric's */
+    uint32_t *q_bad;
     int q_ok;               /* the last customization's tables hold (no down distance >= 2^32-1) */
     float q_ms;             /* device ms of the last piece-table computation */
     u64 *pdist;             /* plan sweeps: positions x k, INF from cell p_dirty on */
     size_t pdist_cap, p_dirty;
     int customized;
-    uint64_t bytes;
+    uint64_t bytes;         /* device bytes of this instance (the shared part: tm->tbytes) */
     cudaEvent_t ev0, ev1;
 };
 
@@ -221,78 +240,107 @@ template <typename T> static cudaError_t grow(T **buf, size_t *cap, size_t count
     return e;
 }
 
-static void plan_free(gp_dcch *d) {
-    uint32_t **a[] = {&d->p_bin_first, &d->p_bin_step, &d->p_step_first, &d->p_in_first,
-                      &d->p_in_head, &d->p_in_edge, &d->p_in_wt, &d->p_out_first,
-                      &d->p_out_head, &d->p_out_tail, &d->p_out_edge, &d->p_out_wt,
-                      &d->p_pnode,    &d->p_pos,      &d->t_first,    &d->t_head,
-                      &d->t_edge,     &d->t_wt,       (uint32_t **)&d->t_tab,
-                      &d->q_bins,     &d->q_first,    &d->q_depth,    &d->q_bad,
-                      (uint32_t **)&d->q_ent};
-    for (size_t i = 0; i < sizeof a / sizeof *a; i++) {
-        cudaFree(*a[i]);
-        *a[i] = NULL;
-    }
-    free(d->p_phase_bin);
-    free(d->p_max_nodes);
-    free(d->p_max_arcs);
-    free(d->p_max_steps);
-    free(d->q_pent);
-    free(d->q_parcs);
-    free(d->q_pmaxn);
-    d->p_phase_bin = d->p_max_nodes = d->p_max_arcs = d->p_max_steps = d->q_pmaxn = NULL;
-    d->q_pent = d->q_parcs = NULL;
-    d->t_K = d->t_nph = d->t_narcs = d->q_ntab = d->q_max_steps = 0;
+/* Frees what a topology part owns (device arrays, host metadata, its topology reference). */
+static void topo_part_free(gp_dcch_topo *t) {
+    if (!t) return;
+    void *dev[] = {t->up_first, t->up_head, t->order, t->tri_first, t->tri, t->d_levels,
+                   t->d_elevels, t->p_bin_first, t->p_bin_step, t->p_step_first, t->p_in_first,
+                   t->p_in_head, t->p_in_edge, t->p_out_first, t->p_out_head, t->p_out_tail,
+                   t->p_out_edge, t->p_pnode, t->p_pos, t->t_first, t->t_head, t->t_edge,
+                   t->q_bins, t->q_first, t->q_depth, t->q_tmpl};
+    for (size_t i = 0; i < sizeof dev / sizeof *dev; i++) cudaFree(dev[i]);
+    free(t->level_first);
+    free(t->edge_level);
+    free(t->p_phase_bin);
+    free(t->p_max_nodes);
+    free(t->p_max_arcs);
+    free(t->p_max_steps);
+    free(t->q_pent);
+    free(t->q_parcs);
+    free(t->q_pmaxn);
+    gp_cch_topo_unref((gp_cch_topo *)t->topo);
+    free(t);
+}
+
+extern "C" void gp_dcch_topo_ref(gp_dcch_topo *t) { __atomic_add_fetch(&t->refs, 1, __ATOMIC_RELAXED); }
+
+extern "C" void gp_dcch_topo_unref(gp_dcch_topo *t) {
+    if (t && __atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL) == 0) topo_part_free(t);
+}
+
+extern "C" uint64_t gp_dcch_topo_bytes(const gp_dcch_topo *t) { return t ? t->tbytes : 0; }
+
+/* This instance's plan weights and tables (sized by its topology part). */
+static void metric_free(gp_dcch *d) {
+    void *dev[] = {d->p_in_wt, d->p_out_wt, d->t_wt, d->t_tab, d->q_ent, d->q_bad};
+    for (size_t i = 0; i < sizeof dev / sizeof *dev; i++) cudaFree(dev[i]);
+    d->p_in_wt = d->p_out_wt = d->t_wt = d->q_bad = NULL;
+    d->t_tab = d->q_ent = NULL;
     d->q_ok = 0;
-    d->bytes -= d->p_bytes;
-    d->p_bytes = 0;
-    d->p_nphases = 0;
+}
+
+static uint64_t metric_bytes(const gp_dcch_topo *t) {
+    return ((uint64_t)t->p_nin + t->p_nout + t->t_narcs) * 4 + (uint64_t)t->t_K * t->t_K * 8 +
+           (t->q_ntab ? t->q_nent * 8 + 4 : 0);
+}
+
+/* Points d at the topology part t (a reference the caller hands over), dropping the one it had,
+ * and allocates the plan's weights and tables for it (the piece tables' layout copied). */
+static int bind(gp_dcch *d, gp_dcch_topo *t, cudaStream_t s, gp_err *err) {
+    int rc = GP_OK;
+    if (d->tm) d->bytes -= metric_bytes(d->tm);
+    metric_free(d);
+    gp_dcch_topo_unref(d->tm);
+    static_cast<gp_dcch_topo &>(*d) = *t;
+    d->tm = t;
+    d->p_dirty = d->pdist_cap; /* positions may have moved: every cell may be stale */
+    CK(dput(&d->p_in_wt, (const uint32_t *)NULL, (size_t)t->p_nin, s, NULL), "allocating the plan");
+    CK(dput(&d->p_out_wt, (const uint32_t *)NULL, (size_t)t->p_nout, s, NULL), "allocating the plan");
+    if (t->t_K) {
+        CK(dput(&d->t_wt, (const uint32_t *)NULL, (size_t)t->t_narcs, s, NULL), "allocating the top table");
+        CK(dput(&d->t_tab, (const u64 *)NULL, (size_t)t->t_K * t->t_K, s, NULL), "allocating the top table");
+    }
+    if (t->q_ntab) {
+        CK(dput(&d->q_ent, (const u64 *)NULL, (size_t)t->q_nent, s, NULL), "allocating the piece tables");
+        CK(cudaMemcpyAsync(d->q_ent, t->q_tmpl, (size_t)t->q_nent * 8, cudaMemcpyDeviceToDevice, s),
+           "copying the piece tables");
+        CK(dput(&d->q_bad, (const uint32_t *)NULL, 1, s, NULL), "allocating the piece tables");
+    }
+    d->bytes += metric_bytes(t);
+out:
+    return rc;
 }
 
 extern "C" void gp_dcch_free(gp_dcch *d) {
     if (!d) return;
-    plan_free(d);
-    cudaFree(d->pdist);
-    cudaFree(d->up_first);
-    cudaFree(d->up_head);
-    cudaFree(d->order);
-    cudaFree(d->tri_first);
-    cudaFree(d->tri);
-    cudaFree(d->ofw);
-    cudaFree(d->obw);
-    cudaFree(d->fw);
-    cudaFree(d->bw);
-    cudaFree(d->fmid);
-    cudaFree(d->bmid);
-    cudaFree(d->d_levels);
-    cudaFree(d->d_elevels);
-    cudaFree(d->bad);
-    cudaFree(d->dist);
-    cudaFree(d->init_rank);
-    cudaFree(d->init_dist);
-    cudaFree(d->init_first);
-    cudaFree(d->outbuf);
-    cudaFree(d->r_first);
-    cudaFree(d->r_head);
-    cudaFree(d->r_wt);
-    cudaFree(d->r_lev);
-    cudaFree(d->r_tgt);
+    metric_free(d);
+    void *dev[] = {d->pdist, d->ofw, d->obw, d->fw, d->bw, d->fmid, d->bmid, d->bad, d->dist,
+                   d->init_rank, d->init_dist, d->init_first, d->outbuf, d->r_first, d->r_head,
+                   d->r_wt, d->r_lev, d->r_tgt};
+    for (size_t i = 0; i < sizeof dev / sizeof *dev; i++) cudaFree(dev[i]);
     if (d->ev0) cudaEventDestroy(d->ev0);
     if (d->ev1) cudaEventDestroy(d->ev1);
-    free(d->level_first);
-    free(d->edge_level);
     free(d->r_lev_host);
+    gp_dcch_topo_unref(d->tm);
     free(d);
 }
 
-extern "C" uint64_t gp_dcch_bytes(const gp_dcch *d) { return d ? d->bytes : 0; }
+extern "C" uint64_t gp_dcch_bytes(const gp_dcch *d) {
+    return d ? d->bytes + gp_dcch_topo_bytes(d->tm) : 0;
+}
 
-extern "C" int gp_dcch_new(const gp_cch *c, void *stream, gp_dcch **out, gp_err *err) {
+static int topo_plan(gp_dcch_topo *d, cudaStream_t s, uint32_t base, uint32_t ratio,
+                     uint32_t bin_cap, gp_err *err);
+
+extern "C" int gp_dcch_topo_new(const gp_cch_topo *t, void *stream, uint32_t base, uint32_t ratio,
+                                uint32_t bin_cap, gp_dcch_topo **out, gp_err *err) {
     cudaStream_t s = (cudaStream_t)stream;
-    const gp_cch_topo *t = c->topo;
     int rc = GP_OK;
-    gp_dcch *d = (gp_dcch *)calloc(1, sizeof *d);
+    gp_dcch_topo *d = (gp_dcch_topo *)calloc(1, sizeof *d);
     if (!d) return gp_err_set(err, GP_ENOMEM, "out of memory for the device CCH");
+    d->refs = 1;
+    __atomic_add_fetch(&((gp_cch_topo *)t)->refs, 1, __ATOMIC_RELAXED);
+    d->topo = t;
     d->n = t->n;
     d->m = t->m;
     d->nlevels = t->nlevels;
@@ -300,7 +348,7 @@ extern "C" int gp_dcch_new(const gp_cch *c, void *stream, gp_dcch **out, gp_err 
     d->level_first = (uint32_t *)malloc(((size_t)t->nlevels + 1) * sizeof(uint32_t));
     d->edge_level = (uint32_t *)malloc(((size_t)t->nlevels + 1) * sizeof(uint32_t));
     if (!d->level_first || !d->edge_level) {
-        gp_dcch_free(d);
+        topo_part_free(d);
         return gp_err_set(err, GP_ENOMEM, "out of memory for the device CCH");
     }
     memcpy(d->level_first, t->level_first, ((size_t)t->nlevels + 1) * sizeof(uint32_t));
@@ -311,32 +359,17 @@ extern "C" int gp_dcch_new(const gp_cch *c, void *stream, gp_dcch **out, gp_err 
         int dev = 0;
         CK(cudaGetDevice(&dev), "cudaGetDevice");
         CK(cudaDeviceGetAttribute(&d->sms, cudaDevAttrMultiProcessorCount, dev), "device attributes");
-    }
-    CK(cudaEventCreate(&d->ev0), "cudaEventCreate");
-    CK(cudaEventCreate(&d->ev1), "cudaEventCreate");
-    CK(dput(&d->up_first, t->up_first, (size_t)t->n + 1, s, &d->bytes), "uploading the CCH");
-    CK(dput(&d->up_head, t->up_head, (size_t)t->m, s, &d->bytes), "uploading the CCH");
-    CK(dput(&d->order, t->order, (size_t)t->n, s, &d->bytes), "uploading the CCH");
-    CK(dput(&d->tri_first, (const uint64_t *)t->tri_first, (size_t)t->m + 1, s, &d->bytes),
-       "uploading the CCH triangles");
-    CK(dput(&d->tri, t->tri, (size_t)t->ntri * 2, s, &d->bytes), "uploading the CCH triangles");
-    CK(dput(&d->ofw, c->ofw, (size_t)t->m, s, &d->bytes), "uploading the CCH weights");
-    CK(dput(&d->obw, c->obw, (size_t)t->m, s, &d->bytes), "uploading the CCH weights");
-    CK(dput(&d->fw, (const uint32_t *)NULL, (size_t)t->m, s, &d->bytes), "allocating weights");
-    CK(dput(&d->bw, (const uint32_t *)NULL, (size_t)t->m, s, &d->bytes), "allocating weights");
-    CK(dput(&d->fmid, (const uint32_t *)NULL, (size_t)t->m, s, &d->bytes), "allocating witnesses");
-    CK(dput(&d->bmid, (const uint32_t *)NULL, (size_t)t->m, s, &d->bytes), "allocating witnesses");
-    CK(dput(&d->d_levels, d->level_first, (size_t)t->nlevels + 1, s, &d->bytes), "uploading levels");
-    CK(dput(&d->d_elevels, d->edge_level, (size_t)t->nlevels + 1, s, &d->bytes), "uploading levels");
-    CK(dput(&d->bad, (const uint32_t *)NULL, 1, s, &d->bytes), "allocating a flag");
-    CK(cudaStreamSynchronize(s), "uploading the CCH");
-    d->topo = t;
-    {
-        int dev = 0;
-        CK(cudaGetDevice(&dev), "cudaGetDevice");
         CK(cudaDeviceGetAttribute(&d->smem_max, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev),
            "device attributes");
     }
+    CK(dput(&d->up_first, t->up_first, (size_t)t->n + 1, s, &d->tbytes), "uploading the CCH");
+    CK(dput(&d->up_head, t->up_head, (size_t)t->m, s, &d->tbytes), "uploading the CCH");
+    CK(dput(&d->order, t->order, (size_t)t->n, s, &d->tbytes), "uploading the CCH");
+    CK(dput(&d->tri_first, (const uint64_t *)t->tri_first, (size_t)t->m + 1, s, &d->tbytes),
+       "uploading the CCH triangles");
+    CK(dput(&d->tri, t->tri, (size_t)t->ntri * 2, s, &d->tbytes), "uploading the CCH triangles");
+    CK(dput(&d->d_levels, d->level_first, (size_t)t->nlevels + 1, s, &d->tbytes), "uploading levels");
+    CK(dput(&d->d_elevels, d->edge_level, (size_t)t->nlevels + 1, s, &d->tbytes), "uploading levels");
     CK(cudaFuncSetAttribute(top_table, cudaFuncAttributeMaxDynamicSharedMemorySize, d->smem_max),
        "allowing the top table's shared memory");
     CK(cudaFuncSetAttribute(sweep_bins<false, false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -357,14 +390,44 @@ extern "C" int gp_dcch_new(const gp_cch *c, void *stream, gp_dcch **out, gp_err 
         const char *pc = getenv("GPATH_CCH_PIECES"); /* piece tables' entries at most (0: none) */
         d->q_max = pc ? (uint32_t)strtoul(pc, NULL, 10) : PIECE_MAX_TOTAL;
     }
+    if ((rc = topo_plan(d, s, base, ratio, bin_cap, err)) != GP_OK) goto out;
+    CK(cudaStreamSynchronize(s), "uploading the CCH");
+    *out = d;
+    return GP_OK;
+out:
+    cudaStreamSynchronize(s);
+    topo_part_free(d);
+    return rc;
+}
+
+extern "C" int gp_dcch_new(gp_dcch_topo *t, const gp_cch *c, void *stream, gp_dcch **out,
+                           gp_err *err) {
+    cudaStream_t s = (cudaStream_t)stream;
+    int rc = GP_OK;
+    if (t->n != c->topo->n || t->m != c->topo->m || t->topo != c->topo)
+        return gp_err_set(err, GP_EINVAL, "device CCH: another topology's device part");
+    gp_dcch *d = (gp_dcch *)calloc(1, sizeof *d);
+    if (!d) return gp_err_set(err, GP_ENOMEM, "out of memory for the device CCH");
+    gp_dcch_topo_ref(t);
+    if ((rc = bind(d, t, s, err)) != GP_OK) goto out;
+    CK(cudaEventCreate(&d->ev0), "cudaEventCreate");
+    CK(cudaEventCreate(&d->ev1), "cudaEventCreate");
+    CK(dput(&d->ofw, c->ofw, (size_t)t->m, s, &d->bytes), "uploading the CCH weights");
+    CK(dput(&d->obw, c->obw, (size_t)t->m, s, &d->bytes), "uploading the CCH weights");
+    CK(dput(&d->fw, (const uint32_t *)NULL, (size_t)t->m, s, &d->bytes), "allocating weights");
+    CK(dput(&d->bw, (const uint32_t *)NULL, (size_t)t->m, s, &d->bytes), "allocating weights");
+    CK(dput(&d->fmid, (const uint32_t *)NULL, (size_t)t->m, s, &d->bytes), "allocating witnesses");
+    CK(dput(&d->bmid, (const uint32_t *)NULL, (size_t)t->m, s, &d->bytes), "allocating witnesses");
+    CK(dput(&d->bad, (const uint32_t *)NULL, 1, s, &d->bytes), "allocating a flag");
+    CK(cudaStreamSynchronize(s), "uploading the CCH weights");
     {
         const char *sw = getenv("GPATH_CCH_SWEEP");
         d->sweep = sw && !strcmp(sw, "levels") ? GP_DCCH_SWEEP_LEVELS : GP_DCCH_SWEEP_PLAN;
     }
-    if ((rc = gp_dcch_plan(d, stream, 0, 0, 0, err)) != GP_OK) goto out;
     *out = d;
     return GP_OK;
 out:
+    cudaStreamSynchronize(s);
     gp_dcch_free(d);
     return rc;
 }
@@ -520,9 +583,10 @@ out:
     return rc;
 }
 
-extern "C" int gp_dcch_plan(gp_dcch *d, void *stream, uint32_t base, uint32_t ratio,
-                            uint32_t bin_cap, gp_err *err) {
-    cudaStream_t s = (cudaStream_t)stream;
+/* Builds the sweep plan of a topology part (thresholds base, base*ratio, ...; 0 = defaults):
+ * its device arrays and host metadata, the top table's and piece tables' layouts. */
+static int topo_plan(gp_dcch_topo *d, cudaStream_t s, uint32_t base, uint32_t ratio,
+                     uint32_t bin_cap, gp_err *err) {
     const gp_cch_topo *t = d->topo;
     int rc = GP_OK;
     uint32_t thr[8], q = gp_cch_plan_thresholds(t, base ? base : PLAN_BASE,
@@ -531,9 +595,6 @@ extern "C" int gp_dcch_plan(gp_dcch *d, void *stream, uint32_t base, uint32_t ra
     gp_cch_top *top = NULL;
     gp_cch_ptab *pt = NULL;
     uint32_t *pnode = NULL;
-    uint64_t before = d->bytes;
-    plan_free(d);
-    before = d->bytes;
     rc = gp_cch_plan_build(t, thr, q, (uint32_t)d->sms * PLAN_BLOCKS_PER_SM,
                            bin_cap ? bin_cap : PLAN_BIN_CAP, &p, err);
     if (rc) return rc;
@@ -563,20 +624,18 @@ extern "C" int gp_dcch_plan(gp_dcch *d, void *stream, uint32_t base, uint32_t ra
     d->p_mid = p->bin_first[p->phase_bin[p->nphases - 1]];
     d->p_lim = p->max_bin_nodes > p->max_bin_out ? p->max_bin_nodes : p->max_bin_out;
     for (uint32_t x = 0; x < p->n; x++) pnode[x] = t->order[p->rank[x]];
-    CK(dput(&d->p_bin_first, p->bin_first, (size_t)p->nbins + 1, s, &d->bytes), "uploading the plan");
-    CK(dput(&d->p_bin_step, p->bin_step, (size_t)p->nbins + 1, s, &d->bytes), "uploading the plan");
-    CK(dput(&d->p_step_first, p->step_first, (size_t)p->nsteps + 1, s, &d->bytes), "uploading the plan");
-    CK(dput(&d->p_in_first, p->in_first, (size_t)p->n + 1, s, &d->bytes), "uploading the plan");
-    CK(dput(&d->p_in_head, p->in_head, (size_t)d->p_nin, s, &d->bytes), "uploading the plan");
-    CK(dput(&d->p_in_edge, p->in_edge, (size_t)d->p_nin, s, &d->bytes), "uploading the plan");
-    CK(dput(&d->p_in_wt, (const uint32_t *)NULL, (size_t)d->p_nin, s, &d->bytes), "uploading the plan");
-    CK(dput(&d->p_out_first, p->out_first, (size_t)p->n + 1, s, &d->bytes), "uploading the plan");
-    CK(dput(&d->p_out_head, p->out_head, (size_t)d->p_nout, s, &d->bytes), "uploading the plan");
-    CK(dput(&d->p_out_tail, p->out_tail, (size_t)d->p_nout, s, &d->bytes), "uploading the plan");
-    CK(dput(&d->p_out_edge, p->out_edge, (size_t)d->p_nout, s, &d->bytes), "uploading the plan");
-    CK(dput(&d->p_out_wt, (const uint32_t *)NULL, (size_t)d->p_nout, s, &d->bytes), "uploading the plan");
-    CK(dput(&d->p_pnode, pnode, (size_t)p->n, s, &d->bytes), "uploading the plan");
-    CK(dput(&d->p_pos, p->pos, (size_t)p->n, s, &d->bytes), "uploading the plan");
+    CK(dput(&d->p_bin_first, p->bin_first, (size_t)p->nbins + 1, s, &d->tbytes), "uploading the plan");
+    CK(dput(&d->p_bin_step, p->bin_step, (size_t)p->nbins + 1, s, &d->tbytes), "uploading the plan");
+    CK(dput(&d->p_step_first, p->step_first, (size_t)p->nsteps + 1, s, &d->tbytes), "uploading the plan");
+    CK(dput(&d->p_in_first, p->in_first, (size_t)p->n + 1, s, &d->tbytes), "uploading the plan");
+    CK(dput(&d->p_in_head, p->in_head, (size_t)d->p_nin, s, &d->tbytes), "uploading the plan");
+    CK(dput(&d->p_in_edge, p->in_edge, (size_t)d->p_nin, s, &d->tbytes), "uploading the plan");
+    CK(dput(&d->p_out_first, p->out_first, (size_t)p->n + 1, s, &d->tbytes), "uploading the plan");
+    CK(dput(&d->p_out_head, p->out_head, (size_t)d->p_nout, s, &d->tbytes), "uploading the plan");
+    CK(dput(&d->p_out_tail, p->out_tail, (size_t)d->p_nout, s, &d->tbytes), "uploading the plan");
+    CK(dput(&d->p_out_edge, p->out_edge, (size_t)d->p_nout, s, &d->tbytes), "uploading the plan");
+    CK(dput(&d->p_pnode, pnode, (size_t)p->n, s, &d->tbytes), "uploading the plan");
+    CK(dput(&d->p_pos, p->pos, (size_t)p->n, s, &d->tbytes), "uploading the plan");
     if (d->t_max && (rc = gp_cch_plan_top(p, d->t_max < (uint32_t)d->smem_max / 8
                                                  ? d->t_max : (uint32_t)d->smem_max / 8,
                                              &top, err)) != GP_OK)
@@ -585,11 +644,9 @@ extern "C" int gp_dcch_plan(gp_dcch *d, void *stream, uint32_t base, uint32_t ra
         d->t_K = top->K;
         d->t_nph = top->nphases;
         d->t_narcs = top->first[top->K];
-        CK(dput(&d->t_first, top->first, (size_t)top->K + 1, s, &d->bytes), "uploading the top table");
-        CK(dput(&d->t_head, top->head, (size_t)d->t_narcs, s, &d->bytes), "uploading the top table");
-        CK(dput(&d->t_edge, top->edge, (size_t)d->t_narcs, s, &d->bytes), "uploading the top table");
-        CK(dput(&d->t_wt, (const uint32_t *)NULL, (size_t)d->t_narcs, s, &d->bytes), "uploading the top table");
-        CK(dput(&d->t_tab, (const u64 *)NULL, (size_t)top->K * top->K, s, &d->bytes), "uploading the top table");
+        CK(dput(&d->t_first, top->first, (size_t)top->K + 1, s, &d->tbytes), "uploading the top table");
+        CK(dput(&d->t_head, top->head, (size_t)d->t_narcs, s, &d->tbytes), "uploading the top table");
+        CK(dput(&d->t_edge, top->edge, (size_t)d->t_narcs, s, &d->tbytes), "uploading the top table");
     }
     if (d->q_max && (rc = gp_cch_plan_pieces(p, t, top ? top->nphases : 0, PIECE_MIN_STEPS,
                                              PIECE_MAX_BIN, d->q_max, &pt, err)) != GP_OK)
@@ -611,24 +668,34 @@ extern "C" int gp_dcch_plan(gp_dcch *d, void *stream, uint32_t base, uint32_t ra
             }
         d->q_ntab = pt->ntab;
         d->q_max_steps = pt->max_steps;
-        CK(dput(&d->q_bins, pt->bins, (size_t)pt->ntab, s, &d->bytes), "uploading the piece tables");
-        CK(dput(&d->q_first, pt->first, (size_t)p->nbins + 1, s, &d->bytes), "uploading the piece tables");
-        CK(dput(&d->q_depth, pt->depth, (size_t)p->n, s, &d->bytes), "uploading the piece tables");
-        CK(dput(&d->q_ent, (const u64 *)pt->ent, (size_t)pt->first[p->nbins], s, &d->bytes),
+        CK(dput(&d->q_bins, pt->bins, (size_t)pt->ntab, s, &d->tbytes), "uploading the piece tables");
+        CK(dput(&d->q_first, pt->first, (size_t)p->nbins + 1, s, &d->tbytes), "uploading the piece tables");
+        CK(dput(&d->q_depth, pt->depth, (size_t)p->n, s, &d->tbytes), "uploading the piece tables");
+        d->q_nent = pt->first[p->nbins];
+        CK(dput(&d->q_tmpl, (const u64 *)pt->ent, (size_t)pt->first[p->nbins], s, &d->tbytes),
            "uploading the piece tables");
-        CK(dput(&d->q_bad, (const uint32_t *)NULL, 1, s, &d->bytes), "uploading the piece tables");
     }
-    d->p_bytes = d->bytes - before;
-    if ((rc = plan_weights(d, s, err)) != GP_OK) goto out;
     CK(cudaStreamSynchronize(s), "uploading the plan");
-    d->p_dirty = d->pdist_cap; /* positions moved: every cell may be stale */
 out:
-    if (rc) plan_free(d);
     gp_cch_plan_free(p);
     gp_cch_top_free(top);
     gp_cch_ptab_free(pt);
     free(pnode);
     return rc;
+}
+
+extern "C" int gp_dcch_plan(gp_dcch *d, void *stream, uint32_t base, uint32_t ratio,
+                            uint32_t bin_cap, gp_err *err) {
+    cudaStream_t s = (cudaStream_t)stream;
+    gp_dcch_topo *t = NULL;
+    /* a topology part of d's own: the shared one stays as it is for the other versions */
+    int rc = gp_dcch_topo_new(d->topo, stream, base, ratio, bin_cap, &t, err);
+    if (rc) return rc;
+    if ((rc = bind(d, t, s, err)) != GP_OK) {
+        d->p_nphases = 0; /* no plan weights: the level sweep answers */
+        return rc;
+    }
+    return plan_weights(d, s, err);
 }
 
 extern "C" void gp_dcch_set_sweep(gp_dcch *d, int sweep) {

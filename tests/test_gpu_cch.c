@@ -3,7 +3,8 @@
  * sources per sweep equal to the CPU backend's Dijkstra (the plan sweep with the default and a
  * many-phase plan, and the level sweep; after the second metric too), RPHAST tables equal to Dijkstra tables
  * (repeated targets, several batches), and the engine with the CUDA backend answering route AUTO,
- * sssp and table through the GPU CCH exactly; the GPU customization dropping a perfect pass's
+ * sssp and table through the GPU CCH exactly (also graph versions sharing their topology's device
+ * part); the GPU customization dropping a perfect pass's
  * query arcs and the queries relaxing those of a pass after it; random graphs, a road-like (gen:)
  * and a grid-like (grid:) generated graph, and DIMACS NY and BAY and the Liechtenstein OSM extract
  * (car) when $GPATH_DATA has them.
@@ -229,43 +230,124 @@ static void test_road(void **state) {
     gp_graph_unref(g);
 }
 
-static void test_engine(void **state) {
-    (void)state;
-    NEED_GPU();
+/* A cost per (tail, head): added to every arc u -> v, it keeps parallel arcs sorted by weight. */
+static uint32_t pair_cost(uint32_t u, uint32_t v, uint32_t salt) {
+    uint64_t z = ((uint64_t)u << 32 | v) * 0x9e3779b97f4a7c15ULL + salt;
+    return (uint32_t)((z >> 40) % 500);
+}
+
+/* A reweighted version of g (gp_graph_reweight: the same topology, other weights). */
+static gp_graph *reweighted(const gp_graph *g, uint32_t salt) {
     gp_err err;
     gp_err_clear(&err);
-    gp_engine *e = gp_engine_new("cuda", 2, NULL, &err);
-    assert_non_null(e);
-    assert_int_equal(gp_engine_set_cch(e, "on", 0, 0, &err), GP_OK);
-    gp_graph *g = random_graph(3000, 3, 100);
-    assert_int_equal(gp_engine_attach(e, g, &err), GP_OK);
-    assert_non_null(g->cch);
-    assert_non_null(((gp_cch *)g->cch)->gpu);
-    assert_string_equal(((gp_cch *)g->cch)->custom_on, "gpu");
-    uint64_t *d1 = malloc(3000 * 8), *d2 = malloc(3000 * 8);
-    uint32_t *p = malloc(3000 * 4);
+    uint32_t *w = malloc((size_t)g->m * 4 + 4), *rw = malloc((size_t)g->m * 4 + 4);
+    for (uint32_t u = 0; u < g->n; u++)
+        for (uint32_t a = g->row[u]; a < g->row[u + 1]; a++)
+            w[a] = g->w[a] + pair_cost(u, g->col[a], salt);
+    for (uint32_t v = 0; v < g->n; v++)
+        for (uint32_t a = g->rrow[v]; a < g->rrow[v + 1]; a++)
+            rw[a] = g->rw[a] + pair_cost(g->rcol[a], v, salt);
+    gp_graph *g2 = gp_graph_reweight(g, w, rw, &err);
+    if (!g2) fail_msg("reweight: %s", err.msg);
+    return g2;
+}
+
+/* The engine's answers on g (PHAST, a table, routes) equal the CPU backend's Dijkstra. */
+static void check_engine_answers(gp_engine *e, const gp_graph *g) {
+    gp_err err;
+    gp_err_clear(&err);
+    uint32_t n = g->n;
+    uint64_t *d1 = malloc((size_t)n * 8), *d2 = malloc((size_t)n * 8);
+    uint32_t *p = malloc((size_t)n * 4);
     for (int q = 0; q < 5; q++) {
-        uint32_t s = (uint32_t)(rnd() % 3000);
+        uint32_t s = (uint32_t)(rnd() % n), t = (uint32_t)(rnd() % n);
         assert_int_equal(gp_engine_sssp(e, g, s, GP_INF, d2, p, &err), GP_OK);
         assert_int_equal(cpu->ops->sssp(cpu, g, s, GP_INF, d1, NULL, &err), GP_OK);
-        assert_memory_equal(d1, d2, 3000 * 8);
+        assert_memory_equal(d1, d2, (size_t)n * 8);
         gp_path a, b;
-        uint32_t t = (uint32_t)(rnd() % 3000);
         assert_int_equal(gp_engine_p2p(e, g, s, t, GP_P2P_AUTO, &a, &err), GP_OK);
         assert_int_equal(cpu->ops->p2p(cpu, g, s, t, GP_P2P_DIJKSTRA, &b, &err), GP_OK);
         assert_int_equal(a.dist, b.dist);
         gp_path_free(&a);
         gp_path_free(&b);
     }
-    uint32_t src[3] = {0, 5, 2999}, dst[4] = {1, 1, 77, 2000};
-    uint64_t o1[12], o2[12];
-    assert_int_equal(gp_engine_table(e, g, src, 3, dst, 4, o2, &err), GP_OK);
-    assert_int_equal(cpu->ops->table(cpu, g, src, 3, dst, 4, o1, &err), GP_OK);
+    uint32_t src[5], dst[7];
+    for (int i = 0; i < 5; i++) src[i] = (uint32_t)(rnd() % n);
+    for (int i = 0; i < 7; i++) dst[i] = (uint32_t)(rnd() % n);
+    uint64_t o1[35], o2[35];
+    assert_int_equal(gp_engine_table(e, g, src, 5, dst, 7, o2, &err), GP_OK);
+    assert_int_equal(cpu->ops->table(cpu, g, src, 5, dst, 7, o1, &err), GP_OK);
     assert_memory_equal(o1, o2, sizeof o1);
     free(d1);
     free(d2);
     free(p);
+}
+
+/* An engine on the CUDA backend with the CCH on for every graph. */
+static gp_engine *cch_engine(void) {
+    gp_err err;
+    gp_err_clear(&err);
+    gp_engine *e = gp_engine_new("cuda", 2, NULL, &err);
+    assert_non_null(e);
+    assert_int_equal(gp_engine_set_cch(e, "on", 0, 0, &err), GP_OK);
+    return e;
+}
+
+static void test_engine(void **state) {
+    (void)state;
+    NEED_GPU();
+    gp_err err;
+    gp_err_clear(&err);
+    gp_engine *e = cch_engine();
+    gp_graph *g = random_graph(3000, 3, 100);
+    assert_int_equal(gp_engine_attach(e, g, &err), GP_OK);
+    assert_non_null(g->cch);
+    assert_non_null(((gp_cch *)g->cch)->gpu);
+    assert_string_equal(((gp_cch *)g->cch)->custom_on, "gpu");
+    check_engine_answers(e, g);
     gp_graph_unref(g);
+    gp_engine_free(e);
+}
+
+/* Graph versions of one topology (a cost change: PATCH .../links) share the topology's device
+ * part: the second version reuses the first's, keeps answering after the first is gone, and
+ * hands it on to a third; once no version holds it, a new attach uploads it again. */
+static void test_versions(void **state) {
+    (void)state;
+    NEED_GPU();
+    gp_err err;
+    gp_err_clear(&err);
+    gp_engine *e = cch_engine();
+    gp_graph *g1 = gp_generate_road(20000, 7, &err);
+    assert_non_null(g1);
+    assert_int_equal(gp_engine_attach(e, g1, &err), GP_OK);
+    gp_cch *c1 = g1->cch;
+    assert_non_null(c1);
+    assert_string_equal(c1->custom_on, "gpu");
+    assert_int_equal(gp_cch_gpu_topo_reused(c1, NULL), 0);
+    gp_graph *g2 = reweighted(g1, 1);
+    assert_int_equal(gp_engine_attach(e, g2, &err), GP_OK);
+    gp_cch *c2 = g2->cch;
+    assert_non_null(c2);
+    assert_ptr_equal(c2->topo, c1->topo);
+    assert_string_equal(c2->custom_on, "gpu");
+    assert_int_equal(gp_cch_gpu_topo_reused(c2, NULL), 1);
+    check_engine_answers(e, g1); /* each version its own metric on the shared part */
+    check_engine_answers(e, g2);
+    gp_graph_unref(g1);
+    check_engine_answers(e, g2);
+    gp_graph *g3 = reweighted(g2, 2);
+    assert_int_equal(gp_engine_attach(e, g3, &err), GP_OK);
+    assert_int_equal(gp_cch_gpu_topo_reused(g3->cch, NULL), 1);
+    gp_graph_unref(g2);
+    check_engine_answers(e, g3);
+    gp_graph_unref(g3);
+    gp_graph *g4 = gp_generate_road(20000, 7, &err);
+    assert_int_equal(gp_engine_attach(e, g4, &err), GP_OK);
+    assert_non_null(g4->cch);
+    assert_int_equal(gp_cch_gpu_topo_reused(g4->cch, NULL), 0);
+    check_engine_answers(e, g4);
+    gp_graph_unref(g4);
     gp_engine_free(e);
 }
 
@@ -286,6 +368,7 @@ int main(void) {
         cmocka_unit_test(test_random),
         cmocka_unit_test(test_road),
         cmocka_unit_test(test_engine),
+        cmocka_unit_test(test_versions),
         cmocka_unit_test(test_real),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -124,7 +124,7 @@ __global__ void top_table(uint32_t K, const uint32_t *__restrict__ tf,
 template <bool K1, bool SA, bool CH = false>
 __global__ void sweep_bins(plan_dev P, uint32_t bin0, uint32_t k, unsigned long long *dist,
                            unsigned long long *out, uint32_t n, int last, uint32_t smem,
-                           const unsigned long long *__restrict__ tab);
+                           const unsigned long long *__restrict__ tab, uint32_t cr);
 __global__ void sweep_top(uint32_t l0, uint32_t l1, const uint32_t *__restrict__ lev, uint32_t k,
                           const uint32_t *__restrict__ first, const uint32_t *__restrict__ head,
                           const uint32_t *__restrict__ wt, unsigned long long *dist);
@@ -200,7 +200,7 @@ struct gp_dcch {
     int x_attr;             /* the chain kernels' shared-memory limit is set */
     uint32_t x_gen;         /* plan generation: graphs of an older plan are never launched */
     uint32_t *c_bin, *c_first, *c_node; /* device: the plan's chains (cch_plan.h) */
-    uint32_t *c_pmax, *c_ppos; /* host, per phase: the largest piece, positions */
+    uint32_t *c_pmax, *c_ppos, *c_parcs; /* host, per phase: largest piece, positions, inner arcs */
     uint64_t c_bytes;
     x_graph_slot x_graph[X_GRAPHS];
     uint64_t x_tick;
@@ -281,7 +281,8 @@ static void sweep_x_free(gp_dcch *d) {
     cudaFree(d->c_node);
     free(d->c_pmax);
     free(d->c_ppos);
-    d->c_bin = d->c_first = d->c_node = d->c_pmax = d->c_ppos = NULL;
+    free(d->c_parcs);
+    d->c_bin = d->c_first = d->c_node = d->c_pmax = d->c_ppos = d->c_parcs = NULL;
     d->bytes -= d->c_bytes;
     d->c_bytes = 0;
 }
@@ -298,13 +299,17 @@ static int sweep_x_plan(gp_dcch *d, const gp_cch_plan *p, cudaStream_t s, gp_err
     if ((rc = gp_cch_plan_chains(p, d->topo, &ch, err)) != GP_OK) return rc;
     d->c_pmax = (uint32_t *)malloc(((size_t)p->nphases + 1) * 4);
     d->c_ppos = (uint32_t *)malloc(((size_t)p->nphases + 1) * 4);
-    if (!d->c_pmax || !d->c_ppos) {
+    d->c_parcs = (uint32_t *)malloc(((size_t)p->nphases + 1) * 4);
+    if (!d->c_pmax || !d->c_ppos || !d->c_parcs) {
         rc = gp_err_set(err, GP_ENOMEM, "out of memory for the plan's chains");
         goto out;
     }
     memcpy(d->c_pmax, ch->max_piece, (size_t)p->nphases * 4);
-    for (uint32_t f = 0; f < p->nphases; f++)
-        d->c_ppos[f] = p->bin_first[p->phase_bin[f + 1]] - p->bin_first[p->phase_bin[f]];
+    for (uint32_t f = 0; f < p->nphases; f++) {
+        const uint32_t q0 = p->bin_first[p->phase_bin[f]], q1 = p->bin_first[p->phase_bin[f + 1]];
+        d->c_ppos[f] = q1 - q0;
+        d->c_parcs[f] = p->in_first[q1] - p->in_first[q0];
+    }
     CK(dput(&d->c_bin, ch->bin_piece, (size_t)p->nbins + 1, s, &d->bytes), "uploading the chains");
     CK(dput(&d->c_first, ch->first, (size_t)ch->npieces + 1, s, &d->bytes), "uploading the chains");
     CK(dput(&d->c_node, ch->node, (size_t)p->n, s, &d->bytes), "uploading the chains");
@@ -977,7 +982,7 @@ __global__ void gather_targets(uint32_t nt, uint32_t k, const uint32_t *__restri
 template <bool K1, bool SA, bool CH>
 __global__ void __launch_bounds__(PLAN_THREADS_MAX)
     sweep_bins(plan_dev P, uint32_t bin0, uint32_t k_, u64 *dist, u64 *out, uint32_t n, int last,
-               uint32_t smem, const u64 *__restrict__ tab) {
+               uint32_t smem, const u64 *__restrict__ tab, uint32_t cr) {
     extern __shared__ u64 sm[];
     const uint32_t k = K1 ? 1 : k_;
     const uint32_t b = bin0 + blockIdx.x, tid = threadIdx.x, bd = blockDim.x;
@@ -1046,26 +1051,36 @@ __global__ void __launch_bounds__(PLAN_THREADS_MAX)
         __syncthreads();
         D = R;
     }
-    if (CH) { /* chains: G lanes per piece (a lane per column), each piece walked in order */
+    if (CH) { /* chains: L = G x r lanes per piece (G a power of two >= min(k, 32): lane gl
+               * takes columns gl % G, + G, ...; r lanes split a node's arcs, an r-lane min, the
+               * first writes, __syncwarp before the next node reads), each piece walked in order */
         uint32_t G = 1;
         while (G < k && G < 32) G <<= 1;
-        const uint32_t gl = tid % G;
-        for (uint32_t j = __ldg(&P.ch_bin[b]) + tid / G; j < __ldg(&P.ch_bin[b + 1]); j += bd / G) {
+        const uint32_t r = cr, L = G * r, gl = tid % L, col = gl % G, sub = gl / G;
+        const unsigned mask = L == 32 ? 0xffffffffu : ((1u << L) - 1) << (tid % 32 / L * L);
+        for (uint32_t j = __ldg(&P.ch_bin[b]) + tid / L; j < __ldg(&P.ch_bin[b + 1]); j += bd / L) {
             const uint32_t x1 = __ldg(&P.ch_first[j + 1]);
             uint32_t x = __ldg(&P.ch_first[j]), i = __ldg(&P.ch_node[x]);
             for (; x < x1; x++) {
                 const uint32_t inext = x + 1 < x1 ? __ldg(&P.ch_node[x + 1]) : 0; /* in flight */
                 const uint32_t e0 = F[i], e1 = F[i + 1];
-                for (uint32_t sc = gl; sc < k; sc += G) {
-                    u64 best = D[i * k + sc];
-                    for (uint32_t a = e0; a < e1; a++) {
-                        const uint32_t w = W[a];
-                        if (w == INF32) continue;
-                        const u64 dh = D[H[a] * k + sc];
-                        if (dh != INF64 && dh + w < best) best = dh + w;
+                for (uint32_t c0 = 0; c0 < k; c0 += G) { /* the same trips on all L lanes */
+                    const uint32_t sc = c0 + col;
+                    u64 best = sc < k && sub == 0 ? D[i * k + sc] : INF64;
+                    if (sc < k)
+                        for (uint32_t a = e0 + sub; a < e1; a += r) {
+                            const uint32_t w = W[a];
+                            if (w == INF32) continue;
+                            const u64 dh = D[H[a] * k + sc];
+                            if (dh != INF64 && dh + w < best) best = dh + w;
+                        }
+                    for (uint32_t o = G; o < L; o <<= 1) {
+                        const u64 u = __shfl_xor_sync(mask, best, o, L);
+                        best = u < best ? u : best;
                     }
-                    D[i * k + sc] = best;
+                    if (sc < k && sub == 0) D[i * k + sc] = best;
                 }
+                if (r > 1) __syncwarp(mask);
                 i = inext;
             }
         }
@@ -1216,7 +1231,7 @@ struct x_key {
 static_assert(sizeof(x_key) <= sizeof(((gp_dcch *)0)->x_graph[0].key), "x_key fits");
 
 typedef void (*sweep_kern)(plan_dev, uint32_t, uint32_t, u64 *, u64 *, uint32_t, int, uint32_t,
-                           const u64 *);
+                           const u64 *, uint32_t);
 static const sweep_kern sweep_kerns[2][2][2] = { /* [k == 1][bins fit smem][chains] */
     {{sweep_bins<false, false, false>, sweep_bins<false, false, true>},
      {sweep_bins<false, true, false>, sweep_bins<false, true, true>}},
@@ -1227,10 +1242,10 @@ static const sweep_kern sweep_kerns[2][2][2] = { /* [k == 1][bins fit smem][chai
  * table's product), then a launch per phase (steps, piece tables or chains). With npev (the
  * profile) an event after the init and after each phase, and path[f] = the path phase f took
  * (0 steps, 1 piece tables, 2 chains; + 4 where its bins fit shared memory with their arcs and
- * steps) and smem[f] its shared memory per block. Also what
+ * steps; + 8 x the chains' lanes per column) and smem[f] its shared memory per block. Also what
  * GP_DCCH_SWEEP_GRAPH captures. */
 static int plan_issue(gp_dcch *d, cudaStream_t s, const x_key &x, cudaEvent_t *pev,
-                      uint32_t npev, unsigned char *path, uint32_t *smem_of, gp_err *err) {
+                      uint32_t npev, uint32_t *path, uint32_t *smem_of, gp_err *err) {
     int rc = GP_OK;
     const uint32_t k = x.k;
     sweep_init<<<x.nfill + x.nprod, INIT_THREADS, x.init_smem, s>>>(
@@ -1269,11 +1284,16 @@ static int plan_issue(gp_dcch *d, cudaStream_t s, const x_key &x, cudaEvent_t *p
                     if (tneed > smem) smem = (uint32_t)tneed;
                 }
             }
-            if (path) path[f] = (ch ? 2 : tab ? 1 : 0) + (sa ? 4 : 0);
+            /* chains: lanes splitting a node's arcs, about its phase's inner arcs per position
+             * (a power of two), within a warp with the columns' lanes */
+            uint32_t G = 1, r = 1;
+            while (G < k && G < 32) G <<= 1;
+            while (ch && G * r * 2 <= 32 && (uint64_t)r * 2 * d->c_ppos[f] <= d->c_parcs[f]) r <<= 1;
+            if (path) path[f] = (ch ? 2 : tab ? 1 : 0) + (sa ? 4 : 0) + (r << 3);
             if (smem_of) smem_of[f] = smem;
             sweep_kerns[k == 1][sa][ch]<<<nb, threads, smem, s>>>(P, d->p_phase_bin[f], k, d->pdist,
                                                             d->outbuf, d->n,
-                                                            f + 1 == d->p_nphases, smem, tab);
+                                                            f + 1 == d->p_nphases, smem, tab, r);
             CKL("sweep (plan)");
             if (npev) CK(cudaEventRecord(pev[f - x.f0 + 1], s), "plan profile");
         }
@@ -1287,7 +1307,7 @@ out:
  * resident blocks per SM, the device time and the bytes of distances read + written (positions
  * x k x 8, twice: the bin's cells in, the output out) per second. */
 static int plan_profile(gp_dcch *d, const x_key &x, cudaEvent_t *pev, uint32_t npev,
-                        const unsigned char *path, const uint32_t *smem_of, gp_err *err) {
+                        const uint32_t *path, const uint32_t *smem_of, gp_err *err) {
     int rc = GP_OK;
     float t0 = 0, ti = 0;
     const uint32_t k = x.k;
@@ -1307,15 +1327,21 @@ static int plan_profile(gp_dcch *d, const x_key &x, cudaEvent_t *pev, uint32_t n
         int per_sm = 0;
         CK(cudaEventElapsedTime(&ti, pev[f - x.f0], pev[f - x.f0 + 1]), "plan profile");
         if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                &per_sm, sweep_kerns[k == 1][path[f] >> 2][(path[f] & 3) == 2],
+                &per_sm, sweep_kerns[k == 1][(path[f] >> 2) & 1][(path[f] & 3) == 2],
                 k == 1 ? 256 : PLAN_THREADS_MAX, smem_of[f]) != cudaSuccess)
             per_sm = -1;
         const double pos = d->c_ppos ? (double)d->c_ppos[f] : 0;
+        char lanes[48] = "";
+        if ((path[f] & 3) == 2) /* chains: lanes per column (splitting a node's arcs) */
+            snprintf(lanes, sizeof lanes, " (%u lanes per column)", path[f] >> 3);
         fprintf(stderr,
-                "; phase %u (%u bins, %.0f positions, largest bin %u positions / %u steps, "
-                "largest piece %u, %s, %u B smem, %d blocks/SM) %.1f us = %.0f GB/s",
-                f, d->p_phase_bin[f + 1] - d->p_phase_bin[f], pos, d->p_max_nodes[f],
-                d->p_max_steps[f], d->c_pmax ? d->c_pmax[f] : 0, names[path[f] & 3], smem_of[f],
+                "; phase %u (%u bins, %.0f positions, %.1f inner arcs each, largest bin %u "
+                "positions / %u steps, largest piece %u, %s%s, %u B smem, %d blocks/SM) %.1f us = "
+                "%.0f GB/s",
+                f, d->p_phase_bin[f + 1] - d->p_phase_bin[f], pos,
+                pos > 0 && d->c_parcs ? d->c_parcs[f] / pos : 0.0, d->p_max_nodes[f],
+                d->p_max_steps[f], d->c_pmax ? d->c_pmax[f] : 0, names[path[f] & 3], lanes,
+                smem_of[f],
                 per_sm, ti * 1e3, ti > 0 ? pos * k * 16 / (ti * 1e-3) / 1e9 : 0.0);
     }
     fprintf(stderr, "\n");
@@ -1334,7 +1360,7 @@ static int run_plan(gp_dcch *d, cudaStream_t s, uint32_t k, const uint32_t *init
     u64 *before = d->pdist;
     x_key x;
     cudaEvent_t pev[18];
-    unsigned char path[16];
+    uint32_t path[16];
     uint32_t smem_of[16], npev = 0;
     const char *pf = getenv("GPATH_CCH_PLAN_PROFILE"), *cm = getenv("GPATH_CCH_CHAINS");
     memset(&x, 0, sizeof x);

@@ -1416,8 +1416,7 @@ static int run_plan(gp_dcch *d, cudaStream_t s, uint32_t k, const uint32_t *init
     /* GPATH_CCH_PLAN_PROFILE=1 (the lab): an event after the init and after each phase */
     npev = pf && *pf == '1' && d->p_nphases <= 16 ? d->p_nphases - x.f0 + 1 : 0;
     for (uint32_t i = 0; i < npev; i++) CK(cudaEventCreate(&pev[i]), "plan profile");
-    CK(cudaEventRecord(d->ev0, s), "sweep");
-    if ((d->x_flags & GP_DCCH_SWEEP_GRAPH) && !npev) {
+    if ((d->x_flags & GP_DCCH_SWEEP_GRAPH) && !npev) { /* ev0 after a capture: device time */
         x_graph_slot *slot = NULL, *lru = &d->x_graph[0];
         for (int i = 0; i < X_GRAPHS; i++) {
             x_graph_slot *g = &d->x_graph[i];
@@ -1440,8 +1439,10 @@ static int run_plan(gp_dcch *d, cudaStream_t s, uint32_t k, const uint32_t *init
             memcpy(slot->key, &x, sizeof x);
         }
         slot->used = ++d->x_tick;
+        CK(cudaEventRecord(d->ev0, s), "sweep");
         CK(cudaGraphLaunch(slot->exec, s), "sweep (graph)");
     } else {
+        CK(cudaEventRecord(d->ev0, s), "sweep");
         if ((rc = plan_issue(d, s, x, pev, npev, path, smem_of, err)) != GP_OK) return rc;
     }
     if (npev) {

@@ -70,6 +70,19 @@
  *       -> ~0.06 ms; NY 0.156 -> ~0.07; gen:1M 0.406 -> ~0.15; 16 per sweep (phase 3 keeps its
  *       steps) within 10% of v5; customization + ~0.1-0.2 ms (BAY, NY), ~0.4 ms (gen:1M: a bin
  *       of 213 steps). Not yet measured.
+ *   v7  (opt-in: gp_dcch_set_sweep flags, engine/cuda_cch.h; the lab times them beside v6) (a)
+ *       GP_DCCH_SWEEP_GRAPH: the sweep's launches (sweep_init + a launch per phase) captured once
+ *       per key (x_key) as a CUDA graph and replayed: one submission instead of 3-6. (b)
+ *       GP_DCCH_SWEEP_CHAINS: a phase whose largest piece is short (GPATH_CCH_CHAINS, default
+ *       1024 positions) and that uses no piece table at this k is swept as chains (cch_plan.h
+ *       gp_cch_chains): G x r lanes per piece, a lane per column (r lanes splitting a node's
+ *       arcs), walking the piece position by position with no block barrier; the pieces of a bin
+ *       run side by side. Aimed at gen:24M's last phase at k = 16 (22,994 bins, 20.5 ms of the
+ *       24 ms sweep: ~35+ barrier-separated steps per bin at one 512-thread block per SM).
+ *       Predicted before any device run: BAY k=1 -5..-10 us from (a); gen:24M k=16 last phase
+ *       20.5 -> ~3-5 ms from (b) (a piece of <= 256 positions at ~100-200 cycles each, ~8 pieces
+ *       per SM at once, bounded by shared memory); k = 1 phases with piece tables unchanged
+ *       (CHAINS_FIRST tries chains there too). Not yet measured.
  *   Customization (both): BAY 1.9 ms, NY 3.7 ms device (CPU, 16 threads: 14 / 33 ms); v5 adds the
  *       top table: 2.7 / 4.8 ms.
  */

@@ -1385,15 +1385,15 @@ static int run_plan(gp_dcch *d, cudaStream_t s, uint32_t k, const uint32_t *init
     if (d->pdist != before) d->p_dirty = d->pdist_cap;
     CK(grow(&d->outbuf, &d->out_cap, cells), "allocating the PHAST output");
     if ((rc = upload_init(d, s, k, init_first, init_rank, init_dist, err)) != GP_OK) return rc;
-    if (!d->x_attr) { /* the chain kernels may use all of a block's shared memory too */
-        CK(cudaFuncSetAttribute(sweep_bins<false, false, true>,
-                                cudaFuncAttributeMaxDynamicSharedMemorySize, d->smem_max), "chains");
-        CK(cudaFuncSetAttribute(sweep_bins<false, true, true>,
-                                cudaFuncAttributeMaxDynamicSharedMemorySize, d->smem_max), "chains");
-        CK(cudaFuncSetAttribute(sweep_bins<true, false, true>,
-                                cudaFuncAttributeMaxDynamicSharedMemorySize, d->smem_max), "chains");
-        CK(cudaFuncSetAttribute(sweep_bins<true, true, true>,
-                                cudaFuncAttributeMaxDynamicSharedMemorySize, d->smem_max), "chains");
+    if (!d->x_attr) { /* the chain kernels may use all of a block's shared memory too (the
+                       * device's limit: d->smem_max may be lowered by GPATH_CCH_PLAN_SMEM) */
+        int dev = 0, lim = 0;
+        CK(cudaGetDevice(&dev), "cudaGetDevice");
+        CK(cudaDeviceGetAttribute(&lim, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev), "chains");
+        for (int k1 = 0; k1 < 2; k1++)
+            for (int sa = 0; sa < 2; sa++)
+                CK(cudaFuncSetAttribute(sweep_kerns[k1][sa][1],
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize, lim), "chains");
         d->x_attr = 1;
     }
     { /* the fill range and the init launch's blocks */

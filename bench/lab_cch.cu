@@ -36,7 +36,11 @@
  *                the plan with its top table only (no piece tables), the plan without tables
  *                and the level sweep (the ratios; each variant checked against CPU PHAST on its
  *                own: a failing one prints FAIL, the others are still timed, exit status 1),
- *                the plan's per-phase device times (stderr, GPATH_CCH_PLAN_PROFILE), CPU PHAST,
+ *                issue 18's opt-in variants of the default (a CUDA graph of the launches,
+ *                chains with and without piece tables, chains + graph; each checked the same
+ *                way), the plan's per-phase device times (stderr, GPATH_CCH_PLAN_PROFILE: per
+ *                phase its path, bins, largest bin and piece, shared memory, blocks per SM,
+ *                GB/s), CPU PHAST,
  *                vs near-far GPU SSSP (device ms) and CPU Dijkstra; every GPU tree checked;
  *             5. tables 100x100 and 1000x1000: GPU RPHAST, CPU buckets vs near-far GPU tables
  *                (and the CPU backend's Dijkstra table at 100x100); checked.
@@ -270,10 +274,31 @@ static void run_graph(lab &L, const char *spec, bool small) {
     std::vector<double> nt1, nt16; /* the plan without tables (mode 2), same sources */
     if (gp_cch_gpu_sweep(c, 2, 0, 0, 0, &err)) die("plan sweep", err);
     one_to_all("plan without tables", nt1, NULL, nt16, NULL, false);
+    /* issue 18's opt-in variants of the default plan sweep (engine/cuda_cch.h), same sources,
+     * each checked against CPU PHAST: the launches as one CUDA graph (16), chains where the
+     * largest piece is at most 1024 positions and no piece table is used (4), chains before piece
+     * tables too (4 | 8), chains at most 256 positions, chains + graph */
+    struct xvar {
+        const char *name;
+        int mode;
+        const char *chains; /* GPATH_CCH_CHAINS, NULL: the default */
+        std::vector<double> t1, t16;
+    };
+    std::vector<xvar> xv = {{"graph", 16, NULL, {}, {}},
+                            {"chains", 4, NULL, {}, {}},
+                            {"chains before piece tables", 12, NULL, {}, {}},
+                            {"chains <= 256", 4, "256", {}, {}},
+                            {"chains + graph", 20, NULL, {}, {}}};
+    for (auto &v : xv) {
+        if (v.chains) setenv("GPATH_CCH_CHAINS", v.chains, 1);
+        if (gp_cch_gpu_sweep(c, v.mode, 0, 0, 0, &err)) die("plan sweep variant", err);
+        one_to_all(v.name, v.t1, NULL, v.t16, NULL, false);
+        unsetenv("GPATH_CCH_CHAINS");
+    }
     if (!small) { /* where the plan sweep's time goes: per-phase device times (stderr) */
         fflush(stdout);
         setenv("GPATH_CCH_PLAN_PROFILE", "1", 1);
-        for (int mode : {0, 3, 2}) {
+        for (int mode : {0, 3, 2, 4, 12}) {
             if (gp_cch_gpu_sweep(c, mode, 0, 0, 0, &err)) die("plan sweep", err);
             for (uint32_t k : {1u, 16u})
                 if (gp_cch_gpu_sssp(c, srcs[0].data(), k, dg.data(), &err)) die("phast profile", err);
@@ -338,6 +363,15 @@ static void run_graph(lab &L, const char *spec, bool small) {
            "1 source %.3f vs %.3f (%.2fx); 16 per sweep %.3f vs %.3f ms per tree (%.2fx)\n",
            median(ph1), median(nt1), median(nt1) / median(ph1), median(ph16) / 16,
            median(nt16) / 16, median(nt16) / median(ph16));
+    printf("- PHAST sweep, issue 18 variants (default plan; same sources, same run; device ms; "
+           "default / variant in parentheses, > 1 = the variant is faster): 1 source default %.3f",
+           median(ph1));
+    for (auto &v : xv)
+        printf(", %s %.3f (%.2fx)", v.name, median(v.t1), median(ph1) / median(v.t1));
+    printf("; 16 per sweep per tree default %.3f", median(ph16) / 16);
+    for (auto &v : xv)
+        printf(", %s %.3f (%.2fx)", v.name, median(v.t16) / 16, median(ph16) / median(v.t16));
+    printf("\n");
     fflush(stdout);
     for (auto &v : L.plans) { /* plan variants: base x ratio x bin cap */
         if (gp_cch_gpu_sweep(c, 0, v[0], v[1], v[2], &err)) die("plan variant", err);

@@ -211,11 +211,14 @@ int gp_cch_gpu_sweep(const gp_cch *c, int mode, uint32_t base, uint32_t ratio, u
     if (!g) return gp_err_set(err, GP_EUNSUPPORTED, "this CCH has no GPU state");
     pthread_mutex_lock(&g->mu);
     cudaSetDevice(g->device);
-    gp_dcch_set_sweep(g->d, mode == 1 ? GP_DCCH_SWEEP_LEVELS
-                            : mode == 2 ? GP_DCCH_SWEEP_PLAN_NOTOP
-                            : mode == 3 ? GP_DCCH_SWEEP_PLAN_NOPIECES
-                                        : GP_DCCH_SWEEP_PLAN);
-    if (mode != 1 && (base || ratio || bin_cap))
+    int base_mode = mode & 3, flags = mode & ~3;
+    gp_dcch_set_sweep(g->d, (base_mode == 1 ? GP_DCCH_SWEEP_LEVELS
+                             : base_mode == 2 ? GP_DCCH_SWEEP_PLAN_NOTOP
+                             : base_mode == 3 ? GP_DCCH_SWEEP_PLAN_NOPIECES
+                                              : GP_DCCH_SWEEP_PLAN) |
+                                (flags & (GP_DCCH_SWEEP_CHAINS | GP_DCCH_SWEEP_CHAINS_FIRST |
+                                          GP_DCCH_SWEEP_GRAPH)));
+    if (base_mode != 1 && (base || ratio || bin_cap))
         rc = gp_dcch_plan(g->d, (void *)g->stream, base, ratio, bin_cap, err);
     pthread_mutex_unlock(&g->mu);
     return rc;

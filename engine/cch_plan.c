@@ -421,6 +421,80 @@ void gp_cch_top_table(const gp_cch_top *t, const uint32_t *bw, uint64_t *tab) {
     }
 }
 
+void gp_cch_chains_free(gp_cch_chains *ch) {
+    if (!ch) return;
+    free(ch->bin_piece);
+    free(ch->first);
+    free(ch->node);
+    free(ch->max_piece);
+    free(ch);
+}
+
+int gp_cch_plan_chains(const gp_cch_plan *p, const gp_cch_topo *t, gp_cch_chains **out,
+                       gp_err *err) {
+    const uint32_t n = p->n;
+    gp_cch_chains *ch = calloc(1, sizeof *ch);
+    uint32_t *root = malloc((size_t)n * 4 + 4), *size = calloc((size_t)n + 1, 4);
+    uint32_t *id = malloc((size_t)n * 4 + 4);
+    piece *pc = malloc(((size_t)p->max_bin_nodes + 1) * sizeof *pc);
+    int rc = GP_OK;
+    *out = NULL;
+    if (!ch || !root || !size || !id || !pc) goto oom;
+    ch->nbins = p->nbins;
+    ch->bin_piece = malloc(((size_t)p->nbins + 1) * 4);
+    ch->node = malloc((size_t)n * 4 + 4);
+    ch->max_piece = calloc((size_t)p->nphases + 1, 4);
+    if (!ch->bin_piece || !ch->node || !ch->max_piece) goto oom;
+    /* the piece of a position: its parent's when the parent is in the same bin (an inner upper
+     * neighbour: an earlier position), else itself */
+    for (uint32_t f = 0; f < p->nphases; f++)
+        for (uint32_t b = p->phase_bin[f]; b < p->phase_bin[f + 1]; b++) {
+            uint32_t p0 = p->bin_first[b], p1 = p->bin_first[b + 1];
+            for (uint32_t q = p0; q < p1; q++) {
+                uint32_t par = t->parent[p->rank[q]], pq = par == GP_NONE ? n : p->pos[par];
+                root[q] = pq >= p0 && pq < q ? root[pq] : q;
+                size[root[q]]++;
+            }
+            for (uint32_t q = p0; q < p1; q++)
+                if (size[q] > ch->max_piece[f]) ch->max_piece[f] = size[q];
+        }
+    uint32_t np = 0;
+    for (uint32_t q = 0; q < n; q++) np += root[q] == q;
+    ch->npieces = np;
+    ch->first = malloc(((size_t)np + 1) * 4);
+    if (!ch->first) goto oom;
+    /* per bin: pieces largest first (then by root), positions ascending within a piece */
+    uint32_t j = 0, at = 0;
+    for (uint32_t b = 0; b < p->nbins; b++) {
+        uint32_t p0 = p->bin_first[b], p1 = p->bin_first[b + 1], c = 0;
+        ch->bin_piece[b] = j;
+        for (uint32_t q = p0; q < p1; q++)
+            if (root[q] == q) pc[c].root = q, pc[c++].size = size[q];
+        qsort(pc, c, sizeof *pc, cmp_piece);
+        for (uint32_t i = 0; i < c; i++) {
+            ch->first[j + i] = at;
+            id[pc[i].root] = at; /* fill cursor of the piece */
+            at += pc[i].size;
+        }
+        for (uint32_t q = p0; q < p1; q++) ch->node[id[root[q]]++] = q - p0;
+        j += c;
+    }
+    ch->bin_piece[p->nbins] = j;
+    ch->first[j] = at;
+    *out = ch;
+    ch = NULL;
+    goto done;
+oom:
+    rc = gp_err_set(err, GP_ENOMEM, "out of memory for the plan's chains (%u positions)", n);
+done:
+    free(root);
+    free(size);
+    free(id);
+    free(pc);
+    gp_cch_chains_free(ch);
+    return rc;
+}
+
 void gp_cch_ptab_free(gp_cch_ptab *pt) {
     if (!pt) return;
     free(pt->first);

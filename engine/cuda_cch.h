@@ -56,6 +56,15 @@ uint64_t gp_dcch_bytes(const gp_dcch *d); /* its own bytes plus its topology par
 #define GP_DCCH_SWEEP_LEVELS 1
 #define GP_DCCH_SWEEP_PLAN_NOTOP 2 /* the plan without its tables (cch_plan.h gp_cch_top, ptab) */
 #define GP_DCCH_SWEEP_PLAN_NOPIECES 3 /* the plan with its top table, without piece tables */
+/* Flags or'ed onto a plan sweep (issue 18; opt-in while the lab compares them with the default):
+ * CHAINS sweeps a phase whose largest piece has at most GPATH_CCH_CHAINS positions (default 1024)
+ * and that does not use piece tables at this k as chains (cch_plan.h gp_cch_chains: a group of
+ * lanes per piece, a lane per column, no block barrier between steps); CHAINS_FIRST prefers
+ * chains to piece tables too; GRAPH launches the sweep's kernels as one captured CUDA graph per k
+ * (re-captured when anything a launch depends on changes). */
+#define GP_DCCH_SWEEP_CHAINS 4
+#define GP_DCCH_SWEEP_CHAINS_FIRST 8
+#define GP_DCCH_SWEEP_GRAPH 16
 void gp_dcch_set_sweep(gp_dcch *d, int sweep);
 /* Rebuilds the plan with thresholds base, base*ratio, ... and at most about bin_cap nodes per bin
  * (0 = the defaults: 256, 16, 1024) into a topology part of d's own (the shared one, built with

@@ -70,6 +70,19 @@
  *       -> ~0.06 ms; NY 0.156 -> ~0.07; gen:1M 0.406 -> ~0.15; 16 per sweep (phase 3 keeps its
  *       steps) within 10% of v5; customization + ~0.1-0.2 ms (BAY, NY), ~0.4 ms (gen:1M: a bin
  *       of 213 steps). Not yet measured.
+ *   v7  (opt-in: gp_dcch_set_sweep flags, engine/cuda_cch.h; the lab times them beside v6) (a)
+ *       GP_DCCH_SWEEP_GRAPH: the sweep's launches (sweep_init + a launch per phase) captured once
+ *       per key (x_key) as a CUDA graph and replayed: one submission instead of 3-6. (b)
+ *       GP_DCCH_SWEEP_CHAINS: a phase whose largest piece is short (GPATH_CCH_CHAINS, default
+ *       1024 positions) and that uses no piece table at this k is swept as chains (cch_plan.h
+ *       gp_cch_chains): G x r lanes per piece, a lane per column (r lanes splitting a node's
+ *       arcs), walking the piece position by position with no block barrier; the pieces of a bin
+ *       run side by side. Aimed at gen:24M's last phase at k = 16 (22,994 bins, 20.5 ms of the
+ *       24 ms sweep: ~35+ barrier-separated steps per bin at one 512-thread block per SM).
+ *       Predicted before any device run: BAY k=1 -5..-10 us from (a); gen:24M k=16 last phase
+ *       20.5 -> ~3-5 ms from (b) (a piece of <= 256 positions at ~100-200 cycles each, ~8 pieces
+ *       per SM at once, bounded by shared memory); k = 1 phases with piece tables unchanged
+ *       (CHAINS_FIRST tries chains there too). Not yet measured.
  *   Customization (both): BAY 1.9 ms, NY 3.7 ms device (CPU, 16 threads: 14 / 33 ms); v5 adds the
  *       top table: 2.7 / 4.8 ms.
  */
@@ -108,22 +121,32 @@ typedef unsigned long long u64;
 #define PIECE_THREADS 256         /* piece_tables: block size */
 #define INIT_CHUNK 2048           /* plan sweeps: cells filled per block of sweep_init */
 #define INIT_THREADS 256
+#define CHAIN_MAX_PIECE 1024      /* chains (GP_DCCH_SWEEP_CHAINS): phases whose largest piece is
+                                   * at most this many positions (GPATH_CCH_CHAINS overrides) */
+#define X_GRAPHS 4                /* GP_DCCH_SWEEP_GRAPH: captured launch sequences kept */
 
 struct plan_dev { /* device copy of a gp_cch_plan (cch_plan.h) plus its weights */
     const uint32_t *bin_first, *bin_step, *step_first, *in_first, *in_head, *in_wt, *out_first,
         *out_head, *out_tail, *out_wt, *pnode;
     const uint32_t *tab_first; /* piece tables (cch_plan.h gp_cch_ptab): entries per bin */
+    const uint32_t *ch_bin, *ch_first, *ch_node; /* chains (cch_plan.h gp_cch_chains) */
 };
 __global__ void top_table(uint32_t K, const uint32_t *__restrict__ tf,
                           const uint32_t *__restrict__ th, const uint32_t *__restrict__ tw,
                           unsigned long long *tab);
-template <bool K1, bool SA>
+template <bool K1, bool SA, bool CH = false>
 __global__ void sweep_bins(plan_dev P, uint32_t bin0, uint32_t k, unsigned long long *dist,
                            unsigned long long *out, uint32_t n, int last, uint32_t smem,
-                           const unsigned long long *__restrict__ tab);
+                           const unsigned long long *__restrict__ tab, uint32_t cr);
 __global__ void sweep_top(uint32_t l0, uint32_t l1, const uint32_t *__restrict__ lev, uint32_t k,
                           const uint32_t *__restrict__ first, const uint32_t *__restrict__ head,
                           const uint32_t *__restrict__ wt, unsigned long long *dist);
+
+struct x_graph_slot {       /* a captured plan sweep (fill/scatter/top product + phases) */
+    unsigned char key[128];  /* its x_key */
+    cudaGraphExec_t exec;
+    uint64_t used;
+};
 
 /* The part of a device CCH that depends on the topology alone: the upload, the levels and the
  * sweep plan with the layouts of its top table and piece tables. Built once per topology and
@@ -165,6 +188,9 @@ struct gp_dcch_topo {
     uint64_t q_nent;
     uint64_t *q_pent, *q_parcs; /* host, per phase: table entries, inner arcs */
     uint32_t *q_pmaxn;      /* host, per phase: nodes of the largest bin with a table */
+    /* the plan's chains (cch_plan.h gp_cch_chains; the GP_DCCH_SWEEP_CHAINS sweeps) */
+    uint32_t *c_bin, *c_first, *c_node; /* device */
+    uint32_t *c_pmax, *c_ppos, *c_parcs; /* host, per phase: largest piece, positions, inner arcs */
     uint64_t tbytes;        /* device bytes of this part */
 };
 
@@ -203,6 +229,14 @@ struct gp_dcch : gp_dcch_topo {
     int customized;
     uint64_t bytes;         /* device bytes of this instance (the shared part: tm->tbytes) */
     cudaEvent_t ev0, ev1;
+    /* ---- issue 18 sweep variants (GP_DCCH_SWEEP_CHAINS / _GRAPH; the chains are in the
+     * topology part): the captured graphs, per instance, freed by sweep_x_free (from gp_dcch_free
+     * and bind) ---- */
+    int x_flags;            /* GP_DCCH_SWEEP_CHAINS | _CHAINS_FIRST | _GRAPH */
+    int x_attr;             /* the chain kernels' shared-memory limit is set */
+    uint32_t x_gen;         /* plan generation: graphs of an older plan are never launched */
+    x_graph_slot x_graph[X_GRAPHS];
+    uint64_t x_tick;
 };
 
 static int cfail(cudaError_t e, const char *what, gp_err *err) {
@@ -247,7 +281,8 @@ static void topo_part_free(gp_dcch_topo *t) {
                    t->d_elevels, t->p_bin_first, t->p_bin_step, t->p_step_first, t->p_in_first,
                    t->p_in_head, t->p_in_edge, t->p_out_first, t->p_out_head, t->p_out_tail,
                    t->p_out_edge, t->p_pnode, t->p_pos, t->t_first, t->t_head, t->t_edge,
-                   t->q_bins, t->q_first, t->q_depth, t->q_tmpl};
+                   t->q_bins, t->q_first, t->q_depth, t->q_tmpl, t->c_bin, t->c_first,
+                   t->c_node};
     for (size_t i = 0; i < sizeof dev / sizeof *dev; i++) cudaFree(dev[i]);
     free(t->level_first);
     free(t->edge_level);
@@ -258,6 +293,9 @@ static void topo_part_free(gp_dcch_topo *t) {
     free(t->q_pent);
     free(t->q_parcs);
     free(t->q_pmaxn);
+    free(t->c_pmax);
+    free(t->c_ppos);
+    free(t->c_parcs);
     gp_cch_topo_unref((gp_cch_topo *)t->topo);
     free(t);
 }
@@ -269,6 +307,15 @@ extern "C" void gp_dcch_topo_unref(gp_dcch_topo *t) {
 }
 
 extern "C" uint64_t gp_dcch_topo_bytes(const gp_dcch_topo *t) { return t ? t->tbytes : 0; }
+
+/* Issue 18 variants: the captured graphs (gp_dcch's last block). */
+static void sweep_x_free(gp_dcch *d) {
+    for (int i = 0; i < X_GRAPHS; i++) {
+        if (d->x_graph[i].exec) cudaGraphExecDestroy(d->x_graph[i].exec);
+        d->x_graph[i].exec = NULL;
+        d->x_graph[i].used = 0;
+    }
+}
 
 /* This instance's plan weights and tables (sized by its topology part). */
 static void metric_free(gp_dcch *d) {
@@ -290,6 +337,8 @@ static int bind(gp_dcch *d, gp_dcch_topo *t, cudaStream_t s, gp_err *err) {
     int rc = GP_OK;
     if (d->tm) d->bytes -= metric_bytes(d->tm);
     metric_free(d);
+    sweep_x_free(d); /* graphs captured for the old part: dropped, and no old key matches */
+    d->x_gen++;
     gp_dcch_topo_unref(d->tm);
     static_cast<gp_dcch_topo &>(*d) = *t;
     d->tm = t;
@@ -311,8 +360,36 @@ out:
     return rc;
 }
 
+/* The chains of plan p (cch_plan.h) into topology part d: to the device, per-phase metadata on
+ * the host. */
+static int topo_chains(gp_dcch_topo *d, const gp_cch_plan *p, cudaStream_t s, gp_err *err) {
+    int rc = GP_OK;
+    gp_cch_chains *ch = NULL;
+    if ((rc = gp_cch_plan_chains(p, d->topo, &ch, err)) != GP_OK) return rc;
+    d->c_pmax = (uint32_t *)malloc(((size_t)p->nphases + 1) * 4);
+    d->c_ppos = (uint32_t *)malloc(((size_t)p->nphases + 1) * 4);
+    d->c_parcs = (uint32_t *)malloc(((size_t)p->nphases + 1) * 4);
+    if (!d->c_pmax || !d->c_ppos || !d->c_parcs) {
+        rc = gp_err_set(err, GP_ENOMEM, "out of memory for the plan's chains");
+        goto out;
+    }
+    memcpy(d->c_pmax, ch->max_piece, (size_t)p->nphases * 4);
+    for (uint32_t f = 0; f < p->nphases; f++) {
+        const uint32_t q0 = p->bin_first[p->phase_bin[f]], q1 = p->bin_first[p->phase_bin[f + 1]];
+        d->c_ppos[f] = q1 - q0;
+        d->c_parcs[f] = p->in_first[q1] - p->in_first[q0];
+    }
+    CK(dput(&d->c_bin, ch->bin_piece, (size_t)p->nbins + 1, s, &d->tbytes), "uploading the chains");
+    CK(dput(&d->c_first, ch->first, (size_t)ch->npieces + 1, s, &d->tbytes), "uploading the chains");
+    CK(dput(&d->c_node, ch->node, (size_t)p->n, s, &d->tbytes), "uploading the chains");
+out:
+    gp_cch_chains_free(ch);
+    return rc;
+}
+
 extern "C" void gp_dcch_free(gp_dcch *d) {
     if (!d) return;
+    sweep_x_free(d);
     metric_free(d);
     void *dev[] = {d->pdist, d->ofw, d->obw, d->fw, d->bw, d->fmid, d->bmid, d->bad, d->dist,
                    d->init_rank, d->init_dist, d->init_first, d->outbuf, d->r_first, d->r_head,
@@ -675,6 +752,7 @@ static int topo_plan(gp_dcch_topo *d, cudaStream_t s, uint32_t base, uint32_t ra
         CK(dput(&d->q_tmpl, (const u64 *)pt->ent, (size_t)pt->first[p->nbins], s, &d->tbytes),
            "uploading the piece tables");
     }
+    if ((rc = topo_chains(d, p, s, err)) != GP_OK) goto out; /* issue 18 variants */
     CK(cudaStreamSynchronize(s), "uploading the plan");
 out:
     gp_cch_plan_free(p);
@@ -699,10 +777,12 @@ extern "C" int gp_dcch_plan(gp_dcch *d, void *stream, uint32_t base, uint32_t ra
 }
 
 extern "C" void gp_dcch_set_sweep(gp_dcch *d, int sweep) {
-    d->sweep = sweep == GP_DCCH_SWEEP_LEVELS || sweep == GP_DCCH_SWEEP_PLAN_NOTOP ||
-                       sweep == GP_DCCH_SWEEP_PLAN_NOPIECES
-                   ? sweep
+    const int base = sweep & 3; /* the four sweeps; the flags of issue 18 above */
+    d->sweep = base == GP_DCCH_SWEEP_LEVELS || base == GP_DCCH_SWEEP_PLAN_NOTOP ||
+                       base == GP_DCCH_SWEEP_PLAN_NOPIECES
+                   ? base
                    : GP_DCCH_SWEEP_PLAN;
+    d->x_flags = sweep & (GP_DCCH_SWEEP_CHAINS | GP_DCCH_SWEEP_CHAINS_FIRST | GP_DCCH_SWEEP_GRAPH);
 }
 
 extern "C" int gp_dcch_set_metric(gp_dcch *d, void *stream, const uint32_t *ofw,
@@ -970,10 +1050,10 @@ __global__ void gather_targets(uint32_t nt, uint32_t k, const uint32_t *__restri
  * with its arcs and step offsets (smem >= cells*8 + (N+1)*4 + A*8 + (steps+1)*4): then D, F, H,
  * W and the step offsets are plain shared arrays (ld.shared, no generic loads, no global load of
  * the next step's offset inside the step loop). */
-template <bool K1, bool SA>
+template <bool K1, bool SA, bool CH>
 __global__ void __launch_bounds__(PLAN_THREADS_MAX)
     sweep_bins(plan_dev P, uint32_t bin0, uint32_t k_, u64 *dist, u64 *out, uint32_t n, int last,
-               uint32_t smem, const u64 *__restrict__ tab) {
+               uint32_t smem, const u64 *__restrict__ tab, uint32_t cr) {
     extern __shared__ u64 sm[];
     const uint32_t k = K1 ? 1 : k_;
     const uint32_t b = bin0 + blockIdx.x, tid = threadIdx.x, bd = blockDim.x;
@@ -1042,9 +1122,44 @@ __global__ void __launch_bounds__(PLAN_THREADS_MAX)
         __syncthreads();
         D = R;
     }
+    if (CH) { /* chains: L = G x r lanes per piece (G a power of two >= min(k, 32): lane gl
+               * takes columns gl % G, + G, ...; r lanes split a node's arcs, an r-lane min, the
+               * first writes, __syncwarp before the next node reads), each piece walked in order */
+        uint32_t G = 1;
+        while (G < k && G < 32) G <<= 1;
+        const uint32_t r = cr, L = G * r, gl = tid % L, col = gl % G, sub = gl / G;
+        const unsigned mask = L == 32 ? 0xffffffffu : ((1u << L) - 1) << (tid % 32 / L * L);
+        for (uint32_t j = __ldg(&P.ch_bin[b]) + tid / L; j < __ldg(&P.ch_bin[b + 1]); j += bd / L) {
+            const uint32_t x1 = __ldg(&P.ch_first[j + 1]);
+            uint32_t x = __ldg(&P.ch_first[j]), i = __ldg(&P.ch_node[x]);
+            for (; x < x1; x++) {
+                const uint32_t inext = x + 1 < x1 ? __ldg(&P.ch_node[x + 1]) : 0; /* in flight */
+                const uint32_t e0 = F[i], e1 = F[i + 1];
+                for (uint32_t c0 = 0; c0 < k; c0 += G) { /* the same trips on all L lanes */
+                    const uint32_t sc = c0 + col;
+                    u64 best = sc < k && sub == 0 ? D[i * k + sc] : INF64;
+                    if (sc < k)
+                        for (uint32_t a = e0 + sub; a < e1; a += r) {
+                            const uint32_t w = W[a];
+                            if (w == INF32) continue;
+                            const u64 dh = D[H[a] * k + sc];
+                            if (dh != INF64 && dh + w < best) best = dh + w;
+                        }
+                    for (uint32_t o = G; o < L; o <<= 1) {
+                        const u64 u = __shfl_xor_sync(mask, best, o, L);
+                        best = u < best ? u : best;
+                    }
+                    if (sc < k && sub == 0) D[i * k + sc] = best;
+                }
+                if (r > 1) __syncwarp(mask);
+                i = inext;
+            }
+        }
+        __syncthreads();
+    }
     const uint32_t lane = tid & 31, warp = tid >> 5, nw = bd >> 5;
-    uint32_t qa = 0, qb = tb ? 0 : SA ? S[1] : P.step_first[s0 + 1] - p0;
-    for (uint32_t st = tb ? s1 : s0; st < s1; st++) {
+    uint32_t qa = 0, qb = tb || CH ? 0 : SA ? S[1] : P.step_first[s0 + 1] - p0;
+    for (uint32_t st = tb || CH ? s1 : s0; st < s1; st++) {
         uint32_t qn = SA ? (st + 2 <= s1 ? S[st + 2 - s0] : 0)
                          : (st + 2 <= s1 ? P.step_first[st + 2] - p0 : 0); /* in flight */
         const uint32_t items = (qb - qa) * k;
@@ -1176,50 +1291,46 @@ out:
     return rc;
 }
 
-/* PHAST through the plan: fill the upper phases' cells (and whatever an earlier call left), scatter
- * the upward searches by position, a launch per phase; the output lands in d->outbuf. */
-static int run_plan(gp_dcch *d, cudaStream_t s, uint32_t k, const uint32_t *init_first,
-                    const uint32_t *init_rank, const uint64_t *init_dist, gp_err *err) {
+/* What a captured plan sweep depends on (GP_DCCH_SWEEP_GRAPH): equal keys, equal launches. */
+struct x_key {
+    uint32_t k, K, f0, nfill, nprod, init_smem, chain_max, gen;
+    int sweep, flags, q_ok, pad;
+    size_t lo, hi;
+    const void *pdist, *outbuf, *init_first, *init_rank, *init_dist;
+};
+
+static_assert(sizeof(x_key) <= sizeof(((gp_dcch *)0)->x_graph[0].key), "x_key fits");
+
+typedef void (*sweep_kern)(plan_dev, uint32_t, uint32_t, u64 *, u64 *, uint32_t, int, uint32_t,
+                           const u64 *, uint32_t);
+static const sweep_kern sweep_kerns[2][2][2] = { /* [k == 1][bins fit smem][chains] */
+    {{sweep_bins<false, false, false>, sweep_bins<false, false, true>},
+     {sweep_bins<false, true, false>, sweep_bins<false, true, true>}},
+    {{sweep_bins<true, false, false>, sweep_bins<true, false, true>},
+     {sweep_bins<true, true, false>, sweep_bins<true, true, true>}}};
+
+/* The launches of one plan sweep after the init upload: sweep_init (fill, scatter, the top
+ * table's product), then a launch per phase (steps, piece tables or chains). With npev (the
+ * profile) an event after the init and after each phase, and path[f] = the path phase f took
+ * (0 steps, 1 piece tables, 2 chains; + 4 where its bins fit shared memory with their arcs and
+ * steps; + 8 x the chains' lanes per column) and smem[f] its shared memory per block. Also what
+ * GP_DCCH_SWEEP_GRAPH captures. */
+static int plan_issue(gp_dcch *d, cudaStream_t s, const x_key &x, cudaEvent_t *pev,
+                      uint32_t npev, uint32_t *path, uint32_t *smem_of, gp_err *err) {
     int rc = GP_OK;
-    size_t cells = (size_t)d->n * k;
-    u64 *before = d->pdist;
-    /* the top table: its phases are done by sweep_init's product */
-    const uint32_t K =
-        d->sweep == GP_DCCH_SWEEP_PLAN || d->sweep == GP_DCCH_SWEEP_PLAN_NOPIECES ? d->t_K : 0;
-    const uint32_t f0 = K ? d->t_nph : 0;
-    CK(grow(&d->pdist, &d->pdist_cap, cells), "allocating the sweep");
-    if (d->pdist != before) d->p_dirty = d->pdist_cap;
-    CK(grow(&d->outbuf, &d->out_cap, cells), "allocating the PHAST output");
-    if ((rc = upload_init(d, s, k, init_first, init_rank, init_dist, err)) != GP_OK) return rc;
-    CK(cudaEventRecord(d->ev0, s), "sweep");
-    {
-        size_t hi = (size_t)d->p_mid * k, lo = (size_t)K * k;
-        if (d->p_dirty > hi) hi = d->p_dirty;
-        if (hi > d->pdist_cap) hi = d->pdist_cap;
-        if (lo > hi) lo = hi;
-        d->p_dirty = d->pdist_cap; /* until the sweep is through */
-        uint32_t nfill = (uint32_t)((hi - lo + INIT_CHUNK - 1) / INIT_CHUNK), maxc = 0;
-        if (nfill < 1) nfill = 1;
-        for (uint32_t i = 0; i < k; i++)
-            if (init_first[i + 1] - init_first[i] > maxc) maxc = init_first[i + 1] - init_first[i];
-        uint32_t nprod = K ? k * ((K + 31) / 32) : 0;
-        sweep_init<<<nfill + nprod, INIT_THREADS, (size_t)maxc * 12 + 16, s>>>(
-            k, d->pdist, lo, hi, nfill, d->init_first, d->init_rank, (const u64 *)d->init_dist,
-            d->p_pos, K, d->t_tab, d->outbuf, d->p_pnode, d->n);
-        CKL("sweep init");
-    }
+    const uint32_t k = x.k;
+    sweep_init<<<x.nfill + x.nprod, INIT_THREADS, x.init_smem, s>>>(
+        k, d->pdist, x.lo, x.hi, x.nfill, d->init_first, d->init_rank, (const u64 *)d->init_dist,
+        d->p_pos, x.K, d->t_tab, d->outbuf, d->p_pnode, d->n);
+    CKL("sweep init");
+    if (npev) CK(cudaEventRecord(pev[0], s), "plan profile");
     {
         plan_dev P = {d->p_bin_first, d->p_bin_step,  d->p_step_first, d->p_in_first,
                       d->p_in_head,   d->p_in_wt,     d->p_out_first,  d->p_out_head,
-                      d->p_out_tail,  d->p_out_wt,    d->p_pnode,      d->q_first};
+                      d->p_out_tail,  d->p_out_wt,    d->p_pnode,      d->q_first,
+                      d->c_bin,       d->c_first,     d->c_node};
         unsigned threads = k == 1 ? 256 : PLAN_THREADS_MAX;
-        /* GPATH_CCH_PLAN_PROFILE=1 (the lab): an event after the init and after each phase */
-        cudaEvent_t pev[18];
-        const char *pf = getenv("GPATH_CCH_PLAN_PROFILE");
-        uint32_t npev = pf && *pf == '1' && d->p_nphases <= 16 ? d->p_nphases - f0 + 1 : 0;
-        for (uint32_t i = 0; i < npev; i++) CK(cudaEventCreate(&pev[i]), "plan profile");
-        if (npev) CK(cudaEventRecord(pev[0], s), "plan profile");
-        for (uint32_t f = f0; f < d->p_nphases; f++) {
+        for (uint32_t f = x.f0; f < d->p_nphases; f++) {
             uint32_t nb = d->p_phase_bin[f + 1] - d->p_phase_bin[f];
             uint64_t nodes = d->p_max_nodes[f], need = nodes * k * 8 + (nodes + 1) * 4 +
                                                       (uint64_t)d->p_max_arcs[f] * 8 + 16;
@@ -1230,45 +1341,185 @@ static int run_plan(gp_dcch *d, cudaStream_t s, uint32_t k, const uint32_t *init
             /* the phase's piece tables: for one source always, for several where the product's
              * work (entries x k) stays within twice the steps' (inner arcs x k) */
             const u64 *tab = NULL;
-            if (d->sweep == GP_DCCH_SWEEP_PLAN && d->q_ok && d->q_pent && d->q_pent[f] &&
-                (k == 1 || d->q_pent[f] <= 2 * d->q_parcs[f])) {
+            const bool tabs = d->sweep == GP_DCCH_SWEEP_PLAN && d->q_ok && d->q_pent &&
+                              d->q_pent[f] && (k == 1 || d->q_pent[f] <= 2 * d->q_parcs[f]);
+            /* chains (GP_DCCH_SWEEP_CHAINS): where the largest piece is short enough, in place
+             * of the steps, or also of the piece tables (CHAINS_FIRST) */
+            const bool ch = (x.flags & GP_DCCH_SWEEP_CHAINS) && d->c_pmax &&
+                            d->c_pmax[f] <= x.chain_max &&
+                            (!tabs || (x.flags & GP_DCCH_SWEEP_CHAINS_FIRST));
+            if (tabs && !ch) {
                 uint64_t tneed = (uint64_t)d->q_pmaxn[f] * k * 16;
                 if (tneed <= (uint64_t)d->smem_max) {
                     tab = d->q_ent;
                     if (tneed > smem) smem = (uint32_t)tneed;
                 }
             }
-            void (*kern)(plan_dev, uint32_t, uint32_t, u64 *, u64 *, uint32_t, int, uint32_t,
-                         const u64 *) =
-                k == 1 ? (sa ? sweep_bins<true, true> : sweep_bins<true, false>)
-                       : (sa ? sweep_bins<false, true> : sweep_bins<false, false>);
-            kern<<<nb, threads, smem, s>>>(P, d->p_phase_bin[f], k, d->pdist, d->outbuf, d->n,
-                                           f + 1 == d->p_nphases, smem, tab);
+            /* chains: lanes splitting a node's arcs, about its phase's inner arcs per position
+             * (a power of two), within a warp with the columns' lanes */
+            uint32_t G = 1, r = 1;
+            while (G < k && G < 32) G <<= 1;
+            while (ch && G * r * 2 <= 32 && (uint64_t)r * 2 * d->c_ppos[f] <= d->c_parcs[f]) r <<= 1;
+            if (path) path[f] = (ch ? 2 : tab ? 1 : 0) + (sa ? 4 : 0) + (r << 3);
+            if (smem_of) smem_of[f] = smem;
+            sweep_kerns[k == 1][sa][ch]<<<nb, threads, smem, s>>>(P, d->p_phase_bin[f], k, d->pdist,
+                                                            d->outbuf, d->n,
+                                                            f + 1 == d->p_nphases, smem, tab, r);
             CKL("sweep (plan)");
-            if (npev) CK(cudaEventRecord(pev[f - f0 + 1], s), "plan profile");
+            if (npev) CK(cudaEventRecord(pev[f - x.f0 + 1], s), "plan profile");
         }
-        if (npev) {
-            float t0 = 0, ti = 0;
-            CK(cudaEventSynchronize(pev[npev - 1]), "plan profile");
-            CK(cudaEventElapsedTime(&t0, d->ev0, pev[0]), "plan profile");
-            fprintf(stderr, "plan profile k=%u: init (fill, scatter", k);
-            if (K)
-                fprintf(stderr, ", top table of %u nodes = phases 0-%u, computed in %.1f us at "
-                                "customization", K, f0 - 1, d->t_ms * 1e3);
-            fprintf(stderr, ") %.1f us", t0 * 1e3);
-            if (d->sweep == GP_DCCH_SWEEP_PLAN && d->q_ntab)
-                fprintf(stderr, " [piece tables: %u bins, %.1f us at customization%s]", d->q_ntab,
-                        d->q_ms * 1e3, d->q_ok ? "" : ", off: a distance overflows");
-            for (uint32_t f = f0; f < d->p_nphases; f++) {
-                CK(cudaEventElapsedTime(&ti, pev[f - f0], pev[f - f0 + 1]), "plan profile");
-                fprintf(stderr, "; phase %u (%u bins%s) %.1f us", f,
-                        d->p_phase_bin[f + 1] - d->p_phase_bin[f],
-                        d->sweep == GP_DCCH_SWEEP_PLAN && d->q_ok && d->q_pent && d->q_pent[f]
-                            ? ", piece tables" : "", ti * 1e3);
-            }
-            fprintf(stderr, "\n");
-            for (uint32_t i = 0; i < npev; i++) cudaEventDestroy(pev[i]);
+    }
+out:
+    return rc;
+}
+
+/* The per-phase profile (GPATH_CCH_PLAN_PROFILE=1) on stderr: per phase its bins, positions, the
+ * largest bin (positions, steps), the largest piece, the path taken, shared memory per block and
+ * resident blocks per SM, the device time and the bytes of distances read + written (positions
+ * x k x 8, twice: the bin's cells in, the output out) per second. */
+static int plan_profile(gp_dcch *d, const x_key &x, cudaEvent_t *pev, uint32_t npev,
+                        const uint32_t *path, const uint32_t *smem_of, gp_err *err) {
+    int rc = GP_OK;
+    float t0 = 0, ti = 0;
+    const uint32_t k = x.k;
+    static const char *const names[3] = {"steps", "piece tables", "chains"};
+    CK(cudaEventSynchronize(pev[npev - 1]), "plan profile");
+    CK(cudaEventElapsedTime(&t0, d->ev0, pev[0]), "plan profile");
+    fprintf(stderr, "plan profile k=%u sweep %d flags %d: init (fill, scatter", k, d->sweep,
+            x.flags);
+    if (x.K)
+        fprintf(stderr, ", top table of %u nodes = phases 0-%u, computed in %.1f us at "
+                        "customization", x.K, x.f0 - 1, d->t_ms * 1e3);
+    fprintf(stderr, ") %.1f us", t0 * 1e3);
+    if (d->sweep == GP_DCCH_SWEEP_PLAN && d->q_ntab)
+        fprintf(stderr, " [piece tables: %u bins, %.1f us at customization%s]", d->q_ntab,
+                d->q_ms * 1e3, d->q_ok ? "" : ", off: a distance overflows");
+    for (uint32_t f = x.f0; f < d->p_nphases; f++) {
+        int per_sm = 0;
+        CK(cudaEventElapsedTime(&ti, pev[f - x.f0], pev[f - x.f0 + 1]), "plan profile");
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                &per_sm, sweep_kerns[k == 1][(path[f] >> 2) & 1][(path[f] & 3) == 2],
+                k == 1 ? 256 : PLAN_THREADS_MAX, smem_of[f]) != cudaSuccess)
+            per_sm = -1;
+        const double pos = d->c_ppos ? (double)d->c_ppos[f] : 0;
+        char lanes[48] = "";
+        if ((path[f] & 3) == 2) /* chains: lanes per column (splitting a node's arcs) */
+            snprintf(lanes, sizeof lanes, " (%u lanes per column)", path[f] >> 3);
+        fprintf(stderr,
+                "; phase %u (%u bins, %.0f positions, %.1f inner arcs each, largest bin %u "
+                "positions / %u steps, largest piece %u, %s%s, %u B smem, %d blocks/SM) %.1f us = "
+                "%.0f GB/s",
+                f, d->p_phase_bin[f + 1] - d->p_phase_bin[f], pos,
+                pos > 0 && d->c_parcs ? d->c_parcs[f] / pos : 0.0, d->p_max_nodes[f],
+                d->p_max_steps[f], d->c_pmax ? d->c_pmax[f] : 0, names[path[f] & 3], lanes,
+                smem_of[f],
+                per_sm, ti * 1e3, ti > 0 ? pos * k * 16 / (ti * 1e-3) / 1e9 : 0.0);
+    }
+    fprintf(stderr, "\n");
+out:
+    return rc;
+}
+
+/* PHAST through the plan: fill the upper phases' cells (and whatever an earlier call left), scatter
+ * the upward searches by position, a launch per phase; the output lands in d->outbuf. With
+ * GP_DCCH_SWEEP_GRAPH the launches after the init upload run as one CUDA graph, captured once per
+ * key (x_key: k, the fill range, the buffers, the plan generation, the paths' inputs). */
+static int run_plan(gp_dcch *d, cudaStream_t s, uint32_t k, const uint32_t *init_first,
+                    const uint32_t *init_rank, const uint64_t *init_dist, gp_err *err) {
+    int rc = GP_OK;
+    size_t cells = (size_t)d->n * k;
+    u64 *before = d->pdist;
+    x_key x;
+    cudaEvent_t pev[18];
+    uint32_t path[16];
+    uint32_t smem_of[16], npev = 0;
+    const char *pf = getenv("GPATH_CCH_PLAN_PROFILE"), *cm = getenv("GPATH_CCH_CHAINS");
+    memset(&x, 0, sizeof x);
+    /* the top table: its phases are done by sweep_init's product */
+    x.k = k;
+    x.K = d->sweep == GP_DCCH_SWEEP_PLAN || d->sweep == GP_DCCH_SWEEP_PLAN_NOPIECES ? d->t_K : 0;
+    x.f0 = x.K ? d->t_nph : 0;
+    CK(grow(&d->pdist, &d->pdist_cap, cells), "allocating the sweep");
+    if (d->pdist != before) d->p_dirty = d->pdist_cap;
+    CK(grow(&d->outbuf, &d->out_cap, cells), "allocating the PHAST output");
+    if ((rc = upload_init(d, s, k, init_first, init_rank, init_dist, err)) != GP_OK) return rc;
+    if (!d->x_attr) { /* the chain kernels may use all of a block's shared memory too (the
+                       * device's limit: d->smem_max may be lowered by GPATH_CCH_PLAN_SMEM) */
+        int dev = 0, lim = 0;
+        CK(cudaGetDevice(&dev), "cudaGetDevice");
+        CK(cudaDeviceGetAttribute(&lim, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev), "chains");
+        for (int k1 = 0; k1 < 2; k1++)
+            for (int sa = 0; sa < 2; sa++)
+                CK(cudaFuncSetAttribute(sweep_kerns[k1][sa][1],
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize, lim), "chains");
+        d->x_attr = 1;
+    }
+    { /* the fill range and the init launch's blocks */
+        size_t hi = (size_t)d->p_mid * k, lo = (size_t)x.K * k;
+        if (d->p_dirty > hi) hi = d->p_dirty;
+        if (hi > d->pdist_cap) hi = d->pdist_cap;
+        if (lo > hi) lo = hi;
+        uint32_t nfill = (uint32_t)((hi - lo + INIT_CHUNK - 1) / INIT_CHUNK), maxc = 0;
+        if (nfill < 1) nfill = 1;
+        for (uint32_t i = 0; i < k; i++)
+            if (init_first[i + 1] - init_first[i] > maxc) maxc = init_first[i + 1] - init_first[i];
+        x.lo = lo;
+        x.hi = hi;
+        x.nfill = nfill;
+        x.nprod = x.K ? k * ((x.K + 31) / 32) : 0;
+        /* the product's staging: rounded up so that a captured graph serves many sources */
+        uint32_t cap = (maxc + 255) / 256 * 256;
+        if ((size_t)cap * 12 + 16 > 48 * 1024) cap = maxc;
+        x.init_smem = cap * 12 + 16;
+    }
+    d->p_dirty = d->pdist_cap; /* until the sweep is through */
+    /* chains: the largest piece at most */
+    x.chain_max = cm && *cm ? (uint32_t)strtoul(cm, NULL, 10) : CHAIN_MAX_PIECE;
+    x.sweep = d->sweep;
+    x.flags = d->x_flags;
+    x.q_ok = d->q_ok;
+    x.gen = d->x_gen;
+    x.pdist = d->pdist;
+    x.outbuf = d->outbuf;
+    x.init_first = d->init_first;
+    x.init_rank = d->init_rank;
+    x.init_dist = d->init_dist;
+    /* GPATH_CCH_PLAN_PROFILE=1 (the lab): an event after the init and after each phase */
+    npev = pf && *pf == '1' && d->p_nphases <= 16 ? d->p_nphases - x.f0 + 1 : 0;
+    for (uint32_t i = 0; i < npev; i++) CK(cudaEventCreate(&pev[i]), "plan profile");
+    if ((d->x_flags & GP_DCCH_SWEEP_GRAPH) && !npev) { /* ev0 after a capture: device time */
+        x_graph_slot *slot = NULL, *lru = &d->x_graph[0];
+        for (int i = 0; i < X_GRAPHS; i++) {
+            x_graph_slot *g = &d->x_graph[i];
+            if (g->exec && !memcmp(g->key, &x, sizeof x)) slot = g;
+            if (g->used < lru->used) lru = g;
         }
+        if (!slot) {
+            cudaGraph_t graph = NULL;
+            slot = lru;
+            if (slot->exec) cudaGraphExecDestroy(slot->exec);
+            slot->exec = NULL;
+            CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), "capturing the sweep");
+            rc = plan_issue(d, s, x, NULL, 0, NULL, NULL, err);
+            cudaError_t e = cudaStreamEndCapture(s, &graph);
+            if (rc == GP_OK && e == cudaSuccess)
+                e = cudaGraphInstantiate(&slot->exec, graph, 0);
+            if (graph) cudaGraphDestroy(graph);
+            if (rc) return rc;
+            CK(e, "capturing the sweep");
+            memcpy(slot->key, &x, sizeof x);
+        }
+        slot->used = ++d->x_tick;
+        CK(cudaEventRecord(d->ev0, s), "sweep");
+        CK(cudaGraphLaunch(slot->exec, s), "sweep (graph)");
+    } else {
+        CK(cudaEventRecord(d->ev0, s), "sweep");
+        if ((rc = plan_issue(d, s, x, pev, npev, path, smem_of, err)) != GP_OK) return rc;
+    }
+    if (npev) {
+        rc = plan_profile(d, x, pev, npev, path, smem_of, err);
+        for (uint32_t i = 0; i < npev; i++) cudaEventDestroy(pev[i]);
+        if (rc) return rc;
     }
     d->p_dirty = (size_t)d->p_mid * k;
 out:

@@ -138,21 +138,28 @@ static void check_gpu(const gp_graph *g, int phast_sources) {
     }
     /* PHAST, 1 and 16 sources per sweep: the plan sweep (default: with its top table and piece
      * tables), the level sweep, a plan of many phases and small bins with both tables, without
-     * tables and with the top table only, the default plan without tables and with the top table
-     * only, and again with both (reused device buffers) */
+     * tables and with the top table only, with chains before piece tables (12) and chains without
+     * tables (2 | 4), the default plan without tables and with the top table only, and again with
+     * both (reused device buffers), with chains and with chains before piece tables as captured
+     * CUDA graphs (| 16: k = 1, 16, 1, 16; the second call of each k launches the captured
+     * graph again) */
     uint32_t src[16];
     for (int i = 0; i < 16; i++) src[i] = (uint32_t)(rnd() % n);
     uint64_t *dg = malloc((size_t)n * 16 * 8), *dc = malloc((size_t)n * 8);
-    static const uint32_t sweeps[8][4] = {{0, 0, 0, 0},       {1, 0, 0, 0},
-                                          {0, 2, 2, 8},       {2, 2, 2, 8},
-                                          {3, 2, 2, 8},       {2, 256, 16, 1024},
-                                          {3, 256, 16, 1024}, {0, 256, 16, 1024}};
-    for (int v = 0; v < 8; v++) {
+    static const uint32_t sweeps[12][4] = {{0, 0, 0, 0},       {1, 0, 0, 0},
+                                           {0, 2, 2, 8},       {2, 2, 2, 8},
+                                           {3, 2, 2, 8},       {12, 2, 2, 8},
+                                           {2 | 4, 2, 2, 8},   {2, 256, 16, 1024},
+                                           {3, 256, 16, 1024}, {0, 256, 16, 1024},
+                                           {4 | 16, 0, 0, 0},  {12 | 16, 0, 0, 0}};
+    for (int v = 0; v < 12; v++) {
         assert_int_equal(gp_cch_gpu_sweep(c, (int)sweeps[v][0], sweeps[v][1], sweeps[v][2],
                                           sweeps[v][3], &err),
                          GP_OK);
-        for (int k = 1; k <= 16; k += 15) {
-            if (k > phast_sources) break;
+        const int nk = sweeps[v][0] & 16 ? 4 : 2; /* a graph: captured, then launched again */
+        for (int ki = 0; ki < nk; ki++) {
+            const int k = ki % 2 ? 16 : 1;
+            if (k > phast_sources) continue;
             if (gp_cch_gpu_sssp(c, src, (uint32_t)k, dg, &err) != GP_OK)
                 fail_msg("phast: %s", err.msg);
             for (int i = 0; i < k; i++) {

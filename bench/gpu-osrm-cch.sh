@@ -31,7 +31,10 @@
 #        BENCH_TABLE_BUDGET_S (30: per server and size, at least one counted), BENCH_PATCH_SINGLE
 #        (5), BENCH_PATCH_BATCH (3), BENCH_PATCH_FRACTION (0.01 of the arcs), BENCH_DEADLINE_S
 #        (none: seconds after which nothing new starts; OSRM steps stop 40 s before it),
-#        WRK (wrk; OSRM's lib/ has its libraries), CURL (curl, else Python), PYTHON (python3)
+#        WRK (wrk; OSRM's lib/ has its libraries), CURL (curl, else Python), PYTHON (python3),
+#        BENCH_OSRM (1; 0 = gpath's rows only), BENCH_LOG_LEVEL (warn; info logs each cost
+#        change's steps: event=links_changed, event=cch_ready). BENCH_CONNS="" and
+#        BENCH_TABLE_SIZES="" leave out the routes and the tables (e.g. the cost changes alone).
 set -eu
 cd "$(dirname "$0")/.."
 # shellcheck source=bench/lib.sh
@@ -54,8 +57,8 @@ TARBALL=${OSRM_TARBALL:-$(cd .. && pwd)/shared/peers/osrm/osrm-v6.0.0-debian12-b
 osrm=${OSRM_DIR:-$STATE/osrm}
 SUBJECT=${BENCH_SUBJECT:-osrm-cch-gen1m}
 SECS=${BENCH_SECONDS:-10}
-CONNS=${BENCH_CONNS:-1 64}
-TABLE_SIZES=${BENCH_TABLE_SIZES:-100 1000}
+CONNS=${BENCH_CONNS-1 64}
+TABLE_SIZES=${BENCH_TABLE_SIZES-100 1000}
 TABLE_SETS=${BENCH_TABLE_SETS:-6}
 TABLE_BUDGET=${BENCH_TABLE_BUDGET_S:-30}
 PATCH_SINGLE=${BENCH_PATCH_SINGLE:-5}
@@ -200,6 +203,7 @@ write_results() {
   if [ -n "${OUT:-}" ] && [ -d "${OUT:-}" ]; then
     cp "$out" "$OUT/"
     { echo "== prep.log"; tail -40 "$STATE/prep.log" 2>/dev/null; echo "== gpath.log"; tail -40 "$STATE/gpath.log" 2>/dev/null
+      echo "== gpath.log events"; grep -h "event=links_changed\|event=cch_ready" "$STATE/gpath.log" 2>/dev/null
       echo "== osrm.log"; tail -20 "$STATE/osrm.log" 2>/dev/null; echo "== costchange.jsonl"; cat "$STATE/costchange.jsonl" 2>/dev/null
       for f in "$STATE"/table-*.json; do [ -f "$f" ] && echo "== $(basename "$f"): $(cat "$f")"; done; } >"$OUT/osrm-cch-logs.txt" 2>/dev/null || true
   fi
@@ -290,7 +294,7 @@ bench() {
   # gpath: the same OSM file, its CCH on (on a 1M-node graph auto would choose it too)
   t0=$(now)
   gpath_start "$STATE/gpath.log" --graph "map=osm:$STATE/map.osm.pbf" --backend "$BACKEND" \
-    --cch on --log-level warn --cache-path "" --osrm-max-table-size 1000 --max-url-bytes 65536 \
+    --cch on --log-level "${BENCH_LOG_LEVEL:-warn}" --cache-path "" --osrm-max-table-size 1000 --max-url-bytes 65536 \
     --max-body-bytes 67108864 --max-connections-per-ip 0 --operator-token "$TOKEN" || return 1
   local ready_s gurl=http://127.0.0.1:$gpath_port
   ready_s=$(since "$t0")
@@ -334,7 +338,7 @@ bench() {
   measure_tables "gpath $used" "$gurl"
   measure_costchange "$gurl"
   stop_pid "$gpath_pid"; gpath_pid=
-  for algo in ch mld; do
+  for algo in $([ "${BENCH_OSRM:-1}" = 0 ] || echo ch mld); do
     label="OSRM $(echo "$algo" | tr a-z A-Z)"
     step=$([ "$algo" = ch ] && echo contract || echo customize)
     if [ -z "$(prep_time "$step")" ]; then

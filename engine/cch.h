@@ -238,11 +238,19 @@ int gp_cch_gpu_sweep(const gp_cch *c, int mode, uint32_t base, uint32_t ratio, u
                      gp_err *err);
 /* Device milliseconds of the last gpu call on c (CUDA events), for the lab and benches. */
 double gp_cch_gpu_last_ms(const gp_cch *c);
-/* How c's device state began: 1 when its topology's device part (upload, sweep plan; shared by
- * the graph versions customized on one topology, engine/cuda_cch.h) was already on the device, 0
- * when c built it, -1 without device state. attach_s (may be NULL): seconds spent setting up the
- * device state before the first customization. */
-int gp_cch_gpu_topo_reused(const gp_cch *c, double *attach_s);
+/* Where the last GPU customization of c spent its time (wall seconds), for logs and benches:
+ * topo_shared 1 when its topology's device part (upload, sweep plan; shared by the graph versions
+ * customized on one topology, engine/cuda_cch.h) was already on the device when c's device state
+ * was set up, 0 when c built it; attach_s: setting up c's device state (0 after the first
+ * customization); customize_s: customization with the copy of the weights back to the host;
+ * device_ms: its device time; witnesses_s: the unpacking witnesses on the CPU. Returns -1 (and
+ * zeroes st) without device state. */
+typedef struct gp_cch_gpu_stats {
+    int topo_shared;
+    double attach_s, customize_s, witnesses_s;
+    float device_ms;
+} gp_cch_gpu_stats;
+int gp_cch_gpu_stats_get(const gp_cch *c, gp_cch_gpu_stats *st);
 
 #ifdef __cplusplus
 }

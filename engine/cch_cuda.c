@@ -36,9 +36,9 @@ double gp_cch_gpu_last_ms(const gp_cch *c) {
     (void)c;
     return 0;
 }
-int gp_cch_gpu_topo_reused(const gp_cch *c, double *attach_s) {
+int gp_cch_gpu_stats_get(const gp_cch *c, gp_cch_gpu_stats *st) {
     (void)c;
-    if (attach_s) *attach_s = 0;
+    memset(st, 0, sizeof *st);
     return -1;
 }
 #else
@@ -123,8 +123,7 @@ typedef struct cch_gpu {
     topo_entry *te; /* the topology's device part this CCH uses */
     gp_dcch *d;
     float last_ms;
-    double attach_s; /* seconds to set up the device state (0 after the first customization) */
-    int reused;      /* the topology's device part was already on the device */
+    gp_cch_gpu_stats st; /* the last customization's */
     uint32_t *map;   /* n ranks -> RPHAST local id, GP_NONE outside a table call */
 } cch_gpu;
 
@@ -160,12 +159,12 @@ int gp_cch_gpu_customize(gp_cch *c, int device, gp_err *err) {
             gpu_free(g);
             return rc;
         }
-        if ((rc = topo_get(c->topo, device, g->stream, &g->te, &g->reused, err)) != GP_OK ||
+        if ((rc = topo_get(c->topo, device, g->stream, &g->te, &g->st.topo_shared, err)) != GP_OK ||
             (rc = gp_dcch_new(g->te->dt, c, (void *)g->stream, &g->d, err)) != GP_OK) {
             gpu_free(g);
             return rc;
         }
-        g->attach_s = gp_now() - t0;
+        g->st.attach_s = gp_now() - t0;
         c->gpu = g;
         c->gpu_free = gpu_free;
     } else {
@@ -174,14 +173,20 @@ int gp_cch_gpu_customize(gp_cch *c, int device, gp_err *err) {
         rc = gp_dcch_set_metric(g->d, (void *)g->stream, c->ofw, c->obw, err);
         pthread_mutex_unlock(&g->mu);
         if (rc) goto fail;
+        g->st.attach_s = 0;
     }
     pthread_mutex_lock(&g->mu);
     cudaSetDevice(g->device);
+    double t1 = gp_now();
     rc = gp_dcch_customize(g->d, (void *)g->stream, c->fw, c->bw, c->fmid, c->bmid, &g->last_ms,
                            err);
     pthread_mutex_unlock(&g->mu);
     if (rc) goto fail;
+    double t2 = gp_now();
     gp_cch_witnesses(c);
+    g->st.customize_s = t2 - t1;
+    g->st.witnesses_s = gp_now() - t2;
+    g->st.device_ms = g->last_ms;
     c->custom_s = gp_now() - t0;
     snprintf(c->custom_on, sizeof c->custom_on, "gpu");
     return GP_OK;
@@ -198,10 +203,12 @@ double gp_cch_gpu_last_ms(const gp_cch *c) {
     return g ? g->last_ms : 0;
 }
 
-int gp_cch_gpu_topo_reused(const gp_cch *c, double *attach_s) {
+int gp_cch_gpu_stats_get(const gp_cch *c, gp_cch_gpu_stats *st) {
     cch_gpu *g = c->gpu;
-    if (attach_s) *attach_s = g ? g->attach_s : 0;
-    return g ? g->reused : -1;
+    memset(st, 0, sizeof *st);
+    if (!g) return -1;
+    *st = g->st;
+    return 0;
 }
 
 int gp_cch_gpu_sweep(const gp_cch *c, int mode, uint32_t base, uint32_t ratio, uint32_t bin_cap,

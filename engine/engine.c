@@ -9,6 +9,7 @@
 #include "engine.h"
 
 #include "../graph/snapshot.h"
+#include "snap.h"
 #include "cch.h"
 
 #include <stdio.h>
@@ -160,6 +161,7 @@ static void attach_cch(gp_engine *e, gp_graph *g) {
         gp_err_clear(&err);
     }
     int rc = gp_cch_prepare(g, &c, &err);
+    double prepare_s = gp_now() - t0; /* the topology (cached, or ordered and contracted), the metric */
     if (rc == GP_OK) {
         int on_gpu = first(e) != e->cpu &&
                      gp_cch_gpu_customize(c, e->cuda_device, &err) == GP_OK;
@@ -188,16 +190,18 @@ static void attach_cch(gp_engine *e, gp_graph *g) {
     g->cch = c;
     g->cch_free = gp_cch_free;
     int perfect_done = __atomic_load_n(&c->q, __ATOMIC_ACQUIRE) != NULL; /* may run meanwhile */
-    double gpu_attach_s = 0;
-    int gpu_reused = gp_cch_gpu_topo_reused(c, &gpu_attach_s);
+    gp_cch_gpu_stats gs;
+    int on_device = gp_cch_gpu_stats_get(c, &gs) == 0;
     GP_LOG(GP_LOG_INFO,
            "event=cch_ready graph=%s nodes=%u cch_edges=%u triangles=%llu levels=%u topology=%s "
-           "order_s=%.3f contract_s=%.3f customize_s=%.4f on=%s gpu_topology=%s gpu_attach_s=%.4f "
+           "order_s=%.3f contract_s=%.3f prepare_s=%.4f customize_s=%.4f on=%s gpu_topology=%s "
+           "gpu_attach_s=%.4f gpu_customize_s=%.4f gpu_device_ms=%.2f witnesses_s=%.4f "
            "perfect=%s perfect_s=%.4f total_s=%.3f mib=%.1f",
            g->version, g->n, c->topo->m, (unsigned long long)c->topo->ntri, c->topo->nlevels,
            c->reused_topo ? "reused" : "new", c->reused_topo ? 0.0 : c->topo->order_s,
-           c->reused_topo ? 0.0 : c->topo->contract_s, c->custom_s, c->custom_on,
-           gpu_reused < 0 ? "none" : gpu_reused ? "shared" : "new", gpu_attach_s, perfect_done ? "done" : c->perfect_bg ? "background" : "off",
+           c->reused_topo ? 0.0 : c->topo->contract_s, prepare_s, c->custom_s, c->custom_on,
+           !on_device ? "none" : gs.topo_shared ? "shared" : "new", gs.attach_s, gs.customize_s,
+           gs.device_ms, gs.witnesses_s, perfect_done ? "done" : c->perfect_bg ? "background" : "off",
            perfect_done ? c->perfect_s : 0.0,
            gp_now() - t0, (double)gp_cch_bytes(c) / 1048576.0);
 }
@@ -215,6 +219,12 @@ int gp_engine_attach(gp_engine *e, gp_graph *g, gp_err *err) {
     /* the CPU backend prepares too (A* bound): it is the fallback for every graph */
     if (rc == GP_OK && e->cpu->ops->attach) rc = e->cpu->ops->attach(e->cpu, g, err);
     if (rc == GP_OK) attach_cch(e, g);
+    /* the segment index of coordinate queries, now rather than at the first one */
+    gp_err serr;
+    gp_err_clear(&serr);
+    if (rc == GP_OK && gp_snap_prepare(g, &serr) != GP_OK)
+        GP_LOG(GP_LOG_WARN, "event=snap_index_deferred graph=%s reason=\"%s\"", g->version,
+               serr.msg);
     return rc;
 }
 

@@ -328,6 +328,11 @@ static const snapidx *get_index(const gp_graph *g, gp_err *err) {
     return x;
 }
 
+int gp_snap_prepare(const gp_graph *g, gp_err *err) {
+    if (!g->lon || !g->lat || g->m == 0) return GP_OK;
+    return get_index(g, err) ? GP_OK : (err && err->code ? err->code : GP_ENOMEM);
+}
+
 /* ---- query ---- */
 
 typedef struct best {

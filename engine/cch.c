@@ -562,9 +562,37 @@ static void witnesses_range(gp_cch *c, uint32_t lo, uint32_t hi) {
 
 static void perfect_drop(gp_cch *c);
 
+typedef struct wit_job {
+    gp_cch *c;
+    uint32_t lo, hi;
+} wit_job;
+
+static void *wit_main(void *arg) {
+    wit_job *j = arg;
+    witnesses_range(j->c, j->lo, j->hi);
+    return NULL;
+}
+
+/* After a GPU customization, on the path from a cost change to its first answer: edges in ranges
+ * on all CPUs (up to 16) once there are a million (each reads its triangles at random). */
 void gp_cch_witnesses(gp_cch *c) {
     perfect_drop(c);
-    witnesses_range(c, 0, c->topo->m);
+    uint32_t m = c->topo->m;
+    int nt = m < (1u << 20) ? 1 : gp_cch_threads(0);
+    if (nt > 16) nt = 16;
+    wit_job jobs[16];
+    pthread_t th[16];
+    int started = 0;
+    for (int i = 0; i < nt; i++) {
+        jobs[i] = (wit_job){c, (uint32_t)((uint64_t)m * (uint64_t)i / (uint64_t)nt),
+                            (uint32_t)((uint64_t)m * (uint64_t)(i + 1) / (uint64_t)nt)};
+        if (i > 0 && pthread_create(&th[i], NULL, wit_main, &jobs[i]) == 0) started |= 1 << i;
+    }
+    wit_main(&jobs[0]);
+    for (int i = 1; i < nt; i++) {
+        if (started & (1 << i)) pthread_join(th[i], NULL);
+        else wit_main(&jobs[i]); /* the thread could not start: here */
+    }
 }
 
 static int overflow_error(uint32_t e, gp_err *err) {

@@ -35,7 +35,7 @@ static int via_cmp(const void *x, const void *y) {
 
 static void mark_leg(const gp_graph *g, const gp_osrm_leg *leg, uint8_t *on) {
     for (size_t i = 0; i < leg->npc; i++) {
-        on[gp_graph_arc_tail(g, leg->pc[i].arc)] = 1;
+        on[leg->pc[i].tail] = 1;
         on[g->col[leg->pc[i].arc]] = 1;
     }
 }
@@ -45,7 +45,7 @@ static double shared(const gp_graph *g, const gp_osrm_leg *leg, const uint8_t *o
     double s = 0, t = 0;
     for (size_t i = 0; i < leg->npc; i++) {
         t += leg->pc[i].dist_m;
-        if (on[gp_graph_arc_tail(g, leg->pc[i].arc)] && on[g->col[leg->pc[i].arc]])
+        if (on[leg->pc[i].tail] && on[g->col[leg->pc[i].arc]])
             s += leg->pc[i].dist_m;
     }
     return t > 0 ? s / t : 1;

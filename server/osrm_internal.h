@@ -72,6 +72,7 @@ double gp_osrm_round(double x, double unit);
 /* A piece of one arc traversed from fraction f0 to f1 of its length. */
 typedef struct gp_osrm_piece {
     uint32_t arc;
+    uint32_t tail;   /* the arc's tail (gp_graph_arc_tail, known when the leg is built) */
     double f0, f1;
     uint64_t cost;   /* stored units */
     double dist_m;
@@ -81,7 +82,7 @@ typedef struct gp_osrm_piece {
 typedef struct gp_osrm_leg {
     gp_pts pts;
     gp_osrm_piece *pc;
-    size_t npc;
+    size_t npc, cap; /* pieces, allocated */
     uint64_t cost;
     double dist_m;
     const gp_snap *a, *b;

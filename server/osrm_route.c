@@ -19,9 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The arc's polyline: tail, shape points, head. */
-static int arc_line(const gp_graph *g, uint32_t arc, gp_pts *p) {
-    uint32_t u = gp_graph_arc_tail(g, arc), v = g->col[arc];
+/* The arc's polyline: tail u (GP_NONE: looked up), shape points, head. */
+static int arc_line(const gp_graph *g, uint32_t arc, uint32_t u, gp_pts *p) {
+    if (u == GP_NONE) u = gp_graph_arc_tail(g, arc);
+    uint32_t v = g->col[arc];
     const double *sx, *sy;
     uint32_t k = gp_graph_arc_shape(g, arc, &sx, &sy);
     if (gp_pts_add(p, g->lon[u], g->lat[u], 0)) return -1;
@@ -52,12 +53,14 @@ static void at_frac(const gp_pts *p, const double *c, double f, double *x, doubl
     *y = p->lat[i - 1] + r * (p->lat[i] - p->lat[i - 1]);
 }
 
-int gp_osrm_arc_points(const gp_graph *g, uint32_t arc, double f0, double f1, gp_pts *out) {
+/* gp_osrm_arc_points with the arc's tail u known (GP_NONE: looked up). */
+static int arc_points(const gp_graph *g, uint32_t arc, uint32_t u, double f0, double f1,
+                      gp_pts *out) {
     gp_pts line;
     memset(&line, 0, sizeof line);
     double *c = NULL;
     int rc = -1;
-    if (arc_line(g, arc, &line) || !(c = cum_len(&line))) goto done;
+    if (arc_line(g, arc, u, &line) || !(c = cum_len(&line))) goto done;
     double total = c[line.n - 1], x, y;
     if (total <= 0) { /* a zero-length arc: its two (equal) ends */
         rc = gp_pts_add(out, line.lon[0], line.lat[0], 0) ||
@@ -82,6 +85,10 @@ done:
     return rc;
 }
 
+int gp_osrm_arc_points(const gp_graph *g, uint32_t arc, double f0, double f1, gp_pts *out) {
+    return arc_points(g, arc, GP_NONE, f0, f1, out);
+}
+
 void gp_osrm_project(const gp_graph *g, uint32_t arc, double lon, double lat, gp_snap *s) {
     memset(s, 0, sizeof *s);
     s->qlon = lon;
@@ -96,7 +103,7 @@ void gp_osrm_project(const gp_graph *g, uint32_t arc, double lon, double lat, gp
     s->lon = g->lon[u];
     s->lat = g->lat[u];
     s->dist_m = gp_haversine_m(lon, lat, s->lon, s->lat);
-    if (arc_line(g, arc, &line) || !(c = cum_len(&line))) goto done;
+    if (arc_line(g, arc, u, &line) || !(c = cum_len(&line))) goto done;
     double best = INFINITY, total = c[line.n - 1];
     double kx = cos(lat * M_PI / 180);
     for (size_t i = 1; i < line.n; i++) {
@@ -122,22 +129,61 @@ done:
 }
 
 /* ---- legs ---- */
-static int add_piece(const gp_graph *g, gp_osrm_leg *leg, uint32_t arc, double f0, double f1,
-                     uint64_t cost) {
-    gp_osrm_piece *pc = realloc(leg->pc, sizeof *pc * (leg->npc + 1));
-    if (!pc) return -1;
-    leg->pc = pc;
-    gp_osrm_piece *p = &pc[leg->npc];
+/* The points of arc (tail u) appended to the leg as they are (the first one left out when the leg
+ * has points: it is the previous piece's last), when the arc has no zero-length segment and
+ * positive length; 0 (nothing appended) otherwise, or out of memory with some appended (the
+ * caller tells them apart by pts.n). */
+static int whole_arc(const gp_graph *g, uint32_t arc, uint32_t u, gp_osrm_leg *leg, size_t before) {
+    const double *sx, *sy;
+    uint32_t v = g->col[arc], k = gp_graph_arc_shape(g, arc, &sx, &sy);
+    double px = g->lon[u], py = g->lat[u];
+    for (uint32_t i = 0; i <= k; i++) {
+        double x = i < k ? sx[i] : g->lon[v], y = i < k ? sy[i] : g->lat[v];
+        if (x == px && y == py) return 0; /* a zero-length segment */
+        px = x;
+        py = y;
+    }
+    if (!before && gp_pts_add(&leg->pts, g->lon[u], g->lat[u], 0)) return 0;
+    for (uint32_t i = 0; i < k; i++)
+        if (gp_pts_add(&leg->pts, sx[i], sy[i], 0)) return 0;
+    return gp_pts_add(&leg->pts, g->lon[v], g->lat[v], 0) == 0;
+}
+
+/* Appends the piece of arc (tail u, GP_NONE: looked up) from fraction f0 to f1. A route over a
+ * large map has thousands: the piece array grows geometrically, and a whole arc's points (tail,
+ * shape, head) are copied as they are when no segment of it has zero length (the fraction walk of
+ * arc_points, which gives the same points, drops the repeats of such a segment). */
+static int add_piece(const gp_graph *g, gp_osrm_leg *leg, uint32_t arc, uint32_t u, double f0,
+                     double f1, uint64_t cost) {
+    if (leg->npc == leg->cap) {
+        size_t cap = leg->cap ? 2 * leg->cap : 64;
+        gp_osrm_piece *pc = realloc(leg->pc, sizeof *pc * cap);
+        if (!pc) return -1;
+        leg->pc = pc;
+        leg->cap = cap;
+    }
+    if (u == GP_NONE) u = gp_graph_arc_tail(g, arc);
+    gp_osrm_piece *p = &leg->pc[leg->npc];
     p->arc = arc;
+    p->tail = u;
     p->f0 = f0;
     p->f1 = f1;
     p->cost = cost;
     p->dist_m = fabs(f1 - f0) * gp_graph_arc_length_m(g, arc);
     if (!isfinite(p->dist_m)) p->dist_m = 0;
     size_t before = leg->pts.n;
+    if (f0 == 0 && f1 == 1 && whole_arc(g, arc, u, leg, before)) {
+        p->p0 = before ? before - 1 : 0;
+        p->p1 = leg->pts.n - 1;
+        leg->npc++;
+        leg->cost += cost;
+        leg->dist_m += p->dist_m;
+        return 0;
+    }
+    if (leg->pts.n > before) return -1; /* out of memory in whole_arc */
     gp_pts tmp;
     memset(&tmp, 0, sizeof tmp);
-    if (gp_osrm_arc_points(g, arc, f0, f1, &tmp)) {
+    if (arc_points(g, arc, u, f0, f1, &tmp)) {
         gp_pts_free(&tmp);
         return -1;
     }
@@ -179,7 +225,7 @@ int gp_osrm_leg_build(const gp_graph *g, const gp_snap *a, const gp_snap *b,
     if (p->len == 0) {
         if (rt->first_arc != GP_NONE) { /* both positions on one arc */
             uint32_t arc = rt->first_arc;
-            if (add_piece(g, leg, arc, frac_on(a, arc), frac_on(b, arc), rt->dist)) return -1;
+            if (add_piece(g, leg, arc, GP_NONE, frac_on(a, arc), frac_on(b, arc), rt->dist)) return -1;
         } else if (gp_pts_add(&leg->pts, a->lon, a->lat, 0) ||
                    gp_pts_add(&leg->pts, b->lon, b->lat, 0)) {
             return -1;
@@ -200,7 +246,8 @@ int gp_osrm_leg_build(const gp_graph *g, const gp_snap *a, const gp_snap *b,
         }
     }
     if (rt->first_arc != GP_NONE) {
-        if (add_piece(g, leg, rt->first_arc, frac_on(a, rt->first_arc), 1, first)) return -1;
+        if (add_piece(g, leg, rt->first_arc, GP_NONE, frac_on(a, rt->first_arc), 1, first))
+            return -1;
         used += first;
     } else if (gp_pts_add(&leg->pts, g->lon[p->nodes[0]], g->lat[p->nodes[0]], 0)) {
         return -1;
@@ -208,11 +255,12 @@ int gp_osrm_leg_build(const gp_graph *g, const gp_snap *a, const gp_snap *b,
     for (uint32_t i = 0; i + 1 < p->len; i++) {
         uint32_t arc = gp_graph_find_arc(g, p->nodes[i], p->nodes[i + 1]);
         if (arc == GP_NONE) continue;
-        if (add_piece(g, leg, arc, 0, 1, g->w[arc])) return -1;
+        if (add_piece(g, leg, arc, p->nodes[i], 0, 1, g->w[arc])) return -1;
         used += g->w[arc];
     }
     if (rt->last_arc != GP_NONE) {
-        if (add_piece(g, leg, rt->last_arc, 0, frac_on(b, rt->last_arc), last)) return -1;
+        if (add_piece(g, leg, rt->last_arc, GP_NONE, 0, frac_on(b, rt->last_arc), last))
+            return -1;
         used += last;
     }
     if (leg->pts.n == 1 && gp_pts_add(&leg->pts, b->lon, b->lat, 0)) return -1;
@@ -231,7 +279,10 @@ int gp_osrm_leg_append(gp_osrm_leg *m, gp_osrm_leg *x) {
     size_t base = m->pts.n ? m->pts.n - 1 : 0;
     gp_osrm_piece *pc = realloc(m->pc, sizeof *pc * (m->npc + x->npc + 1));
     int bad = !pc;
-    if (pc) m->pc = pc;
+    if (pc) {
+        m->pc = pc;
+        m->cap = m->npc + x->npc + 1;
+    }
     for (size_t p = 0; !bad && p < x->npc; p++) {
         m->pc[m->npc] = x->pc[p];
         m->pc[m->npc].p0 += base;
@@ -555,10 +606,10 @@ static void leg_steps(const gp_osrm_req *q, const gp_osrm_leg *leg, cJSON *arr, 
             int renamed = strcmp(piece_name(g, prev), nm) || strcmp(piece_ref(g, prev), rf);
             type = !renamed ? "continue" : fabs(t) < 20 ? "new name" : "turn";
             if (renamed && fabs(t) >= 45 &&
-                !goes_on(g, gp_graph_arc_tail(g, leg->pc[i].arc), b_before))
+                !goes_on(g, leg->pc[i].tail, b_before))
                 type = "end of road"; /* a T: the way ahead ends, left or right */
         }
-        uint32_t node = i == 0 && leg->pc[0].f0 > 0 ? GP_NONE : gp_graph_arc_tail(g, leg->pc[i].arc);
+        uint32_t node = i == 0 && leg->pc[0].f0 > 0 ? GP_NONE : leg->pc[i].tail;
         cJSON_AddItemToArray(arr, step_json(q, leg, p0, p1, dist, dur, wt, nm, rf, type, mod,
                                             b_before, b_after, node, has_in, 1));
         if (*nm) {
@@ -628,7 +679,7 @@ static cJSON *annotation_json(const gp_osrm_req *q, const gp_osrm_leg *leg,
         if (wt) cJSON_AddItemToArray(wt, cJSON_CreateNumber(gp_osrm_round(gp_graph_cost(g, p->cost), 0.1)));
         if (sp) cJSON_AddItemToArray(sp, cJSON_CreateNumber(d > 0 ? gp_osrm_round(p->dist_m / d, 0.1) : 0));
         if (nodes) {
-            uint32_t u = gp_graph_arc_tail(g, p->arc);
+            uint32_t u = p->tail;
             cJSON_AddItemToArray(nodes, cJSON_CreateNumber((double)gp_graph_orig_id(g, u)));
             if (i + 1 == leg->npc)
                 cJSON_AddItemToArray(nodes, cJSON_CreateNumber((double)gp_graph_orig_id(g, g->col[p->arc])));

@@ -948,6 +948,8 @@ typedef struct cws {
     uint8_t *of, *ob;    /* n: the end a label of a query between sets comes from (read only
                           * where df / db is set) */
     uint64_t *sweep;     /* n, PHAST (allocated on first use) */
+    uint32_t *uit, *ukid; /* ucap each: path unpacking's tree (unpack) */
+    uint32_t ucap;
     struct cws *next;
 } cws;
 
@@ -966,6 +968,8 @@ static void cws_free(cws *w) {
     free(w->of);
     free(w->ob);
     free(w->sweep);
+    free(w->uit);
+    free(w->ukid);
     free(w);
 }
 
@@ -993,6 +997,19 @@ static cws *cws_get(const gp_cch *c, gp_err *err) {
     }
     for (uint32_t i = 0; i < n; i++) w->df[i] = w->db[i] = GP_INF;
     return w;
+}
+
+/* Room for k nodes in w's unpacking tree. */
+static int ws_reserve(cws *w, uint32_t k) {
+    if (k <= w->ucap) return 0;
+    uint32_t nc = k < 1024 ? 1024 : k + k / 2;
+    uint32_t *a = realloc(w->uit, (size_t)nc * 4);
+    if (a) w->uit = a;
+    uint32_t *b = a ? realloc(w->ukid, (size_t)nc * 4) : NULL;
+    if (b) w->ukid = b;
+    if (!a || !b) return -1;
+    w->ucap = nc;
+    return 0;
 }
 
 static void cws_put(const gp_cch *c, cws *w) {
@@ -1263,39 +1280,81 @@ static int up_push(upath *p, uint32_t x) {
     return 0;
 }
 
-/* Appends the original nodes after the start of edge e traversed in direction dir (1 up, 0 down):
- * the nodes strictly after the start, the end included. Items are (edge << 1 | up), the index of
- * their witness in c->wit; both halves of a shortcut are prefetched when pushed (the first is
- * read next, the second after the first's whole subtree). */
-static int unpack(const gp_cch *c, uint32_t e, int dir, upath *out, upath *stack) {
+/* Appends the original nodes after the start of the path edges roots[0..nr-1] (items edge << 1 |
+ * up, the index of their witness in c->wit; up = lo -> hi over fw, down = hi -> lo over bw) to
+ * out: the nodes strictly after the first edge's start, the last edge's end included. The
+ * shortcuts unfold breadth first, in rounds: those of one round are independent, so their
+ * witnesses load in parallel (prefetched when their parent unfolded), where a depth-first walk
+ * waits on every first half's witness in turn (the unpacking was half of a query on NY). Tree
+ * node k: item it[k]; then kid[k] = the index of its first half (the second follows), or 0 for an
+ * original arc, whose it[k] becomes the node it leads to. Children are appended, so each round is
+ * the range appended by the previous one. A depth-first walk over the tree (in cache) then writes
+ * the nodes in path order. */
+static int unpack(const gp_cch *c, cws *w, const uint32_t *roots, uint32_t nr, upath *out) {
     const uint64_t *wv = c->wit;
-    stack->len = 0;
-    if (up_push(stack, e << 1 | (uint32_t)dir)) return -1;
-    while (stack->len) {
-        uint32_t it = stack->v[--stack->len];
-        uint64_t wit = wv[it];
-        if (wit & WIT_ORIG) {
-            if (up_push(out, (uint32_t)wit)) return -1;
+    uint32_t len = nr, lo = 0;
+    if (ws_reserve(w, nr)) return -1;
+    for (uint32_t k = 0; k < nr; k++) {
+        w->uit[k] = roots[k];
+        __builtin_prefetch(wv + roots[k]);
+    }
+    while (lo < len) {
+        uint32_t hi = len;
+        if (ws_reserve(w, len + 2 * (hi - lo))) return -1;
+        uint32_t *it = w->uit, *kid = w->ukid;
+        for (uint32_t k = lo; k < hi; k++) {
+            uint32_t item = it[k];
+            uint64_t wit = wv[item];
+            if (wit & WIT_ORIG) {
+                it[k] = (uint32_t)wit;
+                kid[k] = 0;
+                continue;
+            }
+            uint32_t e1 = (uint32_t)(wit >> 32), e2 = (uint32_t)wit; /* {v,lo}, {v,hi} */
+            /* up: lo->v (down e1), v->hi (up e2); down: hi->v (down e2), v->lo (up e1) */
+            uint32_t first = item & 1 ? e1 << 1 : e2 << 1, second = item & 1 ? e2 << 1 | 1u : e1 << 1 | 1u;
+            __builtin_prefetch(wv + first);
+            __builtin_prefetch(wv + second);
+            kid[k] = len;
+            it[len++] = first;
+            it[len++] = second;
+        }
+        lo = hi;
+    }
+    /* depth first over the tree: a stack of node indices (at most nr + the depth... bounded by
+     * len), roots pushed last first */
+    if (ws_reserve(w, 2 * len)) return -1;
+    uint32_t *st = w->uit + len, sp = 0, *it = w->uit, *kid = w->ukid;
+    if (out->cap - out->len < len) {
+        uint32_t nc = out->len + len;
+        uint32_t *nv = realloc(out->v, (size_t)nc * sizeof *nv);
+        if (!nv) return -1;
+        out->v = nv;
+        out->cap = nc;
+    }
+    for (uint32_t k = nr; k > 0; k--) st[sp++] = k - 1;
+    while (sp) {
+        uint32_t k = st[--sp];
+        if (!kid[k]) {
+            out->v[out->len++] = it[k];
             continue;
         }
-        uint32_t e1 = (uint32_t)(wit >> 32), e2 = (uint32_t)wit; /* {v,lo}, {v,hi} */
-        /* push the second half first (stack): up: lo->v (down e1), v->hi (up e2);
-         * down: hi->v (down e2), v->lo (up e1) */
-        uint32_t first = it & 1 ? e1 << 1 : e2 << 1, second = it & 1 ? e2 << 1 | 1u : e1 << 1 | 1u;
-        __builtin_prefetch(wv + second);
-        __builtin_prefetch(wv + first);
-        if (up_push(stack, second) || up_push(stack, first)) return -1;
+        st[sp++] = kid[k] + 1;
+        st[sp++] = kid[k];
     }
     return 0;
 }
 
-/* Prefetches what relaxing node x's upward arcs reads next: its arcs and distance. */
+/* Prefetches what relaxing node x's upward arcs reads next: its arcs (every line of them) and its
+ * distance. */
 static inline void prefetch_node(const gp_cch_topo *t, const qarcs *q, const uint64_t *d,
                                  uint32_t x) {
     if (x == GP_NONE) return;
-    uint32_t a = q->first[x];
-    __builtin_prefetch(q->head + a);
-    __builtin_prefetch(q->w + a);
+    uint32_t a = q->first[x], b = q->first[x + 1];
+    for (uint32_t k = a; k < b + 15; k += 16) {
+        __builtin_prefetch(q->head + k);
+        __builtin_prefetch(q->w + k);
+    }
     __builtin_prefetch(d + x);
     __builtin_prefetch(t->parent + x);
 }
@@ -1377,24 +1436,21 @@ int gp_cch_p2p_multi(const gp_cch *c, const uint32_t *src, const uint64_t *soff,
         }
     }
     int rc = GP_OK;
-    upath up = {0}, st = {0}, fwd = {0};
+    upath up = {0}, roots = {0};
     if (meet != GP_NONE) {
-        /* typical road paths: hundreds of nodes; one allocation each instead of doubling */
-        up.v = malloc(1024 * sizeof *up.v);
-        st.v = malloc(256 * sizeof *st.v);
-        if (!up.v || !st.v) goto oom;
-        up.cap = 1024;
-        st.cap = 256;
-        /* forward edges meet <- ... <- the source, collected backwards then replayed */
+        /* the path edges: forward ones meet <- ... <- the source, collected backwards then
+         * reversed, then the backward ones meet -> ... -> the target */
         uint32_t x = meet;
         for (; w->pf[x] != GP_NONE; x = t->up_tail[w->pf[x]])
-            if (up_push(&fwd, w->pf[x])) goto oom;
-        if (up_push(&up, src[bi])) goto oom;
-        int r2 = 0;
-        for (uint32_t k = fwd.len; k > 0 && !r2; k--) r2 = unpack(c, fwd.v[k - 1], 1, &up, &st);
-        for (x = meet; w->pb[x] != GP_NONE && !r2; x = t->up_tail[w->pb[x]])
-            r2 = unpack(c, w->pb[x], 0, &up, &st);
-        if (r2) goto oom;
+            if (up_push(&roots, w->pf[x] << 1 | 1u)) goto oom;
+        for (uint32_t a = 0, b = roots.len; a + 1 < b; a++, b--) {
+            uint32_t tmp = roots.v[a];
+            roots.v[a] = roots.v[b - 1];
+            roots.v[b - 1] = tmp;
+        }
+        for (x = meet; w->pb[x] != GP_NONE; x = t->up_tail[w->pb[x]])
+            if (up_push(&roots, w->pb[x] << 1)) goto oom;
+        if (up_push(&up, src[bi]) || unpack(c, w, roots.v, roots.len, &up)) goto oom;
         if (si) *si = (uint32_t)bi;
         if (di) *di = (uint32_t)bj;
         path->dist = best;
@@ -1408,8 +1464,7 @@ oom:
     rc = gp_err_set(err, GP_ENOMEM, "out of memory unpacking a CCH path");
 done:
     free(up.v);
-    free(st.v);
-    free(fwd.v);
+    free(roots.v);
     for (uint32_t i = 0; i < ns; i++) etree_reset(t, t->rank[src[i]], w->df);
     for (uint32_t j = 0; j < nd; j++) etree_reset(t, t->rank[dst[j]], w->db);
     cws_put(c, w);

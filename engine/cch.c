@@ -944,7 +944,7 @@ int gp_cch_perfect_start(gp_cch *c, int threads, gp_err *err) {
 
 typedef struct cws {
     uint64_t *df, *db;   /* n, GP_INF when untouched */
-    uint32_t *pf, *pb;   /* n: edge that reached the node (GP_NONE) */
+    uint32_t *pf, *pb;   /* n: the rank whose arc reached the node (GP_NONE) */
     uint8_t *of, *ob;    /* n: the end a label of a query between sets comes from (read only
                           * where df / db is set) */
     uint64_t *sweep;     /* n, PHAST (allocated on first use) */
@@ -1227,7 +1227,9 @@ static inline qarcs query_arcs(const gp_cch *c, const gp_cch_arcs *q, int dir) {
 }
 
 
-/* Relaxes the upward arcs of x. o (a query between sets; NULL otherwise)
+/* Relaxes the upward arcs of x; a node it improves gets x as its predecessor in pe (its arc is
+ * looked up when the path is built: reading the arc's edge id here missed the cache on every
+ * improvement). o (a query between sets; NULL otherwise)
  * carries the end each label comes from, and an equal distance goes to the lower end, so that of
  * the pairs with the shortest route the query finds the first in (source, target) order, as a
  * loop over the pairs would. Inlined with a constant o, so the plain query pays nothing for it.
@@ -1243,7 +1245,7 @@ static inline void relax_q(const qarcs *q, uint32_t x, uint64_t *d, uint32_t *pe
         uint64_t nd = dx + w;
         if (nd < d[h] || (o && nd == d[h] && ox < o[h])) {
             d[h] = nd;
-            pe[h] = q->edge ? q->edge[a] : a;
+            pe[h] = x;
             if (o) o[h] = ox;
         }
     }
@@ -1256,6 +1258,17 @@ static void etree_search(const gp_cch_topo *t, const qarcs *q, uint32_t r, uint6
     pe[r] = GP_NONE;
     for (uint32_t x = r; x != GP_NONE; x = t->parent[x])
         if (d[x] != GP_INF) relax_q(q, x, d, pe, NULL);
+}
+
+/* The CCH edge of the arc x -> h in q (x's arcs were just relaxed: in cache; heads ascend). */
+static uint32_t arc_edge(const qarcs *q, uint32_t x, uint32_t h) {
+    uint32_t a = q->first[x], b = q->first[x + 1];
+    while (a < b) {
+        uint32_t mid = a + (b - a) / 2;
+        if (q->head[mid] < h) a = mid + 1;
+        else b = mid;
+    }
+    return q->edge ? q->edge[a] : a;
 }
 
 static void etree_reset(const gp_cch_topo *t, uint32_t r, uint64_t *d) {
@@ -1441,15 +1454,15 @@ int gp_cch_p2p_multi(const gp_cch *c, const uint32_t *src, const uint64_t *soff,
         /* the path edges: forward ones meet <- ... <- the source, collected backwards then
          * reversed, then the backward ones meet -> ... -> the target */
         uint32_t x = meet;
-        for (; w->pf[x] != GP_NONE; x = t->up_tail[w->pf[x]])
-            if (up_push(&roots, w->pf[x] << 1 | 1u)) goto oom;
+        for (; w->pf[x] != GP_NONE; x = w->pf[x])
+            if (up_push(&roots, arc_edge(&qf, w->pf[x], x) << 1 | 1u)) goto oom;
         for (uint32_t a = 0, b = roots.len; a + 1 < b; a++, b--) {
             uint32_t tmp = roots.v[a];
             roots.v[a] = roots.v[b - 1];
             roots.v[b - 1] = tmp;
         }
-        for (x = meet; w->pb[x] != GP_NONE; x = t->up_tail[w->pb[x]])
-            if (up_push(&roots, w->pb[x] << 1)) goto oom;
+        for (x = meet; w->pb[x] != GP_NONE; x = w->pb[x])
+            if (up_push(&roots, arc_edge(&qb, w->pb[x], x) << 1)) goto oom;
         if (up_push(&up, src[bi]) || unpack(c, w, roots.v, roots.len, &up)) goto oom;
         if (si) *si = (uint32_t)bi;
         if (di) *di = (uint32_t)bj;

@@ -1235,7 +1235,8 @@ static inline qarcs query_arcs(const gp_cch *c, const gp_cch_arcs *q, int dir) {
  * loop over the pairs would. Inlined with a constant o, so the plain query pays nothing for it.
  * (Edges as (head, fw, bw) triples in one array were tried for the query: no gain above the
  * noise of a shared machine, for 12 more bytes per edge.) */
-static inline void relax_q(const qarcs *q, uint32_t x, uint64_t *d, uint32_t *pe, uint8_t *o) {
+static inline __attribute__((always_inline)) void relax_q(const qarcs *q, uint32_t x, uint64_t *d,
+                                                          uint32_t *pe, uint8_t *o) {
     uint64_t dx = d[x];
     uint8_t ox = o ? o[x] : 0;
     for (uint32_t a = q->first[x], end = q->first[x + 1]; a < end; a++) {
@@ -1358,18 +1359,78 @@ static int unpack(const gp_cch *c, cws *w, const uint32_t *roots, uint32_t nr, u
     return 0;
 }
 
-/* Prefetches what relaxing node x's upward arcs reads next: its arcs (every line of them) and its
- * distance. */
-static inline void prefetch_node(const gp_cch_topo *t, const qarcs *q, const uint64_t *d,
-                                 uint32_t x) {
+/* Prefetches what relaxing node x's upward arcs reads next: the first line of its arcs, its
+ * distance and parent. Always inlined: GCC otherwise found the function free of side effects and
+ * dropped its calls. (Every line of the arcs was tried too: slower on NY and BAY, with and without
+ * the perfect pruning, once the search no longer read edge ids.) */
+static inline __attribute__((always_inline)) void prefetch_node(const gp_cch_topo *t,
+                                                                const qarcs *q, const uint64_t *d,
+                                                                uint32_t x) {
     if (x == GP_NONE) return;
-    uint32_t a = q->first[x], b = q->first[x + 1];
-    for (uint32_t k = a; k < b + 15; k += 16) {
-        __builtin_prefetch(q->head + k);
-        __builtin_prefetch(q->w + k);
-    }
+    uint32_t a = q->first[x];
+    __builtin_prefetch(q->head + a);
+    __builtin_prefetch(q->w + a);
     __builtin_prefetch(d + x);
     __builtin_prefetch(t->parent + x);
+}
+
+/* The meeting of a p2p query's elimination-tree search (gp_cch_p2p_multi). */
+typedef struct meeting {
+    uint64_t best, settled;
+    uint32_t meet;
+    int bi, bj; /* the ends of the best meeting (multi) */
+} meeting;
+
+/* Always inlined with a constant multi, so that the single pair's loop keeps no trace of the
+ * multi-end one (left to itself, GCC merged two of the relaxation loops into one testing o on
+ * every arc). */
+static inline __attribute__((always_inline)) void etree_meet(const gp_cch_topo *t, const qarcs *qf,
+                                                             const qarcs *qb, cws *w, uint32_t *fh,
+                                                             uint32_t ns, uint32_t *bh,
+                                                             uint32_t nd, int multi, meeting *m) {
+    uint64_t best = GP_INF, settled = 0;
+    uint32_t meet = GP_NONE;
+    int bi = 0, bj = 0;
+    for (;;) {
+        uint32_t x = GP_NONE;
+        for (uint32_t i = 0; i < ns; i++) x = fh[i] < x ? fh[i] : x;
+        for (uint32_t j = 0; j < nd; j++) x = bh[j] < x ? bh[j] : x;
+        if (x == GP_NONE) break;
+        uint32_t px = t->parent[x];
+        int fa = 0, fb = 0;
+        for (uint32_t i = 0; i < ns; i++)
+            if (fh[i] == x) fh[i] = px, fa = 1;
+        for (uint32_t j = 0; j < nd; j++)
+            if (bh[j] == x) bh[j] = px, fb = 1;
+        /* the parent is next on this path: its data loads while x relaxes */
+        if (fa) prefetch_node(t, qf, w->df, px);
+        if (fb) prefetch_node(t, qb, w->db, px);
+        settled++;
+        uint64_t dfx = w->df[x], dbx = w->db[x];
+        if (fa && fb && dfx != GP_INF && dbx != GP_INF) {
+            uint64_t tot = dfx + dbx;
+            int i = multi ? w->of[x] : 0, j = multi ? w->ob[x] : 0;
+            if (tot < best || (tot == best && (i < bi || (i == bi && j < bj)))) {
+                best = tot;
+                meet = x;
+                bi = i;
+                bj = j;
+            }
+        }
+        if (!multi) {
+            if (fa && dfx < best) relax_q(qf, x, w->df, w->pf, NULL);
+            if (fb && dbx < best) relax_q(qb, x, w->db, w->pb, NULL);
+        } else {
+            /* labels equal to the best may still lead to an equal route between earlier ends */
+            if (fa && dfx <= best && dfx != GP_INF) relax_q(qf, x, w->df, w->pf, w->of);
+            if (fb && dbx <= best && dbx != GP_INF) relax_q(qb, x, w->db, w->pb, w->ob);
+        }
+    }
+    m->best = best;
+    m->settled = settled;
+    m->meet = meet;
+    m->bi = bi;
+    m->bj = bj;
 }
 
 int gp_cch_p2p_multi(const gp_cch *c, const uint32_t *src, const uint64_t *soff, uint32_t ns,
@@ -1410,44 +1471,12 @@ int gp_cch_p2p_multi(const gp_cch *c, const uint32_t *src, const uint64_t *soff,
         if (o < w->db[r]) w->db[r] = o, w->ob[r] = (uint8_t)j;
         w->pb[r] = GP_NONE;
     }
-    uint64_t best = GP_INF, settled = 0;
-    uint32_t meet = GP_NONE;
-    int bi = 0, bj = 0; /* the ends of the best meeting (multi) */
-    for (;;) {
-        uint32_t x = GP_NONE;
-        for (uint32_t i = 0; i < ns; i++) x = fh[i] < x ? fh[i] : x;
-        for (uint32_t j = 0; j < nd; j++) x = bh[j] < x ? bh[j] : x;
-        if (x == GP_NONE) break;
-        uint32_t px = t->parent[x];
-        int fa = 0, fb = 0;
-        for (uint32_t i = 0; i < ns; i++)
-            if (fh[i] == x) fh[i] = px, fa = 1;
-        for (uint32_t j = 0; j < nd; j++)
-            if (bh[j] == x) bh[j] = px, fb = 1;
-        /* the parent is next on this path: its data loads while x relaxes */
-        if (fa) prefetch_node(t, &qf, w->df, px);
-        if (fb) prefetch_node(t, &qb, w->db, px);
-        settled++;
-        uint64_t dfx = w->df[x], dbx = w->db[x];
-        if (fa && fb && dfx != GP_INF && dbx != GP_INF) {
-            uint64_t tot = dfx + dbx;
-            int i = multi ? w->of[x] : 0, j = multi ? w->ob[x] : 0;
-            if (tot < best || (tot == best && (i < bi || (i == bi && j < bj)))) {
-                best = tot;
-                meet = x;
-                bi = i;
-                bj = j;
-            }
-        }
-        if (!multi) {
-            if (fa && dfx < best) relax_q(&qf, x, w->df, w->pf, NULL);
-            if (fb && dbx < best) relax_q(&qb, x, w->db, w->pb, NULL);
-        } else {
-            /* labels equal to the best may still lead to an equal route between earlier ends */
-            if (fa && dfx <= best && dfx != GP_INF) relax_q(&qf, x, w->df, w->pf, w->of);
-            if (fb && dbx <= best && dbx != GP_INF) relax_q(&qb, x, w->db, w->pb, w->ob);
-        }
-    }
+    meeting mt;
+    if (multi) etree_meet(t, &qf, &qb, w, fh, ns, bh, nd, 1, &mt);
+    else etree_meet(t, &qf, &qb, w, fh, ns, bh, nd, 0, &mt);
+    uint64_t best = mt.best;
+    uint32_t meet = mt.meet;
+    int bi = mt.bi, bj = mt.bj;
     int rc = GP_OK;
     upath up = {0}, roots = {0};
     if (meet != GP_NONE) {
@@ -1471,7 +1500,7 @@ int gp_cch_p2p_multi(const gp_cch *c, const uint32_t *src, const uint64_t *soff,
         path->len = up.len;
         up.v = NULL;
     }
-    path->settled = settled;
+    path->settled = mt.settled;
     goto done;
 oom:
     rc = gp_err_set(err, GP_ENOMEM, "out of memory unpacking a CCH path");

@@ -1276,45 +1276,22 @@ static void etree_reset(const gp_cch_topo *t, uint32_t r, uint64_t *d) {
     for (uint32_t x = r; x != GP_NONE; x = t->parent[x]) d[x] = GP_INF;
 }
 
-/* Unpacking: a stack of (edge, direction) items; up = lo -> hi over fw, down = hi -> lo over bw. */
-typedef struct upath {
-    uint32_t *v;
-    uint32_t len, cap;
-} upath;
-
-static int up_push(upath *p, uint32_t x) {
-    if (p->len == p->cap) {
-        uint32_t nc = p->cap ? p->cap * 2 : 64;
-        uint32_t *nv = realloc(p->v, (size_t)nc * sizeof *nv);
-        if (!nv) return -1;
-        p->v = nv;
-        p->cap = nc;
-    }
-    p->v[p->len++] = x;
-    return 0;
-}
-
-/* Appends the original nodes after the start of the path edges roots[0..nr-1] (items edge << 1 |
- * up, the index of their witness in c->wit; up = lo -> hi over fw, down = hi -> lo over bw) to
- * out: the nodes strictly after the first edge's start, the last edge's end included. The
- * shortcuts unfold breadth first, in rounds: those of one round are independent, so their
- * witnesses load in parallel (prefetched when their parent unfolded), where a depth-first walk
- * waits on every first half's witness in turn (the unpacking was half of a query on NY). Tree
- * node k: item it[k]; then kid[k] = the index of its first half (the second follows), or 0 for an
- * original arc, whose it[k] becomes the node it leads to. Children are appended, so each round is
- * the range appended by the previous one. A depth-first walk over the tree (in cache) then writes
- * the nodes in path order. */
-static int unpack(const gp_cch *c, cws *w, const uint32_t *roots, uint32_t nr, upath *out) {
+/* The path from node start along the path edges w->uit[0..nr-1] (items edge << 1 | up, the index
+ * of their witness in c->wit; up = lo -> hi over fw, down = hi -> lo over bw), unpacked to original
+ * nodes: a malloc'ed array, its length in *n (NULL out of memory). The shortcuts unfold breadth
+ * first, in rounds: those of one round are independent, so their witnesses load in parallel
+ * (prefetched when their parent unfolded), where a depth-first walk waits on every first half's
+ * witness in turn (the unpacking was half of a query on NY). Tree node k: item it[k]; kid[k] = the
+ * index of its first half (the second follows), or 0 for an original arc, whose it[k] becomes the
+ * node it leads to. Children are appended, so each round is the range appended by the previous
+ * one. A depth-first walk over the tree (in cache) then writes the nodes in path order. */
+static uint32_t *unpack(const gp_cch *c, cws *w, uint32_t nr, uint32_t start, uint32_t *n) {
     const uint64_t *wv = c->wit;
     uint32_t len = nr, lo = 0;
-    if (ws_reserve(w, nr)) return -1;
-    for (uint32_t k = 0; k < nr; k++) {
-        w->uit[k] = roots[k];
-        __builtin_prefetch(wv + roots[k]);
-    }
+    for (uint32_t k = 0; k < nr; k++) __builtin_prefetch(wv + w->uit[k]);
     while (lo < len) {
         uint32_t hi = len;
-        if (ws_reserve(w, len + 2 * (hi - lo))) return -1;
+        if (ws_reserve(w, len + 2 * (hi - lo))) return NULL;
         uint32_t *it = w->uit, *kid = w->ukid;
         for (uint32_t k = lo; k < hi; k++) {
             uint32_t item = it[k];
@@ -1335,28 +1312,25 @@ static int unpack(const gp_cch *c, cws *w, const uint32_t *roots, uint32_t nr, u
         }
         lo = hi;
     }
-    /* depth first over the tree: a stack of node indices (at most nr + the depth... bounded by
-     * len), roots pushed last first */
-    if (ws_reserve(w, 2 * len)) return -1;
+    /* depth first over the tree: a stack of node indices (each pushed once: at most len), roots
+     * pushed last first */
+    if (ws_reserve(w, 2 * len)) return NULL;
     uint32_t *st = w->uit + len, sp = 0, *it = w->uit, *kid = w->ukid;
-    if (out->cap - out->len < len) {
-        uint32_t nc = out->len + len;
-        uint32_t *nv = realloc(out->v, (size_t)nc * sizeof *nv);
-        if (!nv) return -1;
-        out->v = nv;
-        out->cap = nc;
-    }
+    uint32_t *out = malloc(((size_t)len + 1) * sizeof *out), m = 0;
+    if (!out) return NULL;
+    out[m++] = start;
     for (uint32_t k = nr; k > 0; k--) st[sp++] = k - 1;
     while (sp) {
         uint32_t k = st[--sp];
         if (!kid[k]) {
-            out->v[out->len++] = it[k];
+            out[m++] = it[k];
             continue;
         }
         st[sp++] = kid[k] + 1;
         st[sp++] = kid[k];
     }
-    return 0;
+    *n = m;
+    return out;
 }
 
 /* Prefetches what relaxing node x's upward arcs reads next: the first line of its arcs, its
@@ -1478,35 +1452,33 @@ int gp_cch_p2p_multi(const gp_cch *c, const uint32_t *src, const uint64_t *soff,
     uint32_t meet = mt.meet;
     int bi = mt.bi, bj = mt.bj;
     int rc = GP_OK;
-    upath up = {0}, roots = {0};
     if (meet != GP_NONE) {
-        /* the path edges: forward ones meet <- ... <- the source, collected backwards then
-         * reversed, then the backward ones meet -> ... -> the target */
-        uint32_t x = meet;
-        for (; w->pf[x] != GP_NONE; x = w->pf[x])
-            if (up_push(&roots, arc_edge(&qf, w->pf[x], x) << 1 | 1u)) goto oom;
-        for (uint32_t a = 0, b = roots.len; a + 1 < b; a++, b--) {
-            uint32_t tmp = roots.v[a];
-            roots.v[a] = roots.v[b - 1];
-            roots.v[b - 1] = tmp;
+        /* the path edges into the unpacking tree's roots: forward ones meet <- ... <- the
+         * source, collected backwards then reversed, then the backward ones meet -> ... -> the
+         * target (at most two tree paths) */
+        if (ws_reserve(w, 2 * (t->height + 1))) goto oom;
+        uint32_t x = meet, nr = 0, *r = w->uit;
+        for (; w->pf[x] != GP_NONE; x = w->pf[x]) r[nr++] = arc_edge(&qf, w->pf[x], x) << 1 | 1u;
+        for (uint32_t a = 0, b = nr; a + 1 < b; a++, b--) {
+            uint32_t tmp = r[a];
+            r[a] = r[b - 1];
+            r[b - 1] = tmp;
         }
-        for (x = meet; w->pb[x] != GP_NONE; x = w->pb[x])
-            if (up_push(&roots, arc_edge(&qb, w->pb[x], x) << 1)) goto oom;
-        if (up_push(&up, src[bi]) || unpack(c, w, roots.v, roots.len, &up)) goto oom;
+        for (x = meet; w->pb[x] != GP_NONE; x = w->pb[x]) r[nr++] = arc_edge(&qb, w->pb[x], x) << 1;
+        uint32_t len;
+        uint32_t *nodes = unpack(c, w, nr, src[bi], &len);
+        if (!nodes) goto oom;
         if (si) *si = (uint32_t)bi;
         if (di) *di = (uint32_t)bj;
         path->dist = best;
-        path->nodes = up.v;
-        path->len = up.len;
-        up.v = NULL;
+        path->nodes = nodes;
+        path->len = len;
     }
     path->settled = mt.settled;
     goto done;
 oom:
     rc = gp_err_set(err, GP_ENOMEM, "out of memory unpacking a CCH path");
 done:
-    free(up.v);
-    free(roots.v);
     for (uint32_t i = 0; i < ns; i++) etree_reset(t, t->rank[src[i]], w->df);
     for (uint32_t j = 0; j < nd; j++) etree_reset(t, t->rank[dst[j]], w->db);
     cws_put(c, w);

@@ -948,7 +948,7 @@ typedef struct cws {
     uint8_t *of, *ob;    /* n: the end a label of a query between sets comes from (read only
                           * where df / db is set) */
     uint64_t *sweep;     /* n, PHAST (allocated on first use) */
-    uint32_t *uit, *ukid; /* ucap each: path unpacking's tree (unpack) */
+    uint32_t *uit, *ukid, *upos; /* ucap each: path unpacking's tree (unpack) */
     uint32_t ucap;
     struct cws *next;
 } cws;
@@ -970,6 +970,7 @@ static void cws_free(cws *w) {
     free(w->sweep);
     free(w->uit);
     free(w->ukid);
+    free(w->upos);
     free(w);
 }
 
@@ -1007,7 +1008,9 @@ static int ws_reserve(cws *w, uint32_t k) {
     if (a) w->uit = a;
     uint32_t *b = a ? realloc(w->ukid, (size_t)nc * 4) : NULL;
     if (b) w->ukid = b;
-    if (!a || !b) return -1;
+    uint32_t *p = b ? realloc(w->upos, (size_t)nc * 4) : NULL;
+    if (p) w->upos = p;
+    if (!p) return -1;
     w->ucap = nc;
     return 0;
 }
@@ -1284,7 +1287,7 @@ static void etree_reset(const gp_cch_topo *t, uint32_t r, uint64_t *d) {
  * witness in turn (the unpacking was half of a query on NY). Tree node k: item it[k]; kid[k] = the
  * index of its first half (the second follows), or 0 for an original arc, whose it[k] becomes the
  * node it leads to. Children are appended, so each round is the range appended by the previous
- * one. A depth-first walk over the tree (in cache) then writes the nodes in path order. */
+ * one. Then the nodes go to their places in path order (below). */
 static uint32_t *unpack(const gp_cch *c, cws *w, uint32_t nr, uint32_t start, uint32_t *n) {
     const uint64_t *wv = c->wit;
     uint32_t len = nr, lo = 0;
@@ -1312,22 +1315,33 @@ static uint32_t *unpack(const gp_cch *c, cws *w, uint32_t nr, uint32_t start, ui
         }
         lo = hi;
     }
-    /* depth first over the tree: a stack of node indices (each pushed once: at most len), roots
-     * pushed last first */
-    if (ws_reserve(w, 2 * len)) return NULL;
-    uint32_t *st = w->uit + len, sp = 0, *it = w->uit, *kid = w->ukid;
-    uint32_t *out = malloc(((size_t)len + 1) * sizeof *out), m = 0;
+    /* the nodes to their places in path order: leaves per subtree (children after parents: one
+     * pass backwards), then each subtree's first place (one pass forwards, in place of the
+     * counts); a leaf's children are written to a dummy node D (a depth-first walk over the tree
+     * cost twice as much: a chain of dependent loads and a coin-toss branch per node) */
+    if (ws_reserve(w, len + 2)) return NULL;
+    uint32_t *it = w->uit, *kid = w->ukid, *at = w->upos, D = len;
+    at[D] = at[D + 1] = 0;
+    for (uint32_t k = len; k > 0; k--) {
+        uint32_t ck = kid[k - 1], sum = at[ck] + at[ck + 1];
+        at[k - 1] = ck ? sum : 1;
+    }
+    uint32_t m = 1;
+    for (uint32_t k = 0; k < nr; k++) {
+        uint32_t cnt = at[k];
+        at[k] = m;
+        m += cnt;
+    }
+    uint32_t *out = malloc(((size_t)m + 1) * sizeof *out);
     if (!out) return NULL;
-    out[m++] = start;
-    for (uint32_t k = nr; k > 0; k--) st[sp++] = k - 1;
-    while (sp) {
-        uint32_t k = st[--sp];
-        if (!kid[k]) {
-            out[m++] = it[k];
-            continue;
-        }
-        st[sp++] = kid[k] + 1;
-        st[sp++] = kid[k];
+    out[0] = start;
+    for (uint32_t k = 0; k < len; k++) {
+        uint32_t ck = kid[k], p = at[k], leaf = ck == 0;
+        ck = leaf ? D : ck;
+        uint32_t cnt = at[ck];
+        at[ck] = p;
+        at[ck + 1] = p + cnt;
+        out[leaf ? p : m] = it[k];
     }
     *n = m;
     return out;

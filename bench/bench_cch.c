@@ -9,7 +9,8 @@
  * the CPU backend's AUTO; one-to-all PHAST vs Dijkstra (one thread each); tables 100x100 and
  * 1000x1000 with buckets vs the CPU backend's table (100x100 only). Every CCH answer timed is
  * checked against the reference it is compared with. --p2p-only stops after p2p (its line then also
- * gives the mean path length and elimination-tree nodes visited, and the time without unpacking).
+ * gives the mean path length and elimination-tree nodes visited, and the time without unpacking;
+ * then p2p between 2 x 2 ends with start / end costs, as a snapped route asks).
  * --perfect-ab adds after p2p the perfect customization (perfect_ab: its time beside the basic one,
  * the arcs it keeps, p2p with and without the pruned arcs on the same pairs), the rest running
  * without the pruned arcs; --perfect the same, the rest (PHAST, buckets) with them.
@@ -215,11 +216,44 @@ static void run(const char *spec, gp_backend *cpu, gp_backend *cpu1, int reps, i
             if (m < low) low = m;
             if (pass == 0 || mc < lowcy) lowcy = mc;
         }
-        free(cy);
         printf("- p2p: lowest median of 13 passes %.1f us, CPU time %.1f us (this thread; "
                "lowest median of 12); mean path %.0f nodes, %.0f elimination-tree nodes visited; "
                "two upward searches without pruning nor unpacking: median %.1f us\n",
                low, lowcy, (double)plen / nq, (double)settled / nq, up50);
+        /* between sets, as a snapped route asks (engine/snap.c): ends {s, s'} and {t, t'} (s', t'
+         * random too) with start / end costs, checked against the four pairs' queries */
+        double lowm = 0, lowmc = 0;
+        for (int pass = 0; pass < 5; pass++) {
+            rs = rs0 + 1;
+            for (int q = 0; q < nq; q++) {
+                uint32_t S[2], T[2];
+                for (int k = 0; k < 2; k++) S[k] = (uint32_t)(rnd() % n), T[k] = (uint32_t)(rnd() % n);
+                uint64_t so[2] = {0, rnd() % 1000}, to[2] = {rnd() % 1000, 0};
+                gp_path p;
+                double c0 = cpu_us(), a = gp_now();
+                if (gp_cch_p2p_multi(c, S, so, 2, T, to, 2, &p, NULL, NULL, &err)) die("p2p_multi", &err);
+                v[q] = (gp_now() - a) * 1e6;
+                cy[q] = cpu_us() - c0;
+                if (pass == 0) {
+                    uint64_t ref = GP_INF;
+                    for (int i = 0; i < 4; i++) {
+                        gp_path p1;
+                        if (gp_cch_p2p(c, S[i / 2], T[i % 2], &p1, &err)) die("p2p", &err);
+                        if (p1.dist != GP_INF && p1.dist + so[i / 2] + to[i % 2] < ref)
+                            ref = p1.dist + so[i / 2] + to[i % 2];
+                        gp_path_free(&p1);
+                    }
+                    if (ref != p.dist) failures++;
+                }
+                gp_path_free(&p);
+            }
+            double m = pct(v, nq, 0.5), mc = pct(cy, nq, 0.5);
+            if (pass == 0 || m < lowm) lowm = m;
+            if (pass == 0 || mc < lowmc) lowmc = mc;
+        }
+        free(cy);
+        printf("- p2p between 2 x 2 ends with start / end costs (gp_cch_p2p_multi, a snapped route's "
+               "query): lowest median of 5 passes %.1f us, CPU time %.1f us\n", lowm, lowmc);
         free(rf), free(rb), free(df), free(db);
         free(v), free(b);
         gp_cch_free(c);

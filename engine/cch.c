@@ -29,6 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 int gp_cch_threads(int threads) {
@@ -172,8 +174,11 @@ static inline uint32_t find_edge(const gp_cch_topo *t, uint32_t lo, uint32_t hi)
     return a < t->up_first[lo + 1] && t->up_head[a] == hi ? a : GP_NONE;
 }
 
+static void pool_free(void *pv);
+
 void gp_cch_topo_unref(gp_cch_topo *t) {
     if (!t || __atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL) > 0) return;
+    pool_free(t->pool);
     free(t->rank);
     free(t->order);
     free(t->up_first);
@@ -577,37 +582,44 @@ static void witnesses_range(gp_cch *c, uint32_t lo, uint32_t hi) {
 
 static void perfect_drop(gp_cch *c);
 
-typedef struct wit_job {
-    gp_cch *c;
+/* fn(ctx, lo, hi) over [0, m): in up to 16 ranges on threads (all CPUs) once m reaches 2^20,
+ * else here in one. For the per-edge passes on the path from a cost change to its first answer. */
+typedef struct range_job {
+    void (*fn)(void *ctx, uint32_t lo, uint32_t hi);
+    void *ctx;
     uint32_t lo, hi;
-} wit_job;
+} range_job;
 
-static void *wit_main(void *arg) {
-    wit_job *j = arg;
-    witnesses_range(j->c, j->lo, j->hi);
+static void *range_main(void *arg) {
+    range_job *j = arg;
+    j->fn(j->ctx, j->lo, j->hi);
     return NULL;
 }
 
-/* After a GPU customization, on the path from a cost change to its first answer: edges in ranges
- * on all CPUs (up to 16) once there are a million (each reads its triangles at random). */
-void gp_cch_witnesses(gp_cch *c) {
-    perfect_drop(c);
-    uint32_t m = c->topo->m;
+static void in_ranges(uint32_t m, void (*fn)(void *ctx, uint32_t lo, uint32_t hi), void *ctx) {
     int nt = m < (1u << 20) ? 1 : gp_cch_threads(0);
     if (nt > 16) nt = 16;
-    wit_job jobs[16];
+    range_job jobs[16];
     pthread_t th[16];
     int started = 0;
     for (int i = 0; i < nt; i++) {
-        jobs[i] = (wit_job){c, (uint32_t)((uint64_t)m * (uint64_t)i / (uint64_t)nt),
-                            (uint32_t)((uint64_t)m * (uint64_t)(i + 1) / (uint64_t)nt)};
-        if (i > 0 && pthread_create(&th[i], NULL, wit_main, &jobs[i]) == 0) started |= 1 << i;
+        jobs[i] = (range_job){fn, ctx, (uint32_t)((uint64_t)m * (uint64_t)i / (uint64_t)nt),
+                              (uint32_t)((uint64_t)m * (uint64_t)(i + 1) / (uint64_t)nt)};
+        if (i > 0 && pthread_create(&th[i], NULL, range_main, &jobs[i]) == 0) started |= 1 << i;
     }
-    wit_main(&jobs[0]);
+    range_main(&jobs[0]);
     for (int i = 1; i < nt; i++) {
         if (started & (1 << i)) pthread_join(th[i], NULL);
-        else wit_main(&jobs[i]); /* the thread could not start: here */
+        else range_main(&jobs[i]); /* the thread could not start: here */
     }
+}
+
+static void wit_ranges(void *c, uint32_t lo, uint32_t hi) { witnesses_range(c, lo, hi); }
+
+/* After a GPU customization (each edge reads its triangles at random): on all CPUs. */
+void gp_cch_witnesses(gp_cch *c) {
+    perfect_drop(c);
+    in_ranges(c->topo->m, wit_ranges, c);
 }
 
 static int overflow_error(uint32_t e, gp_err *err) {
@@ -927,6 +939,9 @@ typedef struct perf_bg {
 static void *perf_bg_main(void *arg) {
     perf_bg *bg = arg;
     gp_cch_arcs *q = NULL;
+    /* background work: below the requests and the next cost change (Linux keeps a nice value
+     * per thread, and the pass's team threads inherit this one's) */
+    (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
     double t0 = gp_now();
     if (perfect_run(bg->c, bg->threads, 0, &bg->stop, &q) == GP_OK) {
         bg->c->perfect_s = gp_now() - t0;
@@ -1069,21 +1084,41 @@ static void cws_put(const gp_cch *c, cws *w) {
 /* ---------------------------------------------------------------------------------------------
  * Construction */
 
+/* The workspace pool of topology t, shared by every gp_cch over it: a workspace holds no metric
+ * (a query leaves it as it found it), so a new graph version's first query takes a warm one
+ * instead of allocating and clearing n-sized arrays. Created with
+ * the first gp_cch; freed with the topology (gp_cch_topo_unref). */
+static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static cpool *topo_pool(gp_cch_topo *t) {
+    pthread_mutex_lock(&pool_mu);
+    cpool *p = t->pool;
+    if (!p && (p = calloc(1, sizeof *p))) {
+        pthread_mutex_init(&p->mu, NULL);
+        p->n = t->n;
+        t->pool = p;
+    }
+    pthread_mutex_unlock(&pool_mu);
+    return p;
+}
+
+static void pool_free(void *pv) {
+    cpool *p = pv;
+    if (!p) return;
+    while (p->free) {
+        cws *w = p->free;
+        p->free = w->next;
+        cws_free(w);
+    }
+    pthread_mutex_destroy(&p->mu);
+    free(p);
+}
+
 void gp_cch_free(void *pc) {
     gp_cch *c = pc;
     if (!c) return;
     perfect_drop(c); /* stops a background pass, which reads the weights */
     if (c->gpu && c->gpu_free) c->gpu_free(c->gpu);
-    cpool *p = c->pool;
-    if (p) {
-        while (p->free) {
-            cws *w = p->free;
-            p->free = w->next;
-            cws_free(w);
-        }
-        pthread_mutex_destroy(&p->mu);
-        free(p);
-    }
     free(c->ofw);
     free(c->obw);
     free(c->fw);
@@ -1104,17 +1139,27 @@ uint64_t gp_cch_bytes(const gp_cch *c) {
     return (uint64_t)c->topo->m * 40 + q + gp_cch_topo_bytes(c->topo);
 }
 
+/* The weight and witness arrays of a new gp_cch written once on all CPUs: their pages are faulted
+ * in by threads together rather than one by one by the copy from the GPU (a driver thread) and
+ * the witness pass. */
+static void first_touch(void *cv, uint32_t lo, uint32_t hi) {
+    gp_cch *c = cv;
+    size_t k = (size_t)(hi - lo);
+    memset(c->fw + lo, 0, k * 4);
+    memset(c->bw + lo, 0, k * 4);
+    memset(c->fmid + lo, 0, k * 4);
+    memset(c->bmid + lo, 0, k * 4);
+    memset(c->wit + 2 * (size_t)lo, 0, k * 16);
+}
+
 /* A gp_cch over topology t (referenced) with g's metric; GP_EINVAL when g does not fit t. */
 static int cch_over(gp_cch_topo *t, const gp_graph *g, gp_cch **out, gp_err *err) {
     gp_cch *c = calloc(1, sizeof *c);
-    cpool *p = calloc(1, sizeof *p);
+    cpool *p = topo_pool(t);
     if (!c || !p) {
         free(c);
-        free(p);
         return gp_err_set(err, GP_ENOMEM, "out of memory for the CCH");
     }
-    pthread_mutex_init(&p->mu, NULL);
-    p->n = g->n;
     c->pool = p;
     __atomic_add_fetch(&t->refs, 1, __ATOMIC_ACQ_REL);
     c->topo = t;
@@ -1130,10 +1175,12 @@ static int cch_over(gp_cch_topo *t, const gp_graph *g, gp_cch **out, gp_err *err
     c->bmid = malloc(m * 4);
     c->wit = big_malloc(m * 16);
     int rc;
-    if (!c->ofw || !c->obw || !c->fw || !c->bw || !c->fmid || !c->bmid || !c->wit)
+    if (!c->ofw || !c->obw || !c->fw || !c->bw || !c->fmid || !c->bmid || !c->wit) {
         rc = gp_err_set(err, GP_ENOMEM, "out of memory for CCH weights (%u edges)", t->m);
-    else
+    } else {
+        in_ranges(t->m, first_touch, c);
         rc = gp_cch_map_metric(c, g, err);
+    }
     if (rc) {
         gp_cch_free(c);
         return rc;

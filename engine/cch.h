@@ -56,6 +56,7 @@ typedef struct gp_cch_topo {
     double order_s;      /* seconds: nested dissection (0 when loaded) */
     double contract_s;   /* seconds: chordal completion, triangles, levels */
     int refs;            /* atomic */
+    void *pool;          /* query workspaces (cch.c), shared by the gp_cchs over this topology */
 } gp_cch_topo;
 
 /* The arcs queries relax in one direction after perfect customization (gp_cch_perfect): per rank
@@ -88,7 +89,7 @@ typedef struct gp_cch {
     int reused_topo;     /* 1 when the topology came from the cache */
     void *gpu;           /* engine/cch_cuda.c state (device copies), or NULL */
     void (*gpu_free)(void *gpu);
-    void *pool;          /* query workspaces (cch.c) */
+    void *pool;          /* query workspaces (cch.c): topo->pool */
 } gp_cch;
 
 /* Size guard. A CCH is worth it on graphs with small separators (road networks: NY has 5 CCH

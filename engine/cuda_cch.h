@@ -56,7 +56,8 @@ uint64_t gp_dcch_bytes(const gp_dcch *d); /* its own bytes plus its topology par
 #define GP_DCCH_SWEEP_LEVELS 1
 #define GP_DCCH_SWEEP_PLAN_NOTOP 2 /* the plan without its tables (cch_plan.h gp_cch_top, ptab) */
 #define GP_DCCH_SWEEP_PLAN_NOPIECES 3 /* the plan with its top table, without piece tables */
-/* Flags or'ed onto a plan sweep (issue 18; opt-in while the lab compares them with the default):
+/* Flags or'ed onto a plan sweep (issue 18; the lab compares them with the plain plan): GRAPH is
+ * on from upload (GPATH_CCH_GRAPH=0: off), the others opt-in (slower on the H100 run of the lab):
  * CHAINS sweeps a phase whose largest piece has at most GPATH_CCH_CHAINS positions (default 1024)
  * and that does not use piece tables at this k as chains (cch_plan.h gp_cch_chains: a group of
  * lanes per piece, a lane per column, no block barrier between steps); CHAINS_FIRST prefers

@@ -209,7 +209,11 @@ static void attach_cch(gp_engine *e, gp_graph *g) {
 int gp_engine_attach(gp_engine *e, gp_graph *g, gp_err *err) {
     gp_backend *b = first(e);
     int rc = GP_OK;
-    if (b != e->cpu && b->ops->attach) {
+    /* a reweighted version of a graph already on the device (a cost change) gets its device copy
+     * on first use (near-far SSSP; the CCH answers routes, PHAST and tables without it): not on
+     * the path from the cost change to its first answer */
+    int lazy = g->base && g->base->dev;
+    if (b != e->cpu && b->ops->attach && !lazy) {
         rc = b->ops->attach(b, g, err);
         if (should_fall_back(e, b, rc, err)) {
             gp_err_clear(err);

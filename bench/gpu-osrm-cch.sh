@@ -303,7 +303,7 @@ bench() {
   bbox=$("${PY[@]}" bench/osrm_cch.py bbox "$gurl/v1/graphs/map/overview.geojson?max_edges=100")
   for n in $TABLE_SIZES; do "${PY[@]}" bench/osrm_cch.py coords "$bbox" "$n" "$TABLE_SETS" "$n" >"$STATE/coords-$n.txt"; done
   bench_header "$STATE/results.head" "gpath (CCH) vs OSRM v6 CH and MLD on $(basename "$map")" \
-    "bash bench/gpu-osrm-cch.sh $phase $(basename "$map")$([ "$phase" = bench ] && echo " (after bash bench/gpu-osrm-cch.sh prep on the same machine)") (BENCH_SECONDS=$SECS BENCH_CONNS=\"$CONNS\" BENCH_TABLE_SETS=$TABLE_SETS BENCH_TABLE_BUDGET_S=$TABLE_BUDGET BENCH_PATCH_FRACTION=$PATCH_FRACTION BENCH_DEADLINE_S=$DEADLINE)"
+    "bash bench/gpu-osrm-cch.sh $phase $(basename "$map")$([ "$phase" = bench ] && echo " (after bash bench/gpu-osrm-cch.sh prep on the same machine)") (BENCH_SECONDS=$SECS BENCH_CONNS=\"$CONNS\" BENCH_TABLE_SETS=$TABLE_SETS BENCH_TABLE_BUDGET_S=$TABLE_BUDGET BENCH_PATCH_FRACTION=$PATCH_FRACTION BENCH_DEADLINE_S=$DEADLINE BENCH_OSRM=${BENCH_OSRM:-1} BENCH_LOG_LEVEL=${BENCH_LOG_LEVEL:-warn} BENCH_TABLE_SIZES=\"$TABLE_SIZES\")"
   {
     echo "Map: \`$(basename "$map")\` ($(du -h "$map" | cut -f1), cksum $map_id), road bbox shrunk by 10%: $bbox."
     echo "gpath graph: $(echo "$info" | sed -E 's/"source":"[^"]*",//')."

@@ -70,7 +70,8 @@
  *       -> ~0.06 ms; NY 0.156 -> ~0.07; gen:1M 0.406 -> ~0.15; 16 per sweep (phase 3 keeps its
  *       steps) within 10% of v5; customization + ~0.1-0.2 ms (BAY, NY), ~0.4 ms (gen:1M: a bin
  *       of 213 steps). Not yet measured.
- *   v7  (opt-in: gp_dcch_set_sweep flags, engine/cuda_cch.h; the lab times them beside v6) (a)
+ *   v7  (gp_dcch_set_sweep flags, engine/cuda_cch.h; the lab times them beside v6; (a) on by
+ *       default since its measurement, (b) opt-in) (a)
  *       GP_DCCH_SWEEP_GRAPH: the sweep's launches (sweep_init + a launch per phase) captured once
  *       per key (x_key) as a CUDA graph and replayed: one submission instead of 3-6. (b)
  *       GP_DCCH_SWEEP_CHAINS: a phase whose largest piece is short (GPATH_CCH_CHAINS, default
@@ -82,7 +83,12 @@
  *       Predicted before any device run: BAY k=1 -5..-10 us from (a); gen:24M k=16 last phase
  *       20.5 -> ~3-5 ms from (b) (a piece of <= 256 positions at ~100-200 cycles each, ~8 pieces
  *       per SM at once, bounded by shared memory); k = 1 phases with piece tables unchanged
- *       (CHAINS_FIRST tries chains there too). Not yet measured.
+ *       (CHAINS_FIRST tries chains there too). Measured (bench/results/2026-11-26-NVIDIA-H100-
+ *       80GB-HBM3-gpu-cch-v7.md, same sources, same run): (a) NY 0.145 -> 0.121 ms, BAY 0.114
+ *       -> 0.102, gen:1M 0.268 -> 0.250, gen:24M 1.828 -> 1.804 for one source, 1.00-1.10x at
+ *       k = 16; (b) lost everywhere: BAY 0.91x, gen:24M one source 0.38x, k = 16 0.74x (the
+ *       last phase's chains run slower than its barrier-separated steps), so gen:24M stays at
+ *       1.80 ms / 1.51 ms per tree. (-v7b.md, another machine: BAY 0.107 -> 0.097 ms.)
  *   Customization (both): BAY 1.9 ms, NY 3.7 ms device (CPU, 16 threads: 14 / 33 ms); v5 adds the
  *       top table: 2.7 / 4.8 ms.
  */

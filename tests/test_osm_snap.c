@@ -35,6 +35,8 @@ static gp_graph *load(const char *spec) {
     gp_graph *g = gp_graph_load(spec, NULL, &err);
     if (!g) fail_msg("%s: %s", spec, err.msg);
     assert_int_equal(gp_engine_attach(eng, g, &err), GP_OK);
+    /* attached: the segment index is built (the first coordinate query does not build it) */
+    assert_non_null(g->snap);
     return g;
 }
 

@@ -1413,8 +1413,8 @@ static uint32_t *unpack(const gp_cch *c, cws *w, uint32_t nr, uint32_t start, ui
     uint32_t *it = w->uit, *kid = w->ukid, *at = w->upos, D = len;
     at[D] = at[D + 1] = 0;
     for (uint32_t k = len; k > 0; k--) {
-        uint32_t ck = kid[k - 1], sum = at[ck] + at[ck + 1];
-        at[k - 1] = ck ? sum : 1;
+        uint32_t ck = kid[k - 1]; /* 0: a leaf (at[0], at[1] may hold anything then) */
+        at[k - 1] = ck ? at[ck] + at[ck + 1] : 1;
     }
     uint32_t m = 1;
     for (uint32_t k = 0; k < nr; k++) {

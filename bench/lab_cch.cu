@@ -3,7 +3,7 @@
  * today's engines in the same run (bench/gpu-cch.sh writes bench/results/DATE-GPU-gpu-cch.md).
  *
  *   lab_cch [--data DIR] [--graphs SPEC,..] [--reps N] [--queries N] [--plot FILE] [--small]
- *           [--fast] [--plans BASExRATIOxBINCAP,..] [--order nd|metis] [--compare-metis]
+ *           [--fast] [--plans BASExRATIOxBINCAP[xMODE],..] [--order nd|metis] [--compare-metis]
  *           [--p2p-checks N] [--nf-table-max K]
  *
  *   --small   two generated graphs (road-like and grid, 2,000 nodes), and the road-like one again
@@ -12,7 +12,8 @@
  *             a mismatch (for compute-sanitizer memcheck / racecheck)
  *   --fast    no near-far runs and no timed Dijkstra (Dijkstra still checks PHAST on 2 sources)
  *   --plans   PHAST also through these plans (engine/cch_plan.h thresholds base, base*ratio, ...;
- *             nodes per bin), each checked against the CPU
+ *             nodes per bin; MODE the sweep flags, engine/cch.h gp_cch_gpu_sweep, default 0),
+ *             each checked against the CPU
  *   --order   the CCH order (engine/cch_order.c): nd, the parallel nested dissection on all CPUs
  *             (default), or metis, one METIS_NodeND call
  *   --compare-metis  with --order nd: also the single METIS_NodeND call on each graph, its time
@@ -36,8 +37,8 @@
  *                the plan with its top table only (no piece tables), the plan without tables
  *                and the level sweep (the ratios; each variant checked against CPU PHAST on its
  *                own: a failing one prints FAIL, the others are still timed, exit status 1),
- *                issue 18's opt-in variants of the default (a CUDA graph of the launches,
- *                chains with and without piece tables, chains + graph; each checked the same
+ *                issue 18's variants of the default (a CUDA graph of the launches, chains,
+ *                warps with and without piece tables, warps + graph; each checked the same
  *                way), the plan's per-phase device times (stderr, GPATH_CCH_PLAN_PROFILE: per
  *                phase its path, bins, largest bin and piece, shared memory, blocks per SM,
  *                GB/s), CPU PHAST,
@@ -108,7 +109,7 @@ struct lab {
     bool fast = false;                           /* --fast: no near-far runs, no timed Dijkstra */
     bool metis = false;                          /* --order metis */
     bool compare = false;                        /* --compare-metis */
-    std::vector<std::vector<uint32_t>> plans; /* --plans: base x ratio x bin cap variants */
+    std::vector<std::vector<uint32_t>> plans; /* --plans: base x ratio x bin cap (x mode) */
     FILE *plot = NULL;
 };
 
@@ -302,8 +303,9 @@ static void run_graph(lab &L, const char *spec, bool small) {
     one_to_all("plan without tables", nt1, NULL, nt16, NULL, false);
     /* issue 18's opt-in variants of the default plan sweep (engine/cuda_cch.h), same sources,
      * each checked against CPU PHAST: the launches as one CUDA graph (16), chains where the
-     * largest piece is at most 1024 positions and no piece table is used (4), chains before piece
-     * tables too (4 | 8), chains at most 256 positions, chains + graph */
+     * largest piece is at most 1024 positions and no piece table is used (4), warps in the same
+     * phases (32), warps before piece tables too (32 | 8), warps + graph (the chains' other
+     * variants, measured at 84c3c70, lost as the chains did) */
     struct xvar {
         const char *name;
         int mode;
@@ -312,9 +314,9 @@ static void run_graph(lab &L, const char *spec, bool small) {
     };
     std::vector<xvar> xv = {{"graph", 16, NULL, {}, {}},
                             {"chains", 4, NULL, {}, {}},
-                            {"chains before piece tables", 12, NULL, {}, {}},
-                            {"chains <= 256", 4, "256", {}, {}},
-                            {"chains + graph", 20, NULL, {}, {}}};
+                            {"warps", 32, NULL, {}, {}},
+                            {"warps before piece tables", 40, NULL, {}, {}},
+                            {"warps + graph", 48, NULL, {}, {}}};
     for (auto &v : xv) {
         if (v.chains) setenv("GPATH_CCH_CHAINS", v.chains, 1);
         if (gp_cch_gpu_sweep(c, v.mode, 0, 0, 0, &err)) die("plan sweep variant", err);
@@ -324,7 +326,7 @@ static void run_graph(lab &L, const char *spec, bool small) {
     if (!small) { /* where the plan sweep's time goes: per-phase device times (stderr) */
         fflush(stdout);
         setenv("GPATH_CCH_PLAN_PROFILE", "1", 1);
-        for (int mode : {0, 3, 2, 4, 12}) {
+        for (int mode : {0, 32, 40}) {
             if (gp_cch_gpu_sweep(c, mode, 0, 0, 0, &err)) die("plan sweep", err);
             for (uint32_t k : {1u, 16u})
                 if (gp_cch_gpu_sssp(c, srcs[0].data(), k, dg.data(), &err)) die("phast profile", err);
@@ -399,19 +401,29 @@ static void run_graph(lab &L, const char *spec, bool small) {
         printf(", %s %.3f (%.2fx)", v.name, median(v.t16) / 16, median(ph16) / median(v.t16));
     printf("\n");
     fflush(stdout);
-    for (auto &v : L.plans) { /* plan variants: base x ratio x bin cap */
-        if (gp_cch_gpu_sweep(c, 0, v[0], v[1], v[2], &err)) die("plan variant", err);
+    for (auto &v : L.plans) { /* plan variants: base x ratio x bin cap (x mode) */
+        if (gp_cch_gpu_sweep(c, (int)v[3], v[0], v[1], v[2], &err)) die("plan variant", err);
         std::vector<double> v1, v16;
         one_to_all("plan variant", v1, NULL, v16, NULL, false);
-        printf("- plan %ux%ux%u: 1 source %.3f ms, 16 per sweep %.3f ms per tree (device)\n", v[0],
-               v[1], v[2], median(v1), median(v16) / 16);
+        printf("- plan %ux%ux%u mode %u: 1 source %.3f ms, 16 per sweep %.3f ms per tree "
+               "(device)\n", v[0], v[1], v[2], v[3], median(v1), median(v16) / 16);
+        if (getenv("GPATH_CCH_PLAN_PROFILE_PLANS")) { /* where this plan's time goes (stderr) */
+            fflush(stdout);
+            setenv("GPATH_CCH_PLAN_PROFILE", "1", 1);
+            for (uint32_t k : {1u, 16u})
+                if (gp_cch_gpu_sssp(c, srcs[0].data(), k, dg.data(), &err)) die("phast profile", err);
+            unsetenv("GPATH_CCH_PLAN_PROFILE");
+        }
         fflush(stdout);
     }
     if (!L.plans.empty() && gp_cch_gpu_sweep(c, 0, 256, 16, 1024, &err)) die("plan", err);
+    /* (a plan variant's own topology part: back to the default plan, mode 0 as before it) */
     if (small) { /* many phases and small bins: 4 x 4, 64 nodes per bin */
         if (gp_cch_gpu_sweep(c, 0, 4, 4, 64, &err)) die("plan variant", err);
         std::vector<double> v1, v16;
         one_to_all("plan 4x4x64", v1, NULL, v16, NULL, false);
+        if (gp_cch_gpu_sweep(c, 48, 4, 4, 64, &err)) die("plan variant", err); /* warps, graph */
+        one_to_all("plan 4x4x64, warps", v1, NULL, v16, NULL, false);
         if (gp_cch_gpu_sweep(c, 0, 256, 16, 1024, &err)) die("plan", err);
     }
 
@@ -492,12 +504,13 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--plans") && i + 1 < argc) {
             char *save = NULL;
             for (char *tok = strtok_r(argv[++i], ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-                unsigned a = 0, b = 0, cc = 0;
-                if (sscanf(tok, "%ux%ux%u", &a, &b, &cc) != 3 || !a || b < 2 || !cc) {
-                    fprintf(stderr, "lab_cch: --plans wants BASExRATIOxBINCAP,...\n");
+                unsigned a = 0, b = 0, cc = 0, md = 0;
+                int got = sscanf(tok, "%ux%ux%ux%u", &a, &b, &cc, &md);
+                if (got < 3 || !a || b < 2 || !cc || (md & 3) == 1) {
+                    fprintf(stderr, "lab_cch: --plans wants BASExRATIOxBINCAP[xMODE],...\n");
                     return 2;
                 }
-                L.plans.push_back({a, b, cc});
+                L.plans.push_back({a, b, cc, md});
             }
         }
         else {

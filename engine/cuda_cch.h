@@ -66,6 +66,11 @@ uint64_t gp_dcch_bytes(const gp_dcch *d); /* its own bytes plus its topology par
 #define GP_DCCH_SWEEP_CHAINS 4
 #define GP_DCCH_SWEEP_CHAINS_FIRST 8
 #define GP_DCCH_SWEEP_GRAPH 16
+/* WARPS: like CHAINS (the same phases), but a warp per piece runs the piece's depths in order,
+ * the positions of a depth side by side, with __syncwarp between depths instead of the block
+ * barrier between a bin's steps (the pieces of a bin taken by the block's warps as they come
+ * free). */
+#define GP_DCCH_SWEEP_WARPS 32
 void gp_dcch_set_sweep(gp_dcch *d, int sweep);
 /* Rebuilds the plan with thresholds base, base*ratio, ... and at most about bin_cap nodes per bin
  * (0 = the defaults: 256, 16, 1024) into a topology part of d's own (the shared one, built with

@@ -136,11 +136,12 @@ struct plan_dev { /* device copy of a gp_cch_plan (cch_plan.h) plus its weights 
         *out_head, *out_tail, *out_wt, *pnode;
     const uint32_t *tab_first; /* piece tables (cch_plan.h gp_cch_ptab): entries per bin */
     const uint32_t *ch_bin, *ch_first, *ch_node; /* chains (cch_plan.h gp_cch_chains) */
+    const uint32_t *ch_dfirst, *ch_dstart;        /* the pieces' depths (the warp sweep) */
 };
 __global__ void top_table(uint32_t K, const uint32_t *__restrict__ tf,
                           const uint32_t *__restrict__ th, const uint32_t *__restrict__ tw,
                           unsigned long long *tab);
-template <bool K1, bool SA, bool CH = false>
+template <bool K1, bool SA, int CH = 0>
 __global__ void sweep_bins(plan_dev P, uint32_t bin0, uint32_t k, unsigned long long *dist,
                            unsigned long long *out, uint32_t n, int last, uint32_t smem,
                            const unsigned long long *__restrict__ tab, uint32_t cr);
@@ -195,7 +196,7 @@ struct gp_dcch_topo {
     uint64_t *q_pent, *q_parcs; /* host, per phase: table entries, inner arcs */
     uint32_t *q_pmaxn;      /* host, per phase: nodes of the largest bin with a table */
     /* the plan's chains (cch_plan.h gp_cch_chains; the GP_DCCH_SWEEP_CHAINS sweeps) */
-    uint32_t *c_bin, *c_first, *c_node; /* device */
+    uint32_t *c_bin, *c_first, *c_node, *c_dfirst, *c_dstart; /* device */
     uint32_t *c_pmax, *c_ppos, *c_parcs; /* host, per phase: largest piece, positions, inner arcs */
     uint64_t tbytes;        /* device bytes of this part */
 };
@@ -288,7 +289,7 @@ static void topo_part_free(gp_dcch_topo *t) {
                    t->p_in_head, t->p_in_edge, t->p_out_first, t->p_out_head, t->p_out_tail,
                    t->p_out_edge, t->p_pnode, t->p_pos, t->t_first, t->t_head, t->t_edge,
                    t->q_bins, t->q_first, t->q_depth, t->q_tmpl, t->c_bin, t->c_first,
-                   t->c_node};
+                   t->c_node, t->c_dfirst, t->c_dstart};
     for (size_t i = 0; i < sizeof dev / sizeof *dev; i++) cudaFree(dev[i]);
     free(t->level_first);
     free(t->edge_level);
@@ -388,6 +389,9 @@ static int topo_chains(gp_dcch_topo *d, const gp_cch_plan *p, cudaStream_t s, gp
     CK(dput(&d->c_bin, ch->bin_piece, (size_t)p->nbins + 1, s, &d->tbytes), "uploading the chains");
     CK(dput(&d->c_first, ch->first, (size_t)ch->npieces + 1, s, &d->tbytes), "uploading the chains");
     CK(dput(&d->c_node, ch->node, (size_t)p->n, s, &d->tbytes), "uploading the chains");
+    CK(dput(&d->c_dfirst, ch->dfirst, (size_t)ch->npieces + 1, s, &d->tbytes), "uploading the chains");
+    CK(dput(&d->c_dstart, ch->dstart, (size_t)ch->dfirst[ch->npieces], s, &d->tbytes),
+       "uploading the chains");
 out:
     gp_cch_chains_free(ch);
     return rc;
@@ -792,7 +796,8 @@ extern "C" void gp_dcch_set_sweep(gp_dcch *d, int sweep) {
                        base == GP_DCCH_SWEEP_PLAN_NOPIECES
                    ? base
                    : GP_DCCH_SWEEP_PLAN;
-    d->x_flags = sweep & (GP_DCCH_SWEEP_CHAINS | GP_DCCH_SWEEP_CHAINS_FIRST | GP_DCCH_SWEEP_GRAPH);
+    d->x_flags = sweep & (GP_DCCH_SWEEP_CHAINS | GP_DCCH_SWEEP_CHAINS_FIRST | GP_DCCH_SWEEP_GRAPH |
+                          GP_DCCH_SWEEP_WARPS);
 }
 
 extern "C" int gp_dcch_set_metric(gp_dcch *d, void *stream, const uint32_t *ofw,
@@ -1060,11 +1065,13 @@ __global__ void gather_targets(uint32_t nt, uint32_t k, const uint32_t *__restri
  * with its arcs and step offsets (smem >= cells*8 + (N+1)*4 + A*8 + (steps+1)*4): then D, F, H,
  * W and the step offsets are plain shared arrays (ld.shared, no generic loads, no global load of
  * the next step's offset inside the step loop). */
-template <bool K1, bool SA, bool CH>
+template <bool K1, bool SA, int CH>
 __global__ void __launch_bounds__(PLAN_THREADS_MAX)
     sweep_bins(plan_dev P, uint32_t bin0, uint32_t k_, u64 *dist, u64 *out, uint32_t n, int last,
-               uint32_t smem, const u64 *__restrict__ tab, uint32_t cr) {
+               uint32_t smem_, const u64 *__restrict__ tab, uint32_t cr) {
     extern __shared__ u64 sm[];
+    /* warps (CH 2): the last 8 bytes of the block's shared memory hold the next piece to take */
+    const uint32_t smem = CH == 2 ? smem_ - 8 : smem_;
     const uint32_t k = K1 ? 1 : k_;
     const uint32_t b = bin0 + blockIdx.x, tid = threadIdx.x, bd = blockDim.x;
     const uint32_t p0 = P.bin_first[b], N = P.bin_first[b + 1] - p0;
@@ -1103,6 +1110,7 @@ __global__ void __launch_bounds__(PLAN_THREADS_MAX)
             if (last && v != INF64) base[it] = INF64;
         }
     }
+    if (CH == 2 && tid == 0) *(uint32_t *)((char *)sm + smem) = P.ch_bin[b] + (bd >> 5);
     __syncthreads();
     {
         const uint32_t o0 = P.out_first[p0], no = (P.out_first[p0 + N] - o0) * k;
@@ -1132,7 +1140,53 @@ __global__ void __launch_bounds__(PLAN_THREADS_MAX)
         __syncthreads();
         D = R;
     }
-    if (CH) { /* chains: L = G x r lanes per piece (G a power of two >= min(k, 32): lane gl
+    if (CH == 2) { /* warps: a warp per piece (the block's warps take the bin's pieces, largest
+                    * first, as they come free), the piece's depths in order with __syncwarp
+                    * between them; a depth's cells (positions x k) side by side, g lanes per cell
+                    * (lanes over its arcs, a g-lane min) when the depth has few */
+        uint32_t *next = (uint32_t *)((char *)sm + smem);
+        const uint32_t lane = tid & 31, j1 = __ldg(&P.ch_bin[b + 1]);
+        uint32_t j = __ldg(&P.ch_bin[b]) + (tid >> 5);
+        while (j < j1) {
+            const uint32_t x1 = __ldg(&P.ch_first[j + 1]), l0 = __ldg(&P.ch_dfirst[j]),
+                           l1 = __ldg(&P.ch_dfirst[j + 1]);
+            uint32_t xa = __ldg(&P.ch_dstart[l0]);
+            for (uint32_t l = l0; l < l1; l++) {
+                const uint32_t xb = l + 1 < l1 ? __ldg(&P.ch_dstart[l + 1]) : x1;
+                const uint32_t items = (xb - xa) * k;
+                uint32_t g = 32;
+                while (g > 1 && items * g > 32) g >>= 1;
+                const uint32_t per = 32 / g, sub = lane / g, gl = lane % g;
+                for (uint32_t c0 = 0; c0 < items; c0 += per) { /* the same trips on all lanes */
+                    const uint32_t it = c0 + sub;
+                    u64 best = INF64;
+                    uint32_t at = 0;
+                    if (it < items) {
+                        const uint32_t i = __ldg(&P.ch_node[xa + (k == 1 ? it : it / k)]),
+                                       sc = k == 1 ? 0 : it % k;
+                        at = i * k + sc;
+                        for (uint32_t a = F[i] + gl; a < F[i + 1]; a += g) {
+                            const uint32_t w = W[a];
+                            if (w == INF32) continue;
+                            const u64 dh = D[H[a] * k + sc];
+                            if (dh != INF64 && dh + w < best) best = dh + w;
+                        }
+                    }
+                    for (uint32_t o = g >> 1; o > 0; o >>= 1) {
+                        const u64 u = __shfl_xor_sync(0xffffffffu, best, o);
+                        best = u < best ? u : best;
+                    }
+                    if (it < items && gl == 0 && best < D[at]) D[at] = best;
+                }
+                __syncwarp();
+                xa = xb;
+            }
+            if (lane == 0) j = atomicAdd(next, 1u);
+            j = __shfl_sync(0xffffffffu, j, 0);
+        }
+        __syncthreads();
+    }
+    if (CH == 1) { /* chains: L = G x r lanes per piece (G a power of two >= min(k, 32): lane gl
                * takes columns gl % G, + G, ...; r lanes split a node's arcs, an r-lane min, the
                * first writes, __syncwarp before the next node reads), each piece walked in order */
         uint32_t G = 1;
@@ -1313,11 +1367,11 @@ static_assert(sizeof(x_key) <= sizeof(((gp_dcch *)0)->x_graph[0].key), "x_key fi
 
 typedef void (*sweep_kern)(plan_dev, uint32_t, uint32_t, u64 *, u64 *, uint32_t, int, uint32_t,
                            const u64 *, uint32_t);
-static const sweep_kern sweep_kerns[2][2][2] = { /* [k == 1][bins fit smem][chains] */
-    {{sweep_bins<false, false, false>, sweep_bins<false, false, true>},
-     {sweep_bins<false, true, false>, sweep_bins<false, true, true>}},
-    {{sweep_bins<true, false, false>, sweep_bins<true, false, true>},
-     {sweep_bins<true, true, false>, sweep_bins<true, true, true>}}};
+static const sweep_kern sweep_kerns[2][2][3] = { /* [k == 1][bins fit smem][steps, chains, warps] */
+    {{sweep_bins<false, false, 0>, sweep_bins<false, false, 1>, sweep_bins<false, false, 2>},
+     {sweep_bins<false, true, 0>, sweep_bins<false, true, 1>, sweep_bins<false, true, 2>}},
+    {{sweep_bins<true, false, 0>, sweep_bins<true, false, 1>, sweep_bins<true, false, 2>},
+     {sweep_bins<true, true, 0>, sweep_bins<true, true, 1>, sweep_bins<true, true, 2>}}};
 
 /* The launches of one plan sweep after the init upload: sweep_init (fill, scatter, the top
  * table's product), then a launch per phase (steps, piece tables or chains). With npev (the
@@ -1338,12 +1392,23 @@ static int plan_issue(gp_dcch *d, cudaStream_t s, const x_key &x, cudaEvent_t *p
         plan_dev P = {d->p_bin_first, d->p_bin_step,  d->p_step_first, d->p_in_first,
                       d->p_in_head,   d->p_in_wt,     d->p_out_first,  d->p_out_head,
                       d->p_out_tail,  d->p_out_wt,    d->p_pnode,      d->q_first,
-                      d->c_bin,       d->c_first,     d->c_node};
+                      d->c_bin,       d->c_first,     d->c_node,       d->c_dfirst,
+                      d->c_dstart};
         unsigned threads = k == 1 ? 256 : PLAN_THREADS_MAX;
         for (uint32_t f = x.f0; f < d->p_nphases; f++) {
             uint32_t nb = d->p_phase_bin[f + 1] - d->p_phase_bin[f];
+            /* chains (GP_DCCH_SWEEP_CHAINS) or warps (_WARPS): where the largest piece is short
+             * enough and no piece table is used at this k (or also in place of the piece
+             * tables: CHAINS_FIRST); warps before chains */
+            const bool tabs = d->sweep == GP_DCCH_SWEEP_PLAN && d->q_ok && d->q_pent &&
+                              d->q_pent[f] && (k == 1 || d->q_pent[f] <= 2 * d->q_parcs[f]);
+            const bool pieces = d->c_pmax && d->c_pmax[f] <= x.chain_max &&
+                                (!tabs || (x.flags & GP_DCCH_SWEEP_CHAINS_FIRST));
+            const bool wp = (x.flags & GP_DCCH_SWEEP_WARPS) && pieces;
+            const bool ch = !wp && (x.flags & GP_DCCH_SWEEP_CHAINS) && pieces;
             uint64_t nodes = d->p_max_nodes[f], need = nodes * k * 8 + (nodes + 1) * 4 +
-                                                      (uint64_t)d->p_max_arcs[f] * 8 + 16;
+                                                      (uint64_t)d->p_max_arcs[f] * 8 + 16 +
+                                                      (wp ? 8 : 0);
             uint64_t need_sa = need + ((uint64_t)d->p_max_steps[f] + 1) * 4;
             bool sa = need_sa <= (uint64_t)d->smem_max;
             uint32_t smem = sa ? (uint32_t)need_sa
@@ -1351,14 +1416,7 @@ static int plan_issue(gp_dcch *d, cudaStream_t s, const x_key &x, cudaEvent_t *p
             /* the phase's piece tables: for one source always, for several where the product's
              * work (entries x k) stays within twice the steps' (inner arcs x k) */
             const u64 *tab = NULL;
-            const bool tabs = d->sweep == GP_DCCH_SWEEP_PLAN && d->q_ok && d->q_pent &&
-                              d->q_pent[f] && (k == 1 || d->q_pent[f] <= 2 * d->q_parcs[f]);
-            /* chains (GP_DCCH_SWEEP_CHAINS): where the largest piece is short enough, in place
-             * of the steps, or also of the piece tables (CHAINS_FIRST) */
-            const bool ch = (x.flags & GP_DCCH_SWEEP_CHAINS) && d->c_pmax &&
-                            d->c_pmax[f] <= x.chain_max &&
-                            (!tabs || (x.flags & GP_DCCH_SWEEP_CHAINS_FIRST));
-            if (tabs && !ch) {
+            if (tabs && !ch && !wp) {
                 uint64_t tneed = (uint64_t)d->q_pmaxn[f] * k * 16;
                 if (tneed <= (uint64_t)d->smem_max) {
                     tab = d->q_ent;
@@ -1370,9 +1428,9 @@ static int plan_issue(gp_dcch *d, cudaStream_t s, const x_key &x, cudaEvent_t *p
             uint32_t G = 1, r = 1;
             while (G < k && G < 32) G <<= 1;
             while (ch && G * r * 2 <= 32 && (uint64_t)r * 2 * d->c_ppos[f] <= d->c_parcs[f]) r <<= 1;
-            if (path) path[f] = (ch ? 2 : tab ? 1 : 0) + (sa ? 4 : 0) + (r << 3);
+            if (path) path[f] = (wp ? 3 : ch ? 2 : tab ? 1 : 0) + (sa ? 4 : 0) + (r << 3);
             if (smem_of) smem_of[f] = smem;
-            sweep_kerns[k == 1][sa][ch]<<<nb, threads, smem, s>>>(P, d->p_phase_bin[f], k, d->pdist,
+            sweep_kerns[k == 1][sa][wp ? 2 : ch ? 1 : 0]<<<nb, threads, smem, s>>>(P, d->p_phase_bin[f], k, d->pdist,
                                                             d->outbuf, d->n,
                                                             f + 1 == d->p_nphases, smem, tab, r);
             CKL("sweep (plan)");
@@ -1392,7 +1450,7 @@ static int plan_profile(gp_dcch *d, const x_key &x, cudaEvent_t *pev, uint32_t n
     int rc = GP_OK;
     float t0 = 0, ti = 0;
     const uint32_t k = x.k;
-    static const char *const names[3] = {"steps", "piece tables", "chains"};
+    static const char *const names[4] = {"steps", "piece tables", "chains", "warps"};
     CK(cudaEventSynchronize(pev[npev - 1]), "plan profile");
     CK(cudaEventElapsedTime(&t0, d->ev0, pev[0]), "plan profile");
     fprintf(stderr, "plan profile k=%u sweep %d flags %d: init (fill, scatter", k, d->sweep,
@@ -1408,7 +1466,7 @@ static int plan_profile(gp_dcch *d, const x_key &x, cudaEvent_t *pev, uint32_t n
         int per_sm = 0;
         CK(cudaEventElapsedTime(&ti, pev[f - x.f0], pev[f - x.f0 + 1]), "plan profile");
         if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                &per_sm, sweep_kerns[k == 1][(path[f] >> 2) & 1][(path[f] & 3) == 2],
+                &per_sm, sweep_kerns[k == 1][(path[f] >> 2) & 1][(path[f] & 3) >= 2 ? (path[f] & 3) - 1 : 0],
                 k == 1 ? 256 : PLAN_THREADS_MAX, smem_of[f]) != cudaSuccess)
             per_sm = -1;
         const double pos = d->c_ppos ? (double)d->c_ppos[f] : 0;
@@ -1460,8 +1518,10 @@ static int run_plan(gp_dcch *d, cudaStream_t s, uint32_t k, const uint32_t *init
         CK(cudaDeviceGetAttribute(&lim, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev), "chains");
         for (int k1 = 0; k1 < 2; k1++)
             for (int sa = 0; sa < 2; sa++)
-                CK(cudaFuncSetAttribute(sweep_kerns[k1][sa][1],
-                                        cudaFuncAttributeMaxDynamicSharedMemorySize, lim), "chains");
+                for (int m = 1; m < 3; m++)
+                    CK(cudaFuncSetAttribute(sweep_kerns[k1][sa][m],
+                                            cudaFuncAttributeMaxDynamicSharedMemorySize, lim),
+                       "chains");
         d->x_attr = 1;
     }
     { /* the fill range and the init launch's blocks */

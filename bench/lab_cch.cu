@@ -38,8 +38,7 @@
  *                and the level sweep (the ratios; each variant checked against CPU PHAST on its
  *                own: a failing one prints FAIL, the others are still timed, exit status 1),
  *                issue 18's variants of the default (a CUDA graph of the launches, chains,
- *                warps with and without piece tables, warps + graph; each checked the same
- *                way), the plan's per-phase device times (stderr, GPATH_CCH_PLAN_PROFILE: per
+ *                warp bins, warp bins + graph; each checked the same way), the plan's per-phase device times (stderr, GPATH_CCH_PLAN_PROFILE: per
  *                phase its path, bins, largest bin and piece, shared memory, blocks per SM,
  *                GB/s), CPU PHAST,
  *                vs near-far GPU SSSP (device ms) and CPU Dijkstra; every GPU tree checked;
@@ -303,9 +302,9 @@ static void run_graph(lab &L, const char *spec, bool small) {
     one_to_all("plan without tables", nt1, NULL, nt16, NULL, false);
     /* issue 18's opt-in variants of the default plan sweep (engine/cuda_cch.h), same sources,
      * each checked against CPU PHAST: the launches as one CUDA graph (16), chains where the
-     * largest piece is at most 1024 positions and no piece table is used (4), warps in the same
-     * phases (32), warps before piece tables too (32 | 8), warps + graph (the chains' other
-     * variants, measured at 84c3c70, lost as the chains did) */
+     * largest piece is at most 1024 positions and no piece table is used (4), warp bins where
+     * no piece table is used (32), warp bins + graph (the chains' other variants, measured at
+     * 84c3c70, lost as the chains did) */
     struct xvar {
         const char *name;
         int mode;
@@ -314,9 +313,8 @@ static void run_graph(lab &L, const char *spec, bool small) {
     };
     std::vector<xvar> xv = {{"graph", 16, NULL, {}, {}},
                             {"chains", 4, NULL, {}, {}},
-                            {"warps", 32, NULL, {}, {}},
-                            {"warps before piece tables", 40, NULL, {}, {}},
-                            {"warps + graph", 48, NULL, {}, {}}};
+                            {"warp bins", 32, NULL, {}, {}},
+                            {"warp bins + graph", 48, NULL, {}, {}}};
     for (auto &v : xv) {
         if (v.chains) setenv("GPATH_CCH_CHAINS", v.chains, 1);
         if (gp_cch_gpu_sweep(c, v.mode, 0, 0, 0, &err)) die("plan sweep variant", err);
@@ -326,7 +324,7 @@ static void run_graph(lab &L, const char *spec, bool small) {
     if (!small) { /* where the plan sweep's time goes: per-phase device times (stderr) */
         fflush(stdout);
         setenv("GPATH_CCH_PLAN_PROFILE", "1", 1);
-        for (int mode : {0, 32, 40}) {
+        for (int mode : {0, 32}) {
             if (gp_cch_gpu_sweep(c, mode, 0, 0, 0, &err)) die("plan sweep", err);
             for (uint32_t k : {1u, 16u})
                 if (gp_cch_gpu_sssp(c, srcs[0].data(), k, dg.data(), &err)) die("phast profile", err);

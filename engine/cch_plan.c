@@ -426,8 +426,6 @@ void gp_cch_chains_free(gp_cch_chains *ch) {
     free(ch->bin_piece);
     free(ch->first);
     free(ch->node);
-    free(ch->dfirst);
-    free(ch->dstart);
     free(ch->max_piece);
     free(ch);
 }
@@ -483,32 +481,6 @@ int gp_cch_plan_chains(const gp_cch_plan *p, const gp_cch_topo *t, gp_cch_chains
     }
     ch->bin_piece[p->nbins] = j;
     ch->first[j] = at;
-    /* depths: a position's step in its bin (= its depth in its piece), read off step_first */
-    ch->dfirst = malloc(((size_t)np + 1) * 4);
-    if (!ch->dfirst) goto oom;
-    {
-        uint32_t nd = 0;
-        for (uint32_t b = 0; b < p->nbins; b++) {
-            uint32_t p0 = p->bin_first[b];
-            for (uint32_t s = p->bin_step[b]; s < p->bin_step[b + 1]; s++)
-                for (uint32_t q = p->step_first[s]; q < p->step_first[s + 1]; q++)
-                    size[q] = s - p->bin_step[b]; /* size[] reused: position -> depth */
-            for (uint32_t pj = ch->bin_piece[b]; pj < ch->bin_piece[b + 1]; pj++) {
-                ch->dfirst[pj] = nd;
-                nd += 1 + size[p0 + ch->node[ch->first[pj + 1] - 1]]; /* the deepest is last */
-            }
-        }
-        ch->dfirst[np] = nd;
-        ch->dstart = malloc((size_t)nd * 4 + 4);
-        if (!ch->dstart) goto oom;
-        for (uint32_t b = 0; b < p->nbins; b++)
-            for (uint32_t pj = ch->bin_piece[b]; pj < ch->bin_piece[b + 1]; pj++)
-                for (uint32_t x = ch->first[pj]; x < ch->first[pj + 1]; x++) {
-                    uint32_t dd = size[p->bin_first[b] + ch->node[x]];
-                    if (x == ch->first[pj] || dd != size[p->bin_first[b] + ch->node[x - 1]])
-                        ch->dstart[ch->dfirst[pj] + dd] = x;
-                }
-    }
     *out = ch;
     ch = NULL;
     goto done;

@@ -127,17 +127,12 @@ int gp_cch_ptab_fill(gp_cch_ptab *pt, const gp_cch_plan *p, const uint32_t *bw);
  * group of threads per piece, lanes over the k columns, walks the piece position by position,
  * each lane reading and writing its own column only (no barrier, no shuffle). Pieces of bin b are
  * bin_piece[b] .. bin_piece[b+1]-1, largest first; piece j's positions (offsets in the bin,
- * ascending) are node[first[j]] .. node[first[j+1]-1]. Those at depth d in the piece (= their
- * step in the bin) are node[dstart[dfirst[j] + d]] up to the next depth's start (first[j+1] after
- * the last): the warp sweep (GP_DCCH_SWEEP_WARPS) runs a piece's depths in order, a warp per
- * piece, the positions of one depth side by side. */
+ * ascending) are node[first[j]] .. node[first[j+1]-1]. */
 typedef struct gp_cch_chains {
     uint32_t nbins, npieces;
     uint32_t *bin_piece; /* nbins+1 */
     uint32_t *first;     /* npieces+1 */
     uint32_t *node;      /* n */
-    uint32_t *dfirst;    /* npieces+1: depths of piece j are dfirst[j] .. dfirst[j+1]-1 */
-    uint32_t *dstart;    /* dfirst[npieces]: index into node where each depth starts */
     uint32_t *max_piece; /* nphases: positions of the largest piece of each phase */
 } gp_cch_chains;
 

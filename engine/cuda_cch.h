@@ -66,10 +66,10 @@ uint64_t gp_dcch_bytes(const gp_dcch *d); /* its own bytes plus its topology par
 #define GP_DCCH_SWEEP_CHAINS 4
 #define GP_DCCH_SWEEP_CHAINS_FIRST 8
 #define GP_DCCH_SWEEP_GRAPH 16
-/* WARPS: like CHAINS (the same phases), but a warp per piece runs the piece's depths in order,
- * the positions of a depth side by side, with __syncwarp between depths instead of the block
- * barrier between a bin's steps (the pieces of a bin taken by the block's warps as they come
- * free). */
+/* WARPS: the phases that use no piece table at this k and whose bins are small (at most 2048
+ * positions) run as warp bins: a warp per bin, several bins per block, the bin's steps with
+ * __syncwarp between them instead of a block per bin with block barriers, so that many more bins
+ * are in flight per SM (kernels/cch.cu sweep_wbins). */
 #define GP_DCCH_SWEEP_WARPS 32
 void gp_dcch_set_sweep(gp_dcch *d, int sweep);
 /* Rebuilds the plan with thresholds base, base*ratio, ... and at most about bin_cap nodes per bin

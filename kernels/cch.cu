@@ -130,24 +130,31 @@ typedef unsigned long long u64;
 #define CHAIN_MAX_PIECE 1024      /* chains (GP_DCCH_SWEEP_CHAINS): phases whose largest piece is
                                    * at most this many positions (GPATH_CCH_CHAINS overrides) */
 #define X_GRAPHS 4                /* GP_DCCH_SWEEP_GRAPH: captured launch sequences kept */
+#define WBIN_WARPS 8              /* warp bins (GP_DCCH_SWEEP_WARPS): bins (a warp each) per block */
+#define WBIN_MAX_NODES 2048       /* warp bins: phases whose largest bin has at most this many */
+#define WBIN_SLOT_MAX 8192        /* warp bins: shared bytes per warp at most (cells and offsets;
+                                   * beyond, the cells stay in global memory) */
 
 struct plan_dev { /* device copy of a gp_cch_plan (cch_plan.h) plus its weights */
     const uint32_t *bin_first, *bin_step, *step_first, *in_first, *in_head, *in_wt, *out_first,
         *out_head, *out_tail, *out_wt, *pnode;
     const uint32_t *tab_first; /* piece tables (cch_plan.h gp_cch_ptab): entries per bin */
     const uint32_t *ch_bin, *ch_first, *ch_node; /* chains (cch_plan.h gp_cch_chains) */
-    const uint32_t *ch_dfirst, *ch_dstart;        /* the pieces' depths (the warp sweep) */
 };
 __global__ void top_table(uint32_t K, const uint32_t *__restrict__ tf,
                           const uint32_t *__restrict__ th, const uint32_t *__restrict__ tw,
                           unsigned long long *tab);
-template <bool K1, bool SA, int CH = 0>
+template <bool K1, bool SA, bool CH = false>
 __global__ void sweep_bins(plan_dev P, uint32_t bin0, uint32_t k, unsigned long long *dist,
                            unsigned long long *out, uint32_t n, int last, uint32_t smem,
                            const unsigned long long *__restrict__ tab, uint32_t cr);
 __global__ void sweep_top(uint32_t l0, uint32_t l1, const uint32_t *__restrict__ lev, uint32_t k,
                           const uint32_t *__restrict__ first, const uint32_t *__restrict__ head,
                           const uint32_t *__restrict__ wt, unsigned long long *dist);
+template <bool K1>
+__global__ void sweep_wbins(plan_dev P, uint32_t bin0, uint32_t bin1, uint32_t k,
+                            unsigned long long *dist, unsigned long long *out, uint32_t n, int last,
+                            uint32_t slot, int sd);
 
 struct x_graph_slot {       /* a captured plan sweep (fill/scatter/top product + phases) */
     unsigned char key[128];  /* its x_key */
@@ -196,7 +203,7 @@ struct gp_dcch_topo {
     uint64_t *q_pent, *q_parcs; /* host, per phase: table entries, inner arcs */
     uint32_t *q_pmaxn;      /* host, per phase: nodes of the largest bin with a table */
     /* the plan's chains (cch_plan.h gp_cch_chains; the GP_DCCH_SWEEP_CHAINS sweeps) */
-    uint32_t *c_bin, *c_first, *c_node, *c_dfirst, *c_dstart; /* device */
+    uint32_t *c_bin, *c_first, *c_node; /* device */
     uint32_t *c_pmax, *c_ppos, *c_parcs; /* host, per phase: largest piece, positions, inner arcs */
     uint64_t tbytes;        /* device bytes of this part */
 };
@@ -289,7 +296,7 @@ static void topo_part_free(gp_dcch_topo *t) {
                    t->p_in_head, t->p_in_edge, t->p_out_first, t->p_out_head, t->p_out_tail,
                    t->p_out_edge, t->p_pnode, t->p_pos, t->t_first, t->t_head, t->t_edge,
                    t->q_bins, t->q_first, t->q_depth, t->q_tmpl, t->c_bin, t->c_first,
-                   t->c_node, t->c_dfirst, t->c_dstart};
+                   t->c_node};
     for (size_t i = 0; i < sizeof dev / sizeof *dev; i++) cudaFree(dev[i]);
     free(t->level_first);
     free(t->edge_level);
@@ -389,9 +396,6 @@ static int topo_chains(gp_dcch_topo *d, const gp_cch_plan *p, cudaStream_t s, gp
     CK(dput(&d->c_bin, ch->bin_piece, (size_t)p->nbins + 1, s, &d->tbytes), "uploading the chains");
     CK(dput(&d->c_first, ch->first, (size_t)ch->npieces + 1, s, &d->tbytes), "uploading the chains");
     CK(dput(&d->c_node, ch->node, (size_t)p->n, s, &d->tbytes), "uploading the chains");
-    CK(dput(&d->c_dfirst, ch->dfirst, (size_t)ch->npieces + 1, s, &d->tbytes), "uploading the chains");
-    CK(dput(&d->c_dstart, ch->dstart, (size_t)ch->dfirst[ch->npieces], s, &d->tbytes),
-       "uploading the chains");
 out:
     gp_cch_chains_free(ch);
     return rc;
@@ -467,6 +471,10 @@ extern "C" int gp_dcch_topo_new(const gp_cch_topo *t, void *stream, uint32_t bas
                             d->smem_max), "allowing the plan sweep's shared memory");
     CK(cudaFuncSetAttribute(sweep_bins<true, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                             d->smem_max), "allowing the plan sweep's shared memory");
+    CK(cudaFuncSetAttribute(sweep_wbins<true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                            WBIN_WARPS * WBIN_SLOT_MAX), "allowing the warp bins' shared memory");
+    CK(cudaFuncSetAttribute(sweep_wbins<false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                            WBIN_WARPS * WBIN_SLOT_MAX), "allowing the warp bins' shared memory");
     { /* GPATH_CCH_PLAN_SMEM: a smaller shared-memory budget (bytes), so that the lab's --small
        * run under compute-sanitizer reaches the paths for bins that do not fit */
         const char *sm = getenv("GPATH_CCH_PLAN_SMEM");
@@ -1065,13 +1073,11 @@ __global__ void gather_targets(uint32_t nt, uint32_t k, const uint32_t *__restri
  * with its arcs and step offsets (smem >= cells*8 + (N+1)*4 + A*8 + (steps+1)*4): then D, F, H,
  * W and the step offsets are plain shared arrays (ld.shared, no generic loads, no global load of
  * the next step's offset inside the step loop). */
-template <bool K1, bool SA, int CH>
+template <bool K1, bool SA, bool CH>
 __global__ void __launch_bounds__(PLAN_THREADS_MAX)
     sweep_bins(plan_dev P, uint32_t bin0, uint32_t k_, u64 *dist, u64 *out, uint32_t n, int last,
-               uint32_t smem_, const u64 *__restrict__ tab, uint32_t cr) {
+               uint32_t smem, const u64 *__restrict__ tab, uint32_t cr) {
     extern __shared__ u64 sm[];
-    /* warps (CH 2): the last 8 bytes of the block's shared memory hold the next piece to take */
-    const uint32_t smem = CH == 2 ? smem_ - 8 : smem_;
     const uint32_t k = K1 ? 1 : k_;
     const uint32_t b = bin0 + blockIdx.x, tid = threadIdx.x, bd = blockDim.x;
     const uint32_t p0 = P.bin_first[b], N = P.bin_first[b + 1] - p0;
@@ -1110,7 +1116,6 @@ __global__ void __launch_bounds__(PLAN_THREADS_MAX)
             if (last && v != INF64) base[it] = INF64;
         }
     }
-    if (CH == 2 && tid == 0) *(uint32_t *)((char *)sm + smem) = P.ch_bin[b] + (bd >> 5);
     __syncthreads();
     {
         const uint32_t o0 = P.out_first[p0], no = (P.out_first[p0 + N] - o0) * k;
@@ -1140,53 +1145,7 @@ __global__ void __launch_bounds__(PLAN_THREADS_MAX)
         __syncthreads();
         D = R;
     }
-    if (CH == 2) { /* warps: a warp per piece (the block's warps take the bin's pieces, largest
-                    * first, as they come free), the piece's depths in order with __syncwarp
-                    * between them; a depth's cells (positions x k) side by side, g lanes per cell
-                    * (lanes over its arcs, a g-lane min) when the depth has few */
-        uint32_t *next = (uint32_t *)((char *)sm + smem);
-        const uint32_t lane = tid & 31, j1 = __ldg(&P.ch_bin[b + 1]);
-        uint32_t j = __ldg(&P.ch_bin[b]) + (tid >> 5);
-        while (j < j1) {
-            const uint32_t x1 = __ldg(&P.ch_first[j + 1]), l0 = __ldg(&P.ch_dfirst[j]),
-                           l1 = __ldg(&P.ch_dfirst[j + 1]);
-            uint32_t xa = __ldg(&P.ch_dstart[l0]);
-            for (uint32_t l = l0; l < l1; l++) {
-                const uint32_t xb = l + 1 < l1 ? __ldg(&P.ch_dstart[l + 1]) : x1;
-                const uint32_t items = (xb - xa) * k;
-                uint32_t g = 32;
-                while (g > 1 && items * g > 32) g >>= 1;
-                const uint32_t per = 32 / g, sub = lane / g, gl = lane % g;
-                for (uint32_t c0 = 0; c0 < items; c0 += per) { /* the same trips on all lanes */
-                    const uint32_t it = c0 + sub;
-                    u64 best = INF64;
-                    uint32_t at = 0;
-                    if (it < items) {
-                        const uint32_t i = __ldg(&P.ch_node[xa + (k == 1 ? it : it / k)]),
-                                       sc = k == 1 ? 0 : it % k;
-                        at = i * k + sc;
-                        for (uint32_t a = F[i] + gl; a < F[i + 1]; a += g) {
-                            const uint32_t w = W[a];
-                            if (w == INF32) continue;
-                            const u64 dh = D[H[a] * k + sc];
-                            if (dh != INF64 && dh + w < best) best = dh + w;
-                        }
-                    }
-                    for (uint32_t o = g >> 1; o > 0; o >>= 1) {
-                        const u64 u = __shfl_xor_sync(0xffffffffu, best, o);
-                        best = u < best ? u : best;
-                    }
-                    if (it < items && gl == 0 && best < D[at]) D[at] = best;
-                }
-                __syncwarp();
-                xa = xb;
-            }
-            if (lane == 0) j = atomicAdd(next, 1u);
-            j = __shfl_sync(0xffffffffu, j, 0);
-        }
-        __syncthreads();
-    }
-    if (CH == 1) { /* chains: L = G x r lanes per piece (G a power of two >= min(k, 32): lane gl
+    if (CH) { /* chains: L = G x r lanes per piece (G a power of two >= min(k, 32): lane gl
                * takes columns gl % G, + G, ...; r lanes split a node's arcs, an r-lane min, the
                * first writes, __syncwarp before the next node reads), each piece walked in order */
         uint32_t G = 1;
@@ -1264,6 +1223,100 @@ __global__ void __launch_bounds__(PLAN_THREADS_MAX)
     } else if (last && !sd) {
         __syncthreads(); /* every output read of D (= dist) is done */
         for (uint32_t it = tid; it < cells; it += bd) base[it] = INF64;
+    }
+}
+
+/* Warp bins (GP_DCCH_SWEEP_WARPS): a phase's bins a warp each, WBIN_WARPS to a block, so that
+ * many more bins are in flight per SM than with a block per bin (a bin's time is its chain of
+ * dependent loads: the prologue, then a step after the other; measured on gen:24M's last phase,
+ * ~26 us for a bin of 256 positions and 33 steps whatever its threads do, with 8 blocks per SM).
+ * The same work as sweep_bins' step path: the cells (when the host's slot holds them: sd, else
+ * read and written in place) and the bin's inner-arc offsets in the warp's slot of shared memory,
+ * the bin's arcs prefetched towards L2, the step offsets in the lanes' registers (while a bin has
+ * at most 31 steps), the outer arcs all at once (atomicMin), the steps with __syncwarp between
+ * them, the output in node order, the cells back to dist (or INF in the last phase). */
+template <bool K1>
+__global__ void __launch_bounds__(WBIN_WARPS * 32)
+    sweep_wbins(plan_dev P, uint32_t bin0, uint32_t bin1, uint32_t k_, u64 *dist, u64 *out,
+                uint32_t n, int last, uint32_t slot, int sd) {
+    extern __shared__ u64 sm[];
+    const uint32_t k = K1 ? 1 : k_;
+    const uint32_t lane = threadIdx.x & 31, wi = threadIdx.x >> 5;
+    const uint32_t b = bin0 + blockIdx.x * WBIN_WARPS + wi;
+    if (b >= bin1) return; /* no block barrier below: only the warp's own */
+    const uint32_t p0 = P.bin_first[b], N = P.bin_first[b + 1] - p0;
+    const uint32_t s0 = P.bin_step[b], ns = P.bin_step[b + 1] - s0;
+    const uint32_t a0 = P.in_first[p0], A = P.in_first[p0 + N] - a0;
+    const uint32_t cells = N * k;
+    u64 *const base = dist + (size_t)p0 * k;
+    char *const my = (char *)sm + (size_t)wi * slot;
+    u64 *const D = sd ? (u64 *)my : base;
+    uint32_t *const F = (uint32_t *)(sd ? my + (size_t)cells * 8 : my);
+    const uint32_t *const H = P.in_head + a0, *const W = P.in_wt + a0;
+    for (uint32_t x = lane * 32; x < A; x += 32 * 32) { /* a 128-byte line per lane */
+        asm volatile("prefetch.global.L2 [%0];" ::"l"(H + x));
+        asm volatile("prefetch.global.L2 [%0];" ::"l"(W + x));
+    }
+    for (uint32_t i = lane; i <= N; i += 32) F[i] = P.in_first[p0 + i] - a0;
+    const uint32_t sreg = lane <= ns ? P.step_first[s0 + lane] - p0 : 0;
+    if (sd)
+        for (uint32_t it = lane; it < cells; it += 32) {
+            const u64 v = base[it];
+            D[it] = v;
+            if (last && v != INF64) base[it] = INF64;
+        }
+    __syncwarp();
+    {
+        const uint32_t o0 = P.out_first[p0], no = (P.out_first[p0 + N] - o0) * k;
+        for (uint32_t j = lane; j < no; j += 32) {
+            const uint32_t o = o0 + (k == 1 ? j : j / k), sc = k == 1 ? 0 : j % k;
+            const uint32_t w = P.out_wt[o];
+            if (w == INF32) continue;
+            const u64 dh = dist[(size_t)P.out_head[o] * k + sc];
+            if (dh != INF64) atomicMin(&D[P.out_tail[o] * k + sc], dh + w);
+        }
+    }
+    __syncwarp();
+    for (uint32_t st = 0; st < ns; st++) { /* the same trips on all lanes */
+        const uint32_t qa = st < 32 ? __shfl_sync(0xffffffffu, sreg, st)
+                                    : P.step_first[s0 + st] - p0;
+        const uint32_t qb = st + 1 < 32 ? __shfl_sync(0xffffffffu, sreg, st + 1)
+                                        : P.step_first[s0 + st + 1] - p0;
+        const uint32_t items = (qb - qa) * k;
+        uint32_t g = 32;
+        while (g > 1 && items * g > 32) g >>= 1;
+        const uint32_t per = 32 / g, sub = lane / g, gl = lane % g;
+        for (uint32_t c0 = 0; c0 < items; c0 += per) {
+            const uint32_t it = c0 + sub;
+            u64 best = INF64;
+            uint32_t at = 0;
+            if (it < items) {
+                const uint32_t i = qa + (k == 1 ? it : it / k), sc = k == 1 ? 0 : it % k;
+                at = i * k + sc;
+                for (uint32_t a = F[i] + gl; a < F[i + 1]; a += g) {
+                    const uint32_t w = __ldg(&W[a]);
+                    if (w == INF32) continue;
+                    const u64 dh = D[__ldg(&H[a]) * k + sc];
+                    if (dh != INF64 && dh + w < best) best = dh + w;
+                }
+            }
+            for (uint32_t o = g >> 1; o > 0; o >>= 1) {
+                const u64 u = __shfl_xor_sync(0xffffffffu, best, o);
+                best = u < best ? u : best;
+            }
+            if (it < items && gl == 0 && best < D[at]) D[at] = best;
+        }
+        __syncwarp();
+    }
+    for (uint32_t j = lane; j < cells; j += 32) {
+        const uint32_t sc = k == 1 ? 0 : j / N, i = k == 1 ? j : j % N;
+        out[(size_t)sc * n + P.pnode[p0 + i]] = D[i * k + sc];
+    }
+    if (!last && sd) {
+        for (uint32_t it = lane; it < cells; it += 32) base[it] = D[it];
+    } else if (last && !sd) {
+        __syncwarp(); /* every output read of D (= dist) is done */
+        for (uint32_t it = lane; it < cells; it += 32) base[it] = INF64;
     }
 }
 
@@ -1367,18 +1420,18 @@ static_assert(sizeof(x_key) <= sizeof(((gp_dcch *)0)->x_graph[0].key), "x_key fi
 
 typedef void (*sweep_kern)(plan_dev, uint32_t, uint32_t, u64 *, u64 *, uint32_t, int, uint32_t,
                            const u64 *, uint32_t);
-static const sweep_kern sweep_kerns[2][2][3] = { /* [k == 1][bins fit smem][steps, chains, warps] */
-    {{sweep_bins<false, false, 0>, sweep_bins<false, false, 1>, sweep_bins<false, false, 2>},
-     {sweep_bins<false, true, 0>, sweep_bins<false, true, 1>, sweep_bins<false, true, 2>}},
-    {{sweep_bins<true, false, 0>, sweep_bins<true, false, 1>, sweep_bins<true, false, 2>},
-     {sweep_bins<true, true, 0>, sweep_bins<true, true, 1>, sweep_bins<true, true, 2>}}};
+static const sweep_kern sweep_kerns[2][2][2] = { /* [k == 1][bins fit smem][chains] */
+    {{sweep_bins<false, false, false>, sweep_bins<false, false, true>},
+     {sweep_bins<false, true, false>, sweep_bins<false, true, true>}},
+    {{sweep_bins<true, false, false>, sweep_bins<true, false, true>},
+     {sweep_bins<true, true, false>, sweep_bins<true, true, true>}}};
 
 /* The launches of one plan sweep after the init upload: sweep_init (fill, scatter, the top
  * table's product), then a launch per phase (steps, piece tables or chains). With npev (the
  * profile) an event after the init and after each phase, and path[f] = the path phase f took
- * (0 steps, 1 piece tables, 2 chains; + 4 where its bins fit shared memory with their arcs and
- * steps; + 8 x the chains' lanes per column) and smem[f] its shared memory per block. Also what
- * GP_DCCH_SWEEP_GRAPH captures. */
+ * (0 steps, 1 piece tables, 2 chains, 3 warp bins; + 4 where its bins fit shared memory with
+ * their arcs and steps (warp bins: with their cells); + 8 x the chains' lanes per column) and
+ * smem[f] its shared memory per block. Also what GP_DCCH_SWEEP_GRAPH captures. */
 static int plan_issue(gp_dcch *d, cudaStream_t s, const x_key &x, cudaEvent_t *pev,
                       uint32_t npev, uint32_t *path, uint32_t *smem_of, gp_err *err) {
     int rc = GP_OK;
@@ -1392,23 +1445,12 @@ static int plan_issue(gp_dcch *d, cudaStream_t s, const x_key &x, cudaEvent_t *p
         plan_dev P = {d->p_bin_first, d->p_bin_step,  d->p_step_first, d->p_in_first,
                       d->p_in_head,   d->p_in_wt,     d->p_out_first,  d->p_out_head,
                       d->p_out_tail,  d->p_out_wt,    d->p_pnode,      d->q_first,
-                      d->c_bin,       d->c_first,     d->c_node,       d->c_dfirst,
-                      d->c_dstart};
+                      d->c_bin,       d->c_first,     d->c_node};
         unsigned threads = k == 1 ? 256 : PLAN_THREADS_MAX;
         for (uint32_t f = x.f0; f < d->p_nphases; f++) {
             uint32_t nb = d->p_phase_bin[f + 1] - d->p_phase_bin[f];
-            /* chains (GP_DCCH_SWEEP_CHAINS) or warps (_WARPS): where the largest piece is short
-             * enough and no piece table is used at this k (or also in place of the piece
-             * tables: CHAINS_FIRST); warps before chains */
-            const bool tabs = d->sweep == GP_DCCH_SWEEP_PLAN && d->q_ok && d->q_pent &&
-                              d->q_pent[f] && (k == 1 || d->q_pent[f] <= 2 * d->q_parcs[f]);
-            const bool pieces = d->c_pmax && d->c_pmax[f] <= x.chain_max &&
-                                (!tabs || (x.flags & GP_DCCH_SWEEP_CHAINS_FIRST));
-            const bool wp = (x.flags & GP_DCCH_SWEEP_WARPS) && pieces;
-            const bool ch = !wp && (x.flags & GP_DCCH_SWEEP_CHAINS) && pieces;
             uint64_t nodes = d->p_max_nodes[f], need = nodes * k * 8 + (nodes + 1) * 4 +
-                                                      (uint64_t)d->p_max_arcs[f] * 8 + 16 +
-                                                      (wp ? 8 : 0);
+                                                      (uint64_t)d->p_max_arcs[f] * 8 + 16;
             uint64_t need_sa = need + ((uint64_t)d->p_max_steps[f] + 1) * 4;
             bool sa = need_sa <= (uint64_t)d->smem_max;
             uint32_t smem = sa ? (uint32_t)need_sa
@@ -1416,7 +1458,37 @@ static int plan_issue(gp_dcch *d, cudaStream_t s, const x_key &x, cudaEvent_t *p
             /* the phase's piece tables: for one source always, for several where the product's
              * work (entries x k) stays within twice the steps' (inner arcs x k) */
             const u64 *tab = NULL;
-            if (tabs && !ch && !wp) {
+            const bool tabs = d->sweep == GP_DCCH_SWEEP_PLAN && d->q_ok && d->q_pent &&
+                              d->q_pent[f] && (k == 1 || d->q_pent[f] <= 2 * d->q_parcs[f]);
+            /* chains (GP_DCCH_SWEEP_CHAINS): where the largest piece is short enough, in place
+             * of the steps, or also of the piece tables (CHAINS_FIRST) */
+            const bool ch = (x.flags & GP_DCCH_SWEEP_CHAINS) && d->c_pmax &&
+                            d->c_pmax[f] <= x.chain_max &&
+                            (!tabs || (x.flags & GP_DCCH_SWEEP_CHAINS_FIRST));
+            /* warp bins (GP_DCCH_SWEEP_WARPS): where no piece table is used at this k and the
+             * bins are small; a warp's slot holds the offsets, and the cells when they fit */
+            const bool wb = (x.flags & GP_DCCH_SWEEP_WARPS) && !(tabs && !ch) &&
+                            nodes <= WBIN_MAX_NODES;
+            if (wb) {
+                const uint64_t fb = (nodes + 1) * 4, cb = nodes * k * 8;
+                const bool wsd = cb + fb <= WBIN_SLOT_MAX;
+                const uint32_t slot = (uint32_t)(((wsd ? cb : 0) + fb + 7) / 8 * 8);
+                const uint32_t nbl = (nb + WBIN_WARPS - 1) / WBIN_WARPS;
+                if (path) path[f] = 3 + (wsd ? 4 : 0);
+                if (smem_of) smem_of[f] = slot * WBIN_WARPS;
+                if (k == 1)
+                    sweep_wbins<true><<<nbl, WBIN_WARPS * 32, slot * WBIN_WARPS, s>>>(
+                        P, d->p_phase_bin[f], d->p_phase_bin[f + 1], k, d->pdist, d->outbuf, d->n,
+                        f + 1 == d->p_nphases, slot, wsd);
+                else
+                    sweep_wbins<false><<<nbl, WBIN_WARPS * 32, slot * WBIN_WARPS, s>>>(
+                        P, d->p_phase_bin[f], d->p_phase_bin[f + 1], k, d->pdist, d->outbuf, d->n,
+                        f + 1 == d->p_nphases, slot, wsd);
+                CKL("sweep (warp bins)");
+                if (npev) CK(cudaEventRecord(pev[f - x.f0 + 1], s), "plan profile");
+                continue;
+            }
+            if (tabs && !ch) {
                 uint64_t tneed = (uint64_t)d->q_pmaxn[f] * k * 16;
                 if (tneed <= (uint64_t)d->smem_max) {
                     tab = d->q_ent;
@@ -1428,9 +1500,9 @@ static int plan_issue(gp_dcch *d, cudaStream_t s, const x_key &x, cudaEvent_t *p
             uint32_t G = 1, r = 1;
             while (G < k && G < 32) G <<= 1;
             while (ch && G * r * 2 <= 32 && (uint64_t)r * 2 * d->c_ppos[f] <= d->c_parcs[f]) r <<= 1;
-            if (path) path[f] = (wp ? 3 : ch ? 2 : tab ? 1 : 0) + (sa ? 4 : 0) + (r << 3);
+            if (path) path[f] = (ch ? 2 : tab ? 1 : 0) + (sa ? 4 : 0) + (r << 3);
             if (smem_of) smem_of[f] = smem;
-            sweep_kerns[k == 1][sa][wp ? 2 : ch ? 1 : 0]<<<nb, threads, smem, s>>>(P, d->p_phase_bin[f], k, d->pdist,
+            sweep_kerns[k == 1][sa][ch]<<<nb, threads, smem, s>>>(P, d->p_phase_bin[f], k, d->pdist,
                                                             d->outbuf, d->n,
                                                             f + 1 == d->p_nphases, smem, tab, r);
             CKL("sweep (plan)");
@@ -1450,7 +1522,7 @@ static int plan_profile(gp_dcch *d, const x_key &x, cudaEvent_t *pev, uint32_t n
     int rc = GP_OK;
     float t0 = 0, ti = 0;
     const uint32_t k = x.k;
-    static const char *const names[4] = {"steps", "piece tables", "chains", "warps"};
+    static const char *const names[4] = {"steps", "piece tables", "chains", "warp bins"};
     CK(cudaEventSynchronize(pev[npev - 1]), "plan profile");
     CK(cudaEventElapsedTime(&t0, d->ev0, pev[0]), "plan profile");
     fprintf(stderr, "plan profile k=%u sweep %d flags %d: init (fill, scatter", k, d->sweep,
@@ -1465,10 +1537,15 @@ static int plan_profile(gp_dcch *d, const x_key &x, cudaEvent_t *pev, uint32_t n
     for (uint32_t f = x.f0; f < d->p_nphases; f++) {
         int per_sm = 0;
         CK(cudaEventElapsedTime(&ti, pev[f - x.f0], pev[f - x.f0 + 1]), "plan profile");
-        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                &per_sm, sweep_kerns[k == 1][(path[f] >> 2) & 1][(path[f] & 3) >= 2 ? (path[f] & 3) - 1 : 0],
-                k == 1 ? 256 : PLAN_THREADS_MAX, smem_of[f]) != cudaSuccess)
-            per_sm = -1;
+        cudaError_t oe =
+            (path[f] & 3) == 3
+                ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                      &per_sm, k == 1 ? sweep_wbins<true> : sweep_wbins<false>, WBIN_WARPS * 32,
+                      smem_of[f])
+                : cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                      &per_sm, sweep_kerns[k == 1][(path[f] >> 2) & 1][(path[f] & 3) == 2],
+                      k == 1 ? 256 : PLAN_THREADS_MAX, smem_of[f]);
+        if (oe != cudaSuccess) per_sm = -1;
         const double pos = d->c_ppos ? (double)d->c_ppos[f] : 0;
         char lanes[48] = "";
         if ((path[f] & 3) == 2) /* chains: lanes per column (splitting a node's arcs) */
@@ -1518,10 +1595,8 @@ static int run_plan(gp_dcch *d, cudaStream_t s, uint32_t k, const uint32_t *init
         CK(cudaDeviceGetAttribute(&lim, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev), "chains");
         for (int k1 = 0; k1 < 2; k1++)
             for (int sa = 0; sa < 2; sa++)
-                for (int m = 1; m < 3; m++)
-                    CK(cudaFuncSetAttribute(sweep_kerns[k1][sa][m],
-                                            cudaFuncAttributeMaxDynamicSharedMemorySize, lim),
-                       "chains");
+                CK(cudaFuncSetAttribute(sweep_kerns[k1][sa][1],
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize, lim), "chains");
         d->x_attr = 1;
     }
     { /* the fill range and the init launch's blocks */

@@ -1055,23 +1055,6 @@ static void check_chains(const gp_cch_plan *p, const gp_cch_topo *t) {
                 }
             }
             assert_int_equal(cover, p->bin_first[b + 1] - p0);
-            /* depths (the warp sweep): depth d's positions are those of step d in the bin,
-             * starting at dstart[dfirst[j] + d], every depth non-empty */
-            for (uint32_t j = ch->bin_piece[b]; j < ch->bin_piece[b + 1]; j++) {
-                uint32_t d0 = ch->dfirst[j], nd = ch->dfirst[j + 1] - d0;
-                assert_true(nd >= 1);
-                assert_int_equal(ch->dstart[d0], ch->first[j]);
-                for (uint32_t d = 0; d < nd; d++) {
-                    uint32_t xa = ch->dstart[d0 + d], xb = d + 1 < nd ? ch->dstart[d0 + d + 1]
-                                                                      : ch->first[j + 1];
-                    assert_true(xb > xa);
-                    uint32_t s = p->bin_step[b] + d;
-                    for (uint32_t x = xa; x < xb; x++) {
-                        uint32_t q = p0 + ch->node[x];
-                        assert_true(q >= p->step_first[s] && q < p->step_first[s + 1]);
-                    }
-                }
-            }
         }
         assert_int_equal(ch->max_piece[f], big);
     }

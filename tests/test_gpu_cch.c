@@ -142,8 +142,8 @@ static void check_gpu(const gp_graph *g, int phast_sources) {
      * tables (2 | 4), the default plan without tables and with the top table only, and again with
      * both (reused device buffers), with chains and with chains before piece tables as captured
      * CUDA graphs (| 16: k = 1, 16, 1, 16; the second call of each k launches the captured
-     * graph again), warps (32) on the many-phase plan, before piece tables (| 8) and as a
-     * graph on the default one */
+     * graph again), warp bins (32) on the many-phase plan without tables (2 | 32), on the
+     * default plan, and as a graph on a plan of 256-node bins */
     uint32_t src[16];
     for (int i = 0; i < 16; i++) src[i] = (uint32_t)(rnd() % n);
     uint64_t *dg = malloc((size_t)n * 16 * 8), *dc = malloc((size_t)n * 8);
@@ -153,8 +153,8 @@ static void check_gpu(const gp_graph *g, int phast_sources) {
                                            {2 | 4, 2, 2, 8},   {2, 256, 16, 1024},
                                            {3, 256, 16, 1024}, {0, 256, 16, 1024},
                                            {4 | 16, 0, 0, 0},  {12 | 16, 0, 0, 0},
-                                           {32, 2, 2, 8},      {40, 2, 2, 8},
-                                           {32 | 16, 256, 16, 1024}};
+                                           {2 | 32, 2, 2, 8},  {32, 256, 16, 1024},
+                                           {32 | 16, 256, 16, 256}};
     for (int v = 0; v < 15; v++) {
         assert_int_equal(gp_cch_gpu_sweep(c, (int)sweeps[v][0], sweeps[v][1], sweeps[v][2],
                                           sweeps[v][3], &err),

@@ -66,8 +66,8 @@ uint64_t gp_dcch_bytes(const gp_dcch *d); /* its own bytes plus its topology par
 #define GP_DCCH_SWEEP_CHAINS 4
 #define GP_DCCH_SWEEP_CHAINS_FIRST 8
 #define GP_DCCH_SWEEP_GRAPH 16
-/* WARPS: the phases that use no piece table at this k and whose bins are small (at most 2048
- * positions) run as warp bins: a warp per bin, several bins per block, the bin's steps with
+/* WARPS: the phases that use no piece table at this k and whose bins are small (a bin's inner
+ * arcs fit a warp's 12 KiB of shared memory) run as warp bins: a warp per bin, several bins per block, the bin's steps with
  * __syncwarp between them instead of a block per bin with block barriers, so that many more bins
  * are in flight per SM (kernels/cch.cu sweep_wbins). */
 #define GP_DCCH_SWEEP_WARPS 32

@@ -131,9 +131,9 @@ typedef unsigned long long u64;
                                    * at most this many positions (GPATH_CCH_CHAINS overrides) */
 #define X_GRAPHS 4                /* GP_DCCH_SWEEP_GRAPH: captured launch sequences kept */
 #define WBIN_WARPS 8              /* warp bins (GP_DCCH_SWEEP_WARPS): bins (a warp each) per block */
-#define WBIN_MAX_NODES 2048       /* warp bins: phases whose largest bin has at most this many */
-#define WBIN_SLOT_MAX 8192        /* warp bins: shared bytes per warp at most (cells and offsets;
-                                   * beyond, the cells stay in global memory) */
+#define WBIN_SLOT_MAX 12288       /* warp bins: shared bytes per warp at most (cells and arcs;
+                                   * beyond, the cells stay in global memory; phases whose bins'
+                                   * arcs alone do not fit keep the block sweep) */
 
 struct plan_dev { /* device copy of a gp_cch_plan (cch_plan.h) plus its weights */
     const uint32_t *bin_first, *bin_step, *step_first, *in_first, *in_head, *in_wt, *out_first,
@@ -1231,9 +1231,9 @@ __global__ void __launch_bounds__(PLAN_THREADS_MAX)
  * dependent loads: the prologue, then a step after the other; measured on gen:24M's last phase,
  * ~26 us for a bin of 256 positions and 33 steps whatever its threads do, with 8 blocks per SM).
  * The same work as sweep_bins' step path: the cells (when the host's slot holds them: sd, else
- * read and written in place) and the bin's inner-arc offsets in the warp's slot of shared memory,
- * the bin's arcs prefetched towards L2, the step offsets in the lanes' registers (while a bin has
- * at most 31 steps), the outer arcs all at once (atomicMin), the steps with __syncwarp between
+ * read and written in place) and the bin's inner arcs (16-bit offsets and heads, 32-bit weights)
+ * staged in the warp's slot of shared memory, the step offsets in the lanes' registers (while a
+ * bin has at most 31 steps), the outer arcs all at once (atomicMin), the steps with __syncwarp between
  * them, the output in node order, the cells back to dist (or INF in the last phase). */
 template <bool K1>
 __global__ void __launch_bounds__(WBIN_WARPS * 32)
@@ -1250,14 +1250,16 @@ __global__ void __launch_bounds__(WBIN_WARPS * 32)
     const uint32_t cells = N * k;
     u64 *const base = dist + (size_t)p0 * k;
     char *const my = (char *)sm + (size_t)wi * slot;
+    /* the slot: the cells (sd), the weights (uint32), the arc offsets and heads (uint16: the host
+     * keeps a bin's positions and arcs under 65536) */
     u64 *const D = sd ? (u64 *)my : base;
-    uint32_t *const F = (uint32_t *)(sd ? my + (size_t)cells * 8 : my);
-    const uint32_t *const H = P.in_head + a0, *const W = P.in_wt + a0;
-    for (uint32_t x = lane * 32; x < A; x += 32 * 32) { /* a 128-byte line per lane */
-        asm volatile("prefetch.global.L2 [%0];" ::"l"(H + x));
-        asm volatile("prefetch.global.L2 [%0];" ::"l"(W + x));
+    uint32_t *const W = (uint32_t *)(my + (sd ? (size_t)cells * 8 : 0));
+    uint16_t *const F = (uint16_t *)(W + A), *const H = F + N + 1;
+    for (uint32_t x = lane; x < A; x += 32) {
+        W[x] = P.in_wt[a0 + x];
+        H[x] = (uint16_t)P.in_head[a0 + x];
     }
-    for (uint32_t i = lane; i <= N; i += 32) F[i] = P.in_first[p0 + i] - a0;
+    for (uint32_t i = lane; i <= N; i += 32) F[i] = (uint16_t)(P.in_first[p0 + i] - a0);
     const uint32_t sreg = lane <= ns ? P.step_first[s0 + lane] - p0 : 0;
     if (sd)
         for (uint32_t it = lane; it < cells; it += 32) {
@@ -1294,9 +1296,9 @@ __global__ void __launch_bounds__(WBIN_WARPS * 32)
                 const uint32_t i = qa + (k == 1 ? it : it / k), sc = k == 1 ? 0 : it % k;
                 at = i * k + sc;
                 for (uint32_t a = F[i] + gl; a < F[i + 1]; a += g) {
-                    const uint32_t w = __ldg(&W[a]);
+                    const uint32_t w = W[a];
                     if (w == INF32) continue;
-                    const u64 dh = D[__ldg(&H[a]) * k + sc];
+                    const u64 dh = D[H[a] * k + sc];
                     if (dh != INF64 && dh + w < best) best = dh + w;
                 }
             }
@@ -1467,10 +1469,11 @@ static int plan_issue(gp_dcch *d, cudaStream_t s, const x_key &x, cudaEvent_t *p
                             (!tabs || (x.flags & GP_DCCH_SWEEP_CHAINS_FIRST));
             /* warp bins (GP_DCCH_SWEEP_WARPS): where no piece table is used at this k and the
              * bins are small; a warp's slot holds the offsets, and the cells when they fit */
+            const uint64_t fb = (nodes + 1) * 2 + (uint64_t)d->p_max_arcs[f] * 6 + 8,
+                           cb = nodes * k * 8;
             const bool wb = (x.flags & GP_DCCH_SWEEP_WARPS) && !(tabs && !ch) &&
-                            nodes <= WBIN_MAX_NODES;
+                            nodes < 65536 && d->p_max_arcs[f] < 65536 && fb <= WBIN_SLOT_MAX;
             if (wb) {
-                const uint64_t fb = (nodes + 1) * 4, cb = nodes * k * 8;
                 const bool wsd = cb + fb <= WBIN_SLOT_MAX;
                 const uint32_t slot = (uint32_t)(((wsd ? cb : 0) + fb + 7) / 8 * 8);
                 const uint32_t nbl = (nb + WBIN_WARPS - 1) / WBIN_WARPS;

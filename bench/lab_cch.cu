@@ -414,7 +414,7 @@ static void run_graph(lab &L, const char *spec, bool small) {
         }
         fflush(stdout);
     }
-    if (!L.plans.empty() && gp_cch_gpu_sweep(c, 0, 256, 16, 1024, &err)) die("plan", err);
+    if (!L.plans.empty() && gp_cch_gpu_sweep(c, 0, 256, 16, 0, &err)) die("plan", err);
     /* (a plan variant's own topology part: back to the default plan, mode 0 as before it) */
     if (small) { /* many phases and small bins: 4 x 4, 64 nodes per bin */
         if (gp_cch_gpu_sweep(c, 0, 4, 4, 64, &err)) die("plan variant", err);

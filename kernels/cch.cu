@@ -118,6 +118,9 @@ typedef unsigned long long u64;
 #define PLAN_BASE 256             /* plan sweeps: thresholds 256, 4096, 65536, ... (cch_plan.h) */
 #define PLAN_RATIO 16
 #define PLAN_BIN_CAP 1024         /* plan sweeps: nodes per bin of a phase, at most (roughly) */
+#define PLAN_BIG_NODES 4000000    /* plan sweeps: from this many nodes on, bins of PLAN_BIG_BIN_CAP */
+#define PLAN_BIG_BIN_CAP 128      /* (the warp bins' size: gen:24M PHAST 1.82 -> 1.53 ms, 1.51 ->
+                                   * 1.10 ms per tree at 16 sources, same run) */
 #define PLAN_BLOCKS_PER_SM 4
 #define PLAN_THREADS_MAX 512      /* plan sweeps: a phase gets >= 4 bins per SM when it has pieces */
 #define TOP_MAX_NODES 2048        /* plan sweeps: the top table's nodes, at most (cch_plan.h) */
@@ -516,12 +519,15 @@ extern "C" int gp_dcch_new(gp_dcch_topo *t, const gp_cch *c, void *stream, gp_dc
     CK(dput(&d->bad, (const uint32_t *)NULL, 1, s, &d->bytes), "allocating a flag");
     CK(cudaStreamSynchronize(s), "uploading the CCH weights");
     {
-        const char *sw = getenv("GPATH_CCH_SWEEP"), *gr = getenv("GPATH_CCH_GRAPH");
+        const char *sw = getenv("GPATH_CCH_SWEEP"), *gr = getenv("GPATH_CCH_GRAPH"),
+                   *wb = getenv("GPATH_CCH_WARPS");
         d->sweep = sw && !strcmp(sw, "levels") ? GP_DCCH_SWEEP_LEVELS : GP_DCCH_SWEEP_PLAN;
         /* the plan sweep's launches replayed from a captured CUDA graph: 1.01-1.19x on every
          * graph of the lab's run on the H100 (BAY 0.114 -> 0.102 ms); GPATH_CCH_GRAPH=0 turns it
          * off. gp_dcch_set_sweep (the lab, the tests) sets the flags explicitly. */
         if (!(gr && !strcmp(gr, "0"))) d->x_flags = GP_DCCH_SWEEP_GRAPH;
+        /* warp bins where no piece table is used (GP_DCCH_SWEEP_WARPS); GPATH_CCH_WARPS=0: off */
+        if (!(wb && !strcmp(wb, "0"))) d->x_flags |= GP_DCCH_SWEEP_WARPS;
     }
     *out = d;
     return GP_OK;
@@ -695,7 +701,8 @@ static int topo_plan(gp_dcch_topo *d, cudaStream_t s, uint32_t base, uint32_t ra
     gp_cch_ptab *pt = NULL;
     uint32_t *pnode = NULL;
     rc = gp_cch_plan_build(t, thr, q, (uint32_t)d->sms * PLAN_BLOCKS_PER_SM,
-                           bin_cap ? bin_cap : PLAN_BIN_CAP, &p, err);
+                           bin_cap ? bin_cap : t->n >= PLAN_BIG_NODES ? PLAN_BIG_BIN_CAP : PLAN_BIN_CAP,
+                           &p, err);
     if (rc) return rc;
     d->p_nphases = p->nphases;
     d->p_nbins = p->nbins;
@@ -1231,8 +1238,9 @@ __global__ void __launch_bounds__(PLAN_THREADS_MAX)
  * dependent loads: the prologue, then a step after the other; measured on gen:24M's last phase,
  * ~26 us for a bin of 256 positions and 33 steps whatever its threads do, with 8 blocks per SM).
  * The same work as sweep_bins' step path: the cells (when the host's slot holds them: sd, else
- * read and written in place) and the bin's inner arcs (16-bit offsets and heads, 32-bit weights)
- * staged in the warp's slot of shared memory, the step offsets in the lanes' registers (while a
+ * read and written in place) and, for k > 1, the bin's inner arcs (16-bit offsets and heads,
+ * 32-bit weights) staged in the warp's slot of shared memory (for k = 1 only the offsets: staging
+ * the arcs cost gen:24M's last phase 1.13 -> 1.95 ms, 24 warps per SM instead of 64), the step offsets in the lanes' registers (while a
  * bin has at most 31 steps), the outer arcs all at once (atomicMin), the steps with __syncwarp between
  * them, the output in node order, the cells back to dist (or INF in the last phase). */
 template <bool K1>
@@ -1250,16 +1258,27 @@ __global__ void __launch_bounds__(WBIN_WARPS * 32)
     const uint32_t cells = N * k;
     u64 *const base = dist + (size_t)p0 * k;
     char *const my = (char *)sm + (size_t)wi * slot;
-    /* the slot: the cells (sd), the weights (uint32), the arc offsets and heads (uint16: the host
-     * keeps a bin's positions and arcs under 65536) */
+    /* the slot: the cells (sd), then for k = 1 the arc offsets (uint32; the arcs themselves are
+     * read once per sweep: read in place, prefetched towards L2, which keeps more warps per SM),
+     * for k > 1 the weights (uint32), arc offsets and heads (uint16: the host keeps a bin's
+     * positions and arcs under 65536), read k times each */
     u64 *const D = sd ? (u64 *)my : base;
-    uint32_t *const W = (uint32_t *)(my + (sd ? (size_t)cells * 8 : 0));
+    uint32_t *const W = (uint32_t *)(my + (sd ? (size_t)cells * 8 : 0)); /* K1: the offsets */
     uint16_t *const F = (uint16_t *)(W + A), *const H = F + N + 1;
-    for (uint32_t x = lane; x < A; x += 32) {
-        W[x] = P.in_wt[a0 + x];
-        H[x] = (uint16_t)P.in_head[a0 + x];
+    const uint32_t *const Wg = P.in_wt + a0, *const Hg = P.in_head + a0;
+    if (K1) {
+        for (uint32_t x = lane * 32; x < A; x += 32 * 32) { /* a 128-byte line per lane */
+            asm volatile("prefetch.global.L2 [%0];" ::"l"(Wg + x));
+            asm volatile("prefetch.global.L2 [%0];" ::"l"(Hg + x));
+        }
+        for (uint32_t i = lane; i <= N; i += 32) W[i] = P.in_first[p0 + i] - a0;
+    } else {
+        for (uint32_t x = lane; x < A; x += 32) {
+            W[x] = Wg[x];
+            H[x] = (uint16_t)Hg[x];
+        }
+        for (uint32_t i = lane; i <= N; i += 32) F[i] = (uint16_t)(P.in_first[p0 + i] - a0);
     }
-    for (uint32_t i = lane; i <= N; i += 32) F[i] = (uint16_t)(P.in_first[p0 + i] - a0);
     const uint32_t sreg = lane <= ns ? P.step_first[s0 + lane] - p0 : 0;
     if (sd)
         for (uint32_t it = lane; it < cells; it += 32) {
@@ -1295,10 +1314,11 @@ __global__ void __launch_bounds__(WBIN_WARPS * 32)
             if (it < items) {
                 const uint32_t i = qa + (k == 1 ? it : it / k), sc = k == 1 ? 0 : it % k;
                 at = i * k + sc;
-                for (uint32_t a = F[i] + gl; a < F[i + 1]; a += g) {
-                    const uint32_t w = W[a];
+                const uint32_t e1 = K1 ? W[i + 1] : F[i + 1];
+                for (uint32_t a = (K1 ? W[i] : F[i]) + gl; a < e1; a += g) {
+                    const uint32_t w = K1 ? __ldg(&Wg[a]) : W[a];
                     if (w == INF32) continue;
-                    const u64 dh = D[H[a] * k + sc];
+                    const u64 dh = D[(K1 ? __ldg(&Hg[a]) : H[a]) * k + sc];
                     if (dh != INF64 && dh + w < best) best = dh + w;
                 }
             }
@@ -1469,7 +1489,8 @@ static int plan_issue(gp_dcch *d, cudaStream_t s, const x_key &x, cudaEvent_t *p
                             (!tabs || (x.flags & GP_DCCH_SWEEP_CHAINS_FIRST));
             /* warp bins (GP_DCCH_SWEEP_WARPS): where no piece table is used at this k and the
              * bins are small; a warp's slot holds the offsets, and the cells when they fit */
-            const uint64_t fb = (nodes + 1) * 2 + (uint64_t)d->p_max_arcs[f] * 6 + 8,
+            const uint64_t fb = k == 1 ? (nodes + 1) * 4 + 8
+                                       : (nodes + 1) * 2 + (uint64_t)d->p_max_arcs[f] * 6 + 8,
                            cb = nodes * k * 8;
             const bool wb = (x.flags & GP_DCCH_SWEEP_WARPS) && !(tabs && !ch) &&
                             nodes < 65536 && d->p_max_arcs[f] < 65536 && fb <= WBIN_SLOT_MAX;

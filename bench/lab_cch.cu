@@ -422,7 +422,7 @@ static void run_graph(lab &L, const char *spec, bool small) {
         one_to_all("plan 4x4x64", v1, NULL, v16, NULL, false);
         if (gp_cch_gpu_sweep(c, 48, 4, 4, 64, &err)) die("plan variant", err); /* warps, graph */
         one_to_all("plan 4x4x64, warps", v1, NULL, v16, NULL, false);
-        if (gp_cch_gpu_sweep(c, 0, 256, 16, 1024, &err)) die("plan", err);
+        if (gp_cch_gpu_sweep(c, 0, 256, 16, 0, &err)) die("plan", err);
     }
 
     /* tables */

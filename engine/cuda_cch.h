@@ -66,15 +66,15 @@ uint64_t gp_dcch_bytes(const gp_dcch *d); /* its own bytes plus its topology par
 #define GP_DCCH_SWEEP_CHAINS 4
 #define GP_DCCH_SWEEP_CHAINS_FIRST 8
 #define GP_DCCH_SWEEP_GRAPH 16
-/* WARPS (on from upload, GPATH_CCH_WARPS=0: off): the phases that use no piece table at this k
- * and whose bins are small (for k > 1 a bin's inner arcs fit a warp's 12 KiB of shared memory)
- * run as warp bins: a warp per bin, several bins per block, the bin's steps with __syncwarp
+/* WARPS (on from upload, GPATH_CCH_WARPS=0: off): for one source, the phases that use no piece
+ * table and whose bins are small (a bin's arc offsets fit a warp's 12 KiB of shared memory) run
+ * as warp bins: a warp per bin, several bins per block, the bin's steps with __syncwarp
  * between them instead of a block per bin with block barriers, so that many more bins are in
  * flight per SM (kernels/cch.cu sweep_wbins). */
 #define GP_DCCH_SWEEP_WARPS 32
 void gp_dcch_set_sweep(gp_dcch *d, int sweep);
 /* Rebuilds the plan with thresholds base, base*ratio, ... and at most about bin_cap nodes per bin
- * (0 = the defaults: 256, 16, and 1024 nodes per bin, 128 from 4 M nodes on) into a topology part of d's own (the shared one, built with
+ * (0 = the defaults: 256, 16, 128) into a topology part of d's own (the shared one, built with
  * the defaults, stays as it is for the others). The plan's top table
  * covers the leading phases of at most GPATH_CCH_TOP nodes (read at upload; default 2048, 0 =
  * none); the piece tables (cch_plan.h gp_cch_ptab) the following phases while their entries

@@ -117,10 +117,8 @@ typedef unsigned long long u64;
 #define BIG_THREADS 256
 #define PLAN_BASE 256             /* plan sweeps: thresholds 256, 4096, 65536, ... (cch_plan.h) */
 #define PLAN_RATIO 16
-#define PLAN_BIN_CAP 1024         /* plan sweeps: nodes per bin of a phase, at most (roughly) */
-#define PLAN_BIG_NODES 4000000    /* plan sweeps: from this many nodes on, bins of PLAN_BIG_BIN_CAP */
-#define PLAN_BIG_BIN_CAP 128      /* (the warp bins' size: gen:24M PHAST 1.82 -> 1.53 ms, 1.51 ->
-                                   * 1.10 ms per tree at 16 sources, same run) */
+#define PLAN_BIN_CAP 128          /* plan sweeps: nodes per bin of a phase, at most (roughly; 1024
+                                   * before the warp bins: bench/lab_cch.cu --plans compares) */
 #define PLAN_BLOCKS_PER_SM 4
 #define PLAN_THREADS_MAX 512      /* plan sweeps: a phase gets >= 4 bins per SM when it has pieces */
 #define TOP_MAX_NODES 2048        /* plan sweeps: the top table's nodes, at most (cch_plan.h) */
@@ -134,9 +132,9 @@ typedef unsigned long long u64;
                                    * at most this many positions (GPATH_CCH_CHAINS overrides) */
 #define X_GRAPHS 4                /* GP_DCCH_SWEEP_GRAPH: captured launch sequences kept */
 #define WBIN_WARPS 8              /* warp bins (GP_DCCH_SWEEP_WARPS): bins (a warp each) per block */
-#define WBIN_SLOT_MAX 12288       /* warp bins: shared bytes per warp at most (cells and arcs;
-                                   * beyond, the cells stay in global memory; phases whose bins'
-                                   * arcs alone do not fit keep the block sweep) */
+#define WBIN_SLOT_MAX 12288       /* warp bins: shared bytes per warp at most (cells and arc
+                                   * offsets; beyond, the cells stay in global memory; phases
+                                   * whose offsets alone do not fit keep the block sweep) */
 
 struct plan_dev { /* device copy of a gp_cch_plan (cch_plan.h) plus its weights */
     const uint32_t *bin_first, *bin_step, *step_first, *in_first, *in_head, *in_wt, *out_first,
@@ -154,10 +152,8 @@ __global__ void sweep_bins(plan_dev P, uint32_t bin0, uint32_t k, unsigned long 
 __global__ void sweep_top(uint32_t l0, uint32_t l1, const uint32_t *__restrict__ lev, uint32_t k,
                           const uint32_t *__restrict__ first, const uint32_t *__restrict__ head,
                           const uint32_t *__restrict__ wt, unsigned long long *dist);
-template <bool K1>
-__global__ void sweep_wbins(plan_dev P, uint32_t bin0, uint32_t bin1, uint32_t k,
-                            unsigned long long *dist, unsigned long long *out, uint32_t n, int last,
-                            uint32_t slot, int sd);
+__global__ void sweep_wbins(plan_dev P, uint32_t bin0, uint32_t bin1, unsigned long long *dist,
+                            unsigned long long *out, int last, uint32_t slot, int sd);
 
 struct x_graph_slot {       /* a captured plan sweep (fill/scatter/top product + phases) */
     unsigned char key[128];  /* its x_key */
@@ -474,9 +470,7 @@ extern "C" int gp_dcch_topo_new(const gp_cch_topo *t, void *stream, uint32_t bas
                             d->smem_max), "allowing the plan sweep's shared memory");
     CK(cudaFuncSetAttribute(sweep_bins<true, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                             d->smem_max), "allowing the plan sweep's shared memory");
-    CK(cudaFuncSetAttribute(sweep_wbins<true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                            WBIN_WARPS * WBIN_SLOT_MAX), "allowing the warp bins' shared memory");
-    CK(cudaFuncSetAttribute(sweep_wbins<false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    CK(cudaFuncSetAttribute(sweep_wbins, cudaFuncAttributeMaxDynamicSharedMemorySize,
                             WBIN_WARPS * WBIN_SLOT_MAX), "allowing the warp bins' shared memory");
     { /* GPATH_CCH_PLAN_SMEM: a smaller shared-memory budget (bytes), so that the lab's --small
        * run under compute-sanitizer reaches the paths for bins that do not fit */
@@ -701,8 +695,7 @@ static int topo_plan(gp_dcch_topo *d, cudaStream_t s, uint32_t base, uint32_t ra
     gp_cch_ptab *pt = NULL;
     uint32_t *pnode = NULL;
     rc = gp_cch_plan_build(t, thr, q, (uint32_t)d->sms * PLAN_BLOCKS_PER_SM,
-                           bin_cap ? bin_cap : t->n >= PLAN_BIG_NODES ? PLAN_BIG_BIN_CAP : PLAN_BIN_CAP,
-                           &p, err);
+                           bin_cap ? bin_cap : PLAN_BIN_CAP, &p, err);
     if (rc) return rc;
     d->p_nphases = p->nphases;
     d->p_nbins = p->nbins;
@@ -1233,68 +1226,54 @@ __global__ void __launch_bounds__(PLAN_THREADS_MAX)
     }
 }
 
-/* Warp bins (GP_DCCH_SWEEP_WARPS): a phase's bins a warp each, WBIN_WARPS to a block, so that
- * many more bins are in flight per SM than with a block per bin (a bin's time is its chain of
- * dependent loads: the prologue, then a step after the other; measured on gen:24M's last phase,
- * ~26 us for a bin of 256 positions and 33 steps whatever its threads do, with 8 blocks per SM).
- * The same work as sweep_bins' step path: the cells (when the host's slot holds them: sd, else
- * read and written in place) and, for k > 1, the bin's inner arcs (16-bit offsets and heads,
- * 32-bit weights) staged in the warp's slot of shared memory (for k = 1 only the offsets: staging
- * the arcs cost gen:24M's last phase 1.13 -> 1.95 ms, 24 warps per SM instead of 64), the step offsets in the lanes' registers (while a
- * bin has at most 31 steps), the outer arcs all at once (atomicMin), the steps with __syncwarp between
- * them, the output in node order, the cells back to dist (or INF in the last phase). */
-template <bool K1>
+/* Warp bins (GP_DCCH_SWEEP_WARPS, one source): a phase's bins a warp each, WBIN_WARPS to a
+ * block, so that many more bins are in flight per SM than with a block per bin (a bin's time is
+ * its chain of dependent loads: the prologue, then a step after the other; on gen:24M's last
+ * phase ~26 us for a bin of 256 positions and 33 steps with 8 blocks of 256 threads per SM,
+ * whatever its threads do). The same work as sweep_bins' step path for k = 1: the cells (when the
+ * host's slot holds them: sd, else read and written in place) and the bin's arc offsets in the
+ * warp's slot of shared memory, the arcs read in place (each is read once per sweep) and
+ * prefetched towards L2 (staging them in shared memory too cost gen:24M's last phase 1.13 ->
+ * 1.95 ms: 24 warps per SM instead of 64), the step offsets in the lanes' registers (while a bin
+ * has at most 31 steps), the outer arcs all at once (atomicMin), the steps with __syncwarp
+ * between them, the output in node order, the cells back to dist (INF in the last phase). For
+ * several sources the block sweep stays faster (gen:24M, 16 per sweep: 0.995 vs 1.10 ms per tree
+ * on bins of 128 nodes), so the host uses warp bins for one source only. */
 __global__ void __launch_bounds__(WBIN_WARPS * 32)
-    sweep_wbins(plan_dev P, uint32_t bin0, uint32_t bin1, uint32_t k_, u64 *dist, u64 *out,
-                uint32_t n, int last, uint32_t slot, int sd) {
+    sweep_wbins(plan_dev P, uint32_t bin0, uint32_t bin1, u64 *dist, u64 *out, int last,
+                uint32_t slot, int sd) {
     extern __shared__ u64 sm[];
-    const uint32_t k = K1 ? 1 : k_;
     const uint32_t lane = threadIdx.x & 31, wi = threadIdx.x >> 5;
     const uint32_t b = bin0 + blockIdx.x * WBIN_WARPS + wi;
     if (b >= bin1) return; /* no block barrier below: only the warp's own */
     const uint32_t p0 = P.bin_first[b], N = P.bin_first[b + 1] - p0;
     const uint32_t s0 = P.bin_step[b], ns = P.bin_step[b + 1] - s0;
     const uint32_t a0 = P.in_first[p0], A = P.in_first[p0 + N] - a0;
-    const uint32_t cells = N * k;
-    u64 *const base = dist + (size_t)p0 * k;
+    u64 *const base = dist + p0;
     char *const my = (char *)sm + (size_t)wi * slot;
-    /* the slot: the cells (sd), then for k = 1 the arc offsets (uint32; the arcs themselves are
-     * read once per sweep: read in place, prefetched towards L2, which keeps more warps per SM),
-     * for k > 1 the weights (uint32), arc offsets and heads (uint16: the host keeps a bin's
-     * positions and arcs under 65536), read k times each */
     u64 *const D = sd ? (u64 *)my : base;
-    uint32_t *const W = (uint32_t *)(my + (sd ? (size_t)cells * 8 : 0)); /* K1: the offsets */
-    uint16_t *const F = (uint16_t *)(W + A), *const H = F + N + 1;
-    const uint32_t *const Wg = P.in_wt + a0, *const Hg = P.in_head + a0;
-    if (K1) {
-        for (uint32_t x = lane * 32; x < A; x += 32 * 32) { /* a 128-byte line per lane */
-            asm volatile("prefetch.global.L2 [%0];" ::"l"(Wg + x));
-            asm volatile("prefetch.global.L2 [%0];" ::"l"(Hg + x));
-        }
-        for (uint32_t i = lane; i <= N; i += 32) W[i] = P.in_first[p0 + i] - a0;
-    } else {
-        for (uint32_t x = lane; x < A; x += 32) {
-            W[x] = Wg[x];
-            H[x] = (uint16_t)Hg[x];
-        }
-        for (uint32_t i = lane; i <= N; i += 32) F[i] = (uint16_t)(P.in_first[p0 + i] - a0);
+    uint32_t *const F = (uint32_t *)(my + (sd ? (size_t)N * 8 : 0));
+    const uint32_t *const W = P.in_wt + a0, *const H = P.in_head + a0;
+    for (uint32_t x = lane * 32; x < A; x += 32 * 32) { /* a 128-byte line per lane */
+        asm volatile("prefetch.global.L2 [%0];" ::"l"(W + x));
+        asm volatile("prefetch.global.L2 [%0];" ::"l"(H + x));
     }
+    for (uint32_t i = lane; i <= N; i += 32) F[i] = P.in_first[p0 + i] - a0;
     const uint32_t sreg = lane <= ns ? P.step_first[s0 + lane] - p0 : 0;
     if (sd)
-        for (uint32_t it = lane; it < cells; it += 32) {
-            const u64 v = base[it];
-            D[it] = v;
-            if (last && v != INF64) base[it] = INF64;
+        for (uint32_t i = lane; i < N; i += 32) {
+            const u64 v = base[i];
+            D[i] = v;
+            if (last && v != INF64) base[i] = INF64;
         }
     __syncwarp();
     {
-        const uint32_t o0 = P.out_first[p0], no = (P.out_first[p0 + N] - o0) * k;
+        const uint32_t o0 = P.out_first[p0], no = P.out_first[p0 + N] - o0;
         for (uint32_t j = lane; j < no; j += 32) {
-            const uint32_t o = o0 + (k == 1 ? j : j / k), sc = k == 1 ? 0 : j % k;
-            const uint32_t w = P.out_wt[o];
+            const uint32_t w = P.out_wt[o0 + j];
             if (w == INF32) continue;
-            const u64 dh = dist[(size_t)P.out_head[o] * k + sc];
-            if (dh != INF64) atomicMin(&D[P.out_tail[o] * k + sc], dh + w);
+            const u64 dh = dist[P.out_head[o0 + j]];
+            if (dh != INF64) atomicMin(&D[P.out_tail[o0 + j]], dh + w);
         }
     }
     __syncwarp();
@@ -1303,42 +1282,35 @@ __global__ void __launch_bounds__(WBIN_WARPS * 32)
                                     : P.step_first[s0 + st] - p0;
         const uint32_t qb = st + 1 < 32 ? __shfl_sync(0xffffffffu, sreg, st + 1)
                                         : P.step_first[s0 + st + 1] - p0;
-        const uint32_t items = (qb - qa) * k;
-        uint32_t g = 32;
+        const uint32_t items = qb - qa;
+        uint32_t g = 32; /* lanes per position: over its arcs, then a g-lane min */
         while (g > 1 && items * g > 32) g >>= 1;
         const uint32_t per = 32 / g, sub = lane / g, gl = lane % g;
         for (uint32_t c0 = 0; c0 < items; c0 += per) {
-            const uint32_t it = c0 + sub;
+            const uint32_t i = qa + c0 + sub;
+            const bool mine = c0 + sub < items;
             u64 best = INF64;
-            uint32_t at = 0;
-            if (it < items) {
-                const uint32_t i = qa + (k == 1 ? it : it / k), sc = k == 1 ? 0 : it % k;
-                at = i * k + sc;
-                const uint32_t e1 = K1 ? W[i + 1] : F[i + 1];
-                for (uint32_t a = (K1 ? W[i] : F[i]) + gl; a < e1; a += g) {
-                    const uint32_t w = K1 ? __ldg(&Wg[a]) : W[a];
+            if (mine)
+                for (uint32_t a = F[i] + gl; a < F[i + 1]; a += g) {
+                    const uint32_t w = __ldg(&W[a]);
                     if (w == INF32) continue;
-                    const u64 dh = D[(K1 ? __ldg(&Hg[a]) : H[a]) * k + sc];
+                    const u64 dh = D[__ldg(&H[a])];
                     if (dh != INF64 && dh + w < best) best = dh + w;
                 }
-            }
             for (uint32_t o = g >> 1; o > 0; o >>= 1) {
                 const u64 u = __shfl_xor_sync(0xffffffffu, best, o);
                 best = u < best ? u : best;
             }
-            if (it < items && gl == 0 && best < D[at]) D[at] = best;
+            if (mine && gl == 0 && best < D[i]) D[i] = best;
         }
         __syncwarp();
     }
-    for (uint32_t j = lane; j < cells; j += 32) {
-        const uint32_t sc = k == 1 ? 0 : j / N, i = k == 1 ? j : j % N;
-        out[(size_t)sc * n + P.pnode[p0 + i]] = D[i * k + sc];
-    }
+    for (uint32_t i = lane; i < N; i += 32) out[P.pnode[p0 + i]] = D[i];
     if (!last && sd) {
-        for (uint32_t it = lane; it < cells; it += 32) base[it] = D[it];
+        for (uint32_t i = lane; i < N; i += 32) base[i] = D[i];
     } else if (last && !sd) {
         __syncwarp(); /* every output read of D (= dist) is done */
-        for (uint32_t it = lane; it < cells; it += 32) base[it] = INF64;
+        for (uint32_t i = lane; i < N; i += 32) base[i] = INF64;
     }
 }
 
@@ -1489,25 +1461,18 @@ static int plan_issue(gp_dcch *d, cudaStream_t s, const x_key &x, cudaEvent_t *p
                             (!tabs || (x.flags & GP_DCCH_SWEEP_CHAINS_FIRST));
             /* warp bins (GP_DCCH_SWEEP_WARPS): where no piece table is used at this k and the
              * bins are small; a warp's slot holds the offsets, and the cells when they fit */
-            const uint64_t fb = k == 1 ? (nodes + 1) * 4 + 8
-                                       : (nodes + 1) * 2 + (uint64_t)d->p_max_arcs[f] * 6 + 8,
-                           cb = nodes * k * 8;
-            const bool wb = (x.flags & GP_DCCH_SWEEP_WARPS) && !(tabs && !ch) &&
-                            nodes < 65536 && d->p_max_arcs[f] < 65536 && fb <= WBIN_SLOT_MAX;
+            const uint64_t fb = (nodes + 1) * 4 + 8, cb = nodes * 8;
+            const bool wb = (x.flags & GP_DCCH_SWEEP_WARPS) && k == 1 && !(tabs && !ch) &&
+                            fb <= WBIN_SLOT_MAX;
             if (wb) {
                 const bool wsd = cb + fb <= WBIN_SLOT_MAX;
                 const uint32_t slot = (uint32_t)(((wsd ? cb : 0) + fb + 7) / 8 * 8);
                 const uint32_t nbl = (nb + WBIN_WARPS - 1) / WBIN_WARPS;
                 if (path) path[f] = 3 + (wsd ? 4 : 0);
                 if (smem_of) smem_of[f] = slot * WBIN_WARPS;
-                if (k == 1)
-                    sweep_wbins<true><<<nbl, WBIN_WARPS * 32, slot * WBIN_WARPS, s>>>(
-                        P, d->p_phase_bin[f], d->p_phase_bin[f + 1], k, d->pdist, d->outbuf, d->n,
-                        f + 1 == d->p_nphases, slot, wsd);
-                else
-                    sweep_wbins<false><<<nbl, WBIN_WARPS * 32, slot * WBIN_WARPS, s>>>(
-                        P, d->p_phase_bin[f], d->p_phase_bin[f + 1], k, d->pdist, d->outbuf, d->n,
-                        f + 1 == d->p_nphases, slot, wsd);
+                sweep_wbins<<<nbl, WBIN_WARPS * 32, slot * WBIN_WARPS, s>>>(
+                    P, d->p_phase_bin[f], d->p_phase_bin[f + 1], d->pdist, d->outbuf,
+                    f + 1 == d->p_nphases, slot, wsd);
                 CKL("sweep (warp bins)");
                 if (npev) CK(cudaEventRecord(pev[f - x.f0 + 1], s), "plan profile");
                 continue;
@@ -1564,7 +1529,7 @@ static int plan_profile(gp_dcch *d, const x_key &x, cudaEvent_t *pev, uint32_t n
         cudaError_t oe =
             (path[f] & 3) == 3
                 ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                      &per_sm, k == 1 ? sweep_wbins<true> : sweep_wbins<false>, WBIN_WARPS * 32,
+                      &per_sm, sweep_wbins, WBIN_WARPS * 32,
                       smem_of[f])
                 : cudaOccupancyMaxActiveBlocksPerMultiprocessor(
                       &per_sm, sweep_kerns[k == 1][(path[f] >> 2) & 1][(path[f] & 3) == 2],

@@ -139,11 +139,12 @@ static void check_gpu(const gp_graph *g, int phast_sources) {
     /* PHAST, 1 and 16 sources per sweep: the plan sweep (default: with its top table and piece
      * tables), the level sweep, a plan of many phases and small bins with both tables, without
      * tables and with the top table only, with chains before piece tables (12) and chains without
-     * tables (2 | 4), the default plan without tables and with the top table only, and again with
-     * both (reused device buffers), with chains and with chains before piece tables as captured
-     * CUDA graphs (| 16: k = 1, 16, 1, 16; the second call of each k launches the captured
-     * graph again), warp bins (32) on the many-phase plan without tables (2 | 32), on the
-     * default plan, and as a graph on a plan of 256-node bins */
+     * tables (2 | 4), a plan of 1024-node bins without tables and with the top table only, and
+     * again with both (reused device buffers), with chains and with chains before piece tables
+     * as captured CUDA graphs on the default plan (| 16: k = 1, 16, 1, 16; the second call of
+     * each k launches the captured graph again), warp bins (32; used for k = 1) on the many-phase
+     * plan without tables (2 | 32), on 1024-node bins (cells in global memory), and as a graph on
+     * 256-node bins. (Every run of the default sweep above uses warp bins too: on by default.) */
     uint32_t src[16];
     for (int i = 0; i < 16; i++) src[i] = (uint32_t)(rnd() % n);
     uint64_t *dg = malloc((size_t)n * 16 * 8), *dc = malloc((size_t)n * 8);

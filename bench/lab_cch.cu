@@ -33,14 +33,15 @@
  *             3. p2p: CCH query with path unpacking (CPU, median / p90 of --queries pairs, the
  *                first 20 checked against Dijkstra) vs the CPU backend's AUTO (A* / bidir);
  *             4. one-to-all: GPU PHAST 1 source and 16 sources per sweep (device ms, end-to-end)
- *                through the plan sweep (top table + piece tables) and, on the same sources,
- *                the plan with its top table only (no piece tables), the plan without tables
- *                and the level sweep (the ratios; each variant checked against CPU PHAST on its
- *                own: a failing one prints FAIL, the others are still timed, exit status 1),
- *                issue 18's variants of the default (a CUDA graph of the launches, chains,
- *                warp bins, warp bins + graph; each checked the same way), the plan's per-phase device times (stderr, GPATH_CCH_PLAN_PROFILE: per
- *                phase its path, bins, largest bin and piece, shared memory, blocks per SM,
- *                GB/s), CPU PHAST,
+ *                through the service's sweep (the plan with its top table and piece tables,
+ *                warp bins for one source, the launches as a CUDA graph) and, on the same
+ *                sources, the plan with its top table only (no piece tables), the plan without
+ *                tables and the level sweep (the ratios; each variant checked against CPU PHAST
+ *                on its own: a failing one prints FAIL, the others are still timed, exit status
+ *                1), issue 18's variants (without the graph, without warp bins, neither, chains;
+ *                each checked the same way), the plan's per-phase device times (stderr,
+ *                GPATH_CCH_PLAN_PROFILE: per phase its path, bins, largest bin and piece, shared
+ *                memory, blocks per SM, GB/s), CPU PHAST,
  *                vs near-far GPU SSSP (device ms) and CPU Dijkstra; every GPU tree checked;
  *             5. tables 100x100 and 1000x1000: GPU RPHAST, CPU buckets vs near-far GPU tables
  *                (and the CPU backend's Dijkstra table at 100x100); checked.
@@ -292,29 +293,32 @@ static void run_graph(lab &L, const char *spec, bool small) {
             }
         }
     };
-    if (gp_cch_gpu_sweep(c, 0, 0, 0, 0, &err)) die("plan sweep", err);
+    /* the service's sweep: the plan with both tables, warp bins for one source, the launches
+     * as one CUDA graph (SVC = GP_DCCH_SWEEP_WARPS | _GRAPH, the flags gp_dcch_new sets) */
+    const int SVC = 32 | 16;
+    if (gp_cch_gpu_sweep(c, SVC, 0, 0, 0, &err)) die("plan sweep", err);
     one_to_all("plan with top and piece tables", ph1, &ph1e, ph16, &ph16e, true);
     std::vector<double> tp1, tp16; /* the plan with its top table only (mode 3), same sources */
-    if (gp_cch_gpu_sweep(c, 3, 0, 0, 0, &err)) die("plan sweep", err);
+    if (gp_cch_gpu_sweep(c, 3 | SVC, 0, 0, 0, &err)) die("plan sweep", err);
     one_to_all("plan without piece tables", tp1, NULL, tp16, NULL, false);
     std::vector<double> nt1, nt16; /* the plan without tables (mode 2), same sources */
-    if (gp_cch_gpu_sweep(c, 2, 0, 0, 0, &err)) die("plan sweep", err);
+    if (gp_cch_gpu_sweep(c, 2 | SVC, 0, 0, 0, &err)) die("plan sweep", err);
     one_to_all("plan without tables", nt1, NULL, nt16, NULL, false);
-    /* issue 18's opt-in variants of the default plan sweep (engine/cuda_cch.h), same sources,
-     * each checked against CPU PHAST: the launches as one CUDA graph (16), chains where the
-     * largest piece is at most 1024 positions and no piece table is used (4), warp bins where
-     * no piece table is used (32), warp bins + graph (the chains' other variants, measured at
-     * 84c3c70, lost as the chains did) */
+    /* issue 18's variants of the service's sweep (engine/cuda_cch.h), same sources, each
+     * checked against CPU PHAST: without the CUDA graph (32), without warp bins (16), neither
+     * (0), chains where the largest piece is at most 1024 positions and no piece table is used
+     * instead of warp bins (4 | 16; the chains' other variants, measured at 84c3c70, lost as
+     * the chains did) */
     struct xvar {
         const char *name;
         int mode;
         const char *chains; /* GPATH_CCH_CHAINS, NULL: the default */
         std::vector<double> t1, t16;
     };
-    std::vector<xvar> xv = {{"graph", 16, NULL, {}, {}},
-                            {"chains", 4, NULL, {}, {}},
-                            {"warp bins", 32, NULL, {}, {}},
-                            {"warp bins + graph", 48, NULL, {}, {}}};
+    std::vector<xvar> xv = {{"without the graph", 32, NULL, {}, {}},
+                            {"without warp bins", 16, NULL, {}, {}},
+                            {"neither (block sweep, launch by launch)", 0, NULL, {}, {}},
+                            {"chains + graph", 4 | 16, NULL, {}, {}}};
     for (auto &v : xv) {
         if (v.chains) setenv("GPATH_CCH_CHAINS", v.chains, 1);
         if (gp_cch_gpu_sweep(c, v.mode, 0, 0, 0, &err)) die("plan sweep variant", err);
@@ -324,7 +328,7 @@ static void run_graph(lab &L, const char *spec, bool small) {
     if (!small) { /* where the plan sweep's time goes: per-phase device times (stderr) */
         fflush(stdout);
         setenv("GPATH_CCH_PLAN_PROFILE", "1", 1);
-        for (int mode : {0, 32}) {
+        for (int mode : {32, 0}) { /* (a profile launches one by one: no graph) */
             if (gp_cch_gpu_sweep(c, mode, 0, 0, 0, &err)) die("plan sweep", err);
             for (uint32_t k : {1u, 16u})
                 if (gp_cch_gpu_sssp(c, srcs[0].data(), k, dg.data(), &err)) die("phast profile", err);
@@ -333,7 +337,7 @@ static void run_graph(lab &L, const char *spec, bool small) {
     }
     if (gp_cch_gpu_sweep(c, 1, 0, 0, 0, &err)) die("level sweep", err);
     one_to_all("levels", lv1, NULL, lv16, NULL, false);
-    if (gp_cch_gpu_sweep(c, 0, 0, 0, 0, &err)) die("plan sweep", err);
+    if (gp_cch_gpu_sweep(c, SVC, 0, 0, 0, &err)) die("plan sweep", err);
     for (int r = 0; r < reps && !L.fast; r++) { /* the older engines, from the same sources */
         uint32_t s0 = srcs[r][0];
         if (gp_cch_sssp(c, s0, GP_INF, dc.data(), &err)) die("cpu phast", err);
@@ -390,7 +394,8 @@ static void run_graph(lab &L, const char *spec, bool small) {
            median(ph1), median(nt1), median(nt1) / median(ph1), median(ph16) / 16,
            median(nt16) / 16, median(nt16) / median(ph16));
     printf("- PHAST sweep, issue 18 variants (default plan; same sources, same run; device ms; "
-           "default / variant in parentheses, > 1 = the variant is faster): 1 source default %.3f",
+           "the service's sweep (\"default\": warp bins for one source, CUDA graph) / variant in "
+           "parentheses, > 1 = the variant is faster): 1 source default %.3f",
            median(ph1));
     for (auto &v : xv)
         printf(", %s %.3f (%.2fx)", v.name, median(v.t1), median(ph1) / median(v.t1));
@@ -414,7 +419,7 @@ static void run_graph(lab &L, const char *spec, bool small) {
         }
         fflush(stdout);
     }
-    if (!L.plans.empty() && gp_cch_gpu_sweep(c, 0, 256, 16, 0, &err)) die("plan", err);
+    if (!L.plans.empty() && gp_cch_gpu_sweep(c, SVC, 256, 16, 0, &err)) die("plan", err);
     /* (a plan variant's own topology part: back to the default plan, mode 0 as before it) */
     if (small) { /* many phases and small bins: 4 x 4, 64 nodes per bin */
         if (gp_cch_gpu_sweep(c, 0, 4, 4, 64, &err)) die("plan variant", err);
@@ -422,7 +427,7 @@ static void run_graph(lab &L, const char *spec, bool small) {
         one_to_all("plan 4x4x64", v1, NULL, v16, NULL, false);
         if (gp_cch_gpu_sweep(c, 48, 4, 4, 64, &err)) die("plan variant", err); /* warps, graph */
         one_to_all("plan 4x4x64, warps", v1, NULL, v16, NULL, false);
-        if (gp_cch_gpu_sweep(c, 0, 256, 16, 0, &err)) die("plan", err);
+        if (gp_cch_gpu_sweep(c, SVC, 256, 16, 0, &err)) die("plan", err);
     }
 
     /* tables */

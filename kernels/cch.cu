@@ -63,7 +63,7 @@
  *       0.028 / 0.033 ms per tree (without the table 0.044 / 0.059); gen:1M 0.406 / 0.145
  *       (bench/results/2026-11-26-NVIDIA-H100-80GB-HBM3-gpu-phast-top.md). The table costs 0.83 /
  *       1.08 ms of device time at customization.
- *   v6  (this code) v5 with piece tables (cch_plan.h gp_cch_ptab) for the phases after the top:
+ *   v6  v5 with piece tables (cch_plan.h gp_cch_ptab) for the phases after the top:
  *       BAY phase 2 (113 of 114 bins, 127 K entries, longest bin 74 steps) and phase 3 (528 bins,
  *       2.87 M entries, 35 steps), 24 MB; NY 184 K + 3.02 M entries; gen:1M 12.4 M. Predicted
  *       before any device run: BAY k=1 phase 2 78 -> ~14 us, phase 3 44 -> ~15 us, PHAST 0.135
@@ -89,6 +89,17 @@
  *       k = 16; (b) lost everywhere: BAY 0.91x, gen:24M one source 0.38x, k = 16 0.74x (the
  *       last phase's chains run slower than its barrier-separated steps), so gen:24M stays at
  *       1.80 ms / 1.51 ms per tree. (-v7b.md, another machine: BAY 0.107 -> 0.097 ms.)
+ *   v8  (this code) warp bins for one source (GP_DCCH_SWEEP_WARPS, sweep_wbins: a warp per bin,
+ *       8 bins per block, __syncwarp between steps) and bins of 128 nodes instead of 1024. The
+ *       profile of gen:24M's last phase (23.5 M positions, 33 steps per bin) showed a bin's time
+ *       to be a fixed chain (~40 us per 1024-node bin at 5 blocks per SM, ~26 us per 256-node
+ *       bin at 8), so the gain is bins in flight (64 per SM), not fewer steps: a warp per piece
+ *       (the first try) kept the same chain and lost (0.88x); warp bins with their arcs staged in
+ *       shared memory lost too (24 warps per SM). Measured (-27-...-gpu-cch-v8.md, same run,
+ *       v7's sweep -> v8's, device ms): one source NY 0.115 -> 0.106, BAY 0.095 -> 0.089, gen:1M
+ *       0.243 -> 0.229, gen:24M 1.802 -> 1.522 (last phase 1.38 -> 1.13 ms); 16 per sweep per
+ *       tree (block sweep on the smaller bins) NY 0.041 -> 0.038, BAY 0.034 -> 0.030, gen:1M
+ *       0.122 -> 0.098, gen:24M 1.503 -> 0.992. gen:24M stays above the issue's 1 ms / 0.3 ms.
  *   Customization (both): BAY 1.9 ms, NY 3.7 ms device (CPU, 16 threads: 14 / 33 ms); v5 adds the
  *       top table: 2.7 / 4.8 ms.
  */

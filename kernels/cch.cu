@@ -143,7 +143,6 @@ typedef unsigned long long u64;
                                    * at most this many positions (GPATH_CCH_CHAINS overrides) */
 #define X_GRAPHS 4                /* GP_DCCH_SWEEP_GRAPH: captured launch sequences kept */
 #define WBIN_WARPS 8              /* warp bins (GP_DCCH_SWEEP_WARPS): bins (a warp each) per block */
-#define WBIN_PF 4                 /* warp bins: arcs per lane loaded a step ahead */
 #define WBIN_SLOT_MAX 12288       /* warp bins: shared bytes per warp at most (cells and arc
                                    * offsets; beyond, the cells stay in global memory; phases
                                    * whose offsets alone do not fit keep the block sweep) */
@@ -1246,8 +1245,7 @@ __global__ void __launch_bounds__(PLAN_THREADS_MAX)
  * host's slot holds them: sd, else read and written in place) and the bin's arc offsets in the
  * warp's slot of shared memory, the arcs read in place (each is read once per sweep) and
  * prefetched towards L2 (staging them in shared memory too cost gen:24M's last phase 1.13 ->
- * 1.95 ms: 24 warps per SM instead of 64) and a lane's first WBIN_PF arcs of the next step loaded
- * into registers while the current step runs, the step offsets in the lanes' registers (while a bin
+ * 1.95 ms: 24 warps per SM instead of 64), the step offsets in the lanes' registers (while a bin
  * has at most 31 steps), the outer arcs all at once (atomicMin), the steps with __syncwarp
  * between them, the output in node order, the cells back to dist (INF in the last phase). For
  * several sources the block sweep stays faster (gen:24M, 16 per sweep: 0.995 vs 1.10 ms per tree
@@ -1280,30 +1278,6 @@ __global__ void __launch_bounds__(WBIN_WARPS * 32)
             if (last && v != INF64) base[i] = INF64;
         }
     __syncwarp();
-    /* the steps' bounds: step st is positions qa .. qb-1 of the bin */
-    auto bound = [&](uint32_t st) -> uint32_t {
-        return st < 32 ? __shfl_sync(0xffffffffu, sreg, st) : P.step_first[s0 + st] - p0;
-    };
-    /* a lane's first WBIN_PF arcs of its position in a step's first pass, loaded one step ahead
-     * into registers (cw/chd: this step's, nw/nh: the next one's), so that a step waits on
-     * shared memory only, not on the arcs' global loads (INF32: none) */
-    uint32_t cw[WBIN_PF], chd[WBIN_PF];
-    auto ahead = [&](uint32_t qa, uint32_t qb, uint32_t *w, uint32_t *h) {
-        const uint32_t items = qb - qa;
-        uint32_t g = 32;
-        while (g > 1 && items * g > 32) g >>= 1;
-        const uint32_t sub = lane / g, gl = lane % g;
-#pragma unroll
-        for (int r = 0; r < WBIN_PF; r++) w[r] = INF32, h[r] = 0;
-        if (sub < items) {
-            const uint32_t a = F[qa + sub] + gl, e = F[qa + sub + 1];
-#pragma unroll
-            for (int r = 0; r < WBIN_PF; r++)
-                if (a + r * g < e) w[r] = __ldg(&W[a + r * g]), h[r] = __ldg(&H[a + r * g]);
-        }
-    };
-    uint32_t qa = bound(0), qb = bound(1);
-    ahead(qa, qb, cw, chd); /* in flight during the outer arcs */
     {
         const uint32_t o0 = P.out_first[p0], no = P.out_first[p0 + N] - o0;
         for (uint32_t j = lane; j < no; j += 32) {
@@ -1315,9 +1289,10 @@ __global__ void __launch_bounds__(WBIN_WARPS * 32)
     }
     __syncwarp();
     for (uint32_t st = 0; st < ns; st++) { /* the same trips on all lanes */
-        const uint32_t na = qb, nb = st + 2 <= ns ? bound(st + 2) : qb;
-        uint32_t nw[WBIN_PF], nh[WBIN_PF];
-        ahead(na, nb, nw, nh); /* the next step's arcs, in flight during this one */
+        const uint32_t qa = st < 32 ? __shfl_sync(0xffffffffu, sreg, st)
+                                    : P.step_first[s0 + st] - p0;
+        const uint32_t qb = st + 1 < 32 ? __shfl_sync(0xffffffffu, sreg, st + 1)
+                                        : P.step_first[s0 + st + 1] - p0;
         const uint32_t items = qb - qa;
         uint32_t g = 32; /* lanes per position: over its arcs, then a g-lane min */
         while (g > 1 && items * g > 32) g >>= 1;
@@ -1326,24 +1301,13 @@ __global__ void __launch_bounds__(WBIN_WARPS * 32)
             const uint32_t i = qa + c0 + sub;
             const bool mine = c0 + sub < items;
             u64 best = INF64;
-            if (mine) {
-                uint32_t a = F[i] + gl;
-                if (c0 == 0) { /* the arcs loaded ahead */
-#pragma unroll
-                    for (int r = 0; r < WBIN_PF; r++)
-                        if (cw[r] != INF32) {
-                            const u64 dh = D[chd[r]];
-                            if (dh != INF64 && dh + cw[r] < best) best = dh + cw[r];
-                        }
-                    a += WBIN_PF * g;
-                }
-                for (; a < F[i + 1]; a += g) {
+            if (mine)
+                for (uint32_t a = F[i] + gl; a < F[i + 1]; a += g) {
                     const uint32_t w = __ldg(&W[a]);
                     if (w == INF32) continue;
                     const u64 dh = D[__ldg(&H[a])];
                     if (dh != INF64 && dh + w < best) best = dh + w;
                 }
-            }
             for (uint32_t o = g >> 1; o > 0; o >>= 1) {
                 const u64 u = __shfl_xor_sync(0xffffffffu, best, o);
                 best = u < best ? u : best;
@@ -1351,10 +1315,6 @@ __global__ void __launch_bounds__(WBIN_WARPS * 32)
             if (mine && gl == 0 && best < D[i]) D[i] = best;
         }
         __syncwarp();
-        qa = na;
-        qb = nb;
-#pragma unroll
-        for (int r = 0; r < WBIN_PF; r++) cw[r] = nw[r], chd[r] = nh[r];
     }
     for (uint32_t i = lane; i < N; i += 32) out[P.pnode[p0 + i]] = D[i];
     if (!last && sd) {

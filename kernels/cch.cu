@@ -100,6 +100,8 @@
  *       0.243 -> 0.229, gen:24M 1.802 -> 1.522 (last phase 1.38 -> 1.13 ms); 16 per sweep per
  *       tree (block sweep on the smaller bins) NY 0.041 -> 0.038, BAY 0.034 -> 0.030, gen:1M
  *       0.122 -> 0.098, gen:24M 1.503 -> 0.992. gen:24M stays above the issue's 1 ms / 0.3 ms.
+ *       Also lost (-27-...-gpu-cch-v8b.md): loading a lane's next-step arcs into registers ahead
+ *       (gen:24M 1.52 -> 1.94 ms: registers halved the blocks per SM).
  *   Customization (both): BAY 1.9 ms, NY 3.7 ms device (CPU, 16 threads: 14 / 33 ms); v5 adds the
  *       top table: 2.7 / 4.8 ms.
  */

@@ -5,7 +5,8 @@
 # SSSP and tables, CPU Dijkstra) on DIMACS NY and BAY and grid-like generated graphs - then
 # compute-sanitizer memcheck and racecheck on a small graph when the tool is installed, and a
 # gnuplot SVG of one-to-all and p2p time against graph size (bench/plot-cch.sh) when gnuplot is.
-# Writes bench/results/DATE-MACHINE-gpu-cch.md (+ .dat, .svg). Env: BUILD, GPATH_DATA (default
+# Writes bench/results/DATE-MACHINE-gpu-cch.md (+ .dat, .svg), the per-phase profiles the lab
+# prints on stderr at the end of the .md. Env: BUILD, GPATH_DATA (default
 # ../shared/data), GPU_CCH_ARGS (extra lab arguments, e.g. "--graphs gen:24000000 --reps 3"),
 # GPU_CCH_SUBJECT (results file subject, default gpu-cch), GPU_CCH_SANITIZE=0 (no sanitizer runs),
 # GPATH_COMMIT.
@@ -24,8 +25,21 @@ dat=${out%.md}.dat
 # shellcheck disable=SC2206
 args=(--data "$DATA" --plot "$dat" ${GPU_CCH_ARGS:-})
 bench_header "$out" "CCH: customization, PHAST, RPHAST on the GPU; CCH queries on the CPU" "bash bench/gpu-cch.sh ($bin ${args[*]})"
-"$bin" "${args[@]}" | tee -a "$out"
+errlog=$(mktemp)
+"$bin" "${args[@]}" 2> >(tee "$errlog" >&2) | tee -a "$out"
 rc=${PIPESTATUS[0]}
+sleep 0.2 # the stderr tee's last lines
+if grep -q "plan profile" "$errlog"; then # the lab's per-phase profiles (stderr) into the file
+  {
+    echo
+    echo "### Per-phase profile (the lab's stderr, GPATH_CCH_PLAN_PROFILE=1: device us per phase, one sweep each)"
+    echo
+    echo '```'
+    grep "plan profile" "$errlog" | tr ';' '\n' | grep -E "plan profile|phase" | sed -E 's/^ //'
+    echo '```'
+  } >>"$out"
+fi
+rm -f "$errlog"
 san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 {
   echo

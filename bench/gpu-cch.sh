@@ -9,7 +9,9 @@
 # prints on stderr at the end of the .md. Env: BUILD, GPATH_DATA (default
 # ../shared/data), GPU_CCH_ARGS (extra lab arguments, e.g. "--graphs gen:24000000 --reps 3"),
 # GPU_CCH_SUBJECT (results file subject, default gpu-cch), GPU_CCH_SANITIZE=0 (no sanitizer runs),
-# GPATH_COMMIT.
+# GPU_CCH_NCU=REGEX (then Nsight Compute on the lab's kernels matching it, e.g. sweep_wbins, over
+# GPU_CCH_NCU_ARGS, default one --fast rep on gen:4000000, GPU_CCH_NCU_COUNT launches, default 2:
+# speed of light, occupancy, memory, warp stalls), GPATH_COMMIT.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 . bench/lib.sh
@@ -61,6 +63,26 @@ san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer
     echo "- compute-sanitizer not found: not run"
   fi
 } | tee -a "$out"
+if [ -n "${GPU_CCH_NCU:-}" ]; then # Nsight Compute on the sweep's kernels (stall reasons, memory)
+  ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+  {
+    echo
+    echo "### Nsight Compute: kernels matching \`${GPU_CCH_NCU}\` (\`${GPU_CCH_NCU_ARGS:---fast --reps 1 --queries 10 --p2p-checks 1 --nf-table-max 1 --graphs gen:4000000}\`)"
+    echo
+    if [ -x "$ncu" ]; then
+      echo '```'
+      # shellcheck disable=SC2086
+      timeout "${NCU_TIMEOUT:-400}" "$ncu" --clock-control none --kernel-name "regex:${GPU_CCH_NCU}" \
+        --launch-count "${GPU_CCH_NCU_COUNT:-2}" --section SpeedOfLight --section Occupancy \
+        --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats \
+        "$bin" --data "$DATA" ${GPU_CCH_NCU_ARGS:---fast --reps 1 --queries 10 --p2p-checks 1 --nf-table-max 1 --graphs gen:4000000} 2>&1 |
+        grep -v -e '^==PROF==' -e '^    ---' | head -400
+      echo '```'
+    else
+      echo "- ncu not found: not run"
+    fi
+  } | tee -a "$out"
+fi
 if command -v gnuplot >/dev/null 2>&1; then
   bash bench/plot-cch.sh "$dat" "${out%.md}.svg" && echo "plot: ${out%.md}.svg" | tee -a "$out"
 fi

@@ -491,39 +491,6 @@ static uint32_t map_range(gp_cch *c, const gp_graph *g, uint32_t lo, uint32_t hi
     return GP_NONE;
 }
 
-/* fn(ctx, lo, hi) over [0, m): in up to 16 ranges on threads (all CPUs) when threaded, else here
- * in one. For the passes on the path from a cost change to its first answer. */
-typedef struct range_job {
-    void (*fn)(void *ctx, uint32_t lo, uint32_t hi);
-    void *ctx;
-    uint32_t lo, hi;
-} range_job;
-
-static void *range_main(void *arg) {
-    range_job *j = arg;
-    j->fn(j->ctx, j->lo, j->hi);
-    return NULL;
-}
-
-static void in_ranges(uint32_t m, int threaded, void (*fn)(void *ctx, uint32_t lo, uint32_t hi),
-                      void *ctx) {
-    int nt = threaded ? gp_cch_threads(0) : 1;
-    if (nt > 16) nt = 16;
-    range_job jobs[16];
-    pthread_t th[16];
-    int started = 0;
-    for (int i = 0; i < nt; i++) {
-        jobs[i] = (range_job){fn, ctx, (uint32_t)((uint64_t)m * (uint64_t)i / (uint64_t)nt),
-                              (uint32_t)((uint64_t)m * (uint64_t)(i + 1) / (uint64_t)nt)};
-        if (i > 0 && pthread_create(&th[i], NULL, range_main, &jobs[i]) == 0) started |= 1 << i;
-    }
-    range_main(&jobs[0]);
-    for (int i = 1; i < nt; i++) {
-        if (started & (1 << i)) pthread_join(th[i], NULL);
-        else range_main(&jobs[i]); /* the thread could not start: here */
-    }
-}
-
 typedef struct map_ctx {
     gp_cch *c;
     const gp_graph *g;
@@ -531,9 +498,9 @@ typedef struct map_ctx {
     uint32_t bad_u, bad_v; /* the lowest tail with an arc that is not a CCH edge */
 } map_ctx;
 
-static void map_ranges(void *cv, uint32_t lo, uint32_t hi) {
+static void map_ranges(void *cv, uint64_t lo, uint64_t hi) {
     map_ctx *m = cv;
-    uint32_t v = GP_NONE, u = map_range(m->c, m->g, lo, hi, &v);
+    uint32_t v = GP_NONE, u = map_range(m->c, m->g, (uint32_t)lo, (uint32_t)hi, &v);
     if (u == GP_NONE) return;
     pthread_mutex_lock(&m->mu);
     if (m->bad_u == GP_NONE || u < m->bad_u) m->bad_u = u, m->bad_v = v;
@@ -545,7 +512,7 @@ int gp_cch_map_metric(gp_cch *c, const gp_graph *g, gp_err *err) {
     for (uint32_t e = 0; e < t->m; e++) c->ofw[e] = c->obw[e] = GP_CCH_INF;
     /* a reweighted road graph maps 2-20 M arcs on every cost change: on all CPUs */
     map_ctx m = {c, g, PTHREAD_MUTEX_INITIALIZER, GP_NONE, GP_NONE};
-    in_ranges(g->n, g->m >= (1u << 18), map_ranges, &m);
+    gp_parallel_for(g->n, g->m >= (1u << 18) ? 0 : 1, map_ranges, &m);
     pthread_mutex_destroy(&m.mu);
     if (m.bad_u != GP_NONE)
         return gp_err_set(err, GP_EINVAL, "arc %u->%u is not an edge of the CCH", m.bad_u,
@@ -605,12 +572,14 @@ static void witnesses_range(gp_cch *c, uint32_t lo, uint32_t hi) {
 
 static void perfect_drop(gp_cch *c);
 
-static void wit_ranges(void *c, uint32_t lo, uint32_t hi) { witnesses_range(c, lo, hi); }
+static void wit_ranges(void *c, uint64_t lo, uint64_t hi) {
+    witnesses_range(c, (uint32_t)lo, (uint32_t)hi);
+}
 
 /* After a GPU customization (each edge reads its triangles at random): on all CPUs. */
 void gp_cch_witnesses(gp_cch *c) {
     perfect_drop(c);
-    in_ranges(c->topo->m, c->topo->m >= (1u << 20), wit_ranges, c);
+    gp_parallel_for(c->topo->m, c->topo->m >= (1u << 20) ? 0 : 1, wit_ranges, c);
 }
 
 static int overflow_error(uint32_t e, gp_err *err) {
@@ -1133,7 +1102,7 @@ uint64_t gp_cch_bytes(const gp_cch *c) {
 /* The weight and witness arrays of a new gp_cch written once on all CPUs: their pages are faulted
  * in by threads together rather than one by one by the copy from the GPU (a driver thread) and
  * the witness pass. */
-static void first_touch(void *cv, uint32_t lo, uint32_t hi) {
+static void first_touch(void *cv, uint64_t lo, uint64_t hi) {
     gp_cch *c = cv;
     size_t k = (size_t)(hi - lo);
     memset(c->fw + lo, 0, k * 4);
@@ -1169,7 +1138,7 @@ static int cch_over(gp_cch_topo *t, const gp_graph *g, gp_cch **out, gp_err *err
     if (!c->ofw || !c->obw || !c->fw || !c->bw || !c->fmid || !c->bmid || !c->wit) {
         rc = gp_err_set(err, GP_ENOMEM, "out of memory for CCH weights (%u edges)", t->m);
     } else {
-        in_ranges(t->m, t->m >= (1u << 20), first_touch, c);
+        gp_parallel_for(t->m, t->m >= (1u << 20) ? 0 : 1, first_touch, c);
         rc = gp_cch_map_metric(c, g, err);
     }
     if (rc) {

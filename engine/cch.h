@@ -57,6 +57,7 @@ typedef struct gp_cch_topo {
     double contract_s;   /* seconds: chordal completion, triangles, levels */
     int refs;            /* atomic */
     void *pool;          /* query workspaces (cch.c), shared by the gp_cchs over this topology */
+    void *spare;         /* the weight arrays of a freed gp_cch over it, for the next (cch.c) */
 } gp_cch_topo;
 
 /* The arcs queries relax in one direction after perfect customization (gp_cch_perfect): per rank

@@ -213,6 +213,7 @@ int gp_engine_attach(gp_engine *e, gp_graph *g, gp_err *err) {
      * on first use (near-far SSSP; the CCH answers routes, PHAST and tables without it): not on
      * the path from the cost change to its first answer */
     int lazy = g->base && g->base->dev;
+    double t0 = gp_now(), t1, t2, t3;
     if (b != e->cpu && b->ops->attach && !lazy) {
         rc = b->ops->attach(b, g, err);
         if (should_fall_back(e, b, rc, err)) {
@@ -221,14 +222,20 @@ int gp_engine_attach(gp_engine *e, gp_graph *g, gp_err *err) {
         }
     }
     /* the CPU backend prepares too (A* bound): it is the fallback for every graph */
+    t1 = gp_now();
     if (rc == GP_OK && e->cpu->ops->attach) rc = e->cpu->ops->attach(e->cpu, g, err);
+    t2 = gp_now();
     if (rc == GP_OK) attach_cch(e, g);
+    t3 = gp_now();
     /* the segment index of coordinate queries, now rather than at the first one */
     gp_err serr;
     gp_err_clear(&serr);
     if (rc == GP_OK && gp_snap_prepare(g, &serr) != GP_OK)
         GP_LOG(GP_LOG_WARN, "event=snap_index_deferred graph=%s reason=\"%s\"", g->version,
                serr.msg);
+    GP_LOG(GP_LOG_DEBUG,
+           "event=attach graph=%s device_ms=%.1f cpu_ms=%.1f cch_ms=%.1f snap_ms=%.1f", g->version,
+           (t1 - t0) * 1e3, (t2 - t1) * 1e3, (t3 - t2) * 1e3, (gp_now() - t3) * 1e3);
     return rc;
 }
 

@@ -399,6 +399,7 @@ static void test_recustomize(void **state) {
     gp_cch *c = NULL;
     assert_int_equal(gp_cch_new(g, 2, &c, &err), GP_OK);
     check_queries(g, c, 30);
+    const void *freed_fw = NULL, *freed_wit = NULL; /* the arrays of the last freed version */
     for (int round = 0; round < 3; round++) {
         for (size_t i = 0; i < a.n; i++) /* change about 10% of the costs, some to zero */
             if (rnd() % 10 == 0) a.w[i] = (uint32_t)(rnd() % 3 ? rnd() % 2000 : 0);
@@ -407,9 +408,16 @@ static void test_recustomize(void **state) {
         assert_int_equal(gp_cch_new(g2, 4, &c2, &err), GP_OK);
         assert_int_equal(c2->reused_topo, 1);
         assert_ptr_equal(c2->topo, c->topo);
+        /* the topology's spare: the arrays of the version freed before, with its old values */
+        if (freed_fw) {
+            assert_ptr_equal(c2->fw, freed_fw);
+            assert_ptr_equal(c2->wit, freed_wit);
+        }
         check_customize_threads(c2);
         check_queries(g2, c2, 40);
         check_perfect(g2, c2, 300, 40, 4);
+        freed_fw = c2->fw;
+        freed_wit = c2->wit;
         gp_cch_free(c2);
         gp_graph_unref(g2);
     }
@@ -420,6 +428,7 @@ static void test_recustomize(void **state) {
     gp_cch *c3 = NULL;
     assert_int_equal(gp_cch_new(g3, 2, &c3, &err), GP_OK);
     assert_int_equal(c3->reused_topo, 1);
+    assert_ptr_equal(c3->fw, freed_fw);
     check_queries(g3, c3, 40);
     gp_cch_free(c3);
     gp_graph_unref(g3);

@@ -293,9 +293,10 @@ static void run_graph(lab &L, const char *spec, bool small) {
             }
         }
     };
-    /* the service's sweep: the plan with both tables, warp bins for one source, the launches
-     * as one CUDA graph (SVC = GP_DCCH_SWEEP_WARPS | _GRAPH, the flags gp_dcch_new sets) */
-    const int SVC = 32 | 16;
+    /* the service's sweep: the plan with both tables, warp bins for one source reading only the
+     * last phase's cells with an entry, the launches as one CUDA graph (SVC =
+     * GP_DCCH_SWEEP_SKIP | _WARPS | _GRAPH, the flags gp_dcch_new sets) */
+    const int SVC = 64 | 32 | 16;
     if (gp_cch_gpu_sweep(c, SVC, 0, 0, 0, &err)) die("plan sweep", err);
     one_to_all("plan with top and piece tables", ph1, &ph1e, ph16, &ph16e, true);
     std::vector<double> tp1, tp16; /* the plan with its top table only (mode 3), same sources */
@@ -305,7 +306,8 @@ static void run_graph(lab &L, const char *spec, bool small) {
     if (gp_cch_gpu_sweep(c, 2 | SVC, 0, 0, 0, &err)) die("plan sweep", err);
     one_to_all("plan without tables", nt1, NULL, nt16, NULL, false);
     /* issue 18's variants of the service's sweep (engine/cuda_cch.h), same sources, each
-     * checked against CPU PHAST: without the CUDA graph (32), without warp bins (16), neither
+     * checked against CPU PHAST: the last phase reading every cell (32 | 16, the sweep before
+     * GP_DCCH_SWEEP_SKIP), without the CUDA graph (64 | 32), without warp bins (16), neither
      * (0), chains where the largest piece is at most 1024 positions and no piece table is used
      * instead of warp bins (4 | 16; the chains' other variants, measured at 84c3c70, lost as
      * the chains did) */
@@ -315,7 +317,8 @@ static void run_graph(lab &L, const char *spec, bool small) {
         const char *chains; /* GPATH_CCH_CHAINS, NULL: the default */
         std::vector<double> t1, t16;
     };
-    std::vector<xvar> xv = {{"without the graph", 32, NULL, {}, {}},
+    std::vector<xvar> xv = {{"reading every cell", 32 | 16, NULL, {}, {}},
+                            {"without the graph", 64 | 32, NULL, {}, {}},
                             {"without warp bins", 16, NULL, {}, {}},
                             {"neither (block sweep, launch by launch)", 0, NULL, {}, {}},
                             {"chains + graph", 4 | 16, NULL, {}, {}}};
@@ -328,7 +331,7 @@ static void run_graph(lab &L, const char *spec, bool small) {
     if (!small) { /* where the plan sweep's time goes: per-phase device times (stderr) */
         fflush(stdout);
         setenv("GPATH_CCH_PLAN_PROFILE", "1", 1);
-        for (int mode : {32, 0}) { /* (a profile launches one by one: no graph) */
+        for (int mode : {64 | 32, 0}) { /* (a profile launches one by one: no graph) */
             if (gp_cch_gpu_sweep(c, mode, 0, 0, 0, &err)) die("plan sweep", err);
             for (uint32_t k : {1u, 16u})
                 if (gp_cch_gpu_sssp(c, srcs[0].data(), k, dg.data(), &err)) die("phast profile", err);
@@ -394,7 +397,8 @@ static void run_graph(lab &L, const char *spec, bool small) {
            median(ph1), median(nt1), median(nt1) / median(ph1), median(ph16) / 16,
            median(nt16) / 16, median(nt16) / median(ph16));
     printf("- PHAST sweep, issue 18 variants (default plan; same sources, same run; device ms; "
-           "the service's sweep (\"default\": warp bins for one source, CUDA graph) / variant in "
+           "the service's sweep (\"default\": warp bins for one source reading only the last "
+           "phase's cells with an entry, CUDA graph) / variant in "
            "parentheses, > 1 = the variant is faster): 1 source default %.3f",
            median(ph1));
     for (auto &v : xv)
@@ -425,7 +429,7 @@ static void run_graph(lab &L, const char *spec, bool small) {
         if (gp_cch_gpu_sweep(c, 0, 4, 4, 64, &err)) die("plan variant", err);
         std::vector<double> v1, v16;
         one_to_all("plan 4x4x64", v1, NULL, v16, NULL, false);
-        if (gp_cch_gpu_sweep(c, 48, 4, 4, 64, &err)) die("plan variant", err); /* warps, graph */
+        if (gp_cch_gpu_sweep(c, 64 | 48, 4, 4, 64, &err)) die("plan variant", err); /* skip, warps, graph */
         one_to_all("plan 4x4x64, warps", v1, NULL, v16, NULL, false);
         if (gp_cch_gpu_sweep(c, SVC, 256, 16, 0, &err)) die("plan", err);
     }

@@ -72,6 +72,11 @@ uint64_t gp_dcch_bytes(const gp_dcch *d); /* its own bytes plus its topology par
  * between them instead of a block per bin with block barriers, so that many more bins are in
  * flight per SM (kernels/cch.cu sweep_wbins). */
 #define GP_DCCH_SWEEP_WARPS 32
+/* SKIP (on from upload, GPATH_CCH_SKIP=0: off; with WARPS, one source): the last phase's warp
+ * bins read their cells only where the upward search left an entry (a flag per bin, set by the
+ * sweep's init, cleared by the bin): every other cell there is INF between sweeps, so one source
+ * reads none of the last phase's cells but those of its own bins. */
+#define GP_DCCH_SWEEP_SKIP 64
 void gp_dcch_set_sweep(gp_dcch *d, int sweep);
 /* Rebuilds the plan with thresholds base, base*ratio, ... and at most about bin_cap nodes per bin
  * (0 = the defaults: 256, 16, 128) into a topology part of d's own (the shared one, built with

@@ -166,7 +166,8 @@ __global__ void sweep_top(uint32_t l0, uint32_t l1, const uint32_t *__restrict__
                           const uint32_t *__restrict__ first, const uint32_t *__restrict__ head,
                           const uint32_t *__restrict__ wt, unsigned long long *dist);
 __global__ void sweep_wbins(plan_dev P, uint32_t bin0, uint32_t bin1, unsigned long long *dist,
-                            unsigned long long *out, int last, uint32_t slot, int sd);
+                            unsigned long long *out, int last, uint32_t slot, int sd,
+                            uint32_t *flag);
 
 struct x_graph_slot {       /* a captured plan sweep (fill/scatter/top product + phases) */
     unsigned char key[128];  /* its x_key */
@@ -252,6 +253,8 @@ struct gp_dcch : gp_dcch_topo {
     float q_ms;             /* device ms of the last piece-table computation */
     u64 *pdist;             /* plan sweeps: positions x k, INF from cell p_dirty on */
     size_t pdist_cap, p_dirty;
+    uint32_t *p_flag;       /* GP_DCCH_SWEEP_SKIP: per bin, an entry of the init in its cells */
+    size_t p_flag_cap;
     int customized;
     uint64_t bytes;         /* device bytes of this instance (the shared part: tm->tbytes) */
     cudaEvent_t ev0, ev1;
@@ -417,7 +420,7 @@ extern "C" void gp_dcch_free(gp_dcch *d) {
     if (!d) return;
     sweep_x_free(d);
     metric_free(d);
-    void *dev[] = {d->pdist, d->ofw, d->obw, d->fw, d->bw, d->fmid, d->bmid, d->bad, d->dist,
+    void *dev[] = {d->pdist, d->p_flag, d->ofw, d->obw, d->fw, d->bw, d->fmid, d->bmid, d->bad, d->dist,
                    d->init_rank, d->init_dist, d->init_first, d->outbuf, d->r_first, d->r_head,
                    d->r_wt, d->r_lev, d->r_tgt};
     for (size_t i = 0; i < sizeof dev / sizeof *dev; i++) cudaFree(dev[i]);
@@ -535,6 +538,9 @@ extern "C" int gp_dcch_new(gp_dcch_topo *t, const gp_cch *c, void *stream, gp_dc
         if (!(gr && !strcmp(gr, "0"))) d->x_flags = GP_DCCH_SWEEP_GRAPH;
         /* warp bins where no piece table is used (GP_DCCH_SWEEP_WARPS); GPATH_CCH_WARPS=0: off */
         if (!(wb && !strcmp(wb, "0"))) d->x_flags |= GP_DCCH_SWEEP_WARPS;
+        /* the last phase's untouched cells not read (GP_DCCH_SWEEP_SKIP); GPATH_CCH_SKIP=0: off */
+        const char *sk = getenv("GPATH_CCH_SKIP");
+        if (!(sk && !strcmp(sk, "0"))) d->x_flags |= GP_DCCH_SWEEP_SKIP;
     }
     *out = d;
     return GP_OK;
@@ -818,7 +824,7 @@ extern "C" void gp_dcch_set_sweep(gp_dcch *d, int sweep) {
                    ? base
                    : GP_DCCH_SWEEP_PLAN;
     d->x_flags = sweep & (GP_DCCH_SWEEP_CHAINS | GP_DCCH_SWEEP_CHAINS_FIRST | GP_DCCH_SWEEP_GRAPH |
-                          GP_DCCH_SWEEP_WARPS);
+                          GP_DCCH_SWEEP_WARPS | GP_DCCH_SWEEP_SKIP);
 }
 
 extern "C" int gp_dcch_set_metric(gp_dcch *d, void *stream, const uint32_t *ofw,
@@ -1254,7 +1260,7 @@ __global__ void __launch_bounds__(PLAN_THREADS_MAX)
  * on bins of 128 nodes), so the host uses warp bins for one source only. */
 __global__ void __launch_bounds__(WBIN_WARPS * 32)
     sweep_wbins(plan_dev P, uint32_t bin0, uint32_t bin1, u64 *dist, u64 *out, int last,
-                uint32_t slot, int sd) {
+                uint32_t slot, int sd, uint32_t *flag) {
     extern __shared__ u64 sm[];
     const uint32_t lane = threadIdx.x & 31, wi = threadIdx.x >> 5;
     const uint32_t b = bin0 + blockIdx.x * WBIN_WARPS + wi;
@@ -1273,9 +1279,12 @@ __global__ void __launch_bounds__(WBIN_WARPS * 32)
     }
     for (uint32_t i = lane; i <= N; i += 32) F[i] = P.in_first[p0 + i] - a0;
     const uint32_t sreg = lane <= ns ? P.step_first[s0 + lane] - p0 : 0;
+    /* flag (GP_DCCH_SWEEP_SKIP, last phase, cells in the slot): cells of a bin without an entry
+     * are INF, not read */
+    const bool rd = !flag || flag[b];
     if (sd)
         for (uint32_t i = lane; i < N; i += 32) {
-            const u64 v = base[i];
+            const u64 v = rd ? base[i] : INF64;
             D[i] = v;
             if (last && v != INF64) base[i] = INF64;
         }
@@ -1325,6 +1334,7 @@ __global__ void __launch_bounds__(WBIN_WARPS * 32)
         __syncwarp(); /* every output read of D (= dist) is done */
         for (uint32_t i = lane; i < N; i += 32) base[i] = INF64;
     }
+    if (flag && rd && lane == 0) flag[b] = 0; /* (every lane read it before the first step) */
 }
 
 /* Before the plan's phases, one launch: blocks 0 .. nfill-1 fill a chunk of INIT_CHUNK cells of
@@ -1341,7 +1351,8 @@ __global__ void __launch_bounds__(INIT_THREADS)
                const uint32_t *__restrict__ init_first, const uint32_t *__restrict__ init_rank,
                const u64 *__restrict__ init_dist, const uint32_t *__restrict__ pos, uint32_t K,
                const u64 *__restrict__ tab, u64 *out, const uint32_t *__restrict__ pnode,
-               uint32_t n) {
+               uint32_t n, uint32_t *flag, const uint32_t *__restrict__ bin_first, uint32_t fb0,
+               uint32_t fb1) {
     extern __shared__ u64 sm[];
     __shared__ uint32_t cnt;
     const uint32_t b = blockIdx.x, tid = threadIdx.x;
@@ -1353,8 +1364,19 @@ __global__ void __launch_bounds__(INIT_THREADS)
         for (uint32_t s = 0; s < k; s++)
             for (uint32_t j = init_first[s] + tid; j < init_first[s + 1]; j += blockDim.x) {
                 size_t cell = (size_t)pos[init_rank[j]] * k + s;
-                if (cell >= top && ((cell >= c0 && cell < c1) || (b == 0 && cell >= hi)))
+                if (cell >= top && ((cell >= c0 && cell < c1) || (b == 0 && cell >= hi))) {
                     dist[cell] = init_dist[j];
+                    /* flag (k = 1): the bin of bins [fb0, fb1) holding the cell */
+                    if (flag && cell >= bin_first[fb0]) {
+                        uint32_t l = fb0, r = fb1; /* the last bin starting at or before it */
+                        while (r - l > 1) {
+                            const uint32_t mid = l + (r - l) / 2;
+                            if (bin_first[mid] <= cell) l = mid;
+                            else r = mid;
+                        }
+                        flag[l] = 1;
+                    }
+                }
             }
         return;
     }
@@ -1421,6 +1443,7 @@ struct x_key {
     int sweep, flags, q_ok, pad;
     size_t lo, hi;
     const void *pdist, *outbuf, *init_first, *init_rank, *init_dist;
+    uint32_t *flag; /* GP_DCCH_SWEEP_SKIP: d->p_flag where the last phase runs as warp bins */
 };
 
 static_assert(sizeof(x_key) <= sizeof(((gp_dcch *)0)->x_graph[0].key), "x_key fits");
@@ -1432,6 +1455,28 @@ static const sweep_kern sweep_kerns[2][2][2] = { /* [k == 1][bins fit smem][chai
      {sweep_bins<false, true, false>, sweep_bins<false, true, true>}},
     {{sweep_bins<true, false, false>, sweep_bins<true, false, true>},
      {sweep_bins<true, true, false>, sweep_bins<true, true, true>}}};
+
+/* Whether phase f of the plan runs as warp bins at x.k (GP_DCCH_SWEEP_WARPS: one source, no piece
+ * table at this k unless chains replace it, a bin's offsets within a warp's slot), and *wsd
+ * whether its cells fit the slot too; tabs / ch: whether it uses piece tables / chains. */
+static bool phase_wbins(const gp_dcch *d, const x_key &x, uint32_t f, bool *tabs_out, bool *ch_out,
+                        bool *wsd) {
+    const uint32_t k = x.k;
+    const uint64_t nodes = d->p_max_nodes[f];
+    /* the phase's piece tables: for one source always, for several where the product's work
+     * (entries x k) stays within twice the steps' (inner arcs x k) */
+    const bool tabs = d->sweep == GP_DCCH_SWEEP_PLAN && d->q_ok && d->q_pent && d->q_pent[f] &&
+                      (k == 1 || d->q_pent[f] <= 2 * d->q_parcs[f]);
+    /* chains (GP_DCCH_SWEEP_CHAINS): where the largest piece is short enough, in place of the
+     * steps, or also of the piece tables (CHAINS_FIRST) */
+    const bool ch = (x.flags & GP_DCCH_SWEEP_CHAINS) && d->c_pmax && d->c_pmax[f] <= x.chain_max &&
+                    (!tabs || (x.flags & GP_DCCH_SWEEP_CHAINS_FIRST));
+    const uint64_t fb = (nodes + 1) * 4 + 8, cb = nodes * 8;
+    if (tabs_out) *tabs_out = tabs;
+    if (ch_out) *ch_out = ch;
+    if (wsd) *wsd = cb + fb <= WBIN_SLOT_MAX;
+    return (x.flags & GP_DCCH_SWEEP_WARPS) && k == 1 && !(tabs && !ch) && fb <= WBIN_SLOT_MAX;
+}
 
 /* The launches of one plan sweep after the init upload: sweep_init (fill, scatter, the top
  * table's product), then a launch per phase (steps, piece tables or chains). With npev (the
@@ -1445,7 +1490,8 @@ static int plan_issue(gp_dcch *d, cudaStream_t s, const x_key &x, cudaEvent_t *p
     const uint32_t k = x.k;
     sweep_init<<<x.nfill + x.nprod, INIT_THREADS, x.init_smem, s>>>(
         k, d->pdist, x.lo, x.hi, x.nfill, d->init_first, d->init_rank, (const u64 *)d->init_dist,
-        d->p_pos, x.K, d->t_tab, d->outbuf, d->p_pnode, d->n);
+        d->p_pos, x.K, d->t_tab, d->outbuf, d->p_pnode, d->n, x.flag, d->p_bin_first,
+        d->p_phase_bin[d->p_nphases - 1], d->p_phase_bin[d->p_nphases]);
     CKL("sweep init");
     if (npev) CK(cudaEventRecord(pev[0], s), "plan profile");
     {
@@ -1462,30 +1508,19 @@ static int plan_issue(gp_dcch *d, cudaStream_t s, const x_key &x, cudaEvent_t *p
             bool sa = need_sa <= (uint64_t)d->smem_max;
             uint32_t smem = sa ? (uint32_t)need_sa
                                : need < (uint64_t)d->smem_max ? (uint32_t)need : (uint32_t)d->smem_max;
-            /* the phase's piece tables: for one source always, for several where the product's
-             * work (entries x k) stays within twice the steps' (inner arcs x k) */
             const u64 *tab = NULL;
-            const bool tabs = d->sweep == GP_DCCH_SWEEP_PLAN && d->q_ok && d->q_pent &&
-                              d->q_pent[f] && (k == 1 || d->q_pent[f] <= 2 * d->q_parcs[f]);
-            /* chains (GP_DCCH_SWEEP_CHAINS): where the largest piece is short enough, in place
-             * of the steps, or also of the piece tables (CHAINS_FIRST) */
-            const bool ch = (x.flags & GP_DCCH_SWEEP_CHAINS) && d->c_pmax &&
-                            d->c_pmax[f] <= x.chain_max &&
-                            (!tabs || (x.flags & GP_DCCH_SWEEP_CHAINS_FIRST));
-            /* warp bins (GP_DCCH_SWEEP_WARPS): where no piece table is used at this k and the
-             * bins are small; a warp's slot holds the offsets, and the cells when they fit */
-            const uint64_t fb = (nodes + 1) * 4 + 8, cb = nodes * 8;
-            const bool wb = (x.flags & GP_DCCH_SWEEP_WARPS) && k == 1 && !(tabs && !ch) &&
-                            fb <= WBIN_SLOT_MAX;
-            if (wb) {
-                const bool wsd = cb + fb <= WBIN_SLOT_MAX;
+            bool tabs, ch, wsd;
+            /* warp bins (GP_DCCH_SWEEP_WARPS): a warp's slot holds the offsets, and the cells
+             * when they fit */
+            if (phase_wbins(d, x, f, &tabs, &ch, &wsd)) {
+                const uint64_t fb = (nodes + 1) * 4 + 8, cb = nodes * 8;
                 const uint32_t slot = (uint32_t)(((wsd ? cb : 0) + fb + 7) / 8 * 8);
                 const uint32_t nbl = (nb + WBIN_WARPS - 1) / WBIN_WARPS;
                 if (path) path[f] = 3 + (wsd ? 4 : 0);
                 if (smem_of) smem_of[f] = slot * WBIN_WARPS;
                 sweep_wbins<<<nbl, WBIN_WARPS * 32, slot * WBIN_WARPS, s>>>(
                     P, d->p_phase_bin[f], d->p_phase_bin[f + 1], d->pdist, d->outbuf,
-                    f + 1 == d->p_nphases, slot, wsd);
+                    f + 1 == d->p_nphases, slot, wsd, f + 1 == d->p_nphases ? x.flag : NULL);
                 CKL("sweep (warp bins)");
                 if (npev) CK(cudaEventRecord(pev[f - x.f0 + 1], s), "plan profile");
                 continue;
@@ -1631,6 +1666,17 @@ static int run_plan(gp_dcch *d, cudaStream_t s, uint32_t k, const uint32_t *init
     x.init_first = d->init_first;
     x.init_rank = d->init_rank;
     x.init_dist = d->init_dist;
+    { /* GP_DCCH_SWEEP_SKIP: where the last phase runs as warp bins with its cells in the slots */
+        bool wsd = false;
+        if ((d->x_flags & GP_DCCH_SWEEP_SKIP) && d->p_nphases > x.f0 &&
+            phase_wbins(d, x, d->p_nphases - 1, NULL, NULL, &wsd) && wsd) {
+            uint32_t *before_f = d->p_flag;
+            CK(grow(&d->p_flag, &d->p_flag_cap, (size_t)d->p_nbins), "allocating the bin flags");
+            if (d->p_flag != before_f) /* stale flags would only cost reads; missing ones, cells */
+                CK(cudaMemsetAsync(d->p_flag, 0, d->p_flag_cap * 4, s), "allocating the bin flags");
+            x.flag = d->p_flag;
+        }
+    }
     /* GPATH_CCH_PLAN_PROFILE=1 (the lab): an event after the init and after each phase */
     npev = pf && *pf == '1' && d->p_nphases <= 16 ? d->p_nphases - x.f0 + 1 : 0;
     for (uint32_t i = 0; i < npev; i++) CK(cudaEventCreate(&pev[i]), "plan profile");

@@ -223,8 +223,7 @@ int gp_cch_gpu_sweep(const gp_cch *c, int mode, uint32_t base, uint32_t ratio, u
                              : base_mode == 2 ? GP_DCCH_SWEEP_PLAN_NOTOP
                              : base_mode == 3 ? GP_DCCH_SWEEP_PLAN_NOPIECES
                                               : GP_DCCH_SWEEP_PLAN) |
-                                (flags & (GP_DCCH_SWEEP_CHAINS | GP_DCCH_SWEEP_CHAINS_FIRST |
-                                          GP_DCCH_SWEEP_GRAPH | GP_DCCH_SWEEP_WARPS)));
+                                flags); /* (the flags it knows: engine/cuda_cch.h) */
     if (base_mode != 1 && (base || ratio || bin_cap))
         rc = gp_dcch_plan(g->d, (void *)g->stream, base, ratio, bin_cap, err);
     pthread_mutex_unlock(&g->mu);

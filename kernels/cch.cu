@@ -263,6 +263,7 @@ struct gp_dcch : gp_dcch_topo {
      * and bind) ---- */
     int x_flags;            /* GP_DCCH_SWEEP_CHAINS | _CHAINS_FIRST | _GRAPH */
     int x_attr;             /* the chain kernels' shared-memory limit is set */
+    uint32_t wbin_min;      /* warp bins only in phases of at least this many bins */
     uint32_t x_gen;         /* plan generation: graphs of an older plan are never launched */
     x_graph_slot x_graph[X_GRAPHS];
     uint64_t x_tick;
@@ -538,6 +539,11 @@ extern "C" int gp_dcch_new(gp_dcch_topo *t, const gp_cch *c, void *stream, gp_dc
         if (!(gr && !strcmp(gr, "0"))) d->x_flags = GP_DCCH_SWEEP_GRAPH;
         /* warp bins where no piece table is used (GP_DCCH_SWEEP_WARPS); GPATH_CCH_WARPS=0: off */
         if (!(wb && !strcmp(wb, "0"))) d->x_flags |= GP_DCCH_SWEEP_WARPS;
+        /* warp bins only where a phase has a bin per SM at least: a grid's phase of 2 bins of
+         * 1034 positions and 170 inner arcs each took 7.7 ms as warp bins, 2.2 ms as blocks
+         * (grid:100000, H100); GPATH_CCH_WBIN_MIN=N sets the least bins (the tests: 0) */
+        const char *wm = getenv("GPATH_CCH_WBIN_MIN");
+        d->wbin_min = wm && *wm ? (uint32_t)strtoul(wm, NULL, 10) : (uint32_t)t->sms;
         /* the last phase's untouched cells not read (GP_DCCH_SWEEP_SKIP); GPATH_CCH_SKIP=0: off */
         const char *sk = getenv("GPATH_CCH_SKIP");
         if (!(sk && !strcmp(sk, "0"))) d->x_flags |= GP_DCCH_SWEEP_SKIP;
@@ -1457,7 +1463,8 @@ static const sweep_kern sweep_kerns[2][2][2] = { /* [k == 1][bins fit smem][chai
      {sweep_bins<true, true, false>, sweep_bins<true, true, true>}}};
 
 /* Whether phase f of the plan runs as warp bins at x.k (GP_DCCH_SWEEP_WARPS: one source, no piece
- * table at this k unless chains replace it, a bin's offsets within a warp's slot), and *wsd
+ * table at this k unless chains replace it, a bin's offsets within a warp's slot, at least
+ * d->wbin_min bins), and *wsd
  * whether its cells fit the slot too; tabs / ch: whether it uses piece tables / chains. */
 static bool phase_wbins(const gp_dcch *d, const x_key &x, uint32_t f, bool *tabs_out, bool *ch_out,
                         bool *wsd) {
@@ -1475,7 +1482,8 @@ static bool phase_wbins(const gp_dcch *d, const x_key &x, uint32_t f, bool *tabs
     if (tabs_out) *tabs_out = tabs;
     if (ch_out) *ch_out = ch;
     if (wsd) *wsd = cb + fb <= WBIN_SLOT_MAX;
-    return (x.flags & GP_DCCH_SWEEP_WARPS) && k == 1 && !(tabs && !ch) && fb <= WBIN_SLOT_MAX;
+    return (x.flags & GP_DCCH_SWEEP_WARPS) && k == 1 && !(tabs && !ch) && fb <= WBIN_SLOT_MAX &&
+           d->p_phase_bin[f + 1] - d->p_phase_bin[f] >= d->wbin_min;
 }
 
 /* The launches of one plan sweep after the init upload: sweep_init (fill, scatter, the top

@@ -293,11 +293,10 @@ static void run_graph(lab &L, const char *spec, bool small) {
             }
         }
     };
-    /* the service's sweep: the plan with both tables (phases sized for the tables), warp bins
-     * for one source reading only the last phase's cells with an entry, the launches as one
-     * CUDA graph (SVC = GP_DCCH_SWEEP_TSMEM | _SKIP | _WARPS | _GRAPH, the flags gp_dcch_new
-     * sets) */
-    const int SVC = 128 | 64 | 32 | 16;
+    /* the service's sweep: the plan with both tables, warp bins for one source reading only the
+     * last phase's cells with an entry, the launches as one CUDA graph (SVC =
+     * GP_DCCH_SWEEP_SKIP | _WARPS | _GRAPH, the flags gp_dcch_new sets) */
+    const int SVC = 64 | 32 | 16;
     if (gp_cch_gpu_sweep(c, SVC, 0, 0, 0, &err)) die("plan sweep", err);
     one_to_all("plan with top and piece tables", ph1, &ph1e, ph16, &ph16e, true);
     std::vector<double> tp1, tp16; /* the plan with its top table only (mode 3), same sources */
@@ -307,9 +306,8 @@ static void run_graph(lab &L, const char *spec, bool small) {
     if (gp_cch_gpu_sweep(c, 2 | SVC, 0, 0, 0, &err)) die("plan sweep", err);
     one_to_all("plan without tables", nt1, NULL, nt16, NULL, false);
     /* issue 18's variants of the service's sweep (engine/cuda_cch.h), same sources, each
-     * checked against CPU PHAST: table phases with shared memory for their largest bin's arcs
-     * too (no GP_DCCH_SWEEP_TSMEM), the last phase reading every cell (no _SKIP), without the
-     * CUDA graph (no _GRAPH), without warp bins (16), neither
+     * checked against CPU PHAST: the last phase reading every cell (32 | 16, the sweep before
+     * GP_DCCH_SWEEP_SKIP), without the CUDA graph (64 | 32), without warp bins (16), neither
      * (0), chains where the largest piece is at most 1024 positions and no piece table is used
      * instead of warp bins (4 | 16; the chains' other variants, measured at 84c3c70, lost as
      * the chains did) */
@@ -319,9 +317,8 @@ static void run_graph(lab &L, const char *spec, bool small) {
         const char *chains; /* GPATH_CCH_CHAINS, NULL: the default */
         std::vector<double> t1, t16;
     };
-    std::vector<xvar> xv = {{"table phases with room for arcs", 64 | 32 | 16, NULL, {}, {}},
-                            {"reading every cell", 128 | 32 | 16, NULL, {}, {}},
-                            {"without the graph", 128 | 64 | 32, NULL, {}, {}},
+    std::vector<xvar> xv = {{"reading every cell", 32 | 16, NULL, {}, {}},
+                            {"without the graph", 64 | 32, NULL, {}, {}},
                             {"without warp bins", 16, NULL, {}, {}},
                             {"neither (block sweep, launch by launch)", 0, NULL, {}, {}},
                             {"chains + graph", 4 | 16, NULL, {}, {}}};
@@ -334,7 +331,7 @@ static void run_graph(lab &L, const char *spec, bool small) {
     if (!small) { /* where the plan sweep's time goes: per-phase device times (stderr) */
         fflush(stdout);
         setenv("GPATH_CCH_PLAN_PROFILE", "1", 1);
-        for (int mode : {128 | 64 | 32, 0}) { /* (a profile launches one by one: no graph) */
+        for (int mode : {64 | 32, 0}) { /* (a profile launches one by one: no graph) */
             if (gp_cch_gpu_sweep(c, mode, 0, 0, 0, &err)) die("plan sweep", err);
             for (uint32_t k : {1u, 16u})
                 if (gp_cch_gpu_sssp(c, srcs[0].data(), k, dg.data(), &err)) die("phast profile", err);
@@ -432,8 +429,7 @@ static void run_graph(lab &L, const char *spec, bool small) {
         if (gp_cch_gpu_sweep(c, 0, 4, 4, 64, &err)) die("plan variant", err);
         std::vector<double> v1, v16;
         one_to_all("plan 4x4x64", v1, NULL, v16, NULL, false);
-        if (gp_cch_gpu_sweep(c, 128 | 64 | 48, 4, 4, 64, &err)) /* tsmem, skip, warps, graph */
-            die("plan variant", err);
+        if (gp_cch_gpu_sweep(c, 64 | 48, 4, 4, 64, &err)) die("plan variant", err); /* skip, warps, graph */
         one_to_all("plan 4x4x64, warps", v1, NULL, v16, NULL, false);
         if (gp_cch_gpu_sweep(c, SVC, 256, 16, 0, &err)) die("plan", err);
     }

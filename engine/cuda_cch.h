@@ -77,10 +77,6 @@ uint64_t gp_dcch_bytes(const gp_dcch *d); /* its own bytes plus its topology par
  * sweep's init, cleared by the bin): every other cell there is INF between sweeps, so one source
  * reads none of the last phase's cells but those of its own bins. */
 #define GP_DCCH_SWEEP_SKIP 64
-/* TSMEM (on from upload, GPATH_CCH_TSMEM=0: off): a phase that uses piece tables gets the
- * shared memory its tables need (its largest table bin's cells, twice) rather than also room for
- * its largest bin's arcs, which the table bins do not read: more blocks per SM. */
-#define GP_DCCH_SWEEP_TSMEM 128
 void gp_dcch_set_sweep(gp_dcch *d, int sweep);
 /* Rebuilds the plan with thresholds base, base*ratio, ... and at most about bin_cap nodes per bin
  * (0 = the defaults: 256, 16, 128) into a topology part of d's own (the shared one, built with

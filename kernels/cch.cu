@@ -547,9 +547,6 @@ extern "C" int gp_dcch_new(gp_dcch_topo *t, const gp_cch *c, void *stream, gp_dc
         /* the last phase's untouched cells not read (GP_DCCH_SWEEP_SKIP); GPATH_CCH_SKIP=0: off */
         const char *sk = getenv("GPATH_CCH_SKIP");
         if (!(sk && !strcmp(sk, "0"))) d->x_flags |= GP_DCCH_SWEEP_SKIP;
-        /* table phases sized for their tables alone (GP_DCCH_SWEEP_TSMEM); GPATH_CCH_TSMEM=0: off */
-        const char *ts = getenv("GPATH_CCH_TSMEM");
-        if (!(ts && !strcmp(ts, "0"))) d->x_flags |= GP_DCCH_SWEEP_TSMEM;
     }
     *out = d;
     return GP_OK;
@@ -833,7 +830,7 @@ extern "C" void gp_dcch_set_sweep(gp_dcch *d, int sweep) {
                    ? base
                    : GP_DCCH_SWEEP_PLAN;
     d->x_flags = sweep & (GP_DCCH_SWEEP_CHAINS | GP_DCCH_SWEEP_CHAINS_FIRST | GP_DCCH_SWEEP_GRAPH |
-                          GP_DCCH_SWEEP_WARPS | GP_DCCH_SWEEP_SKIP | GP_DCCH_SWEEP_TSMEM);
+                          GP_DCCH_SWEEP_WARPS | GP_DCCH_SWEEP_SKIP);
 }
 
 extern "C" int gp_dcch_set_metric(gp_dcch *d, void *stream, const uint32_t *ofw,
@@ -1540,15 +1537,7 @@ static int plan_issue(gp_dcch *d, cudaStream_t s, const x_key &x, cudaEvent_t *p
                 uint64_t tneed = (uint64_t)d->q_pmaxn[f] * k * 16;
                 if (tneed <= (uint64_t)d->smem_max) {
                     tab = d->q_ent;
-                    if (x.flags & GP_DCCH_SWEEP_TSMEM) {
-                        /* the table bins' cells and product only: a bin without a table (none
-                         * on the lab's graphs) reads its arcs, and its cells where they do not
-                         * fit, in place */
-                        smem = (uint32_t)(tneed > 16 ? tneed : 16);
-                        sa = false;
-                    } else if (tneed > smem) {
-                        smem = (uint32_t)tneed;
-                    }
+                    if (tneed > smem) smem = (uint32_t)tneed;
                 }
             }
             /* chains: lanes splitting a node's arcs, about its phase's inner arcs per position

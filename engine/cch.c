@@ -1344,11 +1344,69 @@ static inline __attribute__((always_inline)) void relax_q(const qarcs *q, uint32
     }
 }
 
+/* relax_q for one end (o = NULL) with AVX-512 (x86-64 GCC/Clang; used where the CPU has
+ * AVX-512F and VL, see simd_ok): eight arcs at a time, their heads' distances gathered, the
+ * improved ones and their predecessors scattered (a node's heads are distinct, so no two lanes
+ * write one place), the last group under a mask. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define CCH_SIMD 1
+__attribute__((target("avx512f,avx512vl"))) static void relax_q8(const qarcs *q, uint32_t x,
+                                                                 uint64_t *d, uint32_t *pe) {
+    const uint32_t a1 = q->first[x + 1];
+    const __m512i vdx = _mm512_set1_epi64((long long)d[x]);
+    const __m256i vinf = _mm256_set1_epi32((int)GP_CCH_INF), vx = _mm256_set1_epi32((int)x);
+    for (uint32_t a = q->first[x]; a < a1; a += 8) {
+        const uint32_t left = a1 - a;
+        const __mmask8 in = left >= 8 ? (__mmask8)0xff : (__mmask8)((1u << left) - 1);
+        const __m256i w = _mm256_maskz_loadu_epi32(in, q->w + a);
+        const __m256i h = _mm256_maskz_loadu_epi32(in, q->head + a);
+        const __mmask8 fin = _mm256_mask_cmpneq_epu32_mask(in, w, vinf);
+        const __m512i nd = _mm512_add_epi64(vdx, _mm512_cvtepu32_epi64(w));
+        const __m512i old = _mm512_mask_i32gather_epi64(nd, fin, h, (const void *)d, 8);
+        const __mmask8 better = _mm512_mask_cmplt_epu64_mask(fin, nd, old);
+        _mm512_mask_i32scatter_epi64((void *)d, better, h, nd, 8);
+        _mm256_mask_i32scatter_epi32((void *)pe, better, h, vx, 4);
+    }
+}
+#endif
+
+/* Whether relax_q8 runs: the CPU has AVX-512F and VL, the ranks fit its 32-bit signed indices,
+ * and neither GPATH_CCH_SIMD=0 (read at the first query) nor gp_cch_set_simd(0) turned it off. */
+static int simd_on = -1; /* -1: the environment decides at the first query */
+
+void gp_cch_set_simd(int on) {
+    __atomic_store_n(&simd_on, on < 0 ? -1 : on ? 1 : 0, __ATOMIC_RELAXED);
+}
+
+static int simd_ok(uint32_t n) {
+#ifdef CCH_SIMD
+    int v = __atomic_load_n(&simd_on, __ATOMIC_RELAXED);
+    if (v < 0) {
+        const char *e = getenv("GPATH_CCH_SIMD");
+        v = !(e && !strcmp(e, "0"));
+        __atomic_store_n(&simd_on, v, __ATOMIC_RELAXED);
+    }
+    return v == 1 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+           n < (1u << 31);
+#else
+    (void)n;
+    return 0;
+#endif
+}
+
 /* Elimination-tree search from rank r over q (up: upward, down: backward search). */
 static void etree_search(const gp_cch_topo *t, const qarcs *q, uint32_t r, uint64_t *d,
                          uint32_t *pe) {
     d[r] = 0;
     pe[r] = GP_NONE;
+#ifdef CCH_SIMD
+    if (simd_ok(t->n)) {
+        for (uint32_t x = r; x != GP_NONE; x = t->parent[x])
+            if (d[x] != GP_INF) relax_q8(q, x, d, pe);
+        return;
+    }
+#endif
     for (uint32_t x = r; x != GP_NONE; x = t->parent[x])
         if (d[x] != GP_INF) relax_q(q, x, d, pe, NULL);
 }
@@ -1468,6 +1526,9 @@ static inline __attribute__((always_inline)) void etree_meet(const gp_cch_topo *
     uint64_t best = GP_INF, settled = 0;
     uint32_t meet = GP_NONE;
     int bi = 0, bj = 0;
+#ifdef CCH_SIMD
+    const int simd = !multi && simd_ok(t->n);
+#endif
     for (;;) {
         uint32_t x = GP_NONE;
         for (uint32_t i = 0; i < ns; i++) x = fh[i] < x ? fh[i] : x;
@@ -1495,6 +1556,13 @@ static inline __attribute__((always_inline)) void etree_meet(const gp_cch_topo *
             }
         }
         if (!multi) {
+#ifdef CCH_SIMD
+            if (simd) { /* (the loop's last statement: nothing after it is skipped) */
+                if (fa && dfx < best) relax_q8(qf, x, w->df, w->pf);
+                if (fb && dbx < best) relax_q8(qb, x, w->db, w->pb);
+                continue;
+            }
+#endif
             if (fa && dfx < best) relax_q(qf, x, w->df, w->pf, NULL);
             if (fb && dbx < best) relax_q(qb, x, w->db, w->pb, NULL);
         } else {

@@ -103,6 +103,10 @@ typedef struct gp_cch {
  * cch_max_triangles_per_node). */
 #define GP_CCH_MAX_TRI_PER_NODE 200
 void gp_cch_set_max_tri_per_node(uint32_t max_tri_per_node);
+/* The queries' relaxation with AVX-512 (8 arcs at a time) where the CPU has it: -1 = auto (the
+ * default; GPATH_CCH_SIMD=0 turns it off), 0 = never, 1 = where the CPU has it (the tests check
+ * both against each other). */
+void gp_cch_set_simd(int on);
 
 /* Orders (engine/cch_order.c): rank[v] = elimination position; ties, isolated nodes and
  * disconnected graphs are handled; n >= 1.

@@ -531,6 +531,56 @@ static void test_road(void **state) {
     }
 }
 
+/* The queries' AVX-512 relaxation (where this CPU has it) against the scalar one: the same
+ * distances, paths and upward-search labels, over the basic and the perfect arcs; both checked
+ * against Dijkstra. On a CPU without AVX-512 both runs take the scalar path. */
+static void test_simd(void **state) {
+    (void)state;
+    gp_err err;
+    gp_err_clear(&err);
+    gp_graph *g = gp_generate_road(20000, 5, &err);
+    assert_non_null(g);
+    gp_cch *c = NULL;
+    assert_int_equal(gp_cch_new(g, 0, &c, &err), GP_OK);
+    uint32_t n = g->n;
+    uint32_t *r1 = malloc((size_t)n * 4), *r2 = malloc((size_t)n * 4);
+    uint64_t *d1 = malloc((size_t)n * 8), *d2 = malloc((size_t)n * 8);
+    assert_true(r1 && r2 && d1 && d2);
+    for (int perfect = 0; perfect < 2; perfect++) {
+        if (perfect) assert_int_equal(gp_cch_perfect(c, 2, &err), GP_OK);
+        for (int on = 1; on >= 0; on--) {
+            gp_cch_set_simd(on);
+            check_queries(g, c, 40);
+        }
+        for (int q = 0; q < 200; q++) {
+            uint32_t s = (uint32_t)(rnd() % n), t = (uint32_t)(rnd() % n);
+            gp_path a, b;
+            gp_cch_set_simd(1);
+            assert_int_equal(gp_cch_p2p(c, s, t, &a, &err), GP_OK);
+            int k1 = gp_cch_upward(c, s, q & 1, r1, d1);
+            gp_cch_set_simd(0);
+            assert_int_equal(gp_cch_p2p(c, s, t, &b, &err), GP_OK);
+            int k2 = gp_cch_upward(c, s, q & 1, r2, d2);
+            assert_int_equal(a.dist, b.dist);
+            assert_int_equal(a.len, b.len);
+            if (a.len) assert_memory_equal(a.nodes, b.nodes, (size_t)a.len * 4);
+            assert_int_equal(k1, k2);
+            assert_true(k1 >= 1);
+            assert_memory_equal(r1, r2, (size_t)k1 * 4);
+            assert_memory_equal(d1, d2, (size_t)k1 * 8);
+            gp_path_free(&a);
+            gp_path_free(&b);
+        }
+    }
+    gp_cch_set_simd(-1);
+    free(r1);
+    free(r2);
+    free(d1);
+    free(d2);
+    gp_cch_free(c);
+    gp_graph_unref(g);
+}
+
 /* The size guard: a 100,000-node grid would need ~1,100 triangles per node; it is refused and the
  * engine serves it without a CCH. */
 static void test_guard(void **state) {
@@ -1184,7 +1234,7 @@ int main(void) {
         cmocka_unit_test(test_guard),         cmocka_unit_test(test_dimacs),
         cmocka_unit_test(test_snapped_osm), cmocka_unit_test(test_plan),
         cmocka_unit_test(test_order_rand),  cmocka_unit_test(test_order_nd),
-        cmocka_unit_test(test_contract),
+        cmocka_unit_test(test_contract),      cmocka_unit_test(test_simd),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

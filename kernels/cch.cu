@@ -261,7 +261,7 @@ struct gp_dcch : gp_dcch_topo {
     /* ---- issue 18 sweep variants (GP_DCCH_SWEEP_CHAINS / _GRAPH; the chains are in the
      * topology part): the captured graphs, per instance, freed by sweep_x_free (from gp_dcch_free
      * and bind) ---- */
-    int x_flags;            /* GP_DCCH_SWEEP_CHAINS | _CHAINS_FIRST | _GRAPH */
+    int x_flags;            /* GP_DCCH_SWEEP_CHAINS | _CHAINS_FIRST | _GRAPH | _WARPS | _SKIP */
     int x_attr;             /* the chain kernels' shared-memory limit is set */
     uint32_t wbin_min;      /* warp bins only in phases of at least this many bins */
     uint32_t x_gen;         /* plan generation: graphs of an older plan are never launched */
@@ -421,9 +421,10 @@ extern "C" void gp_dcch_free(gp_dcch *d) {
     if (!d) return;
     sweep_x_free(d);
     metric_free(d);
-    void *dev[] = {d->pdist, d->p_flag, d->ofw, d->obw, d->fw, d->bw, d->fmid, d->bmid, d->bad, d->dist,
-                   d->init_rank, d->init_dist, d->init_first, d->outbuf, d->r_first, d->r_head,
-                   d->r_wt, d->r_lev, d->r_tgt};
+    void *dev[] = {d->pdist,     d->p_flag,    d->ofw,        d->obw,    d->fw,      d->bw,
+                   d->fmid,      d->bmid,      d->bad,        d->dist,   d->init_rank,
+                   d->init_dist, d->init_first, d->outbuf,    d->r_first, d->r_head, d->r_wt,
+                   d->r_lev,     d->r_tgt};
     for (size_t i = 0; i < sizeof dev / sizeof *dev; i++) cudaFree(dev[i]);
     if (d->ev0) cudaEventDestroy(d->ev0);
     if (d->ev1) cudaEventDestroy(d->ev1);
@@ -1464,8 +1465,8 @@ static const sweep_kern sweep_kerns[2][2][2] = { /* [k == 1][bins fit smem][chai
 
 /* Whether phase f of the plan runs as warp bins at x.k (GP_DCCH_SWEEP_WARPS: one source, no piece
  * table at this k unless chains replace it, a bin's offsets within a warp's slot, at least
- * d->wbin_min bins), and *wsd
- * whether its cells fit the slot too; tabs / ch: whether it uses piece tables / chains. */
+ * d->wbin_min bins), and *wsd whether its cells fit the slot too; tabs / ch: whether it uses
+ * piece tables / chains. */
 static bool phase_wbins(const gp_dcch *d, const x_key &x, uint32_t f, bool *tabs_out, bool *ch_out,
                         bool *wsd) {
     const uint32_t k = x.k;

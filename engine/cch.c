@@ -1557,14 +1557,15 @@ static inline __attribute__((always_inline)) void etree_meet(const gp_cch_topo *
         }
         if (!multi) {
 #ifdef CCH_SIMD
-            if (simd) { /* (the loop's last statement: nothing after it is skipped) */
+            if (simd) {
                 if (fa && dfx < best) relax_q8(qf, x, w->df, w->pf);
                 if (fb && dbx < best) relax_q8(qb, x, w->db, w->pb);
-                continue;
-            }
+            } else
 #endif
-            if (fa && dfx < best) relax_q(qf, x, w->df, w->pf, NULL);
-            if (fb && dbx < best) relax_q(qb, x, w->db, w->pb, NULL);
+            {
+                if (fa && dfx < best) relax_q(qf, x, w->df, w->pf, NULL);
+                if (fb && dbx < best) relax_q(qb, x, w->db, w->pb, NULL);
+            }
         } else {
             /* labels equal to the best may still lead to an equal route between earlier ends */
             if (fa && dfx <= best && dfx != GP_INF) relax_q(qf, x, w->df, w->pf, w->of);

@@ -327,24 +327,32 @@ static void run_graph(lab &L, const char *spec, bool small) {
     struct xvar {
         const char *name;
         int mode;
-        const char *chains; /* GPATH_CCH_CHAINS, NULL: the default */
+        const char *env, *val; /* an environment variable set for the variant (NULL: none) */
         std::vector<double> t1, t16;
     };
-    std::vector<xvar> xv = {{"reading every cell", 32 | 16, NULL, {}, {}},
-                            {"without the graph", 64 | 32, NULL, {}, {}},
-                            {"without warp bins", 16, NULL, {}, {}},
-                            {"neither (block sweep, launch by launch)", 0, NULL, {}, {}},
-                            {"chains + graph", 4 | 16, NULL, {}, {}}};
+    /* v9 (arc-lane warp bins, the default since): v8's warp bins (512), warp bins in the phases
+     * with piece tables too (128), for 16 sources with 4 or 2 per warp (256), both (384) */
+    std::vector<xvar> xv = {{"reading every cell", 32 | 16, NULL, NULL, {}, {}},
+                            {"without the graph", 64 | 32, NULL, NULL, {}, {}},
+                            {"without warp bins", 16, NULL, NULL, {}, {}},
+                            {"neither (block sweep, launch by launch)", 0, NULL, NULL, {}, {}},
+                            {"chains + graph", 4 | 16, NULL, NULL, {}, {}},
+                            {"v8 warp bins", 512 | SVC, NULL, NULL, {}, {}},
+                            {"warp bins in table phases", 128 | SVC, NULL, NULL, {}, {}},
+                            {"warp bins for k > 1, 4 sources a warp", 256 | SVC, NULL, NULL, {}, {}},
+                            {"warp bins for k > 1, 2 sources a warp", 256 | SVC, "GPATH_CCH_WKW",
+                             "2", {}, {}},
+                            {"both (table phases, 4 a warp)", 384 | SVC, NULL, NULL, {}, {}}};
     for (auto &v : xv) {
-        if (v.chains) setenv("GPATH_CCH_CHAINS", v.chains, 1);
+        if (v.env) setenv(v.env, v.val, 1);
         if (gp_cch_gpu_sweep(c, v.mode, 0, 0, 0, &err)) die("plan sweep variant", err);
         one_to_all(v.name, v.t1, NULL, v.t16, NULL, false);
-        unsetenv("GPATH_CCH_CHAINS");
+        if (v.env) unsetenv(v.env);
     }
     if (!small) { /* where the plan sweep's time goes: per-phase device times (stderr) */
         fflush(stdout);
         setenv("GPATH_CCH_PLAN_PROFILE", "1", 1);
-        for (int mode : {64 | 32, 0}) { /* (a profile launches one by one: no graph) */
+        for (int mode : {64 | 32, 384 | 64 | 32, 0}) { /* (one by one: no graph) */
             if (gp_cch_gpu_sweep(c, mode, 0, 0, 0, &err)) die("plan sweep", err);
             for (uint32_t k : {1u, 16u})
                 if (gp_cch_gpu_sssp(c, srcs[0].data(), k, dg.data(), &err)) die("phast profile", err);
@@ -444,6 +452,14 @@ static void run_graph(lab &L, const char *spec, bool small) {
         one_to_all("plan 4x4x64", v1, NULL, v16, NULL, false);
         if (gp_cch_gpu_sweep(c, 64 | 48, 4, 4, 64, &err)) die("plan variant", err); /* skip, warps, graph */
         one_to_all("plan 4x4x64, warps", v1, NULL, v16, NULL, false);
+        /* v9's warp bins in the piece-table phases and for 16 sources (4, then 1 a warp) */
+        if (gp_cch_gpu_sweep(c, 384 | 64 | 48, 4, 4, 64, &err)) die("plan variant", err);
+        one_to_all("plan 4x4x64, warps everywhere", v1, NULL, v16, NULL, false);
+        setenv("GPATH_CCH_WKW", "1", 1);
+        one_to_all("plan 4x4x64, warps everywhere, 1 a warp", v1, NULL, v16, NULL, false);
+        unsetenv("GPATH_CCH_WKW");
+        if (gp_cch_gpu_sweep(c, 512 | 64 | 48, 4, 4, 64, &err)) die("plan variant", err);
+        one_to_all("plan 4x4x64, v8 warps", v1, NULL, v16, NULL, false);
         if (gp_cch_gpu_sweep(c, SVC, 256, 16, 0, &err)) die("plan", err);
     }
 

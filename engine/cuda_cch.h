@@ -77,6 +77,15 @@ uint64_t gp_dcch_bytes(const gp_dcch *d); /* its own bytes plus its topology par
  * sweep's init, cleared by the bin): every other cell there is INF between sweeps, so one source
  * reads none of the last phase's cells but those of its own bins. */
 #define GP_DCCH_SWEEP_SKIP 64
+/* Since v9 the warp bins give a lane to each arc of a step (kernels/cch.cu sweep_warcs); the
+ * flags below are issue 18's experiments around them (opt-in until the lab measured them):
+ * WTABS runs warp bins for one source in the phases with piece tables too (in place of the
+ * product); WMULTI runs them for several sources, GPATH_CCH_WKW (1, 2 or 4, default 4) sources
+ * per warp, k / that many warps per bin; WARPS8 runs v8's warp bins (a step's positions a group
+ * of lanes each, sweep_wbins) instead, for the lab's comparison. */
+#define GP_DCCH_SWEEP_WTABS 128
+#define GP_DCCH_SWEEP_WMULTI 256
+#define GP_DCCH_SWEEP_WARPS8 512
 void gp_dcch_set_sweep(gp_dcch *d, int sweep);
 /* Rebuilds the plan with thresholds base, base*ratio, ... and at most about bin_cap nodes per bin
  * (0 = the defaults: 256, 16, 128) into a topology part of d's own (the shared one, built with

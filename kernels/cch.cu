@@ -144,6 +144,9 @@ typedef unsigned long long u64;
 #define CHAIN_MAX_PIECE 1024      /* chains (GP_DCCH_SWEEP_CHAINS): phases whose largest piece is
                                    * at most this many positions (GPATH_CCH_CHAINS overrides) */
 #define X_GRAPHS 4                /* GP_DCCH_SWEEP_GRAPH: captured launch sequences kept */
+#ifndef WARCS_BLOCKS
+#define WARCS_BLOCKS 8            /* arc-lane warp bins: blocks per SM (registers: 32 a thread) */
+#endif
 #define WBIN_WARPS 8              /* warp bins (GP_DCCH_SWEEP_WARPS): bins (a warp each) per block */
 #define WBIN_SLOT_MAX 12288       /* warp bins: shared bytes per warp at most (cells and arc
                                    * offsets; beyond, the cells stay in global memory; phases
@@ -152,6 +155,8 @@ typedef unsigned long long u64;
 struct plan_dev { /* device copy of a gp_cch_plan (cch_plan.h) plus its weights */
     const uint32_t *bin_first, *bin_step, *step_first, *in_first, *in_head, *in_wt, *out_first,
         *out_head, *out_tail, *out_wt, *pnode;
+    const uint32_t *in_ht;    /* inner arcs: head | tail << 16 (offsets in the bin; bins < 2^16) */
+    const uint32_t *step_arc; /* nsteps+1: in_first[step_first[s]] (a step's first inner arc) */
     const uint32_t *tab_first; /* piece tables (cch_plan.h gp_cch_ptab): entries per bin */
     const uint32_t *ch_bin, *ch_first, *ch_node; /* chains (cch_plan.h gp_cch_chains) */
 };
@@ -168,6 +173,17 @@ __global__ void sweep_top(uint32_t l0, uint32_t l1, const uint32_t *__restrict__
 __global__ void sweep_wbins(plan_dev P, uint32_t bin0, uint32_t bin1, unsigned long long *dist,
                             unsigned long long *out, int last, uint32_t slot, int sd,
                             uint32_t *flag);
+
+template <uint32_t KW>
+__global__ void sweep_warcs(plan_dev P, uint32_t bin0, uint32_t bin1, uint32_t k, uint32_t g,
+                            unsigned long long *dist, unsigned long long *out, uint32_t n,
+                            int last, uint32_t slot, uint32_t *flag);
+
+typedef void (*warcs_fn)(plan_dev, uint32_t, uint32_t, uint32_t, uint32_t, unsigned long long *,
+                         unsigned long long *, uint32_t, int, uint32_t, uint32_t *);
+static warcs_fn warcs_kern(uint32_t kw) { /* sweep_warcs with kw sources per warp (1, 2, 4) */
+    return kw == 4 ? sweep_warcs<4> : kw == 2 ? sweep_warcs<2> : sweep_warcs<1>;
+}
 
 struct x_graph_slot {       /* a captured plan sweep (fill/scatter/top product + phases) */
     unsigned char key[128];  /* its x_key */
@@ -201,6 +217,7 @@ struct gp_dcch_topo {
     uint32_t *p_max_nodes, *p_max_arcs, *p_max_steps; /* host: per phase, largest bin */
     uint32_t *p_bin_first, *p_bin_step, *p_step_first, *p_in_first, *p_in_head, *p_in_edge,
         *p_out_first, *p_out_head, *p_out_tail, *p_out_edge, *p_pnode, *p_pos;
+    uint32_t *p_in_ht, *p_step_arc; /* the arc-lane warp bins' layout (plan_dev) */
     uint32_t p_lim;         /* largest bin's nodes or outer arcs: the plan needs p_lim * k < 2^31 */
     uint32_t p_nin, p_nout;
     /* the top table (cch_plan.h gp_cch_top): positions 0 .. t_K-1 = phases 0 .. t_nph-1 */
@@ -310,9 +327,9 @@ static void topo_part_free(gp_dcch_topo *t) {
     void *dev[] = {t->up_first, t->up_head, t->order, t->tri_first, t->tri, t->d_levels,
                    t->d_elevels, t->p_bin_first, t->p_bin_step, t->p_step_first, t->p_in_first,
                    t->p_in_head, t->p_in_edge, t->p_out_first, t->p_out_head, t->p_out_tail,
-                   t->p_out_edge, t->p_pnode, t->p_pos, t->t_first, t->t_head, t->t_edge,
-                   t->q_bins, t->q_first, t->q_depth, t->q_tmpl, t->c_bin, t->c_first,
-                   t->c_node};
+                   t->p_out_edge, t->p_pnode, t->p_pos, t->p_in_ht, t->p_step_arc, t->t_first,
+                   t->t_head, t->t_edge, t->q_bins, t->q_first, t->q_depth, t->q_tmpl,
+                   t->c_bin, t->c_first, t->c_node};
     for (size_t i = 0; i < sizeof dev / sizeof *dev; i++) cudaFree(dev[i]);
     free(t->level_first);
     free(t->edge_level);
@@ -490,6 +507,9 @@ extern "C" int gp_dcch_topo_new(const gp_cch_topo *t, void *stream, uint32_t bas
                             d->smem_max), "allowing the plan sweep's shared memory");
     CK(cudaFuncSetAttribute(sweep_wbins, cudaFuncAttributeMaxDynamicSharedMemorySize,
                             WBIN_WARPS * WBIN_SLOT_MAX), "allowing the warp bins' shared memory");
+    for (uint32_t kw = 1; kw <= 4; kw *= 2)
+        CK(cudaFuncSetAttribute(warcs_kern(kw), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                WBIN_WARPS * WBIN_SLOT_MAX), "allowing the warp bins' shared memory");
     { /* GPATH_CCH_PLAN_SMEM: a smaller shared-memory budget (bytes), so that the lab's --small
        * run under compute-sanitizer reaches the paths for bins that do not fit */
         const char *sm = getenv("GPATH_CCH_PLAN_SMEM");
@@ -761,6 +781,33 @@ static int topo_plan(gp_dcch_topo *d, cudaStream_t s, uint32_t base, uint32_t ra
     CK(dput(&d->p_out_edge, p->out_edge, (size_t)d->p_nout, s, &d->tbytes), "uploading the plan");
     CK(dput(&d->p_pnode, pnode, (size_t)p->n, s, &d->tbytes), "uploading the plan");
     CK(dput(&d->p_pos, p->pos, (size_t)p->n, s, &d->tbytes), "uploading the plan");
+    { /* the arc-lane warp bins' layout: an inner arc's head and tail (offsets in its bin, in
+       * bins of fewer than 2^16 nodes; 0 in larger ones, which never run as warp bins) and
+       * each step's first inner arc */
+        uint32_t *ht = (uint32_t *)malloc((size_t)d->p_nin * 4 + 4);
+        uint32_t *sa = (uint32_t *)malloc(((size_t)p->nsteps + 1) * 4);
+        if (!ht || !sa) {
+            free(ht);
+            free(sa);
+            rc = gp_err_set(err, GP_ENOMEM, "out of memory for the sweep plan");
+            goto out;
+        }
+        for (uint32_t b = 0; b < p->nbins; b++) {
+            const uint32_t p0 = p->bin_first[b], p1 = p->bin_first[b + 1];
+            for (uint32_t x = p0; x < p1; x++)
+                for (uint32_t a = p->in_first[x]; a < p->in_first[x + 1]; a++)
+                    ht[a] = p1 - p0 < 65536 ? p->in_head[a] | (x - p0) << 16 : 0;
+        }
+        for (uint32_t st = 0; st <= p->nsteps; st++) sa[st] = p->in_first[p->step_first[st]];
+        cudaError_t e1 = dput(&d->p_in_ht, ht, (size_t)d->p_nin, s, &d->tbytes);
+        cudaError_t e2 = e1 == cudaSuccess
+                             ? dput(&d->p_step_arc, sa, (size_t)p->nsteps + 1, s, &d->tbytes)
+                             : e1;
+        if (e2 == cudaSuccess) e2 = cudaStreamSynchronize(s); /* before the host copies go */
+        free(ht);
+        free(sa);
+        CK(e2, "uploading the plan");
+    }
     if (d->t_max && (rc = gp_cch_plan_top(p, d->t_max < (uint32_t)d->smem_max / 8
                                                  ? d->t_max : (uint32_t)d->smem_max / 8,
                                              &top, err)) != GP_OK)
@@ -831,7 +878,8 @@ extern "C" void gp_dcch_set_sweep(gp_dcch *d, int sweep) {
                    ? base
                    : GP_DCCH_SWEEP_PLAN;
     d->x_flags = sweep & (GP_DCCH_SWEEP_CHAINS | GP_DCCH_SWEEP_CHAINS_FIRST | GP_DCCH_SWEEP_GRAPH |
-                          GP_DCCH_SWEEP_WARPS | GP_DCCH_SWEEP_SKIP);
+                          GP_DCCH_SWEEP_WARPS | GP_DCCH_SWEEP_SKIP | GP_DCCH_SWEEP_WTABS |
+                          GP_DCCH_SWEEP_WMULTI | GP_DCCH_SWEEP_WARPS8);
 }
 
 extern "C" int gp_dcch_set_metric(gp_dcch *d, void *stream, const uint32_t *ofw,
@@ -1344,6 +1392,99 @@ __global__ void __launch_bounds__(WBIN_WARPS * 32)
     if (flag && rd && lane == 0) flag[b] = 0; /* (every lane read it before the first step) */
 }
 
+/* Arc-lane warp bins (v9; GP_DCCH_SWEEP_WARPS, the host's default): a warp per bin and KW of
+ * the k sources (k / KW warps per bin, each its own columns KW apart), WBIN_WARPS warps to a
+ * block. v8 (sweep_wbins) gave a step's positions g lanes each (over its arcs, then a g-lane
+ * shuffle min): on gen:24M's last phase (2.7 inner arcs per position, ~4 positions per step) most
+ * lanes idle and ~90 instructions a step, issue-bound (Nsight Compute: 59% of issue slots at half
+ * the DRAM bandwidth). Here a step is its inner arcs, consecutive (positions sorted by step, arcs
+ * by position): lane j takes arc qa + j / KW and column j % KW and relaxes it into its tail's
+ * cell with a shared-memory atomicMin (heads are at earlier steps: final), no offsets, no
+ * shuffle min. The bin's arcs (head | tail << 16 and weight) come through a window of three
+ * 32-arc chunks in the lanes' registers, a lane an arc each, read with __shfl_sync: the third
+ * chunk is loaded while the first two are in use, so a step never waits on a global load. The
+ * step offsets of the first 64 steps sit in two registers per lane. The cells (N x KW) live in
+ * the warp's slot; the outer arcs are relaxed first (an arc and column per lane, atomicMin); the
+ * output goes row by row (neighbouring lanes: neighbouring positions); flag (GP_DCCH_SWEEP_SKIP,
+ * last phase): the cells of a bin whose flag sweep_init did not set are INF, not read; the k / KW
+ * warps of a flagged bin count themselves in on the flag and the last clears it. */
+template <uint32_t KW>
+__global__ void __launch_bounds__(WBIN_WARPS * 32, WARCS_BLOCKS)
+    sweep_warcs(plan_dev P, uint32_t bin0, uint32_t bin1, uint32_t k, uint32_t g, u64 *dist,
+                u64 *out, uint32_t n, int last, uint32_t slot, uint32_t *flag) {
+    extern __shared__ u64 sm[];
+    constexpr uint32_t APW = 32 / KW; /* arcs per pass */
+    const unsigned FULL = 0xffffffffu;
+    const uint32_t lane = threadIdx.x & 31, wi = threadIdx.x >> 5;
+    const uint32_t gw = blockIdx.x * WBIN_WARPS + wi, b = bin0 + gw / g;
+    if (b >= bin1) return; /* no block barrier below: only the warp's own */
+    const uint32_t c0 = gw % g * KW;
+    const uint32_t p0 = P.bin_first[b], N = P.bin_first[b + 1] - p0;
+    const uint32_t s0 = P.bin_step[b], ns = P.bin_step[b + 1] - s0;
+    const uint32_t a0 = __ldg(&P.step_arc[s0]), A = __ldg(&P.step_arc[s0 + ns]) - a0;
+    const uint32_t o0 = P.out_first[p0], no = P.out_first[p0 + N] - o0;
+    u64 *const D = (u64 *)((char *)sm + (size_t)wi * slot);
+    const uint32_t *const HT = P.in_ht + a0, *const W = P.in_wt + a0;
+    uint32_t h0 = lane < A ? __ldg(&HT[lane]) : 0, w0 = lane < A ? __ldg(&W[lane]) : INF32;
+    uint32_t h1 = lane + 32 < A ? __ldg(&HT[lane + 32]) : 0;
+    uint32_t w1 = lane + 32 < A ? __ldg(&W[lane + 32]) : INF32;
+    uint32_t h2 = lane + 64 < A ? __ldg(&HT[lane + 64]) : 0;
+    uint32_t w2 = lane + 64 < A ? __ldg(&W[lane + 64]) : INF32;
+    const uint32_t sr0 = lane <= ns ? __ldg(&P.step_arc[s0 + lane]) - a0 : 0;
+    const uint32_t sr1 = lane + 32 <= ns ? __ldg(&P.step_arc[s0 + 32 + lane]) - a0 : 0;
+    const bool rd = !flag || flag[b];
+    for (uint32_t it = lane; it < N * KW; it += 32) { /* cells: a position's columns together */
+        const size_t cell = (size_t)(p0 + it / KW) * k + c0 + it % KW;
+        const u64 v = rd ? dist[cell] : INF64;
+        D[it] = v;
+        if (last && v != INF64) dist[cell] = INF64;
+    }
+    __syncwarp();
+    for (uint32_t j = lane; j < no * KW; j += 32) {
+        const uint32_t o = o0 + j / KW, c = j % KW, w = P.out_wt[o];
+        if (w == INF32) continue;
+        const u64 dh = dist[(size_t)P.out_head[o] * k + c0 + c];
+        if (dh != INF64) atomicMin(&D[P.out_tail[o] * KW + c], dh + w);
+    }
+    __syncwarp();
+    const uint32_t col = lane % KW, sub = lane / KW;
+    uint32_t k0 = 0, qa = 0; /* k0: the chunk in h0 / w0 */
+    for (uint32_t st = 1; st <= ns; st++) { /* the same trips on all lanes; step st - 1 */
+        const uint32_t qb = st < 32   ? __shfl_sync(FULL, sr0, st)
+                            : st < 64 ? __shfl_sync(FULL, sr1, st - 32)
+                                      : __ldg(&P.step_arc[s0 + st]) - a0;
+        for (uint32_t c = qa; c < qb; c += APW) {
+            if ((c >> 5) != k0) { /* one chunk on (a step starts at most one chunk on) */
+                h0 = h1, w0 = w1, h1 = h2, w1 = w2, k0++;
+                const uint32_t x = ((k0 + 2) << 5) + lane;
+                h2 = x < A ? __ldg(&HT[x]) : 0;
+                w2 = x < A ? __ldg(&W[x]) : INF32;
+            }
+            const uint32_t a = c + sub, sl = a & 31;
+            uint32_t e = __shfl_sync(FULL, h0, sl), v = __shfl_sync(FULL, w0, sl);
+            if (((min(c + APW, qb) - 1) >> 5) != k0) { /* the pass reaches the next chunk */
+                const uint32_t e1 = __shfl_sync(FULL, h1, sl), v1 = __shfl_sync(FULL, w1, sl);
+                if ((a >> 5) != k0) e = e1, v = v1;
+            }
+            if (a < qb && v != INF32) {
+                const u64 dh = D[(e & 0xffffu) * KW + col];
+                if (dh != INF64) atomicMin(&D[(e >> 16) * KW + col], dh + v);
+            }
+        }
+        __syncwarp();
+        qa = qb;
+    }
+    for (uint32_t it = lane; it < N * KW; it += 32) { /* out row by row */
+        const uint32_t c = it / N, i = it % N;
+        out[(size_t)(c0 + c) * n + P.pnode[p0 + i]] = D[i * KW + c];
+    }
+    if (!last)
+        for (uint32_t it = lane; it < N * KW; it += 32)
+            dist[(size_t)(p0 + it / KW) * k + c0 + it % KW] = D[it];
+    /* (every lane read the flag before the first step) */
+    if (flag && rd && lane == 0 && atomicAdd(&flag[b], 1u) == g) flag[b] = 0;
+}
+
 /* Before the plan's phases, one launch: blocks 0 .. nfill-1 fill a chunk of INIT_CHUNK cells of
  * [lo, hi) each with INF and then write the upward-search entries that land in their chunk (block
  * 0 also those at hi or beyond: cells that are INF between sweeps); entries of the top (positions
@@ -1373,12 +1514,13 @@ __global__ void __launch_bounds__(INIT_THREADS)
                 size_t cell = (size_t)pos[init_rank[j]] * k + s;
                 if (cell >= top && ((cell >= c0 && cell < c1) || (b == 0 && cell >= hi))) {
                     dist[cell] = init_dist[j];
-                    /* flag (k = 1): the bin of bins [fb0, fb1) holding the cell */
-                    if (flag && cell >= bin_first[fb0]) {
+                    /* flag: the bin of bins [fb0, fb1) holding the cell's position */
+                    const size_t x = cell / k;
+                    if (flag && x >= bin_first[fb0]) {
                         uint32_t l = fb0, r = fb1; /* the last bin starting at or before it */
                         while (r - l > 1) {
                             const uint32_t mid = l + (r - l) / 2;
-                            if (bin_first[mid] <= cell) l = mid;
+                            if (bin_first[mid] <= x) l = mid;
                             else r = mid;
                         }
                         flag[l] = 1;
@@ -1447,7 +1589,8 @@ out:
 /* What a captured plan sweep depends on (GP_DCCH_SWEEP_GRAPH): equal keys, equal launches. */
 struct x_key {
     uint32_t k, K, f0, nfill, nprod, init_smem, chain_max, gen;
-    int sweep, flags, q_ok, pad;
+    int sweep, flags, q_ok;
+    uint32_t wkw; /* GP_DCCH_SWEEP_WMULTI: sources per warp at most */
     size_t lo, hi;
     const void *pdist, *outbuf, *init_first, *init_rank, *init_dist;
     uint32_t *flag; /* GP_DCCH_SWEEP_SKIP: d->p_flag where the last phase runs as warp bins */
@@ -1463,12 +1606,15 @@ static const sweep_kern sweep_kerns[2][2][2] = { /* [k == 1][bins fit smem][chai
     {{sweep_bins<true, false, false>, sweep_bins<true, false, true>},
      {sweep_bins<true, true, false>, sweep_bins<true, true, true>}}};
 
-/* Whether phase f of the plan runs as warp bins at x.k (GP_DCCH_SWEEP_WARPS: one source, no piece
- * table at this k unless chains replace it, a bin's offsets within a warp's slot, at least
- * d->wbin_min bins), and *wsd whether its cells fit the slot too; tabs / ch: whether it uses
- * piece tables / chains. */
-static bool phase_wbins(const gp_dcch *d, const x_key &x, uint32_t f, bool *tabs_out, bool *ch_out,
-                        bool *wsd) {
+/* Whether and how phase f of the plan runs as warp bins at x.k (GP_DCCH_SWEEP_WARPS, in phases
+ * of at least d->wbin_min bins): 0 not; 1, 2 or 4 as arc-lane warp bins (sweep_warcs) with that
+ * many sources per warp: for one source where no piece table is used at this k (unless chains
+ * replace it, or WTABS), for several with WMULTI (x.wkw sources per warp at most, a divisor of
+ * k) likewise, the largest bin's cells (nodes x sources per warp) within a warp's slot; 16 as v8's
+ * warp bins (WARPS8: one source, the largest bin's offsets within a slot, *wsd whether its cells
+ * fit too). tabs / ch: whether the phase uses piece tables / chains. */
+static uint32_t phase_wbins(const gp_dcch *d, const x_key &x, uint32_t f, bool *tabs_out,
+                            bool *ch_out, bool *wsd) {
     const uint32_t k = x.k;
     const uint64_t nodes = d->p_max_nodes[f];
     /* the phase's piece tables: for one source always, for several where the product's work
@@ -1483,15 +1629,27 @@ static bool phase_wbins(const gp_dcch *d, const x_key &x, uint32_t f, bool *tabs
     if (tabs_out) *tabs_out = tabs;
     if (ch_out) *ch_out = ch;
     if (wsd) *wsd = cb + fb <= WBIN_SLOT_MAX;
-    return (x.flags & GP_DCCH_SWEEP_WARPS) && k == 1 && !(tabs && !ch) && fb <= WBIN_SLOT_MAX &&
-           d->p_phase_bin[f + 1] - d->p_phase_bin[f] >= d->wbin_min;
+    if (!(x.flags & GP_DCCH_SWEEP_WARPS) ||
+        d->p_phase_bin[f + 1] - d->p_phase_bin[f] < d->wbin_min)
+        return 0;
+    if (x.flags & GP_DCCH_SWEEP_WARPS8)
+        return k == 1 && !(tabs && !ch) && fb <= WBIN_SLOT_MAX ? 16 : 0;
+    if (tabs && !ch && !(x.flags & GP_DCCH_SWEEP_WTABS)) return 0;
+    uint32_t kw = 1;
+    if (k > 1) {
+        if (!(x.flags & GP_DCCH_SWEEP_WMULTI)) return 0;
+        kw = x.wkw;
+        while (kw > 1 && k % kw) kw >>= 1;
+    }
+    return nodes < 65536 && cb * kw <= WBIN_SLOT_MAX ? kw : 0;
 }
 
 /* The launches of one plan sweep after the init upload: sweep_init (fill, scatter, the top
  * table's product), then a launch per phase (steps, piece tables or chains). With npev (the
  * profile) an event after the init and after each phase, and path[f] = the path phase f took
  * (0 steps, 1 piece tables, 2 chains, 3 warp bins; + 4 where its bins fit shared memory with
- * their arcs and steps (warp bins: with their cells); + 8 x the chains' lanes per column) and
+ * their arcs and steps (warp bins: with their cells); + 8 x the chains' lanes per column or the
+ * arc-lane warp bins' sources per warp (v8's warp bins: + 0)) and
  * smem[f] its shared memory per block. Also what GP_DCCH_SWEEP_GRAPH captures. */
 static int plan_issue(gp_dcch *d, cudaStream_t s, const x_key &x, cudaEvent_t *pev,
                       uint32_t npev, uint32_t *path, uint32_t *smem_of, gp_err *err) {
@@ -1504,10 +1662,11 @@ static int plan_issue(gp_dcch *d, cudaStream_t s, const x_key &x, cudaEvent_t *p
     CKL("sweep init");
     if (npev) CK(cudaEventRecord(pev[0], s), "plan profile");
     {
-        plan_dev P = {d->p_bin_first, d->p_bin_step,  d->p_step_first, d->p_in_first,
-                      d->p_in_head,   d->p_in_wt,     d->p_out_first,  d->p_out_head,
-                      d->p_out_tail,  d->p_out_wt,    d->p_pnode,      d->q_first,
-                      d->c_bin,       d->c_first,     d->c_node};
+        plan_dev P = {d->p_bin_first, d->p_bin_step, d->p_step_first, d->p_in_first,
+                      d->p_in_head,   d->p_in_wt,    d->p_out_first,  d->p_out_head,
+                      d->p_out_tail,  d->p_out_wt,   d->p_pnode,      d->p_in_ht,
+                      d->p_step_arc,  d->q_first,    d->c_bin,        d->c_first,
+                      d->c_node};
         unsigned threads = k == 1 ? 256 : PLAN_THREADS_MAX;
         for (uint32_t f = x.f0; f < d->p_nphases; f++) {
             uint32_t nb = d->p_phase_bin[f + 1] - d->p_phase_bin[f];
@@ -1519,17 +1678,30 @@ static int plan_issue(gp_dcch *d, cudaStream_t s, const x_key &x, cudaEvent_t *p
                                : need < (uint64_t)d->smem_max ? (uint32_t)need : (uint32_t)d->smem_max;
             const u64 *tab = NULL;
             bool tabs, ch, wsd;
-            /* warp bins (GP_DCCH_SWEEP_WARPS): a warp's slot holds the offsets, and the cells
-             * when they fit */
-            if (phase_wbins(d, x, f, &tabs, &ch, &wsd)) {
+            const uint32_t wk = phase_wbins(d, x, f, &tabs, &ch, &wsd);
+            const int lastf = f + 1 == d->p_nphases;
+            if (wk == 16) { /* v8's warp bins: a warp's slot holds the offsets, and the cells
+                             * when they fit */
                 const uint64_t fb = (nodes + 1) * 4 + 8, cb = nodes * 8;
                 const uint32_t slot = (uint32_t)(((wsd ? cb : 0) + fb + 7) / 8 * 8);
                 const uint32_t nbl = (nb + WBIN_WARPS - 1) / WBIN_WARPS;
                 if (path) path[f] = 3 + (wsd ? 4 : 0);
                 if (smem_of) smem_of[f] = slot * WBIN_WARPS;
                 sweep_wbins<<<nbl, WBIN_WARPS * 32, slot * WBIN_WARPS, s>>>(
-                    P, d->p_phase_bin[f], d->p_phase_bin[f + 1], d->pdist, d->outbuf,
-                    f + 1 == d->p_nphases, slot, wsd, f + 1 == d->p_nphases ? x.flag : NULL);
+                    P, d->p_phase_bin[f], d->p_phase_bin[f + 1], d->pdist, d->outbuf, lastf, slot,
+                    wsd, lastf ? x.flag : NULL);
+                CKL("sweep (warp bins)");
+                if (npev) CK(cudaEventRecord(pev[f - x.f0 + 1], s), "plan profile");
+                continue;
+            }
+            if (wk) { /* arc-lane warp bins: the cells of wk sources in a warp's slot */
+                const uint32_t slot = (uint32_t)((nodes * wk * 8 + 15) / 16 * 16), g = k / wk;
+                const uint32_t nbl = (uint32_t)(((uint64_t)nb * g + WBIN_WARPS - 1) / WBIN_WARPS);
+                if (path) path[f] = 3 + 4 + (wk << 3);
+                if (smem_of) smem_of[f] = slot * WBIN_WARPS;
+                warcs_kern(wk)<<<nbl, WBIN_WARPS * 32, slot * WBIN_WARPS, s>>>(
+                    P, d->p_phase_bin[f], d->p_phase_bin[f + 1], k, g, d->pdist, d->outbuf, d->n,
+                    lastf, slot, lastf ? x.flag : NULL);
                 CKL("sweep (warp bins)");
                 if (npev) CK(cudaEventRecord(pev[f - x.f0 + 1], s), "plan profile");
                 continue;
@@ -1583,8 +1755,11 @@ static int plan_profile(gp_dcch *d, const x_key &x, cudaEvent_t *pev, uint32_t n
     for (uint32_t f = x.f0; f < d->p_nphases; f++) {
         int per_sm = 0;
         CK(cudaEventElapsedTime(&ti, pev[f - x.f0], pev[f - x.f0 + 1]), "plan profile");
+        const uint32_t wk = (path[f] & 3) == 3 ? path[f] >> 3 : 0; /* arc-lane warp bins */
         cudaError_t oe =
-            (path[f] & 3) == 3
+            wk ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, warcs_kern(wk),
+                                                               WBIN_WARPS * 32, smem_of[f])
+            : (path[f] & 3) == 3
                 ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(
                       &per_sm, sweep_wbins, WBIN_WARPS * 32,
                       smem_of[f])
@@ -1596,6 +1771,9 @@ static int plan_profile(gp_dcch *d, const x_key &x, cudaEvent_t *pev, uint32_t n
         char lanes[48] = "";
         if ((path[f] & 3) == 2) /* chains: lanes per column (splitting a node's arcs) */
             snprintf(lanes, sizeof lanes, " (%u lanes per column)", path[f] >> 3);
+        else if ((path[f] & 3) == 3) /* v9: a lane per arc, wk sources per warp; v8 */
+            snprintf(lanes, sizeof lanes, wk ? " (a lane per arc, %u sources per warp)" : " (v8)",
+                     wk);
         fprintf(stderr,
                 "; phase %u (%u bins, %.0f positions, %.1f inner arcs each, largest bin %u "
                 "positions / %u steps, largest piece %u, %s%s, %u B smem, %d blocks/SM) %.1f us = "
@@ -1675,10 +1853,16 @@ static int run_plan(gp_dcch *d, cudaStream_t s, uint32_t k, const uint32_t *init
     x.init_first = d->init_first;
     x.init_rank = d->init_rank;
     x.init_dist = d->init_dist;
-    { /* GP_DCCH_SWEEP_SKIP: where the last phase runs as warp bins with its cells in the slots */
+    { /* GP_DCCH_SWEEP_WMULTI's sources per warp: GPATH_CCH_WKW = 1, 2 or 4 (default) */
+        const char *kw = getenv("GPATH_CCH_WKW");
+        x.wkw = kw && (!strcmp(kw, "1") || !strcmp(kw, "2")) ? (uint32_t)(*kw - '0') : 4;
+    }
+    { /* GP_DCCH_SWEEP_SKIP: where the last phase runs as warp bins with its cells in the slots
+       * (arc-lane warp bins always; v8's where they fit) */
         bool wsd = false;
+        uint32_t wk = 0;
         if ((d->x_flags & GP_DCCH_SWEEP_SKIP) && d->p_nphases > x.f0 &&
-            phase_wbins(d, x, d->p_nphases - 1, NULL, NULL, &wsd) && wsd) {
+            (wk = phase_wbins(d, x, d->p_nphases - 1, NULL, NULL, &wsd)) && (wk < 16 || wsd)) {
             uint32_t *before_f = d->p_flag;
             CK(grow(&d->p_flag, &d->p_flag_cap, (size_t)d->p_nbins), "allocating the bin flags");
             if (d->p_flag != before_f) /* stale flags would only cost reads; missing ones, cells */

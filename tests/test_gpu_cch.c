@@ -147,22 +147,35 @@ static void check_gpu(const gp_graph *g, int phast_sources) {
      * 256-node bins; the same three with the last phase reading only the cells of bins with an
      * entry (64: on the 1024-node bins, cells in global memory, it stays off), the graph's
      * k = 1, 16, 1, 16 leaving cells of the other layout behind. (Every run of the default sweep
-     * above uses warp bins and the skip too: on by default.) */
+     * above uses warp bins and the skip too: on by default.) Since v9 (a lane per arc) the warp
+     * bins above are v9's; v8's run with 512 (the many-phase plan; 1024-node bins as a graph);
+     * then warp bins in the piece-table phases (128) and for 16 sources (256) with 4, 2 and 1
+     * sources per warp (GPATH_CCH_WKW, the last column; 0: the default, 4), with the skip as a
+     * graph on the default plan, on the many-phase plan, on 1024-node bins (k = 16 too large for
+     * a slot there: the block sweep) with 1 per warp, and without the skip on 256-node bins. */
     uint32_t src[16];
     for (int i = 0; i < 16; i++) src[i] = (uint32_t)(rnd() % n);
     uint64_t *dg = malloc((size_t)n * 16 * 8), *dc = malloc((size_t)n * 8);
-    static const uint32_t sweeps[18][4] = {{0, 0, 0, 0},       {1, 0, 0, 0},
-                                           {0, 2, 2, 8},       {2, 2, 2, 8},
-                                           {3, 2, 2, 8},       {12, 2, 2, 8},
-                                           {2 | 4, 2, 2, 8},   {2, 256, 16, 1024},
-                                           {3, 256, 16, 1024}, {0, 256, 16, 1024},
-                                           {4 | 16, 0, 0, 0},  {12 | 16, 0, 0, 0},
-                                           {2 | 32, 2, 2, 8},  {32, 256, 16, 1024},
-                                           {32 | 16, 256, 16, 256},
-                                           {2 | 32 | 64, 2, 2, 8},
-                                           {32 | 64, 256, 16, 1024},
-                                           {64 | 32 | 16, 256, 16, 256}};
-    for (int v = 0; v < 18; v++) {
+    static const uint32_t sweeps[24][5] = {{0, 0, 0, 0, 0},       {1, 0, 0, 0, 0},
+                                           {0, 2, 2, 8, 0},       {2, 2, 2, 8, 0},
+                                           {3, 2, 2, 8, 0},       {12, 2, 2, 8, 0},
+                                           {2 | 4, 2, 2, 8, 0},   {2, 256, 16, 1024, 0},
+                                           {3, 256, 16, 1024, 0}, {0, 256, 16, 1024, 0},
+                                           {4 | 16, 0, 0, 0, 0},  {12 | 16, 0, 0, 0, 0},
+                                           {2 | 32, 2, 2, 8, 0},  {32, 256, 16, 1024, 0},
+                                           {32 | 16, 256, 16, 256, 0},
+                                           {2 | 32 | 64, 2, 2, 8, 0},
+                                           {32 | 64, 256, 16, 1024, 0},
+                                           {64 | 32 | 16, 256, 16, 256, 0},
+                                           {512 | 32 | 64, 2, 2, 8, 0},
+                                           {512 | 32 | 64 | 16, 256, 16, 1024, 0},
+                                           {256 | 128 | 64 | 32 | 16, 0, 0, 0, 0},
+                                           {256 | 128 | 64 | 32, 2, 2, 8, 2},
+                                           {256 | 64 | 32, 256, 16, 1024, 1},
+                                           {256 | 128 | 32 | 16, 256, 16, 256, 4}};
+    for (int v = 0; v < 24; v++) {
+        char wkw[2] = {(char)('0' + sweeps[v][4]), 0};
+        if (sweeps[v][4]) setenv("GPATH_CCH_WKW", wkw, 1);
         assert_int_equal(gp_cch_gpu_sweep(c, (int)sweeps[v][0], sweeps[v][1], sweeps[v][2],
                                           sweeps[v][3], &err),
                          GP_OK);
@@ -181,6 +194,7 @@ static void check_gpu(const gp_graph *g, int phast_sources) {
                                  (unsigned long long)dg[(size_t)i * n + x]);
             }
         }
+        if (sweeps[v][4]) unsetenv("GPATH_CCH_WKW");
     }
     /* RPHAST */
     uint32_t ns = 37, nt = 41;

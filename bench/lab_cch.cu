@@ -342,7 +342,10 @@ static void run_graph(lab &L, const char *spec, bool small) {
                             {"warp bins for k > 1, 4 sources a warp", 256 | SVC, NULL, NULL, {}, {}},
                             {"warp bins for k > 1, 2 sources a warp", 256 | SVC, "GPATH_CCH_WKW",
                              "2", {}, {}},
-                            {"both (table phases, 4 a warp)", 384 | SVC, NULL, NULL, {}, {}}};
+                            {"both (table phases, 4 a warp)", 384 | SVC, NULL, NULL, {}, {}},
+                            {"64-bit warp-bin cells", 1024 | SVC, NULL, NULL, {}, {}},
+                            {"64-bit cells, k > 1 2 a warp", 1024 | 256 | SVC, "GPATH_CCH_WKW",
+                             "2", {}, {}}};
     for (auto &v : xv) {
         if (v.env) setenv(v.env, v.val, 1);
         if (gp_cch_gpu_sweep(c, v.mode, 0, 0, 0, &err)) die("plan sweep variant", err);
@@ -458,6 +461,12 @@ static void run_graph(lab &L, const char *spec, bool small) {
         setenv("GPATH_CCH_WKW", "1", 1);
         one_to_all("plan 4x4x64, warps everywhere, 1 a warp", v1, NULL, v16, NULL, false);
         unsetenv("GPATH_CCH_WKW");
+        setenv("GPATH_CCH_SAT", "300", 1); /* 32-bit cells saturate: again with 64-bit ones */
+        if (gp_cch_gpu_sweep(c, 384 | 64 | 48, 4, 4, 64, &err)) die("plan variant", err);
+        one_to_all("plan 4x4x64, warps everywhere, saturating", v1, NULL, v16, NULL, false);
+        unsetenv("GPATH_CCH_SAT");
+        if (gp_cch_gpu_sweep(c, 1024 | 384 | 64 | 48, 4, 4, 64, &err)) die("plan variant", err);
+        one_to_all("plan 4x4x64, warps everywhere, 64-bit cells", v1, NULL, v16, NULL, false);
         if (gp_cch_gpu_sweep(c, 512 | 64 | 48, 4, 4, 64, &err)) die("plan variant", err);
         one_to_all("plan 4x4x64, v8 warps", v1, NULL, v16, NULL, false);
         if (gp_cch_gpu_sweep(c, SVC, 256, 16, 0, &err)) die("plan", err);

@@ -86,6 +86,11 @@ uint64_t gp_dcch_bytes(const gp_dcch *d); /* its own bytes plus its topology par
 #define GP_DCCH_SWEEP_WTABS 128
 #define GP_DCCH_SWEEP_WMULTI 256
 #define GP_DCCH_SWEEP_WARPS8 512
+/* W64: the arc-lane warp bins keep their cells in 64 bits. Without it (the default) the cells
+ * are 32-bit in shared memory with sums saturating just below 2^32 - 1 (INF): a cell is exact
+ * unless it saturated, and when one did the kernel says so and the sweep runs again with 64-bit
+ * cells, which stay on for this metric (until the next customization). */
+#define GP_DCCH_SWEEP_W64 1024
 void gp_dcch_set_sweep(gp_dcch *d, int sweep);
 /* Rebuilds the plan with thresholds base, base*ratio, ... and at most about bin_cap nodes per bin
  * (0 = the defaults: 256, 16, 128) into a topology part of d's own (the shared one, built with

@@ -174,15 +174,23 @@ __global__ void sweep_wbins(plan_dev P, uint32_t bin0, uint32_t bin1, unsigned l
                             unsigned long long *out, int last, uint32_t slot, int sd,
                             uint32_t *flag);
 
-template <uint32_t KW>
+template <uint32_t KW, typename C>
 __global__ void sweep_warcs(plan_dev P, uint32_t bin0, uint32_t bin1, uint32_t k, uint32_t g,
                             unsigned long long *dist, unsigned long long *out, uint32_t n,
-                            int last, uint32_t slot, uint32_t *flag);
+                            int last, uint32_t slot, uint32_t *flag, uint32_t sat, uint32_t *ovf);
 
 typedef void (*warcs_fn)(plan_dev, uint32_t, uint32_t, uint32_t, uint32_t, unsigned long long *,
-                         unsigned long long *, uint32_t, int, uint32_t, uint32_t *);
-static warcs_fn warcs_kern(uint32_t kw) { /* sweep_warcs with kw sources per warp (1, 2, 4) */
-    return kw == 4 ? sweep_warcs<4> : kw == 2 ? sweep_warcs<2> : sweep_warcs<1>;
+                         unsigned long long *, uint32_t, int, uint32_t, uint32_t *, uint32_t,
+                         uint32_t *);
+/* sweep_warcs with kw sources per warp (1, 2, 4), cells of 32 bits (c32) or 64 */
+static warcs_fn warcs_kern(uint32_t kw, bool c32) {
+    if (c32)
+        return kw == 4   ? sweep_warcs<4, uint32_t>
+               : kw == 2 ? sweep_warcs<2, uint32_t>
+                         : sweep_warcs<1, uint32_t>;
+    return kw == 4   ? sweep_warcs<4, unsigned long long>
+           : kw == 2 ? sweep_warcs<2, unsigned long long>
+                     : sweep_warcs<1, unsigned long long>;
 }
 
 struct x_graph_slot {       /* a captured plan sweep (fill/scatter/top product + phases) */
@@ -271,6 +279,9 @@ struct gp_dcch : gp_dcch_topo {
     u64 *pdist;             /* plan sweeps: positions x k, INF from cell p_dirty on */
     size_t pdist_cap, p_dirty;
     uint32_t *p_flag;       /* GP_DCCH_SWEEP_SKIP: per bin, an entry of the init in its cells */
+    uint32_t *p_ovf;        /* device word: a 32-bit warp-bin cell saturated (GP_DCCH_SWEEP_W64) */
+    int w64;                /* ... so this metric's sweeps keep 64-bit cells */
+    int x_c32;              /* the last plan sweep used 32-bit cells */
     size_t p_flag_cap;
     int customized;
     uint64_t bytes;         /* device bytes of this instance (the shared part: tm->tbytes) */
@@ -441,7 +452,7 @@ extern "C" void gp_dcch_free(gp_dcch *d) {
     void *dev[] = {d->pdist,     d->p_flag,    d->ofw,        d->obw,    d->fw,      d->bw,
                    d->fmid,      d->bmid,      d->bad,        d->dist,   d->init_rank,
                    d->init_dist, d->init_first, d->outbuf,    d->r_first, d->r_head, d->r_wt,
-                   d->r_lev,     d->r_tgt};
+                   d->r_lev,     d->r_tgt,     d->p_ovf};
     for (size_t i = 0; i < sizeof dev / sizeof *dev; i++) cudaFree(dev[i]);
     if (d->ev0) cudaEventDestroy(d->ev0);
     if (d->ev1) cudaEventDestroy(d->ev1);
@@ -508,8 +519,10 @@ extern "C" int gp_dcch_topo_new(const gp_cch_topo *t, void *stream, uint32_t bas
     CK(cudaFuncSetAttribute(sweep_wbins, cudaFuncAttributeMaxDynamicSharedMemorySize,
                             WBIN_WARPS * WBIN_SLOT_MAX), "allowing the warp bins' shared memory");
     for (uint32_t kw = 1; kw <= 4; kw *= 2)
-        CK(cudaFuncSetAttribute(warcs_kern(kw), cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                WBIN_WARPS * WBIN_SLOT_MAX), "allowing the warp bins' shared memory");
+        for (int c32 = 0; c32 < 2; c32++)
+            CK(cudaFuncSetAttribute(warcs_kern(kw, c32), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    WBIN_WARPS * WBIN_SLOT_MAX),
+               "allowing the warp bins' shared memory");
     { /* GPATH_CCH_PLAN_SMEM: a smaller shared-memory budget (bytes), so that the lab's --small
        * run under compute-sanitizer reaches the paths for bins that do not fit */
         const char *sm = getenv("GPATH_CCH_PLAN_SMEM");
@@ -549,6 +562,8 @@ extern "C" int gp_dcch_new(gp_dcch_topo *t, const gp_cch *c, void *stream, gp_dc
     CK(dput(&d->fmid, (const uint32_t *)NULL, (size_t)t->m, s, &d->bytes), "allocating witnesses");
     CK(dput(&d->bmid, (const uint32_t *)NULL, (size_t)t->m, s, &d->bytes), "allocating witnesses");
     CK(dput(&d->bad, (const uint32_t *)NULL, 1, s, &d->bytes), "allocating a flag");
+    CK(dput(&d->p_ovf, (const uint32_t *)NULL, 1, s, &d->bytes), "allocating a flag");
+    CK(cudaMemsetAsync(d->p_ovf, 0, 4, s), "allocating a flag");
     CK(cudaStreamSynchronize(s), "uploading the CCH weights");
     {
         const char *sw = getenv("GPATH_CCH_SWEEP"), *gr = getenv("GPATH_CCH_GRAPH"),
@@ -877,9 +892,10 @@ extern "C" void gp_dcch_set_sweep(gp_dcch *d, int sweep) {
                        base == GP_DCCH_SWEEP_PLAN_NOPIECES
                    ? base
                    : GP_DCCH_SWEEP_PLAN;
+    d->w64 = 0; /* (32-bit warp-bin cells again until one saturates) */
     d->x_flags = sweep & (GP_DCCH_SWEEP_CHAINS | GP_DCCH_SWEEP_CHAINS_FIRST | GP_DCCH_SWEEP_GRAPH |
                           GP_DCCH_SWEEP_WARPS | GP_DCCH_SWEEP_SKIP | GP_DCCH_SWEEP_WTABS |
-                          GP_DCCH_SWEEP_WMULTI | GP_DCCH_SWEEP_WARPS8);
+                          GP_DCCH_SWEEP_WMULTI | GP_DCCH_SWEEP_WARPS8 | GP_DCCH_SWEEP_W64);
 }
 
 extern "C" int gp_dcch_set_metric(gp_dcch *d, void *stream, const uint32_t *ofw,
@@ -990,6 +1006,7 @@ extern "C" int gp_dcch_customize(gp_dcch *d, void *stream, uint32_t *fw, uint32_
         }
     }
     d->customized = 1; /* the plan's weights and the top table count as customization */
+    d->w64 = 0;        /* a new metric: 32-bit warp-bin cells until one saturates */
     if ((rc = plan_weights(d, s, err)) != GP_OK) goto out;
     CK(cudaEventRecord(d->ev1, s), "customization");
     CK(cudaMemcpyAsync(&bad, d->bad, 4, cudaMemcpyDeviceToHost, s), "customization");
@@ -1408,11 +1425,20 @@ __global__ void __launch_bounds__(WBIN_WARPS * 32)
  * output goes row by row (neighbouring lanes: neighbouring positions); flag (GP_DCCH_SWEEP_SKIP,
  * last phase): the cells of a bin whose flag sweep_init did not set are INF, not read; the k / KW
  * warps of a flagged bin count themselves in on the flag and the last clears it. */
-template <uint32_t KW>
+__device__ __forceinline__ uint32_t cell_in(u64 v, uint32_t sat, uint32_t) { /* 32-bit cells */
+    return v == INF64 ? INF32 : v >= sat ? sat : (uint32_t)v;
+}
+__device__ __forceinline__ u64 cell_in(u64 v, uint32_t, u64) { return v; }
+__device__ __forceinline__ u64 cell_out(uint32_t x) { return x == INF32 ? INF64 : x; }
+__device__ __forceinline__ u64 cell_out(u64 x) { return x; }
+template <uint32_t KW, typename C>
 __global__ void __launch_bounds__(WBIN_WARPS * 32, WARCS_BLOCKS)
     sweep_warcs(plan_dev P, uint32_t bin0, uint32_t bin1, uint32_t k, uint32_t g, u64 *dist,
-                u64 *out, uint32_t n, int last, uint32_t slot, uint32_t *flag) {
+                u64 *out, uint32_t n, int last, uint32_t slot, uint32_t *flag, uint32_t sat,
+                uint32_t *ovf) {
     extern __shared__ u64 sm[];
+    constexpr bool C32 = sizeof(C) == 4;
+    const C INFC = (C)INF64;
     constexpr uint32_t APW = 32 / KW; /* arcs per pass */
     const unsigned FULL = 0xffffffffu;
     const uint32_t lane = threadIdx.x & 31, wi = threadIdx.x >> 5;
@@ -1423,7 +1449,7 @@ __global__ void __launch_bounds__(WBIN_WARPS * 32, WARCS_BLOCKS)
     const uint32_t s0 = P.bin_step[b], ns = P.bin_step[b + 1] - s0;
     const uint32_t a0 = __ldg(&P.step_arc[s0]), A = __ldg(&P.step_arc[s0 + ns]) - a0;
     const uint32_t o0 = P.out_first[p0], no = P.out_first[p0 + N] - o0;
-    u64 *const D = (u64 *)((char *)sm + (size_t)wi * slot);
+    C *const D = (C *)((char *)sm + (size_t)wi * slot);
     const uint32_t *const HT = P.in_ht + a0, *const W = P.in_wt + a0;
     uint32_t h0 = lane < A ? __ldg(&HT[lane]) : 0, w0 = lane < A ? __ldg(&W[lane]) : INF32;
     uint32_t h1 = lane + 32 < A ? __ldg(&HT[lane + 32]) : 0;
@@ -1436,7 +1462,7 @@ __global__ void __launch_bounds__(WBIN_WARPS * 32, WARCS_BLOCKS)
     for (uint32_t it = lane; it < N * KW; it += 32) { /* cells: a position's columns together */
         const size_t cell = (size_t)(p0 + it / KW) * k + c0 + it % KW;
         const u64 v = rd ? dist[cell] : INF64;
-        D[it] = v;
+        D[it] = cell_in(v, sat, C());
         if (last && v != INF64) dist[cell] = INF64;
     }
     __syncwarp();
@@ -1444,7 +1470,7 @@ __global__ void __launch_bounds__(WBIN_WARPS * 32, WARCS_BLOCKS)
         const uint32_t o = o0 + j / KW, c = j % KW, w = P.out_wt[o];
         if (w == INF32) continue;
         const u64 dh = dist[(size_t)P.out_head[o] * k + c0 + c];
-        if (dh != INF64) atomicMin(&D[P.out_tail[o] * KW + c], dh + w);
+        if (dh != INF64) atomicMin(&D[P.out_tail[o] * KW + c], cell_in(dh + w, sat, C()));
     }
     __syncwarp();
     const uint32_t col = lane % KW, sub = lane / KW;
@@ -1467,20 +1493,27 @@ __global__ void __launch_bounds__(WBIN_WARPS * 32, WARCS_BLOCKS)
                 if ((a >> 5) != k0) e = e1, v = v1;
             }
             if (a < qb && v != INF32) {
-                const u64 dh = D[(e & 0xffffu) * KW + col];
-                if (dh != INF64) atomicMin(&D[(e >> 16) * KW + col], dh + v);
+                const C dh = D[(e & 0xffffu) * KW + col];
+                if (dh != INFC) { /* 32-bit cells: the sum saturates at sat */
+                    const u64 x = (u64)dh + v;
+                    atomicMin(&D[(e >> 16) * KW + col], C32 ? (C)(x < sat ? x : sat) : (C)x);
+                }
             }
         }
         __syncwarp();
         qa = qb;
     }
+    bool sv = false; /* a 32-bit cell reached sat: the host sweeps again with 64-bit cells */
     for (uint32_t it = lane; it < N * KW; it += 32) { /* out row by row */
         const uint32_t c = it / N, i = it % N;
-        out[(size_t)(c0 + c) * n + P.pnode[p0 + i]] = D[i * KW + c];
+        const C x = D[i * KW + c];
+        sv |= C32 && x == (C)sat;
+        out[(size_t)(c0 + c) * n + P.pnode[p0 + i]] = cell_out(x);
     }
     if (!last)
         for (uint32_t it = lane; it < N * KW; it += 32)
-            dist[(size_t)(p0 + it / KW) * k + c0 + it % KW] = D[it];
+            dist[(size_t)(p0 + it / KW) * k + c0 + it % KW] = cell_out(D[it]);
+    if (C32 && sv) *ovf = 1;
     /* (every lane read the flag before the first step) */
     if (flag && rd && lane == 0 && atomicAdd(&flag[b], 1u) == g) flag[b] = 0;
 }
@@ -1510,6 +1543,7 @@ __global__ void __launch_bounds__(INIT_THREADS)
         for (size_t i = c0 + tid; i < c1; i += blockDim.x) dist[i] = INF64;
         __syncthreads();
         for (uint32_t s = 0; s < k; s++)
+#pragma unroll 4 /* (independent iterations: their loads in flight together) */
             for (uint32_t j = init_first[s] + tid; j < init_first[s + 1]; j += blockDim.x) {
                 size_t cell = (size_t)pos[init_rank[j]] * k + s;
                 if (cell >= top && ((cell >= c0 && cell < c1) || (b == 0 && cell >= hi))) {
@@ -1537,6 +1571,7 @@ __global__ void __launch_bounds__(INIT_THREADS)
     uint32_t *su = (uint32_t *)(sm + (init_first[s + 1] - init_first[s]));
     if (tid == 0) cnt = 0;
     __syncthreads();
+#pragma unroll 4
     for (uint32_t j = init_first[s] + tid; j < init_first[s + 1]; j += blockDim.x) {
         uint32_t u = pos[init_rank[j]];
         u64 du = init_dist[j];
@@ -1591,6 +1626,7 @@ struct x_key {
     uint32_t k, K, f0, nfill, nprod, init_smem, chain_max, gen;
     int sweep, flags, q_ok;
     uint32_t wkw; /* GP_DCCH_SWEEP_WMULTI: sources per warp at most */
+    uint32_t sat, pad; /* 32-bit warp-bin cells saturate here (GPATH_CCH_SAT: lower, for tests) */
     size_t lo, hi;
     const void *pdist, *outbuf, *init_first, *init_rank, *init_dist;
     uint32_t *flag; /* GP_DCCH_SWEEP_SKIP: d->p_flag where the last phase runs as warp bins */
@@ -1641,7 +1677,8 @@ static uint32_t phase_wbins(const gp_dcch *d, const x_key &x, uint32_t f, bool *
         kw = x.wkw;
         while (kw > 1 && k % kw) kw >>= 1;
     }
-    return nodes < 65536 && cb * kw <= WBIN_SLOT_MAX ? kw : 0;
+    const uint64_t csz = x.flags & GP_DCCH_SWEEP_W64 ? 8 : 4; /* bytes per cell */
+    return nodes < 65536 && nodes * csz * kw <= WBIN_SLOT_MAX ? kw : 0;
 }
 
 /* The launches of one plan sweep after the init upload: sweep_init (fill, scatter, the top
@@ -1695,13 +1732,15 @@ static int plan_issue(gp_dcch *d, cudaStream_t s, const x_key &x, cudaEvent_t *p
                 continue;
             }
             if (wk) { /* arc-lane warp bins: the cells of wk sources in a warp's slot */
-                const uint32_t slot = (uint32_t)((nodes * wk * 8 + 15) / 16 * 16), g = k / wk;
+                const bool c32 = !(x.flags & GP_DCCH_SWEEP_W64);
+                const uint32_t slot = (uint32_t)((nodes * wk * (c32 ? 4 : 8) + 15) / 16 * 16);
+                const uint32_t g = k / wk;
                 const uint32_t nbl = (uint32_t)(((uint64_t)nb * g + WBIN_WARPS - 1) / WBIN_WARPS);
-                if (path) path[f] = 3 + 4 + (wk << 3);
+                if (path) path[f] = 3 + 4 + (wk << 3) + (c32 ? 64 : 0);
                 if (smem_of) smem_of[f] = slot * WBIN_WARPS;
-                warcs_kern(wk)<<<nbl, WBIN_WARPS * 32, slot * WBIN_WARPS, s>>>(
+                warcs_kern(wk, c32)<<<nbl, WBIN_WARPS * 32, slot * WBIN_WARPS, s>>>(
                     P, d->p_phase_bin[f], d->p_phase_bin[f + 1], k, g, d->pdist, d->outbuf, d->n,
-                    lastf, slot, lastf ? x.flag : NULL);
+                    lastf, slot, lastf ? x.flag : NULL, x.sat, d->p_ovf);
                 CKL("sweep (warp bins)");
                 if (npev) CK(cudaEventRecord(pev[f - x.f0 + 1], s), "plan profile");
                 continue;
@@ -1755,9 +1794,10 @@ static int plan_profile(gp_dcch *d, const x_key &x, cudaEvent_t *pev, uint32_t n
     for (uint32_t f = x.f0; f < d->p_nphases; f++) {
         int per_sm = 0;
         CK(cudaEventElapsedTime(&ti, pev[f - x.f0], pev[f - x.f0 + 1]), "plan profile");
-        const uint32_t wk = (path[f] & 3) == 3 ? path[f] >> 3 : 0; /* arc-lane warp bins */
+        const uint32_t wk = (path[f] & 3) == 3 ? path[f] >> 3 & 7 : 0; /* arc-lane warp bins */
+        const bool c32 = path[f] >> 6 & 1;
         cudaError_t oe =
-            wk ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, warcs_kern(wk),
+            wk ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, warcs_kern(wk, c32),
                                                                WBIN_WARPS * 32, smem_of[f])
             : (path[f] & 3) == 3
                 ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(
@@ -1772,8 +1812,9 @@ static int plan_profile(gp_dcch *d, const x_key &x, cudaEvent_t *pev, uint32_t n
         if ((path[f] & 3) == 2) /* chains: lanes per column (splitting a node's arcs) */
             snprintf(lanes, sizeof lanes, " (%u lanes per column)", path[f] >> 3);
         else if ((path[f] & 3) == 3) /* v9: a lane per arc, wk sources per warp; v8 */
-            snprintf(lanes, sizeof lanes, wk ? " (a lane per arc, %u sources per warp)" : " (v8)",
-                     wk);
+            snprintf(lanes, sizeof lanes,
+                     wk ? " (a lane per arc, %u sources per warp, %u-bit cells)" : " (v8)", wk,
+                     c32 ? 32 : 64);
         fprintf(stderr,
                 "; phase %u (%u bins, %.0f positions, %.1f inner arcs each, largest bin %u "
                 "positions / %u steps, largest piece %u, %s%s, %u B smem, %d blocks/SM) %.1f us = "
@@ -1845,8 +1886,13 @@ static int run_plan(gp_dcch *d, cudaStream_t s, uint32_t k, const uint32_t *init
     /* chains: the largest piece at most */
     x.chain_max = cm && *cm ? (uint32_t)strtoul(cm, NULL, 10) : CHAIN_MAX_PIECE;
     x.sweep = d->sweep;
-    x.flags = d->x_flags;
+    x.flags = d->x_flags | (d->w64 ? GP_DCCH_SWEEP_W64 : 0);
     x.q_ok = d->q_ok;
+    { /* 32-bit cells saturate at INF - 1 (GPATH_CCH_SAT=N: at N, so tests reach the fallback) */
+        const char *st = getenv("GPATH_CCH_SAT");
+        unsigned long v = st && *st ? strtoul(st, NULL, 10) : 0;
+        x.sat = v > 0 && v < INF32 ? (uint32_t)v : INF32 - 1;
+    }
     x.gen = d->x_gen;
     x.pdist = d->pdist;
     x.outbuf = d->outbuf;
@@ -1869,6 +1915,11 @@ static int run_plan(gp_dcch *d, cudaStream_t s, uint32_t k, const uint32_t *init
                 CK(cudaMemsetAsync(d->p_flag, 0, d->p_flag_cap * 4, s), "allocating the bin flags");
             x.flag = d->p_flag;
         }
+    }
+    d->x_c32 = 0; /* whether a phase runs as arc-lane warp bins with 32-bit cells */
+    for (uint32_t f = x.f0; f < d->p_nphases; f++) {
+        const uint32_t wk = phase_wbins(d, x, f, NULL, NULL, NULL);
+        if (wk && wk < 16 && !(x.flags & GP_DCCH_SWEEP_W64)) d->x_c32 = 1;
     }
     /* GPATH_CCH_PLAN_PROFILE=1 (the lab): an event after the init and after each phase */
     npev = pf && *pf == '1' && d->p_nphases <= 16 ? d->p_nphases - x.f0 + 1 : 0;
@@ -1976,6 +2027,16 @@ extern "C" int gp_dcch_phast(gp_dcch *d, void *stream, uint32_t k, const uint32_
         CKL("PHAST output");
     }
     CK(cudaEventRecord(d->ev1, s), "PHAST");
+    if (plan && d->x_c32) { /* a 32-bit cell saturated: again with 64-bit cells (GP_DCCH_SWEEP_W64) */
+        uint32_t ovf = 0;
+        CK(cudaMemcpyAsync(&ovf, d->p_ovf, 4, cudaMemcpyDeviceToHost, s), "PHAST");
+        CK(cudaStreamSynchronize(s), "PHAST");
+        if (ovf) {
+            CK(cudaMemsetAsync(d->p_ovf, 0, 4, s), "PHAST");
+            d->w64 = 1;
+            return gp_dcch_phast(d, stream, k, init_first, init_rank, init_dist, dist, ms, err);
+        }
+    }
     if (dist) CK(cudaMemcpyAsync(dist, d->outbuf, cells * 8, cudaMemcpyDeviceToHost, s), "PHAST output");
     CK(cudaStreamSynchronize(s), "PHAST");
     if (ms) CK(cudaEventElapsedTime(ms, d->ev0, d->ev1), "PHAST");

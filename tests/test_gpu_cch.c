@@ -196,6 +196,29 @@ static void check_gpu(const gp_graph *g, int phast_sources) {
         }
         if (sweeps[v][4]) unsetenv("GPATH_CCH_WKW");
     }
+    /* 32-bit warp-bin cells saturating (GPATH_CCH_SAT: at 300 here, below most distances): the
+     * sweep notices and runs again with 64-bit cells, for 1 and 16 sources (warp bins for both),
+     * equal to Dijkstra; then with a saturation point no distance reaches (32-bit cells kept) */
+    for (int sv = 0; sv < 2; sv++) {
+        setenv("GPATH_CCH_SAT", sv ? "4000000000" : "300", 1);
+        assert_int_equal(gp_cch_gpu_sweep(c, 256 | 128 | 64 | 32 | 16, 0, 0, 0, &err), GP_OK);
+        for (int ki = 0; ki < 4; ki++) {
+            const int k = ki % 2 ? 16 : 1;
+            if (k > phast_sources) continue;
+            if (gp_cch_gpu_sssp(c, src, (uint32_t)k, dg, &err) != GP_OK)
+                fail_msg("phast: %s", err.msg);
+            for (int i = 0; i < k; i++) {
+                assert_int_equal(cpu->ops->sssp(cpu, g, src[i], GP_INF, dc, NULL, &err), GP_OK);
+                for (uint32_t x = 0; x < n; x++)
+                    if (dc[x] != dg[(size_t)i * n + x])
+                        fail_msg("phast (saturating at %s) k=%d src %u node %u: dijkstra %llu "
+                                 "gpu %llu", getenv("GPATH_CCH_SAT"), k, src[i], x,
+                                 (unsigned long long)dc[x],
+                                 (unsigned long long)dg[(size_t)i * n + x]);
+            }
+        }
+        unsetenv("GPATH_CCH_SAT");
+    }
     /* RPHAST */
     uint32_t ns = 37, nt = 41;
     uint32_t s2[37], t2[41];

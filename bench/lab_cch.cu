@@ -345,7 +345,12 @@ static void run_graph(lab &L, const char *spec, bool small) {
                             {"both (table phases, 4 a warp)", 384 | SVC, NULL, NULL, {}, {}},
                             {"64-bit warp-bin cells", 1024 | SVC, NULL, NULL, {}, {}},
                             {"64-bit cells, k > 1 2 a warp", 1024 | 256 | SVC, "GPATH_CCH_WKW",
-                             "2", {}, {}}};
+                             "2", {}, {}},
+                            {"flat table phases", 2048 | SVC, NULL, NULL, {}, {}},
+                            {"flat + warp bins for k > 1 (4 a warp)", 2048 | 256 | SVC, NULL,
+                             NULL, {}, {}},
+                            {"flat + warp bins for k > 1 (2 a warp)", 2048 | 256 | SVC,
+                             "GPATH_CCH_WKW", "2", {}, {}}};
     for (auto &v : xv) {
         if (v.env) setenv(v.env, v.val, 1);
         if (gp_cch_gpu_sweep(c, v.mode, 0, 0, 0, &err)) die("plan sweep variant", err);
@@ -355,7 +360,7 @@ static void run_graph(lab &L, const char *spec, bool small) {
     if (!small) { /* where the plan sweep's time goes: per-phase device times (stderr) */
         fflush(stdout);
         setenv("GPATH_CCH_PLAN_PROFILE", "1", 1);
-        for (int mode : {64 | 32, 384 | 64 | 32, 0}) { /* (one by one: no graph) */
+        for (int mode : {64 | 32, 2048 | 256 | 64 | 32, 0}) { /* (one by one: no graph) */
             if (gp_cch_gpu_sweep(c, mode, 0, 0, 0, &err)) die("plan sweep", err);
             for (uint32_t k : {1u, 16u})
                 if (gp_cch_gpu_sssp(c, srcs[0].data(), k, dg.data(), &err)) die("phast profile", err);
@@ -469,6 +474,10 @@ static void run_graph(lab &L, const char *spec, bool small) {
         one_to_all("plan 4x4x64, warps everywhere, 64-bit cells", v1, NULL, v16, NULL, false);
         if (gp_cch_gpu_sweep(c, 512 | 64 | 48, 4, 4, 64, &err)) die("plan variant", err);
         one_to_all("plan 4x4x64, v8 warps", v1, NULL, v16, NULL, false);
+        if (gp_cch_gpu_sweep(c, 2048 | 256 | 64 | 48, 4, 4, 64, &err)) die("plan variant", err);
+        one_to_all("plan 4x4x64, flat", v1, NULL, v16, NULL, false);
+        if (gp_cch_gpu_sweep(c, 2048 | 256 | 64 | 48, 0, 0, 0, &err)) die("plan variant", err);
+        one_to_all("default plan, flat", v1, NULL, v16, NULL, false);
         if (gp_cch_gpu_sweep(c, SVC, 256, 16, 0, &err)) die("plan", err);
     }
 

@@ -91,6 +91,11 @@ uint64_t gp_dcch_bytes(const gp_dcch *d); /* its own bytes plus its topology par
  * unless it saturated, and when one did the kernel says so and the sweep runs again with 64-bit
  * cells, which stay on for this metric (until the next customization). */
 #define GP_DCCH_SWEEP_W64 1024
+/* FLAT: the phases that use piece tables run without bins: a launch relaxing every position's
+ * outer arcs (a thread per position and source), then one applying every table entry (a thread
+ * per entry and source, atomicMin on the cells); the output follows in the next launch
+ * (kernels/cch.cu flat_outer / flat_entries). */
+#define GP_DCCH_SWEEP_FLAT 2048
 void gp_dcch_set_sweep(gp_dcch *d, int sweep);
 /* Rebuilds the plan with thresholds base, base*ratio, ... and at most about bin_cap nodes per bin
  * (0 = the defaults: 256, 16, 128) into a topology part of d's own (the shared one, built with

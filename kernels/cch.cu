@@ -240,6 +240,11 @@ struct gp_dcch_topo {
     uint64_t q_nent;
     uint64_t *q_pent, *q_parcs; /* host, per phase: table entries, inner arcs */
     uint32_t *q_pmaxn;      /* host, per phase: nodes of the largest bin with a table */
+    /* flat phases (GP_DCCH_SWEEP_FLAT): each piece-table entry with absolute positions,
+     * (v << 32) | a (device, q_nent), and per phase its positions and entries (host) */
+    u64 *f_va;
+    uint32_t *f_ppos;       /* host: nphases+1, the first position of each phase */
+    uint64_t *f_pent;       /* host: nphases+1, the first entry of each phase */
     /* the plan's chains (cch_plan.h gp_cch_chains; the GP_DCCH_SWEEP_CHAINS sweeps) */
     uint32_t *c_bin, *c_first, *c_node; /* device */
     uint32_t *c_pmax, *c_ppos, *c_parcs; /* host, per phase: largest piece, positions, inner arcs */
@@ -273,11 +278,15 @@ struct gp_dcch : gp_dcch_topo {
     u64 *t_tab;             /* t_K x t_K, row u: down distances from u */
     float t_ms;             /* device ms of the last table computation */
     u64 *q_ent;             /* the piece tables: q_tmpl's layout, high words this metric's */
+    uint32_t *f_T;          /* flat phases: q_ent's high words alone (f_va's order) */
     uint32_t *q_bad;
     int q_ok;               /* the last customization's tables hold (no down distance >= 2^32-1) */
     float q_ms;             /* device ms of the last piece-table computation */
     u64 *pdist;             /* plan sweeps: positions x k, INF from cell p_dirty on */
     size_t pdist_cap, p_dirty;
+    u64 *pdist1;            /* ... the same for one source: a sweep of one source after one of
+                             * 16 would clean the 16-source layout's upper cells (p_dirty) */
+    size_t pdist1_cap, p_dirty1;
     uint32_t *p_flag;       /* GP_DCCH_SWEEP_SKIP: per bin, an entry of the init in its cells */
     uint32_t *p_ovf;        /* device word: a 32-bit warp-bin cell saturated (GP_DCCH_SWEEP_W64) */
     int w64;                /* ... so this metric's sweeps keep 64-bit cells */
@@ -340,7 +349,7 @@ static void topo_part_free(gp_dcch_topo *t) {
                    t->p_in_head, t->p_in_edge, t->p_out_first, t->p_out_head, t->p_out_tail,
                    t->p_out_edge, t->p_pnode, t->p_pos, t->p_in_ht, t->p_step_arc, t->t_first,
                    t->t_head, t->t_edge, t->q_bins, t->q_first, t->q_depth, t->q_tmpl,
-                   t->c_bin, t->c_first, t->c_node};
+                   t->c_bin, t->c_first, t->c_node, t->f_va};
     for (size_t i = 0; i < sizeof dev / sizeof *dev; i++) cudaFree(dev[i]);
     free(t->level_first);
     free(t->edge_level);
@@ -351,6 +360,8 @@ static void topo_part_free(gp_dcch_topo *t) {
     free(t->q_pent);
     free(t->q_parcs);
     free(t->q_pmaxn);
+    free(t->f_ppos);
+    free(t->f_pent);
     free(t->c_pmax);
     free(t->c_ppos);
     free(t->c_parcs);
@@ -377,16 +388,16 @@ static void sweep_x_free(gp_dcch *d) {
 
 /* This instance's plan weights and tables (sized by its topology part). */
 static void metric_free(gp_dcch *d) {
-    void *dev[] = {d->p_in_wt, d->p_out_wt, d->t_wt, d->t_tab, d->q_ent, d->q_bad};
+    void *dev[] = {d->p_in_wt, d->p_out_wt, d->t_wt, d->t_tab, d->q_ent, d->q_bad, d->f_T};
     for (size_t i = 0; i < sizeof dev / sizeof *dev; i++) cudaFree(dev[i]);
-    d->p_in_wt = d->p_out_wt = d->t_wt = d->q_bad = NULL;
+    d->p_in_wt = d->p_out_wt = d->t_wt = d->q_bad = d->f_T = NULL;
     d->t_tab = d->q_ent = NULL;
     d->q_ok = 0;
 }
 
 static uint64_t metric_bytes(const gp_dcch_topo *t) {
     return ((uint64_t)t->p_nin + t->p_nout + t->t_narcs) * 4 + (uint64_t)t->t_K * t->t_K * 8 +
-           (t->q_ntab ? t->q_nent * 8 + 4 : 0);
+           (t->q_ntab ? t->q_nent * 8 + 4 : 0) + (t->f_va ? t->q_nent * 4 : 0);
 }
 
 /* Points d at the topology part t (a reference the caller hands over), dropping the one it had,
@@ -401,6 +412,7 @@ static int bind(gp_dcch *d, gp_dcch_topo *t, cudaStream_t s, gp_err *err) {
     static_cast<gp_dcch_topo &>(*d) = *t;
     d->tm = t;
     d->p_dirty = d->pdist_cap; /* positions may have moved: every cell may be stale */
+    d->p_dirty1 = d->pdist1_cap;
     CK(dput(&d->p_in_wt, (const uint32_t *)NULL, (size_t)t->p_nin, s, NULL), "allocating the plan");
     CK(dput(&d->p_out_wt, (const uint32_t *)NULL, (size_t)t->p_nout, s, NULL), "allocating the plan");
     if (t->t_K) {
@@ -412,6 +424,9 @@ static int bind(gp_dcch *d, gp_dcch_topo *t, cudaStream_t s, gp_err *err) {
         CK(cudaMemcpyAsync(d->q_ent, t->q_tmpl, (size_t)t->q_nent * 8, cudaMemcpyDeviceToDevice, s),
            "copying the piece tables");
         CK(dput(&d->q_bad, (const uint32_t *)NULL, 1, s, NULL), "allocating the piece tables");
+        if (t->f_va)
+            CK(dput(&d->f_T, (const uint32_t *)NULL, (size_t)t->q_nent, s, NULL),
+               "allocating the piece tables");
     }
     d->bytes += metric_bytes(t);
 out:
@@ -452,7 +467,7 @@ extern "C" void gp_dcch_free(gp_dcch *d) {
     void *dev[] = {d->pdist,     d->p_flag,    d->ofw,        d->obw,    d->fw,      d->bw,
                    d->fmid,      d->bmid,      d->bad,        d->dist,   d->init_rank,
                    d->init_dist, d->init_first, d->outbuf,    d->r_first, d->r_head, d->r_wt,
-                   d->r_lev,     d->r_tgt,     d->p_ovf};
+                   d->r_lev,     d->r_tgt,     d->p_ovf,      d->pdist1};
     for (size_t i = 0; i < sizeof dev / sizeof *dev; i++) cudaFree(dev[i]);
     if (d->ev0) cudaEventDestroy(d->ev0);
     if (d->ev1) cudaEventDestroy(d->ev1);
@@ -688,6 +703,12 @@ __global__ void __launch_bounds__(PIECE_THREADS)
 /* The plan's arc weights (and the top table, the piece tables) from the customized down weights
  * (after every customization and plan rebuild); the tables' device times land in d->t_ms and
  * d->q_ms. */
+/* Flat phases' T: the piece tables' high words alone. */
+__global__ void ent_t(const u64 *__restrict__ ent, uint64_t n, uint32_t *T) {
+    const uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) T[i] = (uint32_t)(ent[i] >> 32);
+}
+
 static int plan_weights(gp_dcch *d, cudaStream_t s, gp_err *err) {
     int rc = GP_OK;
     if (!d->p_nphases || !d->customized) return GP_OK;
@@ -725,6 +746,11 @@ static int plan_weights(gp_dcch *d, cudaStream_t s, gp_err *err) {
             d->q_bins, d->p_bin_first, d->p_bin_step, d->p_step_first, d->p_in_first,
             d->p_in_head, d->p_in_wt, d->q_depth, d->q_first, (uint32_t *)d->q_ent, d->q_bad);
         CKL("piece tables");
+        if (d->f_T) {
+            ent_t<<<(unsigned)((d->q_nent + BIG_THREADS - 1) / BIG_THREADS), BIG_THREADS, 0, s>>>(
+                d->q_ent, d->q_nent, d->f_T);
+            CKL("piece tables");
+        }
         CK(cudaEventRecord(e1, s), "piece tables");
         CK(cudaMemcpyAsync(&bad, d->q_bad, 4, cudaMemcpyDeviceToHost, s), "piece tables");
         CK(cudaEventSynchronize(e1), "piece tables");
@@ -861,6 +887,29 @@ static int topo_plan(gp_dcch_topo *d, cudaStream_t s, uint32_t base, uint32_t ra
         d->q_nent = pt->first[p->nbins];
         CK(dput(&d->q_tmpl, (const u64 *)pt->ent, (size_t)pt->first[p->nbins], s, &d->tbytes),
            "uploading the piece tables");
+        { /* flat phases: the entries with absolute positions, the phases' ranges */
+            u64 *va = (u64 *)malloc((size_t)d->q_nent * 8 + 8);
+            d->f_ppos = (uint32_t *)malloc(((size_t)p->nphases + 1) * 4);
+            d->f_pent = (uint64_t *)malloc(((size_t)p->nphases + 1) * 8);
+            if (!va || !d->f_ppos || !d->f_pent) {
+                free(va);
+                rc = gp_err_set(err, GP_ENOMEM, "out of memory for the piece tables");
+                goto out;
+            }
+            for (uint32_t f = 0; f <= p->nphases; f++) {
+                d->f_ppos[f] = p->bin_first[p->phase_bin[f]];
+                d->f_pent[f] = pt->first[p->phase_bin[f]];
+            }
+            for (uint32_t b = 0; b < p->nbins; b++)
+                for (uint32_t e = pt->first[b]; e < pt->first[b + 1]; e++) {
+                    const uint32_t lo = (uint32_t)pt->ent[e], p0 = p->bin_first[b];
+                    va[e] = (u64)(p0 + (lo >> 16)) << 32 | (p0 + (lo & 0xffffu));
+                }
+            cudaError_t e1 = dput(&d->f_va, (const u64 *)va, (size_t)d->q_nent, s, &d->tbytes);
+            if (e1 == cudaSuccess) e1 = cudaStreamSynchronize(s); /* before va goes */
+            free(va);
+            CK(e1, "uploading the piece tables");
+        }
     }
     if ((rc = topo_chains(d, p, s, err)) != GP_OK) goto out; /* issue 18 variants */
     CK(cudaStreamSynchronize(s), "uploading the plan");
@@ -895,7 +944,8 @@ extern "C" void gp_dcch_set_sweep(gp_dcch *d, int sweep) {
     d->w64 = 0; /* (32-bit warp-bin cells again until one saturates) */
     d->x_flags = sweep & (GP_DCCH_SWEEP_CHAINS | GP_DCCH_SWEEP_CHAINS_FIRST | GP_DCCH_SWEEP_GRAPH |
                           GP_DCCH_SWEEP_WARPS | GP_DCCH_SWEEP_SKIP | GP_DCCH_SWEEP_WTABS |
-                          GP_DCCH_SWEEP_WMULTI | GP_DCCH_SWEEP_WARPS8 | GP_DCCH_SWEEP_W64);
+                          GP_DCCH_SWEEP_WMULTI | GP_DCCH_SWEEP_WARPS8 | GP_DCCH_SWEEP_W64 |
+                          GP_DCCH_SWEEP_FLAT);
 }
 
 extern "C" int gp_dcch_set_metric(gp_dcch *d, void *stream, const uint32_t *ofw,
@@ -1518,6 +1568,59 @@ __global__ void __launch_bounds__(WBIN_WARPS * 32, WARCS_BLOCKS)
     if (flag && rd && lane == 0 && atomicAdd(&flag[b], 1u) == g) flag[b] = 0;
 }
 
+/* Flat phases (GP_DCCH_SWEEP_FLAT): a phase with piece tables without bins. A bin's table gives
+ * d(v) = min(D1(v), min over its entries (v, a, T) of D1(a) + T) with D1 the cells after the
+ * outer arcs; a block per bin left the GPU idle where a phase has few bins (gen:24M: 37 bins of
+ * 139 steps, 528 of 243 at one block per SM). Here the whole phase at once: flat_outer, a thread
+ * per position and source, relaxes the position's outer arcs into its cell (D1; heads are in
+ * earlier phases: final), then flat_entries, a thread per entry and source, lowers v's cell with
+ * atomicMin. An entry may read a's cell after other entries lowered it: any value there lies
+ * between d(a) and D1(a), so the candidate is a real path's length, never below d(v), and never
+ * above D1(a) + T: the minimum is d(v) whatever the order (and a stale cached read is such a
+ * value too). The output waits for the next launch: flat_outer's first part writes the previous
+ * flat phase's positions (plo .. phi) to out row by row (neighbouring threads: neighbouring
+ * positions), and restores INF there after the last phase (lastp). */
+__global__ void __launch_bounds__(256)
+    flat_outer(plan_dev P, uint32_t lo, uint32_t hi, uint32_t k, u64 *dist, u64 *out, uint32_t n,
+               uint32_t plo, uint32_t phi, int lastp) {
+    const uint64_t np = (uint64_t)(phi - plo) * k, nq = (uint64_t)(hi - lo) * k;
+    const uint64_t it = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (it < np) {
+        const uint32_t sc = (uint32_t)(it / (phi - plo)), p = plo + (uint32_t)(it % (phi - plo));
+        const size_t cell = (size_t)p * k + sc;
+        const u64 v = dist[cell];
+        out[(size_t)sc * n + P.pnode[p]] = v;
+        if (lastp && v != INF64) dist[cell] = INF64;
+        return;
+    }
+    if (it >= np + nq) return;
+    const uint32_t p = lo + (uint32_t)((it - np) / k), sc = (uint32_t)((it - np) % k);
+    const size_t cell = (size_t)p * k + sc;
+    u64 best = dist[cell];
+    for (uint32_t o = P.out_first[p]; o < P.out_first[p + 1]; o++) {
+        const uint32_t w = P.out_wt[o];
+        if (w == INF32) continue;
+        const u64 dh = dist[(size_t)P.out_head[o] * k + sc];
+        if (dh != INF64 && dh + w < best) best = dh + w;
+    }
+    dist[cell] = best;
+}
+
+__global__ void __launch_bounds__(256)
+    flat_entries(const u64 *__restrict__ va, const uint32_t *__restrict__ T, uint64_t e0,
+                 uint64_t ne, uint32_t k, u64 *dist) {
+    const uint64_t it = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (it >= ne * k) return;
+    const uint64_t e = e0 + it / k;
+    const uint32_t sc = (uint32_t)(it % k), t = T[e];
+    if (t == INF32) return;
+    const u64 x = va[e];
+    const u64 da = dist[(size_t)(uint32_t)x * k + sc];
+    if (da == INF64) return;
+    u64 *const dv = &dist[(size_t)(x >> 32) * k + sc];
+    if (da + t < *dv) atomicMin(dv, da + t);
+}
+
 /* Before the plan's phases, one launch: blocks 0 .. nfill-1 fill a chunk of INIT_CHUNK cells of
  * [lo, hi) each with INF and then write the upward-search entries that land in their chunk (block
  * 0 also those at hi or beyond: cells that are INF between sweeps); entries of the top (positions
@@ -1642,6 +1745,17 @@ static const sweep_kern sweep_kerns[2][2][2] = { /* [k == 1][bins fit smem][chai
     {{sweep_bins<true, false, false>, sweep_bins<true, false, true>},
      {sweep_bins<true, true, false>, sweep_bins<true, true, true>}}};
 
+/* Whether phase f of the plan runs flat (GP_DCCH_SWEEP_FLAT: where it uses piece tables at x.k
+ * and no chains replace them). */
+static bool phase_flat(const gp_dcch *d, const x_key &x, uint32_t f) {
+    const uint32_t k = x.k;
+    const bool tabs = d->sweep == GP_DCCH_SWEEP_PLAN && d->q_ok && d->q_pent && d->q_pent[f] &&
+                      (k == 1 || d->q_pent[f] <= 2 * d->q_parcs[f]);
+    const bool ch = (x.flags & GP_DCCH_SWEEP_CHAINS) && d->c_pmax && d->c_pmax[f] <= x.chain_max &&
+                    (!tabs || (x.flags & GP_DCCH_SWEEP_CHAINS_FIRST));
+    return (x.flags & GP_DCCH_SWEEP_FLAT) && d->f_va && d->f_T && tabs && !ch;
+}
+
 /* Whether and how phase f of the plan runs as warp bins at x.k (GP_DCCH_SWEEP_WARPS, in phases
  * of at least d->wbin_min bins): 0 not; 1, 2 or 4 as arc-lane warp bins (sweep_warcs) with that
  * many sources per warp: for one source where no piece table is used at this k (unless chains
@@ -1670,7 +1784,7 @@ static uint32_t phase_wbins(const gp_dcch *d, const x_key &x, uint32_t f, bool *
         return 0;
     if (x.flags & GP_DCCH_SWEEP_WARPS8)
         return k == 1 && !(tabs && !ch) && fb <= WBIN_SLOT_MAX ? 16 : 0;
-    if (tabs && !ch && !(x.flags & GP_DCCH_SWEEP_WTABS)) return 0;
+    if (tabs && !ch && (!(x.flags & GP_DCCH_SWEEP_WTABS) || phase_flat(d, x, f))) return 0;
     uint32_t kw = 1;
     if (k > 1) {
         if (!(x.flags & GP_DCCH_SWEEP_WMULTI)) return 0;
@@ -1705,7 +1819,32 @@ static int plan_issue(gp_dcch *d, cudaStream_t s, const x_key &x, cudaEvent_t *p
                       d->p_step_arc,  d->q_first,    d->c_bin,        d->c_first,
                       d->c_node};
         unsigned threads = k == 1 ? 256 : PLAN_THREADS_MAX;
-        for (uint32_t f = x.f0; f < d->p_nphases; f++) {
+        uint32_t plo = 0, phi = 0; /* a flat phase's positions, their output still to write */
+        for (uint32_t f = x.f0; f <= d->p_nphases; f++) {
+            const bool flat = f < d->p_nphases && phase_flat(d, x, f);
+            if (phi > plo || (flat && f < d->p_nphases)) { /* flat_outer: the pending output,
+                                                          * this flat phase's outer arcs */
+                const uint32_t lo = flat ? d->f_ppos[f] : 0, hi = flat ? d->f_ppos[f + 1] : 0;
+                const uint64_t items = ((uint64_t)(phi - plo) + (hi - lo)) * k;
+                if (items)
+                    flat_outer<<<(unsigned)((items + 255) / 256), 256, 0, s>>>(
+                        P, lo, hi, k, d->pdist, d->outbuf, d->n, plo, phi,
+                        f == d->p_nphases);
+                CKL("sweep (flat)");
+                plo = lo, phi = hi;
+            }
+            if (f == d->p_nphases) break;
+            if (flat) { /* flat_entries: the phase's piece-table entries at once */
+                const uint64_t e0 = d->f_pent[f], ne = d->f_pent[f + 1] - e0;
+                if (ne)
+                    flat_entries<<<(unsigned)((ne * k + 255) / 256), 256, 0, s>>>(
+                        d->f_va, d->f_T, e0, ne, k, d->pdist);
+                CKL("sweep (flat)");
+                if (path) path[f] = 256;
+                if (smem_of) smem_of[f] = 0;
+                if (npev) CK(cudaEventRecord(pev[f - x.f0 + 1], s), "plan profile");
+                continue;
+            }
             uint32_t nb = d->p_phase_bin[f + 1] - d->p_phase_bin[f];
             uint64_t nodes = d->p_max_nodes[f], need = nodes * k * 8 + (nodes + 1) * 4 +
                                                       (uint64_t)d->p_max_arcs[f] * 8 + 16;
@@ -1795,9 +1934,10 @@ static int plan_profile(gp_dcch *d, const x_key &x, cudaEvent_t *pev, uint32_t n
         int per_sm = 0;
         CK(cudaEventElapsedTime(&ti, pev[f - x.f0], pev[f - x.f0 + 1]), "plan profile");
         const uint32_t wk = (path[f] & 3) == 3 ? path[f] >> 3 & 7 : 0; /* arc-lane warp bins */
-        const bool c32 = path[f] >> 6 & 1;
+        const bool c32 = path[f] >> 6 & 1, flat = path[f] == 256;
         cudaError_t oe =
-            wk ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, warcs_kern(wk, c32),
+            flat ? cudaErrorNotSupported /* (grids of 256 threads: no blocks per SM to tell) */
+            : wk ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, warcs_kern(wk, c32),
                                                                WBIN_WARPS * 32, smem_of[f])
             : (path[f] & 3) == 3
                 ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(
@@ -1808,8 +1948,11 @@ static int plan_profile(gp_dcch *d, const x_key &x, cudaEvent_t *pev, uint32_t n
                       k == 1 ? 256 : PLAN_THREADS_MAX, smem_of[f]);
         if (oe != cudaSuccess) per_sm = -1;
         const double pos = d->c_ppos ? (double)d->c_ppos[f] : 0;
-        char lanes[48] = "";
-        if ((path[f] & 3) == 2) /* chains: lanes per column (splitting a node's arcs) */
+        char lanes[96] = "";
+        if (flat || (path[f] & 3) == 1) /* the tables' entries */
+            snprintf(lanes, sizeof lanes, " (%llu entries)",
+                     (unsigned long long)(d->q_pent ? d->q_pent[f] : 0));
+        else if ((path[f] & 3) == 2) /* chains: lanes per column (splitting a node's arcs) */
             snprintf(lanes, sizeof lanes, " (%u lanes per column)", path[f] >> 3);
         else if ((path[f] & 3) == 3) /* v9: a lane per arc, wk sources per warp; v8 */
             snprintf(lanes, sizeof lanes,
@@ -1821,7 +1964,8 @@ static int plan_profile(gp_dcch *d, const x_key &x, cudaEvent_t *pev, uint32_t n
                 "%.0f GB/s",
                 f, d->p_phase_bin[f + 1] - d->p_phase_bin[f], pos,
                 pos > 0 && d->c_parcs ? d->c_parcs[f] / pos : 0.0, d->p_max_nodes[f],
-                d->p_max_steps[f], d->c_pmax ? d->c_pmax[f] : 0, names[path[f] & 3], lanes,
+                d->p_max_steps[f], d->c_pmax ? d->c_pmax[f] : 0,
+                flat ? "flat piece tables" : names[path[f] & 3], lanes,
                 smem_of[f],
                 per_sm, ti * 1e3, ti > 0 ? pos * k * 16 / (ti * 1e-3) / 1e9 : 0.0);
     }
@@ -1834,8 +1978,23 @@ out:
  * the upward searches by position, a launch per phase; the output lands in d->outbuf. With
  * GP_DCCH_SWEEP_GRAPH the launches after the init upload run as one CUDA graph, captured once per
  * key (x_key: k, the fill range, the buffers, the plan generation, the paths' inputs). */
+static int run_plan_k(gp_dcch *d, cudaStream_t s, uint32_t k, const uint32_t *init_first,
+                      const uint32_t *init_rank, const uint64_t *init_dist, gp_err *err);
+/* One source sweeps its own buffer (pdist1), several the shared one (pdist). */
 static int run_plan(gp_dcch *d, cudaStream_t s, uint32_t k, const uint32_t *init_first,
                     const uint32_t *init_rank, const uint64_t *init_dist, gp_err *err) {
+    if (k != 1) return run_plan_k(d, s, k, init_first, init_rank, init_dist, err);
+    u64 *p = d->pdist;
+    size_t cap = d->pdist_cap, dirty = d->p_dirty;
+    d->pdist = d->pdist1, d->pdist_cap = d->pdist1_cap, d->p_dirty = d->p_dirty1;
+    int rc = run_plan_k(d, s, k, init_first, init_rank, init_dist, err);
+    d->pdist1 = d->pdist, d->pdist1_cap = d->pdist_cap, d->p_dirty1 = d->p_dirty;
+    d->pdist = p, d->pdist_cap = cap, d->p_dirty = dirty;
+    return rc;
+}
+
+static int run_plan_k(gp_dcch *d, cudaStream_t s, uint32_t k, const uint32_t *init_first,
+                      const uint32_t *init_rank, const uint64_t *init_dist, gp_err *err) {
     int rc = GP_OK;
     size_t cells = (size_t)d->n * k;
     u64 *before = d->pdist;

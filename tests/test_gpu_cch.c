@@ -152,11 +152,14 @@ static void check_gpu(const gp_graph *g, int phast_sources) {
      * then warp bins in the piece-table phases (128) and for 16 sources (256) with 4, 2 and 1
      * sources per warp (GPATH_CCH_WKW, the last column; 0: the default, 4), with the skip as a
      * graph on the default plan, on the many-phase plan, on 1024-node bins (k = 16 too large for
-     * a slot there: the block sweep) with 1 per warp, and without the skip on 256-node bins. */
+     * a slot there: the block sweep) with 1 per warp, and without the skip on 256-node bins;
+     * then the flat table phases (2048) on the default plan as a graph, on the many-phase plan
+     * with warp bins for 16 sources, 2 a warp, on 1024-node bins (block sweep elsewhere), and on
+     * a 4 x 4 plan of 64-node bins as a graph. */
     uint32_t src[16];
     for (int i = 0; i < 16; i++) src[i] = (uint32_t)(rnd() % n);
     uint64_t *dg = malloc((size_t)n * 16 * 8), *dc = malloc((size_t)n * 8);
-    static const uint32_t sweeps[24][5] = {{0, 0, 0, 0, 0},       {1, 0, 0, 0, 0},
+    static const uint32_t sweeps[28][5] = {{0, 0, 0, 0, 0},       {1, 0, 0, 0, 0},
                                            {0, 2, 2, 8, 0},       {2, 2, 2, 8, 0},
                                            {3, 2, 2, 8, 0},       {12, 2, 2, 8, 0},
                                            {2 | 4, 2, 2, 8, 0},   {2, 256, 16, 1024, 0},
@@ -172,8 +175,12 @@ static void check_gpu(const gp_graph *g, int phast_sources) {
                                            {256 | 128 | 64 | 32 | 16, 0, 0, 0, 0},
                                            {256 | 128 | 64 | 32, 2, 2, 8, 2},
                                            {256 | 64 | 32, 256, 16, 1024, 1},
-                                           {256 | 128 | 32 | 16, 256, 16, 256, 4}};
-    for (int v = 0; v < 24; v++) {
+                                           {256 | 128 | 32 | 16, 256, 16, 256, 4},
+                                           {2048 | 64 | 32 | 16, 0, 0, 0, 0},
+                                           {2048 | 256 | 64 | 32, 2, 2, 8, 2},
+                                           {2048, 256, 16, 1024, 0},
+                                           {2048 | 256 | 64 | 32 | 16, 4, 4, 64, 0}};
+    for (int v = 0; v < 28; v++) {
         char wkw[2] = {(char)('0' + sweeps[v][4]), 0};
         if (sweeps[v][4]) setenv("GPATH_CCH_WKW", wkw, 1);
         assert_int_equal(gp_cch_gpu_sweep(c, (int)sweeps[v][0], sweeps[v][1], sweeps[v][2],

@@ -306,10 +306,11 @@ static void run_graph(lab &L, const char *spec, bool small) {
             }
         }
     };
-    /* the service's sweep: the plan with both tables, warp bins for one source reading only the
-     * last phase's cells with an entry, the launches as one CUDA graph (SVC =
-     * GP_DCCH_SWEEP_SKIP | _WARPS | _GRAPH, the flags gp_dcch_new sets) */
-    const int SVC = 64 | 32 | 16;
+    /* the service's sweep: the plan with both tables, the table phases flat, warp bins (for 1 and
+     * for 16 sources) reading only the last phase's cells with an entry, the launches as one CUDA
+     * graph (SVC = GP_DCCH_SWEEP_FLAT | _WMULTI | _SKIP | _WARPS | _GRAPH, the flags gp_dcch_new
+     * sets) */
+    const int SVC = 2048 | 256 | 64 | 32 | 16;
     if (gp_cch_gpu_sweep(c, SVC, 0, 0, 0, &err)) die("plan sweep", err);
     one_to_all("plan with top and piece tables", ph1, &ph1e, ph16, &ph16e, true);
     std::vector<double> tp1, tp16; /* the plan with its top table only (mode 3), same sources */
@@ -319,38 +320,27 @@ static void run_graph(lab &L, const char *spec, bool small) {
     if (gp_cch_gpu_sweep(c, 2 | SVC, 0, 0, 0, &err)) die("plan sweep", err);
     one_to_all("plan without tables", nt1, NULL, nt16, NULL, false);
     /* issue 18's variants of the service's sweep (engine/cuda_cch.h), same sources, each
-     * checked against CPU PHAST: the last phase reading every cell (32 | 16, the sweep before
-     * GP_DCCH_SWEEP_SKIP), without the CUDA graph (64 | 32), without warp bins (16), neither
-     * (0), chains where the largest piece is at most 1024 positions and no piece table is used
-     * instead of warp bins (4 | 16; the chains' other variants, measured at 84c3c70, lost as
-     * the chains did) */
+     * checked against CPU PHAST: without the flat table phases (2048), without warp bins for
+     * several sources (256), neither (the sweep before them: 64 | 32 | 16), 2 sources per warp
+     * (GPATH_CCH_WKW=2), 64-bit warp-bin cells (1024), the last phase reading every cell (64),
+     * without the CUDA graph (16), without warp bins (32 and 256), the block sweep launch by
+     * launch (0), chains (4 | 16; measured at 84c3c70 and after: they lost) */
     struct xvar {
         const char *name;
         int mode;
         const char *env, *val; /* an environment variable set for the variant (NULL: none) */
         std::vector<double> t1, t16;
     };
-    /* v9 (arc-lane warp bins, the default since): v8's warp bins (512), warp bins in the phases
-     * with piece tables too (128), for 16 sources with 4 or 2 per warp (256), both (384) */
-    std::vector<xvar> xv = {{"reading every cell", 32 | 16, NULL, NULL, {}, {}},
-                            {"without the graph", 64 | 32, NULL, NULL, {}, {}},
-                            {"without warp bins", 16, NULL, NULL, {}, {}},
-                            {"neither (block sweep, launch by launch)", 0, NULL, NULL, {}, {}},
-                            {"chains + graph", 4 | 16, NULL, NULL, {}, {}},
-                            {"v8 warp bins", 512 | SVC, NULL, NULL, {}, {}},
-                            {"warp bins in table phases", 128 | SVC, NULL, NULL, {}, {}},
-                            {"warp bins for k > 1, 4 sources a warp", 256 | SVC, NULL, NULL, {}, {}},
-                            {"warp bins for k > 1, 2 sources a warp", 256 | SVC, "GPATH_CCH_WKW",
-                             "2", {}, {}},
-                            {"both (table phases, 4 a warp)", 384 | SVC, NULL, NULL, {}, {}},
-                            {"64-bit warp-bin cells", 1024 | SVC, NULL, NULL, {}, {}},
-                            {"64-bit cells, k > 1 2 a warp", 1024 | 256 | SVC, "GPATH_CCH_WKW",
-                             "2", {}, {}},
-                            {"flat table phases", 2048 | SVC, NULL, NULL, {}, {}},
-                            {"flat + warp bins for k > 1 (4 a warp)", 2048 | 256 | SVC, NULL,
-                             NULL, {}, {}},
-                            {"flat + warp bins for k > 1 (2 a warp)", 2048 | 256 | SVC,
-                             "GPATH_CCH_WKW", "2", {}, {}}};
+    std::vector<xvar> xv = {{"without flat table phases", SVC & ~2048, NULL, NULL, {}, {}},
+                            {"without warp bins for k > 1", SVC & ~256, NULL, NULL, {}, {}},
+                            {"neither (the sweep before)", 64 | 32 | 16, NULL, NULL, {}, {}},
+                            {"2 sources a warp", SVC, "GPATH_CCH_WKW", "2", {}, {}},
+                            {"64-bit warp-bin cells", SVC | 1024, NULL, NULL, {}, {}},
+                            {"reading every cell", SVC & ~64, NULL, NULL, {}, {}},
+                            {"without the graph", SVC & ~16, NULL, NULL, {}, {}},
+                            {"without warp bins", SVC & ~(32 | 256), NULL, NULL, {}, {}},
+                            {"block sweep, launch by launch", 0, NULL, NULL, {}, {}},
+                            {"chains + graph", 4 | 16, NULL, NULL, {}, {}}};
     for (auto &v : xv) {
         if (v.env) setenv(v.env, v.val, 1);
         if (gp_cch_gpu_sweep(c, v.mode, 0, 0, 0, &err)) die("plan sweep variant", err);
@@ -360,7 +350,7 @@ static void run_graph(lab &L, const char *spec, bool small) {
     if (!small) { /* where the plan sweep's time goes: per-phase device times (stderr) */
         fflush(stdout);
         setenv("GPATH_CCH_PLAN_PROFILE", "1", 1);
-        for (int mode : {64 | 32, 2048 | 256 | 64 | 32, 0}) { /* (one by one: no graph) */
+        for (int mode : {SVC & ~16, 64 | 32, 0}) { /* (one by one: no graph) */
             if (gp_cch_gpu_sweep(c, mode, 0, 0, 0, &err)) die("plan sweep", err);
             for (uint32_t k : {1u, 16u})
                 if (gp_cch_gpu_sssp(c, srcs[0].data(), k, dg.data(), &err)) die("phast profile", err);
@@ -426,8 +416,8 @@ static void run_graph(lab &L, const char *spec, bool small) {
            median(ph1), median(nt1), median(nt1) / median(ph1), median(ph16) / 16,
            median(nt16) / 16, median(nt16) / median(ph16));
     printf("- PHAST sweep, issue 18 variants (default plan; same sources, same run; device ms; "
-           "the service's sweep (\"default\": warp bins for one source reading only the last "
-           "phase's cells with an entry, CUDA graph) / variant in "
+           "the service's sweep (\"default\": flat table phases, warp bins for 1 and 16 sources "
+           "reading only the last phase's cells with an entry, CUDA graph) / variant in "
            "parentheses, > 1 = the variant is faster): 1 source default %.3f",
            median(ph1));
     for (auto &v : xv)
@@ -460,24 +450,21 @@ static void run_graph(lab &L, const char *spec, bool small) {
         one_to_all("plan 4x4x64", v1, NULL, v16, NULL, false);
         if (gp_cch_gpu_sweep(c, 64 | 48, 4, 4, 64, &err)) die("plan variant", err); /* skip, warps, graph */
         one_to_all("plan 4x4x64, warps", v1, NULL, v16, NULL, false);
-        /* v9's warp bins in the piece-table phases and for 16 sources (4, then 1 a warp) */
-        if (gp_cch_gpu_sweep(c, 384 | 64 | 48, 4, 4, 64, &err)) die("plan variant", err);
-        one_to_all("plan 4x4x64, warps everywhere", v1, NULL, v16, NULL, false);
-        setenv("GPATH_CCH_WKW", "1", 1);
-        one_to_all("plan 4x4x64, warps everywhere, 1 a warp", v1, NULL, v16, NULL, false);
-        unsetenv("GPATH_CCH_WKW");
-        setenv("GPATH_CCH_SAT", "300", 1); /* 32-bit cells saturate: again with 64-bit ones */
-        if (gp_cch_gpu_sweep(c, 384 | 64 | 48, 4, 4, 64, &err)) die("plan variant", err);
-        one_to_all("plan 4x4x64, warps everywhere, saturating", v1, NULL, v16, NULL, false);
-        unsetenv("GPATH_CCH_SAT");
-        if (gp_cch_gpu_sweep(c, 1024 | 384 | 64 | 48, 4, 4, 64, &err)) die("plan variant", err);
-        one_to_all("plan 4x4x64, warps everywhere, 64-bit cells", v1, NULL, v16, NULL, false);
-        if (gp_cch_gpu_sweep(c, 512 | 64 | 48, 4, 4, 64, &err)) die("plan variant", err);
-        one_to_all("plan 4x4x64, v8 warps", v1, NULL, v16, NULL, false);
+        /* flat table phases and warp bins for 16 sources (4, then 1 a warp); 32-bit cells
+         * saturating (then again with 64-bit ones); 64-bit cells; the default plan */
         if (gp_cch_gpu_sweep(c, 2048 | 256 | 64 | 48, 4, 4, 64, &err)) die("plan variant", err);
-        one_to_all("plan 4x4x64, flat", v1, NULL, v16, NULL, false);
-        if (gp_cch_gpu_sweep(c, 2048 | 256 | 64 | 48, 0, 0, 0, &err)) die("plan variant", err);
-        one_to_all("default plan, flat", v1, NULL, v16, NULL, false);
+        one_to_all("plan 4x4x64, flat, warps for k > 1", v1, NULL, v16, NULL, false);
+        setenv("GPATH_CCH_WKW", "1", 1);
+        one_to_all("plan 4x4x64, flat, warps for k > 1, 1 a warp", v1, NULL, v16, NULL, false);
+        unsetenv("GPATH_CCH_WKW");
+        setenv("GPATH_CCH_SAT", "300", 1);
+        if (gp_cch_gpu_sweep(c, 2048 | 256 | 64 | 48, 4, 4, 64, &err)) die("plan variant", err);
+        one_to_all("plan 4x4x64, saturating", v1, NULL, v16, NULL, false);
+        unsetenv("GPATH_CCH_SAT");
+        if (gp_cch_gpu_sweep(c, 1024 | 256 | 64 | 48, 4, 4, 64, &err)) die("plan variant", err);
+        one_to_all("plan 4x4x64, warps for k > 1, 64-bit cells", v1, NULL, v16, NULL, false);
+        if (gp_cch_gpu_sweep(c, SVC, 0, 0, 0, &err)) die("plan variant", err);
+        one_to_all("default plan", v1, NULL, v16, NULL, false);
         if (gp_cch_gpu_sweep(c, SVC, 256, 16, 0, &err)) die("plan", err);
     }
 

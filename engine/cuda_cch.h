@@ -66,35 +66,30 @@ uint64_t gp_dcch_bytes(const gp_dcch *d); /* its own bytes plus its topology par
 #define GP_DCCH_SWEEP_CHAINS 4
 #define GP_DCCH_SWEEP_CHAINS_FIRST 8
 #define GP_DCCH_SWEEP_GRAPH 16
-/* WARPS (on from upload, GPATH_CCH_WARPS=0: off): for one source, the phases that use no piece
- * table and whose bins are small (a bin's arc offsets fit a warp's 12 KiB of shared memory) run
- * as warp bins: a warp per bin, several bins per block, the bin's steps with __syncwarp
- * between them instead of a block per bin with block barriers, so that many more bins are in
- * flight per SM (kernels/cch.cu sweep_wbins). */
+/* WARPS (on from upload, GPATH_CCH_WARPS=0: off): the phases that use no piece table at this k
+ * and whose bins are small (a bin's cells fit a warp's 12 KiB of shared memory) run as warp bins
+ * (kernels/cch.cu sweep_warcs): a warp per bin, several bins per block, a step's inner arcs a
+ * lane each with __syncwarp between the steps, instead of a block per bin with block barriers,
+ * so that many more bins are in flight per SM; one source by default, several with WMULTI. */
 #define GP_DCCH_SWEEP_WARPS 32
-/* SKIP (on from upload, GPATH_CCH_SKIP=0: off; with WARPS, one source): the last phase's warp
- * bins read their cells only where the upward search left an entry (a flag per bin, set by the
- * sweep's init, cleared by the bin): every other cell there is INF between sweeps, so one source
- * reads none of the last phase's cells but those of its own bins. */
+/* SKIP (on from upload, GPATH_CCH_SKIP=0: off; with WARPS): the last phase's warp bins read
+ * their cells only where an upward search left an entry (a flag per bin, set by the sweep's
+ * init, cleared by the bin's last warp): every other cell there is INF between sweeps, so a
+ * sweep reads none of the last phase's cells but those of its sources' own bins. */
 #define GP_DCCH_SWEEP_SKIP 64
-/* Since v9 the warp bins give a lane to each arc of a step (kernels/cch.cu sweep_warcs); the
- * flags below are issue 18's experiments around them (opt-in until the lab measured them):
- * WTABS runs warp bins for one source in the phases with piece tables too (in place of the
- * product); WMULTI runs them for several sources, GPATH_CCH_WKW (1, 2 or 4, default 4) sources
- * per warp, k / that many warps per bin; WARPS8 runs v8's warp bins (a step's positions a group
- * of lanes each, sweep_wbins) instead, for the lab's comparison. */
-#define GP_DCCH_SWEEP_WTABS 128
+/* WMULTI (on from upload, GPATH_CCH_WMULTI=0: off): warp bins for several sources too,
+ * GPATH_CCH_WKW (1, 2 or 4, default 4) sources per warp, k / that many warps per bin. */
 #define GP_DCCH_SWEEP_WMULTI 256
-#define GP_DCCH_SWEEP_WARPS8 512
-/* W64: the arc-lane warp bins keep their cells in 64 bits. Without it (the default) the cells
- * are 32-bit in shared memory with sums saturating just below 2^32 - 1 (INF): a cell is exact
- * unless it saturated, and when one did the kernel says so and the sweep runs again with 64-bit
- * cells, which stay on for this metric (until the next customization). */
+/* W64: the warp bins keep their cells in 64 bits. Without it (the default) the cells are 32-bit
+ * in shared memory with sums saturating just below 2^32 - 1 (INF): a cell is exact unless it
+ * saturated, and when one did the kernel says so and the sweep runs again with 64-bit cells,
+ * which stay on for this metric (until the next customization or gp_dcch_set_sweep). */
 #define GP_DCCH_SWEEP_W64 1024
-/* FLAT: the phases that use piece tables run without bins: a launch relaxing every position's
- * outer arcs (a thread per position and source), then one applying every table entry (a thread
- * per entry and source, atomicMin on the cells); the output follows in the next launch
- * (kernels/cch.cu flat_outer / flat_entries). */
+/* FLAT (on from upload, GPATH_CCH_FLAT=0: off): a phase that uses piece tables at this k, every
+ * bin of it with a table, runs without bins: a launch relaxing every position's outer arcs (a
+ * thread per position and source), then one applying every table entry (a thread per entry and
+ * source, atomicMin on the cells); its output follows in the next launch (kernels/cch.cu
+ * flat_outer / flat_entries). */
 #define GP_DCCH_SWEEP_FLAT 2048
 void gp_dcch_set_sweep(gp_dcch *d, int sweep);
 /* Rebuilds the plan with thresholds base, base*ratio, ... and at most about bin_cap nodes per bin

@@ -170,9 +170,6 @@ __global__ void sweep_bins(plan_dev P, uint32_t bin0, uint32_t k, unsigned long 
 __global__ void sweep_top(uint32_t l0, uint32_t l1, const uint32_t *__restrict__ lev, uint32_t k,
                           const uint32_t *__restrict__ first, const uint32_t *__restrict__ head,
                           const uint32_t *__restrict__ wt, unsigned long long *dist);
-__global__ void sweep_wbins(plan_dev P, uint32_t bin0, uint32_t bin1, unsigned long long *dist,
-                            unsigned long long *out, int last, uint32_t slot, int sd,
-                            uint32_t *flag);
 
 template <uint32_t KW, typename C>
 __global__ void sweep_warcs(plan_dev P, uint32_t bin0, uint32_t bin1, uint32_t k, uint32_t g,
@@ -245,6 +242,7 @@ struct gp_dcch_topo {
     u64 *f_va;
     uint32_t *f_ppos;       /* host: nphases+1, the first position of each phase */
     uint64_t *f_pent;       /* host: nphases+1, the first entry of each phase */
+    unsigned char *f_full;  /* host: nphases, every bin of the phase has a table */
     /* the plan's chains (cch_plan.h gp_cch_chains; the GP_DCCH_SWEEP_CHAINS sweeps) */
     uint32_t *c_bin, *c_first, *c_node; /* device */
     uint32_t *c_pmax, *c_ppos, *c_parcs; /* host, per phase: largest piece, positions, inner arcs */
@@ -362,6 +360,7 @@ static void topo_part_free(gp_dcch_topo *t) {
     free(t->q_pmaxn);
     free(t->f_ppos);
     free(t->f_pent);
+    free(t->f_full);
     free(t->c_pmax);
     free(t->c_ppos);
     free(t->c_parcs);
@@ -531,8 +530,6 @@ extern "C" int gp_dcch_topo_new(const gp_cch_topo *t, void *stream, uint32_t bas
                             d->smem_max), "allowing the plan sweep's shared memory");
     CK(cudaFuncSetAttribute(sweep_bins<true, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                             d->smem_max), "allowing the plan sweep's shared memory");
-    CK(cudaFuncSetAttribute(sweep_wbins, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                            WBIN_WARPS * WBIN_SLOT_MAX), "allowing the warp bins' shared memory");
     for (uint32_t kw = 1; kw <= 4; kw *= 2)
         for (int c32 = 0; c32 < 2; c32++)
             CK(cudaFuncSetAttribute(warcs_kern(kw, c32), cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -598,6 +595,13 @@ extern "C" int gp_dcch_new(gp_dcch_topo *t, const gp_cch *c, void *stream, gp_dc
         /* the last phase's untouched cells not read (GP_DCCH_SWEEP_SKIP); GPATH_CCH_SKIP=0: off */
         const char *sk = getenv("GPATH_CCH_SKIP");
         if (!(sk && !strcmp(sk, "0"))) d->x_flags |= GP_DCCH_SWEEP_SKIP;
+        /* flat table phases (GP_DCCH_SWEEP_FLAT) and warp bins for several sources
+         * (GP_DCCH_SWEEP_WMULTI): gen:24M one source 1.128 -> 0.960 ms, 16 per sweep 0.989 ->
+         * 0.573 ms per tree on the H100 (bench/results/2026-11-27-...-gpu-cch-v9c.md);
+         * GPATH_CCH_FLAT=0 / GPATH_CCH_WMULTI=0 turn them off */
+        const char *fl = getenv("GPATH_CCH_FLAT"), *wmu = getenv("GPATH_CCH_WMULTI");
+        if (!(fl && !strcmp(fl, "0"))) d->x_flags |= GP_DCCH_SWEEP_FLAT;
+        if (!(wmu && !strcmp(wmu, "0"))) d->x_flags |= GP_DCCH_SWEEP_WMULTI;
     }
     *out = d;
     return GP_OK;
@@ -891,7 +895,8 @@ static int topo_plan(gp_dcch_topo *d, cudaStream_t s, uint32_t base, uint32_t ra
             u64 *va = (u64 *)malloc((size_t)d->q_nent * 8 + 8);
             d->f_ppos = (uint32_t *)malloc(((size_t)p->nphases + 1) * 4);
             d->f_pent = (uint64_t *)malloc(((size_t)p->nphases + 1) * 8);
-            if (!va || !d->f_ppos || !d->f_pent) {
+            d->f_full = (unsigned char *)calloc((size_t)p->nphases + 1, 1);
+            if (!va || !d->f_ppos || !d->f_pent || !d->f_full) {
                 free(va);
                 rc = gp_err_set(err, GP_ENOMEM, "out of memory for the piece tables");
                 goto out;
@@ -899,6 +904,10 @@ static int topo_plan(gp_dcch_topo *d, cudaStream_t s, uint32_t base, uint32_t ra
             for (uint32_t f = 0; f <= p->nphases; f++) {
                 d->f_ppos[f] = p->bin_first[p->phase_bin[f]];
                 d->f_pent[f] = pt->first[p->phase_bin[f]];
+                if (f == p->nphases) break;
+                d->f_full[f] = 1;
+                for (uint32_t b = p->phase_bin[f]; b < p->phase_bin[f + 1]; b++)
+                    if (pt->first[b + 1] == pt->first[b]) d->f_full[f] = 0;
             }
             for (uint32_t b = 0; b < p->nbins; b++)
                 for (uint32_t e = pt->first[b]; e < pt->first[b + 1]; e++) {
@@ -943,9 +952,8 @@ extern "C" void gp_dcch_set_sweep(gp_dcch *d, int sweep) {
                    : GP_DCCH_SWEEP_PLAN;
     d->w64 = 0; /* (32-bit warp-bin cells again until one saturates) */
     d->x_flags = sweep & (GP_DCCH_SWEEP_CHAINS | GP_DCCH_SWEEP_CHAINS_FIRST | GP_DCCH_SWEEP_GRAPH |
-                          GP_DCCH_SWEEP_WARPS | GP_DCCH_SWEEP_SKIP | GP_DCCH_SWEEP_WTABS |
-                          GP_DCCH_SWEEP_WMULTI | GP_DCCH_SWEEP_WARPS8 | GP_DCCH_SWEEP_W64 |
-                          GP_DCCH_SWEEP_FLAT);
+                          GP_DCCH_SWEEP_WARPS | GP_DCCH_SWEEP_SKIP | GP_DCCH_SWEEP_WMULTI |
+                          GP_DCCH_SWEEP_W64 | GP_DCCH_SWEEP_FLAT);
 }
 
 extern "C" int gp_dcch_set_metric(gp_dcch *d, void *stream, const uint32_t *ofw,
@@ -1367,98 +1375,6 @@ __global__ void __launch_bounds__(PLAN_THREADS_MAX)
     }
 }
 
-/* Warp bins (GP_DCCH_SWEEP_WARPS, one source): a phase's bins a warp each, WBIN_WARPS to a
- * block, so that many more bins are in flight per SM than with a block per bin (a bin's time is
- * its chain of dependent loads: the prologue, then a step after the other; on gen:24M's last
- * phase ~26 us for a bin of 256 positions and 33 steps with 8 blocks of 256 threads per SM,
- * whatever its threads do). The same work as sweep_bins' step path for k = 1: the cells (when the
- * host's slot holds them: sd, else read and written in place) and the bin's arc offsets in the
- * warp's slot of shared memory, the arcs read in place (each is read once per sweep) and
- * prefetched towards L2 (staging them in shared memory too cost gen:24M's last phase 1.13 ->
- * 1.95 ms: 24 warps per SM instead of 64), the step offsets in the lanes' registers (while a bin
- * has at most 31 steps), the outer arcs all at once (atomicMin), the steps with __syncwarp
- * between them, the output in node order, the cells back to dist (INF in the last phase). For
- * several sources the block sweep stays faster (gen:24M, 16 per sweep: 0.995 vs 1.10 ms per tree
- * on bins of 128 nodes), so the host uses warp bins for one source only. */
-__global__ void __launch_bounds__(WBIN_WARPS * 32)
-    sweep_wbins(plan_dev P, uint32_t bin0, uint32_t bin1, u64 *dist, u64 *out, int last,
-                uint32_t slot, int sd, uint32_t *flag) {
-    extern __shared__ u64 sm[];
-    const uint32_t lane = threadIdx.x & 31, wi = threadIdx.x >> 5;
-    const uint32_t b = bin0 + blockIdx.x * WBIN_WARPS + wi;
-    if (b >= bin1) return; /* no block barrier below: only the warp's own */
-    const uint32_t p0 = P.bin_first[b], N = P.bin_first[b + 1] - p0;
-    const uint32_t s0 = P.bin_step[b], ns = P.bin_step[b + 1] - s0;
-    const uint32_t a0 = P.in_first[p0], A = P.in_first[p0 + N] - a0;
-    u64 *const base = dist + p0;
-    char *const my = (char *)sm + (size_t)wi * slot;
-    u64 *const D = sd ? (u64 *)my : base;
-    uint32_t *const F = (uint32_t *)(my + (sd ? (size_t)N * 8 : 0));
-    const uint32_t *const W = P.in_wt + a0, *const H = P.in_head + a0;
-    for (uint32_t x = lane * 32; x < A; x += 32 * 32) { /* a 128-byte line per lane */
-        asm volatile("prefetch.global.L2 [%0];" ::"l"(W + x));
-        asm volatile("prefetch.global.L2 [%0];" ::"l"(H + x));
-    }
-    for (uint32_t i = lane; i <= N; i += 32) F[i] = P.in_first[p0 + i] - a0;
-    const uint32_t sreg = lane <= ns ? P.step_first[s0 + lane] - p0 : 0;
-    /* flag (GP_DCCH_SWEEP_SKIP, last phase, cells in the slot): cells of a bin without an entry
-     * are INF, not read */
-    const bool rd = !flag || flag[b];
-    if (sd)
-        for (uint32_t i = lane; i < N; i += 32) {
-            const u64 v = rd ? base[i] : INF64;
-            D[i] = v;
-            if (last && v != INF64) base[i] = INF64;
-        }
-    __syncwarp();
-    {
-        const uint32_t o0 = P.out_first[p0], no = P.out_first[p0 + N] - o0;
-        for (uint32_t j = lane; j < no; j += 32) {
-            const uint32_t w = P.out_wt[o0 + j];
-            if (w == INF32) continue;
-            const u64 dh = dist[P.out_head[o0 + j]];
-            if (dh != INF64) atomicMin(&D[P.out_tail[o0 + j]], dh + w);
-        }
-    }
-    __syncwarp();
-    for (uint32_t st = 0; st < ns; st++) { /* the same trips on all lanes */
-        const uint32_t qa = st < 32 ? __shfl_sync(0xffffffffu, sreg, st)
-                                    : P.step_first[s0 + st] - p0;
-        const uint32_t qb = st + 1 < 32 ? __shfl_sync(0xffffffffu, sreg, st + 1)
-                                        : P.step_first[s0 + st + 1] - p0;
-        const uint32_t items = qb - qa;
-        uint32_t g = 32; /* lanes per position: over its arcs, then a g-lane min */
-        while (g > 1 && items * g > 32) g >>= 1;
-        const uint32_t per = 32 / g, sub = lane / g, gl = lane % g;
-        for (uint32_t c0 = 0; c0 < items; c0 += per) {
-            const uint32_t i = qa + c0 + sub;
-            const bool mine = c0 + sub < items;
-            u64 best = INF64;
-            if (mine)
-                for (uint32_t a = F[i] + gl; a < F[i + 1]; a += g) {
-                    const uint32_t w = __ldg(&W[a]);
-                    if (w == INF32) continue;
-                    const u64 dh = D[__ldg(&H[a])];
-                    if (dh != INF64 && dh + w < best) best = dh + w;
-                }
-            for (uint32_t o = g >> 1; o > 0; o >>= 1) {
-                const u64 u = __shfl_xor_sync(0xffffffffu, best, o);
-                best = u < best ? u : best;
-            }
-            if (mine && gl == 0 && best < D[i]) D[i] = best;
-        }
-        __syncwarp();
-    }
-    for (uint32_t i = lane; i < N; i += 32) out[P.pnode[p0 + i]] = D[i];
-    if (!last && sd) {
-        for (uint32_t i = lane; i < N; i += 32) base[i] = D[i];
-    } else if (last && !sd) {
-        __syncwarp(); /* every output read of D (= dist) is done */
-        for (uint32_t i = lane; i < N; i += 32) base[i] = INF64;
-    }
-    if (flag && rd && lane == 0) flag[b] = 0; /* (every lane read it before the first step) */
-}
-
 /* Arc-lane warp bins (v9; GP_DCCH_SWEEP_WARPS, the host's default): a warp per bin and KW of
  * the k sources (k / KW warps per bin, each its own columns KW apart), WBIN_WARPS warps to a
  * block. v8 (sweep_wbins) gave a step's positions g lanes each (over its arcs, then a g-lane
@@ -1745,26 +1661,26 @@ static const sweep_kern sweep_kerns[2][2][2] = { /* [k == 1][bins fit smem][chai
     {{sweep_bins<true, false, false>, sweep_bins<true, false, true>},
      {sweep_bins<true, true, false>, sweep_bins<true, true, true>}}};
 
-/* Whether phase f of the plan runs flat (GP_DCCH_SWEEP_FLAT: where it uses piece tables at x.k
- * and no chains replace them). */
+/* Whether phase f of the plan runs flat (GP_DCCH_SWEEP_FLAT: where it uses piece tables at x.k,
+ * no chains replace them and every bin of it has a table: a bin of fewer than PIECE_MIN_STEPS
+ * steps keeps its steps). */
 static bool phase_flat(const gp_dcch *d, const x_key &x, uint32_t f) {
     const uint32_t k = x.k;
     const bool tabs = d->sweep == GP_DCCH_SWEEP_PLAN && d->q_ok && d->q_pent && d->q_pent[f] &&
                       (k == 1 || d->q_pent[f] <= 2 * d->q_parcs[f]);
     const bool ch = (x.flags & GP_DCCH_SWEEP_CHAINS) && d->c_pmax && d->c_pmax[f] <= x.chain_max &&
                     (!tabs || (x.flags & GP_DCCH_SWEEP_CHAINS_FIRST));
-    return (x.flags & GP_DCCH_SWEEP_FLAT) && d->f_va && d->f_T && tabs && !ch;
+    return (x.flags & GP_DCCH_SWEEP_FLAT) && d->f_va && d->f_T && d->f_full[f] && tabs && !ch;
 }
 
 /* Whether and how phase f of the plan runs as warp bins at x.k (GP_DCCH_SWEEP_WARPS, in phases
- * of at least d->wbin_min bins): 0 not; 1, 2 or 4 as arc-lane warp bins (sweep_warcs) with that
- * many sources per warp: for one source where no piece table is used at this k (unless chains
- * replace it, or WTABS), for several with WMULTI (x.wkw sources per warp at most, a divisor of
- * k) likewise, the largest bin's cells (nodes x sources per warp) within a warp's slot; 16 as v8's
- * warp bins (WARPS8: one source, the largest bin's offsets within a slot, *wsd whether its cells
- * fit too). tabs / ch: whether the phase uses piece tables / chains. */
+ * of at least d->wbin_min bins): 0 not, else the sources per warp (sweep_warcs): for one source
+ * where the phase uses no piece table at this k (unless chains replace it), for several with
+ * WMULTI likewise (x.wkw sources per warp at most, a divisor of k, so k / that warps per bin),
+ * where the largest bin's cells (nodes x sources per warp) fit a warp's slot. tabs / ch: whether
+ * the phase uses piece tables / chains. */
 static uint32_t phase_wbins(const gp_dcch *d, const x_key &x, uint32_t f, bool *tabs_out,
-                            bool *ch_out, bool *wsd) {
+                            bool *ch_out) {
     const uint32_t k = x.k;
     const uint64_t nodes = d->p_max_nodes[f];
     /* the phase's piece tables: for one source always, for several where the product's work
@@ -1775,16 +1691,11 @@ static uint32_t phase_wbins(const gp_dcch *d, const x_key &x, uint32_t f, bool *
      * steps, or also of the piece tables (CHAINS_FIRST) */
     const bool ch = (x.flags & GP_DCCH_SWEEP_CHAINS) && d->c_pmax && d->c_pmax[f] <= x.chain_max &&
                     (!tabs || (x.flags & GP_DCCH_SWEEP_CHAINS_FIRST));
-    const uint64_t fb = (nodes + 1) * 4 + 8, cb = nodes * 8;
     if (tabs_out) *tabs_out = tabs;
     if (ch_out) *ch_out = ch;
-    if (wsd) *wsd = cb + fb <= WBIN_SLOT_MAX;
-    if (!(x.flags & GP_DCCH_SWEEP_WARPS) ||
+    if (!(x.flags & GP_DCCH_SWEEP_WARPS) || (tabs && !ch) ||
         d->p_phase_bin[f + 1] - d->p_phase_bin[f] < d->wbin_min)
         return 0;
-    if (x.flags & GP_DCCH_SWEEP_WARPS8)
-        return k == 1 && !(tabs && !ch) && fb <= WBIN_SLOT_MAX ? 16 : 0;
-    if (tabs && !ch && (!(x.flags & GP_DCCH_SWEEP_WTABS) || phase_flat(d, x, f))) return 0;
     uint32_t kw = 1;
     if (k > 1) {
         if (!(x.flags & GP_DCCH_SWEEP_WMULTI)) return 0;
@@ -1798,9 +1709,9 @@ static uint32_t phase_wbins(const gp_dcch *d, const x_key &x, uint32_t f, bool *
 /* The launches of one plan sweep after the init upload: sweep_init (fill, scatter, the top
  * table's product), then a launch per phase (steps, piece tables or chains). With npev (the
  * profile) an event after the init and after each phase, and path[f] = the path phase f took
- * (0 steps, 1 piece tables, 2 chains, 3 warp bins; + 4 where its bins fit shared memory with
- * their arcs and steps (warp bins: with their cells); + 8 x the chains' lanes per column or the
- * arc-lane warp bins' sources per warp (v8's warp bins: + 0)) and
+ * (0 steps, 1 piece tables, 2 chains, 3 warp bins, 256 flat; + 4 where its bins fit shared
+ * memory with their arcs and steps (warp bins: always); + 8 x the chains' lanes per column or the
+ * warp bins' sources per warp; + 64 for 32-bit warp-bin cells) and
  * smem[f] its shared memory per block. Also what GP_DCCH_SWEEP_GRAPH captures. */
 static int plan_issue(gp_dcch *d, cudaStream_t s, const x_key &x, cudaEvent_t *pev,
                       uint32_t npev, uint32_t *path, uint32_t *smem_of, gp_err *err) {
@@ -1853,23 +1764,9 @@ static int plan_issue(gp_dcch *d, cudaStream_t s, const x_key &x, cudaEvent_t *p
             uint32_t smem = sa ? (uint32_t)need_sa
                                : need < (uint64_t)d->smem_max ? (uint32_t)need : (uint32_t)d->smem_max;
             const u64 *tab = NULL;
-            bool tabs, ch, wsd;
-            const uint32_t wk = phase_wbins(d, x, f, &tabs, &ch, &wsd);
+            bool tabs, ch;
+            const uint32_t wk = phase_wbins(d, x, f, &tabs, &ch);
             const int lastf = f + 1 == d->p_nphases;
-            if (wk == 16) { /* v8's warp bins: a warp's slot holds the offsets, and the cells
-                             * when they fit */
-                const uint64_t fb = (nodes + 1) * 4 + 8, cb = nodes * 8;
-                const uint32_t slot = (uint32_t)(((wsd ? cb : 0) + fb + 7) / 8 * 8);
-                const uint32_t nbl = (nb + WBIN_WARPS - 1) / WBIN_WARPS;
-                if (path) path[f] = 3 + (wsd ? 4 : 0);
-                if (smem_of) smem_of[f] = slot * WBIN_WARPS;
-                sweep_wbins<<<nbl, WBIN_WARPS * 32, slot * WBIN_WARPS, s>>>(
-                    P, d->p_phase_bin[f], d->p_phase_bin[f + 1], d->pdist, d->outbuf, lastf, slot,
-                    wsd, lastf ? x.flag : NULL);
-                CKL("sweep (warp bins)");
-                if (npev) CK(cudaEventRecord(pev[f - x.f0 + 1], s), "plan profile");
-                continue;
-            }
             if (wk) { /* arc-lane warp bins: the cells of wk sources in a warp's slot */
                 const bool c32 = !(x.flags & GP_DCCH_SWEEP_W64);
                 const uint32_t slot = (uint32_t)((nodes * wk * (c32 ? 4 : 8) + 15) / 16 * 16);
@@ -1939,11 +1836,7 @@ static int plan_profile(gp_dcch *d, const x_key &x, cudaEvent_t *pev, uint32_t n
             flat ? cudaErrorNotSupported /* (grids of 256 threads: no blocks per SM to tell) */
             : wk ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, warcs_kern(wk, c32),
                                                                WBIN_WARPS * 32, smem_of[f])
-            : (path[f] & 3) == 3
-                ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                      &per_sm, sweep_wbins, WBIN_WARPS * 32,
-                      smem_of[f])
-                : cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                 : cudaOccupancyMaxActiveBlocksPerMultiprocessor(
                       &per_sm, sweep_kerns[k == 1][(path[f] >> 2) & 1][(path[f] & 3) == 2],
                       k == 1 ? 256 : PLAN_THREADS_MAX, smem_of[f]);
         if (oe != cudaSuccess) per_sm = -1;
@@ -1954,10 +1847,9 @@ static int plan_profile(gp_dcch *d, const x_key &x, cudaEvent_t *pev, uint32_t n
                      (unsigned long long)(d->q_pent ? d->q_pent[f] : 0));
         else if ((path[f] & 3) == 2) /* chains: lanes per column (splitting a node's arcs) */
             snprintf(lanes, sizeof lanes, " (%u lanes per column)", path[f] >> 3);
-        else if ((path[f] & 3) == 3) /* v9: a lane per arc, wk sources per warp; v8 */
-            snprintf(lanes, sizeof lanes,
-                     wk ? " (a lane per arc, %u sources per warp, %u-bit cells)" : " (v8)", wk,
-                     c32 ? 32 : 64);
+        else if (wk) /* warp bins: a lane per arc, wk sources per warp */
+            snprintf(lanes, sizeof lanes, " (a lane per arc, %u sources per warp, %u-bit cells)",
+                     wk, c32 ? 32 : 64);
         fprintf(stderr,
                 "; phase %u (%u bins, %.0f positions, %.1f inner arcs each, largest bin %u "
                 "positions / %u steps, largest piece %u, %s%s, %u B smem, %d blocks/SM) %.1f us = "
@@ -2064,10 +1956,8 @@ static int run_plan_k(gp_dcch *d, cudaStream_t s, uint32_t k, const uint32_t *in
     }
     { /* GP_DCCH_SWEEP_SKIP: where the last phase runs as warp bins with its cells in the slots
        * (arc-lane warp bins always; v8's where they fit) */
-        bool wsd = false;
-        uint32_t wk = 0;
         if ((d->x_flags & GP_DCCH_SWEEP_SKIP) && d->p_nphases > x.f0 &&
-            (wk = phase_wbins(d, x, d->p_nphases - 1, NULL, NULL, &wsd)) && (wk < 16 || wsd)) {
+            phase_wbins(d, x, d->p_nphases - 1, NULL, NULL)) {
             uint32_t *before_f = d->p_flag;
             CK(grow(&d->p_flag, &d->p_flag_cap, (size_t)d->p_nbins), "allocating the bin flags");
             if (d->p_flag != before_f) /* stale flags would only cost reads; missing ones, cells */
@@ -2077,8 +1967,7 @@ static int run_plan_k(gp_dcch *d, cudaStream_t s, uint32_t k, const uint32_t *in
     }
     d->x_c32 = 0; /* whether a phase runs as arc-lane warp bins with 32-bit cells */
     for (uint32_t f = x.f0; f < d->p_nphases; f++) {
-        const uint32_t wk = phase_wbins(d, x, f, NULL, NULL, NULL);
-        if (wk && wk < 16 && !(x.flags & GP_DCCH_SWEEP_W64)) d->x_c32 = 1;
+        if (phase_wbins(d, x, f, NULL, NULL) && !(x.flags & GP_DCCH_SWEEP_W64)) d->x_c32 = 1;
     }
     /* GPATH_CCH_PLAN_PROFILE=1 (the lab): an event after the init and after each phase */
     npev = pf && *pf == '1' && d->p_nphases <= 16 ? d->p_nphases - x.f0 + 1 : 0;

@@ -136,26 +136,25 @@ static void check_gpu(const gp_graph *g, int phast_sources) {
         gp_path_free(&p);
         gp_path_free(&r);
     }
-    /* PHAST, 1 and 16 sources per sweep: the plan sweep (default: with its top table and piece
-     * tables), the level sweep, a plan of many phases and small bins with both tables, without
-     * tables and with the top table only, with chains before piece tables (12) and chains without
-     * tables (2 | 4), a plan of 1024-node bins without tables and with the top table only, and
-     * again with both (reused device buffers), with chains and with chains before piece tables
-     * as captured CUDA graphs on the default plan (| 16: k = 1, 16, 1, 16; the second call of
-     * each k launches the captured graph again), warp bins (32; used for k = 1) on the many-phase
-     * plan without tables (2 | 32), on 1024-node bins (cells in global memory), and as a graph on
-     * 256-node bins; the same three with the last phase reading only the cells of bins with an
-     * entry (64: on the 1024-node bins, cells in global memory, it stays off), the graph's
-     * k = 1, 16, 1, 16 leaving cells of the other layout behind. (Every run of the default sweep
-     * above uses warp bins and the skip too: on by default.) Since v9 (a lane per arc) the warp
-     * bins above are v9's; v8's run with 512 (the many-phase plan; 1024-node bins as a graph);
-     * then warp bins in the piece-table phases (128) and for 16 sources (256) with 4, 2 and 1
-     * sources per warp (GPATH_CCH_WKW, the last column; 0: the default, 4), with the skip as a
-     * graph on the default plan, on the many-phase plan, on 1024-node bins (k = 16 too large for
-     * a slot there: the block sweep) with 1 per warp, and without the skip on 256-node bins;
-     * then the flat table phases (2048) on the default plan as a graph, on the many-phase plan
-     * with warp bins for 16 sources, 2 a warp, on 1024-node bins (block sweep elsewhere), and on
-     * a 4 x 4 plan of 64-node bins as a graph. */
+    /* PHAST, 1 and 16 sources per sweep: the plan sweep (mode 0: the block sweep with its top
+     * table and piece tables), the level sweep, a plan of many phases and small bins with both
+     * tables, without tables and with the top table only, with chains before piece tables (12)
+     * and chains without tables (2 | 4), a plan of 1024-node bins without tables and with the top
+     * table only, and again with both (reused device buffers), with chains and with chains before
+     * piece tables as captured CUDA graphs on the default plan (| 16: k = 1, 16, 1, 16; the
+     * second call of each k launches the captured graph again), warp bins (32; k = 1) on the
+     * many-phase plan without tables (2 | 32), on 1024-node bins and as a graph on 256-node bins;
+     * the same three with the last phase reading only the cells of bins with an entry (64), the
+     * graph's k = 1, 16, 1, 16 leaving cells of the other layout behind; 64-bit warp-bin cells
+     * (1024; on the many-phase plan, and with warp bins for 16 sources as a graph on 1024-node
+     * bins, where 16 sources' cells do not fit a slot: the block sweep); warp bins for 16
+     * sources (256) with 4, 2 and 1 sources per warp (GPATH_CCH_WKW, the last column; 0: the
+     * default, 4) with the skip as a graph on the default plan, on the many-phase plan and on
+     * 1024-node bins, without the skip on 256-node bins; the flat table phases (2048) on the
+     * default plan as a graph, on the many-phase plan with warp bins for 16 sources, 2 a warp,
+     * on 1024-node bins (block sweep elsewhere), and on a 4 x 4 plan of 64-node bins as a graph.
+     * (gp_dcch_new's flags, on before the first gp_cch_gpu_sweep, are 2048 | 256 | 64 | 32 | 16:
+     * every earlier test here ran them.) */
     uint32_t src[16];
     for (int i = 0; i < 16; i++) src[i] = (uint32_t)(rnd() % n);
     uint64_t *dg = malloc((size_t)n * 16 * 8), *dc = malloc((size_t)n * 8);
@@ -170,12 +169,12 @@ static void check_gpu(const gp_graph *g, int phast_sources) {
                                            {2 | 32 | 64, 2, 2, 8, 0},
                                            {32 | 64, 256, 16, 1024, 0},
                                            {64 | 32 | 16, 256, 16, 256, 0},
-                                           {512 | 32 | 64, 2, 2, 8, 0},
-                                           {512 | 32 | 64 | 16, 256, 16, 1024, 0},
-                                           {256 | 128 | 64 | 32 | 16, 0, 0, 0, 0},
-                                           {256 | 128 | 64 | 32, 2, 2, 8, 2},
+                                           {1024 | 32 | 64, 2, 2, 8, 0},
+                                           {1024 | 256 | 32 | 64 | 16, 256, 16, 1024, 0},
+                                           {256 | 64 | 32 | 16, 0, 0, 0, 0},
+                                           {256 | 64 | 32, 2, 2, 8, 2},
                                            {256 | 64 | 32, 256, 16, 1024, 1},
-                                           {256 | 128 | 32 | 16, 256, 16, 256, 4},
+                                           {256 | 32 | 16, 256, 16, 256, 4},
                                            {2048 | 64 | 32 | 16, 0, 0, 0, 0},
                                            {2048 | 256 | 64 | 32, 2, 2, 8, 2},
                                            {2048, 256, 16, 1024, 0},
@@ -208,7 +207,7 @@ static void check_gpu(const gp_graph *g, int phast_sources) {
      * equal to Dijkstra; then with a saturation point no distance reaches (32-bit cells kept) */
     for (int sv = 0; sv < 2; sv++) {
         setenv("GPATH_CCH_SAT", sv ? "4000000000" : "300", 1);
-        assert_int_equal(gp_cch_gpu_sweep(c, 256 | 128 | 64 | 32 | 16, 0, 0, 0, &err), GP_OK);
+        assert_int_equal(gp_cch_gpu_sweep(c, 2048 | 256 | 64 | 32 | 16, 0, 0, 0, &err), GP_OK);
         for (int ki = 0; ki < 4; ki++) {
             const int k = ki % 2 ? 16 : 1;
             if (k > phast_sources) continue;

@@ -583,6 +583,7 @@ int main(int argc, char **argv) {
     std::vector<std::string> specs;
     if (small) {
         setenv("GPATH_CCH_WBIN_MIN", "0", 1); /* warp bins in every phase they fit (sanitizers) */
+        setenv("GPATH_CCH_WMULTI_MIN", "0", 1);
         specs.push_back("gen:2000:7");
         specs.push_back("grid:2000:7");
         specs.push_back("smem:gen:2000:7"); /* again, with 2 KiB of shared memory per plan bin */

@@ -299,6 +299,7 @@ struct gp_dcch : gp_dcch_topo {
     int x_flags;            /* GP_DCCH_SWEEP_CHAINS | _CHAINS_FIRST | _GRAPH | _WARPS | _SKIP */
     int x_attr;             /* the chain kernels' shared-memory limit is set */
     uint32_t wbin_min;      /* warp bins only in phases of at least this many bins */
+    uint32_t wmulti_min;    /* ... and for several sources of at least this many */
     uint32_t x_gen;         /* plan generation: graphs of an older plan are never launched */
     x_graph_slot x_graph[X_GRAPHS];
     uint64_t x_tick;
@@ -592,6 +593,12 @@ extern "C" int gp_dcch_new(gp_dcch_topo *t, const gp_cch *c, void *stream, gp_dc
          * (grid:100000, H100); GPATH_CCH_WBIN_MIN=N sets the least bins (the tests: 0) */
         const char *wm = getenv("GPATH_CCH_WBIN_MIN");
         d->wbin_min = wm && *wm ? (uint32_t)strtoul(wm, NULL, 10) : (uint32_t)t->sms;
+        /* for several sources (GP_DCCH_SWEEP_WMULTI), warp bins only where a phase has 32 bins
+         * per SM at least: at 16 sources they won on gen:1M (7,800 bins in its last phase) and
+         * gen:24M (184,000) but lost on NY and BAY (2,446 bins: 0.034 vs 0.029 ms per tree,
+         * bench/results/2026-11-27-...-gpu-cch-v9.md); GPATH_CCH_WMULTI_MIN=N (the tests: 0) */
+        const char *wmm = getenv("GPATH_CCH_WMULTI_MIN");
+        d->wmulti_min = wmm && *wmm ? (uint32_t)strtoul(wmm, NULL, 10) : (uint32_t)t->sms * 32;
         /* the last phase's untouched cells not read (GP_DCCH_SWEEP_SKIP); GPATH_CCH_SKIP=0: off */
         const char *sk = getenv("GPATH_CCH_SKIP");
         if (!(sk && !strcmp(sk, "0"))) d->x_flags |= GP_DCCH_SWEEP_SKIP;
@@ -1676,7 +1683,8 @@ static bool phase_flat(const gp_dcch *d, const x_key &x, uint32_t f) {
 /* Whether and how phase f of the plan runs as warp bins at x.k (GP_DCCH_SWEEP_WARPS, in phases
  * of at least d->wbin_min bins): 0 not, else the sources per warp (sweep_warcs): for one source
  * where the phase uses no piece table at this k (unless chains replace it), for several with
- * WMULTI likewise (x.wkw sources per warp at most, a divisor of k, so k / that warps per bin),
+ * WMULTI likewise in phases of at least d->wmulti_min bins (x.wkw sources per warp at most, a
+ * divisor of k, so k / that warps per bin),
  * where the largest bin's cells (nodes x sources per warp) fit a warp's slot. tabs / ch: whether
  * the phase uses piece tables / chains. */
 static uint32_t phase_wbins(const gp_dcch *d, const x_key &x, uint32_t f, bool *tabs_out,
@@ -1698,7 +1706,9 @@ static uint32_t phase_wbins(const gp_dcch *d, const x_key &x, uint32_t f, bool *
         return 0;
     uint32_t kw = 1;
     if (k > 1) {
-        if (!(x.flags & GP_DCCH_SWEEP_WMULTI)) return 0;
+        if (!(x.flags & GP_DCCH_SWEEP_WMULTI) ||
+            d->p_phase_bin[f + 1] - d->p_phase_bin[f] < d->wmulti_min)
+            return 0;
         kw = x.wkw;
         while (kw > 1 && k % kw) kw >>= 1;
     }

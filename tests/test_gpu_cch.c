@@ -434,6 +434,7 @@ int main(void) {
      * least, which these small graphs seldom have (the block sweep: the "without warp bins"
      * variants) */
     setenv("GPATH_CCH_WBIN_MIN", "0", 1);
+    setenv("GPATH_CCH_WMULTI_MIN", "0", 1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random),
         cmocka_unit_test(test_road),

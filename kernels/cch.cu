@@ -147,6 +147,12 @@ typedef unsigned long long u64;
 #ifndef WARCS_BLOCKS
 #define WARCS_BLOCKS 8            /* arc-lane warp bins: blocks per SM (registers: 32 a thread) */
 #endif
+#ifndef WARCS_UNROLL
+#define WARCS_UNROLL 4            /* ... their loops outside the steps unrolled this far */
+#endif
+#ifndef WARCS_BLOCKS_K
+#define WARCS_BLOCKS_K 6          /* ... with several sources per warp (their cells: <= 7 blocks) */
+#endif
 #define WBIN_WARPS 8              /* warp bins (GP_DCCH_SWEEP_WARPS): bins (a warp each) per block */
 #define WBIN_SLOT_MAX 12288       /* warp bins: shared bytes per warp at most (cells and arc
                                    * offsets; beyond, the cells stay in global memory; phases
@@ -1405,7 +1411,7 @@ __device__ __forceinline__ u64 cell_in(u64 v, uint32_t, u64) { return v; }
 __device__ __forceinline__ u64 cell_out(uint32_t x) { return x == INF32 ? INF64 : x; }
 __device__ __forceinline__ u64 cell_out(u64 x) { return x; }
 template <uint32_t KW, typename C>
-__global__ void __launch_bounds__(WBIN_WARPS * 32, WARCS_BLOCKS)
+__global__ void __launch_bounds__(WBIN_WARPS * 32, KW == 1 ? WARCS_BLOCKS : WARCS_BLOCKS_K)
     sweep_warcs(plan_dev P, uint32_t bin0, uint32_t bin1, uint32_t k, uint32_t g, u64 *dist,
                 u64 *out, uint32_t n, int last, uint32_t slot, uint32_t *flag, uint32_t sat,
                 uint32_t *ovf) {
@@ -1432,6 +1438,11 @@ __global__ void __launch_bounds__(WBIN_WARPS * 32, WARCS_BLOCKS)
     const uint32_t sr0 = lane <= ns ? __ldg(&P.step_arc[s0 + lane]) - a0 : 0;
     const uint32_t sr1 = lane + 32 <= ns ? __ldg(&P.step_arc[s0 + 32 + lane]) - a0 : 0;
     const bool rd = !flag || flag[b];
+    /* (for several sources per warp the loops outside the steps unrolled: their global loads in
+     * flight together; at 16 sources, 4 a warp, a bin's warp makes ~11 passes over its outer
+     * arcs and 16 over its output; for one source, 3 and 4, and the registers are short) */
+    constexpr int UNR = KW == 1 ? 1 : WARCS_UNROLL;
+#pragma unroll UNR
     for (uint32_t it = lane; it < N * KW; it += 32) { /* cells: a position's columns together */
         const size_t cell = (size_t)(p0 + it / KW) * k + c0 + it % KW;
         const u64 v = rd ? dist[cell] : INF64;
@@ -1439,6 +1450,7 @@ __global__ void __launch_bounds__(WBIN_WARPS * 32, WARCS_BLOCKS)
         if (last && v != INF64) dist[cell] = INF64;
     }
     __syncwarp();
+#pragma unroll UNR
     for (uint32_t j = lane; j < no * KW; j += 32) {
         const uint32_t o = o0 + j / KW, c = j % KW, w = P.out_wt[o];
         if (w == INF32) continue;
@@ -1477,6 +1489,7 @@ __global__ void __launch_bounds__(WBIN_WARPS * 32, WARCS_BLOCKS)
         qa = qb;
     }
     bool sv = false; /* a 32-bit cell reached sat: the host sweeps again with 64-bit cells */
+#pragma unroll UNR
     for (uint32_t it = lane; it < N * KW; it += 32) { /* out row by row */
         const uint32_t c = it / N, i = it % N;
         const C x = D[i * KW + c];

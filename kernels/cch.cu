@@ -33,7 +33,10 @@
  *    the outer arcs, such a bin's cells come from one min-plus product of its own cells with the
  *    table (an entry per thread, atomicMin in shared memory) instead of its steps; for k > 1 only
  *    in phases whose entries are at most twice their inner arcs (else the product's work, entries
- *    x k, outweighs the steps').
+ *    x k, outweighs the steps'). By default (engine/cuda_cch.h flags) a phase whose bins all have
+ *    tables runs flat instead (flat_outer, flat_entries: no bins, an atomicMin per entry in
+ *    global memory), and the phases without tables with many bins run as warp bins
+ *    (sweep_warcs: a warp per bin, a lane per inner arc of a step, 32-bit cells).
  *
  * Versions (H100 80GB HBM3, bench/lab_cch.cu, device ms, medians; BAY / NY):
  *   v1  sweeps a thread per item, a launch per level of > 4096 items and one block for the
@@ -89,7 +92,7 @@
  *       k = 16; (b) lost everywhere: BAY 0.91x, gen:24M one source 0.38x, k = 16 0.74x (the
  *       last phase's chains run slower than its barrier-separated steps), so gen:24M stays at
  *       1.80 ms / 1.51 ms per tree. (-v7b.md, another machine: BAY 0.107 -> 0.097 ms.)
- *   v8  (this code) warp bins for one source (GP_DCCH_SWEEP_WARPS, sweep_wbins: a warp per bin,
+ *   v8  warp bins for one source (GP_DCCH_SWEEP_WARPS, sweep_wbins: a warp per bin,
  *       8 bins per block, __syncwarp between steps) and bins of 128 nodes instead of 1024. The
  *       profile of gen:24M's last phase (23.5 M positions, 33 steps per bin) showed a bin's time
  *       to be a fixed chain (~40 us per 1024-node bin at 5 blocks per SM, ~26 us per 256-node
@@ -102,6 +105,21 @@
  *       0.122 -> 0.098, gen:24M 1.503 -> 0.992. gen:24M stays above the issue's 1 ms / 0.3 ms.
  *       Also lost (-27-...-gpu-cch-v8b.md): loading a lane's next-step arcs into registers ahead
  *       (gen:24M 1.52 -> 1.94 ms: registers halved the blocks per SM).
+ *   v9  (this code) three changes, each measured beside the sweep before it in the same run
+ *       (H100; bench/results/2026-11-27-NVIDIA-H100-80GB-HBM3-gpu-cch-v9a / -v9b / -v9.md):
+ *       (a) warp bins give a lane to each inner arc of a step (sweep_warcs; v8 gave a step's
+ *       positions a group of lanes each, most idle at gen:24M's 2.7 arcs per position, and was
+ *       issue-bound): gen:24M one source 1.459 -> 1.175 ms, the last phase 1.13 -> 0.78 ms;
+ *       (b) their cells in 32 bits with a saturation check (1.180 -> 1.165 ms: the atomics
+ *       were not the limit) and several sources per warp (16 per sweep 0.992 -> 0.648 ms per
+ *       tree on gen:24M; slower on NY and BAY, whose last phase has 2,446 bins: used from 32
+ *       bins per SM); (c) flat table phases (flat_outer / flat_entries): the phases with piece
+ *       tables no longer a block per bin, idle where bins are few (gen:24M's phases 2-4, 37 /
+ *       528 / 3,134 bins: 360 -> 159 us): one source NY 0.102 -> 0.073, gen:1M 0.226 ->
+ *       0.156, gen:24M 1.124 -> 0.959 ms; 16 per sweep gen:24M 0.646 -> 0.573 ms per tree.
+ *       Also: one source sweeps its own cells (pdist1), so it never cleans the layout a
+ *       16-source sweep left. Lost: the table phases as warp bins (0.49x: 27 arcs a position
+ *       make 27 lanes hit one cell, and 243 steps a bin).
  *   Customization (both): BAY 1.9 ms, NY 3.7 ms device (CPU, 16 threads: 14 / 33 ms); v5 adds the
  *       top table: 2.7 / 4.8 ms.
  */
@@ -1390,17 +1408,18 @@ __global__ void __launch_bounds__(PLAN_THREADS_MAX)
 
 /* Arc-lane warp bins (v9; GP_DCCH_SWEEP_WARPS, the host's default): a warp per bin and KW of
  * the k sources (k / KW warps per bin, each its own columns KW apart), WBIN_WARPS warps to a
- * block. v8 (sweep_wbins) gave a step's positions g lanes each (over its arcs, then a g-lane
- * shuffle min): on gen:24M's last phase (2.7 inner arcs per position, ~4 positions per step) most
- * lanes idle and ~90 instructions a step, issue-bound (Nsight Compute: 59% of issue slots at half
- * the DRAM bandwidth). Here a step is its inner arcs, consecutive (positions sorted by step, arcs
+ * block. v8's warp bins (removed at 49b62bd) gave a step's positions g lanes each (over its
+ * arcs, then a g-lane shuffle min): on gen:24M's last phase (2.7 inner arcs per position, ~4
+ * positions per step) most lanes idle and ~90 instructions a step, issue-bound (Nsight Compute:
+ * 59% of issue slots at half the DRAM bandwidth). Here a step is its inner arcs, consecutive (positions sorted by step, arcs
  * by position): lane j takes arc qa + j / KW and column j % KW and relaxes it into its tail's
  * cell with a shared-memory atomicMin (heads are at earlier steps: final), no offsets, no
  * shuffle min. The bin's arcs (head | tail << 16 and weight) come through a window of three
  * 32-arc chunks in the lanes' registers, a lane an arc each, read with __shfl_sync: the third
  * chunk is loaded while the first two are in use, so a step never waits on a global load. The
  * step offsets of the first 64 steps sit in two registers per lane. The cells (N x KW) live in
- * the warp's slot; the outer arcs are relaxed first (an arc and column per lane, atomicMin); the
+ * the warp's slot, 32-bit (C = uint32_t: sums saturate at sat, a cell at sat sets *ovf and the
+ * host sweeps again with 64-bit cells) or 64-bit; the outer arcs are relaxed first (an arc and column per lane, atomicMin); the
  * output goes row by row (neighbouring lanes: neighbouring positions); flag (GP_DCCH_SWEEP_SKIP,
  * last phase): the cells of a bin whose flag sweep_init did not set are INF, not read; the k / KW
  * warps of a flagged bin count themselves in on the flag and the last clears it. */

@@ -86,6 +86,28 @@ static gp_graph *random_graph(uint32_t n, uint32_t deg, uint32_t maxw) {
     return g;
 }
 
+/* GPU PHAST from src (k = 1, 16, 1, 16 for nk calls; 16 only where phast_sources allows) ==
+ * Dijkstra on every row; what names the sweep in a failure. */
+static void phast_rows(gp_cch *c, const gp_graph *g, const uint32_t *src, int nk,
+                       int phast_sources, uint64_t *dg, uint64_t *dc, const char *what) {
+    gp_err err;
+    gp_err_clear(&err);
+    const uint32_t n = g->n;
+    for (int ki = 0; ki < nk; ki++) {
+        const int k = ki % 2 ? 16 : 1;
+        if (k > phast_sources) continue;
+        if (gp_cch_gpu_sssp(c, src, (uint32_t)k, dg, &err) != GP_OK) fail_msg("phast: %s", err.msg);
+        for (int i = 0; i < k; i++) {
+            assert_int_equal(cpu->ops->sssp(cpu, g, src[i], GP_INF, dc, NULL, &err), GP_OK);
+            for (uint32_t x = 0; x < n; x++)
+                if (dc[x] != dg[(size_t)i * n + x])
+                    fail_msg("phast (%s) k=%d src %u node %u: dijkstra %llu gpu %llu", what, k,
+                             src[i], x, (unsigned long long)dc[x],
+                             (unsigned long long)dg[(size_t)i * n + x]);
+        }
+    }
+}
+
 /* GPU customization == CPU customization; PHAST and RPHAST == Dijkstra. */
 static void check_gpu(const gp_graph *g, int phast_sources) {
     gp_err err;
@@ -185,21 +207,10 @@ static void check_gpu(const gp_graph *g, int phast_sources) {
         assert_int_equal(gp_cch_gpu_sweep(c, (int)sweeps[v][0], sweeps[v][1], sweeps[v][2],
                                           sweeps[v][3], &err),
                          GP_OK);
-        const int nk = sweeps[v][0] & 16 ? 4 : 2; /* a graph: captured, then launched again */
-        for (int ki = 0; ki < nk; ki++) {
-            const int k = ki % 2 ? 16 : 1;
-            if (k > phast_sources) continue;
-            if (gp_cch_gpu_sssp(c, src, (uint32_t)k, dg, &err) != GP_OK)
-                fail_msg("phast: %s", err.msg);
-            for (int i = 0; i < k; i++) {
-                assert_int_equal(cpu->ops->sssp(cpu, g, src[i], GP_INF, dc, NULL, &err), GP_OK);
-                for (uint32_t x = 0; x < n; x++)
-                    if (dc[x] != dg[(size_t)i * n + x])
-                        fail_msg("phast (sweep %d) k=%d src %u node %u: dijkstra %llu gpu %llu", v,
-                                 k, src[i], x, (unsigned long long)dc[x],
-                                 (unsigned long long)dg[(size_t)i * n + x]);
-            }
-        }
+        char what[32];
+        snprintf(what, sizeof what, "sweep %d", v);
+        /* a graph: captured, then launched again */
+        phast_rows(c, g, src, sweeps[v][0] & 16 ? 4 : 2, phast_sources, dg, dc, what);
         if (sweeps[v][4]) unsetenv("GPATH_CCH_WKW");
     }
     /* 32-bit warp-bin cells saturating (GPATH_CCH_SAT: at 300 here, below most distances): the
@@ -208,21 +219,7 @@ static void check_gpu(const gp_graph *g, int phast_sources) {
     for (int sv = 0; sv < 2; sv++) {
         setenv("GPATH_CCH_SAT", sv ? "4000000000" : "300", 1);
         assert_int_equal(gp_cch_gpu_sweep(c, 2048 | 256 | 64 | 32 | 16, 0, 0, 0, &err), GP_OK);
-        for (int ki = 0; ki < 4; ki++) {
-            const int k = ki % 2 ? 16 : 1;
-            if (k > phast_sources) continue;
-            if (gp_cch_gpu_sssp(c, src, (uint32_t)k, dg, &err) != GP_OK)
-                fail_msg("phast: %s", err.msg);
-            for (int i = 0; i < k; i++) {
-                assert_int_equal(cpu->ops->sssp(cpu, g, src[i], GP_INF, dc, NULL, &err), GP_OK);
-                for (uint32_t x = 0; x < n; x++)
-                    if (dc[x] != dg[(size_t)i * n + x])
-                        fail_msg("phast (saturating at %s) k=%d src %u node %u: dijkstra %llu "
-                                 "gpu %llu", getenv("GPATH_CCH_SAT"), k, src[i], x,
-                                 (unsigned long long)dc[x],
-                                 (unsigned long long)dg[(size_t)i * n + x]);
-            }
-        }
+        phast_rows(c, g, src, 4, phast_sources, dg, dc, sv ? "no saturation" : "saturating");
         unsetenv("GPATH_CCH_SAT");
     }
     /* RPHAST */

@@ -1700,15 +1700,23 @@ static const sweep_kern sweep_kerns[2][2][2] = { /* [k == 1][bins fit smem][chai
     {{sweep_bins<true, false, false>, sweep_bins<true, false, true>},
      {sweep_bins<true, true, false>, sweep_bins<true, true, true>}}};
 
+/* Whether phase f of the plan uses piece tables at x.k (for one source always, for several where
+ * the product's work, entries x k, stays within twice the steps', inner arcs x k) and whether
+ * chains replace its steps (GP_DCCH_SWEEP_CHAINS: where the largest piece is short enough), or
+ * also its tables (CHAINS_FIRST). */
+static void phase_paths(const gp_dcch *d, const x_key &x, uint32_t f, bool *tabs, bool *ch) {
+    *tabs = d->sweep == GP_DCCH_SWEEP_PLAN && d->q_ok && d->q_pent && d->q_pent[f] &&
+            (x.k == 1 || d->q_pent[f] <= 2 * d->q_parcs[f]);
+    *ch = (x.flags & GP_DCCH_SWEEP_CHAINS) && d->c_pmax && d->c_pmax[f] <= x.chain_max &&
+          (!*tabs || (x.flags & GP_DCCH_SWEEP_CHAINS_FIRST));
+}
+
 /* Whether phase f of the plan runs flat (GP_DCCH_SWEEP_FLAT: where it uses piece tables at x.k,
  * no chains replace them and every bin of it has a table: a bin of fewer than PIECE_MIN_STEPS
  * steps keeps its steps). */
 static bool phase_flat(const gp_dcch *d, const x_key &x, uint32_t f) {
-    const uint32_t k = x.k;
-    const bool tabs = d->sweep == GP_DCCH_SWEEP_PLAN && d->q_ok && d->q_pent && d->q_pent[f] &&
-                      (k == 1 || d->q_pent[f] <= 2 * d->q_parcs[f]);
-    const bool ch = (x.flags & GP_DCCH_SWEEP_CHAINS) && d->c_pmax && d->c_pmax[f] <= x.chain_max &&
-                    (!tabs || (x.flags & GP_DCCH_SWEEP_CHAINS_FIRST));
+    bool tabs, ch;
+    phase_paths(d, x, f, &tabs, &ch);
     return (x.flags & GP_DCCH_SWEEP_FLAT) && d->f_va && d->f_T && d->f_full[f] && tabs && !ch;
 }
 
@@ -1723,14 +1731,8 @@ static uint32_t phase_wbins(const gp_dcch *d, const x_key &x, uint32_t f, bool *
                             bool *ch_out) {
     const uint32_t k = x.k;
     const uint64_t nodes = d->p_max_nodes[f];
-    /* the phase's piece tables: for one source always, for several where the product's work
-     * (entries x k) stays within twice the steps' (inner arcs x k) */
-    const bool tabs = d->sweep == GP_DCCH_SWEEP_PLAN && d->q_ok && d->q_pent && d->q_pent[f] &&
-                      (k == 1 || d->q_pent[f] <= 2 * d->q_parcs[f]);
-    /* chains (GP_DCCH_SWEEP_CHAINS): where the largest piece is short enough, in place of the
-     * steps, or also of the piece tables (CHAINS_FIRST) */
-    const bool ch = (x.flags & GP_DCCH_SWEEP_CHAINS) && d->c_pmax && d->c_pmax[f] <= x.chain_max &&
-                    (!tabs || (x.flags & GP_DCCH_SWEEP_CHAINS_FIRST));
+    bool tabs, ch;
+    phase_paths(d, x, f, &tabs, &ch);
     if (tabs_out) *tabs_out = tabs;
     if (ch_out) *ch_out = ch;
     if (!(x.flags & GP_DCCH_SWEEP_WARPS) || (tabs && !ch) ||

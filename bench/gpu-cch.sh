@@ -10,8 +10,10 @@
 # ../shared/data), GPU_CCH_ARGS (extra lab arguments, e.g. "--graphs gen:24000000 --reps 3"),
 # GPU_CCH_SUBJECT (results file subject, default gpu-cch), GPU_CCH_SANITIZE=0 (no sanitizer runs),
 # GPU_CCH_NCU=REGEX (then Nsight Compute on the lab's kernels matching it, e.g. sweep_wbins, over
-# GPU_CCH_NCU_ARGS, default one --fast rep on gen:4000000, GPU_CCH_NCU_COUNT launches, default 2:
-# speed of light, occupancy, memory, warp stalls), GPATH_COMMIT.
+# GPU_CCH_NCU_ARGS, default one --fast rep on gen:4000000, GPU_CCH_NCU_COUNT launches, default 2,
+# after GPU_CCH_NCU_SKIP, default 0; the regex matches demangled names with template arguments,
+# e.g. 'sweep_warcs<4u': speed of light, occupancy, memory, warp stalls by reason, DRAM and L2
+# traffic), GPATH_COMMIT.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 . bench/lib.sh
@@ -72,9 +74,17 @@ if [ -n "${GPU_CCH_NCU:-}" ]; then # Nsight Compute on the sweep's kernels (stal
     if [ -x "$ncu" ]; then
       echo '```'
       # shellcheck disable=SC2086
-      timeout "${NCU_TIMEOUT:-400}" "$ncu" --clock-control none --kernel-name "regex:${GPU_CCH_NCU}" \
+      stalls=""
+      for r in barrier branch_resolving dispatch_stall drain imc_miss lg_throttle long_scoreboard \
+        math_pipe_throttle membar mio_throttle misc no_instruction not_selected selected \
+        short_scoreboard sleeping tex_throttle wait; do
+        stalls="$stalls,smsp__average_warps_issue_stalled_${r}_per_issue_active.ratio"
+      done
+      timeout "${NCU_TIMEOUT:-400}" "$ncu" --clock-control none --kernel-name-base demangled \
+        --kernel-name "regex:${GPU_CCH_NCU}" --launch-skip "${GPU_CCH_NCU_SKIP:-0}" \
         --launch-count "${GPU_CCH_NCU_COUNT:-2}" --section SpeedOfLight --section Occupancy \
         --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats \
+        --section LaunchStats --metrics "dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_op_read.sum,lts__t_sectors_op_write.sum,lts__t_sectors_op_atom.sum,lts__t_sectors_op_red.sum,smsp__inst_executed.sum,smsp__thread_inst_executed_per_inst_executed.ratio${stalls}" \
         "$bin" --data "$DATA" ${GPU_CCH_NCU_ARGS:---fast --reps 1 --queries 10 --p2p-checks 1 --nf-table-max 1 --graphs gen:4000000} 2>&1 |
         grep -v -e '^==PROF==' -e '^    ---' | head -400
       echo '```'

@@ -4,13 +4,17 @@
  *
  *   lab_cch [--data DIR] [--graphs SPEC,..] [--reps N] [--queries N] [--plot FILE] [--small]
  *           [--fast] [--plans BASExRATIOxBINCAP[xMODE],..] [--order nd|metis] [--compare-metis]
- *           [--p2p-checks N] [--nf-table-max K]
+ *           [--p2p-checks N] [--nf-table-max K] [--phast-only] [--variants KEY,..]
  *
  *   --small   two generated graphs (road-like and grid, 2,000 nodes), and the road-like one again
  *             with 2 KiB of shared memory per plan bin (GPATH_CCH_PLAN_SMEM: bins that do not fit)
  *             and a many-phase plan (4x4x64): every GPU operation once, checked; exit status 1 on
  *             a mismatch (for compute-sanitizer memcheck / racecheck)
  *   --fast    no near-far runs and no timed Dijkstra (Dijkstra still checks PHAST on 2 sources)
+ *   --phast-only  no p2p queries and no tables (customization and one-to-all only)
+ *   --variants  time only these of the sweep variants (step 4 below), by key: nosort, noflat,
+ *             nowmulti, before, wkw2, wkw8, wkw16, w64, allcells, nograph, nowarps, block,
+ *             chains (default: all)
  *   --plans   PHAST also through these plans (engine/cch_plan.h thresholds base, base*ratio, ...;
  *             nodes per bin; MODE the sweep flags, engine/cch.h gp_cch_gpu_sweep, default 0),
  *             each checked against the CPU
@@ -109,6 +113,8 @@ struct lab {
     bool fast = false;                           /* --fast: no near-far runs, no timed Dijkstra */
     bool metis = false;                          /* --order metis */
     bool compare = false;                        /* --compare-metis */
+    bool phast_only = false;                     /* --phast-only: no p2p, no tables */
+    std::vector<std::string> variants;           /* --variants: the sweep variants to time */
     std::vector<std::vector<uint32_t>> plans; /* --plans: base x ratio x bin cap (x mode) */
     FILE *plot = NULL;
 };
@@ -218,8 +224,9 @@ static void run_graph(lab &L, const char *spec, bool small) {
             gp_path_free(&p);
         }
     };
-    warm_up("p2p warm-up");
     std::vector<double> qp, qb;
+    if (L.phast_only) nq = 0; /* --phast-only: no p2p */
+    else warm_up("p2p warm-up");
     std::vector<uint32_t> qs(nq), qt(nq);
     std::vector<uint64_t> qd(nq);
     for (int q = 0; q < nq; q++) {
@@ -242,12 +249,12 @@ static void run_graph(lab &L, const char *spec, bool small) {
         }
         gp_path_free(&p);
     }
-    printf("- p2p (CPU, one thread, path unpacked to original arcs): CCH median %.1f us, p90 %.1f "
+    if (nq) printf("- p2p (CPU, one thread, path unpacked to original arcs): CCH median %.1f us, p90 %.1f "
            "us over %d random pairs (after a warm-up over %d others); CPU backend AUTO (%s) median "
            "%.0f us over %zu: %.0fx\n",
            median(qp), pct(qp, 0.9), nq, nq, g->lon ? "A*" : "bidirectional Dijkstra", median(qb),
            qb.size(), median(qb) / median(qp));
-    { /* the same pairs over perfect customization's pruned arcs: what the service answers with
+    if (nq) { /* the same pairs over perfect customization's pruned arcs: what the service answers with
        * once its background pass is through (cch_perfect = auto, the default) */
         double a = gp_now();
         if (gp_cch_perfect(c, 0, &err)) die("perfect customization", err);
@@ -308,9 +315,10 @@ static void run_graph(lab &L, const char *spec, bool small) {
     };
     /* the service's sweep: the plan with both tables, the table phases flat, warp bins (for 1 and
      * for 16 sources) reading only the last phase's cells with an entry, the launches as one CUDA
-     * graph (SVC = GP_DCCH_SWEEP_FLAT | _WMULTI | _SKIP | _WARPS | _GRAPH, the flags gp_dcch_new
+     * graph, the warp bins' output stored in node order within a bin (SVC = GP_DCCH_SWEEP_OSORT |
+     * _FLAT | _WMULTI | _SKIP | _WARPS | _GRAPH, the flags gp_dcch_new
      * sets) */
-    const int SVC = 2048 | 256 | 64 | 32 | 16;
+    const int SVC = 4096 | 2048 | 256 | 64 | 32 | 16;
     if (gp_cch_gpu_sweep(c, SVC, 0, 0, 0, &err)) die("plan sweep", err);
     one_to_all("plan with top and piece tables", ph1, &ph1e, ph16, &ph16e, true);
     std::vector<double> tp1, tp16; /* the plan with its top table only (mode 3), same sources */
@@ -326,21 +334,31 @@ static void run_graph(lab &L, const char *spec, bool small) {
      * without the CUDA graph (16), without warp bins (32 and 256), the block sweep launch by
      * launch (0), chains (4 | 16; measured at 84c3c70 and after: they lost) */
     struct xvar {
-        const char *name;
+        const char *key, *name; /* key: --variants picks by it */
         int mode;
         const char *env, *val; /* an environment variable set for the variant (NULL: none) */
         std::vector<double> t1, t16;
     };
-    std::vector<xvar> xv = {{"without flat table phases", SVC & ~2048, NULL, NULL, {}, {}},
-                            {"without warp bins for k > 1", SVC & ~256, NULL, NULL, {}, {}},
-                            {"neither (the sweep before)", 64 | 32 | 16, NULL, NULL, {}, {}},
-                            {"2 sources a warp", SVC, "GPATH_CCH_WKW", "2", {}, {}},
-                            {"64-bit warp-bin cells", SVC | 1024, NULL, NULL, {}, {}},
-                            {"reading every cell", SVC & ~64, NULL, NULL, {}, {}},
-                            {"without the graph", SVC & ~16, NULL, NULL, {}, {}},
-                            {"without warp bins", SVC & ~(32 | 256), NULL, NULL, {}, {}},
-                            {"block sweep, launch by launch", 0, NULL, NULL, {}, {}},
-                            {"chains + graph", 4 | 16, NULL, NULL, {}, {}}};
+    std::vector<xvar> all = {
+        {"nosort", "output in position order", SVC & ~4096, NULL, NULL, {}, {}},
+        {"noflat", "without flat table phases", SVC & ~2048, NULL, NULL, {}, {}},
+        {"nowmulti", "without warp bins for k > 1", SVC & ~256, NULL, NULL, {}, {}},
+        {"before", "neither (the sweep before)", 64 | 32 | 16, NULL, NULL, {}, {}},
+        {"wkw2", "2 sources a warp", SVC, "GPATH_CCH_WKW", "2", {}, {}},
+        {"wkw8", "8 sources a warp", SVC, "GPATH_CCH_WKW", "8", {}, {}},
+        {"wkw16", "16 sources a warp", SVC, "GPATH_CCH_WKW", "16", {}, {}},
+        {"w64", "64-bit warp-bin cells", SVC | 1024, NULL, NULL, {}, {}},
+        {"allcells", "reading every cell", SVC & ~64, NULL, NULL, {}, {}},
+        {"nograph", "without the graph", SVC & ~16, NULL, NULL, {}, {}},
+        {"nowarps", "without warp bins", SVC & ~(32 | 256), NULL, NULL, {}, {}},
+        {"block", "block sweep, launch by launch", 0, NULL, NULL, {}, {}},
+        {"chains", "chains + graph", 4 | 16, NULL, NULL, {}, {}}};
+    std::vector<xvar> xv;
+    for (auto &v : all) { /* --variants KEY,..: those only (default: all) */
+        bool on = L.variants.empty();
+        for (auto &k : L.variants) on |= k == v.key;
+        if (on) xv.push_back(v);
+    }
     for (auto &v : xv) {
         if (v.env) setenv(v.env, v.val, 1);
         if (gp_cch_gpu_sweep(c, v.mode, 0, 0, 0, &err)) die("plan sweep variant", err);
@@ -470,7 +488,7 @@ static void run_graph(lab &L, const char *spec, bool small) {
 
     /* tables */
     uint32_t sizes[2] = {100, 1000};
-    for (int si = 0; si < (small ? 1 : 2); si++) {
+    for (int si = 0; si < (L.phast_only ? 0 : small ? 1 : 2); si++) { /* (--phast-only: none) */
         uint32_t k = sizes[si];
         if (k > n) k = n;
         std::vector<uint32_t> S(k), T(k);
@@ -530,6 +548,16 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--small")) small = true;
         else if (!strcmp(argv[i], "--fast")) L.fast = true;
         else if (!strcmp(argv[i], "--compare-metis")) L.compare = true;
+        else if (!strcmp(argv[i], "--phast-only")) L.phast_only = true;
+        else if (!strcmp(argv[i], "--variants") && i + 1 < argc) {
+            std::string v(argv[++i]);
+            for (size_t a = 0; a <= v.size();) {
+                size_t b = v.find(',', a);
+                if (b == std::string::npos) b = v.size();
+                if (b > a) L.variants.push_back(v.substr(a, b - a));
+                a = b + 1;
+            }
+        }
         else if (!strcmp(argv[i], "--p2p-checks") && i + 1 < argc)
             L.p2p_checks = (int)strtol(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--nf-table-max") && i + 1 < argc)
@@ -557,7 +585,8 @@ int main(int argc, char **argv) {
         else {
             fprintf(stderr, "usage: lab_cch [--data DIR] [--graphs SPEC,..] [--reps N] "
                             "[--queries N] [--plot FILE] [--small] [--fast] [--plans BxRxC,..] "
-                            "[--order nd|metis] [--compare-metis] [--p2p-checks N] [--nf-table-max K]\n");
+                            "[--order nd|metis] [--compare-metis] [--p2p-checks N] [--nf-table-max K] "
+                            "[--phast-only] [--variants KEY,..]\n");
             return 2;
         }
     }

@@ -78,7 +78,7 @@ uint64_t gp_dcch_bytes(const gp_dcch *d); /* its own bytes plus its topology par
  * sweep reads none of the last phase's cells but those of its sources' own bins. */
 #define GP_DCCH_SWEEP_SKIP 64
 /* WMULTI (on from upload, GPATH_CCH_WMULTI=0: off): warp bins for several sources too,
- * GPATH_CCH_WKW (1, 2 or 4, default 4) sources per warp, k / that many warps per bin. */
+ * GPATH_CCH_WKW (1, 2, 4, 8 or 16, default 4) sources per warp, k / that many warps per bin. */
 #define GP_DCCH_SWEEP_WMULTI 256
 /* W64: the warp bins keep their cells in 64 bits. Without it (the default) the cells are 32-bit
  * in shared memory with sums saturating just below 2^32 - 1 (INF): a cell is exact unless it
@@ -91,6 +91,10 @@ uint64_t gp_dcch_bytes(const gp_dcch *d); /* its own bytes plus its topology par
  * source, atomicMin on the cells); its output follows in the next launch (kernels/cch.cu
  * flat_outer / flat_entries). */
 #define GP_DCCH_SWEEP_FLAT 2048
+/* OSORT (on from upload, GPATH_CCH_OSORT=0: off): the warp bins write their output in node order
+ * within a bin (a sorted copy of the bin's nodes with their offsets, 6 bytes per node), so that
+ * a warp's 32 stores touch fewer 32-byte sectors than in position order. */
+#define GP_DCCH_SWEEP_OSORT 4096
 void gp_dcch_set_sweep(gp_dcch *d, int sweep);
 /* Rebuilds the plan with thresholds base, base*ratio, ... and at most about bin_cap nodes per bin
  * (0 = the defaults: 256, 16, 128) into a topology part of d's own (the shared one, built with

@@ -129,6 +129,9 @@
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <vector>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,6 +186,8 @@ struct plan_dev { /* device copy of a gp_cch_plan (cch_plan.h) plus its weights 
     const uint32_t *step_arc; /* nsteps+1: in_first[step_first[s]] (a step's first inner arc) */
     const uint32_t *tab_first; /* piece tables (cch_plan.h gp_cch_ptab): entries per bin */
     const uint32_t *ch_bin, *ch_first, *ch_node; /* chains (cch_plan.h gp_cch_chains) */
+    const uint32_t *onode;    /* GP_DCCH_SWEEP_OSORT: a bin's nodes ascending (pnode sorted) */
+    const uint16_t *ooff;     /* ... and each one's offset in the bin */
 };
 __global__ void top_table(uint32_t K, const uint32_t *__restrict__ tf,
                           const uint32_t *__restrict__ th, const uint32_t *__restrict__ tw,
@@ -198,18 +203,24 @@ __global__ void sweep_top(uint32_t l0, uint32_t l1, const uint32_t *__restrict__
 template <uint32_t KW, typename C>
 __global__ void sweep_warcs(plan_dev P, uint32_t bin0, uint32_t bin1, uint32_t k, uint32_t g,
                             unsigned long long *dist, unsigned long long *out, uint32_t n,
-                            int last, uint32_t slot, uint32_t *flag, uint32_t sat, uint32_t *ovf);
+                            int last, uint32_t slot, uint32_t *flag, uint32_t sat, uint32_t *ovf,
+                            int osort);
 
 typedef void (*warcs_fn)(plan_dev, uint32_t, uint32_t, uint32_t, uint32_t, unsigned long long *,
                          unsigned long long *, uint32_t, int, uint32_t, uint32_t *, uint32_t,
-                         uint32_t *);
-/* sweep_warcs with kw sources per warp (1, 2, 4), cells of 32 bits (c32) or 64 */
+                         uint32_t *, int);
+#define WARCS_KW_MAX 16 /* sources per warp at most */
+/* sweep_warcs with kw sources per warp (1, 2, 4, 8, 16), cells of 32 bits (c32) or 64 */
 static warcs_fn warcs_kern(uint32_t kw, bool c32) {
     if (c32)
-        return kw == 4   ? sweep_warcs<4, uint32_t>
+        return kw == 16  ? sweep_warcs<16, uint32_t>
+               : kw == 8 ? sweep_warcs<8, uint32_t>
+               : kw == 4 ? sweep_warcs<4, uint32_t>
                : kw == 2 ? sweep_warcs<2, uint32_t>
                          : sweep_warcs<1, uint32_t>;
-    return kw == 4   ? sweep_warcs<4, unsigned long long>
+    return kw == 16  ? sweep_warcs<16, unsigned long long>
+           : kw == 8 ? sweep_warcs<8, unsigned long long>
+           : kw == 4 ? sweep_warcs<4, unsigned long long>
            : kw == 2 ? sweep_warcs<2, unsigned long long>
                      : sweep_warcs<1, unsigned long long>;
 }
@@ -247,6 +258,8 @@ struct gp_dcch_topo {
     uint32_t *p_bin_first, *p_bin_step, *p_step_first, *p_in_first, *p_in_head, *p_in_edge,
         *p_out_first, *p_out_head, *p_out_tail, *p_out_edge, *p_pnode, *p_pos;
     uint32_t *p_in_ht, *p_step_arc; /* the arc-lane warp bins' layout (plan_dev) */
+    uint32_t *p_onode;      /* GP_DCCH_SWEEP_OSORT: per bin its nodes ascending ... */
+    uint16_t *p_ooff;       /* ... with their offsets in the bin (bins < 2^16 nodes) */
     uint32_t p_lim;         /* largest bin's nodes or outer arcs: the plan needs p_lim * k < 2^31 */
     uint32_t p_nin, p_nout;
     /* the top table (cch_plan.h gp_cch_top): positions 0 .. t_K-1 = phases 0 .. t_nph-1 */
@@ -370,7 +383,8 @@ static void topo_part_free(gp_dcch_topo *t) {
     void *dev[] = {t->up_first, t->up_head, t->order, t->tri_first, t->tri, t->d_levels,
                    t->d_elevels, t->p_bin_first, t->p_bin_step, t->p_step_first, t->p_in_first,
                    t->p_in_head, t->p_in_edge, t->p_out_first, t->p_out_head, t->p_out_tail,
-                   t->p_out_edge, t->p_pnode, t->p_pos, t->p_in_ht, t->p_step_arc, t->t_first,
+                   t->p_out_edge, t->p_pnode, t->p_pos, t->p_in_ht, t->p_step_arc, t->p_onode,
+                   t->p_ooff, t->t_first,
                    t->t_head, t->t_edge, t->q_bins, t->q_first, t->q_depth, t->q_tmpl,
                    t->c_bin, t->c_first, t->c_node, t->f_va};
     for (size_t i = 0; i < sizeof dev / sizeof *dev; i++) cudaFree(dev[i]);
@@ -555,7 +569,7 @@ extern "C" int gp_dcch_topo_new(const gp_cch_topo *t, void *stream, uint32_t bas
                             d->smem_max), "allowing the plan sweep's shared memory");
     CK(cudaFuncSetAttribute(sweep_bins<true, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                             d->smem_max), "allowing the plan sweep's shared memory");
-    for (uint32_t kw = 1; kw <= 4; kw *= 2)
+    for (uint32_t kw = 1; kw <= WARCS_KW_MAX; kw *= 2)
         for (int c32 = 0; c32 < 2; c32++)
             CK(cudaFuncSetAttribute(warcs_kern(kw, c32), cudaFuncAttributeMaxDynamicSharedMemorySize,
                                     WBIN_WARPS * WBIN_SLOT_MAX),
@@ -633,6 +647,10 @@ extern "C" int gp_dcch_new(gp_dcch_topo *t, const gp_cch *c, void *stream, gp_dc
         const char *fl = getenv("GPATH_CCH_FLAT"), *wmu = getenv("GPATH_CCH_WMULTI");
         if (!(fl && !strcmp(fl, "0"))) d->x_flags |= GP_DCCH_SWEEP_FLAT;
         if (!(wmu && !strcmp(wmu, "0"))) d->x_flags |= GP_DCCH_SWEEP_WMULTI;
+        /* warp bins store their output in node order within a bin (GP_DCCH_SWEEP_OSORT);
+         * GPATH_CCH_OSORT=0: off */
+        const char *os = getenv("GPATH_CCH_OSORT");
+        if (!(os && !strcmp(os, "0"))) d->x_flags |= GP_DCCH_SWEEP_OSORT;
     }
     *out = d;
     return GP_OK;
@@ -875,13 +893,45 @@ static int topo_plan(gp_dcch_topo *d, cudaStream_t s, uint32_t base, uint32_t ra
                     ht[a] = p1 - p0 < 65536 ? p->in_head[a] | (x - p0) << 16 : 0;
         }
         for (uint32_t st = 0; st <= p->nsteps; st++) sa[st] = p->in_first[p->step_first[st]];
+        /* GP_DCCH_SWEEP_OSORT: each bin's nodes ascending with their offsets, so that a warp
+         * bin's 32 lanes store to neighbouring nodes (gen:1M's last phase: 9.5 32-byte sectors
+         * per store of 64-bit distances instead of 19.6; 7.1 if the nodes were consecutive) */
+        std::vector<uint64_t> key;
+        uint32_t *on = (uint32_t *)malloc((size_t)p->n * 4 + 4);
+        uint16_t *oo = (uint16_t *)malloc((size_t)p->n * 2 + 2);
+        if (!on || !oo) {
+            free(ht);
+            free(sa);
+            free(on);
+            free(oo);
+            rc = gp_err_set(err, GP_ENOMEM, "out of memory for the sweep plan");
+            goto out;
+        }
+        for (uint32_t b = 0; b < p->nbins; b++) {
+            const uint32_t p0 = p->bin_first[b], p1 = p->bin_first[b + 1];
+            if (p1 - p0 >= 65536) { /* (never a warp bin) */
+                for (uint32_t x = p0; x < p1; x++) on[x] = pnode[x], oo[x] = 0;
+                continue;
+            }
+            key.resize(p1 - p0);
+            for (uint32_t x = p0; x < p1; x++) key[x - p0] = (uint64_t)pnode[x] << 16 | (x - p0);
+            std::sort(key.begin(), key.end());
+            for (uint32_t x = p0; x < p1; x++) {
+                on[x] = (uint32_t)(key[x - p0] >> 16);
+                oo[x] = (uint16_t)(key[x - p0] & 0xffffu);
+            }
+        }
         cudaError_t e1 = dput(&d->p_in_ht, ht, (size_t)d->p_nin, s, &d->tbytes);
         cudaError_t e2 = e1 == cudaSuccess
                              ? dput(&d->p_step_arc, sa, (size_t)p->nsteps + 1, s, &d->tbytes)
                              : e1;
+        if (e2 == cudaSuccess) e2 = dput(&d->p_onode, on, (size_t)p->n, s, &d->tbytes);
+        if (e2 == cudaSuccess) e2 = dput(&d->p_ooff, oo, (size_t)p->n, s, &d->tbytes);
         if (e2 == cudaSuccess) e2 = cudaStreamSynchronize(s); /* before the host copies go */
         free(ht);
         free(sa);
+        free(on);
+        free(oo);
         CK(e2, "uploading the plan");
     }
     if (d->t_max && (rc = gp_cch_plan_top(p, d->t_max < (uint32_t)d->smem_max / 8
@@ -984,7 +1034,7 @@ extern "C" void gp_dcch_set_sweep(gp_dcch *d, int sweep) {
     d->w64 = 0; /* (32-bit warp-bin cells again until one saturates) */
     d->x_flags = sweep & (GP_DCCH_SWEEP_CHAINS | GP_DCCH_SWEEP_CHAINS_FIRST | GP_DCCH_SWEEP_GRAPH |
                           GP_DCCH_SWEEP_WARPS | GP_DCCH_SWEEP_SKIP | GP_DCCH_SWEEP_WMULTI |
-                          GP_DCCH_SWEEP_W64 | GP_DCCH_SWEEP_FLAT);
+                          GP_DCCH_SWEEP_W64 | GP_DCCH_SWEEP_FLAT | GP_DCCH_SWEEP_OSORT);
 }
 
 extern "C" int gp_dcch_set_metric(gp_dcch *d, void *stream, const uint32_t *ofw,
@@ -1433,7 +1483,7 @@ template <uint32_t KW, typename C>
 __global__ void __launch_bounds__(WBIN_WARPS * 32, KW == 1 ? WARCS_BLOCKS : WARCS_BLOCKS_K)
     sweep_warcs(plan_dev P, uint32_t bin0, uint32_t bin1, uint32_t k, uint32_t g, u64 *dist,
                 u64 *out, uint32_t n, int last, uint32_t slot, uint32_t *flag, uint32_t sat,
-                uint32_t *ovf) {
+                uint32_t *ovf, int osort) {
     extern __shared__ u64 sm[];
     constexpr bool C32 = sizeof(C) == 4;
     const C INFC = (C)INF64;
@@ -1510,10 +1560,13 @@ __global__ void __launch_bounds__(WBIN_WARPS * 32, KW == 1 ? WARCS_BLOCKS : WARC
     bool sv = false; /* a 32-bit cell reached sat: the host sweeps again with 64-bit cells */
 #pragma unroll UNR
     for (uint32_t it = lane; it < N * KW; it += 32) { /* out row by row */
-        const uint32_t c = it / N, i = it % N;
+        const uint32_t c = it / N, j = it % N;
+        /* osort: the j-th smallest node of the bin (neighbouring lanes: fewer sectors) */
+        const uint32_t i = osort ? __ldg(&P.ooff[p0 + j]) : j;
+        const uint32_t v = osort ? __ldg(&P.onode[p0 + j]) : __ldg(&P.pnode[p0 + j]);
         const C x = D[i * KW + c];
         sv |= C32 && x == (C)sat;
-        out[(size_t)(c0 + c) * n + P.pnode[p0 + i]] = cell_out(x);
+        out[(size_t)(c0 + c) * n + v] = cell_out(x);
     }
     if (!last)
         for (uint32_t it = lane; it < N * KW; it += 32)
@@ -1755,7 +1808,7 @@ static uint32_t phase_wbins(const gp_dcch *d, const x_key &x, uint32_t f, bool *
  * profile) an event after the init and after each phase, and path[f] = the path phase f took
  * (0 steps, 1 piece tables, 2 chains, 3 warp bins, 256 flat; + 4 where its bins fit shared
  * memory with their arcs and steps (warp bins: always); + 8 x the chains' lanes per column or the
- * warp bins' sources per warp; + 64 for 32-bit warp-bin cells) and
+ * warp bins' sources per warp; + 1024 for 32-bit warp-bin cells) and
  * smem[f] its shared memory per block. Also what GP_DCCH_SWEEP_GRAPH captures. */
 static int plan_issue(gp_dcch *d, cudaStream_t s, const x_key &x, cudaEvent_t *pev,
                       uint32_t npev, uint32_t *path, uint32_t *smem_of, gp_err *err) {
@@ -1772,7 +1825,7 @@ static int plan_issue(gp_dcch *d, cudaStream_t s, const x_key &x, cudaEvent_t *p
                       d->p_in_head,   d->p_in_wt,    d->p_out_first,  d->p_out_head,
                       d->p_out_tail,  d->p_out_wt,   d->p_pnode,      d->p_in_ht,
                       d->p_step_arc,  d->q_first,    d->c_bin,        d->c_first,
-                      d->c_node};
+                      d->c_node,      d->p_onode,    d->p_ooff};
         unsigned threads = k == 1 ? 256 : PLAN_THREADS_MAX;
         uint32_t plo = 0, phi = 0; /* a flat phase's positions, their output still to write */
         for (uint32_t f = x.f0; f <= d->p_nphases; f++) {
@@ -1816,11 +1869,12 @@ static int plan_issue(gp_dcch *d, cudaStream_t s, const x_key &x, cudaEvent_t *p
                 const uint32_t slot = (uint32_t)((nodes * wk * (c32 ? 4 : 8) + 15) / 16 * 16);
                 const uint32_t g = k / wk;
                 const uint32_t nbl = (uint32_t)(((uint64_t)nb * g + WBIN_WARPS - 1) / WBIN_WARPS);
-                if (path) path[f] = 3 + 4 + (wk << 3) + (c32 ? 64 : 0);
+                if (path) path[f] = 3 + 4 + (wk << 3) + (c32 ? 1024 : 0);
                 if (smem_of) smem_of[f] = slot * WBIN_WARPS;
                 warcs_kern(wk, c32)<<<nbl, WBIN_WARPS * 32, slot * WBIN_WARPS, s>>>(
                     P, d->p_phase_bin[f], d->p_phase_bin[f + 1], k, g, d->pdist, d->outbuf, d->n,
-                    lastf, slot, lastf ? x.flag : NULL, x.sat, d->p_ovf);
+                    lastf, slot, lastf ? x.flag : NULL, x.sat, d->p_ovf,
+                    (x.flags & GP_DCCH_SWEEP_OSORT) && d->p_onode);
                 CKL("sweep (warp bins)");
                 if (npev) CK(cudaEventRecord(pev[f - x.f0 + 1], s), "plan profile");
                 continue;
@@ -1874,8 +1928,9 @@ static int plan_profile(gp_dcch *d, const x_key &x, cudaEvent_t *pev, uint32_t n
     for (uint32_t f = x.f0; f < d->p_nphases; f++) {
         int per_sm = 0;
         CK(cudaEventElapsedTime(&ti, pev[f - x.f0], pev[f - x.f0 + 1]), "plan profile");
-        const uint32_t wk = (path[f] & 3) == 3 ? path[f] >> 3 & 7 : 0; /* arc-lane warp bins */
-        const bool c32 = path[f] >> 6 & 1, flat = path[f] == 256;
+        const bool flat = path[f] == 256;
+        const uint32_t wk = !flat && (path[f] & 3) == 3 ? path[f] >> 3 & 127 : 0; /* warp bins */
+        const bool c32 = path[f] >> 10 & 1;
         cudaError_t oe =
             flat ? cudaErrorNotSupported /* (grids of 256 threads: no blocks per SM to tell) */
             : wk ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, warcs_kern(wk, c32),
@@ -1994,9 +2049,10 @@ static int run_plan_k(gp_dcch *d, cudaStream_t s, uint32_t k, const uint32_t *in
     x.init_first = d->init_first;
     x.init_rank = d->init_rank;
     x.init_dist = d->init_dist;
-    { /* GP_DCCH_SWEEP_WMULTI's sources per warp: GPATH_CCH_WKW = 1, 2 or 4 (default) */
+    { /* GP_DCCH_SWEEP_WMULTI's sources per warp: GPATH_CCH_WKW = 1, 2, 4 (default), 8 or 16 */
         const char *kw = getenv("GPATH_CCH_WKW");
-        x.wkw = kw && (!strcmp(kw, "1") || !strcmp(kw, "2")) ? (uint32_t)(*kw - '0') : 4;
+        const unsigned long v = kw && *kw ? strtoul(kw, NULL, 10) : 4;
+        x.wkw = v >= 1 && v <= WARCS_KW_MAX && !(v & (v - 1)) ? (uint32_t)v : 4;
     }
     { /* GP_DCCH_SWEEP_SKIP: where the last phase runs as warp bins with its cells in the slots
        * (arc-lane warp bins always; v8's where they fit) */

@@ -174,13 +174,15 @@ static void check_gpu(const gp_graph *g, int phast_sources) {
      * default, 4) with the skip as a graph on the default plan, on the many-phase plan and on
      * 1024-node bins, without the skip on 256-node bins; the flat table phases (2048) on the
      * default plan as a graph, on the many-phase plan with warp bins for 16 sources, 2 a warp,
-     * on 1024-node bins (block sweep elsewhere), and on a 4 x 4 plan of 64-node bins as a graph.
-     * (gp_dcch_new's flags, on before the first gp_cch_gpu_sweep, are 2048 | 256 | 64 | 32 | 16:
-     * every earlier test here ran them.) */
+     * on 1024-node bins (block sweep elsewhere), and on a 4 x 4 plan of 64-node bins as a graph;
+     * the warp bins' output in node order within a bin (4096) with 4, 8 and 16 sources per warp
+     * on the default plan, the many-phase plan and 256-node bins, and with one source per warp.
+     * (gp_dcch_new's flags, on before the first gp_cch_gpu_sweep, are 4096 | 2048 | 256 | 64 |
+     * 32 | 16: every earlier test here ran them.) */
     uint32_t src[16];
     for (int i = 0; i < 16; i++) src[i] = (uint32_t)(rnd() % n);
     uint64_t *dg = malloc((size_t)n * 16 * 8), *dc = malloc((size_t)n * 8);
-    static const uint32_t sweeps[28][5] = {{0, 0, 0, 0, 0},       {1, 0, 0, 0, 0},
+    static const uint32_t sweeps[33][5] = {{0, 0, 0, 0, 0},       {1, 0, 0, 0, 0},
                                            {0, 2, 2, 8, 0},       {2, 2, 2, 8, 0},
                                            {3, 2, 2, 8, 0},       {12, 2, 2, 8, 0},
                                            {2 | 4, 2, 2, 8, 0},   {2, 256, 16, 1024, 0},
@@ -200,9 +202,15 @@ static void check_gpu(const gp_graph *g, int phast_sources) {
                                            {2048 | 64 | 32 | 16, 0, 0, 0, 0},
                                            {2048 | 256 | 64 | 32, 2, 2, 8, 2},
                                            {2048, 256, 16, 1024, 0},
-                                           {2048 | 256 | 64 | 32 | 16, 4, 4, 64, 0}};
-    for (int v = 0; v < 28; v++) {
-        char wkw[2] = {(char)('0' + sweeps[v][4]), 0};
+                                           {2048 | 256 | 64 | 32 | 16, 4, 4, 64, 0},
+                                           {4096 | 2048 | 256 | 64 | 32 | 16, 0, 0, 0, 0},
+                                           {4096 | 2048 | 256 | 64 | 32 | 16, 0, 0, 0, 8},
+                                           {4096 | 2048 | 256 | 64 | 32, 2, 2, 8, 16},
+                                           {4096 | 256 | 32 | 16, 256, 16, 256, 16},
+                                           {4096 | 256 | 64 | 32, 4, 4, 64, 1}};
+    for (int v = 0; v < 33; v++) {
+        char wkw[4];
+        snprintf(wkw, sizeof wkw, "%u", sweeps[v][4]);
         if (sweeps[v][4]) setenv("GPATH_CCH_WKW", wkw, 1);
         assert_int_equal(gp_cch_gpu_sweep(c, (int)sweeps[v][0], sweeps[v][1], sweeps[v][2],
                                           sweeps[v][3], &err),
@@ -218,7 +226,8 @@ static void check_gpu(const gp_graph *g, int phast_sources) {
      * equal to Dijkstra; then with a saturation point no distance reaches (32-bit cells kept) */
     for (int sv = 0; sv < 2; sv++) {
         setenv("GPATH_CCH_SAT", sv ? "4000000000" : "300", 1);
-        assert_int_equal(gp_cch_gpu_sweep(c, 2048 | 256 | 64 | 32 | 16, 0, 0, 0, &err), GP_OK);
+        assert_int_equal(gp_cch_gpu_sweep(c, 4096 | 2048 | 256 | 64 | 32 | 16, 0, 0, 0, &err),
+                         GP_OK);
         phast_rows(c, g, src, 4, phast_sources, dg, dc, sv ? "no saturation" : "saturating");
         unsetenv("GPATH_CCH_SAT");
     }

@@ -200,7 +200,7 @@ __global__ void sweep_top(uint32_t l0, uint32_t l1, const uint32_t *__restrict__
                           const uint32_t *__restrict__ first, const uint32_t *__restrict__ head,
                           const uint32_t *__restrict__ wt, unsigned long long *dist);
 
-template <uint32_t KW, typename C>
+template <uint32_t KW, typename C, bool LD>
 __global__ void sweep_warcs(plan_dev P, uint32_t bin0, uint32_t bin1, uint32_t k, uint32_t g,
                             unsigned long long *dist, unsigned long long *out, uint32_t n,
                             int last, uint32_t slot, uint32_t *flag, uint32_t sat, uint32_t *ovf,
@@ -210,19 +210,23 @@ typedef void (*warcs_fn)(plan_dev, uint32_t, uint32_t, uint32_t, uint32_t, unsig
                          unsigned long long *, uint32_t, int, uint32_t, uint32_t *, uint32_t,
                          uint32_t *, int);
 #define WARCS_KW_MAX 16 /* sources per warp at most */
-/* sweep_warcs with kw sources per warp (1, 2, 4, 8, 16), cells of 32 bits (c32) or 64 */
-static warcs_fn warcs_kern(uint32_t kw, bool c32) {
+/* sweep_warcs with kw sources per warp (1, 2, 4, 8, 16), cells of 32 bits (c32) or 64, the arcs
+ * read from L1 (ld) or through registers */
+template <bool LD> static warcs_fn warcs_kern_ld(uint32_t kw, bool c32) {
     if (c32)
-        return kw == 16  ? sweep_warcs<16, uint32_t>
-               : kw == 8 ? sweep_warcs<8, uint32_t>
-               : kw == 4 ? sweep_warcs<4, uint32_t>
-               : kw == 2 ? sweep_warcs<2, uint32_t>
-                         : sweep_warcs<1, uint32_t>;
-    return kw == 16  ? sweep_warcs<16, unsigned long long>
-           : kw == 8 ? sweep_warcs<8, unsigned long long>
-           : kw == 4 ? sweep_warcs<4, unsigned long long>
-           : kw == 2 ? sweep_warcs<2, unsigned long long>
-                     : sweep_warcs<1, unsigned long long>;
+        return kw == 16  ? sweep_warcs<16, uint32_t, LD>
+               : kw == 8 ? sweep_warcs<8, uint32_t, LD>
+               : kw == 4 ? sweep_warcs<4, uint32_t, LD>
+               : kw == 2 ? sweep_warcs<2, uint32_t, LD>
+                         : sweep_warcs<1, uint32_t, LD>;
+    return kw == 16  ? sweep_warcs<16, unsigned long long, LD>
+           : kw == 8 ? sweep_warcs<8, unsigned long long, LD>
+           : kw == 4 ? sweep_warcs<4, unsigned long long, LD>
+           : kw == 2 ? sweep_warcs<2, unsigned long long, LD>
+                     : sweep_warcs<1, unsigned long long, LD>;
+}
+static warcs_fn warcs_kern(uint32_t kw, bool c32, bool ld) {
+    return ld ? warcs_kern_ld<true>(kw, c32) : warcs_kern_ld<false>(kw, c32);
 }
 
 struct x_graph_slot {       /* a captured plan sweep (fill/scatter/top product + phases) */
@@ -571,9 +575,11 @@ extern "C" int gp_dcch_topo_new(const gp_cch_topo *t, void *stream, uint32_t bas
                             d->smem_max), "allowing the plan sweep's shared memory");
     for (uint32_t kw = 1; kw <= WARCS_KW_MAX; kw *= 2)
         for (int c32 = 0; c32 < 2; c32++)
-            CK(cudaFuncSetAttribute(warcs_kern(kw, c32), cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    WBIN_WARPS * WBIN_SLOT_MAX),
-               "allowing the warp bins' shared memory");
+            for (int ld = 0; ld < 2; ld++)
+                CK(cudaFuncSetAttribute(warcs_kern(kw, c32, ld),
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        WBIN_WARPS * WBIN_SLOT_MAX),
+                   "allowing the warp bins' shared memory");
     { /* GPATH_CCH_PLAN_SMEM: a smaller shared-memory budget (bytes), so that the lab's --small
        * run under compute-sanitizer reaches the paths for bins that do not fit */
         const char *sm = getenv("GPATH_CCH_PLAN_SMEM");
@@ -1034,7 +1040,8 @@ extern "C" void gp_dcch_set_sweep(gp_dcch *d, int sweep) {
     d->w64 = 0; /* (32-bit warp-bin cells again until one saturates) */
     d->x_flags = sweep & (GP_DCCH_SWEEP_CHAINS | GP_DCCH_SWEEP_CHAINS_FIRST | GP_DCCH_SWEEP_GRAPH |
                           GP_DCCH_SWEEP_WARPS | GP_DCCH_SWEEP_SKIP | GP_DCCH_SWEEP_WMULTI |
-                          GP_DCCH_SWEEP_W64 | GP_DCCH_SWEEP_FLAT | GP_DCCH_SWEEP_OSORT);
+                          GP_DCCH_SWEEP_W64 | GP_DCCH_SWEEP_FLAT | GP_DCCH_SWEEP_OSORT |
+                          GP_DCCH_SWEEP_WLDG);
 }
 
 extern "C" int gp_dcch_set_metric(gp_dcch *d, void *stream, const uint32_t *ofw,
@@ -1479,7 +1486,7 @@ __device__ __forceinline__ uint32_t cell_in(u64 v, uint32_t sat, uint32_t) { /* 
 __device__ __forceinline__ u64 cell_in(u64 v, uint32_t, u64) { return v; }
 __device__ __forceinline__ u64 cell_out(uint32_t x) { return x == INF32 ? INF64 : x; }
 __device__ __forceinline__ u64 cell_out(u64 x) { return x; }
-template <uint32_t KW, typename C>
+template <uint32_t KW, typename C, bool LD>
 __global__ void __launch_bounds__(WBIN_WARPS * 32, KW == 1 ? WARCS_BLOCKS : WARCS_BLOCKS_K)
     sweep_warcs(plan_dev P, uint32_t bin0, uint32_t bin1, uint32_t k, uint32_t g, u64 *dist,
                 u64 *out, uint32_t n, int last, uint32_t slot, uint32_t *flag, uint32_t sat,
@@ -1499,53 +1506,84 @@ __global__ void __launch_bounds__(WBIN_WARPS * 32, KW == 1 ? WARCS_BLOCKS : WARC
     const uint32_t o0 = P.out_first[p0], no = P.out_first[p0 + N] - o0;
     C *const D = (C *)((char *)sm + (size_t)wi * slot);
     const uint32_t *const HT = P.in_ht + a0, *const W = P.in_wt + a0;
-    uint32_t h0 = lane < A ? __ldg(&HT[lane]) : 0, w0 = lane < A ? __ldg(&W[lane]) : INF32;
-    uint32_t h1 = lane + 32 < A ? __ldg(&HT[lane + 32]) : 0;
-    uint32_t w1 = lane + 32 < A ? __ldg(&W[lane + 32]) : INF32;
-    uint32_t h2 = lane + 64 < A ? __ldg(&HT[lane + 64]) : 0;
-    uint32_t w2 = lane + 64 < A ? __ldg(&W[lane + 64]) : INF32;
+    /* LD: the arcs come from L1 a pass ahead (their lines prefetched now); else through a
+     * window of three 32-arc chunks in registers, loaded now */
+    uint32_t h0 = 0, w0 = INF32, h1 = 0, w1 = INF32, h2 = 0, w2 = INF32;
+    if (LD) {
+        if (lane * 32 < A) {
+            asm volatile("prefetch.global.L1 [%0];" ::"l"(HT + lane * 32));
+            asm volatile("prefetch.global.L1 [%0];" ::"l"(W + lane * 32));
+        }
+    } else {
+        h0 = lane < A ? __ldg(&HT[lane]) : 0, w0 = lane < A ? __ldg(&W[lane]) : INF32;
+        h1 = lane + 32 < A ? __ldg(&HT[lane + 32]) : 0;
+        w1 = lane + 32 < A ? __ldg(&W[lane + 32]) : INF32;
+        h2 = lane + 64 < A ? __ldg(&HT[lane + 64]) : 0;
+        w2 = lane + 64 < A ? __ldg(&W[lane + 64]) : INF32;
+    }
     const uint32_t sr0 = lane <= ns ? __ldg(&P.step_arc[s0 + lane]) - a0 : 0;
     const uint32_t sr1 = lane + 32 <= ns ? __ldg(&P.step_arc[s0 + 32 + lane]) - a0 : 0;
     const bool rd = !flag || flag[b];
-    /* (for several sources per warp the loops outside the steps unrolled: their global loads in
-     * flight together; at 16 sources, 4 a warp, a bin's warp makes ~11 passes over its outer
-     * arcs and 16 over its output; for one source, 3 and 4, and the registers are short) */
-    constexpr int UNR = KW == 1 ? 1 : WARCS_UNROLL;
-#pragma unroll UNR
-    for (uint32_t it = lane; it < N * KW; it += 32) { /* cells: a position's columns together */
-        const size_t cell = (size_t)(p0 + it / KW) * k + c0 + it % KW;
-        const u64 v = rd ? dist[cell] : INF64;
-        D[it] = cell_in(v, sat, C());
-        if (last && v != INF64) dist[cell] = INF64;
+    if (rd) {
+        for (uint32_t it = lane; it < N * KW; it += 32) { /* cells: a position's columns together */
+            const size_t cell = (size_t)(p0 + it / KW) * k + c0 + it % KW;
+            const u64 v = dist[cell];
+            D[it] = cell_in(v, sat, C());
+            if (last && v != INF64) dist[cell] = INF64;
+        }
+    } else { /* every cell INF (all bits set in either width): 16-byte stores */
+        uint32_t *const Dw = (uint32_t *)D;
+        const uint32_t nw = N * KW * (uint32_t)sizeof(C) / 4;
+        for (uint32_t x = lane * 4; x + 3 < nw; x += 128)
+            *(uint4 *)&Dw[x] = make_uint4(INF32, INF32, INF32, INF32);
+        for (uint32_t x = (nw & ~3u) + lane; x < nw; x += 32) Dw[x] = INF32;
     }
     __syncwarp();
-#pragma unroll UNR
-    for (uint32_t j = lane; j < no * KW; j += 32) {
-        const uint32_t o = o0 + j / KW, c = j % KW, w = P.out_wt[o];
-        if (w == INF32) continue;
-        const u64 dh = dist[(size_t)P.out_head[o] * k + c0 + c];
-        if (dh != INF64) atomicMin(&D[P.out_tail[o] * KW + c], cell_in(dh + w, sat, C()));
+    { /* the outer arcs, an arc and column per lane: U arcs' loads in flight together (their
+       * arc, then their heads' cells; no branch between the loads) */
+        constexpr uint32_t U = KW == 1 || !LD ? 2 : 4; /* (registers: 32 for one source; the
+                                                         * window's six in use) */
+        const uint32_t nj = no * KW, col = lane % KW; /* (32 is a multiple of KW) */
+        for (uint32_t j0 = lane; j0 < nj; j0 += 32 * U) {
+            uint32_t w[U], h[U], t[U];
+            u64 dh[U];
+#pragma unroll
+            for (uint32_t u = 0; u < U; u++) {
+                const uint32_t j = j0 + 32 * u, o = o0 + j / KW;
+                w[u] = j < nj ? __ldg(&P.out_wt[o]) : INF32;
+                h[u] = j < nj ? __ldg(&P.out_head[o]) : 0;
+            }
+#pragma unroll
+            for (uint32_t u = 0; u < U; u++) {
+                const uint32_t j = j0 + 32 * u, o = o0 + j / KW;
+                dh[u] = w[u] != INF32 ? __ldg(&dist[(size_t)h[u] * k + c0 + col]) : INF64;
+                t[u] = j < nj ? __ldg(&P.out_tail[o]) : 0;
+            }
+#pragma unroll
+            for (uint32_t u = 0; u < U; u++)
+                if (dh[u] != INF64)
+                    atomicMin(&D[t[u] * KW + col], cell_in(dh[u] + w[u], sat, C()));
+        }
     }
     __syncwarp();
     const uint32_t col = lane % KW, sub = lane / KW;
-    uint32_t k0 = 0, qa = 0; /* k0: the chunk in h0 / w0 */
-    for (uint32_t st = 1; st <= ns; st++) { /* the same trips on all lanes; step st - 1 */
-        const uint32_t qb = st < 32   ? __shfl_sync(FULL, sr0, st)
-                            : st < 64 ? __shfl_sync(FULL, sr1, st - 32)
-                                      : __ldg(&P.step_arc[s0 + st]) - a0;
-        for (uint32_t c = qa; c < qb; c += APW) {
-            if ((c >> 5) != k0) { /* one chunk on (a step starts at most one chunk on) */
-                h0 = h1, w0 = w1, h1 = h2, w1 = w2, k0++;
-                const uint32_t x = ((k0 + 2) << 5) + lane;
-                h2 = x < A ? __ldg(&HT[x]) : 0;
-                w2 = x < A ? __ldg(&W[x]) : INF32;
+    if (LD) { /* a pass is APW arcs of one step: lane's arc c + sub; the next pass's arc loaded
+               * before this one relaxes (the same trips on all lanes) */
+        uint32_t st = 0, c = 0, qb = __shfl_sync(FULL, sr0, 1); /* step 0 ends at qb */
+        uint32_t a = sub, e = a < A ? __ldg(&HT[a]) : 0, v = a < A ? __ldg(&W[a]) : INF32;
+        while (st < ns) {
+            uint32_t cn = c + APW, qn = qb;
+            const bool end = cn >= qb;
+            if (end) { /* the next step's first pass; its end */
+                cn = qb;
+                const uint32_t x = st + 2;
+                qn = x > ns ? qb
+                     : x < 32 ? __shfl_sync(FULL, sr0, x)
+                     : x < 64 ? __shfl_sync(FULL, sr1, x - 32)
+                              : __ldg(&P.step_arc[s0 + x]) - a0;
             }
-            const uint32_t a = c + sub, sl = a & 31;
-            uint32_t e = __shfl_sync(FULL, h0, sl), v = __shfl_sync(FULL, w0, sl);
-            if (((min(c + APW, qb) - 1) >> 5) != k0) { /* the pass reaches the next chunk */
-                const uint32_t e1 = __shfl_sync(FULL, h1, sl), v1 = __shfl_sync(FULL, w1, sl);
-                if ((a >> 5) != k0) e = e1, v = v1;
-            }
+            const uint32_t an = cn + sub;
+            const uint32_t en = an < A ? __ldg(&HT[an]) : 0, vn = an < A ? __ldg(&W[an]) : INF32;
             if (a < qb && v != INF32) {
                 const C dh = D[(e & 0xffffu) * KW + col];
                 if (dh != INFC) { /* 32-bit cells: the sum saturates at sat */
@@ -1553,20 +1591,67 @@ __global__ void __launch_bounds__(WBIN_WARPS * 32, KW == 1 ? WARCS_BLOCKS : WARC
                     atomicMin(&D[(e >> 16) * KW + col], C32 ? (C)(x < sat ? x : sat) : (C)x);
                 }
             }
+            if (end) {
+                __syncwarp();
+                st++;
+            }
+            c = cn, qb = qn, a = an, e = en, v = vn;
         }
-        __syncwarp();
-        qa = qb;
+    } else {
+        uint32_t k0 = 0, qa = 0; /* k0: the chunk in h0 / w0 */
+        for (uint32_t st = 1; st <= ns; st++) { /* the same trips on all lanes; step st - 1 */
+            const uint32_t qb = st < 32   ? __shfl_sync(FULL, sr0, st)
+                                : st < 64 ? __shfl_sync(FULL, sr1, st - 32)
+                                          : __ldg(&P.step_arc[s0 + st]) - a0;
+            for (uint32_t c = qa; c < qb; c += APW) {
+                if ((c >> 5) != k0) { /* one chunk on (a step starts at most one chunk on) */
+                    h0 = h1, w0 = w1, h1 = h2, w1 = w2, k0++;
+                    const uint32_t x = ((k0 + 2) << 5) + lane;
+                    h2 = x < A ? __ldg(&HT[x]) : 0;
+                    w2 = x < A ? __ldg(&W[x]) : INF32;
+                }
+                const uint32_t a = c + sub, sl = a & 31;
+                uint32_t e = __shfl_sync(FULL, h0, sl), v = __shfl_sync(FULL, w0, sl);
+                if (((min(c + APW, qb) - 1) >> 5) != k0) { /* the pass reaches the next chunk */
+                    const uint32_t e1 = __shfl_sync(FULL, h1, sl), v1 = __shfl_sync(FULL, w1, sl);
+                    if ((a >> 5) != k0) e = e1, v = v1;
+                }
+                if (a < qb && v != INF32) {
+                    const C dh = D[(e & 0xffffu) * KW + col];
+                    if (dh != INFC) { /* 32-bit cells: the sum saturates at sat */
+                        const u64 x = (u64)dh + v;
+                        atomicMin(&D[(e >> 16) * KW + col], C32 ? (C)(x < sat ? x : sat) : (C)x);
+                    }
+                }
+            }
+            __syncwarp();
+            qa = qb;
+        }
     }
+    /* the output: a lane per position (osort: the j-th smallest node of the bin, so that the
+     * lanes store to neighbouring nodes), its KW columns one row after another; UO positions'
+     * loads in flight together */
     bool sv = false; /* a 32-bit cell reached sat: the host sweeps again with 64-bit cells */
-#pragma unroll UNR
-    for (uint32_t it = lane; it < N * KW; it += 32) { /* out row by row */
-        const uint32_t c = it / N, j = it % N;
-        /* osort: the j-th smallest node of the bin (neighbouring lanes: fewer sectors) */
-        const uint32_t i = osort ? __ldg(&P.ooff[p0 + j]) : j;
-        const uint32_t v = osort ? __ldg(&P.onode[p0 + j]) : __ldg(&P.pnode[p0 + j]);
-        const C x = D[i * KW + c];
-        sv |= C32 && x == (C)sat;
-        out[(size_t)(c0 + c) * n + v] = cell_out(x);
+    constexpr uint32_t UO = 2;
+    for (uint32_t j0 = lane; j0 < N; j0 += 32 * UO) {
+        uint32_t i[UO], v[UO];
+#pragma unroll
+        for (uint32_t u = 0; u < UO; u++) {
+            const uint32_t j = j0 + 32 * u;
+            i[u] = j < N && osort ? __ldg(&P.ooff[p0 + j]) : j;
+            v[u] = j < N ? __ldg(osort ? &P.onode[p0 + j] : &P.pnode[p0 + j]) : 0;
+        }
+#pragma unroll
+        for (uint32_t u = 0; u < UO; u++) {
+            if (j0 + 32 * u >= N) break;
+            u64 *o = out + (size_t)c0 * n + v[u];
+#pragma unroll
+            for (uint32_t c = 0; c < KW; c++, o += n) {
+                const C x = D[i[u] * KW + c];
+                sv |= C32 && x == (C)sat;
+                *o = cell_out(x);
+            }
+        }
     }
     if (!last)
         for (uint32_t it = lane; it < N * KW; it += 32)
@@ -1808,7 +1893,7 @@ static uint32_t phase_wbins(const gp_dcch *d, const x_key &x, uint32_t f, bool *
  * profile) an event after the init and after each phase, and path[f] = the path phase f took
  * (0 steps, 1 piece tables, 2 chains, 3 warp bins, 256 flat; + 4 where its bins fit shared
  * memory with their arcs and steps (warp bins: always); + 8 x the chains' lanes per column or the
- * warp bins' sources per warp; + 1024 for 32-bit warp-bin cells) and
+ * warp bins' sources per warp; + 1024 for 32-bit warp-bin cells, + 2048 for their arcs from L1) and
  * smem[f] its shared memory per block. Also what GP_DCCH_SWEEP_GRAPH captures. */
 static int plan_issue(gp_dcch *d, cudaStream_t s, const x_key &x, cudaEvent_t *pev,
                       uint32_t npev, uint32_t *path, uint32_t *smem_of, gp_err *err) {
@@ -1869,9 +1954,10 @@ static int plan_issue(gp_dcch *d, cudaStream_t s, const x_key &x, cudaEvent_t *p
                 const uint32_t slot = (uint32_t)((nodes * wk * (c32 ? 4 : 8) + 15) / 16 * 16);
                 const uint32_t g = k / wk;
                 const uint32_t nbl = (uint32_t)(((uint64_t)nb * g + WBIN_WARPS - 1) / WBIN_WARPS);
-                if (path) path[f] = 3 + 4 + (wk << 3) + (c32 ? 1024 : 0);
+                const bool ld = x.flags & GP_DCCH_SWEEP_WLDG;
+                if (path) path[f] = 3 + 4 + (wk << 3) + (c32 ? 1024 : 0) + (ld ? 2048 : 0);
                 if (smem_of) smem_of[f] = slot * WBIN_WARPS;
-                warcs_kern(wk, c32)<<<nbl, WBIN_WARPS * 32, slot * WBIN_WARPS, s>>>(
+                warcs_kern(wk, c32, ld)<<<nbl, WBIN_WARPS * 32, slot * WBIN_WARPS, s>>>(
                     P, d->p_phase_bin[f], d->p_phase_bin[f + 1], k, g, d->pdist, d->outbuf, d->n,
                     lastf, slot, lastf ? x.flag : NULL, x.sat, d->p_ovf,
                     (x.flags & GP_DCCH_SWEEP_OSORT) && d->p_onode);
@@ -1930,10 +2016,11 @@ static int plan_profile(gp_dcch *d, const x_key &x, cudaEvent_t *pev, uint32_t n
         CK(cudaEventElapsedTime(&ti, pev[f - x.f0], pev[f - x.f0 + 1]), "plan profile");
         const bool flat = path[f] == 256;
         const uint32_t wk = !flat && (path[f] & 3) == 3 ? path[f] >> 3 & 127 : 0; /* warp bins */
-        const bool c32 = path[f] >> 10 & 1;
+        const bool c32 = path[f] >> 10 & 1, ld = path[f] >> 11 & 1;
         cudaError_t oe =
             flat ? cudaErrorNotSupported /* (grids of 256 threads: no blocks per SM to tell) */
-            : wk ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, warcs_kern(wk, c32),
+            : wk ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm,
+                                                               warcs_kern(wk, c32, ld),
                                                                WBIN_WARPS * 32, smem_of[f])
                  : cudaOccupancyMaxActiveBlocksPerMultiprocessor(
                       &per_sm, sweep_kerns[k == 1][(path[f] >> 2) & 1][(path[f] & 3) == 2],
@@ -1947,8 +2034,8 @@ static int plan_profile(gp_dcch *d, const x_key &x, cudaEvent_t *pev, uint32_t n
         else if ((path[f] & 3) == 2) /* chains: lanes per column (splitting a node's arcs) */
             snprintf(lanes, sizeof lanes, " (%u lanes per column)", path[f] >> 3);
         else if (wk) /* warp bins: a lane per arc, wk sources per warp */
-            snprintf(lanes, sizeof lanes, " (a lane per arc, %u sources per warp, %u-bit cells)",
-                     wk, c32 ? 32 : 64);
+            snprintf(lanes, sizeof lanes, " (a lane per arc, %u sources per warp, %u-bit cells%s)",
+                     wk, c32 ? 32 : 64, ld ? ", arcs from L1" : "");
         fprintf(stderr,
                 "; phase %u (%u bins, %.0f positions, %.1f inner arcs each, largest bin %u "
                 "positions / %u steps, largest piece %u, %s%s, %u B smem, %d blocks/SM) %.1f us = "

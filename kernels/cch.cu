@@ -1567,35 +1567,52 @@ __global__ void __launch_bounds__(WBIN_WARPS * 32, KW == 1 ? WARCS_BLOCKS : WARC
     }
     __syncwarp();
     const uint32_t col = lane % KW, sub = lane / KW;
-    if (LD) { /* a pass is APW arcs of one step: lane's arc c + sub; the next pass's arc loaded
-               * before this one relaxes (the same trips on all lanes) */
-        uint32_t st = 0, c = 0, qb = __shfl_sync(FULL, sr0, 1); /* step 0 ends at qb */
-        uint32_t a = sub, e = a < A ? __ldg(&HT[a]) : 0, v = a < A ? __ldg(&W[a]) : INF32;
-        while (st < ns) {
-            uint32_t cn = c + APW, qn = qb;
-            const bool end = cn >= qb;
-            if (end) { /* the next step's first pass; its end */
-                cn = qb;
-                const uint32_t x = st + 2;
-                qn = x > ns ? qb
-                     : x < 32 ? __shfl_sync(FULL, sr0, x)
-                     : x < 64 ? __shfl_sync(FULL, sr1, x - 32)
-                              : __ldg(&P.step_arc[s0 + x]) - a0;
+    if (LD) { /* a pass is APW arcs of one step (lane: arc a = its first + sub, up to the step's
+               * end q); R passes in flight: slot r's arc is loaded R - 1 passes before it relaxes
+               * (the slots unrolled, so no register moves wait on the loads) */
+        constexpr int R = KW == 1 ? 2 : 3; /* (registers: 32 for one source) */
+        uint32_t pa[R], pq[R], pe[R], pv[R];
+        bool pl[R], pd[R]; /* the last pass of its step (then __syncwarp); past the last step */
+        uint32_t gc = 0, gst = 0, gq = __shfl_sync(FULL, sr0, 1); /* the next pass to issue */
+        auto send = [&](uint32_t x) -> uint32_t { /* where step x ends (x < ns) */
+            return x + 1 < 32   ? __shfl_sync(FULL, sr0, x + 1)
+                   : x + 1 < 64 ? __shfl_sync(FULL, sr1, x + 1 - 32)
+                                : __ldg(&P.step_arc[s0 + x + 1]) - a0;
+        };
+        auto issue = [&](uint32_t &a, uint32_t &q, uint32_t &e, uint32_t &v, bool &l, bool &d) {
+            d = gst >= ns;
+            if (d) return;
+            a = gc + sub, q = gq;
+            l = gc + APW >= gq;
+            if (l) { /* the step's last pass: the next one starts the next step */
+                gst++;
+                gc = gq;
+                if (gst < ns) gq = send(gst);
+            } else {
+                gc += APW;
             }
-            const uint32_t an = cn + sub;
-            const uint32_t en = an < A ? __ldg(&HT[an]) : 0, vn = an < A ? __ldg(&W[an]) : INF32;
-            if (a < qb && v != INF32) {
-                const C dh = D[(e & 0xffffu) * KW + col];
-                if (dh != INFC) { /* 32-bit cells: the sum saturates at sat */
-                    const u64 x = (u64)dh + v;
-                    atomicMin(&D[(e >> 16) * KW + col], C32 ? (C)(x < sat ? x : sat) : (C)x);
+            e = a < q ? __ldg(&HT[a]) : 0;
+            v = a < q ? __ldg(&W[a]) : INF32;
+        };
+#pragma unroll
+        for (int r = 0; r < R; r++) issue(pa[r], pq[r], pe[r], pv[r], pl[r], pd[r]);
+        for (bool more = true; more;) {
+#pragma unroll
+            for (int r = 0; r < R; r++) {
+                if (pd[r]) { /* (uniform) */
+                    more = false;
+                    break;
                 }
+                if (pa[r] < pq[r] && pv[r] != INF32) {
+                    const C dh = D[(pe[r] & 0xffffu) * KW + col];
+                    if (dh != INFC) { /* 32-bit cells: the sum saturates at sat */
+                        const u64 x = (u64)dh + pv[r];
+                        atomicMin(&D[(pe[r] >> 16) * KW + col], C32 ? (C)(x < sat ? x : sat) : (C)x);
+                    }
+                }
+                if (pl[r]) __syncwarp();
+                issue(pa[r], pq[r], pe[r], pv[r], pl[r], pd[r]);
             }
-            if (end) {
-                __syncwarp();
-                st++;
-            }
-            c = cn, qb = qn, a = an, e = en, v = vn;
         }
     } else {
         uint32_t k0 = 0, qa = 0; /* k0: the chunk in h0 / w0 */
@@ -1632,7 +1649,7 @@ __global__ void __launch_bounds__(WBIN_WARPS * 32, KW == 1 ? WARCS_BLOCKS : WARC
      * lanes store to neighbouring nodes), its KW columns one row after another; UO positions'
      * loads in flight together */
     bool sv = false; /* a 32-bit cell reached sat: the host sweeps again with 64-bit cells */
-    constexpr uint32_t UO = 2;
+    constexpr uint32_t UO = KW == 1 ? 2 : 4;
     for (uint32_t j0 = lane; j0 < N; j0 += 32 * UO) {
         uint32_t i[UO], v[UO];
 #pragma unroll

@@ -95,9 +95,6 @@ uint64_t gp_dcch_bytes(const gp_dcch *d); /* its own bytes plus its topology par
  * within a bin (a sorted copy of the bin's nodes with their offsets, 6 bytes per node), so that
  * a warp's 32 stores touch fewer 32-byte sectors than in position order. */
 #define GP_DCCH_SWEEP_OSORT 4096
-/* WLDG: the warp bins read their inner arcs from global memory (L1) a pass ahead, instead of
- * through a window of three 32-arc chunks in registers (shuffles). */
-#define GP_DCCH_SWEEP_WLDG 8192
 void gp_dcch_set_sweep(gp_dcch *d, int sweep);
 /* Rebuilds the plan with thresholds base, base*ratio, ... and at most about bin_cap nodes per bin
  * (0 = the defaults: 256, 16, 128) into a topology part of d's own (the shared one, built with

@@ -188,6 +188,7 @@ struct plan_dev { /* device copy of a gp_cch_plan (cch_plan.h) plus its weights 
     const uint32_t *ch_bin, *ch_first, *ch_node; /* chains (cch_plan.h gp_cch_chains) */
     const uint32_t *onode;    /* GP_DCCH_SWEEP_OSORT: a bin's nodes ascending (pnode sorted) */
     const uint16_t *ooff;     /* ... and each one's offset in the bin */
+    const uint4 *bin_rec;     /* nbins+1: a bin's first position, step, inner arc, outer arc */
 };
 __global__ void top_table(uint32_t K, const uint32_t *__restrict__ tf,
                           const uint32_t *__restrict__ th, const uint32_t *__restrict__ tw,
@@ -200,7 +201,7 @@ __global__ void sweep_top(uint32_t l0, uint32_t l1, const uint32_t *__restrict__
                           const uint32_t *__restrict__ first, const uint32_t *__restrict__ head,
                           const uint32_t *__restrict__ wt, unsigned long long *dist);
 
-template <uint32_t KW, typename C, bool LD>
+template <uint32_t KW, typename C>
 __global__ void sweep_warcs(plan_dev P, uint32_t bin0, uint32_t bin1, uint32_t k, uint32_t g,
                             unsigned long long *dist, unsigned long long *out, uint32_t n,
                             int last, uint32_t slot, uint32_t *flag, uint32_t sat, uint32_t *ovf,
@@ -210,23 +211,19 @@ typedef void (*warcs_fn)(plan_dev, uint32_t, uint32_t, uint32_t, uint32_t, unsig
                          unsigned long long *, uint32_t, int, uint32_t, uint32_t *, uint32_t,
                          uint32_t *, int);
 #define WARCS_KW_MAX 16 /* sources per warp at most */
-/* sweep_warcs with kw sources per warp (1, 2, 4, 8, 16), cells of 32 bits (c32) or 64, the arcs
- * read from L1 (ld) or through registers */
-template <bool LD> static warcs_fn warcs_kern_ld(uint32_t kw, bool c32) {
+/* sweep_warcs with kw sources per warp (1, 2, 4, 8, 16), cells of 32 bits (c32) or 64 */
+static warcs_fn warcs_kern(uint32_t kw, bool c32) {
     if (c32)
-        return kw == 16  ? sweep_warcs<16, uint32_t, LD>
-               : kw == 8 ? sweep_warcs<8, uint32_t, LD>
-               : kw == 4 ? sweep_warcs<4, uint32_t, LD>
-               : kw == 2 ? sweep_warcs<2, uint32_t, LD>
-                         : sweep_warcs<1, uint32_t, LD>;
-    return kw == 16  ? sweep_warcs<16, unsigned long long, LD>
-           : kw == 8 ? sweep_warcs<8, unsigned long long, LD>
-           : kw == 4 ? sweep_warcs<4, unsigned long long, LD>
-           : kw == 2 ? sweep_warcs<2, unsigned long long, LD>
-                     : sweep_warcs<1, unsigned long long, LD>;
-}
-static warcs_fn warcs_kern(uint32_t kw, bool c32, bool ld) {
-    return ld ? warcs_kern_ld<true>(kw, c32) : warcs_kern_ld<false>(kw, c32);
+        return kw == 16  ? sweep_warcs<16, uint32_t>
+               : kw == 8 ? sweep_warcs<8, uint32_t>
+               : kw == 4 ? sweep_warcs<4, uint32_t>
+               : kw == 2 ? sweep_warcs<2, uint32_t>
+                         : sweep_warcs<1, uint32_t>;
+    return kw == 16  ? sweep_warcs<16, unsigned long long>
+           : kw == 8 ? sweep_warcs<8, unsigned long long>
+           : kw == 4 ? sweep_warcs<4, unsigned long long>
+           : kw == 2 ? sweep_warcs<2, unsigned long long>
+                     : sweep_warcs<1, unsigned long long>;
 }
 
 struct x_graph_slot {       /* a captured plan sweep (fill/scatter/top product + phases) */
@@ -262,6 +259,7 @@ struct gp_dcch_topo {
     uint32_t *p_bin_first, *p_bin_step, *p_step_first, *p_in_first, *p_in_head, *p_in_edge,
         *p_out_first, *p_out_head, *p_out_tail, *p_out_edge, *p_pnode, *p_pos;
     uint32_t *p_in_ht, *p_step_arc; /* the arc-lane warp bins' layout (plan_dev) */
+    uint4 *p_bin_rec;
     uint32_t *p_onode;      /* GP_DCCH_SWEEP_OSORT: per bin its nodes ascending ... */
     uint16_t *p_ooff;       /* ... with their offsets in the bin (bins < 2^16 nodes) */
     uint32_t p_lim;         /* largest bin's nodes or outer arcs: the plan needs p_lim * k < 2^31 */
@@ -387,7 +385,7 @@ static void topo_part_free(gp_dcch_topo *t) {
     void *dev[] = {t->up_first, t->up_head, t->order, t->tri_first, t->tri, t->d_levels,
                    t->d_elevels, t->p_bin_first, t->p_bin_step, t->p_step_first, t->p_in_first,
                    t->p_in_head, t->p_in_edge, t->p_out_first, t->p_out_head, t->p_out_tail,
-                   t->p_out_edge, t->p_pnode, t->p_pos, t->p_in_ht, t->p_step_arc, t->p_onode,
+                   t->p_out_edge, t->p_pnode, t->p_pos, t->p_in_ht, t->p_step_arc, t->p_bin_rec, t->p_onode,
                    t->p_ooff, t->t_first,
                    t->t_head, t->t_edge, t->q_bins, t->q_first, t->q_depth, t->q_tmpl,
                    t->c_bin, t->c_first, t->c_node, t->f_va};
@@ -575,11 +573,9 @@ extern "C" int gp_dcch_topo_new(const gp_cch_topo *t, void *stream, uint32_t bas
                             d->smem_max), "allowing the plan sweep's shared memory");
     for (uint32_t kw = 1; kw <= WARCS_KW_MAX; kw *= 2)
         for (int c32 = 0; c32 < 2; c32++)
-            for (int ld = 0; ld < 2; ld++)
-                CK(cudaFuncSetAttribute(warcs_kern(kw, c32, ld),
-                                        cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        WBIN_WARPS * WBIN_SLOT_MAX),
-                   "allowing the warp bins' shared memory");
+            CK(cudaFuncSetAttribute(warcs_kern(kw, c32), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    WBIN_WARPS * WBIN_SLOT_MAX),
+               "allowing the warp bins' shared memory");
     { /* GPATH_CCH_PLAN_SMEM: a smaller shared-memory budget (bytes), so that the lab's --small
        * run under compute-sanitizer reaches the paths for bins that do not fit */
         const char *sm = getenv("GPATH_CCH_PLAN_SMEM");
@@ -931,6 +927,12 @@ static int topo_plan(gp_dcch_topo *d, cudaStream_t s, uint32_t base, uint32_t ra
         cudaError_t e2 = e1 == cudaSuccess
                              ? dput(&d->p_step_arc, sa, (size_t)p->nsteps + 1, s, &d->tbytes)
                              : e1;
+        std::vector<uint4> rec((size_t)p->nbins + 1);
+        for (uint32_t b = 0; b <= p->nbins; b++) {
+            const uint32_t q = p->bin_first[b], st = p->bin_step[b];
+            rec[b] = make_uint4(q, st, sa[st], p->out_first[q]);
+        }
+        if (e2 == cudaSuccess) e2 = dput(&d->p_bin_rec, rec.data(), rec.size(), s, &d->tbytes);
         if (e2 == cudaSuccess) e2 = dput(&d->p_onode, on, (size_t)p->n, s, &d->tbytes);
         if (e2 == cudaSuccess) e2 = dput(&d->p_ooff, oo, (size_t)p->n, s, &d->tbytes);
         if (e2 == cudaSuccess) e2 = cudaStreamSynchronize(s); /* before the host copies go */
@@ -1040,8 +1042,7 @@ extern "C" void gp_dcch_set_sweep(gp_dcch *d, int sweep) {
     d->w64 = 0; /* (32-bit warp-bin cells again until one saturates) */
     d->x_flags = sweep & (GP_DCCH_SWEEP_CHAINS | GP_DCCH_SWEEP_CHAINS_FIRST | GP_DCCH_SWEEP_GRAPH |
                           GP_DCCH_SWEEP_WARPS | GP_DCCH_SWEEP_SKIP | GP_DCCH_SWEEP_WMULTI |
-                          GP_DCCH_SWEEP_W64 | GP_DCCH_SWEEP_FLAT | GP_DCCH_SWEEP_OSORT |
-                          GP_DCCH_SWEEP_WLDG);
+                          GP_DCCH_SWEEP_W64 | GP_DCCH_SWEEP_FLAT | GP_DCCH_SWEEP_OSORT);
 }
 
 extern "C" int gp_dcch_set_metric(gp_dcch *d, void *stream, const uint32_t *ofw,
@@ -1486,7 +1487,7 @@ __device__ __forceinline__ uint32_t cell_in(u64 v, uint32_t sat, uint32_t) { /* 
 __device__ __forceinline__ u64 cell_in(u64 v, uint32_t, u64) { return v; }
 __device__ __forceinline__ u64 cell_out(uint32_t x) { return x == INF32 ? INF64 : x; }
 __device__ __forceinline__ u64 cell_out(u64 x) { return x; }
-template <uint32_t KW, typename C, bool LD>
+template <uint32_t KW, typename C>
 __global__ void __launch_bounds__(WBIN_WARPS * 32, KW == 1 ? WARCS_BLOCKS : WARCS_BLOCKS_K)
     sweep_warcs(plan_dev P, uint32_t bin0, uint32_t bin1, uint32_t k, uint32_t g, u64 *dist,
                 u64 *out, uint32_t n, int last, uint32_t slot, uint32_t *flag, uint32_t sat,
@@ -1500,27 +1501,12 @@ __global__ void __launch_bounds__(WBIN_WARPS * 32, KW == 1 ? WARCS_BLOCKS : WARC
     const uint32_t gw = blockIdx.x * WBIN_WARPS + wi, b = bin0 + gw / g;
     if (b >= bin1) return; /* no block barrier below: only the warp's own */
     const uint32_t c0 = gw % g * KW;
-    const uint32_t p0 = P.bin_first[b], N = P.bin_first[b + 1] - p0;
-    const uint32_t s0 = P.bin_step[b], ns = P.bin_step[b + 1] - s0;
-    const uint32_t a0 = __ldg(&P.step_arc[s0]), A = __ldg(&P.step_arc[s0 + ns]) - a0;
-    const uint32_t o0 = P.out_first[p0], no = P.out_first[p0 + N] - o0;
+    /* the bin's first position, step, inner arc and outer arc, and the next bin's (one load) */
+    const uint4 r0 = __ldg(&P.bin_rec[b]), r1 = __ldg(&P.bin_rec[b + 1]);
+    const uint32_t p0 = r0.x, N = r1.x - p0, s0 = r0.y, ns = r1.y - s0, a0 = r0.z,
+                   A = r1.z - a0, o0 = r0.w, no = r1.w - o0;
     C *const D = (C *)((char *)sm + (size_t)wi * slot);
     const uint32_t *const HT = P.in_ht + a0, *const W = P.in_wt + a0;
-    /* LD: the arcs come from L1 a pass ahead (their lines prefetched now); else through a
-     * window of three 32-arc chunks in registers, loaded now */
-    uint32_t h0 = 0, w0 = INF32, h1 = 0, w1 = INF32, h2 = 0, w2 = INF32;
-    if (LD) {
-        if (lane * 32 < A) {
-            asm volatile("prefetch.global.L1 [%0];" ::"l"(HT + lane * 32));
-            asm volatile("prefetch.global.L1 [%0];" ::"l"(W + lane * 32));
-        }
-    } else {
-        h0 = lane < A ? __ldg(&HT[lane]) : 0, w0 = lane < A ? __ldg(&W[lane]) : INF32;
-        h1 = lane + 32 < A ? __ldg(&HT[lane + 32]) : 0;
-        w1 = lane + 32 < A ? __ldg(&W[lane + 32]) : INF32;
-        h2 = lane + 64 < A ? __ldg(&HT[lane + 64]) : 0;
-        w2 = lane + 64 < A ? __ldg(&W[lane + 64]) : INF32;
-    }
     const uint32_t sr0 = lane <= ns ? __ldg(&P.step_arc[s0 + lane]) - a0 : 0;
     const uint32_t sr1 = lane + 32 <= ns ? __ldg(&P.step_arc[s0 + 32 + lane]) - a0 : 0;
     const bool rd = !flag || flag[b];
@@ -1541,8 +1527,7 @@ __global__ void __launch_bounds__(WBIN_WARPS * 32, KW == 1 ? WARCS_BLOCKS : WARC
     __syncwarp();
     { /* the outer arcs, an arc and column per lane: U arcs' loads in flight together (their
        * arc, then their heads' cells; no branch between the loads) */
-        constexpr uint32_t U = KW == 1 || !LD ? 2 : 4; /* (registers: 32 for one source; the
-                                                         * window's six in use) */
+        constexpr uint32_t U = KW == 1 ? 2 : 4; /* (registers: 32 for one source) */
         const uint32_t nj = no * KW, col = lane % KW; /* (32 is a multiple of KW) */
         for (uint32_t j0 = lane; j0 < nj; j0 += 32 * U) {
             uint32_t w[U], h[U], t[U];
@@ -1565,56 +1550,16 @@ __global__ void __launch_bounds__(WBIN_WARPS * 32, KW == 1 ? WARCS_BLOCKS : WARC
                     atomicMin(&D[t[u] * KW + col], cell_in(dh[u] + w[u], sat, C()));
         }
     }
+    /* the window of three 32-arc chunks of the bin's inner arcs, in registers (loaded after
+     * the outer arcs: their batches need the registers) */
+    uint32_t h0 = lane < A ? __ldg(&HT[lane]) : 0, w0 = lane < A ? __ldg(&W[lane]) : INF32;
+    uint32_t h1 = lane + 32 < A ? __ldg(&HT[lane + 32]) : 0;
+    uint32_t w1 = lane + 32 < A ? __ldg(&W[lane + 32]) : INF32;
+    uint32_t h2 = lane + 64 < A ? __ldg(&HT[lane + 64]) : 0;
+    uint32_t w2 = lane + 64 < A ? __ldg(&W[lane + 64]) : INF32;
     __syncwarp();
     const uint32_t col = lane % KW, sub = lane / KW;
-    if (LD) { /* a pass is APW arcs of one step (lane: arc a = its first + sub, up to the step's
-               * end q); R passes in flight: slot r's arc is loaded R - 1 passes before it relaxes
-               * (the slots unrolled, so no register moves wait on the loads) */
-        constexpr int R = KW == 1 ? 2 : 3; /* (registers: 32 for one source) */
-        uint32_t pa[R], pq[R], pe[R], pv[R];
-        bool pl[R], pd[R]; /* the last pass of its step (then __syncwarp); past the last step */
-        uint32_t gc = 0, gst = 0, gq = __shfl_sync(FULL, sr0, 1); /* the next pass to issue */
-        auto send = [&](uint32_t x) -> uint32_t { /* where step x ends (x < ns) */
-            return x + 1 < 32   ? __shfl_sync(FULL, sr0, x + 1)
-                   : x + 1 < 64 ? __shfl_sync(FULL, sr1, x + 1 - 32)
-                                : __ldg(&P.step_arc[s0 + x + 1]) - a0;
-        };
-        auto issue = [&](uint32_t &a, uint32_t &q, uint32_t &e, uint32_t &v, bool &l, bool &d) {
-            d = gst >= ns;
-            if (d) return;
-            a = gc + sub, q = gq;
-            l = gc + APW >= gq;
-            if (l) { /* the step's last pass: the next one starts the next step */
-                gst++;
-                gc = gq;
-                if (gst < ns) gq = send(gst);
-            } else {
-                gc += APW;
-            }
-            e = a < q ? __ldg(&HT[a]) : 0;
-            v = a < q ? __ldg(&W[a]) : INF32;
-        };
-#pragma unroll
-        for (int r = 0; r < R; r++) issue(pa[r], pq[r], pe[r], pv[r], pl[r], pd[r]);
-        for (bool more = true; more;) {
-#pragma unroll
-            for (int r = 0; r < R; r++) {
-                if (pd[r]) { /* (uniform) */
-                    more = false;
-                    break;
-                }
-                if (pa[r] < pq[r] && pv[r] != INF32) {
-                    const C dh = D[(pe[r] & 0xffffu) * KW + col];
-                    if (dh != INFC) { /* 32-bit cells: the sum saturates at sat */
-                        const u64 x = (u64)dh + pv[r];
-                        atomicMin(&D[(pe[r] >> 16) * KW + col], C32 ? (C)(x < sat ? x : sat) : (C)x);
-                    }
-                }
-                if (pl[r]) __syncwarp();
-                issue(pa[r], pq[r], pe[r], pv[r], pl[r], pd[r]);
-            }
-        }
-    } else {
+    {
         uint32_t k0 = 0, qa = 0; /* k0: the chunk in h0 / w0 */
         for (uint32_t st = 1; st <= ns; st++) { /* the same trips on all lanes; step st - 1 */
             const uint32_t qb = st < 32   ? __shfl_sync(FULL, sr0, st)
@@ -1910,7 +1855,7 @@ static uint32_t phase_wbins(const gp_dcch *d, const x_key &x, uint32_t f, bool *
  * profile) an event after the init and after each phase, and path[f] = the path phase f took
  * (0 steps, 1 piece tables, 2 chains, 3 warp bins, 256 flat; + 4 where its bins fit shared
  * memory with their arcs and steps (warp bins: always); + 8 x the chains' lanes per column or the
- * warp bins' sources per warp; + 1024 for 32-bit warp-bin cells, + 2048 for their arcs from L1) and
+ * warp bins' sources per warp; + 1024 for 32-bit warp-bin cells) and
  * smem[f] its shared memory per block. Also what GP_DCCH_SWEEP_GRAPH captures. */
 static int plan_issue(gp_dcch *d, cudaStream_t s, const x_key &x, cudaEvent_t *pev,
                       uint32_t npev, uint32_t *path, uint32_t *smem_of, gp_err *err) {
@@ -1927,7 +1872,7 @@ static int plan_issue(gp_dcch *d, cudaStream_t s, const x_key &x, cudaEvent_t *p
                       d->p_in_head,   d->p_in_wt,    d->p_out_first,  d->p_out_head,
                       d->p_out_tail,  d->p_out_wt,   d->p_pnode,      d->p_in_ht,
                       d->p_step_arc,  d->q_first,    d->c_bin,        d->c_first,
-                      d->c_node,      d->p_onode,    d->p_ooff};
+                      d->c_node,      d->p_onode,    d->p_ooff,       d->p_bin_rec};
         unsigned threads = k == 1 ? 256 : PLAN_THREADS_MAX;
         uint32_t plo = 0, phi = 0; /* a flat phase's positions, their output still to write */
         for (uint32_t f = x.f0; f <= d->p_nphases; f++) {
@@ -1971,10 +1916,9 @@ static int plan_issue(gp_dcch *d, cudaStream_t s, const x_key &x, cudaEvent_t *p
                 const uint32_t slot = (uint32_t)((nodes * wk * (c32 ? 4 : 8) + 15) / 16 * 16);
                 const uint32_t g = k / wk;
                 const uint32_t nbl = (uint32_t)(((uint64_t)nb * g + WBIN_WARPS - 1) / WBIN_WARPS);
-                const bool ld = x.flags & GP_DCCH_SWEEP_WLDG;
-                if (path) path[f] = 3 + 4 + (wk << 3) + (c32 ? 1024 : 0) + (ld ? 2048 : 0);
+                if (path) path[f] = 3 + 4 + (wk << 3) + (c32 ? 1024 : 0);
                 if (smem_of) smem_of[f] = slot * WBIN_WARPS;
-                warcs_kern(wk, c32, ld)<<<nbl, WBIN_WARPS * 32, slot * WBIN_WARPS, s>>>(
+                warcs_kern(wk, c32)<<<nbl, WBIN_WARPS * 32, slot * WBIN_WARPS, s>>>(
                     P, d->p_phase_bin[f], d->p_phase_bin[f + 1], k, g, d->pdist, d->outbuf, d->n,
                     lastf, slot, lastf ? x.flag : NULL, x.sat, d->p_ovf,
                     (x.flags & GP_DCCH_SWEEP_OSORT) && d->p_onode);
@@ -2033,11 +1977,10 @@ static int plan_profile(gp_dcch *d, const x_key &x, cudaEvent_t *pev, uint32_t n
         CK(cudaEventElapsedTime(&ti, pev[f - x.f0], pev[f - x.f0 + 1]), "plan profile");
         const bool flat = path[f] == 256;
         const uint32_t wk = !flat && (path[f] & 3) == 3 ? path[f] >> 3 & 127 : 0; /* warp bins */
-        const bool c32 = path[f] >> 10 & 1, ld = path[f] >> 11 & 1;
+        const bool c32 = path[f] >> 10 & 1;
         cudaError_t oe =
             flat ? cudaErrorNotSupported /* (grids of 256 threads: no blocks per SM to tell) */
-            : wk ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm,
-                                                               warcs_kern(wk, c32, ld),
+            : wk ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, warcs_kern(wk, c32),
                                                                WBIN_WARPS * 32, smem_of[f])
                  : cudaOccupancyMaxActiveBlocksPerMultiprocessor(
                       &per_sm, sweep_kerns[k == 1][(path[f] >> 2) & 1][(path[f] & 3) == 2],
@@ -2051,8 +1994,8 @@ static int plan_profile(gp_dcch *d, const x_key &x, cudaEvent_t *pev, uint32_t n
         else if ((path[f] & 3) == 2) /* chains: lanes per column (splitting a node's arcs) */
             snprintf(lanes, sizeof lanes, " (%u lanes per column)", path[f] >> 3);
         else if (wk) /* warp bins: a lane per arc, wk sources per warp */
-            snprintf(lanes, sizeof lanes, " (a lane per arc, %u sources per warp, %u-bit cells%s)",
-                     wk, c32 ? 32 : 64, ld ? ", arcs from L1" : "");
+            snprintf(lanes, sizeof lanes, " (a lane per arc, %u sources per warp, %u-bit cells)",
+                     wk, c32 ? 32 : 64);
         fprintf(stderr,
                 "; phase %u (%u bins, %.0f positions, %.1f inner arcs each, largest bin %u "
                 "positions / %u steps, largest piece %u, %s%s, %u B smem, %d blocks/SM) %.1f us = "

@@ -12,7 +12,7 @@
  *             a mismatch (for compute-sanitizer memcheck / racecheck)
  *   --fast    no near-far runs and no timed Dijkstra (Dijkstra still checks PHAST on 2 sources)
  *   --phast-only  no p2p queries and no tables (customization and one-to-all only)
- *   --variants  time only these of the sweep variants (step 4 below), by key: nosort, noflat,
+ *   --variants  time only these of the sweep variants (step 4 below), by key: nosort, gather, noflat,
  *             nowmulti, before, wkw2, wkw8, wkw16, w64, allcells, nograph, nowarps, block,
  *             chains (default: all)
  *   --plans   PHAST also through these plans (engine/cch_plan.h thresholds base, base*ratio, ...;
@@ -341,6 +341,7 @@ static void run_graph(lab &L, const char *spec, bool small) {
     };
     std::vector<xvar> all = {
         {"nosort", "output in position order", SVC & ~4096, NULL, NULL, {}, {}},
+        {"gather", "flat phases gathered", SVC | 8192, NULL, NULL, {}, {}},
         {"noflat", "without flat table phases", SVC & ~2048, NULL, NULL, {}, {}},
         {"nowmulti", "without warp bins for k > 1", SVC & ~256, NULL, NULL, {}, {}},
         {"before", "neither (the sweep before)", 64 | 32 | 16, NULL, NULL, {}, {}},

@@ -278,7 +278,9 @@ struct gp_dcch_topo {
     uint32_t *q_pmaxn;      /* host, per phase: nodes of the largest bin with a table */
     /* flat phases (GP_DCCH_SWEEP_FLAT): each piece-table entry with absolute positions,
      * (v << 32) | a (device, q_nent), and per phase its positions and entries (host) */
-    u64 *f_va;
+    u64 *f_va;              /* ... sorted by v (so each position's entries are a range) */
+    uint32_t *f_perm;       /* device, q_nent: f_va's i-th entry is q_tmpl's f_perm[i] */
+    uint32_t *f_vfirst;     /* device, p_mid + 1: position v's entries in f_va (GATHER) */
     uint32_t *f_ppos;       /* host: nphases+1, the first position of each phase */
     uint64_t *f_pent;       /* host: nphases+1, the first entry of each phase */
     unsigned char *f_full;  /* host: nphases, every bin of the phase has a table */
@@ -388,7 +390,7 @@ static void topo_part_free(gp_dcch_topo *t) {
                    t->p_out_edge, t->p_pnode, t->p_pos, t->p_in_ht, t->p_step_arc, t->p_bin_rec, t->p_onode,
                    t->p_ooff, t->t_first,
                    t->t_head, t->t_edge, t->q_bins, t->q_first, t->q_depth, t->q_tmpl,
-                   t->c_bin, t->c_first, t->c_node, t->f_va};
+                   t->c_bin, t->c_first, t->c_node, t->f_va, t->f_perm, t->f_vfirst};
     for (size_t i = 0; i < sizeof dev / sizeof *dev; i++) cudaFree(dev[i]);
     free(t->level_first);
     free(t->edge_level);
@@ -759,9 +761,10 @@ __global__ void __launch_bounds__(PIECE_THREADS)
  * (after every customization and plan rebuild); the tables' device times land in d->t_ms and
  * d->q_ms. */
 /* Flat phases' T: the piece tables' high words alone. */
-__global__ void ent_t(const u64 *__restrict__ ent, uint64_t n, uint32_t *T) {
+__global__ void ent_t(const u64 *__restrict__ ent, const uint32_t *__restrict__ perm, uint64_t n,
+                      uint32_t *T) {
     const uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) T[i] = (uint32_t)(ent[i] >> 32);
+    if (i < n) T[i] = (uint32_t)(ent[perm[i]] >> 32);
 }
 
 static int plan_weights(gp_dcch *d, cudaStream_t s, gp_err *err) {
@@ -803,7 +806,7 @@ static int plan_weights(gp_dcch *d, cudaStream_t s, gp_err *err) {
         CKL("piece tables");
         if (d->f_T) {
             ent_t<<<(unsigned)((d->q_nent + BIG_THREADS - 1) / BIG_THREADS), BIG_THREADS, 0, s>>>(
-                d->q_ent, d->q_nent, d->f_T);
+                d->q_ent, d->f_perm, d->q_nent, d->f_T);
             CKL("piece tables");
         }
         CK(cudaEventRecord(e1, s), "piece tables");
@@ -998,12 +1001,30 @@ static int topo_plan(gp_dcch_topo *d, cudaStream_t s, uint32_t base, uint32_t ra
                 for (uint32_t b = p->phase_bin[f]; b < p->phase_bin[f + 1]; b++)
                     if (pt->first[b + 1] == pt->first[b]) d->f_full[f] = 0;
             }
-            for (uint32_t b = 0; b < p->nbins; b++)
-                for (uint32_t e = pt->first[b]; e < pt->first[b + 1]; e++) {
-                    const uint32_t lo = (uint32_t)pt->ent[e], p0 = p->bin_first[b];
-                    va[e] = (u64)(p0 + (lo >> 16)) << 32 | (p0 + (lo & 0xffffu));
+            /* sorted by v (a bin's entries are a range of the table, column by column; here each
+             * position's entries are a range, f_vfirst, for flat_gather), f_perm the order */
+            std::vector<uint32_t> perm(d->q_nent), vfirst((size_t)d->p_mid + 1, 0);
+            for (uint32_t b = 0; b < p->nbins; b++) {
+                const uint32_t p0 = p->bin_first[b];
+                std::vector<std::pair<uint32_t, uint32_t>> ord;
+                for (uint32_t e = pt->first[b]; e < pt->first[b + 1]; e++)
+                    ord.push_back({(uint32_t)pt->ent[e] >> 16, e});
+                std::stable_sort(ord.begin(), ord.end(),
+                                 [](const std::pair<uint32_t, uint32_t> &x,
+                                    const std::pair<uint32_t, uint32_t> &y) { return x.first < y.first; });
+                for (size_t i = 0; i < ord.size(); i++) {
+                    const uint32_t e = ord[i].second, lo = (uint32_t)pt->ent[e];
+                    const uint64_t at = pt->first[b] + i;
+                    perm[at] = e;
+                    va[at] = (u64)(p0 + (lo >> 16)) << 32 | (p0 + (lo & 0xffffu));
+                    if (p0 + (lo >> 16) < d->p_mid) vfirst[p0 + (lo >> 16) + 1]++;
                 }
+            }
+            for (uint32_t v = 0; v < d->p_mid; v++) vfirst[v + 1] += vfirst[v];
             cudaError_t e1 = dput(&d->f_va, (const u64 *)va, (size_t)d->q_nent, s, &d->tbytes);
+            if (e1 == cudaSuccess) e1 = dput(&d->f_perm, perm.data(), perm.size(), s, &d->tbytes);
+            if (e1 == cudaSuccess)
+                e1 = dput(&d->f_vfirst, vfirst.data(), vfirst.size(), s, &d->tbytes);
             if (e1 == cudaSuccess) e1 = cudaStreamSynchronize(s); /* before va goes */
             free(va);
             CK(e1, "uploading the piece tables");
@@ -1042,7 +1063,8 @@ extern "C" void gp_dcch_set_sweep(gp_dcch *d, int sweep) {
     d->w64 = 0; /* (32-bit warp-bin cells again until one saturates) */
     d->x_flags = sweep & (GP_DCCH_SWEEP_CHAINS | GP_DCCH_SWEEP_CHAINS_FIRST | GP_DCCH_SWEEP_GRAPH |
                           GP_DCCH_SWEEP_WARPS | GP_DCCH_SWEEP_SKIP | GP_DCCH_SWEEP_WMULTI |
-                          GP_DCCH_SWEEP_W64 | GP_DCCH_SWEEP_FLAT | GP_DCCH_SWEEP_OSORT);
+                          GP_DCCH_SWEEP_W64 | GP_DCCH_SWEEP_FLAT | GP_DCCH_SWEEP_OSORT |
+                          GP_DCCH_SWEEP_GATHER);
 }
 
 extern "C" int gp_dcch_set_metric(gp_dcch *d, void *stream, const uint32_t *ofw,
@@ -1676,6 +1698,31 @@ __global__ void __launch_bounds__(256)
     if (da + t < *dv) atomicMin(dv, da + t);
 }
 
+/* GP_DCCH_SWEEP_GATHER: flat_entries without atomics. The entries sorted by v (f_vfirst: v's
+ * range), a thread per position and source takes the minimum of its cell and its entries' D1(a) +
+ * T and writes it once (the same bounds as flat_entries: any value read at a lies between d(a)
+ * and D1(a)). Neighbouring threads: one position's sources. */
+__global__ void __launch_bounds__(256)
+    flat_gather(const u64 *__restrict__ va, const uint32_t *__restrict__ T,
+                const uint32_t *__restrict__ vfirst, uint32_t lo, uint32_t hi, uint32_t k,
+                u64 *dist) {
+    const uint64_t it = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (it >= (uint64_t)(hi - lo) * k) return;
+    const uint32_t v = lo + (uint32_t)(it / k), sc = (uint32_t)(it % k);
+    const size_t cell = (size_t)v * k + sc;
+    const u64 d1 = dist[cell];
+    u64 best = d1;
+    const uint32_t i1 = __ldg(&vfirst[v + 1]);
+#pragma unroll 4
+    for (uint32_t i = __ldg(&vfirst[v]); i < i1; i++) {
+        const uint32_t t = __ldg(&T[i]), a = (uint32_t)__ldg(&va[i]);
+        const u64 da = dist[(size_t)a * k + sc];
+        const u64 x = t == INF32 || da == INF64 ? INF64 : da + t;
+        best = x < best ? x : best;
+    }
+    if (best < d1) dist[cell] = best;
+}
+
 /* Before the plan's phases, one launch: blocks 0 .. nfill-1 fill a chunk of INIT_CHUNK cells of
  * [lo, hi) each with INF and then write the upward-search entries that land in their chunk (block
  * 0 also those at hi or beyond: cells that are INF between sweeps); entries of the top (positions
@@ -1891,7 +1938,12 @@ static int plan_issue(gp_dcch *d, cudaStream_t s, const x_key &x, cudaEvent_t *p
             if (f == d->p_nphases) break;
             if (flat) { /* flat_entries: the phase's piece-table entries at once */
                 const uint64_t e0 = d->f_pent[f], ne = d->f_pent[f + 1] - e0;
-                if (ne)
+                const uint64_t np = (uint64_t)(d->f_ppos[f + 1] - d->f_ppos[f]) * k;
+                if (ne && (x.flags & GP_DCCH_SWEEP_GATHER) && d->f_ppos[f + 1] <= d->p_mid)
+                    flat_gather<<<(unsigned)((np + 255) / 256), 256, 0, s>>>(
+                        d->f_va, d->f_T, d->f_vfirst, d->f_ppos[f], d->f_ppos[f + 1], k,
+                        d->pdist);
+                else if (ne)
                     flat_entries<<<(unsigned)((ne * k + 255) / 256), 256, 0, s>>>(
                         d->f_va, d->f_T, e0, ne, k, d->pdist);
                 CKL("sweep (flat)");

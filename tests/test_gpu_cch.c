@@ -177,13 +177,14 @@ static void check_gpu(const gp_graph *g, int phast_sources) {
      * on 1024-node bins (block sweep elsewhere), and on a 4 x 4 plan of 64-node bins as a graph;
      * the warp bins' output in node order within a bin (4096) with 4, 8 and 16 sources per warp
      * on the default plan, the many-phase plan and 256-node bins, with one source per warp, with
-     * 64-bit cells (2 a warp) and 8 a warp without the skip.
+     * 64-bit cells (2 a warp) and 8 a warp without the skip; the flat phases gathered (8192) on
+     * the default plan, the many-phase plan, 1024-node bins and a 4 x 4 plan of 64-node bins.
      * (gp_dcch_new's flags, on before the first gp_cch_gpu_sweep, are 4096 | 2048 | 256 | 64 |
      * 32 | 16: every earlier test here ran them.) */
     uint32_t src[16];
     for (int i = 0; i < 16; i++) src[i] = (uint32_t)(rnd() % n);
     uint64_t *dg = malloc((size_t)n * 16 * 8), *dc = malloc((size_t)n * 8);
-    static const uint32_t sweeps[35][5] = {{0, 0, 0, 0, 0},       {1, 0, 0, 0, 0},
+    static const uint32_t sweeps[39][5] = {{0, 0, 0, 0, 0},       {1, 0, 0, 0, 0},
                                            {0, 2, 2, 8, 0},       {2, 2, 2, 8, 0},
                                            {3, 2, 2, 8, 0},       {12, 2, 2, 8, 0},
                                            {2 | 4, 2, 2, 8, 0},   {2, 256, 16, 1024, 0},
@@ -210,8 +211,12 @@ static void check_gpu(const gp_graph *g, int phast_sources) {
                                            {4096 | 256 | 32 | 16, 256, 16, 256, 16},
                                            {4096 | 256 | 64 | 32, 4, 4, 64, 1},
                                            {4096 | 1024 | 256 | 64 | 32, 2, 2, 8, 2},
-                                           {4096 | 256 | 32 | 16, 256, 16, 256, 8}};
-    for (int v = 0; v < 35; v++) {
+                                           {4096 | 256 | 32 | 16, 256, 16, 256, 8},
+                                           {8192 | 4096 | 2048 | 256 | 64 | 32 | 16, 0, 0, 0, 0},
+                                           {8192 | 2048 | 256 | 64 | 32, 2, 2, 8, 2},
+                                           {8192 | 2048, 256, 16, 1024, 0},
+                                           {8192 | 4096 | 2048 | 256 | 64 | 32 | 16, 4, 4, 64, 0}};
+    for (int v = 0; v < 39; v++) {
         char wkw[4];
         snprintf(wkw, sizeof wkw, "%u", sweeps[v][4]);
         if (sweeps[v][4]) setenv("GPATH_CCH_WKW", wkw, 1);

@@ -12,7 +12,7 @@
  *             a mismatch (for compute-sanitizer memcheck / racecheck)
  *   --fast    no near-far runs and no timed Dijkstra (Dijkstra still checks PHAST on 2 sources)
  *   --phast-only  no p2p queries and no tables (customization and one-to-all only)
- *   --variants  time only these of the sweep variants (step 4 below), by key: nosort, gather, noflat,
+ *   --variants  time only these of the sweep variants (step 4 below), by key: nosort, nogather, noflat,
  *             nowmulti, before, wkw2, wkw8, wkw16, w64, allcells, nograph, nowarps, block,
  *             chains (default: all)
  *   --plans   PHAST also through these plans (engine/cch_plan.h thresholds base, base*ratio, ...;
@@ -315,10 +315,11 @@ static void run_graph(lab &L, const char *spec, bool small) {
     };
     /* the service's sweep: the plan with both tables, the table phases flat, warp bins (for 1 and
      * for 16 sources) reading only the last phase's cells with an entry, the launches as one CUDA
-     * graph, the warp bins' output stored in node order within a bin (SVC = GP_DCCH_SWEEP_OSORT |
-     * _FLAT | _WMULTI | _SKIP | _WARPS | _GRAPH, the flags gp_dcch_new
+     * graph, the warp bins' output stored in node order within a bin, the largest flat phases
+     * gathered for several sources (SVC = GP_DCCH_SWEEP_GATHER | _OSORT | _FLAT | _WMULTI | _SKIP |
+     * _WARPS | _GRAPH, the flags gp_dcch_new
      * sets) */
-    const int SVC = 4096 | 2048 | 256 | 64 | 32 | 16;
+    const int SVC = 8192 | 4096 | 2048 | 256 | 64 | 32 | 16;
     if (gp_cch_gpu_sweep(c, SVC, 0, 0, 0, &err)) die("plan sweep", err);
     one_to_all("plan with top and piece tables", ph1, &ph1e, ph16, &ph16e, true);
     std::vector<double> tp1, tp16; /* the plan with its top table only (mode 3), same sources */
@@ -341,7 +342,7 @@ static void run_graph(lab &L, const char *spec, bool small) {
     };
     std::vector<xvar> all = {
         {"nosort", "output in position order", SVC & ~4096, NULL, NULL, {}, {}},
-        {"gather", "flat phases gathered", SVC | 8192, NULL, NULL, {}, {}},
+        {"nogather", "flat phases by atomics", SVC & ~8192, NULL, NULL, {}, {}},
         {"noflat", "without flat table phases", SVC & ~2048, NULL, NULL, {}, {}},
         {"nowmulti", "without warp bins for k > 1", SVC & ~256, NULL, NULL, {}, {}},
         {"before", "neither (the sweep before)", 64 | 32 | 16, NULL, NULL, {}, {}},
@@ -614,6 +615,7 @@ int main(int argc, char **argv) {
     if (small) {
         setenv("GPATH_CCH_WBIN_MIN", "0", 1); /* warp bins in every phase they fit (sanitizers) */
         setenv("GPATH_CCH_WMULTI_MIN", "0", 1);
+        setenv("GPATH_CCH_GATHER_MIN", "0", 1);
         specs.push_back("gen:2000:7");
         specs.push_back("grid:2000:7");
         specs.push_back("smem:gen:2000:7"); /* again, with 2 KiB of shared memory per plan bin */

@@ -95,9 +95,10 @@ uint64_t gp_dcch_bytes(const gp_dcch *d); /* its own bytes plus its topology par
  * within a bin (a sorted copy of the bin's nodes with their offsets, 6 bytes per node), so that
  * a warp's 32 stores touch fewer 32-byte sectors than in position order. */
 #define GP_DCCH_SWEEP_OSORT 4096
-/* GATHER: a flat phase applies its table entries a position at a time (the entries sorted by
- * their target, a thread per position and source taking the minimum, one write) instead of an
- * atomicMin per entry and source (kernels/cch.cu flat_gather). */
+/* GATHER (on from upload, GPATH_CCH_GATHER=0: off): for several sources, a flat phase of at
+ * least 2^22 entries (GPATH_CCH_GATHER_MIN) applies its table entries a position at a time (the
+ * entries sorted by their target, a thread per position and source taking the minimum, one
+ * write) instead of an atomicMin per entry and source (kernels/cch.cu flat_gather). */
 #define GP_DCCH_SWEEP_GATHER 8192
 void gp_dcch_set_sweep(gp_dcch *d, int sweep);
 /* Rebuilds the plan with thresholds base, base*ratio, ... and at most about bin_cap nodes per bin

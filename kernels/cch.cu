@@ -341,6 +341,7 @@ struct gp_dcch : gp_dcch_topo {
     int x_attr;             /* the chain kernels' shared-memory limit is set */
     uint32_t wbin_min;      /* warp bins only in phases of at least this many bins */
     uint32_t wmulti_min;    /* ... and for several sources of at least this many */
+    uint64_t gather_min;    /* GP_DCCH_SWEEP_GATHER: flat phases of at least this many entries */
     uint32_t x_gen;         /* plan generation: graphs of an older plan are never launched */
     x_graph_slot x_graph[X_GRAPHS];
     uint64_t x_tick;
@@ -651,6 +652,15 @@ extern "C" int gp_dcch_new(gp_dcch_topo *t, const gp_cch *c, void *stream, gp_dc
         const char *fl = getenv("GPATH_CCH_FLAT"), *wmu = getenv("GPATH_CCH_WMULTI");
         if (!(fl && !strcmp(fl, "0"))) d->x_flags |= GP_DCCH_SWEEP_FLAT;
         if (!(wmu && !strcmp(wmu, "0"))) d->x_flags |= GP_DCCH_SWEEP_WMULTI;
+        /* flat phases gathered (GP_DCCH_SWEEP_GATHER) for several sources where a phase has
+         * at least 2^22 entries: gen:24M's phase 4 (5.8 M entries) at 16 sources 0.381 ->
+         * 0.347 ms per tree; slower for one source everywhere (gen:24M 0.84x) and at 16 on
+         * gen:1M's phases of <= 1.7 M entries (0.96x) (bench/results/2026-11-27-...-gpu-cch-
+         * gather.md); GPATH_CCH_GATHER=0 turns it off, GPATH_CCH_GATHER_MIN=N sets the least
+         * entries (the tests: 0) */
+        const char *ga = getenv("GPATH_CCH_GATHER"), *gm = getenv("GPATH_CCH_GATHER_MIN");
+        if (!(ga && !strcmp(ga, "0"))) d->x_flags |= GP_DCCH_SWEEP_GATHER;
+        d->gather_min = gm && *gm ? strtoull(gm, NULL, 10) : (uint64_t)1 << 22;
         /* warp bins store their output in node order within a bin (GP_DCCH_SWEEP_OSORT);
          * GPATH_CCH_OSORT=0: off */
         const char *os = getenv("GPATH_CCH_OSORT");
@@ -1939,7 +1949,8 @@ static int plan_issue(gp_dcch *d, cudaStream_t s, const x_key &x, cudaEvent_t *p
             if (flat) { /* flat_entries: the phase's piece-table entries at once */
                 const uint64_t e0 = d->f_pent[f], ne = d->f_pent[f + 1] - e0;
                 const uint64_t np = (uint64_t)(d->f_ppos[f + 1] - d->f_ppos[f]) * k;
-                if (ne && (x.flags & GP_DCCH_SWEEP_GATHER) && d->f_ppos[f + 1] <= d->p_mid)
+                if (ne && (x.flags & GP_DCCH_SWEEP_GATHER) && k > 1 && ne >= d->gather_min &&
+                    d->f_ppos[f + 1] <= d->p_mid)
                     flat_gather<<<(unsigned)((np + 255) / 256), 256, 0, s>>>(
                         d->f_va, d->f_T, d->f_vfirst, d->f_ppos[f], d->f_ppos[f + 1], k,
                         d->pdist);

@@ -179,8 +179,8 @@ static void check_gpu(const gp_graph *g, int phast_sources) {
      * on the default plan, the many-phase plan and 256-node bins, with one source per warp, with
      * 64-bit cells (2 a warp) and 8 a warp without the skip; the flat phases gathered (8192) on
      * the default plan, the many-phase plan, 1024-node bins and a 4 x 4 plan of 64-node bins.
-     * (gp_dcch_new's flags, on before the first gp_cch_gpu_sweep, are 4096 | 2048 | 256 | 64 |
-     * 32 | 16: every earlier test here ran them.) */
+     * (gp_dcch_new's flags, on before the first gp_cch_gpu_sweep, are 8192 | 4096 | 2048 | 256 |
+     * 64 | 32 | 16: every earlier test here ran them.) */
     uint32_t src[16];
     for (int i = 0; i < 16; i++) src[i] = (uint32_t)(rnd() % n);
     uint64_t *dg = malloc((size_t)n * 16 * 8), *dc = malloc((size_t)n * 8);
@@ -234,7 +234,8 @@ static void check_gpu(const gp_graph *g, int phast_sources) {
      * equal to Dijkstra; then with a saturation point no distance reaches (32-bit cells kept) */
     for (int sv = 0; sv < 2; sv++) {
         setenv("GPATH_CCH_SAT", sv ? "4000000000" : "300", 1);
-        assert_int_equal(gp_cch_gpu_sweep(c, 4096 | 2048 | 256 | 64 | 32 | 16, 0, 0, 0, &err),
+        assert_int_equal(gp_cch_gpu_sweep(c, 8192 | 4096 | 2048 | 256 | 64 | 32 | 16, 0, 0, 0,
+                                          &err),
                          GP_OK);
         phast_rows(c, g, src, 4, phast_sources, dg, dc, sv ? "no saturation" : "saturating");
         unsetenv("GPATH_CCH_SAT");
@@ -449,6 +450,7 @@ int main(void) {
      * variants) */
     setenv("GPATH_CCH_WBIN_MIN", "0", 1);
     setenv("GPATH_CCH_WMULTI_MIN", "0", 1);
+    setenv("GPATH_CCH_GATHER_MIN", "0", 1); /* flat phases gathered however small */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random),
         cmocka_unit_test(test_road),

@@ -35,8 +35,10 @@
  *    in phases whose entries are at most twice their inner arcs (else the product's work, entries
  *    x k, outweighs the steps'). By default (engine/cuda_cch.h flags) a phase whose bins all have
  *    tables runs flat instead (flat_outer, flat_entries: no bins, an atomicMin per entry in
- *    global memory), and the phases without tables with many bins run as warp bins
- *    (sweep_warcs: a warp per bin, a lane per inner arc of a step, 32-bit cells).
+ *    global memory; flat_gather for several sources in the largest: a thread per position and
+ *    source, its entries sorted by target), and the phases without tables with many bins run
+ *    as warp bins (sweep_warcs: a warp per bin, a lane per inner arc of a step, 32-bit cells,
+ *    the output in node order within a bin).
  *
  * Versions (H100 80GB HBM3, bench/lab_cch.cu, device ms, medians; BAY / NY):
  *   v1  sweeps a thread per item, a launch per level of > 4096 items and one block for the
@@ -105,7 +107,7 @@
  *       0.122 -> 0.098, gen:24M 1.503 -> 0.992. gen:24M stays above the issue's 1 ms / 0.3 ms.
  *       Also lost (-27-...-gpu-cch-v8b.md): loading a lane's next-step arcs into registers ahead
  *       (gen:24M 1.52 -> 1.94 ms: registers halved the blocks per SM).
- *   v9  (this code) three changes, each measured beside the sweep before it in the same run
+ *   v9  three changes, each measured beside the sweep before it in the same run
  *       (H100; bench/results/2026-11-27-NVIDIA-H100-80GB-HBM3-gpu-cch-v9a / -v9b / -v9.md):
  *       (a) warp bins give a lane to each inner arc of a step (sweep_warcs; v8 gave a step's
  *       positions a group of lanes each, most idle at gen:24M's 2.7 arcs per position, and was
@@ -120,6 +122,21 @@
  *       Also: one source sweeps its own cells (pdist1), so it never cleans the layout a
  *       16-source sweep left. Lost: the table phases as warp bins (0.49x: 27 arcs a position
  *       make 27 lanes hit one cell, and 243 steps a bin).
+ *   v10 (this code; -27-...-gpu-cch-v10a..d.md on gen:4M, -gather.md and -v10.md on gen:24M,
+ *       Nsight Compute in -ncu-v10.md): (a) the warp bins store their output in node order
+ *       within a bin (GP_DCCH_SWEEP_OSORT: a sorted copy of each bin's nodes; gen:1M's 32-lane
+ *       stores touch 9.5 sectors instead of 19.6): gen:4M 16 per sweep 0.101 -> 0.079 ms per
+ *       tree; (b) the outer arcs loaded four at a time with no branch between the loads (they
+ *       were compiled as four dependent round trips an arc: 40% of the stall samples), the
+ *       output a position per lane with its columns in turn, untouched cells filled with
+ *       16-byte stores, a bin's bounds as one record: gen:4M 0.079 -> 0.068 ms per tree, one
+ *       source 0.205 -> 0.187 ms (other runs); (c) the largest flat phases gathered for several
+ *       sources (GP_DCCH_SWEEP_GATHER, flat_gather): gen:24M 0.380 -> 0.353 ms per tree in the
+ *       same run. gen:24M one source 0.959 -> 0.781 ms, 16 per sweep 0.574 -> 0.353 ms per tree.
+ *       Lost: the inner arcs read from L1 one or two passes ahead instead of the register
+ *       window (0.95x at 16 sources on gen:4M: the per-pass loads miss L1 and outlast two
+ *       passes), 8 or 16 sources per warp (occupancy), bins of 192 / 256 nodes, thresholds from
+ *       128, the gathered phases for one source (0.68-0.84x).
  *   Customization (both): BAY 1.9 ms, NY 3.7 ms device (CPU, 16 threads: 14 / 33 ms); v5 adds the
  *       top table: 2.7 / 4.8 ms.
  */

@@ -12,7 +12,7 @@
 # GPU_CCH_NCU=REGEX (then Nsight Compute on the lab's kernels matching it, e.g. sweep_wbins, over
 # GPU_CCH_NCU_ARGS, default one --fast rep on gen:4000000, GPU_CCH_NCU_COUNT launches, default 2,
 # after GPU_CCH_NCU_SKIP, default 0; the regex matches demangled names with template arguments,
-# e.g. 'sweep_warcs<4u': speed of light, occupancy, memory, warp stalls by reason, DRAM and L2
+# e.g. 'sweep_warcs<.unsigned int.4,': speed of light, occupancy, memory, warp stalls by reason, DRAM and L2
 # traffic), GPATH_COMMIT.
 set -u
 cd "$(dirname "$0")/.." || exit 1

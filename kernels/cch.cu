@@ -912,9 +912,13 @@ static int topo_plan(gp_dcch_topo *d, cudaStream_t s, uint32_t base, uint32_t ra
        * each step's first inner arc */
         uint32_t *ht = (uint32_t *)malloc((size_t)d->p_nin * 4 + 4);
         uint32_t *sa = (uint32_t *)malloc(((size_t)p->nsteps + 1) * 4);
-        if (!ht || !sa) {
+        uint32_t *on = (uint32_t *)malloc((size_t)p->n * 4 + 4); /* (OSORT below) */
+        uint16_t *oo = (uint16_t *)malloc((size_t)p->n * 2 + 2);
+        if (!ht || !sa || !on || !oo) {
             free(ht);
             free(sa);
+            free(on);
+            free(oo);
             rc = gp_err_set(err, GP_ENOMEM, "out of memory for the sweep plan");
             goto out;
         }
@@ -929,16 +933,6 @@ static int topo_plan(gp_dcch_topo *d, cudaStream_t s, uint32_t base, uint32_t ra
          * bin's 32 lanes store to neighbouring nodes (gen:1M's last phase: 9.5 32-byte sectors
          * per store of 64-bit distances instead of 19.6; 7.1 if the nodes were consecutive) */
         std::vector<uint64_t> key;
-        uint32_t *on = (uint32_t *)malloc((size_t)p->n * 4 + 4);
-        uint16_t *oo = (uint16_t *)malloc((size_t)p->n * 2 + 2);
-        if (!on || !oo) {
-            free(ht);
-            free(sa);
-            free(on);
-            free(oo);
-            rc = gp_err_set(err, GP_ENOMEM, "out of memory for the sweep plan");
-            goto out;
-        }
         for (uint32_t b = 0; b < p->nbins; b++) {
             const uint32_t p0 = p->bin_first[b], p1 = p->bin_first[b + 1];
             if (p1 - p0 >= 65536) { /* (never a warp bin) */

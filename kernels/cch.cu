@@ -185,9 +185,6 @@ typedef unsigned long long u64;
 #ifndef WARCS_BLOCKS
 #define WARCS_BLOCKS 8            /* arc-lane warp bins: blocks per SM (registers: 32 a thread) */
 #endif
-#ifndef WARCS_UNROLL
-#define WARCS_UNROLL 4            /* ... their loops outside the steps unrolled this far */
-#endif
 #ifndef WARCS_BLOCKS_K
 #define WARCS_BLOCKS_K 6          /* ... with several sources per warp (their cells: <= 7 blocks) */
 #endif
@@ -1025,9 +1022,10 @@ static int topo_plan(gp_dcch_topo *d, cudaStream_t s, uint32_t base, uint32_t ra
             /* sorted by v (a bin's entries are a range of the table, column by column; here each
              * position's entries are a range, f_vfirst, for flat_gather), f_perm the order */
             std::vector<uint32_t> perm(d->q_nent), vfirst((size_t)d->p_mid + 1, 0);
+            std::vector<std::pair<uint32_t, uint32_t>> ord;
             for (uint32_t b = 0; b < p->nbins; b++) {
                 const uint32_t p0 = p->bin_first[b];
-                std::vector<std::pair<uint32_t, uint32_t>> ord;
+                ord.clear();
                 for (uint32_t e = pt->first[b]; e < pt->first[b + 1]; e++)
                     ord.push_back({(uint32_t)pt->ent[e] >> 16, e});
                 std::stable_sort(ord.begin(), ord.end(),

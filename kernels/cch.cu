@@ -1022,17 +1022,15 @@ static int topo_plan(gp_dcch_topo *d, cudaStream_t s, uint32_t base, uint32_t ra
             /* sorted by v (a bin's entries are a range of the table, column by column; here each
              * position's entries are a range, f_vfirst, for flat_gather), f_perm the order */
             std::vector<uint32_t> perm(d->q_nent), vfirst((size_t)d->p_mid + 1, 0);
-            std::vector<std::pair<uint32_t, uint32_t>> ord;
+            std::vector<uint64_t> ord; /* v << 32 | e: by v, then as the table had them */
             for (uint32_t b = 0; b < p->nbins; b++) {
                 const uint32_t p0 = p->bin_first[b];
                 ord.clear();
                 for (uint32_t e = pt->first[b]; e < pt->first[b + 1]; e++)
-                    ord.push_back({(uint32_t)pt->ent[e] >> 16, e});
-                std::stable_sort(ord.begin(), ord.end(),
-                                 [](const std::pair<uint32_t, uint32_t> &x,
-                                    const std::pair<uint32_t, uint32_t> &y) { return x.first < y.first; });
+                    ord.push_back((uint64_t)((uint32_t)pt->ent[e] >> 16) << 32 | e);
+                std::sort(ord.begin(), ord.end());
                 for (size_t i = 0; i < ord.size(); i++) {
-                    const uint32_t e = ord[i].second, lo = (uint32_t)pt->ent[e];
+                    const uint32_t e = (uint32_t)ord[i], lo = (uint32_t)pt->ent[e];
                     const uint64_t at = pt->first[b] + i;
                     perm[at] = e;
                     va[at] = (u64)(p0 + (lo >> 16)) << 32 | (p0 + (lo & 0xffffu));

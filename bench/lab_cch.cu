@@ -316,10 +316,11 @@ static void run_graph(lab &L, const char *spec, bool small) {
     /* the service's sweep: the plan with both tables, the table phases flat, warp bins (for 1 and
      * for 16 sources) reading only the last phase's cells with an entry, the launches as one CUDA
      * graph, the warp bins' output stored in node order within a bin, the largest flat phases
-     * gathered for several sources (SVC = GP_DCCH_SWEEP_GATHER | _OSORT | _FLAT | _WMULTI | _SKIP |
+     * gathered for several sources, the warp bins of 4 sources a warp walking passes (SVC =
+     * GP_DCCH_SWEEP_PASSES | _GATHER | _OSORT | _FLAT | _WMULTI | _SKIP |
      * _WARPS | _GRAPH, the flags gp_dcch_new
      * sets) */
-    const int SVC = 8192 | 4096 | 2048 | 256 | 64 | 32 | 16;
+    const int SVC = 16384 | 8192 | 4096 | 2048 | 256 | 64 | 32 | 16;
     if (gp_cch_gpu_sweep(c, SVC, 0, 0, 0, &err)) die("plan sweep", err);
     one_to_all("plan with top and piece tables", ph1, &ph1e, ph16, &ph16e, true);
     std::vector<double> tp1, tp16; /* the plan with its top table only (mode 3), same sources */
@@ -341,6 +342,12 @@ static void run_graph(lab &L, const char *spec, bool small) {
         std::vector<double> t1, t16;
     };
     std::vector<xvar> all = {
+        {"nopass", "warp bins step by step", SVC & ~16384, NULL, NULL, {}, {}},
+        {"pmb7", "passes at 7 blocks per SM", SVC, "GPATH_CCH_PMB", "7", {}, {}},
+        {"pmb12", "passes at 12 blocks of 4 warps", SVC, "GPATH_CCH_PMB", "12", {}, {}},
+        {"pmb14", "passes at 14 blocks of 4 warps", SVC, "GPATH_CCH_PMB", "14", {}, {}},
+        {"pf1", "passes prefetching the inner arcs", SVC, "GPATH_CCH_PREFETCH", "1", {}, {}},
+        {"pf2", "passes prefetching all arcs", SVC, "GPATH_CCH_PREFETCH", "2", {}, {}},
         {"nosort", "output in position order", SVC & ~4096, NULL, NULL, {}, {}},
         {"nogather", "flat phases by atomics", SVC & ~8192, NULL, NULL, {}, {}},
         {"noflat", "without flat table phases", SVC & ~2048, NULL, NULL, {}, {}},
@@ -370,7 +377,7 @@ static void run_graph(lab &L, const char *spec, bool small) {
     if (!small) { /* where the plan sweep's time goes: per-phase device times (stderr) */
         fflush(stdout);
         setenv("GPATH_CCH_PLAN_PROFILE", "1", 1);
-        for (int mode : {SVC & ~16, 64 | 32, 0}) { /* (one by one: no graph) */
+        for (int mode : {SVC & ~16, SVC & ~16 & ~16384, 64 | 32, 0}) { /* (one by one: no graph) */
             if (gp_cch_gpu_sweep(c, mode, 0, 0, 0, &err)) die("plan sweep", err);
             for (uint32_t k : {1u, 16u})
                 if (gp_cch_gpu_sssp(c, srcs[0].data(), k, dg.data(), &err)) die("phast profile", err);

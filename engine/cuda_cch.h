@@ -100,6 +100,11 @@ uint64_t gp_dcch_bytes(const gp_dcch *d); /* its own bytes plus its topology par
  * entries sorted by their target, a thread per position and source taking the minimum, one
  * write) instead of an atomicMin per entry and source (kernels/cch.cu flat_gather). */
 #define GP_DCCH_SWEEP_GATHER 8192
+/* PASSES (on from upload, GPATH_CCH_PASSES=0: off): warp bins of 4 sources a warp with 32-bit
+ * cells walk their arcs as passes of 8 arcs x 4 sources (each step's arcs padded to a multiple
+ * of 8), the arc window rotating through registers without moves (kernels/cch.cu sweep_wpass)
+ * instead of step by step (sweep_warcs); the sums saturate below 2^31 there. */
+#define GP_DCCH_SWEEP_PASSES 16384
 void gp_dcch_set_sweep(gp_dcch *d, int sweep);
 /* Rebuilds the plan with thresholds base, base*ratio, ... and at most about bin_cap nodes per bin
  * (0 = the defaults: 256, 16, 128) into a topology part of d's own (the shared one, built with

@@ -189,6 +189,8 @@ typedef unsigned long long u64;
 #define WARCS_BLOCKS_K 6          /* ... with several sources per warp (their cells: <= 7 blocks) */
 #endif
 #define WBIN_WARPS 8              /* warp bins (GP_DCCH_SWEEP_WARPS): bins (a warp each) per block */
+#define PASS_ARCS 8               /* warp bins: a step's arcs padded to a multiple of this (one
+                                   * pass of sweep_wpass: 8 arcs x 4 sources) */
 #define WBIN_SLOT_MAX 12288       /* warp bins: shared bytes per warp at most (cells and arc
                                    * offsets; beyond, the cells stay in global memory; phases
                                    * whose offsets alone do not fit keep the block sweep) */
@@ -196,8 +198,12 @@ typedef unsigned long long u64;
 struct plan_dev { /* device copy of a gp_cch_plan (cch_plan.h) plus its weights */
     const uint32_t *bin_first, *bin_step, *step_first, *in_first, *in_head, *in_wt, *out_first,
         *out_head, *out_tail, *out_wt, *pnode;
-    const uint32_t *in_ht;    /* inner arcs: head | tail << 16 (offsets in the bin; bins < 2^16) */
-    const uint32_t *step_arc; /* nsteps+1: in_first[step_first[s]] (a step's first inner arc) */
+    const uint32_t *in_ht;    /* the warp bins' inner arcs, each step's padded with dummy arcs
+                               * to a multiple of PASS_ARCS: head << 4 | tail << 20 (offsets in
+                               * the bin, bins < 4096 nodes: a 4-source cell's byte offset in
+                               * 32 bits), a dummy 0 */
+    const uint32_t *in_pwt;   /* ... their weights (a dummy's INF) */
+    const uint32_t *step_arc; /* nsteps+1: a step's first arc in in_ht */
     const uint32_t *tab_first; /* piece tables (cch_plan.h gp_cch_ptab): entries per bin */
     const uint32_t *ch_bin, *ch_first, *ch_node; /* chains (cch_plan.h gp_cch_chains) */
     const uint32_t *onode;    /* GP_DCCH_SWEEP_OSORT: a bin's nodes ascending (pnode sorted) */
@@ -239,6 +245,24 @@ static warcs_fn warcs_kern(uint32_t kw, bool c32) {
            : kw == 2 ? sweep_warcs<2, unsigned long long>
                      : sweep_warcs<1, unsigned long long>;
 }
+template <int WPB, int MB>
+__global__ void sweep_wpass(plan_dev P, uint32_t bin0, uint32_t bin1, uint32_t k, uint32_t g,
+                            unsigned long long *dist, unsigned long long *out, uint32_t n,
+                            int last, uint32_t slot, uint32_t *flag, uint32_t sat, uint32_t *ovf,
+                            int osort, int pf);
+typedef void (*wpass_fn)(plan_dev, uint32_t, uint32_t, uint32_t, uint32_t, unsigned long long *,
+                         unsigned long long *, uint32_t, int, uint32_t, uint32_t *, uint32_t,
+                         uint32_t *, int, int);
+/* sweep_wpass by its blocks per SM (launch bounds): 6 or 7 blocks of 8 warps (WBIN_WARPS), 12 or
+ * 14 of 4 (32 registers from 56 warps per SM); wpb: its warps per block */
+#define WPASS_SHAPES 4
+static wpass_fn wpass_kern(uint32_t mb, uint32_t *wpb) {
+    if (wpb) *wpb = mb >= 12 ? 4 : WBIN_WARPS;
+    return mb >= 14  ? sweep_wpass<4, 14>
+           : mb >= 12 ? sweep_wpass<4, 12>
+           : mb >= 7  ? sweep_wpass<WBIN_WARPS, 7>
+                      : sweep_wpass<WBIN_WARPS, 6>;
+}
 
 struct x_graph_slot {       /* a captured plan sweep (fill/scatter/top product + phases) */
     unsigned char key[128];  /* its x_key */
@@ -273,6 +297,7 @@ struct gp_dcch_topo {
     uint32_t *p_bin_first, *p_bin_step, *p_step_first, *p_in_first, *p_in_head, *p_in_edge,
         *p_out_first, *p_out_head, *p_out_tail, *p_out_edge, *p_pnode, *p_pos;
     uint32_t *p_in_ht, *p_step_arc; /* the arc-lane warp bins' layout (plan_dev) */
+    uint32_t p_nsteps, p_npad; /* steps; arcs of that layout (the inner arcs with the padding) */
     uint4 *p_bin_rec;
     uint32_t *p_onode;      /* GP_DCCH_SWEEP_OSORT: per bin its nodes ascending ... */
     uint16_t *p_ooff;       /* ... with their offsets in the bin (bins < 2^16 nodes) */
@@ -328,6 +353,7 @@ struct gp_dcch : gp_dcch_topo {
     int profile;            /* GPATH_CCH_PLAN_PROFILE: per-phase device times on stderr */
     /* the plan's weights and tables for this metric (sized by tm) */
     uint32_t *p_in_wt, *p_out_wt, *t_wt;
+    uint32_t *p_in_pwt;     /* the inner arcs' weights in the warp bins' layout (p_npad) */
     u64 *t_tab;             /* t_K x t_K, row u: down distances from u */
     float t_ms;             /* device ms of the last table computation */
     u64 *q_ent;             /* the piece tables: q_tmpl's layout, high words this metric's */
@@ -445,15 +471,16 @@ static void sweep_x_free(gp_dcch *d) {
 
 /* This instance's plan weights and tables (sized by its topology part). */
 static void metric_free(gp_dcch *d) {
-    void *dev[] = {d->p_in_wt, d->p_out_wt, d->t_wt, d->t_tab, d->q_ent, d->q_bad, d->f_T};
+    void *dev[] = {d->p_in_wt, d->p_out_wt, d->t_wt, d->t_tab, d->q_ent, d->q_bad, d->f_T,
+                   d->p_in_pwt};
     for (size_t i = 0; i < sizeof dev / sizeof *dev; i++) cudaFree(dev[i]);
-    d->p_in_wt = d->p_out_wt = d->t_wt = d->q_bad = d->f_T = NULL;
+    d->p_in_wt = d->p_out_wt = d->t_wt = d->q_bad = d->f_T = d->p_in_pwt = NULL;
     d->t_tab = d->q_ent = NULL;
     d->q_ok = 0;
 }
 
 static uint64_t metric_bytes(const gp_dcch_topo *t) {
-    return ((uint64_t)t->p_nin + t->p_nout + t->t_narcs) * 4 + (uint64_t)t->t_K * t->t_K * 8 +
+    return ((uint64_t)t->p_nin + t->p_npad + t->p_nout + t->t_narcs) * 4 + (uint64_t)t->t_K * t->t_K * 8 +
            (t->q_ntab ? t->q_nent * 8 + 4 : 0) + (t->f_va ? t->q_nent * 4 : 0);
 }
 
@@ -471,6 +498,7 @@ static int bind(gp_dcch *d, gp_dcch_topo *t, cudaStream_t s, gp_err *err) {
     d->p_dirty = d->pdist_cap; /* positions may have moved: every cell may be stale */
     d->p_dirty1 = d->pdist1_cap;
     CK(dput(&d->p_in_wt, (const uint32_t *)NULL, (size_t)t->p_nin, s, NULL), "allocating the plan");
+    CK(dput(&d->p_in_pwt, (const uint32_t *)NULL, (size_t)t->p_npad, s, NULL), "allocating the plan");
     CK(dput(&d->p_out_wt, (const uint32_t *)NULL, (size_t)t->p_nout, s, NULL), "allocating the plan");
     if (t->t_K) {
         CK(dput(&d->t_wt, (const uint32_t *)NULL, (size_t)t->t_narcs, s, NULL), "allocating the top table");
@@ -593,6 +621,10 @@ extern "C" int gp_dcch_topo_new(const gp_cch_topo *t, void *stream, uint32_t bas
             CK(cudaFuncSetAttribute(warcs_kern(kw, c32), cudaFuncAttributeMaxDynamicSharedMemorySize,
                                     WBIN_WARPS * WBIN_SLOT_MAX),
                "allowing the warp bins' shared memory");
+    for (uint32_t mb : {6u, 7u, 12u, 14u})
+        CK(cudaFuncSetAttribute(wpass_kern(mb, NULL), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                WBIN_WARPS * WBIN_SLOT_MAX),
+           "allowing the warp bins' shared memory");
     { /* GPATH_CCH_PLAN_SMEM: a smaller shared-memory budget (bytes), so that the lab's --small
        * run under compute-sanitizer reaches the paths for bins that do not fit */
         const char *sm = getenv("GPATH_CCH_PLAN_SMEM");
@@ -679,6 +711,10 @@ extern "C" int gp_dcch_new(gp_dcch_topo *t, const gp_cch *c, void *stream, gp_dc
          * GPATH_CCH_OSORT=0: off */
         const char *os = getenv("GPATH_CCH_OSORT");
         if (!(os && !strcmp(os, "0"))) d->x_flags |= GP_DCCH_SWEEP_OSORT;
+        /* the warp bins with 4 sources a warp walk passes (GP_DCCH_SWEEP_PASSES);
+         * GPATH_CCH_PASSES=0: off */
+        const char *pa = getenv("GPATH_CCH_PASSES");
+        if (!(pa && !strcmp(pa, "0"))) d->x_flags |= GP_DCCH_SWEEP_PASSES;
     }
     *out = d;
     return GP_OK;
@@ -692,6 +728,18 @@ __global__ void gather_wt(const uint32_t *__restrict__ edge, uint32_t count,
                           const uint32_t *__restrict__ bw, uint32_t *wt) {
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i < count) wt[i] = bw[edge[i]];
+}
+
+/* The inner arcs' weights in the warp bins' layout (plan_dev in_ht), a thread per step: its
+ * arcs' weights from the position-ordered in_wt, then INF up to its padded end. */
+__global__ void pad_wt(uint32_t nsteps, const uint32_t *__restrict__ step_first,
+                       const uint32_t *__restrict__ in_first, const uint32_t *__restrict__ step_arc,
+                       const uint32_t *__restrict__ in_wt, uint32_t *pwt) {
+    const size_t st = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (st >= nsteps) return;
+    const uint32_t a0 = in_first[step_first[st]], na = in_first[step_first[st + 1]] - a0;
+    const uint32_t d0 = step_arc[st], nd = step_arc[st + 1] - d0;
+    for (uint32_t j = 0; j < nd; j++) pwt[d0 + j] = j < na ? in_wt[a0 + j] : INF32;
 }
 
 /* The top table (engine/cch_plan.h gp_cch_top): a warp per row u walks the top positions after
@@ -817,6 +865,11 @@ static int plan_weights(gp_dcch *d, cudaStream_t s, gp_err *err) {
             d->p_in_edge, d->p_nin, d->bw, d->p_in_wt);
         CKL("plan weights");
     }
+    if (d->p_nsteps) {
+        pad_wt<<<(d->p_nsteps + BIG_THREADS - 1) / BIG_THREADS, BIG_THREADS, 0, s>>>(
+            d->p_nsteps, d->p_step_first, d->p_in_first, d->p_step_arc, d->p_in_wt, d->p_in_pwt);
+        CKL("plan weights");
+    }
     if (d->q_ntab) { /* after the inner arcs' weights, which it reads */
         cudaEvent_t e0 = NULL, e1 = NULL;
         uint32_t bad = 0;
@@ -904,11 +957,27 @@ static int topo_plan(gp_dcch_topo *d, cudaStream_t s, uint32_t base, uint32_t ra
     CK(dput(&d->p_out_edge, p->out_edge, (size_t)d->p_nout, s, &d->tbytes), "uploading the plan");
     CK(dput(&d->p_pnode, pnode, (size_t)p->n, s, &d->tbytes), "uploading the plan");
     CK(dput(&d->p_pos, p->pos, (size_t)p->n, s, &d->tbytes), "uploading the plan");
-    { /* the arc-lane warp bins' layout: an inner arc's head and tail (offsets in its bin, in
-       * bins of fewer than 2^16 nodes; 0 in larger ones, which never run as warp bins) and
-       * each step's first inner arc */
-        uint32_t *ht = (uint32_t *)malloc((size_t)d->p_nin * 4 + 4);
+    { /* the arc-lane warp bins' layout: the inner arcs step by step, each step's padded with
+       * dummy arcs (0, weight INF) to a multiple of PASS_ARCS (sweep_wpass: a pass never spans
+       * two steps or two 32-arc chunks), an arc as its head and tail (offsets in its bin times
+       * 16, head << 4 | tail << 20, in bins of fewer than 4096 nodes; 0 in larger ones, which
+       * never run as warp bins), and each step's first arc there */
         uint32_t *sa = (uint32_t *)malloc(((size_t)p->nsteps + 1) * 4);
+        uint64_t npad = 0;
+        for (uint32_t st = 0; sa && st < p->nsteps; st++) {
+            sa[st] = (uint32_t)npad;
+            const uint32_t na = p->in_first[p->step_first[st + 1]] - p->in_first[p->step_first[st]];
+            npad += (na + PASS_ARCS - 1) / PASS_ARCS * PASS_ARCS;
+        }
+        if (sa) sa[p->nsteps] = (uint32_t)npad;
+        if (npad >= INF32) {
+            free(sa);
+            rc = gp_err_set(err, GP_ETOOBIG, "the sweep plan has too many inner arcs");
+            goto out;
+        }
+        d->p_nsteps = p->nsteps;
+        d->p_npad = (uint32_t)npad;
+        uint32_t *ht = (uint32_t *)calloc((size_t)npad + 1, 4);
         uint32_t *on = (uint32_t *)malloc((size_t)p->n * 4 + 4); /* (OSORT below) */
         uint16_t *oo = (uint16_t *)malloc((size_t)p->n * 2 + 2);
         if (!ht || !sa || !on || !oo) {
@@ -921,11 +990,14 @@ static int topo_plan(gp_dcch_topo *d, cudaStream_t s, uint32_t base, uint32_t ra
         }
         for (uint32_t b = 0; b < p->nbins; b++) {
             const uint32_t p0 = p->bin_first[b], p1 = p->bin_first[b + 1];
-            for (uint32_t x = p0; x < p1; x++)
-                for (uint32_t a = p->in_first[x]; a < p->in_first[x + 1]; a++)
-                    ht[a] = p1 - p0 < 65536 ? p->in_head[a] | (x - p0) << 16 : 0;
+            if (p1 - p0 >= 4096) continue;
+            for (uint32_t st = p->bin_step[b]; st < p->bin_step[b + 1]; st++) {
+                uint32_t j = sa[st];
+                for (uint32_t x = p->step_first[st]; x < p->step_first[st + 1]; x++)
+                    for (uint32_t a = p->in_first[x]; a < p->in_first[x + 1]; a++)
+                        ht[j++] = p->in_head[a] << 4 | (x - p0) << 20;
+            }
         }
-        for (uint32_t st = 0; st <= p->nsteps; st++) sa[st] = p->in_first[p->step_first[st]];
         /* GP_DCCH_SWEEP_OSORT: each bin's nodes ascending with their offsets, so that a warp
          * bin's 32 lanes store to neighbouring nodes (gen:1M's last phase: 9.5 32-byte sectors
          * per store of 64-bit distances instead of 19.6; 7.1 if the nodes were consecutive) */
@@ -944,7 +1016,7 @@ static int topo_plan(gp_dcch_topo *d, cudaStream_t s, uint32_t base, uint32_t ra
                 oo[x] = (uint16_t)(key[x - p0] & 0xffffu);
             }
         }
-        cudaError_t e1 = dput(&d->p_in_ht, ht, (size_t)d->p_nin, s, &d->tbytes);
+        cudaError_t e1 = dput(&d->p_in_ht, ht, (size_t)d->p_npad, s, &d->tbytes);
         cudaError_t e2 = e1 == cudaSuccess
                              ? dput(&d->p_step_arc, sa, (size_t)p->nsteps + 1, s, &d->tbytes)
                              : e1;
@@ -1081,7 +1153,7 @@ extern "C" void gp_dcch_set_sweep(gp_dcch *d, int sweep) {
     d->x_flags = sweep & (GP_DCCH_SWEEP_CHAINS | GP_DCCH_SWEEP_CHAINS_FIRST | GP_DCCH_SWEEP_GRAPH |
                           GP_DCCH_SWEEP_WARPS | GP_DCCH_SWEEP_SKIP | GP_DCCH_SWEEP_WMULTI |
                           GP_DCCH_SWEEP_W64 | GP_DCCH_SWEEP_FLAT | GP_DCCH_SWEEP_OSORT |
-                          GP_DCCH_SWEEP_GATHER);
+                          GP_DCCH_SWEEP_GATHER | GP_DCCH_SWEEP_PASSES);
 }
 
 extern "C" int gp_dcch_set_metric(gp_dcch *d, void *stream, const uint32_t *ofw,
@@ -1508,24 +1580,122 @@ __global__ void __launch_bounds__(PLAN_THREADS_MAX)
  * block. v8's warp bins (removed at 49b62bd) gave a step's positions g lanes each (over its
  * arcs, then a g-lane shuffle min): on gen:24M's last phase (2.7 inner arcs per position, ~4
  * positions per step) most lanes idle and ~90 instructions a step, issue-bound (Nsight Compute:
- * 59% of issue slots at half the DRAM bandwidth). Here a step is its inner arcs, consecutive (positions sorted by step, arcs
- * by position): lane j takes arc qa + j / KW and column j % KW and relaxes it into its tail's
- * cell with a shared-memory atomicMin (heads are at earlier steps: final), no offsets, no
- * shuffle min. The bin's arcs (head | tail << 16 and weight) come through a window of three
- * 32-arc chunks in the lanes' registers, a lane an arc each, read with __shfl_sync: the third
- * chunk is loaded while the first two are in use, so a step never waits on a global load. The
- * step offsets of the first 64 steps sit in two registers per lane. The cells (N x KW) live in
- * the warp's slot, 32-bit (C = uint32_t: sums saturate at sat, a cell at sat sets *ovf and the
- * host sweeps again with 64-bit cells) or 64-bit; the outer arcs are relaxed first (an arc and column per lane, atomicMin); the
- * output goes row by row (neighbouring lanes: neighbouring positions); flag (GP_DCCH_SWEEP_SKIP,
- * last phase): the cells of a bin whose flag sweep_init did not set are INF, not read; the k / KW
- * warps of a flagged bin count themselves in on the flag and the last clears it. */
+ * 59% of issue slots at half the DRAM bandwidth). Here a step is its inner arcs, consecutive
+ * (positions sorted by step, arcs by position, each step padded to a multiple of PASS_ARCS with
+ * dummy arcs of weight INF): lane j takes arc qa + j / KW and column j % KW and relaxes it into
+ * its tail's cell with a shared-memory atomicMin (heads are at earlier steps: final), no
+ * offsets, no shuffle min. The bin's arcs (head | tail << 16 and weight) come through a window
+ * of 32-arc chunks in the lanes' registers, a lane an arc each, read with __shfl_sync. The cells
+ * (N x KW) live in the warp's slot, 32-bit (C = uint32_t: sums saturate at sat, a cell at sat
+ * sets *ovf and the host sweeps again with 64-bit cells) or 64-bit; the outer arcs are relaxed
+ * first (an arc and column per lane, atomicMin); flag (GP_DCCH_SWEEP_SKIP, last phase): the
+ * cells of a bin whose flag sweep_init did not set are INF, not read; the k / KW warps of a
+ * flagged bin count themselves in on the flag and the last clears it. sweep_warcs walks the
+ * steps (any KW, either width); sweep_wpass (GP_DCCH_SWEEP_PASSES) walks passes of 8 arcs x 4
+ * sources for KW = 4 with 32-bit cells. The parts they share: */
 __device__ __forceinline__ uint32_t cell_in(u64 v, uint32_t sat, uint32_t) { /* 32-bit cells */
     return v == INF64 ? INF32 : v >= sat ? sat : (uint32_t)v;
 }
 __device__ __forceinline__ u64 cell_in(u64 v, uint32_t, u64) { return v; }
 __device__ __forceinline__ u64 cell_out(uint32_t x) { return x == INF32 ? INF64 : x; }
 __device__ __forceinline__ u64 cell_out(u64 x) { return x; }
+
+struct wbin { /* a warp bin's bounds (its bin_rec and the next bin's, one load each) */
+    uint32_t p0, N, s0, ns, a0, A, o0, no;
+};
+__device__ __forceinline__ wbin wbin_of(const plan_dev &P, uint32_t b) {
+    const uint4 r0 = __ldg(&P.bin_rec[b]), r1 = __ldg(&P.bin_rec[b + 1]);
+    return {r0.x, r1.x - r0.x, r0.y, r1.y - r0.y, r0.z, r1.z - r0.z, r0.w, r1.w - r0.w};
+}
+
+/* The cells' initial values (rd: from dist, INF written back there on the last phase; else
+ * INF with 16-byte stores), then the outer arcs, an arc and column per lane: U arcs' loads in
+ * flight together (their arc, then their heads' cells; no branch between the loads). */
+template <uint32_t KW, typename C, uint32_t U>
+__device__ __forceinline__ void wbin_in(const plan_dev &P, const wbin &B, C *D, u64 *dist,
+                                        uint32_t k, uint32_t c0, uint32_t lane, bool rd, int last,
+                                        uint32_t sat) {
+    if (rd) {
+        for (uint32_t it = lane; it < B.N * KW; it += 32) { /* a position's columns together */
+            const size_t cell = (size_t)(B.p0 + it / KW) * k + c0 + it % KW;
+            const u64 v = dist[cell];
+            D[it] = cell_in(v, sat, C());
+            if (last && v != INF64) dist[cell] = INF64;
+        }
+    } else { /* every cell INF (all bits set in either width): 16-byte stores */
+        uint32_t *const Dw = (uint32_t *)D;
+        const uint32_t nw = B.N * KW * (uint32_t)sizeof(C) / 4;
+        for (uint32_t x = lane * 4; x + 3 < nw; x += 128)
+            *(uint4 *)&Dw[x] = make_uint4(INF32, INF32, INF32, INF32);
+        for (uint32_t x = (nw & ~3u) + lane; x < nw; x += 32) Dw[x] = INF32;
+    }
+    __syncwarp();
+    const uint32_t nj = B.no * KW, col = lane % KW; /* (32 is a multiple of KW) */
+    for (uint32_t j0 = lane; j0 < nj; j0 += 32 * U) {
+        uint32_t w[U], h[U], t[U];
+        u64 dh[U];
+#pragma unroll
+        for (uint32_t u = 0; u < U; u++) {
+            const uint32_t j = j0 + 32 * u, o = B.o0 + j / KW;
+            w[u] = j < nj ? __ldg(&P.out_wt[o]) : INF32;
+            h[u] = j < nj ? __ldg(&P.out_head[o]) : 0;
+        }
+#pragma unroll
+        for (uint32_t u = 0; u < U; u++) {
+            const uint32_t j = j0 + 32 * u, o = B.o0 + j / KW;
+            dh[u] = w[u] != INF32 ? __ldg(&dist[(size_t)h[u] * k + c0 + col]) : INF64;
+            t[u] = j < nj ? __ldg(&P.out_tail[o]) : 0;
+        }
+#pragma unroll
+        for (uint32_t u = 0; u < U; u++)
+            if (dh[u] != INF64) atomicMin(&D[t[u] * KW + col], cell_in(dh[u] + w[u], sat, C()));
+    }
+}
+
+/* The output: a lane per position (osort: the j-th smallest node of the bin, so that the lanes
+ * store to neighbouring nodes), its KW columns one row after another, UO positions' loads in
+ * flight together; then dist (not on the last phase), *ovf where a 32-bit cell reached sat, and
+ * the flag. */
+template <uint32_t KW, typename C>
+__device__ __forceinline__ void wbin_out(const plan_dev &P, const wbin &B, const C *D, u64 *dist,
+                                         u64 *out, uint32_t n, uint32_t k, uint32_t c0,
+                                         uint32_t lane, int last, int osort, uint32_t sat,
+                                         uint32_t *ovf, uint32_t *flag, uint32_t b, uint32_t g,
+                                         bool rd) {
+    constexpr bool C32 = sizeof(C) == 4;
+    bool sv = false; /* a 32-bit cell reached sat: the host sweeps again with 64-bit cells */
+    constexpr uint32_t UO = KW == 1 ? 2 : 4;
+    for (uint32_t j0 = lane; j0 < B.N; j0 += 32 * UO) {
+        uint32_t i[UO], v[UO];
+#pragma unroll
+        for (uint32_t u = 0; u < UO; u++) {
+            const uint32_t j = j0 + 32 * u;
+            i[u] = j < B.N && osort ? __ldg(&P.ooff[B.p0 + j]) : j;
+            v[u] = j < B.N ? __ldg(osort ? &P.onode[B.p0 + j] : &P.pnode[B.p0 + j]) : 0;
+        }
+#pragma unroll
+        for (uint32_t u = 0; u < UO; u++) {
+            if (j0 + 32 * u >= B.N) break;
+            u64 *o = out + (size_t)c0 * n + v[u];
+#pragma unroll
+            for (uint32_t c = 0; c < KW; c++, o += n) {
+                const C x = D[i[u] * KW + c];
+                sv |= C32 && x == (C)sat;
+                *o = cell_out(x);
+            }
+        }
+    }
+    if (!last)
+        for (uint32_t it = lane; it < B.N * KW; it += 32)
+            dist[(size_t)(B.p0 + it / KW) * k + c0 + it % KW] = cell_out(D[it]);
+    if (C32 && sv) *ovf = 1;
+    /* (every lane read the flag before the first step) */
+    if (flag && rd && lane == 0 && atomicAdd(&flag[b], 1u) == g) flag[b] = 0;
+}
+
+/* The steps one after another (any KW): the window holds three chunks, the third loaded while
+ * the first two are in use; the step offsets of the first 64 steps sit in two registers per
+ * lane. */
 template <uint32_t KW, typename C>
 __global__ void __launch_bounds__(WBIN_WARPS * 32, KW == 1 ? WARCS_BLOCKS : WARCS_BLOCKS_K)
     sweep_warcs(plan_dev P, uint32_t bin0, uint32_t bin1, uint32_t k, uint32_t g, u64 *dist,
@@ -1540,57 +1710,16 @@ __global__ void __launch_bounds__(WBIN_WARPS * 32, KW == 1 ? WARCS_BLOCKS : WARC
     const uint32_t gw = blockIdx.x * WBIN_WARPS + wi, b = bin0 + gw / g;
     if (b >= bin1) return; /* no block barrier below: only the warp's own */
     const uint32_t c0 = gw % g * KW;
-    /* the bin's first position, step, inner arc and outer arc, and the next bin's (one load) */
-    const uint4 r0 = __ldg(&P.bin_rec[b]), r1 = __ldg(&P.bin_rec[b + 1]);
-    const uint32_t p0 = r0.x, N = r1.x - p0, s0 = r0.y, ns = r1.y - s0, a0 = r0.z,
-                   A = r1.z - a0, o0 = r0.w, no = r1.w - o0;
+    const wbin B = wbin_of(P, b);
+    const uint32_t ns = B.ns, A = B.A;
     C *const D = (C *)((char *)sm + (size_t)wi * slot);
-    const uint32_t *const HT = P.in_ht + a0, *const W = P.in_wt + a0;
-    const uint32_t sr0 = lane <= ns ? __ldg(&P.step_arc[s0 + lane]) - a0 : 0;
-    const uint32_t sr1 = lane + 32 <= ns ? __ldg(&P.step_arc[s0 + 32 + lane]) - a0 : 0;
+    const uint32_t *const HT = P.in_ht + B.a0, *const W = P.in_pwt + B.a0;
+    const uint32_t sr0 = lane <= ns ? __ldg(&P.step_arc[B.s0 + lane]) - B.a0 : 0;
+    const uint32_t sr1 = lane + 32 <= ns ? __ldg(&P.step_arc[B.s0 + 32 + lane]) - B.a0 : 0;
     const bool rd = !flag || flag[b];
-    if (rd) {
-        for (uint32_t it = lane; it < N * KW; it += 32) { /* cells: a position's columns together */
-            const size_t cell = (size_t)(p0 + it / KW) * k + c0 + it % KW;
-            const u64 v = dist[cell];
-            D[it] = cell_in(v, sat, C());
-            if (last && v != INF64) dist[cell] = INF64;
-        }
-    } else { /* every cell INF (all bits set in either width): 16-byte stores */
-        uint32_t *const Dw = (uint32_t *)D;
-        const uint32_t nw = N * KW * (uint32_t)sizeof(C) / 4;
-        for (uint32_t x = lane * 4; x + 3 < nw; x += 128)
-            *(uint4 *)&Dw[x] = make_uint4(INF32, INF32, INF32, INF32);
-        for (uint32_t x = (nw & ~3u) + lane; x < nw; x += 32) Dw[x] = INF32;
-    }
-    __syncwarp();
-    { /* the outer arcs, an arc and column per lane: U arcs' loads in flight together (their
-       * arc, then their heads' cells; no branch between the loads) */
-        constexpr uint32_t U = KW == 1 ? 2 : 4; /* (registers: 32 for one source) */
-        const uint32_t nj = no * KW, col = lane % KW; /* (32 is a multiple of KW) */
-        for (uint32_t j0 = lane; j0 < nj; j0 += 32 * U) {
-            uint32_t w[U], h[U], t[U];
-            u64 dh[U];
-#pragma unroll
-            for (uint32_t u = 0; u < U; u++) {
-                const uint32_t j = j0 + 32 * u, o = o0 + j / KW;
-                w[u] = j < nj ? __ldg(&P.out_wt[o]) : INF32;
-                h[u] = j < nj ? __ldg(&P.out_head[o]) : 0;
-            }
-#pragma unroll
-            for (uint32_t u = 0; u < U; u++) {
-                const uint32_t j = j0 + 32 * u, o = o0 + j / KW;
-                dh[u] = w[u] != INF32 ? __ldg(&dist[(size_t)h[u] * k + c0 + col]) : INF64;
-                t[u] = j < nj ? __ldg(&P.out_tail[o]) : 0;
-            }
-#pragma unroll
-            for (uint32_t u = 0; u < U; u++)
-                if (dh[u] != INF64)
-                    atomicMin(&D[t[u] * KW + col], cell_in(dh[u] + w[u], sat, C()));
-        }
-    }
-    /* the window of three 32-arc chunks of the bin's inner arcs, in registers (loaded after
-     * the outer arcs: their batches need the registers) */
+    wbin_in<KW, C, KW == 1 ? 2 : 4>(P, B, D, dist, k, c0, lane, rd, last, sat); /* (registers:
+                                                                                 * 32 for k = 1) */
+    /* the window (loaded after the outer arcs: their batches need the registers) */
     uint32_t h0 = lane < A ? __ldg(&HT[lane]) : 0, w0 = lane < A ? __ldg(&W[lane]) : INF32;
     uint32_t h1 = lane + 32 < A ? __ldg(&HT[lane + 32]) : 0;
     uint32_t w1 = lane + 32 < A ? __ldg(&W[lane + 32]) : INF32;
@@ -1603,7 +1732,7 @@ __global__ void __launch_bounds__(WBIN_WARPS * 32, KW == 1 ? WARCS_BLOCKS : WARC
         for (uint32_t st = 1; st <= ns; st++) { /* the same trips on all lanes; step st - 1 */
             const uint32_t qb = st < 32   ? __shfl_sync(FULL, sr0, st)
                                 : st < 64 ? __shfl_sync(FULL, sr1, st - 32)
-                                          : __ldg(&P.step_arc[s0 + st]) - a0;
+                                          : __ldg(&P.step_arc[B.s0 + st]) - B.a0;
             for (uint32_t c = qa; c < qb; c += APW) {
                 if ((c >> 5) != k0) { /* one chunk on (a step starts at most one chunk on) */
                     h0 = h1, w0 = w1, h1 = h2, w1 = w2, k0++;
@@ -1618,10 +1747,10 @@ __global__ void __launch_bounds__(WBIN_WARPS * 32, KW == 1 ? WARCS_BLOCKS : WARC
                     if ((a >> 5) != k0) e = e1, v = v1;
                 }
                 if (a < qb && v != INF32) {
-                    const C dh = D[(e & 0xffffu) * KW + col];
+                    const C dh = D[((e & 0xffffu) >> 4) * KW + col];
                     if (dh != INFC) { /* 32-bit cells: the sum saturates at sat */
                         const u64 x = (u64)dh + v;
-                        atomicMin(&D[(e >> 16) * KW + col], C32 ? (C)(x < sat ? x : sat) : (C)x);
+                        atomicMin(&D[(e >> 20) * KW + col], C32 ? (C)(x < sat ? x : sat) : (C)x);
                     }
                 }
             }
@@ -1629,37 +1758,99 @@ __global__ void __launch_bounds__(WBIN_WARPS * 32, KW == 1 ? WARCS_BLOCKS : WARC
             qa = qb;
         }
     }
-    /* the output: a lane per position (osort: the j-th smallest node of the bin, so that the
-     * lanes store to neighbouring nodes), its KW columns one row after another; UO positions'
-     * loads in flight together */
-    bool sv = false; /* a 32-bit cell reached sat: the host sweeps again with 64-bit cells */
-    constexpr uint32_t UO = KW == 1 ? 2 : 4;
-    for (uint32_t j0 = lane; j0 < N; j0 += 32 * UO) {
-        uint32_t i[UO], v[UO];
-#pragma unroll
-        for (uint32_t u = 0; u < UO; u++) {
-            const uint32_t j = j0 + 32 * u;
-            i[u] = j < N && osort ? __ldg(&P.ooff[p0 + j]) : j;
-            v[u] = j < N ? __ldg(osort ? &P.onode[p0 + j] : &P.pnode[p0 + j]) : 0;
+    wbin_out<KW, C>(P, B, D, dist, out, n, k, c0, lane, last, osort, sat, ovf, flag, b, g, rd);
+}
+
+/* Passes (GP_DCCH_SWEEP_PASSES; KW = 4, 32-bit cells, sat < 2^31): with every step padded to a
+ * multiple of 8 arcs, the bin's arcs are a sequence of passes of 8 arcs x 4 sources, four to a
+ * 32-arc chunk, none spanning two steps, so no step offsets, no chunk boundary inside a pass and
+ * a __syncwarp after each pass (a step's last pass among them). The chunks rotate through three
+ * register pairs with no moves (the loop unrolled three times): a chunk is loaded two chunks
+ * (eight passes) before its first use, where sweep_warcs' window shifts by register moves that
+ * wait on the chunk loaded one chunk before (Nsight Compute: 17,497 long-scoreboard samples
+ * there, bench/results/2026-11-27-...-gpu-cch-ncu-v10.md); the first chunk is loaded before the
+ * outer arcs. A pass has no branch: the head's cell read and the tail's cell lowered (red.shared,
+ * predicated off for a dummy or INF arc and an INF head) at byte offsets the layout holds, a
+ * 32-bit saturating sum (weights clamped to sat < 2^31, so a sum never wraps). pf: 1 = the bin's
+ * inner arcs prefetched into L2 before the outer arcs, 2 = also its outer arcs and its output's
+ * node order. */
+template <int WPB, int MB>
+__global__ void __launch_bounds__(WPB * 32, MB)
+    sweep_wpass(plan_dev P, uint32_t bin0, uint32_t bin1, uint32_t k, uint32_t g, u64 *dist,
+                u64 *out, uint32_t n, int last, uint32_t slot, uint32_t *flag, uint32_t sat,
+                uint32_t *ovf, int osort, int pf) {
+    extern __shared__ u64 sm[];
+    constexpr uint32_t KW = 4;
+    const unsigned FULL = 0xffffffffu;
+    const uint32_t lane = threadIdx.x & 31, wi = threadIdx.x >> 5;
+    const uint32_t gw = blockIdx.x * WPB + wi, b = bin0 + gw / g;
+    if (b >= bin1) return; /* no block barrier below: only the warp's own */
+    const uint32_t c0 = gw % g * KW;
+    const wbin B = wbin_of(P, b);
+    const uint32_t A = B.A; /* a multiple of 8 */
+    uint32_t *const D = (uint32_t *)((char *)sm + (size_t)wi * slot);
+    const uint32_t *const HT = P.in_ht + B.a0, *const W = P.in_pwt + B.a0;
+    if (pf) { /* a 128-byte line a lane */
+        for (uint32_t x = lane * 32; x < A; x += 32 * 32) {
+            asm volatile("prefetch.global.L2 [%0];" ::"l"(HT + x));
+            asm volatile("prefetch.global.L2 [%0];" ::"l"(W + x));
         }
-#pragma unroll
-        for (uint32_t u = 0; u < UO; u++) {
-            if (j0 + 32 * u >= N) break;
-            u64 *o = out + (size_t)c0 * n + v[u];
-#pragma unroll
-            for (uint32_t c = 0; c < KW; c++, o += n) {
-                const C x = D[i[u] * KW + c];
-                sv |= C32 && x == (C)sat;
-                *o = cell_out(x);
+        if (pf > 1) {
+            for (uint32_t x = lane * 32; x < B.no; x += 32 * 32) {
+                asm volatile("prefetch.global.L2 [%0];" ::"l"(P.out_wt + B.o0 + x));
+                asm volatile("prefetch.global.L2 [%0];" ::"l"(P.out_head + B.o0 + x));
+                asm volatile("prefetch.global.L2 [%0];" ::"l"(P.out_tail + B.o0 + x));
+            }
+            for (uint32_t x = lane * 32; x < B.N; x += 32 * 32) {
+                asm volatile("prefetch.global.L2 [%0];" ::"l"((osort ? P.onode : P.pnode) + B.p0 + x));
+                if (osort) asm volatile("prefetch.global.L2 [%0];" ::"l"(P.ooff + B.p0 + x));
             }
         }
     }
-    if (!last)
-        for (uint32_t it = lane; it < N * KW; it += 32)
-            dist[(size_t)(p0 + it / KW) * k + c0 + it % KW] = cell_out(D[it]);
-    if (C32 && sv) *ovf = 1;
-    /* (every lane read the flag before the first step) */
-    if (flag && rd && lane == 0 && atomicAdd(&flag[b], 1u) == g) flag[b] = 0;
+    uint32_t ha, wa, hb, wb, hc, wc;
+    auto ld = [&](uint32_t ch, uint32_t &h, uint32_t &w) {
+        const uint32_t x = (ch << 5) + lane;
+        h = x < A ? __ldg(&HT[x]) : 0;
+        w = x < A ? __ldg(&W[x]) : INF32;
+    };
+    ld(0, ha, wa);
+    const bool rd = !flag || flag[b];
+    wbin_in<KW, uint32_t, WPB * MB <= 48 ? 4 : 2>(P, B, D, dist, k, c0, lane, rd, last, sat);
+    const uint32_t col = lane & 3, sub = lane >> 2, np = A >> 3, nch = (A + 31) >> 5;
+    const uint32_t dcol = (uint32_t)__cvta_generic_to_shared(D + col); /* + a byte offset */
+    auto run = [&](uint32_t h, uint32_t w, uint32_t ch) { /* chunk ch's passes */
+        const uint32_t q1 = np - (ch << 2);
+#pragma unroll
+        for (uint32_t q = 0; q < 4; q++) {
+            if (q >= q1) break;
+            const uint32_t e = __shfl_sync(FULL, h, (q << 3) + sub);
+            const uint32_t v = __shfl_sync(FULL, w, (q << 3) + sub);
+            uint32_t dh;
+            asm volatile("ld.shared.u32 %0, [%1];" : "=r"(dh) : "r"(dcol + (e & 0xffffu)) : "memory");
+            const uint32_t x = min(dh + min(v, sat), sat); /* dh <= sat < 2^31 unless INF */
+            asm volatile("{\n\t.reg .pred p, q;\n\t"
+                         "setp.ne.u32 p, %2, 0xffffffff;\n\t"
+                         "setp.ne.and.u32 q, %3, 0xffffffff, p;\n\t"
+                         "@q red.shared.min.u32 [%0], %1;\n\t}"
+                         ::"r"(dcol + (e >> 16)), "r"(x), "r"(v), "r"(dh) : "memory");
+            __syncwarp();
+        }
+    };
+    ld(1, hb, wb);
+    ld(2, hc, wc);
+    __syncwarp();
+    for (uint32_t ch = 0; ch < nch; ch += 3) {
+        run(ha, wa, ch);
+        ld(ch + 3, ha, wa);
+        if (ch + 1 >= nch) break;
+        run(hb, wb, ch + 1);
+        ld(ch + 4, hb, wb);
+        if (ch + 2 >= nch) break;
+        run(hc, wc, ch + 2);
+        ld(ch + 5, hc, wc);
+    }
+    wbin_out<KW, uint32_t>(P, B, D, dist, out, n, k, c0, lane, last, osort, sat, ovf, flag, b, g,
+                           rd);
 }
 
 /* Flat phases (GP_DCCH_SWEEP_FLAT): a phase with piece tables without bins. A bin's table gives
@@ -1848,7 +2039,8 @@ struct x_key {
     uint32_t k, K, f0, nfill, nprod, init_smem, chain_max, gen;
     int sweep, flags, q_ok;
     uint32_t wkw; /* GP_DCCH_SWEEP_WMULTI: sources per warp at most */
-    uint32_t sat, pad; /* 32-bit warp-bin cells saturate here (GPATH_CCH_SAT: lower, for tests) */
+    uint32_t sat;  /* 32-bit warp-bin cells saturate here (GPATH_CCH_SAT: lower, for tests) */
+    uint32_t wp;   /* GP_DCCH_SWEEP_PASSES: sweep_wpass's blocks per SM | prefetch level << 8 */
     size_t lo, hi;
     const void *pdist, *outbuf, *init_first, *init_rank, *init_dist;
     uint32_t *flag; /* GP_DCCH_SWEEP_SKIP: d->p_flag where the last phase runs as warp bins */
@@ -1911,7 +2103,7 @@ static uint32_t phase_wbins(const gp_dcch *d, const x_key &x, uint32_t f, bool *
         while (kw > 1 && k % kw) kw >>= 1;
     }
     const uint64_t csz = x.flags & GP_DCCH_SWEEP_W64 ? 8 : 4; /* bytes per cell */
-    return nodes < 65536 && nodes * csz * kw <= WBIN_SLOT_MAX ? kw : 0;
+    return nodes < 4096 && nodes * csz * kw <= WBIN_SLOT_MAX ? kw : 0;
 }
 
 /* The launches of one plan sweep after the init upload: sweep_init (fill, scatter, the top
@@ -1935,6 +2127,7 @@ static int plan_issue(gp_dcch *d, cudaStream_t s, const x_key &x, cudaEvent_t *p
         plan_dev P = {d->p_bin_first, d->p_bin_step, d->p_step_first, d->p_in_first,
                       d->p_in_head,   d->p_in_wt,    d->p_out_first,  d->p_out_head,
                       d->p_out_tail,  d->p_out_wt,   d->p_pnode,      d->p_in_ht,
+                      d->p_in_pwt,
                       d->p_step_arc,  d->q_first,    d->c_bin,        d->c_first,
                       d->c_node,      d->p_onode,    d->p_ooff,       d->p_bin_rec};
         unsigned threads = k == 1 ? 256 : PLAN_THREADS_MAX;
@@ -1986,12 +2179,22 @@ static int plan_issue(gp_dcch *d, cudaStream_t s, const x_key &x, cudaEvent_t *p
                 const uint32_t slot = (uint32_t)((nodes * wk * (c32 ? 4 : 8) + 15) / 16 * 16);
                 const uint32_t g = k / wk;
                 const uint32_t nbl = (uint32_t)(((uint64_t)nb * g + WBIN_WARPS - 1) / WBIN_WARPS);
-                if (path) path[f] = 3 + 4 + (wk << 3) + (c32 ? 1024 : 0);
+                const bool wp = wk == 4 && c32 && (x.flags & GP_DCCH_SWEEP_PASSES);
+                if (path) path[f] = 3 + 4 + (wk << 3) + (c32 ? 1024 : 0) + (wp ? 2048 : 0);
                 if (smem_of) smem_of[f] = slot * WBIN_WARPS;
-                warcs_kern(wk, c32)<<<nbl, WBIN_WARPS * 32, slot * WBIN_WARPS, s>>>(
-                    P, d->p_phase_bin[f], d->p_phase_bin[f + 1], k, g, d->pdist, d->outbuf, d->n,
-                    lastf, slot, lastf ? x.flag : NULL, x.sat, d->p_ovf,
-                    (x.flags & GP_DCCH_SWEEP_OSORT) && d->p_onode);
+                const int os = (x.flags & GP_DCCH_SWEEP_OSORT) && d->p_onode;
+                uint32_t wpb = WBIN_WARPS;
+                const wpass_fn wpk = wp ? wpass_kern(x.wp & 255, &wpb) : NULL;
+                if (wp) { /* (its sums need sat < 2^31) */
+                    if (smem_of) smem_of[f] = slot * wpb;
+                    wpk<<<(unsigned)(((uint64_t)nb * g + wpb - 1) / wpb), wpb * 32, slot * wpb, s>>>(
+                        P, d->p_phase_bin[f], d->p_phase_bin[f + 1], k, g, d->pdist, d->outbuf,
+                        d->n, lastf, slot, lastf ? x.flag : NULL,
+                        x.sat < 0x7fffffffu ? x.sat : 0x7fffffffu, d->p_ovf, os, x.wp >> 8 & 3);
+                } else
+                    warcs_kern(wk, c32)<<<nbl, WBIN_WARPS * 32, slot * WBIN_WARPS, s>>>(
+                        P, d->p_phase_bin[f], d->p_phase_bin[f + 1], k, g, d->pdist, d->outbuf,
+                        d->n, lastf, slot, lastf ? x.flag : NULL, x.sat, d->p_ovf, os);
                 CKL("sweep (warp bins)");
                 if (npev) CK(cudaEventRecord(pev[f - x.f0 + 1], s), "plan profile");
                 continue;
@@ -2044,12 +2247,16 @@ static int plan_profile(gp_dcch *d, const x_key &x, cudaEvent_t *pev, uint32_t n
                 d->q_ms * 1e3, d->q_ok ? "" : ", off: a distance overflows");
     for (uint32_t f = x.f0; f < d->p_nphases; f++) {
         int per_sm = 0;
+        uint32_t wpb = WBIN_WARPS;
         CK(cudaEventElapsedTime(&ti, pev[f - x.f0], pev[f - x.f0 + 1]), "plan profile");
         const bool flat = path[f] == 256;
         const uint32_t wk = !flat && (path[f] & 3) == 3 ? path[f] >> 3 & 127 : 0; /* warp bins */
         const bool c32 = path[f] >> 10 & 1;
         cudaError_t oe =
             flat ? cudaErrorNotSupported /* (grids of 256 threads: no blocks per SM to tell) */
+            : wk && (path[f] & 2048)
+                ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                      &per_sm, wpass_kern(x.wp & 255, &wpb), wpb * 32, smem_of[f])
             : wk ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, warcs_kern(wk, c32),
                                                                WBIN_WARPS * 32, smem_of[f])
                  : cudaOccupancyMaxActiveBlocksPerMultiprocessor(
@@ -2166,6 +2373,15 @@ static int run_plan_k(gp_dcch *d, cudaStream_t s, uint32_t k, const uint32_t *in
     x.init_first = d->init_first;
     x.init_rank = d->init_rank;
     x.init_dist = d->init_dist;
+    { /* GP_DCCH_SWEEP_PASSES: sweep_wpass's launch bounds, GPATH_CCH_PMB = 6 (default) or 7
+       * blocks of 8 warps per SM, or 12 or 14 of 4, and its L2 prefetch (GPATH_CCH_PREFETCH=0
+       * (default): none, 1: the inner arcs, 2: also the outer arcs and the output's node order;
+       * gen:4M 16 per sweep 0.064 / 0.065 / 0.066 ms per tree) */
+        const char *mb = getenv("GPATH_CCH_PMB"), *pf = getenv("GPATH_CCH_PREFETCH");
+        const unsigned long m = mb && *mb ? strtoul(mb, NULL, 10) : 6;
+        x.wp = (m == 7 || m == 12 || m == 14 ? (uint32_t)m : 6u) |
+               (pf && (*pf == '1' || *pf == '2') ? (uint32_t)(*pf - '0') : 0u) << 8;
+    }
     { /* GP_DCCH_SWEEP_WMULTI's sources per warp: GPATH_CCH_WKW = 1, 2, 4 (default), 8 or 16 */
         const char *kw = getenv("GPATH_CCH_WKW");
         const unsigned long v = kw && *kw ? strtoul(kw, NULL, 10) : 4;

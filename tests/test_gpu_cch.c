@@ -178,13 +178,19 @@ static void check_gpu(const gp_graph *g, int phast_sources) {
      * the warp bins' output in node order within a bin (4096) with 4, 8 and 16 sources per warp
      * on the default plan, the many-phase plan and 256-node bins, with one source per warp, with
      * 64-bit cells (2 a warp) and 8 a warp without the skip; the flat phases gathered (8192) on
-     * the default plan, the many-phase plan, 1024-node bins and a 4 x 4 plan of 64-node bins.
-     * (gp_dcch_new's flags, on before the first gp_cch_gpu_sweep, are 8192 | 4096 | 2048 | 256 |
-     * 64 | 32 | 16: every earlier test here ran them.) */
+     * the default plan, the many-phase plan, 1024-node bins and a 4 x 4 plan of 64-node bins;
+     * the warp bins' passes (16384: 4 sources a warp) as a graph on the default plan, on the
+     * many-phase plan, without the skip on 256-node bins, on a 4 x 4 plan of 64-node bins and on
+     * 1024-node bins (block sweep), then on the default plan with 7 blocks of 8 warps and 12
+     * and 14 of 4 per SM (GPATH_CCH_PMB) and with the prefetch of all arcs
+     * (GPATH_CCH_PREFETCH=2). (gp_dcch_new's flags, on
+     * before the first gp_cch_gpu_sweep, are 16384 | 8192 | 4096 | 2048 | 256 | 64 | 32 | 16:
+     * every earlier test here ran them; the variants without 16384 run sweep_warcs.) */
     uint32_t src[16];
     for (int i = 0; i < 16; i++) src[i] = (uint32_t)(rnd() % n);
     uint64_t *dg = malloc((size_t)n * 16 * 8), *dc = malloc((size_t)n * 8);
-    static const uint32_t sweeps[39][5] = {{0, 0, 0, 0, 0},       {1, 0, 0, 0, 0},
+    enum { PASSES = 16384, SVC0 = 8192 | 4096 | 2048 | 256 | 64 | 32 | 16 };
+    static const uint32_t sweeps[48][5] = {{0, 0, 0, 0, 0},       {1, 0, 0, 0, 0},
                                            {0, 2, 2, 8, 0},       {2, 2, 2, 8, 0},
                                            {3, 2, 2, 8, 0},       {12, 2, 2, 8, 0},
                                            {2 | 4, 2, 2, 8, 0},   {2, 256, 16, 1024, 0},
@@ -215,11 +221,27 @@ static void check_gpu(const gp_graph *g, int phast_sources) {
                                            {8192 | 4096 | 2048 | 256 | 64 | 32 | 16, 0, 0, 0, 0},
                                            {8192 | 2048 | 256 | 64 | 32, 2, 2, 8, 2},
                                            {8192 | 2048, 256, 16, 1024, 0},
-                                           {8192 | 4096 | 2048 | 256 | 64 | 32 | 16, 4, 4, 64, 0}};
-    for (int v = 0; v < 39; v++) {
+                                           {8192 | 4096 | 2048 | 256 | 64 | 32 | 16, 4, 4, 64, 0},
+                                           {PASSES | SVC0, 0, 0, 0, 0},
+                                           {PASSES | 4096 | 2048 | 256 | 64 | 32, 2, 2, 8, 0},
+                                           {PASSES | 4096 | 256 | 32 | 16, 256, 16, 256, 0},
+                                           {PASSES | 2048 | 256 | 64 | 32 | 16, 4, 4, 64, 0},
+                                           {PASSES | 2048 | 256 | 64 | 32, 256, 16, 1024, 0},
+                                           {PASSES | SVC0, 0, 0, 0, 7},
+                                           {PASSES | SVC0, 0, 0, 0, 12},
+                                           {PASSES | SVC0, 0, 0, 0, 14},
+                                           {PASSES | SVC0, 0, 0, 0, 99}};
+    for (int v = 0; v < 48; v++) {
         char wkw[4];
         snprintf(wkw, sizeof wkw, "%u", sweeps[v][4]);
-        if (sweeps[v][4]) setenv("GPATH_CCH_WKW", wkw, 1);
+        /* the last column: sources per warp, or 7, 12, 14: GPATH_CCH_PMB, 99:
+         * GPATH_CCH_PREFETCH=2 */
+        const uint32_t x = sweeps[v][4];
+        const char *env = x == 7 || x == 12 || x == 14 ? "GPATH_CCH_PMB"
+                          : sweeps[v][4] == 99 ? "GPATH_CCH_PREFETCH"
+                                               : "GPATH_CCH_WKW";
+        if (sweeps[v][4] == 99) snprintf(wkw, sizeof wkw, "2");
+        if (sweeps[v][4]) setenv(env, wkw, 1);
         assert_int_equal(gp_cch_gpu_sweep(c, (int)sweeps[v][0], sweeps[v][1], sweeps[v][2],
                                           sweeps[v][3], &err),
                          GP_OK);
@@ -227,17 +249,16 @@ static void check_gpu(const gp_graph *g, int phast_sources) {
         snprintf(what, sizeof what, "sweep %d", v);
         /* a graph: captured, then launched again */
         phast_rows(c, g, src, sweeps[v][0] & 16 ? 4 : 2, phast_sources, dg, dc, what);
-        if (sweeps[v][4]) unsetenv("GPATH_CCH_WKW");
+        if (sweeps[v][4]) unsetenv(env);
     }
     /* 32-bit warp-bin cells saturating (GPATH_CCH_SAT: at 300 here, below most distances): the
      * sweep notices and runs again with 64-bit cells, for 1 and 16 sources (warp bins for both),
-     * equal to Dijkstra; then with a saturation point no distance reaches (32-bit cells kept) */
-    for (int sv = 0; sv < 2; sv++) {
-        setenv("GPATH_CCH_SAT", sv ? "4000000000" : "300", 1);
-        assert_int_equal(gp_cch_gpu_sweep(c, 8192 | 4096 | 2048 | 256 | 64 | 32 | 16, 0, 0, 0,
-                                          &err),
-                         GP_OK);
-        phast_rows(c, g, src, 4, phast_sources, dg, dc, sv ? "no saturation" : "saturating");
+     * equal to Dijkstra; then with a saturation point no distance reaches (32-bit cells kept);
+     * each with the warp bins' passes (16384, whose sums saturate below 2^31) and without */
+    for (int sv = 0; sv < 4; sv++) {
+        setenv("GPATH_CCH_SAT", sv & 1 ? "4000000000" : "300", 1);
+        assert_int_equal(gp_cch_gpu_sweep(c, (sv & 2 ? 0 : PASSES) | SVC0, 0, 0, 0, &err), GP_OK);
+        phast_rows(c, g, src, 4, phast_sources, dg, dc, sv & 1 ? "no saturation" : "saturating");
         unsetenv("GPATH_CCH_SAT");
     }
     /* RPHAST */

@@ -316,11 +316,11 @@ static void run_graph(lab &L, const char *spec, bool small) {
     /* the service's sweep: the plan with both tables, the table phases flat, warp bins (for 1 and
      * for 16 sources) reading only the last phase's cells with an entry, the launches as one CUDA
      * graph, the warp bins' output stored in node order within a bin, the largest flat phases
-     * gathered for several sources, the warp bins of 4 sources a warp walking passes (SVC =
-     * GP_DCCH_SWEEP_PASSES | _GATHER | _OSORT | _FLAT | _WMULTI | _SKIP |
+     * gathered for several sources, the warp bins of 4 sources a warp walking passes, in the
+     * order of their smallest node (SVC = GP_DCCH_SWEEP_BORDER | _PASSES | _GATHER | _OSORT | _FLAT | _WMULTI | _SKIP |
      * _WARPS | _GRAPH, the flags gp_dcch_new
      * sets) */
-    const int SVC = 16384 | 8192 | 4096 | 2048 | 256 | 64 | 32 | 16;
+    const int SVC = 32768 | 16384 | 8192 | 4096 | 2048 | 256 | 64 | 32 | 16;
     if (gp_cch_gpu_sweep(c, SVC, 0, 0, 0, &err)) die("plan sweep", err);
     one_to_all("plan with top and piece tables", ph1, &ph1e, ph16, &ph16e, true);
     std::vector<double> tp1, tp16; /* the plan with its top table only (mode 3), same sources */
@@ -342,6 +342,7 @@ static void run_graph(lab &L, const char *spec, bool small) {
         std::vector<double> t1, t16;
     };
     std::vector<xvar> all = {
+        {"nobord", "warp bins in plan order", SVC & ~32768, NULL, NULL, {}, {}},
         {"nopass", "warp bins step by step", SVC & ~16384, NULL, NULL, {}, {}},
         {"pmb7", "passes at 7 blocks per SM", SVC, "GPATH_CCH_PMB", "7", {}, {}},
         {"pmb12", "passes at 12 blocks of 4 warps", SVC, "GPATH_CCH_PMB", "12", {}, {}},

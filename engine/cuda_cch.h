@@ -105,6 +105,10 @@ uint64_t gp_dcch_bytes(const gp_dcch *d); /* its own bytes plus its topology par
  * of 8), the arc window rotating through registers without moves (kernels/cch.cu sweep_wpass)
  * instead of step by step (sweep_warcs); the sums saturate below 2^31 there. */
 #define GP_DCCH_SWEEP_PASSES 16384
+/* BORDER (on from upload, GPATH_CCH_BORDER=0: off): the warp bins of a phase run in the order of
+ * their smallest node instead of the plan's, so that the bins in flight together write their
+ * output to neighbouring nodes. */
+#define GP_DCCH_SWEEP_BORDER 32768
 void gp_dcch_set_sweep(gp_dcch *d, int sweep);
 /* Rebuilds the plan with thresholds base, base*ratio, ... and at most about bin_cap nodes per bin
  * (0 = the defaults: 256, 16, 128) into a topology part of d's own (the shared one, built with

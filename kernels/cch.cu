@@ -209,6 +209,7 @@ struct plan_dev { /* device copy of a gp_cch_plan (cch_plan.h) plus its weights 
     const uint32_t *onode;    /* GP_DCCH_SWEEP_OSORT: a bin's nodes ascending (pnode sorted) */
     const uint16_t *ooff;     /* ... and each one's offset in the bin */
     const uint4 *bin_rec;     /* nbins+1: a bin's first position, step, inner arc, outer arc */
+    const uint32_t *border;   /* GP_DCCH_SWEEP_BORDER: the warp bins' order (NULL: bin order) */
 };
 __global__ void top_table(uint32_t K, const uint32_t *__restrict__ tf,
                           const uint32_t *__restrict__ th, const uint32_t *__restrict__ tw,
@@ -299,6 +300,7 @@ struct gp_dcch_topo {
     uint32_t *p_in_ht, *p_step_arc; /* the arc-lane warp bins' layout (plan_dev) */
     uint32_t p_nsteps, p_npad; /* steps; arcs of that layout (the inner arcs with the padding) */
     uint4 *p_bin_rec;
+    uint32_t *p_border;     /* GP_DCCH_SWEEP_BORDER: each phase's bins by their smallest node */
     uint32_t *p_onode;      /* GP_DCCH_SWEEP_OSORT: per bin its nodes ascending ... */
     uint16_t *p_ooff;       /* ... with their offsets in the bin (bins < 2^16 nodes) */
     uint32_t p_lim;         /* largest bin's nodes or outer arcs: the plan needs p_lim * k < 2^31 */
@@ -428,7 +430,7 @@ static void topo_part_free(gp_dcch_topo *t) {
     void *dev[] = {t->up_first, t->up_head, t->order, t->tri_first, t->tri, t->d_levels,
                    t->d_elevels, t->p_bin_first, t->p_bin_step, t->p_step_first, t->p_in_first,
                    t->p_in_head, t->p_in_edge, t->p_out_first, t->p_out_head, t->p_out_tail,
-                   t->p_out_edge, t->p_pnode, t->p_pos, t->p_in_ht, t->p_step_arc, t->p_bin_rec, t->p_onode,
+                   t->p_out_edge, t->p_pnode, t->p_pos, t->p_in_ht, t->p_step_arc, t->p_bin_rec, t->p_border, t->p_onode,
                    t->p_ooff, t->t_first,
                    t->t_head, t->t_edge, t->q_bins, t->q_first, t->q_depth, t->q_tmpl,
                    t->c_bin, t->c_first, t->c_node, t->f_va, t->f_perm, t->f_vfirst};
@@ -715,6 +717,10 @@ extern "C" int gp_dcch_new(gp_dcch_topo *t, const gp_cch *c, void *stream, gp_dc
          * GPATH_CCH_PASSES=0: off */
         const char *pa = getenv("GPATH_CCH_PASSES");
         if (!(pa && !strcmp(pa, "0"))) d->x_flags |= GP_DCCH_SWEEP_PASSES;
+        /* the warp bins in the order of their smallest node (GP_DCCH_SWEEP_BORDER);
+         * GPATH_CCH_BORDER=0: off */
+        const char *bd = getenv("GPATH_CCH_BORDER");
+        if (!(bd && !strcmp(bd, "0"))) d->x_flags |= GP_DCCH_SWEEP_BORDER;
     }
     *out = d;
     return GP_OK;
@@ -1027,6 +1033,23 @@ static int topo_plan(gp_dcch_topo *d, cudaStream_t s, uint32_t base, uint32_t ra
         }
         if (e2 == cudaSuccess) e2 = dput(&d->p_bin_rec, rec.data(), rec.size(), s, &d->tbytes);
         if (e2 == cudaSuccess) e2 = dput(&d->p_onode, on, (size_t)p->n, s, &d->tbytes);
+        /* GP_DCCH_SWEEP_BORDER: within each phase, the bins by their smallest node (on[] is
+         * ascending per bin), so that the bins in flight together store to neighbouring nodes
+         * and complete each other's 32-byte sectors of the output (the bins of a phase are
+         * independent: any order is a valid sweep) */
+        std::vector<uint32_t> bo(p->nbins ? p->nbins : 1);
+        for (uint32_t f = 0; f < p->nphases; f++) {
+            const uint32_t b0 = p->phase_bin[f], b1 = p->phase_bin[f + 1];
+            for (uint32_t b = b0; b < b1; b++) bo[b] = b;
+            std::stable_sort(bo.begin() + b0, bo.begin() + b1, [&](uint32_t x, uint32_t y) {
+                const uint32_t vx = p->bin_first[x + 1] > p->bin_first[x] ? on[p->bin_first[x]]
+                                                                         : UINT32_MAX;
+                const uint32_t vy = p->bin_first[y + 1] > p->bin_first[y] ? on[p->bin_first[y]]
+                                                                         : UINT32_MAX;
+                return vx < vy;
+            });
+        }
+        if (e2 == cudaSuccess) e2 = dput(&d->p_border, bo.data(), bo.size(), s, &d->tbytes);
         if (e2 == cudaSuccess) e2 = dput(&d->p_ooff, oo, (size_t)p->n, s, &d->tbytes);
         if (e2 == cudaSuccess) e2 = cudaStreamSynchronize(s); /* before the host copies go */
         free(ht);
@@ -1153,7 +1176,7 @@ extern "C" void gp_dcch_set_sweep(gp_dcch *d, int sweep) {
     d->x_flags = sweep & (GP_DCCH_SWEEP_CHAINS | GP_DCCH_SWEEP_CHAINS_FIRST | GP_DCCH_SWEEP_GRAPH |
                           GP_DCCH_SWEEP_WARPS | GP_DCCH_SWEEP_SKIP | GP_DCCH_SWEEP_WMULTI |
                           GP_DCCH_SWEEP_W64 | GP_DCCH_SWEEP_FLAT | GP_DCCH_SWEEP_OSORT |
-                          GP_DCCH_SWEEP_GATHER | GP_DCCH_SWEEP_PASSES);
+                          GP_DCCH_SWEEP_GATHER | GP_DCCH_SWEEP_PASSES | GP_DCCH_SWEEP_BORDER);
 }
 
 extern "C" int gp_dcch_set_metric(gp_dcch *d, void *stream, const uint32_t *ofw,
@@ -1707,8 +1730,9 @@ __global__ void __launch_bounds__(WBIN_WARPS * 32, KW == 1 ? WARCS_BLOCKS : WARC
     constexpr uint32_t APW = 32 / KW; /* arcs per pass */
     const unsigned FULL = 0xffffffffu;
     const uint32_t lane = threadIdx.x & 31, wi = threadIdx.x >> 5;
-    const uint32_t gw = blockIdx.x * WBIN_WARPS + wi, b = bin0 + gw / g;
-    if (b >= bin1) return; /* no block barrier below: only the warp's own */
+    const uint32_t gw = blockIdx.x * WBIN_WARPS + wi, j = bin0 + gw / g;
+    if (j >= bin1) return; /* no block barrier below: only the warp's own */
+    const uint32_t b = P.border ? __ldg(&P.border[j]) : j;
     const uint32_t c0 = gw % g * KW;
     const wbin B = wbin_of(P, b);
     const uint32_t ns = B.ns, A = B.A;
@@ -1783,8 +1807,9 @@ __global__ void __launch_bounds__(WPB * 32, MB)
     constexpr uint32_t KW = 4;
     const unsigned FULL = 0xffffffffu;
     const uint32_t lane = threadIdx.x & 31, wi = threadIdx.x >> 5;
-    const uint32_t gw = blockIdx.x * WPB + wi, b = bin0 + gw / g;
-    if (b >= bin1) return; /* no block barrier below: only the warp's own */
+    const uint32_t gw = blockIdx.x * WPB + wi, j = bin0 + gw / g;
+    if (j >= bin1) return; /* no block barrier below: only the warp's own */
+    const uint32_t b = P.border ? __ldg(&P.border[j]) : j;
     const uint32_t c0 = gw % g * KW;
     const wbin B = wbin_of(P, b);
     const uint32_t A = B.A; /* a multiple of 8 */
@@ -2129,7 +2154,8 @@ static int plan_issue(gp_dcch *d, cudaStream_t s, const x_key &x, cudaEvent_t *p
                       d->p_out_tail,  d->p_out_wt,   d->p_pnode,      d->p_in_ht,
                       d->p_in_pwt,
                       d->p_step_arc,  d->q_first,    d->c_bin,        d->c_first,
-                      d->c_node,      d->p_onode,    d->p_ooff,       d->p_bin_rec};
+                      d->c_node,      d->p_onode,    d->p_ooff,       d->p_bin_rec,
+                      x.flags & GP_DCCH_SWEEP_BORDER ? d->p_border : NULL};
         unsigned threads = k == 1 ? 256 : PLAN_THREADS_MAX;
         uint32_t plo = 0, phi = 0; /* a flat phase's positions, their output still to write */
         for (uint32_t f = x.f0; f <= d->p_nphases; f++) {

@@ -183,14 +183,16 @@ static void check_gpu(const gp_graph *g, int phast_sources) {
      * many-phase plan, without the skip on 256-node bins, on a 4 x 4 plan of 64-node bins and on
      * 1024-node bins (block sweep), then on the default plan with 7 blocks of 8 warps and 12
      * and 14 of 4 per SM (GPATH_CCH_PMB) and with the prefetch of all arcs
-     * (GPATH_CCH_PREFETCH=2). (gp_dcch_new's flags, on
-     * before the first gp_cch_gpu_sweep, are 16384 | 8192 | 4096 | 2048 | 256 | 64 | 32 | 16:
-     * every earlier test here ran them; the variants without 16384 run sweep_warcs.) */
+     * (GPATH_CCH_PREFETCH=2); the warp bins in the order of their smallest node (32768) with
+     * passes as a graph on the default plan, step by step on the many-phase plan and with passes
+     * without the skip on 256-node bins. (gp_dcch_new's flags, on before the first
+     * gp_cch_gpu_sweep, are 32768 | 16384 | 8192 | 4096 | 2048 | 256 | 64 | 32 | 16: every
+     * earlier test here ran them; the variants without 16384 run sweep_warcs.) */
     uint32_t src[16];
     for (int i = 0; i < 16; i++) src[i] = (uint32_t)(rnd() % n);
     uint64_t *dg = malloc((size_t)n * 16 * 8), *dc = malloc((size_t)n * 8);
-    enum { PASSES = 16384, SVC0 = 8192 | 4096 | 2048 | 256 | 64 | 32 | 16 };
-    static const uint32_t sweeps[48][5] = {{0, 0, 0, 0, 0},       {1, 0, 0, 0, 0},
+    enum { BORDER = 32768, PASSES = 16384, SVC0 = 8192 | 4096 | 2048 | 256 | 64 | 32 | 16 };
+    static const uint32_t sweeps[51][5] = {{0, 0, 0, 0, 0},       {1, 0, 0, 0, 0},
                                            {0, 2, 2, 8, 0},       {2, 2, 2, 8, 0},
                                            {3, 2, 2, 8, 0},       {12, 2, 2, 8, 0},
                                            {2 | 4, 2, 2, 8, 0},   {2, 256, 16, 1024, 0},
@@ -230,8 +232,11 @@ static void check_gpu(const gp_graph *g, int phast_sources) {
                                            {PASSES | SVC0, 0, 0, 0, 7},
                                            {PASSES | SVC0, 0, 0, 0, 12},
                                            {PASSES | SVC0, 0, 0, 0, 14},
-                                           {PASSES | SVC0, 0, 0, 0, 99}};
-    for (int v = 0; v < 48; v++) {
+                                           {PASSES | SVC0, 0, 0, 0, 99},
+                                           {BORDER | PASSES | SVC0, 0, 0, 0, 0},
+                                           {BORDER | 4096 | 2048 | 256 | 64 | 32, 2, 2, 8, 0},
+                                           {BORDER | PASSES | 256 | 32 | 16, 256, 16, 256, 0}};
+    for (int v = 0; v < 51; v++) {
         char wkw[4];
         snprintf(wkw, sizeof wkw, "%u", sweeps[v][4]);
         /* the last column: sources per warp, or 7, 12, 14: GPATH_CCH_PMB, 99:

@@ -38,7 +38,8 @@
  *    global memory; flat_gather for several sources in the largest: a thread per position and
  *    source, its entries sorted by target), and the phases without tables with many bins run
  *    as warp bins (sweep_warcs: a warp per bin, a lane per inner arc of a step, 32-bit cells,
- *    the output in node order within a bin).
+ *    the output in node order within a bin; sweep_wpass for 4 sources a warp: passes of 8 arcs
+ *    x 4 sources), a phase's bins in the order of their smallest node.
  *
  * Versions (H100 80GB HBM3, bench/lab_cch.cu, device ms, medians; BAY / NY):
  *   v1  sweeps a thread per item, a launch per level of > 4096 items and one block for the
@@ -122,7 +123,7 @@
  *       Also: one source sweeps its own cells (pdist1), so it never cleans the layout a
  *       16-source sweep left. Lost: the table phases as warp bins (0.49x: 27 arcs a position
  *       make 27 lanes hit one cell, and 243 steps a bin).
- *   v10 (this code; -27-...-gpu-cch-v10a..d.md on gen:4M, -gather.md and -v10.md on gen:24M,
+ *   v10 (-27-...-gpu-cch-v10a..d.md on gen:4M, -gather.md and -v10.md on gen:24M,
  *       Nsight Compute in -ncu-v10.md): (a) the warp bins store their output in node order
  *       within a bin (GP_DCCH_SWEEP_OSORT: a sorted copy of each bin's nodes; gen:1M's 32-lane
  *       stores touch 9.5 sectors instead of 19.6): gen:4M 16 per sweep 0.101 -> 0.079 ms per
@@ -137,6 +138,19 @@
  *       window (0.95x at 16 sources on gen:4M: the per-pass loads miss L1 and outlast two
  *       passes), 8 or 16 sources per warp (occupancy), bins of 192 / 256 nodes, thresholds from
  *       128, the gathered phases for one source (0.68-0.84x).
+ *   v11 (this code; -27-...-gpu-cch-v11-passes.md at 37c6d47, -v11.md at 33a2cda, the
+ *       experiments between them in -gpu-cch-output.md): (a) the warp bins of 4 sources a warp
+ *       walk passes (GP_DCCH_SWEEP_PASSES, sweep_wpass: steps padded to 8 arcs, the chunks
+ *       rotating through registers without moves, no branch in a pass): a third fewer
+ *       instructions in gen:4M's last phase, 7% less time under Nsight Compute; gen:24M 16 per
+ *       sweep 0.350 -> 0.331 ms per tree. On gen:4M that phase takes as long without its inner
+ *       or outer arcs and 40% less without its output stores (0.066 -> 0.041 ms per tree;
+ *       stored contiguously 0.047): the stores bound it, not the arcs. (b) so the bins of a
+ *       phase run in the order of their smallest node (GP_DCCH_SWEEP_BORDER): bins in flight
+ *       together store to neighbouring nodes and share 32-byte sectors: gen:24M 16 per sweep
+ *       0.331 -> 0.293 ms per tree, one source 0.802 -> 0.827 ms (same run). Lost: 7 blocks of 8
+ *       warps or 12 / 14 of 4 per SM, an L2 prefetch of a bin's arcs (0.97-1.00x; options
+ *       GPATH_CCH_PMB, GPATH_CCH_PREFETCH), stores with cache hints (__stcs, evict_last, __stwt).
  *   Customization (both): BAY 1.9 ms, NY 3.7 ms device (CPU, 16 threads: 14 / 33 ms); v5 adds the
  *       top table: 2.7 / 4.8 ms.
  */
@@ -1630,6 +1644,20 @@ __device__ __forceinline__ wbin wbin_of(const plan_dev &P, uint32_t b) {
     const uint4 r0 = __ldg(&P.bin_rec[b]), r1 = __ldg(&P.bin_rec[b + 1]);
     return {r0.x, r1.x - r0.x, r0.y, r1.y - r0.y, r0.z, r1.z - r0.z, r0.w, r1.w - r0.w};
 }
+struct wwarp { /* a warp's place: its lane, warp in the block, bin (b), first column (c0) */
+    uint32_t lane, wi, b, c0;
+};
+/* The warp's bin (the j-th of the launch, through P.border when set) and columns, wpb warps to
+ * a block, g warps to a bin of kw sources each; false past the last bin. */
+__device__ __forceinline__ bool wwarp_of(const plan_dev &P, uint32_t bin0, uint32_t bin1,
+                                         uint32_t g, uint32_t wpb, uint32_t kw, wwarp *w) {
+    w->lane = threadIdx.x & 31, w->wi = threadIdx.x >> 5;
+    const uint32_t gw = blockIdx.x * wpb + w->wi, j = bin0 + gw / g;
+    if (j >= bin1) return false;
+    w->b = P.border ? __ldg(&P.border[j]) : j;
+    w->c0 = gw % g * kw;
+    return true;
+}
 
 /* The cells' initial values (rd: from dist, INF written back there on the last phase; else
  * INF with 16-byte stores), then the outer arcs, an arc and column per lane: U arcs' loads in
@@ -1729,11 +1757,9 @@ __global__ void __launch_bounds__(WBIN_WARPS * 32, KW == 1 ? WARCS_BLOCKS : WARC
     const C INFC = (C)INF64;
     constexpr uint32_t APW = 32 / KW; /* arcs per pass */
     const unsigned FULL = 0xffffffffu;
-    const uint32_t lane = threadIdx.x & 31, wi = threadIdx.x >> 5;
-    const uint32_t gw = blockIdx.x * WBIN_WARPS + wi, j = bin0 + gw / g;
-    if (j >= bin1) return; /* no block barrier below: only the warp's own */
-    const uint32_t b = P.border ? __ldg(&P.border[j]) : j;
-    const uint32_t c0 = gw % g * KW;
+    wwarp ww;
+    if (!wwarp_of(P, bin0, bin1, g, WBIN_WARPS, KW, &ww)) return; /* (no block barrier below) */
+    const uint32_t lane = ww.lane, wi = ww.wi, b = ww.b, c0 = ww.c0;
     const wbin B = wbin_of(P, b);
     const uint32_t ns = B.ns, A = B.A;
     C *const D = (C *)((char *)sm + (size_t)wi * slot);
@@ -1806,11 +1832,9 @@ __global__ void __launch_bounds__(WPB * 32, MB)
     extern __shared__ u64 sm[];
     constexpr uint32_t KW = 4;
     const unsigned FULL = 0xffffffffu;
-    const uint32_t lane = threadIdx.x & 31, wi = threadIdx.x >> 5;
-    const uint32_t gw = blockIdx.x * WPB + wi, j = bin0 + gw / g;
-    if (j >= bin1) return; /* no block barrier below: only the warp's own */
-    const uint32_t b = P.border ? __ldg(&P.border[j]) : j;
-    const uint32_t c0 = gw % g * KW;
+    wwarp ww;
+    if (!wwarp_of(P, bin0, bin1, g, WPB, KW, &ww)) return; /* (no block barrier below) */
+    const uint32_t lane = ww.lane, wi = ww.wi, b = ww.b, c0 = ww.c0;
     const wbin B = wbin_of(P, b);
     const uint32_t A = B.A; /* a multiple of 8 */
     uint32_t *const D = (uint32_t *)((char *)sm + (size_t)wi * slot);

@@ -270,7 +270,6 @@ typedef void (*wpass_fn)(plan_dev, uint32_t, uint32_t, uint32_t, uint32_t, unsig
                          uint32_t *, int, int);
 /* sweep_wpass by its blocks per SM (launch bounds): 6 or 7 blocks of 8 warps (WBIN_WARPS), 12 or
  * 14 of 4 (32 registers from 56 warps per SM); wpb: its warps per block */
-#define WPASS_SHAPES 4
 static wpass_fn wpass_kern(uint32_t mb, uint32_t *wpb) {
     if (wpb) *wpb = mb >= 12 ? 4 : WBIN_WARPS;
     return mb >= 14  ? sweep_wpass<4, 14>

@@ -12,9 +12,9 @@
  *             a mismatch (for compute-sanitizer memcheck / racecheck)
  *   --fast    no near-far runs and no timed Dijkstra (Dijkstra still checks PHAST on 2 sources)
  *   --phast-only  no p2p queries and no tables (customization and one-to-all only)
- *   --variants  time only these of the sweep variants (step 4 below), by key: nosort, nogather, noflat,
- *             nowmulti, before, wkw2, wkw8, wkw16, w64, allcells, nograph, nowarps, block,
- *             chains (default: all)
+ *   --variants  time only these of the sweep variants (step 4 below), by key: nobord, nopass,
+ *             pmb7, pmb12, pmb14, pf1, pf2, nosort, nogather, noflat, nowmulti, before, wkw2,
+ *             wkw8, wkw16, w64, allcells, nograph, nowarps, block, chains (default: all)
  *   --plans   PHAST also through these plans (engine/cch_plan.h thresholds base, base*ratio, ...;
  *             nodes per bin; MODE the sweep flags, engine/cch.h gp_cch_gpu_sweep, default 0),
  *             each checked against the CPU
@@ -317,9 +317,8 @@ static void run_graph(lab &L, const char *spec, bool small) {
      * for 16 sources) reading only the last phase's cells with an entry, the launches as one CUDA
      * graph, the warp bins' output stored in node order within a bin, the largest flat phases
      * gathered for several sources, the warp bins of 4 sources a warp walking passes, in the
-     * order of their smallest node (SVC = GP_DCCH_SWEEP_BORDER | _PASSES | _GATHER | _OSORT | _FLAT | _WMULTI | _SKIP |
-     * _WARPS | _GRAPH, the flags gp_dcch_new
-     * sets) */
+     * order of their smallest node (SVC = GP_DCCH_SWEEP_BORDER | _PASSES | _GATHER | _OSORT |
+     * _FLAT | _WMULTI | _SKIP | _WARPS | _GRAPH, the flags gp_dcch_new sets) */
     const int SVC = 32768 | 16384 | 8192 | 4096 | 2048 | 256 | 64 | 32 | 16;
     if (gp_cch_gpu_sweep(c, SVC, 0, 0, 0, &err)) die("plan sweep", err);
     one_to_all("plan with top and piece tables", ph1, &ph1e, ph16, &ph16e, true);
@@ -545,6 +544,19 @@ static void run_graph(lab &L, const char *spec, bool small) {
     gp_graph_unref(g);
 }
 
+/* "a,b,,c" -> {"a", "b", "c"} (empty items dropped) */
+static std::vector<std::string> split_commas(const char *list) {
+    std::vector<std::string> out;
+    const std::string s(list);
+    for (size_t a = 0; a <= s.size();) {
+        size_t b = s.find(',', a);
+        if (b == std::string::npos) b = s.size();
+        if (b > a) out.push_back(s.substr(a, b - a));
+        a = b + 1;
+    }
+    return out;
+}
+
 int main(int argc, char **argv) {
     const char *data = "../shared/data", *graphs = NULL, *plot = NULL;
     lab L;
@@ -559,15 +571,8 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--fast")) L.fast = true;
         else if (!strcmp(argv[i], "--compare-metis")) L.compare = true;
         else if (!strcmp(argv[i], "--phast-only")) L.phast_only = true;
-        else if (!strcmp(argv[i], "--variants") && i + 1 < argc) {
-            std::string v(argv[++i]);
-            for (size_t a = 0; a <= v.size();) {
-                size_t b = v.find(',', a);
-                if (b == std::string::npos) b = v.size();
-                if (b > a) L.variants.push_back(v.substr(a, b - a));
-                a = b + 1;
-            }
-        }
+        else if (!strcmp(argv[i], "--variants") && i + 1 < argc)
+            L.variants = split_commas(argv[++i]);
         else if (!strcmp(argv[i], "--p2p-checks") && i + 1 < argc)
             L.p2p_checks = (int)strtol(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--nf-table-max") && i + 1 < argc)
@@ -628,14 +633,7 @@ int main(int argc, char **argv) {
         specs.push_back("grid:2000:7");
         specs.push_back("smem:gen:2000:7"); /* again, with 2 KiB of shared memory per plan bin */
     } else if (graphs) {
-        std::string s(graphs);
-        size_t a = 0;
-        while (a <= s.size()) {
-            size_t b = s.find(',', a);
-            if (b == std::string::npos) b = s.size();
-            if (b > a) specs.push_back(s.substr(a, b - a));
-            a = b + 1;
-        }
+        specs = split_commas(graphs);
     } else {
         const char *ny[] = {"USA-road-d.NY.gr.gz", "USA-road-d.BAY.gr.gz"};
         for (const char *f : ny) {

@@ -237,9 +237,10 @@ int gp_cch_gpu_table(const gp_cch *c, const uint32_t *src, uint32_t ns, const ui
 /* The GPU PHAST sweep of c (engine/cuda_cch.h): mode 0 = the plan with its top table and piece
  * tables (default; base / ratio / bin_cap > 0 rebuild it with those thresholds and bin size,
  * engine/cch_plan.h), 1 = the level sweep, 2 = the plan without tables, 3 = the plan with its
- * top table only; 4, 8, 16, 32, 64, 256, 1024, 2048, 4096 or'ed onto 0, 2 or 3: the variants of
- * issue 18 (engine/cuda_cch.h GP_DCCH_SWEEP_CHAINS, _CHAINS_FIRST, _GRAPH, _WARPS, _SKIP, _WMULTI,
- * _W64, _FLAT, _OSORT). For the lab, which times them all. */
+ * top table only; 4, 8, 16, 32, 64, 256, 1024, 2048, 4096, 8192, 16384, 32768 or'ed onto 0, 2
+ * or 3: the variants of issue 18 (engine/cuda_cch.h GP_DCCH_SWEEP_CHAINS, _CHAINS_FIRST, _GRAPH,
+ * _WARPS, _SKIP, _WMULTI, _W64, _FLAT, _OSORT, _GATHER, _PASSES, _BORDER). For the lab, which
+ * times them all. */
 int gp_cch_gpu_sweep(const gp_cch *c, int mode, uint32_t base, uint32_t ratio, uint32_t bin_cap,
                      gp_err *err);
 /* Device milliseconds of the last gpu call on c (CUDA events), for the lab and benches. */

@@ -1620,8 +1620,9 @@ __global__ void __launch_bounds__(PLAN_THREADS_MAX)
  * (positions sorted by step, arcs by position, each step padded to a multiple of PASS_ARCS with
  * dummy arcs of weight INF): lane j takes arc qa + j / KW and column j % KW and relaxes it into
  * its tail's cell with a shared-memory atomicMin (heads are at earlier steps: final), no
- * offsets, no shuffle min. The bin's arcs (head | tail << 16 and weight) come through a window
- * of 32-arc chunks in the lanes' registers, a lane an arc each, read with __shfl_sync. The cells
+ * offsets, no shuffle min. The bin's arcs (head << 4 | tail << 20, and the weight) come
+ * through a window of 32-arc chunks in the lanes' registers, a lane an arc each, read with
+ * __shfl_sync. The cells
  * (N x KW) live in the warp's slot, 32-bit (C = uint32_t: sums saturate at sat, a cell at sat
  * sets *ovf and the host sweeps again with 64-bit cells) or 64-bit; the outer arcs are relaxed
  * first (an arc and column per lane, atomicMin); flag (GP_DCCH_SWEEP_SKIP, last phase): the
@@ -1766,8 +1767,8 @@ __global__ void __launch_bounds__(WBIN_WARPS * 32, KW == 1 ? WARCS_BLOCKS : WARC
     const uint32_t sr0 = lane <= ns ? __ldg(&P.step_arc[B.s0 + lane]) - B.a0 : 0;
     const uint32_t sr1 = lane + 32 <= ns ? __ldg(&P.step_arc[B.s0 + 32 + lane]) - B.a0 : 0;
     const bool rd = !flag || flag[b];
-    wbin_in<KW, C, KW == 1 ? 2 : 4>(P, B, D, dist, k, c0, lane, rd, last, sat); /* (registers:
-                                                                                 * 32 for k = 1) */
+    /* (outer arcs 2 at a time for one source: its kernel keeps to 32 registers) */
+    wbin_in<KW, C, KW == 1 ? 2 : 4>(P, B, D, dist, k, c0, lane, rd, last, sat);
     /* the window (loaded after the outer arcs: their batches need the registers) */
     uint32_t h0 = lane < A ? __ldg(&HT[lane]) : 0, w0 = lane < A ? __ldg(&W[lane]) : INF32;
     uint32_t h1 = lane + 32 < A ? __ldg(&HT[lane + 32]) : 0;
@@ -2227,21 +2228,20 @@ static int plan_issue(gp_dcch *d, cudaStream_t s, const x_key &x, cudaEvent_t *p
                 const bool c32 = !(x.flags & GP_DCCH_SWEEP_W64);
                 const uint32_t slot = (uint32_t)((nodes * wk * (c32 ? 4 : 8) + 15) / 16 * 16);
                 const uint32_t g = k / wk;
-                const uint32_t nbl = (uint32_t)(((uint64_t)nb * g + WBIN_WARPS - 1) / WBIN_WARPS);
                 const bool wp = wk == 4 && c32 && (x.flags & GP_DCCH_SWEEP_PASSES);
-                if (path) path[f] = 3 + 4 + (wk << 3) + (c32 ? 1024 : 0) + (wp ? 2048 : 0);
-                if (smem_of) smem_of[f] = slot * WBIN_WARPS;
-                const int os = (x.flags & GP_DCCH_SWEEP_OSORT) && d->p_onode;
-                uint32_t wpb = WBIN_WARPS;
+                uint32_t wpb = WBIN_WARPS; /* warps per block */
                 const wpass_fn wpk = wp ? wpass_kern(x.wp & 255, &wpb) : NULL;
-                if (wp) { /* (its sums need sat < 2^31) */
-                    if (smem_of) smem_of[f] = slot * wpb;
-                    wpk<<<(unsigned)(((uint64_t)nb * g + wpb - 1) / wpb), wpb * 32, slot * wpb, s>>>(
+                const uint32_t nbl = (uint32_t)(((uint64_t)nb * g + wpb - 1) / wpb);
+                if (path) path[f] = 3 + 4 + (wk << 3) + (c32 ? 1024 : 0) + (wp ? 2048 : 0);
+                if (smem_of) smem_of[f] = slot * wpb;
+                const int os = (x.flags & GP_DCCH_SWEEP_OSORT) && d->p_onode;
+                if (wp) /* (its sums need sat < 2^31) */
+                    wpk<<<nbl, wpb * 32, slot * wpb, s>>>(
                         P, d->p_phase_bin[f], d->p_phase_bin[f + 1], k, g, d->pdist, d->outbuf,
                         d->n, lastf, slot, lastf ? x.flag : NULL,
                         x.sat < 0x7fffffffu ? x.sat : 0x7fffffffu, d->p_ovf, os, x.wp >> 8 & 3);
-                } else
-                    warcs_kern(wk, c32)<<<nbl, WBIN_WARPS * 32, slot * WBIN_WARPS, s>>>(
+                else
+                    warcs_kern(wk, c32)<<<nbl, wpb * 32, slot * wpb, s>>>(
                         P, d->p_phase_bin[f], d->p_phase_bin[f + 1], k, g, d->pdist, d->outbuf,
                         d->n, lastf, slot, lastf ? x.flag : NULL, x.sat, d->p_ovf, os);
                 CKL("sweep (warp bins)");

@@ -23,7 +23,7 @@ NVCC    ?= $(shell command -v nvcc 2>/dev/null || { [ -x $(CUDA)/bin/nvcc ] && e
 PKGS    := libmicrohttpd libcjson inih libpq sqlite3 zlib libxml-2.0
 OPT     ?= -O2 -g
 WARN    ?= -Wall -Wextra -Wno-unused-parameter
-CFLAGS  += -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -pthread -MMD -MP \
+CFLAGS  += -std=c11 -D_GNU_SOURCE -I. $(OPT) $(WARN) -pthread -MMD -MP \
            $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lmetis -pthread -lm
 SAN     ?=
@@ -39,7 +39,7 @@ LIB_SRC := $(filter-out server/main.c,$(LIB_SRC))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 # graph/*.cpp: C++ behind plain-C headers (graph/osm_read.cpp: libosmium, header-only).
 CXX      ?= g++
-CXXFLAGS += -std=c++17 $(OPT) $(WARN) -pthread -MMD -MP $(SAN)
+CXXFLAGS += -std=c++17 -I. $(OPT) $(WARN) -pthread -MMD -MP $(SAN)
 LIB_OBJ  += $(patsubst %.cpp,$(BUILD)/%.o,$(wildcard graph/*.cpp))
 LDLIBS   += -lexpat -lbz2 -lz -lstdc++
 # migrations/*/*.sql are compiled into the binary (storage/migrate.h): one generated C file.

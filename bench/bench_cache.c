@@ -6,7 +6,7 @@
  *
  *   bench_cache [N] [REPS]     defaults: 1000 (1,000,000 cells, 8 MB) and 50
  */
-#include "../storage/cache.h"
+#include "storage/cache.h"
 
 #include <stdio.h>
 #include <stdlib.h>

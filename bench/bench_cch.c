@@ -15,7 +15,7 @@
  * the arcs it keeps, p2p with and without the pruned arcs on the same pairs), the rest running
  * without the pruned arcs; --perfect the same, the rest (PHAST, buckets) with them.
  */
-#include "../engine/cch.h"
+#include "engine/cch.h"
 
 #include <stdio.h>
 #include <stdlib.h>

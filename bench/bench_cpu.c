@@ -9,7 +9,7 @@
  *             [--table K] [--scaling N,N,...] [--scaling-out FILE] [--skip-apsp]
  * Defaults: gen:1000000:1, gen:2000:1, all online CPUs, 5 reps, 20 pairs, 100x100 table.
  */
-#include "../engine/backend.h"
+#include "engine/backend.h"
 
 #include <errno.h>
 #include <stdio.h>

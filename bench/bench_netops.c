@@ -13,7 +13,7 @@
  * router dual-homed to two cores or aggregation routers, OSPF-like costs from {1, 2, 5, 10, 20,
  * 100} (so there are equal-cost paths to find), deterministic for (N, SEED).
  */
-#include "../engine/ecmp.h"
+#include "engine/ecmp.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -14,7 +14,7 @@
  * ratios are parallel / single. --no-metis skips the single call (for graphs where it is too slow).
  * The size guard is off.
  */
-#include "../engine/cch.h"
+#include "engine/cch.h"
 
 #include <stdio.h>
 #include <stdlib.h>

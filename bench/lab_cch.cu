@@ -56,9 +56,9 @@
  * the top, v4 the plan sweep); the full runs are
  * bench/results/2026-11-25-NVIDIA-H100-80GB-HBM3-gpu-cch*.md and ...-gpu-phast.md.
  */
-#include "../engine/backend.h"
-#include "../engine/cch.h"
-#include "../engine/cuda_sssp.h"
+#include "engine/backend.h"
+#include "engine/cch.h"
+#include "engine/cuda_sssp.h"
 
 #include <cuda_runtime.h>
 #include <sys/resource.h>

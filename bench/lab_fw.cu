@@ -33,10 +33,10 @@
  *       32768, 89% / 86% of the 16.5 T/s ceiling; pivot + row/column tiles + panel copies
  *       2.3% of the time (bench/results/2026-11-21-NVIDIA-H100-80GB-HBM3-gpu-apsp.md).
  */
-#include "../engine/backend.h"
-#include "../engine/cuda_apsp.h"
-#include "../kernels/fw.cuh"
-#include "../tests/apsp_check.h"
+#include "engine/backend.h"
+#include "engine/cuda_apsp.h"
+#include "kernels/fw.cuh"
+#include "tests/apsp_check.h"
 
 #include <algorithm>
 #include <stdio.h>

@@ -37,8 +37,8 @@
  *         1000x1000 232 ms (CPU 16 threads: 445 ms, 3877 ms).
  * Details and the sweeps: bench/results/2026-11-21-NVIDIA-H100-80GB-HBM3-gpu-sssp.md.
  */
-#include "../engine/backend.h"
-#include "../engine/cuda_sssp.h"
+#include "engine/backend.h"
+#include "engine/cuda_sssp.h"
 
 #include <cuda_runtime.h>
 

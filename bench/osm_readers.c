@@ -5,7 +5,7 @@
  * median seconds over REPS passes, objects per second and the object counts.
  *   osm_readers FILE [REPS] [osmium|readosm|both]
  */
-#include "../graph/osm_read.h"
+#include "graph/osm_read.h"
 
 #include <readosm.h>
 #include <stdio.h>

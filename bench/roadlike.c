@@ -11,7 +11,7 @@
  * GPATH_LOG_LEVEL=debug logs the generator's and the CSR build's phase times on stderr. Exit 1
  * when a graph cannot be loaded or measured.
  */
-#include "roadlike.h"
+#include "bench/roadlike.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -20,7 +20,7 @@
 #ifndef GP_BENCH_ROADLIKE_H
 #define GP_BENCH_ROADLIKE_H
 
-#include "../graph/graph.h"
+#include "graph/graph.h"
 
 #include <metis.h>
 #include <stdint.h>

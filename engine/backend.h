@@ -15,7 +15,7 @@
 #ifndef GP_BACKEND_H
 #define GP_BACKEND_H
 
-#include "../graph/graph.h"
+#include "graph/graph.h"
 
 #ifdef __cplusplus
 extern "C" {

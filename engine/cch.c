@@ -21,7 +21,7 @@
  * Query workspaces (rank-indexed distance and parent arrays) are pooled and reset along the
  * elimination-tree paths they touched, so a p2p query costs O(search space), not O(n).
  */
-#include "cch.h"
+#include "engine/cch.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -28,8 +28,8 @@
 #ifndef GP_CCH_H
 #define GP_CCH_H
 
-#include "../graph/graph.h"
-#include "backend.h"
+#include "graph/graph.h"
+#include "engine/backend.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -9,7 +9,7 @@
  *
  * Built without CUDA (no GP_HAVE_CUDA) every call answers GP_EUNSUPPORTED.
  */
-#include "cch.h"
+#include "engine/cch.h"
 
 #ifndef GP_HAVE_CUDA
 int gp_cch_gpu_customize(gp_cch *c, int device, gp_err *err) {
@@ -43,7 +43,7 @@ int gp_cch_gpu_stats_get(const gp_cch *c, gp_cch_gpu_stats *st) {
 }
 #else
 
-#include "cuda_cch.h"
+#include "engine/cuda_cch.h"
 
 #include <cuda_runtime_api.h>
 #include <pthread.h>

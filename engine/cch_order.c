@@ -39,7 +39,7 @@
  *    handlers back when it ends. Out of memory inside METIS may abort the process instead of
  *    returning METIS_ERROR_MEMORY (as it does in METIS_ComputeVertexSeparator anyway).
  */
-#include "cch.h"
+#include "engine/cch.h"
 
 #include <dlfcn.h>
 #include <metis.h>

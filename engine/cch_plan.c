@@ -4,7 +4,7 @@
  * and a CPU execution of the plan for the tests. Linear in n + m apart from sorting the pieces of
  * a phase; built once per device CCH.
  */
-#include "cch_plan.h"
+#include "engine/cch_plan.h"
 
 #include <stdlib.h>
 #include <string.h>

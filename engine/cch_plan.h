@@ -26,7 +26,7 @@
 #ifndef GP_CCH_PLAN_H
 #define GP_CCH_PLAN_H
 
-#include "cch.h"
+#include "engine/cch.h"
 
 #ifdef __cplusplus
 extern "C" {

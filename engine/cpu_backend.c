@@ -21,8 +21,8 @@
  * reset through a list of touched nodes, so a query costs O(nodes touched), not O(n), after the
  * first use. Every call is thread-safe; the graph is only read.
  */
-#include "backend.h"
-#include "progress.h"
+#include "engine/backend.h"
+#include "engine/progress.h"
 
 #include <math.h>
 #include <pthread.h>

@@ -4,7 +4,7 @@
 #ifndef GP_CUDA_APSP_H
 #define GP_CUDA_APSP_H
 
-#include "../graph/graph.h"
+#include "graph/graph.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -14,7 +14,7 @@
  *
  * Built without CUDA (no GP_HAVE_CUDA) only the "unsupported" answers remain.
  */
-#include "backend.h"
+#include "engine/backend.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -56,9 +56,9 @@ gp_backend *gp_cuda_backend_new(const gp_cuda_opts *opts, gp_err *err) {
 int gp_cuda_compiled(void) { return 0; }
 #else
 
-#include "cuda_apsp.h"
-#include "cuda_sssp.h"
-#include "progress.h"
+#include "engine/cuda_apsp.h"
+#include "engine/cuda_sssp.h"
+#include "engine/progress.h"
 
 #include <cuda_runtime_api.h>
 #include <errno.h>

@@ -26,7 +26,7 @@
 #ifndef GP_CUDA_CCH_H
 #define GP_CUDA_CCH_H
 
-#include "cch.h"
+#include "engine/cch.h"
 
 #ifdef __cplusplus
 extern "C" {

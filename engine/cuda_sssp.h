@@ -19,7 +19,7 @@
 #ifndef GP_CUDA_SSSP_H
 #define GP_CUDA_SSSP_H
 
-#include "backend.h"
+#include "engine/backend.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -20,8 +20,8 @@
  *    changed; the others are copied.
  * AUTO takes the full recompute when half or more of the sources are affected.
  */
-#include "ecmp.h"
-#include "progress.h"
+#include "engine/ecmp.h"
+#include "engine/progress.h"
 
 #include <math.h>
 #include <pthread.h>

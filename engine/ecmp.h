@@ -21,7 +21,7 @@
 #ifndef GP_ECMP_H
 #define GP_ECMP_H
 
-#include "engine.h"
+#include "engine/engine.h"
 
 #ifdef __cplusplus
 extern "C" {

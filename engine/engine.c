@@ -6,11 +6,11 @@
  * primary reports a sticky device error (info.healthy == 0) it is marked failed (atomically, a
  * warning logged once) and every later call goes straight to the CPU.
  */
-#include "engine.h"
+#include "engine/engine.h"
 
-#include "../graph/snapshot.h"
-#include "snap.h"
-#include "cch.h"
+#include "graph/snapshot.h"
+#include "engine/snap.h"
+#include "engine/cch.h"
 
 #include <stdio.h>
 #include <stdlib.h>

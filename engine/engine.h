@@ -18,8 +18,8 @@
 #ifndef GP_ENGINE_H
 #define GP_ENGINE_H
 
-#include "backend.h"
-#include "cch.h"
+#include "engine/backend.h"
+#include "engine/cch.h"
 
 #ifdef __cplusplus
 extern "C" {

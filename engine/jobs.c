@@ -4,9 +4,9 @@
  * polls for the running job, so progress is the share of the work done and below 1 until the job
  * (the build and the store callback) has ended.
  */
-#include "jobs.h"
+#include "engine/jobs.h"
 
-#include "progress.h"
+#include "engine/progress.h"
 
 #include <pthread.h>
 #include <stdio.h>

@@ -15,7 +15,7 @@
 #ifndef GP_JOBS_H
 #define GP_JOBS_H
 
-#include "ecmp.h"
+#include "engine/ecmp.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,6 +1,6 @@
 /* progress.c - the progress counter of engine/progress.h. Units are added with relaxed atomics;
  * the fraction is computed by the poller, so the computing threads never take a lock or a clock. */
-#include "progress.h"
+#include "engine/progress.h"
 
 #include <stdio.h>
 #include <string.h>

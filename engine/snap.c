@@ -22,9 +22,9 @@
  * bytes per piece plus about 12 bytes per piece of boxes. The top levels build on up to 8
  * threads (about 1 s per million pieces on one core).
  */
-#include "snap.h"
+#include "engine/snap.h"
 
-#include "../graph/spatial.h"
+#include "graph/spatial.h"
 
 #include <math.h>
 #include <pthread.h>

@@ -17,7 +17,7 @@
 #ifndef GP_SNAP_H
 #define GP_SNAP_H
 
-#include "engine.h"
+#include "engine/engine.h"
 
 #ifdef __cplusplus
 extern "C" {

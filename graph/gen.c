@@ -10,8 +10,8 @@
  * the same (n, seed) whatever the thread count; the CSR is written directly (neighbours of a node
  * are generated in ascending index order) in parallel.
  */
-#include "graph_internal.h"
-#include "spatial.h"
+#include "graph/graph_internal.h"
+#include "graph/spatial.h"
 
 #include <math.h>
 #include <stdio.h>

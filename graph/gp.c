@@ -1,5 +1,5 @@
 /* gp.c - status codes, error records and logging shared by every module. */
-#include "gp.h"
+#include "graph/gp.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -73,6 +73,9 @@ void gp_log_set_request_id(const char *id);
 /* Monotonic clock in seconds. */
 double gp_now(void);
 
+/* Online CPUs (at least 1): the one CPU count every module uses (graph/graph.c). */
+int gp_cpu_count(void);
+
 /* Runs fn(ctx, begin, end) over [0, n) split into contiguous chunks on up to nthreads worker
  * threads (0 = online CPUs, capped at 16; graph/graph.c). Falls back to one call on the caller's
  * thread for small n (under 65536 items a thread) or when threads cannot be started. */

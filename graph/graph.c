@@ -8,8 +8,8 @@
  * (O(m)), then sorts each row by (head, weight) and derives the reverse CSR with a second counting
  * sort, so building scales to ~100M arcs in seconds.
  */
-#include "graph_internal.h"
-#include "spatial.h"
+#include "graph/graph_internal.h"
+#include "graph/spatial.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -41,12 +41,14 @@ static void *par_main(void *arg) {
     return NULL;
 }
 
+int gp_cpu_count(void) {
+    long c = sysconf(_SC_NPROCESSORS_ONLN);
+    return c > 0 ? (c > 4096 ? 4096 : (int)c) : 1;
+}
+
 void gp_parallel_for(uint64_t n, int nthreads, void (*fn)(void *ctx, uint64_t begin, uint64_t end),
                      void *ctx) {
-    if (nthreads <= 0) {
-        long c = sysconf(_SC_NPROCESSORS_ONLN);
-        nthreads = c > 0 ? (int)c : 1;
-    }
+    if (nthreads <= 0) nthreads = gp_cpu_count();
     if (nthreads > 16) nthreads = 16;
     if ((uint64_t)nthreads > n / 65536) nthreads = (int)(n / 65536);
     if (nthreads <= 1) {

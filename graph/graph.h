@@ -18,7 +18,7 @@
 #ifndef GP_GRAPH_H
 #define GP_GRAPH_H
 
-#include "gp.h"
+#include "graph/gp.h"
 
 #include <stdint.h>
 

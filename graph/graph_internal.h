@@ -4,7 +4,7 @@
 #ifndef GP_GRAPH_INTERNAL_H
 #define GP_GRAPH_INTERNAL_H
 
-#include "graph.h"
+#include "graph/graph.h"
 
 #include <stddef.h>
 #include <stdint.h>

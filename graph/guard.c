@@ -7,7 +7,7 @@
  * cheap points (every input block, every 64 Ki arcs), so a load stops with a message naming the
  * limit instead of running on. The caps on nodes and arcs live in the builder (gp_builder_guard).
  */
-#include "graph_internal.h"
+#include "graph/graph_internal.h"
 
 #include <errno.h>
 #include <limits.h>

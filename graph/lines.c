@@ -2,7 +2,7 @@
  * large blocks and split in place, so loaders see one NUL-terminated line at a time with its line
  * number and truncated gzip streams are reported instead of silently ending the input.
  */
-#include "graph_internal.h"
+#include "graph/graph_internal.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -12,8 +12,8 @@
  * against the load's guards (gp_load_check_file) before any loader opens it, and the node and arc
  * caps are checked on every graph returned.
  */
-#include "graph.h"
-#include "snapshot.h"
+#include "graph/graph.h"
+#include "graph/snapshot.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -13,7 +13,7 @@
  * is read before any arc is converted, so the rule sees every cost. Errors are "FILE:LINE: what is
  * wrong", naming the column but never quoting the field; no graph is returned then.
  */
-#include "graph_internal.h"
+#include "graph/graph_internal.h"
 
 #include <math.h>
 #include <stdio.h>

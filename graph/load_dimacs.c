@@ -13,7 +13,7 @@
  * DIMACS_NODES_PER_BYTE x bytes read; a 16-byte "p sp 50000000 0" is refused instead of building
  * a 50 M-node graph. max_graph_nodes / max_graph_arcs (gp_load_opts) cap the counts.
  */
-#include "graph_internal.h"
+#include "graph/graph_internal.h"
 
 #include <stdio.h>
 #include <string.h>

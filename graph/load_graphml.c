@@ -12,8 +12,8 @@
  * (gp_read_all: allow-list, size, deadline) and parsed from memory with the network off; a
  * document with a DTD is refused, so no entity is ever expanded or fetched.
  */
-#include "graph_internal.h"
-#include "topo.h"
+#include "graph/graph_internal.h"
+#include "graph/topo.h"
 
 #include <libxml/parser.h>
 #include <libxml/tree.h>

@@ -7,8 +7,8 @@
  * arc). The files carry no bandwidths, so "bandwidth" is rejected. Bad lines: file:line errors.
  * Read through the guarded line reader (graph/lines.c: 1 MiB lines, max_bytes, deadline).
  */
-#include "graph_internal.h"
-#include "topo.h"
+#include "graph/graph_internal.h"
+#include "graph/topo.h"
 
 #include <ctype.h>
 #include <math.h>

@@ -12,8 +12,8 @@
  * Read through the guarded line reader (graph/lines.c); node names are found through a hash;
  * errors say what is wrong without quoting the file.
  */
-#include "graph_internal.h"
-#include "topo.h"
+#include "graph/graph_internal.h"
+#include "graph/topo.h"
 
 #include <ctype.h>
 #include <math.h>

@@ -21,10 +21,10 @@
  * Node ids are OSM node ids; copies made for restrictions get ids below every OSM id (-1, -2, ...
  * for files with positive ids) and keep their original's id in osm_id[] and its coordinates.
  */
-#include "graph_internal.h"
-#include "osm_profile.h"
-#include "osm_read.h"
-#include "spatial.h"
+#include "graph/graph_internal.h"
+#include "graph/osm_profile.h"
+#include "graph/osm_read.h"
+#include "graph/spatial.h"
 
 #include <math.h>
 #include <stdarg.h>

@@ -27,7 +27,7 @@
  *    bicycles restriction=* and restriction:bicycle, pedestrians none; except=* naming the mode
  *    exempts it; restriction:conditional is ignored (counted in the import log).
  */
-#include "osm_profile.h"
+#include "graph/osm_profile.h"
 
 #include <ctype.h>
 #include <math.h>

@@ -9,8 +9,8 @@
 #ifndef GP_OSM_PROFILE_H
 #define GP_OSM_PROFILE_H
 
-#include "graph.h"
-#include "osm_read.h"
+#include "graph/graph.h"
+#include "graph/osm_read.h"
 
 #ifdef __cplusplus
 extern "C" {

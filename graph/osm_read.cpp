@@ -5,7 +5,7 @@
  * and forwards each object to the C callbacks with its tags flattened into a reused array. Every
  * C++ exception stops at this boundary and becomes a gp_err.
  */
-#include "osm_read.h"
+#include "graph/osm_read.h"
 
 #include <osmium/io/any_input.hpp>
 #include <osmium/osm/node.hpp>

@@ -9,7 +9,7 @@
 #ifndef GP_OSM_READ_H
 #define GP_OSM_READ_H
 
-#include "gp.h"
+#include "graph/gp.h"
 
 #include <stdint.h>
 

@@ -41,8 +41,8 @@
  * same (n, seed) whatever the thread count: settlements and roads are written into ranges fixed
  * by prefix sums before any thread starts, and each CSR row is sorted afterwards.
  */
-#include "graph_internal.h"
-#include "spatial.h"
+#include "graph/graph_internal.h"
+#include "graph/spatial.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -7,8 +7,8 @@
  * graphs and their snapshots; the accessors here answer for every graph, falling back to the
  * straight line between the end nodes where the graph has coordinates and no shape.
  */
-#include "graph_internal.h"
-#include "spatial.h"
+#include "graph/graph_internal.h"
+#include "graph/spatial.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -7,9 +7,9 @@
  * cheap to rebuild: the id map and the spatial index (the reverse CSR is stored). The content
  * hash is recomputed and must equal the stored one.
  */
-#include "snapshot.h"
+#include "graph/snapshot.h"
 
-#include "graph_internal.h"
+#include "graph/graph_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -20,7 +20,7 @@
 #ifndef GP_SNAPSHOT_H
 #define GP_SNAPSHOT_H
 
-#include "graph.h"
+#include "graph/graph.h"
 
 #ifdef __cplusplus
 extern "C" {

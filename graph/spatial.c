@@ -8,8 +8,8 @@
  * vectors are recomputed from lon/lat during queries, so the index costs little next to the graph.
  * The top levels are built on parallel threads.
  */
-#include "spatial.h"
-#include "graph_internal.h"
+#include "graph/spatial.h"
+#include "graph/graph_internal.h"
 
 #include <math.h>
 #include <pthread.h>

@@ -10,7 +10,7 @@
 #ifndef GP_SPATIAL_H
 #define GP_SPATIAL_H
 
-#include "graph.h"
+#include "graph/graph.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,5 +1,5 @@
 /* topo.c - cost rules and link insertion shared by the router-topology loaders (see topo.h). */
-#include "topo.h"
+#include "graph/topo.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -12,7 +12,7 @@
 #ifndef GP_TOPO_H
 #define GP_TOPO_H
 
-#include "graph.h"
+#include "graph/graph.h"
 
 typedef struct gp_topo_link {
     int64_t u, v;   /* external node ids */

@@ -154,8 +154,8 @@
  *   Customization (both): BAY 1.9 ms, NY 3.7 ms device (CPU, 16 threads: 14 / 33 ms); v5 adds the
  *       top table: 2.7 / 4.8 ms.
  */
-#include "../engine/cch_plan.h"
-#include "../engine/cuda_cch.h"
+#include "engine/cch_plan.h"
+#include "engine/cuda_cch.h"
 
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>

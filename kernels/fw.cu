@@ -30,7 +30,7 @@
  * Ownership: gp_cuda_apsp allocates everything on the given stream (stream-ordered allocator) and
  * frees it before returning; callers own the host arrays.
  */
-#include "fw.cuh"
+#include "kernels/fw.cuh"
 
 #include <math.h>
 #include <stdio.h>

@@ -12,7 +12,7 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
-#include "../engine/cuda_apsp.h"
+#include "engine/cuda_apsp.h"
 
 /* Element kinds (same numbering as gp_cuda_apsp_opts.kind). */
 enum { GP_FW_U16 = 1, GP_FW_U32 = 2, GP_FW_U64 = 3 };

@@ -52,7 +52,7 @@
  *    37.9 / 33.2 / 32.5 ms, 1000x1000 254 / 231 / 241 ms (batches of up to 512 sources, as many as
  *    the 4 GiB workspace holds: 3 batches for 1000 on BAY): DEFAULT_TABLE_DELTA_MUL 16, 2 blocks/SM.
  */
-#include "../engine/cuda_sssp.h"
+#include "engine/cuda_sssp.h"
 
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>

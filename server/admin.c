@@ -7,9 +7,9 @@
  * SourceUnavailable (Retry-After) a database that is down or a load past load_timeout_s, 503 Busy
  * too many loads at once.
  */
-#include "handlers.h"
-#include "http.h"
-#include "render.h"
+#include "server/handlers.h"
+#include "server/http.h"
+#include "server/render.h"
 
 #include <string.h>
 

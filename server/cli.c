@@ -13,18 +13,18 @@
  * stdout too), 3 no route (the NoRoute error document on stdout). Long work shows progress on
  * stderr (server/cli_progress.h) unless --quiet.
  */
-#include "cli.h"
+#include "server/cli.h"
 
-#include "../engine/snap.h"
-#include "../graph/spatial.h"
-#include "cli_import.h"
-#include "cli_netops.h"
-#include "cli_progress.h"
-#include "config.h"
-#include "http.h"
-#include "params.h"
-#include "render.h"
-#include "serve.h"
+#include "engine/snap.h"
+#include "graph/spatial.h"
+#include "server/cli_import.h"
+#include "server/cli_netops.h"
+#include "server/cli_progress.h"
+#include "server/config.h"
+#include "server/http.h"
+#include "server/params.h"
+#include "server/render.h"
+#include "server/serve.h"
 
 #include <inttypes.h>
 #include <math.h>

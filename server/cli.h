@@ -4,9 +4,9 @@
 #ifndef GP_CLI_H
 #define GP_CLI_H
 
-#include "../engine/engine.h"
-#include "cli_args.h"
-#include "version.h" /* GPATH_VERSION, printed by `gpath --version` */
+#include "engine/engine.h"
+#include "server/cli_args.h"
+#include "server/version.h" /* GPATH_VERSION, printed by `gpath --version` */
 
 #include <cjson/cJSON.h>
 

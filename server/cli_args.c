@@ -1,8 +1,8 @@
 /* cli_args.c - parsing, help and typo suggestions for the gpath subcommands, all derived from
  * their declarative option tables (contract in cli_args.h). */
-#include "cli_args.h"
+#include "server/cli_args.h"
 
-#include "cli_progress.h"
+#include "server/cli_progress.h"
 
 #include <errno.h>
 #include <math.h>

@@ -7,12 +7,12 @@
  * The input may be given bare (the first argument that is not an option) or as --graph SPEC; the
  * bare form is why the command parses its own argv (run_argv) before the shared table parser.
  */
-#include "cli_import.h"
+#include "server/cli_import.h"
 
-#include "../engine/cch.h"
-#include "../engine/engine.h"
-#include "../graph/snapshot.h"
-#include "cli.h"
+#include "engine/cch.h"
+#include "engine/engine.h"
+#include "graph/snapshot.h"
+#include "server/cli.h"
 
 #include <stdio.h>
 #include <stdlib.h>

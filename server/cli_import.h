@@ -3,7 +3,7 @@
 #ifndef GP_CLI_IMPORT_H
 #define GP_CLI_IMPORT_H
 
-#include "cli_args.h"
+#include "server/cli_args.h"
 
 extern const gp_cli_cmd gp_cli_import;
 

@@ -13,13 +13,13 @@
  * --set-cost and --fail-router named as the body fields fail_links[i], set_costs[i].link,
  * fail_routers[i]) and exits 2.
  */
-#include "cli_netops.h"
+#include "server/cli_netops.h"
 
-#include "../engine/ecmp.h"
-#include "cli.h"
-#include "cli_progress.h"
-#include "netops_json.h"
-#include "params.h"
+#include "engine/ecmp.h"
+#include "server/cli.h"
+#include "server/cli_progress.h"
+#include "server/netops_json.h"
+#include "server/params.h"
 
 #include <stdio.h>
 #include <stdlib.h>

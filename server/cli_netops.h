@@ -6,7 +6,7 @@
 #ifndef GP_CLI_NETOPS_H
 #define GP_CLI_NETOPS_H
 
-#include "cli_args.h"
+#include "server/cli_args.h"
 
 extern const gp_cli_cmd gp_cli_routing_tables;
 extern const gp_cli_cmd gp_cli_what_if;

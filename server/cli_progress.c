@@ -1,10 +1,10 @@
 /* cli_progress.c - the stderr progress reporter of the one-shot commands (contract in
  * cli_progress.h). The computing threads only bump the shared counter; this reporter thread does
  * all the clock reading and writing, so progress costs the computation nothing measurable. */
-#include "cli_progress.h"
+#include "server/cli_progress.h"
 
-#include "../engine/progress.h"
-#include "../graph/gp.h"
+#include "engine/progress.h"
+#include "graph/gp.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -5,10 +5,10 @@
  * configuration with each value's source, which with nothing set is the documented example file
  * (config/gpath.conf.example).
  */
-#include "config.h"
+#include "server/config.h"
 
-#include "cli_args.h"
-#include "registry.h"
+#include "server/cli_args.h"
+#include "server/registry.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -9,7 +9,7 @@
 #ifndef GP_CONFIG_H
 #define GP_CONFIG_H
 
-#include "../graph/gp.h"
+#include "graph/gp.h"
 
 #include <stdio.h>
 

@@ -10,12 +10,12 @@
  * reload the cache drops the graph's matrices of other versions (they could never be served anyway:
  * the key holds the version).
  */
-#include "h_cache.h"
+#include "server/h_cache.h"
 
-#include "../storage/cache.h"
-#include "../storage/pg.h"
-#include "metrics.h"
-#include "params.h"
+#include "storage/cache.h"
+#include "storage/pg.h"
+#include "server/metrics.h"
+#include "server/params.h"
 
 #include <inttypes.h>
 #include <pthread.h>

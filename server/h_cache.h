@@ -5,7 +5,7 @@
 #ifndef GP_H_CACHE_H
 #define GP_H_CACHE_H
 
-#include "http.h"
+#include "server/http.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -4,9 +4,9 @@
  * web/package-lock.json, fetched by `make web` and embedded; no CDN). A build made without
  * `make web` answers /docs with 501 Unsupported saying so.
  */
-#include "h_docs.h"
+#include "server/h_docs.h"
 
-#include "assets.h"
+#include "server/assets.h"
 
 #include <string.h>
 

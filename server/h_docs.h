@@ -2,7 +2,7 @@
 #ifndef GP_H_DOCS_H
 #define GP_H_DOCS_H
 
-#include "http.h"
+#include "server/http.h"
 
 void gp_h_openapi(gp_req *r);    /* GET /openapi.yaml */
 void gp_h_docs(gp_req *r);       /* GET /docs */

@@ -15,13 +15,13 @@
  * Jobs (engine/jobs.h) run on one worker started on first use; their distances land in the
  * SQLite cache when it is on (the job status says "stored": "sqlite" or "memory").
  */
-#include "h_netops.h"
+#include "server/h_netops.h"
 
-#include "../engine/jobs.h"
-#include "../storage/cache.h"
-#include "h_cache.h"
-#include "netops_json.h"
-#include "params.h"
+#include "engine/jobs.h"
+#include "storage/cache.h"
+#include "server/h_cache.h"
+#include "server/netops_json.h"
+#include "server/params.h"
 
 #include <math.h>
 #include <pthread.h>

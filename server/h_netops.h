@@ -3,7 +3,7 @@
 #ifndef GP_H_NETOPS_H
 #define GP_H_NETOPS_H
 
-#include "http.h"
+#include "server/http.h"
 
 /* GET /v1/graphs/{graph}/routing-table?router=ID | router_name=NAME */
 void gp_h_routing_table(gp_req *r);

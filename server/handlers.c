@@ -4,15 +4,15 @@
  * query, carrying the graph's name and version so clients can tell which version of a reloaded
  * graph answered; places resolve through server/params.h's gp_place_snap, as the CLI's do.
  */
-#include "handlers.h"
+#include "server/handlers.h"
 
-#include "../graph/spatial.h"
-#include "../storage/cache.h"
-#include "h_cache.h"
-#include "http.h"
-#include "metrics.h"
-#include "params.h"
-#include "render.h"
+#include "graph/spatial.h"
+#include "storage/cache.h"
+#include "server/h_cache.h"
+#include "server/http.h"
+#include "server/metrics.h"
+#include "server/params.h"
+#include "server/render.h"
 
 #include <math.h>
 #include <stdlib.h>

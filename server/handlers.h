@@ -3,7 +3,7 @@
 #ifndef GP_HANDLERS_H
 #define GP_HANDLERS_H
 
-#include "http.h"
+#include "server/http.h"
 
 void gp_h_health(gp_req *r);
 void gp_h_ready(gp_req *r);

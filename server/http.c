@@ -30,13 +30,13 @@
  * header or request line, and errors in a chunked body (chunk syntax, trailers), which no head
  * check can see - one HTML answer each, never two - and the guard's undecided case (see there).
  */
-#include "http.h"
+#include "server/http.h"
 
-#include "http_front.h"
-#include "http_head.h"
-#include "http_util.h"
-#include "metrics.h"
-#include "render.h"
+#include "server/http_front.h"
+#include "server/http_head.h"
+#include "server/http_util.h"
+#include "server/metrics.h"
+#include "server/render.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

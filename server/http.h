@@ -25,10 +25,10 @@
 #ifndef GP_HTTP_H
 #define GP_HTTP_H
 
-#include "../engine/engine.h"
-#include "../graph/graph.h"
-#include "config.h"
-#include "registry.h"
+#include "engine/engine.h"
+#include "graph/graph.h"
+#include "server/config.h"
+#include "server/registry.h"
 
 #include <cjson/cJSON.h>
 #include <stddef.h>

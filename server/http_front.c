@@ -22,13 +22,13 @@
  * dropped for up to 2 s (or max_discard_bytes) before the close, so the client reads the answer
  * instead of a reset.
  */
-#include "http_front.h"
+#include "server/http_front.h"
 
-#include "http.h"
-#include "http_head.h"
-#include "http_util.h"
-#include "metrics.h"
-#include "render.h"
+#include "server/http.h"
+#include "server/http_head.h"
+#include "server/http_util.h"
+#include "server/metrics.h"
+#include "server/render.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -10,8 +10,8 @@
 #ifndef GP_HTTP_FRONT_H
 #define GP_HTTP_FRONT_H
 
-#include "../graph/gp.h"
-#include "config.h"
+#include "graph/gp.h"
+#include "server/config.h"
 
 #include <sys/socket.h>
 #include <sys/types.h>

@@ -5,9 +5,9 @@
  * library without one of its own error answers. The 414/431 messages are the handler's
  * (server/http.c), so a client sees the same text whichever layer refused it.
  */
-#include "http_head.h"
+#include "server/http_head.h"
 
-#include "http.h"
+#include "server/http.h"
 
 #include <stdarg.h>
 #include <stdint.h>

@@ -1,6 +1,6 @@
 /* http_util.c - pure helpers of the HTTP layer (see http_util.h): no sockets, no global state
  * except the request-id generator's per-thread seed. */
-#include "http_util.h"
+#include "server/http_util.h"
 
 #include <ctype.h>
 #include <stdlib.h>

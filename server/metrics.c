@@ -11,10 +11,10 @@
  * scrape time (graph sizes, GPU memory). All counters are lock-free atomics; the named-counter
  * table takes a mutex only to add a new name.
  */
-#include "metrics.h"
+#include "server/metrics.h"
 
-#include "version.h"
-#include "http.h"
+#include "server/version.h"
+#include "server/http.h"
 
 #include <dirent.h>
 #include <pthread.h>

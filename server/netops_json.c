@@ -1,5 +1,5 @@
 /* netops_json.c - JSON writers for routing tables and what-if changes (see netops_json.h). */
-#include "netops_json.h"
+#include "server/netops_json.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -12,7 +12,7 @@
 #ifndef GP_NETOPS_JSON_H
 #define GP_NETOPS_JSON_H
 
-#include "../engine/ecmp.h"
+#include "engine/ecmp.h"
 
 #include <stddef.h>
 

@@ -10,11 +10,11 @@
  * "InvalidQuery" | "InvalidValue" | "InvalidOptions" | "NoSegment" | "NoRoute" | "TooBig" | ...,
  * "message": ...}; engine failures keep their status (504 Timeout, 503 Busy, 500).
  */
-#include "osrm.h"
+#include "server/osrm.h"
 
-#include "../graph/spatial.h"
-#include "render.h"
-#include "osrm_internal.h"
+#include "graph/spatial.h"
+#include "server/render.h"
+#include "server/osrm_internal.h"
 
 #include <ctype.h>
 #include <math.h>

@@ -11,7 +11,7 @@
 #ifndef GP_OSRM_H
 #define GP_OSRM_H
 
-#include "http.h"
+#include "server/http.h"
 
 #ifdef __cplusplus
 extern "C" {

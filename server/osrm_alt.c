@@ -10,9 +10,9 @@
  * d(a, v) + d(v, b) are routed through their via node and checked for sharing, until enough are
  * taken or 8 were tried. Every alternative is a real shortest a -> v and v -> b route.
  */
-#include "osrm_internal.h"
+#include "server/osrm_internal.h"
 
-#include "../graph/spatial.h"
+#include "graph/spatial.h"
 
 #include <math.h>
 #include <stdlib.h>

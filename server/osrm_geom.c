@@ -7,9 +7,9 @@
  * every chunk but the last. Rounding happens on the absolute values (the differences of rounded
  * values), so a long line accumulates no error.
  */
-#include "osrm_geom.h"
+#include "server/osrm_geom.h"
 
-#include "../graph/spatial.h"
+#include "graph/spatial.h"
 
 #include <math.h>
 #include <stdlib.h>

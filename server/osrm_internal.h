@@ -9,9 +9,9 @@
 #ifndef GP_OSRM_INTERNAL_H
 #define GP_OSRM_INTERNAL_H
 
-#include "../engine/snap.h"
-#include "http.h"
-#include "osrm_geom.h"
+#include "engine/snap.h"
+#include "server/http.h"
+#include "server/osrm_geom.h"
 
 #include <cjson/cJSON.h>
 

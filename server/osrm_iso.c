@@ -21,10 +21,10 @@
  * Answer: a GeoJSON FeatureCollection, one Feature per (origin, contour), largest contour first,
  * geometry a MultiPolygon, properties {contour, contours_type, point_index, lon, lat, cell_m}.
  */
-#include "osrm.h"
+#include "server/osrm.h"
 
-#include "../graph/spatial.h"
-#include "osrm_internal.h"
+#include "graph/spatial.h"
+#include "server/osrm_internal.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -11,9 +11,9 @@
  * Each step's distance and duration are the sums over its pieces, so steps add up exactly to
  * their leg and legs to the route.
  */
-#include "osrm_internal.h"
+#include "server/osrm_internal.h"
 
-#include "../graph/spatial.h"
+#include "graph/spatial.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -12,9 +12,9 @@
  * another at the same address with the same hash has the same components. Versions that differ
  * in weights only (gp_graph_reweight: PATCH .../links) share their base's entry.
  */
-#include "osrm_internal.h"
+#include "server/osrm_internal.h"
 
-#include "../graph/spatial.h"
+#include "graph/spatial.h"
 
 #include <pthread.h>
 #include <stdlib.h>

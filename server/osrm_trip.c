@@ -9,9 +9,9 @@
  * trip over coordinates that cannot all reach each other (islands) becomes one trip per group of
  * mutually reachable coordinates (trips_index), and a one-way trip across them answers NoTrips.
  */
-#include "osrm.h"
+#include "server/osrm.h"
 
-#include "osrm_internal.h"
+#include "server/osrm_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -12,10 +12,10 @@
  * of cells, halved in resolution until the lines between distinct cells fit: a schematic of the
  * network whose size is bounded whatever the graph.
  */
-#include "osrm.h"
+#include "server/osrm.h"
 
-#include "assets.h"
-#include "osrm_internal.h"
+#include "server/assets.h"
+#include "server/osrm_internal.h"
 
 #include <math.h>
 #include <stdarg.h>

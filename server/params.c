@@ -2,9 +2,9 @@
  * the query string and the JSON body, strict value parsers, and the resolution of places and
  * routers against the request's graph.
  */
-#include "params.h"
+#include "server/params.h"
 
-#include "../graph/spatial.h"
+#include "graph/spatial.h"
 
 #include <errno.h>
 #include <math.h>

@@ -25,9 +25,9 @@
 #ifndef GP_PARAMS_H
 #define GP_PARAMS_H
 
-#include "../engine/ecmp.h"
-#include "../engine/snap.h"
-#include "http.h"
+#include "engine/ecmp.h"
+#include "engine/snap.h"
+#include "server/http.h"
 
 #ifdef __cplusplus
 extern "C" {

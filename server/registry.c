@@ -7,7 +7,7 @@
  * worker thread holding a reference-counted job, and the caller waits for it with a deadline; the
  * engine attach and the swap run on the caller's thread. Queries never wait for a reload.
  */
-#include "registry.h"
+#include "server/registry.h"
 
 #include <ctype.h>
 #include <pthread.h>

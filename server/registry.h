@@ -16,8 +16,8 @@
 #ifndef GP_REGISTRY_H
 #define GP_REGISTRY_H
 
-#include "../engine/engine.h"
-#include "../graph/graph.h"
+#include "engine/engine.h"
+#include "graph/graph.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -4,9 +4,9 @@
  * growing text buffer for big matrices / trees (10^6+ numbers), which cJSON renders slowly.
  * Numbers are formatted here in one place (dist_str / id_str) so both paths agree digit for digit.
  */
-#include "render.h"
+#include "server/render.h"
 
-#include "../graph/spatial.h"
+#include "graph/spatial.h"
 
 #include <inttypes.h>
 #include <math.h>

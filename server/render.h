@@ -31,8 +31,8 @@
 #ifndef GP_RENDER_H
 #define GP_RENDER_H
 
-#include "../engine/backend.h"
-#include "../engine/snap.h"
+#include "engine/backend.h"
+#include "engine/snap.h"
 
 #include <cjson/cJSON.h>
 #include <stddef.h>

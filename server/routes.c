@@ -3,12 +3,12 @@
  * openapi.yaml describes exactly these paths and methods (`gpath serve --print-routes`). Metrics
  * are labelled with the pattern.
  */
-#include "h_cache.h"
-#include "h_docs.h"
-#include "h_netops.h"
-#include "handlers.h"
-#include "http.h"
-#include "osrm.h"
+#include "server/h_cache.h"
+#include "server/h_docs.h"
+#include "server/h_netops.h"
+#include "server/handlers.h"
+#include "server/http.h"
+#include "server/osrm.h"
 
 const gp_route gp_routes[] = {
     {"GET", "/health", gp_h_health, 0},

@@ -3,17 +3,17 @@
  * SIGTERM/SIGINT stops gracefully: stop accepting, let requests in flight finish (up to
  * shutdown_grace_s), stop the daemon, free graphs and the engine (GPU memory), exit 0.
  */
-#include "serve.h"
+#include "server/serve.h"
 
-#include "cli_args.h"
+#include "server/cli_args.h"
 
-#include "config.h"
-#include "h_cache.h"
-#include "h_netops.h"
-#include "http.h"
-#include "metrics.h"
-#include "registry.h"
-#include "../storage/pg.h"
+#include "server/config.h"
+#include "server/h_cache.h"
+#include "server/h_netops.h"
+#include "server/http.h"
+#include "server/metrics.h"
+#include "server/registry.h"
+#include "storage/pg.h"
 
 #include <pthread.h>
 #include <signal.h>

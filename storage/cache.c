@@ -5,9 +5,9 @@
  * uint32 (next_hops only). Blobs are written and read with SQLite's incremental blob I/O so a large
  * matrix goes straight between the caller's arrays and the database, without a staging copy.
  */
-#include "cache.h"
+#include "storage/cache.h"
 
-#include "migrate.h"
+#include "storage/migrate.h"
 
 #include <errno.h>
 #include <inttypes.h>

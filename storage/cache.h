@@ -23,7 +23,7 @@
 #ifndef GP_CACHE_H
 #define GP_CACHE_H
 
-#include "../graph/gp.h"
+#include "graph/gp.h"
 
 #include <stdint.h>
 

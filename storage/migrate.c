@@ -1,6 +1,6 @@
 /* migrate.c - applies the embedded migrations (migrate.h) to an SQLite database. The PostgreSQL
  * side lives in pg.c, next to the libpq code. */
-#include "migrate.h"
+#include "storage/migrate.h"
 
 #include <sqlite3.h>
 #include <string.h>

@@ -9,7 +9,7 @@
 #ifndef GP_MIGRATE_H
 #define GP_MIGRATE_H
 
-#include "../graph/gp.h"
+#include "graph/gp.h"
 
 #ifdef __cplusplus
 extern "C" {

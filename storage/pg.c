@@ -13,9 +13,9 @@
  * The rows are read whole before any arc is made, so the scale is picked for every cost at once
  * (gp_scale_fit), and osm2pgrouting's `ways` table is read as it is (gid, cost_s, reverse_cost_s).
  */
-#include "pg.h"
+#include "storage/pg.h"
 
-#include "migrate.h"
+#include "storage/migrate.h"
 
 #include <ctype.h>
 #include <errno.h>

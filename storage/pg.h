@@ -19,7 +19,7 @@
 #ifndef GP_PG_H
 #define GP_PG_H
 
-#include "../graph/graph.h"
+#include "graph/graph.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -3,7 +3,7 @@
  * blocking (PQconnectStart/PQconnectPoll) so stopping never waits for an unreachable server, and
  * pings an idle connection every 30 s so a server that vanished without closing the socket is noticed.
  */
-#include "pg.h"
+#include "storage/pg.h"
 
 #include <errno.h>
 #include <fcntl.h>

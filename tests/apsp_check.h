@@ -12,7 +12,7 @@
 #ifndef GP_APSP_CHECK_H
 #define GP_APSP_CHECK_H
 
-#include "../graph/graph.h"
+#include "graph/graph.h"
 
 #include <stdio.h>
 #include <stdlib.h>

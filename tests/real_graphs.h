@@ -6,7 +6,7 @@
 #ifndef GP_REAL_GRAPHS_H
 #define GP_REAL_GRAPHS_H
 
-#include "../graph/graph.h"
+#include "graph/graph.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -8,8 +8,8 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "../storage/cache.h"
-#include "../storage/migrate.h"
+#include "storage/cache.h"
+#include "storage/migrate.h"
 
 #include <dirent.h>
 #include <pthread.h>

@@ -36,11 +36,11 @@
 #include <pthread.h>
 #include <sys/stat.h>
 
-#include "../engine/cch.h"
-#include "../engine/cch_plan.h"
-#include "../engine/engine.h"
-#include "../engine/snap.h"
-#include "real_graphs.h"
+#include "engine/cch.h"
+#include "engine/cch_plan.h"
+#include "engine/engine.h"
+#include "engine/snap.h"
+#include "tests/real_graphs.h"
 
 static gp_backend *cpu;
 

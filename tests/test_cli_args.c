@@ -11,7 +11,7 @@
 
 #include <string.h>
 
-#include "../server/cli_args.h"
+#include "server/cli_args.h"
 
 static const gp_cli_opt opts[] = {
     {"graph", 'g', "SPEC", "graph", "gen:100", GP_OPT_REQUIRED},

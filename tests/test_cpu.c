@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../engine/engine.h"
+#include "engine/engine.h"
 
 #define INF GP_INF
 #define NONE GP_NONE

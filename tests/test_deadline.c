@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../engine/engine.h"
+#include "engine/engine.h"
 
 static gp_backend *cpu(int threads) {
     gp_err err;

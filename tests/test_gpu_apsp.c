@@ -11,9 +11,9 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "../engine/backend.h"
-#include "../engine/cuda_apsp.h"
-#include "apsp_check.h"
+#include "engine/backend.h"
+#include "engine/cuda_apsp.h"
+#include "tests/apsp_check.h"
 
 #include <stdio.h>
 #include <stdlib.h>

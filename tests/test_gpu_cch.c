@@ -15,9 +15,9 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "../engine/cch.h"
-#include "../engine/engine.h"
-#include "real_graphs.h"
+#include "engine/cch.h"
+#include "engine/engine.h"
+#include "tests/real_graphs.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -12,8 +12,8 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "../engine/backend.h"
-#include "../graph/snapshot.h"
+#include "engine/backend.h"
+#include "graph/snapshot.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -13,9 +13,9 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "../engine/backend.h"
-#include "../engine/cuda_sssp.h"
-#include "../engine/engine.h"
+#include "engine/backend.h"
+#include "engine/cuda_sssp.h"
+#include "engine/engine.h"
 
 #include <pthread.h>
 #include <stdio.h>

@@ -17,8 +17,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "../graph/graph.h"
-#include "../graph/spatial.h"
+#include "graph/graph.h"
+#include "graph/spatial.h"
 
 /* ---------------------------------------------------------------------------------------------
  * helpers */

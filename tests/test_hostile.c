@@ -9,7 +9,7 @@
  * options a format has no use for refused; the scale picked over every cost; the one spec
  * redaction.
  */
-#include "../graph/graph.h"
+#include "graph/graph.h"
 
 #include <stdarg.h>
 #include <stddef.h>

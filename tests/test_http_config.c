@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "../server/config.h"
+#include "server/config.h"
 
 #include <stdio.h>
 #include <stdlib.h>

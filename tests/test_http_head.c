@@ -8,8 +8,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "../server/http.h"
-#include "../server/http_head.h"
+#include "server/http.h"
+#include "server/http_head.h"
 
 #include <stdio.h>
 #include <stdlib.h>

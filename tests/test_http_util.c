@@ -9,10 +9,10 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "../server/config.h"
-#include "../server/http.h"
-#include "../server/http_util.h"
-#include "../server/registry.h"
+#include "server/config.h"
+#include "server/http.h"
+#include "server/http_util.h"
+#include "server/registry.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>

@@ -17,9 +17,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../engine/ecmp.h"
-#include "../engine/jobs.h"
-#include "../engine/snap.h"
+#include "engine/ecmp.h"
+#include "engine/jobs.h"
+#include "engine/snap.h"
 
 typedef struct arc {
     int64_t u, v;

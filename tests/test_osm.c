@@ -25,9 +25,9 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "../engine/engine.h"
-#include "../graph/osm_profile.h"
-#include "../graph/spatial.h"
+#include "engine/engine.h"
+#include "graph/osm_profile.h"
+#include "graph/spatial.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "../engine/snap.h"
+#include "engine/snap.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../server/osrm_geom.h"
+#include "server/osrm_geom.h"
 
 /* developers.google.com/maps/documentation/utilities/polylinealgorithm: (38.5, -120.2),
  * (40.7, -120.95), (43.252, -126.453) -> "_p~iF~ps|U_ulLnnqC_mqNvxq`@" */

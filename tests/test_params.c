@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../server/params.h"
+#include "server/params.h"
 
 static void test_integers_and_numbers(void **st) {
     (void)st;

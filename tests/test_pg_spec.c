@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "../storage/pg.h"
+#include "storage/pg.h"
 
 #include <string.h>
 

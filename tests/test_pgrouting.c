@@ -24,7 +24,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "../engine/engine.h"
+#include "engine/engine.h"
 
 static char data_dir[1024];
 

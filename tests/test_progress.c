@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../engine/ecmp.h"
-#include "../engine/jobs.h"
-#include "../engine/progress.h"
+#include "engine/ecmp.h"
+#include "engine/jobs.h"
+#include "engine/progress.h"
 
 static void test_fraction(void **state) {
     (void)state;

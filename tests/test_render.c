@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../server/osrm_internal.h"
-#include "../server/render.h"
+#include "server/osrm_internal.h"
+#include "server/render.h"
 
 #include <math.h>
 

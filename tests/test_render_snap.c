@@ -17,9 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../engine/snap.h"
-#include "../graph/spatial.h"
-#include "../server/render.h"
+#include "engine/snap.h"
+#include "graph/spatial.h"
+#include "server/render.h"
 
 /* 0 (0, 0) <-> 1 (0.02, 0) along a bent road through (0.005, 0.001) and (0.015, 0.001), named
  * "Main Street", 1000 each way; 1 -> 2 (0.03, 0) straight, "Side Road", 100, one-way. */

@@ -18,8 +18,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../bench/roadlike.h"
-#include "../graph/spatial.h"
+#include "bench/roadlike.h"
+#include "graph/spatial.h"
 
 static gp_graph *gen(uint64_t n, uint64_t seed) {
     gp_err err;

@@ -19,8 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../engine/snap.h"
-#include "../graph/spatial.h"
+#include "engine/snap.h"
+#include "graph/spatial.h"
 
 typedef struct arc {
     int64_t u, v;

@@ -10,9 +10,9 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "../engine/engine.h"
-#include "../graph/graph_internal.h"
-#include "../graph/snapshot.h"
+#include "engine/engine.h"
+#include "graph/graph_internal.h"
+#include "graph/snapshot.h"
 
 #include <stdio.h>
 #include <stdlib.h>

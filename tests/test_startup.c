@@ -12,7 +12,7 @@
 
 #include <string.h>
 
-#include "../engine/engine.h"
+#include "engine/engine.h"
 
 static void test_reasons(void **state) {
     (void)state;

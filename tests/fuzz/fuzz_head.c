@@ -7,8 +7,8 @@
  * accepted head is a wait. Built and run by `make fuzz` (tests/fuzz/run.sh) from
  * tests/fuzz/corpus/head/.
  */
-#include "../../server/http.h"
-#include "../../server/http_head.h"
+#include "server/http.h"
+#include "server/http_head.h"
 
 #include <stdint.h>
 #include <stdlib.h>

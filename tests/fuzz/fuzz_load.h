@@ -9,7 +9,7 @@
 #ifndef GP_FUZZ_LOAD_H
 #define GP_FUZZ_LOAD_H
 
-#include "../../graph/graph.h"
+#include "graph/graph.h"
 
 #include <stdint.h>
 #include <stdio.h>

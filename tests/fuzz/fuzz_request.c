@@ -20,9 +20,9 @@
  *   mkdir -p /tmp/fuzz-request && build-fuzz/fuzz_request -max_total_time=30 /tmp/fuzz-request \
  *     tests/fuzz/corpus/request      (new inputs go to the first, scratch directory)
  */
-#include "../../server/config.h"
-#include "../../server/http.h"
-#include "../../server/registry.h"
+#include "server/config.h"
+#include "server/http.h"
+#include "server/registry.h"
 
 #include <cjson/cJSON.h>
 #include <stdint.h>

@@ -1,7 +1,7 @@
 /* fuzz_rocketfuel.c - libFuzzer harness for the rocketfuel loader (graph/load_rocketfuel.c) on arbitrary bytes; see
  * fuzz_load.h. Run by `make fuzz` on tests/fuzz/corpus/fuzz_rocketfuel/.
  */
-#include "fuzz_load.h"
+#include "tests/fuzz/fuzz_load.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

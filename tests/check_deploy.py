@@ -21,8 +21,8 @@ so this checks what a reviewer would, file by file and across files:
                   marked CHANGE-ME; kustomization lists every manifest.
   compose.yaml    gpath with an nvidia GPU reservation, PostgreSQL with a pinned pgRouting image,
                   healthchecks, named volumes, gpath waiting for a healthy database.
-  gpath.service   the sandboxing, restart and reload settings named in the README.
-  docs/deployment.md  the deployment guide, naming every file above.
+  gpath.service   the sandboxing, restart and reload settings named in docs/deployment.md.
+  docs/deployment.md  the deployment guide, naming every file above; the README links it.
 Prints "ok - NAME" or "not ok - NAME: WHY" per check; exits 1 if any failed.
 
 usage: check_deploy.py [--known-keys FILE] [--binary PATH] [--nvcc-version X.Y]
@@ -431,7 +431,7 @@ def check_kubernetes(args, known, image_uid):
               psel and all(labels.get(k) == v for k, v in psel.items()), psel)
 
 
-# ---------------------------------------------------------------- compose, systemd, README
+# ---------------------------------------------------------------- compose, systemd, docs
 def check_compose():
     doc = yaml.safe_load(read('deploy/compose.yaml'))
     svcs = doc.get('services', {})

@@ -26,7 +26,13 @@ Markers, an HTML comment on the line before the fence:
   <!-- doctest: runs-suite -->     the block runs the suite itself (make test): not run again
   <!-- doctest: output -->        the block is `$ command` lines followed by their output: each
                                   command is run and its JSON output must equal the text
-The last line is "N passed, N failed, N skipped" (one example = one block).
+Links and paths: each file is also one check that its relative links ([text](path#anchor)) lead to
+a file of the repository and, for a Markdown file, to one of its headings (GitHub's anchors), and
+that every repository path it names (`engine/snap.h`, `bench/lab_*.cu`: a path under a top-level
+folder, outside code blocks) exists, so that moving a file or renaming a heading without its
+documentation fails here. Placeholders in capitals (`bench/results/DATE-MACHINE-SUBJECT.md`) are
+not paths; a program named without its extension (`bench/roadlike`) is its source file.
+The last line is "N passed, N failed, N skipped" (one example = one block, one link check a file).
 """
 import json
 import os
@@ -380,6 +386,83 @@ def run_output_block(text, env, scratch):
     return fails
 
 
+def slug(heading):
+    """GitHub's anchor of a Markdown heading: lower case, punctuation dropped, spaces to '-'."""
+    s = re.sub(r"[`*_]|\[([^]]*)\]\([^)]*\)", lambda m: m.group(1) or "", heading.strip()).lower()
+    return re.sub(r"[^\w\- ]", "", s).replace(" ", "-")
+
+
+def prose(path):
+    """The file's lines outside fenced code blocks, as (line number, text)."""
+    out, fenced = [], False
+    for no, line in enumerate(open(path, encoding="utf-8").read().split("\n"), 1):
+        if line.startswith("```"):
+            fenced = not fenced
+        elif not fenced:
+            out.append((no, line))
+    return out
+
+
+def anchors(path):
+    seen, out = {}, set()
+    for _, line in prose(path):
+        m = re.match(r"^#{1,6}\s+(.*?)\s*#*\s*$", line)
+        if m:
+            s = slug(m.group(1))
+            out.add(s if s not in seen else f"{s}-{seen[s]}")
+            seen[s] = seen.get(s, 0) + 1
+    return out
+
+
+LINK = re.compile(r"\[(?:[^]\[]|\[[^]]*\])*\]\(([^)\s]+)\)")
+PLACEHOLDER = re.compile(r"[A-Z]{3,}")
+
+
+def check_links(path):
+    """Broken relative links and repository paths that do not exist, as messages."""
+    tops = sorted(e for e in os.listdir(ROOT) if os.path.isdir(os.path.join(ROOT, e))
+                  and not e.startswith(".") and e not in ("build", "data"))
+    mention = re.compile(r"(?<![\w./-])((?:%s)/[\w.+-]+(?:/[\w.+-]+)*)([*{]?)" % "|".join(tops))
+    here, fails = os.path.dirname(os.path.abspath(path)), []
+    for no, line in prose(path):
+        for m in LINK.finditer(line):
+            target = m.group(1)
+            if re.match(r"^[a-z]+:", target):
+                continue
+            file, _, anchor = target.partition("#")
+            dest = os.path.normpath(os.path.join(here, file)) if file else os.path.abspath(path)
+            if not os.path.exists(dest):
+                fails.append(f"line {no}: link {target}: no file {os.path.relpath(dest, ROOT)}")
+            elif anchor and dest.endswith(".md") and anchor not in anchors(dest):
+                fails.append(f"line {no}: link {target}: no heading #{anchor} in "
+                             f"{os.path.relpath(dest, ROOT)}")
+        for m in mention.finditer(re.sub(r"\]\([^)]*\)|https?://\S+", "", line)):
+            name, glob_tail = m.group(1).rstrip("."), m.group(2)
+            if PLACEHOLDER.search(name):
+                continue
+            full = os.path.join(ROOT, name)
+            if glob_tail:
+                ok = any(e.startswith(os.path.basename(name))
+                         for e in os.listdir(os.path.dirname(full) or ROOT)) \
+                    if os.path.isdir(os.path.dirname(full)) else False
+            else:
+                ok = any(os.path.exists(full + ext) for ext in ("", ".c", ".cu", ".cpp"))
+            if not ok:
+                fails.append(f"line {no}: {name}{glob_tail} does not exist")
+    return fails
+
+
+def report(name, fails):
+    """Prints one check's verdict (and why it failed); True when it passed."""
+    if fails:
+        print(f"FAIL {name}")
+        for f in fails:
+            print("   ", f)
+        return False
+    print(f"ok   {name}")
+    return True
+
+
 def main():
     args = sys.argv[1:]
     listing = "--list" in args
@@ -402,6 +485,9 @@ def main():
     try:
         for path in files:
             rel = os.path.relpath(path, ROOT)
+            if not listing:
+                ok = report(f"{rel}: links and paths", check_links(path))
+                passed, failed = passed + ok, failed + (not ok)
             for line, lang, text, markers in blocks(path):
                 opts = parse_markers(markers)
                 if lang not in ("sh", "bash", "shell") and not opts["output"]:
@@ -444,14 +530,8 @@ def main():
                             sys.stdout.write(r.stdout[-2000:] + r.stderr[-2000:])
                 except (RuntimeError, subprocess.TimeoutExpired) as e:
                     fails = [str(e)]
-                if fails:
-                    failed += 1
-                    print(f"FAIL {name}")
-                    for f in fails:
-                        print("   ", f)
-                else:
-                    passed += 1
-                    print(f"ok   {name}")
+                ok = report(name, fails)
+                passed, failed = passed + ok, failed + (not ok)
     finally:
         servers.stop()
         shutil.rmtree(scratch, ignore_errors=True)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test_docs.sh - every shell example of README.md and docs/*.md run against the real binary and
 # server (tests/doc_examples.py; its docstring lists the <!-- doctest: ... --> markers): an example
-# that stops working fails the suite. Examples that need a GPU, Docker, a Kubernetes cluster or the
+# that stops working fails the suite, and so does a broken link or a repository path that no longer
+# exists (one check per file). Examples that need a GPU, Docker, a Kubernetes cluster or the
 # data sets skip with the reason where those are missing. PostgreSQL examples run against a
 # throwaway cluster (tests/pg_cluster.sh) holding the database they name: role and database `gis`
 # with an osm2pgrouting-style `ways` table (a 5x5 street grid, nodes 1..25); the examples' host and

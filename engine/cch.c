@@ -22,6 +22,7 @@
  * elimination-tree paths they touched, so a p2p query costs O(search space), not O(n).
  */
 #include "engine/cch.h"
+#include "engine/engine_lab.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -34,9 +35,8 @@
 #include <unistd.h>
 
 int gp_cch_threads(int threads) {
-    if (threads > 0) return threads > 256 ? 256 : threads;
-    long c = sysconf(_SC_NPROCESSORS_ONLN);
-    return c < 1 ? 1 : (c > 256 ? 256 : (int)c);
+    if (threads <= 0) threads = gp_cpu_count();
+    return threads > 256 ? 256 : threads;
 }
 
 static inline uint32_t sat_add(uint32_t a, uint32_t b) {
@@ -1372,23 +1372,13 @@ __attribute__((target("avx512f,avx512vl"))) static void relax_q8(const qarcs *q,
 #endif
 
 /* Whether relax_q8 runs: the CPU has AVX-512F and VL, the ranks fit its 32-bit signed indices,
- * and neither GPATH_CCH_SIMD=0 (read at the first query) nor gp_cch_set_simd(0) turned it off. */
-static int simd_on = -1; /* -1: the environment decides at the first query */
-
-void gp_cch_set_simd(int on) {
-    __atomic_store_n(&simd_on, on < 0 ? -1 : on ? 1 : 0, __ATOMIC_RELAXED);
-}
-
+ * and the lab's knob (engine/engine_lab.h cch_simd, on by default) leaves it on. */
 static int simd_ok(uint32_t n) {
 #ifdef CCH_SIMD
-    int v = __atomic_load_n(&simd_on, __ATOMIC_RELAXED);
-    if (v < 0) {
-        const char *e = getenv("GPATH_CCH_SIMD");
-        v = !(e && !strcmp(e, "0"));
-        __atomic_store_n(&simd_on, v, __ATOMIC_RELAXED);
-    }
-    return v == 1 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-           n < (1u << 31);
+    gp_engine_lab lab;
+    gp_engine_lab_get(&lab);
+    return lab.cch_simd && __builtin_cpu_supports("avx512f") &&
+           __builtin_cpu_supports("avx512vl") && n < (1u << 31);
 #else
     (void)n;
     return 0;

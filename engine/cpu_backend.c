@@ -22,6 +22,7 @@
  * first use. Every call is thread-safe; the graph is only read.
  */
 #include "engine/backend.h"
+#include "engine/engine_lab.h"
 #include "engine/progress.h"
 
 #include <math.h>
@@ -87,7 +88,7 @@ typedef struct cpu_impl {
     pthread_mutex_t lock; /* guards pool and hcache */
     ws *pool;
     int pooled;           /* workspaces in pool */
-    int astar_binary;     /* GPATH_CPU_ASTAR_HEAP=binary: A* always on the binary heap */
+    int astar_binary;     /* A* always on the binary heap (engine/engine_lab.h, tests) */
     hcache hc[HCACHE_SLOTS];
     unsigned hc_next;
 } cpu_impl;
@@ -753,8 +754,9 @@ static int astar_binary(ws *w, const gp_graph *g, uint32_t s, uint32_t t, double
 }
 
 /* A*: heap key = g + h, on the radix heap, falling back to the binary heap (with reopening) if
- * rounding ever makes the bound inconsistent; GPATH_CPU_ASTAR_HEAP=binary (read when the backend
- * is created) always uses the binary heap, so tests can hold both to the same answers. */
+ * rounding ever makes the bound inconsistent; the lab knob astar_binary (engine/engine_lab.h, read
+ * when the backend is created) always uses the binary heap, so tests can hold both to the same
+ * answers. */
 static int p2p_astar(cpu_impl *c, const gp_graph *g, uint32_t s, uint32_t t, gp_path *path,
                      gp_err *err) {
     if (!g->lon || !g->lat)
@@ -1028,7 +1030,8 @@ __attribute__((target("avx2"))) static void fw_row_avx2(int64_t *restrict di,
 #endif
 
 /* One row segment: di[j] = min(di[j], dik + dk[j]) for j0 <= j < j1, carrying next hops. The
- * portable reference (and the path on CPUs without AVX2 or with GPATH_NO_AVX2 set). */
+ * portable reference (and the path on CPUs without AVX2 or with the lab knob cpu_avx2 off,
+ * engine/engine_lab.h). */
 static inline void fw_row_plain(int64_t *restrict di, uint32_t *restrict ni,
                                 const int64_t *restrict dk, int64_t dik, uint32_t nik, uint32_t j0,
                                 uint32_t j1) {
@@ -1328,18 +1331,16 @@ gp_backend *gp_cpu_backend_new(int threads, gp_err *err) {
         gp_err_set(err, GP_ENOMEM, "out of memory creating the CPU backend");
         return NULL;
     }
-    if (threads <= 0) {
-        long nc = sysconf(_SC_NPROCESSORS_ONLN);
-        threads = nc > 0 ? (int)nc : 1;
-    }
+    if (threads <= 0) threads = gp_cpu_count();
     if (threads > 256) threads = 256;
     c->threads = threads;
+    gp_engine_lab lab;
+    gp_engine_lab_get(&lab);
 #if FW_HAVE_AVX2_PATH
     __builtin_cpu_init();
-    fw_avx2 = __builtin_cpu_supports("avx2") && getenv("GPATH_NO_AVX2") == NULL;
+    fw_avx2 = __builtin_cpu_supports("avx2") && lab.cpu_avx2;
 #endif
-    const char *ah = getenv("GPATH_CPU_ASTAR_HEAP");
-    c->astar_binary = ah && strcmp(ah, "binary") == 0;
+    c->astar_binary = lab.astar_binary;
     pthread_mutex_init(&c->lock, NULL);
     read_cpu_model(c->model, sizeof c->model);
     b->ops = &cpu_ops;

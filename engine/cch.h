@@ -77,14 +77,15 @@ typedef struct gp_cch {
     uint32_t *fw, *bw;   /* topo->m: customized up / down weights */
     uint32_t *fmid, *bmid; /* topo->m: witness of fw / bw: offset of the first lower triangle
                             * realising it within the edge's triangles, GP_NONE = original arc */
-    uint64_t *wit;       /* 2 * topo->m: the witnesses packed for unpacking (cch.c): [2e] of bw,
-                          * [2e+1] of fw, side by side because unpacking a shortcut reads one
-                          * of each of two edges with the same lower end (neighbouring ids) */
+    uint64_t *wit;       /* 2 * topo->m: the witnesses packed for unpacking (cch_internal.h):
+                          * [2e] of bw, [2e+1] of fw, side by side because unpacking a shortcut
+                          * reads one of each of two edges with the same lower end (neighbouring
+                          * ids) */
     gp_cch_arcs *q;      /* query arcs of gp_cch_perfect, [1] up over fw, [0] down over bw, or
                           * NULL; published atomically (a background pass sets it while queries
                           * run; they read it once) */
     double perfect_s;    /* seconds of the perfect pass that set q (0: none) */
-    void *perfect_bg;    /* the background pass (cch.c) or NULL */
+    void *perfect_bg;    /* the background pass (cch_custom.c) or NULL */
     double custom_s;     /* seconds of the last customization */
     char custom_on[8];   /* "cpu" or "gpu" */
     int reused_topo;     /* 1 when the topology came from the cache */

@@ -1,4 +1,4 @@
-/* bench_cch.c - the CCH on the CPU (engine/cch.c) beside the CPU backend's Dijkstra family, for
+/* bench_cch.c - the CCH on the CPU (engine/cch*.c) beside the CPU backend's Dijkstra family, for
  * machines without a GPU (bench/cpu-cch.sh; the GPU lab is bench/lab_cch.cu).
  *
  *   bench_cch [--reps N] [--queries N] [--p2p-only] [--perfect | --perfect-ab] [--order nd|metis]

@@ -1,4 +1,4 @@
-/* test_cch.c - customizable contraction hierarchies on the CPU (engine/cch.c) and in the engine.
+/* test_cch.c - customizable contraction hierarchies on the CPU (engine/cch*.c) and in the engine.
  *
  * Against the CPU backend's Dijkstra: p2p distances and paths (every consecutive pair an arc, the
  * arcs' weights summing to the distance), PHAST one-to-all, bucket tables; on random graphs (zero

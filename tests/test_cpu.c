@@ -1,4 +1,5 @@
-/* test_cpu.c - the CPU backend (engine/cpu_backend.c) and the engine's fallback (engine/engine.c).
+/* test_cpu.c - the CPU backend (engine/cpu_backend.c, cpu_dijkstra.c, cpu_apsp.c) and the engine's
+ * fallback (engine/engine.c).
  *
  * Hand-drawn graphs with literal expected distances and paths (unreachable nodes, zero weights,
  * self-loops, parallel arcs, one- and two-node graphs); every algorithm cross-checked against the

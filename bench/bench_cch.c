@@ -1,8 +1,9 @@
-/* bench_cch.c - the CCH on the CPU (engine/cch.c) beside the CPU backend's Dijkstra family, for
+/* bench_cch.c - the CCH on the CPU (engine/cch*.c) beside the CPU backend's Dijkstra family, for
  * machines without a GPU (bench/cpu-cch.sh; the GPU lab is bench/lab_cch.cu).
  *
- *   bench_cch [--reps N] [--queries N] [--p2p-only] [--perfect | --perfect-ab] SPEC...
- *             (any gp_graph_load spec; the size guard is off)
+ *   bench_cch [--reps N] [--queries N] [--p2p-only] [--perfect | --perfect-ab] [--order nd|metis]
+ *             SPEC...   (any gp_graph_load spec; the size guard is off; --order: the order method,
+ *             config cch_order, default nd)
  *
  * Per graph: order (METIS) and contraction seconds, CCH size; customization with all threads and
  * after 1% of the arc costs change; p2p (median / p90 of --queries random pairs, path unpacked) vs
@@ -303,23 +304,25 @@ static void run(const char *spec, gp_backend *cpu, gp_backend *cpu1, int reps, i
 }
 
 int main(int argc, char **argv) {
-    int reps = 5, nq = 1000, first = 1, p2p_only = 0, perfect = 0;
+    int reps = 5, nq = 1000, first = 1, p2p_only = 0, perfect = 0, order = GP_CCH_ORDER_ND;
     for (; first < argc && argv[first][0] == '-'; first++) {
         if (!strcmp(argv[first], "--reps") && first + 1 < argc) reps = (int)strtol(argv[++first], NULL, 10);
         else if (!strcmp(argv[first], "--queries") && first + 1 < argc) nq = (int)strtol(argv[++first], NULL, 10);
         else if (!strcmp(argv[first], "--p2p-only")) p2p_only = 1;
         else if (!strcmp(argv[first], "--perfect")) perfect = 1;
         else if (!strcmp(argv[first], "--perfect-ab")) perfect = -1;
+        else if (!strcmp(argv[first], "--order") && first + 1 < argc) order = gp_cch_order_parse(argv[++first]);
         else break;
     }
-    if (first >= argc || reps < 1 || reps > 64 || nq < 1) {
+    if (first >= argc || reps < 1 || reps > 64 || nq < 1 || order < 0) {
         fprintf(stderr, "usage: bench_cch [--reps N (1..64)] [--queries N] [--p2p-only] "
-                        "[--perfect | --perfect-ab] SPEC...\n");
+                        "[--perfect | --perfect-ab] [--order nd|metis] SPEC...\n");
         return 2;
     }
     gp_err err;
     gp_err_clear(&err);
     gp_cch_set_max_tri_per_node(0);
+    gp_cch_set_order(order, 0);
     gp_backend *cpu = gp_cpu_backend_new(0, &err), *cpu1 = gp_cpu_backend_new(1, &err);
     if (!cpu || !cpu1) die("backend", &err);
     for (int i = first; i < argc; i++) run(argv[i], cpu, cpu1, reps, nq, p2p_only, perfect);

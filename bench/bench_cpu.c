@@ -97,7 +97,7 @@ static stats time_sssp(gp_backend *b1, const gp_graph *g, int reps) {
 int main(int argc, char **argv) {
     const char *spec = "gen:1000000:1", *apsp_spec = "gen:2000:1", *scaling = NULL,
                *scaling_out = NULL;
-    int threads = (int)sysconf(_SC_NPROCESSORS_ONLN), reps = 5, pairs = 20, tk = 100,
+    int threads = gp_cpu_count(), reps = 5, pairs = 20, tk = 100,
         skip_apsp = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;

@@ -77,14 +77,15 @@ typedef struct gp_cch {
     uint32_t *fw, *bw;   /* topo->m: customized up / down weights */
     uint32_t *fmid, *bmid; /* topo->m: witness of fw / bw: offset of the first lower triangle
                             * realising it within the edge's triangles, GP_NONE = original arc */
-    uint64_t *wit;       /* 2 * topo->m: the witnesses packed for unpacking (cch.c): [2e] of bw,
-                          * [2e+1] of fw, side by side because unpacking a shortcut reads one
-                          * of each of two edges with the same lower end (neighbouring ids) */
+    uint64_t *wit;       /* 2 * topo->m: the witnesses packed for unpacking (cch_internal.h):
+                          * [2e] of bw, [2e+1] of fw, side by side because unpacking a shortcut
+                          * reads one of each of two edges with the same lower end (neighbouring
+                          * ids) */
     gp_cch_arcs *q;      /* query arcs of gp_cch_perfect, [1] up over fw, [0] down over bw, or
                           * NULL; published atomically (a background pass sets it while queries
                           * run; they read it once) */
     double perfect_s;    /* seconds of the perfect pass that set q (0: none) */
-    void *perfect_bg;    /* the background pass (cch.c) or NULL */
+    void *perfect_bg;    /* the background pass (cch_custom.c) or NULL */
     double custom_s;     /* seconds of the last customization */
     char custom_on[8];   /* "cpu" or "gpu" */
     int reused_topo;     /* 1 when the topology came from the cache */
@@ -103,10 +104,8 @@ typedef struct gp_cch {
  * cch_max_triangles_per_node). */
 #define GP_CCH_MAX_TRI_PER_NODE 200
 void gp_cch_set_max_tri_per_node(uint32_t max_tri_per_node);
-/* The queries' relaxation with AVX-512 (8 arcs at a time) where the CPU has it: -1 = auto (the
- * default; GPATH_CCH_SIMD=0 turns it off), 0 = never, 1 = where the CPU has it (the tests check
- * both against each other). */
-void gp_cch_set_simd(int on);
+/* The queries relax 8 arcs at a time with AVX-512 where the CPU has it; tests and benches turn
+ * that off through engine/engine_lab.h (cch_simd). */
 
 /* Orders (engine/cch_order.c): rank[v] = elimination position; ties, isolated nodes and
  * disconnected graphs are handled; n >= 1.
@@ -117,8 +116,9 @@ void gp_cch_set_simd(int on);
  * each separator ranked above its parts, and parts of at most leaf nodes (0 = GP_CCH_ND_LEAF)
  * ordered by METIS_NodeND. The order does not depend on the thread count; a graph of at most leaf
  * nodes gets gp_cch_order_metis's order.
- * gp_cch_order: the one gp_cch_new / gp_cch_prepare use: per gp_cch_set_order (process-wide), else
- * per the environment variable GPATH_CCH_ORDER ("metis": the single call; default "nd"). */
+ * gp_cch_order: the one gp_cch_new / gp_cch_prepare use, per gp_cch_set_order (process-wide;
+ * default GP_CCH_ORDER_ND; config cch_order through gp_engine_set_cch_order).
+ * gp_cch_order_parse: "nd" (NULL or "" too) or "metis" -> GP_CCH_ORDER_*, -1 for anything else. */
 #define GP_CCH_ND_LEAF 32768
 enum { GP_CCH_ORDER_ND = 0, GP_CCH_ORDER_METIS = 1 };
 int gp_cch_order_metis(const gp_graph *g, uint32_t *rank, gp_err *err);
@@ -135,6 +135,7 @@ int gp_cch_order_nd(const gp_graph *g, int threads, uint32_t leaf, uint32_t *ran
                     gp_cch_nd_stats *stats, gp_err *err);
 int gp_cch_order(const gp_graph *g, uint32_t *rank, gp_err *err);
 void gp_cch_set_order(int mode, uint32_t leaf); /* mode GP_CCH_ORDER_*; leaf for ND (0 default) */
+int gp_cch_order_parse(const char *name);
 /* Shared by the order and the contraction: the undirected skeleton of g as CSR (neighbour lists
  * ascending, no duplicates or self-loops); and threads, or all online CPUs for 0 (at most 256). */
 int gp_cch_skeleton(const gp_graph *g, uint32_t **first, uint32_t **adj, gp_err *err);

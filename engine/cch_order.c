@@ -658,7 +658,7 @@ int gp_cch_order_nd(const gp_graph *g, int threads, uint32_t leaf, uint32_t *ran
 /* ---------------------------------------------------------------------------------------------
  * The configured order */
 
-static int order_mode = -1; /* GP_CCH_ORDER_*; -1: GPATH_CCH_ORDER at first use */
+static int order_mode = GP_CCH_ORDER_ND; /* GP_CCH_ORDER_* (config cch_order) */
 static uint32_t order_leaf;
 
 void gp_cch_set_order(int mode, uint32_t leaf) {
@@ -666,12 +666,14 @@ void gp_cch_set_order(int mode, uint32_t leaf) {
     __atomic_store_n(&order_mode, mode, __ATOMIC_RELEASE);
 }
 
+int gp_cch_order_parse(const char *name) {
+    if (!name || !*name || strcmp(name, "nd") == 0) return GP_CCH_ORDER_ND;
+    if (strcmp(name, "metis") == 0) return GP_CCH_ORDER_METIS;
+    return -1;
+}
+
 int gp_cch_order(const gp_graph *g, uint32_t *rank, gp_err *err) {
     int mode = __atomic_load_n(&order_mode, __ATOMIC_ACQUIRE);
-    if (mode < 0) {
-        const char *e = getenv("GPATH_CCH_ORDER");
-        mode = e && strcmp(e, "metis") == 0 ? GP_CCH_ORDER_METIS : GP_CCH_ORDER_ND;
-    }
     if (mode == GP_CCH_ORDER_METIS) return gp_cch_order_metis(g, rank, err);
     return gp_cch_order_nd(g, 0, __atomic_load_n(&order_leaf, __ATOMIC_RELAXED), rank, NULL, err);
 }

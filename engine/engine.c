@@ -143,6 +143,15 @@ int gp_engine_set_cch_perfect(gp_engine *e, const char *mode, gp_err *err) {
     return GP_OK;
 }
 
+int gp_engine_set_cch_order(gp_engine *e, const char *order, gp_err *err) {
+    (void)e; /* the order is process-wide, as the size guard is */
+    int m = gp_cch_order_parse(order);
+    if (m < 0)
+        return gp_err_set(err, GP_EINVAL, "unknown cch_order '%s' (expected nd or metis)", order);
+    gp_cch_set_order(m, 0);
+    return GP_OK;
+}
+
 /* Builds and customizes g's CCH when the policy says so. Failure is not an error of the load: the
  * graph is served by the Dijkstra family (logged). */
 static void attach_cch(gp_engine *e, gp_graph *g) {

@@ -50,6 +50,11 @@ int gp_engine_set_cch(gp_engine *e, const char *mode, uint32_t min_nodes, uint32
  * answering over every arc meanwhile; "on" before the graph answers; "off" never. */
 int gp_engine_set_cch_perfect(gp_engine *e, const char *mode, gp_err *err);
 
+/* The CCH order method (config cch_order; process-wide, for the topologies built from then on):
+ * "nd" (default: the parallel nested dissection, gp_cch_order_nd) or "metis" (one METIS_NodeND
+ * call, gp_cch_order_metis). */
+int gp_engine_set_cch_order(gp_engine *e, const char *order, gp_err *err);
+
 /* backend: "auto" (CUDA when a GPU is usable, else CPU), "cuda" (error without a GPU), "cpu". */
 gp_engine *gp_engine_new(const char *backend, int cpu_threads, const gp_cuda_opts *cuda,
                          gp_err *err);

@@ -1,5 +1,5 @@
-/* graph_internal.h - helpers shared by the graph module's own files (builder, generator, loaders,
- * spatial index). Not part of the public contract; other modules include graph.h only.
+/* graph_internal.h - helpers shared by the graph module's own files (graph, builder, generator,
+ * loaders, spatial index). Not part of the public contract; other modules include graph.h only.
  */
 #ifndef GP_GRAPH_INTERNAL_H
 #define GP_GRAPH_INTERNAL_H
@@ -25,6 +25,16 @@ static inline uint64_t gp_mix64(uint64_t x) {
     x *= 0x94d049bb133111ebULL;
     return x ^ (x >> 31);
 }
+
+/* The hash of an external id in the builder's and the id map's open addressing. */
+static inline uint64_t gp_id_hash(int64_t id) { return gp_mix64((uint64_t)id); }
+
+/* Sorts every row of a CSR (row, col, w) by (col, w) on threads (builder.c); 0, or -1 when scratch
+ * memory ran out. */
+int gp_graph_sort_rows(const uint32_t *row, uint32_t *col, uint32_t *w, uint32_t n,
+                       uint32_t maxdeg);
+/* Frees g and everything it owns whatever its reference count: a graph being built (graph.c). */
+void gp_graph_destroy(gp_graph *g);
 
 /* Completes a graph whose n, m, row, col, w, ext (ascending), scale and optional lon/lat/names
  * are filled: builds the reverse CSR (unless rrow, rcol and rw are all given), the id map, max_w, the content hash and version, the

@@ -137,6 +137,9 @@ static const gp_config_key keys[] = {
      "With cch = auto: the smallest graph (nodes) that gets a CCH at load."},
     {"cch_max_triangles_per_node", L(cch_max_triangles_per_node), "200", 0, 1000000,
      "CCH size guard: not built past this many triangles per node (grids); 0 = no guard."},
+    {"cch_order", S(cch_order), "nd", 0, 0,
+     "CCH order method: nd (parallel nested dissection on all CPUs) or metis (one "
+     "METIS_NodeND call on one thread, slower on large graphs)."},
     /* graph loads: an admin token may name any spec, so what a load may read and cost is bounded */
     {"load_timeout_s", L(load_timeout_s), "900", 0, 86400,
      "Time limit of one graph load (reading, building); past it the load stops, 503 "

@@ -76,6 +76,7 @@ typedef struct gp_config {
     char cch_perfect[8];
     long cch_min_nodes;
     long cch_max_triangles_per_node;
+    char cch_order[8];
     long load_timeout_s;
     long max_graph_bytes;
     long max_graph_nodes;

@@ -1,4 +1,4 @@
-/* test_cch.c - customizable contraction hierarchies on the CPU (engine/cch.c) and in the engine.
+/* test_cch.c - customizable contraction hierarchies on the CPU (engine/cch*.c) and in the engine.
  *
  * Against the CPU backend's Dijkstra: p2p distances and paths (every consecutive pair an arc, the
  * arcs' weights summing to the distance), PHAST one-to-all, bucket tables; on random graphs (zero
@@ -39,6 +39,7 @@
 #include "engine/cch.h"
 #include "engine/cch_plan.h"
 #include "engine/engine.h"
+#include "engine/engine_lab.h"
 #include "engine/snap.h"
 #include "tests/real_graphs.h"
 
@@ -534,6 +535,14 @@ static void test_road(void **state) {
 /* The queries' AVX-512 relaxation (where this CPU has it) against the scalar one: the same
  * distances, paths and upward-search labels, over the basic and the perfect arcs; both checked
  * against Dijkstra. On a CPU without AVX-512 both runs take the scalar path. */
+/* The queries' AVX-512 relaxation on (where the CPU has it) or off, through the lab knob. */
+static void set_simd(int on) {
+    gp_engine_lab lab;
+    gp_engine_lab_get(&lab);
+    lab.cch_simd = on;
+    gp_engine_lab_set(&lab);
+}
+
 static void test_simd(void **state) {
     (void)state;
     gp_err err;
@@ -549,16 +558,16 @@ static void test_simd(void **state) {
     for (int perfect = 0; perfect < 2; perfect++) {
         if (perfect) assert_int_equal(gp_cch_perfect(c, 2, &err), GP_OK);
         for (int on = 1; on >= 0; on--) {
-            gp_cch_set_simd(on);
+            set_simd(on);
             check_queries(g, c, 40);
         }
         for (int q = 0; q < 200; q++) {
             uint32_t s = (uint32_t)(rnd() % n), t = (uint32_t)(rnd() % n);
             gp_path a, b;
-            gp_cch_set_simd(1);
+            set_simd(1);
             assert_int_equal(gp_cch_p2p(c, s, t, &a, &err), GP_OK);
             int k1 = gp_cch_upward(c, s, q & 1, r1, d1);
-            gp_cch_set_simd(0);
+            set_simd(0);
             assert_int_equal(gp_cch_p2p(c, s, t, &b, &err), GP_OK);
             int k2 = gp_cch_upward(c, s, q & 1, r2, d2);
             assert_int_equal(a.dist, b.dist);
@@ -572,7 +581,7 @@ static void test_simd(void **state) {
             gp_path_free(&b);
         }
     }
-    gp_cch_set_simd(-1);
+    gp_engine_lab_set(NULL);
     free(r1);
     free(r2);
     free(d1);

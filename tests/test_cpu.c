@@ -1,4 +1,5 @@
-/* test_cpu.c - the CPU backend (engine/cpu_backend.c) and the engine's fallback (engine/engine.c).
+/* test_cpu.c - the CPU backend (engine/cpu_backend.c, cpu_dijkstra.c, cpu_apsp.c) and the engine's
+ * fallback (engine/engine.c).
  *
  * Hand-drawn graphs with literal expected distances and paths (unreachable nodes, zero weights,
  * self-loops, parallel arcs, one- and two-node graphs); every algorithm cross-checked against the
@@ -18,6 +19,7 @@
 #include <string.h>
 
 #include "engine/engine.h"
+#include "engine/engine_lab.h"
 
 #define INF GP_INF
 #define NONE GP_NONE
@@ -377,11 +379,16 @@ static void cross_check(uint32_t n, uint32_t deg, uint32_t maxw, int threads) {
 
 static void test_random_cross_check(void **state) {
     (void)state;
-    /* A* on the binary heap too (its fallback when rounding breaks the radix heap's order) */
-    setenv("GPATH_CPU_ASTAR_HEAP", "binary", 1);
+    /* A* on the binary heap too (its fallback when rounding breaks the radix heap's order), and
+     * APSP's portable row update (the reference of its AVX2 version) */
+    gp_engine_lab lab;
+    gp_engine_lab_defaults(&lab);
+    lab.astar_binary = 1;
+    lab.cpu_avx2 = 0;
+    gp_engine_lab_set(&lab);
     cross_check(100, 3, 20, 2);
     cross_check(257, 2, 1000, 2);
-    unsetenv("GPATH_CPU_ASTAR_HEAP");
+    gp_engine_lab_set(NULL);
     static const uint32_t sizes[] = {1, 2, 31, 33, 65, 100, 129, 257};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         cross_check(sizes[i], 3, 20, 3);     /* sparse, zero weights present */

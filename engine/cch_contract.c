@@ -1,0 +1,351 @@
+/* cch_contract.c - the CCH's contraction (cch.h gp_cch_topo_build): from an order (cch_order.c)
+ * to the metric-independent topology: symbolic elimination in rank order (the upper neighbours of
+ * x, minus its elimination-tree parent, are merged into the parent's), then ranks re-sorted by
+ * level (an elimination-tree topological order, so the chordal completion is the same) and the
+ * completion renamed to the new ranks; lower triangles listed per edge (v ascending); renaming and
+ * triangles on threads (gp_parallel_for). The size guard (gp_cch_set_max_tri_per_node) stops it on
+ * graphs that are not road-like.
+ */
+#include "engine/cch_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static uint32_t max_tri_per_node = GP_CCH_MAX_TRI_PER_NODE; /* set at startup */
+#define GUARD_FLOOR (1ULL << 22)
+
+void gp_cch_set_max_tri_per_node(uint32_t v) { max_tri_per_node = v; }
+
+/* Edge ids travel shifted by one bit in path unpacking: at most 2^31 - 1 edges. */
+static uint64_t edge_limit(uint32_t n) {
+    uint64_t per = max_tri_per_node / 8 > 16 ? max_tri_per_node / 8 : 16;
+    uint64_t lim = max_tri_per_node ? per * n + GUARD_FLOOR : UINT64_MAX;
+    return lim < 0x7fffffffULL ? lim : 0x7fffffffULL;
+}
+static uint64_t tri_limit(uint32_t n) {
+    return max_tri_per_node ? (uint64_t)max_tri_per_node * n + GUARD_FLOOR : UINT64_MAX;
+}
+
+typedef struct vec {
+    uint32_t *a;
+    uint32_t len, cap;
+} vec;
+
+static int vec_push(vec *v, uint32_t x) {
+    if (v->len == v->cap) {
+        uint32_t nc = v->cap ? v->cap * 2 : 4;
+        uint32_t *na = realloc(v->a, (size_t)nc * sizeof *na);
+        if (!na) return -1;
+        v->a = na;
+        v->cap = nc;
+    }
+    v->a[v->len++] = x;
+    return 0;
+}
+
+static int cmp_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Chordal completion for rank: up lists (rank space, ascending) and the elimination tree. */
+static int chordal(uint32_t n, const uint32_t *first, const uint32_t *adj, const uint32_t *rank,
+                   uint32_t **up_first, uint32_t **up_head, uint32_t *m_out, uint32_t *parent,
+                   gp_err *err) {
+    vec *L = calloc(n, sizeof *L);
+    uint32_t *uf = malloc(((size_t)n + 1) * sizeof *uf);
+    uint64_t cap = (uint64_t)first[n] + 16, len = 0;
+    uint32_t *uh = malloc(cap * sizeof *uh);
+    if (!L || !uf || !uh) goto oom;
+    for (uint32_t u = 0; u < n; u++)
+        for (uint32_t i = first[u]; i < first[u + 1]; i++)
+            if (rank[adj[i]] > rank[u] && vec_push(&L[rank[u]], rank[adj[i]])) goto oom;
+    for (uint32_t r = 0; r < n; r++) {
+        vec *v = &L[r];
+        if (v->len > 1) qsort(v->a, v->len, sizeof *v->a, cmp_u32);
+        uint32_t k = 0;
+        for (uint32_t i = 0; i < v->len; i++)
+            if (i == 0 || v->a[i] != v->a[i - 1]) v->a[k++] = v->a[i];
+        v->len = k;
+        uf[r] = (uint32_t)len;
+        if (len + k > edge_limit(n)) {
+            gp_err_set(err, GP_ETOOBIG,
+                       "the CCH of %u nodes passes %llu edges: the graph is not road-like "
+                       "(cch_max_triangles_per_node)",
+                       n, (unsigned long long)edge_limit(n));
+            goto fail;
+        }
+        if (len + k > cap) {
+            while (len + k > cap) cap *= 2;
+            uint32_t *nh = realloc(uh, cap * sizeof *nh);
+            if (!nh) goto oom;
+            uh = nh;
+        }
+        if (k) memcpy(uh + len, v->a, (size_t)k * sizeof *uh); /* v->a may be NULL when empty */
+        len += k;
+        parent[r] = k ? v->a[0] : GP_NONE;
+        if (k) {
+            vec *p = &L[v->a[0]];
+            for (uint32_t i = 1; i < k; i++)
+                if (vec_push(p, v->a[i])) goto oom;
+        }
+        free(v->a);
+        v->a = NULL;
+    }
+    uf[n] = (uint32_t)len;
+    free(L);
+    *up_first = uf;
+    *up_head = uh;
+    *m_out = (uint32_t)len;
+    return GP_OK;
+oom:
+    gp_err_set(err, GP_ENOMEM, "out of memory contracting %u nodes", n);
+fail:
+    if (L)
+        for (uint32_t r = 0; r < n; r++) free(L[r].a);
+    free(L);
+    free(uf);
+    free(uh);
+    return err ? err->code : GP_ENOMEM;
+}
+
+/* The completion under a new order that is a topological order of the elimination tree (ranks
+ * sorted by level): the same chordal graph (Liu 1990: equivalent orderings have the same filled
+ * graph), since every upper neighbour of a node is one of its elimination-tree ancestors, whose
+ * relative order the new ranks keep; the parent (the nearest ancestor among them) stays the parent.
+ * So the up lists are renamed and sorted rather than eliminated again. Ranks r2 in [b, e). */
+typedef struct relabel_ctx {
+    const uint32_t *uf, *uh, *par, *newrank, *old; /* old completion; newrank[r]; old[r2] */
+    uint32_t *uf2, *uh2, *par2, *tail2;           /* new completion (uf2 filled beforehand) */
+} relabel_ctx;
+
+static void relabel_range(void *arg, uint64_t b, uint64_t e) {
+    relabel_ctx *c = arg;
+    for (uint64_t r2 = b; r2 < e; r2++) {
+        uint32_t r = c->old[r2], d = c->uf[r + 1] - c->uf[r];
+        uint32_t *dst = c->uh2 + c->uf2[r2];
+        for (uint32_t k = 0; k < d; k++) {
+            uint32_t x = c->newrank[c->uh[c->uf[r] + k]], j = k;
+            while (j > 0 && dst[j - 1] > x) {
+                dst[j] = dst[j - 1];
+                j--;
+            }
+            dst[j] = x;
+            c->tail2[c->uf2[r2] + k] = (uint32_t)r2;
+        }
+        c->par2[r2] = c->par[r] == GP_NONE ? GP_NONE : c->newrank[c->par[r]];
+    }
+}
+
+/* Lower triangles of the nodes v in [b, e): pass 0 counts them per edge (tri_first[xy + 1]),
+ * pass 1 stores them through the cursors tri_first[xy]; threads race only on those counters, so
+ * the runs come out in any order and are sorted afterwards (tri_sort_range). */
+typedef struct tri_ctx {
+    gp_cch_topo *t;
+    int pass;
+    uint32_t bad; /* the lowest rank whose upper neighbours miss an edge (not chordal), or NONE */
+} tri_ctx;
+
+static void tri_range(void *arg, uint64_t b, uint64_t e) {
+    tri_ctx *c = arg;
+    gp_cch_topo *t = c->t;
+    for (uint64_t v = b; v < e; v++) {
+        uint32_t lo = t->up_first[v], hi = t->up_first[v + 1];
+        for (uint32_t i = lo; i < hi; i++) {
+            for (uint32_t j = i + 1; j < hi; j++) {
+                uint32_t xy = gp_cch_find_edge(t, t->up_head[i], t->up_head[j]);
+                if (xy == GP_NONE) {
+                    uint32_t cur = __atomic_load_n(&c->bad, __ATOMIC_RELAXED);
+                    while (v < cur && !__atomic_compare_exchange_n(&c->bad, &cur, (uint32_t)v, 0,
+                                                                   __ATOMIC_RELAXED,
+                                                                   __ATOMIC_RELAXED)) {
+                    }
+                    continue;
+                }
+                if (c->pass == 0) {
+                    __atomic_fetch_add(&t->tri_first[xy + 1], 1, __ATOMIC_RELAXED);
+                } else {
+                    uint64_t k = __atomic_fetch_add(&t->tri_first[xy], 1, __ATOMIC_RELAXED);
+                    t->tri[2 * k] = i;
+                    t->tri[2 * k + 1] = j;
+                }
+            }
+        }
+    }
+}
+
+static int cmp_pair(const void *a, const void *b) {
+    return cmp_u32(a, b); /* by the first entry (the edge {v,x}: v ascending); unique per edge */
+}
+
+/* Each edge's triangles in [b, e) sorted by v (their first edge's id ascends with v). */
+static void tri_sort_range(void *arg, uint64_t b, uint64_t e) {
+    gp_cch_topo *t = arg;
+    for (uint64_t x = b; x < e; x++) {
+        uint32_t *p = t->tri + 2 * t->tri_first[x];
+        uint64_t len = t->tri_first[x + 1] - t->tri_first[x];
+        if (len > 32) {
+            qsort(p, len, 2 * sizeof *p, cmp_pair);
+            continue;
+        }
+        for (uint64_t i = 1; i < len; i++) {
+            uint32_t a = p[2 * i], c = p[2 * i + 1];
+            uint64_t j = i;
+            while (j > 0 && p[2 * (j - 1)] > a) {
+                p[2 * j] = p[2 * (j - 1)];
+                p[2 * j + 1] = p[2 * (j - 1) + 1];
+                j--;
+            }
+            p[2 * j] = a;
+            p[2 * j + 1] = c;
+        }
+    }
+}
+
+int gp_cch_topo_build(const gp_graph *g, const uint32_t *rank_in, gp_cch_topo **out,
+                      gp_err *err) {
+    double t0 = gp_now();
+    uint32_t n = g->n;
+    uint32_t *first = NULL, *adj = NULL, *lvl = NULL, *cnt = NULL;
+    gp_cch_topo *t = calloc(1, sizeof *t);
+    int rc = GP_ENOMEM;
+    if (!t) return gp_err_set(err, GP_ENOMEM, "out of memory for the CCH");
+    t->refs = 1;
+    t->n = n;
+    t->rank = malloc((size_t)n * sizeof *t->rank);
+    t->order = malloc((size_t)n * sizeof *t->order);
+    t->parent = malloc((size_t)n * sizeof *t->parent);
+    lvl = calloc(n, sizeof *lvl);
+    if (!t->rank || !t->order || !t->parent || !lvl) goto oom;
+    /* the order must be a permutation */
+    for (uint32_t v = 0; v < n; v++) t->order[v] = GP_NONE;
+    for (uint32_t v = 0; v < n; v++) {
+        if (rank_in[v] >= n || t->order[rank_in[v]] != GP_NONE) {
+            rc = gp_err_set(err, GP_EINVAL, "CCH order is not a permutation of %u nodes", n);
+            goto fail;
+        }
+        t->order[rank_in[v]] = v;
+    }
+    double ph[5]; /* phase ends, for the debug log */
+    if ((rc = gp_cch_skeleton(g, &first, &adj, err))) goto fail;
+    ph[0] = gp_now();
+    if ((rc = chordal(n, first, adj, rank_in, &t->up_first, &t->up_head, &t->m, t->parent, err)))
+        goto fail;
+    ph[1] = gp_now();
+    /* levels, then ranks sorted by (level, rank) */
+    uint32_t nl = 0;
+    for (uint32_t r = 0; r < n; r++) {
+        for (uint32_t e = t->up_first[r]; e < t->up_first[r + 1]; e++)
+            if (lvl[t->up_head[e]] < lvl[r] + 1) lvl[t->up_head[e]] = lvl[r] + 1;
+        if (lvl[r] + 1 > nl) nl = lvl[r] + 1;
+    }
+    cnt = calloc((size_t)nl + 1, sizeof *cnt);
+    if (!cnt) goto oom;
+    for (uint32_t r = 0; r < n; r++) cnt[lvl[r] + 1]++;
+    for (uint32_t l = 0; l < nl; l++) cnt[l + 1] += cnt[l];
+    t->nlevels = nl;
+    t->level_first = malloc(((size_t)nl + 1) * sizeof *t->level_first);
+    if (!t->level_first) goto oom;
+    memcpy(t->level_first, cnt, ((size_t)nl + 1) * sizeof *cnt);
+    /* newrank[old rank] through the counting sort; rank[v] = newrank[rank_in[v]]; the completion
+     * renamed (relabel_range) */
+    uint32_t *newrank = t->order, *old = lvl; /* reuse: order is rebuilt, lvl recomputed below */
+    for (uint32_t r = 0; r < n; r++) newrank[r] = cnt[lvl[r]]++;
+    for (uint32_t r = 0; r < n; r++) old[newrank[r]] = r;
+    for (uint32_t v = 0; v < n; v++) t->rank[v] = newrank[rank_in[v]];
+    ph[2] = gp_now();
+    free(first);
+    free(adj);
+    first = adj = NULL;
+    relabel_ctx rl = {t->up_first, t->up_head, t->parent, newrank, old, NULL, NULL, NULL, NULL};
+    rl.uf2 = gp_cch_big_malloc(((size_t)n + 1) * sizeof *rl.uf2);
+    rl.uh2 = gp_cch_big_malloc(((size_t)t->m + 1) * sizeof *rl.uh2);
+    rl.par2 = gp_cch_big_malloc((size_t)n * sizeof *rl.par2);
+    t->up_tail = rl.tail2 = malloc(((size_t)t->m + 1) * sizeof *t->up_tail);
+    if (!rl.uf2 || !rl.uh2 || !rl.par2 || !t->up_tail) {
+        free(rl.uf2);
+        free(rl.uh2);
+        free(rl.par2);
+        goto oom;
+    }
+    rl.uf2[0] = 0;
+    for (uint32_t r2 = 0; r2 < n; r2++)
+        rl.uf2[r2 + 1] = rl.uf2[r2] + (t->up_first[old[r2] + 1] - t->up_first[old[r2]]);
+    gp_parallel_for(n, 0, relabel_range, &rl);
+    free(t->up_first);
+    free(t->up_head);
+    free(t->parent);
+    t->up_first = rl.uf2;
+    t->up_head = rl.uh2;
+    t->parent = rl.par2;
+    for (uint32_t v = 0; v < n; v++) t->order[t->rank[v]] = v;
+    ph[3] = gp_now();
+    /* the level of every rank must be unchanged: recompute and check contiguity */
+    memset(lvl, 0, (size_t)n * sizeof *lvl);
+    t->width = t->height = 0;
+    for (uint32_t r = 0; r < n; r++) {
+        uint32_t d = t->up_first[r + 1] - t->up_first[r];
+        if (d > t->width) t->width = d;
+        for (uint32_t e = t->up_first[r]; e < t->up_first[r + 1]; e++)
+            if (lvl[t->up_head[e]] < lvl[r] + 1) lvl[t->up_head[e]] = lvl[r] + 1;
+        if (r < t->level_first[lvl[r]] || r >= t->level_first[lvl[r] + 1]) {
+            rc = gp_err_set(err, GP_EINVAL, "CCH levels changed after re-ranking (rank %u)", r);
+            goto fail;
+        }
+    }
+    t->height = nl;
+    t->tri_first = calloc((size_t)t->m + 1, sizeof *t->tri_first);
+    if (!t->tri_first) goto oom;
+    /* lower triangles: for each v and pair x < y of its upper neighbours, v is a lower triangle
+     * of {x, y} (an edge of the chordal graph); their number is known up front */
+    uint64_t ntri = 0;
+    for (uint32_t v = 0; v < n; v++) {
+        uint64_t d = t->up_first[v + 1] - t->up_first[v];
+        ntri += d * (d - (d > 0)) / 2;
+    }
+    if (ntri > tri_limit(n)) {
+        rc = gp_err_set(err, GP_ETOOBIG,
+                        "the CCH of %u nodes would have %llu triangles (over %u per node): the "
+                        "graph is not road-like (cch_max_triangles_per_node)",
+                        n, (unsigned long long)ntri, max_tri_per_node);
+        goto fail;
+    }
+    tri_ctx tc = {t, 0, GP_NONE};
+    for (tc.pass = 0; tc.pass < 2; tc.pass++) {
+        gp_parallel_for(n, 0, tri_range, &tc);
+        if (tc.bad != GP_NONE) {
+            rc = gp_err_set(err, GP_EINVAL, "CCH is not chordal at rank %u", tc.bad);
+            goto fail;
+        }
+        if (tc.pass == 0) {
+            for (uint32_t e = 0; e < t->m; e++) t->tri_first[e + 1] += t->tri_first[e];
+            t->ntri = t->tri_first[t->m];
+            t->tri = malloc((t->ntri * 2 + 1) * sizeof *t->tri);
+            if (!t->tri) goto oom;
+        } else {
+            /* tri_first[e] now holds the end of e's run: shift back */
+            for (uint32_t e = t->m; e > 0; e--) t->tri_first[e] = t->tri_first[e - 1];
+            t->tri_first[0] = 0;
+        }
+    }
+    gp_parallel_for(t->m, 0, tri_sort_range, t);
+    free(lvl);
+    free(cnt);
+    t->contract_s = gp_now() - t0;
+    ph[4] = gp_now();
+    GP_LOG(GP_LOG_DEBUG,
+           "cch_contract nodes=%u skeleton_s=%.2f chordal_s=%.2f levels_s=%.2f relabel_s=%.2f "
+           "triangles_s=%.2f",
+           n, ph[0] - t0, ph[1] - ph[0], ph[2] - ph[1], ph[3] - ph[2], ph[4] - ph[3]);
+    *out = t;
+    return GP_OK;
+oom:
+    rc = gp_err_set(err, GP_ENOMEM, "out of memory building the CCH of %u nodes", n);
+fail:
+    free(first);
+    free(adj);
+    free(lvl);
+    free(cnt);
+    gp_cch_topo_unref(t);
+    return rc;
+}

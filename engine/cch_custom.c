@@ -1,0 +1,516 @@
+/* cch_custom.c - the CCH's customization on the CPU (cch.h): the metric mapped onto the CCH edges
+ * (gp_cch_map_metric), basic customization edge by edge in level order over lower triangles, the
+ * edges of one level split over a team of threads with a barrier between levels, each weight
+ * keeping its witness (the first lower triangle realising it), packed afterwards into one 64-bit
+ * word per edge and direction so that unpacking a shortcut costs one read; and the perfect
+ * customization (gp_cch_perfect, in the foreground or on a thread of its own), which prunes the
+ * query arcs.
+ */
+#include "engine/cch_internal.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static inline uint32_t sat_add(uint32_t a, uint32_t b) {
+    uint64_t s = (uint64_t)a + b;
+    return s >= GP_CCH_INF ? GP_CCH_INF : (uint32_t)s;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Metric and customization */
+
+/* Maps the arcs of nodes [lo, hi) of g onto c's edges; returns the first node with an arc that
+ * is not a CCH edge (its tail), or GP_NONE. An edge's up slot (ofw) is written only by arcs of its
+ * lower end and its down slot (obw) only by arcs of its higher end, so node ranges never share a
+ * slot and run on threads side by side. */
+static uint32_t map_range(gp_cch *c, const gp_graph *g, uint32_t lo, uint32_t hi, uint32_t *bad_v) {
+    const gp_cch_topo *t = c->topo;
+    for (uint32_t u = lo; u < hi; u++) {
+        uint32_t ru = t->rank[u];
+        for (uint32_t a = g->row[u]; a < g->row[u + 1]; a++) {
+            uint32_t v = g->col[a];
+            if (v == u) continue;
+            uint32_t rv = t->rank[v], w = g->w[a];
+            uint32_t e = ru < rv ? gp_cch_find_edge(t, ru, rv) : gp_cch_find_edge(t, rv, ru);
+            if (e == GP_NONE) {
+                *bad_v = v;
+                return u;
+            }
+            uint32_t *slot = ru < rv ? &c->ofw[e] : &c->obw[e];
+            if (w < *slot) *slot = w;
+        }
+    }
+    return GP_NONE;
+}
+
+typedef struct map_ctx {
+    gp_cch *c;
+    const gp_graph *g;
+    pthread_mutex_t mu;
+    uint32_t bad_u, bad_v; /* the lowest tail with an arc that is not a CCH edge */
+} map_ctx;
+
+static void map_ranges(void *cv, uint64_t lo, uint64_t hi) {
+    map_ctx *m = cv;
+    uint32_t v = GP_NONE, u = map_range(m->c, m->g, (uint32_t)lo, (uint32_t)hi, &v);
+    if (u == GP_NONE) return;
+    pthread_mutex_lock(&m->mu);
+    if (m->bad_u == GP_NONE || u < m->bad_u) m->bad_u = u, m->bad_v = v;
+    pthread_mutex_unlock(&m->mu);
+}
+
+static void inf_ranges(void *cv, uint64_t lo, uint64_t hi) {
+    gp_cch *c = cv;
+    for (uint64_t e = lo; e < hi; e++) c->ofw[e] = c->obw[e] = GP_CCH_INF;
+}
+
+int gp_cch_map_metric(gp_cch *c, const gp_graph *g, gp_err *err) {
+    const gp_cch_topo *t = c->topo;
+    gp_parallel_for(t->m, t->m >= (1u << 20) ? 0 : 1, inf_ranges, c);
+    /* a reweighted road graph maps 2-20 M arcs on every cost change: on all CPUs */
+    map_ctx m = {c, g, PTHREAD_MUTEX_INITIALIZER, GP_NONE, GP_NONE};
+    gp_parallel_for(g->n, g->m >= (1u << 18) ? 0 : 1, map_ranges, &m);
+    pthread_mutex_destroy(&m.mu);
+    if (m.bad_u != GP_NONE)
+        return gp_err_set(err, GP_EINVAL, "arc %u->%u is not an edge of the CCH", m.bad_u,
+                          m.bad_v);
+    return GP_OK;
+}
+
+/* Customizes edges [lo, hi) into fw/bw and the witnesses fmid/bmid (the offset of the first lower
+ * triangle realising the weight within the edge's triangles; GP_NONE when the original arc does);
+ * returns the first edge whose weight overflowed, or GP_NONE. */
+static uint32_t customize_range(const gp_cch_topo *t, const uint32_t *ofw, const uint32_t *obw,
+                                uint32_t *fw, uint32_t *bw, uint32_t *fmid, uint32_t *bmid,
+                                uint32_t lo, uint32_t hi) {
+    uint32_t bad = GP_NONE;
+    for (uint32_t e = lo; e < hi; e++) {
+        uint32_t f = ofw[e], b = obw[e], fm = GP_NONE, bm = GP_NONE;
+        int of = 0, ob = 0;
+        uint64_t k0 = t->tri_first[e];
+        for (uint64_t k = k0; k < t->tri_first[e + 1]; k++) {
+            uint32_t e1 = t->tri[2 * k], e2 = t->tri[2 * k + 1]; /* {v,x}, {v,y} */
+            uint32_t a1 = bw[e1], b2 = fw[e2], a2 = bw[e2], b1 = fw[e1];
+            if (a1 != GP_CCH_INF && b2 != GP_CCH_INF) {
+                uint32_t s = sat_add(a1, b2);
+                if (s == GP_CCH_INF) of = 1;
+                else if (s < f) f = s, fm = (uint32_t)(k - k0);
+            }
+            if (a2 != GP_CCH_INF && b1 != GP_CCH_INF) {
+                uint32_t s = sat_add(a2, b1);
+                if (s == GP_CCH_INF) ob = 1;
+                else if (s < b) b = s, bm = (uint32_t)(k - k0);
+            }
+        }
+        fw[e] = f;
+        bw[e] = b;
+        fmid[e] = fm;
+        bmid[e] = bm;
+        if (((of && f == GP_CCH_INF) || (ob && b == GP_CCH_INF)) && bad == GP_NONE) bad = e;
+    }
+    return bad;
+}
+
+/* Packed witnesses for path unpacking (cch_internal.h GP_CCH_WIT_ORIG), from fmid/bmid. */
+static void witnesses_range(gp_cch *c, uint32_t lo, uint32_t hi) {
+    const gp_cch_topo *t = c->topo;
+    for (uint32_t e = lo; e < hi; e++) {
+        uint64_t k0 = t->tri_first[e];
+        c->wit[2 * (size_t)e + 1] = c->fmid[e] == GP_NONE
+                         ? GP_CCH_WIT_ORIG | t->order[t->up_head[e]]
+                         : (uint64_t)t->tri[2 * (k0 + c->fmid[e])] << 32 | t->tri[2 * (k0 + c->fmid[e]) + 1];
+        c->wit[2 * (size_t)e] = c->bmid[e] == GP_NONE
+                         ? GP_CCH_WIT_ORIG | t->order[t->up_tail[e]]
+                         : (uint64_t)t->tri[2 * (k0 + c->bmid[e])] << 32 | t->tri[2 * (k0 + c->bmid[e]) + 1];
+    }
+}
+
+static void wit_ranges(void *c, uint64_t lo, uint64_t hi) {
+    witnesses_range(c, (uint32_t)lo, (uint32_t)hi);
+}
+
+/* After a GPU customization (each edge reads its triangles at random): on all CPUs. */
+void gp_cch_witnesses(gp_cch *c) {
+    gp_cch_perfect_drop(c);
+    gp_parallel_for(c->topo->m, c->topo->m >= (1u << 20) ? 0 : 1, wit_ranges, c);
+}
+
+static int overflow_error(uint32_t e, gp_err *err) {
+    return gp_err_set(err, GP_ETOOBIG,
+                      "CCH customization: shortcut %u would exceed 2^32-1 weight units", e);
+}
+
+int gp_cch_customize_serial(const gp_cch_topo *t, const uint32_t *ofw, const uint32_t *obw,
+                            uint32_t *fw, uint32_t *bw, uint32_t *fmid, uint32_t *bmid,
+                            gp_err *err) {
+    uint32_t bad = customize_range(t, ofw, obw, fw, bw, fmid, bmid, 0, t->m);
+    return bad == GP_NONE ? GP_OK : overflow_error(bad, err);
+}
+
+/* A team of threads working level by level with a barrier between levels: fn(job, id, nthreads)
+ * runs on every member, this thread as id 0. The members wait at a gate until the team is known,
+ * so a thread that fails to start only makes the team smaller. */
+typedef struct team {
+    void (*fn)(void *job, int id, int nthreads);
+    void *job;
+    int n;
+    pthread_barrier_t bar;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int go;
+} team;
+
+typedef struct team_member {
+    team *tm;
+    int id;
+} team_member;
+
+static void *team_main(void *arg) {
+    team_member *me = arg;
+    team *tm = me->tm;
+    pthread_mutex_lock(&tm->mu);
+    while (!tm->go) pthread_cond_wait(&tm->cv, &tm->mu);
+    pthread_mutex_unlock(&tm->mu);
+    tm->fn(tm->job, me->id, tm->n);
+    return NULL;
+}
+
+static void team_run(int nt, void (*fn)(void *job, int id, int nthreads), void *job,
+                     pthread_barrier_t **bar) {
+    team tm;
+    team_member mem[256];
+    pthread_t th[256];
+    tm.fn = fn;
+    tm.job = job;
+    tm.go = 0;
+    pthread_mutex_init(&tm.mu, NULL);
+    pthread_cond_init(&tm.cv, NULL);
+    int started = 1;
+    for (int i = 1; i < nt; i++) {
+        mem[started].tm = &tm;
+        mem[started].id = started;
+        if (pthread_create(&th[started], NULL, team_main, &mem[started]) != 0) break;
+        started++;
+    }
+    tm.n = started;
+    pthread_barrier_init(&tm.bar, NULL, (unsigned)started);
+    *bar = &tm.bar;
+    pthread_mutex_lock(&tm.mu);
+    tm.go = 1;
+    pthread_cond_broadcast(&tm.cv);
+    pthread_mutex_unlock(&tm.mu);
+    fn(job, 0, started);
+    for (int i = 1; i < started; i++) pthread_join(th[i], NULL);
+    pthread_barrier_destroy(&tm.bar);
+    pthread_cond_destroy(&tm.cv);
+    pthread_mutex_destroy(&tm.mu);
+}
+
+/* The part [a, b) of [lo, hi) that member id of parts takes. */
+static inline void team_part(uint64_t lo, uint64_t hi, int id, int parts, uint32_t *a, uint32_t *b) {
+    *a = (uint32_t)(lo + (hi - lo) * (uint64_t)id / (uint64_t)parts);
+    *b = (uint32_t)(lo + (hi - lo) * (uint64_t)(id + 1) / (uint64_t)parts);
+}
+
+typedef struct cust_job {
+    gp_cch *c;
+    pthread_barrier_t *bar;
+    atomic_uint bad;
+    atomic_int timed_out;
+    double deadline;
+} cust_job;
+
+static void cust_main(void *arg, int id, int nthreads) {
+    cust_job *j = arg;
+    const gp_cch_topo *t = j->c->topo;
+    for (uint32_t l = 0; l < t->nlevels; l++) {
+        uint64_t lo = t->up_first[t->level_first[l]], hi = t->up_first[t->level_first[l + 1]];
+        /* small levels: one thread, no point splitting */
+        int parts = hi - lo < 2048 ? 1 : nthreads;
+        if (id < parts && !atomic_load(&j->timed_out)) {
+            uint32_t a, b;
+            team_part(lo, hi, id, parts, &a, &b);
+            uint32_t bad = customize_range(t, j->c->ofw, j->c->obw, j->c->fw, j->c->bw,
+                                           j->c->fmid, j->c->bmid, a, b);
+            if (bad != GP_NONE) {
+                unsigned none = GP_NONE;
+                atomic_compare_exchange_strong(&j->bad, &none, bad);
+            }
+            if (id == 0 && j->deadline > 0 && gp_now() > j->deadline)
+                atomic_store(&j->timed_out, 1);
+        }
+        pthread_barrier_wait(j->bar);
+    }
+    uint32_t a, b;
+    team_part(0, t->m, id, nthreads, &a, &b);
+    witnesses_range(j->c, a, b);
+}
+
+int gp_cch_customize(gp_cch *c, int threads, gp_err *err) {
+    double t0 = gp_now();
+    int nt = gp_cch_threads(threads);
+    if (c->topo->m < 65536) nt = 1;
+    gp_cch_perfect_drop(c);
+    cust_job j;
+    memset(&j, 0, sizeof j);
+    j.c = c;
+    j.deadline = gp_deadline_get();
+    atomic_init(&j.bad, GP_NONE);
+    atomic_init(&j.timed_out, 0);
+    team_run(nt, cust_main, &j, &j.bar);
+    if (atomic_load(&j.timed_out)) return gp_deadline_error(err);
+    uint32_t bad = atomic_load(&j.bad);
+    if (bad != GP_NONE) return overflow_error(bad, err);
+    c->custom_s = gp_now() - t0;
+    snprintf(c->custom_on, sizeof c->custom_on, "cpu");
+    return GP_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Perfect customization */
+
+/* *a = min(*a, b + c) over finite b, c. */
+static inline void relax_tri(uint32_t *a, uint32_t b, uint32_t c) {
+    if (b != GP_CCH_INF && c != GP_CCH_INF && (uint64_t)b + c < *a) *a = b + c;
+}
+
+/* Rank x's edges in pf/pb (basic weights on entry, every edge of a higher rank perfect) made
+ * perfect: for each pair y < z of x's upper neighbours, {y, z} is an edge (the graph is chordal)
+ * found by a merge along y's edges; triangle {x, y, z} is an upper one of {x, y} and an
+ * intermediate one of {x, z}. The order of the relaxations does not matter: a shortest up-down
+ * path x -> y starts with an arc x -> z of its basic weight, followed by a shortest z -> y path, so
+ * relaxing over z with any weight of {x, z} between the exact and the basic one reaches the
+ * distance. */
+static void perfect_node(const gp_cch_topo *t, uint32_t *pf, uint32_t *pb, uint32_t x) {
+    uint32_t b = t->up_first[x], e = t->up_first[x + 1];
+    for (uint32_t i = b; i < e; i++) {
+        uint32_t y = t->up_head[i], p = t->up_first[y], pe = t->up_first[y + 1];
+        for (uint32_t j = i + 1; j < e; j++) {
+            uint32_t z = t->up_head[j];
+            while (p < pe && t->up_head[p] < z) p++;
+            if (p == pe || t->up_head[p] != z) break; /* not chordal: cannot happen */
+            uint32_t fyz = pf[p], byz = pb[p];
+            relax_tri(&pf[i], pf[j], byz); /* x -> z -> y */
+            relax_tri(&pb[i], fyz, pb[j]); /* y -> z -> x */
+            relax_tri(&pf[j], pf[i], fyz); /* x -> y -> z */
+            relax_tri(&pb[j], byz, pb[i]); /* z -> y -> x */
+        }
+    }
+}
+
+void gp_cch_perfect_serial(const gp_cch_topo *t, const uint32_t *fw, const uint32_t *bw,
+                           uint32_t *pfw, uint32_t *pbw) {
+    memcpy(pfw, fw, (size_t)t->m * 4);
+    memcpy(pbw, bw, (size_t)t->m * 4);
+    for (uint32_t x = t->n; x > 0; x--) perfect_node(t, pfw, pbw, x - 1);
+}
+
+static void arcs_free(gp_cch_arcs *q) {
+    if (!q) return;
+    for (int d = 0; d < 2; d++) {
+        free(q[d].first);
+        free(q[d].head);
+        free(q[d].w);
+        free(q[d].edge);
+    }
+    free(q);
+}
+
+/* An arc is kept when its basic weight is finite and exact. */
+static inline int perfect_keeps(uint32_t basic, uint32_t perfect) {
+    return basic != GP_CCH_INF && basic == perfect;
+}
+
+#define PERF_STOPPED (-1) /* a background pass told to stop */
+
+typedef struct perf_job {
+    const gp_cch *c;
+    uint32_t *pf, *pb;  /* perfect weights */
+    gp_cch_arcs *q;     /* built here; first[x+1] counts x's kept arcs until the prefix sums */
+    pthread_barrier_t *bar;
+    atomic_int failed;  /* GP_ENOMEM, GP_ETIMEOUT, or PERF_STOPPED */
+    atomic_int *stop;   /* set by perfect_drop for a background pass, else NULL */
+    double deadline;
+} perf_job;
+
+/* The ranks [a, b) of [lo, hi) that member id of parts takes, cut where the edges divide evenly. */
+static void perf_part(const gp_cch_topo *t, uint32_t lo, uint32_t hi, int id, int parts,
+                      uint32_t *a, uint32_t *b) {
+    uint32_t ea, eb, r[2];
+    team_part(t->up_first[lo], t->up_first[hi], id, parts, &ea, &eb);
+    uint32_t want[2] = {ea, eb};
+    for (int k = 0; k < 2; k++) { /* the first rank in [lo, hi] whose edges start at or after */
+        uint32_t x = lo, y = hi;
+        while (x < y) {
+            uint32_t mid = x + (y - x) / 2;
+            if (t->up_first[mid] < want[k]) x = mid + 1;
+            else y = mid;
+        }
+        r[k] = x;
+    }
+    *a = id == 0 ? lo : r[0];
+    *b = id == parts - 1 ? hi : r[1];
+}
+
+static void perf_main(void *arg, int id, int nthreads) {
+    perf_job *j = arg;
+    const gp_cch *c = j->c;
+    const gp_cch_topo *t = c->topo;
+    for (uint32_t l = t->nlevels; l > 0; l--) {
+        uint32_t lo = t->level_first[l - 1], hi = t->level_first[l];
+        int parts = t->up_first[hi] - t->up_first[lo] < 2048 ? 1 : nthreads;
+        if (id < parts && !atomic_load(&j->failed)) {
+            uint32_t a, b;
+            perf_part(t, lo, hi, id, parts, &a, &b);
+            uint32_t ea = t->up_first[a], eb = t->up_first[b];
+            memcpy(j->pf + ea, c->fw + ea, (size_t)(eb - ea) * 4);
+            memcpy(j->pb + ea, c->bw + ea, (size_t)(eb - ea) * 4);
+            for (uint32_t x = a; x < b; x++) {
+                perfect_node(t, j->pf, j->pb, x);
+                uint32_t kf = 0, kb = 0;
+                for (uint32_t e = t->up_first[x]; e < t->up_first[x + 1]; e++) {
+                    kf += perfect_keeps(c->fw[e], j->pf[e]);
+                    kb += perfect_keeps(c->bw[e], j->pb[e]);
+                }
+                j->q[1].first[x + 1] = kf;
+                j->q[0].first[x + 1] = kb;
+            }
+            if (id == 0 && j->deadline > 0 && gp_now() > j->deadline)
+                atomic_store(&j->failed, GP_ETIMEOUT);
+            if (id == 0 && j->stop && atomic_load(j->stop)) atomic_store(&j->failed, PERF_STOPPED);
+        }
+        pthread_barrier_wait(j->bar);
+    }
+    if (id == 0 && !atomic_load(&j->failed)) {
+        for (int d = 0; d < 2; d++) {
+            gp_cch_arcs *q = &j->q[d];
+            q->first[0] = 0;
+            for (uint32_t x = 0; x < t->n; x++) q->first[x + 1] += q->first[x];
+            size_t k = (size_t)q->first[t->n] + 1;
+            q->head = gp_cch_big_malloc(k * 4);
+            q->w = gp_cch_big_malloc(k * 4);
+            q->edge = gp_cch_big_malloc(k * 4);
+            if (!q->head || !q->w || !q->edge) atomic_store(&j->failed, GP_ENOMEM);
+        }
+    }
+    pthread_barrier_wait(j->bar);
+    if (atomic_load(&j->failed)) return;
+    uint32_t a, b;
+    perf_part(t, 0, t->n, id, nthreads, &a, &b);
+    for (int d = 0; d < 2; d++) {
+        gp_cch_arcs *q = &j->q[d];
+        const uint32_t *basic = d ? c->fw : c->bw, *perf = d ? j->pf : j->pb;
+        uint32_t k = q->first[a];
+        for (uint32_t e = t->up_first[a]; e < t->up_first[b]; e++) {
+            if (!perfect_keeps(basic[e], perf[e])) continue;
+            q->head[k] = t->up_head[e];
+            q->w[k] = basic[e];
+            q->edge[k++] = e;
+        }
+    }
+}
+
+/* The pass into *out (NULL on failure): GP_OK or the failure's code. */
+static int perfect_run(const gp_cch *c, int threads, double deadline, atomic_int *stop,
+                       gp_cch_arcs **out) {
+    const gp_cch_topo *t = c->topo;
+    int nt = gp_cch_threads(threads);
+    if (t->m < 65536) nt = 1;
+    perf_job j;
+    memset(&j, 0, sizeof j);
+    j.c = c;
+    j.deadline = deadline;
+    j.stop = stop;
+    atomic_init(&j.failed, 0);
+    j.pf = malloc(((size_t)t->m + 1) * 4);
+    j.pb = malloc(((size_t)t->m + 1) * 4);
+    j.q = calloc(2, sizeof *j.q);
+    if (j.q) {
+        j.q[0].first = gp_cch_big_malloc(((size_t)t->n + 1) * 4);
+        j.q[1].first = gp_cch_big_malloc(((size_t)t->n + 1) * 4);
+    }
+    if (!j.pf || !j.pb || !j.q || !j.q[0].first || !j.q[1].first) atomic_store(&j.failed, GP_ENOMEM);
+    else team_run(nt, perf_main, &j, &j.bar);
+    free(j.pf);
+    free(j.pb);
+    int rc = atomic_load(&j.failed);
+    if (rc) {
+        arcs_free(j.q);
+        j.q = NULL;
+    }
+    *out = j.q;
+    return rc;
+}
+
+typedef struct perf_bg {
+    gp_cch *c;
+    int threads;
+    atomic_int stop;
+    pthread_t th;
+} perf_bg;
+
+static void *perf_bg_main(void *arg) {
+    perf_bg *bg = arg;
+    gp_cch_arcs *q = NULL;
+    /* background work: below the requests and the next cost change (Linux keeps a nice value
+     * per thread, and the pass's team threads inherit this one's) */
+    (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
+    double t0 = gp_now();
+    if (perfect_run(bg->c, bg->threads, 0, &bg->stop, &q) == GP_OK) {
+        bg->c->perfect_s = gp_now() - t0;
+        __atomic_store_n(&bg->c->q, q, __ATOMIC_RELEASE);
+    }
+    return NULL;
+}
+
+void gp_cch_perfect_wait(gp_cch *c) {
+    perf_bg *bg = c->perfect_bg;
+    if (!bg) return;
+    pthread_join(bg->th, NULL);
+    free(bg);
+    c->perfect_bg = NULL;
+}
+
+void gp_cch_perfect_drop(gp_cch *c) {
+    perf_bg *bg = c->perfect_bg;
+    if (bg) atomic_store(&bg->stop, 1);
+    gp_cch_perfect_wait(c);
+    arcs_free(c->q);
+    c->q = NULL;
+    c->perfect_s = 0;
+}
+
+int gp_cch_perfect(gp_cch *c, int threads, gp_err *err) {
+    double t0 = gp_now();
+    gp_cch_perfect_drop(c);
+    gp_cch_arcs *q = NULL;
+    int rc = perfect_run(c, threads, gp_deadline_get(), NULL, &q);
+    if (rc == GP_ETIMEOUT) return gp_deadline_error(err);
+    if (rc)
+        return gp_err_set(err, GP_ENOMEM, "out of memory for the perfect customization of %u "
+                                          "edges", c->topo->m);
+    c->q = q;
+    c->perfect_s = gp_now() - t0;
+    return GP_OK;
+}
+
+int gp_cch_perfect_start(gp_cch *c, int threads, gp_err *err) {
+    gp_cch_perfect_drop(c);
+    perf_bg *bg = calloc(1, sizeof *bg);
+    if (!bg) return gp_err_set(err, GP_ENOMEM, "out of memory for a perfect customization");
+    bg->c = c;
+    bg->threads = threads;
+    atomic_init(&bg->stop, 0);
+    if (pthread_create(&bg->th, NULL, perf_bg_main, bg) != 0) {
+        free(bg);
+        return gp_err_set(err, GP_ENOMEM, "cannot start the perfect customization thread");
+    }
+    c->perfect_bg = bg;
+    return GP_OK;
+}

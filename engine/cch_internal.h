@@ -1,0 +1,59 @@
+/* cch_internal.h - what the CCH's own files share: engine/cch.c (lifecycle, topology cache,
+ * query workspaces, the serialised order), engine/cch_contract.c (contraction),
+ * engine/cch_custom.c (customization, perfect customization) and engine/cch_query.c (queries).
+ * Not part of the contract: other modules include engine/cch.h only.
+ */
+#ifndef GP_CCH_INTERNAL_H
+#define GP_CCH_INTERNAL_H
+
+#include "engine/cch.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* malloc for the arrays queries read at random, with transparent huge pages asked for (cch.c). */
+void *gp_cch_big_malloc(size_t bytes);
+
+/* c's query arcs as published (a background perfect pass may set them at any time). */
+static inline const gp_cch_arcs *gp_cch_published(const gp_cch *c) {
+    return __atomic_load_n(&c->q, __ATOMIC_ACQUIRE);
+}
+
+/* The CCH edge {lo, hi} (ranks, lo < hi), or GP_NONE. */
+static inline uint32_t gp_cch_find_edge(const gp_cch_topo *t, uint32_t lo, uint32_t hi) {
+    uint32_t a = t->up_first[lo], b = t->up_first[lo + 1];
+    while (a < b) {
+        uint32_t mid = a + (b - a) / 2;
+        if (t->up_head[mid] < hi) a = mid + 1;
+        else b = mid;
+    }
+    return a < t->up_first[lo + 1] && t->up_head[a] == hi ? a : GP_NONE;
+}
+
+/* A packed witness (gp_cch.wit) of an original arc: GP_CCH_WIT_ORIG | the node (original id) it
+ * leads to; of a shortcut: e1 << 32 | e2 of its triangle. One 8-byte read per unpacking step. */
+#define GP_CCH_WIT_ORIG (1ULL << 63)
+
+/* A query workspace (rank-indexed, reset along the elimination-tree paths a query touched), from
+ * the pool of c's topology (cch.c): get one (NULL out of memory, err filled), put it back as it was
+ * found; gp_cch_ws_reserve makes room for k nodes in its unpacking tree (-1 out of memory). */
+typedef struct gp_cch_ws {
+    uint64_t *df, *db;   /* n, GP_INF when untouched */
+    uint32_t *pf, *pb;   /* n: the rank whose arc reached the node (GP_NONE) */
+    uint8_t *of, *ob;    /* n: the end a label of a query between sets comes from (read only
+                          * where df / db is set) */
+    uint64_t *sweep;     /* n, PHAST (allocated on first use) */
+    uint32_t *uit, *ukid, *upos; /* ucap each: path unpacking's tree (unpack) */
+    uint32_t ucap;
+    struct gp_cch_ws *next;
+} gp_cch_ws;
+
+gp_cch_ws *gp_cch_ws_get(const gp_cch *c, gp_err *err);
+void gp_cch_ws_put(const gp_cch *c, gp_cch_ws *w);
+int gp_cch_ws_reserve(gp_cch_ws *w, uint32_t k);
+
+/* Stops a background perfect pass and drops the query arcs, which new weights make stale
+ * (cch_custom.c; gp_cch_free calls it). */
+void gp_cch_perfect_drop(gp_cch *c);
+
+#endif

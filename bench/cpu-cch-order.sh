@@ -5,7 +5,7 @@
 # bench/cch_order.c: order time (wall; CPU seconds of all the work; the critical path, from which
 # the time on 16 threads is predicted), the ranks the same at 1 and all threads, contraction time
 # and peak memory, and the quality of each order (CCH edges = fill, triangles = customization
-# work, levels). Part 2, bench/bench_cch --p2p-only with GPATH_CCH_ORDER=metis and =nd on NY, BAY
+# work, levels). Part 2, bench/bench_cch --p2p-only --order metis and --order nd on NY, BAY
 # and gen:1000000: customization time and p2p query work (elimination-tree nodes visited) on each.
 # Writes bench/results/DATE-MACHINE-cch-order.md.
 set -u
@@ -25,9 +25,10 @@ done
 gens=(${CCH_ORDER_GRAPHS:-gen:1000000 gen:4000000})
 out=$(bench_out cch-order)
 cmd1="$BUILD/bench/cch_order --threads 1,$(nproc) ${dimacs[*]} ${gens[*]}"
-cmd2="$BUILD/bench/bench_cch --p2p-only --reps 3 --queries 1000 ${dimacs[*]} ${gens[0]}"
+cmd2="$BUILD/bench/bench_cch --p2p-only --reps 3 --queries 1000 --order"
+graphs2="${dimacs[*]} ${gens[0]}"
 bench_header "$out" "CCH order: one METIS_NodeND call vs the parallel nested dissection" \
-  "$cmd1; for o in metis nd; do GPATH_CCH_ORDER=\$o $cmd2; done"
+  "$cmd1; for o in metis nd; do $cmd2 \$o $graphs2; done"
 {
   echo "## Order, contraction, fill"
   echo
@@ -39,9 +40,9 @@ rc=0
 # shellcheck disable=SC2086
 $cmd1 | tee -a "$out" || rc=1
 for o in metis nd; do
-  printf '\n## Customization and queries on the %s order (GPATH_CCH_ORDER=%s)\n' "$o" "$o" >>"$out"
+  printf '\n## Customization and queries on the %s order (--order %s)\n' "$o" "$o" >>"$out"
   # shellcheck disable=SC2086
-  GPATH_CCH_ORDER=$o $cmd2 | tee -a "$out" || rc=1
+  $cmd2 "$o" $graphs2 | tee -a "$out" || rc=1
 done
 echo "wrote $out"
 exit "$rc"

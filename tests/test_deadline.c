@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/engine_lab.h"
 #include "engine/engine.h"
 
 static gp_backend *cpu(int threads) {
@@ -138,7 +139,7 @@ static void apsp_once(gp_backend *b, const gp_graph *g, int expect, const uint64
 }
 
 /* Every CPU op: expired -> GP_ETIMEOUT; none or ample -> the same answers as without a deadline.
- * Both A* heaps are covered (GPATH_CPU_ASTAR_HEAP=binary is read when a backend is created). */
+ * Both A* heaps are covered (the engine lab's astar_binary is read when a backend is created). */
 static void test_cpu_ops(void **state) {
     (void)state;
     gp_err err;
@@ -148,9 +149,12 @@ static void test_cpu_ops(void **state) {
     gp_graph *small = gp_generate_road(300, 6, &err); /* APSP: 5 tiles of 64, 4 threads */
     assert_non_null(small);
     for (int heap = 0; heap < 2; heap++) {
-        if (heap) setenv("GPATH_CPU_ASTAR_HEAP", "binary", 1);
+        gp_engine_lab lab;
+        gp_engine_lab_defaults(&lab);
+        lab.astar_binary = heap;
+        gp_engine_lab_set(&lab);
         gp_backend *b = cpu(4);
-        if (heap) unsetenv("GPATH_CPU_ASTAR_HEAP");
+        gp_engine_lab_set(NULL);
         assert_int_equal(b->ops->attach(b, g, &err), GP_OK);
         /* references, no deadline */
         gp_deadline_set(0);

@@ -99,8 +99,8 @@ typedef struct gp_graph {
     void (*dev_free)(void *dev);
     void *cch;            /* engine/cch.h state (customizable contraction hierarchy), or NULL */
     void (*cch_free)(void *cch);
-    /* Road-segment index of engine/snap.c, built lazily on the first snap and released with the
-     * graph through snap_free (the graph layer knows nothing else of it). */
+    /* Road-segment index (graph/segidx.h), built at attach or on the first snap and released
+     * with the graph through snap_free. */
     void *snap;
     void (*snap_free)(void *snap);
     /* A reweighted version (gp_graph_reweight) owns only w and rw: every other array, the names,

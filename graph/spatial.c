@@ -34,15 +34,6 @@ double gp_haversine_m(double lon1, double lat1, double lon2, double lat2) {
     return 2.0 * GP_EARTH_RADIUS_M * asin(sqrt(a));
 }
 
-static inline void unit_vec(double lon, double lat, double v[3]) {
-    double la = lat * DEG2RAD, lo = lon * DEG2RAD;
-    double cl = cos(la);
-    v[0] = cl * cos(lo);
-    v[1] = cl * sin(lo);
-    v[2] = sin(la);
-}
-
-
 /* ---- build ---- */
 
 /* Build-time point: the unit vector as floats next to the node, so partitioning streams through
@@ -166,7 +157,7 @@ static void unit_fill(void *ctx, uint64_t begin, uint64_t end) {
             c->pts[v].node = GP_NONE;
             continue;
         }
-        unit_vec(lon, lat, u);
+        gp_unit_vec(lon, lat, u);
         c->pts[v] = (bpt){{(float)u[0], (float)u[1], (float)u[2]}, (uint32_t)v};
     }
 }
@@ -271,7 +262,7 @@ static void heap_offer(knn *h, double d2, uint32_t node) {
 }
 
 static inline void offer_node(knn *h, uint32_t v, double u[3]) {
-    unit_vec(h->g->lon[v], h->g->lat[v], u);
+    gp_unit_vec(h->g->lon[v], h->g->lat[v], u);
     double dx = u[0] - h->q[0], dy = u[1] - h->q[1], dz = u[2] - h->q[2];
     heap_offer(h, dx * dx + dy * dy + dz * dz, v);
 }
@@ -315,7 +306,7 @@ int gp_spatial_nearest(const struct gp_spatial *s, const gp_graph *g, double lon
     if (!isfinite(lon) || !isfinite(lat) || lat < -90 || lat > 90 || lon < -360 || lon > 360) return -1;
     if (k > s->cnt) k = s->cnt;
     knn h = {s, g, {0, 0, 0}, NULL, k, 0};
-    unit_vec(lon, lat, h.q);
+    gp_unit_vec(lon, lat, h.q);
     cand local[64];
     h.heap = k <= 64 ? local : malloc((size_t)k * sizeof *h.heap);
     res *r = malloc((size_t)k * sizeof *r);

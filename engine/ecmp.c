@@ -22,58 +22,34 @@
  */
 #include "engine/ecmp.h"
 #include "engine/progress.h"
+#include "graph/parallel.h"
 
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
-/* ---- a small dynamic parallel-for over [0, n) ---- */
+/* ---- one router at a time over the threads (graph/parallel.h), with progress ---- */
 
-typedef struct pf_ctx {
+typedef struct rows_ctx {
     void (*fn)(void *ctx, uint32_t i);
     void *ctx;
-    uint32_t n, chunk;
-    atomic_uint next;
-    gp_progress *prog; /* a unit per index, counted a chunk at a time; NULL: none */
-} pf_ctx;
+    gp_progress *prog; /* a unit per router, counted a chunk at a time; NULL: none */
+} rows_ctx;
 
-static void *pf_worker(void *arg) {
-    pf_ctx *p = arg;
-    for (;;) {
-        uint32_t b = atomic_fetch_add(&p->next, p->chunk);
-        if (b >= p->n) break;
-        uint32_t e = b + p->chunk < p->n ? b + p->chunk : p->n;
-        for (uint32_t i = b; i < e; i++) p->fn(p->ctx, i);
-        gp_progress_add(p->prog, e - b);
-    }
-    return NULL;
+static void rows_range(void *arg, uint64_t begin, uint64_t end) {
+    rows_ctx *r = arg;
+    for (uint64_t i = begin; i < end; i++) r->fn(r->ctx, (uint32_t)i);
+    gp_progress_add(r->prog, end - begin);
 }
 
-static int online_cpus(void) {
-    long c = sysconf(_SC_NPROCESSORS_ONLN);
-    return c > 0 ? (int)(c > 64 ? 64 : c) : 1;
-}
-
+/* fn(ctx, i) for every router i < n on `threads` threads; chunks of at most 64 routers while
+ * progress is reported, so that it moves smoothly. */
 static void par_for(uint32_t n, int threads, void (*fn)(void *, uint32_t), void *ctx,
                     gp_progress *prog) {
-    pf_ctx p = {.fn = fn, .ctx = ctx, .n = n, .prog = prog};
+    rows_ctx r = {fn, ctx, prog};
     gp_progress_begin(prog, n);
-    if (threads <= 0) threads = online_cpus();
-    if (threads > 64) threads = 64;
-    if ((uint32_t)threads > n) threads = n ? (int)n : 1;
-    p.chunk = n / ((uint32_t)threads * 8) + 1;
-    if (prog && p.chunk > 64) p.chunk = 64;
-    atomic_init(&p.next, 0);
-    pthread_t tid[64];
-    int started[64] = {0};
-    for (int t = 1; t < threads; t++) started[t] = pthread_create(&tid[t], NULL, pf_worker, &p) == 0;
-    pf_worker(&p);
-    for (int t = 1; t < threads; t++)
-        if (started[t]) pthread_join(tid[t], NULL);
+    gp_parallel_for_dynamic(n, threads, prog ? 64 : 0, rows_range, &r);
 }
 
 /* ---- layout ---- */
@@ -317,7 +293,7 @@ uint32_t gp_rt_next_hops(const gp_rt *t, uint32_t i, uint32_t j, uint32_t *out) 
 static int extract_threads(const gp_rt *t, int threads) {
     uint64_t work = (uint64_t)t->n * (t->nb_off[t->n] + t->n);
     uint64_t useful = 1 + work / (256u << 10);
-    if (threads <= 0) threads = online_cpus();
+    if (threads <= 0) threads = gp_cpu_count();
     return useful < (uint64_t)threads ? (int)useful : threads;
 }
 

@@ -24,6 +24,7 @@
  */
 #include "graph/segidx.h"
 
+#include "graph/parallel.h"
 #include "graph/spatial.h"
 
 #include <math.h>
@@ -175,13 +176,13 @@ static void select_kth(bent *e, int d, int64_t lo, int64_t hi, int64_t k) {
  * least PAR_MIN pieces are built in parallel. */
 #define PAR_NODES 7
 #define PAR_MIN 65536
-typedef struct build_task {
+typedef struct build_job {
     gp_segidx *x;
     bent *e;
     uint64_t k;
     int64_t lo, hi;
-} build_task;
-static void *build_thread(void *arg);
+} build_job;
+static void build_task(void *arg);
 
 static void build_node(gp_segidx *x, bent *e, uint64_t k, int64_t lo, int64_t hi) {
     float *b = x->box + 6 * k;
@@ -204,18 +205,18 @@ static void build_node(gp_segidx *x, bent *e, uint64_t k, int64_t lo, int64_t hi
     int64_t mid = lo + (hi - lo) / 2;
     select_kth(e, dim, lo, hi, mid);
     /* the two halves are independent: big ones near the root build on their own threads */
-    build_task left = {x, e, 2 * k + 1, lo, mid};
-    pthread_t t;
-    int threaded = k < PAR_NODES && hi - lo >= PAR_MIN && pthread_create(&t, NULL, build_thread, &left) == 0;
-    if (!threaded) build_node(x, e, 2 * k + 1, lo, mid);
+    if (k < PAR_NODES && hi - lo >= PAR_MIN) {
+        build_job left = {x, e, 2 * k + 1, lo, mid}, right = {x, e, 2 * k + 2, mid, hi};
+        gp_parallel_two(build_task, &left, &right);
+        return;
+    }
+    build_node(x, e, 2 * k + 1, lo, mid);
     build_node(x, e, 2 * k + 2, mid, hi);
-    if (threaded) pthread_join(t, NULL);
 }
 
-static void *build_thread(void *arg) {
-    build_task *b = arg;
+static void build_task(void *arg) {
+    build_job *b = arg;
     build_node(b->x, b->e, b->k, b->lo, b->hi);
-    return NULL;
 }
 
 /* 1 when arc a (u -> v) stands in the index for its road (see the header comment): a two-way

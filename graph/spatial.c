@@ -10,9 +10,9 @@
  */
 #include "graph/spatial.h"
 #include "graph/graph_internal.h"
+#include "graph/parallel.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -108,10 +108,9 @@ typedef struct build_job {
     cell k;
 } build_job;
 
-static void *build_thread(void *arg) {
+static void build_task(void *arg) {
     build_job *j = arg;
     build_range(j->c, j->k);
-    return NULL;
 }
 
 static void build_range(build_ctx *c, cell k) {
@@ -131,13 +130,9 @@ static void build_range(build_ctx *c, cell k) {
         left.depth = right.depth = k.depth + 1;
         /* left half on a new thread near the top of large trees */
         if (k.depth < 4 && k.hi - k.lo > (1 << 16)) {
-            build_job j = {c, left};
-            pthread_t t;
-            if (pthread_create(&t, NULL, build_thread, &j) == 0) {
-                build_range(c, right);
-                pthread_join(t, NULL);
-                return;
-            }
+            build_job jl = {c, left}, jr = {c, right};
+            gp_parallel_two(build_task, &jl, &jr);
+            return;
         }
         build_range(c, left);
         k = right;

@@ -22,59 +22,34 @@
  */
 #include "engine/ecmp.h"
 #include "engine/progress.h"
+#include "graph/parallel.h"
 
-#include <math.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
-/* ---- a small dynamic parallel-for over [0, n) ---- */
+/* ---- one router at a time over the threads (graph/parallel.h), with progress ---- */
 
-typedef struct pf_ctx {
+typedef struct rows_ctx {
     void (*fn)(void *ctx, uint32_t i);
     void *ctx;
-    uint32_t n, chunk;
-    atomic_uint next;
-    gp_progress *prog; /* a unit per index, counted a chunk at a time; NULL: none */
-} pf_ctx;
+    gp_progress *prog; /* a unit per router, counted a chunk at a time; NULL: none */
+} rows_ctx;
 
-static void *pf_worker(void *arg) {
-    pf_ctx *p = arg;
-    for (;;) {
-        uint32_t b = atomic_fetch_add(&p->next, p->chunk);
-        if (b >= p->n) break;
-        uint32_t e = b + p->chunk < p->n ? b + p->chunk : p->n;
-        for (uint32_t i = b; i < e; i++) p->fn(p->ctx, i);
-        gp_progress_add(p->prog, e - b);
-    }
-    return NULL;
+static void rows_range(void *arg, uint64_t begin, uint64_t end) {
+    rows_ctx *r = arg;
+    for (uint64_t i = begin; i < end; i++) r->fn(r->ctx, (uint32_t)i);
+    gp_progress_add(r->prog, end - begin);
 }
 
-static int online_cpus(void) {
-    long c = sysconf(_SC_NPROCESSORS_ONLN);
-    return c > 0 ? (int)(c > 64 ? 64 : c) : 1;
-}
-
+/* fn(ctx, i) for every router i < n on `threads` threads; chunks of at most 64 routers while
+ * progress is reported, so that it moves smoothly. */
 static void par_for(uint32_t n, int threads, void (*fn)(void *, uint32_t), void *ctx,
                     gp_progress *prog) {
-    pf_ctx p = {.fn = fn, .ctx = ctx, .n = n, .prog = prog};
+    rows_ctx r = {fn, ctx, prog};
     gp_progress_begin(prog, n);
-    if (threads <= 0) threads = online_cpus();
-    if (threads > 64) threads = 64;
-    if ((uint32_t)threads > n) threads = n ? (int)n : 1;
-    p.chunk = n / ((uint32_t)threads * 8) + 1;
-    if (prog && p.chunk > 64) p.chunk = 64;
-    atomic_init(&p.next, 0);
-    pthread_t tid[64];
-    int started[64] = {0};
-    for (int t = 1; t < threads; t++) started[t] = pthread_create(&tid[t], NULL, pf_worker, &p) == 0;
-    pf_worker(&p);
-    for (int t = 1; t < threads; t++)
-        if (started[t]) pthread_join(tid[t], NULL);
+    gp_parallel_for_dynamic(n, threads, prog ? 64 : 0, rows_range, &r);
 }
 
 /* ---- layout ---- */
@@ -318,7 +293,7 @@ uint32_t gp_rt_next_hops(const gp_rt *t, uint32_t i, uint32_t j, uint32_t *out) 
 static int extract_threads(const gp_rt *t, int threads) {
     uint64_t work = (uint64_t)t->n * (t->nb_off[t->n] + t->n);
     uint64_t useful = 1 + work / (256u << 10);
-    if (threads <= 0) threads = online_cpus();
+    if (threads <= 0) threads = gp_cpu_count();
     return useful < (uint64_t)threads ? (int)useful : threads;
 }
 
@@ -373,175 +348,6 @@ int gp_rt_from_dist(gp_graph *g, const uint64_t *dist, uint32_t ecmp_max, int th
     t->ecmp_s = gp_now() - t1;
     *out = t;
     return GP_OK;
-}
-
-/* ---- cost changes ---- */
-
-typedef struct chg_key {
-    uint32_t a, b; /* a <= b, internal */
-    size_t idx;    /* position in the request: the last change of a link wins */
-} chg_key;
-
-static int cmp_chg(const void *x, const void *y) {
-    const chg_key *p = x, *q = y;
-    if (p->a != q->a) return p->a < q->a ? -1 : 1;
-    if (p->b != q->b) return p->b < q->b ? -1 : 1;
-    return (p->idx > q->idx) - (p->idx < q->idx);
-}
-
-static int has_arc(const gp_graph *g, uint32_t u, uint32_t v) {
-    for (uint32_t a = g->row[u]; a < g->row[u + 1]; a++)
-        if (g->col[a] == v) return 1;
-    return 0;
-}
-
-/* Sets every arc u -> v of g to weight x in w (forward order) and rw (reverse order). */
-static void set_link(const gp_graph *g, uint32_t *w, uint32_t *rw, uint32_t u, uint32_t v,
-                     uint32_t x) {
-    for (uint32_t a = g->row[u]; a < g->row[u + 1]; a++)
-        if (g->col[a] == v) w[a] = x;
-    for (uint32_t k = g->rrow[v]; k < g->rrow[v + 1]; k++)
-        if (g->rcol[k] == u) rw[k] = x;
-}
-
-/* Adds arc a of g (u -> v) to b with weight w, with its road attributes when g has them. */
-static int add_arc_like(gp_builder *b, const gp_graph *g, uint32_t a, uint32_t u, uint32_t v,
-                        uint32_t w, gp_err *e) {
-    if (!g->arc_len_m && !g->arc_name && !g->arc_ref && !g->arc_class && !g->arc_shape)
-        return gp_builder_add_arc(b, g->ext[u], g->ext[v], w, e);
-    gp_road_attr ra = {.len_m = g->arc_len_m ? g->arc_len_m[a] : 0,
-                       .name = gp_graph_arc_name(g, a),
-                       .ref = gp_graph_arc_ref(g, a),
-                       .cls = g->arc_class ? g->arc_class[a] : GP_ROAD_UNKNOWN};
-    ra.nshape = gp_graph_arc_shape(g, a, &ra.shape_lon, &ra.shape_lat);
-    return gp_builder_add_road_arc(b, g->ext[u], g->ext[v], w, &ra, e);
-}
-
-int gp_graph_change_links(const gp_graph *g, const gp_link_change *ch, size_t nch,
-                          const int64_t *fail_routers, size_t nfail, gp_graph **out, gp_err *err) {
-    chg_key *keys = NULL;
-    uint32_t *wnew = NULL;
-    unsigned char *dead = NULL;
-    gp_builder *b = NULL;
-    int rc = GP_OK;
-    keys = malloc((nch ? nch : 1) * sizeof *keys);
-    wnew = malloc((nch ? nch : 1) * sizeof *wnew);
-    dead = calloc(g->n ? g->n : 1, 1);
-    b = gp_builder_new(g->scale);
-    if (!keys || !wnew || !dead || !b) {
-        rc = gp_err_set(err, GP_ENOMEM, "out of memory");
-        goto done;
-    }
-    for (size_t k = 0; k < nch; k++) {
-        uint32_t u = gp_graph_index(g, ch[k].u), v = gp_graph_index(g, ch[k].v);
-        if (u == GP_NONE || v == GP_NONE) {
-            rc = gp_err_set(err, GP_ENOTFOUND, "links[%zu]: unknown router %lld", k,
-                            (long long)(u == GP_NONE ? ch[k].u : ch[k].v));
-            goto done;
-        }
-        if (!has_arc(g, u, v) && !has_arc(g, v, u)) {
-            rc = gp_err_set(err, GP_ENOTFOUND, "links[%zu]: no link between %lld and %lld", k,
-                            (long long)ch[k].u, (long long)ch[k].v);
-            goto done;
-        }
-        keys[k] = (chg_key){.a = u < v ? u : v, .b = u < v ? v : u, .idx = k};
-        if (!ch[k].down) {
-            gp_err e;
-            if (!(ch[k].cost >= 0) || gp_builder_cost(b, ch[k].cost, &wnew[k], &e) != GP_OK) {
-                rc = gp_err_set(err, GP_EINVAL, "links[%zu]: bad cost %g%s%s", k, ch[k].cost,
-                                ch[k].cost >= 0 ? ": " : " (must be >= 0)",
-                                ch[k].cost >= 0 ? e.msg : "");
-                goto done;
-            }
-        }
-    }
-    qsort(keys, nch, sizeof *keys, cmp_chg);
-    /* keep the last change of each link */
-    size_t nk = 0;
-    for (size_t k = 0; k < nch; k++) {
-        if (nk && keys[nk - 1].a == keys[k].a && keys[nk - 1].b == keys[k].b) keys[nk - 1] = keys[k];
-        else keys[nk++] = keys[k];
-    }
-    for (size_t k = 0; k < nfail; k++) {
-        uint32_t r = gp_graph_index(g, fail_routers[k]);
-        if (r == GP_NONE) {
-            rc = gp_err_set(err, GP_ENOTFOUND, "fail_routers[%zu]: unknown router %lld", k,
-                            (long long)fail_routers[k]);
-            goto done;
-        }
-        dead[r] = 1;
-    }
-    int costs_only = nfail == 0;
-    for (size_t k = 0; k < nk; k++) costs_only = costs_only && !ch[keys[k].idx].down;
-    if (costs_only) {
-        /* the same arcs with other weights: a reweighted version sharing everything else */
-        uint32_t *w = malloc((size_t)(g->m ? g->m : 1) * sizeof *w);
-        uint32_t *rw = malloc((size_t)(g->m ? g->m : 1) * sizeof *rw);
-        if (w && rw) {
-            memcpy(w, g->w, (size_t)g->m * sizeof *w);
-            memcpy(rw, g->rw, (size_t)g->m * sizeof *rw);
-            for (size_t k = 0; k < nk; k++) {
-                set_link(g, w, rw, keys[k].a, keys[k].b, wnew[keys[k].idx]);
-                set_link(g, w, rw, keys[k].b, keys[k].a, wnew[keys[k].idx]);
-            }
-        }
-        *out = gp_graph_reweight(g, w, rw, err);
-        if (!*out) rc = err ? err->code : GP_ENOMEM;
-        goto done;
-    }
-    gp_err e;
-    for (uint32_t v = 0; v < g->n; v++) {
-        const int has = g->lon && g->lat && !isnan(g->lon[v]) && !isnan(g->lat[v]);
-        if ((rc = gp_builder_add_node(b, g->ext[v], has, has ? g->lon[v] : 0, has ? g->lat[v] : 0,
-                                      gp_graph_name(g, v), &e)) != GP_OK) {
-            rc = gp_err_set(err, rc, "%s", e.msg);
-            goto done;
-        }
-    }
-    for (uint32_t v = 0; g->osm_id && v < g->n; v++)
-        if (g->osm_id[v] != g->ext[v] &&
-            (rc = gp_builder_set_osm_id(b, g->ext[v], g->osm_id[v], &e)) != GP_OK) {
-            rc = gp_err_set(err, rc, "%s", e.msg);
-            goto done;
-        }
-    for (uint32_t u = 0; u < g->n; u++) {
-        if (dead[u]) continue;
-        for (uint32_t a = g->row[u]; a < g->row[u + 1]; a++) {
-            uint32_t v = g->col[a], w = g->w[a];
-            if (dead[v]) continue;
-            if (nk) {
-                chg_key q = {.a = u < v ? u : v, .b = u < v ? v : u, .idx = 0};
-                size_t lo = 0, hi = nk;
-                while (lo < hi) {
-                    size_t mid = (lo + hi) / 2;
-                    if (keys[mid].a < q.a || (keys[mid].a == q.a && keys[mid].b < q.b)) lo = mid + 1;
-                    else hi = mid;
-                }
-                if (lo < nk && keys[lo].a == q.a && keys[lo].b == q.b) {
-                    if (ch[keys[lo].idx].down) continue;
-                    w = wnew[keys[lo].idx];
-                }
-            }
-            if ((rc = add_arc_like(b, g, a, u, v, w, &e)) != GP_OK) {
-                rc = gp_err_set(err, rc, "%s", e.msg);
-                goto done;
-            }
-        }
-    }
-    *out = gp_builder_finish(b, g->source, g->format, g->directed_input, err);
-    b = NULL;
-    if (!*out) {
-        rc = err ? err->code : GP_ENOMEM;
-    } else {
-        gp_graph_set_unit(*out, g->unit_name, g->unit_s); /* the same cost rule */
-        memcpy((*out)->profile, g->profile, sizeof g->profile);
-    }
-done:
-    gp_builder_free(b);
-    free(keys);
-    free(wnew);
-    free(dead);
-    return rc;
 }
 
 /* ---- incremental update ---- */

@@ -12,7 +12,7 @@
  * 4 or 8 for up to 8/16/32/64 neighbours, else whole 64-bit words), destination j at
  * mask + mask_off[i] + j*E(i). Extraction runs on a thread pool.
  *
- * Cost changes (gp_graph_change_links) build a new graph version through the builder;
+ * Cost changes (graph/change.h, gp_graph_change_links) make a new graph version;
  * gp_rt_update derives the new tables from the old ones, recomputing only affected rows when that
  * is cheaper (see ecmp.c), or recomputing everything. gp_rt_diff lists the (router, destination)
  * pairs whose distance or next-hop set differ between two tables of the same router set.
@@ -22,6 +22,7 @@
 #define GP_ECMP_H
 
 #include "engine/engine.h"
+#include "graph/change.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -70,20 +71,6 @@ static inline uint64_t gp_rt_dist(const gp_rt *t, uint32_t i, uint32_t j) {
  * ecmp_max entries, whichever is smaller; GP_ECMP_MAX_DEFAULT always suffices for the default).
  * Returns the count. */
 uint32_t gp_rt_next_hops(const gp_rt *t, uint32_t i, uint32_t j, uint32_t *out);
-
-/* A link change: the link between external ids u and v in both directions (every arc u->v and
- * v->u). down: remove them; else set their cost (input units, >= 0). */
-typedef struct gp_link_change {
-    int64_t u, v;
-    int down;
-    double cost;
-} gp_link_change;
-
-/* New graph = g with the changes applied and every arc of the failed routers (external ids)
- * removed (the routers stay, unreachable). A link with no arc either way: GP_ENOTFOUND; an unknown
- * router: GP_ENOTFOUND; a bad cost: GP_EINVAL. The new graph has its own version hash. */
-int gp_graph_change_links(const gp_graph *g, const gp_link_change *ch, size_t nch,
-                          const int64_t *fail_routers, size_t nfail, gp_graph **out, gp_err *err);
 
 enum gp_rt_strategy { GP_RT_AUTO = 0, GP_RT_INCREMENTAL, GP_RT_FULL };
 

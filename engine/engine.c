@@ -9,7 +9,7 @@
 #include "engine/engine.h"
 
 #include "graph/snapshot.h"
-#include "engine/snap.h"
+#include "graph/segidx.h"
 #include "engine/cch.h"
 
 #include <stdio.h>
@@ -239,7 +239,7 @@ int gp_engine_attach(gp_engine *e, gp_graph *g, gp_err *err) {
     /* the segment index of coordinate queries, now rather than at the first one */
     gp_err serr;
     gp_err_clear(&serr);
-    if (rc == GP_OK && gp_snap_prepare(g, &serr) != GP_OK)
+    if (rc == GP_OK && gp_segidx_prepare(g, &serr) != GP_OK)
         GP_LOG(GP_LOG_WARN, "event=snap_index_deferred graph=%s reason=\"%s\"", g->version,
                serr.msg);
     GP_LOG(GP_LOG_DEBUG,

@@ -11,13 +11,14 @@
  * Routing goes through the engine's p2p / table / sssp calls, so every backend and speed-up
  * technique serves snapped queries too.
  *
- * Implemented in engine/snap.c. Thread-safe: the segment index is immutable once built (at attach,
- * gp_snap_prepare, or else on the first snap of a graph, under a lock) and freed with the graph.
+ * Implemented in engine/snap.c, over the graph's segment index (graph/segidx.h: built at attach
+ * through gp_segidx_prepare, or else on the first snap of a graph). Thread-safe.
  */
 #ifndef GP_SNAP_H
 #define GP_SNAP_H
 
 #include "engine/engine.h"
+#include "graph/segidx.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -38,12 +39,6 @@ typedef struct gp_snap {
  * to the nearest one, which also reveals swapped latitude / longitude). */
 int gp_snap_point(const gp_graph *g, double lon, double lat, double radius_m, gp_snap *out,
                   gp_err *err);
-
-/* Builds g's segment index now (else the first snap does): gp_engine_attach calls it for every
- * graph with coordinates, so a graph answers its first coordinate query as fast as the next ones
- * (a 1M-node road graph's index takes most of a second). No-op for a graph without coordinates or
- * whose index (its base's, for a reweighted version) exists. GP_ENOMEM when it cannot be built. */
-int gp_snap_prepare(const gp_graph *g, gp_err *err);
 
 /* The position of node v itself (arc GP_NONE, dist_m 0): how a query by node id takes part in the
  * calls below. (Not in the integrator's first draft of this header; added by engine/snap.c.) */

@@ -99,8 +99,8 @@ typedef struct gp_graph {
     void (*dev_free)(void *dev);
     void *cch;            /* engine/cch.h state (customizable contraction hierarchy), or NULL */
     void (*cch_free)(void *cch);
-    /* Road-segment index of engine/snap.c, built lazily on the first snap and released with the
-     * graph through snap_free (the graph layer knows nothing else of it). */
+    /* Road-segment index (graph/segidx.h), built at attach or on the first snap and released
+     * with the graph through snap_free. */
     void *snap;
     void (*snap_free)(void *snap);
     /* A reweighted version (gp_graph_reweight) owns only w and rw: every other array, the names,
@@ -258,11 +258,6 @@ int gp_load_check_time(const gp_load_opts *o, gp_err *err);
  * query parameter, or a password=VALUE / password = 'VALUE' conninfo pair becomes "***". The one
  * redaction used wherever a spec is shown or logged. */
 void gp_spec_redact(const char *spec, char *out, size_t cap);
-/* The file a spec reads ("dimacs:/x.gr" -> "/x.gr", a bare path as is), or NULL for gen: and
- * PostgreSQL specs. Points into spec. */
-const char *gp_spec_path(const char *spec);
-/* 1 when spec is a PostgreSQL URI (postgresql:// or postgres://). */
-int gp_spec_is_pg(const char *spec);
 /* Picks a fixed-point scale that fits every cost of an input in one pass: feed each cost with
  * gp_scale_fit_add, then gp_scale_fit_pick gives 1 when all are integers (and fit), else 1000 when
  * every cost keeps 1/1000 precision at 1000 and fits, else the smallest power of ten (1 .. 1e9) that
@@ -277,14 +272,37 @@ void gp_scale_fit_init(gp_scale_fit *f);
 void gp_scale_fit_add(gp_scale_fit *f, double cost); /* negative costs (no arc) are ignored */
 int gp_scale_fit_pick(const gp_scale_fit *f, double *scale, gp_err *err);
 
-/* Loads a graph from a spec: "dimacs:PATH", "csv:PATH", "gen:N[:SEED]", "grid:N[:SEED]",
- * "graphml:PATH",
- * "sndlib:PATH", "rocketfuel:PATH", "postgresql://..." , or a bare PATH whose extension chooses
- * the format (.gr, .gr.gz, .csv, .graphml, .txt (SNDlib), .intra). opts may be NULL. Never returns
- * a partial graph: NULL and err filled on any error. */
-gp_graph *gp_graph_load(const char *spec, const gp_load_opts *opts, gp_err *err);
+/* A graph source that lives above graph/ (storage/source.c: PostgreSQL), handed to
+ * gp_graph_load_from: the specs it claims, its loader, the options it takes (others are refused,
+ * as for the file formats) and how the "cannot tell the graph format" message names it. */
+typedef struct gp_spec_source {
+    const char *format; /* in messages: "postgresql" */
+    const char *hint;   /* the prefix the message lists: "postgresql://" */
+    int (*claims)(const char *spec);
+    gp_graph *(*load)(const char *spec, const struct gp_load_opts *o, gp_err *err);
+    int scale_ok, rule_ok; /* it takes a fixed-point scale / a cost rule */
+} gp_spec_source;
 
-/* Format-specific loaders (graph/load_*.c), used by gp_graph_load.
+/* Loads a graph from a spec: "dimacs:PATH", "csv:PATH", "gen:N[:SEED]", "grid:N[:SEED]",
+ * "graphml:PATH", "sndlib:PATH", "rocketfuel:PATH", "osm:PATH", "gpath:PATH", a spec one of
+ * more[0..nmore) claims, or a bare PATH whose extension chooses the format (.gr, .gr.gz, .csv,
+ * .graphml, .txt (SNDlib), .intra, .osm, .osm.pbf, .gpath). opts may be NULL. Never returns a
+ * partial graph: NULL and err filled on any error. The loader every source goes through:
+ * storage/source.h's gp_graph_load is this with every source gpath knows. */
+gp_graph *gp_graph_load_from(const char *spec, const gp_load_opts *opts,
+                             const gp_spec_source *more, size_t nmore, gp_err *err);
+/* The file a spec reads ("dimacs:/x.gr" -> "/x.gr", a bare path as is), or NULL for gen:, grid:
+ * and specs one of more[0..nmore) claims. Points into spec. */
+const char *gp_graph_spec_file(const char *spec, const gp_spec_source *more, size_t nmore);
+
+/* Transitional (issue 28): gp_graph_load, gp_spec_path and gp_spec_is_pg belong to storage/source.h
+ * (defined in storage/source.c); they are declared here too only until every caller includes that
+ * header, then these three lines go. */
+gp_graph *gp_graph_load(const char *spec, const gp_load_opts *opts, gp_err *err);
+const char *gp_spec_path(const char *spec);
+int gp_spec_is_pg(const char *spec);
+
+/* Format-specific loaders (graph/load_*.c), used by gp_graph_load_from.
  * DIMACS: "p sp N M" / "a U V W", integer weights, scale 1, nodes 1..N; coordinates from a sibling
  *   .co / .co.gz ("v ID X Y", lon/lat times 1e6) when present. gzip read transparently.
  * CSV (pgRouting): header required; columns by name source,target,cost[,reverse_cost][,id]
@@ -303,8 +321,6 @@ gp_graph *gp_load_rocketfuel(const char *path, const gp_load_opts *o, gp_err *er
  *   "?profile=car|bicycle|foot". Travel times in deciseconds, road attributes, degree-2 chains
  *   collapsed into shaped arcs, turn restrictions by local turn expansion (README, OSM section). */
 gp_graph *gp_load_osm(const char *path, const gp_load_opts *o, gp_err *err);
-/* pgRouting edge table from PostgreSQL (storage/pg.c); uri is the whole postgresql:// spec. */
-gp_graph *gp_load_postgres(const char *uri, const gp_load_opts *o, gp_err *err);
 /* Road-like generator (graph/road.c, spec gen:N[:SEED]): towns and cities of power-law sizes as
  * street grids, rural roads on a thinned Gabriel graph of the settlements, motorways between the
  * largest cities, barriers crossed in few places; lon/lat coordinates, travel times in

@@ -1,16 +1,18 @@
-/* load.c - gp_graph_load: turns a graph spec into a graph by choosing the loader.
+/* load.c - gp_graph_load_from: turns a graph spec into a graph by choosing the loader.
  *
- * A spec is "FORMAT:PATH" (dimacs, csv, graphml, sndlib, rocketfuel), "gen:N[:SEED]" or
- * "grid:N[:SEED]" (the built-in generators, seed 1 by default), a PostgreSQL URI ("postgresql://..." or "postgres://..."), or a
- * bare path whose extension names the format: .gr / .gr.gz (DIMACS), .csv (pgRouting CSV),
- * .graphml (Topology Zoo), .txt (SNDlib native), .intra (Rocketfuel weights), .osm / .osm.pbf
- * (OpenStreetMap, "?profile=car|bicycle|foot" may follow), .gpath (a snapshot written by
- * `gpath import`, graph/snapshot.h). The graph's source field records the spec with any password
- * redacted (gp_spec_redact, the one redaction every place that shows or logs a spec uses). Options
- * a format has no use for (a scale on integer DIMACS, OSM, snapshots or the generator, a cost rule
- * outside the router topologies) are refused, not ignored. The file a spec names is checked
- * against the load's guards (gp_load_check_file) before any loader opens it, and the node and arc
- * caps are checked on every graph returned.
+ * graph/ reads files and runs the generators; a source that lives above it (PostgreSQL,
+ * storage/source.c) is handed in as a gp_spec_source table, so this floor depends on nothing
+ * above it. A spec is "FORMAT:PATH" (dimacs, csv, graphml, sndlib, rocketfuel), "gen:N[:SEED]" or
+ * "grid:N[:SEED]" (the built-in generators, seed 1 by default), a spec one of the given sources
+ * claims (e.g. "postgresql://..."), or a bare path whose extension names the format: .gr / .gr.gz
+ * (DIMACS), .csv (pgRouting CSV), .graphml (Topology Zoo), .txt (SNDlib native), .intra
+ * (Rocketfuel weights), .osm / .osm.pbf (OpenStreetMap, "?profile=car|bicycle|foot" may follow),
+ * .gpath (a snapshot written by `gpath import`, graph/snapshot.h). The graph's source field
+ * records the spec with any password redacted (gp_spec_redact, the one redaction every place that
+ * shows or logs a spec uses). Options a format has no use for (a scale on integer DIMACS, OSM,
+ * snapshots or the generator, a cost rule outside the router topologies) are refused, not
+ * ignored. The file a spec names is checked against the load's guards (gp_load_check_file) before
+ * any loader opens it, and the node and arc caps are checked on every graph returned.
  */
 #include "graph/graph.h"
 #include "graph/snapshot.h"
@@ -130,10 +132,6 @@ static gp_graph *load_gen(const char *spec, const char *kind, const char *arg, c
     return strcmp(kind, "grid") == 0 ? gp_generate_grid(n, seed, err) : gp_generate_road(n, seed, err);
 }
 
-int gp_spec_is_pg(const char *spec) {
-    return strncmp(spec, "postgresql://", 13) == 0 || strncmp(spec, "postgres://", 11) == 0;
-}
-
 /* The loader a file spec names (prefix or extension), with *path set; NULL when none does. */
 static const loader *spec_loader(const char *spec, const char **path) {
     *path = spec;
@@ -150,9 +148,16 @@ static const loader *spec_loader(const char *spec, const char **path) {
     return NULL;
 }
 
-const char *gp_spec_path(const char *spec) {
+/* The source of more[0..nmore) that claims spec, or NULL. */
+static const gp_spec_source *claimed(const char *spec, const gp_spec_source *more, size_t nmore) {
+    for (size_t i = 0; i < nmore; i++)
+        if (more[i].claims(spec)) return &more[i];
+    return NULL;
+}
+
+const char *gp_graph_spec_file(const char *spec, const gp_spec_source *more, size_t nmore) {
     if (!spec || strncmp(spec, "gen:", 4) == 0 || strncmp(spec, "grid:", 5) == 0 ||
-        gp_spec_is_pg(spec))
+        claimed(spec, more, nmore))
         return NULL;
     const char *path;
     return spec_loader(spec, &path) ? path : NULL;
@@ -202,7 +207,8 @@ void gp_spec_redact(const char *spec, char *out, size_t cap) {
     out[o] = '\0';
 }
 
-gp_graph *gp_graph_load(const char *spec, const gp_load_opts *opts, gp_err *err) {
+gp_graph *gp_graph_load_from(const char *spec, const gp_load_opts *opts,
+                             const gp_spec_source *more, size_t nmore, gp_err *err) {
     static const gp_load_opts defaults = {0};
     const gp_load_opts *o = opts ? opts : &defaults;
     gp_err_clear(err);
@@ -211,24 +217,27 @@ gp_graph *gp_graph_load(const char *spec, const gp_load_opts *opts, gp_err *err)
         return NULL;
     }
     gp_graph *g = NULL;
+    const gp_spec_source *src;
     if (strncmp(spec, "gen:", 4) == 0) {
         g = load_gen(spec, "gen", spec + 4, o, err);
     } else if (strncmp(spec, "grid:", 5) == 0) {
         g = load_gen(spec, "grid", spec + 5, o, err);
-    } else if (gp_spec_is_pg(spec)) {
-        if (!check_opts("postgresql", 1, 0, o, err)) g = gp_load_postgres(spec, o, err);
+    } else if ((src = claimed(spec, more, nmore))) {
+        if (!check_opts(src->format, src->scale_ok, src->rule_ok, o, err)) g = src->load(spec, o, err);
     } else {
         const char *path;
         const loader *l = spec_loader(spec, &path);
         if (!l) {
-            char shown[256];
+            char shown[256], hints[128] = "";
             gp_spec_redact(spec, shown, sizeof shown);
+            for (size_t i = 0, k = 0; i < nmore && k < sizeof hints; i++)
+                k += (size_t)snprintf(hints + k, sizeof hints - k, ", %s", more[i].hint);
             gp_err_set(err, GP_EINVAL,
                        "%s: cannot tell the graph format; use a prefix (dimacs:, csv:, graphml:, "
-                       "sndlib:, rocketfuel:, osm:, gpath:, gen:N[:SEED], grid:N[:SEED], "
-                       "postgresql://) or an extension (.gr, .gr.gz, .csv, .graphml, .txt, .intra, "
-                       ".osm, .osm.pbf, .gpath)",
-                       shown);
+                       "sndlib:, rocketfuel:, osm:, gpath:, gen:N[:SEED], grid:N[:SEED]%s) or an "
+                       "extension (.gr, .gr.gz, .csv, .graphml, .txt, .intra, .osm, .osm.pbf, "
+                       ".gpath)",
+                       shown, hints);
             return NULL;
         }
         g = run_loader(l, path, o, err);

@@ -10,9 +10,9 @@
  */
 #include "graph/spatial.h"
 #include "graph/graph_internal.h"
+#include "graph/parallel.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,15 +33,6 @@ double gp_haversine_m(double lon1, double lat1, double lon2, double lat2) {
     if (a > 1) a = 1;
     return 2.0 * GP_EARTH_RADIUS_M * asin(sqrt(a));
 }
-
-static inline void unit_vec(double lon, double lat, double v[3]) {
-    double la = lat * DEG2RAD, lo = lon * DEG2RAD;
-    double cl = cos(la);
-    v[0] = cl * cos(lo);
-    v[1] = cl * sin(lo);
-    v[2] = sin(la);
-}
-
 
 /* ---- build ---- */
 
@@ -117,10 +108,9 @@ typedef struct build_job {
     cell k;
 } build_job;
 
-static void *build_thread(void *arg) {
+static void build_task(void *arg) {
     build_job *j = arg;
     build_range(j->c, j->k);
-    return NULL;
 }
 
 static void build_range(build_ctx *c, cell k) {
@@ -140,13 +130,9 @@ static void build_range(build_ctx *c, cell k) {
         left.depth = right.depth = k.depth + 1;
         /* left half on a new thread near the top of large trees */
         if (k.depth < 4 && k.hi - k.lo > (1 << 16)) {
-            build_job j = {c, left};
-            pthread_t t;
-            if (pthread_create(&t, NULL, build_thread, &j) == 0) {
-                build_range(c, right);
-                pthread_join(t, NULL);
-                return;
-            }
+            build_job jl = {c, left}, jr = {c, right};
+            gp_parallel_two(build_task, &jl, &jr);
+            return;
         }
         build_range(c, left);
         k = right;
@@ -166,7 +152,7 @@ static void unit_fill(void *ctx, uint64_t begin, uint64_t end) {
             c->pts[v].node = GP_NONE;
             continue;
         }
-        unit_vec(lon, lat, u);
+        gp_unit_vec(lon, lat, u);
         c->pts[v] = (bpt){{(float)u[0], (float)u[1], (float)u[2]}, (uint32_t)v};
     }
 }
@@ -271,7 +257,7 @@ static void heap_offer(knn *h, double d2, uint32_t node) {
 }
 
 static inline void offer_node(knn *h, uint32_t v, double u[3]) {
-    unit_vec(h->g->lon[v], h->g->lat[v], u);
+    gp_unit_vec(h->g->lon[v], h->g->lat[v], u);
     double dx = u[0] - h->q[0], dy = u[1] - h->q[1], dz = u[2] - h->q[2];
     heap_offer(h, dx * dx + dy * dy + dz * dz, v);
 }
@@ -315,7 +301,7 @@ int gp_spatial_nearest(const struct gp_spatial *s, const gp_graph *g, double lon
     if (!isfinite(lon) || !isfinite(lat) || lat < -90 || lat > 90 || lon < -360 || lon > 360) return -1;
     if (k > s->cnt) k = s->cnt;
     knn h = {s, g, {0, 0, 0}, NULL, k, 0};
-    unit_vec(lon, lat, h.q);
+    gp_unit_vec(lon, lat, h.q);
     cand local[64];
     h.heap = k <= 64 ? local : malloc((size_t)k * sizeof *h.heap);
     res *r = malloc((size_t)k * sizeof *r);

@@ -12,6 +12,8 @@
 
 #include "graph/graph.h"
 
+#include <math.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -21,6 +23,17 @@ extern "C" {
 
 /* Great-circle distance in metres between two lon/lat points (degrees), haversine formula. */
 double gp_haversine_m(double lon1, double lat1, double lon2, double lat2);
+
+/* The unit vector of a lon/lat point (degrees): the chord between two of them grows with their
+ * great-circle distance, which is what the nearest-node and road-segment indexes compare. */
+static inline void gp_unit_vec(double lon, double lat, double v[3]) {
+    const double deg2rad = 3.14159265358979323846 / 180.0;
+    double la = lat * deg2rad, lo = lon * deg2rad;
+    double cl = cos(la);
+    v[0] = cl * cos(lo);
+    v[1] = cl * sin(lo);
+    v[2] = sin(la);
+}
 
 struct gp_spatial;
 

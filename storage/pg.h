@@ -46,6 +46,11 @@ int gp_pg_check_hosts(const char *uri, const char *allow, gp_err *err);
  * skipping those already there. */
 int gp_pg_spec_hosts(const char *uri, char *out, size_t cap);
 
+/* Loads a pgRouting edge table (the rows above) into a graph; uri is the whole postgresql:// spec.
+ * storage/source.h's gp_graph_load calls it for PostgreSQL specs, after refusing the options it
+ * has no use for (a cost rule). opts may be NULL. */
+gp_graph *gp_load_postgres(const char *uri, const gp_load_opts *o, gp_err *err);
+
 /* Applies migrations/postgres to the database (schema gpath, table gpath.schema_version); refuses a
  * database whose recorded version is newer than this binary's. */
 int gp_pg_migrate(const char *uri, gp_err *err);

@@ -19,6 +19,7 @@
 
 #include "graph/graph.h"
 #include "graph/spatial.h"
+#include "storage/source.h"
 
 /* ---------------------------------------------------------------------------------------------
  * helpers */

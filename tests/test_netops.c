@@ -20,6 +20,7 @@
 #include "engine/ecmp.h"
 #include "engine/jobs.h"
 #include "engine/snap.h"
+#include "storage/source.h"
 
 typedef struct arc {
     int64_t u, v;

@@ -25,6 +25,7 @@
 #include <strings.h>
 
 #include "engine/engine.h"
+#include "storage/source.h"
 
 static char data_dir[1024];
 

@@ -1,4 +1,5 @@
-/* test_snap.c - snapping to road segments and routing from snapped positions (engine/snap.c).
+/* test_snap.c - snapping to road segments and routing from snapped positions (engine/snap.c, over
+ * the segment index of graph/segidx.c).
  *
  * Hand-drawn roads with literal answers: a coordinate beside a long road snaps to the road's
  * middle, not to a far node; partial costs in both directions of a two-way road with different

@@ -1,0 +1,37 @@
+/* parallel.h - the two shapes of parallel work that gp_parallel_for (graph/gp.h: a loop over
+ * [0, n) in equal contiguous chunks, at least 65536 items a thread) cannot take.
+ *
+ *  - gp_parallel_for_dynamic: uneven items (a router's row costs its degree) handed out a chunk
+ *    at a time to a worker count the caller decides, however small n is;
+ *  - gp_parallel_two: recursive fork-join, e.g. the two halves of a tree under construction.
+ *
+ * Both run part of the work on the caller's thread and fall back to running everything there
+ * when threads cannot be started, so they never fail. Thread counts of 0 mean gp_cpu_count().
+ */
+#ifndef GP_PARALLEL_H
+#define GP_PARALLEL_H
+
+#include "graph/gp.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Most threads gp_parallel_for_dynamic starts (the caller's included). */
+#define GP_PARALLEL_MAX_THREADS 64
+
+/* Runs fn(ctx, begin, end) over [0, n) on nthreads threads (0 = online CPUs; capped at
+ * GP_PARALLEL_MAX_THREADS and at n), the caller's thread among them: each takes the next chunk of
+ * n / (8 * nthreads) + 1 items (at most max_chunk when max_chunk > 0) until none is left, so
+ * threads that get cheap items take more of them. Returns when every item is done. */
+void gp_parallel_for_dynamic(uint64_t n, int nthreads, uint64_t max_chunk,
+                             void (*fn)(void *ctx, uint64_t begin, uint64_t end), void *ctx);
+
+/* Runs fn(a) on a new thread and fn(b) on the caller's, and returns when both are done; when no
+ * thread can be started, runs fn(a) then fn(b) on the caller's. */
+void gp_parallel_two(void (*fn)(void *task), void *a, void *b);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

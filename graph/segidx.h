@@ -1,0 +1,53 @@
+/* segidx.h - the road-segment index of a graph: the nearest point of its road geometry to a
+ * coordinate (great-circle distance), exact anywhere on the globe.
+ *
+ * On a graph with coordinates every arc is a segment: a polyline from its tail through its shape
+ * points (graph.h, gp_graph_arc_shape) to its head. A two-way road (an arc and its
+ * gp_graph_reverse_arc, the same geometry reversed) is indexed once, from its lower-numbered tail;
+ * the hit names that arc. engine/snap.h turns a hit into a snapped position for queries.
+ *
+ * Implemented in graph/segidx.c. Thread-safe: the index is built once per graph (at attach through
+ * gp_segidx_prepare, or else on first use, under a lock), is immutable afterwards, is shared by the
+ * reweighted versions of a graph (it holds geometry and arc ids, no weights) and is freed with the
+ * graph (gp_graph.snap / snap_free).
+ */
+#ifndef GP_SEGIDX_H
+#define GP_SEGIDX_H
+
+#include "graph/graph.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct gp_segidx gp_segidx;
+
+/* The nearest point of the indexed geometry to a coordinate. */
+typedef struct gp_seg_hit {
+    uint32_t arc;    /* the arc (tail -> head) whose geometry holds the point */
+    uint32_t tail;   /* its tail */
+    double lon, lat; /* the point (an end's own coordinates when it is a shape point or a node) */
+    double chord_m;  /* great-circle metres from the coordinate asked for, through the chord */
+    double frac;     /* the point's position along arc from its tail, 0..1, by length */
+} gp_seg_hit;
+
+/* g's index, built now when it does not exist yet (its base's for a reweighted version). g must
+ * have coordinates. NULL with err filled (GP_ENOMEM, GP_ETOOBIG) when it cannot be built. */
+const gp_segidx *gp_segidx_get(const gp_graph *g, gp_err *err);
+/* Builds g's index now (else the first gp_segidx_get does): gp_engine_attach calls it for every
+ * graph with coordinates, so a graph answers its first coordinate query as fast as the next ones
+ * (a 1M-node road graph's index takes most of a second). No-op for a graph without coordinates or
+ * arcs, or whose index exists. GP_ENOMEM when it cannot be built. */
+int gp_segidx_prepare(const gp_graph *g, gp_err *err);
+/* Road pieces indexed (a piece: two consecutive points of an arc's polyline); 0 when no arc has
+ * coordinates at both ends. */
+uint32_t gp_segidx_pieces(const gp_segidx *x);
+/* The nearest point of x (g's index) to (lon, lat) within radius_m metres (INFINITY: anywhere):
+ * 1 and *out filled, or 0 when nothing lies that near. Ties go to the lowest arc, then piece. */
+int gp_segidx_nearest(const gp_segidx *x, const gp_graph *g, double lon, double lat,
+                      double radius_m, gp_seg_hit *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

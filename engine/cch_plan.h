@@ -120,26 +120,6 @@ void gp_cch_ptab_free(gp_cch_ptab *pt); /* accepts NULL */
  * not be used with this metric), 0 when not, -1 out of memory. */
 int gp_cch_ptab_fill(gp_cch_ptab *pt, const gp_cch_plan *p, const uint32_t *bw);
 
-/* Chains (issue 18: a bin swept without block barriers). Inner arcs never leave a piece (an inner
- * arc's head is an upper neighbour in the same bin, so a same-phase ancestor, so in the same
- * piece), so the pieces of a bin are independent once the outer arcs are relaxed, and a piece's
- * positions in ascending order (its steps in order) put every inner head before its tail: one
- * group of threads per piece, lanes over the k columns, walks the piece position by position,
- * each lane reading and writing its own column only (no barrier, no shuffle). Pieces of bin b are
- * bin_piece[b] .. bin_piece[b+1]-1, largest first; piece j's positions (offsets in the bin,
- * ascending) are node[first[j]] .. node[first[j+1]-1]. */
-typedef struct gp_cch_chains {
-    uint32_t nbins, npieces;
-    uint32_t *bin_piece; /* nbins+1 */
-    uint32_t *first;     /* npieces+1 */
-    uint32_t *node;      /* n */
-    uint32_t *max_piece; /* nphases: positions of the largest piece of each phase */
-} gp_cch_chains;
-
-int gp_cch_plan_chains(const gp_cch_plan *p, const gp_cch_topo *t, gp_cch_chains **out,
-                       gp_err *err);
-void gp_cch_chains_free(gp_cch_chains *ch); /* accepts NULL */
-
 /* PHAST from src executed the way the GPU does (phase by phase, bin by bin, outer arcs first, then
  * step by step or, with pt, the product of a bin that has a table; with top / tab, the top's cells
  * by the product first), on the CPU: the reference for tests. dist: n entries in node order. top

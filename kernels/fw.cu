@@ -1,5 +1,5 @@
 /* fw.cu - all-pairs shortest paths on the GPU: blocked Floyd-Warshall (Venkataraman et al. 2003;
- * Katz and Kider 2008) with optional next hops, behind gp_cuda_apsp (engine/cuda_apsp.h).
+ * Katz and Kider 2008) with optional next hops, behind gp_cuda_apsp (kernels/fw.h).
  *
  * The matrix is n rounded up to the round block B (padding nodes are isolated: a zero diagonal
  * and "unreachable" elsewhere, so any n is exact). Per round, with pivot block K:

@@ -1,7 +1,7 @@
 /* sssp.cu - GPU single-source shortest paths: the seed algorithm (Martin, Torres, Gavilanes, ICCS
  * 2009), near-far delta-stepping in one persistent kernel (Davidson et al., IPDPS 2014), batched
  * multi-source runs for tables, and predecessors / paths computed on the GPU. Plain-C interface in
- * engine/cuda_sssp.h; the CUDA backend (engine/cuda_backend.c) calls it on pooled streams.
+ * kernels/sssp.h; the CUDA backend (engine/cuda_backend.c) calls it on pooled streams.
  *
  * Distances are uint64 (GP_INF = unreachable), relaxed with 64-bit atomicMin; every read of data
  * that other blocks write during a kernel goes through __ldcg (L2), never a possibly stale L1 line.
@@ -52,7 +52,7 @@
  *    37.9 / 33.2 / 32.5 ms, 1000x1000 254 / 231 / 241 ms (batches of up to 512 sources, as many as
  *    the 4 GiB workspace holds: 3 batches for 1000 on BAY): DEFAULT_TABLE_DELTA_MUL 16, 2 blocks/SM.
  */
-#include "engine/cuda_sssp.h"
+#include "kernels/sssp.h"
 
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>

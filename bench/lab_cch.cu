@@ -528,9 +528,8 @@ static void run_graph(lab &L, const char *spec, bool small) {
            "1 source %.3f vs %.3f (%.2fx); 16 per sweep %.3f vs %.3f ms per tree (%.2fx)\n",
            median(ph1), median(nt1), median(nt1) / median(ph1), median(ph16) / 16,
            median(nt16) / 16, median(nt16) / median(ph16));
-    printf("- PHAST sweep, issue 18 variants (default plan; same sources, same run; device ms; "
-           "the service's sweep (\"default\": flat table phases, warp bins for 1 and 16 sources "
-           "reading only the last phase's cells with an entry, CUDA graph) / variant in "
+    printf("- PHAST sweep, the service's sweep without one of its paths (default plan; same "
+           "sources, same run; device ms; the service's sweep (\"default\") / variant in "
            "parentheses, > 1 = the variant is faster): 1 source default %.3f",
            median(ph1));
     for (auto &v : xv)

@@ -225,7 +225,7 @@ int gp_cch_upward(const gp_cch *c, uint32_t v, int dir, uint32_t *ranks, uint64_
 /* Process-wide topology cache (entries kept, most recent first). */
 void gp_cch_cache_clear(void);
 
-/* GPU part (engine/cch_cuda.c over kernels/cch.cu). Without CUDA they answer GP_EUNSUPPORTED.
+/* GPU part (engine/cch_cuda.c over kernels/cch.h). Without CUDA they answer GP_EUNSUPPORTED.
  * gpu_customize uploads the topology and ofw/obw (once per gp_cch), customizes on the device and
  * copies fw/bw back to c (so CPU queries use them); then sssp and table run PHAST / RPHAST there.
  * The device state is guarded by a mutex inside c->gpu (GPU queries on one graph are serialised). */

@@ -1,5 +1,5 @@
 /* cch_cuda.c - the GPU side of the CCH (engine/cch.h): device state per customized CCH, and
- * customization, PHAST and RPHAST through the launchers of kernels/cch.cu (kernels/cch.h).
+ * customization, PHAST and RPHAST through the launchers of kernels/cch*.cu (kernels/cch.h).
  *
  * The state (one stream, the device topology and weights, a sweep workspace grown on demand) hangs
  * off gp_cch.gpu and is freed with the CCH (so with its graph). Calls on one CCH are serialised by
@@ -11,6 +11,8 @@
  */
 #include "engine/cch.h"
 #include "kernels/cch_lab.h"
+
+#include <string.h>
 
 #ifndef GP_HAVE_CUDA
 int gp_cch_gpu_customize(gp_cch *c, int device, gp_err *err) {
@@ -50,7 +52,6 @@ int gp_cch_gpu_stats_get(const gp_cch *c, gp_cch_gpu_stats *st) {
 #include <stdio.h>
 #include <stdatomic.h>
 #include <stdlib.h>
-#include <string.h>
 
 #define MARK (GP_NONE - 1)
 

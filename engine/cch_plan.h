@@ -1,5 +1,6 @@
-/* cch_plan.h - the sweep plan of a CCH topology: how the GPU PHAST sweep (kernels/cch.cu) cuts the
- * elimination tree into pieces that one thread block each can sweep with block barriers only.
+/* cch_plan.h - the sweep plan of a CCH topology: how the GPU PHAST sweep (kernels/cch_sweep.cu)
+ * cuts the elimination tree into pieces that one thread block each can sweep with block barriers
+ * only.
  *
  * Why it works. The upward neighbours of a rank in the CCH are its elimination-tree ancestors, so a
  * node's distance depends only on its ancestors. Let sz(x) be the size of x's elimination subtree
@@ -84,7 +85,8 @@ typedef struct gp_cch_top {
  * phase to the sweep; *out = NULL (GP_OK) when not even phase 0 fits. */
 int gp_cch_plan_top(const gp_cch_plan *p, uint32_t max_nodes, gp_cch_top **out, gp_err *err);
 void gp_cch_top_free(gp_cch_top *t); /* accepts NULL */
-/* tab (K*K) from the down weights bw, on the CPU: the reference for the GPU's (kernels/cch.cu). */
+/* tab (K*K) from the down weights bw, on the CPU: the reference for the GPU's
+ * (kernels/cch_customize.cu). */
 void gp_cch_top_table(const gp_cch_top *t, const uint32_t *bw, uint64_t *tab);
 
 /* Piece tables (issue 18: a bin's dependent steps replaced by one min-plus product). Inside a bin
@@ -116,8 +118,8 @@ int gp_cch_plan_pieces(const gp_cch_plan *p, const gp_cch_topo *t, uint32_t f0,
                        gp_cch_ptab **out, gp_err *err);
 void gp_cch_ptab_free(gp_cch_ptab *pt); /* accepts NULL */
 /* T into the entries' high words from the down weights bw, on the CPU (the GPU's reference,
- * kernels/cch.cu piece_tables); 1 when a down distance would reach 2^32-1 (then the tables must
- * not be used with this metric), 0 when not, -1 out of memory. */
+ * kernels/cch_customize.cu piece_tables); 1 when a down distance would reach 2^32-1 (then the
+ * tables must not be used with this metric), 0 when not, -1 out of memory. */
 int gp_cch_ptab_fill(gp_cch_ptab *pt, const gp_cch_plan *p, const uint32_t *bw);
 
 /* PHAST from src executed the way the GPU does (phase by phase, bin by bin, outer arcs first, then

@@ -124,6 +124,16 @@ extern "C" uint64_t gp_dcch_bytes(const gp_dcch *d) {
 
 static int topo_plan(gp_dcch_topo *d, cudaStream_t s, gp_err *err);
 
+/* The plan fields of tn as a topology part keeps them (gp_dcch_topo.shape; 0: the default). */
+static void tune_shape(const gp_dcch_tune *tn, uint32_t shape[6]) {
+    shape[0] = tn->plan_base ? tn->plan_base : PLAN_BASE;
+    shape[1] = tn->plan_ratio ? tn->plan_ratio : PLAN_RATIO;
+    shape[2] = tn->bin_cap ? tn->bin_cap : PLAN_BIN_CAP;
+    shape[3] = tn->top_max;
+    shape[4] = tn->piece_max;
+    shape[5] = tn->smem_max;
+}
+
 /* A topology part with the plan fields of tn (gp_dcch_topo_new: the process-wide ones). */
 static int topo_new(const gp_cch_topo *t, cudaStream_t s, const gp_dcch_tune *tn,
                     gp_dcch_topo **out, gp_err *err) {
@@ -166,12 +176,7 @@ static int topo_new(const gp_cch_topo *t, cudaStream_t s, const gp_dcch_tune *tn
     /* a smaller shared-memory budget reaches the paths for bins that do not fit (the lab's
      * --small run under compute-sanitizer) */
     if (tn->smem_max > 0 && tn->smem_max < (uint32_t)d->smem_max) d->smem_max = (int)tn->smem_max;
-    d->shape[0] = tn->plan_base ? tn->plan_base : PLAN_BASE;
-    d->shape[1] = tn->plan_ratio ? tn->plan_ratio : PLAN_RATIO;
-    d->shape[2] = tn->bin_cap ? tn->bin_cap : PLAN_BIN_CAP;
-    d->shape[3] = tn->top_max;
-    d->shape[4] = tn->piece_max;
-    d->shape[5] = tn->smem_max;
+    tune_shape(tn, d->shape);
     if ((rc = topo_plan(d, s, err)) != GP_OK) goto out;
     CK(cudaStreamSynchronize(s), "uploading the CCH");
     *out = d;
@@ -493,10 +498,8 @@ const gp_dcch_tune *gp_dcch_tune_now(void) { return &tune_now; }
 extern "C" int gp_dcch_retune(gp_dcch *d, void *stream, gp_err *err) {
     cudaStream_t s = (cudaStream_t)stream;
     const gp_dcch_tune *tn = gp_dcch_tune_now();
-    const uint32_t shape[6] = {tn->plan_base ? tn->plan_base : PLAN_BASE,
-                               tn->plan_ratio ? tn->plan_ratio : PLAN_RATIO,
-                               tn->bin_cap ? tn->bin_cap : PLAN_BIN_CAP, tn->top_max,
-                               tn->piece_max, tn->smem_max};
+    uint32_t shape[6];
+    tune_shape(tn, shape);
     sweep_tune(d, tn);
     if (tn->levels || !memcmp(shape, d->tm->shape, sizeof shape)) return GP_OK;
     /* a topology part of d's own: the shared one stays as it is for the other versions */

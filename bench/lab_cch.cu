@@ -175,6 +175,13 @@
  *       GPATH_CCH_PMB, GPATH_CCH_PREFETCH), stores with cache hints (__stcs, evict_last, __stwt).
  *   Customization (both): BAY 1.9 ms, NY 3.7 ms device (CPU, 16 threads: 14 / 33 ms); v5 adds the
  *       top table: 2.7 / 4.8 ms.
+ *   v11 after the redesign (the same sweep in kernels/cch_sweep.cu, the losers and the switches
+ *       gone; -28-...-gpu-cch-redesign.md, before / after in one run): one source NY 0.085 ->
+ *       0.079, BAY 0.090 -> 0.095, gen:1M 0.174 -> 0.168, gen:24M 0.846 -> 0.828 ms; 16 per
+ *       sweep 0.016 / 0.030 / 0.033 / 0.294 ms per tree in both.
+ * Run (the figures above; the results files name each run's command): make all, then
+ *   build/bench/lab_cch --fast --phast-only --reps 5 --graphs DATA/dimacs/USA-road-d.NY.gr.gz,
+ *   DATA/dimacs/USA-road-d.BAY.gr.gz,gen:1000000,gen:24000000 (bench/gpu-cch.sh: GPU_CCH_ARGS).
  */
 #include "engine/backend.h"
 #include "engine/cch.h"

@@ -9,10 +9,10 @@
 # prints on stderr at the end of the .md. Env: BUILD, GPATH_DATA (default
 # ../shared/data), GPU_CCH_ARGS (extra lab arguments, e.g. "--graphs gen:24000000 --reps 3"),
 # GPU_CCH_SUBJECT (results file subject, default gpu-cch), GPU_CCH_SANITIZE=0 (no sanitizer runs),
-# GPU_CCH_NCU=REGEX (then Nsight Compute on the lab's kernels matching it, e.g. sweep_wbins, over
+# GPU_CCH_NCU=REGEX (then Nsight Compute on the lab's kernels matching it, e.g. sweep_wpass, over
 # GPU_CCH_NCU_ARGS, default one --fast rep on gen:4000000, GPU_CCH_NCU_COUNT launches, default 2,
 # after GPU_CCH_NCU_SKIP, default 0; the regex matches demangled names with template arguments,
-# e.g. 'sweep_warcs<.unsigned int.4,': speed of light, occupancy, memory, warp stalls by reason, DRAM and L2
+# e.g. 'sweep_warcs<1,': speed of light, occupancy, memory, warp stalls by reason, DRAM and L2
 # traffic), GPATH_COMMIT.
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -36,7 +36,7 @@ sleep 0.2 # the stderr tee's last lines
 if grep -q "plan profile" "$errlog"; then # the lab's per-phase profiles (stderr) into the file
   {
     echo
-    echo "### Per-phase profile (the lab's stderr, GPATH_CCH_PLAN_PROFILE=1: device us per phase, one sweep each)"
+    echo "### Per-phase profile (the lab's stderr, gp_dcch_tune.profile: device us per phase, one sweep each)"
     echo
     echo '```'
     grep "plan profile" "$errlog" | tr ';' '\n' | grep -E "plan profile|phase" | sed -E 's/^ //'

@@ -3,21 +3,27 @@
  * today's engines in the same run (bench/gpu-cch.sh writes bench/results/DATE-GPU-gpu-cch.md).
  *
  *   lab_cch [--data DIR] [--graphs SPEC,..] [--reps N] [--queries N] [--plot FILE] [--small]
- *           [--fast] [--plans BASExRATIOxBINCAP[xMODE],..] [--order nd|metis] [--compare-metis]
+ *           [--fast] [--plans BASExRATIOxBINCAP,..] [--order nd|metis] [--compare-metis]
  *           [--p2p-checks N] [--nf-table-max K] [--phast-only] [--variants KEY,..]
+ *           [--profile-plans]
+ *
+ * The kernels are the product's (kernels/cch*.cu); the lab shapes them through
+ * kernels/cch_lab.h (gp_dcch_tune: the plan's thresholds and table caps, the sweep's paths,
+ * sources per warp, the saturation point, the per-phase profile), which the service never
+ * includes.
  *
  *   --small   two generated graphs (road-like and grid, 2,000 nodes), and the road-like one again
- *             with 2 KiB of shared memory per plan bin (GPATH_CCH_PLAN_SMEM: bins that do not fit)
+ *             with 2 KiB of shared memory per plan bin (gp_dcch_tune.smem_max: bins that do not fit)
  *             and a many-phase plan (4x4x64): every GPU operation once, checked; exit status 1 on
  *             a mismatch (for compute-sanitizer memcheck / racecheck)
  *   --fast    no near-far runs and no timed Dijkstra (Dijkstra still checks PHAST on 2 sources)
  *   --phast-only  no p2p queries and no tables (customization and one-to-all only)
- *   --variants  time only these of the sweep variants (step 4 below), by key: nobord, nopass,
- *             pmb7, pmb12, pmb14, pf1, pf2, nosort, nogather, noflat, nowmulti, before, wkw2,
- *             wkw8, wkw16, w64, allcells, nograph, nowarps, block, chains (default: all)
+ *   --variants  time only these of the sweep variants (step 4 below), by key: nogather,
+ *             noflat, nowmulti, before, wkw2, w64, allcells, nograph, nowarps, block (default:
+ *             all; unknown keys match none)
  *   --plans   PHAST also through these plans (engine/cch_plan.h thresholds base, base*ratio, ...;
- *             nodes per bin; MODE the sweep flags, engine/cch.h gp_cch_gpu_sweep, default 0),
- *             each checked against the CPU
+ *             nodes per bin), each checked against the CPU
+ *   --profile-plans  with --plans: each plan's per-phase device times on stderr
  *   --order   the CCH order (engine/cch_order.c): nd, the parallel nested dissection on all CPUs
  *             (default), or metis, one METIS_NodeND call
  *   --compare-metis  with --order nd: also the single METIS_NodeND call on each graph, its time
@@ -42,23 +48,146 @@
  *                sources, the plan with its top table only (no piece tables), the plan without
  *                tables and the level sweep (the ratios; each variant checked against CPU PHAST
  *                on its own: a failing one prints FAIL, the others are still timed, exit status
- *                1), issue 18's variants (without the graph, without warp bins, neither, chains;
- *                each checked the same way), the plan's per-phase device times (stderr,
- *                GPATH_CCH_PLAN_PROFILE: per phase its path, bins, largest bin and piece, shared
- *                memory, blocks per SM, GB/s), CPU PHAST,
+ *                1), the service's sweep without one of its paths (--variants; each checked the
+ *                same way), the plan's per-phase device times (stderr, gp_dcch_tune.profile:
+ *                per phase its path, bins, largest bin, shared memory, blocks per SM, GB/s),
+ *                CPU PHAST,
  *                vs near-far GPU SSSP (device ms) and CPU Dijkstra; every GPU tree checked;
  *             5. tables 100x100 and 1000x1000: GPU RPHAST, CPU buckets vs near-far GPU tables
  *                (and the CPU backend's Dijkstra table at 100x100); checked.
  *             --plot FILE: one line per graph: name n dijkstra_ms nearfar_ms cch_p2p_us phast_ms.
  *
- * Versions: kernels/cch.cu's header lists them with their H100 numbers (v1 thread-per-item
- * sweeps, v2 warp-per-item with the top levels in shared memory, v3 one cooperative kernel below
- * the top, v4 the plan sweep); the full runs are
- * bench/results/2026-11-25-NVIDIA-H100-80GB-HBM3-gpu-cch*.md and ...-gpu-phast.md.
+ * Versions of the GPU CCH (kernels/cch*.cu; H100 80GB HBM3, this lab, device ms, medians; BAY /
+ * NY). The product keeps v11's sweep with v7a's graph; the others stay here with their numbers
+ * (the losers' code left the product in the issue-28 redesign, 2026-11-28: chains and
+ * CHAINS_FIRST (v7b), 8 / 16 sources per warp (v10), 7 / 12 / 14 blocks per SM and the L2
+ * prefetch (v11), and the "off" switches of the output order (v10a), the passes (v11a) and the
+ * bin order (v11b), which are now always on; names below are the flags and options of their
+ * time):
+ *   v1  sweeps a thread per item, a launch per level of > 4096 items and one block for the
+ *       smaller ones: PHAST 3.56 / 6.96 ms for one source, 0.174 / 0.317 ms per tree with 16 per
+ *       sweep; RPHAST 100x100 3.00 / 5.74 ms device. (Separator nodes at the top have up to 114
+ *       upward edges: one thread looping over them serialised the narrow levels.)
+ *   v2  a warp per item below 16384 items, a launch per level over 64 items, top levels in shared
+ *       memory: PHAST 0.57 / 0.90 ms, 16 per sweep 0.075 / 0.101 ms per tree; RPHAST 100x100
+ *       0.84 / 1.29 ms, 1000x1000 2.40 / 3.69 ms device.
+ *   v3  (the level sweep) v2 with the per-level launches below the top replaced by one
+ *       cooperative kernel: PHAST 0.62 / 0.95 ms, 16 per sweep 0.083 / 0.112 ms per tree; RPHAST
+ *       100x100 1.02 / 1.63 ms, 1000x1000 3.66 / 5.54 ms device: no gain over v2 (another
+ *       machine of the same kind; within its noise). Kept: one launch instead of ~50.
+ *   v4a the plan sweep, outer arcs relaxed serially by a thread per cell: PHAST 0.359 / 0.487 ms
+ *       (v3 in the same run 0.622 / 0.970), 16 per sweep 0.044 / 0.052 ms per tree (v3 0.084 /
+ *       0.113).
+ *   v4  v4a with the outer arcs relaxed an arc per thread (atomicMin): PHAST 0.299 /
+ *       0.405 ms (v3 in the same run 0.597 / 0.944: 2.0x / 2.3x), 16 per sweep 0.047 / 0.062 ms
+ *       per tree (v3 0.083 / 0.112): k=1 gained, k=16 lost 7-19% against v4a (the next step:
+ *       the arc-per-thread form for k = 1 only). A step inside a block costs ~0.7-1 us and a
+ *       launch ~9 us on that machine (bench/results/2026-11-25-NVIDIA-H100-80GB-HBM3-gpu-phast.md
+ *       has the per-phase profile); BAY's 0.1 ms target is not reached.
+ *   v5  v4 with the top table (engine/cch_plan.h gp_cch_top: the leading phases of
+ *       <= 2048 nodes as one min-plus product, fused with the fill and scatter into one launch)
+ *       and sweep_bins specialised for k = 1 and for bins that fit shared memory: PHAST 0.135 /
+ *       0.156 ms (the same plan without the table 0.265 / 0.360, v3 0.599 / 0.942), 16 per sweep
+ *       0.028 / 0.033 ms per tree (without the table 0.044 / 0.059); gen:1M 0.406 / 0.145
+ *       (bench/results/2026-11-26-NVIDIA-H100-80GB-HBM3-gpu-phast-top.md). The table costs 0.83 /
+ *       1.08 ms of device time at customization.
+ *   v6  v5 with piece tables (cch_plan.h gp_cch_ptab) for the phases after the top:
+ *       BAY phase 2 (113 of 114 bins, 127 K entries, longest bin 74 steps) and phase 3 (528 bins,
+ *       2.87 M entries, 35 steps), 24 MB; NY 184 K + 3.02 M entries; gen:1M 12.4 M. Predicted
+ *       before any device run: BAY k=1 phase 2 78 -> ~14 us, phase 3 44 -> ~15 us, PHAST 0.135
+ *       -> ~0.06 ms; NY 0.156 -> ~0.07; gen:1M 0.406 -> ~0.15; 16 per sweep (phase 3 keeps its
+ *       steps) within 10% of v5; customization + ~0.1-0.2 ms (BAY, NY), ~0.4 ms (gen:1M: a bin
+ *       of 213 steps). Not yet measured.
+ *   v7  (gp_dcch_set_sweep flags, engine/cuda_cch.h; the lab times them beside v6; (a) on by
+ *       default since its measurement, (b) opt-in) (a)
+ *       GP_DCCH_SWEEP_GRAPH: the sweep's launches (sweep_init + a launch per phase) captured once
+ *       per key (x_key) as a CUDA graph and replayed: one submission instead of 3-6. (b)
+ *       GP_DCCH_SWEEP_CHAINS: a phase whose largest piece is short (GPATH_CCH_CHAINS, default
+ *       1024 positions) and that uses no piece table at this k is swept as chains (cch_plan.h
+ *       gp_cch_chains): G x r lanes per piece, a lane per column (r lanes splitting a node's
+ *       arcs), walking the piece position by position with no block barrier; the pieces of a bin
+ *       run side by side. Aimed at gen:24M's last phase at k = 16 (22,994 bins, 20.5 ms of the
+ *       24 ms sweep: ~35+ barrier-separated steps per bin at one 512-thread block per SM).
+ *       Predicted before any device run: BAY k=1 -5..-10 us from (a); gen:24M k=16 last phase
+ *       20.5 -> ~3-5 ms from (b) (a piece of <= 256 positions at ~100-200 cycles each, ~8 pieces
+ *       per SM at once, bounded by shared memory); k = 1 phases with piece tables unchanged
+ *       (CHAINS_FIRST tries chains there too). Measured (bench/results/2026-11-26-NVIDIA-H100-
+ *       80GB-HBM3-gpu-cch-v7.md, same sources, same run): (a) NY 0.145 -> 0.121 ms, BAY 0.114
+ *       -> 0.102, gen:1M 0.268 -> 0.250, gen:24M 1.828 -> 1.804 for one source, 1.00-1.10x at
+ *       k = 16; (b) lost everywhere: BAY 0.91x, gen:24M one source 0.38x, k = 16 0.74x (the
+ *       last phase's chains run slower than its barrier-separated steps), so gen:24M stays at
+ *       1.80 ms / 1.51 ms per tree. (-v7b.md, another machine: BAY 0.107 -> 0.097 ms.)
+ *   v8  warp bins for one source (GP_DCCH_SWEEP_WARPS, sweep_wbins: a warp per bin,
+ *       8 bins per block, __syncwarp between steps) and bins of 128 nodes instead of 1024. The
+ *       profile of gen:24M's last phase (23.5 M positions, 33 steps per bin) showed a bin's time
+ *       to be a fixed chain (~40 us per 1024-node bin at 5 blocks per SM, ~26 us per 256-node
+ *       bin at 8), so the gain is bins in flight (64 per SM), not fewer steps: a warp per piece
+ *       (the first try) kept the same chain and lost (0.88x); warp bins with their arcs staged in
+ *       shared memory lost too (24 warps per SM). Measured (-27-...-gpu-cch-v8.md, same run,
+ *       v7's sweep -> v8's, device ms): one source NY 0.115 -> 0.106, BAY 0.095 -> 0.089, gen:1M
+ *       0.243 -> 0.229, gen:24M 1.802 -> 1.522 (last phase 1.38 -> 1.13 ms); 16 per sweep per
+ *       tree (block sweep on the smaller bins) NY 0.041 -> 0.038, BAY 0.034 -> 0.030, gen:1M
+ *       0.122 -> 0.098, gen:24M 1.503 -> 0.992. gen:24M stays above the issue's 1 ms / 0.3 ms.
+ *       Also lost (-27-...-gpu-cch-v8b.md): loading a lane's next-step arcs into registers ahead
+ *       (gen:24M 1.52 -> 1.94 ms: registers halved the blocks per SM).
+ *   v9  three changes, each measured beside the sweep before it in the same run
+ *       (H100; bench/results/2026-11-27-NVIDIA-H100-80GB-HBM3-gpu-cch-v9a / -v9b / -v9.md):
+ *       (a) warp bins give a lane to each inner arc of a step (sweep_warcs; v8 gave a step's
+ *       positions a group of lanes each, most idle at gen:24M's 2.7 arcs per position, and was
+ *       issue-bound): gen:24M one source 1.459 -> 1.175 ms, the last phase 1.13 -> 0.78 ms;
+ *       (b) their cells in 32 bits with a saturation check (1.180 -> 1.165 ms: the atomics
+ *       were not the limit) and several sources per warp (16 per sweep 0.992 -> 0.648 ms per
+ *       tree on gen:24M; slower on NY and BAY, whose last phase has 2,446 bins: used from 32
+ *       bins per SM); (c) flat table phases (flat_outer / flat_entries): the phases with piece
+ *       tables no longer a block per bin, idle where bins are few (gen:24M's phases 2-4, 37 /
+ *       528 / 3,134 bins: 360 -> 159 us): one source NY 0.102 -> 0.073, gen:1M 0.226 ->
+ *       0.156, gen:24M 1.124 -> 0.959 ms; 16 per sweep gen:24M 0.646 -> 0.573 ms per tree.
+ *       Also: one source sweeps its own cells (pdist1), so it never cleans the layout a
+ *       16-source sweep left. Lost: the table phases as warp bins (0.49x: 27 arcs a position
+ *       make 27 lanes hit one cell, and 243 steps a bin).
+ *   v10 (-27-...-gpu-cch-v10a..d.md on gen:4M, -gather.md and -v10.md on gen:24M,
+ *       Nsight Compute in -ncu-v10.md): (a) the warp bins store their output in node order
+ *       within a bin (GP_DCCH_SWEEP_OSORT: a sorted copy of each bin's nodes; gen:1M's 32-lane
+ *       stores touch 9.5 sectors instead of 19.6): gen:4M 16 per sweep 0.101 -> 0.079 ms per
+ *       tree; (b) the outer arcs loaded four at a time with no branch between the loads (they
+ *       were compiled as four dependent round trips an arc: 40% of the stall samples), the
+ *       output a position per lane with its columns in turn, untouched cells filled with
+ *       16-byte stores, a bin's bounds as one record: gen:4M 0.079 -> 0.068 ms per tree, one
+ *       source 0.205 -> 0.187 ms (other runs); (c) the largest flat phases gathered for several
+ *       sources (GP_DCCH_SWEEP_GATHER, flat_gather): gen:24M 0.380 -> 0.353 ms per tree in the
+ *       same run. gen:24M one source 0.959 -> 0.781 ms, 16 per sweep 0.574 -> 0.353 ms per tree.
+ *       Lost: the inner arcs read from L1 one or two passes ahead instead of the register
+ *       window (0.95x at 16 sources on gen:4M: the per-pass loads miss L1 and outlast two
+ *       passes), 8 or 16 sources per warp (occupancy), bins of 192 / 256 nodes, thresholds from
+ *       128, the gathered phases for one source (0.68-0.84x).
+ *   v11 (the product; -27-...-gpu-cch-v11-passes.md at 37c6d47, -v11.md at 33a2cda, the
+ *       experiments between them in -gpu-cch-output.md): (a) the warp bins of 4 sources a warp
+ *       walk passes (GP_DCCH_SWEEP_PASSES, sweep_wpass: steps padded to 8 arcs, the chunks
+ *       rotating through registers without moves, no branch in a pass): a third fewer
+ *       instructions in gen:4M's last phase, 7% less time under Nsight Compute; gen:24M 16 per
+ *       sweep 0.350 -> 0.331 ms per tree. On gen:4M that phase takes as long without its inner
+ *       or outer arcs and 40% less without its output stores (0.066 -> 0.041 ms per tree;
+ *       stored contiguously 0.047): the stores bound it, not the arcs. (b) so the bins of a
+ *       phase run in the order of their smallest node (GP_DCCH_SWEEP_BORDER): bins in flight
+ *       together store to neighbouring nodes and share 32-byte sectors: gen:24M 16 per sweep
+ *       0.331 -> 0.293 ms per tree, one source 0.802 -> 0.827 ms (same run). Lost: 7 blocks of 8
+ *       warps or 12 / 14 of 4 per SM, an L2 prefetch of a bin's arcs (0.97-1.00x; options
+ *       GPATH_CCH_PMB, GPATH_CCH_PREFETCH), stores with cache hints (__stcs, evict_last, __stwt).
+ *   Customization (both): BAY 1.9 ms, NY 3.7 ms device (CPU, 16 threads: 14 / 33 ms); v5 adds the
+ *       top table: 2.7 / 4.8 ms.
+ *   v11 after the redesign (the same sweep in kernels/cch_sweep.cu, the losers and the switches
+ *       gone; -28-...-gpu-cch-redesign.md, before / after in one run): one source NY 0.085 ->
+ *       0.079, BAY 0.090 -> 0.095, gen:1M 0.174 -> 0.168, gen:24M 0.846 -> 0.828 ms; 16 per
+ *       sweep 0.016 / 0.030 / 0.033 / 0.294 ms per tree in both.
+ * Run (the figures above; the results files name each run's command): make all, then
+ *   build/bench/lab_cch --fast --phast-only --reps 5 --graphs DATA/dimacs/USA-road-d.NY.gr.gz,
+ *   DATA/dimacs/USA-road-d.BAY.gr.gz,gen:1000000,gen:24000000 (bench/gpu-cch.sh: GPU_CCH_ARGS).
  */
 #include "engine/backend.h"
 #include "engine/cch.h"
-#include "engine/cuda_sssp.h"
+#include "bench/lab_common.h"
+#include "kernels/cch_lab.h"
+#include "kernels/sssp.h"
 
 #include <cuda_runtime.h>
 #include <sys/resource.h>
@@ -70,41 +199,6 @@
 #include <string>
 #include <vector>
 
-static int failures;
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            failures++;                                                                            \
-            printf("FAIL: ");                                                                      \
-            printf(__VA_ARGS__);                                                                   \
-            printf("\n");                                                                          \
-        }                                                                                          \
-    } while (0)
-
-static void die(const char *what, const gp_err &e) {
-    fprintf(stderr, "lab_cch: %s: %s\n", what, e.msg);
-    exit(2);
-}
-
-static uint64_t rs = 0x1ab;
-static uint64_t rnd() {
-    uint64_t z = (rs += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
-static double median(std::vector<double> v) {
-    if (v.empty()) return 0;
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-}
-static double pct(std::vector<double> v, double p) {
-    if (v.empty()) return 0;
-    std::sort(v.begin(), v.end());
-    return v[std::min(v.size() - 1, (size_t)(p * v.size()))];
-}
-
 struct lab {
     gp_backend *cpu = NULL, *cpu1 = NULL;
     gp_sssp_ws *ws = NULL;
@@ -115,7 +209,10 @@ struct lab {
     bool compare = false;                        /* --compare-metis */
     bool phast_only = false;                     /* --phast-only: no p2p, no tables */
     std::vector<std::string> variants;           /* --variants: the sweep variants to time */
-    std::vector<std::vector<uint32_t>> plans; /* --plans: base x ratio x bin cap (x mode) */
+    std::vector<std::vector<uint32_t>> plans; /* --plans: base x ratio x bin cap */
+    bool profile_plans = false;               /* --profile-plans */
+    gp_dcch_tune svc;                         /* the service's sweep (--small: warp bins and
+                                               * gathers in phases of any size; smem: 2 KiB) */
     FILE *plot = NULL;
 };
 
@@ -313,55 +410,47 @@ static void run_graph(lab &L, const char *spec, bool small) {
             }
         }
     };
-    /* the service's sweep: the plan with both tables, the table phases flat, warp bins (for 1 and
-     * for 16 sources) reading only the last phase's cells with an entry, the launches as one CUDA
-     * graph, the warp bins' output stored in node order within a bin, the largest flat phases
-     * gathered for several sources, the warp bins of 4 sources a warp walking passes, in the
-     * order of their smallest node (SVC = GP_DCCH_SWEEP_BORDER | _PASSES | _GATHER | _OSORT |
-     * _FLAT | _WMULTI | _SKIP | _WARPS | _GRAPH, the flags gp_dcch_new sets) */
-    const int SVC = 32768 | 16384 | 8192 | 4096 | 2048 | 256 | 64 | 32 | 16;
-    if (gp_cch_gpu_sweep(c, SVC, 0, 0, 0, &err)) die("plan sweep", err);
+    /* the service's sweep (kernels/cch_lab.h gp_dcch_tune_defaults; --small: in phases of any
+     * size): the plan with both tables, the table phases flat, warp bins (for 1 and for 16
+     * sources) reading only the last phase's cells with an entry, the launches as one CUDA
+     * graph, the largest flat phases gathered for several sources */
+    const gp_dcch_tune SVC = L.svc;
+    if (gp_cch_gpu_sweep(c, &SVC, &err)) die("plan sweep", err);
     one_to_all("plan with top and piece tables", ph1, &ph1e, ph16, &ph16e, true);
-    std::vector<double> tp1, tp16; /* the plan with its top table only (mode 3), same sources */
-    if (gp_cch_gpu_sweep(c, 3 | SVC, 0, 0, 0, &err)) die("plan sweep", err);
+    std::vector<double> tp1, tp16; /* the plan with its top table only, same sources */
+    gp_dcch_tune tn = SVC;
+    tn.piece_max = 0;
+    if (gp_cch_gpu_sweep(c, &tn, &err)) die("plan sweep", err);
     one_to_all("plan without piece tables", tp1, NULL, tp16, NULL, false);
-    std::vector<double> nt1, nt16; /* the plan without tables (mode 2), same sources */
-    if (gp_cch_gpu_sweep(c, 2 | SVC, 0, 0, 0, &err)) die("plan sweep", err);
+    std::vector<double> nt1, nt16; /* the plan without tables, same sources */
+    tn.top_max = 0;
+    if (gp_cch_gpu_sweep(c, &tn, &err)) die("plan sweep", err);
     one_to_all("plan without tables", nt1, NULL, nt16, NULL, false);
-    /* issue 18's variants of the service's sweep (engine/cuda_cch.h), same sources, each
-     * checked against CPU PHAST: without the flat table phases (2048), without warp bins for
-     * several sources (256), neither (the sweep before them: 64 | 32 | 16), 2 sources per warp
-     * (GPATH_CCH_WKW=2), 64-bit warp-bin cells (1024), the last phase reading every cell (64),
-     * without the CUDA graph (16), without warp bins (32 and 256), the block sweep launch by
-     * launch (0), chains (4 | 16; measured at 84c3c70 and after: they lost) */
+    /* the service's sweep without one of its paths (each falls back to the one before it),
+     * same sources, each checked against CPU PHAST: without the flat phases' gather, without
+     * the flat table phases, without warp bins for several sources, neither (the sweep before
+     * v9), 2 sources per warp, 64-bit warp-bin cells, the last phase reading every cell, without
+     * the CUDA graph, without warp bins, the block sweep launch by launch. (The variants that
+     * lost, v7-v11 below, left the product with their numbers in this file's header.) */
     struct xvar {
         const char *key, *name; /* key: --variants picks by it */
-        int mode;
-        const char *env, *val; /* an environment variable set for the variant (NULL: none) */
+        unsigned paths;
+        uint32_t wkw;
         std::vector<double> t1, t16;
     };
+    const unsigned ALL = GP_DCCH_PATHS_DEFAULT;
     std::vector<xvar> all = {
-        {"nobord", "warp bins in plan order", SVC & ~32768, NULL, NULL, {}, {}},
-        {"nopass", "warp bins step by step", SVC & ~16384, NULL, NULL, {}, {}},
-        {"pmb7", "passes at 7 blocks per SM", SVC, "GPATH_CCH_PMB", "7", {}, {}},
-        {"pmb12", "passes at 12 blocks of 4 warps", SVC, "GPATH_CCH_PMB", "12", {}, {}},
-        {"pmb14", "passes at 14 blocks of 4 warps", SVC, "GPATH_CCH_PMB", "14", {}, {}},
-        {"pf1", "passes prefetching the inner arcs", SVC, "GPATH_CCH_PREFETCH", "1", {}, {}},
-        {"pf2", "passes prefetching all arcs", SVC, "GPATH_CCH_PREFETCH", "2", {}, {}},
-        {"nosort", "output in position order", SVC & ~4096, NULL, NULL, {}, {}},
-        {"nogather", "flat phases by atomics", SVC & ~8192, NULL, NULL, {}, {}},
-        {"noflat", "without flat table phases", SVC & ~2048, NULL, NULL, {}, {}},
-        {"nowmulti", "without warp bins for k > 1", SVC & ~256, NULL, NULL, {}, {}},
-        {"before", "neither (the sweep before)", 64 | 32 | 16, NULL, NULL, {}, {}},
-        {"wkw2", "2 sources a warp", SVC, "GPATH_CCH_WKW", "2", {}, {}},
-        {"wkw8", "8 sources a warp", SVC, "GPATH_CCH_WKW", "8", {}, {}},
-        {"wkw16", "16 sources a warp", SVC, "GPATH_CCH_WKW", "16", {}, {}},
-        {"w64", "64-bit warp-bin cells", SVC | 1024, NULL, NULL, {}, {}},
-        {"allcells", "reading every cell", SVC & ~64, NULL, NULL, {}, {}},
-        {"nograph", "without the graph", SVC & ~16, NULL, NULL, {}, {}},
-        {"nowarps", "without warp bins", SVC & ~(32 | 256), NULL, NULL, {}, {}},
-        {"block", "block sweep, launch by launch", 0, NULL, NULL, {}, {}},
-        {"chains", "chains + graph", 4 | 16, NULL, NULL, {}, {}}};
+        {"nogather", "flat phases by atomics", ALL & ~GP_DCCH_GATHER, 0, {}, {}},
+        {"noflat", "without flat table phases", ALL & ~GP_DCCH_FLAT, 0, {}, {}},
+        {"nowmulti", "without warp bins for k > 1", ALL & ~GP_DCCH_WMULTI, 0, {}, {}},
+        {"before", "neither (the sweep before)", GP_DCCH_SKIP | GP_DCCH_WARPS | GP_DCCH_GRAPH, 0,
+         {}, {}},
+        {"wkw2", "2 sources a warp", ALL, 2, {}, {}},
+        {"w64", "64-bit warp-bin cells", ALL | GP_DCCH_W64, 0, {}, {}},
+        {"allcells", "reading every cell", ALL & ~GP_DCCH_SKIP, 0, {}, {}},
+        {"nograph", "without the graph", ALL & ~GP_DCCH_GRAPH, 0, {}, {}},
+        {"nowarps", "without warp bins", ALL & ~(GP_DCCH_WARPS | GP_DCCH_WMULTI), 0, {}, {}},
+        {"block", "block sweep, launch by launch", 0, 0, {}, {}}};
     std::vector<xvar> xv;
     for (auto &v : all) { /* --variants KEY,..: those only (default: all) */
         bool on = L.variants.empty();
@@ -369,24 +458,28 @@ static void run_graph(lab &L, const char *spec, bool small) {
         if (on) xv.push_back(v);
     }
     for (auto &v : xv) {
-        if (v.env) setenv(v.env, v.val, 1);
-        if (gp_cch_gpu_sweep(c, v.mode, 0, 0, 0, &err)) die("plan sweep variant", err);
+        tn = SVC;
+        tn.paths = v.paths;
+        if (v.wkw) tn.wkw = v.wkw;
+        if (gp_cch_gpu_sweep(c, &tn, &err)) die("plan sweep variant", err);
         one_to_all(v.name, v.t1, NULL, v.t16, NULL, false);
-        if (v.env) unsetenv(v.env);
     }
     if (!small) { /* where the plan sweep's time goes: per-phase device times (stderr) */
         fflush(stdout);
-        setenv("GPATH_CCH_PLAN_PROFILE", "1", 1);
-        for (int mode : {SVC & ~16, SVC & ~16 & ~16384, 64 | 32, 0}) { /* (one by one: no graph) */
-            if (gp_cch_gpu_sweep(c, mode, 0, 0, 0, &err)) die("plan sweep", err);
+        for (unsigned paths : {ALL, GP_DCCH_SKIP | GP_DCCH_WARPS, 0u}) { /* (no graph) */
+            tn = SVC;
+            tn.paths = paths & ~GP_DCCH_GRAPH;
+            tn.profile = 1;
+            if (gp_cch_gpu_sweep(c, &tn, &err)) die("plan sweep", err);
             for (uint32_t k : {1u, 16u})
                 if (gp_cch_gpu_sssp(c, srcs[0].data(), k, dg.data(), &err)) die("phast profile", err);
         }
-        unsetenv("GPATH_CCH_PLAN_PROFILE");
     }
-    if (gp_cch_gpu_sweep(c, 1, 0, 0, 0, &err)) die("level sweep", err);
+    tn = SVC;
+    tn.levels = 1;
+    if (gp_cch_gpu_sweep(c, &tn, &err)) die("level sweep", err);
     one_to_all("levels", lv1, NULL, lv16, NULL, false);
-    if (gp_cch_gpu_sweep(c, SVC, 0, 0, 0, &err)) die("plan sweep", err);
+    if (gp_cch_gpu_sweep(c, &SVC, &err)) die("plan sweep", err);
     for (int r = 0; r < reps && !L.fast; r++) { /* the older engines, from the same sources */
         uint32_t s0 = srcs[r][0];
         if (gp_cch_sssp(c, s0, GP_INF, dc.data(), &err)) die("cpu phast", err);
@@ -442,9 +535,8 @@ static void run_graph(lab &L, const char *spec, bool small) {
            "1 source %.3f vs %.3f (%.2fx); 16 per sweep %.3f vs %.3f ms per tree (%.2fx)\n",
            median(ph1), median(nt1), median(nt1) / median(ph1), median(ph16) / 16,
            median(nt16) / 16, median(nt16) / median(ph16));
-    printf("- PHAST sweep, issue 18 variants (default plan; same sources, same run; device ms; "
-           "the service's sweep (\"default\": flat table phases, warp bins for 1 and 16 sources "
-           "reading only the last phase's cells with an entry, CUDA graph) / variant in "
+    printf("- PHAST sweep, the service's sweep without one of its paths (default plan; same "
+           "sources, same run; device ms; the service's sweep (\"default\") / variant in "
            "parentheses, > 1 = the variant is faster): 1 source default %.3f",
            median(ph1));
     for (auto &v : xv)
@@ -454,45 +546,53 @@ static void run_graph(lab &L, const char *spec, bool small) {
         printf(", %s %.3f (%.2fx)", v.name, median(v.t16) / 16, median(ph16) / median(v.t16));
     printf("\n");
     fflush(stdout);
-    for (auto &v : L.plans) { /* plan variants: base x ratio x bin cap (x mode) */
-        if (gp_cch_gpu_sweep(c, (int)v[3], v[0], v[1], v[2], &err)) die("plan variant", err);
+    for (auto &v : L.plans) { /* plan variants: base x ratio x bin cap */
+        tn = SVC;
+        tn.plan_base = v[0], tn.plan_ratio = v[1], tn.bin_cap = v[2];
+        if (gp_cch_gpu_sweep(c, &tn, &err)) die("plan variant", err);
         std::vector<double> v1, v16;
         one_to_all("plan variant", v1, NULL, v16, NULL, false);
-        printf("- plan %ux%ux%u mode %u: 1 source %.3f ms, 16 per sweep %.3f ms per tree "
-               "(device)\n", v[0], v[1], v[2], v[3], median(v1), median(v16) / 16);
-        if (getenv("GPATH_CCH_PLAN_PROFILE_PLANS")) { /* where this plan's time goes (stderr) */
+        printf("- plan %ux%ux%u: 1 source %.3f ms, 16 per sweep %.3f ms per tree (device)\n", v[0],
+               v[1], v[2], median(v1), median(v16) / 16);
+        if (L.profile_plans) { /* where this plan's time goes (stderr) */
             fflush(stdout);
-            setenv("GPATH_CCH_PLAN_PROFILE", "1", 1);
+            tn.profile = 1;
+            if (gp_cch_gpu_sweep(c, &tn, &err)) die("plan variant", err);
             for (uint32_t k : {1u, 16u})
                 if (gp_cch_gpu_sssp(c, srcs[0].data(), k, dg.data(), &err)) die("phast profile", err);
-            unsetenv("GPATH_CCH_PLAN_PROFILE");
         }
         fflush(stdout);
     }
-    if (!L.plans.empty() && gp_cch_gpu_sweep(c, SVC, 256, 16, 0, &err)) die("plan", err);
-    /* (a plan variant's own topology part: back to the default plan, mode 0 as before it) */
+    if (gp_cch_gpu_sweep(c, &SVC, &err)) die("plan", err); /* back to the default plan */
     if (small) { /* many phases and small bins: 4 x 4, 64 nodes per bin */
-        if (gp_cch_gpu_sweep(c, 0, 4, 4, 64, &err)) die("plan variant", err);
         std::vector<double> v1, v16;
-        one_to_all("plan 4x4x64", v1, NULL, v16, NULL, false);
-        if (gp_cch_gpu_sweep(c, 64 | 48, 4, 4, 64, &err)) die("plan variant", err); /* skip, warps, graph */
-        one_to_all("plan 4x4x64, warps", v1, NULL, v16, NULL, false);
-        /* flat table phases and warp bins for 16 sources (4, then 1 a warp); 32-bit cells
-         * saturating (then again with 64-bit ones); 64-bit cells; the default plan */
-        if (gp_cch_gpu_sweep(c, 2048 | 256 | 64 | 48, 4, 4, 64, &err)) die("plan variant", err);
-        one_to_all("plan 4x4x64, flat, warps for k > 1", v1, NULL, v16, NULL, false);
-        setenv("GPATH_CCH_WKW", "1", 1);
-        one_to_all("plan 4x4x64, flat, warps for k > 1, 1 a warp", v1, NULL, v16, NULL, false);
-        unsetenv("GPATH_CCH_WKW");
-        setenv("GPATH_CCH_SAT", "300", 1);
-        if (gp_cch_gpu_sweep(c, 2048 | 256 | 64 | 48, 4, 4, 64, &err)) die("plan variant", err);
-        one_to_all("plan 4x4x64, saturating", v1, NULL, v16, NULL, false);
-        unsetenv("GPATH_CCH_SAT");
-        if (gp_cch_gpu_sweep(c, 1024 | 256 | 64 | 48, 4, 4, 64, &err)) die("plan variant", err);
-        one_to_all("plan 4x4x64, warps for k > 1, 64-bit cells", v1, NULL, v16, NULL, false);
-        if (gp_cch_gpu_sweep(c, SVC, 0, 0, 0, &err)) die("plan variant", err);
+        const unsigned WARPS = GP_DCCH_SKIP | GP_DCCH_WARPS | GP_DCCH_GRAPH;
+        const unsigned FLAT = GP_DCCH_FLAT | GP_DCCH_WMULTI | WARPS;
+        /* the block sweep; warp bins; flat table phases and warp bins for 16 sources (4, then 1
+         * a warp); 32-bit cells saturating (then again with 64-bit ones); 64-bit cells; the
+         * default plan */
+        const struct {
+            const char *what;
+            unsigned paths;
+            uint32_t wkw, sat;
+        } sm[] = {{"plan 4x4x64", 0, 0, 0},
+                  {"plan 4x4x64, warps", WARPS, 0, 0},
+                  {"plan 4x4x64, flat, warps for k > 1", FLAT, 0, 0},
+                  {"plan 4x4x64, flat, warps for k > 1, 1 a warp", FLAT, 1, 0},
+                  {"plan 4x4x64, saturating", FLAT, 0, 300},
+                  {"plan 4x4x64, warps for k > 1, 64-bit cells",
+                   GP_DCCH_W64 | GP_DCCH_WMULTI | WARPS, 0, 0}};
+        for (auto &x : sm) {
+            tn = SVC;
+            tn.plan_base = 4, tn.plan_ratio = 4, tn.bin_cap = 64;
+            tn.paths = x.paths;
+            if (x.wkw) tn.wkw = x.wkw;
+            if (x.sat) tn.sat = x.sat;
+            if (gp_cch_gpu_sweep(c, &tn, &err)) die("plan variant", err);
+            one_to_all(x.what, v1, NULL, v16, NULL, false);
+        }
+        if (gp_cch_gpu_sweep(c, &SVC, &err)) die("plan variant", err);
         one_to_all("default plan", v1, NULL, v16, NULL, false);
-        if (gp_cch_gpu_sweep(c, SVC, 256, 16, 0, &err)) die("plan", err);
     }
 
     /* tables */
@@ -544,19 +644,6 @@ static void run_graph(lab &L, const char *spec, bool small) {
     gp_graph_unref(g);
 }
 
-/* "a,b,,c" -> {"a", "b", "c"} (empty items dropped) */
-static std::vector<std::string> split_commas(const char *list) {
-    std::vector<std::string> out;
-    const std::string s(list);
-    for (size_t a = 0; a <= s.size();) {
-        size_t b = s.find(',', a);
-        if (b == std::string::npos) b = s.size();
-        if (b > a) out.push_back(s.substr(a, b - a));
-        a = b + 1;
-    }
-    return out;
-}
-
 int main(int argc, char **argv) {
     const char *data = "../shared/data", *graphs = NULL, *plot = NULL;
     lab L;
@@ -571,6 +658,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--fast")) L.fast = true;
         else if (!strcmp(argv[i], "--compare-metis")) L.compare = true;
         else if (!strcmp(argv[i], "--phast-only")) L.phast_only = true;
+        else if (!strcmp(argv[i], "--profile-plans")) L.profile_plans = true;
         else if (!strcmp(argv[i], "--variants") && i + 1 < argc)
             L.variants = split_commas(argv[++i]);
         else if (!strcmp(argv[i], "--p2p-checks") && i + 1 < argc)
@@ -586,22 +674,20 @@ int main(int argc, char **argv) {
             L.metis = !strcmp(o, "metis");
         }
         else if (!strcmp(argv[i], "--plans") && i + 1 < argc) {
-            char *save = NULL;
-            for (char *tok = strtok_r(argv[++i], ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-                unsigned a = 0, b = 0, cc = 0, md = 0;
-                int got = sscanf(tok, "%ux%ux%ux%u", &a, &b, &cc, &md);
-                if (got < 3 || !a || b < 2 || !cc || (md & 3) == 1) {
-                    fprintf(stderr, "lab_cch: --plans wants BASExRATIOxBINCAP[xMODE],...\n");
+            for (auto &tok : split_commas(argv[++i])) {
+                unsigned a = 0, b = 0, cc = 0;
+                if (sscanf(tok.c_str(), "%ux%ux%u", &a, &b, &cc) < 3 || !a || b < 2 || !cc) {
+                    fprintf(stderr, "lab_cch: --plans wants BASExRATIOxBINCAP,...\n");
                     return 2;
                 }
-                L.plans.push_back({a, b, cc, md});
+                L.plans.push_back({a, b, cc});
             }
         }
         else {
             fprintf(stderr, "usage: lab_cch [--data DIR] [--graphs SPEC,..] [--reps N] "
                             "[--queries N] [--plot FILE] [--small] [--fast] [--plans BxRxC,..] "
                             "[--order nd|metis] [--compare-metis] [--p2p-checks N] [--nf-table-max K] "
-                            "[--phast-only] [--variants KEY,..]\n");
+                            "[--phast-only] [--variants KEY,..] [--profile-plans]\n");
             return 2;
         }
     }
@@ -625,10 +711,11 @@ int main(int argc, char **argv) {
     cudaGetDeviceProperties(&prop, 0);
     printf("GPU %s (%d SMs), CPU threads: all online\n", prop.name, prop.multiProcessorCount);
     std::vector<std::string> specs;
-    if (small) {
-        setenv("GPATH_CCH_WBIN_MIN", "0", 1); /* warp bins in every phase they fit (sanitizers) */
-        setenv("GPATH_CCH_WMULTI_MIN", "0", 1);
-        setenv("GPATH_CCH_GATHER_MIN", "0", 1);
+    gp_dcch_tune_defaults(&L.svc);
+    if (small) { /* warp bins and gathers in every phase they fit (sanitizers) */
+        L.svc.wbin_per_sm = 0;
+        L.svc.wmulti_per_sm = 0;
+        L.svc.gather_min = 0;
         specs.push_back("gen:2000:7");
         specs.push_back("grid:2000:7");
         specs.push_back("smem:gen:2000:7"); /* again, with 2 KiB of shared memory per plan bin */
@@ -650,13 +737,10 @@ int main(int argc, char **argv) {
             specs.push_back(sp);
     }
     for (auto &s : specs) {
-        if (s.compare(0, 5, "smem:") == 0) { /* the plan sweep's bins that do not fit */
-            setenv("GPATH_CCH_PLAN_SMEM", "2048", 1);
-            run_graph(L, s.c_str() + 5, small);
-            unsetenv("GPATH_CCH_PLAN_SMEM");
-        } else {
-            run_graph(L, s.c_str(), small);
-        }
+        const bool smem = s.compare(0, 5, "smem:") == 0; /* the plan sweep's bins that do not fit */
+        L.svc.smem_max = smem ? 2048 : 0;
+        gp_dcch_tune_set(&L.svc);
+        run_graph(L, s.c_str() + (smem ? 5 : 0), small);
     }
     if (L.plot) fclose(L.plot);
     printf("\n%s (%d failures)\n", failures ? "FAILED" : "OK", failures);

@@ -34,7 +34,8 @@
  *       2.3% of the time (bench/results/2026-11-21-NVIDIA-H100-80GB-HBM3-gpu-apsp.md).
  */
 #include "engine/backend.h"
-#include "engine/cuda_apsp.h"
+#include "bench/lab_common.h"
+#include "kernels/fw.h"
 #include "kernels/fw.cuh"
 #include "tests/apsp_check.h"
 
@@ -45,22 +46,15 @@
 #include <unistd.h>
 #include <vector>
 
-static int failures;
 static gp_backend *cpu;
 
-#define FAILF(...)                                                                                 \
-    do {                                                                                           \
-        printf("FAIL: " __VA_ARGS__);                                                              \
-        printf("\n");                                                                              \
-        failures++;                                                                                \
-    } while (0)
 
 /* ---------------------------------------------------------------------------------------------
  * 1. validation */
 
 static void validate_graph(gp_graph *g, const char *label) {
     if (!g) {
-        FAILF("%s: graph build failed", label);
+        CHECK(0, "%s: graph build failed", label);
         return;
     }
     uint32_t n = g->n;
@@ -70,7 +64,7 @@ static void validate_graph(gp_graph *g, const char *label) {
     gp_err err = {0};
     double t0 = gp_now();
     if (cpu->ops->apsp(cpu, g, ref.data(), NULL, &err) != GP_OK) {
-        FAILF("%s: cpu apsp: %s", label, err.msg);
+        CHECK(0, "%s: cpu apsp: %s", label, err.msg);
         gp_graph_unref(g);
         return;
     }
@@ -93,20 +87,20 @@ static void validate_graph(gp_graph *g, const char *label) {
             gp_err e2 = {0};
             int rc = gp_cuda_apsp_ex(NULL, g, d.data(), next ? nx.data() : NULL, &o, &st, &e2);
             if (kind != 0 && (next ? bound_next : bound) >= lim) { /* must be refused, never answered wrongly */
-                if (rc != GP_EINVAL) FAILF("%s kind %d: expected refusal, got %d", label, kind, rc);
+                CHECK(rc == GP_EINVAL, "%s kind %d: expected refusal, got %d", label, kind, rc);
                 continue;
             }
             char msg[512] = "";
             if (rc != GP_OK) {
-                FAILF("%s kind %d next %d: %s", label, kind, next, e2.msg);
+                CHECK(0, "%s kind %d next %d: %s", label, kind, next, e2.msg);
                 continue;
             }
             if (!apc_equal(n, d.data(), ref.data(), msg, sizeof msg)) {
-                FAILF("%s %s next %d: %s", label, gp_fw_kind_name(st.kind), next, msg);
+                CHECK(0, "%s %s next %d: %s", label, gp_fw_kind_name(st.kind), next, msg);
                 continue;
             }
             if (next && !apc_next_ok(g, d.data(), nx.data(), msg, sizeof msg)) {
-                FAILF("%s %s next: %s", label, gp_fw_kind_name(st.kind), msg);
+                CHECK(0, "%s %s next: %s", label, gp_fw_kind_name(st.kind), msg);
                 continue;
             }
             printf(" %s%s%s ok %.1fms", kind == 0 ? "auto=" : "", gp_fw_kind_name(st.kind),
@@ -196,7 +190,7 @@ static void time_mode(const char *mode, int kind, int next, uint32_t n, double d
         cudaEventRecord(e1, st);
         cudaError_t ce = cudaEventSynchronize(e1);
         if (ce != cudaSuccess) {
-            FAILF("time %s n=%u: %s", mode, n, cudaGetErrorString(ce));
+            CHECK(0, "time %s n=%u: %s", mode, n, cudaGetErrorString(ce));
             break;
         }
         float ms = 0;
@@ -210,13 +204,13 @@ static void time_mode(const char *mode, int kind, int next, uint32_t n, double d
             for (int q = 0; q < 2; q++) {
                 if (gp_fw_read_row(&p, srcs[q], got.data(), next ? gnx.data() : NULL, &err) !=
                     GP_OK) {
-                    FAILF("read row: %s", err.msg);
+                    CHECK(0, "read row: %s", err.msg);
                     break;
                 }
                 host_row(&p, gp_fw_thresh(dens), max_w, seed, srcs[q], ref);
                 for (uint32_t j = 0; j < n; j++)
                     if (got[j] != ref[j]) {
-                        FAILF("time %s n=%u: row %u col %u = %llu, host %llu", mode, n, srcs[q],
+                        CHECK(0, "time %s n=%u: row %u col %u = %llu, host %llu", mode, n, srcs[q],
                               j, (unsigned long long)got[j], (unsigned long long)ref[j]);
                         check = "MISMATCH";
                         break;
@@ -237,7 +231,7 @@ static void time_mode(const char *mode, int kind, int next, uint32_t n, double d
                "updates/s on its own %.3g updates\n",
                mode, n, ph[0], ph[1], ph[2], ph[3], rest / (ph[3] / 1e3) / 1e12, rest);
     }
-    if (err.code) FAILF("time %s n=%u: %s", mode, n, err.msg);
+    if (err.code) CHECK(0, "time %s n=%u: %s", mode, n, err.msg);
     cudaEventDestroy(e0);
     cudaEventDestroy(e1);
     gp_fw_plan_free(&p);
@@ -260,7 +254,7 @@ static void api_vs_cpu(uint32_t n, int skip_cpu) {
     gp_err err = {0};
     gp_graph *g = apc_graph(n, 0.05, 1, 100, 77, &err);
     if (!g) {
-        FAILF("graph n=%u: %s", n, err.msg);
+        CHECK(0, "graph n=%u: %s", n, err.msg);
         return;
     }
     size_t nn = (size_t)n * n;
@@ -270,7 +264,7 @@ static void api_vs_cpu(uint32_t n, int skip_cpu) {
     if (!skip_cpu) {
         ref.resize(nn);
         double t0 = gp_now();
-        if (cpu->ops->apsp(cpu, g, ref.data(), NULL, &err) != GP_OK) FAILF("cpu: %s", err.msg);
+        if (cpu->ops->apsp(cpu, g, ref.data(), NULL, &err) != GP_OK) CHECK(0, "cpu: %s", err.msg);
         tc = gp_now() - t0;
     }
     for (int next = 0; next <= 1; next++) {
@@ -280,7 +274,7 @@ static void api_vs_cpu(uint32_t n, int skip_cpu) {
             memset(&st, 0, sizeof st);
             if (gp_cuda_apsp_ex(NULL, g, d.data(), next ? nx.data() : NULL, NULL, &st, &err) !=
                 GP_OK) {
-                FAILF("api n=%u: %s", n, err.msg);
+                CHECK(0, "api n=%u: %s", n, err.msg);
                 break;
             }
             tot.push_back(st.total_s);
@@ -314,7 +308,7 @@ static void small_latency(uint32_t n) {
     for (int r = 0; r < 20; r++) {
         memset(&st, 0, sizeof st);
         if (gp_cuda_apsp_ex(NULL, g, d.data(), nx.data(), NULL, &st, &err) != GP_OK) {
-            FAILF("small n=%u: %s", n, err.msg);
+            CHECK(0, "small n=%u: %s", n, err.msg);
             break;
         }
         t.push_back(st.total_s);
@@ -333,7 +327,7 @@ static void too_big(void) {
     gp_fw_plan p;
     gp_err err = {0};
     int rc = gp_fw_plan_init(&p, 300000, 299999, 0, 1, NULL, &err);
-    if (rc != GP_ETOOBIG) FAILF("n=300000 with next hops: expected GP_ETOOBIG, got %d", rc);
+    if (rc != GP_ETOOBIG) CHECK(0, "n=300000 with next hops: expected GP_ETOOBIG, got %d", rc);
     else printf("too big: %s\n", err.msg);
     if (rc == GP_OK) gp_fw_plan_free(&p);
 }

@@ -38,7 +38,8 @@
  * Details and the sweeps: bench/results/2026-11-21-NVIDIA-H100-80GB-HBM3-gpu-sssp.md.
  */
 #include "engine/backend.h"
-#include "engine/cuda_sssp.h"
+#include "bench/lab_common.h"
+#include "kernels/sssp.h"
 
 #include <cuda_runtime.h>
 
@@ -49,38 +50,6 @@
 #include <string>
 #include <unistd.h>
 #include <vector>
-
-static int failures;
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            failures++;                                                                            \
-            printf("FAIL: ");                                                                      \
-            printf(__VA_ARGS__);                                                                   \
-            printf("\n");                                                                          \
-            fflush(stdout);                                                                        \
-        }                                                                                          \
-    } while (0)
-
-static void die(const char *what, const gp_err &e) {
-    printf("FATAL: %s: %s\n", what, e.msg);
-    exit(2);
-}
-
-static double median(std::vector<double> v) {
-    if (v.empty()) return 0;
-    std::sort(v.begin(), v.end());
-    size_t k = v.size();
-    return k % 2 ? v[k / 2] : 0.5 * (v[k / 2 - 1] + v[k / 2]);
-}
-
-static uint64_t rs = 12345;
-static uint64_t rnd() {
-    uint64_t z = (rs += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
 
 struct Lab {
     gp_backend *cpu1 = nullptr, *cpuN = nullptr, *gpu = nullptr;
@@ -95,7 +64,7 @@ struct Lab {
 };
 
 static gp_graph *random_graph(uint32_t n, uint32_t deg, uint32_t maxw, uint64_t seed) {
-    rs = seed;
+    lab_rng = seed;
     gp_err err = {0, {0}};
     gp_builder *b = gp_builder_new(1.0);
     for (uint32_t i = 1; i <= n; i++) gp_builder_add_node(b, i, 0, 0, 0, NULL, &err);
@@ -418,7 +387,7 @@ static double time_table_p(Lab &L, const gp_graph *g, const gp_dgraph *dg, const
                            uint32_t k, int reps, uint32_t *batches,
                            std::vector<uint64_t> *keep = nullptr) {
     std::vector<uint32_t> src(k), dst(k);
-    rs = 4242 + k;
+    lab_rng = 4242 + k;
     for (auto &x : src) x = (uint32_t)(rnd() % g->n);
     for (auto &x : dst) x = (uint32_t)(rnd() % g->n);
     std::vector<uint64_t> out((size_t)k * k);
@@ -470,7 +439,7 @@ static void sweep_table(Lab &L, const gp_graph *g, const gp_dgraph *dg) {
 /* ---- 4. one-to-all timings */
 static void time_graph(Lab &L, const gp_graph *g, const gp_dgraph *dg, const char *name) {
     std::vector<uint32_t> srcs;
-    rs = 777 + g->n;
+    lab_rng = 777 + g->n;
     for (int i = 0; i < L.reps; i++) srcs.push_back((uint32_t)(rnd() % g->n));
     std::vector<uint64_t> d(g->n);
     std::vector<uint32_t> pred(g->n);
@@ -524,7 +493,7 @@ static void time_graph(Lab &L, const gp_graph *g, const gp_dgraph *dg, const cha
 /* ---- 5. tables through the backend */
 static void time_table(Lab &L, const gp_graph *g, uint32_t k) {
     std::vector<uint32_t> src(k), dst(k);
-    rs = 4242 + k;
+    lab_rng = 4242 + k;
     for (auto &x : src) x = (uint32_t)(rnd() % g->n);
     for (auto &x : dst) x = (uint32_t)(rnd() % g->n);
     std::vector<uint64_t> out((size_t)k * k), ref((size_t)k * k);

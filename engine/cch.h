@@ -226,7 +226,7 @@ int gp_cch_upward(const gp_cch *c, uint32_t v, int dir, uint32_t *ranks, uint64_
 /* Process-wide topology cache (entries kept, most recent first). */
 void gp_cch_cache_clear(void);
 
-/* GPU part (engine/cch_cuda.c over kernels/cch.cu). Without CUDA they answer GP_EUNSUPPORTED.
+/* GPU part (engine/cch_cuda.c over kernels/cch.h). Without CUDA they answer GP_EUNSUPPORTED.
  * gpu_customize uploads the topology and ofw/obw (once per gp_cch), customizes on the device and
  * copies fw/bw back to c (so CPU queries use them); then sssp and table run PHAST / RPHAST there.
  * The device state is guarded by a mutex inside c->gpu (GPU queries on one graph are serialised). */
@@ -235,20 +235,11 @@ int gp_cch_gpu_sssp(const gp_cch *c, const uint32_t *src, uint32_t k, uint64_t *
                     gp_err *err); /* dist: k*n, row per source, node order */
 int gp_cch_gpu_table(const gp_cch *c, const uint32_t *src, uint32_t ns, const uint32_t *dst,
                      uint32_t nt, uint64_t *out, gp_err *err);
-/* The GPU PHAST sweep of c (engine/cuda_cch.h): mode 0 = the plan with its top table and piece
- * tables (default; base / ratio / bin_cap > 0 rebuild it with those thresholds and bin size,
- * engine/cch_plan.h), 1 = the level sweep, 2 = the plan without tables, 3 = the plan with its
- * top table only; 4, 8, 16, 32, 64, 256, 1024, 2048, 4096, 8192, 16384, 32768 or'ed onto 0, 2
- * or 3: the variants of issue 18 (engine/cuda_cch.h GP_DCCH_SWEEP_CHAINS, _CHAINS_FIRST, _GRAPH,
- * _WARPS, _SKIP, _WMULTI, _W64, _FLAT, _OSORT, _GATHER, _PASSES, _BORDER). For the lab, which
- * times them all. */
-int gp_cch_gpu_sweep(const gp_cch *c, int mode, uint32_t base, uint32_t ratio, uint32_t bin_cap,
-                     gp_err *err);
 /* Device milliseconds of the last gpu call on c (CUDA events), for the lab and benches. */
 double gp_cch_gpu_last_ms(const gp_cch *c);
 /* Where the last GPU customization of c spent its time (wall seconds), for logs and benches:
  * topo_shared 1 when its topology's device part (upload, sweep plan; shared by the graph versions
- * customized on one topology, engine/cuda_cch.h) was already on the device when c's device state
+ * customized on one topology, kernels/cch.h) was already on the device when c's device state
  * was set up, 0 when c built it; attach_s: setting up c's device state (0 after the first
  * customization); customize_s: customization with the copy of the weights back to the host;
  * device_ms: its device time; witnesses_s: the unpacking witnesses on the CPU. Returns -1 (and

@@ -1,5 +1,5 @@
 /* cch_cuda.c - the GPU side of the CCH (engine/cch.h): device state per customized CCH, and
- * customization, PHAST and RPHAST through the launchers of kernels/cch.cu (engine/cuda_cch.h).
+ * customization, PHAST and RPHAST through the launchers of kernels/cch*.cu (kernels/cch.h).
  *
  * The state (one stream, the device topology and weights, a sweep workspace grown on demand) hangs
  * off gp_cch.gpu and is freed with the CCH (so with its graph). Calls on one CCH are serialised by
@@ -10,6 +10,9 @@
  * Built without CUDA (no GP_HAVE_CUDA) every call answers GP_EUNSUPPORTED.
  */
 #include "engine/cch.h"
+#include "kernels/cch_lab.h"
+
+#include <string.h>
 
 #ifndef GP_HAVE_CUDA
 int gp_cch_gpu_customize(gp_cch *c, int device, gp_err *err) {
@@ -27,11 +30,12 @@ int gp_cch_gpu_table(const gp_cch *c, const uint32_t *src, uint32_t ns, const ui
     (void)c, (void)src, (void)ns, (void)dst, (void)nt, (void)out;
     return gp_err_set(err, GP_EUNSUPPORTED, "this gpath was built without CUDA");
 }
-int gp_cch_gpu_sweep(const gp_cch *c, int mode, uint32_t base, uint32_t ratio, uint32_t bin_cap,
-                     gp_err *err) {
-    (void)c, (void)mode, (void)base, (void)ratio, (void)bin_cap;
+int gp_cch_gpu_sweep(const gp_cch *c, const gp_dcch_tune *t, gp_err *err) {
+    (void)c, (void)t;
     return gp_err_set(err, GP_EUNSUPPORTED, "this gpath was built without CUDA");
 }
+void gp_dcch_tune_defaults(gp_dcch_tune *t) { memset(t, 0, sizeof *t); }
+void gp_dcch_tune_set(const gp_dcch_tune *t) { (void)t; }
 double gp_cch_gpu_last_ms(const gp_cch *c) {
     (void)c;
     return 0;
@@ -43,18 +47,15 @@ int gp_cch_gpu_stats_get(const gp_cch *c, gp_cch_gpu_stats *st) {
 }
 #else
 
-#include "engine/cuda_cch.h"
-
 #include <cuda_runtime_api.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdatomic.h>
 #include <stdlib.h>
-#include <string.h>
 
 #define MARK (GP_NONE - 1)
 
-/* The device parts of topologies (engine/cuda_cch.h gp_dcch_topo), one per topology and device,
+/* The device parts of topologies (kernels/cch.h gp_dcch_topo), one per topology and device,
  * kept while some CCH on the GPU uses them: a new graph version after a cost change (PATCH
  * .../links, a what-if) has its predecessor's topology, so attaching it uploads only its metric
  * while the predecessor still serves. An entry holds one reference to its part (each gp_dcch holds
@@ -84,7 +85,7 @@ static int topo_get(const gp_cch_topo *t, int device, cudaStream_t s, topo_entry
         e->users++;
     } else if (!(e = calloc(1, sizeof *e))) {
         rc = gp_err_set(err, GP_ENOMEM, "out of memory for the GPU CCH");
-    } else if ((rc = gp_dcch_topo_new(t, (void *)s, 0, 0, 0, &e->dt, err)) != GP_OK) {
+    } else if ((rc = gp_dcch_topo_new(t, (void *)s, &e->dt, err)) != GP_OK) {
         free(e);
         e = NULL;
     } else {
@@ -211,21 +212,13 @@ int gp_cch_gpu_stats_get(const gp_cch *c, gp_cch_gpu_stats *st) {
     return 0;
 }
 
-int gp_cch_gpu_sweep(const gp_cch *c, int mode, uint32_t base, uint32_t ratio, uint32_t bin_cap,
-                     gp_err *err) {
+int gp_cch_gpu_sweep(const gp_cch *c, const gp_dcch_tune *t, gp_err *err) {
     cch_gpu *g = c->gpu;
-    int rc = GP_OK;
     if (!g) return gp_err_set(err, GP_EUNSUPPORTED, "this CCH has no GPU state");
+    gp_dcch_tune_set(t);
     pthread_mutex_lock(&g->mu);
     cudaSetDevice(g->device);
-    int base_mode = mode & 3, flags = mode & ~3;
-    gp_dcch_set_sweep(g->d, (base_mode == 1 ? GP_DCCH_SWEEP_LEVELS
-                             : base_mode == 2 ? GP_DCCH_SWEEP_PLAN_NOTOP
-                             : base_mode == 3 ? GP_DCCH_SWEEP_PLAN_NOPIECES
-                                              : GP_DCCH_SWEEP_PLAN) |
-                                flags); /* (the flags it knows: engine/cuda_cch.h) */
-    if (base_mode != 1 && (base || ratio || bin_cap))
-        rc = gp_dcch_plan(g->d, (void *)g->stream, base, ratio, bin_cap, err);
+    int rc = gp_dcch_retune(g->d, (void *)g->stream, err);
     pthread_mutex_unlock(&g->mu);
     return rc;
 }

@@ -1,5 +1,6 @@
-/* cch_plan.h - the sweep plan of a CCH topology: how the GPU PHAST sweep (kernels/cch.cu) cuts the
- * elimination tree into pieces that one thread block each can sweep with block barriers only.
+/* cch_plan.h - the sweep plan of a CCH topology: how the GPU PHAST sweep (kernels/cch_sweep.cu)
+ * cuts the elimination tree into pieces that one thread block each can sweep with block barriers
+ * only.
  *
  * Why it works. The upward neighbours of a rank in the CCH are its elimination-tree ancestors, so a
  * node's distance depends only on its ancestors. Let sz(x) be the size of x's elimination subtree
@@ -84,7 +85,8 @@ typedef struct gp_cch_top {
  * phase to the sweep; *out = NULL (GP_OK) when not even phase 0 fits. */
 int gp_cch_plan_top(const gp_cch_plan *p, uint32_t max_nodes, gp_cch_top **out, gp_err *err);
 void gp_cch_top_free(gp_cch_top *t); /* accepts NULL */
-/* tab (K*K) from the down weights bw, on the CPU: the reference for the GPU's (kernels/cch.cu). */
+/* tab (K*K) from the down weights bw, on the CPU: the reference for the GPU's
+ * (kernels/cch_customize.cu). */
 void gp_cch_top_table(const gp_cch_top *t, const uint32_t *bw, uint64_t *tab);
 
 /* Piece tables (issue 18: a bin's dependent steps replaced by one min-plus product). Inside a bin
@@ -116,29 +118,9 @@ int gp_cch_plan_pieces(const gp_cch_plan *p, const gp_cch_topo *t, uint32_t f0,
                        gp_cch_ptab **out, gp_err *err);
 void gp_cch_ptab_free(gp_cch_ptab *pt); /* accepts NULL */
 /* T into the entries' high words from the down weights bw, on the CPU (the GPU's reference,
- * kernels/cch.cu piece_tables); 1 when a down distance would reach 2^32-1 (then the tables must
- * not be used with this metric), 0 when not, -1 out of memory. */
+ * kernels/cch_customize.cu piece_tables); 1 when a down distance would reach 2^32-1 (then the
+ * tables must not be used with this metric), 0 when not, -1 out of memory. */
 int gp_cch_ptab_fill(gp_cch_ptab *pt, const gp_cch_plan *p, const uint32_t *bw);
-
-/* Chains (issue 18: a bin swept without block barriers). Inner arcs never leave a piece (an inner
- * arc's head is an upper neighbour in the same bin, so a same-phase ancestor, so in the same
- * piece), so the pieces of a bin are independent once the outer arcs are relaxed, and a piece's
- * positions in ascending order (its steps in order) put every inner head before its tail: one
- * group of threads per piece, lanes over the k columns, walks the piece position by position,
- * each lane reading and writing its own column only (no barrier, no shuffle). Pieces of bin b are
- * bin_piece[b] .. bin_piece[b+1]-1, largest first; piece j's positions (offsets in the bin,
- * ascending) are node[first[j]] .. node[first[j+1]-1]. */
-typedef struct gp_cch_chains {
-    uint32_t nbins, npieces;
-    uint32_t *bin_piece; /* nbins+1 */
-    uint32_t *first;     /* npieces+1 */
-    uint32_t *node;      /* n */
-    uint32_t *max_piece; /* nphases: positions of the largest piece of each phase */
-} gp_cch_chains;
-
-int gp_cch_plan_chains(const gp_cch_plan *p, const gp_cch_topo *t, gp_cch_chains **out,
-                       gp_err *err);
-void gp_cch_chains_free(gp_cch_chains *ch); /* accepts NULL */
 
 /* PHAST from src executed the way the GPU does (phase by phase, bin by bin, outer arcs first, then
  * step by step or, with pt, the product of a bin that has a table; with top / tab, the top's cells

@@ -3,7 +3,7 @@
  *  - attach copies the graph's forward and reverse CSR to the GPU once (gp_dgraph, kernels/sssp.cu)
  *    and stores it in g->dev with g->dev_free, so it lives exactly as long as the graph: a reload
  *    attaches the new graph and the old copy goes when the last request on it drops its reference.
- *  - sssp / p2p / table run the SSSP kernels (engine/cuda_sssp.h): near-far delta-stepping by
+ *  - sssp / p2p / table run the SSSP kernels (kernels/sssp.h): near-far delta-stepping by
  *    default, the seed algorithm (Martin et al. 2009) with opts->sssp_variant = "seed".
  *  - apsp calls gp_cuda_apsp (kernels/fw.cu) on a pooled stream.
  *  - The pool: opts->streams slots, each a non-blocking stream plus a workspace sized on first use
@@ -56,8 +56,8 @@ gp_backend *gp_cuda_backend_new(const gp_cuda_opts *opts, gp_err *err) {
 int gp_cuda_compiled(void) { return 0; }
 #else
 
-#include "engine/cuda_apsp.h"
-#include "engine/cuda_sssp.h"
+#include "kernels/fw.h"
+#include "kernels/sssp.h"
 #include "engine/progress.h"
 
 #include <cuda_runtime_api.h>

@@ -1,5 +1,5 @@
 /* fw.cu - all-pairs shortest paths on the GPU: blocked Floyd-Warshall (Venkataraman et al. 2003;
- * Katz and Kider 2008) with optional next hops, behind gp_cuda_apsp (engine/cuda_apsp.h).
+ * Katz and Kider 2008) with optional next hops, behind gp_cuda_apsp (kernels/fw.h).
  *
  * The matrix is n rounded up to the round block B (padding nodes are isolated: a zero diagonal
  * and "unreachable" elsewhere, so any n is exact). Per round, with pivot block K:
@@ -102,7 +102,7 @@ template <int N> static __device__ __forceinline__ void cp_wait() {
  * and improvements are strict), so the published values stay valid for the whole step.          */
 
 template <class KT, bool NEXT>
-__global__ void __launch_bounds__(FW_P1_THREADS) fw_pivot(typename KT::E *d, uint32_t *nx,
+static __global__ void __launch_bounds__(FW_P1_THREADS) fw_pivot(typename KT::E *d, uint32_t *nx,
                                                            uint32_t npad, uint32_t kb) {
     typedef typename KT::W W;
     typedef typename KT::E E;
@@ -194,7 +194,7 @@ __global__ void __launch_bounds__(FW_P1_THREADS) fw_pivot(typename KT::E *d, uin
  * d[i][kb+k] transposed, duplicated into both halves (u16) or packed as d << 7 | k.            */
 
 template <class KT, int SHIFT>
-__global__ void fw_rowpanel(const typename KT::W *d, typename KT::W *rowp, uint32_t npadw,
+static __global__ void fw_rowpanel(const typename KT::W *d, typename KT::W *rowp, uint32_t npadw,
                             uint32_t B, uint32_t kb) {
     size_t total = (size_t)B * npadw;
     for (size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x; t < total;
@@ -205,7 +205,7 @@ __global__ void fw_rowpanel(const typename KT::W *d, typename KT::W *rowp, uint3
 }
 
 template <class KT, int SHIFT>
-__global__ void fw_colpanel(const typename KT::E *d, typename KT::W *colp, uint32_t npad,
+static __global__ void fw_colpanel(const typename KT::E *d, typename KT::W *colp, uint32_t npad,
                             uint32_t kb) {
     typedef typename KT::W W;
     __shared__ W tile[32][33];
@@ -235,7 +235,7 @@ struct MPArgs {
 };
 
 template <class KT, int SHIFT, bool NEXT>
-__global__ void __launch_bounds__(FW_THREADS, (sizeof(typename KT::W) == 4 ? 2 : 1))
+static __global__ void __launch_bounds__(FW_THREADS, (sizeof(typename KT::W) == 4 ? 2 : 1))
     fw_minplus(MPArgs a) {
     typedef typename KT::W W;
     extern __shared__ __align__(16) unsigned char smem[];
@@ -369,7 +369,7 @@ __global__ void __launch_bounds__(FW_THREADS, (sizeof(typename KT::W) == 4 ? 2 :
 /* Initialisation, output                                                                     */
 
 template <class E>
-__global__ void fw_fill(E *d, uint32_t *nx, uint32_t npad, E inf) {
+static __global__ void fw_fill(E *d, uint32_t *nx, uint32_t npad, E inf) {
     size_t total = (size_t)npad * npad;
     for (size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x; t < total;
          t += (size_t)gridDim.x * blockDim.x) {
@@ -381,7 +381,7 @@ __global__ void fw_fill(E *d, uint32_t *nx, uint32_t npad, E inf) {
 
 /* One warp per row: arcs u -> v (u != v) keep their smallest weight; next[u][v] = v. */
 template <class E>
-__global__ void fw_arcs(E *d, uint32_t *nx, uint32_t npad, uint32_t n, const uint32_t *row,
+static __global__ void fw_arcs(E *d, uint32_t *nx, uint32_t npad, uint32_t n, const uint32_t *row,
                         const uint32_t *col, const uint32_t *warr, int zs) {
     uint32_t warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32, lane = threadIdx.x % 32;
     for (uint32_t u = warp; u < n; u += gridDim.x * blockDim.x / 32) {
@@ -414,7 +414,7 @@ __global__ void fw_arcs(E *d, uint32_t *nx, uint32_t npad, uint32_t n, const uin
 }
 
 template <class E>
-__global__ void fw_random(E *d, uint32_t *nx, uint32_t npad, uint32_t n, E inf, uint64_t thresh,
+static __global__ void fw_random(E *d, uint32_t *nx, uint32_t npad, uint32_t n, E inf, uint64_t thresh,
                           uint32_t max_w, uint64_t seed) {
     size_t total = (size_t)npad * npad;
     for (size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x; t < total;
@@ -428,7 +428,7 @@ __global__ void fw_random(E *d, uint32_t *nx, uint32_t npad, uint32_t n, E inf, 
 }
 
 template <class E>
-__global__ void fw_out(const E *d, uint64_t *out, uint32_t npad, uint32_t n, uint32_t r0,
+static __global__ void fw_out(const E *d, uint64_t *out, uint32_t npad, uint32_t n, uint32_t r0,
                        uint32_t rows, E inf, int zs) {
     size_t total = (size_t)rows * n;
     for (size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x; t < total;

@@ -1,6 +1,6 @@
 /* fw.cuh - internals of the GPU blocked Floyd-Warshall (kernels/fw.cu) shared with the kernel lab
  * (bench/lab_fw.cu), which times the solver on matrices generated on the device. C++ (nvcc) only:
- * the service reaches the solver through the plain-C engine/cuda_apsp.h.
+ * the service reaches the solver through the plain-C kernels/fw.h.
  *
  * A plan owns the device matrix (npad x npad elements of the chosen kind, row-major, padded with
  * isolated nodes), the optional next-hop matrix (npad x npad uint32) and the two panel buffers the
@@ -12,7 +12,7 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
-#include "engine/cuda_apsp.h"
+#include "kernels/fw.h"
 
 /* Element kinds (same numbering as gp_cuda_apsp_opts.kind). */
 enum { GP_FW_U16 = 1, GP_FW_U32 = 2, GP_FW_U64 = 3 };

@@ -1,7 +1,7 @@
 /* sssp.cu - GPU single-source shortest paths: the seed algorithm (Martin, Torres, Gavilanes, ICCS
  * 2009), near-far delta-stepping in one persistent kernel (Davidson et al., IPDPS 2014), batched
  * multi-source runs for tables, and predecessors / paths computed on the GPU. Plain-C interface in
- * engine/cuda_sssp.h; the CUDA backend (engine/cuda_backend.c) calls it on pooled streams.
+ * kernels/sssp.h; the CUDA backend (engine/cuda_backend.c) calls it on pooled streams.
  *
  * Distances are uint64 (GP_INF = unreachable), relaxed with 64-bit atomicMin; every read of data
  * that other blocks write during a kernel goes through __ldcg (L2), never a possibly stale L1 line.
@@ -52,7 +52,7 @@
  *    37.9 / 33.2 / 32.5 ms, 1000x1000 254 / 231 / 241 ms (batches of up to 512 sources, as many as
  *    the 4 GiB workspace holds: 3 batches for 1000 on BAY): DEFAULT_TABLE_DELTA_MUL 16, 2 blocks/SM.
  */
-#include "engine/cuda_sssp.h"
+#include "kernels/sssp.h"
 
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
@@ -305,7 +305,7 @@ __device__ __forceinline__ void nf_relax(const nf_args &a, const nf_round &r, ui
     }
 }
 
-__global__ void __launch_bounds__(NF_THREADS) nf_kernel(nf_args a) {
+static __global__ void __launch_bounds__(NF_THREADS) nf_kernel(nf_args a) {
     cg::grid_group grid = cg::this_grid();
     const unsigned gtid = blockIdx.x * blockDim.x + threadIdx.x;
     const unsigned nthreads = gridDim.x * blockDim.x;
@@ -429,7 +429,7 @@ __global__ void __launch_bounds__(NF_THREADS) nf_kernel(nf_args a) {
 }
 
 /* Sets every item to unreachable and clears the stamps and flags. */
-__global__ void nf_init(u64 *dist, uint32_t *stamp, uint32_t *infar, uint64_t items) {
+static __global__ void nf_init(u64 *dist, uint32_t *stamp, uint32_t *infar, uint64_t items) {
     for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < items;
          i += (uint64_t)gridDim.x * blockDim.x) {
         dist[i] = INF64;
@@ -439,7 +439,7 @@ __global__ void nf_init(u64 *dist, uint32_t *stamp, uint32_t *infar, uint64_t it
 }
 
 /* Seeds slot b with source src[b]: distance 0, in the first near queue. */
-__global__ void nf_sources(const uint32_t *src, uint32_t nsrc, uint32_t n, u64 *dist,
+static __global__ void nf_sources(const uint32_t *src, uint32_t nsrc, uint32_t n, u64 *dist,
                            uint32_t *qn0, nf_ctl *ctl) {
     const uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
     if (b == 0) {
@@ -461,7 +461,7 @@ __global__ void nf_sources(const uint32_t *src, uint32_t nsrc, uint32_t n, u64 *
 /* ---------------------------------------------------------------------------------------------
  * Seed kernels (Martin et al. 2009). U and F are byte arrays; gmin alternates by iteration. */
 
-__global__ void seed_init(uint32_t n, uint32_t src, u64 *C, unsigned char *U, unsigned char *F,
+static __global__ void seed_init(uint32_t n, uint32_t src, u64 *C, unsigned char *U, unsigned char *F,
                           nf_ctl *ctl) {
     const uint32_t v = blockIdx.x * blockDim.x + threadIdx.x;
     if (v < n) {
@@ -476,7 +476,7 @@ __global__ void seed_init(uint32_t n, uint32_t src, u64 *C, unsigned char *U, un
     }
 }
 
-__global__ void seed_relax(const uint32_t *row, const uint32_t *col, const uint32_t *w, uint32_t n,
+static __global__ void seed_relax(const uint32_t *row, const uint32_t *col, const uint32_t *w, uint32_t n,
                            u64 *C, const unsigned char *U, const unsigned char *F, u64 maxd,
                            const nf_ctl *ctl) {
     if (*(volatile const unsigned *)&ctl->done) return;
@@ -492,7 +492,7 @@ __global__ void seed_relax(const uint32_t *row, const uint32_t *col, const uint3
     }
 }
 
-__global__ void seed_min(uint32_t n, const u64 *C, const unsigned char *U, nf_ctl *ctl, int slot) {
+static __global__ void seed_min(uint32_t n, const u64 *C, const unsigned char *U, nf_ctl *ctl, int slot) {
     if (*(volatile const unsigned *)&ctl->done) return;
     __shared__ u64 wmin[SEED_THREADS / 32];
     const uint32_t v = blockIdx.x * blockDim.x + threadIdx.x;
@@ -513,7 +513,7 @@ __global__ void seed_min(uint32_t n, const u64 *C, const unsigned char *U, nf_ct
     }
 }
 
-__global__ void seed_update(uint32_t n, const u64 *C, unsigned char *U, unsigned char *F,
+static __global__ void seed_update(uint32_t n, const u64 *C, unsigned char *U, unsigned char *F,
                             nf_ctl *ctl, int slot, uint32_t target) {
     if (*(volatile const unsigned *)&ctl->done) return;
     const u64 m = ctl->gmin[slot];
@@ -535,7 +535,7 @@ __global__ void seed_update(uint32_t n, const u64 *C, unsigned char *U, unsigned
 /* ---------------------------------------------------------------------------------------------
  * Predecessors, paths, table gather */
 
-__global__ void pred_init(uint32_t n, const uint32_t *rrow, const uint32_t *rcol,
+static __global__ void pred_init(uint32_t n, const uint32_t *rrow, const uint32_t *rcol,
                           const uint32_t *rw, const u64 *dist, uint32_t src, uint32_t *pred,
                           uint32_t *anch) {
     const uint32_t v = blockIdx.x * blockDim.x + threadIdx.x;
@@ -559,7 +559,7 @@ __global__ void pred_init(uint32_t n, const uint32_t *rrow, const uint32_t *rcol
 }
 
 /* One anchoring round through tight zero-weight arcs (graphs with zero weights only). */
-__global__ void pred_zero(uint32_t n, const uint32_t *rrow, const uint32_t *rcol,
+static __global__ void pred_zero(uint32_t n, const uint32_t *rrow, const uint32_t *rcol,
                           const uint32_t *rw, const u64 *dist, uint32_t *pred, uint32_t *anch,
                           nf_ctl *ctl) {
     const uint32_t v = blockIdx.x * blockDim.x + threadIdx.x;
@@ -577,7 +577,7 @@ __global__ void pred_zero(uint32_t n, const uint32_t *rrow, const uint32_t *rcol
 }
 
 /* Walks t -> s over pred (one thread) into buf, reversed; len 0 when the chain is broken. */
-__global__ void path_walk(const uint32_t *pred, uint32_t n, uint32_t s, uint32_t t,
+static __global__ void path_walk(const uint32_t *pred, uint32_t n, uint32_t s, uint32_t t,
                           uint32_t *buf, nf_ctl *ctl) {
     uint32_t v = t, len = 0;
     while (len < n) {
@@ -593,7 +593,7 @@ __global__ void path_walk(const uint32_t *pred, uint32_t n, uint32_t s, uint32_t
     ctl->path_len = len;
 }
 
-__global__ void table_gather(const u64 *dist, uint32_t n, uint32_t nb, const uint32_t *dst,
+static __global__ void table_gather(const u64 *dist, uint32_t n, uint32_t nb, const uint32_t *dst,
                              uint32_t nt, u64 *out) {
     const uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x;
     if (i >= (uint64_t)nb * nt) return;
@@ -601,7 +601,7 @@ __global__ void table_gather(const u64 *dist, uint32_t n, uint32_t nb, const uin
     out[i] = __ldcg(&dist[(uint64_t)b * n + dst[j]]);
 }
 
-__global__ void fault_kernel(unsigned *p) { *p = 1; }
+static __global__ void fault_kernel(unsigned *p) { *p = 1; }
 
 /* ---------------------------------------------------------------------------------------------
  * Drivers */

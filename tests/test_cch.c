@@ -1089,47 +1089,6 @@ static void check_pieces(const gp_cch *c, const gp_cch_plan *p, const gp_cch_top
     }
 }
 
-/* The chains of p (engine/cch_plan.h gp_cch_chains): a bin's pieces cover its positions once,
- * largest first, positions ascending within a piece, every inner arc's head earlier in the same
- * piece (the order the GPU's chain sweep walks), the largest piece per phase. */
-static void check_chains(const gp_cch_plan *p, const gp_cch_topo *t) {
-    gp_err err;
-    gp_err_clear(&err);
-    gp_cch_chains *ch = NULL;
-    assert_int_equal(gp_cch_plan_chains(p, t, &ch, &err), GP_OK);
-    uint32_t *seen = calloc((size_t)p->n + 1, 4); /* position -> 1 + piece */
-    assert_non_null(seen);
-    assert_int_equal(ch->bin_piece[0], 0);
-    assert_int_equal(ch->bin_piece[p->nbins], ch->npieces);
-    assert_int_equal(ch->first[ch->npieces], p->n);
-    for (uint32_t f = 0; f < p->nphases; f++) {
-        uint32_t big = 0;
-        for (uint32_t b = p->phase_bin[f]; b < p->phase_bin[f + 1]; b++) {
-            uint32_t p0 = p->bin_first[b], cover = 0;
-            assert_true(ch->bin_piece[b + 1] > ch->bin_piece[b]);
-            for (uint32_t j = ch->bin_piece[b]; j < ch->bin_piece[b + 1]; j++) {
-                uint32_t len = ch->first[j + 1] - ch->first[j];
-                assert_true(len > 0);
-                if (j > ch->bin_piece[b]) assert_true(len <= ch->first[j] - ch->first[j - 1]);
-                if (len > big) big = len;
-                cover += len;
-                for (uint32_t x = ch->first[j]; x < ch->first[j + 1]; x++) {
-                    uint32_t q = p0 + ch->node[x];
-                    assert_true(q < p->bin_first[b + 1] && !seen[q]);
-                    if (x > ch->first[j]) assert_true(ch->node[x] > ch->node[x - 1]);
-                    for (uint32_t a = p->in_first[q]; a < p->in_first[q + 1]; a++)
-                        assert_int_equal(seen[p0 + p->in_head[a]], j + 1);
-                    seen[q] = j + 1;
-                }
-            }
-            assert_int_equal(cover, p->bin_first[b + 1] - p0);
-        }
-        assert_int_equal(ch->max_piece[f], big);
-    }
-    free(seen);
-    gp_cch_chains_free(ch);
-}
-
 /* The GPU sweep plan (engine/cch_plan.h): its invariants, and the plan executed on the CPU the
  * way the GPU runs it equals PHAST, for several cuts (one phase, many small phases, the default),
  * on random graphs (forests of several elimination trees, isolated nodes) and road-like ones. */
@@ -1158,7 +1117,6 @@ static void check_plans(const gp_graph *g, const gp_cch *c) {
             assert_memory_equal(d1, d2, (size_t)n * 8);
         }
         check_pieces(c, p, NULL, NULL, 0, d1, d2);
-        check_chains(p, c->topo);
         /* the top table (the leading phases of at most n/8, n/2, n nodes, and 3000: K x K) */
         for (uint32_t cap1 = n / 8; cap1 <= n; cap1 = cap1 ? cap1 * 4 : 1) {
             gp_cch_top *top = NULL;

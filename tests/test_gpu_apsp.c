@@ -12,7 +12,7 @@
 #include <cmocka.h>
 
 #include "engine/backend.h"
-#include "engine/cuda_apsp.h"
+#include "kernels/fw.h"
 #include "tests/apsp_check.h"
 
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* test_gpu_cch.c - the CCH on the GPU (kernels/cch.cu through engine/cch_cuda.c): GPU customization
+/* test_gpu_cch.c - the CCH on the GPU (kernels/cch*.cu through engine/cch_cuda.c): GPU customization
  * bit-identical to the CPU's (also a second metric on the same device state), PHAST with 1 and 16
  * sources per sweep equal to the CPU backend's Dijkstra (the plan sweep with the default and a
  * many-phase plan, and the level sweep; after the second metric too), RPHAST tables equal to Dijkstra tables
@@ -17,6 +17,7 @@
 
 #include "engine/cch.h"
 #include "engine/engine.h"
+#include "kernels/cch_lab.h"
 #include "tests/real_graphs.h"
 
 #include <stdio.h>
@@ -26,6 +27,10 @@
 
 static gp_backend *cpu, *gpu;
 static char no_gpu_msg[600];
+/* the service's sweep with warp bins in phases of any size (the service uses them only in
+ * phases of a bin per SM at least, which these small graphs seldom have: the block sweep) and
+ * flat phases gathered however small; set in main, the base of every variant below */
+static gp_dcch_tune tests_tune;
 
 static int require_gpu(void) {
     const char *r = getenv("GPATH_REQUIRE_GPU");
@@ -158,114 +163,103 @@ static void check_gpu(const gp_graph *g, int phast_sources) {
         gp_path_free(&p);
         gp_path_free(&r);
     }
-    /* PHAST, 1 and 16 sources per sweep: the plan sweep (mode 0: the block sweep with its top
-     * table and piece tables), the level sweep, a plan of many phases and small bins with both
-     * tables, without tables and with the top table only, with chains before piece tables (12)
-     * and chains without tables (2 | 4), a plan of 1024-node bins without tables and with the top
-     * table only, and again with both (reused device buffers), with chains and with chains before
-     * piece tables as captured CUDA graphs on the default plan (| 16: k = 1, 16, 1, 16; the
-     * second call of each k launches the captured graph again), warp bins (32; k = 1) on the
-     * many-phase plan without tables (2 | 32), on 1024-node bins and as a graph on 256-node bins;
-     * the same three with the last phase reading only the cells of bins with an entry (64), the
-     * graph's k = 1, 16, 1, 16 leaving cells of the other layout behind; 64-bit warp-bin cells
-     * (1024; on the many-phase plan, and with warp bins for 16 sources as a graph on 1024-node
-     * bins, where 16 sources' cells do not fit a slot: the block sweep); warp bins for 16
-     * sources (256) with 4, 2 and 1 sources per warp (GPATH_CCH_WKW, the last column; 0: the
-     * default, 4) with the skip as a graph on the default plan, on the many-phase plan and on
-     * 1024-node bins, without the skip on 256-node bins; the flat table phases (2048) on the
-     * default plan as a graph, on the many-phase plan with warp bins for 16 sources, 2 a warp,
-     * on 1024-node bins (block sweep elsewhere), and on a 4 x 4 plan of 64-node bins as a graph;
-     * the warp bins' output in node order within a bin (4096) with 4, 8 and 16 sources per warp
-     * on the default plan, the many-phase plan and 256-node bins, with one source per warp, with
-     * 64-bit cells (2 a warp) and 8 a warp without the skip; the flat phases gathered (8192) on
-     * the default plan, the many-phase plan, 1024-node bins and a 4 x 4 plan of 64-node bins;
-     * the warp bins' passes (16384: 4 sources a warp) as a graph on the default plan, on the
-     * many-phase plan, without the skip on 256-node bins, on a 4 x 4 plan of 64-node bins and on
-     * 1024-node bins (block sweep), then on the default plan with 7 blocks of 8 warps and 12
-     * and 14 of 4 per SM (GPATH_CCH_PMB) and with the prefetch of all arcs
-     * (GPATH_CCH_PREFETCH=2); the warp bins in the order of their smallest node (32768) with
-     * passes as a graph on the default plan, step by step on the many-phase plan and with passes
-     * without the skip on 256-node bins. (gp_dcch_new's flags, on before the first
-     * gp_cch_gpu_sweep, are 32768 | 16384 | 8192 | 4096 | 2048 | 256 | 64 | 32 | 16: every
-     * earlier test here ran them; the variants without 16384 run sweep_warcs.) */
+    /* PHAST, 1 and 16 sources per sweep, through the sweep's paths (kernels/cch_lab.h; each row
+     * of sweeps[] its paths, tables and plan, the default plan where base, ratio and bin size
+     * are 0): the block sweep with both tables, the level sweep, a plan of many phases and small
+     * bins (2 x 2 x 8) with both tables, without tables and with the top table only, a plan of
+     * 1024-node bins without tables, with the top table only and with both (reused device
+     * buffers); warp bins (k = 1) on the many-phase plan without tables, on 1024-node bins and
+     * as a graph on 256-node bins (a graph: k = 1, 16, 1, 16, the second call of each k
+     * launching the captured graph again), the same three with the last phase reading only the
+     * cells of bins with an entry (SKIP), the graph's k = 1, 16, 1, 16 leaving cells of the other
+     * layout behind; 64-bit warp-bin cells (W64; on the many-phase plan, and with warp bins for
+     * 16 sources as a graph on 1024-node bins, where 16 sources' cells do not fit a slot: the
+     * block sweep); warp bins for 16 sources (WMULTI) with 4, 2 and 1 sources per warp (wkw; 0:
+     * the default, 4) with the skip as a graph on the default plan, on the many-phase plan and
+     * on 1024-node bins, without the skip on 256-node bins; the flat table phases (FLAT) on the
+     * default plan as a graph, on the many-phase plan with warp bins for 16 sources, 2 a warp, on
+     * 1024-node bins (block sweep elsewhere), and on a 4 x 4 plan of 64-node bins as a graph;
+     * then with warp bins for 16 sources on the default plan, one source per warp on the 4 x 4
+     * plan, 64-bit cells 2 a warp on the many-phase plan; the flat phases gathered (GATHER) on
+     * the default plan, the many-phase plan, 1024-node bins and the 4 x 4 plan; the service's
+     * paths on the default plan and again on the others. (The paths of every earlier test here
+     * are the service's; the warp bins of 4 sources a warp with 32-bit cells run sweep_wpass,
+     * the others sweep_warcs.) */
     uint32_t src[16];
     for (int i = 0; i < 16; i++) src[i] = (uint32_t)(rnd() % n);
     uint64_t *dg = malloc((size_t)n * 16 * 8), *dc = malloc((size_t)n * 8);
-    enum { BORDER = 32768, PASSES = 16384, SVC0 = 8192 | 4096 | 2048 | 256 | 64 | 32 | 16 };
-    static const uint32_t sweeps[51][5] = {{0, 0, 0, 0, 0},       {1, 0, 0, 0, 0},
-                                           {0, 2, 2, 8, 0},       {2, 2, 2, 8, 0},
-                                           {3, 2, 2, 8, 0},       {12, 2, 2, 8, 0},
-                                           {2 | 4, 2, 2, 8, 0},   {2, 256, 16, 1024, 0},
-                                           {3, 256, 16, 1024, 0}, {0, 256, 16, 1024, 0},
-                                           {4 | 16, 0, 0, 0, 0},  {12 | 16, 0, 0, 0, 0},
-                                           {2 | 32, 2, 2, 8, 0},  {32, 256, 16, 1024, 0},
-                                           {32 | 16, 256, 16, 256, 0},
-                                           {2 | 32 | 64, 2, 2, 8, 0},
-                                           {32 | 64, 256, 16, 1024, 0},
-                                           {64 | 32 | 16, 256, 16, 256, 0},
-                                           {1024 | 32 | 64, 2, 2, 8, 0},
-                                           {1024 | 256 | 32 | 64 | 16, 256, 16, 1024, 0},
-                                           {256 | 64 | 32 | 16, 0, 0, 0, 0},
-                                           {256 | 64 | 32, 2, 2, 8, 2},
-                                           {256 | 64 | 32, 256, 16, 1024, 1},
-                                           {256 | 32 | 16, 256, 16, 256, 4},
-                                           {2048 | 64 | 32 | 16, 0, 0, 0, 0},
-                                           {2048 | 256 | 64 | 32, 2, 2, 8, 2},
-                                           {2048, 256, 16, 1024, 0},
-                                           {2048 | 256 | 64 | 32 | 16, 4, 4, 64, 0},
-                                           {4096 | 2048 | 256 | 64 | 32 | 16, 0, 0, 0, 0},
-                                           {4096 | 2048 | 256 | 64 | 32 | 16, 0, 0, 0, 8},
-                                           {4096 | 2048 | 256 | 64 | 32, 2, 2, 8, 16},
-                                           {4096 | 256 | 32 | 16, 256, 16, 256, 16},
-                                           {4096 | 256 | 64 | 32, 4, 4, 64, 1},
-                                           {4096 | 1024 | 256 | 64 | 32, 2, 2, 8, 2},
-                                           {4096 | 256 | 32 | 16, 256, 16, 256, 8},
-                                           {8192 | 4096 | 2048 | 256 | 64 | 32 | 16, 0, 0, 0, 0},
-                                           {8192 | 2048 | 256 | 64 | 32, 2, 2, 8, 2},
-                                           {8192 | 2048, 256, 16, 1024, 0},
-                                           {8192 | 4096 | 2048 | 256 | 64 | 32 | 16, 4, 4, 64, 0},
-                                           {PASSES | SVC0, 0, 0, 0, 0},
-                                           {PASSES | 4096 | 2048 | 256 | 64 | 32, 2, 2, 8, 0},
-                                           {PASSES | 4096 | 256 | 32 | 16, 256, 16, 256, 0},
-                                           {PASSES | 2048 | 256 | 64 | 32 | 16, 4, 4, 64, 0},
-                                           {PASSES | 2048 | 256 | 64 | 32, 256, 16, 1024, 0},
-                                           {PASSES | SVC0, 0, 0, 0, 7},
-                                           {PASSES | SVC0, 0, 0, 0, 12},
-                                           {PASSES | SVC0, 0, 0, 0, 14},
-                                           {PASSES | SVC0, 0, 0, 0, 99},
-                                           {BORDER | PASSES | SVC0, 0, 0, 0, 0},
-                                           {BORDER | 4096 | 2048 | 256 | 64 | 32, 2, 2, 8, 0},
-                                           {BORDER | PASSES | 256 | 32 | 16, 256, 16, 256, 0}};
-    for (int v = 0; v < 51; v++) {
-        char wkw[4];
-        snprintf(wkw, sizeof wkw, "%u", sweeps[v][4]);
-        /* the last column: sources per warp, or 7, 12, 14: GPATH_CCH_PMB, 99:
-         * GPATH_CCH_PREFETCH=2 */
-        const uint32_t x = sweeps[v][4];
-        const char *env = x == 7 || x == 12 || x == 14 ? "GPATH_CCH_PMB"
-                          : sweeps[v][4] == 99 ? "GPATH_CCH_PREFETCH"
-                                               : "GPATH_CCH_WKW";
-        if (sweeps[v][4] == 99) snprintf(wkw, sizeof wkw, "2");
-        if (sweeps[v][4]) setenv(env, wkw, 1);
-        assert_int_equal(gp_cch_gpu_sweep(c, (int)sweeps[v][0], sweeps[v][1], sweeps[v][2],
-                                          sweeps[v][3], &err),
-                         GP_OK);
+    enum { G = GP_DCCH_GRAPH, W = GP_DCCH_WARPS, SK = GP_DCCH_SKIP, WM = GP_DCCH_WMULTI,
+           W64 = GP_DCCH_W64, FL = GP_DCCH_FLAT, GA = GP_DCCH_GATHER, ALL = GP_DCCH_PATHS_DEFAULT };
+    enum { BOTH, LEVELS, NO_TABLES, TOP_ONLY }; /* the tables (or the level sweep) */
+    static const struct {
+        unsigned paths, tables;
+        uint32_t base, ratio, cap, wkw;
+    } sweeps[] = {{0, BOTH, 0, 0, 0, 0},
+                  {0, LEVELS, 0, 0, 0, 0},
+                  {0, BOTH, 2, 2, 8, 0},
+                  {0, NO_TABLES, 2, 2, 8, 0},
+                  {0, TOP_ONLY, 2, 2, 8, 0},
+                  {0, NO_TABLES, 256, 16, 1024, 0},
+                  {0, TOP_ONLY, 256, 16, 1024, 0},
+                  {0, BOTH, 256, 16, 1024, 0},
+                  {W, NO_TABLES, 2, 2, 8, 0},
+                  {W, BOTH, 256, 16, 1024, 0},
+                  {W | G, BOTH, 256, 16, 256, 0},
+                  {W | SK, NO_TABLES, 2, 2, 8, 0},
+                  {W | SK, BOTH, 256, 16, 1024, 0},
+                  {W | SK | G, BOTH, 256, 16, 256, 0},
+                  {W64 | W | SK, BOTH, 2, 2, 8, 0},
+                  {W64 | WM | W | SK | G, BOTH, 256, 16, 1024, 0},
+                  {WM | SK | W | G, BOTH, 0, 0, 0, 0},
+                  {WM | SK | W, BOTH, 2, 2, 8, 2},
+                  {WM | SK | W, BOTH, 256, 16, 1024, 1},
+                  {WM | W | G, BOTH, 256, 16, 256, 4},
+                  {FL | SK | W | G, BOTH, 0, 0, 0, 0},
+                  {FL | WM | SK | W, BOTH, 2, 2, 8, 2},
+                  {FL, BOTH, 256, 16, 1024, 0},
+                  {FL | WM | SK | W | G, BOTH, 4, 4, 64, 0},
+                  {FL | WM | SK | W | G, BOTH, 0, 0, 0, 0},
+                  {WM | SK | W, BOTH, 4, 4, 64, 1},
+                  {W64 | WM | SK | W, BOTH, 2, 2, 8, 2},
+                  {GA | FL | WM | SK | W | G, BOTH, 0, 0, 0, 0},
+                  {GA | FL | WM | SK | W, BOTH, 2, 2, 8, 2},
+                  {GA | FL, BOTH, 256, 16, 1024, 0},
+                  {GA | FL | WM | SK | W | G, BOTH, 4, 4, 64, 0},
+                  {ALL, BOTH, 0, 0, 0, 0},
+                  {FL | WM | SK | W, BOTH, 2, 2, 8, 0},
+                  {WM | W | G, BOTH, 256, 16, 256, 0},
+                  {FL | WM | SK | W | G, BOTH, 4, 4, 64, 0},
+                  {FL | WM | SK | W, BOTH, 256, 16, 1024, 0}};
+    const int nsweeps = (int)(sizeof sweeps / sizeof *sweeps);
+    for (int v = 0; v < nsweeps; v++) {
+        gp_dcch_tune tn = tests_tune;
+        tn.paths = sweeps[v].paths;
+        tn.levels = sweeps[v].tables == LEVELS;
+        if (sweeps[v].tables == NO_TABLES) tn.top_max = 0;
+        if (sweeps[v].tables == NO_TABLES || sweeps[v].tables == TOP_ONLY) tn.piece_max = 0;
+        tn.plan_base = sweeps[v].base;
+        tn.plan_ratio = sweeps[v].ratio;
+        tn.bin_cap = sweeps[v].cap;
+        if (sweeps[v].wkw) tn.wkw = sweeps[v].wkw;
+        assert_int_equal(gp_cch_gpu_sweep(c, &tn, &err), GP_OK);
         char what[32];
         snprintf(what, sizeof what, "sweep %d", v);
         /* a graph: captured, then launched again */
-        phast_rows(c, g, src, sweeps[v][0] & 16 ? 4 : 2, phast_sources, dg, dc, what);
-        if (sweeps[v][4]) unsetenv(env);
+        phast_rows(c, g, src, sweeps[v].paths & G ? 4 : 2, phast_sources, dg, dc, what);
     }
-    /* 32-bit warp-bin cells saturating (GPATH_CCH_SAT: at 300 here, below most distances): the
-     * sweep notices and runs again with 64-bit cells, for 1 and 16 sources (warp bins for both),
-     * equal to Dijkstra; then with a saturation point no distance reaches (32-bit cells kept);
-     * each with the warp bins' passes (16384, whose sums saturate below 2^31) and without */
+    /* 32-bit warp-bin cells saturating (sat: at 300 here, below most distances): the sweep
+     * notices and runs again with 64-bit cells, for 1 and 16 sources (warp bins for both), equal
+     * to Dijkstra; then with a saturation point no distance reaches (32-bit cells kept); each
+     * with 4 sources a warp (sweep_wpass, whose sums saturate below 2^31) and with 2
+     * (sweep_warcs) */
     for (int sv = 0; sv < 4; sv++) {
-        setenv("GPATH_CCH_SAT", sv & 1 ? "4000000000" : "300", 1);
-        assert_int_equal(gp_cch_gpu_sweep(c, (sv & 2 ? 0 : PASSES) | SVC0, 0, 0, 0, &err), GP_OK);
+        gp_dcch_tune tn = tests_tune;
+        tn.sat = sv & 1 ? 4000000000u : 300;
+        if (sv & 2) tn.wkw = 2;
+        assert_int_equal(gp_cch_gpu_sweep(c, &tn, &err), GP_OK);
         phast_rows(c, g, src, 4, phast_sources, dg, dc, sv & 1 ? "no saturation" : "saturating");
-        unsetenv("GPATH_CCH_SAT");
     }
+    assert_int_equal(gp_cch_gpu_sweep(c, &tests_tune, &err), GP_OK);
     /* RPHAST */
     uint32_t ns = 37, nt = 41;
     uint32_t s2[37], t2[41];
@@ -471,12 +465,11 @@ static void test_real(void **state) {
 }
 
 int main(void) {
-    /* warp bins in phases of any size: the service uses them only in phases of a bin per SM at
-     * least, which these small graphs seldom have (the block sweep: the "without warp bins"
-     * variants) */
-    setenv("GPATH_CCH_WBIN_MIN", "0", 1);
-    setenv("GPATH_CCH_WMULTI_MIN", "0", 1);
-    setenv("GPATH_CCH_GATHER_MIN", "0", 1); /* flat phases gathered however small */
+    gp_dcch_tune_defaults(&tests_tune);
+    tests_tune.wbin_per_sm = 0;
+    tests_tune.wmulti_per_sm = 0;
+    tests_tune.gather_min = 0;
+    gp_dcch_tune_set(&tests_tune);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random),
         cmocka_unit_test(test_road),

@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "engine/backend.h"
-#include "engine/cuda_sssp.h"
+#include "kernels/sssp.h"
 #include "engine/engine.h"
 
 #include <pthread.h>

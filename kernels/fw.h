@@ -1,4 +1,4 @@
-/* cuda_apsp.h - all-pairs shortest paths on the GPU (blocked Floyd-Warshall, kernels/fw.cu),
+/* fw.h - all-pairs shortest paths on the GPU (blocked Floyd-Warshall, kernels/fw.cu),
  * called by the CUDA backend (engine/cuda_backend.c) on one of its pooled streams.
  * Plain C: the stream is passed as void* (a cudaStream_t). */
 #ifndef GP_CUDA_APSP_H

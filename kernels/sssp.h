@@ -1,4 +1,4 @@
-/* cuda_sssp.h - GPU single-source shortest paths (kernels/sssp.cu) behind a plain-C interface, used
+/* sssp.h - GPU single-source shortest paths (kernels/sssp.cu) behind a plain-C interface, used
  * by the CUDA backend (engine/cuda_backend.c) and the kernel lab (bench/lab_sssp.cu).
  *
  * Two algorithms (see the header comment of kernels/sssp.cu for the design and the measurements):

@@ -1,0 +1,82 @@
+/* cch.h - the CCH on the GPU (kernels/cch*.cu) behind a plain-C interface, used by
+ * engine/cch_cuda.c and the kernel lab (bench/lab_cch.cu). The kernels: kernels/cch.cu (device
+ * state, upload, the sweep plan's layout), cch_customize.cu (customization and the plan's
+ * tables), cch_sweep.cu (the PHAST plan sweep), cch_query.cu (the level sweep, RPHAST); the
+ * lab and the tests tune them through kernels/cch_lab.h, the service never does.
+ *
+ * A gp_dcch_topo is the device part of one CCH topology (engine/cch.h): the upward CSR by rank,
+ * lower triangles, rank -> node, levels, and the PHAST sweep plan (engine/cch_plan.h) with the
+ * layouts of its tables. It is built once per topology and device and shared, read-only and
+ * reference counted, by every gp_dcch on that topology: a cost change on a graph (a new graph
+ * version with the same topology) uploads and customizes only a metric.
+ * A gp_dcch is the device copy of one customized CCH: a reference to its gp_dcch_topo, the original
+ * and customized weights, the plan's weights and tables, and a workspace for the sweeps. Every
+ * call takes the cudaStream_t to run on (as void *) and is synchronous on it; one gp_dcch is used
+ * by one caller at a time (engine/cch_cuda.c holds a mutex); gp_dcchs sharing a gp_dcch_topo may
+ * run at once.
+ *
+ *  - customize: level by level bottom-up, one warp per CCH edge (lanes over its lower triangles,
+ *    a warp min-reduction); consecutive small levels are run by one block in one launch with a
+ *    barrier between levels, so the narrow top of the hierarchy costs no launch per level.
+ *  - phast: k sources at once; distances as an n x k matrix (sources adjacent, so the threads of
+ *    one node read neighbouring words); the upward search results (from the CPU) are scattered
+ *    in, then the sweep: the plan (engine/cch_plan.h; docs/gpu.md "CCH on the GPU"), a launch per
+ *    phase (the top phases from a table, phases with piece tables flat, the others as warp bins
+ *    or a block per bin), or levels top-down where the plan cannot serve k sources (its indices
+ *    are 32-bit). Output in node order, one row per source.
+ *  - rphast: the level sweep on a restricted graph (the upward closure of a target set, in local
+ *    ids, uploaded once per table by rphast_prepare), then only the targets' entries come back.
+ */
+#ifndef GP_KERNELS_CCH_H
+#define GP_KERNELS_CCH_H
+
+#include "engine/cch.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct gp_dcch_topo gp_dcch_topo;
+typedef struct gp_dcch gp_dcch;
+
+/* Uploads topology t to the current device and builds its sweep plan with its top table's and
+ * piece tables' layouts. *out holds one reference and a reference to t. */
+int gp_dcch_topo_new(const gp_cch_topo *t, void *stream, gp_dcch_topo **out, gp_err *err);
+void gp_dcch_topo_ref(gp_dcch_topo *t);
+void gp_dcch_topo_unref(gp_dcch_topo *t); /* accepts NULL; frees with the last reference */
+uint64_t gp_dcch_topo_bytes(const gp_dcch_topo *t);
+/* A device CCH for c on the topology part t (c->topo's; referenced) with c's original weights
+ * (ofw/obw) uploaded; not customized yet. */
+int gp_dcch_new(gp_dcch_topo *t, const gp_cch *c, void *stream, gp_dcch **out, gp_err *err);
+void gp_dcch_free(gp_dcch *d); /* accepts NULL; drops its topology part's reference */
+uint64_t gp_dcch_bytes(const gp_dcch *d); /* its own bytes plus its topology part's */
+/* Replaces the original weights (a new metric on the same topology). */
+int gp_dcch_set_metric(gp_dcch *d, void *stream, const uint32_t *ofw, const uint32_t *obw,
+                       gp_err *err);
+/* Customizes on the device; fw / bw / fmid / bmid (host, topo->m entries; may be NULL) receive
+ * the weights and witnesses (bit-identical to the CPU's). GP_ETOOBIG when a shortcut overflows
+ * (as the CPU). ms: device time (may be NULL). */
+int gp_dcch_customize(gp_dcch *d, void *stream, uint32_t *fw, uint32_t *bw, uint32_t *fmid,
+                      uint32_t *bmid, float *ms, gp_err *err);
+/* PHAST for k sources: init_first (k+1) / init_rank / init_dist list each source's upward search
+ * (ranks and distances); dist (host, k*n, may be NULL: the lab times the device alone) gets one
+ * row per source in node order. */
+int gp_dcch_phast(gp_dcch *d, void *stream, uint32_t k, const uint32_t *init_first,
+                  const uint32_t *init_rank, const uint64_t *init_dist, uint64_t *dist,
+                  float *ms, gp_err *err);
+/* RPHAST: the restricted graph (nsel local nodes in ascending rank; first (nsel+1) / head / wt its
+ * upward arcs with down weights; nlev levels lev_first (nlev+1) in local ids) and the local ids of
+ * the nt targets. */
+int gp_dcch_rphast_prepare(gp_dcch *d, void *stream, uint32_t nsel, const uint32_t *first,
+                           const uint32_t *head, const uint32_t *wt, uint32_t nlev,
+                           const uint32_t *lev_first, uint32_t nt, const uint32_t *tgt,
+                           gp_err *err);
+/* k sources (init lists in local ids, as for phast): out (host, k x nt). */
+int gp_dcch_rphast(gp_dcch *d, void *stream, uint32_t k, const uint32_t *init_first,
+                   const uint32_t *init_local, const uint64_t *init_dist, uint64_t *out,
+                   float *ms, gp_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

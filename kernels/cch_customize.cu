@@ -1,0 +1,314 @@
+/* cch_customize.cu - GPU CCH customization (kernels/cch.h gp_dcch_customize) and the sweep plan's
+ * metric-dependent parts computed with it: the plan's arc weights, the top table and the piece
+ * tables (engine/cch_plan.h gp_cch_top, gp_cch_ptab; their CPU references gp_cch_top_table and
+ * gp_cch_ptab_fill). Device state in kernels/cch.cu, shared structs in cch_internal.cuh.
+ *
+ * Customization, bottom-up: a launch per level of more than SMALL_ITEMS / 8 edges, a warp per
+ * edge (lanes over its lower triangles, warp min of value then witness); runs of smaller levels in
+ * one block of 1024 threads with __syncthreads() between levels (a block's global writes are
+ * visible to it after the barrier). Measured (H100, bench/lab_cch.cu): BAY 1.9 ms, NY 3.7 ms
+ * device (CPU, 16 threads: 14 / 33 ms); with the top table 2.7 / 4.8 ms.
+ */
+#include "kernels/cch_internal.cuh"
+
+namespace {
+
+__global__ void gather_wt(const uint32_t *__restrict__ edge, uint32_t count,
+                          const uint32_t *__restrict__ bw, uint32_t *wt) {
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < count) wt[i] = bw[edge[i]];
+}
+
+/* The inner arcs' weights in the warp bins' layout (plan_dev in_ht), a thread per step: its
+ * arcs' weights from the position-ordered in_wt, then INF up to its padded end. */
+__global__ void pad_wt(uint32_t nsteps, const uint32_t *__restrict__ step_first,
+                       const uint32_t *__restrict__ in_first, const uint32_t *__restrict__ step_arc,
+                       const uint32_t *__restrict__ in_wt, uint32_t *pwt) {
+    const size_t st = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (st >= nsteps) return;
+    const uint32_t a0 = in_first[step_first[st]], na = in_first[step_first[st + 1]] - a0;
+    const uint32_t d0 = step_arc[st], nd = step_arc[st + 1] - d0;
+    for (uint32_t j = 0; j < nd; j++) pwt[d0 + j] = j < na ? in_wt[a0 + j] : INF32;
+}
+
+/* The top table (engine/cch_plan.h gp_cch_top): a warp per row u walks the top positions after
+ * u in order (an arc's head precedes its tail, so row[h] is final when x reads it), lanes over x's
+ * arcs; a node no path from u reaches (every lane INF) skips the warp min. The row lives in shared
+ * memory (K*8 bytes per warp; lane 0's writes are visible to the warp after __syncwarp) and goes
+ * to tab at the end. Latency-bound (a serial walk over the top per warp): BAY 0.83 ms, NY 1.08 ms
+ * (the first version, the row in global memory, measured 0.72 / 1.00 ms in another run). */
+__global__ void top_table(uint32_t K, const uint32_t *__restrict__ tf,
+                          const uint32_t *__restrict__ th, const uint32_t *__restrict__ tw,
+                          u64 *tab) {
+    extern __shared__ u64 sm[];
+    const uint32_t u = (uint32_t)(((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5);
+    const uint32_t lane = threadIdx.x & 31;
+    if (u >= K) return; /* whole warps */
+    u64 *row = sm + (size_t)(threadIdx.x >> 5) * K;
+    for (uint32_t x = lane; x < K; x += 32) row[x] = x == u ? 0 : INF64;
+    __syncwarp();
+    for (uint32_t x = u + 1; x < K; x++) {
+        u64 best = INF64;
+        for (uint32_t a = tf[x] + lane; a < tf[x + 1]; a += 32) {
+            uint32_t h = th[a], w = tw[a];
+            if (h < u || w == INF32) continue; /* heads before u: INF */
+            u64 dh = row[h];
+            if (dh != INF64 && dh + w < best) best = dh + w;
+        }
+        if (__any_sync(0xffffffffu, best != INF64)) {
+            for (int o = 16; o > 0; o >>= 1) {
+                u64 v = __shfl_xor_sync(0xffffffffu, best, o);
+                best = v < best ? v : best;
+            }
+            if (lane == 0) row[x] = best;
+            __syncwarp();
+        }
+    }
+    for (uint32_t x = lane; x < K; x += 32) tab[(size_t)u * K + x] = row[x];
+}
+
+/* The piece tables (engine/cch_plan.h gp_cch_ptab; gp_cch_ptab_fill is the CPU reference): a
+ * block per bin with a table, its steps in order with a block barrier between them (entry (v, j)
+ * reads the entries of v's upper neighbours, which are at lower steps), a thread per entry of the
+ * step looping over v's inner arcs. S (the bin's step offsets) and at[j] = col(j) - S(j+1) in
+ * shared memory (ns + 1 and ns words). Only T (the high word) is written; a down distance that
+ * would reach 2^32-1 sets *bad (the host then keeps the step sweep for this metric). The block's
+ * own global writes are visible to it after __syncthreads() (tab is not read through the
+ * read-only cache here). */
+__global__ void __launch_bounds__(PIECE_THREADS)
+    piece_tables(const uint32_t *__restrict__ bins, const uint32_t *__restrict__ bin_first,
+                 const uint32_t *__restrict__ bin_step, const uint32_t *__restrict__ step_first,
+                 const uint32_t *__restrict__ in_first, const uint32_t *__restrict__ in_head,
+                 const uint32_t *__restrict__ in_wt, const uint32_t *__restrict__ depth,
+                 const uint32_t *__restrict__ tab_first, uint32_t *tab, uint32_t *bad) {
+    extern __shared__ int32_t pq[];
+    const uint32_t b = bins[blockIdx.x], tid = threadIdx.x;
+    const uint32_t p0 = bin_first[b], N = bin_first[b + 1] - p0, s0 = bin_step[b];
+    const uint32_t ns = bin_step[b + 1] - s0, t0 = tab_first[b];
+    int32_t *S = pq, *at = pq + ns + 1;
+    for (uint32_t i = tid; i <= ns; i += blockDim.x) S[i] = (int32_t)(step_first[s0 + i] - p0);
+    __syncthreads();
+    if (tid == 0) {
+        int32_t col = 0;
+        for (uint32_t j = 0; j + 1 < ns; j++) {
+            at[j] = col - S[j + 1];
+            col += (int32_t)N - S[j + 1];
+        }
+    }
+    __syncthreads();
+    uint32_t over = 0;
+    for (uint32_t st = 1; st < ns; st++) {
+        const uint32_t items = (uint32_t)(S[st + 1] - S[st]) * st;
+        for (uint32_t it = tid; it < items; it += blockDim.x) {
+            const uint32_t v = (uint32_t)S[st] + it / st, j = it % st, q = p0 + v;
+            u64 best = INF32;
+            for (uint32_t a = in_first[q]; a < in_first[q + 1]; a++) {
+                const uint32_t w = in_wt[a], h = in_head[a];
+                const int32_t idx = (int32_t)depth[p0 + h] - (int32_t)st + (int32_t)j;
+                if (w == INF32 || idx < -1) continue; /* h below a_j: no path from a_j */
+                const u64 th = idx < 0 ? 0 : tab[2 * ((size_t)t0 + (uint32_t)(at[idx] + (int32_t)h)) + 1];
+                if (th == INF32) continue;
+                if (th + w >= INF32) over = 1;
+                else if (th + w < best) best = th + w;
+            }
+            tab[2 * ((size_t)t0 + (uint32_t)(at[j] + (int32_t)v)) + 1] = (uint32_t)best;
+        }
+        __syncthreads();
+    }
+    if (over) atomicOr(bad, 1u);
+}
+
+/* Flat phases' T: the piece tables' high words alone. */
+__global__ void ent_t(const u64 *__restrict__ ent, const uint32_t *__restrict__ perm, uint64_t n,
+                      uint32_t *T) {
+    const uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) T[i] = (uint32_t)(ent[perm[i]] >> 32);
+}
+
+
+
+/* One warp customizes edge e: lanes take the triangles k0+lane, k0+lane+32, ...; the witness is
+ * the smallest triangle offset reaching the minimum, none when the original arc does (the CPU's
+ * rule, engine/cch.c customize_range). */
+__device__ __forceinline__ void customize_edge(uint32_t e, int lane, const uint64_t *__restrict__ tf,
+                                               const uint32_t *__restrict__ tri,
+                                               const uint32_t *__restrict__ ofw,
+                                               const uint32_t *__restrict__ obw, uint32_t *fw,
+                                               uint32_t *bw, uint32_t *fmid, uint32_t *bmid,
+                                               uint32_t *bad) {
+    uint32_t of0 = ofw[e], ob0 = obw[e];
+    uint32_t f = INF32, b = INF32, fm = INF32, bm = INF32;
+    int of = 0, ob = 0;
+    uint64_t k0 = tf[e];
+    for (uint64_t k = k0 + lane; k < tf[e + 1]; k += 32) {
+        uint32_t e1 = tri[2 * k], e2 = tri[2 * k + 1];
+        uint32_t a1 = bw[e1], b2 = fw[e2], a2 = bw[e2], b1 = fw[e1];
+        if (a1 != INF32 && b2 != INF32) {
+            u64 sum = (u64)a1 + b2;
+            if (sum >= INF32) of = 1;
+            else if ((uint32_t)sum < f) f = (uint32_t)sum, fm = (uint32_t)(k - k0);
+        }
+        if (a2 != INF32 && b1 != INF32) {
+            u64 sum = (u64)a2 + b1;
+            if (sum >= INF32) ob = 1;
+            else if ((uint32_t)sum < b) b = (uint32_t)sum, bm = (uint32_t)(k - k0);
+        }
+    }
+    uint32_t fmin = __reduce_min_sync(0xffffffffu, f), bmin = __reduce_min_sync(0xffffffffu, b);
+    uint32_t fw_ = min(fmin, of0), bw_ = min(bmin, ob0);
+    uint32_t fmc = __reduce_min_sync(0xffffffffu, f == fw_ ? fm : INF32);
+    uint32_t bmc = __reduce_min_sync(0xffffffffu, b == bw_ ? bm : INF32);
+    of = __any_sync(0xffffffffu, of);
+    ob = __any_sync(0xffffffffu, ob);
+    if (lane == 0) {
+        fw[e] = fw_;
+        bw[e] = bw_;
+        fmid[e] = fw_ == of0 ? INF32 : fmc;
+        bmid[e] = bw_ == ob0 ? INF32 : bmc;
+        if ((of && fw_ == INF32) || (ob && bw_ == INF32)) atomicMin(bad, e);
+    }
+}
+
+__global__ void customize_level(uint32_t lo, uint32_t hi, const uint64_t *__restrict__ tf,
+                                const uint32_t *__restrict__ tri, const uint32_t *__restrict__ ofw,
+                                const uint32_t *__restrict__ obw, uint32_t *fw, uint32_t *bw,
+                                uint32_t *fmid, uint32_t *bmid, uint32_t *bad) {
+    uint64_t w = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    if (lo + w >= hi) return; /* whole warps leave together: hi - lo is per warp */
+    customize_edge((uint32_t)(lo + w), threadIdx.x & 31, tf, tri, ofw, obw, fw, bw, fmid, bmid, bad);
+}
+
+/* Levels [l0, l1) in one block, bottom-up. */
+__global__ void customize_small(uint32_t l0, uint32_t l1, const uint32_t *__restrict__ elev,
+                                const uint64_t *__restrict__ tf, const uint32_t *__restrict__ tri,
+                                const uint32_t *__restrict__ ofw, const uint32_t *__restrict__ obw,
+                                uint32_t *fw, uint32_t *bw, uint32_t *fmid, uint32_t *bmid,
+                                uint32_t *bad) {
+    int warp = threadIdx.x / 32, lane = threadIdx.x & 31, nw = blockDim.x / 32;
+    for (uint32_t l = l0; l < l1; l++) {
+        for (uint32_t e = elev[l] + warp; e < elev[l + 1]; e += nw)
+            customize_edge(e, lane, tf, tri, ofw, obw, fw, bw, fmid, bmid, bad);
+        __syncthreads();
+    }
+}
+
+
+} // namespace
+
+cudaError_t gp_dcch_customize_attrs(int smem_max) {
+    return cudaFuncSetAttribute(top_table, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_max);
+}
+
+/* The plan's arc weights (and the top table, the piece tables) from the customized down weights
+ * (after every customization and plan rebuild); the tables' device times land in d->t_ms and
+ * d->q_ms. */
+int gp_dcch_plan_weights(gp_dcch *d, cudaStream_t s, gp_err *err) {
+    int rc = GP_OK;
+    if (!d->p_nphases || !d->customized) return GP_OK;
+    if (d->t_K) {
+        cudaEvent_t e0 = NULL, e1 = NULL;
+        CK(cudaEventCreate(&e0), "top table");
+        CK(cudaEventCreate(&e1), "top table");
+        CK(cudaEventRecord(e0, s), "top table");
+        gather_wt<<<(d->t_narcs + BIG_THREADS - 1) / BIG_THREADS, BIG_THREADS, 0, s>>>(
+            d->t_edge, d->t_narcs, d->bw, d->t_wt);
+        uint32_t wpb = (uint32_t)d->smem_max / (d->t_K * 8); /* warps (rows) per block */
+        if (wpb > 4) wpb = 4;
+        top_table<<<(d->t_K + wpb - 1) / wpb, wpb * 32, (size_t)wpb * d->t_K * 8, s>>>(
+            d->t_K, d->t_first, d->t_head, d->t_wt, d->t_tab);
+        CKL("top table");
+        CK(cudaEventRecord(e1, s), "top table");
+        CK(cudaEventSynchronize(e1), "top table");
+        CK(cudaEventElapsedTime(&d->t_ms, e0, e1), "top table");
+        cudaEventDestroy(e0);
+        cudaEventDestroy(e1);
+    }
+    if (d->p_nin) {
+        gather_wt<<<(d->p_nin + BIG_THREADS - 1) / BIG_THREADS, BIG_THREADS, 0, s>>>(
+            d->p_in_edge, d->p_nin, d->bw, d->p_in_wt);
+        CKL("plan weights");
+    }
+    if (d->p_nsteps) {
+        pad_wt<<<(d->p_nsteps + BIG_THREADS - 1) / BIG_THREADS, BIG_THREADS, 0, s>>>(
+            d->p_nsteps, d->p_step_first, d->p_in_first, d->p_step_arc, d->p_in_wt, d->p_in_pwt);
+        CKL("plan weights");
+    }
+    if (d->q_ntab) { /* after the inner arcs' weights, which it reads */
+        cudaEvent_t e0 = NULL, e1 = NULL;
+        uint32_t bad = 0;
+        CK(cudaEventCreate(&e0), "piece tables");
+        CK(cudaEventCreate(&e1), "piece tables");
+        CK(cudaMemcpyAsync(d->q_bad, &bad, 4, cudaMemcpyHostToDevice, s), "piece tables");
+        CK(cudaEventRecord(e0, s), "piece tables");
+        piece_tables<<<d->q_ntab, PIECE_THREADS, ((size_t)d->q_max_steps * 2 + 1) * 4, s>>>(
+            d->q_bins, d->p_bin_first, d->p_bin_step, d->p_step_first, d->p_in_first,
+            d->p_in_head, d->p_in_wt, d->q_depth, d->q_first, (uint32_t *)d->q_ent, d->q_bad);
+        CKL("piece tables");
+        if (d->f_T) {
+            ent_t<<<(unsigned)((d->q_nent + BIG_THREADS - 1) / BIG_THREADS), BIG_THREADS, 0, s>>>(
+                d->q_ent, d->f_perm, d->q_nent, d->f_T);
+            CKL("piece tables");
+        }
+        CK(cudaEventRecord(e1, s), "piece tables");
+        CK(cudaMemcpyAsync(&bad, d->q_bad, 4, cudaMemcpyDeviceToHost, s), "piece tables");
+        CK(cudaEventSynchronize(e1), "piece tables");
+        CK(cudaStreamSynchronize(s), "piece tables");
+        CK(cudaEventElapsedTime(&d->q_ms, e0, e1), "piece tables");
+        cudaEventDestroy(e0);
+        cudaEventDestroy(e1);
+        d->q_ok = !bad;
+    }
+    if (d->p_nout) {
+        gather_wt<<<(d->p_nout + BIG_THREADS - 1) / BIG_THREADS, BIG_THREADS, 0, s>>>(
+            d->p_out_edge, d->p_nout, d->bw, d->p_out_wt);
+        CKL("plan weights");
+    }
+out:
+    return rc;
+}
+
+extern "C" int gp_dcch_customize(gp_dcch *d, void *stream, uint32_t *fw, uint32_t *bw,
+                                 uint32_t *fmid, uint32_t *bmid, float *ms, gp_err *err) {
+    cudaStream_t s = (cudaStream_t)stream;
+    int rc = GP_OK;
+    uint32_t bad = INF32;
+    CK(cudaMemcpyAsync(d->bad, &bad, 4, cudaMemcpyHostToDevice, s), "customization");
+    CK(cudaEventRecord(d->ev0, s), "customization");
+    for (uint32_t l = 0; l < d->nlevels;) {
+        uint32_t cnt = d->edge_level[l + 1] - d->edge_level[l];
+        if (cnt > SMALL_ITEMS / 8) {
+            uint64_t threads = (uint64_t)cnt * 32;
+            uint32_t blocks = (uint32_t)((threads + BIG_THREADS - 1) / BIG_THREADS);
+            customize_level<<<blocks, BIG_THREADS, 0, s>>>(d->edge_level[l], d->edge_level[l + 1],
+                                                           d->tri_first, d->tri, d->ofw, d->obw,
+                                                           d->fw, d->bw, d->fmid, d->bmid, d->bad);
+            CKL("customization");
+            l++;
+        } else {
+            uint32_t l1 = l;
+            while (l1 < d->nlevels && d->edge_level[l1 + 1] - d->edge_level[l1] <= SMALL_ITEMS / 8)
+                l1++;
+            customize_small<<<1, SMALL_THREADS, 0, s>>>(l, l1, d->d_elevels, d->tri_first, d->tri,
+                                                        d->ofw, d->obw, d->fw, d->bw, d->fmid,
+                                                        d->bmid, d->bad);
+            CKL("customization");
+            l = l1;
+        }
+    }
+    d->customized = 1; /* the plan's weights and the top table count as customization */
+    d->w64 = 0;        /* a new metric: 32-bit warp-bin cells until one saturates */
+    if ((rc = gp_dcch_plan_weights(d, s, err)) != GP_OK) goto out;
+    CK(cudaEventRecord(d->ev1, s), "customization");
+    CK(cudaMemcpyAsync(&bad, d->bad, 4, cudaMemcpyDeviceToHost, s), "customization");
+    if (fw) CK(cudaMemcpyAsync(fw, d->fw, (size_t)d->m * 4, cudaMemcpyDeviceToHost, s), "customization");
+    if (bw) CK(cudaMemcpyAsync(bw, d->bw, (size_t)d->m * 4, cudaMemcpyDeviceToHost, s), "customization");
+    if (fmid) CK(cudaMemcpyAsync(fmid, d->fmid, (size_t)d->m * 4, cudaMemcpyDeviceToHost, s), "customization");
+    if (bmid) CK(cudaMemcpyAsync(bmid, d->bmid, (size_t)d->m * 4, cudaMemcpyDeviceToHost, s), "customization");
+    CK(cudaStreamSynchronize(s), "customization");
+    if (ms) CK(cudaEventElapsedTime(ms, d->ev0, d->ev1), "customization");
+    if (bad != INF32)
+        rc = gp_err_set(err, GP_ETOOBIG,
+                        "CCH customization: shortcut %u would exceed 2^32-1 weight units", bad);
+out:
+    return rc;
+}

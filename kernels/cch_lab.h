@@ -1,0 +1,80 @@
+/* cch_lab.h - the knobs of the GPU CCH (kernels/cch*.cu) for the kernel lab (bench/lab_cch.cu)
+ * and the GPU tests (tests/test_gpu_cch.c) only: the service never includes this header and
+ * runs the defaults (gp_dcch_tune_defaults), which are the sweep docs/gpu.md "CCH on the GPU"
+ * describes.
+ *
+ * One options struct, set process-wide by gp_dcch_tune_set before the device CCHs it should
+ * shape are made (the plan's fields are read when a topology's device part is built, the
+ * sweep's when a gp_dcch is made) or applied to one CCH's device state at once by
+ * gp_cch_gpu_sweep. Plain C; not thread-safe against sweeps running at the time (lab and tests
+ * set it between calls).
+ */
+#ifndef GP_KERNELS_CCH_LAB_H
+#define GP_KERNELS_CCH_LAB_H
+
+#include "engine/cch.h"
+#include "kernels/cch.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The sweep's paths (gp_dcch_tune.paths): the service runs GP_DCCH_PATHS_DEFAULT; a lab
+ * ablation or a test turns some off to reach or time the path each one falls back to. */
+#define GP_DCCH_GRAPH 1u   /* the sweep's launches captured once per key as a CUDA graph and
+                            * replayed (else launched one by one) */
+#define GP_DCCH_WARPS 2u   /* phases without piece tables, with small bins, as warp bins (a warp
+                            * per bin; else a block per bin) for one source */
+#define GP_DCCH_WMULTI 4u  /* ... and for several sources (wkw sources a warp) */
+#define GP_DCCH_SKIP 8u    /* the last phase's warp bins read only the cells of bins an upward
+                            * search left an entry in (else every cell) */
+#define GP_DCCH_FLAT 16u   /* a phase whose bins all have piece tables runs without bins (else a
+                            * block per bin with its table) */
+#define GP_DCCH_GATHER 32u /* for several sources, the largest flat phases gathered a position
+                            * at a time (else an atomicMin per entry) */
+#define GP_DCCH_W64 64u    /* the warp bins' cells in 64 bits from the start (else 32-bit cells,
+                            * and 64-bit ones only after a cell saturated) */
+#define GP_DCCH_PATHS_DEFAULT                                                                      \
+    (GP_DCCH_GRAPH | GP_DCCH_WARPS | GP_DCCH_WMULTI | GP_DCCH_SKIP | GP_DCCH_FLAT | GP_DCCH_GATHER)
+
+typedef struct gp_dcch_tune {
+    /* the plan (engine/cch_plan.h), built with a topology's device part */
+    uint32_t plan_base, plan_ratio; /* phase thresholds base, base*ratio, base*ratio^2, ... */
+    uint32_t bin_cap;               /* nodes per bin, about */
+    uint32_t top_max;               /* the top table's nodes at most (0: no top table) */
+    uint32_t piece_max;             /* the piece tables' entries at most (0: no piece tables) */
+    uint32_t smem_max;              /* shared memory per plan bin, bytes (0: the device's opt-in
+                                     * limit; less reaches the paths for bins that do not fit) */
+    /* the sweep, read when a gp_dcch is made or re-tuned */
+    int levels;                     /* PHAST through the level sweep (RPHAST's) */
+    unsigned paths;                 /* GP_DCCH_* */
+    uint32_t wkw;                   /* sources per warp bin at most for several sources (1, 2, 4) */
+    uint32_t wbin_per_sm;           /* warp bins only in phases of at least this many bins per SM
+                                     * (one source) ... */
+    uint32_t wmulti_per_sm;         /* ... and for several sources */
+    uint64_t gather_min;            /* GP_DCCH_GATHER from this many table entries in a phase */
+    uint32_t sat;                   /* 32-bit warp-bin cells saturate here (a test hook: lower
+                                     * than a distance reaches the 64-bit fallback) */
+    int profile;                    /* per-phase device times of every plan sweep on stderr (the
+                                     * launches one by one) */
+} gp_dcch_tune;
+
+/* The service's values (the constants of kernels/cch_internal.cuh; zeroes in a build without
+ * CUDA). */
+void gp_dcch_tune_defaults(gp_dcch_tune *t);
+/* The process-wide options every later device CCH is made with (NULL: the defaults again).
+ * A no-op in a build without CUDA. */
+void gp_dcch_tune_set(const gp_dcch_tune *t);
+/* Sets the process-wide options to t (NULL: the defaults) and applies them to c's device state:
+ * the sweep's fields at once, the plan's by rebuilding c's plan into a topology part of its own
+ * where they differ from its current one's (the shared part stays as it is for the others; with
+ * levels the plan is left as it is). GP_EUNSUPPORTED without device state or CUDA. */
+int gp_cch_gpu_sweep(const gp_cch *c, const gp_dcch_tune *t, gp_err *err);
+/* The same on one device CCH (the current process-wide options; engine/cch_cuda.c's
+ * gp_cch_gpu_sweep holds its lock around this). */
+int gp_dcch_retune(gp_dcch *d, void *stream, gp_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

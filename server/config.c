@@ -1,13 +1,13 @@
 /* config.c - `gpath serve` configuration: one declarative table of keys (name, type, default,
  * bounds, doc; a few keys also have a short flag) drives defaults, the INI file (inih), GPATH_* environment variables,
  * --key flags, `gpath serve --help` (the same option rows as every gpath subcommand,
- * server/cli_args.h), typo suggestions for unknown flags, and `--print-config`: the effective
+ * cli/args.h), typo suggestions for unknown flags, and `--print-config`: the effective
  * configuration with each value's source, which with nothing set is the documented example file
  * (config/gpath.conf.example).
  */
 #include "server/config.h"
 
-#include "server/cli_args.h"
+#include "cli/args.h"
 #include "server/registry.h"
 
 #include <ctype.h>
@@ -82,7 +82,7 @@ static const gp_config_key keys[] = {
     {"log_level", S(log_level), "info", 0, 0, "error, warn, info (one line per request) or debug."},
     {"ecmp_max", L(ecmp_max), "64", 1, 4096,
      "Most equal-cost next hops listed per destination in routing tables."},
-    /* OSRM API, map page, isochrones (server/osrm*.c) */
+    /* OSRM API, map page, isochrones (server/osrm/, server/v1/isochrone.c, map.c) */
     {"osrm_max_table_size", L(osrm_max_table_size), "100", 1, 100000,
      "OSRM /table: sources x destinations at most this squared (OSRM's --max-table-size); "
      "400 TooBig past it."},

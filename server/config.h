@@ -53,7 +53,7 @@ typedef struct gp_config {
     char admin_token[256];
     char log_level[16];
     long ecmp_max;
-    /* OSRM API, map page, isochrones (server/osrm*.c) */
+    /* OSRM API, map page, isochrones (server/osrm/, server/v1/isochrone.c, map.c) */
     long osrm_max_table_size;
     long osrm_max_route_size;
     long osrm_max_trip_size;
@@ -63,7 +63,7 @@ typedef struct gp_config {
     long isochrone_max_contours;
     long isochrone_max_points;
     long overview_max_edges;
-    /* HTTP protocol limits, CORS, compression, operator token (server/http.c) */
+    /* HTTP protocol limits, CORS, compression, operator token (server/http/daemon.c) */
     long max_connections_per_ip;
     long request_read_timeout_s;
     long max_url_bytes;

@@ -14,7 +14,7 @@
 #include "server/metrics.h"
 
 #include "server/version.h"
-#include "server/http.h"
+#include "server/http/http.h"
 
 #include <dirent.h>
 #include <pthread.h>

@@ -1,5 +1,5 @@
 /* metrics.h - internal interface of server/metrics.c used by the dispatcher and GET /metrics.
- * (Counters other modules increment are declared in http.h.) */
+ * (Counters other modules increment are declared in server/http/http.h.) */
 #ifndef GP_METRICS_H
 #define GP_METRICS_H
 

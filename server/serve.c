@@ -5,12 +5,12 @@
  */
 #include "server/serve.h"
 
-#include "server/cli_args.h"
+#include "cli/args.h"
 
 #include "server/config.h"
-#include "server/h_cache.h"
-#include "server/h_netops.h"
-#include "server/http.h"
+#include "server/cache.h"
+#include "server/v1/netops.h"
+#include "server/http/http.h"
 #include "server/metrics.h"
 #include "server/registry.h"
 #include "storage/pg.h"
@@ -215,7 +215,7 @@ out:
     return code;
 }
 
-/* `gpath serve` in the command list (server/cli.c): it parses its own argv through the
+/* `gpath serve` in the command list (cli/cli.c): it parses its own argv through the
  * configuration layers (server/config.c), whose table also writes its --help. */
 const gp_cli_cmd gp_cli_serve = {"serve", "run the HTTP service (options: every config key)",
                                  NULL, 0, NULL, NULL, gp_serve_main};

@@ -4,7 +4,7 @@ set -u
 cd "$(dirname "$0")/.." || exit 1
 rc=0
 bad=$(grep -nE '\b(sprintf|vsprintf|strcpy|strcat|atoi|atol|gets|strtok)[[:space:]]*\(' \
-  graph/*.[ch] engine/*.[ch] server/*.[ch] storage/*.[ch] kernels/*.cu tests/*.c bench/*.c 2>/dev/null \
+  graph/*.[ch] engine/*.[ch] server/*.[ch] server/*/*.[ch] cli/*.[ch] storage/*.[ch] kernels/*.cu tests/*.c bench/*.c 2>/dev/null \
   | grep -vE '(snprintf|vsnprintf|strtok_r)' || true)
 if [ -n "$bad" ]; then echo "lint: unsafe calls (use snprintf, memcpy with lengths, strtol):"; echo "$bad"; rc=1; fi
 if command -v shellcheck >/dev/null; then

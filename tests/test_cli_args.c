@@ -1,4 +1,4 @@
-/* test_cli_args.c - the option-table machinery of the gpath command line (server/cli_args.h):
+/* test_cli_args.c - the option-table machinery of the gpath command line (cli/args.h):
  * typo suggestions by edit distance (transpositions, abbreviations, nothing for far-off words),
  * parsing of every option form (--x V, --x=V, -x V, -xV, flags, repeatable options), required
  * options, values refused where none is taken, and the typed getters' bounds.
@@ -11,7 +11,7 @@
 
 #include <string.h>
 
-#include "server/cli_args.h"
+#include "cli/args.h"
 
 static const gp_cli_opt opts[] = {
     {"graph", 'g', "SPEC", "graph", "gen:100", GP_OPT_REQUIRED},

@@ -1,4 +1,4 @@
-/* test_render.c - server/render.c: the JSON shapes the CLI and the HTTP server share.
+/* test_render.c - server/api/render.c: the JSON shapes the CLI and the HTTP server share.
  *
  * Distances in input units (integers at scale 1, d / scale otherwise, null when unreachable),
  * external node ids (also beyond 2^53), route geometry only with coordinates, and the text
@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/osrm_internal.h"
-#include "server/render.h"
+#include "server/osrm/internal.h"
+#include "server/api/render.h"
 
 #include <math.h>
 

@@ -453,17 +453,6 @@ cJSON *gp_render_graph_info(const gp_graph *g, const char *name) {
     return o;
 }
 
-cJSON *gp_render_error_doc(const char *code, const char *message) {
-    cJSON *o = cJSON_CreateObject();
-    if (!o) return NULL;
-    if (!cJSON_AddStringToObject(o, "code", code) ||
-        !cJSON_AddStringToObject(o, "message", message ? message : "")) {
-        cJSON_Delete(o);
-        return NULL;
-    }
-    return o;
-}
-
 cJSON *gp_render_error(int code, const char *message) {
     return gp_render_error_doc(gp_status_name(code), message);
 }

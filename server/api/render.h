@@ -33,6 +33,7 @@
 
 #include "engine/backend.h"
 #include "engine/snap.h"
+#include "server/errors.h"
 
 #include <cjson/cJSON.h>
 #include <stddef.h>
@@ -56,9 +57,6 @@ cJSON *gp_render_table(const gp_graph *g, const uint32_t *src, uint32_t ns, cons
 /* dist n*n row-major; next n*n or NULL (then no "next_hops"). */
 cJSON *gp_render_apsp(const gp_graph *g, const uint64_t *dist, const uint32_t *next);
 cJSON *gp_render_graph_info(const gp_graph *g, const char *name);
-/* THE error document {"code": CODE, "message": MESSAGE}: server/http/daemon.c's error writer sends it,
- * the CLI prints it, so both are the same bytes for the same error. */
-cJSON *gp_render_error_doc(const char *code, const char *message);
 /* The same with the code named by a GP_E* status (gp_status_name: GP_ENOROUTE -> "NoRoute"). */
 cJSON *gp_render_error(int code, const char *message);
 /* No route between two places of the graph named graph, each described as gp_render_node_desc

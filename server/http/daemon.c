@@ -35,8 +35,6 @@
 #include "server/http/front.h"
 #include "server/http/head.h"
 #include "server/http/util.h"
-#include "server/metrics.h"
-#include "server/api/render.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -51,61 +49,6 @@
 #include <time.h>
 #include <unistd.h>
 #include <zlib.h>
-
-/* ---- error codes: the one table (keep openapi.yaml's ErrorCode enum in step) ---- */
-static const struct {
-    const char *name;
-    int status;
-} codes[GP_HC_COUNT] = {
-    [GP_HC_INVALID_QUERY] = {"InvalidQuery", 400},
-    [GP_HC_INVALID_JSON] = {"InvalidJson", 400},
-    [GP_HC_UNKNOWN_NODE] = {"UnknownNode", 400},
-    [GP_HC_NO_COORDINATES] = {"NoCoordinates", 400},
-    [GP_HC_NO_SEGMENT] = {"NoSegment", 400},
-    [GP_HC_UNAUTHORIZED] = {"Unauthorized", 401},
-    [GP_HC_FORBIDDEN] = {"Forbidden", 403},
-    [GP_HC_ADMIN_DISABLED] = {"AdminDisabled", 403},
-    [GP_HC_UNKNOWN_GRAPH] = {"UnknownGraph", 404},
-    [GP_HC_NOT_FOUND] = {"NotFound", 404},
-    [GP_HC_NO_ROUTE] = {"NoRoute", 400},
-    [GP_HC_METHOD_NOT_ALLOWED] = {"MethodNotAllowed", 405},
-    [GP_HC_TOO_BIG] = {"TooBig", 413},
-    [GP_HC_URI_TOO_LONG] = {"UriTooLong", 414},
-    [GP_HC_HEADERS_TOO_LARGE] = {"HeadersTooLarge", 431},
-    [GP_HC_OPERATOR_DISABLED] = {"OperatorDisabled", 403},
-    [GP_HC_LOAD_FAILED] = {"LoadFailed", 422},
-    [GP_HC_INTERNAL] = {"InternalError", 500},
-    [GP_HC_DEVICE_ERROR] = {"DeviceError", 500},
-    [GP_HC_DATABASE_ERROR] = {"DatabaseError", 500},
-    [GP_HC_UNSUPPORTED] = {"Unsupported", 501},
-    [GP_HC_NOT_READY] = {"NotReady", 503},
-    [GP_HC_BUSY] = {"Busy", 503},
-    [GP_HC_TIMEOUT] = {"Timeout", 504},
-    [GP_HC_SOURCE_UNAVAILABLE] = {"SourceUnavailable", 503},
-};
-
-const char *gp_http_code_name(int code) {
-    return code >= 0 && code < GP_HC_COUNT ? codes[code].name : "InternalError";
-}
-int gp_http_code_status(int code) {
-    return code >= 0 && code < GP_HC_COUNT ? codes[code].status : 500;
-}
-
-int gp_http_code_of(int s) {
-    switch (s) {
-    case GP_EINVAL: return GP_HC_INVALID_QUERY;
-    case GP_EPARSE: return GP_HC_INVALID_QUERY;
-    case GP_ENOTFOUND: return GP_HC_NOT_FOUND;
-    case GP_ETOOBIG: return GP_HC_TOO_BIG;
-    case GP_EDEVICE: return GP_HC_DEVICE_ERROR;
-    case GP_EBUSY: return GP_HC_BUSY;
-    case GP_EUNSUPPORTED: return GP_HC_UNSUPPORTED;
-    case GP_ENOROUTE: return GP_HC_NO_ROUTE;
-    case GP_EDB: return GP_HC_DATABASE_ERROR;
-    case GP_ETIMEOUT: return GP_HC_TIMEOUT;
-    default: return GP_HC_INTERNAL;
-    }
-}
 
 /* ---- the running service ---- */
 #define MAX_PARAMS 4
@@ -675,21 +618,21 @@ void gp_http_error(gp_req *r, int code, const char *fmt, ...) {
     gp_utf8_repair(raw, msg, sizeof msg);
     if (code < 0 || code >= GP_HC_COUNT) code = GP_HC_INTERNAL;
     r->err_code = code;
-    if (codes[code].status == 503) gp_req_add_header(r, "Retry-After", "1"); /* NotReady, Busy */
-    cJSON *o = gp_render_error_doc(codes[code].name, msg); /* the CLI prints the same */
+    if (gp_http_code_status(code) == 503) gp_req_add_header(r, "Retry-After", "1"); /* NotReady, Busy */
+    cJSON *o = gp_render_error_doc(gp_http_code_name(code), msg); /* the CLI prints the same */
     char *s = o ? cJSON_PrintUnformatted(o) : NULL;
     cJSON_Delete(o);
     if (!s) {
-        send_buf(r, codes[code].status, "application/json", NULL, 0);
+        send_buf(r, gp_http_code_status(code), "application/json", NULL, 0);
         return;
     }
     size_t n = strlen(s);
     s[n] = '\n';
-    send_buf(r, codes[code].status, "application/json", s, n + 1);
+    send_buf(r, gp_http_code_status(code), "application/json", s, n + 1);
     if (gp_log_level >= GP_LOG_DEBUG) {
         char esc[1024];
         gp_log_escape(msg, strlen(msg), esc, sizeof esc);
-        GP_LOG(GP_LOG_DEBUG, "event=error code=%s message=%s", codes[code].name, esc);
+        GP_LOG(GP_LOG_DEBUG, "event=error code=%s message=%s", gp_http_code_name(code), esc);
     }
 }
 
@@ -1061,7 +1004,7 @@ static void req_end(gp_req *r, int aborted) {
                    "event=request method=%s path=%s status=%d bytes=%zu duration_ms=%.3f%s%s%s%s"
                    "%s client=%s",
                    method, path, r->status, r->bytes, dt * 1e3, r->err_code >= 0 ? " code=" : "",
-                   r->err_code >= 0 ? codes[r->err_code].name : "", aborted ? " aborted=1" : "",
+                   r->err_code >= 0 ? gp_http_code_name(r->err_code) : "", aborted ? " aborted=1" : "",
                    query[0] ? " query=" : "", query, client[0] ? client : "-");
             gp_log_set_request_id(NULL);
         }

@@ -27,8 +27,6 @@
 #include "server/http/http.h"
 #include "server/http/head.h"
 #include "server/http/util.h"
-#include "server/metrics.h"
-#include "server/api/render.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

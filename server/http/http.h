@@ -19,8 +19,7 @@
  *
  * Adding an endpoint: write the handler in your own file, declare it in your own header, and add
  * one line to the table in server/routes.c (plus the path to openapi.yaml; tests/check_openapi.py
- * compares them). Adding an error code: one enum entry here and one line in server/http/daemon.c's table
- * (plus openapi.yaml's ErrorCode enum).
+ * compares them). Error codes (GP_HC_*) and THE error document are in server/errors.h.
  */
 #ifndef GP_HTTP_H
 #define GP_HTTP_H
@@ -28,6 +27,8 @@
 #include "engine/engine.h"
 #include "graph/graph.h"
 #include "server/config.h"
+#include "server/http/counters.h" /* gp_metrics_count & co., for handlers */
+#include "server/errors.h"
 #include "server/registry.h"
 
 #include <cjson/cJSON.h>
@@ -38,38 +39,6 @@
 extern "C" {
 #endif
 
-/* Stable error codes; the names ("InvalidQuery", ...) and HTTP statuses live in one table in
- * server/http/daemon.c and in openapi.yaml's ErrorCode schema. */
-enum gp_http_code {
-    GP_HC_INVALID_QUERY = 0, /* 400 missing / malformed query parameter or body field */
-    GP_HC_INVALID_JSON,      /* 400 body is not JSON, or not the expected shape */
-    GP_HC_UNKNOWN_NODE,      /* 400 a node id the graph does not have */
-    GP_HC_NO_COORDINATES,    /* 400 the graph has no coordinates (nearest, geometry) */
-    GP_HC_NO_SEGMENT,        /* 400 no road segment within the snapping radius of a coordinate */
-    GP_HC_UNAUTHORIZED,      /* 401 admin call without a bearer token */
-    GP_HC_FORBIDDEN,         /* 403 wrong bearer token */
-    GP_HC_ADMIN_DISABLED,    /* 403 admin endpoints are off (no admin_token configured) */
-    GP_HC_UNKNOWN_GRAPH,     /* 404 no graph of that name */
-    GP_HC_NOT_FOUND,         /* 404 no such path or resource */
-    GP_HC_NO_ROUTE,          /* 400 target unreachable from source (as OSRM, Valhalla, GraphHopper) */
-    GP_HC_METHOD_NOT_ALLOWED,/* 405 path exists, method does not */
-    GP_HC_TOO_BIG,           /* 413 body, table or APSP over a configured limit */
-    GP_HC_URI_TOO_LONG,      /* 414 request target over max_url_bytes */
-    GP_HC_HEADERS_TOO_LARGE, /* 431 request headers over max_header_bytes */
-    GP_HC_OPERATOR_DISABLED, /* 403 cost-changing calls are off (no operator_token/admin_token) */
-    GP_HC_LOAD_FAILED,       /* 422 a graph load/reload failed (the old graph keeps serving) */
-    GP_HC_INTERNAL,          /* 500 a bug or allocation failure */
-    GP_HC_DEVICE_ERROR,      /* 500 CUDA error */
-    GP_HC_DATABASE_ERROR,    /* 500 SQLite / PostgreSQL error */
-    GP_HC_UNSUPPORTED,       /* 501 the backend or build cannot do this */
-    GP_HC_NOT_READY,         /* 503 graphs still loading */
-    GP_HC_BUSY,              /* 503 every worker busy past the bounded wait */
-    GP_HC_TIMEOUT,           /* 504 over the configured time limit */
-    GP_HC_SOURCE_UNAVAILABLE,/* 503 a graph source is down or too slow (load_timeout_s); retry */
-    GP_HC_COUNT
-};
-const char *gp_http_code_name(int code); /* "InvalidQuery", ... */
-int gp_http_code_status(int code);       /* 400, ... */
 
 typedef struct gp_req gp_req;
 typedef void (*gp_handler)(gp_req *r);
@@ -150,8 +119,6 @@ void gp_http_error(gp_req *r, int code, const char *fmt, ...)
 /* Error from a gp_err: code chosen by gp_http_code_of(err->code) unless fallback_code >= 0 is
  * given for GP_EINVAL/GP_EPARSE; the message is err->msg. */
 void gp_http_error_err(gp_req *r, int fallback_code, const gp_err *err);
-/* Maps a GP_E* status to an HTTP error code (GP_EBUSY -> GP_HC_BUSY, ...). */
-int gp_http_code_of(int gp_status);
 /* Adds a response header to the response about to be sent (call before gp_http_*). */
 void gp_req_add_header(gp_req *r, const char *name, const char *value);
 /* 1 once the handler has answered. */
@@ -176,12 +143,6 @@ void gp_http_startup_recovered(const char *name);
  * need not call it. */
 int gp_http_admin_ok(gp_req *r);
 
-/* ---- metrics (server/metrics.c): thread-safe counters others increment ---- */
-void gp_metrics_cache(int hit); /* SQLite cache lookup: 1 hit, 0 miss */
-/* A named counter exported as gpath_<name>_total (help printed once); up to 64 names. Call with
- * a string literal name. */
-void gp_metrics_count(const char *name, const char *help, uint64_t delta);
-void gp_metrics_reload(int ok);
 
 /* Checks the operator bearer token (operator_token or admin_token); on failure answers
  * (403 OperatorDisabled / 401 / 403) and returns 0. GP_ROUTE_OPERATOR routes need not call it. */

@@ -206,7 +206,7 @@ static void sb_coord(sbuf *b, double d) {
 }
 
 /* d as cJSON prints it, fast when d is the double nearest k / 10 for an integer k (what
- * gp_osrm_round(x, 0.1) gives) and 10^-4 <= |d| < 10^14: as in sb_coord, %1.15g then prints that
+ * gp_round_unit(x, 0.1) gives) and 10^-4 <= |d| < 10^14: as in sb_coord, %1.15g then prints that
  * decimal without an exponent or trailing zeros and it reads back as d; 0 is "0". */
 static void sb_tenths(sbuf *b, double d) {
     if (d == 0) {
@@ -913,4 +913,14 @@ char *gp_render_apsp_doc(const gp_graph *g, const char *graph, const uint64_t *d
         head = NULL;
     }
     return splice(head, text, tl, len);
+}
+
+double gp_round_unit(double x, double unit) {
+    double inv = round(1 / unit);
+    return inv >= 1 && fabs(inv * unit - 1) < 1e-12 ? round(x * inv) / inv : round(x / unit) * unit;
+}
+
+double gp_cost_seconds(const gp_graph *g, uint64_t cost) {
+    double c = gp_graph_cost(g, cost);
+    return g->unit_s > 0 ? c * g->unit_s : c;
 }

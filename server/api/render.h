@@ -133,6 +133,12 @@ char *gp_render_apsp_text(const gp_graph *g, const uint64_t *dist, const uint32_
 int gp_render_dist_str(const gp_graph *g, uint64_t d, char *buf, size_t size);
 /* ISO-8601 UTC ("2026-01-02T03:04:05Z") of wall-clock seconds since the epoch; buf >= 32 bytes. */
 void gp_render_iso8601(double t, char *buf, size_t size);
+/* x rounded to a multiple of unit (0.1: tenths, as OSRM renders durations and distances), giving
+ * the double nearest k / 10 for tenths. */
+double gp_round_unit(double x, double unit);
+/* A cost in stored units as seconds (cost * unit_s) when g's weights are travel times (graph.h),
+ * else the cost itself in the input's units. */
+double gp_cost_seconds(const gp_graph *g, uint64_t cost);
 
 #ifdef __cplusplus
 }

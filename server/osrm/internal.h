@@ -11,7 +11,9 @@
 
 #include "engine/snap.h"
 #include "server/http/http.h"
+#include "server/api/arcs.h"
 #include "server/api/geom.h"
+#include "server/api/render.h"
 
 #include <cjson/cJSON.h>
 
@@ -41,7 +43,7 @@ typedef struct gp_osrm_req {
     gp_snap *snap;         /* n snapped positions (after gp_osrm_snap_all) */
     int geometries;        /* GP_GEOM_* */
     int skip_waypoints, generate_hints;
-    int snap_any;          /* snapping=any: small components too (scc.c) */
+    int snap_any;          /* snapping=any: small components too (gp_snap_big) */
 } gp_osrm_req;
 
 /* Resolves {profile}, parses {coordinates} ("lon,lat;..." or "polyline(...)"/"polyline6(...)",
@@ -55,18 +57,11 @@ const char *gp_osrm_opt(gp_osrm_req *q, const char *name, char *buf, size_t size
 /* Snaps every coordinate honouring radiuses, bearings and approaches; answers NoSegment /
  * InvalidValue and returns 0 on failure. */
 int gp_osrm_snap_all(gp_osrm_req *q);
-/* When snapped position s lies outside g's big strongly connected components (>= 1000 nodes, as
- * OSRM), moves it to the nearest segment inside one within radius_m (scc.c); returns 1 when
- * it moved. */
-int gp_osrm_snap_big(const gp_graph *g, gp_snap *s, double radius_m);
 /* Parses an index list option ("0;2;5" or "all"); *idx malloc'd (NULL + *k = n for all/absent). */
 int gp_osrm_index_list(gp_osrm_req *q, const char *name, uint32_t n, uint32_t **idx, uint32_t *k);
 
 /* A waypoint object {hint?, distance, name, location} for snapped position s. */
 cJSON *gp_osrm_waypoint(const gp_osrm_req *q, const gp_snap *s);
-/* Seconds (or cost) and metres as OSRM renders them (one decimal). */
-double gp_osrm_duration(const gp_graph *g, uint64_t cost);
-double gp_osrm_round(double x, double unit);
 
 /* ---- legs (route.c) ---- */
 /* A piece of one arc traversed from fraction f0 to f1 of its length. */
@@ -88,12 +83,6 @@ typedef struct gp_osrm_leg {
     const gp_snap *a, *b;
 } gp_osrm_leg;
 
-/* Appends the points of arc `arc` from fraction f0 to f1 of its length (f0 > f1 walks it
- * backwards). -1 when out of memory. */
-int gp_osrm_arc_points(const gp_graph *g, uint32_t arc, double f0, double f1, gp_pts *out);
-/* Projects (lon, lat) onto arc `arc`: fills s (arc, rarc = GP_NONE, frac, lon/lat, dist_m, node =
- * the nearer end). */
-void gp_osrm_project(const gp_graph *g, uint32_t arc, double lon, double lat, gp_snap *s);
 /* Builds the leg of route rt between snapped positions a and b. -1 when out of memory. */
 int gp_osrm_leg_build(const gp_graph *g, const gp_snap *a, const gp_snap *b,
                       const gp_snap_route *rt, gp_osrm_leg *leg);

@@ -52,16 +52,6 @@ void gp_osrm_error_err(gp_req *r, const gp_err *err) {
 /* ---- numbers ---- */
 /* x to a multiple of unit (1, 0.1, 1e-6: units whose inverse is an integer), as the double
  * nearest that decimal (k / 10, not k * 0.1, which can be an ulp off and then prints 17 digits) */
-double gp_osrm_round(double x, double unit) {
-    double inv = round(1 / unit);
-    return inv >= 1 && fabs(inv * unit - 1) < 1e-12 ? round(x * inv) / inv : round(x / unit) * unit;
-}
-
-double gp_osrm_duration(const gp_graph *g, uint64_t cost) {
-    double c = gp_graph_cost(g, cost);
-    return g->unit_s > 0 ? c * g->unit_s : c;
-}
-
 /* ---- profile -> graph ---- */
 static const struct {
     const char *alias, *profile;
@@ -360,9 +350,9 @@ static double arc_bearing_at(const gp_graph *g, const gp_snap *s) {
     gp_pts p;
     memset(&p, 0, sizeof p);
     double b = 0;
-    if (gp_osrm_arc_points(g, s->arc, s->frac, 1, &p) == 0 && p.n >= 2)
+    if (gp_arc_points(g, s->arc, s->frac, 1, &p) == 0 && p.n >= 2)
         b = gp_bearing_deg(p.lon[0], p.lat[0], p.lon[1], p.lat[1]);
-    else if (gp_osrm_arc_points(g, s->arc, 0, 1, &p) == 0 && p.n >= 2)
+    else if (gp_arc_points(g, s->arc, 0, 1, &p) == 0 && p.n >= 2)
         b = gp_bearing_deg(p.lon[0], p.lat[0], p.lon[p.n - 1], p.lat[p.n - 1]);
     gp_pts_free(&p);
     return b;
@@ -432,7 +422,7 @@ int gp_osrm_snap_all(gp_osrm_req *q) {
             gp_osrm_error_err(q->r, &err);
             goto done;
         }
-        if (!q->snap_any) gp_osrm_snap_big(q->g, s, radius);
+        if (!q->snap_any) gp_snap_big(q->g, s, radius);
         if (s->arc == GP_NONE) continue; /* snapped onto a node: no direction to restrict */
         if (want >= 0) {
             int fwd = bearing_ok(arc_bearing_at(q->g, s), want, range);
@@ -544,11 +534,11 @@ cJSON *gp_osrm_waypoint(const gp_osrm_req *q, const gp_snap *s) {
         make_hint(q->g, s, hint);
         cJSON_AddStringToObject(w, "hint", hint);
     }
-    cJSON_AddNumberToObject(w, "distance", gp_osrm_round(s->dist_m, 1e-6));
+    cJSON_AddNumberToObject(w, "distance", gp_round_unit(s->dist_m, 1e-6));
     cJSON_AddStringToObject(w, "name", snap_name(q->g, s));
     cJSON *loc = cJSON_AddArrayToObject(w, "location");
-    cJSON_AddItemToArray(loc, cJSON_CreateNumber(gp_osrm_round(s->lon, 1e-6)));
-    cJSON_AddItemToArray(loc, cJSON_CreateNumber(gp_osrm_round(s->lat, 1e-6)));
+    cJSON_AddItemToArray(loc, cJSON_CreateNumber(gp_round_unit(s->lon, 1e-6)));
+    cJSON_AddItemToArray(loc, cJSON_CreateNumber(gp_round_unit(s->lat, 1e-6)));
     return w;
 }
 
@@ -806,14 +796,14 @@ static void table_answer(gp_req *r, int post) {
         for (uint32_t j = 0; j < nt; j++) {
             size_t c = (size_t)i * nt + j;
             if (cost[c] != GP_INF) {
-                rowd[j] = gp_osrm_round(gp_osrm_duration(q.g, cost[c]) * scale_factor, 0.1);
-                rowm[j] = metres && isfinite(metres[c]) ? gp_osrm_round(metres[c], 0.1) : NAN;
+                rowd[j] = gp_round_unit(gp_cost_seconds(q.g, cost[c]) * scale_factor, 0.1);
+                rowm[j] = metres && isfinite(metres[c]) ? gp_round_unit(metres[c], 0.1) : NAN;
             } else if (fallback > 0) {
                 const gp_snap *a = &src[i], *b = &dst[j];
                 double crow = fb_snapped ? gp_haversine_m(a->lon, a->lat, b->lon, b->lat)
                                          : gp_haversine_m(a->qlon, a->qlat, b->qlon, b->qlat);
-                rowd[j] = gp_osrm_round(crow / fallback * scale_factor, 0.1);
-                rowm[j] = gp_osrm_round(crow, 0.1);
+                rowd[j] = gp_round_unit(crow / fallback * scale_factor, 0.1);
+                rowm[j] = gp_round_unit(crow, 0.1);
                 cJSON *cell = cJSON_CreateArray();
                 cJSON_AddItemToArray(cell, cJSON_CreateNumber(i));
                 cJSON_AddItemToArray(cell, cJSON_CreateNumber(j));
@@ -935,7 +925,7 @@ void gp_h_osrm_nearest(gp_req *r) {
                 near_cand *cc = &c[nc];
                 cc->u = x < y ? x : y;
                 cc->v = x < y ? y : x;
-                gp_osrm_project(g, arc, q.lon[0], q.lat[0], &cc->s);
+                gp_arc_project(g, arc, q.lon[0], q.lat[0], &cc->s);
                 nc++;
             }
         }

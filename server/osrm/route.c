@@ -19,115 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The arc's polyline: tail u (GP_NONE: looked up), shape points, head. */
-static int arc_line(const gp_graph *g, uint32_t arc, uint32_t u, gp_pts *p) {
-    if (u == GP_NONE) u = gp_graph_arc_tail(g, arc);
-    uint32_t v = g->col[arc];
-    const double *sx, *sy;
-    uint32_t k = gp_graph_arc_shape(g, arc, &sx, &sy);
-    if (gp_pts_add(p, g->lon[u], g->lat[u], 0)) return -1;
-    for (uint32_t i = 0; i < k; i++)
-        if (gp_pts_add(p, sx[i], sy[i], 0)) return -1;
-    return gp_pts_add(p, g->lon[v], g->lat[v], 0);
-}
-
-/* Cumulative lengths of a polyline (cum[0] = 0), malloc'd; NULL when out of memory. */
-static double *cum_len(const gp_pts *p) {
-    double *c = malloc(sizeof *c * (p->n ? p->n : 1));
-    if (!c) return NULL;
-    c[0] = 0;
-    for (size_t i = 1; i < p->n; i++)
-        c[i] = c[i - 1] + gp_haversine_m(p->lon[i - 1], p->lat[i - 1], p->lon[i], p->lat[i]);
-    return c;
-}
-
-/* Point at fraction f of the polyline's length. */
-static void at_frac(const gp_pts *p, const double *c, double f, double *x, double *y) {
-    double total = c[p->n - 1], t = f * total;
-    size_t i = 1;
-    while (i < p->n - 1 && c[i] < t) i++;
-    double seg = c[i] - c[i - 1], r = seg > 0 ? (t - c[i - 1]) / seg : 0;
-    if (r < 0) r = 0;
-    if (r > 1) r = 1;
-    *x = p->lon[i - 1] + r * (p->lon[i] - p->lon[i - 1]);
-    *y = p->lat[i - 1] + r * (p->lat[i] - p->lat[i - 1]);
-}
-
-/* gp_osrm_arc_points with the arc's tail u known (GP_NONE: looked up). */
-static int arc_points(const gp_graph *g, uint32_t arc, uint32_t u, double f0, double f1,
-                      gp_pts *out) {
-    gp_pts line;
-    memset(&line, 0, sizeof line);
-    double *c = NULL;
-    int rc = -1;
-    if (arc_line(g, arc, u, &line) || !(c = cum_len(&line))) goto done;
-    double total = c[line.n - 1], x, y;
-    if (total <= 0) { /* a zero-length arc: its two (equal) ends */
-        rc = gp_pts_add(out, line.lon[0], line.lat[0], 0) ||
-                     gp_pts_add(out, line.lon[line.n - 1], line.lat[line.n - 1], 0)
-                 ? -1
-                 : 0;
-        goto done;
-    }
-    at_frac(&line, c, f0, &x, &y);
-    if (gp_pts_add(out, x, y, 0)) goto done;
-    double lo = f0 < f1 ? f0 : f1, hi = f0 < f1 ? f1 : f0;
-    for (size_t k = 1; k + 1 < line.n; k++) {
-        size_t i = f0 <= f1 ? k : line.n - 1 - k;
-        double fi = c[i] / total;
-        if (fi > lo && fi < hi && gp_pts_add(out, line.lon[i], line.lat[i], 0)) goto done;
-    }
-    at_frac(&line, c, f1, &x, &y);
-    rc = gp_pts_add(out, x, y, 0);
-done:
-    free(c);
-    gp_pts_free(&line);
-    return rc;
-}
-
-int gp_osrm_arc_points(const gp_graph *g, uint32_t arc, double f0, double f1, gp_pts *out) {
-    return arc_points(g, arc, GP_NONE, f0, f1, out);
-}
-
-void gp_osrm_project(const gp_graph *g, uint32_t arc, double lon, double lat, gp_snap *s) {
-    memset(s, 0, sizeof *s);
-    s->qlon = lon;
-    s->qlat = lat;
-    s->arc = arc;
-    s->rarc = GP_NONE;
-    gp_pts line;
-    memset(&line, 0, sizeof line);
-    double *c = NULL;
-    uint32_t u = gp_graph_arc_tail(g, arc), v = g->col[arc];
-    s->node = u;
-    s->lon = g->lon[u];
-    s->lat = g->lat[u];
-    s->dist_m = gp_haversine_m(lon, lat, s->lon, s->lat);
-    if (arc_line(g, arc, u, &line) || !(c = cum_len(&line))) goto done;
-    double best = INFINITY, total = c[line.n - 1];
-    double kx = cos(lat * M_PI / 180);
-    for (size_t i = 1; i < line.n; i++) {
-        double ax = line.lon[i - 1], ay = line.lat[i - 1], bx = line.lon[i], by = line.lat[i];
-        double dx = (bx - ax) * kx, dy = by - ay, px = (lon - ax) * kx, py = lat - ay;
-        double l2 = dx * dx + dy * dy, t = l2 > 0 ? (px * dx + py * dy) / l2 : 0;
-        t = t < 0 ? 0 : t > 1 ? 1 : t;
-        double x = ax + t * (bx - ax), y = ay + t * (by - ay);
-        double d = gp_haversine_m(lon, lat, x, y);
-        if (d < best) {
-            best = d;
-            s->lon = x;
-            s->lat = y;
-            s->dist_m = d;
-            double along = c[i - 1] + t * (c[i] - c[i - 1]);
-            s->frac = total > 0 ? along / total : 0;
-        }
-    }
-    s->node = s->frac <= 0.5 ? u : v;
-done:
-    free(c);
-    gp_pts_free(&line);
-}
-
 /* ---- legs ---- */
 /* The points of arc (tail u) appended to the leg as they are (the first one left out when the leg
  * has points: it is the previous piece's last), when the arc has no zero-length segment and
@@ -183,7 +74,7 @@ static int add_piece(const gp_graph *g, gp_osrm_leg *leg, uint32_t arc, uint32_t
     if (leg->pts.n > before) return -1; /* out of memory in whole_arc */
     gp_pts tmp;
     memset(&tmp, 0, sizeof tmp);
-    if (arc_points(g, arc, u, f0, f1, &tmp)) {
+    if (gp_arc_points_from(g, arc, u, f0, f1, &tmp)) {
         gp_pts_free(&tmp);
         return -1;
     }
@@ -383,8 +274,8 @@ static cJSON *geometry_json(const gp_osrm_req *q, const double *lon, const doubl
         cJSON *c = cJSON_AddArrayToObject(o, "coordinates");
         for (size_t i = 0; i < n; i++) {
             cJSON *pt = cJSON_CreateArray();
-            cJSON_AddItemToArray(pt, cJSON_CreateNumber(gp_osrm_round(lon[i], 1e-6)));
-            cJSON_AddItemToArray(pt, cJSON_CreateNumber(gp_osrm_round(lat[i], 1e-6)));
+            cJSON_AddItemToArray(pt, cJSON_CreateNumber(gp_round_unit(lon[i], 1e-6)));
+            cJSON_AddItemToArray(pt, cJSON_CreateNumber(gp_round_unit(lat[i], 1e-6)));
             cJSON_AddItemToArray(c, pt);
         }
         return o;
@@ -396,7 +287,7 @@ static cJSON *geometry_json(const gp_osrm_req *q, const double *lon, const doubl
 }
 
 static double piece_duration(const gp_graph *g, const gp_osrm_piece *p) {
-    return gp_osrm_duration(g, p->cost);
+    return gp_cost_seconds(g, p->cost);
 }
 
 static const char *piece_name(const gp_graph *g, const gp_osrm_piece *p) {
@@ -434,8 +325,8 @@ static double bearing_in(const gp_pts *p, size_t i, size_t start) {
 
 static cJSON *loc_json(double lon, double lat) {
     cJSON *a = cJSON_CreateArray();
-    cJSON_AddItemToArray(a, cJSON_CreateNumber(gp_osrm_round(lon, 1e-6)));
-    cJSON_AddItemToArray(a, cJSON_CreateNumber(gp_osrm_round(lat, 1e-6)));
+    cJSON_AddItemToArray(a, cJSON_CreateNumber(gp_round_unit(lon, 1e-6)));
+    cJSON_AddItemToArray(a, cJSON_CreateNumber(gp_round_unit(lat, 1e-6)));
     return a;
 }
 
@@ -539,9 +430,9 @@ static cJSON *step_json(const gp_osrm_req *q, const gp_osrm_leg *leg, size_t p0,
     cJSON *its = cJSON_AddArrayToObject(s, "intersections");
     cJSON_AddItemToArray(its, intersection_json(g, node, leg->pts.lon[p0], leg->pts.lat[p0],
                                                 b_before, b_after, has_in, has_out));
-    cJSON_AddNumberToObject(s, "weight", gp_osrm_round(weight, 0.1));
-    cJSON_AddNumberToObject(s, "duration", gp_osrm_round(dur, 0.1));
-    cJSON_AddNumberToObject(s, "distance", gp_osrm_round(dist, 0.1));
+    cJSON_AddNumberToObject(s, "weight", gp_round_unit(weight, 0.1));
+    cJSON_AddNumberToObject(s, "duration", gp_round_unit(dur, 0.1));
+    cJSON_AddNumberToObject(s, "distance", gp_round_unit(dist, 0.1));
     return s;
 }
 
@@ -674,10 +565,10 @@ static cJSON *annotation_json(const gp_osrm_req *q, const gp_osrm_leg *leg,
     for (size_t i = 0; i < leg->npc; i++) {
         const gp_osrm_piece *p = &leg->pc[i];
         double d = piece_duration(g, p);
-        if (dur) cJSON_AddItemToArray(dur, cJSON_CreateNumber(gp_osrm_round(d, 0.1)));
-        if (dist) cJSON_AddItemToArray(dist, cJSON_CreateNumber(gp_osrm_round(p->dist_m, 0.1)));
-        if (wt) cJSON_AddItemToArray(wt, cJSON_CreateNumber(gp_osrm_round(gp_graph_cost(g, p->cost), 0.1)));
-        if (sp) cJSON_AddItemToArray(sp, cJSON_CreateNumber(d > 0 ? gp_osrm_round(p->dist_m / d, 0.1) : 0));
+        if (dur) cJSON_AddItemToArray(dur, cJSON_CreateNumber(gp_round_unit(d, 0.1)));
+        if (dist) cJSON_AddItemToArray(dist, cJSON_CreateNumber(gp_round_unit(p->dist_m, 0.1)));
+        if (wt) cJSON_AddItemToArray(wt, cJSON_CreateNumber(gp_round_unit(gp_graph_cost(g, p->cost), 0.1)));
+        if (sp) cJSON_AddItemToArray(sp, cJSON_CreateNumber(d > 0 ? gp_round_unit(p->dist_m / d, 0.1) : 0));
         if (nodes) {
             uint32_t u = p->tail;
             cJSON_AddItemToArray(nodes, cJSON_CreateNumber((double)gp_graph_orig_id(g, u)));
@@ -703,7 +594,7 @@ cJSON *gp_osrm_route_json(const gp_osrm_req *q, const gp_osrm_leg *legs, size_t 
             ld += leg->pc[i].dist_m;
             lt += piece_duration(g, &leg->pc[i]);
         }
-        if (leg->npc == 0) lt = gp_osrm_duration(g, leg->cost);
+        if (leg->npc == 0) lt = gp_cost_seconds(g, leg->cost);
         lw = gp_graph_cost(g, leg->cost);
         for (size_t i = 0; i < leg->pts.n; i++)
             gp_pts_add(&all, leg->pts.lon[i], leg->pts.lat[i], l > 0 && i == 0);
@@ -714,9 +605,9 @@ cJSON *gp_osrm_route_json(const gp_osrm_req *q, const gp_osrm_leg *legs, size_t 
         cJSON_AddStringToObject(lj, "summary", summary);
         if (o->ann_duration || o->ann_distance || o->ann_nodes || o->ann_speed || o->ann_weight)
             cJSON_AddItemToObject(lj, "annotation", annotation_json(q, leg, o));
-        cJSON_AddNumberToObject(lj, "weight", gp_osrm_round(lw, 0.1));
-        cJSON_AddNumberToObject(lj, "duration", gp_osrm_round(lt, 0.1));
-        cJSON_AddNumberToObject(lj, "distance", gp_osrm_round(ld, 0.1));
+        cJSON_AddNumberToObject(lj, "weight", gp_round_unit(lw, 0.1));
+        cJSON_AddNumberToObject(lj, "duration", gp_round_unit(lt, 0.1));
+        cJSON_AddNumberToObject(lj, "distance", gp_round_unit(ld, 0.1));
         cJSON_AddItemToArray(legs_a, lj);
         total_dist += ld;
         total_dur += lt;
@@ -742,8 +633,8 @@ cJSON *gp_osrm_route_json(const gp_osrm_req *q, const gp_osrm_leg *legs, size_t 
     gp_pts_free(&all);
     cJSON_AddItemToObject(route, "legs", legs_a);
     cJSON_AddStringToObject(route, "weight_name", g->unit_name[0] ? g->unit_name : "cost");
-    cJSON_AddNumberToObject(route, "weight", gp_osrm_round(total_w, 0.1));
-    cJSON_AddNumberToObject(route, "duration", gp_osrm_round(total_dur, 0.1));
-    cJSON_AddNumberToObject(route, "distance", gp_osrm_round(total_dist, 0.1));
+    cJSON_AddNumberToObject(route, "weight", gp_round_unit(total_w, 0.1));
+    cJSON_AddNumberToObject(route, "duration", gp_round_unit(total_dur, 0.1));
+    cJSON_AddNumberToObject(route, "distance", gp_round_unit(total_dist, 0.1));
     return route;
 }

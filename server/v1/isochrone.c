@@ -24,7 +24,8 @@
 #include "server/v1/isochrone.h"
 
 #include "graph/spatial.h"
-#include "server/osrm/internal.h"
+#include "server/api/arcs.h"
+#include "server/api/render.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -205,8 +206,8 @@ static cJSON *ring_json(const grid *g, const gp_pts *p) {
     for (size_t i = 0; i < p->n; i++) {
         if (keep && !keep[i]) continue;
         cJSON *pt = cJSON_CreateArray();
-        cJSON_AddItemToArray(pt, cJSON_CreateNumber(gp_osrm_round(g->lon0 + p->lon[i] * g->dlon, 1e-6)));
-        cJSON_AddItemToArray(pt, cJSON_CreateNumber(gp_osrm_round(g->lat0 + p->lat[i] * g->dlat, 1e-6)));
+        cJSON_AddItemToArray(pt, cJSON_CreateNumber(gp_round_unit(g->lon0 + p->lon[i] * g->dlon, 1e-6)));
+        cJSON_AddItemToArray(pt, cJSON_CreateNumber(gp_round_unit(g->lat0 + p->lat[i] * g->dlat, 1e-6)));
         cJSON_AddItemToArray(a, pt);
     }
     free(keep);
@@ -250,7 +251,7 @@ static void node_values(const gp_graph *g, const gp_snap *s, const uint64_t *dis
     for (uint32_t v = 0; v < g->n; v++) {
         if (dist[v] == GP_INF) continue;
         if (!metres) {
-            val[v] = gp_osrm_duration(g, dist[v]);
+            val[v] = gp_cost_seconds(g, dist[v]);
             continue;
         }
         uint32_t k = 0, x = v;
@@ -272,17 +273,13 @@ static void node_values(const gp_graph *g, const gp_snap *s, const uint64_t *dis
 }
 
 static double arc_value(const gp_graph *g, uint32_t a, int metres) {
-    double v = metres ? gp_graph_arc_length_m(g, a) : gp_osrm_duration(g, g->w[a]);
+    double v = metres ? gp_graph_arc_length_m(g, a) : gp_cost_seconds(g, g->w[a]);
     return isfinite(v) ? v : 0;
 }
 
 void gp_h_isochrone(gp_req *r) {
     gp_graph *g = gp_req_graph(r);
     const gp_config *cfg = gp_http_config();
-    gp_osrm_req q;
-    memset(&q, 0, sizeof q);
-    q.r = r;
-    q.g = g;
     double contours[128];
     int nc = 0;
     const char *cs = gp_req_query(r, "contours");
@@ -382,7 +379,7 @@ void gp_h_isochrone(gp_req *r) {
             gp_http_error_err(r, GP_HC_INVALID_QUERY, &err);
             goto fail;
         }
-        gp_osrm_snap_big(g, &s, radius); /* as the OSRM services: not from a cut-off stub */
+        gp_snap_big(g, &s, radius); /* as the OSRM services: not from a cut-off stub */
         double cmax = contours[nc - 1];
         uint64_t cutoff = GP_INF;
         if (!metres) {
@@ -434,7 +431,7 @@ void gp_h_isochrone(gp_req *r) {
                     double f = av > 0 ? (C - val[u]) / av : 1;
                     if (f > 1) f = 1;
                     line.n = 0;
-                    if (gp_osrm_arc_points(g, a, 0, f, &line)) continue;
+                    if (gp_arc_points(g, a, 0, f, &line)) continue;
                     for (size_t i = 1; i < line.n; i++)
                         mark_seg(&gr, line.lon[i - 1], line.lat[i - 1], line.lon[i], line.lat[i]);
                 }
@@ -449,9 +446,9 @@ void gp_h_isochrone(gp_req *r) {
             cJSON_AddNumberToObject(pr, "contour", C);
             cJSON_AddStringToObject(pr, "contours_type", metres ? "distance" : "time");
             cJSON_AddNumberToObject(pr, "point_index", (double)pi);
-            cJSON_AddNumberToObject(pr, "lon", gp_osrm_round(s.lon, 1e-6));
-            cJSON_AddNumberToObject(pr, "lat", gp_osrm_round(s.lat, 1e-6));
-            cJSON_AddNumberToObject(pr, "cell_m", gp_osrm_round(cell_m, 0.1));
+            cJSON_AddNumberToObject(pr, "lon", gp_round_unit(s.lon, 1e-6));
+            cJSON_AddNumberToObject(pr, "lat", gp_round_unit(s.lat, 1e-6));
+            cJSON_AddNumberToObject(pr, "cell_m", gp_round_unit(cell_m, 0.1));
             cJSON *geo = cJSON_AddObjectToObject(f, "geometry");
             cJSON_AddStringToObject(geo, "type", "MultiPolygon");
             cJSON_AddItemToObject(geo, "coordinates", polygons(&gr));

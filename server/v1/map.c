@@ -15,7 +15,7 @@
 #include "server/v1/map.h"
 
 #include "server/assets.h"
-#include "server/osrm/internal.h"
+#include "server/api/arcs.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -122,7 +122,7 @@ static void full_lines(const gp_graph *g, sbuf *b) {
             for (uint32_t a = g->row[u]; a < g->row[u + 1]; a++) {
                 if ((g->arc_class && g->arc_class[a] != c) || !draws(g, u, a)) continue;
                 line.n = 0;
-                if (gp_osrm_arc_points(g, a, 0, 1, &line)) continue;
+                if (gp_arc_points(g, a, 0, 1, &line)) continue;
                 sb_printf(b, "%s[", any ? "," : "");
                 for (size_t i = 0; i < line.n; i++) point(b, i == 0, line.lon[i], line.lat[i]);
                 sb_printf(b, "]");

@@ -115,11 +115,8 @@ void gp_cli_help(const gp_cli_cmd *c, FILE *f);
 /* Writes one option row of the help (also used by `gpath serve --help`). */
 void gp_cli_help_row(FILE *f, const gp_cli_opt *o);
 
-/* The closest of cand[0..n) to word by edit distance, or NULL when none is close enough to be a
- * likely typo (distance at most 2, or a third of the word's length for long words). */
-const char *gp_cli_suggest(const char *word, const char *const *cand, size_t n);
 /* Prints "gpath: unknown option --WORD; did you mean --X? (see gpath CMD --help)" on stderr, the
- * suggestion drawn from c's option names; returns GP_CLI_EXIT_USAGE. */
+ * suggestion drawn from c's option names (gp_suggest, server/api/suggest.h); returns GP_CLI_EXIT_USAGE. */
 int gp_cli_unknown_option(const gp_cli_cmd *c, const char *word);
 
 #ifdef __cplusplus

@@ -20,11 +20,12 @@
 #include "cli/import.h"
 #include "cli/netops.h"
 #include "cli/progress.h"
+#include "cli/serve.h"
 #include "server/config.h"
 #include "server/http/http.h"
 #include "server/api/params.h"
 #include "server/api/render.h"
-#include "server/serve.h"
+#include "server/api/suggest.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -642,7 +643,7 @@ static const gp_cli_cmd cmd_defs[] = {
 
 /* Every subcommand, in `gpath --help` order. Add yours here (one line). */
 static const gp_cli_cmd *const commands[] = {
-    &gp_cli_serve, /* server/config.c: options from the configuration table */
+    &gp_cli_serve, /* cli/serve.c: options from the configuration table (server/config.c) */
     &cmd_defs[0],  /* route */
     &cmd_defs[1],  /* nearest */
     &cmd_defs[2],  /* sssp */
@@ -708,7 +709,7 @@ int gp_cli_main(int argc, char **argv) {
     }
     const char *names[64];
     for (size_t i = 0; i < NCOMMANDS && i < 64; i++) names[i] = commands[i]->name;
-    const char *s = gp_cli_suggest(sub, names, NCOMMANDS);
+    const char *s = gp_suggest(sub, names, NCOMMANDS);
     if (s) fprintf(stderr, "gpath: unknown command '%s'; did you mean '%s'?\n\n", sub, s);
     else fprintf(stderr, "gpath: unknown command '%s'\n\n", sub);
     usage_main(stderr);

@@ -110,8 +110,21 @@ void gp_config_defaults(gp_config *cfg);
 void gp_config_write(FILE *f, const gp_config *cfg);
 /* gp_config_write of the defaults: the documented example (config/gpath.conf.example). */
 void gp_config_write_example(FILE *f);
-/* `gpath serve --help`: every flag with its doc, default, env name and an example. */
-void gp_config_usage(FILE *f);
+/* One flag of `gpath serve`, as its --help shows it (cli/serve.c writes the help). */
+typedef struct gp_config_flag {
+    const char *name;    /* without the dashes: "port", "print-config" */
+    char short_name;     /* 'p' for -p, or 0 */
+    const char *arg;     /* value placeholder ("N", "VALUE", "FILE"); NULL: takes no value */
+    const char *help;    /* for a key: its doc, default and environment variable */
+    const char *example; /* an example value, or NULL */
+    int repeat;          /* may be given several times */
+} gp_config_flag;
+/* The i-th flag of `gpath serve`: every key as --key-with-dashes in table order, then the flags
+ * that are not keys (--config, --graph, --port-file, --print-config, --print-routes). Returns 0
+ * past the last (or when size < GP_CONFIG_FLAG_BUF). The strings of a key's flag are written into
+ * buf, the others are static. */
+#define GP_CONFIG_FLAG_BUF (64 + 1024)
+int gp_config_flag_at(size_t i, gp_config_flag *f, char *buf, size_t size);
 
 #ifdef __cplusplus
 }

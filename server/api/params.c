@@ -4,6 +4,8 @@
  */
 #include "server/api/params.h"
 
+#include "server/api/suggest.h"
+
 #include "graph/spatial.h"
 
 #include <errno.h>
@@ -254,23 +256,6 @@ static int allowed(const gp_endpoint *ep, const char *name, int in) {
     return 0;
 }
 
-/* Edit distance, capped (names are short). */
-static int edits(const char *a, const char *b) {
-    size_t la = strlen(a), lb = strlen(b);
-    if (la > 31 || lb > 31) return 99;
-    int d[32][32];
-    for (size_t i = 0; i <= la; i++) d[i][0] = (int)i;
-    for (size_t j = 0; j <= lb; j++) d[0][j] = (int)j;
-    for (size_t i = 1; i <= la; i++)
-        for (size_t j = 1; j <= lb; j++) {
-            int c = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-            if (d[i - 1][j] + 1 < c) c = d[i - 1][j] + 1;
-            if (d[i][j - 1] + 1 < c) c = d[i][j - 1] + 1;
-            d[i][j] = c;
-        }
-    return d[la][lb];
-}
-
 static void unknown_msg(const gp_endpoint *ep, const char *name, int in, char *buf, size_t cap) {
     const char *where = in == GP_IN_QUERY ? "query parameter" : "body field";
     int k = snprintf(buf, cap, "unknown %s '%.64s'", where, name);
@@ -293,10 +278,10 @@ static void unknown_msg(const gp_endpoint *ep, const char *name, int in, char *b
             break;
         }
     if (!alt && !hint) { /* a typo of an accepted name? */
-        int best = 3;
+        size_t best = 3;
         for (size_t i = 0; i < ep->nparams; i++) {
-            int e = edits(name, ep->params[i].name);
-            if (e < best && e < (int)strlen(ep->params[i].name)) best = e, alt = ep->params[i].name;
+            size_t e = gp_edit_distance(name, ep->params[i].name);
+            if (e < best && e < strlen(ep->params[i].name)) best = e, alt = ep->params[i].name;
         }
     }
     if (k > 0 && (size_t)k < cap && alt)

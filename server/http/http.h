@@ -1,5 +1,5 @@
-/* http.h - the HTTP service's toolkit for request handlers (server/http/daemon.c) and its route table
- * (server/routes.c).
+/* http.h - the HTTP service's toolkit for request handlers (server/http/request.c, daemon.c) and
+ * its route table (server/routes.c).
  *
  * A handler is `void h(gp_req *r)`. It reads the request through the accessors below and answers
  * exactly once with gp_http_json / gp_http_text / gp_http_error (a handler that answers nothing

@@ -1,6 +1,8 @@
 /* internal.h - what the files of the OSRM handler family (server/osrm/) share: OSRM's error
- * body, the parsed request (graph resolved from {profile}, snapped coordinates, options), route
- * legs built from snapped routes, and their JSON. Not used outside that family.
+ * body and the parsed request (graph resolved from {profile}, snapped coordinates, options) of
+ * request.c, and route legs built from snapped routes and their JSON (route.c, alt.c). The
+ * handlers (osrm.c, trip.c) call both; route.c calls request.c; request.c calls neither. Not used
+ * outside that family.
  *
  * Units: a graph's weights are stored units; OSRM's `duration` is seconds = cost * unit_s when the
  * weights are travel times (graph.h), else the cost itself in the input's units (documented);
@@ -57,6 +59,8 @@ const char *gp_osrm_opt(gp_osrm_req *q, const char *name, char *buf, size_t size
 /* Snaps every coordinate honouring radiuses, bearings and approaches; answers NoSegment /
  * InvalidValue and returns 0 on failure. */
 int gp_osrm_snap_all(gp_osrm_req *q);
+/* Parses a decimal number (strtod, the whole text); 0 on success. */
+int gp_osrm_parse_double(const char *s, double *out);
 /* Parses an index list option ("0;2;5" or "all"); *idx malloc'd (NULL + *k = n for all/absent). */
 int gp_osrm_index_list(gp_osrm_req *q, const char *name, uint32_t n, uint32_t **idx, uint32_t *k);
 

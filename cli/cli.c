@@ -697,7 +697,7 @@ int gp_cli_main(int argc, char **argv) {
         if (strcmp(c->name, sub) != 0) continue;
         if (c->run_argv) return c->run_argv(argc - 1, argv + 1);
         /* one-shot commands keep stderr for problems: warnings and up unless GPATH_LOG_LEVEL says */
-        int lvl = gp_log_level_parse(getenv("GPATH_LOG_LEVEL"));
+        int lvl = gp_config_env_log_level();
         gp_log_level = lvl >= 0 ? lvl : GP_LOG_WARN;
         gp_cli_args *a;
         int rc = gp_cli_parse(c, argc, argv, &a);

@@ -12,6 +12,7 @@
 #include "engine/cch.h"
 #include "engine/engine.h"
 #include "graph/snapshot.h"
+#include "server/config.h"
 #include "cli/cli.h"
 
 #include <stdio.h>
@@ -98,7 +99,7 @@ static int takes_next(const char *s) {
 /* argv[0] is "import": the first bare argument (not an option, nor an option's value) becomes
  * --graph, then the shared table parser runs. */
 static int run_argv(int argc, char **argv) {
-    int lvl = gp_log_level_parse(getenv("GPATH_LOG_LEVEL"));
+    int lvl = gp_config_env_log_level();
     gp_log_level = lvl >= 0 ? lvl : GP_LOG_WARN;
     char **v = calloc((size_t)argc + 3, sizeof *v);
     if (!v) return gp_cli_usage_error("out of memory");

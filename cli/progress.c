@@ -5,6 +5,7 @@
 
 #include "engine/progress.h"
 #include "graph/gp.h"
+#include "server/config.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -107,9 +108,7 @@ gp_cli_progress *gp_cli_progress_start(int enabled) {
     p->t0 = gp_now();
     p->enabled = enabled;
     p->tty = isatty(STDERR_FILENO);
-    const char *iv = getenv("GPATH_PROGRESS_INTERVAL");
-    p->interval = iv && *iv ? strtod(iv, NULL) : 2.0;
-    if (!(p->interval >= 0.001 && p->interval <= 3600)) p->interval = 2.0;
+    p->interval = gp_config_env_progress_interval(2.0);
     if (enabled) {
         p->running = 1;
         p->started = pthread_create(&p->th, NULL, reporter, p) == 0;

@@ -371,6 +371,14 @@ static void env_name(const char *key, char *env, size_t size) {
     env[o] = '\0';
 }
 
+int gp_config_env_log_level(void) { return gp_log_level_parse(getenv("GPATH_LOG_LEVEL")); }
+
+double gp_config_env_progress_interval(double def) {
+    const char *iv = getenv("GPATH_PROGRESS_INTERVAL");
+    double v = iv && *iv ? strtod(iv, NULL) : def;
+    return v >= 0.001 && v <= 3600 ? v : def;
+}
+
 int gp_config_flag_at(size_t i, gp_config_flag *f, char *buf, size_t size) {
     if (i >= NKEYS + NEXTRA) return 0;
     if (i >= NKEYS) {

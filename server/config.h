@@ -110,6 +110,12 @@ void gp_config_defaults(gp_config *cfg);
 void gp_config_write(FILE *f, const gp_config *cfg);
 /* gp_config_write of the defaults: the documented example (config/gpath.conf.example). */
 void gp_config_write_example(FILE *f);
+/* The environment of the one-shot commands, read here like every GPATH_* variable: the log level
+ * GPATH_LOG_LEVEL (gp_log_level_parse; -1 when unset or unknown) and the progress line interval
+ * GPATH_PROGRESS_INTERVAL in seconds (def when unset, or not within [0.001, 3600]). */
+int gp_config_env_log_level(void);
+double gp_config_env_progress_interval(double def);
+
 /* One flag of `gpath serve`, as its --help shows it (cli/serve.c writes the help). */
 typedef struct gp_config_flag {
     const char *name;    /* without the dashes: "port", "print-config" */

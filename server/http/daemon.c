@@ -993,7 +993,7 @@ gp_http *gp_http_start(const gp_config *cfg, gp_engine *e, gp_registry *reg, gp_
      * the GPU's stream pool needs several requests in flight. */
     long threads = cfg->threads;
     if (threads <= 0) {
-        long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+        long ncpu = gp_cpu_count();
         threads = ncpu > 4 ? 2 * ncpu : 8;
     }
     /* The connection's memory pool holds the request line, headers and their records: sized for

@@ -470,7 +470,7 @@ static void *front_main(void *arg) {
 static int loop_count(const gp_config *cfg) {
     long n = cfg->accept_threads;
     if (n <= 0) {
-        n = sysconf(_SC_NPROCESSORS_ONLN) / 4;
+        n = gp_cpu_count() / 4;
         n = n < 1 ? 1 : n > 4 ? 4 : n;
     }
     return (int)n;

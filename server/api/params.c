@@ -305,7 +305,6 @@ static void unknown_msg(const gp_endpoint *ep, const char *name, int in, char *b
 /* ---- the table-driven parser ---- */
 
 typedef struct pctx {
-    gp_req *r;
     const gp_endpoint *ep;
     gp_args *a;
     int code;       /* first error: GP_HC_* (-1 none) */
@@ -543,17 +542,18 @@ static size_t json_end(const char *s, size_t len) {
     return 0;
 }
 
-int gp_params(gp_req *r, const gp_endpoint *ep, gp_args *a) {
+int gp_params_parse(const gp_param_src *src, const gp_endpoint *ep, gp_args *a, int *hcode,
+                    char *msg, size_t cap) {
     memset(a, 0, sizeof *a);
     a->ep = ep;
-    pctx c = {.r = r, .ep = ep, .a = a, .code = -1};
+    pctx c = {.ep = ep, .a = a, .code = -1};
     if (ep->nparams > GP_PARAMS_MAX) fail(&c, GP_HC_INTERNAL, "too many parameters declared");
-    if (c.code < 0) gp_req_query_each(r, on_query, &c);
-    cJSON *body = ep->body != GP_BODY_NONE ? gp_req_json(r) : NULL;
-    if (c.code < 0 && ep->body == GP_BODY_NONE && strcmp(gp_req_method(r), "GET") != 0) {
+    if (c.code < 0) src->query_each(src->req, on_query, &c);
+    const cJSON *body = ep->body != GP_BODY_NONE ? src->json : NULL;
+    if (c.code < 0 && ep->body == GP_BODY_NONE && strcmp(src->method, "GET") != 0) {
         /* a body nobody reads is refused, except an empty one or {} */
-        size_t len, i = 0;
-        const char *raw = gp_req_body(r, &len);
+        size_t len = src->body_len, i = 0;
+        const char *raw = src->body;
         char sig[3] = {0};
         for (int n = 0; i < len; i++)
             if (raw[i] != ' ' && raw[i] != '\t' && raw[i] != '\r' && raw[i] != '\n') {
@@ -568,8 +568,8 @@ int gp_params(gp_req *r, const gp_endpoint *ep, gp_args *a) {
         fail(&c, GP_HC_INVALID_JSON, "request body must be a JSON object%s%s",
              ep->example ? ", e.g. " : "", ep->example ? ep->example : "");
     if (c.code < 0 && body) {
-        size_t len;
-        const char *raw = gp_req_body(r, &len);
+        size_t len = src->body_len;
+        const char *raw = src->body;
         size_t end = json_end(raw, len);
         size_t k = end;
         while (k < len && (raw[k] == ' ' || raw[k] == '\t' || raw[k] == '\r' || raw[k] == '\n'))
@@ -596,7 +596,8 @@ int gp_params(gp_req *r, const gp_endpoint *ep, gp_args *a) {
                  ep->params[i].name);
     if (c.code >= 0) {
         gp_args_free(a);
-        gp_http_error(r, c.code, "%s", c.msg);
+        *hcode = c.code;
+        snprintf(msg, cap, "%s", c.msg);
         return -1;
     }
     return GP_OK;
@@ -617,13 +618,6 @@ const gp_arg *gp_args_get(const gp_args *a, const char *name) {
 }
 
 /* ---- resolution ---- */
-
-double gp_req_radius(const gp_args *a) {
-    const gp_arg *r = gp_args_get(a, "radius");
-    if (r->present) return r->d;
-    const gp_config *c = gp_http_config();
-    return c ? (double)c->max_snap_m : 1000.0;
-}
 
 int gp_place_snap(const gp_graph *g, const char *gname, const gp_place *p, const char *what,
                   double radius_m, gp_snap *out, int *hcode, char *msg, size_t cap) {
@@ -670,16 +664,6 @@ gp_snap *gp_places_snap(const gp_graph *g, const char *gname, const gp_place *li
         }
     }
     return s;
-}
-
-int gp_req_snap(gp_req *r, const gp_place *p, const char *what, double radius_m, gp_snap *out) {
-    int code;
-    char msg[1024];
-    if (gp_place_snap(gp_req_graph(r), gp_req_graph_name(r), p, what, radius_m, out, &code, msg,
-                      sizeof msg) == 0)
-        return GP_OK;
-    gp_http_error(r, code, "%s", msg);
-    return -1;
 }
 
 uint64_t gp_max_distance_limit(const gp_graph *g, double d) {
@@ -751,16 +735,4 @@ int gp_link_text(const gp_graph *g, const char *gname, const char *text, int wit
 void gp_unknown_router_msg(char *buf, size_t cap, const char *what, const char *text,
                            const char *gname) {
     snprintf(buf, cap, "%s: no router named or numbered '%.64s' in graph '%s'", what, text, gname);
-}
-
-uint32_t gp_req_router(gp_req *r, const gp_place *p, const char *what) {
-    if (!p->name) return gp_req_node(r, p->id, what);
-    gp_graph *g = gp_req_graph(r);
-    uint32_t v = gp_router_lookup(g, p->name);
-    if (v == GP_NONE) {
-        char msg[512];
-        gp_unknown_router_msg(msg, sizeof msg, what, p->name, gp_req_graph_name(r));
-        gp_http_error(r, GP_HC_UNKNOWN_NODE, "%s", msg);
-    }
-    return v;
 }

@@ -27,7 +27,9 @@
 
 #include "engine/ecmp.h"
 #include "engine/snap.h"
-#include "server/http/http.h"
+#include "server/errors.h"
+
+#include <cjson/cJSON.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -100,8 +102,21 @@ typedef struct gp_args {
     gp_arg v[GP_PARAMS_MAX]; /* in the order of ep->params */
 } gp_args;
 
-/* Parses the request against ep. GP_OK, or answers the 400 and returns -1 (nothing to free). */
-int gp_params(gp_req *r, const gp_endpoint *ep, gp_args *a);
+/* What the parser reads of a request: its method, raw body and parsed JSON body (NULL when empty
+ * or not read), and its query string's decoded pairs through query_each(req, fn, ctx). */
+typedef void (*gp_param_pair_fn)(void *ctx, const char *name, const char *value);
+typedef struct gp_param_src {
+    const char *method;
+    const char *body;
+    size_t body_len;
+    const cJSON *json;
+    void (*query_each)(const void *req, gp_param_pair_fn fn, void *ctx);
+    const void *req;
+} gp_param_src;
+/* Parses a request against ep. GP_OK, or -1 with *hcode the GP_HC_* code of the 400 and its
+ * message in msg (nothing to free). */
+int gp_params_parse(const gp_param_src *src, const gp_endpoint *ep, gp_args *a, int *hcode,
+                    char *msg, size_t cap);
 void gp_args_free(gp_args *a);
 /* The argument of parameter `name` (which must be declared in the endpoint; absent ones have
  * present == 0). */
@@ -150,11 +165,6 @@ gp_snap *gp_places_snap(const gp_graph *g, const char *gname, const gp_place *li
 /* sssp's max_distance (input units) as an inclusive limit in g's stored units. */
 uint64_t gp_max_distance_limit(const gp_graph *g, double max_distance);
 
-/* ---- resolution against the request's graph (answer the error, return -1 / GP_NONE) ---- */
-/* The snapping radius of the request: its `radius` argument, else config max_snap_m. */
-double gp_req_radius(const gp_args *a);
-int gp_req_snap(gp_req *r, const gp_place *p, const char *what, double radius_m, gp_snap *out);
-uint32_t gp_req_router(gp_req *r, const gp_place *p, const char *what);
 /* The UnknownNode message for a router text that gp_router_lookup does not find (HTTP's, the
  * CLI's). */
 void gp_unknown_router_msg(char *buf, size_t cap, const char *what, const char *text,
@@ -172,6 +182,17 @@ int gp_link_joined(const gp_graph *g, const char *what, int64_t u, int64_t v, ch
  * named what[0] / what[1]), NotFound (the routers are not joined). */
 int gp_link_text(const gp_graph *g, const char *gname, const char *text, int with_cost,
                  const char *what, gp_link_change *out, int *hcode, gp_err *err);
+
+/* ---- bound to an HTTP request (defined in server/v1/params.c, above the transport: this room
+ * never includes it; gp_req is the handler toolkit's opaque request, server/http/http.h) ---- */
+typedef struct gp_req gp_req;
+/* Parses the request against ep (gp_params_parse). GP_OK, or answers the 400 and returns -1. */
+int gp_params(gp_req *r, const gp_endpoint *ep, gp_args *a);
+/* The snapping radius of the request: its `radius` argument, else config max_snap_m. */
+double gp_req_radius(const gp_args *a);
+/* Resolution against the request's graph: answer the error, return -1 / GP_NONE. */
+int gp_req_snap(gp_req *r, const gp_place *p, const char *what, double radius_m, gp_snap *out);
+uint32_t gp_req_router(gp_req *r, const gp_place *p, const char *what);
 
 #ifdef __cplusplus
 }

@@ -46,7 +46,7 @@ void *gp_front_adopt(int fd, double *accepted_at);
 /* The daemon closed an adopted connection: its client's count drops. NULL is fine. */
 void gp_front_release(void *token);
 
-/* Writes the JSON error answer for code (server/http/daemon.c's error table and body shape, with
+/* Writes the JSON error answer for code (server/errors.h: the error table and document, with
  * Connection: close and a fresh X-Request-Id, copied to rid) to socket fd without blocking,
  * then shuts its write side. Returns the body bytes sent. */
 ssize_t gp_front_send_error(int fd, int code, const char *msg, char *rid, size_t rid_size);

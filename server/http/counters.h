@@ -33,7 +33,9 @@ extern struct gp_counts {
 
 int gp_metrics_init(void); /* after the route table is known; idempotent */
 void gp_metrics_free(void);
-/* One answered request; route == gp_nroutes for unmatched paths. */
+/* The route index of a request that matched no route (any index past the table counts so). */
+#define GP_ROUTE_UNMATCHED ((size_t)-1)
+/* One answered request; route: its index in gp_routes, or GP_ROUTE_UNMATCHED. */
 void gp_metrics_request(size_t route, int status, double seconds);
 void gp_metrics_cache(int hit); /* SQLite cache lookup: 1 hit, 0 miss */
 /* A named counter exported as gpath_<name>_total (help printed once); up to 64 names. Call with

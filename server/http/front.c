@@ -24,7 +24,8 @@
  */
 #include "server/http/front.h"
 
-#include "server/http/http.h"
+#include "server/errors.h"
+#include "server/http/counters.h"
 #include "server/http/head.h"
 #include "server/http/util.h"
 
@@ -197,7 +198,7 @@ void gp_front_log_answer(const char *method, const char *path, int code, size_t 
                   sizeof m);
     gp_log_escape(path && *path ? path : "-", path && *path ? strlen(path) : 1, p, sizeof p);
     gp_log_escape(client, strlen(client), c, sizeof c);
-    gp_metrics_request(gp_nroutes, gp_http_code_status(code), dt);
+    gp_metrics_request(GP_ROUTE_UNMATCHED, gp_http_code_status(code), dt);
     gp_log_set_request_id(rid);
     GP_LOG(GP_LOG_INFO,
            "event=request method=%s path=%s status=%d bytes=%zu duration_ms=%.3f code=%s %s=1 "

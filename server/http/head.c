@@ -7,7 +7,7 @@
  */
 #include "server/http/head.h"
 
-#include "server/http/http.h"
+#include "server/errors.h"
 
 #include <stdarg.h>
 #include <stdint.h>

@@ -54,50 +54,45 @@ kernels/fw.cuh engine/cuda_apsp.h
 kernels/sssp.cu engine/cuda_sssp.h
 '
 
-rule_of() { # prints "allowed|forbidden" of the room holding file $1
-  local best="" line room
-  while IFS= read -r line; do
-    [ -z "${line// /}" ] && continue
-    room=$(echo "${line%%|*}" | tr -d ' ')
-    case "$1" in "$room"*) [ ${#room} -gt ${#best} ] && best=$room && bestline=$line ;; esac
-  done <<<"$RULES"
-  [ -n "$best" ] && echo "${bestline#*|}"
-}
-
-allowed() { # $1 include, $2 space-separated prefixes or headers
-  local p
-  for p in $2; do
-    case "$p" in
-      *.h) [ "$1" = "$p" ] && return 0 ;;
-      *) case "$1" in "$p"*) return 0 ;; esac ;;
-    esac
-  done
-  return 1
-}
-
-rc=0
 files=$(ls graph/*.[ch] graph/*.cpp storage/*.[ch] engine/*.[ch] kernels/*.cu kernels/*.cuh \
   kernels/*.h server/*.[ch] server/*/*.[ch] cli/*.[ch] 2>/dev/null)
-for f in $files; do
-  r=$(rule_of "$f")
-  [ -z "$r" ] && continue
-  read -r -a allow_w <<<"${r%%|*}"
-  read -r -a deny_w <<<"${r#*|}"
-  allow="${allow_w[*]}" deny="${deny_w[*]:-}"
-  while IFS=: read -r ln inc; do
-    [ -z "$inc" ] && continue
-    if grep -qxF "$f $inc" <<<"$EXCEPTIONS"; then continue; fi
-    why=""
-    case "$inc" in *_lab.h)
-      case "$f" in server/* | cli/* | storage/*) why="lab/test-only tuning headers stay out of the product's $f" ;; esac ;;
-    esac
-    if [ -z "$why" ] && ! allowed "$inc" "$allow"; then why="its room may include only: $allow"; fi
-    if [ -z "$why" ] && [ -n "$deny" ] && allowed "$inc" "$deny"; then why="its room never includes: $deny"; fi
-    if [ -n "$why" ]; then
-      echo "layers: $f:$ln includes \"$inc\" ($why)"
-      rc=1
-    fi
-  done < <(grep -n '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$f" | sed -E 's/^([0-9]+):.*"([^"]*)".*/\1:\2/')
-done
-[ $rc -eq 0 ] && echo "layers: ok (tests/check_layers.sh)"
-exit $rc
+# one awk pass: the rules and exceptions first, then every include line of every file
+# shellcheck disable=SC2086
+awk -v rules="$RULES" -v exceptions="$EXCEPTIONS" '
+function has(list, inc,   n, w, i) { # 1 when inc matches a prefix (or names a header) of list
+  n = split(list, w, " ")
+  for (i = 1; i <= n; i++)
+    if ((w[i] ~ /\.h$/ && inc == w[i]) || (w[i] !~ /\.h$/ && index(inc, w[i]) == 1)) return 1
+  return 0
+}
+function words(t,   w, n, i, o) { n = split(t, w, " "); o = ""; for (i = 1; i <= n; i++) o = o (i > 1 ? " " : "") w[i]; return o }
+BEGIN {
+  nr = split(rules, line, "\n")
+  for (i = 1; i <= nr; i++) {
+    if (line[i] !~ /\|/) continue
+    split(line[i], f, "|")
+    r = words(f[1]); room[++nrooms] = r; allow[r] = words(f[2]); deny[r] = words(f[3])
+  }
+  ne = split(exceptions, ex, "\n")
+  for (i = 1; i <= ne; i++) if (words(ex[i]) != "") known[words(ex[i])] = 1
+  rc = 0
+}
+FNR == 1 { # the room of this file: the longest matching prefix
+  best = ""
+  for (i = 1; i <= nrooms; i++)
+    if (index(FILENAME, room[i]) == 1 && length(room[i]) > length(best)) best = room[i]
+}
+best != "" && /^[ \t]*#[ \t]*include[ \t]*"/ {
+  inc = $0; sub(/^[^"]*"/, "", inc); sub(/".*$/, "", inc)
+  if ((FILENAME " " inc) in known) next
+  why = ""
+  if (inc ~ /_lab\.h$/ && FILENAME ~ /^(server|cli|storage)\//)
+    why = "lab/test-only tuning headers stay out of the product'"'"'s " FILENAME
+  else if (!has(allow[best], inc)) why = "its room may include only: " allow[best]
+  else if (deny[best] != "" && has(deny[best], inc)) why = "its room never includes: " deny[best]
+  if (why != "") { printf "layers: %s:%d includes \"%s\" (%s)\n", FILENAME, FNR, inc, why; rc = 1 }
+}
+END {
+  if (rc == 0) print "layers: ok (tests/check_layers.sh)"
+  exit rc
+}' $files

@@ -34,8 +34,8 @@ VERSION := $(strip $(shell cat VERSION 2>/dev/null))
 CFLAGS  += -DGPATH_VERSION='"$(VERSION)"'
 LDFLAGS += $(SAN)
 
-LIB_SRC := $(wildcard graph/*.c engine/*.c storage/*.c server/*.c)
-LIB_SRC := $(filter-out server/main.c,$(LIB_SRC))
+LIB_SRC := $(wildcard graph/*.c engine/*.c storage/*.c server/*.c server/*/*.c cli/*.c)
+LIB_SRC := $(filter-out cli/main.c,$(LIB_SRC))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 # graph/*.cpp: C++ behind plain-C headers (graph/osm_read.cpp: libosmium, header-only).
 CXX      ?= g++
@@ -82,11 +82,11 @@ endif
 .PHONY: all deps deps-run test test-gpu run lint asan ubsan fuzz fuzz-build bench bench-gpu clean format web FORCE data
 all: $(BUILD)/gpath $(TEST_BIN) $(BENCH_BIN)
 
-$(BUILD)/gpath: $(BUILD)/server/main.o $(BUILD)/libgpath.a
+$(BUILD)/gpath: $(BUILD)/cli/main.o $(BUILD)/libgpath.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 	@echo "built $@ ($(BUILD_KIND)$(if $(CU_OBJ),, build: nvcc not found, the CUDA backend is not compiled))"
 
-$(LIB_OBJ) $(BUILD)/server/main.o: VERSION
+$(LIB_OBJ) $(BUILD)/cli/main.o: VERSION
 
 $(BUILD)/libgpath.a: $(LIB_OBJ) $(CU_OBJ)
 	@rm -f $@
@@ -220,7 +220,8 @@ bench-gpu:
 	@BUILD=$(BUILD) bash bench/run-gpu.sh
 
 format:
-	clang-format -i $(LIB_SRC) server/main.c $(wildcard graph/*.h engine/*.h storage/*.h server/*.h tests/*.c kernels/*.cu kernels/*.cuh)
+	clang-format -i $(LIB_SRC) cli/main.c $(wildcard graph/*.h engine/*.h storage/*.h server/*.h \
+	  server/*/*.h cli/*.h tests/*.c kernels/*.cu kernels/*.cuh)
 
 clean:
 	rm -rf build build-*

@@ -54,7 +54,7 @@ out=$(bench_out "$SUBJECT")
 bench_header "$out" "HTTP route load test (wrk)" "bash bench/cpu-http.sh (GPATH_BENCH_SPEC=$SPEC GPATH_BENCH_NODES=$NODES GPATH_BENCH_SECONDS=$SECS GPATH_BENCH_MODES=$MODES)"
 {
   echo "Graph \`$SPEC\`, served by \`gpath serve\` with backend"
-  # the HTTP pool: server/http.c's default unless GPATH_BENCH_SERVE_ARGS sets --threads
+  # the HTTP pool: server/http/daemon.c's default unless GPATH_BENCH_SERVE_ARGS sets --threads
   pool="the default pool (max(8, 2 x CPUs) = $(nproc | awk '{ print ($1 > 4 ? 2 * $1 : 8) }'))"
   case " ${GPATH_BENCH_SERVE_ARGS:-} " in *" --threads "*) pool="as GPATH_BENCH_SERVE_ARGS sets" ;; esac
   echo "**$backend** ($threads engine threads), log level warn, HTTP workers: $pool; serve flags: \`${GPATH_BENCH_SERVE_ARGS:-none}\`."

@@ -67,3 +67,23 @@ int gp_graph_scc(const gp_graph *g, uint32_t *comp, uint32_t *size, uint32_t *co
     free(edge);
     return GP_OK;
 }
+
+uint8_t *gp_scc_big(const gp_graph *g, uint32_t min_size) {
+    uint32_t n = g->n, count = 0, best = 0;
+    uint32_t *comp = malloc(sizeof *comp * (n ? n : 1)), *size = malloc(sizeof *size * (n ? n : 1));
+    uint8_t *big = calloc(n ? n : 1, 1);
+    gp_err err;
+    if (!comp || !size || !big || gp_graph_scc(g, comp, size, &count, &err) != GP_OK) {
+        free(big);
+        big = NULL;
+        goto done;
+    }
+    for (uint32_t c = 0; c < count; c++)
+        if (size[c] > best) best = size[c];
+    if (best < min_size) min_size = best;
+    for (uint32_t v = 0; v < n; v++) big[v] = size[comp[v]] >= min_size;
+done:
+    free(comp);
+    free(size);
+    return big;
+}

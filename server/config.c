@@ -1,13 +1,13 @@
 /* config.c - `gpath serve` configuration: one declarative table of keys (name, type, default,
  * bounds, doc; a few keys also have a short flag) drives defaults, the INI file (inih), GPATH_* environment variables,
  * --key flags, `gpath serve --help` (the same option rows as every gpath subcommand,
- * server/cli_args.h), typo suggestions for unknown flags, and `--print-config`: the effective
+ * cli/args.h), typo suggestions for unknown flags, and `--print-config`: the effective
  * configuration with each value's source, which with nothing set is the documented example file
  * (config/gpath.conf.example).
  */
 #include "server/config.h"
 
-#include "server/cli_args.h"
+#include "server/api/suggest.h"
 #include "server/registry.h"
 
 #include <ctype.h>
@@ -82,7 +82,7 @@ static const gp_config_key keys[] = {
     {"log_level", S(log_level), "info", 0, 0, "error, warn, info (one line per request) or debug."},
     {"ecmp_max", L(ecmp_max), "64", 1, 4096,
      "Most equal-cost next hops listed per destination in routing tables."},
-    /* OSRM API, map page, isochrones (server/osrm*.c) */
+    /* OSRM API, map page, isochrones (server/osrm/, server/v1/isochrone.c, map.c) */
     {"osrm_max_table_size", L(osrm_max_table_size), "100", 1, 100000,
      "OSRM /table: sources x destinations at most this squared (OSRM's --max-table-size); "
      "400 TooBig past it."},
@@ -345,13 +345,13 @@ static int load_env(gp_config *cfg, gp_err *err) {
     return GP_OK;
 }
 
-/* Flags that are not keys (handled by gp_config_load itself), as option rows. */
-static const gp_cli_opt extra_flags[] = {
+/* Flags that are not keys (handled by gp_config_load itself). */
+static const gp_config_flag extra_flags[] = {
     {"config", 'c', "FILE", "INI configuration file (also env GPATH_CONFIG)",
      "config/gpath.conf.example", 0},
     {"graph", 'g', "NAME=SPEC",
      "graph to load at start, repeatable (replaces the file's [graphs] and GPATH_GRAPHS)",
-     "road=dimacs:USA-road-d.NY.gr.gz", GP_OPT_REPEAT},
+     "road=dimacs:USA-road-d.NY.gr.gz", 1},
     {"port-file", 0, "FILE", "write the bound port to FILE once listening (use with --port 0)",
      "/run/gpath.port", 0},
     {"print-config", 0, NULL,
@@ -374,27 +374,30 @@ static void env_name(const char *key, char *env, size_t size) {
     env[o] = '\0';
 }
 
-void gp_config_usage(FILE *f) {
-    fprintf(f, "usage: gpath serve [OPTIONS]\n"
-               "Runs the HTTP service until SIGTERM/SIGINT. Settings: defaults < config file\n"
-               "(--config or GPATH_CONFIG) < environment GPATH_<KEY> < flags; every key of the\n"
-               "config file is a flag --key-with-dashes and a variable GPATH_<KEY>.\n\noptions:\n");
-    for (size_t i = 0; i < NKEYS; i++) {
-        char flag[64], env[80], help[1024];
-        key_to_flag(keys[i].name, flag, sizeof flag);
-        env_name(keys[i].name, env, sizeof env);
-        snprintf(help, sizeof help, "%s Default: %s; env %s.", keys[i].doc,
-                 keys[i].def[0] ? keys[i].def : "empty", env);
-        gp_cli_opt o = {flag, short_of(keys[i].name), keys[i].type == CT_LONG ? "N" : "VALUE", help,
-                        example_of(&keys[i]), 0};
-        gp_cli_help_row(f, &o);
+int gp_config_env_log_level(void) { return gp_log_level_parse(getenv("GPATH_LOG_LEVEL")); }
+
+double gp_config_env_progress_interval(double def) {
+    const char *iv = getenv("GPATH_PROGRESS_INTERVAL");
+    double v = iv && *iv ? strtod(iv, NULL) : def;
+    return v >= 0.001 && v <= 3600 ? v : def;
+}
+
+int gp_config_flag_at(size_t i, gp_config_flag *f, char *buf, size_t size) {
+    if (i >= NKEYS + NEXTRA) return 0;
+    if (i >= NKEYS) {
+        *f = extra_flags[i - NKEYS];
+        return 1;
     }
-    for (size_t i = 0; i < NEXTRA; i++) gp_cli_help_row(f, &extra_flags[i]);
-    static const gp_cli_opt help = {"help", 'h', NULL, "this help", NULL, 0};
-    gp_cli_help_row(f, &help);
-    fprintf(f, "\nexamples:\n"
-               "  gpath serve -p 9090 -g road=dimacs:USA-road-d.NY.gr.gz\n"
-               "  GPATH_ADMIN_TOKEN=secret gpath serve --config gpath.conf --print-config\n");
+    const gp_config_key *k = &keys[i];
+    char env[80];
+    char *help = buf + 64; /* the flag name in buf[0..64), the help after it */
+    if (size < GP_CONFIG_FLAG_BUF) return 0;
+    key_to_flag(k->name, buf, 64);
+    env_name(k->name, env, sizeof env);
+    snprintf(help, 1024, "%s Default: %s; env %s.", k->doc, k->def[0] ? k->def : "empty", env);
+    *f = (gp_config_flag){buf, short_of(k->name), k->type == CT_LONG ? "N" : "VALUE", help,
+                          example_of(k), 0};
+    return 1;
 }
 
 /* Secrets never leave the process: token keys, and the password of a URI (scheme://user:PW@). */
@@ -517,7 +520,7 @@ static int unknown_flag(const char *name, gp_err *err) {
     }
     for (size_t i = 0; i < NEXTRA; i++) cand[n++] = extra_flags[i].name;
     cand[n++] = "help";
-    const char *s = gp_cli_suggest(name, cand, n);
+    const char *s = gp_suggest(name, cand, n);
     if (s)
         return gp_err_set(err, GP_EINVAL, "unknown flag --%s; did you mean --%s? (see gpath serve "
                           "--help)", name, s);

@@ -53,7 +53,7 @@ typedef struct gp_config {
     char admin_token[256];
     char log_level[16];
     long ecmp_max;
-    /* OSRM API, map page, isochrones (server/osrm*.c) */
+    /* OSRM API, map page, isochrones (server/osrm/, server/v1/isochrone.c, map.c) */
     long osrm_max_table_size;
     long osrm_max_route_size;
     long osrm_max_trip_size;
@@ -63,7 +63,7 @@ typedef struct gp_config {
     long isochrone_max_contours;
     long isochrone_max_points;
     long overview_max_edges;
-    /* HTTP protocol limits, CORS, compression, operator token (server/http.c) */
+    /* HTTP protocol limits, CORS, compression, operator token (server/http/daemon.c) */
     long max_connections_per_ip;
     long request_read_timeout_s;
     long max_url_bytes;
@@ -111,8 +111,27 @@ void gp_config_defaults(gp_config *cfg);
 void gp_config_write(FILE *f, const gp_config *cfg);
 /* gp_config_write of the defaults: the documented example (config/gpath.conf.example). */
 void gp_config_write_example(FILE *f);
-/* `gpath serve --help`: every flag with its doc, default, env name and an example. */
-void gp_config_usage(FILE *f);
+/* The environment of the one-shot commands, read here like every GPATH_* variable: the log level
+ * GPATH_LOG_LEVEL (gp_log_level_parse; -1 when unset or unknown) and the progress line interval
+ * GPATH_PROGRESS_INTERVAL in seconds (def when unset, or not within [0.001, 3600]). */
+int gp_config_env_log_level(void);
+double gp_config_env_progress_interval(double def);
+
+/* One flag of `gpath serve`, as its --help shows it (cli/serve.c writes the help). */
+typedef struct gp_config_flag {
+    const char *name;    /* without the dashes: "port", "print-config" */
+    char short_name;     /* 'p' for -p, or 0 */
+    const char *arg;     /* value placeholder ("N", "VALUE", "FILE"); NULL: takes no value */
+    const char *help;    /* for a key: its doc, default and environment variable */
+    const char *example; /* an example value, or NULL */
+    int repeat;          /* may be given several times */
+} gp_config_flag;
+/* The i-th flag of `gpath serve`: every key as --key-with-dashes in table order, then the flags
+ * that are not keys (--config, --graph, --port-file, --print-config, --print-routes). Returns 0
+ * past the last (or when size < GP_CONFIG_FLAG_BUF). The strings of a key's flag are written into
+ * buf, the others are static. */
+#define GP_CONFIG_FLAG_BUF (64 + 1024)
+int gp_config_flag_at(size_t i, gp_config_flag *f, char *buf, size_t size);
 
 #ifdef __cplusplus
 }

@@ -8,16 +8,16 @@
  * Per route (the table index of server/routes.c; one extra slot for unmatched paths): request
  * counts by HTTP status and a latency histogram. Plus cache hits/misses (storage increments them
  * through gp_metrics_cache), graph (re)loads, named counters other modules add, and gauges read at
- * scrape time (graph sizes, GPU memory). All counters are lock-free atomics; the named-counter
- * table takes a mutex only to add a new name.
+ * scrape time (graph sizes, GPU memory). The counters themselves live below, in the transport
+ * (server/http/counters.h), which increments them; this file only reads and renders them.
  */
 #include "server/metrics.h"
 
+#include "server/http/counters.h"
+#include "server/http/http.h"
 #include "server/version.h"
-#include "server/http.h"
 
 #include <dirent.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,76 +28,6 @@
 #ifndef GPATH_COMMIT
 #define GPATH_COMMIT "unknown"
 #endif
-
-static const double buckets[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
-                                 0.1,    0.25,  0.5,    1,     2.5,  5,     10};
-#define NBUCKETS (sizeof buckets / sizeof buckets[0])
-#define NSTATUS 600
-
-typedef struct route_stats {
-    uint64_t status[NSTATUS];
-    uint64_t bucket[NBUCKETS + 1]; /* last: +Inf */
-    uint64_t sum_us;
-    uint64_t count;
-} route_stats;
-
-static route_stats *stats; /* gp_nroutes + 1 */
-static uint64_t cache_hits, cache_misses, reloads_ok, reloads_failed;
-
-#define MAX_NAMED 64
-static struct {
-    const char *name, *help;
-    uint64_t value;
-} named[MAX_NAMED];
-static int nnamed;
-static pthread_mutex_t named_mu = PTHREAD_MUTEX_INITIALIZER;
-
-static void add(uint64_t *p, uint64_t d) { __atomic_fetch_add(p, d, __ATOMIC_RELAXED); }
-static uint64_t get(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
-
-int gp_metrics_init(void) {
-    if (stats) return GP_OK;
-    stats = calloc(gp_nroutes + 1, sizeof *stats);
-    return stats ? GP_OK : GP_ENOMEM;
-}
-
-void gp_metrics_free(void) {
-    free(stats);
-    stats = NULL;
-}
-
-void gp_metrics_request(size_t route, int status, double seconds) {
-    if (!stats) return;
-    if (route > gp_nroutes) route = gp_nroutes;
-    route_stats *s = &stats[route];
-    if (status >= 0 && status < NSTATUS) add(&s->status[status], 1);
-    size_t b = 0;
-    while (b < NBUCKETS && seconds > buckets[b]) b++;
-    add(&s->bucket[b], 1);
-    add(&s->sum_us, (uint64_t)(seconds * 1e6));
-    add(&s->count, 1);
-}
-
-void gp_metrics_cache(int hit) { add(hit ? &cache_hits : &cache_misses, 1); }
-void gp_metrics_reload(int ok) { add(ok ? &reloads_ok : &reloads_failed, 1); }
-
-void gp_metrics_count(const char *name, const char *help, uint64_t delta) {
-    for (int i = 0; i < __atomic_load_n(&nnamed, __ATOMIC_ACQUIRE); i++)
-        if (strcmp(named[i].name, name) == 0) {
-            add(&named[i].value, delta);
-            return;
-        }
-    pthread_mutex_lock(&named_mu);
-    int i = 0;
-    while (i < nnamed && strcmp(named[i].name, name) != 0) i++;
-    if (i == nnamed && nnamed < MAX_NAMED) {
-        named[i].name = name;
-        named[i].help = help;
-        __atomic_store_n(&nnamed, nnamed + 1, __ATOMIC_RELEASE);
-    }
-    if (i < nnamed) add(&named[i].value, delta);
-    pthread_mutex_unlock(&named_mu);
-}
 
 /* ---- text exposition ---- */
 typedef struct buf {
@@ -219,32 +149,34 @@ char *gp_metrics_render(size_t *len) {
     char lab[300];
     bprintf(&b, "# HELP gpath_http_requests_total HTTP requests answered, by endpoint and status.\n"
                 "# TYPE gpath_http_requests_total counter\n");
-    for (size_t i = 0; stats && i <= gp_nroutes; i++) {
+    for (size_t i = 0; gp_counters_route(0) && i <= gp_nroutes; i++) {
+        const gp_route_counts *rc = gp_counters_route(i);
         route_labels(i, lab, sizeof lab);
-        for (int s = 0; s < NSTATUS; s++) {
-            uint64_t v = get(&stats[i].status[s]);
+        for (int s = 0; s < GP_COUNTS_NSTATUS; s++) {
+            uint64_t v = gp_count_get(&rc->status[s]);
             if (v) bprintf(&b, "gpath_http_requests_total{%s,status=\"%d\"} %llu\n", lab, s,
                            (unsigned long long)v);
         }
     }
     bprintf(&b, "# HELP gpath_http_request_duration_seconds Request latency, first byte in to "
                 "last byte out.\n# TYPE gpath_http_request_duration_seconds histogram\n");
-    for (size_t i = 0; stats && i <= gp_nroutes; i++) {
-        uint64_t count = get(&stats[i].count);
+    for (size_t i = 0; gp_counters_route(0) && i <= gp_nroutes; i++) {
+        const gp_route_counts *rc = gp_counters_route(i);
+        uint64_t count = gp_count_get(&rc->count);
         if (!count) continue;
         route_labels(i, lab, sizeof lab);
         uint64_t cum = 0;
-        for (size_t k = 0; k <= NBUCKETS; k++) {
-            cum += get(&stats[i].bucket[k]);
-            if (k < NBUCKETS)
+        for (size_t k = 0; k <= GP_COUNTS_NBUCKETS; k++) {
+            cum += gp_count_get(&rc->bucket[k]);
+            if (k < GP_COUNTS_NBUCKETS)
                 bprintf(&b, "gpath_http_request_duration_seconds_bucket{%s,le=\"%g\"} %llu\n", lab,
-                        buckets[k], (unsigned long long)cum);
+                        gp_count_buckets[k], (unsigned long long)cum);
             else
                 bprintf(&b, "gpath_http_request_duration_seconds_bucket{%s,le=\"+Inf\"} %llu\n",
                         lab, (unsigned long long)cum);
         }
         bprintf(&b, "gpath_http_request_duration_seconds_sum{%s} %.6f\n", lab,
-                (double)get(&stats[i].sum_us) / 1e6);
+                (double)gp_count_get(&rc->sum_us) / 1e6);
         bprintf(&b, "gpath_http_request_duration_seconds_count{%s} %llu\n", lab,
                 (unsigned long long)count);
     }
@@ -252,17 +184,19 @@ char *gp_metrics_render(size_t *len) {
                 "# TYPE gpath_cache_hits_total counter\ngpath_cache_hits_total %llu\n"
                 "# HELP gpath_cache_misses_total Matrix cache lookups that had to compute.\n"
                 "# TYPE gpath_cache_misses_total counter\ngpath_cache_misses_total %llu\n",
-            (unsigned long long)get(&cache_hits), (unsigned long long)get(&cache_misses));
+            (unsigned long long)gp_count_get(&gp_counts.cache_hits),
+            (unsigned long long)gp_count_get(&gp_counts.cache_misses));
     bprintf(&b, "# HELP gpath_graph_reloads_total Admin graph loads and reloads, by result.\n"
                 "# TYPE gpath_graph_reloads_total counter\n"
                 "gpath_graph_reloads_total{result=\"ok\"} %llu\n"
                 "gpath_graph_reloads_total{result=\"failed\"} %llu\n",
-            (unsigned long long)get(&reloads_ok), (unsigned long long)get(&reloads_failed));
-    int nn = __atomic_load_n(&nnamed, __ATOMIC_ACQUIRE);
-    for (int i = 0; i < nn; i++)
+            (unsigned long long)gp_count_get(&gp_counts.reloads_ok),
+            (unsigned long long)gp_count_get(&gp_counts.reloads_failed));
+    const char *name, *help;
+    uint64_t value;
+    for (size_t i = 0; gp_counters_named(i, &name, &help, &value); i++)
         bprintf(&b, "# HELP gpath_%s_total %s\n# TYPE gpath_%s_total counter\ngpath_%s_total %llu\n",
-                named[i].name, named[i].help ? named[i].help : named[i].name, named[i].name,
-                named[i].name, (unsigned long long)get(&named[i].value));
+                name, help ? help : name, name, name, (unsigned long long)value);
 
     gp_registry *reg = gp_http_registry();
     if (reg) {

@@ -1,14 +1,10 @@
-/* metrics.h - internal interface of server/metrics.c used by the dispatcher and GET /metrics.
- * (Counters other modules increment are declared in http.h.) */
+/* metrics.h - the text exposition of GET /metrics (server/metrics.c). The counters it renders
+ * are the transport's (server/http/counters.h), which the dispatcher and handlers increment. */
 #ifndef GP_METRICS_H
 #define GP_METRICS_H
 
 #include <stddef.h>
 
-int gp_metrics_init(void); /* after the route table is known; idempotent */
-void gp_metrics_free(void);
-/* One answered request; route == gp_nroutes for unmatched paths. */
-void gp_metrics_request(size_t route, int status, double seconds);
 /* The Prometheus text exposition (malloc'd, *len bytes), or NULL on allocation failure. */
 char *gp_metrics_render(size_t *len);
 

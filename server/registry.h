@@ -64,7 +64,7 @@ gp_graph *gp_registry_get(gp_registry *r, const char *name);
 int gp_registry_load(gp_registry *r, const char *name, const gp_graph_source *src, int *replaced,
                      gp_err *err);
 /* Swaps in g (a derived version of name's graph, e.g. after link cost changes; added for
- * server/h_netops.c) if name's current version is still expect_hash. g gains a reference held by
+ * server/v1/netops.c) if name's current version is still expect_hash. g gains a reference held by
  * the registry; the recorded source is kept, so a reload re-reads the file and drops the changes.
  * GP_ENOTFOUND when name is absent, GP_EBUSY when another change or reload came first. */
 int gp_registry_replace(gp_registry *r, const char *name, gp_graph *g, uint64_t expect_hash,

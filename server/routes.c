@@ -1,14 +1,16 @@
 /* routes.c - the HTTP service's static route table: method, path pattern ({name} matches one
- * segment), handler, flags (http.h). One line per endpoint; tests/check_openapi.py checks that
+ * segment), handler, flags (server/http/http.h). One line per endpoint; tests/check_openapi.py checks that
  * openapi.yaml describes exactly these paths and methods (`gpath serve --print-routes`). Metrics
  * are labelled with the pattern.
  */
-#include "server/h_cache.h"
-#include "server/h_docs.h"
-#include "server/h_netops.h"
-#include "server/handlers.h"
-#include "server/http.h"
-#include "server/osrm.h"
+#include "server/cache.h"
+#include "server/v1/docs.h"
+#include "server/v1/netops.h"
+#include "server/v1/handlers.h"
+#include "server/v1/isochrone.h"
+#include "server/v1/map.h"
+#include "server/http/http.h"
+#include "server/osrm/osrm.h"
 
 const gp_route gp_routes[] = {
     {"GET", "/health", gp_h_health, 0},
@@ -37,7 +39,7 @@ const gp_route gp_routes[] = {
     {"DELETE", "/admin/graphs/{graph}", gp_h_admin_delete, GP_ROUTE_ADMIN},
     {"GET", "/admin/cache", gp_h_cache_stats, GP_ROUTE_ADMIN},
     {"DELETE", "/admin/cache", gp_h_cache_purge, GP_ROUTE_ADMIN},
-    /* OSRM v1 API, isochrones, map page (server/osrm*.c) */
+    /* OSRM v1 API, isochrones, map page (server/osrm/, server/v1/isochrone.c, map.c) */
     {"GET", "/route/v1/{profile}/{coordinates}", gp_h_osrm_route, GP_ROUTE_QUERY},
     {"GET", "/table/v1/{profile}/{coordinates}", gp_h_osrm_table, GP_ROUTE_QUERY},
     {"POST", "/table/v1/{profile}", gp_h_osrm_table_post, GP_ROUTE_JSON | GP_ROUTE_QUERY},

@@ -5,12 +5,10 @@
  */
 #include "server/serve.h"
 
-#include "server/cli_args.h"
-
 #include "server/config.h"
-#include "server/h_cache.h"
-#include "server/h_netops.h"
-#include "server/http.h"
+#include "server/cache.h"
+#include "server/v1/netops.h"
+#include "server/http/http.h"
 #include "server/metrics.h"
 #include "server/registry.h"
 #include "storage/pg.h"
@@ -106,7 +104,7 @@ static int write_port_file(const char *path, unsigned port) {
     return rename(tmp, path); /* readers never see a half-written file */
 }
 
-int gp_serve_main(int argc, char **argv) {
+int gp_serve_main(int argc, char **argv, void (*usage)(FILE *f)) {
     gp_config *cfg = malloc(sizeof *cfg);
     if (!cfg) return 1;
     gp_err err;
@@ -123,7 +121,7 @@ int gp_serve_main(int argc, char **argv) {
         goto out;
     }
     if (action == 1) {
-        gp_config_usage(stdout);
+        if (usage) usage(stdout);
         code = 0;
         goto out;
     }
@@ -215,8 +213,3 @@ out:
     free(cfg);
     return code;
 }
-
-/* `gpath serve` in the command list (server/cli.c): it parses its own argv through the
- * configuration layers (server/config.c), whose table also writes its --help. */
-const gp_cli_cmd gp_cli_serve = {"serve", "run the HTTP service (options: every config key)",
-                                 NULL, 0, NULL, NULL, gp_serve_main};

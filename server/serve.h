@@ -1,9 +1,11 @@
-/* serve.h - `gpath serve`: the HTTP service (server/serve.c). */
+/* serve.h - `gpath serve`: the HTTP service (server/serve.c). Its entry in the command list and
+ * its --help are cli/serve.c's. */
 #ifndef GP_SERVE_H
 #define GP_SERVE_H
-/* argv[0] is "serve". Runs until SIGTERM/SIGINT; returns the process exit code. */
-int gp_serve_main(int argc, char **argv);
-/* The serve entry of the gpath command list (server/cli.c). */
-struct gp_cli_cmd;
-extern const struct gp_cli_cmd gp_cli_serve;
+
+#include <stdio.h>
+
+/* argv[0] is "serve". Runs until SIGTERM/SIGINT; returns the process exit code. On --help calls
+ * usage(stdout) (when not NULL) and returns 0. */
+int gp_serve_main(int argc, char **argv, void (*usage)(FILE *f));
 #endif

@@ -24,7 +24,7 @@ import traceback
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import http_test as H  # noqa: E402  (Daemon, validate, write_dimacs, haversine)
 from netops_http import SQUARE  # noqa: E402
-OPERATOR_TOKEN = "op-token"  # PATCH links needs operator_token (server/http.c, wt-http)
+OPERATOR_TOKEN = "op-token"  # PATCH links needs operator_token (server/http/daemon.c, wt-http)
 
 TESTS = []
 

@@ -230,7 +230,7 @@ def check_dockerfile(args, known):
     def ignored(path):
         return docker_ignored(path, pats)
     for keep in ['Makefile', 'deploy/build.sh', 'deploy/install-deps.sh', 'graph/graph.c',
-                 'engine/engine.c', 'server/main.c', 'storage/pg.h', 'kernels/x.cu',
+                 'engine/engine.c', 'cli/main.c', 'storage/pg.h', 'kernels/x.cu',
                  'migrations/postgres/0001.sql', 'config/gpath.conf.example']:
         check(f'.dockerignore keeps {keep}', not ignored(keep), '')
     for drop in ['.git/HEAD', 'build/gpath', 'build-asan/gpath', '.dev-x/lib/a.so',

@@ -2,7 +2,7 @@
 """check_openapi.py - checks openapi.yaml: OpenAPI 3.1 structure, every component schema valid
 JSON Schema 2020-12, every $ref resolvable, path parameters declared, and the paths/methods equal
 to the server's route table (server/routes.c and friends, and `gpath serve --print-routes` when a
-built binary is found) and the ErrorCode enum equal to the error table of server/http.c.
+built binary is found) and the ErrorCode enum equal to the error table of server/errors.c.
 
 Run with Debian's /usr/bin/python3 (python3-yaml, python3-jsonschema). Exit status 0 when clean.
 Every operation must carry an example: under each 2xx response's media types and its request
@@ -74,10 +74,10 @@ def missing_examples(op, where):
 
 
 def source_routes():
-    """(METHOD, pattern) pairs from the route table initialisers in server/*.c."""
+    """(METHOD, pattern) pairs from the route table initialisers in server/**/*.c."""
     pat = re.compile(r'\{\s*"(GET|POST|PUT|PATCH|DELETE)"\s*,\s*"(/[^"]*)"\s*,')
     routes = set()
-    for f in glob.glob(os.path.join(ROOT, "server", "*.c")):
+    for f in glob.glob(os.path.join(ROOT, "server", "**", "*.c"), recursive=True):
         with open(f, encoding="utf-8") as fh:
             for line in fh:
                 m = pat.search(line)
@@ -102,7 +102,7 @@ def binary_routes():
 
 
 def error_table():
-    with open(os.path.join(ROOT, "server", "http.c"), encoding="utf-8") as fh:
+    with open(os.path.join(ROOT, "server", "errors.c"), encoding="utf-8") as fh:
         text = fh.read()
     return {m.group(1): int(m.group(2))
             for m in re.finditer(r'\[GP_HC_\w+\]\s*=\s*\{"(\w+)",\s*(\d+)\}', text)}
@@ -176,7 +176,7 @@ def main():
 
     src = source_routes()
     if not src:
-        err("no route table found in server/*.c")
+        err("no route table found in server/**/*.c")
     for m, p in sorted(src - documented):
         err(f"route {m} {p} is served but not in openapi.yaml")
     for m, p in sorted(documented - src):
@@ -189,7 +189,7 @@ def main():
     table = error_table()
     enum = set(schemas.get("ErrorCode", {}).get("enum", []))
     if set(table) != enum:
-        err(f"ErrorCode enum {sorted(enum ^ set(table))} differs from server/http.c's table")
+        err(f"ErrorCode enum {sorted(enum ^ set(table))} differs from server/errors.c's table")
 
     for e in errors:
         print(f"check_openapi: {e}")

@@ -20,7 +20,7 @@ bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 
 start() { # MODE -> sets port, pid
   rm -f "$tmp/port"
-  # PATCH .../links needs the operator token (server/http.c)
+  # PATCH .../links needs the operator token (server/http/daemon.c)
   "$BIN" serve --graph g=gen:3000:4 --cch "$1" --cch_min_nodes 0 --cache_path "" --port 0 \
     --listen 127.0.0.1 --port-file "$tmp/port" --log_level info --operator-token op-token \
     2>"$tmp/log.$1" &

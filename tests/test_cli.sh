@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_cli.sh - the command line (server/cli.c, cli_args.c, cli_netops.c, cli_progress.c, the
+# test_cli.sh - the command line (cli/cli.c, cli/args.c, cli/netops.c, cli/progress.c, the
 # serve flags of config.c): gpath route/nearest/sssp/table/apsp/info/gen on a generated graph and on
 # the pgRouting sample ($GPATH_DATA/pgrouting-sample, skipped when absent), checking the JSON
 # documents (parsed with Debian's python3) and the error exits; every subcommand's --help lists

@@ -1,4 +1,4 @@
-/* test_cli_args.c - the option-table machinery of the gpath command line (server/cli_args.h):
+/* test_cli_args.c - the option-table machinery of the gpath command line (cli/args.h):
  * typo suggestions by edit distance (transpositions, abbreviations, nothing for far-off words),
  * parsing of every option form (--x V, --x=V, -x V, -xV, flags, repeatable options), required
  * options, values refused where none is taken, and the typed getters' bounds.
@@ -11,7 +11,8 @@
 
 #include <string.h>
 
-#include "server/cli_args.h"
+#include "cli/args.h"
+#include "server/api/suggest.h"
 
 static const gp_cli_opt opts[] = {
     {"graph", 'g', "SPEC", "graph", "gen:100", GP_OPT_REQUIRED},
@@ -33,13 +34,13 @@ static void test_suggest(void **state) {
     (void)state;
     const char *names[] = {"graph", "from", "to", "next-hops", "max-distance", "sources", "source"};
     size_t n = sizeof names / sizeof names[0];
-    assert_string_equal(gp_cli_suggest("grpah", names, n), "graph"); /* transposition */
-    assert_string_equal(gp_cli_suggest("frm", names, n), "from");
-    assert_string_equal(gp_cli_suggest("next", names, n), "next-hops"); /* abbreviation */
-    assert_string_equal(gp_cli_suggest("max-distnce", names, n), "max-distance");
-    assert_string_equal(gp_cli_suggest("sourc", names, n), "source");
-    assert_null(gp_cli_suggest("zzzzzz", names, n));
-    assert_null(gp_cli_suggest("x", names, n)); /* one letter is no evidence */
+    assert_string_equal(gp_suggest("grpah", names, n), "graph"); /* transposition */
+    assert_string_equal(gp_suggest("frm", names, n), "from");
+    assert_string_equal(gp_suggest("next", names, n), "next-hops"); /* abbreviation */
+    assert_string_equal(gp_suggest("max-distnce", names, n), "max-distance");
+    assert_string_equal(gp_suggest("sourc", names, n), "source");
+    assert_null(gp_suggest("zzzzzz", names, n));
+    assert_null(gp_suggest("x", names, n)); /* one letter is no evidence */
 }
 
 static void test_forms(void **state) {

@@ -1,4 +1,4 @@
-/* test_http_head.c - the front end's request-head check (server/http_head.c): complete and
+/* test_http_head.c - the front end's request-head check (server/http/head.c): complete and
  * partial heads, each refusal with its HTTP code and the words of its message, heads split at
  * every byte (never a verdict before the bytes that decide it), the limits at their edges, and
  * the connection-buffer size derived from them. */
@@ -8,8 +8,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "server/http.h"
-#include "server/http_head.h"
+#include "server/http/http.h"
+#include "server/http/head.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
-/* test_http_util.c - the HTTP layer's pure helpers (server/http_util.c: percent-decoding with NUL
+/* test_http_util.c - the HTTP layer's pure helpers (server/http/util.c: percent-decoding with NUL
  * detection, UTF-8 repair, log escaping, secret query keys, request ids, Accept-Encoding, CORS
- * origin matching, gzip) and the in-process request pipeline (gp_http_dispatch in server/http.c)
+ * origin matching, gzip) and the in-process request pipeline (gp_http_dispatch in server/http/daemon.c)
  * on a small generated graph: the same decoding, limits, routing and answer post-processing as a
  * request off a socket. */
 #include <setjmp.h>
@@ -10,8 +10,8 @@
 #include <cmocka.h>
 
 #include "server/config.h"
-#include "server/http.h"
-#include "server/http_util.h"
+#include "server/http/http.h"
+#include "server/http/util.h"
 #include "server/registry.h"
 
 #include <cjson/cJSON.h>
@@ -179,7 +179,7 @@ static void test_dispatch(void **state) {
     assert_non_null(gp_http_answer_header(&a, "X-Request-Id"));
     gp_http_answer_free(&a);
     /* an argument without '=' reaches the handlers as a bare flag (value NULL), and the /v1
-     * parameter layer (server/params.c) refuses it as empty */
+     * parameter layer (server/api/params.c) refuses it as empty */
     gp_http_dispatch("GET", "/v1/graphs/g/route?from=1&to=50&algo", NULL, NULL, 0, &a);
     assert_int_equal(a.status, 400);
     assert_string_equal(code_of(&a), "InvalidQuery");

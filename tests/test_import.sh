@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_import.sh - `gpath import` (server/cli.c cmd_import): an OSM file to a .gpath snapshot
+# test_import.sh - `gpath import` (cli/cli.c cmd_import): an OSM file to a .gpath snapshot
 # with progress lines, then route / info on the snapshot (gpath: spec and *.gpath), the answers
 # equal to those on the OSM file itself; a damaged snapshot and a bad profile exit 2 with the
 # reason; Monaco and Liechtenstein ($GPATH_DATA/osm, skipped when absent) import with every

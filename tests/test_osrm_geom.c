@@ -1,4 +1,4 @@
-/* test_osrm_geom.c - server/osrm_geom.c: Google's encoded polyline (the format's published
+/* test_osrm_geom.c - server/api/geom.c: Google's encoded polyline (the format's published
  * example, precision 5 and 6, negative and large values, malformed text), Douglas-Peucker (ends
  * kept, collinear points dropped, a bump above the tolerance kept) and initial bearings.
  */
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/osrm_geom.h"
+#include "server/api/geom.h"
 
 /* developers.google.com/maps/documentation/utilities/polylinealgorithm: (38.5, -120.2),
  * (40.7, -120.95), (43.252, -126.453) -> "_p~iF~ps|U_ulLnnqC_mqNvxq`@" */

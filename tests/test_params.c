@@ -1,4 +1,4 @@
-/* test_params.c - the strict value parsers of the /v1 parameter layer (server/params.c), which
+/* test_params.c - the strict value parsers of the /v1 parameter layer (server/api/params.c), which
  * other endpoints (the OSRM API) reuse: integers and numbers without blanks or junk, lon,lat with
  * ranges, node-or-coordinate places from text and JSON, JSON integers range-checked before any
  * conversion (1e300, 2^63), router references, and objects with unknown members.
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/params.h"
+#include "server/api/params.h"
 
 static void test_integers_and_numbers(void **st) {
     (void)st;

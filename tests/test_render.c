@@ -1,4 +1,4 @@
-/* test_render.c - server/render.c: the JSON shapes the CLI and the HTTP server share.
+/* test_render.c - server/api/render.c: the JSON shapes the CLI and the HTTP server share.
  *
  * Distances in input units (integers at scale 1, d / scale otherwise, null when unreachable),
  * external node ids (also beyond 2^53), route geometry only with coordinates, and the text
@@ -13,8 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/osrm_internal.h"
-#include "server/render.h"
+#include "server/api/render.h"
 
 #include <math.h>
 
@@ -159,8 +158,8 @@ static void test_info_and_error(void **state) {
 }
 
 /* gp_render_number_row writes what cJSON prints for the same numbers (null for NaN), on numbers
- * rounded to tenths by gp_osrm_round (its fast path: they are the doubles nearest k / 10) and on
- * any others; and gp_osrm_round gives those nearest doubles (3 tenths is 0.3, not 0.1 * 3). */
+ * rounded to tenths by gp_round_unit (its fast path: they are the doubles nearest k / 10) and on
+ * any others; and gp_round_unit gives those nearest doubles (3 tenths is 0.3, not 0.1 * 3). */
 static void test_number_row(void **state) {
     (void)state;
     enum { N = 4000 };
@@ -171,16 +170,16 @@ static void test_number_row(void **state) {
         x = (x * 1103515245u + 12345u) & 0x7fffffffu; /* < 2^62: no wrap for make ubsan */
         double r = (double)x / 2147483648.0;
         switch (i % 5) {
-        case 0: v[i] = gp_osrm_round(r * 100000, 0.1); break;   /* durations */
-        case 1: v[i] = gp_osrm_round(r * 3, 0.1); break;        /* small ones */
+        case 0: v[i] = gp_round_unit(r * 100000, 0.1); break;   /* durations */
+        case 1: v[i] = gp_round_unit(r * 3, 0.1); break;        /* small ones */
         case 2: v[i] = r * 1e6; break;                          /* not rounded */
-        case 3: v[i] = i % 3 ? -gp_osrm_round(r * 50, 0.1) : 1e20 * r; break;
+        case 3: v[i] = i % 3 ? -gp_round_unit(r * 50, 0.1) : 1e20 * r; break;
         default: v[i] = i % 2 ? NAN : 0.0; break;
         }
     }
-    v[1] = gp_osrm_round(0.3, 0.1);
+    v[1] = gp_round_unit(0.3, 0.1);
     assert_true(v[1] == 0.3);
-    assert_true(gp_osrm_round(123.44, 0.1) == 123.4 && gp_osrm_round(1.2345674, 1e-6) == 1.234567);
+    assert_true(gp_round_unit(123.44, 0.1) == 123.4 && gp_round_unit(1.2345674, 1e-6) == 1.234567);
     cJSON *raw = gp_render_number_row(v, N), *ref = cJSON_CreateArray();
     assert_non_null(raw);
     for (int i = 0; i < N; i++)

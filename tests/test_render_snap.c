@@ -1,5 +1,5 @@
 /* test_render_snap.c - routes between snapped positions rendered for the /v1 API
- * (server/render.c gp_render_route_snap / gp_render_waypoint) on a graph carrying road attributes
+ * (server/api/render.c gp_render_route_snap / gp_render_waypoint) on a graph carrying road attributes
  * the way an OSM import does (shape points, names, lengths): the geometry runs from the snapped
  * point through the arcs' shape points to the other snapped point, length_m adds partial arcs,
  * waypoints name the road, coordinates carry 6 decimals and metres 2. The route document (path and
@@ -19,7 +19,7 @@
 
 #include "engine/snap.h"
 #include "graph/spatial.h"
-#include "server/render.h"
+#include "server/api/render.h"
 
 /* 0 (0, 0) <-> 1 (0.02, 0) along a bent road through (0.005, 0.001) and (0.015, 0.001), named
  * "Main Street", 1000 each way; 1 -> 2 (0.03, 0) straight, "Side Road", 100, one-way. */

@@ -1,5 +1,5 @@
 /* fuzz_head.c - libFuzzer harness for the HTTP front end's request-head check
- * (server/http_head.c): each input is the bytes a new connection has sent, checked as they are
+ * (server/http/head.c): each input is the bytes a new connection has sent, checked as they are
  * and with the client's EOF, under the default limits and the smallest ones. Beyond what the
  * sanitizers catch it asserts the verdict's contract: a refusal carries a known 4xx code and a
  * message, an accepted head ends with its empty line inside the input and within
@@ -7,8 +7,8 @@
  * accepted head is a wait. Built and run by `make fuzz` (tests/fuzz/run.sh) from
  * tests/fuzz/corpus/head/.
  */
-#include "server/http.h"
-#include "server/http_head.h"
+#include "server/http/http.h"
+#include "server/http/head.h"
 
 #include <stdint.h>
 #include <stdlib.h>

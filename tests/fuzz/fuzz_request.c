@@ -21,7 +21,7 @@
  *     tests/fuzz/corpus/request      (new inputs go to the first, scratch directory)
  */
 #include "server/config.h"
-#include "server/http.h"
+#include "server/http/http.h"
 #include "server/registry.h"
 
 #include <cjson/cJSON.h>

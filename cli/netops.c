@@ -1,0 +1,293 @@
+/* netops.c - `gpath routing-tables` and `gpath what-if`: one-shot routing-table and failure
+ * what-if answers on stdout as JSON (the same documents as the HTTP endpoints, server/api/netops_json.h).
+ *
+ * routing-tables prints HTTP's document {"graph", "version", "backend", "ecmp_max", "weight_unit",
+ * "routers", "tables": [router, ...]} (with --router: GET .../routing-table's, the header members
+ * then the router's). what-if prints HTTP's what-if document {"graph", "version",
+ * "what_if_version", "count", "changes": [...]} (server/api/netops_json.h, the graph named by its spec);
+ * with --each-link it fails every link (each unordered router pair joined by an arc) in turn and
+ * prints one line per link: {"link": [u, v], "changes": [...]} (used by tests/test_netops_ref.sh).
+ * Routers are given by id or name (server/api/params.h). Options and help come from the tables below
+ * (cli/args.h). Usage errors exit 2, failures 1; an unknown router or a link between
+ * routers that are not joined prints HTTP's error document (UnknownNode, NotFound: --fail-link,
+ * --set-cost and --fail-router named as the body fields fail_links[i], set_costs[i].link,
+ * fail_routers[i]) and exits 2.
+ */
+#include "cli/netops.h"
+
+#include "engine/ecmp.h"
+#include "cli/cli.h"
+#include "cli/progress.h"
+#include "server/api/netops_json.h"
+#include "server/api/params.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int die(int code, const char *fmt, const char *a) {
+    gp_cli_progress_clear();
+    fputs("gpath: ", stderr);
+    fprintf(stderr, fmt, a);
+    fputc('\n', stderr);
+    return code;
+}
+
+static int write_out(gp_sbuf *s) {
+    if (s->oom) return die(1, "%s", "out of memory");
+    if (s->len && fwrite(s->p, 1, s->len, stdout) != s->len) return die(1, "%s", "write error");
+    gp_sbuf_reset(s);
+    return 0;
+}
+
+static void put_changes(gp_sbuf *s, const gp_rt *a, const gp_rt *b, const gp_rt_pair *p, size_t np,
+                        uint32_t *scratch) {
+    gp_sbuf_add(s, "[", 1);
+    for (size_t k = 0; k < np; k++) {
+        if (k) gp_sbuf_add(s, ",", 1);
+        gp_nj_change(s, a, b, p[k], scratch);
+    }
+    gp_sbuf_add(s, "]", 1);
+}
+
+/* Tables after a change set, and the diff against base, into s: HTTP's whole what-if document
+ * when graph (its name) is given, else the changes array only. scratch: 2 x gp_nj_scratch. */
+static int what_if_once(gp_engine *e, const gp_rt *base, const gp_link_change *ch, size_t nch,
+                        const int64_t *fr, size_t nfr, const char *graph, gp_sbuf *s,
+                        uint32_t *scratch, gp_err *err) {
+    gp_graph *g2 = NULL;
+    gp_rt *t2 = NULL;
+    gp_rt_pair *p = NULL;
+    size_t np = 0;
+    int rc = gp_graph_change_links(base->g, ch, nch, fr, nfr, &g2, err);
+    if (rc == GP_OK) rc = gp_engine_attach(e, g2, err); /* e.g. the CSR onto the GPU */
+    if (rc == GP_OK) rc = gp_rt_update(e, base, g2, GP_RT_AUTO, 0, &t2, NULL, err);
+    if (rc == GP_OK) rc = gp_rt_diff(base, t2, &p, &np, err);
+    if (rc == GP_OK && graph) gp_nj_what_if(s, graph, base, t2, p, np, scratch);
+    else if (rc == GP_OK) put_changes(s, base, t2, p, np, scratch);
+    free(p);
+    gp_rt_free(t2);
+    gp_graph_unref(g2);
+    return rc;
+}
+
+#define NETOPS_LOAD_OPTS                                                                           \
+    {"cost-rule", 'r', "RULE",                                                                     \
+     "link costs: hops (default) or bandwidth (GraphML, SNDlib), routing (SNDlib), weights "      \
+     "(Rocketfuel default)",                                                                       \
+     "bandwidth", 0},                                                                              \
+        {"ref-bandwidth", 0, "BPS", "reference bandwidth of the bandwidth rule (default 100e9)",   \
+         "10e9", 0},                                                                               \
+        GP_CLI_OPT_SCALE,                                                                          \
+        {"ecmp-max", 'm', "N", "most equal-cost next hops listed per destination (default 64)",    \
+         "16", 0},                                                                                 \
+        GP_CLI_OPT_BACKEND, GP_CLI_OPT_QUIET
+
+static const gp_cli_opt rt_opts[] = {
+    GP_CLI_OPT_GRAPH,
+    {"router", 'R', "R", "print only this router's table (by id or name)", "Chicago", 0},
+    NETOPS_LOAD_OPTS,
+};
+static const char *const rt_ex[] = {
+    "gpath routing-tables -g graphml:Abilene.graphml --cost-rule bandwidth",
+    "gpath routing-tables --graph 1239/weights.intra --router 3", NULL};
+
+static const gp_cli_opt wi_opts[] = {
+    GP_CLI_OPT_GRAPH,
+    {"fail-link", 'L', "U,V", "take the link between routers U and V down (ids or names)", "12,40",
+     GP_OPT_REPEAT},
+    {"fail-router", 'F', "R", "take router R (id or name) and all its links down", "7",
+     GP_OPT_REPEAT},
+    {"set-cost", 'C', "U,V,COST", "give the link U-V the cost COST (both directions)", "3,4,10",
+     GP_OPT_REPEAT},
+    {"each-link", 0, NULL, "fail every link in turn: one line {\"link\", \"changes\"} per link",
+     NULL, 0},
+    NETOPS_LOAD_OPTS,
+};
+static const char *const wi_ex[] = {
+    "gpath what-if -g 1239/weights.intra --fail-link 12,40 --fail-router 7 --set-cost 3,4,10",
+    "gpath what-if --graph graphml:Abilene.graphml --each-link", NULL};
+
+/* Loads the graph with the topology options (progress on stderr from here on). */
+static int netops_load(const gp_cli_args *a, gp_cli_progress **pr, gp_graph **g, gp_engine **e) {
+    gp_load_opts lo;
+    memset(&lo, 0, sizeof lo);
+    lo.cost_rule = gp_cli_str(a, "cost-rule");
+    uint64_t ecmp_max;
+    int rc;
+    if ((rc = gp_cli_double(a, "ref-bandwidth", 0, 1e-9, 1e18, &lo.ref_bandwidth)) ||
+        (rc = gp_cli_u64(a, "ecmp-max", GP_ECMP_MAX_DEFAULT, 1, 1000000, &ecmp_max)))
+        return rc;
+    *pr = gp_cli_progress_start(!gp_cli_flag(a, "quiet"));
+    gp_cli_progress_stage(*pr, "loading graph");
+    return gp_cli_setup(a, &lo, g, e);
+}
+
+/* Builds the routing tables of the loaded graph. */
+static int netops_tables(const gp_cli_args *a, gp_cli_progress *pr, gp_graph *g, gp_engine *e,
+                         gp_rt **t) {
+    uint64_t ecmp_max;
+    int rc = gp_cli_u64(a, "ecmp-max", GP_ECMP_MAX_DEFAULT, 1, 1000000, &ecmp_max);
+    if (rc) return rc;
+    gp_cli_progress_stage(pr, "routing tables");
+    gp_err err;
+    gp_err_clear(&err);
+    if (gp_rt_build(e, g, (uint32_t)ecmp_max, 0, 0, t, &err) != GP_OK) return die(1, "%s", err.msg);
+    gp_cli_progress_stage(pr, "writing answer");
+    return 0;
+}
+
+static int cmd_routing_tables(const gp_cli_args *a) {
+    gp_cli_progress *pr = NULL;
+    gp_engine *e = NULL;
+    gp_graph *g = NULL;
+    gp_rt *t = NULL;
+    uint32_t *scratch = NULL;
+    gp_sbuf s = {0};
+    const char *router = gp_cli_str(a, "router");
+    int rc = netops_load(a, &pr, &g, &e);
+    if (!rc) rc = netops_tables(a, pr, g, e, &t);
+    if (rc) goto done;
+    scratch = malloc((size_t)gp_nj_scratch(t) * sizeof *scratch);
+    if (!scratch) {
+        rc = die(1, "%s", "out of memory");
+        goto done;
+    }
+    if (router) {
+        uint32_t i = gp_router_lookup(g, router); /* by name, else id (server/api/params.h) */
+        if (i == GP_NONE) { /* HTTP's UnknownNode document */
+            char msg[512];
+            gp_unknown_router_msg(msg, sizeof msg, "router", router, gp_cli_str(a, "graph"));
+            rc = gp_cli_answer_error(GP_HC_UNKNOWN_NODE, msg);
+            goto done;
+        }
+        gp_sbuf hdr = {0}; /* HTTP's routing-table document (server/api/netops_json.h) */
+        gp_nj_header(&hdr, gp_cli_str(a, "graph"), t);
+        gp_nj_router(&s, t, i, hdr.oom ? NULL : hdr.p, scratch);
+        s.oom |= hdr.oom;
+        gp_sbuf_free(&hdr);
+        gp_sbuf_add(&s, "\n", 1);
+        rc = write_out(&s);
+        goto done;
+    }
+    gp_sbuf_add(&s, "{", 1); /* HTTP's routing-tables document */
+    gp_nj_header(&s, gp_cli_str(a, "graph"), t);
+    gp_sbuf_printf(&s, "\"routers\":%u,\"tables\":[", g->n);
+    for (uint32_t i = 0; i < g->n; i++) {
+        if (i) gp_sbuf_add(&s, ",", 1);
+        gp_nj_router(&s, t, i, NULL, scratch);
+        if (s.len > (1u << 20) && (rc = write_out(&s))) goto done;
+    }
+    gp_sbuf_add(&s, "]}\n", 3);
+    rc = write_out(&s);
+done:
+    gp_cli_progress_stop(pr);
+    gp_sbuf_free(&s);
+    free(scratch);
+    gp_rt_free(t);
+    gp_graph_unref(g);
+    gp_engine_free(e);
+    return rc;
+}
+
+static int cmd_what_if(const gp_cli_args *a) {
+    size_t nl = gp_cli_all(a, "fail-link", NULL, 0), nc = gp_cli_all(a, "set-cost", NULL, 0),
+           nr = gp_cli_all(a, "fail-router", NULL, 0);
+    const char **vals = calloc(nl + nc + nr + 1, sizeof *vals);
+    gp_link_change *ch = calloc(nl + nc + 1, sizeof *ch);
+    int64_t *fr = calloc(nr + 1, sizeof *fr);
+    gp_cli_progress *pr = NULL;
+    gp_engine *e = NULL;
+    gp_graph *g = NULL;
+    gp_rt *t = NULL;
+    uint32_t *scratch = NULL;
+    gp_sbuf s = {0};
+    gp_err err;
+    gp_err_clear(&err);
+    int rc = 0;
+    if (!vals || !ch || !fr) {
+        rc = die(1, "%s", "out of memory");
+        goto done;
+    }
+    if ((rc = netops_load(a, &pr, &g, &e))) goto done;
+    /* routers by name or id (server/api/params.h), so once the graph is loaded; before the tables */
+    size_t nch = 0;
+    gp_cli_all(a, "fail-link", vals, nl);
+    gp_cli_all(a, "set-cost", vals + nl, nc);
+    /* named as HTTP's body fields, with HTTP's error documents (server/api/params.h) */
+    const char *spec = gp_cli_str(a, "graph");
+    for (size_t i = 0; i < nl + nc; i++, nch++) {
+        char what[64];
+        int code;
+        if (i < nl) snprintf(what, sizeof what, "fail_links[%zu]", i);
+        else snprintf(what, sizeof what, "set_costs[%zu].link", i - nl);
+        if (gp_link_text(g, spec, vals[i], i >= nl, what, &ch[nch], &code, &err) != GP_OK) {
+            rc = gp_cli_answer_error(code, err.msg);
+            goto done;
+        }
+    }
+    gp_cli_all(a, "fail-router", vals, nr);
+    for (size_t i = 0; i < nr; i++) {
+        uint32_t v = gp_router_lookup(g, vals[i]);
+        if (v == GP_NONE) {
+            char what[64], msg[512];
+            snprintf(what, sizeof what, "fail_routers[%zu]", i);
+            gp_unknown_router_msg(msg, sizeof msg, what, vals[i], spec);
+            rc = gp_cli_answer_error(GP_HC_UNKNOWN_NODE, msg);
+            goto done;
+        }
+        fr[i] = g->ext[v];
+    }
+    if ((rc = netops_tables(a, pr, g, e, &t))) goto done;
+    scratch = malloc(2 * (size_t)gp_nj_scratch(t) * sizeof *scratch);
+    if (!scratch) {
+        rc = die(1, "%s", "out of memory");
+        goto done;
+    }
+    if (gp_cli_flag(a, "each-link")) {
+        for (uint32_t u = 0; u < g->n; u++)
+            for (uint32_t k = t->nb_off[u]; k < t->nb_off[u + 1]; k++) {
+                uint32_t v = t->nb[k];
+                /* each unordered pair once: from its lower end, or from v when v has no arc back */
+                int back = 0;
+                for (uint32_t b = t->nb_off[v]; b < t->nb_off[v + 1]; b++) back |= t->nb[b] == u;
+                if (back && v < u) continue;
+                gp_link_change one = {.u = g->ext[u], .v = g->ext[v], .down = 1};
+                gp_sbuf_printf(&s, "{\"link\":[%lld,%lld],\"changes\":", (long long)g->ext[u],
+                               (long long)g->ext[v]);
+                if (what_if_once(e, t, &one, 1, NULL, 0, NULL, &s, scratch, &err) != GP_OK) {
+                    rc = die(1, "%s", err.msg);
+                    goto done;
+                }
+                gp_sbuf_add(&s, "}\n", 2);
+                if ((rc = write_out(&s))) goto done;
+            }
+        goto done;
+    }
+    /* HTTP's what-if document (server/api/netops_json.h), the graph named by its spec */
+    if (what_if_once(e, t, ch, nch, fr, nr, gp_cli_str(a, "graph"), &s, scratch, &err) != GP_OK) {
+        rc = die(err.code == GP_ENOTFOUND || err.code == GP_EINVAL ? GP_CLI_EXIT_USAGE : 1, "%s",
+                 err.msg);
+        goto done;
+    }
+    gp_sbuf_add(&s, "\n", 1);
+    rc = write_out(&s);
+done:
+    gp_cli_progress_stop(pr);
+    gp_sbuf_free(&s);
+    free(scratch);
+    gp_rt_free(t);
+    gp_graph_unref(g);
+    gp_engine_free(e);
+    free(vals);
+    free(ch);
+    free(fr);
+    return rc;
+}
+
+const gp_cli_cmd gp_cli_routing_tables = {
+    "routing-tables", "OSPF-style routing tables with ECMP next hops", rt_opts,
+    GP_CLI_NOPTS(rt_opts), rt_ex, cmd_routing_tables, NULL};
+const gp_cli_cmd gp_cli_what_if = {
+    "what-if", "routing changes after link/router failures or cost changes", wi_opts,
+    GP_CLI_NOPTS(wi_opts), wi_ex, cmd_what_if, NULL};

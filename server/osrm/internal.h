@@ -1,0 +1,116 @@
+/* internal.h - what the files of the OSRM handler family (server/osrm/) share: OSRM's error
+ * body and the parsed request (graph resolved from {profile}, snapped coordinates, options) of
+ * request.c, and route legs built from snapped routes and their JSON (route.c, alt.c). The
+ * handlers (osrm.c, trip.c) call both; route.c calls request.c; request.c calls neither. Not used
+ * outside that family.
+ *
+ * Units: a graph's weights are stored units; OSRM's `duration` is seconds = cost * unit_s when the
+ * weights are travel times (graph.h), else the cost itself in the input's units (documented);
+ * `distance` is metres along the road geometry; `weight` is the cost in input units.
+ */
+#ifndef GP_OSRM_INTERNAL_H
+#define GP_OSRM_INTERNAL_H
+
+#include "engine/snap.h"
+#include "server/http/http.h"
+#include "server/api/arcs.h"
+#include "server/api/geom.h"
+#include "server/api/render.h"
+
+#include <cjson/cJSON.h>
+
+/* OSRM's error answer: HTTP status (400 for every OSRM code but internal errors) and
+ * {"code": code, "message": ...}. */
+void gp_osrm_error(gp_req *r, int status, const char *code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+/* Maps an engine failure (gp_err) to OSRM's codes: timeouts, busy and device errors keep their
+ * HTTP status with gpath's code names. */
+void gp_osrm_error_err(gp_req *r, const gp_err *err);
+
+/* Output geometry format. */
+enum { GP_GEOM_POLYLINE = 0, GP_GEOM_POLYLINE6, GP_GEOM_GEOJSON };
+
+/* A parsed OSRM request. The getter reads an option: the query string for GET, body fields turned
+ * into OSRM's text form for POST. */
+typedef struct gp_osrm_req {
+    gp_req *r;
+    gp_graph *g;           /* referenced; released by gp_osrm_req_free */
+    char graph_name[65];
+    const cJSON *body;     /* POST body, or NULL */
+    uint32_t n;            /* coordinates */
+    double *lon, *lat;
+    gp_snap *snap;         /* n snapped positions (after gp_osrm_snap_all) */
+    int geometries;        /* GP_GEOM_* */
+    int skip_waypoints, generate_hints;
+    int snap_any;          /* snapping=any: small components too (gp_snap_big) */
+} gp_osrm_req;
+
+/* Resolves {profile}, parses {coordinates} ("lon,lat;..." or "polyline(...)"/"polyline6(...)",
+ * an optional ".json" suffix) and the options every service shares. max_coords is the service's
+ * limit (its config key named in the error). On failure answers and returns 0. */
+int gp_osrm_req_init(gp_osrm_req *q, gp_req *r, const char *coords, long max_coords,
+                     const char *limit_key);
+void gp_osrm_req_free(gp_osrm_req *q);
+/* An option's text (query string or POST body), NULL when absent. */
+const char *gp_osrm_opt(gp_osrm_req *q, const char *name, char *buf, size_t size);
+/* Snaps every coordinate honouring radiuses, bearings and approaches; answers NoSegment /
+ * InvalidValue and returns 0 on failure. */
+int gp_osrm_snap_all(gp_osrm_req *q);
+/* Parses a decimal number (strtod, the whole text); 0 on success. */
+int gp_osrm_parse_double(const char *s, double *out);
+/* Parses an index list option ("0;2;5" or "all"); *idx malloc'd (NULL + *k = n for all/absent). */
+int gp_osrm_index_list(gp_osrm_req *q, const char *name, uint32_t n, uint32_t **idx, uint32_t *k);
+
+/* A waypoint object {hint?, distance, name, location} for snapped position s. */
+cJSON *gp_osrm_waypoint(const gp_osrm_req *q, const gp_snap *s);
+
+/* ---- legs (route.c) ---- */
+/* A piece of one arc traversed from fraction f0 to f1 of its length. */
+typedef struct gp_osrm_piece {
+    uint32_t arc;
+    uint32_t tail;   /* the arc's tail (gp_graph_arc_tail, known when the leg is built) */
+    double f0, f1;
+    uint64_t cost;   /* stored units */
+    double dist_m;
+    size_t p0, p1;   /* its points in the leg's point list */
+} gp_osrm_piece;
+
+typedef struct gp_osrm_leg {
+    gp_pts pts;
+    gp_osrm_piece *pc;
+    size_t npc, cap; /* pieces, allocated */
+    uint64_t cost;
+    double dist_m;
+    const gp_snap *a, *b;
+} gp_osrm_leg;
+
+/* Builds the leg of route rt between snapped positions a and b. -1 when out of memory. */
+int gp_osrm_leg_build(const gp_graph *g, const gp_snap *a, const gp_snap *b,
+                      const gp_snap_route *rt, gp_osrm_leg *leg);
+void gp_osrm_leg_free(gp_osrm_leg *leg);
+/* Appends leg x to leg m (x is freed, also on failure); m ends where x ends. -1 when out of
+ * memory (m is then freed too). */
+int gp_osrm_leg_append(gp_osrm_leg *m, gp_osrm_leg *x);
+/* Up to max_alt alternatives to the best leg between its two positions (alt.c) into out;
+ * returns the count. Engine failures just mean fewer alternatives. */
+size_t gp_osrm_alternatives(gp_osrm_req *q, const gp_osrm_leg *best, size_t max_alt,
+                            gp_osrm_leg *out);
+
+typedef struct gp_osrm_route_opts {
+    int steps;
+    int overview;     /* 0 false, 1 simplified, 2 full */
+    int ann_duration, ann_distance, ann_nodes, ann_speed, ann_weight;
+} gp_osrm_route_opts;
+/* The OSRM route object {geometry?, legs, weight_name, weight, duration, distance} of nleg legs. */
+cJSON *gp_osrm_route_json(const gp_osrm_req *q, const gp_osrm_leg *legs, size_t nleg,
+                          const gp_osrm_route_opts *o);
+/* Parses steps / overview / annotations; answers and returns 0 on a bad value. */
+int gp_osrm_route_opts_parse(gp_osrm_req *q, gp_osrm_route_opts *o);
+/* Routes between snapped positions s[order[i]] and s[order[i+1]] into legs[0..k-2]; on failure
+ * answers (NoRoute / engine error) and returns 0, legs freed. */
+int gp_osrm_route_legs(gp_osrm_req *q, const uint32_t *order, uint32_t k, gp_osrm_leg *legs);
+
+#endif

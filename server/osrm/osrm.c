@@ -1,0 +1,441 @@
+/* osrm.c - the OSRM v1 HTTP API on gpath's graphs: route, table and nearest (trip in trip.c),
+ * with OSRM's URL form, options, response shapes and error codes, so OSRM clients (Leaflet Routing
+ * Machine's osrmv1 router, osrm-frontend, plain HTTP clients) work unchanged.
+ *
+ * {profile} names a served graph, or one of OSRM's profile aliases (driving/car, cycling/bike/
+ * bicycle, walking/foot) resolving to the graph whose gp_graph.profile matches; with exactly one
+ * graph served, any profile resolves to it. Coordinates snap to road segments through
+ * engine/snap.h, and routes and tables run through gp_engine_*_snap, so these answers equal
+ * gpath's own /v1 answers on the same graph. Errors are OSRM's: HTTP 400 with {"code":
+ * "InvalidQuery" | "InvalidValue" | "InvalidOptions" | "NoSegment" | "NoRoute" | "TooBig" | ...,
+ * "message": ...}; engine failures keep their status (504 Timeout, 503 Busy, 500).
+ */
+#include "server/osrm/osrm.h"
+
+#include "graph/spatial.h"
+#include "server/api/render.h"
+#include "server/osrm/internal.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static cJSON *waypoints_json(const gp_osrm_req *q, const uint32_t *idx, uint32_t k) {
+    cJSON *a = cJSON_CreateArray();
+    for (uint32_t i = 0; i < k; i++)
+        cJSON_AddItemToArray(a, gp_osrm_waypoint(q, &q->snap[idx ? idx[i] : i]));
+    return a;
+}
+
+static cJSON *ok_object(void) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "code", "Ok");
+    return o;
+}
+
+/* ---- route ---- */
+void gp_h_osrm_route(gp_req *r) {
+    gp_osrm_req q;
+    const gp_config *cfg = gp_http_config();
+    if (!gp_osrm_req_init(&q, r, gp_req_param(r, "coordinates"), cfg->osrm_max_route_size,
+                          "osrm_max_route_size"))
+        goto out;
+    gp_osrm_route_opts o;
+    if (!gp_osrm_route_opts_parse(&q, &o)) goto out;
+    if (q.n < 2) {
+        gp_osrm_error(r, 400, "InvalidQuery", "route needs at least 2 coordinates, got %u", q.n);
+        goto out;
+    }
+    char buf[64];
+    const char *v = gp_osrm_opt(&q, "alternatives", buf, sizeof buf);
+    size_t n_alt = 0; /* alternatives wanted besides the best route */
+    if (v && !strcmp(v, "true")) {
+        n_alt = 1;
+    } else if (v && strcmp(v, "false")) {
+        char *end;
+        long k = strtol(v, &end, 10);
+        if (!*v || *end || k < 0 || k > 10) {
+            gp_osrm_error(r, 400, "InvalidOptions",
+                          "alternatives must be true, false or a number 0..10");
+            goto out;
+        }
+        n_alt = k > 3 ? 3 : (size_t)k; /* up to N alternatives, at most 3 (osrm-routed's default) */
+    }
+    if ((v = gp_osrm_opt(&q, "continue_straight", buf, sizeof buf)) && strcmp(v, "default") &&
+        strcmp(v, "true") && strcmp(v, "false")) {
+        gp_osrm_error(r, 400, "InvalidOptions", "continue_straight must be default, true or false");
+        goto out;
+    }
+    if (!gp_osrm_snap_all(&q)) goto out;
+    /* waypoints=i;j;...: legs only between these coordinates (the others are via points) */
+    uint32_t *wpi = NULL, nwp = 0;
+    if (!gp_osrm_index_list(&q, "waypoints", q.n, &wpi, &nwp)) goto out;
+    if (wpi && (nwp < 2 || wpi[0] != 0 || wpi[nwp - 1] != q.n - 1)) {
+        free(wpi);
+        gp_osrm_error(r, 400, "InvalidValue",
+                      "waypoints must start with 0 and end with the last coordinate's index");
+        goto out;
+    }
+    uint32_t *order = malloc(sizeof *order * q.n);
+    gp_osrm_leg *legs = calloc(q.n, sizeof *legs);
+    if (!order || !legs) {
+        free(order);
+        free(legs);
+        free(wpi);
+        gp_osrm_error(r, 500, "InternalError", "out of memory");
+        goto out;
+    }
+    for (uint32_t i = 0; i < q.n; i++) order[i] = i;
+    if (gp_osrm_route_legs(&q, order, q.n, legs)) {
+        size_t nleg = q.n - 1;
+        int oom = 0;
+        if (wpi) { /* merge the legs between consecutive waypoints */
+            size_t out_i = 0;
+            for (uint32_t w = 0; w + 1 < nwp; w++) {
+                gp_osrm_leg m = legs[wpi[w]];
+                for (uint32_t j = wpi[w] + 1; j < wpi[w + 1]; j++) {
+                    if (oom) gp_osrm_leg_free(&legs[j]);
+                    else if (gp_osrm_leg_append(&m, &legs[j])) oom = 1;
+                }
+                legs[out_i++] = m;
+            }
+            nleg = out_i;
+        }
+        size_t nalt = 0;
+        gp_osrm_leg alt[10];
+        if (!oom && n_alt && q.n == 2) nalt = gp_osrm_alternatives(&q, &legs[0], n_alt, alt);
+        cJSON *res = ok_object();
+        cJSON *routes = cJSON_AddArrayToObject(res, "routes");
+        cJSON_AddItemToArray(routes, gp_osrm_route_json(&q, legs, nleg, &o));
+        for (size_t i = 0; i < nalt; i++) {
+            cJSON_AddItemToArray(routes, gp_osrm_route_json(&q, &alt[i], 1, &o));
+            gp_osrm_leg_free(&alt[i]);
+        }
+        if (!q.skip_waypoints)
+            cJSON_AddItemToObject(res, "waypoints", waypoints_json(&q, wpi, wpi ? nwp : q.n));
+        for (size_t i = 0; i < nleg; i++) gp_osrm_leg_free(&legs[i]);
+        gp_http_json(r, 200, res);
+    }
+    free(wpi);
+    free(order);
+    free(legs);
+out:
+    gp_osrm_req_free(&q);
+}
+
+/* ---- table ---- */
+/* Metres along the shortest-path tree of one source (pred from gp_engine_sssp_snap) to snapped
+ * destination b, whose network cost is want (the table's answer). */
+static double tree_metres(const gp_graph *g, const gp_snap *a, const gp_snap *b, const uint64_t *dist,
+                          const uint32_t *pred, uint64_t want) {
+    uint32_t node[2];
+    uint64_t cost[2];
+    uint32_t k = gp_snap_dests(g, b, node, cost), best = GP_NONE;
+    uint64_t bd = GP_INF;
+    for (uint32_t i = 0; i < k; i++)
+        if (dist[node[i]] != GP_INF && dist[node[i]] + cost[i] < bd) {
+            bd = dist[node[i]] + cost[i];
+            best = i;
+        }
+    if (a->arc != GP_NONE && (bd == GP_INF || bd > want) &&
+        (b->arc == a->arc || b->arc == a->rarc || b->rarc == a->arc))
+        return fabs(b->frac - (b->arc == a->arc ? a->frac : 1 - a->frac)) *
+               gp_graph_arc_length_m(g, a->arc); /* the direct way along one arc */
+    if (best == GP_NONE) return NAN;
+    uint32_t v = node[best];
+    double m = 0;
+    if (b->arc != GP_NONE) {
+        double len = gp_graph_arc_length_m(g, b->arc);
+        m += v == gp_graph_arc_tail(g, b->arc) ? b->frac * len : (1 - b->frac) * len;
+    }
+    for (uint32_t hops = 0; pred[v] != GP_NONE && hops < g->n; hops++) {
+        uint32_t arc = gp_graph_find_arc(g, pred[v], v);
+        if (arc != GP_NONE) m += gp_graph_arc_length_m(g, arc);
+        v = pred[v];
+    }
+    if (a->arc != GP_NONE) {
+        double len = gp_graph_arc_length_m(g, a->arc);
+        m += v == g->col[a->arc] ? (1 - a->frac) * len : a->frac * len;
+    }
+    return m;
+}
+
+static void table_answer(gp_req *r, int post) {
+    gp_osrm_req q;
+    const gp_config *cfg = gp_http_config();
+    long max = cfg->osrm_max_table_size;
+    uint32_t *si = NULL, *di = NULL, ns = 0, nt = 0;
+    gp_snap *src = NULL, *dst = NULL;
+    uint64_t *cost = NULL, *dist = NULL;
+    uint32_t *pred = NULL;
+    double *metres = NULL;
+    char buf[64];
+    const char *v;
+    /* OSRM limits the table's size (sources x destinations <= max^2), not the coordinates;
+     * URL and body sizes bound those */
+    if (!gp_osrm_req_init(&q, r, post ? NULL : gp_req_param(r, "coordinates"), 1L << 20, ""))
+        goto out;
+    if (!gp_osrm_index_list(&q, "sources", q.n, &si, &ns) ||
+        !gp_osrm_index_list(&q, "destinations", q.n, &di, &nt))
+        goto out;
+    int want_dur = 1, want_dist = 0;
+    if ((v = gp_osrm_opt(&q, "annotations", buf, sizeof buf))) {
+        want_dur = strstr(v, "duration") != NULL;
+        want_dist = strstr(v, "distance") != NULL;
+        char tmp[64];
+        snprintf(tmp, sizeof tmp, "%s", v);
+        for (char *sv = NULL, *t = strtok_r(tmp, ",", &sv); t; t = strtok_r(NULL, ",", &sv))
+            if (strcmp(t, "duration") && strcmp(t, "distance")) want_dur = want_dist = 0;
+        if (!want_dur && !want_dist) {
+            gp_osrm_error(r, 400, "InvalidOptions",
+                          "annotations must be duration, distance or duration,distance");
+            goto out;
+        }
+    }
+    double fallback = 0, scale_factor = 1;
+    if ((v = gp_osrm_opt(&q, "fallback_speed", buf, sizeof buf)) &&
+        (gp_osrm_parse_double(v, &fallback) || fallback <= 0)) {
+        gp_osrm_error(r, 400, "InvalidOptions", "fallback_speed must be a positive number (m/s)");
+        goto out;
+    }
+    if ((v = gp_osrm_opt(&q, "scale_factor", buf, sizeof buf)) &&
+        (gp_osrm_parse_double(v, &scale_factor) || scale_factor <= 0)) {
+        gp_osrm_error(r, 400, "InvalidOptions", "scale_factor must be a positive number");
+        goto out;
+    }
+    int fb_snapped = 0;
+    if ((v = gp_osrm_opt(&q, "fallback_coordinate", buf, sizeof buf))) {
+        if (!strcmp(v, "snapped")) fb_snapped = 1;
+        else if (strcmp(v, "input")) {
+            gp_osrm_error(r, 400, "InvalidOptions", "fallback_coordinate must be input or snapped");
+            goto out;
+        }
+    }
+    if ((uint64_t)ns * nt > (uint64_t)max * (uint64_t)max) {
+        gp_osrm_error(r, 400, "TooBig",
+                      "table of %u sources x %u destinations exceeds osrm_max_table_size = %ld "
+                      "(at most %ld coordinates, or sources x destinations <= %ld^2)",
+                      ns, nt, max, max, max);
+        goto out;
+    }
+    if (q.n < 1) {
+        gp_osrm_error(r, 400, "InvalidQuery", "table needs at least one coordinate");
+        goto out;
+    }
+    if (!gp_osrm_snap_all(&q)) goto out;
+    src = malloc(sizeof *src * ns);
+    dst = malloc(sizeof *dst * nt);
+    cost = malloc(sizeof *cost * (size_t)ns * nt);
+    if (!src || !dst || !cost) {
+        gp_osrm_error(r, 500, "InternalError", "out of memory for a %u x %u table", ns, nt);
+        goto out;
+    }
+    for (uint32_t i = 0; i < ns; i++) src[i] = q.snap[si ? si[i] : i];
+    for (uint32_t j = 0; j < nt; j++) dst[j] = q.snap[di ? di[j] : j];
+    gp_err err;
+    if (gp_engine_table_snap(gp_http_engine(), q.g, src, ns, dst, nt, cost, &err)) {
+        gp_osrm_error_err(r, &err);
+        goto out;
+    }
+    if (want_dist) {
+        metres = malloc(sizeof *metres * (size_t)ns * nt);
+        dist = malloc(sizeof *dist * q.g->n);
+        pred = malloc(sizeof *pred * q.g->n);
+        if (!metres || !dist || !pred) {
+            gp_osrm_error(r, 500, "InternalError", "out of memory for table distances");
+            goto out;
+        }
+        for (uint32_t i = 0; i < ns; i++) {
+            /* the tree need not reach past the row's farthest destination */
+            uint64_t cutoff = 0;
+            for (uint32_t j = 0; j < nt; j++) {
+                uint64_t c = cost[(size_t)i * nt + j];
+                if (c != GP_INF && c > cutoff) cutoff = c;
+            }
+            if (gp_engine_sssp_snap(gp_http_engine(), q.g, &src[i], cutoff, dist, pred, &err)) {
+                gp_osrm_error_err(r, &err);
+                goto out;
+            }
+            for (uint32_t j = 0; j < nt; j++) {
+                uint64_t c = cost[(size_t)i * nt + j];
+                metres[(size_t)i * nt + j] =
+                    c == GP_INF ? NAN : tree_metres(q.g, &src[i], &dst[j], dist, pred, c);
+            }
+        }
+    }
+    cJSON *o = ok_object();
+    cJSON *durs = want_dur ? cJSON_AddArrayToObject(o, "durations") : NULL;
+    cJSON *dists = want_dist ? cJSON_AddArrayToObject(o, "distances") : NULL;
+    cJSON *fbc = fallback > 0 ? cJSON_CreateArray() : NULL;
+    /* rows written as raw JSON text (a 1000 x 1000 table is a million numbers: cJSON items
+     * printed one by one cost more than the table itself) */
+    double *rowd = malloc(sizeof *rowd * (nt ? nt : 1)), *rowm = malloc(sizeof *rowm * (nt ? nt : 1));
+    for (uint32_t i = 0; rowd && rowm && i < ns; i++) {
+        for (uint32_t j = 0; j < nt; j++) {
+            size_t c = (size_t)i * nt + j;
+            if (cost[c] != GP_INF) {
+                rowd[j] = gp_round_unit(gp_cost_seconds(q.g, cost[c]) * scale_factor, 0.1);
+                rowm[j] = metres && isfinite(metres[c]) ? gp_round_unit(metres[c], 0.1) : NAN;
+            } else if (fallback > 0) {
+                const gp_snap *a = &src[i], *b = &dst[j];
+                double crow = fb_snapped ? gp_haversine_m(a->lon, a->lat, b->lon, b->lat)
+                                         : gp_haversine_m(a->qlon, a->qlat, b->qlon, b->qlat);
+                rowd[j] = gp_round_unit(crow / fallback * scale_factor, 0.1);
+                rowm[j] = gp_round_unit(crow, 0.1);
+                cJSON *cell = cJSON_CreateArray();
+                cJSON_AddItemToArray(cell, cJSON_CreateNumber(i));
+                cJSON_AddItemToArray(cell, cJSON_CreateNumber(j));
+                cJSON_AddItemToArray(fbc, cell);
+            } else {
+                rowd[j] = rowm[j] = NAN;
+            }
+        }
+        cJSON *rd = durs ? gp_render_number_row(rowd, nt) : NULL;
+        cJSON *rm = dists ? gp_render_number_row(rowm, nt) : NULL;
+        if ((durs && !rd) || (dists && !rm)) {
+            cJSON_Delete(rd);
+            cJSON_Delete(rm);
+            free(rowd);
+            rowd = NULL; /* the out-of-memory answer below */
+            break;
+        }
+        if (rd) cJSON_AddItemToArray(durs, rd);
+        if (rm) cJSON_AddItemToArray(dists, rm);
+    }
+    int rows_ok = rowd && rowm;
+    free(rowd);
+    free(rowm);
+    if (!rows_ok) {
+        cJSON_Delete(o);
+        cJSON_Delete(fbc);
+        gp_osrm_error(r, 500, "InternalError", "out of memory for a %u x %u table", ns, nt);
+        goto out;
+    }
+    if (fbc) cJSON_AddItemToObject(o, "fallback_speed_cells", fbc);
+    if (!q.skip_waypoints) {
+        cJSON_AddItemToObject(o, "sources", waypoints_json(&q, si, ns));
+        cJSON_AddItemToObject(o, "destinations", waypoints_json(&q, di, nt));
+    }
+    gp_http_json(r, 200, o);
+out:
+    free(si);
+    free(di);
+    free(src);
+    free(dst);
+    free(cost);
+    free(dist);
+    free(pred);
+    free(metres);
+    gp_osrm_req_free(&q);
+}
+
+void gp_h_osrm_table(gp_req *r) { table_answer(r, 0); }
+
+void gp_h_osrm_table_post(gp_req *r) {
+    if (!gp_req_json(r)) {
+        gp_osrm_error(r, 400, "InvalidQuery",
+                      "POST /table/v1/{profile} needs a JSON body {\"coordinates\": [[lon, lat], "
+                      "...], \"sources\": [...], \"destinations\": [...], ...}");
+        return;
+    }
+    table_answer(r, 1);
+}
+
+/* ---- nearest ---- */
+typedef struct near_cand {
+    gp_snap s;
+    uint32_t u, v; /* segment ends, u < v */
+} near_cand;
+
+static int cand_cmp(const void *x, const void *y) {
+    const near_cand *a = x, *b = y;
+    if (a->s.dist_m != b->s.dist_m) return a->s.dist_m < b->s.dist_m ? -1 : 1;
+    return a->u != b->u ? (a->u < b->u ? -1 : 1) : (a->v < b->v ? -1 : a->v > b->v);
+}
+
+void gp_h_osrm_nearest(gp_req *r) {
+    gp_osrm_req q;
+    near_cand *c = NULL;
+    uint32_t *nodes = NULL;
+    if (!gp_osrm_req_init(&q, r, gp_req_param(r, "coordinates"), 2, "")) goto out;
+    if (q.n != 1) {
+        gp_osrm_error(r, 400, "InvalidQuery", "nearest takes exactly one coordinate");
+        goto out;
+    }
+    char buf[32];
+    const char *v = gp_osrm_opt(&q, "number", buf, sizeof buf);
+    long k = 1, max = gp_http_config()->osrm_max_nearest_size;
+    if (v) {
+        char *end;
+        k = strtol(v, &end, 10);
+        if (!*v || *end || k < 1) {
+            gp_osrm_error(r, 400, "InvalidOptions", "number must be an integer >= 1");
+            goto out;
+        }
+        if (k > max) {
+            gp_osrm_error(r, 400, "TooBig", "number = %ld exceeds osrm_max_nearest_size = %ld", k,
+                          max);
+            goto out;
+        }
+    }
+    if (!gp_osrm_snap_all(&q)) goto out;
+    const gp_graph *g = q.g;
+    /* candidates: the snapped segment, then segments at the nodes nearest to the point */
+    uint32_t kn = (uint32_t)(k * 4 + 8);
+    if (kn > g->n) kn = g->n;
+    nodes = malloc(sizeof *nodes * kn);
+    size_t cap = (size_t)kn * 32; /* up to 16 out- and 16 in-arcs per node */
+    c = malloc(sizeof *c * cap);
+    if (!nodes || !c) {
+        gp_osrm_error(r, 500, "InternalError", "out of memory");
+        goto out;
+    }
+    int got = gp_spatial_nearest(g->spatial, g, q.lon[0], q.lat[0], kn, nodes, NULL);
+    size_t nc = 0;
+    for (int i = 0; i < got; i++) {
+        uint32_t x = nodes[i];
+        for (int dir = 0; dir < 2; dir++) {
+            uint32_t b = dir ? g->rrow[x] : g->row[x], e = dir ? g->rrow[x + 1] : g->row[x + 1];
+            for (uint32_t a = b; a < e && a - b < 16 && nc < cap; a++) {
+                uint32_t y = dir ? g->rcol[a] : g->col[a];
+                uint32_t arc = dir ? gp_graph_find_arc(g, y, x) : a;
+                if (arc == GP_NONE || x == y) continue;
+                near_cand *cc = &c[nc];
+                cc->u = x < y ? x : y;
+                cc->v = x < y ? y : x;
+                gp_arc_project(g, arc, q.lon[0], q.lat[0], &cc->s);
+                nc++;
+            }
+        }
+    }
+    qsort(c, nc, sizeof *c, cand_cmp);
+    cJSON *o = ok_object();
+    cJSON *wps = cJSON_AddArrayToObject(o, "waypoints");
+    /* the first answer is the snapped position the other services use */
+    const gp_snap *s0 = &q.snap[0];
+    uint32_t u0 = s0->arc != GP_NONE ? gp_graph_arc_tail(g, s0->arc) : s0->node;
+    uint32_t v0 = s0->arc != GP_NONE ? g->col[s0->arc] : s0->node;
+    long out_n = 0;
+    for (size_t i = 0; i <= nc && out_n < k; i++) {
+        const gp_snap *s = i == 0 ? s0 : &c[i - 1].s;
+        uint32_t u = i == 0 ? u0 : c[i - 1].u, w = i == 0 ? v0 : c[i - 1].v;
+        if (i > 0) {
+            if ((u == u0 && w == v0) || (u == v0 && w == u0)) continue;
+            if (i > 1 && c[i - 2].u == u && c[i - 2].v == w) continue;
+        }
+        cJSON *wp = gp_osrm_waypoint(&q, s);
+        cJSON *ns = cJSON_AddArrayToObject(wp, "nodes");
+        cJSON_AddItemToArray(ns, cJSON_CreateNumber((double)gp_graph_orig_id(g, u)));
+        cJSON_AddItemToArray(ns, cJSON_CreateNumber((double)gp_graph_orig_id(g, w)));
+        cJSON_AddItemToArray(wps, wp);
+        out_n++;
+    }
+    gp_http_json(r, 200, o);
+out:
+    free(nodes);
+    free(c);
+    gp_osrm_req_free(&q);
+}

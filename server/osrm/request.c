@@ -1,0 +1,533 @@
+/* request.c - what every service of the OSRM family shares about a request (contract in
+ * internal.h): OSRM's error body, {profile} resolved to a served graph, {coordinates} and the
+ * options every service takes (radiuses, bearings, approaches, hints, snapping), coordinates
+ * snapped to road segments, index lists, and the waypoint objects of the answers. The handlers
+ * (osrm.c, trip.c) and the route builder (route.c) call it; it calls none of them.
+ */
+#include "server/osrm/internal.h"
+
+#include "graph/spatial.h"
+#include "server/api/render.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- errors ---- */
+void gp_osrm_error(gp_req *r, int status, const char *code, const char *fmt, ...) {
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "code", code);
+    cJSON_AddStringToObject(o, "message", msg);
+    gp_http_json(r, status, o);
+}
+
+void gp_osrm_error_err(gp_req *r, const gp_err *err) {
+    int c = gp_http_code_of(err->code);
+    const char *msg = err->msg[0] ? err->msg : gp_status_name(err->code);
+    if (err->code == GP_EINVAL || err->code == GP_EPARSE)
+        gp_osrm_error(r, 400, "InvalidValue", "%s", msg);
+    else if (err->code == GP_ETOOBIG)
+        gp_osrm_error(r, 400, "TooBig", "%s", msg);
+    else if (err->code == GP_ENOROUTE)
+        gp_osrm_error(r, 400, "NoRoute", "%s", msg);
+    else
+        gp_osrm_error(r, gp_http_code_status(c), gp_http_code_name(c), "%s", msg);
+}
+
+/* ---- profile -> graph ---- */
+static const struct {
+    const char *alias, *profile;
+} aliases[] = {{"driving", "car"},    {"car", "car"},     {"cycling", "bicycle"},
+               {"bike", "bicycle"},   {"bicycle", "bicycle"}, {"walking", "foot"},
+               {"foot", "foot"}};
+
+/* Referenced graph for profile, its name in name[65]; NULL when none. */
+static gp_graph *resolve_profile(const char *profile, char *name) {
+    gp_registry *reg = gp_http_registry();
+    gp_graph *g = gp_registry_get(reg, profile);
+    if (g) {
+        snprintf(name, 65, "%s", profile);
+        return g;
+    }
+    const char *want = NULL;
+    for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
+        if (!strcmp(aliases[i].alias, profile)) want = aliases[i].profile;
+    enum { CAP = 256 };
+    gp_graph **gs = malloc(sizeof *gs * CAP);
+    char(*names)[65] = malloc(sizeof *names * CAP);
+    int n = gs && names ? gp_registry_list(reg, gs, names, CAP) : 0;
+    int pick = -1;
+    for (int i = 0; want && i < n && pick < 0; i++)
+        if (!strcmp(gs[i]->profile, want)) pick = i;
+    if (pick < 0 && n == 1) pick = 0; /* the only graph answers every profile */
+    for (int i = 0; i < n; i++) {
+        if (i == pick) {
+            g = gs[i];
+            snprintf(name, 65, "%s", names[i]);
+        } else {
+            gp_graph_unref(gs[i]);
+        }
+    }
+    free(gs);
+    free(names);
+    return g;
+}
+
+/* ---- options ---- */
+/* Writes a JSON value in OSRM's text form: arrays joined by ';' (nested arrays by ','), numbers
+ * as %.17g, strings as is, booleans true/false, null as the empty item (the default). */
+static int json_text(const cJSON *v, char *buf, size_t size, char sep) {
+    size_t k = 0;
+    if (cJSON_IsArray(v)) {
+        const cJSON *e;
+        int first = 1;
+        cJSON_ArrayForEach(e, v) {
+            if (!first && k + 1 < size) buf[k++] = sep;
+            first = 0;
+            if (k >= size - 1) return -1;
+            int w = json_text(e, buf + k, size - k, ',');
+            if (w < 0) return -1;
+            k += (size_t)w;
+        }
+        buf[k] = '\0';
+        return (int)k;
+    }
+    int w;
+    if (cJSON_IsNumber(v))
+        w = snprintf(buf, size, "%.17g", v->valuedouble);
+    else if (cJSON_IsString(v))
+        w = snprintf(buf, size, "%s", v->valuestring);
+    else if (cJSON_IsBool(v))
+        w = snprintf(buf, size, "%s", cJSON_IsTrue(v) ? "true" : "false");
+    else if (cJSON_IsNull(v))
+        w = snprintf(buf, size, "%s", ""); /* a per-coordinate default: radius, bearing, ... */
+    else
+        return -1;
+    return w < 0 || (size_t)w >= size ? -1 : w;
+}
+
+const char *gp_osrm_opt(gp_osrm_req *q, const char *name, char *buf, size_t size) {
+    if (!q->body) return gp_req_query(q->r, name);
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(q->body, name);
+    if (!v || !buf || json_text(v, buf, size, ';') < 0) return NULL;
+    return buf;
+}
+
+static int parse_bool(const char *s, int *out) {
+    if (!strcmp(s, "true")) *out = 1;
+    else if (!strcmp(s, "false")) *out = 0;
+    else return -1;
+    return 0;
+}
+
+/* Splits s by sep into at most max parts (pointers into the modified s). */
+static uint32_t split(char *s, char sep, char **parts, uint32_t max) {
+    uint32_t k = 0;
+    for (;;) {
+        if (k == max) return max + 1;
+        parts[k++] = s;
+        char *e = strchr(s, sep);
+        if (!e) return k;
+        *e = '\0';
+        s = e + 1;
+    }
+}
+
+int gp_osrm_parse_double(const char *s, double *out) {
+    char *end = NULL;
+    if (!*s) return -1;
+    *out = strtod(s, &end);
+    return *end || !isfinite(*out) ? -1 : 0;
+}
+
+/* Parses {coordinates}. */
+static int parse_coords(gp_osrm_req *q, const char *text, long max, const char *key) {
+    gp_pts pts;
+    memset(&pts, 0, sizeof pts);
+    size_t len = strlen(text);
+    if (len > 5 && !strcmp(text + len - 5, ".json")) len -= 5;
+    int prec = !strncmp(text, "polyline6(", 10) ? 6 : !strncmp(text, "polyline(", 9) ? 5 : 0;
+    if (prec) {
+        size_t open = prec == 6 ? 10 : 9;
+        if (len <= open || text[len - 1] != ')' ||
+            gp_polyline_decode(text + open, len - open - 1, prec, &pts) <= 0) {
+            gp_pts_free(&pts);
+            gp_osrm_error(q->r, 400, "InvalidUrl", "coordinates: malformed encoded polyline");
+            return 0;
+        }
+    } else {
+        char *copy = strndup(text, len);
+        if (!copy) {
+            gp_osrm_error(q->r, 500, "InternalError", "out of memory");
+            return 0;
+        }
+        char *s = copy;
+        for (uint32_t i = 0; *s || i == 0; i++) {
+            char *e = strchr(s, ';');
+            if (e) *e = '\0';
+            char *comma = strchr(s, ',');
+            double lon, lat;
+            if (!comma || (*comma = '\0', gp_osrm_parse_double(s, &lon) || gp_osrm_parse_double(comma + 1, &lat))) {
+                free(copy);
+                gp_pts_free(&pts);
+                gp_osrm_error(q->r, 400, "InvalidUrl",
+                              "coordinates: item %u is not 'lon,lat' (expected "
+                              "lon,lat;lon,lat;... or polyline(...))",
+                              i);
+                return 0;
+            }
+            if (gp_pts_add(&pts, lon, lat, 0)) break;
+            if (!e) break;
+            s = e + 1;
+        }
+        free(copy);
+    }
+    for (size_t i = 0; i < pts.n; i++) {
+        if (pts.lon[i] < -180 || pts.lon[i] > 180 || pts.lat[i] < -90 || pts.lat[i] > 90) {
+            gp_osrm_error(q->r, 400, "InvalidValue",
+                          "coordinates[%zu] = %.6f,%.6f: longitude must be in [-180, 180] and "
+                          "latitude in [-90, 90]",
+                          i, pts.lon[i], pts.lat[i]);
+            gp_pts_free(&pts);
+            return 0;
+        }
+    }
+    if ((long)pts.n > max) {
+        gp_osrm_error(q->r, 400, "TooBig", "%zu coordinates exceed %s = %ld", pts.n,
+                      key[0] ? key : "this service's limit", max);
+        gp_pts_free(&pts);
+        return 0;
+    }
+    q->n = (uint32_t)pts.n;
+    q->lon = pts.lon;
+    q->lat = pts.lat;
+    return 1;
+}
+
+int gp_osrm_req_init(gp_osrm_req *q, gp_req *r, const char *coords, long max_coords,
+                     const char *limit_key) {
+    memset(q, 0, sizeof *q);
+    q->r = r;
+    q->generate_hints = 1;
+    const char *profile = gp_req_param(r, "profile");
+    if (gp_req_json(r)) {
+        if (!cJSON_IsObject(gp_req_json(r))) {
+            gp_osrm_error(r, 400, "InvalidQuery", "the request body must be a JSON object");
+            return 0;
+        }
+        q->body = gp_req_json(r);
+    }
+    q->g = resolve_profile(profile ? profile : "", q->graph_name);
+    if (!q->g) {
+        gp_osrm_error(r, 400, "InvalidQuery",
+                      "profile '%s' names no served graph and no graph has that routing profile "
+                      "(GET /v1/graphs lists them)",
+                      profile ? profile : "");
+        return 0;
+    }
+    if (!q->g->lon || !q->g->spatial) {
+        gp_osrm_error(r, 400, "InvalidQuery", "graph '%s' has no coordinates", q->graph_name);
+        return 0;
+    }
+    char buf[64];
+    const char *v;
+    if (!coords) {
+        const cJSON *c = q->body ? cJSON_GetObjectItemCaseSensitive(q->body, "coordinates") : NULL;
+        char *text = c ? malloc(64 * (size_t)cJSON_GetArraySize(c) + 64) : NULL;
+        if (!c || !cJSON_IsArray(c) || !text ||
+            json_text(c, text, 64 * (size_t)cJSON_GetArraySize(c) + 64, ';') <= 0) {
+            free(text);
+            gp_osrm_error(r, 400, "InvalidQuery",
+                          "body field 'coordinates' must be an array of [lon, lat] pairs");
+            return 0;
+        }
+        int ok = parse_coords(q, text, max_coords, limit_key);
+        free(text);
+        if (!ok) return 0;
+    } else if (!parse_coords(q, coords, max_coords, limit_key)) {
+        return 0;
+    }
+    q->geometries = GP_GEOM_POLYLINE;
+    if ((v = gp_osrm_opt(q, "geometries", buf, sizeof buf))) {
+        if (!strcmp(v, "polyline")) q->geometries = GP_GEOM_POLYLINE;
+        else if (!strcmp(v, "polyline6")) q->geometries = GP_GEOM_POLYLINE6;
+        else if (!strcmp(v, "geojson")) q->geometries = GP_GEOM_GEOJSON;
+        else {
+            gp_osrm_error(r, 400, "InvalidOptions",
+                          "geometries must be polyline, polyline6 or geojson, got '%.32s'", v);
+            return 0;
+        }
+    }
+    const char *flags[] = {"skip_waypoints", "generate_hints"};
+    int *outs[] = {&q->skip_waypoints, &q->generate_hints};
+    for (int i = 0; i < 2; i++)
+        if ((v = gp_osrm_opt(q, flags[i], buf, sizeof buf)) && parse_bool(v, outs[i])) {
+            gp_osrm_error(r, 400, "InvalidOptions", "%s must be true or false, got '%.32s'",
+                          flags[i], v);
+            return 0;
+        }
+    if ((v = gp_osrm_opt(q, "exclude", buf, sizeof buf)) && *v) {
+        gp_osrm_error(r, 400, "InvalidValue",
+                      "exclude=%.64s: graph '%s' defines no exclusion classes", v, q->graph_name);
+        return 0;
+    }
+    if ((v = gp_osrm_opt(q, "snapping", buf, sizeof buf))) {
+        q->snap_any = !strcmp(v, "any");
+        if (!q->snap_any && strcmp(v, "default")) {
+            gp_osrm_error(r, 400, "InvalidOptions", "snapping must be default or any");
+            return 0;
+        }
+    }
+    /* hints are accepted and not needed: gpath snaps again (it is as fast as decoding a hint) */
+    return 1;
+}
+
+void gp_osrm_req_free(gp_osrm_req *q) {
+    free(q->lon);
+    free(q->lat);
+    free(q->snap);
+    gp_graph_unref(q->g);
+    memset(q, 0, sizeof *q);
+}
+
+/* Reads a per-coordinate list option ("a;b;;c", empty items allowed) into n strings. */
+static char *per_coord(gp_osrm_req *q, const char *name, char **parts, int *present) {
+    *present = 0;
+    size_t cap = 32 * (size_t)q->n + 64;
+    const char *qv = q->body ? NULL : gp_req_query(q->r, name);
+    if (qv && strlen(qv) + 1 > cap) cap = strlen(qv) + 1;
+    char *buf = malloc(cap);
+    if (!buf) {
+        gp_osrm_error(q->r, 500, "InternalError", "out of memory");
+        return NULL;
+    }
+    const char *v = gp_osrm_opt(q, name, buf, cap);
+    if (!v) return buf;
+    if (v != buf) snprintf(buf, cap, "%s", v);
+    *present = 1;
+    uint32_t k = split(buf, ';', parts, q->n);
+    if (k != q->n) {
+        gp_osrm_error(q->r, 400, "InvalidOptions",
+                      "%s has %u items for %u coordinates (one per coordinate, ';'-separated)",
+                      name, k > q->n ? q->n + 1 : k, q->n);
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+/* Keeps only the direction `arc` (dir 0) or `rarc` (dir 1) at snapped position s. */
+static void keep_direction(gp_snap *s, int dir) {
+    if (dir == 0) {
+        s->rarc = GP_NONE;
+    } else if (s->rarc != GP_NONE) {
+        s->arc = s->rarc;
+        s->rarc = GP_NONE;
+        s->frac = 1 - s->frac;
+    }
+}
+
+/* Bearing of travel along s->arc at the snapped position (toward the arc's next point). */
+static double arc_bearing_at(const gp_graph *g, const gp_snap *s) {
+    gp_pts p;
+    memset(&p, 0, sizeof p);
+    double b = 0;
+    if (gp_arc_points(g, s->arc, s->frac, 1, &p) == 0 && p.n >= 2)
+        b = gp_bearing_deg(p.lon[0], p.lat[0], p.lon[1], p.lat[1]);
+    else if (gp_arc_points(g, s->arc, 0, 1, &p) == 0 && p.n >= 2)
+        b = gp_bearing_deg(p.lon[0], p.lat[0], p.lon[p.n - 1], p.lat[p.n - 1]);
+    gp_pts_free(&p);
+    return b;
+}
+
+static int bearing_ok(double b, double want, double range) {
+    double d = fabs(fmod(b - want + 540, 360) - 180);
+    return d <= range;
+}
+
+int gp_osrm_snap_all(gp_osrm_req *q) {
+    char *rad[1024], *bea[1024], *app[1024];
+    char **rp = q->n <= 1024 ? rad : calloc(q->n, sizeof *rp);
+    char **bp = q->n <= 1024 ? bea : calloc(q->n, sizeof *bp);
+    char **ap = q->n <= 1024 ? app : calloc(q->n, sizeof *ap);
+    int ok = 0, hr = 0, hb = 0, ha = 0;
+    char *rbuf = NULL, *bbuf = NULL, *abuf = NULL;
+    q->snap = calloc(q->n ? q->n : 1, sizeof *q->snap);
+    if (!rp || !bp || !ap || !q->snap) {
+        gp_osrm_error(q->r, 500, "InternalError", "out of memory");
+        goto done;
+    }
+    if (!(rbuf = per_coord(q, "radiuses", rp, &hr)) || !(bbuf = per_coord(q, "bearings", bp, &hb)) ||
+        !(abuf = per_coord(q, "approaches", ap, &ha)))
+        goto done;
+    double def_radius = (double)gp_http_config()->osrm_default_radius_m;
+    if (def_radius <= 0) def_radius = 4e7; /* unlimited: more than any distance on Earth */
+    for (uint32_t i = 0; i < q->n; i++) {
+        double radius = def_radius, want = -1, range = 180;
+        if (hr && *rp[i] && strcmp(rp[i], "unlimited")) {
+            if (gp_osrm_parse_double(rp[i], &radius) || radius < 0) {
+                gp_osrm_error(q->r, 400, "InvalidOptions",
+                              "radiuses[%u] must be a non-negative number or 'unlimited'", i);
+                goto done;
+            }
+        }
+        if (hb && *bp[i]) {
+            char *c = strchr(bp[i], ',');
+            if (!c || (*c = '\0', gp_osrm_parse_double(bp[i], &want) || gp_osrm_parse_double(c + 1, &range)) ||
+                want < 0 || want > 360 || range < 0 || range > 180) {
+                gp_osrm_error(q->r, 400, "InvalidOptions",
+                              "bearings[%u] must be 'bearing,range' with bearing in [0, 360] and "
+                              "range in [0, 180]",
+                              i);
+                goto done;
+            }
+        }
+        int approach = 0; /* 0 unrestricted, 1 curb, 2 opposite */
+        if (ha && *ap[i]) {
+            if (!strcmp(ap[i], "curb")) approach = 1;
+            else if (!strcmp(ap[i], "opposite")) approach = 2;
+            else if (strcmp(ap[i], "unrestricted")) {
+                gp_osrm_error(q->r, 400, "InvalidOptions",
+                              "approaches[%u] must be curb, opposite or unrestricted", i);
+                goto done;
+            }
+        }
+        gp_err err;
+        gp_snap *s = &q->snap[i];
+        int rc = gp_snap_point(q->g, q->lon[i], q->lat[i], radius, s, &err);
+        if (rc == GP_ENOTFOUND) {
+            gp_osrm_error(q->r, 400, "NoSegment", "Could not find a matching segment for coordinate "
+                          "%u: %s", i, err.msg);
+            goto done;
+        }
+        if (rc) {
+            gp_osrm_error_err(q->r, &err);
+            goto done;
+        }
+        if (!q->snap_any) gp_snap_big(q->g, s, radius);
+        if (s->arc == GP_NONE) continue; /* snapped onto a node: no direction to restrict */
+        if (want >= 0) {
+            int fwd = bearing_ok(arc_bearing_at(q->g, s), want, range);
+            int bwd = 0;
+            if (s->rarc != GP_NONE) {
+                gp_snap t = *s;
+                keep_direction(&t, 1);
+                bwd = bearing_ok(arc_bearing_at(q->g, &t), want, range);
+            }
+            if (!fwd && !bwd) {
+                gp_osrm_error(q->r, 400, "NoSegment",
+                              "Could not find a matching segment for coordinate %u: the nearest "
+                              "road does not run within %g degrees of bearing %g",
+                              i, range, want);
+                goto done;
+            }
+            if (fwd != bwd) keep_direction(s, fwd ? 0 : 1);
+        }
+        if (approach && s->rarc != GP_NONE) {
+            /* right-hand traffic: the curb side of arc tail->head is its right */
+            uint32_t u = gp_graph_arc_tail(q->g, s->arc), v = q->g->col[s->arc];
+            double dx = q->g->lon[v] - q->g->lon[u], dy = q->g->lat[v] - q->g->lat[u];
+            double cross = dx * (s->qlat - s->lat) - dy * (s->qlon - s->lon);
+            int right = cross < 0;
+            if (cross != 0) keep_direction(s, (approach == 1) == right ? 0 : 1);
+        }
+    }
+    ok = 1;
+done:
+    free(rbuf);
+    free(bbuf);
+    free(abuf);
+    if (rp != rad) free(rp);
+    if (bp != bea) free(bp);
+    if (ap != app) free(ap);
+    return ok;
+}
+
+int gp_osrm_index_list(gp_osrm_req *q, const char *name, uint32_t n, uint32_t **idx, uint32_t *k) {
+    *idx = NULL;
+    *k = n;
+    size_t cap = 12 * (size_t)n + 64;
+    char *buf = malloc(cap);
+    if (!buf) {
+        gp_osrm_error(q->r, 500, "InternalError", "out of memory");
+        return 0;
+    }
+    const char *v = gp_osrm_opt(q, name, buf, cap);
+    if (!v || !strcmp(v, "all")) {
+        free(buf);
+        return 1;
+    }
+    if (v != buf) snprintf(buf, cap, "%s", v);
+    uint32_t *out = malloc(sizeof *out * ((size_t)n + 1));
+    uint32_t m = 0;
+    char *s = buf;
+    int ok = out != NULL;
+    while (ok) {
+        char *e = strchr(s, ';');
+        if (e) *e = '\0';
+        char *end = NULL;
+        long x = strtol(s, &end, 10);
+        if (!*s || *end || x < 0 || x >= (long)n || m == n) {
+            gp_osrm_error(q->r, 400, "InvalidOptions",
+                          "%s: '%.16s' is not an index of the %u coordinates", name, s, n);
+            free(out);
+            free(buf);
+            return 0;
+        }
+        out[m++] = (uint32_t)x;
+        if (!e) break;
+        s = e + 1;
+    }
+    free(buf);
+    *idx = out;
+    *k = m;
+    return 1;
+}
+
+/* ---- waypoints ---- */
+static const char *snap_name(const gp_graph *g, const gp_snap *s) {
+    const char *nm = s->arc != GP_NONE ? gp_graph_arc_name(g, s->arc) : NULL;
+    return nm ? nm : "";
+}
+
+/* An opaque hint: base64url of (graph version, arc, position); OSRM clients echo it back. */
+static void make_hint(const gp_graph *g, const gp_snap *s, char out[32]) {
+    static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    unsigned char raw[18];
+    uint64_t h = g->hash;
+    uint32_t a = s->arc != GP_NONE ? s->arc : s->node, f = (uint32_t)(s->frac * 4294967295.0);
+    memcpy(raw, &h, 8);
+    memcpy(raw + 8, &a, 4);
+    memcpy(raw + 12, &f, 4);
+    raw[16] = s->arc != GP_NONE;
+    raw[17] = 0;
+    int k = 0;
+    for (int i = 0; i < 18; i += 3) {
+        uint32_t v = (uint32_t)raw[i] << 16 | (uint32_t)raw[i + 1] << 8 | raw[i + 2];
+        for (int j = 3; j >= 0; j--) out[k++] = b64[(v >> (6 * j)) & 63];
+    }
+    out[k] = '\0';
+}
+
+cJSON *gp_osrm_waypoint(const gp_osrm_req *q, const gp_snap *s) {
+    cJSON *w = cJSON_CreateObject();
+    if (q->generate_hints) {
+        char hint[32];
+        make_hint(q->g, s, hint);
+        cJSON_AddStringToObject(w, "hint", hint);
+    }
+    cJSON_AddNumberToObject(w, "distance", gp_round_unit(s->dist_m, 1e-6));
+    cJSON_AddStringToObject(w, "name", snap_name(q->g, s));
+    cJSON *loc = cJSON_AddArrayToObject(w, "location");
+    cJSON_AddItemToArray(loc, cJSON_CreateNumber(gp_round_unit(s->lon, 1e-6)));
+    cJSON_AddItemToArray(loc, cJSON_CreateNumber(gp_round_unit(s->lat, 1e-6)));
+    return w;
+}

@@ -1,0 +1,640 @@
+/* route.c - OSRM route objects from snapped routes: legs cut into pieces of arcs (partial
+ * at the snapped ends), the route's geometry (full, or Douglas-Peucker simplified), annotations
+ * per traversed arc, and turn-by-turn steps.
+ *
+ * Steps: a leg opens with `depart` and closes with `arrive` (modifier: the side the destination
+ * lies on); in between a new step starts where the road's name or ref changes (`new name` when
+ * going straight on, `end of road` at a turn where no road goes on within 30 degrees of the way
+ * ahead, `turn` otherwise) or, on the same (or no) name, where the way turns by 45 degrees or more
+ * (`continue`). Modifiers come from
+ * the turn angle: straight (< 20), slight (20-45), plain (45-135), sharp (135-170), uturn (> 170).
+ * Each step's distance and duration are the sums over its pieces, so steps add up exactly to
+ * their leg and legs to the route.
+ */
+#include "server/osrm/internal.h"
+
+#include "graph/spatial.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- legs ---- */
+/* The points of arc (tail u) appended to the leg as they are (the first one left out when the leg
+ * has points: it is the previous piece's last), when the arc has no zero-length segment and
+ * positive length; 0 (nothing appended) otherwise, or out of memory with some appended (the
+ * caller tells them apart by pts.n). */
+static int whole_arc(const gp_graph *g, uint32_t arc, uint32_t u, gp_osrm_leg *leg, size_t before) {
+    const double *sx, *sy;
+    uint32_t v = g->col[arc], k = gp_graph_arc_shape(g, arc, &sx, &sy);
+    double px = g->lon[u], py = g->lat[u];
+    for (uint32_t i = 0; i <= k; i++) {
+        double x = i < k ? sx[i] : g->lon[v], y = i < k ? sy[i] : g->lat[v];
+        if (x == px && y == py) return 0; /* a zero-length segment */
+        px = x;
+        py = y;
+    }
+    if (!before && gp_pts_add(&leg->pts, g->lon[u], g->lat[u], 0)) return 0;
+    for (uint32_t i = 0; i < k; i++)
+        if (gp_pts_add(&leg->pts, sx[i], sy[i], 0)) return 0;
+    return gp_pts_add(&leg->pts, g->lon[v], g->lat[v], 0) == 0;
+}
+
+/* Appends the piece of arc (tail u, GP_NONE: looked up) from fraction f0 to f1. A route over a
+ * large map has thousands: the piece array grows geometrically, and a whole arc's points (tail,
+ * shape, head) are copied as they are when no segment of it has zero length (the fraction walk of
+ * arc_points, which gives the same points, drops the repeats of such a segment). */
+static int add_piece(const gp_graph *g, gp_osrm_leg *leg, uint32_t arc, uint32_t u, double f0,
+                     double f1, uint64_t cost) {
+    if (leg->npc == leg->cap) {
+        size_t cap = leg->cap ? 2 * leg->cap : 64;
+        gp_osrm_piece *pc = realloc(leg->pc, sizeof *pc * cap);
+        if (!pc) return -1;
+        leg->pc = pc;
+        leg->cap = cap;
+    }
+    if (u == GP_NONE) u = gp_graph_arc_tail(g, arc);
+    gp_osrm_piece *p = &leg->pc[leg->npc];
+    p->arc = arc;
+    p->tail = u;
+    p->f0 = f0;
+    p->f1 = f1;
+    p->cost = cost;
+    p->dist_m = fabs(f1 - f0) * gp_graph_arc_length_m(g, arc);
+    if (!isfinite(p->dist_m)) p->dist_m = 0;
+    size_t before = leg->pts.n;
+    if (f0 == 0 && f1 == 1 && whole_arc(g, arc, u, leg, before)) {
+        p->p0 = before ? before - 1 : 0;
+        p->p1 = leg->pts.n - 1;
+        leg->npc++;
+        leg->cost += cost;
+        leg->dist_m += p->dist_m;
+        return 0;
+    }
+    if (leg->pts.n > before) return -1; /* out of memory in whole_arc */
+    gp_pts tmp;
+    memset(&tmp, 0, sizeof tmp);
+    if (gp_arc_points_from(g, arc, u, f0, f1, &tmp)) {
+        gp_pts_free(&tmp);
+        return -1;
+    }
+    /* join: the piece's first point is the previous piece's last one */
+    p->p0 = before ? before - 1 : 0;
+    for (size_t i = before ? 1 : 0; i < tmp.n; i++)
+        if (gp_pts_add(&leg->pts, tmp.lon[i], tmp.lat[i], 0)) {
+            gp_pts_free(&tmp);
+            return -1;
+        }
+    gp_pts_free(&tmp);
+    p->p1 = leg->pts.n - 1;
+    leg->npc++;
+    leg->cost += cost;
+    leg->dist_m += p->dist_m;
+    return 0;
+}
+
+/* Fraction of position s along arc (s->arc or its opposite s->rarc). */
+static double frac_on(const gp_snap *s, uint32_t arc) {
+    return arc == s->arc ? s->frac : 1 - s->frac;
+}
+
+static uint64_t end_cost(const gp_graph *g, const gp_snap *s, uint32_t node, int origin) {
+    uint32_t nd[2];
+    uint64_t c[2], best = GP_INF;
+    uint32_t k = origin ? gp_snap_origins(g, s, nd, c) : gp_snap_dests(g, s, nd, c);
+    for (uint32_t i = 0; i < k; i++)
+        if (nd[i] == node && c[i] < best) best = c[i];
+    return best == GP_INF ? 0 : best;
+}
+
+int gp_osrm_leg_build(const gp_graph *g, const gp_snap *a, const gp_snap *b,
+                      const gp_snap_route *rt, gp_osrm_leg *leg) {
+    memset(leg, 0, sizeof *leg);
+    leg->a = a;
+    leg->b = b;
+    const gp_path *p = &rt->path;
+    if (p->len == 0) {
+        if (rt->first_arc != GP_NONE) { /* both positions on one arc */
+            uint32_t arc = rt->first_arc;
+            if (add_piece(g, leg, arc, GP_NONE, frac_on(a, arc), frac_on(b, arc), rt->dist)) return -1;
+        } else if (gp_pts_add(&leg->pts, a->lon, a->lat, 0) ||
+                   gp_pts_add(&leg->pts, b->lon, b->lat, 0)) {
+            return -1;
+        }
+        return 0;
+    }
+    uint64_t used = 0, first = 0, last = 0;
+    if (rt->first_arc != GP_NONE) first = end_cost(g, a, p->nodes[0], 1);
+    if (rt->last_arc != GP_NONE) last = end_cost(g, b, p->nodes[p->len - 1], 0);
+    /* the ends take what the route's total leaves after the network part */
+    if (rt->dist >= p->dist && first + last != rt->dist - p->dist) {
+        uint64_t rest = rt->dist - p->dist;
+        if (rt->last_arc != GP_NONE) {
+            first = first > rest ? rest : first;
+            last = rest - first;
+        } else {
+            first = rest;
+        }
+    }
+    if (rt->first_arc != GP_NONE) {
+        if (add_piece(g, leg, rt->first_arc, GP_NONE, frac_on(a, rt->first_arc), 1, first))
+            return -1;
+        used += first;
+    } else if (gp_pts_add(&leg->pts, g->lon[p->nodes[0]], g->lat[p->nodes[0]], 0)) {
+        return -1;
+    }
+    for (uint32_t i = 0; i + 1 < p->len; i++) {
+        uint32_t arc = gp_graph_find_arc(g, p->nodes[i], p->nodes[i + 1]);
+        if (arc == GP_NONE) continue;
+        if (add_piece(g, leg, arc, p->nodes[i], 0, 1, g->w[arc])) return -1;
+        used += g->w[arc];
+    }
+    if (rt->last_arc != GP_NONE) {
+        if (add_piece(g, leg, rt->last_arc, GP_NONE, 0, frac_on(b, rt->last_arc), last))
+            return -1;
+        used += last;
+    }
+    if (leg->pts.n == 1 && gp_pts_add(&leg->pts, b->lon, b->lat, 0)) return -1;
+    leg->cost = rt->dist; /* == used unless an end cost was unknown */
+    (void)used;
+    return 0;
+}
+
+void gp_osrm_leg_free(gp_osrm_leg *leg) {
+    gp_pts_free(&leg->pts);
+    free(leg->pc);
+    memset(leg, 0, sizeof *leg);
+}
+
+int gp_osrm_leg_append(gp_osrm_leg *m, gp_osrm_leg *x) {
+    size_t base = m->pts.n ? m->pts.n - 1 : 0;
+    gp_osrm_piece *pc = realloc(m->pc, sizeof *pc * (m->npc + x->npc + 1));
+    int bad = !pc;
+    if (pc) {
+        m->pc = pc;
+        m->cap = m->npc + x->npc + 1;
+    }
+    for (size_t p = 0; !bad && p < x->npc; p++) {
+        m->pc[m->npc] = x->pc[p];
+        m->pc[m->npc].p0 += base;
+        m->pc[m->npc].p1 += base;
+        m->npc++;
+    }
+    for (size_t p = 1; !bad && p < x->pts.n; p++)
+        bad = gp_pts_add(&m->pts, x->pts.lon[p], x->pts.lat[p], 0);
+    m->cost += x->cost;
+    m->dist_m += x->dist_m;
+    m->b = x->b;
+    gp_osrm_leg_free(x);
+    if (bad) gp_osrm_leg_free(m);
+    return bad ? -1 : 0;
+}
+
+int gp_osrm_route_legs(gp_osrm_req *q, const uint32_t *order, uint32_t k, gp_osrm_leg *legs) {
+    for (uint32_t i = 0; i + 1 < k; i++) {
+        const gp_snap *a = &q->snap[order[i]], *b = &q->snap[order[i + 1]];
+        gp_snap_route rt;
+        gp_err err;
+        memset(&rt, 0, sizeof rt);
+        int rc = gp_engine_route_snap(gp_http_engine(), q->g, a, b, GP_P2P_AUTO, &rt, &err);
+        if (rc || rt.dist == GP_INF) {
+            gp_snap_route_free(&rt);
+            for (uint32_t j = 0; j < i; j++) gp_osrm_leg_free(&legs[j]);
+            if (rc)
+                gp_osrm_error_err(q->r, &err);
+            else
+                gp_osrm_error(q->r, 400, "NoRoute",
+                              "Impossible route between points %u and %u: no path in graph '%s'",
+                              order[i], order[i + 1], q->graph_name);
+            return 0;
+        }
+        int bad = gp_osrm_leg_build(q->g, a, b, &rt, &legs[i]);
+        gp_snap_route_free(&rt);
+        if (bad) {
+            for (uint32_t j = 0; j <= i; j++) gp_osrm_leg_free(&legs[j]);
+            gp_osrm_error(q->r, 500, "InternalError", "out of memory building the route");
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* ---- options ---- */
+int gp_osrm_route_opts_parse(gp_osrm_req *q, gp_osrm_route_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->overview = 1;
+    char buf[128];
+    const char *v;
+    if ((v = gp_osrm_opt(q, "steps", buf, sizeof buf))) {
+        if (!strcmp(v, "true")) o->steps = 1;
+        else if (strcmp(v, "false")) {
+            gp_osrm_error(q->r, 400, "InvalidOptions", "steps must be true or false");
+            return 0;
+        }
+    }
+    if ((v = gp_osrm_opt(q, "overview", buf, sizeof buf))) {
+        if (!strcmp(v, "false")) o->overview = 0;
+        else if (!strcmp(v, "simplified")) o->overview = 1;
+        else if (!strcmp(v, "full")) o->overview = 2;
+        else {
+            gp_osrm_error(q->r, 400, "InvalidOptions",
+                          "overview must be simplified, full or false, got '%.32s'", v);
+            return 0;
+        }
+    }
+    if ((v = gp_osrm_opt(q, "annotations", buf, sizeof buf))) {
+        char tmp[128];
+        snprintf(tmp, sizeof tmp, "%s", v);
+        if (!strcmp(tmp, "true")) {
+            o->ann_duration = o->ann_distance = o->ann_nodes = o->ann_speed = o->ann_weight = 1;
+        } else if (strcmp(tmp, "false")) {
+            for (char *sv = NULL, *t = strtok_r(tmp, ",", &sv); t; t = strtok_r(NULL, ",", &sv)) {
+                if (!strcmp(t, "duration")) o->ann_duration = 1;
+                else if (!strcmp(t, "distance")) o->ann_distance = 1;
+                else if (!strcmp(t, "nodes")) o->ann_nodes = 1;
+                else if (!strcmp(t, "speed")) o->ann_speed = 1;
+                else if (!strcmp(t, "weight")) o->ann_weight = 1;
+                else if (strcmp(t, "datasources")) {
+                    gp_osrm_error(q->r, 400, "InvalidOptions",
+                                  "annotations: '%.32s' is not one of true, false, duration, "
+                                  "distance, nodes, speed, weight, datasources", t);
+                    return 0;
+                }
+            }
+        }
+    }
+    return 1;
+}
+
+/* ---- JSON ---- */
+static cJSON *geometry_json(const gp_osrm_req *q, const double *lon, const double *lat, size_t n) {
+    if (q->geometries == GP_GEOM_GEOJSON) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "type", "LineString");
+        cJSON *c = cJSON_AddArrayToObject(o, "coordinates");
+        for (size_t i = 0; i < n; i++) {
+            cJSON *pt = cJSON_CreateArray();
+            cJSON_AddItemToArray(pt, cJSON_CreateNumber(gp_round_unit(lon[i], 1e-6)));
+            cJSON_AddItemToArray(pt, cJSON_CreateNumber(gp_round_unit(lat[i], 1e-6)));
+            cJSON_AddItemToArray(c, pt);
+        }
+        return o;
+    }
+    char *s = gp_polyline_encode(lon, lat, n, q->geometries == GP_GEOM_POLYLINE6 ? 6 : 5);
+    cJSON *o = cJSON_CreateString(s ? s : "");
+    free(s);
+    return o;
+}
+
+static double piece_duration(const gp_graph *g, const gp_osrm_piece *p) {
+    return gp_cost_seconds(g, p->cost);
+}
+
+static const char *piece_name(const gp_graph *g, const gp_osrm_piece *p) {
+    const char *s = gp_graph_arc_name(g, p->arc);
+    return s ? s : "";
+}
+static const char *piece_ref(const gp_graph *g, const gp_osrm_piece *p) {
+    const char *s = gp_graph_arc_ref(g, p->arc);
+    return s ? s : "";
+}
+
+static const char *modifier_of(double turn) {
+    double a = fabs(turn);
+    int right = turn > 0;
+    if (a < 20) return "straight";
+    if (a > 170) return "uturn";
+    if (a < 45) return right ? "slight right" : "slight left";
+    if (a < 135) return right ? "right" : "left";
+    return right ? "sharp right" : "sharp left";
+}
+
+/* Bearing of the leg's line leaving point i (forward) or arriving at it (backward). */
+static double bearing_out(const gp_pts *p, size_t i, size_t end) {
+    for (size_t j = i + 1; j <= end && j < p->n; j++)
+        if (p->lon[j] != p->lon[i] || p->lat[j] != p->lat[i])
+            return gp_bearing_deg(p->lon[i], p->lat[i], p->lon[j], p->lat[j]);
+    return 0;
+}
+static double bearing_in(const gp_pts *p, size_t i, size_t start) {
+    for (size_t j = i; j-- > start;)
+        if (p->lon[j] != p->lon[i] || p->lat[j] != p->lat[i])
+            return gp_bearing_deg(p->lon[j], p->lat[j], p->lon[i], p->lat[i]);
+    return 0;
+}
+
+static cJSON *loc_json(double lon, double lat) {
+    cJSON *a = cJSON_CreateArray();
+    cJSON_AddItemToArray(a, cJSON_CreateNumber(gp_round_unit(lon, 1e-6)));
+    cJSON_AddItemToArray(a, cJSON_CreateNumber(gp_round_unit(lat, 1e-6)));
+    return a;
+}
+
+/* The intersection at a maneuver: bearings of every road at node x (sorted), entry = can leave
+ * that way, in / out the indices of the arriving and leaving roads. */
+static cJSON *intersection_json(const gp_graph *g, uint32_t x, double lon, double lat, double b_in,
+                                double b_out, int has_in, int has_out) {
+    cJSON *it = cJSON_CreateObject();
+    cJSON_AddItemToObject(it, "location", loc_json(lon, lat));
+    int bs[64], en[64], nb = 0;
+    if (x != GP_NONE) {
+        for (int dir = 0; dir < 2; dir++) {
+            uint32_t b = dir ? g->rrow[x] : g->row[x], e = dir ? g->rrow[x + 1] : g->row[x + 1];
+            for (uint32_t a = b; a < e && nb < 60; a++) {
+                uint32_t y = dir ? g->rcol[a] : g->col[a];
+                if (y == x) continue;
+                int bear = (int)lround(gp_bearing_deg(g->lon[x], g->lat[x], g->lon[y], g->lat[y])) % 360;
+                int dup = -1;
+                for (int k = 0; k < nb; k++)
+                    if (bs[k] == bear) dup = k;
+                if (dup >= 0) {
+                    en[dup] |= !dir;
+                    continue;
+                }
+                bs[nb] = bear;
+                en[nb++] = !dir;
+            }
+        }
+    }
+    /* the roads actually taken, as the geometry leaves / reaches the point */
+    int want_in = has_in ? (int)lround(fmod(b_in + 180, 360)) % 360 : -1;
+    int want_out = has_out ? (int)lround(b_out) % 360 : -1;
+    int idx_in = -1, idx_out = -1;
+    int wants[2] = {want_in, want_out}, *idxs[2] = {&idx_in, &idx_out};
+    for (int w = 0; w < 2; w++) {
+        if (wants[w] < 0) continue;
+        int best = -1, bd = 361;
+        for (int k = 0; k < nb; k++) {
+            int d = abs(bs[k] - wants[w]);
+            d = d > 180 ? 360 - d : d;
+            if (d < bd) {
+                bd = d;
+                best = k;
+            }
+        }
+        if (best < 0 || bd > 30) { /* mid-segment position: the road itself */
+            bs[nb] = wants[w];
+            en[nb] = w == 1;
+            best = nb++;
+        }
+        *idxs[w] = best;
+    }
+    /* sort by bearing, tracking in / out */
+    for (int i = 1; i < nb; i++)
+        for (int j = i; j > 0 && bs[j - 1] > bs[j]; j--) {
+            int t = bs[j];
+            bs[j] = bs[j - 1];
+            bs[j - 1] = t;
+            t = en[j];
+            en[j] = en[j - 1];
+            en[j - 1] = t;
+            if (idx_in == j) idx_in = j - 1;
+            else if (idx_in == j - 1) idx_in = j;
+            if (idx_out == j) idx_out = j - 1;
+            else if (idx_out == j - 1) idx_out = j;
+        }
+    cJSON *ba = cJSON_AddArrayToObject(it, "bearings"), *ea = cJSON_AddArrayToObject(it, "entry");
+    for (int k = 0; k < nb; k++) {
+        cJSON_AddItemToArray(ba, cJSON_CreateNumber(bs[k]));
+        cJSON_AddItemToArray(ea, cJSON_CreateBool(en[k] || k == idx_out));
+    }
+    if (idx_in >= 0) cJSON_AddNumberToObject(it, "in", idx_in);
+    if (idx_out >= 0) cJSON_AddNumberToObject(it, "out", idx_out);
+    return it;
+}
+
+static const char *mode_of(const gp_graph *g) {
+    if (!strcmp(g->profile, "bicycle")) return "cycling";
+    if (!strcmp(g->profile, "foot")) return "walking";
+    return "driving";
+}
+
+static cJSON *step_json(const gp_osrm_req *q, const gp_osrm_leg *leg, size_t p0, size_t p1,
+                        double dist, double dur, double weight, const char *name, const char *ref,
+                        const char *type, const char *modifier, double b_before, double b_after,
+                        uint32_t node, int has_in, int has_out) {
+    const gp_graph *g = q->g;
+    cJSON *s = cJSON_CreateObject();
+    cJSON_AddItemToObject(s, "geometry", geometry_json(q, leg->pts.lon + p0, leg->pts.lat + p0,
+                                                       p1 - p0 + 1));
+    cJSON *m = cJSON_AddObjectToObject(s, "maneuver");
+    cJSON_AddNumberToObject(m, "bearing_after", lround(b_after) % 360);
+    cJSON_AddNumberToObject(m, "bearing_before", lround(b_before) % 360);
+    cJSON_AddItemToObject(m, "location", loc_json(leg->pts.lon[p0], leg->pts.lat[p0]));
+    if (modifier) cJSON_AddStringToObject(m, "modifier", modifier);
+    cJSON_AddStringToObject(m, "type", type);
+    cJSON_AddStringToObject(s, "mode", mode_of(g));
+    cJSON_AddStringToObject(s, "driving_side", "right");
+    cJSON_AddStringToObject(s, "name", name);
+    if (*ref) cJSON_AddStringToObject(s, "ref", ref);
+    cJSON *its = cJSON_AddArrayToObject(s, "intersections");
+    cJSON_AddItemToArray(its, intersection_json(g, node, leg->pts.lon[p0], leg->pts.lat[p0],
+                                                b_before, b_after, has_in, has_out));
+    cJSON_AddNumberToObject(s, "weight", gp_round_unit(weight, 0.1));
+    cJSON_AddNumberToObject(s, "duration", gp_round_unit(dur, 0.1));
+    cJSON_AddNumberToObject(s, "distance", gp_round_unit(dist, 0.1));
+    return s;
+}
+
+/* 1 when some road leaves node x within 30 degrees of bearing b (the way goes on straight). */
+static int goes_on(const gp_graph *g, uint32_t x, double b) {
+    for (uint32_t a = g->row[x]; a < g->row[x + 1]; a++) {
+        const double *sx, *sy;
+        uint32_t k = gp_graph_arc_shape(g, a, &sx, &sy), y = g->col[a];
+        double ab = gp_bearing_deg(g->lon[x], g->lat[x], k ? sx[0] : g->lon[y], k ? sy[0] : g->lat[y]);
+        if (fabs(fmod(ab - b + 540, 360) - 180) <= 30) return 1;
+    }
+    return 0;
+}
+
+/* Appends the steps of a leg to arr; returns the leg's summary (two longest named steps). */
+static void leg_steps(const gp_osrm_req *q, const gp_osrm_leg *leg, cJSON *arr, char *summary,
+                      size_t size) {
+    const gp_graph *g = q->g;
+    const gp_pts *P = &leg->pts;
+    size_t n = leg->npc;
+    summary[0] = '\0';
+    const char *best_name[2] = {NULL, NULL};
+    double best_len[2] = {-1, -1};
+    size_t best_at[2] = {0, 0};
+    size_t i = 0;
+    size_t last_pt = P->n ? P->n - 1 : 0;
+    if (n == 0) { /* both ends at one node */
+        double b = P->n >= 2 ? bearing_out(P, 0, last_pt) : 0;
+        cJSON_AddItemToArray(arr, step_json(q, leg, 0, last_pt, 0, 0, 0, "", "", "depart", NULL, 0,
+                                            b, leg->a->node, 0, 1));
+    }
+    while (i < n) {
+        size_t j = i + 1;
+        const char *nm = piece_name(g, &leg->pc[i]), *rf = piece_ref(g, &leg->pc[i]);
+        while (j < n) {
+            const gp_osrm_piece *p = &leg->pc[j];
+            if (strcmp(piece_name(g, p), nm) || strcmp(piece_ref(g, p), rf)) break;
+            double t = bearing_out(P, p->p0, p->p1) - bearing_in(P, p->p0, leg->pc[j - 1].p0);
+            t = fmod(t + 540, 360) - 180;
+            if (fabs(t) >= 45) break;
+            j++;
+        }
+        double dist = 0, dur = 0, wt = 0;
+        for (size_t k = i; k < j; k++) {
+            dist += leg->pc[k].dist_m;
+            dur += piece_duration(g, &leg->pc[k]);
+            wt += gp_graph_cost(g, leg->pc[k].cost);
+        }
+        size_t p0 = leg->pc[i].p0, p1 = leg->pc[j - 1].p1;
+        double b_after = bearing_out(P, p0, p1);
+        const char *type, *mod;
+        double b_before = 0;
+        int has_in = i > 0;
+        if (i == 0) {
+            type = "depart";
+            mod = NULL;
+        } else {
+            b_before = bearing_in(P, p0, leg->pc[i - 1].p0);
+            double t = fmod(b_after - b_before + 540, 360) - 180;
+            mod = modifier_of(t);
+            const gp_osrm_piece *prev = &leg->pc[i - 1];
+            int renamed = strcmp(piece_name(g, prev), nm) || strcmp(piece_ref(g, prev), rf);
+            type = !renamed ? "continue" : fabs(t) < 20 ? "new name" : "turn";
+            if (renamed && fabs(t) >= 45 &&
+                !goes_on(g, leg->pc[i].tail, b_before))
+                type = "end of road"; /* a T: the way ahead ends, left or right */
+        }
+        uint32_t node = i == 0 && leg->pc[0].f0 > 0 ? GP_NONE : leg->pc[i].tail;
+        cJSON_AddItemToArray(arr, step_json(q, leg, p0, p1, dist, dur, wt, nm, rf, type, mod,
+                                            b_before, b_after, node, has_in, 1));
+        if (*nm) {
+            for (int s = 0; s < 2; s++) {
+                int same = best_name[s] && !strcmp(best_name[s], nm);
+                if (same) {
+                    best_len[s] += dist;
+                    break;
+                }
+            }
+            int known = (best_name[0] && !strcmp(best_name[0], nm)) ||
+                        (best_name[1] && !strcmp(best_name[1], nm));
+            if (!known) {
+                int slot = best_len[0] < best_len[1] ? 0 : 1;
+                if (dist > best_len[slot]) {
+                    best_name[slot] = nm;
+                    best_len[slot] = dist;
+                    best_at[slot] = i;
+                }
+            }
+        }
+        i = j;
+    }
+    double b_last = last_pt ? bearing_in(P, last_pt, 0) : 0;
+    uint32_t end_node = n && leg->pc[n - 1].f1 >= 1 ? leg->b->node : GP_NONE;
+    /* which side the destination lies on, seen along the last stretch */
+    const char *side = NULL;
+    if (last_pt && leg->b->dist_m >= 1) {
+        double r = M_PI / 180, dx = sin((b_last)*r), dy = cos((b_last)*r);
+        double px = (leg->b->qlon - P->lon[last_pt]) * cos(P->lat[last_pt] * r),
+               py = leg->b->qlat - P->lat[last_pt];
+        side = dx * py - dy * px > 0 ? "left" : "right";
+    } else if (last_pt) {
+        side = "straight";
+    }
+    cJSON *arrive = step_json(q, leg, last_pt, last_pt, 0, 0, 0,
+                              n ? piece_name(g, &leg->pc[n - 1]) : "",
+                              n ? piece_ref(g, &leg->pc[n - 1]) : "", "arrive", side, b_last, 0,
+                              end_node, 1, 0);
+    /* an arrive step's geometry is its location twice (as OSRM's) */
+    cJSON_ReplaceItemInObject(arrive, "geometry",
+                              geometry_json(q, (double[]){P->lon[last_pt], P->lon[last_pt]},
+                                            (double[]){P->lat[last_pt], P->lat[last_pt]}, 2));
+    cJSON_AddItemToArray(arr, arrive);
+    int first = best_name[0] && best_name[1] ? (best_at[0] < best_at[1] ? 0 : 1) : best_name[0] ? 0 : 1;
+    if (best_name[first]) {
+        snprintf(summary, size, "%s", best_name[first]);
+        if (best_name[1 - first])
+            snprintf(summary + strlen(summary), size - strlen(summary), ", %s", best_name[1 - first]);
+    }
+}
+
+static cJSON *annotation_json(const gp_osrm_req *q, const gp_osrm_leg *leg,
+                              const gp_osrm_route_opts *o) {
+    const gp_graph *g = q->g;
+    cJSON *a = cJSON_CreateObject();
+    cJSON *dur = o->ann_duration ? cJSON_AddArrayToObject(a, "duration") : NULL;
+    cJSON *dist = o->ann_distance ? cJSON_AddArrayToObject(a, "distance") : NULL;
+    cJSON *wt = o->ann_weight ? cJSON_AddArrayToObject(a, "weight") : NULL;
+    cJSON *sp = o->ann_speed ? cJSON_AddArrayToObject(a, "speed") : NULL;
+    cJSON *nodes = o->ann_nodes ? cJSON_AddArrayToObject(a, "nodes") : NULL;
+    for (size_t i = 0; i < leg->npc; i++) {
+        const gp_osrm_piece *p = &leg->pc[i];
+        double d = piece_duration(g, p);
+        if (dur) cJSON_AddItemToArray(dur, cJSON_CreateNumber(gp_round_unit(d, 0.1)));
+        if (dist) cJSON_AddItemToArray(dist, cJSON_CreateNumber(gp_round_unit(p->dist_m, 0.1)));
+        if (wt) cJSON_AddItemToArray(wt, cJSON_CreateNumber(gp_round_unit(gp_graph_cost(g, p->cost), 0.1)));
+        if (sp) cJSON_AddItemToArray(sp, cJSON_CreateNumber(d > 0 ? gp_round_unit(p->dist_m / d, 0.1) : 0));
+        if (nodes) {
+            uint32_t u = p->tail;
+            cJSON_AddItemToArray(nodes, cJSON_CreateNumber((double)gp_graph_orig_id(g, u)));
+            if (i + 1 == leg->npc)
+                cJSON_AddItemToArray(nodes, cJSON_CreateNumber((double)gp_graph_orig_id(g, g->col[p->arc])));
+        }
+    }
+    return a;
+}
+
+cJSON *gp_osrm_route_json(const gp_osrm_req *q, const gp_osrm_leg *legs, size_t nleg,
+                          const gp_osrm_route_opts *o) {
+    const gp_graph *g = q->g;
+    cJSON *route = cJSON_CreateObject();
+    double total_dist = 0, total_dur = 0, total_w = 0;
+    gp_pts all;
+    memset(&all, 0, sizeof all);
+    cJSON *legs_a = cJSON_CreateArray();
+    for (size_t l = 0; l < nleg; l++) {
+        const gp_osrm_leg *leg = &legs[l];
+        double ld = 0, lt = 0, lw = 0;
+        for (size_t i = 0; i < leg->npc; i++) {
+            ld += leg->pc[i].dist_m;
+            lt += piece_duration(g, &leg->pc[i]);
+        }
+        if (leg->npc == 0) lt = gp_cost_seconds(g, leg->cost);
+        lw = gp_graph_cost(g, leg->cost);
+        for (size_t i = 0; i < leg->pts.n; i++)
+            gp_pts_add(&all, leg->pts.lon[i], leg->pts.lat[i], l > 0 && i == 0);
+        cJSON *lj = cJSON_CreateObject();
+        cJSON *steps = cJSON_AddArrayToObject(lj, "steps");
+        char summary[512] = "";
+        if (o->steps) leg_steps(q, leg, steps, summary, sizeof summary);
+        cJSON_AddStringToObject(lj, "summary", summary);
+        if (o->ann_duration || o->ann_distance || o->ann_nodes || o->ann_speed || o->ann_weight)
+            cJSON_AddItemToObject(lj, "annotation", annotation_json(q, leg, o));
+        cJSON_AddNumberToObject(lj, "weight", gp_round_unit(lw, 0.1));
+        cJSON_AddNumberToObject(lj, "duration", gp_round_unit(lt, 0.1));
+        cJSON_AddNumberToObject(lj, "distance", gp_round_unit(ld, 0.1));
+        cJSON_AddItemToArray(legs_a, lj);
+        total_dist += ld;
+        total_dur += lt;
+        total_w += lw;
+    }
+    if (o->overview) {
+        uint8_t *keep = o->overview == 1 && all.n > 2 ? malloc(all.n) : NULL;
+        if (keep) {
+            double tol = total_dist / 2000 > 1 ? total_dist / 2000 : 1;
+            gp_simplify_dp(all.lon, all.lat, all.n, tol, keep);
+            size_t k = 0;
+            for (size_t i = 0; i < all.n; i++)
+                if (keep[i]) {
+                    all.lon[k] = all.lon[i];
+                    all.lat[k] = all.lat[i];
+                    k++;
+                }
+            all.n = k;
+            free(keep);
+        }
+        cJSON_AddItemToObject(route, "geometry", geometry_json(q, all.lon, all.lat, all.n));
+    }
+    gp_pts_free(&all);
+    cJSON_AddItemToObject(route, "legs", legs_a);
+    cJSON_AddStringToObject(route, "weight_name", g->unit_name[0] ? g->unit_name : "cost");
+    cJSON_AddNumberToObject(route, "weight", gp_round_unit(total_w, 0.1));
+    cJSON_AddNumberToObject(route, "duration", gp_round_unit(total_dur, 0.1));
+    cJSON_AddNumberToObject(route, "distance", gp_round_unit(total_dist, 0.1));
+    return route;
+}

@@ -1,0 +1,363 @@
+/* handlers.c - the query and status endpoints of the HTTP service: /health, /ready, /metrics,
+ * /v1/graphs[/{graph}] and the graph queries route, nearest, sssp, table and apsp. Each answer is
+ * a whole document of server/api/render.h (gp_render_*_doc), the one the CLI prints for the same
+ * query, carrying the graph's name and version so clients can tell which version of a reloaded
+ * graph answered; places resolve through server/api/params.h's gp_place_snap, as the CLI's do.
+ */
+#include "server/v1/handlers.h"
+
+#include "graph/spatial.h"
+#include "storage/cache.h"
+#include "server/cache.h"
+#include "server/http/http.h"
+#include "server/metrics.h"
+#include "server/api/params.h"
+#include "server/api/render.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Sends a whole document of server/api/render.h (malloc'd text, ownership taken; NULL: out of
+ * memory). */
+static void send_doc(gp_req *r, char *doc, size_t len) {
+    if (!doc) {
+        gp_http_error(r, GP_HC_INTERNAL, "out of memory rendering the response");
+        return;
+    }
+    gp_http_send(r, 200, "application/json", doc, len);
+}
+
+/* ---- status ---- */
+void gp_h_health(gp_req *r) {
+    cJSON *o = cJSON_CreateObject();
+    gp_engine *e = gp_http_engine();
+    gp_backend_info info;
+    memset(&info, 0, sizeof info);
+    if (e) gp_engine_info(e, &info);
+    char why[256];
+    int ready = gp_http_ready(why, sizeof why);
+    cJSON_AddStringToObject(o, "status", info.healthy || !e ? "ok" : "degraded");
+    cJSON_AddBoolToObject(o, "ready", ready);
+    cJSON_AddStringToObject(o, "backend", e ? gp_engine_backend(e) : "none");
+    cJSON_AddStringToObject(o, "device", info.device);
+    cJSON_AddNumberToObject(o, "threads", info.threads);
+    if (e && strcmp(gp_engine_backend(e), "cuda") == 0) {
+        cJSON *gpu = cJSON_AddObjectToObject(o, "gpu");
+        cJSON_AddStringToObject(gpu, "name", info.device);
+        cJSON_AddNumberToObject(gpu, "memory_total_bytes", (double)info.mem_total);
+        cJSON_AddNumberToObject(gpu, "memory_used_bytes", (double)info.mem_used);
+        cJSON_AddBoolToObject(gpu, "healthy", info.healthy);
+    }
+    cJSON *graphs = cJSON_AddArrayToObject(o, "graphs");
+    enum { CAP = 256 };
+    gp_graph **gs = malloc(sizeof *gs * CAP);
+    char(*names)[65] = malloc(sizeof *names * CAP);
+    int n = gs && names ? gp_registry_list(gp_http_registry(), gs, names, CAP) : 0;
+    for (int i = 0; i < n; i++) {
+        cJSON_AddItemToArray(graphs, cJSON_CreateString(names[i]));
+        gp_graph_unref(gs[i]);
+    }
+    free(gs);
+    free(names);
+    gp_http_json(r, 200, o);
+}
+
+void gp_h_ready(gp_req *r) {
+    char why[1100];
+    if (!gp_http_ready(why, sizeof why)) {
+        gp_http_error(r, GP_HC_NOT_READY, "not ready: %s", why);
+        return;
+    }
+    int count = 0;
+    gp_registry_stats(gp_http_registry(), NULL, NULL, &count);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "status", "ready");
+    cJSON_AddNumberToObject(o, "graphs", count);
+    gp_http_json(r, 200, o);
+}
+
+void gp_h_metrics(gp_req *r) {
+    size_t len = 0;
+    char *text = gp_metrics_render(&len);
+    gp_http_send(r, 200, "text/plain; version=0.0.4; charset=utf-8", text, len);
+}
+
+/* ---- parameters of each endpoint (server/api/params.h) ---- */
+#define RADIUS {"radius", GP_PT_NUM, GP_IN_ANY, 0, 0, 20000000, NULL}
+
+static const gp_endpoint graphs_ep = GP_ENDPOINT_NONE("GET /v1/graphs");
+static const gp_endpoint graph_ep = GP_ENDPOINT_NONE("GET /v1/graphs/{graph}");
+
+static const gp_param route_params[] = {
+    {"from", GP_PT_PLACE, GP_IN_QUERY, 1, 0, 0, NULL},
+    {"to", GP_PT_PLACE, GP_IN_QUERY, 1, 0, 0, NULL},
+    {"algo", GP_PT_ENUM, GP_IN_QUERY, 0, 0, 0, "auto|dijkstra|bidir|astar"},
+    RADIUS,
+};
+static const gp_endpoint route_ep = GP_ENDPOINT("route", route_params, GP_BODY_NONE, NULL);
+
+static const gp_param nearest_params[] = {
+    {"lon", GP_PT_NUM, GP_IN_QUERY, 1, -180, 180, NULL},
+    {"lat", GP_PT_NUM, GP_IN_QUERY, 1, -90, 90, NULL},
+    {"number", GP_PT_INT, GP_IN_QUERY, 0, 1, 1e9, NULL},
+    RADIUS,
+};
+static const gp_endpoint nearest_ep = GP_ENDPOINT("nearest", nearest_params, GP_BODY_NONE, NULL);
+
+static const gp_param sssp_params[] = {
+    {"source", GP_PT_PLACE, GP_IN_QUERY, 1, 0, 0, NULL},
+    {"max_distance", GP_PT_NUM, GP_IN_QUERY, 0, 0, 1e300, NULL},
+    RADIUS,
+};
+static const gp_endpoint sssp_ep = GP_ENDPOINT("sssp", sssp_params, GP_BODY_NONE, NULL);
+
+static const gp_param table_params[] = {
+    {"sources", GP_PT_PLACES, GP_IN_BODY, 1, 1, 0, NULL},
+    {"targets", GP_PT_PLACES, GP_IN_BODY, 0, 1, 0, NULL},
+    RADIUS,
+};
+static const gp_endpoint table_ep =
+    GP_ENDPOINT("table", table_params, GP_BODY_REQUIRED,
+       "{\"sources\": [1, [7.4246, 43.7384]], \"targets\": [2, \"7.42,43.73\"]}");
+
+static const gp_param apsp_params[] = {
+    {"next_hops", GP_PT_BOOL, GP_IN_ANY, 0, 0, 0, NULL},
+};
+static const gp_endpoint apsp_ep = GP_ENDPOINT("apsp", apsp_params, GP_BODY_OPTIONAL, NULL);
+
+/* ---- graphs ---- */
+void gp_h_graphs(gp_req *r) {
+    gp_args args;
+    if (gp_params(r, &graphs_ep, &args)) return;
+    enum { CAP = 256 };
+    gp_graph **gs = malloc(sizeof *gs * CAP);
+    char(*names)[65] = malloc(sizeof *names * CAP);
+    cJSON *o = cJSON_CreateObject();
+    cJSON *arr = o ? cJSON_AddArrayToObject(o, "graphs") : NULL;
+    if (!gs || !names || !arr) {
+        free(gs);
+        free(names);
+        cJSON_Delete(o);
+        gp_http_error(r, GP_HC_INTERNAL, "out of memory");
+        return;
+    }
+    int n = gp_registry_list(gp_http_registry(), gs, names, CAP);
+    for (int i = 0; i < n; i++) {
+        cJSON_AddItemToArray(arr, gp_render_graph_info(gs[i], names[i]));
+        gp_graph_unref(gs[i]);
+    }
+    free(gs);
+    free(names);
+    gp_http_json(r, 200, o);
+}
+
+void gp_h_graph(gp_req *r) {
+    gp_args args;
+    if (gp_params(r, &graph_ep, &args)) return;
+    gp_http_json(r, 200, gp_render_graph_info(gp_req_graph(r), gp_req_graph_name(r)));
+}
+
+/* ---- queries ---- */
+
+void gp_h_route(gp_req *r) {
+    gp_graph *g = gp_req_graph(r);
+    gp_args args;
+    if (gp_params(r, &route_ep, &args)) return;
+    int algo = gp_args_get(&args, "algo")->present ? gp_args_get(&args, "algo")->e : GP_P2P_AUTO;
+    if (algo == GP_P2P_ASTAR && !g->lon) {
+        gp_http_error(r, GP_HC_NO_COORDINATES, "algo=astar needs coordinates; graph '%s' has none",
+                      gp_req_graph_name(r));
+        return;
+    }
+    double radius = gp_req_radius(&args);
+    const gp_place *from = &gp_args_get(&args, "from")->place, *to = &gp_args_get(&args, "to")->place;
+    gp_snap a, b;
+    if (gp_req_snap(r, from, "from", radius, &a) || gp_req_snap(r, to, "to", radius, &b)) return;
+    gp_snap_route sr;
+    gp_err err;
+    if (gp_engine_route_snap(gp_http_engine(), g, &a, &b, algo, &sr, &err)) {
+        gp_http_error_err(r, -1, &err);
+        return;
+    }
+    if (sr.dist == GP_INF) {
+        char fa[160], fb[160]; /* as the CLI describes them (server/api/render.c) */
+        gp_render_place_desc(fa, sizeof fa, g, from->is_coord, &a);
+        gp_render_place_desc(fb, sizeof fb, g, to->is_coord, &b);
+        gp_snap_route_free(&sr);
+        char msg[1200]; /* shared with the CLI's NoRoute document (server/api/render.c) */
+        gp_render_no_route_msg(msg, sizeof msg, fa, fb, gp_req_graph_name(r));
+        gp_http_error(r, GP_HC_NO_ROUTE, "%s", msg);
+        return;
+    }
+    cJSON *o = gp_render_route_doc(g, gp_req_graph_name(r), &a, &b, &sr); /* = the CLI's */
+    gp_snap_route_free(&sr);
+    gp_http_json(r, 200, o);
+}
+
+void gp_h_nearest(gp_req *r) {
+    gp_graph *g = gp_req_graph(r);
+    gp_args args;
+    if (gp_params(r, &nearest_ep, &args)) return;
+    double lon = gp_args_get(&args, "lon")->d, lat = gp_args_get(&args, "lat")->d;
+    long maxk = gp_http_config()->max_nearest;
+    int64_t k = gp_args_get(&args, "number")->present ? gp_args_get(&args, "number")->i : 1;
+    if (k > maxk) {
+        gp_http_error(r, GP_HC_INVALID_QUERY, "query parameter 'number' must be in [1, %ld], got %lld",
+                      maxk, (long long)k);
+        return;
+    }
+    if (!g->lon || !g->spatial) {
+        gp_http_error(r, GP_HC_NO_COORDINATES, "graph '%s' has no node coordinates",
+                      gp_req_graph_name(r));
+        return;
+    }
+    uint32_t *nodes = malloc(sizeof *nodes * (size_t)k);
+    double *metres = malloc(sizeof *metres * (size_t)k);
+    int n = nodes && metres ? gp_spatial_nearest(g->spatial, g, lon, lat, (uint32_t)k, nodes,
+                                                 metres)
+                            : -1;
+    if (n < 0) {
+        free(nodes);
+        free(metres);
+        gp_http_error(r, GP_HC_INTERNAL, "nearest-node lookup failed");
+        return;
+    }
+    gp_snap s;
+    gp_err err;
+    int rc = gp_snap_point(g, lon, lat, gp_req_radius(&args), &s, &err);
+    /* the CLI's nearest document too (server/api/render.c); NULL: gp_http_json answers 500 */
+    cJSON *o = gp_render_nearest_doc(g, gp_req_graph_name(r), lon, lat, nodes, metres, n,
+                                     rc == GP_OK ? &s : NULL);
+    free(nodes);
+    free(metres);
+    gp_http_json(r, 200, o);
+}
+
+void gp_h_sssp(gp_req *r) {
+    gp_graph *g = gp_req_graph(r);
+    gp_args args;
+    if (gp_params(r, &sssp_ep, &args)) return;
+    gp_snap s;
+    if (gp_req_snap(r, &gp_args_get(&args, "source")->place, "source", gp_req_radius(&args), &s))
+        return;
+    uint64_t limit = GP_INF;
+    if (gp_args_get(&args, "max_distance")->present)
+        limit = gp_max_distance_limit(g, gp_args_get(&args, "max_distance")->d);
+    uint64_t *dist = malloc(sizeof *dist * g->n);
+    uint32_t *pred = malloc(sizeof *pred * g->n);
+    if (!dist || !pred) {
+        free(dist);
+        free(pred);
+        gp_http_error(r, GP_HC_INTERNAL, "out of memory for a %u-node tree", g->n);
+        return;
+    }
+    gp_err err;
+    int rc = gp_engine_sssp_snap(gp_http_engine(), g, &s, limit, dist, pred, &err);
+    if (rc) {
+        free(dist);
+        free(pred);
+        gp_http_error_err(r, -1, &err);
+        return;
+    }
+    size_t len = 0;
+    char *doc = gp_render_sssp_doc(g, gp_req_graph_name(r), &s, dist, pred, &len); /* = the CLI's */
+    free(dist);
+    free(pred);
+    send_doc(r, doc, len);
+}
+
+/* Resolves a list argument to positions (malloc'd); answers the error and returns NULL. */
+static gp_snap *snap_list(gp_req *r, const gp_arg *v, const char *field, double radius) {
+    int code;
+    char msg[1024];
+    gp_snap *s = gp_places_snap(gp_req_graph(r), gp_req_graph_name(r), v->list, v->nlist, field,
+                                radius, &code, msg, sizeof msg);
+    if (!s) gp_http_error(r, code, "%s", msg);
+    return s;
+}
+
+void gp_h_table(gp_req *r) {
+    gp_graph *g = gp_req_graph(r);
+    gp_args args;
+    if (gp_params(r, &table_ep, &args)) return;
+    const gp_arg *sa = gp_args_get(&args, "sources"), *ta = gp_args_get(&args, "targets");
+    if (!ta->present) ta = sa;
+    uint32_t ns = sa->nlist, nt = ta->nlist;
+    uint64_t cells = (uint64_t)ns * nt;
+    long limit = gp_http_config()->max_table_cells;
+    if (cells > (uint64_t)limit) {
+        gp_http_error(r, GP_HC_TOO_BIG,
+                      "table of %u sources x %u targets = %llu cells exceeds max_table_cells = %ld",
+                      ns, nt, (unsigned long long)cells, limit);
+        gp_args_free(&args);
+        return;
+    }
+    double radius = gp_req_radius(&args);
+    gp_snap *ss = snap_list(r, sa, "sources", radius);
+    gp_snap *ts = ss ? snap_list(r, ta, ta == sa ? "sources" : "targets", radius) : NULL;
+    gp_args_free(&args);
+    uint32_t *src = ts ? malloc(sizeof *src * ns) : NULL, *dst = src ? malloc(sizeof *dst * nt) : NULL;
+    uint64_t *out = dst ? malloc(sizeof *out * cells) : NULL;
+    if (!ss || !ts) goto done;
+    if (!out) {
+        gp_http_error(r, GP_HC_INTERNAL, "out of memory for %llu cells", (unsigned long long)cells);
+        goto done;
+    }
+    int by_node = 1; /* node ids only: the matrix cache applies */
+    for (uint32_t i = 0; i < ns; i++) src[i] = ss[i].node, by_node &= ss[i].arc == GP_NONE;
+    for (uint32_t j = 0; j < nt; j++) dst[j] = ts[j].node, by_node &= ts[j].arc == GP_NONE;
+    gp_err err;
+    int hit = by_node && gp_srv_cache_lookup(r, GP_CACHE_TABLE, src, ns, dst, nt, 0, out, NULL);
+    int rc = hit       ? GP_OK
+             : by_node ? gp_engine_table(gp_http_engine(), g, src, ns, dst, nt, out, &err)
+                       : gp_engine_table_snap(gp_http_engine(), g, ss, ns, ts, nt, out, &err);
+    if (!rc && !hit && by_node) gp_srv_cache_store(r, GP_CACHE_TABLE, src, ns, dst, nt, 0, out, NULL);
+    if (rc) {
+        gp_http_error_err(r, -1, &err);
+    } else {
+        size_t len = 0; /* the CLI's document too */
+        char *doc = gp_render_table_doc(g, gp_req_graph_name(r), ss, ns, ts, nt, out, &len);
+        send_doc(r, doc, len);
+    }
+done:
+    free(out);
+    free(src);
+    free(dst);
+    free(ss);
+    free(ts);
+}
+
+void gp_h_apsp(gp_req *r) {
+    gp_graph *g = gp_req_graph(r);
+    gp_args args;
+    if (gp_params(r, &apsp_ep, &args)) return;
+    int want_next = gp_args_get(&args, "next_hops")->present && gp_args_get(&args, "next_hops")->e;
+    long limit = gp_http_config()->max_apsp_nodes;
+    if ((long)g->n > limit) {
+        gp_http_error(r, GP_HC_TOO_BIG,
+                      "graph '%s' has %u nodes; apsp is limited to max_apsp_nodes = %ld",
+                      gp_req_graph_name(r), g->n, limit);
+        return;
+    }
+    size_t cells = (size_t)g->n * g->n;
+    uint64_t *dist = malloc(sizeof *dist * cells);
+    uint32_t *next = want_next ? malloc(sizeof *next * cells) : NULL;
+    gp_err err;
+    int ok = dist && (!want_next || next);
+    int hit = ok && gp_srv_cache_lookup(r, GP_CACHE_APSP, NULL, g->n, NULL, g->n, want_next, dist,
+                                        next);
+    int rc = hit ? GP_OK
+             : ok ? gp_engine_apsp(gp_http_engine(), g, dist, next, &err)
+                  : gp_err_set(&err, GP_ENOMEM, "out of memory for %zu cells", cells);
+    if (!rc && !hit) gp_srv_cache_store(r, GP_CACHE_APSP, NULL, g->n, NULL, g->n, want_next, dist, next);
+    if (rc) {
+        gp_http_error_err(r, -1, &err);
+    } else {
+        size_t len = 0; /* the CLI's document too */
+        char *doc = gp_render_apsp_doc(g, gp_req_graph_name(r), dist, next, &len);
+        send_doc(r, doc, len);
+    }
+    free(dist);
+    free(next);
+}

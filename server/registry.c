@@ -281,7 +281,8 @@ gp_graph *gp_registry_get(gp_registry *r, const char *name) {
 }
 
 /* Replacing name needs it present at version expect_hash (under r->mu). */
-static int check_current(gp_registry *r, int i, const char *name, uint64_t expect_hash, gp_err *err) {
+static int check_current(gp_registry *r, int i, const char *name, uint64_t expect_hash,
+                         gp_err *err) {
     if (i < 0) return gp_err_set(err, GP_ENOTFOUND, "no graph named '%s'", name);
     if (r->entries[i].g->hash != expect_hash)
         return gp_err_set(err, GP_EBUSY, "graph '%s' changed meanwhile (now version %s); retry",

@@ -190,11 +190,12 @@ void gp_h_admin_delete(gp_req *r) {
     gp_http_json(r, 200, o);
 }
 
-/* ---- /admin/cache: the matrix cache of server/cache.h ------------------------------------------- */
+/* ---- /admin/cache: the matrix cache of server/cache.h --------------------------------------- */
 
 static const gp_endpoint stats_ep = GP_ENDPOINT_NONE("GET /admin/cache");
 static const gp_param purge_params[] = {{"graph", GP_PT_STR, GP_IN_QUERY, 0, 0, 256, NULL}};
-static const gp_endpoint purge_ep = GP_ENDPOINT("DELETE /admin/cache", purge_params, GP_BODY_NONE, NULL);
+static const gp_endpoint purge_ep =
+    GP_ENDPOINT("DELETE /admin/cache", purge_params, GP_BODY_NONE, NULL);
 
 void gp_h_cache_stats(gp_req *r) {
     gp_args args;

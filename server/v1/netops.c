@@ -11,7 +11,8 @@
  * PATCH .../links derives and attaches a new graph version (engine/change.h gp_engine_change_links,
  * as what-if does), updates the tables incrementally from the old version's when those are at hand
  * (else computes them), caches them, and publishes the new version through the registry
- * (gp_registry_replace) if nobody changed the graph meanwhile (else 503 Busy: retry). A reload re-reads the graph's source and so drops patched costs.
+ * (gp_registry_replace) if nobody changed the graph meanwhile (else 503 Busy: retry). A reload
+ * re-reads the graph's source and so drops patched costs.
  * Jobs (engine/jobs.h) run on one worker started on first use; their distances land in the
  * SQLite cache when it is on (the job status says "stored": "sqlite" or "memory").
  */

@@ -15,6 +15,7 @@
  */
 #include "cli/netops.h"
 
+#include "engine/change.h"
 #include "engine/ecmp.h"
 #include "cli/cli.h"
 #include "cli/progress.h"
@@ -59,8 +60,7 @@ static int what_if_once(gp_engine *e, const gp_rt *base, const gp_link_change *c
     gp_rt *t2 = NULL;
     gp_rt_pair *p = NULL;
     size_t np = 0;
-    int rc = gp_graph_change_links(base->g, ch, nch, fr, nfr, &g2, err);
-    if (rc == GP_OK) rc = gp_engine_attach(e, g2, err); /* e.g. the CSR onto the GPU */
+    int rc = gp_engine_change_links(e, base->g, ch, nch, fr, nfr, &g2, NULL, err);
     if (rc == GP_OK) rc = gp_rt_update(e, base, g2, GP_RT_AUTO, 0, &t2, NULL, err);
     if (rc == GP_OK) rc = gp_rt_diff(base, t2, &p, &np, err);
     if (rc == GP_OK && graph) gp_nj_what_if(s, graph, base, t2, p, np, scratch);

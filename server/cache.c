@@ -1,6 +1,6 @@
-/* cache.c - the service's side of storage/ (contract in cache.h): one process-wide gp_cache
- * consulted by the table and apsp handlers, the /admin/cache endpoints, and the PostgreSQL reload
- * listeners.
+/* cache.c - the service's side of storage/ (contract in cache.h): its start-up and shutdown, one
+ * process-wide gp_cache consulted by the table and apsp handlers (and read by the /admin/cache
+ * endpoints of server/v1/admin.c), and the PostgreSQL reload listeners.
  *
  * Reloads from a NOTIFY run on the listener's thread: the payload names a graph (or is empty for
  * every PostgreSQL graph of that database); each matching graph is re-read from its recorded
@@ -15,7 +15,6 @@
 #include "storage/cache.h"
 #include "storage/pg.h"
 #include "server/metrics.h"
-#include "server/api/params.h"
 
 #include <inttypes.h>
 #include <pthread.h>
@@ -195,52 +194,4 @@ void gp_srv_cache_store(gp_req *r, int kind, const uint32_t *src, uint32_t ns, c
     gp_cache_key k = make_key(r, kind, src, ns, dst, nt, next_hops);
     gp_err err;
     gp_cache_put(st.cache, &k, dist, next, &err); /* logged inside; the answer goes out anyway */
-}
-
-/* ---- /admin/cache ------------------------------------------------------------------------------ */
-
-static const gp_endpoint stats_ep = GP_ENDPOINT_NONE("GET /admin/cache");
-static const gp_param purge_params[] = {{"graph", GP_PT_STR, GP_IN_QUERY, 0, 0, 256, NULL}};
-static const gp_endpoint purge_ep = GP_ENDPOINT("DELETE /admin/cache", purge_params, GP_BODY_NONE, NULL);
-
-void gp_h_cache_stats(gp_req *r) {
-    gp_args args;
-    if (gp_params(r, &stats_ep, &args)) return;
-    gp_cache_stats cs;
-    gp_cache_stats_get(st.cache, &cs);
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddBoolToObject(o, "enabled", cs.enabled);
-    cJSON_AddStringToObject(o, "path", cs.path);
-    cJSON_AddNumberToObject(o, "entries", (double)cs.entries);
-    cJSON_AddNumberToObject(o, "bytes", (double)cs.bytes);
-    cJSON_AddNumberToObject(o, "budget_bytes", (double)cs.budget);
-    cJSON_AddNumberToObject(o, "hits", (double)cs.hits);
-    cJSON_AddNumberToObject(o, "misses", (double)cs.misses);
-    uint64_t looks = cs.hits + cs.misses;
-    if (looks) cJSON_AddNumberToObject(o, "hit_rate", (double)cs.hits / (double)looks);
-    else cJSON_AddNullToObject(o, "hit_rate");
-    cJSON_AddNumberToObject(o, "stores", (double)cs.puts);
-    cJSON_AddNumberToObject(o, "evictions", (double)cs.evictions);
-    cJSON_AddNumberToObject(o, "recoveries", (double)cs.recoveries);
-    if (cs.error[0]) cJSON_AddStringToObject(o, "error", cs.error);
-    gp_http_json(r, 200, o);
-}
-
-void gp_h_cache_purge(gp_req *r) {
-    gp_args args;
-    if (gp_params(r, &purge_ep, &args)) return;
-    const char *which = gp_args_get(&args, "graph")->s; /* NULL: every graph */
-    uint64_t n = 0;
-    gp_err err;
-    gp_err_clear(&err);
-    if (gp_cache_purge(st.cache, which, &n, &err)) {
-        gp_http_error(r, GP_HC_DATABASE_ERROR, "%s", err.msg);
-        return;
-    }
-    GP_LOG(GP_LOG_INFO, "event=cache_purge graph=%s deleted=%" PRIu64, which ? which : "*", n);
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "deleted", (double)n);
-    if (which) cJSON_AddStringToObject(o, "graph", which);
-    else cJSON_AddNullToObject(o, "graph");
-    gp_http_json(r, 200, o);
 }

@@ -1,9 +1,9 @@
-/* cache.h - the service's use of storage/: the SQLite matrix cache behind the table and apsp
- * endpoints, the /admin/cache endpoints, and the LISTEN gpath_reload listeners that reload
- * PostgreSQL graphs (server/cache.c).
+/* cache.h - the service's use of storage/ (server/cache.c): its start-up and shutdown, the SQLite
+ * matrix cache behind the table and apsp endpoints (its /admin/cache endpoints are in
+ * server/v1/admin.c), and the LISTEN gpath_reload listeners that reload PostgreSQL graphs.
  */
-#ifndef GP_H_CACHE_H
-#define GP_H_CACHE_H
+#ifndef GP_SRV_CACHE_H
+#define GP_SRV_CACHE_H
 
 #include "server/http/http.h"
 
@@ -30,13 +30,8 @@ void gp_srv_cache_store(gp_req *r, int kind, const uint32_t *src, uint32_t ns, c
                         uint32_t nt, int next_hops, const uint64_t *dist, const uint32_t *next);
 
 /* The process-wide cache (NULL when off), for work outside a request such as the routing-table
- * jobs of server/v1/netops.c (storage/cache.h is thread-safe). */
+ * jobs of server/v1/netops.c and the /admin/cache endpoints (storage/cache.h is thread-safe). */
 struct gp_cache *gp_srv_cache(void);
-
-/* GET /admin/cache: entries, bytes, budget, hits, misses, hit rate. */
-void gp_h_cache_stats(gp_req *r);
-/* DELETE /admin/cache[?graph=NAME|VERSION]: purge all, or one graph's entries. */
-void gp_h_cache_purge(gp_req *r);
 
 #ifdef __cplusplus
 }

@@ -4,8 +4,9 @@
  * the reference increment. A (re)load or removal first takes its graph's name (a per-name busy
  * slot, waited for under the load time limit), so two reloads of one graph cannot interleave while
  * other graphs load freely; the slow part (reading the source, building CSR) runs on a detached
- * worker thread holding a reference-counted job, and the caller waits for it with a deadline; the
- * engine attach and the swap run on the caller's thread. Queries never wait for a reload.
+ * worker thread holding a reference-counted job, and the caller waits for it with a deadline. Loads
+ * and derived versions (gp_registry_replace) then take one publish path on the caller's thread:
+ * attach to the engine, then swap. Queries never wait for a reload.
  */
 #include "server/registry.h"
 
@@ -279,6 +280,55 @@ gp_graph *gp_registry_get(gp_registry *r, const char *name) {
     return g;
 }
 
+/* Replacing name needs it present at version expect_hash (under r->mu). */
+static int check_current(gp_registry *r, int i, const char *name, uint64_t expect_hash,
+                         gp_err *err) {
+    if (i < 0) return gp_err_set(err, GP_ENOTFOUND, "no graph named '%s'", name);
+    if (r->entries[i].g->hash != expect_hash)
+        return gp_err_set(err, GP_EBUSY, "graph '%s' changed meanwhile (now version %s); retry",
+                          name, r->entries[i].g->version);
+    return GP_OK;
+}
+
+/* The one publish path, for loads (src: the source g was read from, recorded with it) and derived
+ * versions (src NULL: name must exist at version expect_hash, its recorded source is kept). First
+ * attach: gp_engine_attach keeps what g already holds (its device copy, CCH, indexes), so a
+ * version that gp_engine_change_links attached costs nothing more here. Then swap under the mutex;
+ * the registry takes its own reference to g and the old version goes when the last request in
+ * flight drops it. On failure nothing changes. */
+static int publish(gp_registry *r, const char *name, gp_graph *g, const gp_graph_source *src,
+                   uint64_t expect_hash, int *replaced, gp_err *err) {
+    int rc = GP_OK;
+    if (!src) { /* no work on a version that could not be swapped in anyway */
+        pthread_mutex_lock(&r->mu);
+        rc = check_current(r, find(r, name), name, expect_hash, err);
+        pthread_mutex_unlock(&r->mu);
+        if (rc) return rc;
+    }
+    if (r->engine && (rc = gp_engine_attach(r->engine, g, err)) != GP_OK) return rc;
+    gp_graph *old = NULL;
+    pthread_mutex_lock(&r->mu);
+    int i = find(r, name);
+    if (!src) {
+        rc = check_current(r, i, name, expect_hash, err);
+    } else if (i < 0 && r->n == GP_REGISTRY_MAX) {
+        rc = gp_err_set(err, GP_ETOOBIG, "at most %d graphs can be served", GP_REGISTRY_MAX);
+    } else if (i < 0) {
+        i = r->n++;
+        memset(&r->entries[i], 0, sizeof r->entries[i]);
+        snprintf(r->entries[i].name, sizeof r->entries[i].name, "%s", name);
+    }
+    if (rc == GP_OK) {
+        old = r->entries[i].g;
+        r->entries[i].g = gp_graph_ref(g);
+        if (src) r->entries[i].src = *src;
+    }
+    pthread_mutex_unlock(&r->mu);
+    if (replaced) *replaced = old != NULL;
+    gp_graph_unref(old);
+    return rc;
+}
+
 int gp_registry_load(gp_registry *r, const char *name, const gp_graph_source *src, int *replaced,
                      gp_err *err) {
     if (replaced) *replaced = 0;
@@ -301,38 +351,13 @@ int gp_registry_load(gp_registry *r, const char *name, const gp_graph_source *sr
     }
     gp_graph *g = NULL;
     rc = load_bounded(r, src, deadline, &g, err);
-    if (g && r->engine) {
-        rc = gp_engine_attach(r->engine, g, err);
-        if (rc) {
-            gp_graph_unref(g);
-            g = NULL;
-        }
-    }
-    gp_graph *old = NULL;
+    if (g) rc = publish(r, name, g, src, 0, replaced, err);
+    gp_graph_unref(g); /* the registry holds its own reference once published */
     pthread_mutex_lock(&r->mu);
-    if (g) {
-        int i = find(r, name);
-        if (i < 0 && r->n == GP_REGISTRY_MAX) {
-            rc = gp_err_set(err, GP_ETOOBIG, "at most %d graphs can be served", GP_REGISTRY_MAX);
-        } else {
-            if (i < 0) {
-                i = r->n++;
-                memset(&r->entries[i], 0, sizeof r->entries[i]);
-                snprintf(r->entries[i].name, sizeof r->entries[i].name, "%s", name);
-            }
-            old = r->entries[i].g;
-            r->entries[i].g = g;
-            r->entries[i].src = *src;
-            g = NULL;
-        }
-    }
     if (rc) r->loads_failed++;
     else r->loads_ok++;
     pthread_mutex_unlock(&r->mu);
     release_name(r, name);
-    if (replaced) *replaced = old != NULL;
-    gp_graph_unref(g);   /* only when the table was full */
-    gp_graph_unref(old); /* freed once the last request in flight drops it */
     if (rc == GP_OK)
         GP_LOG(GP_LOG_INFO, "event=graph_loaded graph=%s spec=%s seconds=%.3f", name, shown,
                gp_now() - t0);
@@ -344,22 +369,7 @@ int gp_registry_load(gp_registry *r, const char *name, const gp_graph_source *sr
 
 int gp_registry_replace(gp_registry *r, const char *name, gp_graph *g, uint64_t expect_hash,
                         gp_err *err) {
-    gp_graph *old = NULL;
-    int rc = GP_OK;
-    pthread_mutex_lock(&r->mu);
-    int i = find(r, name);
-    if (i < 0) {
-        rc = gp_err_set(err, GP_ENOTFOUND, "no graph named '%s'", name);
-    } else if (r->entries[i].g->hash != expect_hash) {
-        rc = gp_err_set(err, GP_EBUSY, "graph '%s' changed meanwhile (now version %s); retry",
-                        name, r->entries[i].g->version);
-    } else {
-        old = r->entries[i].g;
-        r->entries[i].g = gp_graph_ref(g);
-    }
-    pthread_mutex_unlock(&r->mu);
-    gp_graph_unref(old);
-    return rc;
+    return publish(r, name, g, NULL, expect_hash, NULL, err);
 }
 
 int gp_registry_source(gp_registry *r, const char *name, gp_graph_source *out) {

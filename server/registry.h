@@ -1,10 +1,11 @@
 /* registry.h - the served graphs by name (server/registry.c).
  *
  * Each name maps to the current gp_graph plus the spec and options it was loaded from. Readers
- * take a reference (gp_registry_get) and release it with gp_graph_unref when done; a (re)load
- * builds the new graph beside the old one, attaches it to the engine, then swaps the pointer under
- * the registry mutex, so requests in flight finish on the old version and new ones see the new
- * one. A failed load changes nothing and returns the loader's error.
+ * take a reference (gp_registry_get) and release it with gp_graph_unref when done. Every new
+ * version, (re)loaded or derived (gp_registry_replace), takes one publish path: built beside the
+ * old one, attached to the engine, then swapped in under the registry mutex, so requests in flight
+ * finish on the old version and new ones see the new one. A failed load or replace changes
+ * nothing and returns the loader's (or the attach's) error.
  *
  * Bounded loads: a (re)load or removal holds only its own name (per-graph, so a stuck load never
  * blocks other graphs), and the reading itself runs on a detached worker thread under the limits
@@ -63,10 +64,13 @@ gp_graph *gp_registry_get(gp_registry *r, const char *name);
  * On failure the previous version (if any) keeps serving. */
 int gp_registry_load(gp_registry *r, const char *name, const gp_graph_source *src, int *replaced,
                      gp_err *err);
-/* Swaps in g (a derived version of name's graph, e.g. after link cost changes; added for
- * server/v1/netops.c) if name's current version is still expect_hash. g gains a reference held by
- * the registry; the recorded source is kept, so a reload re-reads the file and drops the changes.
- * GP_ENOTFOUND when name is absent, GP_EBUSY when another change or reload came first. */
+/* Publishes g (a version derived from name's graph, e.g. engine/change.h gp_engine_change_links
+ * after link cost changes) if name's current version is still expect_hash: the same path as a
+ * load, attach (gp_engine_attach keeps what g already holds, so a version attached by
+ * gp_engine_change_links costs nothing more), then swap. g gains a reference held by the
+ * registry; the recorded source is kept, so a reload re-reads the file and drops the changes.
+ * GP_ENOTFOUND when name is absent, GP_EBUSY when another change or reload came first, or the
+ * attach's error; on failure the current version keeps serving. */
 int gp_registry_replace(gp_registry *r, const char *name, gp_graph *g, uint64_t expect_hash,
                         gp_err *err);
 /* Re-reads name's recorded source. GP_ENOTFOUND when there is no such graph. */

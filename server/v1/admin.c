@@ -5,12 +5,18 @@
  * old graph serving. The answer says whose fault it was: 400 a bad spec or option, 403 a file or
  * host outside the allow-lists, 413 over a size limit, 422 LoadFailed bad content, 503
  * SourceUnavailable (Retry-After) a database that is down or a load past load_timeout_s, 503 Busy
- * too many loads at once.
+ * too many loads at once. Beside them the matrix cache's GET /admin/cache (statistics) and
+ * DELETE /admin/cache[?graph=NAME|VERSION] (purge).
  */
 #include "server/v1/handlers.h"
+
+#include "storage/cache.h"
+#include "server/cache.h"
 #include "server/http/http.h"
+#include "server/api/params.h"
 #include "server/api/render.h"
 
+#include <inttypes.h>
 #include <string.h>
 
 /* The HTTP error for a failed (re)load's status. */
@@ -181,5 +187,54 @@ void gp_h_admin_delete(gp_req *r) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "name", name);
     cJSON_AddBoolToObject(o, "deleted", 1);
+    gp_http_json(r, 200, o);
+}
+
+/* ---- /admin/cache: the matrix cache of server/cache.h --------------------------------------- */
+
+static const gp_endpoint stats_ep = GP_ENDPOINT_NONE("GET /admin/cache");
+static const gp_param purge_params[] = {{"graph", GP_PT_STR, GP_IN_QUERY, 0, 0, 256, NULL}};
+static const gp_endpoint purge_ep =
+    GP_ENDPOINT("DELETE /admin/cache", purge_params, GP_BODY_NONE, NULL);
+
+void gp_h_cache_stats(gp_req *r) {
+    gp_args args;
+    if (gp_params(r, &stats_ep, &args)) return;
+    gp_cache_stats cs;
+    gp_cache_stats_get(gp_srv_cache(), &cs); /* off (NULL): "enabled": false */
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddBoolToObject(o, "enabled", cs.enabled);
+    cJSON_AddStringToObject(o, "path", cs.path);
+    cJSON_AddNumberToObject(o, "entries", (double)cs.entries);
+    cJSON_AddNumberToObject(o, "bytes", (double)cs.bytes);
+    cJSON_AddNumberToObject(o, "budget_bytes", (double)cs.budget);
+    cJSON_AddNumberToObject(o, "hits", (double)cs.hits);
+    cJSON_AddNumberToObject(o, "misses", (double)cs.misses);
+    uint64_t looks = cs.hits + cs.misses;
+    if (looks) cJSON_AddNumberToObject(o, "hit_rate", (double)cs.hits / (double)looks);
+    else cJSON_AddNullToObject(o, "hit_rate");
+    cJSON_AddNumberToObject(o, "stores", (double)cs.puts);
+    cJSON_AddNumberToObject(o, "evictions", (double)cs.evictions);
+    cJSON_AddNumberToObject(o, "recoveries", (double)cs.recoveries);
+    if (cs.error[0]) cJSON_AddStringToObject(o, "error", cs.error);
+    gp_http_json(r, 200, o);
+}
+
+void gp_h_cache_purge(gp_req *r) {
+    gp_args args;
+    if (gp_params(r, &purge_ep, &args)) return;
+    const char *which = gp_args_get(&args, "graph")->s; /* NULL: every graph */
+    uint64_t n = 0;
+    gp_err err;
+    gp_err_clear(&err);
+    if (gp_cache_purge(gp_srv_cache(), which, &n, &err)) {
+        gp_http_error(r, GP_HC_DATABASE_ERROR, "%s", err.msg);
+        return;
+    }
+    GP_LOG(GP_LOG_INFO, "event=cache_purge graph=%s deleted=%" PRIu64, which ? which : "*", n);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "deleted", (double)n);
+    if (which) cJSON_AddStringToObject(o, "graph", which);
+    else cJSON_AddNullToObject(o, "graph");
     gp_http_json(r, 200, o);
 }

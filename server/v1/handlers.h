@@ -1,5 +1,5 @@
-/* handlers.h - the endpoints of server/v1/handlers.c (queries, status) and server/v1/admin.c (admin),
- * referenced by the route table in server/routes.c. */
+/* handlers.h - the endpoints of server/v1/handlers.c (queries, status) and server/v1/admin.c
+ * (graph and cache administration), referenced by the route table in server/routes.c. */
 #ifndef GP_HANDLERS_H
 #define GP_HANDLERS_H
 
@@ -19,5 +19,9 @@ void gp_h_apsp(gp_req *r);
 void gp_h_admin_put(gp_req *r);
 void gp_h_admin_reload(gp_req *r);
 void gp_h_admin_delete(gp_req *r);
+/* GET /admin/cache: entries, bytes, budget, hits, misses, hit rate. */
+void gp_h_cache_stats(gp_req *r);
+/* DELETE /admin/cache[?graph=NAME|VERSION]: purge all, or one graph's entries. */
+void gp_h_cache_purge(gp_req *r);
 
 #endif

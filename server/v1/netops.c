@@ -8,15 +8,17 @@
  * fresh computation on the engine (GPU APSP when present), whose distances are stored in that
  * cache. Graphs over max_apsp_nodes routers are refused with 413 TooBig.
  *
- * PATCH .../links derives a new graph version (engine/ecmp.h gp_graph_change_links), updates the
- * tables incrementally from the old version's when those are at hand (else computes them), caches
- * them, and swaps the new version into the registry if nobody changed the graph meanwhile (else
- * 503 Busy: retry). A reload re-reads the graph's source and so drops patched costs.
+ * PATCH .../links derives and attaches a new graph version (engine/change.h gp_engine_change_links,
+ * as what-if does), updates the tables incrementally from the old version's when those are at hand
+ * (else computes them), caches them, and publishes the new version through the registry
+ * (gp_registry_replace) if nobody changed the graph meanwhile (else 503 Busy: retry). A reload
+ * re-reads the graph's source and so drops patched costs.
  * Jobs (engine/jobs.h) run on one worker started on first use; their distances land in the
  * SQLite cache when it is on (the job status says "stored": "sqlite" or "memory").
  */
 #include "server/v1/netops.h"
 
+#include "engine/change.h"
 #include "engine/jobs.h"
 #include "storage/cache.h"
 #include "server/cache.h"
@@ -376,11 +378,6 @@ static int parse_cost(gp_req *r, const cJSON *c, const char *what, double *out) 
     return 0;
 }
 
-static void change_error(gp_req *r, const gp_err *err) {
-    if (err->code == GP_ENOTFOUND) gp_http_error(r, GP_HC_NOT_FOUND, "%s", err->msg);
-    else answer_err(r, err);
-}
-
 /* Links taken down by PATCH .../links, per graph name, valid for the version they lead to (a
  * reload or another source's version drops them): what GET .../links lists as "down". */
 #define DOWN_GRAPHS 16
@@ -494,16 +491,13 @@ void gp_h_links_patch(gp_req *r) {
         k++;
     }
     double c0 = gp_now();
-    if (gp_graph_change_links(g, ch, (size_t)k, NULL, 0, &g2, &err) != GP_OK) {
-        change_error(r, &err);
+    gp_change_stats cs;
+    if (gp_engine_change_links(gp_http_engine(), g, ch, (size_t)k, NULL, 0, &g2, &cs, &err) !=
+        GP_OK) {
+        answer_err(r, &err); /* GP_ENOTFOUND (no such link): 404 NotFound */
         goto done;
     }
-    double c1 = gp_now();
-    if (gp_engine_attach(gp_http_engine(), g2, &err) != GP_OK) {
-        answer_err(r, &err);
-        goto done;
-    }
-    double c2 = gp_now();
+    double c1 = gp_now(); /* tables_ms: from here to the answer */
     /* new tables: incrementally from the old version's when they are at hand */
     old = lru_get(g->hash);
     if (g2->n <= max_nodes_cfg()) {
@@ -528,7 +522,7 @@ void gp_h_links_patch(gp_req *r) {
            "event=links_changed graph=%s from=%s to=%s links=%d shared=%d parse_ms=%.1f "
            "change_ms=%.1f attach_ms=%.1f tables_ms=%.1f",
            gp_req_graph_name(r), g->version, g2->version, k, g2->base != NULL, (c0 - p0) * 1e3,
-           (c1 - c0) * 1e3, (c2 - c1) * 1e3, (gp_now() - c2) * 1e3);
+           cs.change_ms, cs.attach_ms, (gp_now() - c1) * 1e3);
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "graph", gp_req_graph_name(r));
     cJSON_AddStringToObject(o, "previous_version", g->version);
@@ -614,11 +608,8 @@ void gp_h_what_if(gp_req *r) {
         kr++;
     }
     if (!(t = tables_for(r, g))) goto done;
-    if (gp_graph_change_links(g, ch, (size_t)k, routers, (size_t)kr, &g2, &err) != GP_OK) {
-        change_error(r, &err);
-        goto done;
-    }
-    if (gp_engine_attach(gp_http_engine(), g2, &err) != GP_OK ||
+    if (gp_engine_change_links(gp_http_engine(), g, ch, (size_t)k, routers, (size_t)kr, &g2, NULL,
+                               &err) != GP_OK ||
         gp_rt_update(gp_http_engine(), t, g2, GP_RT_AUTO, 0, &t2, NULL, &err) != GP_OK ||
         gp_rt_diff(t, t2, &pairs, &np, &err) != GP_OK) {
         answer_err(r, &err);

@@ -1,0 +1,27 @@
+/* change.c - a cost change as one engine operation (contract in change.h): derive, then attach,
+ * timing each step. The derived version is dropped when the attach fails, so a caller either gets
+ * a version ready to answer or nothing.
+ */
+#include "engine/change.h"
+
+int gp_engine_change_links(gp_engine *e, const gp_graph *g, const gp_link_change *ch, size_t nch,
+                           const int64_t *fail_routers, size_t nfail, gp_graph **out,
+                           gp_change_stats *st, gp_err *err) {
+    gp_graph *g2 = NULL;
+    *out = NULL;
+    double t0 = gp_now();
+    int rc = gp_graph_change_links(g, ch, nch, fail_routers, nfail, &g2, err);
+    if (rc != GP_OK) return rc;
+    double t1 = gp_now();
+    rc = gp_engine_attach(e, g2, err);
+    if (rc != GP_OK) {
+        gp_graph_unref(g2);
+        return rc;
+    }
+    if (st) {
+        st->change_ms = (t1 - t0) * 1e3;
+        st->attach_ms = (gp_now() - t1) * 1e3;
+    }
+    *out = g2;
+    return GP_OK;
+}

@@ -10,10 +10,10 @@
  * never publishes it. The graph g is only read (it may be serving meanwhile); the new version
  * has its own hash, and a pure cost change shares every array but the weights with g.
  */
-#ifndef GP_CHANGE_H
-#define GP_CHANGE_H
+#ifndef GP_ENGINE_CHANGE_H
+#define GP_ENGINE_CHANGE_H
 
-#include "engine/ecmp.h" /* gp_link_change, gp_graph_change_links */
+#include "graph/change.h" /* gp_link_change, gp_graph_change_links */
 #include "engine/engine.h"
 
 #ifdef __cplusplus

@@ -5,8 +5,8 @@
  * The graph given is not modified (graphs are immutable); the new one is a graph of its own
  * (refs = 1) that the caller attaches and publishes like any loaded graph.
  */
-#ifndef GP_CHANGE_H
-#define GP_CHANGE_H
+#ifndef GP_GRAPH_CHANGE_H
+#define GP_GRAPH_CHANGE_H
 
 #include "graph/graph.h"
 

@@ -17,6 +17,7 @@
  * without the pruned arcs; --perfect the same, the rest (PHAST, buckets) with them.
  */
 #include "engine/cch.h"
+#include "storage/source.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -10,6 +10,7 @@
  * Defaults: gen:1000000:1, gen:2000:1, all online CPUs, 5 reps, 20 pairs, 100x100 table.
  */
 #include "engine/backend.h"
+#include "storage/source.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -13,7 +13,9 @@
  * router dual-homed to two cores or aggregation routers, OSPF-like costs from {1, 2, 5, 10, 20,
  * 100} (so there are equal-cost paths to find), deterministic for (N, SEED).
  */
+#include "engine/change.h"
 #include "engine/ecmp.h"
+#include "storage/source.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -164,8 +166,7 @@ int main(int argc, char **argv) {
                 gp_graph *g2 = NULL;
                 gp_rt *ti = NULL, *tf = NULL;
                 gp_rt_update_stats st;
-                if (gp_graph_change_links(g, &ch, 1, NULL, 0, &g2, &err) != GP_OK ||
-                    gp_engine_attach(e, g2, &err) != GP_OK ||
+                if (gp_engine_change_links(e, g, &ch, 1, NULL, 0, &g2, NULL, &err) != GP_OK ||
                     gp_rt_update(e, t, g2, GP_RT_INCREMENTAL, 0, &ti, &st, &err) != GP_OK) {
                     fprintf(stderr, "bench_netops: change: %s\n", err.msg);
                     bad = 1;

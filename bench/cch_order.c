@@ -15,6 +15,7 @@
  * The size guard is off.
  */
 #include "engine/cch.h"
+#include "storage/source.h"
 
 #include <stdio.h>
 #include <stdlib.h>

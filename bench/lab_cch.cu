@@ -188,6 +188,7 @@
 #include "bench/lab_common.h"
 #include "kernels/cch_lab.h"
 #include "kernels/sssp.h"
+#include "storage/source.h"
 
 #include <cuda_runtime.h>
 #include <sys/resource.h>

@@ -40,6 +40,7 @@
 #include "engine/backend.h"
 #include "bench/lab_common.h"
 #include "kernels/sssp.h"
+#include "storage/source.h"
 
 #include <cuda_runtime.h>
 

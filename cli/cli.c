@@ -26,6 +26,7 @@
 #include "server/api/params.h"
 #include "server/api/render.h"
 #include "server/api/suggest.h"
+#include "storage/source.h"
 
 #include <inttypes.h>
 #include <math.h>

@@ -295,13 +295,6 @@ gp_graph *gp_graph_load_from(const char *spec, const gp_load_opts *opts,
  * and specs one of more[0..nmore) claims. Points into spec. */
 const char *gp_graph_spec_file(const char *spec, const gp_spec_source *more, size_t nmore);
 
-/* Transitional (issue 28): gp_graph_load, gp_spec_path and gp_spec_is_pg belong to storage/source.h
- * (defined in storage/source.c); they are declared here too only until every caller includes that
- * header, then these three lines go. */
-gp_graph *gp_graph_load(const char *spec, const gp_load_opts *opts, gp_err *err);
-const char *gp_spec_path(const char *spec);
-int gp_spec_is_pg(const char *spec);
-
 /* Format-specific loaders (graph/load_*.c), used by gp_graph_load_from.
  * DIMACS: "p sp N M" / "a U V W", integer weights, scale 1, nodes 1..N; coordinates from a sibling
  *   .co / .co.gz ("v ID X Y", lon/lat times 1e6) when present. gzip read transparently.

@@ -9,6 +9,7 @@
  * attach to the engine, then swap. Queries never wait for a reload.
  */
 #include "server/registry.h"
+#include "storage/source.h"
 
 #include <ctype.h>
 #include <pthread.h>

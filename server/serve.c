@@ -12,6 +12,7 @@
 #include "server/metrics.h"
 #include "server/registry.h"
 #include "storage/pg.h"
+#include "storage/source.h"
 
 #include <pthread.h>
 #include <signal.h>

@@ -7,6 +7,7 @@
 #define GP_REAL_GRAPHS_H
 
 #include "graph/graph.h"
+#include "storage/source.h"
 
 #include <stdio.h>
 #include <stdlib.h>

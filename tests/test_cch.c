@@ -42,6 +42,7 @@
 #include "engine/engine_lab.h"
 #include "engine/snap.h"
 #include "tests/real_graphs.h"
+#include "storage/source.h"
 
 static gp_backend *cpu;
 

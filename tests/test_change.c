@@ -17,6 +17,7 @@
 
 #include "engine/change.h"
 #include "server/registry.h"
+#include "storage/source.h"
 
 static gp_engine *E;
 

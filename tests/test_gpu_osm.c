@@ -14,6 +14,7 @@
 
 #include "engine/backend.h"
 #include "graph/snapshot.h"
+#include "storage/source.h"
 
 #include <stdio.h>
 #include <stdlib.h>

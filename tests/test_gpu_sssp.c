@@ -16,6 +16,7 @@
 #include "engine/backend.h"
 #include "kernels/sssp.h"
 #include "engine/engine.h"
+#include "storage/source.h"
 
 #include <pthread.h>
 #include <stdio.h>

@@ -10,6 +10,7 @@
  * redaction.
  */
 #include "graph/graph.h"
+#include "storage/source.h"
 
 #include <stdarg.h>
 #include <stddef.h>

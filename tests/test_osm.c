@@ -28,6 +28,7 @@
 #include "engine/engine.h"
 #include "graph/osm_profile.h"
 #include "graph/spatial.h"
+#include "storage/source.h"
 
 #include <math.h>
 #include <stdio.h>

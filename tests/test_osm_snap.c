@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "engine/snap.h"
+#include "storage/source.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -20,6 +20,7 @@
 
 #include "bench/roadlike.h"
 #include "graph/spatial.h"
+#include "storage/source.h"
 
 static gp_graph *gen(uint64_t n, uint64_t seed) {
     gp_err err;

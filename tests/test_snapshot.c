@@ -13,6 +13,7 @@
 #include "engine/engine.h"
 #include "graph/graph_internal.h"
 #include "graph/snapshot.h"
+#include "storage/source.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -25,7 +25,7 @@
 #ifndef GP_PARAMS_H
 #define GP_PARAMS_H
 
-#include "engine/ecmp.h"
+#include "graph/change.h"
 #include "engine/snap.h"
 #include "server/errors.h"
 
@@ -182,17 +182,6 @@ int gp_link_joined(const gp_graph *g, const char *what, int64_t u, int64_t v, ch
  * named what[0] / what[1]), NotFound (the routers are not joined). */
 int gp_link_text(const gp_graph *g, const char *gname, const char *text, int with_cost,
                  const char *what, gp_link_change *out, int *hcode, gp_err *err);
-
-/* ---- bound to an HTTP request (defined in server/v1/params.c, above the transport: this room
- * never includes it; gp_req is the handler toolkit's opaque request, server/http/http.h) ---- */
-typedef struct gp_req gp_req;
-/* Parses the request against ep (gp_params_parse). GP_OK, or answers the 400 and returns -1. */
-int gp_params(gp_req *r, const gp_endpoint *ep, gp_args *a);
-/* The snapping radius of the request: its `radius` argument, else config max_snap_m. */
-double gp_req_radius(const gp_args *a);
-/* Resolution against the request's graph: answer the error, return -1 / GP_NONE. */
-int gp_req_snap(gp_req *r, const gp_place *p, const char *what, double radius_m, gp_snap *out);
-uint32_t gp_req_router(gp_req *r, const gp_place *p, const char *what);
 
 #ifdef __cplusplus
 }

@@ -14,6 +14,7 @@
 #include "server/cache.h"
 #include "server/http/http.h"
 #include "server/api/params.h"
+#include "server/v1/params.h"
 #include "server/api/render.h"
 
 #include <inttypes.h>

@@ -12,6 +12,7 @@
 #include "server/http/http.h"
 #include "server/metrics.h"
 #include "server/api/params.h"
+#include "server/v1/params.h"
 #include "server/api/render.h"
 
 #include <math.h>

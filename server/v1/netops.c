@@ -24,6 +24,7 @@
 #include "server/cache.h"
 #include "server/api/netops_json.h"
 #include "server/api/params.h"
+#include "server/v1/params.h"
 
 #include <math.h>
 #include <pthread.h>

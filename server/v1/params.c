@@ -4,6 +4,7 @@
  * server/api/params.h's last section).
  */
 #include "server/api/params.h"
+#include "server/v1/params.h"
 
 #include "server/http/http.h"
 

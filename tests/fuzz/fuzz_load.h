@@ -10,6 +10,7 @@
 #define GP_FUZZ_LOAD_H
 
 #include "graph/graph.h"
+#include "storage/source.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* osm_profile.c - the car, bicycle and foot profiles as declarative tables, and their evaluation.
  *
- * Rules (the README's OSM section and tests/test_osm.c repeat them):
+ * Rules (docs/graphs.md's OpenStreetMap section and tests/test_osm.c repeat them):
  *  - A way is routable when its highway=* value has a row in the profile's class table, or it is a
  *    route=ferry and the profile has a ferry speed; area=yes ways are never routable.
  *  - Access: the profile's access keys are read from general to specific (car: access, vehicle,

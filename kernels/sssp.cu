@@ -69,7 +69,7 @@ typedef unsigned long long u64;
 #define NF_THREADS 256
 #define SEED_THREADS 256
 
-/* Defaults, chosen with the lab's sweep (see the header comment and the README). */
+/* Defaults, chosen with the lab's sweep (see the header comment and docs/gpu.md). */
 #define DEFAULT_DELTA_MUL 64.0       /* one source (sssp, p2p) */
 #define DEFAULT_TABLE_DELTA_MUL 16.0 /* batched sources (table) */
 #define DEFAULT_BATCH_MAX 512

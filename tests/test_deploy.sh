@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test_deploy.sh - checks the deployment files without a Docker engine or a cluster (CI has neither):
 #   1. tests/check_deploy.py: the documented structural and cross-file checks of the Dockerfile,
-#      deploy/kubernetes, deploy/compose.yaml, deploy/systemd and the README (python3-yaml);
+#      deploy/kubernetes, deploy/compose.yaml, deploy/systemd and docs/deployment.md (python3-yaml);
 #   2. schema-aware linters from the npm registry, pinned in deploy/lint/package-lock.json and
 #      installed once into a cache outside the checkout: dockerfile-utils (Dockerfile), the
 #      Kubernetes OpenAPI schemas of kubernetes-models (every manifest) and dclint (compose.yaml);

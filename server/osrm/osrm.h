@@ -1,5 +1,5 @@
 /* osrm.h - the OSRM v1 compatible API (one handler family: server/osrm/). Route-table lines
- * are in server/routes.c; README's `section:osrm` documents them. gpath's own isochrone endpoint
+ * are in server/routes.c; docs/osrm.md documents them. gpath's own isochrone endpoint
  * and map page, which share some of the family's helpers, are in server/v1/ (isochrone.h, map.h).
  *   GET  /route/v1/{profile}/{coordinates}    osrm.c + route.c (legs, steps, geometry)
  *   GET  /table/v1/{profile}/{coordinates}    osrm.c; POST /table/v1/{profile} with a JSON body

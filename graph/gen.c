@@ -233,9 +233,12 @@ static void ob_line(outbuf *o, char tag, int64_t a, int64_t b, int64_t c) {
 
 /* Flushes and closes; GP_EIO naming path when any write failed. */
 static int ob_close(outbuf *o, const char *path, gp_err *err) {
-    ob_flush(o);
-    if (fclose(o->f) != 0) o->failed = 1;
-    o->f = NULL;
+    if (!o) return GP_OK;
+    if (o->f) {
+        ob_flush(o);
+        if (fclose(o->f) != 0) o->failed = 1;
+        o->f = NULL;
+    }
     return o->failed ? gp_err_set(err, GP_EIO, "%s: write failed", path) : GP_OK;
 }
 

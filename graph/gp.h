@@ -3,6 +3,10 @@
  *
  * Every fallible function returns an int status (GP_OK or a GP_E* code) and fills a caller-owned
  * gp_err with a message a person can act on (file and line for loaders, the parameter for requests).
+ *
+ * Every function whose name ends in _free, _unref, _close, _stop or _destroy accepts NULL and then
+ * does nothing; one that releases what a caller-owned struct holds (gp_path_free, gp_args_free, ...)
+ * leaves it zeroed, so a second call is harmless too.
  */
 #ifndef GP_H
 #define GP_H

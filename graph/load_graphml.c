@@ -43,6 +43,7 @@ static int key_kind(const key_map *km, const char *id) {
 }
 
 static void key_map_free(key_map *km) {
+    if (!km) return;
     for (size_t i = 0; i < km->n; i++) free(km->ids[i]);
     free(km->ids);
     free(km->kind);

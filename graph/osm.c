@@ -810,6 +810,7 @@ oom:
  * ------------------------------------------------------------------------------------------- */
 
 static void octx_free(octx *c) {
+    if (!c) return;
     free(c->nodes);
     free(c->blocked);
     free(c->ways);

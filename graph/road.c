@@ -565,6 +565,7 @@ static int bg_init(bgrid *g, double x0, double y0, double side, double cell, uin
     return 0;
 }
 static void bg_free(bgrid *g) {
+    if (!g) return;
     free(g->head);
     free(g->next);
     free(g->item);

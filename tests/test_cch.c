@@ -117,6 +117,7 @@ static arcs random_arcs(uint32_t n, uint32_t deg, uint32_t maxw) {
 }
 
 static void arcs_free(arcs *a) {
+    if (!a) return;
     free(a->u);
     free(a->v);
     free(a->w);

@@ -34,6 +34,7 @@ int gp_pts_add(gp_pts *p, double lon, double lat, int dedupe) {
 }
 
 void gp_pts_free(gp_pts *p) {
+    if (!p) return;
     free(p->lon);
     free(p->lat);
     memset(p, 0, sizeof *p);

@@ -161,6 +161,7 @@ static void held_unlink(loop *l, held *h) {
 }
 
 static void held_close(loop *l, held *h) {
+    if (!h) return;
     held_unlink(l, h);
     close(h->fd); /* leaves the epoll set with it */
     pthread_mutex_lock(&counts.mu);
@@ -478,6 +479,7 @@ static int loop_count(const gp_config *cfg) {
 }
 
 static void front_free(gp_front *f) {
+    if (!f) return;
     for (int i = 0; i < f->nloops; i++) {
         loop *l = &f->loops[i];
         if (l->efd >= 0) close(l->efd);

@@ -143,6 +143,7 @@ int gp_kv_add(kv **arr, int *n, const char *k, size_t klen, const char *v, size_
 }
 
 void gp_kv_free(kv *a, int n) {
+    if (!a) return;
     for (int i = 0; i < n; i++) {
         free(a[i].k);
         free(a[i].v);
@@ -235,6 +236,7 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max) {
 
 static void stream_free(void *cls) {
     stream_ctx *s = cls;
+    if (!s) return;
     if (s->done) s->done(s->ctx);
     if (s->gz) deflateEnd(&s->z);
     free(s->in);

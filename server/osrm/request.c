@@ -291,6 +291,7 @@ int gp_osrm_req_init(gp_osrm_req *q, gp_req *r, const char *coords, long max_coo
 }
 
 void gp_osrm_req_free(gp_osrm_req *q) {
+    if (!q) return;
     free(q->lon);
     free(q->lat);
     free(q->snap);

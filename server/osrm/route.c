@@ -161,6 +161,7 @@ int gp_osrm_leg_build(const gp_graph *g, const gp_snap *a, const gp_snap *b,
 }
 
 void gp_osrm_leg_free(gp_osrm_leg *leg) {
+    if (!leg) return;
     gp_pts_free(&leg->pts);
     free(leg->pc);
     memset(leg, 0, sizeof *leg);

@@ -46,8 +46,8 @@ typedef struct gp_cli_args gp_cli_args;
 
 typedef struct gp_cli_cmd {
     const char *name;
-    const char *summary;         /* one line, shown by `gpath --help` */
-    const gp_cli_opt *opts;      /* the table; --help is implied */
+    const char *summary;    /* one line, shown by `gpath --help` */
+    const gp_cli_opt *opts; /* the table; --help is implied */
     size_t nopts;
     const char *const *examples; /* NULL-terminated example command lines */
     int (*run)(const gp_cli_args *a);
@@ -59,6 +59,7 @@ typedef struct gp_cli_cmd {
 #define GP_CLI_NOPTS(table) (sizeof(table) / sizeof((table)[0]))
 
 /* Rows shared by the graph commands. */
+/* clang-format off */
 #define GP_CLI_OPT_GRAPH                                                                           \
     {"graph", 'g', "SPEC",                                                                         \
      "graph to load: dimacs:PATH, csv:PATH, gen:N[:SEED], graphml:PATH, osm:PATH, gpath:PATH, "    \
@@ -81,6 +82,7 @@ typedef struct gp_cli_cmd {
     {"quiet", 'q', NULL,                                                                           \
      "no progress on stderr (default: a bar on a terminal, else a line every 2 s of long work)",  \
      NULL, 0}
+/* clang-format on */
 
 /* Parses argv[2..] (argv[1] is the subcommand) against c's table. Returns 0 with *out set (free
  * with gp_cli_args_free), or an exit status (2 after printing the problem; 0 after printing --help)

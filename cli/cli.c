@@ -133,9 +133,9 @@ int gp_cli_answer_error(int hcode, const char *msg) {
     fprintf(stderr, "gpath: %s\n", msg);
     int rc = gp_cli_print_json(gp_render_error_doc(gp_http_code_name(hcode), msg));
     if (rc) return rc;
-    return hcode == GP_HC_NO_ROUTE       ? GP_CLI_EXIT_NO_ROUTE
-           : hcode >= GP_HC_INTERNAL     ? GP_CLI_EXIT_FAIL
-                                         : GP_CLI_EXIT_USAGE;
+    return hcode == GP_HC_NO_ROUTE   ? GP_CLI_EXIT_NO_ROUTE
+           : hcode >= GP_HC_INTERNAL ? GP_CLI_EXIT_FAIL
+                                     : GP_CLI_EXIT_USAGE;
 }
 
 /* --opt's place (a node id or lon,lat) as a position, through the /v1 API's parser and resolver
@@ -163,7 +163,8 @@ static int cli_places(const gp_cli_args *a, const gp_graph *g, const char *value
     if (!strchr(text, ';')) {
         int ids = 1;
         char *copy = strdup(text), *save = NULL;
-        for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t; t = strtok_r(NULL, ",", &save)) {
+        for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t;
+             t = strtok_r(NULL, ",", &save)) {
             int64_t x;
             ids &= gp_parse_i64(t, &x) == 0;
         }
@@ -212,9 +213,11 @@ static int setup_with_progress(const gp_cli_args *a, gp_cli_progress **pr, gp_gr
 
 /* ---- route ---- */
 
+/* clang-format off */
 #define OPT_RADIUS                                                                                 \
     {"radius", 'r', "M",                                                                           \
      "snap coordinates to a road segment within M metres (default: max_snap_m, 1000)", "250", 0}
+/* clang-format on */
 
 static const gp_cli_opt route_opts[] = {
     GP_CLI_OPT_GRAPH,
@@ -332,8 +335,9 @@ static int cmd_nearest(const gp_cli_args *a) {
     if (k > g->n) k = g->n;
     uint32_t *nodes = malloc(sizeof *nodes * (size_t)(k ? k : 1));
     double *metres = malloc(sizeof *metres * (size_t)(k ? k : 1));
-    int n = nodes && metres ? gp_spatial_nearest(g->spatial, g, lon, lat, (uint32_t)k, nodes, metres)
-                            : -1;
+    int n = nodes && metres
+                ? gp_spatial_nearest(g->spatial, g, lon, lat, (uint32_t)k, nodes, metres)
+                : -1;
     if (n < 0) {
         fputs("gpath: nearest-node lookup failed (out of memory)\n", stderr);
         rc = GP_CLI_EXIT_FAIL;
@@ -371,7 +375,8 @@ static const char *const sssp_ex[] = {
 static int cmd_sssp(const gp_cli_args *a) {
     double maxd, radius;
     int rc;
-    if ((rc = gp_cli_double(a, "max-distance", -1, 0, 1e300, &maxd)) || (rc = cli_radius(a, &radius)))
+    if ((rc = gp_cli_double(a, "max-distance", -1, 0, 1e300, &maxd)) ||
+        (rc = cli_radius(a, &radius)))
         return rc;
     gp_graph *g;
     gp_engine *e;
@@ -414,8 +419,8 @@ static const gp_cli_opt table_opts[] = {
     {"sources", 's', "PLACES",
      "one row each: node ids 1,2,3, or places (id or lon,lat) separated by ';'",
      "'1;8.4705,47.2801'", GP_OPT_REQUIRED},
-    {"targets", 't', "PLACES", "one column each, as --sources (default: the sources)",
-     "250,9999", 0},
+    {"targets", 't', "PLACES", "one column each, as --sources (default: the sources)", "250,9999",
+     0},
     OPT_RADIUS,
     GP_CLI_OPT_BACKEND,
     GP_CLI_OPT_THREADS,
@@ -442,8 +447,9 @@ static int cmd_table(const gp_cli_args *a) {
     uint64_t *out = NULL;
     const char *tg = gp_cli_str(a, "targets");
     rc = cli_places(a, g, gp_cli_str(a, "sources"), "sources", radius, &ss, &ns);
-    if (!rc) rc = cli_places(a, g, tg ? tg : gp_cli_str(a, "sources"), tg ? "targets" : "sources",
-                             radius, &ts, &nt);
+    if (!rc)
+        rc = cli_places(a, g, tg ? tg : gp_cli_str(a, "sources"), tg ? "targets" : "sources",
+                        radius, &ts, &nt);
     if (!rc) {
         out = malloc((size_t)ns * nt * sizeof *out);
         src = malloc(sizeof *src * ns);
@@ -452,8 +458,10 @@ static int cmd_table(const gp_cli_args *a) {
         gp_err_clear(&err);
         gp_cli_progress_stage(pr, "table");
         int by_node = 1; /* node ids only: the plain table, as HTTP computes it */
-        for (uint32_t i = 0; src && i < ns; i++) src[i] = ss[i].node, by_node &= ss[i].arc == GP_NONE;
-        for (uint32_t j = 0; dst && j < nt; j++) dst[j] = ts[j].node, by_node &= ts[j].arc == GP_NONE;
+        for (uint32_t i = 0; src && i < ns; i++)
+            src[i] = ss[i].node, by_node &= ss[i].arc == GP_NONE;
+        for (uint32_t j = 0; dst && j < nt; j++)
+            dst[j] = ts[j].node, by_node &= ts[j].arc == GP_NONE;
         if (!out || !src || !dst) {
             rc = gp_cli_usage_error("out of memory for a %u x %u table", ns, nt);
         } else if ((by_node ? gp_engine_table(e, g, src, ns, dst, nt, out, &err)
@@ -561,7 +569,8 @@ static const gp_cli_opt gen_opts[] = {
     {"out", 'o', "FILE.gr", "DIMACS output; coordinates go to FILE.co (needed unless --osm)",
      "road.gr", 0},
     {"osm", 0, "FILE.osm",
-     "also (or instead) write OSM XML: ways with highway, maxspeed (km/h) and oneway", "road.osm", 0},
+     "also (or instead) write OSM XML: ways with highway, maxspeed (km/h) and oneway", "road.osm",
+     0},
     GP_CLI_OPT_QUIET,
 };
 static const char *const gen_ex[] = {
@@ -582,8 +591,7 @@ static int cmd_gen(const gp_cli_args *a) {
     if (!co) return gp_cli_usage_error("out of memory");
     if (l > 3 && strcmp(outp + l - 3, ".gr") == 0)
         snprintf(co, l + 4, "%.*s.co", (int)(l - 3), outp);
-    else
-        snprintf(co, l + 4, "%s.co", outp ? outp : "");
+    else snprintf(co, l + 4, "%s.co", outp ? outp : "");
     gp_err err;
     gp_err_clear(&err);
     gp_cli_progress *pr = gp_cli_progress_start(!gp_cli_flag(a, "quiet"));
@@ -626,6 +634,7 @@ static int cmd_gen(const gp_cli_args *a) {
     return rc;
 }
 
+/* clang-format off */
 static const gp_cli_cmd cmd_defs[] = {
     {"route", "shortest path between two nodes", route_opts, GP_CLI_NOPTS(route_opts), route_ex,
      cmd_route, NULL},
@@ -656,6 +665,7 @@ static const gp_cli_cmd *const commands[] = {
     &cmd_defs[6], /* gen */
     &gp_cli_import, /* cli/import.c */
 };
+/* clang-format on */
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
 static void usage_main(FILE *f) {

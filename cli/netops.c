@@ -71,6 +71,7 @@ static int what_if_once(gp_engine *e, const gp_rt *base, const gp_link_change *c
     return rc;
 }
 
+/* clang-format off */
 #define NETOPS_LOAD_OPTS                                                                           \
     {"cost-rule", 'r', "RULE",                                                                     \
      "link costs: hops (default) or bandwidth (GraphML, SNDlib), routing (SNDlib), weights "      \
@@ -82,6 +83,7 @@ static int what_if_once(gp_engine *e, const gp_rt *base, const gp_link_change *c
         {"ecmp-max", 'm', "N", "most equal-cost next hops listed per destination (default 64)",    \
          "16", 0},                                                                                 \
         GP_CLI_OPT_BACKEND, GP_CLI_OPT_QUIET
+/* clang-format on */
 
 static const gp_cli_opt rt_opts[] = {
     GP_CLI_OPT_GRAPH,
@@ -155,7 +157,7 @@ static int cmd_routing_tables(const gp_cli_args *a) {
     }
     if (router) {
         uint32_t i = gp_router_lookup(g, router); /* by name, else id (server/api/params.h) */
-        if (i == GP_NONE) { /* HTTP's UnknownNode document */
+        if (i == GP_NONE) {                       /* HTTP's UnknownNode document */
             char msg[512];
             gp_unknown_router_msg(msg, sizeof msg, "router", router, gp_cli_str(a, "graph"));
             rc = gp_cli_answer_error(GP_HC_UNKNOWN_NODE, msg);
@@ -285,9 +287,11 @@ done:
     return rc;
 }
 
+/* clang-format off */
 const gp_cli_cmd gp_cli_routing_tables = {
     "routing-tables", "OSPF-style routing tables with ECMP next hops", rt_opts,
     GP_CLI_NOPTS(rt_opts), rt_ex, cmd_routing_tables, NULL};
 const gp_cli_cmd gp_cli_what_if = {
     "what-if", "routing changes after link/router failures or cost changes", wi_opts,
     GP_CLI_NOPTS(wi_opts), wi_ex, cmd_what_if, NULL};
+/* clang-format on */

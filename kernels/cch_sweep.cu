@@ -956,6 +956,7 @@ cudaError_t gp_dcch_sweep_attrs(int smem_max) {
 }
 
 void gp_dcch_graphs_free(gp_dcch *d) {
+    if (!d) return;
     for (int i = 0; i < X_GRAPHS; i++) {
         if (d->x_graph[i].exec) cudaGraphExecDestroy(d->x_graph[i].exec);
         d->x_graph[i].exec = NULL;

@@ -16,7 +16,8 @@
  * inner and outer arcs) and the tables' structs are the kernels' interface: kernels/cch_plan.h.
  *
  * The plan depends on the topology only (not the metric); engine/cch_cuda.c builds it once per
- * device CCH (at upload), tests/test_cch.c checks its invariants and runs it on the CPU.
+ * device CCH (gp_cch_plan_make, when the upload asks through kernels/cch.h gp_dcch_topo_src.plan),
+ * tests/test_cch.c checks its invariants and runs it on the CPU.
  */
 #ifndef GP_CCH_PLAN_H
 #define GP_CCH_PLAN_H
@@ -43,8 +44,9 @@ uint64_t gp_cch_plan_bytes(const gp_cch_plan *p);
  * bin or an outer arc to an earlier phase); GP_EINVAL naming the first violation. */
 int gp_cch_plan_check(const gp_cch_plan *p, const gp_cch_topo *t, gp_err *err);
 
-/* The top of p (kernels/cch_plan.h gp_cch_top): the most leading phases whose nodes number at most max_nodes, leaving at least one
- * phase to the sweep; *out = NULL (GP_OK) when not even phase 0 fits. */
+/* The top of p (kernels/cch_plan.h gp_cch_top): the most leading phases whose nodes number at
+ * most max_nodes, leaving at least one phase to the sweep; *out = NULL (GP_OK) when not even
+ * phase 0 fits. */
 int gp_cch_plan_top(const gp_cch_plan *p, uint32_t max_nodes, gp_cch_top **out, gp_err *err);
 void gp_cch_top_free(gp_cch_top *t); /* accepts NULL */
 /* tab (K*K) from the down weights bw, on the CPU: the reference for the GPU's

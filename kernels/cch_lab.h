@@ -6,8 +6,8 @@
  * One options struct, set process-wide by gp_dcch_tune_set before the device CCHs it should
  * shape are made (the plan's fields are read when a topology's device part is built, the
  * sweep's when a gp_dcch is made) or applied to one CCH's device state at once by
- * gp_cch_gpu_sweep (engine/cch.h). Plain C; not thread-safe against sweeps running at the time (lab and tests
- * set it between calls).
+ * gp_cch_gpu_sweep (engine/cch.h). Plain C; not thread-safe against sweeps running at the time
+ * (lab and tests set it between calls).
  */
 #ifndef GP_KERNELS_CCH_LAB_H
 #define GP_KERNELS_CCH_LAB_H

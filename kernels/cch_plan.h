@@ -1,17 +1,16 @@
 /* cch_plan.h - the sweep plan of a CCH topology as the GPU CCH (kernels/cch*.cu) reads it: the
- * plan's layout (gp_cch_plan), its top table (gp_cch_top) and piece tables (gp_cch_ptab), and what a
- * topology's device part asks the plan to be built with (gp_dcch_plan_req). Plain C, part of the
- * kernels' interface: the plan is computed on the host by the engine (engine/cch_plan.h: the model,
- * the builders, the CPU references), which hands it down through kernels/cch.h.
+ * plan's layout (gp_cch_plan), its top table (gp_cch_top) and piece tables (gp_cch_ptab), and
+ * what a topology's device part asks the plan to be built with (gp_dcch_plan_req). Plain C, part
+ * of the kernels' interface: the plan is computed on the host by the engine (engine/cch_plan.h:
+ * the model, the builders, the CPU references), which hands it down through kernels/cch.h.
  *
- * Layout. Nodes are renumbered to positions: phases in order, the bins of a phase in order, a bin's
- * steps in order, ranks ascending within a step. Each position's upward CCH arcs are split into
- * "inner" arcs (head in the same bin, stored as the offset from the bin's first position) and "outer"
- * arcs (head in an earlier phase, stored as a position), each with its CCH edge id (the weight to
- * read); an outer arc also names its tail (offset in the bin), so that a bin's outer arcs can be
- * relaxed all at once, an arc per thread. Bins of a phase are ordered largest first (so big bins
- * start first on the device).
- *
+ * Layout. Nodes are renumbered to positions: phases in order, the bins of a phase in order, a
+ * bin's steps in order, ranks ascending within a step. Each position's upward CCH arcs are split
+ * into "inner" arcs (head in the same bin, stored as the offset from the bin's first position)
+ * and "outer" arcs (head in an earlier phase, stored as a position), each with its CCH edge id
+ * (the weight to read); an outer arc also names its tail (offset in the bin), so that a bin's
+ * outer arcs can be relaxed all at once, an arc per thread. Bins of a phase are ordered largest
+ * first (so big bins start first on the device).
  */
 #ifndef GP_KERNELS_CCH_PLAN_H
 #define GP_KERNELS_CCH_PLAN_H

@@ -7,9 +7,9 @@
  * A gp_dcch_topo is the device part of one CCH topology (engine/cch.h gp_cch_topo, handed down as
  * the plain gp_dcch_topo_src below): the upward CSR by rank, lower triangles, rank -> node, levels,
  * and the PHAST sweep plan (kernels/cch_plan.h, built by the engine) with the layouts of its
- * tables. It is built once per topology and device and shared, read-only and
- * reference counted, by every gp_dcch on that topology: a cost change on a graph (a new graph
- * version with the same topology) uploads and customizes only a metric.
+ * tables. It is built once per topology and device and shared, read-only and reference counted,
+ * by every gp_dcch on that topology: a cost change on a graph (a new graph version with the same
+ * topology) uploads and customizes only a metric.
  * A gp_dcch is the device copy of one customized CCH: a reference to its gp_dcch_topo, the original
  * and customized weights, the plan's weights and tables, and a workspace for the sweeps. Every
  * call takes the cudaStream_t to run on (as void *) and is synchronous on it; one gp_dcch is used
@@ -41,8 +41,8 @@ extern "C" {
 typedef struct gp_dcch_topo gp_dcch_topo;
 typedef struct gp_dcch gp_dcch;
 
-/* A CCH topology as its device part reads it (engine/cch.h gp_cch_topo's fields: ranks, upward
- * CSR, triangles, levels), and the hooks through which the part keeps it and has its sweep plan
+/* A CCH topology as its device part reads it (engine/cch.h gp_cch_topo's fields: the order, the
+ * upward CSR, triangles, levels), and the hooks through which the part keeps it and has its sweep plan
  * built, filled by engine/cch_cuda.c. The arrays are host memory owned by owner (opaque here);
  * a device part holds owner with ref and lets it go with unref, and asks plan for its sweep plan
  * (built on the host from the topology) whenever it builds one, handing it back to plan_free. */

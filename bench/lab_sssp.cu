@@ -158,7 +158,7 @@ static int validate_p2p(Lab &L, const gp_graph *g, const gp_dgraph *dg, const gp
                         uint32_t s, uint32_t t, uint64_t expect, const char *what) {
     gp_path path = {0, nullptr, 0, 0};
     gp_err err = {0, {0}};
-    int rc = gp_cuda_p2p(L.ws, dg, &p, s, t, &path, NULL, &err);
+    int rc = gp_cuda_p2p(L.ws, dg, &p, s, t, &path.dist, &path.nodes, &path.len, NULL, &err);
     if (rc) {
         CHECK(0, "%s: gpu p2p: %s", what, err.msg);
         return 0;

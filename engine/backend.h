@@ -96,6 +96,12 @@ int gp_cuda_have_driver(void);
  * driver at all; "the NVIDIA driver is too old ..." only when a driver is installed. */
 void gp_cuda_unavailable_reason(int cuda_error, int count, int have_driver, const char *detail,
                                 char *buf, size_t size);
+/* CUDA backend test hook: injects a sticky device fault (kernels/sssp.h gp_cuda_debug_fault) on one
+ * of b's streams. Returns the resulting status. */
+int gp_cuda_backend_inject_fault(gp_backend *b, gp_err *err);
+/* CUDA backend test hook: take = 1 occupies a pool slot as a request would (same bounded wait and
+ * GP_EBUSY); take = 0 returns one occupied slot. */
+int gp_cuda_backend_debug_hold(gp_backend *b, int take, gp_err *err);
 
 static inline void gp_backend_destroy(gp_backend *b) {
     if (b) b->ops->destroy(b);

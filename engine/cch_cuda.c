@@ -5,11 +5,13 @@
  * off gp_cch.gpu and is freed with the CCH (so with its graph). Calls on one CCH are serialised by
  * the state's mutex; the upward searches of PHAST / RPHAST run on the calling CPU thread (they touch
  * a few hundred nodes) and only the sweeps run on the GPU. The PHAST sweep follows the topology's
- * sweep plan (engine/cch_plan.h), built on the host when the device copy is made.
+ * sweep plan (engine/cch_plan.h), built on the host when the device copy is made: the topology goes
+ * down to kernels/cch.h as a plain gp_dcch_topo_src whose hooks hold it and build its plan here.
  *
  * Built without CUDA (no GP_HAVE_CUDA) every call answers GP_EUNSUPPORTED.
  */
 #include "engine/cch.h"
+#include "engine/cch_plan.h"
 #include "kernels/cch_lab.h"
 
 #include <string.h>
@@ -71,12 +73,42 @@ typedef struct topo_entry {
 static pthread_mutex_t topo_mu = PTHREAD_MUTEX_INITIALIZER;
 static topo_entry *topo_parts;
 
+/* The hooks of a topology's device part (kernels/cch.h gp_dcch_topo_src): owner is the
+ * gp_cch_topo, referenced while the part lives, and the plan's builder. */
+static void src_ref(void *owner) {
+    __atomic_add_fetch(&((gp_cch_topo *)owner)->refs, 1, __ATOMIC_RELAXED);
+}
+static void src_unref(void *owner) { gp_cch_topo_unref(owner); }
+static int src_plan(void *owner, const gp_dcch_plan_req *rq, gp_dcch_plan *out, gp_err *err) {
+    return gp_cch_plan_make(owner, rq, out, err);
+}
+
+static void topo_src(const gp_cch_topo *t, gp_dcch_topo_src *src) {
+    *src = (gp_dcch_topo_src){.n = t->n,
+                              .m = t->m,
+                              .nlevels = t->nlevels,
+                              .ntri = t->ntri,
+                              .order = t->order,
+                              .up_first = t->up_first,
+                              .up_head = t->up_head,
+                              .tri_first = t->tri_first,
+                              .tri = t->tri,
+                              .level_first = t->level_first,
+                              .owner = (void *)t,
+                              .ref = src_ref,
+                              .unref = src_unref,
+                              .plan = src_plan,
+                              .plan_free = gp_cch_plan_clear};
+}
+
 /* The entry of (t, device) into *out, created (uploaded, plan built) when none is held; one more
  * user. The device must be current. The lock is held while a part is built, so one topology is uploaded
  * once however many graph versions attach at a time. */
 static int topo_get(const gp_cch_topo *t, int device, cudaStream_t s, topo_entry **out,
                     int *reused, gp_err *err) {
     int rc = GP_OK;
+    gp_dcch_topo_src src;
+    topo_src(t, &src);
     pthread_mutex_lock(&topo_mu);
     topo_entry *e = topo_parts;
     while (e && (e->topo != t || e->device != device)) e = e->next;
@@ -85,7 +117,7 @@ static int topo_get(const gp_cch_topo *t, int device, cudaStream_t s, topo_entry
         e->users++;
     } else if (!(e = calloc(1, sizeof *e))) {
         rc = gp_err_set(err, GP_ENOMEM, "out of memory for the GPU CCH");
-    } else if ((rc = gp_dcch_topo_new(t, (void *)s, &e->dt, err)) != GP_OK) {
+    } else if ((rc = gp_dcch_topo_new(&src, (void *)s, &e->dt, err)) != GP_OK) {
         free(e);
         e = NULL;
     } else {
@@ -161,7 +193,8 @@ int gp_cch_gpu_customize(gp_cch *c, int device, gp_err *err) {
             return rc;
         }
         if ((rc = topo_get(c->topo, device, g->stream, &g->te, &g->st.topo_shared, err)) != GP_OK ||
-            (rc = gp_dcch_new(g->te->dt, c, (void *)g->stream, &g->d, err)) != GP_OK) {
+            (rc = gp_dcch_new(g->te->dt, c->topo, c->ofw, c->obw, (void *)g->stream, &g->d,
+                              err)) != GP_OK) {
             gpu_free(g);
             return rc;
         }

@@ -605,3 +605,24 @@ int gp_cch_plan_sssp(const gp_cch *c, const gp_cch_plan *p, const gp_cch_top *to
     free(ud);
     return GP_OK;
 }
+
+int gp_cch_plan_make(const gp_cch_topo *t, const gp_dcch_plan_req *rq, gp_dcch_plan *out,
+                     gp_err *err) {
+    uint32_t thr[8], q = gp_cch_plan_thresholds(t, rq->base, rq->ratio, thr);
+    memset(out, 0, sizeof *out);
+    int rc = gp_cch_plan_build(t, thr, q, rq->min_bins, rq->bin_cap, &out->plan, err);
+    if (rc == GP_OK && rq->top_max) rc = gp_cch_plan_top(out->plan, rq->top_max, &out->top, err);
+    if (rc == GP_OK && rq->piece_max)
+        rc = gp_cch_plan_pieces(out->plan, t, out->top ? out->top->nphases : 0,
+                                rq->piece_min_steps, rq->piece_max_bin, rq->piece_max, &out->pt,
+                                err);
+    if (rc != GP_OK) gp_cch_plan_clear(out);
+    return rc;
+}
+
+void gp_cch_plan_clear(gp_dcch_plan *pl) {
+    gp_cch_plan_free(pl->plan);
+    gp_cch_top_free(pl->top);
+    gp_cch_ptab_free(pl->pt);
+    memset(pl, 0, sizeof *pl);
+}

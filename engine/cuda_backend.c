@@ -218,7 +218,9 @@ static int cuda_p2p(gp_backend *b, const gp_graph *g, uint32_t s_, uint32_t t, i
      * stopping once t is settled. */
     int rc = check_healthy(c, err);
     if (rc || (rc = dgraph_of(b, g, &dg, err)) || (rc = slot_get(c, &s, err))) return rc;
-    rc = gp_cuda_p2p(s->ws, dg, &c->params, s_, t, path, NULL, err);
+    path->settled = 0;
+    rc = gp_cuda_p2p(s->ws, dg, &c->params, s_, t, &path->dist, &path->nodes, &path->len, NULL,
+                     err);
     slot_put(c, s, rc);
     return rc;
 }

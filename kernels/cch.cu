@@ -1,5 +1,5 @@
 /* cch.cu - the GPU CCH's device state (kernels/cch.h): a topology's device part (the upload, the
- * levels, the sweep plan of engine/cch_plan.h laid out for the sweep kernels, the top table's and
+ * levels, the sweep plan of kernels/cch_plan.h laid out for the sweep kernels, the top table's and
  * piece tables' layouts), a customized CCH's metric, weights and workspace, their lifetimes, and
  * the lab's options (kernels/cch_lab.h). The kernels: customization and the plan's tables in
  * cch_customize.cu, the PHAST plan sweep in cch_sweep.cu, the level sweep and RPHAST in
@@ -41,7 +41,7 @@ static void topo_part_free(gp_dcch_topo *t) {
     free(t->f_full);
     free(t->p_ppos);
     free(t->p_parcs);
-    gp_cch_topo_unref((gp_cch_topo *)t->topo);
+    t->src.unref(t->src.owner);
     free(t);
 }
 
@@ -55,6 +55,7 @@ extern "C" uint64_t gp_dcch_topo_bytes(const gp_dcch_topo *t) { return t ? t->tb
 
 /* This instance's plan weights and tables (sized by its topology part). */
 static void metric_free(gp_dcch *d) {
+    if (!d) return;
     void *dev[] = {d->p_in_wt, d->p_out_wt, d->t_wt, d->t_tab, d->q_ent, d->q_bad, d->f_T,
                    d->p_in_pwt};
     for (size_t i = 0; i < sizeof dev / sizeof *dev; i++) cudaFree(dev[i]);
@@ -135,14 +136,14 @@ static void tune_shape(const gp_dcch_tune *tn, uint32_t shape[6]) {
 }
 
 /* A topology part with the plan fields of tn (gp_dcch_topo_new: the process-wide ones). */
-static int topo_new(const gp_cch_topo *t, cudaStream_t s, const gp_dcch_tune *tn,
+static int topo_new(const gp_dcch_topo_src *t, cudaStream_t s, const gp_dcch_tune *tn,
                     gp_dcch_topo **out, gp_err *err) {
     int rc = GP_OK;
     gp_dcch_topo *d = (gp_dcch_topo *)calloc(1, sizeof *d);
     if (!d) return gp_err_set(err, GP_ENOMEM, "out of memory for the device CCH");
     d->refs = 1;
-    __atomic_add_fetch(&((gp_cch_topo *)t)->refs, 1, __ATOMIC_RELAXED);
-    d->topo = t;
+    t->ref(t->owner);
+    d->src = *t;
     d->n = t->n;
     d->m = t->m;
     d->nlevels = t->nlevels;
@@ -187,7 +188,7 @@ out:
     return rc;
 }
 
-extern "C" int gp_dcch_topo_new(const gp_cch_topo *t, void *stream, gp_dcch_topo **out,
+extern "C" int gp_dcch_topo_new(const gp_dcch_topo_src *t, void *stream, gp_dcch_topo **out,
                                 gp_err *err) {
     return topo_new(t, (cudaStream_t)stream, gp_dcch_tune_now(), out, err);
 }
@@ -205,11 +206,11 @@ static void sweep_tune(gp_dcch *d, const gp_dcch_tune *tn) {
     d->w64 = 0;
 }
 
-extern "C" int gp_dcch_new(gp_dcch_topo *t, const gp_cch *c, void *stream, gp_dcch **out,
-                           gp_err *err) {
+extern "C" int gp_dcch_new(gp_dcch_topo *t, const void *owner, const uint32_t *ofw,
+                           const uint32_t *obw, void *stream, gp_dcch **out, gp_err *err) {
     cudaStream_t s = (cudaStream_t)stream;
     int rc = GP_OK;
-    if (t->n != c->topo->n || t->m != c->topo->m || t->topo != c->topo)
+    if (t->src.owner != owner)
         return gp_err_set(err, GP_EINVAL, "device CCH: another topology's device part");
     gp_dcch *d = (gp_dcch *)calloc(1, sizeof *d);
     if (!d) return gp_err_set(err, GP_ENOMEM, "out of memory for the device CCH");
@@ -217,8 +218,8 @@ extern "C" int gp_dcch_new(gp_dcch_topo *t, const gp_cch *c, void *stream, gp_dc
     if ((rc = bind(d, t, s, err)) != GP_OK) goto out;
     CK(cudaEventCreate(&d->ev0), "cudaEventCreate");
     CK(cudaEventCreate(&d->ev1), "cudaEventCreate");
-    CK(dput(&d->ofw, c->ofw, (size_t)t->m, s, &d->bytes), "uploading the CCH weights");
-    CK(dput(&d->obw, c->obw, (size_t)t->m, s, &d->bytes), "uploading the CCH weights");
+    CK(dput(&d->ofw, ofw, (size_t)t->m, s, &d->bytes), "uploading the CCH weights");
+    CK(dput(&d->obw, obw, (size_t)t->m, s, &d->bytes), "uploading the CCH weights");
     CK(dput(&d->fw, (const uint32_t *)NULL, (size_t)t->m, s, &d->bytes), "allocating weights");
     CK(dput(&d->bw, (const uint32_t *)NULL, (size_t)t->m, s, &d->bytes), "allocating weights");
     CK(dput(&d->fmid, (const uint32_t *)NULL, (size_t)t->m, s, &d->bytes), "allocating witnesses");
@@ -240,16 +241,22 @@ out:
 /* Builds the sweep plan of a topology part (d->shape: thresholds, bin size, table caps): its
  * device arrays and host metadata, the top table's and piece tables' layouts. */
 static int topo_plan(gp_dcch_topo *d, cudaStream_t s, gp_err *err) {
-    const gp_cch_topo *t = d->topo;
+    const gp_dcch_topo_src *t = &d->src;
     int rc = GP_OK;
-    uint32_t thr[8], q = gp_cch_plan_thresholds(t, d->shape[0], d->shape[1], thr);
-    gp_cch_plan *p = NULL;
-    gp_cch_top *top = NULL;
-    gp_cch_ptab *pt = NULL;
+    /* the plan, its top table (a row fits in shared memory: top_table) and piece tables, built on
+     * the host by the topology's owner */
+    gp_dcch_plan_req rq = {d->shape[0], d->shape[1], (uint32_t)d->sms * PLAN_BLOCKS_PER_SM,
+                           d->shape[2],
+                           d->shape[3] < (uint32_t)d->smem_max / 8 ? d->shape[3]
+                                                                   : (uint32_t)d->smem_max / 8,
+                           PIECE_MIN_STEPS, PIECE_MAX_BIN, d->shape[4]};
+    gp_dcch_plan pl = {NULL, NULL, NULL};
     uint32_t *pnode = NULL;
-    rc = gp_cch_plan_build(t, thr, q, (uint32_t)d->sms * PLAN_BLOCKS_PER_SM,
-                           d->shape[2], &p, err);
+    rc = t->plan(t->owner, &rq, &pl, err);
     if (rc) return rc;
+    const gp_cch_plan *p = pl.plan;
+    const gp_cch_top *top = pl.top;
+    const gp_cch_ptab *pt = pl.pt;
     d->p_nphases = p->nphases;
     d->p_nbins = p->nbins;
     d->p_nin = p->in_first[p->n];
@@ -388,10 +395,6 @@ static int topo_plan(gp_dcch_topo *d, cudaStream_t s, gp_err *err) {
         free(oo);
         CK(e2, "uploading the plan");
     }
-    if (d->shape[3] && (rc = gp_cch_plan_top(p, d->shape[3] < (uint32_t)d->smem_max / 8
-                                                    ? d->shape[3] : (uint32_t)d->smem_max / 8,
-                                                &top, err)) != GP_OK)
-        goto out; /* a table row fits in shared memory (top_table) */
     if (top) {
         d->t_K = top->K;
         d->t_nph = top->nphases;
@@ -400,9 +403,6 @@ static int topo_plan(gp_dcch_topo *d, cudaStream_t s, gp_err *err) {
         CK(dput(&d->t_head, top->head, (size_t)d->t_narcs, s, &d->tbytes), "uploading the top table");
         CK(dput(&d->t_edge, top->edge, (size_t)d->t_narcs, s, &d->tbytes), "uploading the top table");
     }
-    if (d->shape[4] && (rc = gp_cch_plan_pieces(p, t, top ? top->nphases : 0, PIECE_MIN_STEPS,
-                                                PIECE_MAX_BIN, d->shape[4], &pt, err)) != GP_OK)
-        goto out;
     if (pt && pt->ntab) {
         d->q_pent = (uint64_t *)calloc((size_t)p->nphases + 1, 8);
         d->q_parcs = (uint64_t *)calloc((size_t)p->nphases + 1, 8);
@@ -474,9 +474,7 @@ static int topo_plan(gp_dcch_topo *d, cudaStream_t s, gp_err *err) {
     }
     CK(cudaStreamSynchronize(s), "uploading the plan");
 out:
-    gp_cch_plan_free(p);
-    gp_cch_top_free(top);
-    gp_cch_ptab_free(pt);
+    t->plan_free(&pl);
     free(pnode);
     return rc;
 }
@@ -504,7 +502,7 @@ extern "C" int gp_dcch_retune(gp_dcch *d, void *stream, gp_err *err) {
     if (tn->levels || !memcmp(shape, d->tm->shape, sizeof shape)) return GP_OK;
     /* a topology part of d's own: the shared one stays as it is for the other versions */
     gp_dcch_topo *t = NULL;
-    int rc = topo_new(d->topo, s, tn, &t, err);
+    int rc = topo_new(&d->src, s, tn, &t, err);
     if (rc) return rc;
     if ((rc = bind(d, t, s, err)) != GP_OK) {
         d->p_nphases = 0; /* no plan weights: the level sweep answers */

@@ -4,11 +4,12 @@
  * tables), cch_sweep.cu (the PHAST plan sweep), cch_query.cu (the level sweep, RPHAST); the
  * lab and the tests tune them through kernels/cch_lab.h, the service never does.
  *
- * A gp_dcch_topo is the device part of one CCH topology (engine/cch.h): the upward CSR by rank,
- * lower triangles, rank -> node, levels, and the PHAST sweep plan (engine/cch_plan.h) with the
- * layouts of its tables. It is built once per topology and device and shared, read-only and
- * reference counted, by every gp_dcch on that topology: a cost change on a graph (a new graph
- * version with the same topology) uploads and customizes only a metric.
+ * A gp_dcch_topo is the device part of one CCH topology (engine/cch.h gp_cch_topo, handed down as
+ * the plain gp_dcch_topo_src below): the upward CSR by rank, lower triangles, rank -> node, levels,
+ * and the PHAST sweep plan (kernels/cch_plan.h, built by the engine) with the layouts of its
+ * tables. It is built once per topology and device and shared, read-only and reference counted,
+ * by every gp_dcch on that topology: a cost change on a graph (a new graph version with the same
+ * topology) uploads and customizes only a metric.
  * A gp_dcch is the device copy of one customized CCH: a reference to its gp_dcch_topo, the original
  * and customized weights, the plan's weights and tables, and a workspace for the sweeps. Every
  * call takes the cudaStream_t to run on (as void *) and is synchronous on it; one gp_dcch is used
@@ -20,7 +21,7 @@
  *    barrier between levels, so the narrow top of the hierarchy costs no launch per level.
  *  - phast: k sources at once; distances as an n x k matrix (sources adjacent, so the threads of
  *    one node read neighbouring words); the upward search results (from the CPU) are scattered
- *    in, then the sweep: the plan (engine/cch_plan.h; docs/gpu.md "CCH on the GPU"), a launch per
+ *    in, then the sweep: the plan (kernels/cch_plan.h; docs/gpu.md "CCH on the GPU"), a launch per
  *    phase (the top phases from a table, phases with piece tables flat, the others as warp bins
  *    or a block per bin), or levels top-down where the plan cannot serve k sources (its indices
  *    are 32-bit). Output in node order, one row per source.
@@ -30,7 +31,8 @@
 #ifndef GP_KERNELS_CCH_H
 #define GP_KERNELS_CCH_H
 
-#include "engine/cch.h"
+#include "graph/gp.h"
+#include "kernels/cch_plan.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -39,15 +41,38 @@ extern "C" {
 typedef struct gp_dcch_topo gp_dcch_topo;
 typedef struct gp_dcch gp_dcch;
 
+/* A CCH topology as its device part reads it (engine/cch.h gp_cch_topo's fields: the order, the
+ * upward CSR, triangles, levels), and the hooks through which the part keeps it and has its sweep plan
+ * built, filled by engine/cch_cuda.c. The arrays are host memory owned by owner (opaque here);
+ * a device part holds owner with ref and lets it go with unref, and asks plan for its sweep plan
+ * (built on the host from the topology) whenever it builds one, handing it back to plan_free. */
+typedef struct gp_dcch_topo_src {
+    uint32_t n, m, nlevels;
+    uint64_t ntri;
+    const uint32_t *order;       /* n: rank -> node */
+    const uint32_t *up_first;    /* n+1 */
+    const uint32_t *up_head;     /* m */
+    const uint64_t *tri_first;   /* m+1 */
+    const uint32_t *tri;         /* 2*ntri */
+    const uint32_t *level_first; /* nlevels+1 */
+    void *owner;
+    void (*ref)(void *owner);
+    void (*unref)(void *owner);
+    int (*plan)(void *owner, const gp_dcch_plan_req *rq, gp_dcch_plan *out, gp_err *err);
+    void (*plan_free)(gp_dcch_plan *pl);
+} gp_dcch_topo_src;
+
 /* Uploads topology t to the current device and builds its sweep plan with its top table's and
- * piece tables' layouts. *out holds one reference and a reference to t. */
-int gp_dcch_topo_new(const gp_cch_topo *t, void *stream, gp_dcch_topo **out, gp_err *err);
+ * piece tables' layouts. *out holds one reference and one on t->owner (t itself is copied). */
+int gp_dcch_topo_new(const gp_dcch_topo_src *t, void *stream, gp_dcch_topo **out, gp_err *err);
 void gp_dcch_topo_ref(gp_dcch_topo *t);
 void gp_dcch_topo_unref(gp_dcch_topo *t); /* accepts NULL; frees with the last reference */
 uint64_t gp_dcch_topo_bytes(const gp_dcch_topo *t);
-/* A device CCH for c on the topology part t (c->topo's; referenced) with c's original weights
- * (ofw/obw) uploaded; not customized yet. */
-int gp_dcch_new(gp_dcch_topo *t, const gp_cch *c, void *stream, gp_dcch **out, gp_err *err);
+/* A device CCH on the topology part t (referenced) with the original weights ofw / obw (host,
+ * t's m entries each; engine/cch.h gp_cch) uploaded; not customized yet. owner: the owner of the
+ * weights' topology, checked against t's (GP_EINVAL for another topology's part). */
+int gp_dcch_new(gp_dcch_topo *t, const void *owner, const uint32_t *ofw, const uint32_t *obw,
+                void *stream, gp_dcch **out, gp_err *err);
 void gp_dcch_free(gp_dcch *d); /* accepts NULL; drops its topology part's reference */
 uint64_t gp_dcch_bytes(const gp_dcch *d); /* its own bytes plus its topology part's */
 /* Replaces the original weights (a new metric on the same topology). */

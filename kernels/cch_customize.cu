@@ -1,7 +1,8 @@
 /* cch_customize.cu - GPU CCH customization (kernels/cch.h gp_dcch_customize) and the sweep plan's
  * metric-dependent parts computed with it: the plan's arc weights, the top table and the piece
- * tables (engine/cch_plan.h gp_cch_top, gp_cch_ptab; their CPU references gp_cch_top_table and
- * gp_cch_ptab_fill). Device state in kernels/cch.cu, shared structs in cch_internal.cuh.
+ * tables (kernels/cch_plan.h gp_cch_top, gp_cch_ptab; their CPU references engine/cch_plan.h
+ * gp_cch_top_table and gp_cch_ptab_fill). Device state in kernels/cch.cu, shared structs in
+ * cch_internal.cuh.
  *
  * Customization, bottom-up: a launch per level of more than SMALL_ITEMS / 8 edges, a warp per
  * edge (lanes over its lower triangles, warp min of value then witness); runs of smaller levels in
@@ -31,7 +32,7 @@ __global__ void pad_wt(uint32_t nsteps, const uint32_t *__restrict__ step_first,
     for (uint32_t j = 0; j < nd; j++) pwt[d0 + j] = j < na ? in_wt[a0 + j] : INF32;
 }
 
-/* The top table (engine/cch_plan.h gp_cch_top): a warp per row u walks the top positions after
+/* The top table (kernels/cch_plan.h gp_cch_top): a warp per row u walks the top positions after
  * u in order (an arc's head precedes its tail, so row[h] is final when x reads it), lanes over x's
  * arcs; a node no path from u reaches (every lane INF) skips the warp min. The row lives in shared
  * memory (K*8 bytes per warp; lane 0's writes are visible to the warp after __syncwarp) and goes
@@ -67,7 +68,7 @@ __global__ void top_table(uint32_t K, const uint32_t *__restrict__ tf,
     for (uint32_t x = lane; x < K; x += 32) tab[(size_t)u * K + x] = row[x];
 }
 
-/* The piece tables (engine/cch_plan.h gp_cch_ptab; gp_cch_ptab_fill is the CPU reference): a
+/* The piece tables (kernels/cch_plan.h gp_cch_ptab; gp_cch_ptab_fill is the CPU reference): a
  * block per bin with a table, its steps in order with a block barrier between them (entry (v, j)
  * reads the entries of v's upper neighbours, which are at lower steps), a thread per entry of the
  * step looping over v's inner arcs. S (the bin's step offsets) and at[j] = col(j) - S(j+1) in

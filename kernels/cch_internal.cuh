@@ -7,9 +7,9 @@
 #ifndef GP_KERNELS_CCH_INTERNAL_CUH
 #define GP_KERNELS_CCH_INTERNAL_CUH
 
-#include "engine/cch_plan.h"
 #include "kernels/cch.h"
 #include "kernels/cch_lab.h"
+#include "kernels/cch_plan.h"
 
 #include <cuda_runtime.h>
 
@@ -114,7 +114,7 @@ struct gp_dcch_topo {
     uint32_t *d_levels;     /* device copy of level_first */
     uint32_t *d_elevels;    /* device copy of edge_level */
     /* the sweep plan (cch_plan.h): device arrays, host metadata per phase */
-    const gp_cch_topo *topo; /* referenced */
+    gp_dcch_topo_src src;   /* the host topology (copied; src.owner held): plan rebuilds */
     int smem_max;           /* opt-in shared memory per block */
     uint32_t p_nphases, p_nbins, p_mid; /* p_mid: first position of the last phase */
     uint32_t *p_phase_bin;  /* host: nphases+1 */

@@ -6,13 +6,12 @@
  * One options struct, set process-wide by gp_dcch_tune_set before the device CCHs it should
  * shape are made (the plan's fields are read when a topology's device part is built, the
  * sweep's when a gp_dcch is made) or applied to one CCH's device state at once by
- * gp_cch_gpu_sweep. Plain C; not thread-safe against sweeps running at the time (lab and tests
- * set it between calls).
+ * gp_cch_gpu_sweep (engine/cch.h). Plain C; not thread-safe against sweeps running at the time
+ * (lab and tests set it between calls).
  */
 #ifndef GP_KERNELS_CCH_LAB_H
 #define GP_KERNELS_CCH_LAB_H
 
-#include "engine/cch.h"
 #include "kernels/cch.h"
 
 #ifdef __cplusplus
@@ -38,7 +37,7 @@ extern "C" {
     (GP_DCCH_GRAPH | GP_DCCH_WARPS | GP_DCCH_WMULTI | GP_DCCH_SKIP | GP_DCCH_FLAT | GP_DCCH_GATHER)
 
 typedef struct gp_dcch_tune {
-    /* the plan (engine/cch_plan.h), built with a topology's device part */
+    /* the plan (kernels/cch_plan.h), built with a topology's device part */
     uint32_t plan_base, plan_ratio; /* phase thresholds base, base*ratio, base*ratio^2, ... */
     uint32_t bin_cap;               /* nodes per bin, about */
     uint32_t top_max;               /* the top table's nodes at most (0: no top table) */
@@ -65,13 +64,8 @@ void gp_dcch_tune_defaults(gp_dcch_tune *t);
 /* The process-wide options every later device CCH is made with (NULL: the defaults again).
  * A no-op in a build without CUDA. */
 void gp_dcch_tune_set(const gp_dcch_tune *t);
-/* Sets the process-wide options to t (NULL: the defaults) and applies them to c's device state:
- * the sweep's fields at once, the plan's by rebuilding c's plan into a topology part of its own
- * where they differ from its current one's (the shared part stays as it is for the others; with
- * levels the plan is left as it is). GP_EUNSUPPORTED without device state or CUDA. */
-int gp_cch_gpu_sweep(const gp_cch *c, const gp_dcch_tune *t, gp_err *err);
-/* The same on one device CCH (the current process-wide options; engine/cch_cuda.c's
- * gp_cch_gpu_sweep holds its lock around this). */
+/* What engine/cch.h gp_cch_gpu_sweep does to one CCH's device state, on one device CCH with the
+ * current process-wide options (gp_cch_gpu_sweep holds its lock around this). */
 int gp_dcch_retune(gp_dcch *d, void *stream, gp_err *err);
 
 #ifdef __cplusplus

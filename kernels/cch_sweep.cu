@@ -4,7 +4,7 @@
  * the GPU", the versions and the variants that lost in bench/lab_cch.cu.
  *
  * The elimination tree is cut into phases, pieces and bins on the host at upload
- * (engine/cch_plan.h); a launch per phase, the output written in node order by the phases
+ * (kernels/cch_plan.h); a launch per phase, the output written in node order by the phases
  * themselves (no gather pass), and only the upper phases' cells filled before a sweep (the last
  * phase restores INF). Per sweep:
  *  - sweep_init: the leading phases of at most TOP_MAX_NODES nodes are not swept: their cells
@@ -28,7 +28,7 @@
 
 namespace {
 
-/* One phase of the plan (engine/cch_plan.h): block b sweeps bin bin0 + b. Its distances (positions
+/* One phase of the plan (kernels/cch_plan.h): block b sweeps bin bin0 + b. Its distances (positions
  * x k) and, when they fit too, its inner arcs are staged in shared memory (else read in place).
  * First every cell takes its scattered upward-search value and the bin's outer arcs (heads in
  * earlier phases, final) are relaxed all at once, an arc per thread with atomicMin; then the bin's
@@ -956,6 +956,7 @@ cudaError_t gp_dcch_sweep_attrs(int smem_max) {
 }
 
 void gp_dcch_graphs_free(gp_dcch *d) {
+    if (!d) return;
     for (int i = 0; i < X_GRAPHS; i++) {
         if (d->x_graph[i].exec) cudaGraphExecDestroy(d->x_graph[i].exec);
         d->x_graph[i].exec = NULL;

@@ -848,16 +848,16 @@ out:
 }
 
 extern "C" int gp_cuda_p2p(gp_sssp_ws *ws, const gp_dgraph *dg, const gp_sssp_params *pin,
-                           uint32_t s, uint32_t t, gp_path *path, gp_sssp_stats *st, gp_err *err) {
+                           uint32_t s, uint32_t t, uint64_t *dist, uint32_t **nodes,
+                           uint32_t *nlen, gp_sssp_stats *st, gp_err *err) {
     int rc = check_args(dg, s, "source", err);
     if (!rc) rc = check_args(dg, t, "target", err);
     if (rc) return rc;
     gp_sssp_params p;
     params_resolve(pin, &p, 0);
-    path->dist = GP_INF;
-    path->nodes = NULL;
-    path->len = 0;
-    path->settled = 0;
+    *dist = GP_INF;
+    *nodes = NULL;
+    *nlen = 0;
     u64 dt = INF64;
     uint32_t len = 0;
     if ((rc = ws_reserve(ws, dg->n, dg->n, err))) return rc;
@@ -887,27 +887,27 @@ extern "C" int gp_cuda_p2p(gp_sssp_ws *ws, const gp_dgraph *dg, const gp_sssp_pa
                         t, s);
         goto out;
     }
-    path->nodes = (uint32_t *)malloc((size_t)len * 4);
-    if (!path->nodes) {
+    *nodes = (uint32_t *)malloc((size_t)len * 4);
+    if (!*nodes) {
         rc = gp_err_set(err, GP_ENOMEM, "out of memory for a path of %u nodes", len);
         goto out;
     }
-    CK(cudaMemcpyAsync(path->nodes, ws->pathbuf, (size_t)len * 4, cudaMemcpyDeviceToHost,
+    CK(cudaMemcpyAsync(*nodes, ws->pathbuf, (size_t)len * 4, cudaMemcpyDeviceToHost,
                        ws->stream),
        "copying the path");
     CK(cudaStreamSynchronize(ws->stream), "copying the path");
     for (uint32_t i = 0; i < len / 2; i++) {
-        uint32_t x = path->nodes[i];
-        path->nodes[i] = path->nodes[len - 1 - i];
-        path->nodes[len - 1 - i] = x;
+        uint32_t x = (*nodes)[i];
+        (*nodes)[i] = (*nodes)[len - 1 - i];
+        (*nodes)[len - 1 - i] = x;
     }
-    path->len = len;
-    path->dist = dt;
+    *nlen = len;
+    *dist = dt;
 out:
     if (rc) {
-        free(path->nodes);
-        path->nodes = NULL;
-        path->len = 0;
+        free(*nodes);
+        *nodes = NULL;
+        *nlen = 0;
     }
     return rc;
 }

@@ -19,7 +19,7 @@
 #ifndef GP_CUDA_SSSP_H
 #define GP_CUDA_SSSP_H
 
-#include "engine/backend.h"
+#include "graph/graph.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -62,9 +62,12 @@ uint64_t gp_sssp_ws_bytes(const gp_sssp_ws *ws);
 int gp_cuda_sssp(gp_sssp_ws *ws, const gp_dgraph *dg, const gp_sssp_params *p, uint32_t src,
                  uint64_t max_dist, uint64_t *dist, uint32_t *pred, gp_sssp_stats *st,
                  gp_err *err);
-/* Shortest s-t path; the search stops once t is settled. path->nodes is malloc'ed. */
+/* Shortest s-t path; the search stops once t is settled. *dist: its length (GP_INF: no route,
+ * then *nodes NULL and *len 0); *nodes (malloc'ed, the caller frees it): s ... t, *len of them
+ * (engine/backend.h gp_path's fields). */
 int gp_cuda_p2p(gp_sssp_ws *ws, const gp_dgraph *dg, const gp_sssp_params *p, uint32_t s,
-                uint32_t t, gp_path *path, gp_sssp_stats *st, gp_err *err);
+                uint32_t t, uint64_t *dist, uint32_t **nodes, uint32_t *len, gp_sssp_stats *st,
+                gp_err *err);
 /* out[i*nt + j] = dist(src[i], dst[j]); sources in batches of the workspace's batch size. */
 int gp_cuda_table(gp_sssp_ws *ws, const gp_dgraph *dg, const gp_sssp_params *p,
                   const uint32_t *src, uint32_t ns, const uint32_t *dst, uint32_t nt,
@@ -76,12 +79,6 @@ int gp_cuda_device_broken(void);
 /* Test hook: launches a kernel that writes through an invalid pointer on the workspace's stream,
  * which makes the context's error sticky. Returns the resulting status. */
 int gp_cuda_debug_fault(gp_sssp_ws *ws, gp_err *err);
-
-/* Backend test hook (engine/cuda_backend.c): injects the fault above on one of b's streams. */
-int gp_cuda_backend_inject_fault(gp_backend *b, gp_err *err);
-/* Backend test hook: take = 1 occupies a pool slot as a request would (same bounded wait and
- * GP_EBUSY); take = 0 returns one occupied slot. */
-int gp_cuda_backend_debug_hold(gp_backend *b, int take, gp_err *err);
 
 #ifdef __cplusplus
 }

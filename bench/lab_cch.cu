@@ -186,6 +186,7 @@
 #include "engine/backend.h"
 #include "engine/cch.h"
 #include "bench/lab_common.h"
+#include "engine/engine_lab.h"
 #include "kernels/cch_lab.h"
 #include "kernels/sssp.h"
 #include "storage/source.h"

@@ -250,13 +250,6 @@ typedef struct gp_cch_gpu_stats {
     float device_ms;
 } gp_cch_gpu_stats;
 int gp_cch_gpu_stats_get(const gp_cch *c, gp_cch_gpu_stats *st);
-/* Lab and tests only (kernels/cch_lab.h, the tuning the service never does): sets the process-wide
- * options to t (NULL: the defaults) and applies them to c's device state: the sweep's fields at
- * once, the plan's by rebuilding c's plan into a topology part of its own where they differ from
- * its current one's (the shared part stays as it is for the others; with levels the plan is left
- * as it is). GP_EUNSUPPORTED without device state or CUDA. */
-struct gp_dcch_tune;
-int gp_cch_gpu_sweep(const gp_cch *c, const struct gp_dcch_tune *t, gp_err *err);
 
 #ifdef __cplusplus
 }

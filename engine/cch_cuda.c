@@ -12,6 +12,7 @@
  */
 #include "engine/cch.h"
 #include "engine/cch_plan.h"
+#include "engine/engine_lab.h"
 #include "kernels/cch_lab.h"
 
 #include <string.h>

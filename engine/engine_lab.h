@@ -1,7 +1,7 @@
-/* engine_lab.h - the CPU engine's test and lab knobs: code paths the tests hold against each other
+/* engine_lab.h - the engine's test and lab knobs: code paths the tests hold against each other
  * and the benches compare (the CCH queries' AVX-512 relaxation, the Floyd-Warshall row update's
- * AVX2 version, the A* heap). Lab and test code only: the service never calls the setter and runs
- * with the defaults, which are the product's behaviour (`make lint` rejects including a *_lab.h
+ * AVX2 version, the A* heap; the GPU CCH's tuning, gp_cch_gpu_sweep). Lab and test code only:
+ * the service never calls the setters and runs with the defaults, which are the product's behaviour (`make lint` rejects including a *_lab.h
  * from server/, cli/ or storage/). Nothing here reads the environment.
  *
  * Process-wide. cch_simd takes effect at the next CCH query; cpu_avx2 and astar_binary when a CPU
@@ -9,6 +9,8 @@
  */
 #ifndef GP_ENGINE_LAB_H
 #define GP_ENGINE_LAB_H
+
+#include "engine/cch.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -29,6 +31,14 @@ void gp_engine_lab_defaults(gp_engine_lab *o);
 void gp_engine_lab_set(const gp_engine_lab *o);
 /* The knobs now in force. */
 void gp_engine_lab_get(gp_engine_lab *o);
+
+/* The GPU CCH's tuning (kernels/cch_lab.h's gp_dcch_tune, the tuning the service never does): sets the process-wide
+ * options to t (NULL: the defaults) and applies them to c's device state: the sweep's fields at
+ * once, the plan's by rebuilding c's plan into a topology part of its own where they differ from
+ * its current one's (the shared part stays as it is for the others; with levels the plan is left
+ * as it is). GP_EUNSUPPORTED without device state or CUDA. */
+struct gp_dcch_tune;
+int gp_cch_gpu_sweep(const gp_cch *c, const struct gp_dcch_tune *t, gp_err *err);
 
 #ifdef __cplusplus
 }

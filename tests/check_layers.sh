@@ -42,11 +42,8 @@ kernels/      | kernels/ graph/ |
 graph/        | graph/ |
 '
 
-# Known exceptions, each "file include": violations other engineers are removing in parallel
-# branches of issue 28 (delete each line once its fix is merged; the check then holds them off).
-#  - graph/load.c calls storage/'s PostgreSQL loader through a declaration in graph/ (a link-level
-#    arrow up that no include line shows; the loader moves to storage/).
-#  - engine/snap.c holds the segment index (a graph structure; it moves to graph/).
+# Known exceptions, each "file include" on a line of its own, with its reason in a comment above
+# (none today: keep it that way).
 EXCEPTIONS='
 '
 

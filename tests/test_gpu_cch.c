@@ -17,6 +17,7 @@
 
 #include "engine/cch.h"
 #include "engine/engine.h"
+#include "engine/engine_lab.h"
 #include "kernels/cch_lab.h"
 #include "tests/real_graphs.h"
 

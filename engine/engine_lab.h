@@ -2,7 +2,8 @@
  * and the benches compare (the CCH queries' AVX-512 relaxation, the Floyd-Warshall row update's
  * AVX2 version, the A* heap; the GPU CCH's tuning, gp_cch_gpu_sweep). Lab and test code only:
  * the service never calls the setters and runs with the defaults, which are the product's
- * behaviour (`make lint` rejects including a *_lab.h from server/, cli/ or storage/). Nothing here reads the environment.
+ * behaviour (`make lint` rejects including a *_lab.h from server/, cli/ or storage/). Nothing here
+ * reads the environment.
  *
  * Process-wide. cch_simd takes effect at the next CCH query; cpu_avx2 and astar_binary when a CPU
  * backend is created (gp_cpu_backend_new), as the tests create one per case.

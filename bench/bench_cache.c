@@ -41,8 +41,13 @@ int main(int argc, char **argv) {
         fprintf(stderr, "%s\n", err.msg);
         return 1;
     }
-    gp_cache_key k = {.graph = "bench", .graph_hash = 42, .kind = GP_CACHE_TABLE, .src = ids,
-                      .ns = n, .dst = ids, .nt = n};
+    gp_cache_key k = {.graph = "bench",
+                      .graph_hash = 42,
+                      .kind = GP_CACHE_TABLE,
+                      .src = ids,
+                      .ns = n,
+                      .dst = ids,
+                      .nt = n};
     if (gp_cache_put(c, &k, d, NULL, &err)) {
         fprintf(stderr, "%s\n", err.msg);
         return 1;

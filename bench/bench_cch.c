@@ -88,7 +88,8 @@ static void perfect_ab(gp_cch *c, int reps, int nq, int passes, int on) {
            pall, p1, ball, b1, kf, m, 100.0 * kf / m, kb, 100.0 * kb / m, ff, fb);
     gp_cch_arcs *saved = c->q;
     double *v[2], *cy[2], lo50[2] = {1e30, 1e30}, lo90[2] = {1e30, 1e30}, loc[2] = {1e30, 1e30};
-    for (int k = 0; k < 2; k++) v[k] = malloc(sizeof(double) * (size_t)nq), cy[k] = malloc(sizeof(double) * (size_t)nq);
+    for (int k = 0; k < 2; k++)
+        v[k] = malloc(sizeof(double) * (size_t)nq), cy[k] = malloc(sizeof(double) * (size_t)nq);
     uint64_t rs0 = rs;
     for (int pass = 0; pass < passes; pass++) {
         rs = rs0;
@@ -125,8 +126,8 @@ static void perfect_ab(gp_cch *c, int reps, int nq, int passes, int on) {
     if (!on && gp_cch_customize(c, 0, &err)) die("customize", &err); /* drops the arcs */
 }
 
-static void run(const char *spec, gp_backend *cpu, gp_backend *cpu1, int reps, int nq,
-                int p2p_only, int perfect) {
+static void run(const char *spec, gp_backend *cpu, gp_backend *cpu1, int reps, int nq, int p2p_only,
+                int perfect) {
     gp_err err;
     gp_err_clear(&err);
     gp_graph *g = gp_graph_load(spec, NULL, &err);
@@ -177,8 +178,9 @@ static void run(const char *spec, gp_backend *cpu, gp_backend *cpu1, int reps, i
         gp_path_free(&p);
     }
     double p50 = pct(v, nq, 0.5), p90 = pct(v, nq, 0.9), ref = pct(b, nb, 0.5);
-    printf("- p2p: CCH median %.1f us, p90 %.1f us (%d pairs); CPU backend AUTO %.0f us (%d): %.0fx\n",
-           p50, p90, nq, ref, nb, ref / p50);
+    printf(
+        "- p2p: CCH median %.1f us, p90 %.1f us (%d pairs); CPU backend AUTO %.0f us (%d): %.0fx\n",
+        p50, p90, nq, ref, nb, ref / p50);
     if (perfect) perfect_ab(c, reps, nq, 5, perfect > 0);
     if (p2p_only) {
         /* the same pairs again, distances only (gp_cch_upward both ways, meeting by rank) */
@@ -229,11 +231,13 @@ static void run(const char *spec, gp_backend *cpu, gp_backend *cpu1, int reps, i
             rs = rs0 + 1;
             for (int q = 0; q < nq; q++) {
                 uint32_t S[2], T[2];
-                for (int k = 0; k < 2; k++) S[k] = (uint32_t)(rnd() % n), T[k] = (uint32_t)(rnd() % n);
+                for (int k = 0; k < 2; k++)
+                    S[k] = (uint32_t)(rnd() % n), T[k] = (uint32_t)(rnd() % n);
                 uint64_t so[2] = {0, rnd() % 1000}, to[2] = {rnd() % 1000, 0};
                 gp_path p;
                 double c0 = cpu_us(), a = gp_now();
-                if (gp_cch_p2p_multi(c, S, so, 2, T, to, 2, &p, NULL, NULL, &err)) die("p2p_multi", &err);
+                if (gp_cch_p2p_multi(c, S, so, 2, T, to, 2, &p, NULL, NULL, &err))
+                    die("p2p_multi", &err);
                 v[q] = (gp_now() - a) * 1e6;
                 cy[q] = cpu_us() - c0;
                 if (pass == 0) {
@@ -254,8 +258,10 @@ static void run(const char *spec, gp_backend *cpu, gp_backend *cpu1, int reps, i
             if (pass == 0 || mc < lowmc) lowmc = mc;
         }
         free(cy);
-        printf("- p2p between 2 x 2 ends with start / end costs (gp_cch_p2p_multi, a snapped route's "
-               "query): lowest median of 5 passes %.1f us, CPU time %.1f us\n", lowm, lowmc);
+        printf(
+            "- p2p between 2 x 2 ends with start / end costs (gp_cch_p2p_multi, a snapped route's "
+            "query): lowest median of 5 passes %.1f us, CPU time %.1f us\n",
+            lowm, lowmc);
         free(rf), free(rb), free(df), free(db);
         free(v), free(b);
         gp_cch_free(c);
@@ -276,7 +282,8 @@ static void run(const char *spec, gp_backend *cpu, gp_backend *cpu1, int reps, i
         if (memcmp(d1, d2, (size_t)n * 8)) failures++;
     }
     double mph = pct(ph, nr, 0.5), mdj = pct(dj, nr, 0.5);
-    printf("- one-to-all (1 thread): PHAST %.2f ms, Dijkstra %.1f ms (%.1fx)\n", mph, mdj, mdj / mph);
+    printf("- one-to-all (1 thread): PHAST %.2f ms, Dijkstra %.1f ms (%.1fx)\n", mph, mdj,
+           mdj / mph);
     uint32_t sizes[2] = {100, 1000};
     for (int si = 0; si < 2; si++) {
         uint32_t k = sizes[si] < n ? sizes[si] : n;
@@ -292,7 +299,8 @@ static void run(const char *spec, gp_backend *cpu, gp_backend *cpu1, int reps, i
             td = (gp_now() - a) * 1e3;
             if (memcmp(o1, o2, (size_t)k * k * 8)) failures++;
             printf("- table %ux%u: buckets %.1f ms; CPU backend (Dijkstra, all threads) %.0f ms "
-                   "(%.0fx)\n", k, k, tb, td, td / tb);
+                   "(%.0fx)\n",
+                   k, k, tb, td, td / tb);
         } else {
             printf("- table %ux%u: buckets %.1f ms\n", k, k, tb);
         }
@@ -307,12 +315,15 @@ static void run(const char *spec, gp_backend *cpu, gp_backend *cpu1, int reps, i
 int main(int argc, char **argv) {
     int reps = 5, nq = 1000, first = 1, p2p_only = 0, perfect = 0, order = GP_CCH_ORDER_ND;
     for (; first < argc && argv[first][0] == '-'; first++) {
-        if (!strcmp(argv[first], "--reps") && first + 1 < argc) reps = (int)strtol(argv[++first], NULL, 10);
-        else if (!strcmp(argv[first], "--queries") && first + 1 < argc) nq = (int)strtol(argv[++first], NULL, 10);
+        if (!strcmp(argv[first], "--reps") && first + 1 < argc)
+            reps = (int)strtol(argv[++first], NULL, 10);
+        else if (!strcmp(argv[first], "--queries") && first + 1 < argc)
+            nq = (int)strtol(argv[++first], NULL, 10);
         else if (!strcmp(argv[first], "--p2p-only")) p2p_only = 1;
         else if (!strcmp(argv[first], "--perfect")) perfect = 1;
         else if (!strcmp(argv[first], "--perfect-ab")) perfect = -1;
-        else if (!strcmp(argv[first], "--order") && first + 1 < argc) order = gp_cch_order_parse(argv[++first]);
+        else if (!strcmp(argv[first], "--order") && first + 1 < argc)
+            order = gp_cch_order_parse(argv[++first]);
         else break;
     }
     if (first >= argc || reps < 1 || reps > 64 || nq < 1 || order < 0) {

@@ -98,8 +98,7 @@ static stats time_sssp(gp_backend *b1, const gp_graph *g, int reps) {
 int main(int argc, char **argv) {
     const char *spec = "gen:1000000:1", *apsp_spec = "gen:2000:1", *scaling = NULL,
                *scaling_out = NULL;
-    int threads = gp_cpu_count(), reps = 5, pairs = 20, tk = 100,
-        skip_apsp = 0;
+    int threads = gp_cpu_count(), reps = 5, pairs = 20, tk = 100, skip_apsp = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--skip-apsp") == 0) {
@@ -107,7 +106,8 @@ int main(int argc, char **argv) {
             continue;
         }
         if (!v) {
-            fprintf(stderr, "bench_cpu: unknown or incomplete option '%s' (see the file header)\n", a);
+            fprintf(stderr, "bench_cpu: unknown or incomplete option '%s' (see the file header)\n",
+                    a);
             return 2;
         }
         i++;
@@ -208,7 +208,8 @@ int main(int argc, char **argv) {
         if (algo == GP_P2P_DIJKSTRA) {
             med_dij = st.med;
             med_settled_dij = ss.med;
-            snprintf(note, sizeof note, "%d random pairs; median %.0f nodes settled", pairs, ss.med);
+            snprintf(note, sizeof note, "%d random pairs; median %.0f nodes settled", pairs,
+                     ss.med);
         } else {
             snprintf(note, sizeof note,
                      "%d random pairs; median %.0f settled; %.1fx faster than Dijkstra (medians), "
@@ -227,7 +228,8 @@ int main(int argc, char **argv) {
 
     /* ---- table */
     uint32_t *src = malloc((size_t)tk * sizeof *src), *dst = malloc((size_t)tk * sizeof *dst);
-    uint64_t *out = malloc((size_t)tk * tk * sizeof *out), *out1 = malloc((size_t)tk * tk * sizeof *out1);
+    uint64_t *out = malloc((size_t)tk * tk * sizeof *out),
+             *out1 = malloc((size_t)tk * tk * sizeof *out1);
     for (int k = 0; k < tk; k++) {
         src[k] = (uint32_t)(rnd() % g->n);
         dst[k] = (uint32_t)(rnd() % g->n);
@@ -251,8 +253,10 @@ int main(int argc, char **argv) {
     }
     char what[64];
     snprintf(what, sizeof what, "table %dx%d", tk, tk);
-    snprintf(note, sizeof note, "one Dijkstra per source, early stop at the last target; %.2fx the "
-             "1-thread time", tabs[1].med / tabs[0].med);
+    snprintf(note, sizeof note,
+             "one Dijkstra per source, early stop at the last target; %.2fx the "
+             "1-thread time",
+             tabs[1].med / tabs[0].med);
     row(what, threads, tabs[0], note);
     row(what, 1, tabs[1], "baseline for the row above");
     free(tt);
@@ -265,7 +269,8 @@ int main(int argc, char **argv) {
     if (scaling) {
         FILE *so = scaling_out ? fopen(scaling_out, "w") : NULL;
         printf("\n### SSSP one-to-all time vs graph size (1 thread)\n\n");
-        printf("| graph | nodes | arcs | median s | min s | max s | runs |\n|---|---|---|---|---|---|---|\n");
+        printf("| graph | nodes | arcs | median s | min s | max s | runs "
+               "|\n|---|---|---|---|---|---|---|\n");
         char *copy = strdup(scaling), *save = NULL;
         for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
             char gs[64];

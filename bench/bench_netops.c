@@ -110,14 +110,16 @@ int main(int argc, char **argv) {
     gp_engine *cpu = check ? gp_engine_new("cpu", 0, NULL, &err) : NULL;
     printf("backend: %s%s\n\n", gp_engine_backend(e),
            cpu ? " (tables checked against the CPU backend)" : "");
-    printf("| graph | routers | arcs | APSP ms | ECMP ms | total ms | cost up: incr / full ms (rows) "
-           "| cost down: incr / full ms | link down: incr / full ms | winner |\n");
+    printf(
+        "| graph | routers | arcs | APSP ms | ECMP ms | total ms | cost up: incr / full ms (rows) "
+        "| cost down: incr / full ms | link down: incr / full ms | winner |\n");
     printf("|---|---:|---:|---:|---:|---:|---|---|---|---|\n");
     int rc = 0;
     for (int a = first; a < argc; a++) {
         gp_graph *g = NULL;
         unsigned long long n, seed = 1;
-        if (sscanf(argv[a], "router:%llu:%llu", &n, &seed) >= 1) g = gen_router((uint32_t)n, seed, &err);
+        if (sscanf(argv[a], "router:%llu:%llu", &n, &seed) >= 1)
+            g = gen_router((uint32_t)n, seed, &err);
         else g = gp_graph_load(argv[a], NULL, &err);
         if (!g || gp_engine_attach(e, g, &err) != GP_OK) {
             fprintf(stderr, "bench_netops: %s: %s\n", argv[a], err.msg);
@@ -137,8 +139,9 @@ int main(int argc, char **argv) {
                 rc = 1;
                 break;
             }
-            if (r) ta[r - 1] = t->apsp_s * 1e3, te[r - 1] = t->ecmp_s * 1e3,
-                   tt[r - 1] = (gp_now() - t0) * 1e3;
+            if (r)
+                ta[r - 1] = t->apsp_s * 1e3, te[r - 1] = t->ecmp_s * 1e3,
+                       tt[r - 1] = (gp_now() - t0) * 1e3;
         }
         if (!t) goto next;
         if (cpu) {
@@ -161,7 +164,9 @@ int main(int argc, char **argv) {
                 do u = (uint32_t)(rng(&s) % g->n);
                 while (t->nb_off[u + 1] == t->nb_off[u]);
                 uint32_t k = t->nb_off[u] + (uint32_t)(rng(&s) % (t->nb_off[u + 1] - t->nb_off[u]));
-                gp_link_change ch = {.u = g->ext[u], .v = g->ext[t->nb[k]], .down = kind == 2,
+                gp_link_change ch = {.u = g->ext[u],
+                                     .v = g->ext[t->nb[k]],
+                                     .down = kind == 2,
                                      .cost = kind == 0 ? gp_graph_cost(g, t->nbw[k]) * 4 + 1 : 1};
                 gp_graph *g2 = NULL;
                 gp_rt *ti = NULL, *tf = NULL;
@@ -194,9 +199,12 @@ int main(int argc, char **argv) {
         }
         printf("| %s | %u | %u | %.2f | %.2f | %.2f | %.2f / %.2f (%.0f rows) | %.2f / %.2f | "
                "%.2f / %.2f | %s |\n",
-               short_name(argv[a]), g->n, g->m, median(ta, reps), median(te, reps), median(tt, reps), mi[0],
-               mf[0], nc ? (double)rows[0] / nc : 0, mi[1], mf[1], mi[2], mf[2],
-               inc_wins == 3 ? "incremental (all 3)" : inc_wins ? "mixed" : "full");
+               short_name(argv[a]), g->n, g->m, median(ta, reps), median(te, reps),
+               median(tt, reps), mi[0], mf[0], nc ? (double)rows[0] / nc : 0, mi[1], mf[1], mi[2],
+               mf[2],
+               inc_wins == 3 ? "incremental (all 3)"
+               : inc_wins    ? "mixed"
+                             : "full");
         fflush(stdout);
     next:
         gp_rt_free(t);

@@ -104,8 +104,7 @@ static void print_row(const char *name, const char *what, const row *r, const ro
         snprintf(q, sizeof q, "%.3f / %.3f / %.2f / %.1fx", (double)r->m / base->m,
                  (double)r->ntri / (double)base->ntri, (double)r->nlevels / base->nlevels,
                  base->order_cpu / predict(r, 16));
-    else if (base)
-        snprintf(q, sizeof q, "wall %.1fx", base->order_s / r->order_s);
+    else if (base) snprintf(q, sizeof q, "wall %.1fx", base->order_s / r->order_s);
     printf("| %s | %s | %.2f | %.2f | %.2f | %.1f | %s | %s | %s | %s | %s | %s | %s | %s |\n",
            name, what, r->order_s, r->order_cpu, r->span, predict(r, 16), ct, qual, lv, wd, om, cm,
            q, note);
@@ -158,7 +157,8 @@ int main(int argc, char **argv) {
         snprintf(name, sizeof name, "%s (%u nodes, %u arcs, loaded in %.1f s)",
                  slash ? slash + 1 : argv[i], g->n, g->m, load_s);
         uint32_t n = g->n;
-        uint32_t *rank = malloc((size_t)n * sizeof *rank), *first = malloc((size_t)n * sizeof *first);
+        uint32_t *rank = malloc((size_t)n * sizeof *rank),
+                 *first = malloc((size_t)n * sizeof *first);
         if (!rank || !first) return 2;
         row base, r;
         if (metis) {

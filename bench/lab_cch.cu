@@ -206,11 +206,11 @@ struct lab {
     gp_sssp_ws *ws = NULL;
     int reps = 7, queries = 1000, p2p_checks = 20;
     uint32_t nf_table_max = UINT32_MAX; /* --nf-table-max: near-far tables up to this size only */
-    bool fast = false;                           /* --fast: no near-far runs, no timed Dijkstra */
-    bool metis = false;                          /* --order metis */
-    bool compare = false;                        /* --compare-metis */
-    bool phast_only = false;                     /* --phast-only: no p2p, no tables */
-    std::vector<std::string> variants;           /* --variants: the sweep variants to time */
+    bool fast = false;                  /* --fast: no near-far runs, no timed Dijkstra */
+    bool metis = false;                 /* --order metis */
+    bool compare = false;               /* --compare-metis */
+    bool phast_only = false;            /* --phast-only: no p2p, no tables */
+    std::vector<std::string> variants;  /* --variants: the sweep variants to time */
     std::vector<std::vector<uint32_t>> plans; /* --plans: base x ratio x bin cap */
     bool profile_plans = false;               /* --profile-plans */
     gp_dcch_tune svc;                         /* the service's sweep (--small: warp bins and
@@ -295,8 +295,10 @@ static void run_graph(lab &L, const char *spec, bool small) {
     std::vector<uint32_t> ofw(c->ofw, c->ofw + t->m), obw(c->obw, c->obw + t->m);
     uint32_t changed = 0;
     for (uint32_t e = 0; e < t->m; e++) {
-        if (c->ofw[e] != GP_CCH_INF && rnd() % 100 == 0) c->ofw[e] = c->ofw[e] / 2 * 3 + 1, changed++;
-        if (c->obw[e] != GP_CCH_INF && rnd() % 100 == 0) c->obw[e] = c->obw[e] / 2 * 3 + 1, changed++;
+        if (c->ofw[e] != GP_CCH_INF && rnd() % 100 == 0)
+            c->ofw[e] = c->ofw[e] / 2 * 3 + 1, changed++;
+        if (c->obw[e] != GP_CCH_INF && rnd() % 100 == 0)
+            c->obw[e] = c->obw[e] / 2 * 3 + 1, changed++;
     }
     t0 = gp_now();
     if (gp_cch_customize(c, 0, &err)) die("customize 1%", err);
@@ -306,10 +308,11 @@ static void run_graph(lab &L, const char *spec, bool small) {
     memcpy(c->ofw, ofw.data(), (size_t)t->m * 4);
     memcpy(c->obw, obw.data(), (size_t)t->m * 4);
     if (gp_cch_gpu_customize(c, 0, &err)) die("gpu customize", err);
-    printf("- customization: CPU (all threads) %.1f ms; GPU %.2f ms device, %.1f ms end-to-end "
-           "(metric upload + copy back); after changing %u arc costs (1%%): CPU %.1f ms, GPU %.2f ms "
-           "device / %.1f ms end-to-end; GPU == CPU bit for bit\n",
-           median(cc), median(cg), median(cge), changed, cpu1, gpu1, gpu1e);
+    printf(
+        "- customization: CPU (all threads) %.1f ms; GPU %.2f ms device, %.1f ms end-to-end "
+        "(metric upload + copy back); after changing %u arc costs (1%%): CPU %.1f ms, GPU %.2f ms "
+        "device / %.1f ms end-to-end; GPU == CPU bit for bit\n",
+        median(cc), median(cg), median(cge), changed, cpu1, gpu1, gpu1e);
     fflush(stdout);
 
     /* p2p: timed after a warm-up over as many other random pairs (untimed), as in a service that
@@ -319,7 +322,8 @@ static void run_graph(lab &L, const char *spec, bool small) {
     auto warm_up = [&](const char *what) {
         for (int q = 0; q < nq; q++) {
             gp_path p;
-            if (gp_cch_p2p(c, (uint32_t)(rnd() % n), (uint32_t)(rnd() % n), &p, &err)) die(what, err);
+            if (gp_cch_p2p(c, (uint32_t)(rnd() % n), (uint32_t)(rnd() % n), &p, &err))
+                die(what, err);
             gp_path_free(&p);
         }
     };
@@ -348,13 +352,16 @@ static void run_graph(lab &L, const char *spec, bool small) {
         }
         gp_path_free(&p);
     }
-    if (nq) printf("- p2p (CPU, one thread, path unpacked to original arcs): CCH median %.1f us, p90 %.1f "
-           "us over %d random pairs (after a warm-up over %d others); CPU backend AUTO (%s) median "
-           "%.0f us over %zu: %.0fx\n",
-           median(qp), pct(qp, 0.9), nq, nq, g->lon ? "A*" : "bidirectional Dijkstra", median(qb),
-           qb.size(), median(qb) / median(qp));
+    if (nq)
+        printf(
+            "- p2p (CPU, one thread, path unpacked to original arcs): CCH median %.1f us, p90 %.1f "
+            "us over %d random pairs (after a warm-up over %d others); CPU backend AUTO (%s) "
+            "median "
+            "%.0f us over %zu: %.0fx\n",
+            median(qp), pct(qp, 0.9), nq, nq, g->lon ? "A*" : "bidirectional Dijkstra", median(qb),
+            qb.size(), median(qb) / median(qp));
     if (nq) { /* the same pairs over perfect customization's pruned arcs: what the service answers with
-       * once its background pass is through (cch_perfect = auto, the default) */
+               * once its background pass is through (cch_perfect = auto, the default) */
         double a = gp_now();
         if (gp_cch_perfect(c, 0, &err)) die("perfect customization", err);
         double perfect_ms = (gp_now() - a) * 1e3;
@@ -369,12 +376,13 @@ static void run_graph(lab &L, const char *spec, bool small) {
                   (unsigned long long)p.dist, (unsigned long long)qd[q]);
             gp_path_free(&p);
         }
-        printf("- p2p over perfect customization's pruned arcs (the service's default, cch_perfect="
-               "auto): median %.1f us, p90 %.1f us over the same pairs, after a warm-up over as many "
-               "others (%.2fx the basic arcs'); the "
-               "perfect pass %.0f ms (all threads), keeping %u + %u of %u + %u arcs\n",
-               median(qq), pct(qq, 0.9), median(qq) / median(qp), perfect_ms, c->q[1].first[n],
-               c->q[0].first[n], t->m, t->m);
+        printf(
+            "- p2p over perfect customization's pruned arcs (the service's default, cch_perfect="
+            "auto): median %.1f us, p90 %.1f us over the same pairs, after a warm-up over as many "
+            "others (%.2fx the basic arcs'); the "
+            "perfect pass %.0f ms (all threads), keeping %u + %u of %u + %u arcs\n",
+            median(qq), pct(qq, 0.9), median(qq) / median(qp), perfect_ms, c->q[1].first[n],
+            c->q[0].first[n], t->m, t->m);
     }
 
     /* one-to-all: the plan sweep (default) and the level sweep on the same sources; then the
@@ -397,8 +405,8 @@ static void run_graph(lab &L, const char *spec, bool small) {
             a = gp_now();
             if (gp_cch_sssp(c, src[0], GP_INF, dc.data(), &err)) die("cpu phast", err);
             if (cpu_time) phc.push_back((gp_now() - a) * 1e3);
-            CHECK(memcmp(dc.data(), dg.data(), (size_t)n * 8) == 0, "%s: GPU PHAST (%s) != CPU PHAST",
-                  name, what);
+            CHECK(memcmp(dc.data(), dg.data(), (size_t)n * 8) == 0,
+                  "%s: GPU PHAST (%s) != CPU PHAST", name, what);
             a = gp_now();
             if (gp_cch_gpu_sssp(c, src, 16, dg.data(), &err)) die("phast16", err);
             if (t16e) t16e->push_back((gp_now() - a) * 1e3);
@@ -445,8 +453,12 @@ static void run_graph(lab &L, const char *spec, bool small) {
         {"nogather", "flat phases by atomics", ALL & ~GP_DCCH_GATHER, 0, {}, {}},
         {"noflat", "without flat table phases", ALL & ~GP_DCCH_FLAT, 0, {}, {}},
         {"nowmulti", "without warp bins for k > 1", ALL & ~GP_DCCH_WMULTI, 0, {}, {}},
-        {"before", "neither (the sweep before)", GP_DCCH_SKIP | GP_DCCH_WARPS | GP_DCCH_GRAPH, 0,
-         {}, {}},
+        {"before",
+         "neither (the sweep before)",
+         GP_DCCH_SKIP | GP_DCCH_WARPS | GP_DCCH_GRAPH,
+         0,
+         {},
+         {}},
         {"wkw2", "2 sources a warp", ALL, 2, {}, {}},
         {"w64", "64-bit warp-bin cells", ALL | GP_DCCH_W64, 0, {}, {}},
         {"allcells", "reading every cell", ALL & ~GP_DCCH_SKIP, 0, {}, {}},
@@ -474,7 +486,8 @@ static void run_graph(lab &L, const char *spec, bool small) {
             tn.profile = 1;
             if (gp_cch_gpu_sweep(c, &tn, &err)) die("plan sweep", err);
             for (uint32_t k : {1u, 16u})
-                if (gp_cch_gpu_sssp(c, srcs[0].data(), k, dg.data(), &err)) die("phast profile", err);
+                if (gp_cch_gpu_sssp(c, srcs[0].data(), k, dg.data(), &err))
+                    die("phast profile", err);
         }
     }
     tn = SVC;
@@ -496,7 +509,8 @@ static void run_graph(lab &L, const char *spec, bool small) {
         }
         if (r < 3) {
             double a = gp_now();
-            if (L.cpu1->ops->sssp(L.cpu1, g, s0, GP_INF, dn.data(), NULL, &err)) die("dijkstra", err);
+            if (L.cpu1->ops->sssp(L.cpu1, g, s0, GP_INF, dn.data(), NULL, &err))
+                die("dijkstra", err);
             dj.push_back((gp_now() - a) * 1e3);
             CHECK(memcmp(dn.data(), dc.data(), (size_t)n * 8) == 0, "%s: PHAST != Dijkstra", name);
         }
@@ -561,7 +575,8 @@ static void run_graph(lab &L, const char *spec, bool small) {
             tn.profile = 1;
             if (gp_cch_gpu_sweep(c, &tn, &err)) die("plan variant", err);
             for (uint32_t k : {1u, 16u})
-                if (gp_cch_gpu_sssp(c, srcs[0].data(), k, dg.data(), &err)) die("phast profile", err);
+                if (gp_cch_gpu_sssp(c, srcs[0].data(), k, dg.data(), &err))
+                    die("phast profile", err);
         }
         fflush(stdout);
     }
@@ -606,7 +621,8 @@ static void run_graph(lab &L, const char *spec, bool small) {
         std::vector<uint64_t> o1((size_t)k * k), o2((size_t)k * k), o3((size_t)k * k);
         std::vector<double> tg, tgd, tc, tn;
         for (int r = 0; r < (small ? 1 : std::min(reps, 3)); r++) {
-            for (uint32_t i = 0; i < k; i++) S[i] = (uint32_t)(rnd() % n), T[i] = (uint32_t)(rnd() % n);
+            for (uint32_t i = 0; i < k; i++)
+                S[i] = (uint32_t)(rnd() % n), T[i] = (uint32_t)(rnd() % n);
             double a = gp_now();
             if (gp_cch_gpu_table(c, S.data(), k, T.data(), k, o1.data(), &err)) die("rphast", err);
             tg.push_back((gp_now() - a) * 1e3);
@@ -620,8 +636,7 @@ static void run_graph(lab &L, const char *spec, bool small) {
             gp_sssp_params p = {GP_SSSP_NEARFAR, 0, 0, 0};
             if (r == 0 && !L.fast && k <= L.nf_table_max) {
                 a = gp_now();
-                if (gp_cuda_table(L.ws, dgr, &p, S.data(), k, T.data(), k,
-                                  o3.data(), &st, &err))
+                if (gp_cuda_table(L.ws, dgr, &p, S.data(), k, T.data(), k, o3.data(), &st, &err))
                     die("near-far table", err);
                 tn.push_back((gp_now() - a) * 1e3);
                 CHECK(o1 == o3, "%s: RPHAST %ux%u != near-far table", name, k, k);
@@ -633,9 +648,10 @@ static void run_graph(lab &L, const char *spec, bool small) {
                    k, k, median(tg), median(tgd), median(tc),
                    L.fast ? "" : "; near-far table not run (--nf-table-max)");
         else
-            printf("- table %ux%u: GPU RPHAST %.2f ms end-to-end (%.2f ms device); CPU buckets (all "
-                   "threads) %.1f ms; near-far GPU table %.0f ms (%.0fx RPHAST)\n",
-                   k, k, median(tg), median(tgd), median(tc), median(tn), median(tn) / median(tg));
+            printf(
+                "- table %ux%u: GPU RPHAST %.2f ms end-to-end (%.2f ms device); CPU buckets (all "
+                "threads) %.1f ms; near-far GPU table %.0f ms (%.0fx RPHAST)\n",
+                k, k, median(tg), median(tgd), median(tc), median(tn), median(tn) / median(tg));
         fflush(stdout);
     }
     if (L.plot)
@@ -653,8 +669,10 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--data") && i + 1 < argc) data = argv[++i];
         else if (!strcmp(argv[i], "--graphs") && i + 1 < argc) graphs = argv[++i];
-        else if (!strcmp(argv[i], "--reps") && i + 1 < argc) L.reps = (int)strtol(argv[++i], NULL, 10);
-        else if (!strcmp(argv[i], "--queries") && i + 1 < argc) L.queries = (int)strtol(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
+            L.reps = (int)strtol(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--queries") && i + 1 < argc)
+            L.queries = (int)strtol(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--plot") && i + 1 < argc) plot = argv[++i];
         else if (!strcmp(argv[i], "--small")) small = true;
         else if (!strcmp(argv[i], "--fast")) L.fast = true;
@@ -674,8 +692,7 @@ int main(int argc, char **argv) {
                 return 2;
             }
             L.metis = !strcmp(o, "metis");
-        }
-        else if (!strcmp(argv[i], "--plans") && i + 1 < argc) {
+        } else if (!strcmp(argv[i], "--plans") && i + 1 < argc) {
             for (auto &tok : split_commas(argv[++i])) {
                 unsigned a = 0, b = 0, cc = 0;
                 if (sscanf(tok.c_str(), "%ux%ux%u", &a, &b, &cc) < 3 || !a || b < 2 || !cc) {
@@ -684,12 +701,12 @@ int main(int argc, char **argv) {
                 }
                 L.plans.push_back({a, b, cc});
             }
-        }
-        else {
-            fprintf(stderr, "usage: lab_cch [--data DIR] [--graphs SPEC,..] [--reps N] "
-                            "[--queries N] [--plot FILE] [--small] [--fast] [--plans BxRxC,..] "
-                            "[--order nd|metis] [--compare-metis] [--p2p-checks N] [--nf-table-max K] "
-                            "[--phast-only] [--variants KEY,..] [--profile-plans]\n");
+        } else {
+            fprintf(stderr,
+                    "usage: lab_cch [--data DIR] [--graphs SPEC,..] [--reps N] "
+                    "[--queries N] [--plot FILE] [--small] [--fast] [--plans BxRxC,..] "
+                    "[--order nd|metis] [--compare-metis] [--p2p-checks N] [--nf-table-max K] "
+                    "[--phast-only] [--variants KEY,..] [--profile-plans]\n");
             return 2;
         }
     }
@@ -735,7 +752,8 @@ int main(int argc, char **argv) {
                 printf("(%s not found: skipped)\n", p.c_str());
             }
         }
-        for (const char *sp : {"gen:1000000", "gen:4000000", "grid:10000", "grid:30000", "grid:100000"})
+        for (const char *sp :
+             {"gen:1000000", "gen:4000000", "grid:10000", "grid:30000", "grid:100000"})
             specs.push_back(sp);
     }
     for (auto &s : specs) {

@@ -48,7 +48,6 @@
 
 static gp_backend *cpu;
 
-
 /* ---------------------------------------------------------------------------------------------
  * 1. validation */
 
@@ -71,12 +70,12 @@ static void validate_graph(gp_graph *g, const char *label) {
     double tcpu = gp_now() - t0;
     int zs = 0;
     uint64_t bound = gp_cuda_apsp_bound(g, 0, NULL), bound_next = gp_cuda_apsp_bound(g, 1, &zs);
-    printf("validate %-26s n=%-5u m=%-9u bound=%llu (next: %llu, zshift %d) cpu %.3fs:", label,
-           n, g->m, (unsigned long long)bound, (unsigned long long)bound_next, zs, tcpu);
+    printf("validate %-26s n=%-5u m=%-9u bound=%llu (next: %llu, zshift %d) cpu %.3fs:", label, n,
+           g->m, (unsigned long long)bound, (unsigned long long)bound_next, zs, tcpu);
     for (int kind = 0; kind <= 3; kind++)
         for (int next = 0; next <= 1; next++) {
             if (kind == GP_APSP_U16 && next) continue;
-            uint64_t lim = kind == GP_APSP_U16 ? 0x7fff
+            uint64_t lim = kind == GP_APSP_U16   ? 0x7fff
                            : kind == GP_APSP_U32 ? (next ? 0xffffff : 0x7fffffff)
                                                  : UINT64_MAX;
             std::fill(d.begin(), d.end(), 0xababababababababull);
@@ -86,7 +85,8 @@ static void validate_graph(gp_graph *g, const char *label) {
             memset(&st, 0, sizeof st);
             gp_err e2 = {0};
             int rc = gp_cuda_apsp_ex(NULL, g, d.data(), next ? nx.data() : NULL, &o, &st, &e2);
-            if (kind != 0 && (next ? bound_next : bound) >= lim) { /* must be refused, never answered wrongly */
+            if (kind != 0 &&
+                (next ? bound_next : bound) >= lim) { /* must be refused, never answered wrongly */
                 CHECK(rc == GP_EINVAL, "%s kind %d: expected refusal, got %d", label, kind, rc);
                 continue;
             }
@@ -167,8 +167,8 @@ struct TimeRow {
 };
 static std::vector<TimeRow> rows;
 
-static void time_mode(const char *mode, int kind, int next, uint32_t n, double dens,
-                      uint32_t max_w, int reps, cudaStream_t st, int profile = 0) {
+static void time_mode(const char *mode, int kind, int next, uint32_t n, double dens, uint32_t max_w,
+                      int reps, cudaStream_t st, int profile = 0) {
     gp_fw_plan p;
     gp_err err = {0};
     uint64_t bound = (uint64_t)(n - 1) * max_w;
@@ -242,8 +242,7 @@ static void time_mode(const char *mode, int kind, int next, uint32_t n, double d
     rows.push_back(tr);
     double nn = (double)n;
     printf("time %-10s n=%-6u median %.4fs (min %.4f max %.4f, %zu runs) %.2f T updates/s  %s\n",
-           mode, n, tr.med_s, tr.min_s, tr.max_s, ts.size(), nn * nn * nn / tr.med_s / 1e12,
-           check);
+           mode, n, tr.med_s, tr.min_s, tr.max_s, ts.size(), nn * nn * nn / tr.med_s / 1e12, check);
     fflush(stdout);
 }
 
@@ -339,7 +338,8 @@ int main(int argc, char **argv) {
         if (!strcmp(argv[i], "--sanitize")) sanitize = 1;
         else if (!strcmp(argv[i], "--quick")) quick = 1;
         else if (!strcmp(argv[i], "--skip-cpu")) skip_cpu = 1;
-        else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = (int)strtol(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
+            reps = (int)strtol(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--sizes") && i + 1 < argc) {
             sizes.clear();
             char *s = argv[++i], *save = NULL;
@@ -397,8 +397,8 @@ int main(int argc, char **argv) {
                 continue;
             }
             double nn = (double)r.n;
-            printf("| %s | %u | %.4f | %.4f | %.4f | %.2f | %s |\n", r.mode, r.n, r.med_s,
-                   r.min_s, r.max_s, nn * nn * nn / r.med_s / 1e12, r.check);
+            printf("| %s | %u | %.4f | %.4f | %.4f | %.2f | %s |\n", r.mode, r.n, r.med_s, r.min_s,
+                   r.max_s, nn * nn * nn / r.med_s / 1e12, r.check);
         }
     }
 done:

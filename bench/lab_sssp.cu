@@ -92,8 +92,8 @@ static int check_tree(const gp_graph *g, uint32_t src, const uint64_t *ref, cons
                       const uint32_t *pred, const char *what) {
     for (uint32_t v = 0; v < g->n; v++)
         if (d[v] != ref[v]) {
-            CHECK(0, "%s: src %u dist[%u] = %llu, CPU %llu", what, src, v,
-                  (unsigned long long)d[v], (unsigned long long)ref[v]);
+            CHECK(0, "%s: src %u dist[%u] = %llu, CPU %llu", what, src, v, (unsigned long long)d[v],
+                  (unsigned long long)ref[v]);
             return 0;
         }
     if (!pred) return 1;
@@ -164,8 +164,8 @@ static int validate_p2p(Lab &L, const gp_graph *g, const gp_dgraph *dg, const gp
         return 0;
     }
     int good = path.dist == expect;
-    CHECK(good, "%s: p2p %u->%u = %llu, expected %llu", what, s, t,
-          (unsigned long long)path.dist, (unsigned long long)expect);
+    CHECK(good, "%s: p2p %u->%u = %llu, expected %llu", what, s, t, (unsigned long long)path.dist,
+          (unsigned long long)expect);
     if (good && path.dist != GP_INF) {
         uint64_t sum = 0;
         good = path.len >= 1 && path.nodes[0] == s && path.nodes[path.len - 1] == t;
@@ -213,11 +213,16 @@ static const gp_sssp_params SEED = {GP_SSSP_SEED, 0, 0, 0};
 
 /* ---- 1. random graphs */
 static void validate_random(Lab &L, int small) {
-    struct C { uint32_t n, deg, maxw; } cases[] = {
-        {2, 1, 3}, {100, 3, 10}, {1000, 4, 1000}, {3000, 3, 5}, {20000, 5, 100000}, {2000, 40, 50}};
+    struct C {
+        uint32_t n, deg, maxw;
+    } cases[] = {{2, 1, 3},    {100, 3, 10},       {1000, 4, 1000},
+                 {3000, 3, 5}, {20000, 5, 100000}, {2000, 40, 50}};
     int n_ok = 0, n_all = 0;
-    const gp_sssp_params var[] = {L.tuned, {GP_SSSP_NEARFAR, 0, 0, 0},
-                                  {GP_SSSP_NEARFAR, 1, 3, 0}, {GP_SSSP_NEARFAR, 16, 0, 0}, SEED};
+    const gp_sssp_params var[] = {L.tuned,
+                                  {GP_SSSP_NEARFAR, 0, 0, 0},
+                                  {GP_SSSP_NEARFAR, 1, 3, 0},
+                                  {GP_SSSP_NEARFAR, 16, 0, 0},
+                                  SEED};
     for (auto &c : cases) {
         if (small && c.n > 1000) continue;
         gp_graph *g = random_graph(c.n, c.deg, c.maxw, c.n * 7 + c.deg);
@@ -328,7 +333,8 @@ static void validate_dimacs(Lab &L, const gp_graph *g, const gp_dgraph *dg, cons
             }
         } else {
             all++;
-            ok += validate_p2p(L, g, dg, L.tuned, s, gp_graph_index(g, r.t), (uint64_t)r.dist, name);
+            ok +=
+                validate_p2p(L, g, dg, L.tuned, s, gp_graph_index(g, r.t), (uint64_t)r.dist, name);
         }
     }
     printf("| %s: reference answers (%zu lines) and CPU arrays, near-far | %d / %d equal |\n", name,
@@ -377,8 +383,8 @@ static void sweep(Lab &L, const gp_dgraph *dg, const char *name, int n_src, uint
     const gp_sssp_params def = {GP_SSSP_NEARFAR, 0, 0, 0};
     uint32_t it = 0;
     const double dms = time_nf(L, dg, def, srcs, &it);
-    printf("\nFastest on %s: delta %s, %d blocks, %.2f ms; the defaults: %.2f ms (%u rounds)\n", name,
-           best_out->delta_mul < 0 ? "inf" : std::to_string((int)best_out->delta_mul).c_str(),
+    printf("\nFastest on %s: delta %s, %d blocks, %.2f ms; the defaults: %.2f ms (%u rounds)\n",
+           name, best_out->delta_mul < 0 ? "inf" : std::to_string((int)best_out->delta_mul).c_str(),
            best_out->blocks, best, dms, it);
     fflush(stdout);
 }
@@ -410,7 +416,8 @@ static void sweep_table(Lab &L, const gp_graph *g, const gp_dgraph *dg) {
     int sms = 0;
     cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
     printf("\n#### table sweep on BAY (ms end-to-end, median of 3)\n\n");
-    printf("| table | delta x mean w | blocks | batch | ms | batches |\n|---|---|---|---|---|---|\n");
+    printf(
+        "| table | delta x mean w | blocks | batch | ms | batches |\n|---|---|---|---|---|---|\n");
     const double deltas[] = {8, 16, 32};
     const int blocks[] = {sms, 2 * sms};
     const int batch[] = {256, 512};
@@ -520,8 +527,8 @@ static void time_table(Lab &L, const gp_graph *g, uint32_t k) {
     double tuned =
         time_table_p(L, g, (const gp_dgraph *)g->dev, L.tuned_table, k, L.reps, &nb, &out2);
     good = good && out2 == ref;
-    printf("| %ux%u | %.1f | %.1f (%u batches) | %.0f (%d run%s) | %s |\n", k, k, median(tg),
-           tuned, nb, median(tc), cr, cr > 1 ? "s" : "", good ? "equal" : "DIFFERENT");
+    printf("| %ux%u | %.1f | %.1f (%u batches) | %.0f (%d run%s) | %s |\n", k, k, median(tg), tuned,
+           nb, median(tc), cr, cr > 1 ? "s" : "", good ? "equal" : "DIFFERENT");
     fflush(stdout);
 }
 
@@ -534,7 +541,8 @@ int main(int argc, char **argv) {
         std::string a = argv[i];
         if (a == "--data" && i + 1 < argc) data = argv[++i];
         else if (a == "--reps" && i + 1 < argc) L.reps = (int)strtol(argv[++i], NULL, 10);
-        else if (a == "--seed-max" && i + 1 < argc) L.seed_max = (uint32_t)strtoul(argv[++i], NULL, 10);
+        else if (a == "--seed-max" && i + 1 < argc)
+            L.seed_max = (uint32_t)strtoul(argv[++i], NULL, 10);
         else if (a == "--sweep") do_sweep = 1;
         else if (a == "--sanitize") sanitize = 1;
         else if (a == "--sizes" && i + 1 < argc) {
@@ -548,8 +556,10 @@ int main(int argc, char **argv) {
                 p = q + 1;
             }
         } else {
-            fprintf(stderr, "usage: %s [--data DIR] [--reps N] [--sizes N,..] [--sweep] "
-                            "[--sanitize] [--seed-max N]\n", argv[0]);
+            fprintf(stderr,
+                    "usage: %s [--data DIR] [--reps N] [--sizes N,..] [--sweep] "
+                    "[--sanitize] [--seed-max N]\n",
+                    argv[0]);
             return 2;
         }
     }
@@ -573,7 +583,8 @@ int main(int argc, char **argv) {
         validate_random(L, 1);
         gp_graph *g = gp_generate_road(1500, 1, &err);
         gp_dgraph *dg = upload(g);
-        int ok = validate_one(L, g, dg, L.tuned, 5, "road") + validate_one(L, g, dg, SEED, 5, "road");
+        int ok =
+            validate_one(L, g, dg, L.tuned, 5, "road") + validate_one(L, g, dg, SEED, 5, "road");
         std::vector<uint64_t> ref(g->n);
         L.cpu1->ops->sssp(L.cpu1, g, 5, GP_INF, ref.data(), NULL, &err);
         ok += validate_p2p(L, g, dg, L.tuned, 5, 1499, ref[1499], "road");
@@ -628,16 +639,19 @@ int main(int argc, char **argv) {
         for (size_t i = 0; i < gens.size(); i++)
             ok &= validate_one(L, gens[i], dgens[i], best, 3, "gen swept");
         if (dimacs[2]) ok &= validate_one(L, dimacs[2], ddimacs[2], best, 7, "BAY swept");
-        printf("\nFastest setting of the last sweep (delta %s, %d blocks, %.2f ms) re-validated: %s\n",
-               best.delta_mul < 0 ? "inf" : std::to_string((int)best.delta_mul).c_str(),
-               best.blocks, bms, ok ? "equal" : "DIFFERENT");
+        printf(
+            "\nFastest setting of the last sweep (delta %s, %d blocks, %.2f ms) re-validated: %s\n",
+            best.delta_mul < 0 ? "inf" : std::to_string((int)best.delta_mul).c_str(), best.blocks,
+            bms, ok ? "equal" : "DIFFERENT");
     }
 
     printf("\n### One-to-all (ms; GPU = CUDA events, median of %d random sources)\n\n", L.reps);
     printf("near-far setting: %s\n\n", L.tuned_desc.c_str());
-    printf("| graph | nodes | near-far dist only | near-far dist+pred | near-far end-to-end (+copy to "
-           "host) | rounds | seed dist+pred (iters) | CPU 1 thread | CPU %d threads | speed-up vs "
-           "best CPU |\n|---|---|---|---|---|---|---|---|---|---|\n", L.ncores);
+    printf(
+        "| graph | nodes | near-far dist only | near-far dist+pred | near-far end-to-end (+copy to "
+        "host) | rounds | seed dist+pred (iters) | CPU 1 thread | CPU %d threads | speed-up vs "
+        "best CPU |\n|---|---|---|---|---|---|---|---|---|---|\n",
+        L.ncores);
     for (int i = 1; i < 3; i++)
         if (dimacs[i]) time_graph(L, dimacs[i], ddimacs[i], names[i]);
     for (size_t i = 0; i < gens.size(); i++) {
@@ -651,7 +665,8 @@ int main(int argc, char **argv) {
     }
     if (dimacs[2]) {
         printf("\n### Table on BAY (ms, end-to-end through the CUDA backend, median of %d; CPU "
-               "backend with %d threads)\n\n| table | GPU backend (defaults) | GPU lab (table sweep's choice) | CPU | GPU = CPU |\n|---|---|---|---|---|\n",
+               "backend with %d threads)\n\n| table | GPU backend (defaults) | GPU lab (table "
+               "sweep's choice) | CPU | GPU = CPU |\n|---|---|---|---|---|\n",
                L.reps, L.ncores);
         time_table(L, dimacs[2], 100);
         time_table(L, dimacs[2], 1000);

@@ -21,16 +21,16 @@ static void look(tally *t, const char *key) {
     t->highway += strcmp(key, "highway") == 0;
 }
 
-static int o_node(void *ctx, int64_t id, double lon, double lat, const gp_osm_tag *tags,
-                  uint32_t n, gp_err *err) {
+static int o_node(void *ctx, int64_t id, double lon, double lat, const gp_osm_tag *tags, uint32_t n,
+                  gp_err *err) {
     (void)id, (void)lon, (void)lat, (void)err;
     tally *t = ctx;
     t->nodes++;
     for (uint32_t i = 0; i < n; i++) look(t, tags[i].key);
     return 0;
 }
-static int o_way(void *ctx, int64_t id, const int64_t *refs, uint32_t nrefs,
-                 const gp_osm_tag *tags, uint32_t n, gp_err *err) {
+static int o_way(void *ctx, int64_t id, const int64_t *refs, uint32_t nrefs, const gp_osm_tag *tags,
+                 uint32_t n, gp_err *err) {
     (void)id, (void)refs, (void)err;
     tally *t = ctx;
     t->ways++;
@@ -38,8 +38,8 @@ static int o_way(void *ctx, int64_t id, const int64_t *refs, uint32_t nrefs,
     for (uint32_t i = 0; i < n; i++) look(t, tags[i].key);
     return 0;
 }
-static int o_rel(void *ctx, int64_t id, const gp_osm_member *m, uint32_t nm,
-                 const gp_osm_tag *tags, uint32_t n, gp_err *err) {
+static int o_rel(void *ctx, int64_t id, const gp_osm_member *m, uint32_t nm, const gp_osm_tag *tags,
+                 uint32_t n, gp_err *err) {
     (void)id, (void)m, (void)nm, (void)err;
     tally *t = ctx;
     t->rels++;

@@ -47,9 +47,11 @@ int main(int argc, char **argv) {
             continue;
         }
         if (strcmp(argv[i], "--header") == 0) {
-            printf("| graph | nodes | arcs | mean degree | hop diameter | components | ND fill | fill / node | "
+            printf("| graph | nodes | arcs | mean degree | hop diameter | components | ND fill | "
+                   "fill / node | "
                    "ND operation count | METIS seeds | load / generate s | one ND s |\n");
-            printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+            printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | "
+                   "---: |\n");
             fflush(stdout);
             continue;
         }
@@ -68,13 +70,15 @@ int main(int argc, char **argv) {
             fprintf(stderr, "roadlike: %s: out of memory or METIS failed\n", argv[i]);
             rc = 1;
         } else if (seeds > 0) {
-            printf("| %s | %llu | %llu | %.3f | %u | %u | %.4g | %.2f | %.4g | %d | %.2f | %.2f |\n", name,
-                   (unsigned long long)r.n, (unsigned long long)r.arcs, r.mean_degree, r.hop_diameter,
-                   r.components, r.fill, r.fill / (double)r.n, r.opc, seeds, load_s, r.nd_seconds);
+            printf(
+                "| %s | %llu | %llu | %.3f | %u | %u | %.4g | %.2f | %.4g | %d | %.2f | %.2f |\n",
+                name, (unsigned long long)r.n, (unsigned long long)r.arcs, r.mean_degree,
+                r.hop_diameter, r.components, r.fill, r.fill / (double)r.n, r.opc, seeds, load_s,
+                r.nd_seconds);
         } else {
             printf("| %s | %llu | %llu | %.3f | %u | %u | - | - | - | 0 | %.2f | - |\n", name,
-                   (unsigned long long)r.n, (unsigned long long)r.arcs, r.mean_degree, r.hop_diameter,
-                   r.components, load_s);
+                   (unsigned long long)r.n, (unsigned long long)r.arcs, r.mean_degree,
+                   r.hop_diameter, r.components, load_s);
         }
         fflush(stdout);
         gp_graph_unref(g);

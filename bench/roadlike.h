@@ -58,7 +58,8 @@ static int roadlike_adjacency(const gp_graph *g, idx_t **xadj_out, idx_t **adj_o
         uint32_t i = g->row[u], ie = g->row[u + 1], j = g->rrow[u], je = g->rrow[u + 1];
         idx_t last = -1;
         while (i < ie || j < je) {
-            uint32_t v = (j >= je || (i < ie && g->col[i] <= g->rcol[j])) ? g->col[i++] : g->rcol[j++];
+            uint32_t v = (j >= je || (i < ie && g->col[i] <= g->rcol[j])) ? g->col[i++]
+                                                                          : g->rcol[j++];
             if (v == u || (idx_t)v == last) continue;
             adj[k++] = (idx_t)v;
             last = (idx_t)v;
@@ -72,8 +73,8 @@ static int roadlike_adjacency(const gp_graph *g, idx_t **xadj_out, idx_t **adj_o
 
 /* BFS from s: hop distances into dist (UINT32_MAX unreached), returns the farthest node; *ecc its
  * distance. queue: n entries. */
-static uint32_t roadlike_bfs(uint32_t n, const idx_t *xadj, const idx_t *adj, uint32_t s, uint32_t *dist,
-                             uint32_t *queue, uint32_t *ecc) {
+static uint32_t roadlike_bfs(uint32_t n, const idx_t *xadj, const idx_t *adj, uint32_t s,
+                             uint32_t *dist, uint32_t *queue, uint32_t *ecc) {
     memset(dist, 0xff, (size_t)n * sizeof *dist);
     uint32_t head = 0, tail = 0, far = s;
     dist[s] = 0;
@@ -193,7 +194,8 @@ static int roadlike_measure(const gp_graph *g, int nd_seeds, roadlike *r) {
             double fill, opc;
             METIS_SetDefaultOptions(options);
             options[METIS_OPTION_SEED] = seed;
-            if (!perm || !iperm || METIS_NodeND(&nv, xadj, adj, NULL, options, perm, iperm) != METIS_OK ||
+            if (!perm || !iperm ||
+                METIS_NodeND(&nv, xadj, adj, NULL, options, perm, iperm) != METIS_OK ||
                 roadlike_symbolic(n, xadj, adj, perm, iperm, &fill, &opc))
                 rc = -1;
             else if (seed == 1 || opc < r->opc) {

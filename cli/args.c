@@ -60,9 +60,10 @@ void gp_cli_help_row(FILE *f, const gp_cli_opt *o) {
     else
         snprintf(left, sizeof left, "    --%s%s%s", o->name, o->arg ? " " : "",
                  o->arg ? o->arg : "");
-    const char *tags = (o->flags & GP_OPT_REQUIRED)
-                           ? ((o->flags & GP_OPT_REPEAT) ? " (required, repeatable)" : " (required)")
-                           : ((o->flags & GP_OPT_REPEAT) ? " (repeatable)" : "");
+    const char *tags =
+        (o->flags & GP_OPT_REQUIRED)
+            ? ((o->flags & GP_OPT_REPEAT) ? " (required, repeatable)" : " (required)")
+            : ((o->flags & GP_OPT_REPEAT) ? " (repeatable)" : "");
     /* the description wrapped at 100 columns, under its own column */
     char text[1200];
     snprintf(text, sizeof text, "%s%s", o->help, tags);
@@ -80,8 +81,7 @@ void gp_cli_help_row(FILE *f, const gp_cli_opt *o) {
         p += cut;
         while (*p == ' ') p++;
     }
-    if (o->arg && o->example)
-        fprintf(f, "  %-28s   e.g. --%s %s\n", "", o->name, o->example);
+    if (o->arg && o->example) fprintf(f, "  %-28s   e.g. --%s %s\n", "", o->name, o->example);
     else if (!o->arg && strcmp(o->name, "help") != 0)
         fprintf(f, "  %-28s   e.g. --%s\n", "", o->name);
 }

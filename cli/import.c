@@ -122,10 +122,7 @@ static int run_argv(int argc, char **argv) {
     return rc;
 }
 
-const gp_cli_cmd gp_cli_import = {"import",
-                                  "build a graph once and write a .gpath snapshot",
-                                  import_opts,
-                                  GP_CLI_NOPTS(import_opts),
-                                  import_ex,
-                                  run,
+const gp_cli_cmd gp_cli_import = {"import",    "build a graph once and write a .gpath snapshot",
+                                  import_opts, GP_CLI_NOPTS(import_opts),
+                                  import_ex,   run,
                                   run_argv};

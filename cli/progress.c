@@ -44,8 +44,7 @@ static void draw_bar(gp_cli_progress *p, const char *label, double frac, int cou
     if (counted)
         fprintf(stderr, "\r\033[Kgpath: %-16s [%s] %3d%%  %.1f s", label, bar, (int)(frac * 100),
                 el);
-    else
-        fprintf(stderr, "\r\033[Kgpath: %-16s %.1f s", label, el);
+    else fprintf(stderr, "\r\033[Kgpath: %-16s %.1f s", label, el);
     fflush(stderr);
     p->drawn = 1;
     atomic_store(&bar_on_line, 1);
@@ -54,8 +53,7 @@ static void draw_bar(gp_cli_progress *p, const char *label, double frac, int cou
 static void write_line(gp_cli_progress *p, const char *label, double frac, int counted, double el) {
     if (counted)
         fprintf(stderr, "gpath: progress %s %d%% after %.1f s\n", label, (int)(frac * 100), el);
-    else
-        fprintf(stderr, "gpath: progress %s after %.1f s\n", label, el);
+    else fprintf(stderr, "gpath: progress %s after %.1f s\n", label, el);
     fflush(stderr);
     p->lines++;
 }

@@ -17,8 +17,8 @@ static void serve_usage(FILE *f) {
     char buf[GP_CONFIG_FLAG_BUF];
     gp_config_flag c;
     for (size_t i = 0; gp_config_flag_at(i, &c, buf, sizeof buf); i++) {
-        gp_cli_opt o = {c.name, c.short_name, c.arg, c.help, c.example,
-                        c.repeat ? GP_OPT_REPEAT : 0};
+        gp_cli_opt o = {c.name, c.short_name, c.arg,
+                        c.help, c.example,    c.repeat ? GP_OPT_REPEAT : 0};
         gp_cli_help_row(f, &o);
     }
     static const gp_cli_opt help = {"help", 'h', NULL, "this help", NULL, 0};
@@ -30,5 +30,5 @@ static void serve_usage(FILE *f) {
 
 static int run_serve(int argc, char **argv) { return gp_serve_main(argc, argv, serve_usage); }
 
-const gp_cli_cmd gp_cli_serve = {"serve", "run the HTTP service (options: every config key)",
-                                 NULL, 0, NULL, NULL, run_serve};
+const gp_cli_cmd gp_cli_serve = {
+    "serve", "run the HTTP service (options: every config key)", NULL, 0, NULL, NULL, run_serve};

@@ -23,28 +23,28 @@ extern "C" {
 
 /* Point-to-point algorithms. */
 enum gp_p2p_algo {
-    GP_P2P_AUTO = 0,  /* the backend's best choice */
-    GP_P2P_DIJKSTRA,  /* unidirectional, stops when the target is settled */
-    GP_P2P_BIDIR,     /* bidirectional Dijkstra */
-    GP_P2P_ASTAR      /* A* with a great-circle bound; needs coordinates (else GP_EUNSUPPORTED) */
+    GP_P2P_AUTO = 0, /* the backend's best choice */
+    GP_P2P_DIJKSTRA, /* unidirectional, stops when the target is settled */
+    GP_P2P_BIDIR,    /* bidirectional Dijkstra */
+    GP_P2P_ASTAR     /* A* with a great-circle bound; needs coordinates (else GP_EUNSUPPORTED) */
 };
 
 /* A path: nodes[0] = source ... nodes[len-1] = target (internal indices), owned by the path. */
 typedef struct gp_path {
-    uint64_t dist;     /* GP_INF when there is no route (then len = 0) */
+    uint64_t dist; /* GP_INF when there is no route (then len = 0) */
     uint32_t *nodes;
     uint32_t len;
-    uint64_t settled;  /* nodes settled, for statistics (0 when unknown) */
+    uint64_t settled; /* nodes settled, for statistics (0 when unknown) */
 } gp_path;
 void gp_path_free(gp_path *p);
 
 typedef struct gp_backend_info {
-    char name[16];          /* "cpu" or "cuda" */
-    char device[128];       /* GPU name, or CPU model */
-    int threads;            /* CPU threads, or CUDA streams */
-    uint64_t mem_total;     /* device memory bytes (0 for cpu) */
+    char name[16];      /* "cpu" or "cuda" */
+    char device[128];   /* GPU name, or CPU model */
+    int threads;        /* CPU threads, or CUDA streams */
+    uint64_t mem_total; /* device memory bytes (0 for cpu) */
     uint64_t mem_used;
-    int healthy;            /* 0 after a sticky device error */
+    int healthy; /* 0 after a sticky device error */
 } gp_backend_info;
 
 typedef struct gp_backend gp_backend;
@@ -79,9 +79,9 @@ gp_backend *gp_cpu_backend_new(int threads, gp_err *err);
 
 /* CUDA backend options (config: cuda_streams, cuda_queue_wait_ms, cuda_variant). */
 typedef struct gp_cuda_opts {
-    int device;            /* CUDA device ordinal */
-    int streams;           /* stream-pool size (requests in flight on the GPU) */
-    int queue_wait_ms;     /* bounded wait for a free stream before GP_EBUSY */
+    int device;               /* CUDA device ordinal */
+    int streams;              /* stream-pool size (requests in flight on the GPU) */
+    int queue_wait_ms;        /* bounded wait for a free stream before GP_EBUSY */
     const char *sssp_variant; /* "seed" (Martin et al. 2009) or NULL/"auto" for the fastest */
 } gp_cuda_opts;
 /* NULL with err filled when there is no usable GPU or the build has no CUDA. */

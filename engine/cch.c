@@ -238,7 +238,8 @@ uint64_t gp_cch_bytes(const gp_cch *c) {
     if (!c) return 0;
     uint64_t q = 0;
     const gp_cch_arcs *pq = gp_cch_published(c);
-    for (int d = 0; pq && d < 2; d++) q += ((uint64_t)c->n + 1) * 4 + (uint64_t)pq[d].first[c->n] * 12;
+    for (int d = 0; pq && d < 2; d++)
+        q += ((uint64_t)c->n + 1) * 4 + (uint64_t)pq[d].first[c->n] * 12;
     return (uint64_t)c->topo->m * 40 + q + gp_cch_topo_bytes(c->topo);
 }
 

@@ -51,13 +51,13 @@ typedef struct gp_cch_topo {
     uint32_t *tri;       /* 2*ntri: (edge {v,x}, edge {v,y}) per lower triangle v of {x,y} */
     uint32_t nlevels;
     uint32_t *level_first; /* nlevels+1: ranks of level L are level_first[L]..level_first[L+1]-1 */
-    uint32_t width;      /* largest up-degree (bounds query work) */
-    uint32_t height;     /* longest elimination-tree path (levels) */
-    double order_s;      /* seconds: nested dissection (0 when loaded) */
-    double contract_s;   /* seconds: chordal completion, triangles, levels */
-    int refs;            /* atomic */
-    void *pool;          /* query workspaces (cch.c), shared by the gp_cchs over this topology */
-    void *spare;         /* the weight arrays of a freed gp_cch over it, for the next (cch.c) */
+    uint32_t width;        /* largest up-degree (bounds query work) */
+    uint32_t height;       /* longest elimination-tree path (levels) */
+    double order_s;        /* seconds: nested dissection (0 when loaded) */
+    double contract_s;     /* seconds: chordal completion, triangles, levels */
+    int refs;              /* atomic */
+    void *pool;            /* query workspaces (cch.c), shared by the gp_cchs over this topology */
+    void *spare;           /* the weight arrays of a freed gp_cch over it, for the next (cch.c) */
 } gp_cch_topo;
 
 /* The arcs queries relax in one direction after perfect customization (gp_cch_perfect): per rank
@@ -77,21 +77,21 @@ typedef struct gp_cch {
     uint32_t *fw, *bw;   /* topo->m: customized up / down weights */
     uint32_t *fmid, *bmid; /* topo->m: witness of fw / bw: offset of the first lower triangle
                             * realising it within the edge's triangles, GP_NONE = original arc */
-    uint64_t *wit;       /* 2 * topo->m: the witnesses packed for unpacking (cch_internal.h):
-                          * [2e] of bw, [2e+1] of fw, side by side because unpacking a shortcut
-                          * reads one of each of two edges with the same lower end (neighbouring
-                          * ids) */
-    gp_cch_arcs *q;      /* query arcs of gp_cch_perfect, [1] up over fw, [0] down over bw, or
-                          * NULL; published atomically (a background pass sets it while queries
-                          * run; they read it once) */
-    double perfect_s;    /* seconds of the perfect pass that set q (0: none) */
-    void *perfect_bg;    /* the background pass (cch_custom.c) or NULL */
-    double custom_s;     /* seconds of the last customization */
-    char custom_on[8];   /* "cpu" or "gpu" */
-    int reused_topo;     /* 1 when the topology came from the cache */
-    void *gpu;           /* engine/cch_cuda.c state (device copies), or NULL */
+    uint64_t *wit;         /* 2 * topo->m: the witnesses packed for unpacking (cch_internal.h):
+                            * [2e] of bw, [2e+1] of fw, side by side because unpacking a shortcut
+                            * reads one of each of two edges with the same lower end (neighbouring
+                            * ids) */
+    gp_cch_arcs *q;        /* query arcs of gp_cch_perfect, [1] up over fw, [0] down over bw, or
+                            * NULL; published atomically (a background pass sets it while queries
+                            * run; they read it once) */
+    double perfect_s;      /* seconds of the perfect pass that set q (0: none) */
+    void *perfect_bg;      /* the background pass (cch_custom.c) or NULL */
+    double custom_s;       /* seconds of the last customization */
+    char custom_on[8];     /* "cpu" or "gpu" */
+    int reused_topo;       /* 1 when the topology came from the cache */
+    void *gpu;             /* engine/cch_cuda.c state (device copies), or NULL */
     void (*gpu_free)(void *gpu);
-    void *pool;          /* query workspaces (cch.c): topo->pool */
+    void *pool; /* query workspaces (cch.c): topo->pool */
 } gp_cch;
 
 /* Size guard. A CCH is worth it on graphs with small separators (road networks: NY has 5 CCH
@@ -212,8 +212,7 @@ int gp_cch_p2p_multi(const gp_cch *c, const uint32_t *src, const uint64_t *soff,
 int gp_cch_sssp(const gp_cch *c, uint32_t src, uint64_t max_dist, uint64_t *dist, gp_err *err);
 /* Predecessors that realise dist (a BFS over tight arcs from src, so zero-weight cycles cannot
  * make loops). */
-int gp_cch_pred(const gp_graph *g, uint32_t src, const uint64_t *dist, uint32_t *pred,
-                gp_err *err);
+int gp_cch_pred(const gp_graph *g, uint32_t src, const uint64_t *dist, uint32_t *pred, gp_err *err);
 /* Bucket-based many-to-many, sources on threads workers (0 = all CPUs). */
 int gp_cch_table(const gp_cch *c, const uint32_t *src, uint32_t ns, const uint32_t *dst,
                  uint32_t nt, int threads, uint64_t *out, gp_err *err);

@@ -116,7 +116,7 @@ fail:
  * So the up lists are renamed and sorted rather than eliminated again. Ranks r2 in [b, e). */
 typedef struct relabel_ctx {
     const uint32_t *uf, *uh, *par, *newrank, *old; /* old completion; newrank[r]; old[r2] */
-    uint32_t *uf2, *uh2, *par2, *tail2;           /* new completion (uf2 filled beforehand) */
+    uint32_t *uf2, *uh2, *par2, *tail2;            /* new completion (uf2 filled beforehand) */
 } relabel_ctx;
 
 static void relabel_range(void *arg, uint64_t b, uint64_t e) {
@@ -156,9 +156,9 @@ static void tri_range(void *arg, uint64_t b, uint64_t e) {
                 uint32_t xy = gp_cch_find_edge(t, t->up_head[i], t->up_head[j]);
                 if (xy == GP_NONE) {
                     uint32_t cur = __atomic_load_n(&c->bad, __ATOMIC_RELAXED);
-                    while (v < cur && !__atomic_compare_exchange_n(&c->bad, &cur, (uint32_t)v, 0,
-                                                                   __ATOMIC_RELAXED,
-                                                                   __ATOMIC_RELAXED)) {
+                    while (v < cur &&
+                           !__atomic_compare_exchange_n(&c->bad, &cur, (uint32_t)v, 0,
+                                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
                     }
                     continue;
                 }
@@ -202,8 +202,7 @@ static void tri_sort_range(void *arg, uint64_t b, uint64_t e) {
     }
 }
 
-int gp_cch_topo_build(const gp_graph *g, const uint32_t *rank_in, gp_cch_topo **out,
-                      gp_err *err) {
+int gp_cch_topo_build(const gp_graph *g, const uint32_t *rank_in, gp_cch_topo **out, gp_err *err) {
     double t0 = gp_now();
     uint32_t n = g->n;
     uint32_t *first = NULL, *adj = NULL, *lvl = NULL, *cnt = NULL;

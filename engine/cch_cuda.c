@@ -23,8 +23,7 @@ int gp_cch_gpu_customize(gp_cch *c, int device, gp_err *err) {
     (void)device;
     return gp_err_set(err, GP_EUNSUPPORTED, "this gpath was built without CUDA");
 }
-int gp_cch_gpu_sssp(const gp_cch *c, const uint32_t *src, uint32_t k, uint64_t *dist,
-                    gp_err *err) {
+int gp_cch_gpu_sssp(const gp_cch *c, const uint32_t *src, uint32_t k, uint64_t *dist, gp_err *err) {
     (void)c, (void)src, (void)k, (void)dist;
     return gp_err_set(err, GP_EUNSUPPORTED, "this gpath was built without CUDA");
 }
@@ -105,8 +104,8 @@ static void topo_src(const gp_cch_topo *t, gp_dcch_topo_src *src) {
 /* The entry of (t, device) into *out, created (uploaded, plan built) when none is held; one more
  * user. The device must be current. The lock is held while a part is built, so one topology is uploaded
  * once however many graph versions attach at a time. */
-static int topo_get(const gp_cch_topo *t, int device, cudaStream_t s, topo_entry **out,
-                    int *reused, gp_err *err) {
+static int topo_get(const gp_cch_topo *t, int device, cudaStream_t s, topo_entry **out, int *reused,
+                    gp_err *err) {
     int rc = GP_OK;
     gp_dcch_topo_src src;
     topo_src(t, &src);
@@ -158,7 +157,7 @@ typedef struct cch_gpu {
     gp_dcch *d;
     float last_ms;
     gp_cch_gpu_stats st; /* the last customization's */
-    uint32_t *map;   /* n ranks -> RPHAST local id, GP_NONE outside a table call */
+    uint32_t *map;       /* n ranks -> RPHAST local id, GP_NONE outside a table call */
 } cch_gpu;
 
 static void gpu_free(void *p) {
@@ -194,8 +193,8 @@ int gp_cch_gpu_customize(gp_cch *c, int device, gp_err *err) {
             return rc;
         }
         if ((rc = topo_get(c->topo, device, g->stream, &g->te, &g->st.topo_shared, err)) != GP_OK ||
-            (rc = gp_dcch_new(g->te->dt, c->topo, c->ofw, c->obw, (void *)g->stream, &g->d,
-                              err)) != GP_OK) {
+            (rc = gp_dcch_new(g->te->dt, c->topo, c->ofw, c->obw, (void *)g->stream, &g->d, err)) !=
+                GP_OK) {
             gpu_free(g);
             return rc;
         }
@@ -338,8 +337,7 @@ oom:
     return gp_err_set(err, GP_ENOMEM, "out of memory for upward searches");
 }
 
-int gp_cch_gpu_sssp(const gp_cch *c, const uint32_t *src, uint32_t k, uint64_t *dist,
-                    gp_err *err) {
+int gp_cch_gpu_sssp(const gp_cch *c, const uint32_t *src, uint32_t k, uint64_t *dist, gp_err *err) {
     cch_gpu *g = c->gpu;
     if (!g) return gp_err_set(err, GP_EUNSUPPORTED, "this CCH has no GPU state");
     for (uint32_t i = 0; i < k; i++)

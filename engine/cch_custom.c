@@ -78,8 +78,7 @@ int gp_cch_map_metric(gp_cch *c, const gp_graph *g, gp_err *err) {
     gp_parallel_for(g->n, g->m >= (1u << 18) ? 0 : 1, map_ranges, &m);
     pthread_mutex_destroy(&m.mu);
     if (m.bad_u != GP_NONE)
-        return gp_err_set(err, GP_EINVAL, "arc %u->%u is not an edge of the CCH", m.bad_u,
-                          m.bad_v);
+        return gp_err_set(err, GP_EINVAL, "arc %u->%u is not an edge of the CCH", m.bad_u, m.bad_v);
     return GP_OK;
 }
 
@@ -123,11 +122,13 @@ static void witnesses_range(gp_cch *c, uint32_t lo, uint32_t hi) {
     for (uint32_t e = lo; e < hi; e++) {
         uint64_t k0 = t->tri_first[e];
         c->wit[2 * (size_t)e + 1] = c->fmid[e] == GP_NONE
-                         ? GP_CCH_WIT_ORIG | t->order[t->up_head[e]]
-                         : (uint64_t)t->tri[2 * (k0 + c->fmid[e])] << 32 | t->tri[2 * (k0 + c->fmid[e]) + 1];
+                                        ? GP_CCH_WIT_ORIG | t->order[t->up_head[e]]
+                                        : (uint64_t)t->tri[2 * (k0 + c->fmid[e])] << 32 |
+                                              t->tri[2 * (k0 + c->fmid[e]) + 1];
         c->wit[2 * (size_t)e] = c->bmid[e] == GP_NONE
-                         ? GP_CCH_WIT_ORIG | t->order[t->up_tail[e]]
-                         : (uint64_t)t->tri[2 * (k0 + c->bmid[e])] << 32 | t->tri[2 * (k0 + c->bmid[e]) + 1];
+                                    ? GP_CCH_WIT_ORIG | t->order[t->up_tail[e]]
+                                    : (uint64_t)t->tri[2 * (k0 + c->bmid[e])] << 32 |
+                                          t->tri[2 * (k0 + c->bmid[e]) + 1];
     }
 }
 
@@ -213,7 +214,8 @@ static void team_run(int nt, void (*fn)(void *job, int id, int nthreads), void *
 }
 
 /* The part [a, b) of [lo, hi) that member id of parts takes. */
-static inline void team_part(uint64_t lo, uint64_t hi, int id, int parts, uint32_t *a, uint32_t *b) {
+static inline void team_part(uint64_t lo, uint64_t hi, int id, int parts, uint32_t *a,
+                             uint32_t *b) {
     *a = (uint32_t)(lo + (hi - lo) * (uint64_t)id / (uint64_t)parts);
     *b = (uint32_t)(lo + (hi - lo) * (uint64_t)(id + 1) / (uint64_t)parts);
 }
@@ -236,8 +238,8 @@ static void cust_main(void *arg, int id, int nthreads) {
         if (id < parts && !atomic_load(&j->timed_out)) {
             uint32_t a, b;
             team_part(lo, hi, id, parts, &a, &b);
-            uint32_t bad = customize_range(t, j->c->ofw, j->c->obw, j->c->fw, j->c->bw,
-                                           j->c->fmid, j->c->bmid, a, b);
+            uint32_t bad = customize_range(t, j->c->ofw, j->c->obw, j->c->fw, j->c->bw, j->c->fmid,
+                                           j->c->bmid, a, b);
             if (bad != GP_NONE) {
                 unsigned none = GP_NONE;
                 atomic_compare_exchange_strong(&j->bad, &none, bad);
@@ -331,11 +333,11 @@ static inline int perfect_keeps(uint32_t basic, uint32_t perfect) {
 
 typedef struct perf_job {
     const gp_cch *c;
-    uint32_t *pf, *pb;  /* perfect weights */
-    gp_cch_arcs *q;     /* built here; first[x+1] counts x's kept arcs until the prefix sums */
+    uint32_t *pf, *pb; /* perfect weights */
+    gp_cch_arcs *q;    /* built here; first[x+1] counts x's kept arcs until the prefix sums */
     pthread_barrier_t *bar;
-    atomic_int failed;  /* GP_ENOMEM, GP_ETIMEOUT, or PERF_STOPPED */
-    atomic_int *stop;   /* set by perfect_drop for a background pass, else NULL */
+    atomic_int failed; /* GP_ENOMEM, GP_ETIMEOUT, or PERF_STOPPED */
+    atomic_int *stop;  /* set by perfect_drop for a background pass, else NULL */
     double deadline;
 } perf_job;
 
@@ -435,7 +437,8 @@ static int perfect_run(const gp_cch *c, int threads, double deadline, atomic_int
         j.q[0].first = gp_cch_big_malloc(((size_t)t->n + 1) * 4);
         j.q[1].first = gp_cch_big_malloc(((size_t)t->n + 1) * 4);
     }
-    if (!j.pf || !j.pb || !j.q || !j.q[0].first || !j.q[1].first) atomic_store(&j.failed, GP_ENOMEM);
+    if (!j.pf || !j.pb || !j.q || !j.q[0].first || !j.q[1].first)
+        atomic_store(&j.failed, GP_ENOMEM);
     else team_run(nt, perf_main, &j, &j.bar);
     free(j.pf);
     free(j.pb);
@@ -493,8 +496,10 @@ int gp_cch_perfect(gp_cch *c, int threads, gp_err *err) {
     int rc = perfect_run(c, threads, gp_deadline_get(), NULL, &q);
     if (rc == GP_ETIMEOUT) return gp_deadline_error(err);
     if (rc)
-        return gp_err_set(err, GP_ENOMEM, "out of memory for the perfect customization of %u "
-                                          "edges", c->topo->m);
+        return gp_err_set(err, GP_ENOMEM,
+                          "out of memory for the perfect customization of %u "
+                          "edges",
+                          c->topo->m);
     c->q = q;
     c->perfect_s = gp_now() - t0;
     return GP_OK;

@@ -38,11 +38,11 @@ static inline uint32_t gp_cch_find_edge(const gp_cch_topo *t, uint32_t lo, uint3
  * the pool of c's topology (cch.c): get one (NULL out of memory, err filled), put it back as it was
  * found; gp_cch_ws_reserve makes room for k nodes in its unpacking tree (-1 out of memory). */
 typedef struct gp_cch_ws {
-    uint64_t *df, *db;   /* n, GP_INF when untouched */
-    uint32_t *pf, *pb;   /* n: the rank whose arc reached the node (GP_NONE) */
-    uint8_t *of, *ob;    /* n: the end a label of a query between sets comes from (read only
-                          * where df / db is set) */
-    uint64_t *sweep;     /* n, PHAST (allocated on first use) */
+    uint64_t *df, *db;           /* n, GP_INF when untouched */
+    uint32_t *pf, *pb;           /* n: the rank whose arc reached the node (GP_NONE) */
+    uint8_t *of, *ob;            /* n: the end a label of a query between sets comes from (read only
+                                  * where df / db is set) */
+    uint64_t *sweep;             /* n, PHAST (allocated on first use) */
     uint32_t *uit, *ukid, *upos; /* ucap each: path unpacking's tree (unpack) */
     uint32_t ucap;
     struct gp_cch_ws *next;

@@ -209,9 +209,9 @@ typedef struct sub {
     uint32_t n, lo;  /* nodes; first rank of the range lo .. lo+n-1 */
     uint32_t *first; /* n+1, CSR over local ids, neighbour lists ascending */
     uint32_t *adj;
-    uint32_t *gid;   /* n: the graph's node of each local id */
-    double path;     /* CPU seconds of the subproblems above it (the critical path to it) */
-    double t0;       /* thread CPU clock when its work began */
+    uint32_t *gid; /* n: the graph's node of each local id */
+    double path;   /* CPU seconds of the subproblems above it (the critical path to it) */
+    double t0;     /* thread CPU clock when its work began */
 } sub;
 
 static double thread_cpu(void) {
@@ -436,7 +436,8 @@ static int64_t kernel_separator(const sub *s, uint32_t *comp, gp_err *err) {
                 uint32_t next = GP_NONE;
                 for (uint32_t k = first[cur]; k < first[cur + 1] && next == GP_NONE; k++)
                     if (!comp[adj[k]] && adj[k] != prev) next = adj[k];
-                if (next == GP_NONE) goto out; /* not a core (cannot happen); s is separated plainly */
+                if (next == GP_NONE)
+                    goto out; /* not a core (cannot happen); s is separated plainly */
                 prev = cur;
                 cur = next;
             }
@@ -449,8 +450,8 @@ static int64_t kernel_separator(const sub *s, uint32_t *comp, gp_err *err) {
     idx_t nv = (idx_t)kn, opts[METIS_NOPTIONS], sepsize = 0;
     METIS_SetDefaultOptions(opts);
     opts[METIS_OPTION_NUMBERING] = 0;
-    int mr = METIS_ComputeVertexSeparator(&nv, (idx_t *)kfirst, (idx_t *)kadj, NULL, opts,
-                                          &sepsize, kpart);
+    int mr = METIS_ComputeVertexSeparator(&nv, (idx_t *)kfirst, (idx_t *)kadj, NULL, opts, &sepsize,
+                                          kpart);
     if (mr != METIS_OK) {
         nsep = -1;
         gp_err_set(err, mr == METIS_ERROR_MEMORY ? GP_ENOMEM : GP_EINVAL,
@@ -507,8 +508,9 @@ static int dissect(ndjob *j, sub *s, gp_err *err) {
                 goto out;
             }
             if (s->path == 0) /* the top */
-                GP_LOG(GP_LOG_DEBUG, "cch_order_nd top separator of %u nodes (kernel): %u nodes, %.2f s",
-                       n, (uint32_t)ks, gp_now() - ts);
+                GP_LOG(GP_LOG_DEBUG,
+                       "cch_order_nd top separator of %u nodes (kernel): %u nodes, %.2f s", n,
+                       (uint32_t)ks, gp_now() - ts);
         }
         uint32_t nsep = (uint32_t)ks;
         if (nsep == 0) {

@@ -303,7 +303,8 @@ int gp_cch_plan_check(const gp_cch_plan *p, const gp_cch_topo *t, gp_err *err) {
         if (p->phase_bin[f + 1] <= p->phase_bin[f])
             return gp_err_set(err, GP_EINVAL, "plan: phase %u has no bin", f);
     for (uint32_t b = 0; b < p->nbins; b++) {
-        if (p->bin_step[b + 1] <= p->bin_step[b] || p->bin_first[b] != p->step_first[p->bin_step[b]])
+        if (p->bin_step[b + 1] <= p->bin_step[b] ||
+            p->bin_first[b] != p->step_first[p->bin_step[b]])
             return gp_err_set(err, GP_EINVAL, "plan: bin %u is not a run of steps", b);
     }
     for (uint32_t s = 0; s < p->nsteps; s++)
@@ -337,7 +338,8 @@ int gp_cch_plan_check(const gp_cch_plan *p, const gp_cch_topo *t, gp_err *err) {
                     goto done;
                 }
                 if (stepof[hq] >= stepof[q]) {
-                    rc = gp_err_set(err, GP_EINVAL, "plan: edge %u reads its own or a later step", e);
+                    rc = gp_err_set(err, GP_EINVAL, "plan: edge %u reads its own or a later step",
+                                    e);
                     goto done;
                 }
                 ia++;
@@ -348,7 +350,8 @@ int gp_cch_plan_check(const gp_cch_plan *p, const gp_cch_topo *t, gp_err *err) {
                     goto done;
                 }
                 if (phof[hq] >= phof[q]) {
-                    rc = gp_err_set(err, GP_EINVAL, "plan: edge %u leaves its bin within a phase", e);
+                    rc = gp_err_set(err, GP_EINVAL, "plan: edge %u leaves its bin within a phase",
+                                    e);
                     goto done;
                 }
                 oa++;
@@ -430,13 +433,12 @@ void gp_cch_ptab_free(gp_cch_ptab *pt) {
     free(pt);
 }
 
-int gp_cch_plan_pieces(const gp_cch_plan *p, const gp_cch_topo *t, uint32_t f0,
-                       uint32_t min_steps, uint32_t max_bin, uint32_t max_total,
-                       gp_cch_ptab **out, gp_err *err) {
+int gp_cch_plan_pieces(const gp_cch_plan *p, const gp_cch_topo *t, uint32_t f0, uint32_t min_steps,
+                       uint32_t max_bin, uint32_t max_total, gp_cch_ptab **out, gp_err *err) {
     uint32_t n = p->n, nb = p->nbins;
     gp_cch_ptab *pt = calloc(1, sizeof *pt);
     uint64_t *cnt = calloc((size_t)nb + 1, 8); /* entries of bin b if it gets a table, else 0 */
-    uint32_t *anc = NULL; /* a bin's a_j, column by column */
+    uint32_t *anc = NULL;                      /* a bin's a_j, column by column */
     *out = NULL;
     if (pt) {
         pt->nbins = nb;
@@ -452,15 +454,15 @@ int gp_cch_plan_pieces(const gp_cch_plan *p, const gp_cch_topo *t, uint32_t f0,
     for (uint32_t f = f0; f < p->nphases; f++) {
         uint64_t sum = 0;
         for (uint32_t b = p->phase_bin[f]; b < p->phase_bin[f + 1]; b++) {
-            uint32_t N = p->bin_first[b + 1] - p->bin_first[b], st = p->bin_step[b + 1] - p->bin_step[b];
+            uint32_t N = p->bin_first[b + 1] - p->bin_first[b],
+                     st = p->bin_step[b + 1] - p->bin_step[b];
             uint64_t e = 0;
             for (uint32_t q = p->bin_first[b]; q < p->bin_first[b + 1]; q++) e += pt->depth[q];
             if (st >= min_steps && st >= 2 && N < 65536 && e <= max_bin) cnt[b] = e, sum += e;
         }
         if (total + sum > max_total) /* the whole phase or nothing */
             for (uint32_t b = p->phase_bin[f]; b < p->phase_bin[f + 1]; b++) cnt[b] = 0;
-        else
-            total += sum;
+        else total += sum;
     }
     for (uint32_t b = 0; b < nb; b++) {
         pt->first[b + 1] = pt->first[b] + (uint32_t)cnt[b];
@@ -485,8 +487,8 @@ int gp_cch_plan_pieces(const gp_cch_plan *p, const gp_cch_topo *t, uint32_t f0,
             for (uint32_t v = sj; v < N; v++) {
                 /* a_j = the parent of a_(j-1) (in the bin while v is deeper than j) */
                 anc[v] = p->pos[t->parent[p->rank[anc[v]]]];
-                pt->ent[col + (v - sj)] =
-                    (uint64_t)GP_CCH_INF << 32 | (uint64_t)v << 16 | (anc[v] - p0);
+                pt->ent[col + (v - sj)] = (uint64_t)GP_CCH_INF << 32 | (uint64_t)v << 16 |
+                                          (anc[v] - p0);
             }
             col += N - sj;
         }
@@ -613,9 +615,8 @@ int gp_cch_plan_make(const gp_cch_topo *t, const gp_dcch_plan_req *rq, gp_dcch_p
     int rc = gp_cch_plan_build(t, thr, q, rq->min_bins, rq->bin_cap, &out->plan, err);
     if (rc == GP_OK && rq->top_max) rc = gp_cch_plan_top(out->plan, rq->top_max, &out->top, err);
     if (rc == GP_OK && rq->piece_max)
-        rc = gp_cch_plan_pieces(out->plan, t, out->top ? out->top->nphases : 0,
-                                rq->piece_min_steps, rq->piece_max_bin, rq->piece_max, &out->pt,
-                                err);
+        rc = gp_cch_plan_pieces(out->plan, t, out->top ? out->top->nphases : 0, rq->piece_min_steps,
+                                rq->piece_max_bin, rq->piece_max, &out->pt, err);
     if (rc != GP_OK) gp_cch_plan_clear(out);
     return rc;
 }

@@ -54,9 +54,8 @@ void gp_cch_top_free(gp_cch_top *t); /* accepts NULL */
 void gp_cch_top_table(const gp_cch_top *t, const uint32_t *bw, uint64_t *tab);
 
 /* The piece tables of p (kernels/cch_plan.h gp_cch_ptab) for the phases from f0 on. */
-int gp_cch_plan_pieces(const gp_cch_plan *p, const gp_cch_topo *t, uint32_t f0,
-                       uint32_t min_steps, uint32_t max_bin, uint32_t max_total,
-                       gp_cch_ptab **out, gp_err *err);
+int gp_cch_plan_pieces(const gp_cch_plan *p, const gp_cch_topo *t, uint32_t f0, uint32_t min_steps,
+                       uint32_t max_bin, uint32_t max_total, gp_cch_ptab **out, gp_err *err);
 void gp_cch_ptab_free(gp_cch_ptab *pt); /* accepts NULL */
 /* T into the entries' high words from the down weights bw, on the CPU (the GPU's reference,
  * kernels/cch_customize.cu piece_tables); 1 when a down distance would reach 2^32-1 (then the

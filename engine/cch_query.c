@@ -153,7 +153,8 @@ static uint32_t *unpack(const gp_cch *c, gp_cch_ws *w, uint32_t nr, uint32_t sta
             }
             uint32_t e1 = (uint32_t)(wit >> 32), e2 = (uint32_t)wit; /* {v,lo}, {v,hi} */
             /* up: lo->v (down e1), v->hi (up e2); down: hi->v (down e2), v->lo (up e1) */
-            uint32_t first = item & 1 ? e1 << 1 : e2 << 1, second = item & 1 ? e2 << 1 | 1u : e1 << 1 | 1u;
+            uint32_t first = item & 1 ? e1 << 1 : e2 << 1,
+                     second = item & 1 ? e2 << 1 | 1u : e1 << 1 | 1u;
             __builtin_prefetch(wv + first);
             __builtin_prefetch(wv + second);
             kid[k] = len;
@@ -293,8 +294,7 @@ int gp_cch_p2p_multi(const gp_cch *c, const uint32_t *src, const uint64_t *soff,
                           GP_CCH_MAX_ENDS);
     for (uint32_t i = 0; i < ns + nd; i++)
         if ((i < ns ? src[i] : dst[i - ns]) >= c->n)
-            return gp_err_set(err, GP_EINVAL, "node index out of range (graph has %u nodes)",
-                              c->n);
+            return gp_err_set(err, GP_EINVAL, "node index out of range (graph has %u nodes)", c->n);
     if (gp_deadline_expired()) return gp_deadline_error(err);
     gp_cch_ws *w = gp_cch_ws_get(c, err);
     if (!w) return GP_ENOMEM;
@@ -506,9 +506,11 @@ int gp_cch_table(const gp_cch *c, const uint32_t *src, uint32_t ns, const uint32
                  uint32_t nt, int threads, uint64_t *out, gp_err *err) {
     const gp_cch_topo *t = c->topo;
     for (uint32_t i = 0; i < ns; i++)
-        if (src[i] >= c->n) return gp_err_set(err, GP_EINVAL, "source index %u out of range", src[i]);
+        if (src[i] >= c->n)
+            return gp_err_set(err, GP_EINVAL, "source index %u out of range", src[i]);
     for (uint32_t i = 0; i < nt; i++)
-        if (dst[i] >= c->n) return gp_err_set(err, GP_EINVAL, "target index %u out of range", dst[i]);
+        if (dst[i] >= c->n)
+            return gp_err_set(err, GP_EINVAL, "target index %u out of range", dst[i]);
     if (gp_deadline_expired()) return gp_deadline_error(err);
     uint32_t n = c->n;
     uint32_t *bfirst = calloc((size_t)n + 2, sizeof *bfirst);
@@ -577,4 +579,3 @@ done:
     free(b);
     return rc;
 }
-

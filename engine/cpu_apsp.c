@@ -23,8 +23,7 @@
 #define FW_HAVE_AVX2_PATH 1
 /* AVX2 version of fw_row (4 lanes of int64; next hops blended as 4 lanes of uint32). Selected at
  * run time when the CPU has AVX2; the portable loop below is the reference. */
-__attribute__((target("avx2"))) static void fw_row_avx2(int64_t *restrict di,
-                                                        uint32_t *restrict ni,
+__attribute__((target("avx2"))) static void fw_row_avx2(int64_t *restrict di, uint32_t *restrict ni,
                                                         const int64_t *restrict dk, int64_t dik,
                                                         uint32_t nik, uint32_t j0, uint32_t j1) {
     __m256i vik = _mm256_set1_epi64x(dik);
@@ -111,8 +110,8 @@ static inline void fw_row(int64_t *restrict di, uint32_t *restrict ni, const int
 /* Updates tile (i0..i1) x (j0..j1) through pivots k0..k1: d[i][j] = min(d[i][j], d[i][k]+d[k][j]).
  * Correct for any tile, including ones overlapping the pivot rows/columns, because k is the outer
  * loop. */
-static void fw_tile(int64_t *restrict d, uint32_t *restrict nx, size_t n, uint32_t i0,
-                              uint32_t i1, uint32_t j0, uint32_t j1, uint32_t k0, uint32_t k1) {
+static void fw_tile(int64_t *restrict d, uint32_t *restrict nx, size_t n, uint32_t i0, uint32_t i1,
+                    uint32_t j0, uint32_t j1, uint32_t k0, uint32_t k1) {
     for (uint32_t k = k0; k < k1; k++)
         for (uint32_t i = i0; i < i1; i++) {
             int64_t dik = d[(size_t)i * n + k];
@@ -126,7 +125,7 @@ static void fw_tile(int64_t *restrict d, uint32_t *restrict nx, size_t n, uint32
 /* The independent tiles of phase 3 (neither row nor column of the pivot): d[i][k] and d[k][j] are
  * final for the round, so the i-k-j order with the row held in cache is used. */
 static void fw_tile_ind(int64_t *restrict d, uint32_t *restrict nx, size_t n, uint32_t i0,
-                                  uint32_t i1, uint32_t j0, uint32_t j1, uint32_t k0, uint32_t k1) {
+                        uint32_t i1, uint32_t j0, uint32_t j1, uint32_t k0, uint32_t k1) {
     for (uint32_t i = i0; i < i1; i++)
         for (uint32_t k = k0; k < k1; k++) {
             int64_t dik = d[(size_t)i * n + k];
@@ -169,10 +168,8 @@ static void *apsp_worker(void *arg) {
             uint32_t t = x / 2;
             if (t >= kt) t++;
             uint32_t a0 = t * B, a1 = tile_end(j, t);
-            if (x % 2 == 0)
-                fw_tile(j->d, j->nx, n, k0, k1, a0, a1, k0, k1); /* row tile (kt, t) */
-            else
-                fw_tile(j->d, j->nx, n, a0, a1, k0, k1, k0, k1); /* column tile (t, kt) */
+            if (x % 2 == 0) fw_tile(j->d, j->nx, n, k0, k1, a0, a1, k0, k1); /* row tile (kt, t) */
+            else fw_tile(j->d, j->nx, n, a0, a1, k0, k1, k0, k1); /* column tile (t, kt) */
         }
         pthread_barrier_wait(&j->barrier);
         /* phase 3: the rest, a row of tiles at a time, handed out dynamically too */
@@ -191,8 +188,7 @@ static void *apsp_worker(void *arg) {
     return NULL;
 }
 
-int gp_cpu_apsp(gp_backend *b, const gp_graph *g, uint64_t *dist, uint32_t *next,
-                gp_err *err) {
+int gp_cpu_apsp(gp_backend *b, const gp_graph *g, uint64_t *dist, uint32_t *next, gp_err *err) {
     gp_cpu_impl *c = gp_cpu_impl_of(b);
     size_t n = g->n;
     int64_t *d = (int64_t *)dist;
@@ -291,7 +287,8 @@ int gp_cpu_apsp(gp_backend *b, const gp_graph *g, uint64_t *dist, uint32_t *next
     if (atomic_load(&j.stop)) return gp_deadline_error(err);
     size_t nn = n * n;
     if (shift >= 0) {
-        for (size_t x = 0; x < nn; x++) dist[x] = d[x] >= FW_INF ? GP_INF : (uint64_t)(d[x] >> shift);
+        for (size_t x = 0; x < nn; x++)
+            dist[x] = d[x] >= FW_INF ? GP_INF : (uint64_t)(d[x] >> shift);
     } else {
         for (size_t x = 0; x < nn; x++)
             if (d[x] >= FW_INF) dist[x] = GP_INF;

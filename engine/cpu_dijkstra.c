@@ -187,8 +187,8 @@ static int check_node(const gp_graph *g, uint32_t v, const char *what, gp_err *e
     return GP_OK;
 }
 
-int gp_cpu_sssp(gp_backend *b, const gp_graph *g, uint32_t src, uint64_t max_dist,
-                uint64_t *dist, uint32_t *pred, gp_err *err) {
+int gp_cpu_sssp(gp_backend *b, const gp_graph *g, uint32_t src, uint64_t max_dist, uint64_t *dist,
+                uint32_t *pred, gp_err *err) {
     if (check_node(g, src, "source", err)) return err ? err->code : GP_EINVAL;
     gp_cpu_impl *c = gp_cpu_impl_of(b);
     gp_cpu_ws *w = gp_cpu_ws_get(c, g->n, err);
@@ -348,12 +348,10 @@ static int p2p_bidir(gp_cpu_impl *c, const gp_graph *g, uint32_t s, uint32_t t, 
     }
     int rc = GP_OK;
     path->settled = settled;
-    if (late)
-        rc = gp_deadline_error(err);
+    if (late) rc = gp_deadline_error(err);
     else if (oom)
         rc = gp_err_set(err, GP_ENOMEM, "out of memory in the bidirectional search's queues");
-    else if (best != GP_INF)
-        rc = build_path(path, f, meet, r, best, err);
+    else if (best != GP_INF) rc = build_path(path, f, meet, r, best, err);
     gp_cpu_ws_put(c, f);
     gp_cpu_ws_put(c, r);
     return rc;
@@ -579,8 +577,8 @@ static int p2p_astar(gp_cpu_impl *c, const gp_graph *g, uint32_t s, uint32_t t, 
     return rc;
 }
 
-int gp_cpu_p2p(gp_backend *b, const gp_graph *g, uint32_t s, uint32_t t, int algo,
-               gp_path *path, gp_err *err) {
+int gp_cpu_p2p(gp_backend *b, const gp_graph *g, uint32_t s, uint32_t t, int algo, gp_path *path,
+               gp_err *err) {
     path->dist = GP_INF;
     path->nodes = NULL;
     path->len = 0;
@@ -678,8 +676,8 @@ static void *table_worker(void *arg) {
                 distinct++;
             }
         }
-        int rc = dijkstra(w, g->row, g->col, g->w, j->src[i], GP_INF, GP_NONE, distinct,
-                          j->deadline);
+        int rc =
+            dijkstra(w, g->row, g->col, g->w, j->src[i], GP_INF, GP_NONE, distinct, j->deadline);
         if (rc != GP_OK) {
             /* a timeout's message is written by the calling thread, which knows the limit */
             if (rc == GP_ETIMEOUT) gp_err_set(&e, rc, "query exceeded its time limit");

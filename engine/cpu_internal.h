@@ -13,7 +13,7 @@
 #include <stdatomic.h>
 
 /* Workspaces (n-sized, pooled in the backend, reset in O(nodes touched)). */
-#define ST_UNSEEN UINT32_MAX       /* hpos: never reached in this query */
+#define ST_UNSEEN UINT32_MAX        /* hpos: never reached in this query */
 #define ST_SETTLED (UINT32_MAX - 1) /* hpos: settled (popped) */
 
 typedef struct gp_cpu_hent {
@@ -29,32 +29,32 @@ typedef struct gp_cpu_rbucket {
 #define RADIX_BUCKETS 65
 
 typedef struct gp_cpu_ws {
-    uint32_t cap;       /* nodes the arrays hold */
-    uint64_t *dist;     /* GP_INF when unreached */
-    uint32_t *pred;     /* GP_NONE when none */
-    uint32_t *hpos;     /* heap index, ST_UNSEEN or ST_SETTLED */
-    uint32_t *mark;     /* table: target stamp per node (allocated on first table use) */
+    uint32_t cap;   /* nodes the arrays hold */
+    uint64_t *dist; /* GP_INF when unreached */
+    uint32_t *pred; /* GP_NONE when none */
+    uint32_t *hpos; /* heap index, ST_UNSEEN or ST_SETTLED */
+    uint32_t *mark; /* table: target stamp per node (allocated on first table use) */
     uint32_t mark_cap;
-    uint64_t *aux;      /* A*: the node's bound, valid once the node is touched (lazy too) */
+    uint64_t *aux; /* A*: the node's bound, valid once the node is touched (lazy too) */
     uint32_t aux_cap;
-    uint32_t stamp;     /* current target stamp */
-    gp_cpu_hent *heap;  /* binary min-heap on key */
+    uint32_t stamp;    /* current target stamp */
+    gp_cpu_hent *heap; /* binary min-heap on key */
     uint32_t hsize;
-    uint32_t *touched;  /* nodes whose dist/pred/hpos differ from the reset state */
+    uint32_t *touched; /* nodes whose dist/pred/hpos differ from the reset state */
     uint32_t ntouched;
-    uint64_t settled;   /* nodes settled in the last run */
+    uint64_t settled;                 /* nodes settled in the last run */
     gp_cpu_rbucket rb[RADIX_BUCKETS]; /* radix heap: bucket i holds keys whose highest bit
                                        * differing from rlast is bit i-1 (bucket 0: key == rlast) */
-    uint64_t rlast;     /* last extracted key */
-    uint64_t rsize;     /* entries in the radix heap */
-    struct gp_cpu_ws *next; /* pool free list */
+    uint64_t rlast;                   /* last extracted key */
+    uint64_t rsize;                   /* entries in the radix heap */
+    struct gp_cpu_ws *next;           /* pool free list */
 } gp_cpu_ws;
 
 typedef struct gp_cpu_hcache {
-    const gp_graph *g;  /* identity (pointer + content hash + sizes) */
+    const gp_graph *g; /* identity (pointer + content hash + sizes) */
     uint64_t hash;
     uint32_t n, m;
-    double factor;      /* stored weight units per metre, lower bound over all arcs */
+    double factor; /* stored weight units per metre, lower bound over all arcs */
 } gp_cpu_hcache;
 
 #define HCACHE_SLOTS 8
@@ -64,8 +64,8 @@ typedef struct gp_cpu_impl {
     char model[128];
     pthread_mutex_t lock; /* guards pool and hcache */
     gp_cpu_ws *pool;
-    int pooled;           /* workspaces in pool */
-    int astar_binary;     /* A* always on the binary heap (engine/engine_lab.h, tests) */
+    int pooled;       /* workspaces in pool */
+    int astar_binary; /* A* always on the binary heap (engine/engine_lab.h, tests) */
     gp_cpu_hcache hc[HCACHE_SLOTS];
     unsigned hc_next;
 } gp_cpu_impl;
@@ -103,7 +103,7 @@ typedef struct gp_cpu_job {
     pthread_mutex_t gate_lock; /* apsp start gate: 1 open, -1 abandoned */
     pthread_cond_t gate_cond;
     int gate_open;
-    double deadline;  /* the caller's gp_deadline_get() (workers have their own thread-locals) */
+    double deadline;   /* the caller's gp_deadline_get() (workers have their own thread-locals) */
     gp_progress *prog; /* the caller's gp_progress_get(): a unit per table source / APSP tile row */
     /* status */
     atomic_int rc;

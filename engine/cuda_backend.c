@@ -33,17 +33,18 @@ int gp_cuda_have_driver(void) {
 void gp_cuda_unavailable_reason(int cuda_error, int count, int have_driver, const char *detail,
                                 char *buf, size_t size) {
     if (!have_driver)
-        snprintf(buf, size, "no NVIDIA GPU found (no NVIDIA driver: libcuda.so.1 is not installed)");
+        snprintf(buf, size,
+                 "no NVIDIA GPU found (no NVIDIA driver: libcuda.so.1 is not installed)");
     else if (cuda_error == CU_ERR_NO_DEVICE || (cuda_error == 0 && count <= 0))
         snprintf(buf, size, "no NVIDIA GPU found (the driver sees no device)");
     else if (cuda_error == CU_ERR_STUB_LIBRARY)
         snprintf(buf, size, "no NVIDIA GPU found (only the CUDA stub library, no driver)");
     else if (cuda_error == CU_ERR_INSUFFICIENT_DRIVER)
-        snprintf(buf, size, "the NVIDIA driver is too old for this build's CUDA runtime (%s); "
-                            "update the driver",
+        snprintf(buf, size,
+                 "the NVIDIA driver is too old for this build's CUDA runtime (%s); "
+                 "update the driver",
                  detail && *detail ? detail : "insufficient driver");
-    else
-        snprintf(buf, size, "CUDA is unusable: %s", detail && *detail ? detail : "unknown error");
+    else snprintf(buf, size, "CUDA is unusable: %s", detail && *detail ? detail : "unknown error");
 }
 
 #ifndef GP_HAVE_CUDA
@@ -82,9 +83,9 @@ typedef struct cuda_impl {
     slot *slots;
     int queue_wait_ms;
     gp_sssp_params params;
-    pthread_mutex_t mu;     /* guards slots[].busy and attach */
-    pthread_cond_t freed;   /* CLOCK_MONOTONIC */
-    int healthy;            /* atomic */
+    pthread_mutex_t mu;   /* guards slots[].busy and attach */
+    pthread_cond_t freed; /* CLOCK_MONOTONIC */
+    int healthy;          /* atomic */
     char name[128];
     uint64_t mem_total;
 } cuda_impl;
@@ -92,8 +93,8 @@ typedef struct cuda_impl {
 static cuda_impl *impl_of(gp_backend *b) { return (cuda_impl *)b->impl; }
 
 static int device_error(cudaError_t e, const char *what, gp_err *err) {
-    return gp_err_set(err, GP_EDEVICE, "CUDA error during %s: %s (%s)", what,
-                      cudaGetErrorName(e), cudaGetErrorString(e));
+    return gp_err_set(err, GP_EDEVICE, "CUDA error during %s: %s (%s)", what, cudaGetErrorName(e),
+                      cudaGetErrorString(e));
 }
 
 /* Takes a free slot, waiting up to queue_wait_ms. Every query op comes through here first, so
@@ -179,7 +180,8 @@ static int cuda_attach(gp_backend *b, gp_graph *g, gp_err *err) {
         }
     }
     pthread_mutex_unlock(&c->mu);
-    if (rc == GP_EDEVICE && gp_cuda_device_broken()) __atomic_store_n(&c->healthy, 0, __ATOMIC_RELEASE);
+    if (rc == GP_EDEVICE && gp_cuda_device_broken())
+        __atomic_store_n(&c->healthy, 0, __ATOMIC_RELEASE);
     return rc;
 }
 
@@ -219,8 +221,8 @@ static int cuda_p2p(gp_backend *b, const gp_graph *g, uint32_t s_, uint32_t t, i
     int rc = check_healthy(c, err);
     if (rc || (rc = dgraph_of(b, g, &dg, err)) || (rc = slot_get(c, &s, err))) return rc;
     path->settled = 0;
-    rc = gp_cuda_p2p(s->ws, dg, &c->params, s_, t, &path->dist, &path->nodes, &path->len, NULL,
-                     err);
+    rc =
+        gp_cuda_p2p(s->ws, dg, &c->params, s_, t, &path->dist, &path->nodes, &path->len, NULL, err);
     slot_put(c, s, rc);
     return rc;
 }
@@ -240,8 +242,8 @@ static int cuda_table(gp_backend *b, const gp_graph *g, const uint32_t *src, uin
     gp_progress_begin(prog, ns);
     for (uint32_t i0 = 0; rc == GP_OK && i0 < ns; i0 += chunk) {
         uint32_t k = ns - i0 < chunk ? ns - i0 : chunk;
-        rc = gp_cuda_table(s->ws, dg, &c->params, src + i0, k, dst, nt, out + (size_t)i0 * nt,
-                           NULL, err);
+        rc = gp_cuda_table(s->ws, dg, &c->params, src + i0, k, dst, nt, out + (size_t)i0 * nt, NULL,
+                           err);
         if (rc == GP_OK) gp_progress_add(prog, k);
     }
     slot_put(c, s, rc);

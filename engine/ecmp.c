@@ -167,7 +167,8 @@ void gp_rt_free(gp_rt *t) {
 
 /* ---- extraction ---- */
 
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) &&                             \
+    !defined(__SANITIZE_ADDRESS__)
 #define EX_CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define EX_CLONES
@@ -176,8 +177,8 @@ void gp_rt_free(gp_rt *t) {
 /* Narrow entries (deg <= 8 * sizeof(T)): M[j] |= bit for every j where neighbour idx is a next
  * hop, a branch-free pass over two rows that the compiler vectorises. */
 #define NARROW_PASS(T, NAME)                                                                       \
-    EX_CLONES static void NAME(T *restrict M, const uint64_t *restrict Di,                        \
-                               const uint64_t *restrict Dk, uint64_t w, T bit, uint32_t n) {      \
+    EX_CLONES static void NAME(T *restrict M, const uint64_t *restrict Di,                         \
+                               const uint64_t *restrict Dk, uint64_t w, T bit, uint32_t n) {       \
         for (uint32_t j = 0; j < n; j++) {                                                         \
             T on = (T)((Dk[j] + w == Di[j]) & (Dk[j] != GP_INF));                                  \
             M[j] |= (T)((T)0 - on) & bit;                                                          \
@@ -193,11 +194,13 @@ EX_CLONES static void pass_wide(uint64_t *restrict M, const uint64_t *restrict D
                                 const uint64_t *restrict Dk, uint64_t w, uint64_t bit, uint32_t n,
                                 uint32_t W) {
     for (uint32_t j = 0; j < n; j++)
-        M[(uint64_t)j * W] |= (uint64_t)-(uint64_t)((Dk[j] + w == Di[j]) & (Dk[j] != GP_INF)) & bit;
+        M[(uint64_t)j * W] |= (uint64_t) - (uint64_t)((Dk[j] + w == Di[j]) & (Dk[j] != GP_INF)) &
+                              bit;
 }
 
 /* Entry (i, j) as up to nw 64-bit words (narrow entries: one word). */
-static inline uint32_t load_entry(const gp_rt *t, uint32_t i, uint32_t j, uint64_t *w, uint32_t eb) {
+static inline uint32_t load_entry(const gp_rt *t, uint32_t i, uint32_t j, uint64_t *w,
+                                  uint32_t eb) {
     const uint8_t *p = t->mask + t->mask_off[i] + (uint64_t)j * eb;
     switch (eb) {
     case 0: return 0;
@@ -237,7 +240,7 @@ static void extract_router(void *ctx, uint32_t i) {
         }
     }
     memset(M + (uint64_t)i * eb, 0, eb); /* no next hop towards oneself */
-    if (deg > t->ecmp_max) { /* cap: keep the lowest-indexed ecmp_max next hops */
+    if (deg > t->ecmp_max) {             /* cap: keep the lowest-indexed ecmp_max next hops */
         uint64_t stack[64], *m = eb > sizeof stack ? malloc(eb) : stack;
         if (!m) { /* cannot happen for the widths met in practice; leave the sets uncapped */
             GP_LOG(GP_LOG_WARN, "event=ecmp_cap_skipped router=%u reason=out_of_memory", i);
@@ -283,7 +286,8 @@ uint32_t gp_rt_next_hops(const gp_rt *t, uint32_t i, uint32_t j, uint32_t *out) 
     }
     uint32_t c = 0;
     for (uint32_t k = 0; k < nw; k++)
-        for (uint64_t x = m[k]; x; x &= x - 1) out[c++] = t->nb[b + k * 64 + (uint32_t)__builtin_ctzll(x)];
+        for (uint64_t x = m[k]; x; x &= x - 1)
+            out[c++] = t->nb[b + k * 64 + (uint32_t)__builtin_ctzll(x)];
     return c;
 }
 
@@ -336,8 +340,8 @@ int gp_rt_build(gp_engine *e, gp_graph *g, uint32_t ecmp_max, int threads, uint6
     return GP_OK;
 }
 
-int gp_rt_from_dist(gp_graph *g, const uint64_t *dist, uint32_t ecmp_max, int threads,
-                    gp_rt **out, gp_err *err) {
+int gp_rt_from_dist(gp_graph *g, const uint64_t *dist, uint32_t ecmp_max, int threads, gp_rt **out,
+                    gp_err *err) {
     gp_rt *t = NULL;
     int rc = rt_alloc(g, ecmp_max, 0, &t, err);
     if (rc != GP_OK) return rc;
@@ -414,11 +418,11 @@ int gp_rt_update(gp_engine *e, const gp_rt *old, gp_graph *g2, int strategy, int
         if (ae - a != be - b || memcmp(old->nb + a, t->nb + b, (ae - a) * sizeof *t->nb) ||
             memcmp(old->nbw + a, t->nbw + b, (ae - a) * sizeof *t->nbw))
             adj_changed[u] = 1;
-        else
-            continue;
+        else continue;
         while (a < ae || b < be) {
             if (b >= be || (a < ae && old->nb[a] < t->nb[b])) { /* removed */
-                if (push_delta(&inc, &ninc, &cinc, (arc_delta){u, old->nb[a], old->nbw[a]})) goto oom;
+                if (push_delta(&inc, &ninc, &cinc, (arc_delta){u, old->nb[a], old->nbw[a]}))
+                    goto oom;
                 a++;
             } else if (a >= ae || t->nb[b] < old->nb[a]) { /* added */
                 if (push_delta(&dec, &ndec, &cdec, (arc_delta){u, t->nb[b], t->nbw[b]})) goto oom;

@@ -31,19 +31,19 @@ extern "C" {
 #define GP_ECMP_MAX_DEFAULT 64
 
 typedef struct gp_rt {
-    gp_graph *g;          /* the graph (a reference held by the tables) */
+    gp_graph *g; /* the graph (a reference held by the tables) */
     uint32_t n;
     uint32_t ecmp_max;
-    uint64_t *dist;       /* n*n */
-    uint32_t *nb_off;     /* n+1 */
-    uint32_t *nb;         /* distinct out-neighbours, ascending per router */
-    uint32_t *nbw;        /* cheapest arc weight to each */
-    uint64_t *mask_off;   /* n+1, in bytes (8-aligned router blocks) */
+    uint64_t *dist;     /* n*n */
+    uint32_t *nb_off;   /* n+1 */
+    uint32_t *nb;       /* distinct out-neighbours, ascending per router */
+    uint32_t *nbw;      /* cheapest arc weight to each */
+    uint64_t *mask_off; /* n+1, in bytes (8-aligned router blocks) */
     uint8_t *mask;
-    double apsp_s;        /* seconds spent on distances (APSP, or incremental rows) */
-    double ecmp_s;        /* seconds spent extracting next-hop sets */
-    char backend[16];     /* engine backend that computed the distances ("cache" when loaded) */
-    int refs;             /* reference count (atomic); gp_rt_free drops one */
+    double apsp_s;    /* seconds spent on distances (APSP, or incremental rows) */
+    double ecmp_s;    /* seconds spent extracting next-hop sets */
+    char backend[16]; /* engine backend that computed the distances ("cache" when loaded) */
+    int refs;         /* reference count (atomic); gp_rt_free drops one */
 } gp_rt;
 
 /* Builds the tables of g (takes its own reference). ecmp_max 0 = GP_ECMP_MAX_DEFAULT. threads 0 =
@@ -54,8 +54,8 @@ typedef struct gp_rt {
 int gp_rt_build(gp_engine *e, gp_graph *g, uint32_t ecmp_max, int threads, uint64_t max_bytes,
                 gp_rt **out, gp_err *err);
 /* Tables from precomputed all-pairs distances of g (n*n, copied), e.g. from the matrix cache. */
-int gp_rt_from_dist(gp_graph *g, const uint64_t *dist, uint32_t ecmp_max, int threads,
-                    gp_rt **out, gp_err *err);
+int gp_rt_from_dist(gp_graph *g, const uint64_t *dist, uint32_t ecmp_max, int threads, gp_rt **out,
+                    gp_err *err);
 /* Reference counting: tables are immutable, so holders may share them across threads.
  * gp_rt_free releases one reference and frees on the last; accepts NULL. */
 gp_rt *gp_rt_ref(gp_rt *t);
@@ -78,8 +78,8 @@ typedef struct gp_rt_update_stats {
     int strategy;            /* what ran: GP_RT_INCREMENTAL or GP_RT_FULL */
     uint32_t arcs_increased; /* (u,v) pairs whose cheapest weight went up (or removed) */
     uint32_t arcs_decreased;
-    uint32_t rows_recomputed;/* sources re-run with SSSP (incremental) */
-    uint32_t rows_changed;   /* routers whose distance row changed */
+    uint32_t rows_recomputed;     /* sources re-run with SSSP (incremental) */
+    uint32_t rows_changed;        /* routers whose distance row changed */
     uint32_t routers_reextracted; /* routers whose next-hop sets were re-extracted */
     double seconds;
 } gp_rt_update_stats;

@@ -79,9 +79,7 @@ static gp_backend *first(gp_engine *e) {
     return e->primary;
 }
 
-const char *gp_engine_backend(gp_engine *e) {
-    return first(e) == e->cpu ? "cpu" : "cuda";
-}
+const char *gp_engine_backend(gp_engine *e) { return first(e) == e->cpu ? "cpu" : "cuda"; }
 
 void gp_engine_info(gp_engine *e, gp_backend_info *out) {
     gp_backend *b = first(e);
@@ -170,10 +168,10 @@ static void attach_cch(gp_engine *e, gp_graph *g) {
         gp_err_clear(&err);
     }
     int rc = gp_cch_prepare(g, &c, &err);
-    double prepare_s = gp_now() - t0; /* the topology (cached, or ordered and contracted), the metric */
+    double prepare_s =
+        gp_now() - t0; /* the topology (cached, or ordered and contracted), the metric */
     if (rc == GP_OK) {
-        int on_gpu = first(e) != e->cpu &&
-                     gp_cch_gpu_customize(c, e->cuda_device, &err) == GP_OK;
+        int on_gpu = first(e) != e->cpu && gp_cch_gpu_customize(c, e->cuda_device, &err) == GP_OK;
         if (!on_gpu) {
             if (first(e) != e->cpu)
                 GP_LOG(GP_LOG_WARN, "cch: GPU customization failed (%s); customizing on the CPU",
@@ -209,10 +207,14 @@ static void attach_cch(gp_engine *e, gp_graph *g) {
            g->version, g->n, c->topo->m, (unsigned long long)c->topo->ntri, c->topo->nlevels,
            c->reused_topo ? "reused" : "new", c->reused_topo ? 0.0 : c->topo->order_s,
            c->reused_topo ? 0.0 : c->topo->contract_s, prepare_s, c->custom_s, c->custom_on,
-           !on_device ? "none" : gs.topo_shared ? "shared" : "new", gs.attach_s, gs.customize_s,
-           gs.device_ms, gs.witnesses_s, perfect_done ? "done" : c->perfect_bg ? "background" : "off",
-           perfect_done ? c->perfect_s : 0.0,
-           gp_now() - t0, (double)gp_cch_bytes(c) / 1048576.0);
+           !on_device       ? "none"
+           : gs.topo_shared ? "shared"
+                            : "new",
+           gs.attach_s, gs.customize_s, gs.device_ms, gs.witnesses_s,
+           perfect_done    ? "done"
+           : c->perfect_bg ? "background"
+                           : "off",
+           perfect_done ? c->perfect_s : 0.0, gp_now() - t0, (double)gp_cch_bytes(c) / 1048576.0);
 }
 
 int gp_engine_attach(gp_engine *e, gp_graph *g, gp_err *err) {
@@ -264,8 +266,8 @@ int gp_engine_attach(gp_engine *e, gp_graph *g, gp_err *err) {
 /* The CCH answers: GPU when it holds the customized CCH and the primary is healthy. */
 static int cch_gpu(gp_engine *e, const gp_cch *c) { return c->gpu && first(e) != e->cpu; }
 
-int gp_engine_sssp(gp_engine *e, const gp_graph *g, uint32_t src, uint64_t max_dist,
-                   uint64_t *dist, uint32_t *pred, gp_err *err) {
+int gp_engine_sssp(gp_engine *e, const gp_graph *g, uint32_t src, uint64_t max_dist, uint64_t *dist,
+                   uint32_t *pred, gp_err *err) {
     const gp_cch *c = g->cch;
     /* PHAST touches every node: with a distance limit the pruned Dijkstra family is cheaper */
     if (c && src < g->n && max_dist == GP_INF) {
@@ -281,8 +283,8 @@ int gp_engine_sssp(gp_engine *e, const gp_graph *g, uint32_t src, uint64_t max_d
     ENGINE_DISPATCH(e, err, sssp(b_, g, src, max_dist, dist, pred, err));
 }
 
-int gp_engine_p2p(gp_engine *e, const gp_graph *g, uint32_t s, uint32_t t, int algo,
-                  gp_path *path, gp_err *err) {
+int gp_engine_p2p(gp_engine *e, const gp_graph *g, uint32_t s, uint32_t t, int algo, gp_path *path,
+                  gp_err *err) {
     if (algo == GP_P2P_AUTO && g->cch) return gp_cch_p2p(g->cch, s, t, path, err);
     ENGINE_DISPATCH(e, err, p2p(b_, g, s, t, algo, path, err));
 }

@@ -26,14 +26,14 @@ extern "C" {
 #endif
 
 typedef struct gp_engine {
-    gp_backend *primary;  /* == cpu when the CPU backend is in use */
+    gp_backend *primary; /* == cpu when the CPU backend is in use */
     gp_backend *cpu;
-    int primary_failed;   /* set (atomically) once the primary is out of service */
-    char cpu_reason[256]; /* backend auto on the CPU: why ("no NVIDIA GPU found ..."), else "" */
-    int cpu_threads;      /* as given to gp_engine_new (0 = all CPUs) */
-    int cch_mode;         /* GP_CCH_OFF / AUTO / ON */
+    int primary_failed;     /* set (atomically) once the primary is out of service */
+    char cpu_reason[256];   /* backend auto on the CPU: why ("no NVIDIA GPU found ..."), else "" */
+    int cpu_threads;        /* as given to gp_engine_new (0 = all CPUs) */
+    int cch_mode;           /* GP_CCH_OFF / AUTO / ON */
     uint32_t cch_min_nodes; /* auto: graphs with at least this many nodes */
-    int cch_perfect;      /* GP_CCH_OFF / AUTO / ON: perfect customization (gp_cch_perfect) */
+    int cch_perfect;        /* GP_CCH_OFF / AUTO / ON: perfect customization (gp_cch_perfect) */
     int cuda_device;
 } gp_engine;
 
@@ -64,10 +64,10 @@ const char *gp_engine_backend(gp_engine *e);
 void gp_engine_info(gp_engine *e, gp_backend_info *out);
 
 int gp_engine_attach(gp_engine *e, gp_graph *g, gp_err *err);
-int gp_engine_sssp(gp_engine *e, const gp_graph *g, uint32_t src, uint64_t max_dist,
-                   uint64_t *dist, uint32_t *pred, gp_err *err);
-int gp_engine_p2p(gp_engine *e, const gp_graph *g, uint32_t s, uint32_t t, int algo,
-                  gp_path *path, gp_err *err);
+int gp_engine_sssp(gp_engine *e, const gp_graph *g, uint32_t src, uint64_t max_dist, uint64_t *dist,
+                   uint32_t *pred, gp_err *err);
+int gp_engine_p2p(gp_engine *e, const gp_graph *g, uint32_t s, uint32_t t, int algo, gp_path *path,
+                  gp_err *err);
 int gp_engine_table(gp_engine *e, const gp_graph *g, const uint32_t *src, uint32_t ns,
                     const uint32_t *dst, uint32_t nt, uint64_t *out, gp_err *err);
 int gp_engine_apsp(gp_engine *e, const gp_graph *g, uint64_t *dist, uint32_t *next, gp_err *err);

@@ -17,8 +17,8 @@
 
 typedef struct job {
     gp_job_status st;
-    gp_graph *g;   /* queued/running: referenced */
-    gp_rt *rt;     /* done: referenced */
+    gp_graph *g; /* queued/running: referenced */
+    gp_rt *rt;   /* done: referenced */
 } job;
 
 struct gp_jobs {
@@ -35,8 +35,8 @@ struct gp_jobs {
     job *jobs; /* ascending ids */
     size_t njobs, cap;
     uint64_t next_id;
-    uint64_t running;  /* id of the job the worker runs, 0 when idle */
-    gp_progress prog;  /* the running job's progress (written by the worker outside the lock) */
+    uint64_t running; /* id of the job the worker runs, 0 when idle */
+    gp_progress prog; /* the running job's progress (written by the worker outside the lock) */
 };
 
 const char *gp_job_state_name(int s) {

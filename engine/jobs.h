@@ -29,15 +29,15 @@ const char *gp_job_state_name(int state); /* "queued", "running", "done", "faile
 typedef struct gp_job_status {
     uint64_t id;
     int state;
-    double progress;           /* share of the work done: < 1 until the job ends, 1 when done */
-    char graph[65];            /* the served graph's name */
-    char version[17];          /* the graph version it ran on */
+    double progress;  /* share of the work done: < 1 until the job ends, 1 when done */
+    char graph[65];   /* the served graph's name */
+    char version[17]; /* the graph version it ran on */
     uint32_t routers;
     double submitted_at, started_at, finished_at; /* gp_now() seconds; 0 when not yet */
     double apsp_s, ecmp_s;
     char backend[16];
-    int stored;                /* 1 when the store callback kept the result durably */
-    char error[512];           /* failed jobs */
+    int stored;      /* 1 when the store callback kept the result durably */
+    char error[512]; /* failed jobs */
 } gp_job_status;
 
 /* Stores the distances of a finished job (g's n*n matrix); returns 1 when kept durably. Runs on the

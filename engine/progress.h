@@ -24,12 +24,12 @@ extern "C" {
 #endif
 
 typedef struct gp_progress {
-    atomic_uint_fast64_t done;  /* units finished in the current phase */
-    atomic_uint_fast64_t total; /* units of the current phase (0: not begun) */
+    atomic_uint_fast64_t done;           /* units finished in the current phase */
+    atomic_uint_fast64_t total;          /* units of the current phase (0: not begun) */
     atomic_uint_fast32_t lo_ppm, hi_ppm; /* the phase's share of the whole, parts per million */
     atomic_uint_fast32_t best_ppm;       /* highest fraction reported so far (monotone) */
     atomic_int finished;
-    char label[32];             /* what runs ("apsp", "table"), for display; set by the owner */
+    char label[32]; /* what runs ("apsp", "table"), for display; set by the owner */
 } gp_progress;
 
 /* Zeroes p: span [0, 1), nothing begun; label may be NULL. Not while others use p. */

@@ -122,12 +122,9 @@ static uint64_t direct(const gp_graph *g, const gp_snap *a, const gp_snap *b, ui
     *arc = GP_NONE;
     if (a->arc == GP_NONE || b->arc == GP_NONE) return GP_INF;
     double fb;
-    if (b->arc == a->arc)
-        fb = b->frac;
-    else if (a->rarc != GP_NONE && b->arc == a->rarc)
-        fb = 1 - b->frac;
-    else
-        return GP_INF;
+    if (b->arc == a->arc) fb = b->frac;
+    else if (a->rarc != GP_NONE && b->arc == a->rarc) fb = 1 - b->frac;
+    else return GP_INF;
     if (fb >= a->frac) {
         *arc = a->arc;
         return part(fb - a->frac, g->w[a->arc]);
@@ -224,10 +221,8 @@ static uint32_t find_u32(const uint32_t *v, uint32_t n, uint32_t key) {
     uint32_t lo = 0, hi = n;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        if (v[mid] < key)
-            lo = mid + 1;
-        else
-            hi = mid;
+        if (v[mid] < key) lo = mid + 1;
+        else hi = mid;
     }
     return lo;
 }

@@ -51,8 +51,8 @@ uint32_t gp_snap_dests(const gp_graph *g, const gp_snap *s, uint32_t node[2], ui
 
 /* A route between two snapped positions. */
 typedef struct gp_snap_route {
-    uint64_t dist;   /* stored units, partial segments included; GP_INF: no route */
-    gp_path path;    /* nodes from the entry node to the exit node; len 0 when the positions lie
+    uint64_t dist; /* stored units, partial segments included; GP_INF: no route */
+    gp_path path;  /* nodes from the entry node to the exit node; len 0 when the positions lie
                         on one arc and the direct way along it is the answer */
     uint32_t first_arc, last_arc; /* the arcs the route starts / ends on (partially), or GP_NONE */
 } gp_snap_route;

@@ -44,7 +44,7 @@ struct gp_builder {
     uint64_t na, acap;
     uint32_t *au, *av, *aw;
     const gp_load_opts *guard; /* caps, deadline, cancel flag (gp_builder_guard), or NULL */
-    gp_attrbuf *attr; /* road attributes, NULL until the first gp_builder_add_road_arc */
+    gp_attrbuf *attr;          /* road attributes, NULL until the first gp_builder_add_road_arc */
     /* gp_builder_set_osm_id: (builder index, original id) pairs */
     uint64_t nosm, osmcap;
     uint32_t *osm_ix;
@@ -178,7 +178,8 @@ static uint32_t node_of(gp_builder *b, int64_t id, gp_err *err) {
     v = (uint32_t)b->nn;
     if (id >= 0 && (uint64_t)id < b->dcap) {
         b->direct[id] = v;
-    } else if (id >= 0 && (uint64_t)id < DIRECT_MAX && (uint64_t)id < DIRECT_SLACK + 4 * (b->nn + 1)) {
+    } else if (id >= 0 && (uint64_t)id < DIRECT_MAX &&
+               (uint64_t)id < DIRECT_SLACK + 4 * (b->nn + 1)) {
         if (direct_grow(b, (uint64_t)id + 1)) goto oom;
         b->direct[id] = v;
     } else if (hash_put(b, id, v)) {
@@ -265,7 +266,8 @@ int gp_builder_add_arc(gp_builder *b, int64_t u, int64_t v, uint32_t w, gp_err *
         uint64_t c1 = b->acap, c2 = b->acap, c3 = b->acap;
         if (grow((void **)&b->au, &c1, b->na + 1, 4) || grow((void **)&b->av, &c2, b->na + 1, 4) ||
             grow((void **)&b->aw, &c3, b->na + 1, 4))
-            return gp_err_set(err, GP_ENOMEM, "out of memory at arc %llu", (unsigned long long)b->na);
+            return gp_err_set(err, GP_ENOMEM, "out of memory at arc %llu",
+                              (unsigned long long)b->na);
         b->acap = c1 < c2 ? (c1 < c3 ? c1 : c3) : (c2 < c3 ? c2 : c3);
     }
     if (b->attr && gp_attrbuf_push(b->attr, NULL))
@@ -317,10 +319,11 @@ int gp_scale_fit_pick(const gp_scale_fit *f, double *scale, gp_err *err) {
             *scale = sc;
             return GP_OK;
         }
-    return gp_err_set(err, GP_EPARSE,
-                      "no fixed-point scale from 1 to 1e9 keeps every cost within 1/1000 and under "
-                      "%u: costs range from %g to %g (give an explicit scale, or rescale the costs)",
-                      UINT32_MAX, f->min_pos, f->max);
+    return gp_err_set(
+        err, GP_EPARSE,
+        "no fixed-point scale from 1 to 1e9 keeps every cost within 1/1000 and under "
+        "%u: costs range from %g to %g (give an explicit scale, or rescale the costs)",
+        UINT32_MAX, f->min_pos, f->max);
 }
 
 int gp_builder_add_road_arc(gp_builder *b, int64_t u, int64_t v, uint32_t w, const gp_road_attr *ra,

@@ -95,7 +95,8 @@ int gp_graph_change_links(const gp_graph *g, const gp_link_change *ch, size_t nc
     /* keep the last change of each link */
     size_t nk = 0;
     for (size_t k = 0; k < nch; k++) {
-        if (nk && keys[nk - 1].a == keys[k].a && keys[nk - 1].b == keys[k].b) keys[nk - 1] = keys[k];
+        if (nk && keys[nk - 1].a == keys[k].a && keys[nk - 1].b == keys[k].b)
+            keys[nk - 1] = keys[k];
         else keys[nk++] = keys[k];
     }
     for (size_t k = 0; k < nfail; k++) {
@@ -150,7 +151,8 @@ int gp_graph_change_links(const gp_graph *g, const gp_link_change *ch, size_t nc
                 size_t lo = 0, hi = nk;
                 while (lo < hi) {
                     size_t mid = (lo + hi) / 2;
-                    if (keys[mid].a < q.a || (keys[mid].a == q.a && keys[mid].b < q.b)) lo = mid + 1;
+                    if (keys[mid].a < q.a || (keys[mid].a == q.a && keys[mid].b < q.b))
+                        lo = mid + 1;
                     else hi = mid;
                 }
                 if (lo < nk && keys[lo].a == q.a && keys[lo].b == q.b) {

@@ -49,7 +49,7 @@ static unsigned street(const gen_ctx *c, uint64_t a, int horizontal, double *kmh
         return 3;
     }
     *kmh = 30;
-    if (h % 1000 < 50) return 0;                  /* missing street */
+    if (h % 1000 < 50) return 0;                             /* missing street */
     if ((h >> 12) % 1000 < 30) return (h >> 24) & 1 ? 1 : 2; /* one-way */
     return 3;
 }

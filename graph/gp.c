@@ -98,8 +98,10 @@ void gp_log_write(int level, const char *fmt, ...) {
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
     fprintf(stderr, "%s.%03ldZ level=%s %s%s%s\n", ts, now.tv_nsec / 1000000L,
-            names[level < 0 ? 0 : level > 3 ? 3 : level], line,
-            tl_request_id[0] ? " request_id=" : "", tl_request_id);
+            names[level < 0   ? 0
+                  : level > 3 ? 3
+                              : level],
+            line, tl_request_id[0] ? " request_id=" : "", tl_request_id);
 }
 
 int gp_log_level_parse(const char *s) {

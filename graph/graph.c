@@ -59,13 +59,12 @@ void gp_parallel_for(uint64_t n, int nthreads, void (*fn)(void *ctx, uint64_t be
         jobs[t].end = n * (uint64_t)(t + 1) / (uint64_t)nthreads;
     }
     /* job 0 runs on this thread; a job whose thread cannot start also runs here */
-    for (int t = 1; t < nthreads; t++) started[t] = pthread_create(&tids[t], NULL, par_main, &jobs[t]) == 0;
+    for (int t = 1; t < nthreads; t++)
+        started[t] = pthread_create(&tids[t], NULL, par_main, &jobs[t]) == 0;
     fn(ctx, jobs[0].begin, jobs[0].end);
     for (int t = 1; t < nthreads; t++) {
-        if (started[t])
-            pthread_join(tids[t], NULL);
-        else
-            fn(ctx, jobs[t].begin, jobs[t].end);
+        if (started[t]) pthread_join(tids[t], NULL);
+        else fn(ctx, jobs[t].begin, jobs[t].end);
     }
 }
 
@@ -79,7 +78,6 @@ int gp_grow(void **p, uint64_t *cap, uint64_t need, size_t sz) {
     *cap = nc;
     return 0;
 }
-
 
 /* ---------------------------------------------------------------------------------------------
  * Completing a graph: reverse CSR, id map, hash, spatial index
@@ -172,10 +170,10 @@ void gp_graph_destroy(gp_graph *g) {
         for (uint32_t i = 0; i < g->n; i++) release(g, g->names[i]);
         free(g->names);
     }
-    void *arrays[] = {g->row, g->col, g->w, g->rrow, g->rcol, g->rw, g->ext, g->idmap.keys,
-                      g->idmap.vals, g->lon, g->lat, g->arc_len_m, g->arc_name, g->arc_ref,
-                      g->arc_class, g->arc_shape, g->shape_lon, g->shape_lat, g->strtab,
-                      g->osm_id};
+    void *arrays[] = {g->row,       g->col,       g->w,          g->rrow,       g->rcol,
+                      g->rw,        g->ext,       g->idmap.keys, g->idmap.vals, g->lon,
+                      g->lat,       g->arc_len_m, g->arc_name,   g->arc_ref,    g->arc_class,
+                      g->arc_shape, g->shape_lon, g->shape_lat,  g->strtab,     g->osm_id};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) release(g, arrays[i]);
     if (g->map_base && g->map_unmap) g->map_unmap(g->map_base, g->map_len);
     free(g);
@@ -197,8 +195,8 @@ static void rev_count(void *ctx, uint64_t begin, uint64_t end) {
         if (g->w[i] > mw) mw = g->w[i];
     }
     uint32_t cur = __atomic_load_n(&c->max_w, __ATOMIC_RELAXED);
-    while (mw > cur &&
-           !__atomic_compare_exchange_n(&c->max_w, &cur, mw, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    while (mw > cur && !__atomic_compare_exchange_n(&c->max_w, &cur, mw, 1, __ATOMIC_RELAXED,
+                                                    __ATOMIC_RELAXED)) {
     }
 }
 
@@ -350,9 +348,10 @@ gp_graph *gp_graph_reweight(const gp_graph *g, uint32_t *w, uint32_t *rw, gp_err
      * shared array again, ~100 MB on a 1M-node OSM graph); the base's own weights give the base's
      * version, the same weights over the same base the same version */
     const gp_graph *root = h->base;
-    h->hash = memcmp(w, root->w, (size_t)h->m * sizeof *w) == 0
-                  ? root->hash
-                  : gp_hash_bytes(root->hash ^ 0x7265776569676874ULL, w, (uint64_t)h->m * sizeof *w);
+    h->hash =
+        memcmp(w, root->w, (size_t)h->m * sizeof *w) == 0
+            ? root->hash
+            : gp_hash_bytes(root->hash ^ 0x7265776569676874ULL, w, (uint64_t)h->m * sizeof *w);
     snprintf(h->version, sizeof h->version, "%016llx", (unsigned long long)h->hash);
     h->loaded_at = gp_wall_now();
     __atomic_store_n(&h->refs, 1, __ATOMIC_RELEASE);
@@ -390,13 +389,11 @@ uint64_t gp_graph_memory(const gp_graph *g) {
     if (!g) return 0;
     uint64_t n = g->n, m = g->m;
     uint64_t bytes = sizeof *g;
-    bytes += 2 * (n + 1) * sizeof(uint32_t);           /* row, rrow */
-    bytes += 4 * m * sizeof(uint32_t);                 /* col, w, rcol, rw */
-    bytes += n * sizeof(int64_t);                      /* ext */
-    if (g->idmap.keys)
-        bytes += (g->idmap.mask + 1) * (sizeof(int64_t) + sizeof(uint32_t));
-    else
-        bytes += g->idmap.span * sizeof(uint32_t);
+    bytes += 2 * (n + 1) * sizeof(uint32_t); /* row, rrow */
+    bytes += 4 * m * sizeof(uint32_t);       /* col, w, rcol, rw */
+    bytes += n * sizeof(int64_t);            /* ext */
+    if (g->idmap.keys) bytes += (g->idmap.mask + 1) * (sizeof(int64_t) + sizeof(uint32_t));
+    else bytes += g->idmap.span * sizeof(uint32_t);
     if (g->lon) bytes += 2 * n * sizeof(double);
     if (g->names) {
         bytes += n * sizeof(char *);

@@ -38,55 +38,55 @@ extern "C" {
 typedef struct gp_idmap {
     int64_t *keys;
     uint32_t *vals;
-    uint64_t mask;  /* capacity - 1, capacity a power of two (hash layout) */
-    int64_t base;   /* smallest id (dense layout) */
-    uint64_t span;  /* entries of vals (dense layout) */
+    uint64_t mask; /* capacity - 1, capacity a power of two (hash layout) */
+    int64_t base;  /* smallest id (dense layout) */
+    uint64_t span; /* entries of vals (dense layout) */
 } gp_idmap;
 
 struct gp_spatial; /* graph/spatial.h */
 
 typedef struct gp_graph {
-    uint32_t n;           /* nodes */
-    uint32_t m;           /* arcs */
-    uint32_t *row;        /* n+1 offsets into col/w: out-arcs of u are row[u]..row[u+1]-1 */
-    uint32_t *col;        /* m arc heads, sorted by (tail, head, weight) */
-    uint32_t *w;          /* m arc weights (stored units) */
-    uint32_t *rrow;       /* reverse CSR: in-arcs of v are rrow[v]..rrow[v+1]-1 */
-    uint32_t *rcol;       /* m arc tails */
-    uint32_t *rw;         /* m weights */
-    int64_t *ext;         /* n external ids, ascending */
-    gp_idmap idmap;       /* external id -> internal index */
-    double *lon, *lat;    /* n coordinates, or NULL when the input has none */
-    char **names;         /* n node names (entries may be NULL), or NULL */
-    double scale;         /* stored weight = round(cost * scale) */
-    uint32_t max_w;       /* largest arc weight */
-    uint64_t hash;        /* content hash: ids, arcs, weights, scale (the graph's version) */
-    char version[17];     /* hash as 16 hex digits */
-    char source[512];     /* the spec it was loaded from */
-    char format[16];      /* "dimacs", "csv", "gen", ... */
-    int directed_input;   /* 0 when the input was undirected (every edge became two arcs) */
+    uint32_t n;                 /* nodes */
+    uint32_t m;                 /* arcs */
+    uint32_t *row;              /* n+1 offsets into col/w: out-arcs of u are row[u]..row[u+1]-1 */
+    uint32_t *col;              /* m arc heads, sorted by (tail, head, weight) */
+    uint32_t *w;                /* m arc weights (stored units) */
+    uint32_t *rrow;             /* reverse CSR: in-arcs of v are rrow[v]..rrow[v+1]-1 */
+    uint32_t *rcol;             /* m arc tails */
+    uint32_t *rw;               /* m weights */
+    int64_t *ext;               /* n external ids, ascending */
+    gp_idmap idmap;             /* external id -> internal index */
+    double *lon, *lat;          /* n coordinates, or NULL when the input has none */
+    char **names;               /* n node names (entries may be NULL), or NULL */
+    double scale;               /* stored weight = round(cost * scale) */
+    uint32_t max_w;             /* largest arc weight */
+    uint64_t hash;              /* content hash: ids, arcs, weights, scale (the graph's version) */
+    char version[17];           /* hash as 16 hex digits */
+    char source[512];           /* the spec it was loaded from */
+    char format[16];            /* "dimacs", "csv", "gen", ... */
+    int directed_input;         /* 0 when the input was undirected (every edge became two arcs) */
     struct gp_spatial *spatial; /* nearest-node index, built when coordinates exist */
-    double loaded_at;     /* wall-clock seconds since the epoch */
+    double loaded_at;           /* wall-clock seconds since the epoch */
     /* What the weights mean (graph/roadattr.c documents the defaults per format): unit_name is
      * "deciseconds", "seconds", "metres", "hops" or "cost" (unknown units); unit_s is the number
      * of seconds one unit of cost lasts when the cost is a travel time, else 0. */
     char unit_name[16];
     double unit_s;
-    char profile[16];     /* routing profile of an OSM graph ("car", "bicycle", "foot"), else "" */
+    char profile[16]; /* routing profile of an OSM graph ("car", "bicycle", "foot"), else "" */
     /* Road attributes (OSM imports and snapshots fill them; every array may be NULL and the
      * gp_graph_arc_* accessors below then fall back to what the graph knows). Arc-indexed arrays
      * follow the forward CSR order: arc a is one of row[u]..row[u+1]-1. Owned by the graph. */
-    float *arc_len_m;     /* m: length along the road's geometry, metres */
-    uint32_t *arc_name;   /* m: offset into strtab of the road's name (0: none) */
-    uint32_t *arc_ref;    /* m: offset into strtab of the road's ref, e.g. "A1" (0: none) */
-    uint8_t *arc_class;   /* m: enum gp_road_class */
-    uint32_t *arc_shape;  /* m + 1: the interior shape points of arc a (tail to head, the end
+    float *arc_len_m;    /* m: length along the road's geometry, metres */
+    uint32_t *arc_name;  /* m: offset into strtab of the road's name (0: none) */
+    uint32_t *arc_ref;   /* m: offset into strtab of the road's ref, e.g. "A1" (0: none) */
+    uint8_t *arc_class;  /* m: enum gp_road_class */
+    uint32_t *arc_shape; /* m + 1: the interior shape points of arc a (tail to head, the end
                              nodes' own coordinates not repeated) are shape_lon/lat[arc_shape[a]
                              .. arc_shape[a + 1]) */
     double *shape_lon, *shape_lat;
-    char *strtab;         /* NUL-terminated strings back to back; offset 0 holds "" */
+    char *strtab; /* NUL-terminated strings back to back; offset 0 holds "" */
     uint64_t strtab_len;
-    int64_t *osm_id;      /* n: original (e.g. OSM) node id of each node when nodes were split
+    int64_t *osm_id; /* n: original (e.g. OSM) node id of each node when nodes were split
                              for turn restrictions (copies share their original's id); NULL when
                              ext[] are the original ids */
     /* A graph loaded from a snapshot (graph/snapshot.h) points into the file's read-only
@@ -94,10 +94,10 @@ typedef struct gp_graph {
     void *map_base;
     uint64_t map_len;
     void (*map_unmap)(void *base, uint64_t len);
-    int refs;             /* reference count (atomic) */
-    void *dev;            /* backend device state, or NULL */
+    int refs;  /* reference count (atomic) */
+    void *dev; /* backend device state, or NULL */
     void (*dev_free)(void *dev);
-    void *cch;            /* engine/cch.h state (customizable contraction hierarchy), or NULL */
+    void *cch; /* engine/cch.h state (customizable contraction hierarchy), or NULL */
     void (*cch_free)(void *cch);
     /* Road-segment index (graph/segidx.h), built at attach or on the first snap and released
      * with the graph through snap_free. */
@@ -181,10 +181,22 @@ static inline const char *gp_graph_name(const gp_graph *g, uint32_t v) {
 
 /* Road classes for arc_class (OSM highway=* values, coarsened). */
 enum gp_road_class {
-    GP_ROAD_UNKNOWN = 0, GP_ROAD_MOTORWAY, GP_ROAD_TRUNK, GP_ROAD_PRIMARY, GP_ROAD_SECONDARY,
-    GP_ROAD_TERTIARY, GP_ROAD_UNCLASSIFIED, GP_ROAD_RESIDENTIAL, GP_ROAD_SERVICE,
-    GP_ROAD_LIVING_STREET, GP_ROAD_TRACK, GP_ROAD_PATH, GP_ROAD_CYCLEWAY, GP_ROAD_FOOTWAY,
-    GP_ROAD_FERRY, GP_ROAD_CLASS_COUNT
+    GP_ROAD_UNKNOWN = 0,
+    GP_ROAD_MOTORWAY,
+    GP_ROAD_TRUNK,
+    GP_ROAD_PRIMARY,
+    GP_ROAD_SECONDARY,
+    GP_ROAD_TERTIARY,
+    GP_ROAD_UNCLASSIFIED,
+    GP_ROAD_RESIDENTIAL,
+    GP_ROAD_SERVICE,
+    GP_ROAD_LIVING_STREET,
+    GP_ROAD_TRACK,
+    GP_ROAD_PATH,
+    GP_ROAD_CYCLEWAY,
+    GP_ROAD_FOOTWAY,
+    GP_ROAD_FERRY,
+    GP_ROAD_CLASS_COUNT
 };
 const char *gp_road_class_name(int c); /* "motorway", ...; "unknown" out of range */
 
@@ -224,23 +236,23 @@ void gp_graph_set_unit(gp_graph *g, const char *unit_name, double unit_s);
 /* Options for loading. scale <= 0 means the format's default. */
 typedef struct gp_load_opts {
     double scale;
-    int undirected;          /* force undirected (CSV: pgRouting directed=false, each cost and
+    int undirected;        /* force undirected (CSV: pgRouting directed=false, each cost and
                                 reverse_cost >= 0 gives arcs both ways) */
-    int progress;            /* print progress lines for large inputs */
-    const char *cost_rule;   /* topology loaders: "hops" (default) or "bandwidth" */
-    double ref_bandwidth;    /* bits/s for the bandwidth rule (default 100e9) */
-    const char *profile;     /* OSM: "car" (default), "bicycle" or "foot"; a spec's
+    int progress;          /* print progress lines for large inputs */
+    const char *cost_rule; /* topology loaders: "hops" (default) or "bandwidth" */
+    double ref_bandwidth;  /* bits/s for the bandwidth rule (default 100e9) */
+    const char *profile;   /* OSM: "car" (default), "bicycle" or "foot"; a spec's
                                 ?profile=NAME wins */
     /* Guards for untrusted specs (the server fills them from its config; 0 / NULL = none). Every
      * refusal names the limit. */
-    uint64_t max_bytes;      /* input bytes read, after decompression: GP_ETOOBIG past it */
-    uint64_t max_nodes;      /* nodes in the graph: GP_ETOOBIG past it */
-    uint64_t max_arcs;       /* arcs in the graph: GP_ETOOBIG past it */
-    double deadline;         /* gp_now() time past which the load stops with GP_ETIMEOUT */
-    double timeout_s;        /* the limit behind deadline, for the message */
-    const int *cancel;       /* read atomically: non-zero stops the load with GP_ETIMEOUT */
-    int regular_only;        /* refuse anything but regular files (FIFOs, devices) */
-    const char *allow_dirs;  /* ':'-separated directories every file read must resolve into
+    uint64_t max_bytes;         /* input bytes read, after decompression: GP_ETOOBIG past it */
+    uint64_t max_nodes;         /* nodes in the graph: GP_ETOOBIG past it */
+    uint64_t max_arcs;          /* arcs in the graph: GP_ETOOBIG past it */
+    double deadline;            /* gp_now() time past which the load stops with GP_ETIMEOUT */
+    double timeout_s;           /* the limit behind deadline, for the message */
+    const int *cancel;          /* read atomically: non-zero stops the load with GP_ETIMEOUT */
+    int regular_only;           /* refuse anything but regular files (FIFOs, devices) */
+    const char *allow_dirs;     /* ':'-separated directories every file read must resolve into
                                 (realpath: no escape through '..' or symlinks): GP_EFORBIDDEN;
                                 NULL: any, "": none */
     const char *allow_pg_hosts; /* ','-separated hosts (or host:port) a PostgreSQL spec may name:
@@ -264,7 +276,7 @@ void gp_spec_redact(const char *spec, char *out, size_t cap);
  * does; GP_EPARSE naming the smallest and largest cost when none does. */
 typedef struct gp_scale_fit {
     int integral;
-    uint32_t ok;       /* bit k: every cost so far fits scale 10^k (k = 0..9) */
+    uint32_t ok; /* bit k: every cost so far fits scale 10^k (k = 0..9) */
     double min_pos, max;
     uint64_t n;
 } gp_scale_fit;
@@ -289,8 +301,8 @@ typedef struct gp_spec_source {
  * .graphml, .txt (SNDlib), .intra, .osm, .osm.pbf, .gpath). opts may be NULL. Never returns a
  * partial graph: NULL and err filled on any error. The loader every source goes through:
  * storage/source.h's gp_graph_load is this with every source gpath knows. */
-gp_graph *gp_graph_load_from(const char *spec, const gp_load_opts *opts,
-                             const gp_spec_source *more, size_t nmore, gp_err *err);
+gp_graph *gp_graph_load_from(const char *spec, const gp_load_opts *opts, const gp_spec_source *more,
+                             size_t nmore, gp_err *err);
 /* The file a spec reads ("dimacs:/x.gr" -> "/x.gr", a bare path as is), or NULL for gen:, grid:
  * and specs one of more[0..nmore) claims. Points into spec. */
 const char *gp_graph_spec_file(const char *spec, const gp_spec_source *more, size_t nmore);

@@ -49,13 +49,13 @@ gp_graph *gp_graph_complete(gp_graph *g, const char *source, const char *format,
  * (ev[e] == eu[e + 1]). */
 typedef struct gp_roadnet {
     uint64_t n, ne;
-    double *x, *y;         /* n lon / lat */
-    uint32_t *eu, *ev;     /* ne edge ends, 0-based nodes */
-    uint8_t *ecls;         /* ne road classes */
-    uint8_t *edir;         /* ne: 1 eu->ev only, 2 ev->eu only, 3 both ways */
-    uint32_t settlements;  /* towns and cities */
-    uint32_t links;        /* rural roads and motorways between them */
-    double map_km;         /* side of the square map */
+    double *x, *y;        /* n lon / lat */
+    uint32_t *eu, *ev;    /* ne edge ends, 0-based nodes */
+    uint8_t *ecls;        /* ne road classes */
+    uint8_t *edir;        /* ne: 1 eu->ev only, 2 ev->eu only, 3 both ways */
+    uint32_t settlements; /* towns and cities */
+    uint32_t links;       /* rural roads and motorways between them */
+    double map_km;        /* side of the square map */
 } gp_roadnet;
 
 /* Builds the road network of gen:n:seed (see graph/road.c); NULL with err filled on bad n or OOM. */
@@ -67,7 +67,7 @@ void gp_roadnet_free(gp_roadnet *r); /* accepts NULL */
  * of CSR position p, and fills g's arc_* arrays, shape points and strings table. */
 typedef struct gp_attrbuf gp_attrbuf;
 gp_attrbuf *gp_attrbuf_new(void);
-void gp_attrbuf_free(gp_attrbuf *a); /* accepts NULL */
+void gp_attrbuf_free(gp_attrbuf *a);                        /* accepts NULL */
 int gp_attrbuf_push(gp_attrbuf *a, const gp_road_attr *ra); /* ra NULL: no attributes; -1 OOM */
 int gp_attrbuf_emit(gp_attrbuf *a, gp_graph *g, const uint32_t *origin); /* -1 OOM */
 

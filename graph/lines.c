@@ -38,7 +38,8 @@ gp_lines *gp_lines_open(const char *path, const gp_load_opts *o, gp_err *err) {
     struct stat st;
     if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) r->file_size = (uint64_t)st.st_size;
     /* small files get a small buffer (it grows for long lines, up to LINES_BUF) */
-    r->cap = r->file_size && r->file_size < LINES_BUF / 4 ? (size_t)r->file_size * 2 + 4096 : LINES_BUF;
+    r->cap = r->file_size && r->file_size < LINES_BUF / 4 ? (size_t)r->file_size * 2 + 4096
+                                                          : LINES_BUF;
     r->buf = malloc(r->cap + 1);
     if (!r->buf) {
         free(r);
@@ -48,7 +49,8 @@ gp_lines *gp_lines_open(const char *path, const gp_load_opts *o, gp_err *err) {
     errno = 0;
     r->gz = gzopen(path, "rb");
     if (!r->gz) {
-        gp_err_set(err, GP_EIO, "%s: cannot open: %s", path, errno ? strerror(errno) : "out of memory");
+        gp_err_set(err, GP_EIO, "%s: cannot open: %s", path,
+                   errno ? strerror(errno) : "out of memory");
         free(r->buf);
         free(r);
         return NULL;
@@ -81,8 +83,7 @@ static int fill(gp_lines *r, gp_err *err) {
         int zerr = Z_OK;
         const char *zmsg = gzerror(r->gz, &zerr);
         if (got < 0 || (zerr != Z_OK && zerr != Z_STREAM_END)) {
-            if (zerr == Z_ERRNO)
-                zmsg = strerror(errno);
+            if (zerr == Z_ERRNO) zmsg = strerror(errno);
             return -gp_err_set(err, zerr == Z_BUF_ERROR ? GP_EPARSE : GP_EIO,
                                "%s:%llu: %s (file truncated or damaged)", r->path,
                                (unsigned long long)r->lineno + 1, zmsg ? zmsg : "read error");
@@ -116,8 +117,9 @@ int gp_lines_next(gp_lines *r, char **line, size_t *len, gp_err *err) {
                 return -gp_err_set(err, GP_EPARSE, "%s:%llu: line longer than %u bytes", r->path,
                                    (unsigned long long)r->lineno + 1, LINES_MAX);
             if (memchr(s, '\0', l))
-                return -gp_err_set(err, GP_EPARSE, "%s:%llu: NUL byte: binary data, not a text graph",
-                                   r->path, (unsigned long long)r->lineno + 1);
+                return -gp_err_set(err, GP_EPARSE,
+                                   "%s:%llu: NUL byte: binary data, not a text graph", r->path,
+                                   (unsigned long long)r->lineno + 1);
             r->start = nl ? (size_t)(nl - r->buf) + 1 : r->end;
             if (l && s[l - 1] == '\r') l--;
             s[l] = '\0';
@@ -170,7 +172,8 @@ int gp_read_all(const char *path, const gp_load_opts *o, char **out, size_t *len
             gp_err_set(err, rc, "%s: %s", path, e2.msg);
             break;
         }
-        int got = gzread(r->gz, r->buf + r->end, (unsigned)(cap - r->end < (1u << 30) ? cap - r->end : (1u << 30)));
+        int got = gzread(r->gz, r->buf + r->end,
+                         (unsigned)(cap - r->end < (1u << 30) ? cap - r->end : (1u << 30)));
         int zerr = Z_OK;
         gzerror(r->gz, &zerr);
         if (got < 0 || (zerr != Z_OK && zerr != Z_STREAM_END)) {

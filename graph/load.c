@@ -109,8 +109,8 @@ static int parse_u64(const char *s, size_t len, uint64_t *out) {
 }
 
 /* gen:N[:SEED] (road-like) and grid:N[:SEED]; kind is the prefix without its colon. */
-static gp_graph *load_gen(const char *spec, const char *kind, const char *arg, const gp_load_opts *o,
-                          gp_err *err) {
+static gp_graph *load_gen(const char *spec, const char *kind, const char *arg,
+                          const gp_load_opts *o, gp_err *err) {
     if (check_opts(kind, 0, 0, o, err)) return NULL;
     const char *colon = strchr(arg, ':');
     size_t nlen = colon ? (size_t)(colon - arg) : strlen(arg);
@@ -129,7 +129,8 @@ static gp_graph *load_gen(const char *spec, const char *kind, const char *arg, c
                    (unsigned long long)n, (unsigned long long)o->max_nodes);
         return NULL;
     }
-    return strcmp(kind, "grid") == 0 ? gp_generate_grid(n, seed, err) : gp_generate_road(n, seed, err);
+    return strcmp(kind, "grid") == 0 ? gp_generate_grid(n, seed, err)
+                                     : gp_generate_road(n, seed, err);
 }
 
 /* The loader a file spec names (prefix or extension), with *path set; NULL when none does. */
@@ -207,8 +208,8 @@ void gp_spec_redact(const char *spec, char *out, size_t cap) {
     out[o] = '\0';
 }
 
-gp_graph *gp_graph_load_from(const char *spec, const gp_load_opts *opts,
-                             const gp_spec_source *more, size_t nmore, gp_err *err) {
+gp_graph *gp_graph_load_from(const char *spec, const gp_load_opts *opts, const gp_spec_source *more,
+                             size_t nmore, gp_err *err) {
     static const gp_load_opts defaults = {0};
     const gp_load_opts *o = opts ? opts : &defaults;
     gp_err_clear(err);
@@ -223,7 +224,8 @@ gp_graph *gp_graph_load_from(const char *spec, const gp_load_opts *opts,
     } else if (strncmp(spec, "grid:", 5) == 0) {
         g = load_gen(spec, "grid", spec + 5, o, err);
     } else if ((src = claimed(spec, more, nmore))) {
-        if (!check_opts(src->format, src->scale_ok, src->rule_ok, o, err)) g = src->load(spec, o, err);
+        if (!check_opts(src->format, src->scale_ok, src->rule_ok, o, err))
+            g = src->load(spec, o, err);
     } else {
         const char *path;
         const loader *l = spec_loader(spec, &path);
@@ -244,9 +246,11 @@ gp_graph *gp_graph_load_from(const char *spec, const gp_load_opts *opts,
     }
     if (g && ((o->max_nodes && g->n > o->max_nodes) || (o->max_arcs && g->m > o->max_arcs))) {
         /* loaders that build through gp_builder stop at the cap; this catches the others */
-        gp_err_set(err, GP_ETOOBIG, "%s: %u nodes / %u arcs is over max_graph_nodes = %llu / "
-                   "max_graph_arcs = %llu", g->format, g->n, g->m,
-                   (unsigned long long)o->max_nodes, (unsigned long long)o->max_arcs);
+        gp_err_set(err, GP_ETOOBIG,
+                   "%s: %u nodes / %u arcs is over max_graph_nodes = %llu / "
+                   "max_graph_arcs = %llu",
+                   g->format, g->n, g->m, (unsigned long long)o->max_nodes,
+                   (unsigned long long)o->max_arcs);
         gp_graph_unref(g);
         return NULL;
     }

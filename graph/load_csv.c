@@ -25,8 +25,8 @@
 #define MAX_FIELDS 256
 
 enum { C_SOURCE, C_TARGET, C_COST, C_REVERSE, C_X1, C_Y1, C_X2, C_Y2, C_ID, C_NCOLS };
-static const char *const col_names[C_NCOLS] = {"source", "target", "cost", "reverse_cost", "x1",
-                                               "y1",     "x2",     "y2",   "id"};
+static const char *const col_names[C_NCOLS] = {
+    "source", "target", "cost", "reverse_cost", "x1", "y1", "x2", "y2", "id"};
 
 typedef struct edge_rec {
     int64_t u, v;
@@ -137,8 +137,9 @@ gp_graph *gp_load_csv(const char *path, const gp_load_opts *opts, gp_err *err) {
                 for (int c = 0; c < C_NCOLS; c++)
                     if (strcasecmp(f[i], col_names[c]) == 0) {
                         if (col[c] >= 0) {
-                            gp_err_set(err, GP_EPARSE, "%s:%llu: column '%s' appears twice in the header",
-                                       path, (unsigned long long)ln, col_names[c]);
+                            gp_err_set(err, GP_EPARSE,
+                                       "%s:%llu: column '%s' appears twice in the header", path,
+                                       (unsigned long long)ln, col_names[c]);
                             goto fail;
                         }
                         col[c] = i;
@@ -153,8 +154,9 @@ gp_graph *gp_load_csv(const char *path, const gp_load_opts *opts, gp_err *err) {
                 }
             int ncoord = (col[C_X1] >= 0) + (col[C_Y1] >= 0) + (col[C_X2] >= 0) + (col[C_Y2] >= 0);
             if (ncoord != 0 && ncoord != 4) {
-                gp_err_set(err, GP_EPARSE, "%s:%llu: bad header: coordinates need all of x1,y1,x2,y2",
-                           path, (unsigned long long)ln);
+                gp_err_set(err, GP_EPARSE,
+                           "%s:%llu: bad header: coordinates need all of x1,y1,x2,y2", path,
+                           (unsigned long long)ln);
                 goto fail;
             }
             ncols = nf;
@@ -162,7 +164,8 @@ gp_graph *gp_load_csv(const char *path, const gp_load_opts *opts, gp_err *err) {
             continue;
         }
         if (strcasecmp(f[col[C_SOURCE] < nf ? col[C_SOURCE] : 0], "source") == 0) {
-            gp_err_set(err, GP_EPARSE, "%s:%llu: duplicate header line", path, (unsigned long long)ln);
+            gp_err_set(err, GP_EPARSE, "%s:%llu: duplicate header line", path,
+                       (unsigned long long)ln);
             goto fail;
         }
         if (nf != ncols) {
@@ -228,7 +231,8 @@ gp_graph *gp_load_csv(const char *path, const gp_load_opts *opts, gp_err *err) {
     gp_lines_close(r);
     r = NULL;
     if (!have_header) {
-        gp_err_set(err, GP_EPARSE, "%s:%llu: empty file: expected a header line naming the columns "
+        gp_err_set(err, GP_EPARSE,
+                   "%s:%llu: empty file: expected a header line naming the columns "
                    "(source,target,cost[,reverse_cost][,x1,y1,x2,y2])",
                    path, (unsigned long long)last);
         goto fail;

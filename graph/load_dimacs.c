@@ -43,22 +43,23 @@ static int load_coords(gp_builder *b, const char *path, uint64_t nodes, const gp
             int64_t cnt;
             p = line + 1;
             if (pline) {
-                rc = gp_err_set(err, GP_EPARSE, "%s:%llu: second 'p' line (first on line %llu)", path,
-                                (unsigned long long)ln, (unsigned long long)pline);
+                rc = gp_err_set(err, GP_EPARSE, "%s:%llu: second 'p' line (first on line %llu)",
+                                path, (unsigned long long)ln, (unsigned long long)pline);
                 goto out;
             }
             while (*p == ' ' || *p == '\t') p++;
             if (strncmp(p, "aux sp co", 9) != 0 || (p += 9, gp_parse_i64(&p, &cnt)) != 0 ||
                 !gp_rest_blank(p)) {
-                rc = gp_err_set(err, GP_EPARSE, "%s:%llu: bad 'p' line: expected 'p aux sp co NODES'",
-                                path, (unsigned long long)ln);
+                rc = gp_err_set(err, GP_EPARSE,
+                                "%s:%llu: bad 'p' line: expected 'p aux sp co NODES'", path,
+                                (unsigned long long)ln);
                 goto out;
             }
             if ((uint64_t)cnt != nodes) {
-                rc = gp_err_set(err, GP_EPARSE,
-                                "%s:%llu: coordinate file declares %lld nodes but the graph has %llu",
-                                path, (unsigned long long)ln, (long long)cnt,
-                                (unsigned long long)nodes);
+                rc = gp_err_set(
+                    err, GP_EPARSE,
+                    "%s:%llu: coordinate file declares %lld nodes but the graph has %llu", path,
+                    (unsigned long long)ln, (long long)cnt, (unsigned long long)nodes);
                 goto out;
             }
             pline = ln;
@@ -110,12 +111,9 @@ out:
 static int sibling_co(const char *gr_path, char *out, size_t cap) {
     size_t l = strlen(gr_path);
     size_t base;
-    if (l > 6 && strcmp(gr_path + l - 6, ".gr.gz") == 0)
-        base = l - 6;
-    else if (l > 3 && strcmp(gr_path + l - 3, ".gr") == 0)
-        base = l - 3;
-    else
-        return 0;
+    if (l > 6 && strcmp(gr_path + l - 6, ".gr.gz") == 0) base = l - 6;
+    else if (l > 3 && strcmp(gr_path + l - 3, ".gr") == 0) base = l - 3;
+    else return 0;
     if (base + 7 > cap) return 0;
     static const char *const exts[] = {".co", ".co.gz"};
     int gz = strcmp(gr_path + base, ".gr.gz") == 0;
@@ -184,7 +182,8 @@ gp_graph *gp_load_dimacs(const char *path, const gp_load_opts *opts, gp_err *err
             }
             if (u < 1 || (uint64_t)u > nodes || v < 1 || (uint64_t)v > nodes) {
                 gp_err_set(err, GP_EPARSE, "%s:%llu: node id %lld out of range 1..%llu", path,
-                           (unsigned long long)ln, (long long)(u < 1 || (uint64_t)u > nodes ? u : v),
+                           (unsigned long long)ln,
+                           (long long)(u < 1 || (uint64_t)u > nodes ? u : v),
                            (unsigned long long)nodes);
                 goto fail;
             }
@@ -208,8 +207,8 @@ gp_graph *gp_load_dimacs(const char *path, const gp_load_opts *opts, gp_err *err
             while (*p == ' ' || *p == '\t') p++;
             if (strncmp(p, "sp", 2) != 0 || (p += 2, gp_parse_i64(&p, &n)) ||
                 gp_parse_i64(&p, &m) || !gp_rest_blank(p) || n < 0 || m < 0) {
-                gp_err_set(err, GP_EPARSE, "%s:%llu: bad 'p' line: expected 'p sp NODES ARCS'", path,
-                           (unsigned long long)ln);
+                gp_err_set(err, GP_EPARSE, "%s:%llu: bad 'p' line: expected 'p sp NODES ARCS'",
+                           path, (unsigned long long)ln);
                 goto fail;
             }
             if (n == 0) {
@@ -218,8 +217,9 @@ gp_graph *gp_load_dimacs(const char *path, const gp_load_opts *opts, gp_err *err
                 goto fail;
             }
             if ((uint64_t)n >= GP_NONE || (uint64_t)m >= UINT32_MAX) {
-                gp_err_set(err, GP_ETOOBIG, "%s:%llu: %lld nodes / %lld arcs is over the limit (%u)",
-                           path, (unsigned long long)ln, (long long)n, (long long)m, UINT32_MAX - 1);
+                gp_err_set(err, GP_ETOOBIG,
+                           "%s:%llu: %lld nodes / %lld arcs is over the limit (%u)", path,
+                           (unsigned long long)ln, (long long)n, (long long)m, UINT32_MAX - 1);
                 goto fail;
             }
             if ((o->max_nodes && (uint64_t)n > o->max_nodes) ||

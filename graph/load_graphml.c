@@ -276,8 +276,8 @@ gp_graph *gp_load_graphml(const char *path, const gp_load_opts *o, gp_err *err) 
         s = attr(x, "source");
         t = attr(x, "target");
         if (!parse_i64(s, &u) || !parse_i64(t, &v)) {
-            gp_err_set(err, GP_EPARSE, "%s:%ld: edge source/target must be integer node ids",
-                       path, line);
+            gp_err_set(err, GP_EPARSE, "%s:%ld: edge source/target must be integer node ids", path,
+                       line);
             goto done;
         }
         xmlFree(s);

@@ -90,7 +90,7 @@ gp_graph *gp_load_rocketfuel(const char *path, const gp_load_opts *o, gp_err *er
     qsort(names, 2 * na, sizeof *names, cmp_str);
     for (size_t i = 0; i < 2 * na; i++)
         if (nn == 0 || strcmp(names[nn - 1], names[i]) != 0) names[nn++] = names[i];
-    double scale = o && o->scale > 0 ? o->scale
+    double scale = o && o->scale > 0                       ? o->scale
                    : (rule == GP_RULE_NATIVE && !integral) ? GP_SCALE_DEFAULT_FRACTIONAL
                                                            : GP_SCALE_INTEGER;
     b = gp_builder_new(scale);

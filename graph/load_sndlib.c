@@ -178,7 +178,8 @@ gp_graph *gp_load_sndlib(const char *path, const gp_load_opts *o, gp_err *err) {
             double lon, lat;
             if (nt != 5 || strcmp(tok[1], "(") || strcmp(tok[4], ")") || !num(tok[2], &lon) ||
                 !num(tok[3], &lat)) {
-                gp_err_set(err, GP_EPARSE, "%s:%ld: node line must be 'NAME ( LON LAT )'", path, ln);
+                gp_err_set(err, GP_EPARSE, "%s:%ld: node line must be 'NAME ( LON LAT )'", path,
+                           ln);
                 goto done;
             }
             if (find_node(&hs, nodes, tok[0]) >= 0) {
@@ -239,13 +240,19 @@ gp_graph *gp_load_sndlib(const char *path, const gp_load_opts *o, gp_err *err) {
             links = x;
             capl = c;
         }
-        links[nl++] = (gp_topo_link){.u = u, .v = v, .bw = cap > 0 ? cap * unit : -1,
-                                     .cost = routing, .both = 1, .line = ln};
+        links[nl++] = (gp_topo_link){.u = u,
+                                     .v = v,
+                                     .bw = cap > 0 ? cap * unit : -1,
+                                     .cost = routing,
+                                     .both = 1,
+                                     .line = ln};
     }
     if (got < 0) goto done;
     if (!saw_header && !saw_nodes) {
-        gp_err_set(err, GP_EPARSE, "%s:1: not an SNDlib native file (no '?SNDlib native format' "
-                   "header and no NODES section)", path);
+        gp_err_set(err, GP_EPARSE,
+                   "%s:1: not an SNDlib native file (no '?SNDlib native format' "
+                   "header and no NODES section)",
+                   path);
         goto done;
     }
     if (sec != S_NONE) {
@@ -256,7 +263,7 @@ gp_graph *gp_load_sndlib(const char *path, const gp_load_opts *o, gp_err *err) {
         gp_err_set(err, GP_EPARSE, "%s:%ld: no %s section", path, ln, nn ? "LINKS" : "NODES");
         goto done;
     }
-    b = gp_builder_new(o && o->scale > 0 ? o->scale
+    b = gp_builder_new(o && o->scale > 0        ? o->scale
                        : rule == GP_RULE_NATIVE ? GP_SCALE_DEFAULT_FRACTIONAL
                                                 : GP_SCALE_INTEGER);
     if (!b) goto oom;

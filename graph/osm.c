@@ -33,10 +33,10 @@
 #include <string.h>
 
 /* node flags */
-#define F_PIN 1u   /* a graph node */
-#define F_HARD 2u  /* never collapsed (barrier, restriction, loop cut) */
-#define F_BLOCK 4u /* blocking barrier: no arc leaves it */
-#define F_NODE 8u  /* an end of an edge after the collapse */
+#define F_PIN 1u    /* a graph node */
+#define F_HARD 2u   /* never collapsed (barrier, restriction, loop cut) */
+#define F_BLOCK 4u  /* blocking barrier: no arc leaves it */
+#define F_NODE 8u   /* an end of an edge after the collapse */
 #define F_ADDED 16u /* declared to the builder */
 
 typedef struct onode {
@@ -55,15 +55,15 @@ typedef struct oway {
 } oway;
 
 typedef struct orestr {
-    int kind;             /* GP_OSM_TURN_NO / ONLY */
-    int64_t from, to;     /* way ids */
-    char via_type;        /* 'n' or 'w' */
-    int64_t via;          /* node or way id */
+    int kind;         /* GP_OSM_TURN_NO / ONLY */
+    int64_t from, to; /* way ids */
+    char via_type;    /* 'n' or 'w' */
+    int64_t via;      /* node or way id */
 } orestr;
 
 typedef struct oedge {
     uint32_t u, v;
-    uint64_t s0;          /* interior shape nodes: shp[s0 .. s0 + ns) from u to v */
+    uint64_t s0; /* interior shape nodes: shp[s0 .. s0 + ns) from u to v */
     uint32_t ns;
     uint32_t way_u, way_v; /* way index at the u / v end */
     double len, tf, tb;    /* metres; seconds u->v, v->u (< 0: not allowed) */
@@ -242,10 +242,8 @@ static uint32_t node_ix(const octx *c, int64_t id) {
     uint64_t lo = c->bstart[b], hi = c->bstart[b + 1];
     while (lo < hi) {
         uint64_t mid = lo + (hi - lo) / 2;
-        if (c->nodes[mid].id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
+        if (c->nodes[mid].id < id) lo = mid + 1;
+        else hi = mid;
     }
     return lo < c->nn && c->nodes[lo].id == id ? (uint32_t)lo : GP_NONE;
 }
@@ -262,10 +260,8 @@ static uint32_t way_ix(const way_key *k, uint64_t n, int64_t id) {
     uint64_t lo = 0, hi = n;
     while (lo < hi) {
         uint64_t mid = lo + (hi - lo) / 2;
-        if (k[mid].id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
+        if (k[mid].id < id) lo = mid + 1;
+        else hi = mid;
     }
     return lo < n && k[lo].id == id ? k[lo].ix : GP_NONE;
 }
@@ -313,8 +309,8 @@ static void piece_times(const oway *w, double len, double wlen, double *tf, doub
 
 /* Emits the piece pts[0..k) (node indices) of way wi as an edge; a closed piece is cut at its
  * middle shape point (flags[] marks the cut node). */
-static int emit_piece(octx *c, edges *E, uint8_t *flags, uint32_t wi, const uint32_t *pts, uint32_t k,
-                      double wlen) {
+static int emit_piece(octx *c, edges *E, uint8_t *flags, uint32_t wi, const uint32_t *pts,
+                      uint32_t k, double wlen) {
     if (k < 2) return 0;
     if (pts[0] == pts[k - 1]) {
         if (k < 3) return 0; /* u -> u with nothing between */
@@ -510,9 +506,9 @@ static int collapse(octx *c, uint8_t *flags, edges *E, edges *out) {
 typedef struct oarc {
     uint32_t tail, head; /* node indices; >= nn: copies (nn + k) */
     uint32_t edge;
-    uint8_t rev;         /* 1: the edge's v -> u */
-    uint32_t w;          /* deciseconds */
-    uint32_t orig;       /* the arc this one duplicates (itself for originals) */
+    uint8_t rev;   /* 1: the edge's v -> u */
+    uint32_t w;    /* deciseconds */
+    uint32_t orig; /* the arc this one duplicates (itself for originals) */
 } oarc;
 
 typedef struct arcs {
@@ -725,7 +721,8 @@ static int64_t via_way_expand(octx *c, const edges *E, arcs *A, const way_key *w
     for (uint64_t ri = 0; ri < c->nr; ri++) {
         const orestr *r = &c->restr[ri];
         if (r->via_type != 'w') continue;
-        uint32_t F = way_ix(wk, nwk, r->from), W = way_ix(wk, nwk, r->via), T = way_ix(wk, nwk, r->to);
+        uint32_t F = way_ix(wk, nwk, r->from), W = way_ix(wk, nwk, r->via),
+                 T = way_ix(wk, nwk, r->to);
         if (F == GP_NONE || W == GP_NONE || T == GP_NONE) continue; /* not routable here */
         const uint32_t *wr = wix + c->ways[W].ref0, *fr = wix + c->ways[F].ref0,
                        *tr = wix + c->ways[T].ref0;
@@ -867,8 +864,9 @@ gp_graph *gp_load_osm(const char *spec, const gp_load_opts *o, gp_err *err) {
     gp_osm_callbacks cb = {&c, on_node, on_way, on_relation};
     if (gp_osm_read(path, &cb, err)) goto fail;
     double tr = gp_now() - c.t0;
-    progress(&c, "read %llu nodes, %llu ways (%llu routable for %s), %llu restrictions in %.2f s "
-                 "(%.0f k objects/s)",
+    progress(&c,
+             "read %llu nodes, %llu ways (%llu routable for %s), %llu restrictions in %.2f s "
+             "(%.0f k objects/s)",
              (unsigned long long)c.nn, (unsigned long long)c.n_ways_seen, (unsigned long long)c.nw,
              prof->name, (unsigned long long)c.nr, tr,
              (double)(c.nn + c.n_ways_seen) / (tr > 0 ? tr : 1e-9) / 1e3);
@@ -942,8 +940,9 @@ gp_graph *gp_load_osm(const char *spec, const gp_load_opts *o, gp_err *err) {
     if (split_ways(&c, wix, flags, &E0)) goto oom;
     uint64_t pinned = 0;
     for (uint64_t x = 0; x < c.nn; x++) pinned += (flags[x] & F_PIN) != 0;
-    progress(&c, "split: %llu nodes read, %llu graph nodes, %llu edges (%llu refs to nodes outside "
-                 "the extract)",
+    progress(&c,
+             "split: %llu nodes read, %llu graph nodes, %llu edges (%llu refs to nodes outside "
+             "the extract)",
              (unsigned long long)c.nn, (unsigned long long)pinned, (unsigned long long)E0.n,
              (unsigned long long)missing);
 
@@ -958,8 +957,9 @@ gp_graph *gp_load_osm(const char *spec, const gp_load_opts *o, gp_err *err) {
         flags[E.e[i].v] |= F_NODE;
     }
     for (uint64_t x = 0; x < c.nn; x++) gnodes += (flags[x] & F_NODE) != 0;
-    progress(&c, "collapse: %llu graph nodes, %llu edges, %llu shape points; node compression "
-                 "ratio %.3f (graph nodes / %llu way nodes)",
+    progress(&c,
+             "collapse: %llu graph nodes, %llu edges, %llu shape points; node compression "
+             "ratio %.3f (graph nodes / %llu way nodes)",
              (unsigned long long)gnodes, (unsigned long long)E.n, (unsigned long long)E.ns,
              way_nodes ? (double)gnodes / (double)way_nodes : 0.0, (unsigned long long)way_nodes);
 
@@ -984,9 +984,10 @@ gp_graph *gp_load_osm(const char *spec, const gp_load_opts *o, gp_err *err) {
     ncopies += nvc;
     free(wix);
     wix = NULL;
-    progress(&c, "turn restrictions: %llu relations for %s, %llu restricted entries, %lld node "
-                 "copies; %llu unsupported (odd members, ways not meeting end to end), %llu "
-                 "conditional ignored",
+    progress(&c,
+             "turn restrictions: %llu relations for %s, %llu restricted entries, %lld node "
+             "copies; %llu unsupported (odd members, ways not meeting end to end), %llu "
+             "conditional ignored",
              (unsigned long long)c.nr, prof->name, (unsigned long long)applied, (long long)ncopies,
              (unsigned long long)c.n_unsupported, (unsigned long long)c.n_conditional);
     if (c.n_conditional)
@@ -1012,10 +1013,8 @@ gp_graph *gp_load_osm(const char *spec, const gp_load_opts *o, gp_err *err) {
             if (gp_builder_add_node(b, ids2[k], 1, nlon(&c, orig), nlat(&c, orig), NULL, err))
                 goto fail;
             if (copy && gp_builder_set_osm_id(b, ids2[k], c.nodes[orig].id, err)) goto fail;
-            if (copy)
-                copies[x - c.nn].added = 1;
-            else
-                flags[x] |= F_ADDED;
+            if (copy) copies[x - c.nn].added = 1;
+            else flags[x] |= F_ADDED;
         }
         const oedge *e = &E.e[a->edge];
         const oway *w = &c.ways[e->way_u];
@@ -1027,8 +1026,13 @@ gp_graph *gp_load_osm(const char *spec, const gp_load_opts *o, gp_err *err) {
             slon[s] = nlon(&c, x);
             slat[s] = nlat(&c, x);
         }
-        gp_road_attr ra = {e->len, c.str && w->name ? c.str + w->name : NULL,
-                           c.str && w->ref ? c.str + w->ref : NULL, w->cls, e->ns, slon, slat};
+        gp_road_attr ra = {e->len,
+                           c.str && w->name ? c.str + w->name : NULL,
+                           c.str && w->ref ? c.str + w->ref : NULL,
+                           w->cls,
+                           e->ns,
+                           slon,
+                           slat};
         if (gp_builder_add_road_arc(b, ids2[0], ids2[1], a->w, &ra, err)) goto fail;
     }
     uint64_t total_refs = 0;
@@ -1053,8 +1057,9 @@ gp_graph *gp_load_osm(const char *spec, const gp_load_opts *o, gp_err *err) {
     if (!g) return NULL;
     gp_graph_set_unit(g, "deciseconds", 0.1);
     snprintf(g->profile, sizeof g->profile, "%s", prof->name);
-    progress(&c, "graph: %u nodes, %u arcs, %llu shape points (from %llu way node references); "
-                 "%.1f MB",
+    progress(&c,
+             "graph: %u nodes, %u arcs, %llu shape points (from %llu way node references); "
+             "%.1f MB",
              g->n, g->m, g->arc_shape ? (unsigned long long)g->arc_shape[g->m] : 0ULL,
              (unsigned long long)total_refs, (double)gp_graph_memory(g) / 1e6);
     return g;

@@ -107,10 +107,10 @@ static const gp_osm_class FOOT_CLASSES[] = {
 static const char *const CAR_ACCESS[] = {"access", "vehicle", "motor_vehicle", "motorcar", NULL};
 static const char *const BICYCLE_ACCESS[] = {"access", "vehicle", "bicycle", NULL};
 static const char *const FOOT_ACCESS[] = {"access", "foot", NULL};
-static const char *const VEHICLE_DENY[] = {"no", "private", "agricultural", "forestry", "emergency",
-                                           "psv", "delivery", "customers", NULL};
-static const char *const FOOT_DENY[] = {"no", "private", "agricultural", "forestry", "emergency",
-                                        NULL};
+static const char *const VEHICLE_DENY[] = {
+    "no", "private", "agricultural", "forestry", "emergency", "psv", "delivery", "customers", NULL};
+static const char *const FOOT_DENY[] = {"no",       "private",   "agricultural",
+                                        "forestry", "emergency", NULL};
 static const char *const CAR_ONEWAY[] = {"oneway", NULL};
 static const char *const BICYCLE_ONEWAY[] = {"oneway", "oneway:bicycle", NULL};
 static const char *const IMPLIED_ONEWAY[] = {"highway=motorway", "highway=motorway_link",
@@ -118,9 +118,10 @@ static const char *const IMPLIED_ONEWAY[] = {"highway=motorway", "highway=motorw
 static const char *const BICYCLE_TWOWAY[] = {"cycleway=opposite", "cycleway=opposite_lane",
                                              "cycleway=opposite_track", NULL};
 static const char *const NONE[] = {NULL};
-static const char *const CAR_BARRIER_PASS[] = {"gate", "lift_gate", "cattle_grid",
-                                               "border_control", "toll_booth", "sally_port",
-                                               "entrance", "height_restrictor", "arch", "no", NULL};
+static const char *const CAR_BARRIER_PASS[] = {
+    "gate",       "lift_gate",  "cattle_grid", "border_control",
+    "toll_booth", "sally_port", "entrance",    "height_restrictor",
+    "arch",       "no",         NULL};
 static const char *const BICYCLE_BARRIER_BLOCK[] = {"wall", "fence", "hedge", "sump_buster", NULL};
 static const char *const FOOT_BARRIER_BLOCK[] = {"wall", "fence", "hedge", NULL};
 static const char *const CAR_RESTRICTIONS[] = {"restriction", "restriction:motorcar",
@@ -229,9 +230,9 @@ double gp_osm_parse_duration(const char *v) {
         s++;
     }
     if (*s) return -1;
-    if (np == 1) return part[0] * 60.0;                     /* minutes */
+    if (np == 1) return part[0] * 60.0;                    /* minutes */
     if (np == 2) return part[0] * 3600.0 + part[1] * 60.0; /* HH:MM */
-    return part[0] * 3600.0 + part[1] * 60.0 + part[2];     /* HH:MM:SS */
+    return part[0] * 3600.0 + part[1] * 60.0 + part[2];    /* HH:MM:SS */
 }
 
 /* Speed in km/h of a class for one direction: the tagged maxspeed (direction-specific first)

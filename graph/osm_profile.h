@@ -25,20 +25,20 @@ typedef struct gp_osm_class {
 } gp_osm_class;
 
 typedef struct gp_osm_profile {
-    const char *name;                       /* "car", "bicycle", "foot" */
-    const gp_osm_class *classes;            /* routable highway values, ended by highway NULL */
-    const char *const *access_keys;         /* general to specific; the most specific one tagged
+    const char *name;                  /* "car", "bicycle", "foot" */
+    const gp_osm_class *classes;       /* routable highway values, ended by highway NULL */
+    const char *const *access_keys;    /* general to specific; the most specific one tagged
                                                decides (e.g. access, vehicle, motor_vehicle) */
-    const char *const *access_deny;         /* values of those keys that refuse the way / node */
-    const char *const *oneway_keys;         /* oneway tags obeyed, general to specific; NULL: none */
-    const char *const *implied_oneway;      /* "key=value" tags implying oneway=yes */
-    const char *const *twoway;              /* "key=value" tags cancelling a oneway for the mode */
-    double ferry_kmh;                       /* route=ferry speed without duration=*; 0: no ferries */
-    int barrier_blocks_by_default;          /* 1: every barrier=* blocks but those listed in
+    const char *const *access_deny;    /* values of those keys that refuse the way / node */
+    const char *const *oneway_keys;    /* oneway tags obeyed, general to specific; NULL: none */
+    const char *const *implied_oneway; /* "key=value" tags implying oneway=yes */
+    const char *const *twoway;         /* "key=value" tags cancelling a oneway for the mode */
+    double ferry_kmh;                  /* route=ferry speed without duration=*; 0: no ferries */
+    int barrier_blocks_by_default;     /* 1: every barrier=* blocks but those listed in
                                                barrier_list; 0: only those listed block */
     const char *const *barrier_list;
-    const char *const *restriction_keys;    /* turn-restriction tags obeyed; NULL: none */
-    const char *const *restriction_except;  /* except=* values that exempt this mode */
+    const char *const *restriction_keys;   /* turn-restriction tags obeyed; NULL: none */
+    const char *const *restriction_except; /* except=* values that exempt this mode */
 } gp_osm_profile;
 
 /* The profile of that name, or NULL. gp_osm_profile_names() lists them ("car|bicycle|foot"). */

@@ -51,8 +51,7 @@ struct tagbuf {
 
 extern "C" int gp_osm_read(const char *path, const gp_osm_callbacks *cb, gp_err *err) {
     FILE *probe = std::fopen(path, "rb");
-    if (!probe)
-        return gp_err_set(err, GP_EIO, "%s: cannot open: %s", path, std::strerror(errno));
+    if (!probe) return gp_err_set(err, GP_EIO, "%s: cannot open: %s", path, std::strerror(errno));
     std::fclose(probe);
     try {
         osmium::osm_entity_bits::type bits = osmium::osm_entity_bits::nothing;

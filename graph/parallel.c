@@ -35,7 +35,8 @@ void gp_parallel_for_dynamic(uint64_t n, int nthreads, uint64_t max_chunk,
     pthread_t tid[GP_PARALLEL_MAX_THREADS];
     int started[GP_PARALLEL_MAX_THREADS] = {0};
     /* a thread that cannot start leaves its chunks to the others */
-    for (int t = 1; t < nthreads; t++) started[t] = pthread_create(&tid[t], NULL, dyn_worker, &j) == 0;
+    for (int t = 1; t < nthreads; t++)
+        started[t] = pthread_create(&tid[t], NULL, dyn_worker, &j) == 0;
     dyn_worker(&j);
     for (int t = 1; t < nthreads; t++)
         if (started[t]) pthread_join(tid[t], NULL);

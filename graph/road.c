@@ -59,14 +59,14 @@
 #define ROAD_SMAX_FRAC 0.12    /* largest settlement, of the settled nodes (up to ROAD_REGION_N) */
 #define ROAD_REGION_N 264346   /* nodes of a region: NY's; larger maps have many (see sizes()) */
 #define ROAD_ZIPF_SHARE 0.8    /* settled nodes in towns and cities above villages (larger maps) */
-#define ROAD_CORE_FRAC 0.86    /* intersections of a settlement, of its nodes (rest: shape points) */
-#define ROAD_TOWN_CORE 160     /* a settlement with fewer intersections is one neighbourhood */
-#define ROAD_CDS 0.22          /* street segments with a cul-de-sac */
-#define ROAD_ROW_MISSING 0.25  /* inner row street segments missing */
-#define ROAD_ROW_ONEWAY 0.08   /* inner row street segments one-way */
+#define ROAD_CORE_FRAC 0.86   /* intersections of a settlement, of its nodes (rest: shape points) */
+#define ROAD_TOWN_CORE 160    /* a settlement with fewer intersections is one neighbourhood */
+#define ROAD_CDS 0.22         /* street segments with a cul-de-sac */
+#define ROAD_ROW_MISSING 0.25 /* inner row street segments missing */
+#define ROAD_ROW_ONEWAY 0.08  /* inner row street segments one-way */
 #define ROAD_DOWNTOWN_FRAC 0.5 /* a city's intersections in its downtown grid... */
 #define ROAD_DOWNTOWN_MAX 9000 /* ...up to this many */
-#define ROAD_ENTRANCE 0.6     /* each side of a city neighbourhood has an entrance */
+#define ROAD_ENTRANCE 0.6      /* each side of a city neighbourhood has an entrance */
 #define ROAD_KNN 10            /* Gabriel candidates per settlement */
 #define ROAD_GABRIEL_KEEP 0.35 /* Gabriel edges that are not RNG edges kept */
 #define ROAD_BRIDGE 0.12       /* rural roads crossing a barrier kept */
@@ -86,41 +86,54 @@ double gp_gen_class_kmh(int c) {
 /* hash of (seed, tag, a, b) */
 static inline uint64_t rh(uint64_t seed, uint64_t tag, uint64_t a, uint64_t b) {
     return gp_mix64(seed * 0x9e3779b97f4a7c15ULL ^
-                    gp_mix64(tag * 0xd6e8feb86659fd93ULL ^ gp_mix64(a * 0xa0761d6478bd642fULL ^ gp_mix64(b + 1))));
+                    gp_mix64(tag * 0xd6e8feb86659fd93ULL ^
+                             gp_mix64(a * 0xa0761d6478bd642fULL ^ gp_mix64(b + 1))));
 }
 static inline double ru(uint64_t h) { return (double)(h >> 11) * (1.0 / 9007199254740992.0); }
 
-enum { T_SIZE = 1, T_LAYOUT, T_NB, T_JIT, T_ROW, T_CDS, T_ENT, T_PLACE, T_KEEP, T_BARRIER, T_SHAPE };
+enum {
+    T_SIZE = 1,
+    T_LAYOUT,
+    T_NB,
+    T_JIT,
+    T_ROW,
+    T_CDS,
+    T_ENT,
+    T_PLACE,
+    T_KEEP,
+    T_BARRIER,
+    T_SHAPE
+};
 
 /* A settlement. Local node numbering: the neighbourhoods in cell order (each: its intersections
  * row-major, then its cul-de-sac nodes), then (cities) the arterial corners (ax+1)*(ay+1)
  * row-major, the horizontal arterial midpoints ax*(ay+1), the vertical ones (ax+1)*ay, then the
  * shape points. */
 typedef struct stl {
-    double x, y;       /* centre, metres */
-    double hx, hy;     /* half extents */
-    double sp;         /* street spacing */
-    double cw, ch;     /* city: arterial cell size */
-    uint32_t ax, ay;   /* city: arterial cells per axis; 0 for a town */
-    uint32_t tx, ty;   /* town: neighbourhood intersections per axis; city: largest side (tx) */
-    uint32_t dt;       /* city: downtown side in cells (0: none) */
-    uint64_t size;     /* nodes, exactly */
-    uint64_t core;     /* intersections, cul-de-sacs and arterial nodes */
-    uint64_t art0;     /* local index of the first arterial corner */
-    uint64_t segs;     /* street segments (each may carry shape points) */
-    uint64_t cds;      /* cul-de-sacs */
-    uint64_t base;     /* first global node */
-    uint64_t ebase;    /* first global edge */
+    double x, y;     /* centre, metres */
+    double hx, hy;   /* half extents */
+    double sp;       /* street spacing */
+    double cw, ch;   /* city: arterial cell size */
+    uint32_t ax, ay; /* city: arterial cells per axis; 0 for a town */
+    uint32_t tx, ty; /* town: neighbourhood intersections per axis; city: largest side (tx) */
+    uint32_t dt;     /* city: downtown side in cells (0: none) */
+    uint64_t size;   /* nodes, exactly */
+    uint64_t core;   /* intersections, cul-de-sacs and arterial nodes */
+    uint64_t art0;   /* local index of the first arterial corner */
+    uint64_t segs;   /* street segments (each may carry shape points) */
+    uint64_t cds;    /* cul-de-sacs */
+    uint64_t base;   /* first global node */
+    uint64_t ebase;  /* first global edge */
 } stl;
 
 /* A road between two settlements: rural (primary/secondary) or motorway. */
 typedef struct link {
-    uint32_t a, b;     /* settlements */
-    uint32_t ga, gb;   /* gate nodes (global) */
+    uint32_t a, b;   /* settlements */
+    uint32_t ga, gb; /* gate nodes (global) */
     uint8_t cls;
-    uint64_t shape;    /* shape points */
-    uint64_t base;     /* first shape node */
-    uint64_t ebase;    /* first edge */
+    uint64_t shape; /* shape points */
+    uint64_t base;  /* first shape node */
+    uint64_t ebase; /* first edge */
     double len;
 } link;
 
@@ -212,8 +225,9 @@ static void seg(walker *w, uint64_t u, uint64_t v, int cls, int dir) {
         w->cds++;
     }
     if (!w->out) return;
-    uint64_t k = w->s->segs ? ((i + 1) * w->shape_total) / w->s->segs - (i * w->shape_total) / w->s->segs
-                            : 0;
+    uint64_t k = w->s->segs
+                     ? ((i + 1) * w->shape_total) / w->s->segs - (i * w->shape_total) / w->s->segs
+                     : 0;
     const uint64_t base = w->s->base;
     gp_roadnet *o = w->out;
     double x0 = o->x[base + u], y0 = o->y[base + u], x1 = o->x[base + v], y1 = o->y[base + v];
@@ -245,23 +259,24 @@ static void seg(walker *w, uint64_t u, uint64_t v, int cls, int dir) {
 }
 
 /* Arterial corner (i, j) of a city. */
-static void corner_xy(const road_ctx *c, const stl *s, uint32_t si, uint32_t i, uint32_t j, double *x,
-                      double *y) {
+static void corner_xy(const road_ctx *c, const stl *s, uint32_t si, uint32_t i, uint32_t j,
+                      double *x, double *y) {
     uint64_t h = rh(c->seed, T_JIT, si, ((uint64_t)j << 32 | i) ^ 0x8000000000000000ULL);
     *x = s->x - s->ax * s->cw / 2 + i * s->cw + (ru(h) - 0.5) * 0.1 * s->cw;
     *y = s->y - s->ay * s->ch / 2 + j * s->ch + (ru(gp_mix64(h)) - 0.5) * 0.1 * s->ch;
 }
 
 /* Neighbourhood intersection (i, j) with origin (ox, oy). */
-static void nb_xy(const road_ctx *c, const stl *s, uint32_t si, uint64_t local, uint32_t i, uint32_t j,
-                  double ox, double oy, double *x, double *y) {
+static void nb_xy(const road_ctx *c, const stl *s, uint32_t si, uint64_t local, uint32_t i,
+                  uint32_t j, double ox, double oy, double *x, double *y) {
     uint64_t h = rh(c->seed, T_JIT, si, local);
     *x = ox + i * s->sp + (ru(h) - 0.5) * 0.3 * s->sp;
     *y = oy + j * s->sp + (ru(gp_mix64(h)) - 0.5) * 0.3 * s->sp;
 }
 
 /* City cell k's neighbourhood size. */
-static void cell_dims(const road_ctx *c, const stl *s, uint32_t si, uint64_t k, uint32_t *nx, uint32_t *ny) {
+static void cell_dims(const road_ctx *c, const stl *s, uint32_t si, uint64_t k, uint32_t *nx,
+                      uint32_t *ny) {
     uint64_t h = rh(c->seed, T_NB, si, k);
     uint32_t lo = s->tx / 2, span = s->tx - lo + 1;
     *nx = lo + (uint32_t)(h % span);
@@ -333,13 +348,15 @@ static int art_downtown(const art_map *m, int hz, uint32_t i, uint32_t j) {
     return i >= m->dc0 && i <= m->dc0 + m->dw && j >= m->dr0 && j < m->dr0 + m->dh;
 }
 /* Local index of midpoint t (0..q-1 along the segment) of the segment at corner (i, j). */
-static uint64_t art_mid(const art_map *m, const stl *s, int hz, uint32_t i, uint32_t j, uint32_t t) {
+static uint64_t art_mid(const art_map *m, const stl *s, int hz, uint32_t i, uint32_t j,
+                        uint32_t t) {
     const uint64_t nc = (uint64_t)(m->ax + 1) * (m->ay + 1), nh = (uint64_t)m->ax * (m->ay + 1);
     const uint64_t nv = (uint64_t)(m->ax + 1) * m->ay;
     if (t == m->q / 2 || !art_downtown(m, hz, i, j))
         return s->art0 + nc + (hz ? (uint64_t)j * m->ax + i : nh + (uint64_t)j * (m->ax + 1) + i);
-    uint64_t k = hz ? (uint64_t)(j - m->dr0) * m->dw + (i - m->dc0)
-                    : (uint64_t)(m->dh + 1) * m->dw + (uint64_t)(j - m->dr0) * (m->dw + 1) + (i - m->dc0);
+    uint64_t k =
+        hz ? (uint64_t)(j - m->dr0) * m->dw + (i - m->dc0)
+           : (uint64_t)(m->dh + 1) * m->dw + (uint64_t)(j - m->dr0) * (m->dw + 1) + (i - m->dc0);
     return s->art0 + nc + nh + nv + k * (m->q - 1) + (t < m->q / 2 ? t : t - 1);
 }
 
@@ -375,12 +392,14 @@ static void walk(const road_ctx *c, uint32_t si, gp_roadnet *out, uint64_t *core
             for (int hz = 1; hz >= 0; hz--)
                 for (uint32_t j = 0; j + !hz <= ay; j++)
                     for (uint32_t i = 0; i + hz <= ax; i++) {
-                        uint64_t a = s->art0 + (uint64_t)j * (ax + 1) + i, b = a + (hz ? 1 : ax + 1);
+                        uint64_t a = s->art0 + (uint64_t)j * (ax + 1) + i,
+                                 b = a + (hz ? 1 : ax + 1);
                         int dt = art_downtown(&am, hz, i, j);
                         for (uint32_t t = 0; t < (dt ? q : 1); t++) {
-                            double f = dt ? ((s->cw - (q - 1) * s->sp) / 2 + t * s->sp) / s->cw : 0.5;
-                            set_xy(&w, art_mid(&am, s, hz, i, j, dt ? t : q / 2), X[a] + (X[b] - X[a]) * f,
-                                   Y[a] + (Y[b] - Y[a]) * f);
+                            double f = dt ? ((s->cw - (q - 1) * s->sp) / 2 + t * s->sp) / s->cw
+                                          : 0.5;
+                            set_xy(&w, art_mid(&am, s, hz, i, j, dt ? t : q / 2),
+                                   X[a] + (X[b] - X[a]) * f, Y[a] + (Y[b] - Y[a]) * f);
                         }
                     }
         }
@@ -398,7 +417,8 @@ static void walk(const road_ctx *c, uint32_t si, gp_roadnet *out, uint64_t *core
                         seg(&w, f + t, art_mid(&am, s, 1, ci, cj, t), GP_ROAD_RESIDENTIAL, 3);
                         seg(&w, f + (uint64_t)(q - 1) * q + t, art_mid(&am, s, 1, ci, cj + 1, t),
                             GP_ROAD_RESIDENTIAL, 3);
-                        seg(&w, f + (uint64_t)t * q, art_mid(&am, s, 0, ci, cj, t), GP_ROAD_RESIDENTIAL, 3);
+                        seg(&w, f + (uint64_t)t * q, art_mid(&am, s, 0, ci, cj, t),
+                            GP_ROAD_RESIDENTIAL, 3);
                         seg(&w, f + (uint64_t)t * q + q - 1, art_mid(&am, s, 0, ci + 1, cj, t),
                             GP_ROAD_RESIDENTIAL, 3);
                     }
@@ -410,15 +430,17 @@ static void walk(const road_ctx *c, uint32_t si, gp_roadnet *out, uint64_t *core
                 for (int d = 0; d < 4; d++)
                     if (ru(gp_mix64(h + (uint64_t)d)) < ROAD_ENTRANCE) sides |= 1u << d;
                 if (!sides) sides = 1u << (h % 4);
-                if (sides & 1) seg(&w, f + nx / 2, art_mid(&am, s, 1, ci, cj, q / 2), GP_ROAD_RESIDENTIAL, 3);
+                if (sides & 1)
+                    seg(&w, f + nx / 2, art_mid(&am, s, 1, ci, cj, q / 2), GP_ROAD_RESIDENTIAL, 3);
                 if (sides & 2)
-                    seg(&w, f + (uint64_t)(ny - 1) * nx + nx / 2, art_mid(&am, s, 1, ci, cj + 1, q / 2),
-                        GP_ROAD_RESIDENTIAL, 3);
+                    seg(&w, f + (uint64_t)(ny - 1) * nx + nx / 2,
+                        art_mid(&am, s, 1, ci, cj + 1, q / 2), GP_ROAD_RESIDENTIAL, 3);
                 if (sides & 4)
-                    seg(&w, f + (uint64_t)(ny / 2) * nx, art_mid(&am, s, 0, ci, cj, q / 2), GP_ROAD_RESIDENTIAL, 3);
-                if (sides & 8)
-                    seg(&w, f + (uint64_t)(ny / 2) * nx + nx - 1, art_mid(&am, s, 0, ci + 1, cj, q / 2),
+                    seg(&w, f + (uint64_t)(ny / 2) * nx, art_mid(&am, s, 0, ci, cj, q / 2),
                         GP_ROAD_RESIDENTIAL, 3);
+                if (sides & 8)
+                    seg(&w, f + (uint64_t)(ny / 2) * nx + nx - 1,
+                        art_mid(&am, s, 0, ci + 1, cj, q / 2), GP_ROAD_RESIDENTIAL, 3);
             }
         /* the arterial grid: every segment, two-way, through its midpoint(s) */
         uint64_t a0 = w.art0 = w.core;
@@ -472,7 +494,8 @@ static void plan_settlement(void *vc, uint64_t item) {
         s->tx = 8 + (uint32_t)((h >> 40) % 8);
         double side = (s->tx / 2 + s->tx) / 2.0, q2 = (double)s->tx * s->tx + 2 * s->tx;
         s->dt = (uint32_t)floor(sqrt(fmin(ROAD_DOWNTOWN_FRAC * core, ROAD_DOWNTOWN_MAX) / q2));
-        double cells = fmax(1, s->dt * s->dt + fmax(0, core - s->dt * s->dt * q2) / (side * side + 3));
+        double cells =
+            fmax(1, s->dt * s->dt + fmax(0, core - s->dt * s->dt * q2) / (side * side + 3));
         s->ax = (uint32_t)fmax(1, round(sqrt(cells * aspect)));
         s->ay = (uint32_t)fmax(1, round(cells / s->ax));
         s->cw = s->ch = (s->tx + 1) * s->sp;
@@ -628,9 +651,11 @@ static double place(road_ctx *c) {
             int clash = 0;
             for (uint32_t cy = y0; cy <= y1 && !clash; cy++)
                 for (uint32_t cx = x0; cx <= x1 && !clash; cx++)
-                    for (uint32_t r = g.head[(uint64_t)cy * g.nx + cx]; r != UINT32_MAX && !clash; r = g.next[r]) {
+                    for (uint32_t r = g.head[(uint64_t)cy * g.nx + cx]; r != UINT32_MAX && !clash;
+                         r = g.next[r]) {
                         const stl *o = &c->s[g.item[r]];
-                        clash = fabs(o->x - s->x) < o->hx + s->hx + 400 && fabs(o->y - s->y) < o->hy + s->hy + 400;
+                        clash = fabs(o->x - s->x) < o->hx + s->hx + 400 &&
+                                fabs(o->y - s->y) < o->hy + s->hy + 400;
                     }
             if (!clash) break;
         }
@@ -678,8 +703,8 @@ static uint32_t uf_find(uint32_t *p, uint32_t x) {
 }
 
 /* 1 when segments p1-p2 and q1-q2 properly cross. */
-static int crosses(double p1x, double p1y, double p2x, double p2y, double q1x, double q1y, double q2x,
-                   double q2y) {
+static int crosses(double p1x, double p1y, double p2x, double p2y, double q1x, double q1y,
+                   double q2x, double q2y) {
     double d1 = (p2x - p1x) * (q1y - p1y) - (p2y - p1y) * (q1x - p1x);
     double d2v = (p2x - p1x) * (q2y - p1y) - (p2y - p1y) * (q2x - p1x);
     double d3 = (q2x - q1x) * (p1y - q1y) - (q2y - q1y) * (p1x - q1x);
@@ -689,12 +714,14 @@ static int crosses(double p1x, double p1y, double p2x, double p2y, double q1x, d
 
 /* Whether any centre other than a, b lies in the circle of diameter ab (Gabriel) or in the lune of
  * ab (RNG test): returns 2 when the lune is occupied, 1 when only... see kind in cand. */
-static int empty_tests(const road_ctx *c, const bgrid *g, uint32_t a, uint32_t b, int *gabriel, int *rng) {
+static int empty_tests(const road_ctx *c, const bgrid *g, uint32_t a, uint32_t b, int *gabriel,
+                       int *rng) {
     const stl *A = &c->s[a], *B = &c->s[b];
     double l2 = d2(A, B), l = sqrt(l2);
     double mx = (A->x + B->x) / 2, my = (A->y + B->y) / 2;
     *gabriel = *rng = 1;
-    uint32_t x0 = bg_cx(g, mx - l), x1 = bg_cx(g, mx + l), y0 = bg_cy(g, my - l), y1 = bg_cy(g, my + l);
+    uint32_t x0 = bg_cx(g, mx - l), x1 = bg_cx(g, mx + l), y0 = bg_cy(g, my - l),
+             y1 = bg_cy(g, my + l);
     for (uint32_t cy = y0; cy <= y1; cy++)
         for (uint32_t cx = x0; cx <= x1; cx++)
             for (uint32_t r = g->head[(uint64_t)cy * g->nx + cx]; r != UINT32_MAX; r = g->next[r]) {
@@ -717,8 +744,8 @@ typedef struct links_ctx {
     uint32_t *have;    /* knn: candidates found per centre */
     const double *bar; /* kind: barrier segments */
     uint32_t nbar;
-    uint32_t kk;       /* knn: neighbours wanted */
-    uint64_t ncs;      /* kind: candidates */
+    uint32_t kk;  /* knn: neighbours wanted */
+    uint64_t ncs; /* kind: candidates */
 } links_ctx;
 
 /* Centres [1024 chunk, +1024): their kk nearest (rings of buckets until the kk-th is closer than
@@ -741,7 +768,8 @@ static void knn_chunk(void *vl, uint64_t chunk) {
                     if (ring && y != (int64_t)cy - ring && y != (int64_t)cy + ring &&
                         x != (int64_t)cx - ring && x != (int64_t)cx + ring)
                         continue;
-                    for (uint32_t r = g->head[(uint64_t)y * g->nx + x]; r != UINT32_MAX; r = g->next[r]) {
+                    for (uint32_t r = g->head[(uint64_t)y * g->nx + x]; r != UINT32_MAX;
+                         r = g->next[r]) {
                         uint32_t k = g->item[r];
                         if (k == i) continue;
                         double d = d2(&c->s[i], &c->s[k]);
@@ -757,7 +785,8 @@ static void knn_chunk(void *vl, uint64_t chunk) {
                     }
                 }
             double reach = ring * g->cell;
-            if ((have == kk && bd[kk - 1] <= reach * reach) || (ring > g->nx && ring > g->ny)) break;
+            if ((have == kk && bd[kk - 1] <= reach * reach) || (ring > g->nx && ring > g->ny))
+                break;
         }
         for (uint32_t j = 0; j < have; j++) {
             cand *e = &lc->cs[(uint64_t)i * kk + j];
@@ -783,7 +812,8 @@ static void kind_chunk(void *vl, uint64_t chunk) {
         e->kind = rng ? 0 : (gab && ru(h) < ROAD_GABRIEL_KEEP) ? 1 : 2;
         for (uint32_t b = 0; b < lc->nbar && e->kind < 2; b++) {
             const double *s = lc->bar + 4 * b;
-            if (crosses(A->x, A->y, B->x, B->y, s[0], s[1], s[2], s[3]) && ru(gp_mix64(h ^ (b + 1))) >= ROAD_BRIDGE)
+            if (crosses(A->x, A->y, B->x, B->y, s[0], s[1], s[2], s[3]) &&
+                ru(gp_mix64(h ^ (b + 1))) >= ROAD_BRIDGE)
                 e->kind = 2;
         }
     }
@@ -829,7 +859,8 @@ static int build_links(road_ctx *c, double side) {
     for (uint32_t b = 0; b < nbar; b++) {
         uint64_t h = rh(c->seed, T_BARRIER, b, 0);
         double px = (ru(h) - 0.5) * side, py = (ru(gp_mix64(h)) - 0.5) * side;
-        double ang = ru(gp_mix64(h + 1)) * ROAD_PI, half = (0.15 + 0.25 * ru(gp_mix64(h + 2))) * side;
+        double ang = ru(gp_mix64(h + 1)) * ROAD_PI,
+               half = (0.15 + 0.25 * ru(gp_mix64(h + 2))) * side;
         bar[4 * b] = px - cos(ang) * half;
         bar[4 * b + 1] = py - sin(ang) * half;
         bar[4 * b + 2] = px + cos(ang) * half;
@@ -914,7 +945,8 @@ static int build_links(road_ctx *c, double side) {
             double l2 = d2(&c->s[a], &c->s[b]);
             int ok = 1;
             for (uint32_t k = 0; k < nm && ok; k++)
-                if (k != a && k != b && d2(&c->s[k], &c->s[a]) < l2 && d2(&c->s[k], &c->s[b]) < l2) ok = 0;
+                if (k != a && k != b && d2(&c->s[k], &c->s[a]) < l2 && d2(&c->s[k], &c->s[b]) < l2)
+                    ok = 0;
             if (!ok) continue;
             if (mw++ >= (uint64_t)nm * 3) continue; /* planar: < 3 nm edges */
             link *L = &c->l[c->nl++];
@@ -952,7 +984,8 @@ static void emit_item(void *vc, uint64_t item) {
     for (uint64_t j = 0; j < L->shape; j++) {
         uint64_t p = L->base + j;
         double t = (double)(j + 1) / (double)(L->shape + 1);
-        double side = amp * sin(ROAD_PI * t) + (ru(gp_mix64(h + p)) - 0.5) * 0.3 / (double)(L->shape + 1);
+        double side =
+            amp * sin(ROAD_PI * t) + (ru(gp_mix64(h + p)) - 0.5) * 0.3 / (double)(L->shape + 1);
         o->x[p] = x0 + (x1 - x0) * t - (y1 - y0) * side;
         o->y[p] = y0 + (y1 - y0) * t + (x1 - x0) * side;
         o->eu[e] = prev;
@@ -1030,7 +1063,8 @@ static int sizes(road_ctx *c) {
         uint64_t h = rh(c->seed, T_SIZE, c->ns, 0);
         double v = (double)smax * pow(c->ns + 1, -alpha);
         if (c->ns) v *= 0.8 + 0.45 * ru(h);
-        if (v < 2 * ROAD_SMIN) v = fmin(5 * ROAD_SMIN, ROAD_SMIN * pow(1 - ru(gp_mix64(h)), -1.0 / ROAD_PARETO));
+        if (v < 2 * ROAD_SMIN)
+            v = fmin(5 * ROAD_SMIN, ROAD_SMIN * pow(1 - ru(gp_mix64(h)), -1.0 / ROAD_PARETO));
         uint64_t s = v > (double)smax ? smax : (uint64_t)v;
         if (settled - sum < s + ROAD_SMIN) s = settled - sum; /* the last one takes the rest */
         if (c->ns == cap) {
@@ -1055,7 +1089,8 @@ static int sizes(road_ctx *c) {
 
 gp_roadnet *gp_roadnet_build(uint64_t n, uint64_t seed, gp_err *err) {
     if (n < 100 || n > 100000000ULL) {
-        gp_err_set(err, GP_EINVAL, "gen: node count %llu is outside 100..100000000", (unsigned long long)n);
+        gp_err_set(err, GP_EINVAL, "gen: node count %llu is outside 100..100000000",
+                   (unsigned long long)n);
         return NULL;
     }
     road_ctx c = {0};
@@ -1066,9 +1101,10 @@ gp_roadnet *gp_roadnet_build(uint64_t n, uint64_t seed, gp_err *err) {
     if (!net || sizes(&c)) goto oom;
     pool_run(c.ns, plan_settlement, &c);
     for (uint32_t i = 0; i < c.ns && i < 3; i++)
-        GP_LOG(GP_LOG_DEBUG, "gen %llu: settlement %u: %llu nodes, %u x %u arterial cells, downtown %u x %u",
-               (unsigned long long)n, i, (unsigned long long)c.s[i].size, c.s[i].ax, c.s[i].ay, c.s[i].dt,
-               c.s[i].dt);
+        GP_LOG(GP_LOG_DEBUG,
+               "gen %llu: settlement %u: %llu nodes, %u x %u arterial cells, downtown %u x %u",
+               (unsigned long long)n, i, (unsigned long long)c.s[i].size, c.s[i].ax, c.s[i].ay,
+               c.s[i].dt, c.s[i].dt);
     double tp = gp_now();
     double side = place(&c);
     if (side < 0) goto oom;
@@ -1080,8 +1116,8 @@ gp_roadnet *gp_roadnet_build(uint64_t n, uint64_t seed, gp_err *err) {
     }
     if (build_links(&c, side)) goto oom;
     double t1 = gp_now();
-    GP_LOG(GP_LOG_DEBUG, "gen %llu: sizes and layouts %.3fs, placement %.3fs, roads %.3fs", (unsigned long long)n,
-           tp - t0, tl - tp, t1 - tl);
+    GP_LOG(GP_LOG_DEBUG, "gen %llu: sizes and layouts %.3fs, placement %.3fs, roads %.3fs",
+           (unsigned long long)n, tp - t0, tl - tp, t1 - tl);
     /* shape points of rural roads and motorways: the nodes left, by length (motorways sparser) */
     uint64_t left = n - next, edges = 0;
     double total = 0;
@@ -1134,7 +1170,8 @@ gp_roadnet *gp_roadnet_build(uint64_t n, uint64_t seed, gp_err *err) {
     net->settlements = c.ns;
     net->links = c.nl;
     net->map_km = side / 1000;
-    GP_LOG(GP_LOG_DEBUG, "gen %llu: %u settlements, %u roads between them, map %.0f km; plan %.3fs, emit %.3fs",
+    GP_LOG(GP_LOG_DEBUG,
+           "gen %llu: %u settlements, %u roads between them, map %.0f km; plan %.3fs, emit %.3fs",
            (unsigned long long)n, c.ns, c.nl, side / 1000, t1 - t0, gp_now() - t1);
     free(c.s);
     free(c.l);
@@ -1167,8 +1204,10 @@ typedef struct csr_ctx {
 static void csr_count(void *vc, uint64_t begin, uint64_t end) {
     csr_ctx *c = vc;
     for (uint64_t e = begin; e < end; e++) {
-        if (c->net->edir[e] & 1) __atomic_fetch_add(&c->g->row[c->net->eu[e] + 1], 1, __ATOMIC_RELAXED);
-        if (c->net->edir[e] & 2) __atomic_fetch_add(&c->g->row[c->net->ev[e] + 1], 1, __ATOMIC_RELAXED);
+        if (c->net->edir[e] & 1)
+            __atomic_fetch_add(&c->g->row[c->net->eu[e] + 1], 1, __ATOMIC_RELAXED);
+        if (c->net->edir[e] & 2)
+            __atomic_fetch_add(&c->g->row[c->net->ev[e] + 1], 1, __ATOMIC_RELAXED);
     }
 }
 
@@ -1220,8 +1259,10 @@ static void csr_sort(void *vc, uint64_t begin, uint64_t end) {
             uint32_t col = g->col[i], w = g->w[i];
             uint8_t cls = g->arc_class[i];
             uint32_t j = i;
-            while (j > g->row[u] && (g->col[j - 1] > col || (g->col[j - 1] == col && (g->w[j - 1] > w ||
-                                                              (g->w[j - 1] == w && g->arc_class[j - 1] > cls))))) {
+            while (j > g->row[u] &&
+                   (g->col[j - 1] > col ||
+                    (g->col[j - 1] == col &&
+                     (g->w[j - 1] > w || (g->w[j - 1] == w && g->arc_class[j - 1] > cls))))) {
                 g->col[j] = g->col[j - 1];
                 g->w[j] = g->w[j - 1];
                 g->arc_class[j] = g->arc_class[j - 1];
@@ -1309,13 +1350,14 @@ int gp_write_road_osm(uint64_t n, uint64_t seed, const char *path, gp_err *err) 
         miny = fmin(miny, r->y[i]);
         maxy = fmax(maxy, r->y[i]);
     }
-    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-               "<osm version=\"0.6\" generator=\"gpath gen:%llu:%llu\">\n"
-               " <bounds minlat=\"%.7f\" minlon=\"%.7f\" maxlat=\"%.7f\" maxlon=\"%.7f\"/>\n",
+    fprintf(f,
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+            "<osm version=\"0.6\" generator=\"gpath gen:%llu:%llu\">\n"
+            " <bounds minlat=\"%.7f\" minlon=\"%.7f\" maxlat=\"%.7f\" maxlon=\"%.7f\"/>\n",
             (unsigned long long)n, (unsigned long long)seed, miny, minx, maxy, maxx);
     for (uint64_t i = 0; i < n; i++)
-        fprintf(f, " <node id=\"%llu\" version=\"1\" lat=\"%.7f\" lon=\"%.7f\"/>\n", (unsigned long long)i + 1,
-                r->y[i], r->x[i]);
+        fprintf(f, " <node id=\"%llu\" version=\"1\" lat=\"%.7f\" lon=\"%.7f\"/>\n",
+                (unsigned long long)i + 1, r->y[i], r->x[i]);
     /* one way per run of consecutive edges that continue each other with the same class and
      * direction (a street with its shape points, a rural road); one-way runs point along traffic */
     uint64_t way = 0;
@@ -1333,10 +1375,11 @@ int gp_write_road_osm(uint64_t n, uint64_t seed, const char *path, gp_err *err) 
             for (uint64_t k = e; k < end; k++) fprintf(f, "  <nd ref=\"%u\"/>\n", r->ev[k] + 1);
         }
         /* one-way: oneway=yes; two-way motorways say oneway=no (OSM implies oneway on them) */
-        const char *ow = r->edir[e] != 3                 ? "  <tag k=\"oneway\" v=\"yes\"/>\n"
+        const char *ow = r->edir[e] != 3                  ? "  <tag k=\"oneway\" v=\"yes\"/>\n"
                          : r->ecls[e] == GP_ROAD_MOTORWAY ? "  <tag k=\"oneway\" v=\"no\"/>\n"
                                                           : "";
-        fprintf(f, "  <tag k=\"highway\" v=\"%s\"/>\n  <tag k=\"maxspeed\" v=\"%.0f\"/>\n%s </way>\n",
+        fprintf(f,
+                "  <tag k=\"highway\" v=\"%s\"/>\n  <tag k=\"maxspeed\" v=\"%.0f\"/>\n%s </way>\n",
                 gp_road_class_name(r->ecls[e]), gp_gen_class_kmh(r->ecls[e]), ow);
         e = end;
     }

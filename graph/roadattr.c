@@ -16,8 +16,9 @@
 #include <string.h>
 
 static const char *const class_names[GP_ROAD_CLASS_COUNT] = {
-    "unknown", "motorway", "trunk", "primary", "secondary", "tertiary", "unclassified",
-    "residential", "service", "living_street", "track", "path", "cycleway", "footway", "ferry"};
+    "unknown",  "motorway",     "trunk",       "primary", "secondary",
+    "tertiary", "unclassified", "residential", "service", "living_street",
+    "track",    "path",         "cycleway",    "footway", "ferry"};
 
 const char *gp_road_class_name(int c) {
     return c >= 0 && c < GP_ROAD_CLASS_COUNT ? class_names[c] : "unknown";
@@ -32,10 +33,8 @@ uint32_t gp_graph_arc_tail(const gp_graph *g, uint32_t a) {
     uint32_t lo = 0, hi = g->n; /* invariant: row[lo] <= a < row[hi] */
     while (hi - lo > 1) {
         uint32_t mid = lo + (hi - lo) / 2;
-        if (g->row[mid] <= a)
-            lo = mid;
-        else
-            hi = mid;
+        if (g->row[mid] <= a) lo = mid;
+        else hi = mid;
     }
     return lo;
 }
@@ -46,10 +45,8 @@ uint32_t gp_graph_find_arc(const gp_graph *g, uint32_t u, uint32_t v) {
     uint32_t lo = g->row[u], hi = g->row[u + 1];
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        if (g->col[mid] < v)
-            lo = mid + 1;
-        else
-            hi = mid;
+        if (g->col[mid] < v) lo = mid + 1;
+        else hi = mid;
     }
     return lo < g->row[u + 1] && g->col[lo] == v ? lo : GP_NONE;
 }

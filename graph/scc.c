@@ -7,7 +7,8 @@
 
 int gp_graph_scc(const gp_graph *g, uint32_t *comp, uint32_t *size, uint32_t *count, gp_err *err) {
     uint32_t n = g->n;
-    uint32_t *order = malloc(sizeof *order * (n ? n : 1)), *stack = malloc(sizeof *stack * (n ? n : 1));
+    uint32_t *order = malloc(sizeof *order * (n ? n : 1)),
+             *stack = malloc(sizeof *stack * (n ? n : 1));
     uint32_t *edge = malloc(sizeof *edge * (n ? n : 1));
     if (!order || !stack || !edge) {
         free(order);

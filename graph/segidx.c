@@ -163,12 +163,9 @@ static void select_kth(bent *e, int d, int64_t lo, int64_t hi, int64_t k) {
                 j--;
             }
         }
-        if (k <= j)
-            hi = j;
-        else if (k >= i)
-            lo = i;
-        else
-            return;
+        if (k <= j) hi = j;
+        else if (k >= i) lo = i;
+        else return;
     }
 }
 
@@ -329,7 +326,7 @@ uint32_t gp_segidx_pieces(const gp_segidx *x) { return x->cnt; }
 /* ---- query ---- */
 
 typedef struct best {
-    double d2;       /* squared chord of the best piece, or the radius bound */
+    double d2; /* squared chord of the best piece, or the radius bound */
     int found;
     seg s;
     double x[3], t, len;
@@ -362,10 +359,8 @@ static inline double box_d2(const float *b, const double q[3]) {
     double s = 0;
     for (int d = 0; d < 3; d++) {
         double g = 0;
-        if (q[d] < b[d])
-            g = b[d] - q[d];
-        else if (q[d] > b[3 + d])
-            g = q[d] - b[3 + d];
+        if (q[d] < b[d]) g = b[d] - q[d];
+        else if (q[d] > b[3 + d]) g = q[d] - b[3 + d];
         s += g * g;
     }
     return s;

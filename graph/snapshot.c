@@ -21,9 +21,27 @@
 #include <unistd.h>
 
 enum {
-    S_META = 1, S_ROW, S_COL, S_W, S_RROW, S_RCOL, S_RW, S_EXT, S_LON, S_LAT, S_ARC_LEN,
-    S_ARC_NAME, S_ARC_REF, S_ARC_CLASS, S_ARC_SHAPE, S_SHAPE_LON, S_SHAPE_LAT, S_STRTAB, S_OSM_ID,
-    S_NAMES, S_KNOWN_END
+    S_META = 1,
+    S_ROW,
+    S_COL,
+    S_W,
+    S_RROW,
+    S_RCOL,
+    S_RW,
+    S_EXT,
+    S_LON,
+    S_LAT,
+    S_ARC_LEN,
+    S_ARC_NAME,
+    S_ARC_REF,
+    S_ARC_CLASS,
+    S_ARC_SHAPE,
+    S_SHAPE_LON,
+    S_SHAPE_LAT,
+    S_STRTAB,
+    S_OSM_ID,
+    S_NAMES,
+    S_KNOWN_END
 };
 
 #define BOM 0x01020304u
@@ -244,16 +262,18 @@ static int map_checked(const char *path, mapped *mp, gp_err *err) {
     uint64_t len = (uint64_t)st.st_size;
     if (len < sizeof(snap_header)) {
         close(fd);
-        return gp_err_set(err, GP_EPARSE, "%s: not a gpath snapshot (%llu bytes, shorter than the "
-                          "header)", path, (unsigned long long)len);
+        return gp_err_set(err, GP_EPARSE,
+                          "%s: not a gpath snapshot (%llu bytes, shorter than the "
+                          "header)",
+                          path, (unsigned long long)len);
     }
     /* Read into private memory rather than mapping the file: a file mapping faults (SIGBUS, the
      * whole server) when the file is truncated or rewritten in place under a running server,
      * and populating it does not help (truncation unmaps page-cache pages). The load reads every
      * byte for the checksums anyway; the graph then lives in anonymous memory like one built by
      * any other loader, and the file can change freely. */
-    void *base = mmap(NULL, (size_t)len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
-                      0);
+    void *base =
+        mmap(NULL, (size_t)len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (base == MAP_FAILED) {
         close(fd);
         return gp_err_set(err, GP_ENOMEM, "%s: cannot allocate %llu bytes: %s", path,
@@ -284,12 +304,15 @@ static int map_checked(const char *path, mapped *mp, gp_err *err) {
         rc = gp_err_set(err, GP_EPARSE, "%s: snapshot written on a machine of the other byte order",
                         path);
     else if (h->version != GP_SNAP_VERSION)
-        rc = gp_err_set(err, GP_EPARSE, "%s: snapshot format version %u; this gpath reads version %u "
-                        "(re-import the source)", path, h->version, GP_SNAP_VERSION);
+        rc = gp_err_set(err, GP_EPARSE,
+                        "%s: snapshot format version %u; this gpath reads version %u "
+                        "(re-import the source)",
+                        path, h->version, GP_SNAP_VERSION);
     else if (h->file_size != len)
-        rc = gp_err_set(err, GP_EPARSE, "%s: damaged snapshot: %llu bytes, the header says %llu "
-                        "(truncated?)", path, (unsigned long long)len,
-                        (unsigned long long)h->file_size);
+        rc = gp_err_set(err, GP_EPARSE,
+                        "%s: damaged snapshot: %llu bytes, the header says %llu "
+                        "(truncated?)",
+                        path, (unsigned long long)len, (unsigned long long)h->file_size);
     else if (h->nsections > 4096 || h->table_off < sizeof *h || h->table_off > len ||
              (uint64_t)h->nsections * sizeof(snap_entry) > len - h->table_off)
         rc = gp_err_set(err, GP_EPARSE, "%s: damaged snapshot: section table out of bounds", path);
@@ -305,12 +328,15 @@ static int map_checked(const char *path, mapped *mp, gp_err *err) {
             char name[24];
             snprintf(name, sizeof name, "%.23s", e->name);
             if (e->offset > len || e->size > len - e->offset)
-                rc = gp_err_set(err, GP_EPARSE, "%s: damaged snapshot: section %u (type %u%s%s) "
-                                "lies beyond the end of the file", path, i, e->type,
-                                name[0] ? ", " : "", name);
+                rc = gp_err_set(err, GP_EPARSE,
+                                "%s: damaged snapshot: section %u (type %u%s%s) "
+                                "lies beyond the end of the file",
+                                path, i, e->type, name[0] ? ", " : "", name);
             else if (gp_hash_bytes(SUM_SEED, mp->base + e->offset, e->size) != e->sum)
-                rc = gp_err_set(err, GP_EPARSE, "%s: damaged snapshot: checksum mismatch in section "
-                                "%u (type %u%s%s)", path, i, e->type, name[0] ? ", " : "", name);
+                rc = gp_err_set(err, GP_EPARSE,
+                                "%s: damaged snapshot: checksum mismatch in section "
+                                "%u (type %u%s%s)",
+                                path, i, e->type, name[0] ? ", " : "", name);
         }
     }
     if (rc) {
@@ -334,13 +360,15 @@ static int section(const mapped *mp, uint32_t type, uint64_t size, int required,
     *out = NULL;
     if (!e) {
         if (required)
-            return gp_err_set(err, GP_EPARSE, "%s: damaged snapshot: no %s section", mp->path, what);
+            return gp_err_set(err, GP_EPARSE, "%s: damaged snapshot: no %s section", mp->path,
+                              what);
         return GP_OK;
     }
     if (size != UINT64_MAX && e->size != size)
-        return gp_err_set(err, GP_EPARSE, "%s: damaged snapshot: %s section has %llu bytes, "
-                          "expected %llu", mp->path, what, (unsigned long long)e->size,
-                          (unsigned long long)size);
+        return gp_err_set(err, GP_EPARSE,
+                          "%s: damaged snapshot: %s section has %llu bytes, "
+                          "expected %llu",
+                          mp->path, what, (unsigned long long)e->size, (unsigned long long)size);
     *out = mp->base + e->offset;
     return GP_OK;
 }
@@ -359,7 +387,8 @@ static int check_structure(const mapped *mp, const gp_graph *g, gp_err *err) {
     }
     for (uint32_t v = 1; v < n; v++)
         if (g->ext[v] <= g->ext[v - 1]) goto bad;
-    if (g->strtab && (g->strtab_len == 0 || g->strtab[0] != '\0' || g->strtab[g->strtab_len - 1] != '\0'))
+    if (g->strtab &&
+        (g->strtab_len == 0 || g->strtab[0] != '\0' || g->strtab[g->strtab_len - 1] != '\0'))
         goto bad;
     const uint32_t *offs[2] = {g->arc_name, g->arc_ref};
     for (int k = 0; k < 2; k++)
@@ -373,7 +402,8 @@ static int check_structure(const mapped *mp, const gp_graph *g, gp_err *err) {
     }
     return GP_OK;
 bad:
-    return gp_err_set(err, GP_EPARSE, "%s: damaged snapshot: inconsistent graph structure", mp->path);
+    return gp_err_set(err, GP_EPARSE, "%s: damaged snapshot: inconsistent graph structure",
+                      mp->path);
 }
 
 gp_graph *gp_load_snapshot(const char *path, const gp_load_opts *o, gp_err *err) {
@@ -503,7 +533,7 @@ int gp_snapshot_add_section(const char *path, const char *name, const void *data
         munmap(mp.base, (size_t)mp.len);
         return gp_err_set(err, GP_ENOMEM, "%s: out of memory", path);
     }
-    char (*names)[24] = calloc((size_t)ns + 1, sizeof *names);
+    char(*names)[24] = calloc((size_t)ns + 1, sizeof *names);
     uint32_t k = 0;
     for (uint32_t i = 0; names && i < ns; i++) {
         const snap_entry *e = &mp.tab[i];

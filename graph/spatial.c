@@ -84,12 +84,9 @@ static void select_kth(bpt *a, int d, int64_t lo, int64_t hi, int64_t k) {
             }
         }
         /* [lo..j] <= pv, [i..hi] >= pv, (j, i) == pv */
-        if (k <= j)
-            hi = j;
-        else if (k >= i)
-            lo = i;
-        else
-            return;
+        if (k <= j) hi = j;
+        else if (k >= i) lo = i;
+        else return;
     }
 }
 
@@ -224,7 +221,9 @@ typedef struct knn {
     uint32_t k, size;
 } knn;
 
-static inline int cand_less(cand a, cand b) { return a.d2 < b.d2 || (a.d2 == b.d2 && a.node < b.node); }
+static inline int cand_less(cand a, cand b) {
+    return a.d2 < b.d2 || (a.d2 == b.d2 && a.node < b.node);
+}
 
 static void heap_offer(knn *h, double d2, uint32_t node) {
     cand c = {d2, node};
@@ -298,7 +297,8 @@ static int cmp_res(const void *a, const void *b) {
 int gp_spatial_nearest(const struct gp_spatial *s, const gp_graph *g, double lon, double lat,
                        uint32_t k, uint32_t *out_nodes, double *out_metres) {
     if (!s || !g || k == 0 || s->cnt == 0) return 0;
-    if (!isfinite(lon) || !isfinite(lat) || lat < -90 || lat > 90 || lon < -360 || lon > 360) return -1;
+    if (!isfinite(lon) || !isfinite(lat) || lat < -90 || lat > 90 || lon < -360 || lon > 360)
+        return -1;
     if (k > s->cnt) k = s->cnt;
     knn h = {s, g, {0, 0, 0}, NULL, k, 0};
     gp_unit_vec(lon, lat, h.q);

@@ -61,7 +61,8 @@ void gp_topo_costs(gp_topo_link *links, size_t n, int rule, double ref) {
             free(c);
         }
     }
-    for (size_t i = 0; i < n; i++) links[i].cost = links[i].bw > 0 ? bw_cost(ref, links[i].bw) : fill;
+    for (size_t i = 0; i < n; i++)
+        links[i].cost = links[i].bw > 0 ? bw_cost(ref, links[i].bw) : fill;
 }
 
 int gp_topo_add_links(gp_builder *b, const gp_topo_link *links, size_t n, const char *path,

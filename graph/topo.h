@@ -15,11 +15,11 @@
 #include "graph/graph.h"
 
 typedef struct gp_topo_link {
-    int64_t u, v;   /* external node ids */
-    double bw;      /* bit/s; <= 0 when unknown */
-    double cost;    /* rule-specific raw cost (input units), filled by the loader or the rule */
-    int both;       /* 1: undirected link (two arcs), 0: one arc u->v */
-    long line;      /* source line, for messages */
+    int64_t u, v; /* external node ids */
+    double bw;    /* bit/s; <= 0 when unknown */
+    double cost;  /* rule-specific raw cost (input units), filled by the loader or the rule */
+    int both;     /* 1: undirected link (two arcs), 0: one arc u->v */
+    long line;    /* source line, for messages */
 } gp_topo_link;
 
 enum { GP_RULE_HOPS = 0, GP_RULE_BANDWIDTH = 1, GP_RULE_NATIVE = 2 };

@@ -19,13 +19,13 @@
 /* Frees what a topology part owns (device arrays, host metadata, its topology reference). */
 static void topo_part_free(gp_dcch_topo *t) {
     if (!t) return;
-    void *dev[] = {t->up_first, t->up_head, t->order, t->tri_first, t->tri, t->d_levels,
-                   t->d_elevels, t->p_bin_first, t->p_bin_step, t->p_step_first, t->p_in_first,
-                   t->p_in_head, t->p_in_edge, t->p_out_first, t->p_out_head, t->p_out_tail,
-                   t->p_out_edge, t->p_pnode, t->p_pos, t->p_in_ht, t->p_step_arc, t->p_bin_rec, t->p_border, t->p_onode,
-                   t->p_ooff, t->t_first,
-                   t->t_head, t->t_edge, t->q_bins, t->q_first, t->q_depth, t->q_tmpl,
-                   t->f_va, t->f_perm, t->f_vfirst};
+    void *dev[] = {t->up_first,   t->up_head,    t->order,       t->tri_first,   t->tri,
+                   t->d_levels,   t->d_elevels,  t->p_bin_first, t->p_bin_step,  t->p_step_first,
+                   t->p_in_first, t->p_in_head,  t->p_in_edge,   t->p_out_first, t->p_out_head,
+                   t->p_out_tail, t->p_out_edge, t->p_pnode,     t->p_pos,       t->p_in_ht,
+                   t->p_step_arc, t->p_bin_rec,  t->p_border,    t->p_onode,     t->p_ooff,
+                   t->t_first,    t->t_head,     t->t_edge,      t->q_bins,      t->q_first,
+                   t->q_depth,    t->q_tmpl,     t->f_va,        t->f_perm,      t->f_vfirst};
     for (size_t i = 0; i < sizeof dev / sizeof *dev; i++) cudaFree(dev[i]);
     free(t->level_first);
     free(t->edge_level);
@@ -45,7 +45,9 @@ static void topo_part_free(gp_dcch_topo *t) {
     free(t);
 }
 
-extern "C" void gp_dcch_topo_ref(gp_dcch_topo *t) { __atomic_add_fetch(&t->refs, 1, __ATOMIC_RELAXED); }
+extern "C" void gp_dcch_topo_ref(gp_dcch_topo *t) {
+    __atomic_add_fetch(&t->refs, 1, __ATOMIC_RELAXED);
+}
 
 extern "C" void gp_dcch_topo_unref(gp_dcch_topo *t) {
     if (t && __atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL) == 0) topo_part_free(t);
@@ -56,8 +58,8 @@ extern "C" uint64_t gp_dcch_topo_bytes(const gp_dcch_topo *t) { return t ? t->tb
 /* This instance's plan weights and tables (sized by its topology part). */
 static void metric_free(gp_dcch *d) {
     if (!d) return;
-    void *dev[] = {d->p_in_wt, d->p_out_wt, d->t_wt, d->t_tab, d->q_ent, d->q_bad, d->f_T,
-                   d->p_in_pwt};
+    void *dev[] = {d->p_in_wt, d->p_out_wt, d->t_wt, d->t_tab,
+                   d->q_ent,   d->q_bad,    d->f_T,  d->p_in_pwt};
     for (size_t i = 0; i < sizeof dev / sizeof *dev; i++) cudaFree(dev[i]);
     d->p_in_wt = d->p_out_wt = d->t_wt = d->q_bad = d->f_T = d->p_in_pwt = NULL;
     d->t_tab = d->q_ent = NULL;
@@ -65,8 +67,9 @@ static void metric_free(gp_dcch *d) {
 }
 
 static uint64_t metric_bytes(const gp_dcch_topo *t) {
-    return ((uint64_t)t->p_nin + t->p_npad + t->p_nout + t->t_narcs) * 4 + (uint64_t)t->t_K * t->t_K * 8 +
-           (t->q_ntab ? t->q_nent * 8 + 4 : 0) + (t->f_va ? t->q_nent * 4 : 0);
+    return ((uint64_t)t->p_nin + t->p_npad + t->p_nout + t->t_narcs) * 4 +
+           (uint64_t)t->t_K * t->t_K * 8 + (t->q_ntab ? t->q_nent * 8 + 4 : 0) +
+           (t->f_va ? t->q_nent * 4 : 0);
 }
 
 /* Points d at the topology part t (a reference the caller hands over), dropping the one it had,
@@ -83,14 +86,19 @@ static int bind(gp_dcch *d, gp_dcch_topo *t, cudaStream_t s, gp_err *err) {
     d->p_dirty = d->pdist_cap; /* positions may have moved: every cell may be stale */
     d->p_dirty1 = d->pdist1_cap;
     CK(dput(&d->p_in_wt, (const uint32_t *)NULL, (size_t)t->p_nin, s, NULL), "allocating the plan");
-    CK(dput(&d->p_in_pwt, (const uint32_t *)NULL, (size_t)t->p_npad, s, NULL), "allocating the plan");
-    CK(dput(&d->p_out_wt, (const uint32_t *)NULL, (size_t)t->p_nout, s, NULL), "allocating the plan");
+    CK(dput(&d->p_in_pwt, (const uint32_t *)NULL, (size_t)t->p_npad, s, NULL),
+       "allocating the plan");
+    CK(dput(&d->p_out_wt, (const uint32_t *)NULL, (size_t)t->p_nout, s, NULL),
+       "allocating the plan");
     if (t->t_K) {
-        CK(dput(&d->t_wt, (const uint32_t *)NULL, (size_t)t->t_narcs, s, NULL), "allocating the top table");
-        CK(dput(&d->t_tab, (const u64 *)NULL, (size_t)t->t_K * t->t_K, s, NULL), "allocating the top table");
+        CK(dput(&d->t_wt, (const uint32_t *)NULL, (size_t)t->t_narcs, s, NULL),
+           "allocating the top table");
+        CK(dput(&d->t_tab, (const u64 *)NULL, (size_t)t->t_K * t->t_K, s, NULL),
+           "allocating the top table");
     }
     if (t->q_ntab) {
-        CK(dput(&d->q_ent, (const u64 *)NULL, (size_t)t->q_nent, s, NULL), "allocating the piece tables");
+        CK(dput(&d->q_ent, (const u64 *)NULL, (size_t)t->q_nent, s, NULL),
+           "allocating the piece tables");
         CK(cudaMemcpyAsync(d->q_ent, t->q_tmpl, (size_t)t->q_nent * 8, cudaMemcpyDeviceToDevice, s),
            "copying the piece tables");
         CK(dput(&d->q_bad, (const uint32_t *)NULL, 1, s, NULL), "allocating the piece tables");
@@ -107,10 +115,10 @@ extern "C" void gp_dcch_free(gp_dcch *d) {
     if (!d) return;
     gp_dcch_graphs_free(d);
     metric_free(d);
-    void *dev[] = {d->pdist,     d->p_flag,    d->ofw,        d->obw,    d->fw,      d->bw,
-                   d->fmid,      d->bmid,      d->bad,        d->dist,   d->init_rank,
-                   d->init_dist, d->init_first, d->outbuf,    d->r_first, d->r_head, d->r_wt,
-                   d->r_lev,     d->r_tgt,     d->p_ovf,      d->pdist1};
+    void *dev[] = {d->pdist,      d->p_flag, d->ofw,     d->obw,    d->fw,        d->bw,
+                   d->fmid,       d->bmid,   d->bad,     d->dist,   d->init_rank, d->init_dist,
+                   d->init_first, d->outbuf, d->r_first, d->r_head, d->r_wt,      d->r_lev,
+                   d->r_tgt,      d->p_ovf,  d->pdist1};
     for (size_t i = 0; i < sizeof dev / sizeof *dev; i++) cudaFree(dev[i]);
     if (d->ev0) cudaEventDestroy(d->ev0);
     if (d->ev1) cudaEventDestroy(d->ev1);
@@ -159,7 +167,8 @@ static int topo_new(const gp_dcch_topo_src *t, cudaStream_t s, const gp_dcch_tun
     {
         int dev = 0;
         CK(cudaGetDevice(&dev), "cudaGetDevice");
-        CK(cudaDeviceGetAttribute(&d->sms, cudaDevAttrMultiProcessorCount, dev), "device attributes");
+        CK(cudaDeviceGetAttribute(&d->sms, cudaDevAttrMultiProcessorCount, dev),
+           "device attributes");
         CK(cudaDeviceGetAttribute(&d->smem_max, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev),
            "device attributes");
     }
@@ -169,8 +178,10 @@ static int topo_new(const gp_dcch_topo_src *t, cudaStream_t s, const gp_dcch_tun
     CK(dput(&d->tri_first, (const uint64_t *)t->tri_first, (size_t)t->m + 1, s, &d->tbytes),
        "uploading the CCH triangles");
     CK(dput(&d->tri, t->tri, (size_t)t->ntri * 2, s, &d->tbytes), "uploading the CCH triangles");
-    CK(dput(&d->d_levels, d->level_first, (size_t)t->nlevels + 1, s, &d->tbytes), "uploading levels");
-    CK(dput(&d->d_elevels, d->edge_level, (size_t)t->nlevels + 1, s, &d->tbytes), "uploading levels");
+    CK(dput(&d->d_levels, d->level_first, (size_t)t->nlevels + 1, s, &d->tbytes),
+       "uploading levels");
+    CK(dput(&d->d_elevels, d->edge_level, (size_t)t->nlevels + 1, s, &d->tbytes),
+       "uploading levels");
     CK(gp_dcch_customize_attrs(d->smem_max), "allowing the kernels' shared memory");
     CK(gp_dcch_sweep_attrs(d->smem_max), "allowing the kernels' shared memory");
     CK(gp_dcch_level_attrs(), "allowing the kernels' shared memory");
@@ -237,7 +248,6 @@ out:
     return rc;
 }
 
-
 /* Builds the sweep plan of a topology part (d->shape: thresholds, bin size, table caps): its
  * device arrays and host metadata, the top table's and piece tables' layouts. */
 static int topo_plan(gp_dcch_topo *d, cudaStream_t s, gp_err *err) {
@@ -245,11 +255,15 @@ static int topo_plan(gp_dcch_topo *d, cudaStream_t s, gp_err *err) {
     int rc = GP_OK;
     /* the plan, its top table (a row fits in shared memory: top_table) and piece tables, built on
      * the host by the topology's owner */
-    gp_dcch_plan_req rq = {d->shape[0], d->shape[1], (uint32_t)d->sms * PLAN_BLOCKS_PER_SM,
+    gp_dcch_plan_req rq = {d->shape[0],
+                           d->shape[1],
+                           (uint32_t)d->sms * PLAN_BLOCKS_PER_SM,
                            d->shape[2],
                            d->shape[3] < (uint32_t)d->smem_max / 8 ? d->shape[3]
                                                                    : (uint32_t)d->smem_max / 8,
-                           PIECE_MIN_STEPS, PIECE_MAX_BIN, d->shape[4]};
+                           PIECE_MIN_STEPS,
+                           PIECE_MAX_BIN,
+                           d->shape[4]};
     gp_dcch_plan pl = {NULL, NULL, NULL};
     uint32_t *pnode = NULL;
     rc = t->plan(t->owner, &rq, &pl, err);
@@ -288,9 +302,12 @@ static int topo_plan(gp_dcch_topo *d, cudaStream_t s, gp_err *err) {
     d->p_mid = p->bin_first[p->phase_bin[p->nphases - 1]];
     d->p_lim = p->max_bin_nodes > p->max_bin_out ? p->max_bin_nodes : p->max_bin_out;
     for (uint32_t x = 0; x < p->n; x++) pnode[x] = t->order[p->rank[x]];
-    CK(dput(&d->p_bin_first, p->bin_first, (size_t)p->nbins + 1, s, &d->tbytes), "uploading the plan");
-    CK(dput(&d->p_bin_step, p->bin_step, (size_t)p->nbins + 1, s, &d->tbytes), "uploading the plan");
-    CK(dput(&d->p_step_first, p->step_first, (size_t)p->nsteps + 1, s, &d->tbytes), "uploading the plan");
+    CK(dput(&d->p_bin_first, p->bin_first, (size_t)p->nbins + 1, s, &d->tbytes),
+       "uploading the plan");
+    CK(dput(&d->p_bin_step, p->bin_step, (size_t)p->nbins + 1, s, &d->tbytes),
+       "uploading the plan");
+    CK(dput(&d->p_step_first, p->step_first, (size_t)p->nsteps + 1, s, &d->tbytes),
+       "uploading the plan");
     CK(dput(&d->p_in_first, p->in_first, (size_t)p->n + 1, s, &d->tbytes), "uploading the plan");
     CK(dput(&d->p_in_head, p->in_head, (size_t)d->p_nin, s, &d->tbytes), "uploading the plan");
     CK(dput(&d->p_in_edge, p->in_edge, (size_t)d->p_nin, s, &d->tbytes), "uploading the plan");
@@ -360,9 +377,8 @@ static int topo_plan(gp_dcch_topo *d, cudaStream_t s, gp_err *err) {
             }
         }
         cudaError_t e1 = dput(&d->p_in_ht, ht, (size_t)d->p_npad, s, &d->tbytes);
-        cudaError_t e2 = e1 == cudaSuccess
-                             ? dput(&d->p_step_arc, sa, (size_t)p->nsteps + 1, s, &d->tbytes)
-                             : e1;
+        cudaError_t e2 =
+            e1 == cudaSuccess ? dput(&d->p_step_arc, sa, (size_t)p->nsteps + 1, s, &d->tbytes) : e1;
         std::vector<uint4> rec((size_t)p->nbins + 1);
         for (uint32_t b = 0; b <= p->nbins; b++) {
             const uint32_t q = p->bin_first[b], st = p->bin_step[b];
@@ -380,9 +396,9 @@ static int topo_plan(gp_dcch_topo *d, cudaStream_t s, gp_err *err) {
             for (uint32_t b = b0; b < b1; b++) bo[b] = b;
             std::stable_sort(bo.begin() + b0, bo.begin() + b1, [&](uint32_t x, uint32_t y) {
                 const uint32_t vx = p->bin_first[x + 1] > p->bin_first[x] ? on[p->bin_first[x]]
-                                                                         : UINT32_MAX;
+                                                                          : UINT32_MAX;
                 const uint32_t vy = p->bin_first[y + 1] > p->bin_first[y] ? on[p->bin_first[y]]
-                                                                         : UINT32_MAX;
+                                                                          : UINT32_MAX;
                 return vx < vy;
             });
         }
@@ -399,9 +415,12 @@ static int topo_plan(gp_dcch_topo *d, cudaStream_t s, gp_err *err) {
         d->t_K = top->K;
         d->t_nph = top->nphases;
         d->t_narcs = top->first[top->K];
-        CK(dput(&d->t_first, top->first, (size_t)top->K + 1, s, &d->tbytes), "uploading the top table");
-        CK(dput(&d->t_head, top->head, (size_t)d->t_narcs, s, &d->tbytes), "uploading the top table");
-        CK(dput(&d->t_edge, top->edge, (size_t)d->t_narcs, s, &d->tbytes), "uploading the top table");
+        CK(dput(&d->t_first, top->first, (size_t)top->K + 1, s, &d->tbytes),
+           "uploading the top table");
+        CK(dput(&d->t_head, top->head, (size_t)d->t_narcs, s, &d->tbytes),
+           "uploading the top table");
+        CK(dput(&d->t_edge, top->edge, (size_t)d->t_narcs, s, &d->tbytes),
+           "uploading the top table");
     }
     if (pt && pt->ntab) {
         d->q_pent = (uint64_t *)calloc((size_t)p->nphases + 1, 8);
@@ -420,8 +439,10 @@ static int topo_plan(gp_dcch_topo *d, cudaStream_t s, gp_err *err) {
             }
         d->q_ntab = pt->ntab;
         d->q_max_steps = pt->max_steps;
-        CK(dput(&d->q_bins, pt->bins, (size_t)pt->ntab, s, &d->tbytes), "uploading the piece tables");
-        CK(dput(&d->q_first, pt->first, (size_t)p->nbins + 1, s, &d->tbytes), "uploading the piece tables");
+        CK(dput(&d->q_bins, pt->bins, (size_t)pt->ntab, s, &d->tbytes),
+           "uploading the piece tables");
+        CK(dput(&d->q_first, pt->first, (size_t)p->nbins + 1, s, &d->tbytes),
+           "uploading the piece tables");
         CK(dput(&d->q_depth, pt->depth, (size_t)p->n, s, &d->tbytes), "uploading the piece tables");
         d->q_nent = pt->first[p->nbins];
         CK(dput(&d->q_tmpl, (const u64 *)pt->ent, (size_t)pt->first[p->nbins], s, &d->tbytes),
@@ -481,10 +502,20 @@ out:
 
 /* The service's options (kernels/cch_lab.h field order) and the process-wide ones
  * (gp_dcch_tune_set; the lab and the tests only). */
-constexpr gp_dcch_tune TUNE_DEFAULTS = {
-    PLAN_BASE,   PLAN_RATIO,    PLAN_BIN_CAP, TOP_MAX_NODES, PIECE_MAX_TOTAL, 0, 0,
-    GP_DCCH_PATHS_DEFAULT,      WKW_MAX,      WBIN_PER_SM,   WMULTI_PER_SM,   GATHER_MIN,
-    CELL_SAT,    0};
+constexpr gp_dcch_tune TUNE_DEFAULTS = {PLAN_BASE,
+                                        PLAN_RATIO,
+                                        PLAN_BIN_CAP,
+                                        TOP_MAX_NODES,
+                                        PIECE_MAX_TOTAL,
+                                        0,
+                                        0,
+                                        GP_DCCH_PATHS_DEFAULT,
+                                        WKW_MAX,
+                                        WBIN_PER_SM,
+                                        WMULTI_PER_SM,
+                                        GATHER_MIN,
+                                        CELL_SAT,
+                                        0};
 static gp_dcch_tune tune_now = TUNE_DEFAULTS;
 
 extern "C" void gp_dcch_tune_defaults(gp_dcch_tune *t) { *t = TUNE_DEFAULTS; }
@@ -521,4 +552,3 @@ extern "C" int gp_dcch_set_metric(gp_dcch *d, void *stream, const uint32_t *ofw,
 out:
     return rc;
 }
-

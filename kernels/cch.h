@@ -73,7 +73,7 @@ uint64_t gp_dcch_topo_bytes(const gp_dcch_topo *t);
  * weights' topology, checked against t's (GP_EINVAL for another topology's part). */
 int gp_dcch_new(gp_dcch_topo *t, const void *owner, const uint32_t *ofw, const uint32_t *obw,
                 void *stream, gp_dcch **out, gp_err *err);
-void gp_dcch_free(gp_dcch *d); /* accepts NULL; drops its topology part's reference */
+void gp_dcch_free(gp_dcch *d);            /* accepts NULL; drops its topology part's reference */
 uint64_t gp_dcch_bytes(const gp_dcch *d); /* its own bytes plus its topology part's */
 /* Replaces the original weights (a new metric on the same topology). */
 int gp_dcch_set_metric(gp_dcch *d, void *stream, const uint32_t *ofw, const uint32_t *obw,
@@ -87,8 +87,8 @@ int gp_dcch_customize(gp_dcch *d, void *stream, uint32_t *fw, uint32_t *bw, uint
  * (ranks and distances); dist (host, k*n, may be NULL: the lab times the device alone) gets one
  * row per source in node order. */
 int gp_dcch_phast(gp_dcch *d, void *stream, uint32_t k, const uint32_t *init_first,
-                  const uint32_t *init_rank, const uint64_t *init_dist, uint64_t *dist,
-                  float *ms, gp_err *err);
+                  const uint32_t *init_rank, const uint64_t *init_dist, uint64_t *dist, float *ms,
+                  gp_err *err);
 /* RPHAST: the restricted graph (nsel local nodes in ascending rank; first (nsel+1) / head / wt its
  * upward arcs with down weights; nlev levels lev_first (nlev+1) in local ids) and the local ids of
  * the nt targets. */
@@ -98,8 +98,8 @@ int gp_dcch_rphast_prepare(gp_dcch *d, void *stream, uint32_t nsel, const uint32
                            gp_err *err);
 /* k sources (init lists in local ids, as for phast): out (host, k x nt). */
 int gp_dcch_rphast(gp_dcch *d, void *stream, uint32_t k, const uint32_t *init_first,
-                   const uint32_t *init_local, const uint64_t *init_dist, uint64_t *out,
-                   float *ms, gp_err *err);
+                   const uint32_t *init_local, const uint64_t *init_dist, uint64_t *out, float *ms,
+                   gp_err *err);
 
 #ifdef __cplusplus
 }

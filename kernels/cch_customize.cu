@@ -107,7 +107,8 @@ __global__ void __launch_bounds__(PIECE_THREADS)
                 const uint32_t w = in_wt[a], h = in_head[a];
                 const int32_t idx = (int32_t)depth[p0 + h] - (int32_t)st + (int32_t)j;
                 if (w == INF32 || idx < -1) continue; /* h below a_j: no path from a_j */
-                const u64 th = idx < 0 ? 0 : tab[2 * ((size_t)t0 + (uint32_t)(at[idx] + (int32_t)h)) + 1];
+                const u64 th =
+                    idx < 0 ? 0 : tab[2 * ((size_t)t0 + (uint32_t)(at[idx] + (int32_t)h)) + 1];
                 if (th == INF32) continue;
                 if (th + w >= INF32) over = 1;
                 else if (th + w < best) best = th + w;
@@ -126,17 +127,13 @@ __global__ void ent_t(const u64 *__restrict__ ent, const uint32_t *__restrict__ 
     if (i < n) T[i] = (uint32_t)(ent[perm[i]] >> 32);
 }
 
-
-
 /* One warp customizes edge e: lanes take the triangles k0+lane, k0+lane+32, ...; the witness is
  * the smallest triangle offset reaching the minimum, none when the original arc does (the CPU's
  * rule, engine/cch.c customize_range). */
-__device__ __forceinline__ void customize_edge(uint32_t e, int lane, const uint64_t *__restrict__ tf,
-                                               const uint32_t *__restrict__ tri,
-                                               const uint32_t *__restrict__ ofw,
-                                               const uint32_t *__restrict__ obw, uint32_t *fw,
-                                               uint32_t *bw, uint32_t *fmid, uint32_t *bmid,
-                                               uint32_t *bad) {
+__device__ __forceinline__ void customize_edge(
+    uint32_t e, int lane, const uint64_t *__restrict__ tf, const uint32_t *__restrict__ tri,
+    const uint32_t *__restrict__ ofw, const uint32_t *__restrict__ obw, uint32_t *fw, uint32_t *bw,
+    uint32_t *fmid, uint32_t *bmid, uint32_t *bad) {
     uint32_t of0 = ofw[e], ob0 = obw[e];
     uint32_t f = INF32, b = INF32, fm = INF32, bm = INF32;
     int of = 0, ob = 0;
@@ -176,7 +173,8 @@ __global__ void customize_level(uint32_t lo, uint32_t hi, const uint64_t *__rest
                                 uint32_t *fmid, uint32_t *bmid, uint32_t *bad) {
     uint64_t w = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
     if (lo + w >= hi) return; /* whole warps leave together: hi - lo is per warp */
-    customize_edge((uint32_t)(lo + w), threadIdx.x & 31, tf, tri, ofw, obw, fw, bw, fmid, bmid, bad);
+    customize_edge((uint32_t)(lo + w), threadIdx.x & 31, tf, tri, ofw, obw, fw, bw, fmid, bmid,
+                   bad);
 }
 
 /* Levels [l0, l1) in one block, bottom-up. */
@@ -192,7 +190,6 @@ __global__ void customize_small(uint32_t l0, uint32_t l1, const uint32_t *__rest
         __syncthreads();
     }
 }
-
 
 } // namespace
 
@@ -242,8 +239,8 @@ int gp_dcch_plan_weights(gp_dcch *d, cudaStream_t s, gp_err *err) {
         CK(cudaMemcpyAsync(d->q_bad, &bad, 4, cudaMemcpyHostToDevice, s), "piece tables");
         CK(cudaEventRecord(e0, s), "piece tables");
         piece_tables<<<d->q_ntab, PIECE_THREADS, ((size_t)d->q_max_steps * 2 + 1) * 4, s>>>(
-            d->q_bins, d->p_bin_first, d->p_bin_step, d->p_step_first, d->p_in_first,
-            d->p_in_head, d->p_in_wt, d->q_depth, d->q_first, (uint32_t *)d->q_ent, d->q_bad);
+            d->q_bins, d->p_bin_first, d->p_bin_step, d->p_step_first, d->p_in_first, d->p_in_head,
+            d->p_in_wt, d->q_depth, d->q_first, (uint32_t *)d->q_ent, d->q_bad);
         CKL("piece tables");
         if (d->f_T) {
             ent_t<<<(unsigned)((d->q_nent + BIG_THREADS - 1) / BIG_THREADS), BIG_THREADS, 0, s>>>(
@@ -301,10 +298,18 @@ extern "C" int gp_dcch_customize(gp_dcch *d, void *stream, uint32_t *fw, uint32_
     if ((rc = gp_dcch_plan_weights(d, s, err)) != GP_OK) goto out;
     CK(cudaEventRecord(d->ev1, s), "customization");
     CK(cudaMemcpyAsync(&bad, d->bad, 4, cudaMemcpyDeviceToHost, s), "customization");
-    if (fw) CK(cudaMemcpyAsync(fw, d->fw, (size_t)d->m * 4, cudaMemcpyDeviceToHost, s), "customization");
-    if (bw) CK(cudaMemcpyAsync(bw, d->bw, (size_t)d->m * 4, cudaMemcpyDeviceToHost, s), "customization");
-    if (fmid) CK(cudaMemcpyAsync(fmid, d->fmid, (size_t)d->m * 4, cudaMemcpyDeviceToHost, s), "customization");
-    if (bmid) CK(cudaMemcpyAsync(bmid, d->bmid, (size_t)d->m * 4, cudaMemcpyDeviceToHost, s), "customization");
+    if (fw)
+        CK(cudaMemcpyAsync(fw, d->fw, (size_t)d->m * 4, cudaMemcpyDeviceToHost, s),
+           "customization");
+    if (bw)
+        CK(cudaMemcpyAsync(bw, d->bw, (size_t)d->m * 4, cudaMemcpyDeviceToHost, s),
+           "customization");
+    if (fmid)
+        CK(cudaMemcpyAsync(fmid, d->fmid, (size_t)d->m * 4, cudaMemcpyDeviceToHost, s),
+           "customization");
+    if (bmid)
+        CK(cudaMemcpyAsync(bmid, d->bmid, (size_t)d->m * 4, cudaMemcpyDeviceToHost, s),
+           "customization");
     CK(cudaStreamSynchronize(s), "customization");
     if (ms) CK(cudaEventElapsedTime(ms, d->ev0, d->ev1), "customization");
     if (bad != INF32)

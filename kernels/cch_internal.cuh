@@ -20,44 +20,49 @@
 typedef unsigned long long u64;
 #define INF64 0xffffffffffffffffULL
 #define INF32 0xffffffffu
-#define SMALL_ITEMS 4096         /* customization: levels of <= SMALL_ITEMS / 8 edges in one block */
-#define SWEEP_SMALL_ITEMS 64      /* sweeps: levels of <= 64 items in one block, a warp per item */
-#define SWEEP_THREAD_ITEMS 16384  /* sweeps: a thread per item from here (bottom levels) */
-#define COOP_THREADS 512          /* sweeps: block size of the cooperative kernel */
-#define TOP_CELLS 12288           /* sweeps: top levels kept in shared memory (96 KiB + offsets) */
+#define SMALL_ITEMS 4096     /* customization: levels of <= SMALL_ITEMS / 8 edges in one block */
+#define SWEEP_SMALL_ITEMS 64 /* sweeps: levels of <= 64 items in one block, a warp per item */
+#define SWEEP_THREAD_ITEMS 16384 /* sweeps: a thread per item from here (bottom levels) */
+#define COOP_THREADS 512         /* sweeps: block size of the cooperative kernel */
+#define TOP_CELLS 12288          /* sweeps: top levels kept in shared memory (96 KiB + offsets) */
 #define TOP_SMEM (TOP_CELLS * 8 + (TOP_CELLS + 1) * 4)
 #define SMALL_THREADS 1024
 #define BIG_THREADS 256
-#define PLAN_BASE 256             /* plan sweeps: thresholds 256, 4096, 65536, ... (cch_plan.h) */
+#define PLAN_BASE 256 /* plan sweeps: thresholds 256, 4096, 65536, ... (cch_plan.h) */
 #define PLAN_RATIO 16
-#define PLAN_BIN_CAP 128          /* plan sweeps: nodes per bin of a phase, at most (roughly; 1024
-                                   * before the warp bins: bench/lab_cch.cu --plans compares) */
+/* plan sweeps: nodes per bin of a phase, at most (roughly; 1024
+ * before the warp bins: bench/lab_cch.cu --plans compares) */
+#define PLAN_BIN_CAP 128
 #define PLAN_BLOCKS_PER_SM 4
-#define PLAN_THREADS_MAX 512      /* plan sweeps: a phase gets >= 4 bins per SM when it has pieces */
-#define TOP_MAX_NODES 2048        /* plan sweeps: the top table's nodes, at most (cch_plan.h) */
+#define PLAN_THREADS_MAX 512 /* plan sweeps: a phase gets >= 4 bins per SM when it has pieces */
+#define TOP_MAX_NODES 2048   /* plan sweeps: the top table's nodes, at most (cch_plan.h) */
 #define PIECE_MAX_TOTAL (1u << 25) /* plan sweeps: piece tables' entries at most (cch_plan.h) */
-#define PIECE_MAX_BIN 65536       /* plan sweeps: entries of one bin's table at most */
-#define PIECE_MIN_STEPS 4         /* plan sweeps: bins of fewer steps keep the step sweep */
-#define PIECE_THREADS 256         /* piece_tables: block size */
-#define INIT_CHUNK 2048           /* plan sweeps: cells filled per block of sweep_init */
+#define PIECE_MAX_BIN 65536        /* plan sweeps: entries of one bin's table at most */
+#define PIECE_MIN_STEPS 4          /* plan sweeps: bins of fewer steps keep the step sweep */
+#define PIECE_THREADS 256          /* piece_tables: block size */
+#define INIT_CHUNK 2048            /* plan sweeps: cells filled per block of sweep_init */
 #define INIT_THREADS 256
-#define X_GRAPHS 4                /* GP_DCCH_GRAPH: captured launch sequences kept */
+#define X_GRAPHS 4 /* GP_DCCH_GRAPH: captured launch sequences kept */
 #ifndef WARCS_BLOCKS
-#define WARCS_BLOCKS 8            /* arc-lane warp bins: blocks per SM (registers: 32 a thread) */
+#define WARCS_BLOCKS 8 /* arc-lane warp bins: blocks per SM (registers: 32 a thread) */
 #endif
 #ifndef WARCS_BLOCKS_K
-#define WARCS_BLOCKS_K 6          /* ... with several sources per warp (their cells: <= 7 blocks) */
+#define WARCS_BLOCKS_K 6 /* ... with several sources per warp (their cells: <= 7 blocks) */
 #endif
-#define WBIN_WARPS 8              /* warp bins (GP_DCCH_WARPS): bins (a warp each) per block */
-#define PASS_ARCS 8               /* warp bins: a step's arcs padded to a multiple of this (one
-                                   * pass of sweep_wpass: 8 arcs x 4 sources) */
-#define WBIN_SLOT_MAX 12288       /* warp bins: shared bytes per warp at most (cells and arc
-                                   * offsets; beyond, the cells stay in global memory; phases
-                                   * whose offsets alone do not fit keep the block sweep) */
-#define WPASS_BLOCKS 6            /* sweep_wpass: blocks of WBIN_WARPS warps per SM (7 blocks of 8
-                                   * warps, 12 or 14 of 4 lost: bench/lab_cch.cu v11) */
-#define WKW_MAX 4                 /* warp bins: sources per warp at most (8 or 16 lost on
-                                   * occupancy: v10); a divisor of k, so k / that warps per bin */
+#define WBIN_WARPS 8 /* warp bins (GP_DCCH_WARPS): bins (a warp each) per block */
+/* warp bins: a step's arcs padded to a multiple of this (one
+ * pass of sweep_wpass: 8 arcs x 4 sources) */
+#define PASS_ARCS 8
+/* warp bins: shared bytes per warp at most (cells and arc
+ * offsets; beyond, the cells stay in global memory; phases
+ * whose offsets alone do not fit keep the block sweep) */
+#define WBIN_SLOT_MAX 12288
+/* sweep_wpass: blocks of WBIN_WARPS warps per SM (7 blocks of 8
+ * warps, 12 or 14 of 4 lost: bench/lab_cch.cu v11) */
+#define WPASS_BLOCKS 6
+/* warp bins: sources per warp at most (8 or 16 lost on
+ * occupancy: v10); a divisor of k, so k / that warps per bin */
+#define WKW_MAX 4
 /* warp bins only where a phase has WBIN_PER_SM bins per SM at least: a grid's phase of 2 bins
  * of 1034 positions and 170 inner arcs each took 7.7 ms as warp bins, 2.2 ms as blocks
  * (grid:100000, H100) */
@@ -71,26 +76,26 @@ typedef unsigned long long u64;
  * everywhere (gen:24M 0.84x) and at 16 on gen:1M's phases of <= 1.7 M entries (0.96x)
  * (bench/results/2026-11-27-...-gpu-cch-gather.md) */
 #define GATHER_MIN ((uint64_t)1 << 22)
-#define CELL_SAT (INF32 - 1)      /* 32-bit warp-bin cells saturate here (sweep_wpass: below 2^31) */
+#define CELL_SAT (INF32 - 1) /* 32-bit warp-bin cells saturate here (sweep_wpass: below 2^31) */
 
 struct plan_dev { /* device copy of a gp_cch_plan (cch_plan.h) plus its weights */
     const uint32_t *bin_first, *bin_step, *step_first, *in_first, *in_head, *in_wt, *out_first,
         *out_head, *out_tail, *out_wt, *pnode;
-    const uint32_t *in_ht;    /* the warp bins' inner arcs, each step's padded with dummy arcs
-                               * to a multiple of PASS_ARCS: head << 4 | tail << 20 (offsets in
-                               * the bin, bins < 4096 nodes: a 4-source cell's byte offset in
-                               * 32 bits), a dummy 0 */
-    const uint32_t *in_pwt;   /* ... their weights (a dummy's INF) */
-    const uint32_t *step_arc; /* nsteps+1: a step's first arc in in_ht */
+    const uint32_t *in_ht;     /* the warp bins' inner arcs, each step's padded with dummy arcs
+                                * to a multiple of PASS_ARCS: head << 4 | tail << 20 (offsets in
+                                * the bin, bins < 4096 nodes: a 4-source cell's byte offset in
+                                * 32 bits), a dummy 0 */
+    const uint32_t *in_pwt;    /* ... their weights (a dummy's INF) */
+    const uint32_t *step_arc;  /* nsteps+1: a step's first arc in in_ht */
     const uint32_t *tab_first; /* piece tables (cch_plan.h gp_cch_ptab): entries per bin */
-    const uint32_t *onode;    /* the warp bins' output order: a bin's nodes ascending (pnode
-                               * sorted) */
-    const uint16_t *ooff;     /* ... and each one's offset in the bin */
-    const uint4 *bin_rec;     /* nbins+1: a bin's first position, step, inner arc, outer arc */
-    const uint32_t *border;   /* the warp bins' order: a phase's bins by their smallest node */
+    const uint32_t *onode;     /* the warp bins' output order: a bin's nodes ascending (pnode
+                                * sorted) */
+    const uint16_t *ooff;      /* ... and each one's offset in the bin */
+    const uint4 *bin_rec;      /* nbins+1: a bin's first position, step, inner arc, outer arc */
+    const uint32_t *border;    /* the warp bins' order: a phase's bins by their smallest node */
 };
 struct x_graph_slot {       /* a captured plan sweep (fill/scatter/top product + phases) */
-    unsigned char key[128];  /* its x_key */
+    unsigned char key[128]; /* its x_key */
     cudaGraphExec_t exec;
     uint64_t used;
 };
@@ -102,32 +107,32 @@ struct x_graph_slot {       /* a captured plan sweep (fill/scatter/top product +
  * A gp_dcch copies these fields by value (base-class assignment, bind) and references the owner;
  * the owner frees them when the last reference goes. */
 struct gp_dcch_topo {
-    int refs;               /* atomic */
+    int refs; /* atomic */
     uint32_t n, m, nlevels;
     uint64_t ntri;
-    int sms;                /* multiprocessors of the device */
-    uint32_t *level_first;  /* host copy: ranks per level */
-    uint32_t *edge_level;   /* host: up_first[level_first[l]] per level (nlevels+1) */
+    int sms;                              /* multiprocessors of the device */
+    uint32_t *level_first;                /* host copy: ranks per level */
+    uint32_t *edge_level;                 /* host: up_first[level_first[l]] per level (nlevels+1) */
     uint32_t *up_first, *up_head, *order; /* device */
     uint64_t *tri_first;
     uint32_t *tri;
-    uint32_t *d_levels;     /* device copy of level_first */
-    uint32_t *d_elevels;    /* device copy of edge_level */
+    uint32_t *d_levels;  /* device copy of level_first */
+    uint32_t *d_elevels; /* device copy of edge_level */
     /* the sweep plan (cch_plan.h): device arrays, host metadata per phase */
-    gp_dcch_topo_src src;   /* the host topology (copied; src.owner held): plan rebuilds */
-    int smem_max;           /* opt-in shared memory per block */
-    uint32_t p_nphases, p_nbins, p_mid; /* p_mid: first position of the last phase */
-    uint32_t *p_phase_bin;  /* host: nphases+1 */
+    gp_dcch_topo_src src; /* the host topology (copied; src.owner held): plan rebuilds */
+    int smem_max;         /* opt-in shared memory per block */
+    uint32_t p_nphases, p_nbins, p_mid;               /* p_mid: first position of the last phase */
+    uint32_t *p_phase_bin;                            /* host: nphases+1 */
     uint32_t *p_max_nodes, *p_max_arcs, *p_max_steps; /* host: per phase, largest bin */
     uint32_t *p_bin_first, *p_bin_step, *p_step_first, *p_in_first, *p_in_head, *p_in_edge,
         *p_out_first, *p_out_head, *p_out_tail, *p_out_edge, *p_pnode, *p_pos;
     uint32_t *p_in_ht, *p_step_arc; /* the arc-lane warp bins' layout (plan_dev) */
     uint32_t p_nsteps, p_npad; /* steps; arcs of that layout (the inner arcs with the padding) */
     uint4 *p_bin_rec;
-    uint32_t *p_border;     /* each phase's bins by their smallest node (the warp bins' order) */
-    uint32_t *p_onode;      /* per bin its nodes ascending (the warp bins' output order) ... */
-    uint16_t *p_ooff;       /* ... with their offsets in the bin (bins < 2^16 nodes) */
-    uint32_t p_lim;         /* largest bin's nodes or outer arcs: the plan needs p_lim * k < 2^31 */
+    uint32_t *p_border; /* each phase's bins by their smallest node (the warp bins' order) */
+    uint32_t *p_onode;  /* per bin its nodes ascending (the warp bins' output order) ... */
+    uint16_t *p_ooff;   /* ... with their offsets in the bin (bins < 2^16 nodes) */
+    uint32_t p_lim;     /* largest bin's nodes or outer arcs: the plan needs p_lim * k < 2^31 */
     uint32_t p_nin, p_nout;
     /* the top table (cch_plan.h gp_cch_top): positions 0 .. t_K-1 = phases 0 .. t_nph-1 */
     uint32_t t_K, t_nph, t_narcs;
@@ -140,30 +145,30 @@ struct gp_dcch_topo {
     u64 *q_tmpl;
     uint64_t q_nent;
     uint64_t *q_pent, *q_parcs; /* host, per phase: table entries, inner arcs */
-    uint32_t *q_pmaxn;      /* host, per phase: nodes of the largest bin with a table */
+    uint32_t *q_pmaxn;          /* host, per phase: nodes of the largest bin with a table */
     /* flat phases (GP_DCCH_FLAT): each piece-table entry with absolute positions,
      * (v << 32) | a (device, q_nent), and per phase its positions and entries (host) */
-    u64 *f_va;              /* ... sorted by v (so each position's entries are a range) */
-    uint32_t *f_perm;       /* device, q_nent: f_va's i-th entry is q_tmpl's f_perm[i] */
-    uint32_t *f_vfirst;     /* device, p_mid + 1: position v's entries in f_va (GATHER) */
-    uint32_t *f_ppos;       /* host: nphases+1, the first position of each phase */
-    uint64_t *f_pent;       /* host: nphases+1, the first entry of each phase */
-    unsigned char *f_full;  /* host: nphases, every bin of the phase has a table */
+    u64 *f_va;                  /* ... sorted by v (so each position's entries are a range) */
+    uint32_t *f_perm;           /* device, q_nent: f_va's i-th entry is q_tmpl's f_perm[i] */
+    uint32_t *f_vfirst;         /* device, p_mid + 1: position v's entries in f_va (GATHER) */
+    uint32_t *f_ppos;           /* host: nphases+1, the first position of each phase */
+    uint64_t *f_pent;           /* host: nphases+1, the first entry of each phase */
+    unsigned char *f_full;      /* host: nphases, every bin of the phase has a table */
     uint32_t *p_ppos, *p_parcs; /* host, per phase: positions, inner arcs (the profile) */
     /* the gp_dcch_tune plan fields this part was built with (gp_dcch_retune compares) */
-    uint32_t shape[6];      /* plan_base, plan_ratio, bin_cap, top_max, piece_max, smem_max */
-    uint64_t tbytes;        /* device bytes of this part */
+    uint32_t shape[6]; /* plan_base, plan_ratio, bin_cap, top_max, piece_max, smem_max */
+    uint64_t tbytes;   /* device bytes of this part */
 };
 
 /* One customized CCH: the shared topology part (copied from tm) plus its own metric, customized
  * weights, the plan's weights and tables, and the sweep workspace. */
 struct gp_dcch : gp_dcch_topo {
-    gp_dcch_topo *tm;       /* the shared part (referenced) */
+    gp_dcch_topo *tm; /* the shared part (referenced) */
     uint32_t *ofw, *obw, *fw, *bw, *fmid, *bmid;
-    uint32_t *bad;          /* device word: overflow seen */
+    uint32_t *bad; /* device word: overflow seen */
     /* sweep workspace */
     u64 *dist;
-    size_t dist_cap;        /* entries */
+    size_t dist_cap; /* entries */
     uint32_t *init_rank;
     u64 *init_dist;
     uint32_t *init_first;
@@ -176,40 +181,40 @@ struct gp_dcch : gp_dcch_topo {
     uint32_t *r_lev_host;
     size_t r_cap_n, r_cap_m, r_cap_lev, r_cap_t;
     /* the sweep's gp_dcch_tune fields (gp_dcch_new, gp_dcch_retune) */
-    int levels;             /* PHAST through the level sweep */
-    int profile;            /* per-phase device times on stderr */
-    unsigned paths;         /* GP_DCCH_* */
-    uint32_t wkw;           /* sources per warp bin at most for several sources */
-    uint32_t sat;           /* 32-bit warp-bin cells saturate here */
-    uint32_t wbin_min;      /* warp bins only in phases of at least this many bins */
-    uint32_t wmulti_min;    /* ... and for several sources of at least this many */
-    uint64_t gather_min;    /* GP_DCCH_GATHER: flat phases of at least this many entries */
+    int levels;          /* PHAST through the level sweep */
+    int profile;         /* per-phase device times on stderr */
+    unsigned paths;      /* GP_DCCH_* */
+    uint32_t wkw;        /* sources per warp bin at most for several sources */
+    uint32_t sat;        /* 32-bit warp-bin cells saturate here */
+    uint32_t wbin_min;   /* warp bins only in phases of at least this many bins */
+    uint32_t wmulti_min; /* ... and for several sources of at least this many */
+    uint64_t gather_min; /* GP_DCCH_GATHER: flat phases of at least this many entries */
     /* the plan's weights and tables for this metric (sized by tm) */
     uint32_t *p_in_wt, *p_out_wt, *t_wt;
-    uint32_t *p_in_pwt;     /* the inner arcs' weights in the warp bins' layout (p_npad) */
-    u64 *t_tab;             /* t_K x t_K, row u: down distances from u */
-    float t_ms;             /* device ms of the last table computation */
-    u64 *q_ent;             /* the piece tables: q_tmpl's layout, high words this metric's */
-    uint32_t *f_T;          /* flat phases: q_ent's high words alone (f_va's order) */
+    uint32_t *p_in_pwt; /* the inner arcs' weights in the warp bins' layout (p_npad) */
+    u64 *t_tab;         /* t_K x t_K, row u: down distances from u */
+    float t_ms;         /* device ms of the last table computation */
+    u64 *q_ent;         /* the piece tables: q_tmpl's layout, high words this metric's */
+    uint32_t *f_T;      /* flat phases: q_ent's high words alone (f_va's order) */
     uint32_t *q_bad;
-    int q_ok;               /* the last customization's tables hold (no down distance >= 2^32-1) */
-    float q_ms;             /* device ms of the last piece-table computation */
-    u64 *pdist;             /* plan sweeps: positions x k, INF from cell p_dirty on */
+    int q_ok;   /* the last customization's tables hold (no down distance >= 2^32-1) */
+    float q_ms; /* device ms of the last piece-table computation */
+    u64 *pdist; /* plan sweeps: positions x k, INF from cell p_dirty on */
     size_t pdist_cap, p_dirty;
-    u64 *pdist1;            /* ... the same for one source: a sweep of one source after one of
-                             * 16 would clean the 16-source layout's upper cells (p_dirty) */
+    u64 *pdist1; /* ... the same for one source: a sweep of one source after one of
+                  * 16 would clean the 16-source layout's upper cells (p_dirty) */
     size_t pdist1_cap, p_dirty1;
-    uint32_t *p_flag;       /* GP_DCCH_SKIP: per bin, an entry of the init in its cells */
-    uint32_t *p_ovf;        /* device word: a 32-bit warp-bin cell saturated (then 64-bit ones) */
-    int w64;                /* ... so this metric's sweeps keep 64-bit cells */
-    int x_c32;              /* the last plan sweep used 32-bit cells */
+    uint32_t *p_flag; /* GP_DCCH_SKIP: per bin, an entry of the init in its cells */
+    uint32_t *p_ovf;  /* device word: a 32-bit warp-bin cell saturated (then 64-bit ones) */
+    int w64;          /* ... so this metric's sweeps keep 64-bit cells */
+    int x_c32;        /* the last plan sweep used 32-bit cells */
     size_t p_flag_cap;
     int customized;
-    uint64_t bytes;         /* device bytes of this instance (the shared part: tm->tbytes) */
+    uint64_t bytes; /* device bytes of this instance (the shared part: tm->tbytes) */
     cudaEvent_t ev0, ev1;
     /* the captured sweeps (GP_DCCH_GRAPH), freed by gp_dcch_graphs_free (from gp_dcch_free and
      * bind) */
-    uint32_t x_gen;         /* plan generation: graphs of an older plan are never launched */
+    uint32_t x_gen; /* plan generation: graphs of an older plan are never launched */
     x_graph_slot x_graph[X_GRAPHS];
     uint64_t x_tick;
 };
@@ -230,11 +235,13 @@ static inline int cfail(cudaError_t e, const char *what, gp_err *err) {
 #define CKL(what) CK(cudaGetLastError(), (what))
 
 template <typename T>
-static inline cudaError_t dput(T **dst, const T *src, size_t count, cudaStream_t s, uint64_t *bytes) {
+static inline cudaError_t dput(T **dst, const T *src, size_t count, cudaStream_t s,
+                               uint64_t *bytes) {
     cudaError_t e = cudaMalloc((void **)dst, (count ? count : 1) * sizeof(T));
     if (e != cudaSuccess) return e;
     if (bytes) *bytes += (count ? count : 1) * sizeof(T);
-    if (count && src) return cudaMemcpyAsync(*dst, src, count * sizeof(T), cudaMemcpyHostToDevice, s);
+    if (count && src)
+        return cudaMemcpyAsync(*dst, src, count * sizeof(T), cudaMemcpyHostToDevice, s);
     return cudaSuccess;
 }
 
@@ -248,7 +255,6 @@ template <typename T> static inline cudaError_t grow(T **buf, size_t *cap, size_
     *cap = e == cudaSuccess ? c : 0;
     return e;
 }
-
 
 /* The process-wide gp_dcch_tune (kernels/cch.cu; the defaults unless the lab or a test set it). */
 const gp_dcch_tune *gp_dcch_tune_now(void);

@@ -20,19 +20,25 @@ extern "C" {
 
 /* The sweep's paths (gp_dcch_tune.paths): the service runs GP_DCCH_PATHS_DEFAULT; a lab
  * ablation or a test turns some off to reach or time the path each one falls back to. */
-#define GP_DCCH_GRAPH 1u   /* the sweep's launches captured once per key as a CUDA graph and
-                            * replayed (else launched one by one) */
-#define GP_DCCH_WARPS 2u   /* phases without piece tables, with small bins, as warp bins (a warp
-                            * per bin; else a block per bin) for one source */
-#define GP_DCCH_WMULTI 4u  /* ... and for several sources (wkw sources a warp) */
-#define GP_DCCH_SKIP 8u    /* the last phase's warp bins read only the cells of bins an upward
-                            * search left an entry in (else every cell) */
-#define GP_DCCH_FLAT 16u   /* a phase whose bins all have piece tables runs without bins (else a
-                            * block per bin with its table) */
-#define GP_DCCH_GATHER 32u /* for several sources, the largest flat phases gathered a position
-                            * at a time (else an atomicMin per entry) */
-#define GP_DCCH_W64 64u    /* the warp bins' cells in 64 bits from the start (else 32-bit cells,
-                            * and 64-bit ones only after a cell saturated) */
+/* the sweep's launches captured once per key as a CUDA graph and
+ * replayed (else launched one by one) */
+#define GP_DCCH_GRAPH 1u
+/* phases without piece tables, with small bins, as warp bins (a warp
+ * per bin; else a block per bin) for one source */
+#define GP_DCCH_WARPS 2u
+#define GP_DCCH_WMULTI 4u /* ... and for several sources (wkw sources a warp) */
+/* the last phase's warp bins read only the cells of bins an upward
+ * search left an entry in (else every cell) */
+#define GP_DCCH_SKIP 8u
+/* a phase whose bins all have piece tables runs without bins (else a
+ * block per bin with its table) */
+#define GP_DCCH_FLAT 16u
+/* for several sources, the largest flat phases gathered a position
+ * at a time (else an atomicMin per entry) */
+#define GP_DCCH_GATHER 32u
+/* the warp bins' cells in 64 bits from the start (else 32-bit cells,
+ * and 64-bit ones only after a cell saturated) */
+#define GP_DCCH_W64 64u
 #define GP_DCCH_PATHS_DEFAULT                                                                      \
     (GP_DCCH_GRAPH | GP_DCCH_WARPS | GP_DCCH_WMULTI | GP_DCCH_SKIP | GP_DCCH_FLAT | GP_DCCH_GATHER)
 
@@ -45,17 +51,17 @@ typedef struct gp_dcch_tune {
     uint32_t smem_max;              /* shared memory per plan bin, bytes (0: the device's opt-in
                                      * limit; less reaches the paths for bins that do not fit) */
     /* the sweep, read when a gp_dcch is made or re-tuned */
-    int levels;                     /* PHAST through the level sweep (RPHAST's) */
-    unsigned paths;                 /* GP_DCCH_* */
-    uint32_t wkw;                   /* sources per warp bin at most for several sources (1, 2, 4) */
-    uint32_t wbin_per_sm;           /* warp bins only in phases of at least this many bins per SM
-                                     * (one source) ... */
-    uint32_t wmulti_per_sm;         /* ... and for several sources */
-    uint64_t gather_min;            /* GP_DCCH_GATHER from this many table entries in a phase */
-    uint32_t sat;                   /* 32-bit warp-bin cells saturate here (a test hook: lower
-                                     * than a distance reaches the 64-bit fallback) */
-    int profile;                    /* per-phase device times of every plan sweep on stderr (the
-                                     * launches one by one) */
+    int levels;             /* PHAST through the level sweep (RPHAST's) */
+    unsigned paths;         /* GP_DCCH_* */
+    uint32_t wkw;           /* sources per warp bin at most for several sources (1, 2, 4) */
+    uint32_t wbin_per_sm;   /* warp bins only in phases of at least this many bins per SM
+                             * (one source) ... */
+    uint32_t wmulti_per_sm; /* ... and for several sources */
+    uint64_t gather_min;    /* GP_DCCH_GATHER from this many table entries in a phase */
+    uint32_t sat;           /* 32-bit warp-bin cells saturate here (a test hook: lower
+                             * than a distance reaches the 64-bit fallback) */
+    int profile;            /* per-phase device times of every plan sweep on stderr (the
+                             * launches one by one) */
 } gp_dcch_tune;
 
 /* The service's values (the constants of kernels/cch_internal.cuh; zeroes in a build without

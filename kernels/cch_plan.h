@@ -22,7 +22,7 @@ extern "C" {
 #endif
 
 typedef struct gp_cch_plan {
-    uint32_t n;           /* positions (= topo->n) */
+    uint32_t n; /* positions (= topo->n) */
     uint32_t nphases, nbins, nsteps;
     uint32_t *phase_bin;  /* nphases+1: bins of phase p are phase_bin[p] .. phase_bin[p+1]-1 */
     uint32_t *bin_first;  /* nbins+1: positions of bin b are bin_first[b] .. bin_first[b+1]-1 */
@@ -70,12 +70,12 @@ typedef struct gp_cch_top {
  * nodes, at most max_bin entries each, in phases f0 .. (a phase's eligible bins all or none,
  * while the total stays within max_total) get a table; the others keep the step sweep. */
 typedef struct gp_cch_ptab {
-    uint32_t nbins;     /* = the plan's */
-    uint32_t ntab;      /* bins with a table */
-    uint32_t *first;    /* nbins+1: entries of bin b (none: first[b] == first[b+1]) */
-    uint32_t *bins;     /* ntab: the bins with a table, ascending */
-    uint32_t *depth;    /* n: position -> its step within its bin (depth in its piece) */
-    uint64_t *ent;      /* first[nbins] entries */
+    uint32_t nbins;                /* = the plan's */
+    uint32_t ntab;                 /* bins with a table */
+    uint32_t *first;               /* nbins+1: entries of bin b (none: first[b] == first[b+1]) */
+    uint32_t *bins;                /* ntab: the bins with a table, ascending */
+    uint32_t *depth;               /* n: position -> its step within its bin (depth in its piece) */
+    uint64_t *ent;                 /* first[nbins] entries */
     uint32_t max_nodes, max_steps; /* over the bins with a table */
 } gp_cch_ptab;
 

@@ -141,7 +141,6 @@ __global__ void gather_targets(uint32_t nt, uint32_t k, const uint32_t *__restri
     out[i] = dist[(size_t)tgt[j] * k + s];
 }
 
-
 } // namespace
 
 cudaError_t gp_dcch_level_attrs(void) {
@@ -163,13 +162,14 @@ int gp_dcch_upload_init(gp_dcch *d, cudaStream_t s, uint32_t k, const uint32_t *
     CK(cudaMemcpyAsync(d->init_first, init_first, ((size_t)k + 1) * 4, cudaMemcpyHostToDevice, s),
        "sweep init");
     if (ninit) {
-        CK(cudaMemcpyAsync(d->init_rank, init_rank, ninit * 4, cudaMemcpyHostToDevice, s), "sweep init");
-        CK(cudaMemcpyAsync(d->init_dist, init_dist, ninit * 8, cudaMemcpyHostToDevice, s), "sweep init");
+        CK(cudaMemcpyAsync(d->init_rank, init_rank, ninit * 4, cudaMemcpyHostToDevice, s),
+           "sweep init");
+        CK(cudaMemcpyAsync(d->init_dist, init_dist, ninit * 8, cudaMemcpyHostToDevice, s),
+           "sweep init");
     }
 out:
     return rc;
 }
-
 
 /* Init + level sweep over a graph (first/head/wt device, levels host lev / device dlev). */
 int gp_dcch_level_sweep(gp_dcch *d, cudaStream_t s, uint32_t n, uint32_t nlev, const uint32_t *lev,
@@ -179,44 +179,44 @@ int gp_dcch_level_sweep(gp_dcch *d, cudaStream_t s, uint32_t n, uint32_t nlev, c
     int rc = GP_OK;
     size_t cells = (size_t)n * k;
     CK(grow(&d->dist, &d->dist_cap, cells), "allocating the sweep");
-    if ((rc = gp_dcch_upload_init(d, s, k, init_first, init_rank, init_dist, err)) != GP_OK) return rc;
+    if ((rc = gp_dcch_upload_init(d, s, k, init_first, init_rank, init_dist, err)) != GP_OK)
+        return rc;
     CK(cudaEventRecord(d->ev0, s), "sweep");
     fill64<<<blocks_for(cells), BIG_THREADS, 0, s>>>(d->dist, cells);
     CKL("sweep init");
-    scatter_init<<<k, 64, 0, s>>>(k, d->init_first, d->init_rank, (const u64 *)d->init_dist,
-                                  NULL, d->dist);
+    scatter_init<<<k, 64, 0, s>>>(k, d->init_first, d->init_rank, (const u64 *)d->init_dist, NULL,
+                                  d->dist);
     CKL("sweep init");
     { /* the top levels in shared memory, then the rest level by level */
-    uint32_t top = nlev;
-    while (top > 0 && (uint64_t)(lev[top] - lev[top - 1]) * k <= SWEEP_SMALL_ITEMS &&
-           (uint64_t)(lev[nlev] - lev[top - 1]) * k <= TOP_CELLS)
-        top--;
-    if (top < nlev) {
-        uint64_t nodes = lev[nlev] - lev[top];
-        size_t smem = (size_t)(nodes * k) * 8 + (size_t)(nodes + 1) * 4;
-        sweep_top<<<1, SMALL_THREADS, smem, s>>>(top, nlev, dlev, k, first, head, wt, d->dist);
-        CKL("sweep (top levels)");
-    }
-    if (top > 0) {
-        /* one block per SM for a single source (latency: a cheaper grid.sync), as many as fit
+        uint32_t top = nlev;
+        while (top > 0 && (uint64_t)(lev[top] - lev[top - 1]) * k <= SWEEP_SMALL_ITEMS &&
+               (uint64_t)(lev[nlev] - lev[top - 1]) * k <= TOP_CELLS)
+            top--;
+        if (top < nlev) {
+            uint64_t nodes = lev[nlev] - lev[top];
+            size_t smem = (size_t)(nodes * k) * 8 + (size_t)(nodes + 1) * 4;
+            sweep_top<<<1, SMALL_THREADS, smem, s>>>(top, nlev, dlev, k, first, head, wt, d->dist);
+            CKL("sweep (top levels)");
+        }
+        if (top > 0) {
+            /* one block per SM for a single source (latency: a cheaper grid.sync), as many as fit
          * for several (work) */
-        int per_sm = 1;
-        if (k > 1 && cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, sweep_coop, COOP_THREADS,
-                                                                   0) != cudaSuccess)
-            per_sm = 1;
-        if (per_sm < 1) per_sm = 1;
-        dim3 grid((unsigned)(d->sms * per_sm)), block(COOP_THREADS);
-        uint32_t *dl = (uint32_t *)dlev;
-        u64 *dd = d->dist;
-        uint32_t *f = (uint32_t *)first, *h = (uint32_t *)head, *w = (uint32_t *)wt;
-        void *args[] = {&top, &dl, &k, &f, &h, &w, &dd};
-        CK(cudaLaunchCooperativeKernel((void *)sweep_coop, grid, block, args, 0, s), "sweep");
-    }
+            int per_sm = 1;
+            if (k > 1 && cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                             &per_sm, sweep_coop, COOP_THREADS, 0) != cudaSuccess)
+                per_sm = 1;
+            if (per_sm < 1) per_sm = 1;
+            dim3 grid((unsigned)(d->sms * per_sm)), block(COOP_THREADS);
+            uint32_t *dl = (uint32_t *)dlev;
+            u64 *dd = d->dist;
+            uint32_t *f = (uint32_t *)first, *h = (uint32_t *)head, *w = (uint32_t *)wt;
+            void *args[] = {&top, &dl, &k, &f, &h, &w, &dd};
+            CK(cudaLaunchCooperativeKernel((void *)sweep_coop, grid, block, args, 0, s), "sweep");
+        }
     }
 out:
     return rc;
 }
-
 
 int gp_dcch_level_output(gp_dcch *d, cudaStream_t s, uint32_t k, gp_err *err) {
     int rc = GP_OK;
@@ -250,12 +250,15 @@ extern "C" int gp_dcch_rphast_prepare(gp_dcch *d, void *stream, uint32_t nsel,
         if (!d->r_lev_host) return gp_err_set(err, GP_ENOMEM, "out of memory for RPHAST levels");
     }
     CK(grow(&d->r_tgt, &d->r_cap_t, (size_t)nt + 1), "RPHAST upload");
-    CK(cudaMemcpyAsync(d->r_first, first, ((size_t)nsel + 1) * 4, cudaMemcpyHostToDevice, s), "RPHAST upload");
+    CK(cudaMemcpyAsync(d->r_first, first, ((size_t)nsel + 1) * 4, cudaMemcpyHostToDevice, s),
+       "RPHAST upload");
     if (m) {
-        CK(cudaMemcpyAsync(d->r_head, head, (size_t)m * 4, cudaMemcpyHostToDevice, s), "RPHAST upload");
+        CK(cudaMemcpyAsync(d->r_head, head, (size_t)m * 4, cudaMemcpyHostToDevice, s),
+           "RPHAST upload");
         CK(cudaMemcpyAsync(d->r_wt, wt, (size_t)m * 4, cudaMemcpyHostToDevice, s), "RPHAST upload");
     }
-    CK(cudaMemcpyAsync(d->r_lev, lev_first, ((size_t)nlev + 1) * 4, cudaMemcpyHostToDevice, s), "RPHAST upload");
+    CK(cudaMemcpyAsync(d->r_lev, lev_first, ((size_t)nlev + 1) * 4, cudaMemcpyHostToDevice, s),
+       "RPHAST upload");
     CK(cudaMemcpyAsync(d->r_tgt, tgt, (size_t)nt * 4, cudaMemcpyHostToDevice, s), "RPHAST upload");
     memcpy(d->r_lev_host, lev_first, ((size_t)nlev + 1) * 4);
     d->r_n = nsel;

@@ -262,9 +262,8 @@ __device__ __forceinline__ void wbin_in(const plan_dev &P, const wbin &B, C *D, 
 template <uint32_t KW, typename C>
 __device__ __forceinline__ void wbin_out(const plan_dev &P, const wbin &B, const C *D, u64 *dist,
                                          u64 *out, uint32_t n, uint32_t k, uint32_t c0,
-                                         uint32_t lane, int last, uint32_t sat,
-                                         uint32_t *ovf, uint32_t *flag, uint32_t b, uint32_t g,
-                                         bool rd) {
+                                         uint32_t lane, int last, uint32_t sat, uint32_t *ovf,
+                                         uint32_t *flag, uint32_t b, uint32_t g, bool rd) {
     constexpr bool C32 = sizeof(C) == 4;
     bool sv = false; /* a 32-bit cell reached sat: the host sweeps again with 64-bit cells */
     constexpr uint32_t UO = KW == 1 ? 2 : 4;
@@ -330,7 +329,7 @@ __global__ void __launch_bounds__(WBIN_WARPS * 32, KW == 1 ? WARCS_BLOCKS : WARC
     __syncwarp();
     const uint32_t col = lane % KW, sub = lane / KW;
     {
-        uint32_t k0 = 0, qa = 0; /* k0: the chunk in h0 / w0 */
+        uint32_t k0 = 0, qa = 0;                /* k0: the chunk in h0 / w0 */
         for (uint32_t st = 1; st <= ns; st++) { /* the same trips on all lanes; step st - 1 */
             const uint32_t qb = st < 32   ? __shfl_sync(FULL, sr0, st)
                                 : st < 64 ? __shfl_sync(FULL, sr1, st - 32)
@@ -399,23 +398,30 @@ __global__ void __launch_bounds__(WBIN_WARPS * 32, WPASS_BLOCKS)
     wbin_in<KW, uint32_t, 4>(P, B, D, dist, k, c0, lane, rd, last, sat);
     const uint32_t col = lane & 3, sub = lane >> 2, np = A >> 3, nch = (A + 31) >> 5;
     const uint32_t dcol = (uint32_t)__cvta_generic_to_shared(D + col); /* + a byte offset */
-    auto run = [&](uint32_t h, uint32_t w, uint32_t ch) { /* chunk ch's passes */
-        const uint32_t q1 = np - (ch << 2);
+    auto run = [&](uint32_t h, uint32_t w,
+                   uint32_t ch) { /* chunk ch's passes */
+                                  const uint32_t q1 = np - (ch << 2);
 #pragma unroll
-        for (uint32_t q = 0; q < 4; q++) {
-            if (q >= q1) break;
-            const uint32_t e = __shfl_sync(FULL, h, (q << 3) + sub);
-            const uint32_t v = __shfl_sync(FULL, w, (q << 3) + sub);
-            uint32_t dh;
-            asm volatile("ld.shared.u32 %0, [%1];" : "=r"(dh) : "r"(dcol + (e & 0xffffu)) : "memory");
-            const uint32_t x = min(dh + min(v, sat), sat); /* dh <= sat < 2^31 unless INF */
-            asm volatile("{\n\t.reg .pred p, q;\n\t"
-                         "setp.ne.u32 p, %2, 0xffffffff;\n\t"
-                         "setp.ne.and.u32 q, %3, 0xffffffff, p;\n\t"
-                         "@q red.shared.min.u32 [%0], %1;\n\t}"
-                         ::"r"(dcol + (e >> 16)), "r"(x), "r"(v), "r"(dh) : "memory");
-            __syncwarp();
-        }
+                                  for (uint32_t q = 0; q < 4; q++) {
+                                      if (q >= q1) break;
+                                      const uint32_t e = __shfl_sync(FULL, h, (q << 3) + sub);
+                                      const uint32_t v = __shfl_sync(FULL, w, (q << 3) + sub);
+                                      uint32_t dh;
+                                      asm volatile("ld.shared.u32 %0, [%1];"
+                                                   : "=r"(dh)
+                                                   : "r"(dcol + (e & 0xffffu))
+                                                   : "memory");
+                                      const uint32_t x = min(dh + min(v, sat),
+                                                             sat); /* dh <= sat < 2^31 unless INF */
+                                      asm volatile("{\n\t.reg .pred p, q;\n\t"
+                                                   "setp.ne.u32 p, %2, 0xffffffff;\n\t"
+                                                   "setp.ne.and.u32 q, %3, 0xffffffff, p;\n\t"
+                                                   "@q red.shared.min.u32 [%0], %1;\n\t}" ::"r"(
+                                                       dcol + (e >> 16)),
+                                                   "r"(x), "r"(v), "r"(dh)
+                                                   : "memory");
+                                      __syncwarp();
+                                  }
     };
     ld(1, hb, wb);
     ld(2, hc, wc);
@@ -532,7 +538,8 @@ __global__ void __launch_bounds__(INIT_THREADS)
     const uint32_t b = blockIdx.x, tid = threadIdx.x;
     const size_t top = (size_t)K * k;
     if (b < nfill) {
-        const size_t c0 = lo + (size_t)b * INIT_CHUNK, c1 = c0 + INIT_CHUNK < hi ? c0 + INIT_CHUNK : hi;
+        const size_t c0 = lo + (size_t)b * INIT_CHUNK,
+                     c1 = c0 + INIT_CHUNK < hi ? c0 + INIT_CHUNK : hi;
         for (size_t i = c0 + tid; i < c1; i += blockDim.x) dist[i] = INF64;
         __syncthreads();
         for (uint32_t s = 0; s < k; s++)
@@ -603,9 +610,9 @@ warcs_fn warcs_kern(uint32_t kw, bool c32) {
 
 typedef void (*sweep_kern)(plan_dev, uint32_t, uint32_t, u64 *, u64 *, uint32_t, int, uint32_t,
                            const u64 *);
-const sweep_kern sweep_kerns[2][2] = { /* [k == 1][bins fit smem] */
-    {sweep_bins<false, false>, sweep_bins<false, true>},
-    {sweep_bins<true, false>, sweep_bins<true, true>}};
+const sweep_kern sweep_kerns[2][2] = {/* [k == 1][bins fit smem] */
+                                      {sweep_bins<false, false>, sweep_bins<false, true>},
+                                      {sweep_bins<true, false>, sweep_bins<true, true>}};
 
 /* What a captured plan sweep depends on (GP_DCCH_GRAPH): equal keys, equal launches. */
 struct x_key {
@@ -671,23 +678,21 @@ int plan_issue(gp_dcch *d, cudaStream_t s, const x_key &x, cudaEvent_t *pev, uin
     CKL("sweep init");
     if (npev) CK(cudaEventRecord(pev[0], s), "plan profile");
     {
-        plan_dev P = {d->p_bin_first, d->p_bin_step, d->p_step_first, d->p_in_first,
-                      d->p_in_head,   d->p_in_wt,    d->p_out_first,  d->p_out_head,
-                      d->p_out_tail,  d->p_out_wt,   d->p_pnode,      d->p_in_ht,
-                      d->p_in_pwt,    d->p_step_arc, d->q_first,      d->p_onode,
-                      d->p_ooff,      d->p_bin_rec,  d->p_border};
+        plan_dev P = {d->p_bin_first, d->p_bin_step,  d->p_step_first, d->p_in_first, d->p_in_head,
+                      d->p_in_wt,     d->p_out_first, d->p_out_head,   d->p_out_tail, d->p_out_wt,
+                      d->p_pnode,     d->p_in_ht,     d->p_in_pwt,     d->p_step_arc, d->q_first,
+                      d->p_onode,     d->p_ooff,      d->p_bin_rec,    d->p_border};
         unsigned threads = k == 1 ? 256 : PLAN_THREADS_MAX;
         uint32_t plo = 0, phi = 0; /* a flat phase's positions, their output still to write */
         for (uint32_t f = x.f0; f <= d->p_nphases; f++) {
             const bool flat = f < d->p_nphases && phase_flat(d, x, f);
             if (phi > plo || (flat && f < d->p_nphases)) { /* flat_outer: the pending output,
-                                                          * this flat phase's outer arcs */
+                                                            * this flat phase's outer arcs */
                 const uint32_t lo = flat ? d->f_ppos[f] : 0, hi = flat ? d->f_ppos[f + 1] : 0;
                 const uint64_t items = ((uint64_t)(phi - plo) + (hi - lo)) * k;
                 if (items)
                     flat_outer<<<(unsigned)((items + 255) / 256), 256, 0, s>>>(
-                        P, lo, hi, k, d->pdist, d->outbuf, d->n, plo, phi,
-                        f == d->p_nphases);
+                        P, lo, hi, k, d->pdist, d->outbuf, d->n, plo, phi, f == d->p_nphases);
                 CKL("sweep (flat)");
                 plo = lo, phi = hi;
             }
@@ -699,8 +704,7 @@ int plan_issue(gp_dcch *d, cudaStream_t s, const x_key &x, cudaEvent_t *pev, uin
                 if (ne && (x.flags & GP_DCCH_GATHER) && k > 1 && ne >= d->gather_min &&
                     d->f_ppos[f + 1] <= d->p_mid)
                     flat_gather<<<(unsigned)((np + 255) / 256), 256, 0, s>>>(
-                        d->f_va, d->f_T, d->f_vfirst, d->f_ppos[f], d->f_ppos[f + 1], k,
-                        d->pdist);
+                        d->f_va, d->f_T, d->f_vfirst, d->f_ppos[f], d->f_ppos[f + 1], k, d->pdist);
                 else if (ne)
                     flat_entries<<<(unsigned)((ne * k + 255) / 256), 256, 0, s>>>(
                         d->f_va, d->f_T, e0, ne, k, d->pdist);
@@ -710,12 +714,13 @@ int plan_issue(gp_dcch *d, cudaStream_t s, const x_key &x, cudaEvent_t *pev, uin
                 continue;
             }
             uint32_t nb = d->p_phase_bin[f + 1] - d->p_phase_bin[f];
-            uint64_t nodes = d->p_max_nodes[f], need = nodes * k * 8 + (nodes + 1) * 4 +
-                                                      (uint64_t)d->p_max_arcs[f] * 8 + 16;
+            uint64_t nodes = d->p_max_nodes[f],
+                     need = nodes * k * 8 + (nodes + 1) * 4 + (uint64_t)d->p_max_arcs[f] * 8 + 16;
             uint64_t need_sa = need + ((uint64_t)d->p_max_steps[f] + 1) * 4;
             bool sa = need_sa <= (uint64_t)d->smem_max;
-            uint32_t smem = sa ? (uint32_t)need_sa
-                               : need < (uint64_t)d->smem_max ? (uint32_t)need : (uint32_t)d->smem_max;
+            uint32_t smem = sa                             ? (uint32_t)need_sa
+                            : need < (uint64_t)d->smem_max ? (uint32_t)need
+                                                           : (uint32_t)d->smem_max;
             const u64 *tab = NULL;
             const uint32_t wk = phase_wbins(d, x, f);
             const int lastf = f + 1 == d->p_nphases;
@@ -723,10 +728,11 @@ int plan_issue(gp_dcch *d, cudaStream_t s, const x_key &x, cudaEvent_t *pev, uin
                 const bool c32 = !(x.flags & GP_DCCH_W64);
                 const uint32_t slot = (uint32_t)((nodes * wk * (c32 ? 4 : 8) + 15) / 16 * 16);
                 const uint32_t g = k / wk, wpb = WBIN_WARPS; /* warps per block */
-                const bool wp = wk == 4 && c32; /* passes */
+                const bool wp = wk == 4 && c32;              /* passes */
                 const uint32_t nbl = (uint32_t)(((uint64_t)nb * g + wpb - 1) / wpb);
-                if (path) path[f] = wp ? PATH_WPASS : PATH_WBINS, wk_of[f] = wk | (c32 ? 32 : 64) << 8,
-                          smem_of[f] = slot * wpb;
+                if (path)
+                    path[f] = wp ? PATH_WPASS : PATH_WBINS, wk_of[f] = wk | (c32 ? 32 : 64) << 8,
+                    smem_of[f] = slot * wpb;
                 if (wp) /* (its sums need sat < 2^31) */
                     sweep_wpass<<<nbl, wpb * 32, slot * wpb, s>>>(
                         P, d->p_phase_bin[f], d->p_phase_bin[f + 1], k, g, d->pdist, d->outbuf,
@@ -763,9 +769,8 @@ out:
  * arcs per position, the largest bin (positions, steps), the path taken, shared memory per block
  * and resident blocks per SM, the device time and the bytes of distances read + written
  * (positions x k x 8, twice: the bin's cells in, the output out) per second. */
-int plan_profile(gp_dcch *d, const x_key &x, cudaEvent_t *pev, uint32_t npev,
-                 const uint32_t *path, const uint32_t *wk_of, const uint32_t *smem_of,
-                 gp_err *err) {
+int plan_profile(gp_dcch *d, const x_key &x, cudaEvent_t *pev, uint32_t npev, const uint32_t *path,
+                 const uint32_t *wk_of, const uint32_t *smem_of, gp_err *err) {
     int rc = GP_OK;
     float t0 = 0, ti = 0;
     const uint32_t k = x.k;
@@ -775,8 +780,10 @@ int plan_profile(gp_dcch *d, const x_key &x, cudaEvent_t *pev, uint32_t npev,
     CK(cudaEventElapsedTime(&t0, d->ev0, pev[0]), "plan profile");
     fprintf(stderr, "plan profile k=%u paths %u: init (fill, scatter", k, x.flags);
     if (x.K)
-        fprintf(stderr, ", top table of %u nodes = phases 0-%u, computed in %.1f us at "
-                        "customization", x.K, x.f0 - 1, d->t_ms * 1e3);
+        fprintf(stderr,
+                ", top table of %u nodes = phases 0-%u, computed in %.1f us at "
+                "customization",
+                x.K, x.f0 - 1, d->t_ms * 1e3);
     fprintf(stderr, ") %.1f us", t0 * 1e3);
     if (d->q_ntab)
         fprintf(stderr, " [piece tables: %u bins, %.1f us at customization%s]", d->q_ntab,
@@ -786,15 +793,15 @@ int plan_profile(gp_dcch *d, const x_key &x, cudaEvent_t *pev, uint32_t npev,
         CK(cudaEventElapsedTime(&ti, pev[f - x.f0], pev[f - x.f0 + 1]), "plan profile");
         const uint32_t p = path[f], wk = wk_of[f] & 255;
         cudaError_t oe =
-            p == PATH_FLAT ? cudaErrorNotSupported /* (grids of 256 threads: no blocks per SM) */
+            p == PATH_FLAT    ? cudaErrorNotSupported /* (grids of 256 threads: no blocks per SM) */
             : p == PATH_WPASS ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(
                                     &per_sm, sweep_wpass, WBIN_WARPS * 32, smem_of[f])
-            : p == PATH_WBINS ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                                    &per_sm, warcs_kern(wk, wk_of[f] >> 8 == 32), WBIN_WARPS * 32,
-                                    smem_of[f])
-                              : cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                                    &per_sm, sweep_kerns[k == 1][wk_of[f] & 1],
-                                    k == 1 ? 256 : PLAN_THREADS_MAX, smem_of[f]);
+            : p == PATH_WBINS
+                ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                      &per_sm, warcs_kern(wk, wk_of[f] >> 8 == 32), WBIN_WARPS * 32, smem_of[f])
+                : cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                      &per_sm, sweep_kerns[k == 1][wk_of[f] & 1], k == 1 ? 256 : PLAN_THREADS_MAX,
+                      smem_of[f]);
         if (oe != cudaSuccess) per_sm = -1;
         const double pos = d->p_ppos ? (double)d->p_ppos[f] : 0;
         char lanes[96] = "";
@@ -808,8 +815,8 @@ int plan_profile(gp_dcch *d, const x_key &x, cudaEvent_t *pev, uint32_t npev,
                 "; phase %u (%u bins, %.0f positions, %.1f inner arcs each, largest bin %u "
                 "positions / %u steps, %s%s, %u B smem, %d blocks/SM) %.1f us = %.0f GB/s",
                 f, d->p_phase_bin[f + 1] - d->p_phase_bin[f], pos,
-                pos > 0 ? d->p_parcs[f] / pos : 0.0, d->p_max_nodes[f], d->p_max_steps[f],
-                names[p], lanes, smem_of[f], per_sm, ti * 1e3,
+                pos > 0 ? d->p_parcs[f] / pos : 0.0, d->p_max_nodes[f], d->p_max_steps[f], names[p],
+                lanes, smem_of[f], per_sm, ti * 1e3,
                 ti > 0 ? pos * k * 16 / (ti * 1e-3) / 1e9 : 0.0);
     }
     fprintf(stderr, "\n");
@@ -897,8 +904,7 @@ int run_plan_k(gp_dcch *d, cudaStream_t s, uint32_t k, const uint32_t *init_firs
             CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), "capturing the sweep");
             rc = plan_issue(d, s, x, NULL, 0, NULL, NULL, NULL, err);
             cudaError_t e = cudaStreamEndCapture(s, &graph);
-            if (rc == GP_OK && e == cudaSuccess)
-                e = cudaGraphInstantiate(&slot->exec, graph, 0);
+            if (rc == GP_OK && e == cudaSuccess) e = cudaGraphInstantiate(&slot->exec, graph, 0);
             if (graph) cudaGraphDestroy(graph);
             if (rc) return rc;
             CK(e, "capturing the sweep");
@@ -989,7 +995,8 @@ extern "C" int gp_dcch_phast(gp_dcch *d, void *stream, uint32_t k, const uint32_
             return gp_dcch_phast(d, stream, k, init_first, init_rank, init_dist, dist, ms, err);
         }
     }
-    if (dist) CK(cudaMemcpyAsync(dist, d->outbuf, cells * 8, cudaMemcpyDeviceToHost, s), "PHAST output");
+    if (dist)
+        CK(cudaMemcpyAsync(dist, d->outbuf, cells * 8, cudaMemcpyDeviceToHost, s), "PHAST output");
     CK(cudaStreamSynchronize(s), "PHAST");
     if (ms) CK(cudaEventElapsedTime(ms, d->ev0, d->ev1), "PHAST");
 out:

@@ -48,7 +48,7 @@
 
 static const uint32_t INF16 = 0x7fffu;
 static const uint32_t INF32 = 0x7fffffffu;
-static const uint32_t INF32P = 0xffffffu;            /* with the k index packed in 7 bits */
+static const uint32_t INF32P = 0xffffffu; /* with the k index packed in 7 bits */
 static const unsigned long long INF64 = (1ull << 55) - 1;
 
 /* ------------------------------------------------------------------------------------------ */
@@ -78,12 +78,18 @@ struct K64 {
 
 static __device__ __forceinline__ void ld4(uint32_t *r, const uint32_t *s) {
     uint4 v = *reinterpret_cast<const uint4 *>(s);
-    r[0] = v.x; r[1] = v.y; r[2] = v.z; r[3] = v.w;
+    r[0] = v.x;
+    r[1] = v.y;
+    r[2] = v.z;
+    r[3] = v.w;
 }
 static __device__ __forceinline__ void ld4(unsigned long long *r, const unsigned long long *s) {
     ulonglong2 v = *reinterpret_cast<const ulonglong2 *>(s);
     ulonglong2 u = *reinterpret_cast<const ulonglong2 *>(s + 2);
-    r[0] = v.x; r[1] = v.y; r[2] = u.x; r[3] = u.y;
+    r[0] = v.x;
+    r[1] = v.y;
+    r[2] = u.x;
+    r[3] = u.y;
 }
 
 static __device__ __forceinline__ void cp_async16(void *smem, const void *gmem) {
@@ -102,8 +108,8 @@ template <int N> static __device__ __forceinline__ void cp_wait() {
  * and improvements are strict), so the published values stay valid for the whole step.          */
 
 template <class KT, bool NEXT>
-static __global__ void __launch_bounds__(FW_P1_THREADS) fw_pivot(typename KT::E *d, uint32_t *nx,
-                                                           uint32_t npad, uint32_t kb) {
+static __global__ void __launch_bounds__(FW_P1_THREADS)
+    fw_pivot(typename KT::E *d, uint32_t *nx, uint32_t npad, uint32_t kb) {
     typedef typename KT::W W;
     typedef typename KT::E E;
     constexpr uint32_t B = KT::EPW == 2 ? 256 : 128; /* round block */
@@ -182,9 +188,7 @@ static __global__ void __launch_bounds__(FW_P1_THREADS) fw_pivot(typename KT::E 
 #pragma unroll
         for (int c = 0; c < CW; c++) {
             gw[row * npadw + kb / KT::EPW + tx * CW + c] = v[r][c];
-            if (NEXT)
-                nx[row * npad + kb + tx * CW + c] =
-                    snx[(ty * RM + r) * Bw + tx * CW + c];
+            if (NEXT) nx[row * npad + kb + tx * CW + c] = snx[(ty * RM + r) * Bw + tx * CW + c];
         }
     }
 }
@@ -195,7 +199,7 @@ static __global__ void __launch_bounds__(FW_P1_THREADS) fw_pivot(typename KT::E 
 
 template <class KT, int SHIFT>
 static __global__ void fw_rowpanel(const typename KT::W *d, typename KT::W *rowp, uint32_t npadw,
-                            uint32_t B, uint32_t kb) {
+                                   uint32_t B, uint32_t kb) {
     size_t total = (size_t)B * npadw;
     for (size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x; t < total;
          t += (size_t)gridDim.x * blockDim.x) {
@@ -206,7 +210,7 @@ static __global__ void fw_rowpanel(const typename KT::W *d, typename KT::W *rowp
 
 template <class KT, int SHIFT>
 static __global__ void fw_colpanel(const typename KT::E *d, typename KT::W *colp, uint32_t npad,
-                            uint32_t kb) {
+                                   uint32_t kb) {
     typedef typename KT::W W;
     __shared__ W tile[32][33];
     uint32_t i0 = blockIdx.x * 32, k0 = blockIdx.y * 32;
@@ -240,8 +244,8 @@ static __global__ void __launch_bounds__(FW_THREADS, (sizeof(typename KT::W) == 
     typedef typename KT::W W;
     extern __shared__ __align__(16) unsigned char smem[];
     const uint32_t tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
-    const uint32_t rt_k = a.B / FW_BM;           /* row tiles inside the pivot block */
-    const uint32_t Tc = a.npadw / FW_BNW;        /* column tiles (each B columns) */
+    const uint32_t rt_k = a.B / FW_BM;    /* row tiles inside the pivot block */
+    const uint32_t Tc = a.npadw / FW_BNW; /* column tiles (each B columns) */
     const uint32_t kt_r = a.kb / FW_BM, kt_c = a.kb / a.B;
     uint32_t rt, ct;
     uint32_t bid = blockIdx.x;
@@ -263,11 +267,11 @@ static __global__ void __launch_bounds__(FW_THREADS, (sizeof(typename KT::W) == 
         ct += ct >= kt_c;
     }
     const uint32_t r0 = rt * FW_BM, c0 = ct * FW_BNW;
-    const W *gA = reinterpret_cast<const W *>(a.colp) + r0;   /* [k][npad] */
-    const W *gB = reinterpret_cast<const W *>(a.rowp) + c0;   /* [k][npadw] */
+    const W *gA = reinterpret_cast<const W *>(a.colp) + r0; /* [k][npad] */
+    const W *gB = reinterpret_cast<const W *>(a.rowp) + c0; /* [k][npadw] */
     W *sA = reinterpret_cast<W *>(smem);
-    const uint32_t STAGE = FW_KC * (FW_BM + FW_BNW);          /* words per stage */
-    const uint32_t PR = FW_BM * sizeof(W) / 16;               /* 16-byte pieces per tile row */
+    const uint32_t STAGE = FW_KC * (FW_BM + FW_BNW); /* words per stage */
+    const uint32_t PR = FW_BM * sizeof(W) / 16;      /* 16-byte pieces per tile row */
 
     auto load_chunk = [&](uint32_t c, uint32_t stage) {
         W *As = sA + stage * STAGE, *Bs = As + FW_KC * FW_BM;
@@ -335,8 +339,8 @@ static __global__ void __launch_bounds__(FW_THREADS, (sizeof(typename KT::W) == 
                 if (better) d[r * a.npadw + cw] = nd;
                 if (NEXT) {
                     uint32_t k = (uint32_t)(acc[i][j] & ((1u << SHIFT) - 1));
-                    nxv[NEXT ? i : 0][NEXT ? j : 0] =
-                        better ? a.nx[r * a.npad + a.kb + k] : GP_NONE;
+                    nxv[NEXT ? i : 0][NEXT ? j : 0] = better ? a.nx[r * a.npad + a.kb + k]
+                                                             : GP_NONE;
                 }
             } else {
                 W nv;
@@ -368,8 +372,7 @@ static __global__ void __launch_bounds__(FW_THREADS, (sizeof(typename KT::W) == 
 /* ------------------------------------------------------------------------------------------ */
 /* Initialisation, output                                                                     */
 
-template <class E>
-static __global__ void fw_fill(E *d, uint32_t *nx, uint32_t npad, E inf) {
+template <class E> static __global__ void fw_fill(E *d, uint32_t *nx, uint32_t npad, E inf) {
     size_t total = (size_t)npad * npad;
     for (size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x; t < total;
          t += (size_t)gridDim.x * blockDim.x) {
@@ -382,7 +385,7 @@ static __global__ void fw_fill(E *d, uint32_t *nx, uint32_t npad, E inf) {
 /* One warp per row: arcs u -> v (u != v) keep their smallest weight; next[u][v] = v. */
 template <class E>
 static __global__ void fw_arcs(E *d, uint32_t *nx, uint32_t npad, uint32_t n, const uint32_t *row,
-                        const uint32_t *col, const uint32_t *warr, int zs) {
+                               const uint32_t *col, const uint32_t *warr, int zs) {
     uint32_t warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32, lane = threadIdx.x % 32;
     for (uint32_t u = warp; u < n; u += gridDim.x * blockDim.x / 32) {
         for (uint32_t e = row[u] + lane; e < row[u + 1]; e += 32) {
@@ -414,8 +417,8 @@ static __global__ void fw_arcs(E *d, uint32_t *nx, uint32_t npad, uint32_t n, co
 }
 
 template <class E>
-static __global__ void fw_random(E *d, uint32_t *nx, uint32_t npad, uint32_t n, E inf, uint64_t thresh,
-                          uint32_t max_w, uint64_t seed) {
+static __global__ void fw_random(E *d, uint32_t *nx, uint32_t npad, uint32_t n, E inf,
+                                 uint64_t thresh, uint32_t max_w, uint64_t seed) {
     size_t total = (size_t)npad * npad;
     for (size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x; t < total;
          t += (size_t)gridDim.x * blockDim.x) {
@@ -429,7 +432,7 @@ static __global__ void fw_random(E *d, uint32_t *nx, uint32_t npad, uint32_t n, 
 
 template <class E>
 static __global__ void fw_out(const E *d, uint64_t *out, uint32_t npad, uint32_t n, uint32_t r0,
-                       uint32_t rows, E inf, int zs) {
+                              uint32_t rows, E inf, int zs) {
     size_t total = (size_t)rows * n;
     for (size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x; t < total;
          t += (size_t)gridDim.x * blockDim.x) {
@@ -446,7 +449,7 @@ static __global__ void fw_out(const E *d, uint64_t *out, uint32_t npad, uint32_t
     do {                                                                                           \
         cudaError_t e_ = (call);                                                                   \
         if (e_ != cudaSuccess) {                                                                   \
-            rc = gp_err_set(err, GP_EDEVICE, "apsp: %s: %s", #call, cudaGetErrorString(e_));      \
+            rc = gp_err_set(err, GP_EDEVICE, "apsp: %s: %s", #call, cudaGetErrorString(e_));       \
             goto out;                                                                              \
         }                                                                                          \
     } while (0)
@@ -536,11 +539,10 @@ int gp_fw_plan_init(gp_fw_plan *p, uint32_t n, uint64_t bound, int kind, int nex
     if (kind == GP_FW_U16 && next)
         return gp_err_set(err, GP_EINVAL, "apsp: the 16-bit kind computes distances only");
     if (bound >= kind_inf(kind, next))
-        return gp_err_set(err, GP_EINVAL,
-                          "apsp: path lengths up to %llu do not fit the %s kind%s (limit %llu)",
-                          (unsigned long long)bound, gp_fw_kind_name(kind),
-                          next ? " with next hops" : "",
-                          (unsigned long long)kind_inf(kind, next) - 1);
+        return gp_err_set(
+            err, GP_EINVAL, "apsp: path lengths up to %llu do not fit the %s kind%s (limit %llu)",
+            (unsigned long long)bound, gp_fw_kind_name(kind), next ? " with next hops" : "",
+            (unsigned long long)kind_inf(kind, next) - 1);
     p->kind = kind;
     p->next = next;
     p->n = n;
@@ -752,14 +754,14 @@ extern "C" int gp_cuda_apsp_ex(void *stream, const gp_graph *g, uint64_t *dist, 
         const size_t np = p.npad;
         size_t work = np * np;
         if (p.kind == GP_FW_U16)
-            fw_fill<uint16_t><<<grid_for(work), 256, 0, st>>>((uint16_t *)p.d, p.nx, p.npad,
-                                                              (uint16_t)p.inf);
+            fw_fill<uint16_t>
+                <<<grid_for(work), 256, 0, st>>>((uint16_t *)p.d, p.nx, p.npad, (uint16_t)p.inf);
         else if (p.kind == GP_FW_U32)
-            fw_fill<uint32_t><<<grid_for(work), 256, 0, st>>>((uint32_t *)p.d, p.nx, p.npad,
-                                                              (uint32_t)p.inf);
+            fw_fill<uint32_t>
+                <<<grid_for(work), 256, 0, st>>>((uint32_t *)p.d, p.nx, p.npad, (uint32_t)p.inf);
         else
-            fw_fill<unsigned long long><<<grid_for(work), 256, 0, st>>>(
-                (unsigned long long *)p.d, p.nx, p.npad, p.inf);
+            fw_fill<unsigned long long>
+                <<<grid_for(work), 256, 0, st>>>((unsigned long long *)p.d, p.nx, p.npad, p.inf);
         CK(cudaGetLastError());
         if (m > 0) {
             CK(cudaMallocAsync((void **)&drow, ((size_t)n + 1) * 4, st));
@@ -770,11 +772,11 @@ extern "C" int gp_cuda_apsp_ex(void *stream, const gp_graph *g, uint64_t *dist, 
             CK(cudaMemcpyAsync(dw, g->w, (size_t)m * 4, cudaMemcpyHostToDevice, st));
             int gb = (int)std::min<size_t>(((size_t)n * 32 + 255) / 256, 132 * 16);
             if (p.kind == GP_FW_U16)
-                fw_arcs<uint16_t><<<gb, 256, 0, st>>>((uint16_t *)p.d, p.nx, p.npad, n, drow,
-                                                      dcol, dw, zs);
+                fw_arcs<uint16_t>
+                    <<<gb, 256, 0, st>>>((uint16_t *)p.d, p.nx, p.npad, n, drow, dcol, dw, zs);
             else if (p.kind == GP_FW_U32)
-                fw_arcs<uint32_t><<<gb, 256, 0, st>>>((uint32_t *)p.d, p.nx, p.npad, n, drow,
-                                                      dcol, dw, zs);
+                fw_arcs<uint32_t>
+                    <<<gb, 256, 0, st>>>((uint32_t *)p.d, p.nx, p.npad, n, drow, dcol, dw, zs);
             else
                 fw_arcs<unsigned long long><<<gb, 256, 0, st>>>((unsigned long long *)p.d, p.nx,
                                                                 p.npad, n, drow, dcol, dw, zs);
@@ -787,7 +789,8 @@ extern "C" int gp_cuda_apsp_ex(void *stream, const gp_graph *g, uint64_t *dist, 
         if (rc != GP_OK) goto out;
         CK(cudaEventRecord(e1, st));
         /* Output: rows in chunks of at most 64 MiB through a device staging buffer. */
-        uint32_t rows = (uint32_t)std::max<uint64_t>(1, std::min<uint64_t>(n, (64ull << 20) / ((uint64_t)n * 8)));
+        uint32_t rows = (uint32_t)std::max<uint64_t>(
+            1, std::min<uint64_t>(n, (64ull << 20) / ((uint64_t)n * 8)));
         CK(cudaMallocAsync((void **)&stage, (size_t)rows * n * 8, st));
         for (uint32_t r0 = 0; r0 < n; r0 += rows) {
             uint32_t rr = std::min(rows, n - r0);
@@ -816,8 +819,7 @@ out:
     gp_fw_plan_free(&p);
     if (rc == GP_OK) {
         cudaError_t e = cudaStreamSynchronize(st);
-        if (e != cudaSuccess)
-            rc = gp_err_set(err, GP_EDEVICE, "apsp: %s", cudaGetErrorString(e));
+        if (e != cudaSuccess) rc = gp_err_set(err, GP_EDEVICE, "apsp: %s", cudaGetErrorString(e));
     } else {
         cudaStreamSynchronize(st);
     }

@@ -18,22 +18,22 @@
 enum { GP_FW_U16 = 1, GP_FW_U32 = 2, GP_FW_U64 = 3 };
 
 typedef struct gp_fw_plan {
-    int kind;        /* GP_FW_U16 / U32 / U64 */
-    int next;        /* 1: next-hop matrix kept alongside */
-    uint32_t n;      /* real nodes */
-    uint32_t npad;   /* n rounded up to the round block */
-    uint32_t block;  /* round block (pivot width): 256 for u16, 128 otherwise */
-    uint64_t inf;    /* "unreachable" in matrix element units */
-    int zshift;      /* stored lengths are d << zshift | hops (next hops with zero-weight arcs) */
-    size_t esize;    /* bytes per matrix element */
-    void *d;         /* npad*npad elements */
-    uint32_t *nx;    /* npad*npad next hops, or NULL */
-    void *rowp;      /* block x npad/epw words: the pivot row panel, as the kernels read it */
-    void *colp;      /* block x npad words: the pivot column panel, transposed (packed / duplicated) */
+    int kind;       /* GP_FW_U16 / U32 / U64 */
+    int next;       /* 1: next-hop matrix kept alongside */
+    uint32_t n;     /* real nodes */
+    uint32_t npad;  /* n rounded up to the round block */
+    uint32_t block; /* round block (pivot width): 256 for u16, 128 otherwise */
+    uint64_t inf;   /* "unreachable" in matrix element units */
+    int zshift;     /* stored lengths are d << zshift | hops (next hops with zero-weight arcs) */
+    size_t esize;   /* bytes per matrix element */
+    void *d;        /* npad*npad elements */
+    uint32_t *nx;   /* npad*npad next hops, or NULL */
+    void *rowp;     /* block x npad/epw words: the pivot row panel, as the kernels read it */
+    void *colp; /* block x npad words: the pivot column panel, transposed (packed / duplicated) */
     cudaStream_t stream;
-    float *prof_ms;  /* lab: when set, gp_fw_solve adds each phase's milliseconds: [0] pivot,
-                      * [1] pivot row/column tiles (with their panel copies), [2] panel copies
-                      * for the rest, [3] the rest (phase 3) */
+    float *prof_ms; /* lab: when set, gp_fw_solve adds each phase's milliseconds: [0] pivot,
+                     * [1] pivot row/column tiles (with their panel copies), [2] panel copies
+                     * for the rest, [3] the rest (phase 3) */
 } gp_fw_plan;
 
 /* Chooses the kind (kind 0: automatic from the bound (n-1)*max_w), checks the device memory and
@@ -64,8 +64,8 @@ static inline uint64_t gp_fw_thresh(double density) {
 }
 /* Weight of arc i -> j in the random fill (0 when absent). */
 static __host__ __device__ inline uint32_t gp_fw_arc(uint64_t i, uint64_t j, uint32_t npad,
-                                                      uint32_t n, uint64_t thresh, uint32_t max_w,
-                                                      uint64_t seed) {
+                                                     uint32_t n, uint64_t thresh, uint32_t max_w,
+                                                     uint64_t seed) {
     uint64_t t = i * npad + j;
     uint64_t h = gp_fw_hash(t * 0x9e3779b97f4a7c15ull + seed);
     bool arc = i != j && i < n && j < n && (h >> 11) < thresh;

@@ -22,11 +22,11 @@ typedef struct gp_cuda_apsp_opts {
     int kind; /* GP_APSP_* */
 } gp_cuda_apsp_opts;
 typedef struct gp_cuda_apsp_stats {
-    int kind;          /* the kind used */
-    uint32_t npad;     /* n padded to the round block */
-    uint32_t block;    /* round block */
-    double solve_s;    /* device time of the rounds (CUDA events) */
-    double total_s;    /* wall time of the call, copies included */
+    int kind;       /* the kind used */
+    uint32_t npad;  /* n padded to the round block */
+    uint32_t block; /* round block */
+    double solve_s; /* device time of the rounds (CUDA events) */
+    double total_s; /* wall time of the call, copies included */
 } gp_cuda_apsp_stats;
 /* gp_cuda_apsp with options (NULL: automatic) and statistics (may be NULL). */
 int gp_cuda_apsp_ex(void *stream, const gp_graph *g, uint64_t *dist, uint32_t *next,

@@ -91,18 +91,16 @@ static int is_sticky(cudaError_t e) {
     case cudaErrorAssert:
     case cudaErrorLaunchTimeout:
     case cudaErrorECCUncorrectable:
-    case cudaErrorUnknown:
-        return 1;
-    default:
-        return 0;
+    case cudaErrorUnknown: return 1;
+    default: return 0;
     }
 }
 
 static int cuda_fail(cudaError_t e, const char *what, gp_err *err) {
     int sticky = is_sticky(e);
     if (sticky) __atomic_store_n(&g_broken, 1, __ATOMIC_SEQ_CST);
-    return gp_err_set(err, GP_EDEVICE, "CUDA error during %s: %s (%s)%s", what,
-                      cudaGetErrorName(e), cudaGetErrorString(e),
+    return gp_err_set(err, GP_EDEVICE, "CUDA error during %s: %s (%s)%s", what, cudaGetErrorName(e),
+                      cudaGetErrorString(e),
                       sticky ? "; the GPU context is lost, the backend is out of service" : "");
 }
 
@@ -191,15 +189,15 @@ out:
  * Workspace */
 
 struct nf_ctl {
-    unsigned ncnt[3];  /* near queue sizes, rotating by round */
-    unsigned fcnt[3];  /* far pile sizes, rotating by split */
-    u64 farmin[3];     /* min distance left in the far pile after a split, rotating by split */
+    unsigned ncnt[3]; /* near queue sizes, rotating by round */
+    unsigned fcnt[3]; /* far pile sizes, rotating by split */
+    u64 farmin[3];    /* min distance left in the far pile after a split, rotating by split */
     unsigned rounds;
     unsigned splits;
-    unsigned changed;  /* predecessor anchoring */
+    unsigned changed; /* predecessor anchoring */
     unsigned path_len;
-    u64 gmin[2];       /* seed: minimum unvisited cost, alternating by iteration */
-    unsigned done;     /* seed: stop flag */
+    u64 gmin[2];   /* seed: minimum unvisited cost, alternating by iteration */
+    unsigned done; /* seed: stop flag */
     unsigned seed_iters;
 };
 
@@ -294,7 +292,8 @@ struct nf_round {
 /* Relaxes an arc into item idx with candidate distance nd: one atomicMin (no read first: that
  * would add a dependent round trip to every improving arc), then queues the item once per round
  * (near) or once while it sits in the far pile. */
-__device__ __forceinline__ void nf_relax(const nf_args &a, const nf_round &r, uint32_t idx, u64 nd) {
+__device__ __forceinline__ void nf_relax(const nf_args &a, const nf_round &r, uint32_t idx,
+                                         u64 nd) {
     if (nd > a.maxd) return;
     const u64 old = atomicMin(&a.dist[idx], nd);
     if (nd >= old) return;
@@ -440,7 +439,7 @@ static __global__ void nf_init(u64 *dist, uint32_t *stamp, uint32_t *infar, uint
 
 /* Seeds slot b with source src[b]: distance 0, in the first near queue. */
 static __global__ void nf_sources(const uint32_t *src, uint32_t nsrc, uint32_t n, u64 *dist,
-                           uint32_t *qn0, nf_ctl *ctl) {
+                                  uint32_t *qn0, nf_ctl *ctl) {
     const uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
     if (b == 0) {
         ctl->ncnt[0] = nsrc;
@@ -461,8 +460,8 @@ static __global__ void nf_sources(const uint32_t *src, uint32_t nsrc, uint32_t n
 /* ---------------------------------------------------------------------------------------------
  * Seed kernels (Martin et al. 2009). U and F are byte arrays; gmin alternates by iteration. */
 
-static __global__ void seed_init(uint32_t n, uint32_t src, u64 *C, unsigned char *U, unsigned char *F,
-                          nf_ctl *ctl) {
+static __global__ void seed_init(uint32_t n, uint32_t src, u64 *C, unsigned char *U,
+                                 unsigned char *F, nf_ctl *ctl) {
     const uint32_t v = blockIdx.x * blockDim.x + threadIdx.x;
     if (v < n) {
         C[v] = v == src ? 0 : INF64;
@@ -476,9 +475,9 @@ static __global__ void seed_init(uint32_t n, uint32_t src, u64 *C, unsigned char
     }
 }
 
-static __global__ void seed_relax(const uint32_t *row, const uint32_t *col, const uint32_t *w, uint32_t n,
-                           u64 *C, const unsigned char *U, const unsigned char *F, u64 maxd,
-                           const nf_ctl *ctl) {
+static __global__ void seed_relax(const uint32_t *row, const uint32_t *col, const uint32_t *w,
+                                  uint32_t n, u64 *C, const unsigned char *U,
+                                  const unsigned char *F, u64 maxd, const nf_ctl *ctl) {
     if (*(volatile const unsigned *)&ctl->done) return;
     const uint32_t v = blockIdx.x * blockDim.x + threadIdx.x;
     if (v >= n || !F[v]) return;
@@ -492,7 +491,8 @@ static __global__ void seed_relax(const uint32_t *row, const uint32_t *col, cons
     }
 }
 
-static __global__ void seed_min(uint32_t n, const u64 *C, const unsigned char *U, nf_ctl *ctl, int slot) {
+static __global__ void seed_min(uint32_t n, const u64 *C, const unsigned char *U, nf_ctl *ctl,
+                                int slot) {
     if (*(volatile const unsigned *)&ctl->done) return;
     __shared__ u64 wmin[SEED_THREADS / 32];
     const uint32_t v = blockIdx.x * blockDim.x + threadIdx.x;
@@ -514,7 +514,7 @@ static __global__ void seed_min(uint32_t n, const u64 *C, const unsigned char *U
 }
 
 static __global__ void seed_update(uint32_t n, const u64 *C, unsigned char *U, unsigned char *F,
-                            nf_ctl *ctl, int slot, uint32_t target) {
+                                   nf_ctl *ctl, int slot, uint32_t target) {
     if (*(volatile const unsigned *)&ctl->done) return;
     const u64 m = ctl->gmin[slot];
     const uint32_t v = blockIdx.x * blockDim.x + threadIdx.x;
@@ -536,8 +536,8 @@ static __global__ void seed_update(uint32_t n, const u64 *C, unsigned char *U, u
  * Predecessors, paths, table gather */
 
 static __global__ void pred_init(uint32_t n, const uint32_t *rrow, const uint32_t *rcol,
-                          const uint32_t *rw, const u64 *dist, uint32_t src, uint32_t *pred,
-                          uint32_t *anch) {
+                                 const uint32_t *rw, const u64 *dist, uint32_t src, uint32_t *pred,
+                                 uint32_t *anch) {
     const uint32_t v = blockIdx.x * blockDim.x + threadIdx.x;
     if (v >= n) return;
     const u64 dv = dist[v];
@@ -560,8 +560,8 @@ static __global__ void pred_init(uint32_t n, const uint32_t *rrow, const uint32_
 
 /* One anchoring round through tight zero-weight arcs (graphs with zero weights only). */
 static __global__ void pred_zero(uint32_t n, const uint32_t *rrow, const uint32_t *rcol,
-                          const uint32_t *rw, const u64 *dist, uint32_t *pred, uint32_t *anch,
-                          nf_ctl *ctl) {
+                                 const uint32_t *rw, const u64 *dist, uint32_t *pred,
+                                 uint32_t *anch, nf_ctl *ctl) {
     const uint32_t v = blockIdx.x * blockDim.x + threadIdx.x;
     if (v >= n || __ldcg(&anch[v])) return;
     const u64 dv = dist[v];
@@ -578,7 +578,7 @@ static __global__ void pred_zero(uint32_t n, const uint32_t *rrow, const uint32_
 
 /* Walks t -> s over pred (one thread) into buf, reversed; len 0 when the chain is broken. */
 static __global__ void path_walk(const uint32_t *pred, uint32_t n, uint32_t s, uint32_t t,
-                          uint32_t *buf, nf_ctl *ctl) {
+                                 uint32_t *buf, nf_ctl *ctl) {
     uint32_t v = t, len = 0;
     while (len < n) {
         buf[len++] = v;
@@ -594,7 +594,7 @@ static __global__ void path_walk(const uint32_t *pred, uint32_t n, uint32_t s, u
 }
 
 static __global__ void table_gather(const u64 *dist, uint32_t n, uint32_t nb, const uint32_t *dst,
-                             uint32_t nt, u64 *out) {
+                                    uint32_t nt, u64 *out) {
     const uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x;
     if (i >= (uint64_t)nb * nt) return;
     const uint32_t b = (uint32_t)(i / nt), j = (uint32_t)(i % nt);
@@ -669,7 +669,6 @@ out:
     return rc;
 }
 
-
 static inline unsigned nblocks(uint64_t items, unsigned threads) {
     uint64_t b = (items + threads - 1) / threads;
     return (unsigned)(b ? (b > 2147483647ULL ? 2147483647ULL : b) : 1);
@@ -713,10 +712,12 @@ static int nf_run(gp_sssp_ws *ws, const gp_dgraph *dg, const gp_sssp_params *p,
     a.target = target;
     /* a single source has a small frontier: fewer blocks make grid.sync cheaper; batches need
      * more warps. Never more than the stream's share of the co-resident blocks. */
-    int blocks = p->blocks > 0 ? p->blocks
-                 : std::min((nsrc == 1 ? DEFAULT_SINGLE_BLOCKS_PER_SM : DEFAULT_TABLE_BLOCKS_PER_SM) *
-                                ws->sms,
-                            ws->coop_blocks / ws->share);
+    int blocks =
+        p->blocks > 0
+            ? p->blocks
+            : std::min((nsrc == 1 ? DEFAULT_SINGLE_BLOCKS_PER_SM : DEFAULT_TABLE_BLOCKS_PER_SM) *
+                           ws->sms,
+                       ws->coop_blocks / ws->share);
     if (blocks > ws->coop_blocks) blocks = ws->coop_blocks;
     if (blocks < 1) blocks = 1;
     {
@@ -726,7 +727,7 @@ static int nf_run(gp_sssp_ws *ws, const gp_dgraph *dg, const gp_sssp_params *p,
         nf_init<<<ib, 256, 0, ws->stream>>>(ws->dist, ws->stamp, ws->infar, items);
         CKL("launching the initialisation kernel");
         nf_sources<<<nblocks(nsrc, 256), 256, 0, ws->stream>>>(dsrc, nsrc, dg->n, ws->dist,
-                                                                ws->qn[0], ws->ctl);
+                                                               ws->qn[0], ws->ctl);
         CKL("launching the source kernel");
         CK(cudaLaunchCooperativeKernel((void *)nf_kernel, blocks, NF_THREADS, args, 0, ws->stream),
            "launching the near-far kernel");
@@ -747,11 +748,11 @@ static int seed_run(gp_sssp_ws *ws, const gp_dgraph *dg, uint32_t src, uint32_t 
     for (;;) {
         for (unsigned k = 0; k < chunk; k++, it++) {
             const int slot = it & 1;
-            seed_relax<<<nb, SEED_THREADS, 0, ws->stream>>>(dg->row, dg->col, dg->w, n, ws->dist,
-                                                             U, F, maxd, ws->ctl);
+            seed_relax<<<nb, SEED_THREADS, 0, ws->stream>>>(dg->row, dg->col, dg->w, n, ws->dist, U,
+                                                            F, maxd, ws->ctl);
             seed_min<<<nb, SEED_THREADS, 0, ws->stream>>>(n, ws->dist, U, ws->ctl, slot);
             seed_update<<<nb, SEED_THREADS, 0, ws->stream>>>(n, ws->dist, U, F, ws->ctl, slot,
-                                                              target);
+                                                             target);
         }
         CKL("launching the seed kernels");
         CK(cudaMemcpyAsync(&ws->hctl->done, &ws->ctl->done, sizeof(unsigned),
@@ -777,8 +778,8 @@ static int pred_run(gp_sssp_ws *ws, const gp_dgraph *dg, uint32_t src, gp_err *e
         for (int round = 0; round <= (int)n; round++) {
             CK(cudaMemsetAsync(&ws->ctl->changed, 0, sizeof(unsigned), ws->stream),
                "cudaMemsetAsync");
-            pred_zero<<<nb, 256, 0, ws->stream>>>(n, dg->rrow, dg->rcol, dg->rw, ws->dist,
-                                                  ws->pred, ws->infar, ws->ctl);
+            pred_zero<<<nb, 256, 0, ws->stream>>>(n, dg->rrow, dg->rcol, dg->rw, ws->dist, ws->pred,
+                                                  ws->infar, ws->ctl);
             CKL("launching the zero-weight predecessor kernel");
             CK(cudaMemcpyAsync(&ws->hctl->changed, &ws->ctl->changed, sizeof(unsigned),
                                cudaMemcpyDeviceToHost, ws->stream),
@@ -794,8 +795,7 @@ out:
 static int check_args(const gp_dgraph *dg, uint32_t v, const char *what, gp_err *err) {
     if (!dg) return gp_err_set(err, GP_EINVAL, "graph is not resident on the GPU");
     if (v >= dg->n)
-        return gp_err_set(err, GP_EINVAL, "%s node index %u out of range (n = %u)", what, v,
-                          dg->n);
+        return gp_err_set(err, GP_EINVAL, "%s node index %u out of range (n = %u)", what, v, dg->n);
     return GP_OK;
 }
 
@@ -848,8 +848,8 @@ out:
 }
 
 extern "C" int gp_cuda_p2p(gp_sssp_ws *ws, const gp_dgraph *dg, const gp_sssp_params *pin,
-                           uint32_t s, uint32_t t, uint64_t *dist, uint32_t **nodes,
-                           uint32_t *nlen, gp_sssp_stats *st, gp_err *err) {
+                           uint32_t s, uint32_t t, uint64_t *dist, uint32_t **nodes, uint32_t *nlen,
+                           gp_sssp_stats *st, gp_err *err) {
     int rc = check_args(dg, s, "source", err);
     if (!rc) rc = check_args(dg, t, "target", err);
     if (rc) return rc;
@@ -892,8 +892,7 @@ extern "C" int gp_cuda_p2p(gp_sssp_ws *ws, const gp_dgraph *dg, const gp_sssp_pa
         rc = gp_err_set(err, GP_ENOMEM, "out of memory for a path of %u nodes", len);
         goto out;
     }
-    CK(cudaMemcpyAsync(*nodes, ws->pathbuf, (size_t)len * 4, cudaMemcpyDeviceToHost,
-                       ws->stream),
+    CK(cudaMemcpyAsync(*nodes, ws->pathbuf, (size_t)len * 4, cudaMemcpyDeviceToHost, ws->stream),
        "copying the path");
     CK(cudaStreamSynchronize(ws->stream), "copying the path");
     for (uint32_t i = 0; i < len / 2; i++) {

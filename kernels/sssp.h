@@ -29,16 +29,16 @@ enum gp_sssp_variant { GP_SSSP_NEARFAR = 0, GP_SSSP_SEED = 1 };
 
 /* Tuning. Zero fields mean "the default" (chosen by measurement, kernels/sssp.cu). */
 typedef struct gp_sssp_params {
-    int variant;        /* enum gp_sssp_variant */
-    double delta_mul;   /* near-far bucket width = delta_mul x mean arc weight; < 0: infinite */
-    int blocks;         /* cooperative grid blocks; 0: the stream's share of the GPU */
-    int batch;          /* most sources per batched run (tables); 0: from the memory budget */
+    int variant;      /* enum gp_sssp_variant */
+    double delta_mul; /* near-far bucket width = delta_mul x mean arc weight; < 0: infinite */
+    int blocks;       /* cooperative grid blocks; 0: the stream's share of the GPU */
+    int batch;        /* most sources per batched run (tables); 0: from the memory budget */
 } gp_sssp_params;
 
 typedef struct gp_sssp_stats {
-    double gpu_ms;        /* CUDA-event time of the device work (init, search, predecessors) */
-    uint32_t iterations;  /* synchronised rounds (near-far) or settled layers (seed) */
-    uint32_t batches;     /* table: batched runs */
+    double gpu_ms;       /* CUDA-event time of the device work (init, search, predecessors) */
+    uint32_t iterations; /* synchronised rounds (near-far) or settled layers (seed) */
+    uint32_t batches;    /* table: batched runs */
 } gp_sssp_stats;
 
 typedef struct gp_dgraph gp_dgraph;
@@ -60,8 +60,7 @@ uint64_t gp_sssp_ws_bytes(const gp_sssp_ws *ws);
 /* One-to-all from src. dist (n entries) and pred (n or NULL) are host arrays; dist may be NULL too
  * (the lab times the device work alone). Nodes beyond max_dist are reported unreachable. */
 int gp_cuda_sssp(gp_sssp_ws *ws, const gp_dgraph *dg, const gp_sssp_params *p, uint32_t src,
-                 uint64_t max_dist, uint64_t *dist, uint32_t *pred, gp_sssp_stats *st,
-                 gp_err *err);
+                 uint64_t max_dist, uint64_t *dist, uint32_t *pred, gp_sssp_stats *st, gp_err *err);
 /* Shortest s-t path; the search stops once t is settled. *dist: its length (GP_INF: no route,
  * then *nodes NULL and *len 0); *nodes (malloc'ed, the caller frees it): s ... t, *len of them
  * (engine/backend.h gp_path's fields). */
@@ -69,9 +68,9 @@ int gp_cuda_p2p(gp_sssp_ws *ws, const gp_dgraph *dg, const gp_sssp_params *p, ui
                 uint32_t t, uint64_t *dist, uint32_t **nodes, uint32_t *len, gp_sssp_stats *st,
                 gp_err *err);
 /* out[i*nt + j] = dist(src[i], dst[j]); sources in batches of the workspace's batch size. */
-int gp_cuda_table(gp_sssp_ws *ws, const gp_dgraph *dg, const gp_sssp_params *p,
-                  const uint32_t *src, uint32_t ns, const uint32_t *dst, uint32_t nt,
-                  uint64_t *out, gp_sssp_stats *st, gp_err *err);
+int gp_cuda_table(gp_sssp_ws *ws, const gp_dgraph *dg, const gp_sssp_params *p, const uint32_t *src,
+                  uint32_t ns, const uint32_t *dst, uint32_t nt, uint64_t *out, gp_sssp_stats *st,
+                  gp_err *err);
 
 /* 1 once a sticky CUDA error (illegal address, launch failure, ...) was seen in this process: the
  * context is lost and every later call would fail. */

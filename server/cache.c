@@ -30,7 +30,7 @@ typedef struct watch {
 } watch;
 
 static struct {
-    pthread_mutex_t mu;  /* guards failed[] */
+    pthread_mutex_t mu; /* guards failed[] */
     gp_cache *cache;
     const gp_config *cfg;
     gp_registry *reg;
@@ -104,8 +104,7 @@ static void on_reload(const char *payload, void *ctx) {
         gp_graph_source src;
         if (gp_registry_source(st.reg, name, &src) == GP_OK)
             snprintf(spec, sizeof spec, "%s", src.spec);
-        else
-            snprintf(spec, sizeof spec, "%s", st.cfg->graphs[i].spec);
+        else snprintf(spec, sizeof spec, "%s", st.cfg->graphs[i].spec);
         conninfo_of(spec, ci, sizeof ci);
         if (ci[0] && strcmp(ci, w->conninfo) == 0) reload_one(name, spec);
     }
@@ -122,9 +121,9 @@ int gp_srv_storage_start(const gp_config *cfg, gp_registry *reg, gp_err *err) {
         if (!st.cache) return err ? err->code : GP_EDB;
         gp_cache_stats cs;
         gp_cache_stats_get(st.cache, &cs);
-        GP_LOG(GP_LOG_INFO, "event=cache path=%s entries=%" PRIu64 " bytes=%" PRIu64
-               " budget=%" PRIu64 "%s%s", cs.path, cs.entries, cs.bytes, cs.budget,
-               cs.enabled ? "" : " disabled=", cs.error);
+        GP_LOG(GP_LOG_INFO,
+               "event=cache path=%s entries=%" PRIu64 " bytes=%" PRIu64 " budget=%" PRIu64 "%s%s",
+               cs.path, cs.entries, cs.bytes, cs.budget, cs.enabled ? "" : " disabled=", cs.error);
     }
     for (int i = 0; i < cfg->ngraphs; i++) {
         char ci[1024];
@@ -172,8 +171,13 @@ void gp_srv_storage_stop(void) {
 
 static gp_cache_key make_key(gp_req *r, int kind, const uint32_t *src, uint32_t ns,
                              const uint32_t *dst, uint32_t nt, int next_hops) {
-    gp_cache_key k = {.graph = gp_req_graph_name(r), .graph_hash = gp_req_graph(r)->hash,
-                      .kind = kind, .src = src, .ns = ns, .dst = dst, .nt = nt,
+    gp_cache_key k = {.graph = gp_req_graph_name(r),
+                      .graph_hash = gp_req_graph(r)->hash,
+                      .kind = kind,
+                      .src = src,
+                      .ns = ns,
+                      .dst = dst,
+                      .nt = nt,
                       .next_hops = next_hops};
     return k;
 }

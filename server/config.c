@@ -36,7 +36,8 @@ typedef struct gp_config_key {
 static const gp_config_key keys[] = {
     {"listen", S(listen), "0.0.0.0", 0, 0,
      "Address to listen on, IPv4 or IPv6 (127.0.0.1 or ::1: loopback only; :: all IPv6)."},
-    {"port", L(port), "8080", 0, 65535, "TCP port; 0 picks a free ephemeral port (see --port-file)."},
+    {"port", L(port), "8080", 0, 65535,
+     "TCP port; 0 picks a free ephemeral port (see --port-file)."},
     {"threads", L(threads), "0", 0, 1024,
      "HTTP worker threads (libmicrohttpd thread pool); 0 = max(8, 2 x online CPUs)."},
     {"accept_threads", L(accept_threads), "0", 0, 64,
@@ -235,8 +236,8 @@ static int add_graph(gp_config *cfg, const char *name, const char *spec, const c
                           where, name);
     size_t sl = strlen(spec);
     if (sl == 0 || sl >= sizeof cfg->graphs[0].spec)
-        return gp_err_set(err, GP_EINVAL, "%s: graph '%s' needs a spec of 1-%zu bytes", where,
-                          name, sizeof cfg->graphs[0].spec - 1);
+        return gp_err_set(err, GP_EINVAL, "%s: graph '%s' needs a spec of 1-%zu bytes", where, name,
+                          sizeof cfg->graphs[0].spec - 1);
     int i = 0;
     while (i < cfg->ngraphs && strcmp(cfg->graphs[i].name, name) != 0) i++;
     if (i == cfg->ngraphs) {
@@ -395,8 +396,8 @@ int gp_config_flag_at(size_t i, gp_config_flag *f, char *buf, size_t size) {
     key_to_flag(k->name, buf, 64);
     env_name(k->name, env, sizeof env);
     snprintf(help, 1024, "%s Default: %s; env %s.", k->doc, k->def[0] ? k->def : "empty", env);
-    *f = (gp_config_flag){buf, short_of(k->name), k->type == CT_LONG ? "N" : "VALUE", help,
-                          example_of(k), 0};
+    *f = (gp_config_flag){buf,  short_of(k->name), k->type == CT_LONG ? "N" : "VALUE",
+                          help, example_of(k),     0};
     return 1;
 }
 
@@ -438,7 +439,8 @@ static void src_text(const gp_config *cfg, int src, const char *key, char *out, 
 }
 
 void gp_config_write(FILE *f, const gp_config *cfg) {
-    fprintf(f, "# gpath.conf - configuration of `gpath serve`, written by `gpath serve --print-config`\n"
+    fprintf(f, "# gpath.conf - configuration of `gpath serve`, written by `gpath serve "
+               "--print-config`\n"
                "# (with nothing set: every key at its default, config/gpath.conf.example).\n"
                "#\n"
                "# Precedence: built-in defaults < this file (--config FILE or env GPATH_CONFIG)\n"
@@ -469,13 +471,14 @@ void gp_config_write(FILE *f, const gp_config *cfg) {
     char src[160];
     src_text(cfg, cfg->graphs_src, "graph", src, sizeof src);
     if (cfg->graphs_src == GP_CONFIG_SRC_ENV) snprintf(src, sizeof src, "env GPATH_GRAPHS");
-    fprintf(f, "\n[graphs]\n"
-               "# Graphs loaded at start, NAME = SPEC. SPEC is dimacs:PATH, csv:PATH, gen:N[:SEED],\n"
-               "# graphml:PATH, sndlib:PATH, rocketfuel:PATH, postgresql://... or a PATH whose\n"
-               "# extension picks the format. Env GPATH_GRAPHS=\"NAME=SPEC ...\" or --graph\n"
-               "# NAME=SPEC flags replace this list. With no graph anywhere, gpath serves the\n"
-               "# built-in generated road graph.\n"
-               "# source: %s\n",
+    fprintf(f,
+            "\n[graphs]\n"
+            "# Graphs loaded at start, NAME = SPEC. SPEC is dimacs:PATH, csv:PATH, gen:N[:SEED],\n"
+            "# graphml:PATH, sndlib:PATH, rocketfuel:PATH, postgresql://... or a PATH whose\n"
+            "# extension picks the format. Env GPATH_GRAPHS=\"NAME=SPEC ...\" or --graph\n"
+            "# NAME=SPEC flags replace this list. With no graph anywhere, gpath serves the\n"
+            "# built-in generated road graph.\n"
+            "# source: %s\n",
             src);
     for (int i = 0; i < cfg->ngraphs; i++) {
         char spec[1100];
@@ -522,8 +525,10 @@ static int unknown_flag(const char *name, gp_err *err) {
     cand[n++] = "help";
     const char *s = gp_suggest(name, cand, n);
     if (s)
-        return gp_err_set(err, GP_EINVAL, "unknown flag --%s; did you mean --%s? (see gpath serve "
-                          "--help)", name, s);
+        return gp_err_set(err, GP_EINVAL,
+                          "unknown flag --%s; did you mean --%s? (see gpath serve "
+                          "--help)",
+                          name, s);
     return gp_err_set(err, GP_EINVAL, "unknown flag --%s (see gpath serve --help)", name);
 }
 

@@ -27,21 +27,21 @@ enum gp_http_code {
     GP_HC_ADMIN_DISABLED,    /* 403 admin endpoints are off (no admin_token configured) */
     GP_HC_UNKNOWN_GRAPH,     /* 404 no graph of that name */
     GP_HC_NOT_FOUND,         /* 404 no such path or resource */
-    GP_HC_NO_ROUTE,          /* 400 target unreachable from source (as OSRM, Valhalla, GraphHopper) */
-    GP_HC_METHOD_NOT_ALLOWED,/* 405 path exists, method does not */
-    GP_HC_TOO_BIG,           /* 413 body, table or APSP over a configured limit */
-    GP_HC_URI_TOO_LONG,      /* 414 request target over max_url_bytes */
-    GP_HC_HEADERS_TOO_LARGE, /* 431 request headers over max_header_bytes */
-    GP_HC_OPERATOR_DISABLED, /* 403 cost-changing calls are off (no operator_token/admin_token) */
-    GP_HC_LOAD_FAILED,       /* 422 a graph load/reload failed (the old graph keeps serving) */
-    GP_HC_INTERNAL,          /* 500 a bug or allocation failure */
-    GP_HC_DEVICE_ERROR,      /* 500 CUDA error */
-    GP_HC_DATABASE_ERROR,    /* 500 SQLite / PostgreSQL error */
-    GP_HC_UNSUPPORTED,       /* 501 the backend or build cannot do this */
-    GP_HC_NOT_READY,         /* 503 graphs still loading */
-    GP_HC_BUSY,              /* 503 every worker busy past the bounded wait */
-    GP_HC_TIMEOUT,           /* 504 over the configured time limit */
-    GP_HC_SOURCE_UNAVAILABLE,/* 503 a graph source is down or too slow (load_timeout_s); retry */
+    GP_HC_NO_ROUTE, /* 400 target unreachable from source (as OSRM, Valhalla, GraphHopper) */
+    GP_HC_METHOD_NOT_ALLOWED, /* 405 path exists, method does not */
+    GP_HC_TOO_BIG,            /* 413 body, table or APSP over a configured limit */
+    GP_HC_URI_TOO_LONG,       /* 414 request target over max_url_bytes */
+    GP_HC_HEADERS_TOO_LARGE,  /* 431 request headers over max_header_bytes */
+    GP_HC_OPERATOR_DISABLED,  /* 403 cost-changing calls are off (no operator_token/admin_token) */
+    GP_HC_LOAD_FAILED,        /* 422 a graph load/reload failed (the old graph keeps serving) */
+    GP_HC_INTERNAL,           /* 500 a bug or allocation failure */
+    GP_HC_DEVICE_ERROR,       /* 500 CUDA error */
+    GP_HC_DATABASE_ERROR,     /* 500 SQLite / PostgreSQL error */
+    GP_HC_UNSUPPORTED,        /* 501 the backend or build cannot do this */
+    GP_HC_NOT_READY,          /* 503 graphs still loading */
+    GP_HC_BUSY,               /* 503 every worker busy past the bounded wait */
+    GP_HC_TIMEOUT,            /* 504 over the configured time limit */
+    GP_HC_SOURCE_UNAVAILABLE, /* 503 a graph source is down or too slow (load_timeout_s); retry */
     GP_HC_COUNT
 };
 const char *gp_http_code_name(int code); /* "InvalidQuery", ... */

@@ -90,20 +90,24 @@ static void process_metrics(buf *b) {
     unsigned long long utime = 0, stime = 0, start = 0, vsize = 0;
     long long rss = 0;
     int ok = p && tck > 0 &&
-             sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d "
-                           "%*d %*d %*d %llu %llu %lld", &utime, &stime, &start, &vsize,
-                    &rss) == 5;
+             sscanf(p + 2,
+                    "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d "
+                    "%*d %*d %*d %llu %llu %lld",
+                    &utime, &stime, &start, &vsize, &rss) == 5;
     if (ok) {
-        bprintf(b, "# HELP process_cpu_seconds_total Total user and system CPU time spent in "
-                   "seconds.\n# TYPE process_cpu_seconds_total counter\n"
-                   "process_cpu_seconds_total %.2f\n",
+        bprintf(b,
+                "# HELP process_cpu_seconds_total Total user and system CPU time spent in "
+                "seconds.\n# TYPE process_cpu_seconds_total counter\n"
+                "process_cpu_seconds_total %.2f\n",
                 (double)(utime + stime) / (double)tck);
-        bprintf(b, "# HELP process_virtual_memory_bytes Virtual memory size in bytes.\n"
-                   "# TYPE process_virtual_memory_bytes gauge\nprocess_virtual_memory_bytes %llu\n",
+        bprintf(b,
+                "# HELP process_virtual_memory_bytes Virtual memory size in bytes.\n"
+                "# TYPE process_virtual_memory_bytes gauge\nprocess_virtual_memory_bytes %llu\n",
                 vsize);
-        bprintf(b, "# HELP process_resident_memory_bytes Resident memory size in bytes.\n"
-                   "# TYPE process_resident_memory_bytes gauge\n"
-                   "process_resident_memory_bytes %lld\n",
+        bprintf(b,
+                "# HELP process_resident_memory_bytes Resident memory size in bytes.\n"
+                "# TYPE process_resident_memory_bytes gauge\n"
+                "process_resident_memory_bytes %lld\n",
                 rss * (long long)page);
         unsigned long long btime = 0;
         FILE *s = fopen("/proc/stat", "r");
@@ -112,9 +116,10 @@ static void process_metrics(buf *b) {
             if (sscanf(line, "btime %llu", &btime) == 1) break;
         if (s) fclose(s);
         if (btime)
-            bprintf(b, "# HELP process_start_time_seconds Start time of the process since unix "
-                       "epoch in seconds.\n# TYPE process_start_time_seconds gauge\n"
-                       "process_start_time_seconds %.2f\n",
+            bprintf(b,
+                    "# HELP process_start_time_seconds Start time of the process since unix "
+                    "epoch in seconds.\n# TYPE process_start_time_seconds gauge\n"
+                    "process_start_time_seconds %.2f\n",
                     (double)btime + (double)start / (double)tck);
     }
     DIR *d = opendir("/proc/self/fd");
@@ -124,14 +129,16 @@ static void process_metrics(buf *b) {
         while ((e = readdir(d)))
             if (e->d_name[0] != '.') fds++;
         closedir(d);
-        bprintf(b, "# HELP process_open_fds Number of open file descriptors.\n"
-                   "# TYPE process_open_fds gauge\nprocess_open_fds %ld\n",
+        bprintf(b,
+                "# HELP process_open_fds Number of open file descriptors.\n"
+                "# TYPE process_open_fds gauge\nprocess_open_fds %ld\n",
                 fds - 1); /* less the directory's own descriptor */
     }
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
-        bprintf(b, "# HELP process_max_fds Maximum number of open file descriptors.\n"
-                   "# TYPE process_max_fds gauge\nprocess_max_fds %llu\n",
+        bprintf(b,
+                "# HELP process_max_fds Maximum number of open file descriptors.\n"
+                "# TYPE process_max_fds gauge\nprocess_max_fds %llu\n",
                 rl.rlim_cur == RLIM_INFINITY ? 0ull : (unsigned long long)rl.rlim_cur);
 }
 
@@ -139,8 +146,7 @@ static void route_labels(size_t i, char *out, size_t size) {
     if (i < gp_nroutes)
         snprintf(out, size, "method=\"%s\",endpoint=\"%s\"", gp_routes[i].method,
                  gp_routes[i].pattern);
-    else
-        snprintf(out, size, "method=\"any\",endpoint=\"unmatched\"");
+    else snprintf(out, size, "method=\"any\",endpoint=\"unmatched\"");
 }
 
 char *gp_metrics_render(size_t *len) {
@@ -154,8 +160,9 @@ char *gp_metrics_render(size_t *len) {
         route_labels(i, lab, sizeof lab);
         for (int s = 0; s < GP_COUNTS_NSTATUS; s++) {
             uint64_t v = gp_count_get(&rc->status[s]);
-            if (v) bprintf(&b, "gpath_http_requests_total{%s,status=\"%d\"} %llu\n", lab, s,
-                           (unsigned long long)v);
+            if (v)
+                bprintf(&b, "gpath_http_requests_total{%s,status=\"%d\"} %llu\n", lab, s,
+                        (unsigned long long)v);
         }
     }
     bprintf(&b, "# HELP gpath_http_request_duration_seconds Request latency, first byte in to "
@@ -180,22 +187,25 @@ char *gp_metrics_render(size_t *len) {
         bprintf(&b, "gpath_http_request_duration_seconds_count{%s} %llu\n", lab,
                 (unsigned long long)count);
     }
-    bprintf(&b, "# HELP gpath_cache_hits_total Matrix cache lookups answered from the cache.\n"
-                "# TYPE gpath_cache_hits_total counter\ngpath_cache_hits_total %llu\n"
-                "# HELP gpath_cache_misses_total Matrix cache lookups that had to compute.\n"
-                "# TYPE gpath_cache_misses_total counter\ngpath_cache_misses_total %llu\n",
+    bprintf(&b,
+            "# HELP gpath_cache_hits_total Matrix cache lookups answered from the cache.\n"
+            "# TYPE gpath_cache_hits_total counter\ngpath_cache_hits_total %llu\n"
+            "# HELP gpath_cache_misses_total Matrix cache lookups that had to compute.\n"
+            "# TYPE gpath_cache_misses_total counter\ngpath_cache_misses_total %llu\n",
             (unsigned long long)gp_count_get(&gp_counts.cache_hits),
             (unsigned long long)gp_count_get(&gp_counts.cache_misses));
-    bprintf(&b, "# HELP gpath_graph_reloads_total Admin graph loads and reloads, by result.\n"
-                "# TYPE gpath_graph_reloads_total counter\n"
-                "gpath_graph_reloads_total{result=\"ok\"} %llu\n"
-                "gpath_graph_reloads_total{result=\"failed\"} %llu\n",
+    bprintf(&b,
+            "# HELP gpath_graph_reloads_total Admin graph loads and reloads, by result.\n"
+            "# TYPE gpath_graph_reloads_total counter\n"
+            "gpath_graph_reloads_total{result=\"ok\"} %llu\n"
+            "gpath_graph_reloads_total{result=\"failed\"} %llu\n",
             (unsigned long long)gp_count_get(&gp_counts.reloads_ok),
             (unsigned long long)gp_count_get(&gp_counts.reloads_failed));
     const char *name, *help;
     uint64_t value;
     for (size_t i = 0; gp_counters_named(i, &name, &help, &value); i++)
-        bprintf(&b, "# HELP gpath_%s_total %s\n# TYPE gpath_%s_total counter\ngpath_%s_total %llu\n",
+        bprintf(&b,
+                "# HELP gpath_%s_total %s\n# TYPE gpath_%s_total counter\ngpath_%s_total %llu\n",
                 name, help ? help : name, name, name, (unsigned long long)value);
 
     gp_registry *reg = gp_http_registry();
@@ -204,8 +214,9 @@ char *gp_metrics_render(size_t *len) {
         gp_graph **gs = malloc(sizeof *gs * CAP);
         char(*names)[65] = malloc(sizeof *names * CAP);
         int n = gs && names ? gp_registry_list(reg, gs, names, CAP) : 0;
-        bprintf(&b, "# HELP gpath_graphs Graphs served.\n# TYPE gpath_graphs gauge\n"
-                    "gpath_graphs %d\n",
+        bprintf(&b,
+                "# HELP gpath_graphs Graphs served.\n# TYPE gpath_graphs gauge\n"
+                "gpath_graphs %d\n",
                 n);
         bprintf(&b, "# HELP gpath_graph_nodes Nodes of a served graph.\n"
                     "# TYPE gpath_graph_nodes gauge\n");
@@ -229,14 +240,15 @@ char *gp_metrics_render(size_t *len) {
         gp_backend_info info;
         memset(&info, 0, sizeof info);
         gp_engine_info(e, &info);
-        bprintf(&b, "# HELP gpath_backend_info The backend answering queries.\n"
-                    "# TYPE gpath_backend_info gauge\ngpath_backend_info{backend=\"%s\"} 1\n"
-                    "# HELP gpath_gpu_memory_used_bytes GPU memory in use (0 on the CPU backend).\n"
-                    "# TYPE gpath_gpu_memory_used_bytes gauge\ngpath_gpu_memory_used_bytes %llu\n"
-                    "# HELP gpath_gpu_memory_total_bytes GPU memory (0 on the CPU backend).\n"
-                    "# TYPE gpath_gpu_memory_total_bytes gauge\ngpath_gpu_memory_total_bytes %llu\n"
-                    "# HELP gpath_backend_healthy 0 after a sticky device error.\n"
-                    "# TYPE gpath_backend_healthy gauge\ngpath_backend_healthy %d\n",
+        bprintf(&b,
+                "# HELP gpath_backend_info The backend answering queries.\n"
+                "# TYPE gpath_backend_info gauge\ngpath_backend_info{backend=\"%s\"} 1\n"
+                "# HELP gpath_gpu_memory_used_bytes GPU memory in use (0 on the CPU backend).\n"
+                "# TYPE gpath_gpu_memory_used_bytes gauge\ngpath_gpu_memory_used_bytes %llu\n"
+                "# HELP gpath_gpu_memory_total_bytes GPU memory (0 on the CPU backend).\n"
+                "# TYPE gpath_gpu_memory_total_bytes gauge\ngpath_gpu_memory_total_bytes %llu\n"
+                "# HELP gpath_backend_healthy 0 after a sticky device error.\n"
+                "# TYPE gpath_backend_healthy gauge\ngpath_backend_healthy %d\n",
                 gp_engine_backend(e), (unsigned long long)info.mem_used,
                 (unsigned long long)info.mem_total, info.healthy);
     }
@@ -253,9 +265,10 @@ char *gp_metrics_render(size_t *len) {
         char version[64], commit[128];
         label_escape(GPATH_VERSION, version, sizeof version);
         label_escape(GPATH_COMMIT, commit, sizeof commit);
-        bprintf(&b, "# HELP gpath_build_info The running build: version, git commit, backend and "
-                    "GPU (none on the CPU backend).\n# TYPE gpath_build_info gauge\n"
-                    "gpath_build_info{version=\"%s\",commit=\"%s\",backend=\"%s\",gpu=\"%s\"} 1\n",
+        bprintf(&b,
+                "# HELP gpath_build_info The running build: version, git commit, backend and "
+                "GPU (none on the CPU backend).\n# TYPE gpath_build_info gauge\n"
+                "gpath_build_info{version=\"%s\",commit=\"%s\",backend=\"%s\",gpu=\"%s\"} 1\n",
                 version, commit, backend, gpu);
     }
     process_metrics(&b);

@@ -27,16 +27,16 @@ typedef struct entry {
 } entry;
 
 struct gp_registry {
-    pthread_mutex_t mu;      /* guards entries, n, counters, busy names */
-    pthread_cond_t cv;       /* a busy name was released (CLOCK_MONOTONIC) */
+    pthread_mutex_t mu; /* guards entries, n, counters, busy names */
+    pthread_cond_t cv;  /* a busy name was released (CLOCK_MONOTONIC) */
     gp_engine *engine;
     entry entries[GP_REGISTRY_MAX];
     int n;
     uint64_t loads_ok, loads_failed;
     char busy[GP_REGISTRY_MAX][65]; /* names being loaded or removed */
     int nbusy;
-    int cancelled;           /* gp_registry_cancel */
-    int limited;             /* gp_registry_set_limits called: allow-lists apply */
+    int cancelled; /* gp_registry_cancel */
+    int limited;   /* gp_registry_set_limits called: allow-lists apply */
     gp_registry_limits lim;
 };
 
@@ -114,8 +114,7 @@ static int acquire_name(gp_registry *r, const char *name, double deadline, gp_er
         struct timespec ts = wait_until(deadline);
         pthread_cond_timedwait(&r->cv, &r->mu, &ts);
     }
-    if (r->cancelled)
-        rc = gp_err_set(err, GP_ETIMEOUT, "the server is stopping");
+    if (r->cancelled) rc = gp_err_set(err, GP_ETIMEOUT, "the server is stopping");
     else if (busy_index(r, name) >= 0)
         rc = gp_err_set(err, GP_EBUSY,
                         "another load or removal of graph '%s' is still running after "
@@ -123,8 +122,7 @@ static int acquire_name(gp_registry *r, const char *name, double deadline, gp_er
                         name, r->lim.load_timeout_s);
     else if (r->nbusy == GP_REGISTRY_MAX)
         rc = gp_err_set(err, GP_EBUSY, "%d loads are in progress", GP_REGISTRY_MAX);
-    else
-        snprintf(r->busy[r->nbusy++], sizeof r->busy[0], "%s", name);
+    else snprintf(r->busy[r->nbusy++], sizeof r->busy[0], "%s", name);
     pthread_mutex_unlock(&r->mu);
     return rc;
 }
@@ -189,8 +187,8 @@ static int cancelled(gp_registry *r) {
 }
 
 /* Runs gp_graph_load(src) on a worker under the limits; *out gets the graph. */
-static int load_bounded(gp_registry *r, const gp_graph_source *src, double deadline,
-                        gp_graph **out, gp_err *err) {
+static int load_bounded(gp_registry *r, const gp_graph_source *src, double deadline, gp_graph **out,
+                        gp_err *err) {
     *out = NULL;
     pthread_mutex_lock(&r->mu);
     gp_registry_limits lim = r->lim;
@@ -240,7 +238,8 @@ static int load_bounded(gp_registry *r, const gp_graph_source *src, double deadl
     pthread_t th;
     int started = pthread_create(&th, &at, job_main, j) == 0;
     pthread_attr_destroy(&at);
-    if (!started) job_main(j); /* no thread to be had: run it here, unbounded, rather than not at all */
+    if (!started)
+        job_main(j); /* no thread to be had: run it here, unbounded, rather than not at all */
     int rc;
     pthread_mutex_lock(&j->mu);
     while (!j->done && !(deadline > 0 && gp_now() >= deadline)) {
@@ -334,9 +333,9 @@ int gp_registry_load(gp_registry *r, const char *name, const gp_graph_source *sr
                      gp_err *err) {
     if (replaced) *replaced = 0;
     if (!gp_registry_name_ok(name))
-        return gp_err_set(err, GP_EINVAL,
-                          "graph name '%.80s' must be 1-64 characters of [A-Za-z0-9_.-], not . or ..",
-                          name);
+        return gp_err_set(
+            err, GP_EINVAL,
+            "graph name '%.80s' must be 1-64 characters of [A-Za-z0-9_.-], not . or ..", name);
     char shown[1024];
     gp_spec_redact(src->spec, shown, sizeof shown);
     double t0 = gp_now();

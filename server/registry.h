@@ -29,21 +29,21 @@ typedef struct gp_registry gp_registry;
 /* Source of a graph: the spec and loader options (strings copied). */
 typedef struct gp_graph_source {
     char spec[1024];
-    double scale;          /* <= 0: the format's default */
+    double scale; /* <= 0: the format's default */
     int undirected;
-    char cost_rule[16];    /* "" = loader default */
-    double ref_bandwidth;  /* <= 0: loader default */
-    int trusted;           /* configured by the operator (at start): FIFOs and devices allowed */
+    char cost_rule[16];   /* "" = loader default */
+    double ref_bandwidth; /* <= 0: loader default */
+    int trusted;          /* configured by the operator (at start): FIFOs and devices allowed */
 } gp_graph_source;
 
 /* Limits applied to every load (0 / "" = none). */
 typedef struct gp_registry_limits {
-    double load_timeout_s;   /* config load_timeout_s */
-    uint64_t max_bytes;      /* max_graph_bytes */
-    uint64_t max_nodes;      /* max_graph_nodes */
-    uint64_t max_arcs;       /* max_graph_arcs */
-    int max_loads;           /* load workers alive at once (max_concurrent_loads): GP_EBUSY past */
-    char allow_dirs[4096];   /* ':'-separated (load_paths); "" allows no file */
+    double load_timeout_s; /* config load_timeout_s */
+    uint64_t max_bytes;    /* max_graph_bytes */
+    uint64_t max_nodes;    /* max_graph_nodes */
+    uint64_t max_arcs;     /* max_graph_arcs */
+    int max_loads;         /* load workers alive at once (max_concurrent_loads): GP_EBUSY past */
+    char allow_dirs[4096]; /* ':'-separated (load_paths); "" allows no file */
     char allow_pg_hosts[1024]; /* ','-separated (load_pg_hosts); "" allows no database */
 } gp_registry_limits;
 /* The allow-lists and regular_only apply to untrusted sources (admin loads) once limits are set;

@@ -164,8 +164,7 @@ int gp_serve_main(int argc, char **argv, void (*usage)(FILE *f)) {
     if (engine->cpu_reason[0])
         GP_LOG(GP_LOG_INFO, "event=engine backend=%s reason=\"%s\"", gp_engine_backend(engine),
                engine->cpu_reason);
-    else
-        GP_LOG(GP_LOG_INFO, "event=engine backend=%s", gp_engine_backend(engine));
+    else GP_LOG(GP_LOG_INFO, "event=engine backend=%s", gp_engine_backend(engine));
     reg = gp_registry_new(engine);
     if (!reg) goto out;
     {

@@ -29,17 +29,17 @@ typedef struct blob_hdr {
     uint32_t format;
     uint32_t kind;
     uint64_t graph_hash;
-    uint64_t list_hash;  /* hash of the source/target lists (also in the key) */
+    uint64_t list_hash; /* hash of the source/target lists (also in the key) */
     uint32_t rows, cols;
-    uint32_t elem;       /* ELEM_U64_DIST */
+    uint32_t elem; /* ELEM_U64_DIST */
     uint32_t has_next;
-    uint64_t payload;    /* bytes after the header */
-    uint64_t checksum;   /* over the payload segments */
+    uint64_t payload;  /* bytes after the header */
+    uint64_t checksum; /* over the payload segments */
 } blob_hdr;
 
 struct gp_cache {
     pthread_mutex_t mu;
-    sqlite3 *db;         /* NULL while disabled */
+    sqlite3 *db; /* NULL while disabled */
     char path[512];
     char error[512];
     uint64_t budget;
@@ -145,9 +145,8 @@ static int exec_sql(sqlite3 *db, const char *sql) {
 static int open_db(gp_cache *c, int *refused, gp_err *err) {
     sqlite3 *db = NULL;
     *refused = 0;
-    int rc = sqlite3_open_v2(c->path, &db,
-                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
-                             NULL);
+    int rc = sqlite3_open_v2(
+        c->path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, NULL);
     if (rc != SQLITE_OK) {
         gp_err_set(err, GP_EDB, "cannot open cache %s: %s", c->path,
                    db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
@@ -393,9 +392,8 @@ int gp_cache_get(gp_cache *c, const gp_cache_key *k, uint64_t *dist, uint32_t *n
         goto out;
     }
     hit = r == 1;
-    if (hit &&
-        sqlite3_prepare_v2(c->db, "UPDATE matrix SET last_used = ? WHERE id = ?", -1, &st,
-                           NULL) == SQLITE_OK) {
+    if (hit && sqlite3_prepare_v2(c->db, "UPDATE matrix SET last_used = ? WHERE id = ?", -1, &st,
+                                  NULL) == SQLITE_OK) {
         sqlite3_bind_int64(st, 1, (sqlite3_int64)now_us());
         sqlite3_bind_int64(st, 2, rowid);
         sqlite3_step(st); /* a busy database only costs LRU precision */
@@ -429,8 +427,8 @@ static int evict(gp_cache *c, const char *keep) {
     if (!c->budget) return SQLITE_OK;
     for (;;) {
         sqlite3_stmt *st = NULL;
-        int rc = sqlite3_prepare_v2(c->db, "SELECT COALESCE(SUM(bytes), 0) FROM matrix", -1, &st,
-                                    NULL);
+        int rc =
+            sqlite3_prepare_v2(c->db, "SELECT COALESCE(SUM(bytes), 0) FROM matrix", -1, &st, NULL);
         if (rc != SQLITE_OK) return rc;
         rc = sqlite3_step(st);
         uint64_t total = rc == SQLITE_ROW ? (uint64_t)sqlite3_column_int64(st, 0) : 0;
@@ -538,7 +536,8 @@ int gp_cache_put(gp_cache *c, const gp_cache_key *k, const uint64_t *dist, const
     /* Move the new pages from the WAL into the database file: reads of a checkpointed blob come
      * straight from the memory map instead of pread()s of the WAL (several times faster for big
      * matrices; a put follows a computation that took far longer). */
-    if (rc == SQLITE_OK) sqlite3_wal_checkpoint_v2(c->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+    if (rc == SQLITE_OK)
+        sqlite3_wal_checkpoint_v2(c->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
 out:
     if (rc != SQLITE_OK) {
         status = gp_err_set(err, GP_EDB, "cache put: %s", sqlite3_errstr(rc));
@@ -551,8 +550,8 @@ out:
 
 /* ---- admin ------------------------------------------------------------------------------------ */
 
-static int purge_where(gp_cache *c, const char *sql, const char *a, const char *b, uint64_t *deleted,
-                       gp_err *err) {
+static int purge_where(gp_cache *c, const char *sql, const char *a, const char *b,
+                       uint64_t *deleted, gp_err *err) {
     if (deleted) *deleted = 0;
     if (!c) return GP_OK;
     pthread_mutex_lock(&c->mu);
@@ -592,8 +591,8 @@ int gp_cache_purge_stale(gp_cache *c, const char *graph, uint64_t graph_hash, gp
     char version[17];
     snprintf(version, sizeof version, "%016" PRIx64, graph_hash);
     uint64_t n = 0;
-    int rc = purge_where(c, "DELETE FROM matrix WHERE graph = ?1 AND version <> ?2", graph ? graph : "",
-                         version, &n, err);
+    int rc = purge_where(c, "DELETE FROM matrix WHERE graph = ?1 AND version <> ?2",
+                         graph ? graph : "", version, &n, err);
     if (rc == GP_OK && n)
         GP_LOG(GP_LOG_INFO, "cache: dropped %" PRIu64 " matrices of graph %s's old versions", n,
                graph ? graph : "");

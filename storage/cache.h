@@ -40,25 +40,25 @@ enum gp_cache_kind { GP_CACHE_TABLE = 1, GP_CACHE_APSP = 2 };
  * an ns x nt uint32 next-hop matrix (apsp). Indices are the graph's internal node indices, which
  * a graph version fixes. */
 typedef struct gp_cache_key {
-    const char *graph;       /* served graph name (for purge by name); not part of the key */
-    uint64_t graph_hash;     /* gp_graph.hash: the graph's version */
-    int kind;                /* enum gp_cache_kind */
-    const uint32_t *src;     /* GP_CACHE_TABLE: ns sources */
+    const char *graph;   /* served graph name (for purge by name); not part of the key */
+    uint64_t graph_hash; /* gp_graph.hash: the graph's version */
+    int kind;            /* enum gp_cache_kind */
+    const uint32_t *src; /* GP_CACHE_TABLE: ns sources */
     uint32_t ns;
-    const uint32_t *dst;     /* GP_CACHE_TABLE: nt targets */
+    const uint32_t *dst; /* GP_CACHE_TABLE: nt targets */
     uint32_t nt;
     int next_hops;
 } gp_cache_key;
 
 typedef struct gp_cache_stats {
-    int enabled;             /* 0 when the cache could not be opened (see error) */
+    int enabled; /* 0 when the cache could not be opened (see error) */
     uint64_t entries;
-    uint64_t bytes;          /* sum of stored blob sizes */
+    uint64_t bytes; /* sum of stored blob sizes */
     uint64_t budget;
-    uint64_t hits, misses;   /* since this process opened the cache */
+    uint64_t hits, misses;                /* since this process opened the cache */
     uint64_t puts, evictions, recoveries; /* recoveries: corrupt files moved aside */
     char path[512];
-    char error[512];         /* why the cache is disabled, or "" */
+    char error[512]; /* why the cache is disabled, or "" */
 } gp_cache_stats;
 
 /* Opens (creating and migrating as needed) the cache at path with a byte budget (0 = unlimited).

@@ -174,9 +174,9 @@ static PGconn *connect_db(const gp_pg_spec *s, double timeout_s, gp_err *err) {
     snprintf(ct, sizeof ct, "%d", cts < 2 ? 2 : (int)cts);
     snprintf(opts, sizeof opts, "-c statement_timeout=%lld",
              timeout_s > 0 ? (long long)(timeout_s * 1000) : 0LL);
-    const char *const keys[] = {"connect_timeout", "keepalives", "keepalives_idle",
-                                "keepalives_interval", "keepalives_count", "options", "dbname",
-                                NULL};
+    const char *const keys[] = {
+        "connect_timeout",  "keepalives", "keepalives_idle", "keepalives_interval",
+        "keepalives_count", "options",    "dbname",          NULL};
     const char *const vals[] = {ct, "1", "10", "5", "3", opts, s->conninfo, NULL};
     PGconn *c = PQconnectdbParams(keys, vals, 1);
     if (!c) {
@@ -250,8 +250,8 @@ static int migrate_conn(PGconn *c, gp_err *err) {
         snprintf(ver, sizeof ver, "%d", m->version);
         const char *params[2] = {ver, m->name};
         if ((rc = run(c, m->sql, 0, NULL, PGRES_COMMAND_OK, NULL, what, err)) ||
-            (rc = run(c, "INSERT INTO gpath.schema_version (version, name) VALUES ($1::int, $2)",
-                      2, params, PGRES_COMMAND_OK, NULL, what, err)) ||
+            (rc = run(c, "INSERT INTO gpath.schema_version (version, name) VALUES ($1::int, $2)", 2,
+                      params, PGRES_COMMAND_OK, NULL, what, err)) ||
             (rc = run(c, "COMMIT", 0, NULL, PGRES_COMMAND_OK, NULL, what, err)))
             goto rollback;
         GP_LOG(GP_LOG_INFO, "PostgreSQL: applied migration %s", m->name);
@@ -334,8 +334,9 @@ static char *table_query(PGconn *c, const char *name, gp_err *err) {
     }
     enum { ID, SRC, TGT, COST, RCOST, X1, Y1, X2, Y2, GID, COST_S, RCOST_S, NC };
     int have[NC] = {0};
-    static const char *const cols[NC] = {"id", "source", "target", "cost", "reverse_cost", "x1",
-                                         "y1", "x2", "y2", "gid", "cost_s", "reverse_cost_s"};
+    static const char *const cols[NC] = {"id",           "source", "target", "cost",
+                                         "reverse_cost", "x1",     "y1",     "x2",
+                                         "y2",           "gid",    "cost_s", "reverse_cost_s"};
     for (int i = 0; i < PQntuples(r); i++)
         for (int k = 0; k < NC; k++)
             if (strcmp(PQgetvalue(r, i, 0), cols[k]) == 0) have[k] = 1;
@@ -363,8 +364,7 @@ static char *table_query(PGconn *c, const char *name, gp_err *err) {
     if (sql)
         snprintf(sql, cap, "SELECT %s, source, target, %s%s%s FROM %s", id, cost, rcost,
                  xy ? ", x1, y1, x2, y2" : "", qt);
-    else
-        gp_err_set(err, GP_ENOMEM, "out of memory");
+    else gp_err_set(err, GP_ENOMEM, "out of memory");
     free(qt);
     return sql;
 }
@@ -458,7 +458,8 @@ static int read_rows(edge_buf *eb, const PGresult *r, const colmap *m, gp_scale_
     for (int i = 0; i < n; i++) {
         for (int k = 0; k < nf; k++) eb->bytes += (uint64_t)PQgetlength(r, i, k);
         if (o->max_bytes && eb->bytes > o->max_bytes)
-            return gp_err_set(err, GP_ETOOBIG, "PostgreSQL edges: over max_graph_bytes = %llu bytes",
+            return gp_err_set(err, GP_ETOOBIG,
+                              "PostgreSQL edges: over max_graph_bytes = %llu bytes",
                               (unsigned long long)o->max_bytes);
         pg_edge *e = &eb->e[eb->n];
         uint64_t rn = eb->n + 1;
@@ -565,8 +566,9 @@ static int host_allowed(const char *list, const char *host, const char *port) {
 /* Calls fn(ctx, host, port) for every host and hostaddr of the spec (libpq pairs the host and
  * port lists; one port may serve all; no host: localhost, libpq's local default). Stops at the
  * first non-zero return. service= is refused (it would name hosts we cannot see). */
-static int each_host(const char *uri, int (*fn)(void *ctx, const char *host, const char *port,
-                                                const char *shown, gp_err *err),
+static int each_host(const char *uri,
+                     int (*fn)(void *ctx, const char *host, const char *port, const char *shown,
+                               gp_err *err),
                      void *ctx, gp_err *err) {
     gp_pg_spec s;
     int rc = gp_pg_spec_parse(uri, &s, err);
@@ -631,8 +633,7 @@ typedef struct host_list {
     size_t cap;
 } host_list;
 
-static int list_one(void *ctx, const char *host, const char *port, const char *shown,
-                    gp_err *err) {
+static int list_one(void *ctx, const char *host, const char *port, const char *shown, gp_err *err) {
     (void)port, (void)shown, (void)err;
     host_list *l = ctx;
     if (host_allowed(l->out, host, "")) return GP_OK; /* already listed */

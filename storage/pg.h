@@ -26,12 +26,12 @@ extern "C" {
 #endif
 
 typedef struct gp_pg_spec {
-    char *conninfo;   /* the URI without gpath's parameters (what libpq gets) */
-    char *table;      /* decoded, or NULL */
-    char *edges_sql;  /* decoded, or NULL */
-    int directed;     /* -1 unset, else 0/1 */
-    double scale;     /* 0: unset */
-    char shown[512];  /* the spec with any password replaced by "***", for logs and errors */
+    char *conninfo;  /* the URI without gpath's parameters (what libpq gets) */
+    char *table;     /* decoded, or NULL */
+    char *edges_sql; /* decoded, or NULL */
+    int directed;    /* -1 unset, else 0/1 */
+    double scale;    /* 0: unset */
+    char shown[512]; /* the spec with any password replaced by "***", for logs and errors */
 } gp_pg_spec;
 
 /* Splits a spec into the libpq URI and gpath's parameters. */

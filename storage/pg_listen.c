@@ -80,8 +80,8 @@ fail:
 static void *listen_main(void *arg) {
     gp_pg_listener *l = arg;
     double backoff = 0.1;
-    int missed = 0;   /* notifications may have been lost: reload everything once connected */
-    int warned = 0;   /* one warning per outage */
+    int missed = 0; /* notifications may have been lost: reload everything once connected */
+    int warned = 0; /* one warning per outage */
     char why[512];
     while (!atomic_load(&l->stopping)) {
         PGconn *c = connect_async(l, why, sizeof why);

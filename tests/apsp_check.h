@@ -26,7 +26,7 @@ static inline uint64_t apc_rand(uint64_t *s) { /* splitmix64 */
 }
 
 static inline gp_graph *apc_graph(uint32_t n, double p, uint32_t wmin, uint32_t wmax, uint64_t seed,
-                           gp_err *err) {
+                                  gp_err *err) {
     gp_builder *b = gp_builder_new(1.0);
     if (!b) return NULL;
     uint64_t s = seed * 7919 + n;
@@ -54,8 +54,8 @@ fail:
 }
 
 /* Rows rows[0..nr) of a (n x n) against ref (nr x n, row r of ref is row rows[r] of a). */
-static inline int apc_rows_equal(uint32_t n, const uint64_t *a, const uint64_t *ref, const uint32_t *rows,
-                          uint32_t nr, char *msg, size_t len) {
+static inline int apc_rows_equal(uint32_t n, const uint64_t *a, const uint64_t *ref,
+                                 const uint32_t *rows, uint32_t nr, char *msg, size_t len) {
     for (uint32_t r = 0; r < nr; r++)
         for (uint32_t j = 0; j < n; j++) {
             uint64_t x = a[(size_t)rows[r] * n + j], y = ref[(size_t)r * n + j];
@@ -68,7 +68,8 @@ static inline int apc_rows_equal(uint32_t n, const uint64_t *a, const uint64_t *
     return 1;
 }
 
-static inline int apc_equal(uint32_t n, const uint64_t *a, const uint64_t *ref, char *msg, size_t len) {
+static inline int apc_equal(uint32_t n, const uint64_t *a, const uint64_t *ref, char *msg,
+                            size_t len) {
     for (size_t t = 0; t < (size_t)n * n; t++)
         if (a[t] != ref[t]) {
             snprintf(msg, len, "dist[%zu][%zu] = %llu, reference %llu", t / n, t % n,
@@ -79,8 +80,8 @@ static inline int apc_equal(uint32_t n, const uint64_t *a, const uint64_t *ref, 
 }
 
 /* Next hops realise dist, and walks terminate. */
-static inline int apc_next_ok(const gp_graph *g, const uint64_t *dist, const uint32_t *next, char *msg,
-                       size_t len) {
+static inline int apc_next_ok(const gp_graph *g, const uint64_t *dist, const uint32_t *next,
+                              char *msg, size_t len) {
     uint32_t n = g->n;
     uint64_t *minw = (uint64_t *)malloc((size_t)n * sizeof *minw);
     int ok = 1;

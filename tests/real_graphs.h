@@ -14,8 +14,9 @@
 #include <sys/stat.h>
 
 #define REAL_GRAPHS 3
-static const char *const real_graph_names[REAL_GRAPHS] = {
-    "dimacs/USA-road-d.NY.gr.gz", "dimacs/USA-road-d.BAY.gr.gz", "osm/liechtenstein-latest.osm.pbf"};
+static const char *const real_graph_names[REAL_GRAPHS] = {"dimacs/USA-road-d.NY.gr.gz",
+                                                          "dimacs/USA-road-d.BAY.gr.gz",
+                                                          "osm/liechtenstein-latest.osm.pbf"};
 
 static gp_graph *real_graph_load(int i) {
     const char *d = getenv("GPATH_DATA");

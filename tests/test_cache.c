@@ -26,7 +26,8 @@ static char path[300];
 
 static int setup(void **state) {
     (void)state;
-    snprintf(dir, sizeof dir, "%s/gpath-cache-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    snprintf(dir, sizeof dir, "%s/gpath-cache-XXXXXX",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     if (!mkdtemp(dir)) return -1;
     snprintf(path, sizeof path, "%s/cache.db", dir);
     return 0;
@@ -68,8 +69,13 @@ static void fill(uint64_t seed, uint32_t ns, uint32_t nt, uint64_t *d, uint32_t 
 
 static gp_cache_key table_key(uint64_t ghash, const uint32_t *src, uint32_t ns, const uint32_t *dst,
                               uint32_t nt) {
-    gp_cache_key k = {.graph = "g", .graph_hash = ghash, .kind = GP_CACHE_TABLE, .src = src,
-                      .ns = ns, .dst = dst, .nt = nt};
+    gp_cache_key k = {.graph = "g",
+                      .graph_hash = ghash,
+                      .kind = GP_CACHE_TABLE,
+                      .src = src,
+                      .ns = ns,
+                      .dst = dst,
+                      .nt = nt};
     return k;
 }
 
@@ -93,8 +99,12 @@ static void test_round_trip(void **state) {
     uint64_t *ad = malloc(N * N * 8), *ag = malloc(N * N * 8);
     uint32_t *an = malloc(N * N * 4), *agn = malloc(N * N * 4);
     fill(11, N, N, ad, an);
-    gp_cache_key a = {.graph = "g", .graph_hash = 0xabcdefull, .kind = GP_CACHE_APSP, .ns = N,
-                      .nt = N, .next_hops = 1};
+    gp_cache_key a = {.graph = "g",
+                      .graph_hash = 0xabcdefull,
+                      .kind = GP_CACHE_APSP,
+                      .ns = N,
+                      .nt = N,
+                      .next_hops = 1};
     assert_int_equal(gp_cache_put(c, &a, ad, an, &err), GP_OK);
     assert_int_equal(gp_cache_get(c, &a, ag, agn), GP_OK);
     assert_memory_equal(ag, ad, N * N * 8);
@@ -150,8 +160,8 @@ static void test_mismatch_is_miss(void **state) {
     /* damage the stored header (magic) and then one payload byte behind the cache's back */
     sqlite3 *db;
     assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db, "UPDATE matrix_blob SET data = X'00' || substr(data, 2)", NULL,
-                                  NULL, NULL),
+    assert_int_equal(sqlite3_exec(db, "UPDATE matrix_blob SET data = X'00' || substr(data, 2)",
+                                  NULL, NULL, NULL),
                      SQLITE_OK);
     sqlite3_close(db);
     c = gp_cache_open(path, 0, &err);
@@ -163,11 +173,12 @@ static void test_mismatch_is_miss(void **state) {
     gp_cache_close(c);
     assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
     /* flip the last byte of the distances: header intact, checksum wrong */
-    assert_int_equal(sqlite3_exec(db,
-                                  "UPDATE matrix_blob SET data = substr(data, 1, length(data) - 1) || "
-                                  "CASE WHEN substr(data, -1) = X'01' THEN X'02' ELSE X'01' END",
-                                  NULL, NULL, NULL),
-                     SQLITE_OK);
+    assert_int_equal(
+        sqlite3_exec(db,
+                     "UPDATE matrix_blob SET data = substr(data, 1, length(data) - 1) || "
+                     "CASE WHEN substr(data, -1) = X'01' THEN X'02' ELSE X'01' END",
+                     NULL, NULL, NULL),
+        SQLITE_OK);
     sqlite3_close(db);
     c = gp_cache_open(path, 0, &err);
     assert_int_equal(gp_cache_get(c, &k, got, NULL), GP_ENOTFOUND);

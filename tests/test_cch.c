@@ -142,7 +142,8 @@ static void check_path(const gp_graph *g, uint32_t s, uint32_t t, const gp_path 
     uint64_t sum = 0;
     for (uint32_t i = 0; i + 1 < p->len; i++) {
         uint64_t w = arc_w(g, p->nodes[i], p->nodes[i + 1]);
-        if (w == UINT64_MAX) fail_msg("path step %u->%u is not an arc", p->nodes[i], p->nodes[i + 1]);
+        if (w == UINT64_MAX)
+            fail_msg("path step %u->%u is not an arc", p->nodes[i], p->nodes[i + 1]);
         sum += w;
     }
     assert_int_equal(sum, p->dist);
@@ -156,7 +157,8 @@ static void check_multi(const gp_graph *g, const gp_cch *c, int queries) {
     gp_err_clear(&err);
     uint32_t n = g->n;
     for (int q = 0; q < queries; q++) {
-        uint32_t ns = 1 + (uint32_t)(rnd() % GP_CCH_MAX_ENDS), nd = 1 + (uint32_t)(rnd() % GP_CCH_MAX_ENDS);
+        uint32_t ns = 1 + (uint32_t)(rnd() % GP_CCH_MAX_ENDS),
+                 nd = 1 + (uint32_t)(rnd() % GP_CCH_MAX_ENDS);
         uint32_t src[GP_CCH_MAX_ENDS], dst[GP_CCH_MAX_ENDS];
         uint64_t so[GP_CCH_MAX_ENDS], dof[GP_CCH_MAX_ENDS];
         for (uint32_t i = 0; i < ns; i++) {
@@ -218,8 +220,9 @@ static void check_queries(const gp_graph *g, const gp_cch *c, int queries) {
         gp_path a, b;
         assert_int_equal(cpu->ops->p2p(cpu, g, s, t, GP_P2P_DIJKSTRA, &a, &err), GP_OK);
         assert_int_equal(gp_cch_p2p(c, s, t, &b, &err), GP_OK);
-        if (a.dist != b.dist) fail_msg("p2p %u->%u: dijkstra %llu cch %llu", s, t,
-                                       (unsigned long long)a.dist, (unsigned long long)b.dist);
+        if (a.dist != b.dist)
+            fail_msg("p2p %u->%u: dijkstra %llu cch %llu", s, t, (unsigned long long)a.dist,
+                     (unsigned long long)b.dist);
         check_path(g, s, t, &b);
         gp_path_free(&a);
         gp_path_free(&b);
@@ -231,8 +234,9 @@ static void check_queries(const gp_graph *g, const gp_cch *c, int queries) {
         assert_int_equal(cpu->ops->sssp(cpu, g, s, GP_INF, d1, NULL, &err), GP_OK);
         assert_int_equal(gp_cch_sssp(c, s, GP_INF, d2, &err), GP_OK);
         for (uint32_t v = 0; v < n; v++)
-            if (d1[v] != d2[v]) fail_msg("phast from %u: node %u dijkstra %llu cch %llu", s, v,
-                                         (unsigned long long)d1[v], (unsigned long long)d2[v]);
+            if (d1[v] != d2[v])
+                fail_msg("phast from %u: node %u dijkstra %llu cch %llu", s, v,
+                         (unsigned long long)d1[v], (unsigned long long)d2[v]);
         assert_int_equal(gp_cch_pred(g, s, d2, pred, &err), GP_OK);
         for (uint32_t v = 0; v < n; v++) {
             if (v == s || d2[v] == GP_INF) {
@@ -294,7 +298,9 @@ static uint64_t check_perfect(const gp_graph *g, gp_cch *c, uint32_t sample, int
     gp_cch_perfect_serial(t, c->fw, c->bw, pf, pb);
     uint32_t checks = sample && sample < m ? sample : m;
     for (uint32_t k = 0; k < checks && m; k++) {
-        uint32_t e = checks == m ? k : k % 2 ? (uint32_t)(rnd() % m) : m - 1 - (uint32_t)(rnd() % (m / 20 + 1));
+        uint32_t e = checks == m ? k
+                     : k % 2     ? (uint32_t)(rnd() % m)
+                                 : m - 1 - (uint32_t)(rnd() % (m / 20 + 1));
         uint32_t u = t->order[t->up_tail[e]], v = t->order[t->up_head[e]];
         uint32_t du = exact(g, u, v), dv = exact(g, v, u);
         if (pf[e] != du || pb[e] != dv)
@@ -867,7 +873,8 @@ static void test_contract(void **state) {
             assert_int_equal(t1->up_tail[e1], t1->up_tail[e2]); /* both from v */
             assert_int_equal(t1->up_head[e1], t1->up_tail[e]);  /* to x and y */
             assert_int_equal(t1->up_head[e2], t1->up_head[e]);
-            if (k > t1->tri_first[e]) assert_true(t1->up_tail[e1] > t1->up_tail[t1->tri[2 * k - 2]]);
+            if (k > t1->tri_first[e])
+                assert_true(t1->up_tail[e1] > t1->up_tail[t1->tri[2 * k - 2]]);
         }
     }
     gp_cch_topo_unref(t1);
@@ -902,7 +909,8 @@ static void test_dimacs(void **state) {
             for (uint32_t a = g->row[u]; a < g->row[u + 1]; a++) {
                 uint32_t w = g->w[a];
                 if (rnd() % 100 == 0) w = (uint32_t)(w * (1 + rnd() % 4) / 2);
-                assert_int_equal(gp_builder_add_arc(b, g->ext[u], g->ext[g->col[a]], w, &err), GP_OK);
+                assert_int_equal(gp_builder_add_arc(b, g->ext[u], g->ext[g->col[a]], w, &err),
+                                 GP_OK);
             }
         gp_graph *g2 = gp_builder_finish(b, "test", "test", 1, &err);
         assert_non_null(g2);
@@ -1197,13 +1205,20 @@ static void test_plan(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_small_graphs),  cmocka_unit_test(test_recustomize),
-        cmocka_unit_test(test_order_roundtrip), cmocka_unit_test(test_overflow),
-        cmocka_unit_test(test_road),          cmocka_unit_test(test_engine_policy),
-        cmocka_unit_test(test_guard),         cmocka_unit_test(test_dimacs),
-        cmocka_unit_test(test_snapped_osm), cmocka_unit_test(test_plan),
-        cmocka_unit_test(test_order_rand),  cmocka_unit_test(test_order_nd),
-        cmocka_unit_test(test_contract),      cmocka_unit_test(test_simd),
+        cmocka_unit_test(test_small_graphs),
+        cmocka_unit_test(test_recustomize),
+        cmocka_unit_test(test_order_roundtrip),
+        cmocka_unit_test(test_overflow),
+        cmocka_unit_test(test_road),
+        cmocka_unit_test(test_engine_policy),
+        cmocka_unit_test(test_guard),
+        cmocka_unit_test(test_dimacs),
+        cmocka_unit_test(test_snapped_osm),
+        cmocka_unit_test(test_plan),
+        cmocka_unit_test(test_order_rand),
+        cmocka_unit_test(test_order_nd),
+        cmocka_unit_test(test_contract),
+        cmocka_unit_test(test_simd),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -46,9 +46,9 @@ static void test_suggest(void **state) {
 static void test_forms(void **state) {
     (void)state;
     gp_cli_args *a = NULL;
-    assert_int_equal(parse(&a, 7, (char *[]){"-g", "gen:5", "--from=7", "-N", "-L1,2", "--fail-link",
-                                             "3,4"}),
-                     0);
+    assert_int_equal(
+        parse(&a, 7, (char *[]){"-g", "gen:5", "--from=7", "-N", "-L1,2", "--fail-link", "3,4"}),
+        0);
     assert_non_null(a);
     assert_string_equal(gp_cli_str(a, "graph"), "gen:5");
     assert_string_equal(gp_cli_str(a, "from"), "7");
@@ -76,7 +76,7 @@ static void test_errors(void **state) {
     gp_cli_args *a = (gp_cli_args *)&a;
     assert_int_equal(parse(&a, 2, (char *[]){"--grpah", "x"}), GP_CLI_EXIT_USAGE);
     assert_null(a);
-    assert_int_equal(parse(&a, 1, (char *[]){"--from"}), GP_CLI_EXIT_USAGE); /* no value */
+    assert_int_equal(parse(&a, 1, (char *[]){"--from"}), GP_CLI_EXIT_USAGE);  /* no value */
     assert_int_equal(parse(&a, 2, (char *[]){"-f", "1"}), GP_CLI_EXIT_USAGE); /* --graph required */
     assert_int_equal(parse(&a, 3, (char *[]){"-g", "x", "--next-hops=1"}), GP_CLI_EXIT_USAGE);
     assert_int_equal(parse(&a, 3, (char *[]){"-g", "x", "stray"}), GP_CLI_EXIT_USAGE);

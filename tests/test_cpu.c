@@ -40,9 +40,9 @@ static gp_graph *build(uint32_t n, const arc *arcs, size_t na, const double *lon
     gp_builder *b = gp_builder_new(1.0);
     assert_non_null(b);
     for (uint32_t i = 0; i < n; i++)
-        assert_int_equal(gp_builder_add_node(b, i, lon != NULL, lon ? lon[i] : 0,
-                                             lat ? lat[i] : 0, NULL, &err),
-                         GP_OK);
+        assert_int_equal(
+            gp_builder_add_node(b, i, lon != NULL, lon ? lon[i] : 0, lat ? lat[i] : 0, NULL, &err),
+            GP_OK);
     for (size_t i = 0; i < na; i++)
         assert_int_equal(gp_builder_add_arc(b, arcs[i].u, arcs[i].v, arcs[i].w, &err), GP_OK);
     gp_graph *g = gp_builder_finish(b, "test", "test", 1, &err);
@@ -64,7 +64,8 @@ static uint64_t rnd(void) {
 static gp_graph *random_graph(uint32_t n, uint32_t deg, uint32_t maxw, int coords) {
     size_t na = (size_t)n * deg + 4;
     arc *a = calloc(na, sizeof *a);
-    double *lon = coords ? malloc(n * sizeof *lon) : NULL, *lat = coords ? malloc(n * sizeof *lat) : NULL;
+    double *lon = coords ? malloc(n * sizeof *lon) : NULL,
+           *lat = coords ? malloc(n * sizeof *lat) : NULL;
     size_t k = 0;
     for (size_t i = 0; i < (size_t)n * deg; i++) {
         a[k].u = (int64_t)(rnd() % n);
@@ -391,12 +392,12 @@ static void test_random_cross_check(void **state) {
     gp_engine_lab_set(NULL);
     static const uint32_t sizes[] = {1, 2, 31, 33, 65, 100, 129, 257};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
-        cross_check(sizes[i], 3, 20, 3);     /* sparse, zero weights present */
-        cross_check(sizes[i], 1, 3, 2);      /* very sparse: many unreachable pairs, many ties */
+        cross_check(sizes[i], 3, 20, 3); /* sparse, zero weights present */
+        cross_check(sizes[i], 1, 3, 2);  /* very sparse: many unreachable pairs, many ties */
     }
-    cross_check(200, 8, 1000, 1);            /* denser, single thread */
-    cross_check(150, 4, 0, 4);               /* every weight zero */
-    cross_check(100, 3, 4000000000u, 2);     /* weights near UINT32_MAX: 64-bit path lengths */
+    cross_check(200, 8, 1000, 1);        /* denser, single thread */
+    cross_check(150, 4, 0, 4);           /* every weight zero */
+    cross_check(100, 3, 4000000000u, 2); /* weights near UINT32_MAX: 64-bit path lengths */
 }
 
 /* A* and bidirectional Dijkstra on generated road graphs agree with plain Dijkstra. */
@@ -449,8 +450,8 @@ static void test_astar_partial_coords(void **state) {
         assert_int_equal(gp_builder_add_node(b, nodes[i].id, nodes[i].has, nodes[i].lon,
                                              nodes[i].lat, NULL, &err),
                          GP_OK);
-    static const arc arcs[] = {{0, 1, 1}, {1, 2, 1}, {2, 3, 1}, {0, 6, 50}, {6, 3, 50},
-                               {4, 5, 111000}};
+    static const arc arcs[] = {{0, 1, 1},  {1, 2, 1},  {2, 3, 1},
+                               {0, 6, 50}, {6, 3, 50}, {4, 5, 111000}};
     for (size_t i = 0; i < sizeof arcs / sizeof arcs[0]; i++)
         assert_int_equal(gp_builder_add_arc(b, arcs[i].u, arcs[i].v, arcs[i].w, &err), GP_OK);
     gp_graph *g = gp_builder_finish(b, "t", "t", 1, &err);
@@ -551,8 +552,8 @@ static int fk_sssp(gp_backend *b, const gp_graph *g, uint32_t s, uint64_t md, ui
     f->calls++;
     return gp_err_set(err, f->rc, "fake backend answers %d", f->rc);
 }
-static int fk_p2p(gp_backend *b, const gp_graph *g, uint32_t s, uint32_t t, int algo,
-                  gp_path *path, gp_err *err) {
+static int fk_p2p(gp_backend *b, const gp_graph *g, uint32_t s, uint32_t t, int algo, gp_path *path,
+                  gp_err *err) {
     (void)g, (void)s, (void)t, (void)algo, (void)path;
     fake *f = b->impl;
     f->calls++;
@@ -578,8 +579,8 @@ static void fk_info(gp_backend *b, gp_backend_info *out) {
     out->healthy = f->healthy;
 }
 static void fk_destroy(gp_backend *b) { (void)b; }
-static const gp_backend_ops FAKE_OPS = {NULL, fk_sssp, fk_p2p, fk_table, fk_apsp, fk_info,
-                                        fk_destroy};
+static const gp_backend_ops FAKE_OPS = {NULL,    fk_sssp, fk_p2p,    fk_table,
+                                        fk_apsp, fk_info, fk_destroy};
 
 static void test_engine_fallback(void **state) {
     (void)state;
@@ -646,11 +647,16 @@ static void test_engine_fallback(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_hand_graph),      cmocka_unit_test(test_table_repeats),
+        cmocka_unit_test(test_hand_graph),
+        cmocka_unit_test(test_table_repeats),
         cmocka_unit_test(test_one_node),
-        cmocka_unit_test(test_two_nodes),       cmocka_unit_test(test_random_cross_check),
-        cmocka_unit_test(test_road_astar),      cmocka_unit_test(test_astar_partial_coords),      cmocka_unit_test(test_max_dist),
-        cmocka_unit_test(test_concurrent),      cmocka_unit_test(test_engine_fallback),
+        cmocka_unit_test(test_two_nodes),
+        cmocka_unit_test(test_random_cross_check),
+        cmocka_unit_test(test_road_astar),
+        cmocka_unit_test(test_astar_partial_coords),
+        cmocka_unit_test(test_max_dist),
+        cmocka_unit_test(test_concurrent),
+        cmocka_unit_test(test_engine_fallback),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

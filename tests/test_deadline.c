@@ -202,8 +202,8 @@ static int f_sssp(gp_backend *b, const gp_graph *g, uint32_t s, uint64_t md, uin
     ((fake *)b->impl)->calls++;
     return gp_deadline_error(err);
 }
-static int f_p2p(gp_backend *b, const gp_graph *g, uint32_t s, uint32_t t, int algo,
-                 gp_path *path, gp_err *err) {
+static int f_p2p(gp_backend *b, const gp_graph *g, uint32_t s, uint32_t t, int algo, gp_path *path,
+                 gp_err *err) {
     (void)g, (void)s, (void)t, (void)algo;
     path->nodes = NULL;
     path->len = 0;
@@ -216,8 +216,7 @@ static int f_table(gp_backend *b, const gp_graph *g, const uint32_t *src, uint32
     ((fake *)b->impl)->calls++;
     return gp_deadline_error(err);
 }
-static int f_apsp(gp_backend *b, const gp_graph *g, uint64_t *dist, uint32_t *next,
-                  gp_err *err) {
+static int f_apsp(gp_backend *b, const gp_graph *g, uint64_t *dist, uint32_t *next, gp_err *err) {
     (void)g, (void)dist, (void)next;
     ((fake *)b->impl)->calls++;
     return gp_deadline_error(err);

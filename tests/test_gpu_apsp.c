@@ -30,7 +30,7 @@ static int require_gpu(void) {
 #define NEED_GPU()                                                                                 \
     do {                                                                                           \
         if (!gpu_ok) {                                                                             \
-            if (require_gpu()) fail_msg("GPATH_REQUIRE_GPU=1 but no usable CUDA device");         \
+            if (require_gpu()) fail_msg("GPATH_REQUIRE_GPU=1 but no usable CUDA device");          \
             skip();                                                                                \
         }                                                                                          \
     } while (0)

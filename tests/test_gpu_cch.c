@@ -41,8 +41,8 @@ static int require_gpu(void) {
 #define NEED_GPU()                                                                                 \
     do {                                                                                           \
         if (!gpu) {                                                                                \
-            if (require_gpu()) fail_msg("GPATH_REQUIRE_GPU=1 but %s", no_gpu_msg);                \
-            print_message("no CUDA device: GPU tests skipped (%s)\n", no_gpu_msg);                \
+            if (require_gpu()) fail_msg("GPATH_REQUIRE_GPU=1 but %s", no_gpu_msg);                 \
+            print_message("no CUDA device: GPU tests skipped (%s)\n", no_gpu_msg);                 \
             skip();                                                                                \
         }                                                                                          \
     } while (0)
@@ -94,8 +94,8 @@ static gp_graph *random_graph(uint32_t n, uint32_t deg, uint32_t maxw) {
 
 /* GPU PHAST from src (k = 1, 16, 1, 16 for nk calls; 16 only where phast_sources allows) ==
  * Dijkstra on every row; what names the sweep in a failure. */
-static void phast_rows(gp_cch *c, const gp_graph *g, const uint32_t *src, int nk,
-                       int phast_sources, uint64_t *dg, uint64_t *dc, const char *what) {
+static void phast_rows(gp_cch *c, const gp_graph *g, const uint32_t *src, int nk, int phast_sources,
+                       uint64_t *dg, uint64_t *dc, const char *what) {
     gp_err err;
     gp_err_clear(&err);
     const uint32_t n = g->n;
@@ -189,8 +189,16 @@ static void check_gpu(const gp_graph *g, int phast_sources) {
     uint32_t src[16];
     for (int i = 0; i < 16; i++) src[i] = (uint32_t)(rnd() % n);
     uint64_t *dg = malloc((size_t)n * 16 * 8), *dc = malloc((size_t)n * 8);
-    enum { G = GP_DCCH_GRAPH, W = GP_DCCH_WARPS, SK = GP_DCCH_SKIP, WM = GP_DCCH_WMULTI,
-           W64 = GP_DCCH_W64, FL = GP_DCCH_FLAT, GA = GP_DCCH_GATHER, ALL = GP_DCCH_PATHS_DEFAULT };
+    enum {
+        G = GP_DCCH_GRAPH,
+        W = GP_DCCH_WARPS,
+        SK = GP_DCCH_SKIP,
+        WM = GP_DCCH_WMULTI,
+        W64 = GP_DCCH_W64,
+        FL = GP_DCCH_FLAT,
+        GA = GP_DCCH_GATHER,
+        ALL = GP_DCCH_PATHS_DEFAULT
+    };
     enum { BOTH, LEVELS, NO_TABLES, TOP_ONLY }; /* the tables (or the level sweep) */
     static const struct {
         unsigned paths, tables;
@@ -472,11 +480,8 @@ int main(void) {
     tests_tune.gather_min = 0;
     gp_dcch_tune_set(&tests_tune);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_random),
-        cmocka_unit_test(test_road),
-        cmocka_unit_test(test_engine),
-        cmocka_unit_test(test_versions),
-        cmocka_unit_test(test_real),
+        cmocka_unit_test(test_random),   cmocka_unit_test(test_road), cmocka_unit_test(test_engine),
+        cmocka_unit_test(test_versions), cmocka_unit_test(test_real),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -29,7 +29,7 @@ static char no_gpu_msg[600];
         if (!gpu) {                                                                                \
             const char *r = getenv("GPATH_REQUIRE_GPU");                                           \
             if (r && strcmp(r, "1") == 0) fail_msg("GPATH_REQUIRE_GPU=1 but %s", no_gpu_msg);      \
-            print_message("no CUDA device: GPU tests skipped (%s)\n", no_gpu_msg);                \
+            print_message("no CUDA device: GPU tests skipped (%s)\n", no_gpu_msg);                 \
             skip();                                                                                \
         }                                                                                          \
     } while (0)
@@ -56,7 +56,8 @@ static gp_graph *load(const char *spec) {
     gp_err err = {0};
     gp_graph *g = gp_graph_load(spec, NULL, &err);
     if (!g) fail_msg("%s: %s", spec, err.msg);
-    if (gpu->ops->attach && gpu->ops->attach(gpu, g, &err)) fail_msg("attach %s: %s", spec, err.msg);
+    if (gpu->ops->attach && gpu->ops->attach(gpu, g, &err))
+        fail_msg("attach %s: %s", spec, err.msg);
     return g;
 }
 
@@ -85,8 +86,9 @@ static void compare(const gp_graph *g, const char *what) {
             int ok = 0;
             for (uint32_t e = p < n ? g->row[p] : 0; p < n && e < g->row[p + 1] && !ok; e++)
                 ok = g->col[e] == v && d[p] + g->w[e] == d[v];
-            if (!ok) fail_msg("%s: pred[%u] = %u does not realise %llu", what, v, p,
-                              (unsigned long long)d[v]);
+            if (!ok)
+                fail_msg("%s: pred[%u] = %u does not realise %llu", what, v, p,
+                         (unsigned long long)d[v]);
         }
         gp_path a = {0}, b = {0};
         assert_int_equal(cpu->ops->p2p(cpu, g, src[k], dst[k], GP_P2P_DIJKSTRA, &a, &err), GP_OK);
@@ -100,7 +102,8 @@ static void compare(const gp_graph *g, const char *what) {
     }
     uint64_t t1[36], t2[36];
     assert_int_equal(cpu->ops->table(cpu, g, src, 6, dst, 6, t1, &err), GP_OK);
-    if (gpu->ops->table(gpu, g, src, 6, dst, 6, t2, &err)) fail_msg("%s: GPU table: %s", what, err.msg);
+    if (gpu->ops->table(gpu, g, src, 6, dst, 6, t2, &err))
+        fail_msg("%s: GPU table: %s", what, err.msg);
     assert_memory_equal(t1, t2, sizeof t1);
     free(ref);
     free(d);
@@ -125,7 +128,8 @@ static void test_hand_written(void **state) {
     gp_err err = {0};
     gp_path pth = {0};
     assert_int_equal(gpu->ops->p2p(gpu, g, gp_graph_index(g, 101), gp_graph_index(g, 103),
-                                   GP_P2P_AUTO, &pth, &err), GP_OK);
+                                   GP_P2P_AUTO, &pth, &err),
+                     GP_OK);
     assert_int_equal(pth.dist, 456);
     gp_path_free(&pth);
     gp_graph_unref(g);

@@ -35,8 +35,8 @@ static int require_gpu(void) {
 #define NEED_GPU()                                                                                 \
     do {                                                                                           \
         if (!gnf) {                                                                                \
-            if (require_gpu()) fail_msg("GPATH_REQUIRE_GPU=1 but %s", no_gpu_msg);                \
-            print_message("no CUDA device: GPU tests skipped (%s)\n", no_gpu_msg);                \
+            if (require_gpu()) fail_msg("GPATH_REQUIRE_GPU=1 but %s", no_gpu_msg);                 \
+            print_message("no CUDA device: GPU tests skipped (%s)\n", no_gpu_msg);                 \
             skip();                                                                                \
         }                                                                                          \
     } while (0)
@@ -80,16 +80,17 @@ static gp_graph *random_graph(uint32_t n, uint32_t deg, uint32_t maxw, uint64_t 
     gp_err err = {0};
     gp_builder *b = gp_builder_new(1.0);
     assert_non_null(b);
-    for (uint32_t i = 1; i <= n; i++) assert_int_equal(gp_builder_add_node(b, i, 0, 0, 0, NULL, &err), GP_OK);
+    for (uint32_t i = 1; i <= n; i++)
+        assert_int_equal(gp_builder_add_node(b, i, 0, 0, 0, NULL, &err), GP_OK);
     uint64_t m = (uint64_t)n * deg;
     for (uint64_t k = 0; k < m; k++) {
         uint32_t u = 1 + (uint32_t)(rnd() % n), v;
         uint64_t r = rnd() % 100;
-        if (r < 3) v = u;                                  /* self-loop */
+        if (r < 3) v = u;                                         /* self-loop */
         else if (r < 60) v = 1 + (uint32_t)((u + rnd() % 7) % n); /* local: long paths */
         else v = 1 + (uint32_t)(rnd() % n);
-        if (u > n * 9 / 10) continue;                      /* the last tenth: no out-arcs */
-        if (v > n * 19 / 20) v = 1 + (v % (n / 2));        /* the last 5%: unreachable */
+        if (u > n * 9 / 10) continue;               /* the last tenth: no out-arcs */
+        if (v > n * 19 / 20) v = 1 + (v % (n / 2)); /* the last 5%: unreachable */
         uint32_t w = (rnd() % 8 == 0) ? 0 : (uint32_t)(rnd() % (maxw + 1));
         assert_int_equal(gp_builder_add_arc(b, u, v, w, &err), GP_OK);
         if (rnd() % 20 == 0) assert_int_equal(gp_builder_add_arc(b, u, v, w + 1, &err), GP_OK);
@@ -100,18 +101,21 @@ static gp_graph *random_graph(uint32_t n, uint32_t deg, uint32_t maxw, uint64_t 
 }
 
 /* pred realises dist (an arc pred->v of weight dist[v]-dist[pred]) and walks back to src. */
-static void check_pred(const gp_graph *g, uint32_t src, const uint64_t *dist, const uint32_t *pred) {
+static void check_pred(const gp_graph *g, uint32_t src, const uint64_t *dist,
+                       const uint32_t *pred) {
     for (uint32_t v = 0; v < g->n; v++) {
         if (v == src || dist[v] == GP_INF) {
             if (pred[v] != GP_NONE) fail_msg("pred[%u] = %u, expected none", v, pred[v]);
             continue;
         }
         uint32_t p = pred[v];
-        if (p >= g->n) fail_msg("node %u (dist %llu) has no predecessor", v, (unsigned long long)dist[v]);
+        if (p >= g->n)
+            fail_msg("node %u (dist %llu) has no predecessor", v, (unsigned long long)dist[v]);
         int ok = 0;
         for (uint32_t e = g->row[p]; e < g->row[p + 1] && !ok; e++)
             ok = g->col[e] == v && dist[p] != GP_INF && dist[p] + g->w[e] == dist[v];
-        if (!ok) fail_msg("pred[%u] = %u does not realise dist %llu", v, p, (unsigned long long)dist[v]);
+        if (!ok)
+            fail_msg("pred[%u] = %u does not realise dist %llu", v, p, (unsigned long long)dist[v]);
     }
     for (uint32_t v = 0; v < g->n; v++) { /* chains end at the source */
         if (dist[v] == GP_INF) continue;
@@ -137,7 +141,8 @@ static void check_sssp(gp_backend *gb, const gp_graph *g, uint32_t src, uint64_t
     for (uint32_t v = 0; v < g->n; v++)
         if (d[v] != ref[v])
             fail_msg("src %u max %llu: dist[%u] = %llu on the GPU, %llu on the CPU", src,
-                     (unsigned long long)maxd, v, (unsigned long long)d[v], (unsigned long long)ref[v]);
+                     (unsigned long long)maxd, v, (unsigned long long)d[v],
+                     (unsigned long long)ref[v]);
     check_pred(g, src, d, pred);
     free(ref);
     free(d);
@@ -168,8 +173,9 @@ static void check_p2p(gp_backend *gb, const gp_graph *g, uint32_t s, uint32_t t)
             if (best == GP_INF) fail_msg("p2p %u->%u: path step %u->%u is no arc", s, t, u, v);
             sum += best;
         }
-        if (sum != pg.dist) fail_msg("p2p %u->%u: path length %llu != dist %llu", s, t,
-                                     (unsigned long long)sum, (unsigned long long)pg.dist);
+        if (sum != pg.dist)
+            fail_msg("p2p %u->%u: path length %llu != dist %llu", s, t, (unsigned long long)sum,
+                     (unsigned long long)pg.dist);
     }
     gp_path_free(&pc);
     gp_path_free(&pg);
@@ -178,10 +184,13 @@ static void check_p2p(gp_backend *gb, const gp_graph *g, uint32_t s, uint32_t t)
 static void test_random(void **state) {
     (void)state;
     NEED_GPU();
-    static const struct { uint32_t n, deg, maxw; } cases[] = {
-        {1, 0, 1}, {2, 1, 3}, {50, 3, 10}, {300, 4, 1000}, {2000, 3, 5}, {5000, 5, 100000}, {700, 40, 50}};
+    static const struct {
+        uint32_t n, deg, maxw;
+    } cases[] = {{1, 0, 1},    {2, 1, 3},         {50, 3, 10},  {300, 4, 1000},
+                 {2000, 3, 5}, {5000, 5, 100000}, {700, 40, 50}};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-        gp_graph *g = random_graph(cases[c].n < 2 ? 2 : cases[c].n, cases[c].deg, cases[c].maxw, 11 + c);
+        gp_graph *g =
+            random_graph(cases[c].n < 2 ? 2 : cases[c].n, cases[c].deg, cases[c].maxw, 11 + c);
         for (int k = 0; k < 3; k++) {
             uint32_t src = (uint32_t)(rnd() % g->n);
             check_sssp(gnf, g, src, GP_INF);
@@ -346,7 +355,10 @@ static void test_attach_reload(void **state) {
 }
 
 #ifdef GP_HAVE_CUDA
-typedef struct releaser { gp_backend *b; int ms; } releaser;
+typedef struct releaser {
+    gp_backend *b;
+    int ms;
+} releaser;
 static void *release_later(void *arg) {
     releaser *r = arg;
     usleep((useconds_t)r->ms * 1000);
@@ -459,11 +471,15 @@ static void test_sticky_error(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_random),        cmocka_unit_test(test_road),
-        cmocka_unit_test(test_rome),          cmocka_unit_test(test_table),
-        cmocka_unit_test(test_params),        cmocka_unit_test(test_attach_reload),
+        cmocka_unit_test(test_random),
+        cmocka_unit_test(test_road),
+        cmocka_unit_test(test_rome),
+        cmocka_unit_test(test_table),
+        cmocka_unit_test(test_params),
+        cmocka_unit_test(test_attach_reload),
         /* test_sticky_error poisons the CUDA context: it stays last */
-        cmocka_unit_test(test_deadline),      cmocka_unit_test(test_busy),
+        cmocka_unit_test(test_deadline),
+        cmocka_unit_test(test_busy),
         cmocka_unit_test(test_sticky_error),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

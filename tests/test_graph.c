@@ -73,10 +73,8 @@ static void expect_fail(const char *spec, const char *path, long line, const cha
     }
     assert_int_not_equal(err.code, GP_OK);
     char want[600];
-    if (line > 0)
-        snprintf(want, sizeof want, "%s:%ld:", path, line);
-    else
-        snprintf(want, sizeof want, "%s", path);
+    if (line > 0) snprintf(want, sizeof want, "%s:%ld:", path, line);
+    else snprintf(want, sizeof want, "%s", path);
     if (!strstr(err.msg, want)) fail_msg("message '%s' does not name '%s'", err.msg, want);
     if (!strstr(err.msg, what)) fail_msg("message '%s' does not say '%s'", err.msg, what);
 }
@@ -133,7 +131,8 @@ static void check_csr(const gp_graph *g) {
     for (uint32_t u = 0; u < g->n; u++)
         for (uint32_t i = g->row[u]; i < g->row[u + 1]; i++) {
             indeg[g->col[i]]++;
-            uint64_t key = ((uint64_t)u * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t)g->col[i] << 21) ^ g->w[i];
+            uint64_t key = ((uint64_t)u * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t)g->col[i] << 21) ^
+                           g->w[i];
             fsum += key * 0xbf58476d1ce4e5b9ULL + (key >> 17);
         }
     for (uint32_t v = 0; v < g->n; v++) {
@@ -268,7 +267,9 @@ static void test_idmap_sparse_ids(void **state) {
         for (int j = 0; j < 3 && ids[i] == ids[i - 1]; j++) ids[i]++;
     }
     gp_builder *b = gp_builder_new(1.0);
-    for (int i = 0; i < N; i++) assert_int_equal(gp_builder_add_arc(b, ids[i], ids[(i * 7 + 3) % N], (uint32_t)i, &err), GP_OK);
+    for (int i = 0; i < N; i++)
+        assert_int_equal(gp_builder_add_arc(b, ids[i], ids[(i * 7 + 3) % N], (uint32_t)i, &err),
+                         GP_OK);
     uint32_t nodes = gp_builder_nodes(b);
     gp_graph *g = gp_builder_finish(b, "ids", "test", 1, &err);
     assert_non_null(g);
@@ -466,7 +467,8 @@ static void test_dimacs_gzip(void **state) {
     gzFile z = gzopen(path, "wb");
     assert_non_null(z);
     gzprintf(z, "c gzip\np sp 1000 2000\n");
-    for (int i = 0; i < 2000; i++) gzprintf(z, "a %d %d %d\n", i % 1000 + 1, (i * 37) % 1000 + 1, i);
+    for (int i = 0; i < 2000; i++)
+        gzprintf(z, "a %d %d %d\n", i % 1000 + 1, (i * 37) % 1000 + 1, i);
     gzclose(z);
     gp_graph *g = load_ok(path, NULL);
     assert_int_equal(g->n, 1000);

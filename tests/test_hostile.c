@@ -88,7 +88,8 @@ static void test_no_file_bytes_in_errors(void **state) {
         "source,target,cost\nSECRET1,2,3\n",
         "source,target,cost,reverse_cost,x1,y1,x2,y2\n1,2,SECRETc,SECRETr,SECRETx,1,2,2\n",
         "p sp 3 1\na 1 2 SECRETw\n",
-        "NODES (\n  SECRETnode ( 1 2 )\n)\nLINKS (\n  L1 ( SECRETnode SECRETother ) 0 0 0 0 ( )\n)\n",
+        "NODES (\n  SECRETnode ( 1 2 )\n)\nLINKS (\n  L1 ( SECRETnode SECRETother ) 0 0 0 0 ( "
+        ")\n)\n",
         "<?xml version=\"1.0\"?><graphml><graph><node id=\"SECRETid\"/></graph></graphml>\n",
         "<?xml version=\"1.0\"?><graphml><graph><SECRETtag></graph></graphml>\n",
     };
@@ -108,7 +109,8 @@ static void test_no_file_bytes_in_errors(void **state) {
             }
             if (strstr(err.msg, "SECRET"))
                 fail_msg("%s: the error quotes the file: %s", spec, err.msg);
-            if (!strstr(err.msg, p)) fail_msg("%s: the error does not name the file: %s", spec, err.msg);
+            if (!strstr(err.msg, p))
+                fail_msg("%s: the error does not name the file: %s", spec, err.msg);
         }
     }
 }
@@ -121,7 +123,8 @@ static void expect_code(const char *spec, const gp_load_opts *o, int code, const
         fail_msg("%s: loaded, expected code %d (%s)", spec, code, what);
     }
     if (err.code != code) fail_msg("%s: code %d, expected %d: %s", spec, err.code, code, err.msg);
-    if (what && !strstr(err.msg, what)) fail_msg("%s: message '%s' lacks '%s'", spec, err.msg, what);
+    if (what && !strstr(err.msg, what))
+        fail_msg("%s: message '%s' lacks '%s'", spec, err.msg, what);
 }
 
 static void test_allow_dirs(void **state) {
@@ -310,7 +313,8 @@ static void test_deadline_and_cancel(void **state) {
     FILE *f = fopen(p, "wb");
     assert_non_null(f);
     fprintf(f, "p sp 1000 200000\n");
-    for (int i = 0; i < 200000; i++) fprintf(f, "a %d %d %d\n", i % 1000 + 1, (i * 7) % 1000 + 1, i);
+    for (int i = 0; i < 200000; i++)
+        fprintf(f, "a %d %d %d\n", i % 1000 + 1, (i * 7) % 1000 + 1, i);
     fclose(f);
     gp_load_opts o = {0};
     o.deadline = gp_now() - 1; /* already past */
@@ -335,7 +339,8 @@ static void test_dimacs_header_hints(void **state) {
     expect_code(p, NULL, GP_ETOOBIG, "declares 50000000 nodes but the file has only 16 bytes");
     p = write_file(inside_dir, "tiny2.gr", "p sp 300000000 1\na 1 2 3\n");
     expect_code(p, NULL, GP_ETOOBIG, "declares 300000000 nodes but the file has only 25 bytes");
-    p = write_file(inside_dir, "tiny3.gr", "p sp 3 300000000\na 1 2 3\n"); /* 3.6 GB of arcs asked */
+    p = write_file(inside_dir, "tiny3.gr",
+                   "p sp 3 300000000\na 1 2 3\n"); /* 3.6 GB of arcs asked */
     expect_code(p, NULL, GP_EPARSE, "file ends after 1 arcs but line 1 declares 300000000");
     /* isolated nodes within the bound still exist by definition */
     p = write_file(inside_dir, "iso.gr", "p sp 1000 1\na 1 2 3\n");
@@ -361,8 +366,9 @@ static void test_options_that_do_not_apply(void **state) {
     expect_code("gen:100", &o, GP_EINVAL, "cost_rule 'bogus' does not apply");
     expect_code(spec, &o, GP_EINVAL, "cost_rule");
     expect_code("postgresql://h/db?table=t", &o, GP_EINVAL, "cost_rule");
-    const char *s = write_file(inside_dir, "o.txt", "NODES (\n a ( 1 2 )\n b ( 3 4 )\n)\nLINKS (\n"
-                                                    " L ( a b ) 0 0 0 0 ( )\n)\n");
+    const char *s = write_file(inside_dir, "o.txt",
+                               "NODES (\n a ( 1 2 )\n b ( 3 4 )\n)\nLINKS (\n"
+                               " L ( a b ) 0 0 0 0 ( )\n)\n");
     snprintf(spec, sizeof spec, "sndlib:%s", s);
     expect_code(spec, &o, GP_EINVAL, "unknown cost rule");
 }
@@ -399,7 +405,8 @@ static void test_redaction(void **state) {
     static const struct {
         const char *in, *out;
     } cases[] = {
-        {"postgresql://alice:s3cret@db:5432/gis?table=edges", "postgresql://alice:***@db:5432/gis?table=edges"},
+        {"postgresql://alice:s3cret@db:5432/gis?table=edges",
+         "postgresql://alice:***@db:5432/gis?table=edges"},
         {"postgres://u:p%40ss:w@h/d", "postgres://u:***@h/d"},
         {"postgresql://h/d?password=s3cret&table=t", "postgresql://h/d?password=***&table=t"},
         {"postgresql://h/d?table=t&PASSWORD=s3cret", "postgresql://h/d?table=t&password=***"},

@@ -27,9 +27,9 @@ static void write_conf(const char *text) {
 }
 
 static void clear_env(void) {
-    static const char *vars[] = {"GPATH_CONFIG", "GPATH_PORT", "GPATH_THREADS", "GPATH_GRAPHS",
-                                 "GPATH_ADMIN_TOKEN", "GPATH_MAX_TABLE_CELLS", "GPATH_LISTEN",
-                                 "GPATH_BACKEND", "GPATH_LOG_LEVEL"};
+    static const char *vars[] = {"GPATH_CONFIG", "GPATH_PORT",        "GPATH_THREADS",
+                                 "GPATH_GRAPHS", "GPATH_ADMIN_TOKEN", "GPATH_MAX_TABLE_CELLS",
+                                 "GPATH_LISTEN", "GPATH_BACKEND",     "GPATH_LOG_LEVEL"};
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) unsetenv(vars[i]);
 }
 
@@ -98,8 +98,8 @@ static void test_every_key_is_a_flag(void **state) {
     clear_env();
     gp_config *cfg = malloc(sizeof *cfg);
     gp_err err;
-    char *argv[] = {"serve", "--max-apsp-nodes", "99", "--admin-token", "t0k", "--log-level",
-                    "debug", "--cuda-queue-wait-ms", "5", "--port-file", "/tmp/p"};
+    char *argv[] = {"serve", "--max-apsp-nodes",     "99", "--admin-token", "t0k",   "--log-level",
+                    "debug", "--cuda-queue-wait-ms", "5",  "--port-file",   "/tmp/p"};
     assert_int_equal(load(cfg, &err, 11, argv), GP_OK);
     assert_int_equal(cfg->max_apsp_nodes, 99);
     assert_string_equal(cfg->admin_token, "t0k");
@@ -190,9 +190,12 @@ static void test_example_roundtrip(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_defaults),          cmocka_unit_test(test_precedence),
-        cmocka_unit_test(test_every_key_is_a_flag), cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_actions),           cmocka_unit_test(test_example_roundtrip),
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_precedence),
+        cmocka_unit_test(test_every_key_is_a_flag),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_actions),
+        cmocka_unit_test(test_example_roundtrip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -70,8 +70,7 @@ static void test_refusals(void **state) {
     refused("GET /health HTTP/1.1\r\nX: a\rb\r\n\r\n", GP_HC_INVALID_QUERY, "CR");
     refused("GET /he\rlth HTTP/1.1\r\n\r\n", GP_HC_INVALID_QUERY, "CR");
     refused("POST /t HTTP/1.1\r\nContent-Length: -1\r\n\r\n", GP_HC_INVALID_QUERY, "'-1'");
-    refused("POST /t HTTP/1.1\r\nContent-Length: 12abc\r\n\r\n", GP_HC_INVALID_QUERY,
-            "decimal");
+    refused("POST /t HTTP/1.1\r\nContent-Length: 12abc\r\n\r\n", GP_HC_INVALID_QUERY, "decimal");
     refused("POST /t HTTP/1.1\r\nContent-Length: 2 \r\n\r\n", GP_HC_INVALID_QUERY, "decimal");
     refused("POST /t HTTP/1.1\r\nContent-Length: +2\r\n\r\n", GP_HC_INVALID_QUERY, "decimal");
     refused("POST /t HTTP/1.1\r\nContent-Length:\r\n\r\n", GP_HC_INVALID_QUERY, "empty");
@@ -147,8 +146,8 @@ static void test_limits(void **state) {
         {"GET /", "a", 9300, "", GP_HEAD_BAD, GP_HC_URI_TOO_LONG, "max_url_bytes"},
         /* headers: counted as the handler does (name + value + 4) */
         {"GET / HTTP/1.1\r\nX: ", "b", 16384 - 5, "\r\n\r\n", GP_HEAD_OK, 0, ""},
-        {"GET / HTTP/1.1\r\nX: ", "b", 16384 - 4, "\r\n\r\n", GP_HEAD_BAD,
-         GP_HC_HEADERS_TOO_LARGE, "request headers of 16385 bytes exceed max_header_bytes"},
+        {"GET / HTTP/1.1\r\nX: ", "b", 16384 - 4, "\r\n\r\n", GP_HEAD_BAD, GP_HC_HEADERS_TOO_LARGE,
+         "request headers of 16385 bytes exceed max_header_bytes"},
         /* an unfinished head past the most the check reads */
         {"GET / HTTP/1.1\r\nX: ", "b", 8192 + 1024 + 16384 + 1024, "", GP_HEAD_BAD,
          GP_HC_HEADERS_TOO_LARGE, "max_header_bytes"},
@@ -166,8 +165,8 @@ static void test_limits(void **state) {
         char *t = repeat(cases[i].pre, cases[i].unit, cases[i].times, cases[i].post);
         gp_head_verdict v;
         int r = check(t, strlen(t), 0, &v);
-        if (r != cases[i].verdict || (r == GP_HEAD_BAD && (v.code != cases[i].code ||
-                                                            !strstr(v.msg, cases[i].words))))
+        if (r != cases[i].verdict ||
+            (r == GP_HEAD_BAD && (v.code != cases[i].code || !strstr(v.msg, cases[i].words))))
             fail_msg("case %zu ('%s' + %zu x '%s'): verdict %d code %d '%s'", i, cases[i].pre,
                      cases[i].times, cases[i].unit, r, v.code, v.msg);
         free(t);

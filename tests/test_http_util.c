@@ -42,13 +42,20 @@ static void test_url_decode(void **state) {
 static void test_utf8_repair(void **state) {
     (void)state;
     char out[64];
-    assert_int_equal(gp_utf8_repair("plain \xc3\xa9t\xc3\xa9 \xf0\x9f\x98\x80", out, sizeof out), 0);
+    assert_int_equal(gp_utf8_repair("plain \xc3\xa9t\xc3\xa9 \xf0\x9f\x98\x80", out, sizeof out),
+                     0);
     assert_string_equal(out, "plain \xc3\xa9t\xc3\xa9 \xf0\x9f\x98\x80");
     /* a lone continuation byte, a truncated sequence, an overlong '/', a surrogate, > U+10FFFF */
-    assert_int_equal(gp_utf8_repair("a\x80" "b\xc3" "c\xc0\xaf" "d\xed\xa0\x80" "e\xf4\x90\x80\x80",
+    assert_int_equal(gp_utf8_repair("a\x80"
+                                    "b\xc3"
+                                    "c\xc0\xaf"
+                                    "d\xed\xa0\x80"
+                                    "e\xf4\x90\x80\x80",
                                     out, sizeof out),
                      1);
-    assert_string_equal(out, "a\xef\xbf\xbd" "b\xef\xbf\xbd" "c\xef\xbf\xbd\xef\xbf\xbd"
+    assert_string_equal(out, "a\xef\xbf\xbd"
+                             "b\xef\xbf\xbd"
+                             "c\xef\xbf\xbd\xef\xbf\xbd"
                              "d\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
                              "e\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
     char small[6];
@@ -173,8 +180,8 @@ static const char *code_of(const gp_http_answer *a) {
 static void test_dispatch(void **state) {
     (void)state;
     gp_http_answer a;
-    assert_int_equal(gp_http_dispatch("GET", "/v1/graphs/g/route?from=1&to=%3350", NULL, NULL, 0,
-                                      &a), GP_OK);
+    assert_int_equal(
+        gp_http_dispatch("GET", "/v1/graphs/g/route?from=1&to=%3350", NULL, NULL, 0, &a), GP_OK);
     assert_int_equal(a.status, 200);
     assert_non_null(gp_http_answer_header(&a, "X-Request-Id"));
     gp_http_answer_free(&a);
@@ -212,8 +219,8 @@ static void test_dispatch(void **state) {
     assert_int_equal(a.status, 401);
     gp_http_answer_free(&a);
     /* request id taken when sane; gzip when accepted and big enough */
-    const char *h[] = {"X-Request-Id", "abc-9", "Accept-Encoding", "gzip",
-                       "Origin", "https://a.example", NULL};
+    const char *h[] = {"X-Request-Id",      "abc-9", "Accept-Encoding", "gzip", "Origin",
+                       "https://a.example", NULL};
     gp_http_dispatch("GET", "/v1/graphs/g/sssp?source=1", h, NULL, 0, &a);
     assert_int_equal(a.status, 200);
     assert_string_equal(gp_http_answer_header(&a, "X-Request-Id"), "abc-9");

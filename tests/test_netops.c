@@ -46,10 +46,12 @@ static gp_graph *build(uint32_t n, const arc *a, size_t na, int undirected) {
     gp_err err;
     gp_builder *b = gp_builder_new(1.0);
     assert_non_null(b);
-    for (uint32_t i = 1; i <= n; i++) assert_int_equal(gp_builder_add_node(b, i, 0, 0, 0, NULL, &err), GP_OK);
+    for (uint32_t i = 1; i <= n; i++)
+        assert_int_equal(gp_builder_add_node(b, i, 0, 0, 0, NULL, &err), GP_OK);
     for (size_t i = 0; i < na; i++) {
         assert_int_equal(gp_builder_add_arc(b, a[i].u, a[i].v, a[i].w, &err), GP_OK);
-        if (undirected) assert_int_equal(gp_builder_add_arc(b, a[i].v, a[i].u, a[i].w, &err), GP_OK);
+        if (undirected)
+            assert_int_equal(gp_builder_add_arc(b, a[i].v, a[i].u, a[i].w, &err), GP_OK);
     }
     gp_graph *g = gp_builder_finish(b, "test", "test", !undirected, &err);
     if (!g) fail_msg("builder: %s", err.msg);
@@ -71,7 +73,9 @@ static void expect(const gp_rt *t, int64_t i, int64_t j, uint64_t dist, const in
     assert_int_equal(gp_rt_dist(t, ii, jj), dist);
     uint32_t c = gp_rt_next_hops(t, ii, jj, got), k = 0;
     for (; hops[k] != -1; k++) {
-        if (k >= c) fail_msg("%lld->%lld: missing next hop %lld", (long long)i, (long long)j, (long long)hops[k]);
+        if (k >= c)
+            fail_msg("%lld->%lld: missing next hop %lld", (long long)i, (long long)j,
+                     (long long)hops[k]);
         assert_int_equal(t->g->ext[got[k]], hops[k]);
     }
     if (c != k) fail_msg("%lld->%lld: %u next hops, expected %u", (long long)i, (long long)j, c, k);
@@ -101,14 +105,14 @@ static void test_square_tables(void **state) {
     gp_graph *g = square();
     gp_rt *t = tables(g, 0);
     expect(t, 1, 1, 0, NOHOPS);
-    expect(t, 1, 2, 1, H(2));          /* parallel arcs 1-2: one next hop */
-    expect(t, 1, 3, 2, H(2, 3, 4));    /* three equal-cost ways */
+    expect(t, 1, 2, 1, H(2));       /* parallel arcs 1-2: one next hop */
+    expect(t, 1, 3, 2, H(2, 3, 4)); /* three equal-cost ways */
     expect(t, 1, 4, 1, H(4));
     expect(t, 2, 4, 2, H(1, 3));
     expect(t, 3, 1, 2, H(1, 2, 4));
-    expect(t, 1, 5, GP_INF, NOHOPS);   /* isolated */
+    expect(t, 1, 5, GP_INF, NOHOPS); /* isolated */
     expect(t, 5, 1, GP_INF, NOHOPS);
-    expect(t, 1, 6, GP_INF, NOHOPS);   /* 6->1 is one-way */
+    expect(t, 1, 6, GP_INF, NOHOPS); /* 6->1 is one-way */
     expect(t, 6, 3, 3, H(1));
     expect(t, 6, 6, 0, NOHOPS);
     gp_rt_free(t);
@@ -185,8 +189,10 @@ static gp_rt *what_if(const gp_rt *t, const gp_link_change *ch, size_t nch, cons
     gp_graph *g2 = NULL;
     gp_rt *t2 = NULL;
     gp_err err;
-    if (gp_graph_change_links(t->g, ch, nch, fr, nfr, &g2, &err) != GP_OK) fail_msg("change: %s", err.msg);
-    if (gp_rt_update(E, t, g2, strategy, 2, &t2, NULL, &err) != GP_OK) fail_msg("update: %s", err.msg);
+    if (gp_graph_change_links(t->g, ch, nch, fr, nfr, &g2, &err) != GP_OK)
+        fail_msg("change: %s", err.msg);
+    if (gp_rt_update(E, t, g2, strategy, 2, &t2, NULL, &err) != GP_OK)
+        fail_msg("update: %s", err.msg);
     gp_graph_unref(g2);
     return t2;
 }
@@ -405,7 +411,8 @@ static void brute_check(const gp_rt *t) {
                 for (uint32_t a = g->row[i]; a < g->row[i + 1]; a++) {
                     uint32_t k = g->col[a];
                     uint64_t dk = d[(uint64_t)k * n + j];
-                    if (k != i && dk != GP_INF && dk + g->w[a] == d[(uint64_t)i * n + j] && !is[k]) {
+                    if (k != i && dk != GP_INF && dk + g->w[a] == d[(uint64_t)i * n + j] &&
+                        !is[k]) {
                         is[k] = 1;
                         cnt++;
                     }
@@ -430,7 +437,8 @@ static gp_graph *random_graph(uint32_t n, uint32_t deg, uint32_t maxw, int undir
     size_t na = (size_t)n * deg;
     arc *a = malloc(na * sizeof *a);
     for (size_t k = 0; k < na; k++)
-        a[k] = (arc){1 + (int64_t)(rnd() % n), 1 + (int64_t)(rnd() % n), (uint32_t)(rnd() % (maxw + 1))};
+        a[k] = (arc){1 + (int64_t)(rnd() % n), 1 + (int64_t)(rnd() % n),
+                     (uint32_t)(rnd() % (maxw + 1))};
     gp_graph *g = build(n, a, na, undirected);
     free(a);
     return g;
@@ -454,7 +462,9 @@ static void test_incremental_random(void **state) {
             }
             uint32_t a = g->row[u] + (uint32_t)(rnd() % (g->row[u + 1] - g->row[u]));
             int kind = (int)(rnd() % 3);
-            ch[k++] = (gp_link_change){.u = g->ext[u], .v = g->ext[g->col[a]], .down = kind == 2,
+            ch[k++] = (gp_link_change){.u = g->ext[u],
+                                       .v = g->ext[g->col[a]],
+                                       .down = kind == 2,
                                        .cost = kind == 0 ? g->w[a] + 1 + (double)(rnd() % 5)
                                                          : (double)(rnd() % (g->w[a] + 1))};
         }
@@ -570,30 +580,31 @@ static uint32_t arc_w(const gp_graph *g, int64_t u, int64_t v) {
 }
 
 #define GML_HEAD                                                                                   \
-    "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n"                                               \
-    "<graphml xmlns=\"http://graphml.graphdrawing.org/xmlns\">\n"                               \
-    "  <key attr.name=\"label\" attr.type=\"string\" for=\"node\" id=\"d1\" />\n"               \
-    "  <key attr.name=\"Longitude\" attr.type=\"double\" for=\"node\" id=\"d2\" />\n"           \
-    "  <key attr.name=\"Latitude\" attr.type=\"double\" for=\"node\" id=\"d3\" />\n"            \
-    "  <key attr.name=\"LinkSpeed\" attr.type=\"string\" for=\"edge\" id=\"d4\" />\n"           \
-    "  <key attr.name=\"LinkSpeedUnits\" attr.type=\"string\" for=\"edge\" id=\"d5\" />\n"      \
-    "  <key attr.name=\"LinkSpeedRaw\" attr.type=\"double\" for=\"edge\" id=\"d6\" />\n"        \
+    "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n"                                                 \
+    "<graphml xmlns=\"http://graphml.graphdrawing.org/xmlns\">\n"                                  \
+    "  <key attr.name=\"label\" attr.type=\"string\" for=\"node\" id=\"d1\" />\n"                  \
+    "  <key attr.name=\"Longitude\" attr.type=\"double\" for=\"node\" id=\"d2\" />\n"              \
+    "  <key attr.name=\"Latitude\" attr.type=\"double\" for=\"node\" id=\"d3\" />\n"               \
+    "  <key attr.name=\"LinkSpeed\" attr.type=\"string\" for=\"edge\" id=\"d4\" />\n"              \
+    "  <key attr.name=\"LinkSpeedUnits\" attr.type=\"string\" for=\"edge\" id=\"d5\" />\n"         \
+    "  <key attr.name=\"LinkSpeedRaw\" attr.type=\"double\" for=\"edge\" id=\"d6\" />\n"           \
     "  <graph edgedefault=\"undirected\">\n"
 
 static void test_load_graphml(void **state) {
     (void)state;
     gp_err err;
     const char *p = write_tmp(
-        "t.graphml",
-        GML_HEAD
+        "t.graphml", GML_HEAD
         "    <node id=\"0\"><data key=\"d1\">Alpha</data><data key=\"d2\">13.4</data>"
         "<data key=\"d3\">52.5</data></node>\n"
         "    <node id=\"1\"><data key=\"d1\">Beta &amp; Co</data></node>\n"
         "    <node id=\"7\"><data key=\"d1\">Gamma</data></node>\n"
         "    <node id=\"3\"/>\n"
         "    <edge source=\"0\" target=\"1\"><data key=\"d6\">10000000000.0</data></edge>\n"
-        "    <edge source=\"1\" target=\"7\"><data key=\"d4\">155</data><data key=\"d5\">M</data></edge>\n"
-        "    <edge source=\"7\" target=\"3\"><data key=\"d4\">2.5</data><data key=\"d5\">G</data></edge>\n"
+        "    <edge source=\"1\" target=\"7\"><data key=\"d4\">155</data><data "
+        "key=\"d5\">M</data></edge>\n"
+        "    <edge source=\"7\" target=\"3\"><data key=\"d4\">2.5</data><data "
+        "key=\"d5\">G</data></edge>\n"
         "    <edge source=\"0\" target=\"3\"/>\n"
         "  </graph>\n</graphml>\n");
     char spec[600];
@@ -621,30 +632,30 @@ static void test_load_graphml(void **state) {
     gp_load_opts o = {.cost_rule = "bandwidth", .ref_bandwidth = 1e9};
     g = gp_load_graphml(p, &o, &err);
     assert_non_null(g);
-    assert_int_equal(arc_w(g, 0, 1), 1);   /* max(1, 0.1) */
-    assert_int_equal(arc_w(g, 1, 7), 6);   /* floor(6.45) */
+    assert_int_equal(arc_w(g, 0, 1), 1); /* max(1, 0.1) */
+    assert_int_equal(arc_w(g, 1, 7), 6); /* floor(6.45) */
     gp_graph_unref(g);
     assert_null(load(spec, "latency", &err));
     assert_non_null(strstr(err.msg, "unknown cost rule"));
 
     /* malformed: bad XML names its line; an edge to an undeclared node; a non-numeric id */
     p = write_tmp("bad1.graphml", GML_HEAD "    <node id=\"0\">\n      <data key=\"d1\">x</dta>\n"
-                                            "    </node>\n  </graph>\n</graphml>\n");
+                                           "    </node>\n  </graph>\n</graphml>\n");
     assert_null(gp_load_graphml(p, NULL, &err));
     assert_int_equal(err.code, GP_EPARSE);
     assert_non_null(strstr(err.msg, "bad1.graphml:11:"));
     p = write_tmp("bad2.graphml", GML_HEAD "    <node id=\"0\"/>\n    <node id=\"1\"/>\n"
-                                            "    <edge source=\"0\" target=\"1\"/>\n"
-                                            "    <edge source=\"1\" target=\"5\"/>\n"
-                                            "  </graph>\n</graphml>\n");
+                                           "    <edge source=\"0\" target=\"1\"/>\n"
+                                           "    <edge source=\"1\" target=\"5\"/>\n"
+                                           "  </graph>\n</graphml>\n");
     assert_null(gp_load_graphml(p, NULL, &err));
     assert_non_null(strstr(err.msg, "bad2.graphml:13: edge names node 5"));
     p = write_tmp("bad3.graphml", GML_HEAD "    <node id=\"0\"/>\n    <node id=\"n1\"/>\n"
-                                            "  </graph>\n</graphml>\n");
+                                           "  </graph>\n</graphml>\n");
     assert_null(gp_load_graphml(p, NULL, &err));
     assert_non_null(strstr(err.msg, "bad3.graphml:11: node id is not an integer"));
     p = write_tmp("bad5.graphml", GML_HEAD "    <node id=\"0\"/>\n    <node id=\"1\"/>\n"
-                                            "    <node id=\"0\"/>\n  </graph>\n</graphml>\n");
+                                           "    <node id=\"0\"/>\n  </graph>\n</graphml>\n");
     assert_null(gp_load_graphml(p, NULL, &err));
     assert_non_null(strstr(err.msg, "bad5.graphml:12: node id 0 declared twice"));
     p = write_tmp("bad4.graphml", "<?xml version=\"1.0\"?>\n<other/>\n");
@@ -659,14 +670,14 @@ static void test_load_graphml(void **state) {
 static void test_load_sndlib(void **state) {
     (void)state;
     gp_err err;
-    const char *p = write_tmp(
-        "t.txt", SND_HEAD "META (\n  unit = GBITPERSEC\n)\n\nNODES (\n  A ( 10.0 50.0 )\n"
-                          "  B ( 11.0 51.0 )\n  C ( 12.0 52.0 )\n)\n\n# links\nLINKS (\n"
-                          "  L1 ( A B ) 10.00 0.00 2.50 0.00 ( 40.00 100.00 )\n"
-                          "  L2 ( B C ) 0.00 0.00 1.25 0.00 ( 2.50 1.0 25.0 2.0 )\n"
-                          "  L3 ( A C ) 0.00 0.00 7.00 0.00 ( )\n)\n\n"
-                          "DEMANDS (\n  D1 ( A C ) 1 10.00 UNLIMITED\n)\n\n"
-                          "ADMISSIBLE_PATHS (\n  D1 (\n    P1 ( L1 L2 )\n  )\n)\n");
+    const char *p = write_tmp("t.txt", SND_HEAD
+                              "META (\n  unit = GBITPERSEC\n)\n\nNODES (\n  A ( 10.0 50.0 )\n"
+                              "  B ( 11.0 51.0 )\n  C ( 12.0 52.0 )\n)\n\n# links\nLINKS (\n"
+                              "  L1 ( A B ) 10.00 0.00 2.50 0.00 ( 40.00 100.00 )\n"
+                              "  L2 ( B C ) 0.00 0.00 1.25 0.00 ( 2.50 1.0 25.0 2.0 )\n"
+                              "  L3 ( A C ) 0.00 0.00 7.00 0.00 ( )\n)\n\n"
+                              "DEMANDS (\n  D1 ( A C ) 1 10.00 UNLIMITED\n)\n\n"
+                              "ADMISSIBLE_PATHS (\n  D1 (\n    P1 ( L1 L2 )\n  )\n)\n");
     char spec[600];
     snprintf(spec, sizeof spec, "sndlib:%s", p);
     gp_graph *g = load(spec, NULL, &err);
@@ -679,9 +690,9 @@ static void test_load_sndlib(void **state) {
     gp_graph_unref(g);
     g = load(spec, "bandwidth", &err);
     if (!g) fail_msg("%s", err.msg);
-    assert_int_equal(arc_w(g, 0, 1), 10);  /* pre-installed 10 G */
-    assert_int_equal(arc_w(g, 2, 1), 4);   /* largest module 25 G */
-    assert_int_equal(arc_w(g, 0, 2), 4);   /* no capacity: median of {10, 4} (lower) */
+    assert_int_equal(arc_w(g, 0, 1), 10); /* pre-installed 10 G */
+    assert_int_equal(arc_w(g, 2, 1), 4);  /* largest module 25 G */
+    assert_int_equal(arc_w(g, 0, 2), 4);  /* no capacity: median of {10, 4} (lower) */
     gp_graph_unref(g);
     g = load(spec, "routing", &err);
     if (!g) fail_msg("%s", err.msg);
@@ -700,7 +711,8 @@ static void test_load_sndlib(void **state) {
     p = write_tmp("bad3.txt", SND_HEAD "NODES (\n  A ( 1 2 )\n");
     assert_null(gp_load_sndlib(p, NULL, &err));
     assert_non_null(strstr(err.msg, "not closed"));
-    p = write_tmp("bad4.txt", SND_HEAD "NODES (\n  A ( 1 2 )\n)\nLINKS (\n  L1 ( A A ) 0 0 x 0 ( )\n)\n");
+    p = write_tmp("bad4.txt",
+                  SND_HEAD "NODES (\n  A ( 1 2 )\n)\nLINKS (\n  L1 ( A A ) 0 0 x 0 ( )\n)\n");
     assert_null(gp_load_sndlib(p, NULL, &err));
     assert_non_null(strstr(err.msg, "bad4.txt:8: link line"));
 }
@@ -747,9 +759,10 @@ static int loader_setup(void **state) {
 }
 static int loader_teardown(void **state) {
     (void)state;
-    const char *names[] = {"t.graphml", "bad1.graphml", "bad2.graphml", "bad3.graphml", "bad4.graphml",
-                           "bad5.graphml", "t.txt", "bad.txt", "bad2.txt", "bad3.txt", "bad4.txt", "weights.intra",
-                           "bad.intra", "bad2.intra"};
+    const char *names[] = {"t.graphml",    "bad1.graphml", "bad2.graphml", "bad3.graphml",
+                           "bad4.graphml", "bad5.graphml", "t.txt",        "bad.txt",
+                           "bad2.txt",     "bad3.txt",     "bad4.txt",     "weights.intra",
+                           "bad.intra",    "bad2.intra"};
     char path[600];
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         snprintf(path, sizeof path, "%s/%s", tmpdir, names[i]);

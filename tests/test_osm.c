@@ -78,7 +78,8 @@ static uint64_t route(gp_graph *g, int64_t from, int64_t to, int64_t *ids, uint3
         if (a == 0) {
             d = p.dist;
             *len = p.len;
-            for (uint32_t i = 0; i < p.len && i < cap; i++) ids[i] = gp_graph_orig_id(g, p.nodes[i]);
+            for (uint32_t i = 0; i < p.len && i < cap; i++)
+                ids[i] = gp_graph_orig_id(g, p.nodes[i]);
         } else if (p.dist != d) {
             fail_msg("algo %d: %llu, Dijkstra %llu", algos[a], (unsigned long long)p.dist,
                      (unsigned long long)d);
@@ -100,9 +101,9 @@ static uint64_t route(gp_graph *g, int64_t from, int64_t to, int64_t *ids, uint3
         int64_t want_[] = {__VA_ARGS__};                                                           \
         int64_t got_[32];                                                                          \
         uint32_t len_ = 0;                                                                         \
-        uint64_t d_ = route(g, from, to, got_, 32, &len_);                                        \
+        uint64_t d_ = route(g, from, to, got_, 32, &len_);                                         \
         if (d_ != (uint64_t)(dist))                                                                \
-            fail_msg("%lld -> %lld: %llu ds, want %llu", (long long)(from), (long long)(to),      \
+            fail_msg("%lld -> %lld: %llu ds, want %llu", (long long)(from), (long long)(to),       \
                      (unsigned long long)d_, (unsigned long long)(dist));                          \
         assert_int_equal(len_, sizeof want_ / sizeof want_[0]);                                    \
         for (uint32_t i_ = 0; i_ < len_; i_++) assert_int_equal(got_[i_], want_[i_]);              \
@@ -153,7 +154,7 @@ static void test_oneway(void **state) {
     assert_int_not_equal(d13, GP_NONE);
     assert_int_equal(gp_graph_reverse_arc(g, d13), arc(g, 3, 1));
     assert_int_equal(gp_graph_reverse_arc(g, arc(g, 3, 1)), d13);
-    EXPECT_ROUTE(g, 7, 6, 113, 7, 6);                /* oneway=-1 */
+    EXPECT_ROUTE(g, 7, 6, 113, 7, 6); /* oneway=-1 */
     expect_no_route(g, 6, 7);
     expect_no_route(g, 9, 8); /* oneway=yes; oneway:bicycle=no is for bicycles only */
     gp_graph_unref(g);
@@ -213,8 +214,8 @@ static void test_turn_restrictions(void **state) {
 static void test_negative_ids(void **state) {
     (void)state;
     gp_graph *g = load("negative.osm", "car");
-    EXPECT_ROUTE(g, -2, -3, 456, -2, -3);       /* no_left_turn: the slow corner instead */
-    EXPECT_ROUTE(g, -2, -4, 320, -2, -1, -4);   /* straight on, through the copy of -1 */
+    EXPECT_ROUTE(g, -2, -3, 456, -2, -3);     /* no_left_turn: the slow corner instead */
+    EXPECT_ROUTE(g, -2, -4, 320, -2, -1, -4); /* straight on, through the copy of -1 */
     uint32_t c = gp_graph_index(g, -6);
     assert_int_not_equal(c, GP_NONE);
     assert_int_equal(gp_graph_orig_id(g, c), -1);
@@ -418,8 +419,13 @@ static void test_builder_attributes(void **state) {
         static const char *names[] = {"c-a", "b-c", "a-c", "a-b"};
         for (int i = 0; i < 4; i++) {
             double sx = 10.0 + i, sy = 20.0 + i;
-            gp_road_attr ra = {100.0 * (i + 1), k == 1 && i == 2 ? "renamed" : names[i], NULL,
-                               GP_ROAD_PRIMARY + i, (uint32_t)(i % 2), &sx, &sy};
+            gp_road_attr ra = {100.0 * (i + 1),
+                               k == 1 && i == 2 ? "renamed" : names[i],
+                               NULL,
+                               GP_ROAD_PRIMARY + i,
+                               (uint32_t)(i % 2),
+                               &sx,
+                               &sy};
             assert_int_equal(gp_builder_add_road_arc(b, U[i], V[i], (uint32_t)(5 - i), &ra, &err),
                              GP_OK);
         }
@@ -518,7 +524,8 @@ static int r_node(void *ctx, int64_t id, double lon, double lat, const gp_osm_ta
                   gp_err *err) {
     (void)t, (void)n, (void)err;
     rdata *d = ctx;
-    if (d->nn == d->ncap) d->nodes = realloc(d->nodes, (d->ncap = d->ncap * 2 + 1024) * sizeof *d->nodes);
+    if (d->nn == d->ncap)
+        d->nodes = realloc(d->nodes, (d->ncap = d->ncap * 2 + 1024) * sizeof *d->nodes);
     d->nodes[d->nn++] = (rnode){id, lon, lat};
     return 0;
 }
@@ -526,7 +533,8 @@ static int r_way(void *ctx, int64_t id, const int64_t *refs, uint32_t nrefs, con
                  uint32_t n, gp_err *err) {
     (void)t, (void)n, (void)err;
     rdata *d = ctx;
-    if (d->nw == d->wcap) d->ways = realloc(d->ways, (d->wcap = d->wcap * 2 + 256) * sizeof *d->ways);
+    if (d->nw == d->wcap)
+        d->ways = realloc(d->ways, (d->wcap = d->wcap * 2 + 256) * sizeof *d->ways);
     int64_t *copy = malloc(nrefs * sizeof *copy);
     memcpy(copy, refs, nrefs * sizeof *copy);
     d->ways[d->nw++] = (rway){id, copy, nrefs};
@@ -597,7 +605,8 @@ static uint32_t check_restrictions(const gp_graph *g, const char *path, const ch
     uint32_t checked = 0;
     for (size_t i = 0; i < d.nr; i++) {
         const rrest *r = &d.r[i];
-        int64_t pid = beside(find_way(&d, r->from), r->via), qid = beside(find_way(&d, r->to), r->via);
+        int64_t pid = beside(find_way(&d, r->from), r->via),
+                qid = beside(find_way(&d, r->to), r->via);
         const rnode *p = pid ? find_node(&d, pid) : NULL, *q = qid ? find_node(&d, qid) : NULL;
         if (!p || !q) continue; /* a way passing through the via node, or outside the file */
         for (uint32_t c = 0; c < g->n; c++) {
@@ -614,8 +623,8 @@ static uint32_t check_restrictions(const gp_graph *g, const char *path, const ch
             }
             if (!entered) continue;
             if (g->ext[c] == r->via)
-                fail_msg("%s: via node %lld is entered from %lld: the entry is not restricted", path,
-                         (long long)r->via, (long long)pid);
+                fail_msg("%s: via node %lld is entered from %lld: the entry is not restricted",
+                         path, (long long)r->via, (long long)pid);
             checked++;
             for (uint32_t a = g->row[c]; a < g->row[c + 1]; a++) {
                 double lon, lat;
@@ -686,8 +695,8 @@ static void test_real_extracts(void **state) {
                         assert_int_equal(gp_engine_p2p(eng, g, src[i], dst[j], algos[a], &pp, &err),
                                          GP_OK);
                         if (pp.dist != tab[i * 8 + j])
-                            fail_msg("%s: %u -> %u algo %d: %llu, table %llu", spec, src[i],
-                                     dst[j], algos[a], (unsigned long long)pp.dist,
+                            fail_msg("%s: %u -> %u algo %d: %llu, table %llu", spec, src[i], dst[j],
+                                     algos[a], (unsigned long long)pp.dist,
                                      (unsigned long long)tab[i * 8 + j]);
                         gp_path_free(&pp);
                     }

@@ -73,7 +73,8 @@ static void test_long_road_middle(void **state) {
     gp_snap b, a;
     gp_snap_at_node(g, gp_graph_index(g, 54), &b);
     uint64_t d = snap_route(g, &s, &b);
-    if (d < 235 || d > 237) fail_msg("middle of Long Road -> 54: %llu ds, want 236 +- 1", (unsigned long long)d);
+    if (d < 235 || d > 237)
+        fail_msg("middle of Long Road -> 54: %llu ds, want 236 +- 1", (unsigned long long)d);
     gp_snap_at_node(g, n50, &a);
     d = snap_route(g, &a, &s);
     if (d < 164 || d > 166) fail_msg("50 -> middle: %llu ds, want 165 +- 1", (unsigned long long)d);

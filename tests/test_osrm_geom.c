@@ -60,9 +60,12 @@ static void test_decode_malformed(void **state) {
     (void)state;
     gp_pts p;
     memset(&p, 0, sizeof p);
-    assert_int_equal(gp_polyline_decode("_p~iF", 5, 5, &p), -1);   /* latitude without longitude */
-    assert_int_equal(gp_polyline_decode("_p~i", 4, 5, &p), -1);    /* value cut mid-chunk */
-    assert_int_equal(gp_polyline_decode("ab\x7f" "c", 4, 5, &p), -1); /* outside '?'..'~' */
+    assert_int_equal(gp_polyline_decode("_p~iF", 5, 5, &p), -1); /* latitude without longitude */
+    assert_int_equal(gp_polyline_decode("_p~i", 4, 5, &p), -1);  /* value cut mid-chunk */
+    assert_int_equal(gp_polyline_decode("ab\x7f"
+                                        "c",
+                                        4, 5, &p),
+                     -1); /* outside '?'..'~' */
     assert_int_equal(gp_polyline_decode("", 0, 5, &p), 0);
     gp_pts_free(&p);
 }
@@ -97,9 +100,9 @@ static void test_bearings(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_encode_example),    cmocka_unit_test(test_decode_example),
+        cmocka_unit_test(test_encode_example),        cmocka_unit_test(test_decode_example),
         cmocka_unit_test(test_round_trip_precision6), cmocka_unit_test(test_decode_malformed),
-        cmocka_unit_test(test_douglas_peucker),   cmocka_unit_test(test_bearings),
+        cmocka_unit_test(test_douglas_peucker),       cmocka_unit_test(test_bearings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

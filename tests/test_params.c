@@ -114,7 +114,8 @@ static void test_router_lookup(void **st) {
     gp_err err;
     gp_builder *b = gp_builder_new(1.0);
     assert_int_equal(gp_builder_add_node(b, 10, 0, 0, 0, "Berlin", &err), 0);
-    assert_int_equal(gp_builder_add_node(b, 20, 0, 0, 0, "10", &err), 0); /* a name that is a number */
+    assert_int_equal(gp_builder_add_node(b, 20, 0, 0, 0, "10", &err),
+                     0); /* a name that is a number */
     assert_int_equal(gp_builder_add_arc(b, 10, 20, 1, &err), 0);
     gp_graph *g = gp_builder_finish(b, "t", "test", 1, &err);
     assert_non_null(g);
@@ -134,7 +135,8 @@ static void test_router_lookup(void **st) {
     assert_int_not_equal(gp_link_text(g, "t", "Berlin,Paris", 0, "fail_links[0]", &c, &code, &err),
                          GP_OK);
     assert_int_equal(code, GP_HC_UNKNOWN_NODE);
-    assert_string_equal(err.msg, "fail_links[0][1]: no router named or numbered 'Paris' in graph 't'");
+    assert_string_equal(err.msg,
+                        "fail_links[0][1]: no router named or numbered 'Paris' in graph 't'");
     const char *bad[] = {"Berlin,20,-1", "Berlin,20", "Berlin"};
     for (int k = 0; k < 3; k++) {
         assert_int_not_equal(gp_link_text(g, "t", bad[k], k < 2, "l", &c, &code, &err), GP_OK);

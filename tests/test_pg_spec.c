@@ -15,11 +15,12 @@ static void test_split_and_decode(void **state) {
     (void)state;
     gp_pg_spec s;
     gp_err err;
-    assert_int_equal(gp_pg_spec_parse("postgresql://u@h:5432/db?sslmode=disable&edges_sql=SELECT%20id"
-                                      "%2Csource%2C%20target%2C%20cost%20FROM%20%22Ways%22%20WHERE%20"
-                                      "cost%2B1%20%3E%200&connect_timeout=3&directed=false&scale=100",
-                                      &s, &err),
-                     GP_OK);
+    assert_int_equal(
+        gp_pg_spec_parse("postgresql://u@h:5432/db?sslmode=disable&edges_sql=SELECT%20id"
+                         "%2Csource%2C%20target%2C%20cost%20FROM%20%22Ways%22%20WHERE%20"
+                         "cost%2B1%20%3E%200&connect_timeout=3&directed=false&scale=100",
+                         &s, &err),
+        GP_OK);
     assert_string_equal(s.conninfo, "postgresql://u@h:5432/db?sslmode=disable&connect_timeout=3");
     assert_string_equal(s.edges_sql,
                         "SELECT id,source, target, cost FROM \"Ways\" WHERE cost+1 > 0");
@@ -47,9 +48,9 @@ static void test_password_redacted(void **state) {
     (void)state;
     gp_pg_spec s;
     gp_err err;
-    assert_int_equal(gp_pg_spec_parse("postgresql://alice:s3cret@db:5432/gis?password=other&table=t",
-                                      &s, &err),
-                     GP_OK);
+    assert_int_equal(
+        gp_pg_spec_parse("postgresql://alice:s3cret@db:5432/gis?password=other&table=t", &s, &err),
+        GP_OK);
     assert_null(strstr(s.shown, "s3cret"));
     assert_null(strstr(s.shown, "other"));
     assert_non_null(strstr(s.shown, "alice:***@db:5432/gis"));
@@ -63,7 +64,8 @@ static void test_bad_specs(void **state) {
     gp_pg_spec s;
     gp_err err;
     assert_int_equal(gp_pg_spec_parse("mysql://h/db", &s, &err), GP_EINVAL);
-    assert_int_equal(gp_pg_spec_parse("postgresql://h/db?table=a&edges_sql=b", &s, &err), GP_EINVAL);
+    assert_int_equal(gp_pg_spec_parse("postgresql://h/db?table=a&edges_sql=b", &s, &err),
+                     GP_EINVAL);
     assert_non_null(strstr(err.msg, "not both"));
     assert_int_equal(gp_pg_spec_parse("postgresql://h/db?edges_sql=SELECT%2", &s, &err), GP_EINVAL);
     assert_non_null(strstr(err.msg, "escape"));
@@ -94,9 +96,11 @@ static void test_host_allow_list(void **state) {
     (void)state;
     gp_err err;
     const char *allow = "db.internal, 127.0.0.1:5433";
-    assert_int_equal(gp_pg_check_hosts("postgresql://u:pw@db.internal:6000/x?table=t", allow, &err), GP_OK);
+    assert_int_equal(gp_pg_check_hosts("postgresql://u:pw@db.internal:6000/x?table=t", allow, &err),
+                     GP_OK);
     assert_int_equal(gp_pg_check_hosts("postgresql://u@127.0.0.1:5433/x", allow, &err), GP_OK);
-    assert_int_equal(gp_pg_check_hosts("postgresql://u@127.0.0.1:5432/x", allow, &err), GP_EFORBIDDEN);
+    assert_int_equal(gp_pg_check_hosts("postgresql://u@127.0.0.1:5432/x", allow, &err),
+                     GP_EFORBIDDEN);
     assert_non_null(strstr(err.msg, "127.0.0.1:5432 is not in load_pg_hosts"));
     assert_int_equal(gp_pg_check_hosts("postgresql://u:pw@10.0.0.9/x", allow, &err), GP_EFORBIDDEN);
     assert_null(strstr(err.msg, "pw@"));
@@ -121,10 +125,8 @@ static void test_host_allow_list(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_split_and_decode),
-        cmocka_unit_test(test_password_redacted),
-        cmocka_unit_test(test_bad_specs),
-        cmocka_unit_test(test_unreachable),
+        cmocka_unit_test(test_split_and_decode), cmocka_unit_test(test_password_redacted),
+        cmocka_unit_test(test_bad_specs),        cmocka_unit_test(test_unreachable),
         cmocka_unit_test(test_host_allow_list),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

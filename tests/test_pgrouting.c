@@ -151,9 +151,9 @@ typedef struct row {
 
 typedef struct block {
     char name[16];
-    char *sql;      /* text between the marker and the table header */
-    int has_table;  /* a header line was found */
-    int has_node;   /* node / path_seq columns present */
+    char *sql;     /* text between the marker and the table header */
+    int has_table; /* a header line was found */
+    int has_node;  /* node / path_seq columns present */
     int ncols;
     char cols[12][24];
     row *rows;
@@ -363,7 +363,9 @@ static block *load_result(const char *rel, char **text, int *nb) {
 /* ---------------------------------------------------------------------------------------------
  * checks */
 
-static double cost_of(const gp_graph *g, uint64_t d) { return d == GP_INF ? -1 : gp_graph_cost(g, d); }
+static double cost_of(const gp_graph *g, uint64_t d) {
+    return d == GP_INF ? -1 : gp_graph_cost(g, d);
+}
 
 typedef struct tally {
     int values, unreachable, paths, same_paths;
@@ -411,8 +413,8 @@ static void check_p2p_file(const char *rel, tally *total) {
             uint64_t tab;
             assert_int_equal(gp_engine_table(e, g, &si, 1, &ti, 1, &tab, &err), GP_OK);
             if (cost_of(g, tab) != agg)
-                fail_msg("%s %s: %lld -> %lld: pgRouting %g, table %g", rel, b->name,
-                         (long long)s, (long long)tt, agg, cost_of(g, tab));
+                fail_msg("%s %s: %lld -> %lld: pgRouting %g, table %g", rel, b->name, (long long)s,
+                         (long long)tt, agg, cost_of(g, tab));
             if (agg < 0) t->unreachable++;
             else t->values++;
             for (int algo = GP_P2P_DIJKSTRA; algo <= GP_P2P_BIDIR; algo++) {
@@ -619,10 +621,8 @@ static void test_loader_examples(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_loader_examples),
-        cmocka_unit_test(test_dijkstra),
-        cmocka_unit_test(test_dijkstra_cost_and_bidir),
-        cmocka_unit_test(test_cost_matrix),
+        cmocka_unit_test(test_loader_examples),         cmocka_unit_test(test_dijkstra),
+        cmocka_unit_test(test_dijkstra_cost_and_bidir), cmocka_unit_test(test_cost_matrix),
         cmocka_unit_test(test_floyd_warshall),
     };
     return cmocka_run_group_tests(tests, setup, NULL);

@@ -170,9 +170,9 @@ static void test_number_row(void **state) {
         x = (x * 1103515245u + 12345u) & 0x7fffffffu; /* < 2^62: no wrap for make ubsan */
         double r = (double)x / 2147483648.0;
         switch (i % 5) {
-        case 0: v[i] = gp_round_unit(r * 100000, 0.1); break;   /* durations */
-        case 1: v[i] = gp_round_unit(r * 3, 0.1); break;        /* small ones */
-        case 2: v[i] = r * 1e6; break;                          /* not rounded */
+        case 0: v[i] = gp_round_unit(r * 100000, 0.1); break; /* durations */
+        case 1: v[i] = gp_round_unit(r * 3, 0.1); break;      /* small ones */
+        case 2: v[i] = r * 1e6; break;                        /* not rounded */
         case 3: v[i] = i % 3 ? -gp_round_unit(r * 50, 0.1) : 1e20 * r; break;
         default: v[i] = i % 2 ? NAN : 0.0; break;
         }

@@ -27,7 +27,8 @@ static gp_graph *bent_road(void) {
     gp_err err;
     gp_builder *b = gp_builder_new(1.0);
     double lon[] = {0, 0.02, 0.03};
-    for (int i = 0; i < 3; i++) assert_int_equal(gp_builder_add_node(b, i + 1, 1, lon[i], 0, NULL, &err), 0);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(gp_builder_add_node(b, i + 1, 1, lon[i], 0, NULL, &err), 0);
     assert_int_equal(gp_builder_add_arc(b, 1, 2, 1000, &err), 0);
     assert_int_equal(gp_builder_add_arc(b, 2, 1, 1000, &err), 0);
     assert_int_equal(gp_builder_add_arc(b, 2, 3, 100, &err), 0);
@@ -150,22 +151,28 @@ static gp_graph *awkward_graph(unsigned *seed) {
                                   42,
                                   7000000001LL,
                                   0};
-    static const double cs[] = {0,      1e-5,         -3e-7,        0.0001, -0.0001,
-                                7.4205, -22.419415,   89.999999,    -89.9999995,
-                                43.7300001234, 1e-4 + 1e-12, 45.5};
+    static const double cs[] = {0,           1e-5,          -3e-7,        0.0001,
+                                -0.0001,     7.4205,        -22.419415,   89.999999,
+                                -89.9999995, 43.7300001234, 1e-4 + 1e-12, 45.5};
     enum { N = sizeof ids / sizeof *ids, NC = sizeof cs / sizeof *cs };
     gp_err err;
     gp_builder *b = gp_builder_new(1.0);
     for (int i = 0; i < N; i++)
-        assert_int_equal(gp_builder_add_node(b, ids[i], 1, cs[rand_r(seed) % NC] + (rand_r(seed) % 3) * 1e-6,
-                                             cs[rand_r(seed) % NC], NULL, &err), 0);
+        assert_int_equal(gp_builder_add_node(b, ids[i], 1,
+                                             cs[rand_r(seed) % NC] + (rand_r(seed) % 3) * 1e-6,
+                                             cs[rand_r(seed) % NC], NULL, &err),
+                         0);
     for (int k = 0; k < 3 * N; k++) {
         int u = rand_r(seed) % N, v = rand_r(seed) % N;
-        double sx[2] = {cs[rand_r(seed) % NC], cs[rand_r(seed) % NC]}, sy[2] = {cs[rand_r(seed) % NC], 1e-9};
+        double sx[2] = {cs[rand_r(seed) % NC], cs[rand_r(seed) % NC]},
+               sy[2] = {cs[rand_r(seed) % NC], 1e-9};
         gp_road_attr ra = {100, NULL, NULL, 0, (uint32_t)(rand_r(seed) % 3), sx, sy};
-        assert_int_equal(gp_builder_add_road_arc(b, ids[u], ids[v], 1 + (uint32_t)(rand_r(seed) % 50), &ra, &err), 0);
+        assert_int_equal(gp_builder_add_road_arc(b, ids[u], ids[v],
+                                                 1 + (uint32_t)(rand_r(seed) % 50), &ra, &err),
+                         0);
         if (rand_r(seed) % 2)
-            assert_int_equal(gp_builder_add_arc(b, ids[v], ids[u], 1 + (uint32_t)(rand_r(seed) % 50), &err), 0);
+            assert_int_equal(
+                gp_builder_add_arc(b, ids[v], ids[u], 1 + (uint32_t)(rand_r(seed) % 50), &err), 0);
     }
     gp_graph *g = gp_builder_finish(b, "awkward", "test", 1, &err);
     assert_non_null(g);

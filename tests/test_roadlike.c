@@ -87,7 +87,9 @@ static void test_exact_and_deterministic(void **state) {
         for (uint64_t seed = 1; seed <= 2; seed++) {
             gp_graph *g = gen(n, seed);
             assert_int_equal(g->n, n);
-            if (reach(g, 0) != n || reach(g, 1) != n) fail_msg("gen:%llu:%llu not strongly connected", (unsigned long long)n, (unsigned long long)seed);
+            if (reach(g, 0) != n || reach(g, 1) != n)
+                fail_msg("gen:%llu:%llu not strongly connected", (unsigned long long)n,
+                         (unsigned long long)seed);
             gp_graph_unref(g);
         }
     gp_err err;
@@ -105,8 +107,8 @@ static void test_strongly_connected(void **state) {
             gp_graph *g = gen(sizes[s], seed);
             if (reach(g, 0) != g->n || reach(g, 1) != g->n)
                 fail_msg("gen:%llu:%llu is not strongly connected (%u / %u of %u nodes)",
-                         (unsigned long long)sizes[s], (unsigned long long)seed, reach(g, 0), reach(g, 1),
-                         g->n);
+                         (unsigned long long)sizes[s], (unsigned long long)seed, reach(g, 0),
+                         reach(g, 1), g->n);
             gp_graph_unref(g);
         }
 }
@@ -125,7 +127,8 @@ static void test_travel_times(void **state) {
             double m = gp_haversine_m(g->lon[u], g->lat[u], g->lon[v], g->lat[v]);
             int c = g->arc_class[i];
             double kmh = gp_gen_class_kmh(c), want = m / (kmh / 3.6) * 10;
-            if (!(kmh > 0) || !(fabs(want - g->w[i]) <= 0.5 + 1e-6 * want || (want < 1 && g->w[i] == 1)))
+            if (!(kmh > 0) ||
+                !(fabs(want - g->w[i]) <= 0.5 + 1e-6 * want || (want < 1 && g->w[i] == 1)))
                 fail_msg("arc %u->%u (%s): %.1f m in %u ds is not its class's speed", u, v,
                          gp_road_class_name(c), m, g->w[i]);
             per_class[c]++;
@@ -146,13 +149,14 @@ static void test_travel_times(void **state) {
 
 static void measure(const gp_graph *g, const char *what, roadlike *r) {
     if (roadlike_measure(g, ROADLIKE_ND_SEEDS, r)) fail_msg("%s: measuring failed", what);
-    print_message("%-22s n %8llu  mean degree %.3f  hop diameter %5u  ND fill %.3g  opc %.3g\n", what,
-                  (unsigned long long)r->n, r->mean_degree, r->hop_diameter, r->fill, r->opc);
+    print_message("%-22s n %8llu  mean degree %.3f  hop diameter %5u  ND fill %.3g  opc %.3g\n",
+                  what, (unsigned long long)r->n, r->mean_degree, r->hop_diameter, r->fill, r->opc);
 }
 
 /* 1 when every bound of issue 18 holds for x against the real graph ref. */
 static int within(const roadlike *x, const roadlike *ref) {
-    double f = x->fill / ref->fill, o = x->opc / ref->opc, h = (double)x->hop_diameter / ref->hop_diameter;
+    double f = x->fill / ref->fill, o = x->opc / ref->opc,
+           h = (double)x->hop_diameter / ref->hop_diameter;
     double d = x->mean_degree / ref->mean_degree;
     return f >= 0.5 && f <= 2 && o >= 0.5 && o <= 2 && h >= 0.5 && h <= 2 && d >= 0.8 && d <= 1.2;
 }
@@ -183,10 +187,11 @@ static void test_like_real_graphs(void **state) {
             measure(g, what, &x);
             assert_int_equal(x.components, 1);
             if (!within(&x, &r))
-                fail_msg("%s is not road-like against %s: fill x%.2f, operations x%.2f, mean degree x%.2f, "
+                fail_msg("%s is not road-like against %s: fill x%.2f, operations x%.2f, mean "
+                         "degree x%.2f, "
                          "hop diameter x%.2f",
-                         what, names[k], x.fill / r.fill, x.opc / r.opc, x.mean_degree / r.mean_degree,
-                         (double)x.hop_diameter / r.hop_diameter);
+                         what, names[k], x.fill / r.fill, x.opc / r.opc,
+                         x.mean_degree / r.mean_degree, (double)x.hop_diameter / r.hop_diameter);
             gp_graph_unref(g);
         }
         if (k == 0) { /* the grid of the same size is not road-like by this measure */

@@ -34,9 +34,9 @@ static gp_graph *build(uint32_t n, const arc *arcs, size_t na, const double *lon
     gp_builder *b = gp_builder_new(1.0);
     assert_non_null(b);
     for (uint32_t i = 0; i < n; i++)
-        assert_int_equal(gp_builder_add_node(b, i, lon != NULL, lon ? lon[i] : 0,
-                                             lat ? lat[i] : 0, NULL, &err),
-                         GP_OK);
+        assert_int_equal(
+            gp_builder_add_node(b, i, lon != NULL, lon ? lon[i] : 0, lat ? lat[i] : 0, NULL, &err),
+            GP_OK);
     for (size_t i = 0; i < na; i++)
         assert_int_equal(gp_builder_add_arc(b, arcs[i].u, arcs[i].v, arcs[i].w, &err), GP_OK);
     gp_graph *g = gp_builder_finish(b, "test", "test", 1, &err);
@@ -292,10 +292,8 @@ static double piece_dist(double qlon, double qlat, double alon, double alat, dou
         double d1 = gp_haversine_m(qlon, qlat, x, y);
         lerp(a, b, m2, &x, &y);
         double d2 = gp_haversine_m(qlon, qlat, x, y);
-        if (d1 < d2)
-            hi = m2;
-        else
-            lo = m1;
+        if (d1 < d2) hi = m2;
+        else lo = m1;
     }
     lerp(a, b, (lo + hi) / 2, &x, &y);
     return gp_haversine_m(qlon, qlat, x, y);
@@ -557,10 +555,11 @@ static void test_routes_and_tables_random(void **st) {
                 int shared = src[i].arc != GP_NONE && dst[j].arc != GP_NONE &&
                              (src[i].arc == dst[j].arc || src[i].arc == dst[j].rarc);
                 uint64_t slack = shared ? 2 : 0;
-                if (r.dist == GP_INF ? ref != GP_INF
-                                     : ref == GP_INF || r.dist + slack < ref || ref + slack < r.dist)
-                    fail_msg("rep %d: route %d -> %d = %llu, split-graph Dijkstra %llu", rep, i,
-                             j, (unsigned long long)r.dist, (unsigned long long)ref);
+                if (r.dist == GP_INF
+                        ? ref != GP_INF
+                        : ref == GP_INF || r.dist + slack < ref || ref + slack < r.dist)
+                    fail_msg("rep %d: route %d -> %d = %llu, split-graph Dijkstra %llu", rep, i, j,
+                             (unsigned long long)r.dist, (unsigned long long)ref);
                 /* the path realises the middle part */
                 if (r.dist != GP_INF && r.path.len > 1) {
                     uint64_t mid = 0;

@@ -94,8 +94,9 @@ static void test_round_trip_osm(void **state) {
     gp_engine *e = gp_engine_new("cpu", 1, NULL, &err);
     assert_int_equal(gp_engine_attach(e, h, &err), GP_OK);
     gp_path p = {0};
-    assert_int_equal(gp_engine_p2p(e, h, gp_graph_index(h, 101), gp_graph_index(h, 103),
-                                   GP_P2P_ASTAR, &p, &err), GP_OK);
+    assert_int_equal(
+        gp_engine_p2p(e, h, gp_graph_index(h, 101), gp_graph_index(h, 103), GP_P2P_ASTAR, &p, &err),
+        GP_OK);
     assert_int_equal(p.dist, 456);
     gp_path_free(&p);
     gp_engine_free(e);
@@ -151,7 +152,8 @@ static void test_extra_sections(void **state) {
     assert_int_equal(gp_snapshot_write(g, path, &x, 1, &err), GP_OK);
     assert_int_equal(gp_snapshot_add_section(path, "note", "hello", 6, &err), GP_OK);
     uint32_t order2[2] = {9, 8};
-    assert_int_equal(gp_snapshot_add_section(path, "cch.order", order2, sizeof order2, &err), GP_OK);
+    assert_int_equal(gp_snapshot_add_section(path, "cch.order", order2, sizeof order2, &err),
+                     GP_OK);
     assert_int_equal(gp_snapshot_add_section(path, "a-name-that-is-far-too-long", "x", 1, &err),
                      GP_EINVAL);
     gp_graph *h = gp_load_snapshot(path, NULL, &err);

@@ -18,15 +18,15 @@ static void test_reasons(void **state) {
     (void)state;
     char b[256];
     /* cudaErrorInsufficientDriver (35) without libcuda.so.1: no driver, so no GPU */
-    gp_cuda_unavailable_reason(35, 0, 0, "CUDA driver version is insufficient for CUDA runtime version",
-                               b, sizeof b);
+    gp_cuda_unavailable_reason(
+        35, 0, 0, "CUDA driver version is insufficient for CUDA runtime version", b, sizeof b);
     assert_non_null(strstr(b, "no NVIDIA GPU found"));
     assert_null(strstr(b, "insufficient"));
     assert_null(strstr(b, "too old"));
     assert_non_null(strstr(b, "libcuda.so.1"));
     /* the same error with a driver installed: it really is too old */
-    gp_cuda_unavailable_reason(35, 0, 1, "CUDA driver version is insufficient for CUDA runtime version",
-                               b, sizeof b);
+    gp_cuda_unavailable_reason(
+        35, 0, 1, "CUDA driver version is insufficient for CUDA runtime version", b, sizeof b);
     assert_non_null(strstr(b, "too old"));
     assert_null(strstr(b, "no NVIDIA GPU found"));
     /* cudaErrorNoDevice (100), or success with zero devices: a driver but no GPU */

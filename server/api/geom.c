@@ -81,7 +81,7 @@ static int get_value(const char *s, size_t len, size_t *i, int64_t *out) {
         shift += 5;
         if (!(c & 0x20)) break;
     }
-    *out = (u & 1) ? (int64_t)~(u >> 1) : (int64_t)(u >> 1);
+    *out = (u & 1) ? (int64_t) ~(u >> 1) : (int64_t)(u >> 1);
     return 0;
 }
 

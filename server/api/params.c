@@ -91,14 +91,14 @@ int gp_parse_place(const char *s, gp_place *out, const char *what, gp_err *err) 
         return gp_parse_lonlat(s, &out->lon, &out->lat, what, err);
     }
     if (gp_parse_i64(s, &out->id))
-        return gp_err_set(err, GP_EINVAL,
-                          "'%s' must be a node id (an integer) or a coordinate lon,lat, got '%.64s'",
-                          what, s ? s : "");
+        return gp_err_set(
+            err, GP_EINVAL,
+            "'%s' must be a node id (an integer) or a coordinate lon,lat, got '%.64s'", what,
+            s ? s : "");
     return GP_OK;
 }
 
-int gp_parse_places(const char *s, gp_place **out, uint32_t *count, const char *what,
-                    gp_err *err) {
+int gp_parse_places(const char *s, gp_place **out, uint32_t *count, const char *what, gp_err *err) {
     size_t n = 1;
     for (const char *q = s; *q; q++) n += *q == ';';
     gp_place *list = calloc(n, sizeof *list);
@@ -125,12 +125,10 @@ int gp_parse_places(const char *s, gp_place **out, uint32_t *count, const char *
 
 int gp_json_i64(const cJSON *v, int64_t min, int64_t max, int64_t *out, const char *what,
                 gp_err *err) {
-    if (!cJSON_IsNumber(v))
-        return gp_err_set(err, GP_EPARSE, "'%s' must be an integer", what);
+    if (!cJSON_IsNumber(v)) return gp_err_set(err, GP_EPARSE, "'%s' must be an integer", what);
     double d = v->valuedouble;
     /* range first: converting a double outside int64 is undefined behaviour */
-    if (!isfinite(d) || d != floor(d) || d < -9223372036854775808.0 ||
-        d >= 9223372036854775808.0)
+    if (!isfinite(d) || d != floor(d) || d < -9223372036854775808.0 || d >= 9223372036854775808.0)
         return gp_err_set(err, GP_EINVAL, "'%s' must be an integer in [%lld, %lld], got %g", what,
                           (long long)min, (long long)max, d);
     int64_t x = (int64_t)d;
@@ -146,8 +144,8 @@ int gp_json_num(const cJSON *v, double min, double max, double *out, const char 
     if (!cJSON_IsNumber(v)) return gp_err_set(err, GP_EPARSE, "'%s' must be a number", what);
     double d = v->valuedouble;
     if (!isfinite(d) || d < min || d > max)
-        return gp_err_set(err, GP_EINVAL, "'%s' must be a number in [%g, %g], got %.17g", what,
-                          min, max, d);
+        return gp_err_set(err, GP_EINVAL, "'%s' must be a number in [%g, %g], got %.17g", what, min,
+                          max, d);
     *out = d;
     return GP_OK;
 }
@@ -211,7 +209,7 @@ static const struct {
     {"destination", "to|targets", NULL},
     {"dest", "to", NULL},
     {"target", "to|targets", NULL},
-        {"src", "source|from|sources", NULL},
+    {"src", "source|from|sources", NULL},
     {"dst", "to|targets", NULL},
     {"origin", "from|source|sources", NULL},
     {"origins", "sources", NULL},
@@ -222,22 +220,27 @@ static const struct {
     {"profile", NULL,
      "a graph has one cost model fixed when it is loaded (its weight_unit in GET "
      "/v1/graphs/{graph}); serve another graph for another profile"},
-    {"costing", NULL, "a graph's costs are fixed when it is loaded (Valhalla's costing has no "
-                      "equivalent)"},
+    {"costing", NULL,
+     "a graph's costs are fixed when it is loaded (Valhalla's costing has no "
+     "equivalent)"},
     {"vehicle", NULL, "a graph's costs are fixed when it is loaded"},
-    {"steps", NULL, "gpath gives no turn-by-turn steps: a route has 'path' (node ids) and "
-                    "'geometry'"},
+    {"steps", NULL,
+     "gpath gives no turn-by-turn steps: a route has 'path' (node ids) and "
+     "'geometry'"},
     {"instructions", NULL, "gpath gives no turn-by-turn instructions"},
     {"overview", NULL, "the geometry is always the full GeoJSON LineString"},
     {"geometries", NULL, "the geometry is always GeoJSON"},
     {"points_encoded", NULL, "the geometry is always GeoJSON"},
-    {"annotations", NULL, "answers always carry weight, weight_unit and, where the graph knows "
-                          "them, duration_s and length_m"},
+    {"annotations", NULL,
+     "answers always carry weight, weight_unit and, where the graph knows "
+     "them, duration_s and length_m"},
     {"radiuses", "radius", "one radius in metres for every coordinate"},
-    {"lat", NULL, "give a coordinate as one value lon,lat (longitude first, the OSRM order), "
-                  "e.g. from=7.4246,43.7384"},
-    {"lon", NULL, "give a coordinate as one value lon,lat (longitude first), e.g. "
-                  "from=7.4246,43.7384"},
+    {"lat", NULL,
+     "give a coordinate as one value lon,lat (longitude first, the OSRM order), "
+     "e.g. from=7.4246,43.7384"},
+    {"lon", NULL,
+     "give a coordinate as one value lon,lat (longitude first), e.g. "
+     "from=7.4246,43.7384"},
     {"lng", NULL, "give a coordinate as one value lon,lat (longitude first)"},
     {"latitude", NULL, "give a coordinate as one value lon,lat (longitude first)"},
     {"longitude", NULL, "give a coordinate as one value lon,lat (longitude first)"},
@@ -297,8 +300,7 @@ static void unknown_msg(const gp_endpoint *ep, const char *name, int in, char *b
             k += snprintf(buf + k, cap - (size_t)k, "%s%s", any ? ", " : "", ep->params[i].name);
             any = 1;
         }
-        if (!any && k > 0 && (size_t)k < cap)
-            snprintf(buf + k, cap - (size_t)k, "no %ss", where);
+        if (!any && k > 0 && (size_t)k < cap) snprintf(buf + k, cap - (size_t)k, "no %ss", where);
     }
 }
 
@@ -307,7 +309,7 @@ static void unknown_msg(const gp_endpoint *ep, const char *name, int in, char *b
 typedef struct pctx {
     const gp_endpoint *ep;
     gp_args *a;
-    int code;       /* first error: GP_HC_* (-1 none) */
+    int code; /* first error: GP_HC_* (-1 none) */
     char msg[768];
 } pctx;
 
@@ -348,7 +350,7 @@ static int claim(pctx *c, const char *name, int in) {
     gp_arg *v = &c->a->v[i];
     if (v->present) {
         fail(c, GP_HC_INVALID_QUERY, "'%s' is given more than once (%s)", name,
-             v->in != in ? "in the query string and in the body"
+             v->in != in         ? "in the query string and in the body"
              : in == GP_IN_QUERY ? "repeated in the query string"
                                  : "twice in the body");
         return -1;
@@ -416,15 +418,13 @@ static void parse_text(pctx *c, int i, const char *s) {
         if (gp_parse_i64(s, &v->i))
             fail(c, GP_HC_INVALID_QUERY, "query parameter '%s' must be an integer, got '%.64s'",
                  p->name, s);
-        else
-            check_int(c, p, v->i);
+        else check_int(c, p, v->i);
         break;
     case GP_PT_NUM:
         if (gp_parse_num(s, &v->d))
             fail(c, GP_HC_INVALID_QUERY, "query parameter '%s' must be a number, got '%.64s'",
                  p->name, s);
-        else
-            check_num(c, p, v->d);
+        else check_num(c, p, v->d);
         break;
     case GP_PT_ENUM:
         if ((v->e = choice(p->choices, s)) < 0)
@@ -443,11 +443,8 @@ static void parse_text(pctx *c, int i, const char *s) {
             fail(c, GP_HC_INVALID_QUERY, "query parameter '%s' is too long", p->name);
         v->s = s;
         break;
-    case GP_PT_ROUTER:
-        v->place.name = s;
-        break;
-    default:
-        fail(c, GP_HC_INVALID_QUERY, "'%s' is not a query parameter", p->name);
+    case GP_PT_ROUTER: v->place.name = s; break;
+    default: fail(c, GP_HC_INVALID_QUERY, "'%s' is not a query parameter", p->name);
     }
 }
 
@@ -507,8 +504,7 @@ static void parse_json(pctx *c, int i, const cJSON *j) {
     case GP_PT_ROUTER:
         if (gp_json_router(j, &v->place, p->name, &e)) fail_err(c, &e, GP_IN_BODY);
         break;
-    default: /* GP_PT_JSON: the handler checks it */
-        break;
+    default: /* GP_PT_JSON: the handler checks it */ break;
     }
 }
 
@@ -561,8 +557,10 @@ int gp_params_parse(const gp_param_src *src, const gp_endpoint *ep, gp_args *a, 
                 sig[n++] = raw[i];
             }
         if (sig[0] && (i < len || strcmp(sig, "{}") != 0))
-            fail(&c, GP_HC_INVALID_JSON, "%s takes no request body (its parameters go in the query "
-                 "string)", ep->name);
+            fail(&c, GP_HC_INVALID_JSON,
+                 "%s takes no request body (its parameters go in the query "
+                 "string)",
+                 ep->name);
     }
     if (c.code < 0 && ep->body == GP_BODY_REQUIRED && !body)
         fail(&c, GP_HC_INVALID_JSON, "request body must be a JSON object%s%s",
@@ -704,7 +702,8 @@ static int router_span(const gp_graph *g, const char *gname, const char *text, s
 int gp_link_joined(const gp_graph *g, const char *what, int64_t u, int64_t v, char *msg,
                    size_t cap) {
     uint32_t iu = gp_graph_index(g, u), iv = gp_graph_index(g, v);
-    if (gp_graph_find_arc(g, iu, iv) != GP_NONE || gp_graph_find_arc(g, iv, iu) != GP_NONE) return 1;
+    if (gp_graph_find_arc(g, iu, iv) != GP_NONE || gp_graph_find_arc(g, iv, iu) != GP_NONE)
+        return 1;
     const char *nu = gp_graph_name(g, iu), *nv = gp_graph_name(g, iv);
     snprintf(msg, cap, "%s: no link between %lld%s%s%s and %lld%s%s%s", what, (long long)u,
              nu ? " (" : "", nu ? nu : "", nu ? ")" : "", (long long)v, nv ? " (" : "",
@@ -719,8 +718,8 @@ int gp_link_text(const gp_graph *g, const char *gname, const char *text, int wit
     double cost = 0;
     *hcode = GP_HC_INVALID_QUERY;
     if (!c1 || (with_cost && (c2 == c1 || gp_parse_num(c2 + 1, &cost) || cost < 0)))
-        return gp_err_set(err, GP_EINVAL, "%s: '%.128s': expected %s (routers by id or name)",
-                          what, text, with_cost ? "U,V,COST with COST >= 0" : "U,V");
+        return gp_err_set(err, GP_EINVAL, "%s: '%.128s': expected %s (routers by id or name)", what,
+                          text, with_cost ? "U,V,COST with COST >= 0" : "U,V");
     *out = (gp_link_change){.down = !with_cost, .cost = cost};
     if (!router_span(g, gname, text, (size_t)(c1 - text), what, 0, &out->u, hcode, err) ||
         !router_span(g, gname, c1 + 1, (size_t)(end2 - c1 - 1), what, 1, &out->v, hcode, err))

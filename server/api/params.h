@@ -52,7 +52,7 @@ enum { GP_IN_QUERY = 1, GP_IN_BODY = 2, GP_IN_ANY = 3 };
 typedef struct gp_param {
     const char *name;
     int type;
-    int in;       /* GP_IN_* */
+    int in; /* GP_IN_* */
     int required;
     double min, max;
     const char *choices; /* GP_PT_ENUM */
@@ -62,7 +62,7 @@ typedef struct gp_param {
 enum { GP_BODY_NONE = 0, GP_BODY_OPTIONAL, GP_BODY_REQUIRED };
 
 typedef struct gp_endpoint {
-    const char *name;    /* for messages: "route", "table" */
+    const char *name; /* for messages: "route", "table" */
     const gp_param *params;
     size_t nparams;
     int body;            /* GP_BODY_* (GP_BODY_NONE: a JSON body is not read) */
@@ -73,7 +73,8 @@ typedef struct gp_endpoint {
  * GP_ENDPOINT_NONE("routers") for an endpoint that takes no parameter at all. */
 #define GP_ENDPOINT(name, params, body, example)                                                   \
     { name, params, sizeof params / sizeof params[0], body, example }
-#define GP_ENDPOINT_NONE(name) { name, NULL, 0, GP_BODY_NONE, NULL }
+#define GP_ENDPOINT_NONE(name)                                                                     \
+    { name, NULL, 0, GP_BODY_NONE, NULL }
 
 typedef struct gp_place {
     int is_coord;
@@ -84,15 +85,15 @@ typedef struct gp_place {
 
 typedef struct gp_arg {
     int present;
-    int in;           /* GP_IN_QUERY or GP_IN_BODY: where it was given */
-    int64_t i;        /* INT */
-    double d;         /* NUM */
-    int e;            /* ENUM index, BOOL 0/1 */
-    const char *s;    /* STR (points into the request) */
-    gp_place place;   /* PLACE, ROUTER */
-    gp_place *list;   /* PLACES (owned by gp_args) */
+    int in;         /* GP_IN_QUERY or GP_IN_BODY: where it was given */
+    int64_t i;      /* INT */
+    double d;       /* NUM */
+    int e;          /* ENUM index, BOOL 0/1 */
+    const char *s;  /* STR (points into the request) */
+    gp_place place; /* PLACE, ROUTER */
+    gp_place *list; /* PLACES (owned by gp_args) */
     uint32_t nlist;
-    const cJSON *json;/* the body value (BODY), for GP_PT_JSON */
+    const cJSON *json; /* the body value (BODY), for GP_PT_JSON */
 } gp_arg;
 
 #define GP_PARAMS_MAX 16
@@ -134,16 +135,14 @@ int gp_parse_lonlat(const char *s, double *lon, double *lat, const char *what, g
 int gp_parse_place(const char *s, gp_place *out, const char *what, gp_err *err);
 /* Places separated by ';' (the query-string form of a places list; the CLI's --sources): a
  * malloc'd array of *count places, each named `what`[k] in messages. */
-int gp_parse_places(const char *s, gp_place **out, uint32_t *count, const char *what,
-                    gp_err *err);
+int gp_parse_places(const char *s, gp_place **out, uint32_t *count, const char *what, gp_err *err);
 /* JSON: an integer node id, "id" or "lon,lat" string, or [lon, lat]. */
 int gp_json_place(const cJSON *v, gp_place *out, const char *what, gp_err *err);
 /* JSON number that is an integer in [min, max], range-checked before conversion. */
 int gp_json_i64(const cJSON *v, int64_t min, int64_t max, int64_t *out, const char *what,
                 gp_err *err);
 /* JSON number, finite, in [min, max]. */
-int gp_json_num(const cJSON *v, double min, double max, double *out, const char *what,
-                gp_err *err);
+int gp_json_num(const cJSON *v, double min, double max, double *out, const char *what, gp_err *err);
 /* JSON router reference: integer id or string (name, or id as text). */
 int gp_json_router(const cJSON *v, gp_place *out, const char *what, gp_err *err);
 

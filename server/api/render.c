@@ -153,10 +153,8 @@ static void sb_ids(sbuf *b, const gp_graph *g, const uint32_t *v, uint32_t k) {
 static void sb_cjson_num(sbuf *b, double d) {
     cJSON *x = cJSON_CreateNumber(d);
     char *t = x ? cJSON_PrintUnformatted(x) : NULL;
-    if (t)
-        sb_str(b, t);
-    else
-        b->oom = 1;
+    if (t) sb_str(b, t);
+    else b->oom = 1;
     cJSON_free(t);
     cJSON_Delete(x);
 }
@@ -303,10 +301,8 @@ cJSON *gp_render_node(const gp_graph *g, uint32_t v) {
 /* Adds item to parent (object when name, else array); returns 0 when item is NULL. */
 static int put(cJSON *parent, const char *name, cJSON *item) {
     if (!item) return 0;
-    if (name)
-        cJSON_AddItemToObject(parent, name, item);
-    else
-        cJSON_AddItemToArray(parent, item);
+    if (name) cJSON_AddItemToObject(parent, name, item);
+    else cJSON_AddItemToArray(parent, item);
     return 1;
 }
 
@@ -346,7 +342,8 @@ cJSON *gp_render_sssp(const gp_graph *g, uint32_t src, const uint64_t *dist, con
     for (uint32_t v = 0; ok && v < g->n; v++) {
         if (dist[v] == GP_INF) continue;
         reached++;
-        ok = put(nodes, NULL, gp_render_node(g, v)) && put(dists, NULL, gp_render_dist(g, dist[v])) &&
+        ok = put(nodes, NULL, gp_render_node(g, v)) &&
+             put(dists, NULL, gp_render_dist(g, dist[v])) &&
              put(preds, NULL, gp_render_node(g, pred ? pred[v] : GP_NONE));
     }
     if (ok) {
@@ -395,7 +392,8 @@ static cJSON *dist_matrix(const gp_graph *g, const uint64_t *d, uint32_t rows, u
 cJSON *gp_render_table(const gp_graph *g, const uint32_t *src, uint32_t ns, const uint32_t *dst,
                        uint32_t nt, const uint64_t *dist) {
     cJSON *o = cJSON_CreateObject();
-    int ok = o && put(o, "sources", id_array(g, src, ns)) && put(o, "targets", id_array(g, dst, nt)) &&
+    int ok = o && put(o, "sources", id_array(g, src, ns)) &&
+             put(o, "targets", id_array(g, dst, nt)) &&
              put(o, "distances", dist_matrix(g, dist, ns, nt));
     if (!ok) {
         cJSON_Delete(o);
@@ -434,7 +432,8 @@ cJSON *gp_render_graph_info(const gp_graph *g, const char *name) {
     char ts[32];
     gp_render_iso8601(g->loaded_at, ts, sizeof ts);
     int ok = cJSON_AddStringToObject(o, "name", name ? name : "") &&
-             cJSON_AddNumberToObject(o, "nodes", g->n) && cJSON_AddNumberToObject(o, "edges", g->m) &&
+             cJSON_AddNumberToObject(o, "nodes", g->n) &&
+             cJSON_AddNumberToObject(o, "edges", g->m) &&
              cJSON_AddStringToObject(o, "version", g->version) &&
              cJSON_AddStringToObject(o, "source", g->source) &&
              cJSON_AddStringToObject(o, "format", g->format) &&
@@ -638,7 +637,8 @@ static cJSON *route_snap(const gp_graph *g, const gp_snap *a, const gp_snap *b,
                          const gp_snap_route *r, int raw) {
     cJSON *o = cJSON_CreateObject();
     if (!o) return NULL;
-    int ok = put(o, "from", gp_render_node(g, a->node)) && put(o, "to", gp_render_node(g, b->node)) &&
+    int ok = put(o, "from", gp_render_node(g, a->node)) &&
+             put(o, "to", gp_render_node(g, b->node)) &&
              put(o, "distance", gp_render_dist(g, r->dist)) &&
              put(o, "weight", gp_render_dist(g, r->dist)) &&
              cJSON_AddStringToObject(o, "weight_unit", g->unit_name) != NULL;
@@ -646,10 +646,11 @@ static cJSON *route_snap(const gp_graph *g, const gp_snap *a, const gp_snap *b,
     double secs = r->dist == GP_INF ? NAN
                   : g->unit_s > 0   ? gp_graph_cost(g, r->dist) * g->unit_s
                                     : snap_sum(g, a, b, r, gp_graph_arc_duration_s, 0);
-    if (ok && isfinite(secs)) ok = cJSON_AddNumberToObject(o, "duration_s", gp_round2(secs)) != NULL;
-    double len = r->dist != GP_INF ? snap_sum(g, a, b, r, gp_graph_arc_length_m,
-                                              g->arc_len_m || g->lon)
-                                   : NAN;
+    if (ok && isfinite(secs))
+        ok = cJSON_AddNumberToObject(o, "duration_s", gp_round2(secs)) != NULL;
+    double len = r->dist != GP_INF
+                     ? snap_sum(g, a, b, r, gp_graph_arc_length_m, g->arc_len_m || g->lon)
+                     : NAN;
     if (ok && isfinite(len)) ok = cJSON_AddNumberToObject(o, "length_m", gp_round2(len)) != NULL;
     uint32_t plen = r->dist != GP_INF ? r->path.len : 0;
     cJSON *path = !ok ? NULL : raw ? raw_nodes(g, r->path.nodes, plen) : cJSON_CreateArray();
@@ -745,8 +746,8 @@ char *gp_render_sssp_text(const gp_graph *g, uint32_t src, const uint64_t *dist,
     return sb_finish(&b, len);
 }
 
-char *gp_render_table_text(const gp_graph *g, const uint32_t *src, uint32_t ns,
-                           const uint32_t *dst, uint32_t nt, const uint64_t *dist, size_t *len) {
+char *gp_render_table_text(const gp_graph *g, const uint32_t *src, uint32_t ns, const uint32_t *dst,
+                           uint32_t nt, const uint64_t *dist, size_t *len) {
     sbuf b = {0};
     sb_str(&b, "{\"sources\":");
     sb_ids(&b, g, src, ns);
@@ -791,8 +792,7 @@ void gp_render_place_desc(char *buf, size_t size, const gp_graph *g, int is_coor
     if (is_coord)
         snprintf(buf, size, "%.6f,%.6f (snapped %.2f m to the road at node %" PRId64 ")", s->qlon,
                  s->qlat, s->dist_m, g->ext[s->node]);
-    else
-        gp_render_node_desc(buf, size, g->ext[s->node]);
+    else gp_render_node_desc(buf, size, g->ext[s->node]);
 }
 
 /* {"graph": graph, "version": g's} */
@@ -848,8 +848,8 @@ static cJSON *waypoint_list(const gp_graph *g, const gp_snap *s, uint32_t n) {
     return a;
 }
 
-cJSON *gp_render_route_doc(const gp_graph *g, const char *graph, const gp_snap *a,
-                           const gp_snap *b, const gp_snap_route *r) {
+cJSON *gp_render_route_doc(const gp_graph *g, const char *graph, const gp_snap *a, const gp_snap *b,
+                           const gp_snap_route *r) {
     cJSON *o = route_snap(g, a, b, r, 1);
     if (o && (!cJSON_AddStringToObject(o, "graph", graph ? graph : "") ||
               !cJSON_AddStringToObject(o, "version", g->version))) {

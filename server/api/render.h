@@ -105,8 +105,8 @@ double gp_round2(double x);
  *   table:   {"graph", "version", "weight_unit", "unit_s"?,
  *             "waypoints": {"sources": [...], "targets": [...]}, table members}
  *   apsp:    {"graph", "version", "weight_unit", apsp members} */
-cJSON *gp_render_route_doc(const gp_graph *g, const char *graph, const gp_snap *a,
-                           const gp_snap *b, const gp_snap_route *r);
+cJSON *gp_render_route_doc(const gp_graph *g, const char *graph, const gp_snap *a, const gp_snap *b,
+                           const gp_snap_route *r);
 cJSON *gp_render_nearest_doc(const gp_graph *g, const char *graph, double lon, double lat,
                              const uint32_t *nodes, const double *metres, int n,
                              const gp_snap *way);
@@ -123,8 +123,8 @@ void gp_render_place_desc(char *buf, size_t size, const gp_graph *g, int is_coor
 
 char *gp_render_sssp_text(const gp_graph *g, uint32_t src, const uint64_t *dist,
                           const uint32_t *pred, size_t *len);
-char *gp_render_table_text(const gp_graph *g, const uint32_t *src, uint32_t ns,
-                           const uint32_t *dst, uint32_t nt, const uint64_t *dist, size_t *len);
+char *gp_render_table_text(const gp_graph *g, const uint32_t *src, uint32_t ns, const uint32_t *dst,
+                           uint32_t nt, const uint64_t *dist, size_t *len);
 char *gp_render_apsp_text(const gp_graph *g, const uint64_t *dist, const uint32_t *next,
                           size_t *len);
 

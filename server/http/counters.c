@@ -7,9 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-const double gp_count_buckets[GP_COUNTS_NBUCKETS] = {0.0005, 0.001, 0.0025, 0.005, 0.01,
-                                                     0.025,  0.05,  0.1,    0.25,  0.5,
-                                                     1,      2.5,   5,      10};
+const double gp_count_buckets[GP_COUNTS_NBUCKETS] = {
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
 
 static gp_route_counts *stats; /* gp_nroutes + 1 */
 struct gp_counts gp_counts;
@@ -68,7 +67,6 @@ void gp_metrics_count(const char *name, const char *help, uint64_t delta) {
     if (i < nnamed) add(&named[i].value, delta);
     pthread_mutex_unlock(&named_mu);
 }
-
 
 const gp_route_counts *gp_counters_route(size_t i) {
     return stats && i <= gp_nroutes ? &stats[i] : NULL;

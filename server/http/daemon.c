@@ -56,22 +56,22 @@
 struct gp_conn {
     gp_conn *prev, *next;
     int fd;
-    int reading;      /* waiting for (the rest of) a request: the deadline runs */
+    int reading; /* waiting for (the rest of) a request: the deadline runs */
     double read_start;
-    int killed;       /* the watchdog shut it down */
-    int saw_nul;      /* the unescape callback decoded a %00 for the current request */
-    int in_request;   /* a request line arrived since the last answer (else: idle keep-alive) */
-    void *acct;       /* the front end's count of this connection (gp_front_release) */
-    int in_head;      /* between its request line and the handler's first call (this thread):
-                       * 1 listed for the Content-Length guard, 2 past its list */
+    int killed;     /* the watchdog shut it down */
+    int saw_nul;    /* the unescape callback decoded a %00 for the current request */
+    int in_request; /* a request line arrived since the last answer (else: idle keep-alive) */
+    void *acct;     /* the front end's count of this connection (gp_front_release) */
+    int in_head;    /* between its request line and the handler's first call (this thread):
+                     * 1 listed for the Content-Length guard, 2 past its list */
     struct MHD_Connection *mhd; /* the library's connection (the guard reads its headers) */
     char client[64];
 };
 
 struct gp_http {
-    struct MHD_Daemon *d;   /* connections that may carry several requests: the big pool */
-    struct MHD_Daemon *d1;  /* connections whose first request closes them: a small pool */
-    gp_front *front; /* accepts, checks the first head, hands connections to d or d1 */
+    struct MHD_Daemon *d;  /* connections that may carry several requests: the big pool */
+    struct MHD_Daemon *d1; /* connections whose first request closes them: a small pool */
+    gp_front *front;       /* accepts, checks the first head, hands connections to d or d1 */
     unsigned port;
     pthread_t watchdog;
     int has_watchdog;
@@ -81,8 +81,8 @@ static struct {
     const gp_config *cfg;
     gp_engine *engine;
     gp_registry *reg;
-    int active;   /* requests between their headers and completion (atomic) */
-    int stopping; /* set at shutdown: answers carry Connection: close */
+    int active;         /* requests between their headers and completion (atomic) */
+    int stopping;       /* set at shutdown: answers carry Connection: close */
     pthread_mutex_t mu; /* guards the startup fields */
     int startup_done;
     char pending[GP_CONFIG_MAX_GRAPHS][65];
@@ -97,7 +97,8 @@ static struct {
     gp_conn *conns;
     int watchdog_stop;
     int cl_guard; /* libmicrohttpd 0.9.x: the Content-Length guard of mhd_log is on */
-} srv = {.mu = PTHREAD_MUTEX_INITIALIZER, .conn_mu = PTHREAD_MUTEX_INITIALIZER,
+} srv = {.mu = PTHREAD_MUTEX_INITIALIZER,
+         .conn_mu = PTHREAD_MUTEX_INITIALIZER,
          .conn_cv = PTHREAD_COND_INITIALIZER};
 
 const gp_config *gp_http_config(void) { return srv.cfg; }
@@ -170,7 +171,6 @@ int gp_http_loading(const char *name) {
     return loading;
 }
 
-
 /* ---- bearer tokens ---- */
 /* 1 when the Authorization header carries tok (compared in constant time); 0 and *missing = 1
  * when there is no bearer token at all. */
@@ -211,7 +211,8 @@ int gp_http_operator_ok(gp_req *r) {
         gp_http_error(r, GP_HC_OPERATOR_DISABLED,
                       "%s %s changes what gpath answers and is disabled: set operator_token (or "
                       "GPATH_OPERATOR_TOKEN) or admin_token, and send 'Authorization: Bearer "
-                      "TOKEN'", r->method, r->path);
+                      "TOKEN'",
+                      r->method, r->path);
         return 0;
     }
     int missing, m2;
@@ -220,7 +221,8 @@ int gp_http_operator_ok(gp_req *r) {
         gp_req_add_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"gpath-operator\"");
         gp_http_error(r, GP_HC_UNAUTHORIZED,
                       "%s %s changes what gpath answers: send 'Authorization: Bearer TOKEN' "
-                      "(operator_token or admin_token)", r->method, r->path);
+                      "(operator_token or admin_token)",
+                      r->method, r->path);
     } else {
         gp_http_error(r, GP_HC_FORBIDDEN, "wrong bearer token for %s %s", r->method, r->path);
     }
@@ -287,7 +289,8 @@ static int match(const char *pattern, const char *path, gp_req *r) {
 static void preflight(gp_req *r, const char *allow) {
     const char *origin = gp_req_header(r, "Origin");
     if (gp_http_is_admin_path(r->path)) {
-        gp_http_error(r, GP_HC_FORBIDDEN, "no CORS on /admin paths: admin calls are not made "
+        gp_http_error(r, GP_HC_FORBIDDEN,
+                      "no CORS on /admin paths: admin calls are not made "
                       "from browsers");
         return;
     }
@@ -296,8 +299,10 @@ static void preflight(gp_req *r, const char *allow) {
     gp_req_add_header(r, MHD_HTTP_HEADER_ALLOW, methods);
     if (origin) {
         if (!gp_cors_match(srv.cfg->cors_origins, origin)) {
-            gp_http_error(r, GP_HC_FORBIDDEN, "origin '%.200s' is not allowed (cors_origins = "
-                          "'%.200s')", origin, srv.cfg->cors_origins);
+            gp_http_error(r, GP_HC_FORBIDDEN,
+                          "origin '%.200s' is not allowed (cors_origins = "
+                          "'%.200s')",
+                          origin, srv.cfg->cors_origins);
             return;
         }
         gp_req_add_header(r, "Access-Control-Allow-Methods", methods);
@@ -349,8 +354,10 @@ static void dispatch(gp_req *r) {
             if (name && gp_http_loading(name))
                 gp_http_error(r, GP_HC_NOT_READY, "graph '%s' is still loading", name);
             else
-                gp_http_error(r, GP_HC_UNKNOWN_GRAPH, "no graph named '%s' (GET /v1/graphs lists "
-                              "them)", name ? name : "");
+                gp_http_error(r, GP_HC_UNKNOWN_GRAPH,
+                              "no graph named '%s' (GET /v1/graphs lists "
+                              "them)",
+                              name ? name : "");
             return;
         }
     }
@@ -401,9 +408,7 @@ static void reject(gp_req *r, int code, const char *fmt, ...) {
     r->close = 1;
 }
 
-static void answer_pending(gp_req *r) {
-    gp_http_error(r, r->pending - 1, "%s", r->pending_msg);
-}
+static void answer_pending(gp_req *r) { gp_http_error(r, r->pending - 1, "%s", r->pending_msg); }
 
 /* The headers are in (method, path, args and headers copied into r): request id, limits. */
 static void req_begin(gp_req *r) {
@@ -466,8 +471,7 @@ static int req_body(gp_req *r, const char *data, size_t n) {
         r->body = NULL;
         r->body_len = r->body_cap = 0;
         r->pending = 0;
-        reject(r, GP_HC_TOO_BIG, "request body exceeds max_body_bytes = %ld",
-               cfg->max_body_bytes);
+        reject(r, GP_HC_TOO_BIG, "request body exceeds max_body_bytes = %ld", cfg->max_body_bytes);
     }
     if (r->too_big || r->pending) {
         if (r->seen > (unsigned long long)cfg->max_discard_bytes) {
@@ -510,8 +514,7 @@ static void req_end(gp_req *r, int aborted) {
             char method[64], path[512], query[1024], client[80];
             gp_log_escape(r->method ? r->method : "", r->method ? strlen(r->method) : 0, method,
                           sizeof method);
-            gp_log_escape(r->path ? r->path : "", r->path ? strlen(r->path) : 0, path,
-                          sizeof path);
+            gp_log_escape(r->path ? r->path : "", r->path ? strlen(r->path) : 0, path, sizeof path);
             gp_log_escape(r->client, strlen(r->client), client, sizeof client);
             /* the query as key=value pairs, secrets redacted, escaped as one token */
             size_t q = 0;
@@ -520,8 +523,7 @@ static void req_end(gp_req *r, int aborted) {
                 char k[256], v[512];
                 gp_log_escape(r->args[i].k, strlen(r->args[i].k), k, sizeof k);
                 if (gp_query_key_secret(r->args[i].k)) snprintf(v, sizeof v, "REDACTED");
-                else gp_log_escape(r->args[i].v ? r->args[i].v : "", r->args[i].vlen, v,
-                                   sizeof v);
+                else gp_log_escape(r->args[i].v ? r->args[i].v : "", r->args[i].vlen, v, sizeof v);
                 int w = snprintf(query + q, sizeof query - q, "%s%s%s%s", i ? "&" : "", k,
                                  r->args[i].v ? "=" : "", r->args[i].v ? v : "");
                 if (w < 0) break;
@@ -532,8 +534,9 @@ static void req_end(gp_req *r, int aborted) {
                    "event=request method=%s path=%s status=%d bytes=%zu duration_ms=%.3f%s%s%s%s"
                    "%s client=%s",
                    method, path, r->status, r->bytes, dt * 1e3, r->err_code >= 0 ? " code=" : "",
-                   r->err_code >= 0 ? gp_http_code_name(r->err_code) : "", aborted ? " aborted=1" : "",
-                   query[0] ? " query=" : "", query, client[0] ? client : "-");
+                   r->err_code >= 0 ? gp_http_code_name(r->err_code) : "",
+                   aborted ? " aborted=1" : "", query[0] ? " query=" : "", query,
+                   client[0] ? client : "-");
             gp_log_set_request_id(NULL);
         }
     }
@@ -573,8 +576,8 @@ static void conn_reading(gp_conn *c, int reading) {
 static int conn_expired(gp_conn *c) {
     if (!c || srv.cfg->request_read_timeout_s <= 0) return 0;
     pthread_mutex_lock(&srv.conn_mu);
-    int x = c->killed || (c->reading && gp_now() - c->read_start >
-                                            (double)srv.cfg->request_read_timeout_s);
+    int x = c->killed ||
+            (c->reading && gp_now() - c->read_start > (double)srv.cfg->request_read_timeout_s);
     pthread_mutex_unlock(&srv.conn_mu);
     return x;
 }
@@ -737,12 +740,13 @@ static void guard_content_length(int too_large) {
     for (int i = 0; i < tl_listed; i++) {
         gp_conn *h = tl_head[i];
         const char *v = h->mhd ? MHD_lookup_connection_value(h->mhd, MHD_HEADER_KIND,
-                                                              MHD_HTTP_HEADER_CONTENT_LENGTH)
+                                                             MHD_HTTP_HEADER_CONTENT_LENGTH)
                                : NULL;
         if (v && !content_length_ok(v)) c = h, culprits++;
     }
     if (tl_untracked || tl_unlisted || culprits != 1 || c->fd < 0) {
-        GP_LOG(GP_LOG_WARN, "event=httpd_double_answer msg=\"a bad Content-Length on a later "
+        GP_LOG(GP_LOG_WARN,
+               "event=httpd_double_answer msg=\"a bad Content-Length on a later "
                "request of a connection while another connection of the same thread holds one "
                "too; libmicrohttpd answers it (twice) itself\"");
         return;
@@ -785,19 +789,17 @@ typedef struct copy_ctx {
     int failed;
 } copy_ctx;
 
-static enum MHD_Result copy_kv(void *cls, enum MHD_ValueKind kind, const char *key,
-                               size_t key_size, const char *value, size_t value_size) {
+static enum MHD_Result copy_kv(void *cls, enum MHD_ValueKind kind, const char *key, size_t key_size,
+                               const char *value, size_t value_size) {
     (void)kind;
     copy_ctx *c = cls;
-    if (gp_kv_add(c->arr, c->n, key, key_size, value, value ? value_size : 0))
-        c->failed = 1;
+    if (gp_kv_add(c->arr, c->n, key, key_size, value, value ? value_size : 0)) c->failed = 1;
     return c->failed ? MHD_NO : MHD_YES;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
-                                  const char *method, const char *version,
-                                  const char *upload_data, size_t *upload_data_size,
-                                  void **con_cls) {
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **con_cls) {
     (void)cls;
     (void)version;
     gp_req *r = *con_cls;
@@ -915,7 +917,7 @@ int gp_http_dispatch(const char *method, const char *target, const char *const *
     }
     for (int i = 0; !rc && headers && headers[i] && headers[i + 1]; i += 2)
         rc = gp_kv_add(&r->hdrs, &r->nhdrs, headers[i], strlen(headers[i]), headers[i + 1],
-                    strlen(headers[i + 1]));
+                       strlen(headers[i + 1]));
     if (rc) {
         req_end(r, 1);
         return rc;
@@ -965,14 +967,14 @@ static struct MHD_Daemon *daemon_start(const gp_config *cfg, long threads, size_
      * does the same as: three system calls less per connection. */
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ITC |
                      MHD_USE_ERROR_LOG | MHD_USE_NO_LISTEN_SOCKET | MHD_USE_TURBO;
-    return MHD_start_daemon(
-        flags, 0, NULL, NULL, on_request, NULL, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)threads, MHD_OPTION_CONNECTION_TIMEOUT,
-        (unsigned)cfg->connection_timeout_s, MHD_OPTION_CONNECTION_LIMIT,
-        (unsigned)cfg->max_connections, MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool,
-        MHD_OPTION_URI_LOG_CALLBACK, on_uri, NULL, MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
-        MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL, MHD_OPTION_NOTIFY_COMPLETED,
-        on_completed, NULL, MHD_OPTION_END);
+    return MHD_start_daemon(flags, 0, NULL, NULL, on_request, NULL, MHD_OPTION_EXTERNAL_LOGGER,
+                            mhd_log, NULL, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)threads,
+                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->connection_timeout_s,
+                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)cfg->max_connections,
+                            MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool, MHD_OPTION_URI_LOG_CALLBACK,
+                            on_uri, NULL, MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
+                            MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL,
+                            MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_END);
 }
 
 gp_http *gp_http_start(const gp_config *cfg, gp_engine *e, gp_registry *reg, gp_err *err) {
@@ -1047,8 +1049,8 @@ void gp_http_stop(gp_http *h, double grace_s) {
         waited = 1;
     }
     int left = __atomic_load_n(&srv.active, __ATOMIC_RELAXED);
-    GP_LOG(GP_LOG_INFO, "event=stopping waited_ms=%.0f in_flight_left=%d", waited ?
-           (gp_now() - t0) * 1e3 : 0.0, left);
+    GP_LOG(GP_LOG_INFO, "event=stopping waited_ms=%.0f in_flight_left=%d",
+           waited ? (gp_now() - t0) * 1e3 : 0.0, left);
     if (h->has_watchdog) {
         pthread_mutex_lock(&srv.conn_mu);
         srv.watchdog_stop = 1;

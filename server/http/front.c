@@ -63,7 +63,7 @@ static struct {
         ipent *ip;
         double accepted;
         unsigned long seq; /* which handoff: a failed one clears only its own entry */
-    } *transit; /* by descriptor: handed to the daemon, not yet adopted */
+    } * transit;           /* by descriptor: handed to the daemon, not yet adopted */
     size_t ntransit;
     unsigned long seq;
 } counts = {.mu = PTHREAD_MUTEX_INITIALIZER};
@@ -120,9 +120,9 @@ typedef struct held {
     int fd;
     ipent *ip;
     double accepted, last;
-    size_t seen;      /* bytes available at the last peek */
-    int polled;       /* in the epoll set (a head that arrived with the accept never is) */
-    int lingering;    /* answered: reading and dropping until EOF */
+    size_t seen;   /* bytes available at the last peek */
+    int polled;    /* in the epoll set (a head that arrived with the accept never is) */
+    int lingering; /* answered: reading and dropping until EOF */
     double linger_until;
     size_t drained;
     struct sockaddr_storage sa;
@@ -443,7 +443,8 @@ static void *front_main(void *arg) {
             for (;;) {
                 struct sockaddr_storage ss;
                 socklen_t len = sizeof ss;
-                int fd = accept4(f->lfd, (struct sockaddr *)&ss, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+                int fd =
+                    accept4(f->lfd, (struct sockaddr *)&ss, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
                 if (fd >= 0) {
                     on_accept(l, fd, &ss, len);
                     continue;

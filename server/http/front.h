@@ -31,8 +31,7 @@ typedef int (*gp_front_handoff_fn)(void *ctx, int fd, const struct sockaddr *add
 /* Binds cfg->listen:cfg->port (IPv4 or IPv6; an IPv6 socket is IPv6-only) and starts the
  * front end's accept_threads threads. NULL with err set when the address is bad or cannot be
  * bound. */
-gp_front *gp_front_start(const gp_config *cfg, gp_front_handoff_fn handoff, void *ctx,
-                         gp_err *err);
+gp_front *gp_front_start(const gp_config *cfg, gp_front_handoff_fn handoff, void *ctx, gp_err *err);
 unsigned gp_front_port(const gp_front *f);
 /* Stops accepting (the listening socket is closed: new connections are refused), closes the
  * connections not yet handed over, joins the threads and frees f. Connections the daemon holds

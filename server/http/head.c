@@ -77,8 +77,10 @@ static int request_line(const char *s, size_t len, const gp_head_limits *lim, si
     if (line_bytes_bad(s, len, v)) return GP_HEAD_BAD;
     const char *sp = memchr(s, ' ', len), *end = s + len;
     if (!sp || sp == s)
-        return bad(v, GP_HC_INVALID_QUERY, "malformed request line '%s' (expected 'METHOD "
-                   "TARGET HTTP/1.1')", quote(s, len, q, sizeof q));
+        return bad(v, GP_HC_INVALID_QUERY,
+                   "malformed request line '%s' (expected 'METHOD "
+                   "TARGET HTTP/1.1')",
+                   quote(s, len, q, sizeof q));
     quote(s, (size_t)(sp - s), v->method, sizeof v->method);
     const char *ts = sp;
     while (ts < end && *ts == ' ') ts++;
@@ -87,8 +89,10 @@ static int request_line(const char *s, size_t len, const gp_head_limits *lim, si
     const char *vs = ve;
     while (vs > ts && vs[-1] != ' ') vs--;
     if (vs <= ts)
-        return bad(v, GP_HC_INVALID_QUERY, "malformed request line '%s' (expected 'METHOD "
-                   "TARGET HTTP/1.1')", quote(s, len, q, sizeof q));
+        return bad(v, GP_HC_INVALID_QUERY,
+                   "malformed request line '%s' (expected 'METHOD "
+                   "TARGET HTTP/1.1')",
+                   quote(s, len, q, sizeof q));
     const char *te = vs;
     while (te > ts && te[-1] == ' ') te--;
     size_t tlen = (size_t)(te - ts);
@@ -101,12 +105,16 @@ static int request_line(const char *s, size_t len, const gp_head_limits *lim, si
         return bad(v, GP_HC_INVALID_QUERY, "malformed HTTP version '%s' (expected HTTP/1.1)",
                    quote(vs, vlen, q, sizeof q));
     if (vs[5] != '1')
-        return bad(v, GP_HC_INVALID_QUERY, "HTTP version '%s' is not supported (HTTP/1.0 and "
-                   "HTTP/1.1 are)", quote(vs, vlen, q, sizeof q));
+        return bad(v, GP_HC_INVALID_QUERY,
+                   "HTTP version '%s' is not supported (HTTP/1.0 and "
+                   "HTTP/1.1 are)",
+                   quote(vs, vlen, q, sizeof q));
     *http10 = vs[7] == '0';
     if (tlen > (size_t)lim->max_url_bytes)
-        return bad(v, GP_HC_URI_TOO_LONG, "request target of %zu bytes exceeds max_url_bytes = "
-                   "%ld", tlen, lim->max_url_bytes);
+        return bad(v, GP_HC_URI_TOO_LONG,
+                   "request target of %zu bytes exceeds max_url_bytes = "
+                   "%ld",
+                   tlen, lim->max_url_bytes);
     *nargs = 0;
     if (qm) {
         *nargs = 1;
@@ -139,7 +147,8 @@ static int content_length(const char *s, size_t len, int *have, unsigned long lo
     unsigned long long x = 0;
     int overflow = 0;
     if (len == 0)
-        return bad(v, GP_HC_INVALID_QUERY, "Content-Length is empty (expected a decimal byte "
+        return bad(v, GP_HC_INVALID_QUERY,
+                   "Content-Length is empty (expected a decimal byte "
                    "count)");
     for (size_t i = 0; i < len; i++) {
         if (s[i] < '0' || s[i] > '9')
@@ -150,8 +159,10 @@ static int content_length(const char *s, size_t len, int *have, unsigned long lo
         else x = x * 10 + d;
     }
     if (overflow)
-        return bad(v, GP_HC_TOO_BIG, "Content-Length '%s' is past any body this server reads "
-                   "(max_body_bytes)", quote(s, len, q, sizeof q));
+        return bad(v, GP_HC_TOO_BIG,
+                   "Content-Length '%s' is past any body this server reads "
+                   "(max_body_bytes)",
+                   quote(s, len, q, sizeof q));
     if (*have && x != *cl)
         return bad(v, GP_HC_INVALID_QUERY, "conflicting Content-Length headers (%llu and %llu)",
                    *cl, x);
@@ -178,8 +189,10 @@ static int incomplete(const char *s, size_t len, int eof, const char *what, gp_h
     if (memchr(s, '\0', len))
         return bad(v, GP_HC_INVALID_QUERY, "the request head holds a NUL byte");
     if (eof)
-        return bad(v, GP_HC_INVALID_QUERY, "the connection closed before the request %s was "
-                   "complete", what);
+        return bad(v, GP_HC_INVALID_QUERY,
+                   "the connection closed before the request %s was "
+                   "complete",
+                   what);
     return GP_HEAD_MORE;
 }
 
@@ -196,8 +209,10 @@ int gp_head_check(const char *buf, size_t n, int eof, const gp_head_limits *lim,
         size_t len;
         int complete = next_line(buf, n, &pos, &s, &len);
         if (len > line_max || (size_t)(s - buf) + len > max)
-            return bad(v, GP_HC_URI_TOO_LONG, "request line of more than %zu bytes: the request "
-                       "target exceeds max_url_bytes = %ld", len, lim->max_url_bytes);
+            return bad(v, GP_HC_URI_TOO_LONG,
+                       "request line of more than %zu bytes: the request "
+                       "target exceeds max_url_bytes = %ld",
+                       len, lim->max_url_bytes);
         if (!complete) return incomplete(s, len, eof, "line", v);
         if (len == 0) continue;
         if (request_line(s, len, lim, &nargs, &http10, v) != GP_HEAD_OK) return GP_HEAD_BAD;
@@ -213,14 +228,18 @@ int gp_head_check(const char *buf, size_t n, int eof, const gp_head_limits *lim,
         size_t len;
         int complete = next_line(buf, n, &pos, &s, &len);
         if ((size_t)(s - buf) + len > max)
-            return bad(v, GP_HC_HEADERS_TOO_LARGE, "request head of more than %zu bytes: the "
-                       "headers exceed max_header_bytes = %ld", max, lim->max_header_bytes);
+            return bad(v, GP_HC_HEADERS_TOO_LARGE,
+                       "request head of more than %zu bytes: the "
+                       "headers exceed max_header_bytes = %ld",
+                       max, lim->max_header_bytes);
         if (!complete) return incomplete(s, len, eof, "headers", v);
         if (len == 0) break;
         if (line_bytes_bad(s, len, v)) return GP_HEAD_BAD;
         if (s[0] == ' ' || s[0] == '\t')
-            return bad(v, GP_HC_INVALID_QUERY, "header line '%s' continues the previous one "
-                       "(obsolete line folding is refused)", quote(s, len, q, sizeof q));
+            return bad(v, GP_HC_INVALID_QUERY,
+                       "header line '%s' continues the previous one "
+                       "(obsolete line folding is refused)",
+                       quote(s, len, q, sizeof q));
         const char *colon = memchr(s, ':', len);
         if (!colon)
             return bad(v, GP_HC_INVALID_QUERY, "malformed header line '%s' (no colon)",
@@ -238,8 +257,10 @@ int gp_head_check(const char *buf, size_t n, int eof, const gp_head_limits *lim,
             if (content_length(val, vl, &have_cl, &cl, v)) return GP_HEAD_BAD;
         } else if (ieq(s, nl, "Transfer-Encoding")) {
             if (have_te || !ieq(val, vl, "chunked"))
-                return bad(v, GP_HC_INVALID_QUERY, "Transfer-Encoding '%s' is not supported "
-                           "(one 'chunked' is)", quote(val, vl, q, sizeof q));
+                return bad(v, GP_HC_INVALID_QUERY,
+                           "Transfer-Encoding '%s' is not supported "
+                           "(one 'chunked' is)",
+                           quote(val, vl, q, sizeof q));
             have_te = 1;
         } else if (ieq(s, nl, "Connection")) {
             close_tok |= has_token(val, vl, "close");
@@ -251,14 +272,18 @@ int gp_head_check(const char *buf, size_t n, int eof, const gp_head_limits *lim,
         }
     }
     if (have_cl && have_te)
-        return bad(v, GP_HC_INVALID_QUERY, "a request with both Content-Length and "
+        return bad(v, GP_HC_INVALID_QUERY,
+                   "a request with both Content-Length and "
                    "Transfer-Encoding is refused (ambiguous body length)");
     if (hbytes > (size_t)lim->max_header_bytes)
-        return bad(v, GP_HC_HEADERS_TOO_LARGE, "request headers of %zu bytes exceed "
-                   "max_header_bytes = %ld", hbytes, lim->max_header_bytes);
+        return bad(v, GP_HC_HEADERS_TOO_LARGE,
+                   "request headers of %zu bytes exceed "
+                   "max_header_bytes = %ld",
+                   hbytes, lim->max_header_bytes);
     size_t records = GP_HEAD_RECORD_BYTES * (nh + nargs + ncookies) + cookie_bytes;
     if (records > gp_head_record_budget(lim))
-        return bad(v, GP_HC_HEADERS_TOO_LARGE, "request head with %zu headers, %zu query "
+        return bad(v, GP_HC_HEADERS_TOO_LARGE,
+                   "request head with %zu headers, %zu query "
                    "parameters and %zu cookies: more fields than the connection buffer holds",
                    nh, nargs, ncookies);
     v->head_len = pos;

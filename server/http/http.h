@@ -39,15 +39,14 @@
 extern "C" {
 #endif
 
-
 typedef struct gp_req gp_req;
 typedef void (*gp_handler)(gp_req *r);
 
 enum {
-    GP_ROUTE_GRAPH = 1, /* resolve {graph} to a referenced graph */
-    GP_ROUTE_JSON = 2,  /* parse the body as JSON */
-    GP_ROUTE_ADMIN = 4, /* bearer-token protected */
-    GP_ROUTE_QUERY = 8, /* runs under the request_timeout_ms deadline (504 Timeout past it) */
+    GP_ROUTE_GRAPH = 1,    /* resolve {graph} to a referenced graph */
+    GP_ROUTE_JSON = 2,     /* parse the body as JSON */
+    GP_ROUTE_ADMIN = 4,    /* bearer-token protected */
+    GP_ROUTE_QUERY = 8,    /* runs under the request_timeout_ms deadline (504 Timeout past it) */
     GP_ROUTE_OPERATOR = 16 /* changes what gpath answers: operator_token or admin_token */
 };
 
@@ -142,7 +141,6 @@ void gp_http_startup_recovered(const char *name);
 /* Checks the admin bearer token; on failure answers (401/403) and returns 0. GP_ROUTE_ADMIN routes
  * need not call it. */
 int gp_http_admin_ok(gp_req *r);
-
 
 /* Checks the operator bearer token (operator_token or admin_token); on failure answers
  * (403 OperatorDisabled / 401 / 403) and returns 0. GP_ROUTE_OPERATOR routes need not call it. */

@@ -41,12 +41,12 @@ struct gp_req {
     int saw_nul;
     char *body;
     size_t body_len, body_cap;
-    int too_big;                /* body over max_body_bytes: discarding it */
-    unsigned long long seen;    /* body bytes received (kept and discarded) */
-    int pending;                /* an error to answer once the body is in: */
+    int too_big;             /* body over max_body_bytes: discarding it */
+    unsigned long long seen; /* body bytes received (kept and discarded) */
+    int pending;             /* an error to answer once the body is in: */
     char pending_msg[300];
-    int close;                  /* answer with Connection: close */
-    int gzip_ok;                /* the client accepts gzip */
+    int close;   /* answer with Connection: close */
+    int gzip_ok; /* the client accepts gzip */
     cJSON *json;
     gp_graph *graph;
     const char *graph_name;

@@ -69,9 +69,8 @@ int gp_req_query_i64(const gp_req *r, const char *name, int required, int64_t de
         return gp_err_set(err, GP_EINVAL, "query parameter '%s' must be an integer, got '%.64s'",
                           name, v);
     if (x < min || x > max)
-        return gp_err_set(err, GP_EINVAL,
-                          "query parameter '%s' must be in [%lld, %lld], got %lld", name,
-                          (long long)min, (long long)max, x);
+        return gp_err_set(err, GP_EINVAL, "query parameter '%s' must be in [%lld, %lld], got %lld",
+                          name, (long long)min, (long long)max, x);
     *out = x;
     return GP_OK;
 }
@@ -91,8 +90,8 @@ int gp_req_query_double(const gp_req *r, const char *name, int required, double 
         return gp_err_set(err, GP_EINVAL, "query parameter '%s' must be a number, got '%.64s'",
                           name, v);
     if (x < min || x > max)
-        return gp_err_set(err, GP_EINVAL, "query parameter '%s' must be in [%g, %g], got %g",
-                          name, min, max, x);
+        return gp_err_set(err, GP_EINVAL, "query parameter '%s' must be in [%g, %g], got %g", name,
+                          min, max, x);
     *out = x;
     return GP_OK;
 }
@@ -245,8 +244,7 @@ static void stream_free(void *cls) {
 
 /* Queues the answer: buf (malloc'd, ownership taken) or, when s != NULL, the stream. Adds the
  * request id, CORS and compression headers; in-process requests capture it in r->local. */
-static void emit(gp_req *r, int status, const char *ctype, char *buf, size_t len,
-                 stream_ctx *s) {
+static void emit(gp_req *r, int status, const char *ctype, char *buf, size_t len, stream_ctx *s) {
     if (r->answered) {
         GP_LOG(GP_LOG_ERROR, "event=bug msg=\"second answer dropped\"");
         free(buf);
@@ -260,14 +258,15 @@ static void emit(gp_req *r, int status, const char *ctype, char *buf, size_t len
     long min = gp_http_config() ? gp_http_config()->gzip_min_bytes : 0;
     int vary_ae = min > 0 && compressible(ctype) && (s || len >= (size_t)min);
     if (vary_origin || vary_ae)
-        gp_req_add_header(r, "Vary", vary_origin && vary_ae ? "Origin, Accept-Encoding"
-                                     : vary_origin        ? "Origin"
-                                                          : "Accept-Encoding");
+        gp_req_add_header(r, "Vary",
+                          vary_origin && vary_ae ? "Origin, Accept-Encoding"
+                          : vary_origin          ? "Origin"
+                                                 : "Accept-Encoding");
     if (vary_ae) {
         if (r->gzip_ok && s) {
             s->in = malloc(GZ_IN);
-            if (s->in && deflateInit2(&s->z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) ==
-                             Z_OK) {
+            if (s->in &&
+                deflateInit2(&s->z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK) {
                 s->gz = 1;
                 gp_req_add_header(r, "Content-Encoding", "gzip");
             }
@@ -333,9 +332,8 @@ static void emit(gp_req *r, int status, const char *ctype, char *buf, size_t len
         resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, stream_read, s,
                                                  stream_free);
     else
-        resp = MHD_create_response_from_buffer(len, buf ? buf : (char *)"",
-                                               buf ? MHD_RESPMEM_MUST_FREE
-                                                   : MHD_RESPMEM_PERSISTENT);
+        resp = MHD_create_response_from_buffer(
+            len, buf ? buf : (char *)"", buf ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
     if (!resp) {
         if (s) stream_free(s);
         else free(buf);
@@ -348,7 +346,8 @@ static void emit(gp_req *r, int status, const char *ctype, char *buf, size_t len
     if (r->close || gp_http_stopping())
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
     if (MHD_queue_response(r->conn, (unsigned)status, resp) != MHD_YES) r->status = 500;
-    MHD_destroy_response(resp); /* a stream's ctx is freed via stream_free when the daemon is done */
+    MHD_destroy_response(
+        resp); /* a stream's ctx is freed via stream_free when the daemon is done */
 }
 
 void gp_http_send_buf(gp_req *r, int status, const char *ctype, char *buf, size_t len) {
@@ -415,7 +414,8 @@ void gp_http_error(gp_req *r, int code, const char *fmt, ...) {
     gp_utf8_repair(raw, msg, sizeof msg);
     if (code < 0 || code >= GP_HC_COUNT) code = GP_HC_INTERNAL;
     r->err_code = code;
-    if (gp_http_code_status(code) == 503) gp_req_add_header(r, "Retry-After", "1"); /* NotReady, Busy */
+    if (gp_http_code_status(code) == 503)
+        gp_req_add_header(r, "Retry-After", "1");                 /* NotReady, Busy */
     cJSON *o = gp_render_error_doc(gp_http_code_name(code), msg); /* the CLI prints the same */
     char *s = o ? cJSON_PrintUnformatted(o) : NULL;
     cJSON_Delete(o);
@@ -435,7 +435,6 @@ void gp_http_error(gp_req *r, int code, const char *fmt, ...) {
 
 void gp_http_error_err(gp_req *r, int fallback_code, const gp_err *err) {
     int c = gp_http_code_of(err->code);
-    if (fallback_code >= 0 && (err->code == GP_EINVAL || err->code == GP_EPARSE))
-        c = fallback_code;
+    if (fallback_code >= 0 && (err->code == GP_EINVAL || err->code == GP_EPARSE)) c = fallback_code;
     gp_http_error(r, c, "%s", err->msg[0] ? err->msg : gp_status_name(err->code));
 }

@@ -98,7 +98,7 @@ void gp_log_escape(const char *s, size_t len, char *out, size_t size) {
 }
 
 int gp_query_key_secret(const char *key) {
-    static const char *const words[] = {"token", "password", "passwd", "secret", "key",
+    static const char *const words[] = {"token", "password",  "passwd",     "secret", "key",
                                         "auth",  "signature", "credential", "session"};
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
         if (strcasestr(key, words[i])) return 1;
@@ -165,7 +165,7 @@ int gp_accepts_gzip(const char *ae) {
             if (e - p >= 2 && (p[0] == 'q' || p[0] == 'Q') && p[1] == '=') {
                 char num[16];
                 size_t k = (size_t)(e - p - 2) < sizeof num - 1 ? (size_t)(e - p - 2)
-                                                                 : sizeof num - 1;
+                                                                : sizeof num - 1;
                 memcpy(num, p + 2, k);
                 num[k] = '\0';
                 q = strtod(num, NULL);

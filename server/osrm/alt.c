@@ -45,8 +45,7 @@ static double shared(const gp_graph *g, const gp_osrm_leg *leg, const uint8_t *o
     double s = 0, t = 0;
     for (size_t i = 0; i < leg->npc; i++) {
         t += leg->pc[i].dist_m;
-        if (on[leg->pc[i].tail] && on[g->col[leg->pc[i].arc]])
-            s += leg->pc[i].dist_m;
+        if (on[leg->pc[i].tail] && on[g->col[leg->pc[i].arc]]) s += leg->pc[i].dist_m;
     }
     return t > 0 ? s / t : 1;
 }
@@ -86,7 +85,8 @@ size_t gp_osrm_alternatives(gp_osrm_req *q, const gp_osrm_leg *best, size_t max_
             continue;
         double off = INFINITY;
         for (size_t i = 0; i < best->pts.n; i += step)
-            off = fmin(off, gp_haversine_m(g->lon[v], g->lat[v], best->pts.lon[i], best->pts.lat[i]));
+            off =
+                fmin(off, gp_haversine_m(g->lon[v], g->lat[v], best->pts.lon[i], best->pts.lat[i]));
         if (off < min_off) continue;
         int dup = 0;
         for (uint32_t k = 0; k < nc; k++) dup |= cand[k].v == v;

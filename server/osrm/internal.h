@@ -37,15 +37,15 @@ enum { GP_GEOM_POLYLINE = 0, GP_GEOM_POLYLINE6, GP_GEOM_GEOJSON };
  * into OSRM's text form for POST. */
 typedef struct gp_osrm_req {
     gp_req *r;
-    gp_graph *g;           /* referenced; released by gp_osrm_req_free */
+    gp_graph *g; /* referenced; released by gp_osrm_req_free */
     char graph_name[65];
-    const cJSON *body;     /* POST body, or NULL */
-    uint32_t n;            /* coordinates */
+    const cJSON *body; /* POST body, or NULL */
+    uint32_t n;        /* coordinates */
     double *lon, *lat;
-    gp_snap *snap;         /* n snapped positions (after gp_osrm_snap_all) */
-    int geometries;        /* GP_GEOM_* */
+    gp_snap *snap;  /* n snapped positions (after gp_osrm_snap_all) */
+    int geometries; /* GP_GEOM_* */
     int skip_waypoints, generate_hints;
-    int snap_any;          /* snapping=any: small components too (gp_snap_big) */
+    int snap_any; /* snapping=any: small components too (gp_snap_big) */
 } gp_osrm_req;
 
 /* Resolves {profile}, parses {coordinates} ("lon,lat;..." or "polyline(...)"/"polyline6(...)",
@@ -71,11 +71,11 @@ cJSON *gp_osrm_waypoint(const gp_osrm_req *q, const gp_snap *s);
 /* A piece of one arc traversed from fraction f0 to f1 of its length. */
 typedef struct gp_osrm_piece {
     uint32_t arc;
-    uint32_t tail;   /* the arc's tail (gp_graph_arc_tail, known when the leg is built) */
+    uint32_t tail; /* the arc's tail (gp_graph_arc_tail, known when the leg is built) */
     double f0, f1;
-    uint64_t cost;   /* stored units */
+    uint64_t cost; /* stored units */
     double dist_m;
-    size_t p0, p1;   /* its points in the leg's point list */
+    size_t p0, p1; /* its points in the leg's point list */
 } gp_osrm_piece;
 
 typedef struct gp_osrm_leg {
@@ -101,7 +101,7 @@ size_t gp_osrm_alternatives(gp_osrm_req *q, const gp_osrm_leg *best, size_t max_
 
 typedef struct gp_osrm_route_opts {
     int steps;
-    int overview;     /* 0 false, 1 simplified, 2 full */
+    int overview; /* 0 false, 1 simplified, 2 full */
     int ann_duration, ann_distance, ann_nodes, ann_speed, ann_weight;
 } gp_osrm_route_opts;
 /* The OSRM route object {geometry?, legs, weight_name, weight, duration, distance} of nleg legs. */

@@ -129,8 +129,8 @@ out:
 /* ---- table ---- */
 /* Metres along the shortest-path tree of one source (pred from gp_engine_sssp_snap) to snapped
  * destination b, whose network cost is want (the table's answer). */
-static double tree_metres(const gp_graph *g, const gp_snap *a, const gp_snap *b, const uint64_t *dist,
-                          const uint32_t *pred, uint64_t want) {
+static double tree_metres(const gp_graph *g, const gp_snap *a, const gp_snap *b,
+                          const uint64_t *dist, const uint32_t *pred, uint64_t want) {
     uint32_t node[2];
     uint64_t cost[2];
     uint32_t k = gp_snap_dests(g, b, node, cost), best = GP_NONE;
@@ -272,7 +272,8 @@ static void table_answer(gp_req *r, int post) {
     cJSON *fbc = fallback > 0 ? cJSON_CreateArray() : NULL;
     /* rows written as raw JSON text (a 1000 x 1000 table is a million numbers: cJSON items
      * printed one by one cost more than the table itself) */
-    double *rowd = malloc(sizeof *rowd * (nt ? nt : 1)), *rowm = malloc(sizeof *rowm * (nt ? nt : 1));
+    double *rowd = malloc(sizeof *rowd * (nt ? nt : 1)),
+           *rowm = malloc(sizeof *rowm * (nt ? nt : 1));
     for (uint32_t i = 0; rowd && rowm && i < ns; i++) {
         for (uint32_t j = 0; j < nt; j++) {
             size_t c = (size_t)i * nt + j;

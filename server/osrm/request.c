@@ -34,19 +34,16 @@ void gp_osrm_error_err(gp_req *r, const gp_err *err) {
     const char *msg = err->msg[0] ? err->msg : gp_status_name(err->code);
     if (err->code == GP_EINVAL || err->code == GP_EPARSE)
         gp_osrm_error(r, 400, "InvalidValue", "%s", msg);
-    else if (err->code == GP_ETOOBIG)
-        gp_osrm_error(r, 400, "TooBig", "%s", msg);
-    else if (err->code == GP_ENOROUTE)
-        gp_osrm_error(r, 400, "NoRoute", "%s", msg);
-    else
-        gp_osrm_error(r, gp_http_code_status(c), gp_http_code_name(c), "%s", msg);
+    else if (err->code == GP_ETOOBIG) gp_osrm_error(r, 400, "TooBig", "%s", msg);
+    else if (err->code == GP_ENOROUTE) gp_osrm_error(r, 400, "NoRoute", "%s", msg);
+    else gp_osrm_error(r, gp_http_code_status(c), gp_http_code_name(c), "%s", msg);
 }
 
 /* ---- profile -> graph ---- */
 static const struct {
     const char *alias, *profile;
-} aliases[] = {{"driving", "car"},    {"car", "car"},     {"cycling", "bicycle"},
-               {"bike", "bicycle"},   {"bicycle", "bicycle"}, {"walking", "foot"},
+} aliases[] = {{"driving", "car"},  {"car", "car"},         {"cycling", "bicycle"},
+               {"bike", "bicycle"}, {"bicycle", "bicycle"}, {"walking", "foot"},
                {"foot", "foot"}};
 
 /* Referenced graph for profile, its name in name[65]; NULL when none. */
@@ -101,16 +98,12 @@ static int json_text(const cJSON *v, char *buf, size_t size, char sep) {
         return (int)k;
     }
     int w;
-    if (cJSON_IsNumber(v))
-        w = snprintf(buf, size, "%.17g", v->valuedouble);
-    else if (cJSON_IsString(v))
-        w = snprintf(buf, size, "%s", v->valuestring);
-    else if (cJSON_IsBool(v))
-        w = snprintf(buf, size, "%s", cJSON_IsTrue(v) ? "true" : "false");
+    if (cJSON_IsNumber(v)) w = snprintf(buf, size, "%.17g", v->valuedouble);
+    else if (cJSON_IsString(v)) w = snprintf(buf, size, "%s", v->valuestring);
+    else if (cJSON_IsBool(v)) w = snprintf(buf, size, "%s", cJSON_IsTrue(v) ? "true" : "false");
     else if (cJSON_IsNull(v))
         w = snprintf(buf, size, "%s", ""); /* a per-coordinate default: radius, bearing, ... */
-    else
-        return -1;
+    else return -1;
     return w < 0 || (size_t)w >= size ? -1 : w;
 }
 
@@ -175,7 +168,8 @@ static int parse_coords(gp_osrm_req *q, const char *text, long max, const char *
             if (e) *e = '\0';
             char *comma = strchr(s, ',');
             double lon, lat;
-            if (!comma || (*comma = '\0', gp_osrm_parse_double(s, &lon) || gp_osrm_parse_double(comma + 1, &lat))) {
+            if (!comma || (*comma = '\0', gp_osrm_parse_double(s, &lon) ||
+                                              gp_osrm_parse_double(comma + 1, &lat))) {
                 free(copy);
                 gp_pts_free(&pts);
                 gp_osrm_error(q->r, 400, "InvalidUrl",
@@ -366,7 +360,8 @@ int gp_osrm_snap_all(gp_osrm_req *q) {
         gp_osrm_error(q->r, 500, "InternalError", "out of memory");
         goto done;
     }
-    if (!(rbuf = per_coord(q, "radiuses", rp, &hr)) || !(bbuf = per_coord(q, "bearings", bp, &hb)) ||
+    if (!(rbuf = per_coord(q, "radiuses", rp, &hr)) ||
+        !(bbuf = per_coord(q, "bearings", bp, &hb)) ||
         !(abuf = per_coord(q, "approaches", ap, &ha)))
         goto done;
     double def_radius = (double)gp_http_config()->osrm_default_radius_m;
@@ -382,7 +377,9 @@ int gp_osrm_snap_all(gp_osrm_req *q) {
         }
         if (hb && *bp[i]) {
             char *c = strchr(bp[i], ',');
-            if (!c || (*c = '\0', gp_osrm_parse_double(bp[i], &want) || gp_osrm_parse_double(c + 1, &range)) ||
+            if (!c ||
+                (*c = '\0',
+                 gp_osrm_parse_double(bp[i], &want) || gp_osrm_parse_double(c + 1, &range)) ||
                 want < 0 || want > 360 || range < 0 || range > 180) {
                 gp_osrm_error(q->r, 400, "InvalidOptions",
                               "bearings[%u] must be 'bearing,range' with bearing in [0, 360] and "
@@ -405,8 +402,10 @@ int gp_osrm_snap_all(gp_osrm_req *q) {
         gp_snap *s = &q->snap[i];
         int rc = gp_snap_point(q->g, q->lon[i], q->lat[i], radius, s, &err);
         if (rc == GP_ENOTFOUND) {
-            gp_osrm_error(q->r, 400, "NoSegment", "Could not find a matching segment for coordinate "
-                          "%u: %s", i, err.msg);
+            gp_osrm_error(q->r, 400, "NoSegment",
+                          "Could not find a matching segment for coordinate "
+                          "%u: %s",
+                          i, err.msg);
             goto done;
         }
         if (rc) {

@@ -116,7 +116,8 @@ int gp_osrm_leg_build(const gp_graph *g, const gp_snap *a, const gp_snap *b,
     if (p->len == 0) {
         if (rt->first_arc != GP_NONE) { /* both positions on one arc */
             uint32_t arc = rt->first_arc;
-            if (add_piece(g, leg, arc, GP_NONE, frac_on(a, arc), frac_on(b, arc), rt->dist)) return -1;
+            if (add_piece(g, leg, arc, GP_NONE, frac_on(a, arc), frac_on(b, arc), rt->dist))
+                return -1;
         } else if (gp_pts_add(&leg->pts, a->lon, a->lat, 0) ||
                    gp_pts_add(&leg->pts, b->lon, b->lat, 0)) {
             return -1;
@@ -150,8 +151,7 @@ int gp_osrm_leg_build(const gp_graph *g, const gp_snap *a, const gp_snap *b,
         used += g->w[arc];
     }
     if (rt->last_arc != GP_NONE) {
-        if (add_piece(g, leg, rt->last_arc, GP_NONE, 0, frac_on(b, rt->last_arc), last))
-            return -1;
+        if (add_piece(g, leg, rt->last_arc, GP_NONE, 0, frac_on(b, rt->last_arc), last)) return -1;
         used += last;
     }
     if (leg->pts.n == 1 && gp_pts_add(&leg->pts, b->lon, b->lat, 0)) return -1;
@@ -201,8 +201,7 @@ int gp_osrm_route_legs(gp_osrm_req *q, const uint32_t *order, uint32_t k, gp_osr
         if (rc || rt.dist == GP_INF) {
             gp_snap_route_free(&rt);
             for (uint32_t j = 0; j < i; j++) gp_osrm_leg_free(&legs[j]);
-            if (rc)
-                gp_osrm_error_err(q->r, &err);
+            if (rc) gp_osrm_error_err(q->r, &err);
             else
                 gp_osrm_error(q->r, 400, "NoRoute",
                               "Impossible route between points %u and %u: no path in graph '%s'",
@@ -258,7 +257,8 @@ int gp_osrm_route_opts_parse(gp_osrm_req *q, gp_osrm_route_opts *o) {
                 else if (strcmp(t, "datasources")) {
                     gp_osrm_error(q->r, 400, "InvalidOptions",
                                   "annotations: '%.32s' is not one of true, false, duration, "
-                                  "distance, nodes, speed, weight, datasources", t);
+                                  "distance, nodes, speed, weight, datasources",
+                                  t);
                     return 0;
                 }
             }
@@ -344,7 +344,8 @@ static cJSON *intersection_json(const gp_graph *g, uint32_t x, double lon, doubl
             for (uint32_t a = b; a < e && nb < 60; a++) {
                 uint32_t y = dir ? g->rcol[a] : g->col[a];
                 if (y == x) continue;
-                int bear = (int)lround(gp_bearing_deg(g->lon[x], g->lat[x], g->lon[y], g->lat[y])) % 360;
+                int bear =
+                    (int)lround(gp_bearing_deg(g->lon[x], g->lat[x], g->lon[y], g->lat[y])) % 360;
                 int dup = -1;
                 for (int k = 0; k < nb; k++)
                     if (bs[k] == bear) dup = k;
@@ -416,8 +417,8 @@ static cJSON *step_json(const gp_osrm_req *q, const gp_osrm_leg *leg, size_t p0,
                         uint32_t node, int has_in, int has_out) {
     const gp_graph *g = q->g;
     cJSON *s = cJSON_CreateObject();
-    cJSON_AddItemToObject(s, "geometry", geometry_json(q, leg->pts.lon + p0, leg->pts.lat + p0,
-                                                       p1 - p0 + 1));
+    cJSON_AddItemToObject(s, "geometry",
+                          geometry_json(q, leg->pts.lon + p0, leg->pts.lat + p0, p1 - p0 + 1));
     cJSON *m = cJSON_AddObjectToObject(s, "maneuver");
     cJSON_AddNumberToObject(m, "bearing_after", lround(b_after) % 360);
     cJSON_AddNumberToObject(m, "bearing_before", lround(b_before) % 360);
@@ -442,7 +443,8 @@ static int goes_on(const gp_graph *g, uint32_t x, double b) {
     for (uint32_t a = g->row[x]; a < g->row[x + 1]; a++) {
         const double *sx, *sy;
         uint32_t k = gp_graph_arc_shape(g, a, &sx, &sy), y = g->col[a];
-        double ab = gp_bearing_deg(g->lon[x], g->lat[x], k ? sx[0] : g->lon[y], k ? sy[0] : g->lat[y]);
+        double ab =
+            gp_bearing_deg(g->lon[x], g->lat[x], k ? sx[0] : g->lon[y], k ? sy[0] : g->lat[y]);
         if (fabs(fmod(ab - b + 540, 360) - 180) <= 30) return 1;
     }
     return 0;
@@ -497,8 +499,7 @@ static void leg_steps(const gp_osrm_req *q, const gp_osrm_leg *leg, cJSON *arr, 
             const gp_osrm_piece *prev = &leg->pc[i - 1];
             int renamed = strcmp(piece_name(g, prev), nm) || strcmp(piece_ref(g, prev), rf);
             type = !renamed ? "continue" : fabs(t) < 20 ? "new name" : "turn";
-            if (renamed && fabs(t) >= 45 &&
-                !goes_on(g, leg->pc[i].tail, b_before))
+            if (renamed && fabs(t) >= 45 && !goes_on(g, leg->pc[i].tail, b_before))
                 type = "end of road"; /* a T: the way ahead ends, left or right */
         }
         uint32_t node = i == 0 && leg->pc[0].f0 > 0 ? GP_NONE : leg->pc[i].tail;
@@ -537,20 +538,22 @@ static void leg_steps(const gp_osrm_req *q, const gp_osrm_leg *leg, cJSON *arr, 
     } else if (last_pt) {
         side = "straight";
     }
-    cJSON *arrive = step_json(q, leg, last_pt, last_pt, 0, 0, 0,
-                              n ? piece_name(g, &leg->pc[n - 1]) : "",
-                              n ? piece_ref(g, &leg->pc[n - 1]) : "", "arrive", side, b_last, 0,
-                              end_node, 1, 0);
+    cJSON *arrive = step_json(
+        q, leg, last_pt, last_pt, 0, 0, 0, n ? piece_name(g, &leg->pc[n - 1]) : "",
+        n ? piece_ref(g, &leg->pc[n - 1]) : "", "arrive", side, b_last, 0, end_node, 1, 0);
     /* an arrive step's geometry is its location twice (as OSRM's) */
     cJSON_ReplaceItemInObject(arrive, "geometry",
                               geometry_json(q, (double[]){P->lon[last_pt], P->lon[last_pt]},
                                             (double[]){P->lat[last_pt], P->lat[last_pt]}, 2));
     cJSON_AddItemToArray(arr, arrive);
-    int first = best_name[0] && best_name[1] ? (best_at[0] < best_at[1] ? 0 : 1) : best_name[0] ? 0 : 1;
+    int first = best_name[0] && best_name[1] ? (best_at[0] < best_at[1] ? 0 : 1)
+                : best_name[0]               ? 0
+                                             : 1;
     if (best_name[first]) {
         snprintf(summary, size, "%s", best_name[first]);
         if (best_name[1 - first])
-            snprintf(summary + strlen(summary), size - strlen(summary), ", %s", best_name[1 - first]);
+            snprintf(summary + strlen(summary), size - strlen(summary), ", %s",
+                     best_name[1 - first]);
     }
 }
 
@@ -568,13 +571,18 @@ static cJSON *annotation_json(const gp_osrm_req *q, const gp_osrm_leg *leg,
         double d = piece_duration(g, p);
         if (dur) cJSON_AddItemToArray(dur, cJSON_CreateNumber(gp_round_unit(d, 0.1)));
         if (dist) cJSON_AddItemToArray(dist, cJSON_CreateNumber(gp_round_unit(p->dist_m, 0.1)));
-        if (wt) cJSON_AddItemToArray(wt, cJSON_CreateNumber(gp_round_unit(gp_graph_cost(g, p->cost), 0.1)));
-        if (sp) cJSON_AddItemToArray(sp, cJSON_CreateNumber(d > 0 ? gp_round_unit(p->dist_m / d, 0.1) : 0));
+        if (wt)
+            cJSON_AddItemToArray(wt,
+                                 cJSON_CreateNumber(gp_round_unit(gp_graph_cost(g, p->cost), 0.1)));
+        if (sp)
+            cJSON_AddItemToArray(sp,
+                                 cJSON_CreateNumber(d > 0 ? gp_round_unit(p->dist_m / d, 0.1) : 0));
         if (nodes) {
             uint32_t u = p->tail;
             cJSON_AddItemToArray(nodes, cJSON_CreateNumber((double)gp_graph_orig_id(g, u)));
             if (i + 1 == leg->npc)
-                cJSON_AddItemToArray(nodes, cJSON_CreateNumber((double)gp_graph_orig_id(g, g->col[p->arc])));
+                cJSON_AddItemToArray(
+                    nodes, cJSON_CreateNumber((double)gp_graph_orig_id(g, g->col[p->arc])));
         }
     }
     return a;

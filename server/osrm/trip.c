@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 typedef struct tsp {
     uint32_t n;
     const double *c; /* n x n */
@@ -136,8 +135,8 @@ void gp_h_osrm_trip(gp_req *r) {
     double *c = NULL;
     uint32_t *order = NULL;
     gp_osrm_leg *legs = NULL;
-    if (!gp_osrm_req_init(&q, r, gp_req_param(r, "coordinates"), gp_http_config()->osrm_max_trip_size,
-                          "osrm_max_trip_size"))
+    if (!gp_osrm_req_init(&q, r, gp_req_param(r, "coordinates"),
+                          gp_http_config()->osrm_max_trip_size, "osrm_max_trip_size"))
         goto out;
     gp_osrm_route_opts ro;
     if (!gp_osrm_route_opts_parse(&q, &ro)) goto out;

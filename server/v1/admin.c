@@ -129,7 +129,8 @@ void gp_h_admin_put(gp_req *r) {
     if (rule) {
         size_t rl = strlen(rule);
         if (rl >= sizeof src.cost_rule) {
-            gp_http_error(r, GP_HC_INVALID_QUERY, "unknown cost_rule (use hops, bandwidth, or "
+            gp_http_error(r, GP_HC_INVALID_QUERY,
+                          "unknown cost_rule (use hops, bandwidth, or "
                           "the format's own: weights, routing)");
             return;
         }
@@ -169,8 +170,8 @@ void gp_h_admin_reload(gp_req *r) {
         return;
     }
     if (rc) {
-        gp_http_error(r, load_error_code(rc),
-                      "reloading '%s' failed, version %s keeps serving: %s", name, prev, err.msg);
+        gp_http_error(r, load_error_code(rc), "reloading '%s' failed, version %s keeps serving: %s",
+                      name, prev, err.msg);
         return;
     }
     answer_loaded(r, name, 200, 1, prev);

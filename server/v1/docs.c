@@ -40,7 +40,8 @@ static int docs_built(gp_req *r) {
             gp_http_error(r, GP_HC_UNSUPPORTED,
                           "this build has no API reference assets (%s): build with `make web` "
                           "first (npm fetches swagger-ui-dist); the contract itself is at "
-                          "/openapi.yaml", needed[i]);
+                          "/openapi.yaml",
+                          needed[i]);
             return 0;
         }
     return 1;

@@ -85,7 +85,8 @@ void gp_h_metrics(gp_req *r) {
 }
 
 /* ---- parameters of each endpoint (server/api/params.h) ---- */
-#define RADIUS {"radius", GP_PT_NUM, GP_IN_ANY, 0, 0, 20000000, NULL}
+#define RADIUS                                                                                     \
+    { "radius", GP_PT_NUM, GP_IN_ANY, 0, 0, 20000000, NULL }
 
 static const gp_endpoint graphs_ep = GP_ENDPOINT_NONE("GET /v1/graphs");
 static const gp_endpoint graph_ep = GP_ENDPOINT_NONE("GET /v1/graphs/{graph}");
@@ -120,7 +121,7 @@ static const gp_param table_params[] = {
 };
 static const gp_endpoint table_ep =
     GP_ENDPOINT("table", table_params, GP_BODY_REQUIRED,
-       "{\"sources\": [1, [7.4246, 43.7384]], \"targets\": [2, \"7.42,43.73\"]}");
+                "{\"sources\": [1, [7.4246, 43.7384]], \"targets\": [2, \"7.42,43.73\"]}");
 
 static const gp_param apsp_params[] = {
     {"next_hops", GP_PT_BOOL, GP_IN_ANY, 0, 0, 0, NULL},
@@ -172,7 +173,8 @@ void gp_h_route(gp_req *r) {
         return;
     }
     double radius = gp_req_radius(&args);
-    const gp_place *from = &gp_args_get(&args, "from")->place, *to = &gp_args_get(&args, "to")->place;
+    const gp_place *from = &gp_args_get(&args, "from")->place,
+                   *to = &gp_args_get(&args, "to")->place;
     gp_snap a, b;
     if (gp_req_snap(r, from, "from", radius, &a) || gp_req_snap(r, to, "to", radius, &b)) return;
     gp_snap_route sr;
@@ -204,8 +206,8 @@ void gp_h_nearest(gp_req *r) {
     long maxk = gp_http_config()->max_nearest;
     int64_t k = gp_args_get(&args, "number")->present ? gp_args_get(&args, "number")->i : 1;
     if (k > maxk) {
-        gp_http_error(r, GP_HC_INVALID_QUERY, "query parameter 'number' must be in [1, %ld], got %lld",
-                      maxk, (long long)k);
+        gp_http_error(r, GP_HC_INVALID_QUERY,
+                      "query parameter 'number' must be in [1, %ld], got %lld", maxk, (long long)k);
         return;
     }
     if (!g->lon || !g->spatial) {
@@ -215,9 +217,9 @@ void gp_h_nearest(gp_req *r) {
     }
     uint32_t *nodes = malloc(sizeof *nodes * (size_t)k);
     double *metres = malloc(sizeof *metres * (size_t)k);
-    int n = nodes && metres ? gp_spatial_nearest(g->spatial, g, lon, lat, (uint32_t)k, nodes,
-                                                 metres)
-                            : -1;
+    int n = nodes && metres
+                ? gp_spatial_nearest(g->spatial, g, lon, lat, (uint32_t)k, nodes, metres)
+                : -1;
     if (n < 0) {
         free(nodes);
         free(metres);
@@ -298,7 +300,8 @@ void gp_h_table(gp_req *r) {
     gp_snap *ss = snap_list(r, sa, "sources", radius);
     gp_snap *ts = ss ? snap_list(r, ta, ta == sa ? "sources" : "targets", radius) : NULL;
     gp_args_free(&args);
-    uint32_t *src = ts ? malloc(sizeof *src * ns) : NULL, *dst = src ? malloc(sizeof *dst * nt) : NULL;
+    uint32_t *src = ts ? malloc(sizeof *src * ns) : NULL,
+             *dst = src ? malloc(sizeof *dst * nt) : NULL;
     uint64_t *out = dst ? malloc(sizeof *out * cells) : NULL;
     if (!ss || !ts) goto done;
     if (!out) {
@@ -313,7 +316,8 @@ void gp_h_table(gp_req *r) {
     int rc = hit       ? GP_OK
              : by_node ? gp_engine_table(gp_http_engine(), g, src, ns, dst, nt, out, &err)
                        : gp_engine_table_snap(gp_http_engine(), g, ss, ns, ts, nt, out, &err);
-    if (!rc && !hit && by_node) gp_srv_cache_store(r, GP_CACHE_TABLE, src, ns, dst, nt, 0, out, NULL);
+    if (!rc && !hit && by_node)
+        gp_srv_cache_store(r, GP_CACHE_TABLE, src, ns, dst, nt, 0, out, NULL);
     if (rc) {
         gp_http_error_err(r, -1, &err);
     } else {
@@ -346,12 +350,13 @@ void gp_h_apsp(gp_req *r) {
     uint32_t *next = want_next ? malloc(sizeof *next * cells) : NULL;
     gp_err err;
     int ok = dist && (!want_next || next);
-    int hit = ok && gp_srv_cache_lookup(r, GP_CACHE_APSP, NULL, g->n, NULL, g->n, want_next, dist,
-                                        next);
-    int rc = hit ? GP_OK
+    int hit = ok &&
+              gp_srv_cache_lookup(r, GP_CACHE_APSP, NULL, g->n, NULL, g->n, want_next, dist, next);
+    int rc = hit  ? GP_OK
              : ok ? gp_engine_apsp(gp_http_engine(), g, dist, next, &err)
                   : gp_err_set(&err, GP_ENOMEM, "out of memory for %zu cells", cells);
-    if (!rc && !hit) gp_srv_cache_store(r, GP_CACHE_APSP, NULL, g->n, NULL, g->n, want_next, dist, next);
+    if (!rc && !hit)
+        gp_srv_cache_store(r, GP_CACHE_APSP, NULL, g->n, NULL, g->n, want_next, dist, next);
     if (rc) {
         gp_http_error_err(r, -1, &err);
     } else {

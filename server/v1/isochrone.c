@@ -96,9 +96,9 @@ static void unpinch(grid *g) {
 }
 
 typedef struct ring {
-    gp_pts p;      /* closed: first point repeated last; grid vertex coordinates */
-    double area;   /* signed, > 0 counter-clockwise */
-    int parent;    /* for holes: index of the outer ring */
+    gp_pts p;    /* closed: first point repeated last; grid vertex coordinates */
+    double area; /* signed, > 0 counter-clockwise */
+    int parent;  /* for holes: index of the outer ring */
 } ring;
 
 /* Traces every boundary of the grid into rings (vertex coordinates in cell units). Directed
@@ -118,8 +118,8 @@ static int trace(const grid *g, ring **out, int *nout) {
             }
             if (y >= 0) {
                 int left = cell(g, x, y), right = cell(g, x + 1, y);
-                if (left && !right) out_dirs[(size_t)y * W + x + 1] |= 1 << 1;        /* north */
-                if (!left && right) out_dirs[(size_t)(y + 1) * W + x + 1] |= 1 << 3;  /* south */
+                if (left && !right) out_dirs[(size_t)y * W + x + 1] |= 1 << 1;       /* north */
+                if (!left && right) out_dirs[(size_t)(y + 1) * W + x + 1] |= 1 << 3; /* south */
             }
         }
     static const int dx[4] = {1, 0, -1, 0}, dy[4] = {0, 1, 0, -1};
@@ -128,51 +128,51 @@ static int trace(const grid *g, ring **out, int *nout) {
     /* start at vertices with one outgoing edge (never saddles) first: a ring then ends where
      * it started */
     for (int pass = 0; pass < 2; pass++)
-    for (size_t v0 = 0; v0 < (size_t)W * H; v0++) {
-        while (out_dirs[v0] && (pass || (out_dirs[v0] & (out_dirs[v0] - 1)) == 0)) {
-            ring r;
-            memset(&r, 0, sizeof r);
-            int x = (int)(v0 % W), y = (int)(v0 / W), d = -1;
-            for (;;) {
-                uint8_t m = out_dirs[(size_t)y * W + x];
-                if (!m || (d >= 0 && (size_t)y * W + x == v0)) break;
-                int nd = -1;
-                if (d < 0) {
-                    for (int k = 0; k < 4 && nd < 0; k++)
-                        if (m & (1 << k)) nd = k;
-                } else {
-                    /* a saddle (only if unpinch gave up): prefer a left turn, then straight,
+        for (size_t v0 = 0; v0 < (size_t)W * H; v0++) {
+            while (out_dirs[v0] && (pass || (out_dirs[v0] & (out_dirs[v0] - 1)) == 0)) {
+                ring r;
+                memset(&r, 0, sizeof r);
+                int x = (int)(v0 % W), y = (int)(v0 / W), d = -1;
+                for (;;) {
+                    uint8_t m = out_dirs[(size_t)y * W + x];
+                    if (!m || (d >= 0 && (size_t)y * W + x == v0)) break;
+                    int nd = -1;
+                    if (d < 0) {
+                        for (int k = 0; k < 4 && nd < 0; k++)
+                            if (m & (1 << k)) nd = k;
+                    } else {
+                        /* a saddle (only if unpinch gave up): prefer a left turn, then straight,
                      * then right, which keeps the boundary around one filled cell */
-                    int pref[3] = {(d + 1) & 3, d, (d + 3) & 3};
-                    for (int k = 0; k < 3 && nd < 0; k++)
-                        if (m & (1 << pref[k])) nd = pref[k];
-                    if (nd < 0) break;
+                        int pref[3] = {(d + 1) & 3, d, (d + 3) & 3};
+                        for (int k = 0; k < 3 && nd < 0; k++)
+                            if (m & (1 << pref[k])) nd = pref[k];
+                        if (nd < 0) break;
+                    }
+                    if (nd != d && gp_pts_add(&r.p, x, y, 0)) break;
+                    out_dirs[(size_t)y * W + x] &= (uint8_t) ~(1 << nd);
+                    x += dx[nd];
+                    y += dy[nd];
+                    d = nd;
                 }
-                if (nd != d && gp_pts_add(&r.p, x, y, 0)) break;
-                out_dirs[(size_t)y * W + x] &= (uint8_t) ~(1 << nd);
-                x += dx[nd];
-                y += dy[nd];
-                d = nd;
-            }
-            if (r.p.n >= 3) {
-                gp_pts_add(&r.p, r.p.lon[0], r.p.lat[0], 0);
-                double a = 0;
-                for (size_t i = 0; i + 1 < r.p.n; i++)
-                    a += r.p.lon[i] * r.p.lat[i + 1] - r.p.lon[i + 1] * r.p.lat[i];
-                r.area = a / 2;
-                r.parent = -1;
-                ring *t = realloc(rs, sizeof *t * (nr + 1));
-                if (!t) {
+                if (r.p.n >= 3) {
+                    gp_pts_add(&r.p, r.p.lon[0], r.p.lat[0], 0);
+                    double a = 0;
+                    for (size_t i = 0; i + 1 < r.p.n; i++)
+                        a += r.p.lon[i] * r.p.lat[i + 1] - r.p.lon[i + 1] * r.p.lat[i];
+                    r.area = a / 2;
+                    r.parent = -1;
+                    ring *t = realloc(rs, sizeof *t * (nr + 1));
+                    if (!t) {
+                        gp_pts_free(&r.p);
+                        break;
+                    }
+                    rs = t;
+                    rs[nr++] = r;
+                } else {
                     gp_pts_free(&r.p);
-                    break;
                 }
-                rs = t;
-                rs[nr++] = r;
-            } else {
-                gp_pts_free(&r.p);
             }
         }
-    }
     free(out_dirs);
     *out = rs;
     *nout = nr;
@@ -206,8 +206,10 @@ static cJSON *ring_json(const grid *g, const gp_pts *p) {
     for (size_t i = 0; i < p->n; i++) {
         if (keep && !keep[i]) continue;
         cJSON *pt = cJSON_CreateArray();
-        cJSON_AddItemToArray(pt, cJSON_CreateNumber(gp_round_unit(g->lon0 + p->lon[i] * g->dlon, 1e-6)));
-        cJSON_AddItemToArray(pt, cJSON_CreateNumber(gp_round_unit(g->lat0 + p->lat[i] * g->dlat, 1e-6)));
+        cJSON_AddItemToArray(
+            pt, cJSON_CreateNumber(gp_round_unit(g->lon0 + p->lon[i] * g->dlon, 1e-6)));
+        cJSON_AddItemToArray(
+            pt, cJSON_CreateNumber(gp_round_unit(g->lat0 + p->lat[i] * g->dlat, 1e-6)));
         cJSON_AddItemToArray(a, pt);
     }
     free(keep);
@@ -222,7 +224,8 @@ static cJSON *polygons(const grid *g) {
     if (trace(g, &rs, &nr)) return mp;
     for (int i = 0; i < nr; i++) {
         if (rs[i].area >= 0) continue;
-        double bx = (rs[i].p.lon[0] + rs[i].p.lon[1]) / 2, by = (rs[i].p.lat[0] + rs[i].p.lat[1]) / 2;
+        double bx = (rs[i].p.lon[0] + rs[i].p.lon[1]) / 2,
+               by = (rs[i].p.lat[0] + rs[i].p.lat[1]) / 2;
         double best = INFINITY;
         for (int j = 0; j < nr; j++)
             if (rs[j].area > 0 && rs[j].area < best && rs[j].area > -rs[i].area &&
@@ -236,7 +239,8 @@ static cJSON *polygons(const grid *g) {
         cJSON *poly = cJSON_CreateArray();
         cJSON_AddItemToArray(poly, ring_json(g, &rs[j].p));
         for (int i = 0; i < nr; i++)
-            if (rs[i].area < 0 && rs[i].parent == j) cJSON_AddItemToArray(poly, ring_json(g, &rs[i].p));
+            if (rs[i].area < 0 && rs[i].parent == j)
+                cJSON_AddItemToArray(poly, ring_json(g, &rs[i].p));
         cJSON_AddItemToArray(mp, poly);
     }
     for (int i = 0; i < nr; i++) gp_pts_free(&rs[i].p);
@@ -261,7 +265,9 @@ static void node_values(const gp_graph *g, const gp_snap *s, const uint64_t *dis
         }
         if (isnan(val[x])) { /* a root: where the search entered the network */
             double len = s->arc != GP_NONE ? gp_graph_arc_length_m(g, s->arc) : 0;
-            val[x] = s->arc == GP_NONE ? 0 : x == g->col[s->arc] ? (1 - s->frac) * len : s->frac * len;
+            val[x] = s->arc == GP_NONE     ? 0
+                     : x == g->col[s->arc] ? (1 - s->frac) * len
+                                           : s->frac * len;
             if (!isfinite(val[x])) val[x] = 0;
         }
         while (k) {
@@ -298,8 +304,10 @@ void gp_h_isochrone(gp_req *r) {
         char *end;
         double v = strtod(p, &end);
         if (end == p || !(v > 0) || !isfinite(v) || (*end && *end != ',')) {
-            gp_http_error(r, GP_HC_INVALID_QUERY, "contours must be positive numbers separated by "
-                          "commas, got '%.64s'", cs);
+            gp_http_error(r, GP_HC_INVALID_QUERY,
+                          "contours must be positive numbers separated by "
+                          "commas, got '%.64s'",
+                          cs);
             return;
         }
         if (nc == cfg->isochrone_max_contours || nc == 128) {
@@ -354,7 +362,8 @@ void gp_h_isochrone(gp_req *r) {
     }
     if (!g->lon || !g->spatial) {
         gp_pts_free(&pts);
-        gp_http_error(r, GP_HC_NO_COORDINATES, "graph '%s' has no coordinates", gp_req_graph_name(r));
+        gp_http_error(r, GP_HC_NO_COORDINATES, "graph '%s' has no coordinates",
+                      gp_req_graph_name(r));
         return;
     }
     uint64_t *dist = malloc(sizeof *dist * g->n);

@@ -40,8 +40,7 @@ static void send_asset(gp_req *r, const char *name) {
             gp_http_error(r, GP_HC_UNSUPPORTED,
                           "this build has no map page: build with `make web` first (npm fetches "
                           "Leaflet and Leaflet Routing Machine)");
-        else
-            gp_http_error(r, GP_HC_NOT_FOUND, "no map page asset '%.64s'", name ? name : "");
+        else gp_http_error(r, GP_HC_NOT_FOUND, "no map page asset '%.64s'", name ? name : "");
         return;
     }
     gp_req_add_header(r, "Cache-Control", "no-cache");
@@ -115,7 +114,8 @@ static void full_lines(const gp_graph *g, sbuf *b) {
     for (int c = 0; c < nclass; c++) {
         size_t start = b->n;
         int any = 0;
-        sb_printf(b, "%s{\"type\":\"Feature\",\"properties\":{\"class\":\"%s\"},\"geometry\":"
+        sb_printf(b,
+                  "%s{\"type\":\"Feature\",\"properties\":{\"class\":\"%s\"},\"geometry\":"
                   "{\"type\":\"MultiLineString\",\"coordinates\":[",
                   nf ? "," : "", g->arc_class ? gp_road_class_name(c) : "road");
         for (uint32_t u = 0; u < g->n; u++)
@@ -165,7 +165,8 @@ static int merged_lines(const gp_graph *g, sbuf *b, uint64_t limit, double minx,
         uint64_t count = 0;
         int over = 0;
         size_t start = b->n;
-        sb_printf(b, "{\"type\":\"Feature\",\"properties\":{\"class\":\"merged\",\"cells\":%llu},"
+        sb_printf(b,
+                  "{\"type\":\"Feature\",\"properties\":{\"class\":\"merged\",\"cells\":%llu},"
                   "\"geometry\":{\"type\":\"MultiLineString\",\"coordinates\":[",
                   (unsigned long long)side);
         for (uint32_t u = 0; u < g->n && !over; u++) {
@@ -217,7 +218,8 @@ void gp_h_overview(gp_req *r) {
         return;
     }
     if (!g->lon) {
-        gp_http_error(r, GP_HC_NO_COORDINATES, "graph '%s' has no coordinates", gp_req_graph_name(r));
+        gp_http_error(r, GP_HC_NO_COORDINATES, "graph '%s' has no coordinates",
+                      gp_req_graph_name(r));
         return;
     }
     uint64_t roads = 0;
@@ -232,14 +234,13 @@ void gp_h_overview(gp_req *r) {
         for (uint32_t a = g->row[u]; a < g->row[u + 1]; a++) roads += (uint64_t)draws(g, u, a);
     }
     sbuf b = {0};
-    sb_printf(&b, "{\"type\":\"FeatureCollection\",\"graph\":\"%s\",\"version\":\"%s\","
+    sb_printf(&b,
+              "{\"type\":\"FeatureCollection\",\"graph\":\"%s\",\"version\":\"%s\","
               "\"roads\":%llu,\"merged\":%s,\"bbox\":[%.6f,%.6f,%.6f,%.6f],\"features\":[",
               gp_req_graph_name(r), g->version, (unsigned long long)roads,
               roads > (uint64_t)limit ? "true" : "false", minx, miny, maxx, maxy);
-    if (roads <= (uint64_t)limit)
-        full_lines(g, &b);
-    else if (merged_lines(g, &b, (uint64_t)limit, minx, miny, maxx, maxy))
-        b.oom = 1;
+    if (roads <= (uint64_t)limit) full_lines(g, &b);
+    else if (merged_lines(g, &b, (uint64_t)limit, minx, miny, maxx, maxy)) b.oom = 1;
     sb_printf(&b, "]}\n");
     if (b.oom) {
         free(b.s);

@@ -82,8 +82,12 @@ static int store_dist(void *ctx, const char *graph, const gp_graph *g, const uin
     (void)ctx;
     gp_cache *c = gp_srv_cache();
     if (!c) return 0;
-    gp_cache_key k = {.graph = graph, .graph_hash = g->hash, .kind = GP_CACHE_APSP, .ns = g->n,
-                      .nt = g->n, .next_hops = 0};
+    gp_cache_key k = {.graph = graph,
+                      .graph_hash = g->hash,
+                      .kind = GP_CACHE_APSP,
+                      .ns = g->n,
+                      .nt = g->n,
+                      .next_hops = 0};
     gp_err err;
     return gp_cache_put(c, &k, dist, NULL, &err) == GP_OK;
 }
@@ -93,8 +97,7 @@ static gp_jobs *jobs_get(gp_err *err) {
     if (!ns.jobs && !ns.stopped)
         ns.jobs = gp_jobs_new(gp_http_engine(), ecmp_max_cfg(), 0, NETOPS_JOBS_KEEP, store_dist,
                               NULL, err);
-    else if (!ns.jobs)
-        gp_err_set(err, GP_EBUSY, "the service is stopping");
+    else if (!ns.jobs) gp_err_set(err, GP_EBUSY, "the service is stopping");
     gp_jobs *j = ns.jobs;
     pthread_mutex_unlock(&ns.mu);
     return j;
@@ -121,17 +124,17 @@ static const gp_param routing_table_params[] = {
     {"router", GP_PT_ROUTER, GP_IN_QUERY, 0, 0, 0, NULL},
     {"router_name", GP_PT_STR, GP_IN_QUERY, 0, 0, 256, NULL},
 };
-static const gp_endpoint routing_table_ep = GP_ENDPOINT("routing-table", routing_table_params, GP_BODY_NONE,
-                                               NULL);
+static const gp_endpoint routing_table_ep =
+    GP_ENDPOINT("routing-table", routing_table_params, GP_BODY_NONE, NULL);
 static const gp_endpoint routing_tables_ep = GP_ENDPOINT_NONE("routing-tables");
 static const gp_endpoint routers_ep = GP_ENDPOINT_NONE("routers");
 static const gp_endpoint links_ep = GP_ENDPOINT_NONE("links");
 static const gp_param links_patch_params[] = {
     {"links", GP_PT_JSON, GP_IN_BODY, 1, 0, 0, NULL},
 };
-static const gp_endpoint links_patch_ep =
-    GP_ENDPOINT("PATCH links", links_patch_params, GP_BODY_REQUIRED,
-       "{\"links\": [{\"link\": [u, v], \"cost\": c} | {\"link\": [u, v], \"down\": true}, ...]}");
+static const gp_endpoint links_patch_ep = GP_ENDPOINT(
+    "PATCH links", links_patch_params, GP_BODY_REQUIRED,
+    "{\"links\": [{\"link\": [u, v], \"cost\": c} | {\"link\": [u, v], \"down\": true}, ...]}");
 static const gp_param what_if_params[] = {
     {"fail_links", GP_PT_JSON, GP_IN_BODY, 0, 0, 0, NULL},
     {"fail_routers", GP_PT_JSON, GP_IN_BODY, 0, 0, 0, NULL},
@@ -139,8 +142,8 @@ static const gp_param what_if_params[] = {
 };
 static const gp_endpoint what_if_ep =
     GP_ENDPOINT("what-if", what_if_params, GP_BODY_REQUIRED,
-       "{\"fail_links\": [[u, v], ...], \"fail_routers\": [r, ...], \"set_costs\": "
-       "[{\"link\": [u, v], \"cost\": c}, ...]} (any of them; routers by id or name)");
+                "{\"fail_links\": [[u, v], ...], \"fail_routers\": [r, ...], \"set_costs\": "
+                "[{\"link\": [u, v], \"cost\": c}, ...]} (any of them; routers by id or name)");
 static const gp_endpoint jobs_post_ep = GP_ENDPOINT_NONE("jobs");
 static const gp_endpoint job_get_ep = GP_ENDPOINT_NONE("jobs/{id}");
 
@@ -225,8 +228,9 @@ void gp_h_routing_table(gp_req *r) {
     } else if (ra->present) {
         if ((i = gp_req_router(r, &ra->place, "router")) == GP_NONE) return;
     } else {
-        gp_http_error(r, GP_HC_INVALID_QUERY,
-                      "missing query parameter 'router' (a router id or name; or router_name=NAME)");
+        gp_http_error(
+            r, GP_HC_INVALID_QUERY,
+            "missing query parameter 'router' (a router id or name; or router_name=NAME)");
         return;
     }
     gp_rt *t = tables_for(r, g);
@@ -249,10 +253,10 @@ void gp_h_routing_table(gp_req *r) {
 
 typedef struct tstream {
     gp_rt *t;
-    uint32_t next;  /* next router to render */
-    int state;      /* 0 header pending, 1 routers, 2 closing written, 3 done */
+    uint32_t next; /* next router to render */
+    int state;     /* 0 header pending, 1 routers, 2 closing written, 3 done */
     gp_sbuf buf;
-    size_t off;     /* bytes of buf already sent */
+    size_t off; /* bytes of buf already sent */
     uint32_t *scratch;
 } tstream;
 
@@ -373,7 +377,8 @@ static int parse_cost(gp_req *r, const cJSON *c, const char *what, double *out) 
     int rc = b ? gp_builder_cost(b, *out, &wt, &e) : gp_err_set(&e, GP_ENOMEM, "out of memory");
     gp_builder_free(b);
     if (rc) {
-        gp_http_error(r, rc == GP_ENOMEM ? GP_HC_INTERNAL : GP_HC_INVALID_QUERY, "%s: %s", w, e.msg);
+        gp_http_error(r, rc == GP_ENOMEM ? GP_HC_INTERNAL : GP_HC_INVALID_QUERY, "%s: %s", w,
+                      e.msg);
         return -1;
     }
     return 0;
@@ -420,7 +425,8 @@ static void downs_record(const char *graph, const gp_graph *g, const gp_graph *g
         k++;
     }
     if (k == DOWN_GRAPHS) k = free_k >= 0 ? free_k : 0;
-    size_t keep = downs.g[k].hash == g->hash && strcmp(downs.g[k].graph, graph) == 0 ? downs.g[k].n : 0;
+    size_t keep = downs.g[k].hash == g->hash && strcmp(downs.g[k].graph, graph) == 0 ? downs.g[k].n
+                                                                                     : 0;
     size_t add = 0;
     for (size_t i = 0; i < nch; i++) add += ch[i].down;
     down_link *l = NULL;
@@ -486,7 +492,8 @@ void gp_h_links_patch(gp_req *r) {
         } else if (c && !d) {
             if (parse_cost(r, c, what, &ch[k].cost)) goto done;
         } else {
-            gp_http_error(r, GP_HC_INVALID_JSON, "%s needs either \"cost\" or \"down\": true", what);
+            gp_http_error(r, GP_HC_INVALID_JSON, "%s needs either \"cost\" or \"down\": true",
+                          what);
             goto done;
         }
         k++;
@@ -508,7 +515,9 @@ void gp_h_links_patch(gp_req *r) {
             answer_err(r, &err);
             goto done;
         }
-        if (!old) st.strategy = GP_RT_FULL, st.rows_recomputed = g2->n, st.seconds = t2->apsp_s + t2->ecmp_s;
+        if (!old)
+            st.strategy = GP_RT_FULL, st.rows_recomputed = g2->n,
+            st.seconds = t2->apsp_s + t2->ecmp_s;
     }
     if (gp_registry_replace(gp_http_registry(), gp_req_graph_name(r), g2, g->hash, &err) != GP_OK) {
         answer_err(r, &err);
@@ -531,7 +540,8 @@ void gp_h_links_patch(gp_req *r) {
     cJSON_AddNumberToObject(o, "links_changed", k);
     if (t2) {
         cJSON *rc = cJSON_AddObjectToObject(o, "recompute");
-        cJSON_AddStringToObject(rc, "strategy", st.strategy == GP_RT_INCREMENTAL ? "incremental" : "full");
+        cJSON_AddStringToObject(rc, "strategy",
+                                st.strategy == GP_RT_INCREMENTAL ? "incremental" : "full");
         cJSON_AddNumberToObject(rc, "rows_recomputed", st.rows_recomputed);
         cJSON_AddNumberToObject(rc, "rows_changed", st.rows_changed);
         cJSON_AddNumberToObject(rc, "routers_reextracted", st.routers_reextracted);
@@ -552,7 +562,7 @@ void gp_h_what_if(gp_req *r) {
     const cJSON *fl = gp_args_get(&args, "fail_links")->json,
                 *fr = gp_args_get(&args, "fail_routers")->json,
                 *sc = gp_args_get(&args, "set_costs")->json;
-    const char *bad = fl && !cJSON_IsArray(fl) ? "fail_links"
+    const char *bad = fl && !cJSON_IsArray(fl)   ? "fail_links"
                       : fr && !cJSON_IsArray(fr) ? "fail_routers"
                       : sc && !cJSON_IsArray(sc) ? "set_costs"
                                                  : NULL;
@@ -590,7 +600,8 @@ void gp_h_what_if(gp_req *r) {
         snprintf(what, sizeof what, "set_costs[%d]", i++);
         snprintf(lw, sizeof lw, "%s.link", what);
         if (!cJSON_IsObject(it)) {
-            gp_http_error(r, GP_HC_INVALID_JSON, "%s must be {\"link\": [u, v], \"cost\": c}", what);
+            gp_http_error(r, GP_HC_INVALID_JSON, "%s must be {\"link\": [u, v], \"cost\": c}",
+                          what);
             goto done;
         }
         if (!gp_json_only(it, what, &err, "link", "cost", NULL)) {
@@ -799,7 +810,8 @@ void gp_h_job_get(gp_req *r) {
     cJSON_AddNumberToObject(o, "routers", st.routers);
     cJSON_AddNumberToObject(o, "age_s", now - st.submitted_at);
     if (st.started_at > 0)
-        cJSON_AddNumberToObject(o, "run_s", (st.finished_at > 0 ? st.finished_at : now) - st.started_at);
+        cJSON_AddNumberToObject(o, "run_s",
+                                (st.finished_at > 0 ? st.finished_at : now) - st.started_at);
     if (st.state == GP_JOB_DONE) {
         cJSON *res = cJSON_AddObjectToObject(o, "result");
         char url[160];

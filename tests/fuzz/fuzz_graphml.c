@@ -5,4 +5,6 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) { return gp_fuzz_load("graphml", data, size); }
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    return gp_fuzz_load("graphml", data, size);
+}

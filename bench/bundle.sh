@@ -3,7 +3,7 @@
 # has the CUDA driver but none of our libraries (see docs/gpu.md): the built binaries of $BUILD
 # (gpath, the GPU tests, the CCH lab and bench programs), stripped, under DIR/build with the
 # layout the scripts expect; the shared libraries they load (../shared/tools/bundle-libs.sh, or
-# ldd when that is absent) and wrk with its libraries under DIR/lib; and the data sets the runs
+# ldd when that is absent), wrk and curl with their libraries under DIR/lib; and the data sets the runs
 # read (DIMACS NY and BAY, the OSM extracts) under DIR/data. On the GPU machine:
 #   export LD_LIBRARY_PATH=$PWD/DIR/lib PATH=$PWD/DIR/lib:$PATH GPATH_DATA=DIR/data BUILD=DIR/build
 # then e.g. `bash bench/gpu-cch.sh` or `bash tests/run-tests.sh gpu`.
@@ -38,10 +38,11 @@ libs() { # BINARY: its shared libraries (not the C library's own) into $dir/lib
   fi
 }
 for f in "${bins[@]}"; do libs "$f"; done
-if command -v wrk >/dev/null 2>&1; then
-  cp "$(command -v wrk)" "$dir/lib/wrk"
-  libs "$(command -v wrk)"
-fi
+for t in wrk curl; do # the HTTP benchmarks' load generator and readiness checks
+  command -v $t >/dev/null 2>&1 || continue
+  cp "$(command -v $t)" "$dir/lib/$t"
+  libs "$(command -v $t)"
+done
 for d in ${BUNDLE_DATA:-dimacs/USA-road-d.NY.gr.gz dimacs/USA-road-d.NY.co.gz dimacs/USA-road-d.BAY.gr.gz dimacs/USA-road-d.BAY.co.gz osm}; do
   [ -e "$DATA/$d" ] || continue
   mkdir -p "$dir/data/$(dirname "$d")"

@@ -28,12 +28,21 @@ static const gp_cli_opt import_opts[] = {
      GP_OPT_REQUIRED},
     GP_CLI_OPT_SCALE,
     GP_CLI_OPT_UNDIRECTED,
+    {"cch-order", 0, "METHOD",
+     "the CCH order stored for road-sized graphs: nd (default: parallel nested dissection) or "
+     "metis (one METIS_NodeND call); serve's config key cch_order",
+     "metis", 0},
 };
 static const char *const import_ex[] = {
     "gpath import region.osm.pbf --profile car -o region.gpath",
     "gpath route --graph region.gpath --from 1 --to 2   # maps the snapshot", NULL};
 
 static int run(const gp_cli_args *a) {
+    const char *order_name = gp_cli_str(a, "cch-order");
+    int omode = gp_cch_order_parse(order_name);
+    if (omode < 0)
+        return gp_cli_usage_error("--cch-order: '%s' is not an order (nd or metis)", order_name);
+    gp_cch_set_order(omode, 0);
     gp_load_opts lo;
     memset(&lo, 0, sizeof lo);
     lo.progress = 1;
@@ -45,7 +54,7 @@ static int run(const gp_cli_args *a) {
     const char *out = gp_cli_str(a, "out");
     gp_err err;
     gp_err_clear(&err);
-    /* road-sized graphs: the CCH order (METIS) goes into the snapshot, so serving it skips that */
+    /* road-sized graphs: the CCH order (--cch-order) goes into the snapshot, so serving skips it */
     gp_snap_extra x = {GP_CCH_SNAPSHOT_SECTION, NULL, 0};
     void *order = NULL;
     if (g->n >= GP_CCH_MIN_NODES_DEFAULT) {
@@ -59,8 +68,9 @@ static int run(const gp_cli_args *a) {
         }
         free(rank);
         x.data = order;
-        fprintf(stderr, "[import %6.2fs] CCH order (METIS nested dissection) in %.2f s\n",
-                gp_now() - t0, gp_now() - to);
+        fprintf(stderr, "[import %6.2fs] CCH order (%s) in %.2f s\n", gp_now() - t0,
+                omode == GP_CCH_ORDER_METIS ? "one METIS_NodeND call" : "nested dissection",
+                gp_now() - to);
     }
     if (gp_snapshot_write(g, out, order ? &x : NULL, order ? 1 : 0, &err) != GP_OK) {
         free(order);

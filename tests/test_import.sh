@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# test_import.sh - `gpath import` (cli/cli.c cmd_import): an OSM file to a .gpath snapshot
+# test_import.sh - `gpath import` (cli/import.c): an OSM file to a .gpath snapshot
 # with progress lines, then route / info on the snapshot (gpath: spec and *.gpath), the answers
-# equal to those on the OSM file itself; a damaged snapshot and a bad profile exit 2 with the
+# equal to those on the OSM file itself; --cch-order picks the stored CCH order; a damaged
+# snapshot, a bad profile and a bad order exit 2 with the
 # reason; Monaco and Liechtenstein ($GPATH_DATA/osm, skipped when absent) import with every
 # profile. Prints "N passed, N failed, N skipped" last.
 set -u
@@ -46,6 +47,12 @@ fails "a foreign file is refused" "not a gpath snapshot" "$BIN" info --graph "gp
 fails "an unknown profile is refused" "unknown profile 'truck'" \
   "$BIN" import "$T" --profile truck -o "$tmp/x.gpath"
 fails "import needs -o" "missing parameter --out" "$BIN" import "$T"
+fails "an unknown CCH order is refused" "--cch-order: 'bogus' is not an order" \
+  "$BIN" import --graph gen:20000:3 --cch-order bogus -o "$tmp/x.gpath"
+check "import --cch-order metis stores one METIS_NodeND call's order" "d['nodes'] == 20000" \
+  "$BIN" import --graph gen:20000:3 --cch-order metis -o "$tmp/metis.gpath"
+if grep -q "CCH order (one METIS_NodeND call)" "$tmp/err"; then ok "import --cch-order metis: its progress line"
+else bad "import --cch-order metis: its progress line" "$(head -c 600 "$tmp/err")"; fi
 fails "--profile on a snapshot of another profile" "built with the car profile" \
   "$BIN" route --graph "$tmp/turns.gpath" --profile foot --from 101 --to 103
 fails "--profile on a graph that is not OSM" "applies to OpenStreetMap graphs" \

@@ -346,6 +346,64 @@ def t_table_errors(ctx):
     osrm_error(get(ctx.d, "/table/v1/g", method="POST", body={"coords": []}), "InvalidQuery")
 
 
+def list_error(res, code, *words):
+    """A 400 `code` whose message has each of words (the option's name, the counts)."""
+    osrm_error(res, code)
+    msg = res[1]["message"]
+    assert all(w in msg for w in words), f"expected {words} in {msg!r}"
+    assert "'0' is not an index" not in msg, msg
+
+
+@test
+def t_option_lists(ctx):
+    """Option lists are read whole, however long their text: a zero-padded index is that index
+    (OSRM reads indexes as numbers), a list longer than the coordinates is a 400 that names the
+    option and the counts, and a POST body's list is never dropped for its length (it was copied
+    into a buffer sized from the coordinate count: cut in GET values, treated as absent in POST)."""
+    c3, pts3 = coords(PTS[:3]), [list(x) for x in PTS[:3]]
+    _, one = get(ctx.d, f"/table/v1/g/{c3}?sources=1")
+    assert len(one["durations"]) == 1
+    st, pad = get(ctx.d, f"/table/v1/g/{c3}?sources=" + "0" * 100 + "1")
+    assert st == 200 and pad["durations"] == one["durations"], ("source 1's row", st, pad)
+    st, pad = get(ctx.d, f"/table/v1/g/{c3}?sources=2&destinations=" + "0" * 200 + "1;2")
+    assert st == 200 and len(pad["durations"][0]) == 2, (st, pad)
+    st, pad = get(ctx.d, "/table/v1/g", method="POST",
+                  body={"coordinates": pts3, "sources": ["0" * 100 + "1"]})
+    assert st == 200 and pad["durations"] == one["durations"], ("source 1's row", st, pad)
+    # more entries than coordinates (OSRM: at most one per coordinate), GET and POST
+    list_error(get(ctx.d, f"/table/v1/g/{c3}?sources=" + ";".join(["0"] * 1000)),
+               "InvalidOptions", "sources", "1000", "3 coordinates")
+    list_error(get(ctx.d, "/table/v1/g", method="POST", body={"coordinates": pts3, "sources": [0] * 5001}),
+               "InvalidOptions", "sources", "5001", "3 coordinates")
+    list_error(get(ctx.d, "/table/v1/g", method="POST",
+                   body={"coordinates": pts3, "destinations": [1] * 40}),
+               "InvalidOptions", "destinations", "40")
+    list_error(get(ctx.d, f"/route/v1/g/{c3}?waypoints=" + ";".join(["0"] * 50)),
+               "InvalidOptions", "waypoints", "50")
+    list_error(get(ctx.d, "/table/v1/g", method="POST", body={"coordinates": pts3, "radiuses": [100] * 300}),
+               "InvalidOptions", "radiuses", "300", "3 coordinates")
+    list_error(get(ctx.d, "/table/v1/g", method="POST",
+                   body={"coordinates": pts3, "bearings": [[90, 10]] * 200}),
+               "InvalidOptions", "bearings", "200")
+    # a long radius text is still that radius: 100 m from a point 50 km from every road
+    far = [[8.5, 47.3], [9.2, 47.3]]
+    osrm_error(get(ctx.d, "/table/v1/g", method="POST",
+                   body={"coordinates": far, "radiuses": [None, "0" * 400 + "100"]}), "NoSegment")
+    osrm_error(get(ctx.d, "/table/v1/g/8.5,47.3;9.2,47.3?radiuses=;" + "0" * 400 + "100"), "NoSegment")
+    # a list item that is not an index, and an option value that has no text form
+    osrm_error(get(ctx.d, f"/table/v1/g/{c3}?sources=0;%2B1"), "InvalidOptions")
+    osrm_error(get(ctx.d, f"/table/v1/g/{c3}?sources=0;;1"), "InvalidOptions")
+    # hints: none or one per coordinate, as OSRM
+    list_error(get(ctx.d, f"/table/v1/g/{c3}?hints=a;b"), "InvalidOptions", "hints", "2")
+    list_error(get(ctx.d, "/table/v1/g", method="POST", body={"coordinates": pts3, "sources": {"a": 1}}),
+               "InvalidQuery", "sources")
+    # annotations are read whole too: an unknown item after a long valid prefix
+    osrm_error(get(ctx.d, f"/table/v1/g/{c3}?annotations=" + "duration," * 20 + "speed"),
+               "InvalidOptions")
+    osrm_error(get(ctx.d, f"/route/v1/g/{c3}?annotations=" + "duration," * 30 + "bogus"),
+               "InvalidOptions")
+
+
 # ---- nearest ----
 @test
 def t_nearest(ctx):

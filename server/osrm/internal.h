@@ -54,14 +54,19 @@ typedef struct gp_osrm_req {
 int gp_osrm_req_init(gp_osrm_req *q, gp_req *r, const char *coords, long max_coords,
                      const char *limit_key);
 void gp_osrm_req_free(gp_osrm_req *q);
-/* An option's text (query string or POST body), NULL when absent. */
+/* An option's text (query string or POST body), NULL when absent. A POST string is returned as
+ * is; other POST values are written into buf, and one that does not fit (or an object) reads as
+ * a text no option accepts, so the option's check answers 400 naming it (never "absent"). */
 const char *gp_osrm_opt(gp_osrm_req *q, const char *name, char *buf, size_t size);
-/* Snaps every coordinate honouring radiuses, bearings and approaches; answers NoSegment /
- * InvalidValue and returns 0 on failure. */
+/* Snaps every coordinate honouring radiuses, bearings and approaches (each, and hints, none or
+ * one item per coordinate, read whole); answers NoSegment / InvalidValue / InvalidOptions and
+ * returns 0 on failure. */
 int gp_osrm_snap_all(gp_osrm_req *q);
 /* Parses a decimal number (strtod, the whole text); 0 on success. */
 int gp_osrm_parse_double(const char *s, double *out);
-/* Parses an index list option ("0;2;5" or "all"); *idx malloc'd (NULL + *k = n for all/absent). */
+/* Parses an index list option ("0;2;5", a POST array, or "all"), read whole whatever its length:
+ * at most n entries, each an index below n (leading zeros allowed, as OSRM). *idx malloc'd (NULL
+ * + *k = n for all/absent). On a bad list answers 400 InvalidOptions naming it, returns 0. */
 int gp_osrm_index_list(gp_osrm_req *q, const char *name, uint32_t n, uint32_t **idx, uint32_t *k);
 
 /* A waypoint object {hint?, distance, name, location} for snapped position s. */

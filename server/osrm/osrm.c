@@ -185,10 +185,13 @@ static void table_answer(gp_req *r, int post) {
     if ((v = gp_osrm_opt(&q, "annotations", buf, sizeof buf))) {
         want_dur = strstr(v, "duration") != NULL;
         want_dist = strstr(v, "distance") != NULL;
-        char tmp[64];
-        snprintf(tmp, sizeof tmp, "%s", v);
-        for (char *sv = NULL, *t = strtok_r(tmp, ",", &sv); t; t = strtok_r(NULL, ",", &sv))
-            if (strcmp(t, "duration") && strcmp(t, "distance")) want_dur = want_dist = 0;
+        /* every item, however long the list */
+        for (const char *t = v; *t; t += strcspn(t, ",")) {
+            t += *t == ',';
+            size_t w = strcspn(t, ",");
+            if (!(w == 8 && !strncmp(t, "duration", 8)) && !(w == 8 && !strncmp(t, "distance", 8)))
+                want_dur = want_dist = 0;
+        }
         if (!want_dur && !want_dist) {
             gp_osrm_error(r, 400, "InvalidOptions",
                           "annotations must be duration, distance or duration,distance");

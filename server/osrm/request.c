@@ -107,10 +107,16 @@ static int json_text(const cJSON *v, char *buf, size_t size, char sep) {
     return w < 0 || (size_t)w >= size ? -1 : w;
 }
 
+/* What a POST option that has no text form of its buffer's size reads as: no option's value, so
+ * the option's own check answers 400 naming it (never "absent", which would take the default). */
+static const char unreadable[] = "(a JSON value that is not this option's)";
+
 const char *gp_osrm_opt(gp_osrm_req *q, const char *name, char *buf, size_t size) {
     if (!q->body) return gp_req_query(q->r, name);
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(q->body, name);
-    if (!v || !buf || json_text(v, buf, size, ';') < 0) return NULL;
+    if (!v) return NULL;
+    if (cJSON_IsString(v)) return v->valuestring; /* as long as it is */
+    if (!buf || json_text(v, buf, size, ';') < 0) return unreadable;
     return buf;
 }
 
@@ -132,6 +138,84 @@ static uint32_t split(char *s, char sep, char **parts, uint32_t max) {
         *e = '\0';
         s = e + 1;
     }
+}
+
+/* The length of json_text's form of v; -1 when it has none (an object). */
+static long text_len(const cJSON *v) {
+    if (cJSON_IsArray(v)) {
+        long k = 0;
+        const cJSON *e;
+        cJSON_ArrayForEach(e, v) {
+            long w = text_len(e);
+            if (w < 0) return -1;
+            k += w + (e != v->child);
+        }
+        return k;
+    }
+    if (cJSON_IsNumber(v)) return snprintf(NULL, 0, "%.17g", v->valuedouble);
+    if (cJSON_IsString(v)) return (long)strlen(v->valuestring);
+    if (cJSON_IsBool(v)) return cJSON_IsTrue(v) ? 4 : 5;
+    return cJSON_IsNull(v) ? 0 : -1;
+}
+
+/* An option's list, item by item: a GET value split at ';', a POST array's elements in text form
+ * (a nested array joined by ','; a scalar is a one-item list), sized from the value: nothing is
+ * cut. 1 with the items (free l->item and l->text), 0 when absent, -1 after answering. */
+typedef struct opt_list {
+    char **item;
+    uint32_t n;
+    char *text;
+} opt_list;
+
+static int read_list(gp_osrm_req *q, const char *name, opt_list *l) {
+    memset(l, 0, sizeof *l);
+    const cJSON *v = q->body ? cJSON_GetObjectItemCaseSensitive(q->body, name) : NULL;
+    const char *qv = q->body ? NULL : gp_req_query(q->r, name);
+    if (cJSON_IsString(v)) qv = v->valuestring, v = NULL; /* OSRM's text form, as in a URL */
+    if (!v && !qv) return 0;
+    /* URL and body limits bound the counts far below 2^32 */
+    size_t n = 1, len = qv ? strlen(qv) : 0;
+    for (const char *c = qv; c && *c; c++) n += *c == ';';
+    const cJSON *e = v, *end = NULL;
+    if (v && cJSON_IsArray(v)) e = v->child, n = (size_t)cJSON_GetArraySize(v);
+    else if (v) end = v->next;
+    for (const cJSON *x = e; v && x != end; x = x->next) {
+        long w = text_len(x);
+        if (w < 0) {
+            gp_osrm_error(q->r, 400, "InvalidQuery",
+                          "body field '%s' must be a number, string, boolean, null or an array of "
+                          "them",
+                          name);
+            return -1;
+        }
+        len += (size_t)w + 1;
+    }
+    l->item = malloc(sizeof *l->item * (n ? n : 1));
+    l->text = malloc(len + 1);
+    if (!l->item || !l->text) {
+        free(l->item);
+        free(l->text);
+        memset(l, 0, sizeof *l);
+        gp_osrm_error(q->r, 500, "InternalError", "out of memory");
+        return -1;
+    }
+    if (qv) {
+        memcpy(l->text, qv, len + 1);
+        l->n = split(l->text, ';', l->item, (uint32_t)n);
+        return 1;
+    }
+    size_t k = 0;
+    for (const cJSON *x = e; x != end; x = x->next) {
+        int w = json_text(x, l->text + k, len + 1 - k, ',');
+        l->item[l->n++] = l->text + k;
+        k += (size_t)(w < 0 ? 0 : w) + 1;
+    }
+    return 1;
+}
+
+static void free_list(opt_list *l) {
+    free(l->item);
+    free(l->text);
 }
 
 int gp_osrm_parse_double(const char *s, double *out) {
@@ -235,9 +319,9 @@ int gp_osrm_req_init(gp_osrm_req *q, gp_req *r, const char *coords, long max_coo
     const char *v;
     if (!coords) {
         const cJSON *c = q->body ? cJSON_GetObjectItemCaseSensitive(q->body, "coordinates") : NULL;
-        char *text = c ? malloc(64 * (size_t)cJSON_GetArraySize(c) + 64) : NULL;
-        if (!c || !cJSON_IsArray(c) || !text ||
-            json_text(c, text, 64 * (size_t)cJSON_GetArraySize(c) + 64, ';') <= 0) {
+        long len = c && cJSON_IsArray(c) ? text_len(c) : -1; /* sized from the value */
+        char *text = len > 0 ? malloc((size_t)len + 2) : NULL;
+        if (!text || json_text(c, text, (size_t)len + 2, ';') <= 0) {
             free(text);
             gp_osrm_error(r, 400, "InvalidQuery",
                           "body field 'coordinates' must be an array of [lon, lat] pairs");
@@ -280,7 +364,6 @@ int gp_osrm_req_init(gp_osrm_req *q, gp_req *r, const char *coords, long max_coo
             return 0;
         }
     }
-    /* hints are accepted and not needed: gpath snaps again (it is as fast as decoding a hint) */
     return 1;
 }
 
@@ -293,30 +376,20 @@ void gp_osrm_req_free(gp_osrm_req *q) {
     memset(q, 0, sizeof *q);
 }
 
-/* Reads a per-coordinate list option ("a;b;;c", empty items allowed) into n strings. */
-static char *per_coord(gp_osrm_req *q, const char *name, char **parts, int *present) {
-    *present = 0;
-    size_t cap = 32 * (size_t)q->n + 64;
-    const char *qv = q->body ? NULL : gp_req_query(q->r, name);
-    if (qv && strlen(qv) + 1 > cap) cap = strlen(qv) + 1;
-    char *buf = malloc(cap);
-    if (!buf) {
-        gp_osrm_error(q->r, 500, "InternalError", "out of memory");
-        return NULL;
-    }
-    const char *v = gp_osrm_opt(q, name, buf, cap);
-    if (!v) return buf;
-    if (v != buf) snprintf(buf, cap, "%s", v);
-    *present = 1;
-    uint32_t k = split(buf, ';', parts, q->n);
-    if (k != q->n) {
+/* Reads a per-coordinate list option ("a;b;;c", empty items allowed): none or one item per
+ * coordinate. 1 (l->n = 0 when absent), or 0 after answering. */
+static int per_coord(gp_osrm_req *q, const char *name, opt_list *l) {
+    int rc = read_list(q, name, l);
+    if (rc <= 0) return rc == 0;
+    if (l->n != q->n) {
         gp_osrm_error(q->r, 400, "InvalidOptions",
                       "%s has %u items for %u coordinates (one per coordinate, ';'-separated)",
-                      name, k > q->n ? q->n + 1 : k, q->n);
-        free(buf);
-        return NULL;
+                      name, l->n, q->n);
+        free_list(l);
+        memset(l, 0, sizeof *l);
+        return 0;
     }
-    return buf;
+    return 1;
 }
 
 /* Keeps only the direction `arc` (dir 0) or `rarc` (dir 1) at snapped position s. */
@@ -349,21 +422,21 @@ static int bearing_ok(double b, double want, double range) {
 }
 
 int gp_osrm_snap_all(gp_osrm_req *q) {
-    char *rad[1024], *bea[1024], *app[1024];
-    char **rp = q->n <= 1024 ? rad : calloc(q->n, sizeof *rp);
-    char **bp = q->n <= 1024 ? bea : calloc(q->n, sizeof *bp);
-    char **ap = q->n <= 1024 ? app : calloc(q->n, sizeof *ap);
-    int ok = 0, hr = 0, hb = 0, ha = 0;
-    char *rbuf = NULL, *bbuf = NULL, *abuf = NULL;
+    opt_list rl, bl, al, hl;
+    memset(&rl, 0, sizeof rl);
+    bl = al = hl = rl;
+    int ok = 0;
     q->snap = calloc(q->n ? q->n : 1, sizeof *q->snap);
-    if (!rp || !bp || !ap || !q->snap) {
+    if (!q->snap) {
         gp_osrm_error(q->r, 500, "InternalError", "out of memory");
         goto done;
     }
-    if (!(rbuf = per_coord(q, "radiuses", rp, &hr)) ||
-        !(bbuf = per_coord(q, "bearings", bp, &hb)) ||
-        !(abuf = per_coord(q, "approaches", ap, &ha)))
+    /* hints are counted and not needed: gpath snaps again (as fast as decoding a hint) */
+    if (!per_coord(q, "radiuses", &rl) || !per_coord(q, "bearings", &bl) ||
+        !per_coord(q, "approaches", &al) || !per_coord(q, "hints", &hl))
         goto done;
+    char **rp = rl.item, **bp = bl.item, **ap = al.item;
+    int hr = rl.n > 0, hb = bl.n > 0, ha = al.n > 0;
     double def_radius = (double)gp_http_config()->osrm_default_radius_m;
     if (def_radius <= 0) def_radius = 4e7; /* unlimited: more than any distance on Earth */
     for (uint32_t i = 0; i < q->n; i++) {
@@ -442,54 +515,63 @@ int gp_osrm_snap_all(gp_osrm_req *q) {
     }
     ok = 1;
 done:
-    free(rbuf);
-    free(bbuf);
-    free(abuf);
-    if (rp != rad) free(rp);
-    if (bp != bea) free(bp);
-    if (ap != app) free(ap);
+    free_list(&rl);
+    free_list(&bl);
+    free_list(&al);
+    free_list(&hl);
     return ok;
+}
+
+/* Reads a list item as an index below n: decimal digits only, leading zeros allowed (OSRM reads
+ * them as numbers). */
+static int parse_index(const char *s, uint32_t n, uint32_t *out) {
+    uint64_t x = 0;
+    if (!*s) return -1;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9') return -1;
+        x = x * 10 + (uint64_t)(*s - '0');
+        if (x >= n) return -1;
+    }
+    *out = (uint32_t)x;
+    return 0;
 }
 
 int gp_osrm_index_list(gp_osrm_req *q, const char *name, uint32_t n, uint32_t **idx, uint32_t *k) {
     *idx = NULL;
     *k = n;
-    size_t cap = 12 * (size_t)n + 64;
-    char *buf = malloc(cap);
-    if (!buf) {
-        gp_osrm_error(q->r, 500, "InternalError", "out of memory");
-        return 0;
-    }
-    const char *v = gp_osrm_opt(q, name, buf, cap);
-    if (!v || !strcmp(v, "all")) {
-        free(buf);
+    opt_list l;
+    int rc = read_list(q, name, &l);
+    if (rc <= 0) return rc == 0;
+    if (l.n == 1 && !strcmp(l.item[0], "all")) {
+        free_list(&l);
         return 1;
     }
-    if (v != buf) snprintf(buf, cap, "%s", v);
-    uint32_t *out = malloc(sizeof *out * ((size_t)n + 1));
-    uint32_t m = 0;
-    char *s = buf;
-    int ok = out != NULL;
-    while (ok) {
-        char *e = strchr(s, ';');
-        if (e) *e = '\0';
-        char *end = NULL;
-        long x = strtol(s, &end, 10);
-        if (!*s || *end || x < 0 || x >= (long)n || m == n) {
-            gp_osrm_error(q->r, 400, "InvalidOptions",
-                          "%s: '%.16s' is not an index of the %u coordinates", name, s, n);
-            free(out);
-            free(buf);
-            return 0;
+    uint32_t *out = NULL;
+    if (l.n == 0) {
+        gp_osrm_error(q->r, 400, "InvalidOptions", "%s: an empty list (indexes or all)", name);
+    } else if (l.n > n) {
+        gp_osrm_error(q->r, 400, "InvalidOptions",
+                      "%s: %u entries for %u coordinates (at most one per coordinate)", name, l.n,
+                      n);
+    } else if (!(out = malloc(sizeof *out * l.n))) {
+        gp_osrm_error(q->r, 500, "InternalError", "out of memory");
+    } else {
+        for (uint32_t i = 0; i < l.n; i++) {
+            if (parse_index(l.item[i], n, &out[i])) {
+                size_t len = strlen(l.item[i]);
+                gp_osrm_error(q->r, 400, "InvalidOptions",
+                              "%s[%u] = '%.32s%s' is not an index of the %u coordinates (0 to %u)",
+                              name, i, l.item[i], len > 32 ? "..." : "", n, n ? n - 1 : 0);
+                free(out);
+                out = NULL;
+                break;
+            }
         }
-        out[m++] = (uint32_t)x;
-        if (!e) break;
-        s = e + 1;
     }
-    free(buf);
+    if (out) *k = l.n;
     *idx = out;
-    *k = m;
-    return 1;
+    free_list(&l);
+    return out != NULL;
 }
 
 /* ---- waypoints ---- */

@@ -243,8 +243,11 @@ int gp_osrm_route_opts_parse(gp_osrm_req *q, gp_osrm_route_opts *o) {
         }
     }
     if ((v = gp_osrm_opt(q, "annotations", buf, sizeof buf))) {
-        char tmp[128];
-        snprintf(tmp, sizeof tmp, "%s", v);
+        char *tmp = strdup(v); /* every item, however long the list */
+        if (!tmp) {
+            gp_osrm_error(q->r, 500, "InternalError", "out of memory");
+            return 0;
+        }
         if (!strcmp(tmp, "true")) {
             o->ann_duration = o->ann_distance = o->ann_nodes = o->ann_speed = o->ann_weight = 1;
         } else if (strcmp(tmp, "false")) {
@@ -259,10 +262,12 @@ int gp_osrm_route_opts_parse(gp_osrm_req *q, gp_osrm_route_opts *o) {
                                   "annotations: '%.32s' is not one of true, false, duration, "
                                   "distance, nodes, speed, weight, datasources",
                                   t);
+                    free(tmp);
                     return 0;
                 }
             }
         }
+        free(tmp);
     }
     return 1;
 }

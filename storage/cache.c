@@ -155,6 +155,15 @@ static int open_db(gp_cache *c, int *refused, gp_err *err) {
     }
     sqlite3_busy_timeout(db, 5000);
     sqlite3_extended_result_codes(db, 0);
+    /* Exclusive locking before the first read of the file, so WAL mode never opens or maps the
+     * shared-memory WAL index (PATH-shm): SQLite keeps it in this process's heap instead. A mapped
+     * -shm is shared memory backed by a file, and a -shm truncated, emptied or deleted under the
+     * running server (mmap_size=0 does not cover it) turned the next access into SIGBUS. With no
+     * file mapped at all, any change to the three files is at worst a failed read() or write()
+     * (SQLITE_IOERR / CORRUPT: recover() starts a new file). Cost: one process holds the cache file
+     * from its first read to its close; another process opening it gets SQLITE_BUSY (a disabled
+     * cache, see gp_cache_open). Measured with bench/bench_cache.c: no slower (docs/storage.md). */
+    if ((rc = exec_sql(db, "PRAGMA locking_mode=EXCLUSIVE")) != SQLITE_OK) goto fail;
     /* auto_vacuum only takes effect before the first table: a purge can then give space back. */
     /* big pages: a matrix blob is a chain of overflow pages, and fewer, larger ones read faster */
     exec_sql(db, "PRAGMA page_size=16384");
@@ -533,9 +542,9 @@ int gp_cache_put(gp_cache *c, const gp_cache_key *k, const uint64_t *dist, const
     if (rc == SQLITE_OK) rc = exec_sql(c->db, "COMMIT");
     if (rc != SQLITE_OK) exec_sql(c->db, "ROLLBACK");
     else c->puts++;
-    /* Move the new pages from the WAL into the database file: reads of a checkpointed blob come
-     * straight from the memory map instead of pread()s of the WAL (several times faster for big
-     * matrices; a put follows a computation that took far longer). */
+    /* Move the new pages from the WAL into the database file, so the WAL stays small and a blob is
+     * read from the database file rather than found frame by frame in the WAL (a put follows a
+     * computation that took far longer). */
     if (rc == SQLITE_OK)
         sqlite3_wal_checkpoint_v2(c->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
 out:

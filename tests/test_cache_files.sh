@@ -3,7 +3,8 @@
 # running `gpath serve` (a cleanup job, a restore, a full or read-only volume): the -shm file
 # truncated to 0 bytes; all three truncated; made read-only (and the folder); deleted. After each,
 # the same tables are asked again and a new one stored: the server must keep answering (no SIGBUS,
-# exit 135), with the same answers as before; the cache may turn into misses. Also checks that the
+# exit 135), with the same answers as before; the cache may turn into misses. (chmod binds only
+# new opens, and root ignores it: "readonly" checks that nothing breaks, not a write refused.) Also checks that the
 # process maps no -shm file (storage/cache.c keeps the WAL index in its own memory).
 # Prints "N passed, N failed, N skipped" last.
 set -u

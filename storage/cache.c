@@ -44,6 +44,7 @@ struct gp_cache {
     char error[512];
     uint64_t budget;
     uint64_t hits, misses, puts, evictions, recoveries;
+    uint64_t retry_at_us; /* disabled because another process holds the file: reopen after this */
 };
 
 /* ---- hashing ---------------------------------------------------------------------------------- */
@@ -153,8 +154,19 @@ static int open_db(gp_cache *c, int *refused, gp_err *err) {
         sqlite3_close(db);
         return rc;
     }
-    sqlite3_busy_timeout(db, 5000);
+    /* no waiting: the only lock this connection can meet is another process's exclusive one,
+     * which lasts until that process closes the cache (see locking_mode below) */
+    sqlite3_busy_timeout(db, 0);
     sqlite3_extended_result_codes(db, 0);
+    /* Exclusive locking before the first read of the file, so WAL mode never opens or maps the
+     * shared-memory WAL index (PATH-shm): SQLite keeps it in this process's heap instead. A mapped
+     * -shm is shared memory backed by a file, and a -shm truncated or emptied under the
+     * running server (mmap_size=0 does not cover it) turned the next access into SIGBUS. With no
+     * file mapped at all, any change to the three files is at worst a failed read() or write()
+     * (SQLITE_IOERR / CORRUPT: recover() starts a new file). Cost: one process holds the cache file
+     * from its first read to its close; another process opening it gets SQLITE_BUSY (a disabled
+     * cache, retried every 10 s). Measured: reads and stores as fast as before (docs/storage.md). */
+    if ((rc = exec_sql(db, "PRAGMA locking_mode=EXCLUSIVE")) != SQLITE_OK) goto fail;
     /* auto_vacuum only takes effect before the first table: a purge can then give space back. */
     /* big pages: a matrix blob is a chain of overflow pages, and fewer, larger ones read faster */
     exec_sql(db, "PRAGMA page_size=16384");
@@ -205,6 +217,17 @@ fail:
     return rc;
 }
 
+#define RETRY_US 10000000ull /* a cache locked by another process is tried again after 10 s */
+
+/* Records why the cache is off; a file locked by another process (SQLITE_BUSY) is retried later. */
+static void disable(gp_cache *c, int rc, const char *why) {
+    snprintf(c->error, sizeof c->error, "%s", why);
+    int busy = (rc & 0xff) == SQLITE_BUSY;
+    c->retry_at_us = busy ? now_us() + RETRY_US : 0;
+    GP_LOG(GP_LOG_ERROR, "cache disabled: %s%s", why,
+           busy ? " (another process holds it; retried every 10 s)" : "");
+}
+
 /* Renames the damaged file (and its WAL / shared-memory files) aside. */
 static void move_aside(gp_cache *c) {
     char stamp[32], to[600], from[600];
@@ -238,10 +261,25 @@ static void recover(gp_cache *c) {
     c->recoveries++;
     int refused;
     gp_err err;
-    if (open_db(c, &refused, &err) != SQLITE_OK) {
-        snprintf(c->error, sizeof c->error, "%s", err.msg);
-        GP_LOG(GP_LOG_ERROR, "cache disabled: %s", err.msg);
+    int rc = open_db(c, &refused, &err);
+    if (rc != SQLITE_OK) disable(c, rc, err.msg);
+}
+
+/* Called with the mutex held while the cache is disabled because the file was locked: tries to
+ * open it again, at most every RETRY_US. */
+static void retry_open(gp_cache *c) {
+    if (c->db || !c->retry_at_us || now_us() < c->retry_at_us) return;
+    int refused;
+    gp_err err;
+    gp_err_clear(&err);
+    int rc = open_db(c, &refused, &err);
+    if (rc != SQLITE_OK) {
+        c->retry_at_us = now_us() + RETRY_US;
+        return;
     }
+    c->retry_at_us = 0;
+    c->error[0] = '\0';
+    GP_LOG(GP_LOG_INFO, "cache: %s is free again; cache enabled", c->path);
 }
 
 gp_cache *gp_cache_open(const char *path, uint64_t budget_bytes, gp_err *err) {
@@ -271,10 +309,7 @@ gp_cache *gp_cache_open(const char *path, uint64_t budget_bytes, gp_err *err) {
         c->recoveries++;
         rc = open_db(c, &refused, &lerr);
     }
-    if (rc != SQLITE_OK) {
-        snprintf(c->error, sizeof c->error, "%s", lerr.msg);
-        GP_LOG(GP_LOG_ERROR, "cache disabled: %s", lerr.msg);
-    }
+    if (rc != SQLITE_OK) disable(c, rc, lerr.msg);
     return c;
 }
 
@@ -368,6 +403,7 @@ int gp_cache_get(gp_cache *c, const gp_cache_key *k, uint64_t *dist, uint32_t *n
     key_text(k, lh, key, sizeof key);
     pthread_mutex_lock(&c->mu);
     int hit = 0, rc = SQLITE_OK;
+    retry_open(c);
     if (!c->db) goto out;
     sqlite3_stmt *st = NULL;
     sqlite3_int64 rowid = 0;
@@ -484,6 +520,7 @@ int gp_cache_put(gp_cache *c, const gp_cache_key *k, const uint64_t *dist, const
     snprintf(version, sizeof version, "%016" PRIx64, k->graph_hash);
     pthread_mutex_lock(&c->mu);
     int rc = SQLITE_OK, status = GP_OK;
+    retry_open(c);
     if (!c->db) goto out;
     if ((rc = exec_sql(c->db, "BEGIN IMMEDIATE")) != SQLITE_OK) goto out;
     sqlite3_stmt *st = NULL;
@@ -533,9 +570,9 @@ int gp_cache_put(gp_cache *c, const gp_cache_key *k, const uint64_t *dist, const
     if (rc == SQLITE_OK) rc = exec_sql(c->db, "COMMIT");
     if (rc != SQLITE_OK) exec_sql(c->db, "ROLLBACK");
     else c->puts++;
-    /* Move the new pages from the WAL into the database file: reads of a checkpointed blob come
-     * straight from the memory map instead of pread()s of the WAL (several times faster for big
-     * matrices; a put follows a computation that took far longer). */
+    /* Move the new pages from the WAL into the database file, so the WAL stays small and a blob is
+     * read from the database file rather than found frame by frame in the WAL (a put follows a
+     * computation that took far longer). */
     if (rc == SQLITE_OK)
         sqlite3_wal_checkpoint_v2(c->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
 out:

@@ -12,13 +12,17 @@
  * process (kill -9); a torn write is never visible (SQLite's atomic commit, plus the checksum).
  * Size: a byte budget; after each put the least recently used rows are evicted until the total is
  * under it. A matrix larger than the whole budget is not stored.
- * Damage: a cache file SQLite reports as corrupt, not a database or unreadable (at open or later;
- * e.g. truncated under the running server: the file is read with read(), never mmap, so shrinking
- * it cannot raise SIGBUS) is renamed to
- * PATH.corrupt-YYYYmmddTHHMMSSZ with a logged warning and a new one is created; the calls meanwhile
- * answer "miss". A cache that cannot be opened at all stays disabled (every get misses) and says why
- * in its stats; only a database newer than this binary's schema is refused at open.
- * Thread safety: one connection guarded by a mutex; any number of threads may share a gp_cache.
+ * Nothing is memory-mapped: the file is read with read() (mmap_size=0) and held with an exclusive
+ * lock, so the WAL index lives in this process's heap and no PATH-shm exists; truncating, emptying,
+ * write-protecting or deleting the files under a running server cannot raise SIGBUS.
+ * Damage: a cache file SQLite reports as corrupt, not a database or unreadable (at open or later,
+ * e.g. truncated under the running server) is renamed to PATH.corrupt-YYYYmmddTHHMMSSZ with a
+ * logged warning and a new one is created; the calls meanwhile answer "miss". A cache that cannot be
+ * opened at all stays disabled (every get misses) and says why in its stats; one locked by another
+ * process is tried again every 10 s (on get/put). Only a database newer than this binary's schema
+ * is refused at open.
+ * Sharing: one process per file (the exclusive lock lasts until gp_cache_close); within it, one
+ * connection guarded by a mutex, and any number of threads may share a gp_cache.
  */
 #ifndef GP_CACHE_H
 #define GP_CACHE_H

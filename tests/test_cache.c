@@ -2,7 +2,7 @@
  * round trips, header/checksum/shape/version mismatches are misses, LRU eviction under the budget,
  * purge, damaged files moved aside and rebuilt, a newer schema refused, concurrent threads, and a
  * writer process killed with SIGKILL in the middle of its writes (every committed entry intact,
- * nothing torn served). */
+ * nothing torn served), and no -shm file (the file held exclusively; a second holder is disabled). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -535,6 +535,38 @@ static void test_kill9_during_writes(void **state) {
     free(got);
 }
 
+/* The file is held exclusively, so WAL mode keeps its index in process memory: no -shm file exists
+ * to be mapped (and truncated under the server: SIGBUS). A second holder of the same file gets a
+ * disabled cache at once (every get a miss), while the first keeps answering. */
+static void test_exclusive_no_shm(void **state) {
+    (void)state;
+    gp_err err;
+    gp_cache *c = gp_cache_open(path, 0, &err);
+    assert_non_null(c);
+    uint32_t src[2] = {1, 2}, dst[2] = {3, 4};
+    uint64_t d[4], got[4];
+    fill(3, 2, 2, d, NULL);
+    gp_cache_key k = table_key(0x77ull, src, 2, dst, 2);
+    assert_int_equal(gp_cache_put(c, &k, d, NULL, &err), GP_OK);
+    assert_int_equal(gp_cache_get(c, &k, got, NULL), GP_OK);
+    char shm[320];
+    snprintf(shm, sizeof shm, "%s-shm", path);
+    assert_int_not_equal(access(shm, F_OK), 0);
+
+    gp_cache *other = gp_cache_open(path, 0, &err);
+    assert_non_null(other);
+    gp_cache_stats st;
+    gp_cache_stats_get(other, &st);
+    assert_false(st.enabled);
+    assert_non_null(strstr(st.error, "locked"));
+    assert_int_equal(st.recoveries, 0); /* a locked file is not damage: nothing moved aside */
+    assert_int_equal(gp_cache_get(other, &k, got, NULL), GP_ENOTFOUND);
+    assert_int_equal(gp_cache_get(c, &k, got, NULL), GP_OK);
+    assert_memory_equal(got, d, sizeof d);
+    gp_cache_close(other);
+    gp_cache_close(c);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
@@ -546,6 +578,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_unopenable_cache_is_disabled, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_threads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kill9_during_writes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_exclusive_no_shm, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

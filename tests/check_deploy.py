@@ -457,7 +457,11 @@ def check_compose():
     for n, s in (('gpath', g), ('postgres', pg)):
         vs = [v.split(':')[0] if isinstance(v, str) else v.get('source') for v in
               s.get('volumes', [])]
-        check(f'compose: {n} keeps its data on a named volume', any(v in named for v in vs), vs)
+        if n == 'postgres':
+            check(f'compose: {n} keeps its data on a named volume', any(v in named for v in vs), vs)
+        else:  # a cache file serves one process: each replica gets an anonymous volume of its own
+            check('compose: gpath keeps its cache on a volume per replica (anonymous, not named)',
+                  '/var/cache/gpath' in vs and not any(v in named for v in vs), vs)
         for v in vs:
             if v and v.startswith('.'):
                 check(f'compose: bind source {v} exists',

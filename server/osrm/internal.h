@@ -6,7 +6,8 @@
  *
  * Units: a graph's weights are stored units; OSRM's `duration` is seconds = cost * unit_s when the
  * weights are travel times (graph.h), else the cost itself in the input's units (documented);
- * `distance` is metres along the road geometry; `weight` is the cost in input units.
+ * `distance` is metres along the road geometry; `weight` is gp_osrm_weight's (seconds on graphs of
+ * travel times, as OSRM's).
  */
 #ifndef GP_OSRM_INTERNAL_H
 #define GP_OSRM_INTERNAL_H
@@ -48,6 +49,17 @@ typedef struct gp_osrm_req {
     int snap_any; /* snapping=any: small components too (gp_snap_big) */
 } gp_osrm_req;
 
+/* 1 for a graph whose weights are no travel times nor road costs (router topologies: hops, or a
+ * cost rule of graphml / sndlib / rocketfuel): the OSRM services refuse it (400 InvalidQuery
+ * naming it) rather than answer hops as seconds. */
+int gp_osrm_no_durations(const gp_graph *g);
+/* OSRM's `weight_name` and `weight`: on graphs of travel times the weight is seconds (as OSRM's,
+ * whose car weight is its duration plus penalties gpath does not have), named as OSRM's profiles
+ * name it (car "routability", bicycle "cyclability", others "duration"); on other graphs the cost
+ * in input units, named by the unit ("metres", "cost"). */
+const char *gp_osrm_weight_name(const gp_graph *g);
+double gp_osrm_weight(const gp_graph *g, uint64_t cost);
+
 /* Resolves {profile}, parses {coordinates} ("lon,lat;..." or "polyline(...)"/"polyline6(...)",
  * an optional ".json" suffix) and the options every service shares. max_coords is the service's
  * limit (its config key named in the error). On failure answers and returns 0. */
@@ -62,6 +74,10 @@ const char *gp_osrm_opt(gp_osrm_req *q, const char *name, char *buf, size_t size
  * one item per coordinate, read whole); answers NoSegment / InvalidValue / InvalidOptions and
  * returns 0 on failure. */
 int gp_osrm_snap_all(gp_osrm_req *q);
+/* 1 when OSRM's service (route, table, nearest, trip) knows option name (request.c's table: the
+ * options every service shares and the service's own); gp_osrm_req_init answers any other with
+ * 400 InvalidQuery naming it. */
+int gp_osrm_option_known(const char *service, const char *name);
 /* Parses a decimal number (strtod, the whole text); 0 on success. */
 int gp_osrm_parse_double(const char *s, double *out);
 /* Parses an index list option ("0;2;5", a POST array, or "all"), read whole whatever its length:
@@ -107,7 +123,7 @@ size_t gp_osrm_alternatives(gp_osrm_req *q, const gp_osrm_leg *best, size_t max_
 typedef struct gp_osrm_route_opts {
     int steps;
     int overview; /* 0 false, 1 simplified, 2 full */
-    int ann_duration, ann_distance, ann_nodes, ann_speed, ann_weight;
+    int ann_duration, ann_distance, ann_nodes, ann_speed, ann_weight, ann_datasources;
 } gp_osrm_route_opts;
 /* The OSRM route object {geometry?, legs, weight_name, weight, duration, distance} of nleg legs. */
 cJSON *gp_osrm_route_json(const gp_osrm_req *q, const gp_osrm_leg *legs, size_t nleg,

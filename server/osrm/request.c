@@ -78,6 +78,25 @@ static gp_graph *resolve_profile(const char *profile, char *name) {
     return g;
 }
 
+int gp_osrm_no_durations(const gp_graph *g) {
+    static const char *topo[] = {"graphml", "sndlib", "rocketfuel"};
+    if (!strcmp(g->unit_name, "hops")) return 1;
+    for (size_t i = 0; i < sizeof topo / sizeof topo[0]; i++)
+        if (!strcmp(g->format, topo[i])) return 1;
+    return 0;
+}
+
+const char *gp_osrm_weight_name(const gp_graph *g) {
+    if (g->unit_s <= 0) return g->unit_name[0] ? g->unit_name : "cost";
+    if (!strcmp(g->profile, "car")) return "routability"; /* car.lua's weight_name */
+    if (!strcmp(g->profile, "bicycle")) return "cyclability";
+    return "duration"; /* foot.lua's, and OSRM's default */
+}
+
+double gp_osrm_weight(const gp_graph *g, uint64_t cost) {
+    return g->unit_s > 0 ? gp_cost_seconds(g, cost) : gp_graph_cost(g, cost);
+}
+
 /* ---- options ---- */
 /* Writes a JSON value in OSRM's text form: arrays joined by ';' (nested arrays by ','), numbers
  * as %.17g, strings as is, booleans true/false, null as the empty item (the default). */
@@ -290,6 +309,86 @@ static int parse_coords(gp_osrm_req *q, const char *text, long max, const char *
     return 1;
 }
 
+/* The options each OSRM service knows, as osrm-routed v5/v6 parses them (its grammar answers any
+ * other name with InvalidQuery): the ones every service shares, then each service's own. The one
+ * table of them (docs/osrm.md lists the same). */
+static const char common_opts[] =
+    " bearings radiuses generate_hints hints approaches exclude snapping skip_waypoints ";
+static const struct {
+    const char *service; /* the path's first segment */
+    const char *opts;    /* its own options, space-separated with a space at each end */
+} service_opts[] = {
+    {"route", " alternatives steps annotations geometries overview continue_straight waypoints "},
+    {"table", " sources destinations annotations fallback_speed fallback_coordinate "
+              "scale_factor coordinates "}, /* coordinates: the POST body's */
+    {"nearest", " number "},
+    {"trip", " roundtrip source destination steps annotations geometries overview "},
+};
+
+/* The service's option list (NULL for a path that is no OSRM service). */
+static const char *opts_of(const char *service) {
+    for (size_t i = 0; i < sizeof service_opts / sizeof service_opts[0]; i++)
+        if (!strcmp(service_opts[i].service, service)) return service_opts[i].opts;
+    return NULL;
+}
+
+int gp_osrm_option_known(const char *service, const char *name) {
+    const char *own = opts_of(service);
+    size_t len = strlen(name);
+    if (!len || strchr(name, ' ')) return 0;
+    for (int k = 0; k < 2; k++) {
+        const char *t = k ? own : common_opts;
+        for (const char *f = t ? strstr(t, name) : NULL; f; f = strstr(f + 1, name))
+            if (f[-1] == ' ' && f[len] == ' ') return 1;
+    }
+    return 0;
+}
+
+typedef struct unknown_acc {
+    const char *service;
+    char names[256];
+    unsigned count;
+} unknown_acc;
+
+static void note_unknown(unknown_acc *u, const char *name) {
+    if (gp_osrm_option_known(u->service, name)) return;
+    size_t k = strlen(u->names);
+    if (u->count < 4 && k + strlen(name) + 8 < sizeof u->names)
+        snprintf(u->names + k, sizeof u->names - k, "%s'%.64s'", k ? ", " : "", name);
+    u->count++;
+}
+
+static void query_arg(void *ctx, const char *name, const char *value) {
+    (void)value;
+    note_unknown(ctx, name);
+}
+
+/* Answers 400 InvalidQuery naming the options (query string or POST body fields) the request's
+ * service does not know, as osrm-routed refuses them; 1 when there is none. */
+static int check_options(gp_osrm_req *q) {
+    const char *path = gp_req_path(q->r);
+    char service[16] = "";
+    if (path && path[0] == '/') {
+        size_t k = strcspn(path + 1, "/");
+        if (k < sizeof service) memcpy(service, path + 1, k), service[k] = '\0';
+    }
+    if (!opts_of(service)) return 1; /* not called from an OSRM service path */
+    unknown_acc u;
+    memset(&u, 0, sizeof u);
+    u.service = service;
+    if (q->body) {
+        const cJSON *f;
+        cJSON_ArrayForEach(f, q->body) note_unknown(&u, f->string ? f->string : "");
+    }
+    gp_req_query_each(q->r, query_arg, &u);
+    if (!u.count) return 1;
+    gp_osrm_error(q->r, 400, "InvalidQuery",
+                  "unknown option%s %s%s: the %s service takes%sand%s(as OSRM)",
+                  u.count > 1 ? "s" : "", u.names, u.count > 4 ? " ..." : "", service,
+                  opts_of(service), common_opts);
+    return 0;
+}
+
 int gp_osrm_req_init(gp_osrm_req *q, gp_req *r, const char *coords, long max_coords,
                      const char *limit_key) {
     memset(q, 0, sizeof *q);
@@ -303,12 +402,21 @@ int gp_osrm_req_init(gp_osrm_req *q, gp_req *r, const char *coords, long max_coo
         }
         q->body = gp_req_json(r);
     }
+    if (!check_options(q)) return 0;
     q->g = resolve_profile(profile ? profile : "", q->graph_name);
     if (!q->g) {
         gp_osrm_error(r, 400, "InvalidQuery",
                       "profile '%s' names no served graph and no graph has that routing profile "
                       "(GET /v1/graphs lists them)",
                       profile ? profile : "");
+        return 0;
+    }
+    if (gp_osrm_no_durations(q->g)) {
+        gp_osrm_error(r, 400, "InvalidQuery",
+                      "graph '%s' has no travel times: its weights are %s (a router topology, "
+                      "format %s), and the OSRM services answer durations in seconds; ask "
+                      "/v1/graphs/%s/route or /table for its costs",
+                      q->graph_name, q->g->unit_name, q->g->format, q->graph_name);
         return 0;
     }
     if (!q->g->lon || !q->g->spatial) {

@@ -529,13 +529,40 @@ static int bearing_ok(double b, double want, double range) {
     return d <= range;
 }
 
+/* The roads a coordinate may snap to: within `range` degrees of bearing `want` (want < 0: any) in
+ * one of its directions of travel, and on big[]'s nodes when big is set. */
+typedef struct snap_filter {
+    double want, range;
+    const uint8_t *big;
+} snap_filter;
+
+static int snap_ok(void *ctx, const gp_graph *g, uint32_t arc, uint32_t tail, double a_lon,
+                   double a_lat, double b_lon, double b_lat) {
+    const snap_filter *f = ctx;
+    if (f->big && !gp_snap_big_filter((void *)f->big, g, arc, tail, a_lon, a_lat, b_lon, b_lat))
+        return 0;
+    if (f->want < 0) return 1;
+    double b = gp_bearing_deg(a_lon, a_lat, b_lon, b_lat);
+    if (bearing_ok(b, f->want, f->range)) return 1;
+    return bearing_ok(fmod(b + 180, 360), f->want, f->range) &&
+           gp_graph_reverse_arc(g, arc) != GP_NONE;
+}
+
 int gp_osrm_snap_all(gp_osrm_req *q) {
     opt_list rl, bl, al, hl;
     memset(&rl, 0, sizeof rl);
     bl = al = hl = rl;
     int ok = 0;
     q->snap = calloc(q->n ? q->n : 1, sizeof *q->snap);
-    if (!q->snap) {
+    /* OSRM's phantom nodes: the nearest road, and the nearest on a big component (alt) */
+    gp_snap *alt = calloc(q->n ? q->n : 1, sizeof *alt);
+    double *wants = malloc(sizeof *wants * (q->n ? q->n : 1) * 2);
+    int *approaches = malloc(sizeof *approaches * (q->n ? q->n : 1));
+    const uint32_t *comp = NULL;
+    const uint8_t *big = NULL;
+    int all_tiny = 1, one_comp = 1;
+    if (!q->snap_any && !gp_snap_components(q->g, &comp, &big)) big = NULL;
+    if (!q->snap || !alt || !wants || !approaches) {
         gp_osrm_error(q->r, 500, "InternalError", "out of memory");
         goto done;
     }
@@ -581,19 +608,46 @@ int gp_osrm_snap_all(gp_osrm_req *q) {
         }
         gp_err err;
         gp_snap *s = &q->snap[i];
-        int rc = gp_snap_point(q->g, q->lon[i], q->lat[i], radius, s, &err);
+        snap_filter sf = {want, range, NULL};
+        /* bearings choose among the roads within the radius, nearest first (as OSRM) */
+        int rc = gp_snap_point_if(q->g, q->lon[i], q->lat[i], radius, want >= 0 ? snap_ok : NULL,
+                                  &sf, s, &err);
         if (rc == GP_ENOTFOUND) {
             gp_osrm_error(q->r, 400, "NoSegment",
                           "Could not find a matching segment for coordinate "
-                          "%u: %s",
-                          i, err.msg);
+                          "%u: %s%s",
+                          i, err.msg,
+                          want >= 0 ? " (within the bearing range and the radius)" : "");
             goto done;
         }
         if (rc) {
             gp_osrm_error_err(q->r, &err);
             goto done;
         }
-        if (!q->snap_any) gp_snap_big(q->g, s, radius);
+        alt[i] = *s;
+        if (big && !gp_snap_in_big(q->g, s, big)) {
+            sf.big = big; /* no big component within reach: alt stays the nearest road */
+            if (gp_snap_point_if(q->g, q->lon[i], q->lat[i], radius, snap_ok, &sf, &alt[i], &err))
+                alt[i] = *s;
+        }
+        if (big) {
+            uint32_t c = comp[s->arc != GP_NONE ? gp_graph_arc_tail(q->g, s->arc) : s->node];
+            uint32_t c0 = comp[q->snap[0].arc != GP_NONE ? gp_graph_arc_tail(q->g, q->snap[0].arc)
+                                                         : q->snap[0].node];
+            all_tiny &= !gp_snap_in_big(q->g, s, big);
+            one_comp &= c == c0;
+        }
+        wants[2 * i] = want;
+        wants[2 * i + 1] = range;
+        approaches[i] = approach;
+    }
+    /* OSRM's rule: when every nearest road lies in one and the same small component, all keep
+     * it; otherwise each takes the nearest road on a big component within its radius */
+    for (uint32_t i = 0; big && !(all_tiny && one_comp) && i < q->n; i++) q->snap[i] = alt[i];
+    for (uint32_t i = 0; i < q->n; i++) {
+        gp_snap *s = &q->snap[i];
+        double want = wants[2 * i], range = wants[2 * i + 1];
+        int approach = approaches[i];
         if (s->arc == GP_NONE) continue; /* snapped onto a node: no direction to restrict */
         if (want >= 0) {
             int fwd = bearing_ok(arc_bearing_at(q->g, s), want, range);
@@ -603,13 +657,7 @@ int gp_osrm_snap_all(gp_osrm_req *q) {
                 keep_direction(&t, 1);
                 bwd = bearing_ok(arc_bearing_at(q->g, &t), want, range);
             }
-            if (!fwd && !bwd) {
-                gp_osrm_error(q->r, 400, "NoSegment",
-                              "Could not find a matching segment for coordinate %u: the nearest "
-                              "road does not run within %g degrees of bearing %g",
-                              i, range, want);
-                goto done;
-            }
+            /* (neither at a piece's very end, where the road bends: both directions stay) */
             if (fwd != bwd) keep_direction(s, fwd ? 0 : 1);
         }
         if (approach && s->rarc != GP_NONE) {
@@ -623,6 +671,9 @@ int gp_osrm_snap_all(gp_osrm_req *q) {
     }
     ok = 1;
 done:
+    free(alt);
+    free(wants);
+    free(approaches);
     free_list(&rl);
     free_list(&bl);
     free_list(&al);

@@ -120,6 +120,9 @@ int gp_osrm_leg_append(gp_osrm_leg *m, gp_osrm_leg *x);
 size_t gp_osrm_alternatives(gp_osrm_req *q, const gp_osrm_leg *best, size_t max_alt,
                             gp_osrm_leg *out);
 
+/* 1 when leg drives an arc and then its reverse (a U-turn inside the leg). */
+int gp_osrm_leg_has_uturn(const gp_graph *g, const gp_osrm_leg *leg);
+
 typedef struct gp_osrm_route_opts {
     int steps;
     int overview; /* 0 false, 1 simplified, 2 full */

@@ -161,59 +161,57 @@ static uint32_t end_arc(const gp_graph *g, const gp_snap *s, uint32_t o, int des
     return s->rarc;
 }
 
+/* A growing node list that refuses a node twice (seen[] marks its nodes). */
+typedef struct node_list {
+    uint32_t *v, k, cap;
+} node_list;
+
+static int push_node(node_list *l, uint32_t x, uint8_t *seen) {
+    if (seen[x]) return 0;
+    if (l->k == l->cap) {
+        uint32_t cap = l->cap ? 2 * l->cap : 64, *nv = realloc(l->v, sizeof *nv * cap);
+        if (!nv) return 0;
+        l->v = nv;
+        l->cap = cap;
+    }
+    seen[x] = 1;
+    l->v[l->k++] = x;
+    return 1;
+}
+
 /* The route a -> via -> b along the two trees as a gp_snap_route (path from the entry node to the
  * exit node); 0 when it visits a node twice or out of memory. */
 static int via_route(const gp_graph *g, const gp_snap *a, const gp_snap *b, uint32_t via,
                      const uint64_t *ds, const uint32_t *pred, const uint64_t *dt,
                      const uint32_t *succ, uint8_t *seen, gp_snap_route *rt) {
     memset(rt, 0, sizeof *rt);
-    uint32_t k = 0, cap = 64, *nodes = malloc(sizeof *nodes * cap);
-    int ok = nodes != NULL;
-    for (uint32_t x = via; ok && x != GP_NONE; x = pred[x]) {
-        if (k == cap) {
-            uint32_t *nn = realloc(nodes, sizeof *nodes * (cap *= 2));
-            if (!nn) ok = 0;
-            else nodes = nn;
-        }
-        if (ok && seen[x]) ok = 0;
-        if (ok) seen[x] = 1, nodes[k++] = x;
-        if (k > g->n) ok = 0;
+    node_list l = {NULL, 0, 0};
+    int ok = 1;
+    for (uint32_t x = via; ok && x != GP_NONE; x = pred[x]) ok = push_node(&l, x, seen);
+    for (uint32_t i = 0; ok && i < l.k / 2; i++) { /* a -> via */
+        uint32_t t = l.v[i];
+        l.v[i] = l.v[l.k - 1 - i];
+        l.v[l.k - 1 - i] = t;
     }
-    for (uint32_t i = 0; ok && i < k / 2; i++) { /* a -> via */
-        uint32_t t = nodes[i];
-        nodes[i] = nodes[k - 1 - i];
-        nodes[k - 1 - i] = t;
+    for (uint32_t x = ok ? succ[via] : GP_NONE; ok && x != GP_NONE; x = succ[x])
+        ok = push_node(&l, x, seen);
+    for (uint32_t i = 0; i < l.k; i++) seen[l.v[i]] = 0;
+    uint64_t own = 0;
+    for (uint32_t i = 0; ok && i + 1 < l.k; i++) {
+        uint32_t arc = gp_graph_find_arc(g, l.v[i], l.v[i + 1]);
+        if (arc == GP_NONE) ok = 0;
+        else own += g->w[arc];
     }
-    for (uint32_t x = ok ? succ[via] : GP_NONE; ok && x != GP_NONE; x = succ[x]) {
-        if (k == cap) {
-            uint32_t *nn = realloc(nodes, sizeof *nodes * (cap *= 2));
-            if (!nn) ok = 0;
-            else nodes = nn;
-        }
-        if (ok && seen[x]) ok = 0;
-        if (ok) seen[x] = 1, nodes[k++] = x;
-        if (k > g->n) ok = 0;
-    }
-    for (uint32_t i = 0; nodes && i < k; i++) seen[nodes[i]] = 0;
-    if (!ok) {
-        free(nodes);
+    if (!ok || !l.k) {
+        free(l.v);
         return 0;
     }
-    uint64_t own = 0;
-    for (uint32_t i = 0; i + 1 < k; i++) {
-        uint32_t arc = gp_graph_find_arc(g, nodes[i], nodes[i + 1]);
-        if (arc == GP_NONE) {
-            free(nodes);
-            return 0;
-        }
-        own += g->w[arc];
-    }
-    rt->path.nodes = nodes;
-    rt->path.len = k;
+    rt->path.nodes = l.v;
+    rt->path.len = l.k;
     rt->path.dist = own;
     rt->dist = ds[via] + dt[via];
-    rt->first_arc = end_arc(g, a, nodes[0], 0);
-    rt->last_arc = end_arc(g, b, nodes[k - 1], 1);
+    rt->first_arc = end_arc(g, a, l.v[0], 0);
+    rt->last_arc = end_arc(g, b, l.v[l.k - 1], 1);
     return 1;
 }
 

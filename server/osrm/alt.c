@@ -215,35 +215,58 @@ static int via_route(const gp_graph *g, const gp_snap *a, const gp_snap *b, uint
     return 1;
 }
 
+/* The position at cost `left` before the head of arc (tail u -> head v, dir 0) or after its tail
+ * (dir 1), in the arc's direction only; node u / v itself when the arc is that short. */
+static void point_on(const gp_graph *g, uint32_t u, uint32_t v, uint64_t left, int dir,
+                     gp_snap *s) {
+    uint32_t arc = gp_graph_find_arc(g, u, v);
+    uint32_t w = g->w[arc];
+    if (left >= w) {
+        gp_snap_at_node(g, dir ? v : u, s);
+        return;
+    }
+    memset(s, 0, sizeof *s);
+    s->arc = arc;
+    s->rarc = GP_NONE; /* one direction: the route's */
+    s->frac = dir ? (double)left / w : 1 - (double)left / w;
+    s->node = s->frac <= 0.5 ? u : v;
+    s->lon = s->qlon = g->lon[u] + s->frac * (g->lon[v] - g->lon[u]);
+    s->lat = s->qlat = g->lat[u] + s->frac * (g->lat[v] - g->lat[u]);
+}
+
 /* The T-test around via: the part of the route within T_ALPHA x its cost around the via node
- * (clamped to the route's nodes) must be a shortest path. */
-static int t_test(const gp_graph *g, const gp_snap_route *rt, uint32_t via, const uint64_t *ds) {
+ * (points inside arcs where the window ends there; the route's ends when it reaches past them)
+ * must be a shortest path, up to the rounding of the two partial arcs. */
+static int t_test(const gp_graph *g, const gp_snap_route *rt, uint32_t via) {
     const gp_path *p = &rt->path;
     uint32_t vi = 0;
     while (vi < p->len && p->nodes[vi] != via) vi++;
     if (vi == p->len) return 0;
-    uint64_t half = (uint64_t)((double)rt->dist * T_ALPHA / 2);
-    uint32_t x = vi, y = vi;
-    uint64_t before = 0, after = 0;
-    while (x > 0 && before < half) {
-        before += g->w[gp_graph_find_arc(g, p->nodes[x - 1], p->nodes[x])];
-        x--;
+    uint64_t half = (uint64_t)((double)rt->dist * T_ALPHA / 2), cost = 0;
+    gp_snap ends[2];
+    gp_snap_at_node(g, p->nodes[0], &ends[0]);
+    gp_snap_at_node(g, p->nodes[p->len - 1], &ends[1]);
+    for (int dir = 0; dir < 2; dir++) { /* back from via (dir 0), then on from it */
+        uint64_t c = 0;
+        for (uint32_t i = vi; dir ? i + 1 < p->len : i > 0; i += dir ? 1 : -1) {
+            uint32_t u = dir ? p->nodes[i] : p->nodes[i - 1],
+                     v = dir ? p->nodes[i + 1] : p->nodes[i];
+            uint32_t w = g->w[gp_graph_find_arc(g, u, v)];
+            if (c + w >= half) {
+                point_on(g, u, v, half - c, dir, &ends[dir]);
+                c = half;
+                break;
+            }
+            c += w;
+        }
+        cost += c;
     }
-    while (y + 1 < p->len && after < half) {
-        after += g->w[gp_graph_find_arc(g, p->nodes[y], p->nodes[y + 1])];
-        y++;
-    }
-    if (x == y) return 1;
-    gp_path sp;
+    gp_snap x = ends[0], y = ends[1];
+    gp_snap_route sr;
     gp_err err;
-    memset(&sp, 0, sizeof sp);
-    if (gp_engine_p2p(gp_http_engine(), g, p->nodes[x], p->nodes[y], GP_P2P_AUTO, &sp, &err)) {
-        gp_path_free(&sp);
-        return 0;
-    }
-    int ok = sp.dist != GP_INF && sp.dist >= before + after;
-    gp_path_free(&sp);
-    (void)ds;
+    if (gp_engine_route_snap(gp_http_engine(), g, &x, &y, GP_P2P_AUTO, &sr, &err)) return 0;
+    int ok = sr.dist != GP_INF && sr.dist + 2 >= cost;
+    gp_snap_route_free(&sr);
     return ok;
 }
 
@@ -290,6 +313,22 @@ size_t gp_osrm_alternatives(gp_osrm_req *q, const gp_osrm_leg *best, size_t max_
         c->plateau = ds[end] - ds[x];
         c->score = 2.0 * (double)c->total - (double)c->plateau;
     }
+    /* nodes on no plateau arc: plateaus of one node, unless the two trees meet there in a U-turn
+     * (the tip of a dead end: pred = succ) */
+    for (uint32_t v = 0; v < g->n; v++) {
+        if (ds[v] == GP_INF || dt[v] == GP_INF || ds[v] + dt[v] > cutoff) continue;
+        uint32_t pv = pred[v], sv = succ[v];
+        if (pv == sv || (sv != GP_NONE && pred[sv] == v) || (pv != GP_NONE && succ[pv] == v))
+            continue;
+        if (nc == ccap) {
+            size_t nc2 = ccap ? 2 * ccap : 256;
+            cand *n2 = realloc(cs, sizeof *cs * nc2);
+            if (!n2) goto done;
+            cs = n2;
+            ccap = nc2;
+        }
+        cs[nc++] = (cand){v, ds[v] + dt[v], 0, 2.0 * (double)(ds[v] + dt[v])};
+    }
     qsort(cs, nc, sizeof *cs, cand_cmp);
     for (size_t k = 0, tried = 0; k < nc && tried < TRIES && got < max_alt; k++) {
         const cand *c = &cs[k];
@@ -298,7 +337,7 @@ size_t gp_osrm_alternatives(gp_osrm_req *q, const gp_osrm_leg *best, size_t max_
         gp_snap_route rt;
         gp_osrm_leg l;
         if (!via_route(g, a, b, c->via, ds, pred, dt, succ, seen, &rt)) continue;
-        int ok = t_test(g, &rt, c->via, ds) && !gp_osrm_leg_build(g, a, b, &rt, &l);
+        int ok = t_test(g, &rt, c->via) && !gp_osrm_leg_build(g, a, b, &rt, &l);
         gp_snap_route_free(&rt);
         if (!ok) continue;
         if (gp_osrm_leg_has_uturn(g, &l) || shared(g, &l, on) > MAX_SHARED) {

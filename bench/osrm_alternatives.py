@@ -1,0 +1,67 @@
+#!/usr/bin/python3
+"""osrm_alternatives.py - alternatives side by side: random routes with alternatives=3 against
+gpath's /route/v1 and, when given, osrm-routed's, counting the alternatives found, those with a
+U-turn (annotation nodes X, Y, X: an arc driven and then its reverse) and the largest duration
+ratio of an alternative to its best route (docs/osrm.md, Alternatives).
+
+    osrm_alternatives.py GPATH_URL PROFILE [OSRM_URL] [--n 200] [--seed 1]
+        [--bbox 9.49,47.06,9.62,47.24]   (Liechtenstein's roads)
+"""
+import argparse
+import json
+import random
+import urllib.error
+import urllib.request
+
+
+def get(url):
+    try:
+        with urllib.request.urlopen(url, timeout=60) as r:
+            return json.load(r)
+    except urllib.error.HTTPError as e:
+        return json.load(e)
+
+
+def uturns(route):
+    n = 0
+    for leg in route["legs"]:
+        nodes = leg["annotation"]["nodes"]
+        n += sum(1 for i in range(len(nodes) - 2) if nodes[i] == nodes[i + 2])
+    return n
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("gpath")
+    ap.add_argument("profile")
+    ap.add_argument("osrm", nargs="?")
+    ap.add_argument("--n", type=int, default=200)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--bbox", default="9.49,47.06,9.62,47.24")
+    a = ap.parse_args()
+    x0, y0, x1, y1 = map(float, a.bbox.split(","))
+    rnd = random.Random(a.seed)
+    pairs = [((rnd.uniform(x0, x1), rnd.uniform(y0, y1)), (rnd.uniform(x0, x1), rnd.uniform(y0, y1)))
+             for _ in range(a.n)]
+    peers = [("gpath", a.gpath, a.profile)] + ([("osrm", a.osrm, "driving")] if a.osrm else [])
+    for name, base, prof in peers:
+        s = dict(routes=0, alternatives=0, with_uturn=0, uturns=0, max_stretch=0.0)
+        for p, q in pairs:
+            r = get(f"{base}/route/v1/{prof}/{p[0]:.6f},{p[1]:.6f};{q[0]:.6f},{q[1]:.6f}"
+                    "?alternatives=3&annotations=nodes&overview=false")
+            if r.get("code") != "Ok":
+                continue
+            s["routes"] += 1
+            best = r["routes"][0]["duration"]
+            for alt in r["routes"][1:]:
+                u = uturns(alt)
+                s["alternatives"] += 1
+                s["uturns"] += u
+                s["with_uturn"] += u > 0
+                if best > 0:
+                    s["max_stretch"] = max(s["max_stretch"], round(alt["duration"] / best, 3))
+        print(name, json.dumps(s))
+
+
+if __name__ == "__main__":
+    main()

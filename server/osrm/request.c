@@ -542,7 +542,8 @@ static int snap_ok(void *ctx, const gp_graph *g, uint32_t arc, uint32_t tail, do
     if (f->big && !gp_snap_big_filter((void *)f->big, g, arc, tail, a_lon, a_lat, b_lon, b_lat))
         return 0;
     if (f->want < 0) return 1;
-    double b = gp_bearing_deg(a_lon, a_lat, b_lon, b_lat);
+    /* whole degrees, as OSRM compares them (CheckInBounds on the rounded segment bearing) */
+    double b = fmod(round(gp_bearing_deg(a_lon, a_lat, b_lon, b_lat)), 360);
     if (bearing_ok(b, f->want, f->range)) return 1;
     return bearing_ok(fmod(b + 180, 360), f->want, f->range) &&
            gp_graph_reverse_arc(g, arc) != GP_NONE;

@@ -9,6 +9,7 @@ ratio of an alternative to its best route (docs/osrm.md, Alternatives).
 """
 import argparse
 import json
+import math
 import random
 import urllib.error
 import urllib.request
@@ -61,6 +62,28 @@ def main():
                 if best > 0:
                     s["max_stretch"] = max(s["max_stretch"], round(alt["duration"] / best, 3))
         print(name, json.dumps(s))
+    if not a.osrm:
+        return
+    same = both = agree = 0
+    for i, (p, q) in enumerate(pairs):
+        c = f"{p[0]:.6f},{p[1]:.6f};{q[0]:.6f},{q[1]:.6f}"
+        g = get(f"{a.gpath}/route/v1/{a.profile}/{c}?annotations=nodes&overview=false")
+        o = get(f"{a.osrm}/route/v1/driving/{c}?annotations=nodes&overview=false")
+        if g.get("code") == "Ok" and o.get("code") == "Ok":
+            both += 1
+            same += g["routes"][0]["legs"][0]["annotation"]["nodes"] == \
+                o["routes"][0]["legs"][0]["annotation"]["nodes"]
+        b = f"bearings={(i * 90) % 360},30;&radiuses=200;&overview=false"
+        g = get(f"{a.gpath}/route/v1/{a.profile}/{c}?{b}")
+        o = get(f"{a.osrm}/route/v1/driving/{c}?{b}")
+        if g.get("code") != "Ok" or o.get("code") != "Ok":
+            agree += g.get("code") == o.get("code")
+            continue
+        gl, ol = g["waypoints"][0]["location"], o["waypoints"][0]["location"]
+        agree += math.hypot((gl[0] - ol[0]) * 111320 * math.cos(math.radians(gl[1])),
+                            (gl[1] - ol[1]) * 110540) < 5
+    print("annotations", json.dumps({"routes": both, "identical_nodes": same}))
+    print("bearings", json.dumps({"requests": len(pairs), "agree_with_osrm": agree}))
 
 
 if __name__ == "__main__":

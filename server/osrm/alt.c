@@ -32,10 +32,20 @@
 /* ---- backward tree: Dijkstra on the reverse arcs from b's exit nodes ---- */
 typedef struct heap {
     uint64_t *key;
-    uint32_t *node, n;
+    uint32_t *node, n, cap;
 } heap;
 
-static void heap_push(heap *h, uint64_t k, uint32_t v) {
+/* -1 when out of memory (nothing pushed). */
+static int heap_push(heap *h, uint64_t k, uint32_t v) {
+    if (h->n == h->cap) {
+        uint32_t cap = h->cap ? 2 * h->cap : 4096;
+        uint64_t *nk = realloc(h->key, sizeof *nk * cap);
+        if (nk) h->key = nk;
+        uint32_t *nn = nk ? realloc(h->node, sizeof *nn * cap) : NULL;
+        if (!nn) return -1;
+        h->node = nn;
+        h->cap = cap;
+    }
     uint32_t i = h->n++;
     while (i > 0) {
         uint32_t p = (i - 1) / 2;
@@ -46,6 +56,7 @@ static void heap_push(heap *h, uint64_t k, uint32_t v) {
     }
     h->key[i] = k;
     h->node[i] = v;
+    return 0;
 }
 
 static void heap_pop(heap *h, uint64_t *k, uint32_t *v) {
@@ -67,18 +78,12 @@ static void heap_pop(heap *h, uint64_t *k, uint32_t *v) {
 }
 
 /* dt[v]: cost from v to b; succ[v]: the next node toward b (GP_NONE at an exit node). Lazy
- * deletion: the heap holds at most one entry per relaxation (m + 2). 0 when out of memory. */
+ * deletion: the heap holds an entry per relaxation, grown as needed (the search stays within the
+ * cutoff). 0 when out of memory. */
 static int backward_tree(const gp_graph *g, const gp_snap *b, uint64_t cutoff, uint64_t *dt,
                          uint32_t *succ) {
-    heap h;
-    h.n = 0;
-    h.key = malloc(sizeof *h.key * ((size_t)g->m + 2));
-    h.node = malloc(sizeof *h.node * ((size_t)g->m + 2));
-    if (!h.key || !h.node) {
-        free(h.key);
-        free(h.node);
-        return 0;
-    }
+    heap h = {NULL, NULL, 0, 0};
+    int ok = 1;
     for (uint32_t v = 0; v < g->n; v++) {
         dt[v] = GP_INF;
         succ[v] = GP_NONE;
@@ -89,9 +94,9 @@ static int backward_tree(const gp_graph *g, const gp_snap *b, uint64_t cutoff, u
     for (uint32_t i = 0; i < k; i++)
         if (c[i] < dt[nd[i]]) {
             dt[nd[i]] = c[i];
-            heap_push(&h, c[i], nd[i]);
+            if (heap_push(&h, c[i], nd[i])) ok = 0;
         }
-    while (h.n) {
+    while (ok && h.n) {
         uint64_t d;
         uint32_t v;
         heap_pop(&h, &d, &v);
@@ -99,16 +104,16 @@ static int backward_tree(const gp_graph *g, const gp_snap *b, uint64_t cutoff, u
         for (uint32_t a = g->rrow[v]; a < g->rrow[v + 1]; a++) {
             uint32_t u = g->rcol[a];
             uint64_t nd2 = d + g->rw[a];
-            if (nd2 < dt[u] && nd2 <= cutoff && h.n < g->m + 2) {
+            if (nd2 < dt[u] && nd2 <= cutoff) {
                 dt[u] = nd2;
                 succ[u] = v;
-                heap_push(&h, nd2, u);
+                if (heap_push(&h, nd2, u)) ok = 0;
             }
         }
     }
     free(h.key);
     free(h.node);
-    return 1;
+    return ok;
 }
 
 /* ---- candidates ---- */
@@ -248,7 +253,7 @@ static int t_test(const gp_graph *g, const gp_snap_route *rt, uint32_t via) {
     gp_snap_at_node(g, p->nodes[p->len - 1], &ends[1]);
     for (int dir = 0; dir < 2; dir++) { /* back from via (dir 0), then on from it */
         uint64_t c = 0;
-        for (uint32_t i = vi; dir ? i + 1 < p->len : i > 0; i += dir ? 1 : -1) {
+        for (uint32_t i = vi; dir ? i + 1 < p->len : i > 0; i = dir ? i + 1 : i - 1) {
             uint32_t u = dir ? p->nodes[i] : p->nodes[i - 1],
                      v = dir ? p->nodes[i + 1] : p->nodes[i];
             uint32_t w = g->w[gp_graph_find_arc(g, u, v)];

@@ -351,7 +351,7 @@ typedef struct unknown_acc {
 } unknown_acc;
 
 static void note_unknown(unknown_acc *u, const char *name) {
-    if (gp_osrm_option_known(u->service, name)) return;
+    if (!*name || gp_osrm_option_known(u->service, name)) return; /* "?&a=1": no option */
     size_t k = strlen(u->names);
     if (u->count < 4 && k + strlen(name) + 8 < sizeof u->names)
         snprintf(u->names + k, sizeof u->names - k, "%s'%.64s'", k ? ", " : "", name);

@@ -682,9 +682,12 @@ static cJSON *annotation_json(const gp_osrm_req *q, const gp_osrm_leg *leg,
                                              : gp_graph_orig_id(g, p->tail);
         }
     }
-    if (ids && leg->npc == 0 && P->n >= 2) { /* both ends on one node */
-        ids[0] = gp_graph_orig_id(g, leg->a->node);
-        ids[P->n - 1] = gp_graph_orig_id(g, leg->b->node);
+    if (leg->npc == 0 && P->n >= 2) { /* both ends on one node: one segment of 0 */
+        cJSON *arrs[] = {dur, dist, wt, sp, ds};
+        for (size_t k = 0; k < sizeof arrs / sizeof arrs[0]; k++)
+            if (arrs[k]) cJSON_AddItemToArray(arrs[k], cJSON_CreateNumber(0));
+        if (ids) ids[0] = gp_graph_orig_id(g, leg->a->node);
+        if (ids) ids[1] = gp_graph_orig_id(g, leg->b->node);
     }
     for (size_t k = 0; ids && k < P->n; k++)
         cJSON_AddItemToArray(nodes, cJSON_CreateNumber((double)ids[k]));

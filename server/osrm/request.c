@@ -524,8 +524,9 @@ static double arc_bearing_at(const gp_graph *g, const gp_snap *s) {
     return b;
 }
 
+/* b within range degrees of want, b in whole degrees (as OSRM's CheckInBounds takes it). */
 static int bearing_ok(double b, double want, double range) {
-    double d = fabs(fmod(b - want + 540, 360) - 180);
+    double d = fabs(fmod(round(b) - want + 540, 360) - 180);
     return d <= range;
 }
 
@@ -542,10 +543,9 @@ static int snap_ok(void *ctx, const gp_graph *g, uint32_t arc, uint32_t tail, do
     if (f->big && !gp_snap_big_filter((void *)f->big, g, arc, tail, a_lon, a_lat, b_lon, b_lat))
         return 0;
     if (f->want < 0) return 1;
-    /* whole degrees, as OSRM compares them (CheckInBounds on the rounded segment bearing) */
-    double b = fmod(round(gp_bearing_deg(a_lon, a_lat, b_lon, b_lat)), 360);
+    double b = gp_bearing_deg(a_lon, a_lat, b_lon, b_lat);
     if (bearing_ok(b, f->want, f->range)) return 1;
-    return bearing_ok(fmod(b + 180, 360), f->want, f->range) &&
+    return bearing_ok(b + 180, f->want, f->range) &&
            gp_graph_reverse_arc(g, arc) != GP_NONE;
 }
 

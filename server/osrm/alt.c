@@ -147,12 +147,25 @@ static double shared(const gp_graph *g, const gp_osrm_leg *leg, const uint8_t *o
     return t > 0 ? s / t : 1;
 }
 
+/* 1 when arc q drives arc p's road back: from p's head to p's tail by their original (OSM) node
+ * ids, so through the copies that turn restrictions make of a node too, along as many shape
+ * points (the same ones reversed where the graph knows their ids). */
+static int drives_back(const gp_graph *g, uint32_t p, uint32_t q) {
+    if (q == gp_graph_reverse_arc(g, p)) return 1;
+    uint32_t pt = gp_graph_arc_tail(g, p), qt = gp_graph_arc_tail(g, q);
+    if (gp_graph_orig_id(g, qt) != gp_graph_orig_id(g, g->col[p]) ||
+        gp_graph_orig_id(g, g->col[q]) != gp_graph_orig_id(g, pt))
+        return 0;
+    const double *x, *y;
+    uint32_t np = gp_graph_arc_shape(g, p, &x, &y), nq = gp_graph_arc_shape(g, q, &x, &y);
+    if (np != nq) return 0;
+    if (!np || !g->shape_osm_id) return 1;
+    return g->shape_osm_id[g->arc_shape[p]] == g->shape_osm_id[g->arc_shape[q] + nq - 1];
+}
+
 int gp_osrm_leg_has_uturn(const gp_graph *g, const gp_osrm_leg *leg) {
-    for (size_t i = 0; i + 1 < leg->npc; i++) {
-        const gp_osrm_piece *p = &leg->pc[i], *q = &leg->pc[i + 1];
-        uint32_t ph = g->col[p->arc], qh = g->col[q->arc];
-        if (q->arc == gp_graph_reverse_arc(g, p->arc) || (q->tail == ph && qh == p->tail)) return 1;
-    }
+    for (size_t i = 0; i + 1 < leg->npc; i++)
+        if (drives_back(g, leg->pc[i].arc, leg->pc[i + 1].arc)) return 1;
     return 0;
 }
 

@@ -120,7 +120,8 @@ int gp_osrm_leg_append(gp_osrm_leg *m, gp_osrm_leg *x);
 size_t gp_osrm_alternatives(gp_osrm_req *q, const gp_osrm_leg *best, size_t max_alt,
                             gp_osrm_leg *out);
 
-/* 1 when leg drives an arc and then its reverse (a U-turn inside the leg). */
+/* 1 when leg drives an arc and then the same road back (a U-turn inside the leg; node copies of
+ * turn restrictions count as their original node). */
 int gp_osrm_leg_has_uturn(const gp_graph *g, const gp_osrm_leg *leg);
 
 typedef struct gp_osrm_route_opts {

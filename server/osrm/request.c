@@ -545,8 +545,7 @@ static int snap_ok(void *ctx, const gp_graph *g, uint32_t arc, uint32_t tail, do
     if (f->want < 0) return 1;
     double b = gp_bearing_deg(a_lon, a_lat, b_lon, b_lat);
     if (bearing_ok(b, f->want, f->range)) return 1;
-    return bearing_ok(b + 180, f->want, f->range) &&
-           gp_graph_reverse_arc(g, arc) != GP_NONE;
+    return bearing_ok(b + 180, f->want, f->range) && gp_graph_reverse_arc(g, arc) != GP_NONE;
 }
 
 int gp_osrm_snap_all(gp_osrm_req *q) {

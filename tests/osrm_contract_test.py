@@ -215,6 +215,17 @@ def t_bearings_choose(ctx):
     assert b["routes"][0]["legs"][0]["steps"][0]["maneuver"]["bearing_after"] == 90
 
 
+@test
+def t_nearest_bearings(ctx):
+    # beside S, where West (east-west) meets the north and south corridors (north-south there):
+    # bearings filter every answer of nearest, not only the first
+    q = "/nearest/v1/alt/9.1021,47.0001?number=4"
+    _, b = get(ctx.d, q)
+    assert [w["name"] for w in b["waypoints"]][:3] == ["North", "West", "South"], b
+    _, b = get(ctx.d, q + "&bearings=0,20")
+    assert [w["name"] for w in b["waypoints"]] == ["North", "South", "Spur"], b
+
+
 # ---- 8. alternatives ----
 def uturns(r):
     n = 0

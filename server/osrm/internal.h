@@ -46,7 +46,8 @@ typedef struct gp_osrm_req {
     gp_snap *snap;  /* n snapped positions (after gp_osrm_snap_all) */
     int geometries; /* GP_GEOM_* */
     int skip_waypoints, generate_hints;
-    int snap_any; /* snapping=any: small components too (gp_snap_big) */
+    int snap_any;    /* snapping=any: small components too (gp_snap_big) */
+    double *bearing; /* after gp_osrm_snap_all: n pairs (bearing, range), bearing -1 when none */
 } gp_osrm_req;
 
 /* 1 for a graph whose weights are no travel times nor road costs (router topologies: hops, or a
@@ -78,6 +79,9 @@ int gp_osrm_snap_all(gp_osrm_req *q);
  * options every service shares and the service's own); gp_osrm_req_init answers any other with
  * 400 InvalidQuery naming it. */
 int gp_osrm_option_known(const char *service, const char *name);
+/* 1 when the road of snapped position s (its arc, or the arc's reverse when the road is two-way)
+ * runs within range degrees of bearing want at s (whole degrees, as OSRM). */
+int gp_osrm_bearing_fits(const gp_graph *g, const gp_snap *s, double want, double range);
 /* Parses a decimal number (strtod, the whole text); 0 on success. */
 int gp_osrm_parse_double(const char *s, double *out);
 /* Parses an index list option ("0;2;5", a POST array, or "all"), read whole whatever its length:

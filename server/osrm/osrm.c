@@ -413,6 +413,10 @@ void gp_h_osrm_nearest(gp_req *r) {
                 cc->u = x < y ? x : y;
                 cc->v = x < y ? y : x;
                 gp_arc_project(g, arc, q.lon[0], q.lat[0], &cc->s);
+                /* bearings filter every answer (as OSRM's) */
+                if (q.bearing[0] >= 0 &&
+                    !gp_osrm_bearing_fits(g, &cc->s, q.bearing[0], q.bearing[1]))
+                    continue;
                 nc++;
             }
         }

@@ -480,6 +480,7 @@ void gp_osrm_req_free(gp_osrm_req *q) {
     free(q->lon);
     free(q->lat);
     free(q->snap);
+    free(q->bearing);
     gp_graph_unref(q->g);
     memset(q, 0, sizeof *q);
 }
@@ -511,15 +512,27 @@ static void keep_direction(gp_snap *s, int dir) {
     }
 }
 
-/* Bearing of travel along s->arc at the snapped position (toward the arc's next point). */
+/* Bearing of travel along s->arc at the snapped position: toward the arc's next point, or, at the
+ * arc's very end, along its last piece. */
 static double arc_bearing_at(const gp_graph *g, const gp_snap *s) {
     gp_pts p;
     memset(&p, 0, sizeof p);
     double b = 0;
-    if (gp_arc_points(g, s->arc, s->frac, 1, &p) == 0 && p.n >= 2)
-        b = gp_bearing_deg(p.lon[0], p.lat[0], p.lon[1], p.lat[1]);
-    else if (gp_arc_points(g, s->arc, 0, 1, &p) == 0 && p.n >= 2)
-        b = gp_bearing_deg(p.lon[0], p.lat[0], p.lon[p.n - 1], p.lat[p.n - 1]);
+    int found = 0;
+    if (gp_arc_points(g, s->arc, s->frac, 1, &p) == 0)
+        for (size_t i = 1; i < p.n && !found; i++)
+            if (p.lon[i] != p.lon[0] || p.lat[i] != p.lat[0]) {
+                b = gp_bearing_deg(p.lon[0], p.lat[0], p.lon[i], p.lat[i]);
+                found = 1;
+            }
+    gp_pts_free(&p);
+    memset(&p, 0, sizeof p);
+    if (!found && gp_arc_points(g, s->arc, 0, s->frac, &p) == 0)
+        for (size_t i = p.n; i-- > 1 && !found;)
+            if (p.lon[i - 1] != p.lon[p.n - 1] || p.lat[i - 1] != p.lat[p.n - 1]) {
+                b = gp_bearing_deg(p.lon[i - 1], p.lat[i - 1], p.lon[p.n - 1], p.lat[p.n - 1]);
+                found = 1;
+            }
     gp_pts_free(&p);
     return b;
 }
@@ -548,6 +561,15 @@ static int snap_ok(void *ctx, const gp_graph *g, uint32_t arc, uint32_t tail, do
     return bearing_ok(b + 180, f->want, f->range) && gp_graph_reverse_arc(g, arc) != GP_NONE;
 }
 
+int gp_osrm_bearing_fits(const gp_graph *g, const gp_snap *s, double want, double range) {
+    if (s->arc == GP_NONE) return 1;
+    if (bearing_ok(arc_bearing_at(g, s), want, range)) return 1;
+    gp_snap t = *s;
+    t.arc = gp_graph_reverse_arc(g, s->arc);
+    t.frac = 1 - s->frac;
+    return t.arc != GP_NONE && bearing_ok(arc_bearing_at(g, &t), want, range);
+}
+
 int gp_osrm_snap_all(gp_osrm_req *q) {
     opt_list rl, bl, al, hl;
     memset(&rl, 0, sizeof rl);
@@ -556,7 +578,7 @@ int gp_osrm_snap_all(gp_osrm_req *q) {
     q->snap = calloc(q->n ? q->n : 1, sizeof *q->snap);
     /* OSRM's phantom nodes: the nearest road, and the nearest on a big component (alt) */
     gp_snap *alt = calloc(q->n ? q->n : 1, sizeof *alt);
-    double *wants = malloc(sizeof *wants * (q->n ? q->n : 1) * 2);
+    double *wants = q->bearing = malloc(sizeof *wants * (q->n ? q->n : 1) * 2);
     int *approaches = malloc(sizeof *approaches * (q->n ? q->n : 1));
     const uint32_t *comp = NULL;
     const uint8_t *big = NULL;
@@ -672,7 +694,6 @@ int gp_osrm_snap_all(gp_osrm_req *q) {
     ok = 1;
 done:
     free(alt);
-    free(wants);
     free(approaches);
     free_list(&rl);
     free_list(&bl);

@@ -858,7 +858,8 @@ gp_graph *gp_load_osm(const char *spec, const gp_load_opts *o, gp_err *err) {
     memset(&E, 0, sizeof E);
     memset(&A, 0, sizeof A);
     double *slon = NULL, *slat = NULL;
-    uint64_t shcap = 0, shcap2 = 0;
+    int64_t *sid = NULL; /* the shape points' OSM node ids (annotations=nodes lists them) */
+    uint64_t shcap = 0, shcap2 = 0, shcap3 = 0;
 
     /* 1. read */
     gp_osm_callbacks cb = {&c, on_node, on_way, on_relation};
@@ -1019,12 +1020,14 @@ gp_graph *gp_load_osm(const char *spec, const gp_load_opts *o, gp_err *err) {
         const oedge *e = &E.e[a->edge];
         const oway *w = &c.ways[e->way_u];
         if (grow((void **)&slon, &shcap, e->ns ? e->ns : 1, sizeof *slon) ||
-            grow((void **)&slat, &shcap2, e->ns ? e->ns : 1, sizeof *slat))
+            grow((void **)&slat, &shcap2, e->ns ? e->ns : 1, sizeof *slat) ||
+            grow((void **)&sid, &shcap3, e->ns ? e->ns : 1, sizeof *sid))
             goto oom;
         for (uint32_t s = 0; s < e->ns; s++) {
             uint32_t x = E.shp[e->s0 + (a->rev ? e->ns - 1 - s : s)];
             slon[s] = nlon(&c, x);
             slat[s] = nlat(&c, x);
+            sid[s] = c.nodes[x].id;
         }
         gp_road_attr ra = {e->len,
                            c.str && w->name ? c.str + w->name : NULL,
@@ -1032,14 +1035,17 @@ gp_graph *gp_load_osm(const char *spec, const gp_load_opts *o, gp_err *err) {
                            w->cls,
                            e->ns,
                            slon,
-                           slat};
+                           slat,
+                           sid};
         if (gp_builder_add_road_arc(b, ids2[0], ids2[1], a->w, &ra, err)) goto fail;
     }
     uint64_t total_refs = 0;
     for (uint64_t i = 0; i < c.nw; i++) total_refs += c.ways[i].nref;
     free(slon);
     free(slat);
+    free(sid);
     slon = slat = NULL;
+    sid = NULL;
     free(A.a);
     free(E.e);
     free(E.shp);
@@ -1070,6 +1076,7 @@ fail:
     gp_builder_free(b);
     free(slon);
     free(slat);
+    free(sid);
     free(wix);
     free(flags);
     free(wk);

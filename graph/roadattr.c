@@ -106,6 +106,7 @@ uint64_t gp_graph_roadattr_memory(const gp_graph *g) {
     if (g->arc_shape) {
         bytes += (m + 1) * sizeof(uint32_t);
         bytes += (uint64_t)g->arc_shape[m] * 2 * sizeof(double);
+        if (g->shape_osm_id) bytes += (uint64_t)g->arc_shape[m] * sizeof(int64_t);
     }
     bytes += g->strtab_len;
     if (g->osm_id) bytes += (uint64_t)g->n * sizeof(int64_t);
@@ -124,7 +125,8 @@ struct gp_attrbuf {
     uint8_t *cls;
     uint64_t ns, scap;
     double *slon, *slat;
-    char *st; /* strings table, offset 0 = "" */
+    int64_t *sid; /* shape points' original ids (0: unknown), NULL until an arc brings some */
+    char *st;     /* strings table, offset 0 = "" */
     uint64_t stlen, stcap;
     uint32_t *sh; /* intern hash: string offsets, 0 = empty slot */
     uint64_t shmask, shcount;
@@ -153,6 +155,7 @@ void gp_attrbuf_free(gp_attrbuf *a) {
     free(a->cls);
     free(a->slon);
     free(a->slat);
+    free(a->sid);
     free(a->st);
     free(a->sh);
     free(a);
@@ -226,9 +229,14 @@ int gp_attrbuf_push(gp_attrbuf *a, const gp_road_attr *ra) {
         uint64_t c = a->scap ? a->scap * 2 : 4096;
         while (c < a->ns + ns) c *= 2;
         if (buf_grow((void **)&a->slon, c, sizeof(double)) ||
-            buf_grow((void **)&a->slat, c, sizeof(double)))
+            buf_grow((void **)&a->slat, c, sizeof(double)) ||
+            (a->sid && buf_grow((void **)&a->sid, c, sizeof(int64_t))))
             return -1;
         a->scap = c;
+    }
+    if (ns && ra->shape_osm_id && !a->sid) { /* the first arc with ids: earlier points get 0 */
+        a->sid = calloc(a->scap ? a->scap : 1, sizeof(int64_t));
+        if (!a->sid) return -1;
     }
     uint64_t i = a->na;
     a->len[i] = ra ? (float)ra->len_m : 0.0f;
@@ -240,6 +248,9 @@ int gp_attrbuf_push(gp_attrbuf *a, const gp_road_attr *ra) {
     if (ns) {
         memcpy(a->slon + a->ns, ra->shape_lon, ns * sizeof(double));
         memcpy(a->slat + a->ns, ra->shape_lat, ns * sizeof(double));
+        if (a->sid && ra->shape_osm_id)
+            memcpy(a->sid + a->ns, ra->shape_osm_id, ns * sizeof(int64_t));
+        else if (a->sid) memset(a->sid + a->ns, 0, ns * sizeof(int64_t));
     }
     a->ns += ns;
     a->na++;
@@ -255,8 +266,9 @@ int gp_attrbuf_emit(gp_attrbuf *a, gp_graph *g, const uint32_t *origin) {
     g->arc_shape = malloc((m + 1) * sizeof *g->arc_shape);
     g->shape_lon = malloc((ns ? ns : 1) * sizeof(double));
     g->shape_lat = malloc((ns ? ns : 1) * sizeof(double));
+    if (a->sid) g->shape_osm_id = malloc((ns ? ns : 1) * sizeof(int64_t));
     if (!g->arc_len_m || !g->arc_name || !g->arc_ref || !g->arc_class || !g->arc_shape ||
-        !g->shape_lon || !g->shape_lat)
+        !g->shape_lon || !g->shape_lat || (a->sid && !g->shape_osm_id))
         return -1;
     uint32_t at = 0;
     for (uint64_t p = 0; p < m; p++) {
@@ -270,6 +282,7 @@ int gp_attrbuf_emit(gp_attrbuf *a, gp_graph *g, const uint32_t *origin) {
         if (e > b) {
             memcpy(g->shape_lon + at, a->slon + b, (size_t)(e - b) * sizeof(double));
             memcpy(g->shape_lat + at, a->slat + b, (size_t)(e - b) * sizeof(double));
+            if (a->sid) memcpy(g->shape_osm_id + at, a->sid + b, (size_t)(e - b) * sizeof(int64_t));
         }
         at += e - b;
     }

@@ -41,6 +41,7 @@ enum {
     S_STRTAB,
     S_OSM_ID,
     S_NAMES,
+    S_SHAPE_OSM_ID, /* optional: older files have none (readers skip types they do not know) */
     S_KNOWN_END
 };
 
@@ -214,6 +215,7 @@ int gp_snapshot_write(const gp_graph *g, const char *path, const gp_snap_extra *
     if (g->arc_shape) {
         SEC(S_SHAPE_LON, g->shape_lon, ns * 8);
         SEC(S_SHAPE_LAT, g->shape_lat, ns * 8);
+        SEC(S_SHAPE_OSM_ID, g->shape_osm_id, ns * 8);
     }
     SEC(S_STRTAB, g->strtab, g->strtab_len);
     SEC(S_OSM_ID, g->osm_id, n * 8);
@@ -461,7 +463,9 @@ gp_graph *gp_load_snapshot(const char *path, const gp_load_opts *o, gp_err *err)
     if (g->arc_shape) {
         uint64_t ns = g->arc_shape[m];
         if (section(&mp, S_SHAPE_LON, ns * 8, 1, "shape longitude", (void **)&g->shape_lon, err) ||
-            section(&mp, S_SHAPE_LAT, ns * 8, 1, "shape latitude", (void **)&g->shape_lat, err))
+            section(&mp, S_SHAPE_LAT, ns * 8, 1, "shape latitude", (void **)&g->shape_lat, err) ||
+            section(&mp, S_SHAPE_OSM_ID, ns * 8, 0, "shape node id", (void **)&g->shape_osm_id,
+                    err))
             goto fail;
     }
     if (check_structure(&mp, g, err)) goto fail;

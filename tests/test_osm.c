@@ -419,13 +419,15 @@ static void test_builder_attributes(void **state) {
         static const char *names[] = {"c-a", "b-c", "a-c", "a-b"};
         for (int i = 0; i < 4; i++) {
             double sx = 10.0 + i, sy = 20.0 + i;
+            int64_t sid = 500 + i; /* the shape point's original node id */
             gp_road_attr ra = {100.0 * (i + 1),
                                k == 1 && i == 2 ? "renamed" : names[i],
                                NULL,
                                GP_ROAD_PRIMARY + i,
                                (uint32_t)(i % 2),
                                &sx,
-                               &sy};
+                               &sy,
+                               &sid};
             assert_int_equal(gp_builder_add_road_arc(b, U[i], V[i], (uint32_t)(5 - i), &ra, &err),
                              GP_OK);
         }
@@ -442,7 +444,9 @@ static void test_builder_attributes(void **state) {
             const double *x, *y;
             assert_int_equal(gp_graph_arc_shape(g, a, &x, &y), (uint32_t)(i % 2));
             if (i % 2) assert_true(x[0] == 10.0 + i && y[0] == 20.0 + i);
+            if (i % 2) assert_int_equal(g->shape_osm_id[g->arc_shape[a]], 500 + i);
         }
+        assert_non_null(g->shape_osm_id);
         assert_int_equal(gp_graph_orig_id(g, gp_graph_index(g, 3)), 77);
         assert_int_equal(gp_graph_orig_id(g, gp_graph_index(g, 1)), 1);
         snprintf(version[k], sizeof version[k], "%s", g->version);

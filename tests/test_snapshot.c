@@ -59,6 +59,7 @@ static void expect_same_graph(const gp_graph *a, const gp_graph *b) {
     same_array(a->arc_class, b->arc_class, m);
     same_array(a->arc_shape, b->arc_shape, (m + 1) * 4);
     if (a->arc_shape) same_array(a->shape_lon, b->shape_lon, a->arc_shape[m] * 8);
+    if (a->arc_shape) same_array(a->shape_osm_id, b->shape_osm_id, a->arc_shape[m] * 8);
     same_array(a->osm_id, b->osm_id, n * 8);
     assert_int_equal(a->strtab_len, b->strtab_len);
     same_array(a->strtab, b->strtab, a->strtab_len);
@@ -89,6 +90,7 @@ static void test_round_trip_osm(void **state) {
     if (!h) fail_msg("%s", err.msg);
     expect_same_graph(g, h);
     assert_string_equal(h->format, "osm");
+    assert_non_null(h->shape_osm_id); /* the optional section of the shape points' node ids */
     assert_non_null(h->map_base);
     /* answers on the mapped graph: the restricted left turn still detours (456 ds) */
     gp_engine *e = gp_engine_new("cpu", 1, NULL, &err);

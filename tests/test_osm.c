@@ -9,15 +9,19 @@
  * at 45 N is 157.25 m, 22.6 s at 25 km/h = 226 ds.
  * Rules checked: oneway=yes / -1 / oneway:bicycle=no; no_left_turn forcing a detour,
  * only_straight_on, a via-way no_left_turn, except=motorcar, restriction:conditional ignored,
- * foot ignoring restrictions;
- * access=private (cars out, foot=yes lets pedestrians in, nobody without it); a bollard blocking
- * cars but not pedestrians, a gate passable; a roundabout one-way by implication; negative ids;
- * ways cut by the extract's border; a ferry's
- * duration; degree-2 chains across ways with equal name/ref collapsing into one arc that keeps
- * every shape point, its name, ref, class and length; original OSM ids on routes through node
- * copies made for restrictions; attributes following their arcs through the builder's sort and
- * entering the content hash; the maxspeed and duration parsers; errors for unknown profiles and
- * broken files.
+ * bicycles and pedestrians ignoring restrictions (OSRM); access=private (a restricted road for
+ * cars, foot=yes lets pedestrians in); a bollard blocking cars but not pedestrians, a gate
+ * passable; a roundabout one-way by implication; negative ids; ways cut by the extract's border; a
+ * ferry's duration; degree-2 chains across ways with equal name/ref collapsing into one arc that
+ * keeps every shape point, its name, ref, class and length; original OSM ids on routes through
+ * node copies made for restrictions; attributes following their arcs through the builder's sort
+ * and entering the content hash; the maxspeed (OSRM's reading, zone codes), duration, length and
+ * weight parsers; errors for unknown profiles, broken files and profile tables that cannot be
+ * applied. test_profile_rules: one OSRM car.lua / bicycle.lua / foot.lua rule per way of
+ * rules.osm (maxspeed at 80%, mph, zone codes, surface / tracktype / smoothness caps, service
+ * roads, oneway:motorcar, motorway_link, construction / proposed, shuttle trains, movable
+ * bridges, size limits, directional access, default speeds with access tags, pushing, barriers
+ * and node access); the weight factors and the restricted bit on the evaluator.
  * Run from the repository root (tests/run-tests.sh does).
  */
 #include <setjmp.h>

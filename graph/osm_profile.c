@@ -15,7 +15,8 @@
  *    denied value closes the direction, except the car's private / delivery / destination /
  *    customers on road classes (motorway .. service): those stay routable and are marked
  *    restricted (OSRM keeps them out of through routes with a turn penalty; gpath records the bit
- *    per arc for the turn model). hov=designated marks a car way restricted too.
+ *    per arc for the turn model). hov=designated, or hov:lanes(:forward|:backward) with every
+ *    lane designated, marks a car way (direction) restricted too.
  *  - Oneway: the first tagged key of the profile's list (car: oneway:motorcar,
  *    oneway:motor_vehicle, oneway:vehicle, oneway; bicycle: oneway:bicycle, oneway; foot:
  *    oneway:foot only): yes|1|true forward only, -1 backward only; untagged (or any value but the
@@ -296,6 +297,7 @@ static const gp_osm_profile PROFILES[] = {
         .access_restricted = CAR_RESTRICTED,
         .restricted_highways = CAR_RESTRICTED_HIGHWAYS,
         .restricted_tags = CAR_RESTRICTED_TAGS,
+        .restricted_lanes = "hov:lanes",
         .oneway_keys = CAR_ONEWAY,
         .oneway_no = CAR_ONEWAY_NO,
         .implied_oneway = IMPLIED_ONEWAY,
@@ -636,6 +638,18 @@ static double leading_int(const char *v) {
     return (double)strtol(v, NULL, 10);
 }
 
+/* 1 when every '|'-separated lane of v is "designated" (OSRM's has_all_designated_hov_lanes). */
+static int all_designated(const char *v) {
+    if (!v) return 0;
+    for (const char *s = v;;) {
+        const char *bar = strchr(s, '|');
+        size_t l = bar ? (size_t)(bar - s) : strlen(s);
+        if (l != 10 || strncmp(s, "designated", 10) != 0) return 0;
+        if (!bar) return 1;
+        s = bar + 1;
+    }
+}
+
 /* The class row of a way: the first row whose key=value is tagged. */
 static const gp_osm_class *find_class(const gp_osm_profile *p, const gp_osm_tag *t, uint32_t n) {
     for (const gp_osm_class *k = p->classes; k->key; k++) {
@@ -723,6 +737,16 @@ void gp_osm_eval_way(const gp_osm_profile *p, const gp_osm_tag *t, uint32_t n, g
     }
     if (denied == 2 || (!p->access_directional && denied)) return;
     if (has_kv(t, n, p->restricted_tags)) restricted[0] = restricted[1] = 1;
+    if (p->restricted_lanes) { /* KEY:forward / :backward, else KEY (OSRM reads it per oneway) */
+        char buf[128];
+        const char *common = tag(t, n, p->restricted_lanes);
+        snprintf(buf, sizeof buf, "%s:forward", p->restricted_lanes);
+        const char *lf = tag(t, n, buf);
+        snprintf(buf, sizeof buf, "%s:backward", p->restricted_lanes);
+        const char *lb = tag(t, n, buf);
+        if (all_designated(lf ? lf : common)) restricted[0] = 1;
+        if (all_designated(lb ? lb : common)) restricted[1] = 1;
+    }
 
     /* oneway */
     int oneway = 0; /* 1 forward only, -1 backward only */

@@ -52,7 +52,10 @@ typedef struct gp_osm_profile {
                                              restricted (no through traffic), on the highways of
                                              restricted_highways */
     const char *const *restricted_highways;
-    const char *const *restricted_tags;   /* "key=value" tags marking a way restricted */
+    const char *const *restricted_tags; /* "key=value" tags marking a way restricted */
+    /* KEY (also KEY:forward / :backward) whose lanes, split at "|", all "designated" mark that
+     * direction restricted (car: hov:lanes); NULL: none */
+    const char *restricted_lanes;
     const char *const *oneway_keys;       /* most specific first; NULL: oneways are ignored */
     const char *const *oneway_no;         /* values of those keys that cancel an implied oneway */
     const char *const *implied_oneway;    /* "key=value" tags implying oneway=yes */

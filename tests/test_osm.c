@@ -585,6 +585,14 @@ static void test_parsers_and_errors(void **state) {
         {{{"highway", "residential"}, {"motor_vehicle:forward", "delivery"}}, 2, 1, 1, 1, 0},
         {{{"highway", "residential"}, {"access", "private"}, {"motorcar", "yes"}}, 3, 1, 1, 0, 0},
         {{{"highway", "primary"}, {"hov", "designated"}}, 2, 1, 1, 1, 1},
+        {{{"highway", "primary"}, {"hov:lanes", "designated|designated"}}, 2, 1, 1, 1, 1},
+        {{{"highway", "primary"}, {"hov:lanes", "designated|yes"}}, 2, 1, 1, 0, 0},
+        {{{"highway", "primary"}, {"hov:lanes:forward", "designated"}, {"hov:lanes", "yes"}},
+         3,
+         1,
+         1,
+         1,
+         0},
     };
     for (size_t i = 0; i < sizeof ev / sizeof ev[0]; i++) {
         gp_osm_way_eval e;

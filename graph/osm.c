@@ -50,6 +50,8 @@ typedef struct oway {
     uint32_t nref;
     uint32_t name, ref; /* offsets into the local strings (0: none) */
     uint8_t cls;
+    uint8_t restricted;     /* 1: access=destination / private / ... (gp_osm_way_eval), either
+                               direction; arc_restricted() gives it per arc */
     float fwd_mps, bwd_mps; /* 0: direction not allowed */
     float ferry_s;          /* whole-way ferry duration, < 0: none */
 } oway;
@@ -162,6 +164,7 @@ static int on_way(void *ctx, int64_t id, const int64_t *refs, uint32_t nrefs,
     if (w->name == UINT32_MAX || w->ref == UINT32_MAX)
         return gp_err_set(err, GP_ENOMEM, "%s: out of memory for names", c->path);
     w->cls = (uint8_t)e.cls;
+    w->restricted = (uint8_t)(e.fwd_restricted || e.bwd_restricted);
     w->fwd_mps = (float)e.fwd_mps;
     w->bwd_mps = (float)e.bwd_mps;
     w->ferry_s = (float)e.ferry_s;
@@ -381,7 +384,8 @@ static const char *way_str(const octx *c, uint32_t off) { return c->str ? c->str
 
 static int same_attrs(const octx *c, const oedge *a, const oedge *b) {
     const oway *wa = &c->ways[a->way_u], *wb = &c->ways[b->way_u];
-    return wa->cls == wb->cls && strcmp(way_str(c, wa->name), way_str(c, wb->name)) == 0 &&
+    return wa->cls == wb->cls && wa->restricted == wb->restricted &&
+           strcmp(way_str(c, wa->name), way_str(c, wb->name)) == 0 &&
            strcmp(way_str(c, wa->ref), way_str(c, wb->ref)) == 0;
 }
 
@@ -537,6 +541,15 @@ static inline uint32_t arc_head_way(const edges *E, const oarc *a) {
 static inline uint32_t arc_tail_way(const edges *E, const oarc *a) {
     const oedge *e = &E->e[a->edge];
     return a->rev ? e->way_v : e->way_u;
+}
+
+/* 1 when arc a runs on a restricted way (car: access=private / delivery / destination /
+ * customers, hov=designated): OSRM keeps such ways routable but puts max_turn_weight on a turn
+ * from an unrestricted way into a restricted one, so they carry no through traffic. The degree-2
+ * collapse never merges restricted with unrestricted pieces, so the bit holds for a whole arc.
+ * The turn model (graph/turns.c) reads it; without turn costs it is recorded and unused. */
+static inline int arc_restricted(const octx *c, const edges *E, const oarc *a) {
+    return c->ways[arc_tail_way(E, a)].restricted != 0;
 }
 
 typedef struct copy_rec {
@@ -841,6 +854,7 @@ gp_graph *gp_load_osm(const char *spec, const gp_load_opts *o, gp_err *err) {
                    gp_osm_profile_names());
         return NULL;
     }
+    if (gp_osm_profile_check(prof, err)) return NULL; /* a rule that cannot be applied */
     octx c;
     memset(&c, 0, sizeof c);
     c.p = prof;

@@ -63,9 +63,22 @@ void gp_deadline_set(double abs_deadline) {
 
 double gp_deadline_get(void) { return tl_deadline; }
 
-int gp_deadline_expired(void) { return tl_deadline > 0 && gp_now() >= tl_deadline; }
+/* Set once by gp_deadline_cut_all (shutdown); read with relaxed loads at every check. */
+static int g_deadlines_cut;
+
+void gp_deadline_cut_all(void) { __atomic_store_n(&g_deadlines_cut, 1, __ATOMIC_RELAXED); }
+
+int gp_deadline_passed(double deadline) {
+    if (__atomic_load_n(&g_deadlines_cut, __ATOMIC_RELAXED)) return 1;
+    return deadline > 0 && gp_now() >= deadline;
+}
+
+int gp_deadline_expired(void) { return gp_deadline_passed(tl_deadline); }
 
 int gp_deadline_error(gp_err *err) {
+    if (__atomic_load_n(&g_deadlines_cut, __ATOMIC_RELAXED))
+        return gp_err_set(err, GP_ETIMEOUT,
+                          "query cancelled: the server is shutting down (config shutdown_grace_s)");
     double ms = (tl_deadline - tl_deadline_set_at) * 1e3;
     if (tl_deadline > 0 && ms >= 0.5)
         return gp_err_set(err, GP_ETIMEOUT,

@@ -73,7 +73,8 @@ static const gp_config_key keys[] = {
      "Compute time limit per query (route, sssp, table, apsp, routing tables, what-if): 504 "
      "Timeout past it; 0 = none."},
     {"shutdown_grace_s", L(shutdown_grace_s), "30", 0, 3600,
-     "On SIGTERM/SIGINT: seconds to let requests in flight finish before stopping."},
+     "On SIGTERM/SIGINT: seconds to let requests in flight finish; queries still computing "
+     "after it are cancelled (504 Timeout, \"shutting down\") and the process exits."},
     {"cache_path", S(cache_path), "gpath-cache.sqlite", 0, 0,
      "SQLite matrix cache file (relative to the working directory); empty disables the cache."},
     {"cache_budget_mb", L(cache_budget_mb), "1024", 0, 1048576,

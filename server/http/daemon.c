@@ -1036,6 +1036,10 @@ gp_http *gp_http_start(const gp_config *cfg, gp_engine *e, gp_registry *reg, gp_
 
 unsigned gp_http_port(const gp_http *h) { return h ? h->port : 0; }
 
+/* After the grace, how long cancelled queries get to unwind before the daemon is stopped anyway
+ * (MHD then waits for its threads: work with no deadline check, a GPU kernel, ends first). */
+#define CUT_WAIT_S 5.0
+
 void gp_http_stop(gp_http *h, double grace_s) {
     if (!h) return;
     __atomic_store_n(&srv.stopping, 1, __ATOMIC_RELAXED);
@@ -1051,6 +1055,19 @@ void gp_http_stop(gp_http *h, double grace_s) {
     int left = __atomic_load_n(&srv.active, __ATOMIC_RELAXED);
     GP_LOG(GP_LOG_INFO, "event=stopping waited_ms=%.0f in_flight_left=%d",
            waited ? (gp_now() - t0) * 1e3 : 0.0, left);
+    if (left > 0) {
+        /* the grace is over: every query still computing gives up at its next deadline check
+         * (GP_ETIMEOUT, answered 504 "shutting down") instead of running to its own deadline or,
+         * with request_timeout_ms = 0, to its end; the wait below is for that unwinding only */
+        gp_deadline_cut_all();
+        double t1 = gp_now();
+        while (__atomic_load_n(&srv.active, __ATOMIC_RELAXED) > 0 && gp_now() - t1 < CUT_WAIT_S) {
+            struct timespec ts = {0, 10 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+        GP_LOG(GP_LOG_INFO, "event=cancelled in_flight=%d unwound_ms=%.0f in_flight_left=%d", left,
+               (gp_now() - t1) * 1e3, __atomic_load_n(&srv.active, __ATOMIC_RELAXED));
+    }
     if (h->has_watchdog) {
         pthread_mutex_lock(&srv.conn_mu);
         srv.watchdog_stop = 1;

@@ -78,6 +78,58 @@ def t_shutdown_cancels_queries(ctx):
         d.stop()
 
 
+def keepalive_exchange(port, requests, timeout=10):
+    """Sends the requests back to back on one connection, half-closes, and returns the answers
+    (status, headers, body) in order."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    try:
+        s.sendall(b"".join(requests))
+        s.shutdown(socket.SHUT_WR)
+        return split_answers(hp.read_all(s))
+    finally:
+        s.close()
+
+
+@test
+def t_framing_on_keepalive(ctx):
+    """Ambiguous framing on the second request of a keep-alive connection (the front end checks
+    only the first head): conflicting Content-Length headers, Content-Length beside chunked, a
+    Transfer-Encoding other than chunked. Each is answered 400 InvalidQuery naming the header and
+    the connection closes: the request hidden in its body is never served (it was before)."""
+    d = ctx.shared()
+    first = b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n"
+    hidden = b"GET /v1/graphs/g/route?from=1&to=2 HTTP/1.1\r\nHost: x\r\n\r\n"
+    cases = [
+        (b"Content-Length: 0\r\nContent-Length: %d\r\n" % len(hidden), hidden,
+         "conflicting Content-Length"),
+        (b"Content-Length: %d\r\nContent-Length: 0\r\n" % len(hidden), hidden,
+         "conflicting Content-Length"),
+        (b"Content-Length: %d\r\nTransfer-Encoding: chunked\r\n" % (len(hidden) + 5),
+         b"0\r\n\r\n" + hidden, "both Content-Length and Transfer-Encoding"),
+        (b"Transfer-Encoding: chunked\r\nContent-Length: 5\r\n", b"0\r\n\r\n" + hidden,
+         "both Content-Length and Transfer-Encoding"),
+        (b"Transfer-Encoding: chunked\r\nTransfer-Encoding: identity\r\n",
+         b"0\r\n\r\n" + hidden, "Transfer-Encoding"),
+    ]
+    for headers, body, words in cases:
+        smuggler = (b"POST /v1/graphs/g/table HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                    b"application/json\r\n" + headers + b"\r\n" + body)
+        answers = keepalive_exchange(d.port, [first, smuggler])
+        got = [(st, b[:120]) for st, _, b in answers]
+        assert len(answers) == 2, (headers, got)
+        assert answers[0][0] == 200, (headers, got)
+        st, hdrs, b = answers[1]
+        assert st == 400, (headers, got)
+        e = json.loads(b)
+        assert e["code"] == "InvalidQuery" and words in e["message"], (headers, e)
+        assert hdrs.get("connection", "").lower() == "close", (headers, hdrs)
+    # the same request with one Content-Length is served on a keep-alive connection
+    ok = (b"POST /v1/graphs/g/table HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+          b"Content-Length: 16\r\n\r\n{\"sources\": [1]}")
+    answers = keepalive_exchange(d.port, [first, ok, first])
+    assert [a[0] for a in answers] == [200, 200, 200], [(a[0], a[2][:100]) for a in answers]
+
+
 def main():
     only = set(sys.argv[1:])
     tmp = tempfile.mkdtemp(prefix="gpath-rel-")
@@ -87,9 +139,28 @@ def main():
 
     ctx = Ctx()
     ctx.tmp = tmp
+    shared = []
+
+    def shared_daemon():
+        """One daemon (gen:2000 as g, admin and operator tokens) for the tests that need no
+        settings of their own; started by the first of them."""
+        if not shared:
+            d = ht.Daemon(tmp, "shared", ["--graph", "g=gen:2000", "--threads", "4",
+                                          "--cache-path", ""],
+                          {"GPATH_ADMIN_TOKEN": ht.TOKEN, "GPATH_OPERATOR_TOKEN": ht.TOKEN})
+            shared.append(d)
+            d.wait_ready()
+        return shared[0]
+
+    ctx.shared = shared_daemon
+    passed = failed = skipped = 0
     try:
         passed, failed, skipped = ht.run_tests(TESTS, ctx, only)
     finally:
+        for d in shared:
+            if d.stop() != 0:
+                failed += 1
+                print(f"FAIL shared daemon exit code:\n{d.tail()}")
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"{passed} passed, {failed} failed, {skipped} skipped")
     return 1 if failed else 0

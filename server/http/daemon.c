@@ -436,6 +436,22 @@ static void req_begin(gp_req *r) {
         reject(r, GP_HC_HEADERS_TOO_LARGE,
                "request headers of %zu bytes exceed max_header_bytes = %ld", hbytes,
                cfg->max_header_bytes);
+    /* framing headers on every request, not only a connection's first (the front end's head
+     * check): on a keep-alive connection libmicrohttpd alone parsed this head, and a request
+     * hidden behind conflicting Content-Length headers or Content-Length beside chunked would
+     * be served next; refused here, the connection closes after the 400 */
+    gp_head_framing fr = {0, 0, 0};
+    gp_head_verdict hv;
+    int framing = GP_HEAD_OK;
+    for (int i = 0; i < r->nhdrs && framing == GP_HEAD_OK; i++)
+        framing = gp_head_framing_add(&fr, r->hdrs[i].k, strlen(r->hdrs[i].k),
+                                      r->hdrs[i].v ? r->hdrs[i].v : "", r->hdrs[i].vlen, &hv);
+    if (framing == GP_HEAD_OK) framing = gp_head_framing_end(&fr, &hv);
+    if (framing != GP_HEAD_OK) {
+        r->pending = 0; /* ahead of any other complaint: the body's length is not known */
+        reject(r, hv.code, "%s", hv.msg);
+        return;
+    }
     const char *cl = gp_req_header(r, MHD_HTTP_HEADER_CONTENT_LENGTH);
     if (cl) {
         char *end = NULL;

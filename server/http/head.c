@@ -171,8 +171,8 @@ static int content_length(const char *s, size_t len, int *have, unsigned long lo
     return 0;
 }
 
-int gp_head_framing_add(gp_head_framing *f, const char *name, size_t nl, const char *val,
-                        size_t vl, gp_head_verdict *v) {
+int gp_head_framing_add(gp_head_framing *f, const char *name, size_t nl, const char *val, size_t vl,
+                        gp_head_verdict *v) {
     char q[48];
     if (ieq(name, nl, "Content-Length"))
         return content_length(val, vl, &f->have_cl, &f->cl, v) ? GP_HEAD_BAD : GP_HEAD_OK;

@@ -86,6 +86,13 @@ int gp_cpu_count(void);
 void gp_parallel_for(uint64_t n, int nthreads, void (*fn)(void *ctx, uint64_t begin, uint64_t end),
                      void *ctx);
 
+/* Length of the valid UTF-8 sequence at s (n > 0 bytes left), 0 when s[0] starts none (overlong
+ * forms, surrogates and code points past U+10FFFF are invalid). */
+size_t gp_utf8_seq(const unsigned char *s, size_t n);
+/* Offset of the first byte of s[0..n) that starts no valid UTF-8 sequence, -1 when all is valid
+ * (NUL bytes count as valid). */
+int64_t gp_utf8_invalid(const char *s, size_t n);
+
 /* Per-thread query deadline (config request_timeout_ms): an absolute gp_now() time, 0 = none.
  * The HTTP dispatcher sets it around each query handler; backends read it at the entry of an
  * operation (gp_deadline_get), hand the value to their own worker threads explicitly (it is

@@ -130,6 +130,56 @@ def t_framing_on_keepalive(ctx):
     assert [a[0] for a in answers] == [200, 200, 200], [(a[0], a[2][:100]) for a in answers]
 
 
+def call(d, method, path, body=None, token=None):
+    """One request, its answer validated against openapi.yaml for /v1 paths."""
+    return d.call(method, path, body, token=token, check=path.startswith("/v1/"))
+
+
+@test
+def t_messages_name_the_problem(ctx):
+    """The audit's misleading answers: 17 isochrone points (one past isochrone_max_points) are
+    413 TooBig, not 400; a PATCH cost no weight can hold names the largest cost the graph stores
+    (it said "use a smaller --scale (at most 0)"); OSRM scale_factor=1e308 is 400 instead of
+    turning reachable cells into null."""
+    d = ctx.shared()
+    pts = ";".join("8.5%d,47.3" % i for i in range(17))
+    ht.expect_error(call(d, "GET", "/v1/graphs/g/isochrone?contours=300&points=" + pts), 413,
+                    "TooBig", ["isochrone_max_points = 16"])
+    st, _, b = call(d, "GET", "/v1/graphs/g/isochrone?contours=300&points=" + pts[:pts.index(";")])
+    assert st == 200, b
+    ht.expect_error(call(d, "PATCH", "/v1/graphs/g/links",
+                         {"links": [{"link": [1, 2], "cost": 5e9}]}, token=ht.TOKEN), 400,
+                    "InvalidQuery", ["links[0].cost", "largest cost this graph stores"])
+    assert "scale" not in call(d, "PATCH", "/v1/graphs/g/links", {"links": [{"link": [1, 2], "cost": 1e300}]},
+                               token=ht.TOKEN)[2]["message"].split("(")[0]
+    st, _, b = call(d, "GET", "/table/v1/driving/8.5,47.3;8.51,47.31?scale_factor=1e308")
+    assert st == 400 and b["code"] == "InvalidOptions" and "scale_factor" in b["message"], b
+    st, _, b = call(d, "GET", "/table/v1/driving/8.5,47.3;8.51,47.31?scale_factor=2")
+    assert st == 200 and all(x is not None for row in b["durations"] for x in row), b
+
+
+@test
+def t_lenient_input_refused(ctx):
+    """A link named twice in one PATCH (either way round) is 400 naming both entries (the last won
+    and both were counted); nested coordinate arrays in POST /table/v1 are 400 (they were read as
+    flat pairs)."""
+    d = ctx.shared()
+    for second in ([1, 2], [2, 1]):
+        ht.expect_error(call(d, "PATCH", "/v1/graphs/g/links",
+                             {"links": [{"link": [1, 2], "cost": 7}, {"link": second, "cost": 9}]},
+                             token=ht.TOKEN), 400, "InvalidQuery",
+                        ["links[0] and links[1]", "one change per link"])
+    for coords in ([[8.5, [47.3]], [8.51, 47.31]], [[[8.5, 47.3]], [8.51, 47.31]],
+                   [[8.5, 47.3, 1], [8.51, 47.31]]):
+        st, _, b = call(d, "POST", "/table/v1/driving", {"coordinates": coords})
+        assert st == 400 and b["code"] == "InvalidQuery" and "coordinates" in b["message"], (coords, b)
+    st, _, b = call(d, "POST", "/table/v1/driving", {"coordinates": [[8.5, 47.3], [8.51, 47.31]]})
+    assert st == 200, b
+    st, _, b = call(d, "PATCH", "/v1/graphs/g/links", {"links": [{"link": [1, 2], "cost": 7}]},
+                    token=ht.TOKEN)
+    assert st == 200 and b["links_changed"] == 1, b
+
+
 def main():
     only = set(sys.argv[1:])
     tmp = tempfile.mkdtemp(prefix="gpath-rel-")

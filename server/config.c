@@ -110,6 +110,9 @@ static const gp_config_key keys[] = {
     {"max_connections_per_ip", L(max_connections_per_ip), "64", 0, 1000000,
      "Concurrent connections one client address may hold, so one client cannot take every "
      "slot; 0 = no limit (behind a reverse proxy every client has the proxy's address)."},
+    {"connection_reserve", L(connection_reserve), "32", 0, 100000,
+     "Connections past max_connections for clients whose first request head is complete within "
+     "1 s (probes, short queries) while slow clients hold every regular slot."},
     {"request_read_timeout_s", L(request_read_timeout_s), "30", 0, 86400,
      "A connection must deliver a whole request (headers and body) within this many seconds of "
      "opening or of its previous answer, however slowly it trickles; else it is closed. 0 = "

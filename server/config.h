@@ -65,6 +65,7 @@ typedef struct gp_config {
     long overview_max_edges;
     /* HTTP protocol limits, CORS, compression, operator token (server/http/daemon.c) */
     long max_connections_per_ip;
+    long connection_reserve;
     long request_read_timeout_s;
     long max_url_bytes;
     long max_header_bytes;

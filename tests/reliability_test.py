@@ -180,6 +180,48 @@ def t_lenient_input_refused(ctx):
     assert st == 200 and b["links_changed"] == 1, b
 
 
+@test
+def t_reserve_keeps_health(ctx):
+    """Trickling clients spread over addresses, each under max_connections_per_ip, hold every
+    regular slot (max_connections = 20): /health and a short query still answer at once from the
+    reserve (connection_reserve, default 32), and a reserve connection that trickles too is closed
+    after 1 s. Before, every new connection was refused until the tricklers' read deadline."""
+    d = ht.Daemon(ctx.tmp, "reserve", ["--graph", "g=gen:500", "--max-connections", "20",
+                                       "--max-connections-per-ip", "8", "--threads", "2",
+                                       "--cache-path", ""])
+    socks = []
+    try:
+        d.wait_ready()
+        for i in range(20):
+            s = socket.create_connection(("127.0.0.1", d.port), timeout=10,
+                                         source_address=("127.0.0.%d" % (2 + i % 5), 0))
+            s.sendall(b"GET /health HTTP/1.1\r\nHo")
+            socks.append(s)
+        time.sleep(0.3)
+        t0 = time.time()
+        st, _, b = d.call("GET", "/health", check=False)
+        assert st == 200, (st, b)
+        st, _, b = d.call("GET", "/v1/graphs/g/route?from=1&to=2")
+        assert st == 200, (st, b)
+        took = time.time() - t0
+        assert took < 2.0, took
+        late = socket.create_connection(("127.0.0.1", d.port), timeout=10,
+                                        source_address=("127.0.0.9", 0))
+        late.sendall(b"GET /health HTTP/1.1\r\nHo")
+        t1 = time.time()
+        got = hp.read_all(late)
+        late.close()
+        waited = time.time() - t1
+        assert got == b"" and 0.8 < waited < 3.0, (got[:100], waited)
+        assert "event=reserve_timeout" in d.tail(), d.tail()
+        print(f"    /health and a route in {took * 1e3:.0f} ms with 20 of 20 slots trickled; a "
+              f"trickling reserve connection closed after {waited:.1f} s")
+    finally:
+        for s in socks:
+            s.close()
+        d.stop()
+
+
 def main():
     only = set(sys.argv[1:])
     tmp = tempfile.mkdtemp(prefix="gpath-rel-")

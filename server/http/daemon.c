@@ -983,14 +983,14 @@ static struct MHD_Daemon *daemon_start(const gp_config *cfg, long threads, size_
      * does the same as: three system calls less per connection. */
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ITC |
                      MHD_USE_ERROR_LOG | MHD_USE_NO_LISTEN_SOCKET | MHD_USE_TURBO;
-    return MHD_start_daemon(flags, 0, NULL, NULL, on_request, NULL, MHD_OPTION_EXTERNAL_LOGGER,
-                            mhd_log, NULL, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)threads,
-                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->connection_timeout_s,
-                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)cfg->max_connections,
-                            MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool, MHD_OPTION_URI_LOG_CALLBACK,
-                            on_uri, NULL, MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
-                            MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL,
-                            MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_END);
+    return MHD_start_daemon(
+        flags, 0, NULL, NULL, on_request, NULL, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)threads, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)cfg->connection_timeout_s, MHD_OPTION_CONNECTION_LIMIT,
+        (unsigned)(cfg->max_connections + cfg->connection_reserve),
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool, MHD_OPTION_URI_LOG_CALLBACK, on_uri, NULL,
+        MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL, MHD_OPTION_NOTIFY_CONNECTION, on_connection,
+        NULL, MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_END);
 }
 
 gp_http *gp_http_start(const gp_config *cfg, gp_engine *e, gp_registry *reg, gp_err *err) {

@@ -110,6 +110,9 @@ static const gp_config_key keys[] = {
     {"max_connections_per_ip", L(max_connections_per_ip), "64", 0, 1000000,
      "Concurrent connections one client address may hold, so one client cannot take every "
      "slot; 0 = no limit (behind a reverse proxy every client has the proxy's address)."},
+    {"max_buffered_answer_bytes", L(max_buffered_answer_bytes), "1073741824", 0, 1L << 50,
+     "Bytes of answers (64 KiB or more) held for clients still reading them, all connections "
+     "together; a larger answer past it is 503 Busy. 0 = none."},
     {"connection_reserve", L(connection_reserve), "32", 0, 100000,
      "Connections past max_connections for clients whose first request head is complete within "
      "1 s (probes, short queries) while slow clients hold every regular slot."},

@@ -222,6 +222,41 @@ def t_reserve_keeps_health(ctx):
         d.stop()
 
 
+@test
+def t_buffered_answers_bounded(ctx):
+    """Clients that send a request and never read pin its whole answer (600 of them: 3.1 GB of
+    RSS). With max_buffered_answer_bytes = 8 MB, a client that reads nothing holds one all-pairs
+    answer of ~6 MB; a second such answer is then 503 Busy naming the limit (before: buffered too),
+    and once the first client has read its answer the same request answers 200 again."""
+    d = ht.Daemon(ctx.tmp, "buffered", ["--graph", "g=gen:1000", "--max-apsp-nodes", "1000",
+                                        "--max-buffered-answer-bytes", "8000000", "--threads", "4",
+                                        "--cache-path", ""])
+    try:
+        d.wait_ready()
+        req = (b"POST /v1/graphs/g/apsp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+               b"Content-Length: 2\r\nConnection: close\r\n\r\n{}")
+        slow = socket.socket()
+        slow.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        slow.settimeout(30)
+        slow.connect(("127.0.0.1", d.port))
+        slow.sendall(req)
+        time.sleep(1.5)  # computed and queued; the client reads nothing
+        st, _, b = d.call("POST", "/v1/graphs/g/apsp", {}, check=False)
+        assert st == 503 and b["code"] == "Busy" and "max_buffered_answer_bytes" in b["message"], \
+            (st, str(b)[:200])
+        st, _, b = d.call("GET", "/v1/graphs/g/route?from=1&to=2")  # small answers still go
+        assert st == 200, b
+        got = split_answers(hp.read_all(slow))
+        slow.close()
+        assert got and got[0][0] == 200 and len(got[0][2]) > 4000000, [(a[0], len(a[2])) for a in got]
+        time.sleep(0.2)
+        st, _, b = d.call("POST", "/v1/graphs/g/apsp", {}, check=False)
+        assert st == 200, (st, str(b)[:200])
+        print(f"    one unread answer of {len(got[0][2]) / 1e6:.1f} MB held; the next refused with 503")
+    finally:
+        d.stop()
+
+
 def main():
     only = set(sys.argv[1:])
     tmp = tempfile.mkdtemp(prefix="gpath-rel-")

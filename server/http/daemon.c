@@ -556,6 +556,7 @@ static void req_end(gp_req *r, int aborted) {
             gp_log_set_request_id(NULL);
         }
     }
+    gp_http_buffered_release(r);
     gp_graph_unref(r->graph);
     cJSON_Delete(r->json);
     free(r->body);

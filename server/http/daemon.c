@@ -39,6 +39,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <malloc.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -558,6 +559,7 @@ static void req_end(gp_req *r, int aborted) {
     }
     gp_http_buffered_release(r);
     gp_graph_unref(r->graph);
+    int trim = r->trim;
     cJSON_Delete(r->json);
     free(r->body);
     free(r->segs);
@@ -571,6 +573,7 @@ static void req_end(gp_req *r, int aborted) {
     }
     if (r->begun) __atomic_fetch_sub(&srv.active, 1, __ATOMIC_RELAXED);
     free(r);
+    if (trim) malloc_trim(0); /* the old version's arrays are free now */
 }
 
 /* ---- libmicrohttpd glue ---- */

@@ -53,6 +53,7 @@ struct gp_req {
     int answered;
     int status;
     size_t bytes;
+    int trim;        /* gp_req_trim_after: malloc_trim once freed */
     size_t buffered; /* bytes of this answer counted in the global buffered total (0: none) */
     int err_code;    /* -1 when the answer was not an error */
     int nheaders;

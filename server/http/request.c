@@ -151,6 +151,8 @@ void gp_kv_free(kv *a, int n) {
 }
 
 /* ---- responses ---- */
+void gp_req_trim_after(gp_req *r) { r->trim = 1; }
+
 void gp_req_add_header(gp_req *r, const char *name, const char *value) {
     if (r->nheaders == MAX_HEADERS) return;
     char *n = strdup(name), *v = strdup(value);

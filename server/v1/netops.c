@@ -571,6 +571,7 @@ void gp_h_links_patch(gp_req *r) {
         goto done;
     }
     downs_record(gp_req_graph_name(r), g, g2, ch, (size_t)k);
+    gp_req_trim_after(r); /* the old version is freed with the last request holding it */
     if (t2) {
         lru_put(t2);
         store_dist(NULL, gp_req_graph_name(r), g2, t2->dist);

@@ -113,6 +113,9 @@ static const gp_config_key keys[] = {
     {"max_buffered_answer_bytes", L(max_buffered_answer_bytes), "1073741824", 0, 1L << 50,
      "Bytes of answers (64 KiB or more) held for clients still reading them, all connections "
      "together; a larger answer past it is 503 Busy. 0 = none."},
+    {"log_requests_per_s", L(log_requests_per_s), "1000", 0, 100000000,
+     "Access log lines per second at most; past it lines are dropped and counted "
+     "(event=request_log_suppressed). 0 = no limit."},
     {"connection_reserve", L(connection_reserve), "32", 0, 100000,
      "Connections past max_connections for clients whose first request head is complete within "
      "1 s (probes, short queries) while slow clients hold every regular slot."},

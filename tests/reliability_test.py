@@ -257,6 +257,36 @@ def t_buffered_answers_bounded(ctx):
         d.stop()
 
 
+@test
+def t_request_log_rate_limited(ctx):
+    """The access log is rate-limited (log_requests_per_s): 200 requests in a burst with the limit
+    at 5 write at most 5 lines a second; the next second's first line says how many were dropped.
+    Before, every request wrote its line (a flood of cheap requests was a flood of log)."""
+    d = ht.Daemon(ctx.tmp, "logrl", ["--graph", "g=gen:200", "--log-requests-per-s", "5",
+                                     "--threads", "2", "--cache-path", ""])
+    try:
+        d.wait_ready()
+        time.sleep(1.1)  # a fresh second for the burst
+        t0 = time.time()
+        answers = keepalive_exchange(d.port, [b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n"] * 200,
+                                     timeout=30)
+        secs = time.time() - t0
+        assert len(answers) == 200 and all(a[0] == 200 for a in answers), len(answers)
+        time.sleep(1.1)
+        d.call("GET", "/health", check=False)
+        time.sleep(0.2)
+        log = d.full_log()
+        lines = [l for l in log.splitlines() if "event=request " in l and "path=/health" in l]
+        dropped = sum(int(x.split("count=")[1].split()[0]) for x in log.splitlines()
+                      if "event=request_log_suppressed" in x)
+        assert len(lines) <= 5 * (int(secs) + 3), (len(lines), secs)
+        assert dropped >= 200 - 5 * (int(secs) + 2), (dropped, len(lines), secs)
+        print(f"    200 requests in {secs:.2f} s: {len(lines)} access lines, {dropped} counted as "
+              f"dropped")
+    finally:
+        d.stop()
+
+
 def main():
     only = set(sys.argv[1:])
     tmp = tempfile.mkdtemp(prefix="gpath-rel-")

@@ -522,12 +522,40 @@ static void req_finish(gp_req *r) {
     if (!r->answered) dispatch(r);
 }
 
+/* Rate limit of the access log (config log_requests_per_s): 1 when this request's line may be
+ * written. A flood of requests cannot flood the log: lines past the limit in one second are
+ * counted, and the first line of a later second says how many were dropped. */
+static int access_line_allowed(void) {
+    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    static long sec = -1, n = 0, dropped = 0;
+    long limit = srv.cfg ? srv.cfg->log_requests_per_s : 0;
+    if (limit <= 0) return 1;
+    long now = (long)gp_now(), report = 0;
+    pthread_mutex_lock(&mu);
+    if (now != sec) {
+        sec = now;
+        n = 0;
+        report = dropped;
+        dropped = 0;
+    }
+    int ok = n < limit;
+    if (ok) n++;
+    else dropped++;
+    pthread_mutex_unlock(&mu);
+    if (report)
+        GP_LOG(GP_LOG_WARN,
+               "event=request_log_suppressed count=%ld limit=%ld msg=\"access lines dropped past "
+               "log_requests_per_s\"",
+               report, limit);
+    return ok;
+}
+
 /* The answer went out (or the connection died): one log line, metrics, free. */
 static void req_end(gp_req *r, int aborted) {
     if (r->begun) {
         double dt = gp_now() - r->t0;
         gp_metrics_request(r->route >= 0 ? (size_t)r->route : gp_nroutes, r->status, dt);
-        if (GP_LOG_INFO <= gp_log_level) { /* the access line: built only when written */
+        if (GP_LOG_INFO <= gp_log_level && access_line_allowed()) { /* built only when written */
             char method[64], path[512], query[1024], client[80];
             gp_log_escape(r->method ? r->method : "", r->method ? strlen(r->method) : 0, method,
                           sizeof method);

@@ -96,6 +96,7 @@ typedef struct octx {
     /* node lookup buckets (build_buckets) */
     uint64_t *bstart, nbuckets;
     int bshift;
+    const gp_load_opts *guard; /* max_bytes and the deadline, checked while reading */
 } octx;
 
 #define grow gp_grow
@@ -841,6 +842,19 @@ static int split_spec(const char *spec, char *buf, size_t cap, const char **prof
     return GP_OK;
 }
 
+/* The decoded size of the input against max_graph_bytes (the file's own size was checked before
+ * the read: a 611 KB .osm.gz inflated to 600 MB), and the load deadline, after every block. */
+static int on_decoded(void *ctx, uint64_t bytes, gp_err *err) {
+    const octx *c = ctx;
+    const gp_load_opts *o = c->guard;
+    if (o && o->max_bytes && bytes > o->max_bytes)
+        return gp_err_set(err, GP_ETOOBIG,
+                          "%s: the OSM data decodes to more than max_graph_bytes = %llu bytes "
+                          "(%llu decoded so far)",
+                          c->path, (unsigned long long)o->max_bytes, (unsigned long long)bytes);
+    return gp_load_check_time(o, err);
+}
+
 gp_graph *gp_load_osm(const char *spec, const gp_load_opts *o, gp_err *err) {
     static const gp_load_opts defaults = {0};
     if (!o) o = &defaults;
@@ -876,7 +890,8 @@ gp_graph *gp_load_osm(const char *spec, const gp_load_opts *o, gp_err *err) {
     uint64_t shcap = 0, shcap2 = 0, shcap3 = 0;
 
     /* 1. read */
-    gp_osm_callbacks cb = {&c, on_node, on_way, on_relation};
+    c.guard = o;
+    gp_osm_callbacks cb = {&c, on_node, on_way, on_relation, on_decoded};
     if (gp_osm_read(path, &cb, err)) goto fail;
     double tr = gp_now() - c.t0;
     progress(&c,

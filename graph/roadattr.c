@@ -130,6 +130,7 @@ struct gp_attrbuf {
     uint64_t stlen, stcap;
     uint32_t *sh; /* intern hash: string offsets, 0 = empty slot */
     uint64_t shmask, shcount;
+    uint64_t bad_utf8; /* names interned with invalid UTF-8 repaired (U+FFFD) */
 };
 
 gp_attrbuf *gp_attrbuf_new(void) {
@@ -177,8 +178,30 @@ static uint64_t str_hash(const char *s) {
 
 /* Offset of s in the strings table, adding it when new; 0 for NULL / ""; UINT32_MAX on OOM or
  * when the table would pass 4 GiB. */
+static uint32_t intern_valid(gp_attrbuf *a, const char *s);
+
+/* A name is JSON text in answers: invalid UTF-8 (a PBF or XML file can carry any bytes) is
+ * replaced byte by byte with U+FFFD before it is interned, and counted. */
 static uint32_t intern(gp_attrbuf *a, const char *s) {
     if (!s || !*s) return 0;
+    size_t n = strlen(s);
+    if (gp_utf8_invalid(s, n) < 0) return intern_valid(a, s);
+    char *fix = malloc(3 * n + 1);
+    if (!fix) return UINT32_MAX;
+    size_t o = 0;
+    for (size_t i = 0; i < n;) {
+        size_t k = gp_utf8_seq((const unsigned char *)s + i, n - i);
+        if (k) memcpy(fix + o, s + i, k), o += k, i += k;
+        else memcpy(fix + o, "\xef\xbf\xbd", 3), o += 3, i++;
+    }
+    fix[o] = '\0';
+    a->bad_utf8++;
+    uint32_t off = intern_valid(a, fix);
+    free(fix);
+    return off;
+}
+
+static uint32_t intern_valid(gp_attrbuf *a, const char *s) {
     if ((a->shcount + 1) * 2 > a->shmask + 1) {
         uint64_t cap = a->sh ? (a->shmask + 1) * 2 : 1024;
         uint32_t *nh = calloc(cap, sizeof *nh);
@@ -287,6 +310,11 @@ int gp_attrbuf_emit(gp_attrbuf *a, gp_graph *g, const uint32_t *origin) {
         at += e - b;
     }
     g->arc_shape[m] = at;
+    if (a->bad_utf8)
+        GP_LOG(GP_LOG_WARN,
+               "event=names_repaired count=%llu msg=\"road names with invalid UTF-8: the bad bytes "
+               "are replaced with U+FFFD\"",
+               (unsigned long long)a->bad_utf8);
     g->strtab = a->st; /* ownership moves to the graph */
     g->strtab_len = a->stlen;
     a->st = NULL;

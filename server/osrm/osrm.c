@@ -207,8 +207,9 @@ static void table_answer(gp_req *r, int post) {
         goto out;
     }
     if ((v = gp_osrm_opt(&q, "scale_factor", buf, sizeof buf)) &&
-        (gp_osrm_parse_double(v, &scale_factor) || scale_factor <= 0)) {
-        gp_osrm_error(r, 400, "InvalidOptions", "scale_factor must be a positive number");
+        (gp_osrm_parse_double(v, &scale_factor) || !(scale_factor > 0) || scale_factor > 1e9)) {
+        /* bounded so that every scaled duration stays a finite number (1e308 made them null) */
+        gp_osrm_error(r, 400, "InvalidOptions", "scale_factor must be a positive number up to 1e9");
         goto out;
     }
     int fb_snapped = 0;

@@ -244,6 +244,19 @@ int gp_osrm_parse_double(const char *s, double *out) {
     return *end || !isfinite(*out) ? -1 : 0;
 }
 
+/* 1 when c is an array of [lon, lat] arrays of two numbers each: nested arrays ([[7.4, [43.7]]])
+ * flattened to the same text as [[7.4, 43.7]] were accepted. */
+static int pairs_only(const cJSON *c) {
+    if (!cJSON_IsArray(c)) return 0;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, c) {
+        if (!cJSON_IsArray(it) || cJSON_GetArraySize(it) != 2 || !cJSON_IsNumber(it->child) ||
+            !cJSON_IsNumber(it->child->next))
+            return 0;
+    }
+    return 1;
+}
+
 /* Parses {coordinates}. */
 static int parse_coords(gp_osrm_req *q, const char *text, long max, const char *key) {
     gp_pts pts;
@@ -427,7 +440,7 @@ int gp_osrm_req_init(gp_osrm_req *q, gp_req *r, const char *coords, long max_coo
     const char *v;
     if (!coords) {
         const cJSON *c = q->body ? cJSON_GetObjectItemCaseSensitive(q->body, "coordinates") : NULL;
-        long len = c && cJSON_IsArray(c) ? text_len(c) : -1; /* sized from the value */
+        long len = pairs_only(c) ? text_len(c) : -1; /* sized from the value */
         char *text = len > 0 ? malloc((size_t)len + 2) : NULL;
         if (!text || json_text(c, text, (size_t)len + 2, ';') <= 0) {
             free(text);

@@ -297,11 +297,12 @@ bench() {
   # gpath: the same OSM file, its CCH on (on a 1M-node graph auto would choose it too)
   local turns first=1 glabel ready_s gurl
   for turns in $TURNS; do
+  local tflag=()
+  [ "$turns" = default ] || tflag=(--turn-costs "$turns")
   t0=$(now)
   gpath_start "$STATE/gpath.log" --graph "map=osm:$STATE/map.osm.pbf" --backend "$BACKEND" \
     --cch on --log-level "${BENCH_LOG_LEVEL:-warn}" --cache-path "" --osrm-max-table-size 1000 --max-url-bytes 65536 \
-    --max-body-bytes 67108864 --max-connections-per-ip 0 --operator-token "$TOKEN" \
-    $([ "$turns" = default ] || echo "--turn-costs $turns") || return 1
+    --max-body-bytes 67108864 --max-connections-per-ip 0 --operator-token "$TOKEN" "${tflag[@]}" || return 1
   gurl=http://127.0.0.1:$gpath_port
   ready_s=$(since "$t0")
   info=$("${PY[@]}" -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode())' "$gurl/v1/graphs/map")

@@ -211,12 +211,20 @@ static int turn_ends(const gp_graph *g, const gp_snap *s, int dir, tends *t) {
             if (tends_push(t, b, g->w[b])) return -1;
         return 0;
     }
-    for (uint32_t k = g->rrow[v]; k < g->rrow[v + 1]; k++) {
-        uint32_t u = g->rcol[k];
-        if (k > g->rrow[v] && g->rcol[k - 1] == u) continue; /* parallel arcs: once per tail */
-        for (uint32_t p = gp_graph_find_arc(g, u, v);
-             p != GP_NONE && p < g->row[u + 1] && g->col[p] == v; p++)
-            if (tends_push(t, p, 0)) return -1;
+    /* arcs into v, or into a copy of v made for turn restrictions (the same place) */
+    const gp_turns *T = g->turns;
+    uint32_t c0, nc = gp_turns_copies(T, g, v, &c0);
+    if (nc) v = gp_graph_index(g, gp_graph_orig_id(g, v)); /* the original, then its copies */
+    for (uint32_t c = 0; c <= nc; c++) {
+        uint32_t x = c ? T->copy_node[c0 + c - 1] : v;
+        if (x == GP_NONE) continue;
+        for (uint32_t k = g->rrow[x]; k < g->rrow[x + 1]; k++) {
+            uint32_t u = g->rcol[k];
+            if (k > g->rrow[x] && g->rcol[k - 1] == u) continue; /* parallel arcs: once */
+            for (uint32_t p = gp_graph_find_arc(g, u, x);
+                 p != GP_NONE && p < g->row[u + 1] && g->col[p] == x; p++)
+                if (tends_push(t, p, 0)) return -1;
+        }
     }
     return 0;
 }
@@ -294,7 +302,9 @@ static int route_turns(gp_engine *e, const gp_graph *g, const gp_snap *a, const 
         out->first_arc = out->last_arc = darc;
     }
     uint32_t va = end_node(g, a);
-    if (va != GP_NONE && va == end_node(g, b)) { /* the same node */
+    uint32_t vb = end_node(g, b);
+    if (va != GP_NONE && vb != GP_NONE && gp_graph_orig_id(g, va) == gp_graph_orig_id(g, vb)) {
+        /* the same node (or a copy of it made for turn restrictions: the same place) */
         out->dist = 0;
         out->path.nodes = malloc(sizeof *out->path.nodes);
         if (!out->path.nodes) rc = gp_err_set(err, GP_ENOMEM, "out of memory");
@@ -339,7 +349,10 @@ static int route_turns(gp_engine *e, const gp_graph *g, const gp_snap *a, const 
                     p.nodes[0] = o.node[i];
                     p.len = 1;
                 } else {
-                    rc = gp_engine_p2p(e, tg, o.node[i], d.node[j], algo, &p, err);
+                    /* the turn graph has no coordinates: A* answers as bidirectional */
+                    rc = gp_engine_p2p(e, tg, o.node[i], d.node[j],
+                                       algo == GP_P2P_ASTAR && !tg->lon ? GP_P2P_BIDIR : algo, &p,
+                                       err);
                 }
                 if (rc) {
                     gp_path_free(&p);
@@ -423,7 +436,10 @@ static int table_turns(gp_engine *e, const gp_graph *g, const gp_snap *src, uint
             uint32_t darc;
             uint64_t best = direct(g, &src[i], &dst[j], &darc);
             uint32_t vi = end_node(g, &src[i]);
-            if (vi != GP_NONE && vi == end_node(g, &dst[j])) best = 0;
+            uint32_t vj = end_node(g, &dst[j]);
+            if (vi != GP_NONE && vj != GP_NONE &&
+                gp_graph_orig_id(g, vi) == gp_graph_orig_id(g, vj))
+                best = 0;
             for (uint32_t p = 0; p < se[i].n; p++) {
                 uint32_t x = find_u32(sv, ks, se[i].node[p]);
                 const uint64_t *row = t + (size_t)x * kt;
@@ -484,6 +500,19 @@ static int sssp_turns(gp_engine *e, const gp_graph *g, const gp_snap *src, uint6
                 }
             }
     }
+    /* a node and its copies made for turn restrictions are one place: each gets the best of
+     * them (first the original from its copies, then the copies from it) */
+    const gp_turns *T = g->turns;
+    for (int pass = 0; pass < 2; pass++)
+        for (uint32_t c = 0; !rc && c < T->ncopies; c++) {
+            uint32_t x = T->copy_node[c], v = gp_graph_index(g, T->copy_orig[c]);
+            if (v == GP_NONE) continue;
+            uint32_t from = pass ? v : x, to = pass ? x : v;
+            if (dist[from] < dist[to]) {
+                dist[to] = dist[from];
+                if (pred) pred[to] = pred[from];
+            }
+        }
 done:
     tends_free(&o);
     free(td);

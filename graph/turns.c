@@ -161,6 +161,18 @@ oom:
     return -1;
 }
 
+/* Is b (out of head(a)) arc a driven back: to a's tail (or a copy of it made for turn
+ * restrictions, which gp_graph_reverse_arc does not see) along the same shape points reversed? */
+static int is_u_turn(const gp_graph *g, const uint32_t *tail, uint32_t a, uint32_t b) {
+    if (gp_graph_orig_id(g, g->col[b]) != gp_graph_orig_id(g, tail[a])) return 0;
+    const double *ax, *ay, *bx, *by;
+    uint32_t k = gp_graph_arc_shape(g, a, &ax, &ay);
+    if (gp_graph_arc_shape(g, b, &bx, &by) != k) return 0;
+    for (uint32_t i = 0; i < k; i++)
+        if (bx[i] != ax[k - 1 - i] || by[i] != ay[k - 1 - i]) return 0;
+    return 1;
+}
+
 static uint32_t to_units(const gp_graph *g, double s) {
     double u = s / g->unit_s * g->scale;
     return u <= 0 ? 0 : (uint32_t)llround(u);
@@ -183,20 +195,18 @@ gp_turns *gp_turns_build(const gp_graph *g, const gp_turn_costs *t, gp_err *err)
     float *bfirst = malloc(sizeof *bfirst * (m ? m : 1));
     float *blast = malloc(sizeof *blast * (m ? m : 1));
     uint32_t *roads = malloc(sizeof *roads * n);
-    uint32_t *rev = malloc(sizeof *rev * (m ? m : 1));
     uint32_t *tail = malloc(sizeof *tail * (m ? m : 1));
     gp_graph *tg = calloc(1, sizeof *tg);
-    if (!T || !bfirst || !blast || !roads || !rev || !tail || !tg) goto oom;
+    if (!T || !bfirst || !blast || !roads || !tail || !tg) goto oom;
     arc_bearings(g, bfirst, blast);
     if (count_roads(g, roads)) goto oom;
     for (uint32_t u = 0; u < n; u++)
         for (uint32_t a = g->row[u]; a < g->row[u + 1]; a++) tail[a] = u;
-    for (uint32_t a = 0; a < m; a++) rev[a] = gp_graph_reverse_arc(g, a);
 
-    /* allowed turns a -> b: every b out of head(a) but the U-turn, which only a dead end (one
+            /* allowed turns a -> b: every b out of head(a) but the U-turn, which only a dead end (one
      * road) or a way with no other continuation allows */
 #define ALLOWED(a, b, v)                                                                           \
-    ((b) != rev[a] || roads[v] <= 1 || g->row[(v) + 1] - g->row[v] == 1)
+    (roads[v] <= 1 || g->row[(v) + 1] - g->row[v] == 1 || !is_u_turn(g, tail, a, b))
     tg->n = m;
     tg->row = malloc(sizeof *tg->row * ((size_t)m + 1));
     if (!tg->row) goto oom;
@@ -225,7 +235,7 @@ gp_turns *gp_turns_build(const gp_graph *g, const gp_turn_costs *t, gp_err *err)
         uint8_t fl = g->node_flags ? g->node_flags[v] : 0;
         for (uint32_t b = g->row[v]; b < g->row[v + 1]; b++) {
             if (!ALLOWED(a, b, v)) continue;
-            int ut = b == rev[a];
+            int ut = is_u_turn(g, tail, a, b);
             uturns += ut;
             double ang = 0;
             if (!isnan(blast[a]) && !isnan(bfirst[b])) {
@@ -234,8 +244,7 @@ gp_turns *gp_turns_build(const gp_graph *g, const gp_turn_costs *t, gp_err *err)
             }
             uint64_t w = (uint64_t)to_units(g, gp_turn_cost_s(t, ang, roads[v], ut, fl)) + g->w[b];
             if (w > UINT32_MAX) {
-                gp_err_set(err, GP_ETOOBIG, "graph %s: a turn cost over 2^32 - 1 units",
-                           g->source);
+                gp_err_set(err, GP_ETOOBIG, "graph %s: a turn cost over 2^32 - 1 units", g->source);
                 goto fail;
             }
             tg->col[k] = b;
@@ -246,10 +255,27 @@ gp_turns *gp_turns_build(const gp_graph *g, const gp_turn_costs *t, gp_err *err)
     free(bfirst);
     free(blast);
     free(roads);
-    free(rev);
     free(tail);
     bfirst = blast = NULL;
-    roads = rev = tail = NULL;
+    roads = tail = NULL;
+    if (g->osm_id) { /* the copies, by original id */
+        uint32_t c = 0;
+        for (uint32_t v = 0; v < n; v++) c += g->osm_id[v] != g->ext[v];
+        orig_ix *cx = malloc(sizeof *cx * (c ? c : 1));
+        T->copy_orig = malloc(sizeof *T->copy_orig * (c ? c : 1));
+        T->copy_node = malloc(sizeof *T->copy_node * (c ? c : 1));
+        if (!cx || !T->copy_orig || !T->copy_node) {
+            free(cx);
+            goto oom;
+        }
+        c = 0;
+        for (uint32_t v = 0; v < n; v++)
+            if (g->osm_id[v] != g->ext[v]) cx[c++] = (orig_ix){g->osm_id[v], v};
+        qsort(cx, c, sizeof *cx, cmp_orig);
+        for (uint32_t i = 0; i < c; i++) T->copy_orig[i] = cx[i].orig, T->copy_node[i] = cx[i].v;
+        T->ncopies = c;
+        free(cx);
+    }
     tg->scale = g->scale;
     gp_graph_set_unit(tg, g->unit_name, g->unit_s);
     /* no profile: the turn graph has no turn graph of its own */
@@ -269,9 +295,12 @@ fail:
     free(bfirst);
     free(blast);
     free(roads);
-    free(rev);
     free(tail);
     if (tg) gp_graph_destroy(tg);
+    if (T) {
+        free(T->copy_orig);
+        free(T->copy_node);
+    }
     free(T);
     return NULL;
 }
@@ -309,14 +338,37 @@ gp_turns *gp_turns_reweight(const gp_turns *base, const gp_graph *g, gp_err *err
     T->base = base->base ? (const gp_turns *)base->base : base;
     T->costs = base->costs;
     T->u_turns = base->u_turns;
+    T->ncopies = base->ncopies;
+    T->copy_orig = base->copy_orig; /* the base's (T->base keeps them) */
+    T->copy_node = base->copy_node;
     T->build_s = gp_now() - t0;
     return T;
+}
+
+uint32_t gp_turns_copies(const gp_turns *t, const gp_graph *g, uint32_t v, uint32_t *first) {
+    *first = 0;
+    if (!t->ncopies) return 0;
+    int64_t o = gp_graph_orig_id(g, v);
+    uint32_t lo = 0, hi = t->ncopies;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (t->copy_orig[mid] < o) lo = mid + 1;
+        else hi = mid;
+    }
+    uint32_t e = lo;
+    while (e < t->ncopies && t->copy_orig[e] == o) e++;
+    *first = lo;
+    return e - lo;
 }
 
 void gp_turns_free(void *turns) {
     gp_turns *T = turns;
     if (!T) return;
     gp_graph_unref(T->tg);
+    if (!T->base) {
+        free(T->copy_orig);
+        free(T->copy_node);
+    }
     free(T);
 }
 

@@ -61,10 +61,15 @@ double gp_turn_cost_s(const gp_turn_costs *t, double angle, uint32_t roads, int 
 
 /* A road graph's turn graph (hung off the road graph as g->turns, released with it). */
 typedef struct gp_turns {
-    gp_graph *tg;        /* node a = road arc a; owns its arrays, or is a reweighted version */
+    gp_graph *tg; /* node a = road arc a; owns its arrays, or is a reweighted version */
     const struct gp_turns *base; /* the turns of g's base (reweighted g), else NULL */
     const gp_turn_costs *costs;
-    uint64_t u_turns;    /* U-turn arcs (at dead ends) */
+    uint64_t u_turns; /* U-turn arcs (at dead ends) */
+    /* copies of nodes made for turn restrictions (g->osm_id): copy_node[i] stands for OSM node
+     * copy_orig[i], sorted by (copy_orig, copy_node); shared with the reweighted versions */
+    uint32_t ncopies;
+    int64_t *copy_orig;
+    uint32_t *copy_node;
     double build_s;
 } gp_turns;
 
@@ -74,6 +79,9 @@ gp_turns *gp_turns_build(const gp_graph *g, const gp_turn_costs *t, gp_err *err)
 /* The turn graph of g, a reweighted version of the graph base->tg was built for (g->base): the
  * same topology, weights turn + g's new arc weights. NULL with err filled on error. */
 gp_turns *gp_turns_reweight(const gp_turns *base, const gp_graph *g, gp_err *err);
+/* The copies of node v (not v itself) of the graph t was built for, as a range of copy_node
+ * (*first set); their count. A query reaching node v may end at any of them. */
+uint32_t gp_turns_copies(const gp_turns *t, const gp_graph *g, uint32_t v, uint32_t *first);
 void gp_turns_free(void *turns); /* accepts NULL; matches gp_graph.turns_free */
 /* Bytes of the turn graph on the host (its arrays; 0 for the shared ones of a reweighted one). */
 uint64_t gp_turns_memory(const gp_turns *t);

@@ -229,6 +229,20 @@ static int turn_ends(const gp_graph *g, const gp_snap *s, int dir, tends *t) {
     return 0;
 }
 
+uint64_t gp_snap_turn_cost(const gp_graph *g, uint32_t a, uint32_t b) {
+    const gp_turns *T = g->turns;
+    if (!T || a == GP_NONE || b == GP_NONE || a >= g->m || b >= g->m) return 0;
+    const gp_graph *tg = T->tg;
+    uint32_t lo = tg->row[a], hi = tg->row[a + 1];
+    while (lo < hi) { /* a row is sorted by head */
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (tg->col[mid] < b) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo == tg->row[a + 1] || tg->col[lo] != b) return 0;
+    return tg->w[lo] >= g->w[b] ? tg->w[lo] - g->w[b] : 0;
+}
+
 /* origin + EBG distance - destination part; GP_INF when d is. */
 static inline uint64_t tcost(uint64_t oc, uint64_t d, uint64_t sub) {
     if (d == GP_INF) return GP_INF;

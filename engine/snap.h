@@ -65,6 +65,11 @@ typedef struct gp_snap_route {
 } gp_snap_route;
 void gp_snap_route_free(gp_snap_route *r);
 
+/* The turn cost (stored units) of turning from road arc a into road arc b on a graph with turn
+ * costs; 0 without turn costs, for GP_NONE arcs or a turn the turn graph does not have. Renderers
+ * charge it to the piece of b, so that a route's pieces add up to its total. */
+uint64_t gp_snap_turn_cost(const gp_graph *g, uint32_t a, uint32_t b);
+
 int gp_engine_route_snap(gp_engine *e, const gp_graph *g, const gp_snap *a, const gp_snap *b,
                          int algo, gp_snap_route *out, gp_err *err);
 /* out[i * nt + j]: stored-unit cost from src[i] to dst[j], GP_INF when unreachable. */

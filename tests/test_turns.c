@@ -49,8 +49,8 @@ static uint32_t ix(const gp_graph *g, int64_t id) {
 }
 
 /* Route by OSM node ids; the path's ids in ids (up to 8), its length in *len. */
-static uint64_t route(gp_engine *e, const gp_graph *g, int64_t a, int64_t b, int algo,
-                      int64_t *ids, uint32_t *len) {
+static uint64_t route(gp_engine *e, const gp_graph *g, int64_t a, int64_t b, int algo, int64_t *ids,
+                      uint32_t *len) {
     gp_err err = {0};
     gp_path p = {0};
     assert_int_equal(gp_engine_p2p(e, g, ix(g, a), ix(g, b), algo, &p, &err), GP_OK);
@@ -142,7 +142,8 @@ static void test_crossing(void **state) {
 /* The turn arc from road arc (a -> b) to road arc (b -> c), GP_NONE when the turn is absent. */
 static uint32_t turn_arc(const gp_graph *g, int64_t a, int64_t b, int64_t c) {
     const gp_graph *tg = ((const gp_turns *)g->turns)->tg;
-    uint32_t x = gp_graph_find_arc(g, ix(g, a), ix(g, b)), y = gp_graph_find_arc(g, ix(g, b), ix(g, c));
+    uint32_t x = gp_graph_find_arc(g, ix(g, a), ix(g, b)),
+             y = gp_graph_find_arc(g, ix(g, b), ix(g, c));
     assert_true(x != GP_NONE && y != GP_NONE);
     for (uint32_t k = tg->row[x]; k < tg->row[x + 1]; k++)
         if (tg->col[k] == y) return k;
@@ -217,8 +218,8 @@ static void check_consistent(const char *spec) {
             gp_snap_route rc, rd;
             assert_int_equal(gp_engine_route_snap(ec, gc, &s[i], &s[j], GP_P2P_AUTO, &rc, &err),
                              GP_OK);
-            assert_int_equal(
-                gp_engine_route_snap(ed, gd, &s[i], &s[j], GP_P2P_DIJKSTRA, &rd, &err), GP_OK);
+            assert_int_equal(gp_engine_route_snap(ed, gd, &s[i], &s[j], GP_P2P_DIJKSTRA, &rd, &err),
+                             GP_OK);
             if (rc.dist != rd.dist || rc.dist != tc[(size_t)i * k + j] ||
                 td[(size_t)i * k + j] != rc.dist)
                 fail_msg("%s %u -> %u: cch %llu, dijkstra %llu, table %llu / %llu", spec, i, j,
@@ -323,9 +324,9 @@ int main(void) {
         return 0;
     }
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_cost_table),   cmocka_unit_test(test_crossing),
-        cmocka_unit_test(test_u_turns),      cmocka_unit_test(test_consistent),
-        cmocka_unit_test(test_restrictions), cmocka_unit_test(test_reweight),
+        cmocka_unit_test(test_cost_table),     cmocka_unit_test(test_crossing),
+        cmocka_unit_test(test_u_turns),        cmocka_unit_test(test_consistent),
+        cmocka_unit_test(test_restrictions),   cmocka_unit_test(test_reweight),
         cmocka_unit_test(test_snapshot_flags),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

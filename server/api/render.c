@@ -591,8 +591,7 @@ static cJSON *snap_geometry(const gp_graph *g, const gp_snap *a, const gp_snap *
     for (uint32_t i = 0; ok && i < r->path.len; i++) {
         uint32_t v = r->path.nodes[i];
         if (i) {
-            uint32_t arc =
-                r->arcs ? r->arcs[i - 1] : gp_graph_find_arc(g, r->path.nodes[i - 1], v);
+            uint32_t arc = r->arcs ? r->arcs[i - 1] : gp_graph_find_arc(g, r->path.nodes[i - 1], v);
             if (arc != GP_NONE) ok = shape_between(g, arc, -1, 2, coords);
         }
         ok = ok && pts_put(coords, g->lon[v], g->lat[v]);

@@ -64,6 +64,10 @@ int gp_engine_set_cch_order(gp_engine *e, const char *order, gp_err *err);
  * reweighted turn graph. A turn graph that cannot be built fails the attach (nothing half-built
  * is served). Applies to graphs attached from then on. */
 int gp_engine_set_turn_costs(gp_engine *e, const char *mode, gp_err *err);
+/* The snapshot section (of the road graph) holding the CCH order of its turn graph (written by
+ * `gpath import`, as GP_CCH_SNAPSHOT_SECTION holds the road graph's): attach then skips that
+ * order. */
+#define GP_TURNS_CCH_SNAPSHOT_SECTION "cch.turns.order"
 
 /* backend: "auto" (CUDA when a GPU is usable, else CPU), "cuda" (error without a GPU), "cpu". */
 gp_engine *gp_engine_new(const char *backend, int cpu_threads, const gp_cuda_opts *cuda,

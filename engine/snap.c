@@ -477,8 +477,9 @@ done:
 }
 
 /* One-to-all through the turn graph: dist(v) = min over arcs p into v of dist(EBG p); pred(v) =
- * the tail of that best arc (so following pred gives the turn-aware route; dist[v] may differ
- * from dist[pred] + w by a turn cost). */
+ * the tail of that best arc. dist[v] may exceed dist[pred] + w by a turn cost, and following
+ * pred from v is a path, but not always v's best route: the best route into pred[v] may arrive
+ * there by another arc than the best route to v does (a tree of nodes cannot hold both). */
 static int sssp_turns(gp_engine *e, const gp_graph *g, const gp_snap *src, uint64_t max_dist,
                       uint64_t *dist, uint32_t *pred, gp_err *err) {
     const gp_graph *tg = ((const gp_turns *)g->turns)->tg;

@@ -12,8 +12,8 @@
  * technique serves snapped queries too. On a graph with turn costs (g->turns, graph/turns.h) the
  * same calls run on its turn graph, whose nodes are road arcs: engine/snap.c maps positions and
  * nodes to them and back (the route's arcs, node distances as the best arc into each node; with
- * turn costs sssp's pred[v] is the tail of that arc, and dist[v] may exceed dist[pred] + w by the
- * turn cost).
+ * turn costs sssp's pred[v] is the tail of that arc, dist[v] may exceed dist[pred] + w by the
+ * turn cost, and the pred chain is a path to v but not always its turn-aware route).
  *
  * Implemented in engine/snap.c, over the graph's segment index (graph/segidx.h: built at attach
  * through gp_segidx_prepare, or else on the first snap of a graph). Thread-safe.

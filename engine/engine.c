@@ -165,6 +165,7 @@ static int attach_turns(gp_engine *e, gp_graph *g, gp_err *err) {
     gp_turns *T = g->base && owner->turns ? gp_turns_reweight(owner->turns, g, err)
                                           : gp_turns_build(g, tc, err);
     if (!T) return err ? err->code : GP_ENOMEM;
+    double t1 = gp_now(); /* the rest (order from the snapshot, CCH, device) is the attach */
     /* a snapshot may carry the turn graph's CCH order (gpath import) */
     uint64_t osz = 0;
     const void *ord = gp_snapshot_section(owner, GP_TURNS_CCH_SNAPSHOT_SECTION, &osz);
@@ -173,7 +174,6 @@ static int attach_turns(gp_engine *e, gp_graph *g, gp_err *err) {
     if (ord && !g->base && gp_cch_order_decode(T->tg, ord, osz, &oerr) != GP_OK)
         GP_LOG(GP_LOG_WARN, "event=cch_order_ignored graph=%s turns=1 reason=\"%s\"", g->version,
                oerr.msg);
-    double t1 = gp_now();
     int rc = gp_engine_attach(e, T->tg, err);
     if (rc != GP_OK) {
         gp_turns_free(T);

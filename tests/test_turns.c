@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "engine/change.h"
 #include "engine/snap.h"
 #include "graph/snapshot.h"
 #include "graph/turns.h"
@@ -293,6 +294,21 @@ static void test_reweight(void **state) {
     assert_int_equal(route(e, g, 2, 5, GP_P2P_AUTO, NULL, NULL), 304);
     assert_int_equal(route(e, h, 2, 5, GP_P2P_AUTO, NULL, NULL), 304 + 1000);
     assert_int_equal(route(e, h, 2, 5, GP_P2P_DIJKSTRA, NULL, NULL), 304 + 1000);
+    /* through the engine's cost change (PATCH .../links): link 1 - 5 at 200 ds each way */
+    gp_link_change ch = {1, 5, 0, 200};
+    gp_graph *c = NULL;
+    assert_int_equal(gp_engine_change_links(e, g, &ch, 1, NULL, 0, &c, NULL, &err), GP_OK);
+    assert_non_null(c->turns);
+    assert_int_equal(route(e, c, 2, 5, GP_P2P_AUTO, NULL, NULL), 160 + 10 + 21 + 200);
+    assert_int_equal(route(e, c, 5, 2, GP_P2P_DIJKSTRA, NULL, NULL), 200 + 54 + 80 + 10 + 80);
+    gp_graph_unref(c);
+    /* a link taken down (a new topology: a new turn graph): 21 is cut off */
+    gp_link_change dn = {4, 21, 1, 0};
+    assert_int_equal(gp_engine_change_links(e, g, &dn, 1, NULL, 0, &c, NULL, &err), GP_OK);
+    assert_non_null(c->turns);
+    assert_int_equal(route(e, c, 1, 21, GP_P2P_AUTO, NULL, NULL), GP_INF);
+    assert_int_equal(route(e, c, 2, 5, GP_P2P_AUTO, NULL, NULL), 304);
+    gp_graph_unref(c);
     gp_graph_unref(h);
     gp_graph_unref(g);
     gp_engine_free(e);

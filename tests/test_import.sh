@@ -36,8 +36,8 @@ check "route on the OSM file: the same" "d['distance'] == 456" \
 check "routes through node copies report OSM ids (node-based: a free U-turn at 103)" \
   "d['distance'] == 499 and d['path'] == [104, 100, 103, 100, 101]" \
   "$BIN" route --graph "$tmp/turns.gpath" --from 104 --to 101 --turn-costs off
-check "with turn costs no U-turn at 103 (3 roads): the 10 km/h ring" \
-  "d['distance'] == 683 and d['path'] == [104, 101]" \
+check "with turn costs no U-turn at 103 (3 roads): straight on to the west arm, then the ring's SW quarter (the 8 km/h SE quarter costs more)" \
+  "d['distance'] == 736 and d['path'] == [104, 100, 103, 101]" \
   "$BIN" route --graph "$tmp/turns.gpath" --from 104 --to 101
 check "with turn costs a path through a node copy reports its OSM id" \
   "d['distance'] == 320 and d['path'] == [101, 100, 102]" \
@@ -77,7 +77,7 @@ check "the gen snapshot answers with the same version" "d['version'] == '$gv' an
 spid=$!
 if port=$(serve_wait_ready "$tmp/port" "$spid"); then
   check "serve: route on a mapped snapshot (turn costs: no U-turn at 103)" \
-    "d['distance'] == 683 and d['path'] == [104, 101]" \
+    "d['distance'] == 736 and d['path'] == [104, 100, 103, 101]" \
     curl -fsS "http://127.0.0.1:$port/v1/graphs/turns/route?from=104&to=101"
   check "serve: the snapshot and the OSM file have one version" \
     "d['version'] == '$("$BIN" info --graph "$tmp/turns.gpath" | $PY -c 'import json,sys; print(json.load(sys.stdin)["version"])')'" \

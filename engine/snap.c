@@ -173,8 +173,9 @@ static uint32_t find_u32(const uint32_t *v, uint32_t n, uint32_t key) {
  * EBG a at cost (1 - f) * w(a) (and the opposite arc at f * w'); at node v: every arc b out of v
  * at cost w(b) (no turn cost at the start). Destination on arc b at fraction f: EBG b, minus the
  * part of b not driven, (1 - f) * w(b) (the opposite arc: f * w'); at node v: every arc p into v,
- * at no cost. A pair whose origin and destination EBG nodes coincide is left out: the way along
- * the arc is direct()'s, and a loop back onto the same arc is not searched.
+ * at no cost. A pair whose origin and destination EBG nodes coincide is the way along the arc
+ * (direct()'s) when the destination lies ahead, else a loop around and back onto the arc
+ * (loop_back: searched for that pair alone).
  * ------------------------------------------------------------------------------------------- */
 
 typedef struct tends {
@@ -309,6 +310,45 @@ static inline uint64_t pair_cost(uint32_t o, uint64_t oc, uint32_t d, uint64_t s
     return tcost(oc, dist, sub);
 }
 
+/* The cheapest way from EBG node x around and back onto x (x driven again, whole): min over the
+ * turns p -> x of dist(x, p) + w(p -> x), GP_INF when there is none; with path non-NULL, that
+ * way's EBG nodes (x ... p x). How a destination behind its origin on one arc is reached. */
+static int loop_back(gp_engine *e, const gp_graph *tg, uint32_t x, int algo, uint64_t *cost,
+                     gp_path *path, gp_err *err) {
+    *cost = GP_INF;
+    if (path) memset(path, 0, sizeof *path), path->dist = GP_INF;
+    for (uint32_t k = tg->rrow[x]; k < tg->rrow[x + 1]; k++) {
+        uint32_t p = tg->rcol[k];
+        gp_path q;
+        memset(&q, 0, sizeof q);
+        int rc = p == x ? GP_OK : gp_engine_p2p(e, tg, x, p, algo, &q, err);
+        if (p == x) q.dist = 0;
+        if (rc) {
+            gp_path_free(&q);
+            return rc;
+        }
+        uint64_t c = q.dist == GP_INF ? GP_INF : q.dist + tg->rw[k];
+        if (c < *cost && (p != x || !path)) {
+            *cost = c;
+            if (path) {
+                uint32_t *nodes = realloc(q.nodes, sizeof *nodes * ((size_t)q.len + 1));
+                if (!nodes) {
+                    gp_path_free(&q);
+                    return gp_err_set(err, GP_ENOMEM, "out of memory");
+                }
+                nodes[q.len] = x;
+                gp_path_free(path);
+                path->nodes = nodes;
+                path->len = q.len + 1;
+                path->dist = c;
+                continue;
+            }
+        }
+        gp_path_free(&q);
+    }
+    return GP_OK;
+}
+
 static int route_turns(gp_engine *e, const gp_graph *g, const gp_snap *a, const gp_snap *b,
                        int algo, gp_snap_route *out, gp_err *err) {
     const gp_turns *T = g->turns;
@@ -364,7 +404,26 @@ static int route_turns(gp_engine *e, const gp_graph *g, const gp_snap *a, const 
                 if (bestc != GP_INF && o.cost[i] >= bestc + d.cost[j]) continue;
                 gp_path p;
                 memset(&p, 0, sizeof p);
-                if (o.node[i] == d.node[j]) { /* along one arc */
+                if (o.node[i] == d.node[j] && o.cost[i] < d.cost[j]) {
+                    /* the destination lies behind the origin on one arc: around and back */
+                    uint64_t lc;
+                    rc = loop_back(e, tg, o.node[i],
+                                   algo == GP_P2P_ASTAR && !tg->lon ? GP_P2P_BIDIR : algo, &lc, &p,
+                                   err);
+                    if (rc) {
+                        gp_path_free(&p);
+                        goto done;
+                    }
+                    uint64_t c = lc == GP_INF ? GP_INF : o.cost[i] + lc - d.cost[j];
+                    if (c < bestc) {
+                        gp_path_free(&best);
+                        best = p;
+                        bestc = c;
+                    } else {
+                        gp_path_free(&p);
+                    }
+                    continue;
+                } else if (o.node[i] == d.node[j]) { /* along one arc */
                     p.nodes = malloc(sizeof *p.nodes);
                     if (!p.nodes) {
                         rc = gp_err_set(err, GP_ENOMEM, "out of memory");
@@ -470,6 +529,13 @@ static int table_turns(gp_engine *e, const gp_graph *g, const gp_snap *src, uint
                 for (uint32_t q = 0; q < de[j].n; q++) {
                     uint64_t c = pair_cost(se[i].node[p], se[i].cost[p], de[j].node[q],
                                            de[j].cost[q], row[find_u32(tv, kt, de[j].node[q])]);
+                    if (se[i].node[p] == de[j].node[q] && se[i].cost[p] < de[j].cost[q]) {
+                        /* behind the origin on one arc: around and back (rare: searched here) */
+                        uint64_t lc;
+                        if ((rc = loop_back(e, tg, se[i].node[p], GP_P2P_AUTO, &lc, NULL, err)))
+                            goto done;
+                        if (lc != GP_INF) c = se[i].cost[p] + lc - de[j].cost[q];
+                    }
                     if (c < best) best = c;
                 }
             }

@@ -252,6 +252,66 @@ static void test_consistent(void **state) {
     check_consistent("osm:tests/data/osm/viaway.osm?profile=car");
 }
 
+/* A destination behind its origin on a one-way arc: around the block and back onto the arc.
+ * Reference: the cheapest turn p -> a after a plain Dijkstra over tg from a, written here. */
+static void test_loop_back(void **state) {
+    (void)state;
+    gp_engine *e = new_engine("on", "on");
+    gp_graph *g = load(e, TC);
+    const gp_graph *tg = ((gp_turns *)g->turns)->tg;
+    uint64_t *d = malloc(sizeof *d * tg->n);
+    uint8_t *done = malloc(tg->n);
+    gp_err err = {0};
+    uint32_t loops = 0;
+    for (uint32_t a = 0; a < g->m; a++) {
+        for (uint32_t v = 0; v < tg->n; v++) d[v] = GP_INF, done[v] = 0;
+        d[a] = 0;
+        for (;;) { /* O(n^2) Dijkstra: tg is small */
+            uint32_t u = GP_NONE;
+            for (uint32_t v = 0; v < tg->n; v++)
+                if (!done[v] && d[v] != GP_INF && (u == GP_NONE || d[v] < d[u])) u = v;
+            if (u == GP_NONE) break;
+            done[u] = 1;
+            for (uint32_t k = tg->row[u]; k < tg->row[u + 1]; k++)
+                if (d[u] + tg->w[k] < d[tg->col[k]]) d[tg->col[k]] = d[u] + tg->w[k];
+        }
+        uint64_t loop = GP_INF;
+        for (uint32_t k = tg->rrow[a]; k < tg->rrow[a + 1]; k++)
+            if (tg->rcol[k] != a && d[tg->rcol[k]] != GP_INF && d[tg->rcol[k]] + tg->rw[k] < loop)
+                loop = d[tg->rcol[k]] + tg->rw[k];
+        gp_snap s[2];
+        memset(s, 0, sizeof s);
+        for (int i = 0; i < 2; i++) {
+            s[i].arc = a;
+            s[i].rarc = GP_NONE; /* one way: no way back along the arc */
+            s[i].node = g->col[a];
+            s[i].frac = i ? 0.3 : 0.7;
+        }
+        uint64_t want = loop == GP_INF ? GP_INF
+                                       : (uint64_t)llround(0.3 * g->w[a]) + loop -
+                                             (uint64_t)llround(0.7 * g->w[a]);
+        gp_snap_route r;
+        uint64_t t[4];
+        assert_int_equal(gp_engine_route_snap(e, g, &s[0], &s[1], GP_P2P_AUTO, &r, &err), GP_OK);
+        assert_int_equal(gp_engine_table_snap(e, g, s, 2, s, 2, t, &err), GP_OK);
+        if (r.dist != want || t[1] != want)
+            fail_msg("arc %u: route %llu, table %llu, want %llu", a, (unsigned long long)r.dist,
+                     (unsigned long long)t[1], (unsigned long long)want);
+        if (want != GP_INF) {
+            loops++;
+            assert_true(r.path.len >= 2); /* around the block */
+            assert_int_equal(r.first_arc, a);
+            assert_int_equal(r.last_arc, a);
+        }
+        gp_snap_route_free(&r);
+    }
+    assert_true(loops > g->m / 2);
+    free(d);
+    free(done);
+    gp_graph_unref(g);
+    gp_engine_free(e);
+}
+
 /* turns.osm: no_left_turn 101 -> 100 -> 103 still holds with turn costs (the detour) */
 static void test_restrictions(void **state) {
     (void)state;
@@ -343,7 +403,7 @@ int main(void) {
         cmocka_unit_test(test_cost_table),     cmocka_unit_test(test_crossing),
         cmocka_unit_test(test_u_turns),        cmocka_unit_test(test_consistent),
         cmocka_unit_test(test_restrictions),   cmocka_unit_test(test_reweight),
-        cmocka_unit_test(test_snapshot_flags),
+        cmocka_unit_test(test_snapshot_flags), cmocka_unit_test(test_loop_back),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -155,12 +155,12 @@ static cJSON *loc_json(double lon, double lat) {
 
 /* The lane indication names of OSRM for one turn:lanes value ("none" for an empty one). */
 static const char *lane_ind(const char *s, size_t n) {
-    static const char *const osm[] = {"through",     "left",         "right",       "slight_left",
-                                      "slight_right", "sharp_left",  "sharp_right", "reverse",
-                                      "merge_to_left", "merge_to_right"};
-    static const char *const out[] = {"straight",     "left",        "right",       "slight left",
-                                      "slight right", "sharp left",  "sharp right", "uturn",
-                                      "merge to left", "merge to right"};
+    static const char *const osm[] = {
+        "through",    "left",        "right",   "slight_left",   "slight_right",
+        "sharp_left", "sharp_right", "reverse", "merge_to_left", "merge_to_right"};
+    static const char *const out[] = {
+        "straight",   "left",        "right", "slight left",   "slight right",
+        "sharp left", "sharp right", "uturn", "merge to left", "merge to right"};
     for (size_t k = 0; k < sizeof osm / sizeof *osm; k++)
         if (strlen(osm[k]) == n && !strncmp(s, osm[k], n)) return out[k];
     return "none";
@@ -266,11 +266,11 @@ static cJSON *end_intersection(double lon, double lat, double b, int depart) {
 typedef struct step {
     size_t s, e; /* pieces [s, e) */
     const char *type, *mod;
-    int exit;         /* > 0: exit number */
-    uint32_t ring;    /* an arc of the rotary (rotary_name), GP_NONE otherwise */
-    uint32_t named;   /* arc whose name / ref / destinations the step carries */
-    double bb, ba;    /* bearing before / after */
-    cJSON *its;       /* intersections */
+    int exit;       /* > 0: exit number */
+    uint32_t ring;  /* an arc of the rotary (rotary_name), GP_NONE otherwise */
+    uint32_t named; /* arc whose name / ref / destinations the step carries */
+    double bb, ba;  /* bearing before / after */
+    cJSON *its;     /* intersections */
 } step;
 
 /* Kind of the roundabout entered by ring arc a at node x: 0 roundabout, 1 rotary, 2 roundabout
@@ -333,8 +333,7 @@ static const char *decide(const gp_graph *g, const junction *J, uint32_t A, uint
         if (!J->r[k].entry || k == J->in_ix) continue;
         ne++;
         double d = fabs(norm180(J->r[k].b - b_in));
-        if (k != J->out_ix && !strcmp(arc_name(g, J->r[k].out), arc_name(g, A)) &&
-            *arc_name(g, A))
+        if (k != J->out_ix && !strcmp(arc_name(g, J->r[k].out), arc_name(g, A)) && *arc_name(g, A))
             same_name = 1;
         if (d < dbest) {
             dsecond = dbest;
@@ -366,9 +365,9 @@ static const char *decide(const gp_graph *g, const junction *J, uint32_t A, uint
         if (!ren) return NULL;
         return fabs(t) <= 45 || J->n < 3 ? "new name" : "turn";
     }
-    int obvious = J->out_ix == best && dbest <= 45 &&
-                  (dsecond - dbest >= 30 ||
-                   (!ren && !same_name && dbest <= 30 && dsecond - dbest >= 10));
+    int obvious =
+        J->out_ix == best && dbest <= 45 &&
+        (dsecond - dbest >= 30 || (!ren && !same_name && dbest <= 30 && dsecond - dbest >= 10));
     /* fork: exactly two ways on, both ahead and alike */
     if (ne == 2 && dbest <= 50 && dsecond <= 50 && dsecond - dbest < 25 && J->n <= 4) {
         *mod = t < 0 ? "slight left" : "slight right";
@@ -423,8 +422,8 @@ static cJSON *step_json(const gp_osrm_req *q, const gp_osrm_leg *leg, const step
         wt += gp_graph_cost(g, leg->pc[k].cost);
     }
     cJSON *s = cJSON_CreateObject();
-    cJSON_AddItemToObject(s, "geometry", gp_osrm_geometry_json(q, leg->pts.lon + p0,
-                                                               leg->pts.lat + p0, p1 - p0 + 1));
+    cJSON_AddItemToObject(
+        s, "geometry", gp_osrm_geometry_json(q, leg->pts.lon + p0, leg->pts.lat + p0, p1 - p0 + 1));
     cJSON *m = cJSON_AddObjectToObject(s, "maneuver");
     cJSON_AddNumberToObject(m, "bearing_after", lround(st->ba) % 360);
     cJSON_AddNumberToObject(m, "bearing_before", lround(st->bb) % 360);
@@ -483,8 +482,8 @@ static double bearing_in(const gp_pts *p, size_t i, size_t start) {
     return 0;
 }
 
-static void summary_add(const char *nm, double dist, size_t at, const char *best[2],
-                        double len[2], size_t pos[2]) {
+static void summary_add(const char *nm, double dist, size_t at, const char *best[2], double len[2],
+                        size_t pos[2]) {
     if (!*nm) return;
     for (int s = 0; s < 2; s++)
         if (best[s] && !strcmp(best[s], nm)) {

@@ -76,6 +76,7 @@ def main():
     ap.add_argument("--routes", type=int, default=100)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--show", type=int, default=0, help="print this many unmet OSRM steps")
+    ap.add_argument("--dump", help="write gpath's routes (a JSON array) to this file")
     o = ap.parse_args()
     x0, y0, x1, y1 = map(float, o.bbox.split(","))
     rnd = random.Random(o.seed)
@@ -83,6 +84,7 @@ def main():
              gpath_steps=0, gpath_extra=0, osrm_intersections=0, gpath_intersections=0)
     by_type = {}
     shown = 0
+    dumped = []
     while c["routes"] < o.routes:
         a = (rnd.uniform(x0, x1), rnd.uniform(y0, y1))
         b = (rnd.uniform(x0, x1), rnd.uniform(y0, y1))
@@ -93,6 +95,7 @@ def main():
         if not ro or not rg or ro["distance"] < 500:
             continue
         c["routes"] += 1
+        dumped.append(rg)
         if not agree(ro["geometry"]["coordinates"], rg["geometry"]["coordinates"]):
             continue
         c["same_path"] += 1
@@ -135,6 +138,9 @@ def main():
     c["other_rate"] = round(c["other_met"] / c["other"], 3) if c["other"] else None
     c["exact_rate"] = round(c["exact"] / (c["ring"] + c["other"]), 3) if c["ring"] + c["other"] else None
     c["by_type"] = {k: {"osrm": v[0], "met": v[1]} for k, v in sorted(by_type.items())}
+    if o.dump:
+        with open(o.dump, "w") as f:
+            json.dump(dumped, f)
     print(json.dumps(c, indent=1))
 
 

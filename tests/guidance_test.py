@@ -88,6 +88,7 @@ def expect(st, want, names=None):
 
 class Ctx:
     d = None
+    text_dir = None
     tmp = None
     snap = None
 
@@ -236,6 +237,60 @@ def t_snapshot_same_answers(ctx):
         d.stop()
 
 
+# ---- osrm-text-instructions ----
+ROUTES = [[(0, -150), (150, 0)], [(0, -150), (0, 150)], [(0, -150), (-150, 0)],
+          [(1000, -150), (1000, 150)], [(2000, -100), (2000, 100)], [(0, 1050), (60, 1380)],
+          [(1050, 862), (2400, 1050)], [(0, 2050), (150, 2200)], [(0, 3050), (350, 3200)],
+          [(1000, 3050), (1150, 3200)], [(1000, 3050), (1000, 3350)],
+          [(-150, 2200), (0, 2200), (150, 2200)]]
+
+
+def text_reader(tmp):
+    """The pinned osrm-text-instructions (tests/osrm-text), installed once per lock file into the
+    cache; Skip when node / npm or the registry are not there."""
+    src = os.path.join(ROOT, "tests", "osrm-text")
+    if not shutil.which("node") or not shutil.which("npm"):
+        raise Skip("node / npm not installed")
+    with open(os.path.join(src, "package-lock.json"), "rb") as f:
+        import hashlib
+        key = hashlib.sha256(f.read()).hexdigest()[:16]
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.environ.get("HOME", "/tmp"), ".cache")
+    d = os.path.join(cache, "gpath-osrm-text", key)
+    if not os.path.exists(os.path.join(d, ".installed")):
+        os.makedirs(d, exist_ok=True)
+        for f in ("package.json", "package-lock.json"):
+            shutil.copy(os.path.join(src, f), d)
+        r = subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error",
+                            "--fetch-timeout=20000", "--fetch-retries=1"], cwd=d,
+                           capture_output=True, text=True, timeout=180)
+        if r.returncode:
+            raise Skip(f"npm ci failed (registry unreachable?): {r.stderr.strip()[-300:]}")
+        open(os.path.join(d, ".installed"), "w").close()
+    return d
+
+
+def read_texts(d, routes):
+    r = subprocess.run(["node", os.path.join(ROOT, "tests", "osrm-text", "read_steps.js")],
+                       input=json.dumps(routes), capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, NODE_PATH=os.path.join(d, "node_modules")))
+    out = json.loads(r.stdout) if r.stdout.strip() else []
+    errs = [t for texts in out for t in texts if t.startswith("ERROR")]
+    assert r.returncode == 0 and not errs, (r.stderr[-500:], errs[:5])
+    return out
+
+
+@test
+def t_text_instructions(ctx):
+    """osrm-text-instructions reads every step of every route above without an error, and says
+    what a driver needs at the roundabout, the rotary and the off ramp."""
+    d = text_reader(ctx.tmp)
+    texts = read_texts(d, [route(ctx.d, pts) for pts in ROUTES])
+    assert texts[1][1] == "Enter the roundabout and take the 2nd exit onto Nordstrasse", texts[1]
+    assert texts[3][1] == "Enter Sternkreisel and take the 2nd exit onto Nordallee", texts[3]
+    assert texts[6][3] == "Take exit 5 towards A13: Vaduz", texts[6]
+    ctx.text_dir = d
+
+
 # ---- against the real OSRM ----
 def start_osrm(tmp):
     tar = os.path.join(PEER, "osrm-v6.0.0-debian12-bin.tar.xz")
@@ -280,7 +335,8 @@ def t_against_osrm(ctx):
         out = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "osrm_guidance.py"),
                               "--osrm", f"http://127.0.0.1:{port}",
                               "--gpath", f"http://127.0.0.1:{d.port}", "--graph", "li",
-                              "--bbox", "9.47,47.05,9.63,47.27", "--routes", "30", "--seed", "7"],
+                              "--bbox", "9.47,47.05,9.63,47.27", "--routes", "30", "--seed", "7",
+                              "--dump", os.path.join(ctx.tmp, "li_routes.json")],
                              check=True, capture_output=True, text=True, timeout=600)
         c = json.loads(out.stdout)
         print(f"  (vs OSRM: {c['same_path']} routes on the same path, roundabout family "
@@ -288,6 +344,10 @@ def t_against_osrm(ctx):
         assert c["same_path"] >= 10, c
         assert c["ring"] == 0 or c["ring_rate"] >= 0.90, c
         assert c["other_rate"] >= 0.85, c
+        if ctx.text_dir:  # osrm-text-instructions reads every step of the 30 routes
+            with open(os.path.join(ctx.tmp, "li_routes.json")) as f:
+                texts = read_texts(ctx.text_dir, json.load(f))
+            print(f"  (osrm-text-instructions read {sum(map(len, texts))} steps)")
     finally:
         p.kill()
         p.wait()

@@ -213,8 +213,7 @@ enum {
     GP_ARC_LINK = 4u,        /* highway=*_link (a ramp) */
     GP_ARC_TOLL = 8u,        /* toll=yes */
     GP_ARC_TUNNEL = 16u,     /* tunnel=* (not no) */
-    GP_ARC_BRIDGE = 32u,     /* bridge=* (not no) */
-    GP_ARC_RESTRICTED = 64u, /* access / motor_vehicle / vehicle = destination, delivery, ... */
+    GP_ARC_RESTRICTED = 32u, /* access / motor_vehicle / vehicle = destination, delivery, ... */
 };
 /* Fields of an arc's guidance record (arc_guide), in this order, separated by GP_GUIDE_SEP. */
 enum gp_guide_field {

@@ -152,7 +152,7 @@ static const char *tag_of(const gp_osm_tag *tags, uint32_t ntags, const char *ke
     return NULL;
 }
 
-/* Guidance flags of a way (GP_ARC_*): junction, ramps, toll, tunnel, bridge, restricted access
+/* Guidance flags of a way (GP_ARC_*): junction, ramps, toll, tunnel, restricted access
  * (the most specific of motorcar, motor_vehicle, vehicle, access, as OSRM's car profile reads
  * them: private, delivery, destination, customers). */
 static unsigned way_gflags(const gp_osm_tag *tags, uint32_t ntags) {
@@ -165,7 +165,6 @@ static unsigned way_gflags(const gp_osm_tag *tags, uint32_t ntags) {
     if (l > 5 && !strcmp(v + l - 5, "_link")) f |= GP_ARC_LINK;
     if ((v = tag_of(tags, ntags, "toll")) && !strcmp(v, "yes")) f |= GP_ARC_TOLL;
     if ((v = tag_of(tags, ntags, "tunnel")) && strcmp(v, "no")) f |= GP_ARC_TUNNEL;
-    if ((v = tag_of(tags, ntags, "bridge")) && strcmp(v, "no")) f |= GP_ARC_BRIDGE;
     static const char *const acc[] = {"motorcar", "motor_vehicle", "vehicle", "access"};
     for (int i = 0; i < 4; i++)
         if ((v = tag_of(tags, ntags, acc[i]))) {

@@ -181,7 +181,7 @@ def t_t_junction_lanes(ctx):
 
 @test
 def t_no_step_at_a_bend(ctx):
-    """Kurvenweg bends by 90 degrees where a bridge starts (a graph node: the bridge flag differs,
+    """Kurvenweg bends by 90 degrees where a tunnel starts (a graph node: the tunnel flag differs,
     so the import keeps it): no step."""
     expect(steps(ctx.d, [(0, 3050), (350, 3200)]), ["depart", "arrive"],
            ["Kurvenweg", "Kurvenweg"])

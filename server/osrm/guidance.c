@@ -2,32 +2,40 @@
  * default options.
  *
  * A leg opens with `depart` and closes with `arrive` (modifier: the side the destination lies
- * on). At every node between two pieces of the leg the junction is read from the graph (every
- * road at the node: bearing, whether it may be entered, the arriving and leaving ones) and a new
- * step starts when OSRM would announce something:
+ * on, when it lies 5 m or more off the road). At every node between two pieces of the leg the
+ * junction is read from the graph: every road at the node with its bearing (aimed at the point
+ * 10 m along it, as OSRM reads a road's direction), whether it may be entered, and the arriving
+ * and leaving ones. A new step starts when OSRM would announce something:
  *  - entering a roundabout (junction=roundabout or circular arcs): `roundabout`, `rotary` (the
  *    ring has one name, not a name of a road joining it, and a radius over 15 m; or a named
- *    junction=circular) or `roundabout turn` (radius 15 m or less), with `exit` (exits counted
- *    from the entry, each road that leaves the ring counting once, right to left at one node) and
- *    the exit road's name; a roundabout or rotary is followed by `exit roundabout` /
- *    `exit rotary` at the exit node (same exit number), a roundabout turn is one step;
- *  - from a motorway or trunk onto a link `off ramp`, from another road onto a link `on ramp`,
- *    from a link onto a motorway or trunk another road joins `merge`;
- *  - two similar ways ahead (each within 50 degrees of straight, within 25 degrees of each
- *    other) `fork`;
- *  - a new name at a T where nothing goes on ahead `end of road`; a new name straight on
- *    `new name`; a new name otherwise `turn`; the same name where the road taken is not the
- *    obvious way on `continue`. A bend of one road (no other road at the node), or the obvious
- *    way on at a junction, makes no step.
+ *    junction=circular) or `roundabout turn` (radius 15 m or less), with `exit` (each road that
+ *    leaves the ring counts once, right to left at one node) and the exit road's name; a
+ *    roundabout or rotary keeps the modifier of the turn onto the ring and is followed by
+ *    `exit roundabout` / `exit rotary` at the exit node (same exit number); a roundabout turn is
+ *    one step whose modifier is its entry against its exit;
+ *  - where there is a choice: from a motorway or trunk onto a link `off ramp`, from another road
+ *    `on ramp`; from a link onto a motorway or trunk another road joins `merge` (modifier: the
+ *    side merged to);
+ *  - two similar ways ahead, neither keeping the name arrived on (each within 50 degrees of
+ *    straight, within 25 degrees of each other) `fork`;
+ *  - a change of road that OSRM announces (its requiresNameAnnounced rule, in renamed()):
+ *    `end of road` at a T where nothing goes on ahead (when the road arrived by passed another
+ *    junction in the step, as OSRM's answers show), `new name` straight on or without a choice,
+ *    `turn` otherwise;
+ *  - the same road where the way taken is not the obvious one `continue`, another road there
+ *    `turn`. Obvious: the straightest way, within 45 degrees, 30 degrees straighter than the
+ *    next; or the road that keeps its name when every other way is a lesser road turning off by
+ *    25 degrees or more. A bend of one road (no other road at the node) makes no step.
  * Modifiers come from the turn angle t (degrees, right positive) in OSRM's buckets: straight
  * (|t| <= 20), slight (20-40), plain (40-120), sharp (120-179), uturn (beyond).
  * Every step lists its intersections: the maneuver's, then each node passed where three or more
  * roads meet (and every node of a roundabout passed), with bearings, entry, in, out, classes of
- * the road taken (toll, motorway, ferry, restricted, tunnel) and lanes from the arriving road's
- * turn:lanes (indications and valid: the lanes that lead where the route goes).
- * A step carries the road's name, ref, pronunciation, destinations ("ref: destination"), exits
- * (junction:ref) and, for rotaries, rotary_name. Pieces of zero length at a leg's ends (a
- * waypoint exactly on a node) make no step.
+ * the road taken (toll, motorway (motorway and its links), ferry, restricted, tunnel) and lanes
+ * from the arriving road's turn:lanes (indications; valid: the lanes naming the direction taken,
+ * else those on its side). A step carries the road's name, ref, pronunciation, destinations
+ * ("ref: destination", OSRM's form), exits (junction:ref) and, for rotaries, rotary_name and
+ * rotary_pronunciation. Pieces of zero length at a leg's ends (a waypoint exactly on a node)
+ * make no step.
  */
 #include "server/osrm/internal.h"
 
@@ -55,24 +63,32 @@ static const char *modifier_of(double t) {
     return right ? "sharp right" : "sharp left";
 }
 
-/* Bearing leaving node x along arc a (x its tail), and the travel bearing arriving at a's head. */
-static double arc_b_out(const gp_graph *g, uint32_t a, uint32_t x) {
+/* Bearing from node x along arc a (x its tail; toward its head) or against it (x its head;
+ * toward its tail), aimed at the point LOOK metres along the road (or the far end when the arc
+ * is shorter), as OSRM reads a road's direction at a junction rather than from its first metre. */
+#define LOOK 10.0
+static double arc_bearing(const gp_graph *g, uint32_t a, uint32_t x, int along) {
     const double *sx, *sy;
-    uint32_t k = gp_graph_arc_shape(g, a, &sx, &sy), y = g->col[a];
+    uint32_t k = gp_graph_arc_shape(g, a, &sx, &sy),
+             far = along ? g->col[a] : gp_graph_arc_tail(g, a);
+    double px = g->lon[x], py = g->lat[x], walked = 0;
     for (uint32_t i = 0; i <= k; i++) {
-        double px = i < k ? sx[i] : g->lon[y], py = i < k ? sy[i] : g->lat[y];
-        if (px != g->lon[x] || py != g->lat[x]) return gp_bearing_deg(g->lon[x], g->lat[x], px, py);
+        uint32_t j = along ? i : k - i; /* the i-th point away from x: shape[j], or the far end */
+        double qx = i < k ? sx[along ? j : j - 1] : g->lon[far],
+               qy = i < k ? sy[along ? j : j - 1] : g->lat[far];
+        double d = gp_haversine_m(px, py, qx, qy);
+        if (walked + d >= LOOK && d > 0) {
+            double f = (LOOK - walked) / d;
+            qx = px + (qx - px) * f;
+            qy = py + (qy - py) * f;
+            return gp_bearing_deg(g->lon[x], g->lat[x], qx, qy);
+        }
+        walked += d;
+        px = qx;
+        py = qy;
     }
-    return 0;
-}
-static double arc_b_in(const gp_graph *g, uint32_t a) {
-    const double *sx, *sy;
-    uint32_t k = gp_graph_arc_shape(g, a, &sx, &sy), y = g->col[a], u = gp_graph_arc_tail(g, a);
-    for (uint32_t i = k + 1; i-- > 0;) {
-        double px = i ? sx[i - 1] : g->lon[u], py = i ? sy[i - 1] : g->lat[u];
-        if (px != g->lon[y] || py != g->lat[y]) return gp_bearing_deg(px, py, g->lon[y], g->lat[y]);
-    }
-    return 0;
+    if (px == g->lon[x] && py == g->lat[x]) return 0;
+    return gp_bearing_deg(g->lon[x], g->lat[x], px, py);
 }
 
 /* The roads at a node: bearing away from it, whether the route may leave that way, the arc out
@@ -101,7 +117,7 @@ static void junction_at(const gp_graph *g, uint32_t x, uint32_t in_arc, uint32_t
     J->in_ix = J->out_ix = -1;
     for (uint32_t a = g->row[x]; a < g->row[x + 1]; a++) {
         if (g->col[a] == x) continue;
-        int k = road_at(J, arc_b_out(g, a, x));
+        int k = road_at(J, arc_bearing(g, a, x, 1));
         if (k < 0) continue;
         J->r[k].entry = 1;
         if (J->r[k].out == GP_NONE || a == out_arc) J->r[k].out = a;
@@ -112,7 +128,7 @@ static void junction_at(const gp_graph *g, uint32_t x, uint32_t in_arc, uint32_t
         if (y == x) continue;
         for (uint32_t a = g->row[y]; a < g->row[y + 1]; a++) {
             if (g->col[a] != x) continue;
-            int k = road_at(J, fmod(arc_b_in(g, a) + 180, 360));
+            int k = road_at(J, arc_bearing(g, a, x, 0));
             if (k < 0) continue;
             if (J->r[k].in == GP_NONE || a == in_arc) J->r[k].in = a;
             if (a == in_arc) J->in_ix = k;
@@ -135,14 +151,25 @@ static unsigned arc_flags(const gp_graph *g, uint32_t a) {
     return a == GP_NONE ? 0u : gp_graph_arc_flags(g, a);
 }
 
-/* OSRM announces a name change unless both ways are unnamed with the same ref, or the name stays
- * (a ref added or dropped on the same name is no announcement). */
+static int prefix_of(const char *a, const char *b) { /* a starts with b or b with a */
+    size_t la = strlen(a), lb = strlen(b);
+    return !strncmp(a, b, la < lb ? la : lb);
+}
+
+/* Whether OSRM announces the change of road from arc a to arc b (its requiresNameAnnounced, less
+ * the suffix table): not when the names are equal (or one begins the other) and the refs are
+ * contained in one another or absent, nor when the name is dropped with the ref kept; always
+ * from a road without name and ref to one with either, and from a ref alone to a name alone. */
 static int renamed(const gp_graph *g, uint32_t a, uint32_t b) {
-    const char *na = arc_name(g, a), *nb = arc_name(g, b);
-    if (strcmp(na, nb)) return 1;
-    if (*na) return 0;
-    const char *ra = arc_ref(g, a), *rb = arc_ref(g, b);
-    return *rb && strcmp(ra, rb) != 0;
+    const char *fn = arc_name(g, a), *tn = arc_name(g, b), *fr = arc_ref(g, a), *tr = arc_ref(g, b);
+    if (!*fn && !*fr) return *tn || *tr;
+    int names_empty = !*fn && !*tn, names_equal = prefix_of(fn, tn);
+    int name_removed = *fn && !*tn, refs_empty = !*fr && !*tr;
+    int ref_contained = !*fr || !*tr || strstr(fr, tr) || strstr(tr, fr);
+    int obvious = (names_empty && refs_empty) || (names_equal && (ref_contained || refs_empty)) ||
+                  (name_removed && (ref_contained || refs_empty));
+    int needs = !*fn && *fr && *tn && !*tr;
+    return !obvious || needs;
 }
 
 /* ---- JSON pieces ---- */
@@ -346,7 +373,7 @@ static const char *decide(const gp_graph *g, const junction *J, uint32_t A, uint
         }
     }
     (void)second;
-    if (!(fa & GP_ARC_LINK) && (fb & GP_ARC_LINK)) {
+    if (!(fa & GP_ARC_LINK) && (fb & GP_ARC_LINK) && ne >= 2) {
         if (fabs(t) <= 20) *mod = t < 0 ? "slight left" : "slight right";
         return hiA ? "off ramp" : "on ramp";
     }
@@ -368,8 +395,19 @@ static const char *decide(const gp_graph *g, const junction *J, uint32_t A, uint
     int obvious =
         J->out_ix == best && dbest <= 45 &&
         (dsecond - dbest >= 30 || (!ren && !same_name && dbest <= 30 && dsecond - dbest >= 10));
-    /* fork: exactly two ways on, both ahead and alike */
-    if (ne == 2 && dbest <= 50 && dsecond <= 50 && dsecond - dbest < 25 && J->n <= 4) {
+    /* the road keeps its name, every other way on is a lesser road (a lower class) and none
+     * goes on within 25 degrees of straight */
+    if (!ren && !same_name && *arc_name(g, A) && !strcmp(arc_name(g, A), arc_name(g, B))) {
+        int rival = 0;
+        for (int k = 0; k < J->n; k++)
+            if (J->r[k].entry && k != J->in_ix && k != J->out_ix &&
+                (fabs(norm180(J->r[k].b - b_in)) < 25 || arc_cls(g, J->r[k].out) <= cb))
+                rival = 1;
+        if (!rival) obvious = 1;
+    }
+    /* fork: exactly two ways on, both ahead and alike, neither keeping the name arrived on */
+    if (ne == 2 && dbest <= 50 && dsecond <= 50 && dsecond - dbest < 25 && J->n <= 4 &&
+        !(same_name || (!ren && *arc_name(g, A)))) {
         *mod = t < 0 ? "slight left" : "slight right";
         int other = -1;
         for (int k = 0; k < J->n; k++)
@@ -380,7 +418,10 @@ static const char *decide(const gp_graph *g, const junction *J, uint32_t A, uint
         }
         return "fork";
     }
-    if (!ren) return obvious || J->n < 3 ? NULL : "continue";
+    if (!ren) {
+        if (obvious || J->n < 3) return NULL;
+        return strcmp(arc_name(g, A), arc_name(g, B)) ? "turn" : "continue";
+    }
     /* a T: nothing goes on ahead, roads to the left and the right */
     int ahead = 0, left = 0, right = 0;
     for (int k = 0; k < J->n; k++) {
@@ -524,9 +565,11 @@ void gp_osrm_leg_steps(const gp_osrm_req *q, const gp_osrm_leg *leg, cJSON *arr,
         const gp_osrm_piece *pa = &leg->pc[i - 1], *pb = &leg->pc[i];
         uint32_t A = pa->arc, B = pb->arc, x = pb->tail;
         double b_in = bearing_in(P, pb->p0, pa->p0), b_out = bearing_out(P, pb->p0, pb->p1);
-        double t = norm180(b_out - b_in);
         junction J;
         junction_at(g, x, A, B, &J);
+        /* the turn as the junction's roads read it (LOOK metres on), else the line's */
+        double t = J.in_ix >= 0 && J.out_ix >= 0 ? norm180(J.r[J.out_ix].b - J.r[J.in_ix].b - 180)
+                                                 : norm180(b_out - b_in);
         int rA = (arc_flags(g, A) & RING) != 0, rB = (arc_flags(g, B) & RING) != 0;
         const char *type = NULL, *mod = modifier_of(t);
         int ex = 0;

@@ -300,18 +300,44 @@ typedef struct step {
     cJSON *its;     /* intersections */
 } step;
 
+/* Roads joining ring node y that are not the ring: its neighbours over arcs either way that are
+ * not ring arcs, each counted once. */
+static int ring_roads(const gp_graph *g, uint32_t y) {
+    uint32_t seen[16];
+    int n = 0;
+    for (uint32_t a = g->row[y]; a < g->row[y + 1]; a++) {
+        if (arc_flags(g, a) & RING) continue;
+        int dup = 0;
+        for (int k = 0; k < n; k++) dup |= seen[k] == g->col[a];
+        if (!dup && n < 16) seen[n++] = g->col[a];
+    }
+    for (uint32_t i = g->rrow[y]; i < g->rrow[y + 1]; i++) {
+        uint32_t z = g->rcol[i];
+        int ring = 0, dup = 0;
+        for (uint32_t a = g->row[z]; a < g->row[z + 1]; a++)
+            if (g->col[a] == y && (arc_flags(g, a) & RING)) ring = 1;
+        for (int k = 0; k < n; k++) dup |= seen[k] == z;
+        if (!ring && !dup && n < 16) seen[n++] = z;
+    }
+    return n;
+}
+
 /* Kind of the roundabout entered by ring arc a at node x: 0 roundabout, 1 rotary, 2 roundabout
  * turn (OSRM's rule: a rotary has one name, not shared by a road joining it, and a radius over
- * 15 m, or is a named junction=circular; a roundabout turn has a radius of 15 m or less). */
+ * 15 m, or is a named junction=circular; a roundabout turn has a radius of 15 m or less, at most
+ * four ring nodes, each joined by one road at most). */
 static int ring_kind(const gp_graph *g, uint32_t a0) {
     const char *nm = arc_name(g, a0);
     int one_name = *nm != 0, circular = (arc_flags(g, a0) & GP_ARC_CIRCULAR) != 0, shared = 0;
     double len = 0;
+    int nodes = 0, limited = 1; /* ring nodes; each joined by one road at most */
     uint32_t x0 = gp_graph_arc_tail(g, a0), a = a0;
     for (int steps = 0; steps < 256; steps++) {
         len += gp_graph_arc_length_m(g, a);
         if (strcmp(arc_name(g, a), nm)) one_name = 0;
         uint32_t y = g->col[a], next = GP_NONE;
+        nodes++;
+        if (ring_roads(g, y) > 1) limited = 0;
         for (uint32_t b = g->row[y]; b < g->row[y + 1]; b++) {
             if (arc_flags(g, b) & RING) {
                 if (next == GP_NONE) next = b;
@@ -324,7 +350,7 @@ static int ring_kind(const gp_graph *g, uint32_t a0) {
     }
     double radius = len / (2 * M_PI);
     if (one_name && (circular || (!shared && radius > 15))) return 1;
-    return radius <= 15 ? 2 : 0;
+    return radius <= 15 && nodes <= 4 && limited ? 2 : 0;
 }
 
 /* Exits leaving the ring at node x (junction J, arriving by a ring arc): roads that may be

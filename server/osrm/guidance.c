@@ -8,7 +8,8 @@
  * and leaving ones. A new step starts when OSRM would announce something:
  *  - entering a roundabout (junction=roundabout or circular arcs): `roundabout`, `rotary` (the
  *    ring has one name, not a name of a road joining it, and a radius over 15 m; or a named
- *    junction=circular) or `roundabout turn` (radius 15 m or less), with `exit` (each road that
+ *    junction=circular) or `roundabout turn` (radius 15 m or less, at most four ring nodes, each
+ *    joined by one road at most), with `exit` (each road that
  *    leaves the ring counts once, right to left at one node) and the exit road's name; a
  *    roundabout or rotary keeps the modifier of the turn onto the ring and is followed by
  *    `exit roundabout` / `exit rotary` at the exit node (same exit number); a roundabout turn is

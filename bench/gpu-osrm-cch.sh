@@ -32,7 +32,8 @@
 #        (5), BENCH_PATCH_BATCH (3), BENCH_PATCH_FRACTION (0.01 of the arcs), BENCH_DEADLINE_S
 #        (none: seconds after which nothing new starts; OSRM steps stop 40 s before it),
 #        WRK (wrk; OSRM's lib/ has its libraries), CURL (curl, else Python), PYTHON (python3),
-#        BENCH_OSRM (1; 0 = gpath's rows only), BENCH_LOG_LEVEL (warn; info logs each cost
+#        BENCH_OSRM (1; 0 = gpath's rows only), BENCH_GPATH_TURNS (default: gpath's own default;
+#        "on off": gpath served twice, --turn-costs on then off, rows labelled so), BENCH_LOG_LEVEL (warn; info logs each cost
 #        change's steps: event=links_changed, event=cch_ready). BENCH_CONNS="" and
 #        BENCH_TABLE_SIZES="" leave out the routes and the tables (e.g. the cost changes alone).
 set -eu
@@ -65,6 +66,7 @@ PATCH_SINGLE=${BENCH_PATCH_SINGLE:-5}
 PATCH_BATCH=${BENCH_PATCH_BATCH:-3}
 PATCH_FRACTION=${BENCH_PATCH_FRACTION:-0.01}
 DEADLINE=${BENCH_DEADLINE_S:-0}
+TURNS=${BENCH_GPATH_TURNS:-default}
 WRK=${WRK:-wrk}
 PYTHON=${PYTHON:-python3}
 # Python needs none of the libraries a bundle puts on LD_LIBRARY_PATH (older ones could break it)
@@ -164,10 +166,10 @@ ratio() { # MEASURE VALUE UNIT
     r = (u == "req/s") ? a / b : b / a
     printf(r >= 100 ? "%.0fx" : "%.2fx", r) }'
 }
-goal() { # MEASURE VALUE UNIT RATIO: issue 18's goal for gpath rows
+goal() { # MEASURE VALUE UNIT RATIO: issue 35's goals for gpath rows (>= 3x OSRM CH; a cost change <= 100 ms)
   case $1 in
     cost\ change*) awk -v v="$2" 'BEGIN { print (v != "" && v <= 100) ? "met (<= 100 ms)" : "not met (<= 100 ms)" }' ;;
-    *) awk -v r="${4%x}" 'BEGIN { if (r != "") print (r >= 2) ? "met (>= 2x)" : "not met (>= 2x)" }' ;;
+    *) awk -v r="${4%x}" 'BEGIN { if (r != "") print (r >= 3) ? "met (>= 3x)" : "not met (>= 3x)" }' ;;
   esac
 }
 
@@ -184,7 +186,7 @@ write_results() {
   local tmpf=$out.tmp m s c v u d r g
   {
     cat "$STATE/results.head"
-    echo "| measure | server | client | result | detail | gpath / OSRM CH | goal (issue 18) |"
+    echo "| measure | server | client | result | detail | gpath / OSRM CH | goal (issue 35) |"
     echo "|---|---|---|---|---|---|---|"
     while IFS='|' read -r m s c v u d; do
       r="" g=""
@@ -197,6 +199,7 @@ write_results() {
     else echo "Complete run."; fi
     [ -n "$note" ] && echo "$note"
     echo
+    [ -s "$STATE/turns.txt" ] && { echo "gpath servers:"; echo; sed 's/^/- /' "$STATE/turns.txt"; echo; }
     echo "Load average at the end: $(cut -d' ' -f1-3 /proc/loadavg) ($NPROC CPUs shared by the clients and the servers)."
   } >"$tmpf"
   mv "$tmpf" "$out"
@@ -242,7 +245,7 @@ try: v = json.load(sys.stdin).get(sys.argv[1], "")
 except ValueError: v = ""
 print(v)' "$2"; }
 
-measure_costchange() { # gpath URL
+measure_costchange() { # URL [SERVER LABEL]
   fits 60 || { skip "gpath cost changes"; return 0; }
   : >"$STATE/costchange.jsonl"
   timeout $(( $(left) - 15 )) "${PY[@]}" bench/osrm_cch.py costchange "$1" map "$TOKEN" "$bbox" \
@@ -267,7 +270,7 @@ PY
 )
       [ -n "$summ" ] || continue
       label=$([ "$kind" = single ] && echo "1 link" || awk -v f="$PATCH_FRACTION" 'BEGIN { printf "%g%% of the arcs", f * 100 }')
-      add_row "cost change -> answers ($label)" "gpath $used" \
+      add_row "cost change -> answers ($label)" "${2:-gpath $used}" \
         "PATCH, then $([ "$probe" = node_route_ms ] && echo "GET /v1/graphs/map/route (node ids)" || echo "GET /route/v1 (coordinates)") until it answers the new cost" \
         "${summ%%|*}" ms "${summ#*|}"
     done
@@ -289,21 +292,26 @@ bench() {
   wait_prep
   out=$(bench_out "$SUBJECT")
   : >"$rows"
-  rm -f "$STATE"/table-*.json "$STATE/costchange.jsonl" "$STATE/results.head"
+  rm -f "$STATE"/table-*.json "$STATE/costchange.jsonl" "$STATE/results.head" "$STATE/turns.txt"
   local t0 info algo label step
   # gpath: the same OSM file, its CCH on (on a 1M-node graph auto would choose it too)
+  local turns first=1 glabel ready_s gurl
+  for turns in $TURNS; do
+  local tflag=()
+  [ "$turns" = default ] || tflag=(--turn-costs "$turns")
   t0=$(now)
   gpath_start "$STATE/gpath.log" --graph "map=osm:$STATE/map.osm.pbf" --backend "$BACKEND" \
     --cch on --log-level "${BENCH_LOG_LEVEL:-warn}" --cache-path "" --osrm-max-table-size 1000 --max-url-bytes 65536 \
-    --max-body-bytes 67108864 --max-connections-per-ip 0 --operator-token "$TOKEN" || return 1
-  local ready_s gurl=http://127.0.0.1:$gpath_port
+    --max-body-bytes 67108864 --max-connections-per-ip 0 --operator-token "$TOKEN" "${tflag[@]}" || return 1
+  gurl=http://127.0.0.1:$gpath_port
   ready_s=$(since "$t0")
   info=$("${PY[@]}" -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode())' "$gurl/v1/graphs/map")
+  if [ "$first" = 1 ]; then
   used=$("${PY[@]}" -c 'import json, sys, urllib.request; print(json.load(urllib.request.urlopen(sys.argv[1]))["backend"])' "$gurl/health" 2>/dev/null || echo "$BACKEND")
   bbox=$("${PY[@]}" bench/osrm_cch.py bbox "$gurl/v1/graphs/map/overview.geojson?max_edges=100")
   for n in $TABLE_SIZES; do "${PY[@]}" bench/osrm_cch.py coords "$bbox" "$n" "$TABLE_SETS" "$n" >"$STATE/coords-$n.txt"; done
   bench_header "$STATE/results.head" "gpath (CCH) vs OSRM v6 CH and MLD on $(basename "$map")" \
-    "bash bench/gpu-osrm-cch.sh $phase $(basename "$map")$([ "$phase" = bench ] && echo " (after bash bench/gpu-osrm-cch.sh prep on the same machine)") (BENCH_SECONDS=$SECS BENCH_CONNS=\"$CONNS\" BENCH_TABLE_SETS=$TABLE_SETS BENCH_TABLE_BUDGET_S=$TABLE_BUDGET BENCH_PATCH_FRACTION=$PATCH_FRACTION BENCH_DEADLINE_S=$DEADLINE BENCH_OSRM=${BENCH_OSRM:-1} BENCH_LOG_LEVEL=${BENCH_LOG_LEVEL:-warn} BENCH_TABLE_SIZES=\"$TABLE_SIZES\")"
+    "bash bench/gpu-osrm-cch.sh $phase $(basename "$map")$([ "$phase" = bench ] && echo " (after bash bench/gpu-osrm-cch.sh prep on the same machine)") (BENCH_SECONDS=$SECS BENCH_CONNS=\"$CONNS\" BENCH_TABLE_SETS=$TABLE_SETS BENCH_TABLE_BUDGET_S=$TABLE_BUDGET BENCH_PATCH_FRACTION=$PATCH_FRACTION BENCH_DEADLINE_S=$DEADLINE BENCH_OSRM=${BENCH_OSRM:-1} BENCH_LOG_LEVEL=${BENCH_LOG_LEVEL:-warn} BENCH_TABLE_SIZES=\"$TABLE_SIZES\" BENCH_GPATH_TURNS=\"$TURNS\")"
   {
     echo "Map: \`$(basename "$map")\` ($(du -h "$map" | cut -f1), cksum $map_id), road bbox shrunk by 10%: $bbox."
     echo "gpath graph: $(echo "$info" | sed -E 's/"source":"[^"]*",//')."
@@ -333,11 +341,16 @@ bench() {
     echo
   } >>"$STATE/results.head"
   write_results
-  echo "gpath ($used) on $(basename "$map"): ready in ${ready_s} s, bbox $bbox"
-  measure_routes "gpath $used" "$gurl" 1
-  measure_tables "gpath $used" "$gurl"
-  measure_costchange "$gurl"
+  fi
+  first=0
+  glabel="gpath $used$([ "$turns" = default ] || echo ", turn costs $turns")"
+  echo "$glabel on $(basename "$map"): ready in ${ready_s} s, bbox $bbox"
+  echo "$glabel: serve to /ready ${ready_s} s; graph $(echo "$info" | sed -E 's/"source":"[^"]*",//'); $(grep -h 'turn' "$STATE/gpath.log" | tail -2 | tr '\n' ' ')" >>"$STATE/turns.txt"
+  measure_routes "$glabel" "$gurl" 1
+  measure_tables "$glabel" "$gurl"
+  measure_costchange "$gurl" "$glabel"
   stop_pid "$gpath_pid"; gpath_pid=
+  done
   for algo in $([ "${BENCH_OSRM:-1}" = 0 ] || echo ch mld); do
     label="OSRM $(echo "$algo" | tr a-z A-Z)"
     step=$([ "$algo" = ch ] && echo contract || echo customize)

@@ -70,7 +70,7 @@ static int r_rel(const void *u, const readosm_relation *r) {
 static int run(int which, const char *path, tally *t) {
     memset(t, 0, sizeof *t);
     if (which == 0) {
-        gp_osm_callbacks cb = {t, o_node, o_way, o_rel};
+        gp_osm_callbacks cb = {t, o_node, o_way, o_rel, NULL};
         gp_err err = {0};
         if (gp_osm_read(path, &cb, &err)) {
             fprintf(stderr, "libosmium: %s\n", err.msg);

@@ -453,7 +453,7 @@ int gp_cch_gpu_table(const gp_cch *c, const uint32_t *src, uint32_t ns, const ui
     float total = 0;
     for (uint32_t i0 = 0; rc == GP_OK && i0 < ns; i0 += batch) {
         uint32_t kb = ns - i0 < batch ? ns - i0 : batch;
-        if (deadline > 0 && gp_now() > deadline) {
+        if (gp_deadline_passed(deadline)) {
             rc = gp_deadline_error(err);
             break;
         }

@@ -244,8 +244,7 @@ static void cust_main(void *arg, int id, int nthreads) {
                 unsigned none = GP_NONE;
                 atomic_compare_exchange_strong(&j->bad, &none, bad);
             }
-            if (id == 0 && j->deadline > 0 && gp_now() > j->deadline)
-                atomic_store(&j->timed_out, 1);
+            if (id == 0 && gp_deadline_passed(j->deadline)) atomic_store(&j->timed_out, 1);
         }
         pthread_barrier_wait(j->bar);
     }
@@ -383,8 +382,7 @@ static void perf_main(void *arg, int id, int nthreads) {
                 j->q[1].first[x + 1] = kf;
                 j->q[0].first[x + 1] = kb;
             }
-            if (id == 0 && j->deadline > 0 && gp_now() > j->deadline)
-                atomic_store(&j->failed, GP_ETIMEOUT);
+            if (id == 0 && gp_deadline_passed(j->deadline)) atomic_store(&j->failed, GP_ETIMEOUT);
             if (id == 0 && j->stop && atomic_load(j->stop)) atomic_store(&j->failed, PERF_STOPPED);
         }
         pthread_barrier_wait(j->bar);

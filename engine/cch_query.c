@@ -480,7 +480,7 @@ static void *table_main(void *arg) {
     for (;;) {
         uint32_t i = atomic_fetch_add(&j->next, 1);
         if (i >= j->ns || atomic_load(&j->rc) != GP_OK) break;
-        if (j->deadline > 0 && gp_now() > j->deadline) {
+        if (gp_deadline_passed(j->deadline)) {
             atomic_store(&j->rc, GP_ETIMEOUT);
             break;
         }

@@ -157,7 +157,7 @@ static void *apsp_worker(void *arg) {
         /* phase 1: pivot tile. Worker 0 alone decides whether the deadline has passed, before
          * the barrier, and every thread reads that after it, so all leave at the same round. */
         if (wk->id == 0) {
-            if (j->deadline > 0 && gp_now() >= j->deadline) atomic_store(&j->stop, 1);
+            if (gp_deadline_passed(j->deadline)) atomic_store(&j->stop, 1);
             else fw_tile(j->d, j->nx, n, k0, k1, k0, k1, k0, k1);
         }
         pthread_barrier_wait(&j->barrier);

@@ -136,10 +136,10 @@ static inline int rb_pop(gp_cpu_ws *w, gp_cpu_hent *out) {
 /* Deadline checks (config request_timeout_ms): each op reads the caller's deadline once at entry
  * (gp_deadline_get; worker threads get it through their job) and the search loops look at the
  * clock every DEADLINE_EVERY heap pops, the first pop included, so an expired deadline stops an op
- * before it does any work. */
+ * before it does any work; a cut (gp_deadline_cut_all, shutdown) stops an op without one too. */
 #define DEADLINE_EVERY 4096u
 static inline int deadline_passed(double deadline, uint32_t *ticks) {
-    return deadline > 0 && ((*ticks)++ & (DEADLINE_EVERY - 1)) == 0 && gp_now() >= deadline;
+    return ((*ticks)++ & (DEADLINE_EVERY - 1)) == 0 && gp_deadline_passed(deadline);
 }
 
 /* One-to-many Dijkstra from src on (row, col, w) with the radix heap. Stops when `target` is

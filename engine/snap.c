@@ -21,6 +21,11 @@ static int valid_coord(double lon, double lat) {
 
 int gp_snap_point(const gp_graph *g, double lon, double lat, double radius_m, gp_snap *out,
                   gp_err *err) {
+    return gp_snap_point_if(g, lon, lat, radius_m, NULL, NULL, out, err);
+}
+
+int gp_snap_point_if(const gp_graph *g, double lon, double lat, double radius_m, gp_seg_filter f,
+                     void *ctx, gp_snap *out, gp_err *err) {
     if (!valid_coord(lon, lat))
         return gp_err_set(err, GP_EINVAL,
                           "coordinate %.6f,%.6f is not a valid lon,lat (longitude -180..180, "
@@ -35,7 +40,12 @@ int gp_snap_point(const gp_graph *g, double lon, double lat, double radius_m, gp
                           g->source);
     if (!(radius_m >= 0)) radius_m = 0;
     gp_seg_hit h;
-    if (!gp_segidx_nearest(x, g, lon, lat, radius_m, &h)) {
+    if (!gp_segidx_nearest_if(x, g, lon, lat, radius_m, f, ctx, &h)) {
+        if (f && gp_segidx_nearest(x, g, lon, lat, radius_m, &h))
+            return gp_err_set(err, GP_ENOTFOUND,
+                              "no road segment within %.2f m of %.6f,%.6f (lon,lat) qualifies "
+                              "(the nearest, %.2f m away, does not)",
+                              radius_m, lon, lat, h.chord_m);
         gp_segidx_nearest(x, g, lon, lat, INFINITY, &h);
         char hint[200] = "";
         gp_seg_hit sw;

@@ -40,6 +40,11 @@ typedef struct gp_snap {
 int gp_snap_point(const gp_graph *g, double lon, double lat, double radius_m, gp_snap *out,
                   gp_err *err);
 
+/* gp_snap_point among the pieces filter f accepts (graph/segidx.h's gp_segidx_nearest_if): the
+ * nearest qualifying road within radius_m; GP_ENOTFOUND when none qualifies there. */
+int gp_snap_point_if(const gp_graph *g, double lon, double lat, double radius_m, gp_seg_filter f,
+                     void *ctx, gp_snap *out, gp_err *err);
+
 /* The position of node v itself (arc GP_NONE, dist_m 0): how a query by node id takes part in the
  * calls below. (Not in the integrator's first draft of this header; added by engine/snap.c.) */
 void gp_snap_at_node(const gp_graph *g, uint32_t v, gp_snap *out);

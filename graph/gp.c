@@ -53,6 +53,36 @@ double gp_now(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+size_t gp_utf8_seq(const unsigned char *s, size_t n) {
+    unsigned char c = s[0];
+    if (c < 0x80) return 1;
+    size_t k;
+    unsigned cp;
+    if (c >= 0xc2 && c <= 0xdf) k = 2, cp = c & 0x1f;
+    else if (c >= 0xe0 && c <= 0xef) k = 3, cp = c & 0x0f;
+    else if (c >= 0xf0 && c <= 0xf4) k = 4, cp = c & 0x07;
+    else return 0;
+    if (n < k) return 0;
+    for (size_t i = 1; i < k; i++) {
+        if ((s[i] & 0xc0) != 0x80) return 0;
+        cp = cp << 6 | (s[i] & 0x3f);
+    }
+    if ((k == 3 && cp < 0x800) || (k == 4 && cp < 0x10000) || cp > 0x10ffff ||
+        (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    return k;
+}
+
+int64_t gp_utf8_invalid(const char *s, size_t n) {
+    const unsigned char *p = (const unsigned char *)s;
+    for (size_t i = 0; i < n;) {
+        size_t k = gp_utf8_seq(p + i, n - i);
+        if (k == 0) return (int64_t)i;
+        i += k;
+    }
+    return -1;
+}
+
 /* The calling thread's deadline and the time it was set (so the message can name the limit). */
 static _Thread_local double tl_deadline, tl_deadline_set_at;
 
@@ -63,9 +93,22 @@ void gp_deadline_set(double abs_deadline) {
 
 double gp_deadline_get(void) { return tl_deadline; }
 
-int gp_deadline_expired(void) { return tl_deadline > 0 && gp_now() >= tl_deadline; }
+/* Set once by gp_deadline_cut_all (shutdown); read with relaxed loads at every check. */
+static int g_deadlines_cut;
+
+void gp_deadline_cut_all(void) { __atomic_store_n(&g_deadlines_cut, 1, __ATOMIC_RELAXED); }
+
+int gp_deadline_passed(double deadline) {
+    if (__atomic_load_n(&g_deadlines_cut, __ATOMIC_RELAXED)) return 1;
+    return deadline > 0 && gp_now() >= deadline;
+}
+
+int gp_deadline_expired(void) { return gp_deadline_passed(tl_deadline); }
 
 int gp_deadline_error(gp_err *err) {
+    if (__atomic_load_n(&g_deadlines_cut, __ATOMIC_RELAXED))
+        return gp_err_set(err, GP_ETIMEOUT,
+                          "query cancelled: the server is shutting down (config shutdown_grace_s)");
     double ms = (tl_deadline - tl_deadline_set_at) * 1e3;
     if (tl_deadline > 0 && ms >= 0.5)
         return gp_err_set(err, GP_ETIMEOUT,

@@ -86,16 +86,32 @@ int gp_cpu_count(void);
 void gp_parallel_for(uint64_t n, int nthreads, void (*fn)(void *ctx, uint64_t begin, uint64_t end),
                      void *ctx);
 
+/* Length of the valid UTF-8 sequence at s (n > 0 bytes left), 0 when s[0] starts none (overlong
+ * forms, surrogates and code points past U+10FFFF are invalid). */
+size_t gp_utf8_seq(const unsigned char *s, size_t n);
+/* Offset of the first byte of s[0..n) that starts no valid UTF-8 sequence, -1 when all is valid
+ * (NUL bytes count as valid). */
+int64_t gp_utf8_invalid(const char *s, size_t n);
+
 /* Per-thread query deadline (config request_timeout_ms): an absolute gp_now() time, 0 = none.
  * The HTTP dispatcher sets it around each query handler; backends read it at the entry of an
  * operation (gp_deadline_get), hand the value to their own worker threads explicitly (it is
  * thread-local), check it at cheap points and give up with GP_ETIMEOUT. */
 void gp_deadline_set(double abs_deadline);
 double gp_deadline_get(void);
-/* 1 when this thread's deadline is set and has passed. */
+/* 1 when this thread's deadline is set and has passed, or when every deadline was cut
+ * (gp_deadline_cut_all). */
 int gp_deadline_expired(void);
+/* 1 when `deadline` (a value read with gp_deadline_get, 0 = none) has passed, or when every
+ * deadline was cut: the test worker threads make on the value their job carries. */
+int gp_deadline_passed(double deadline);
+/* Process-wide: from now on every deadline counts as passed, those already handed to worker
+ * threads included, so in-flight queries give up at their next check (shutdown_grace_s over).
+ * Never undone; async-signal-safe (one atomic store). */
+void gp_deadline_cut_all(void);
 /* Fills err with GP_ETIMEOUT and "query exceeded the time limit of N ms ..." (N from the limit
- * this thread's deadline was set with); returns GP_ETIMEOUT. */
+ * this thread's deadline was set with; "the server is shutting down" once cut); returns
+ * GP_ETIMEOUT. */
 int gp_deadline_error(gp_err *err);
 
 #ifdef __cplusplus

@@ -142,6 +142,7 @@ static uint64_t graph_hash(const gp_graph *g) {
         h = hash_bytes(h, g->arc_shape, ((uint64_t)g->m + 1) * sizeof *g->arc_shape);
         if (g->shape_lon) h = hash_bytes(h, g->shape_lon, ns * sizeof(double));
         if (g->shape_lat) h = hash_bytes(h, g->shape_lat, ns * sizeof(double));
+        if (g->shape_osm_id) h = hash_bytes(h, g->shape_osm_id, ns * sizeof(int64_t));
     }
     if (g->strtab) h = hash_bytes(h, g->strtab, g->strtab_len);
     if (g->osm_id) h = hash_bytes(h, g->osm_id, (uint64_t)g->n * sizeof *g->osm_id);
@@ -172,11 +173,11 @@ void gp_graph_destroy(gp_graph *g) {
         for (uint32_t i = 0; i < g->n; i++) release(g, g->names[i]);
         free(g->names);
     }
-    void *arrays[] = {g->row,       g->col,       g->w,          g->rrow,       g->rcol,
-                      g->rw,        g->ext,       g->idmap.keys, g->idmap.vals, g->lon,
-                      g->lat,       g->arc_len_m, g->arc_name,   g->arc_ref,    g->arc_class,
-                      g->arc_shape, g->shape_lon, g->shape_lat,  g->strtab,     g->osm_id,
-                      g->arc_flags, g->arc_guide};
+    void *arrays[] = {g->row,          g->col,       g->w,          g->rrow,       g->rcol,
+                      g->rw,           g->ext,       g->idmap.keys, g->idmap.vals, g->lon,
+                      g->lat,          g->arc_len_m, g->arc_name,   g->arc_ref,    g->arc_class,
+                      g->arc_shape,    g->shape_lon, g->shape_lat,  g->strtab,     g->osm_id,
+                      g->shape_osm_id, g->arc_flags, g->arc_guide};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) release(g, arrays[i]);
     if (g->map_base && g->map_unmap) g->map_unmap(g->map_base, g->map_len);
     free(g);

@@ -88,7 +88,9 @@ typedef struct gp_graph {
                              nodes' own coordinates not repeated) are shape_lon/lat[arc_shape[a]
                              .. arc_shape[a + 1]) */
     double *shape_lon, *shape_lat;
-    char *strtab; /* NUL-terminated strings back to back; offset 0 holds "" */
+    int64_t *shape_osm_id; /* arc_shape[m]: the original (OSM) node id of each shape point, or
+                              NULL (graphs from formats without ids, snapshots older than it) */
+    char *strtab;          /* NUL-terminated strings back to back; offset 0 holds "" */
     uint64_t strtab_len;
     int64_t *osm_id; /* n: original (e.g. OSM) node id of each node when nodes were split
                              for turn restrictions (copies share their original's id); NULL when
@@ -132,12 +134,14 @@ typedef struct gp_road_attr {
     int cls;                             /* enum gp_road_class */
     uint32_t nshape;                     /* interior shape points, tail to head */
     const double *shape_lon, *shape_lat; /* nshape each */
+    const int64_t *shape_osm_id;         /* nshape original node ids, or NULL (none known) */
     unsigned flags;                      /* GP_ARC_* bits */
     const char *guide;                   /* guidance record (see arc_guide), may be NULL */
 } gp_road_attr;
 /* An arc with road attributes. Once any arc has them, the graph gets every arc_* array (arcs
  * added without them: length 0, no name or ref, class unknown, no shape) and the strings table; the
- * attributes follow their arcs through gp_builder_finish's sort and enter the content hash. */
+ * attributes follow their arcs through gp_builder_finish's sort and enter the content hash. The
+ * graph gets shape_osm_id when any arc came with shape ids (shape points of arcs without: 0). */
 int gp_builder_add_road_arc(gp_builder *b, int64_t u, int64_t v, uint32_t w, const gp_road_attr *ra,
                             gp_err *err);
 /* Records that node id stands for original node osm_id (a copy made for turn restrictions).

@@ -50,6 +50,8 @@ typedef struct oway {
     uint32_t nref;
     uint32_t name, ref; /* offsets into the local strings (0: none) */
     uint8_t cls;
+    uint8_t restricted;        /* 1: access=destination / private / ... (gp_osm_way_eval), either
+                                  direction; arc_restricted() gives it per arc */
     float fwd_mps, bwd_mps;    /* 0: direction not allowed */
     float ferry_s;             /* whole-way ferry duration, < 0: none */
     uint8_t gflags;            /* GP_ARC_* bits */
@@ -97,6 +99,7 @@ typedef struct octx {
     /* node lookup buckets (build_buckets) */
     uint64_t *bstart, nbuckets;
     int bshift;
+    const gp_load_opts *guard; /* max_bytes and the deadline, checked while reading */
 } octx;
 
 #define grow gp_grow
@@ -152,9 +155,8 @@ static const char *tag_of(const gp_osm_tag *tags, uint32_t ntags, const char *ke
     return NULL;
 }
 
-/* Guidance flags of a way (GP_ARC_*): junction, ramps, toll, tunnel, restricted access
- * (the most specific of motorcar, motor_vehicle, vehicle, access, as OSRM's car profile reads
- * them: private, delivery, destination, customers). */
+/* Guidance flags of a way (GP_ARC_*): junction, ramps, toll, tunnel (restricted access comes
+ * from the profile's evaluation, on_way). */
 static unsigned way_gflags(const gp_osm_tag *tags, uint32_t ntags) {
     unsigned f = 0;
     const char *v = tag_of(tags, ntags, "junction");
@@ -165,14 +167,6 @@ static unsigned way_gflags(const gp_osm_tag *tags, uint32_t ntags) {
     if (l > 5 && !strcmp(v + l - 5, "_link")) f |= GP_ARC_LINK;
     if ((v = tag_of(tags, ntags, "toll")) && !strcmp(v, "yes")) f |= GP_ARC_TOLL;
     if ((v = tag_of(tags, ntags, "tunnel")) && strcmp(v, "no")) f |= GP_ARC_TUNNEL;
-    static const char *const acc[] = {"motorcar", "motor_vehicle", "vehicle", "access"};
-    for (int i = 0; i < 4; i++)
-        if ((v = tag_of(tags, ntags, acc[i]))) {
-            if (!strcmp(v, "private") || !strcmp(v, "delivery") || !strcmp(v, "destination") ||
-                !strcmp(v, "customers"))
-                f |= GP_ARC_RESTRICTED;
-            break;
-        }
     return f;
 }
 
@@ -231,10 +225,11 @@ static int on_way(void *ctx, int64_t id, const int64_t *refs, uint32_t nrefs,
     if (w->name == UINT32_MAX || w->ref == UINT32_MAX)
         return gp_err_set(err, GP_ENOMEM, "%s: out of memory for names", c->path);
     w->cls = (uint8_t)e.cls;
+    w->restricted = (uint8_t)(e.fwd_restricted || e.bwd_restricted);
     w->fwd_mps = (float)e.fwd_mps;
     w->bwd_mps = (float)e.bwd_mps;
     w->ferry_s = (float)e.ferry_s;
-    w->gflags = (uint8_t)way_gflags(tags, ntags);
+    w->gflags = (uint8_t)(way_gflags(tags, ntags) | (w->restricted ? GP_ARC_RESTRICTED : 0u));
     char gbuf[1024];
     w->guide_f = add_str(c, way_guide(tags, ntags, 1, e.bwd_mps <= 0, gbuf, sizeof gbuf));
     w->guide_b = add_str(c, way_guide(tags, ntags, 0, e.fwd_mps <= 0, gbuf, sizeof gbuf));
@@ -459,7 +454,7 @@ static const char *way_str(const octx *c, uint32_t off) { return c->str ? c->str
  * travel through x. Edges here are still pieces of one way each, u -> v in its node order. */
 static int same_attrs(const octx *c, const oedge *a, const oedge *b, uint32_t x) {
     const oway *wa = &c->ways[a->way_u], *wb = &c->ways[b->way_u];
-    if (wa->cls != wb->cls || wa->gflags != wb->gflags ||
+    if (wa->cls != wb->cls || wa->gflags != wb->gflags || wa->restricted != wb->restricted ||
         strcmp(way_str(c, wa->name), way_str(c, wb->name)) ||
         strcmp(way_str(c, wa->ref), way_str(c, wb->ref)))
         return 0;
@@ -625,6 +620,15 @@ static inline uint32_t arc_head_way(const edges *E, const oarc *a) {
 static inline uint32_t arc_tail_way(const edges *E, const oarc *a) {
     const oedge *e = &E->e[a->edge];
     return a->rev ? e->way_v : e->way_u;
+}
+
+/* 1 when arc a runs on a restricted way (car: access=private / delivery / destination /
+ * customers, hov=designated): OSRM keeps such ways routable but puts max_turn_weight on a turn
+ * from an unrestricted way into a restricted one, so they carry no through traffic. The degree-2
+ * collapse never merges restricted with unrestricted pieces, so the bit holds for a whole arc.
+ * The turn model (graph/turns.c) reads it; without turn costs it is recorded and unused. */
+static inline int arc_restricted(const octx *c, const edges *E, const oarc *a) {
+    return c->ways[arc_tail_way(E, a)].restricted != 0;
 }
 
 typedef struct copy_rec {
@@ -916,6 +920,19 @@ static int split_spec(const char *spec, char *buf, size_t cap, const char **prof
     return GP_OK;
 }
 
+/* The decoded size of the input against max_graph_bytes (the file's own size was checked before
+ * the read: a 611 KB .osm.gz inflated to 600 MB), and the load deadline, after every block. */
+static int on_decoded(void *ctx, uint64_t bytes, gp_err *err) {
+    const octx *c = ctx;
+    const gp_load_opts *o = c->guard;
+    if (o && o->max_bytes && bytes > o->max_bytes)
+        return gp_err_set(err, GP_ETOOBIG,
+                          "%s: the OSM data decodes to more than max_graph_bytes = %llu bytes "
+                          "(%llu decoded so far)",
+                          c->path, (unsigned long long)o->max_bytes, (unsigned long long)bytes);
+    return gp_load_check_time(o, err);
+}
+
 gp_graph *gp_load_osm(const char *spec, const gp_load_opts *o, gp_err *err) {
     static const gp_load_opts defaults = {0};
     if (!o) o = &defaults;
@@ -929,6 +946,7 @@ gp_graph *gp_load_osm(const char *spec, const gp_load_opts *o, gp_err *err) {
                    gp_osm_profile_names());
         return NULL;
     }
+    if (gp_osm_profile_check(prof, err)) return NULL; /* a rule that cannot be applied */
     octx c;
     memset(&c, 0, sizeof c);
     c.p = prof;
@@ -946,10 +964,12 @@ gp_graph *gp_load_osm(const char *spec, const gp_load_opts *o, gp_err *err) {
     memset(&E, 0, sizeof E);
     memset(&A, 0, sizeof A);
     double *slon = NULL, *slat = NULL;
-    uint64_t shcap = 0, shcap2 = 0;
+    int64_t *sid = NULL; /* the shape points' OSM node ids (annotations=nodes lists them) */
+    uint64_t shcap = 0, shcap2 = 0, shcap3 = 0;
 
     /* 1. read */
-    gp_osm_callbacks cb = {&c, on_node, on_way, on_relation};
+    c.guard = o;
+    gp_osm_callbacks cb = {&c, on_node, on_way, on_relation, on_decoded};
     if (gp_osm_read(path, &cb, err)) goto fail;
     double tr = gp_now() - c.t0;
     progress(&c,
@@ -1107,12 +1127,14 @@ gp_graph *gp_load_osm(const char *spec, const gp_load_opts *o, gp_err *err) {
         const oedge *e = &E.e[a->edge];
         const oway *w = &c.ways[e->way_u];
         if (grow((void **)&slon, &shcap, e->ns ? e->ns : 1, sizeof *slon) ||
-            grow((void **)&slat, &shcap2, e->ns ? e->ns : 1, sizeof *slat))
+            grow((void **)&slat, &shcap2, e->ns ? e->ns : 1, sizeof *slat) ||
+            grow((void **)&sid, &shcap3, e->ns ? e->ns : 1, sizeof *sid))
             goto oom;
         for (uint32_t s = 0; s < e->ns; s++) {
             uint32_t x = E.shp[e->s0 + (a->rev ? e->ns - 1 - s : s)];
             slon[s] = nlon(&c, x);
             slat[s] = nlat(&c, x);
+            sid[s] = c.nodes[x].id;
         }
         gp_road_attr ra = {e->len,
                            c.str && w->name ? c.str + w->name : NULL,
@@ -1121,6 +1143,7 @@ gp_graph *gp_load_osm(const char *spec, const gp_load_opts *o, gp_err *err) {
                            e->ns,
                            slon,
                            slat,
+                           sid,
                            w->gflags,
                            NULL};
         uint32_t goff = (a->rev ^ e->wrev) ? w->guide_b : w->guide_f;
@@ -1131,7 +1154,9 @@ gp_graph *gp_load_osm(const char *spec, const gp_load_opts *o, gp_err *err) {
     for (uint64_t i = 0; i < c.nw; i++) total_refs += c.ways[i].nref;
     free(slon);
     free(slat);
+    free(sid);
     slon = slat = NULL;
+    sid = NULL;
     free(A.a);
     free(E.e);
     free(E.shp);
@@ -1162,6 +1187,7 @@ fail:
     gp_builder_free(b);
     free(slon);
     free(slat);
+    free(sid);
     free(wix);
     free(flags);
     free(wk);

@@ -1,36 +1,56 @@
 /* osm_profile.c - the car, bicycle and foot profiles as declarative tables, and their evaluation.
  *
- * Rules (docs/graphs.md's OpenStreetMap section and tests/test_osm.c repeat them):
- *  - A way is routable when its highway=* value has a row in the profile's class table, or it is a
- *    route=ferry and the profile has a ferry speed; area=yes ways are never routable.
- *  - Access: the profile's access keys are read from general to specific (car: access, vehicle,
- *    motor_vehicle, motorcar; bicycle: access, vehicle, bicycle; foot: access, foot); the most
- *    specific one present decides. A value in access_deny (no, private, agricultural, forestry,
- *    emergency, psv, delivery, and for vehicles customers) refuses the way; any other value
- *    (yes, permissive, designated, destination, ...) allows it. So access=private bars a car but
- *    access=private + foot=yes lets a pedestrian through; destination is allowed.
- *  - Speed: the class's speed, or a tagged maxspeed (maxspeed:forward / :backward per direction),
- *    capped by the class's max_kmh; "none", "signals" and country codes keep the class speed.
- *  - Oneway (car and bicycle; pedestrians ignore it): oneway=yes|1|true forward only, -1|reverse
- *    backward only, reversible|alternating not routable, no|0|false two-way. Untagged, the
- *    implied oneways apply: highway=motorway, motorway_link, junction=roundabout|circular.
- *    Bicycles also read oneway:bicycle (more specific) and ride both ways on
- *    cycleway=opposite|opposite_lane|opposite_track.
- *  - Ferries: route=ferry at the ferry speed, or when duration=* is tagged, that duration spread
- *    over the way by length; class "ferry".
- *  - Barriers: a node barrier=* stops a car unless it is one of the passable kinds (gate,
+ * The rules are those of OSRM v6's car.lua, bicycle.lua and foot.lua (profiles/ of the OSRM
+ * release), row by row; docs/graphs.md's profile section lists them and tests/test_osm.c checks
+ * each with a literal expectation (tests/data/osm/rules.osm). In evaluation order:
+ *  - Blocked ways: the "blocked" key=value tags (car: area=yes, oneway=reversible, impassable=yes,
+ *    status=impassable, highway=steps|construction|proposed, railway=construction), any proposed=*
+ *    tag, a construction=* value other than no|widening|minor (car, bicycle), service=
+ *    emergency_access (car).
+ *  - Vehicle size (car, 2.0 m high, 1.9 m wide, 4.8 m long, 2 t): maxheight(:physical) below
+ *    2.0 m, maxwidth(:physical) / width / est_width up to 1.9 m, maxlength below 4.8 m, maxweight
+ *    below 2 t close the direction (KEY:forward / KEY:backward per direction).
+ *  - Access: the first tagged key of the profile's hierarchy decides (car: motorcar,
+ *    motor_vehicle, vehicle, access; bicycle: bicycle, vehicle, access; foot: foot, access). A
+ *    denied value closes the direction, except the car's private / delivery / destination /
+ *    customers on road classes (motorway .. service): those stay routable and are marked
+ *    restricted (OSRM keeps them out of through routes with a turn penalty; gpath records the bit
+ *    per arc for the turn model). hov=designated, or hov:lanes(:forward|:backward) with every
+ *    lane designated, marks a car way (direction) restricted too.
+ *  - Oneway: the first tagged key of the profile's list (car: oneway:motorcar,
+ *    oneway:motor_vehicle, oneway:vehicle, oneway; bicycle: oneway:bicycle, oneway; foot:
+ *    oneway:foot only): yes|1|true forward only, -1 backward only; untagged (or any value but the
+ *    profile's "no" values) highway=motorway and junction=roundabout|circular are one-way (car,
+ *    bicycle). Bicycles ride both ways on cycleway(:left|:right)=opposite*.
+ *  - Speed: route=ferry (5 km/h; car shuttle_train 10) and bridge=movable (5 km/h) first, their
+ *    duration=* for the whole way when tagged; else the class's speed; else, for a class with no
+ *    speed or another highway=* value, the profile's default speed when an access tag allows it
+ *    (car 10, bicycle 15, foot 5 km/h).
+ *  - Bicycle pushing at 4 km/h (foot=no aside) where riding is not allowed (against a oneway, on
+ *    a footway / pedestrian / steps / pier at their push speed, bicycle=dismount).
+ *  - Maxspeed (car): maxspeed:advisory, maxspeed, source:maxspeed, maxspeed:type (per direction)
+ *    replace the class speed at 80% (speed_reduction); numbers are read as OSRM reads them
+ *    (leading digits, mph times 1.609), zone codes from the table (DE:urban 50, AT:rural 100,
+ *    none 140, DE:motorway no limit, ...). Bicycles: maxspeed only lowers the speed.
+ *  - Caps: surface, tracktype and smoothness tables (car; bicycle and foot surface).
+ *  - Weight factors (car; the duration keeps the speed): service=alley|parking|parking_aisle|
+ *    driveway|drive-through|drive-thru 0.5, width <= 3 m or lanes <= 1 on a two-way way 0.5,
+ *    oneway=alternating 0.4, side_road=yes|rotary 0.8; the smallest applies.
+ *  - Barriers (nodes): an access tag of the hierarchy decides first (a denied value stops, the
+ *    car's restricted values do not); else barrier=* stops a car unless passable (gate,
  *    lift_gate, cattle_grid, border_control, toll_booth, sally_port, entrance, height_restrictor,
- *    arch, no); a bicycle only at wall, fence, hedge, sump_buster; a pedestrian only at wall,
- *    fence, hedge. Access tags on the node (same keys)
- *    override: a denying value blocks, any other lets the mode pass.
- *  - Turn restrictions: cars obey restriction=* and restriction:motorcar / :motor_vehicle,
- *    bicycles restriction=* and restriction:bicycle, pedestrians none; except=* naming the mode
- *    exempts it; restriction:conditional is ignored (counted in the import log).
+ *    arch, no; a height_restrictor below 2.0 m stops), a rising bollard, a lowered / flush kerb or
+ *    a kerb on a highway=crossing; bicycles and pedestrians stop only at yes, wall, fence.
+ *  - Turn restrictions: cars obey restriction=* and restriction:vehicle / :motor_vehicle /
+ *    :motorcar; except=* naming the mode exempts it; restriction:conditional is ignored (counted
+ *    in the import log). Bicycles and pedestrians obey none (use_turn_restrictions is false in
+ *    bicycle.lua and foot.lua).
  */
 #include "graph/osm_profile.h"
 
 #include <ctype.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,105 +58,350 @@
 /* The tables                                                                                    */
 /* ------------------------------------------------------------------------------------------- */
 
-/* Car: speeds as OSRM's car profile (km/h), caps at common legal limits. */
+/* Car: car.lua's speeds (km/h). Rows of speed 0 are routable only with an access tag that allows
+ * cars (motor_vehicle=yes on a track: 10 km/h); highway=road is one of them (not in car.lua). */
 static const gp_osm_class CAR_CLASSES[] = {
-    {"motorway", GP_ROAD_MOTORWAY, 90, 130},
-    {"motorway_link", GP_ROAD_MOTORWAY, 45, 80},
-    {"trunk", GP_ROAD_TRUNK, 85, 110},
-    {"trunk_link", GP_ROAD_TRUNK, 40, 80},
-    {"primary", GP_ROAD_PRIMARY, 65, 100},
-    {"primary_link", GP_ROAD_PRIMARY, 30, 60},
-    {"secondary", GP_ROAD_SECONDARY, 55, 100},
-    {"secondary_link", GP_ROAD_SECONDARY, 25, 60},
-    {"tertiary", GP_ROAD_TERTIARY, 40, 80},
-    {"tertiary_link", GP_ROAD_TERTIARY, 20, 50},
-    {"unclassified", GP_ROAD_UNCLASSIFIED, 25, 80},
-    {"road", GP_ROAD_UNCLASSIFIED, 25, 80},
-    {"residential", GP_ROAD_RESIDENTIAL, 25, 50},
-    {"living_street", GP_ROAD_LIVING_STREET, 10, 20},
-    {"service", GP_ROAD_SERVICE, 15, 30},
-    {NULL, 0, 0, 0},
+    {"highway", "motorway", GP_ROAD_MOTORWAY, 90, GP_OSM_RIDE},
+    {"highway", "motorway_link", GP_ROAD_MOTORWAY, 45, GP_OSM_RIDE},
+    {"highway", "trunk", GP_ROAD_TRUNK, 85, GP_OSM_RIDE},
+    {"highway", "trunk_link", GP_ROAD_TRUNK, 40, GP_OSM_RIDE},
+    {"highway", "primary", GP_ROAD_PRIMARY, 65, GP_OSM_RIDE},
+    {"highway", "primary_link", GP_ROAD_PRIMARY, 30, GP_OSM_RIDE},
+    {"highway", "secondary", GP_ROAD_SECONDARY, 55, GP_OSM_RIDE},
+    {"highway", "secondary_link", GP_ROAD_SECONDARY, 25, GP_OSM_RIDE},
+    {"highway", "tertiary", GP_ROAD_TERTIARY, 40, GP_OSM_RIDE},
+    {"highway", "tertiary_link", GP_ROAD_TERTIARY, 20, GP_OSM_RIDE},
+    {"highway", "unclassified", GP_ROAD_UNCLASSIFIED, 25, GP_OSM_RIDE},
+    {"highway", "residential", GP_ROAD_RESIDENTIAL, 25, GP_OSM_RIDE},
+    {"highway", "living_street", GP_ROAD_LIVING_STREET, 10, GP_OSM_RIDE},
+    {"highway", "service", GP_ROAD_SERVICE, 15, GP_OSM_RIDE},
+    {"highway", "road", GP_ROAD_UNCLASSIFIED, 0, GP_OSM_RIDE},
+    {"highway", "track", GP_ROAD_TRACK, 0, GP_OSM_RIDE},
+    {"highway", "path", GP_ROAD_PATH, 0, GP_OSM_RIDE},
+    {"highway", "bridleway", GP_ROAD_PATH, 0, GP_OSM_RIDE},
+    {"highway", "cycleway", GP_ROAD_CYCLEWAY, 0, GP_OSM_RIDE},
+    {"highway", "footway", GP_ROAD_FOOTWAY, 0, GP_OSM_RIDE},
+    {"highway", "pedestrian", GP_ROAD_FOOTWAY, 0, GP_OSM_RIDE},
+    {NULL, NULL, 0, 0, 0},
 };
 
-/* Bicycle: no motorways or trunks; footways and pedestrian zones at pushing speed; maxspeed
- * can only lower a class speed (cap = class speed). */
+/* Bicycle: bicycle.lua's bicycle_speeds, platform, amenity speeds (ridden) and pedestrian /
+ * man_made speeds (pushed). No motorways or trunks without an allowing access tag. */
 static const gp_osm_class BICYCLE_CLASSES[] = {
-    {"cycleway", GP_ROAD_CYCLEWAY, 18, 18},
-    {"primary", GP_ROAD_PRIMARY, 15, 15},
-    {"primary_link", GP_ROAD_PRIMARY, 15, 15},
-    {"secondary", GP_ROAD_SECONDARY, 15, 15},
-    {"secondary_link", GP_ROAD_SECONDARY, 15, 15},
-    {"tertiary", GP_ROAD_TERTIARY, 15, 15},
-    {"tertiary_link", GP_ROAD_TERTIARY, 15, 15},
-    {"unclassified", GP_ROAD_UNCLASSIFIED, 15, 15},
-    {"road", GP_ROAD_UNCLASSIFIED, 15, 15},
-    {"residential", GP_ROAD_RESIDENTIAL, 15, 15},
-    {"living_street", GP_ROAD_LIVING_STREET, 10, 10},
-    {"service", GP_ROAD_SERVICE, 15, 15},
-    {"track", GP_ROAD_TRACK, 12, 12},
-    {"path", GP_ROAD_PATH, 12, 12},
-    {"bridleway", GP_ROAD_PATH, 8, 8},
-    {"footway", GP_ROAD_FOOTWAY, 6, 6},
-    {"pedestrian", GP_ROAD_FOOTWAY, 6, 6},
-    {NULL, 0, 0, 0},
+    {"highway", "cycleway", GP_ROAD_CYCLEWAY, 15, GP_OSM_RIDE},
+    {"highway", "primary", GP_ROAD_PRIMARY, 15, GP_OSM_RIDE},
+    {"highway", "primary_link", GP_ROAD_PRIMARY, 15, GP_OSM_RIDE},
+    {"highway", "secondary", GP_ROAD_SECONDARY, 15, GP_OSM_RIDE},
+    {"highway", "secondary_link", GP_ROAD_SECONDARY, 15, GP_OSM_RIDE},
+    {"highway", "tertiary", GP_ROAD_TERTIARY, 15, GP_OSM_RIDE},
+    {"highway", "tertiary_link", GP_ROAD_TERTIARY, 15, GP_OSM_RIDE},
+    {"highway", "residential", GP_ROAD_RESIDENTIAL, 15, GP_OSM_RIDE},
+    {"highway", "unclassified", GP_ROAD_UNCLASSIFIED, 15, GP_OSM_RIDE},
+    {"highway", "living_street", GP_ROAD_LIVING_STREET, 15, GP_OSM_RIDE},
+    {"highway", "road", GP_ROAD_UNCLASSIFIED, 15, GP_OSM_RIDE},
+    {"highway", "service", GP_ROAD_SERVICE, 15, GP_OSM_RIDE},
+    {"highway", "track", GP_ROAD_TRACK, 12, GP_OSM_RIDE},
+    {"highway", "path", GP_ROAD_PATH, 13, GP_OSM_RIDE},
+    {"railway", "platform", GP_ROAD_FOOTWAY, 4, GP_OSM_RIDE},
+    {"public_transport", "platform", GP_ROAD_FOOTWAY, 4, GP_OSM_RIDE},
+    {"amenity", "parking", GP_ROAD_SERVICE, 10, GP_OSM_RIDE},
+    {"amenity", "parking_entrance", GP_ROAD_SERVICE, 10, GP_OSM_RIDE},
+    {"highway", "footway", GP_ROAD_FOOTWAY, 4, GP_OSM_PUSH},
+    {"highway", "pedestrian", GP_ROAD_FOOTWAY, 4, GP_OSM_PUSH},
+    {"highway", "steps", GP_ROAD_FOOTWAY, 2, GP_OSM_PUSH},
+    {"man_made", "pier", GP_ROAD_FOOTWAY, 4, GP_OSM_PUSH},
+    {"highway", "bridleway", GP_ROAD_PATH, 0, GP_OSM_RIDE},
+    {"highway", "motorway", GP_ROAD_MOTORWAY, 0, GP_OSM_RIDE},
+    {"highway", "trunk", GP_ROAD_TRUNK, 0, GP_OSM_RIDE},
+    {NULL, NULL, 0, 0, 0},
 };
 
-/* Foot: walking speed everywhere walkable (no motorways, trunks); maxspeed ignored. */
+/* Foot: foot.lua's walking speed (5 km/h) on every listed way, steps included. */
 static const gp_osm_class FOOT_CLASSES[] = {
-    {"primary", GP_ROAD_PRIMARY, 5, 0},
-    {"primary_link", GP_ROAD_PRIMARY, 5, 0},
-    {"secondary", GP_ROAD_SECONDARY, 5, 0},
-    {"secondary_link", GP_ROAD_SECONDARY, 5, 0},
-    {"tertiary", GP_ROAD_TERTIARY, 5, 0},
-    {"tertiary_link", GP_ROAD_TERTIARY, 5, 0},
-    {"unclassified", GP_ROAD_UNCLASSIFIED, 5, 0},
-    {"road", GP_ROAD_UNCLASSIFIED, 5, 0},
-    {"residential", GP_ROAD_RESIDENTIAL, 5, 0},
-    {"living_street", GP_ROAD_LIVING_STREET, 5, 0},
-    {"service", GP_ROAD_SERVICE, 5, 0},
-    {"track", GP_ROAD_TRACK, 5, 0},
-    {"path", GP_ROAD_PATH, 5, 0},
-    {"bridleway", GP_ROAD_PATH, 5, 0},
-    {"cycleway", GP_ROAD_CYCLEWAY, 5, 0},
-    {"footway", GP_ROAD_FOOTWAY, 5, 0},
-    {"pedestrian", GP_ROAD_FOOTWAY, 5, 0},
-    {"steps", GP_ROAD_FOOTWAY, 2, 0},
-    {NULL, 0, 0, 0},
+    {"highway", "primary", GP_ROAD_PRIMARY, 5, GP_OSM_RIDE},
+    {"highway", "primary_link", GP_ROAD_PRIMARY, 5, GP_OSM_RIDE},
+    {"highway", "secondary", GP_ROAD_SECONDARY, 5, GP_OSM_RIDE},
+    {"highway", "secondary_link", GP_ROAD_SECONDARY, 5, GP_OSM_RIDE},
+    {"highway", "tertiary", GP_ROAD_TERTIARY, 5, GP_OSM_RIDE},
+    {"highway", "tertiary_link", GP_ROAD_TERTIARY, 5, GP_OSM_RIDE},
+    {"highway", "unclassified", GP_ROAD_UNCLASSIFIED, 5, GP_OSM_RIDE},
+    {"highway", "residential", GP_ROAD_RESIDENTIAL, 5, GP_OSM_RIDE},
+    {"highway", "road", GP_ROAD_UNCLASSIFIED, 5, GP_OSM_RIDE},
+    {"highway", "living_street", GP_ROAD_LIVING_STREET, 5, GP_OSM_RIDE},
+    {"highway", "service", GP_ROAD_SERVICE, 5, GP_OSM_RIDE},
+    {"highway", "track", GP_ROAD_TRACK, 5, GP_OSM_RIDE},
+    {"highway", "path", GP_ROAD_PATH, 5, GP_OSM_RIDE},
+    {"highway", "steps", GP_ROAD_FOOTWAY, 5, GP_OSM_RIDE},
+    {"highway", "pedestrian", GP_ROAD_FOOTWAY, 5, GP_OSM_RIDE},
+    {"highway", "platform", GP_ROAD_FOOTWAY, 5, GP_OSM_RIDE},
+    {"highway", "footway", GP_ROAD_FOOTWAY, 5, GP_OSM_RIDE},
+    {"highway", "pier", GP_ROAD_FOOTWAY, 5, GP_OSM_RIDE},
+    {"railway", "platform", GP_ROAD_FOOTWAY, 5, GP_OSM_RIDE},
+    {"amenity", "parking", GP_ROAD_SERVICE, 5, GP_OSM_RIDE},
+    {"amenity", "parking_entrance", GP_ROAD_SERVICE, 5, GP_OSM_RIDE},
+    {"man_made", "pier", GP_ROAD_FOOTWAY, 5, GP_OSM_RIDE},
+    {"leisure", "track", GP_ROAD_PATH, 5, GP_OSM_RIDE},
+    {"highway", "cycleway", GP_ROAD_CYCLEWAY, 0, GP_OSM_RIDE},
+    {"highway", "bridleway", GP_ROAD_PATH, 0, GP_OSM_RIDE},
+    {NULL, NULL, 0, 0, 0},
 };
 
-static const char *const CAR_ACCESS[] = {"access", "vehicle", "motor_vehicle", "motorcar", NULL};
-static const char *const BICYCLE_ACCESS[] = {"access", "vehicle", "bicycle", NULL};
-static const char *const FOOT_ACCESS[] = {"access", "foot", NULL};
-static const char *const VEHICLE_DENY[] = {
-    "no", "private", "agricultural", "forestry", "emergency", "psv", "delivery", "customers", NULL};
-static const char *const FOOT_DENY[] = {"no",       "private",   "agricultural",
-                                        "forestry", "emergency", NULL};
-static const char *const CAR_ONEWAY[] = {"oneway", NULL};
-static const char *const BICYCLE_ONEWAY[] = {"oneway", "oneway:bicycle", NULL};
-static const char *const IMPLIED_ONEWAY[] = {"highway=motorway", "highway=motorway_link",
-                                             "junction=roundabout", "junction=circular", NULL};
-static const char *const BICYCLE_TWOWAY[] = {"cycleway=opposite", "cycleway=opposite_lane",
-                                             "cycleway=opposite_track", NULL};
+/* car.lua's maxspeed_table: zone codes that differ from the defaults below (0: no limit known,
+ * the class speed stays). */
+static const gp_osm_kv CAR_ZONES[] = {
+    {"at:rural", 100},        {"at:trunk", 100},       {"be:motorway", 120},
+    {"be-bru:rural", 70},     {"be-bru:urban", 30},    {"be-vlg:rural", 70},
+    {"bg:motorway", 140},     {"by:urban", 60},        {"by:motorway", 110},
+    {"ca-on:rural", 80},      {"ch:rural", 80},        {"ch:trunk", 100},
+    {"ch:motorway", 120},     {"cz:trunk", 0},         {"cz:motorway", 0},
+    {"de:living_street", 7},  {"de:rural", 100},       {"de:motorway", 0},
+    {"dk:rural", 80},         {"es:trunk", 90},        {"fr:rural", 80},
+    {"gb:nsl_single", 96.54}, {"gb:nsl_dual", 112.63}, {"gb:motorway", 112.63},
+    {"nl:rural", 80},         {"nl:trunk", 100},       {"no:rural", 80},
+    {"no:motorway", 110},     {"ph:urban", 40},        {"ph:rural", 80},
+    {"ph:motorway", 100},     {"pl:rural", 100},       {"pl:expressway", 120},
+    {"pl:motorway", 140},     {"ro:trunk", 100},       {"ru:living_street", 20},
+    {"ru:urban", 60},         {"ru:motorway", 110},    {"uk:nsl_single", 96.54},
+    {"uk:nsl_dual", 112.63},  {"uk:motorway", 112.63}, {"za:urban", 60},
+    {"za:rural", 100},        {"none", 140},           {NULL, 0},
+};
+/* car.lua's maxspeed_table_default: any other "xx:TYPE". */
+static const gp_osm_kv CAR_ZONE_TYPES[] = {
+    {"urban", 50}, {"rural", 90}, {"trunk", 110}, {"motorway", 130}, {NULL, 0}};
+
+/* Speed caps (km/h) by surface / tracktype / smoothness, car.lua. */
+static const gp_osm_kv CAR_SURFACE[] = {
+    {"cement", 80},      {"compacted", 80},   {"fine_gravel", 80}, {"paving_stones", 60},
+    {"metal", 60},       {"bricks", 60},      {"grass", 40},       {"wood", 40},
+    {"sett", 40},        {"grass_paver", 40}, {"gravel", 40},      {"unpaved", 40},
+    {"ground", 40},      {"dirt", 40},        {"pebblestone", 40}, {"tartan", 40},
+    {"cobblestone", 30}, {"clay", 30},        {"earth", 20},       {"stone", 20},
+    {"rocky", 20},       {"sand", 20},        {"mud", 10},         {NULL, 0},
+};
+static const gp_osm_kv CAR_TRACKTYPE[] = {{"grade1", 60}, {"grade2", 40}, {"grade3", 30},
+                                          {"grade4", 25}, {"grade5", 20}, {NULL, 0}};
+static const gp_osm_kv CAR_SMOOTHNESS[] = {
+    {"intermediate", 80}, {"bad", 40},       {"very_bad", 20}, {"horrible", 10},
+    {"very_horrible", 5}, {"impassable", 0}, {NULL, 0}};
+/* bicycle.lua's surface speeds (caps, km/h). */
+static const gp_osm_kv BICYCLE_SURFACE[] = {
+    {"asphalt", 15},
+    {"chipseal", 15},
+    {"concrete", 15},
+    {"concrete_lanes", 15},
+    {"wood", 10},
+    {"metal", 10},
+    {"cobblestone:flattened", 10},
+    {"paving_stones", 10},
+    {"compacted", 10},
+    {"cobblestone", 7},
+    {"unpaved", 6},
+    {"fine_gravel", 10},
+    {"gravel", 6},
+    {"pebblestone", 6},
+    {"grass_paver", 6},
+    {"ground", 10},
+    {"dirt", 8},
+    {"earth", 6},
+    {"grass", 6},
+    {"mud", 3},
+    {"sand", 3},
+    {"woodchips", 3},
+    {"sett", 9},
+    {NULL, 0},
+};
+/* foot.lua's surface speeds: 75% / 50% of walking speed. */
+static const gp_osm_kv FOOT_SURFACE[] = {{"fine_gravel", 3.75}, {"gravel", 3.75},
+                                         {"pebblestone", 3.75}, {"mud", 2.5},
+                                         {"sand", 2.5},         {NULL, 0}};
+static const gp_osm_kv CAR_ROUTES[] = {{"ferry", 5}, {"shuttle_train", 10}, {NULL, 0}};
+static const gp_osm_kv FERRY_ONLY[] = {{"ferry", 5}, {NULL, 0}};
+static const gp_osm_kv MOVABLE_BRIDGE[] = {{"movable", 5}, {NULL, 0}};
+static const gp_osm_kv CAR_SERVICE_FACTOR[] = {
+    {"alley", 0.5},    {"parking", 0.5},       {"parking_aisle", 0.5},
+    {"driveway", 0.5}, {"drive-through", 0.5}, {"drive-thru", 0.5},
+    {NULL, 0}};
+static const gp_osm_kv NO_KV[] = {{NULL, 0}};
+
+static const char *const CAR_ACCESS[] = {"motorcar", "motor_vehicle", "vehicle", "access", NULL};
+static const char *const BICYCLE_ACCESS[] = {"bicycle", "vehicle", "access", NULL};
+static const char *const FOOT_ACCESS[] = {"foot", "access", NULL};
+static const char *const CAR_DENY[] = {
+    "no",        "agricultural", "forestry", "emergency",   "psv",
+    "customers", "private",      "delivery", "destination", NULL};
+static const char *const CAR_RESTRICTED[] = {"private", "delivery", "destination", "customers",
+                                             NULL};
+static const char *const CAR_RESTRICTED_HIGHWAYS[] = {
+    "motorway",     "motorway_link", "trunk",          "trunk_link", "primary",
+    "primary_link", "secondary",     "secondary_link", "tertiary",   "tertiary_link",
+    "residential",  "living_street", "unclassified",   "service",    NULL};
+static const char *const BICYCLE_ALLOW[] = {"yes", "permissive", "designated", NULL};
+static const char *const BICYCLE_DENY[] = {
+    "no", "private", "agricultural", "forestry", "delivery", "use_sidepath", NULL};
+static const char *const FOOT_DENY[] = {"no",      "agricultural", "forestry",
+                                        "private", "delivery",     NULL};
+static const char *const CAR_ONEWAY[] = {"oneway:motorcar", "oneway:motor_vehicle",
+                                         "oneway:vehicle", "oneway", NULL};
+static const char *const BICYCLE_ONEWAY[] = {"oneway:bicycle", "oneway", NULL};
+static const char *const FOOT_ONEWAY[] = {"oneway:foot", NULL};
+static const char *const CAR_ONEWAY_NO[] = {"no", NULL};
+static const char *const BICYCLE_ONEWAY_NO[] = {"no", "0", "false", NULL};
+static const char *const IMPLIED_ONEWAY[] = {"highway=motorway", "junction=roundabout",
+                                             "junction=circular", NULL};
+static const char *const BICYCLE_TWOWAY[] = {"cycleway=opposite",
+                                             "cycleway=opposite_lane",
+                                             "cycleway=opposite_track",
+                                             "cycleway:left=opposite",
+                                             "cycleway:left=opposite_lane",
+                                             "cycleway:left=opposite_track",
+                                             "cycleway:right=opposite",
+                                             "cycleway:right=opposite_lane",
+                                             "cycleway:right=opposite_track",
+                                             NULL};
+static const char *const CAR_MAXSPEED[] = {"maxspeed:advisory", "maxspeed", "source:maxspeed",
+                                           "maxspeed:type", NULL};
+static const char *const BICYCLE_MAXSPEED[] = {"maxspeed", NULL};
+static const char *const CAR_BLOCKED[] = {
+    "area=yes",          "oneway=reversible",    "impassable=yes",
+    "status=impassable", "highway=steps",        "highway=construction",
+    "highway=proposed",  "railway=construction", NULL};
+static const char *const CAR_RESTRICTED_TAGS[] = {"hov=designated", NULL};
+static const char *const BICYCLE_BLOCKED[] = {"impassable=yes",       "status=impassable",
+                                              "highway=construction", "highway=proposed",
+                                              "highway=impassable",   NULL};
+static const char *const FOOT_BLOCKED[] = {"impassable=yes", "status=impassable",
+                                           "highway=proposed", "highway=impassable", NULL};
+static const char *const PROPOSED[] = {"proposed", NULL};
+static const char *const CONSTRUCTION_OK[] = {"no", "widening", "minor", NULL};
+static const char *const CAR_SERVICE_FORBIDDEN[] = {"emergency_access", NULL};
 static const char *const NONE[] = {NULL};
 static const char *const CAR_BARRIER_PASS[] = {
     "gate",       "lift_gate",  "cattle_grid", "border_control",
     "toll_booth", "sally_port", "entrance",    "height_restrictor",
     "arch",       "no",         NULL};
-static const char *const BICYCLE_BARRIER_BLOCK[] = {"wall", "fence", "hedge", "sump_buster", NULL};
-static const char *const FOOT_BARRIER_BLOCK[] = {"wall", "fence", "hedge", NULL};
-static const char *const CAR_RESTRICTIONS[] = {"restriction", "restriction:motorcar",
-                                               "restriction:motor_vehicle", NULL};
+static const char *const WALK_BARRIER_BLOCK[] = {"yes", "wall", "fence", NULL};
+static const char *const CAR_RESTRICTIONS[] = {"restriction", "restriction:vehicle",
+                                               "restriction:motor_vehicle", "restriction:motorcar",
+                                               NULL};
 static const char *const CAR_EXCEPT[] = {"motorcar", "motor_vehicle", "vehicle", NULL};
-static const char *const BICYCLE_RESTRICTIONS[] = {"restriction", "restriction:bicycle", NULL};
-static const char *const BICYCLE_EXCEPT[] = {"bicycle", "vehicle", NULL};
 
 static const gp_osm_profile PROFILES[] = {
-    {"car", CAR_CLASSES, CAR_ACCESS, VEHICLE_DENY, CAR_ONEWAY, IMPLIED_ONEWAY, NONE, 5.0, 1,
-     CAR_BARRIER_PASS, CAR_RESTRICTIONS, CAR_EXCEPT},
-    {"bicycle", BICYCLE_CLASSES, BICYCLE_ACCESS, VEHICLE_DENY, BICYCLE_ONEWAY, IMPLIED_ONEWAY,
-     BICYCLE_TWOWAY, 5.0, 0, BICYCLE_BARRIER_BLOCK, BICYCLE_RESTRICTIONS, BICYCLE_EXCEPT},
-    {"foot", FOOT_CLASSES, FOOT_ACCESS, FOOT_DENY, NULL, NONE, NONE, 5.0, 0, FOOT_BARRIER_BLOCK,
-     NULL, NONE},
+    {
+        .name = "car",
+        .classes = CAR_CLASSES,
+        .default_kmh = 10,
+        .access_keys = CAR_ACCESS,
+        .access_directional = 1,
+        .access_allow = NULL,
+        .access_deny = CAR_DENY,
+        .access_restricted = CAR_RESTRICTED,
+        .restricted_highways = CAR_RESTRICTED_HIGHWAYS,
+        .restricted_tags = CAR_RESTRICTED_TAGS,
+        .restricted_lanes = "hov:lanes",
+        .oneway_keys = CAR_ONEWAY,
+        .oneway_no = CAR_ONEWAY_NO,
+        .implied_oneway = IMPLIED_ONEWAY,
+        .twoway = NONE,
+        .maxspeed_keys = CAR_MAXSPEED,
+        .speed_reduction = 0.8,
+        .maxspeed_zones = CAR_ZONES,
+        .maxspeed_types = CAR_ZONE_TYPES,
+        .surface_kmh = CAR_SURFACE,
+        .tracktype_kmh = CAR_TRACKTYPE,
+        .smoothness_kmh = CAR_SMOOTHNESS,
+        .route_kmh = CAR_ROUTES,
+        .bridge_kmh = MOVABLE_BRIDGE,
+        .blocked = CAR_BLOCKED,
+        .blocked_keys = PROPOSED,
+        .construction_ok = CONSTRUCTION_OK,
+        .service_forbidden = CAR_SERVICE_FORBIDDEN,
+        .service_factor = CAR_SERVICE_FACTOR,
+        .side_road_factor = 0.8,
+        .narrow_factor = 0.5,
+        .alternating_factor = 0.4,
+        .vehicle_height = 2.0,
+        .vehicle_width = 1.9,
+        .vehicle_length = 4.8,
+        .vehicle_weight_kg = 2000,
+        .push_kmh = 0,
+        .barrier_blocks_by_default = 1,
+        .barrier_list = CAR_BARRIER_PASS,
+        .node_rules = GP_OSM_NODE_KERB_OK,
+        .restriction_keys = CAR_RESTRICTIONS,
+        .restriction_except = CAR_EXCEPT,
+    },
+    {
+        .name = "bicycle",
+        .classes = BICYCLE_CLASSES,
+        .default_kmh = 15,
+        .access_keys = BICYCLE_ACCESS,
+        .access_directional = 0,
+        .access_allow = BICYCLE_ALLOW,
+        .access_deny = BICYCLE_DENY,
+        .access_restricted = NONE,
+        .restricted_highways = NONE,
+        .restricted_tags = NONE,
+        .oneway_keys = BICYCLE_ONEWAY,
+        .oneway_no = BICYCLE_ONEWAY_NO,
+        .implied_oneway = IMPLIED_ONEWAY,
+        .twoway = BICYCLE_TWOWAY,
+        .maxspeed_keys = BICYCLE_MAXSPEED,
+        .speed_reduction = 0,
+        .maxspeed_zones = NO_KV,
+        .maxspeed_types = NO_KV,
+        .surface_kmh = BICYCLE_SURFACE,
+        .tracktype_kmh = NO_KV,
+        .smoothness_kmh = NO_KV,
+        .route_kmh = FERRY_ONLY,
+        .bridge_kmh = MOVABLE_BRIDGE,
+        .blocked = BICYCLE_BLOCKED,
+        .blocked_keys = PROPOSED,
+        .construction_ok = CONSTRUCTION_OK,
+        .service_forbidden = NONE,
+        .service_factor = NO_KV,
+        .push_kmh = 4,
+        .barrier_blocks_by_default = 0,
+        .barrier_list = WALK_BARRIER_BLOCK,
+        .node_rules = GP_OSM_NODE_CROSSING_OK,
+        .restriction_keys = NULL,
+        .restriction_except = NONE,
+    },
+    {
+        .name = "foot",
+        .classes = FOOT_CLASSES,
+        .default_kmh = 5,
+        .access_keys = FOOT_ACCESS,
+        .access_directional = 1,
+        .access_allow = NULL,
+        .access_deny = FOOT_DENY,
+        .access_restricted = NONE,
+        .restricted_highways = NONE,
+        .restricted_tags = NONE,
+        .oneway_keys = FOOT_ONEWAY,
+        .oneway_no = CAR_ONEWAY_NO,
+        .implied_oneway = NONE,
+        .twoway = NONE,
+        .maxspeed_keys = NONE,
+        .speed_reduction = 0,
+        .maxspeed_zones = NO_KV,
+        .maxspeed_types = NO_KV,
+        .surface_kmh = FOOT_SURFACE,
+        .tracktype_kmh = NO_KV,
+        .smoothness_kmh = NO_KV,
+        .route_kmh = FERRY_ONLY,
+        .bridge_kmh = NO_KV,
+        .blocked = FOOT_BLOCKED,
+        .blocked_keys = PROPOSED,
+        .construction_ok = NULL,
+        .service_forbidden = NONE,
+        .service_factor = NO_KV,
+        .push_kmh = 0,
+        .barrier_blocks_by_default = 0,
+        .barrier_list = WALK_BARRIER_BLOCK,
+        .node_rules = 0,
+        .restriction_keys = NULL,
+        .restriction_except = NONE,
+    },
 };
 
 const gp_osm_profile *gp_osm_profile_find(const char *name) {
@@ -146,6 +411,74 @@ const gp_osm_profile *gp_osm_profile_find(const char *name) {
 }
 
 const char *gp_osm_profile_names(void) { return "car|bicycle|foot"; }
+
+/* ------------------------------------------------------------------------------------------- */
+/* Checking a profile                                                                            */
+/* ------------------------------------------------------------------------------------------- */
+
+static int bad_kmh(double v) { return !isfinite(v) || v < 0; }
+static int bad_factor(double v) { return !isfinite(v) || v < 0 || v > 1; }
+
+static int check_kv(const gp_osm_profile *p, const char *table, const gp_osm_kv *kv, int factor,
+                    gp_err *err) {
+    for (; kv && kv->value; kv++)
+        if (factor ? bad_factor(kv->v) || kv->v == 0 : bad_kmh(kv->v))
+            return gp_err_set(err, GP_EINVAL, "profile %s: %s row '%s' has %g (want %s)", p->name,
+                              table, kv->value, kv->v, factor ? "a factor in (0, 1]" : "km/h >= 0");
+    return GP_OK;
+}
+
+int gp_osm_profile_check(const gp_osm_profile *p, gp_err *err) {
+    if (!p || !p->name || !p->classes || !p->access_keys || !p->access_deny)
+        return gp_err_set(err, GP_EINVAL, "profile %s: no class table or access keys",
+                          p && p->name ? p->name : "(unnamed)");
+    for (const gp_osm_class *c = p->classes; c->key; c++) {
+        if (!c->value || bad_kmh(c->kmh) || c->cls <= GP_ROAD_UNKNOWN ||
+            c->cls >= GP_ROAD_CLASS_COUNT || (c->kind != GP_OSM_RIDE && c->kind != GP_OSM_PUSH) ||
+            (c->kind == GP_OSM_PUSH && c->kmh <= 0))
+            return gp_err_set(err, GP_EINVAL,
+                              "profile %s: class row %s=%s cannot be applied (speed %g km/h, "
+                              "class %d, kind %d)",
+                              p->name, c->key, c->value ? c->value : "(null)", c->kmh, c->cls,
+                              c->kind);
+    }
+    struct {
+        const char *name;
+        double v;
+        int factor;
+    } nums[] = {{"default_kmh", p->default_kmh, 0},
+                {"speed_reduction", p->speed_reduction, 1},
+                {"side_road_factor", p->side_road_factor, 1},
+                {"narrow_factor", p->narrow_factor, 1},
+                {"alternating_factor", p->alternating_factor, 1},
+                {"vehicle_height", p->vehicle_height, 0},
+                {"vehicle_width", p->vehicle_width, 0},
+                {"vehicle_length", p->vehicle_length, 0},
+                {"vehicle_weight_kg", p->vehicle_weight_kg, 0},
+                {"push_kmh", p->push_kmh, 0}};
+    for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
+        if (nums[i].factor ? bad_factor(nums[i].v) : bad_kmh(nums[i].v))
+            return gp_err_set(err, GP_EINVAL, "profile %s: %s = %g cannot be applied (want %s)",
+                              p->name, nums[i].name, nums[i].v,
+                              nums[i].factor ? "0 (none) or a factor in (0, 1]" : ">= 0");
+    if (check_kv(p, "maxspeed_zones", p->maxspeed_zones, 0, err) ||
+        check_kv(p, "maxspeed_types", p->maxspeed_types, 0, err) ||
+        check_kv(p, "surface_kmh", p->surface_kmh, 0, err) ||
+        check_kv(p, "tracktype_kmh", p->tracktype_kmh, 0, err) ||
+        check_kv(p, "smoothness_kmh", p->smoothness_kmh, 0, err) ||
+        check_kv(p, "route_kmh", p->route_kmh, 0, err) ||
+        check_kv(p, "bridge_kmh", p->bridge_kmh, 0, err) ||
+        check_kv(p, "service_factor", p->service_factor, 1, err))
+        return err->code;
+    const char *const *kvlists[] = {p->implied_oneway, p->twoway, p->blocked, p->restricted_tags};
+    for (size_t i = 0; i < sizeof kvlists / sizeof kvlists[0]; i++)
+        for (const char *const *s = kvlists[i]; s && *s; s++)
+            if (!strchr(*s, '=') || **s == '=')
+                return gp_err_set(err, GP_EINVAL,
+                                  "profile %s: tag rule '%s' cannot be applied (want key=value)",
+                                  p->name, *s);
+    return GP_OK;
+}
 
 /* ------------------------------------------------------------------------------------------- */
 /* Evaluation                                                                                    */
@@ -158,9 +491,16 @@ static const char *tag(const gp_osm_tag *t, uint32_t n, const char *key) {
 }
 
 static int in_list(const char *const *list, const char *v) {
-    for (; list && *list; list++)
+    for (; v && list && *list; list++)
         if (strcmp(*list, v) == 0) return 1;
     return 0;
+}
+
+/* The number of value v in kv, or -1 when v is not listed. */
+static double kv_find(const gp_osm_kv *kv, const char *v) {
+    for (; v && kv && kv->value; kv++)
+        if (strcmp(kv->value, v) == 0) return kv->v;
+    return -1;
 }
 
 /* 1 when any "key=value" of list is among the tags. */
@@ -175,28 +515,376 @@ static int has_kv(const gp_osm_tag *t, uint32_t n, const char *const *list) {
     return 0;
 }
 
-/* The most specific access value tagged, or NULL. */
-static const char *access_value(const gp_osm_profile *p, const gp_osm_tag *t, uint32_t n) {
-    const char *v = NULL;
-    for (const char *const *k = p->access_keys; *k; k++) {
-        const char *x = tag(t, n, *k);
-        if (x) v = x;
+/* KEY:forward / KEY:backward / KEY over a sequence of keys, the first found in each direction
+ * (OSRM's Tags.get_forward_backward_by_set). */
+static void dir_values(const gp_osm_tag *t, uint32_t n, const char *const *keys, const char **fwd,
+                       const char **bwd) {
+    *fwd = *bwd = NULL;
+    char buf[128];
+    for (; keys && *keys; keys++) {
+        if (!*fwd) {
+            snprintf(buf, sizeof buf, "%s:forward", *keys);
+            *fwd = tag(t, n, buf);
+        }
+        if (!*bwd) {
+            snprintf(buf, sizeof buf, "%s:backward", *keys);
+            *bwd = tag(t, n, buf);
+        }
+        if (!*fwd || !*bwd) {
+            const char *common = tag(t, n, *keys);
+            if (!*fwd) *fwd = common;
+            if (!*bwd) *bwd = common;
+        }
+        if (*fwd && *bwd) break;
     }
-    return v;
+}
+
+/* The first tagged key of a sequence (OSRM's find_access_tag). */
+static const char *first_value(const gp_osm_tag *t, uint32_t n, const char *const *keys) {
+    for (; keys && *keys; keys++) {
+        const char *v = tag(t, n, *keys);
+        if (v) return v;
+    }
+    return NULL;
 }
 
 double gp_osm_parse_maxspeed(const char *v) {
+    if (!v || !isdigit((unsigned char)*v)) return -1;
+    double x = 0;
+    for (const char *s = v; isdigit((unsigned char)*s); s++) x = x * 10 + (*s - '0');
+    if (strstr(v, "mph") || strstr(v, "mp/h")) x *= 1.609;
+    return x;
+}
+
+double gp_osm_maxspeed_kmh(const gp_osm_profile *p, const char *v) {
+    if (!v) return 0;
+    double x = gp_osm_parse_maxspeed(v);
+    if (x >= 0) return x;
+    char low[64];
+    size_t l = strlen(v);
+    if (l >= sizeof low) return 0;
+    for (size_t i = 0; i <= l; i++) low[i] = (char)tolower((unsigned char)v[i]);
+    double z = kv_find(p->maxspeed_zones, low);
+    if (z >= 0) return z;
+    /* "%a%a:(%a+)" anywhere in the value */
+    for (size_t i = 0; i + 3 < l; i++) {
+        if (isalpha((unsigned char)low[i]) && isalpha((unsigned char)low[i + 1]) &&
+            low[i + 2] == ':' && isalpha((unsigned char)low[i + 3])) {
+            char type[64];
+            size_t k = 0;
+            for (size_t j = i + 3; isalpha((unsigned char)low[j]) && k + 1 < sizeof type; j++)
+                type[k++] = low[j];
+            type[k] = '\0';
+            z = kv_find(p->maxspeed_types, type);
+            return z >= 0 ? z : 0;
+        }
+    }
+    return 0;
+}
+
+/* The first number of a value ("2.5", "2,5 m"), -1 when none; *rest points after it. */
+static double first_number(const char *v, const char **rest) {
+    const char *s = v;
+    while (*s && !isdigit((unsigned char)*s)) s++;
+    if (!*s) return -1;
+    double x = 0;
+    for (; isdigit((unsigned char)*s); s++) x = x * 10 + (*s - '0');
+    if ((*s == '.' || *s == ',') && isdigit((unsigned char)s[1])) {
+        double f = 0.1;
+        for (s++; isdigit((unsigned char)*s); s++, f /= 10) x += (*s - '0') * f;
+    }
+    *rest = s;
+    return x;
+}
+
+double gp_osm_parse_meters(const char *v) {
     if (!v) return -1;
-    char *end;
-    double x = strtod(v, &end);
-    if (end == v || !(x > 0) || !isfinite(x)) return -1;
-    while (*end == ' ') end++;
-    if (*end == '\0' || strcmp(end, "km/h") == 0 || strcmp(end, "kmh") == 0 ||
-        strcmp(end, "kph") == 0)
-        return x;
-    if (strcmp(end, "mph") == 0) return x * 1.609344;
-    if (strcmp(end, "knots") == 0) return x * 1.852;
-    return -1;
+    const char *rest;
+    double x = first_number(v, &rest);
+    if (x < 0) return -1;
+    const char *ft = strchr(v, '\'');
+    if (ft) { /* feet'inches" */
+        double inches = x * 12;
+        const char *r2;
+        double in = first_number(ft, &r2);
+        if (in > 0) inches += (double)(long)in;
+        return inches * 0.0254;
+    }
+    return x;
+}
+
+double gp_osm_parse_kg(const char *v) {
+    if (!v) return -1;
+    const char *rest;
+    double x = first_number(v, &rest);
+    if (x < 0) return -1;
+    if (strstr(v, "lbs")) return x * 0.45359237;
+    if (strstr(v, "kg")) return x;
+    return x * 1000; /* tonnes */
+}
+
+/* maxheight values meaning "the default" (4.5 m, as OSRM's Measure). */
+static double height_m(const char *v) {
+    static const char *const dflt[] = {"default", "none", "no-sign", "unsigned", NULL};
+    if (!v) return -1;
+    if (in_list(dflt, v)) return 4.5;
+    return gp_osm_parse_meters(v);
+}
+
+/* The leading integer of a value ("3.5" -> 3), -1 when it does not start with a digit (Lua's
+ * tonumber(s:match("%d*"))). */
+static double leading_int(const char *v) {
+    if (!v || !isdigit((unsigned char)*v)) return -1;
+    return (double)strtol(v, NULL, 10);
+}
+
+/* 1 when every '|'-separated lane of v is "designated" (OSRM's has_all_designated_hov_lanes). */
+static int all_designated(const char *v) {
+    if (!v) return 0;
+    for (const char *s = v;;) {
+        const char *bar = strchr(s, '|');
+        size_t l = bar ? (size_t)(bar - s) : strlen(s);
+        if (l != 10 || strncmp(s, "designated", 10) != 0) return 0;
+        if (!bar) return 1;
+        s = bar + 1;
+    }
+}
+
+/* The class row of a way: the first row whose key=value is tagged. */
+static const gp_osm_class *find_class(const gp_osm_profile *p, const gp_osm_tag *t, uint32_t n) {
+    for (const gp_osm_class *k = p->classes; k->key; k++) {
+        const char *v = tag(t, n, k->key);
+        if (v && strcmp(v, k->value) == 0) return k;
+    }
+    return NULL;
+}
+
+static double cap(double kmh, const gp_osm_kv *table, const char *v) {
+    double c = kv_find(table, v);
+    return c >= 0 && c < kmh ? c : kmh;
+}
+
+void gp_osm_eval_way(const gp_osm_profile *p, const gp_osm_tag *t, uint32_t n, gp_osm_way_eval *o) {
+    memset(o, 0, sizeof *o);
+    o->ferry_s = -1;
+    o->fwd_factor = o->bwd_factor = 1;
+    const char *hw = tag(t, n, "highway");
+    const char *route = tag(t, n, "route");
+    const gp_osm_class *c = find_class(p, t, n);
+    double route_kmh = kv_find(p->route_kmh, route);
+    const char *bridge = tag(t, n, "bridge");
+    double bridge_kmh = kv_find(p->bridge_kmh, bridge);
+    if (!c && !(hw && *hw) && route_kmh <= 0) return; /* nothing that could be routable */
+
+    /* blocked ways */
+    if (has_kv(t, n, p->blocked)) return;
+    for (const char *const *k = p->blocked_keys; k && *k; k++)
+        if (tag(t, n, *k)) return;
+    const char *construction = tag(t, n, "construction");
+    if (p->construction_ok && construction && !in_list(p->construction_ok, construction)) return;
+    const char *service = tag(t, n, "service");
+    if (in_list(p->service_forbidden, service)) return;
+
+    int ok[2] = {1, 1}; /* direction allowed: forward, backward */
+    /* vehicle size: physical and legal limits */
+    static const char *const HEIGHT[] = {"maxheight:physical", "maxheight", NULL};
+    static const char *const WIDTH[] = {"maxwidth:physical", "maxwidth", "width", "est_width",
+                                        NULL};
+    static const char *const LENGTH[] = {"maxlength", NULL};
+    static const char *const WEIGHT[] = {"maxweight", NULL};
+    const char *dv[2];
+    if (p->vehicle_height > 0) {
+        dir_values(t, n, HEIGHT, &dv[0], &dv[1]);
+        for (int d = 0; d < 2; d++) {
+            double h = height_m(dv[d]);
+            if (dv[d] && h >= 0 && h < p->vehicle_height) ok[d] = 0;
+        }
+    }
+    if (p->vehicle_width > 0) {
+        dir_values(t, n, WIDTH, &dv[0], &dv[1]);
+        for (int d = 0; d < 2; d++) {
+            double w = gp_osm_parse_meters(dv[d]);
+            if (dv[d] && w >= 0 && w <= p->vehicle_width) ok[d] = 0;
+        }
+    }
+    if (p->vehicle_length > 0) {
+        dir_values(t, n, LENGTH, &dv[0], &dv[1]);
+        for (int d = 0; d < 2; d++) {
+            double l = gp_osm_parse_meters(dv[d]);
+            if (dv[d] && l >= 0 && l < p->vehicle_length) ok[d] = 0;
+        }
+    }
+    if (p->vehicle_weight_kg > 0) {
+        dir_values(t, n, WEIGHT, &dv[0], &dv[1]);
+        for (int d = 0; d < 2; d++) {
+            double w = gp_osm_parse_kg(dv[d]);
+            if (dv[d] && w >= 0 && w < p->vehicle_weight_kg) ok[d] = 0;
+        }
+    }
+
+    /* access */
+    const char *acc[2];
+    if (p->access_directional) dir_values(t, n, p->access_keys, &acc[0], &acc[1]);
+    else acc[0] = acc[1] = first_value(t, n, p->access_keys);
+    int restricted[2] = {0, 0}, denied = 0;
+    for (int d = 0; d < 2; d++) {
+        if (in_list(p->restricted_highways, hw) && in_list(p->access_restricted, acc[d]))
+            restricted[d] = 1;
+        if (in_list(p->access_deny, acc[d]) && !restricted[d]) {
+            ok[d] = 0;
+            denied++;
+        }
+    }
+    if (denied == 2 || (!p->access_directional && denied)) return;
+    if (has_kv(t, n, p->restricted_tags)) restricted[0] = restricted[1] = 1;
+    if (p->restricted_lanes) { /* KEY:forward / :backward, else KEY (OSRM reads it per oneway) */
+        char buf[128];
+        const char *common = tag(t, n, p->restricted_lanes);
+        snprintf(buf, sizeof buf, "%s:forward", p->restricted_lanes);
+        const char *lf = tag(t, n, buf);
+        snprintf(buf, sizeof buf, "%s:backward", p->restricted_lanes);
+        const char *lb = tag(t, n, buf);
+        if (all_designated(lf ? lf : common)) restricted[0] = 1;
+        if (all_designated(lb ? lb : common)) restricted[1] = 1;
+    }
+
+    /* oneway */
+    int oneway = 0; /* 1 forward only, -1 backward only */
+    int implied = has_kv(t, n, p->implied_oneway);
+    const char *ow = p->oneway_keys ? first_value(t, n, p->oneway_keys) : NULL;
+    if (ow && !strcmp(ow, "-1")) oneway = -1;
+    else if (ow && (!strcmp(ow, "yes") || !strcmp(ow, "1") || !strcmp(ow, "true"))) oneway = 1;
+    else if (implied && !in_list(p->oneway_no, ow)) oneway = 1;
+    if (oneway && has_kv(t, n, p->twoway)) oneway = 0;
+    int oneway_ok[2] = {oneway != -1, oneway != 1};
+
+    /* speed: route / movable bridge, class, default with an allowing access tag */
+    double kmh[2] = {-1, -1};
+    int rideable_way = 0; /* OSRM's way_type_allows_pushing */
+    double duration = -1;
+    if (route_kmh > 0 || bridge_kmh > 0) {
+        kmh[0] = kmh[1] = route_kmh > 0 ? route_kmh : bridge_kmh;
+        double du = gp_osm_parse_duration(tag(t, n, "duration"));
+        if (du >= 0) duration = du > 1 ? du : 1;
+        o->cls = route_kmh > 0 ? GP_ROAD_FERRY : c ? c->cls : GP_ROAD_UNKNOWN;
+        rideable_way = route_kmh <= 0;
+    } else if (c && c->kind == GP_OSM_RIDE && c->kmh > 0) {
+        kmh[0] = kmh[1] = c->kmh;
+        o->cls = c->cls;
+        rideable_way = 1;
+    } else if (p->default_kmh > 0) {
+        o->cls = c ? c->cls : GP_ROAD_UNKNOWN;
+        for (int d = 0; d < 2; d++) {
+            const char *a = acc[d];
+            int allows =
+                a && (p->access_allow ? in_list(p->access_allow, a) : !in_list(p->access_deny, a));
+            if (allows) kmh[d] = p->default_kmh;
+        }
+        if (kmh[0] > 0 || kmh[1] > 0) rideable_way = 1;
+    }
+    for (int d = 0; d < 2; d++)
+        if (!ok[d] || !oneway_ok[d] || kmh[d] <= 0) kmh[d] = -1;
+
+    /* bicycle pushing where riding is not allowed */
+    const char *foot = tag(t, n, "foot");
+    if (p->push_kmh > 0 && !(foot && !strcmp(foot, "no"))) {
+        double push[2] = {-1, -1};
+        const char *ff = tag(t, n, "foot:forward"), *fb = tag(t, n, "foot:backward");
+        if (c && c->kind == GP_OSM_PUSH) {
+            push[0] = push[1] = c->kmh;
+            o->cls = c->cls;
+        } else if ((foot && !strcmp(foot, "yes")) || rideable_way) {
+            push[0] = p->push_kmh;
+            if (!implied) push[1] = p->push_kmh;
+        } else {
+            if (ff && !strcmp(ff, "yes")) push[0] = p->push_kmh;
+            if (fb && !strcmp(fb, "yes")) push[1] = p->push_kmh;
+        }
+        for (int d = 0; d < 2; d++)
+            if (kmh[d] <= 0 && push[d] > 0) kmh[d] = push[d];
+        const char *bic = tag(t, n, "bicycle");
+        if (bic && !strcmp(bic, "dismount")) kmh[0] = kmh[1] = p->push_kmh;
+        if (!o->cls && c) o->cls = c->cls;
+    }
+    if (kmh[0] <= 0 && kmh[1] <= 0) return;
+
+    /* maxspeed: replaces the speed at speed_reduction (car), or only lowers it */
+    if (p->maxspeed_keys && p->maxspeed_keys[0]) {
+        dir_values(t, n, p->maxspeed_keys, &dv[0], &dv[1]);
+        for (int d = 0; d < 2; d++) {
+            if (kmh[d] <= 0) continue;
+            if (p->speed_reduction > 0) {
+                double ms = gp_osm_maxspeed_kmh(p, dv[d]);
+                if (ms > 0) kmh[d] = ms * p->speed_reduction;
+            } else {
+                double ms = gp_osm_parse_maxspeed(dv[d]);
+                if (ms > 0 && ms < kmh[d]) kmh[d] = ms;
+            }
+        }
+    }
+    /* surface, tracktype, smoothness caps */
+    const char *surface = tag(t, n, "surface"), *tracktype = tag(t, n, "tracktype"),
+               *smooth = tag(t, n, "smoothness");
+    for (int d = 0; d < 2; d++) {
+        if (kmh[d] <= 0) continue;
+        kmh[d] = cap(kmh[d], p->surface_kmh, surface);
+        kmh[d] = cap(kmh[d], p->tracktype_kmh, tracktype);
+        kmh[d] = cap(kmh[d], p->smoothness_kmh, smooth);
+    }
+    if (kmh[0] <= 0 && kmh[1] <= 0) return;
+
+    /* weight factors (OSRM's routability rate; durations keep the speed) */
+    double f = 1;
+    double sf = kv_find(p->service_factor, service);
+    if (sf > 0 && sf < f) f = sf;
+    if (p->narrow_factor > 0) {
+        double width = leading_int(tag(t, n, "width")), lanes = leading_int(tag(t, n, "lanes"));
+        int both = kmh[0] > 0 && kmh[1] > 0;
+        if ((width >= 0 && width <= 3) || (lanes >= 0 && lanes <= 1 && both))
+            f = f < p->narrow_factor ? f : p->narrow_factor;
+    }
+    const char *plain_oneway = tag(t, n, "oneway");
+    if (p->alternating_factor > 0 && plain_oneway && !strcmp(plain_oneway, "alternating"))
+        f = f < p->alternating_factor ? f : p->alternating_factor;
+    const char *side = tag(t, n, "side_road");
+    if (p->side_road_factor > 0 && side && (!strcmp(side, "yes") || !strcmp(side, "rotary")))
+        f = f < p->side_road_factor ? f : p->side_road_factor;
+
+    o->fwd_mps = kmh[0] > 0 ? kmh[0] / 3.6 : 0;
+    o->bwd_mps = kmh[1] > 0 ? kmh[1] / 3.6 : 0;
+    o->fwd_factor = o->bwd_factor = f;
+    o->fwd_restricted = restricted[0] && kmh[0] > 0;
+    o->bwd_restricted = restricted[1] && kmh[1] > 0;
+    o->ferry_s = duration;
+    o->routable = 1;
+    o->name = tag(t, n, "name");
+    o->ref = tag(t, n, "ref");
+}
+
+int gp_osm_node_blocks(const gp_osm_profile *p, const gp_osm_tag *t, uint32_t n) {
+    const char *acc = first_value(t, n, p->access_keys);
+    const char *hw = tag(t, n, "highway");
+    int crossing = hw && !strcmp(hw, "crossing");
+    if (acc) {
+        if ((p->node_rules & GP_OSM_NODE_CROSSING_OK) && crossing) return 0;
+        return in_list(p->access_deny, acc) && !in_list(p->access_restricted, acc);
+    }
+    const char *b = tag(t, n, "barrier");
+    if (!b) return 0;
+    const char *bollard = tag(t, n, "bollard");
+    if (bollard && !strcmp(bollard, "rising")) return 0;
+    if (p->node_rules & GP_OSM_NODE_KERB_OK) {
+        const char *kerb = tag(t, n, "kerb");
+        if (kerb && (!strcmp(kerb, "lowered") || !strcmp(kerb, "flush"))) return 0;
+        if (!strcmp(b, "kerb") && crossing) return 0;
+    }
+    if (p->vehicle_height > 0 && !strcmp(b, "height_restrictor")) {
+        const char *mh = tag(t, n, "maxheight");
+        double h = height_m(mh);
+        if (mh && h >= 0 && h < p->vehicle_height) return 1;
+    }
+    int listed = in_list(p->barrier_list, b);
+    return p->barrier_blocks_by_default ? !listed : listed;
 }
 
 double gp_osm_parse_duration(const char *v) {
@@ -233,76 +921,6 @@ double gp_osm_parse_duration(const char *v) {
     if (np == 1) return part[0] * 60.0;                    /* minutes */
     if (np == 2) return part[0] * 3600.0 + part[1] * 60.0; /* HH:MM */
     return part[0] * 3600.0 + part[1] * 60.0 + part[2];    /* HH:MM:SS */
-}
-
-/* Speed in km/h of a class for one direction: the tagged maxspeed (direction-specific first)
- * up to the class cap, else the class speed. */
-static double dir_kmh(const gp_osm_class *c, const gp_osm_tag *t, uint32_t n, const char *dirkey) {
-    if (c->max_kmh <= 0) return c->kmh;
-    double ms = gp_osm_parse_maxspeed(tag(t, n, dirkey));
-    if (ms < 0) ms = gp_osm_parse_maxspeed(tag(t, n, "maxspeed"));
-    if (ms < 0) return c->kmh;
-    return ms < c->max_kmh ? ms : c->max_kmh;
-}
-
-void gp_osm_eval_way(const gp_osm_profile *p, const gp_osm_tag *t, uint32_t n, gp_osm_way_eval *o) {
-    memset(o, 0, sizeof *o);
-    o->ferry_s = -1;
-    const char *area = tag(t, n, "area");
-    if (area && strcmp(area, "yes") == 0) return;
-    const char *hw = tag(t, n, "highway");
-    const char *route = tag(t, n, "route");
-    const gp_osm_class *c = NULL;
-    for (const gp_osm_class *k = p->classes; hw && k->highway; k++)
-        if (strcmp(k->highway, hw) == 0) c = k;
-    int ferry = !c && route && strcmp(route, "ferry") == 0 && p->ferry_kmh > 0;
-    if (!c && !ferry) return;
-    const char *acc = access_value(p, t, n);
-    if (acc && in_list(p->access_deny, acc)) return;
-
-    double fwd, bwd;
-    if (ferry) {
-        o->cls = GP_ROAD_FERRY;
-        fwd = bwd = p->ferry_kmh;
-        o->ferry_s = gp_osm_parse_duration(tag(t, n, "duration"));
-    } else {
-        o->cls = c->cls;
-        fwd = dir_kmh(c, t, n, "maxspeed:forward");
-        bwd = dir_kmh(c, t, n, "maxspeed:backward");
-    }
-    /* one-way rules: the most specific oneway key tagged, else the implied ones */
-    if (p->oneway_keys) {
-        const char *ow = NULL;
-        for (const char *const *k = p->oneway_keys; *k; k++) {
-            const char *x = tag(t, n, *k);
-            if (x) ow = x;
-        }
-        int dir = 0; /* 0 both, 1 forward only, -1 backward only */
-        if (ow) {
-            if (!strcmp(ow, "yes") || !strcmp(ow, "1") || !strcmp(ow, "true")) dir = 1;
-            else if (!strcmp(ow, "-1") || !strcmp(ow, "reverse")) dir = -1;
-            else if (!strcmp(ow, "reversible") || !strcmp(ow, "alternating")) return;
-        } else if (has_kv(t, n, p->implied_oneway)) {
-            dir = 1;
-        }
-        if (dir && has_kv(t, n, p->twoway)) dir = 0;
-        if (dir == 1) bwd = 0;
-        if (dir == -1) fwd = 0;
-    }
-    o->fwd_mps = fwd / 3.6;
-    o->bwd_mps = bwd / 3.6;
-    o->routable = 1;
-    o->name = tag(t, n, "name");
-    o->ref = tag(t, n, "ref");
-}
-
-int gp_osm_node_blocks(const gp_osm_profile *p, const gp_osm_tag *t, uint32_t n) {
-    const char *b = tag(t, n, "barrier");
-    if (!b) return 0;
-    const char *acc = access_value(p, t, n);
-    if (acc) return in_list(p->access_deny, acc);
-    int listed = in_list(p->barrier_list, b);
-    return p->barrier_blocks_by_default ? !listed : listed;
 }
 
 int gp_osm_eval_restriction(const gp_osm_profile *p, const gp_osm_tag *t, uint32_t n,

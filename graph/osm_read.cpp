@@ -64,9 +64,12 @@ extern "C" int gp_osm_read(const char *path, const gp_osm_callbacks *cb, gp_err 
         std::vector<int64_t> refs;
         std::vector<gp_osm_member> members;
         int rc = GP_OK;
+        uint64_t decoded = 0;
         while (rc == GP_OK) {
             osmium::memory::Buffer buffer = reader.read();
             if (!buffer) break;
+            decoded += buffer.committed();
+            if (cb->decoded && (rc = cb->decoded(cb->ctx, decoded, err)) != GP_OK) break;
             const auto end = buffer.end<osmium::OSMObject>();
             for (auto it = buffer.begin<osmium::OSMObject>(); rc == GP_OK && it != end; ++it) {
                 switch (it->type()) {

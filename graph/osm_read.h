@@ -37,6 +37,10 @@ typedef struct gp_osm_callbacks {
                uint32_t ntags, gp_err *err);
     int (*relation)(void *ctx, int64_t id, const gp_osm_member *members, uint32_t nmembers,
                     const gp_osm_tag *tags, uint32_t ntags, gp_err *err);
+    /* Called after each decoded block with the bytes decoded so far (libosmium's object buffers:
+     * what a .osm.gz, .osm.bz2 or PBF inflates to, whatever the file's size); nonzero stops the
+     * read like a callback's code (max_graph_bytes, the load deadline). May be NULL. */
+    int (*decoded)(void *ctx, uint64_t bytes, gp_err *err);
 } gp_osm_callbacks;
 
 /* Reads the file at path (format from the name: .osm.pbf / .pbf, .osm, .osm.gz, .osm.bz2; any

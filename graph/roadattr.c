@@ -121,6 +121,7 @@ uint64_t gp_graph_roadattr_memory(const gp_graph *g) {
     if (g->arc_shape) {
         bytes += (m + 1) * sizeof(uint32_t);
         bytes += (uint64_t)g->arc_shape[m] * 2 * sizeof(double);
+        if (g->shape_osm_id) bytes += (uint64_t)g->arc_shape[m] * sizeof(int64_t);
     }
     bytes += g->strtab_len;
     if (g->osm_id) bytes += (uint64_t)g->n * sizeof(int64_t);
@@ -141,10 +142,12 @@ struct gp_attrbuf {
     int any_flags, any_guide; /* some arc has flags / a guidance record */
     uint64_t ns, scap;
     double *slon, *slat;
-    char *st; /* strings table, offset 0 = "" */
+    int64_t *sid; /* shape points' original ids (0: unknown), NULL until an arc brings some */
+    char *st;     /* strings table, offset 0 = "" */
     uint64_t stlen, stcap;
     uint32_t *sh; /* intern hash: string offsets, 0 = empty slot */
     uint64_t shmask, shcount;
+    uint64_t bad_utf8; /* names interned with invalid UTF-8 repaired (U+FFFD) */
 };
 
 gp_attrbuf *gp_attrbuf_new(void) {
@@ -172,6 +175,7 @@ void gp_attrbuf_free(gp_attrbuf *a) {
     free(a->guide);
     free(a->slon);
     free(a->slat);
+    free(a->sid);
     free(a->st);
     free(a->sh);
     free(a);
@@ -193,8 +197,30 @@ static uint64_t str_hash(const char *s) {
 
 /* Offset of s in the strings table, adding it when new; 0 for NULL / ""; UINT32_MAX on OOM or
  * when the table would pass 4 GiB. */
+static uint32_t intern_valid(gp_attrbuf *a, const char *s);
+
+/* A name is JSON text in answers: invalid UTF-8 (a PBF or XML file can carry any bytes) is
+ * replaced byte by byte with U+FFFD before it is interned, and counted. */
 static uint32_t intern(gp_attrbuf *a, const char *s) {
     if (!s || !*s) return 0;
+    size_t n = strlen(s);
+    if (gp_utf8_invalid(s, n) < 0) return intern_valid(a, s);
+    char *fix = malloc(3 * n + 1);
+    if (!fix) return UINT32_MAX;
+    size_t o = 0;
+    for (size_t i = 0; i < n;) {
+        size_t k = gp_utf8_seq((const unsigned char *)s + i, n - i);
+        if (k) memcpy(fix + o, s + i, k), o += k, i += k;
+        else memcpy(fix + o, "\xef\xbf\xbd", 3), o += 3, i++;
+    }
+    fix[o] = '\0';
+    a->bad_utf8++;
+    uint32_t off = intern_valid(a, fix);
+    free(fix);
+    return off;
+}
+
+static uint32_t intern_valid(gp_attrbuf *a, const char *s) {
     if ((a->shcount + 1) * 2 > a->shmask + 1) {
         uint64_t cap = a->sh ? (a->shmask + 1) * 2 : 1024;
         uint32_t *nh = calloc(cap, sizeof *nh);
@@ -247,9 +273,14 @@ int gp_attrbuf_push(gp_attrbuf *a, const gp_road_attr *ra) {
         uint64_t c = a->scap ? a->scap * 2 : 4096;
         while (c < a->ns + ns) c *= 2;
         if (buf_grow((void **)&a->slon, c, sizeof(double)) ||
-            buf_grow((void **)&a->slat, c, sizeof(double)))
+            buf_grow((void **)&a->slat, c, sizeof(double)) ||
+            (a->sid && buf_grow((void **)&a->sid, c, sizeof(int64_t))))
             return -1;
         a->scap = c;
+    }
+    if (ns && ra->shape_osm_id && !a->sid) { /* the first arc with ids: earlier points get 0 */
+        a->sid = calloc(a->scap ? a->scap : 1, sizeof(int64_t));
+        if (!a->sid) return -1;
     }
     uint64_t i = a->na;
     a->len[i] = ra ? (float)ra->len_m : 0.0f;
@@ -265,6 +296,9 @@ int gp_attrbuf_push(gp_attrbuf *a, const gp_road_attr *ra) {
     if (ns) {
         memcpy(a->slon + a->ns, ra->shape_lon, ns * sizeof(double));
         memcpy(a->slat + a->ns, ra->shape_lat, ns * sizeof(double));
+        if (a->sid && ra->shape_osm_id)
+            memcpy(a->sid + a->ns, ra->shape_osm_id, ns * sizeof(int64_t));
+        else if (a->sid) memset(a->sid + a->ns, 0, ns * sizeof(int64_t));
     }
     a->ns += ns;
     a->na++;
@@ -284,9 +318,10 @@ int gp_attrbuf_emit(gp_attrbuf *a, gp_graph *g, const uint32_t *origin) {
      * hash and snapshot layout) */
     if (a->any_flags) g->arc_flags = malloc(m ? m : 1);
     if (a->any_guide) g->arc_guide = malloc((m ? m : 1) * sizeof *g->arc_guide);
+    if (a->sid) g->shape_osm_id = malloc((ns ? ns : 1) * sizeof(int64_t));
     if (!g->arc_len_m || !g->arc_name || !g->arc_ref || !g->arc_class || !g->arc_shape ||
-        !g->shape_lon || !g->shape_lat || (a->any_flags && !g->arc_flags) ||
-        (a->any_guide && !g->arc_guide))
+        !g->shape_lon || !g->shape_lat || (a->sid && !g->shape_osm_id) ||
+        (a->any_flags && !g->arc_flags) || (a->any_guide && !g->arc_guide))
         return -1;
     uint32_t at = 0;
     for (uint64_t p = 0; p < m; p++) {
@@ -302,10 +337,16 @@ int gp_attrbuf_emit(gp_attrbuf *a, gp_graph *g, const uint32_t *origin) {
         if (e > b) {
             memcpy(g->shape_lon + at, a->slon + b, (size_t)(e - b) * sizeof(double));
             memcpy(g->shape_lat + at, a->slat + b, (size_t)(e - b) * sizeof(double));
+            if (a->sid) memcpy(g->shape_osm_id + at, a->sid + b, (size_t)(e - b) * sizeof(int64_t));
         }
         at += e - b;
     }
     g->arc_shape[m] = at;
+    if (a->bad_utf8)
+        GP_LOG(GP_LOG_WARN,
+               "event=names_repaired count=%llu msg=\"road names with invalid UTF-8: the bad bytes "
+               "are replaced with U+FFFD\"",
+               (unsigned long long)a->bad_utf8);
     g->strtab = a->st; /* ownership moves to the graph */
     g->strtab_len = a->stlen;
     a->st = NULL;

@@ -338,6 +338,8 @@ typedef struct query {
     const gp_segidx *x;
     double q[3];
     best b;
+    gp_seg_filter f; /* NULL: every piece */
+    void *fctx;
 } query;
 
 static inline int seg_less(seg a, seg b) {
@@ -352,6 +354,7 @@ static void offer(query *qr, seg s) {
     gp_unit_vec(blon, blat, pb);
     double d2 = piece_nearest(qr->q, pa, pb, xv, &t, &len, &at_end);
     if (d2 > qr->b.d2 || (d2 == qr->b.d2 && qr->b.found && !seg_less(s, qr->b.s))) return;
+    if (qr->f && !qr->f(qr->fctx, qr->g, s.arc, s.tail, alon, alat, blon, blat)) return;
     qr->b = (best){d2, 1, s, {xv[0], xv[1], xv[2]}, t, len, at_end};
 }
 
@@ -386,9 +389,11 @@ static void search(query *qr, uint64_t k, int64_t lo, int64_t hi) {
 
 /* Nearest piece to (lon, lat) within chord bound2 (squared); 0 when none. */
 static int nearest(const gp_graph *g, const gp_segidx *x, double lon, double lat, double bound2,
-                   query *qr) {
+                   gp_seg_filter f, void *fctx, query *qr) {
     memset(qr, 0, sizeof *qr);
     qr->g = g;
+    qr->f = f;
+    qr->fctx = fctx;
     qr->x = x;
     gp_unit_vec(lon, lat, qr->q);
     qr->b.d2 = bound2;
@@ -416,6 +421,11 @@ static void arc_angles(const gp_graph *g, uint32_t a, uint32_t t, uint32_t k, do
 
 int gp_segidx_nearest(const gp_segidx *x, const gp_graph *g, double lon, double lat,
                       double radius_m, gp_seg_hit *out) {
+    return gp_segidx_nearest_if(x, g, lon, lat, radius_m, NULL, NULL, out);
+}
+
+int gp_segidx_nearest_if(const gp_segidx *x, const gp_graph *g, double lon, double lat,
+                         double radius_m, gp_seg_filter f, void *ctx, gp_seg_hit *out) {
     double bound2 = 5.0; /* over any chord of the unit sphere (at most 2) squared */
     if (radius_m < INFINITY) {
         double ang = radius_m / GP_EARTH_RADIUS_M;
@@ -423,7 +433,7 @@ int gp_segidx_nearest(const gp_segidx *x, const gp_graph *g, double lon, double 
         bound2 = ch * ch * (1 + 1e-9) + 1e-18;
     }
     query qr;
-    if (!nearest(g, x, lon, lat, bound2, &qr) || chord_m(qr.b.d2) > radius_m) return 0;
+    if (!nearest(g, x, lon, lat, bound2, f, ctx, &qr) || chord_m(qr.b.d2) > radius_m) return 0;
     seg s = qr.b.s;
     out->arc = s.arc;
     out->tail = s.tail;
@@ -443,7 +453,7 @@ int gp_segidx_nearest(const gp_segidx *x, const gp_graph *g, double lon, double 
     }
     double before, total;
     arc_angles(g, s.arc, s.tail, s.piece, &before, &total);
-    double f = total > 0 ? (before + qr.b.t) / total : 0;
-    out->frac = f < 0 ? 0 : f > 1 ? 1 : f;
+    double fr = total > 0 ? (before + qr.b.t) / total : 0;
+    out->frac = fr < 0 ? 0 : fr > 1 ? 1 : fr;
     return 1;
 }

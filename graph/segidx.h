@@ -46,6 +46,16 @@ uint32_t gp_segidx_pieces(const gp_segidx *x);
  * 1 and *out filled, or 0 when nothing lies that near. Ties go to the lowest arc, then piece. */
 int gp_segidx_nearest(const gp_segidx *x, const gp_graph *g, double lon, double lat,
                       double radius_m, gp_seg_hit *out);
+/* Which pieces may answer gp_segidx_nearest_if: 1 when piece (a_lon, a_lat) -> (b_lon, b_lat) of
+ * arc (tail -> head, in the arc's direction) qualifies. Called only for pieces nearer than the
+ * best qualifying one so far. */
+typedef int (*gp_seg_filter)(void *ctx, const gp_graph *g, uint32_t arc, uint32_t tail,
+                             double a_lon, double a_lat, double b_lon, double b_lat);
+/* The nearest point within radius_m of the pieces f accepts (f NULL: every piece, as
+ * gp_segidx_nearest): the same exact search, so the roads within the radius are tried nearest
+ * first until one qualifies (OSRM's bearing filter chooses among them this way). */
+int gp_segidx_nearest_if(const gp_segidx *x, const gp_graph *g, double lon, double lat,
+                         double radius_m, gp_seg_filter f, void *ctx, gp_seg_hit *out);
 
 #ifdef __cplusplus
 }

@@ -41,7 +41,8 @@ enum {
     S_STRTAB,
     S_OSM_ID,
     S_NAMES,
-    S_ARC_FLAGS, /* optional: snapshots before them load without */
+    S_SHAPE_OSM_ID, /* optional: older files have none (readers skip types they do not know) */
+    S_ARC_FLAGS,    /* optional: snapshots before them load without */
     S_ARC_GUIDE,
     S_KNOWN_END
 };
@@ -216,6 +217,7 @@ int gp_snapshot_write(const gp_graph *g, const char *path, const gp_snap_extra *
     if (g->arc_shape) {
         SEC(S_SHAPE_LON, g->shape_lon, ns * 8);
         SEC(S_SHAPE_LAT, g->shape_lat, ns * 8);
+        SEC(S_SHAPE_OSM_ID, g->shape_osm_id, ns * 8);
     }
     SEC(S_STRTAB, g->strtab, g->strtab_len);
     SEC(S_OSM_ID, g->osm_id, n * 8);
@@ -252,8 +254,40 @@ typedef struct mapped {
 
 static void unmap(void *base, uint64_t len) { munmap(base, (size_t)len); }
 
-/* Maps path and checks the header, the table and every section's bounds and checksum. */
-static int map_checked(const char *path, mapped *mp, gp_err *err) {
+/* The header's own checks, on the 64 bytes read before anything else (a junk or foreign file of
+ * any size is refused after one small read) and again on the copy read with the rest. */
+static int check_header(const char *path, const snap_header *h, uint64_t len, gp_err *err) {
+    if (memcmp(h->magic, GP_SNAP_MAGIC, 8) != 0)
+        return gp_err_set(err, GP_EPARSE, "%s: not a gpath snapshot (bad magic)", path);
+    if (h->bom != BOM)
+        return gp_err_set(err, GP_EPARSE,
+                          "%s: snapshot written on a machine of the other byte order", path);
+    if (h->version != GP_SNAP_VERSION)
+        return gp_err_set(err, GP_EPARSE,
+                          "%s: snapshot format version %u; this gpath reads version %u "
+                          "(re-import the source)",
+                          path, h->version, GP_SNAP_VERSION);
+    if (h->file_size != len)
+        return gp_err_set(err, GP_EPARSE,
+                          "%s: damaged snapshot: %llu bytes, the header says %llu "
+                          "(truncated?)",
+                          path, (unsigned long long)len, (unsigned long long)h->file_size);
+    if (h->nsections > 4096 || h->table_off < sizeof *h || h->table_off > len ||
+        (uint64_t)h->nsections * sizeof(snap_entry) > len - h->table_off)
+        return gp_err_set(err, GP_EPARSE, "%s: damaged snapshot: section table out of bounds",
+                          path);
+    if (h->table_off % ALIGN)
+        return gp_err_set(err, GP_EPARSE,
+                          "%s: damaged snapshot: section table at byte %llu is misaligned "
+                          "(sections start at multiples of %u)",
+                          path, (unsigned long long)h->table_off, ALIGN);
+    return GP_OK;
+}
+
+/* Reads path (after its header passed check_header) and checks the table and every section's
+ * bounds, alignment and checksum. o: max_bytes (the file's size) and the deadline, checked
+ * between 64 MiB reads; NULL = none. */
+static int map_checked(const char *path, const gp_load_opts *o, mapped *mp, gp_err *err) {
     memset(mp, 0, sizeof *mp);
     mp->path = path;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -264,12 +298,21 @@ static int map_checked(const char *path, mapped *mp, gp_err *err) {
         return gp_err_set(err, GP_EIO, "%s: cannot stat: %s", path, strerror(errno));
     }
     uint64_t len = (uint64_t)st.st_size;
-    if (len < sizeof(snap_header)) {
+    snap_header hdr;
+    if (len < sizeof(snap_header) || pread(fd, &hdr, sizeof hdr, 0) != (ssize_t)sizeof hdr) {
         close(fd);
         return gp_err_set(err, GP_EPARSE,
                           "%s: not a gpath snapshot (%llu bytes, shorter than the "
                           "header)",
                           path, (unsigned long long)len);
+    }
+    int rc = check_header(path, &hdr, len, err);
+    if (!rc && o && o->max_bytes && len > o->max_bytes)
+        rc = gp_err_set(err, GP_ETOOBIG, "%s: %llu bytes is over max_graph_bytes = %llu", path,
+                        (unsigned long long)len, (unsigned long long)o->max_bytes);
+    if (rc) {
+        close(fd);
+        return rc;
     }
     /* Read into private memory rather than mapping the file: a file mapping faults (SIGBUS, the
      * whole server) when the file is truncated or rewritten in place under a running server,
@@ -283,45 +326,32 @@ static int map_checked(const char *path, mapped *mp, gp_err *err) {
         return gp_err_set(err, GP_ENOMEM, "%s: cannot allocate %llu bytes: %s", path,
                           (unsigned long long)len, strerror(errno));
     }
-    for (uint64_t off = 0; off < len;) {
-        uint64_t want = len - off < (1u << 30) ? len - off : (1u << 30);
+    for (uint64_t off = 0; off < len && !rc;) {
+        uint64_t want = len - off < (64u << 20) ? len - off : (64u << 20);
         ssize_t k = pread(fd, (char *)base + off, (size_t)want, (off_t)off);
         if (k < 0 && errno == EINTR) continue;
         if (k <= 0) {
             int e = k < 0 ? errno : 0;
-            close(fd);
-            munmap(base, (size_t)len);
-            return gp_err_set(err, GP_EIO, "%s: cannot read: %s", path,
-                              e ? strerror(e) : "the file became shorter while it was read");
+            rc = gp_err_set(err, GP_EIO, "%s: cannot read: %s", path,
+                            e ? strerror(e) : "the file became shorter while it was read");
+            break;
         }
         off += (uint64_t)k;
+        rc = gp_load_check_time(o, err);
     }
     close(fd);
+    if (rc) {
+        munmap(base, (size_t)len);
+        return rc;
+    }
     mprotect(base, (size_t)len, PROT_READ); /* the graph's arrays stay read-only */
     mp->base = base;
     mp->len = len;
     const snap_header *h = base;
-    int rc = GP_OK;
-    if (memcmp(h->magic, GP_SNAP_MAGIC, 8) != 0)
-        rc = gp_err_set(err, GP_EPARSE, "%s: not a gpath snapshot (bad magic)", path);
-    else if (h->bom != BOM)
-        rc = gp_err_set(err, GP_EPARSE, "%s: snapshot written on a machine of the other byte order",
-                        path);
-    else if (h->version != GP_SNAP_VERSION)
-        rc = gp_err_set(err, GP_EPARSE,
-                        "%s: snapshot format version %u; this gpath reads version %u "
-                        "(re-import the source)",
-                        path, h->version, GP_SNAP_VERSION);
-    else if (h->file_size != len)
-        rc = gp_err_set(err, GP_EPARSE,
-                        "%s: damaged snapshot: %llu bytes, the header says %llu "
-                        "(truncated?)",
-                        path, (unsigned long long)len, (unsigned long long)h->file_size);
-    else if (h->nsections > 4096 || h->table_off < sizeof *h || h->table_off > len ||
-             (uint64_t)h->nsections * sizeof(snap_entry) > len - h->table_off)
-        rc = gp_err_set(err, GP_EPARSE, "%s: damaged snapshot: section table out of bounds", path);
-    else if (gp_hash_bytes(SUM_SEED, (const char *)base + h->table_off,
-                           (uint64_t)h->nsections * sizeof(snap_entry)) != h->table_sum)
+    /* the copy read with the rest is the one used: checked again (the file may have changed) */
+    rc = check_header(path, h, len, err);
+    if (!rc && gp_hash_bytes(SUM_SEED, (const char *)base + h->table_off,
+                             (uint64_t)h->nsections * sizeof(snap_entry)) != h->table_sum)
         rc = gp_err_set(err, GP_EPARSE, "%s: damaged snapshot: section table checksum mismatch",
                         path);
     if (!rc) {
@@ -336,6 +366,13 @@ static int map_checked(const char *path, mapped *mp, gp_err *err) {
                                 "%s: damaged snapshot: section %u (type %u%s%s) "
                                 "lies beyond the end of the file",
                                 path, i, e->type, name[0] ? ", " : "", name);
+            else if (e->offset % ALIGN)
+                /* the arrays are used in place: a misaligned one is a misaligned load */
+                rc = gp_err_set(err, GP_EPARSE,
+                                "%s: damaged snapshot: section %u (type %u%s%s) at byte %llu is "
+                                "misaligned (sections start at multiples of %u)",
+                                path, i, e->type, name[0] ? ", " : "", name,
+                                (unsigned long long)e->offset, ALIGN);
             else if (gp_hash_bytes(SUM_SEED, mp->base + e->offset, e->size) != e->sum)
                 rc = gp_err_set(err, GP_EPARSE,
                                 "%s: damaged snapshot: checksum mismatch in section "
@@ -411,10 +448,9 @@ bad:
 }
 
 gp_graph *gp_load_snapshot(const char *path, const gp_load_opts *o, gp_err *err) {
-    (void)o;
     double t0 = gp_now();
     mapped mp;
-    if (map_checked(path, &mp, err)) return NULL;
+    if (map_checked(path, o, &mp, err)) return NULL;
     gp_graph *g = calloc(1, sizeof *g);
     if (!g) {
         munmap(mp.base, (size_t)mp.len);
@@ -467,10 +503,21 @@ gp_graph *gp_load_snapshot(const char *path, const gp_load_opts *o, gp_err *err)
     if (g->arc_shape) {
         uint64_t ns = g->arc_shape[m];
         if (section(&mp, S_SHAPE_LON, ns * 8, 1, "shape longitude", (void **)&g->shape_lon, err) ||
-            section(&mp, S_SHAPE_LAT, ns * 8, 1, "shape latitude", (void **)&g->shape_lat, err))
+            section(&mp, S_SHAPE_LAT, ns * 8, 1, "shape latitude", (void **)&g->shape_lat, err) ||
+            section(&mp, S_SHAPE_OSM_ID, ns * 8, 0, "shape node id", (void **)&g->shape_osm_id,
+                    err))
             goto fail;
     }
     if (check_structure(&mp, g, err)) goto fail;
+    /* names reach JSON answers as they are: text that is not UTF-8 is refused here */
+    int64_t bad_at = g->strtab ? gp_utf8_invalid(g->strtab, g->strtab_len) : -1;
+    if (bad_at >= 0) {
+        gp_err_set(err, GP_EPARSE,
+                   "%s: damaged snapshot: invalid UTF-8 in the road names at byte %lld of the "
+                   "strings section",
+                   path, (long long)bad_at);
+        goto fail;
+    }
     const snap_entry *ne = find(&mp, S_NAMES);
     if (ne) {
         const uint64_t *offs = (const uint64_t *)(mp.base + ne->offset);
@@ -488,6 +535,13 @@ gp_graph *gp_load_snapshot(const char *path, const gp_load_opts *o, gp_err *err)
                 goto fail;
             }
             if (offs[i + 1] > offs[i]) g->names[i] = (char *)txt + offs[i];
+        }
+        bad_at = gp_utf8_invalid(txt, offs[n]);
+        if (bad_at >= 0) {
+            gp_err_set(err, GP_EPARSE,
+                       "%s: damaged snapshot: invalid UTF-8 in the node names at byte %lld", path,
+                       (long long)bad_at);
+            goto fail;
         }
     }
     uint64_t want = meta->hash;
@@ -531,7 +585,7 @@ int gp_snapshot_add_section(const char *path, const char *name, const void *data
     if (!name || !*name || strlen(name) > 23)
         return gp_err_set(err, GP_EINVAL, "%s: extra section names are 1..23 bytes", path);
     mapped mp;
-    int rc = map_checked(path, &mp, err);
+    int rc = map_checked(path, NULL, &mp, err);
     if (rc) return rc;
     uint32_t ns = mp.h->nsections;
     wsec *s = calloc((size_t)ns + 1, sizeof *s);

@@ -73,7 +73,8 @@ static const gp_config_key keys[] = {
      "Compute time limit per query (route, sssp, table, apsp, routing tables, what-if): 504 "
      "Timeout past it; 0 = none."},
     {"shutdown_grace_s", L(shutdown_grace_s), "30", 0, 3600,
-     "On SIGTERM/SIGINT: seconds to let requests in flight finish before stopping."},
+     "On SIGTERM/SIGINT: seconds to let requests in flight finish; queries still computing "
+     "after it are cancelled (504 Timeout, \"shutting down\") and the process exits."},
     {"cache_path", S(cache_path), "gpath-cache.sqlite", 0, 0,
      "SQLite matrix cache file (relative to the working directory); empty disables the cache."},
     {"cache_budget_mb", L(cache_budget_mb), "1024", 0, 1048576,
@@ -109,6 +110,15 @@ static const gp_config_key keys[] = {
     {"max_connections_per_ip", L(max_connections_per_ip), "64", 0, 1000000,
      "Concurrent connections one client address may hold, so one client cannot take every "
      "slot; 0 = no limit (behind a reverse proxy every client has the proxy's address)."},
+    {"max_buffered_answer_bytes", L(max_buffered_answer_bytes), "1073741824", 0, 1L << 50,
+     "Bytes of answers (64 KiB or more) held for clients still reading them, all connections "
+     "together; a larger answer past it is 503 Busy. 0 = none."},
+    {"log_requests_per_s", L(log_requests_per_s), "1000", 0, 100000000,
+     "Access log lines per second at most; past it lines are dropped and counted "
+     "(event=request_log_suppressed). 0 = no limit."},
+    {"connection_reserve", L(connection_reserve), "32", 0, 100000,
+     "Connections past max_connections for clients whose first request head is complete within "
+     "1 s (probes, short queries) while slow clients hold every regular slot."},
     {"request_read_timeout_s", L(request_read_timeout_s), "30", 0, 86400,
      "A connection must deliver a whole request (headers and body) within this many seconds of "
      "opening or of its previous answer, however slowly it trickles; else it is closed. 0 = "

@@ -65,6 +65,9 @@ typedef struct gp_config {
     long overview_max_edges;
     /* HTTP protocol limits, CORS, compression, operator token (server/http/daemon.c) */
     long max_connections_per_ip;
+    long connection_reserve;
+    long log_requests_per_s;
+    long max_buffered_answer_bytes;
     long request_read_timeout_s;
     long max_url_bytes;
     long max_header_bytes;

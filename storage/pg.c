@@ -165,19 +165,33 @@ static void on_notice(void *arg, const char *msg) {
     GP_LOG(GP_LOG_DEBUG, "PostgreSQL notice: %s", pgmsg(msg, m, sizeof m));
 }
 
-/* Connects with bounded waits: our connect_timeout, keepalives and statement_timeout come first,
- * so the spec's own values (expanded from dbname) override them. timeout_s <= 0: 10 s to connect,
- * no statement timeout. */
+/* The spec's own connect_timeout in seconds, 0 when it names none (or 0: libpq's "wait forever"). */
+static double spec_connect_timeout(const char *conninfo) {
+    PQconninfoOption *o = PQconninfoParse(conninfo, NULL);
+    double v = 0;
+    for (PQconninfoOption *p = o; p && p->keyword; p++)
+        if (strcmp(p->keyword, "connect_timeout") == 0 && p->val) v = strtod(p->val, NULL);
+    PQconninfoFree(o);
+    return v > 0 ? v : 0;
+}
+
+/* Connects with bounded waits: our keepalives and statement_timeout come first, so the spec's own
+ * values (expanded from dbname) override them; connect_timeout comes after it: a spec may lower
+ * it, never disable (0) or raise it past min(10 s, the load's time left) - connect_timeout=0 let a
+ * token holder hold a load slot for load_timeout_s against a server that never answers.
+ * timeout_s <= 0: 10 s to connect, no statement timeout. */
 static PGconn *connect_db(const gp_pg_spec *s, double timeout_s, gp_err *err) {
     char ct[16], opts[64];
     double cts = timeout_s > 0 && timeout_s < 10 ? timeout_s : 10;
+    double own = spec_connect_timeout(s->conninfo);
+    if (own > 0 && own < cts) cts = own;
     snprintf(ct, sizeof ct, "%d", cts < 2 ? 2 : (int)cts);
     snprintf(opts, sizeof opts, "-c statement_timeout=%lld",
              timeout_s > 0 ? (long long)(timeout_s * 1000) : 0LL);
     const char *const keys[] = {
-        "connect_timeout",  "keepalives", "keepalives_idle", "keepalives_interval",
-        "keepalives_count", "options",    "dbname",          NULL};
-    const char *const vals[] = {ct, "1", "10", "5", "3", opts, s->conninfo, NULL};
+        "keepalives", "keepalives_idle", "keepalives_interval", "keepalives_count",
+        "options",    "dbname",          "connect_timeout",     NULL};
+    const char *const vals[] = {"1", "10", "5", "3", opts, s->conninfo, ct, NULL};
     PGconn *c = PQconnectdbParams(keys, vals, 1);
     if (!c) {
         gp_err_set(err, GP_ENOMEM, "out of memory");

@@ -211,6 +211,28 @@ class Skip(Exception):
     pass
 
 
+def run_tests(tests, ctx, only=(), skip_exc=Skip):
+    """Runs each test(ctx) whose name (without t_) is in only (all when empty), printing
+    PASS/FAIL/SKIP lines; returns (passed, failed, skipped)."""
+    passed = failed = skipped = 0
+    for t in tests:
+        name = t.__name__[2:]
+        if only and name not in only:
+            continue
+        t1 = time.time()
+        try:
+            t(ctx)
+            passed += 1
+            print(f"PASS {name} ({time.time() - t1:.2f}s)")
+        except skip_exc as e:
+            skipped += 1
+            print(f"SKIP {name}: {e}")
+        except Exception:  # noqa: BLE001 - report and go on
+            failed += 1
+            print(f"FAIL {name}:\n{traceback.format_exc()}")
+    return passed, failed, skipped
+
+
 def expect_error(res, status, code, words=()):
     st, _, body = res
     assert st == status, f"expected {status} {code}, got {st} {body}"

@@ -94,7 +94,8 @@ PYEOF
 done
 
 # gpath's own OSM importer (osm:PATH, car profile) reads the file back: it folds the shape points
-# into its arcs, so compare distances between intersections (nodes of degree != 2) with gen:
+# into its arcs, so compare distances between intersections (nodes of degree != 2) with gen:; the
+# car profile drives at 80% of a tagged maxspeed (OSRM's car.lua), so its times are gen's x 1.25
 "$BIN" gen --nodes 20000 --seed 3 --out "$tmp/r.gr" --osm "$tmp/r.osm" -q >/dev/null 2>"$tmp/err"
 if ! "$BIN" info --graph "osm:$tmp/r.osm" >"$tmp/osminfo" 2>"$tmp/err"; then
   if grep -qiE "osm.*(not|without|unsupported)|cannot tell" "$tmp/err"; then
@@ -119,7 +120,8 @@ def table(spec):
                           "--targets", ",".join(map(str, dst))], capture_output=True, text=True, check=True)
     return json.loads(out.stdout)["distances"]
 a, b = table("gen:20000:3"), table(f"osm:{tmp}/r.osm")
-worst = max(abs(b[i][j] - a[i][j]) / max(1, a[i][j]) for i in range(12) for j in range(12))
+worst = max(abs(b[i][j] - 1.25 * a[i][j]) / max(1, 1.25 * a[i][j])
+            for i in range(12) for j in range(12))
 assert worst < 0.005, (worst, a, b)
 print(f"144 intersection pairs, largest difference {100 * worst:.3f}%")
 PYEOF

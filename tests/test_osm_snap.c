@@ -3,8 +3,8 @@
  * far end nodes), and a route's duration from a snapped position includes the partial segment:
  * half of the 330 ds "Long Road" arc plus the 71 ds of "Short Lane"; on a one-way street the only
  * way from a position to the street's start is forward and around the detour. Literal values
- * from tests/data/osm (see tests/test_osm.c for how they are computed). Run from the repository
- * root. */
+ * from tests/data/osm (see tests/test_osm.c for how they are computed). Also the shape points' OSM
+ * ids and the filtered search (gp_snap_point_if). Run from the repository root. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +16,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 static gp_engine *eng;
 
@@ -53,6 +54,14 @@ static uint64_t snap_route(gp_graph *g, const gp_snap *a, const gp_snap *b) {
     return d;
 }
 
+/* A gp_seg_filter: every road but Long Road. */
+static int not_long_road(void *ctx, const gp_graph *g, uint32_t arc, uint32_t tail, double a_lon,
+                         double a_lat, double b_lon, double b_lat) {
+    (void)ctx, (void)tail, (void)a_lon, (void)a_lat, (void)b_lon, (void)b_lat;
+    const char *nm = gp_graph_arc_name(g, arc);
+    return !nm || strcmp(nm, "Long Road") != 0;
+}
+
 static void test_long_road_middle(void **state) {
     (void)state;
     gp_graph *g = load("osm:tests/data/osm/access.osm?profile=car");
@@ -69,15 +78,32 @@ static void test_long_road_middle(void **state) {
     assert_true((t == n50 && h == n53) || (t == n53 && h == n50));
     assert_true(fabs(s.frac - 0.5) < 1e-6);
     assert_string_equal(gp_graph_arc_name(g, s.arc), "Long Road");
-    /* duration from the middle to 54: half of 330 ds, then Short Lane's 71 ds */
+    /* the shape points keep their OSM node ids, in the arc's direction */
+    assert_non_null(g->shape_osm_id);
+    const int64_t *sid = g->shape_osm_id + g->arc_shape[s.arc];
+    int fwd = t == n50;
+    assert_int_equal(sid[0], fwd ? 55 : 56);
+    assert_int_equal(sid[1], 51);
+    assert_int_equal(sid[2], fwd ? 56 : 55);
+    /* a filter: the nearest road it accepts (Short Lane from 53, 157 m off), none within 100 m */
+    gp_snap f;
+    assert_int_equal(gp_snap_point_if(g, 7.002, 45.0401, 500, not_long_road, NULL, &f, &err),
+                     GP_OK);
+    assert_string_equal(gp_graph_arc_name(g, f.arc), "Short Lane");
+    assert_true(fabs(f.lon - 7.004) < 1e-7 && fabs(f.lat - 45.04) < 1e-7);
+    assert_int_equal(gp_snap_point_if(g, 7.002, 45.0401, 100, not_long_road, NULL, &f, &err),
+                     GP_ENOTFOUND);
+    assert_non_null(strstr(err.msg, "qualifies"));
+    /* duration from the middle to 54: half of 377 ds, then Short Lane's 71 ds */
     gp_snap b, a;
     gp_snap_at_node(g, gp_graph_index(g, 54), &b);
     uint64_t d = snap_route(g, &s, &b);
-    if (d < 235 || d > 237)
-        fail_msg("middle of Long Road -> 54: %llu ds, want 236 +- 1", (unsigned long long)d);
+    if (d < 259 || d > 261)
+        fail_msg("middle of Long Road -> 54: %llu ds, want 260 +- 1", (unsigned long long)d);
     gp_snap_at_node(g, n50, &a);
     d = snap_route(g, &a, &s);
-    if (d < 164 || d > 166) fail_msg("50 -> middle: %llu ds, want 165 +- 1", (unsigned long long)d);
+    if (d < 188 || d > 189)
+        fail_msg("50 -> middle: %llu ds, want 188.5 +- 1", (unsigned long long)d);
     gp_graph_unref(g);
 }
 

@@ -67,6 +67,20 @@ static void test_decode_malformed(void **state) {
                                         4, 5, &p),
                      -1); /* outside '?'..'~' */
     assert_int_equal(gp_polyline_decode("", 0, 5, &p), 0);
+    /* values past 35 bits (8 chunks) are refused: 13-chunk values summed overflowed int64 */
+    assert_int_equal(gp_polyline_decode("~~~~~~~??", 9, 6, &p), -1);
+    char big[13 * 2 * 40 + 1];
+    for (int i = 0; i < 80; i++) memcpy(big + 13 * i, "~~~~~~~~~~~~_", 13);
+    big[13 * 80] = '\0';
+    assert_int_equal(gp_polyline_decode(big, strlen(big), 6, &p), -1);
+    gp_pts_free(&p);
+    /* the largest real deltas still decode: -180,-90 to 180,90 at precision 6 */
+    const double lon[] = {-180, 180}, lat[] = {-90, 90};
+    char *enc = gp_polyline_encode(lon, lat, 2, 6);
+    assert_non_null(enc);
+    memset(&p, 0, sizeof p);
+    assert_int_equal(gp_polyline_decode(enc, strlen(enc), 6, &p), 2);
+    free(enc);
     gp_pts_free(&p);
 }
 

@@ -9,7 +9,12 @@
 
 #include "storage/pg.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 static void test_split_and_decode(void **state) {
     (void)state;
@@ -90,6 +95,34 @@ static void test_unreachable(void **state) {
     assert_non_null(strstr(err.msg, "refused"));
 }
 
+/* A spec's connect_timeout=0 (libpq: wait forever) does not lift gpath's bound: against a server
+ * that accepts and never answers, the load fails in about 10 s (before: it never ended, holding a
+ * load slot for load_timeout_s; the thread itself forever). A deadline 3 s away bounds it to 3. */
+static void test_connect_timeout_zero_bounded(void **state) {
+    (void)state;
+    int ls = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(ls >= 0);
+    struct sockaddr_in a = {0};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(bind(ls, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(listen(ls, 8), 0);
+    socklen_t al = sizeof a;
+    getsockname(ls, (struct sockaddr *)&a, &al);
+    char spec[160];
+    snprintf(spec, sizeof spec, "postgresql://u@127.0.0.1:%d/db?table=e&connect_timeout=0",
+             ntohs(a.sin_port));
+    gp_load_opts o = {0};
+    o.deadline = gp_now() + 3;
+    gp_err err;
+    double t0 = gp_now();
+    assert_null(gp_load_postgres(spec, &o, &err));
+    double dt = gp_now() - t0;
+    assert_int_equal(err.code, GP_EUNAVAILABLE);
+    if (dt > 6) fail_msg("connect_timeout=0 held the load %.1f s (deadline 3 s)", dt);
+    close(ls);
+}
+
 /* load_pg_hosts: every host (and hostaddr) with its port must be listed; refused before any
  * connection; the configured hosts' list is built from the specs. */
 static void test_host_allow_list(void **state) {
@@ -125,9 +158,12 @@ static void test_host_allow_list(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_split_and_decode), cmocka_unit_test(test_password_redacted),
-        cmocka_unit_test(test_bad_specs),        cmocka_unit_test(test_unreachable),
+        cmocka_unit_test(test_split_and_decode),
+        cmocka_unit_test(test_password_redacted),
+        cmocka_unit_test(test_bad_specs),
+        cmocka_unit_test(test_unreachable),
         cmocka_unit_test(test_host_allow_list),
+        cmocka_unit_test(test_connect_timeout_zero_bounded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 static char tmpdir[] = "/tmp/gpath-snap-XXXXXX";
@@ -59,6 +60,7 @@ static void expect_same_graph(const gp_graph *a, const gp_graph *b) {
     same_array(a->arc_class, b->arc_class, m);
     same_array(a->arc_shape, b->arc_shape, (m + 1) * 4);
     if (a->arc_shape) same_array(a->shape_lon, b->shape_lon, a->arc_shape[m] * 8);
+    if (a->arc_shape) same_array(a->shape_osm_id, b->shape_osm_id, a->arc_shape[m] * 8);
     same_array(a->osm_id, b->osm_id, n * 8);
     assert_int_equal(a->strtab_len, b->strtab_len);
     same_array(a->strtab, b->strtab, a->strtab_len);
@@ -89,6 +91,7 @@ static void test_round_trip_osm(void **state) {
     if (!h) fail_msg("%s", err.msg);
     expect_same_graph(g, h);
     assert_string_equal(h->format, "osm");
+    assert_non_null(h->shape_osm_id); /* the optional section of the shape points' node ids */
     assert_non_null(h->map_base);
     /* answers on the mapped graph: the restricted left turn still detours (456 ds) */
     gp_engine *e = gp_engine_new("cpu", 1, NULL, &err);
@@ -289,12 +292,155 @@ static void test_damaged(void **state) {
     gp_graph_unref(g);
 }
 
+/* A junk file is refused after reading its 64-byte header: a 1 GiB (sparse) file with a foreign
+ * magic costs no 1 GiB read nor memory (the whole file was read first before), and neither does a
+ * snapshot whose header names another size or version. */
+static void test_header_first(void **state) {
+    (void)state;
+    char path[256];
+    tmp_path(path, sizeof path, "junk.gpath");
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite("JUNKJUNKJUNKJUNK", 1, 16, f), 16);
+    fclose(f);
+    assert_int_equal(truncate(path, 1ll << 30), 0);
+    struct rusage ru0, ru1;
+    getrusage(RUSAGE_SELF, &ru0);
+    double t0 = gp_now();
+    expect_refused(path, "bad magic");
+    double dt = gp_now() - t0;
+    getrusage(RUSAGE_SELF, &ru1);
+    long grew_kb = ru1.ru_maxrss - ru0.ru_maxrss;
+    if (grew_kb > 64 * 1024)
+        fail_msg("refusing a 1 GiB junk file raised peak RSS by %ld KiB", grew_kb);
+    if (dt > 0.5) fail_msg("refusing a 1 GiB junk file took %.2f s", dt);
+    unlink(path);
+}
+
+/* Rewrites the table entry of the first section of `type` (offset, then the section's and the
+ * table's checksums) in buf, a snapshot of len bytes. */
+static void move_section(unsigned char *buf, uint32_t type, int64_t delta) {
+    uint32_t ns;
+    memcpy(&ns, buf + H_NSECT, 4);
+    for (uint32_t i = 0; i < ns; i++) {
+        uint32_t t;
+        uint64_t off, size;
+        memcpy(&t, buf + 64 + 64 * i + E_TYPE, 4);
+        if (t != type) continue;
+        memcpy(&off, buf + 64 + 64 * i + E_OFFSET, 8);
+        memcpy(&size, buf + 64 + 64 * i + E_SIZE, 8);
+        off += (uint64_t)delta;
+        memcpy(buf + 64 + 64 * i + E_OFFSET, &off, 8);
+        uint64_t sum = gp_hash_bytes(0x736e617073686f74ULL, buf + off, size);
+        memcpy(buf + 64 + 64 * i + E_SUM, &sum, 8);
+        break;
+    }
+    uint64_t tsum = gp_hash_bytes(0x736e617073686f74ULL, buf + 64, 64ull * ns);
+    memcpy(buf + H_TABLE_SUM, &tsum, 8);
+}
+
+/* Sections whose offset is not a multiple of 64 (what the writer lays out) are refused, with
+ * checksums that hold: the arrays are used in place, so one would be a misaligned load. */
+static void test_misaligned(void **state) {
+    (void)state;
+    gp_err err = {0};
+    gp_graph *g = gp_graph_load("tests/data/osm/oneway.osm", NULL, &err);
+    assert_non_null(g);
+    char path[256], bad[256];
+    tmp_path(path, sizeof path, "align.gpath");
+    tmp_path(bad, sizeof bad, "align-bad.gpath");
+    gp_snap_extra x = {"future", "zz", 2};
+    assert_int_equal(gp_snapshot_write(g, path, &x, 1, &err), GP_OK);
+    long len;
+    unsigned char *orig = slurp(path, &len);
+    const int64_t deltas[] = {4, 1, -4};
+    const uint32_t types[] = {GP_SNAP_EXTRA, 11 /* arc lengths */, 10 /* latitudes */};
+    for (int k = 0; k < 3; k++) {
+        unsigned char *buf = malloc((size_t)len);
+        memcpy(buf, orig, (size_t)len);
+        move_section(buf, types[k], deltas[k]);
+        spit(bad, buf, len);
+        expect_refused(bad, "misaligned");
+        free(buf);
+    }
+    free(orig);
+    gp_graph_unref(g);
+}
+
+/* Road names and node names that are not UTF-8 are refused at load, naming the byte (they went
+ * into JSON answers as they were); names an importer passes are repaired. */
+static void test_bad_utf8(void **state) {
+    (void)state;
+    gp_err err = {0};
+    gp_graph *g = gp_graph_load("tests/data/osm/oneway.osm", NULL, &err);
+    assert_non_null(g);
+    assert_true(g->strtab_len > 2);
+    char path[256], bad[256];
+    tmp_path(path, sizeof path, "utf8.gpath");
+    tmp_path(bad, sizeof bad, "utf8-bad.gpath");
+    assert_int_equal(gp_snapshot_write(g, path, NULL, 0, &err), GP_OK);
+    long len;
+    unsigned char *buf = slurp(path, &len);
+    uint32_t ns;
+    memcpy(&ns, buf + H_NSECT, 4);
+    int done = 0;
+    for (uint32_t i = 0; i < ns; i++) {
+        uint32_t t;
+        uint64_t off, size;
+        memcpy(&t, buf + 64 + 64 * i + E_TYPE, 4);
+        if (t != 18) continue; /* the strings */
+        memcpy(&off, buf + 64 + 64 * i + E_OFFSET, 8);
+        memcpy(&size, buf + 64 + 64 * i + E_SIZE, 8);
+        buf[off + 1] = 0xff; /* the first name's first byte */
+        move_section(buf, 18, 0);
+        done = 1;
+    }
+    assert_true(done);
+    spit(bad, buf, len);
+    expect_refused(bad, "invalid UTF-8 in the road names at byte 1");
+    free(buf);
+    gp_graph_unref(g);
+
+    gp_builder *b = gp_builder_new(1000.0);
+    assert_int_equal(gp_builder_add_node(b, 5, 1, 8.5, 47.3, "Z\xc3\xbcrich", &err), GP_OK);
+    assert_int_equal(gp_builder_add_node(b, 9, 1, 7.4, 46.9, "Bern", &err), GP_OK);
+    assert_int_equal(gp_builder_add_arc(b, 5, 9, 1500, &err), GP_OK);
+    g = gp_builder_finish(b, "named", "csv", 0, &err);
+    assert_non_null(g);
+    assert_int_equal(gp_snapshot_write(g, path, NULL, 0, &err), GP_OK);
+    buf = slurp(path, &len);
+    for (long i = 0; i + 1 < len; i++)
+        if (buf[i] == 0xc3 && buf[i + 1] == 0xbc) buf[i + 1] = 'u'; /* a cut sequence */
+    move_section(buf, 20, 0);
+    spit(bad, buf, len);
+    expect_refused(bad, "invalid UTF-8 in the node names at byte 1");
+    free(buf);
+    gp_graph_unref(g);
+
+    /* what an importer (OSM XML, PBF) hands the builder is repaired instead: U+FFFD per bad byte,
+     * so the snapshot written from it loads */
+    b = gp_builder_new(1000.0);
+    assert_int_equal(gp_builder_add_node(b, 1, 1, 8.5, 47.3, NULL, &err), GP_OK);
+    assert_int_equal(gp_builder_add_node(b, 2, 1, 8.6, 47.3, NULL, &err), GP_OK);
+    gp_road_attr ra = {100, "Rue\xff de\xc3", "A\xe2\x82", 0, 0, NULL, NULL};
+    assert_int_equal(gp_builder_add_road_arc(b, 1, 2, 10, &ra, &err), GP_OK);
+    g = gp_builder_finish(b, "roads", "osm", 1, &err);
+    assert_non_null(g);
+    assert_string_equal(g->strtab + g->arc_name[0], "Rue\xef\xbf\xbd de\xef\xbf\xbd");
+    assert_string_equal(g->strtab + g->arc_ref[0], "A\xef\xbf\xbd\xef\xbf\xbd");
+    assert_int_equal(gp_snapshot_write(g, path, NULL, 0, &err), GP_OK);
+    gp_graph *h = gp_load_snapshot(path, NULL, &err);
+    if (!h) fail_msg("%s", err.msg);
+    gp_graph_unref(h);
+    gp_graph_unref(g);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_round_trip_osm),
-        cmocka_unit_test(test_round_trip_names),
-        cmocka_unit_test(test_extra_sections),
-        cmocka_unit_test(test_damaged),
+        cmocka_unit_test(test_round_trip_osm), cmocka_unit_test(test_round_trip_names),
+        cmocka_unit_test(test_extra_sections), cmocka_unit_test(test_damaged),
+        cmocka_unit_test(test_header_first),   cmocka_unit_test(test_misaligned),
+        cmocka_unit_test(test_bad_utf8),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -6,9 +6,11 @@
  * components (a private parking loop, a one-way stub, a fragment cut by the extract's border)
  * snaps instead to the nearest segment inside one, when one lies within the radius (as
  * osrm-routed does with its "big component" phantom nodes). Big means at least 1000 nodes, OSRM's
- * --small-component-size default, or the largest component's size when none is that big. Without
- * this, random coordinates in Monaco fail with NoRoute one time in ten; with it, as with OSRM,
- * almost never. The components (graph/scc.h) are computed once per graph version and kept in a
+ * --small-component-size default; on a map where no component is that big every coordinate keeps
+ * its nearest road (as OSRM: its big-component search then finds nothing). Without this, random
+ * coordinates in Monaco fail with NoRoute one time in ten; with it, as with OSRM, almost never.
+ * The OSRM services add OSRM's other half of the rule (server/osrm/request.c): when every
+ * coordinate's nearest road lies in one and the same small component, all keep it. The components (graph/scc.h) are computed once per graph version and kept in a
  * small cache keyed by the graph's pointer and content hash, under a mutex; a graph freed and
  * replaced by another at the same address with the same hash has the same components. Versions
  * that differ in weights only (gp_graph_reweight: PATCH .../links) share their base's entry.
@@ -135,6 +137,7 @@ enum { CACHE = 8 };
 static struct {
     const gp_graph *g;
     uint64_t hash;
+    uint32_t *comp;
     uint8_t *big;
     uint64_t used;
 } cache[CACHE];
@@ -142,66 +145,84 @@ static uint64_t tick;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 
 /* OSRM's --small-component-size default: strongly connected components with fewer nodes are
- * avoided when snapping (unless no component is that big: then the largest ones count as big). */
+ * avoided when snapping, when a bigger one is within reach. */
 #define SMALL_COMPONENT 1000
 
-/* The cached membership array of g (valid while the cache entry lives: callers hold the mutex
- * only while looking it up, so entries are never freed, only reused for another graph after
- * CACHE newer graphs; a request in flight that long is not a concern for 8 entries of distinct
- * graph versions). */
-static const uint8_t *big_of(const gp_graph *g) {
+/* comp[] and big[] of g, computed now when the cache has none (out of memory: 0). */
+static int components(const gp_graph *g, uint32_t *n_out, uint32_t **comp_out, uint8_t **big_out) {
+    uint32_t n = g->n, count = 0;
+    uint32_t *comp = malloc(sizeof *comp * (n ? n : 1)), *size = malloc(sizeof *size * (n ? n : 1));
+    uint8_t *big = calloc(n ? n : 1, 1);
+    gp_err err;
+    int ok = comp && size && big && gp_graph_scc(g, comp, size, &count, &err) == GP_OK;
+    for (uint32_t v = 0; ok && v < n; v++) big[v] = size[comp[v]] >= SMALL_COMPONENT;
+    free(size);
+    if (!ok) {
+        free(comp);
+        free(big);
+        return 0;
+    }
+    *n_out = n;
+    *comp_out = comp;
+    *big_out = big;
+    return 1;
+}
+
+/* The cached arrays of g (valid while the cache entry lives: callers hold the mutex only while
+ * looking it up, so entries are never freed, only reused for another graph after CACHE newer
+ * graphs; a request in flight that long is not a concern for 8 entries of distinct graph
+ * versions). */
+int gp_snap_components(const gp_graph *g, const uint32_t **comp, const uint8_t **big) {
     g = gp_graph_owner(g); /* a reweighted version has its base's arcs, so its components */
     pthread_mutex_lock(&mu);
     int slot = -1;
     for (int i = 0; i < CACHE && slot < 0; i++)
         if (cache[i].g == g && cache[i].hash == g->hash && cache[i].big) slot = i;
     if (slot < 0) {
-        uint8_t *big = gp_scc_big(g, SMALL_COMPONENT);
-        if (!big) {
+        uint32_t n, *c;
+        uint8_t *b;
+        if (!components(g, &n, &c, &b)) {
             pthread_mutex_unlock(&mu);
-            return NULL;
+            return 0;
         }
         slot = 0;
         for (int i = 1; i < CACHE; i++)
             if (cache[i].used < cache[slot].used) slot = i;
         free(cache[slot].big);
+        free(cache[slot].comp);
         cache[slot].g = g;
         cache[slot].hash = g->hash;
-        cache[slot].big = big;
+        cache[slot].big = b;
+        cache[slot].comp = c;
     }
     cache[slot].used = ++tick;
-    const uint8_t *big = cache[slot].big;
+    *comp = cache[slot].comp;
+    *big = cache[slot].big;
     pthread_mutex_unlock(&mu);
-    return big;
+    return 1;
+}
+
+int gp_snap_in_big(const gp_graph *g, const gp_snap *s, const uint8_t *big) {
+    return s->arc != GP_NONE ? big[gp_graph_arc_tail(g, s->arc)] && big[g->col[s->arc]]
+                             : big[s->node];
+}
+
+int gp_snap_big_filter(void *ctx, const gp_graph *g, uint32_t arc, uint32_t tail, double a_lon,
+                       double a_lat, double b_lon, double b_lat) {
+    const uint8_t *big = ctx;
+    (void)a_lon, (void)a_lat, (void)b_lon, (void)b_lat;
+    return big[tail] && big[g->col[arc]];
 }
 
 int gp_snap_big(const gp_graph *g, gp_snap *s, double radius_m) {
-    const uint8_t *big = big_of(g);
-    if (!big) return 0;
-    int inside = s->arc != GP_NONE ? big[gp_graph_arc_tail(g, s->arc)] && big[g->col[s->arc]]
-                                   : big[s->node];
-    if (inside) return 0;
+    const uint32_t *comp;
+    const uint8_t *big;
+    if (!gp_snap_components(g, &comp, &big) || gp_snap_in_big(g, s, big)) return 0;
     gp_snap best;
-    best.dist_m = -1;
-    for (uint32_t k = 64; k <= 4096 && best.dist_m < 0; k *= 8) {
-        uint32_t kk = k < g->n ? k : g->n;
-        uint32_t *nodes = malloc(sizeof *nodes * kk);
-        int got = nodes ? gp_spatial_nearest(g->spatial, g, s->qlon, s->qlat, kk, nodes, NULL) : 0;
-        for (int i = 0; i < got; i++) {
-            uint32_t x = nodes[i];
-            if (!big[x]) continue;
-            for (uint32_t a = g->row[x]; a < g->row[x + 1]; a++) {
-                if (!big[g->col[a]] || g->col[a] == x) continue;
-                gp_snap c;
-                gp_arc_project(g, a, s->qlon, s->qlat, &c);
-                if (best.dist_m < 0 || c.dist_m < best.dist_m) best = c;
-            }
-        }
-        free(nodes);
-        if (kk == g->n) break;
-    }
-    if (best.dist_m < 0 || best.dist_m > radius_m) return 0;
-    best.rarc = gp_graph_reverse_arc(g, best.arc);
+    gp_err err;
+    if (gp_snap_point_if(g, s->qlon, s->qlat, radius_m, gp_snap_big_filter, (void *)big, &best,
+                         &err) != GP_OK)
+        return 0; /* no big component within reach: the nearest road stays */
     *s = best;
     return 1;
 }

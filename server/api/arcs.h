@@ -26,6 +26,15 @@ void gp_arc_project(const gp_graph *g, uint32_t arc, double lon, double lat, gp_
 /* When snapped position s lies outside g's big strongly connected components (>= 1000 nodes, as
  * OSRM), moves it to the nearest segment inside one within radius_m; returns 1 when it moved. */
 int gp_snap_big(const gp_graph *g, gp_snap *s, double radius_m);
+/* g's strongly connected components, computed once per graph version: comp[v] (an id) and big[v]
+ * (1 in components of at least 1000 nodes; none when no component is that big). 0 when out of
+ * memory. */
+int gp_snap_components(const gp_graph *g, const uint32_t **comp, const uint8_t **big);
+/* 1 when snapped position s lies on big[]'s nodes (both ends of its arc). */
+int gp_snap_in_big(const gp_graph *g, const gp_snap *s, const uint8_t *big);
+/* A gp_seg_filter accepting the pieces of arcs between nodes of big (ctx: big[]). */
+int gp_snap_big_filter(void *ctx, const gp_graph *g, uint32_t arc, uint32_t tail, double a_lon,
+                       double a_lat, double b_lon, double b_lat);
 
 #ifdef __cplusplus
 }

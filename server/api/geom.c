@@ -68,12 +68,15 @@ char *gp_polyline_encode(const double *lon, const double *lat, size_t n, int pre
     return s;
 }
 
-/* Reads one value at *i; -1 when malformed. */
+/* Reads one value at *i; -1 when malformed. Values are bounded to 35 bits (7 chunks; a delta of
+ * 360 degrees at precision 6 needs 30): the running sums then cannot overflow (no signed
+ * overflow on crafted input, which 13 chunks of 5 bits and a few additions reached). */
+#define POLY_MAX_SHIFT 30
 static int get_value(const char *s, size_t len, size_t *i, int64_t *out) {
     uint64_t u = 0;
     int shift = 0;
     for (;;) {
-        if (*i >= len || shift > 60) return -1;
+        if (*i >= len || shift > POLY_MAX_SHIFT) return -1;
         int c = (unsigned char)s[(*i)++];
         if (c < 63 || c > 126) return -1;
         c -= 63;

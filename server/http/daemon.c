@@ -39,6 +39,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <malloc.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -436,6 +437,22 @@ static void req_begin(gp_req *r) {
         reject(r, GP_HC_HEADERS_TOO_LARGE,
                "request headers of %zu bytes exceed max_header_bytes = %ld", hbytes,
                cfg->max_header_bytes);
+    /* framing headers on every request, not only a connection's first (the front end's head
+     * check): on a keep-alive connection libmicrohttpd alone parsed this head, and a request
+     * hidden behind conflicting Content-Length headers or Content-Length beside chunked would
+     * be served next; refused here, the connection closes after the 400 */
+    gp_head_framing fr = {0, 0, 0};
+    gp_head_verdict hv;
+    int framing = GP_HEAD_OK;
+    for (int i = 0; i < r->nhdrs && framing == GP_HEAD_OK; i++)
+        framing = gp_head_framing_add(&fr, r->hdrs[i].k, strlen(r->hdrs[i].k),
+                                      r->hdrs[i].v ? r->hdrs[i].v : "", r->hdrs[i].vlen, &hv);
+    if (framing == GP_HEAD_OK) framing = gp_head_framing_end(&fr, &hv);
+    if (framing != GP_HEAD_OK) {
+        r->pending = 0; /* ahead of any other complaint: the body's length is not known */
+        reject(r, hv.code, "%s", hv.msg);
+        return;
+    }
     const char *cl = gp_req_header(r, MHD_HTTP_HEADER_CONTENT_LENGTH);
     if (cl) {
         char *end = NULL;
@@ -505,12 +522,40 @@ static void req_finish(gp_req *r) {
     if (!r->answered) dispatch(r);
 }
 
+/* Rate limit of the access log (config log_requests_per_s): 1 when this request's line may be
+ * written. A flood of requests cannot flood the log: lines past the limit in one second are
+ * counted, and the first line of a later second says how many were dropped. */
+static int access_line_allowed(void) {
+    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    static long sec = -1, n = 0, dropped = 0;
+    long limit = srv.cfg ? srv.cfg->log_requests_per_s : 0;
+    if (limit <= 0) return 1;
+    long now = (long)gp_now(), report = 0;
+    pthread_mutex_lock(&mu);
+    if (now != sec) {
+        sec = now;
+        n = 0;
+        report = dropped;
+        dropped = 0;
+    }
+    int ok = n < limit;
+    if (ok) n++;
+    else dropped++;
+    pthread_mutex_unlock(&mu);
+    if (report)
+        GP_LOG(GP_LOG_WARN,
+               "event=request_log_suppressed count=%ld limit=%ld msg=\"access lines dropped past "
+               "log_requests_per_s\"",
+               report, limit);
+    return ok;
+}
+
 /* The answer went out (or the connection died): one log line, metrics, free. */
 static void req_end(gp_req *r, int aborted) {
     if (r->begun) {
         double dt = gp_now() - r->t0;
         gp_metrics_request(r->route >= 0 ? (size_t)r->route : gp_nroutes, r->status, dt);
-        if (GP_LOG_INFO <= gp_log_level) { /* the access line: built only when written */
+        if (GP_LOG_INFO <= gp_log_level && access_line_allowed()) { /* built only when written */
             char method[64], path[512], query[1024], client[80];
             gp_log_escape(r->method ? r->method : "", r->method ? strlen(r->method) : 0, method,
                           sizeof method);
@@ -540,7 +585,9 @@ static void req_end(gp_req *r, int aborted) {
             gp_log_set_request_id(NULL);
         }
     }
+    gp_http_buffered_release(r);
     gp_graph_unref(r->graph);
+    int trim = r->trim;
     cJSON_Delete(r->json);
     free(r->body);
     free(r->segs);
@@ -554,6 +601,7 @@ static void req_end(gp_req *r, int aborted) {
     }
     if (r->begun) __atomic_fetch_sub(&srv.active, 1, __ATOMIC_RELAXED);
     free(r);
+    if (trim) malloc_trim(0); /* the old version's arrays are free now */
 }
 
 /* ---- libmicrohttpd glue ---- */
@@ -967,14 +1015,14 @@ static struct MHD_Daemon *daemon_start(const gp_config *cfg, long threads, size_
      * does the same as: three system calls less per connection. */
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ITC |
                      MHD_USE_ERROR_LOG | MHD_USE_NO_LISTEN_SOCKET | MHD_USE_TURBO;
-    return MHD_start_daemon(flags, 0, NULL, NULL, on_request, NULL, MHD_OPTION_EXTERNAL_LOGGER,
-                            mhd_log, NULL, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)threads,
-                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->connection_timeout_s,
-                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)cfg->max_connections,
-                            MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool, MHD_OPTION_URI_LOG_CALLBACK,
-                            on_uri, NULL, MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
-                            MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL,
-                            MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_END);
+    return MHD_start_daemon(
+        flags, 0, NULL, NULL, on_request, NULL, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)threads, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)cfg->connection_timeout_s, MHD_OPTION_CONNECTION_LIMIT,
+        (unsigned)(cfg->max_connections + cfg->connection_reserve),
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool, MHD_OPTION_URI_LOG_CALLBACK, on_uri, NULL,
+        MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL, MHD_OPTION_NOTIFY_CONNECTION, on_connection,
+        NULL, MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_END);
 }
 
 gp_http *gp_http_start(const gp_config *cfg, gp_engine *e, gp_registry *reg, gp_err *err) {
@@ -1036,6 +1084,10 @@ gp_http *gp_http_start(const gp_config *cfg, gp_engine *e, gp_registry *reg, gp_
 
 unsigned gp_http_port(const gp_http *h) { return h ? h->port : 0; }
 
+/* After the grace, how long cancelled queries get to unwind before the daemon is stopped anyway
+ * (MHD then waits for its threads: work with no deadline check, a GPU kernel, ends first). */
+#define CUT_WAIT_S 5.0
+
 void gp_http_stop(gp_http *h, double grace_s) {
     if (!h) return;
     __atomic_store_n(&srv.stopping, 1, __ATOMIC_RELAXED);
@@ -1051,6 +1103,19 @@ void gp_http_stop(gp_http *h, double grace_s) {
     int left = __atomic_load_n(&srv.active, __ATOMIC_RELAXED);
     GP_LOG(GP_LOG_INFO, "event=stopping waited_ms=%.0f in_flight_left=%d",
            waited ? (gp_now() - t0) * 1e3 : 0.0, left);
+    if (left > 0) {
+        /* the grace is over: every query still computing gives up at its next deadline check
+         * (GP_ETIMEOUT, answered 504 "shutting down") instead of running to its own deadline or,
+         * with request_timeout_ms = 0, to its end; the wait below is for that unwinding only */
+        gp_deadline_cut_all();
+        double t1 = gp_now();
+        while (__atomic_load_n(&srv.active, __ATOMIC_RELAXED) > 0 && gp_now() - t1 < CUT_WAIT_S) {
+            struct timespec ts = {0, 10 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+        GP_LOG(GP_LOG_INFO, "event=cancelled in_flight=%d unwound_ms=%.0f in_flight_left=%d", left,
+               (gp_now() - t1) * 1e3, __atomic_load_n(&srv.active, __ATOMIC_RELAXED));
+    }
     if (h->has_watchdog) {
         pthread_mutex_lock(&srv.conn_mu);
         srv.watchdog_stop = 1;

@@ -45,6 +45,10 @@
 
 #define LINGER_S 2.0
 #define SWEEP_S 0.25
+/* A connection in the reserve (connection_reserve, past max_connections) has this long to send its
+ * whole first head: a probe or a short request gets through while trickling clients hold every
+ * regular slot (1,100 of them over 20 addresses kept /health away for 31 s). */
+#define RESERVE_HEAD_S 1.0
 
 /* ---- connection counts (shared with the daemon's threads) ---- */
 typedef struct ipent {
@@ -123,6 +127,7 @@ typedef struct held {
     size_t seen;   /* bytes available at the last peek */
     int polled;    /* in the epoll set (a head that arrived with the accept never is) */
     int lingering; /* answered: reading and dropping until EOF */
+    int reserve;   /* admitted past max_connections: its head must be in within RESERVE_HEAD_S */
     double linger_until;
     size_t drained;
     struct sockaddr_storage sa;
@@ -361,7 +366,10 @@ static void on_accept(loop *l, int fd, const struct sockaddr_storage *ss, sockle
     ipent *ip = counts.bucket[key_hash(key)];
     while (ip && memcmp(ip->key, key, sizeof key) != 0) ip = ip->next;
     const char *why = NULL;
-    if (counts.total >= cfg->max_connections) why = "max_connections";
+    int reserve = counts.total >= cfg->max_connections;
+    if (counts.total >= cfg->max_connections + cfg->connection_reserve)
+        why = cfg->connection_reserve ? "max_connections and connection_reserve"
+                                      : "max_connections";
     else if (cfg->max_connections_per_ip > 0 && ip && ip->count >= cfg->max_connections_per_ip)
         why = "max_connections_per_ip";
     else if (!ip && (ip = calloc(1, sizeof *ip)) != NULL) {
@@ -389,6 +397,7 @@ static void on_accept(loop *l, int fd, const struct sockaddr_storage *ss, sockle
     }
     h->fd = fd;
     h->ip = ip;
+    h->reserve = reserve;
     h->accepted = h->last = gp_now();
     memcpy(&h->sa, ss, len);
     h->salen = len;
@@ -410,8 +419,16 @@ static void sweep(loop *l, double now) {
             if (now > h->linger_until) held_close(l, h);
             continue;
         }
-        if (cfg->request_read_timeout_s > 0 &&
-            now - h->accepted > (double)cfg->request_read_timeout_s) {
+        if (h->reserve && now - h->accepted > RESERVE_HEAD_S) {
+            char client[80];
+            gp_log_escape(h->client, strlen(h->client), client, sizeof client);
+            GP_LOG(GP_LOG_WARN,
+                   "event=reserve_timeout client=%s msg=\"admitted past max_connections, no "
+                   "complete request head within %.0f s: connection closed\"",
+                   client[0] ? client : "-", RESERVE_HEAD_S);
+            held_close(l, h);
+        } else if (cfg->request_read_timeout_s > 0 &&
+                   now - h->accepted > (double)cfg->request_read_timeout_s) {
             char client[80];
             gp_log_escape(h->client, strlen(h->client), client, sizeof client);
             int in_request = h->seen > 0;

@@ -171,6 +171,30 @@ static int content_length(const char *s, size_t len, int *have, unsigned long lo
     return 0;
 }
 
+int gp_head_framing_add(gp_head_framing *f, const char *name, size_t nl, const char *val, size_t vl,
+                        gp_head_verdict *v) {
+    char q[48];
+    if (ieq(name, nl, "Content-Length"))
+        return content_length(val, vl, &f->have_cl, &f->cl, v) ? GP_HEAD_BAD : GP_HEAD_OK;
+    if (ieq(name, nl, "Transfer-Encoding")) {
+        if (f->have_te || !ieq(val, vl, "chunked"))
+            return bad(v, GP_HC_INVALID_QUERY,
+                       "Transfer-Encoding '%s' is not supported "
+                       "(one 'chunked' is)",
+                       quote(val, vl, q, sizeof q));
+        f->have_te = 1;
+    }
+    return GP_HEAD_OK;
+}
+
+int gp_head_framing_end(const gp_head_framing *f, gp_head_verdict *v) {
+    if (f->have_cl && f->have_te)
+        return bad(v, GP_HC_INVALID_QUERY,
+                   "a request with both Content-Length and "
+                   "Transfer-Encoding is refused (ambiguous body length)");
+    return GP_HEAD_OK;
+}
+
 /* The line at *pos: *s and *len (its CR before LF dropped). Returns 1 and moves *pos past the
  * LF when the line is complete, 0 (the bytes so far in *len) when no LF came yet. */
 static int next_line(const char *buf, size_t n, size_t *pos, const char **s, size_t *len) {
@@ -220,8 +244,8 @@ int gp_head_check(const char *buf, size_t n, int eof, const gp_head_limits *lim,
     }
     /* header lines up to the empty one */
     size_t hbytes = 0, nh = 0, ncookies = 0, cookie_bytes = 0;
-    int have_cl = 0, have_te = 0, close_tok = 0, keepalive_tok = 0;
-    unsigned long long cl = 0;
+    int close_tok = 0, keepalive_tok = 0;
+    gp_head_framing fr = {0, 0, 0};
     char q[48];
     for (;;) {
         const char *s;
@@ -253,16 +277,8 @@ int gp_head_check(const char *buf, size_t n, int eof, const gp_head_limits *lim,
         size_t vl = (size_t)(end - val);
         nh++;
         hbytes += nl + vl + 4;
-        if (ieq(s, nl, "Content-Length")) {
-            if (content_length(val, vl, &have_cl, &cl, v)) return GP_HEAD_BAD;
-        } else if (ieq(s, nl, "Transfer-Encoding")) {
-            if (have_te || !ieq(val, vl, "chunked"))
-                return bad(v, GP_HC_INVALID_QUERY,
-                           "Transfer-Encoding '%s' is not supported "
-                           "(one 'chunked' is)",
-                           quote(val, vl, q, sizeof q));
-            have_te = 1;
-        } else if (ieq(s, nl, "Connection")) {
+        if (gp_head_framing_add(&fr, s, nl, val, vl, v) != GP_HEAD_OK) return GP_HEAD_BAD;
+        if (ieq(s, nl, "Connection")) {
             close_tok |= has_token(val, vl, "close");
             keepalive_tok |= has_token(val, vl, "Keep-Alive");
         } else if (ieq(s, nl, "Cookie")) {
@@ -271,10 +287,7 @@ int gp_head_check(const char *buf, size_t n, int eof, const gp_head_limits *lim,
             for (size_t i = 0; i < vl; i++) ncookies += val[i] == ';' || val[i] == ',';
         }
     }
-    if (have_cl && have_te)
-        return bad(v, GP_HC_INVALID_QUERY,
-                   "a request with both Content-Length and "
-                   "Transfer-Encoding is refused (ambiguous body length)");
+    if (gp_head_framing_end(&fr, v) != GP_HEAD_OK) return GP_HEAD_BAD;
     if (hbytes > (size_t)lim->max_header_bytes)
         return bad(v, GP_HC_HEADERS_TOO_LARGE,
                    "request headers of %zu bytes exceed "

@@ -70,6 +70,23 @@ typedef struct gp_head_verdict {
 int gp_head_check(const char *buf, size_t n, int eof, const gp_head_limits *lim,
                   gp_head_verdict *v);
 
+/* The framing headers of one request (Content-Length, Transfer-Encoding), fed one header at a
+ * time: by gp_head_check on a connection's first head, and by the daemon on every later request
+ * of a keep-alive connection (from libmicrohttpd's parsed header list, duplicates included), so a
+ * request hidden behind ambiguous framing is never served. Start from {0}. */
+typedef struct gp_head_framing {
+    int have_cl, have_te;
+    unsigned long long cl;
+} gp_head_framing;
+
+/* One header (name[0..nl), value[0..vl) without surrounding blanks); other names pass. Returns
+ * GP_HEAD_OK, or GP_HEAD_BAD with v's code and msg set: a malformed or overflowing Content-Length,
+ * one that conflicts with an earlier one, a Transfer-Encoding other than one "chunked". */
+int gp_head_framing_add(gp_head_framing *f, const char *name, size_t nl, const char *value,
+                        size_t vl, gp_head_verdict *v);
+/* After the last header: GP_HEAD_BAD when both Content-Length and Transfer-Encoding came. */
+int gp_head_framing_end(const gp_head_framing *f, gp_head_verdict *v);
+
 /* 1 when a connection pool of pool bytes holds the head checked into v (GP_HEAD_OK) and its
  * answer: the head, its records and an answer header block that echoes it all within one half
  * of the pool (the library reads into the other). */

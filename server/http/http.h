@@ -120,6 +120,10 @@ void gp_http_error(gp_req *r, int code, const char *fmt, ...)
 void gp_http_error_err(gp_req *r, int fallback_code, const gp_err *err);
 /* Adds a response header to the response about to be sent (call before gp_http_*). */
 void gp_req_add_header(gp_req *r, const char *name, const char *value);
+/* Asks for the allocator's free memory to be returned to the system (malloc_trim) once r is done
+ * and its graph reference dropped: for requests that replace a graph version (PATCH links), whose
+ * old arrays glibc would otherwise keep (RSS 0.32 -> 1.1 GB after 879 PATCHes, no leak). */
+void gp_req_trim_after(gp_req *r);
 /* 1 once the handler has answered. */
 int gp_req_answered(const gp_req *r);
 

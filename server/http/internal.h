@@ -53,7 +53,9 @@ struct gp_req {
     int answered;
     int status;
     size_t bytes;
-    int err_code; /* -1 when the answer was not an error */
+    int trim;        /* gp_req_trim_after: malloc_trim once freed */
+    size_t buffered; /* bytes of this answer counted in the global buffered total (0: none) */
+    int err_code;    /* -1 when the answer was not an error */
     int nheaders;
     char *headers[MAX_HEADERS][2];
     char request_id[65];
@@ -61,6 +63,9 @@ struct gp_req {
 };
 
 /* Appends a key/value copy to *arr (v may be NULL); -1 when out of memory. */
+/* Gives back r's share of the buffered-answer total (max_buffered_answer_bytes) once the daemon
+ * is done with its answer (sent, or the connection gone). */
+void gp_http_buffered_release(gp_req *r);
 int gp_kv_add(kv **arr, int *n, const char *k, size_t klen, const char *v, size_t vlen);
 void gp_kv_free(kv *a, int n);
 /* 1 for /admin paths (no CORS there). */

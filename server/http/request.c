@@ -151,6 +151,8 @@ void gp_kv_free(kv *a, int n) {
 }
 
 /* ---- responses ---- */
+void gp_req_trim_after(gp_req *r) { r->trim = 1; }
+
 void gp_req_add_header(gp_req *r, const char *name, const char *value) {
     if (r->nheaders == MAX_HEADERS) return;
     char *n = strdup(name), *v = strdup(value);
@@ -350,7 +352,35 @@ static void emit(gp_req *r, int status, const char *ctype, char *buf, size_t len
         resp); /* a stream's ctx is freed via stream_free when the daemon is done */
 }
 
+/* Bytes of buffered answers the daemon holds until their clients read them (all connections). */
+static size_t g_buffered;
+/* Answers below this are never refused for the buffered total (errors, small answers). */
+#define BUFFERED_MIN (64u << 10)
+
+void gp_http_buffered_release(gp_req *r) {
+    if (r->buffered) __atomic_sub_fetch(&g_buffered, r->buffered, __ATOMIC_RELAXED);
+    r->buffered = 0;
+}
+
 void gp_http_send_buf(gp_req *r, int status, const char *ctype, char *buf, size_t len) {
+    const gp_config *cfg = gp_http_config();
+    if (buf && len >= BUFFERED_MIN && !r->local && !r->answered && cfg &&
+        cfg->max_buffered_answer_bytes > 0) {
+        /* clients that never read pin whole answers (600 of them: 3.1 GB for 30 s): the total
+         * is bounded, past it a large answer is refused with 503 until readers catch up */
+        size_t total = __atomic_add_fetch(&g_buffered, len, __ATOMIC_RELAXED);
+        if (total > (size_t)cfg->max_buffered_answer_bytes) {
+            __atomic_sub_fetch(&g_buffered, len, __ATOMIC_RELAXED);
+            free(buf);
+            gp_http_error(r, GP_HC_BUSY,
+                          "answers waiting for their clients to read them hold "
+                          "max_buffered_answer_bytes = %ld; this one (%zu bytes) would pass it, "
+                          "retry",
+                          cfg->max_buffered_answer_bytes, len);
+            return;
+        }
+        r->buffered = len;
+    }
     emit(r, status, ctype, buf, len, NULL);
 }
 

@@ -2,6 +2,8 @@
  * except the request-id generator's per-thread seed. */
 #include "server/http/util.h"
 
+#include "graph/gp.h"
+
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,33 +39,12 @@ size_t gp_url_decode(char *s, size_t len, int plus_is_space, int *saw_nul) {
     return o;
 }
 
-/* Length of the valid UTF-8 sequence at s (n bytes left), 0 when invalid. */
-static size_t utf8_seq(const unsigned char *s, size_t n) {
-    unsigned char c = s[0];
-    if (c < 0x80) return 1;
-    size_t k;
-    unsigned cp;
-    if (c >= 0xc2 && c <= 0xdf) k = 2, cp = c & 0x1f;
-    else if (c >= 0xe0 && c <= 0xef) k = 3, cp = c & 0x0f;
-    else if (c >= 0xf0 && c <= 0xf4) k = 4, cp = c & 0x07;
-    else return 0;
-    if (n < k) return 0;
-    for (size_t i = 1; i < k; i++) {
-        if ((s[i] & 0xc0) != 0x80) return 0;
-        cp = cp << 6 | (s[i] & 0x3f);
-    }
-    if ((k == 3 && cp < 0x800) || (k == 4 && cp < 0x10000) || cp > 0x10ffff ||
-        (cp >= 0xd800 && cp <= 0xdfff))
-        return 0;
-    return k;
-}
-
 int gp_utf8_repair(const char *s, char *out, size_t size) {
     const unsigned char *p = (const unsigned char *)s;
     size_t n = strlen(s), o = 0;
     int repaired = 0;
     for (size_t i = 0; i < n;) {
-        size_t k = utf8_seq(p + i, n - i);
+        size_t k = gp_utf8_seq(p + i, n - i);
         const char *src = (const char *)p + i;
         size_t w = k;
         if (k == 0) {

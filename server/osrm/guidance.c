@@ -487,7 +487,7 @@ static cJSON *step_json(const gp_osrm_req *q, const gp_osrm_leg *leg, const step
     for (size_t k = st->s; k < st->e; k++) {
         dist += leg->pc[k].dist_m;
         dur += piece_seconds(g, &leg->pc[k]);
-        wt += gp_graph_cost(g, leg->pc[k].cost);
+        wt += gp_osrm_weight(g, leg->pc[k].cost);
     }
     cJSON *s = cJSON_CreateObject();
     cJSON_AddItemToObject(

@@ -6,7 +6,8 @@
  *
  * Units: a graph's weights are stored units; OSRM's `duration` is seconds = cost * unit_s when the
  * weights are travel times (graph.h), else the cost itself in the input's units (documented);
- * `distance` is metres along the road geometry; `weight` is the cost in input units.
+ * `distance` is metres along the road geometry; `weight` is gp_osrm_weight's (seconds on graphs of
+ * travel times, as OSRM's).
  */
 #ifndef GP_OSRM_INTERNAL_H
 #define GP_OSRM_INTERNAL_H
@@ -45,8 +46,20 @@ typedef struct gp_osrm_req {
     gp_snap *snap;  /* n snapped positions (after gp_osrm_snap_all) */
     int geometries; /* GP_GEOM_* */
     int skip_waypoints, generate_hints;
-    int snap_any; /* snapping=any: small components too (gp_snap_big) */
+    int snap_any;    /* snapping=any: small components too (gp_snap_big) */
+    double *bearing; /* after gp_osrm_snap_all: n pairs (bearing, range), bearing -1 when none */
 } gp_osrm_req;
+
+/* 1 for a graph whose weights are no travel times nor road costs (router topologies: hops, or a
+ * cost rule of graphml / sndlib / rocketfuel): the OSRM services refuse it (400 InvalidQuery
+ * naming it) rather than answer hops as seconds. */
+int gp_osrm_no_durations(const gp_graph *g);
+/* OSRM's `weight_name` and `weight`: on graphs of travel times the weight is seconds (as OSRM's,
+ * whose car weight is its duration plus penalties gpath does not have), named as OSRM's profiles
+ * name it (car "routability", bicycle "cyclability", others "duration"); on other graphs the cost
+ * in input units, named by the unit ("metres", "cost"). */
+const char *gp_osrm_weight_name(const gp_graph *g);
+double gp_osrm_weight(const gp_graph *g, uint64_t cost);
 
 /* Resolves {profile}, parses {coordinates} ("lon,lat;..." or "polyline(...)"/"polyline6(...)",
  * an optional ".json" suffix) and the options every service shares. max_coords is the service's
@@ -62,6 +75,13 @@ const char *gp_osrm_opt(gp_osrm_req *q, const char *name, char *buf, size_t size
  * one item per coordinate, read whole); answers NoSegment / InvalidValue / InvalidOptions and
  * returns 0 on failure. */
 int gp_osrm_snap_all(gp_osrm_req *q);
+/* 1 when OSRM's service (route, table, nearest, trip) knows option name (request.c's table: the
+ * options every service shares and the service's own); gp_osrm_req_init answers any other with
+ * 400 InvalidQuery naming it. */
+int gp_osrm_option_known(const char *service, const char *name);
+/* 1 when the road of snapped position s (its arc, or the arc's reverse when the road is two-way)
+ * runs within range degrees of bearing want at s (whole degrees, as OSRM). */
+int gp_osrm_bearing_fits(const gp_graph *g, const gp_snap *s, double want, double range);
 /* Parses a decimal number (strtod, the whole text); 0 on success. */
 int gp_osrm_parse_double(const char *s, double *out);
 /* Parses an index list option ("0;2;5", a POST array, or "all"), read whole whatever its length:
@@ -104,10 +124,14 @@ int gp_osrm_leg_append(gp_osrm_leg *m, gp_osrm_leg *x);
 size_t gp_osrm_alternatives(gp_osrm_req *q, const gp_osrm_leg *best, size_t max_alt,
                             gp_osrm_leg *out);
 
+/* 1 when leg drives an arc and then the same road back (a U-turn inside the leg; node copies of
+ * turn restrictions count as their original node). */
+int gp_osrm_leg_has_uturn(const gp_graph *g, const gp_osrm_leg *leg);
+
 typedef struct gp_osrm_route_opts {
     int steps;
     int overview; /* 0 false, 1 simplified, 2 full */
-    int ann_duration, ann_distance, ann_nodes, ann_speed, ann_weight;
+    int ann_duration, ann_distance, ann_nodes, ann_speed, ann_weight, ann_datasources;
     int continue_straight; /* -1 default (the profile's: true for car), 0 false, 1 true; parsed
                               and passed on, the turn model acts on it */
 } gp_osrm_route_opts;

@@ -70,7 +70,8 @@ void gp_h_osrm_route(gp_req *r) {
         goto out;
     }
     if (!gp_osrm_snap_all(&q)) goto out;
-    /* waypoints=i;j;...: legs only between these coordinates (the others are via points) */
+    /* waypoints=i;j;...: legs only between these coordinates (the others are via points the route
+     * passes through, still listed in the answer's waypoints, as OSRM's) */
     uint32_t *wpi = NULL, nwp = 0;
     if (!gp_osrm_index_list(&q, "waypoints", q.n, &wpi, &nwp)) goto out;
     if (wpi && (nwp < 2 || wpi[0] != 0 || wpi[nwp - 1] != q.n - 1)) {
@@ -115,7 +116,8 @@ void gp_h_osrm_route(gp_req *r) {
             gp_osrm_leg_free(&alt[i]);
         }
         if (!q.skip_waypoints)
-            cJSON_AddItemToObject(res, "waypoints", waypoints_json(&q, wpi, wpi ? nwp : q.n));
+            /* every coordinate, the via points of `waypoints` too (as osrm-routed answers) */
+            cJSON_AddItemToObject(res, "waypoints", waypoints_json(&q, NULL, q.n));
         for (size_t i = 0; i < nleg; i++) gp_osrm_leg_free(&legs[i]);
         gp_http_json(r, 200, res);
     }
@@ -205,8 +207,9 @@ static void table_answer(gp_req *r, int post) {
         goto out;
     }
     if ((v = gp_osrm_opt(&q, "scale_factor", buf, sizeof buf)) &&
-        (gp_osrm_parse_double(v, &scale_factor) || scale_factor <= 0)) {
-        gp_osrm_error(r, 400, "InvalidOptions", "scale_factor must be a positive number");
+        (gp_osrm_parse_double(v, &scale_factor) || !(scale_factor > 0) || scale_factor > 1e9)) {
+        /* bounded so that every scaled duration stays a finite number (1e308 made them null) */
+        gp_osrm_error(r, 400, "InvalidOptions", "scale_factor must be a positive number up to 1e9");
         goto out;
     }
     int fb_snapped = 0;
@@ -411,6 +414,10 @@ void gp_h_osrm_nearest(gp_req *r) {
                 cc->u = x < y ? x : y;
                 cc->v = x < y ? y : x;
                 gp_arc_project(g, arc, q.lon[0], q.lat[0], &cc->s);
+                /* bearings filter every answer (as OSRM's) */
+                if (q.bearing[0] >= 0 &&
+                    !gp_osrm_bearing_fits(g, &cc->s, q.bearing[0], q.bearing[1]))
+                    continue;
                 nc++;
             }
         }

@@ -78,6 +78,25 @@ static gp_graph *resolve_profile(const char *profile, char *name) {
     return g;
 }
 
+int gp_osrm_no_durations(const gp_graph *g) {
+    static const char *topo[] = {"graphml", "sndlib", "rocketfuel"};
+    if (!strcmp(g->unit_name, "hops")) return 1;
+    for (size_t i = 0; i < sizeof topo / sizeof topo[0]; i++)
+        if (!strcmp(g->format, topo[i])) return 1;
+    return 0;
+}
+
+const char *gp_osrm_weight_name(const gp_graph *g) {
+    if (g->unit_s <= 0) return g->unit_name[0] ? g->unit_name : "cost";
+    if (!strcmp(g->profile, "car")) return "routability"; /* car.lua's weight_name */
+    if (!strcmp(g->profile, "bicycle")) return "cyclability";
+    return "duration"; /* foot.lua's, and OSRM's default */
+}
+
+double gp_osrm_weight(const gp_graph *g, uint64_t cost) {
+    return g->unit_s > 0 ? gp_cost_seconds(g, cost) : gp_graph_cost(g, cost);
+}
+
 /* ---- options ---- */
 /* Writes a JSON value in OSRM's text form: arrays joined by ';' (nested arrays by ','), numbers
  * as %.17g, strings as is, booleans true/false, null as the empty item (the default). */
@@ -225,6 +244,19 @@ int gp_osrm_parse_double(const char *s, double *out) {
     return *end || !isfinite(*out) ? -1 : 0;
 }
 
+/* 1 when c is an array of [lon, lat] arrays of two numbers each: nested arrays ([[7.4, [43.7]]])
+ * flattened to the same text as [[7.4, 43.7]] were accepted. */
+static int pairs_only(const cJSON *c) {
+    if (!cJSON_IsArray(c)) return 0;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, c) {
+        if (!cJSON_IsArray(it) || cJSON_GetArraySize(it) != 2 || !cJSON_IsNumber(it->child) ||
+            !cJSON_IsNumber(it->child->next))
+            return 0;
+    }
+    return 1;
+}
+
 /* Parses {coordinates}. */
 static int parse_coords(gp_osrm_req *q, const char *text, long max, const char *key) {
     gp_pts pts;
@@ -290,6 +322,86 @@ static int parse_coords(gp_osrm_req *q, const char *text, long max, const char *
     return 1;
 }
 
+/* The options each OSRM service knows, as osrm-routed v5/v6 parses them (its grammar answers any
+ * other name with InvalidQuery): the ones every service shares, then each service's own. The one
+ * table of them (docs/osrm.md lists the same). */
+static const char common_opts[] =
+    " bearings radiuses generate_hints hints approaches exclude snapping skip_waypoints ";
+static const struct {
+    const char *service; /* the path's first segment */
+    const char *opts;    /* its own options, space-separated with a space at each end */
+} service_opts[] = {
+    {"route", " alternatives steps annotations geometries overview continue_straight waypoints "},
+    {"table", " sources destinations annotations fallback_speed fallback_coordinate "
+              "scale_factor coordinates "}, /* coordinates: the POST body's */
+    {"nearest", " number "},
+    {"trip", " roundtrip source destination steps annotations geometries overview "},
+};
+
+/* The service's option list (NULL for a path that is no OSRM service). */
+static const char *opts_of(const char *service) {
+    for (size_t i = 0; i < sizeof service_opts / sizeof service_opts[0]; i++)
+        if (!strcmp(service_opts[i].service, service)) return service_opts[i].opts;
+    return NULL;
+}
+
+int gp_osrm_option_known(const char *service, const char *name) {
+    const char *own = opts_of(service);
+    size_t len = strlen(name);
+    if (!len || strchr(name, ' ')) return 0;
+    for (int k = 0; k < 2; k++) {
+        const char *t = k ? own : common_opts;
+        for (const char *f = t ? strstr(t, name) : NULL; f; f = strstr(f + 1, name))
+            if (f[-1] == ' ' && f[len] == ' ') return 1;
+    }
+    return 0;
+}
+
+typedef struct unknown_acc {
+    const char *service;
+    char names[256];
+    unsigned count;
+} unknown_acc;
+
+static void note_unknown(unknown_acc *u, const char *name) {
+    if (!*name || gp_osrm_option_known(u->service, name)) return; /* "?&a=1": no option */
+    size_t k = strlen(u->names);
+    if (u->count < 4 && k + strlen(name) + 8 < sizeof u->names)
+        snprintf(u->names + k, sizeof u->names - k, "%s'%.64s'", k ? ", " : "", name);
+    u->count++;
+}
+
+static void query_arg(void *ctx, const char *name, const char *value) {
+    (void)value;
+    note_unknown(ctx, name);
+}
+
+/* Answers 400 InvalidQuery naming the options (query string or POST body fields) the request's
+ * service does not know, as osrm-routed refuses them; 1 when there is none. */
+static int check_options(gp_osrm_req *q) {
+    const char *path = gp_req_path(q->r);
+    char service[16] = "";
+    if (path && path[0] == '/') {
+        size_t k = strcspn(path + 1, "/");
+        if (k < sizeof service) memcpy(service, path + 1, k), service[k] = '\0';
+    }
+    if (!opts_of(service)) return 1; /* not called from an OSRM service path */
+    unknown_acc u;
+    memset(&u, 0, sizeof u);
+    u.service = service;
+    if (q->body) {
+        const cJSON *f;
+        cJSON_ArrayForEach(f, q->body) note_unknown(&u, f->string ? f->string : "");
+    }
+    gp_req_query_each(q->r, query_arg, &u);
+    if (!u.count) return 1;
+    gp_osrm_error(q->r, 400, "InvalidQuery",
+                  "unknown option%s %s%s: the %s service takes%sand%s(as OSRM)",
+                  u.count > 1 ? "s" : "", u.names, u.count > 4 ? " ..." : "", service,
+                  opts_of(service), common_opts);
+    return 0;
+}
+
 int gp_osrm_req_init(gp_osrm_req *q, gp_req *r, const char *coords, long max_coords,
                      const char *limit_key) {
     memset(q, 0, sizeof *q);
@@ -303,12 +415,21 @@ int gp_osrm_req_init(gp_osrm_req *q, gp_req *r, const char *coords, long max_coo
         }
         q->body = gp_req_json(r);
     }
+    if (!check_options(q)) return 0;
     q->g = resolve_profile(profile ? profile : "", q->graph_name);
     if (!q->g) {
         gp_osrm_error(r, 400, "InvalidQuery",
                       "profile '%s' names no served graph and no graph has that routing profile "
                       "(GET /v1/graphs lists them)",
                       profile ? profile : "");
+        return 0;
+    }
+    if (gp_osrm_no_durations(q->g)) {
+        gp_osrm_error(r, 400, "InvalidQuery",
+                      "graph '%s' has no travel times: its weights are %s (a router topology, "
+                      "format %s), and the OSRM services answer durations in seconds; ask "
+                      "/v1/graphs/%s/route or /table for its costs",
+                      q->graph_name, q->g->unit_name, q->g->format, q->graph_name);
         return 0;
     }
     if (!q->g->lon || !q->g->spatial) {
@@ -319,7 +440,7 @@ int gp_osrm_req_init(gp_osrm_req *q, gp_req *r, const char *coords, long max_coo
     const char *v;
     if (!coords) {
         const cJSON *c = q->body ? cJSON_GetObjectItemCaseSensitive(q->body, "coordinates") : NULL;
-        long len = c && cJSON_IsArray(c) ? text_len(c) : -1; /* sized from the value */
+        long len = pairs_only(c) ? text_len(c) : -1; /* sized from the value */
         char *text = len > 0 ? malloc((size_t)len + 2) : NULL;
         if (!text || json_text(c, text, (size_t)len + 2, ';') <= 0) {
             free(text);
@@ -372,6 +493,7 @@ void gp_osrm_req_free(gp_osrm_req *q) {
     free(q->lon);
     free(q->lat);
     free(q->snap);
+    free(q->bearing);
     gp_graph_unref(q->g);
     memset(q, 0, sizeof *q);
 }
@@ -403,22 +525,62 @@ static void keep_direction(gp_snap *s, int dir) {
     }
 }
 
-/* Bearing of travel along s->arc at the snapped position (toward the arc's next point). */
+/* Bearing of travel along s->arc at the snapped position: toward the arc's next point, or, at the
+ * arc's very end, along its last piece. */
 static double arc_bearing_at(const gp_graph *g, const gp_snap *s) {
     gp_pts p;
     memset(&p, 0, sizeof p);
     double b = 0;
-    if (gp_arc_points(g, s->arc, s->frac, 1, &p) == 0 && p.n >= 2)
-        b = gp_bearing_deg(p.lon[0], p.lat[0], p.lon[1], p.lat[1]);
-    else if (gp_arc_points(g, s->arc, 0, 1, &p) == 0 && p.n >= 2)
-        b = gp_bearing_deg(p.lon[0], p.lat[0], p.lon[p.n - 1], p.lat[p.n - 1]);
+    int found = 0;
+    if (gp_arc_points(g, s->arc, s->frac, 1, &p) == 0)
+        for (size_t i = 1; i < p.n && !found; i++)
+            if (p.lon[i] != p.lon[0] || p.lat[i] != p.lat[0]) {
+                b = gp_bearing_deg(p.lon[0], p.lat[0], p.lon[i], p.lat[i]);
+                found = 1;
+            }
+    gp_pts_free(&p);
+    memset(&p, 0, sizeof p);
+    if (!found && gp_arc_points(g, s->arc, 0, s->frac, &p) == 0)
+        for (size_t i = p.n; i-- > 1 && !found;)
+            if (p.lon[i - 1] != p.lon[p.n - 1] || p.lat[i - 1] != p.lat[p.n - 1]) {
+                b = gp_bearing_deg(p.lon[i - 1], p.lat[i - 1], p.lon[p.n - 1], p.lat[p.n - 1]);
+                found = 1;
+            }
     gp_pts_free(&p);
     return b;
 }
 
+/* b within range degrees of want, b in whole degrees (as OSRM's CheckInBounds takes it). */
 static int bearing_ok(double b, double want, double range) {
-    double d = fabs(fmod(b - want + 540, 360) - 180);
+    double d = fabs(fmod(round(b) - want + 540, 360) - 180);
     return d <= range;
+}
+
+/* The roads a coordinate may snap to: within `range` degrees of bearing `want` (want < 0: any) in
+ * one of its directions of travel, and on big[]'s nodes when big is set. */
+typedef struct snap_filter {
+    double want, range;
+    const uint8_t *big;
+} snap_filter;
+
+static int snap_ok(void *ctx, const gp_graph *g, uint32_t arc, uint32_t tail, double a_lon,
+                   double a_lat, double b_lon, double b_lat) {
+    const snap_filter *f = ctx;
+    if (f->big && !gp_snap_big_filter((void *)f->big, g, arc, tail, a_lon, a_lat, b_lon, b_lat))
+        return 0;
+    if (f->want < 0) return 1;
+    double b = gp_bearing_deg(a_lon, a_lat, b_lon, b_lat);
+    if (bearing_ok(b, f->want, f->range)) return 1;
+    return bearing_ok(b + 180, f->want, f->range) && gp_graph_reverse_arc(g, arc) != GP_NONE;
+}
+
+int gp_osrm_bearing_fits(const gp_graph *g, const gp_snap *s, double want, double range) {
+    if (s->arc == GP_NONE) return 1;
+    if (bearing_ok(arc_bearing_at(g, s), want, range)) return 1;
+    gp_snap t = *s;
+    t.arc = gp_graph_reverse_arc(g, s->arc);
+    t.frac = 1 - s->frac;
+    return t.arc != GP_NONE && bearing_ok(arc_bearing_at(g, &t), want, range);
 }
 
 int gp_osrm_snap_all(gp_osrm_req *q) {
@@ -427,7 +589,15 @@ int gp_osrm_snap_all(gp_osrm_req *q) {
     bl = al = hl = rl;
     int ok = 0;
     q->snap = calloc(q->n ? q->n : 1, sizeof *q->snap);
-    if (!q->snap) {
+    /* OSRM's phantom nodes: the nearest road, and the nearest on a big component (alt) */
+    gp_snap *alt = calloc(q->n ? q->n : 1, sizeof *alt);
+    double *wants = q->bearing = malloc(sizeof *wants * (q->n ? q->n : 1) * 2);
+    int *approaches = malloc(sizeof *approaches * (q->n ? q->n : 1));
+    const uint32_t *comp = NULL;
+    const uint8_t *big = NULL;
+    int all_tiny = 1, one_comp = 1;
+    if (!q->snap_any && !gp_snap_components(q->g, &comp, &big)) big = NULL;
+    if (!q->snap || !alt || !wants || !approaches) {
         gp_osrm_error(q->r, 500, "InternalError", "out of memory");
         goto done;
     }
@@ -473,19 +643,46 @@ int gp_osrm_snap_all(gp_osrm_req *q) {
         }
         gp_err err;
         gp_snap *s = &q->snap[i];
-        int rc = gp_snap_point(q->g, q->lon[i], q->lat[i], radius, s, &err);
+        snap_filter sf = {want, range, NULL};
+        /* bearings choose among the roads within the radius, nearest first (as OSRM) */
+        int rc = gp_snap_point_if(q->g, q->lon[i], q->lat[i], radius, want >= 0 ? snap_ok : NULL,
+                                  &sf, s, &err);
         if (rc == GP_ENOTFOUND) {
             gp_osrm_error(q->r, 400, "NoSegment",
                           "Could not find a matching segment for coordinate "
-                          "%u: %s",
-                          i, err.msg);
+                          "%u: %s%s",
+                          i, err.msg,
+                          want >= 0 ? " (within the bearing range and the radius)" : "");
             goto done;
         }
         if (rc) {
             gp_osrm_error_err(q->r, &err);
             goto done;
         }
-        if (!q->snap_any) gp_snap_big(q->g, s, radius);
+        alt[i] = *s;
+        if (big && !gp_snap_in_big(q->g, s, big)) {
+            sf.big = big; /* no big component within reach: alt stays the nearest road */
+            if (gp_snap_point_if(q->g, q->lon[i], q->lat[i], radius, snap_ok, &sf, &alt[i], &err))
+                alt[i] = *s;
+        }
+        if (big) {
+            uint32_t c = comp[s->arc != GP_NONE ? gp_graph_arc_tail(q->g, s->arc) : s->node];
+            uint32_t c0 = comp[q->snap[0].arc != GP_NONE ? gp_graph_arc_tail(q->g, q->snap[0].arc)
+                                                         : q->snap[0].node];
+            all_tiny &= !gp_snap_in_big(q->g, s, big);
+            one_comp &= c == c0;
+        }
+        wants[2 * i] = want;
+        wants[2 * i + 1] = range;
+        approaches[i] = approach;
+    }
+    /* OSRM's rule: when every nearest road lies in one and the same small component, all keep
+     * it; otherwise each takes the nearest road on a big component within its radius */
+    for (uint32_t i = 0; big && !(all_tiny && one_comp) && i < q->n; i++) q->snap[i] = alt[i];
+    for (uint32_t i = 0; i < q->n; i++) {
+        gp_snap *s = &q->snap[i];
+        double want = wants[2 * i], range = wants[2 * i + 1];
+        int approach = approaches[i];
         if (s->arc == GP_NONE) continue; /* snapped onto a node: no direction to restrict */
         if (want >= 0) {
             int fwd = bearing_ok(arc_bearing_at(q->g, s), want, range);
@@ -495,13 +692,7 @@ int gp_osrm_snap_all(gp_osrm_req *q) {
                 keep_direction(&t, 1);
                 bwd = bearing_ok(arc_bearing_at(q->g, &t), want, range);
             }
-            if (!fwd && !bwd) {
-                gp_osrm_error(q->r, 400, "NoSegment",
-                              "Could not find a matching segment for coordinate %u: the nearest "
-                              "road does not run within %g degrees of bearing %g",
-                              i, range, want);
-                goto done;
-            }
+            /* (neither at a piece's very end, where the road bends: both directions stay) */
             if (fwd != bwd) keep_direction(s, fwd ? 0 : 1);
         }
         if (approach && s->rarc != GP_NONE) {
@@ -515,6 +706,8 @@ int gp_osrm_snap_all(gp_osrm_req *q) {
     }
     ok = 1;
 done:
+    free(alt);
+    free(approaches);
     free_list(&rl);
     free_list(&bl);
     free_list(&al);

@@ -1,6 +1,6 @@
 /* route.c - OSRM route objects from snapped routes: legs cut into pieces of arcs (partial
  * at the snapped ends), the route's geometry (full, or Douglas-Peucker simplified), annotations
- * per traversed arc, and turn-by-turn steps.
+ * per segment of the line (as OSRM), and turn-by-turn steps.
  *
  * Steps: guidance.c.
  */
@@ -245,7 +245,8 @@ int gp_osrm_route_opts_parse(gp_osrm_req *q, gp_osrm_route_opts *o) {
             return 0;
         }
         if (!strcmp(tmp, "true")) {
-            o->ann_duration = o->ann_distance = o->ann_nodes = o->ann_speed = o->ann_weight = 1;
+            o->ann_duration = o->ann_distance = o->ann_nodes = o->ann_speed = o->ann_weight =
+                o->ann_datasources = 1;
         } else if (strcmp(tmp, "false")) {
             for (char *sv = NULL, *t = strtok_r(tmp, ",", &sv); t; t = strtok_r(NULL, ",", &sv)) {
                 if (!strcmp(t, "duration")) o->ann_duration = 1;
@@ -253,7 +254,8 @@ int gp_osrm_route_opts_parse(gp_osrm_req *q, gp_osrm_route_opts *o) {
                 else if (!strcmp(t, "nodes")) o->ann_nodes = 1;
                 else if (!strcmp(t, "speed")) o->ann_speed = 1;
                 else if (!strcmp(t, "weight")) o->ann_weight = 1;
-                else if (strcmp(t, "datasources")) {
+                else if (!strcmp(t, "datasources")) o->ann_datasources = 1;
+                else {
                     gp_osrm_error(q->r, 400, "InvalidOptions",
                                   "annotations: '%.32s' is not one of true, false, duration, "
                                   "distance, nodes, speed, weight, datasources",
@@ -298,34 +300,135 @@ const char *gp_osrm_mode(const gp_graph *g) {
     return "driving";
 }
 
+/* ---- annotations: one entry per segment of the leg's line, as OSRM's ---- */
+/* Original node id of vertex k of arc's line (0 tail, 1..ns shape points, ns + 1 head); 0 for a
+ * shape point whose id the graph does not know (graphs without shape_osm_id). */
+static int64_t vertex_id(const gp_graph *g, uint32_t arc, uint32_t u, uint32_t k, uint32_t ns) {
+    if (k == 0) return gp_graph_orig_id(g, u);
+    if (k == ns + 1) return gp_graph_orig_id(g, g->col[arc]);
+    return g->shape_osm_id ? g->shape_osm_id[g->arc_shape[arc] + k - 1] : 0;
+}
+
+/* The node ids of piece p's points, as add_piece lays them out (gp_arc_points_from's walk: the
+ * point at f0, the vertices strictly between f0 and f1, the point at f1): a point between two
+ * vertices takes the id of the vertex behind it at the start and ahead of it at the end (OSRM's
+ * `nodes` lists the segment ends the leg drives on). Writes at most cap ids; returns the count. */
+static size_t piece_ids(const gp_graph *g, const gp_osrm_piece *p, int64_t *out, size_t cap) {
+    const double *sx, *sy;
+    uint32_t u = p->tail, v = g->col[p->arc], ns = gp_graph_arc_shape(g, p->arc, &sx, &sy);
+    size_t n = (size_t)ns + 2, k = 0;
+    double *c = malloc(sizeof *c * n);
+    if (!c || cap < 2) {
+        free(c);
+        return 0;
+    }
+    c[0] = 0;
+    for (size_t i = 1; i < n; i++) {
+        double x0 = i == 1 ? g->lon[u] : sx[i - 2], y0 = i == 1 ? g->lat[u] : sy[i - 2];
+        double x1 = i == n - 1 ? g->lon[v] : sx[i - 1], y1 = i == n - 1 ? g->lat[v] : sy[i - 1];
+        c[i] = c[i - 1] + gp_haversine_m(x0, y0, x1, y1);
+    }
+    double total = c[n - 1];
+    if (total <= 0) {
+        out[0] = vertex_id(g, p->arc, u, 0, ns);
+        out[1] = vertex_id(g, p->arc, u, ns + 1, ns);
+        free(c);
+        return 2;
+    }
+    int fwd = p->f0 <= p->f1;
+    for (int end = 0; end < 2; end++) {
+        double f = end ? p->f1 : p->f0, t = f * total;
+        size_t i = 1;
+        while (i < n - 1 && c[i] < t) i++;
+        double seg = c[i] - c[i - 1], r = seg > 0 ? (t - c[i - 1]) / seg : 0;
+        /* behind at the start, ahead at the end, in the direction of travel */
+        int ahead = end == fwd;
+        size_t vtx = r >= 1 ? i : r <= 0 ? i - 1 : ahead ? i : i - 1;
+        int64_t id = vertex_id(g, p->arc, u, (uint32_t)vtx, ns);
+        if (!end) {
+            out[k++] = id;
+            double lo = fwd ? p->f0 : p->f1, hi = fwd ? p->f1 : p->f0;
+            for (size_t j = 1; j + 1 < n; j++) {
+                size_t x = fwd ? j : n - 1 - j;
+                double fx = c[x] / total;
+                if (fx > lo && fx < hi && k + 1 < cap) out[k++] = vertex_id(g, p->arc, u, x, ns);
+            }
+        } else {
+            out[k++] = id;
+        }
+    }
+    free(c);
+    return k;
+}
+
+/* Appends x's tenths to arr as the difference of rounded running sums: entries are multiples of
+ * 0.1 and add up to the rounded total exactly (the leg's own value). *run is the running sum. */
+static void add_tenths(cJSON *arr, double *run, double x) {
+    long long before = llround(*run * 10);
+    *run += x;
+    cJSON_AddItemToArray(arr, cJSON_CreateNumber((double)(llround(*run * 10) - before) / 10));
+}
+
 static cJSON *annotation_json(const gp_osrm_req *q, const gp_osrm_leg *leg,
                               const gp_osrm_route_opts *o) {
     const gp_graph *g = q->g;
+    const gp_pts *P = &leg->pts;
     cJSON *a = cJSON_CreateObject();
     cJSON *dur = o->ann_duration ? cJSON_AddArrayToObject(a, "duration") : NULL;
     cJSON *dist = o->ann_distance ? cJSON_AddArrayToObject(a, "distance") : NULL;
     cJSON *wt = o->ann_weight ? cJSON_AddArrayToObject(a, "weight") : NULL;
     cJSON *sp = o->ann_speed ? cJSON_AddArrayToObject(a, "speed") : NULL;
     cJSON *nodes = o->ann_nodes ? cJSON_AddArrayToObject(a, "nodes") : NULL;
+    cJSON *ds = o->ann_datasources ? cJSON_AddArrayToObject(a, "datasources") : NULL;
+    if (ds) {
+        cJSON *md = cJSON_AddObjectToObject(a, "metadata");
+        cJSON *dn = cJSON_AddArrayToObject(md, "datasource_names");
+        cJSON_AddItemToArray(dn, cJSON_CreateString("profile"));
+    }
+    double run_t = 0, run_d = 0, run_w = 0;
+    int64_t *ids = nodes ? calloc(P->n ? P->n : 1, sizeof *ids) : NULL, *tmp = NULL;
     for (size_t i = 0; i < leg->npc; i++) {
         const gp_osrm_piece *p = &leg->pc[i];
-        double d = piece_duration(g, p);
-        if (dur) cJSON_AddItemToArray(dur, cJSON_CreateNumber(gp_round_unit(d, 0.1)));
-        if (dist) cJSON_AddItemToArray(dist, cJSON_CreateNumber(gp_round_unit(p->dist_m, 0.1)));
-        if (wt)
-            cJSON_AddItemToArray(wt,
-                                 cJSON_CreateNumber(gp_round_unit(gp_graph_cost(g, p->cost), 0.1)));
-        if (sp)
-            cJSON_AddItemToArray(sp,
-                                 cJSON_CreateNumber(d > 0 ? gp_round_unit(p->dist_m / d, 0.1) : 0));
-        if (nodes) {
-            uint32_t u = p->tail;
-            cJSON_AddItemToArray(nodes, cJSON_CreateNumber((double)gp_graph_orig_id(g, u)));
-            if (i + 1 == leg->npc)
+        double t = piece_duration(g, p), w = gp_osrm_weight(g, p->cost), len = 0;
+        for (size_t k = p->p0; k < p->p1; k++)
+            len += gp_haversine_m(P->lon[k], P->lat[k], P->lon[k + 1], P->lat[k + 1]);
+        size_t nseg = p->p1 - p->p0;
+        for (size_t k = p->p0; k < p->p1; k++) {
+            /* the piece's duration, weight and length split by the segment's share of its
+             * great-circle length (evenly when the piece has none) */
+            double sl = gp_haversine_m(P->lon[k], P->lat[k], P->lon[k + 1], P->lat[k + 1]);
+            double share = len > 0 ? sl / len : 1.0 / (double)nseg;
+            if (dur) add_tenths(dur, &run_t, t * share);
+            if (wt) add_tenths(wt, &run_w, w * share);
+            if (dist) add_tenths(dist, &run_d, p->dist_m * share);
+            if (sp)
                 cJSON_AddItemToArray(
-                    nodes, cJSON_CreateNumber((double)gp_graph_orig_id(g, g->col[p->arc])));
+                    sp, cJSON_CreateNumber(t > 0 ? gp_round_unit(p->dist_m / t, 0.1) : 0));
+            if (ds) cJSON_AddItemToArray(ds, cJSON_CreateNumber(0));
+        }
+        if (ids) {
+            size_t want = p->p1 - p->p0 + 1;
+            int64_t *nt = realloc(tmp, sizeof *tmp * (want + 2));
+            if (!nt) continue;
+            tmp = nt;
+            size_t got = piece_ids(g, p, tmp, want + 2);
+            for (size_t k = 0; k < want; k++) /* a count that differs: the ends' ids */
+                ids[p->p0 + k] = got == want ? tmp[k]
+                                 : k         ? gp_graph_orig_id(g, g->col[p->arc])
+                                             : gp_graph_orig_id(g, p->tail);
         }
     }
+    if (leg->npc == 0 && P->n >= 2) { /* both ends on one node: one segment of 0 */
+        cJSON *arrs[] = {dur, dist, wt, sp, ds};
+        for (size_t k = 0; k < sizeof arrs / sizeof arrs[0]; k++)
+            if (arrs[k]) cJSON_AddItemToArray(arrs[k], cJSON_CreateNumber(0));
+        if (ids) ids[0] = gp_graph_orig_id(g, leg->a->node);
+        if (ids) ids[1] = gp_graph_orig_id(g, leg->b->node);
+    }
+    for (size_t k = 0; ids && k < P->n; k++)
+        cJSON_AddItemToArray(nodes, cJSON_CreateNumber((double)ids[k]));
+    free(ids);
+    free(tmp);
     return a;
 }
 
@@ -345,7 +448,7 @@ cJSON *gp_osrm_route_json(const gp_osrm_req *q, const gp_osrm_leg *legs, size_t 
             lt += piece_duration(g, &leg->pc[i]);
         }
         if (leg->npc == 0) lt = gp_cost_seconds(g, leg->cost);
-        lw = gp_graph_cost(g, leg->cost);
+        lw = gp_osrm_weight(g, leg->cost);
         for (size_t i = 0; i < leg->pts.n; i++)
             gp_pts_add(&all, leg->pts.lon[i], leg->pts.lat[i], l > 0 && i == 0);
         cJSON *lj = cJSON_CreateObject();
@@ -353,7 +456,8 @@ cJSON *gp_osrm_route_json(const gp_osrm_req *q, const gp_osrm_leg *legs, size_t 
         char summary[512] = "";
         if (o->steps) gp_osrm_leg_steps(q, leg, steps, summary, sizeof summary);
         cJSON_AddStringToObject(lj, "summary", summary);
-        if (o->ann_duration || o->ann_distance || o->ann_nodes || o->ann_speed || o->ann_weight)
+        if (o->ann_duration || o->ann_distance || o->ann_nodes || o->ann_speed || o->ann_weight ||
+            o->ann_datasources)
             cJSON_AddItemToObject(lj, "annotation", annotation_json(q, leg, o));
         cJSON_AddNumberToObject(lj, "weight", gp_round_unit(lw, 0.1));
         cJSON_AddNumberToObject(lj, "duration", gp_round_unit(lt, 0.1));
@@ -382,7 +486,7 @@ cJSON *gp_osrm_route_json(const gp_osrm_req *q, const gp_osrm_leg *legs, size_t 
     }
     gp_pts_free(&all);
     cJSON_AddItemToObject(route, "legs", legs_a);
-    cJSON_AddStringToObject(route, "weight_name", g->unit_name[0] ? g->unit_name : "cost");
+    cJSON_AddStringToObject(route, "weight_name", gp_osrm_weight_name(g));
     cJSON_AddNumberToObject(route, "weight", gp_round_unit(total_w, 0.1));
     cJSON_AddNumberToObject(route, "duration", gp_round_unit(total_dur, 0.1));
     cJSON_AddNumberToObject(route, "distance", gp_round_unit(total_dist, 0.1));

@@ -354,9 +354,9 @@ void gp_h_isochrone(gp_req *r) {
         gp_pts_add(&pts, lon, lat, 0);
     }
     if (pts.n == 0 || (long)pts.n > cfg->isochrone_max_points) {
+        int code = pts.n ? GP_HC_TOO_BIG : GP_HC_INVALID_QUERY; /* before the free clears n */
         gp_pts_free(&pts);
-        gp_http_error(r, pts.n ? GP_HC_TOO_BIG : GP_HC_INVALID_QUERY,
-                      "isochrone takes 1 to isochrone_max_points = %ld points",
+        gp_http_error(r, code, "isochrone takes 1 to isochrone_max_points = %ld points",
                       cfg->isochrone_max_points);
         return;
     }

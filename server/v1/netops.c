@@ -372,7 +372,15 @@ static int parse_cost(gp_req *r, const cJSON *c, const char *what, double *out) 
         json_fail(r, &e);
         return -1;
     }
-    gp_builder *b = gp_builder_new(gp_req_graph(r)->scale);
+    double scale = gp_req_graph(r)->scale, most = (double)UINT32_MAX / (scale > 0 ? scale : 1);
+    if (*out > most) { /* the builder's advice (a smaller --scale) is no help to a request */
+        gp_http_error(r, GP_HC_INVALID_QUERY,
+                      "%s: %g is over the largest cost this graph stores, %.9g (its weights are "
+                      "integers of cost x %g below 2^32)",
+                      w, *out, most, scale);
+        return -1;
+    }
+    gp_builder *b = gp_builder_new(scale);
     uint32_t wt;
     int rc = b ? gp_builder_cost(b, *out, &wt, &e) : gp_err_set(&e, GP_ENOMEM, "out of memory");
     gp_builder_free(b);
@@ -448,6 +456,44 @@ static void downs_record(const char *graph, const gp_graph *g, const gp_graph *g
     pthread_mutex_unlock(&downs.mu);
 }
 
+/* A link as both of its ends (smaller first) and its place in the request. */
+typedef struct link_at {
+    int64_t a, b;
+    size_t idx;
+} link_at;
+
+static int cmp_link_at(const void *x, const void *y) {
+    const link_at *p = x, *q = y;
+    if (p->a != q->a) return p->a < q->a ? -1 : 1;
+    if (p->b != q->b) return p->b < q->b ? -1 : 1;
+    return (p->idx > q->idx) - (p->idx < q->idx);
+}
+
+/* One change per link and request: a link named twice (either way round) is 400 naming both
+ * entries (the last silently won, and both were counted in links_changed). Answers, returns -1. */
+static int duplicate_links(gp_req *r, const gp_link_change *ch, size_t n) {
+    link_at *l = malloc((n ? n : 1) * sizeof *l);
+    if (!l) {
+        gp_http_error(r, GP_HC_INTERNAL, "out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++)
+        l[i] = (link_at){ch[i].u < ch[i].v ? ch[i].u : ch[i].v,
+                         ch[i].u < ch[i].v ? ch[i].v : ch[i].u, i};
+    qsort(l, n, sizeof *l, cmp_link_at);
+    int rc = 0;
+    for (size_t i = 1; i < n && !rc; i++)
+        if (l[i].a == l[i - 1].a && l[i].b == l[i - 1].b) {
+            gp_http_error(r, GP_HC_INVALID_QUERY,
+                          "links[%zu] and links[%zu] both change the link between %lld and %lld: "
+                          "one change per link in a request",
+                          l[i - 1].idx, l[i].idx, (long long)l[i].a, (long long)l[i].b);
+            rc = -1;
+        }
+    free(l);
+    return rc;
+}
+
 void gp_h_links_patch(gp_req *r) {
     gp_graph *g = gp_req_graph(r);
     gp_args args;
@@ -498,6 +544,7 @@ void gp_h_links_patch(gp_req *r) {
         }
         k++;
     }
+    if (duplicate_links(r, ch, (size_t)k)) goto done;
     double c0 = gp_now();
     gp_change_stats cs;
     if (gp_engine_change_links(gp_http_engine(), g, ch, (size_t)k, NULL, 0, &g2, &cs, &err) !=
@@ -524,6 +571,7 @@ void gp_h_links_patch(gp_req *r) {
         goto done;
     }
     downs_record(gp_req_graph_name(r), g, g2, ch, (size_t)k);
+    gp_req_trim_after(r); /* the old version is freed with the last request holding it */
     if (t2) {
         lru_put(t2);
         store_dist(NULL, gp_req_graph_name(r), g2, t2->dist);

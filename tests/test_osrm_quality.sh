@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# test_osrm_quality.sh - routes as good as OSRM's (issue 35): bench/osrm_quality.py runs the real
+# OSRM v6 (../shared/peers/osrm, car.lua / bicycle.lua / foot.lua, osrm-extract -t 2) and
+# `gpath serve` on Monaco and Liechtenstein, 100 random route pairs between road points each, and
+# checks the issue's targets, each its own line: median |duration difference| <= 3% (car) and
+# <= 5% (bicycle, foot), the same path on >= 90% of car routes, >= 90% of OSRM's roundabout
+# maneuvers and >= 85% of its other maneuvers met. Skips with a message without the OSRM tarball
+# or the extracts (make data). OSRM's extracts are kept under $BUILD/osrm-quality.
+#
+# PENDING lists the targets that need work not merged yet (turn costs: graph/turns.c; guidance);
+# they print PENDING with their measured value instead of failing. Drop an entry once its work is
+# merged (the script says "pending target met" when one passes). Thresholds: OSRM_QUALITY_ARGS,
+# e.g. "--max-duration-median 2 --min-same-path 95".
+set -u
+cd "$(dirname "$0")/.." || exit 1
+BUILD=${BUILD:-build}
+PENDING="monaco/car/duration,monaco/bicycle/duration,*/car/same_path,*/car/roundabout,*/car/maneuver"
+# shellcheck disable=SC2086
+exec python3 bench/osrm_quality.py --gpath "$PWD/$BUILD/gpath" --workdir "$PWD/$BUILD/osrm-quality" \
+  --data "${GPATH_DATA:-$PWD/data}" --pending "$PENDING" ${OSRM_QUALITY_ARGS:-}

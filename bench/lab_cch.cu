@@ -5,7 +5,7 @@
  *   lab_cch [--data DIR] [--graphs SPEC,..] [--reps N] [--queries N] [--plot FILE] [--small]
  *           [--fast] [--plans BASExRATIOxBINCAP,..] [--order nd|metis] [--compare-metis]
  *           [--p2p-checks N] [--nf-table-max K] [--phast-only] [--variants KEY,..]
- *           [--profile-plans]
+ *           [--profile-plans] [--turns]
  *
  * The kernels are the product's (kernels/cch*.cu); the lab shapes them through
  * kernels/cch_lab.h (gp_dcch_tune: the plan's thresholds and table caps, the sweep's paths,
@@ -24,6 +24,9 @@
  *   --plans   PHAST also through these plans (engine/cch_plan.h thresholds base, base*ratio, ...;
  *             nodes per bin), each checked against the CPU
  *   --profile-plans  with --plans: each plan's per-phase device times on stderr
+ *   --turns   each graph replaced by its car turn graph (graph/turns.h: node = road arc, arc =
+ *             allowed turn weighted turn cost + next arc; needs coordinates and times, e.g. gen:N
+ *             or an OSM file): what turn costs cost the CCH (sizes, times, GPU customization)
  *   --order   the CCH order (engine/cch_order.c): nd, the parallel nested dissection on all CPUs
  *             (default), or metis, one METIS_NodeND call
  *   --compare-metis  with --order nd: also the single METIS_NodeND call on each graph, its time
@@ -187,6 +190,7 @@
 #include "engine/cch.h"
 #include "bench/lab_common.h"
 #include "engine/engine_lab.h"
+#include "graph/turns.h"
 #include "kernels/cch_lab.h"
 #include "kernels/sssp.h"
 #include "storage/source.h"
@@ -213,6 +217,7 @@ struct lab {
     std::vector<std::string> variants;  /* --variants: the sweep variants to time */
     std::vector<std::vector<uint32_t>> plans; /* --plans: base x ratio x bin cap */
     bool profile_plans = false;               /* --profile-plans */
+    bool turns = false;                       /* --turns: the car turn graph of each graph */
     gp_dcch_tune svc;                         /* the service's sweep (--small: warp bins and
                                                * gathers in phases of any size; smem: 2 KiB) */
     FILE *plot = NULL;
@@ -238,6 +243,18 @@ static void run_graph(lab &L, const char *spec, bool small) {
     gp_graph *g = gp_graph_load(spec, NULL, &err);
     if (!g) die(spec, err);
     double load_s = gp_now() - t0;
+    if (L.turns) { /* the turn graph (graph/turns.h, car costs) takes the road graph's place */
+        gp_turns *tt = gp_turns_build(g, gp_turn_costs_find("car"), &err);
+        if (!tt) die("turn graph", err);
+        printf("\n%s: road graph %u nodes, %u arcs -> car turn graph %u nodes, %u arcs (%llu "
+               "U-turns at dead ends) in %.2f s\n",
+               spec, g->n, g->m, tt->tg->n, tt->tg->m, (unsigned long long)tt->u_turns,
+               tt->build_s);
+        gp_graph *tg = gp_graph_ref(tt->tg);
+        gp_turns_free(tt);
+        gp_graph_unref(g);
+        g = tg;
+    }
     gp_dgraph *dgr = NULL; /* near-far baseline */
     if (gp_dgraph_new(g, &dgr, &err)) die("graph upload", err);
     const char *name = strrchr(spec, '/') ? strrchr(spec, '/') + 1 : spec;
@@ -679,6 +696,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--compare-metis")) L.compare = true;
         else if (!strcmp(argv[i], "--phast-only")) L.phast_only = true;
         else if (!strcmp(argv[i], "--profile-plans")) L.profile_plans = true;
+        else if (!strcmp(argv[i], "--turns")) L.turns = true;
         else if (!strcmp(argv[i], "--variants") && i + 1 < argc)
             L.variants = split_commas(argv[++i]);
         else if (!strcmp(argv[i], "--p2p-checks") && i + 1 < argc)
@@ -706,7 +724,7 @@ int main(int argc, char **argv) {
                     "usage: lab_cch [--data DIR] [--graphs SPEC,..] [--reps N] "
                     "[--queries N] [--plot FILE] [--small] [--fast] [--plans BxRxC,..] "
                     "[--order nd|metis] [--compare-metis] [--p2p-checks N] [--nf-table-max K] "
-                    "[--phast-only] [--variants KEY,..] [--profile-plans]\n");
+                    "[--phast-only] [--variants KEY,..] [--profile-plans] [--turns]\n");
             return 2;
         }
     }

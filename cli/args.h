@@ -72,6 +72,9 @@ typedef struct gp_cli_cmd {
     {"undirected", 'u', NULL, "treat every edge as two arcs", NULL, 0}
 #define GP_CLI_OPT_BACKEND                                                                         \
     {"backend", 'b', "B", "auto (CUDA when a GPU is usable, else CPU), cuda or cpu", "cpu", 0}
+#define GP_CLI_OPT_TURN_COSTS                                                                      \
+    {"turn-costs", 0, "on|off",                                                                    \
+     "turn costs on OSM road graphs (default on; serve's config key turn_costs)", "off", 0}
 #define GP_CLI_OPT_THREADS                                                                         \
     {"threads", 'j', "N", "CPU threads for tables and APSP (default: all cores)", "4", 0}
 #define GP_CLI_OPT_PROFILE                                                                         \

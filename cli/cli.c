@@ -107,6 +107,14 @@ int gp_cli_setup(const gp_cli_args *a, const gp_load_opts *lo_in, gp_graph **g, 
     *e = gp_engine_new(backend, (int)threads, NULL, &err);
     /* one query per process: a CCH's preprocessing (seconds on road graphs) would not pay */
     if (*e) gp_engine_set_cch(*e, "off", 0, GP_CCH_MAX_TRI_PER_NODE, NULL);
+    const char *tc = gp_cli_str(a, "turn-costs");
+    if (*e && tc && gp_engine_set_turn_costs(*e, tc, &err) != GP_OK) {
+        gp_engine_free(*e);
+        *e = NULL;
+        gp_graph_unref(*g);
+        *g = NULL;
+        return gp_cli_usage_error("--turn-costs: %s", err.msg);
+    }
     if (!*e || gp_engine_attach(*e, *g, &err) != GP_OK) {
         rc = gp_cli_fail_err(&err);
         gp_engine_free(*e);
@@ -230,6 +238,7 @@ static const gp_cli_opt route_opts[] = {
      "astar", 0},
     OPT_RADIUS,
     GP_CLI_OPT_BACKEND,
+    GP_CLI_OPT_TURN_COSTS,
     GP_CLI_OPT_THREADS,
     GP_CLI_OPT_SCALE,
     GP_CLI_OPT_UNDIRECTED,
@@ -364,6 +373,7 @@ static const gp_cli_opt sssp_opts[] = {
     {"max-distance", 'd', "D", "stop the tree at distance D (input units)", "600", 0},
     OPT_RADIUS,
     GP_CLI_OPT_BACKEND,
+    GP_CLI_OPT_TURN_COSTS,
     GP_CLI_OPT_THREADS,
     GP_CLI_OPT_SCALE,
     GP_CLI_OPT_UNDIRECTED,
@@ -423,6 +433,7 @@ static const gp_cli_opt table_opts[] = {
      0},
     OPT_RADIUS,
     GP_CLI_OPT_BACKEND,
+    GP_CLI_OPT_TURN_COSTS,
     GP_CLI_OPT_THREADS,
     GP_CLI_OPT_SCALE,
     GP_CLI_OPT_UNDIRECTED,
@@ -493,6 +504,7 @@ static const gp_cli_opt apsp_opts[] = {
     {"max-nodes", 0, "N", "refuse graphs above N nodes (default 20000: a 4.8 GB answer)", "50000",
      0},
     GP_CLI_OPT_BACKEND,
+    GP_CLI_OPT_TURN_COSTS,
     GP_CLI_OPT_THREADS,
     GP_CLI_OPT_SCALE,
     GP_CLI_OPT_UNDIRECTED,

@@ -11,6 +11,7 @@
 
 #include "engine/cch.h"
 #include "engine/engine.h"
+#include "graph/turns.h"
 #include "graph/snapshot.h"
 #include "server/config.h"
 #include "cli/cli.h"
@@ -54,30 +55,47 @@ static int run(const gp_cli_args *a) {
     const char *out = gp_cli_str(a, "out");
     gp_err err;
     gp_err_clear(&err);
-    /* road-sized graphs: the CCH order (--cch-order) goes into the snapshot, so serving skips it */
-    gp_snap_extra x = {GP_CCH_SNAPSHOT_SECTION, NULL, 0};
-    void *order = NULL;
-    if (g->n >= GP_CCH_MIN_NODES_DEFAULT) {
+    /* road-sized graphs: the CCH order (--cch-order) goes into the snapshot, so serving skips it;
+     * for a road graph with a profile also the order of its turn graph (turn costs, engine.h) */
+    gp_snap_extra x[2];
+    void *order[2] = {NULL, NULL};
+    uint32_t nx = 0;
+    gp_turns *T = NULL;
+    const gp_turn_costs *tc = gp_turn_costs_find(g->profile);
+    if (tc && g->m >= GP_CCH_MIN_NODES_DEFAULT && !(T = gp_turns_build(g, tc, &err))) {
+        gp_graph_unref(g);
+        return gp_cli_fail_err(&err);
+    }
+    for (int k = 0; k < 2; k++) {
+        const gp_graph *h = k ? (T ? T->tg : NULL) : g;
+        if (!h || h->n < GP_CCH_MIN_NODES_DEFAULT) continue;
         double to = gp_now();
-        uint32_t *rank = malloc((size_t)g->n * sizeof *rank);
-        if (!rank || gp_cch_order(g, rank, &err) != GP_OK ||
-            gp_cch_order_encode(rank, g, &order, &x.size, &err) != GP_OK) {
+        uint32_t *rank = malloc((size_t)h->n * sizeof *rank);
+        x[nx].name = k ? GP_TURNS_CCH_SNAPSHOT_SECTION : GP_CCH_SNAPSHOT_SECTION;
+        if (!rank || gp_cch_order(h, rank, &err) != GP_OK ||
+            gp_cch_order_encode(rank, h, &order[nx], &x[nx].size, &err) != GP_OK) {
             free(rank);
+            free(order[0]);
+            gp_turns_free(T);
             gp_graph_unref(g);
             return gp_cli_fail_err(&err);
         }
         free(rank);
-        x.data = order;
-        fprintf(stderr, "[import %6.2fs] CCH order (%s) in %.2f s\n", gp_now() - t0,
+        x[nx].data = order[nx];
+        nx++;
+        fprintf(stderr, "[import %6.2fs] CCH order%s (%s) in %.2f s\n", gp_now() - t0,
+                k ? " of the turn graph" : "",
                 omode == GP_CCH_ORDER_METIS ? "one METIS_NodeND call" : "nested dissection",
                 gp_now() - to);
     }
-    if (gp_snapshot_write(g, out, order ? &x : NULL, order ? 1 : 0, &err) != GP_OK) {
-        free(order);
+    gp_turns_free(T);
+    rc = gp_snapshot_write(g, out, x, nx, &err);
+    free(order[0]);
+    free(order[1]);
+    if (rc != GP_OK) {
         gp_graph_unref(g);
         return gp_cli_fail_err(&err);
     }
-    free(order);
     double t2 = gp_now();
     fprintf(stderr, "[import %6.2fs] wrote %s in %.2f s\n", t2 - t0, out, t2 - t1);
     cJSON *j = cJSON_CreateObject();

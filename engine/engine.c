@@ -11,6 +11,8 @@
 #include "graph/snapshot.h"
 #include "graph/segidx.h"
 #include "engine/cch.h"
+#include "engine/snap.h"
+#include "graph/turns.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +40,7 @@ gp_engine *gp_engine_new(const char *backend, int cpu_threads, const gp_cuda_opt
     e->cch_min_nodes = GP_CCH_MIN_NODES_DEFAULT;
     e->cch_perfect = GP_CCH_AUTO;
     e->cuda_device = cuda ? cuda->device : 0;
+    e->turn_costs = 1;
     e->cpu = gp_cpu_backend_new(cpu_threads, err);
     if (!e->cpu) goto fail;
     e->primary = e->cpu;
@@ -141,6 +144,53 @@ int gp_engine_set_cch_perfect(gp_engine *e, const char *mode, gp_err *err) {
     return GP_OK;
 }
 
+int gp_engine_set_turn_costs(gp_engine *e, const char *mode, gp_err *err) {
+    if (mode && strcmp(mode, "on") == 0) e->turn_costs = 1;
+    else if (mode && strcmp(mode, "off") == 0) e->turn_costs = 0;
+    else
+        return gp_err_set(err, GP_EINVAL, "unknown turn_costs '%s' (expected on or off)",
+                          mode ? mode : "");
+    return GP_OK;
+}
+
+/* Builds g's turn graph (or reweights its base's) and attaches it; GP_OK with g->turns set, or
+ * the error. */
+static int attach_turns(gp_engine *e, gp_graph *g, gp_err *err) {
+    const gp_turn_costs *tc = gp_turn_costs_find(g->profile);
+    if (!tc)
+        return gp_err_set(err, GP_EINVAL, "graph %s: no turn costs for profile '%s'", g->source,
+                          g->profile);
+    double t0 = gp_now();
+    const gp_graph *owner = gp_graph_owner(g);
+    gp_turns *T = g->base && owner->turns ? gp_turns_reweight(owner->turns, g, err)
+                                          : gp_turns_build(g, tc, err);
+    if (!T) return err ? err->code : GP_ENOMEM;
+    double t1 = gp_now(); /* the rest (order from the snapshot, CCH, device) is the attach */
+    /* a snapshot may carry the turn graph's CCH order (gpath import) */
+    uint64_t osz = 0;
+    const void *ord = gp_snapshot_section(owner, GP_TURNS_CCH_SNAPSHOT_SECTION, &osz);
+    gp_err oerr;
+    gp_err_clear(&oerr);
+    if (ord && !g->base && gp_cch_order_decode(T->tg, ord, osz, &oerr) != GP_OK)
+        GP_LOG(GP_LOG_WARN, "event=cch_order_ignored graph=%s turns=1 reason=\"%s\"", g->version,
+               oerr.msg);
+    int rc = gp_engine_attach(e, T->tg, err);
+    if (rc != GP_OK) {
+        gp_turns_free(T);
+        return rc;
+    }
+    const gp_cch *c = T->tg->cch;
+    GP_LOG(GP_LOG_INFO,
+           "event=turns_ready graph=%s profile=%s road_nodes=%u road_arcs=%u turn_nodes=%u "
+           "turn_arcs=%u u_turns=%llu %s_ms=%.1f attach_ms=%.1f cch=%s mib=%.1f",
+           g->version, tc->profile, g->n, g->m, T->tg->n, T->tg->m, (unsigned long long)T->u_turns,
+           g->base ? "reweight" : "build", (t1 - t0) * 1e3, (gp_now() - t1) * 1e3, c ? "yes" : "no",
+           (double)gp_turns_memory(T) / 1048576.0);
+    g->turns = T;
+    g->turns_free = gp_turns_free;
+    return GP_OK;
+}
+
 int gp_engine_set_cch_order(gp_engine *e, const char *order, gp_err *err) {
     (void)e; /* the order is process-wide, as the size guard is */
     int m = gp_cch_order_parse(order);
@@ -236,7 +286,9 @@ int gp_engine_attach(gp_engine *e, gp_graph *g, gp_err *err) {
     t1 = gp_now();
     if (rc == GP_OK && e->cpu->ops->attach) rc = e->cpu->ops->attach(e->cpu, g, err);
     t2 = gp_now();
-    if (rc == GP_OK) attach_cch(e, g);
+    /* turn costs: the turn graph answers every query, the road graph needs no CCH of its own */
+    if (rc == GP_OK && e->turn_costs && g->profile[0] && !g->turns) rc = attach_turns(e, g, err);
+    if (rc == GP_OK && !g->turns) attach_cch(e, g);
     t3 = gp_now();
     /* the segment index of coordinate queries, now rather than at the first one */
     gp_err serr;
@@ -268,6 +320,11 @@ static int cch_gpu(gp_engine *e, const gp_cch *c) { return c->gpu && first(e) !=
 
 int gp_engine_sssp(gp_engine *e, const gp_graph *g, uint32_t src, uint64_t max_dist, uint64_t *dist,
                    uint32_t *pred, gp_err *err) {
+    if (g->turns && src < g->n) { /* turn costs: through the turn graph (engine/snap.c) */
+        gp_snap s;
+        gp_snap_at_node(g, src, &s);
+        return gp_engine_sssp_snap(e, g, &s, max_dist, dist, pred, err);
+    }
     const gp_cch *c = g->cch;
     /* PHAST touches every node: with a distance limit the pruned Dijkstra family is cheaper */
     if (c && src < g->n && max_dist == GP_INF) {
@@ -285,12 +342,47 @@ int gp_engine_sssp(gp_engine *e, const gp_graph *g, uint32_t src, uint64_t max_d
 
 int gp_engine_p2p(gp_engine *e, const gp_graph *g, uint32_t s, uint32_t t, int algo, gp_path *path,
                   gp_err *err) {
+    if (g->turns && s < g->n && t < g->n) {
+        gp_snap a, b;
+        gp_snap_route r;
+        gp_snap_at_node(g, s, &a);
+        gp_snap_at_node(g, t, &b);
+        memset(path, 0, sizeof *path);
+        int rc = gp_engine_route_snap(e, g, &a, &b, algo, &r, err);
+        if (rc) return rc;
+        path->dist = r.dist;
+        if (s == t) {
+            path->dist = 0;
+            path->nodes = malloc(sizeof *path->nodes);
+            if (!path->nodes) return gp_err_set(err, GP_ENOMEM, "out of memory");
+            path->nodes[0] = s;
+            path->len = 1;
+        } else if (r.dist != GP_INF) {
+            path->nodes = r.path.nodes;
+            path->len = r.path.len;
+            r.path.nodes = NULL;
+            r.path.len = 0;
+        }
+        path->settled = r.path.settled;
+        gp_snap_route_free(&r);
+        return GP_OK;
+    }
     if (algo == GP_P2P_AUTO && g->cch) return gp_cch_p2p(g->cch, s, t, path, err);
     ENGINE_DISPATCH(e, err, p2p(b_, g, s, t, algo, path, err));
 }
 
 int gp_engine_table(gp_engine *e, const gp_graph *g, const uint32_t *src, uint32_t ns,
                     const uint32_t *dst, uint32_t nt, uint64_t *out, gp_err *err) {
+    if (g->turns) {
+        gp_snap *ss = malloc(sizeof *ss * (ns ? ns : 1)), *ts = malloc(sizeof *ts * (nt ? nt : 1));
+        int rc = ss && ts ? GP_OK : gp_err_set(err, GP_ENOMEM, "out of memory");
+        for (uint32_t i = 0; !rc && i < ns; i++) gp_snap_at_node(g, src[i], &ss[i]);
+        for (uint32_t j = 0; !rc && j < nt; j++) gp_snap_at_node(g, dst[j], &ts[j]);
+        if (!rc) rc = gp_engine_table_snap(e, g, ss, ns, ts, nt, out, err);
+        free(ss);
+        free(ts);
+        return rc;
+    }
     const gp_cch *c = g->cch;
     if (c) {
         int rc = GP_EUNSUPPORTED;

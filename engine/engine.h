@@ -35,6 +35,7 @@ typedef struct gp_engine {
     uint32_t cch_min_nodes; /* auto: graphs with at least this many nodes */
     int cch_perfect;        /* GP_CCH_OFF / AUTO / ON: perfect customization (gp_cch_perfect) */
     int cuda_device;
+    int turn_costs; /* 1 (default): road graphs with a profile are routed with turn costs */
 } gp_engine;
 
 enum { GP_CCH_OFF = 0, GP_CCH_AUTO = 1, GP_CCH_ON = 2 };
@@ -54,6 +55,19 @@ int gp_engine_set_cch_perfect(gp_engine *e, const char *mode, gp_err *err);
  * "nd" (default: the parallel nested dissection, gp_cch_order_nd) or "metis" (one METIS_NodeND
  * call, gp_cch_order_metis). */
 int gp_engine_set_cch_order(gp_engine *e, const char *order, gp_err *err);
+
+/* Turn costs (config turn_costs, gpath serve --turn-costs): "on" (default) or "off". With "on",
+ * attaching a road graph with a profile (an OSM import) builds its turn graph (graph/turns.h),
+ * attaches it in turn (CCH, device state) and hangs it off the graph (g->turns); every query on
+ * the graph then runs on the turn graph (engine/snap.c; gp_engine_p2p / sssp / table by node id
+ * too), and the road graph gets no CCH of its own. A reweighted version (a cost change) gets the
+ * reweighted turn graph. A turn graph that cannot be built fails the attach (nothing half-built
+ * is served). Applies to graphs attached from then on. */
+int gp_engine_set_turn_costs(gp_engine *e, const char *mode, gp_err *err);
+/* The snapshot section (of the road graph) holding the CCH order of its turn graph (written by
+ * `gpath import`, as GP_CCH_SNAPSHOT_SECTION holds the road graph's): attach then skips that
+ * order. */
+#define GP_TURNS_CCH_SNAPSHOT_SECTION "cch.turns.order"
 
 /* backend: "auto" (CUDA when a GPU is usable, else CPU), "cuda" (error without a GPU), "cpu". */
 gp_engine *gp_engine_new(const char *backend, int cpu_threads, const gp_cuda_opts *cuda,

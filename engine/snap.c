@@ -9,6 +9,7 @@
 
 #include "graph/segidx.h"
 #include "graph/spatial.h"
+#include "graph/turns.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -123,7 +124,10 @@ uint32_t gp_snap_dests(const gp_graph *g, const gp_snap *s, uint32_t node[2], ui
 }
 
 void gp_snap_route_free(gp_snap_route *r) {
-    if (r) gp_path_free(&r->path);
+    if (!r) return;
+    gp_path_free(&r->path);
+    free(r->arcs);
+    r->arcs = NULL;
 }
 
 /* The direct way from a to b along their common arc: cost, or GP_INF when they do not share an
@@ -148,11 +152,404 @@ static inline uint64_t add3(uint64_t a, uint64_t d, uint64_t b) {
     return d == GP_INF ? GP_INF : a + d + b;
 }
 
+static int cmp_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static uint32_t find_u32(const uint32_t *v, uint32_t n, uint32_t key) {
+    uint32_t lo = 0, hi = n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (v[mid] < key) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Turn costs: a road graph with a turn graph (g->turns, graph/turns.h) is answered through it.
+ * An EBG node a stands for "has driven road arc a, at its head". Origin on arc a at fraction f:
+ * EBG a at cost (1 - f) * w(a) (and the opposite arc at f * w'); at node v: every arc b out of v
+ * at cost w(b) (no turn cost at the start). Destination on arc b at fraction f: EBG b, minus the
+ * part of b not driven, (1 - f) * w(b) (the opposite arc: f * w'); at node v: every arc p into v,
+ * at no cost. A pair whose origin and destination EBG nodes coincide is left out: the way along
+ * the arc is direct()'s, and a loop back onto the same arc is not searched.
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct tends {
+    uint32_t n, cap;
+    uint32_t *node; /* EBG nodes (road arcs) */
+    uint64_t *cost; /* origin: cost to add; destination: cost to subtract */
+} tends;
+
+static void tends_free(tends *t) {
+    if (!t) return;
+    free(t->node);
+    free(t->cost);
+    memset(t, 0, sizeof *t);
+}
+
+static int tends_push(tends *t, uint32_t node, uint64_t cost) {
+    if (t->n == t->cap) {
+        uint32_t c = t->cap ? t->cap * 2 : 8;
+        uint32_t *a = realloc(t->node, sizeof *a * c);
+        if (!a) return -1;
+        t->node = a;
+        uint64_t *b = realloc(t->cost, sizeof *b * c);
+        if (!b) return -1;
+        t->cost = b;
+        t->cap = c;
+    }
+    t->node[t->n] = node;
+    t->cost[t->n++] = cost;
+    return 0;
+}
+
+/* The EBG ends of s: dir 0 origin, 1 destination (appended to t). -1: out of memory. */
+static int turn_ends(const gp_graph *g, const gp_snap *s, int dir, tends *t) {
+    if (s->arc != GP_NONE && s->frac > 0 && s->frac < 1) {
+        if (tends_push(t, s->arc, part(1 - s->frac, g->w[s->arc]))) return -1;
+        if (s->rarc != GP_NONE && tends_push(t, s->rarc, part(s->frac, g->w[s->rarc]))) return -1;
+        return 0;
+    }
+    uint32_t v = s->arc == GP_NONE ? s->node
+                 : s->frac <= 0    ? gp_graph_arc_tail(g, s->arc)
+                                   : g->col[s->arc];
+    if (!dir) {
+        for (uint32_t b = g->row[v]; b < g->row[v + 1]; b++)
+            if (tends_push(t, b, g->w[b])) return -1;
+        return 0;
+    }
+    /* arcs into v, or into a copy of v made for turn restrictions (the same place) */
+    const gp_turns *T = g->turns;
+    uint32_t c0, nc = gp_turns_copies(T, g, v, &c0);
+    if (nc) v = gp_graph_index(g, gp_graph_orig_id(g, v)); /* the original, then its copies */
+    for (uint32_t c = 0; c <= nc; c++) {
+        uint32_t x = c ? T->copy_node[c0 + c - 1] : v;
+        if (x == GP_NONE) continue;
+        for (uint32_t k = g->rrow[x]; k < g->rrow[x + 1]; k++) {
+            uint32_t u = g->rcol[k];
+            if (k > g->rrow[x] && g->rcol[k - 1] == u) continue; /* parallel arcs: once */
+            for (uint32_t p = gp_graph_find_arc(g, u, x);
+                 p != GP_NONE && p < g->row[u + 1] && g->col[p] == x; p++)
+                if (tends_push(t, p, 0)) return -1;
+        }
+    }
+    return 0;
+}
+
+uint64_t gp_snap_turn_cost(const gp_graph *g, uint32_t a, uint32_t b) {
+    const gp_turns *T = g->turns;
+    if (!T || a == GP_NONE || b == GP_NONE || a >= g->m || b >= g->m) return 0;
+    const gp_graph *tg = T->tg;
+    uint32_t lo = tg->row[a], hi = tg->row[a + 1];
+    while (lo < hi) { /* a row is sorted by head */
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (tg->col[mid] < b) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo == tg->row[a + 1] || tg->col[lo] != b) return 0;
+    return tg->w[lo] >= g->w[b] ? tg->w[lo] - g->w[b] : 0;
+}
+
+/* origin + EBG distance - destination part; GP_INF when d is. */
+static inline uint64_t tcost(uint64_t oc, uint64_t d, uint64_t sub) {
+    if (d == GP_INF) return GP_INF;
+    uint64_t x = oc + d;
+    return x >= sub ? x - sub : 0;
+}
+
+/* The road path of EBG path q (origin at a node: from tail(q1); destination at a node: to
+ * head(qk)), its arcs, into out. -1: out of memory. */
+static int road_path(const gp_graph *g, const gp_path *q, int onode, int dnode,
+                     gp_snap_route *out) {
+    uint32_t k = q->len, len = 0;
+    uint32_t *nodes = malloc(sizeof *nodes * (k + 2)), *arcs = malloc(sizeof *arcs * (k + 2));
+    if (!nodes || !arcs) {
+        free(nodes);
+        free(arcs);
+        return -1;
+    }
+    uint32_t na = 0;
+    if (onode) nodes[len++] = gp_graph_arc_tail(g, q->nodes[0]);
+    for (uint32_t i = 0; i + 1 < k; i++) {
+        if (onode || i) arcs[na++] = q->nodes[i];
+        nodes[len++] = g->col[q->nodes[i]];
+    }
+    if (dnode) {
+        if (onode || k > 1) arcs[na++] = q->nodes[k - 1];
+        nodes[len++] = g->col[q->nodes[k - 1]];
+    }
+    out->path.nodes = nodes;
+    out->path.len = len;
+    out->arcs = arcs;
+    out->first_arc = onode ? GP_NONE : q->nodes[0];
+    out->last_arc = dnode ? GP_NONE : q->nodes[k - 1];
+    return 0;
+}
+
+static int is_node_end(const gp_snap *s) {
+    return s->arc == GP_NONE || s->frac <= 0 || s->frac >= 1;
+}
+
+/* The node of a position at a node, else GP_NONE. */
+static uint32_t end_node(const gp_graph *g, const gp_snap *s) {
+    if (!is_node_end(s)) return GP_NONE;
+    return s->arc == GP_NONE ? s->node
+           : s->frac <= 0    ? gp_graph_arc_tail(g, s->arc)
+                             : g->col[s->arc];
+}
+
+/* Cost of the pair (origin EBG node o at cost oc, destination EBG node d less sub) when dist is
+ * the EBG distance o -> d: one EBG node (o == d) is valid only when the destination is not behind
+ * the origin on it (oc >= sub). */
+static inline uint64_t pair_cost(uint32_t o, uint64_t oc, uint32_t d, uint64_t sub, uint64_t dist) {
+    if (o == d) return oc >= sub ? oc - sub : GP_INF;
+    return tcost(oc, dist, sub);
+}
+
+static int route_turns(gp_engine *e, const gp_graph *g, const gp_snap *a, const gp_snap *b,
+                       int algo, gp_snap_route *out, gp_err *err) {
+    const gp_turns *T = g->turns;
+    const gp_graph *tg = T->tg;
+    tends o = {0}, d = {0};
+    int rc = GP_OK;
+    if (turn_ends(g, a, 0, &o) || turn_ends(g, b, 1, &d)) {
+        rc = gp_err_set(err, GP_ENOMEM, "out of memory");
+        goto done;
+    }
+    uint32_t darc;
+    uint64_t dd = direct(g, a, b, &darc);
+    if (dd != GP_INF) {
+        out->dist = dd;
+        out->first_arc = out->last_arc = darc;
+    }
+    uint32_t va = end_node(g, a);
+    uint32_t vb = end_node(g, b);
+    if (va != GP_NONE && vb != GP_NONE && gp_graph_orig_id(g, va) == gp_graph_orig_id(g, vb)) {
+        /* the same node (or a copy of it made for turn restrictions: the same place) */
+        out->dist = 0;
+        out->path.nodes = malloc(sizeof *out->path.nodes);
+        if (!out->path.nodes) rc = gp_err_set(err, GP_ENOMEM, "out of memory");
+        else out->path.nodes[0] = va, out->path.len = 1;
+        goto done;
+    }
+    int clash = 0; /* an origin EBG node is also a destination one */
+    for (uint32_t i = 0; i < o.n; i++)
+        for (uint32_t j = 0; j < d.n; j++) clash |= o.node[i] == d.node[j];
+    gp_path best;
+    memset(&best, 0, sizeof best);
+    best.dist = GP_INF;
+    uint64_t bestc = out->dist;
+    if (algo == GP_P2P_AUTO && tg->cch && !clash && o.n <= GP_CCH_MAX_ENDS &&
+        d.n <= GP_CCH_MAX_ENDS && o.n && d.n) {
+        /* destination parts are subtracted: offsets K - part, K the largest part */
+        uint64_t K = 0, doff[GP_CCH_MAX_ENDS];
+        for (uint32_t j = 0; j < d.n; j++) K = d.cost[j] > K ? d.cost[j] : K;
+        for (uint32_t j = 0; j < d.n; j++) doff[j] = K - d.cost[j];
+        gp_path p;
+        uint32_t i, j;
+        rc = gp_cch_p2p_multi(tg->cch, o.node, o.cost, o.n, d.node, doff, d.n, &p, &i, &j, err);
+        if (rc) goto done;
+        if (p.dist != GP_INF && p.dist - K < bestc) {
+            bestc = p.dist - K;
+            best = p;
+        } else {
+            gp_path_free(&p);
+        }
+    } else {
+        for (uint32_t i = 0; i < o.n; i++)
+            for (uint32_t j = 0; j < d.n; j++) {
+                if (bestc != GP_INF && o.cost[i] >= bestc + d.cost[j]) continue;
+                gp_path p;
+                memset(&p, 0, sizeof p);
+                if (o.node[i] == d.node[j]) { /* along one arc */
+                    p.nodes = malloc(sizeof *p.nodes);
+                    if (!p.nodes) {
+                        rc = gp_err_set(err, GP_ENOMEM, "out of memory");
+                        goto done;
+                    }
+                    p.nodes[0] = o.node[i];
+                    p.len = 1;
+                } else {
+                    /* the turn graph has no coordinates: A* answers as bidirectional */
+                    rc = gp_engine_p2p(e, tg, o.node[i], d.node[j],
+                                       algo == GP_P2P_ASTAR && !tg->lon ? GP_P2P_BIDIR : algo, &p,
+                                       err);
+                }
+                if (rc) {
+                    gp_path_free(&p);
+                    goto done;
+                }
+                uint64_t c = pair_cost(o.node[i], o.cost[i], d.node[j], d.cost[j], p.dist);
+                if (c < bestc) {
+                    gp_path_free(&best);
+                    best = p;
+                    bestc = c;
+                } else {
+                    gp_path_free(&p);
+                }
+            }
+    }
+    if (best.len) {
+        out->dist = bestc;
+        if (road_path(g, &best, is_node_end(a), is_node_end(b), out)) {
+            rc = gp_err_set(err, GP_ENOMEM, "out of memory");
+        } else {
+            /* the path's own part: the total less the partial arcs at its ends */
+            uint64_t ends = 0;
+            if (out->first_arc != GP_NONE)
+                ends += part(1 - (out->first_arc == a->arc ? a->frac : 1 - a->frac),
+                             g->w[out->first_arc]);
+            if (out->last_arc != GP_NONE)
+                ends += part(out->last_arc == b->arc ? b->frac : 1 - b->frac, g->w[out->last_arc]);
+            out->path.dist = bestc >= ends ? bestc - ends : 0;
+            out->path.settled = best.settled;
+        }
+    }
+    gp_path_free(&best);
+done:
+    tends_free(&o);
+    tends_free(&d);
+    if (rc) gp_snap_route_free(out);
+    return rc;
+}
+
+/* Sorted distinct EBG nodes of the ends of n positions (dir as turn_ends); the per-position ends
+ * in e[0..n) (nodes replaced by their index in the distinct list). */
+static uint32_t *turn_distinct(const gp_graph *g, const gp_snap *s, uint32_t n, int dir, tends *e,
+                               uint32_t *k) {
+    tends all = {0};
+    for (uint32_t i = 0; i < n; i++) {
+        if (turn_ends(g, &s[i], dir, &e[i])) goto oom;
+        for (uint32_t j = 0; j < e[i].n; j++)
+            if (tends_push(&all, e[i].node[j], 0)) goto oom;
+    }
+    uint32_t *v = all.node ? all.node : malloc(sizeof *v);
+    if (!v) goto oom;
+    free(all.cost);
+    qsort(v, all.n, sizeof *v, cmp_u32);
+    uint32_t u = 0;
+    for (uint32_t i = 0; i < all.n; i++)
+        if (!u || v[u - 1] != v[i]) v[u++] = v[i];
+    *k = u;
+    return v;
+oom:
+    tends_free(&all);
+    return NULL;
+}
+
+static int table_turns(gp_engine *e, const gp_graph *g, const gp_snap *src, uint32_t ns,
+                       const gp_snap *dst, uint32_t nt, uint64_t *out, gp_err *err) {
+    const gp_graph *tg = ((const gp_turns *)g->turns)->tg;
+    tends *se = calloc(ns ? ns : 1, sizeof *se), *de = calloc(nt ? nt : 1, sizeof *de);
+    uint32_t ks = 0, kt = 0;
+    uint32_t *sv = se && de ? turn_distinct(g, src, ns, 0, se, &ks) : NULL;
+    uint32_t *tv = sv ? turn_distinct(g, dst, nt, 1, de, &kt) : NULL;
+    size_t cells = (size_t)ks * kt;
+    uint64_t *t = tv ? malloc(sizeof *t * (cells ? cells : 1)) : NULL;
+    int rc = GP_OK;
+    if (!t) {
+        rc = gp_err_set(err, GP_ENOMEM, "out of memory for a %u x %u table", ks, kt);
+        goto done;
+    }
+    if (ks && kt && (rc = gp_engine_table(e, tg, sv, ks, tv, kt, t, err))) goto done;
+    for (uint32_t i = 0; i < ns; i++)
+        for (uint32_t j = 0; j < nt; j++) {
+            uint32_t darc;
+            uint64_t best = direct(g, &src[i], &dst[j], &darc);
+            uint32_t vi = end_node(g, &src[i]);
+            uint32_t vj = end_node(g, &dst[j]);
+            if (vi != GP_NONE && vj != GP_NONE &&
+                gp_graph_orig_id(g, vi) == gp_graph_orig_id(g, vj))
+                best = 0;
+            for (uint32_t p = 0; p < se[i].n; p++) {
+                uint32_t x = find_u32(sv, ks, se[i].node[p]);
+                const uint64_t *row = t + (size_t)x * kt;
+                for (uint32_t q = 0; q < de[j].n; q++) {
+                    uint64_t c = pair_cost(se[i].node[p], se[i].cost[p], de[j].node[q],
+                                           de[j].cost[q], row[find_u32(tv, kt, de[j].node[q])]);
+                    if (c < best) best = c;
+                }
+            }
+            out[(size_t)i * nt + j] = best;
+        }
+done:
+    for (uint32_t i = 0; se && i < ns; i++) tends_free(&se[i]);
+    for (uint32_t j = 0; de && j < nt; j++) tends_free(&de[j]);
+    free(se);
+    free(de);
+    free(sv);
+    free(tv);
+    free(t);
+    return rc;
+}
+
+/* One-to-all through the turn graph: dist(v) = min over arcs p into v of dist(EBG p); pred(v) =
+ * the tail of that best arc. dist[v] may exceed dist[pred] + w by a turn cost, and following
+ * pred from v is a path, but not always v's best route: the best route into pred[v] may arrive
+ * there by another arc than the best route to v does (a tree of nodes cannot hold both). */
+static int sssp_turns(gp_engine *e, const gp_graph *g, const gp_snap *src, uint64_t max_dist,
+                      uint64_t *dist, uint32_t *pred, gp_err *err) {
+    const gp_graph *tg = ((const gp_turns *)g->turns)->tg;
+    tends o = {0};
+    uint64_t *td = malloc(sizeof *td * (tg->n ? tg->n : 1));
+    int rc = GP_OK;
+    if (!td || turn_ends(g, src, 0, &o)) {
+        rc = gp_err_set(err, GP_ENOMEM, "out of memory for a %u-node tree", tg->n);
+        goto done;
+    }
+    for (uint32_t v = 0; v < g->n; v++) {
+        dist[v] = GP_INF;
+        if (pred) pred[v] = GP_NONE;
+    }
+    if (is_node_end(src)) {
+        uint32_t s = src->arc == GP_NONE ? src->node
+                     : src->frac <= 0    ? gp_graph_arc_tail(g, src->arc)
+                                         : g->col[src->arc];
+        dist[s] = 0;
+    }
+    for (uint32_t i = 0; i < o.n; i++) {
+        if (max_dist != GP_INF && o.cost[i] > max_dist) continue;
+        uint64_t lim = max_dist == GP_INF ? GP_INF : max_dist - o.cost[i];
+        if ((rc = gp_engine_sssp(e, tg, o.node[i], lim, td, NULL, err))) break;
+        for (uint32_t u = 0; u < g->n; u++)
+            for (uint32_t a = g->row[u]; a < g->row[u + 1]; a++) {
+                if (td[a] == GP_INF) continue;
+                uint64_t c = td[a] + o.cost[i];
+                uint32_t v = g->col[a];
+                if (c < dist[v] && (max_dist == GP_INF || c <= max_dist)) {
+                    dist[v] = c;
+                    if (pred) pred[v] = a == o.node[i] && !is_node_end(src) ? GP_NONE : u;
+                }
+            }
+    }
+    /* a node and its copies made for turn restrictions are one place: each gets the best of
+     * them (first the original from its copies, then the copies from it) */
+    const gp_turns *T = g->turns;
+    for (int pass = 0; pass < 2; pass++)
+        for (uint32_t c = 0; !rc && c < T->ncopies; c++) {
+            uint32_t x = T->copy_node[c], v = gp_graph_index(g, T->copy_orig[c]);
+            if (v == GP_NONE) continue;
+            uint32_t from = pass ? v : x, to = pass ? x : v;
+            if (dist[from] < dist[to]) {
+                dist[to] = dist[from];
+                if (pred) pred[to] = pred[from];
+            }
+        }
+done:
+    tends_free(&o);
+    free(td);
+    return rc;
+}
+
 int gp_engine_route_snap(gp_engine *e, const gp_graph *g, const gp_snap *a, const gp_snap *b,
                          int algo, gp_snap_route *out, gp_err *err) {
     memset(out, 0, sizeof *out);
     out->dist = GP_INF;
     out->first_arc = out->last_arc = GP_NONE;
+    if (g->turns) return route_turns(e, g, a, b, algo, out, err);
     uint32_t on[2], dn[2], oa[2], da[2];
     uint64_t oc[2], dc[2];
     uint32_t no = ends(g, a, 0, on, oc, oa), nd = ends(g, b, 1, dn, dc, da);
@@ -222,21 +619,6 @@ int gp_engine_route_snap(gp_engine *e, const gp_graph *g, const gp_snap *a, cons
     return GP_OK;
 }
 
-static int cmp_u32(const void *a, const void *b) {
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-static uint32_t find_u32(const uint32_t *v, uint32_t n, uint32_t key) {
-    uint32_t lo = 0, hi = n;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (v[mid] < key) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo;
-}
-
 /* The distinct entry (dir 0) or exit (dir 1) nodes of n positions, sorted; count in *k. */
 static uint32_t *distinct_ends(const gp_graph *g, const gp_snap *s, uint32_t n, int dir,
                                uint32_t *k) {
@@ -279,6 +661,7 @@ static ends_ix *resolve_ends(const gp_graph *g, const gp_snap *s, uint32_t n, in
 
 int gp_engine_table_snap(gp_engine *e, const gp_graph *g, const gp_snap *src, uint32_t ns,
                          const gp_snap *dst, uint32_t nt, uint64_t *out, gp_err *err) {
+    if (g->turns) return table_turns(e, g, src, ns, dst, nt, out, err);
     uint32_t ks = 0, kt = 0;
     uint32_t *sv = distinct_ends(g, src, ns, 0, &ks);
     uint32_t *tv = distinct_ends(g, dst, nt, 1, &kt);
@@ -324,6 +707,7 @@ done:
 
 int gp_engine_sssp_snap(gp_engine *e, const gp_graph *g, const gp_snap *src, uint64_t max_dist,
                         uint64_t *dist, uint32_t *pred, gp_err *err) {
+    if (g->turns) return sssp_turns(e, g, src, max_dist, dist, pred, err);
     uint32_t on[2], oa[2];
     uint64_t oc[2];
     uint32_t no = ends(g, src, 0, on, oc, oa);

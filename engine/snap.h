@@ -9,7 +9,11 @@
  * tail through the opposite arc (cost frac * w'); a destination is reached symmetrically. Two
  * positions on the same arc in the driving direction are joined along it directly.
  * Routing goes through the engine's p2p / table / sssp calls, so every backend and speed-up
- * technique serves snapped queries too.
+ * technique serves snapped queries too. On a graph with turn costs (g->turns, graph/turns.h) the
+ * same calls run on its turn graph, whose nodes are road arcs: engine/snap.c maps positions and
+ * nodes to them and back (the route's arcs, node distances as the best arc into each node; with
+ * turn costs sssp's pred[v] is the tail of that arc, dist[v] may exceed dist[pred] + w by the
+ * turn cost, and the pred chain is a path to v but not always its turn-aware route).
  *
  * Implemented in engine/snap.c, over the graph's segment index (graph/segidx.h: built at attach
  * through gp_segidx_prepare, or else on the first snap of a graph). Thread-safe.
@@ -60,8 +64,16 @@ typedef struct gp_snap_route {
     gp_path path;  /* nodes from the entry node to the exit node; len 0 when the positions lie
                         on one arc and the direct way along it is the answer */
     uint32_t first_arc, last_arc; /* the arcs the route starts / ends on (partially), or GP_NONE */
+    uint32_t *arcs; /* path.len - 1 road arcs: arcs[i] runs path.nodes[i] -> path.nodes[i + 1];
+                       set on a graph with turn costs (the turn graph chooses among parallel
+                       arcs), else NULL (then the cheapest arc between the nodes) */
 } gp_snap_route;
 void gp_snap_route_free(gp_snap_route *r);
+
+/* The turn cost (stored units) of turning from road arc a into road arc b on a graph with turn
+ * costs; 0 without turn costs, for GP_NONE arcs or a turn the turn graph does not have. Renderers
+ * charge it to the piece of b, so that a route's pieces add up to its total. */
+uint64_t gp_snap_turn_cost(const gp_graph *g, uint32_t a, uint32_t b);
 
 int gp_engine_route_snap(gp_engine *e, const gp_graph *g, const gp_snap *a, const gp_snap *b,
                          int algo, gp_snap_route *out, gp_err *err);

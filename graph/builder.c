@@ -49,6 +49,10 @@ struct gp_builder {
     uint64_t nosm, osmcap;
     uint32_t *osm_ix;
     int64_t *osm_orig;
+    /* gp_builder_set_node_flags: (builder index, flags) pairs */
+    uint64_t nnf, nfcap;
+    uint32_t *nf_ix;
+    uint8_t *nf_val;
 };
 
 void gp_builder_guard(gp_builder *b, const gp_load_opts *o) { b->guard = o; }
@@ -79,6 +83,8 @@ void gp_builder_free(gp_builder *b) {
     gp_attrbuf_free(b->attr);
     free(b->osm_ix);
     free(b->osm_orig);
+    free(b->nf_ix);
+    free(b->nf_val);
     free(b);
 }
 
@@ -363,6 +369,20 @@ int gp_builder_set_osm_id(gp_builder *b, int64_t id, int64_t osm_id, gp_err *err
     return GP_OK;
 }
 
+int gp_builder_set_node_flags(gp_builder *b, int64_t id, uint8_t flags, gp_err *err) {
+    if (!flags) return GP_OK;
+    uint32_t v = node_of(b, id, err);
+    if (v == GP_NONE) return err ? err->code : GP_ENOMEM;
+    uint64_t c1 = b->nfcap, c2 = b->nfcap;
+    if (grow((void **)&b->nf_ix, &c1, b->nnf + 1, sizeof *b->nf_ix) ||
+        grow((void **)&b->nf_val, &c2, b->nnf + 1, sizeof *b->nf_val))
+        return gp_err_set(err, GP_ENOMEM, "out of memory for node flags");
+    b->nfcap = c1 < c2 ? c1 : c2;
+    b->nf_ix[b->nnf] = v;
+    b->nf_val[b->nnf++] = flags;
+    return GP_OK;
+}
+
 int gp_builder_cost(const gp_builder *b, double cost, uint32_t *w, gp_err *err) {
     if (isnan(cost) || isinf(cost))
         return gp_err_set(err, GP_EPARSE, "cost %g is not a finite number", cost);
@@ -580,6 +600,11 @@ gp_graph *gp_builder_finish(gp_builder *b, const char *source, const char *forma
         if (!g->osm_id) goto oom;
         memcpy(g->osm_id, g->ext, (size_t)n * sizeof *g->osm_id);
         for (uint64_t i = 0; i < b->nosm; i++) g->osm_id[remap[b->osm_ix[i]]] = b->osm_orig[i];
+    }
+    if (b->nnf) {
+        g->node_flags = calloc(n, 1);
+        if (!g->node_flags) goto oom;
+        for (uint64_t i = 0; i < b->nnf; i++) g->node_flags[remap[b->nf_ix[i]]] |= b->nf_val[i];
     }
     if (b->lon) {
         g->lon = malloc((size_t)n * sizeof(double));

@@ -144,6 +144,11 @@ int gp_graph_change_links(const gp_graph *g, const gp_link_change *ch, size_t nc
             rc = gp_err_set(err, rc, "%s", e.msg);
             goto done;
         }
+    for (uint32_t v = 0; g->node_flags && v < g->n; v++)
+        if ((rc = gp_builder_set_node_flags(b, g->ext[v], g->node_flags[v], &e)) != GP_OK) {
+            rc = gp_err_set(err, rc, "%s", e.msg);
+            goto done;
+        }
     for (uint32_t u = 0; u < g->n; u++) {
         if (dead[u]) continue;
         for (uint32_t a = g->row[u]; a < g->row[u + 1]; a++) {

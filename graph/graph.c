@@ -146,6 +146,7 @@ static uint64_t graph_hash(const gp_graph *g) {
     }
     if (g->strtab) h = hash_bytes(h, g->strtab, g->strtab_len);
     if (g->osm_id) h = hash_bytes(h, g->osm_id, (uint64_t)g->n * sizeof *g->osm_id);
+    if (g->node_flags) h = hash_bytes(h, g->node_flags, g->n);
     return h;
 }
 
@@ -161,6 +162,7 @@ void gp_graph_destroy(gp_graph *g) {
     if (g->dev && g->dev_free) g->dev_free(g->dev);
     if (g->cch && g->cch_free) g->cch_free(g->cch);
     if (g->snap && g->snap_free) g->snap_free(g->snap);
+    if (g->turns && g->turns_free) g->turns_free(g->turns);
     if (g->base) { /* a reweighted version: the rest is the base's */
         free(g->w);
         free(g->rw);
@@ -173,11 +175,11 @@ void gp_graph_destroy(gp_graph *g) {
         for (uint32_t i = 0; i < g->n; i++) release(g, g->names[i]);
         free(g->names);
     }
-    void *arrays[] = {g->row,          g->col,       g->w,          g->rrow,       g->rcol,
-                      g->rw,           g->ext,       g->idmap.keys, g->idmap.vals, g->lon,
-                      g->lat,          g->arc_len_m, g->arc_name,   g->arc_ref,    g->arc_class,
-                      g->arc_shape,    g->shape_lon, g->shape_lat,  g->strtab,     g->osm_id,
-                      g->shape_osm_id, g->arc_flags, g->arc_guide};
+    void *arrays[] = {g->row,          g->col,        g->w,          g->rrow,       g->rcol,
+                      g->rw,           g->ext,        g->idmap.keys, g->idmap.vals, g->lon,
+                      g->lat,          g->arc_len_m,  g->arc_name,   g->arc_ref,    g->arc_class,
+                      g->arc_shape,    g->shape_lon,  g->shape_lat,  g->strtab,     g->osm_id,
+                      g->shape_osm_id, g->node_flags, g->arc_flags,  g->arc_guide};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) release(g, arrays[i]);
     if (g->map_base && g->map_unmap) g->map_unmap(g->map_base, g->map_len);
     free(g);
@@ -341,6 +343,8 @@ gp_graph *gp_graph_reweight(const gp_graph *g, uint32_t *w, uint32_t *rw, gp_err
     h->dev_free = NULL;
     h->cch_free = NULL;
     h->snap_free = NULL;
+    h->turns = NULL;
+    h->turns_free = NULL;
     h->map_base = NULL; /* the base keeps its snapshot's memory */
     h->map_len = 0;
     h->map_unmap = NULL;

@@ -92,9 +92,11 @@ typedef struct gp_graph {
                               NULL (graphs from formats without ids, snapshots older than it) */
     char *strtab;          /* NUL-terminated strings back to back; offset 0 holds "" */
     uint64_t strtab_len;
-    int64_t *osm_id; /* n: original (e.g. OSM) node id of each node when nodes were split
+    int64_t *osm_id;     /* n: original (e.g. OSM) node id of each node when nodes were split
                              for turn restrictions (copies share their original's id); NULL when
                              ext[] are the original ids */
+    uint8_t *node_flags; /* n: GP_NODE_* bits (traffic signals, stop, give way) of OSM nodes,
+                            read by the turn model (graph/turns.h); NULL when no node has one */
     /* A graph loaded from a snapshot (graph/snapshot.h) points into the file's read-only
      * mapping; its arrays there are not freed, map_unmap(map_base, map_len) releases them. */
     void *map_base;
@@ -109,6 +111,10 @@ typedef struct gp_graph {
      * with the graph through snap_free. */
     void *snap;
     void (*snap_free)(void *snap);
+    /* Turn costs (graph/turns.h): the turn-expanded graph built at attach (engine/engine.c) for a
+     * road graph with a profile, released with the graph through turns_free; NULL when none. */
+    void *turns;
+    void (*turns_free)(void *turns);
     /* A reweighted version (gp_graph_reweight) owns only w and rw: every other array, the names,
      * the spatial index and the snap index are those of base, the graph it shares them with
      * (referenced; never itself a reweighted version). NULL for a graph that owns everything. */
@@ -147,6 +153,16 @@ int gp_builder_add_road_arc(gp_builder *b, int64_t u, int64_t v, uint32_t w, con
 /* Records that node id stands for original node osm_id (a copy made for turn restrictions).
  * The graph gets osm_id[] when any node was given one (the others keep their own id). */
 int gp_builder_set_osm_id(gp_builder *b, int64_t id, int64_t osm_id, gp_err *err);
+/* Node attributes for node_flags (OSM node tags the turn model charges; graph/turns.h). */
+enum {
+    GP_NODE_SIGNAL = 1u,  /* highway=traffic_signals */
+    GP_NODE_STOP = 2u,    /* highway=stop */
+    GP_NODE_GIVE_WAY = 4u /* highway=give_way */
+};
+/* ORs GP_NODE_* bits into node id's flags (the node is created when new). The graph gets
+ * node_flags[] when any node was given a non-zero value; they follow their nodes through
+ * gp_builder_finish and enter the content hash. */
+int gp_builder_set_node_flags(gp_builder *b, int64_t id, uint8_t flags, gp_err *err);
 /* Converts a cost in input units to a stored weight under the builder's scale (see above). */
 int gp_builder_cost(const gp_builder *b, double cost, uint32_t *w, gp_err *err);
 double gp_builder_scale(const gp_builder *b);

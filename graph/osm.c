@@ -38,6 +38,10 @@
 #define F_BLOCK 4u  /* blocking barrier: no arc leaves it */
 #define F_NODE 8u   /* an end of an edge after the collapse */
 #define F_ADDED 16u /* declared to the builder */
+/* node tags the turn model charges (graph/turns.h): such a node stays a graph node (F_HARD) */
+#define F_SIGNAL 32u    /* highway=traffic_signals */
+#define F_STOP 64u      /* highway=stop */
+#define F_GIVE_WAY 128u /* highway=give_way */
 
 typedef struct onode {
     int64_t id;
@@ -85,6 +89,9 @@ typedef struct octx {
     int unsorted;
     int64_t *blocked;
     uint64_t nblocked, bcap;
+    int64_t *marked; /* nodes with F_SIGNAL / F_STOP / F_GIVE_WAY (in markfl) */
+    uint8_t *markfl;
+    uint64_t nmarked, mcap, mcap2;
     /* ways */
     oway *ways;
     uint64_t nw, wcap;
@@ -142,6 +149,20 @@ static int on_node(void *ctx, int64_t id, double lon, double lat, const gp_osm_t
         if (grow((void **)&c->blocked, &c->bcap, c->nblocked + 1, sizeof *c->blocked))
             return gp_err_set(err, GP_ENOMEM, "%s: out of memory", c->path);
         c->blocked[c->nblocked++] = id;
+    }
+    uint8_t mk = 0;
+    for (uint32_t i = 0; i < ntags; i++)
+        if (strcmp(tags[i].key, "highway") == 0)
+            mk = strcmp(tags[i].value, "traffic_signals") == 0 ? F_SIGNAL
+                 : strcmp(tags[i].value, "stop") == 0          ? F_STOP
+                 : strcmp(tags[i].value, "give_way") == 0      ? F_GIVE_WAY
+                                                               : 0;
+    if (mk) {
+        if (grow((void **)&c->marked, &c->mcap, c->nmarked + 1, sizeof *c->marked) ||
+            grow((void **)&c->markfl, &c->mcap2, c->nmarked + 1, sizeof *c->markfl))
+            return gp_err_set(err, GP_ENOMEM, "%s: out of memory", c->path);
+        c->marked[c->nmarked] = id;
+        c->markfl[c->nmarked++] = mk;
     }
     if (c->progress && c->nn % 10000000 == 0)
         progress(c, "read %llu M nodes", (unsigned long long)(c->nn / 1000000));
@@ -902,6 +923,8 @@ static void octx_free(octx *c) {
     if (!c) return;
     free(c->nodes);
     free(c->blocked);
+    free(c->marked);
+    free(c->markfl);
     free(c->ways);
     free(c->refs);
     free(c->str);
@@ -1024,6 +1047,10 @@ gp_graph *gp_load_osm(const char *spec, const gp_load_opts *o, gp_err *err) {
         uint32_t x = node_ix(&c, c.blocked[i]);
         if (x != GP_NONE) flags[x] |= F_PIN | F_HARD | F_BLOCK;
     }
+    for (uint64_t i = 0; i < c.nmarked; i++) {
+        uint32_t x = node_ix(&c, c.marked[i]);
+        if (x != GP_NONE) flags[x] |= F_PIN | F_HARD | c.markfl[i];
+    }
     wk = malloc((c.nw ? c.nw : 1) * sizeof *wk);
     if (!wk) goto oom;
     for (uint64_t i = 0; i < c.nw; i++) wk[i] = (way_key){c.ways[i].id, (uint32_t)i};
@@ -1121,6 +1148,14 @@ gp_graph *gp_load_osm(const char *spec, const gp_load_opts *o, gp_err *err) {
             if (gp_builder_add_node(b, ids2[k], 1, nlon(&c, orig), nlat(&c, orig), NULL, err))
                 goto fail;
             if (copy && gp_builder_set_osm_id(b, ids2[k], c.nodes[orig].id, err)) goto fail;
+            uint8_t nf = flags[orig];
+            if ((nf & (F_SIGNAL | F_STOP | F_GIVE_WAY)) &&
+                gp_builder_set_node_flags(b, ids2[k],
+                                          (uint8_t)((nf & F_SIGNAL ? GP_NODE_SIGNAL : 0) |
+                                                    (nf & F_STOP ? GP_NODE_STOP : 0) |
+                                                    (nf & F_GIVE_WAY ? GP_NODE_GIVE_WAY : 0)),
+                                          err))
+                goto fail;
             if (copy) copies[x - c.nn].added = 1;
             else flags[x] |= F_ADDED;
         }

@@ -125,6 +125,7 @@ uint64_t gp_graph_roadattr_memory(const gp_graph *g) {
     }
     bytes += g->strtab_len;
     if (g->osm_id) bytes += (uint64_t)g->n * sizeof(int64_t);
+    if (g->node_flags) bytes += g->n;
     return bytes;
 }
 

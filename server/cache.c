@@ -55,6 +55,12 @@ static void conninfo_of(const char *spec, char *out, size_t cap) {
 
 /* ---- reloads from NOTIFY ---------------------------------------------------------------------- */
 
+/* The version a cached answer is kept under: the graph's, told apart with turn costs (config
+ * turn_costs), whose answers differ from the same graph's without. */
+static uint64_t cache_hash(const gp_graph *g) {
+    return g->hash ^ (g->turns ? 0x7475726e636f7374ULL : 0);
+}
+
 static void reload_one(const char *name, const char *cfg_spec) {
     gp_err err;
     gp_err_clear(&err);
@@ -79,7 +85,7 @@ static void reload_one(const char *name, const char *cfg_spec) {
     if (g) {
         GP_LOG(GP_LOG_INFO, "event=pg_reload graph=%s version=%s nodes=%u arcs=%u", name,
                g->version, g->n, g->m);
-        gp_cache_purge_stale(st.cache, name, g->hash, NULL);
+        gp_cache_purge_stale(st.cache, name, cache_hash(g), NULL);
         gp_graph_unref(g);
     }
     /* a graph that failed at start is now in: /ready may turn green */
@@ -172,7 +178,7 @@ void gp_srv_storage_stop(void) {
 static gp_cache_key make_key(gp_req *r, int kind, const uint32_t *src, uint32_t ns,
                              const uint32_t *dst, uint32_t nt, int next_hops) {
     gp_cache_key k = {.graph = gp_req_graph_name(r),
-                      .graph_hash = gp_req_graph(r)->hash,
+                      .graph_hash = cache_hash(gp_req_graph(r)),
                       .kind = kind,
                       .src = src,
                       .ns = ns,

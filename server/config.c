@@ -144,6 +144,9 @@ static const gp_config_key keys[] = {
     {"cch_perfect", S(cch_perfect), "auto", 0, 0,
      "CCH perfect customization (drops arcs on no shortest route from the queries): auto (in "
      "the background, the graph answering meanwhile), on (before the graph answers), off."},
+    {"turn_costs", S(turn_costs), "on", 0, 0,
+     "Turn costs on road graphs with a profile (OSM imports): on (an edge-based turn graph answers "
+     "every query, docs/graphs.md) or off (the node-based road graph, no turn cost)."},
     {"cch_min_nodes", L(cch_min_nodes), "10000", 0, 2000000000,
      "With cch = auto: the smallest graph (nodes) that gets a CCH at load."},
     {"cch_max_triangles_per_node", L(cch_max_triangles_per_node), "200", 0, 1000000,

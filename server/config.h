@@ -77,6 +77,7 @@ typedef struct gp_config {
     char operator_token[256];
     char cch[8];
     char cch_perfect[8];
+    char turn_costs[8];
     long cch_min_nodes;
     long cch_max_triangles_per_node;
     char cch_order[8];

@@ -157,6 +157,7 @@ int gp_serve_main(int argc, char **argv, void (*usage)(FILE *f)) {
     if (gp_engine_set_cch(engine, cfg->cch, (uint32_t)cfg->cch_min_nodes,
                           (uint32_t)cfg->cch_max_triangles_per_node, &err) != GP_OK ||
         gp_engine_set_cch_perfect(engine, cfg->cch_perfect, &err) != GP_OK ||
+        gp_engine_set_turn_costs(engine, cfg->turn_costs, &err) != GP_OK ||
         gp_engine_set_cch_order(engine, cfg->cch_order, &err) != GP_OK) {
         GP_LOG(GP_LOG_ERROR, "event=config_failed error=\"%s\"", err.msg);
         goto out;

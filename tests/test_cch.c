@@ -965,6 +965,8 @@ static int check_snapped(const char *spec, int queries) {
     assert_int_equal(gp_engine_set_cch(e, "on", 0, 0, &err), GP_OK);
     /* the pruned query arcs from the start (auto would switch to them midway) */
     assert_int_equal(gp_engine_set_cch_perfect(e, "on", &err), GP_OK);
+    /* the road graph's own CCH (turn costs: tests/test_turns.c) */
+    assert_int_equal(gp_engine_set_turn_costs(e, "off", &err), GP_OK);
     gp_graph *g = gp_graph_load(spec, NULL, &err);
     if (!g) fail_msg("%s: %s", spec, err.msg);
     assert_int_equal(gp_engine_attach(e, g, &err), GP_OK);

@@ -33,9 +33,15 @@ check "route on the snapshot: no_left_turn detour (456 ds)" "d['distance'] == 45
   "$BIN" route --graph "gpath:$tmp/turns.gpath" --from 101 --to 103
 check "route on the OSM file: the same" "d['distance'] == 456" \
   "$BIN" route --graph "osm:$T" --from 101 --to 103
-check "routes through node copies report OSM ids" \
+check "routes through node copies report OSM ids (node-based: a free U-turn at 103)" \
   "d['distance'] == 499 and d['path'] == [104, 100, 103, 100, 101]" \
+  "$BIN" route --graph "$tmp/turns.gpath" --from 104 --to 101 --turn-costs off
+check "with turn costs no U-turn at 103 (3 roads): the 10 km/h ring" \
+  "d['distance'] == 683 and d['path'] == [104, 101]" \
   "$BIN" route --graph "$tmp/turns.gpath" --from 104 --to 101
+check "with turn costs a path through a node copy reports its OSM id" \
+  "d['distance'] == 320 and d['path'] == [101, 100, 102]" \
+  "$BIN" route --graph "$tmp/turns.gpath" --from 101 --to 102
 check "info on a bare *.gpath" "d['nodes'] == 7 and d['format'] == 'osm'" \
   "$BIN" info --graph "$tmp/turns.gpath"
 check "--profile on a query command: foot ignores the restriction" "d['distance'] == 1367" \
@@ -70,8 +76,8 @@ check "the gen snapshot answers with the same version" "d['version'] == '$gv' an
   --graph "turns=gpath:$tmp/turns.gpath" --graph "osmfile=osm:$T?profile=car" >"$tmp/serve.log" 2>&1 &
 spid=$!
 if port=$(serve_wait_ready "$tmp/port" "$spid"); then
-  check "serve: route on a mapped snapshot" \
-    "d['distance'] == 499 and d['path'] == [104, 100, 103, 100, 101]" \
+  check "serve: route on a mapped snapshot (turn costs: no U-turn at 103)" \
+    "d['distance'] == 683 and d['path'] == [104, 101]" \
     curl -fsS "http://127.0.0.1:$port/v1/graphs/turns/route?from=104&to=101"
   check "serve: the snapshot and the OSM file have one version" \
     "d['version'] == '$("$BIN" info --graph "$tmp/turns.gpath" | $PY -c 'import json,sys; print(json.load(sys.stdin)["version"])')'" \

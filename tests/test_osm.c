@@ -50,6 +50,8 @@ static int setup(void **state) {
     (void)state;
     gp_err err = {0};
     eng = gp_engine_new("cpu", 2, NULL, &err);
+    /* the road model's own distances (turn costs: tests/test_turns.c) */
+    if (eng && gp_engine_set_turn_costs(eng, "off", &err)) return -1;
     return eng ? 0 : -1;
 }
 static int teardown(void **state) {

@@ -591,7 +591,7 @@ static cJSON *snap_geometry(const gp_graph *g, const gp_snap *a, const gp_snap *
     for (uint32_t i = 0; ok && i < r->path.len; i++) {
         uint32_t v = r->path.nodes[i];
         if (i) {
-            uint32_t arc = gp_graph_find_arc(g, r->path.nodes[i - 1], v);
+            uint32_t arc = r->arcs ? r->arcs[i - 1] : gp_graph_find_arc(g, r->path.nodes[i - 1], v);
             if (arc != GP_NONE) ok = shape_between(g, arc, -1, 2, coords);
         }
         ok = ok && pts_put(coords, g->lon[v], g->lat[v]);
@@ -624,11 +624,19 @@ static double snap_sum(const gp_graph *g, const gp_snap *a, const gp_snap *b,
         return fabs(frac_on(b, r->first_arc) - frac_on(a, r->first_arc)) * amount(g, r->first_arc);
     double m = 0;
     if (r->first_arc != GP_NONE) m += (1 - frac_on(a, r->first_arc)) * amount(g, r->first_arc);
+    /* with turn costs: the route's own arcs, and durations include the turns */
+    int turns = r->arcs && amount == gp_graph_arc_duration_s && g->unit_s > 0;
+    uint32_t prev = r->first_arc;
     for (uint32_t i = 1; i < r->path.len; i++) {
-        uint32_t arc = gp_graph_find_arc(g, r->path.nodes[i - 1], r->path.nodes[i]);
+        uint32_t arc = r->arcs ? r->arcs[i - 1]
+                               : gp_graph_find_arc(g, r->path.nodes[i - 1], r->path.nodes[i]);
         m += arc != GP_NONE ? amount(g, arc) : NAN;
+        if (turns) m += (double)gp_snap_turn_cost(g, prev, arc) * g->unit_s / g->scale;
+        prev = arc;
     }
     if (r->last_arc != GP_NONE) m += frac_on(b, r->last_arc) * amount(g, r->last_arc);
+    if (turns && r->last_arc != GP_NONE)
+        m += (double)gp_snap_turn_cost(g, prev, r->last_arc) * g->unit_s / g->scale;
     return m;
 }
 

@@ -137,13 +137,19 @@ int gp_osrm_leg_build(const gp_graph *g, const gp_snap *a, const gp_snap *b,
     } else if (gp_pts_add(&leg->pts, g->lon[p->nodes[0]], g->lat[p->nodes[0]], 0)) {
         return -1;
     }
+    /* the route's own arcs when it has them (turn costs: each piece also carries the cost of
+     * the turn into it) */
+    uint32_t prev = rt->first_arc;
     for (uint32_t i = 0; i + 1 < p->len; i++) {
-        uint32_t arc = gp_graph_find_arc(g, p->nodes[i], p->nodes[i + 1]);
+        uint32_t arc = rt->arcs ? rt->arcs[i] : gp_graph_find_arc(g, p->nodes[i], p->nodes[i + 1]);
         if (arc == GP_NONE) continue;
-        if (add_piece(g, leg, arc, p->nodes[i], 0, 1, g->w[arc])) return -1;
-        used += g->w[arc];
+        uint64_t c = g->w[arc] + gp_snap_turn_cost(g, prev, arc);
+        if (add_piece(g, leg, arc, p->nodes[i], 0, 1, c)) return -1;
+        used += c;
+        prev = arc;
     }
     if (rt->last_arc != GP_NONE) {
+        last += gp_snap_turn_cost(g, prev, rt->last_arc);
         if (add_piece(g, leg, rt->last_arc, GP_NONE, 0, frac_on(b, rt->last_arc), last)) return -1;
         used += last;
     }

@@ -1,0 +1,92 @@
+/* turns.h - turn costs: the turn-expanded (edge-based) graph of a road graph.
+ *
+ * A road graph g (OSM import, profile car / bicycle / foot) has no cost for turning. Its turn
+ * graph tg is a plain gp_graph whose node a is road arc a of g (forward CSR index: "has driven
+ * arc a, standing at its head") and whose arcs are the allowed turns a -> b (head(a) == tail(b)),
+ * weighted turn_cost(a, b) + w(b). Any algorithm that routes g routes tg unchanged (Dijkstra
+ * family, CCH on CPU and GPU, PHAST / RPHAST), so every query type gets turn costs; engine/snap.c
+ * maps positions and nodes of g to nodes of tg and back.
+ *
+ * Turn costs follow OSRM v6's profiles (car.lua, bicycle.lua, foot.lua), declared in C here
+ * (gp_turn_costs) and documented in docs/graphs.md:
+ *  - the angle cost: the turn angle between the last segment of a and the first of b, in
+ *    -180..180 degrees, positive to the right; car: turn_s / (1 + exp(-(13 / bias * angle / 180
+ *    - 6.5 * bias))) for right turns, turn_s / (1 + exp(-(13 * bias * -angle / 180 - 6.5 / bias)))
+ *    for left turns (right-hand traffic), charged only where more than two roads meet or on a
+ *    U-turn; bicycle: (angle / 90)^2 * turn_s / bias (right) or * bias (left) on every turn;
+ *    foot: none;
+ *  - a U-turn (b is a driven the other way) exists only at a dead end (one road at the node) or
+ *    where a has no other way on; it adds u_turn_s and has angle 180;
+ *  - a traffic signal / stop / give-way sign at the node (g->node_flags) adds signal_s / stop_s /
+ *    give_way_s (foot: a signal's cost replaces the rest, as foot.lua does).
+ * Each turn cost is rounded once to the graph's stored units (deciseconds).
+ *
+ * Turn costs belong to the metric: a reweighted version of g (gp_graph_reweight, a PATCH or
+ * what-if) gets the reweighted version of tg, gp_turns_reweight, with the same topology (the CCH
+ * topology cache reuses it) and weights turn + the new w(b). The turn cost of tg arc k is kept in
+ * the base turn graph: base tg w[k] - base g w[head k].
+ */
+#ifndef GP_TURNS_H
+#define GP_TURNS_H
+
+#include "graph/graph.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { GP_TURN_ANGLE_NONE = 0, GP_TURN_ANGLE_SIGMOID = 1, GP_TURN_ANGLE_SQUARE = 2 };
+
+/* A profile's turn-cost table (seconds). */
+typedef struct gp_turn_costs {
+    const char *profile; /* "car", "bicycle", "foot" */
+    int angle_model;     /* GP_TURN_ANGLE_* */
+    double turn_s;       /* turn_penalty: the most an angle costs */
+    double bias;         /* turn_bias (> 0): right turns cheaper than left turns when > 1 */
+    int every_turn;      /* angle cost on every turn (bicycle), else only where > 2 roads meet or
+                            on a U-turn (car) */
+    double u_turn_s, signal_s, stop_s, give_way_s;
+    int signal_replaces; /* foot.lua: a signal's cost is the whole turn cost */
+} gp_turn_costs;
+
+/* The table of a profile, NULL when the profile has none (unknown name). */
+const gp_turn_costs *gp_turn_costs_find(const char *profile);
+/* GP_OK, or GP_EINVAL naming the first value that cannot be applied (negative, not finite, bias
+ * not positive, unknown angle model). */
+int gp_turn_costs_check(const gp_turn_costs *t, gp_err *err);
+/* Cost in seconds of one turn: angle (degrees, -180..180, positive right), roads meeting at the
+ * node, uturn (1: b is a driven back), node flags (GP_NODE_*) of the node. */
+double gp_turn_cost_s(const gp_turn_costs *t, double angle, uint32_t roads, int uturn,
+                      uint8_t node_flags);
+
+/* A road graph's turn graph (hung off the road graph as g->turns, released with it). */
+typedef struct gp_turns {
+    gp_graph *tg; /* node a = road arc a; owns its arrays, or is a reweighted version */
+    const struct gp_turns *base; /* the turns of g's base (reweighted g), else NULL */
+    const gp_turn_costs *costs;
+    uint64_t u_turns; /* U-turn arcs (at dead ends) */
+    /* copies of nodes made for turn restrictions (g->osm_id): copy_node[i] stands for OSM node
+     * copy_orig[i], sorted by (copy_orig, copy_node); shared with the reweighted versions */
+    uint32_t ncopies;
+    int64_t *copy_orig;
+    uint32_t *copy_node;
+    double build_s;
+} gp_turns;
+
+/* Builds g's turn graph with the costs t (checked first). g needs coordinates (angles); its
+ * weights must be times (unit_s > 0). NULL with err filled on error. */
+gp_turns *gp_turns_build(const gp_graph *g, const gp_turn_costs *t, gp_err *err);
+/* The turn graph of g, a reweighted version of the graph base->tg was built for (g->base): the
+ * same topology, weights turn + g's new arc weights. NULL with err filled on error. */
+gp_turns *gp_turns_reweight(const gp_turns *base, const gp_graph *g, gp_err *err);
+/* The copies of node v (not v itself) of the graph t was built for, as a range of copy_node
+ * (*first set); their count. A query reaching node v may end at any of them. */
+uint32_t gp_turns_copies(const gp_turns *t, const gp_graph *g, uint32_t v, uint32_t *first);
+void gp_turns_free(void *turns); /* accepts NULL; matches gp_graph.turns_free */
+/* Bytes of the turn graph on the host (its arrays; 0 for the shared ones of a reweighted one). */
+uint64_t gp_turns_memory(const gp_turns *t);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

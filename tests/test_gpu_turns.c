@@ -1,0 +1,135 @@
+/* test_gpu_turns.c - turn costs on the GPU: the turn graph of an OSM road graph (graph/turns.h)
+ * attached to the CUDA engine (CCH customized on the GPU, GPU PHAST and RPHAST) answers exactly
+ * as the CPU engine's Dijkstra family: tables between nodes and snapped positions, one-to-all
+ * trees and routes, on tests/data/osm/turncost.osm and turns.osm and on Liechtenstein when
+ * $GPATH_DATA/osm has it. Without a GPU (or in a build without CUDA) every test skips with "no
+ * CUDA device: GPU tests skipped"; GPATH_REQUIRE_GPU=1 turns that into a failure. Run from the
+ * repository root. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "engine/snap.h"
+#include "graph/turns.h"
+#include "storage/source.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static gp_engine *gpu, *cpu;
+static char no_gpu_msg[600];
+
+static int setup(void **state) {
+    (void)state;
+    gp_err err = {0};
+    cpu = gp_engine_new("cpu", 2, NULL, &err);
+    if (!cpu || gp_engine_set_cch(cpu, "off", 0, 0, &err)) return -1;
+    gpu = gp_engine_new("cuda", 2, NULL, &err);
+    if (!gpu) snprintf(no_gpu_msg, sizeof no_gpu_msg, "%s", err.msg);
+    else if (gp_engine_set_cch(gpu, "on", 0, 0, &err)) return -1;
+    return 0;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    gp_engine_free(gpu);
+    gp_engine_free(cpu);
+    return 0;
+}
+
+static int need_gpu(void) {
+    if (gpu) return 1;
+    const char *r = getenv("GPATH_REQUIRE_GPU");
+    if (r && strcmp(r, "1") == 0) fail_msg("GPATH_REQUIRE_GPU=1 but %s", no_gpu_msg);
+    print_message("no CUDA device: GPU tests skipped (%s)\n", no_gpu_msg);
+    return 0;
+}
+
+/* up to k positions: every step-th node and a point a third along every step-th arc */
+static uint32_t positions(const gp_graph *g, gp_snap *s, uint32_t k, uint32_t step) {
+    uint32_t c = 0;
+    gp_err err = {0};
+    for (uint32_t v = 0; v < g->n && c < k / 2; v += step) gp_snap_at_node(g, v, &s[c++]);
+    for (uint32_t a = 0; a < g->m && c < k; a += step) {
+        uint32_t u = gp_graph_arc_tail(g, a), v = g->col[a];
+        if (gp_snap_point(g, g->lon[u] + (g->lon[v] - g->lon[u]) / 3,
+                          g->lat[u] + (g->lat[v] - g->lat[u]) / 3, 5, &s[c], &err) == GP_OK)
+            c++;
+    }
+    return c;
+}
+
+static void compare(const char *spec) {
+    gp_err err = {0};
+    gp_graph *gg = gp_graph_load(spec, NULL, &err), *gc = gp_graph_load(spec, NULL, &err);
+    if (!gg || !gc) fail_msg("%s: %s", spec, err.msg);
+    assert_int_equal(gp_engine_attach(gpu, gg, &err), GP_OK);
+    assert_int_equal(gp_engine_attach(cpu, gc, &err), GP_OK);
+    assert_non_null(gg->turns);
+    const gp_cch *c = ((const gp_turns *)gg->turns)->tg->cch;
+    assert_non_null(c);
+    assert_non_null(c->gpu); /* customized on the device */
+    enum { K = 60 };
+    gp_snap s[K];
+    uint32_t k = positions(gg, s, K, gg->n / 25 + 1);
+    uint64_t tg_[K * K], tc_[K * K];
+    assert_int_equal(gp_engine_table_snap(gpu, gg, s, k, s, k, tg_, &err), GP_OK);
+    assert_int_equal(gp_engine_table_snap(cpu, gc, s, k, s, k, tc_, &err), GP_OK);
+    uint64_t *dg = malloc(sizeof *dg * gg->n), *dc = malloc(sizeof *dc * gg->n);
+    for (uint32_t i = 0; i < k; i++) {
+        for (uint32_t j = 0; j < k; j++)
+            if (tg_[i * k + j] != tc_[i * k + j])
+                fail_msg("%s table %u -> %u: gpu %llu, cpu %llu", spec, i, j,
+                         (unsigned long long)tg_[i * k + j], (unsigned long long)tc_[i * k + j]);
+        assert_int_equal(gp_engine_sssp_snap(gpu, gg, &s[i], GP_INF, dg, NULL, &err), GP_OK);
+        assert_int_equal(gp_engine_sssp_snap(cpu, gc, &s[i], GP_INF, dc, NULL, &err), GP_OK);
+        for (uint32_t v = 0; v < gg->n; v++)
+            if (dg[v] != dc[v])
+                fail_msg("%s tree %u node %u: gpu %llu, cpu %llu", spec, i, v,
+                         (unsigned long long)dg[v], (unsigned long long)dc[v]);
+        gp_snap_route r;
+        uint32_t j = (i * 7 + 3) % k;
+        assert_int_equal(gp_engine_route_snap(gpu, gg, &s[i], &s[j], GP_P2P_AUTO, &r, &err), GP_OK);
+        assert_int_equal(r.dist, tc_[i * k + j]);
+        gp_snap_route_free(&r);
+    }
+    free(dg);
+    free(dc);
+    gp_graph_unref(gg);
+    gp_graph_unref(gc);
+}
+
+static void test_hand_written(void **state) {
+    (void)state;
+    if (!need_gpu()) skip();
+    compare("osm:tests/data/osm/turncost.osm?profile=car");
+    compare("osm:tests/data/osm/turns.osm?profile=car");
+    compare("osm:tests/data/osm/viaway.osm?profile=bicycle");
+}
+
+static void test_extract(void **state) {
+    (void)state;
+    if (!need_gpu()) skip();
+    const char *data = getenv("GPATH_DATA");
+    char path[1024];
+    snprintf(path, sizeof path, "%s/osm/liechtenstein-latest.osm.pbf", data ? data : "");
+    if (!data || access(path, R_OK) != 0) {
+        print_message("GPATH_DATA has no osm/liechtenstein-latest.osm.pbf: skipped\n");
+        skip();
+    }
+    char spec[1200];
+    snprintf(spec, sizeof spec, "osm:%s?profile=car", path);
+    compare(spec);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_hand_written),
+        cmocka_unit_test(test_extract),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -48,7 +48,9 @@ static int add_arc_like(gp_builder *b, const gp_graph *g, uint32_t a, uint32_t u
     gp_road_attr ra = {.len_m = g->arc_len_m ? g->arc_len_m[a] : 0,
                        .name = gp_graph_arc_name(g, a),
                        .ref = gp_graph_arc_ref(g, a),
-                       .cls = g->arc_class ? g->arc_class[a] : GP_ROAD_UNKNOWN};
+                       .cls = g->arc_class ? g->arc_class[a] : GP_ROAD_UNKNOWN,
+                       .flags = gp_graph_arc_flags(g, a),
+                       .guide = g->arc_guide ? gp_graph_str(g, g->arc_guide[a]) : NULL};
     ra.nshape = gp_graph_arc_shape(g, a, &ra.shape_lon, &ra.shape_lat);
     if (g->shape_osm_id && ra.nshape) ra.shape_osm_id = g->shape_osm_id + g->arc_shape[a];
     return gp_builder_add_road_arc(b, g->ext[u], g->ext[v], w, &ra, e);

@@ -135,6 +135,8 @@ static uint64_t graph_hash(const gp_graph *g) {
     if (g->arc_name) h = hash_bytes(h, g->arc_name, (uint64_t)g->m * sizeof *g->arc_name);
     if (g->arc_ref) h = hash_bytes(h, g->arc_ref, (uint64_t)g->m * sizeof *g->arc_ref);
     if (g->arc_class) h = hash_bytes(h, g->arc_class, g->m);
+    if (g->arc_flags) h = hash_bytes(h, g->arc_flags, g->m);
+    if (g->arc_guide) h = hash_bytes(h, g->arc_guide, (uint64_t)g->m * sizeof *g->arc_guide);
     if (g->arc_shape) {
         uint64_t ns = g->arc_shape[g->m];
         h = hash_bytes(h, g->arc_shape, ((uint64_t)g->m + 1) * sizeof *g->arc_shape);
@@ -173,11 +175,11 @@ void gp_graph_destroy(gp_graph *g) {
         for (uint32_t i = 0; i < g->n; i++) release(g, g->names[i]);
         free(g->names);
     }
-    void *arrays[] = {g->row,          g->col,       g->w,          g->rrow,       g->rcol,
-                      g->rw,           g->ext,       g->idmap.keys, g->idmap.vals, g->lon,
-                      g->lat,          g->arc_len_m, g->arc_name,   g->arc_ref,    g->arc_class,
-                      g->arc_shape,    g->shape_lon, g->shape_lat,  g->strtab,     g->osm_id,
-                      g->shape_osm_id, g->node_flags};
+    void *arrays[] = {g->row,          g->col,        g->w,          g->rrow,       g->rcol,
+                      g->rw,           g->ext,        g->idmap.keys, g->idmap.vals, g->lon,
+                      g->lat,          g->arc_len_m,  g->arc_name,   g->arc_ref,    g->arc_class,
+                      g->arc_shape,    g->shape_lon,  g->shape_lat,  g->strtab,     g->osm_id,
+                      g->shape_osm_id, g->node_flags, g->arc_flags,  g->arc_guide};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) release(g, arrays[i]);
     if (g->map_base && g->map_unmap) g->map_unmap(g->map_base, g->map_len);
     free(g);

@@ -80,6 +80,10 @@ typedef struct gp_graph {
     uint32_t *arc_name;  /* m: offset into strtab of the road's name (0: none) */
     uint32_t *arc_ref;   /* m: offset into strtab of the road's ref, e.g. "A1" (0: none) */
     uint8_t *arc_class;  /* m: enum gp_road_class */
+    uint8_t *arc_flags;  /* m: GP_ARC_* bits (roundabout, link, toll, ...); NULL: none known */
+    uint32_t *arc_guide; /* m: offset into strtab of the arc's guidance record (0: none), the
+                            fields of enum gp_guide_field for this direction of travel joined
+                            by GP_GUIDE_SEP (gp_graph_arc_guide reads one) */
     uint32_t *arc_shape; /* m + 1: the interior shape points of arc a (tail to head, the end
                              nodes' own coordinates not repeated) are shape_lon/lat[arc_shape[a]
                              .. arc_shape[a + 1]) */
@@ -137,6 +141,8 @@ typedef struct gp_road_attr {
     uint32_t nshape;                     /* interior shape points, tail to head */
     const double *shape_lon, *shape_lat; /* nshape each */
     const int64_t *shape_osm_id;         /* nshape original node ids, or NULL (none known) */
+    unsigned flags;                      /* GP_ARC_* bits */
+    const char *guide;                   /* guidance record (see arc_guide), may be NULL */
 } gp_road_attr;
 /* An arc with road attributes. Once any arc has them, the graph gets every arc_* array (arcs
  * added without them: length 0, no name or ref, class unknown, no shape) and the strings table; the
@@ -219,6 +225,32 @@ enum gp_road_class {
     GP_ROAD_CLASS_COUNT
 };
 const char *gp_road_class_name(int c); /* "motorway", ...; "unknown" out of range */
+
+/* Per-arc flags (arc_flags), from OSM way tags. */
+enum {
+    GP_ARC_ROUNDABOUT = 1u,  /* junction=roundabout */
+    GP_ARC_CIRCULAR = 2u,    /* junction=circular */
+    GP_ARC_LINK = 4u,        /* highway=*_link (a ramp) */
+    GP_ARC_TOLL = 8u,        /* toll=yes */
+    GP_ARC_TUNNEL = 16u,     /* tunnel=* (not no) */
+    GP_ARC_RESTRICTED = 32u, /* access / motor_vehicle / vehicle = destination, delivery, ... */
+};
+/* Fields of an arc's guidance record (arc_guide), in this order, separated by GP_GUIDE_SEP. */
+enum gp_guide_field {
+    GP_GUIDE_DESTINATION = 0, /* destination[:forward|:backward] */
+    GP_GUIDE_DEST_REF,        /* destination:ref[:forward|:backward] */
+    GP_GUIDE_LANES,           /* turn:lanes[:forward|:backward] */
+    GP_GUIDE_PRONUNCIATION,   /* name:pronunciation */
+    GP_GUIDE_EXITS,           /* junction:ref */
+    GP_GUIDE_FIELDS
+};
+#define GP_GUIDE_SEP '\x1f'
+/* Field f of arc a's guidance record: a pointer into strtab (not NUL-terminated: *len bytes), or
+ * NULL (and *len 0) when the arc has none. */
+const char *gp_graph_arc_guide(const gp_graph *g, uint32_t a, int f, size_t *len);
+static inline unsigned gp_graph_arc_flags(const gp_graph *g, uint32_t a) {
+    return g->arc_flags ? g->arc_flags[a] : 0u;
+}
 
 /* Road-attribute accessors (graph/roadattr.c). Arc indices are forward CSR indices. */
 static inline const char *gp_graph_str(const gp_graph *g, uint32_t off) {

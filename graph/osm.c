@@ -54,10 +54,12 @@ typedef struct oway {
     uint32_t nref;
     uint32_t name, ref; /* offsets into the local strings (0: none) */
     uint8_t cls;
-    uint8_t restricted;     /* 1: access=destination / private / ... (gp_osm_way_eval), either
-                               direction; arc_restricted() gives it per arc */
-    float fwd_mps, bwd_mps; /* 0: direction not allowed */
-    float ferry_s;          /* whole-way ferry duration, < 0: none */
+    uint8_t restricted;        /* 1: access=destination / private / ... (gp_osm_way_eval), either
+                                  direction; arc_restricted() gives it per arc */
+    float fwd_mps, bwd_mps;    /* 0: direction not allowed */
+    float ferry_s;             /* whole-way ferry duration, < 0: none */
+    uint8_t gflags;            /* GP_ARC_* bits */
+    uint32_t guide_f, guide_b; /* guidance records along / against the node order (0: none) */
 } oway;
 
 typedef struct orestr {
@@ -73,6 +75,7 @@ typedef struct oedge {
     uint32_t ns;
     uint32_t way_u, way_v; /* way index at the u / v end */
     double len, tf, tb;    /* metres; seconds u->v, v->u (< 0: not allowed) */
+    uint8_t wrev;          /* 1: u -> v runs against way_u's node order */
 } oedge;
 
 typedef struct octx {
@@ -166,6 +169,63 @@ static int on_node(void *ctx, int64_t id, double lon, double lat, const gp_osm_t
     return GP_OK;
 }
 
+/* Value of tag key, or NULL. */
+static const char *tag_of(const gp_osm_tag *tags, uint32_t ntags, const char *key) {
+    for (uint32_t i = 0; i < ntags; i++)
+        if (strcmp(tags[i].key, key) == 0) return tags[i].value;
+    return NULL;
+}
+
+/* Guidance flags of a way (GP_ARC_*): junction, ramps, toll, tunnel (restricted access comes
+ * from the profile's evaluation, on_way). */
+static unsigned way_gflags(const gp_osm_tag *tags, uint32_t ntags) {
+    unsigned f = 0;
+    const char *v = tag_of(tags, ntags, "junction");
+    if (v && !strcmp(v, "roundabout")) f |= GP_ARC_ROUNDABOUT;
+    if (v && !strcmp(v, "circular")) f |= GP_ARC_CIRCULAR;
+    v = tag_of(tags, ntags, "highway");
+    size_t l = v ? strlen(v) : 0;
+    if (l > 5 && !strcmp(v + l - 5, "_link")) f |= GP_ARC_LINK;
+    if ((v = tag_of(tags, ntags, "toll")) && !strcmp(v, "yes")) f |= GP_ARC_TOLL;
+    if ((v = tag_of(tags, ntags, "tunnel")) && strcmp(v, "no")) f |= GP_ARC_TUNNEL;
+    return f;
+}
+
+/* The guidance record (enum gp_guide_field, GP_GUIDE_SEP between fields) of a way for one
+ * direction (fwd: along its node order) in buf; "" when every field is empty. turn:lanes without
+ * a direction applies to a one-way road's direction only, as in OSRM's car profile. */
+static const char *way_guide(const gp_osm_tag *tags, uint32_t ntags, int fwd, int oneway, char *buf,
+                             size_t cap) {
+    const char *dir = fwd ? ":forward" : ":backward";
+    char key[64];
+    const char *f[GP_GUIDE_FIELDS] = {NULL};
+    static const char *const base[2] = {"destination", "destination:ref"};
+    for (int k = 0; k < 2; k++) {
+        snprintf(key, sizeof key, "%s%s", base[k], dir);
+        f[k] = tag_of(tags, ntags, key);
+        if (!f[k]) f[k] = tag_of(tags, ntags, base[k]);
+    }
+    snprintf(key, sizeof key, "turn:lanes%s", dir);
+    f[GP_GUIDE_LANES] = tag_of(tags, ntags, key);
+    if (!f[GP_GUIDE_LANES] && oneway) f[GP_GUIDE_LANES] = tag_of(tags, ntags, "turn:lanes");
+    f[GP_GUIDE_PRONUNCIATION] = tag_of(tags, ntags, "name:pronunciation");
+    f[GP_GUIDE_EXITS] = tag_of(tags, ntags, "junction:ref");
+    size_t at = 0;
+    int any = 0;
+    buf[0] = '\0';
+    for (int k = 0; k < GP_GUIDE_FIELDS; k++) {
+        const char *v = f[k] ? f[k] : "";
+        any |= *v != 0;
+        int w = snprintf(buf + at, cap - at, "%s%s", k ? "\x1f" : "", v);
+        if (w < 0 || (size_t)w >= cap - at) break; /* cut: the fields that fit */
+        for (int i = k ? 1 : 0; i < w; i++) /* a separator inside a value would shift fields */
+            if (buf[at + i] == GP_GUIDE_SEP) buf[at + i] = ' ';
+        at += (size_t)w;
+    }
+    if (!any) buf[0] = '\0';
+    return buf;
+}
+
 static int on_way(void *ctx, int64_t id, const int64_t *refs, uint32_t nrefs,
                   const gp_osm_tag *tags, uint32_t ntags, gp_err *err) {
     octx *c = ctx;
@@ -190,6 +250,12 @@ static int on_way(void *ctx, int64_t id, const int64_t *refs, uint32_t nrefs,
     w->fwd_mps = (float)e.fwd_mps;
     w->bwd_mps = (float)e.bwd_mps;
     w->ferry_s = (float)e.ferry_s;
+    w->gflags = (uint8_t)(way_gflags(tags, ntags) | (w->restricted ? GP_ARC_RESTRICTED : 0u));
+    char gbuf[1024];
+    w->guide_f = add_str(c, way_guide(tags, ntags, 1, e.bwd_mps <= 0, gbuf, sizeof gbuf));
+    w->guide_b = add_str(c, way_guide(tags, ntags, 0, e.fwd_mps <= 0, gbuf, sizeof gbuf));
+    if (w->guide_f == UINT32_MAX || w->guide_b == UINT32_MAX)
+        return gp_err_set(err, GP_ENOMEM, "%s: out of memory for names", c->path);
     memcpy(c->refs + c->nrefs, refs, nrefs * sizeof *refs);
     c->nrefs += nrefs;
     c->nw++;
@@ -404,11 +470,21 @@ static void dirs_from(const oedge *e, uint32_t x, int *out, int *in) {
 
 static const char *way_str(const octx *c, uint32_t off) { return c->str ? c->str + off : ""; }
 
-static int same_attrs(const octx *c, const oedge *a, const oedge *b) {
+/* Edges a and b (meeting at x) carry the same attributes: name, ref, class, guidance flags (a
+ * roundabout's nodes where a road joins stay nodes) and guidance records for each direction of
+ * travel through x. Edges here are still pieces of one way each, u -> v in its node order. */
+static int same_attrs(const octx *c, const oedge *a, const oedge *b, uint32_t x) {
     const oway *wa = &c->ways[a->way_u], *wb = &c->ways[b->way_u];
-    return wa->cls == wb->cls && wa->restricted == wb->restricted &&
-           strcmp(way_str(c, wa->name), way_str(c, wb->name)) == 0 &&
-           strcmp(way_str(c, wa->ref), way_str(c, wb->ref)) == 0;
+    if (wa->cls != wb->cls || wa->gflags != wb->gflags || wa->restricted != wb->restricted ||
+        strcmp(way_str(c, wa->name), way_str(c, wb->name)) ||
+        strcmp(way_str(c, wa->ref), way_str(c, wb->ref)))
+        return 0;
+    /* travelling a -> x -> b: a along its way when it ends at x, b when it starts there */
+    int af = a->v == x, bf = b->u == x;
+    uint32_t a1 = af ? wa->guide_f : wa->guide_b, a2 = af ? wa->guide_b : wa->guide_f;
+    uint32_t b1 = bf ? wb->guide_f : wb->guide_b, b2 = bf ? wb->guide_b : wb->guide_f;
+    return strcmp(way_str(c, a1), way_str(c, b1)) == 0 &&
+           strcmp(way_str(c, a2), way_str(c, b2)) == 0;
 }
 
 /* Folds degree-2 graph nodes into shape points: edges E in, merged edges out. */
@@ -440,7 +516,8 @@ static int collapse(octx *c, uint8_t *flags, edges *E, edges *out) {
         dirs_from(a, (uint32_t)x, &ao, &ai);
         dirs_from(b, (uint32_t)x, &bo, &bi);
         /* travelling a -> x -> b needs "into x" on a to match "out of x" on b, and back */
-        if (at[2 * x] == at[2 * x + 1] || ai != bo || bi != ao || !same_attrs(c, a, b)) deg[x] = 3;
+        if (at[2 * x] == at[2 * x + 1] || ai != bo || bi != ao || !same_attrs(c, a, b, (uint32_t)x))
+            deg[x] = 3;
     }
 #define MERGEABLE(x) (deg[x] == 2)
     for (int pass = 0; pass < 2; pass++) {
@@ -494,6 +571,7 @@ static int collapse(octx *c, uint8_t *flags, edges *E, edges *out) {
                     if (j == off) {
                         m.u = rv ? e->v : e->u;
                         m.way_u = rv ? e->way_v : e->way_u;
+                        m.wrev = (uint8_t)(rv ^ e->wrev);
                         m.tf = tf;
                         m.tb = tb;
                     } else {
@@ -1100,7 +1178,11 @@ gp_graph *gp_load_osm(const char *spec, const gp_load_opts *o, gp_err *err) {
                            e->ns,
                            slon,
                            slat,
-                           sid};
+                           sid,
+                           w->gflags,
+                           NULL};
+        uint32_t goff = (a->rev ^ e->wrev) ? w->guide_b : w->guide_f;
+        ra.guide = c.str && goff ? c.str + goff : NULL;
         if (gp_builder_add_road_arc(b, ids2[0], ids2[1], a->w, &ra, err)) goto fail;
     }
     uint64_t total_refs = 0;

@@ -93,6 +93,19 @@ double gp_graph_arc_length_m(const gp_graph *g, uint32_t a) {
     return len + gp_haversine_m(px, py, g->lon[v], g->lat[v]);
 }
 
+const char *gp_graph_arc_guide(const gp_graph *g, uint32_t a, int f, size_t *len) {
+    *len = 0;
+    const char *s = g->arc_guide ? gp_graph_str(g, g->arc_guide[a]) : NULL;
+    for (int k = 0; s && k < f; k++) {
+        s = strchr(s, GP_GUIDE_SEP);
+        if (s) s++;
+    }
+    if (!s) return NULL;
+    const char *e = strchr(s, GP_GUIDE_SEP);
+    *len = e ? (size_t)(e - s) : strlen(s);
+    return *len ? s : NULL;
+}
+
 double gp_graph_arc_duration_s(const gp_graph *g, uint32_t a) {
     return g->unit_s > 0 ? gp_graph_cost(g, g->w[a]) * g->unit_s : NAN;
 }
@@ -103,6 +116,8 @@ uint64_t gp_graph_roadattr_memory(const gp_graph *g) {
     if (g->arc_name) bytes += m * sizeof(uint32_t);
     if (g->arc_ref) bytes += m * sizeof(uint32_t);
     if (g->arc_class) bytes += m;
+    if (g->arc_flags) bytes += m;
+    if (g->arc_guide) bytes += m * sizeof(uint32_t);
     if (g->arc_shape) {
         bytes += (m + 1) * sizeof(uint32_t);
         bytes += (uint64_t)g->arc_shape[m] * 2 * sizeof(double);
@@ -123,7 +138,9 @@ struct gp_attrbuf {
     uint64_t na, acap;
     float *len;
     uint32_t *name, *ref, *shape; /* shape[i]: first shape point of arc i */
-    uint8_t *cls;
+    uint32_t *guide;
+    uint8_t *cls, *flags;
+    int any_flags, any_guide; /* some arc has flags / a guidance record */
     uint64_t ns, scap;
     double *slon, *slat;
     int64_t *sid; /* shape points' original ids (0: unknown), NULL until an arc brings some */
@@ -155,6 +172,8 @@ void gp_attrbuf_free(gp_attrbuf *a) {
     free(a->ref);
     free(a->shape);
     free(a->cls);
+    free(a->flags);
+    free(a->guide);
     free(a->slon);
     free(a->slat);
     free(a->sid);
@@ -243,7 +262,9 @@ int gp_attrbuf_push(gp_attrbuf *a, const gp_road_attr *ra) {
             buf_grow((void **)&a->name, c, sizeof *a->name) ||
             buf_grow((void **)&a->ref, c, sizeof *a->ref) ||
             buf_grow((void **)&a->shape, c, sizeof *a->shape) ||
-            buf_grow((void **)&a->cls, c, sizeof *a->cls))
+            buf_grow((void **)&a->cls, c, sizeof *a->cls) ||
+            buf_grow((void **)&a->flags, c, sizeof *a->flags) ||
+            buf_grow((void **)&a->guide, c, sizeof *a->guide))
             return -1;
         a->acap = c;
     }
@@ -266,7 +287,11 @@ int gp_attrbuf_push(gp_attrbuf *a, const gp_road_attr *ra) {
     a->len[i] = ra ? (float)ra->len_m : 0.0f;
     a->name[i] = ra ? intern(a, ra->name) : 0;
     a->ref[i] = ra ? intern(a, ra->ref) : 0;
-    if (a->name[i] == UINT32_MAX || a->ref[i] == UINT32_MAX) return -1;
+    a->guide[i] = ra ? intern(a, ra->guide) : 0;
+    if (a->name[i] == UINT32_MAX || a->ref[i] == UINT32_MAX || a->guide[i] == UINT32_MAX) return -1;
+    a->flags[i] = ra ? (uint8_t)ra->flags : 0;
+    a->any_flags |= a->flags[i] != 0;
+    a->any_guide |= a->guide[i] != 0;
     a->cls[i] = ra && ra->cls > 0 && ra->cls < GP_ROAD_CLASS_COUNT ? (uint8_t)ra->cls : 0;
     a->shape[i] = (uint32_t)a->ns;
     if (ns) {
@@ -290,9 +315,14 @@ int gp_attrbuf_emit(gp_attrbuf *a, gp_graph *g, const uint32_t *origin) {
     g->arc_shape = malloc((m + 1) * sizeof *g->arc_shape);
     g->shape_lon = malloc((ns ? ns : 1) * sizeof(double));
     g->shape_lat = malloc((ns ? ns : 1) * sizeof(double));
+    /* flags and guidance records only when some arc has them (graphs without keep their size,
+     * hash and snapshot layout) */
+    if (a->any_flags) g->arc_flags = malloc(m ? m : 1);
+    if (a->any_guide) g->arc_guide = malloc((m ? m : 1) * sizeof *g->arc_guide);
     if (a->sid) g->shape_osm_id = malloc((ns ? ns : 1) * sizeof(int64_t));
     if (!g->arc_len_m || !g->arc_name || !g->arc_ref || !g->arc_class || !g->arc_shape ||
-        !g->shape_lon || !g->shape_lat || (a->sid && !g->shape_osm_id))
+        !g->shape_lon || !g->shape_lat || (a->sid && !g->shape_osm_id) ||
+        (a->any_flags && !g->arc_flags) || (a->any_guide && !g->arc_guide))
         return -1;
     uint32_t at = 0;
     for (uint64_t p = 0; p < m; p++) {
@@ -301,6 +331,8 @@ int gp_attrbuf_emit(gp_attrbuf *a, gp_graph *g, const uint32_t *origin) {
         g->arc_name[p] = a->name[i];
         g->arc_ref[p] = a->ref[i];
         g->arc_class[p] = a->cls[i];
+        if (g->arc_flags) g->arc_flags[p] = a->flags[i];
+        if (g->arc_guide) g->arc_guide[p] = a->guide[i];
         g->arc_shape[p] = at;
         uint32_t b = a->shape[i], e = i + 1 < a->na ? a->shape[i + 1] : (uint32_t)a->ns;
         if (e > b) {

@@ -43,6 +43,8 @@ enum {
     S_NAMES,
     S_SHAPE_OSM_ID, /* optional: older files have none (readers skip types they do not know) */
     S_NODE_FLAGS,   /* optional: older snapshots have none */
+    S_ARC_FLAGS,    /* optional: snapshots before them load without */
+    S_ARC_GUIDE,
     S_KNOWN_END
 };
 
@@ -222,6 +224,8 @@ int gp_snapshot_write(const gp_graph *g, const char *path, const gp_snap_extra *
     SEC(S_OSM_ID, g->osm_id, n * 8);
     SEC(S_NAMES, names, names_size);
     SEC(S_NODE_FLAGS, g->node_flags, n);
+    SEC(S_ARC_FLAGS, g->arc_flags, m);
+    SEC(S_ARC_GUIDE, g->arc_guide, m * 4);
 #undef SEC
     int rc = GP_OK;
     if (nextra > 64) {
@@ -429,8 +433,8 @@ static int check_structure(const mapped *mp, const gp_graph *g, gp_err *err) {
     if (g->strtab &&
         (g->strtab_len == 0 || g->strtab[0] != '\0' || g->strtab[g->strtab_len - 1] != '\0'))
         goto bad;
-    const uint32_t *offs[2] = {g->arc_name, g->arc_ref};
-    for (int k = 0; k < 2; k++)
+    const uint32_t *offs[3] = {g->arc_name, g->arc_ref, g->arc_guide};
+    for (int k = 0; k < 3; k++)
         if (offs[k])
             for (uint32_t i = 0; i < m; i++)
                 if (offs[k][i] && offs[k][i] >= g->strtab_len) goto bad;
@@ -490,6 +494,8 @@ gp_graph *gp_load_snapshot(const char *path, const gp_load_opts *o, gp_err *err)
         section(&mp, S_ARC_SHAPE, (m + 1) * 4, 0, "arc shape", (void **)&g->arc_shape, err) ||
         section(&mp, S_OSM_ID, n * 8, 0, "original id", (void **)&g->osm_id, err) ||
         section(&mp, S_NODE_FLAGS, n, 0, "node flags", (void **)&g->node_flags, err) ||
+        section(&mp, S_ARC_FLAGS, m, 0, "arc flags", (void **)&g->arc_flags, err) ||
+        section(&mp, S_ARC_GUIDE, m * 4, 0, "arc guidance", (void **)&g->arc_guide, err) ||
         section(&mp, S_STRTAB, UINT64_MAX, 0, "strings", (void **)&g->strtab, err))
         goto fail;
     if (!g->lon != !g->lat) {

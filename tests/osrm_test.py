@@ -125,7 +125,8 @@ def t_route_shape(ctx):
         assert st_[0]["maneuver"]["type"] == "depart" and st_[-1]["maneuver"]["type"] == "arrive"
         assert st_[-1]["distance"] == 0 and st_[-1]["duration"] == 0
         for s in st_[1:-1]:
-            assert s["maneuver"]["type"] in ("turn", "new name", "continue", "end of road"), s["maneuver"]
+            assert s["maneuver"]["type"] in ("turn", "new name", "continue", "end of road",
+                                             "fork"), s["maneuver"]
             assert s["maneuver"]["modifier"], s["maneuver"]
         for s in st_:
             m = s["maneuver"]
@@ -549,8 +550,10 @@ def t_monaco(ctx):
     leg = route["legs"][0]
     names = [s["name"] for s in leg["steps"] if s["name"]]
     types = {s["maneuver"]["type"] for s in leg["steps"]}
-    assert types <= {"depart", "arrive", "turn", "new name", "continue", "end of road"}, types
-    assert leg["steps"][-1]["maneuver"]["modifier"] in ("left", "right", "straight")
+    assert types <= {"depart", "arrive", "turn", "new name", "continue", "end of road", "fork",
+                     "merge", "on ramp", "off ramp", "roundabout", "rotary", "roundabout turn",
+                     "exit roundabout", "exit rotary"}, types
+    assert leg["steps"][-1]["maneuver"].get("modifier") in (None, "left", "right")
     assert len(set(names)) >= 2, f"street names in the steps: {names}"
     assert leg["summary"] and all(x in names for x in leg["summary"].split(", "))
     crow = H.haversine(*a, *b)

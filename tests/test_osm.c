@@ -515,7 +515,9 @@ static void test_builder_attributes(void **state) {
                                (uint32_t)(i % 2),
                                &sx,
                                &sy,
-                               &sid};
+                               &sid,
+                               0,
+                               NULL};
             assert_int_equal(gp_builder_add_road_arc(b, U[i], V[i], (uint32_t)(5 - i), &ra, &err),
                              GP_OK);
         }

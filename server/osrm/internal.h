@@ -132,10 +132,20 @@ typedef struct gp_osrm_route_opts {
     int steps;
     int overview; /* 0 false, 1 simplified, 2 full */
     int ann_duration, ann_distance, ann_nodes, ann_speed, ann_weight, ann_datasources;
+    int continue_straight; /* -1 default (the profile's: true for car), 0 false, 1 true; parsed
+                              and passed on, the turn model acts on it */
 } gp_osrm_route_opts;
 /* The OSRM route object {geometry?, legs, weight_name, weight, duration, distance} of nleg legs. */
 cJSON *gp_osrm_route_json(const gp_osrm_req *q, const gp_osrm_leg *legs, size_t nleg,
                           const gp_osrm_route_opts *o);
+/* A geometry in the request's format (polyline, polyline6 or GeoJSON) of n points. */
+cJSON *gp_osrm_geometry_json(const gp_osrm_req *q, const double *lon, const double *lat, size_t n);
+/* OSRM's mode of the graph's profile: "driving", "cycling" or "walking". */
+const char *gp_osrm_mode(const gp_graph *g);
+/* Appends the steps of a leg (depart ... arrive, guidance.c) to arr; summary gets the leg's
+ * summary (its two longest named roads, in route order). */
+void gp_osrm_leg_steps(const gp_osrm_req *q, const gp_osrm_leg *leg, cJSON *arr, char *summary,
+                       size_t size);
 /* Parses steps / overview / annotations; answers and returns 0 on a bad value. */
 int gp_osrm_route_opts_parse(gp_osrm_req *q, gp_osrm_route_opts *o);
 /* Routes between snapped positions s[order[i]] and s[order[i+1]] into legs[0..k-2]; on failure

@@ -2,14 +2,7 @@
  * at the snapped ends), the route's geometry (full, or Douglas-Peucker simplified), annotations
  * per segment of the line (as OSRM), and turn-by-turn steps.
  *
- * Steps: a leg opens with `depart` and closes with `arrive` (modifier: the side the destination
- * lies on); in between a new step starts where the road's name or ref changes (`new name` when
- * going straight on, `end of road` at a turn where no road goes on within 30 degrees of the way
- * ahead, `turn` otherwise) or, on the same (or no) name, where the way turns by 45 degrees or more
- * (`continue`). Modifiers come from
- * the turn angle: straight (< 20), slight (20-45), plain (45-135), sharp (135-170), uturn (> 170).
- * Each step's distance and duration are the sums over its pieces, so steps add up exactly to
- * their leg and legs to the route.
+ * Steps: guidance.c.
  */
 #include "server/osrm/internal.h"
 
@@ -238,6 +231,9 @@ int gp_osrm_route_opts_parse(gp_osrm_req *q, gp_osrm_route_opts *o) {
             return 0;
         }
     }
+    o->continue_straight = -1;
+    if ((v = gp_osrm_opt(q, "continue_straight", buf, sizeof buf)) && strcmp(v, "default"))
+        o->continue_straight = !strcmp(v, "true") ? 1 : !strcmp(v, "false") ? 0 : -1;
     if ((v = gp_osrm_opt(q, "overview", buf, sizeof buf))) {
         if (!strcmp(v, "false")) o->overview = 0;
         else if (!strcmp(v, "simplified")) o->overview = 1;
@@ -281,7 +277,7 @@ int gp_osrm_route_opts_parse(gp_osrm_req *q, gp_osrm_route_opts *o) {
 }
 
 /* ---- JSON ---- */
-static cJSON *geometry_json(const gp_osrm_req *q, const double *lon, const double *lat, size_t n) {
+cJSON *gp_osrm_geometry_json(const gp_osrm_req *q, const double *lon, const double *lat, size_t n) {
     if (q->geometries == GP_GEOM_GEOJSON) {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "type", "LineString");
@@ -304,270 +300,10 @@ static double piece_duration(const gp_graph *g, const gp_osrm_piece *p) {
     return gp_cost_seconds(g, p->cost);
 }
 
-static const char *piece_name(const gp_graph *g, const gp_osrm_piece *p) {
-    const char *s = gp_graph_arc_name(g, p->arc);
-    return s ? s : "";
-}
-static const char *piece_ref(const gp_graph *g, const gp_osrm_piece *p) {
-    const char *s = gp_graph_arc_ref(g, p->arc);
-    return s ? s : "";
-}
-
-static const char *modifier_of(double turn) {
-    double a = fabs(turn);
-    int right = turn > 0;
-    if (a < 20) return "straight";
-    if (a > 170) return "uturn";
-    if (a < 45) return right ? "slight right" : "slight left";
-    if (a < 135) return right ? "right" : "left";
-    return right ? "sharp right" : "sharp left";
-}
-
-/* Bearing of the leg's line leaving point i (forward) or arriving at it (backward). */
-static double bearing_out(const gp_pts *p, size_t i, size_t end) {
-    for (size_t j = i + 1; j <= end && j < p->n; j++)
-        if (p->lon[j] != p->lon[i] || p->lat[j] != p->lat[i])
-            return gp_bearing_deg(p->lon[i], p->lat[i], p->lon[j], p->lat[j]);
-    return 0;
-}
-static double bearing_in(const gp_pts *p, size_t i, size_t start) {
-    for (size_t j = i; j-- > start;)
-        if (p->lon[j] != p->lon[i] || p->lat[j] != p->lat[i])
-            return gp_bearing_deg(p->lon[j], p->lat[j], p->lon[i], p->lat[i]);
-    return 0;
-}
-
-static cJSON *loc_json(double lon, double lat) {
-    cJSON *a = cJSON_CreateArray();
-    cJSON_AddItemToArray(a, cJSON_CreateNumber(gp_round_unit(lon, 1e-6)));
-    cJSON_AddItemToArray(a, cJSON_CreateNumber(gp_round_unit(lat, 1e-6)));
-    return a;
-}
-
-/* The intersection at a maneuver: bearings of every road at node x (sorted), entry = can leave
- * that way, in / out the indices of the arriving and leaving roads. */
-static cJSON *intersection_json(const gp_graph *g, uint32_t x, double lon, double lat, double b_in,
-                                double b_out, int has_in, int has_out) {
-    cJSON *it = cJSON_CreateObject();
-    cJSON_AddItemToObject(it, "location", loc_json(lon, lat));
-    int bs[64], en[64], nb = 0;
-    if (x != GP_NONE) {
-        for (int dir = 0; dir < 2; dir++) {
-            uint32_t b = dir ? g->rrow[x] : g->row[x], e = dir ? g->rrow[x + 1] : g->row[x + 1];
-            for (uint32_t a = b; a < e && nb < 60; a++) {
-                uint32_t y = dir ? g->rcol[a] : g->col[a];
-                if (y == x) continue;
-                int bear =
-                    (int)lround(gp_bearing_deg(g->lon[x], g->lat[x], g->lon[y], g->lat[y])) % 360;
-                int dup = -1;
-                for (int k = 0; k < nb; k++)
-                    if (bs[k] == bear) dup = k;
-                if (dup >= 0) {
-                    en[dup] |= !dir;
-                    continue;
-                }
-                bs[nb] = bear;
-                en[nb++] = !dir;
-            }
-        }
-    }
-    /* the roads actually taken, as the geometry leaves / reaches the point */
-    int want_in = has_in ? (int)lround(fmod(b_in + 180, 360)) % 360 : -1;
-    int want_out = has_out ? (int)lround(b_out) % 360 : -1;
-    int idx_in = -1, idx_out = -1;
-    int wants[2] = {want_in, want_out}, *idxs[2] = {&idx_in, &idx_out};
-    for (int w = 0; w < 2; w++) {
-        if (wants[w] < 0) continue;
-        int best = -1, bd = 361;
-        for (int k = 0; k < nb; k++) {
-            int d = abs(bs[k] - wants[w]);
-            d = d > 180 ? 360 - d : d;
-            if (d < bd) {
-                bd = d;
-                best = k;
-            }
-        }
-        if (best < 0 || bd > 30) { /* mid-segment position: the road itself */
-            bs[nb] = wants[w];
-            en[nb] = w == 1;
-            best = nb++;
-        }
-        *idxs[w] = best;
-    }
-    /* sort by bearing, tracking in / out */
-    for (int i = 1; i < nb; i++)
-        for (int j = i; j > 0 && bs[j - 1] > bs[j]; j--) {
-            int t = bs[j];
-            bs[j] = bs[j - 1];
-            bs[j - 1] = t;
-            t = en[j];
-            en[j] = en[j - 1];
-            en[j - 1] = t;
-            if (idx_in == j) idx_in = j - 1;
-            else if (idx_in == j - 1) idx_in = j;
-            if (idx_out == j) idx_out = j - 1;
-            else if (idx_out == j - 1) idx_out = j;
-        }
-    cJSON *ba = cJSON_AddArrayToObject(it, "bearings"), *ea = cJSON_AddArrayToObject(it, "entry");
-    for (int k = 0; k < nb; k++) {
-        cJSON_AddItemToArray(ba, cJSON_CreateNumber(bs[k]));
-        cJSON_AddItemToArray(ea, cJSON_CreateBool(en[k] || k == idx_out));
-    }
-    if (idx_in >= 0) cJSON_AddNumberToObject(it, "in", idx_in);
-    if (idx_out >= 0) cJSON_AddNumberToObject(it, "out", idx_out);
-    return it;
-}
-
-static const char *mode_of(const gp_graph *g) {
+const char *gp_osrm_mode(const gp_graph *g) {
     if (!strcmp(g->profile, "bicycle")) return "cycling";
     if (!strcmp(g->profile, "foot")) return "walking";
     return "driving";
-}
-
-static cJSON *step_json(const gp_osrm_req *q, const gp_osrm_leg *leg, size_t p0, size_t p1,
-                        double dist, double dur, double weight, const char *name, const char *ref,
-                        const char *type, const char *modifier, double b_before, double b_after,
-                        uint32_t node, int has_in, int has_out) {
-    const gp_graph *g = q->g;
-    cJSON *s = cJSON_CreateObject();
-    cJSON_AddItemToObject(s, "geometry",
-                          geometry_json(q, leg->pts.lon + p0, leg->pts.lat + p0, p1 - p0 + 1));
-    cJSON *m = cJSON_AddObjectToObject(s, "maneuver");
-    cJSON_AddNumberToObject(m, "bearing_after", lround(b_after) % 360);
-    cJSON_AddNumberToObject(m, "bearing_before", lround(b_before) % 360);
-    cJSON_AddItemToObject(m, "location", loc_json(leg->pts.lon[p0], leg->pts.lat[p0]));
-    if (modifier) cJSON_AddStringToObject(m, "modifier", modifier);
-    cJSON_AddStringToObject(m, "type", type);
-    cJSON_AddStringToObject(s, "mode", mode_of(g));
-    cJSON_AddStringToObject(s, "driving_side", "right");
-    cJSON_AddStringToObject(s, "name", name);
-    if (*ref) cJSON_AddStringToObject(s, "ref", ref);
-    cJSON *its = cJSON_AddArrayToObject(s, "intersections");
-    cJSON_AddItemToArray(its, intersection_json(g, node, leg->pts.lon[p0], leg->pts.lat[p0],
-                                                b_before, b_after, has_in, has_out));
-    cJSON_AddNumberToObject(s, "weight", gp_round_unit(weight, 0.1));
-    cJSON_AddNumberToObject(s, "duration", gp_round_unit(dur, 0.1));
-    cJSON_AddNumberToObject(s, "distance", gp_round_unit(dist, 0.1));
-    return s;
-}
-
-/* 1 when some road leaves node x within 30 degrees of bearing b (the way goes on straight). */
-static int goes_on(const gp_graph *g, uint32_t x, double b) {
-    for (uint32_t a = g->row[x]; a < g->row[x + 1]; a++) {
-        const double *sx, *sy;
-        uint32_t k = gp_graph_arc_shape(g, a, &sx, &sy), y = g->col[a];
-        double ab =
-            gp_bearing_deg(g->lon[x], g->lat[x], k ? sx[0] : g->lon[y], k ? sy[0] : g->lat[y]);
-        if (fabs(fmod(ab - b + 540, 360) - 180) <= 30) return 1;
-    }
-    return 0;
-}
-
-/* Appends the steps of a leg to arr; returns the leg's summary (two longest named steps). */
-static void leg_steps(const gp_osrm_req *q, const gp_osrm_leg *leg, cJSON *arr, char *summary,
-                      size_t size) {
-    const gp_graph *g = q->g;
-    const gp_pts *P = &leg->pts;
-    size_t n = leg->npc;
-    summary[0] = '\0';
-    const char *best_name[2] = {NULL, NULL};
-    double best_len[2] = {-1, -1};
-    size_t best_at[2] = {0, 0};
-    size_t i = 0;
-    size_t last_pt = P->n ? P->n - 1 : 0;
-    if (n == 0) { /* both ends at one node */
-        double b = P->n >= 2 ? bearing_out(P, 0, last_pt) : 0;
-        cJSON_AddItemToArray(arr, step_json(q, leg, 0, last_pt, 0, 0, 0, "", "", "depart", NULL, 0,
-                                            b, leg->a->node, 0, 1));
-    }
-    while (i < n) {
-        size_t j = i + 1;
-        const char *nm = piece_name(g, &leg->pc[i]), *rf = piece_ref(g, &leg->pc[i]);
-        while (j < n) {
-            const gp_osrm_piece *p = &leg->pc[j];
-            if (strcmp(piece_name(g, p), nm) || strcmp(piece_ref(g, p), rf)) break;
-            double t = bearing_out(P, p->p0, p->p1) - bearing_in(P, p->p0, leg->pc[j - 1].p0);
-            t = fmod(t + 540, 360) - 180;
-            if (fabs(t) >= 45) break;
-            j++;
-        }
-        double dist = 0, dur = 0, wt = 0;
-        for (size_t k = i; k < j; k++) {
-            dist += leg->pc[k].dist_m;
-            dur += piece_duration(g, &leg->pc[k]);
-            wt += gp_osrm_weight(g, leg->pc[k].cost);
-        }
-        size_t p0 = leg->pc[i].p0, p1 = leg->pc[j - 1].p1;
-        double b_after = bearing_out(P, p0, p1);
-        const char *type, *mod;
-        double b_before = 0;
-        int has_in = i > 0;
-        if (i == 0) {
-            type = "depart";
-            mod = NULL;
-        } else {
-            b_before = bearing_in(P, p0, leg->pc[i - 1].p0);
-            double t = fmod(b_after - b_before + 540, 360) - 180;
-            mod = modifier_of(t);
-            const gp_osrm_piece *prev = &leg->pc[i - 1];
-            int renamed = strcmp(piece_name(g, prev), nm) || strcmp(piece_ref(g, prev), rf);
-            type = !renamed ? "continue" : fabs(t) < 20 ? "new name" : "turn";
-            if (renamed && fabs(t) >= 45 && !goes_on(g, leg->pc[i].tail, b_before))
-                type = "end of road"; /* a T: the way ahead ends, left or right */
-        }
-        uint32_t node = i == 0 && leg->pc[0].f0 > 0 ? GP_NONE : leg->pc[i].tail;
-        cJSON_AddItemToArray(arr, step_json(q, leg, p0, p1, dist, dur, wt, nm, rf, type, mod,
-                                            b_before, b_after, node, has_in, 1));
-        if (*nm) {
-            for (int s = 0; s < 2; s++) {
-                int same = best_name[s] && !strcmp(best_name[s], nm);
-                if (same) {
-                    best_len[s] += dist;
-                    break;
-                }
-            }
-            int known = (best_name[0] && !strcmp(best_name[0], nm)) ||
-                        (best_name[1] && !strcmp(best_name[1], nm));
-            if (!known) {
-                int slot = best_len[0] < best_len[1] ? 0 : 1;
-                if (dist > best_len[slot]) {
-                    best_name[slot] = nm;
-                    best_len[slot] = dist;
-                    best_at[slot] = i;
-                }
-            }
-        }
-        i = j;
-    }
-    double b_last = last_pt ? bearing_in(P, last_pt, 0) : 0;
-    uint32_t end_node = n && leg->pc[n - 1].f1 >= 1 ? leg->b->node : GP_NONE;
-    /* which side the destination lies on, seen along the last stretch */
-    const char *side = NULL;
-    if (last_pt && leg->b->dist_m >= 1) {
-        double r = M_PI / 180, dx = sin((b_last)*r), dy = cos((b_last)*r);
-        double px = (leg->b->qlon - P->lon[last_pt]) * cos(P->lat[last_pt] * r),
-               py = leg->b->qlat - P->lat[last_pt];
-        side = dx * py - dy * px > 0 ? "left" : "right";
-    } else if (last_pt) {
-        side = "straight";
-    }
-    cJSON *arrive = step_json(
-        q, leg, last_pt, last_pt, 0, 0, 0, n ? piece_name(g, &leg->pc[n - 1]) : "",
-        n ? piece_ref(g, &leg->pc[n - 1]) : "", "arrive", side, b_last, 0, end_node, 1, 0);
-    /* an arrive step's geometry is its location twice (as OSRM's) */
-    cJSON_ReplaceItemInObject(arrive, "geometry",
-                              geometry_json(q, (double[]){P->lon[last_pt], P->lon[last_pt]},
-                                            (double[]){P->lat[last_pt], P->lat[last_pt]}, 2));
-    cJSON_AddItemToArray(arr, arrive);
-    int first = best_name[0] && best_name[1] ? (best_at[0] < best_at[1] ? 0 : 1)
-                : best_name[0]               ? 0
-                                             : 1;
-    if (best_name[first]) {
-        snprintf(summary, size, "%s", best_name[first]);
-        if (best_name[1 - first])
-            snprintf(summary + strlen(summary), size - strlen(summary), ", %s",
-                     best_name[1 - first]);
-    }
 }
 
 /* ---- annotations: one entry per segment of the leg's line, as OSRM's ---- */
@@ -724,7 +460,7 @@ cJSON *gp_osrm_route_json(const gp_osrm_req *q, const gp_osrm_leg *legs, size_t 
         cJSON *lj = cJSON_CreateObject();
         cJSON *steps = cJSON_AddArrayToObject(lj, "steps");
         char summary[512] = "";
-        if (o->steps) leg_steps(q, leg, steps, summary, sizeof summary);
+        if (o->steps) gp_osrm_leg_steps(q, leg, steps, summary, sizeof summary);
         cJSON_AddStringToObject(lj, "summary", summary);
         if (o->ann_duration || o->ann_distance || o->ann_nodes || o->ann_speed || o->ann_weight ||
             o->ann_datasources)
@@ -752,7 +488,7 @@ cJSON *gp_osrm_route_json(const gp_osrm_req *q, const gp_osrm_leg *legs, size_t 
             all.n = k;
             free(keep);
         }
-        cJSON_AddItemToObject(route, "geometry", geometry_json(q, all.lon, all.lat, all.n));
+        cJSON_AddItemToObject(route, "geometry", gp_osrm_geometry_json(q, all.lon, all.lat, all.n));
     }
     gp_pts_free(&all);
     cJSON_AddItemToObject(route, "legs", legs_a);

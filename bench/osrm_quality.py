@@ -11,8 +11,9 @@ measures, per map and profile:
   - the same path: 95% of each line (sampled every 5 m) within 20 m of the other line;
   - maneuvers: OSRM's roundabout-family maneuvers (roundabout, rotary, roundabout turn,
     exit roundabout, exit rotary) met by a gpath roundabout-family step within 40 m; OSRM's other
-    maneuvers (depart / arrive aside) met by a gpath step within 30 m with the same type and
-    modifier. Counted on the routes whose path is the same (else a different path decides).
+    maneuvers (depart / arrive aside) met by a gpath step within 30 m turning the same direction
+    (left / right / neither; the same type and modifier reported beside it). Counted on the
+    routes whose path is the same (else a different path decides).
 Prints a table, then one PASS / FAIL line per target (each its own check, thresholds from the
 command line) and "N passed, N failed, N skipped" last; --json writes the numbers.
 Stdlib only. Used by tests/test_osrm_quality.sh; bench scripts may import measure() / compare().
@@ -132,10 +133,20 @@ def maneuvers(route):
     return out
 
 
+def side(mod):
+    """The direction of a modifier: left, right or none (straight, or no modifier)."""
+    mod = mod or ""
+    return "left" if "left" in mod else "right" if "right" in mod else "none"
+
+
 def maneuver_match(osrm_route, gp_route):
-    """(roundabout met, roundabout total, others met, others total)."""
+    """(roundabout met, roundabout total, others met, others total, others met with the same
+    type and modifier). An other maneuver is met by a gpath step (not depart / arrive) within
+    30 m that turns the same direction (left, right, neither: the issue's "same direction");
+    the last count asks the same type and modifier too (stricter, reported beside it)."""
     om, gm = maneuvers(osrm_route), maneuvers(gp_route)
-    rb = rbn = ot = otn = 0
+    gmid = [(t, m, l) for t, m, l in gm if t not in ("depart", "arrive")]
+    rb = rbn = ot = otn = strict = 0
     for typ, mod, loc in om:
         if typ in ("depart", "arrive"):
             continue
@@ -144,8 +155,9 @@ def maneuver_match(osrm_route, gp_route):
             rb += any(t in ROUNDABOUT and haversine(loc, l) <= 40 for t, _, l in gm)
         else:
             otn += 1
-            ot += any(t == typ and m == mod and haversine(loc, l) <= 30 for t, m, l in gm)
-    return rb, rbn, ot, otn
+            ot += any(side(m) == side(mod) and haversine(loc, l) <= 30 for t, m, l in gmid)
+            strict += any(t == typ and m == mod and haversine(loc, l) <= 30 for t, m, l in gm)
+    return rb, rbn, ot, otn, strict
 
 
 # ---- processes ----
@@ -331,7 +343,7 @@ def compare(osrm_url, gp_url, profile, box, pairs, seed):
     rng = random.Random(seed)
     pts = road_points(osrm_url, alias, box, 2 * pairs, rng)
     dur, sdur, dist, same = [], [], [], 0
-    rb = rbn = ot = otn = 0
+    rb = rbn = ot = otn = strict = 0
     routed = both = 0
     worst = []
     for i in range(0, len(pts) - 1, 2):
@@ -353,7 +365,7 @@ def compare(osrm_url, gp_url, profile, box, pairs, seed):
         worst.append((abs(d), a, b, round(o["duration"], 1), round(g["duration"], 1), sp))
         if sp:
             m = maneuver_match(o, g)
-            rb, rbn, ot, otn = rb + m[0], rbn + m[1], ot + m[2], otn + m[3]
+            rb, rbn, ot, otn, strict = rb + m[0], rbn + m[1], ot + m[2], otn + m[3], strict + m[4]
     worst.sort(reverse=True)
     return {
         "pairs": routed, "both": both,
@@ -365,6 +377,7 @@ def compare(osrm_url, gp_url, profile, box, pairs, seed):
         "same_path": 100.0 * same / both if both else None,
         "roundabout_match": 100.0 * rb / rbn if rbn else None, "roundabouts": rbn,
         "maneuver_match": 100.0 * ot / otn if otn else None, "maneuvers": otn,
+        "maneuver_strict": 100.0 * strict / otn if otn else None,
         "worst": [{"diff_pct": round(w[0], 1), "from": w[1], "to": w[2], "osrm_s": w[3],
                    "gpath_s": w[4], "same_path": bool(w[5])} for w in worst[:5]],
     }
@@ -411,7 +424,7 @@ def fmt(v, nd=1):
 
 def table(results):
     head = ("map", "profile", "pairs", "dur |d| med %", "p90 %", "signed med %", "dist |d| med %",
-            "same path %", "rb met %", "(n)", "maneuver met %", "(n)")
+            "same path %", "rb met %", "(n)", "maneuver met %", "(n)", "same type+mod %")
     rows = [head]
     for m, byp in results.items():
         for p, r in byp.items():
@@ -419,7 +432,8 @@ def table(results):
                          fmt(r["duration_p90"]), fmt(r["duration_signed_median"]),
                          fmt(r["distance_median"], 2), fmt(r["same_path"]),
                          fmt(r["roundabout_match"]), str(r["roundabouts"]),
-                         fmt(r["maneuver_match"]), str(r["maneuvers"])))
+                         fmt(r["maneuver_match"]), str(r["maneuvers"]),
+                         fmt(r["maneuver_strict"])))
     w = [max(len(r[i]) for r in rows) for i in range(len(head))]
     return "\n".join("  ".join(c.ljust(w[i]) for i, c in enumerate(r)) for r in rows)
 
@@ -450,7 +464,8 @@ def checks(results, args):
             out.append((f"{m}/{p}/maneuver",
                         f"{m} {p}: OSRM other maneuvers met >= {args.min_maneuver}%",
                         None if v is None else v >= args.min_maneuver,
-                        f"measured {fmt(v)}% of {r['maneuvers']}"))
+                        f"measured {fmt(v)}% of {r['maneuvers']}; the same type and modifier "
+                        f"{fmt(r['maneuver_strict'])}%"))
     return out
 
 

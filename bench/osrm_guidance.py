@@ -85,12 +85,20 @@ def main():
     by_type = {}
     shown = 0
     dumped = []
+    errors = tries = 0
     while c["routes"] < o.routes:
+        tries += 1
+        if tries > 50 * o.routes:  # a server that stopped answering must not loop forever
+            sys.exit(f"osrm_guidance: {c['routes']} routes of {o.routes} after {tries - 1} "
+                     f"pairs ({errors} failed requests)")
         a = (rnd.uniform(x0, x1), rnd.uniform(y0, y1))
         b = (rnd.uniform(x0, x1), rnd.uniform(y0, y1))
         try:
             ro, rg = route(o.osrm, "driving", a, b), route(o.gpath, o.graph, a, b)
-        except Exception:
+        except Exception as e:
+            errors += 1
+            if errors > 5:
+                sys.exit(f"osrm_guidance: {errors} failed requests, the last: {e}")
             continue
         if not ro or not rg or ro["distance"] < 500:
             continue

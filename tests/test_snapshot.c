@@ -329,7 +329,7 @@ static void move_section(unsigned char *buf, uint32_t type, int64_t delta) {
         if (t != type) continue;
         memcpy(&off, buf + 64 + 64 * i + E_OFFSET, 8);
         memcpy(&size, buf + 64 + 64 * i + E_SIZE, 8);
-        off += (uint64_t)delta;
+        off = (uint64_t)((int64_t)off + delta);
         memcpy(buf + 64 + 64 * i + E_OFFSET, &off, 8);
         uint64_t sum = gp_hash_bytes(0x736e617073686f74ULL, buf + off, size);
         memcpy(buf + 64 + 64 * i + E_SUM, &sum, 8);

@@ -544,9 +544,11 @@ static double bearing_out(const gp_pts *p, size_t i, size_t end) {
     return 0;
 }
 static double bearing_in(const gp_pts *p, size_t i, size_t start) {
-    for (size_t j = i; j-- > start;)
+    for (size_t j = i; j > start;) {
+        j--; /* (never below start: no unsigned wrap) */
         if (p->lon[j] != p->lon[i] || p->lat[j] != p->lat[i])
             return gp_bearing_deg(p->lon[j], p->lat[j], p->lon[i], p->lat[i]);
+    }
     return 0;
 }
 

@@ -364,7 +364,7 @@ def t_table(ctx):
     expect_error(ctx.d.call("POST", "/v1/graphs/t/table", raw=b'{"sources": [1,'), 400,
                  "InvalidJson")
     expect_error(ctx.d.call("POST", "/v1/graphs/t/table", [1, 2]), 400, "InvalidJson")
-    expect_error(ctx.d.call("POST", "/v1/graphs/t/table", {"targets": [1]}), 400, "InvalidQuery",
+    expect_error(ctx.d.call("POST", "/v1/graphs/t/table", {"targets": [1]}), 400, "InvalidJson",
                  ["sources"])
     expect_error(ctx.d.call("POST", "/v1/graphs/t/table", {"sources": [1, 42]}), 400,
                  "UnknownNode", ["sources[1]", "42"])
@@ -529,7 +529,7 @@ def t_admin_lifecycle(ctx):
     expect_error(d.call("GET", "/v1/graphs/b3"), 404, "UnknownGraph")
     expect_error(d.call("PUT", "/admin/graphs/b3", raw=b"spec=x", token=TOKEN), 400, "InvalidJson")
     expect_error(d.call("PUT", "/admin/graphs/b3", {"format": "dimacs"}, token=TOKEN), 400,
-                 "InvalidQuery", ["spec"])
+                 "InvalidJson", ["spec"])
     expect_error(d.call("PUT", "/admin/graphs/b3", {"spec": 5}, token=TOKEN), 400, "InvalidJson",
                  ["spec"])
     expect_error(d.call("PUT", "/admin/graphs/bad%20name", {"spec": "gen:100"}, token=TOKEN), 400,
@@ -845,7 +845,7 @@ def t_admin_hostile_options(ctx):
     a = "dimacs:" + os.path.join(tmp, "a.gr")
     expect_error(d.call("PUT", "/admin/graphs/h2", raw=b'{"spec": "gen:100", "scale": 1e400}',
                         headers={"Content-Type": "application/json"}, token=TOKEN), 400,
-                 "InvalidJson", ["scale"])
+                 "InvalidQuery", ["scale"])
     expect_error(d.call("PUT", "/admin/graphs/h2", {"spec": a, "scale": 1000}, token=TOKEN), 400,
                  "InvalidQuery", ["scale does not apply"])
     expect_error(d.call("PUT", "/admin/graphs/h2", {"spec": "gen:100", "cost_rule": "bogus"},

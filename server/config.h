@@ -42,6 +42,9 @@ typedef struct gp_config {
     long max_body_bytes;
     long max_table_cells;
     long max_binary_table_cells;
+    char matrix_job_dir[1024];
+    long max_matrix_job_cells;
+    long matrix_job_keep_s;
     long matrix_block_cells;
     long max_apsp_nodes;
     long max_nearest;

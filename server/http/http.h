@@ -109,6 +109,10 @@ void gp_http_send(gp_req *r, int status, const char *content_type, char *buf, si
 typedef long (*gp_http_fill_fn)(void *ctx, char *buf, size_t max);
 void gp_http_stream(gp_req *r, int status, const char *content_type, gp_http_fill_fn fill,
                     void (*done)(void *ctx), void *ctx);
+/* The same for a body of known length (sent as Content-Length, never compressed; UINT64_MAX:
+ * unknown): fill must give exactly size bytes, or fail (-1: the connection is cut). */
+void gp_http_stream_sized(gp_req *r, int status, const char *content_type, uint64_t size,
+                          gp_http_fill_fn fill, void (*done)(void *ctx), void *ctx);
 /* Matrices as NumPy .npy (server/http/npy.c): fill_rows(ctx, row0, k, out, err) writes rows
  * row0 .. row0+k-1 (k * cols float32, row-major) or fails (GP_E*, err filled); it runs on the
  * daemon's threads after the handler returned, a block of about matrix_block_cells cells at a

@@ -1,7 +1,8 @@
 /* npy.c - matrices answered as NumPy .npy arrays (version 1.0, little-endian float32, C order),
  * computed and sent in blocks of rows: the handler gives the shape and a function that fills a
  * block of rows; the stream writes the 128-byte header at once (the client's first bytes), then
- * asks for one block at a time as the connection drains, so the server holds one block, never
+ * asks for one block at a time as the connection drains (the length is known: Content-Length,
+ * no compression), so the server holds one block, never
  * the matrix (issue 34: 10,000 x 10,000 is 400 MB as float32, 700 MB as JSON text).
  *
  * Each block runs under its own compute deadline (request_timeout_ms from the block's start, as a
@@ -32,8 +33,8 @@ size_t gp_npy_header(char out[128], uint32_t rows, uint32_t cols) {
     /* magic, version 1.0, header length (LE uint16), dict padded with spaces, ending in '\n',
      * so that magic + length + dict is a multiple of 64 bytes (numpy's alignment) */
     char dict[118];
-    int n = snprintf(dict, sizeof dict, "{'descr': '<f4', 'fortran_order': False, 'shape': (%u, %u), }",
-                     rows, cols);
+    int n = snprintf(dict, sizeof dict,
+                     "{'descr': '<f4', 'fortran_order': False, 'shape': (%u, %u), }", rows, cols);
     size_t total = 128, hl = total - 10;
     memcpy(out, "\x93NUMPY\x01\x00", 8);
     out[8] = (char)(hl & 0xff);
@@ -109,5 +110,6 @@ void gp_http_npy(gp_req *r, uint32_t rows, uint32_t cols, gp_http_rows_fn fill_r
     s->timeout_s = cfg && cfg->request_timeout_ms > 0 ? cfg->request_timeout_ms / 1e3 : 0;
     s->len = gp_npy_header(s->head, rows, cols);
     s->buf = s->head;
-    gp_http_stream(r, 200, "application/x-npy", npy_fill, npy_done, s);
+    gp_http_stream_sized(r, 200, "application/x-npy",
+                         s->len + (uint64_t)rows * cols * sizeof(float), npy_fill, npy_done, s);
 }

@@ -271,15 +271,6 @@ void gp_h_sssp(gp_req *r) {
 }
 
 /* Resolves a list argument to positions (malloc'd); answers the error and returns NULL. */
-static gp_snap *snap_list(gp_req *r, const gp_arg *v, const char *field, double radius) {
-    int code;
-    char msg[1024];
-    gp_snap *s = gp_places_snap(gp_req_graph(r), gp_req_graph_name(r), v->list, v->nlist, field,
-                                radius, &code, msg, sizeof msg);
-    if (!s) gp_http_error(r, code, "%s", msg);
-    return s;
-}
-
 /* ---- a table as .npy, streamed in blocks of sources (server/http/npy.c) ---- */
 typedef struct npy_table {
     gp_graph *g; /* referenced for the stream's lifetime */
@@ -332,30 +323,18 @@ static void npy_table_answer(gp_req *r, gp_graph *g, gp_snap *ss, uint32_t ns, g
 
 void gp_h_table(gp_req *r) {
     gp_graph *g = gp_req_graph(r);
-    gp_args args;
-    if (gp_params(r, &table_ep, &args)) return;
-    const gp_arg *sa = gp_args_get(&args, "sources"), *ta = gp_args_get(&args, "targets");
-    if (!ta->present) ta = sa;
-    uint32_t ns = sa->nlist, nt = ta->nlist;
-    uint64_t cells = (uint64_t)ns * nt;
     int npy = gp_http_accepts_npy(r);
-    long limit = npy ? gp_http_config()->max_binary_table_cells : gp_http_config()->max_table_cells;
-    if (cells > (uint64_t)limit) {
-        gp_http_error(r, GP_HC_TOO_BIG,
-                      "table of %u sources x %u targets = %llu cells exceeds %s = %ld", ns, nt,
-                      (unsigned long long)cells, npy ? "max_binary_table_cells" : "max_table_cells",
-                      limit);
-        gp_args_free(&args);
+    const gp_config *cfg = gp_http_config();
+    gp_snap *ss, *ts;
+    uint32_t ns, nt;
+    if (gp_req_table_places(r, &table_ep, npy ? cfg->max_binary_table_cells : cfg->max_table_cells,
+                            npy ? "max_binary_table_cells" : "max_table_cells", &ss, &ns, &ts, &nt))
         return;
-    }
-    double radius = gp_req_radius(&args);
-    gp_snap *ss = snap_list(r, sa, "sources", radius);
-    gp_snap *ts = ss ? snap_list(r, ta, ta == sa ? "sources" : "targets", radius) : NULL;
-    gp_args_free(&args);
-    if (npy && ss && ts) {
+    if (npy) {
         npy_table_answer(r, g, ss, ns, ts, nt);
         return;
     }
+    uint64_t cells = (uint64_t)ns * nt;
     uint32_t *src = ts ? malloc(sizeof *src * ns) : NULL,
              *dst = src ? malloc(sizeof *dst * nt) : NULL;
     uint64_t *out = dst ? malloc(sizeof *out * cells) : NULL;

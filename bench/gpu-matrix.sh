@@ -24,6 +24,7 @@ big=${1:-}
 small=${2:-}
 [ -f "$big" ] || { echo "gpu-matrix: skipped: needs ROADLIKE.osm.pbf (see bench/gpu-matrix.sh)"; exit 0; }
 BUILD=${BUILD:-build}
+# shellcheck disable=SC2034 # BIN and DEADLINE are read by bench/osrm-lib.sh
 BIN=${GPATH_BIN:-$PWD/$BUILD/gpath}
 BACKEND=${GPATH_BACKEND:-cuda}
 STATE=${BENCH_STATE_DIR:-/tmp/gpath-matrix}

@@ -43,7 +43,8 @@ out=$(bench_out matrix)
 bench_header "$out" "Distance matrices: .npy streamed, JSON, matrix jobs, OSRM CH (issue 34)" \
   "bench/gpu-matrix.sh $(basename "$big") ${small:+$(basename "$small")}"
 {
-  echo "gpath: \`serve --backend $BACKEND\`, turn costs on (default for OSM), matrix cache off;"
+  echo "gpath: \`serve --backend $BACKEND\` (\`--cch on\` for the small map, whose turn graph is under cch_min_nodes),
+turn costs on (default for OSM), matrix cache off;"
   echo "client: bench/matrix_bench.py (one request at a time, every byte read, none kept);"
   echo "median of $REPS runs per row (last byte), peak RSS = the server's VmHWM after the row."
   echo
@@ -96,7 +97,7 @@ if [ -f "$small" ] && [ -f "$TARBALL" ]; then
   rm -rf "$STATE/ch" && mkdir -p "$STATE/ch" && cp "$small" "$STATE/ch/map.osm.pbf"
   osrm_step "$STATE/osrm-prep.log" osrm-extract -p "$osrm/profiles/car.lua" -t "$NPROC" "$STATE/ch/map.osm.pbf"
   osrm_step "$STATE/osrm-prep.log" osrm-contract -t "$NPROC" "$STATE/ch/map.osrm"
-  gpath_start "$STATE/gpath-small.log" --backend "$BACKEND" --cache-path "" --graph "s=osm:$small" \
+  gpath_start "$STATE/gpath-small.log" --backend "$BACKEND" --cch on --cache-path "" --graph "s=osm:$small" \
     --max-binary-table-cells 1000000000 --max-body-bytes 67108864 --osrm-max-table-size 10000 \
     --request-timeout-ms 600000 --log-level warn
   bbox=$(env -u LD_LIBRARY_PATH "$PYTHON" bench/osrm_cch.py bbox "http://127.0.0.1:$gpath_port/v1/graphs/s/overview.geojson")

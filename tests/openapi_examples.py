@@ -43,7 +43,8 @@ SPEC = os.path.join(ROOT, "openapi.yaml")
 TOKEN = "example-admin-token"
 METHODS = ("get", "put", "post", "delete", "patch")
 # operations that change the server's state, in the order they run after every other operation
-STATEFUL = ["submitJob", "getJob", "patchLinks", "cacheStats", "cachePurge", "putGraph",
+STATEFUL = ["submitJob", "getJob", "submitMatrixJob", "getMatrixJob", "getMatrixJobResult",
+            "deleteMatrixJob", "patchLinks", "cacheStats", "cachePurge", "putGraph",
             "reloadGraph", "deleteGraph"]
 # PUT answers 201 for a new graph, then 200 for the same name again
 STATUS_ORDER = {"201": 0, "200": 1}
@@ -123,7 +124,8 @@ def media_matches(mt, ctype):
 
 def is_binary(mt):
     """Media types whose answers are not text (images): no example value is kept for them."""
-    return mt.split("/")[0] in ("image", "audio", "video") or mt in ("application/octet-stream",)
+    return mt.split("/")[0] in ("image", "audio", "video") or \
+        mt in ("application/octet-stream", "application/x-npy")
 
 
 def trimmed(v, limit=3000):
@@ -141,9 +143,11 @@ def trimmed(v, limit=3000):
     return cut(v)
 
 
-def request(port, method, path, body=None, token=False):
+def request(port, method, path, body=None, token=False, headers=()):
     data = json.dumps(body).encode() if body is not None else None
     r = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=data, method=method)
+    for k, v in headers:
+        r.add_header(k, v)
     if data is not None:
         r.add_header("Content-Type", "application/json")
     if token:
@@ -217,16 +221,23 @@ def start_server(tmp):
     raise SystemExit("gpath serve did not become ready:\n" + open(log.name).read()[-2000:])
 
 
-def live_answer(port, summary, body, token):
-    method, _, path = summary.partition(" ")
-    st, ctype, text = request(port, method, path, body, token)
+def live_answer(port, summary, body, token, mt=None):
+    """The answer to a summary "METHOD /path[ | Header: value]...": media types other than JSON
+    are asked for with Accept (a table as .npy)."""
+    req, *hdrs = summary.split(" | ")
+    method, _, path = req.partition(" ")
+    headers = [tuple(h.split(": ", 1)) for h in hdrs]
+    if mt and "json" not in mt and "*" not in mt:
+        headers.append(("Accept", mt))
+    st, ctype, text = request(port, method, path, body, token, headers)
     # a job's final state, not a snapshot of its progress
     for _ in range(600):
-        if not (st == 200 and path.startswith("/v1/jobs/") and
+        if not (st == 200 and method == "GET" and
+                re.match(r"^/v1/(matrix-)?jobs/\d+$", path) and
                 json.loads(text).get("state") in ("queued", "running")):
             break
         time.sleep(0.05)
-        st, ctype, text = request(port, method, path, body, token)
+        st, ctype, text = request(port, method, path, body, token, headers)
     return st, ctype, text
 
 
@@ -286,7 +297,7 @@ def main():
             if not summary:
                 report(False, what, "no `examples: {live: {summary: \"METHOD /path\", value}}`")
                 continue
-            st, ctype, text = live_answer(port, summary, body, token)
+            st, ctype, text = live_answer(port, summary, body, token, mt)
             if st == 501 and code != "501":
                 skipped += 1
                 print(f"skip {what}: not in this build ({text[:200]})")

@@ -30,7 +30,7 @@
 
 enum { MJ_QUEUED, MJ_RUNNING, MJ_DONE, MJ_FAILED, MJ_CANCELLED, MJ_NSTATES };
 static const char *const state_names[MJ_NSTATES] = {"queued", "running", "done", "failed",
-                                                     "cancelled"};
+                                                    "cancelled"};
 #define MJ_MAX_QUEUED 16
 #define RUN_CANCELLED 1000 /* run_job: stopped between blocks (not a GP_E* status) */
 
@@ -170,7 +170,8 @@ static const char *str_of(const cJSON *o, const char *name) {
  * the directory cannot be made or read. */
 static int load_dir(gp_err *err) {
     if (mj.loaded) return GP_OK;
-    if (!dir()[0]) return gp_err_set(err, GP_EUNSUPPORTED, "matrix jobs are off (matrix_job_dir is empty)");
+    if (!dir()[0])
+        return gp_err_set(err, GP_EUNSUPPORTED, "matrix jobs are off (matrix_job_dir is empty)");
     if (mkdir(dir(), 0755) && errno != EEXIST)
         return gp_err_set(err, GP_EIO, "matrix_job_dir '%s': %s", dir(), strerror(errno));
     DIR *d = opendir(dir());
@@ -261,8 +262,9 @@ static int run_job(mjob *j, gp_err *err) {
     FILE *f = cost && row ? fopen(part, "wb") : NULL;
     char head[128];
     size_t hl = gp_npy_header(head, j->ns, j->nt);
-    int rc = !cost || !row ? gp_err_set(err, GP_ENOMEM, "out of memory for a block of %u rows", block)
-             : !f          ? gp_err_set(err, GP_EIO, "%s: %s", part, strerror(errno))
+    int rc = !cost || !row
+                 ? gp_err_set(err, GP_ENOMEM, "out of memory for a block of %u rows", block)
+             : !f ? gp_err_set(err, GP_EIO, "%s: %s", part, strerror(errno))
              : fwrite(head, 1, hl, f) != hl ? gp_err_set(err, GP_EIO, "%s: write failed", part)
                                             : GP_OK;
     for (uint32_t r0 = 0; !rc && r0 < j->ns; r0 += block) {
@@ -396,8 +398,7 @@ void gp_h_mjobs_post(gp_req *r) {
     for (mjob *q = mj.head; q; q = q->next) queued += q->state <= MJ_RUNNING;
     if (queued >= MJ_MAX_QUEUED) {
         pthread_mutex_unlock(&mj.mu);
-        gp_http_error(r, GP_HC_BUSY, "%d matrix jobs are queued or running; retry later",
-                      queued);
+        gp_http_error(r, GP_HC_BUSY, "%d matrix jobs are queued or running; retry later", queued);
         free(ss);
         free(ts);
         free(j);
@@ -439,16 +440,16 @@ static mjob *job_of(gp_req *r) {
     const char *ids = gp_req_param(r, "id");
     int64_t sid;
     if (!ids || gp_parse_i64(ids, &sid) || sid < 1 || ids[0] == '+') {
-        gp_http_error(r, GP_HC_INVALID_QUERY, "matrix job id '%.64s' is not a job number (1, 2, ...)",
-                      ids ? ids : "");
+        gp_http_error(r, GP_HC_INVALID_QUERY,
+                      "matrix job id '%.64s' is not a job number (1, 2, ...)", ids ? ids : "");
         return NULL;
     }
     if (!lock_loaded(r)) return NULL;
     for (mjob *j = mj.head; j; j = j->next)
         if (j->id == (uint64_t)sid) return j;
     pthread_mutex_unlock(&mj.mu);
-    gp_http_error(r, GP_HC_NOT_FOUND, "no matrix job %" PRId64 " (ended jobs are kept %ld s)",
-                  sid, gp_http_config()->matrix_job_keep_s);
+    gp_http_error(r, GP_HC_NOT_FOUND, "no matrix job %" PRId64 " (ended jobs are kept %ld s)", sid,
+                  gp_http_config()->matrix_job_keep_s);
     return NULL;
 }
 

@@ -89,6 +89,11 @@ typedef struct gp_config {
     char load_paths[4096];
     char data_dir[1024];
     char load_pg_hosts[1024];
+    /* live traffic (server/v1/traffic.c, docs/traffic.md) */
+    char traffic_speed_files[4096];
+    char traffic_turn_files[4096];
+    long traffic_poll_s;
+    long traffic_ttl_s;
     char port_file[1024]; /* flag only: write the bound port here */
     int ngraphs;
     gp_config_graph graphs[GP_CONFIG_MAX_GRAPHS];

@@ -205,7 +205,7 @@ static cJSON *answer_doc(const char *graph, const char *prev, const char *ver,
 static void post(gp_req *r, int kind) {
     const gp_config *cfg = gp_http_config();
     double ttl = (double)cfg->traffic_ttl_s;
-    const char *t = gp_req_param(r, "ttl_s");
+    const char *t = gp_req_query(r, "ttl_s");
     if (t) {
         char *end;
         errno = 0;

@@ -155,8 +155,8 @@ static int turn_line(void *ctx, size_t line, const char **f, const size_t *fl, i
     return GP_OK;
 }
 
-static int parse_all(const char *text, size_t len, line_fn one, size_t size, void **out,
-                     size_t *n, const char *what, gp_err *err) {
+static int parse_all(const char *text, size_t len, line_fn one, size_t size, void **out, size_t *n,
+                     const char *what, gp_err *err) {
     vec v = {.size = size};
     *out = NULL;
     *n = 0;
@@ -178,8 +178,7 @@ int gp_traffic_parse_speeds(const char *text, size_t len, gp_speed_entry **out, 
 
 int gp_traffic_parse_turns(const char *text, size_t len, gp_turn_entry **out, size_t *n,
                            gp_err *err) {
-    return parse_all(text, len, turn_line, sizeof **out, (void **)out, n, "turn penalty file",
-                     err);
+    return parse_all(text, len, turn_line, sizeof **out, (void **)out, n, "turn penalty file", err);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -361,9 +360,9 @@ static gp_turns *turns_of(const gp_graph *base, const gp_graph *g2, const gp_tur
                 e->matched = 1;
                 double pen = tp[e->idx].penalty_s > 0 ? tp[e->idx].penalty_s : 0;
                 double pu = floor(pen * units_per_s + 0.5);
-                uint32_t x = sat_add(pu < (double)GP_TRAFFIC_CLOSED ? (uint32_t)pu
-                                                                     : GP_TRAFFIC_CLOSED - 1,
-                                     g2->w[b]);
+                uint32_t x =
+                    sat_add(pu < (double)GP_TRAFFIC_CLOSED ? (uint32_t)pu : GP_TRAFFIC_CLOSED - 1,
+                            g2->w[b]);
                 tg->w[k] = x;
                 for (uint32_t kr = tg->rrow[b]; kr < tg->rrow[b + 1]; kr++)
                     if (tg->rcol[kr] == a) tg->rw[kr] = x;

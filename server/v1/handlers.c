@@ -160,7 +160,7 @@ void gp_h_graph(gp_req *r) {
     if (gp_params(r, &graph_ep, &args)) return;
     cJSON *o = gp_render_graph_info(gp_req_graph(r), gp_req_graph_name(r));
     cJSON *t = o ? gp_srv_traffic_info(gp_req_graph_name(r)) : NULL;
-    if (o) cJSON_AddItemToObject(o, "traffic", t ? t : cJSON_CreateNull());
+    if (t) cJSON_AddItemToObject(o, "traffic", t); /* only while traffic is in force */
     gp_http_json(r, 200, o);
 }
 

@@ -25,7 +25,7 @@ static const char *const kind_name[] = {"speeds", "turn_penalties"};
 
 typedef struct tr_set {
     int kind;
-    char source[1040]; /* "POST" or "file:PATH" */
+    char source[1040];             /* "POST" or "file:PATH" */
     double applied_at, expires_at; /* wall seconds; expires_at 0: never */
     size_t n, unknown;
     void *entries; /* gp_speed_entry or gp_turn_entry */
@@ -99,7 +99,8 @@ static int apply_locked(tr_graph *tg, gp_traffic_stats *st, char *prev, char *ve
             size_t is = 0, it = 0;
             for (int i = 0; i < tg->nsets; i++) {
                 tr_set *s = &tg->sets[i];
-                if (s->kind == KIND_SPEEDS) memcpy(sp + is, s->entries, s->n * sizeof *sp), is += s->n;
+                if (s->kind == KIND_SPEEDS)
+                    memcpy(sp + is, s->entries, s->n * sizeof *sp), is += s->n;
                 else memcpy(tp + it, s->entries, s->n * sizeof *tp), it += s->n;
             }
             rc = gp_traffic_apply(gp_http_engine(), g, sp, ns, tp, nt, &g2, ks, kt, st, err);
@@ -332,8 +333,8 @@ cJSON *gp_srv_traffic_info(const char *name) {
 static void check_file(tr_file *f) {
     struct stat sb;
     if (stat(f->path, &sb) != 0) return; /* absent (yet): nothing to read */
-    if (f->seen && sb.st_mtim.tv_sec == f->mtime.tv_sec &&
-        sb.st_mtim.tv_nsec == f->mtime.tv_nsec && sb.st_size == f->size)
+    if (f->seen && sb.st_mtim.tv_sec == f->mtime.tv_sec && sb.st_mtim.tv_nsec == f->mtime.tv_nsec &&
+        sb.st_size == f->size)
         return;
     gp_graph *g = gp_registry_get(gp_http_registry(), f->graph);
     if (!g) return; /* not loaded yet: read when it is */
@@ -459,9 +460,9 @@ static int add_files(const char *list, int kind, gp_err *err) {
         if (!*p) break;
         size_t l = strcspn(p, " \t,");
         const char *eq = memchr(p, '=', l);
-        if (!eq || eq == p || eq + 1 == p + l || (size_t)(eq - p) > 64 || l - (size_t)(eq - p) > 1023)
-            return gp_err_set(err, GP_EINVAL,
-                              "traffic_%s_files: '%.*s' must be GRAPH=PATH",
+        if (!eq || eq == p || eq + 1 == p + l || (size_t)(eq - p) > 64 ||
+            l - (size_t)(eq - p) > 1023)
+            return gp_err_set(err, GP_EINVAL, "traffic_%s_files: '%.*s' must be GRAPH=PATH",
                               kind == KIND_SPEEDS ? "speed" : "turn", (int)l, p);
         if (T.nf == MAX_FILES)
             return gp_err_set(err, GP_EINVAL, "traffic files: at most %d", MAX_FILES);

@@ -226,6 +226,46 @@ static key3 *find(key3 *k, size_t n, int64_t a, int64_t b, int64_t c) {
     return lo < n && cmp_key(&k[lo], &q) == 0 ? &k[lo] : NULL;
 }
 
+/* The set of the first ids of keys (open addressing, a power of two of slots, 0 marks an empty
+ * slot: id 0 is kept aside): one probe per point tells most points of the graph apart from the
+ * file's before any binary search. */
+typedef struct idset {
+    int64_t *slot;
+    size_t mask;
+    int has_zero;
+} idset;
+
+static inline size_t id_hash(int64_t x) {
+    uint64_t h = (uint64_t)x * 0x9e3779b97f4a7c15ULL;
+    return (size_t)(h ^ (h >> 29));
+}
+
+static int idset_build(idset *s, const key3 *k, size_t n) {
+    size_t cap = 16;
+    while (cap < 2 * n) cap *= 2;
+    s->slot = calloc(cap, sizeof *s->slot);
+    s->mask = cap - 1;
+    s->has_zero = 0;
+    if (!s->slot) return -1;
+    for (size_t i = 0; i < n; i++) {
+        if (k[i].a == 0) {
+            s->has_zero = 1;
+            continue;
+        }
+        size_t h = id_hash(k[i].a) & s->mask;
+        while (s->slot[h] && s->slot[h] != k[i].a) h = (h + 1) & s->mask;
+        s->slot[h] = k[i].a;
+    }
+    return 0;
+}
+
+static inline int idset_has(const idset *s, int64_t x) {
+    if (x == 0) return s->has_zero;
+    for (size_t h = id_hash(x) & s->mask; s->slot[h]; h = (h + 1) & s->mask)
+        if (s->slot[h] == x) return 1;
+    return 0;
+}
+
 /* 1 when some key starts with (a, b). */
 static int has_prefix(const key3 *k, size_t n, int64_t a, int64_t b) {
     size_t lo = 0, hi = n;
@@ -276,13 +316,16 @@ static void point_xy(const gp_graph *g, uint32_t u, uint32_t v, uint32_t ns, con
 /* New weight of arc a (u -> v) of g under the speeds k[0..nk); returns 1 when some segment of it
  * has a speed (then *w is set: GP_TRAFFIC_CLOSED for a closed one), 0 when none, -1 on overflow. */
 static int arc_weight(const gp_graph *g, uint32_t a, uint32_t u, uint32_t v,
-                      const gp_speed_entry *sp, key3 *k, size_t nk, uint32_t *w) {
+                      const gp_speed_entry *sp, key3 *k, size_t nk, const idset *from,
+                      uint32_t *w) {
     const double *slon = NULL, *slat = NULL;
     uint32_t ns = gp_graph_arc_shape(g, a, &slon, &slat);
     if (ns && !g->shape_osm_id) ns = 0; /* interior points without ids: the arc as one segment */
     int any = 0;
-    for (uint32_t i = 0; i <= ns && !any; i++)
-        any = find(k, nk, point_id(g, a, u, v, ns, i), point_id(g, a, u, v, ns, i + 1), 0) != NULL;
+    for (uint32_t i = 0; i <= ns && !any; i++) {
+        int64_t p = point_id(g, a, u, v, ns, i);
+        any = idset_has(from, p) && find(k, nk, p, point_id(g, a, u, v, ns, i + 1), 0) != NULL;
+    }
     if (!any) return 0;
     const int xy = g->lon && g->lat && !isnan(g->lon[u]) && !isnan(g->lon[v]);
     double total = 0, len[1024];
@@ -407,6 +450,7 @@ int gp_traffic_apply(gp_engine *e, const gp_graph *g, const gp_speed_entry *sp, 
     unsigned char *used = calloc(base->m ? base->m : 1, 1);
     gp_graph *g2 = NULL;
     gp_turns *T = NULL;
+    idset from = {0};
     if (!sk || !tk || !w || !rw || !used) {
         rc = gp_err_set(err, GP_ENOMEM, "out of memory applying traffic");
         goto fail;
@@ -414,12 +458,16 @@ int gp_traffic_apply(gp_engine *e, const gp_graph *g, const gp_speed_entry *sp, 
     for (size_t i = 0; i < ns; i++) sk[i] = (key3){sp[i].from, sp[i].to, 0, i, 0};
     for (size_t i = 0; i < nt; i++) tk[i] = (key3){tp[i].from, tp[i].via, tp[i].to, i, 0};
     size_t nsk = dedupe(sk, ns), ntk = dedupe(tk, nt);
+    if (idset_build(&from, sk, nsk) != 0) {
+        rc = gp_err_set(err, GP_ENOMEM, "out of memory applying traffic");
+        goto fail;
+    }
     memcpy(w, base->w, sizeof *w * base->m);
     memcpy(rw, base->rw, sizeof *rw * base->m);
     for (uint32_t u = 0; nsk && u < base->n; u++) {
         for (uint32_t a = base->row[u]; a < base->row[u + 1]; a++) {
             uint32_t v = base->col[a], x = 0;
-            int r = arc_weight(base, a, u, v, sp, sk, nsk, &x);
+            int r = arc_weight(base, a, u, v, sp, sk, nsk, &from, &x);
             if (r < 0) {
                 rc = gp_err_set(err, GP_EINVAL,
                                 "graph %s: a speed makes the arc %lld -> %lld too long to store",
@@ -487,6 +535,7 @@ int gp_traffic_apply(gp_engine *e, const gp_graph *g, const gp_speed_entry *sp, 
     free(sk);
     free(tk);
     free(used);
+    free(from.slot);
     return GP_OK;
 fail:
     gp_turns_free(T);
@@ -496,5 +545,6 @@ fail:
     free(w);
     free(rw);
     free(used);
+    free(from.slot);
     return rc;
 }

@@ -235,10 +235,8 @@ typedef struct idset {
     int has_zero;
 } idset;
 
-static inline size_t id_hash(int64_t x) {
-    uint64_t h = (uint64_t)x * 0x9e3779b97f4a7c15ULL;
-    return (size_t)(h ^ (h >> 29));
-}
+static uint64_t mix64(uint64_t h, uint64_t x);
+static inline size_t id_hash(int64_t x) { return (size_t)mix64(0, (uint64_t)x); }
 
 static int idset_build(idset *s, const key3 *k, size_t n) {
     size_t cap = 16;
@@ -281,7 +279,7 @@ static int has_prefix(const key3 *k, size_t n, int64_t a, int64_t b) {
  * Applying
  * ------------------------------------------------------------------------------------------- */
 
-static uint64_t mix(uint64_t h, uint64_t x) {
+static uint64_t mix64(uint64_t h, uint64_t x) {
     h ^= x + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
     return h * 0x100000001b3ULL;
 }
@@ -373,13 +371,27 @@ static inline uint32_t sat_add(uint32_t x, uint32_t y) {
 
 /* The turn graph of g2 (a reweighted version of base): gp_turns_reweight, every turn into a
  * closed arc closed, and the penalties of tk[0..ntk). *h gets a hash of the turns changed. */
-static gp_turns *turns_of(const gp_graph *base, const gp_graph *g2, const gp_turn_entry *tp,
-                          key3 *tk, size_t ntk, gp_traffic_stats *st, uint64_t *h, gp_err *err) {
+static gp_turns *turns_of(const gp_graph *base, gp_graph *g2, const gp_turn_entry *tp, key3 *tk,
+                          size_t ntk, gp_traffic_stats *st, uint64_t *h, gp_err *err) {
+    /* closed arcs weigh 0 while the turn graph is derived (turn + weight must not wrap), then
+     * every turn into them is closed */
+    unsigned char *closed = st->arcs_closed ? calloc(g2->m, 1) : NULL;
+    if (st->arcs_closed && !closed) {
+        gp_err_set(err, GP_ENOMEM, "out of memory applying traffic");
+        return NULL;
+    }
+    for (uint32_t b = 0; closed && b < g2->m; b++)
+        if (g2->w[b] == GP_TRAFFIC_CLOSED) closed[b] = 1, g2->w[b] = 0;
     gp_turns *T = gp_turns_reweight(base->turns, g2, err);
-    if (!T) return NULL;
+    for (uint32_t b = 0; closed && b < g2->m; b++)
+        if (closed[b]) g2->w[b] = GP_TRAFFIC_CLOSED;
+    if (!T) {
+        free(closed);
+        return NULL;
+    }
     gp_graph *tg = T->tg;
-    for (uint32_t b = 0; b < g2->m; b++) {
-        if (g2->w[b] != GP_TRAFFIC_CLOSED) continue;
+    for (uint32_t b = 0; closed && b < g2->m; b++) {
+        if (!closed[b]) continue;
         for (uint32_t kr = tg->rrow[b]; kr < tg->rrow[b + 1]; kr++) {
             uint32_t a = tg->rcol[kr];
             tg->rw[kr] = GP_TRAFFIC_CLOSED;
@@ -409,17 +421,18 @@ static gp_turns *turns_of(const gp_graph *base, const gp_graph *g2, const gp_tur
                 tg->w[k] = x;
                 for (uint32_t kr = tg->rrow[b]; kr < tg->rrow[b + 1]; kr++)
                     if (tg->rcol[kr] == a) tg->rw[kr] = x;
-                *h = mix(mix(*h, k), x);
+                *h = mix64(mix64(*h, k), x);
                 st->turns_changed++;
             }
         }
     }
+    free(closed);
     uint32_t mw = 0;
     for (uint32_t k = 0; k < tg->m; k++)
         if (tg->w[k] > mw) mw = tg->w[k];
     tg->max_w = mw;
     if (st->turns_changed || st->arcs_closed) {
-        tg->hash = mix(tg->hash, *h ^ 0x7475726e73ULL);
+        tg->hash = mix64(tg->hash, *h ^ 0x7475726e73ULL);
         snprintf(tg->version, sizeof tg->version, "%016llx", (unsigned long long)tg->hash);
     }
     return T;
@@ -502,7 +515,7 @@ int gp_traffic_apply(gp_engine *e, const gp_graph *g, const gp_speed_entry *sp, 
         }
         if (st->turns_changed) {
             /* the road weights alone do not tell penalties apart: the version says them too */
-            g2->hash = mix(g2->hash, h);
+            g2->hash = mix64(g2->hash, h);
             snprintf(g2->version, sizeof g2->version, "%016llx", (unsigned long long)g2->hash);
         }
     }

@@ -83,7 +83,8 @@ static gp_graph *apply(gp_engine *e, const gp_graph *g, const char *speeds, cons
     gp_speed_entry *sp = NULL;
     gp_turn_entry *tp = NULL;
     size_t ns = 0, nt = 0;
-    if (speeds) assert_int_equal(gp_traffic_parse_speeds(speeds, strlen(speeds), &sp, &ns, &err), 0);
+    if (speeds)
+        assert_int_equal(gp_traffic_parse_speeds(speeds, strlen(speeds), &sp, &ns, &err), 0);
     if (turns) assert_int_equal(gp_traffic_parse_turns(turns, strlen(turns), &tp, &nt, &err), 0);
     gp_graph *g2 = NULL;
     int rc = gp_traffic_apply(e, g, sp, ns, tp, nt, &g2, NULL, NULL, st, &err);

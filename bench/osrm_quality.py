@@ -281,9 +281,10 @@ return base
 
 
 class Gpath:
-    def __init__(self, binary, pbf, profiles, tmp, log):
+    def __init__(self, binary, pbf, profiles, tmp, log, extra=()):
         port = free_port()
         args = [binary, "serve", "--listen", "127.0.0.1", "--port", str(port), "--cache-path", ""]
+        args += list(extra)  # e.g. --operator-token for tests/traffic_osrm.py
         for prof in profiles:
             args += ["--graph", f"{prof}=osm:{pbf}?profile={prof}"]
         env = {k: v for k, v in os.environ.items() if not k.startswith("GPATH_")}

@@ -41,14 +41,19 @@ uint32_t gp_graph_arc_tail(const gp_graph *g, uint32_t a) {
 
 uint32_t gp_graph_find_arc(const gp_graph *g, uint32_t u, uint32_t v) {
     if (u >= g->n || v >= g->n) return GP_NONE;
-    /* arcs of u are sorted by (head, weight): the first arc to v is the cheapest */
+    /* arcs of u are sorted by (head, weight) as built; a reweighted version (live traffic,
+     * engine/traffic.h) may have reordered the weights of parallel arcs: the cheapest wins */
     uint32_t lo = g->row[u], hi = g->row[u + 1];
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
         if (g->col[mid] < v) lo = mid + 1;
         else hi = mid;
     }
-    return lo < g->row[u + 1] && g->col[lo] == v ? lo : GP_NONE;
+    if (lo >= g->row[u + 1] || g->col[lo] != v) return GP_NONE;
+    uint32_t best = lo;
+    for (uint32_t a = lo + 1; a < g->row[u + 1] && g->col[a] == v; a++)
+        if (g->w[a] < g->w[best]) best = a;
+    return best;
 }
 
 uint32_t gp_graph_reverse_arc(const gp_graph *g, uint32_t a) {

@@ -161,6 +161,18 @@ static const gp_config_key keys[] = {
     {"turn_costs", S(turn_costs), "on", 0, 0,
      "Turn costs on road graphs with a profile (OSM imports): on (an edge-based turn graph answers "
      "every query, docs/graphs.md) or off (the node-based road graph, no turn cost)."},
+    {"traffic_speed_files", S(traffic_speed_files), "", 0, 0,
+     "Segment speed files in OSRM's format (from_osm_id,to_osm_id,speed_kmh[,rate]) applied to "
+     "graphs as live traffic, GRAPH=PATH pairs separated by spaces; re-read when they change "
+     "(docs/traffic.md)."},
+    {"traffic_turn_files", S(traffic_turn_files), "", 0, 0,
+     "Turn penalty files in OSRM's format (from_osm_id,via_osm_id,to_osm_id,penalty_s[,weight]), "
+     "GRAPH=PATH pairs separated by spaces; re-read when they change (needs turn_costs = on)."},
+    {"traffic_poll_s", L(traffic_poll_s), "10", 0, 86400,
+     "How often the traffic files are checked for a change (mtime, size); 0 = never read them."},
+    {"traffic_ttl_s", L(traffic_ttl_s), "0", 0, 31536000,
+     "Default expiry of traffic (POSTed and file sets) in seconds; a POST's ttl_s overrides it; "
+     "0 = never expires."},
     {"cch_min_nodes", L(cch_min_nodes), "10000", 0, 2000000000,
      "With cch = auto: the smallest graph (nodes) that gets a CCH at load."},
     {"cch_max_triangles_per_node", L(cch_max_triangles_per_node), "200", 0, 1000000,

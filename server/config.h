@@ -18,7 +18,7 @@ extern "C" {
 #endif
 
 #define GP_CONFIG_MAX_GRAPHS 64
-#define GP_CONFIG_MAX_KEYS 64
+#define GP_CONFIG_MAX_KEYS 128
 
 /* Where a value came from (--print-config shows it). */
 enum { GP_CONFIG_SRC_DEFAULT = 0, GP_CONFIG_SRC_FILE, GP_CONFIG_SRC_ENV, GP_CONFIG_SRC_FLAG };
@@ -94,6 +94,11 @@ typedef struct gp_config {
     char load_paths[4096];
     char data_dir[1024];
     char load_pg_hosts[1024];
+    /* live traffic (server/v1/traffic.c, docs/traffic.md) */
+    char traffic_speed_files[4096];
+    char traffic_turn_files[4096];
+    long traffic_poll_s;
+    long traffic_ttl_s;
     char port_file[1024]; /* flag only: write the bound port here */
     int ngraphs;
     gp_config_graph graphs[GP_CONFIG_MAX_GRAPHS];

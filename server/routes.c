@@ -8,6 +8,7 @@
 #include "server/v1/netops.h"
 #include "server/v1/handlers.h"
 #include "server/v1/isochrone.h"
+#include "server/v1/traffic.h"
 #include "server/v1/map.h"
 #include "server/v1/mjobs.h"
 #include "server/http/http.h"
@@ -35,6 +36,12 @@ const gp_route gp_routes[] = {
     {"PATCH", "/v1/graphs/{graph}/links", gp_h_links_patch,
      GP_ROUTE_GRAPH | GP_ROUTE_JSON | GP_ROUTE_OPERATOR},
     {"GET", "/v1/graphs/{graph}/links", gp_h_links, GP_ROUTE_GRAPH},
+    {"POST", "/v1/graphs/{graph}/speeds", gp_h_speeds_post, GP_ROUTE_GRAPH | GP_ROUTE_OPERATOR},
+    {"DELETE", "/v1/graphs/{graph}/speeds", gp_h_speeds_delete, GP_ROUTE_GRAPH | GP_ROUTE_OPERATOR},
+    {"POST", "/v1/graphs/{graph}/turn-penalties", gp_h_turns_post,
+     GP_ROUTE_GRAPH | GP_ROUTE_OPERATOR},
+    {"DELETE", "/v1/graphs/{graph}/turn-penalties", gp_h_turns_delete,
+     GP_ROUTE_GRAPH | GP_ROUTE_OPERATOR},
     {"GET", "/v1/graphs/{graph}/routers", gp_h_routers, GP_ROUTE_GRAPH},
     {"POST", "/v1/graphs/{graph}/what-if", gp_h_what_if,
      GP_ROUTE_GRAPH | GP_ROUTE_JSON | GP_ROUTE_QUERY},

@@ -9,6 +9,7 @@
 #include "server/cache.h"
 #include "server/v1/mjobs.h"
 #include "server/v1/netops.h"
+#include "server/v1/traffic.h"
 #include "server/http/http.h"
 #include "server/metrics.h"
 #include "server/registry.h"
@@ -190,6 +191,10 @@ int gp_serve_main(int argc, char **argv, void (*usage)(FILE *f)) {
         GP_LOG(GP_LOG_ERROR, "event=port_file_failed path=%s", cfg->port_file);
         goto out;
     }
+    if (gp_srv_traffic_start(cfg, &err)) { /* expiry, traffic files, reapply after reloads */
+        GP_LOG(GP_LOG_ERROR, "event=traffic_failed error=\"%s\"", err.msg);
+        goto out;
+    }
     loader ld = {cfg, reg};
     if (pthread_create(&th, NULL, load_graphs, &ld) != 0) {
         GP_LOG(GP_LOG_ERROR, "event=thread_failed");
@@ -204,6 +209,7 @@ int gp_serve_main(int argc, char **argv, void (*usage)(FILE *f)) {
     code = 0;
 out:
     if (reg) gp_registry_cancel(reg); /* loads in progress give up: shutdown never waits on one */
+    gp_srv_traffic_stop(); /* its thread, then its state (while the registry is reachable) */
     gp_http_stop(http, cfg->shutdown_grace_s);
     if (th_started) pthread_join(th, NULL);
     gp_srv_netops_stop(); /* job worker, cached routing tables (before the engine goes) */

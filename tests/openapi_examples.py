@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """openapi_examples.py - keeps the examples of openapi.yaml real: starts `gpath serve` with a
 generated road graph (`road`, gen:1000:7) and the hand-drawn router topology of
-tests/netops_http.py (`net`, GraphML: a square with a diagonal and an isolated router), performs
+tests/netops_http.py (`net`, GraphML: a square with a diagonal and an isolated router) and
+tests/data/osm/traffic.osm (`traffic`, the live traffic endpoints' map: text/csv bodies), performs
 the request each example documents, and checks that the example has the shape of the live answer
 (the same object keys at every level, the same JSON types: numbers, strings, booleans, arrays,
 objects, where null stands in for any type as nullable values do; text answers: every Prometheus metric named in the example is still exported,
@@ -44,7 +45,8 @@ TOKEN = "example-admin-token"
 METHODS = ("get", "put", "post", "delete", "patch")
 # operations that change the server's state, in the order they run after every other operation
 STATEFUL = ["submitJob", "getJob", "submitMatrixJob", "getMatrixJob", "getMatrixJobResult",
-            "deleteMatrixJob", "patchLinks", "cacheStats", "cachePurge", "putGraph",
+            "deleteMatrixJob", "patchLinks", "postSegmentSpeeds", "postTurnPenalties",
+            "deleteTurnPenalties", "deleteSegmentSpeeds", "cacheStats", "cachePurge", "putGraph",
             "reloadGraph", "deleteGraph"]
 # PUT answers 201 for a new graph, then 200 for the same name again
 STATUS_ORDER = {"201": 0, "200": 1}
@@ -144,12 +146,13 @@ def trimmed(v, limit=3000):
 
 
 def request(port, method, path, body=None, token=False, headers=()):
-    data = json.dumps(body).encode() if body is not None else None
+    text = isinstance(body, str)  # a text/csv body (traffic files) goes as it is
+    data = (body.encode() if text else json.dumps(body).encode()) if body is not None else None
     r = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=data, method=method)
     for k, v in headers:
         r.add_header(k, v)
     if data is not None:
-        r.add_header("Content-Type", "application/json")
+        r.add_header("Content-Type", "text/csv" if text else "application/json")
     if token:
         r.add_header("Authorization", "Bearer " + TOKEN)
     try:
@@ -203,7 +206,9 @@ def start_server(tmp):
     p = subprocess.Popen([BIN, "serve", "--port", "0", "--port-file", portf, "--listen", "127.0.0.1",
                           "--backend", "cpu", "--cache-path", "cache.sqlite",
                           "--admin-token", TOKEN, "--log-level", "warn",
-                          "--graph", "road=gen:1000:7", "--graph", "net=graphml:net.graphml"],
+                          "--graph", "road=gen:1000:7", "--graph", "net=graphml:net.graphml",
+                          "--graph", "traffic=" + os.path.join(ROOT, "tests", "data", "osm",
+                                                               "traffic.osm")],
                          stdout=log, stderr=subprocess.STDOUT, cwd=tmp)
     deadline = time.time() + 60
     while time.time() < deadline:

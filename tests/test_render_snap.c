@@ -204,6 +204,7 @@ static void test_doc_text_equals_tree(void **st) {
             assert_non_null(tree);
             cJSON_AddStringToObject(tree, "graph", "x");
             cJSON_AddStringToObject(tree, "version", g->version);
+            cJSON_AddStringToObject(tree, "data_version", g->version);
             cJSON *doc = gp_render_route_doc(g, "x", &a, &b, &r);
             char *t1 = cJSON_PrintUnformatted(tree), *t2 = cJSON_PrintUnformatted(doc);
             assert_string_equal(t2, t1);

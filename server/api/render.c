@@ -435,6 +435,7 @@ cJSON *gp_render_graph_info(const gp_graph *g, const char *name) {
              cJSON_AddNumberToObject(o, "nodes", g->n) &&
              cJSON_AddNumberToObject(o, "edges", g->m) &&
              cJSON_AddStringToObject(o, "version", g->version) &&
+             cJSON_AddStringToObject(o, "data_version", g->version) &&
              cJSON_AddStringToObject(o, "source", g->source) &&
              cJSON_AddStringToObject(o, "format", g->format) &&
              cJSON_AddBoolToObject(o, "has_coordinates", g->lon != NULL && g->lat != NULL) &&
@@ -807,7 +808,8 @@ void gp_render_place_desc(char *buf, size_t size, const gp_graph *g, int is_coor
 static cJSON *doc_head(const gp_graph *g, const char *graph) {
     cJSON *o = cJSON_CreateObject();
     if (o && (!cJSON_AddStringToObject(o, "graph", graph ? graph : "") ||
-              !cJSON_AddStringToObject(o, "version", g->version))) {
+              !cJSON_AddStringToObject(o, "version", g->version) ||
+              !cJSON_AddStringToObject(o, "data_version", g->version))) {
         cJSON_Delete(o);
         return NULL;
     }
@@ -860,7 +862,8 @@ cJSON *gp_render_route_doc(const gp_graph *g, const char *graph, const gp_snap *
                            const gp_snap_route *r) {
     cJSON *o = route_snap(g, a, b, r, 1);
     if (o && (!cJSON_AddStringToObject(o, "graph", graph ? graph : "") ||
-              !cJSON_AddStringToObject(o, "version", g->version))) {
+              !cJSON_AddStringToObject(o, "version", g->version) ||
+              !cJSON_AddStringToObject(o, "data_version", g->version))) {
         cJSON_Delete(o);
         return NULL;
     }

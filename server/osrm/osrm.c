@@ -30,9 +30,11 @@ static cJSON *waypoints_json(const gp_osrm_req *q, const uint32_t *idx, uint32_t
     return a;
 }
 
-static cJSON *ok_object(void) {
+/* {"code": "Ok", "data_version": the version of the graph the whole request was pinned to} */
+static cJSON *ok_object(const gp_graph *g) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "code", "Ok");
+    cJSON_AddStringToObject(o, "data_version", g->version);
     return o;
 }
 
@@ -108,7 +110,7 @@ void gp_h_osrm_route(gp_req *r) {
         size_t nalt = 0;
         gp_osrm_leg alt[10];
         if (!oom && n_alt && q.n == 2) nalt = gp_osrm_alternatives(&q, &legs[0], n_alt, alt);
-        cJSON *res = ok_object();
+        cJSON *res = ok_object(q.g);
         cJSON *routes = cJSON_AddArrayToObject(res, "routes");
         cJSON_AddItemToArray(routes, gp_osrm_route_json(&q, legs, nleg, &o));
         for (size_t i = 0; i < nalt; i++) {
@@ -394,7 +396,7 @@ static void table_answer(gp_req *r, int post) {
                 goto out;
             }
     }
-    cJSON *o = ok_object();
+    cJSON *o = ok_object(q.g);
     cJSON *durs = want_dur ? cJSON_AddArrayToObject(o, "durations") : NULL;
     cJSON *dists = want_dist ? cJSON_AddArrayToObject(o, "distances") : NULL;
     cJSON *fbc = fallback > 0 ? cJSON_CreateArray() : NULL;
@@ -538,7 +540,7 @@ void gp_h_osrm_nearest(gp_req *r) {
         }
     }
     qsort(c, nc, sizeof *c, cand_cmp);
-    cJSON *o = ok_object();
+    cJSON *o = ok_object(q.g);
     cJSON *wps = cJSON_AddArrayToObject(o, "waypoints");
     /* the first answer is the snapped position the other services use */
     const gp_snap *s0 = &q.snap[0];

@@ -13,6 +13,7 @@
 #include "server/metrics.h"
 #include "server/api/params.h"
 #include "server/v1/params.h"
+#include "server/v1/traffic.h"
 #include "server/api/render.h"
 
 #include <math.h>
@@ -157,7 +158,10 @@ void gp_h_graphs(gp_req *r) {
 void gp_h_graph(gp_req *r) {
     gp_args args;
     if (gp_params(r, &graph_ep, &args)) return;
-    gp_http_json(r, 200, gp_render_graph_info(gp_req_graph(r), gp_req_graph_name(r)));
+    cJSON *o = gp_render_graph_info(gp_req_graph(r), gp_req_graph_name(r));
+    cJSON *t = o ? gp_srv_traffic_info(gp_req_graph_name(r)) : NULL;
+    if (t) cJSON_AddItemToObject(o, "traffic", t); /* only while traffic is in force */
+    gp_http_json(r, 200, o);
 }
 
 /* ---- queries ---- */

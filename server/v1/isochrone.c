@@ -466,6 +466,7 @@ void gp_h_isochrone(gp_req *r) {
     }
     cJSON_AddStringToObject(fc, "graph", gp_req_graph_name(r));
     cJSON_AddStringToObject(fc, "version", g->version);
+    cJSON_AddStringToObject(fc, "data_version", g->version);
     gp_http_json(r, 200, fc);
     fc = NULL;
 fail:

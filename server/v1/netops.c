@@ -585,6 +585,7 @@ void gp_h_links_patch(gp_req *r) {
     cJSON_AddStringToObject(o, "graph", gp_req_graph_name(r));
     cJSON_AddStringToObject(o, "previous_version", g->version);
     cJSON_AddStringToObject(o, "version", g2->version);
+    cJSON_AddStringToObject(o, "data_version", g2->version);
     cJSON_AddNumberToObject(o, "links_changed", k);
     if (t2) {
         cJSON *rc = cJSON_AddObjectToObject(o, "recompute");
@@ -823,6 +824,7 @@ void gp_h_jobs_post(gp_req *r) {
     cJSON_AddStringToObject(o, "status", loc);
     cJSON_AddStringToObject(o, "graph", gp_req_graph_name(r));
     cJSON_AddStringToObject(o, "version", g->version);
+    cJSON_AddStringToObject(o, "data_version", g->version);
     gp_http_json(r, 202, o);
 }
 
@@ -855,6 +857,7 @@ void gp_h_job_get(gp_req *r) {
     cJSON_AddNumberToObject(o, "progress", st.progress);
     cJSON_AddStringToObject(o, "graph", st.graph);
     cJSON_AddStringToObject(o, "version", st.version);
+    cJSON_AddStringToObject(o, "data_version", st.version);
     cJSON_AddNumberToObject(o, "routers", st.routers);
     cJSON_AddNumberToObject(o, "age_s", now - st.submitted_at);
     if (st.started_at > 0)

@@ -1,0 +1,512 @@
+/* traffic.c - live traffic (contract in traffic.h; docs/traffic.md): per served graph, the sets
+ * of entries in force (one per POST or configured file, in the order they came), each with its
+ * source, time and expiry. Any change (a POST, a DELETE, an expiry, a file re-read, a reload of
+ * the graph) builds the metric again from the base's profile weights and every set in force
+ * (engine/traffic.h gp_traffic_apply: a reweighted version, customized, never a rebuild) and
+ * publishes it (gp_registry_replace). One mutex serializes the applies; a set is added only when
+ * its version was published, so a refused file changes nothing.
+ */
+#include "server/v1/traffic.h"
+
+#include "engine/traffic.h"
+#include "server/api/render.h"
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+enum { KIND_SPEEDS = 0, KIND_TURNS = 1, MAX_GRAPHS = 64, MAX_FILES = 32 };
+static const char *const kind_name[] = {"speeds", "turn_penalties"};
+
+typedef struct tr_set {
+    int kind;
+    char source[1040];             /* "POST" or "file:PATH" */
+    double applied_at, expires_at; /* wall seconds; expires_at 0: never */
+    size_t n, unknown;
+    void *entries; /* gp_speed_entry or gp_turn_entry */
+} tr_set;
+
+typedef struct tr_graph {
+    char name[65];
+    tr_set *sets;
+    int nsets;
+    gp_graph *owner;  /* the base the version was built on (referenced): a reload changes it */
+    char version[17]; /* the version published */
+} tr_graph;
+
+typedef struct tr_file {
+    char graph[65];
+    int kind;
+    char path[1024];
+    struct timespec mtime;
+    off_t size;
+    int seen; /* mtime read once */
+} tr_file;
+
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    tr_graph g[MAX_GRAPHS];
+    tr_file f[MAX_FILES];
+    int nf;
+    double poll_s;
+    int running, stop;
+    pthread_t th;
+} T = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+
+static double wall(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static tr_graph *find_graph(const char *name, int create) {
+    tr_graph *empty = NULL;
+    for (int i = 0; i < MAX_GRAPHS; i++) {
+        if (T.g[i].name[0] && strcmp(T.g[i].name, name) == 0) return &T.g[i];
+        if (!empty && !T.g[i].name[0]) empty = &T.g[i];
+    }
+    if (!create || !empty) return NULL;
+    snprintf(empty->name, sizeof empty->name, "%s", name);
+    return empty;
+}
+
+static void set_free(tr_set *s) { free(s->entries); }
+
+/* Builds name's metric from every set of tg that is not past `now`, skipping none; publishes it.
+ * Per set, `unknown` is refreshed. On failure nothing is published and err says why. */
+static int apply_locked(tr_graph *tg, gp_traffic_stats *st, char *prev, char *ver, gp_err *err) {
+    gp_registry *reg = gp_http_registry();
+    int rc = GP_OK;
+    for (int attempt = 0; attempt < 3; attempt++) {
+        gp_graph *g = gp_registry_get(reg, tg->name);
+        if (!g) return gp_err_set(err, GP_ENOTFOUND, "no graph '%s'", tg->name);
+        size_t ns = 0, nt = 0;
+        for (int i = 0; i < tg->nsets; i++)
+            *(tg->sets[i].kind == KIND_SPEEDS ? &ns : &nt) += tg->sets[i].n;
+        gp_speed_entry *sp = malloc(sizeof *sp * (ns ? ns : 1));
+        gp_turn_entry *tp = malloc(sizeof *tp * (nt ? nt : 1));
+        unsigned char *ks = malloc(ns ? ns : 1), *kt = malloc(nt ? nt : 1);
+        gp_graph *g2 = NULL;
+        if (!sp || !tp || !ks || !kt) {
+            rc = gp_err_set(err, GP_ENOMEM, "out of memory applying traffic");
+        } else {
+            size_t is = 0, it = 0;
+            for (int i = 0; i < tg->nsets; i++) {
+                tr_set *s = &tg->sets[i];
+                if (s->kind == KIND_SPEEDS)
+                    memcpy(sp + is, s->entries, s->n * sizeof *sp), is += s->n;
+                else memcpy(tp + it, s->entries, s->n * sizeof *tp), it += s->n;
+            }
+            rc = gp_traffic_apply(gp_http_engine(), g, sp, ns, tp, nt, &g2, ks, kt, st, err);
+        }
+        if (rc == GP_OK) {
+            size_t is = 0, it = 0;
+            for (int i = 0; i < tg->nsets; i++) {
+                tr_set *s = &tg->sets[i];
+                const unsigned char *k = s->kind == KIND_SPEEDS ? ks + is : kt + it;
+                s->unknown = 0;
+                for (size_t j = 0; j < s->n; j++) s->unknown += !k[j];
+                *(s->kind == KIND_SPEEDS ? &is : &it) += s->n;
+            }
+            rc = gp_registry_replace(reg, tg->name, g2, g->hash, err);
+        }
+        if (rc == GP_OK) {
+            if (prev) snprintf(prev, 17, "%s", g->version);
+            if (ver) snprintf(ver, 17, "%s", g2->version);
+            snprintf(tg->version, sizeof tg->version, "%s", g2->version);
+            gp_graph_unref(tg->owner);
+            tg->owner = gp_graph_ref((gp_graph *)gp_graph_owner(g2));
+            GP_LOG(GP_LOG_INFO,
+                   "event=traffic_applied graph=%s from=%s to=%s speeds=%zu turns=%zu "
+                   "arcs_changed=%u arcs_closed=%u turns_changed=%u build_ms=%.1f attach_ms=%.1f",
+                   tg->name, g->version, g2->version, ns, nt, st->arcs_changed, st->arcs_closed,
+                   st->turns_changed, st->build_ms, st->attach_ms);
+        }
+        gp_graph_unref(g2);
+        gp_graph_unref(g);
+        free(sp);
+        free(tp);
+        free(ks);
+        free(kt);
+        if (rc != GP_EBUSY) break; /* another change came first: build again on it */
+        gp_err_clear(err);
+    }
+    return rc;
+}
+
+/* Adds s to tg and applies; on failure removes it again (and frees its entries). */
+static int add_and_apply(tr_graph *tg, tr_set *s, gp_traffic_stats *st, char *prev, char *ver,
+                         gp_err *err) {
+    tr_set *ns = realloc(tg->sets, sizeof *ns * (size_t)(tg->nsets + 1));
+    if (!ns) {
+        set_free(s);
+        return gp_err_set(err, GP_ENOMEM, "out of memory");
+    }
+    tg->sets = ns;
+    tg->sets[tg->nsets++] = *s;
+    int rc = apply_locked(tg, st, prev, ver, err);
+    if (rc != GP_OK) set_free(&tg->sets[--tg->nsets]);
+    return rc;
+}
+
+/* Removes the sets of tg for which drop(set) is 1; the count removed. */
+static int remove_sets(tr_graph *tg, int (*drop)(const tr_set *, const void *), const void *arg) {
+    int k = 0, removed = 0;
+    for (int i = 0; i < tg->nsets; i++) {
+        if (drop(&tg->sets[i], arg)) {
+            set_free(&tg->sets[i]);
+            removed++;
+        } else tg->sets[k++] = tg->sets[i];
+    }
+    tg->nsets = k;
+    return removed;
+}
+
+static int drop_kind(const tr_set *s, const void *arg) { return s->kind == *(const int *)arg; }
+static int drop_expired(const tr_set *s, const void *arg) {
+    return s->expires_at > 0 && s->expires_at <= *(const double *)arg;
+}
+
+static int parse(int kind, const char *text, size_t len, tr_set *s, gp_err *err) {
+    memset(s, 0, sizeof *s);
+    s->kind = kind;
+    return kind == KIND_SPEEDS
+               ? gp_traffic_parse_speeds(text, len, (gp_speed_entry **)&s->entries, &s->n, err)
+               : gp_traffic_parse_turns(text, len, (gp_turn_entry **)&s->entries, &s->n, err);
+}
+
+/* ---- endpoints ---- */
+
+static void answer_err(gp_req *r, const gp_err *err) {
+    if (err->code == GP_ENOMEM) gp_http_error(r, GP_HC_INTERNAL, "%s", err->msg);
+    else gp_http_error_err(r, GP_HC_INVALID_QUERY, err);
+}
+
+static cJSON *answer_doc(const char *graph, const char *prev, const char *ver,
+                         const gp_traffic_stats *st) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "graph", graph);
+    cJSON_AddStringToObject(o, "previous_version", prev);
+    cJSON_AddStringToObject(o, "version", ver);
+    cJSON_AddStringToObject(o, "data_version", ver);
+    cJSON_AddNumberToObject(o, "arcs_changed", st->arcs_changed);
+    cJSON_AddNumberToObject(o, "arcs_closed", st->arcs_closed);
+    cJSON_AddNumberToObject(o, "turns_changed", st->turns_changed);
+    cJSON_AddNumberToObject(o, "build_ms", st->build_ms);
+    cJSON_AddNumberToObject(o, "attach_ms", st->attach_ms);
+    return o;
+}
+
+static void post(gp_req *r, int kind) {
+    const gp_config *cfg = gp_http_config();
+    double ttl = (double)cfg->traffic_ttl_s;
+    const char *t = gp_req_query(r, "ttl_s");
+    if (t) {
+        char *end;
+        errno = 0;
+        ttl = strtod(t, &end);
+        if (!*t || *end || errno || !isfinite(ttl) || ttl < 0 || ttl > 31536000) {
+            gp_http_error(r, GP_HC_INVALID_QUERY,
+                          "ttl_s must be a number of seconds 0..31536000 (0: no expiry), got '%s'",
+                          t);
+            return;
+        }
+    }
+    size_t len = 0;
+    const char *body = gp_req_body(r, &len);
+    tr_set s;
+    gp_err err;
+    gp_err_clear(&err);
+    if (!body || !len) {
+        gp_http_error(r, GP_HC_INVALID_QUERY, "the body must be a %s file (text/csv)",
+                      kind == KIND_SPEEDS ? "segment speed" : "turn penalty");
+        return;
+    }
+    if (parse(kind, body, len, &s, &err) != GP_OK) {
+        gp_http_error(r, err.code == GP_ENOMEM ? GP_HC_INTERNAL : GP_HC_INVALID_QUERY,
+                      "%s file: %s (nothing applied)",
+                      kind == KIND_SPEEDS ? "segment speed" : "turn penalty", err.msg);
+        return;
+    }
+    snprintf(s.source, sizeof s.source, "POST");
+    s.applied_at = wall();
+    s.expires_at = ttl > 0 ? s.applied_at + ttl : 0;
+    size_t n = s.n;
+    gp_traffic_stats st;
+    char prev[17] = "", ver[17] = "";
+    pthread_mutex_lock(&T.mu);
+    tr_graph *tg = find_graph(gp_req_graph_name(r), 1);
+    int rc = tg ? add_and_apply(tg, &s, &st, prev, ver, &err)
+                : (set_free(&s), gp_err_set(&err, GP_ENOMEM, "too many graphs with traffic"));
+    size_t unknown = rc == GP_OK ? tg->sets[tg->nsets - 1].unknown : 0;
+    if (tg && !tg->nsets && rc != GP_OK) {
+        gp_graph_unref(tg->owner);
+        memset(tg, 0, sizeof *tg);
+    }
+    pthread_mutex_unlock(&T.mu);
+    if (rc != GP_OK) {
+        answer_err(r, &err);
+        return;
+    }
+    gp_req_trim_after(r);
+    cJSON *o = answer_doc(gp_req_graph_name(r), prev, ver, &st);
+    cJSON_AddNumberToObject(o, "entries", (double)n);
+    cJSON_AddNumberToObject(o, "unknown", (double)unknown);
+    if (ttl > 0) cJSON_AddNumberToObject(o, "ttl_s", ttl);
+    else cJSON_AddNullToObject(o, "ttl_s");
+    gp_http_json(r, 200, o);
+}
+
+static void del(gp_req *r, int kind) {
+    gp_traffic_stats st;
+    memset(&st, 0, sizeof st);
+    char prev[17] = "", ver[17] = "";
+    gp_err err;
+    gp_err_clear(&err);
+    int rc = GP_OK, removed = 0;
+    pthread_mutex_lock(&T.mu);
+    tr_graph *tg = find_graph(gp_req_graph_name(r), 0);
+    if (tg) {
+        removed = remove_sets(tg, drop_kind, &kind);
+        rc = apply_locked(tg, &st, prev, ver, &err);
+    }
+    pthread_mutex_unlock(&T.mu);
+    if (rc != GP_OK) {
+        answer_err(r, &err);
+        return;
+    }
+    if (!tg) {
+        const gp_graph *g = gp_req_graph(r);
+        snprintf(prev, sizeof prev, "%s", g->version);
+        snprintf(ver, sizeof ver, "%s", g->version);
+    }
+    gp_req_trim_after(r);
+    cJSON *o = answer_doc(gp_req_graph_name(r), prev, ver, &st);
+    cJSON_AddNumberToObject(o, "sets_removed", removed);
+    gp_http_json(r, 200, o);
+}
+
+void gp_h_speeds_post(gp_req *r) { post(r, KIND_SPEEDS); }
+void gp_h_turns_post(gp_req *r) { post(r, KIND_TURNS); }
+void gp_h_speeds_delete(gp_req *r) { del(r, KIND_SPEEDS); }
+void gp_h_turns_delete(gp_req *r) { del(r, KIND_TURNS); }
+
+cJSON *gp_srv_traffic_info(const char *name) {
+    cJSON *o = NULL;
+    pthread_mutex_lock(&T.mu);
+    tr_graph *tg = find_graph(name, 0);
+    if (tg && tg->nsets) {
+        double now = wall();
+        o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "version", tg->version);
+        cJSON *arr[2] = {cJSON_AddArrayToObject(o, kind_name[0]),
+                         cJSON_AddArrayToObject(o, kind_name[1])};
+        for (int i = 0; i < tg->nsets; i++) {
+            const tr_set *s = &tg->sets[i];
+            cJSON *e = cJSON_CreateObject();
+            char ts[32];
+            cJSON_AddStringToObject(e, "source", s->source);
+            cJSON_AddNumberToObject(e, "entries", (double)s->n);
+            cJSON_AddNumberToObject(e, "unknown", (double)s->unknown);
+            gp_render_iso8601(s->applied_at, ts, sizeof ts);
+            cJSON_AddStringToObject(e, "applied_at", ts);
+            cJSON_AddNumberToObject(e, "age_s", floor(now - s->applied_at));
+            if (s->expires_at > 0) {
+                gp_render_iso8601(s->expires_at, ts, sizeof ts);
+                cJSON_AddStringToObject(e, "expires_at", ts);
+            } else cJSON_AddNullToObject(e, "expires_at");
+            cJSON_AddItemToArray(arr[s->kind], e);
+        }
+    }
+    pthread_mutex_unlock(&T.mu);
+    return o;
+}
+
+/* ---- the background thread: expiry, configured files, reloads ---- */
+
+static void check_file(tr_file *f) {
+    struct stat sb;
+    if (stat(f->path, &sb) != 0) return; /* absent (yet): nothing to read */
+    if (f->seen && sb.st_mtim.tv_sec == f->mtime.tv_sec && sb.st_mtim.tv_nsec == f->mtime.tv_nsec &&
+        sb.st_size == f->size)
+        return;
+    gp_graph *g = gp_registry_get(gp_http_registry(), f->graph);
+    if (!g) return; /* not loaded yet: read when it is */
+    gp_graph_unref(g);
+    f->seen = 1;
+    f->mtime = sb.st_mtim;
+    f->size = sb.st_size;
+    FILE *fp = fopen(f->path, "rb");
+    char *text = NULL;
+    size_t len = 0;
+    if (fp && sb.st_size >= 0 && (text = malloc((size_t)sb.st_size + 1)))
+        len = fread(text, 1, (size_t)sb.st_size, fp);
+    if (fp) fclose(fp);
+    gp_err err;
+    gp_err_clear(&err);
+    tr_set s;
+    char source[1040];
+    snprintf(source, sizeof source, "file:%s", f->path);
+    if (!text) {
+        GP_LOG(GP_LOG_WARN, "event=traffic_file_failed graph=%s file=%s error=\"cannot read\"",
+               f->graph, f->path);
+        return;
+    }
+    if (parse(f->kind, text, len, &s, &err) != GP_OK) {
+        free(text);
+        GP_LOG(GP_LOG_WARN, "event=traffic_file_failed graph=%s file=%s error=\"%s\" kept=previous",
+               f->graph, f->path, err.msg);
+        return;
+    }
+    free(text);
+    snprintf(s.source, sizeof s.source, "%s", source);
+    s.applied_at = wall();
+    s.expires_at = T.running && gp_http_config()->traffic_ttl_s > 0
+                       ? s.applied_at + (double)gp_http_config()->traffic_ttl_s
+                       : 0;
+    tr_graph *tg = find_graph(f->graph, 1);
+    if (!tg) {
+        set_free(&s);
+        return;
+    }
+    /* the file's previous set goes; if the new one fails, it is put back */
+    tr_set *old = NULL;
+    int oi = -1;
+    for (int i = 0; i < tg->nsets; i++)
+        if (strcmp(tg->sets[i].source, source) == 0) oi = i;
+    tr_set keep;
+    if (oi >= 0) {
+        keep = tg->sets[oi];
+        old = &keep;
+        memmove(&tg->sets[oi], &tg->sets[oi + 1], sizeof *tg->sets * (size_t)(tg->nsets - oi - 1));
+        tg->nsets--;
+    }
+    gp_traffic_stats st;
+    if (add_and_apply(tg, &s, &st, NULL, NULL, &err) != GP_OK) {
+        GP_LOG(GP_LOG_WARN, "event=traffic_file_failed graph=%s file=%s error=\"%s\" kept=previous",
+               f->graph, f->path, err.msg);
+        if (old) {
+            tr_set *ns = realloc(tg->sets, sizeof *ns * (size_t)(tg->nsets + 1));
+            if (ns) {
+                tg->sets = ns;
+                memmove(&ns[oi + 1], &ns[oi], sizeof *ns * (size_t)(tg->nsets - oi));
+                ns[oi] = keep;
+                tg->nsets++;
+            } else set_free(&keep);
+        }
+        return;
+    }
+    if (old) set_free(old);
+}
+
+static void tick(void) {
+    double now = wall();
+    for (int i = 0; i < T.nf; i++) check_file(&T.f[i]);
+    for (int i = 0; i < MAX_GRAPHS; i++) {
+        tr_graph *tg = &T.g[i];
+        if (!tg->name[0]) continue;
+        gp_graph *g = gp_registry_get(gp_http_registry(), tg->name);
+        if (!g) continue; /* not served (now): its traffic waits */
+        int changed = remove_sets(tg, drop_expired, &now) > 0;
+        /* a reload replaced the base: the traffic goes onto the new one */
+        if (!changed && tg->nsets) changed = gp_graph_owner(g) != tg->owner;
+        gp_graph_unref(g);
+        if (!changed) continue;
+        gp_err err;
+        gp_err_clear(&err);
+        gp_traffic_stats st;
+        if (apply_locked(tg, &st, NULL, NULL, &err) != GP_OK)
+            GP_LOG(GP_LOG_WARN, "event=traffic_reapply_failed graph=%s error=\"%s\"", tg->name,
+                   err.msg);
+    }
+}
+
+static void *run(void *arg) {
+    (void)arg;
+    double next_files = 0;
+    pthread_mutex_lock(&T.mu);
+    while (!T.stop) {
+        double now = wall();
+        if (T.poll_s > 0 && now >= next_files) {
+            tick();
+            next_files = now + T.poll_s;
+        } else {
+            /* expiry and reloads every second; files every poll_s */
+            int nf = T.nf;
+            T.nf = 0;
+            tick();
+            T.nf = nf;
+        }
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += 1;
+        pthread_cond_timedwait(&T.cv, &T.mu, &ts);
+    }
+    pthread_mutex_unlock(&T.mu);
+    return NULL;
+}
+
+/* Adds the NAME=PATH pairs of list (space-separated) as files of kind. */
+static int add_files(const char *list, int kind, gp_err *err) {
+    const char *p = list;
+    while (*p) {
+        while (*p == ' ' || *p == '\t' || *p == ',') p++;
+        if (!*p) break;
+        size_t l = strcspn(p, " \t,");
+        const char *eq = memchr(p, '=', l);
+        if (!eq || eq == p || eq + 1 == p + l || (size_t)(eq - p) > 64 ||
+            l - (size_t)(eq - p) > 1023)
+            return gp_err_set(err, GP_EINVAL, "traffic_%s_files: '%.*s' must be GRAPH=PATH",
+                              kind == KIND_SPEEDS ? "speed" : "turn", (int)l, p);
+        if (T.nf == MAX_FILES)
+            return gp_err_set(err, GP_EINVAL, "traffic files: at most %d", MAX_FILES);
+        tr_file *f = &T.f[T.nf++];
+        memset(f, 0, sizeof *f);
+        f->kind = kind;
+        snprintf(f->graph, sizeof f->graph, "%.*s", (int)(eq - p), p);
+        snprintf(f->path, sizeof f->path, "%.*s", (int)(l - (size_t)(eq - p) - 1), eq + 1);
+        p += l;
+    }
+    return GP_OK;
+}
+
+int gp_srv_traffic_start(const gp_config *cfg, gp_err *err) {
+    pthread_mutex_lock(&T.mu);
+    T.nf = 0;
+    T.poll_s = (double)cfg->traffic_poll_s;
+    T.stop = 0;
+    int rc = add_files(cfg->traffic_speed_files, KIND_SPEEDS, err);
+    if (rc == GP_OK) rc = add_files(cfg->traffic_turn_files, KIND_TURNS, err);
+    pthread_mutex_unlock(&T.mu);
+    if (rc != GP_OK) return rc;
+    if (pthread_create(&T.th, NULL, run, NULL) != 0)
+        return gp_err_set(err, GP_ENOMEM, "cannot start the traffic thread");
+    T.running = 1;
+    return GP_OK;
+}
+
+void gp_srv_traffic_stop(void) {
+    if (T.running) {
+        pthread_mutex_lock(&T.mu);
+        T.stop = 1;
+        pthread_cond_signal(&T.cv);
+        pthread_mutex_unlock(&T.mu);
+        pthread_join(T.th, NULL);
+        T.running = 0;
+    }
+    pthread_mutex_lock(&T.mu);
+    for (int i = 0; i < MAX_GRAPHS; i++) {
+        tr_graph *tg = &T.g[i];
+        for (int k = 0; k < tg->nsets; k++) set_free(&tg->sets[k]);
+        free(tg->sets);
+        gp_graph_unref(tg->owner);
+        memset(tg, 0, sizeof *tg);
+    }
+    pthread_mutex_unlock(&T.mu);
+}

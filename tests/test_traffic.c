@@ -1,0 +1,173 @@
+/* test_traffic.c - engine/traffic.h: OSRM speed and turn penalty files parsed (whole or nothing,
+ * the failing line named) and applied to tests/data/osm/traffic.osm (Main 1-2-3-6, Detour
+ * 1-4-5-3; docs/traffic.md) on the CPU engine with the CCH on and off: literal route costs in
+ * deciseconds, the version sharing its base's arrays, closures, unknown entries. Run from the
+ * repository root. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "engine/snap.h"
+#include "engine/traffic.h"
+#include "graph/turns.h"
+#include "storage/source.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define OSM "tests/data/osm/traffic.osm"
+
+static void parse_fails(int turns, const char *text, const char *want) {
+    gp_err err = {0};
+    void *out = (void *)1;
+    size_t n = 7;
+    int rc = turns ? gp_traffic_parse_turns(text, strlen(text), (gp_turn_entry **)&out, &n, &err)
+                   : gp_traffic_parse_speeds(text, strlen(text), (gp_speed_entry **)&out, &n, &err);
+    assert_int_equal(rc, GP_EINVAL);
+    assert_null(out);
+    assert_int_equal(n, 0);
+    if (!strstr(err.msg, want)) fail_msg("'%s' does not say '%s'", err.msg, want);
+}
+
+static void test_parse(void **st) {
+    (void)st;
+    gp_err err = {0};
+    gp_speed_entry *sp = NULL;
+    size_t n = 0;
+    const char *ok = "1,2,5\r\n\n2,1,0,\n3,4,12.5,30.3\n5,6,7,,junk,more\n-8,9,1";
+    assert_int_equal(gp_traffic_parse_speeds(ok, strlen(ok), &sp, &n, &err), GP_OK);
+    assert_int_equal(n, 5);
+    assert_true(sp[0].from == 1 && sp[0].to == 2 && sp[0].kmh == 5);
+    assert_true(sp[1].from == 2 && sp[1].to == 1 && sp[1].kmh == 0);
+    assert_true(sp[2].kmh == 12.5 && sp[3].from == 5 && sp[4].from == -8);
+    free(sp);
+    parse_fails(0, "1,2,5\n3,x,7\n", "line 2: the node ids");
+    parse_fails(0, "1,2,5\n\n4,5\n", "line 3: expected from_osm_id");
+    parse_fails(0, "1,2,-1\n", "line 1: speed_kmh");
+    parse_fails(0, "1,2,inf\n", "line 1: speed_kmh");
+    parse_fails(0, "1,2,5,fast\n", "line 1: rate");
+    parse_fails(0, "1,2,5,0\n", "line 1: rate");
+    parse_fails(0, "\n\n", "no line");
+    parse_fails(1, "5,3,6\n", "line 1: expected from_osm_id,via_osm_id");
+    parse_fails(1, "5,3,6,x\n", "line 1: penalty_s");
+    parse_fails(1, "5,3,6,1\n5,3,6,1,w\n", "line 2: weight");
+    gp_turn_entry *tp = NULL;
+    const char *t = "5,3,6,600\n1,3,6,-2,,junk\n";
+    assert_int_equal(gp_traffic_parse_turns(t, strlen(t), &tp, &n, &err), GP_OK);
+    assert_int_equal(n, 2);
+    assert_true(tp[0].via == 3 && tp[0].penalty_s == 600 && tp[1].penalty_s == -2);
+    free(tp);
+}
+
+/* The cost of the route from OSM node 1 to OSM node 6 (deciseconds). */
+static uint64_t cost_1_6(gp_engine *e, const gp_graph *g) {
+    gp_snap a, b;
+    gp_err err = {0};
+    gp_snap_at_node(g, gp_graph_index(g, 1), &a);
+    gp_snap_at_node(g, gp_graph_index(g, 6), &b);
+    gp_snap_route r;
+    assert_int_equal(gp_engine_route_snap(e, g, &a, &b, GP_P2P_AUTO, &r, &err), GP_OK);
+    uint64_t d = r.dist;
+    gp_snap_route_free(&r);
+    uint64_t t[1];
+    assert_int_equal(gp_engine_table_snap(e, g, &a, 1, &b, 1, t, &err), GP_OK);
+    assert_int_equal(t[0], d); /* a table cell and a route of one version agree */
+    return d;
+}
+
+static gp_graph *apply(gp_engine *e, const gp_graph *g, const char *speeds, const char *turns,
+                       gp_traffic_stats *st) {
+    gp_err err = {0};
+    gp_speed_entry *sp = NULL;
+    gp_turn_entry *tp = NULL;
+    size_t ns = 0, nt = 0;
+    if (speeds)
+        assert_int_equal(gp_traffic_parse_speeds(speeds, strlen(speeds), &sp, &ns, &err), 0);
+    if (turns) assert_int_equal(gp_traffic_parse_turns(turns, strlen(turns), &tp, &nt, &err), 0);
+    gp_graph *g2 = NULL;
+    int rc = gp_traffic_apply(e, g, sp, ns, tp, nt, &g2, NULL, NULL, st, &err);
+    if (rc != GP_OK) fail_msg("%s", err.msg);
+    free(sp);
+    free(tp);
+    return g2;
+}
+
+static void run(const char *cch) {
+    gp_err err = {0};
+    gp_engine *e = gp_engine_new("cpu", 2, NULL, &err);
+    assert_non_null(e);
+    assert_int_equal(gp_engine_set_cch(e, cch, 0, 0, &err), GP_OK);
+    gp_graph *g = gp_graph_load(OSM, NULL, &err);
+    if (!g) fail_msg("%s", err.msg);
+    assert_int_equal(gp_engine_attach(e, g, &err), GP_OK);
+    assert_non_null(g->turns);
+    assert_int_equal(cost_1_6(e, g), 653); /* Main: 1179.4 m at 65 km/h */
+    gp_traffic_stats st;
+    /* 1 -> 2 at 5 km/h: half of the arc 1 -> 3 at 5 km/h, the Detour wins */
+    gp_graph *g1 = apply(e, g, "1,2,5\n", NULL, &st);
+    assert_int_equal(st.arcs_changed, 1);
+    assert_int_equal(st.speeds_unknown, 0);
+    assert_ptr_equal(g1->base, g); /* shares the base's arrays */
+    assert_ptr_equal(g1->col, g->col);
+    assert_true(strcmp(g1->version, g->version) != 0);
+    assert_int_equal(cost_1_6(e, g1), 1023);
+    /* a turn penalty of 600 s on 5 -> 3 -> 6: Main again, slowed (283.0 + 43.6 s) */
+    gp_graph *g2 = apply(e, g1, "1,2,5\n", "5,3,6,600\n", &st);
+    assert_int_equal(st.turns_changed, 1);
+    assert_int_equal(cost_1_6(e, g2), 3266);
+    assert_true(strcmp(g2->version, g1->version) != 0);
+    /* 2 -> 3 closed, unknown segments and turns counted */
+    gp_graph *g3 = apply(e, g, "2,3,0\n1,3,50\n9,9,9\n", "1,3,6,9\n", &st);
+    assert_int_equal(st.arcs_closed, 1);
+    assert_int_equal(st.speeds_unknown, 2);
+    assert_int_equal(st.turns_unknown, 1);
+    assert_int_equal(cost_1_6(e, g3), 1023);
+    /* the same speeds again: the same version; none: the base's version */
+    gp_graph *g4 = apply(e, g2, "1,2,5\n", NULL, &st);
+    assert_string_equal(g4->version, g1->version);
+    gp_graph *g5 = apply(e, g2, NULL, NULL, &st);
+    assert_string_equal(g5->version, g->version);
+    assert_int_equal(cost_1_6(e, g5), 653);
+    gp_graph *gs[] = {g1, g2, g3, g4, g5, g};
+    for (size_t i = 0; i < sizeof gs / sizeof gs[0]; i++) gp_graph_unref(gs[i]);
+    gp_engine_free(e);
+}
+
+static void test_apply_cch(void **st) {
+    (void)st;
+    run("on");
+}
+
+static void test_apply_dijkstra(void **st) {
+    (void)st;
+    run("off");
+}
+
+static void test_turns_need_turn_costs(void **st) {
+    (void)st;
+    gp_err err = {0};
+    gp_engine *e = gp_engine_new("cpu", 1, NULL, &err);
+    assert_int_equal(gp_engine_set_turn_costs(e, "off", &err), GP_OK);
+    gp_graph *g = gp_graph_load(OSM, NULL, &err);
+    assert_int_equal(gp_engine_attach(e, g, &err), GP_OK);
+    gp_turn_entry t = {5, 3, 6, 600};
+    gp_graph *g2 = NULL;
+    assert_int_equal(gp_traffic_apply(e, g, NULL, 0, &t, 1, &g2, NULL, NULL, NULL, &err),
+                     GP_EINVAL);
+    assert_null(g2);
+    assert_non_null(strstr(err.msg, "turn costs"));
+    gp_graph_unref(g);
+    gp_engine_free(e);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parse),
+        cmocka_unit_test(test_apply_cch),
+        cmocka_unit_test(test_apply_dijkstra),
+        cmocka_unit_test(test_turns_need_turn_costs),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

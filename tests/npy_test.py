@@ -73,6 +73,7 @@ def t_v1_by_node(d):
     assert h.get("x-weight-unit") == "deciseconds", h
     st, _, j = d.call("POST", "/v1/graphs/g/table", body)
     assert st == 200, j
+    assert h.get("x-data-version") == j["data_version"], (h, j["data_version"])
     same(a, as_matrix(j["distances"]), "POST by node")
     # sources only (targets = sources)
     a2, _ = npy(d, "POST", "/v1/graphs/g/table", {"sources": ids[:12]})

@@ -276,6 +276,7 @@ static void npy_osrm_answer(gp_req *r, const table_cells *t, uint32_t ns, int wa
         return;
     }
     m->t.g = gp_graph_ref(t->g);
+    gp_req_add_header(r, "X-Data-Version", t->g->version); /* the JSON answers' data_version */
     m->t.src = *src;
     m->t.dst = *dst;
     *src = *dst = NULL;

@@ -322,6 +322,7 @@ static void npy_table_answer(gp_req *r, gp_graph *g, gp_snap *ss, uint32_t ns, g
     t->nt = nt;
     t->cost = cost;
     gp_req_add_header(r, "X-Weight-Unit", g->unit_name);
+    gp_req_add_header(r, "X-Data-Version", g->version); /* the JSON answers' data_version */
     gp_http_npy(r, ns, nt, npy_table_rows, npy_table_done, t);
 }
 

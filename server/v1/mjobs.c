@@ -579,6 +579,7 @@ void gp_h_mjob_result(gp_req *r) {
     s->off = a;
     s->end = size ? b + 1 : 0;
     gp_req_add_header(r, "Accept-Ranges", "bytes");
+    gp_req_add_header(r, "X-Data-Version", j->version);
     snprintf(hdr, sizeof hdr, "attachment; filename=\"matrix-%" PRIu64 ".npy\"", id);
     gp_req_add_header(r, "Content-Disposition", hdr);
     if (range) {

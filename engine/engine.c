@@ -288,6 +288,12 @@ int gp_engine_attach(gp_engine *e, gp_graph *g, gp_err *err) {
     t2 = gp_now();
     /* turn costs: the turn graph answers every query, the road graph needs no CCH of its own */
     if (rc == GP_OK && e->turn_costs && g->profile[0] && !g->turns) rc = attach_turns(e, g, err);
+    if (rc == GP_OK && !e->turn_costs && g->restr && !g->base)
+        GP_LOG(GP_LOG_WARN,
+               "event=turn_restrictions_ignored graph=%s reason=\"loaded for turn costs (its turn "
+               "restrictions live in the turn graph); turn_costs=off routes without them: load "
+               "or import it with turn costs off\"",
+               g->version);
     if (rc == GP_OK && !g->turns) attach_cch(e, g);
     t3 = gp_now();
     /* the segment index of coordinate queries, now rather than at the first one */

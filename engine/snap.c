@@ -207,9 +207,27 @@ static int tends_push(tends *t, uint32_t node, uint64_t cost) {
     return 0;
 }
 
+/* Destination end: EBG node p at cost c and the duplicates of road arc p made for via-way turn
+ * restrictions (graph/turns.h: the same arc driven after a restriction's prefix). */
+static int push_dest(const gp_turns *T, tends *t, uint32_t p, uint64_t c) {
+    if (tends_push(t, p, c)) return -1;
+    const uint32_t *dup;
+    uint32_t nd = gp_turns_dups(T, p, &dup);
+    for (uint32_t i = 0; i < nd; i++)
+        if (tends_push(t, dup[i], c)) return -1;
+    return 0;
+}
+
 /* The EBG ends of s: dir 0 origin, 1 destination (appended to t). -1: out of memory. */
 static int turn_ends(const gp_graph *g, const gp_snap *s, int dir, tends *t) {
+    const gp_turns *T = g->turns;
     if (s->arc != GP_NONE && s->frac > 0 && s->frac < 1) {
+        if (dir) {
+            if (push_dest(T, t, s->arc, part(1 - s->frac, g->w[s->arc]))) return -1;
+            if (s->rarc != GP_NONE && push_dest(T, t, s->rarc, part(s->frac, g->w[s->rarc])))
+                return -1;
+            return 0;
+        }
         if (tends_push(t, s->arc, part(1 - s->frac, g->w[s->arc]))) return -1;
         if (s->rarc != GP_NONE && tends_push(t, s->rarc, part(s->frac, g->w[s->rarc]))) return -1;
         return 0;
@@ -223,7 +241,6 @@ static int turn_ends(const gp_graph *g, const gp_snap *s, int dir, tends *t) {
         return 0;
     }
     /* arcs into v, or into a copy of v made for turn restrictions (the same place) */
-    const gp_turns *T = g->turns;
     uint32_t c0, nc = gp_turns_copies(T, g, v, &c0);
     if (nc) v = gp_graph_index(g, gp_graph_orig_id(g, v)); /* the original, then its copies */
     for (uint32_t c = 0; c <= nc; c++) {
@@ -234,7 +251,7 @@ static int turn_ends(const gp_graph *g, const gp_snap *s, int dir, tends *t) {
             if (k > g->rrow[x] && g->rcol[k - 1] == u) continue; /* parallel arcs: once */
             for (uint32_t p = gp_graph_find_arc(g, u, x);
                  p != GP_NONE && p < g->row[u + 1] && g->col[p] == x; p++)
-                if (tends_push(t, p, 0)) return -1;
+                if (push_dest(T, t, p, 0)) return -1;
         }
     }
     return 0;
@@ -244,14 +261,10 @@ uint64_t gp_snap_turn_cost(const gp_graph *g, uint32_t a, uint32_t b) {
     const gp_turns *T = g->turns;
     if (!T || a == GP_NONE || b == GP_NONE || a >= g->m || b >= g->m) return 0;
     const gp_graph *tg = T->tg;
-    uint32_t lo = tg->row[a], hi = tg->row[a + 1];
-    while (lo < hi) { /* a row is sorted by head */
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (tg->col[mid] < b) lo = mid + 1;
-        else hi = mid;
-    }
-    if (lo == tg->row[a + 1] || tg->col[lo] != b) return 0;
-    return tg->w[lo] >= g->w[b] ? tg->w[lo] - g->w[b] : 0;
+    /* the turn onto b or onto a duplicate of b (via-way restrictions): the same cost */
+    for (uint32_t k = tg->row[a]; k < tg->row[a + 1]; k++)
+        if (gp_turns_arc(T, tg->col[k]) == b) return tg->w[k] >= g->w[b] ? tg->w[k] - g->w[b] : 0;
+    return 0;
 }
 
 /* origin + EBG distance - destination part; GP_INF when d is. */
@@ -265,6 +278,7 @@ static inline uint64_t tcost(uint64_t oc, uint64_t d, uint64_t sub) {
  * head(qk)), its arcs, into out. -1: out of memory. */
 static int road_path(const gp_graph *g, const gp_path *q, int onode, int dnode,
                      gp_snap_route *out) {
+    const gp_turns *T = g->turns;
     uint32_t k = q->len, len = 0;
     uint32_t *nodes = malloc(sizeof *nodes * (k + 2)), *arcs = malloc(sizeof *arcs * (k + 2));
     if (!nodes || !arcs) {
@@ -273,20 +287,22 @@ static int road_path(const gp_graph *g, const gp_path *q, int onode, int dnode,
         return -1;
     }
     uint32_t na = 0;
-    if (onode) nodes[len++] = gp_graph_arc_tail(g, q->nodes[0]);
+#define ARC(i) gp_turns_arc(T, q->nodes[i]) /* EBG node -> road arc (duplicates too) */
+    if (onode) nodes[len++] = gp_graph_arc_tail(g, ARC(0));
     for (uint32_t i = 0; i + 1 < k; i++) {
-        if (onode || i) arcs[na++] = q->nodes[i];
-        nodes[len++] = g->col[q->nodes[i]];
+        if (onode || i) arcs[na++] = ARC(i);
+        nodes[len++] = g->col[ARC(i)];
     }
     if (dnode) {
-        if (onode || k > 1) arcs[na++] = q->nodes[k - 1];
-        nodes[len++] = g->col[q->nodes[k - 1]];
+        if (onode || k > 1) arcs[na++] = ARC(k - 1);
+        nodes[len++] = g->col[ARC(k - 1)];
     }
     out->path.nodes = nodes;
     out->path.len = len;
     out->arcs = arcs;
-    out->first_arc = onode ? GP_NONE : q->nodes[0];
-    out->last_arc = dnode ? GP_NONE : q->nodes[k - 1];
+    out->first_arc = onode ? GP_NONE : ARC(0);
+    out->last_arc = dnode ? GP_NONE : ARC(k - 1);
+#undef ARC
     return 0;
 }
 
@@ -558,11 +574,16 @@ done:
  * there by another arc than the best route to v does (a tree of nodes cannot hold both). */
 static int sssp_turns(gp_engine *e, const gp_graph *g, const gp_snap *src, uint64_t max_dist,
                       uint64_t *dist, uint32_t *pred, gp_err *err) {
-    const gp_graph *tg = ((const gp_turns *)g->turns)->tg;
+    const gp_turns *T = g->turns;
+    const gp_graph *tg = T->tg;
     tends o = {0};
     uint64_t *td = malloc(sizeof *td * (tg->n ? tg->n : 1));
+    uint32_t *tail = malloc(sizeof *tail * (g->m ? g->m : 1));
     int rc = GP_OK;
-    if (!td || turn_ends(g, src, 0, &o)) {
+    if (tail)
+        for (uint32_t u = 0; u < g->n; u++)
+            for (uint32_t a = g->row[u]; a < g->row[u + 1]; a++) tail[a] = u;
+    if (!td || !tail || turn_ends(g, src, 0, &o)) {
         rc = gp_err_set(err, GP_ENOMEM, "out of memory for a %u-node tree", tg->n);
         goto done;
     }
@@ -580,20 +601,19 @@ static int sssp_turns(gp_engine *e, const gp_graph *g, const gp_snap *src, uint6
         if (max_dist != GP_INF && o.cost[i] > max_dist) continue;
         uint64_t lim = max_dist == GP_INF ? GP_INF : max_dist - o.cost[i];
         if ((rc = gp_engine_sssp(e, tg, o.node[i], lim, td, NULL, err))) break;
-        for (uint32_t u = 0; u < g->n; u++)
-            for (uint32_t a = g->row[u]; a < g->row[u + 1]; a++) {
-                if (td[a] == GP_INF) continue;
-                uint64_t c = td[a] + o.cost[i];
-                uint32_t v = g->col[a];
-                if (c < dist[v] && (max_dist == GP_INF || c <= max_dist)) {
-                    dist[v] = c;
-                    if (pred) pred[v] = a == o.node[i] && !is_node_end(src) ? GP_NONE : u;
-                }
+        for (uint32_t x = 0; x < tg->n; x++) { /* road arcs, then their duplicates */
+            if (td[x] == GP_INF) continue;
+            uint32_t a = gp_turns_arc(T, x);
+            uint64_t c = td[x] + o.cost[i];
+            uint32_t v = g->col[a];
+            if (c < dist[v] && (max_dist == GP_INF || c <= max_dist)) {
+                dist[v] = c;
+                if (pred) pred[v] = x == o.node[i] && !is_node_end(src) ? GP_NONE : tail[a];
             }
+        }
     }
     /* a node and its copies made for turn restrictions are one place: each gets the best of
      * them (first the original from its copies, then the copies from it) */
-    const gp_turns *T = g->turns;
     for (int pass = 0; pass < 2; pass++)
         for (uint32_t c = 0; !rc && c < T->ncopies; c++) {
             uint32_t x = T->copy_node[c], v = gp_graph_index(g, T->copy_orig[c]);
@@ -607,6 +627,7 @@ static int sssp_turns(gp_engine *e, const gp_graph *g, const gp_snap *src, uint6
 done:
     tends_free(&o);
     free(td);
+    free(tail);
     return rc;
 }
 

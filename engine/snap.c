@@ -365,25 +365,50 @@ static int loop_back(gp_engine *e, const gp_graph *tg, uint32_t x, int algo, uin
     return GP_OK;
 }
 
+/* How a route may use its ends beyond the EBG ends o and d: the way along one arc (direct())
+ * when direct_ok, along direct_arc only unless it is GP_NONE; 0 for positions at one node when
+ * same_ok. */
+typedef struct end_rules {
+    int direct_ok, same_ok;
+    uint32_t direct_arc;
+} end_rules;
+
+static int route_core(gp_engine *e, const gp_graph *g, const gp_snap *a, const gp_snap *b,
+                      const tends *po, const tends *pd, end_rules er, int algo, gp_snap_route *out,
+                      gp_err *err);
+
 static int route_turns(gp_engine *e, const gp_graph *g, const gp_snap *a, const gp_snap *b,
                        int algo, gp_snap_route *out, gp_err *err) {
-    const gp_turns *T = g->turns;
-    const gp_graph *tg = T->tg;
     tends o = {0}, d = {0};
-    int rc = GP_OK;
+    int rc;
     if (turn_ends(g, a, 0, &o) || turn_ends(g, b, 1, &d)) {
         rc = gp_err_set(err, GP_ENOMEM, "out of memory");
-        goto done;
+        gp_snap_route_free(out);
+    } else {
+        rc = route_core(e, g, a, b, &o, &d, (end_rules){1, 1, GP_NONE}, algo, out, err);
     }
+    tends_free(&o);
+    tends_free(&d);
+    return rc;
+}
+
+static int route_core(gp_engine *e, const gp_graph *g, const gp_snap *a, const gp_snap *b,
+                      const tends *po, const tends *pd, end_rules er, int algo, gp_snap_route *out,
+                      gp_err *err) {
+    const gp_turns *T = g->turns;
+    const gp_graph *tg = T->tg;
+    const tends o = *po, d = *pd;
+    int rc = GP_OK;
     uint32_t darc;
-    uint64_t dd = direct(g, a, b, &darc);
-    if (dd != GP_INF) {
+    uint64_t dd = er.direct_ok ? direct(g, a, b, &darc) : GP_INF;
+    if (dd != GP_INF && (er.direct_arc == GP_NONE || darc == er.direct_arc)) {
         out->dist = dd;
         out->first_arc = out->last_arc = darc;
     }
     uint32_t va = end_node(g, a);
     uint32_t vb = end_node(g, b);
-    if (va != GP_NONE && vb != GP_NONE && gp_graph_orig_id(g, va) == gp_graph_orig_id(g, vb)) {
+    if (er.same_ok && va != GP_NONE && vb != GP_NONE &&
+        gp_graph_orig_id(g, va) == gp_graph_orig_id(g, vb)) {
         /* the same node (or a copy of it made for turn restrictions: the same place) */
         out->dist = 0;
         out->path.nodes = malloc(sizeof *out->path.nodes);
@@ -485,8 +510,6 @@ static int route_turns(gp_engine *e, const gp_graph *g, const gp_snap *a, const 
     }
     gp_path_free(&best);
 done:
-    tends_free(&o);
-    tends_free(&d);
     if (rc) gp_snap_route_free(out);
     return rc;
 }
@@ -628,6 +651,158 @@ done:
     tends_free(&o);
     free(td);
     free(tail);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Several legs with continue_straight: a via position's pass-through states are the EBG nodes
+ * it may be passed in (on an arc: the arc or its opposite; at a node: each arc into it). The leg
+ * from state x of one position to state y of the next is a route between those ends alone; the
+ * states are chosen by dynamic programming over the legs (k - 1 legs, a few states each).
+ * ------------------------------------------------------------------------------------------- */
+
+#define VIA_MAX_STATES 16
+
+typedef struct via_pos {
+    int kind; /* 0 free (the first and last position), 1 on an arc, 2 at a node */
+    uint32_t n;
+    uint32_t st[VIA_MAX_STATES]; /* road arcs */
+} via_pos;
+
+static void via_states(const gp_graph *g, const gp_snap *s, int free_end, via_pos *p) {
+    memset(p, 0, sizeof *p);
+    if (free_end) {
+        p->n = 1;
+        return;
+    }
+    if (!is_node_end(s)) {
+        p->kind = 1;
+        p->st[p->n++] = s->arc;
+        if (s->rarc != GP_NONE) p->st[p->n++] = s->rarc;
+        return;
+    }
+    uint32_t v = end_node(g, s);
+    p->kind = 2;
+    for (uint32_t a = g->rrow[v]; a < g->rrow[v + 1] && p->n < VIA_MAX_STATES; a++) {
+        uint32_t u = g->rcol[a];
+        if (a > g->rrow[v] && g->rcol[a - 1] == u) continue; /* parallel arcs: once */
+        for (uint32_t q = gp_graph_find_arc(g, u, v);
+             q != GP_NONE && q < g->row[u + 1] && g->col[q] == v && p->n < VIA_MAX_STATES; q++)
+            p->st[p->n++] = q;
+    }
+    if (!p->n) { /* no way in: nothing to keep straight */
+        p->kind = 0;
+        p->n = 1;
+    }
+}
+
+/* The EBG ends of state i of p at position s: dir 0 leaving, 1 arriving. -1: out of memory. */
+static int via_ends(const gp_graph *g, const gp_snap *s, const via_pos *p, uint32_t i, int dir,
+                    tends *t) {
+    const gp_turns *T = g->turns;
+    if (p->kind == 0) return turn_ends(g, s, dir, t);
+    uint32_t x = p->st[i];
+    if (p->kind == 1) {
+        uint64_t c = part(x == s->arc ? 1 - s->frac : s->frac, g->w[x]);
+        return dir ? push_dest(T, t, x, c) : tends_push(t, x, c);
+    }
+    if (dir) return push_dest(T, t, x, 0);
+    const gp_graph *tg = T->tg; /* on through the node: the turns out of x */
+    for (uint32_t k = tg->row[x]; k < tg->row[x + 1]; k++)
+        if (tends_push(t, tg->col[k], tg->w[k])) return -1;
+    return 0;
+}
+
+/* The leg from state i of position a to state j of position b. */
+static int via_leg(gp_engine *e, const gp_graph *g, const gp_snap *a, const via_pos *pa, uint32_t i,
+                   const gp_snap *b, const via_pos *pb, uint32_t j, int algo, gp_snap_route *out,
+                   gp_err *err) {
+    memset(out, 0, sizeof *out);
+    out->dist = GP_INF;
+    out->first_arc = out->last_arc = GP_NONE;
+    tends o = {0}, d = {0};
+    end_rules er = {pa->kind != 2 && pb->kind != 2, pa->kind == 0 && pb->kind == 0, GP_NONE};
+    if (pa->kind == 1) er.direct_arc = pa->st[i];
+    if (pb->kind == 1) {
+        if (er.direct_arc != GP_NONE && er.direct_arc != pb->st[j]) er.direct_ok = 0;
+        er.direct_arc = pb->st[j];
+    }
+    int rc;
+    if (via_ends(g, a, pa, i, 0, &o) || via_ends(g, b, pb, j, 1, &d))
+        rc = gp_err_set(err, GP_ENOMEM, "out of memory");
+    else rc = route_core(e, g, a, b, &o, &d, er, algo, out, err);
+    tends_free(&o);
+    tends_free(&d);
+    return rc;
+}
+
+static int legs_alone(gp_engine *e, const gp_graph *g, const gp_snap *s, uint32_t k, int algo,
+                      gp_snap_route *legs, gp_err *err) {
+    for (uint32_t i = 0; i + 1 < k; i++) {
+        int rc = gp_engine_route_snap(e, g, &s[i], &s[i + 1], algo, &legs[i], err);
+        if (rc) {
+            for (uint32_t j = 0; j < i; j++) gp_snap_route_free(&legs[j]);
+            return rc;
+        }
+    }
+    return GP_OK;
+}
+
+int gp_engine_route_via(gp_engine *e, const gp_graph *g, const gp_snap *s, uint32_t k, int straight,
+                        int algo, gp_snap_route *legs, gp_err *err) {
+    if (k < 2) return gp_err_set(err, GP_EINVAL, "a route needs at least 2 positions");
+    if (!straight || !g->turns || k == 2) return legs_alone(e, g, s, k, algo, legs, err);
+    via_pos *P = malloc(sizeof *P * k);
+    /* per leg: the routes of every state pair; per position: best cost and predecessor state */
+    gp_snap_route *R = calloc((size_t)(k - 1) * VIA_MAX_STATES * VIA_MAX_STATES, sizeof *R);
+    uint64_t *best = malloc(sizeof *best * k * VIA_MAX_STATES);
+    uint32_t *from = malloc(sizeof *from * k * VIA_MAX_STATES);
+    int rc = GP_OK;
+    if (!P || !R || !best || !from) {
+        rc = gp_err_set(err, GP_ENOMEM, "out of memory for a %u-position route", k);
+        goto done;
+    }
+#define RT(l, x, y) R[((size_t)(l)*VIA_MAX_STATES + (x)) * VIA_MAX_STATES + (y)]
+    for (uint32_t i = 0; i < k; i++) via_states(g, &s[i], i == 0 || i + 1 == k, &P[i]);
+    best[0] = 0;
+    for (uint32_t l = 0; l + 1 < k; l++)
+        for (uint32_t y = 0; y < P[l + 1].n; y++) {
+            uint64_t *b = &best[(size_t)(l + 1) * VIA_MAX_STATES + y];
+            *b = GP_INF;
+            for (uint32_t x = 0; x < P[l].n; x++) {
+                uint64_t bx = best[(size_t)l * VIA_MAX_STATES + x];
+                gp_snap_route *r = &RT(l, x, y);
+                if (bx == GP_INF) {
+                    r->dist = GP_INF;
+                    continue;
+                }
+                if ((rc = via_leg(e, g, &s[l], &P[l], x, &s[l + 1], &P[l + 1], y, algo, r, err)))
+                    goto done;
+                if (r->dist != GP_INF && bx + r->dist < *b) {
+                    *b = bx + r->dist;
+                    from[(size_t)(l + 1) * VIA_MAX_STATES + y] = x;
+                }
+            }
+        }
+    if (best[(size_t)(k - 1) * VIA_MAX_STATES] == GP_INF) {
+        rc = legs_alone(e, g, s, k, algo, legs, err); /* no way straight on: legs alone */
+        goto done;
+    }
+    for (uint32_t l = k - 1, y = 0; l > 0; l--) { /* the chosen legs, from the last one back */
+        uint32_t x = from[(size_t)l * VIA_MAX_STATES + y];
+        legs[l - 1] = RT(l - 1, x, y);
+        memset(&RT(l - 1, x, y), 0, sizeof(gp_snap_route));
+        y = x;
+    }
+done:
+    for (uint32_t l = 0; R && P && l + 1 < k; l++)
+        for (uint32_t x = 0; x < P[l].n; x++)
+            for (uint32_t y = 0; y < P[l + 1].n; y++) gp_snap_route_free(&RT(l, x, y));
+#undef RT
+    free(P);
+    free(R);
+    free(best);
+    free(from);
     return rc;
 }
 

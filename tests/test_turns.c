@@ -9,8 +9,8 @@
  * model (loaded with restrictions_as_turns: no node copies): no_left_turn and only_straight_on
  * (turns.osm), a via way (viaway.osm), two via ways (viaways.osm), except=motorcar, each with its
  * exact route; the same answers as the node-copy model on every node pair (Monaco too when
- * $GPATH_DATA or data/ has it); CCH == Dijkstra; the restrictions through a snapshot. Run from the
- * repository root. */
+ * $GPATH_DATA or data/ has it); CCH == Dijkstra; the restrictions through a snapshot.
+ * continue_straight on a multi-leg route (straight.osm). Run from the repository root. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -613,6 +613,51 @@ static void test_restr_snapshot(void **state) {
     gp_engine_free(e);
 }
 
+/* continue_straight (straight.osm): A;W;A with A and W on Main Street. false: the route turns
+ * around at W (90 + 90 ds); true: it goes on east from W, around the loop (546 ds, folded into
+ * the arcs 2 -> 4 -> 2) and back west past W (113 + 546 + 113 + 90 ds). W at node 2: turning
+ * back there is no turn of the turn graph either (203 + 203 against 203 + 546 + 203). */
+static void test_continue_straight(void **state) {
+    (void)state;
+    static const struct {
+        double wlon;
+        uint64_t d[2][2]; /* [straight][leg] */
+        uint32_t len;     /* nodes of the second leg when straight */
+    } want[] = {{7.001, {{90, 90}, {90, 862}}, 3}, {7.002, {{203, 203}, {203, 749}}, 3}};
+    static const char *cch[] = {"off", "on"};
+    for (int c = 0; c < 2; c++) {
+        gp_engine *e = new_engine(cch[c], "on");
+        as_turns = 1;
+        gp_graph *g = load(e, "osm:tests/data/osm/straight.osm?profile=car");
+        as_turns = 0;
+        gp_err err = {0};
+        for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+            gp_snap s[3];
+            assert_int_equal(gp_snap_point(g, 7.0002, 45.0, 50, &s[0], &err), GP_OK);
+            assert_int_equal(gp_snap_point(g, want[i].wlon, 45.0, 50, &s[1], &err), GP_OK);
+            s[2] = s[0];
+            for (int st = 0; st < 2; st++) {
+                gp_snap_route r[2];
+                assert_int_equal(gp_engine_route_via(e, g, s, 3, st, GP_P2P_AUTO, r, &err), GP_OK);
+                for (int l = 0; l < 2; l++)
+                    if (r[l].dist != want[i].d[st][l])
+                        fail_msg("W at %.3f, straight %d, cch %s, leg %d: %llu ds, want %llu",
+                                 want[i].wlon, st, cch[c], l, (unsigned long long)r[l].dist,
+                                 (unsigned long long)want[i].d[st][l]);
+                if (st) {
+                    assert_int_equal(r[1].path.len, want[i].len);
+                    assert_int_equal(gp_graph_orig_id(g, r[1].path.nodes[0]), 2);
+                    assert_int_equal(gp_graph_orig_id(g, r[1].path.nodes[1]), 4);
+                }
+                gp_snap_route_free(&r[0]);
+                gp_snap_route_free(&r[1]);
+            }
+        }
+        gp_graph_unref(g);
+        gp_engine_free(e);
+    }
+}
+
 int main(void) {
     if (access("tests/data/osm/turncost.osm", R_OK) != 0) {
         printf("test_turns: skipped (run from the repository root)\n");
@@ -631,6 +676,7 @@ int main(void) {
         cmocka_unit_test(test_restr_via_ways),
         cmocka_unit_test(test_restr_same_as_copies),
         cmocka_unit_test(test_restr_snapshot),
+        cmocka_unit_test(test_continue_straight),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

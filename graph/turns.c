@@ -610,5 +610,5 @@ void gp_turns_free(void *turns) {
 uint64_t gp_turns_memory(const gp_turns *t) {
     if (!t || !t->tg) return 0;
     if (t->tg->base) return (uint64_t)t->tg->m * 8;
-    return gp_graph_memory(t->tg);
+    return gp_graph_memory(t->tg) + (uint64_t)t->ndups * 8; /* + dup_arc, dup_by_arc */
 }

@@ -122,9 +122,7 @@ static void test_hand_written(void **state) {
     }
     /* two via ways: 1 -> 2 -> 3 -> 4 -> 5 forbidden, the detour north (697 ds) on the GPU too */
     gp_err err = {0};
-    gp_load_opts o;
-    memset(&o, 0, sizeof o);
-    o.restrictions_as_turns = 1;
+    gp_load_opts o = {.restrictions_as_turns = 1};
     gp_graph *g = gp_graph_load("osm:tests/data/osm/viaways.osm?profile=car", &o, &err);
     assert_non_null(g);
     assert_int_equal(gp_engine_attach(gpu, g, &err), GP_OK);

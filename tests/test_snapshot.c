@@ -341,6 +341,21 @@ static void move_section(unsigned char *buf, uint32_t type, int64_t delta) {
     memcpy(buf + H_TABLE_SUM, &tsum, 8);
 }
 
+/* The offset of the first section of that type in a snapshot image, 0 when it has none. */
+static uint64_t section_off(const unsigned char *buf, uint32_t type) {
+    uint32_t ns;
+    memcpy(&ns, buf + H_NSECT, 4);
+    for (uint32_t i = 0; i < ns; i++) {
+        uint32_t t;
+        uint64_t off;
+        memcpy(&t, buf + 64 + 64 * i + E_TYPE, 4);
+        if (t != type) continue;
+        memcpy(&off, buf + 64 + 64 * i + E_OFFSET, 8);
+        return off;
+    }
+    return 0;
+}
+
 /* Sections whose offset is not a multiple of 64 (what the writer lays out) are refused, with
  * checksums that hold: the arrays are used in place, so one would be a misaligned load. */
 static void test_misaligned(void **state) {
@@ -383,21 +398,10 @@ static void test_bad_utf8(void **state) {
     assert_int_equal(gp_snapshot_write(g, path, NULL, 0, &err), GP_OK);
     long len;
     unsigned char *buf = slurp(path, &len);
-    uint32_t ns;
-    memcpy(&ns, buf + H_NSECT, 4);
-    int done = 0;
-    for (uint32_t i = 0; i < ns; i++) {
-        uint32_t t;
-        uint64_t off, size;
-        memcpy(&t, buf + 64 + 64 * i + E_TYPE, 4);
-        if (t != 18) continue; /* the strings */
-        memcpy(&off, buf + 64 + 64 * i + E_OFFSET, 8);
-        memcpy(&size, buf + 64 + 64 * i + E_SIZE, 8);
-        buf[off + 1] = 0xff; /* the first name's first byte */
-        move_section(buf, 18, 0);
-        done = 1;
-    }
-    assert_true(done);
+    uint64_t soff = section_off(buf, 18); /* the strings */
+    assert_true(soff > 0);
+    buf[soff + 1] = 0xff; /* the first name's first byte */
+    move_section(buf, 18, 0);
     spit(bad, buf, len);
     expect_refused(bad, "invalid UTF-8 in the road names at byte 1");
     free(buf);
@@ -443,9 +447,7 @@ static void test_bad_utf8(void **state) {
 static void test_restrictions(void **state) {
     (void)state;
     gp_err err = {0};
-    gp_load_opts o;
-    memset(&o, 0, sizeof o);
-    o.restrictions_as_turns = 1;
+    gp_load_opts o = {.restrictions_as_turns = 1};
     gp_graph *g = gp_graph_load("osm:tests/data/osm/viaways.osm?profile=car", &o, &err);
     assert_non_null(g);
     assert_int_equal(g->restr_len, 6);
@@ -459,25 +461,15 @@ static void test_restrictions(void **state) {
     gp_graph_unref(h);
     long len;
     unsigned char *orig = slurp(path, &len), *buf = malloc((size_t)len);
-    uint32_t ns;
-    memcpy(&ns, orig + H_NSECT, 4);
     static const struct {
         uint32_t word, value; /* a word of the record and what it becomes */
     } bads[] = {{2, 1000000}, {0, 7}, {1, 9}};
+    uint64_t roff = section_off(orig, 25); /* the turn restrictions */
+    assert_true(roff > 0);
     for (size_t k = 0; k < sizeof bads / sizeof bads[0]; k++) {
         memcpy(buf, orig, (size_t)len);
-        int done = 0;
-        for (uint32_t i = 0; i < ns; i++) {
-            uint32_t t;
-            uint64_t off;
-            memcpy(&t, buf + 64 + 64 * i + E_TYPE, 4);
-            if (t != 25) continue; /* the turn restrictions */
-            memcpy(&off, buf + 64 + 64 * i + E_OFFSET, 8);
-            memcpy(buf + off + 4 * bads[k].word, &bads[k].value, 4);
-            move_section(buf, 25, 0);
-            done = 1;
-        }
-        assert_true(done);
+        memcpy(buf + roff + 4 * bads[k].word, &bads[k].value, 4);
+        move_section(buf, 25, 0);
         spit(bad, buf, len);
         expect_refused(bad, "inconsistent graph structure");
     }

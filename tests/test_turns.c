@@ -56,9 +56,7 @@ static gp_graph *load(gp_engine *e, const char *spec) {
 /* spec loaded with restrictions in the turn model, not attached. */
 static gp_graph *load_as_turns(const char *spec) {
     gp_err err = {0};
-    gp_load_opts o;
-    memset(&o, 0, sizeof o);
-    o.restrictions_as_turns = 1;
+    gp_load_opts o = {.restrictions_as_turns = 1};
     gp_graph *g = gp_graph_load(spec, &o, &err);
     if (!g) fail_msg("%s: %s", spec, err.msg);
     return g;

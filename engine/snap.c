@@ -601,12 +601,8 @@ static int sssp_turns(gp_engine *e, const gp_graph *g, const gp_snap *src, uint6
     const gp_graph *tg = T->tg;
     tends o = {0};
     uint64_t *td = malloc(sizeof *td * (tg->n ? tg->n : 1));
-    uint32_t *tail = malloc(sizeof *tail * (g->m ? g->m : 1));
     int rc = GP_OK;
-    if (tail)
-        for (uint32_t u = 0; u < g->n; u++)
-            for (uint32_t a = g->row[u]; a < g->row[u + 1]; a++) tail[a] = u;
-    if (!td || !tail || turn_ends(g, src, 0, &o)) {
+    if (!td || turn_ends(g, src, 0, &o)) {
         rc = gp_err_set(err, GP_ENOMEM, "out of memory for a %u-node tree", tg->n);
         goto done;
     }
@@ -624,14 +620,18 @@ static int sssp_turns(gp_engine *e, const gp_graph *g, const gp_snap *src, uint6
         if (max_dist != GP_INF && o.cost[i] > max_dist) continue;
         uint64_t lim = max_dist == GP_INF ? GP_INF : max_dist - o.cost[i];
         if ((rc = gp_engine_sssp(e, tg, o.node[i], lim, td, NULL, err))) break;
-        for (uint32_t x = 0; x < tg->n; x++) { /* road arcs, then their duplicates */
+        for (uint32_t x = 0, u = 0; x < tg->n; x++) {   /* road arcs, then their duplicates */
+            while (x < g->m && g->row[u + 1] <= x) u++; /* the tail of road arc x */
             if (td[x] == GP_INF) continue;
             uint32_t a = gp_turns_arc(T, x);
             uint64_t c = td[x] + o.cost[i];
             uint32_t v = g->col[a];
             if (c < dist[v] && (max_dist == GP_INF || c <= max_dist)) {
                 dist[v] = c;
-                if (pred) pred[v] = x == o.node[i] && !is_node_end(src) ? GP_NONE : tail[a];
+                if (pred)
+                    pred[v] = x == o.node[i] && !is_node_end(src) ? GP_NONE
+                              : x < g->m                          ? u
+                                                                  : gp_graph_arc_tail(g, a);
             }
         }
     }
@@ -650,7 +650,6 @@ static int sssp_turns(gp_engine *e, const gp_graph *g, const gp_snap *src, uint6
 done:
     tends_free(&o);
     free(td);
-    free(tail);
     return rc;
 }
 

@@ -84,6 +84,10 @@ int gp_cli_setup(const gp_cli_args *a, const gp_load_opts *lo_in, gp_graph **g, 
     else memset(&lo, 0, sizeof lo);
     lo.undirected |= gp_cli_flag(a, "undirected");
     lo.profile = gp_cli_str(a, "profile");
+    /* turn costs on (the default): OSM turn restrictions go into the turn model (graph/turns.h),
+     * off: node copies for the node-based model */
+    const char *tcm = gp_cli_str(a, "turn-costs");
+    lo.restrictions_as_turns = !(tcm && strcmp(tcm, "off") == 0);
     int rc;
     if (gp_cli_str(a, "scale")) {
         if ((rc = gp_cli_double(a, "scale", 0, 1e-9, 1e12, &lo.scale))) return rc;

@@ -29,6 +29,10 @@ static const gp_cli_opt import_opts[] = {
      GP_OPT_REQUIRED},
     GP_CLI_OPT_SCALE,
     GP_CLI_OPT_UNDIRECTED,
+    {"turn-costs", 0, "on|off",
+     "the model the snapshot is for (serve's config key turn_costs): on (default) keeps OSM turn "
+     "restrictions for the turn graph, off makes node copies for them",
+     "off", 0},
     {"cch-order", 0, "METHOD",
      "the CCH order stored for road-sized graphs: nd (default: parallel nested dissection) or "
      "metis (one METIS_NodeND call); serve's config key cch_order",
@@ -61,7 +65,12 @@ static int run(const gp_cli_args *a) {
     void *order[2] = {NULL, NULL};
     uint32_t nx = 0;
     gp_turns *T = NULL;
-    const gp_turn_costs *tc = gp_turn_costs_find(g->profile);
+    const char *tcm = gp_cli_str(a, "turn-costs");
+    if (tcm && strcmp(tcm, "on") && strcmp(tcm, "off")) {
+        gp_graph_unref(g);
+        return gp_cli_usage_error("--turn-costs: '%s' is not on or off", tcm);
+    }
+    const gp_turn_costs *tc = tcm && !strcmp(tcm, "off") ? NULL : gp_turn_costs_find(g->profile);
     if (tc && g->m >= GP_CCH_MIN_NODES_DEFAULT && !(T = gp_turns_build(g, tc, &err))) {
         gp_graph_unref(g);
         return gp_cli_fail_err(&err);

@@ -182,9 +182,11 @@ static int attach_turns(gp_engine *e, gp_graph *g, gp_err *err) {
     const gp_cch *c = T->tg->cch;
     GP_LOG(GP_LOG_INFO,
            "event=turns_ready graph=%s profile=%s road_nodes=%u road_arcs=%u turn_nodes=%u "
-           "turn_arcs=%u u_turns=%llu %s_ms=%.1f attach_ms=%.1f cch=%s mib=%.1f",
+           "turn_arcs=%u u_turns=%llu restricted_turns=%llu restriction_nodes=%u "
+           "restriction_copies=%u %s_ms=%.1f attach_ms=%.1f cch=%s mib=%.1f",
            g->version, tc->profile, g->n, g->m, T->tg->n, T->tg->m, (unsigned long long)T->u_turns,
-           g->base ? "reweight" : "build", (t1 - t0) * 1e3, (gp_now() - t1) * 1e3, c ? "yes" : "no",
+           (unsigned long long)T->restr_turns, T->ndups, T->ncopies, g->base ? "reweight" : "build",
+           (t1 - t0) * 1e3, (gp_now() - t1) * 1e3, c ? "yes" : "no",
            (double)gp_turns_memory(T) / 1048576.0);
     g->turns = T;
     g->turns_free = gp_turns_free;
@@ -288,6 +290,12 @@ int gp_engine_attach(gp_engine *e, gp_graph *g, gp_err *err) {
     t2 = gp_now();
     /* turn costs: the turn graph answers every query, the road graph needs no CCH of its own */
     if (rc == GP_OK && e->turn_costs && g->profile[0] && !g->turns) rc = attach_turns(e, g, err);
+    if (rc == GP_OK && !e->turn_costs && g->restr && !g->base)
+        GP_LOG(GP_LOG_WARN,
+               "event=turn_restrictions_ignored graph=%s reason=\"loaded for turn costs (its turn "
+               "restrictions live in the turn graph); turn_costs=off routes without them: load "
+               "or import it with turn costs off\"",
+               g->version);
     if (rc == GP_OK && !g->turns) attach_cch(e, g);
     t3 = gp_now();
     /* the segment index of coordinate queries, now rather than at the first one */

@@ -207,9 +207,27 @@ static int tends_push(tends *t, uint32_t node, uint64_t cost) {
     return 0;
 }
 
+/* Destination end: EBG node p at cost c and the duplicates of road arc p made for via-way turn
+ * restrictions (graph/turns.h: the same arc driven after a restriction's prefix). */
+static int push_dest(const gp_turns *T, tends *t, uint32_t p, uint64_t c) {
+    if (tends_push(t, p, c)) return -1;
+    const uint32_t *dup;
+    uint32_t nd = gp_turns_dups(T, p, &dup);
+    for (uint32_t i = 0; i < nd; i++)
+        if (tends_push(t, dup[i], c)) return -1;
+    return 0;
+}
+
 /* The EBG ends of s: dir 0 origin, 1 destination (appended to t). -1: out of memory. */
 static int turn_ends(const gp_graph *g, const gp_snap *s, int dir, tends *t) {
+    const gp_turns *T = g->turns;
     if (s->arc != GP_NONE && s->frac > 0 && s->frac < 1) {
+        if (dir) {
+            if (push_dest(T, t, s->arc, part(1 - s->frac, g->w[s->arc]))) return -1;
+            if (s->rarc != GP_NONE && push_dest(T, t, s->rarc, part(s->frac, g->w[s->rarc])))
+                return -1;
+            return 0;
+        }
         if (tends_push(t, s->arc, part(1 - s->frac, g->w[s->arc]))) return -1;
         if (s->rarc != GP_NONE && tends_push(t, s->rarc, part(s->frac, g->w[s->rarc]))) return -1;
         return 0;
@@ -223,7 +241,6 @@ static int turn_ends(const gp_graph *g, const gp_snap *s, int dir, tends *t) {
         return 0;
     }
     /* arcs into v, or into a copy of v made for turn restrictions (the same place) */
-    const gp_turns *T = g->turns;
     uint32_t c0, nc = gp_turns_copies(T, g, v, &c0);
     if (nc) v = gp_graph_index(g, gp_graph_orig_id(g, v)); /* the original, then its copies */
     for (uint32_t c = 0; c <= nc; c++) {
@@ -234,7 +251,7 @@ static int turn_ends(const gp_graph *g, const gp_snap *s, int dir, tends *t) {
             if (k > g->rrow[x] && g->rcol[k - 1] == u) continue; /* parallel arcs: once */
             for (uint32_t p = gp_graph_find_arc(g, u, x);
                  p != GP_NONE && p < g->row[u + 1] && g->col[p] == x; p++)
-                if (tends_push(t, p, 0)) return -1;
+                if (push_dest(T, t, p, 0)) return -1;
         }
     }
     return 0;
@@ -244,14 +261,10 @@ uint64_t gp_snap_turn_cost(const gp_graph *g, uint32_t a, uint32_t b) {
     const gp_turns *T = g->turns;
     if (!T || a == GP_NONE || b == GP_NONE || a >= g->m || b >= g->m) return 0;
     const gp_graph *tg = T->tg;
-    uint32_t lo = tg->row[a], hi = tg->row[a + 1];
-    while (lo < hi) { /* a row is sorted by head */
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (tg->col[mid] < b) lo = mid + 1;
-        else hi = mid;
-    }
-    if (lo == tg->row[a + 1] || tg->col[lo] != b) return 0;
-    return tg->w[lo] >= g->w[b] ? tg->w[lo] - g->w[b] : 0;
+    /* the turn onto b or onto a duplicate of b (via-way restrictions): the same cost */
+    for (uint32_t k = tg->row[a]; k < tg->row[a + 1]; k++)
+        if (gp_turns_arc(T, tg->col[k]) == b) return tg->w[k] >= g->w[b] ? tg->w[k] - g->w[b] : 0;
+    return 0;
 }
 
 /* origin + EBG distance - destination part; GP_INF when d is. */
@@ -265,6 +278,7 @@ static inline uint64_t tcost(uint64_t oc, uint64_t d, uint64_t sub) {
  * head(qk)), its arcs, into out. -1: out of memory. */
 static int road_path(const gp_graph *g, const gp_path *q, int onode, int dnode,
                      gp_snap_route *out) {
+    const gp_turns *T = g->turns;
     uint32_t k = q->len, len = 0;
     uint32_t *nodes = malloc(sizeof *nodes * (k + 2)), *arcs = malloc(sizeof *arcs * (k + 2));
     if (!nodes || !arcs) {
@@ -273,20 +287,22 @@ static int road_path(const gp_graph *g, const gp_path *q, int onode, int dnode,
         return -1;
     }
     uint32_t na = 0;
-    if (onode) nodes[len++] = gp_graph_arc_tail(g, q->nodes[0]);
+#define ARC(i) gp_turns_arc(T, q->nodes[i]) /* EBG node -> road arc (duplicates too) */
+    if (onode) nodes[len++] = gp_graph_arc_tail(g, ARC(0));
     for (uint32_t i = 0; i + 1 < k; i++) {
-        if (onode || i) arcs[na++] = q->nodes[i];
-        nodes[len++] = g->col[q->nodes[i]];
+        if (onode || i) arcs[na++] = ARC(i);
+        nodes[len++] = g->col[ARC(i)];
     }
     if (dnode) {
-        if (onode || k > 1) arcs[na++] = q->nodes[k - 1];
-        nodes[len++] = g->col[q->nodes[k - 1]];
+        if (onode || k > 1) arcs[na++] = ARC(k - 1);
+        nodes[len++] = g->col[ARC(k - 1)];
     }
     out->path.nodes = nodes;
     out->path.len = len;
     out->arcs = arcs;
-    out->first_arc = onode ? GP_NONE : q->nodes[0];
-    out->last_arc = dnode ? GP_NONE : q->nodes[k - 1];
+    out->first_arc = onode ? GP_NONE : ARC(0);
+    out->last_arc = dnode ? GP_NONE : ARC(k - 1);
+#undef ARC
     return 0;
 }
 
@@ -349,25 +365,50 @@ static int loop_back(gp_engine *e, const gp_graph *tg, uint32_t x, int algo, uin
     return GP_OK;
 }
 
+/* How a route may use its ends beyond the EBG ends o and d: the way along one arc (direct())
+ * when direct_ok, along direct_arc only unless it is GP_NONE; 0 for positions at one node when
+ * same_ok. */
+typedef struct end_rules {
+    int direct_ok, same_ok;
+    uint32_t direct_arc;
+} end_rules;
+
+static int route_core(gp_engine *e, const gp_graph *g, const gp_snap *a, const gp_snap *b,
+                      const tends *po, const tends *pd, end_rules er, int algo, gp_snap_route *out,
+                      gp_err *err);
+
 static int route_turns(gp_engine *e, const gp_graph *g, const gp_snap *a, const gp_snap *b,
                        int algo, gp_snap_route *out, gp_err *err) {
-    const gp_turns *T = g->turns;
-    const gp_graph *tg = T->tg;
     tends o = {0}, d = {0};
-    int rc = GP_OK;
+    int rc;
     if (turn_ends(g, a, 0, &o) || turn_ends(g, b, 1, &d)) {
         rc = gp_err_set(err, GP_ENOMEM, "out of memory");
-        goto done;
+        gp_snap_route_free(out);
+    } else {
+        rc = route_core(e, g, a, b, &o, &d, (end_rules){1, 1, GP_NONE}, algo, out, err);
     }
+    tends_free(&o);
+    tends_free(&d);
+    return rc;
+}
+
+static int route_core(gp_engine *e, const gp_graph *g, const gp_snap *a, const gp_snap *b,
+                      const tends *po, const tends *pd, end_rules er, int algo, gp_snap_route *out,
+                      gp_err *err) {
+    const gp_turns *T = g->turns;
+    const gp_graph *tg = T->tg;
+    const tends o = *po, d = *pd;
+    int rc = GP_OK;
     uint32_t darc;
-    uint64_t dd = direct(g, a, b, &darc);
-    if (dd != GP_INF) {
+    uint64_t dd = er.direct_ok ? direct(g, a, b, &darc) : GP_INF;
+    if (dd != GP_INF && (er.direct_arc == GP_NONE || darc == er.direct_arc)) {
         out->dist = dd;
         out->first_arc = out->last_arc = darc;
     }
     uint32_t va = end_node(g, a);
     uint32_t vb = end_node(g, b);
-    if (va != GP_NONE && vb != GP_NONE && gp_graph_orig_id(g, va) == gp_graph_orig_id(g, vb)) {
+    if (er.same_ok && va != GP_NONE && vb != GP_NONE &&
+        gp_graph_orig_id(g, va) == gp_graph_orig_id(g, vb)) {
         /* the same node (or a copy of it made for turn restrictions: the same place) */
         out->dist = 0;
         out->path.nodes = malloc(sizeof *out->path.nodes);
@@ -469,8 +510,6 @@ static int route_turns(gp_engine *e, const gp_graph *g, const gp_snap *a, const 
     }
     gp_path_free(&best);
 done:
-    tends_free(&o);
-    tends_free(&d);
     if (rc) gp_snap_route_free(out);
     return rc;
 }
@@ -558,7 +597,8 @@ done:
  * there by another arc than the best route to v does (a tree of nodes cannot hold both). */
 static int sssp_turns(gp_engine *e, const gp_graph *g, const gp_snap *src, uint64_t max_dist,
                       uint64_t *dist, uint32_t *pred, gp_err *err) {
-    const gp_graph *tg = ((const gp_turns *)g->turns)->tg;
+    const gp_turns *T = g->turns;
+    const gp_graph *tg = T->tg;
     tends o = {0};
     uint64_t *td = malloc(sizeof *td * (tg->n ? tg->n : 1));
     int rc = GP_OK;
@@ -580,20 +620,23 @@ static int sssp_turns(gp_engine *e, const gp_graph *g, const gp_snap *src, uint6
         if (max_dist != GP_INF && o.cost[i] > max_dist) continue;
         uint64_t lim = max_dist == GP_INF ? GP_INF : max_dist - o.cost[i];
         if ((rc = gp_engine_sssp(e, tg, o.node[i], lim, td, NULL, err))) break;
-        for (uint32_t u = 0; u < g->n; u++)
-            for (uint32_t a = g->row[u]; a < g->row[u + 1]; a++) {
-                if (td[a] == GP_INF) continue;
-                uint64_t c = td[a] + o.cost[i];
-                uint32_t v = g->col[a];
-                if (c < dist[v] && (max_dist == GP_INF || c <= max_dist)) {
-                    dist[v] = c;
-                    if (pred) pred[v] = a == o.node[i] && !is_node_end(src) ? GP_NONE : u;
-                }
+        for (uint32_t x = 0, u = 0; x < tg->n; x++) {   /* road arcs, then their duplicates */
+            while (x < g->m && g->row[u + 1] <= x) u++; /* the tail of road arc x */
+            if (td[x] == GP_INF) continue;
+            uint32_t a = gp_turns_arc(T, x);
+            uint64_t c = td[x] + o.cost[i];
+            uint32_t v = g->col[a];
+            if (c < dist[v] && (max_dist == GP_INF || c <= max_dist)) {
+                dist[v] = c;
+                if (pred)
+                    pred[v] = x == o.node[i] && !is_node_end(src) ? GP_NONE
+                              : x < g->m                          ? u
+                                                                  : gp_graph_arc_tail(g, a);
             }
+        }
     }
     /* a node and its copies made for turn restrictions are one place: each gets the best of
      * them (first the original from its copies, then the copies from it) */
-    const gp_turns *T = g->turns;
     for (int pass = 0; pass < 2; pass++)
         for (uint32_t c = 0; !rc && c < T->ncopies; c++) {
             uint32_t x = T->copy_node[c], v = gp_graph_index(g, T->copy_orig[c]);
@@ -607,6 +650,158 @@ static int sssp_turns(gp_engine *e, const gp_graph *g, const gp_snap *src, uint6
 done:
     tends_free(&o);
     free(td);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Several legs with continue_straight: a via position's pass-through states are the EBG nodes
+ * it may be passed in (on an arc: the arc or its opposite; at a node: each arc into it). The leg
+ * from state x of one position to state y of the next is a route between those ends alone; the
+ * states are chosen by dynamic programming over the legs (k - 1 legs, a few states each).
+ * ------------------------------------------------------------------------------------------- */
+
+#define VIA_MAX_STATES 16
+
+typedef struct via_pos {
+    int kind; /* 0 free (the first and last position), 1 on an arc, 2 at a node */
+    uint32_t n;
+    uint32_t st[VIA_MAX_STATES]; /* road arcs */
+} via_pos;
+
+static void via_states(const gp_graph *g, const gp_snap *s, int free_end, via_pos *p) {
+    memset(p, 0, sizeof *p);
+    if (free_end) {
+        p->n = 1;
+        return;
+    }
+    if (!is_node_end(s)) {
+        p->kind = 1;
+        p->st[p->n++] = s->arc;
+        if (s->rarc != GP_NONE) p->st[p->n++] = s->rarc;
+        return;
+    }
+    uint32_t v = end_node(g, s);
+    p->kind = 2;
+    for (uint32_t a = g->rrow[v]; a < g->rrow[v + 1] && p->n < VIA_MAX_STATES; a++) {
+        uint32_t u = g->rcol[a];
+        if (a > g->rrow[v] && g->rcol[a - 1] == u) continue; /* parallel arcs: once */
+        for (uint32_t q = gp_graph_find_arc(g, u, v);
+             q != GP_NONE && q < g->row[u + 1] && g->col[q] == v && p->n < VIA_MAX_STATES; q++)
+            p->st[p->n++] = q;
+    }
+    if (!p->n) { /* no way in: nothing to keep straight */
+        p->kind = 0;
+        p->n = 1;
+    }
+}
+
+/* The EBG ends of state i of p at position s: dir 0 leaving, 1 arriving. -1: out of memory. */
+static int via_ends(const gp_graph *g, const gp_snap *s, const via_pos *p, uint32_t i, int dir,
+                    tends *t) {
+    const gp_turns *T = g->turns;
+    if (p->kind == 0) return turn_ends(g, s, dir, t);
+    uint32_t x = p->st[i];
+    if (p->kind == 1) {
+        uint64_t c = part(x == s->arc ? 1 - s->frac : s->frac, g->w[x]);
+        return dir ? push_dest(T, t, x, c) : tends_push(t, x, c);
+    }
+    if (dir) return push_dest(T, t, x, 0);
+    const gp_graph *tg = T->tg; /* on through the node: the turns out of x */
+    for (uint32_t k = tg->row[x]; k < tg->row[x + 1]; k++)
+        if (tends_push(t, tg->col[k], tg->w[k])) return -1;
+    return 0;
+}
+
+/* The leg from state i of position a to state j of position b. */
+static int via_leg(gp_engine *e, const gp_graph *g, const gp_snap *a, const via_pos *pa, uint32_t i,
+                   const gp_snap *b, const via_pos *pb, uint32_t j, int algo, gp_snap_route *out,
+                   gp_err *err) {
+    memset(out, 0, sizeof *out);
+    out->dist = GP_INF;
+    out->first_arc = out->last_arc = GP_NONE;
+    tends o = {0}, d = {0};
+    end_rules er = {pa->kind != 2 && pb->kind != 2, pa->kind == 0 && pb->kind == 0, GP_NONE};
+    if (pa->kind == 1) er.direct_arc = pa->st[i];
+    if (pb->kind == 1) {
+        if (er.direct_arc != GP_NONE && er.direct_arc != pb->st[j]) er.direct_ok = 0;
+        er.direct_arc = pb->st[j];
+    }
+    int rc;
+    if (via_ends(g, a, pa, i, 0, &o) || via_ends(g, b, pb, j, 1, &d))
+        rc = gp_err_set(err, GP_ENOMEM, "out of memory");
+    else rc = route_core(e, g, a, b, &o, &d, er, algo, out, err);
+    tends_free(&o);
+    tends_free(&d);
+    return rc;
+}
+
+static int legs_alone(gp_engine *e, const gp_graph *g, const gp_snap *s, uint32_t k, int algo,
+                      gp_snap_route *legs, gp_err *err) {
+    for (uint32_t i = 0; i + 1 < k; i++) {
+        int rc = gp_engine_route_snap(e, g, &s[i], &s[i + 1], algo, &legs[i], err);
+        if (rc) {
+            for (uint32_t j = 0; j < i; j++) gp_snap_route_free(&legs[j]);
+            return rc;
+        }
+    }
+    return GP_OK;
+}
+
+int gp_engine_route_via(gp_engine *e, const gp_graph *g, const gp_snap *s, uint32_t k, int straight,
+                        int algo, gp_snap_route *legs, gp_err *err) {
+    if (k < 2) return gp_err_set(err, GP_EINVAL, "a route needs at least 2 positions");
+    if (!straight || !g->turns || k == 2) return legs_alone(e, g, s, k, algo, legs, err);
+    via_pos *P = malloc(sizeof *P * k);
+    /* per leg: the routes of every state pair; per position: best cost and predecessor state */
+    gp_snap_route *R = calloc((size_t)(k - 1) * VIA_MAX_STATES * VIA_MAX_STATES, sizeof *R);
+    uint64_t *best = malloc(sizeof *best * k * VIA_MAX_STATES);
+    uint32_t *from = malloc(sizeof *from * k * VIA_MAX_STATES);
+    int rc = GP_OK;
+    if (!P || !R || !best || !from) {
+        rc = gp_err_set(err, GP_ENOMEM, "out of memory for a %u-position route", k);
+        goto done;
+    }
+#define RT(l, x, y) R[((size_t)(l)*VIA_MAX_STATES + (x)) * VIA_MAX_STATES + (y)]
+    for (uint32_t i = 0; i < k; i++) via_states(g, &s[i], i == 0 || i + 1 == k, &P[i]);
+    best[0] = 0;
+    for (uint32_t l = 0; l + 1 < k; l++)
+        for (uint32_t y = 0; y < P[l + 1].n; y++) {
+            uint64_t *b = &best[(size_t)(l + 1) * VIA_MAX_STATES + y];
+            *b = GP_INF;
+            for (uint32_t x = 0; x < P[l].n; x++) {
+                uint64_t bx = best[(size_t)l * VIA_MAX_STATES + x];
+                gp_snap_route *r = &RT(l, x, y);
+                if (bx == GP_INF) {
+                    r->dist = GP_INF;
+                    continue;
+                }
+                if ((rc = via_leg(e, g, &s[l], &P[l], x, &s[l + 1], &P[l + 1], y, algo, r, err)))
+                    goto done;
+                if (r->dist != GP_INF && bx + r->dist < *b) {
+                    *b = bx + r->dist;
+                    from[(size_t)(l + 1) * VIA_MAX_STATES + y] = x;
+                }
+            }
+        }
+    if (best[(size_t)(k - 1) * VIA_MAX_STATES] == GP_INF) {
+        rc = legs_alone(e, g, s, k, algo, legs, err); /* no way straight on: legs alone */
+        goto done;
+    }
+    for (uint32_t l = k - 1, y = 0; l > 0; l--) { /* the chosen legs, from the last one back */
+        uint32_t x = from[(size_t)l * VIA_MAX_STATES + y];
+        legs[l - 1] = RT(l - 1, x, y);
+        memset(&RT(l - 1, x, y), 0, sizeof(gp_snap_route));
+        y = x;
+    }
+done:
+    for (uint32_t l = 0; R && P && l + 1 < k; l++)
+        for (uint32_t x = 0; x < P[l].n; x++)
+            for (uint32_t y = 0; y < P[l + 1].n; y++) gp_snap_route_free(&RT(l, x, y));
+#undef RT
+    free(P);
+    free(R);
+    free(best);
+    free(from);
     return rc;
 }
 

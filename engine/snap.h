@@ -77,6 +77,15 @@ uint64_t gp_snap_turn_cost(const gp_graph *g, uint32_t a, uint32_t b);
 
 int gp_engine_route_snap(gp_engine *e, const gp_graph *g, const gp_snap *a, const gp_snap *b,
                          int algo, gp_snap_route *out, gp_err *err);
+/* Routes through k >= 2 positions: leg i from s[i] to s[i + 1] into legs[0 .. k - 2], each as
+ * gp_engine_route_snap's (dist GP_INF: no route for that leg; free each leg). straight (OSRM's
+ * continue_straight=true) on a graph with turn costs: at every via position the route goes on
+ * in the direction it arrived, no U-turn there: on an arc it leaves along the arc it came on,
+ * at a node by a turn of the turn graph from the arc it came in on (its cost in the next leg).
+ * The legs are chosen together (the cheapest sum over the via positions' directions). With
+ * straight 0, without turn costs, or when no such route exists, each leg is routed alone. */
+int gp_engine_route_via(gp_engine *e, const gp_graph *g, const gp_snap *s, uint32_t k, int straight,
+                        int algo, gp_snap_route *legs, gp_err *err);
 /* out[i * nt + j]: stored-unit cost from src[i] to dst[j], GP_INF when unreachable. */
 int gp_engine_table_snap(gp_engine *e, const gp_graph *g, const gp_snap *src, uint32_t ns,
                          const gp_snap *dst, uint32_t nt, uint64_t *out, gp_err *err);

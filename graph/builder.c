@@ -53,6 +53,9 @@ struct gp_builder {
     uint64_t nnf, nfcap;
     uint32_t *nf_ix;
     uint8_t *nf_val;
+    /* gp_builder_add_restriction: records as gp_graph.restr, arcs as insertion indices */
+    uint32_t *restr;
+    uint64_t nrestr, restrcap;
 };
 
 void gp_builder_guard(gp_builder *b, const gp_load_opts *o) { b->guard = o; }
@@ -85,6 +88,7 @@ void gp_builder_free(gp_builder *b) {
     free(b->osm_orig);
     free(b->nf_ix);
     free(b->nf_val);
+    free(b->restr);
     free(b);
 }
 
@@ -383,6 +387,22 @@ int gp_builder_set_node_flags(gp_builder *b, int64_t id, uint8_t flags, gp_err *
     return GP_OK;
 }
 
+int gp_builder_add_restriction(gp_builder *b, int kind, const uint64_t *arcs, uint32_t k,
+                               gp_err *err) {
+    if ((kind != GP_RESTR_NO && kind != GP_RESTR_ONLY) || k < 2)
+        return gp_err_set(err, GP_EINVAL, "a turn restriction needs a kind and at least 2 arcs");
+    for (uint32_t i = 0; i < k; i++)
+        if (arcs[i] >= b->na)
+            return gp_err_set(err, GP_EINVAL, "turn restriction: no arc %llu (%llu arcs so far)",
+                              (unsigned long long)arcs[i], (unsigned long long)b->na);
+    if (grow((void **)&b->restr, &b->restrcap, b->nrestr + 2 + k, sizeof *b->restr))
+        return gp_err_set(err, GP_ENOMEM, "out of memory for turn restrictions");
+    b->restr[b->nrestr++] = (uint32_t)kind;
+    b->restr[b->nrestr++] = k;
+    for (uint32_t i = 0; i < k; i++) b->restr[b->nrestr++] = (uint32_t)arcs[i];
+    return GP_OK;
+}
+
 int gp_builder_cost(const gp_builder *b, double cost, uint32_t *w, gp_err *err) {
     if (isnan(cost) || isinf(cost))
         return gp_err_set(err, GP_EPARSE, "cost %g is not a finite number", cost);
@@ -635,7 +655,8 @@ gp_graph *gp_builder_finish(gp_builder *b, const char *source, const char *forma
     g->w = malloc((size_t)(m ? m : 1) * sizeof *g->w);
     cursor = malloc((size_t)n * sizeof *cursor);
     if (!g->row || !g->col || !g->w || !cursor) goto oom;
-    if (b->attr && !(origin = malloc((size_t)(m ? m : 1) * sizeof *origin))) goto oom;
+    if ((b->attr || b->nrestr) && !(origin = malloc((size_t)(m ? m : 1) * sizeof *origin)))
+        goto oom;
     for (uint32_t i = 0; i < m; i++) g->row[remap[b->au[i]] + 1]++;
     uint32_t maxdeg = 0;
     for (uint32_t u = 0; u < n; u++) {
@@ -662,8 +683,20 @@ gp_graph *gp_builder_finish(gp_builder *b, const char *source, const char *forma
      *    and the attributes laid out in the same order */
     if (origin) {
         if (sort_rows_origin(g->row, g->col, g->w, origin, n, maxdeg) ||
-            gp_attrbuf_emit(b->attr, g, origin))
+            (b->attr && gp_attrbuf_emit(b->attr, g, origin)))
             goto oom;
+        if (b->nrestr) { /* insertion index -> CSR arc, through origin's inverse */
+            uint32_t *inv = malloc((size_t)(m ? m : 1) * sizeof *inv);
+            if (!inv) goto oom;
+            for (uint32_t p = 0; p < m; p++) inv[origin[p]] = p;
+            for (uint64_t i = 0; i < b->nrestr; i += 2 + b->restr[i + 1])
+                for (uint32_t j = 0; j < b->restr[i + 1]; j++)
+                    b->restr[i + 2 + j] = inv[b->restr[i + 2 + j]];
+            free(inv);
+            g->restr = b->restr;
+            g->restr_len = b->nrestr;
+            b->restr = NULL;
+        }
         free(origin);
         origin = NULL;
     } else if (gp_graph_sort_rows(g->row, g->col, g->w, n, maxdeg)) {

@@ -147,6 +147,7 @@ static uint64_t graph_hash(const gp_graph *g) {
     if (g->strtab) h = hash_bytes(h, g->strtab, g->strtab_len);
     if (g->osm_id) h = hash_bytes(h, g->osm_id, (uint64_t)g->n * sizeof *g->osm_id);
     if (g->node_flags) h = hash_bytes(h, g->node_flags, g->n);
+    if (g->restr) h = hash_bytes(h, g->restr, g->restr_len * sizeof *g->restr);
     return h;
 }
 
@@ -179,7 +180,7 @@ void gp_graph_destroy(gp_graph *g) {
                       g->rw,           g->ext,        g->idmap.keys, g->idmap.vals, g->lon,
                       g->lat,          g->arc_len_m,  g->arc_name,   g->arc_ref,    g->arc_class,
                       g->arc_shape,    g->shape_lon,  g->shape_lat,  g->strtab,     g->osm_id,
-                      g->shape_osm_id, g->node_flags, g->arc_flags,  g->arc_guide};
+                      g->shape_osm_id, g->node_flags, g->arc_flags,  g->arc_guide,  g->restr};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) release(g, arrays[i]);
     if (g->map_base && g->map_unmap) g->map_unmap(g->map_base, g->map_len);
     free(g);

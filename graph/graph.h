@@ -97,6 +97,15 @@ typedef struct gp_graph {
                              ext[] are the original ids */
     uint8_t *node_flags; /* n: GP_NODE_* bits (traffic signals, stop, give way) of OSM nodes,
                             read by the turn model (graph/turns.h); NULL when no node has one */
+    /* Turn restrictions kept for the turn model (graph/turns.h applies them) when the loader made
+     * no node copies for them (gp_load_opts.restrictions_as_turns): records back to back, each
+     * [kind (GP_RESTR_NO / GP_RESTR_ONLY), k, arc_0 .. arc_{k-1}], k >= 2 forward-CSR arcs: arc_0
+     * the from arc (into the via node or the first via way), arc_1 .. arc_{k-2} the path along
+     * the via ways in order, arc_{k-1} the to arc. no: that arc sequence is never driven; only:
+     * after arc_0 .. arc_{k-2} the next arc is one of the only records' to arcs with that same
+     * prefix. NULL when none; part of the content hash and of snapshots. */
+    uint32_t *restr;
+    uint64_t restr_len; /* uint32 entries of restr */
     /* A graph loaded from a snapshot (graph/snapshot.h) points into the file's read-only
      * mapping; its arrays there are not freed, map_unmap(map_base, map_len) releases them. */
     void *map_base;
@@ -163,6 +172,12 @@ enum {
  * node_flags[] when any node was given a non-zero value; they follow their nodes through
  * gp_builder_finish and enter the content hash. */
 int gp_builder_set_node_flags(gp_builder *b, int64_t id, uint8_t flags, gp_err *err);
+enum { GP_RESTR_NO = 1, GP_RESTR_ONLY = 2 };
+/* A turn restriction for gp_graph.restr: kind GP_RESTR_*, k >= 2 arcs given by their insertion
+ * index (the order of gp_builder_add_road_arc calls, from 0), translated to forward-CSR arcs by
+ * gp_builder_finish. The graph gets restr when any was given. */
+int gp_builder_add_restriction(gp_builder *b, int kind, const uint64_t *arcs, uint32_t k,
+                               gp_err *err);
 /* Converts a cost in input units to a stored weight under the builder's scale (see above). */
 int gp_builder_cost(const gp_builder *b, double cost, uint32_t *w, gp_err *err);
 double gp_builder_scale(const gp_builder *b);
@@ -309,6 +324,9 @@ typedef struct gp_load_opts {
                                 NULL: any, "": none */
     const char *allow_pg_hosts; /* ','-separated hosts (or host:port) a PostgreSQL spec may name:
                                    GP_EFORBIDDEN otherwise; NULL: any, "": none */
+    int restrictions_as_turns;  /* OSM: 1 = turn restrictions kept as a list (gp_graph.restr)
+                                   for the turn model (turn costs on), no node copies; 0 = node
+                                   copies (the node-based model of turn_costs=off) */
 } gp_load_opts;
 
 /* Checks a file about to be read against o's guards (allow_dirs, regular_only, max_bytes against

@@ -15,8 +15,11 @@
  *  4. Arcs: one per allowed direction of an edge, weighted by travel time in deciseconds
  *     (length / speed, or a ferry's tagged duration, rounded once per arc, at least 1), with its
  *     length, name, ref, class and shape. No arc leaves a blocking barrier.
- *  5. Turn restrictions, by local turn expansion (see turn_expand below): the graph stays a plain
- *     node graph, so every algorithm and backend obeys them unchanged.
+ *  5. Turn restrictions (from way, a via node or one or more via ways, to way): with
+ *     opts->restrictions_as_turns (turn costs on) kept as arc sequences in gp_graph.restr for the
+ *     turn model (restr_records; graph/turns.c applies them); otherwise by local turn expansion
+ *     (turn_expand, via_way_expand: node copies, one via way at most), so the node graph obeys
+ *     them in every algorithm and backend unchanged.
  *  6. Build: gp_builder with road attributes; weights in deciseconds (unit_s 0.1), scale 1.
  * Node ids are OSM node ids; copies made for restrictions get ids below every OSM id (-1, -2, ...
  * for files with positive ids) and keep their original's id in osm_id[] and its coordinates.
@@ -66,7 +69,9 @@ typedef struct orestr {
     int kind;         /* GP_OSM_TURN_NO / ONLY */
     int64_t from, to; /* way ids */
     char via_type;    /* 'n' or 'w' */
-    int64_t via;      /* node or way id */
+    int64_t via;      /* node or (first) way id */
+    uint32_t nvia;    /* via ways: their ids in order are octx.rvia[via0 .. via0 + nvia) */
+    uint64_t via0;
 } orestr;
 
 typedef struct oedge {
@@ -102,6 +107,8 @@ typedef struct octx {
     /* relations */
     orestr *restr;
     uint64_t nr, rrcap;
+    int64_t *rvia; /* via way ids of the restrictions, in relation member order */
+    uint64_t nrvia, rviacap;
     uint64_t n_conditional, n_unsupported, n_ways_seen;
     /* node lookup buckets (build_buckets) */
     uint64_t *bstart, nbuckets;
@@ -269,8 +276,8 @@ static int on_relation(void *ctx, int64_t id, const gp_osm_member *mem, uint32_t
     int kind = gp_osm_eval_restriction(c->p, tags, ntags, &cond);
     if (cond) c->n_conditional++;
     if (!kind) return GP_OK;
-    orestr r = {kind, 0, 0, 0, 0};
-    int nfrom = 0, nto = 0, nvia = 0;
+    orestr r = {kind, 0, 0, 0, 0, 0, c->nrvia};
+    int nfrom = 0, nto = 0, nvn = 0, nvw = 0;
     for (uint32_t i = 0; i < nmem; i++) {
         const char *role = mem[i].role;
         if (!strcmp(role, "from") && mem[i].type == 'w') {
@@ -280,16 +287,26 @@ static int on_relation(void *ctx, int64_t id, const gp_osm_member *mem, uint32_t
             r.to = mem[i].ref;
             nto++;
         } else if (!strcmp(role, "via") && (mem[i].type == 'n' || mem[i].type == 'w')) {
+            if (!r.via_type) r.via = mem[i].ref;
             r.via_type = mem[i].type;
-            r.via = mem[i].ref;
-            nvia++;
+            if (mem[i].type == 'n') {
+                nvn++;
+                continue;
+            }
+            nvw++;
+            if (grow((void **)&c->rvia, &c->rviacap, c->nrvia + 1, sizeof *c->rvia))
+                return gp_err_set(err, GP_ENOMEM, "%s: out of memory", c->path);
+            c->rvia[c->nrvia++] = mem[i].ref;
         }
     }
-    /* one from, one to and one via (a node or a single way); anything else is not supported */
-    if (nfrom != 1 || nto != 1 || nvia != 1) {
+    r.nvia = (uint32_t)nvw;
+    /* one from, one to, and one via node or one or more via ways (in order); anything else is
+     * not supported */
+    if (nfrom != 1 || nto != 1 || (nvn + nvw) == 0 || (nvn && (nvn > 1 || nvw))) {
         c->n_unsupported++;
+        c->nrvia = r.via0;
         GP_LOG(GP_LOG_DEBUG, "%s: restriction %lld: %d from, %d via, %d to members: skipped",
-               c->path, (long long)id, nfrom, nvia, nto);
+               c->path, (long long)id, nfrom, nvn + nvw, nto);
         return GP_OK;
     }
     if (grow((void **)&c->restr, &c->rrcap, c->nr + 1, sizeof *c->restr))
@@ -834,6 +851,10 @@ static int64_t via_way_expand(octx *c, const edges *E, arcs *A, const way_key *w
     for (uint64_t ri = 0; ri < c->nr; ri++) {
         const orestr *r = &c->restr[ri];
         if (r->via_type != 'w') continue;
+        if (r->nvia != 1) { /* several via ways: the turn model only (restr_records) */
+            c->n_unsupported++;
+            continue;
+        }
         uint32_t F = way_ix(wk, nwk, r->from), W = way_ix(wk, nwk, r->via),
                  T = way_ix(wk, nwk, r->to);
         if (F == GP_NONE || W == GP_NONE || T == GP_NONE) continue; /* not routable here */
@@ -915,6 +936,153 @@ oom:
     return -1;
 }
 
+/* Turn restrictions as records for the turn model (gp_graph.restr, graph/turns.h), no node
+ * copies: per restriction and per pair of a from arc and a to arc, [kind, k, from arc, via path
+ * arcs..., to arc] in loader arc indices (the builder's insertion indices) appended to *out.
+ * Via node x: from arcs are x's in-arcs off the from way, to arcs its out-arcs onto the to way
+ * (from == to: only the one back onto the from arc's tail). Via ways W1 .. Wj (relation order):
+ * the graph nodes along each, chained end to end from an end of the from way to an end of the
+ * to way; the path is the arcs along them (each driven in that direction), the from arcs the
+ * in-arcs of the first node off the from way (not along W1), the to arcs the out-arcs of the
+ * last node onto the to way. Ways that do not meet end to end are counted unsupported; a via
+ * path that cannot be driven, or an only_* with no to arc, changes nothing. -1: out of memory. */
+static int restr_records(octx *c, const edges *E, const arcs *A, const way_key *wk, uint64_t nwk,
+                         const uint32_t *wix, const uint8_t *flags, uint64_t **out, uint64_t *nout,
+                         uint64_t *applied) {
+    const uint64_t nn = c->nn, m = A->n;
+    uint32_t *off = calloc(nn + 1, sizeof *off), *roff = calloc(nn + 1, sizeof *roff);
+    uint32_t *adj = malloc((m ? m : 1) * sizeof *adj), *radj = malloc((m ? m : 1) * sizeof *radj);
+    uint32_t *cur = malloc((nn ? nn : 1) * sizeof *cur),
+             *rcur = malloc((nn ? nn : 1) * sizeof *cur);
+    uint32_t *seq = NULL, *path = NULL, *tos = NULL;
+    uint64_t seqcap = 0, pcap = 0, tcap = 0, ocap = *nout;
+    int rc = -1;
+    if (!off || !roff || !adj || !radj || !cur || !rcur) goto done;
+    for (uint64_t i = 0; i < m; i++) {
+        off[A->a[i].tail + 1]++;
+        roff[A->a[i].head + 1]++;
+    }
+    for (uint64_t v = 0; v < nn; v++) {
+        off[v + 1] += off[v];
+        roff[v + 1] += roff[v];
+    }
+    memcpy(cur, off, nn * sizeof *cur);
+    memcpy(rcur, roff, nn * sizeof *rcur);
+    for (uint64_t i = 0; i < m; i++) {
+        adj[cur[A->a[i].tail]++] = (uint32_t)i;
+        radj[rcur[A->a[i].head]++] = (uint32_t)i;
+    }
+    for (uint64_t ri = 0; ri < c->nr; ri++) {
+        const orestr *r = &c->restr[ri];
+        uint32_t F = way_ix(wk, nwk, r->from), T = way_ix(wk, nwk, r->to);
+        if (F == GP_NONE || T == GP_NONE) continue; /* not routable here */
+        uint32_t k = 0, np = 0, W1 = GP_NONE;
+        if (r->via_type == 'n') {
+            uint32_t x = node_ix(c, r->via);
+            if (x == GP_NONE || !(flags[x] & F_NODE)) continue;
+            if (grow((void **)&seq, &seqcap, 1, sizeof *seq)) goto done;
+            seq[k++] = x;
+        } else {
+            /* the graph nodes along each via way, chained end to end from F to T */
+            const uint32_t *fr = wix + c->ways[F].ref0, *tr = wix + c->ways[T].ref0;
+            uint32_t fn = c->ways[F].nref, tn = c->ways[T].nref;
+            int bad = 0;
+            for (uint32_t vi = 0; vi < r->nvia && !bad; vi++) {
+                uint32_t W = way_ix(wk, nwk, c->rvia[r->via0 + vi]);
+                if (W == GP_NONE) {
+                    bad = 2; /* not routable here */
+                    break;
+                }
+                if (!vi) W1 = W;
+                const uint32_t *wr = wix + c->ways[W].ref0;
+                uint32_t wn = c->ways[W].nref, k0 = k;
+                if (grow((void **)&seq, &seqcap, k + wn, sizeof *seq)) goto done;
+                for (uint32_t i = 0; i < wn && !bad; i++) {
+                    if (wr[i] == GP_NONE) bad = 1;
+                    else if ((flags[wr[i]] & F_NODE) && (k == k0 || seq[k - 1] != wr[i]))
+                        seq[k++] = wr[i];
+                }
+                if (bad || k - k0 < 2) {
+                    bad = 1;
+                    break;
+                }
+#define IS_END(x, rr, n) ((x) == (rr)[0] || (x) == (rr)[(n)-1])
+                /* this way runs from the previous one's end (or an end of F) */
+                int fwd = vi ? seq[k0] == seq[k0 - 1] : IS_END(seq[k0], fr, fn);
+                int bwd = vi ? seq[k - 1] == seq[k0 - 1] : IS_END(seq[k - 1], fr, fn);
+                if (fwd && bwd && !vi && r->nvia == 1) fwd = IS_END(seq[k - 1], tr, tn);
+                if (!fwd && !bwd) {
+                    bad = 1;
+                    break;
+                }
+                if (!fwd)
+                    for (uint32_t i = 0; i < (k - k0) / 2; i++) {
+                        uint32_t t = seq[k0 + i];
+                        seq[k0 + i] = seq[k - 1 - i];
+                        seq[k - 1 - i] = t;
+                    }
+                if (vi) { /* the shared end once */
+                    memmove(seq + k0, seq + k0 + 1, (k - k0 - 1) * sizeof *seq);
+                    k--;
+                }
+                /* the arcs along W, in this direction */
+                if (grow((void **)&path, &pcap, k, sizeof *path)) goto done;
+                for (uint32_t i = vi ? k0 - 1 : k0; i + 1 < k && !bad; i++) {
+                    path[np] = GP_NONE;
+                    for (uint32_t j = off[seq[i]]; j < off[seq[i] + 1]; j++)
+                        if (A->a[adj[j]].head == seq[i + 1] && arc_tail_way(E, &A->a[adj[j]]) == W)
+                            path[np] = adj[j];
+                    if (path[np++] == GP_NONE) bad = 3; /* W cannot be driven this way */
+                }
+            }
+            if (!bad && !IS_END(seq[k - 1], tr, tn)) bad = 1;
+#undef IS_END
+            if (bad == 1) c->n_unsupported++;
+            if (bad) continue;
+        }
+        uint32_t x0 = seq[0], xl = seq[k - 1];
+        for (uint32_t j = roff[x0]; j < roff[x0 + 1]; j++) {
+            const oarc *fa = &A->a[radj[j]];
+            if (arc_head_way(E, fa) != F || (np && arc_tail_way(E, fa) == W1)) continue;
+            if (np && fa->tail == seq[1]) continue; /* back along the via way */
+            uint32_t nt = 0;
+            for (uint32_t q = off[xl]; q < off[xl + 1]; q++) {
+                const oarc *oa = &A->a[adj[q]];
+                if (arc_tail_way(E, oa) != T) continue;
+                /* from and to the same way (no_u_turn): only turning back onto the arc's own
+                 * tail is the maneuver; going on along a way that passes x stays allowed */
+                if (!np && F == T && oa->head != fa->tail) continue;
+                if (grow((void **)&tos, &tcap, nt + 1, sizeof *tos)) goto done;
+                tos[nt++] = adj[q];
+            }
+            if (!nt) continue; /* nothing to forbid, or an only_* that cannot be obeyed */
+            (*applied)++;
+            for (uint32_t q = 0; q < nt; q++) {
+                if (grow((void **)out, &ocap, *nout + 4 + np, sizeof **out)) goto done;
+                uint64_t *o = *out + *nout;
+                o[0] = r->kind == GP_OSM_TURN_NO ? GP_RESTR_NO : GP_RESTR_ONLY;
+                o[1] = 2 + np;
+                o[2] = radj[j];
+                for (uint32_t i = 0; i < np; i++) o[3 + i] = path[i];
+                o[3 + np] = tos[q];
+                *nout += 4 + np;
+            }
+        }
+    }
+    rc = 0;
+done:
+    free(off);
+    free(roff);
+    free(adj);
+    free(radj);
+    free(cur);
+    free(rcur);
+    free(seq);
+    free(path);
+    free(tos);
+    return rc;
+}
+
 /* ---------------------------------------------------------------------------------------------
  * The loader
  * ------------------------------------------------------------------------------------------- */
@@ -929,6 +1097,7 @@ static void octx_free(octx *c) {
     free(c->refs);
     free(c->str);
     free(c->restr);
+    free(c->rvia);
     free(c->bstart);
 }
 
@@ -983,6 +1152,7 @@ gp_graph *gp_load_osm(const char *spec, const gp_load_opts *o, gp_err *err) {
     edges E0, E;
     arcs A;
     copy_rec *copies = NULL;
+    uint64_t *rrec = NULL; /* turn restriction records (restr_records) */
     memset(&E0, 0, sizeof E0);
     memset(&E, 0, sizeof E);
     memset(&A, 0, sizeof A);
@@ -1062,9 +1232,9 @@ gp_graph *gp_load_osm(const char *spec, const gp_load_opts *o, gp_err *err) {
             if (x != GP_NONE) flags[x] |= F_PIN | F_HARD;
         }
         /* the ends of from / to / via ways stay graph nodes */
-        int64_t ids[3] = {r->from, r->to, r->via_type == 'w' ? r->via : 0};
-        for (int k = 0; k < 3; k++) {
-            uint32_t wi = ids[k] ? way_ix(wk, c.nw, ids[k]) : GP_NONE;
+        for (uint32_t k = 0; k < 2 + r->nvia; k++) {
+            int64_t id = k == 0 ? r->from : k == 1 ? r->to : c.rvia[r->via0 + k - 2];
+            uint32_t wi = way_ix(wk, c.nw, id);
             if (wi == GP_NONE) continue;
             const uint32_t *rr = wix + c.ways[wi].ref0;
             uint32_t n = c.ways[wi].nref;
@@ -1109,22 +1279,37 @@ gp_graph *gp_load_osm(const char *spec, const gp_load_opts *o, gp_err *err) {
             goto oom;
     }
 
-    /* 5. turn restrictions */
-    uint64_t applied = 0;
-    int64_t ncopies = turn_expand(&c, &E, &A, wk, c.nw, &copies, &applied);
-    if (ncopies < 0) goto oom;
-    uint64_t nc = (uint64_t)ncopies;
-    int64_t nvc = via_way_expand(&c, &E, &A, wk, c.nw, wix, flags, &copies, &nc, &applied);
-    if (nvc < 0) goto oom;
-    ncopies += nvc;
+    /* 5. turn restrictions: records for the turn model, or node copies */
+    uint64_t applied = 0, nrrec = 0;
+    int64_t ncopies = 0;
+    if (o->restrictions_as_turns) {
+        if (restr_records(&c, &E, &A, wk, c.nw, wix, flags, &rrec, &nrrec, &applied)) goto oom;
+    } else {
+        ncopies = turn_expand(&c, &E, &A, wk, c.nw, &copies, &applied);
+        if (ncopies < 0) goto oom;
+        uint64_t nc = (uint64_t)ncopies;
+        int64_t nvc = via_way_expand(&c, &E, &A, wk, c.nw, wix, flags, &copies, &nc, &applied);
+        if (nvc < 0) goto oom;
+        ncopies += nvc;
+    }
     free(wix);
     wix = NULL;
-    progress(&c,
-             "turn restrictions: %llu relations for %s, %llu restricted entries, %lld node "
-             "copies; %llu unsupported (odd members, ways not meeting end to end), %llu "
-             "conditional ignored",
-             (unsigned long long)c.nr, prof->name, (unsigned long long)applied, (long long)ncopies,
-             (unsigned long long)c.n_unsupported, (unsigned long long)c.n_conditional);
+    if (o->restrictions_as_turns)
+        progress(&c,
+                 "turn restrictions: %llu relations for %s, %llu restricted entries kept for the "
+                 "turn model (%llu words); %llu unsupported (odd members, ways not meeting end "
+                 "to end), %llu conditional ignored",
+                 (unsigned long long)c.nr, prof->name, (unsigned long long)applied,
+                 (unsigned long long)nrrec, (unsigned long long)c.n_unsupported,
+                 (unsigned long long)c.n_conditional);
+    else
+        progress(&c,
+                 "turn restrictions: %llu relations for %s, %llu restricted entries, %lld node "
+                 "copies; %llu unsupported (odd members, ways not meeting end to end), %llu "
+                 "conditional ignored",
+                 (unsigned long long)c.nr, prof->name, (unsigned long long)applied,
+                 (long long)ncopies, (unsigned long long)c.n_unsupported,
+                 (unsigned long long)c.n_conditional);
     if (c.n_conditional)
         GP_LOG(GP_LOG_INFO, "%s: %llu restriction:conditional relations ignored", path,
                (unsigned long long)c.n_conditional);
@@ -1185,6 +1370,12 @@ gp_graph *gp_load_osm(const char *spec, const gp_load_opts *o, gp_err *err) {
         ra.guide = c.str && goff ? c.str + goff : NULL;
         if (gp_builder_add_road_arc(b, ids2[0], ids2[1], a->w, &ra, err)) goto fail;
     }
+    /* loader arc i is the builder's insertion index i */
+    for (uint64_t i = 0; i < nrrec; i += 2 + rrec[i + 1])
+        if (gp_builder_add_restriction(b, (int)rrec[i], rrec + i + 2, (uint32_t)rrec[i + 1], err))
+            goto fail;
+    free(rrec);
+    rrec = NULL;
     uint64_t total_refs = 0;
     for (uint64_t i = 0; i < c.nw; i++) total_refs += c.ways[i].nref;
     free(slon);
@@ -1227,6 +1418,7 @@ fail:
     free(flags);
     free(wk);
     free(copies);
+    free(rrec);
     free(A.a);
     free(E0.e);
     free(E0.shp);

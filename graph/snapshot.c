@@ -45,6 +45,7 @@ enum {
     S_NODE_FLAGS,   /* optional: older snapshots have none */
     S_ARC_FLAGS,    /* optional: snapshots before them load without */
     S_ARC_GUIDE,
+    S_RESTR, /* optional: turn restrictions for the turn model (gp_graph.restr) */
     S_KNOWN_END
 };
 
@@ -226,6 +227,7 @@ int gp_snapshot_write(const gp_graph *g, const char *path, const gp_snap_extra *
     SEC(S_NODE_FLAGS, g->node_flags, n);
     SEC(S_ARC_FLAGS, g->arc_flags, m);
     SEC(S_ARC_GUIDE, g->arc_guide, m * 4);
+    SEC(S_RESTR, g->restr, g->restr_len * 4);
 #undef SEC
     int rc = GP_OK;
     if (nextra > 64) {
@@ -443,6 +445,16 @@ static int check_structure(const mapped *mp, const gp_graph *g, gp_err *err) {
         for (uint32_t i = 0; i < m; i++)
             if (g->arc_shape[i + 1] < g->arc_shape[i]) goto bad;
     }
+    /* turn restrictions: whole records, a known kind, k >= 2 arcs of the graph */
+    for (uint64_t i = 0; g->restr && i < g->restr_len;) {
+        if (i + 2 > g->restr_len || (g->restr[i] != GP_RESTR_NO && g->restr[i] != GP_RESTR_ONLY))
+            goto bad;
+        uint64_t k = g->restr[i + 1];
+        if (k < 2 || k > g->restr_len - i - 2) goto bad;
+        for (uint64_t j = 0; j < k; j++)
+            if (g->restr[i + 2 + j] >= m) goto bad;
+        i += 2 + k;
+    }
     return GP_OK;
 bad:
     return gp_err_set(err, GP_EPARSE, "%s: damaged snapshot: inconsistent graph structure",
@@ -496,8 +508,10 @@ gp_graph *gp_load_snapshot(const char *path, const gp_load_opts *o, gp_err *err)
         section(&mp, S_NODE_FLAGS, n, 0, "node flags", (void **)&g->node_flags, err) ||
         section(&mp, S_ARC_FLAGS, m, 0, "arc flags", (void **)&g->arc_flags, err) ||
         section(&mp, S_ARC_GUIDE, m * 4, 0, "arc guidance", (void **)&g->arc_guide, err) ||
-        section(&mp, S_STRTAB, UINT64_MAX, 0, "strings", (void **)&g->strtab, err))
+        section(&mp, S_STRTAB, UINT64_MAX, 0, "strings", (void **)&g->strtab, err) ||
+        section(&mp, S_RESTR, UINT64_MAX, 0, "turn restrictions", (void **)&g->restr, err))
         goto fail;
+    if (g->restr) g->restr_len = find(&mp, S_RESTR)->size / 4;
     if (!g->lon != !g->lat) {
         gp_err_set(err, GP_EPARSE, "%s: damaged snapshot: longitudes without latitudes", path);
         goto fail;

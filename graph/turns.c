@@ -178,6 +178,175 @@ static uint32_t to_units(const gp_graph *g, double s) {
     return u <= 0 ? 0 : (uint32_t)llround(u);
 }
 
+/* ---- turn restrictions: the automaton over the restrictions' arc sequences ----------------
+ * States: 0 .. m - 1 the road arcs (a drive whose last arc is a and whose history matches no
+ * longer prefix), m + j the explicit states, prefixes a_0 .. a_i (i >= 1) of a restriction's
+ * from + via arcs (its arcs but the last). fail(q) is the state of the longest proper suffix of
+ * q's sequence (Aho-Corasick); a road-arc state's is none. A rule (state, kind, to arc) says what
+ * may follow a drive ending in that state's sequence. */
+typedef struct rule {
+    uint32_t state, kind, to;
+} rule;
+
+typedef struct automaton {
+    uint32_t m;                    /* road arcs */
+    uint32_t nst, stcap;           /* explicit states */
+    uint32_t *parent, *arc, *fail; /* per explicit state */
+    uint64_t *hkey;                /* (parent state << 32 | arc) + 1, 0 empty */
+    uint32_t *hval;
+    uint64_t hmask;
+    rule *rules;
+    uint64_t nrules;
+    uint8_t *has_rule; /* m: road-arc states with rules */
+} automaton;
+
+static void automaton_free(automaton *A) {
+    if (!A) return;
+    free(A->parent);
+    free(A->arc);
+    free(A->fail);
+    free(A->hkey);
+    free(A->hval);
+    free(A->rules);
+    free(A->has_rule);
+}
+
+static uint32_t child(const automaton *A, uint32_t q, uint32_t a) {
+    uint64_t key = ((uint64_t)q << 32 | a) + 1;
+    for (uint64_t h = gp_mix64(key) & A->hmask;; h = (h + 1) & A->hmask) {
+        if (!A->hkey[h]) return GP_NONE;
+        if (A->hkey[h] == key) return A->hval[h];
+    }
+}
+
+/* The state after driving a from state q (q == GP_NONE: no history). */
+static uint32_t next_state(const automaton *A, uint32_t q, uint32_t a) {
+    while (q != GP_NONE) {
+        uint32_t c = A->nst ? child(A, q, a) : GP_NONE;
+        if (c != GP_NONE) return c;
+        q = q < A->m ? GP_NONE : A->fail[q - A->m];
+    }
+    return a;
+}
+
+static int cmp_rule(const void *x, const void *y) {
+    const rule *p = x, *q = y;
+    if (p->state != q->state) return p->state < q->state ? -1 : 1;
+    return p->to < q->to ? -1 : p->to > q->to;
+}
+
+/* Builds the automaton of g->restr; 0, or -1 out of memory. Records whose arcs do not chain are
+ * counted in *bad and skipped. */
+static int automaton_build(const gp_graph *g, automaton *A, uint32_t *bad) {
+    memset(A, 0, sizeof *A);
+    A->m = g->m;
+    *bad = 0;
+    uint64_t words = 0, nrec = 0;
+    for (uint64_t i = 0; i + 1 < g->restr_len; i += 2 + g->restr[i + 1]) {
+        words += g->restr[i + 1];
+        nrec++;
+    }
+    uint64_t hcap = 16;
+    while (hcap < 2 * words + 16) hcap *= 2;
+    A->hmask = hcap - 1;
+    A->hkey = calloc(hcap, sizeof *A->hkey);
+    A->hval = malloc(hcap * sizeof *A->hval);
+    A->rules = malloc((nrec ? nrec : 1) * sizeof *A->rules);
+    A->has_rule = calloc(A->m ? A->m : 1, 1);
+    A->stcap = (uint32_t)(words ? words : 1);
+    A->parent = malloc(A->stcap * sizeof *A->parent);
+    A->arc = malloc(A->stcap * sizeof *A->arc);
+    A->fail = malloc(A->stcap * sizeof *A->fail);
+    if (!A->hkey || !A->hval || !A->rules || !A->has_rule || !A->parent || !A->arc || !A->fail)
+        return -1;
+    for (uint64_t i = 0; i + 1 < g->restr_len; i += 2 + g->restr[i + 1]) {
+        const uint32_t k = g->restr[i + 1], *r = g->restr + i + 2;
+        int ok = k >= 2 && i + 2 + k <= g->restr_len;
+        for (uint32_t j = 0; ok && j < k; j++)
+            ok = r[j] < g->m && (!j || gp_graph_arc_tail(g, r[j]) == g->col[r[j - 1]]);
+        if (!ok) {
+            (*bad)++;
+            continue;
+        }
+        uint32_t q = r[0];
+        for (uint32_t j = 1; j + 1 < k; j++) { /* the prefix's states */
+            uint32_t c = child(A, q, r[j]);
+            if (c == GP_NONE) {
+                c = A->m + A->nst;
+                A->parent[A->nst] = q;
+                A->arc[A->nst++] = r[j];
+                uint64_t key = ((uint64_t)q << 32 | r[j]) + 1, h = gp_mix64(key) & A->hmask;
+                while (A->hkey[h]) h = (h + 1) & A->hmask;
+                A->hkey[h] = key;
+                A->hval[h] = c;
+            }
+            q = c;
+        }
+        A->rules[A->nrules++] = (rule){q, g->restr[i], r[k - 1]};
+        if (q < A->m) A->has_rule[q] = 1;
+    }
+    qsort(A->rules, A->nrules, sizeof *A->rules, cmp_rule);
+    /* failure links by depth (a state's suffix states are shorter, so theirs are known) */
+    uint32_t *depth = malloc(sizeof *depth * (A->nst ? A->nst : 1)), maxd = 0;
+    if (!depth) return -1;
+    for (uint32_t j = 0; j < A->nst; j++) { /* parents are made before their children */
+        uint32_t p = A->parent[j];
+        depth[j] = p < A->m ? 2 : depth[p - A->m] + 1;
+        maxd = depth[j] > maxd ? depth[j] : maxd;
+    }
+    for (uint32_t d = 2; d <= maxd; d++)
+        for (uint32_t j = 0; j < A->nst; j++) {
+            if (depth[j] != d) continue;
+            uint32_t p = A->parent[j];
+            A->fail[j] = next_state(A, p < A->m ? GP_NONE : A->fail[p - A->m], A->arc[j]);
+        }
+    free(depth);
+    return 0;
+}
+
+/* Rules of state q: rules[*first .. return). */
+static uint64_t rules_of(const automaton *A, uint32_t q, uint64_t *first) {
+    uint64_t lo = 0, hi = A->nrules;
+    if (q < A->m && !A->has_rule[q]) return *first = 0;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (A->rules[mid].state < q) lo = mid + 1;
+        else hi = mid;
+    }
+    uint64_t e = lo;
+    while (e < A->nrules && A->rules[e].state == q) e++;
+    *first = lo;
+    return e;
+}
+
+/* 1 when the turn onto b is forbidden after a drive in state q: a no rule onto b, or only rules
+ * none of which is onto b, in q or a suffix state of q. */
+static int forbidden(const automaton *A, uint32_t q, uint32_t b) {
+    for (; q != GP_NONE; q = q < A->m ? GP_NONE : A->fail[q - A->m]) {
+        uint64_t f, e = rules_of(A, q, &f);
+        int only = 0, only_b = 0;
+        for (uint64_t i = f; i < e; i++) {
+            if (A->rules[i].kind == GP_RESTR_NO && A->rules[i].to == b) return 1;
+            if (A->rules[i].kind == GP_RESTR_ONLY) {
+                only = 1;
+                only_b |= A->rules[i].to == b;
+            }
+        }
+        if (only && !only_b) return 1;
+    }
+    return 0;
+}
+
+typedef struct tcol {
+    uint32_t col, w;
+} tcol;
+
+static int cmp_tcol(const void *x, const void *y) {
+    const tcol *p = x, *q = y;
+    if (p->col != q->col) return p->col < q->col ? -1 : 1;
+    return p->w < q->w ? -1 : p->w > q->w;
+}
+
 gp_turns *gp_turns_build(const gp_graph *g, const gp_turn_costs *t, gp_err *err) {
     double t0 = gp_now();
     if (gp_turn_costs_check(t, err)) return NULL;
@@ -191,50 +360,54 @@ gp_turns *gp_turns_build(const gp_graph *g, const gp_turn_costs *t, gp_err *err)
         return NULL;
     }
     const uint32_t n = g->n, m = g->m;
+    automaton au;
+    memset(&au, 0, sizeof au);
     gp_turns *T = calloc(1, sizeof *T);
     float *bfirst = malloc(sizeof *bfirst * (m ? m : 1));
     float *blast = malloc(sizeof *blast * (m ? m : 1));
     uint32_t *roads = malloc(sizeof *roads * n);
     uint32_t *tail = malloc(sizeof *tail * (m ? m : 1));
     gp_graph *tg = calloc(1, sizeof *tg);
+    tcol *rowbuf = NULL;
+    uint64_t rbcap = 0;
     if (!T || !bfirst || !blast || !roads || !tail || !tg) goto oom;
     arc_bearings(g, bfirst, blast);
     if (count_roads(g, roads)) goto oom;
     for (uint32_t u = 0; u < n; u++)
         for (uint32_t a = g->row[u]; a < g->row[u + 1]; a++) tail[a] = u;
+    if (g->restr && automaton_build(g, &au, &T->restr_bad)) goto oom;
+    if ((uint64_t)m + au.nst > UINT32_MAX - 1) {
+        gp_err_set(err, GP_ETOOBIG, "graph %s: the turn graph would have over 2^32 - 1 nodes",
+                   g->source);
+        goto fail;
+    }
+    const uint32_t N = m + au.nst; /* tg nodes: the road arcs, then the restriction states */
 
-            /* allowed turns a -> b: every b out of head(a) but the U-turn, which only a dead end (one
+    /* allowed turns a -> b: every b out of head(a) but the U-turn, which only a dead end (one
      * road) or a way with no other continuation allows */
 #define ALLOWED(a, b, v)                                                                           \
     (roads[v] <= 1 || g->row[(v) + 1] - g->row[v] == 1 || !is_u_turn(g, tail, a, b))
-    tg->n = m;
-    tg->row = malloc(sizeof *tg->row * ((size_t)m + 1));
-    if (!tg->row) goto oom;
-    uint64_t cnt = 0;
-    for (uint32_t a = 0; a < m; a++) {
-        tg->row[a] = (uint32_t)cnt;
-        uint32_t v = g->col[a];
-        for (uint32_t b = g->row[v]; b < g->row[v + 1]; b++) cnt += ALLOWED(a, b, v);
-        if (cnt > UINT32_MAX - 1) {
-            gp_err_set(err, GP_ETOOBIG,
-                       "graph %s: the turn graph would have over 2^32 - 1 turns (%u road arcs)",
-                       g->source, m);
-            goto fail;
-        }
-    }
-    tg->row[m] = (uint32_t)cnt;
-    tg->m = (uint32_t)cnt;
-    tg->col = malloc(sizeof *tg->col * (cnt ? cnt : 1));
-    tg->w = malloc(sizeof *tg->w * (cnt ? cnt : 1));
-    tg->ext = malloc(sizeof *tg->ext * (m ? m : 1));
-    if (!tg->col || !tg->w || !tg->ext) goto oom;
-    uint64_t k = 0, uturns = 0;
-    for (uint32_t a = 0; a < m; a++) {
-        tg->ext[a] = a;
-        uint32_t v = g->col[a];
+    tg->n = N;
+    tg->row = malloc(sizeof *tg->row * ((size_t)N + 1));
+    tg->ext = malloc(sizeof *tg->ext * (N ? N : 1));
+    uint64_t ccap = (uint64_t)m + 16, k = 0, uturns = 0, removed = 0;
+    tg->col = malloc(sizeof *tg->col * ccap);
+    tg->w = malloc(sizeof *tg->w * ccap);
+    if (!tg->row || !tg->ext || !tg->col || !tg->w) goto oom;
+    for (uint32_t q = 0; q < N; q++) {
+        const uint32_t a = q < m ? q : au.arc[q - m], v = g->col[a];
+        tg->row[q] = (uint32_t)k;
+        tg->ext[q] = q;
         uint8_t fl = g->node_flags ? g->node_flags[v] : 0;
+        uint32_t deg = g->row[v + 1] - g->row[v], nr = 0;
+        if (gp_grow((void **)&rowbuf, &rbcap, deg ? deg : 1, sizeof *rowbuf)) goto oom;
+        int sorted = 1;
         for (uint32_t b = g->row[v]; b < g->row[v + 1]; b++) {
             if (!ALLOWED(a, b, v)) continue;
+            if (au.nrules && forbidden(&au, q, b)) {
+                removed++;
+                continue;
+            }
             int ut = is_u_turn(g, tail, a, b);
             uturns += ut;
             double ang = 0;
@@ -247,15 +420,56 @@ gp_turns *gp_turns_build(const gp_graph *g, const gp_turn_costs *t, gp_err *err)
                 gp_err_set(err, GP_ETOOBIG, "graph %s: a turn cost over 2^32 - 1 units", g->source);
                 goto fail;
             }
-            tg->col[k] = b;
-            tg->w[k++] = (uint32_t)w;
+            uint32_t to = au.nst ? next_state(&au, q, b) : b;
+            if (nr && to < rowbuf[nr - 1].col) sorted = 0;
+            rowbuf[nr++] = (tcol){to, (uint32_t)w};
         }
+        if (!sorted) qsort(rowbuf, nr, sizeof *rowbuf, cmp_tcol); /* rows sorted by head */
+        if (k + nr > UINT32_MAX - 1) {
+            gp_err_set(err, GP_ETOOBIG,
+                       "graph %s: the turn graph would have over 2^32 - 1 turns (%u road arcs)",
+                       g->source, m);
+            goto fail;
+        }
+        if (k + nr > ccap) {
+            while (ccap < k + nr) ccap *= 2;
+            uint32_t *c2 = realloc(tg->col, sizeof *c2 * ccap);
+            if (!c2) goto oom;
+            tg->col = c2;
+            uint32_t *w2 = realloc(tg->w, sizeof *w2 * ccap);
+            if (!w2) goto oom;
+            tg->w = w2;
+        }
+        for (uint32_t i = 0; i < nr; i++) tg->col[k] = rowbuf[i].col, tg->w[k++] = rowbuf[i].w;
     }
 #undef ALLOWED
+    tg->row[N] = (uint32_t)k;
+    tg->m = (uint32_t)k;
+    T->narcs = m;
+    T->ndups = au.nst;
+    T->restr_turns = removed;
+    if (au.nst) { /* the duplicates: their road arcs, and the index by road arc */
+        T->dup_arc = au.arc;
+        au.arc = NULL;
+        T->dup_by_arc = malloc(sizeof *T->dup_by_arc * au.nst);
+        orig_ix *dx = malloc(sizeof *dx * au.nst);
+        if (!T->dup_by_arc || !dx) {
+            free(dx);
+            goto oom;
+        }
+        for (uint32_t j = 0; j < au.nst; j++) dx[j] = (orig_ix){T->dup_arc[j], m + j};
+        qsort(dx, au.nst, sizeof *dx, cmp_orig);
+        for (uint32_t j = 0; j < au.nst; j++) T->dup_by_arc[j] = dx[j].v;
+        free(dx);
+    }
+    automaton_free(&au);
+    memset(&au, 0, sizeof au);
+    free(rowbuf);
     free(bfirst);
     free(blast);
     free(roads);
     free(tail);
+    rowbuf = NULL;
     bfirst = blast = NULL;
     roads = tail = NULL;
     if (g->osm_id) { /* the copies, by original id */
@@ -292,6 +506,8 @@ oom:
     gp_err_set(err, GP_ENOMEM, "graph %s: out of memory for the turn graph (%u road arcs)",
                g->source, m);
 fail:
+    automaton_free(&au);
+    free(rowbuf);
     free(bfirst);
     free(blast);
     free(roads);
@@ -300,6 +516,8 @@ fail:
     if (T) {
         free(T->copy_orig);
         free(T->copy_node);
+        free(T->dup_arc);
+        free(T->dup_by_arc);
     }
     free(T);
     return NULL;
@@ -309,7 +527,7 @@ gp_turns *gp_turns_reweight(const gp_turns *base, const gp_graph *g, gp_err *err
     double t0 = gp_now();
     const gp_graph *btg = gp_graph_owner(base->tg), *bg = gp_graph_owner(g);
     const uint32_t n = btg->n, m = btg->m;
-    if (n != g->m) {
+    if (base->narcs != g->m) {
         gp_err_set(err, GP_EINVAL, "graph %s: its turn graph is of another graph", g->source);
         return NULL;
     }
@@ -324,23 +542,23 @@ gp_turns *gp_turns_reweight(const gp_turns *base, const gp_graph *g, gp_err *err
     }
     /* turn cost of tg arc k = base tg weight - base road weight of its head */
     for (uint32_t k = 0; k < m; k++) {
-        uint32_t b = btg->col[k];
+        uint32_t b = gp_turns_arc(base, btg->col[k]);
         w[k] = btg->w[k] - bg->w[b] + g->w[b];
     }
-    for (uint32_t b = 0; b < n; b++)
-        for (uint32_t k = btg->rrow[b]; k < btg->rrow[b + 1]; k++)
+    for (uint32_t x = 0; x < n; x++) {
+        uint32_t b = gp_turns_arc(base, x);
+        for (uint32_t k = btg->rrow[x]; k < btg->rrow[x + 1]; k++)
             rw[k] = btg->rw[k] - bg->w[b] + g->w[b];
+    }
     T->tg = gp_graph_reweight(btg, w, rw, err);
     if (!T->tg) {
         free(T);
         return NULL;
     }
+    gp_graph *ntg = T->tg;
+    *T = *base; /* costs, counts, copies and duplicates: the base's (T->base keeps them) */
+    T->tg = ntg;
     T->base = base->base ? (const gp_turns *)base->base : base;
-    T->costs = base->costs;
-    T->u_turns = base->u_turns;
-    T->ncopies = base->ncopies;
-    T->copy_orig = base->copy_orig; /* the base's (T->base keeps them) */
-    T->copy_node = base->copy_node;
     T->build_s = gp_now() - t0;
     return T;
 }
@@ -361,6 +579,21 @@ uint32_t gp_turns_copies(const gp_turns *t, const gp_graph *g, uint32_t v, uint3
     return e - lo;
 }
 
+uint32_t gp_turns_dups(const gp_turns *t, uint32_t a, const uint32_t **nodes) {
+    *nodes = t->dup_by_arc;
+    if (!t->ndups) return 0;
+    uint32_t lo = 0, hi = t->ndups;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (gp_turns_arc(t, t->dup_by_arc[mid]) < a) lo = mid + 1;
+        else hi = mid;
+    }
+    uint32_t e = lo;
+    while (e < t->ndups && gp_turns_arc(t, t->dup_by_arc[e]) == a) e++;
+    *nodes = t->dup_by_arc + lo;
+    return e - lo;
+}
+
 void gp_turns_free(void *turns) {
     gp_turns *T = turns;
     if (!T) return;
@@ -368,6 +601,8 @@ void gp_turns_free(void *turns) {
     if (!T->base) {
         free(T->copy_orig);
         free(T->copy_node);
+        free(T->dup_arc);
+        free(T->dup_by_arc);
     }
     free(T);
 }
@@ -375,5 +610,5 @@ void gp_turns_free(void *turns) {
 uint64_t gp_turns_memory(const gp_turns *t) {
     if (!t || !t->tg) return 0;
     if (t->tg->base) return (uint64_t)t->tg->m * 8;
-    return gp_graph_memory(t->tg);
+    return gp_graph_memory(t->tg) + (uint64_t)t->ndups * 8; /* + dup_arc, dup_by_arc */
 }

@@ -21,6 +21,17 @@
  *    give_way_s (foot: a signal's cost replaces the rest, as foot.lua does).
  * Each turn cost is rounded once to the graph's stored units (deciseconds).
  *
+ * Turn restrictions (g->restr, kept by the OSM loader when turn costs are on; graph/graph.h) are
+ * part of the model, as in OSRM's edge-based graph: a via-node restriction removes turns (no_*:
+ * the turn onto the to arc; only_*: every turn but onto the to arcs); a via-way restriction (one
+ * or more via ways) duplicates the tg nodes along its via path for the drives that enter it from
+ * the from arc, so that only the forbidden continuation is missing there. The duplicates are the
+ * states of an Aho-Corasick automaton over the restrictions' arc sequences: a tg node past the
+ * road arcs is "has driven road arc dup_arc[i], after a prefix of some restriction's from + via
+ * path", and every restriction whose prefix is a suffix of that drive applies to its turns. A
+ * road graph with node copies for restrictions (turn_costs off at load, older snapshots) keeps
+ * them: a query reaching a node may end at its copies (gp_turns_copies).
+ *
  * Turn costs belong to the metric: a reweighted version of g (gp_graph_reweight, a PATCH or
  * what-if) gets the reweighted version of tg, gp_turns_reweight, with the same topology (the CCH
  * topology cache reuses it) and weights turn + the new w(b). The turn cost of tg arc k is kept in
@@ -70,8 +81,24 @@ typedef struct gp_turns {
     uint32_t ncopies;
     int64_t *copy_orig;
     uint32_t *copy_node;
+    /* tg nodes narcs .. tg->n - 1 duplicate road arcs for via-way restrictions: tg node narcs + i
+     * stands for road arc dup_arc[i]; dup_by_arc lists those tg nodes sorted by road arc (then
+     * node). Shared with the reweighted versions. */
+    uint32_t narcs; /* g->m */
+    uint32_t ndups;
+    uint32_t *dup_arc;
+    uint32_t *dup_by_arc;
+    uint64_t restr_turns; /* turns removed by restrictions (over every tg node) */
+    uint32_t restr_bad;   /* g->restr records that do not chain (tail(a_i+1) != head(a_i)) */
     double build_s;
 } gp_turns;
+
+/* The road arc tg node x stands for. */
+static inline uint32_t gp_turns_arc(const gp_turns *t, uint32_t x) {
+    return x < t->narcs ? x : t->dup_arc[x - t->narcs];
+}
+/* The duplicates of road arc a (tg nodes other than a standing for it), as *nodes[0 .. count). */
+uint32_t gp_turns_dups(const gp_turns *t, uint32_t a, const uint32_t **nodes);
 
 /* Builds g's turn graph with the costs t (checked first). g needs coordinates (angles); its
  * weights must be times (unit_s > 0). NULL with err filled on error. */

@@ -232,6 +232,8 @@ static int load_bounded(gp_registry *r, const gp_graph_source *src, double deadl
     o->regular_only = guarded;
     o->allow_dirs = guarded ? j->allow_dirs : NULL;
     o->allow_pg_hosts = guarded ? j->allow_pg_hosts : NULL;
+    /* turn costs on (the default): OSM turn restrictions go into the turn model, not node copies */
+    o->restrictions_as_turns = !r->engine || r->engine->turn_costs;
     pthread_attr_t at;
     pthread_attr_init(&at);
     pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);

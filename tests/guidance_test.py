@@ -15,11 +15,9 @@ import json
 import math
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 import traceback
 import urllib.request
 
@@ -297,31 +295,7 @@ def start_osrm(tmp):
     pbf = os.path.join(DATA, "osm", "liechtenstein-latest.osm.pbf")
     if not os.path.exists(tar) or not os.path.exists(pbf):
         raise Skip(f"no OSRM tarball ({tar}) or no Liechtenstein ({pbf})")
-    od = os.path.join(tmp, "osrm")
-    os.makedirs(od)
-    subprocess.run(["tar", "xJf", tar, "-C", od], check=True)
-    env = dict(os.environ, LD_LIBRARY_PATH=os.path.join(od, "lib"))
-    shutil.copy(pbf, os.path.join(od, "li.osm.pbf"))
-    b = os.path.join(od, "bin")
-    for cmd in (["osrm-extract", "-p", os.path.join(od, "profiles", "car.lua"), "-t", "2",
-                 "li.osm.pbf"], ["osrm-contract", "-t", "2", "li.osrm"]):
-        subprocess.run([os.path.join(b, cmd[0])] + cmd[1:], cwd=od, env=env, check=True,
-                       capture_output=True, timeout=600)
-    with socket.socket() as so:  # a free port for osrm-routed
-        so.bind(("127.0.0.1", 0))
-        port = so.getsockname()[1]
-    p = subprocess.Popen([os.path.join(b, "osrm-routed"), "--algorithm", "ch", "-t", "2", "-i",
-                          "127.0.0.1", "-p", str(port), "li.osrm"], cwd=od, env=env,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(200):
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/nearest/v1/driving/9.52,47.14",
-                                   timeout=2)
-            return p, port
-        except Exception:
-            time.sleep(0.1)
-    p.kill()
-    raise RuntimeError("osrm-routed did not start")
+    return H.start_osrm(tmp, tar, pbf, "9.52,47.14")
 
 
 @test

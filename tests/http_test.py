@@ -23,6 +23,7 @@ import threading
 import time
 import traceback
 import urllib.parse
+import urllib.request
 
 import jsonschema
 import yaml
@@ -1025,3 +1026,35 @@ r = dimacs:{tmp}/r.gr
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def start_osrm(tmp, tar, osm, probe, profile="car.lua"):
+    """osrm-routed (CH) from the OSRM tarball tar (../shared/peers/osrm) on the OSM file osm
+    (.osm or .osm.pbf), extracted and contracted under tmp/osrm with 2 threads: (process, port)
+    once /nearest answers at probe ("lon,lat"). The caller kills the process."""
+    od = os.path.join(tmp, "osrm")
+    os.makedirs(od, exist_ok=True)
+    subprocess.run(["tar", "xJf", tar, "-C", od], check=True)
+    env = dict(os.environ, LD_LIBRARY_PATH=os.path.join(od, "lib"))
+    src = "map.osm.pbf" if osm.endswith(".pbf") else "map.osm"
+    shutil.copy(osm, os.path.join(od, src))
+    b = os.path.join(od, "bin")
+    for cmd in (["osrm-extract", "-p", os.path.join(od, "profiles", profile), "-t", "2", src],
+                ["osrm-contract", "-t", "2", "map.osrm"]):
+        subprocess.run([os.path.join(b, cmd[0])] + cmd[1:], cwd=od, env=env, check=True,
+                       capture_output=True, timeout=600)
+    with socket.socket() as so:  # a free port for osrm-routed
+        so.bind(("127.0.0.1", 0))
+        port = so.getsockname()[1]
+    p = subprocess.Popen([os.path.join(b, "osrm-routed"), "--algorithm", "ch", "-t", "2", "-i",
+                          "127.0.0.1", "-p", str(port), "map.osrm"], cwd=od, env=env,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(200):
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/nearest/v1/driving/{probe}",
+                                   timeout=2)
+            return p, port
+        except Exception:  # noqa: BLE001 - not up yet
+            time.sleep(0.1)
+    p.kill()
+    raise RuntimeError("osrm-routed did not start")

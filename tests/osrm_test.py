@@ -615,6 +615,27 @@ def t_map_page(ctx):
     assert st == 404 and b["code"] == "NotFound"
 
 
+@test
+def t_continue_straight(ctx):
+    """continue_straight at a via waypoint (tests/data/osm/straight.osm, turn costs on): A;W;A on
+    Main Street. false turns around at W (2 x 9.0 s); true goes on east round the loop and back
+    (9.0 + 86.2 s); default is the profile's (car: true, as OSRM v6's car.lua); the route's legs
+    and steps add up either way."""
+    c = "7.0002,45;7.001,45;7.0002,45"
+    want = {"false": [9.0, 9.0], "true": [9.0, 86.2], "default": [9.0, 86.2]}
+    for v, legs in want.items():
+        _, b = get(ctx.d, f"/route/v1/straight/{c}?continue_straight={v}&steps=true")
+        assert b["code"] == "Ok", b
+        r = b["routes"][0]
+        got = [round(leg["duration"], 1) for leg in r["legs"]]
+        assert got == legs, (v, got, legs)
+        assert abs(r["duration"] - sum(legs)) < 0.11, (v, r["duration"])
+        for leg in r["legs"]:
+            assert abs(sum(st["duration"] for st in leg["steps"]) - leg["duration"]) < 0.11
+    st, b = get(ctx.d, f"/route/v1/straight/{c}?continue_straight=sideways")
+    assert st == 400 and b["code"] == "InvalidOptions" and "continue_straight" in b["message"]
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="gpath-osrm-")
     ctx = Ctx()
@@ -641,8 +662,10 @@ def main():
             co[stub + 1 + i] = (8.7 + 0.0105 + 0.0001 * (i - 1), 47.3 + 0.0105)
         arcs += [(stub + 1, stub + 2, 5), (stub + 2, stub + 3, 5), (stub + 3, stub + 1, 5)]
         H.write_dimacs(os.path.join(tmp, "stub.gr"), stub + 3, arcs, co)
+        straight = "osm:" + os.path.join(H.ROOT, "tests", "data", "osm", "straight.osm")
         graphs = ["--graph", "g=gen:10000:7", "--graph", "split=" + os.path.join(tmp, "split.gr"),
-                  "--graph", "stub=" + os.path.join(tmp, "stub.gr")]
+                  "--graph", "stub=" + os.path.join(tmp, "stub.gr"),
+                  "--graph", "straight=" + straight]
         monaco = os.path.join(DATA, "osm", "monaco.osm.pbf")
         if os.path.exists(monaco) and subprocess.run(
                 [H.BIN, "info", "--graph", "osm:" + monaco], capture_output=True).returncode == 0:

@@ -2,7 +2,9 @@
  * attached to the CUDA engine (CCH customized on the GPU, GPU PHAST and RPHAST) answers exactly
  * as the CPU engine's Dijkstra family: tables between nodes and snapped positions, one-to-all
  * trees and routes, on tests/data/osm/turncost.osm and turns.osm and on Liechtenstein when
- * $GPATH_DATA/osm has it. Without a GPU (or in a build without CUDA) every test skips with "no
+ * $GPATH_DATA/osm has it; also with the turn restrictions in the turn model (loaded with
+ * restrictions_as_turns: removed turns, duplicated tg nodes for via ways, viaways.osm's two via
+ * ways). Without a GPU (or in a build without CUDA) every test skips with "no
  * CUDA device: GPU tests skipped"; GPATH_REQUIRE_GPU=1 turns that into a failure. Run from the
  * repository root. */
 #include <setjmp.h>
@@ -63,9 +65,12 @@ static uint32_t positions(const gp_graph *g, gp_snap *s, uint32_t k, uint32_t st
     return c;
 }
 
-static void compare(const char *spec) {
+static void compare(const char *spec, int as_turns) {
     gp_err err = {0};
-    gp_graph *gg = gp_graph_load(spec, NULL, &err), *gc = gp_graph_load(spec, NULL, &err);
+    gp_load_opts o;
+    memset(&o, 0, sizeof o);
+    o.restrictions_as_turns = as_turns;
+    gp_graph *gg = gp_graph_load(spec, &o, &err), *gc = gp_graph_load(spec, &o, &err);
     if (!gg || !gc) fail_msg("%s: %s", spec, err.msg);
     assert_int_equal(gp_engine_attach(gpu, gg, &err), GP_OK);
     assert_int_equal(gp_engine_attach(cpu, gc, &err), GP_OK);
@@ -106,9 +111,29 @@ static void compare(const char *spec) {
 static void test_hand_written(void **state) {
     (void)state;
     if (!need_gpu()) skip();
-    compare("osm:tests/data/osm/turncost.osm?profile=car");
-    compare("osm:tests/data/osm/turns.osm?profile=car");
-    compare("osm:tests/data/osm/viaway.osm?profile=bicycle");
+    compare("osm:tests/data/osm/turncost.osm?profile=car", 0);
+    compare("osm:tests/data/osm/turns.osm?profile=car", 0);
+    compare("osm:tests/data/osm/viaway.osm?profile=bicycle", 0);
+    static const char *restr[] = {"turns", "viaway", "viaways"};
+    for (int i = 0; i < 3; i++) {
+        char spec[128];
+        snprintf(spec, sizeof spec, "osm:tests/data/osm/%s.osm?profile=car", restr[i]);
+        compare(spec, 1);
+    }
+    /* two via ways: 1 -> 2 -> 3 -> 4 -> 5 forbidden, the detour north (697 ds) on the GPU too */
+    gp_err err = {0};
+    gp_load_opts o = {.restrictions_as_turns = 1};
+    gp_graph *g = gp_graph_load("osm:tests/data/osm/viaways.osm?profile=car", &o, &err);
+    assert_non_null(g);
+    assert_int_equal(gp_engine_attach(gpu, g, &err), GP_OK);
+    assert_int_equal(((const gp_turns *)g->turns)->ndups, 2);
+    gp_path p = {0};
+    assert_int_equal(
+        gp_engine_p2p(gpu, g, gp_graph_index(g, 1), gp_graph_index(g, 5), GP_P2P_AUTO, &p, &err),
+        GP_OK);
+    assert_int_equal(p.dist, 697);
+    gp_path_free(&p);
+    gp_graph_unref(g);
 }
 
 static void test_extract(void **state) {
@@ -123,7 +148,8 @@ static void test_extract(void **state) {
     }
     char spec[1200];
     snprintf(spec, sizeof spec, "osm:%s?profile=car", path);
-    compare(spec);
+    compare(spec, 0);
+    compare(spec, 1);
 }
 
 int main(void) {

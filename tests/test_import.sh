@@ -21,28 +21,39 @@ if [ ! -x "$BIN" ]; then
 fi
 
 T=tests/data/osm/turns.osm
-check "import turns.osm (car)" "d['nodes'] == 7 and d['edges'] == 20 and d['profile'] == 'car'" \
+check "import turns.osm (car): restrictions kept for the turn model, no node copies" \
+  "d['nodes'] == 5 and d['edges'] == 16 and d['profile'] == 'car'" \
   "$BIN" import "$T" --profile car -o "$tmp/turns.gpath"
-if grep -q "turn restrictions: 2 relations for car, 2 restricted entries, 2 node copies" "$tmp/err" &&
+if grep -q "turn restrictions: 2 relations for car, 2 restricted entries kept for the turn model" "$tmp/err" &&
    grep -q "1 conditional ignored" "$tmp/err" && grep -q "^\[import" "$tmp/err"; then
   ok "import progress lines (phases, counts)"
 else
   bad "import progress lines" "$(head -c 600 "$tmp/err")"
 fi
+check "import --turn-costs off: node copies for the node-based model" \
+  "d['nodes'] == 7 and d['edges'] == 20" \
+  "$BIN" import "$T" --profile car --turn-costs off -o "$tmp/turns_off.gpath"
+if grep -q "turn restrictions: 2 relations for car, 2 restricted entries, 2 node copies" "$tmp/err"; then
+  ok "import --turn-costs off progress line (node copies)"
+else
+  bad "import --turn-costs off progress line" "$(head -c 600 "$tmp/err")"
+fi
+fails "import --turn-costs: a bad value is refused" "--turn-costs: 'maybe' is not on or off" \
+  "$BIN" import "$T" --turn-costs maybe -o "$tmp/x.gpath"
 check "route on the snapshot: no_left_turn detour (456 ds)" "d['distance'] == 456" \
   "$BIN" route --graph "gpath:$tmp/turns.gpath" --from 101 --to 103
 check "route on the OSM file: the same" "d['distance'] == 456" \
   "$BIN" route --graph "osm:$T" --from 101 --to 103
 check "routes through node copies report OSM ids (node-based: a free U-turn at 103)" \
   "d['distance'] == 499 and d['path'] == [104, 100, 103, 100, 101]" \
-  "$BIN" route --graph "$tmp/turns.gpath" --from 104 --to 101 --turn-costs off
+  "$BIN" route --graph "$tmp/turns_off.gpath" --from 104 --to 101 --turn-costs off
 check "with turn costs no U-turn at 103 (3 roads): straight on to the west arm, then the ring's SW quarter (the 8 km/h SE quarter costs more)" \
   "d['distance'] == 736 and d['path'] == [104, 100, 103, 101]" \
   "$BIN" route --graph "$tmp/turns.gpath" --from 104 --to 101
-check "with turn costs a path through a node copy reports its OSM id" \
+check "with turn costs the path through the restricted crossing" \
   "d['distance'] == 320 and d['path'] == [101, 100, 102]" \
   "$BIN" route --graph "$tmp/turns.gpath" --from 101 --to 102
-check "info on a bare *.gpath" "d['nodes'] == 7 and d['format'] == 'osm'" \
+check "info on a bare *.gpath" "d['nodes'] == 5 and d['format'] == 'osm'" \
   "$BIN" info --graph "$tmp/turns.gpath"
 check "--profile on a query command: foot ignores the restriction" "d['distance'] == 1367" \
   "$BIN" route --graph "$T" --profile foot --from 101 --to 103

@@ -3,8 +3,8 @@
  * ids, units, profile, content hash, answers); extra named sections are written, added, replaced
  * and read back; sections of unknown type are skipped; damaged and foreign files are refused
  * with messages naming the problem (bad magic, other format version, truncation, a flipped byte
- * in a section, a checksum-valid file with an out-of-range arc head). Run from the repository
- * root. */
+ * in a section, a checksum-valid file with an out-of-range arc head); turn restrictions kept for
+ * the turn model round-trip and damaged records are refused. Run from the repository root. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -62,6 +62,8 @@ static void expect_same_graph(const gp_graph *a, const gp_graph *b) {
     if (a->arc_shape) same_array(a->shape_lon, b->shape_lon, a->arc_shape[m] * 8);
     if (a->arc_shape) same_array(a->shape_osm_id, b->shape_osm_id, a->arc_shape[m] * 8);
     same_array(a->osm_id, b->osm_id, n * 8);
+    assert_int_equal(a->restr_len, b->restr_len);
+    same_array(a->restr, b->restr, a->restr_len * 4);
     assert_int_equal(a->strtab_len, b->strtab_len);
     same_array(a->strtab, b->strtab, a->strtab_len);
     assert_true((a->names == NULL) == (b->names == NULL));
@@ -339,6 +341,21 @@ static void move_section(unsigned char *buf, uint32_t type, int64_t delta) {
     memcpy(buf + H_TABLE_SUM, &tsum, 8);
 }
 
+/* The offset of the first section of that type in a snapshot image, 0 when it has none. */
+static uint64_t section_off(const unsigned char *buf, uint32_t type) {
+    uint32_t ns;
+    memcpy(&ns, buf + H_NSECT, 4);
+    for (uint32_t i = 0; i < ns; i++) {
+        uint32_t t;
+        uint64_t off;
+        memcpy(&t, buf + 64 + 64 * i + E_TYPE, 4);
+        if (t != type) continue;
+        memcpy(&off, buf + 64 + 64 * i + E_OFFSET, 8);
+        return off;
+    }
+    return 0;
+}
+
 /* Sections whose offset is not a multiple of 64 (what the writer lays out) are refused, with
  * checksums that hold: the arrays are used in place, so one would be a misaligned load. */
 static void test_misaligned(void **state) {
@@ -381,21 +398,10 @@ static void test_bad_utf8(void **state) {
     assert_int_equal(gp_snapshot_write(g, path, NULL, 0, &err), GP_OK);
     long len;
     unsigned char *buf = slurp(path, &len);
-    uint32_t ns;
-    memcpy(&ns, buf + H_NSECT, 4);
-    int done = 0;
-    for (uint32_t i = 0; i < ns; i++) {
-        uint32_t t;
-        uint64_t off, size;
-        memcpy(&t, buf + 64 + 64 * i + E_TYPE, 4);
-        if (t != 18) continue; /* the strings */
-        memcpy(&off, buf + 64 + 64 * i + E_OFFSET, 8);
-        memcpy(&size, buf + 64 + 64 * i + E_SIZE, 8);
-        buf[off + 1] = 0xff; /* the first name's first byte */
-        move_section(buf, 18, 0);
-        done = 1;
-    }
-    assert_true(done);
+    uint64_t soff = section_off(buf, 18); /* the strings */
+    assert_true(soff > 0);
+    buf[soff + 1] = 0xff; /* the first name's first byte */
+    move_section(buf, 18, 0);
     spit(bad, buf, len);
     expect_refused(bad, "invalid UTF-8 in the road names at byte 1");
     free(buf);
@@ -435,12 +441,49 @@ static void test_bad_utf8(void **state) {
     gp_graph_unref(g);
 }
 
+/* Turn restrictions kept for the turn model (gp_graph.restr, viaways.osm: [no, 4, from, via,
+ * via, to]) go through a snapshot; a record naming an arc the graph lacks, or an unknown kind, is
+ * refused by the structure check though its checksums hold. */
+static void test_restrictions(void **state) {
+    (void)state;
+    gp_err err = {0};
+    gp_load_opts o = {.restrictions_as_turns = 1};
+    gp_graph *g = gp_graph_load("osm:tests/data/osm/viaways.osm?profile=car", &o, &err);
+    assert_non_null(g);
+    assert_int_equal(g->restr_len, 6);
+    char path[256], bad[256];
+    tmp_path(path, sizeof path, "restr.gpath");
+    tmp_path(bad, sizeof bad, "restr-bad.gpath");
+    assert_int_equal(gp_snapshot_write(g, path, NULL, 0, &err), GP_OK);
+    gp_graph *h = gp_load_snapshot(path, NULL, &err);
+    if (!h) fail_msg("%s", err.msg);
+    expect_same_graph(g, h);
+    gp_graph_unref(h);
+    long len;
+    unsigned char *orig = slurp(path, &len), *buf = malloc((size_t)len);
+    static const struct {
+        uint32_t word, value; /* a word of the record and what it becomes */
+    } bads[] = {{2, 1000000}, {0, 7}, {1, 9}};
+    uint64_t roff = section_off(orig, 25); /* the turn restrictions */
+    assert_true(roff > 0);
+    for (size_t k = 0; k < sizeof bads / sizeof bads[0]; k++) {
+        memcpy(buf, orig, (size_t)len);
+        memcpy(buf + roff + 4 * bads[k].word, &bads[k].value, 4);
+        move_section(buf, 25, 0);
+        spit(bad, buf, len);
+        expect_refused(bad, "inconsistent graph structure");
+    }
+    free(buf);
+    free(orig);
+    gp_graph_unref(g);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip_osm), cmocka_unit_test(test_round_trip_names),
         cmocka_unit_test(test_extra_sections), cmocka_unit_test(test_damaged),
-        cmocka_unit_test(test_header_first),   cmocka_unit_test(test_misaligned),
-        cmocka_unit_test(test_bad_utf8),
+        cmocka_unit_test(test_restrictions),   cmocka_unit_test(test_header_first),
+        cmocka_unit_test(test_misaligned),     cmocka_unit_test(test_bad_utf8),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

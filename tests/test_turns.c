@@ -5,7 +5,12 @@
  * degrees 7.5 / (1 + e^0.941) = 2.105 s -> 21 ds, a left turn 5.395 s -> 54 ds, straight 0.007 s
  * -> 0, a U-turn 7.455 + 20 s -> 275 ds, a signal 20 ds, a give-way sign 10 ds. Also: turn
  * restrictions still obeyed (turns.osm), table == route == one-to-all, CCH == Dijkstra, a cost
- * change through the turn graph, node flags through a snapshot. Run from the repository root. */
+ * change through the turn graph, node flags through a snapshot. Turn restrictions in the turn
+ * model (loaded with restrictions_as_turns: no node copies): no_left_turn and only_straight_on
+ * (turns.osm), a via way (viaway.osm), two via ways (viaways.osm), except=motorcar, each with its
+ * exact route; the same answers as the node-copy model on every node pair (Monaco too when
+ * $GPATH_DATA or data/ has it); CCH == Dijkstra; the restrictions through a snapshot.
+ * continue_straight on a multi-leg route (straight.osm). Run from the repository root. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -35,11 +40,25 @@ static gp_engine *new_engine(const char *cch, const char *turns) {
     return e;
 }
 
+static int as_turns; /* load(): OSM turn restrictions kept for the turn model, no node copies */
+
 static gp_graph *load(gp_engine *e, const char *spec) {
     gp_err err = {0};
-    gp_graph *g = gp_graph_load(spec, NULL, &err);
+    gp_load_opts o;
+    memset(&o, 0, sizeof o);
+    o.restrictions_as_turns = as_turns;
+    gp_graph *g = gp_graph_load(spec, &o, &err);
     if (!g) fail_msg("%s: %s", spec, err.msg);
     assert_int_equal(gp_engine_attach(e, g, &err), GP_OK);
+    return g;
+}
+
+/* spec loaded with restrictions in the turn model, not attached. */
+static gp_graph *load_as_turns(const char *spec) {
+    gp_err err = {0};
+    gp_load_opts o = {.restrictions_as_turns = 1};
+    gp_graph *g = gp_graph_load(spec, &o, &err);
+    if (!g) fail_msg("%s: %s", spec, err.msg);
     return g;
 }
 
@@ -248,8 +267,12 @@ static void check_consistent(const char *spec) {
 static void test_consistent(void **state) {
     (void)state;
     check_consistent(TC);
-    check_consistent("osm:tests/data/osm/turns.osm?profile=car");
-    check_consistent("osm:tests/data/osm/viaway.osm?profile=car");
+    for (as_turns = 0; as_turns < 2; as_turns++) {
+        check_consistent("osm:tests/data/osm/turns.osm?profile=car");
+        check_consistent("osm:tests/data/osm/viaway.osm?profile=car");
+        check_consistent("osm:tests/data/osm/viaways.osm?profile=car");
+    }
+    as_turns = 0;
 }
 
 /* A destination behind its origin on a one-way arc: around the block and back onto the arc.
@@ -374,24 +397,263 @@ static void test_reweight(void **state) {
     gp_engine_free(e);
 }
 
+/* g written to a snapshot and loaded back (the file removed). */
+static gp_graph *snapshot_roundtrip(const gp_graph *g) {
+    gp_err err = {0};
+    char path[64], spec[80];
+    snprintf(path, sizeof path, "/tmp/gp_turns_%d.gpath", (int)getpid());
+    assert_int_equal(gp_snapshot_write(g, path, NULL, 0, &err), GP_OK);
+    snprintf(spec, sizeof spec, "gpath:%s", path);
+    gp_graph *h = gp_graph_load(spec, NULL, &err);
+    if (!h) fail_msg("%s", err.msg);
+    unlink(path);
+    return h;
+}
+
 static void test_snapshot_flags(void **state) {
     (void)state;
     gp_err err = {0};
     gp_graph *g = gp_graph_load(TC, NULL, &err);
     assert_non_null(g);
-    char path[64];
-    snprintf(path, sizeof path, "/tmp/gp_turns_%d.gpath", (int)getpid());
-    assert_int_equal(gp_snapshot_write(g, path, NULL, 0, &err), GP_OK);
-    char spec[80];
-    snprintf(spec, sizeof spec, "gpath:%s", path);
-    gp_graph *h = gp_graph_load(spec, NULL, &err);
-    if (!h) fail_msg("%s", err.msg);
+    gp_graph *h = snapshot_roundtrip(g);
     assert_non_null(h->node_flags);
     assert_memory_equal(g->node_flags, h->node_flags, g->n);
     assert_string_equal(g->version, h->version);
-    unlink(path);
     gp_graph_unref(h);
     gp_graph_unref(g);
+}
+
+/* Route by OSM ids on a graph loaded with restrictions in the turn model; the path's OSM ids
+ * joined by spaces into buf. */
+static uint64_t route_ids(gp_engine *e, const gp_graph *g, int64_t a, int64_t b, int algo,
+                          char *buf, size_t cap) {
+    int64_t ids[8];
+    uint32_t len;
+    uint64_t d = route(e, g, a, b, algo, ids, &len);
+    size_t o = 0;
+    buf[0] = '\0';
+    for (uint32_t i = 0; i < len && i < 8; i++)
+        o += (size_t)snprintf(buf + o, cap - o, "%s%lld", i ? " " : "", (long long)ids[i]);
+    return d;
+}
+
+typedef struct want_route {
+    int64_t a, b;
+    uint64_t d;
+    const char *path;
+} want_route;
+
+/* Each route, by Dijkstra and by the CCH: distance and node sequence. */
+static void check_routes(const char *spec, const want_route *w, size_t n) {
+    static const char *cch[] = {"off", "on"};
+    for (int c = 0; c < 2; c++) {
+        gp_engine *e = new_engine(cch[c], "on");
+        gp_graph *g = load(e, spec);
+        for (size_t i = 0; i < n; i++) {
+            char buf[128];
+            uint64_t d =
+                route_ids(e, g, w[i].a, w[i].b, c ? GP_P2P_AUTO : GP_P2P_DIJKSTRA, buf, sizeof buf);
+            if (d != w[i].d || strcmp(buf, w[i].path))
+                fail_msg("%s (cch %s) %lld -> %lld: %llu ds [%s], want %llu [%s]", spec, cch[c],
+                         (long long)w[i].a, (long long)w[i].b, (unsigned long long)d, buf,
+                         (unsigned long long)w[i].d, w[i].path);
+        }
+        gp_graph_unref(g);
+        gp_engine_free(e);
+    }
+}
+
+/* The turn graph of spec loaded with restrictions in the turn model: no node copies, the
+ * duplicated tg nodes and the turns removed as expected. */
+static void check_model(const char *spec, uint32_t nodes, uint32_t dups, uint64_t removed) {
+    gp_engine *e = new_engine("off", "on");
+    gp_graph *g = load(e, spec);
+    const gp_turns *T = g->turns;
+    assert_null(g->osm_id); /* no node copies */
+    assert_int_equal(T->ncopies, 0);
+    assert_int_equal(g->n, nodes);
+    assert_non_null(g->restr);
+    assert_int_equal(T->tg->n, g->m + dups);
+    assert_int_equal(T->ndups, dups);
+    assert_int_equal(T->restr_turns, removed);
+    assert_int_equal(T->restr_bad, 0);
+    gp_graph_unref(g);
+    gp_engine_free(e);
+}
+
+/* Via node (turns.osm): no_left_turn 101 -> 100 -> 103 (south arm onto the west arm), and
+ * only_straight_on from the east arm onto the west arm; except=motorcar (303) lets cars turn right
+ * from the south arm; the conditional one (302) is ignored. Corners of the ring are folded into
+ * shape points, so its paths list only the arm ends. */
+static void test_restr_via_node(void **state) {
+    (void)state;
+    as_turns = 1;
+    /* 7 graph nodes less the 2 copies; 3 turns removed: south -> west, east -> north,
+     * east -> south; none for 302 (conditional) or 303 (cars exempt) */
+    check_model("osm:tests/data/osm/turns.osm?profile=car", 5, 0, 3);
+    static const want_route w[] = {
+        {101, 103, 456, "101 103"},         /* no left turn: around the ring (a bend: no turn) */
+        {101, 100, 160, "101 100"},         /* to the crossing itself: no detour */
+        {104, 102, 456, "104 102"},         /* only straight on: no right turn at 100 */
+        {104, 101, 736, "104 100 103 101"}, /* only straight on: west, then the ring */
+        {101, 104, 294, "101 100 104"},     /* except=motorcar: the right turn is allowed */
+        {102, 103, 294, "102 100 103"},     /* restriction:conditional ignored */
+        {103, 104, 226, "103 100 104"},     /* no restriction from the west arm */
+    };
+    check_routes("osm:tests/data/osm/turns.osm?profile=car", w, sizeof w / sizeof w[0]);
+    /* bicycles obey no turn restriction (bicycle.lua): no records at all */
+    gp_graph *b = load_as_turns("osm:tests/data/osm/turns.osm?profile=bicycle");
+    assert_null(b->restr);
+    assert_null(b->osm_id);
+    gp_graph_unref(b);
+    as_turns = 0;
+}
+
+/* Via ways: viaway.osm (one: 801 -> 802 -> 803), viaways.osm (two in order: 1001 -> 1002, 1003
+ * -> 1004). The via path's arcs are duplicated in the turn graph for entries from the from way
+ * (1 and 2 duplicates), and only the forbidden continuation is missing there. */
+static void test_restr_via_ways(void **state) {
+    (void)state;
+    as_turns = 1;
+    check_model("osm:tests/data/osm/viaway.osm?profile=car", 6, 1, 1);
+    static const want_route w1[] = {
+        {1, 4, 509, "1 2 6 4"}, /* not 2 -> 3 -> 4 coming from the south: the detour */
+        {1, 5, 407, "1 2 3 5"}, /* straight on east at 3 stays allowed */
+        {2, 4, 327, "2 3 4"},   /* starting on the via way: allowed */
+        {3, 4, 160, "3 4"},
+    };
+    check_routes("osm:tests/data/osm/viaway.osm?profile=car", w1, sizeof w1 / sizeof w1[0]);
+    check_model("osm:tests/data/osm/viaways.osm?profile=car", 8, 2, 1);
+    static const want_route w2[] = {
+        {1, 5, 697, "1 2 7 5"},   /* not 2 -> 3 -> 4 -> 5 from the south: north, then east */
+        {1, 6, 520, "1 2 3 4 6"}, /* straight on at 4 */
+        {1, 4, 407, "1 2 3 4"},   /* to the end of the via path itself */
+        {1, 9, 475, "1 2 3 9"},   /* off the via path at 3; 1101 exempts cars */
+        {2, 5, 440, "2 3 4 5"},   /* entering at 2 (not from 1001): allowed */
+        {3, 5, 327, "3 4 5"},     /* entering at 3: allowed */
+    };
+    check_routes("osm:tests/data/osm/viaways.osm?profile=car", w2, sizeof w2 / sizeof w2[0]);
+    /* the node-copy model (turn_costs off) handles one via way only: two are counted
+     * unsupported and not obeyed */
+    as_turns = 0;
+    static const want_route w3[] = {{1, 5, 621, "1 2 3 4 5"}};
+    check_routes("osm:tests/data/osm/viaways.osm?profile=car", w3, 1);
+}
+
+/* The turn model's restrictions and the node copies give the same answer for every pair of OSM
+ * nodes (restrictions with one via way at most: what the copies handle). */
+static void check_same_as_copies(const char *spec) {
+    gp_engine *ea = new_engine("on", "on"), *eb = new_engine("off", "on");
+    as_turns = 1;
+    gp_graph *a = load(ea, spec);
+    as_turns = 0;
+    gp_graph *b = load(eb, spec);
+    assert_non_null(b->osm_id);
+    uint32_t step = a->n > 400 ? a->n / 40 : 1, pairs = 0;
+    for (uint32_t u = 0; u < a->n; u += step)
+        for (uint32_t v = 0; v < a->n; v += step) {
+            uint32_t bu = gp_graph_index(b, a->ext[u]), bv = gp_graph_index(b, a->ext[v]);
+            assert_true(bu != GP_NONE && bv != GP_NONE);
+            gp_err err = {0};
+            gp_path p = {0}, q = {0};
+            assert_int_equal(gp_engine_p2p(ea, a, u, v, GP_P2P_AUTO, &p, &err), GP_OK);
+            assert_int_equal(gp_engine_p2p(eb, b, bu, bv, GP_P2P_DIJKSTRA, &q, &err), GP_OK);
+            if (p.dist != q.dist)
+                fail_msg("%s %lld -> %lld: turn model %llu, node copies %llu", spec,
+                         (long long)a->ext[u], (long long)a->ext[v], (unsigned long long)p.dist,
+                         (unsigned long long)q.dist);
+            pairs++;
+            gp_path_free(&p);
+            gp_path_free(&q);
+        }
+    assert_true(pairs > 0);
+    gp_graph_unref(a);
+    gp_graph_unref(b);
+    gp_engine_free(ea);
+    gp_engine_free(eb);
+}
+
+static void test_restr_same_as_copies(void **state) {
+    (void)state;
+    check_same_as_copies("osm:tests/data/osm/turns.osm?profile=car");
+    check_same_as_copies("osm:tests/data/osm/viaway.osm?profile=car");
+    const char *dir = getenv("GPATH_DATA");
+    char path[480], spec[512];
+    snprintf(path, sizeof path, "%s/osm/monaco.osm.pbf", dir ? dir : "data");
+    if (access(path, R_OK) != 0) {
+        print_message("test_turns: no %s (make data): the Monaco comparison skipped\n", path);
+        return;
+    }
+    snprintf(spec, sizeof spec, "osm:%s?profile=car", path);
+    check_same_as_copies(spec);
+}
+
+/* The restrictions go through a snapshot unchanged (and into the version). */
+static void test_restr_snapshot(void **state) {
+    (void)state;
+    gp_err err = {0};
+    gp_graph *g = load_as_turns("osm:tests/data/osm/viaways.osm?profile=car");
+    assert_int_equal(g->restr_len, 6); /* [no, 4, from, via, via, to] */
+    assert_int_equal(g->restr[0], GP_RESTR_NO);
+    assert_int_equal(g->restr[1], 4);
+    gp_graph *plain = gp_graph_load("osm:tests/data/osm/viaways.osm?profile=car", NULL, &err);
+    assert_string_not_equal(g->version, plain->version); /* copies or none: another graph */
+    gp_graph_unref(plain);
+    gp_graph *h = snapshot_roundtrip(g);
+    assert_int_equal(h->restr_len, g->restr_len);
+    assert_memory_equal(g->restr, h->restr, g->restr_len * sizeof *g->restr);
+    assert_string_equal(g->version, h->version);
+    gp_engine *e = new_engine("on", "on");
+    assert_int_equal(gp_engine_attach(e, h, &err), GP_OK);
+    assert_int_equal(route(e, h, 1, 5, GP_P2P_AUTO, NULL, NULL), 697);
+    gp_graph_unref(h);
+    gp_graph_unref(g);
+    gp_engine_free(e);
+}
+
+/* continue_straight (straight.osm): A;W;A with A and W on Main Street. false: the route turns
+ * around at W (90 + 90 ds); true: it goes on east from W, around the loop (546 ds, folded into
+ * the arcs 2 -> 4 -> 2) and back west past W (113 + 546 + 113 + 90 ds). W at node 2: turning
+ * back there is no turn of the turn graph either (203 + 203 against 203 + 546 + 203). */
+static void test_continue_straight(void **state) {
+    (void)state;
+    static const struct {
+        double wlon;
+        uint64_t d[2][2]; /* [straight][leg] */
+        uint32_t len;     /* nodes of the second leg when straight */
+    } want[] = {{7.001, {{90, 90}, {90, 862}}, 3}, {7.002, {{203, 203}, {203, 749}}, 3}};
+    static const char *cch[] = {"off", "on"};
+    for (int c = 0; c < 2; c++) {
+        gp_engine *e = new_engine(cch[c], "on");
+        as_turns = 1;
+        gp_graph *g = load(e, "osm:tests/data/osm/straight.osm?profile=car");
+        as_turns = 0;
+        gp_err err = {0};
+        for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+            gp_snap s[3];
+            assert_int_equal(gp_snap_point(g, 7.0002, 45.0, 50, &s[0], &err), GP_OK);
+            assert_int_equal(gp_snap_point(g, want[i].wlon, 45.0, 50, &s[1], &err), GP_OK);
+            s[2] = s[0];
+            for (int st = 0; st < 2; st++) {
+                gp_snap_route r[2];
+                assert_int_equal(gp_engine_route_via(e, g, s, 3, st, GP_P2P_AUTO, r, &err), GP_OK);
+                for (int l = 0; l < 2; l++)
+                    if (r[l].dist != want[i].d[st][l])
+                        fail_msg("W at %.3f, straight %d, cch %s, leg %d: %llu ds, want %llu",
+                                 want[i].wlon, st, cch[c], l, (unsigned long long)r[l].dist,
+                                 (unsigned long long)want[i].d[st][l]);
+                if (st) {
+                    assert_int_equal(r[1].path.len, want[i].len);
+                    assert_int_equal(gp_graph_orig_id(g, r[1].path.nodes[0]), 2);
+                    assert_int_equal(gp_graph_orig_id(g, r[1].path.nodes[1]), 4);
+                }
+                gp_snap_route_free(&r[0]);
+                gp_snap_route_free(&r[1]);
+            }
+        }
+        gp_graph_unref(g);
+        gp_engine_free(e);
+    }
 }
 
 int main(void) {
@@ -400,10 +662,19 @@ int main(void) {
         return 0;
     }
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_cost_table),     cmocka_unit_test(test_crossing),
-        cmocka_unit_test(test_u_turns),        cmocka_unit_test(test_consistent),
-        cmocka_unit_test(test_restrictions),   cmocka_unit_test(test_reweight),
-        cmocka_unit_test(test_snapshot_flags), cmocka_unit_test(test_loop_back),
+        cmocka_unit_test(test_cost_table),
+        cmocka_unit_test(test_crossing),
+        cmocka_unit_test(test_u_turns),
+        cmocka_unit_test(test_consistent),
+        cmocka_unit_test(test_restrictions),
+        cmocka_unit_test(test_reweight),
+        cmocka_unit_test(test_snapshot_flags),
+        cmocka_unit_test(test_loop_back),
+        cmocka_unit_test(test_restr_via_node),
+        cmocka_unit_test(test_restr_via_ways),
+        cmocka_unit_test(test_restr_same_as_copies),
+        cmocka_unit_test(test_restr_snapshot),
+        cmocka_unit_test(test_continue_straight),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -132,8 +132,8 @@ typedef struct gp_osrm_route_opts {
     int steps;
     int overview; /* 0 false, 1 simplified, 2 full */
     int ann_duration, ann_distance, ann_nodes, ann_speed, ann_weight, ann_datasources;
-    int continue_straight; /* -1 default (the profile's: true for car), 0 false, 1 true; parsed
-                              and passed on, the turn model acts on it */
+    int continue_straight; /* -1 default (the profile's: true for car), 0 false, 1 true; the
+                              legs follow it (gp_osrm_continue_straight) */
 } gp_osrm_route_opts;
 /* The OSRM route object {geometry?, legs, weight_name, weight, duration, distance} of nleg legs. */
 cJSON *gp_osrm_route_json(const gp_osrm_req *q, const gp_osrm_leg *legs, size_t nleg,
@@ -148,8 +148,13 @@ void gp_osrm_leg_steps(const gp_osrm_req *q, const gp_osrm_leg *leg, cJSON *arr,
                        size_t size);
 /* Parses steps / overview / annotations; answers and returns 0 on a bad value. */
 int gp_osrm_route_opts_parse(gp_osrm_req *q, gp_osrm_route_opts *o);
-/* Routes between snapped positions s[order[i]] and s[order[i+1]] into legs[0..k-2]; on failure
+/* Routes between snapped positions s[order[i]] and s[order[i+1]] into legs[0..k-2], the legs
+ * chosen together under continue_straight when straight (gp_engine_route_via); on failure
  * answers (NoRoute / engine error) and returns 0, legs freed. */
-int gp_osrm_route_legs(gp_osrm_req *q, const uint32_t *order, uint32_t k, gp_osrm_leg *legs);
+int gp_osrm_route_legs(gp_osrm_req *q, const uint32_t *order, uint32_t k, int straight,
+                       gp_osrm_leg *legs);
+/* continue_straight of the request (validated before): true 1, false 0, default the profile's
+ * (OSRM v6: car 1, bicycle and foot 0). */
+int gp_osrm_continue_straight(gp_osrm_req *q);
 
 #endif

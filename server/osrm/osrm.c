@@ -92,7 +92,7 @@ void gp_h_osrm_route(gp_req *r) {
         goto out;
     }
     for (uint32_t i = 0; i < q.n; i++) order[i] = i;
-    if (gp_osrm_route_legs(&q, order, q.n, legs)) {
+    if (gp_osrm_route_legs(&q, order, q.n, gp_osrm_continue_straight(&q), legs)) {
         size_t nleg = q.n - 1;
         int oom = 0;
         if (wpi) { /* merge the legs between consecutive waypoints */

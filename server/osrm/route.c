@@ -190,32 +190,53 @@ int gp_osrm_leg_append(gp_osrm_leg *m, gp_osrm_leg *x) {
     return bad ? -1 : 0;
 }
 
-int gp_osrm_route_legs(gp_osrm_req *q, const uint32_t *order, uint32_t k, gp_osrm_leg *legs) {
+int gp_osrm_continue_straight(gp_osrm_req *q) {
+    char buf[16];
+    const char *v = gp_osrm_opt(q, "continue_straight", buf, sizeof buf);
+    if (v && !strcmp(v, "true")) return 1;
+    if (v && !strcmp(v, "false")) return 0;
+    /* default: the profile's continue_straight_at_waypoint (OSRM v6: car true, bicycle and foot
+     * false) */
+    return !strcmp(q->g->profile, "car");
+}
+
+int gp_osrm_route_legs(gp_osrm_req *q, const uint32_t *order, uint32_t k, int straight,
+                       gp_osrm_leg *legs) {
+    gp_snap *s = malloc(sizeof *s * (k ? k : 1));
+    gp_snap_route *rt = calloc(k ? k : 1, sizeof *rt);
+    gp_err err;
+    gp_err_clear(&err);
+    int rc = s && rt ? GP_OK : gp_err_set(&err, GP_ENOMEM, "out of memory");
+    for (uint32_t i = 0; !rc && i < k; i++) s[i] = q->snap[order[i]];
+    if (!rc)
+        rc = gp_engine_route_via(gp_http_engine(), q->g, s, k, straight, GP_P2P_AUTO, rt, &err);
+    free(s);
+    if (rc) {
+        free(rt);
+        gp_osrm_error_err(q->r, &err);
+        return 0;
+    }
+    uint32_t built = 0, ok = 1;
     for (uint32_t i = 0; i + 1 < k; i++) {
         const gp_snap *a = &q->snap[order[i]], *b = &q->snap[order[i + 1]];
-        gp_snap_route rt;
-        gp_err err;
-        memset(&rt, 0, sizeof rt);
-        int rc = gp_engine_route_snap(gp_http_engine(), q->g, a, b, GP_P2P_AUTO, &rt, &err);
-        if (rc || rt.dist == GP_INF) {
-            gp_snap_route_free(&rt);
-            for (uint32_t j = 0; j < i; j++) gp_osrm_leg_free(&legs[j]);
-            if (rc) gp_osrm_error_err(q->r, &err);
-            else
-                gp_osrm_error(q->r, 400, "NoRoute",
-                              "Impossible route between points %u and %u: no path in graph '%s'",
-                              order[i], order[i + 1], q->graph_name);
-            return 0;
-        }
-        int bad = gp_osrm_leg_build(q->g, a, b, &rt, &legs[i]);
-        gp_snap_route_free(&rt);
-        if (bad) {
-            for (uint32_t j = 0; j <= i; j++) gp_osrm_leg_free(&legs[j]);
+        if (ok && rt[i].dist == GP_INF) {
+            ok = 0;
+            gp_osrm_error(q->r, 400, "NoRoute",
+                          "Impossible route between points %u and %u: no path in graph '%s'",
+                          order[i], order[i + 1], q->graph_name);
+        } else if (ok && gp_osrm_leg_build(q->g, a, b, &rt[i], &legs[i])) {
+            ok = 0;
+            gp_osrm_leg_free(&legs[i]);
             gp_osrm_error(q->r, 500, "InternalError", "out of memory building the route");
-            return 0;
+        } else if (ok) {
+            built++;
         }
+        gp_snap_route_free(&rt[i]);
     }
-    return 1;
+    free(rt);
+    if (!ok)
+        for (uint32_t j = 0; j < built; j++) gp_osrm_leg_free(&legs[j]);
+    return ok;
 }
 
 /* ---- options ---- */

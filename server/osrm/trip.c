@@ -243,7 +243,7 @@ void gp_h_osrm_trip(gp_req *r) {
         uint32_t stops = k;
         if (roundtrip) order[stops++] = order[0];
         if (stops < 2) order[stops++] = order[0]; /* a lone stop: a trip of one empty leg */
-        if (!gp_osrm_route_legs(&q, order, stops, legs)) {
+        if (!gp_osrm_route_legs(&q, order, stops, 0, legs)) {
             failed = 1;
             break;
         }

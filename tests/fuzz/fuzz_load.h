@@ -17,9 +17,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-static int gp_fuzz_load(const char *format, const uint8_t *data, size_t size) {
+/* The graph of the bytes (NULL when the loader rejects them), checked; restrictions_as_turns as
+ * gp_load_opts' (OSM). The caller releases it. */
+static gp_graph *gp_fuzz_load_graph(const char *format, const uint8_t *data, size_t size,
+                                    int restrictions_as_turns) {
     int fd = memfd_create("gpath-fuzz", 0);
-    if (fd < 0) return 0;
+    if (fd < 0) return NULL;
     size_t off = 0;
     while (off < size) {
         ssize_t w = write(fd, data + off, size - off);
@@ -33,6 +36,7 @@ static int gp_fuzz_load(const char *format, const uint8_t *data, size_t size) {
     o.max_bytes = 4u << 20;
     o.max_nodes = 1u << 20;
     o.max_arcs = 1u << 20;
+    o.restrictions_as_turns = restrictions_as_turns;
     gp_err err;
     gp_graph *g = gp_graph_load(spec, &o, &err);
     if (g) {
@@ -41,8 +45,12 @@ static int gp_fuzz_load(const char *format, const uint8_t *data, size_t size) {
             if (gp_graph_index(g, g->ext[v]) != v) __builtin_trap();
         if (g->rrow[g->n] != g->m || g->row[g->n] != g->m) __builtin_trap();
     }
-    gp_graph_unref(g);
     close(fd);
+    return g;
+}
+
+static int gp_fuzz_load(const char *format, const uint8_t *data, size_t size) {
+    gp_graph_unref(gp_fuzz_load_graph(format, data, size, 0));
     return 0;
 }
 

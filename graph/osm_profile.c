@@ -285,6 +285,9 @@ static const char *const CAR_RESTRICTIONS[] = {"restriction", "restriction:vehic
                                                NULL};
 static const char *const CAR_EXCEPT[] = {"motorcar", "motor_vehicle", "vehicle", NULL};
 
+/* car.lua's `excludable` sets (each a single class). */
+static const char *const CAR_EXCLUDABLE[] = {"toll", "motorway", "ferry", NULL};
+
 static const gp_osm_profile PROFILES[] = {
     {
         .name = "car",
@@ -329,6 +332,7 @@ static const gp_osm_profile PROFILES[] = {
         .node_rules = GP_OSM_NODE_KERB_OK,
         .restriction_keys = CAR_RESTRICTIONS,
         .restriction_except = CAR_EXCEPT,
+        .excludable = CAR_EXCLUDABLE,
     },
     {
         .name = "bicycle",
@@ -411,6 +415,34 @@ const gp_osm_profile *gp_osm_profile_find(const char *name) {
 }
 
 const char *gp_osm_profile_names(void) { return "car|bicycle|foot"; }
+
+static const struct {
+    const char *name;
+    unsigned bit;
+} CLASS_BITS[] = {{"motorway", GP_OSM_CLASS_MOTORWAY},
+                  {"toll", GP_OSM_CLASS_TOLL},
+                  {"ferry", GP_OSM_CLASS_FERRY}};
+
+unsigned gp_osm_class_bit(const char *name) {
+    for (size_t i = 0; name && i < sizeof CLASS_BITS / sizeof CLASS_BITS[0]; i++)
+        if (!strcmp(CLASS_BITS[i].name, name)) return CLASS_BITS[i].bit;
+    return 0;
+}
+
+unsigned gp_osm_arc_classes(const gp_graph *g, uint32_t a) {
+    unsigned c = 0;
+    if (g->arc_class && g->arc_class[a] == GP_ROAD_MOTORWAY) c |= GP_OSM_CLASS_MOTORWAY;
+    if (g->arc_class && g->arc_class[a] == GP_ROAD_FERRY) c |= GP_OSM_CLASS_FERRY;
+    if (gp_graph_arc_flags(g, a) & GP_ARC_TOLL) c |= GP_OSM_CLASS_TOLL;
+    return c;
+}
+
+unsigned gp_osm_profile_classes(const gp_osm_profile *p) {
+    unsigned c = 0;
+    for (size_t i = 0; p && p->excludable && p->excludable[i]; i++)
+        c |= gp_osm_class_bit(p->excludable[i]);
+    return c;
+}
 
 /* ------------------------------------------------------------------------------------------- */
 /* Checking a profile                                                                            */
@@ -621,6 +653,42 @@ double gp_osm_parse_kg(const char *v) {
     if (strstr(v, "lbs")) return x * 0.45359237;
     if (strstr(v, "kg")) return x;
     return x * 1000; /* tonnes */
+}
+
+/* One limit tag's value in metres (metric) or tonnes (!metric); -1 when it is none. */
+static double limit_value(const char *v, int metric) {
+    static const char *const none[] = {"none", "default", "below_default", "unsigned", "no-sign",
+                                       "no",   NULL};
+    if (!v || in_list(none, v) || !isdigit((unsigned char)*v)) return -1;
+    if (metric) {
+        double x = gp_osm_parse_meters(v);
+        if (x > 0 && !strchr(v, '\'') && strstr(v, "ft")) x *= 0.3048;
+        return x;
+    }
+    double kg = gp_osm_parse_kg(v);
+    if (kg > 0 && strstr(v, "st") && !strstr(v, "lbs")) kg *= 0.90718474; /* short tons */
+    return kg < 0 ? -1 : kg / 1000;
+}
+
+int gp_osm_way_limits(const gp_osm_tag *tags, uint32_t ntags, uint8_t out[GP_LIMITS]) {
+    static const char *const keys[GP_LIMITS][2] = {{"maxheight:physical", "maxheight"},
+                                                   {"maxwidth:physical", "maxwidth"},
+                                                   {"maxlength", NULL},
+                                                   {"maxweight", NULL},
+                                                   {"maxaxleload", NULL}};
+    int any = 0;
+    for (int k = 0; k < GP_LIMITS; k++) {
+        out[k] = 0;
+        double x = -1;
+        for (int j = 0; j < 2 && x < 0 && keys[k][j]; j++)
+            x = limit_value(tag(tags, ntags, keys[k][j]), k < GP_LIM_WEIGHT);
+        double steps = x > 0 ? floor(x / gp_limit_quantum(k) + 1e-9) : 0;
+        if (steps >= 1 && steps <= 255) {
+            out[k] = (uint8_t)steps;
+            any = 1;
+        }
+    }
+    return any;
 }
 
 /* maxheight values meaning "the default" (4.5 m, as OSRM's Measure). */

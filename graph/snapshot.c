@@ -45,6 +45,7 @@ enum {
     S_NODE_FLAGS,   /* optional: older snapshots have none */
     S_ARC_FLAGS,    /* optional: snapshots before them load without */
     S_ARC_GUIDE,
+    S_ARC_LIMITS, /* optional: vehicle limits (m * GP_LIMITS bytes), older snapshots have none */
     S_KNOWN_END
 };
 
@@ -226,6 +227,7 @@ int gp_snapshot_write(const gp_graph *g, const char *path, const gp_snap_extra *
     SEC(S_NODE_FLAGS, g->node_flags, n);
     SEC(S_ARC_FLAGS, g->arc_flags, m);
     SEC(S_ARC_GUIDE, g->arc_guide, m * 4);
+    SEC(S_ARC_LIMITS, g->arc_limits, m * GP_LIMITS);
 #undef SEC
     int rc = GP_OK;
     if (nextra > 64) {
@@ -496,6 +498,7 @@ gp_graph *gp_load_snapshot(const char *path, const gp_load_opts *o, gp_err *err)
         section(&mp, S_NODE_FLAGS, n, 0, "node flags", (void **)&g->node_flags, err) ||
         section(&mp, S_ARC_FLAGS, m, 0, "arc flags", (void **)&g->arc_flags, err) ||
         section(&mp, S_ARC_GUIDE, m * 4, 0, "arc guidance", (void **)&g->arc_guide, err) ||
+        section(&mp, S_ARC_LIMITS, m * GP_LIMITS, 0, "arc limits", (void **)&g->arc_limits, err) ||
         section(&mp, S_STRTAB, UINT64_MAX, 0, "strings", (void **)&g->strtab, err))
         goto fail;
     if (!g->lon != !g->lat) {

@@ -517,7 +517,8 @@ static void test_builder_attributes(void **state) {
                                &sy,
                                &sid,
                                0,
-                               NULL};
+                               NULL,
+                               {0}};
             assert_int_equal(gp_builder_add_road_arc(b, U[i], V[i], (uint32_t)(5 - i), &ra, &err),
                              GP_OK);
         }

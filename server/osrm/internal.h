@@ -12,6 +12,7 @@
 #ifndef GP_OSRM_INTERNAL_H
 #define GP_OSRM_INTERNAL_H
 
+#include "engine/metric.h"
 #include "engine/snap.h"
 #include "server/http/http.h"
 #include "server/api/arcs.h"
@@ -48,7 +49,14 @@ typedef struct gp_osrm_req {
     int skip_waypoints, generate_hints;
     int snap_any;    /* snapping=any: small components too (gp_snap_big) */
     double *bearing; /* after gp_osrm_snap_all: n pairs (bearing, range), bearing -1 when none */
+    /* exclude= and vehicle_* (engine/metric.h): g is then the metric of base under key */
+    gp_metric_key key;
+    gp_graph *base; /* the graph asked for (referenced) when g is a metric, else NULL */
 } gp_osrm_req;
+/* Why no route joins snapped positions a and b under the request's key: the exclude class or
+ * vehicle limit that alone leaves none ("vehicle_height=4"), or the whole key; "" when the graph
+ * itself has no route either. */
+void gp_osrm_closed_why(gp_osrm_req *q, const gp_snap *a, const gp_snap *b, char *buf, size_t size);
 
 /* 1 for a graph whose weights are no travel times nor road costs (router topologies: hops, or a
  * cost rule of graphml / sndlib / rocketfuel): the OSRM services refuse it (400 InvalidQuery

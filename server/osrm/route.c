@@ -200,7 +200,14 @@ int gp_osrm_route_legs(gp_osrm_req *q, const uint32_t *order, uint32_t k, gp_osr
         if (rc || rt.dist == GP_INF) {
             gp_snap_route_free(&rt);
             for (uint32_t j = 0; j < i; j++) gp_osrm_leg_free(&legs[j]);
+            char why[160] = "";
+            if (!rc) gp_osrm_closed_why(q, a, b, why, sizeof why);
             if (rc) gp_osrm_error_err(q->r, &err);
+            else if (*why)
+                gp_osrm_error(q->r, 400, "NoRoute",
+                              "Impossible route between points %u and %u: %s closes every path "
+                              "between them in graph '%s' (there is one without it)",
+                              order[i], order[i + 1], why, q->graph_name);
             else
                 gp_osrm_error(q->r, 400, "NoRoute",
                               "Impossible route between points %u and %u: no path in graph '%s'",

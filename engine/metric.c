@@ -27,9 +27,8 @@ int gp_metric_vehicle(int k, double v, uint8_t *out, gp_err *err) {
     return GP_OK;
 }
 
-static const char *const VEHICLE_PARAM[GP_LIMITS] = {"vehicle_height", "vehicle_width",
-                                                      "vehicle_length", "vehicle_weight",
-                                                      "vehicle_axleload"};
+static const char *const VEHICLE_PARAM[GP_LIMITS] = {
+    "vehicle_height", "vehicle_width", "vehicle_length", "vehicle_weight", "vehicle_axleload"};
 
 const char *gp_metric_vehicle_param(int k) {
     return k >= 0 && k < GP_LIMITS ? VEHICLE_PARAM[k] : "";
@@ -106,6 +105,30 @@ int gp_metric_arc_closed(const gp_graph *g, uint32_t a, const gp_metric_key *k) 
         (gp_graph_arc_flags(g, a) & GP_ARC_HGV_NO))
         return 1;
     return 0;
+}
+
+static int open_arc(void *ctx, const gp_graph *g, uint32_t arc, uint32_t tail, double a_lon,
+                    double a_lat, double b_lon, double b_lat) {
+    (void)ctx, (void)tail, (void)a_lon, (void)a_lat, (void)b_lon, (void)b_lat;
+    uint32_t r = gp_graph_reverse_arc(g, arc);
+    return g->w[arc] != GP_W_CLOSED || (r != GP_NONE && g->w[r] != GP_W_CLOSED);
+}
+
+int gp_metric_snap_open(const gp_graph *m, gp_snap *s, double radius_m, gp_err *err) {
+    if (!m->closed || s->arc == GP_NONE) return GP_OK;
+    int fwd = m->w[s->arc] != GP_W_CLOSED, bwd = s->rarc != GP_NONE && m->w[s->rarc] != GP_W_CLOSED;
+    if (fwd && !bwd) s->rarc = GP_NONE;
+    else if (bwd && !fwd) {
+        s->arc = s->rarc;
+        s->rarc = GP_NONE;
+        s->frac = 1 - s->frac;
+    }
+    if (fwd || bwd) return GP_OK;
+    gp_snap t;
+    int rc = gp_snap_point_if(m, s->qlon, s->qlat, radius_m, open_arc, NULL, &t, err);
+    if (rc) return rc;
+    *s = t;
+    return gp_metric_snap_open(m, s, radius_m, err);
 }
 
 /* g's weights with the arcs closed under k at GP_W_CLOSED, as a reweighted version. */
@@ -196,8 +219,7 @@ void gp_metric_cache_stats(uint64_t *b, uint64_t *h, unsigned *entries) {
     pthread_mutex_unlock(&mu);
 }
 
-int gp_metric_get(gp_engine *e, gp_graph *g, const gp_metric_key *k, gp_graph **out,
-                  gp_err *err) {
+int gp_metric_get(gp_engine *e, gp_graph *g, const gp_metric_key *k, gp_graph **out, gp_err *err) {
     *out = NULL;
     if (gp_metric_key_empty(k)) {
         *out = gp_graph_ref(g);

@@ -19,6 +19,7 @@
 #define GP_ENGINE_METRIC_H
 
 #include "engine/engine.h"
+#include "engine/snap.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -56,6 +57,12 @@ void gp_metric_key_text(const gp_metric_key *k, char *buf, size_t size);
 /* 1 when arc a of g is closed under k. */
 int gp_metric_arc_closed(const gp_graph *g, uint32_t a, const gp_metric_key *k);
 
+/* Moves snapped position s of metric m off its closed arcs: a closed direction of a two-way road
+ * is dropped; a road closed both ways makes s snap again to the nearest road open in some
+ * direction within radius_m of the coordinate. GP_ENOTFOUND when there is none (s unchanged);
+ * GP_OK otherwise (also on a graph that is no metric). */
+int gp_metric_snap_open(const gp_graph *m, gp_snap *s, double radius_m, gp_err *err);
+
 /* Sets the cache capacity (config metric_cache_size, >= 1; default GP_METRIC_CACHE_DEFAULT);
  * entries past it are released now. */
 #define GP_METRIC_CACHE_DEFAULT 16
@@ -68,8 +75,7 @@ void gp_metric_cache_stats(uint64_t *built, uint64_t *hits, unsigned *entries);
 /* *out = the metric of g under k, referenced (release with gp_graph_unref): g itself when k is
  * empty, else the cached metric, built and attached to e on first use. Errors are
  * gp_graph_reweight's and gp_engine_attach's. */
-int gp_metric_get(gp_engine *e, gp_graph *g, const gp_metric_key *k, gp_graph **out,
-                  gp_err *err);
+int gp_metric_get(gp_engine *e, gp_graph *g, const gp_metric_key *k, gp_graph **out, gp_err *err);
 
 #ifdef __cplusplus
 }

@@ -85,6 +85,29 @@ static const gp_osm_class CAR_CLASSES[] = {
     {NULL, NULL, 0, 0, 0},
 };
 
+/* Truck (heavy goods vehicle, no OSRM profile): car.lua's classes at the speeds of a truck over
+ * 3.5 t in the EU (80 km/h on motorways, every speed capped at 80 by max_kmh, tagged
+ * maxspeed:hgv first), slower on the smaller roads. */
+static const gp_osm_class TRUCK_CLASSES[] = {
+    {"highway", "motorway", GP_ROAD_MOTORWAY, 80, GP_OSM_RIDE},
+    {"highway", "motorway_link", GP_ROAD_MOTORWAY, 40, GP_OSM_RIDE},
+    {"highway", "trunk", GP_ROAD_TRUNK, 70, GP_OSM_RIDE},
+    {"highway", "trunk_link", GP_ROAD_TRUNK, 35, GP_OSM_RIDE},
+    {"highway", "primary", GP_ROAD_PRIMARY, 60, GP_OSM_RIDE},
+    {"highway", "primary_link", GP_ROAD_PRIMARY, 25, GP_OSM_RIDE},
+    {"highway", "secondary", GP_ROAD_SECONDARY, 50, GP_OSM_RIDE},
+    {"highway", "secondary_link", GP_ROAD_SECONDARY, 20, GP_OSM_RIDE},
+    {"highway", "tertiary", GP_ROAD_TERTIARY, 35, GP_OSM_RIDE},
+    {"highway", "tertiary_link", GP_ROAD_TERTIARY, 20, GP_OSM_RIDE},
+    {"highway", "unclassified", GP_ROAD_UNCLASSIFIED, 25, GP_OSM_RIDE},
+    {"highway", "residential", GP_ROAD_RESIDENTIAL, 20, GP_OSM_RIDE},
+    {"highway", "living_street", GP_ROAD_LIVING_STREET, 10, GP_OSM_RIDE},
+    {"highway", "service", GP_ROAD_SERVICE, 10, GP_OSM_RIDE},
+    {"highway", "road", GP_ROAD_UNCLASSIFIED, 0, GP_OSM_RIDE},
+    {"highway", "track", GP_ROAD_TRACK, 0, GP_OSM_RIDE},
+    {NULL, NULL, 0, 0, 0},
+};
+
 /* Bicycle: bicycle.lua's bicycle_speeds, platform, amenity speeds (ridden) and pedestrian /
  * man_made speeds (pushed). No motorways or trunks without an allowing access tag. */
 static const gp_osm_class BICYCLE_CLASSES[] = {
@@ -224,6 +247,15 @@ static const gp_osm_kv CAR_SERVICE_FACTOR[] = {
 static const gp_osm_kv NO_KV[] = {{NULL, 0}};
 
 static const char *const CAR_ACCESS[] = {"motorcar", "motor_vehicle", "vehicle", "access", NULL};
+static const char *const TRUCK_ACCESS[] = {"hgv",     "goods",  "motor_vehicle",
+                                           "vehicle", "access", NULL};
+static const char *const TRUCK_ONEWAY[] = {"oneway:hgv", "oneway:motor_vehicle", "oneway:vehicle",
+                                           "oneway", NULL};
+static const char *const TRUCK_MAXSPEED[] = {"maxspeed:hgv",    "maxspeed:advisory", "maxspeed",
+                                             "source:maxspeed", "maxspeed:type",     NULL};
+static const char *const TRUCK_RESTRICTIONS[] = {
+    "restriction", "restriction:vehicle", "restriction:motor_vehicle", "restriction:hgv", NULL};
+static const char *const TRUCK_EXCEPT[] = {"hgv", "goods", "motor_vehicle", "vehicle", NULL};
 static const char *const BICYCLE_ACCESS[] = {"bicycle", "vehicle", "access", NULL};
 static const char *const FOOT_ACCESS[] = {"foot", "access", NULL};
 static const char *const CAR_DENY[] = {
@@ -406,6 +438,52 @@ static const gp_osm_profile PROFILES[] = {
         .restriction_keys = NULL,
         .restriction_except = NONE,
     },
+    {
+        .name = "truck",
+        .classes = TRUCK_CLASSES,
+        .default_kmh = 10,
+        .access_keys = TRUCK_ACCESS,
+        .access_directional = 1,
+        .access_allow = NULL,
+        .access_deny = CAR_DENY,
+        .access_restricted = CAR_RESTRICTED,
+        .restricted_highways = CAR_RESTRICTED_HIGHWAYS,
+        .restricted_tags = CAR_RESTRICTED_TAGS,
+        .restricted_lanes = "hov:lanes",
+        .oneway_keys = TRUCK_ONEWAY,
+        .oneway_no = CAR_ONEWAY_NO,
+        .implied_oneway = IMPLIED_ONEWAY,
+        .twoway = NONE,
+        .maxspeed_keys = TRUCK_MAXSPEED,
+        .speed_reduction = 0.8,
+        .maxspeed_zones = CAR_ZONES,
+        .maxspeed_types = CAR_ZONE_TYPES,
+        .surface_kmh = CAR_SURFACE,
+        .tracktype_kmh = CAR_TRACKTYPE,
+        .smoothness_kmh = CAR_SMOOTHNESS,
+        .route_kmh = CAR_ROUTES,
+        .bridge_kmh = MOVABLE_BRIDGE,
+        .blocked = CAR_BLOCKED,
+        .blocked_keys = PROPOSED,
+        .construction_ok = CONSTRUCTION_OK,
+        .service_forbidden = CAR_SERVICE_FORBIDDEN,
+        .service_factor = CAR_SERVICE_FACTOR,
+        .side_road_factor = 0.8,
+        .narrow_factor = 0.5,
+        .alternating_factor = 0.4,
+        .vehicle_height = 0, /* per request (vehicle_*) */
+        .vehicle_width = 0,
+        .vehicle_length = 0,
+        .vehicle_weight_kg = 0,
+        .push_kmh = 0,
+        .max_kmh = 80,
+        .barrier_blocks_by_default = 1,
+        .barrier_list = CAR_BARRIER_PASS,
+        .node_rules = GP_OSM_NODE_KERB_OK,
+        .restriction_keys = TRUCK_RESTRICTIONS,
+        .restriction_except = TRUCK_EXCEPT,
+        .excludable = CAR_EXCLUDABLE,
+    },
 };
 
 const gp_osm_profile *gp_osm_profile_find(const char *name) {
@@ -414,7 +492,7 @@ const gp_osm_profile *gp_osm_profile_find(const char *name) {
     return NULL;
 }
 
-const char *gp_osm_profile_names(void) { return "car|bicycle|foot"; }
+const char *gp_osm_profile_names(void) { return "car|bicycle|foot|truck"; }
 
 static const struct {
     const char *name;
@@ -918,6 +996,8 @@ void gp_osm_eval_way(const gp_osm_profile *p, const gp_osm_tag *t, uint32_t n, g
     if (p->side_road_factor > 0 && side && (!strcmp(side, "yes") || !strcmp(side, "rotary")))
         f = f < p->side_road_factor ? f : p->side_road_factor;
 
+    for (int d = 0; d < 2; d++)
+        if (p->max_kmh > 0 && kmh[d] > p->max_kmh) kmh[d] = p->max_kmh;
     o->fwd_mps = kmh[0] > 0 ? kmh[0] / 3.6 : 0;
     o->bwd_mps = kmh[1] > 0 ? kmh[1] / 3.6 : 0;
     o->fwd_factor = o->bwd_factor = f;

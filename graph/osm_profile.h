@@ -79,7 +79,8 @@ typedef struct gp_osm_profile {
     double narrow_factor;      /* weight factor for width <= 3 or one lane both ways; 0: none */
     double alternating_factor; /* weight factor of oneway=alternating; 0: none */
     double vehicle_height, vehicle_width, vehicle_length, vehicle_weight_kg; /* 0: not checked */
-    double push_kmh;               /* bicycle: pushing speed where riding is not allowed; 0: none */
+    double push_kmh; /* bicycle: pushing speed where riding is not allowed; 0: none */
+    double max_kmh;  /* cap on every speed, tagged maxspeed included (truck); 0: none */
     int barrier_blocks_by_default; /* 1: every barrier=* blocks but those listed in
                                       barrier_list; 0: only those listed block */
     const char *const *barrier_list;
@@ -103,7 +104,8 @@ unsigned gp_osm_arc_classes(const gp_graph *g, uint32_t a);
 /* The bits of the classes profile p lets a request exclude (its excludable list); 0 for NULL. */
 unsigned gp_osm_profile_classes(const gp_osm_profile *p);
 
-/* The profile of that name, or NULL. gp_osm_profile_names() lists them ("car|bicycle|foot"). */
+/* The profile of that name, or NULL. gp_osm_profile_names() lists them
+ * ("car|bicycle|foot|truck"). */
 const gp_osm_profile *gp_osm_profile_find(const char *name);
 const char *gp_osm_profile_names(void);
 

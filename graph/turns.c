@@ -19,6 +19,7 @@
  * traffic signal 2 s, stop 2 s, give way 1 s; bicycle.lua; foot.lua). */
 static const gp_turn_costs tables[] = {
     {"car", GP_TURN_ANGLE_SIGMOID, 7.5, 1.075, 0, 20.0, 2.0, 2.0, 1.0, 0},
+    {"truck", GP_TURN_ANGLE_SIGMOID, 7.5, 1.075, 0, 20.0, 2.0, 2.0, 1.0, 0}, /* as car's */
     {"bicycle", GP_TURN_ANGLE_SQUARE, 6.0, 1.4, 1, 20.0, 2.0, 0.0, 0.0, 0},
     {"foot", GP_TURN_ANGLE_NONE, 0.0, 1.0, 0, 2.0, 2.0, 0.0, 0.0, 1},
 };

@@ -147,6 +147,9 @@ static const gp_config_key keys[] = {
     {"turn_costs", S(turn_costs), "on", 0, 0,
      "Turn costs on road graphs with a profile (OSM imports): on (an edge-based turn graph answers "
      "every query, docs/graphs.md) or off (the node-based road graph, no turn cost)."},
+    {"metric_cache_size", L(metric_cache_size), "16", 1, 4096,
+     "Per-request metrics (exclude=, vehicle_* limits) kept customized, least recently used "
+     "dropped first; each holds two weight arrays (and its turn graph's and CCH's)."},
     {"cch_min_nodes", L(cch_min_nodes), "10000", 0, 2000000000,
      "With cch = auto: the smallest graph (nodes) that gets a CCH at load."},
     {"cch_max_triangles_per_node", L(cch_max_triangles_per_node), "200", 0, 1000000,

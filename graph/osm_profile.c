@@ -320,51 +320,36 @@ static const char *const CAR_EXCEPT[] = {"motorcar", "motor_vehicle", "vehicle",
 /* car.lua's `excludable` sets (each a single class). */
 static const char *const CAR_EXCLUDABLE[] = {"toll", "motorway", "ferry", NULL};
 
+/* What the motor-vehicle profiles (car, truck) share: car.lua's rules. */
+#define MOTOR_VEHICLE_COMMON                                                                       \
+    .default_kmh = 10, .access_directional = 1, .access_allow = NULL, .access_deny = CAR_DENY,     \
+    .access_restricted = CAR_RESTRICTED, .restricted_highways = CAR_RESTRICTED_HIGHWAYS,           \
+    .restricted_tags = CAR_RESTRICTED_TAGS, .restricted_lanes = "hov:lanes",                       \
+    .oneway_no = CAR_ONEWAY_NO, .implied_oneway = IMPLIED_ONEWAY, .twoway = NONE,                  \
+    .speed_reduction = 0.8, .maxspeed_zones = CAR_ZONES, .maxspeed_types = CAR_ZONE_TYPES,         \
+    .surface_kmh = CAR_SURFACE, .tracktype_kmh = CAR_TRACKTYPE, .smoothness_kmh = CAR_SMOOTHNESS,  \
+    .route_kmh = CAR_ROUTES, .bridge_kmh = MOVABLE_BRIDGE, .blocked = CAR_BLOCKED,                 \
+    .blocked_keys = PROPOSED, .construction_ok = CONSTRUCTION_OK,                                  \
+    .service_forbidden = CAR_SERVICE_FORBIDDEN, .service_factor = CAR_SERVICE_FACTOR,              \
+    .side_road_factor = 0.8, .narrow_factor = 0.5, .alternating_factor = 0.4, .push_kmh = 0,       \
+    .barrier_blocks_by_default = 1, .barrier_list = CAR_BARRIER_PASS,                              \
+    .node_rules = GP_OSM_NODE_KERB_OK
+
 static const gp_osm_profile PROFILES[] = {
     {
         .name = "car",
         .classes = CAR_CLASSES,
-        .default_kmh = 10,
         .access_keys = CAR_ACCESS,
-        .access_directional = 1,
-        .access_allow = NULL,
-        .access_deny = CAR_DENY,
-        .access_restricted = CAR_RESTRICTED,
-        .restricted_highways = CAR_RESTRICTED_HIGHWAYS,
-        .restricted_tags = CAR_RESTRICTED_TAGS,
-        .restricted_lanes = "hov:lanes",
         .oneway_keys = CAR_ONEWAY,
-        .oneway_no = CAR_ONEWAY_NO,
-        .implied_oneway = IMPLIED_ONEWAY,
-        .twoway = NONE,
         .maxspeed_keys = CAR_MAXSPEED,
-        .speed_reduction = 0.8,
-        .maxspeed_zones = CAR_ZONES,
-        .maxspeed_types = CAR_ZONE_TYPES,
-        .surface_kmh = CAR_SURFACE,
-        .tracktype_kmh = CAR_TRACKTYPE,
-        .smoothness_kmh = CAR_SMOOTHNESS,
-        .route_kmh = CAR_ROUTES,
-        .bridge_kmh = MOVABLE_BRIDGE,
-        .blocked = CAR_BLOCKED,
-        .blocked_keys = PROPOSED,
-        .construction_ok = CONSTRUCTION_OK,
-        .service_forbidden = CAR_SERVICE_FORBIDDEN,
-        .service_factor = CAR_SERVICE_FACTOR,
-        .side_road_factor = 0.8,
-        .narrow_factor = 0.5,
-        .alternating_factor = 0.4,
         .vehicle_height = 2.0,
         .vehicle_width = 1.9,
         .vehicle_length = 4.8,
         .vehicle_weight_kg = 2000,
-        .push_kmh = 0,
-        .barrier_blocks_by_default = 1,
-        .barrier_list = CAR_BARRIER_PASS,
-        .node_rules = GP_OSM_NODE_KERB_OK,
         .restriction_keys = CAR_RESTRICTIONS,
         .restriction_except = CAR_EXCEPT,
         .excludable = CAR_EXCLUDABLE,
+        MOTOR_VEHICLE_COMMON,
     },
     {
         .name = "bicycle",
@@ -441,48 +426,15 @@ static const gp_osm_profile PROFILES[] = {
     {
         .name = "truck",
         .classes = TRUCK_CLASSES,
-        .default_kmh = 10,
         .access_keys = TRUCK_ACCESS,
-        .access_directional = 1,
-        .access_allow = NULL,
-        .access_deny = CAR_DENY,
-        .access_restricted = CAR_RESTRICTED,
-        .restricted_highways = CAR_RESTRICTED_HIGHWAYS,
-        .restricted_tags = CAR_RESTRICTED_TAGS,
-        .restricted_lanes = "hov:lanes",
         .oneway_keys = TRUCK_ONEWAY,
-        .oneway_no = CAR_ONEWAY_NO,
-        .implied_oneway = IMPLIED_ONEWAY,
-        .twoway = NONE,
         .maxspeed_keys = TRUCK_MAXSPEED,
-        .speed_reduction = 0.8,
-        .maxspeed_zones = CAR_ZONES,
-        .maxspeed_types = CAR_ZONE_TYPES,
-        .surface_kmh = CAR_SURFACE,
-        .tracktype_kmh = CAR_TRACKTYPE,
-        .smoothness_kmh = CAR_SMOOTHNESS,
-        .route_kmh = CAR_ROUTES,
-        .bridge_kmh = MOVABLE_BRIDGE,
-        .blocked = CAR_BLOCKED,
-        .blocked_keys = PROPOSED,
-        .construction_ok = CONSTRUCTION_OK,
-        .service_forbidden = CAR_SERVICE_FORBIDDEN,
-        .service_factor = CAR_SERVICE_FACTOR,
-        .side_road_factor = 0.8,
-        .narrow_factor = 0.5,
-        .alternating_factor = 0.4,
-        .vehicle_height = 0, /* per request (vehicle_*) */
-        .vehicle_width = 0,
-        .vehicle_length = 0,
-        .vehicle_weight_kg = 0,
-        .push_kmh = 0,
         .max_kmh = 80,
-        .barrier_blocks_by_default = 1,
-        .barrier_list = CAR_BARRIER_PASS,
-        .node_rules = GP_OSM_NODE_KERB_OK,
+        /* no vehicle_* here: each request gives its own */
         .restriction_keys = TRUCK_RESTRICTIONS,
         .restriction_except = TRUCK_EXCEPT,
         .excludable = CAR_EXCLUDABLE,
+        MOTOR_VEHICLE_COMMON,
     },
 };
 

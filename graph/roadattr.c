@@ -39,9 +39,9 @@ uint32_t gp_graph_arc_tail(const gp_graph *g, uint32_t a) {
     return lo;
 }
 
-uint32_t gp_graph_find_arc(const gp_graph *g, uint32_t u, uint32_t v) {
+/* The first arc u -> v in u's row (sorted by head, then weight), GP_NONE when none. */
+static uint32_t first_arc(const gp_graph *g, uint32_t u, uint32_t v) {
     if (u >= g->n || v >= g->n) return GP_NONE;
-    /* arcs of u are sorted by (head, weight): the first arc to v is the cheapest */
     uint32_t lo = g->row[u], hi = g->row[u + 1];
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
@@ -51,10 +51,20 @@ uint32_t gp_graph_find_arc(const gp_graph *g, uint32_t u, uint32_t v) {
     return lo < g->row[u + 1] && g->col[lo] == v ? lo : GP_NONE;
 }
 
+uint32_t gp_graph_find_arc(const gp_graph *g, uint32_t u, uint32_t v) {
+    /* the first arc to v is the cheapest; in a per-request metric (engine/metric.h) the closed
+     * ones keep their place, so the cheapest is the first open one */
+    uint32_t a = first_arc(g, u, v);
+    if (a == GP_NONE || !g->closed) return a;
+    for (uint32_t b = a; b < g->row[u + 1] && g->col[b] == v; b++)
+        if (g->w[b] != GP_W_CLOSED) return b;
+    return a;
+}
+
 uint32_t gp_graph_reverse_arc(const gp_graph *g, uint32_t a) {
     uint32_t u = gp_graph_arc_tail(g, a), v = g->col[a];
-    uint32_t r = gp_graph_find_arc(g, v, u);
-    if (r == GP_NONE || !g->arc_shape || !g->shape_lon) return r;
+    uint32_t r = first_arc(g, v, u);
+    if (r == GP_NONE || !g->arc_shape || !g->shape_lon) return gp_graph_find_arc(g, v, u);
     const double *ax, *ay;
     uint32_t k = gp_graph_arc_shape(g, a, &ax, &ay);
     for (; r < g->row[v + 1] && g->col[r] == u; r++) { /* cheapest first */

@@ -132,14 +132,21 @@ static void test_limit_tags(void **state) {
         int lim;
         uint8_t want;
     } cases[] = {
-        {"maxheight", "3.5", GP_LIM_HEIGHT, 35},     {"maxheight", "3.5 m", GP_LIM_HEIGHT, 35},
-        {"maxheight", "12'6\"", GP_LIM_HEIGHT, 38},  {"maxheight", "12 ft", GP_LIM_HEIGHT, 36},
-        {"maxheight", "none", GP_LIM_HEIGHT, 0},     {"maxheight", "default", GP_LIM_HEIGHT, 0},
+        {"maxheight", "3.5", GP_LIM_HEIGHT, 35},
+        {"maxheight", "3.5 m", GP_LIM_HEIGHT, 35},
+        {"maxheight", "12'6\"", GP_LIM_HEIGHT, 38},
+        {"maxheight", "12 ft", GP_LIM_HEIGHT, 36},
+        {"maxheight", "none", GP_LIM_HEIGHT, 0},
+        {"maxheight", "default", GP_LIM_HEIGHT, 0},
         {"maxheight", "below_default", GP_LIM_HEIGHT, 0},
-        {"maxwidth", "2.2", GP_LIM_WIDTH, 22},       {"maxlength", "12", GP_LIM_LENGTH, 120},
-        {"maxweight", "7.5", GP_LIM_WEIGHT, 15},     {"maxweight", "7500 kg", GP_LIM_WEIGHT, 15},
-        {"maxweight", "16000 lbs", GP_LIM_WEIGHT, 14}, {"maxweight", "0", GP_LIM_WEIGHT, 0},
-        {"maxweight", "200", GP_LIM_WEIGHT, 0},      {"maxaxleload", "11.5", GP_LIM_AXLELOAD, 23},
+        {"maxwidth", "2.2", GP_LIM_WIDTH, 22},
+        {"maxlength", "12", GP_LIM_LENGTH, 120},
+        {"maxweight", "7.5", GP_LIM_WEIGHT, 15},
+        {"maxweight", "7500 kg", GP_LIM_WEIGHT, 15},
+        {"maxweight", "16000 lbs", GP_LIM_WEIGHT, 14},
+        {"maxweight", "0", GP_LIM_WEIGHT, 0},
+        {"maxweight", "200", GP_LIM_WEIGHT, 0},
+        {"maxaxleload", "11.5", GP_LIM_AXLELOAD, 23},
         {"maxweight:conditional", "7.5 @ (22:00-06:00)", GP_LIM_WEIGHT, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -315,10 +322,8 @@ static void test_exact_liechtenstein(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_limit_tags),
-        cmocka_unit_test(test_exclude_lists),
-        cmocka_unit_test(test_literal_dijkstra),
-        cmocka_unit_test(test_literal_cch),
+        cmocka_unit_test(test_limit_tags),          cmocka_unit_test(test_exclude_lists),
+        cmocka_unit_test(test_literal_dijkstra),    cmocka_unit_test(test_literal_cch),
         cmocka_unit_test(test_exact_liechtenstein),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -397,7 +397,7 @@ gp_graph *gp_load_graphml(const char *path, const gp_load_opts *o, gp_err *err);
 gp_graph *gp_load_sndlib(const char *path, const gp_load_opts *o, gp_err *err);
 gp_graph *gp_load_rocketfuel(const char *path, const gp_load_opts *o, gp_err *err);
 /* OpenStreetMap (graph/osm.c): .osm.pbf / .osm through libosmium; path may end in
- *   "?profile=car|bicycle|foot". Travel times in deciseconds, road attributes, degree-2 chains
+ *   "?profile=car|bicycle|foot|truck". Travel times in deciseconds, road attributes, degree-2 chains
  *   collapsed into shaped arcs, turn restrictions by local turn expansion (docs/graphs.md, OpenStreetMap). */
 gp_graph *gp_load_osm(const char *path, const gp_load_opts *o, gp_err *err);
 /* Road-like generator (graph/road.c, spec gen:N[:SEED]): towns and cities of power-law sizes as

@@ -44,7 +44,7 @@ static const struct {
     const char *alias, *profile;
 } aliases[] = {{"driving", "car"},  {"car", "car"},         {"cycling", "bicycle"},
                {"bike", "bicycle"}, {"bicycle", "bicycle"}, {"walking", "foot"},
-               {"foot", "foot"}};
+               {"foot", "foot"},    {"truck", "truck"},     {"hgv", "truck"}};
 
 /* Referenced graph for profile, its name in name[65]; NULL when none. */
 static gp_graph *resolve_profile(const char *profile, char *name) {

@@ -670,18 +670,18 @@ static void closed_by(const gp_osrm_req *q, uint32_t a, char *buf, size_t size) 
     gp_metric_key_text(&q->key, buf, size);
 }
 
-/* With a metric, coordinate i snaps to the nearest road the request may use, but no farther than
- * GP_OSRM_CLOSED_SNAP_M beyond the nearest road of all: *radius is cut to that. When the nearest
+/* With a metric, coordinate i snaps to the nearest road the request may use (snap_ok), which
+ * must lie no farther than GP_OSRM_CLOSED_SNAP_M beyond the nearest road of all: when the nearest
  * road is closed and no open one lies that near, answers 400 NoRoute naming what closes it and
  * returns 0. */
-#define GP_OSRM_CLOSED_SNAP_M 100.0
-static int metric_radius(gp_osrm_req *q, uint32_t i, double *radius) {
+#define GP_OSRM_CLOSED_SNAP_M 1000.0
+static int metric_near(gp_osrm_req *q, uint32_t i, double radius) {
     gp_snap s0;
     gp_err err;
-    if (gp_snap_point(q->base, q->lon[i], q->lat[i], *radius, &s0, &err)) return 1; /* later */
-    if (s0.dist_m + GP_OSRM_CLOSED_SNAP_M < *radius) *radius = s0.dist_m + GP_OSRM_CLOSED_SNAP_M;
+    if (gp_snap_point(q->base, q->lon[i], q->lat[i], radius, &s0, &err)) return 1; /* later */
+    double near = s0.dist_m + GP_OSRM_CLOSED_SNAP_M;
     gp_snap s1;
-    if (gp_snap_point_if(q->g, q->lon[i], q->lat[i], *radius, snap_ok,
+    if (gp_snap_point_if(q->g, q->lon[i], q->lat[i], near < radius ? near : radius, snap_ok,
                          &(snap_filter){-1, 180, NULL}, &s1, &err) != GP_ENOTFOUND)
         return 1;
     char why[128] = "";
@@ -755,7 +755,7 @@ int gp_osrm_snap_all(gp_osrm_req *q) {
         gp_err err;
         gp_snap *s = &q->snap[i];
         snap_filter sf = {want, range, NULL};
-        if (q->base && !metric_radius(q, i, &radius)) goto done;
+        if (q->base && !metric_near(q, i, radius)) goto done;
         /* bearings choose among the roads within the radius, nearest first (as OSRM) */
         int rc = gp_snap_point_if(q->g, q->lon[i], q->lat[i], radius,
                                   want >= 0 || q->g->closed ? snap_ok : NULL, &sf, s, &err);

@@ -151,11 +151,14 @@ static gp_graph *build(const gp_graph *g, const gp_metric_key *k, gp_err *err) {
              * the i-th of them forward is the i-th of them in v's in-arcs */
             uint32_t v = g->col[a], ord = 0;
             for (uint32_t b = g->row[u]; b < a; b++) ord += g->col[b] == v;
-            for (uint32_t r = g->rrow[v]; r < g->rrow[v + 1]; r++)
-                if (g->rcol[r] == u && ord-- == 0) {
+            for (uint32_t r = g->rrow[v]; r < g->rrow[v + 1]; r++) {
+                if (g->rcol[r] != u) continue;
+                if (ord == 0) {
                     rw[r] = GP_W_CLOSED;
                     break;
                 }
+                ord--;
+            }
         }
     gp_graph *h = gp_graph_reweight(g, w, rw, err);
     if (h) h->closed = 1;
@@ -235,13 +238,20 @@ int gp_metric_get(gp_engine *e, gp_graph *g, const gp_metric_key *k, gp_graph **
             return GP_OK;
         }
     int rc = GP_OK;
+    double t0 = gp_now();
     gp_graph *h = build(g, k, err);
     if (!h) rc = err ? err->code : GP_ENOMEM;
+    double t1 = gp_now();
     if (h && (rc = gp_engine_attach(e, h, err)) != GP_OK) {
         gp_graph_unref(h);
         h = NULL;
     }
     if (h) {
+        char kt[160];
+        gp_metric_key_text(k, kt, sizeof kt);
+        GP_LOG(GP_LOG_INFO,
+               "event=metric_ready graph=%s metric=%s key=\"%s\" build_ms=%.2f attach_ms=%.2f",
+               g->version, h->version, kt, (t1 - t0) * 1e3, (gp_now() - t1) * 1e3);
         built++;
         trim(cap - 1);
         if (ncache == alloc) {

@@ -15,6 +15,7 @@
 #include "engine/metric.h"
 #include "engine/snap.h"
 #include "graph/osm_profile.h"
+#include "graph/snapshot.h"
 #include "storage/source.h"
 
 #include <stdio.h>
@@ -228,6 +229,39 @@ static void test_exclude_lists(void **state) {
     gp_engine_free(e);
 }
 
+/* Limits and hgv flags survive a snapshot (their own section, in the version hash), and a metric
+ * of the loaded graph answers as one of the imported graph. */
+static void test_snapshot_limits(void **state) {
+    (void)state;
+    gp_engine *e = engine("off", "on");
+    gp_graph *g = load(e, EX);
+    assert_non_null(g->arc_limits);
+    uint32_t with = 0;
+    for (uint32_t a = 0; a < g->m; a++) with += gp_graph_arc_limits(g, a)[GP_LIM_HEIGHT] != 0;
+    assert_int_equal(with, 4); /* the 3.5 m bridge and the 12'6" underpass, both directions */
+    char path[] = "/tmp/gpath-metric-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    gp_err err;
+    assert_int_equal(gp_snapshot_write(g, path, NULL, 0, &err), GP_OK);
+    gp_graph *h = gp_load_snapshot(path, NULL, &err);
+    unlink(path);
+    assert_non_null(h);
+    assert_int_equal(gp_engine_attach(e, h, &err), GP_OK);
+    assert_string_equal(h->version, g->version);
+    assert_memory_equal(h->arc_limits, g->arc_limits, (size_t)g->m * GP_LIMITS);
+    assert_memory_equal(h->arc_flags, g->arc_flags, g->m);
+    gp_metric_key k = veh(GP_LIM_HEIGHT, 4);
+    assert_true(cost(e, h, &k, 401, 402) == 1508);
+    k = veh(GP_LIM_WEIGHT, 3.6);
+    assert_true(cost(e, h, &k, 601, 602) == 1508);
+    gp_metric_cache_clear();
+    gp_graph_unref(h);
+    gp_graph_unref(g);
+    gp_engine_free(e);
+}
+
 /* Dijkstra from s over g's arcs that are open under k (the reference: arcs left out). */
 static void ref_dijkstra(const gp_graph *g, const gp_metric_key *k, uint32_t s, uint64_t *d) {
     for (uint32_t v = 0; v < g->n; v++) d[v] = GP_INF;
@@ -322,9 +356,9 @@ static void test_exact_liechtenstein(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_limit_tags),          cmocka_unit_test(test_exclude_lists),
-        cmocka_unit_test(test_literal_dijkstra),    cmocka_unit_test(test_literal_cch),
-        cmocka_unit_test(test_exact_liechtenstein),
+        cmocka_unit_test(test_limit_tags),       cmocka_unit_test(test_exclude_lists),
+        cmocka_unit_test(test_literal_dijkstra), cmocka_unit_test(test_literal_cch),
+        cmocka_unit_test(test_snapshot_limits),  cmocka_unit_test(test_exact_liechtenstein),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

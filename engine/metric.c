@@ -198,6 +198,14 @@ static void trim(unsigned keep) {
     }
 }
 
+/* 1 when every reference to graph x is the cache's: its entries' own and their metrics' bases
+ * (lock held). */
+static int only_cached(const gp_graph *x) {
+    int held = 0;
+    for (unsigned j = 0; j < ncache; j++) held += (cache[j].g == x) + (cache[j].metric->base == x);
+    return __atomic_load_n(&x->refs, __ATOMIC_ACQUIRE) == held;
+}
+
 void gp_metric_cache_size(unsigned n) {
     pthread_mutex_lock(&mu);
     cap = n ? n : 1;
@@ -253,6 +261,10 @@ int gp_metric_get(gp_engine *e, gp_graph *g, const gp_metric_key *k, gp_graph **
                "event=metric_ready graph=%s metric=%s key=\"%s\" build_ms=%.2f attach_ms=%.2f",
                g->version, h->version, kt, (t1 - t0) * 1e3, (gp_now() - t1) * 1e3);
         built++;
+        /* metrics of graphs nobody holds any more (a version replaced, a graph removed: the cache
+         * has the last reference, so no request can reach them) go first */
+        for (unsigned i = ncache; i > 0; i--) /* downwards: drop() moves the last entry in */
+            if (only_cached(cache[i - 1].g)) drop(i - 1);
         trim(cap - 1);
         if (ncache == alloc) {
             unsigned na = alloc ? 2 * alloc : 16;

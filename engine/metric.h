@@ -11,8 +11,9 @@
  * GP_W_CLOSED or more as no route, so answers are exactly those of the graph without the arcs.
  *
  * Cache: keyed by the graph (its version hash and identity) and the key below; entries hold a
- * reference to both, so a new base version never meets an old metric, and the least recently
- * used entry past the capacity (config metric_cache_size) is released. Thread-safe; a metric is
+ * reference to both, so a new base version never meets an old metric; entries whose graph only
+ * the cache still holds (replaced, removed) are released when a metric is built, and the least
+ * recently used entry past the capacity (config metric_cache_size). Thread-safe; a metric is
  * built under the cache's lock (concurrent first requests for one key build it once).
  */
 #ifndef GP_ENGINE_METRIC_H

@@ -219,6 +219,20 @@ static void test_exclude_lists(void **state) {
     gp_metric_cache_stats(&built, &hits, &n);
     assert_true(built - built0 == 4 && n == 2);
     gp_graph_unref(m1);
+    /* a graph only the cache holds goes with the next metric built */
+    gp_graph *g2 = load(e, EX);
+    assert_int_equal(gp_metric_get(e, g2, &b, &m2, &err), GP_OK);
+    gp_graph_unref(m2);
+    gp_graph_unref(g2); /* the cache holds the last reference */
+    assert_int_equal(gp_metric_get(e, g, &b, &m2, &err), GP_OK); /* built: drops g2's */
+    gp_metric_cache_stats(&built, &hits, &n);
+    assert_true(n == 2 && built - built0 == 6);
+    gp_graph_unref(m2);
+    assert_int_equal(gp_metric_get(e, g, &a, &m1, &err), GP_OK); /* a stayed: a hit */
+    uint64_t hits2;
+    gp_metric_cache_stats(&built, &hits2, &n);
+    assert_true(built - built0 == 6 && hits2 == hits + 1);
+    gp_graph_unref(m1);
     gp_metric_key empty = ex(0);
     assert_int_equal(gp_metric_get(e, g, &empty, &m1, &err), GP_OK);
     assert_ptr_equal(m1, g);

@@ -45,21 +45,27 @@ int gp_metric_parse_vehicle(int k, const char *text, uint8_t *out, gp_err *err) 
     return GP_OK;
 }
 
-int gp_metric_parse_exclude(const gp_graph *g, const char *list, int osrm_sets, unsigned *bits,
+int gp_metric_parse_exclude(const gp_graph *g, const char *text, int osrm_sets, unsigned *bits,
                             gp_err *err) {
     *bits = 0;
     const gp_osm_profile *p = g->arc_class ? gp_osm_profile_find(g->profile) : NULL;
-    unsigned allowed = gp_osm_profile_classes(p);
+    /* a road graph without a profile (gen:N's road classes): every class, one at a time on OSRM */
+    static const char *const all[] = {"motorway", "toll", "ferry", NULL};
+    const char *const *list = p ? p->excludable : g->arc_class ? all : NULL;
+    const char *pname = p ? p->name : "of road classes";
+    unsigned allowed = 0;
     char names[96] = "";
-    for (size_t i = 0; p && p->excludable && p->excludable[i]; i++)
+    for (size_t i = 0; list && list[i]; i++) {
+        allowed |= gp_osm_class_bit(list[i]);
         snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "",
-                 p->excludable[i]);
-    if (!list || !*list) return GP_OK;
+                 list[i]);
+    }
+    if (!text || !*text) return GP_OK;
     if (!allowed)
         return gp_err_set(err, GP_EINVAL, "exclude=%.64s: graph '%s' defines no exclusion classes",
-                          list, g->profile[0] ? g->profile : g->format);
+                          text, g->profile[0] ? g->profile : g->format);
     unsigned count = 0;
-    for (const char *s = list; *s;) {
+    for (const char *s = text; *s;) {
         size_t len = strcspn(s, ",");
         char name[32];
         snprintf(name, sizeof name, "%.*s", (int)(len < sizeof name ? len : sizeof name - 1), s);
@@ -67,7 +73,7 @@ int gp_metric_parse_exclude(const gp_graph *g, const char *list, int osrm_sets, 
         if (!(b & allowed))
             return gp_err_set(err, GP_EINVAL,
                               "exclude=%.64s: '%.31s' is no exclusion class of profile %s (%s)",
-                              list, name, p->name, names);
+                              text, name, pname, names);
         *bits |= b;
         count++;
         s += len;
@@ -79,7 +85,7 @@ int gp_metric_parse_exclude(const gp_graph *g, const char *list, int osrm_sets, 
         return gp_err_set(err, GP_EINVAL,
                           "exclude=%.64s: Exclude flag combination is not supported (profile %s "
                           "excludes one class at a time: %s)",
-                          list, p->name, names);
+                          text, pname, names);
     return GP_OK;
 }
 

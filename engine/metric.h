@@ -48,7 +48,8 @@ const char *gp_metric_vehicle_param(int k);
  * parameter otherwise. */
 int gp_metric_parse_vehicle(int k, const char *text, uint8_t *out, gp_err *err);
 /* Parses an exclude list ("motorway,toll") for graph g into *bits: every name must be an
- * exclusion class of g's profile (its excludable list). osrm_sets: the list must also be one of
+ * exclusion class of g's profile (its excludable list; a road graph without a profile, gen:N's,
+ * has all three). osrm_sets: the list must also be one of
  * the profile's excludable sets, as OSRM requires (car.lua: one class at a time). GP_EINVAL with
  * a message naming the value and the classes allowed otherwise. An empty list: no bits. */
 int gp_metric_parse_exclude(const gp_graph *g, const char *list, int osrm_sets, unsigned *bits,
@@ -74,7 +75,7 @@ void gp_metric_cache_clear(void);
 void gp_metric_cache_stats(uint64_t *built, uint64_t *hits, unsigned *entries);
 
 /* *out = the metric of g under k, referenced (release with gp_graph_unref): g itself when k is
- * empty, else the cached metric, built and attached to e on first use. Errors are
+ * empty or closes no arc of g, else the cached metric, built and attached to e on first use. Errors are
  * gp_graph_reweight's and gp_engine_attach's. */
 int gp_metric_get(gp_engine *e, gp_graph *g, const gp_metric_key *k, gp_graph **out, gp_err *err);
 

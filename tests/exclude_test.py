@@ -148,7 +148,7 @@ def main():
     try:
         ctx.d = H.Daemon(tmp, "main", ["--graph", "car=osm:" + MAP + "?profile=car",
                                        "--graph", "truck=osm:" + MAP + "?profile=truck",
-                                       "--graph", "grid=gen:100:1", "--cache-path", "",
+                                       "--graph", "grid=grid:100:1", "--cache-path", "",
                                        "--metric-cache-size", "2"])
         ctx.d.wait_ready()
         for t in TESTS:

@@ -189,11 +189,24 @@ static void test_exclude_lists(void **state) {
     assert_int_equal(bits, GP_OSM_CLASS_FERRY);
     assert_int_equal(gp_metric_parse_exclude(g, "highway", 0, &bits, &err), GP_EINVAL);
     assert_non_null(strstr(err.msg, "'highway' is no exclusion class"));
-    gp_graph *dim = gp_graph_load("gen:100:1", NULL, &err);
+    gp_graph *dim = gp_graph_load("grid:100:1", NULL, &err); /* no road classes */
     assert_non_null(dim);
+    assert_null(dim->arc_class);
     assert_int_equal(gp_metric_parse_exclude(dim, "motorway", 1, &bits, &err), GP_EINVAL);
     assert_non_null(strstr(err.msg, "defines no exclusion classes"));
     gp_graph_unref(dim);
+    /* a generated road network has road classes but no profile: any class, one at a time on OSRM */
+    gp_graph *road = gp_graph_load("gen:2000:1", NULL, &err);
+    assert_non_null(road);
+    assert_int_equal(gp_metric_parse_exclude(road, "motorway,ferry", 0, &bits, &err), GP_OK);
+    assert_int_equal(gp_metric_parse_exclude(road, "motorway,ferry", 1, &bits, &err), GP_EINVAL);
+    gp_graph_unref(road);
+    gp_engine *eb = engine("off", "on");
+    gp_graph *bike = load(eb, "osm:tests/data/osm/exclude.osm?profile=bicycle");
+    assert_int_equal(gp_metric_parse_exclude(bike, "ferry", 0, &bits, &err), GP_EINVAL);
+    assert_non_null(strstr(err.msg, "defines no exclusion classes"));
+    gp_graph_unref(bike);
+    gp_engine_free(eb);
 
     /* the cache: one metric per graph and key, the least recently used dropped past the size */
     gp_metric_cache_clear();

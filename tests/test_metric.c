@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "engine/change.h"
 #include "engine/metric.h"
 #include "engine/snap.h"
 #include "graph/osm_profile.h"
@@ -289,6 +290,29 @@ static void test_snapshot_limits(void **state) {
     gp_engine_free(e);
 }
 
+/* A cost change is a new version: its metrics are its own, and the old version's stay as they
+ * were (a request pinned to it still gets them). */
+static void test_new_version(void **state) {
+    (void)state;
+    gp_engine *e = engine("on", "on");
+    gp_graph *g = load(e, EX);
+    gp_metric_key k = ex(GP_OSM_CLASS_TOLL);
+    assert_true(cost(e, g, &k, 201, 202) == 1508);
+    /* both arcs 201 - 202 (the toll road and the detour, parallel after the collapse) to 1000 */
+    gp_link_change ch = {201, 202, 0, 1000};
+    gp_graph *g2 = NULL;
+    gp_err err;
+    assert_int_equal(gp_engine_change_links(e, g, &ch, 1, NULL, 0, &g2, NULL, &err), GP_OK);
+    assert_true(cost(e, g2, &k, 201, 202) == 1000);
+    assert_true(cost(e, g, &k, 201, 202) == 1508);
+    gp_metric_key none = ex(0);
+    assert_true(cost(e, g2, &none, 201, 202) == 1000);
+    gp_metric_cache_clear();
+    gp_graph_unref(g2);
+    gp_graph_unref(g);
+    gp_engine_free(e);
+}
+
 /* Dijkstra from s over g's arcs that are open under k (the reference: arcs left out). */
 static void ref_dijkstra(const gp_graph *g, const gp_metric_key *k, uint32_t s, uint64_t *d) {
     for (uint32_t v = 0; v < g->n; v++) d[v] = GP_INF;
@@ -383,9 +407,10 @@ static void test_exact_liechtenstein(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_limit_tags),       cmocka_unit_test(test_exclude_lists),
-        cmocka_unit_test(test_literal_dijkstra), cmocka_unit_test(test_literal_cch),
-        cmocka_unit_test(test_snapshot_limits),  cmocka_unit_test(test_exact_liechtenstein),
+        cmocka_unit_test(test_limit_tags),          cmocka_unit_test(test_exclude_lists),
+        cmocka_unit_test(test_literal_dijkstra),    cmocka_unit_test(test_literal_cch),
+        cmocka_unit_test(test_snapshot_limits),     cmocka_unit_test(test_new_version),
+        cmocka_unit_test(test_exact_liechtenstein),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -149,9 +149,11 @@ static gp_graph *build(const gp_graph *g, const gp_metric_key *k, gp_err *err) {
     }
     memcpy(w, g->w, sizeof *w * m);
     memcpy(rw, g->rw, sizeof *rw * m);
+    uint32_t closed = 0;
     for (uint32_t u = 0; u < g->n; u++)
         for (uint32_t a = g->row[u]; a < g->row[u + 1]; a++) {
             if (!gp_metric_arc_closed(g, a, k)) continue;
+            closed++;
             w[a] = GP_W_CLOSED;
             /* its reverse-CSR entry: parallel arcs u -> v keep one order in both (by weight), so
              * the i-th of them forward is the i-th of them in v's in-arcs */
@@ -166,6 +168,11 @@ static gp_graph *build(const gp_graph *g, const gp_metric_key *k, gp_err *err) {
                 ord--;
             }
         }
+    if (!closed) { /* nothing to close: the graph itself answers */
+        free(w);
+        free(rw);
+        return gp_graph_ref((gp_graph *)g);
+    }
     gp_graph *h = gp_graph_reweight(g, w, rw, err);
     if (h) h->closed = 1;
     return h;
@@ -204,11 +211,12 @@ static void trim(unsigned keep) {
     }
 }
 
-/* 1 when every reference to graph x is the cache's: its entries' own and their metrics' bases
- * (lock held). */
+/* 1 when every reference to graph x is the cache's: its entries' own, their metrics (x itself for
+ * a key that closes nothing) and their metrics' bases (lock held). */
 static int only_cached(const gp_graph *x) {
     int held = 0;
-    for (unsigned j = 0; j < ncache; j++) held += (cache[j].g == x) + (cache[j].metric->base == x);
+    for (unsigned j = 0; j < ncache; j++)
+        held += (cache[j].g == x) + (cache[j].metric == x) + (cache[j].metric->base == x);
     return __atomic_load_n(&x->refs, __ATOMIC_ACQUIRE) == held;
 }
 
@@ -256,7 +264,7 @@ int gp_metric_get(gp_engine *e, gp_graph *g, const gp_metric_key *k, gp_graph **
     gp_graph *h = build(g, k, err);
     if (!h) rc = err ? err->code : GP_ENOMEM;
     double t1 = gp_now();
-    if (h && (rc = gp_engine_attach(e, h, err)) != GP_OK) {
+    if (h && h != g && (rc = gp_engine_attach(e, h, err)) != GP_OK) {
         gp_graph_unref(h);
         h = NULL;
     }

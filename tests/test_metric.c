@@ -247,6 +247,13 @@ static void test_exclude_lists(void **state) {
     gp_metric_cache_stats(&built, &hits2, &n);
     assert_true(built - built0 == 6 && hits2 == hits + 1);
     gp_graph_unref(m1);
+    /* a key that closes no arc (oneway.osm has no motorway, no ferry): the graph itself */
+    gp_graph *grid = load(e, "osm:tests/data/osm/oneway.osm?profile=car");
+    gp_metric_key f = ex(GP_OSM_CLASS_FERRY | GP_OSM_CLASS_MOTORWAY);
+    assert_int_equal(gp_metric_get(e, grid, &f, &m1, &err), GP_OK);
+    assert_ptr_equal(m1, grid);
+    gp_graph_unref(m1);
+    gp_graph_unref(grid);
     gp_metric_key empty = ex(0);
     assert_int_equal(gp_metric_get(e, g, &empty, &m1, &err), GP_OK);
     assert_ptr_equal(m1, g);

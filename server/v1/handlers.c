@@ -260,6 +260,8 @@ static void route_on(gp_req *r, const gp_args *args, gp_graph *g, gp_graph *m,
         return;
     }
     cJSON *o = gp_render_route_doc(m, gp_req_graph_name(r), &a, &b, &sr); /* = the CLI's */
+    if (o && m != g) /* the data version is the graph's; the metric only filters it */
+        cJSON_ReplaceItemInObjectCaseSensitive(o, "version", cJSON_CreateString(g->version));
     gp_snap_route_free(&sr);
     gp_http_json(r, 200, o);
 }

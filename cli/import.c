@@ -1,4 +1,4 @@
-/* import.c - `gpath import FILE [--profile car|bicycle|foot] -o OUT.gpath`.
+/* import.c - `gpath import FILE [--profile car|bicycle|foot|truck] -o OUT.gpath`.
  *
  * Loads the input through gp_graph_load with progress lines on (the OSM loader prints its phases:
  * read, split, collapse, turn restrictions, graph), computes the CCH order of road-sized graphs

@@ -730,6 +730,8 @@ static int via_leg(gp_engine *e, const gp_graph *g, const gp_snap *a, const via_
     if (via_ends(g, a, pa, i, 0, &o) || via_ends(g, b, pb, j, 1, &d))
         rc = gp_err_set(err, GP_ENOMEM, "out of memory");
     else rc = route_core(e, g, a, b, &o, &d, er, algo, out, err);
+    if (rc == GP_OK && g->closed && out->dist != GP_INF && out->dist >= GP_W_CLOSED)
+        out->dist = GP_INF; /* through an arc a per-request metric closed: no leg */
     tends_free(&o);
     tends_free(&d);
     return rc;
@@ -805,8 +807,8 @@ done:
     return rc;
 }
 
-int gp_engine_route_snap(gp_engine *e, const gp_graph *g, const gp_snap *a, const gp_snap *b,
-                         int algo, gp_snap_route *out, gp_err *err) {
+static int route_snap(gp_engine *e, const gp_graph *g, const gp_snap *a, const gp_snap *b, int algo,
+                      gp_snap_route *out, gp_err *err) {
     memset(out, 0, sizeof *out);
     out->dist = GP_INF;
     out->first_arc = out->last_arc = GP_NONE;
@@ -920,8 +922,8 @@ static ends_ix *resolve_ends(const gp_graph *g, const gp_snap *s, uint32_t n, in
     return x;
 }
 
-int gp_engine_table_snap(gp_engine *e, const gp_graph *g, const gp_snap *src, uint32_t ns,
-                         const gp_snap *dst, uint32_t nt, uint64_t *out, gp_err *err) {
+static int table_snap(gp_engine *e, const gp_graph *g, const gp_snap *src, uint32_t ns,
+                      const gp_snap *dst, uint32_t nt, uint64_t *out, gp_err *err) {
     if (g->turns) return table_turns(e, g, src, ns, dst, nt, out, err);
     uint32_t ks = 0, kt = 0;
     uint32_t *sv = distinct_ends(g, src, ns, 0, &ks);
@@ -966,8 +968,8 @@ done:
     return rc;
 }
 
-int gp_engine_sssp_snap(gp_engine *e, const gp_graph *g, const gp_snap *src, uint64_t max_dist,
-                        uint64_t *dist, uint32_t *pred, gp_err *err) {
+static int sssp_snap(gp_engine *e, const gp_graph *g, const gp_snap *src, uint64_t max_dist,
+                     uint64_t *dist, uint32_t *pred, gp_err *err) {
     if (g->turns) return sssp_turns(e, g, src, max_dist, dist, pred, err);
     uint32_t on[2], oa[2];
     uint64_t oc[2];
@@ -1001,5 +1003,43 @@ int gp_engine_sssp_snap(gp_engine *e, const gp_graph *g, const gp_snap *src, uin
     }
     free(td);
     free(tp);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Closed arcs (graph.h GP_W_CLOSED, a per-request metric of engine/metric.h): a cost of
+ * GP_W_CLOSED or more went through a closed arc, so it is no route. Every route that avoids them
+ * costs less (2^32 - 1 stored units: 13 years in deciseconds), so the search stays exact.
+ * ------------------------------------------------------------------------------------------- */
+
+int gp_engine_route_snap(gp_engine *e, const gp_graph *g, const gp_snap *a, const gp_snap *b,
+                         int algo, gp_snap_route *out, gp_err *err) {
+    int rc = route_snap(e, g, a, b, algo, out, err);
+    if (rc == GP_OK && g->closed && out->dist != GP_INF && out->dist >= GP_W_CLOSED) {
+        gp_snap_route_free(out);
+        out->dist = GP_INF;
+        out->first_arc = out->last_arc = GP_NONE;
+    }
+    return rc;
+}
+
+int gp_engine_table_snap(gp_engine *e, const gp_graph *g, const gp_snap *src, uint32_t ns,
+                         const gp_snap *dst, uint32_t nt, uint64_t *out, gp_err *err) {
+    int rc = table_snap(e, g, src, ns, dst, nt, out, err);
+    if (rc == GP_OK && g->closed)
+        for (size_t i = 0; i < (size_t)ns * nt; i++)
+            if (out[i] >= GP_W_CLOSED) out[i] = GP_INF;
+    return rc;
+}
+
+int gp_engine_sssp_snap(gp_engine *e, const gp_graph *g, const gp_snap *src, uint64_t max_dist,
+                        uint64_t *dist, uint32_t *pred, gp_err *err) {
+    int rc = sssp_snap(e, g, src, max_dist, dist, pred, err);
+    if (rc == GP_OK && g->closed)
+        for (uint32_t v = 0; v < g->n; v++)
+            if (dist[v] >= GP_W_CLOSED) {
+                dist[v] = GP_INF;
+                if (pred) pred[v] = GP_NONE;
+            }
     return rc;
 }

@@ -532,6 +532,7 @@ int gp_traffic_apply(gp_engine *e, const gp_graph *g, const gp_speed_entry *sp, 
         if (known_tp) known_tp[i] = k && k->matched;
         st->turns_unknown += !(k && k->matched);
     }
+    g2->closed = st->arcs_closed > 0; /* closed arcs (speed 0): a cost through them is no route */
     double t1 = gp_now();
     st->build_ms = (t1 - t0) * 1e3;
     if (T) {

@@ -51,6 +51,7 @@ static int add_arc_like(gp_builder *b, const gp_graph *g, uint32_t a, uint32_t u
                        .cls = g->arc_class ? g->arc_class[a] : GP_ROAD_UNKNOWN,
                        .flags = gp_graph_arc_flags(g, a),
                        .guide = g->arc_guide ? gp_graph_str(g, g->arc_guide[a]) : NULL};
+    if (g->arc_limits) memcpy(ra.limits, gp_graph_arc_limits(g, a), GP_LIMITS);
     ra.nshape = gp_graph_arc_shape(g, a, &ra.shape_lon, &ra.shape_lat);
     if (g->shape_osm_id && ra.nshape) ra.shape_osm_id = g->shape_osm_id + g->arc_shape[a];
     return gp_builder_add_road_arc(b, g->ext[u], g->ext[v], w, &ra, e);

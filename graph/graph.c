@@ -137,6 +137,7 @@ static uint64_t graph_hash(const gp_graph *g) {
     if (g->arc_class) h = hash_bytes(h, g->arc_class, g->m);
     if (g->arc_flags) h = hash_bytes(h, g->arc_flags, g->m);
     if (g->arc_guide) h = hash_bytes(h, g->arc_guide, (uint64_t)g->m * sizeof *g->arc_guide);
+    if (g->arc_limits) h = hash_bytes(h, g->arc_limits, (uint64_t)g->m * GP_LIMITS);
     if (g->arc_shape) {
         uint64_t ns = g->arc_shape[g->m];
         h = hash_bytes(h, g->arc_shape, ((uint64_t)g->m + 1) * sizeof *g->arc_shape);
@@ -180,7 +181,8 @@ void gp_graph_destroy(gp_graph *g) {
                       g->rw,           g->ext,        g->idmap.keys, g->idmap.vals, g->lon,
                       g->lat,          g->arc_len_m,  g->arc_name,   g->arc_ref,    g->arc_class,
                       g->arc_shape,    g->shape_lon,  g->shape_lat,  g->strtab,     g->osm_id,
-                      g->shape_osm_id, g->node_flags, g->arc_flags,  g->arc_guide,  g->restr};
+                      g->shape_osm_id, g->node_flags, g->arc_flags,  g->arc_guide,  g->restr,
+                      g->arc_limits};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) release(g, arrays[i]);
     if (g->map_base && g->map_unmap) g->map_unmap(g->map_base, g->map_len);
     free(g);

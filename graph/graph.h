@@ -45,6 +45,11 @@ typedef struct gp_idmap {
 
 struct gp_spatial; /* graph/spatial.h */
 
+/* Vehicle limits (arc_limits): metres in 0.1 m steps for the first three, tonnes in 0.5 t
+ * steps for the last two; a stored 1..255 is that many steps (an arc limit over 25.5 m or
+ * 127.5 t is stored as none). */
+enum { GP_LIM_HEIGHT = 0, GP_LIM_WIDTH, GP_LIM_LENGTH, GP_LIM_WEIGHT, GP_LIM_AXLELOAD, GP_LIMITS };
+static inline double gp_limit_quantum(int k) { return k < GP_LIM_WEIGHT ? 0.1 : 0.5; }
 typedef struct gp_graph {
     uint32_t n;                 /* nodes */
     uint32_t m;                 /* arcs */
@@ -105,7 +110,11 @@ typedef struct gp_graph {
      * after arc_0 .. arc_{k-2} the next arc is one of the only records' to arcs with that same
      * prefix. NULL when none; part of the content hash and of snapshots. */
     uint32_t *restr;
-    uint64_t restr_len; /* uint32 entries of restr */
+    uint64_t restr_len;  /* uint32 entries of restr */
+    uint8_t *arc_limits; /* m * GP_LIMITS: the vehicle limits of arc a (OSM maxheight, maxwidth,
+                            maxlength, maxweight, maxaxleload) at arc_limits[a * GP_LIMITS + k],
+                            quantized by gp_limit_quantum and rounded down; 0: none. NULL when
+                            no arc has one (per-request limits, engine/metric.h) */
     /* A graph loaded from a snapshot (graph/snapshot.h) points into the file's read-only
      * mapping; its arrays there are not freed, map_unmap(map_base, map_len) releases them. */
     void *map_base;
@@ -128,7 +137,14 @@ typedef struct gp_graph {
      * the spatial index and the snap index are those of base, the graph it shares them with
      * (referenced; never itself a reweighted version). NULL for a graph that owns everything. */
     struct gp_graph *base;
+    /* 1 for a per-request metric (engine/metric.h: exclude=, vehicle limits): its arcs of weight
+     * GP_W_CLOSED are closed, and a route or table cell costing GP_W_CLOSED or more is no route
+     * (engine/snap.c). 0 for every other graph. */
+    int closed;
 } gp_graph;
+/* The weight of a closed arc in a per-request metric: the CCH reads it as "no arc" (GP_CCH_INF),
+ * the Dijkstra family as a cost no real route reaches. */
+#define GP_W_CLOSED UINT32_MAX
 
 /* Incremental construction. Nodes are created on first mention (arc or add_node); coordinates and
  * names are optional per node. Arcs are kept as given (parallel arcs and self-loops included). */
@@ -152,6 +168,7 @@ typedef struct gp_road_attr {
     const int64_t *shape_osm_id;         /* nshape original node ids, or NULL (none known) */
     unsigned flags;                      /* GP_ARC_* bits */
     const char *guide;                   /* guidance record (see arc_guide), may be NULL */
+    uint8_t limits[GP_LIMITS];           /* vehicle limits (see arc_limits), 0: none */
 } gp_road_attr;
 /* An arc with road attributes. Once any arc has them, the graph gets every arc_* array (arcs
  * added without them: length 0, no name or ref, class unknown, no shape) and the strings table; the
@@ -241,6 +258,9 @@ enum gp_road_class {
 };
 const char *gp_road_class_name(int c); /* "motorway", ...; "unknown" out of range */
 
+static inline const uint8_t *gp_graph_arc_limits(const gp_graph *g, uint32_t a) {
+    return g->arc_limits ? g->arc_limits + (size_t)a * GP_LIMITS : NULL;
+}
 /* Per-arc flags (arc_flags), from OSM way tags. */
 enum {
     GP_ARC_ROUNDABOUT = 1u,  /* junction=roundabout */
@@ -249,6 +269,8 @@ enum {
     GP_ARC_TOLL = 8u,        /* toll=yes */
     GP_ARC_TUNNEL = 16u,     /* tunnel=* (not no) */
     GP_ARC_RESTRICTED = 32u, /* access / motor_vehicle / vehicle = destination, delivery, ... */
+    GP_ARC_HGV_NO = 64u,     /* hgv=no (closed to vehicles over 3.5 t, engine/metric.h) */
+    GP_ARC_HGV_DEST = 128u,  /* hgv=destination (or delivery / private) */
 };
 /* Fields of an arc's guidance record (arc_guide), in this order, separated by GP_GUIDE_SEP. */
 enum gp_guide_field {
@@ -393,7 +415,7 @@ gp_graph *gp_load_graphml(const char *path, const gp_load_opts *o, gp_err *err);
 gp_graph *gp_load_sndlib(const char *path, const gp_load_opts *o, gp_err *err);
 gp_graph *gp_load_rocketfuel(const char *path, const gp_load_opts *o, gp_err *err);
 /* OpenStreetMap (graph/osm.c): .osm.pbf / .osm through libosmium; path may end in
- *   "?profile=car|bicycle|foot". Travel times in deciseconds, road attributes, degree-2 chains
+ *   "?profile=car|bicycle|foot|truck". Travel times in deciseconds, road attributes, degree-2 chains
  *   collapsed into shaped arcs, turn restrictions by local turn expansion (docs/graphs.md, OpenStreetMap). */
 gp_graph *gp_load_osm(const char *path, const gp_load_opts *o, gp_err *err);
 /* Road-like generator (graph/road.c, spec gen:N[:SEED]): towns and cities of power-law sizes as

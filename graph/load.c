@@ -6,7 +6,7 @@
  * "grid:N[:SEED]" (the built-in generators, seed 1 by default), a spec one of the given sources
  * claims (e.g. "postgresql://..."), or a bare path whose extension names the format: .gr / .gr.gz
  * (DIMACS), .csv (pgRouting CSV), .graphml (Topology Zoo), .txt (SNDlib native), .intra
- * (Rocketfuel weights), .osm / .osm.pbf (OpenStreetMap, "?profile=car|bicycle|foot" may follow),
+ * (Rocketfuel weights), .osm / .osm.pbf (OpenStreetMap, "?profile=car|bicycle|foot|truck" may follow),
  * .gpath (a snapshot written by `gpath import`, graph/snapshot.h). The graph's source field
  * records the spec with any password redacted (gp_spec_redact, the one redaction every place that
  * shows or logs a spec uses). Options a format has no use for (a scale on integer DIMACS, OSM,

@@ -62,6 +62,7 @@ typedef struct oway {
     float fwd_mps, bwd_mps;    /* 0: direction not allowed */
     float ferry_s;             /* whole-way ferry duration, < 0: none */
     uint8_t gflags;            /* GP_ARC_* bits */
+    uint8_t lim[GP_LIMITS];    /* vehicle limits (gp_osm_way_limits), 0: none */
     uint32_t guide_f, guide_b; /* guidance records along / against the node order (0: none) */
 } oway;
 
@@ -195,6 +196,10 @@ static unsigned way_gflags(const gp_osm_tag *tags, uint32_t ntags) {
     if (l > 5 && !strcmp(v + l - 5, "_link")) f |= GP_ARC_LINK;
     if ((v = tag_of(tags, ntags, "toll")) && !strcmp(v, "yes")) f |= GP_ARC_TOLL;
     if ((v = tag_of(tags, ntags, "tunnel")) && strcmp(v, "no")) f |= GP_ARC_TUNNEL;
+    /* heavy goods vehicles (per-request vehicle_weight, engine/metric.h) */
+    if ((v = tag_of(tags, ntags, "hgv")) && !strcmp(v, "no")) f |= GP_ARC_HGV_NO;
+    if (v && (!strcmp(v, "destination") || !strcmp(v, "delivery") || !strcmp(v, "private")))
+        f |= GP_ARC_HGV_DEST;
     return f;
 }
 
@@ -258,6 +263,7 @@ static int on_way(void *ctx, int64_t id, const int64_t *refs, uint32_t nrefs,
     w->bwd_mps = (float)e.bwd_mps;
     w->ferry_s = (float)e.ferry_s;
     w->gflags = (uint8_t)(way_gflags(tags, ntags) | (w->restricted ? GP_ARC_RESTRICTED : 0u));
+    gp_osm_way_limits(tags, ntags, w->lim);
     char gbuf[1024];
     w->guide_f = add_str(c, way_guide(tags, ntags, 1, e.bwd_mps <= 0, gbuf, sizeof gbuf));
     w->guide_b = add_str(c, way_guide(tags, ntags, 0, e.fwd_mps <= 0, gbuf, sizeof gbuf));
@@ -493,7 +499,7 @@ static const char *way_str(const octx *c, uint32_t off) { return c->str ? c->str
 static int same_attrs(const octx *c, const oedge *a, const oedge *b, uint32_t x) {
     const oway *wa = &c->ways[a->way_u], *wb = &c->ways[b->way_u];
     if (wa->cls != wb->cls || wa->gflags != wb->gflags || wa->restricted != wb->restricted ||
-        strcmp(way_str(c, wa->name), way_str(c, wb->name)) ||
+        memcmp(wa->lim, wb->lim, GP_LIMITS) || strcmp(way_str(c, wa->name), way_str(c, wb->name)) ||
         strcmp(way_str(c, wa->ref), way_str(c, wb->ref)))
         return 0;
     /* travelling a -> x -> b: a along its way when it ends at x, b when it starts there */
@@ -1365,9 +1371,11 @@ gp_graph *gp_load_osm(const char *spec, const gp_load_opts *o, gp_err *err) {
                            slat,
                            sid,
                            w->gflags,
-                           NULL};
+                           NULL,
+                           {0}};
         uint32_t goff = (a->rev ^ e->wrev) ? w->guide_b : w->guide_f;
         ra.guide = c.str && goff ? c.str + goff : NULL;
+        memcpy(ra.limits, w->lim, GP_LIMITS);
         if (gp_builder_add_road_arc(b, ids2[0], ids2[1], a->w, &ra, err)) goto fail;
     }
     /* loader arc i is the builder's insertion index i */

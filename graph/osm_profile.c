@@ -85,6 +85,29 @@ static const gp_osm_class CAR_CLASSES[] = {
     {NULL, NULL, 0, 0, 0},
 };
 
+/* Truck (heavy goods vehicle, no OSRM profile): car.lua's classes at the speeds of a truck over
+ * 3.5 t in the EU (80 km/h on motorways, every speed capped at 80 by max_kmh, tagged
+ * maxspeed:hgv first), slower on the smaller roads. */
+static const gp_osm_class TRUCK_CLASSES[] = {
+    {"highway", "motorway", GP_ROAD_MOTORWAY, 80, GP_OSM_RIDE},
+    {"highway", "motorway_link", GP_ROAD_MOTORWAY, 40, GP_OSM_RIDE},
+    {"highway", "trunk", GP_ROAD_TRUNK, 70, GP_OSM_RIDE},
+    {"highway", "trunk_link", GP_ROAD_TRUNK, 35, GP_OSM_RIDE},
+    {"highway", "primary", GP_ROAD_PRIMARY, 60, GP_OSM_RIDE},
+    {"highway", "primary_link", GP_ROAD_PRIMARY, 25, GP_OSM_RIDE},
+    {"highway", "secondary", GP_ROAD_SECONDARY, 50, GP_OSM_RIDE},
+    {"highway", "secondary_link", GP_ROAD_SECONDARY, 20, GP_OSM_RIDE},
+    {"highway", "tertiary", GP_ROAD_TERTIARY, 35, GP_OSM_RIDE},
+    {"highway", "tertiary_link", GP_ROAD_TERTIARY, 20, GP_OSM_RIDE},
+    {"highway", "unclassified", GP_ROAD_UNCLASSIFIED, 25, GP_OSM_RIDE},
+    {"highway", "residential", GP_ROAD_RESIDENTIAL, 20, GP_OSM_RIDE},
+    {"highway", "living_street", GP_ROAD_LIVING_STREET, 10, GP_OSM_RIDE},
+    {"highway", "service", GP_ROAD_SERVICE, 10, GP_OSM_RIDE},
+    {"highway", "road", GP_ROAD_UNCLASSIFIED, 0, GP_OSM_RIDE},
+    {"highway", "track", GP_ROAD_TRACK, 0, GP_OSM_RIDE},
+    {NULL, NULL, 0, 0, 0},
+};
+
 /* Bicycle: bicycle.lua's bicycle_speeds, platform, amenity speeds (ridden) and pedestrian /
  * man_made speeds (pushed). No motorways or trunks without an allowing access tag. */
 static const gp_osm_class BICYCLE_CLASSES[] = {
@@ -224,6 +247,15 @@ static const gp_osm_kv CAR_SERVICE_FACTOR[] = {
 static const gp_osm_kv NO_KV[] = {{NULL, 0}};
 
 static const char *const CAR_ACCESS[] = {"motorcar", "motor_vehicle", "vehicle", "access", NULL};
+static const char *const TRUCK_ACCESS[] = {"hgv",     "goods",  "motor_vehicle",
+                                           "vehicle", "access", NULL};
+static const char *const TRUCK_ONEWAY[] = {"oneway:hgv", "oneway:motor_vehicle", "oneway:vehicle",
+                                           "oneway", NULL};
+static const char *const TRUCK_MAXSPEED[] = {"maxspeed:hgv",    "maxspeed:advisory", "maxspeed",
+                                             "source:maxspeed", "maxspeed:type",     NULL};
+static const char *const TRUCK_RESTRICTIONS[] = {
+    "restriction", "restriction:vehicle", "restriction:motor_vehicle", "restriction:hgv", NULL};
+static const char *const TRUCK_EXCEPT[] = {"hgv", "goods", "motor_vehicle", "vehicle", NULL};
 static const char *const BICYCLE_ACCESS[] = {"bicycle", "vehicle", "access", NULL};
 static const char *const FOOT_ACCESS[] = {"foot", "access", NULL};
 static const char *const CAR_DENY[] = {
@@ -285,50 +317,39 @@ static const char *const CAR_RESTRICTIONS[] = {"restriction", "restriction:vehic
                                                NULL};
 static const char *const CAR_EXCEPT[] = {"motorcar", "motor_vehicle", "vehicle", NULL};
 
+/* car.lua's `excludable` sets (each a single class). */
+static const char *const CAR_EXCLUDABLE[] = {"toll", "motorway", "ferry", NULL};
+
+/* What the motor-vehicle profiles (car, truck) share: car.lua's rules. */
+#define MOTOR_VEHICLE_COMMON                                                                       \
+    .default_kmh = 10, .access_directional = 1, .access_allow = NULL, .access_deny = CAR_DENY,     \
+    .access_restricted = CAR_RESTRICTED, .restricted_highways = CAR_RESTRICTED_HIGHWAYS,           \
+    .restricted_tags = CAR_RESTRICTED_TAGS, .restricted_lanes = "hov:lanes",                       \
+    .oneway_no = CAR_ONEWAY_NO, .implied_oneway = IMPLIED_ONEWAY, .twoway = NONE,                  \
+    .speed_reduction = 0.8, .maxspeed_zones = CAR_ZONES, .maxspeed_types = CAR_ZONE_TYPES,         \
+    .surface_kmh = CAR_SURFACE, .tracktype_kmh = CAR_TRACKTYPE, .smoothness_kmh = CAR_SMOOTHNESS,  \
+    .route_kmh = CAR_ROUTES, .bridge_kmh = MOVABLE_BRIDGE, .blocked = CAR_BLOCKED,                 \
+    .blocked_keys = PROPOSED, .construction_ok = CONSTRUCTION_OK,                                  \
+    .service_forbidden = CAR_SERVICE_FORBIDDEN, .service_factor = CAR_SERVICE_FACTOR,              \
+    .side_road_factor = 0.8, .narrow_factor = 0.5, .alternating_factor = 0.4, .push_kmh = 0,       \
+    .barrier_blocks_by_default = 1, .barrier_list = CAR_BARRIER_PASS,                              \
+    .node_rules = GP_OSM_NODE_KERB_OK
+
 static const gp_osm_profile PROFILES[] = {
     {
         .name = "car",
         .classes = CAR_CLASSES,
-        .default_kmh = 10,
         .access_keys = CAR_ACCESS,
-        .access_directional = 1,
-        .access_allow = NULL,
-        .access_deny = CAR_DENY,
-        .access_restricted = CAR_RESTRICTED,
-        .restricted_highways = CAR_RESTRICTED_HIGHWAYS,
-        .restricted_tags = CAR_RESTRICTED_TAGS,
-        .restricted_lanes = "hov:lanes",
         .oneway_keys = CAR_ONEWAY,
-        .oneway_no = CAR_ONEWAY_NO,
-        .implied_oneway = IMPLIED_ONEWAY,
-        .twoway = NONE,
         .maxspeed_keys = CAR_MAXSPEED,
-        .speed_reduction = 0.8,
-        .maxspeed_zones = CAR_ZONES,
-        .maxspeed_types = CAR_ZONE_TYPES,
-        .surface_kmh = CAR_SURFACE,
-        .tracktype_kmh = CAR_TRACKTYPE,
-        .smoothness_kmh = CAR_SMOOTHNESS,
-        .route_kmh = CAR_ROUTES,
-        .bridge_kmh = MOVABLE_BRIDGE,
-        .blocked = CAR_BLOCKED,
-        .blocked_keys = PROPOSED,
-        .construction_ok = CONSTRUCTION_OK,
-        .service_forbidden = CAR_SERVICE_FORBIDDEN,
-        .service_factor = CAR_SERVICE_FACTOR,
-        .side_road_factor = 0.8,
-        .narrow_factor = 0.5,
-        .alternating_factor = 0.4,
         .vehicle_height = 2.0,
         .vehicle_width = 1.9,
         .vehicle_length = 4.8,
         .vehicle_weight_kg = 2000,
-        .push_kmh = 0,
-        .barrier_blocks_by_default = 1,
-        .barrier_list = CAR_BARRIER_PASS,
-        .node_rules = GP_OSM_NODE_KERB_OK,
         .restriction_keys = CAR_RESTRICTIONS,
         .restriction_except = CAR_EXCEPT,
+        .excludable = CAR_EXCLUDABLE,
+        MOTOR_VEHICLE_COMMON,
     },
     {
         .name = "bicycle",
@@ -402,6 +423,19 @@ static const gp_osm_profile PROFILES[] = {
         .restriction_keys = NULL,
         .restriction_except = NONE,
     },
+    {
+        .name = "truck",
+        .classes = TRUCK_CLASSES,
+        .access_keys = TRUCK_ACCESS,
+        .oneway_keys = TRUCK_ONEWAY,
+        .maxspeed_keys = TRUCK_MAXSPEED,
+        .max_kmh = 80,
+        /* no vehicle_* here: each request gives its own */
+        .restriction_keys = TRUCK_RESTRICTIONS,
+        .restriction_except = TRUCK_EXCEPT,
+        .excludable = CAR_EXCLUDABLE,
+        MOTOR_VEHICLE_COMMON,
+    },
 };
 
 const gp_osm_profile *gp_osm_profile_find(const char *name) {
@@ -410,7 +444,35 @@ const gp_osm_profile *gp_osm_profile_find(const char *name) {
     return NULL;
 }
 
-const char *gp_osm_profile_names(void) { return "car|bicycle|foot"; }
+const char *gp_osm_profile_names(void) { return "car|bicycle|foot|truck"; }
+
+static const struct {
+    const char *name;
+    unsigned bit;
+} CLASS_BITS[] = {{"motorway", GP_OSM_CLASS_MOTORWAY},
+                  {"toll", GP_OSM_CLASS_TOLL},
+                  {"ferry", GP_OSM_CLASS_FERRY}};
+
+unsigned gp_osm_class_bit(const char *name) {
+    for (size_t i = 0; name && i < sizeof CLASS_BITS / sizeof CLASS_BITS[0]; i++)
+        if (!strcmp(CLASS_BITS[i].name, name)) return CLASS_BITS[i].bit;
+    return 0;
+}
+
+unsigned gp_osm_arc_classes(const gp_graph *g, uint32_t a) {
+    unsigned c = 0;
+    if (g->arc_class && g->arc_class[a] == GP_ROAD_MOTORWAY) c |= GP_OSM_CLASS_MOTORWAY;
+    if (g->arc_class && g->arc_class[a] == GP_ROAD_FERRY) c |= GP_OSM_CLASS_FERRY;
+    if (gp_graph_arc_flags(g, a) & GP_ARC_TOLL) c |= GP_OSM_CLASS_TOLL;
+    return c;
+}
+
+unsigned gp_osm_profile_classes(const gp_osm_profile *p) {
+    unsigned c = 0;
+    for (size_t i = 0; p && p->excludable && p->excludable[i]; i++)
+        c |= gp_osm_class_bit(p->excludable[i]);
+    return c;
+}
 
 /* ------------------------------------------------------------------------------------------- */
 /* Checking a profile                                                                            */
@@ -621,6 +683,42 @@ double gp_osm_parse_kg(const char *v) {
     if (strstr(v, "lbs")) return x * 0.45359237;
     if (strstr(v, "kg")) return x;
     return x * 1000; /* tonnes */
+}
+
+/* One limit tag's value in metres (metric) or tonnes (!metric); -1 when it is none. */
+static double limit_value(const char *v, int metric) {
+    static const char *const none[] = {"none", "default", "below_default", "unsigned", "no-sign",
+                                       "no",   NULL};
+    if (!v || in_list(none, v) || !isdigit((unsigned char)*v)) return -1;
+    if (metric) {
+        double x = gp_osm_parse_meters(v);
+        if (x > 0 && !strchr(v, '\'') && strstr(v, "ft")) x *= 0.3048;
+        return x;
+    }
+    double kg = gp_osm_parse_kg(v);
+    if (kg > 0 && strstr(v, "st") && !strstr(v, "lbs")) kg *= 0.90718474; /* short tons */
+    return kg < 0 ? -1 : kg / 1000;
+}
+
+int gp_osm_way_limits(const gp_osm_tag *tags, uint32_t ntags, uint8_t out[GP_LIMITS]) {
+    static const char *const keys[GP_LIMITS][2] = {{"maxheight:physical", "maxheight"},
+                                                   {"maxwidth:physical", "maxwidth"},
+                                                   {"maxlength", NULL},
+                                                   {"maxweight", NULL},
+                                                   {"maxaxleload", NULL}};
+    int any = 0;
+    for (int k = 0; k < GP_LIMITS; k++) {
+        out[k] = 0;
+        double x = -1;
+        for (int j = 0; j < 2 && x < 0 && keys[k][j]; j++)
+            x = limit_value(tag(tags, ntags, keys[k][j]), k < GP_LIM_WEIGHT);
+        double steps = x > 0 ? floor(x / gp_limit_quantum(k) + 1e-9) : 0;
+        if (steps >= 1 && steps <= 255) {
+            out[k] = (uint8_t)steps;
+            any = 1;
+        }
+    }
+    return any;
 }
 
 /* maxheight values meaning "the default" (4.5 m, as OSRM's Measure). */
@@ -850,6 +948,8 @@ void gp_osm_eval_way(const gp_osm_profile *p, const gp_osm_tag *t, uint32_t n, g
     if (p->side_road_factor > 0 && side && (!strcmp(side, "yes") || !strcmp(side, "rotary")))
         f = f < p->side_road_factor ? f : p->side_road_factor;
 
+    for (int d = 0; d < 2; d++)
+        if (p->max_kmh > 0 && kmh[d] > p->max_kmh) kmh[d] = p->max_kmh;
     o->fwd_mps = kmh[0] > 0 ? kmh[0] / 3.6 : 0;
     o->bwd_mps = kmh[1] > 0 ? kmh[1] / 3.6 : 0;
     o->fwd_factor = o->bwd_factor = f;

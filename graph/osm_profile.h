@@ -79,16 +79,33 @@ typedef struct gp_osm_profile {
     double narrow_factor;      /* weight factor for width <= 3 or one lane both ways; 0: none */
     double alternating_factor; /* weight factor of oneway=alternating; 0: none */
     double vehicle_height, vehicle_width, vehicle_length, vehicle_weight_kg; /* 0: not checked */
-    double push_kmh;               /* bicycle: pushing speed where riding is not allowed; 0: none */
+    double push_kmh; /* bicycle: pushing speed where riding is not allowed; 0: none */
+    double max_kmh;  /* cap on every speed, tagged maxspeed included (truck); 0: none */
     int barrier_blocks_by_default; /* 1: every barrier=* blocks but those listed in
                                       barrier_list; 0: only those listed block */
     const char *const *barrier_list;
     int node_rules;                        /* GP_OSM_NODE_* bits */
     const char *const *restriction_keys;   /* turn-restriction tags obeyed; NULL: none */
     const char *const *restriction_except; /* except=* values that exempt this mode */
+    /* exclusion classes (GP_OSM_CLASS_* names) a request may exclude, OSRM's `excludable` list:
+     * the OSRM API takes one of them at a time (car.lua's sets are single classes), /v1 any
+     * combination. NULL: none. */
+    const char *const *excludable;
 } gp_osm_profile;
 
-/* The profile of that name, or NULL. gp_osm_profile_names() lists them ("car|bicycle|foot"). */
+/* Exclusion classes of a road arc, read from the attributes every OSM import keeps (so snapshots
+ * and the graph hash carry them already): motorway = highway=motorway / motorway_link (class
+ * motorway), toll = toll=yes (GP_ARC_TOLL), ferry = route=ferry / shuttle_train (class ferry). */
+enum { GP_OSM_CLASS_MOTORWAY = 1u, GP_OSM_CLASS_TOLL = 2u, GP_OSM_CLASS_FERRY = 4u };
+/* The bit of a class name, 0 when it is none. */
+unsigned gp_osm_class_bit(const char *name);
+/* The class bits of arc a of g (0 on graphs without road attributes). */
+unsigned gp_osm_arc_classes(const gp_graph *g, uint32_t a);
+/* The bits of the classes profile p lets a request exclude (its excludable list); 0 for NULL. */
+unsigned gp_osm_profile_classes(const gp_osm_profile *p);
+
+/* The profile of that name, or NULL. gp_osm_profile_names() lists them
+ * ("car|bicycle|foot|truck"). */
 const gp_osm_profile *gp_osm_profile_find(const char *name);
 const char *gp_osm_profile_names(void);
 
@@ -139,6 +156,14 @@ double gp_osm_maxspeed_kmh(const gp_osm_profile *p, const char *v);
 double gp_osm_parse_duration(const char *v);
 double gp_osm_parse_meters(const char *v);
 double gp_osm_parse_kg(const char *v);
+
+/* A way's vehicle limits (graph.h arc_limits, quantized, rounded down; 0: none) from maxheight,
+ * maxwidth, maxlength (metres; "12'6\"", "12 ft", "3.5 m") and maxweight, maxaxleload (tonnes;
+ * "7.5", "7500 kg", "16000 lbs"; "st" short tons), the :physical value when there is one for
+ * height and width. "none", "default", "below_default", "unsigned", "no-sign", anything that is
+ * no number and every *:conditional key are no limit; a limit of 0 or past 25.5 m / 127.5 t is
+ * none too. Returns 1 when some limit is set. */
+int gp_osm_way_limits(const gp_osm_tag *tags, uint32_t ntags, uint8_t out[GP_LIMITS]);
 
 #ifdef __cplusplus
 }

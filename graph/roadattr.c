@@ -39,7 +39,8 @@ uint32_t gp_graph_arc_tail(const gp_graph *g, uint32_t a) {
     return lo;
 }
 
-uint32_t gp_graph_find_arc(const gp_graph *g, uint32_t u, uint32_t v) {
+/* The first arc u -> v in u's row (sorted by head, then weight), GP_NONE when none. */
+static uint32_t first_arc(const gp_graph *g, uint32_t u, uint32_t v) {
     if (u >= g->n || v >= g->n) return GP_NONE;
     /* arcs of u are sorted by (head, weight) as built; a reweighted version (live traffic,
      * engine/traffic.h) may have reordered the weights of parallel arcs: the cheapest wins */
@@ -56,10 +57,20 @@ uint32_t gp_graph_find_arc(const gp_graph *g, uint32_t u, uint32_t v) {
     return best;
 }
 
+uint32_t gp_graph_find_arc(const gp_graph *g, uint32_t u, uint32_t v) {
+    /* the first arc to v is the cheapest; in a per-request metric (engine/metric.h) the closed
+     * ones keep their place, so the cheapest is the first open one */
+    uint32_t a = first_arc(g, u, v);
+    if (a == GP_NONE || !g->closed) return a;
+    for (uint32_t b = a; b < g->row[u + 1] && g->col[b] == v; b++)
+        if (g->w[b] != GP_W_CLOSED) return b;
+    return a;
+}
+
 uint32_t gp_graph_reverse_arc(const gp_graph *g, uint32_t a) {
     uint32_t u = gp_graph_arc_tail(g, a), v = g->col[a];
-    uint32_t r = gp_graph_find_arc(g, v, u);
-    if (r == GP_NONE || !g->arc_shape || !g->shape_lon) return r;
+    uint32_t r = first_arc(g, v, u);
+    if (r == GP_NONE || !g->arc_shape || !g->shape_lon) return gp_graph_find_arc(g, v, u);
     const double *ax, *ay;
     uint32_t k = gp_graph_arc_shape(g, a, &ax, &ay);
     for (; r < g->row[v + 1] && g->col[r] == u; r++) { /* cheapest first */
@@ -122,6 +133,7 @@ uint64_t gp_graph_roadattr_memory(const gp_graph *g) {
     if (g->arc_ref) bytes += m * sizeof(uint32_t);
     if (g->arc_class) bytes += m;
     if (g->arc_flags) bytes += m;
+    if (g->arc_limits) bytes += (uint64_t)m * GP_LIMITS;
     if (g->arc_guide) bytes += m * sizeof(uint32_t);
     if (g->arc_shape) {
         bytes += (m + 1) * sizeof(uint32_t);
@@ -145,7 +157,8 @@ struct gp_attrbuf {
     uint32_t *name, *ref, *shape; /* shape[i]: first shape point of arc i */
     uint32_t *guide;
     uint8_t *cls, *flags;
-    int any_flags, any_guide; /* some arc has flags / a guidance record */
+    uint8_t *lim;                         /* GP_LIMITS per arc */
+    int any_flags, any_guide, any_limits; /* some arc has flags / a guidance record / limits */
     uint64_t ns, scap;
     double *slon, *slat;
     int64_t *sid; /* shape points' original ids (0: unknown), NULL until an arc brings some */
@@ -178,6 +191,7 @@ void gp_attrbuf_free(gp_attrbuf *a) {
     free(a->shape);
     free(a->cls);
     free(a->flags);
+    free(a->lim);
     free(a->guide);
     free(a->slon);
     free(a->slat);
@@ -269,6 +283,7 @@ int gp_attrbuf_push(gp_attrbuf *a, const gp_road_attr *ra) {
             buf_grow((void **)&a->shape, c, sizeof *a->shape) ||
             buf_grow((void **)&a->cls, c, sizeof *a->cls) ||
             buf_grow((void **)&a->flags, c, sizeof *a->flags) ||
+            buf_grow((void **)&a->lim, c, GP_LIMITS) ||
             buf_grow((void **)&a->guide, c, sizeof *a->guide))
             return -1;
         a->acap = c;
@@ -297,6 +312,10 @@ int gp_attrbuf_push(gp_attrbuf *a, const gp_road_attr *ra) {
     a->flags[i] = ra ? (uint8_t)ra->flags : 0;
     a->any_flags |= a->flags[i] != 0;
     a->any_guide |= a->guide[i] != 0;
+    for (int k = 0; k < GP_LIMITS; k++) {
+        a->lim[i * GP_LIMITS + k] = ra ? ra->limits[k] : 0;
+        a->any_limits |= a->lim[i * GP_LIMITS + k] != 0;
+    }
     a->cls[i] = ra && ra->cls > 0 && ra->cls < GP_ROAD_CLASS_COUNT ? (uint8_t)ra->cls : 0;
     a->shape[i] = (uint32_t)a->ns;
     if (ns) {
@@ -324,10 +343,12 @@ int gp_attrbuf_emit(gp_attrbuf *a, gp_graph *g, const uint32_t *origin) {
      * hash and snapshot layout) */
     if (a->any_flags) g->arc_flags = malloc(m ? m : 1);
     if (a->any_guide) g->arc_guide = malloc((m ? m : 1) * sizeof *g->arc_guide);
+    if (a->any_limits) g->arc_limits = malloc((m ? m : 1) * GP_LIMITS);
     if (a->sid) g->shape_osm_id = malloc((ns ? ns : 1) * sizeof(int64_t));
     if (!g->arc_len_m || !g->arc_name || !g->arc_ref || !g->arc_class || !g->arc_shape ||
         !g->shape_lon || !g->shape_lat || (a->sid && !g->shape_osm_id) ||
-        (a->any_flags && !g->arc_flags) || (a->any_guide && !g->arc_guide))
+        (a->any_flags && !g->arc_flags) || (a->any_guide && !g->arc_guide) ||
+        (a->any_limits && !g->arc_limits))
         return -1;
     uint32_t at = 0;
     for (uint64_t p = 0; p < m; p++) {
@@ -338,6 +359,8 @@ int gp_attrbuf_emit(gp_attrbuf *a, gp_graph *g, const uint32_t *origin) {
         g->arc_class[p] = a->cls[i];
         if (g->arc_flags) g->arc_flags[p] = a->flags[i];
         if (g->arc_guide) g->arc_guide[p] = a->guide[i];
+        if (g->arc_limits)
+            memcpy(g->arc_limits + p * GP_LIMITS, a->lim + (size_t)i * GP_LIMITS, GP_LIMITS);
         g->arc_shape[p] = at;
         uint32_t b = a->shape[i], e = i + 1 < a->na ? a->shape[i + 1] : (uint32_t)a->ns;
         if (e > b) {

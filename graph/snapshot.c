@@ -45,7 +45,8 @@ enum {
     S_NODE_FLAGS,   /* optional: older snapshots have none */
     S_ARC_FLAGS,    /* optional: snapshots before them load without */
     S_ARC_GUIDE,
-    S_RESTR, /* optional: turn restrictions for the turn model (gp_graph.restr) */
+    S_RESTR,      /* optional: turn restrictions for the turn model (gp_graph.restr) */
+    S_ARC_LIMITS, /* optional: vehicle limits (m * GP_LIMITS bytes), older snapshots have none */
     S_KNOWN_END
 };
 
@@ -228,6 +229,7 @@ int gp_snapshot_write(const gp_graph *g, const char *path, const gp_snap_extra *
     SEC(S_ARC_FLAGS, g->arc_flags, m);
     SEC(S_ARC_GUIDE, g->arc_guide, m * 4);
     SEC(S_RESTR, g->restr, g->restr_len * 4);
+    SEC(S_ARC_LIMITS, g->arc_limits, m * GP_LIMITS);
 #undef SEC
     int rc = GP_OK;
     if (nextra > 64) {
@@ -508,6 +510,7 @@ gp_graph *gp_load_snapshot(const char *path, const gp_load_opts *o, gp_err *err)
         section(&mp, S_NODE_FLAGS, n, 0, "node flags", (void **)&g->node_flags, err) ||
         section(&mp, S_ARC_FLAGS, m, 0, "arc flags", (void **)&g->arc_flags, err) ||
         section(&mp, S_ARC_GUIDE, m * 4, 0, "arc guidance", (void **)&g->arc_guide, err) ||
+        section(&mp, S_ARC_LIMITS, m * GP_LIMITS, 0, "arc limits", (void **)&g->arc_limits, err) ||
         section(&mp, S_STRTAB, UINT64_MAX, 0, "strings", (void **)&g->strtab, err) ||
         section(&mp, S_RESTR, UINT64_MAX, 0, "turn restrictions", (void **)&g->restr, err))
         goto fail;

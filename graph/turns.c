@@ -19,6 +19,7 @@
  * traffic signal 2 s, stop 2 s, give way 1 s; bicycle.lua; foot.lua). */
 static const gp_turn_costs tables[] = {
     {"car", GP_TURN_ANGLE_SIGMOID, 7.5, 1.075, 0, 20.0, 2.0, 2.0, 1.0, 0},
+    {"truck", GP_TURN_ANGLE_SIGMOID, 7.5, 1.075, 0, 20.0, 2.0, 2.0, 1.0, 0}, /* as car's */
     {"bicycle", GP_TURN_ANGLE_SQUARE, 6.0, 1.4, 1, 20.0, 2.0, 0.0, 0.0, 0},
     {"foot", GP_TURN_ANGLE_NONE, 0.0, 1.0, 0, 2.0, 2.0, 0.0, 0.0, 1},
 };
@@ -523,6 +524,14 @@ fail:
     return NULL;
 }
 
+/* A turn cost plus the weight of the arc turned into: a closed arc (GP_W_CLOSED, a per-request
+ * metric) keeps every turn into it closed; other sums saturate below GP_W_CLOSED. */
+static inline uint32_t turn_plus(uint32_t turn, uint32_t w) {
+    if (w == GP_W_CLOSED) return GP_W_CLOSED;
+    uint64_t s = (uint64_t)turn + w;
+    return s >= GP_W_CLOSED ? GP_W_CLOSED - 1 : (uint32_t)s;
+}
+
 gp_turns *gp_turns_reweight(const gp_turns *base, const gp_graph *g, gp_err *err) {
     double t0 = gp_now();
     const gp_graph *btg = gp_graph_owner(base->tg), *bg = gp_graph_owner(g);
@@ -543,12 +552,12 @@ gp_turns *gp_turns_reweight(const gp_turns *base, const gp_graph *g, gp_err *err
     /* turn cost of tg arc k = base tg weight - base road weight of its head */
     for (uint32_t k = 0; k < m; k++) {
         uint32_t b = gp_turns_arc(base, btg->col[k]);
-        w[k] = btg->w[k] - bg->w[b] + g->w[b];
+        w[k] = turn_plus(btg->w[k] - bg->w[b], g->w[b]);
     }
     for (uint32_t x = 0; x < n; x++) {
         uint32_t b = gp_turns_arc(base, x);
         for (uint32_t k = btg->rrow[x]; k < btg->rrow[x + 1]; k++)
-            rw[k] = btg->rw[k] - bg->w[b] + g->w[b];
+            rw[k] = turn_plus(btg->rw[k] - bg->w[b], g->w[b]);
     }
     T->tg = gp_graph_reweight(btg, w, rw, err);
     if (!T->tg) {

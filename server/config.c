@@ -173,6 +173,9 @@ static const gp_config_key keys[] = {
     {"traffic_ttl_s", L(traffic_ttl_s), "0", 0, 31536000,
      "Default expiry of traffic (POSTed and file sets) in seconds; a POST's ttl_s overrides it; "
      "0 = never expires."},
+    {"metric_cache_size", L(metric_cache_size), "16", 1, 4096,
+     "Per-request metrics (exclude=, vehicle_* limits) kept customized, least recently used "
+     "dropped first; each holds two weight arrays (and its turn graph's and CCH's)."},
     {"cch_min_nodes", L(cch_min_nodes), "10000", 0, 2000000000,
      "With cch = auto: the smallest graph (nodes) that gets a CCH at load."},
     {"cch_max_triangles_per_node", L(cch_max_triangles_per_node), "200", 0, 1000000,

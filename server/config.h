@@ -83,6 +83,7 @@ typedef struct gp_config {
     char cch[8];
     char cch_perfect[8];
     char turn_costs[8];
+    long metric_cache_size;
     long cch_min_nodes;
     long cch_max_triangles_per_node;
     char cch_order[8];

@@ -5,6 +5,7 @@
  */
 #include "server/serve.h"
 
+#include "engine/metric.h"
 #include "server/config.h"
 #include "server/cache.h"
 #include "server/v1/mjobs.h"
@@ -168,6 +169,7 @@ int gp_serve_main(int argc, char **argv, void (*usage)(FILE *f)) {
         GP_LOG(GP_LOG_INFO, "event=engine backend=%s reason=\"%s\"", gp_engine_backend(engine),
                engine->cpu_reason);
     else GP_LOG(GP_LOG_INFO, "event=engine backend=%s", gp_engine_backend(engine));
+    gp_metric_cache_size((unsigned)cfg->metric_cache_size);
     reg = gp_registry_new(engine);
     if (!reg) goto out;
     {
@@ -215,6 +217,7 @@ out:
     gp_srv_netops_stop(); /* job worker, cached routing tables (before the engine goes) */
     gp_srv_mjobs_stop();  /* the matrix job worker (a running job is recorded failed) */
     gp_srv_storage_stop();
+    gp_metric_cache_clear(); /* the metrics' device state goes before the engine */
     gp_registry_free(reg);
     gp_engine_free(engine);
     gp_metrics_free();

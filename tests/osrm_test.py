@@ -253,7 +253,10 @@ def t_route_errors(ctx):
     osrm_error(get(ctx.d, f"/route/v1/g/{coords(PTS[:2])}?overview=some"), "InvalidOptions")
     osrm_error(get(ctx.d, f"/route/v1/g/{coords(PTS[:2])}?radiuses=5"), "InvalidOptions")
     osrm_error(get(ctx.d, f"/route/v1/g/{coords(PTS[:2])}?bearings=400,10;"), "InvalidOptions")
-    osrm_error(get(ctx.d, f"/route/v1/g/{coords(PTS[:2])}?exclude=toll"), "InvalidValue")
+    # exclude: an unknown class, or a combination (one class at a time, as car.lua's sets)
+    osrm_error(get(ctx.d, f"/route/v1/g/{coords(PTS[:2])}?exclude=highway"), "InvalidValue")
+    osrm_error(get(ctx.d, f"/route/v1/g/{coords(PTS[:2])}?exclude=toll,motorway"), "InvalidValue")
+    osrm_error(get(ctx.d, f"/route/v1/g/{coords(PTS[:2])}?vehicle_height=x"), "InvalidValue")
     # a point 50 km from every road, with a 100 m radius: NoSegment
     osrm_error(get(ctx.d, "/route/v1/g/8.5,47.3;9.2,47.3?radiuses=unlimited;100"), "NoSegment")
     # two components: no route between them

@@ -61,8 +61,8 @@ head -c 1000 "$tmp/turns.gpath" >"$tmp/cut.gpath"
 fails "a truncated snapshot is refused" "damaged snapshot.*truncated" \
   "$BIN" info --graph "$tmp/cut.gpath"
 fails "a foreign file is refused" "not a gpath snapshot" "$BIN" info --graph "gpath:$T"
-fails "an unknown profile is refused" "unknown profile 'truck'" \
-  "$BIN" import "$T" --profile truck -o "$tmp/x.gpath"
+fails "an unknown profile is refused" "unknown profile 'tractor'" \
+  "$BIN" import "$T" --profile tractor -o "$tmp/x.gpath"
 fails "import needs -o" "missing parameter --out" "$BIN" import "$T"
 fails "an unknown CCH order is refused" "--cch-order: 'bogus' is not an order" \
   "$BIN" import --graph gen:20000:3 --cch-order bogus -o "$tmp/x.gpath"

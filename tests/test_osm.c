@@ -517,7 +517,8 @@ static void test_builder_attributes(void **state) {
                                &sy,
                                &sid,
                                0,
-                               NULL};
+                               NULL,
+                               {0}};
             assert_int_equal(gp_builder_add_road_arc(b, U[i], V[i], (uint32_t)(5 - i), &ra, &err),
                              GP_OK);
         }
@@ -651,12 +652,13 @@ static void test_parsers_and_errors(void **state) {
     assert_true(gp_osm_parse_duration("PT1H30M") == 5400);
     assert_true(gp_osm_parse_duration("soon") < 0);
     assert_non_null(gp_osm_profile_find("bicycle"));
-    assert_null(gp_osm_profile_find("truck"));
+    assert_non_null(gp_osm_profile_find("truck"));
+    assert_null(gp_osm_profile_find("tractor"));
 
     gp_err err = {0};
-    assert_null(gp_graph_load("osm:" DIR "oneway.osm?profile=truck", NULL, &err));
+    assert_null(gp_graph_load("osm:" DIR "oneway.osm?profile=tractor", NULL, &err));
     assert_int_equal(err.code, GP_EINVAL);
-    assert_non_null(strstr(err.msg, "unknown profile 'truck'"));
+    assert_non_null(strstr(err.msg, "unknown profile 'tractor'"));
     assert_null(gp_graph_load(DIR "no-such-file.osm.pbf", NULL, &err));
     assert_int_equal(err.code, GP_EIO);
     /* a broken XML file */

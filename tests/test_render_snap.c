@@ -166,7 +166,8 @@ static gp_graph *awkward_graph(unsigned *seed) {
         int u = rand_r(seed) % N, v = rand_r(seed) % N;
         double sx[2] = {cs[rand_r(seed) % NC], cs[rand_r(seed) % NC]},
                sy[2] = {cs[rand_r(seed) % NC], 1e-9};
-        gp_road_attr ra = {100, NULL, NULL, 0, (uint32_t)(rand_r(seed) % 3), sx, sy, NULL, 0, NULL};
+        gp_road_attr ra = {100,  NULL, NULL, 0,  (uint32_t)(rand_r(seed) % 3), sx, sy,
+                           NULL, 0,    NULL, {0}};
         assert_int_equal(gp_builder_add_road_arc(b, ids[u], ids[v],
                                                  1 + (uint32_t)(rand_r(seed) % 50), &ra, &err),
                          0);

@@ -428,7 +428,7 @@ static void test_bad_utf8(void **state) {
     b = gp_builder_new(1000.0);
     assert_int_equal(gp_builder_add_node(b, 1, 1, 8.5, 47.3, NULL, &err), GP_OK);
     assert_int_equal(gp_builder_add_node(b, 2, 1, 8.6, 47.3, NULL, &err), GP_OK);
-    gp_road_attr ra = {100, "Rue\xff de\xc3", "A\xe2\x82", 0, 0, NULL, NULL, NULL, 0, NULL};
+    gp_road_attr ra = {100, "Rue\xff de\xc3", "A\xe2\x82", 0, 0, NULL, NULL, NULL, 0, NULL, {0}};
     assert_int_equal(gp_builder_add_road_arc(b, 1, 2, 10, &ra, &err), GP_OK);
     g = gp_builder_finish(b, "roads", "osm", 1, &err);
     assert_non_null(g);

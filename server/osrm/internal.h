@@ -12,6 +12,7 @@
 #ifndef GP_OSRM_INTERNAL_H
 #define GP_OSRM_INTERNAL_H
 
+#include "engine/metric.h"
 #include "engine/snap.h"
 #include "server/http/http.h"
 #include "server/api/arcs.h"
@@ -48,7 +49,14 @@ typedef struct gp_osrm_req {
     int skip_waypoints, generate_hints;
     int snap_any;    /* snapping=any: small components too (gp_snap_big) */
     double *bearing; /* after gp_osrm_snap_all: n pairs (bearing, range), bearing -1 when none */
+    /* exclude= and vehicle_* (engine/metric.h): g is then the metric of base under key */
+    gp_metric_key key;
+    gp_graph *base; /* the graph asked for (referenced) when g is a metric, else NULL */
 } gp_osrm_req;
+/* Why no route joins snapped positions a and b under the request's key: the exclude class or
+ * vehicle limit that alone leaves none ("vehicle_height=4"), or the whole key; "" when the graph
+ * itself has no route either. */
+void gp_osrm_closed_why(gp_osrm_req *q, const gp_snap *a, const gp_snap *b, char *buf, size_t size);
 
 /* 1 for a graph whose weights are no travel times nor road costs (router topologies: hops, or a
  * cost rule of graphml / sndlib / rocketfuel): the OSRM services refuse it (400 InvalidQuery
@@ -64,6 +72,9 @@ double gp_osrm_weight(const gp_graph *g, uint64_t cost);
 /* Resolves {profile}, parses {coordinates} ("lon,lat;..." or "polyline(...)"/"polyline6(...)",
  * an optional ".json" suffix) and the options every service shares. max_coords is the service's
  * limit (its config key named in the error). On failure answers and returns 0. */
+/* The version the answer names as data_version: the graph asked for, also when q->g is a
+ * per-request metric of it (exclude=, vehicle_*). */
+#define GP_OSRM_DATA_VERSION(q) ((q)->base ? (q)->base->version : (q)->g->version)
 int gp_osrm_req_init(gp_osrm_req *q, gp_req *r, const char *coords, long max_coords,
                      const char *limit_key);
 void gp_osrm_req_free(gp_osrm_req *q);

@@ -31,10 +31,10 @@ static cJSON *waypoints_json(const gp_osrm_req *q, const uint32_t *idx, uint32_t
 }
 
 /* {"code": "Ok", "data_version": the version of the graph the whole request was pinned to} */
-static cJSON *ok_object(const gp_graph *g) {
+static cJSON *ok_object(const gp_osrm_req *q) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "code", "Ok");
-    cJSON_AddStringToObject(o, "data_version", g->version);
+    cJSON_AddStringToObject(o, "data_version", GP_OSRM_DATA_VERSION(q));
     return o;
 }
 
@@ -110,7 +110,7 @@ void gp_h_osrm_route(gp_req *r) {
         size_t nalt = 0;
         gp_osrm_leg alt[10];
         if (!oom && n_alt && q.n == 2) nalt = gp_osrm_alternatives(&q, &legs[0], n_alt, alt);
-        cJSON *res = ok_object(q.g);
+        cJSON *res = ok_object(&q);
         cJSON *routes = cJSON_AddArrayToObject(res, "routes");
         cJSON_AddItemToArray(routes, gp_osrm_route_json(&q, legs, nleg, &o));
         for (size_t i = 0; i < nalt; i++) {
@@ -253,8 +253,8 @@ static void npy_osrm_done(void *ctx) {
 }
 
 /* Takes *src and *dst (set to NULL). */
-static void npy_osrm_answer(gp_req *r, const table_cells *t, uint32_t ns, int want_dist,
-                            gp_snap **src, gp_snap **dst) {
+static void npy_osrm_answer(gp_req *r, const char *version, const table_cells *t, uint32_t ns,
+                            int want_dist, gp_snap **src, gp_snap **dst) {
     long block = gp_http_config()->matrix_block_cells / (t->nt ? t->nt : 1);
     size_t rows = block < 1 ? 1 : (size_t)block < ns ? (size_t)block : ns ? ns : 1;
     npy_osrm *m = calloc(1, sizeof *m);
@@ -276,7 +276,7 @@ static void npy_osrm_answer(gp_req *r, const table_cells *t, uint32_t ns, int wa
         return;
     }
     m->t.g = gp_graph_ref(t->g);
-    gp_req_add_header(r, "X-Data-Version", t->g->version); /* the JSON answers' data_version */
+    gp_req_add_header(r, "X-Data-Version", version); /* the JSON answers' data_version */
     m->t.src = *src;
     m->t.dst = *dst;
     *src = *dst = NULL;
@@ -374,7 +374,7 @@ static void table_answer(gp_req *r, int post) {
     for (uint32_t j = 0; j < nt; j++) dst[j] = q.snap[di ? di[j] : j];
     table_cells tc = {q.g, src, dst, nt, fallback, scale_factor, fb_snapped};
     if (npy) {
-        npy_osrm_answer(r, &tc, ns, want_dist, &src, &dst);
+        npy_osrm_answer(r, GP_OSRM_DATA_VERSION(&q), &tc, ns, want_dist, &src, &dst);
         goto out;
     }
     gp_err err;
@@ -397,7 +397,7 @@ static void table_answer(gp_req *r, int post) {
                 goto out;
             }
     }
-    cJSON *o = ok_object(q.g);
+    cJSON *o = ok_object(&q);
     cJSON *durs = want_dur ? cJSON_AddArrayToObject(o, "durations") : NULL;
     cJSON *dists = want_dist ? cJSON_AddArrayToObject(o, "distances") : NULL;
     cJSON *fbc = fallback > 0 ? cJSON_CreateArray() : NULL;
@@ -541,7 +541,7 @@ void gp_h_osrm_nearest(gp_req *r) {
         }
     }
     qsort(c, nc, sizeof *c, cand_cmp);
-    cJSON *o = ok_object(q.g);
+    cJSON *o = ok_object(&q);
     cJSON *wps = cJSON_AddArrayToObject(o, "waypoints");
     /* the first answer is the snapped position the other services use */
     const gp_snap *s0 = &q.snap[0];

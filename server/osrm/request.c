@@ -44,7 +44,7 @@ static const struct {
     const char *alias, *profile;
 } aliases[] = {{"driving", "car"},  {"car", "car"},         {"cycling", "bicycle"},
                {"bike", "bicycle"}, {"bicycle", "bicycle"}, {"walking", "foot"},
-               {"foot", "foot"}};
+               {"foot", "foot"},    {"truck", "truck"},     {"hgv", "truck"}};
 
 /* Referenced graph for profile, its name in name[65]; NULL when none. */
 static gp_graph *resolve_profile(const char *profile, char *name) {
@@ -326,7 +326,8 @@ static int parse_coords(gp_osrm_req *q, const char *text, long max, const char *
  * other name with InvalidQuery): the ones every service shares, then each service's own. The one
  * table of them (docs/osrm.md lists the same). */
 static const char common_opts[] =
-    " bearings radiuses generate_hints hints approaches exclude snapping skip_waypoints ";
+    " bearings radiuses generate_hints hints approaches exclude snapping skip_waypoints "
+    "vehicle_height vehicle_width vehicle_length vehicle_weight vehicle_axleload ";
 static const struct {
     const char *service; /* the path's first segment */
     const char *opts;    /* its own options, space-separated with a space at each end */
@@ -402,6 +403,68 @@ static int check_options(gp_osrm_req *q) {
     return 0;
 }
 
+/* exclude= and vehicle_*: q->g becomes the metric (engine/metric.h) of the graph asked for. 1,
+ * or 0 after answering 400 InvalidValue naming the parameter. */
+static int metric_opts(gp_osrm_req *q) {
+    char buf[128];
+    const char *v;
+    gp_err err;
+    if ((v = gp_osrm_opt(q, "exclude", buf, sizeof buf)) && *v &&
+        gp_metric_parse_exclude(q->g, v, 1, &q->key.exclude, &err)) {
+        gp_osrm_error(q->r, 400, "InvalidValue", "%s", err.msg);
+        return 0;
+    }
+    for (int k = 0; k < GP_LIMITS; k++)
+        if ((v = gp_osrm_opt(q, gp_metric_vehicle_param(k), buf, sizeof buf)) &&
+            gp_metric_parse_vehicle(k, v, &q->key.veh[k], &err)) {
+            gp_osrm_error(q->r, 400, "InvalidValue", "%s", err.msg);
+            return 0;
+        }
+    if (gp_metric_key_empty(&q->key)) return 1;
+    gp_graph *m = NULL;
+    if (gp_metric_get(gp_http_engine(), q->g, &q->key, &m, &err)) {
+        gp_osrm_error_err(q->r, &err);
+        return 0;
+    }
+    q->base = q->g;
+    q->g = m;
+    return 1;
+}
+
+void gp_osrm_closed_why(gp_osrm_req *q, const gp_snap *a, const gp_snap *b, char *buf,
+                        size_t size) {
+    buf[0] = '\0';
+    if (!q->base) return;
+    gp_engine *e = gp_http_engine();
+    gp_err err;
+    gp_snap_route rt;
+    int none = gp_engine_route_snap(e, q->base, a, b, GP_P2P_AUTO, &rt, &err) || rt.dist == GP_INF;
+    gp_snap_route_free(&rt);
+    if (none) return;
+    /* the one part of the key that alone leaves no route, else the whole key */
+    gp_metric_key parts[3 + GP_LIMITS];
+    unsigned np = 0;
+    for (unsigned bit = 1; bit <= 4; bit <<= 1)
+        if (q->key.exclude & bit) parts[np++] = (gp_metric_key){.exclude = bit};
+    for (int k = 0; k < GP_LIMITS; k++)
+        if (q->key.veh[k]) {
+            memset(&parts[np], 0, sizeof parts[np]);
+            parts[np++].veh[k] = q->key.veh[k];
+        }
+    for (unsigned i = 0; np > 1 && i < np; i++) {
+        gp_graph *m = NULL;
+        if (gp_metric_get(e, q->base, &parts[i], &m, &err)) continue;
+        none = gp_engine_route_snap(e, m, a, b, GP_P2P_AUTO, &rt, &err) || rt.dist == GP_INF;
+        gp_snap_route_free(&rt);
+        gp_graph_unref(m);
+        if (none) {
+            gp_metric_key_text(&parts[i], buf, size);
+            return;
+        }
+    }
+    gp_metric_key_text(&q->key, buf, size);
+}
+
 int gp_osrm_req_init(gp_osrm_req *q, gp_req *r, const char *coords, long max_coords,
                      const char *limit_key) {
     memset(q, 0, sizeof *q);
@@ -473,11 +536,7 @@ int gp_osrm_req_init(gp_osrm_req *q, gp_req *r, const char *coords, long max_coo
                           flags[i], v);
             return 0;
         }
-    if ((v = gp_osrm_opt(q, "exclude", buf, sizeof buf)) && *v) {
-        gp_osrm_error(r, 400, "InvalidValue",
-                      "exclude=%.64s: graph '%s' defines no exclusion classes", v, q->graph_name);
-        return 0;
-    }
+    if (!metric_opts(q)) return 0;
     if ((v = gp_osrm_opt(q, "snapping", buf, sizeof buf))) {
         q->snap_any = !strcmp(v, "any");
         if (!q->snap_any && strcmp(v, "default")) {
@@ -495,6 +554,7 @@ void gp_osrm_req_free(gp_osrm_req *q) {
     free(q->snap);
     free(q->bearing);
     gp_graph_unref(q->g);
+    gp_graph_unref(q->base);
     memset(q, 0, sizeof *q);
 }
 
@@ -566,6 +626,11 @@ typedef struct snap_filter {
 static int snap_ok(void *ctx, const gp_graph *g, uint32_t arc, uint32_t tail, double a_lon,
                    double a_lat, double b_lon, double b_lat) {
     const snap_filter *f = ctx;
+    /* a metric's closed road (both directions) is no place to start or end (as OSRM's exclude) */
+    if (g->closed && g->w[arc] == GP_W_CLOSED) {
+        uint32_t r = gp_graph_reverse_arc(g, arc);
+        if (r == GP_NONE || g->w[r] == GP_W_CLOSED) return 0;
+    }
     if (f->big && !gp_snap_big_filter((void *)f->big, g, arc, tail, a_lon, a_lat, b_lon, b_lat))
         return 0;
     if (f->want < 0) return 1;
@@ -581,6 +646,52 @@ int gp_osrm_bearing_fits(const gp_graph *g, const gp_snap *s, double want, doubl
     t.arc = gp_graph_reverse_arc(g, s->arc);
     t.frac = 1 - s->frac;
     return t.arc != GP_NONE && bearing_ok(arc_bearing_at(g, &t), want, range);
+}
+
+/* What of the request's key closes arc a of the graph asked for ("vehicle_height=3.9"). */
+static void closed_by(const gp_osrm_req *q, uint32_t a, char *buf, size_t size) {
+    gp_metric_key part;
+    for (unsigned bit = 1; bit <= 4; bit <<= 1) {
+        memset(&part, 0, sizeof part);
+        part.exclude = q->key.exclude & bit;
+        if (part.exclude && gp_metric_arc_closed(q->base, a, &part)) {
+            gp_metric_key_text(&part, buf, size);
+            return;
+        }
+    }
+    for (int k = 0; k < GP_LIMITS; k++) {
+        memset(&part, 0, sizeof part);
+        part.veh[k] = q->key.veh[k];
+        if (part.veh[k] && gp_metric_arc_closed(q->base, a, &part)) {
+            gp_metric_key_text(&part, buf, size);
+            return;
+        }
+    }
+    gp_metric_key_text(&q->key, buf, size);
+}
+
+/* With a metric, coordinate i snaps to the nearest road the request may use (snap_ok), which
+ * must lie no farther than GP_OSRM_CLOSED_SNAP_M beyond the nearest road of all: when the nearest
+ * road is closed and no open one lies that near, answers 400 NoRoute naming what closes it and
+ * returns 0. */
+#define GP_OSRM_CLOSED_SNAP_M 1000.0
+static int metric_near(gp_osrm_req *q, uint32_t i, double radius) {
+    gp_snap s0;
+    gp_err err;
+    if (gp_snap_point(q->base, q->lon[i], q->lat[i], radius, &s0, &err)) return 1; /* later */
+    double near = s0.dist_m + GP_OSRM_CLOSED_SNAP_M;
+    gp_snap s1;
+    if (gp_snap_point_if(q->g, q->lon[i], q->lat[i], near < radius ? near : radius, snap_ok,
+                         &(snap_filter){-1, 180, NULL}, &s1, &err) != GP_ENOTFOUND)
+        return 1;
+    char why[128] = "";
+    if (s0.arc != GP_NONE) closed_by(q, s0.arc, why, sizeof why);
+    else gp_metric_key_text(&q->key, why, sizeof why);
+    gp_osrm_error(q->r, 400, "NoRoute",
+                  "Impossible route from coordinate %u: %s closes the road it lies on (%.0f m "
+                  "away) and no road open to it lies within %.0f m more",
+                  i, why, s0.dist_m, GP_OSRM_CLOSED_SNAP_M);
+    return 0;
 }
 
 int gp_osrm_snap_all(gp_osrm_req *q) {
@@ -644,9 +755,10 @@ int gp_osrm_snap_all(gp_osrm_req *q) {
         gp_err err;
         gp_snap *s = &q->snap[i];
         snap_filter sf = {want, range, NULL};
+        if (q->base && !metric_near(q, i, radius)) goto done;
         /* bearings choose among the roads within the radius, nearest first (as OSRM) */
-        int rc = gp_snap_point_if(q->g, q->lon[i], q->lat[i], radius, want >= 0 ? snap_ok : NULL,
-                                  &sf, s, &err);
+        int rc = gp_snap_point_if(q->g, q->lon[i], q->lat[i], radius,
+                                  want >= 0 || q->g->closed ? snap_ok : NULL, &sf, s, &err);
         if (rc == GP_ENOTFOUND) {
             gp_osrm_error(q->r, 400, "NoSegment",
                           "Could not find a matching segment for coordinate "
@@ -684,6 +796,9 @@ int gp_osrm_snap_all(gp_osrm_req *q) {
         double want = wants[2 * i], range = wants[2 * i + 1];
         int approach = approaches[i];
         if (s->arc == GP_NONE) continue; /* snapped onto a node: no direction to restrict */
+        if (q->g->closed && s->rarc != GP_NONE &&
+            (q->g->w[s->arc] == GP_W_CLOSED) != (q->g->w[s->rarc] == GP_W_CLOSED))
+            keep_direction(s, q->g->w[s->arc] == GP_W_CLOSED);
         if (want >= 0) {
             int fwd = bearing_ok(arc_bearing_at(q->g, s), want, range);
             int bwd = 0;

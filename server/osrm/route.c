@@ -221,9 +221,17 @@ int gp_osrm_route_legs(gp_osrm_req *q, const uint32_t *order, uint32_t k, int st
         const gp_snap *a = &q->snap[order[i]], *b = &q->snap[order[i + 1]];
         if (ok && rt[i].dist == GP_INF) {
             ok = 0;
-            gp_osrm_error(q->r, 400, "NoRoute",
-                          "Impossible route between points %u and %u: no path in graph '%s'",
-                          order[i], order[i + 1], q->graph_name);
+            char why[160] = "";
+            gp_osrm_closed_why(q, a, b, why, sizeof why);
+            if (*why)
+                gp_osrm_error(q->r, 400, "NoRoute",
+                              "Impossible route between points %u and %u: %s closes every path "
+                              "between them in graph '%s' (there is one without it)",
+                              order[i], order[i + 1], why, q->graph_name);
+            else
+                gp_osrm_error(q->r, 400, "NoRoute",
+                              "Impossible route between points %u and %u: no path in graph '%s'",
+                              order[i], order[i + 1], q->graph_name);
         } else if (ok && gp_osrm_leg_build(q->g, a, b, &rt[i], &legs[i])) {
             ok = 0;
             gp_osrm_leg_free(&legs[i]);

@@ -220,7 +220,7 @@ void gp_h_osrm_trip(gp_req *r) {
     }
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "code", "Ok");
-    cJSON_AddStringToObject(o, "data_version", q.g->version);
+    cJSON_AddStringToObject(o, "data_version", GP_OSRM_DATA_VERSION(&q));
     cJSON *trips = cJSON_AddArrayToObject(o, "trips");
     int failed = 0;
     for (uint32_t ci = 0; ci < ncomp && !failed; ci++) {

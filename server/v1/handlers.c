@@ -6,6 +6,7 @@
  */
 #include "server/v1/handlers.h"
 
+#include "engine/metric.h"
 #include "graph/spatial.h"
 #include "storage/cache.h"
 #include "server/cache.h"
@@ -89,6 +90,16 @@ void gp_h_metrics(gp_req *r) {
 #define RADIUS                                                                                     \
     { "radius", GP_PT_NUM, GP_IN_ANY, 0, 0, 20000000, NULL }
 
+/* per-request metrics (engine/metric.h): exclusion classes and the vehicle's dimensions */
+#define METRIC_PARAMS                                                                              \
+    {"exclude", GP_PT_STR, GP_IN_ANY, 0, 0, 64, NULL},                                             \
+        {"vehicle_height", GP_PT_NUM, GP_IN_ANY, 0, 0, 25.5, NULL},                                \
+        {"vehicle_width", GP_PT_NUM, GP_IN_ANY, 0, 0, 25.5, NULL},                                 \
+        {"vehicle_length", GP_PT_NUM, GP_IN_ANY, 0, 0, 25.5, NULL},                                \
+        {"vehicle_weight", GP_PT_NUM, GP_IN_ANY, 0, 0, 127.5, NULL}, {                             \
+        "vehicle_axleload", GP_PT_NUM, GP_IN_ANY, 0, 0, 127.5, NULL                                \
+    }
+
 static const gp_endpoint graphs_ep = GP_ENDPOINT_NONE("GET /v1/graphs");
 static const gp_endpoint graph_ep = GP_ENDPOINT_NONE("GET /v1/graphs/{graph}");
 
@@ -97,6 +108,7 @@ static const gp_param route_params[] = {
     {"to", GP_PT_PLACE, GP_IN_QUERY, 1, 0, 0, NULL},
     {"algo", GP_PT_ENUM, GP_IN_QUERY, 0, 0, 0, "auto|dijkstra|bidir|astar"},
     RADIUS,
+    METRIC_PARAMS,
 };
 static const gp_endpoint route_ep = GP_ENDPOINT("route", route_params, GP_BODY_NONE, NULL);
 
@@ -119,6 +131,7 @@ static const gp_param table_params[] = {
     {"sources", GP_PT_PLACES, GP_IN_BODY, 1, 1, 0, NULL},
     {"targets", GP_PT_PLACES, GP_IN_BODY, 0, 1, 0, NULL},
     RADIUS,
+    METRIC_PARAMS,
 };
 static const gp_endpoint table_ep =
     GP_ENDPOINT("table", table_params, GP_BODY_REQUIRED,
@@ -166,24 +179,75 @@ void gp_h_graph(gp_req *r) {
 
 /* ---- queries ---- */
 
-void gp_h_route(gp_req *r) {
-    gp_graph *g = gp_req_graph(r);
-    gp_args args;
-    if (gp_params(r, &route_ep, &args)) return;
-    int algo = gp_args_get(&args, "algo")->present ? gp_args_get(&args, "algo")->e : GP_P2P_AUTO;
+/* exclude= and vehicle_* of a request: *m = the metric of g under them (referenced; g itself
+ * when none), key in *k. Answers 400 naming the parameter and returns -1 on a bad value. */
+static int req_metric(gp_req *r, const gp_args *args, gp_graph *g, gp_metric_key *k, gp_graph **m) {
+    gp_err err;
+    memset(k, 0, sizeof *k);
+    *m = NULL;
+    const gp_arg *ex = gp_args_get(args, "exclude");
+    if (ex->present && gp_metric_parse_exclude(g, ex->s, 0, &k->exclude, &err)) {
+        gp_http_error(r, GP_HC_INVALID_QUERY, "%s", err.msg);
+        return -1;
+    }
+    for (int i = 0; i < GP_LIMITS; i++) {
+        const gp_arg *v = gp_args_get(args, gp_metric_vehicle_param(i));
+        if (v->present && gp_metric_vehicle(i, v->d, &k->veh[i], &err)) {
+            gp_http_error(r, GP_HC_INVALID_QUERY, "%s=%g: %s", gp_metric_vehicle_param(i), v->d,
+                          err.msg);
+            return -1;
+        }
+    }
+    if (gp_metric_get(gp_http_engine(), g, k, m, &err)) {
+        gp_http_error_err(r, -1, &err);
+        return -1;
+    }
+    return 0;
+}
+
+/* Moves snapped positions off the closed arcs of metric m (gp_metric_snap_open); answers 400
+ * NoRoute naming what closes the road and returns -1 when no open road is within radius. */
+static int req_snap_open(gp_req *r, gp_graph *m, const gp_metric_key *k, gp_snap *s, uint32_t n,
+                         const char *what, double radius) {
+    gp_err err;
+    for (uint32_t i = 0; i < n; i++) {
+        int rc = gp_metric_snap_open(m, &s[i], radius > 0 ? radius : 4e7, &err);
+        if (rc == GP_ENOTFOUND) {
+            char key[160], label[80];
+            gp_metric_key_text(k, key, sizeof key);
+            if (n > 1) snprintf(label, sizeof label, "%s[%u]", what, i);
+            else snprintf(label, sizeof label, "%s", what);
+            gp_http_error(r, GP_HC_NO_ROUTE,
+                          "%s: every road within the snapping radius is closed by %s", label, key);
+            return -1;
+        }
+        if (rc) {
+            gp_http_error_err(r, -1, &err);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The route of a request on metric m of g (g itself without exclude= / vehicle_*). */
+static void route_on(gp_req *r, const gp_args *args, gp_graph *g, gp_graph *m,
+                     const gp_metric_key *key) {
+    int algo = gp_args_get(args, "algo")->present ? gp_args_get(args, "algo")->e : GP_P2P_AUTO;
     if (algo == GP_P2P_ASTAR && !g->lon) {
         gp_http_error(r, GP_HC_NO_COORDINATES, "algo=astar needs coordinates; graph '%s' has none",
                       gp_req_graph_name(r));
         return;
     }
-    double radius = gp_req_radius(&args);
-    const gp_place *from = &gp_args_get(&args, "from")->place,
-                   *to = &gp_args_get(&args, "to")->place;
+    double radius = gp_req_radius(args);
+    const gp_place *from = &gp_args_get(args, "from")->place, *to = &gp_args_get(args, "to")->place;
     gp_snap a, b;
     if (gp_req_snap(r, from, "from", radius, &a) || gp_req_snap(r, to, "to", radius, &b)) return;
+    if (req_snap_open(r, m, key, &a, 1, "from", radius) ||
+        req_snap_open(r, m, key, &b, 1, "to", radius))
+        return;
     gp_snap_route sr;
     gp_err err;
-    if (gp_engine_route_snap(gp_http_engine(), g, &a, &b, algo, &sr, &err)) {
+    if (gp_engine_route_snap(gp_http_engine(), m, &a, &b, algo, &sr, &err)) {
         gp_http_error_err(r, -1, &err);
         return;
     }
@@ -194,12 +258,26 @@ void gp_h_route(gp_req *r) {
         gp_snap_route_free(&sr);
         char msg[1200]; /* shared with the CLI's NoRoute document (server/api/render.c) */
         gp_render_no_route_msg(msg, sizeof msg, fa, fb, gp_req_graph_name(r));
-        gp_http_error(r, GP_HC_NO_ROUTE, "%s", msg);
+        char kt[160] = "";
+        if (m != g) gp_metric_key_text(key, kt, sizeof kt);
+        gp_http_error(r, GP_HC_NO_ROUTE, "%s%s%s%s", msg, *kt ? " (with " : "", kt, *kt ? ")" : "");
         return;
     }
-    cJSON *o = gp_render_route_doc(g, gp_req_graph_name(r), &a, &b, &sr); /* = the CLI's */
+    cJSON *o = gp_render_route_doc(m, gp_req_graph_name(r), &a, &b, &sr); /* = the CLI's */
+    if (o && m != g) /* the data version is the graph's; the metric only filters it */
+        cJSON_ReplaceItemInObjectCaseSensitive(o, "version", cJSON_CreateString(g->version));
     gp_snap_route_free(&sr);
     gp_http_json(r, 200, o);
+}
+
+void gp_h_route(gp_req *r) {
+    gp_graph *g = gp_req_graph(r), *m = NULL;
+    gp_args args;
+    gp_metric_key key;
+    if (gp_params(r, &route_ep, &args)) return;
+    if (req_metric(r, &args, g, &key, &m)) return;
+    route_on(r, &args, g, m, &key);
+    gp_graph_unref(m);
 }
 
 void gp_h_nearest(gp_req *r) {
@@ -322,7 +400,8 @@ static void npy_table_answer(gp_req *r, gp_graph *g, gp_snap *ss, uint32_t ns, g
     t->nt = nt;
     t->cost = cost;
     gp_req_add_header(r, "X-Weight-Unit", g->unit_name);
-    gp_req_add_header(r, "X-Data-Version", g->version); /* the JSON answers' data_version */
+    /* the JSON answers' data_version: the request's graph, not a per-request metric of it */
+    gp_req_add_header(r, "X-Data-Version", gp_req_graph(r)->version);
     gp_http_npy(r, ns, nt, npy_table_rows, npy_table_done, t);
 }
 
@@ -330,13 +409,31 @@ void gp_h_table(gp_req *r) {
     gp_graph *g = gp_req_graph(r);
     int npy = gp_http_accepts_npy(r);
     const gp_config *cfg = gp_http_config();
+    gp_args args;
     gp_snap *ss, *ts;
     uint32_t ns, nt;
     if (gp_req_table_places(r, &table_ep, npy ? cfg->max_binary_table_cells : cfg->max_table_cells,
-                            npy ? "max_binary_table_cells" : "max_table_cells", &ss, &ns, &ts, &nt))
+                            npy ? "max_binary_table_cells" : "max_table_cells", &args, &ss, &ns,
+                            &ts, &nt))
         return;
+    double radius = gp_req_radius(&args);
+    const gp_arg *ta = gp_args_get(&args, "targets");
+    const char *tname = ta->present ? "targets" : "sources";
+    gp_metric_key key;
+    gp_graph *m = NULL;
+    int bad = req_metric(r, &args, g, &key, &m) ||
+              req_snap_open(r, m, &key, ss, ns, "sources", radius) ||
+              req_snap_open(r, m, &key, ts, nt, tname, radius);
+    gp_args_free(&args);
+    if (bad) {
+        gp_graph_unref(m);
+        free(ss);
+        free(ts);
+        return;
+    }
     if (npy) {
-        npy_table_answer(r, g, ss, ns, ts, nt);
+        npy_table_answer(r, m, ss, ns, ts, nt);
+        gp_graph_unref(m);
         return;
     }
     uint64_t cells = (uint64_t)ns * nt;
@@ -348,14 +445,14 @@ void gp_h_table(gp_req *r) {
         gp_http_error(r, GP_HC_INTERNAL, "out of memory for %llu cells", (unsigned long long)cells);
         goto done;
     }
-    int by_node = 1; /* node ids only: the matrix cache applies */
+    int by_node = m == g; /* node ids only, no metric of the request's: the matrix cache applies */
     for (uint32_t i = 0; i < ns; i++) src[i] = ss[i].node, by_node &= ss[i].arc == GP_NONE;
     for (uint32_t j = 0; j < nt; j++) dst[j] = ts[j].node, by_node &= ts[j].arc == GP_NONE;
     gp_err err;
     int hit = by_node && gp_srv_cache_lookup(r, GP_CACHE_TABLE, src, ns, dst, nt, 0, out, NULL);
     int rc = hit       ? GP_OK
              : by_node ? gp_engine_table(gp_http_engine(), g, src, ns, dst, nt, out, &err)
-                       : gp_engine_table_snap(gp_http_engine(), g, ss, ns, ts, nt, out, &err);
+                       : gp_engine_table_snap(gp_http_engine(), m, ss, ns, ts, nt, out, &err);
     if (!rc && !hit && by_node)
         gp_srv_cache_store(r, GP_CACHE_TABLE, src, ns, dst, nt, 0, out, NULL);
     if (rc) {
@@ -366,6 +463,7 @@ void gp_h_table(gp_req *r) {
         send_doc(r, doc, len);
     }
 done:
+    gp_graph_unref(m);
     free(out);
     free(src);
     free(dst);

@@ -379,7 +379,7 @@ void gp_h_mjobs_post(gp_req *r) {
     gp_snap *ss, *ts;
     uint32_t ns, nt;
     if (gp_req_table_places(r, &post_ep, gp_http_config()->max_matrix_job_cells,
-                            "max_matrix_job_cells", &ss, &ns, &ts, &nt))
+                            "max_matrix_job_cells", NULL, &ss, &ns, &ts, &nt))
         return;
     mjob *j = ts ? calloc(1, sizeof *j) : NULL;
     if (!j) {

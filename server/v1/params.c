@@ -65,7 +65,7 @@ gp_snap *gp_req_snap_list(gp_req *r, const gp_arg *v, const char *field, double 
 }
 
 int gp_req_table_places(gp_req *r, const gp_endpoint *ep, long limit, const char *limit_key,
-                        gp_snap **ss, uint32_t *ns, gp_snap **ts, uint32_t *nt) {
+                        gp_args *keep, gp_snap **ss, uint32_t *ns, gp_snap **ts, uint32_t *nt) {
     gp_args args;
     *ss = *ts = NULL;
     if (gp_params(r, ep, &args)) return -1;
@@ -83,6 +83,10 @@ int gp_req_table_places(gp_req *r, const gp_endpoint *ep, long limit, const char
     double radius = gp_req_radius(&args);
     *ss = gp_req_snap_list(r, sa, "sources", radius);
     *ts = *ss ? gp_req_snap_list(r, ta, ta == sa ? "sources" : "targets", radius) : NULL;
+    if (*ts && keep) {
+        *keep = args; /* the caller's now */
+        return GP_OK;
+    }
     gp_args_free(&args);
     if (*ts) return GP_OK;
     free(*ss);

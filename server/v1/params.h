@@ -23,9 +23,10 @@ uint32_t gp_req_router(gp_req *r, const gp_place *p, const char *what);
 gp_snap *gp_req_snap_list(gp_req *r, const gp_arg *v, const char *field, double radius);
 /* A table-shaped request (ep has "sources", optional "targets" (default: the sources) and
  * "radius"): parsed, its cell count checked against limit (413 naming limit_key), its places
- * snapped into *ss / *ts (malloc'd). GP_OK, or -1 with the error answered. */
+ * snapped into *ss / *ts (malloc'd). GP_OK, or -1 with the error answered. keep (may be NULL)
+ * receives the parsed arguments on success (gp_args_free them). */
 int gp_req_table_places(gp_req *r, const gp_endpoint *ep, long limit, const char *limit_key,
-                        gp_snap **ss, uint32_t *ns, gp_snap **ts, uint32_t *nt);
+                        gp_args *keep, gp_snap **ss, uint32_t *ns, gp_snap **ts, uint32_t *nt);
 
 #ifdef __cplusplus
 }

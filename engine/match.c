@@ -58,6 +58,7 @@ typedef struct search {
 } search;
 
 static void search_free(search *s) {
+    if (!s) return;
     free(s->key);
     free(s->d);
     free(s->m);
@@ -196,8 +197,8 @@ static inline double arc_len(const gp_graph *g, uint32_t a) {
 
 /* Route metres from candidate src to each of the k candidates tgt (INFINITY when not reached
  * within the bounds): out_m[j]. -1 when out of memory. */
-static int search_run(search *s, const gp_snap *src, const gp_snap *tgt, uint32_t k,
-                      double wbound, double mbound, double *best_w, double *out_m) {
+static int search_run(search *s, const gp_snap *src, const gp_snap *tgt, uint32_t k, double wbound,
+                      double mbound, double *best_w, double *out_m) {
     const gp_graph *g = s->g;
     uint32_t sa[2], ta[2];
     double sf[2], tf[2];
@@ -219,8 +220,7 @@ static int search_run(search *s, const gp_snap *src, const gp_snap *tgt, uint32_
     }
     for (uint32_t x = 0; x < ns; x++) {
         uint32_t v = s->tg ? sa[x] : g->col[sa[x]];
-        if (relax(s, v, (1 - sf[x]) * arc_w(g, sa[x]), (1 - sf[x]) * arc_len(g, sa[x])))
-            return -1;
+        if (relax(s, v, (1 - sf[x]) * arc_w(g, sa[x]), (1 - sf[x]) * arc_len(g, sa[x]))) return -1;
     }
     while (s->nh) {
         hitem it = heap_pop(s);
@@ -288,7 +288,8 @@ static int cand_ok(void *ctx, const gp_graph *g, uint32_t arc, uint32_t tail, do
     const cand_filter *f = ctx;
     for (uint32_t i = 0; i < f->nskip; i++)
         if (f->skip[i] == arc) return 0;
-    return !f->p->filter || f->p->filter(f->p->filter_ctx, g, arc, tail, a_lon, a_lat, b_lon, b_lat);
+    return !f->p->filter ||
+           f->p->filter(f->p->filter_ctx, g, arc, tail, a_lon, a_lat, b_lon, b_lat);
 }
 
 static double accuracy(const gp_match_point *p, const gp_match_opts *o) {
@@ -435,8 +436,8 @@ int gp_match_trace(const gp_graph *g, const gp_match_point *p, uint32_t n, const
     md.c = malloc(sizeof *md.c * (cap ? cap : 1));
     uint32_t *skip = malloc(sizeof *skip * 2 * K);
     double *bw = malloc(sizeof *bw * K), *bm = malloc(sizeof *bm * K);
-    if (!out->matching || !out->alternatives || !out->snap || !out->confidence ||
-        !out->length_m || !md.off || !md.c || !skip || !bw || !bm || search_alloc(&s, 1024))
+    if (!out->matching || !out->alternatives || !out->snap || !out->confidence || !out->length_m ||
+        !md.off || !md.c || !skip || !bw || !bm || search_alloc(&s, 1024))
         goto fail;
     for (uint32_t t = 0; t < n; t++) out->matching[t] = GP_NONE;
     md.off[0] = 0;
@@ -515,7 +516,8 @@ int gp_match_trace(const gp_graph *g, const gp_match_point *p, uint32_t n, const
     }
     rc = GP_OK;
 fail:
-    if (rc == GP_ENOMEM) gp_err_set(err, GP_ENOMEM, "out of memory matching a trace of %u points", n);
+    if (rc == GP_ENOMEM)
+        gp_err_set(err, GP_ENOMEM, "out of memory matching a trace of %u points", n);
     if (rc) gp_match_free(out);
     search_free(&s);
     free(md.off);

@@ -46,7 +46,7 @@ void gp_match_opts_default(gp_match_opts *o);
 
 typedef struct gp_match_point {
     double lon, lat;
-    double accuracy_m; /* <= 0 or not finite: opts sigma_m */
+    double accuracy_m;    /* <= 0 or not finite: opts sigma_m */
     gp_seg_filter filter; /* NULL or which road pieces may be candidates (e.g. bearings) */
     void *filter_ctx;
 } gp_match_point;

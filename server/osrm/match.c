@@ -13,6 +13,7 @@
 #include "graph/parallel.h"
 #include "graph/spatial.h"
 #include "server/config.h"
+#include "server/errors.h"
 #include "server/osrm/internal.h"
 
 #include <math.h>
@@ -31,6 +32,7 @@ typedef struct trace {
 } trace;
 
 static void trace_free(trace *t) {
+    if (!t) return;
     free(t->lon);
     free(t->lat);
     free(t->ts);
@@ -109,8 +111,8 @@ static int trace_check(const trace *t, fail *f) {
 /* Reads list option name as n numbers into *out (NULL when absent): GET "a;b;;c" (an empty item
  * NAN), POST [a, b, null, c]; "unlimited" reads as INFINITY where unlimited is set. 0 with f set
  * on a bad list. */
-static int num_list(const char *text, const cJSON *arr, const char *name, uint32_t n,
-                    int unlimited, double **out, fail *f) {
+static int num_list(const char *text, const cJSON *arr, const char *name, uint32_t n, int unlimited,
+                    double **out, fail *f) {
     *out = NULL;
     if (!text && !arr) return 1;
     double *v = malloc(sizeof *v * (n ? n : 1));
@@ -279,8 +281,7 @@ static int is_waypoint(const match_opts *mo, uint32_t i) {
 /* The legs of one matching through points idx[0..k): a leg per pair of consecutive points,
  * appended into one between waypoints. Returns the leg count, or -1 with f set. */
 static long matching_legs(const gp_osrm_req *q, const uint32_t *idx, uint32_t k,
-                          const match_opts *mo, const uint32_t *orig, gp_osrm_leg *legs,
-                          fail *f) {
+                          const match_opts *mo, const uint32_t *orig, gp_osrm_leg *legs, fail *f) {
     long nl = 0;
     for (uint32_t i = 0; i + 1 < k; i++) {
         const gp_snap *a = &q->snap[idx[i]], *b = &q->snap[idx[i + 1]];
@@ -302,8 +303,8 @@ static long matching_legs(const gp_osrm_req *q, const uint32_t *idx, uint32_t k,
             if (rc) fail_set(f, 500, "InternalError", "%s", err.msg);
             else
                 fail_set(f, 500, "InternalError",
-                         "no route between matched points %u and %u of graph '%s'",
-                         orig[idx[i]], orig[idx[i + 1]], q->graph_name);
+                         "no route between matched points %u and %u of graph '%s'", orig[idx[i]],
+                         orig[idx[i + 1]], q->graph_name);
             return -1;
         }
     }
@@ -312,8 +313,7 @@ static long matching_legs(const gp_osrm_req *q, const uint32_t *idx, uint32_t k,
 
 /* Matches trace t on base's graph with options mo: OSRM's answer {code: Ok, matchings,
  * tracepoints}, or NULL with f set. */
-static cJSON *match_trace(const gp_osrm_req *base, const trace *t, const match_opts *mo,
-                          fail *f) {
+static cJSON *match_trace(const gp_osrm_req *base, const trace *t, const match_opts *mo, fail *f) {
     if (!trace_check(t, f)) return NULL;
     const gp_config *cfg = gp_http_config();
     uint32_t n = t->n;
@@ -419,8 +419,8 @@ static cJSON *match_trace(const gp_osrm_req *base, const trace *t, const match_o
         cJSON *tp = gp_osrm_waypoint(&q, &m.snap[j]);
         cJSON_AddNumberToObject(tp, "alternatives_count", m.alternatives[j]);
         cJSON_AddNumberToObject(tp, "matchings_index", m.matching[j]);
-        if (wpi[j] != GP_NONE) cJSON_AddNumberToObject(tp, "waypoint_index", wpi[j]);
-        else cJSON_AddNullToObject(tp, "waypoint_index");
+        if (wpi[j] != GP_NONE) /* (none for a point inside a leg: waypoints=...) */
+            cJSON_AddNumberToObject(tp, "waypoint_index", wpi[j]);
         cJSON_AddItemToArray(tps, tp);
     }
     free(wpi);
@@ -498,8 +498,7 @@ static void match_answer(gp_req *r, const char *coords) {
     memset(&mo, 0, sizeof mo);
     memset(&f, 0, sizeof f);
     const gp_config *cfg = gp_http_config();
-    if (!gp_osrm_req_init(&q, r, coords, cfg->osrm_max_match_size, "osrm_max_match_size"))
-        goto out;
+    if (!gp_osrm_req_init(&q, r, coords, cfg->osrm_max_match_size, "osrm_max_match_size")) goto out;
     t.n = q.n;
     if (!match_opts_parse(&q, q.n, &mo, &f)) {
         answer_fail(r, &f);
@@ -608,8 +607,8 @@ typedef struct batch {
     const gp_osrm_req *q;
     const match_opts *mo;
     trace *tr;
-    fail *fl;     /* per trace: status set when parsing failed already */
-    cJSON **res;  /* per trace answer */
+    fail *fl;    /* per trace: status set when parsing failed already */
+    cJSON **res; /* per trace answer */
 } batch;
 
 static cJSON *fail_json(const fail *f) {
@@ -650,7 +649,7 @@ void gp_h_match_batch(gp_req *r) {
     match_opts mo;
     memset(&mo, 0, sizeof mo);
     if (!q.g->lon || gp_osrm_no_durations(q.g)) {
-        gp_http_error(r, 400,
+        gp_http_error(r, GP_HC_NO_COORDINATES,
                       "graph '%s' has no coordinates or no travel times: map matching needs "
                       "a road graph",
                       q.graph_name);
@@ -667,7 +666,8 @@ void gp_h_match_batch(gp_req *r) {
             while (len && (body[s + len - 1] == '\r' || body[s + len - 1] == ' ')) len--;
             if (!len) continue;
             if (nl == (size_t)cfg->match_max_traces) {
-                gp_http_error(r, 400, "more than %ld traces in one request (match_max_traces)",
+                gp_http_error(r, GP_HC_TOO_BIG,
+                              "more than %ld traces in one request (match_max_traces)",
                               cfg->match_max_traces);
                 goto out;
             }
@@ -675,14 +675,14 @@ void gp_h_match_batch(gp_req *r) {
                 cap = cap ? 2 * cap : 64;
                 cJSON **nlp = realloc(lines, sizeof *nlp * cap);
                 if (!nlp) {
-                    gp_http_error(r, 500, "out of memory");
+                    gp_http_error(r, GP_HC_INTERNAL, "out of memory");
                     goto out;
                 }
                 lines = nlp;
             }
             lines[nl] = cJSON_ParseWithLength(body + s, len);
             if (!lines[nl]) {
-                gp_http_error(r, 400, "NDJSON line %zu is not valid JSON", nl + 1);
+                gp_http_error(r, GP_HC_INVALID_JSON, "NDJSON line %zu is not valid JSON", nl + 1);
                 goto out;
             }
             nl++;
@@ -690,7 +690,7 @@ void gp_h_match_batch(gp_req *r) {
     } else {
         doc = body && blen ? cJSON_ParseWithLength(body, blen) : NULL;
         if (!cJSON_IsObject(doc)) {
-            gp_http_error(r, 400,
+            gp_http_error(r, GP_HC_INVALID_JSON,
                           "the body must be a JSON object {\"traces\": [{\"coordinates\": [[lon, "
                           "lat], ...], \"timestamps\"?: [...], \"radiuses\"?: [...]}, ...]}, or "
                           "NDJSON (Content-Type application/x-ndjson) a trace a line");
@@ -701,20 +701,22 @@ void gp_h_match_batch(gp_req *r) {
             char key[80];
             snprintf(key, sizeof key, " %.64s ", fd->string);
             if (!strstr(batch_opts, key)) {
-                gp_http_error(r, 400, "unknown field '%.64s': the body takes%s", fd->string,
-                              batch_opts);
+                gp_http_error(r, GP_HC_INVALID_QUERY, "unknown field '%.64s': the body takes%s",
+                              fd->string, batch_opts);
                 goto out;
             }
         }
         traces = cJSON_GetObjectItemCaseSensitive(doc, "traces");
         if (!cJSON_IsArray(traces)) {
-            gp_http_error(r, 400, "body field 'traces' must be an array of trace objects");
+            gp_http_error(r, GP_HC_INVALID_QUERY,
+                          "body field 'traces' must be an array of trace objects");
             goto out;
         }
         nl = (size_t)cJSON_GetArraySize(traces);
         if (nl > (size_t)cfg->match_max_traces) {
-            gp_http_error(r, 400, "%zu traces is more than %ld in one request (match_max_traces)",
-                          nl, cfg->match_max_traces);
+            gp_http_error(r, GP_HC_TOO_BIG,
+                          "%zu traces is more than %ld in one request (match_max_traces)", nl,
+                          cfg->match_max_traces);
             goto out;
         }
         q.body = doc;
@@ -726,25 +728,26 @@ void gp_h_match_batch(gp_req *r) {
         if (!strcmp(v, "polyline6")) q.geometries = GP_GEOM_POLYLINE6;
         else if (!strcmp(v, "geojson")) q.geometries = GP_GEOM_GEOJSON;
         else if (strcmp(v, "polyline")) {
-            gp_http_error(r, 400, "geometries must be polyline, polyline6 or geojson");
+            gp_http_error(r, GP_HC_INVALID_QUERY,
+                          "geometries must be polyline, polyline6 or geojson");
             goto out;
         }
     }
     fail f0;
     memset(&f0, 0, sizeof f0);
     if (!match_opts_parse(&q, 0, &mo, &f0)) {
-        if (f0.status) gp_http_error(r, 400, "%s", f0.msg);
+        if (f0.status) gp_http_error(r, GP_HC_INVALID_QUERY, "%s", f0.msg);
         goto out; /* else answered (route options) */
     }
     if (!nl) {
-        gp_http_error(r, 400, "no traces given");
+        gp_http_error(r, GP_HC_INVALID_QUERY, "no traces given");
         goto out;
     }
     tr = calloc(nl, sizeof *tr);
     fl = calloc(nl, sizeof *fl);
     res = calloc(nl, sizeof *res);
     if (!tr || !fl || !res) {
-        gp_http_error(r, 500, "out of memory");
+        gp_http_error(r, GP_HC_INTERNAL, "out of memory");
         goto out;
     }
     uint64_t points = 0;
@@ -755,7 +758,7 @@ void gp_h_match_batch(gp_req *r) {
         if (te) te = te->next;
     }
     if (points > (uint64_t)cfg->match_max_batch_points) {
-        gp_http_error(r, 400,
+        gp_http_error(r, GP_HC_TOO_BIG,
                       "%llu points in one request is more than %ld (match_max_batch_points)",
                       (unsigned long long)points, cfg->match_max_batch_points);
         goto out;
@@ -774,8 +777,7 @@ void gp_h_match_batch(gp_req *r) {
                 if (!nb) {
                     free(outb);
                     outb = NULL;
-                }
-                else outb = nb;
+                } else outb = nb;
             }
             if (outb && s) {
                 memcpy(outb + total, s, len);
@@ -784,7 +786,7 @@ void gp_h_match_batch(gp_req *r) {
             }
             free(s);
         }
-        if (!outb) gp_http_error(r, 500, "out of memory");
+        if (!outb) gp_http_error(r, GP_HC_INTERNAL, "out of memory");
         else gp_http_send(r, 200, "application/x-ndjson", outb, total);
     } else {
         cJSON *o = cJSON_CreateObject();

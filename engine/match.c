@@ -87,7 +87,8 @@ static void search_reset(search *s) {
 }
 
 static inline uint32_t slot_of(const search *s, uint32_t v) {
-    uint32_t i = (uint32_t)(v * 2654435761u) & (s->cap - 1);
+    /* Fibonacci hashing in 64 bits: no unsigned wrap-around */
+    uint32_t i = (uint32_t)(((uint64_t)v * 2654435761u) >> 13) & (s->cap - 1);
     while (s->key[i] != GP_NONE && s->key[i] != v) i = (i + 1) & (s->cap - 1);
     return i;
 }

@@ -317,7 +317,7 @@ static cJSON *match_trace(const gp_osrm_req *base, const trace *t, const match_o
     if (!trace_check(t, f)) return NULL;
     const gp_config *cfg = gp_http_config();
     uint32_t n = t->n;
-    if (mo->wp && (mo->wp[0] != 0 || mo->wp[mo->nwp - 1] != n - 1))
+    if (mo->wp && (!mo->nwp || mo->wp[0] != 0 || mo->wp[mo->nwp - 1] != n - 1))
         return fail_set(f, 400, "InvalidValue",
                         "waypoints must include the first and the last coordinate (0 and %u)",
                         n - 1);

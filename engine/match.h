@@ -14,7 +14,8 @@
  *    delta = the time step x max_speed_mps with timestamps, else max_delta_m; weight under the
  *    metres at 4 m/s); a transition whose difference reaches max delta is impossible;
  *  - Viterbi; a point no candidate of the previous matched point can reach is dropped; the trace
- *    splits into several matchings after more than max_broken dropped points in a row, or with
+ *    splits into several matchings when the next matched point would come more than max_broken
+ *    points after the last one (max_broken dropped points in a row), or with
  *    split_gaps and timestamps where the time step exceeds max_broken x the median step; a
  *    matching of one point is dropped.
  * Implemented in engine/match.c on the CPU (one thread per call; callers run traces in parallel).

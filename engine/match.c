@@ -50,6 +50,7 @@ typedef struct search {
     const gp_graph *g, *tg; /* tg: the turn graph, or NULL */
     uint32_t *key;          /* cap slots, GP_NONE empty */
     double *d, *m;
+    uint32_t *pn, *pa; /* parent node, arc driven into the node (road arc) */
     uint8_t *done;
     uint32_t cap, used;
     uint32_t *touched;
@@ -62,6 +63,8 @@ static void search_free(search *s) {
     free(s->key);
     free(s->d);
     free(s->m);
+    free(s->pn);
+    free(s->pa);
     free(s->done);
     free(s->touched);
     free(s->h);
@@ -71,9 +74,11 @@ static int search_alloc(search *s, uint32_t cap) {
     s->key = malloc(sizeof *s->key * cap);
     s->d = malloc(sizeof *s->d * cap);
     s->m = malloc(sizeof *s->m * cap);
+    s->pn = malloc(sizeof *s->pn * cap);
+    s->pa = malloc(sizeof *s->pa * cap);
     s->done = malloc(cap);
     s->touched = malloc(sizeof *s->touched * cap);
-    if (!s->key || !s->d || !s->m || !s->done || !s->touched) return -1;
+    if (!s->key || !s->d || !s->m || !s->pn || !s->pa || !s->done || !s->touched) return -1;
     for (uint32_t i = 0; i < cap; i++) s->key[i] = GP_NONE;
     s->cap = cap;
     s->used = 0;
@@ -107,17 +112,23 @@ static uint32_t slot_get(search *s, uint32_t v) {
             big.key[k] = s->key[o];
             big.d[k] = s->d[o];
             big.m[k] = s->m[o];
+            big.pn[k] = s->pn[o];
+            big.pa[k] = s->pa[o];
             big.done[k] = s->done[o];
             big.touched[big.used++] = k;
         }
         free(s->key);
         free(s->d);
         free(s->m);
+        free(s->pn);
+        free(s->pa);
         free(s->done);
         free(s->touched);
         s->key = big.key;
         s->d = big.d;
         s->m = big.m;
+        s->pn = big.pn;
+        s->pa = big.pa;
         s->done = big.done;
         s->touched = big.touched;
         s->cap = big.cap;
@@ -165,13 +176,15 @@ static hitem heap_pop(search *s) {
     return top;
 }
 
-/* Relaxes node v to (d, m); -1 when out of memory. */
-static int relax(search *s, uint32_t v, double d, double m) {
+/* Relaxes node v to (d, m), reached from node pn through road arc pa; -1 when out of memory. */
+static int relax(search *s, uint32_t v, double d, double m, uint32_t pn, uint32_t pa) {
     uint32_t k = slot_get(s, v);
     if (k == GP_NONE) return -1;
     if (s->done[k] || d >= s->d[k]) return 0;
     s->d[k] = d;
     s->m[k] = m;
+    s->pn[k] = pn;
+    s->pa[k] = pa;
     return heap_push(s, d, v);
 }
 
@@ -197,9 +210,11 @@ static inline double arc_len(const gp_graph *g, uint32_t a) {
 }
 
 /* Route metres from candidate src to each of the k candidates tgt (INFINITY when not reached
- * within the bounds): out_m[j]. -1 when out of memory. */
+ * within the bounds): out_m[j], best_w[j] its weight; via[j] (when via is not NULL) the settled
+ * node the route to tgt[j] leaves the network at (GP_NONE: directly along one arc) and tarc[j]
+ * the arc it ends on. -1 when out of memory. */
 static int search_run(search *s, const gp_snap *src, const gp_snap *tgt, uint32_t k, double wbound,
-                      double mbound, double *best_w, double *out_m) {
+                      double mbound, double *best_w, double *out_m, uint32_t *via, uint32_t *tarc) {
     const gp_graph *g = s->g;
     uint32_t sa[2], ta[2];
     double sf[2], tf[2];
@@ -216,12 +231,15 @@ static int search_run(search *s, const gp_snap *src, const gp_snap *tgt, uint32_
                     if (w < best_w[j]) {
                         best_w[j] = w;
                         out_m[j] = (tf[y] - sf[x]) * arc_len(g, sa[x]);
+                        if (via) via[j] = GP_NONE, tarc[j] = sa[x];
                     }
                 }
     }
     for (uint32_t x = 0; x < ns; x++) {
         uint32_t v = s->tg ? sa[x] : g->col[sa[x]];
-        if (relax(s, v, (1 - sf[x]) * arc_w(g, sa[x]), (1 - sf[x]) * arc_len(g, sa[x]))) return -1;
+        if (relax(s, v, (1 - sf[x]) * arc_w(g, sa[x]), (1 - sf[x]) * arc_len(g, sa[x]), GP_NONE,
+                  sa[x]))
+            return -1;
     }
     while (s->nh) {
         hitem it = heap_pop(s);
@@ -243,13 +261,14 @@ static int search_run(search *s, const gp_snap *src, const gp_snap *tgt, uint32_
                     if (w < best_w[j]) {
                         best_w[j] = w;
                         out_m[j] = m + tf[y] * arc_len(g, ta[y]);
+                        if (via) via[j] = it.v, tarc[j] = ta[y];
                     }
                 }
             }
             for (uint32_t e = g->row[it.v]; e < g->row[it.v + 1]; e++) {
                 double nm = m + arc_len(g, e);
                 if (nm > mbound) continue;
-                if (relax(s, g->col[e], d + g->w[e], nm)) return -1;
+                if (relax(s, g->col[e], d + g->w[e], nm, it.v, e)) return -1;
             }
         } else {
             const gp_graph *tg = s->tg;
@@ -265,12 +284,13 @@ static int search_run(search *s, const gp_snap *src, const gp_snap *tgt, uint32_
                         if (w < best_w[j]) {
                             best_w[j] = w;
                             out_m[j] = m + tf[y] * arc_len(g, b);
+                            if (via) via[j] = it.v, tarc[j] = b;
                         }
                     }
                 }
                 double nm = m + arc_len(g, b);
                 if (nm > mbound) continue;
-                if (relax(s, b, d + tg->w[e], nm)) return -1;
+                if (relax(s, b, d + tg->w[e], nm, it.v, b)) return -1;
             }
         }
     }
@@ -481,7 +501,8 @@ int gp_match_trace(const gp_graph *g, const gp_match_point *p, uint32_t n, const
                 uint32_t k = md.off[t + 1] - md.off[t];
                 for (uint32_t i = md.off[prev]; i < md.off[prev + 1]; i++) {
                     if (md.vit[i] == -INFINITY) continue;
-                    if (search_run(&s, &md.c[i], &md.c[md.off[t]], k, wb, hav + delta, bw, bm))
+                    if (search_run(&s, &md.c[i], &md.c[md.off[t]], k, wb, hav + delta, bw, bm, NULL,
+                                   NULL))
                         goto fail;
                     for (uint32_t j = 0; j < k; j++) {
                         if (!isfinite(bm[j])) continue;
@@ -530,5 +551,67 @@ fail:
     free(skip);
     free(bw);
     free(bm);
+    return rc;
+}
+
+int gp_match_route(const gp_graph *g, const gp_snap *a, const gp_snap *b, gp_snap_route *out,
+                   gp_err *err) {
+    memset(out, 0, sizeof *out);
+    out->dist = GP_INF;
+    out->path.dist = GP_INF;
+    out->first_arc = out->last_arc = GP_NONE;
+    const gp_turns *turns = g->turns;
+    search s;
+    memset(&s, 0, sizeof s);
+    s.g = g;
+    s.tg = turns ? turns->tg : NULL;
+    double w, m;
+    uint32_t via = GP_NONE, tarc = GP_NONE, n = 0;
+    int rc = GP_ENOMEM;
+    if (search_alloc(&s, 1024) || search_run(&s, a, b, 1, INFINITY, INFINITY, &w, &m, &via, &tarc))
+        goto done;
+    rc = GP_ENOTFOUND;
+    if (!isfinite(w)) goto done;
+    out->dist = (uint64_t)llround(w);
+    out->last_arc = tarc;
+    if (via == GP_NONE) { /* along one arc */
+        out->first_arc = tarc;
+        out->last_arc = GP_NONE;
+        out->path.dist = 0;
+        rc = GP_OK;
+        goto done;
+    }
+    /* the chain of settled nodes back to the start, and the arcs driven into them */
+    for (uint32_t v = via; v != GP_NONE; v = s.pn[slot_of(&s, v)]) n++;
+    out->path.nodes = malloc(sizeof *out->path.nodes * n);
+    uint32_t *arcs = malloc(sizeof *arcs * n); /* arcs[i]: the arc into chain node i */
+    if (!out->path.nodes || !arcs) {
+        free(arcs);
+        rc = GP_ENOMEM;
+        goto done;
+    }
+    uint32_t i = n;
+    for (uint32_t v = via; v != GP_NONE; v = s.pn[slot_of(&s, v)]) {
+        i--;
+        arcs[i] = s.pa[slot_of(&s, v)];
+        out->path.nodes[i] = s.tg ? g->col[v] : v; /* turn graph: node v is road arc v */
+    }
+    out->first_arc = arcs[0]; /* the start's own arc, driven from the position to its head */
+    memmove(arcs, arcs + 1, sizeof *arcs * (n - 1));
+    out->arcs = arcs;
+    out->path.len = n;
+    uint64_t net = 0;
+    uint32_t prev = out->first_arc;
+    for (uint32_t j = 0; j + 1 < n; j++) {
+        net += g->w[arcs[j]] + gp_snap_turn_cost(g, prev, arcs[j]);
+        prev = arcs[j];
+    }
+    out->path.dist = net;
+    rc = GP_OK;
+done:
+    search_free(&s);
+    if (rc == GP_ENOMEM) gp_err_set(err, GP_ENOMEM, "out of memory routing a matched trace");
+    else if (rc) gp_err_set(err, rc, "no route between the matched positions");
+    if (rc) gp_snap_route_free(out);
     return rc;
 }

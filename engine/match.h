@@ -69,6 +69,12 @@ int gp_match_trace(const gp_graph *g, const gp_match_point *p, uint32_t n, const
                    const gp_match_opts *o, gp_match *out, gp_err *err);
 void gp_match_free(gp_match *m);
 
+/* The route the model scores between two matched positions (the least-weight one, the same
+ * search without bounds) in gp_engine_route_snap's form, for assembling a matching's legs:
+ * GP_OK, GP_ENOTFOUND when b cannot be reached, GP_ENOMEM. */
+int gp_match_route(const gp_graph *g, const gp_snap *a, const gp_snap *b, gp_snap_route *out,
+                   gp_err *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -84,6 +84,19 @@ static void test_street_and_dropped_runs(void **state) {
         /* 0.0006 degrees of longitude at 45 N: 47.2 m each */
         assert_true(fabs(m.length_m[0] - 47.2) < 0.2 && fabs(m.length_m[1] - 47.2) < 0.2);
         assert_true(m.confidence[0] > 0.9 && m.confidence[0] <= 1);
+        /* the legs' routes: the same cost as the engine's route between the positions */
+        for (uint32_t i = 0; i + 1 < 17; i++) {
+            if (m.matching[i] == GP_NONE || m.matching[i + 1] != m.matching[i]) continue;
+            gp_snap_route a, b;
+            assert_int_equal(gp_match_route(g, &m.snap[i], &m.snap[i + 1], &a, &err), GP_OK);
+            assert_int_equal(
+                gp_engine_route_snap(eng, g, &m.snap[i], &m.snap[i + 1], GP_P2P_AUTO, &b, &err),
+                GP_OK);
+            assert_true(a.dist <= b.dist + 1 && b.dist <= a.dist + 1);
+            assert_int_equal(a.path.len, b.path.len);
+            gp_snap_route_free(&a);
+            gp_snap_route_free(&b);
+        }
         gp_match_free(&m);
         o.max_broken = 12; /* 12 points on is allowed now: one matching */
         assert_int_equal(gp_match_trace(g, p, 17, NULL, &o, &m, &err), GP_OK);

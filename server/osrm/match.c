@@ -289,7 +289,12 @@ static long matching_legs(const gp_osrm_req *q, const uint32_t *idx, uint32_t k,
         gp_err err;
         gp_osrm_leg leg;
         memset(&rt, 0, sizeof rt);
-        int rc = gp_engine_route_snap(gp_http_engine(), q->g, a, b, GP_P2P_AUTO, &rt, &err);
+        /* the route the model scored; the engine's where that search cannot tell */
+        int rc = gp_match_route(q->g, a, b, &rt, &err);
+        if (rc) {
+            gp_snap_route_free(&rt);
+            rc = gp_engine_route_snap(gp_http_engine(), q->g, a, b, GP_P2P_AUTO, &rt, &err);
+        }
         int bad = rc || rt.dist == GP_INF || gp_osrm_leg_build(q->g, a, b, &rt, &leg);
         gp_snap_route_free(&rt);
         if (!bad && i > 0 && !is_waypoint(mo, orig[idx[i]])) {

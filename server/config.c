@@ -58,6 +58,20 @@ static const gp_config_key keys[] = {
      "Largest request body accepted; larger ones get 413 TooBig."},
     {"max_table_cells", L(max_table_cells), "1000000", 1, 1000000000,
      "Largest distance table (sources x targets) of POST /v1/graphs/{graph}/table; 413 past it."},
+    {"max_binary_table_cells", L(max_binary_table_cells), "100000000", 1, 1000000000000,
+     "Largest table answered as a NumPy .npy array (Accept: application/x-npy) on /v1 and "
+     "/table/v1: it is streamed in blocks, so memory does not grow with it; 413 / TooBig past it."},
+    {"matrix_block_cells", L(matrix_block_cells), "4194304", 1024, 1073741824,
+     "Cells computed and sent per block of a streamed .npy table (the server holds one block: "
+     "12 bytes a cell)."},
+    {"matrix_job_dir", S(matrix_job_dir), "gpath-matrix-jobs", 0, 0,
+     "Directory of matrix jobs' records and .npy results (relative to the working directory; "
+     "made when missing); empty turns POST /v1/graphs/{graph}/matrix-jobs off (501)."},
+    {"max_matrix_job_cells", L(max_matrix_job_cells), "10000000000", 1, 1000000000000,
+     "Largest matrix job (sources x targets); 413 past it. The result takes 4 bytes a cell on "
+     "disk."},
+    {"matrix_job_keep_s", L(matrix_job_keep_s), "86400", 1, 31536000,
+     "How long an ended matrix job and its result file are kept."},
     {"max_apsp_nodes", L(max_apsp_nodes), "2048", 1, 65536,
      "Largest graph (nodes) POST /v1/graphs/{graph}/apsp answers; 413 past it."},
     {"max_nearest", L(max_nearest), "100", 1, 100000,

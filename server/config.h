@@ -41,6 +41,11 @@ typedef struct gp_config {
     char cuda_variant[16];
     long max_body_bytes;
     long max_table_cells;
+    long max_binary_table_cells;
+    char matrix_job_dir[1024];
+    long max_matrix_job_cells;
+    long matrix_job_keep_s;
+    long matrix_block_cells;
     long max_apsp_nodes;
     long max_nearest;
     long max_snap_m;

@@ -28,6 +28,7 @@ static const struct {
     [GP_HC_INTERNAL] = {"InternalError", 500},
     [GP_HC_DEVICE_ERROR] = {"DeviceError", 500},
     [GP_HC_DATABASE_ERROR] = {"DatabaseError", 500},
+    [GP_HC_RANGE_NOT_SATISFIABLE] = {"RangeNotSatisfiable", 416},
     [GP_HC_UNSUPPORTED] = {"Unsupported", 501},
     [GP_HC_NOT_READY] = {"NotReady", 503},
     [GP_HC_BUSY] = {"Busy", 503},

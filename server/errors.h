@@ -42,6 +42,7 @@ enum gp_http_code {
     GP_HC_BUSY,               /* 503 every worker busy past the bounded wait */
     GP_HC_TIMEOUT,            /* 504 over the configured time limit */
     GP_HC_SOURCE_UNAVAILABLE, /* 503 a graph source is down or too slow (load_timeout_s); retry */
+    GP_HC_RANGE_NOT_SATISFIABLE, /* 416 a Range header outside the resource */
     GP_HC_COUNT
 };
 const char *gp_http_code_name(int code); /* "InvalidQuery", ... */

@@ -9,6 +9,7 @@
 #include "server/v1/handlers.h"
 #include "server/v1/isochrone.h"
 #include "server/v1/map.h"
+#include "server/v1/mjobs.h"
 #include "server/http/http.h"
 #include "server/osrm/osrm.h"
 
@@ -39,6 +40,10 @@ const gp_route gp_routes[] = {
      GP_ROUTE_GRAPH | GP_ROUTE_JSON | GP_ROUTE_QUERY},
     {"POST", "/v1/graphs/{graph}/jobs", gp_h_jobs_post, GP_ROUTE_GRAPH},
     {"GET", "/v1/jobs/{id}", gp_h_job_get, 0},
+    {"POST", "/v1/graphs/{graph}/matrix-jobs", gp_h_mjobs_post, GP_ROUTE_GRAPH | GP_ROUTE_JSON},
+    {"GET", "/v1/matrix-jobs/{id}", gp_h_mjob_get, 0},
+    {"DELETE", "/v1/matrix-jobs/{id}", gp_h_mjob_delete, 0},
+    {"GET", "/v1/matrix-jobs/{id}/result", gp_h_mjob_result, 0},
     {"PUT", "/admin/graphs/{graph}", gp_h_admin_put, GP_ROUTE_ADMIN | GP_ROUTE_JSON},
     {"POST", "/admin/graphs/{graph}/reload", gp_h_admin_reload, GP_ROUTE_ADMIN},
     {"DELETE", "/admin/graphs/{graph}", gp_h_admin_delete, GP_ROUTE_ADMIN},

@@ -7,6 +7,7 @@
 
 #include "server/config.h"
 #include "server/cache.h"
+#include "server/v1/mjobs.h"
 #include "server/v1/netops.h"
 #include "server/http/http.h"
 #include "server/metrics.h"
@@ -206,6 +207,7 @@ out:
     gp_http_stop(http, cfg->shutdown_grace_s);
     if (th_started) pthread_join(th, NULL);
     gp_srv_netops_stop(); /* job worker, cached routing tables (before the engine goes) */
+    gp_srv_mjobs_stop();  /* the matrix job worker (a running job is recorded failed) */
     gp_srv_storage_stop();
     gp_registry_free(reg);
     gp_engine_free(engine);

@@ -25,6 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import http_test as H  # noqa: E402  (Daemon, validate, write_dimacs, haversine)
 from netops_http import SQUARE  # noqa: E402
 OPERATOR_TOKEN = "op-token"  # PATCH links needs operator_token (server/http/daemon.c, wt-http)
+ADMIN_TOKEN = "admin-token"  # PUT /admin/graphs
 
 TESTS = []
 
@@ -223,6 +224,70 @@ def t_hostile_input(d):
     assert st == 200, b
 
 
+# Every /v1 body field: a value of the wrong JSON type is InvalidJson and a well-typed value that is
+# refused is InvalidQuery, both naming the field (docs/api.md "Errors": which code a kind of fault
+# gets is stable). (method, path, body, code, words); PATCH needs the operator token, PUT the admin.
+BODY_FIELD_CASES = [
+    ("POST", "/v1/graphs/road/table", {"sources": "1"}, "InvalidJson", ["sources"]),
+    ("POST", "/v1/graphs/road/table", {"sources": [1], "targets": {"a": 1}}, "InvalidJson",
+     ["targets"]),
+    ("POST", "/v1/graphs/road/table", {"sources": [True]}, "InvalidJson", ["sources[0]"]),
+    ("POST", "/v1/graphs/road/table", {"sources": [1], "radius": "5"}, "InvalidJson", ["radius"]),
+    ("POST", "/v1/graphs/road/table", {"sources": [1], "radius": -5}, "InvalidQuery", ["radius"]),
+    ("POST", "/v1/graphs/road/table", {"sources": [0]}, "UnknownNode", ["sources[0]"]),
+    ("POST", "/v1/graphs/road/table", {"sources": [[8.5, 47.3, 1]]}, "InvalidJson",
+     ["sources[0]"]),
+    ("POST", "/v1/graphs/road/table", {"sources": [[[8.5, 47.3]]]}, "InvalidQuery",
+     ["sources[0]"]),
+    ("POST", "/v1/graphs/road/apsp", {"next_hops": "yes"}, "InvalidJson", ["next_hops"]),
+    ("PATCH", "/v1/graphs/sq/links", {"links": {"link": [1, 2]}}, "InvalidJson", ["links"]),
+    ("PATCH", "/v1/graphs/sq/links", {"links": [[1, 2]]}, "InvalidJson", ["links[0]"]),
+    ("PATCH", "/v1/graphs/sq/links", {"links": [{"link": "1-2", "cost": 1}]}, "InvalidJson",
+     ["links[0].link"]),
+    ("PATCH", "/v1/graphs/sq/links", {"links": [{"link": [1, 2], "cost": "1"}]}, "InvalidJson",
+     ["links[0].cost"]),
+    ("PATCH", "/v1/graphs/sq/links", {"links": [{"link": [1, 2], "cost": -1}]}, "InvalidQuery",
+     ["links[0].cost"]),
+    ("POST", "/v1/graphs/sq/what-if", {"fail_links": [1, 2]}, "InvalidJson", ["fail_links[0]"]),
+    ("POST", "/v1/graphs/sq/what-if", {"fail_routers": "1"}, "InvalidJson", ["fail_routers"]),
+    ("POST", "/v1/graphs/sq/what-if", {"fail_routers": [9999]}, "UnknownNode",
+     ["fail_routers[0]"]),
+    ("POST", "/v1/graphs/sq/what-if", {"set_costs": [{"link": [1, 2], "cost": True}]},
+     "InvalidJson", ["set_costs[0].cost"]),
+    ("POST", "/v1/graphs/sq/what-if", {"set_costs": [{"link": [1, 2], "cost": -3}]},
+     "InvalidQuery", ["set_costs[0].cost"]),
+    ("PUT", "/admin/graphs/b9", {"spec": 5}, "InvalidJson", ["spec"]),
+    ("PUT", "/admin/graphs/b9", {"path": ["x"]}, "InvalidJson", ["path"]),
+    ("PUT", "/admin/graphs/b9", {"path": "x.gr", "format": 1}, "InvalidJson", ["format"]),
+    ("PUT", "/admin/graphs/b9", {"path": "x.gr", "scale": "2"}, "InvalidJson", ["scale"]),
+    ("PUT", "/admin/graphs/b9", {"path": "x.gr", "undirected": "true"}, "InvalidJson",
+     ["undirected"]),
+    ("PUT", "/admin/graphs/b9", {"path": "x.gr", "scale": -2}, "InvalidQuery", ["scale"]),
+    ("PUT", "/admin/graphs/b9", {"path": "x.gr", "bogus": 1}, "InvalidQuery", ["bogus"]),
+    ("PUT", "/admin/graphs/b9", {"path": ""}, "InvalidQuery", ["path"]),
+    ("PUT", "/admin/graphs/b9", {"format": "dimacs"}, "InvalidJson", ["spec"]),
+    ("POST", "/v1/graphs/road/table", {"targets": [1]}, "InvalidJson", ["sources"]),
+    ("PATCH", "/v1/graphs/sq/links", {}, "InvalidJson", ["links"]),
+    ("PATCH", "/v1/graphs/sq/links", {"links": [{"cost": 1}]}, "InvalidJson", ["link"]),
+    ("POST", "/v1/graphs/road/table", {"sources": [["8.5", 47.3]]}, "InvalidJson",
+     ["sources[0]"]),
+]
+
+
+@test
+def t_body_field_codes(d):
+    bad = []
+    for method, path, body, code, words in BODY_FIELD_CASES:
+        token = OPERATOR_TOKEN if method == "PATCH" else ADMIN_TOKEN if method == "PUT" else None
+        st, _, b = d.call(method, path, body, token=token)
+        got = b.get("code") if isinstance(b, dict) else b
+        msg = b.get("message", "") if isinstance(b, dict) else ""
+        if st != 400 or got != code or not all(w in msg for w in words):
+            bad.append(f"{method} {path} {json.dumps(body)}: {st} {got} {msg!r}, "
+                       f"expected 400 {code} naming {words}")
+    assert not bad, "\n".join(bad)
+
+
 def route_of(table, dest):
     return next(r for r in table["routes"] if r["destination"] == dest)
 
@@ -351,7 +416,7 @@ def main():
     passed = failed = skipped = 0
     d = None
     try:
-        d = H.Daemon(tmp, "api", ["--operator-token", OPERATOR_TOKEN,
+        d = H.Daemon(tmp, "api", ["--operator-token", OPERATOR_TOKEN, "--admin-token", ADMIN_TOKEN,
                                   "--backend", "cpu", "--cache-path", "", "--max-apsp-nodes", "100",
                                   "--graph", "road=dimacs:" + os.path.join(tmp, "road.gr"),
                                   "--graph", "nc=dimacs:" + os.path.join(tmp, "nc.gr"),

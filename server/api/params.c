@@ -155,8 +155,12 @@ int gp_json_place(const cJSON *v, gp_place *out, const char *what, gp_err *err) 
     if (cJSON_IsString(v)) return gp_parse_place(v->valuestring, out, what, err);
     if (cJSON_IsArray(v)) {
         const cJSON *x = v->child, *y = x ? x->next : NULL;
-        if (cJSON_GetArraySize(v) != 2 || !cJSON_IsNumber(x) || !cJSON_IsNumber(y))
-            return gp_err_set(err, GP_EPARSE, "'%s': a coordinate is [lon, lat]", what);
+        /* a wrong length or element type is a JSON fault; nested coordinate arrays (a list where
+         * a place is expected) a refused value (docs/api.md "Errors") */
+        int nested = cJSON_IsArray(x) || cJSON_IsArray(y);
+        if (nested || cJSON_GetArraySize(v) != 2 || !cJSON_IsNumber(x) || !cJSON_IsNumber(y))
+            return gp_err_set(err, nested ? GP_EINVAL : GP_EPARSE,
+                              "'%s': a coordinate is [lon, lat], two numbers", what);
         char buf[80];
         snprintf(buf, sizeof buf, "%.17g,%.17g", x->valuedouble, y->valuedouble);
         out->is_coord = 1;
@@ -589,7 +593,8 @@ int gp_params_parse(const gp_param_src *src, const gp_endpoint *ep, gp_args *a, 
     }
     for (size_t i = 0; c.code < 0 && i < ep->nparams; i++)
         if (ep->params[i].required && !a->v[i].present)
-            fail(&c, GP_HC_INVALID_QUERY, "missing %s '%s'",
+            fail(&c, ep->params[i].in == GP_IN_BODY ? GP_HC_INVALID_JSON : GP_HC_INVALID_QUERY,
+                 "missing %s '%s'",
                  ep->params[i].in == GP_IN_BODY ? "body field" : "query parameter",
                  ep->params[i].name);
     if (c.code >= 0) {

@@ -109,6 +109,21 @@ void gp_http_send(gp_req *r, int status, const char *content_type, char *buf, si
 typedef long (*gp_http_fill_fn)(void *ctx, char *buf, size_t max);
 void gp_http_stream(gp_req *r, int status, const char *content_type, gp_http_fill_fn fill,
                     void (*done)(void *ctx), void *ctx);
+/* The same for a body of known length (sent as Content-Length, never compressed; UINT64_MAX:
+ * unknown): fill must give exactly size bytes, or fail (-1: the connection is cut). */
+void gp_http_stream_sized(gp_req *r, int status, const char *content_type, uint64_t size,
+                          gp_http_fill_fn fill, void (*done)(void *ctx), void *ctx);
+/* Matrices as NumPy .npy (server/http/npy.c): fill_rows(ctx, row0, k, out, err) writes rows
+ * row0 .. row0+k-1 (k * cols float32, row-major) or fails (GP_E*, err filled); it runs on the
+ * daemon's threads after the handler returned, a block of about matrix_block_cells cells at a
+ * time, each under its own request_timeout_ms; done(ctx) runs exactly once at the end. */
+typedef int (*gp_http_rows_fn)(void *ctx, uint32_t row0, uint32_t k, float *out, gp_err *err);
+void gp_http_npy(gp_req *r, uint32_t rows, uint32_t cols, gp_http_rows_fn fill_rows,
+                 void (*done)(void *ctx), void *ctx);
+/* 1 when the request's Accept header names application/x-npy. */
+int gp_http_accepts_npy(const gp_req *r);
+/* The 128-byte .npy header of a rows x cols float32 array; its length. */
+size_t gp_npy_header(char out[128], uint32_t rows, uint32_t cols);
 /* THE error writer: {"code": NAME, "message": ...} with the code's HTTP status. */
 void gp_http_error(gp_req *r, int code, const char *fmt, ...)
 #if defined(__GNUC__)

@@ -194,6 +194,7 @@ typedef struct stream_ctx {
     void (*done)(void *ctx);
     void *ctx;
     size_t *bytes; /* the request's byte count (valid while the daemon reads) */
+    uint64_t size; /* the body's length when known (Content-Length), else MHD_SIZE_UNKNOWN */
     int gz, in_eof, finished;
     z_stream z;
     char *in;
@@ -331,8 +332,8 @@ static void emit(gp_req *r, int status, const char *ctype, char *buf, size_t len
     }
     struct MHD_Response *resp;
     if (s)
-        resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, stream_read, s,
-                                                 stream_free);
+        resp = MHD_create_response_from_callback(s->gz ? MHD_SIZE_UNKNOWN : s->size, 64 * 1024,
+                                                 stream_read, s, stream_free);
     else
         resp = MHD_create_response_from_buffer(
             len, buf ? buf : (char *)"", buf ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
@@ -394,6 +395,11 @@ void gp_http_send(gp_req *r, int status, const char *content_type, char *buf, si
 
 void gp_http_stream(gp_req *r, int status, const char *content_type, gp_http_fill_fn fill,
                     void (*done)(void *ctx), void *ctx) {
+    gp_http_stream_sized(r, status, content_type, UINT64_MAX, fill, done, ctx);
+}
+
+void gp_http_stream_sized(gp_req *r, int status, const char *content_type, uint64_t size,
+                          gp_http_fill_fn fill, void (*done)(void *ctx), void *ctx) {
     stream_ctx *s = calloc(1, sizeof *s);
     if (!s || r->answered) {
         free(s);
@@ -404,6 +410,7 @@ void gp_http_stream(gp_req *r, int status, const char *content_type, gp_http_fil
     s->fill = fill;
     s->done = done;
     s->ctx = ctx;
+    s->size = size == UINT64_MAX ? MHD_SIZE_UNKNOWN : size;
     s->bytes = &r->bytes;
     emit(r, status, content_type, NULL, 0, s);
 }

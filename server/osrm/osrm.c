@@ -165,6 +165,121 @@ static double tree_metres(const gp_graph *g, const gp_snap *a, const gp_snap *b,
     return m;
 }
 
+/* What a table cell answers, shared by the JSON and the .npy answers. */
+typedef struct table_cells {
+    gp_graph *g;
+    const gp_snap *src, *dst;
+    uint32_t nt;
+    double fallback, scale_factor; /* fallback_speed (m/s, 0 = none), scale_factor */
+    int fb_snapped;                /* fallback_coordinate=snapped */
+} table_cells;
+
+/* Crow-fly metres of cell (i, j): between the input or the snapped coordinates. */
+static double cell_crow(const table_cells *t, uint32_t i, uint32_t j) {
+    const gp_snap *a = &t->src[i], *b = &t->dst[j];
+    return t->fb_snapped ? gp_haversine_m(a->lon, a->lat, b->lon, b->lat)
+                         : gp_haversine_m(a->qlon, a->qlat, b->qlon, b->qlat);
+}
+
+/* Seconds of cell (i, j) of network cost c (OSRM's tenths), the fallback's estimate when there
+ * is no route (*fb = 1), else NaN. */
+static double cell_duration(const table_cells *t, uint32_t i, uint32_t j, uint64_t c, int *fb) {
+    *fb = 0;
+    if (c != GP_INF) return gp_round_unit(gp_cost_seconds(t->g, c) * t->scale_factor, 0.1);
+    if (!(t->fallback > 0)) return NAN;
+    *fb = 1;
+    return gp_round_unit(cell_crow(t, i, j) / t->fallback * t->scale_factor, 0.1);
+}
+
+/* Metres of row i (costs crow[nt]) into out[nt]: along source i's shortest-path tree (dist, pred:
+ * g->n each), the crow-fly metres for fallback cells, NaN where there is no route. */
+static int row_metres(const table_cells *t, uint32_t i, const uint64_t *crow, uint64_t *dist,
+                      uint32_t *pred, double *out, gp_err *err) {
+    /* the tree need not reach past the row's farthest destination */
+    uint64_t cutoff = 0;
+    for (uint32_t j = 0; j < t->nt; j++)
+        if (crow[j] != GP_INF && crow[j] > cutoff) cutoff = crow[j];
+    int rc = gp_engine_sssp_snap(gp_http_engine(), t->g, &t->src[i], cutoff, dist, pred, err);
+    for (uint32_t j = 0; !rc && j < t->nt; j++) {
+        double m = crow[j] == GP_INF
+                       ? (t->fallback > 0 ? cell_crow(t, i, j) : NAN)
+                       : tree_metres(t->g, &t->src[i], &t->dst[j], dist, pred, crow[j]);
+        out[j] = isfinite(m) ? gp_round_unit(m, 0.1) : NAN;
+    }
+    return rc;
+}
+
+/* ---- the table as .npy (Accept: application/x-npy), streamed in blocks of sources ---- */
+typedef struct npy_osrm {
+    table_cells t; /* t.g referenced, src / dst owned */
+    int want_dist;
+    uint64_t *cost, *dist;
+    uint32_t *pred;
+    double *metres;
+} npy_osrm;
+
+static int npy_osrm_rows(void *ctx, uint32_t row0, uint32_t k, float *out, gp_err *err) {
+    npy_osrm *m = ctx;
+    const table_cells *t = &m->t;
+    int rc =
+        gp_engine_table_snap(gp_http_engine(), t->g, t->src + row0, k, t->dst, t->nt, m->cost, err);
+    for (uint32_t i = 0; !rc && i < k; i++) {
+        const uint64_t *crow = m->cost + (size_t)i * t->nt;
+        float *orow = out + (size_t)i * t->nt;
+        if (m->want_dist) {
+            rc = row_metres(t, row0 + i, crow, m->dist, m->pred, m->metres, err);
+            for (uint32_t j = 0; !rc && j < t->nt; j++) orow[j] = (float)m->metres[j];
+        } else {
+            int fb;
+            for (uint32_t j = 0; j < t->nt; j++)
+                orow[j] = (float)cell_duration(t, row0 + i, j, crow[j], &fb);
+        }
+    }
+    return rc;
+}
+
+static void npy_osrm_done(void *ctx) {
+    npy_osrm *m = ctx;
+    gp_graph_unref(m->t.g);
+    free((void *)m->t.src);
+    free((void *)m->t.dst);
+    free(m->cost);
+    free(m->dist);
+    free(m->pred);
+    free(m->metres);
+    free(m);
+}
+
+/* Takes *src and *dst (set to NULL). */
+static void npy_osrm_answer(gp_req *r, const table_cells *t, uint32_t ns, int want_dist,
+                            gp_snap **src, gp_snap **dst) {
+    long block = gp_http_config()->matrix_block_cells / (t->nt ? t->nt : 1);
+    size_t rows = block < 1 ? 1 : (size_t)block < ns ? (size_t)block : ns ? ns : 1;
+    npy_osrm *m = calloc(1, sizeof *m);
+    if (m) {
+        m->t = *t;
+        m->want_dist = want_dist;
+        m->cost = malloc(sizeof *m->cost * rows * (t->nt ? t->nt : 1));
+        if (want_dist) {
+            m->dist = malloc(sizeof *m->dist * t->g->n);
+            m->pred = malloc(sizeof *m->pred * t->g->n);
+            m->metres = malloc(sizeof *m->metres * (t->nt ? t->nt : 1));
+        }
+    }
+    if (!m || !m->cost || (want_dist && (!m->dist || !m->pred || !m->metres))) {
+        if (m) free(m->cost), free(m->dist), free(m->pred), free(m->metres);
+        free(m);
+        gp_osrm_error(r, 500, "InternalError", "out of memory for a block of %zu x %u cells", rows,
+                      t->nt);
+        return;
+    }
+    m->t.g = gp_graph_ref(t->g);
+    m->t.src = *src;
+    m->t.dst = *dst;
+    *src = *dst = NULL;
+    gp_http_npy(r, ns, t->nt, npy_osrm_rows, npy_osrm_done, m);
+}
+
 static void table_answer(gp_req *r, int post) {
     gp_osrm_req q;
     const gp_config *cfg = gp_http_config();
@@ -220,7 +335,20 @@ static void table_answer(gp_req *r, int post) {
             goto out;
         }
     }
-    if ((uint64_t)ns * nt > (uint64_t)max * (uint64_t)max) {
+    int npy = gp_http_accepts_npy(r);
+    if (npy && want_dur && want_dist) {
+        gp_osrm_error(r, 400, "InvalidOptions",
+                      "a .npy answer holds one matrix: annotations=duration or "
+                      "annotations=distance");
+        goto out;
+    }
+    if (npy && (uint64_t)ns * nt > (uint64_t)cfg->max_binary_table_cells) {
+        gp_osrm_error(r, 400, "TooBig",
+                      "table of %u sources x %u destinations exceeds max_binary_table_cells = %ld",
+                      ns, nt, cfg->max_binary_table_cells);
+        goto out;
+    }
+    if (!npy && (uint64_t)ns * nt > (uint64_t)max * (uint64_t)max) {
         gp_osrm_error(r, 400, "TooBig",
                       "table of %u sources x %u destinations exceeds osrm_max_table_size = %ld "
                       "(at most %ld coordinates, or sources x destinations <= %ld^2)",
@@ -241,6 +369,11 @@ static void table_answer(gp_req *r, int post) {
     }
     for (uint32_t i = 0; i < ns; i++) src[i] = q.snap[si ? si[i] : i];
     for (uint32_t j = 0; j < nt; j++) dst[j] = q.snap[di ? di[j] : j];
+    table_cells tc = {q.g, src, dst, nt, fallback, scale_factor, fb_snapped};
+    if (npy) {
+        npy_osrm_answer(r, &tc, ns, want_dist, &src, &dst);
+        goto out;
+    }
     gp_err err;
     if (gp_engine_table_snap(gp_http_engine(), q.g, src, ns, dst, nt, cost, &err)) {
         gp_osrm_error_err(r, &err);
@@ -254,23 +387,12 @@ static void table_answer(gp_req *r, int post) {
             gp_osrm_error(r, 500, "InternalError", "out of memory for table distances");
             goto out;
         }
-        for (uint32_t i = 0; i < ns; i++) {
-            /* the tree need not reach past the row's farthest destination */
-            uint64_t cutoff = 0;
-            for (uint32_t j = 0; j < nt; j++) {
-                uint64_t c = cost[(size_t)i * nt + j];
-                if (c != GP_INF && c > cutoff) cutoff = c;
-            }
-            if (gp_engine_sssp_snap(gp_http_engine(), q.g, &src[i], cutoff, dist, pred, &err)) {
+        for (uint32_t i = 0; i < ns; i++)
+            if (row_metres(&tc, i, cost + (size_t)i * nt, dist, pred, metres + (size_t)i * nt,
+                           &err)) {
                 gp_osrm_error_err(r, &err);
                 goto out;
             }
-            for (uint32_t j = 0; j < nt; j++) {
-                uint64_t c = cost[(size_t)i * nt + j];
-                metres[(size_t)i * nt + j] =
-                    c == GP_INF ? NAN : tree_metres(q.g, &src[i], &dst[j], dist, pred, c);
-            }
-        }
     }
     cJSON *o = ok_object();
     cJSON *durs = want_dur ? cJSON_AddArrayToObject(o, "durations") : NULL;
@@ -283,21 +405,14 @@ static void table_answer(gp_req *r, int post) {
     for (uint32_t i = 0; rowd && rowm && i < ns; i++) {
         for (uint32_t j = 0; j < nt; j++) {
             size_t c = (size_t)i * nt + j;
-            if (cost[c] != GP_INF) {
-                rowd[j] = gp_round_unit(gp_cost_seconds(q.g, cost[c]) * scale_factor, 0.1);
-                rowm[j] = metres && isfinite(metres[c]) ? gp_round_unit(metres[c], 0.1) : NAN;
-            } else if (fallback > 0) {
-                const gp_snap *a = &src[i], *b = &dst[j];
-                double crow = fb_snapped ? gp_haversine_m(a->lon, a->lat, b->lon, b->lat)
-                                         : gp_haversine_m(a->qlon, a->qlat, b->qlon, b->qlat);
-                rowd[j] = gp_round_unit(crow / fallback * scale_factor, 0.1);
-                rowm[j] = gp_round_unit(crow, 0.1);
+            int fb;
+            rowd[j] = cell_duration(&tc, i, j, cost[c], &fb);
+            rowm[j] = metres ? metres[c] : NAN;
+            if (fb) {
                 cJSON *cell = cJSON_CreateArray();
                 cJSON_AddItemToArray(cell, cJSON_CreateNumber(i));
                 cJSON_AddItemToArray(cell, cJSON_CreateNumber(j));
                 cJSON_AddItemToArray(fbc, cell);
-            } else {
-                rowd[j] = rowm[j] = NAN;
             }
         }
         cJSON *rd = durs ? gp_render_number_row(rowd, nt) : NULL;

@@ -62,7 +62,8 @@ static int str_field(gp_req *r, const cJSON *b, const char *field, const char **
     *out = NULL;
     if (!v) return 1;
     if (!cJSON_IsString(v) || !v->valuestring[0]) {
-        gp_http_error(r, GP_HC_INVALID_JSON, "'%s' must be a non-empty string", field);
+        gp_http_error(r, cJSON_IsString(v) ? GP_HC_INVALID_QUERY : GP_HC_INVALID_JSON,
+                      "'%s' must be a non-empty string", field);
         return 0;
     }
     *out = v->valuestring;
@@ -73,7 +74,8 @@ static int num_field(gp_req *r, const cJSON *b, const char *field, double *out) 
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(b, field);
     if (!v) return 1;
     if (!cJSON_IsNumber(v) || !(v->valuedouble > 0) || !(v->valuedouble <= 1e15)) {
-        gp_http_error(r, GP_HC_INVALID_JSON, "'%s' must be a positive number up to 1e15", field);
+        gp_http_error(r, cJSON_IsNumber(v) ? GP_HC_INVALID_QUERY : GP_HC_INVALID_JSON,
+                      "'%s' must be a positive number up to 1e15", field);
         return 0;
     }
     *out = v->valuedouble;
@@ -93,6 +95,12 @@ void gp_h_admin_put(gp_req *r) {
         gp_http_error(r, GP_HC_INVALID_JSON,
                       "body must be a JSON object such as {\"spec\": \"dimacs:/data/x.gr\"} or "
                       "{\"path\": \"/data/x.gr\", \"format\": \"dimacs\"}");
+        return;
+    }
+    gp_err ferr = {0};
+    if (!gp_json_only(b, "body", &ferr, "spec", "path", "format", "cost_rule", "scale",
+                      "ref_bandwidth", "undirected", NULL)) {
+        gp_http_error(r, GP_HC_INVALID_QUERY, "%s", ferr.msg);
         return;
     }
     gp_graph_source src;
@@ -118,7 +126,7 @@ void gp_h_admin_put(gp_req *r) {
     else if (path && format) n = snprintf(src.spec, sizeof src.spec, "%s:%s", format, path);
     else if (path) n = snprintf(src.spec, sizeof src.spec, "%s", path);
     else {
-        gp_http_error(r, GP_HC_INVALID_QUERY, "missing body field 'spec' (or 'path')");
+        gp_http_error(r, GP_HC_INVALID_JSON, "missing body field 'spec' (or 'path')");
         return;
     }
     if (n < 0 || (size_t)n >= sizeof src.spec) {

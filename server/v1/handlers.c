@@ -271,35 +271,70 @@ void gp_h_sssp(gp_req *r) {
 }
 
 /* Resolves a list argument to positions (malloc'd); answers the error and returns NULL. */
-static gp_snap *snap_list(gp_req *r, const gp_arg *v, const char *field, double radius) {
-    int code;
-    char msg[1024];
-    gp_snap *s = gp_places_snap(gp_req_graph(r), gp_req_graph_name(r), v->list, v->nlist, field,
-                                radius, &code, msg, sizeof msg);
-    if (!s) gp_http_error(r, code, "%s", msg);
-    return s;
+/* ---- a table as .npy, streamed in blocks of sources (server/http/npy.c) ---- */
+typedef struct npy_table {
+    gp_graph *g; /* referenced for the stream's lifetime */
+    gp_snap *ss, *ts;
+    uint32_t nt;
+    uint64_t *cost; /* one block */
+} npy_table;
+
+static int npy_table_rows(void *ctx, uint32_t row0, uint32_t k, float *out, gp_err *err) {
+    npy_table *t = ctx;
+    int rc =
+        gp_engine_table_snap(gp_http_engine(), t->g, t->ss + row0, k, t->ts, t->nt, t->cost, err);
+    for (size_t c = 0; !rc && c < (size_t)k * t->nt; c++)
+        out[c] = t->cost[c] == GP_INF ? NAN : (float)gp_graph_cost(t->g, t->cost[c]);
+    return rc;
+}
+
+static void npy_table_done(void *ctx) {
+    npy_table *t = ctx;
+    gp_graph_unref(t->g);
+    free(t->ss);
+    free(t->ts);
+    free(t->cost);
+    free(t);
+}
+
+/* Takes ss and ts. The cells are the JSON answer's "distances" (the weight in weight_unit, as
+ * the X-Weight-Unit header says), NaN where there is no route. */
+static void npy_table_answer(gp_req *r, gp_graph *g, gp_snap *ss, uint32_t ns, gp_snap *ts,
+                             uint32_t nt) {
+    long block = gp_http_config()->matrix_block_cells / (nt ? nt : 1);
+    size_t rows = block < 1 ? 1 : (size_t)block < ns ? (size_t)block : ns ? ns : 1;
+    npy_table *t = calloc(1, sizeof *t);
+    uint64_t *cost = t ? malloc(sizeof *cost * rows * (nt ? nt : 1)) : NULL;
+    if (!cost) {
+        free(t);
+        free(ss);
+        free(ts);
+        gp_http_error(r, GP_HC_INTERNAL, "out of memory for a block of %zu x %u cells", rows, nt);
+        return;
+    }
+    t->g = gp_graph_ref(g);
+    t->ss = ss;
+    t->ts = ts;
+    t->nt = nt;
+    t->cost = cost;
+    gp_req_add_header(r, "X-Weight-Unit", g->unit_name);
+    gp_http_npy(r, ns, nt, npy_table_rows, npy_table_done, t);
 }
 
 void gp_h_table(gp_req *r) {
     gp_graph *g = gp_req_graph(r);
-    gp_args args;
-    if (gp_params(r, &table_ep, &args)) return;
-    const gp_arg *sa = gp_args_get(&args, "sources"), *ta = gp_args_get(&args, "targets");
-    if (!ta->present) ta = sa;
-    uint32_t ns = sa->nlist, nt = ta->nlist;
-    uint64_t cells = (uint64_t)ns * nt;
-    long limit = gp_http_config()->max_table_cells;
-    if (cells > (uint64_t)limit) {
-        gp_http_error(r, GP_HC_TOO_BIG,
-                      "table of %u sources x %u targets = %llu cells exceeds max_table_cells = %ld",
-                      ns, nt, (unsigned long long)cells, limit);
-        gp_args_free(&args);
+    int npy = gp_http_accepts_npy(r);
+    const gp_config *cfg = gp_http_config();
+    gp_snap *ss, *ts;
+    uint32_t ns, nt;
+    if (gp_req_table_places(r, &table_ep, npy ? cfg->max_binary_table_cells : cfg->max_table_cells,
+                            npy ? "max_binary_table_cells" : "max_table_cells", &ss, &ns, &ts, &nt))
+        return;
+    if (npy) {
+        npy_table_answer(r, g, ss, ns, ts, nt);
         return;
     }
-    double radius = gp_req_radius(&args);
-    gp_snap *ss = snap_list(r, sa, "sources", radius);
-    gp_snap *ts = ss ? snap_list(r, ta, ta == sa ? "sources" : "targets", radius) : NULL;
-    gp_args_free(&args);
+    uint64_t cells = (uint64_t)ns * nt;
     uint32_t *src = ts ? malloc(sizeof *src * ns) : NULL,
              *dst = src ? malloc(sizeof *dst * nt) : NULL;
     uint64_t *out = dst ? malloc(sizeof *out * cells) : NULL;

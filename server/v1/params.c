@@ -9,6 +9,7 @@
 #include "server/http/http.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 static void query_each(const void *req, gp_param_pair_fn fn, void *ctx) {
     gp_req_query_each(req, fn, ctx);
@@ -52,4 +53,39 @@ uint32_t gp_req_router(gp_req *r, const gp_place *p, const char *what) {
         gp_http_error(r, GP_HC_UNKNOWN_NODE, "%s", msg);
     }
     return v;
+}
+
+gp_snap *gp_req_snap_list(gp_req *r, const gp_arg *v, const char *field, double radius) {
+    int code;
+    char msg[1024];
+    gp_snap *s = gp_places_snap(gp_req_graph(r), gp_req_graph_name(r), v->list, v->nlist, field,
+                                radius, &code, msg, sizeof msg);
+    if (!s) gp_http_error(r, code, "%s", msg);
+    return s;
+}
+
+int gp_req_table_places(gp_req *r, const gp_endpoint *ep, long limit, const char *limit_key,
+                        gp_snap **ss, uint32_t *ns, gp_snap **ts, uint32_t *nt) {
+    gp_args args;
+    *ss = *ts = NULL;
+    if (gp_params(r, ep, &args)) return -1;
+    const gp_arg *sa = gp_args_get(&args, "sources"), *ta = gp_args_get(&args, "targets");
+    if (!ta->present) ta = sa;
+    *ns = sa->nlist;
+    *nt = ta->nlist;
+    uint64_t cells = (uint64_t)*ns * *nt;
+    if (cells > (uint64_t)limit) {
+        gp_http_error(r, GP_HC_TOO_BIG, "%u sources x %u targets = %llu cells exceeds %s = %ld",
+                      *ns, *nt, (unsigned long long)cells, limit_key, limit);
+        gp_args_free(&args);
+        return -1;
+    }
+    double radius = gp_req_radius(&args);
+    *ss = gp_req_snap_list(r, sa, "sources", radius);
+    *ts = *ss ? gp_req_snap_list(r, ta, ta == sa ? "sources" : "targets", radius) : NULL;
+    gp_args_free(&args);
+    if (*ts) return GP_OK;
+    free(*ss);
+    *ss = NULL;
+    return -1;
 }

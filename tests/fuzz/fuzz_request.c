@@ -58,6 +58,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     cfg.max_body_bytes = 65536;
     cfg.max_discard_bytes = 131072;
     cfg.max_table_cells = 400;
+    cfg.max_binary_table_cells = 400;
+    cfg.max_matrix_job_cells = 400;
+    static char jobs[] = "/tmp/gpath-fuzz-mjobs-XXXXXX"; /* matrix jobs write here, not in . */
+    if (!mkdtemp(jobs)) abort();
+    snprintf(cfg.matrix_job_dir, sizeof cfg.matrix_job_dir, "%s", jobs);
     cfg.max_apsp_nodes = 64;
     cfg.request_timeout_ms = 2000;
     snprintf(cfg.cors_origins, sizeof cfg.cors_origins, "https://a.example,https://b.example");

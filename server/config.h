@@ -18,7 +18,7 @@ extern "C" {
 #endif
 
 #define GP_CONFIG_MAX_GRAPHS 64
-#define GP_CONFIG_MAX_KEYS 64
+#define GP_CONFIG_MAX_KEYS 96
 
 /* Where a value came from (--print-config shows it). */
 enum { GP_CONFIG_SRC_DEFAULT = 0, GP_CONFIG_SRC_FILE, GP_CONFIG_SRC_ENV, GP_CONFIG_SRC_FLAG };

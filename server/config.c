@@ -111,6 +111,19 @@ static const gp_config_key keys[] = {
     {"osrm_default_radius_m", L(osrm_default_radius_m), "0", 0, 20000000,
      "OSRM services: snapping radius in metres when a request gives no `radiuses`; 0 = "
      "unlimited (OSRM's default)."},
+    {"osrm_max_match_size", L(osrm_max_match_size), "10000", 2, 1000000,
+     "OSRM /match and the batch match endpoint: most points of one trace (OSRM's "
+     "--max-matching-size is 100); 400 TooBig past it."},
+    {"match_max_radius_m", L(match_max_radius_m), "200", 0, 100000,
+     "Map matching: largest `radiuses` value in metres (OSRM's --max-matching-radius); a point "
+     "searches 3x its radius for roads; 0 = unlimited. 400 TooBig past it."},
+    {"match_max_candidates", L(match_max_candidates), "8", 1, 64,
+     "Map matching: most candidate roads per point, nearest first."},
+    {"match_max_traces", L(match_max_traces), "10000", 1, 10000000,
+     "POST /v1/graphs/{graph}/match: most traces in one request; 400 past it."},
+    {"match_max_batch_points", L(match_max_batch_points), "2000000", 2, 1000000000,
+     "POST /v1/graphs/{graph}/match: most points of all traces of one request together; 400 "
+     "past it (max_body_bytes bounds the body first)."},
     {"map_page", S(map_page), "on", 0, 0,
      "on: serve the Leaflet map page (embedded by `make web`) at / and its assets at /web/...; "
      "off (recommended in production): those paths answer 404."},

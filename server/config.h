@@ -64,6 +64,11 @@ typedef struct gp_config {
     long osrm_max_trip_size;
     long osrm_max_nearest_size;
     long osrm_default_radius_m;
+    long osrm_max_match_size;
+    long match_max_radius_m;
+    long match_max_candidates;
+    long match_max_traces;
+    long match_max_batch_points;
     char map_page[8];
     long isochrone_max_contours;
     long isochrone_max_points;

@@ -5,6 +5,10 @@
  *   GET  /table/v1/{profile}/{coordinates}    osrm.c; POST /table/v1/{profile} with a JSON body
  *   GET  /nearest/v1/{profile}/{coordinates}  osrm.c
  *   GET  /trip/v1/{profile}/{coordinates}     trip.c (TSP over the duration table)
+ *   GET  /match/v1/{profile}/{coordinates}    match.c (map matching); POST /match/v1/{profile}
+ *   POST /v1/graphs/{graph}/match             match.c: many traces (JSON or NDJSON), each
+ *                                             answered as /match/v1 (gpath's API, here because
+ *                                             it shares the OSRM answer's code)
  */
 #ifndef GP_OSRM_H
 #define GP_OSRM_H
@@ -20,6 +24,9 @@ void gp_h_osrm_table(gp_req *r);
 void gp_h_osrm_table_post(gp_req *r);
 void gp_h_osrm_nearest(gp_req *r);
 void gp_h_osrm_trip(gp_req *r);
+void gp_h_osrm_match(gp_req *r);
+void gp_h_osrm_match_post(gp_req *r);
+void gp_h_match_batch(gp_req *r);
 
 #ifdef __cplusplus
 }

@@ -337,6 +337,8 @@ static const struct {
               "scale_factor coordinates "}, /* coordinates: the POST body's */
     {"nearest", " number "},
     {"trip", " roundtrip source destination steps annotations geometries overview "},
+    {"match", " timestamps gaps tidy waypoints steps annotations geometries overview "
+              "coordinates "},
 };
 
 /* The service's option list (NULL for a path that is no OSRM service). */

@@ -1,0 +1,617 @@
+/* match.c - map matching (engine/match.h is the contract): candidates per point, bounded
+ * one-to-many searches between the candidates of consecutive points, Viterbi, splitting.
+ *
+ * A candidate is a snapped position (engine/snap.h) driven either way where its road allows: a
+ * directed state (arc, fraction along it). A search from a candidate's states runs Dijkstra by
+ * weight on the road graph, or on its turn graph (nodes = road arcs, graph/turns.h) when the graph
+ * has turn costs, carrying the metres of the least-weight path; a target state (arc b, fraction q)
+ * is reached at the tail of b plus q of it (on the turn graph: through a turn into b), or directly
+ * along the same arc. Visited nodes live in a small hash map, so a bounded search costs what it
+ * visits whatever the graph's size.
+ */
+#include "engine/match.h"
+
+#include "graph/spatial.h"
+#include "graph/turns.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void gp_match_opts_default(gp_match_opts *o) {
+    o->sigma_m = 5;
+    o->radius_mult = 3;
+    o->max_radius_m = 0;
+    o->beta = 10;
+    o->max_speed_mps = 50;
+    o->max_delta_m = 2000;
+    o->max_candidates = 8;
+    o->max_broken = 10;
+    o->split_gaps = 1;
+}
+
+void gp_match_free(gp_match *m) {
+    if (!m) return;
+    free(m->matching);
+    free(m->alternatives);
+    free(m->snap);
+    free(m->confidence);
+    free(m->length_m);
+    memset(m, 0, sizeof *m);
+}
+
+/* ---- the bounded search ---- */
+typedef struct hitem {
+    double d;
+    uint32_t v;
+} hitem;
+
+typedef struct search {
+    const gp_graph *g, *tg; /* tg: the turn graph, or NULL */
+    uint32_t *key;          /* cap slots, GP_NONE empty */
+    double *d, *m;
+    uint32_t *pn, *pa; /* parent node, arc driven into the node (road arc) */
+    uint8_t *done;
+    uint32_t cap, used;
+    uint32_t *touched;
+    hitem *h;
+    size_t nh, hcap;
+} search;
+
+static void search_free(search *s) {
+    if (!s) return;
+    free(s->key);
+    free(s->d);
+    free(s->m);
+    free(s->pn);
+    free(s->pa);
+    free(s->done);
+    free(s->touched);
+    free(s->h);
+}
+
+static int search_alloc(search *s, uint32_t cap) {
+    s->key = malloc(sizeof *s->key * cap);
+    s->d = malloc(sizeof *s->d * cap);
+    s->m = malloc(sizeof *s->m * cap);
+    s->pn = malloc(sizeof *s->pn * cap);
+    s->pa = malloc(sizeof *s->pa * cap);
+    s->done = malloc(cap);
+    s->touched = malloc(sizeof *s->touched * cap);
+    if (!s->key || !s->d || !s->m || !s->pn || !s->pa || !s->done || !s->touched) return -1;
+    for (uint32_t i = 0; i < cap; i++) s->key[i] = GP_NONE;
+    s->cap = cap;
+    s->used = 0;
+    return 0;
+}
+
+static void search_reset(search *s) {
+    for (uint32_t i = 0; i < s->used; i++) s->key[s->touched[i]] = GP_NONE;
+    s->used = 0;
+    s->nh = 0;
+}
+
+static inline uint32_t slot_of(const search *s, uint32_t v) {
+    /* Fibonacci hashing in 64 bits: no unsigned wrap-around */
+    uint32_t i = (uint32_t)(((uint64_t)v * 2654435761u) >> 13) & (s->cap - 1);
+    while (s->key[i] != GP_NONE && s->key[i] != v) i = (i + 1) & (s->cap - 1);
+    return i;
+}
+
+/* The slot of v, created (label infinite) when absent; GP_NONE when out of memory. */
+static uint32_t slot_get(search *s, uint32_t v) {
+    if (2 * (s->used + 1) > s->cap) {
+        search big;
+        memset(&big, 0, sizeof big);
+        if (search_alloc(&big, s->cap * 2)) {
+            search_free(&big);
+            return GP_NONE;
+        }
+        for (uint32_t i = 0; i < s->used; i++) {
+            uint32_t o = s->touched[i], k = slot_of(&big, s->key[o]);
+            big.key[k] = s->key[o];
+            big.d[k] = s->d[o];
+            big.m[k] = s->m[o];
+            big.pn[k] = s->pn[o];
+            big.pa[k] = s->pa[o];
+            big.done[k] = s->done[o];
+            big.touched[big.used++] = k;
+        }
+        free(s->key);
+        free(s->d);
+        free(s->m);
+        free(s->pn);
+        free(s->pa);
+        free(s->done);
+        free(s->touched);
+        s->key = big.key;
+        s->d = big.d;
+        s->m = big.m;
+        s->pn = big.pn;
+        s->pa = big.pa;
+        s->done = big.done;
+        s->touched = big.touched;
+        s->cap = big.cap;
+    }
+    uint32_t i = slot_of(s, v);
+    if (s->key[i] == GP_NONE) {
+        s->key[i] = v;
+        s->d[i] = INFINITY;
+        s->m[i] = INFINITY;
+        s->done[i] = 0;
+        s->touched[s->used++] = i;
+    }
+    return i;
+}
+
+static int heap_push(search *s, double d, uint32_t v) {
+    if (s->nh == s->hcap) {
+        size_t nc = s->hcap ? 2 * s->hcap : 256;
+        hitem *h = realloc(s->h, sizeof *h * nc);
+        if (!h) return -1;
+        s->h = h;
+        s->hcap = nc;
+    }
+    size_t i = s->nh++;
+    while (i > 0 && s->h[(i - 1) / 2].d > d) {
+        s->h[i] = s->h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    s->h[i] = (hitem){d, v};
+    return 0;
+}
+
+static hitem heap_pop(search *s) {
+    hitem top = s->h[0], last = s->h[--s->nh];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= s->nh) break;
+        if (c + 1 < s->nh && s->h[c + 1].d < s->h[c].d) c++;
+        if (s->h[c].d >= last.d) break;
+        s->h[i] = s->h[c];
+        i = c;
+    }
+    if (s->nh) s->h[i] = last;
+    return top;
+}
+
+/* Relaxes node v to (d, m), reached from node pn through road arc pa; -1 when out of memory. */
+static int relax(search *s, uint32_t v, double d, double m, uint32_t pn, uint32_t pa) {
+    uint32_t k = slot_get(s, v);
+    if (k == GP_NONE) return -1;
+    if (s->done[k] || d >= s->d[k]) return 0;
+    s->d[k] = d;
+    s->m[k] = m;
+    s->pn[k] = pn;
+    s->pa[k] = pa;
+    return heap_push(s, d, v);
+}
+
+/* A candidate's directed states: (arc, fraction from its tail); up to two. */
+static uint32_t states(const gp_graph *g, const gp_snap *c, uint32_t arc[2], double f[2]) {
+    (void)g;
+    uint32_t k = 0;
+    if (c->arc == GP_NONE) return 0;
+    arc[k] = c->arc;
+    f[k++] = c->frac;
+    if (c->rarc != GP_NONE) {
+        arc[k] = c->rarc;
+        f[k++] = 1 - c->frac;
+    }
+    return k;
+}
+
+static inline double arc_w(const gp_graph *g, uint32_t a) { return (double)g->w[a]; }
+
+static inline double arc_len(const gp_graph *g, uint32_t a) {
+    double l = gp_graph_arc_length_m(g, a);
+    return isfinite(l) ? l : 0;
+}
+
+/* Route metres from candidate src to each of the k candidates tgt (INFINITY when not reached
+ * within the bounds): out_m[j], best_w[j] its weight; via[j] (when via is not NULL) the settled
+ * node the route to tgt[j] leaves the network at (GP_NONE: directly along one arc) and tarc[j]
+ * the arc it ends on. -1 when out of memory. */
+static int search_run(search *s, const gp_snap *src, const gp_snap *tgt, uint32_t k, double wbound,
+                      double mbound, double *best_w, double *out_m, uint32_t *via, uint32_t *tarc) {
+    const gp_graph *g = s->g;
+    uint32_t sa[2], ta[2];
+    double sf[2], tf[2];
+    uint32_t ns = states(g, src, sa, sf);
+    search_reset(s);
+    for (uint32_t j = 0; j < k; j++) {
+        best_w[j] = INFINITY;
+        out_m[j] = INFINITY;
+        uint32_t nt = states(g, &tgt[j], ta, tf);
+        for (uint32_t x = 0; x < ns; x++)
+            for (uint32_t y = 0; y < nt; y++)
+                if (sa[x] == ta[y] && tf[y] >= sf[x]) {
+                    double w = (tf[y] - sf[x]) * arc_w(g, sa[x]);
+                    if (w < best_w[j]) {
+                        best_w[j] = w;
+                        out_m[j] = (tf[y] - sf[x]) * arc_len(g, sa[x]);
+                        if (via) via[j] = GP_NONE, tarc[j] = sa[x];
+                    }
+                }
+    }
+    for (uint32_t x = 0; x < ns; x++) {
+        uint32_t v = s->tg ? sa[x] : g->col[sa[x]];
+        if (relax(s, v, (1 - sf[x]) * arc_w(g, sa[x]), (1 - sf[x]) * arc_len(g, sa[x]), GP_NONE,
+                  sa[x]))
+            return -1;
+    }
+    while (s->nh) {
+        hitem it = heap_pop(s);
+        uint32_t ks = slot_of(s, it.v);
+        if (s->done[ks] || it.d > s->d[ks]) continue;
+        s->done[ks] = 1;
+        if (it.d > wbound) break;
+        double worst = 0;
+        for (uint32_t j = 0; j < k; j++)
+            if (best_w[j] > worst) worst = best_w[j];
+        if (it.d >= worst) break; /* every target's value is final */
+        double d = it.d, m = s->m[ks];
+        if (!s->tg) {
+            for (uint32_t j = 0; j < k; j++) { /* targets whose arc leaves v */
+                uint32_t nt = states(g, &tgt[j], ta, tf);
+                for (uint32_t y = 0; y < nt; y++) {
+                    if (gp_graph_arc_tail(g, ta[y]) != it.v) continue;
+                    double w = d + tf[y] * arc_w(g, ta[y]);
+                    if (w < best_w[j]) {
+                        best_w[j] = w;
+                        out_m[j] = m + tf[y] * arc_len(g, ta[y]);
+                        if (via) via[j] = it.v, tarc[j] = ta[y];
+                    }
+                }
+            }
+            for (uint32_t e = g->row[it.v]; e < g->row[it.v + 1]; e++) {
+                double nm = m + arc_len(g, e);
+                if (nm > mbound) continue;
+                if (relax(s, g->col[e], d + g->w[e], nm, it.v, e)) return -1;
+            }
+        } else {
+            const gp_graph *tg = s->tg;
+            for (uint32_t e = tg->row[it.v]; e < tg->row[it.v + 1]; e++) {
+                uint32_t b = tg->col[e];
+                double turn = (double)tg->w[e] - arc_w(g, b);
+                if (turn < 0) turn = 0;
+                for (uint32_t j = 0; j < k; j++) { /* a turn into a target's arc */
+                    uint32_t nt = states(g, &tgt[j], ta, tf);
+                    for (uint32_t y = 0; y < nt; y++) {
+                        if (ta[y] != b) continue;
+                        double w = d + turn + tf[y] * arc_w(g, b);
+                        if (w < best_w[j]) {
+                            best_w[j] = w;
+                            out_m[j] = m + tf[y] * arc_len(g, b);
+                            if (via) via[j] = it.v, tarc[j] = b;
+                        }
+                    }
+                }
+                double nm = m + arc_len(g, b);
+                if (nm > mbound) continue;
+                if (relax(s, b, d + tg->w[e], nm, it.v, b)) return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* ---- candidates ---- */
+typedef struct cand_filter {
+    const gp_match_point *p;
+    const uint32_t *skip; /* arcs already taken */
+    uint32_t nskip;
+} cand_filter;
+
+static int cand_ok(void *ctx, const gp_graph *g, uint32_t arc, uint32_t tail, double a_lon,
+                   double a_lat, double b_lon, double b_lat) {
+    const cand_filter *f = ctx;
+    for (uint32_t i = 0; i < f->nskip; i++)
+        if (f->skip[i] == arc) return 0;
+    return !f->p->filter ||
+           f->p->filter(f->p->filter_ctx, g, arc, tail, a_lon, a_lat, b_lon, b_lat);
+}
+
+static double accuracy(const gp_match_point *p, const gp_match_opts *o) {
+    return isfinite(p->accuracy_m) && p->accuracy_m > 0 ? p->accuracy_m : o->sigma_m;
+}
+
+/* Up to o->max_candidates roads within the point's search radius into out; the count, or -1 with
+ * err set (an invalid coordinate). */
+static int candidates(const gp_graph *g, const gp_match_point *p, const gp_match_opts *o,
+                      gp_snap *out, uint32_t *skip, gp_err *err) {
+    double radius = o->radius_mult * accuracy(p, o);
+    if (o->max_radius_m > 0 && radius > o->max_radius_m) radius = o->max_radius_m;
+    cand_filter f = {p, skip, 0};
+    uint32_t k = 0;
+    while (k < o->max_candidates) {
+        gp_snap s;
+        gp_err e;
+        int rc = gp_snap_point_if(g, p->lon, p->lat, radius, cand_ok, &f, &s, &e);
+        if (rc == GP_ENOTFOUND) break;
+        if (rc) {
+            if (err) *err = e;
+            return -1;
+        }
+        if (s.arc == GP_NONE) break;
+        skip[f.nskip++] = s.arc;
+        if (s.rarc != GP_NONE) skip[f.nskip++] = s.rarc;
+        out[k++] = s;
+    }
+    return (int)k;
+}
+
+/* ---- Viterbi ---- */
+typedef struct model {
+    uint32_t n, *off;   /* candidates of point t: off[t] .. off[t + 1] */
+    gp_snap *c;         /* all candidates */
+    double *emis, *vit; /* log probabilities; vit -INFINITY: unreached */
+    uint32_t *par;      /* parent candidate (flat index), GP_NONE at a matching's start */
+    double *len;        /* route metres from the parent */
+} model;
+
+static void start_at(model *md, uint32_t t) {
+    for (uint32_t i = md->off[t]; i < md->off[t + 1]; i++) {
+        md->vit[i] = md->emis[i];
+        md->par[i] = GP_NONE;
+        md->len[i] = 0;
+    }
+}
+
+static uint32_t point_of(const model *md, uint32_t ci) {
+    uint32_t lo = 0, hi = md->n; /* the t with off[t] <= ci < off[t + 1] */
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (md->off[mid] <= ci) lo = mid;
+        else hi = mid;
+    }
+    return lo;
+}
+
+static double confidence_of(double trace_m, double route_m) {
+    if (trace_m < 1) return 1;
+    double r = fabs(route_m / trace_m - 1);
+    double on = exp(-r / 0.1), off = 0.02 * exp(-r);
+    return on / (on + off);
+}
+
+/* Closes the matching that ends at point last (the best candidate there) and began at first:
+ * backtracks, assigns its points. Returns 1 when it holds 2 points or more. */
+static int close_matching(model *md, const gp_match_point *p, uint32_t first, uint32_t last,
+                          gp_match *out) {
+    uint32_t best = GP_NONE;
+    for (uint32_t i = md->off[last]; i < md->off[last + 1]; i++)
+        if (md->vit[i] > -INFINITY && (best == GP_NONE || md->vit[i] > md->vit[best])) best = i;
+    if (best == GP_NONE) return 0;
+    uint32_t count = 0;
+    for (uint32_t ci = best; ci != GP_NONE; ci = md->par[ci]) count++;
+    if (count < 2) return 0;
+    uint32_t mi = out->nmatch;
+    double trace_m = 0, route_m = 0;
+    uint32_t next_t = GP_NONE;
+    for (uint32_t ci = best; ci != GP_NONE; ci = md->par[ci]) {
+        uint32_t t = point_of(md, ci);
+        if (t < first) break;
+        out->matching[t] = mi;
+        out->snap[t] = md->c[ci];
+        uint32_t alt = 0;
+        for (uint32_t i = md->off[t]; i < md->off[t + 1]; i++) alt += md->vit[i] > -INFINITY;
+        out->alternatives[t] = alt ? alt - 1 : 0;
+        route_m += md->len[ci];
+        if (next_t != GP_NONE)
+            trace_m += gp_haversine_m(p[t].lon, p[t].lat, p[next_t].lon, p[next_t].lat);
+        next_t = t;
+    }
+    out->confidence[mi] = confidence_of(trace_m, route_m);
+    out->length_m[mi] = route_m;
+    out->nmatch++;
+    return 1;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median_step(const double *ts, uint32_t n) {
+    if (!ts || n < 2) return 1;
+    double *d = malloc(sizeof *d * (n - 1));
+    if (!d) return 1;
+    for (uint32_t i = 0; i + 1 < n; i++) d[i] = ts[i + 1] - ts[i];
+    qsort(d, n - 1, sizeof *d, cmp_double);
+    double med = d[(n - 1) / 2];
+    free(d);
+    return med < 1 ? 1 : med;
+}
+
+/* The first point at or after t with candidates (n when none), started as a matching's head. */
+static uint32_t first_with_cands(model *md, uint32_t t) {
+    while (t < md->n && md->off[t + 1] == md->off[t]) t++;
+    if (t < md->n) start_at(md, t);
+    return t;
+}
+
+int gp_match_trace(const gp_graph *g, const gp_match_point *p, uint32_t n, const double *ts,
+                   const gp_match_opts *o, gp_match *out, gp_err *err) {
+    memset(out, 0, sizeof *out);
+    if (!g->lon) return gp_err_set(err, GP_EINVAL, "graph %s has no coordinates", g->source);
+    const gp_turns *turns = g->turns;
+    search s;
+    model md;
+    memset(&s, 0, sizeof s);
+    memset(&md, 0, sizeof md);
+    s.g = g;
+    s.tg = turns ? turns->tg : NULL;
+    uint32_t K = o->max_candidates ? o->max_candidates : 1;
+    size_t cap = (size_t)n * K;
+    int rc = GP_ENOMEM;
+    out->n = n;
+    out->matching = malloc(sizeof *out->matching * (n ? n : 1));
+    out->alternatives = calloc(n ? n : 1, sizeof *out->alternatives);
+    out->snap = calloc(n ? n : 1, sizeof *out->snap);
+    out->confidence = malloc(sizeof *out->confidence * (n / 2 + 1));
+    out->length_m = malloc(sizeof *out->length_m * (n / 2 + 1));
+    md.n = n;
+    md.off = malloc(sizeof *md.off * (n + 1));
+    md.c = malloc(sizeof *md.c * (cap ? cap : 1));
+    uint32_t *skip = malloc(sizeof *skip * 2 * K);
+    double *bw = malloc(sizeof *bw * K), *bm = malloc(sizeof *bm * K);
+    if (!out->matching || !out->alternatives || !out->snap || !out->confidence || !out->length_m ||
+        !md.off || !md.c || !skip || !bw || !bm || search_alloc(&s, 1024))
+        goto fail;
+    for (uint32_t t = 0; t < n; t++) out->matching[t] = GP_NONE;
+    md.off[0] = 0;
+    for (uint32_t t = 0; t < n; t++) {
+        int k = candidates(g, &p[t], o, md.c + md.off[t], skip, err);
+        if (k < 0) {
+            rc = err ? err->code : GP_EINVAL;
+            goto fail;
+        }
+        md.off[t + 1] = md.off[t] + (uint32_t)k;
+    }
+    size_t nc = md.off[n] ? md.off[n] : 1;
+    md.emis = malloc(sizeof *md.emis * nc);
+    md.vit = malloc(sizeof *md.vit * nc);
+    md.par = malloc(sizeof *md.par * nc);
+    md.len = malloc(sizeof *md.len * nc);
+    if (!md.emis || !md.vit || !md.par || !md.len) goto fail;
+    for (uint32_t t = 0; t < n; t++) {
+        double sg = accuracy(&p[t], o);
+        for (uint32_t i = md.off[t]; i < md.off[t + 1]; i++) {
+            double z = md.c[i].dist_m / sg;
+            md.emis[i] = -log(sqrt(2 * 3.14159265358979323846) * sg) - 0.5 * z * z;
+            md.vit[i] = -INFINITY;
+        }
+    }
+    double max_broken_s = median_step(ts, n) * o->max_broken;
+    double log_beta = -log(o->beta);
+    uint32_t head = first_with_cands(&md, 0), prev = head, brk = GP_NONE;
+    for (uint32_t t = head + 1; head < n && t <= n; t++) {
+        int split = t == n;
+        if (!split) {
+            double step = ts ? ts[t] - ts[prev] : 1;
+            int gap = ts && o->split_gaps ? step > max_broken_s : t - prev > o->max_broken;
+            int reached = 0;
+            if (!gap && md.off[t + 1] > md.off[t]) {
+                double delta = ts ? step * o->max_speed_mps : o->max_delta_m;
+                if (delta < 100) delta = 100; /* equal timestamps: still a short hop */
+                double hav = gp_haversine_m(p[prev].lon, p[prev].lat, p[t].lon, p[t].lat);
+                double wb = g->unit_s > 0 ? (hav + delta) / 4 / g->unit_s : INFINITY;
+                uint32_t k = md.off[t + 1] - md.off[t];
+                for (uint32_t i = md.off[prev]; i < md.off[prev + 1]; i++) {
+                    if (md.vit[i] == -INFINITY) continue;
+                    if (search_run(&s, &md.c[i], &md.c[md.off[t]], k, wb, hav + delta, bw, bm, NULL,
+                                   NULL))
+                        goto fail;
+                    for (uint32_t j = 0; j < k; j++) {
+                        if (!isfinite(bm[j])) continue;
+                        double dt = fabs(bm[j] - hav);
+                        if (dt >= delta) continue;
+                        uint32_t cj = md.off[t] + j;
+                        double v = md.vit[i] + md.emis[cj] + log_beta - dt / o->beta;
+                        if (v > md.vit[cj]) {
+                            md.vit[cj] = v;
+                            md.par[cj] = i;
+                            md.len[cj] = bm[j];
+                            reached = 1;
+                        }
+                    }
+                }
+            }
+            if (reached) {
+                prev = t;
+                brk = GP_NONE;
+                continue;
+            }
+            if (!gap) {
+                if (md.off[t + 1] > md.off[t] && brk == GP_NONE) brk = t;
+                if (t - prev <= o->max_broken) continue; /* dropped */
+            }
+        }
+        close_matching(&md, p, head, prev, out);
+        if (split && brk == GP_NONE) break;
+        uint32_t again = brk != GP_NONE ? brk : t;
+        brk = GP_NONE;
+        head = prev = first_with_cands(&md, again);
+        t = head; /* the loop's t++ goes on after the new head */
+    }
+    rc = GP_OK;
+fail:
+    if (rc == GP_ENOMEM)
+        gp_err_set(err, GP_ENOMEM, "out of memory matching a trace of %u points", n);
+    if (rc) gp_match_free(out);
+    search_free(&s);
+    free(md.off);
+    free(md.c);
+    free(md.emis);
+    free(md.vit);
+    free(md.par);
+    free(md.len);
+    free(skip);
+    free(bw);
+    free(bm);
+    return rc;
+}
+
+int gp_match_route(const gp_graph *g, const gp_snap *a, const gp_snap *b, gp_snap_route *out,
+                   gp_err *err) {
+    memset(out, 0, sizeof *out);
+    out->dist = GP_INF;
+    out->path.dist = GP_INF;
+    out->first_arc = out->last_arc = GP_NONE;
+    const gp_turns *turns = g->turns;
+    search s;
+    memset(&s, 0, sizeof s);
+    s.g = g;
+    s.tg = turns ? turns->tg : NULL;
+    double w, m;
+    uint32_t via = GP_NONE, tarc = GP_NONE, n = 0;
+    int rc = GP_ENOMEM;
+    if (search_alloc(&s, 1024) || search_run(&s, a, b, 1, INFINITY, INFINITY, &w, &m, &via, &tarc))
+        goto done;
+    rc = GP_ENOTFOUND;
+    if (!isfinite(w)) goto done;
+    out->dist = (uint64_t)llround(w);
+    out->last_arc = tarc;
+    if (via == GP_NONE) { /* along one arc */
+        out->first_arc = tarc;
+        out->last_arc = GP_NONE;
+        out->path.dist = 0;
+        rc = GP_OK;
+        goto done;
+    }
+    /* the chain of settled nodes back to the start, and the arcs driven into them */
+    for (uint32_t v = via; v != GP_NONE; v = s.pn[slot_of(&s, v)]) n++;
+    out->path.nodes = malloc(sizeof *out->path.nodes * n);
+    uint32_t *arcs = malloc(sizeof *arcs * n); /* arcs[i]: the arc into chain node i */
+    if (!out->path.nodes || !arcs) {
+        free(arcs);
+        rc = GP_ENOMEM;
+        goto done;
+    }
+    uint32_t i = n;
+    for (uint32_t v = via; v != GP_NONE; v = s.pn[slot_of(&s, v)]) {
+        i--;
+        arcs[i] = s.pa[slot_of(&s, v)];
+        out->path.nodes[i] = s.tg ? g->col[v] : v; /* turn graph: node v is road arc v */
+    }
+    out->first_arc = arcs[0]; /* the start's own arc, driven from the position to its head */
+    memmove(arcs, arcs + 1, sizeof *arcs * (n - 1));
+    out->arcs = arcs;
+    out->path.len = n;
+    uint64_t net = 0;
+    uint32_t prev = out->first_arc;
+    for (uint32_t j = 0; j + 1 < n; j++) {
+        net += g->w[arcs[j]] + gp_snap_turn_cost(g, prev, arcs[j]);
+        prev = arcs[j];
+    }
+    out->path.dist = net;
+    rc = GP_OK;
+done:
+    search_free(&s);
+    if (rc == GP_ENOMEM) gp_err_set(err, GP_ENOMEM, "out of memory routing a matched trace");
+    else if (rc) gp_err_set(err, rc, "no route between the matched positions");
+    if (rc) gp_snap_route_free(out);
+    return rc;
+}

@@ -1,0 +1,150 @@
+/* test_match_model.c - the map matching model (engine/match.h) on tests/data/osm/match.osm, with
+ * literal expectations: candidates, the chosen roads, the split after too many dropped points and
+ * after a large time step, a dropped point that is too far off, and turn graph and road graph
+ * searches agreeing. The HTTP side (/match/v1, the batch endpoint) is tests/match_test.py's. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "engine/engine.h"
+#include "engine/match.h"
+#include "storage/source.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static gp_engine *eng;
+
+static int setup(void **state) {
+    (void)state;
+    gp_err err;
+    eng = gp_engine_new("cpu", 2, NULL, &err);
+    return eng ? 0 : -1;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    gp_engine_free(eng);
+    return 0;
+}
+
+static gp_graph *load(int turns) {
+    gp_err err = {0};
+    gp_graph *g = gp_graph_load("osm:tests/data/osm/match.osm?profile=car", NULL, &err);
+    if (!g) fail_msg("load: %s", err.msg);
+    eng->turn_costs = turns;
+    if (gp_engine_attach(eng, g, &err)) fail_msg("attach: %s", err.msg);
+    assert_true(!turns == !g->turns);
+    return g;
+}
+
+/* n points along Main Street (45.000 N) from lon0 in steps of dlon, 2 m north of it. */
+static void street(gp_match_point *p, uint32_t n, double lon0, double dlon) {
+    for (uint32_t i = 0; i < n; i++) {
+        memset(&p[i], 0, sizeof p[i]);
+        p[i].lon = lon0 + dlon * i;
+        p[i].lat = 45.00002;
+        p[i].accuracy_m = NAN;
+    }
+}
+
+static void expect_names(const gp_graph *g, const gp_match *m, uint32_t first, uint32_t n,
+                         const char *name, uint32_t matching) {
+    for (uint32_t i = first; i < first + n; i++) {
+        assert_int_equal(m->matching[i], matching);
+        assert_string_equal(gp_graph_arc_name(g, m->snap[i].arc), name);
+        assert_true(fabs(m->snap[i].lat - 45.0) < 1e-6); /* on the chord */
+    }
+}
+
+static void test_street_and_dropped_runs(void **state) {
+    (void)state;
+    for (int turns = 0; turns < 2; turns++) {
+        gp_graph *g = load(turns);
+        gp_match_opts o;
+        gp_match_opts_default(&o);
+        gp_match_point p[17];
+        street(p, 3, 7.0005, 0.0003);
+        for (uint32_t i = 3; i < 14; i++) { /* 11 points 1.1 km north of every road */
+            p[i] = p[0];
+            p[i].lat = 45.012;
+        }
+        street(p + 14, 3, 7.0035, 0.0003);
+        gp_match m;
+        gp_err err;
+        assert_int_equal(gp_match_trace(g, p, 17, NULL, &o, &m, &err), GP_OK);
+        /* point 14 comes 12 points after the last matched one, more than max_broken (10): two
+         * matchings (OSRM's rule: 10 dropped points in a row split) */
+        assert_int_equal(m.nmatch, 2);
+        expect_names(g, &m, 0, 3, "Main Street", 0);
+        expect_names(g, &m, 14, 3, "Main Street", 1);
+        for (uint32_t i = 3; i < 14; i++) assert_int_equal(m.matching[i], GP_NONE);
+        /* 0.0006 degrees of longitude at 45 N: 47.2 m each */
+        assert_true(fabs(m.length_m[0] - 47.2) < 0.2 && fabs(m.length_m[1] - 47.2) < 0.2);
+        assert_true(m.confidence[0] > 0.9 && m.confidence[0] <= 1);
+        /* the legs' routes: the same cost as the engine's route between the positions */
+        for (uint32_t i = 0; i + 1 < 17; i++) {
+            if (m.matching[i] == GP_NONE || m.matching[i + 1] != m.matching[i]) continue;
+            gp_snap_route a, b;
+            assert_int_equal(gp_match_route(g, &m.snap[i], &m.snap[i + 1], &a, &err), GP_OK);
+            assert_int_equal(
+                gp_engine_route_snap(eng, g, &m.snap[i], &m.snap[i + 1], GP_P2P_AUTO, &b, &err),
+                GP_OK);
+            assert_true(a.dist <= b.dist + 1 && b.dist <= a.dist + 1);
+            assert_int_equal(a.path.len, b.path.len);
+            gp_snap_route_free(&a);
+            gp_snap_route_free(&b);
+        }
+        gp_match_free(&m);
+        o.max_broken = 12; /* 12 points on is allowed now: one matching */
+        assert_int_equal(gp_match_trace(g, p, 17, NULL, &o, &m, &err), GP_OK);
+        assert_int_equal(m.nmatch, 1);
+        expect_names(g, &m, 14, 3, "Main Street", 0);
+        assert_true(fabs(m.length_m[0] - 283.1) < 1); /* 7.0005 to 7.0041 E */
+        gp_match_free(&m);
+        gp_graph_unref(g);
+    }
+}
+
+static void test_time_gap_and_candidates(void **state) {
+    (void)state;
+    gp_graph *g = load(1);
+    gp_match_opts o;
+    gp_match_opts_default(&o);
+    gp_match_point p[6];
+    street(p, 6, 7.0005, 0.0007);
+    double ts[6] = {0, 10, 20, 1000, 1010, 1020};
+    gp_match m;
+    gp_err err;
+    assert_int_equal(gp_match_trace(g, p, 6, ts, &o, &m, &err), GP_OK);
+    assert_int_equal(m.nmatch, 2);
+    expect_names(g, &m, 0, 3, "Main Street", 0);
+    expect_names(g, &m, 3, 3, "Main Street", 1);
+    /* 7.0019 lies 7.8 m from node 3 (7.002), where Main Street's two arcs and Cul Street meet,
+     * and 11 m from Service Lane: four roads within 15 m, the chosen one and three alternatives */
+    assert_int_equal(m.alternatives[2], 3);
+    assert_int_equal(m.alternatives[0], 0);
+    gp_match_free(&m);
+    o.split_gaps = 0;
+    assert_int_equal(gp_match_trace(g, p, 6, ts, &o, &m, &err), GP_OK);
+    assert_int_equal(m.nmatch, 1);
+    gp_match_free(&m);
+    o.max_candidates = 1; /* the nearest road only */
+    assert_int_equal(gp_match_trace(g, p, 6, NULL, &o, &m, &err), GP_OK);
+    for (uint32_t i = 0; i < 6; i++) assert_int_equal(m.alternatives[i], 0);
+    gp_match_free(&m);
+    p[1].lon = 200; /* an invalid coordinate */
+    assert_int_equal(gp_match_trace(g, p, 6, NULL, &o, &m, &err), GP_EINVAL);
+    assert_non_null(strstr(err.msg, "not a valid lon,lat"));
+    gp_graph_unref(g);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_street_and_dropped_runs),
+        cmocka_unit_test(test_time_gap_and_candidates),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

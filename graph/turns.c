@@ -305,6 +305,44 @@ fail:
     return NULL;
 }
 
+/* The turn graph's weights over the road weights of g, from the base turn graph's (base road
+ * weights bw): only the turns onto a road arc whose weight differs from the base's change (turn
+ * cost + w(b)): rows copied, those turns patched. */
+typedef struct rew_job {
+    const gp_graph *btg;
+    const uint32_t *bw, *nw; /* road weights: base, new */
+    uint32_t *w, *rw;
+    int overflow; /* a turn's weight over 2^32 - 1 (atomic) */
+} rew_job;
+
+static void rew_copy(void *jv, uint64_t lo, uint64_t hi) {
+    rew_job *j = jv;
+    memcpy(j->w + lo, j->btg->w + lo, (size_t)(hi - lo) * sizeof *j->w);
+    memcpy(j->rw + lo, j->btg->rw + lo, (size_t)(hi - lo) * sizeof *j->rw);
+}
+
+/* Road arcs [lo, hi): the turns onto each changed one. A road arc's turns in (reverse order) are
+ * its own range of rw; in forward order each is the one entry for it in its tail's row (no
+ * parallel turns), so ranges of road arcs write disjoint entries. */
+static void rew_patch(void *jv, uint64_t lo, uint64_t hi) {
+    rew_job *j = jv;
+    const gp_graph *t = j->btg;
+    for (uint32_t b = (uint32_t)lo; b < (uint32_t)hi; b++) {
+        if (j->nw[b] == j->bw[b]) continue;
+        for (uint32_t r = t->rrow[b]; r < t->rrow[b + 1]; r++) {
+            uint64_t x = (uint64_t)(t->rw[r] - j->bw[b]) + j->nw[b]; /* turn cost + new w(b) */
+            if (x > UINT32_MAX) {
+                __atomic_store_n(&j->overflow, 1, __ATOMIC_RELAXED);
+                x = UINT32_MAX;
+            }
+            j->rw[r] = (uint32_t)x;
+            uint32_t a = t->rcol[r];
+            for (uint32_t k = t->row[a]; k < t->row[a + 1]; k++)
+                if (t->col[k] == b) j->w[k] = (uint32_t)x;
+        }
+    }
+}
+
 gp_turns *gp_turns_reweight(const gp_turns *base, const gp_graph *g, gp_err *err) {
     double t0 = gp_now();
     const gp_graph *btg = gp_graph_owner(base->tg), *bg = gp_graph_owner(g);
@@ -322,15 +360,22 @@ gp_turns *gp_turns_reweight(const gp_turns *base, const gp_graph *g, gp_err *err
         gp_err_set(err, GP_ENOMEM, "out of memory for a new version of the turn graph");
         return NULL;
     }
-    /* turn cost of tg arc k = base tg weight - base road weight of its head */
-    for (uint32_t k = 0; k < m; k++) {
-        uint32_t b = btg->col[k];
-        w[k] = btg->w[k] - bg->w[b] + g->w[b];
+    /* turn cost of tg arc k = base tg weight - base road weight of its head (built so: no
+     * wrap-around), so the new weight is the base's plus the head's change */
+    rew_job j = {btg, bg->w, g->w, w, rw, 0};
+    gp_parallel_for(m, m >= (1u << 20) ? 0 : 1, rew_copy, &j);
+    gp_parallel_for(n, n >= (1u << 20) ? 0 : 1, rew_patch, &j);
+    if (j.overflow) {
+        free(T);
+        free(w);
+        free(rw);
+        gp_err_set(err, GP_ETOOBIG, "graph %s: a turn cost over 2^32 - 1 units", g->source);
+        return NULL;
     }
-    for (uint32_t b = 0; b < n; b++)
-        for (uint32_t k = btg->rrow[b]; k < btg->rrow[b + 1]; k++)
-            rw[k] = btg->rw[k] - bg->w[b] + g->w[b];
-    T->tg = gp_graph_reweight(btg, w, rw, err);
+    /* the version follows the road graph's (the same road weights, the same turn weights; the
+     * base's own, the base's version): no pass over the turn weights */
+    uint64_t h = g->hash == bg->hash ? btg->hash : btg->hash ^ g->hash ^ 0x7475726e73ULL;
+    T->tg = gp_graph_reweight_versioned(btg, w, rw, h, err);
     if (!T->tg) {
         free(T);
         return NULL;

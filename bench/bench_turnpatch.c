@@ -60,8 +60,7 @@ int main(int argc, char **argv) {
     gp_err_clear(&err);
     double t0;
     const char *slash = strrchr(argv[i], '/');
-    printf("%s: %d change(s) of %d link(s), medians\n\n", slash ? slash + 1 : argv[i], reps,
-           links);
+    printf("%s: %d change(s) of %d link(s), medians\n\n", slash ? slash + 1 : argv[i], reps, links);
     printf("| turn costs | backend | attach s | change ms | attach ms | first answer ms | total ms "
            "|\n|---|---|---|---|---|---|---|\n");
     fflush(stdout);
@@ -100,7 +99,8 @@ int main(int argc, char **argv) {
                 uint32_t a = pick_arc(cur, &seed), u = 0;
                 while (cur->row[u + 1] <= a) u++; /* the tail of a */
                 if (!k) a0 = a;
-                ch[k] = (gp_link_change){.u = cur->ext[u], .v = cur->ext[cur->col[a]],
+                ch[k] = (gp_link_change){.u = cur->ext[u],
+                                         .v = cur->ext[cur->col[a]],
                                          .cost = (double)(cur->w[a] / 2) / cur->scale};
             }
             uint32_t s = 0, t = cur->col[a0];
@@ -138,7 +138,8 @@ int main(int argc, char **argv) {
             cur = g2;
         }
         printf("| %s | %s | %.2f | %.1f | %.1f | %.1f | %.1f |\n", mode, gp_engine_backend(e),
-               attach_s, bench_median(cm, reps), bench_median(am, reps), bench_median(qm, reps), bench_median(tm, reps));
+               attach_s, bench_median(cm, reps), bench_median(am, reps), bench_median(qm, reps),
+               bench_median(tm, reps));
         fflush(stdout);
         gp_log_level = GP_LOG_WARN;
         gp_graph_unref(cur);

@@ -346,6 +346,10 @@ int gp_cch_prepare(const gp_graph *g, gp_cch **out, gp_err *err) {
         gp_cch_topo_unref(t);
         if (rc) return rc;
     }
+    /* a version of a graph whose CCH is customized on the same topology: the customization
+     * starts from that one (a cost change reaches few edges) */
+    const gp_cch *bc = g->base ? g->base->cch : NULL;
+    if (bc && bc->topo == c->topo && bc->n == g->n && bc->m == g->m) c->prev = bc;
     *out = c;
     return GP_OK;
 }

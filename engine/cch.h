@@ -87,9 +87,15 @@ typedef struct gp_cch {
     double perfect_s;      /* seconds of the perfect pass that set q (0: none) */
     void *perfect_bg;      /* the background pass (cch_custom.c) or NULL */
     double custom_s;       /* seconds of the last customization */
-    char custom_on[8];     /* "cpu" or "gpu" */
-    int reused_topo;       /* 1 when the topology came from the cache */
-    void *gpu;             /* engine/cch_cuda.c state (device copies), or NULL */
+    int custom_partial;    /* 1: the last one was partial (from prev, cch_custom.c) */
+    /* The customized CCH of the graph this one's graph is a version of (gp_graph.base), over the
+     * same topology, set by gp_cch_prepare: the first gp_cch_customize starts from its weights
+     * and customizes again only the edges a changed weight reaches (exact; the full pass when
+     * more than an eighth of the edges would be), then clears it. NULL: none. */
+    const struct gp_cch *prev;
+    char custom_on[8]; /* "cpu" or "gpu" */
+    int reused_topo;   /* 1 when the topology came from the cache */
+    void *gpu;         /* engine/cch_cuda.c state (device copies), or NULL */
     void (*gpu_free)(void *gpu);
     void *pool; /* query workspaces (cch.c): topo->pool */
 } gp_cch;

@@ -1,8 +1,9 @@
 /* test_turn_change.c - a cost change with turn costs on (engine/change.h, graph/turns.h
  * gp_turns_reweight): after each of several PATCH-like changes in a row, the new version's turn
  * graph has exactly the weights of a turn graph built from scratch on the new road weights, its
- * CCH (customized on the topology of the first version) answers every route as the Dijkstra
- * family does on the same version, and changing the links back gives the first version again.
+ * CCH (on the topology of the first version, customized partially from the first version's:
+ * engine/cch.h gp_cch.prev) has every weight and witness of a full customization and answers
+ * every route as the Dijkstra family does on the same version, and changing the links back gives the first version again.
  * On a generated road graph (always) and on Monaco (data/osm, `make data`; skipped without it).
  * The GPU twin is test_gpu_turn_change.c. Run from the repository root.
  */
@@ -12,6 +13,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "engine/cch.h"
 #include "engine/change.h"
 #include "graph/turns.h"
 #include "storage/source.h"
@@ -38,9 +40,31 @@ static void same_as_scratch(const gp_graph *g) {
     assert_memory_equal(S->tg->col, T->tg->col, sizeof *S->tg->col * S->tg->m);
     for (uint32_t k = 0; k < S->tg->m; k++)
         if (S->tg->w[k] != T->tg->w[k] || S->tg->rw[k] != T->tg->rw[k])
-            fail_msg("turn %u: weight %u / %u, from scratch %u / %u", k, T->tg->w[k],
-                     T->tg->rw[k], S->tg->w[k], S->tg->rw[k]);
+            fail_msg("turn %u: weight %u / %u, from scratch %u / %u", k, T->tg->w[k], T->tg->rw[k],
+                     S->tg->w[k], S->tg->rw[k]);
     gp_turns_free(S);
+}
+
+/* The version's CCH (customized partially, from its base's) against a full customization of the
+ * same metric: every weight and witness the same. */
+static void partial_as_full(const gp_graph *g) {
+    const gp_graph *tg = ((const gp_turns *)g->turns)->tg;
+    const gp_cch *c = tg->cch;
+    assert_non_null(c);
+    assert_int_equal(c->custom_partial, 1);
+    gp_err err = {0};
+    gp_cch *f = NULL;
+    assert_int_equal(gp_cch_prepare(tg, &f, &err), GP_OK);
+    f->prev = NULL; /* the full pass */
+    assert_int_equal(gp_cch_customize(f, 2, &err), GP_OK);
+    assert_int_equal(f->custom_partial, 0);
+    size_t m = c->topo->m;
+    assert_memory_equal(c->fw, f->fw, m * 4);
+    assert_memory_equal(c->bw, f->bw, m * 4);
+    assert_memory_equal(c->fmid, f->fmid, m * 4);
+    assert_memory_equal(c->bmid, f->bmid, m * 4);
+    assert_memory_equal(c->wit, f->wit, m * 16);
+    gp_cch_free(f);
 }
 
 /* Routes between npairs random node pairs: the engine's choice (the turn graph's CCH) against
@@ -94,6 +118,7 @@ static void changes(gp_engine *e, gp_graph *g) {
         /* the same topology: the turn graph is a version of the first one's */
         assert_ptr_equal(gp_graph_owner(((const gp_turns *)nx->turns)->tg), first_tg);
         same_as_scratch(nx);
+        partial_as_full(nx);
         cch_as_dijkstra(e, nx, 60, &seed);
         gp_graph_unref(cur);
         cur = nx;

@@ -91,7 +91,7 @@ typedef struct gp_cch {
     /* The customized CCH of the graph this one's graph is a version of (gp_graph.base), over the
      * same topology, set by gp_cch_prepare: the first gp_cch_customize starts from its weights
      * and customizes again only the edges a changed weight reaches (exact; the full pass when
-     * more than an eighth of the edges would be), then clears it. NULL: none. */
+     * that would cost more), then clears it. NULL: none. */
     const struct gp_cch *prev;
     char custom_on[8]; /* "cpu" or "gpu" */
     int reused_topo;   /* 1 when the topology came from the cache */

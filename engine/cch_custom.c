@@ -296,16 +296,18 @@ static void part_copy(void *jv, uint64_t lo, uint64_t hi) {
 }
 
 /* 1: c customized from p; 0: too much changed (c's weights partly written: the caller runs the
- * full pass, which writes every one); -1: an overflow (*bad set). */
-static int customize_partial(gp_cch *c, const gp_cch *p, uint32_t *bad) {
+ * full pass, which writes every one); -1: an overflow (*bad set). The pass is serial: it gives up
+ * once its triangles pass half of what the full pass does per thread (nt threads), so a large
+ * change costs at most half a full customization more. */
+static int customize_partial(gp_cch *c, const gp_cch *p, int nt, uint32_t *bad) {
     const gp_cch_topo *t = c->topo;
     const uint32_t m = t->m;
-    const uint64_t words = ((uint64_t)m + 63) / 64, limit = m / 8 + 64;
+    const uint64_t words = ((uint64_t)m + 63) / 64, limit = t->ntri / (2 * (uint64_t)nt) + 1024;
     part_job j = {c, p, calloc(words ? words : 1, sizeof(uint64_t)), 0};
     if (!j.dirty) return 0;
     int par = m >= (1u << 20) ? 0 : 1;
     gp_parallel_for(words, par, part_seed, &j);
-    if (j.seeds > limit) {
+    if (j.seeds > m / 64 + 64) { /* more than 1.5% of the edges: the full pass */
         free(j.dirty);
         return 0;
     }
@@ -325,7 +327,8 @@ static int customize_partial(gp_cch *c, const gp_cch *p, uint32_t *bad) {
                 break;
             }
             witnesses_range(c, e, e + 1);
-            if (++done > limit) rc = 0;
+            done += t->tri_first[e + 1] - t->tri_first[e] + 1;
+            if (done > limit) rc = 0;
             if (c->fw[e] == f0 && c->bw[e] == b0) continue;
             uint32_t v = t->up_tail[e], x = t->up_head[e];
             for (uint32_t i = t->up_first[v]; i < t->up_first[v + 1]; i++) {
@@ -349,7 +352,7 @@ int gp_cch_customize(gp_cch *c, int threads, gp_err *err) {
     c->prev = NULL; /* used once: the first customization of a new version */
     if (prev && prev->topo == c->topo && prev->fw && prev->wit) {
         uint32_t pbad = GP_NONE;
-        int pr = customize_partial(c, prev, &pbad);
+        int pr = customize_partial(c, prev, nt, &pbad);
         if (pr < 0) return overflow_error(pbad, err);
         if (pr > 0) {
             c->custom_s = gp_now() - t0;

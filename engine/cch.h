@@ -89,7 +89,8 @@ typedef struct gp_cch {
     double custom_s;       /* seconds of the last customization */
     int custom_partial;    /* 1: the last one was partial (from prev, cch_custom.c) */
     /* The customized CCH of the graph this one's graph is a version of (gp_graph.base), over the
-     * same topology, set by gp_cch_prepare: the first gp_cch_customize starts from its weights
+     * same topology, set by gp_cch_prepare, whose metric is mapped from it (only the arcs whose
+     * weight changed again): the first gp_cch_customize starts from its weights
      * and customizes again only the edges a changed weight reaches (exact; the full pass when
      * that would cost more), then clears it. NULL: none. */
     const struct gp_cch *prev;

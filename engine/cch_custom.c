@@ -82,6 +82,45 @@ int gp_cch_map_metric(gp_cch *c, const gp_graph *g, gp_err *err) {
     return GP_OK;
 }
 
+/* The metric of g, a version of the graph p's metric is of (g->base), over p's topology: p's
+ * original weights copied, the slots of the arcs whose weight differs from the base's mapped again
+ * (the minimum over the parallel arcs of the same slot). Nodes in ranges on threads: a slot is
+ * written only from the rows of its ends, as in map_range. */
+typedef struct remap_job {
+    gp_cch *c;
+    const gp_cch *p;
+    const gp_graph *g, *b;
+} remap_job;
+
+static void remap_copy(void *jv, uint64_t lo, uint64_t hi) {
+    remap_job *j = jv;
+    memcpy(j->c->ofw + lo, j->p->ofw + lo, (size_t)(hi - lo) * 4);
+    memcpy(j->c->obw + lo, j->p->obw + lo, (size_t)(hi - lo) * 4);
+}
+
+static void remap_nodes(void *jv, uint64_t lo, uint64_t hi) {
+    remap_job *j = jv;
+    const gp_cch_topo *t = j->c->topo;
+    const gp_graph *g = j->g;
+    for (uint32_t u = (uint32_t)lo; u < (uint32_t)hi; u++)
+        for (uint32_t a = g->row[u]; a < g->row[u + 1]; a++) {
+            uint32_t v = g->col[a];
+            if (g->w[a] == j->b->w[a] || v == u) continue;
+            uint32_t ru = t->rank[u], rv = t->rank[v], x = GP_CCH_INF;
+            uint32_t e = ru < rv ? gp_cch_find_edge(t, ru, rv) : gp_cch_find_edge(t, rv, ru);
+            for (uint32_t k = g->row[u]; k < g->row[u + 1]; k++)
+                if (g->col[k] == v && g->w[k] < x) x = g->w[k];
+            if (e != GP_NONE) (ru < rv ? j->c->ofw : j->c->obw)[e] = x;
+        }
+}
+
+void gp_cch_map_metric_from(gp_cch *c, const gp_graph *g, const gp_cch *p) {
+    const gp_cch_topo *t = c->topo;
+    remap_job j = {c, p, g, gp_graph_owner(g)};
+    gp_parallel_for(t->m, t->m >= (1u << 20) ? 0 : 1, remap_copy, &j);
+    gp_parallel_for(g->n, g->m >= (1u << 18) ? 0 : 1, remap_nodes, &j);
+}
+
 /* Customizes edges [lo, hi) into fw/bw and the witnesses fmid/bmid (the offset of the first lower
  * triangle realising the weight within the edge's triangles; GP_NONE when the original arc does);
  * returns the first edge whose weight overflowed, or GP_NONE. */

@@ -45,9 +45,9 @@ static void same_as_scratch(const gp_graph *g) {
     gp_turns_free(S);
 }
 
-/* The version's CCH (customized from its base's: partially when few edges change, which must be
- * the case when partial is set) against a full customization of the same metric: every weight and
- * witness the same. */
+/* The version's CCH (metric mapped and customized from its base's: partially when few edges
+ * change, which must be the case when partial is set) against the metric mapped from every arc
+ * and a full customization: every weight and witness the same. */
 static void partial_as_full(const gp_graph *g, int partial) {
     const gp_graph *tg = ((const gp_turns *)g->turns)->tg;
     const gp_cch *c = tg->cch;
@@ -56,10 +56,13 @@ static void partial_as_full(const gp_graph *g, int partial) {
     gp_err err = {0};
     gp_cch *f = NULL;
     assert_int_equal(gp_cch_prepare(tg, &f, &err), GP_OK);
-    f->prev = NULL; /* the full pass */
+    f->prev = NULL; /* the full pass, on the metric mapped from every arc */
+    assert_int_equal(gp_cch_map_metric(f, tg, &err), GP_OK);
     assert_int_equal(gp_cch_customize(f, 2, &err), GP_OK);
     assert_int_equal(f->custom_partial, 0);
     size_t m = c->topo->m;
+    assert_memory_equal(c->ofw, f->ofw, m * 4);
+    assert_memory_equal(c->obw, f->obw, m * 4);
     assert_memory_equal(c->fw, f->fw, m * 4);
     assert_memory_equal(c->bw, f->bw, m * 4);
     assert_memory_equal(c->fmid, f->fmid, m * 4);

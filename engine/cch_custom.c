@@ -335,8 +335,9 @@ static void part_copy(void *jv, uint64_t lo, uint64_t hi) {
 }
 
 /* 1: c customized from p; 0: too much changed (c's weights partly written: the caller runs the
- * full pass, which writes every one); -1: an overflow (*bad set). The pass is serial: it gives up
- * once its triangles pass half of what the full pass does per thread (nt threads), so a large
+ * full pass, which writes every one); -1: an overflow (*bad set). The pass is serial: it is not
+ * tried when over 0.1% of the edges have new original weights, and it gives up once its triangles
+ * (and edge searches) pass half of what the full pass does per thread (nt threads), so a large
  * change costs at most half a full customization more. */
 static int customize_partial(gp_cch *c, const gp_cch *p, int nt, uint32_t *bad) {
     const gp_cch_topo *t = c->topo;
@@ -346,7 +347,7 @@ static int customize_partial(gp_cch *c, const gp_cch *p, int nt, uint32_t *bad) 
     if (!j.dirty) return 0;
     int par = m >= (1u << 20) ? 0 : 1;
     gp_parallel_for(words, par, part_seed, &j);
-    if (j.seeds > m / 64 + 64) { /* more than 1.5% of the edges: the full pass */
+    if (j.seeds > m / 1024 + 64) { /* over 0.1% of the edges changed: the full pass */
         free(j.dirty);
         return 0;
     }
@@ -370,6 +371,7 @@ static int customize_partial(gp_cch *c, const gp_cch *p, int nt, uint32_t *bad) 
             if (done > limit) rc = 0;
             if (c->fw[e] == f0 && c->bw[e] == b0) continue;
             uint32_t v = t->up_tail[e], x = t->up_head[e];
+            done += 4 * (uint64_t)(t->up_first[v + 1] - t->up_first[v]); /* the searches below */
             for (uint32_t i = t->up_first[v]; i < t->up_first[v + 1]; i++) {
                 uint32_t y = t->up_head[i];
                 if (y == x) continue;

@@ -3,7 +3,7 @@
  * today's engines in the same run (bench/gpu-cch.sh writes bench/results/DATE-GPU-gpu-cch.md).
  *
  *   lab_cch [--data DIR] [--graphs SPEC,..] [--reps N] [--queries N] [--plot FILE] [--small]
- *           [--fast] [--plans BASExRATIOxBINCAP,..] [--order nd|metis] [--compare-metis]
+ *           [--fast] [--plans BASExRATIOxBINCAP,..] [--order nd|metis|cuts] [--compare-metis]
  *           [--p2p-checks N] [--nf-table-max K] [--phast-only] [--variants KEY,..]
  *           [--profile-plans] [--turns]
  *
@@ -28,7 +28,9 @@
  *             allowed turn weighted turn cost + next arc; needs coordinates and times, e.g. gen:N
  *             or an OSM file): what turn costs cost the CCH (sizes, times, GPU customization)
  *   --order   the CCH order (engine/cch_order.c): nd, the parallel nested dissection on all CPUs
- *             (default), or metis, one METIS_NodeND call
+ *             (default), or metis, one METIS_NodeND call, or (with --turns) cuts, the turn
+ *             graph's order from the road graph's edge cuts (gp_cch_order_turns; its time is
+ *             printed in the order's description, the contraction's in the order's column)
  *   --compare-metis  with --order nd: also the single METIS_NodeND call on each graph, its time
  *             and its contraction's size beside the parallel order's (not for 24M nodes: minutes)
  *   --p2p-checks N  p2p queries checked against (and timed beside) the CPU backend's AUTO
@@ -212,9 +214,11 @@ struct lab {
     uint32_t nf_table_max = UINT32_MAX; /* --nf-table-max: near-far tables up to this size only */
     bool fast = false;                  /* --fast: no near-far runs, no timed Dijkstra */
     bool metis = false;                 /* --order metis */
-    bool compare = false;               /* --compare-metis */
-    bool phast_only = false;            /* --phast-only: no p2p, no tables */
-    std::vector<std::string> variants;  /* --variants: the sweep variants to time */
+    bool cuts = false; /* --order cuts: with --turns, the road graph's cuts (gp_cch_order_turns) */
+    double cuts_order_s = 0;
+    bool compare = false;                     /* --compare-metis */
+    bool phast_only = false;                  /* --phast-only: no p2p, no tables */
+    std::vector<std::string> variants;        /* --variants: the sweep variants to time */
     std::vector<std::vector<uint32_t>> plans; /* --plans: base x ratio x bin cap */
     bool profile_plans = false;               /* --profile-plans */
     bool turns = false;                       /* --turns: the car turn graph of each graph */
@@ -251,6 +255,19 @@ static void run_graph(lab &L, const char *spec, bool small) {
                spec, g->n, g->m, tt->tg->n, tt->tg->m, (unsigned long long)tt->u_turns,
                tt->build_s);
         gp_graph *tg = gp_graph_ref(tt->tg);
+        if (L.cuts) { /* the order from the road graph's cuts, into the cache gp_cch_new reads */
+            std::vector<uint32_t> rank(tg->n);
+            void *enc = NULL;
+            uint64_t esz = 0;
+            gp_cch_cache_clear();
+            double o0 = gp_now();
+            if (gp_cch_order_turns(g, tg, 0, rank.data(), &err)) die("cuts order", err);
+            L.cuts_order_s = gp_now() - o0;
+            if (gp_cch_order_encode(rank.data(), tg, &enc, &esz, &err) ||
+                gp_cch_order_decode(tg, enc, esz, &err))
+                die("cuts order", err);
+            free(enc);
+        }
         gp_turns_free(tt);
         gp_graph_unref(g);
         g = tg;
@@ -261,14 +278,16 @@ static void run_graph(lab &L, const char *spec, bool small) {
     uint32_t n = g->n;
     printf("\n## %s: %u nodes, %u arcs (loaded in %.1f s)\n\n", name, n, g->m, load_s);
     fflush(stdout);
-    gp_cch_cache_clear();
+    if (!L.cuts) gp_cch_cache_clear(); /* --order cuts: the topology is in the cache already */
     gp_cch *c = NULL;
     t0 = gp_now();
     if (gp_cch_new(g, 0, &c, &err)) die("cch", err);
     double build_s = gp_now() - t0;
     const gp_cch_topo *t = c->topo;
     char how[64];
-    if (L.metis) snprintf(how, sizeof how, "one METIS_NodeND call");
+    if (L.cuts)
+        snprintf(how, sizeof how, "road graph's cuts, %.2f s, contraction inside", L.cuts_order_s);
+    else if (L.metis) snprintf(how, sizeof how, "one METIS_NodeND call");
     else snprintf(how, sizeof how, "parallel nested dissection, %d threads", gp_cch_threads(0));
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
@@ -705,11 +724,12 @@ int main(int argc, char **argv) {
             L.nf_table_max = (uint32_t)strtoul(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--order") && i + 1 < argc) {
             const char *o = argv[++i];
-            if (strcmp(o, "nd") && strcmp(o, "metis")) {
-                fprintf(stderr, "lab_cch: --order wants nd or metis\n");
+            if (strcmp(o, "nd") && strcmp(o, "metis") && strcmp(o, "cuts")) {
+                fprintf(stderr, "lab_cch: --order wants nd, metis or cuts\n");
                 return 2;
             }
             L.metis = !strcmp(o, "metis");
+            L.cuts = !strcmp(o, "cuts");
         } else if (!strcmp(argv[i], "--plans") && i + 1 < argc) {
             for (auto &tok : split_commas(argv[++i])) {
                 unsigned a = 0, b = 0, cc = 0;
@@ -723,7 +743,7 @@ int main(int argc, char **argv) {
             fprintf(stderr,
                     "usage: lab_cch [--data DIR] [--graphs SPEC,..] [--reps N] "
                     "[--queries N] [--plot FILE] [--small] [--fast] [--plans BxRxC,..] "
-                    "[--order nd|metis] [--compare-metis] [--p2p-checks N] [--nf-table-max K] "
+                    "[--order nd|metis|cuts] [--compare-metis] [--p2p-checks N] [--nf-table-max K] "
                     "[--phast-only] [--variants KEY,..] [--profile-plans] [--turns]\n");
             return 2;
         }

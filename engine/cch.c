@@ -256,6 +256,13 @@ static void first_touch(void *cv, uint64_t lo, uint64_t hi) {
     memset(c->wit + 2 * (size_t)lo, 0, k * 16);
 }
 
+/* The customized CCH of the graph g is a version of, when it is over topology t (a cost change):
+ * the new version's metric and customization start from it. */
+static const gp_cch *base_cch(const gp_cch_topo *t, const gp_graph *g) {
+    const gp_cch *bc = g->base ? g->base->cch : NULL;
+    return bc && bc->topo == t && bc->n == g->n && bc->m == g->m && bc->ofw && bc->fw ? bc : NULL;
+}
+
 /* A gp_cch over topology t (referenced) with g's metric; GP_EINVAL when g does not fit t. */
 static int cch_over(gp_cch_topo *t, const gp_graph *g, gp_cch **out, gp_err *err) {
     gp_cch *c = calloc(1, sizeof *c);
@@ -290,7 +297,9 @@ static int cch_over(gp_cch_topo *t, const gp_graph *g, gp_cch **out, gp_err *err
         rc = gp_err_set(err, GP_ENOMEM, "out of memory for CCH weights (%u edges)", t->m);
     } else {
         if (!b) gp_parallel_for(t->m, t->m >= (1u << 20) ? 0 : 1, first_touch, c);
-        rc = gp_cch_map_metric(c, g, err);
+        c->prev = base_cch(t, g);
+        if (c->prev) gp_cch_map_metric_from(c, g, c->prev), rc = GP_OK;
+        else rc = gp_cch_map_metric(c, g, err);
     }
     if (rc) {
         gp_cch_free(c);
@@ -346,7 +355,7 @@ int gp_cch_prepare(const gp_graph *g, gp_cch **out, gp_err *err) {
         gp_cch_topo_unref(t);
         if (rc) return rc;
     }
-    *out = c;
+    *out = c; /* c->prev: the base's CCH when g is a version over the same topology (cch_over) */
     return GP_OK;
 }
 

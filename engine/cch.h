@@ -87,9 +87,16 @@ typedef struct gp_cch {
     double perfect_s;      /* seconds of the perfect pass that set q (0: none) */
     void *perfect_bg;      /* the background pass (cch_custom.c) or NULL */
     double custom_s;       /* seconds of the last customization */
-    char custom_on[8];     /* "cpu" or "gpu" */
-    int reused_topo;       /* 1 when the topology came from the cache */
-    void *gpu;             /* engine/cch_cuda.c state (device copies), or NULL */
+    int custom_partial;    /* 1: the last one was partial (from prev, cch_custom.c) */
+    /* The customized CCH of the graph this one's graph is a version of (gp_graph.base), over the
+     * same topology, set by gp_cch_prepare, whose metric is mapped from it (only the arcs whose
+     * weight changed again): the first gp_cch_customize starts from its weights
+     * and customizes again only the edges a changed weight reaches (exact; the full pass when
+     * that would cost more), then clears it. NULL: none. */
+    const struct gp_cch *prev;
+    char custom_on[8]; /* "cpu" or "gpu" */
+    int reused_topo;   /* 1 when the topology came from the cache */
+    void *gpu;         /* engine/cch_cuda.c state (device copies), or NULL */
     void (*gpu_free)(void *gpu);
     void *pool; /* query workspaces (cch.c): topo->pool */
 } gp_cch;
@@ -134,6 +141,15 @@ typedef struct gp_cch_nd_stats {
 int gp_cch_order_nd(const gp_graph *g, int threads, uint32_t leaf, uint32_t *rank,
                     gp_cch_nd_stats *stats, gp_err *err);
 int gp_cch_order(const gp_graph *g, uint32_t *rank, gp_err *err);
+/* The order of a turn graph tg (graph/turns.h: node a = arc a of the road graph g) derived from
+ * g's edge cuts (Buchhold, Wagner, Zeitz, Zuendorf, ATMOS 2020): the road graph is bisected
+ * recursively (METIS_PartGraphRecursive, the cut weighted by the arcs it crosses), the arcs of
+ * each cut are the turn graph's separator at that level, ranked above the arcs of both sides;
+ * parts of at most leaf turn-graph nodes (0 = GP_CCH_TURN_LEAF) are ordered by METIS_NodeND on
+ * the turn graph. rank has tg->n entries. GP_EINVAL when tg->n != g->m. */
+#define GP_CCH_TURN_LEAF 256
+int gp_cch_order_turns(const gp_graph *g, const gp_graph *tg, uint32_t leaf, uint32_t *rank,
+                       gp_err *err);
 void gp_cch_set_order(int mode, uint32_t leaf); /* mode GP_CCH_ORDER_*; leaf for ND (0 default) */
 int gp_cch_order_parse(const char *name);
 /* Shared by the order and the contraction: the undirected skeleton of g as CSR (neighbour lists

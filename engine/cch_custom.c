@@ -82,6 +82,45 @@ int gp_cch_map_metric(gp_cch *c, const gp_graph *g, gp_err *err) {
     return GP_OK;
 }
 
+/* The metric of g, a version of the graph p's metric is of (g->base), over p's topology: p's
+ * original weights copied, the slots of the arcs whose weight differs from the base's mapped again
+ * (the minimum over the parallel arcs of the same slot). Nodes in ranges on threads: a slot is
+ * written only from the rows of its ends, as in map_range. */
+typedef struct remap_job {
+    gp_cch *c;
+    const gp_cch *p;
+    const gp_graph *g, *b;
+} remap_job;
+
+static void remap_copy(void *jv, uint64_t lo, uint64_t hi) {
+    remap_job *j = jv;
+    memcpy(j->c->ofw + lo, j->p->ofw + lo, (size_t)(hi - lo) * 4);
+    memcpy(j->c->obw + lo, j->p->obw + lo, (size_t)(hi - lo) * 4);
+}
+
+static void remap_nodes(void *jv, uint64_t lo, uint64_t hi) {
+    remap_job *j = jv;
+    const gp_cch_topo *t = j->c->topo;
+    const gp_graph *g = j->g;
+    for (uint32_t u = (uint32_t)lo; u < (uint32_t)hi; u++)
+        for (uint32_t a = g->row[u]; a < g->row[u + 1]; a++) {
+            uint32_t v = g->col[a];
+            if (g->w[a] == j->b->w[a] || v == u) continue;
+            uint32_t ru = t->rank[u], rv = t->rank[v], x = GP_CCH_INF;
+            uint32_t e = ru < rv ? gp_cch_find_edge(t, ru, rv) : gp_cch_find_edge(t, rv, ru);
+            for (uint32_t k = g->row[u]; k < g->row[u + 1]; k++)
+                if (g->col[k] == v && g->w[k] < x) x = g->w[k];
+            if (e != GP_NONE) (ru < rv ? j->c->ofw : j->c->obw)[e] = x;
+        }
+}
+
+void gp_cch_map_metric_from(gp_cch *c, const gp_graph *g, const gp_cch *p) {
+    const gp_cch_topo *t = c->topo;
+    remap_job j = {c, p, g, gp_graph_owner(g)};
+    gp_parallel_for(t->m, t->m >= (1u << 20) ? 0 : 1, remap_copy, &j);
+    gp_parallel_for(g->n, g->m >= (1u << 18) ? 0 : 1, remap_nodes, &j);
+}
+
 /* Customizes edges [lo, hi) into fw/bw and the witnesses fmid/bmid (the offset of the first lower
  * triangle realising the weight within the edge's triangles; GP_NONE when the original arc does);
  * returns the first edge whose weight overflowed, or GP_NONE. */
@@ -253,11 +292,117 @@ static void cust_main(void *arg, int id, int nthreads) {
     witnesses_range(j->c, a, b);
 }
 
+/* ---------------------------------------------------------------------------------------------
+ * Partial customization: a new metric close to a customized one over the same topology (a cost
+ * change: the version's CCH against its base's). The predecessor's weights, witnesses and packed
+ * witnesses are copied; an edge is customized again (from its lower triangles, exactly as the full
+ * pass would) when its original weights differ or a lower edge of one of its triangles changed
+ * weight: edge {v, x} (v lower) is a lower edge of the triangles {v, x, y} of the edges {x, y}
+ * for every other upper neighbour y of v, whose ids all follow those of v's edges, so one pass
+ * over a bitmap of dirty edges in id order sees every edge after everything it reads. */
+
+typedef struct part_job {
+    gp_cch *c;
+    const gp_cch *p;
+    uint64_t *dirty; /* one bit per edge */
+    uint64_t seeds;  /* atomic */
+} part_job;
+
+static void part_seed(void *jv, uint64_t lo, uint64_t hi) { /* words [lo, hi) */
+    part_job *j = jv;
+    const uint32_t m = j->c->topo->m;
+    uint64_t cnt = 0;
+    for (uint64_t wd = lo; wd < hi; wd++) {
+        uint64_t bits = 0;
+        for (uint32_t b = 0; b < 64 && wd * 64 + b < m; b++) {
+            size_t e = wd * 64 + b;
+            if (j->c->ofw[e] != j->p->ofw[e] || j->c->obw[e] != j->p->obw[e]) bits |= 1ULL << b;
+        }
+        j->dirty[wd] = bits;
+        cnt += (uint64_t)__builtin_popcountll(bits);
+    }
+    __atomic_add_fetch(&j->seeds, cnt, __ATOMIC_RELAXED);
+}
+
+static void part_copy(void *jv, uint64_t lo, uint64_t hi) {
+    part_job *j = jv;
+    size_t k = (size_t)(hi - lo);
+    memcpy(j->c->fw + lo, j->p->fw + lo, k * 4);
+    memcpy(j->c->bw + lo, j->p->bw + lo, k * 4);
+    memcpy(j->c->fmid + lo, j->p->fmid + lo, k * 4);
+    memcpy(j->c->bmid + lo, j->p->bmid + lo, k * 4);
+    memcpy(j->c->wit + 2 * (size_t)lo, j->p->wit + 2 * (size_t)lo, k * 16);
+}
+
+/* 1: c customized from p; 0: too much changed (c's weights partly written: the caller runs the
+ * full pass, which writes every one); -1: an overflow (*bad set). The pass is serial: it is not
+ * tried when over 0.1% of the edges have new original weights, and it gives up once its triangles
+ * (and edge searches) pass half of what the full pass does per thread (nt threads), so a large
+ * change costs at most half a full customization more. */
+static int customize_partial(gp_cch *c, const gp_cch *p, int nt, uint32_t *bad) {
+    const gp_cch_topo *t = c->topo;
+    const uint32_t m = t->m;
+    const uint64_t words = ((uint64_t)m + 63) / 64, limit = t->ntri / (2 * (uint64_t)nt) + 1024;
+    part_job j = {c, p, calloc(words ? words : 1, sizeof(uint64_t)), 0};
+    if (!j.dirty) return 0;
+    int par = m >= (1u << 20) ? 0 : 1;
+    gp_parallel_for(words, par, part_seed, &j);
+    if (j.seeds > m / 1024 + 64) { /* over 0.1% of the edges changed: the full pass */
+        free(j.dirty);
+        return 0;
+    }
+    gp_parallel_for(m, par, part_copy, &j);
+    uint64_t done = 0;
+    int rc = 1;
+    for (uint64_t wd = 0; wd < words && rc == 1; wd++) {
+        while (j.dirty[wd] && rc == 1) {
+            uint32_t e = (uint32_t)(wd * 64 + (uint64_t)__builtin_ctzll(j.dirty[wd]));
+            j.dirty[wd] &= j.dirty[wd] - 1;
+            uint32_t f0 = c->fw[e], b0 = c->bw[e];
+            uint32_t ov =
+                customize_range(t, c->ofw, c->obw, c->fw, c->bw, c->fmid, c->bmid, e, e + 1);
+            if (ov != GP_NONE) {
+                *bad = ov;
+                rc = -1;
+                break;
+            }
+            witnesses_range(c, e, e + 1);
+            done += t->tri_first[e + 1] - t->tri_first[e] + 1;
+            if (done > limit) rc = 0;
+            if (c->fw[e] == f0 && c->bw[e] == b0) continue;
+            uint32_t v = t->up_tail[e], x = t->up_head[e];
+            done += 4 * (uint64_t)(t->up_first[v + 1] - t->up_first[v]); /* the searches below */
+            for (uint32_t i = t->up_first[v]; i < t->up_first[v + 1]; i++) {
+                uint32_t y = t->up_head[i];
+                if (y == x) continue;
+                uint32_t e2 = y > x ? gp_cch_find_edge(t, x, y) : gp_cch_find_edge(t, y, x);
+                if (e2 != GP_NONE) j.dirty[e2 / 64] |= 1ULL << (e2 % 64);
+            }
+        }
+    }
+    free(j.dirty);
+    return rc;
+}
+
 int gp_cch_customize(gp_cch *c, int threads, gp_err *err) {
     double t0 = gp_now();
     int nt = gp_cch_threads(threads);
     if (c->topo->m < 65536) nt = 1;
     gp_cch_perfect_drop(c);
+    const gp_cch *prev = c->prev;
+    c->prev = NULL; /* used once: the first customization of a new version */
+    if (prev && prev->topo == c->topo && prev->fw && prev->wit) {
+        uint32_t pbad = GP_NONE;
+        int pr = customize_partial(c, prev, nt, &pbad);
+        if (pr < 0) return overflow_error(pbad, err);
+        if (pr > 0) {
+            c->custom_s = gp_now() - t0;
+            snprintf(c->custom_on, sizeof c->custom_on, "cpu");
+            c->custom_partial = 1;
+            return GP_OK;
+        }
+    }
+    c->custom_partial = 0;
     cust_job j;
     memset(&j, 0, sizeof j);
     j.c = c;

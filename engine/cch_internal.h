@@ -55,5 +55,9 @@ int gp_cch_ws_reserve(gp_cch_ws *w, uint32_t k);
 /* Stops a background perfect pass and drops the query arcs, which new weights make stale
  * (cch_custom.c; gp_cch_free calls it). */
 void gp_cch_perfect_drop(gp_cch *c);
+/* c's original weights for g, a version of the graph whose customized CCH p is over c's topology
+ * (p = g->base->cch): p's copied, the arcs whose weight differs from the base's mapped again
+ * (cch_custom.c; the result is gp_cch_map_metric's). */
+void gp_cch_map_metric_from(gp_cch *c, const gp_graph *g, const gp_cch *p);
 
 #endif

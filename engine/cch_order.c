@@ -679,3 +679,227 @@ int gp_cch_order(const gp_graph *g, uint32_t *rank, gp_err *err) {
     if (mode == GP_CCH_ORDER_METIS) return gp_cch_order_metis(g, rank, err);
     return gp_cch_order_nd(g, 0, __atomic_load_n(&order_leaf, __ATOMIC_RELAXED), rank, NULL, err);
 }
+
+/* ---------------------------------------------------------------------------------------------
+ * The turn graph's order from the road graph's cuts (gp_cch_order_turns)
+ *
+ * Buchhold, Wagner, Zeitz, Zuendorf, "Customizable Contraction Hierarchies with Turn Costs"
+ * (ATMOS 2020): a node of the turn graph is a road arc, so an edge cut of the road graph is a
+ * vertex separator of the turn graph (every turn path from one side to the other drives a cut
+ * arc). The dissection therefore runs on the road graph, 2.5x smaller: a subproblem is a set R
+ * of road nodes owning the turn-graph nodes T(R) (arcs with both ends in R) and a rank range of
+ * |T(R)|; METIS_PartGraphRecursive bisects R (node weight: 1 + arcs out of it inside R, edge
+ * weight: arcs between the two ends, so the cut's weight is the separator's size); the cut
+ * arcs take the top ranks of the range, the two sides recurse below them. Subproblems of at
+ * most `leaf` turn-graph nodes are ordered by METIS_NodeND on the turn graph itself. One thread,
+ * deterministic (each METIS call seeds itself). */
+
+typedef struct tsub {
+    uint32_t *nodes; /* road nodes of R */
+    uint32_t n, lo;  /* |R|, first rank */
+} tsub;
+
+/* Orders T(R) by METIS_NodeND on the turn graph's skeleton (tfirst, tadj) restricted to it. */
+static int turn_leaf(const uint32_t *tfirst, const uint32_t *tadj, const uint32_t *tn, uint32_t cnt,
+                     uint32_t lo, uint32_t *loc, uint32_t *rank, gp_err *err) {
+    if (cnt < 3) {
+        for (uint32_t i = 0; i < cnt; i++) rank[tn[i]] = lo + i;
+        return GP_OK;
+    }
+    for (uint32_t i = 0; i < cnt; i++) loc[tn[i]] = i;
+    uint64_t ne = 0;
+    for (uint32_t i = 0; i < cnt; i++)
+        for (uint32_t k = tfirst[tn[i]]; k < tfirst[tn[i] + 1]; k++) ne += loc[tadj[k]] != GP_NONE;
+    uint32_t *first = malloc(((size_t)cnt + 1) * sizeof *first);
+    uint32_t *adj = malloc((ne + 1) * sizeof *adj);
+    int rc = GP_OK;
+    if (!first || !adj) {
+        rc = gp_err_set(err, GP_ENOMEM, "out of memory for the turn graph's order");
+    } else {
+        ne = 0;
+        for (uint32_t i = 0; i < cnt; i++) {
+            first[i] = (uint32_t)ne;
+            for (uint32_t k = tfirst[tn[i]]; k < tfirst[tn[i] + 1]; k++)
+                if (loc[tadj[k]] != GP_NONE) adj[ne++] = loc[tadj[k]];
+        }
+        first[cnt] = (uint32_t)ne;
+        if (ne) rc = nodend(cnt, first, adj, tn, lo, rank, err);
+        else
+            for (uint32_t i = 0; i < cnt; i++) rank[tn[i]] = lo + i;
+    }
+    for (uint32_t i = 0; i < cnt; i++) loc[tn[i]] = GP_NONE;
+    free(first);
+    free(adj);
+    return rc;
+}
+
+/* Weighted CSR of the road graph induced by R (local ids through loc): neighbours over arcs
+ * both ways, edge weight = arcs between the two, node weight 1 + arcs out inside R. Bisected by
+ * METIS into side[] (0/1). */
+static int turn_bisect(const gp_graph *g, const tsub *s, const uint32_t *loc, idx_t *side,
+                       gp_err *err) {
+    uint32_t n = s->n;
+    uint64_t cap = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t v = s->nodes[i];
+        cap += (g->row[v + 1] - g->row[v]) + (g->rrow[v + 1] - g->rrow[v]);
+    }
+    idx_t *xadj = malloc(((size_t)n + 1) * sizeof *xadj), *adj = malloc((cap + 1) * sizeof *adj);
+    idx_t *ew = malloc((cap + 1) * sizeof *ew), *vw = malloc(((size_t)n + 1) * sizeof *vw);
+    int rc = GP_OK;
+    if (!xadj || !adj || !ew || !vw) {
+        rc = gp_err_set(err, GP_ENOMEM, "out of memory for the turn graph's order");
+        goto done;
+    }
+    uint64_t k = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t v = s->nodes[i], b = (uint32_t)k, out = 0;
+        xadj[i] = (idx_t)k;
+        for (uint32_t a = g->row[v]; a < g->row[v + 1]; a++)
+            if (loc[g->col[a]] != GP_NONE && g->col[a] != v)
+                adj[k++] = (idx_t)loc[g->col[a]], out++;
+        for (uint32_t a = g->rrow[v]; a < g->rrow[v + 1]; a++)
+            if (loc[g->rcol[a]] != GP_NONE && g->rcol[a] != v) adj[k++] = (idx_t)loc[g->rcol[a]];
+        vw[i] = 1 + (idx_t)out;
+        /* sort (short lists), then merge runs into (neighbour, count) */
+        for (uint32_t x = b + 1; x < k; x++) {
+            idx_t y = adj[x];
+            uint32_t z = x;
+            while (z > b && adj[z - 1] > y) adj[z] = adj[z - 1], z--;
+            adj[z] = y;
+        }
+        uint32_t o = b;
+        for (uint32_t x = b; x < k; x++) {
+            if (x > b && adj[x] == adj[x - 1]) {
+                ew[o - 1]++;
+                continue;
+            }
+            adj[o] = adj[x];
+            ew[o++] = 1;
+        }
+        k = o;
+    }
+    xadj[n] = (idx_t)k;
+    idx_t nv = (idx_t)n, ncon = 1, np = 2, cut = 0, opts[METIS_NOPTIONS];
+    METIS_SetDefaultOptions(opts);
+    opts[METIS_OPTION_NUMBERING] = 0;
+    opts[METIS_OPTION_UFACTOR] = 100; /* 10% imbalance for a smaller cut */
+    int mr = METIS_PartGraphRecursive(&nv, &ncon, xadj, adj, vw, NULL, ew, &np, NULL, NULL, opts,
+                                      &cut, side);
+    if (mr != METIS_OK)
+        rc = gp_err_set(err, mr == METIS_ERROR_MEMORY ? GP_ENOMEM : GP_EINVAL,
+                        "METIS_PartGraphRecursive failed (%d) on %u road nodes", mr, n);
+done:
+    free(xadj);
+    free(adj);
+    free(ew);
+    free(vw);
+    return rc;
+}
+
+int gp_cch_order_turns(const gp_graph *g, const gp_graph *tg, uint32_t leaf, uint32_t *rank,
+                       gp_err *err) {
+    if (tg->n != g->m)
+        return gp_err_set(err, GP_EINVAL, "turn graph of %u nodes for a road graph of %u arcs",
+                          tg->n, g->m);
+    if (!leaf) leaf = GP_CCH_TURN_LEAF;
+    uint32_t *tfirst = NULL, *tadj = NULL, *loc = NULL, *tloc = NULL, *tn = NULL;
+    tsub *stack = NULL;
+    idx_t *side = NULL;
+    uint32_t nstack = 0, cap = 64;
+    int rc = gp_cch_skeleton(tg, &tfirst, &tadj, err);
+    if (rc) return rc;
+    loc = malloc(((size_t)g->n + 1) * sizeof *loc);
+    tloc = malloc(((size_t)tg->n + 1) * sizeof *tloc);
+    tn = malloc(((size_t)tg->n + 1) * sizeof *tn);
+    side = malloc(((size_t)g->n + 1) * sizeof *side);
+    stack = malloc(cap * sizeof *stack);
+    if (!loc || !tloc || !tn || !side || !stack) goto oom;
+    for (uint32_t v = 0; v < g->n; v++) loc[v] = GP_NONE;
+    for (uint32_t a = 0; a < tg->n; a++) tloc[a] = GP_NONE;
+    stack[0].nodes = malloc(((size_t)g->n + 1) * sizeof *stack[0].nodes);
+    if (!stack[0].nodes) goto oom;
+    for (uint32_t v = 0; v < g->n; v++) stack[0].nodes[v] = v;
+    stack[0].n = g->n;
+    stack[0].lo = 0;
+    nstack = 1;
+    pthread_mutex_lock(&order_mu);
+    while (nstack && rc == GP_OK) {
+        tsub s = stack[--nstack];
+        for (uint32_t i = 0; i < s.n; i++) loc[s.nodes[i]] = i;
+        uint32_t cnt = 0; /* T(R) into tn */
+        for (uint32_t i = 0; i < s.n; i++)
+            for (uint32_t a = g->row[s.nodes[i]]; a < g->row[s.nodes[i] + 1]; a++)
+                if (loc[g->col[a]] != GP_NONE) tn[cnt++] = a;
+        if (cnt <= leaf || s.n < 4) {
+            for (uint32_t i = 0; i < s.n; i++) loc[s.nodes[i]] = GP_NONE;
+            rc = turn_leaf(tfirst, tadj, tn, cnt, s.lo, tloc, rank, err);
+            free(s.nodes);
+            continue;
+        }
+        rc = turn_bisect(g, &s, loc, side, err);
+        uint32_t ns[2] = {0, 0}, nt[2] = {0, 0}, cut_lo = s.lo + cnt;
+        for (uint32_t i = 0; rc == GP_OK && i < s.n; i++) ns[side[i] != 0]++;
+        /* the cut arcs take the top of the range; the sides' arcs are ranked in their leaves */
+        for (uint32_t i = 0; rc == GP_OK && ns[0] && ns[1] && i < s.n; i++) {
+            uint32_t v = s.nodes[i];
+            for (uint32_t a = g->row[v]; a < g->row[v + 1]; a++) {
+                uint32_t w = g->col[a];
+                if (loc[w] == GP_NONE) continue;
+                if (side[loc[w]] == side[i]) nt[side[i] != 0]++;
+                else rank[a] = --cut_lo;
+            }
+        }
+        for (uint32_t i = 0; i < s.n; i++) loc[s.nodes[i]] = GP_NONE;
+        if (rc != GP_OK) {
+            free(s.nodes);
+            break;
+        }
+        if (ns[0] == 0 || ns[1] == 0) { /* METIS could not split it: order it whole */
+            rc = turn_leaf(tfirst, tadj, tn, cnt, s.lo, tloc, rank, err);
+            free(s.nodes);
+            continue;
+        }
+        if (nstack + 2 > cap) {
+            tsub *t2 = realloc(stack, (size_t)cap * 2 * sizeof *stack);
+            if (!t2) {
+                free(s.nodes);
+                pthread_mutex_unlock(&order_mu);
+                goto oom;
+            }
+            stack = t2;
+            cap *= 2;
+        }
+        uint32_t *p0 = malloc(((size_t)ns[0] + 1) * sizeof *p0);
+        uint32_t *p1 = malloc(((size_t)ns[1] + 1) * sizeof *p1);
+        if (!p0 || !p1) {
+            free(p0);
+            free(p1);
+            free(s.nodes);
+            pthread_mutex_unlock(&order_mu);
+            goto oom;
+        }
+        uint32_t k0 = 0, k1 = 0;
+        for (uint32_t i = 0; i < s.n; i++) {
+            if (side[i]) p1[k1++] = s.nodes[i];
+            else p0[k0++] = s.nodes[i];
+        }
+        free(s.nodes);
+        stack[nstack++] = (tsub){p0, k0, s.lo};
+        stack[nstack++] = (tsub){p1, k1, s.lo + nt[0]};
+    }
+    pthread_mutex_unlock(&order_mu);
+    if (0) {
+    oom:
+        rc = gp_err_set(err, GP_ENOMEM, "out of memory for the turn graph's order");
+    }
+    while (nstack) free(stack[--nstack].nodes);
+    free(stack);
+    free(side);
+    free(tn);
+    free(tloc);
+    free(loc);
+    free(tfirst);
+    free(tadj);
+    return rc;
+}

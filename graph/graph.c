@@ -329,7 +329,10 @@ oom:
     return NULL;
 }
 
-gp_graph *gp_graph_reweight(const gp_graph *g, uint32_t *w, uint32_t *rw, gp_err *err) {
+/* A reweighted version of g over w / rw (taken over) with version hash, or with one derived from
+ * the weights when !have_hash. */
+static gp_graph *reweight(const gp_graph *g, uint32_t *w, uint32_t *rw, int have_hash,
+                          uint64_t hash, gp_err *err) {
     gp_graph *h = malloc(sizeof *h);
     if (!h || !w || !rw) {
         free(h);
@@ -359,14 +362,25 @@ gp_graph *gp_graph_reweight(const gp_graph *g, uint32_t *w, uint32_t *rw, gp_err
      * shared array again, ~100 MB on a 1M-node OSM graph); the base's own weights give the base's
      * version, the same weights over the same base the same version */
     const gp_graph *root = h->base;
-    h->hash =
-        memcmp(w, root->w, (size_t)h->m * sizeof *w) == 0
-            ? root->hash
-            : gp_hash_bytes(root->hash ^ 0x7265776569676874ULL, w, (uint64_t)h->m * sizeof *w);
+    if (have_hash) h->hash = hash;
+    else
+        h->hash =
+            memcmp(w, root->w, (size_t)h->m * sizeof *w) == 0
+                ? root->hash
+                : gp_hash_bytes(root->hash ^ 0x7265776569676874ULL, w, (uint64_t)h->m * sizeof *w);
     snprintf(h->version, sizeof h->version, "%016llx", (unsigned long long)h->hash);
     h->loaded_at = gp_wall_now();
     __atomic_store_n(&h->refs, 1, __ATOMIC_RELEASE);
     return h;
+}
+
+gp_graph *gp_graph_reweight(const gp_graph *g, uint32_t *w, uint32_t *rw, gp_err *err) {
+    return reweight(g, w, rw, 0, 0, err);
+}
+
+gp_graph *gp_graph_reweight_versioned(const gp_graph *g, uint32_t *w, uint32_t *rw, uint64_t hash,
+                                      gp_err *err) {
+    return reweight(g, w, rw, 1, hash, err);
 }
 
 /* ---------------------------------------------------------------------------------------------

@@ -219,6 +219,11 @@ gp_graph *gp_builder_finish(gp_builder *b, const char *source, const char *forma
  * weights over the same base give the same version, the base's own weights the base's version.
  * Parallel arcs u -> v must stay sorted by weight (give them equal weights). refs = 1. */
 gp_graph *gp_graph_reweight(const gp_graph *g, uint32_t *w, uint32_t *rw, gp_err *err);
+/* gp_graph_reweight with the version given rather than hashed from the weights: for a graph whose
+ * weights are a function of another graph's version (a turn graph's of its road graph's,
+ * graph/turns.h), so that a cost change reads no weight array to name the version. */
+gp_graph *gp_graph_reweight_versioned(const gp_graph *g, uint32_t *w, uint32_t *rw, uint64_t hash,
+                                      gp_err *err);
 /* The graph that owns g's shared arrays: g->base, else g itself. */
 static inline const gp_graph *gp_graph_owner(const gp_graph *g) { return g->base ? g->base : g; }
 

@@ -532,6 +532,42 @@ static inline uint32_t turn_plus(uint32_t turn, uint32_t w) {
     return s >= GP_W_CLOSED ? GP_W_CLOSED - 1 : (uint32_t)s;
 }
 
+/* The turn graph's weights over the road weights of g, from the base turn graph's (base road
+ * weights bw): only the turns onto a turn-graph node whose road arc's weight differs from the
+ * base's change (turn cost + w(b)): rows copied, those turns patched. */
+typedef struct rew_job {
+    const gp_turns *base;
+    const gp_graph *btg;
+    const uint32_t *bw, *nw; /* road weights: base, new */
+    uint32_t *w, *rw;
+} rew_job;
+
+static void rew_copy(void *jv, uint64_t lo, uint64_t hi) {
+    rew_job *j = jv;
+    memcpy(j->w + lo, j->btg->w + lo, (size_t)(hi - lo) * sizeof *j->w);
+    memcpy(j->rw + lo, j->btg->rw + lo, (size_t)(hi - lo) * sizeof *j->rw);
+}
+
+/* Turn-graph nodes [lo, hi) (road arcs, and the copies restrictions made of them): the turns onto
+ * each whose road arc changed. A node's turns in (reverse order) are its own range of rw; in
+ * forward order each is the one entry for it in its tail's row (no parallel turns), so ranges of
+ * nodes write disjoint entries. */
+static void rew_patch(void *jv, uint64_t lo, uint64_t hi) {
+    rew_job *j = jv;
+    const gp_graph *t = j->btg;
+    for (uint32_t x = (uint32_t)lo; x < (uint32_t)hi; x++) {
+        uint32_t b = gp_turns_arc(j->base, x);
+        if (j->nw[b] == j->bw[b]) continue;
+        for (uint32_t r = t->rrow[x]; r < t->rrow[x + 1]; r++) {
+            uint32_t v = turn_plus(t->rw[r] - j->bw[b], j->nw[b]); /* turn cost + new w(b) */
+            j->rw[r] = v;
+            uint32_t a = t->rcol[r];
+            for (uint32_t k = t->row[a]; k < t->row[a + 1]; k++)
+                if (t->col[k] == x) j->w[k] = v;
+        }
+    }
+}
+
 gp_turns *gp_turns_reweight(const gp_turns *base, const gp_graph *g, gp_err *err) {
     double t0 = gp_now();
     const gp_graph *btg = gp_graph_owner(base->tg), *bg = gp_graph_owner(g);
@@ -549,17 +585,15 @@ gp_turns *gp_turns_reweight(const gp_turns *base, const gp_graph *g, gp_err *err
         gp_err_set(err, GP_ENOMEM, "out of memory for a new version of the turn graph");
         return NULL;
     }
-    /* turn cost of tg arc k = base tg weight - base road weight of its head */
-    for (uint32_t k = 0; k < m; k++) {
-        uint32_t b = gp_turns_arc(base, btg->col[k]);
-        w[k] = turn_plus(btg->w[k] - bg->w[b], g->w[b]);
-    }
-    for (uint32_t x = 0; x < n; x++) {
-        uint32_t b = gp_turns_arc(base, x);
-        for (uint32_t k = btg->rrow[x]; k < btg->rrow[x + 1]; k++)
-            rw[k] = turn_plus(btg->rw[k] - bg->w[b], g->w[b]);
-    }
-    T->tg = gp_graph_reweight(btg, w, rw, err);
+    /* turn cost of tg arc k = base tg weight - base road weight of its head's road arc (built
+     * so: no wrap-around), so the new weight is the base's plus the head's change */
+    rew_job j = {base, btg, bg->w, g->w, w, rw};
+    gp_parallel_for(m, m >= (1u << 20) ? 0 : 1, rew_copy, &j);
+    gp_parallel_for(n, n >= (1u << 20) ? 0 : 1, rew_patch, &j);
+    /* the version follows the road graph's (the same road weights, the same turn weights; the
+     * base's own, the base's version): no pass over the turn weights */
+    uint64_t h = g->hash == bg->hash ? btg->hash : btg->hash ^ g->hash ^ 0x7475726e73ULL;
+    T->tg = gp_graph_reweight_versioned(btg, w, rw, h, err);
     if (!T->tg) {
         free(T);
         return NULL;

@@ -4,15 +4,17 @@
  * trees and routes, on tests/data/osm/turncost.osm and turns.osm and on Liechtenstein when
  * $GPATH_DATA/osm has it; also with the turn restrictions in the turn model (loaded with
  * restrictions_as_turns: removed turns, duplicated tg nodes for via ways, viaways.osm's two via
- * ways). Without a GPU (or in a build without CUDA) every test skips with "no
- * CUDA device: GPU tests skipped"; GPATH_REQUIRE_GPU=1 turns that into a failure. Run from the
- * repository root. */
+ * ways); and three cost changes in a row (generated road graph, Monaco from data/osm) against the
+ * same changes on the CPU engine. Without a GPU (or in a build without CUDA) every test skips
+ * with "no CUDA device: GPU tests skipped"; GPATH_REQUIRE_GPU=1 turns that into a failure. Run
+ * from the repository root. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "engine/change.h"
 #include "engine/snap.h"
 #include "graph/turns.h"
 #include "storage/source.h"
@@ -152,10 +154,95 @@ static void test_extract(void **state) {
     compare(spec, 1);
 }
 
+/* A cost change with turn costs on the GPU (PATCH .../links): the turn graph reweighted, its CCH
+ * customized on the device over the first version's topology. */
+/* gg on the GPU engine and gc on the CPU engine: the same graph; three changes of 4 links each
+ * applied to both, each version compared. */
+static void compare_changes(gp_graph *gg, gp_graph *gc) {
+    gp_err err = {0};
+    assert_int_equal(gp_engine_attach(gpu, gg, &err), GP_OK);
+    assert_int_equal(gp_engine_attach(cpu, gc, &err), GP_OK);
+    uint64_t seed = 3;
+    gp_graph *a = gp_graph_ref(gg), *b = gp_graph_ref(gc);
+    enum { NL = 4, K = 40 };
+    for (int r = 0; r < 3; r++) {
+        gp_link_change ch[NL];
+        for (int k = 0; k < NL; k++) {
+            seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+            uint32_t e = (uint32_t)((seed >> 33) % a->m), u = gp_graph_arc_tail(a, e);
+            double c = (double)a->w[e] / a->scale;
+            ch[k] = (gp_link_change){a->ext[u], a->ext[a->col[e]], 0,
+                                     (double)(uint64_t)(c * (k % 2 ? 3 : 0.5))};
+        }
+        gp_graph *a2 = NULL, *b2 = NULL;
+        assert_int_equal(gp_engine_change_links(gpu, a, ch, NL, NULL, 0, &a2, NULL, &err), GP_OK);
+        assert_int_equal(gp_engine_change_links(cpu, b, ch, NL, NULL, 0, &b2, NULL, &err), GP_OK);
+        gp_graph_unref(a);
+        gp_graph_unref(b);
+        a = a2;
+        b = b2;
+        const gp_cch *c = ((const gp_turns *)a->turns)->tg->cch;
+        assert_non_null(c);
+        assert_non_null(c->gpu); /* customized on the device */
+        uint32_t src[K];
+        for (uint32_t i = 0; i < K; i++) src[i] = (uint32_t)(((uint64_t)i * 7919 + 13) % a->n);
+        uint64_t ta[K * K], tb[K * K];
+        assert_int_equal(gp_engine_table(gpu, a, src, K, src, K, ta, &err), GP_OK);
+        assert_int_equal(gp_engine_table(cpu, b, src, K, src, K, tb, &err), GP_OK);
+        for (uint32_t i = 0; i < K * K; i++)
+            if (ta[i] != tb[i])
+                fail_msg("change %d table %u -> %u: gpu %llu, cpu %llu", r, i / K, i % K,
+                         (unsigned long long)ta[i], (unsigned long long)tb[i]);
+        uint64_t *da = malloc(sizeof *da * a->n), *db = malloc(sizeof *db * a->n);
+        assert_int_equal(gp_engine_sssp(gpu, a, src[r], GP_INF, da, NULL, &err), GP_OK);
+        assert_int_equal(gp_engine_sssp(cpu, b, src[r], GP_INF, db, NULL, &err), GP_OK);
+        for (uint32_t v = 0; v < a->n; v++)
+            if (da[v] != db[v])
+                fail_msg("change %d tree node %u: gpu %llu, cpu %llu", r, v,
+                         (unsigned long long)da[v], (unsigned long long)db[v]);
+        free(da);
+        free(db);
+    }
+    gp_graph_unref(a);
+    gp_graph_unref(b);
+}
+
+static void test_changes_generated(void **state) {
+    (void)state;
+    if (!need_gpu()) skip();
+    gp_err err = {0};
+    gp_graph *gg = gp_generate_road(3000, 5, &err), *gc = gp_generate_road(3000, 5, &err);
+    assert_non_null(gg);
+    assert_non_null(gc);
+    snprintf(gg->profile, sizeof gg->profile, "car"); /* travel times and coordinates */
+    snprintf(gc->profile, sizeof gc->profile, "car");
+    compare_changes(gg, gc);
+    gp_graph_unref(gg);
+    gp_graph_unref(gc);
+}
+
+static void test_changes_monaco(void **state) {
+    (void)state;
+    if (!need_gpu()) skip();
+    const char *spec = "osm:data/osm/monaco.osm.pbf?profile=car";
+    if (access("data/osm/monaco.osm.pbf", R_OK) != 0) {
+        print_message("no data/osm/monaco.osm.pbf (make data): skipped\n");
+        skip();
+    }
+    gp_err err = {0};
+    gp_graph *gg = gp_graph_load(spec, NULL, &err), *gc = gp_graph_load(spec, NULL, &err);
+    if (!gg || !gc) fail_msg("%s: %s", spec, err.msg);
+    compare_changes(gg, gc);
+    gp_graph_unref(gg);
+    gp_graph_unref(gc);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hand_written),
         cmocka_unit_test(test_extract),
+        cmocka_unit_test(test_changes_generated),
+        cmocka_unit_test(test_changes_monaco),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

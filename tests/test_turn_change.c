@@ -1,0 +1,185 @@
+/* test_turn_change.c - a cost change with turn costs on (engine/change.h, graph/turns.h
+ * gp_turns_reweight): after each of several PATCH-like changes in a row, the new version's turn
+ * graph has exactly the weights of a turn graph built from scratch on the new road weights, its
+ * CCH (on the topology of the first version, customized partially from the first version's:
+ * engine/cch.h gp_cch.prev) has every weight and witness of a full customization and answers
+ * every route as the Dijkstra family does on the same version, and changing the links back gives the first version again.
+ * On a generated road graph (always) and on Monaco (data/osm, `make data`; skipped without it).
+ * The GPU twin is test_gpu_turn_change.c. Run from the repository root.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "engine/cch.h"
+#include "engine/change.h"
+#include "graph/turns.h"
+#include "storage/source.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static uint64_t next_rand(uint64_t *s) {
+    *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+    return *s >> 33;
+}
+
+/* The turn graph of version g against one built from scratch on g's road weights. */
+static void same_as_scratch(const gp_graph *g) {
+    const gp_turns *T = g->turns;
+    assert_non_null(T);
+    gp_err err = {0};
+    gp_turns *S = gp_turns_build(g, T->costs, &err);
+    if (!S) fail_msg("scratch turn graph: %s", err.msg);
+    assert_int_equal(S->tg->n, T->tg->n);
+    assert_int_equal(S->tg->m, T->tg->m);
+    assert_memory_equal(S->tg->col, T->tg->col, sizeof *S->tg->col * S->tg->m);
+    for (uint32_t k = 0; k < S->tg->m; k++)
+        if (S->tg->w[k] != T->tg->w[k] || S->tg->rw[k] != T->tg->rw[k])
+            fail_msg("turn %u: weight %u / %u, from scratch %u / %u", k, T->tg->w[k], T->tg->rw[k],
+                     S->tg->w[k], S->tg->rw[k]);
+    gp_turns_free(S);
+}
+
+/* The version's CCH (metric mapped and customized from its base's: partially when few edges
+ * change, which must be the case when partial is set) against the metric mapped from every arc
+ * and a full customization: every weight and witness the same. */
+static void partial_as_full(const gp_graph *g, int partial) {
+    const gp_graph *tg = ((const gp_turns *)g->turns)->tg;
+    const gp_cch *c = tg->cch;
+    assert_non_null(c);
+    if (partial) assert_int_equal(c->custom_partial, 1);
+    gp_err err = {0};
+    gp_cch *f = NULL;
+    assert_int_equal(gp_cch_prepare(tg, &f, &err), GP_OK);
+    f->prev = NULL; /* the full pass, on the metric mapped from every arc */
+    assert_int_equal(gp_cch_map_metric(f, tg, &err), GP_OK);
+    assert_int_equal(gp_cch_customize(f, 2, &err), GP_OK);
+    assert_int_equal(f->custom_partial, 0);
+    size_t m = c->topo->m;
+    assert_memory_equal(c->ofw, f->ofw, m * 4);
+    assert_memory_equal(c->obw, f->obw, m * 4);
+    assert_memory_equal(c->fw, f->fw, m * 4);
+    assert_memory_equal(c->bw, f->bw, m * 4);
+    assert_memory_equal(c->fmid, f->fmid, m * 4);
+    assert_memory_equal(c->bmid, f->bmid, m * 4);
+    assert_memory_equal(c->wit, f->wit, m * 16);
+    gp_cch_free(f);
+}
+
+/* Routes between npairs random node pairs: the engine's choice (the turn graph's CCH) against
+ * the Dijkstra family, on version g. */
+static void cch_as_dijkstra(gp_engine *e, const gp_graph *g, uint32_t npairs, uint64_t *seed) {
+    const gp_turns *T = g->turns;
+    assert_non_null(T->tg->cch); /* the CCH answers, not a fallback */
+    gp_err err = {0};
+    for (uint32_t q = 0; q < npairs; q++) {
+        uint32_t s = (uint32_t)(next_rand(seed) % g->n), t = (uint32_t)(next_rand(seed) % g->n);
+        gp_path a = {0}, b = {0};
+        assert_int_equal(gp_engine_p2p(e, g, s, t, GP_P2P_AUTO, &a, &err), GP_OK);
+        assert_int_equal(gp_engine_p2p(e, g, s, t, GP_P2P_DIJKSTRA, &b, &err), GP_OK);
+        if (a.dist != b.dist)
+            fail_msg("version %s route %u -> %u: CCH %llu, Dijkstra %llu", g->version, s, t,
+                     (unsigned long long)a.dist, (unsigned long long)b.dist);
+        gp_path_free(&a);
+        gp_path_free(&b);
+    }
+}
+
+/* Five changes in a row of nlinks random links each (costs x0.25 .. x4, one set to 0), each
+ * checked; then the first version's costs back. */
+static void changes(gp_engine *e, gp_graph *g) {
+    gp_err err = {0};
+    assert_int_equal(gp_engine_attach(e, g, &err), GP_OK);
+    assert_non_null(g->turns);
+    const gp_graph *first_tg = ((const gp_turns *)g->turns)->tg;
+    uint64_t seed = 11;
+    enum { NL = 6 };
+    gp_link_change ch[NL], undo[5 * NL];
+    size_t nundo = 0;
+    gp_graph *cur = gp_graph_ref(g);
+    for (int r = 0; r < 5; r++) {
+        for (int k = 0; k < NL; k++) {
+            uint32_t a = (uint32_t)(next_rand(&seed) % cur->m), u = gp_graph_arc_tail(cur, a);
+            uint32_t v = cur->col[a];
+            double c = (double)cur->w[a] / cur->scale;
+            double f = (double)(1 + next_rand(&seed) % 16) / 4;
+            ch[k] = (gp_link_change){cur->ext[u], cur->ext[v], 0,
+                                     k == 0 && r == 2 ? 0 : (double)(uint64_t)(c * f)};
+            /* the first version's cost of the link (both directions get the new one) */
+            undo[nundo++] = (gp_link_change){cur->ext[u], cur->ext[v], 0, c};
+            (void)v;
+        }
+        gp_graph *nx = NULL;
+        gp_change_stats st;
+        if (gp_engine_change_links(e, cur, ch, NL, NULL, 0, &nx, &st, &err) != GP_OK)
+            fail_msg("change %d: %s", r, err.msg);
+        assert_non_null(nx->turns);
+        /* the same topology: the turn graph is a version of the first one's */
+        assert_ptr_equal(gp_graph_owner(((const gp_turns *)nx->turns)->tg), first_tg);
+        same_as_scratch(nx);
+        partial_as_full(nx, r == 0); /* the first: 6 links off the base */
+        cch_as_dijkstra(e, nx, 60, &seed);
+        gp_graph_unref(cur);
+        cur = nx;
+    }
+    /* undo in reverse order: the first change of a link restores its original cost last */
+    gp_link_change back[5 * NL];
+    for (size_t i = 0; i < nundo; i++) back[i] = undo[nundo - 1 - i];
+    gp_graph *orig = NULL;
+    if (gp_engine_change_links(e, cur, back, nundo, NULL, 0, &orig, NULL, &err) != GP_OK)
+        fail_msg("undo: %s", err.msg);
+    same_as_scratch(orig);
+    gp_graph_unref(cur);
+    gp_graph_unref(orig);
+}
+
+static gp_engine *cpu_engine(void) {
+    gp_err err = {0};
+    gp_engine *e = gp_engine_new("cpu", 2, NULL, &err);
+    assert_non_null(e);
+    assert_int_equal(gp_engine_set_cch(e, "on", 0, 0, &err), GP_OK);
+    assert_int_equal(gp_engine_set_cch_perfect(e, "off", &err), GP_OK);
+    assert_int_equal(gp_engine_set_turn_costs(e, "on", &err), GP_OK);
+    return e;
+}
+
+static void test_generated(void **state) {
+    (void)state;
+    gp_err err = {0};
+    gp_graph *g = gp_generate_road(3000, 5, &err);
+    assert_non_null(g);
+    snprintf(g->profile, sizeof g->profile, "car"); /* travel times and coordinates: a car map */
+    gp_engine *e = cpu_engine();
+    changes(e, g);
+    gp_graph_unref(g);
+    gp_engine_free(e);
+}
+
+static void test_monaco(void **state) {
+    (void)state;
+    const char *path = "data/osm/monaco.osm.pbf";
+    if (access(path, R_OK) != 0) {
+        print_message("no %s (make data): skipped\n", path);
+        skip();
+    }
+    gp_err err = {0};
+    gp_graph *g = gp_graph_load("osm:data/osm/monaco.osm.pbf?profile=car", NULL, &err);
+    if (!g) fail_msg("monaco: %s", err.msg);
+    gp_engine *e = cpu_engine();
+    changes(e, g);
+    gp_graph_unref(g);
+    gp_engine_free(e);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_generated),
+        cmocka_unit_test(test_monaco),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -160,7 +160,8 @@ def t_streamed_memory_is_bounded(d):
                     return int(line.split()[1]) * 1024
     random.seed(11)
     ids = [random.randint(1, 3000) for _ in range(1200)]
-    npy(d, "POST", "/v1/graphs/g/table", {"sources": ids[:30]})  # warm the threads' arenas
+    # warm the threads' arenas with the same shape of work (one-row blocks of 1200 cells)
+    npy(d, "POST", "/v1/graphs/g/table", {"sources": ids[:60], "targets": ids})
     before = hwm()
     t0 = time.time()
     st, h, b = raw(d, "POST", "/v1/graphs/g/table", {"sources": ids}, NPY)
@@ -168,7 +169,11 @@ def t_streamed_memory_is_bounded(d):
     grown = hwm() - before
     matrix = 1200 * 1200 * 4
     print(f"    {matrix} bytes streamed in {time.time() - t0:.1f} s; peak RSS grew {grown} bytes")
-    assert grown < matrix / 8, f"peak RSS grew {grown} bytes for a {matrix}-byte matrix"
+    if os.environ.get("ASAN_OPTIONS") is not None:
+        # ASan's quarantine keeps every freed block (256 MB by default): RSS says nothing here
+        print("    (ASan build: the memory bound is checked by the plain build's run)")
+    else:
+        assert grown < matrix / 8, f"peak RSS grew {grown} bytes for a {matrix}-byte matrix"
     assert h.get("content-length") == str(128 + 1200 * 1200 * 4), h  # the size is known
     a = np.load(io.BytesIO(b))
     part, _ = npy(d, "POST", "/v1/graphs/g/table", {"sources": ids[1100:1110], "targets": ids})

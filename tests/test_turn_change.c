@@ -15,6 +15,7 @@
 
 #include "engine/cch.h"
 #include "engine/change.h"
+#include "graph/graph_internal.h" /* gp_splitmix64 */
 #include "graph/turns.h"
 #include "storage/source.h"
 
@@ -23,10 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static uint64_t next_rand(uint64_t *s) {
-    *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
-    return *s >> 33;
-}
+static uint64_t next_rand(uint64_t *s) { return gp_splitmix64(s) >> 33; }
 
 /* The turn graph of version g against one built from scratch on g's road weights. */
 static void same_as_scratch(const gp_graph *g) {

@@ -15,40 +15,16 @@
 #include "graph/osm_profile.h"
 #include "graph/turns.h"
 #include "storage/source.h"
+#include "tests/gpu_pair.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-static gp_engine *gpu, *cpu;
-static char no_gpu_msg[600];
-
-static int setup(void **state) {
-    (void)state;
-    gp_err err = {0};
-    cpu = gp_engine_new("cpu", 2, NULL, &err);
-    if (!cpu || gp_engine_set_cch(cpu, "off", 0, 0, &err)) return -1;
-    gpu = gp_engine_new("cuda", 2, NULL, &err);
-    if (!gpu) snprintf(no_gpu_msg, sizeof no_gpu_msg, "%s", err.msg);
-    else if (gp_engine_set_cch(gpu, "on", 0, 0, &err)) return -1;
-    return 0;
-}
-
 static int teardown(void **state) {
-    (void)state;
     gp_metric_cache_clear();
-    gp_engine_free(gpu);
-    gp_engine_free(cpu);
-    return 0;
-}
-
-static int need_gpu(void) {
-    if (gpu) return 1;
-    const char *r = getenv("GPATH_REQUIRE_GPU");
-    if (r && strcmp(r, "1") == 0) fail_msg("GPATH_REQUIRE_GPU=1 but %s", no_gpu_msg);
-    print_message("no CUDA device: GPU tests skipped (%s)\n", no_gpu_msg);
-    return 0;
+    return gpu_pair_teardown(state);
 }
 
 static void compare(const char *spec) {
@@ -117,5 +93,5 @@ int main(void) {
         cmocka_unit_test(test_exclude_osm),
         cmocka_unit_test(test_liechtenstein),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, gpu_pair_setup, teardown);
 }

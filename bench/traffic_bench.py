@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""traffic_bench.py - live traffic under load for bench/gpu-traffic.sh (issue 30 item 6).
+
+  traffic_bench.py segments URL GRAPH BBOX FRACTION OUT
+      draws random routes (GET /route/v1/driving/A;B?annotations=nodes) in BBOX until it holds
+      FRACTION of the graph's directed arcs as distinct OSM node pairs (consecutive nodes of
+      a route's annotation: directed segments as OSRM's --segment-speed-file names them) and
+      writes them to OUT, one "from,to" a line. Prints RESULT segments=... routes=...
+  traffic_bench.py updates URL GRAPH BBOX PID SEGMENTS SECONDS TOKEN SPEEDFILE
+      once a second for SECONDS: a speed file of every segment at a new random speed (10-100
+      km/h, seeded by the second) POSTed to /v1/graphs/GRAPH/speeds (ttl_s=5, so a few files
+      are in force at once and the older ones expire), then GET /route/v1 between random
+      places until an answer carries the POST's new version; the time from sending the POST to
+      that answer, and the POST's own answer time. The server's RSS (VmRSS of PID) before the
+      first and after the last update (after the last file expired). Writes the last speed
+      file to SPEEDFILE (for OSRM's customize / contract in the same run).
+      Prints RESULT updates=... p50_ms=... p99_ms=... post_p50_ms=... failed=... rss_start=...
+      rss_end=...
+
+The load itself (wrk at 64 connections on /route/v1) runs beside it, started by the shell script;
+its failed requests are counted there.
+"""
+import http.client
+import json
+import random
+import statistics
+import sys
+import time
+import urllib.parse
+
+
+def conn(url):
+    u = urllib.parse.urlsplit(url)
+    return http.client.HTTPConnection(u.hostname, u.port, timeout=120)
+
+
+def req(c, method, path, body=None, headers=None):
+    c.request(method, path, body=body, headers=headers or {})
+    r = c.getresponse()
+    data = r.read()
+    return r.status, data
+
+
+def rss(pid):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return -1
+
+
+def point(rng, bb):
+    return f"{bb[0] + rng.random() * (bb[2] - bb[0]):.6f},{bb[1] + rng.random() * (bb[3] - bb[1]):.6f}"
+
+
+def segments(url, graph, bbox, fraction, out):
+    bb = [float(x) for x in bbox.split(",")]
+    c = conn(url)
+    st, data = req(c, "GET", f"/v1/graphs/{graph}")
+    want = max(1, int(json.loads(data)["edges"] * float(fraction)))
+    rng = random.Random(7)
+    seen, order, routes, tries = set(), [], 0, 0
+    while len(order) < want and tries < 20 * want:
+        tries += 1
+        st, data = req(c, "GET", f"/route/v1/driving/{point(rng, bb)};{point(rng, bb)}"
+                       "?overview=false&annotations=nodes")
+        if st != 200:
+            continue
+        routes += 1
+        for leg in json.loads(data)["routes"][0]["legs"]:
+            nodes = leg["annotation"]["nodes"]
+            for a, b in zip(nodes, nodes[1:]):
+                if (a, b) not in seen and a != b:
+                    seen.add((a, b))
+                    order.append((a, b))
+    with open(out, "w") as f:
+        for a, b in order[:want]:
+            f.write(f"{a},{b}\n")
+    print(f"RESULT segments={min(want, len(order))} wanted={want} routes={routes}")
+
+
+def version_of(data):
+    try:
+        return json.loads(data).get("data_version")
+    except ValueError:
+        return None
+
+
+def updates(url, graph, bbox, pid, segfile, seconds, token, speedfile):
+    bb = [float(x) for x in bbox.split(",")]
+    segs = [line.strip() for line in open(segfile) if line.strip()]
+    post_c, probe_c = conn(url), conn(url)
+    rng = random.Random(11)
+    lat, post_ms, failed, seen_versions = [], [], 0, 0
+    hdr = {"Content-Type": "text/csv"}
+    if token:
+        hdr["Authorization"] = "Bearer " + token
+    rss_start = rss(pid)
+    start = time.time()
+    body = b""
+    for i in range(int(seconds)):
+        srng = random.Random(1000 + i)
+        body = "".join(f"{s},{srng.randint(10, 100)}\n" for s in segs).encode()
+        t0 = time.time()
+        try:
+            st, data = req(post_c, "POST", f"/v1/graphs/{graph}/speeds?ttl_s=5", body, hdr)
+        except (OSError, http.client.HTTPException):
+            post_c = conn(url)
+            failed += 1
+            continue
+        t1 = time.time()
+        if st != 200:
+            failed += 1
+            sys.stderr.write(f"POST {st}: {data[:300]!r}\n")
+            continue
+        new = json.loads(data).get("version")
+        post_ms.append((t1 - t0) * 1e3)
+        while True:
+            try:
+                st, data = req(probe_c, "GET", f"/route/v1/driving/{point(rng, bb)};{point(rng, bb)}"
+                               "?overview=false")
+            except (OSError, http.client.HTTPException):
+                probe_c = conn(url)
+                continue
+            if st == 200 and version_of(data) == new:
+                lat.append((time.time() - t0) * 1e3)
+                seen_versions += 1
+                break
+            if time.time() - t0 > 30:
+                failed += 1
+                break
+        nxt = start + i + 1
+        if nxt > time.time():
+            time.sleep(nxt - time.time())
+    with open(speedfile, "wb") as f:
+        f.write(body)
+    time.sleep(6)  # every POSTed file expired (ttl_s=5): the base plus nothing in force
+    req(probe_c, "GET", f"/route/v1/driving/{point(rng, bb)};{point(rng, bb)}?overview=false")
+    rss_end = rss(pid)
+    lat.sort()
+
+    def pct(p):
+        return lat[min(len(lat) - 1, int(round(p / 100 * (len(lat) - 1))))] if lat else float("nan")
+    print(f"RESULT updates={len(lat)} p50_ms={pct(50):.1f} p99_ms={pct(99):.1f} "
+          f"max_ms={lat[-1] if lat else float('nan'):.1f} "
+          f"post_p50_ms={statistics.median(post_ms) if post_ms else float('nan'):.1f} "
+          f"failed={failed} rss_start={rss_start} rss_end={rss_end} lines={len(segs)}")
+
+
+def main():
+    if len(sys.argv) < 2 or sys.argv[1] not in ("segments", "updates"):
+        sys.exit(__doc__)
+    if sys.argv[1] == "segments":
+        segments(*sys.argv[2:7])
+    else:
+        updates(*sys.argv[2:10])
+
+
+if __name__ == "__main__":
+    main()

@@ -16,7 +16,8 @@
 #   env: BUILD (build) or GPATH_BIN, GPATH_BACKEND (cuda), GPATH_COMMIT, BENCH_STATE_DIR
 #        (/tmp/gpath-traffic), OSRM_TARBALL (../shared/peers/osrm/osrm-v6.0.0-debian12-bin.tar.xz),
 #        BENCH_SECONDS (60), BENCH_CONNS (64), BENCH_FRACTION (0.01), BENCH_OSRM (1),
-#        BENCH_OSRM_CH (0), BENCH_EXCLUDE (1), WRK (wrk), PYTHON (python3)
+#        BENCH_OSRM_CH (0), BENCH_EXCLUDE (1), BENCH_LOG_LEVEL (warn; info logs each
+#        apply's build_ms / attach_ms), WRK (wrk), PYTHON (python3)
 set -eu
 cd "$(dirname "$0")/.."
 # shellcheck source=bench/lib.sh
@@ -51,7 +52,7 @@ mib() { awk -v b="$1" 'BEGIN{printf "%.0f", b/1048576}'; }
 # ---- gpath: speed files once a second under wrk
 t0=$SECONDS
 gpath_start "$STATE/gpath.log" --backend "$BACKEND" --cache-path "" --graph "m=osm:$map" \
-  --operator-token "$TOKEN" --max-body-bytes 67108864 --max-connections-per-ip 0 --log-level warn
+  --operator-token "$TOKEN" --max-body-bytes 67108864 --max-connections-per-ip 0 --log-level "${BENCH_LOG_LEVEL:-warn}"
 ready_s=$((SECONDS - t0))
 url="http://127.0.0.1:$gpath_port"
 bbox=$("${PY[@]}" bench/osrm_cch.py bbox "$url/v1/graphs/m/overview.geojson")
@@ -69,6 +70,7 @@ w=$(cat "$STATE/wrk.txt")
 echo "updates: $upd"
 echo "wrk: $w"
 stop_pid "$gpath_pid"
+grep -o 'event=traffic_applied.*' "$STATE/gpath.log" | tail -5 || true
 f() { wrk_field "$1" "$2"; }
 {
   echo "Map: \`$(basename "$map")\` ($(du -h "$map" | cut -f1)); gpath \`serve --backend $BACKEND\`, turn costs on, ready in ${ready_s} s."
@@ -81,13 +83,18 @@ f() { wrk_field "$1" "$2"; }
   echo "| POST -> first answer with the new data_version, p99 | $p99 ms | | $(awk -v p="$p99" 'BEGIN{print (p <= 100 ? "met" : "not met")}') (<= 100 ms on the 1M map) |"
   fails=$(( $(f "$upd" failed) + $(f "$w" socket_errors) ))
   echo "| failed requests | $fails | wrk: $(f "$w" requests) requests, $(f "$w" rps) req/s, p50 $(f "$w" p50_ms) ms, p99 $(f "$w" p99_ms) ms, statuses $(f "$w" statuses), socket errors $(f "$w" socket_errors); updates failed $(f "$upd" failed) | $([ "$fails" = 0 ] && echo met || echo "not met") (0) |"
-  echo "| server RSS, start -> end | $(mib "$(f "$upd" rss_start)") -> $(mib "$(f "$upd" rss_end)") MiB | end = after every POSTed file expired; GPU memory used ${gpu0:-?} -> ${gpu1:-?} MiB (whole device) | flat memory |"
+  echo "| server RSS, start -> end | $(mib "$(f "$upd" rss_start)") -> $(mib "$(f "$upd" rss_end)") MiB | peak $(mib "$(f "$upd" rss_peak)") MiB; end = after every POSTed file expired; GPU memory used ${gpu0:-?} -> ${gpu1:-?} MiB (whole device) | flat memory |"
 } >>"$out"
 save
 
 # ---- the first request with a new exclude
 if [ "${BENCH_EXCLUDE:-1}" = 1 ]; then
-  ex=$("${PY[@]}" bench/metric_first.py "$BIN" "osm:$map" --backend "$BACKEND" --log-level info 2>&1 | grep '^|' || true)
+  # Python runs without the bundle's LD_LIBRARY_PATH (PY): gpath gets it back through a wrapper
+  printf '#!/bin/sh\nLD_LIBRARY_PATH="%s" exec "%s" "$@"\n' "${LD_LIBRARY_PATH:-}" "$BIN" >"$STATE/gpath-wrap"
+  chmod +x "$STATE/gpath-wrap"
+  "${PY[@]}" bench/metric_first.py "$STATE/gpath-wrap" "osm:$map" --backend "$BACKEND" --log-level info >"$STATE/metric_first.txt" 2>&1 || true
+  ex=$(grep '^|' "$STATE/metric_first.txt" || true)
+  [ -n "$ex" ] || ex="metric_first.py failed: $(tail -3 "$STATE/metric_first.txt")"
   {
     echo
     echo "First request with a new exclude combination (bench/metric_first.py; four new keys, then 200 plain"

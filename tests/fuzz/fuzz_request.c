@@ -3,7 +3,9 @@
  * body (the rest), run through gp_http_dispatch - the same percent-decoding, NUL and size limits,
  * routing, token checks, JSON parsing, handlers and answer post-processing (request id, CORS,
  * gzip, streamed bodies drained) as a request off the socket. The service holds two small
- * generated road graphs "g" and "t" (gen:100, two seeds) on the CPU backend; the operator token is
+ * generated road graphs "g" and "t" (gen:100, two seeds) and a small OSM map "o"
+ * (tests/data/osm/match.osm, turn costs on: traffic files and /match) on the CPU backend; the
+ * harness runs from the repository root (tests/fuzz/run.sh does); the operator token is
  * "op" (so PATCH links is reachable); admin calls stay disabled (they load graphs from paths).
  * Every answer must be a known status with a JSON body that parses (error bodies included).
  *
@@ -76,6 +78,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     }
     load("g", "gen:100");
     load("t", "gen:100:7");
+    load("o", "osm:tests/data/osm/match.osm"); /* OSM with turn costs: traffic and /match */
     gp_http_startup_begin(&cfg);
     gp_http_startup_end();
     if (gp_http_attach(&cfg, engine, reg)) abort();

@@ -344,7 +344,7 @@ static int arc_weight(const gp_graph *g, uint32_t a, uint32_t u, uint32_t v,
     for (uint32_t i = 0; i <= ns; i++) {
         key3 *e = find(k, nk, point_id(g, a, u, v, ns, i), point_id(g, a, u, v, ns, i + 1), 0);
         if (e) {
-            e->matched = 1;
+            __atomic_store_n(&e->matched, 1, __ATOMIC_RELAXED); /* arcs run in parallel */
             double kmh = sp[e->idx].kmh;
             if (kmh <= 0) closed = 1;
             else sum += lens[i] / (kmh / 3.6) * units_per_s;
@@ -361,6 +361,49 @@ static int arc_weight(const gp_graph *g, uint32_t a, uint32_t u, uint32_t v,
     if (!(r < (double)GP_TRAFFIC_CLOSED)) return -1;
     *w = (uint32_t)r;
     return 1;
+}
+
+/* The new weights of the arcs of nodes [lo, hi) into w (w starts as the base's weights); an
+ * overflow's arc (the lowest seen) in overflow. */
+typedef struct arc_job {
+    const gp_graph *g;
+    const gp_speed_entry *sp;
+    key3 *k;
+    size_t nk;
+    const idset *from;
+    uint32_t *w;
+    uint32_t overflow;
+} arc_job;
+
+static void arc_range(void *ctx, uint64_t lo, uint64_t hi) {
+    arc_job *j = ctx;
+    const gp_graph *g = j->g;
+    for (uint32_t u = (uint32_t)lo; u < (uint32_t)hi; u++) {
+        for (uint32_t a = g->row[u]; a < g->row[u + 1]; a++) {
+            uint32_t x = 0;
+            int r = arc_weight(g, a, u, g->col[a], j->sp, j->k, j->nk, j->from, &x);
+            if (r < 0) {
+                uint32_t cur = __atomic_load_n(&j->overflow, __ATOMIC_RELAXED);
+                while (a < cur &&
+                       !__atomic_compare_exchange_n(&j->overflow, &cur, a, 0, __ATOMIC_RELAXED,
+                                                    __ATOMIC_RELAXED)) {
+                }
+            } else if (r > 0) {
+                j->w[a] = x;
+            }
+        }
+    }
+}
+
+/* The tail of arc a (a binary search over the rows). */
+static uint32_t arc_tail(const gp_graph *g, uint32_t a) {
+    uint32_t lo = 0, hi = g->n;
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (g->row[mid] <= a) lo = mid;
+        else hi = mid;
+    }
+    return lo;
 }
 
 static inline uint32_t sat_add(uint32_t x, uint32_t y) {
@@ -477,27 +520,33 @@ int gp_traffic_apply(gp_engine *e, const gp_graph *g, const gp_speed_entry *sp, 
     }
     memcpy(w, base->w, sizeof *w * base->m);
     memcpy(rw, base->rw, sizeof *rw * base->m);
-    for (uint32_t u = 0; nsk && u < base->n; u++) {
-        for (uint32_t a = base->row[u]; a < base->row[u + 1]; a++) {
-            uint32_t v = base->col[a], x = 0;
-            int r = arc_weight(base, a, u, v, sp, sk, nsk, &from, &x);
-            if (r < 0) {
-                rc = gp_err_set(err, GP_EINVAL,
-                                "graph %s: a speed makes the arc %lld -> %lld too long to store",
-                                base->source, (long long)base->ext[u], (long long)base->ext[v]);
-                goto fail;
+    if (nsk) {
+        /* every arc's new weight in parallel (into w: arc_job), then the counts and each changed
+         * arc's place in the reverse order, serially over the changed ones */
+        arc_job j = {base, sp, sk, nsk, &from, w, UINT32_MAX};
+        gp_parallel_for(base->n, 0, arc_range, &j);
+        if (j.overflow != UINT32_MAX) {
+            uint32_t a = j.overflow, u = arc_tail(base, a);
+            rc = gp_err_set(
+                err, GP_EINVAL, "graph %s: a speed makes the arc %lld -> %lld too long to store",
+                base->source, (long long)base->ext[u], (long long)base->ext[base->col[a]]);
+            goto fail;
+        }
+        for (uint32_t u = 0; u < base->n; u++) {
+            for (uint32_t a = base->row[u]; a < base->row[u + 1]; a++) {
+                uint32_t v = base->col[a], x = w[a];
+                if (x == base->w[a]) continue;
+                st->arcs_changed++;
+                if (x == GP_TRAFFIC_CLOSED) st->arcs_closed++;
+                /* its place in the reverse order: an arc from u with the old weight not yet
+                 * taken */
+                for (uint32_t k = base->rrow[v]; k < base->rrow[v + 1]; k++)
+                    if (base->rcol[k] == u && !used[k] && base->rw[k] == base->w[a]) {
+                        used[k] = 1;
+                        rw[k] = x;
+                        break;
+                    }
             }
-            if (r == 0 || x == base->w[a]) continue;
-            st->arcs_changed++;
-            if (x == GP_TRAFFIC_CLOSED) st->arcs_closed++;
-            w[a] = x;
-            /* its place in the reverse order: an arc from u with the old weight not yet taken */
-            for (uint32_t k = base->rrow[v]; k < base->rrow[v + 1]; k++)
-                if (base->rcol[k] == u && !used[k] && base->rw[k] == base->w[a]) {
-                    used[k] = 1;
-                    rw[k] = x;
-                    break;
-                }
         }
     }
     g2 = gp_graph_reweight(base, w, rw, err);

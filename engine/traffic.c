@@ -395,17 +395,6 @@ static void arc_range(void *ctx, uint64_t lo, uint64_t hi) {
     }
 }
 
-/* The tail of arc a (a binary search over the rows). */
-static uint32_t arc_tail(const gp_graph *g, uint32_t a) {
-    uint32_t lo = 0, hi = g->n;
-    while (hi - lo > 1) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (g->row[mid] <= a) lo = mid;
-        else hi = mid;
-    }
-    return lo;
-}
-
 static inline uint32_t sat_add(uint32_t x, uint32_t y) {
     if (y == GP_TRAFFIC_CLOSED) return GP_TRAFFIC_CLOSED;
     uint64_t s = (uint64_t)x + y;
@@ -526,7 +515,7 @@ int gp_traffic_apply(gp_engine *e, const gp_graph *g, const gp_speed_entry *sp, 
         arc_job j = {base, sp, sk, nsk, &from, w, UINT32_MAX};
         gp_parallel_for(base->n, 0, arc_range, &j);
         if (j.overflow != UINT32_MAX) {
-            uint32_t a = j.overflow, u = arc_tail(base, a);
+            uint32_t a = j.overflow, u = gp_graph_arc_tail(base, a);
             rc = gp_err_set(
                 err, GP_EINVAL, "graph %s: a speed makes the arc %lld -> %lld too long to store",
                 base->source, (long long)base->ext[u], (long long)base->ext[base->col[a]]);

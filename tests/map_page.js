@@ -1,7 +1,8 @@
 // map_page.js BASE_URL OUTDIR OPERATOR_TOKEN - drives gpath's map page (GET /, MapLibre GL JS) in
 // real headless Chromium (Debian's /usr/bin/chromium through the pinned playwright-core of
 // web/package-lock.json, from the npm cache `make web` fills: $PLAYWRIGHT_CORE), run by
-// tests/test_map_page.sh against a gpath serving Monaco as graph "monaco". It waits for the
+// tests/test_map_page.sh against a gpath serving Monaco as graph "monaco" (the first) and
+// tests/data/osm/traffic.osm as "small". It waits for the
 // basemap, clicks two points, checks the route drawn by speed, the itinerary's steps and their
 // text against gpath's own answer, selects an alternative (in the panel and on the map), draws an
 // isochrone by right-click, applies a speed file and checks the traffic state, and checks the
@@ -63,7 +64,7 @@ const rendered = (page, layers) => page.evaluate((layers) =>
         'the map is fitted to the graph\'s area (' + fit.map((v) => v.toFixed(3)) + ')');
   const graphs = await (await page.request.get(base + '/v1/graphs')).json();
   const opts = await page.$$eval('#graph option', (os) => os.map((o) => o.value));
-  check(opts.length === graphs.graphs.filter((g) => g.has_coordinates).length && opts.includes('monaco'),
+  check(opts.length === graphs.graphs.filter((g) => g.has_coordinates).length && opts.includes('monaco') && opts.includes('small'),
         'the graph picker lists the served graphs (' + opts + ')');
   const profiles = await page.$$eval('#profile option', (os) => os.map((o) => o.textContent));
   check(profiles.includes('car'), 'the profile picker lists the graphs\' profiles (' + profiles + ')');
@@ -211,6 +212,28 @@ const rendered = (page, layers) => page.evaluate((layers) =>
   const lrm = await page.request.get(base + '/lrm');
   check(lrm.status() === 200 && (await lrm.text()).includes('web/lrm.js'), 'GET /lrm: the Leaflet Routing Machine page');
   check(requests.every((u) => u.startsWith(base) || u.startsWith('blob:')), 'every asset and API call goes to gpath itself (no CDN)');
+
+  // the other graph: the map moves to its area, the route is gone, a route there is drawn
+  await page.evaluate(() => { document.body.dataset.map = ''; });
+  await page.selectOption('#graph', 'small');
+  await flag(page, 'map', ['ready', 'error']);
+  await idle(page);
+  const b2 = await page.evaluate(() => { const b = window.gpath.map.getBounds(); return [b.getWest(), b.getSouth(), b.getEast(), b.getNorth()]; });
+  check(b2[0] < 7.0 && b2[2] > 7.015 && b2[1] < 45.0 && b2[3] > 45.003 && b2[2] - b2[0] < 0.1,
+        'picking the graph "small" fits the map to its area (' + b2.map((v) => v.toFixed(4)) + ')');
+  check(await page.isVisible('#hint') && !(await page.isVisible('#result')) && await page.$$eval('.marker', (m) => m.length) === 0,
+        'the previous graph\'s route and markers are gone');
+  for (const ll of [[7.0, 45.0], [7.015, 45.0]]) {
+    p = await pixel(page, ll);
+    await page.mouse.click(p.x, p.y);
+    await page.waitForTimeout(200);
+  }
+  await flag(page, 'route', ['ready', 'error']);
+  const small = await page.evaluate(() => window.gpath.answer);
+  check(/\/route\/v1\/small\//.test(requests.filter((u) => u.includes('/route/v1/')).pop()) && small.routes[0].duration > 60 &&
+        small.routes[0].duration < 70, 'a route on "small" goes to /route/v1/small/ (' + small.routes[0].duration + ' s along Main, 65.3 s in docs/traffic.md)');
+  await idle(page);
+  check(await rendered(page, ['route-line']) > 0, 'the route is drawn on the new basemap');
 
   // a narrow screen: the map on top, the panel below it
   await page.setViewportSize({ width: 420, height: 900 });

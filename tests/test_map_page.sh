@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # test_map_page.sh - the map page (GET /, MapLibre GL JS) in real headless Chromium
-# (tests/map_page.js) against a real gpath serving Monaco (osm:$GPATH_DATA/osm/monaco.osm.pbf):
+# (tests/map_page.js) against a real gpath serving Monaco (osm:$GPATH_DATA/osm/monaco.osm.pbf) and
+# the small map of tests/data/osm/traffic.osm (the graph picker):
 # the basemap drawn and fitted, the pickers, two clicks routed through /route/v1, the route
 # coloured by speed, the itinerary's steps with text and icons, an alternative selected, an
 # isochrone by right-click, a speed file POSTed and the traffic state shown, the layout wide and
@@ -25,7 +26,8 @@ tmp=$(mktemp -d)
 pid=
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
 token=map-page-test-token
-"$bin" serve --port 0 --port-file "$tmp/port" --graph "monaco=osm:$monaco" --cache-path "" \
+"$bin" serve --port 0 --port-file "$tmp/port" --graph "monaco=osm:$monaco" \
+  --graph "small=osm:tests/data/osm/traffic.osm" --cache-path "" \
   --operator-token "$token" --log-level warn >"$tmp/serve.log" 2>&1 &
 pid=$!
 port=$(serve_wait_ready "$tmp/port" "$pid") || { cat "$tmp/serve.log"; echo "0 passed, 1 failed, 0 skipped"; exit 1; }

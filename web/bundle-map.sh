@@ -38,7 +38,11 @@ cp "$nm/leaflet/dist/images/"*.png "$nm/leaflet-routing-machine/dist/"*.png \
 cp "$nm/maplibre-gl/dist/maplibre-gl.mjs" "$nm/maplibre-gl/dist/maplibre-gl-worker.mjs" \
   "$nm/maplibre-gl/dist/maplibre-gl.css" web/index.html web/app.js web/app.css "$tmp/"
 sed -i '/^\/\/# sourceMappingURL=/d' "$tmp/maplibre-gl.mjs" "$tmp/maplibre-gl-worker.mjs"
-node web/bundle-text.js "$nm/osrm-text-instructions" >"$tmp/osrm-text.js"
+if command -v node >/dev/null; then
+  node web/bundle-text.js "$nm/osrm-text-instructions" >"$tmp/osrm-text.js"
+else # the page then words the steps itself (web/app.js instruction())
+  echo "/* node was not there at build time: no osrm-text-instructions */" >"$tmp/osrm-text.js"
+fi
 # replace only what changed, so the embedded list and the binary rebuild only then
 mkdir -p "$out"
 for f in "$tmp"/*; do cmp -s "$f" "$out/$(basename "$f")" || cp "$f" "$out/"; done

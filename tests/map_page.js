@@ -244,6 +244,11 @@ const rendered = (page, layers) => page.evaluate((layers) =>
   });
   check(narrow.panelTop >= narrow.mapBottom - 1 && narrow.mapHeight > 300, 'on a narrow screen the panel is below the map');
   await page.screenshot({ path: path.join(outdir, 'map-narrow.png'), fullPage: true });
+  // "clear route": the hint again, no markers, no line
+  await page.click('#clear');
+  await idle(page);
+  check(await page.isVisible('#hint') && await page.$$eval('.marker', (m) => m.length) === 0 &&
+        await rendered(page, ['route-line', 'alt-line']) === 0, '"clear route" removes the route, its markers and the itinerary');
   check(errors.length === 0, 'no page errors' + (errors.length ? ': ' + errors.join('; ') : ''));
   await browser.close();
   console.log('screenshots: ' + outdir);

@@ -335,16 +335,23 @@ async function showTraffic() {
   $('traffic').innerHTML = h;
 }
 
-/* ---- the graph and profile pickers ---- */
-async function showGraph(g) {
-  state.graph = g;
+/* Forgets the route and its markers (a new graph, or the "clear route" button). */
+function clearRoute() {
+  state.seq++;
   state.routes = [];
-  state.iso = null;
   state.answer = null;
   [state.origin, state.dest].forEach((m) => m && m.remove());
   state.origin = state.dest = null;
-  $('isolegend').innerHTML = '';
   renderResult();
+  if (state.map) drawRoutes();
+}
+
+/* ---- the graph and profile pickers ---- */
+async function showGraph(g) {
+  state.graph = g;
+  state.iso = null;
+  $('isolegend').innerHTML = '';
+  clearRoute();
   setFlag('map', 'loading');
   let bm;
   try { bm = await basemapFor(g); } catch (e) {
@@ -413,6 +420,7 @@ async function start() {
     if (li) state.map.flyTo({ center: [+li.dataset.lon, +li.dataset.lat], zoom: Math.max(state.map.getZoom(), 16.5) });
   };
   $('iso').onclick = () => isochrone(null);
+  $('clear').onclick = clearRoute;
   $('isoclear').onclick = () => { state.iso = null; state.map.getSource('iso').setData(EMPTY); $('isolegend').innerHTML = ''; };
   await showGraph($('graph').value);
 }

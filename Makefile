@@ -122,8 +122,9 @@ $(BUILD)/gen/assets.list $(BUILD)/gen/commit.txt: FORCE
 $(BUILD)/server/metrics.o: CFLAGS += -DGPATH_COMMIT='"$(GIT_COMMIT)"'
 $(BUILD)/server/metrics.o: $(BUILD)/gen/commit.txt
 
-# the API reference page's assets (swagger-ui-dist) and the map page (Leaflet, Leaflet Routing
-# Machine), pinned in web/package-lock.json, via npm; both are embedded into the binary
+# the API reference page's assets (swagger-ui-dist) and the map pages (MapLibre GL JS and
+# osrm-text-instructions for /, Leaflet and Leaflet Routing Machine for /lrm), pinned in
+# web/package-lock.json, via npm; all are embedded into the binary
 web:
 	@bash web/fetch-assets.sh $(WEB_DIST)
 	@bash web/bundle-map.sh $(WEB_MAP)

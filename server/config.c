@@ -125,8 +125,9 @@ static const gp_config_key keys[] = {
      "POST /v1/graphs/{graph}/match: most points of all traces of one request together; 400 "
      "past it (max_body_bytes bounds the body first)."},
     {"map_page", S(map_page), "on", 0, 0,
-     "on: serve the Leaflet map page (embedded by `make web`) at / and its assets at /web/...; "
-     "off (recommended in production): those paths answer 404."},
+     "on: serve the map page (MapLibre GL JS, embedded by `make web`) at /, the Leaflet Routing "
+     "Machine page at /lrm and their assets at /web/...; off (recommended in production): those "
+     "paths answer 404."},
     {"isochrone_max_contours", L(isochrone_max_contours), "10", 1, 100,
      "GET /v1/graphs/{graph}/isochrone: most contours per request."},
     {"isochrone_max_points", L(isochrone_max_points), "16", 1, 1000,

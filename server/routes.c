@@ -68,6 +68,7 @@ const gp_route gp_routes[] = {
     {"GET", "/v1/graphs/{graph}/isochrone", gp_h_isochrone, GP_ROUTE_GRAPH | GP_ROUTE_QUERY},
     {"GET", "/v1/graphs/{graph}/overview.geojson", gp_h_overview, GP_ROUTE_GRAPH},
     {"GET", "/", gp_h_map_page, 0},
+    {"GET", "/lrm", gp_h_lrm_page, 0},
     {"GET", "/web/{file}", gp_h_web_asset, 0},
     {"GET", "/web/images/{file}", gp_h_web_asset, 0},
 };

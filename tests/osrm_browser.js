@@ -1,4 +1,4 @@
-// osrm_browser.js BASE_URL SCREENSHOT - drives gpath's map page in real headless Chromium
+// osrm_browser.js BASE_URL SCREENSHOT - drives gpath's LRM page (GET /lrm) in real headless Chromium
 // (Debian's /usr/bin/chromium through the pinned playwright-core of web/package-lock.json, from
 // the npm cache `make web` fills: $PLAYWRIGHT_CORE), run by
 // tests/test_osrm_browser.sh. It clicks two points of the drawn road network, lets Leaflet
@@ -23,7 +23,7 @@ function check(cond, what) {
   page.on('request', (r) => requests.push(r.url()));
   const errors = [];
   page.on('pageerror', (e) => errors.push(String(e)));
-  await page.goto(base + '/');
+  await page.goto(base + '/lrm');
   await page.waitForFunction(() => document.body.dataset.overview === 'ready', null, { timeout: 30000 });
   check(requests.every((u) => u.startsWith(base)), 'every asset and API call goes to gpath itself (no CDN)');
   const roads = await page.$$eval('path.gpath-road', (ps) => ps.length);

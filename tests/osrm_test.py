@@ -605,7 +605,14 @@ def t_map_page(ctx):
     st, page = get(ctx.d, "/", check=False)
     if st == 501 and "make web" in str(page):
         raise Skip("the map page is not bundled (make web)")
-    assert st == 200 and "web/vendor.js" in page and "/openapi.yaml" in page and "/docs" in page
+    assert st == 200 and "web/app.js" in page and "/openapi.yaml" in page and "/docs" in page
+    assert "/lrm" in page, "the map page links the LRM page"
+    st, js = get(ctx.d, "/web/maplibre-gl.mjs", check=False)
+    assert st == 200 and "maplibre" in js.lower()
+    st, js = get(ctx.d, "/web/osrm-text.js", check=False)
+    assert st == 200 and "osrmTextInstructions" in js
+    st, page = get(ctx.d, "/lrm", check=False)
+    assert st == 200 and "web/vendor.js" in page and "web/lrm.js" in page
     st, js = get(ctx.d, "/web/vendor.js", check=False)
     assert st == 200 and "L.Routing" in js
     st, _ = get(ctx.d, "/web/images/marker-icon.png", check=False)
@@ -614,8 +621,9 @@ def t_map_page(ctx):
     assert st == 404
     st, b = get(ctx.d, "/web/openapi.yaml")
     assert st == 404, "the map's asset path serves only map assets"
-    st, b = get(ctx.d2, "/")  # map_page = off
-    assert st == 404 and b["code"] == "NotFound"
+    for path in ("/", "/lrm", "/web/app.js"):
+        st, b = get(ctx.d2, path)  # map_page = off
+        assert st == 404 and b["code"] == "NotFound", path
 
 
 @test

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_osrm_browser.sh - the map page in real headless Chromium (tests/osrm_browser.js): page and
+# test_osrm_browser.sh - the Leaflet Routing Machine page (GET /lrm) in real headless Chromium (tests/osrm_browser.js): page and
 # assets served by gpath, the road overview drawn, two clicks routed by Leaflet Routing Machine's
 # stock OSRM v1 router against gpath's /route/v1, the line and itinerary equal to gpath's answer,
 # an isochrone drawn. The screenshot is kept as a CI artifact: $BUILD/test-artifacts/osrm-map.png.
@@ -12,13 +12,9 @@ cd "$(dirname "$0")/.." || exit 1
 BUILD=${BUILD:-build}
 bin=${GPATH_BIN:-$PWD/$BUILD/gpath}
 data=${GPATH_DATA:-$(cd .. && pwd)/shared/data}
-skip() { echo "skip: $*"; echo "0 passed, 0 failed, 1 skipped"; exit 0; }
-command -v node >/dev/null || skip "node is not installed"
-chromium=${CHROMIUM:-/usr/bin/chromium}
-[ -x "$chromium" ] || skip "chromium is not installed (apt-get install chromium)"
-[ -f "$BUILD/web/map/vendor.js" ] || skip "the map page is not bundled (make web)"
-nm=$(cat "$BUILD/web/npm-cache.path" 2>/dev/null)
-[ -n "$nm" ] && [ -d "$nm/playwright-core" ] || skip "playwright-core is not installed (make web)"
+# shellcheck source=tests/browser_lib.sh
+. tests/browser_lib.sh
+browser_need vendor.js
 # shellcheck source=tests/serve_lib.sh
 . tests/serve_lib.sh
 tmp=$(mktemp -d)

@@ -24,7 +24,7 @@ for f in "$@"; do
   case "$b" in
     *.yaml|*.yml) t='application/yaml' ;;
     *.html) t='text/html; charset=utf-8' ;;
-    *.js) t='application/javascript' ;;
+    *.js|*.mjs) t='application/javascript' ;;
     *.css) t='text/css' ;;
     *.png) t='image/png' ;;
     *.svg) t='image/svg+xml' ;;

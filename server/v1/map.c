@@ -1,10 +1,12 @@
-/* map.c - the map page and the road overview it draws.
+/* map.c - the map pages and the road overview they draw.
  *
- * GET / and GET /web/{file} (and /web/images/{file}, where Leaflet's CSS looks for its images)
- * serve the map page compiled into the binary (server/assets.h): `make web` bundles Leaflet and
- * Leaflet Routing Machine from npm (pinned by web/package-lock.json) with web/index.html, app.js
- * and app.css (web/bundle-map.sh); nothing comes from a CDN or from disk at run time. A build
- * made without `make web` answers 501 naming it; `map_page = off` turns the paths into 404s.
+ * GET / (the map page: MapLibre GL JS, web/index.html, app.js, app.css), GET /lrm (the Leaflet
+ * Routing Machine page, web/lrm.html, for clients that use LRM) and GET /web/{file} (and
+ * /web/images/{file}, where Leaflet's CSS looks for its images) serve the files compiled into the
+ * binary (server/assets.h): `make web` bundles MapLibre GL JS, osrm-text-instructions, Leaflet and
+ * Leaflet Routing Machine from npm (pinned by web/package-lock.json) with the pages
+ * (web/bundle-map.sh); nothing comes from a CDN or from disk at run time. A build made without
+ * `make web` answers 501 naming it; `map_page = off` turns the paths into 404s.
  *
  * GET /v1/graphs/{graph}/overview.geojson draws the road network without map tiles: one Feature
  * (MultiLineString) per road class, each road once (a two-way road is one line). When the graph
@@ -39,7 +41,7 @@ static void send_asset(gp_req *r, const char *name) {
         if (!gp_asset_find("index.html"))
             gp_http_error(r, GP_HC_UNSUPPORTED,
                           "this build has no map page: build with `make web` first (npm fetches "
-                          "Leaflet and Leaflet Routing Machine)");
+                          "MapLibre GL JS, Leaflet and Leaflet Routing Machine)");
         else gp_http_error(r, GP_HC_NOT_FOUND, "no map page asset '%.64s'", name ? name : "");
         return;
     }
@@ -49,6 +51,10 @@ static void send_asset(gp_req *r, const char *name) {
 
 void gp_h_map_page(gp_req *r) {
     if (map_page_on(r)) send_asset(r, "index.html");
+}
+
+void gp_h_lrm_page(gp_req *r) {
+    if (map_page_on(r)) send_asset(r, "lrm.html");
 }
 
 void gp_h_web_asset(gp_req *r) {

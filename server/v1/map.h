@@ -1,6 +1,7 @@
-/* map.h - the map page and the road overview it draws (server/v1/map.c):
+/* map.h - the map pages and the road overview they draw (server/v1/map.c):
  *   GET /v1/graphs/{graph}/overview.geojson   the road network, bounded in size
- *   GET /  and  GET /web/{file}               the Leaflet map page (config key `map_page`)
+ *   GET /  and  GET /web/{file}               the MapLibre map page (config key `map_page`)
+ *   GET /lrm                                  the Leaflet Routing Machine page (the same key)
  */
 #ifndef GP_V1_MAP_H
 #define GP_V1_MAP_H
@@ -13,6 +14,7 @@ extern "C" {
 
 void gp_h_overview(gp_req *r);
 void gp_h_map_page(gp_req *r);
+void gp_h_lrm_page(gp_req *r);
 void gp_h_web_asset(gp_req *r);
 
 #ifdef __cplusplus

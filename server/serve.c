@@ -1,6 +1,7 @@
 /* serve.c - `gpath serve`: reads the configuration, starts the engine and the HTTP daemon, loads
- * the configured graphs in a background thread (GET /ready answers 503 until they are in), and on
- * SIGTERM/SIGINT stops gracefully: stop accepting, let requests in flight finish (up to
+ * the configured graphs in a background thread (GET /ready answers 503 until they are in; one that
+ * cannot be read stops serve with exit status 1 and a message naming it, but a PostgreSQL source
+ * stays retried on NOTIFY), and on SIGTERM/SIGINT stops gracefully: stop accepting, let requests in flight finish (up to
  * shutdown_grace_s), stop the daemon, free graphs and the engine (GPU memory), exit 0.
  */
 #include "server/serve.h"
@@ -26,6 +27,10 @@
 #include <unistd.h>
 
 static volatile sig_atomic_t stop_requested;
+/* A start-up graph from a file (or any source but PostgreSQL, whose loads are retried on NOTIFY)
+ * could not be read (missing, unreadable, malformed): serve stops with exit status 1 rather than
+ * run without it. */
+static volatile sig_atomic_t startup_failed;
 
 static void on_signal(int sig) {
     (void)sig;
@@ -50,6 +55,18 @@ static void *load_graphs(void *arg) {
         if (rc)
             GP_LOG(GP_LOG_ERROR, "event=startup_load_failed graph=%s error=\"%s\"",
                    l->cfg->graphs[i].name, err.msg);
+        /* unreadable: not a source that stalled past load_timeout_s or found the loaders busy
+         * (an admin reload may bring those in; /ready names them meanwhile) */
+        if (rc && rc != GP_ETIMEOUT && rc != GP_EBUSY && !stop_requested &&
+            !gp_spec_is_pg(src.spec)) {
+            char shown[1024];
+            gp_spec_redact(src.spec, shown, sizeof shown);
+            fprintf(stderr, "gpath serve: graph '%s' cannot be read from %s: %s\n",
+                    l->cfg->graphs[i].name, shown, err.msg);
+            startup_failed = 1;
+            stop_requested = 1;
+            break;
+        }
         if (rc) gp_srv_storage_note_failed(l->cfg->graphs[i].name); /* a NOTIFY may retry it */
         gp_http_startup_graph(l->cfg->graphs[i].name, rc == GP_OK, err.msg);
     }
@@ -208,7 +225,7 @@ int gp_serve_main(int argc, char **argv, void (*usage)(FILE *f)) {
         nanosleep(&ts, NULL);
     }
     GP_LOG(GP_LOG_INFO, "event=shutdown");
-    code = 0;
+    code = startup_failed ? 1 : 0;
 out:
     if (reg) gp_registry_cancel(reg); /* loads in progress give up: shutdown never waits on one */
     gp_srv_traffic_stop(); /* its thread, then its state (while the registry is reachable) */

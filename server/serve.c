@@ -40,7 +40,19 @@ static void on_signal(int sig) {
 typedef struct loader {
     const gp_config *cfg;
     gp_registry *reg;
+    int port; /* the bound port, for the address printed once the graphs are in */
 } loader;
+
+/* Prints the address to open once the start-up graphs are in: a loopback address as it is, any
+ * other as localhost (the machine's own browser), an IPv6 one in brackets. */
+static void print_url(const gp_config *cfg, int port) {
+    const char *h = cfg->listen;
+    int any = !h[0] || !strcmp(h, "0.0.0.0") || !strcmp(h, "::");
+    int v6 = !any && strchr(h, ':');
+    fprintf(stderr, "gpath: serving on http://%s%s%s:%d/ (the map page; /docs: the API)%s\n",
+            v6 ? "[" : "", any ? "localhost" : h, v6 ? "]" : "", port,
+            any ? ", on every interface" : "");
+}
 
 static void *load_graphs(void *arg) {
     loader *l = arg;
@@ -71,7 +83,10 @@ static void *load_graphs(void *arg) {
         gp_http_startup_graph(l->cfg->graphs[i].name, rc == GP_OK, err.msg);
     }
     gp_http_startup_end();
-    if (!stop_requested) GP_LOG(GP_LOG_INFO, "event=startup_done");
+    if (!stop_requested) {
+        GP_LOG(GP_LOG_INFO, "event=startup_done");
+        print_url(l->cfg, l->port);
+    }
     return NULL;
 }
 
@@ -214,7 +229,7 @@ int gp_serve_main(int argc, char **argv, void (*usage)(FILE *f)) {
         GP_LOG(GP_LOG_ERROR, "event=traffic_failed error=\"%s\"", err.msg);
         goto out;
     }
-    loader ld = {cfg, reg};
+    loader ld = {cfg, reg, gp_http_port(http)};
     if (pthread_create(&th, NULL, load_graphs, &ld) != 0) {
         GP_LOG(GP_LOG_ERROR, "event=thread_failed");
         goto out;

@@ -61,15 +61,19 @@ int gp_osrm_pick_graph(const char *profile, const double *lon, const double *lat
     enum { CAP = 256 };
     gp_graph **gs = malloc(sizeof *gs * CAP);
     char(*names)[65] = malloc(sizeof *names * CAP);
-    uint8_t *in = n ? malloc((size_t)n * CAP) : NULL; /* in[c * n + k]: candidate c holds k */
     double area[CAP];
-    int total = gs && names && (in || !n) ? gp_registry_list(reg, gs, names, CAP) : 0;
+    int total = gs && names ? gp_registry_list(reg, gs, names, CAP) : 0;
     int cand[CAP], nc = 0, pick = -1, rc = GP_OSRM_PICK_OK;
     for (int i = 0; want && i < total; i++)
         if (!strcmp(gs[i]->profile, want)) cand[nc++] = i;
+    /* in[c * n + k]: candidate c holds coordinate k */
+    uint8_t *in = nc > 1 && n ? malloc((size_t)n * (size_t)nc) : NULL;
     if (nc == 0 && total == 1) pick = 0; /* the only graph answers every profile */
     else if (nc == 1 || (nc > 1 && n == 0)) pick = cand[0];
-    else if (nc > 1) {
+    else if (nc > 1 && !in) {
+        rc = GP_OSRM_PICK_NOGRAPH;
+        snprintf(why, size, "out of memory choosing among the regions of profile '%s'", profile);
+    } else if (nc > 1) {
         /* several regions: the smallest road area holding every coordinate */
         for (int c = 0; c < nc; c++) {
             uint8_t *row = in + (size_t)c * n;
@@ -82,7 +86,7 @@ int gp_osrm_pick_graph(const char *profile, const double *lon, const double *lat
         }
         if (pick >= 0) pick = cand[pick];
     }
-    if (pick < 0 && nc > 1) {
+    if (pick < 0 && nc > 1 && in) {
         /* a coordinate in none answers NoSegment; else they lie in different regions */
         int first[CAP] = {0}; /* first[c]: 1 + the first coordinate in candidate c */
         uint32_t lost = n;

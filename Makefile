@@ -79,7 +79,14 @@ ifneq ($(strip $(NVCC)),)
   BENCH_BIN += $(patsubst bench/%.cu,$(BUILD)/bench/%,$(wildcard bench/*.cu))
 endif
 
-.PHONY: all deps deps-run test test-gpu run lint asan ubsan fuzz fuzz-build bench bench-gpu clean format web FORCE data
+.PHONY: default all deps deps-run test test-gpu run lint asan ubsan fuzz fuzz-build bench bench-gpu clean format web FORCE data
+# `make` alone: the web assets first (their files are listed when the Makefile is read), then
+# everything else, so the binary serves /docs and the map page as `make run` does
+.DEFAULT_GOAL := default
+default:
+	@$(MAKE) --no-print-directory web
+	@$(MAKE) --no-print-directory all
+
 all: $(BUILD)/gpath $(TEST_BIN) $(BENCH_BIN)
 
 $(BUILD)/gpath: $(BUILD)/cli/main.o $(BUILD)/libgpath.a
@@ -168,10 +175,15 @@ test-gpu:
 	@$(MAKE) --no-print-directory all
 	@BUILD=$(BUILD) GPATH_REQUIRE_GPU=1 bash tests/run-tests.sh gpu
 
+# make run: loopback only and no cross-origin callers unless told (RUN_LISTEN=0.0.0.0,
+# RUN_CORS='*'); ARGS come last and override both
+NPROC ?= $(shell nproc 2>/dev/null || echo 2)
+RUN_LISTEN ?= 127.0.0.1
+RUN_CORS ?=
 run: deps-run
 	@$(MAKE) --no-print-directory web
-	@$(MAKE) --no-print-directory $(BUILD)/gpath
-	$(BUILD)/gpath serve $(ARGS)
+	@$(MAKE) --no-print-directory -j$(NPROC) $(BUILD)/gpath
+	$(BUILD)/gpath serve --listen '$(RUN_LISTEN)' --cors-origins '$(RUN_CORS)' $(ARGS)
 
 lint: deps
 	@$(MAKE) --no-print-directory BUILD=build-lint WARN="-Wall -Wextra -Werror" all

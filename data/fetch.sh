@@ -4,9 +4,13 @@
 #
 # For each file: already in the destination with the right sha256 -> kept; else a local copy
 # (GPATH_DATA, or ../shared/data when it exists) with the right sha256 -> copied, nothing fetched;
-# else each URL in turn is downloaded (curl), transformed (gzip: gzip -9 -n) and verified. Ends with
-# what it could not get, per file and per group (missing groups make their tests skip), and exits 1
-# if anything is missing.
+# else each URL in turn is downloaded (curl), transformed (gzip: gzip -9 -n) and verified. Before
+# its first download from a host, a quick probe (5 s) checks that the host answers at all: the URLs
+# of a host that does not are skipped, and once two hosts fail and none answered the network is
+# taken as unreachable and the rest is reported as with --no-download, so an offline run ends in
+# seconds. A download that stalls (under 1 KB/s for 30 s) is given up. Ends with what it could not
+# get, per file and per group (missing groups make their tests skip), and exits 1 if anything is
+# missing.
 #
 # usage: data/fetch.sh [--manifest FILE] [--dest DIR] [--source DIR] [--no-download]
 set -uo pipefail
@@ -20,7 +24,7 @@ while [ $# -gt 0 ]; do
     --dest) dest=$2; shift 2 ;;
     --source) src=$2; shift 2 ;;
     --no-download) download=0; shift ;;
-    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "fetch.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -33,6 +37,27 @@ sha_ok() { # FILE "SHA|SHA..."
   [ -n "$got" ] && [[ "|$2|" == *"|$got|"* ]]
 }
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+declare -A host_state # host -> "up" or why it is not
+hosts_up=0 hosts_down=0 offline=
+reachable() { # URL: 0 when its host answers (any HTTP answer), else 1 with $why_host set
+  local h=${1#*://}; h=${h%%/*}
+  if [ -z "${host_state[$h]:-}" ]; then
+    if [ -n "$offline" ]; then
+      host_state[$h]="not tried (no network)"
+    elif curl -sS -o /dev/null --connect-timeout 5 --max-time 5 -r 0-0 "$1" 2>"$tmp/probe"; then
+      host_state[$h]=up; hosts_up=$((hosts_up + 1))
+    else
+      host_state[$h]="$h unreachable ($(tr '\n' ' ' <"$tmp/probe" | sed 's/^curl: //;s/ *$//'))"
+      hosts_down=$((hosts_down + 1))
+      if [ $hosts_up -eq 0 ] && [ $hosts_down -ge 2 ]; then
+        offline="no network: ${host_state[$h]} and $hosts_down hosts in all, none answered; downloads skipped"
+        echo "data: $offline" >&2
+      fi
+    fi
+  fi
+  why_host=${host_state[$h]}
+  [ "$why_host" = up ]
+}
 kept=0 copied=0 fetched=0 missing=()
 declare -A group_missing
 while IFS=$'\t' read -r path size sha urls transform; do
@@ -52,7 +77,9 @@ while IFS=$'\t' read -r path size sha urls transform; do
   else
     for u in $urls; do
       rm -f "$tmp/dl"
-      if ! curl -fsSL --retry 2 --connect-timeout 15 -o "$tmp/dl" "$u" 2>"$tmp/err"; then
+      if ! reachable "$u"; then why="$why; $u: $why_host"; continue; fi
+      if ! curl -fsSL --retry 2 --connect-timeout 15 --speed-limit 1000 --speed-time 30 \
+        -o "$tmp/dl" "$u" 2>"$tmp/err"; then
         why="$why; $u: $(tr '\n' ' ' <"$tmp/err" | sed 's/^curl: //')"; continue
       fi
       if [ "$transform" = gzip ]; then gzip -9 -n -c "$tmp/dl" >"$tmp/dl.gz" && mv "$tmp/dl.gz" "$tmp/dl"; fi

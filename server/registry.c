@@ -9,9 +9,11 @@
  * attach to the engine, then swap. Queries never wait for a reload.
  */
 #include "server/registry.h"
+#include "graph/spatial.h"
 #include "storage/source.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,10 +22,22 @@
 
 #define GP_REGISTRY_MAX 256
 
+/* A coarse coverage grid of a graph's roads: cells of cell degrees from (lon0, lat0), one bit
+ * each, set where a node, shape point or a sample along a road segment lies. A point is covered
+ * when its cell or one of the eight around it is set, so the covered area reaches one to two cells
+ * beyond the roads and a point in the gap between two extracts lies in neither. */
+typedef struct coverage {
+    double lon0, lat0, cell;
+    uint32_t nx, ny;
+    uint8_t *bits;
+    double area_km2; /* the set cells' area */
+} coverage;
+
 typedef struct entry {
     char name[65];
     gp_graph *g;
     gp_graph_source src;
+    coverage *cov; /* of g, for graphs with a routing profile and coordinates; else NULL */
 } entry;
 
 struct gp_registry {
@@ -49,6 +63,110 @@ int gp_registry_name_ok(const char *s) {
     for (size_t i = 0; i < n; i++)
         if (!isalnum((unsigned char)s[i]) && s[i] != '_' && s[i] != '-' && s[i] != '.') return 0;
     return 1;
+}
+
+/* ---- coverage ---- */
+enum { COV_MAX_CELLS = 1 << 24 }; /* 2 MiB of bits at most: the cell grows to fit */
+#define COV_CELL_DEG 0.01         /* about 1.1 km of latitude */
+
+static void cov_free(coverage *c) {
+    if (c) free(c->bits);
+    free(c);
+}
+
+static int cov_xy(const coverage *c, double lon, double lat, int64_t *x, int64_t *y) {
+    if (!isfinite(lon) || !isfinite(lat)) return 0;
+    *x = (int64_t)floor((lon - c->lon0) / c->cell);
+    *y = (int64_t)floor((lat - c->lat0) / c->cell);
+    return 1;
+}
+
+static void cov_set(coverage *c, double lon, double lat) {
+    int64_t x, y;
+    if (!cov_xy(c, lon, lat, &x, &y) || x < 0 || y < 0 || x >= c->nx || y >= c->ny) return;
+    uint64_t i = (uint64_t)y * c->nx + (uint64_t)x;
+    c->bits[i >> 3] |= (uint8_t)(1u << (i & 7));
+}
+
+static int cov_get(const coverage *c, int64_t x, int64_t y) {
+    if (x < 0 || y < 0 || x >= c->nx || y >= c->ny) return 0;
+    uint64_t i = (uint64_t)y * c->nx + (uint64_t)x;
+    return (c->bits[i >> 3] >> (i & 7)) & 1;
+}
+
+/* Marks the cells along the segment a-b, sampled every half cell. */
+static void cov_segment(coverage *c, double lon1, double lat1, double lon2, double lat2) {
+    double span = fmax(fabs(lon2 - lon1), fabs(lat2 - lat1));
+    if (!isfinite(span)) return;
+    uint64_t k = (uint64_t)ceil(span / (c->cell * 0.5));
+    if (k > 1000000) k = 1000000; /* a segment across the world marks its samples only */
+    for (uint64_t s = 0; s <= k; s++) {
+        double t = k ? (double)s / (double)k : 0;
+        cov_set(c, lon1 + (lon2 - lon1) * t, lat1 + (lat2 - lat1) * t);
+    }
+}
+
+/* The coverage grid of g's nodes and road geometry; NULL when g has no coordinates (or no
+ * memory: the graph is then picked as if it covered nothing but a request naming it). */
+static coverage *cov_build(const gp_graph *g) {
+    if (!g->lon || !g->lat || g->n == 0) return NULL;
+    double x0 = INFINITY, y0 = INFINITY, x1 = -INFINITY, y1 = -INFINITY;
+    for (uint32_t u = 0; u < g->n; u++) {
+        if (!isfinite(g->lon[u]) || !isfinite(g->lat[u])) continue;
+        x0 = fmin(x0, g->lon[u]), x1 = fmax(x1, g->lon[u]);
+        y0 = fmin(y0, g->lat[u]), y1 = fmax(y1, g->lat[u]);
+    }
+    if (!(x0 <= x1 && y0 <= y1)) return NULL;
+    coverage *c = calloc(1, sizeof *c);
+    if (!c) return NULL;
+    c->cell = COV_CELL_DEG;
+    while ((floor((x1 - x0) / c->cell) + 1) * (floor((y1 - y0) / c->cell) + 1) > COV_MAX_CELLS)
+        c->cell *= 2;
+    c->lon0 = x0, c->lat0 = y0;
+    c->nx = (uint32_t)floor((x1 - x0) / c->cell) + 1;
+    c->ny = (uint32_t)floor((y1 - y0) / c->cell) + 1;
+    c->bits = calloc(((uint64_t)c->nx * c->ny + 7) / 8, 1);
+    if (!c->bits) {
+        cov_free(c);
+        return NULL;
+    }
+    for (uint32_t u = 0; u < g->n; u++) {
+        cov_set(c, g->lon[u], g->lat[u]);
+        for (uint32_t a = g->row[u]; a < g->row[u + 1]; a++) {
+            double px = g->lon[u], py = g->lat[u];
+            if (g->arc_shape && g->shape_lon && g->shape_lat)
+                for (uint32_t s = g->arc_shape[a]; s < g->arc_shape[a + 1]; s++) {
+                    cov_segment(c, px, py, g->shape_lon[s], g->shape_lat[s]);
+                    px = g->shape_lon[s], py = g->shape_lat[s];
+                }
+            cov_segment(c, px, py, g->lon[g->col[a]], g->lat[g->col[a]]);
+        }
+    }
+    const double km_per_deg = GP_EARTH_RADIUS_M * 3.14159265358979323846 / 180.0 / 1000.0;
+    for (uint32_t y = 0; y < c->ny; y++) {
+        double lat = c->lat0 + (y + 0.5) * c->cell;
+        double cell_km2 = c->cell * km_per_deg * c->cell * km_per_deg * cos(lat * 3.14159265 / 180);
+        for (uint32_t x = 0; x < c->nx; x++)
+            if (cov_get(c, x, y)) c->area_km2 += cell_km2;
+    }
+    return c;
+}
+
+static int cov_holds(const coverage *c, double lon, double lat) {
+    int64_t x, y;
+    if (!cov_xy(c, lon, lat, &x, &y)) return 0;
+    for (int64_t dy = -1; dy <= 1; dy++)
+        for (int64_t dx = -1; dx <= 1; dx++)
+            if (cov_get(c, x + dx, y + dy)) return 1;
+    return 0;
+}
+
+/* 1 when a's and b's coordinates are the same (a derived version keeps its graph's grid). */
+static int same_coords(const gp_graph *a, const gp_graph *b) {
+    if (a->n != b->n || a->m != b->m || !a->lon || !b->lon || !a->lat || !b->lat) return 0;
+    if (a->lon == b->lon && a->lat == b->lat && a->shape_lon == b->shape_lon) return 1;
+    return !memcmp(a->lon, b->lon, sizeof *a->lon * a->n) &&
+           !memcmp(a->lat, b->lat, sizeof *a->lat * a->n) && !a->shape_lon == !b->shape_lon;
 }
 
 gp_registry *gp_registry_new(gp_engine *engine) {
@@ -80,7 +198,10 @@ void gp_registry_cancel(gp_registry *r) {
 
 void gp_registry_free(gp_registry *r) {
     if (!r) return;
-    for (int i = 0; i < r->n; i++) gp_graph_unref(r->entries[i].g);
+    for (int i = 0; i < r->n; i++) {
+        gp_graph_unref(r->entries[i].g);
+        cov_free(r->entries[i].cov);
+    }
     pthread_mutex_destroy(&r->mu);
     pthread_cond_destroy(&r->cv);
     free(r);
@@ -273,6 +394,19 @@ static int find(gp_registry *r, const char *name) {
     return -1;
 }
 
+int gp_registry_coverage(gp_registry *r, const char *name, const double *lon, const double *lat,
+                         uint32_t n, uint8_t *in, double *area_km2) {
+    pthread_mutex_lock(&r->mu);
+    int i = find(r, name);
+    const coverage *c = i >= 0 ? r->entries[i].cov : NULL;
+    if (c) {
+        for (uint32_t k = 0; k < n; k++) in[k] = (uint8_t)cov_holds(c, lon[k], lat[k]);
+        if (area_km2) *area_km2 = c->area_km2;
+    }
+    pthread_mutex_unlock(&r->mu);
+    return c ? GP_OK : GP_ENOTFOUND;
+}
+
 gp_graph *gp_registry_get(gp_registry *r, const char *name) {
     gp_graph *g = NULL;
     pthread_mutex_lock(&r->mu);
@@ -308,6 +442,13 @@ static int publish(gp_registry *r, const char *name, gp_graph *g, const gp_graph
         if (rc) return rc;
     }
     if (r->engine && (rc = gp_engine_attach(r->engine, g, err)) != GP_OK) return rc;
+    /* the coverage grid, for the OSRM aliases' pick among regions: kept from the current
+     * version when the coordinates are the same (a derived version), else built here */
+    gp_graph *cur = gp_registry_get(r, name);
+    coverage *cov = NULL, *old_cov = NULL;
+    int keep_cov = cur && g->profile[0] && same_coords(cur, g);
+    if (!keep_cov && g->profile[0]) cov = cov_build(g);
+    gp_graph_unref(cur);
     gp_graph *old = NULL;
     pthread_mutex_lock(&r->mu);
     int i = find(r, name);
@@ -324,10 +465,17 @@ static int publish(gp_registry *r, const char *name, gp_graph *g, const gp_graph
         old = r->entries[i].g;
         r->entries[i].g = gp_graph_ref(g);
         if (src) r->entries[i].src = *src;
+        if (!keep_cov || !old || !same_coords(old, g)) { /* old may differ from cur by now */
+            old_cov = r->entries[i].cov;
+            r->entries[i].cov = keep_cov ? NULL : cov;
+            cov = NULL;
+        }
     }
     pthread_mutex_unlock(&r->mu);
     if (replaced) *replaced = old != NULL;
     gp_graph_unref(old);
+    cov_free(cov);
+    cov_free(old_cov);
     return rc;
 }
 
@@ -391,6 +539,7 @@ int gp_registry_reload(gp_registry *r, const char *name, gp_err *err) {
 
 int gp_registry_remove(gp_registry *r, const char *name, gp_err *err) {
     gp_graph *old = NULL;
+    coverage *old_cov = NULL;
     pthread_mutex_lock(&r->mu);
     double timeout = r->lim.load_timeout_s;
     pthread_mutex_unlock(&r->mu);
@@ -400,6 +549,7 @@ int gp_registry_remove(gp_registry *r, const char *name, gp_err *err) {
     int i = find(r, name);
     if (i >= 0) {
         old = r->entries[i].g;
+        old_cov = r->entries[i].cov;
         r->entries[i] = r->entries[r->n - 1];
         r->n--;
         memset(&r->entries[r->n], 0, sizeof r->entries[r->n]); /* no stale pointer left behind */
@@ -408,6 +558,7 @@ int gp_registry_remove(gp_registry *r, const char *name, gp_err *err) {
     release_name(r, name);
     if (i < 0) return gp_err_set(err, GP_ENOTFOUND, "no graph named '%s'", name);
     gp_graph_unref(old);
+    cov_free(old_cov);
     GP_LOG(GP_LOG_INFO, "event=graph_removed graph=%s", name);
     return GP_OK;
 }

@@ -80,6 +80,13 @@ int gp_registry_remove(gp_registry *r, const char *name, gp_err *err);
 /* Snapshot: up to cap graphs with a reference each and their names (copied into names[i], 65
  * bytes each), sorted by name; returns the count. Caller unrefs each graph. */
 int gp_registry_list(gp_registry *r, gp_graph **graphs, char (*names)[65], int cap);
+/* Regions: for a graph with a routing profile (gp_graph.profile) and coordinates, publishing
+ * builds a coarse coverage grid of its roads (cells of about 1 km holding a node or a piece of
+ * road; a point is in when its cell or a neighbour is). Sets in[k] to 1 when (lon[k], lat[k])
+ * lies in name's road area, else 0, and *area_km2 (may be NULL) to that area. GP_ENOTFOUND (in
+ * untouched) when name is absent or has no grid. */
+int gp_registry_coverage(gp_registry *r, const char *name, const double *lon, const double *lat,
+                         uint32_t n, uint8_t *in, double *area_km2);
 /* The recorded source of name (copied), GP_ENOTFOUND when absent. */
 int gp_registry_source(gp_registry *r, const char *name, gp_graph_source *out);
 /* Number of successful / failed (re)loads and the count of served graphs. */

@@ -1,6 +1,7 @@
 /* serve.c - `gpath serve`: reads the configuration, starts the engine and the HTTP daemon, loads
- * the configured graphs in a background thread (GET /ready answers 503 until they are in), and on
- * SIGTERM/SIGINT stops gracefully: stop accepting, let requests in flight finish (up to
+ * the configured graphs in a background thread (GET /ready answers 503 until they are in; one that
+ * cannot be read stops serve with exit status 1 and a message naming it, but a PostgreSQL source
+ * stays retried on NOTIFY), and on SIGTERM/SIGINT stops gracefully: stop accepting, let requests in flight finish (up to
  * shutdown_grace_s), stop the daemon, free graphs and the engine (GPU memory), exit 0.
  */
 #include "server/serve.h"
@@ -26,6 +27,10 @@
 #include <unistd.h>
 
 static volatile sig_atomic_t stop_requested;
+/* A start-up graph from a file (or any source but PostgreSQL, whose loads are retried on NOTIFY)
+ * could not be read (missing, unreadable, malformed): serve stops with exit status 1 rather than
+ * run without it. */
+static volatile sig_atomic_t startup_failed;
 
 static void on_signal(int sig) {
     (void)sig;
@@ -35,7 +40,19 @@ static void on_signal(int sig) {
 typedef struct loader {
     const gp_config *cfg;
     gp_registry *reg;
+    int port; /* the bound port, for the address printed once the graphs are in */
 } loader;
+
+/* Prints the address to open once the start-up graphs are in: a loopback address as it is, any
+ * other as localhost (the machine's own browser), an IPv6 one in brackets. */
+static void print_url(const gp_config *cfg, int port) {
+    const char *h = cfg->listen;
+    int any = !h[0] || !strcmp(h, "0.0.0.0") || !strcmp(h, "::");
+    int v6 = !any && strchr(h, ':');
+    fprintf(stderr, "gpath: serving on http://%s%s%s:%d/ (the map page; /docs: the API)%s\n",
+            v6 ? "[" : "", any ? "localhost" : h, v6 ? "]" : "", port,
+            any ? ", on every interface" : "");
+}
 
 static void *load_graphs(void *arg) {
     loader *l = arg;
@@ -50,11 +67,26 @@ static void *load_graphs(void *arg) {
         if (rc)
             GP_LOG(GP_LOG_ERROR, "event=startup_load_failed graph=%s error=\"%s\"",
                    l->cfg->graphs[i].name, err.msg);
+        /* unreadable: not a source that stalled past load_timeout_s or found the loaders busy
+         * (an admin reload may bring those in; /ready names them meanwhile) */
+        if (rc && rc != GP_ETIMEOUT && rc != GP_EBUSY && !stop_requested &&
+            !gp_spec_is_pg(src.spec)) {
+            char shown[1024];
+            gp_spec_redact(src.spec, shown, sizeof shown);
+            fprintf(stderr, "gpath serve: graph '%s' cannot be read from %s: %s\n",
+                    l->cfg->graphs[i].name, shown, err.msg);
+            startup_failed = 1;
+            stop_requested = 1;
+            break;
+        }
         if (rc) gp_srv_storage_note_failed(l->cfg->graphs[i].name); /* a NOTIFY may retry it */
         gp_http_startup_graph(l->cfg->graphs[i].name, rc == GP_OK, err.msg);
     }
     gp_http_startup_end();
-    if (!stop_requested) GP_LOG(GP_LOG_INFO, "event=startup_done");
+    if (!stop_requested) {
+        GP_LOG(GP_LOG_INFO, "event=startup_done");
+        print_url(l->cfg, l->port);
+    }
     return NULL;
 }
 
@@ -197,7 +229,7 @@ int gp_serve_main(int argc, char **argv, void (*usage)(FILE *f)) {
         GP_LOG(GP_LOG_ERROR, "event=traffic_failed error=\"%s\"", err.msg);
         goto out;
     }
-    loader ld = {cfg, reg};
+    loader ld = {cfg, reg, gp_http_port(http)};
     if (pthread_create(&th, NULL, load_graphs, &ld) != 0) {
         GP_LOG(GP_LOG_ERROR, "event=thread_failed");
         goto out;
@@ -208,7 +240,7 @@ int gp_serve_main(int argc, char **argv, void (*usage)(FILE *f)) {
         nanosleep(&ts, NULL);
     }
     GP_LOG(GP_LOG_INFO, "event=shutdown");
-    code = 0;
+    code = startup_failed ? 1 : 0;
 out:
     if (reg) gp_registry_cancel(reg); /* loads in progress give up: shutdown never waits on one */
     gp_srv_traffic_stop(); /* its thread, then its state (while the registry is reachable) */

@@ -160,9 +160,9 @@ def t_units(d):
 @test
 def t_unknown_names(d):
     err(d.call("GET", "/v1/graphs/road/route?from=1&to=2&alternatives=true"), 400, "InvalidQuery",
-        ["alternatives"])
+        ["alternatives", "/route/v1/{graph}/", "alternatives=true"])
     err(d.call("GET", "/v1/graphs/road/route?from=1&to=2&steps=true"), 400, "InvalidQuery",
-        ["steps", "path"])
+        ["steps", "path", "/route/v1/{graph}/", "steps=true"])
     err(d.call("GET", "/v1/graphs/road/route?from=1&to=2&profile=car"), 400, "InvalidQuery",
         ["profile"])
     err(d.call("GET", "/v1/graphs/road/route?from=1&lat=47.3&lon=8.5"), 400, "InvalidQuery",

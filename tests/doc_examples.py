@@ -7,7 +7,8 @@ Usage: doc_examples.py [--list] [FILE...]   (default: README.md docs/*.md)
 What is run: every ```sh block. A block runs in a scratch directory that links the repository's
 top-level entries (build/, config/, deploy/, ...) and every file and folder of the data sets
 ($GPATH_DATA/*/*), so `build/gpath ...`, `gpath ...` (build/ is on PATH), `USA-road-d.NY.gr.gz` and
-`1239/weights.intra` resolve as the text says; what an example writes stays in the scratch dir.
+`1239/weights.intra` resolve as the text says, and a `data/` laid out as `make data` lays it out
+(`data/osm/monaco.osm.pbf`); what an example writes stays in the scratch dir.
 
 How an example is judged, per logical line (backslash continuations joined; a block with
 for/while/if runs as one command):
@@ -345,6 +346,14 @@ def make_scratch():
     if os.path.lexists(os.path.join(d, "build")):
         os.unlink(os.path.join(d, "build"))
     os.symlink(os.path.join(ROOT, BUILD), os.path.join(d, "build"))
+    # `data/osm/monaco.osm.pbf` as `make data` lays it out, whichever copy the run uses
+    if os.path.lexists(os.path.join(d, "data")):
+        os.unlink(os.path.join(d, "data"))
+    os.mkdir(os.path.join(d, "data"))
+    for src in (DATA, os.path.join(ROOT, "data")):
+        for e in sorted(os.listdir(src)) if os.path.isdir(src) else []:
+            if not os.path.lexists(os.path.join(d, "data", e)):
+                os.symlink(os.path.join(src, e), os.path.join(d, "data", e))
     if os.path.isdir(DATA):
         for ds in sorted(os.listdir(DATA)):
             dsp = os.path.join(DATA, ds)

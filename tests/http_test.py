@@ -568,12 +568,17 @@ def t_admin_csv(ctx):
 
 
 @test
-def t_not_ready(ctx):
-    st, h, b = ctx.d2.call("GET", "/ready")
-    expect_error((st, h, b), 503, "NotReady", ["bad", "broken.gr"])
-    assert h.get("retry-after") == "1"
-    st, _, b = ctx.d2.call("GET", "/health")
-    assert st == 200 and b["ready"] is False and b["graphs"] == ["ok"], b
+def t_startup_graph_unreadable(ctx):
+    """A start-up graph that cannot be read (a broken file, a missing one) stops serve with exit
+    status 1 and a message naming the file: it never listens on without it."""
+    for name, path in (("bad", os.path.join(ctx.tmp, "broken.gr")),
+                       ("abilene", os.path.join(ctx.tmp, "Abilene.graphml"))):
+        spec = ("graphml:" if path.endswith(".graphml") else "dimacs:") + path
+        p = subprocess.run([BIN, "serve", "--listen", "127.0.0.1", "--port", "0", "--graph",
+                            "ok=gen:200", "--graph", f"{name}={spec}", "--cache-path", ""],
+                           capture_output=True, text=True, timeout=60)
+        assert p.returncode == 1, (p.returncode, p.stderr[-2000:])
+        assert f"graph '{name}' cannot be read from {spec}" in p.stderr, p.stderr[-2000:]
 
 
 @test
@@ -583,7 +588,6 @@ def t_loading(ctx):
     fifo = os.path.join(ctx.tmp, "slow.gr")
     os.mkfifo(fifo)
     d3 = Daemon(ctx.tmp, "third", ["--graph", "slow=dimacs:" + fifo, "--graph", "quick=gen:100",
-                                   "--graph", "fix=dimacs:" + os.path.join(ctx.tmp, "broken.gr"),
                                    "--cache-path", os.path.join(ctx.tmp, "cache3.sqlite")],
                 {"GPATH_ADMIN_TOKEN": TOKEN})
     fed = False
@@ -604,15 +608,11 @@ def t_loading(ctx):
             time.sleep(0.02)
         st, _, b = d3.call("GET", "/v1/graphs/slow/route?from=1&to=2")
         assert st == 200 and b["distance"] == 5, b
-        # 'fix' failed at start: not ready until an admin loads it from a good source
         t0 = time.time()
-        while "loading" in d3.call("GET", "/ready")[2].get("message", "") and time.time() - t0 < 10:
+        while d3.call("GET", "/ready")[0] != 200 and time.time() - t0 < 10:
             time.sleep(0.02)
-        expect_error(d3.call("GET", "/ready"), 503, "NotReady", ["'fix'", "broken.gr"])
-        st, _, b = d3.call("PUT", "/admin/graphs/fix", {"spec": "gen:100"}, token=TOKEN)
-        assert st == 201, b
         st, _, b = d3.call("GET", "/ready")
-        assert st == 200 and b["graphs"] == 3, b
+        assert st == 200 and b["graphs"] == 2, b
     finally:
         if not fed:  # unblock the loader so the daemon can stop
             try:
@@ -981,8 +981,7 @@ r = dimacs:{tmp}/r.gr
         ctx.d = Daemon(tmp, "main", ["--config", conf],
                        {"GPATH_MAX_NEAREST": "5", "GPATH_ADMIN_TOKEN": TOKEN, "GPATH_PORT": "1"})
         ctx.d.wait_ready()
-        ctx.d2 = Daemon(tmp, "second", ["--graph", "bad=dimacs:" + os.path.join(tmp, "broken.gr"),
-                                        "--graph", "ok=gen:200", "--threads", "2",
+        ctx.d2 = Daemon(tmp, "second", ["--graph", "ok=gen:200", "--threads", "2",
                                         "--cache-path", os.path.join(tmp, "cache2.sqlite")])
         t0 = time.time()
         while time.time() - t0 < 20:  # wait until the startup loader finished (ok loaded)

@@ -3,7 +3,7 @@
 # URLs point at python3 -m http.server on 127.0.0.1. Checks downloads verified by sha256 (a wrong
 # first URL falls through to the next, a gzip transform), a corrupt or missing file reported by
 # name with exit 1 and nothing half-written, a local copy used without any download, files already
-# in place kept, and that data/MANIFEST.tsv matches the local data copy ($GPATH_DATA, skipped when
+# in place kept, no copy and no network ending within a minute, and that data/MANIFEST.tsv matches the local data copy ($GPATH_DATA, skipped when
 # absent) file for file. Prints "N passed, N failed, N skipped" last.
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -78,6 +78,30 @@ else bad "GPATH_DATA copy" "exit $rc: $(cat "$tmp/log")"; fi
 printf 'x' >>"$tmp/out/g1/a.gr"
 GPATH_DATA="$tmp/local" bash data/fetch.sh --manifest "$tmp/M.tsv" --dest "$tmp/out" --no-download >"$tmp/log" 2>&1; rc=$?
 [ $rc -eq 1 ] && grep -q "g1/a.gr: .*downloads disabled" "$tmp/log" && ok "a changed file is detected by its sha256" || bad "changed file detected" "exit $rc: $(cat "$tmp/log")"
+
+# no copy and no network: every connection through a proxy that accepts and never answers (as a
+# network that drops packets), the real manifest; it must end within a minute naming what is missing
+($PY -u -c '
+import socket, sys
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(256)
+print(s.getsockname()[1], flush=True)
+held = []
+while True:
+    held.append(s.accept())
+' >"$tmp/hole.port" 2>/dev/null) &
+hpid=$!
+for _ in $(seq 1 100); do [ -s "$tmp/hole.port" ] && break; sleep 0.05; done
+hole="http://127.0.0.1:$(cat "$tmp/hole.port")"
+t0=$(date +%s)
+env -u GPATH_DATA http_proxy="$hole" https_proxy="$hole" HTTPS_PROXY="$hole" ALL_PROXY="$hole" no_proxy= \
+  timeout 60 bash data/fetch.sh --dest "$tmp/offline" --source "$tmp/nolocal" >"$tmp/log" 2>&1; rc=$?
+dt=$(( $(date +%s) - t0 ))
+kill "$hpid" 2>/dev/null; wait "$hpid" 2>/dev/null
+nfiles=$(grep -cv '^\(#\|$\)' data/MANIFEST.tsv)
+if [ $rc -eq 1 ] && grep -q "^data: no network: .*unreachable" "$tmp/log" &&
+   grep -q "0 downloaded, $nfiles missing" "$tmp/log" && grep -q "osm/monaco.osm.pbf: " "$tmp/log"; then
+  ok "no copy, no network: ends in ${dt}s (under 60) naming the $nfiles missing files"
+else bad "no copy, no network: ends within a minute" "exit $rc after ${dt}s: $(head -c 3000 "$tmp/log")"; fi
 
 # the real manifest matches the local copy of the data
 if [ -d "$DATA" ]; then

@@ -220,7 +220,9 @@ static const struct {
     {"coordinates", "from|sources", "one place per parameter: a node id or lon,lat"},
     {"start", "from|source", NULL},
     {"end", "to", NULL},
-    {"alternatives", NULL, "gpath answers the one shortest route; it has no alternatives"},
+    {"alternatives", NULL,
+     "/v1 answers the one shortest route; alternatives come from the OSRM service on the "
+     "same server: /route/v1/{graph}/{lon,lat;lon,lat}?alternatives=true"},
     {"profile", NULL,
      "a graph has one cost model fixed when it is loaded (its weight_unit in GET "
      "/v1/graphs/{graph}); serve another graph for another profile"},
@@ -229,12 +231,17 @@ static const struct {
      "equivalent)"},
     {"vehicle", NULL, "a graph's costs are fixed when it is loaded"},
     {"steps", NULL,
-     "gpath gives no turn-by-turn steps: a route has 'path' (node ids) and "
-     "'geometry'"},
-    {"instructions", NULL, "gpath gives no turn-by-turn instructions"},
-    {"overview", NULL, "the geometry is always the full GeoJSON LineString"},
-    {"geometries", NULL, "the geometry is always GeoJSON"},
-    {"points_encoded", NULL, "the geometry is always GeoJSON"},
+     "/v1 routes have 'path' (node ids) and 'geometry'; turn-by-turn steps come from "
+     "the OSRM service on the same server: /route/v1/{graph}/{lon,lat;lon,lat}?steps=true"},
+    {"instructions", NULL,
+     "turn-by-turn instructions come from the OSRM service on the same server: "
+     "/route/v1/{graph}/{lon,lat;lon,lat}?steps=true"},
+    {"overview", NULL,
+     "/v1's geometry is the full GeoJSON LineString; /route/v1 has overview=simplified"},
+    {"geometries", NULL,
+     "/v1's geometry is GeoJSON; /route/v1 has geometries=polyline|polyline6|geojson"},
+    {"points_encoded", NULL,
+     "/v1's geometry is GeoJSON; /route/v1 has geometries=polyline|polyline6|geojson"},
     {"annotations", NULL,
      "answers always carry weight, weight_unit and, where the graph knows "
      "them, duration_s and length_m"},

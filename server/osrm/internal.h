@@ -58,6 +58,24 @@ typedef struct gp_osrm_req {
  * itself has no route either. */
 void gp_osrm_closed_why(gp_osrm_req *q, const gp_snap *a, const gp_snap *b, char *buf, size_t size);
 
+/* What gp_osrm_pick_graph found. */
+enum {
+    GP_OSRM_PICK_OK = 0,
+    GP_OSRM_PICK_NOGRAPH, /* profile names no graph and no graph has that profile: InvalidQuery */
+    GP_OSRM_PICK_NONE,    /* a coordinate lies in no region of the profile: NoSegment */
+    GP_OSRM_PICK_MIXED    /* the coordinates lie in different regions: InvalidQuery */
+};
+/* The graph that {profile} names for coordinates lon/lat[0..n): a served graph of that name; else
+ * among the graphs whose gp_graph.profile is the alias's (driving/car -> car, cycling/bike ->
+ * bicycle, walking/foot -> foot, truck/hgv -> truck) the one whose road area (the registry's
+ * coverage grid, gp_registry_coverage) holds every coordinate, the smallest such area when several
+ * do; one graph of that profile is picked whatever the coordinates (snapping answers then), and
+ * with n == 0 the first by name. With exactly one graph served, any profile resolves to it. On
+ * GP_OSRM_PICK_OK *out holds a reference and name[65] its name; otherwise *out is NULL and why
+ * says what failed, naming the regions (the caller answers; tiles may answer an empty tile). */
+int gp_osrm_pick_graph(const char *profile, const double *lon, const double *lat, uint32_t n,
+                       gp_graph **out, char name[65], char *why, size_t size);
+
 /* 1 for a graph whose weights are no travel times nor road costs (router topologies: hops, or a
  * cost rule of graphml / sndlib / rocketfuel): the OSRM services refuse it (400 InvalidQuery
  * naming it) rather than answer hops as seconds. */

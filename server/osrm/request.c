@@ -46,13 +46,14 @@ static const struct {
                {"bike", "bicycle"}, {"bicycle", "bicycle"}, {"walking", "foot"},
                {"foot", "foot"},    {"truck", "truck"},     {"hgv", "truck"}};
 
-/* Referenced graph for profile, its name in name[65]; NULL when none. */
-static gp_graph *resolve_profile(const char *profile, char *name) {
+int gp_osrm_pick_graph(const char *profile, const double *lon, const double *lat, uint32_t n,
+                       gp_graph **out, char name[65], char *why, size_t size) {
     gp_registry *reg = gp_http_registry();
-    gp_graph *g = gp_registry_get(reg, profile);
-    if (g) {
+    *out = NULL;
+    why[0] = '\0';
+    if ((*out = gp_registry_get(reg, profile))) {
         snprintf(name, 65, "%s", profile);
-        return g;
+        return GP_OSRM_PICK_OK;
     }
     const char *want = NULL;
     for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
@@ -60,14 +61,83 @@ static gp_graph *resolve_profile(const char *profile, char *name) {
     enum { CAP = 256 };
     gp_graph **gs = malloc(sizeof *gs * CAP);
     char(*names)[65] = malloc(sizeof *names * CAP);
-    int n = gs && names ? gp_registry_list(reg, gs, names, CAP) : 0;
-    int pick = -1;
-    for (int i = 0; want && i < n && pick < 0; i++)
-        if (!strcmp(gs[i]->profile, want)) pick = i;
-    if (pick < 0 && n == 1) pick = 0; /* the only graph answers every profile */
-    for (int i = 0; i < n; i++) {
+    double area[CAP];
+    int total = gs && names ? gp_registry_list(reg, gs, names, CAP) : 0;
+    int cand[CAP], nc = 0, pick = -1, rc = GP_OSRM_PICK_OK;
+    for (int i = 0; want && i < total; i++)
+        if (!strcmp(gs[i]->profile, want)) cand[nc++] = i;
+    /* in[c * n + k]: candidate c holds coordinate k */
+    uint8_t *in = nc > 1 && n ? malloc((size_t)n * (size_t)nc) : NULL;
+    if (nc == 0 && total == 1) pick = 0; /* the only graph answers every profile */
+    else if (nc == 1 || (nc > 1 && n == 0)) pick = cand[0];
+    else if (nc > 1 && !in) {
+        rc = GP_OSRM_PICK_NOGRAPH;
+        snprintf(why, size, "out of memory choosing among the regions of profile '%s'", profile);
+    } else if (nc > 1) {
+        /* several regions: the smallest road area holding every coordinate */
+        for (int c = 0; c < nc; c++) {
+            uint8_t *row = in + (size_t)c * n;
+            area[c] = INFINITY;
+            if (gp_registry_coverage(reg, names[cand[c]], lon, lat, n, row, &area[c]))
+                memset(row, 0, n);
+            uint32_t k = 0;
+            while (k < n && row[k]) k++;
+            if (k == n && (pick < 0 || area[c] < area[pick])) pick = c;
+        }
+        if (pick >= 0) pick = cand[pick];
+    }
+    if (pick < 0 && nc > 1 && in) {
+        /* a coordinate in none answers NoSegment; else they lie in different regions */
+        int first[CAP] = {0}; /* first[c]: 1 + the first coordinate in candidate c */
+        uint32_t lost = n;
+        for (uint32_t k = 0; k < n && lost == n; k++) {
+            int found = 0;
+            for (int c = 0; c < nc; c++)
+                if (in[(size_t)c * n + k]) {
+                    found = 1;
+                    if (!first[c]) first[c] = (int)k + 1;
+                }
+            if (!found) lost = k;
+        }
+        size_t w = 0;
+        if (lost < n) {
+            rc = GP_OSRM_PICK_NONE;
+            w = (size_t)snprintf(why, size,
+                                 "coordinate %u: %.6f,%.6f lies in no region served "
+                                 "for profile '%s' (",
+                                 lost, lon[lost], lat[lost], profile);
+            for (int c = 0; c < nc && w < size; c++)
+                w += (size_t)snprintf(why + w, size - w, "%s'%s'", c ? ", " : "", names[cand[c]]);
+            if (w < size) snprintf(why + w, size - w, ")");
+        } else {
+            rc = GP_OSRM_PICK_MIXED;
+            w = (size_t)snprintf(why, size, "the coordinates lie in different regions (");
+            for (int shown = 0, last = 0; w < size; shown++) { /* by coordinate order */
+                int c = -1;
+                for (int j = 0; j < nc; j++)
+                    if (first[j] > last && (c < 0 || first[j] < first[c])) c = j;
+                if (c < 0) break;
+                last = first[c];
+                w += (size_t)snprintf(why + w, size - w, "%scoordinate %d in '%s'",
+                                      shown ? ", " : "", first[c] - 1, names[cand[c]]);
+            }
+            if (w < size)
+                snprintf(why + w, size - w,
+                         ") and no graph served for profile '%s' holds them all: one request "
+                         "routes within one region",
+                         profile);
+        }
+    }
+    if (pick < 0 && rc == GP_OSRM_PICK_OK) {
+        rc = GP_OSRM_PICK_NOGRAPH;
+        snprintf(why, size,
+                 "profile '%s' names no served graph and no graph has that routing profile "
+                 "(GET /v1/graphs lists them)",
+                 profile);
+    }
+    for (int i = 0; i < total; i++) {
         if (i == pick) {
-            g = gs[i];
+            *out = gs[i];
             snprintf(name, 65, "%s", names[i]);
         } else {
             gp_graph_unref(gs[i]);
@@ -75,7 +145,8 @@ static gp_graph *resolve_profile(const char *profile, char *name) {
     }
     free(gs);
     free(names);
-    return g;
+    free(in);
+    return rc;
 }
 
 int gp_osrm_no_durations(const gp_graph *g) {
@@ -481,26 +552,6 @@ int gp_osrm_req_init(gp_osrm_req *q, gp_req *r, const char *coords, long max_coo
         q->body = gp_req_json(r);
     }
     if (!check_options(q)) return 0;
-    q->g = resolve_profile(profile ? profile : "", q->graph_name);
-    if (!q->g) {
-        gp_osrm_error(r, 400, "InvalidQuery",
-                      "profile '%s' names no served graph and no graph has that routing profile "
-                      "(GET /v1/graphs lists them)",
-                      profile ? profile : "");
-        return 0;
-    }
-    if (gp_osrm_no_durations(q->g)) {
-        gp_osrm_error(r, 400, "InvalidQuery",
-                      "graph '%s' has no travel times: its weights are %s (a router topology, "
-                      "format %s), and the OSRM services answer durations in seconds; ask "
-                      "/v1/graphs/%s/route or /table for its costs",
-                      q->graph_name, q->g->unit_name, q->g->format, q->graph_name);
-        return 0;
-    }
-    if (!q->g->lon || !q->g->spatial) {
-        gp_osrm_error(r, 400, "InvalidQuery", "graph '%s' has no coordinates", q->graph_name);
-        return 0;
-    }
     char buf[64];
     const char *v;
     if (!coords) {
@@ -517,6 +568,27 @@ int gp_osrm_req_init(gp_osrm_req *q, gp_req *r, const char *coords, long max_coo
         free(text);
         if (!ok) return 0;
     } else if (!parse_coords(q, coords, max_coords, limit_key)) {
+        return 0;
+    }
+    char why[1024];
+    int pick = gp_osrm_pick_graph(profile ? profile : "", q->lon, q->lat, q->n, &q->g,
+                                  q->graph_name, why, sizeof why);
+    if (pick) {
+        gp_osrm_error(r, 400, pick == GP_OSRM_PICK_NONE ? "NoSegment" : "InvalidQuery", "%s%s",
+                      pick == GP_OSRM_PICK_NONE ? "Could not find a matching segment for " : "",
+                      why);
+        return 0;
+    }
+    if (gp_osrm_no_durations(q->g)) {
+        gp_osrm_error(r, 400, "InvalidQuery",
+                      "graph '%s' has no travel times: its weights are %s (a router topology, "
+                      "format %s), and the OSRM services answer durations in seconds; ask "
+                      "/v1/graphs/%s/route or /table for its costs",
+                      q->graph_name, q->g->unit_name, q->g->format, q->graph_name);
+        return 0;
+    }
+    if (!q->g->lon || !q->g->spatial) {
+        gp_osrm_error(r, 400, "InvalidQuery", "graph '%s' has no coordinates", q->graph_name);
         return 0;
     }
     q->geometries = GP_GEOM_POLYLINE;

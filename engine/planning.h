@@ -74,6 +74,12 @@ typedef struct gp_fail {
 int gp_plan_load(const gp_rt *t, const gp_demands *d, int threads, double *load, uint8_t *unrouted,
                  double *unrouted_vol, gp_err *err);
 
+/* gp_plan_load on the GPU (engine/planning_cuda.c, kernels/planload.cu): the same loads (to the
+ * last bits of double addition) and unrouted volume, without per-demand flags; *gpu_ms (may be
+ * NULL) the device time of the kernels. GP_EUNSUPPORTED without CUDA or a device. */
+int gp_plan_load_cuda(const gp_rt *t, const gp_demands *d, double *load, double *unrouted_vol,
+                      double *gpu_ms, gp_err *err);
+
 enum gp_plan_strategy { GP_PLAN_AUTO = 0, GP_PLAN_INCREMENTAL, GP_PLAN_FULL };
 const char *gp_plan_strategy_name(int s); /* "auto", "incremental", "full" */
 

@@ -69,11 +69,14 @@ static int carry_caps(const gp_graph *g, gp_graph *h, gp_err *err) {
         for (uint32_t a = h->row[u]; a < h->row[u + 1]; a++) {
             uint32_t v = h->col[a], gv = gp_graph_index(g, h->ext[v]), k = 0;
             for (uint32_t b = h->row[u]; b < a; b++) k += h->col[b] == v;
-            for (uint32_t b = g->row[gu]; b < g->row[gu + 1]; b++)
-                if (g->col[b] == gv && k-- == 0) {
+            for (uint32_t b = g->row[gu]; b < g->row[gu + 1]; b++) {
+                if (g->col[b] != gv) continue;
+                if (k == 0) {
                     h->arc_cap[a] = cap[b];
                     break;
                 }
+                k--;
+            }
         }
     }
     return GP_OK;

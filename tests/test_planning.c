@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "engine/planning.h"
+#include "graph/graph_internal.h" /* gp_splitmix64 */
 
 typedef struct arc {
     int64_t u, v;
@@ -185,13 +186,7 @@ static void test_unrouted(void **state) {
     gp_graph_unref(g);
 }
 
-static uint64_t rng(uint64_t *s) {
-    *s += 0x9e3779b97f4a7c15ULL;
-    uint64_t z = *s;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
+static uint64_t rng(uint64_t *s) { return gp_splitmix64(s); }
 
 /* The reference: the failed network built from scratch, its tables and loads. */
 static void brute(const gp_graph *g, const gp_rt *t, const gp_demands *d, const double *cap,

@@ -14,6 +14,7 @@
 
 #include "engine/planning.h"
 #include "engine/progress.h"
+#include "graph/graph_internal.h" /* gp_splitmix64 */
 #include "server/api/netops_json.h"
 #include "server/v1/netops.h"
 
@@ -101,7 +102,7 @@ static pl_graph *slot(const char *name, int create) {
     return free_slot;
 }
 
-static uint64_t fnv(uint64_t h, const void *p, size_t n) {
+static uint64_t pl_hash(uint64_t h, const void *p, size_t n) {
     const unsigned char *b = p;
     for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ULL;
     return h;
@@ -114,15 +115,15 @@ static void set_version(pl_graph *s) {
     }
     uint64_t h = 1469598103934665603ULL;
     for (size_t i = 0; i < s->nrows; i++) {
-        h = fnv(h, &s->rows[i].s, 8);
-        h = fnv(h, &s->rows[i].d, 8);
-        h = fnv(h, &s->rows[i].v, 8);
+        h = pl_hash(h, &s->rows[i].s, 8);
+        h = pl_hash(h, &s->rows[i].d, 8);
+        h = pl_hash(h, &s->rows[i].v, 8);
     }
-    h = fnv(h, "caps", 4);
+    h = pl_hash(h, "caps", 4);
     for (size_t i = 0; i < s->ncaps; i++) {
-        h = fnv(h, &s->caps[i].u, 8);
-        h = fnv(h, &s->caps[i].v, 8);
-        h = fnv(h, &s->caps[i].c, 8);
+        h = pl_hash(h, &s->caps[i].u, 8);
+        h = pl_hash(h, &s->caps[i].v, 8);
+        h = pl_hash(h, &s->caps[i].c, 8);
     }
     snprintf(s->dver, sizeof s->dver, "%016llx", (unsigned long long)h);
 }
@@ -965,13 +966,6 @@ static void sb_free(sbuild *b) {
     free(b->kind);
 }
 
-static uint64_t splitmix(uint64_t *s) {
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
 /* A link given as [u, v] in JSON -> internal pair (joined); err names what. */
 static int json_link(const names *nm, const gp_rt *t, const cJSON *a, const char *what, uint32_t *u,
                      uint32_t *v, char *err, size_t cap) {
@@ -1161,13 +1155,14 @@ static int build_scenarios(const cJSON *j, const gp_rt *t, const names *nm, sbui
             }
             memset(set, 0xff, hcap * sizeof *set);
             for (uint64_t got = 0; got < sample;) {
-                uint32_t a = (uint32_t)(splitmix(&seed) % nl), c = (uint32_t)(splitmix(&seed) % nl);
+                uint32_t a = (uint32_t)(gp_splitmix64(&seed) % nl),
+                         c = (uint32_t)(gp_splitmix64(&seed) % nl);
                 if (a == c) continue;
                 if (a > c) {
                     uint32_t x = a;
                     a = c, c = x;
                 }
-                uint64_t key = (uint64_t)a * nl + c, h = (key * 0x9e3779b97f4a7c15ULL) & (hcap - 1);
+                uint64_t key = (uint64_t)a * nl + c, h = gp_mix64(key) & (hcap - 1);
                 while (set[h] != UINT64_MAX && set[h] != key) h = (h + 1) & (hcap - 1);
                 if (set[h] == key) continue;
                 set[h] = key;
@@ -1243,9 +1238,9 @@ void gp_h_failure_post(gp_req *r) {
         gp_http_error(r, code - 1, "%s", err[0] ? err : "out of memory");
         goto fail;
     }
-    uint64_t key = fnv(1469598103934665603ULL, spec ? spec : "", spec ? strlen(spec) : 0);
-    key = fnv(key, in.t->g->version, 16);
-    key = fnv(key, in.dver, 16);
+    uint64_t key = pl_hash(1469598103934665603ULL, spec ? spec : "", spec ? strlen(spec) : 0);
+    key = pl_hash(key, in.t->g->version, 16);
+    key = pl_hash(key, in.dver, 16);
     /* a done (or queued, running) analysis of the same question is answered again */
     pthread_mutex_lock(&pl.mu);
     for (size_t i = 0; i < pl.njobs; i++)

@@ -349,7 +349,14 @@ void gp_h_demands_put(gp_req *r) {
     size_t n = 0;
     int rc;
     while (len && (*body == ' ' || *body == '\n' || *body == '\r' || *body == '\t')) body++, len--;
-    if ((ct && strstr(ct, "csv")) || (len && body[0] != '{' && body[0] != '[')) {
+    if (!len) {
+        free(nm.idx);
+        gp_http_error(r, GP_HC_INVALID_QUERY,
+                      "the body must be {\"demands\": [...]} or CSV source,destination,volume "
+                      "(DELETE removes the demands)");
+        return;
+    }
+    if ((ct && strstr(ct, "csv")) || (body[0] != '{' && body[0] != '[')) {
         rc = parse_csv(&nm, body, len, &rows, &n, max, err, sizeof err);
     } else {
         cJSON *j = cJSON_ParseWithLength(body, len);

@@ -29,17 +29,13 @@
 #define PL_GRAPHS 16
 #define PL_KEEP 16
 
-typedef struct dem_row {
-    int64_t s, d;
-    double v;
-} dem_row;
 typedef struct cap_row {
     int64_t u, v;
     double c;
 } cap_row;
 typedef struct pl_graph {
     char name[65];
-    dem_row *rows;
+    gp_nj_demand *rows;
     size_t nrows;
     cap_row *caps;
     size_t ncaps;
@@ -128,53 +124,8 @@ static void set_version(pl_graph *s) {
     snprintf(s->dver, sizeof s->dver, "%016llx", (unsigned long long)h);
 }
 
-/* ---- routers by id or name ---- */
-
-typedef struct names {
-    const gp_graph *g;
-    uint32_t *idx; /* routers with a name, by name */
-    uint32_t k;
-} names;
-
-static const gp_graph *sort_g;
-static int cmp_name(const void *a, const void *b) {
-    return strcmp(sort_g->names[*(const uint32_t *)a], sort_g->names[*(const uint32_t *)b]);
-}
-
-static int names_init(names *nm, const gp_graph *g) {
-    nm->g = g;
-    nm->k = 0;
-    nm->idx = malloc(((size_t)g->n + 1) * sizeof *nm->idx);
-    if (!nm->idx) return -1;
-    for (uint32_t v = 0; v < g->n && g->names; v++)
-        if (g->names[v]) nm->idx[nm->k++] = v;
-    static pthread_mutex_t sort_mu = PTHREAD_MUTEX_INITIALIZER;
-    pthread_mutex_lock(&sort_mu);
-    sort_g = g;
-    qsort(nm->idx, nm->k, sizeof *nm->idx, cmp_name);
-    pthread_mutex_unlock(&sort_mu);
-    return 0;
-}
-
-/* A router named by text: a name, else an integer id. GP_NONE when neither. */
-static uint32_t names_find(const names *nm, const char *s) {
-    uint32_t lo = 0, hi = nm->k;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        int c = strcmp(nm->g->names[nm->idx[mid]], s);
-        if (c == 0) return nm->idx[mid];
-        if (c < 0) lo = mid + 1;
-        else hi = mid;
-    }
-    char *end;
-    errno = 0;
-    long long id = strtoll(s, &end, 10);
-    if (*s && !*end && !errno) return gp_graph_index(nm->g, id);
-    return GP_NONE;
-}
-
 /* A JSON router reference (id number or name string) -> internal index; err names what. */
-static uint32_t json_router(const names *nm, const cJSON *j, const char *what, char *err,
+static uint32_t json_router(const gp_nj_names *nm, const cJSON *j, const char *what, char *err,
                             size_t cap) {
     uint32_t v = GP_NONE;
     if (cJSON_IsNumber(j)) {
@@ -182,7 +133,7 @@ static uint32_t json_router(const names *nm, const cJSON *j, const char *what, c
         if (x == floor(x) && fabs(x) < 9e15) v = gp_graph_index(nm->g, (int64_t)x);
         if (v == GP_NONE) snprintf(err, cap, "%s: unknown router %.17g", what, x);
     } else if (cJSON_IsString(j)) {
-        v = names_find(nm, j->valuestring);
+        v = gp_nj_names_find(nm, j->valuestring);
         if (v == GP_NONE) snprintf(err, cap, "%s: unknown router '%.100s'", what, j->valuestring);
     } else {
         snprintf(err, cap, "%s must be a router id or name", what);
@@ -200,75 +151,8 @@ static void add_router(cJSON *o, const char *key, const char *name_key, const gp
 
 /* ---- PUT / GET / DELETE demands ---- */
 
-/* Parses a CSV body "source,destination,volume" (header line optional) into rows. */
-static int parse_csv(const names *nm, const char *body, size_t len, dem_row **out, size_t *n,
-                     size_t max, char *err, size_t ecap) {
-    size_t cap = 0, k = 0;
-    dem_row *rows = NULL;
-    long line = 0;
-    const char *p = body, *end = body + len;
-    while (p < end) {
-        const char *e = memchr(p, '\n', (size_t)(end - p));
-        if (!e) e = end;
-        line++;
-        char buf[512];
-        size_t l = (size_t)(e - p);
-        if (l && p[l - 1] == '\r') l--;
-        if (l >= sizeof buf) {
-            snprintf(err, ecap, "line %ld: longer than %zu bytes", line, sizeof buf - 1);
-            goto fail;
-        }
-        memcpy(buf, p, l);
-        buf[l] = 0;
-        p = e + 1;
-        if (!l || buf[0] == '#') continue;
-        char *f[3], *save = NULL, *tok = strtok_r(buf, ",", &save);
-        int nf = 0;
-        while (tok && nf < 3) f[nf++] = tok, tok = strtok_r(NULL, ",", &save);
-        if (nf != 3 || tok) {
-            snprintf(err, ecap, "line %ld: expected source,destination,volume", line);
-            goto fail;
-        }
-        for (int i = 0; i < 3; i++) { /* trim */
-            while (*f[i] == ' ' || *f[i] == '"') f[i]++;
-            size_t fl = strlen(f[i]);
-            while (fl && (f[i][fl - 1] == ' ' || f[i][fl - 1] == '"')) f[i][--fl] = 0;
-        }
-        if (line == 1 && strcmp(f[2], "volume") == 0) continue;
-        uint32_t s = names_find(nm, f[0]), d = names_find(nm, f[1]);
-        char *ve;
-        double v = strtod(f[2], &ve);
-        if (s == GP_NONE || d == GP_NONE) {
-            snprintf(err, ecap, "line %ld: unknown router '%.100s'", line,
-                     s == GP_NONE ? f[0] : f[1]);
-            goto fail;
-        }
-        if (!*f[2] || *ve || !isfinite(v) || v < 0) {
-            snprintf(err, ecap, "line %ld: volume '%.64s' is not a number >= 0", line, f[2]);
-            goto fail;
-        }
-        if (k == max) {
-            snprintf(err, ecap, "more than max_demands (%zu) rows", max);
-            goto fail;
-        }
-        if (k == cap) {
-            cap = cap ? 2 * cap : 1024;
-            dem_row *x = realloc(rows, cap * sizeof *x);
-            if (!x) goto fail;
-            rows = x;
-        }
-        rows[k++] = (dem_row){nm->g->ext[s], nm->g->ext[d], v};
-    }
-    *out = rows;
-    *n = k;
-    return 0;
-fail:
-    free(rows);
-    return -1;
-}
-
-static int parse_json_demands(const names *nm, const cJSON *j, dem_row **out, size_t *n, size_t max,
-                              char *err, size_t ecap) {
+static int parse_json_demands(const gp_nj_names *nm, const cJSON *j, gp_nj_demand **out, size_t *n,
+                              size_t max, char *err, size_t ecap) {
     const cJSON *arr = cJSON_IsObject(j) ? cJSON_GetObjectItemCaseSensitive(j, "demands") : j;
     if (!cJSON_IsArray(arr)) {
         snprintf(err, ecap,
@@ -281,7 +165,7 @@ static int parse_json_demands(const names *nm, const cJSON *j, dem_row **out, si
         snprintf(err, ecap, "more than max_demands (%zu) rows", max);
         return -1;
     }
-    dem_row *rows = malloc((k + 1) * sizeof *rows);
+    gp_nj_demand *rows = malloc((k + 1) * sizeof *rows);
     if (!rows) return -1;
     const cJSON *it;
     cJSON_ArrayForEach(it, arr) {
@@ -310,7 +194,7 @@ static int parse_json_demands(const names *nm, const cJSON *j, dem_row **out, si
             free(rows);
             return -1;
         }
-        rows[i++] = (dem_row){nm->g->ext[si], nm->g->ext[di], v->valuedouble};
+        rows[i++] = (gp_nj_demand){nm->g->ext[si], nm->g->ext[di], v->valuedouble};
     }
     *out = rows;
     *n = i;
@@ -339,36 +223,36 @@ void gp_h_demands_put(gp_req *r) {
     const char *body = gp_req_body(r, &len);
     const char *ct = gp_req_header(r, "Content-Type");
     size_t max = cfg() && cfg()->max_demands > 0 ? (size_t)cfg()->max_demands : 4000000;
-    names nm;
-    if (names_init(&nm, g)) {
+    gp_nj_names nm;
+    if (gp_nj_names_init(&nm, g)) {
         gp_http_error(r, GP_HC_INTERNAL, "out of memory");
         return;
     }
     char err[256] = "";
-    dem_row *rows = NULL;
+    gp_nj_demand *rows = NULL;
     size_t n = 0;
     int rc;
     while (len && (*body == ' ' || *body == '\n' || *body == '\r' || *body == '\t')) body++, len--;
     if (!len) {
-        free(nm.idx);
+        gp_nj_names_free(&nm);
         gp_http_error(r, GP_HC_INVALID_QUERY,
                       "the body must be {\"demands\": [...]} or CSV source,destination,volume "
                       "(DELETE removes the demands)");
         return;
     }
     if ((ct && strstr(ct, "csv")) || (body[0] != '{' && body[0] != '[')) {
-        rc = parse_csv(&nm, body, len, &rows, &n, max, err, sizeof err);
+        rc = gp_nj_demands_csv(&nm, body, len, &rows, &n, max, err, sizeof err);
     } else {
         cJSON *j = cJSON_ParseWithLength(body, len);
         if (!j) {
             gp_http_error(r, GP_HC_INVALID_JSON, "the body is neither JSON nor CSV");
-            free(nm.idx);
+            gp_nj_names_free(&nm);
             return;
         }
         rc = parse_json_demands(&nm, j, &rows, &n, max, err, sizeof err);
         cJSON_Delete(j);
     }
-    free(nm.idx);
+    gp_nj_names_free(&nm);
     if (rc) {
         gp_http_error(r, strstr(err, "max_demands") ? GP_HC_TOO_BIG : GP_HC_INVALID_QUERY,
                       "%s (nothing changed)", err[0] ? err : "out of memory");
@@ -468,8 +352,8 @@ void gp_h_capacities_patch(gp_req *r) {
                       "body must be {\"links\": [{\"link\": [u, v], \"capacity\": bit/s}, ...]}");
         return;
     }
-    names nm;
-    if (names_init(&nm, g)) {
+    gp_nj_names nm;
+    if (gp_nj_names_init(&nm, g)) {
         gp_http_error(r, GP_HC_INTERNAL, "out of memory");
         return;
     }
@@ -502,7 +386,7 @@ void gp_h_capacities_patch(gp_req *r) {
         }
         rows[i++] = (cap_row){g->ext[u], g->ext[v], c->valuedouble};
     }
-    free(nm.idx);
+    gp_nj_names_free(&nm);
     if (err[0] || !rows) {
         free(rows);
         gp_http_error(r, GP_HC_INVALID_QUERY, "%s (nothing changed)",
@@ -539,7 +423,7 @@ typedef struct inputs {
     gp_rt *t;
     gp_demands *d;
     double *cap;
-    dem_row *rows; /* the rows as stored (external ids) */
+    gp_nj_demand *rows; /* the rows as stored (external ids) */
     size_t nrows;
     size_t missing; /* rows naming routers the graph version lacks (unrouted) */
     char dver[17];
@@ -974,8 +858,8 @@ static void sb_free(sbuild *b) {
 }
 
 /* A link given as [u, v] in JSON -> internal pair (joined); err names what. */
-static int json_link(const names *nm, const gp_rt *t, const cJSON *a, const char *what, uint32_t *u,
-                     uint32_t *v, char *err, size_t cap) {
+static int json_link(const gp_nj_names *nm, const gp_rt *t, const cJSON *a, const char *what,
+                     uint32_t *u, uint32_t *v, char *err, size_t cap) {
     if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) != 2) {
         snprintf(err, cap, "%s must be [router, router]", what);
         return -1;
@@ -1005,8 +889,8 @@ static int opt_bool(const cJSON *j, const char *k, int def, char *err, size_t ca
 
 /* Fills the builder from the request body; returns 0, or 1 + an error code (GP_HC_*) with err
  * set. */
-static int build_scenarios(const cJSON *j, const gp_rt *t, const names *nm, sbuild *b, size_t max,
-                           char *err, size_t ecap) {
+static int build_scenarios(const cJSON *j, const gp_rt *t, const gp_nj_names *nm, sbuild *b,
+                           size_t max, char *err, size_t ecap) {
     static const char *const keys[] = {"links",      "routers",           "srlgs",
                                        "link_pairs", "link_pairs_sample", "seed",
                                        "scenarios",  "strategy",          NULL};
@@ -1230,15 +1114,15 @@ void gp_h_failure_post(gp_req *r) {
         cJSON_Delete(empty);
         return;
     }
-    names nm;
+    gp_nj_names nm;
     sbuild b = {.t = in.t};
     char err[256] = "";
     size_t max = cfg() && cfg()->max_failure_scenarios > 0 ? (size_t)cfg()->max_failure_scenarios
                                                            : 100000;
-    int code = names_init(&nm, in.t->g)
+    int code = gp_nj_names_init(&nm, in.t->g)
                    ? GP_HC_INTERNAL
                    : build_scenarios(body, in.t, &nm, &b, max, err, sizeof err);
-    free(nm.idx);
+    gp_nj_names_free(&nm);
     char *spec = cJSON_PrintUnformatted(body);
     cJSON_Delete(empty);
     if (code) {

@@ -10,10 +10,15 @@ Prints one line per failed check and "N passed, N failed, N skipped" last.
 import json
 import os
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.error
 import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from netops_http import check  # noqa: E402  (one line per failed check, counted there)
+import netops_http  # noqa: E402
 
 BIN = os.environ.get("GPATH_BIN", "build/gpath")
 TOKEN = "op-token"
@@ -37,17 +42,6 @@ SQUARE = """<?xml version="1.0" encoding="utf-8"?>
   </graph>
 </graphml>
 """
-
-passed = failed = 0
-
-
-def check(name, cond, detail=""):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL %s %s" % (name, str(detail)[:400]))
 
 
 def req(port, method, path, body=None, token=TOKEN, ctype="application/json", raw=False):
@@ -215,4 +209,4 @@ def main():
 
 
 main()
-print("%d passed, %d failed, 0 skipped" % (passed, failed))
+print("%d passed, %d failed, 0 skipped" % (netops_http.passed, netops_http.failed))

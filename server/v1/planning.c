@@ -864,7 +864,7 @@ static int json_link(const gp_nj_names *nm, const gp_rt *t, const cJSON *a, cons
         snprintf(err, cap, "%s must be [router, router]", what);
         return -1;
     }
-    char w[96];
+    char w[176];
     snprintf(w, sizeof w, "%s[0]", what);
     if ((*u = json_router(nm, a->child, w, err, cap)) == GP_NONE) return -1;
     snprintf(w, sizeof w, "%s[1]", what);
@@ -873,6 +873,21 @@ static int json_link(const gp_nj_names *nm, const gp_rt *t, const cJSON *a, cons
         snprintf(err, cap, "%s: routers %lld and %lld are not joined", what,
                  (long long)t->g->ext[*u], (long long)t->g->ext[*v]);
         return -1;
+    }
+    return 0;
+}
+
+/* Adds the links of a JSON array [[u, v], ...] (what names it) to the open scenario. */
+static int sb_links(sbuild *b, const gp_nj_names *nm, const cJSON *arr, const char *what, char *err,
+                    size_t ecap) {
+    int k = 0;
+    const cJSON *l;
+    cJSON_ArrayForEach(l, arr) {
+        char w[160];
+        uint32_t u, v;
+        snprintf(w, sizeof w, "%s[%d]", what, k++);
+        if (json_link(nm, b->t, l, w, &u, &v, err, ecap)) return -1;
+        sb_link(b, u, v);
     }
     return 0;
 }
@@ -976,17 +991,9 @@ static int build_scenarios(const cJSON *j, const gp_rt *t, const gp_nj_names *nm
             return 1 + GP_HC_INVALID_QUERY;
         }
         sb_begin(b, K_SRLG);
-        int k = 0;
-        const cJSON *l;
-        cJSON_ArrayForEach(l, it) {
-            char w[160];
-            uint32_t u, v;
-            snprintf(w, sizeof w, "%s[%d]", what, k++);
-            if (json_link(nm, t, l, w, &u, &v, err, ecap)) {
-                free(lk);
-                return 1 + GP_HC_INVALID_QUERY;
-            }
-            sb_link(b, u, v);
+        if (sb_links(b, nm, it, what, err, ecap)) {
+            free(lk);
+            return 1 + GP_HC_INVALID_QUERY;
         }
     }
     i = 0;
@@ -1003,19 +1010,14 @@ static int build_scenarios(const cJSON *j, const gp_rt *t, const gp_nj_names *nm
             return 1 + GP_HC_INVALID_QUERY;
         }
         sb_begin(b, K_LIST);
+        char wl[112];
+        snprintf(wl, sizeof wl, "%s.links", what);
+        if (sb_links(b, nm, fl, wl, err, ecap)) {
+            free(lk);
+            return 1 + GP_HC_INVALID_QUERY;
+        }
         int k = 0;
         const cJSON *l;
-        cJSON_ArrayForEach(l, fl) {
-            char w[160];
-            uint32_t u, v;
-            snprintf(w, sizeof w, "%s.links[%d]", what, k++);
-            if (json_link(nm, t, l, w, &u, &v, err, ecap)) {
-                free(lk);
-                return 1 + GP_HC_INVALID_QUERY;
-            }
-            sb_link(b, u, v);
-        }
-        k = 0;
         cJSON_ArrayForEach(l, fr) {
             char w[160];
             snprintf(w, sizeof w, "%s.routers[%d]", what, k++);

@@ -4,13 +4,14 @@
  * base-load pass on the GPU against the CPU (kernels/planload.cu) when a device is present.
  *
  *   bench_planning [--backend auto|cpu|cuda] [--max-scenarios N] [--full-max N] [--threads T]
- *                  GRAPH_SPEC...
+ *                  [--seconds S] GRAPH_SPEC...
  * A spec "mesh:N:LINKS[:SEED]" generates a router network of N routers and LINKS links (a ring
  * plus random chords, OSPF-like costs from {1, 2, 5, 10, 20, 100}, 10 Gbit/s each); anything else
  * goes to gp_graph_load (links without a capacity get 10 Gbit/s). Demands: every ordered pair of
  * routers, a volume uniform in [0, 10) Mbit/s (seeded). Scenarios past --max-scenarios of each kind
- * are not run: the time for all of them is extrapolated from those that ran (marked "est.");
- * the full strategy runs at most --full-max scenarios of each kind. One markdown row per graph
+ * are not run, nor those left when a strategy has used --seconds (default 60; the full strategy
+ * half of it): the time for all of them is extrapolated from those that ran (marked "est."); the
+ * full strategy runs at most --full-max scenarios of each kind. One markdown row per graph
  * and kind.
  */
 #include "engine/planning.h"
@@ -38,6 +39,29 @@ static gp_graph *gen_mesh(uint32_t n, uint32_t links, uint64_t seed, gp_err *err
     return gp_builder_finish(b, "mesh-gen", "gen", 0, err);
 }
 
+/* Runs scenarios sc[0 .. *n) in growing chunks (8, 16, 32, ...) until budget seconds have gone;
+ * *n becomes the number run, *per the seconds per scenario (the base-load pass of each call
+ * excluded). 1 on success. */
+static int timed(gp_engine *e, const gp_rt *t, const gp_demands *d, const double *cap,
+                 const gp_fail *sc, size_t *n, int strategy, int threads, double budget,
+                 gp_scenario_result *res, double *per, gp_err *err) {
+    size_t done = 0, chunk = 8;
+    double spent = 0;
+    while (done < *n && (done == 0 || spent < budget)) {
+        size_t k = *n - done < chunk ? *n - done : chunk;
+        gp_plan_stats st = {0};
+        if (gp_plan_failures(e, t, d, cap, sc + done, k, strategy, threads, res + done, NULL, &st,
+                             err) != GP_OK)
+            return 0;
+        spent += st.seconds - st.base_s;
+        done += k;
+        chunk *= 2;
+    }
+    *n = done;
+    *per = done ? spent / (double)done : 0;
+    return 1;
+}
+
 static const char *short_name(const char *spec) {
     const char *p = spec + strlen(spec);
     int slashes = 0;
@@ -57,6 +81,7 @@ static int same(const gp_scenario_result *a, const gp_scenario_result *b, double
 int main(int argc, char **argv) {
     const char *backend = "auto";
     size_t max_scen = 1000000, full_max = 200;
+    double budget = 60;
     int threads = 0, first = 1, rc = 0;
     for (; first + 1 < argc && strncmp(argv[first], "--", 2) == 0; first += 2) {
         if (strcmp(argv[first], "--backend") == 0) backend = argv[first + 1];
@@ -64,7 +89,9 @@ int main(int argc, char **argv) {
             max_scen = strtoull(argv[first + 1], NULL, 10);
         else if (strcmp(argv[first], "--full-max") == 0)
             full_max = strtoull(argv[first + 1], NULL, 10);
-        else if (strcmp(argv[first], "--threads") == 0) threads = atoi(argv[first + 1]);
+        else if (strcmp(argv[first], "--threads") == 0)
+            threads = (int)strtol(argv[first + 1], NULL, 10);
+        else if (strcmp(argv[first], "--seconds") == 0) budget = strtod(argv[first + 1], NULL);
     }
     gp_err err;
     gp_engine *e = gp_engine_new(backend, 0, NULL, &err);
@@ -124,7 +151,7 @@ int main(int argc, char **argv) {
         double lost = 0, gms = -1;
         t0 = gp_now();
         gp_plan_load(t, d, threads, load, NULL, &lost, &err);
-        double cpu_ms = (gp_now() - t0) * 1e3;
+        double cpu_ms = (gp_now() - t0) * 1e3, base_s = cpu_ms / 1e3;
         double *gl = malloc(((size_t)L + 1) * sizeof *gl), glost = 0;
         char gpu_col[64] = "-";
         if (gp_plan_load_cuda(t, d, gl, &glost, &gms, &err) == GP_OK) {
@@ -159,25 +186,25 @@ int main(int argc, char **argv) {
                    frun = run < full_max ? run : full_max;
             gp_scenario_result *ri = calloc(run + 1, sizeof *ri),
                                *rf = calloc(frun + 1, sizeof *rf), *ra = calloc(8, sizeof *ra);
-            gp_plan_stats si = {0}, sf = {0}, sa = {0};
-            int ok = gp_plan_failures(e, t, d, cap, sc, run, GP_PLAN_INCREMENTAL, threads, ri, NULL,
-                                      &si, &err) == GP_OK &&
-                     gp_plan_failures(e, t, d, cap, sc, frun, GP_PLAN_FULL, threads, rf, NULL, &sf,
-                                      &err) == GP_OK &&
-                     gp_plan_failures(e, t, d, cap, sc, run < 8 ? run : 8, GP_PLAN_AUTO, threads,
-                                      ra, NULL, &sa, &err) == GP_OK;
+            gp_plan_stats sa = {0};
+            double ti = 0, tf = 0;
+            int ok =
+                timed(e, t, d, cap, sc, &run, GP_PLAN_INCREMENTAL, threads, budget, ri, &ti,
+                      &err) &&
+                timed(e, t, d, cap, sc, &frun, GP_PLAN_FULL, threads, budget / 2, rf, &tf, &err) &&
+                gp_plan_failures(e, t, d, cap, sc, run < 8 ? run : 8, GP_PLAN_AUTO, threads, ra,
+                                 NULL, &sa, &err) == GP_OK;
+            if (frun > run) frun = run;
             int eq = ok;
             for (size_t i = 0; i < frun && eq; i++) eq = same(&ri[i], &rf[i], d->total);
             if (!eq) rc = 1;
-            double ti = (si.seconds - si.base_s) / (double)(run ? run : 1),
-                   tf = (sf.seconds - sf.base_s) / (double)(frun ? frun : 1);
             printf("| %s | %u | %zu | %s | %zu | %.1f | %.2f | %s | %.3f%s | %.0f | %.2f%s | %.1f "
                    "| %s | "
                    "%s |\n",
                    strncmp(argv[a], "mesh:", 5) ? short_name(argv[a]) : argv[a], N, nls,
                    kind ? "routers" : "links", all, tables_ms, cpu_ms, gpu_col,
-                   si.base_s + ti * (double)all, run < all ? " est." : "", ti > 0 ? 1 / ti : 0,
-                   sf.base_s + tf * (double)all, frun < all ? " est." : "", tf > 0 ? 1 / tf : 0,
+                   base_s + ti * (double)all, run < all ? " est." : "", ti > 0 ? 1 / ti : 0,
+                   base_s + tf * (double)all, frun < all ? " est." : "", tf > 0 ? 1 / tf : 0,
                    gp_plan_strategy_name(sa.strategy),
                    !ok  ? err.msg
                    : eq ? "yes"

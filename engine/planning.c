@@ -144,6 +144,7 @@ typedef struct scratch {
 } scratch;
 
 static void scratch_free(scratch *s) {
+    if (!s) return;
     free(s->nh);
     free(s->indeg);
     free(s->queue);
@@ -247,6 +248,7 @@ typedef struct rev_adj {
 } rev_adj;
 
 static void rev_free(rev_adj *r) {
+    if (!r) return;
     free(r->off);
     free(r->tail);
     free(r->link);
@@ -637,7 +639,9 @@ int gp_plan_failures(gp_engine *e, const gp_rt *t, const gp_demands *d, const do
                     on += (uint64_t)(hit || sc[si].nrouters);
                 }
             }
-            if (sample && on * 2 >= (uint64_t)sample * t->n) strategy = GP_PLAN_FULL;
+            /* incremental does what full does for an affected destination plus taking out its old
+             * loads, and nothing for the others: full only pays when nearly all are affected */
+            if (sample && on * 10 >= (uint64_t)sample * t->n * 9) strategy = GP_PLAN_FULL;
         }
         c.strategy = strategy;
         int T = nthreads(threads, nscen);

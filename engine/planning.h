@@ -17,9 +17,11 @@
  * (or a failed router, or is a failed router) are the only ones whose routing changes. The
  * incremental strategy recomputes only their distance columns (one reverse Dijkstra on the failed
  * network each) and their load contributions (the base loads minus their old contribution plus
- * the new); the full strategy recomputes all-pairs distances of the failed network (the engine's
- * APSP: blocked Floyd-Warshall on the GPU) and every destination's loads. Both give the same
- * answer; auto picks incremental when under half the destinations are affected on average.
+ * the new); the full strategy recomputes every destination's column (a reverse Dijkstra each, on
+ * the CPU) and loads. Both give the same answer; auto picks full when 9 in 10 destinations
+ * are affected on average (a sample of 8 scenarios), else incremental. Not yet on the GPU: batches of
+ * failed networks through the engine's APSP (blocked Floyd-Warshall) and the load pass of
+ * kernels/planload.cu with a failure mask.
  * Scenarios run in parallel on CPU threads (each scenario on one thread: results do not depend on
  * the thread count).
  */
@@ -109,8 +111,8 @@ typedef struct gp_plan_stats {
 
 /* Runs nscen scenarios: scenario s fails links sc[s] / routers. cap: L capacities (0 unknown),
  * may be NULL. res: nscen entries. The base loads (no failure) go to base_load when not NULL (L
- * entries). e is used by the full strategy (APSP of each failed network; NULL: CPU Dijkstra).
- * Progress: the calling thread's gp_progress, one unit per scenario. */
+ * entries). e: the engine (reserved for a GPU strategy; may be NULL). Progress: the calling
+ * thread's gp_progress, one unit per scenario (and one for the base loads). */
 int gp_plan_failures(gp_engine *e, const gp_rt *t, const gp_demands *d, const double *cap,
                      const gp_fail *sc, size_t nscen, int strategy, int threads,
                      gp_scenario_result *res, double *base_load, gp_plan_stats *st, gp_err *err);

@@ -219,6 +219,7 @@ uint32_t gp_nj_names_find(const gp_nj_names *nm, const char *s) {
 }
 
 void gp_nj_names_free(gp_nj_names *nm) {
+    if (!nm) return;
     free(nm->idx);
     nm->idx = NULL;
 }

@@ -430,6 +430,7 @@ typedef struct inputs {
 } inputs;
 
 static void inputs_free(inputs *in) {
+    if (!in) return;
     gp_rt_free(in->t);
     gp_demands_free(in->d);
     free(in->cap);
@@ -595,6 +596,7 @@ done:
 /* ---- failure analysis ---- */
 
 static void job_inputs_free(pl_job *j) {
+    if (!j) return;
     gp_rt_free(j->t);
     gp_demands_free(j->d);
     free(j->cap);
@@ -850,6 +852,7 @@ static void sb_router(sbuild *b, uint32_t v) {
 }
 
 static void sb_free(sbuild *b) {
+    if (!b) return;
     free(b->pairs);
     free(b->routers);
     free(b->pair_off);

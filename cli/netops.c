@@ -17,6 +17,7 @@
 
 #include "engine/change.h"
 #include "engine/ecmp.h"
+#include "engine/planning.h"
 #include "cli/cli.h"
 #include "cli/progress.h"
 #include "server/api/netops_json.h"
@@ -109,6 +110,17 @@ static const gp_cli_opt wi_opts[] = {
 static const char *const wi_ex[] = {
     "gpath what-if -g 1239/weights.intra --fail-link 12,40 --fail-router 7 --set-cost 3,4,10",
     "gpath what-if --graph graphml:Abilene.graphml --each-link", NULL};
+
+static const gp_cli_opt ll_opts[] = {
+    GP_CLI_OPT_GRAPH,
+    {"demands", 'D', "FILE",
+     "demand matrix: CSV source,destination,volume (routers by id or name, header optional)",
+     "demands.csv", GP_OPT_REQUIRED},
+    NETOPS_LOAD_OPTS,
+};
+static const char *const ll_ex[] = {
+    "gpath link-loads -g graphml:Abilene.graphml --demands demands.csv",
+    "gpath link-loads --graph 1239/weights.intra -D tm.csv --ecmp-max 16", NULL};
 
 /* Loads the graph with the topology options (progress on stderr from here on). */
 static int netops_load(const gp_cli_args *a, gp_cli_progress **pr, gp_graph **g, gp_engine **e) {
@@ -291,6 +303,118 @@ done:
 const gp_cli_cmd gp_cli_routing_tables = {
     "routing-tables", "OSPF-style routing tables with ECMP next hops", rt_opts,
     GP_CLI_NOPTS(rt_opts), rt_ex, cmd_routing_tables, NULL};
+/* Reads a whole file (NUL-terminated); NULL on failure. */
+static char *read_file(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = 1 << 16, n = 0, k;
+    char *buf = malloc(cap + 1);
+    while (buf && (k = fread(buf + n, 1, cap - n, f)) > 0) {
+        n += k;
+        if (n == cap) {
+            char *x = realloc(buf, 2 * cap + 1);
+            if (!x) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = x, cap *= 2;
+        }
+    }
+    fclose(f);
+    if (buf) buf[n] = 0, *len = n;
+    return buf;
+}
+
+/* HTTP's POST .../load document: every loaded directed link, the unrouted volume. */
+static int cmd_link_loads(const gp_cli_args *a) {
+    gp_cli_progress *pr = NULL;
+    gp_engine *e = NULL;
+    gp_graph *g = NULL;
+    gp_rt *t = NULL;
+    gp_sbuf s = {0};
+    gp_nj_names nm = {0};
+    gp_nj_demand *rows = NULL;
+    gp_demands *d = NULL;
+    uint32_t *src = NULL, *dst = NULL;
+    double *vol = NULL, *load = NULL, *cap = NULL, lost = 0;
+    size_t len = 0, n = 0;
+    char *text = NULL, msg[300];
+    int rc = netops_load(a, &pr, &g, &e);
+    if (!rc) rc = netops_tables(a, pr, g, e, &t);
+    if (rc) goto done;
+    if (!(text = read_file(gp_cli_str(a, "demands"), &len))) {
+        rc = die(1, "cannot read the demand file %s", gp_cli_str(a, "demands"));
+        goto done;
+    }
+    if (gp_nj_names_init(&nm, g) ||
+        gp_nj_demands_csv(&nm, text, len, &rows, &n, (size_t)1 << 32, msg, sizeof msg)) {
+        rc = die(2, "demand file: %s", msg);
+        goto done;
+    }
+    uint32_t L = gp_plan_links(t);
+    src = malloc((n + 1) * sizeof *src), dst = malloc((n + 1) * sizeof *dst);
+    vol = malloc((n + 1) * sizeof *vol), load = malloc(((size_t)L + 1) * sizeof *load);
+    cap = malloc(((size_t)L + 1) * sizeof *cap);
+    gp_err err;
+    if (!src || !dst || !vol || !load || !cap) {
+        rc = die(1, "%s", "out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++)
+        src[i] = gp_graph_index(g, rows[i].s), dst[i] = gp_graph_index(g, rows[i].d),
+        vol[i] = rows[i].v;
+    if (gp_demands_build(g->n, src, dst, vol, n, &d, &err) ||
+        gp_plan_load(t, d, 0, load, NULL, &lost, &err)) {
+        rc = die(1, "%s", err.msg);
+        goto done;
+    }
+    gp_plan_link_caps(t, cap);
+    gp_sbuf_printf(&s, "{\"graph\":");
+    gp_sbuf_json_str(&s, gp_cli_str(a, "graph"));
+    gp_sbuf_printf(&s, ",\"version\":\"%s\",\"demands\":%zu,\"total_volume\":%.17g,"
+                       "\"unrouted_volume\":%.17g,\"links\":[",
+                   g->version, n, d->total, lost);
+    int first = 1;
+    for (uint32_t l = 0; l < L; l++) {
+        if (!(load[l] > 0)) continue;
+        uint32_t u = gp_plan_link_tail(t, l), v = t->nb[l];
+        gp_sbuf_printf(&s, "%s{\"from\":%lld,\"to\":%lld,\"from_name\":", first ? "" : ",",
+                       (long long)g->ext[u], (long long)g->ext[v]);
+        if (gp_graph_name(g, u)) gp_sbuf_json_str(&s, gp_graph_name(g, u));
+        else gp_sbuf_printf(&s, "null");
+        gp_sbuf_printf(&s, ",\"to_name\":");
+        if (gp_graph_name(g, v)) gp_sbuf_json_str(&s, gp_graph_name(g, v));
+        else gp_sbuf_printf(&s, "null");
+        if (cap[l] > 0)
+            gp_sbuf_printf(&s, ",\"load\":%.17g,\"capacity\":%.17g,\"utilization\":%.17g}",
+                           load[l], cap[l], load[l] / cap[l]);
+        else gp_sbuf_printf(&s, ",\"load\":%.17g,\"capacity\":null,\"utilization\":null}", load[l]);
+        first = 0;
+    }
+    gp_sbuf_add(&s, "]}\n", 3);
+    rc = write_out(&s);
+done:
+    gp_cli_progress_stop(pr);
+    gp_sbuf_free(&s);
+    gp_nj_names_free(&nm);
+    free(text);
+    free(rows);
+    free(src);
+    free(dst);
+    free(vol);
+    free(load);
+    free(cap);
+    gp_demands_free(d);
+    gp_rt_free(t);
+    gp_graph_unref(g);
+    gp_engine_free(e);
+    return rc;
+}
+
+const gp_cli_cmd gp_cli_link_loads = {
+    "link-loads", "ECMP link loads of a demand matrix (OSPF equal split)", ll_opts,
+    GP_CLI_NOPTS(ll_opts), ll_ex, cmd_link_loads, NULL};
 const gp_cli_cmd gp_cli_what_if = {
     "what-if", "routing changes after link/router failures or cost changes", wi_opts,
     GP_CLI_NOPTS(wi_opts), wi_ex, cmd_what_if, NULL};

@@ -57,6 +57,31 @@ static int add_arc_like(gp_builder *b, const gp_graph *g, uint32_t a, uint32_t u
     return gp_builder_add_road_arc(b, g->ext[u], g->ext[v], w, &ra, e);
 }
 
+/* Link capacities (arc_cap) follow their arcs into the new version: the k-th arc u -> v of h is
+ * the k-th arc u -> v of g (a pair's arcs are kept or removed together). */
+static int carry_caps(const gp_graph *g, gp_graph *h, gp_err *err) {
+    const double *cap = gp_graph_owner(g)->arc_cap;
+    if (!(h->arc_cap = calloc((size_t)h->m + 1, sizeof *h->arc_cap)))
+        return gp_err_set(err, GP_ENOMEM, "out of memory for link capacities");
+    for (uint32_t u = 0; u < h->n; u++) {
+        uint32_t gu = gp_graph_index(g, h->ext[u]);
+        if (gu == GP_NONE) continue;
+        for (uint32_t a = h->row[u]; a < h->row[u + 1]; a++) {
+            uint32_t v = h->col[a], gv = gp_graph_index(g, h->ext[v]), k = 0;
+            for (uint32_t b = h->row[u]; b < a; b++) k += h->col[b] == v;
+            for (uint32_t b = g->row[gu]; b < g->row[gu + 1]; b++) {
+                if (g->col[b] != gv) continue;
+                if (k == 0) {
+                    h->arc_cap[a] = cap[b];
+                    break;
+                }
+                k--;
+            }
+        }
+    }
+    return GP_OK;
+}
+
 int gp_graph_change_links(const gp_graph *g, const gp_link_change *ch, size_t nch,
                           const int64_t *fail_routers, size_t nfail, gp_graph **out, gp_err *err) {
     chg_key *keys = NULL;
@@ -182,6 +207,10 @@ int gp_graph_change_links(const gp_graph *g, const gp_link_change *ch, size_t nc
     } else {
         gp_graph_set_unit(*out, g->unit_name, g->unit_s); /* the same cost rule */
         memcpy((*out)->profile, g->profile, sizeof g->profile);
+        if (gp_graph_owner(g)->arc_cap && (rc = carry_caps(g, *out, err)) != GP_OK) {
+            gp_graph_unref(*out);
+            *out = NULL;
+        }
     }
 done:
     gp_builder_free(b);

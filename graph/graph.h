@@ -111,6 +111,10 @@ typedef struct gp_graph {
      * prefix. NULL when none; part of the content hash and of snapshots. */
     uint32_t *restr;
     uint64_t restr_len;  /* uint32 entries of restr */
+    double *arc_cap;     /* m: capacity of arc a in bit/s from a router topology (GraphML link
+                            speeds, SNDlib capacities; 0: unknown), NULL when none is known. Not
+                            part of the content hash (routing does not depend on it); read by
+                            engine/planning.h for link utilization */
     uint8_t *arc_limits; /* m * GP_LIMITS: the vehicle limits of arc a (OSM maxheight, maxwidth,
                             maxlength, maxweight, maxaxleload) at arc_limits[a * GP_LIMITS + k],
                             quantized by gp_limit_quantum and rounded down; 0: none. NULL when

@@ -285,6 +285,10 @@ gp_graph *gp_load_sndlib(const char *path, const gp_load_opts *o, gp_err *err) {
     if (gp_topo_add_links(b, links, nl, path, err) != GP_OK) goto done;
     g = gp_builder_finish(b, path, "sndlib", 0, err);
     if (g) gp_graph_set_unit(g, rule == GP_RULE_HOPS ? "hops" : "cost", 0);
+    if (g && gp_topo_set_caps(g, links, nl, err) != GP_OK) {
+        gp_graph_unref(g);
+        g = NULL;
+    }
     b = NULL;
     goto done;
 oom:

@@ -65,6 +65,41 @@ void gp_topo_costs(gp_topo_link *links, size_t n, int rule, double ref) {
         links[i].cost = links[i].bw > 0 ? bw_cost(ref, links[i].bw) : fill;
 }
 
+/* The first arc u -> v of weight w whose capacity is not set yet (-1), GP_NONE when none. */
+static uint32_t free_arc(const gp_graph *g, const double *cap, uint32_t u, uint32_t v, uint32_t w) {
+    uint32_t any = GP_NONE;
+    for (uint32_t a = g->row[u]; a < g->row[u + 1]; a++)
+        if (g->col[a] == v && cap[a] < 0) {
+            if (g->w[a] == w) return a;
+            if (any == GP_NONE) any = a;
+        }
+    return any;
+}
+
+int gp_topo_set_caps(gp_graph *g, const gp_topo_link *links, size_t n, gp_err *err) {
+    size_t known = 0;
+    for (size_t i = 0; i < n; i++) known += links[i].bw > 0;
+    if (!known || !g) return GP_OK;
+    double *cap = malloc(((size_t)g->m + 1) * sizeof *cap);
+    if (!cap) return gp_err_set(err, GP_ENOMEM, "out of memory for link capacities");
+    for (uint32_t a = 0; a < g->m; a++) cap[a] = -1;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t u = gp_graph_index(g, links[i].u), v = gp_graph_index(g, links[i].v);
+        if (u == GP_NONE || v == GP_NONE) continue;
+        for (int dir = 0; dir < 1 + (links[i].both != 0); dir++) {
+            uint32_t x = dir ? v : u, y = dir ? u : v, w = GP_NONE;
+            for (uint32_t a = g->row[x]; a < g->row[x + 1] && w == GP_NONE; a++)
+                if (g->col[a] == y) w = g->w[a];
+            uint32_t a = free_arc(g, cap, x, y, w);
+            if (a != GP_NONE) cap[a] = links[i].bw > 0 ? links[i].bw : 0;
+        }
+    }
+    for (uint32_t a = 0; a < g->m; a++)
+        if (cap[a] < 0) cap[a] = 0;
+    g->arc_cap = cap;
+    return GP_OK;
+}
+
 int gp_topo_add_links(gp_builder *b, const gp_topo_link *links, size_t n, const char *path,
                       gp_err *err) {
     for (size_t i = 0; i < n; i++) {

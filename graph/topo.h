@@ -37,4 +37,8 @@ void gp_topo_costs(gp_topo_link *links, size_t n, int rule, double ref);
 int gp_topo_add_links(gp_builder *b, const gp_topo_link *links, size_t n, const char *path,
                       gp_err *err);
 
+/* After gp_builder_finish: g->arc_cap from links[i].bw (each link's arcs u -> v, and v -> u when
+ * both, matched by weight among parallel arcs); left NULL when no link has a speed. */
+int gp_topo_set_caps(gp_graph *g, const gp_topo_link *links, size_t n, gp_err *err);
+
 #endif

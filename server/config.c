@@ -98,6 +98,11 @@ static const gp_config_key keys[] = {
     {"log_level", S(log_level), "info", 0, 0, "error, warn, info (one line per request) or debug."},
     {"ecmp_max", L(ecmp_max), "64", 1, 4096,
      "Most equal-cost next hops listed per destination in routing tables."},
+    {"max_failure_scenarios", L(max_failure_scenarios), "100000", 1, 100000000,
+     "Most scenarios of one POST /v1/graphs/{graph}/failure-analysis (every link pair of a large "
+     "network is past it: 413, or give link_pairs_sample and a seed)."},
+    {"max_demands", L(max_demands), "4000000", 1, 1000000000,
+     "Most rows of a demand matrix (PUT /v1/graphs/{graph}/demands); 413 past it."},
     /* OSRM API, map page, isochrones (server/osrm/, server/v1/isochrone.c, map.c) */
     {"osrm_max_table_size", L(osrm_max_table_size), "100", 1, 100000,
      "OSRM /table: sources x destinations at most this squared (OSRM's --max-table-size); "

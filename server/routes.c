@@ -6,6 +6,7 @@
 #include "server/cache.h"
 #include "server/v1/docs.h"
 #include "server/v1/netops.h"
+#include "server/v1/planning.h"
 #include "server/v1/handlers.h"
 #include "server/v1/isochrone.h"
 #include "server/v1/traffic.h"
@@ -47,6 +48,17 @@ const gp_route gp_routes[] = {
      GP_ROUTE_GRAPH | GP_ROUTE_JSON | GP_ROUTE_QUERY},
     {"POST", "/v1/graphs/{graph}/jobs", gp_h_jobs_post, GP_ROUTE_GRAPH},
     {"GET", "/v1/jobs/{id}", gp_h_job_get, 0},
+    /* network planning (server/v1/planning.c) */
+    {"PUT", "/v1/graphs/{graph}/demands", gp_h_demands_put, GP_ROUTE_GRAPH | GP_ROUTE_OPERATOR},
+    {"GET", "/v1/graphs/{graph}/demands", gp_h_demands_get, GP_ROUTE_GRAPH | GP_ROUTE_QUERY},
+    {"DELETE", "/v1/graphs/{graph}/demands", gp_h_demands_delete,
+     GP_ROUTE_GRAPH | GP_ROUTE_OPERATOR},
+    {"PATCH", "/v1/graphs/{graph}/capacities", gp_h_capacities_patch,
+     GP_ROUTE_GRAPH | GP_ROUTE_JSON | GP_ROUTE_OPERATOR},
+    {"POST", "/v1/graphs/{graph}/load", gp_h_load, GP_ROUTE_GRAPH},
+    {"POST", "/v1/graphs/{graph}/failure-analysis", gp_h_failure_post,
+     GP_ROUTE_GRAPH | GP_ROUTE_JSON},
+    {"GET", "/v1/failure-analysis/{id}", gp_h_failure_get, GP_ROUTE_QUERY},
     {"POST", "/v1/graphs/{graph}/matrix-jobs", gp_h_mjobs_post, GP_ROUTE_GRAPH | GP_ROUTE_JSON},
     {"GET", "/v1/matrix-jobs/{id}", gp_h_mjob_get, 0},
     {"DELETE", "/v1/matrix-jobs/{id}", gp_h_mjob_delete, 0},

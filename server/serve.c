@@ -11,6 +11,7 @@
 #include "server/cache.h"
 #include "server/v1/mjobs.h"
 #include "server/v1/netops.h"
+#include "server/v1/planning.h"
 #include "server/v1/traffic.h"
 #include "server/http/http.h"
 #include "server/metrics.h"
@@ -246,6 +247,8 @@ out:
     gp_srv_traffic_stop(); /* its thread, then its state (while the registry is reachable) */
     gp_http_stop(http, cfg->shutdown_grace_s);
     if (th_started) pthread_join(th, NULL);
+    /* failure analyses use the routing tables and the engine */
+    gp_srv_planning_stop();
     gp_srv_netops_stop(); /* job worker, cached routing tables (before the engine goes) */
     gp_srv_mjobs_stop();  /* the matrix job worker (a running job is recorded failed) */
     gp_srv_storage_stop();

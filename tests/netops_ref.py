@@ -11,6 +11,9 @@ hops towards j. The result must equal `gpath routing-tables` for every router an
 (distance and full next-hop set, capped at 64 lowest ids like gpath's default ecmp_max).
 What-if: for a mid-sized network, `gpath what-if --each-link` fails each link in turn; the changed
 (router, destination) pairs and their before/after entries must equal the reference diff.
+Link loads: on Topology Zoo and Rocketfuel graphs with a random demand matrix (seeded), `gpath
+link-loads` must give every directed link the load of the OSPF equal split computed here (per
+destination, routers in decreasing distance push their traffic equally over the networkx next hops).
 Prints one line per failure and ends with "N passed, N failed, N skipped".
 """
 import glob
@@ -213,6 +216,65 @@ def check_what_if(kind, path, rule):
     return results
 
 
+def check_loads(kind, path, rule, seed):
+    """Random demands (a third of the ordered pairs, integer volumes); compares every link's load."""
+    import random
+    import tempfile
+    reader = {"graphml": read_graphml, "sndlib": read_sndlib, "rocketfuel": read_rocketfuel}[kind]
+    nodes, arcs = reader(path, rule)
+    g = digraph(nodes, arcs)
+    rnd = random.Random(seed)
+    dem = {}
+    for i in nodes:
+        for j in nodes:
+            if i != j and rnd.random() < 0.3:
+                dem[(i, j)] = rnd.randint(1, 100)
+    with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as f:
+        f.write("source,destination,volume\n")
+        for (i, j), v in dem.items():
+            f.write("%d,%d,%d\n" % (i, j, v))
+    args = ["link-loads", "--graph", "%s:%s" % (kind, path), "--backend", "cpu", "--demands", f.name, "-q"]
+    if rule != "weights":
+        args += ["--cost-rule", rule]
+    try:
+        doc = json.loads(run_gpath(args))
+    finally:
+        os.unlink(f.name)
+    by_dst = {}
+    for (i, j), v in dem.items():
+        by_dst.setdefault(j, []).append((i, v))
+    load, lost = {}, 0.0
+    rev = g.reverse(copy=False)
+    for j, rows in by_dst.items():
+        pred, dist = nx.dijkstra_predecessor_and_distance(rev, j, weight="weight")
+        flow = {}
+        for i, v in rows:
+            if i in dist:
+                flow[i] = flow.get(i, 0.0) + v
+            else:
+                lost += v
+        for i in sorted((x for x in dist if x != j), key=lambda x: -dist[x]):
+            f = flow.get(i, 0.0)
+            hops = sorted(pred[i])[:ECMP_MAX]
+            if not f or not hops:
+                continue
+            for k in hops:
+                load[(i, k)] = load.get((i, k), 0.0) + f / len(hops)
+                flow[k] = flow.get(k, 0.0) + f / len(hops)
+    got = {(l["from"], l["to"]): l["load"] for l in doc["links"]}
+    name = "loads %s [%s]" % (os.path.relpath(path, DATA), rule)
+    tol = 1e-9 * sum(dem.values())
+    ref = {k: v for k, v in load.items() if v > tol}
+    if set(got) != set(ref):
+        return name, "loaded links differ: %s" % sorted(set(got) ^ set(ref))[:4]
+    bad = [k for k in ref if abs(ref[k] - got[k]) > tol]
+    if bad:
+        return name, "link %s: gpath %s, networkx %s" % (bad[0], got[bad[0]], ref[bad[0]])
+    if abs(doc["unrouted_volume"] - lost) > tol:
+        return name, "unrouted %s vs %s" % (doc["unrouted_volume"], lost)
+    return name, None
+
+
 def main():
     passed = failed = skipped = 0
     if not DATA or not os.path.isdir(DATA):
@@ -256,6 +318,26 @@ def main():
             else:
                 passed += 1
         print("what-if: %s, %d links failed in turn" % (os.path.basename(path), len(res)))
+    for k, (kind, rel, rule) in enumerate((("graphml", "topology-zoo/graphml/Geant2012.graphml", "hops"),
+                                           ("graphml", "topology-zoo/graphml/Geant2012.graphml", "bandwidth"),
+                                           ("graphml", "topology-zoo/graphml/Cogentco.graphml", "hops"),
+                                           ("graphml", "topology-zoo/graphml/Kdl.graphml", "hops"),
+                                           ("rocketfuel", "rocketfuel/weights-dist/1239/weights.intra", "weights"),
+                                           ("rocketfuel", "rocketfuel/weights-dist/3967/weights.intra", "hops"))):
+        path = os.path.join(DATA, rel)
+        if not os.path.exists(path):
+            print("SKIP: %s absent" % path)
+            skipped += 1
+            continue
+        try:
+            name, problem = check_loads(kind, path, rule, 1000 + k)
+        except Exception as ex:
+            name, problem = "loads %s" % rel, "error: %s" % ex
+        if problem:
+            failed += 1
+            print("FAIL %s: %s" % (name, problem))
+        else:
+            passed += 1
     print("%d passed, %d failed, %d skipped" % (passed, failed, skipped))
     return 1 if failed else 0
 

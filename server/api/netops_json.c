@@ -1,6 +1,9 @@
 /* netops_json.c - JSON writers for routing tables and what-if changes (see netops_json.h). */
 #include "server/api/netops_json.h"
 
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -175,4 +178,114 @@ void gp_nj_what_if(gp_sbuf *s, const char *graph, const gp_rt *a, const gp_rt *b
         gp_nj_change(s, a, b, p[k], scratch);
     }
     gp_sbuf_add(s, "]}", 2);
+}
+
+/* ---- routers by name, demand files ---- */
+
+static const gp_graph *sort_g;
+static int cmp_name(const void *a, const void *b) {
+    return strcmp(sort_g->names[*(const uint32_t *)a], sort_g->names[*(const uint32_t *)b]);
+}
+
+int gp_nj_names_init(gp_nj_names *nm, const gp_graph *g) {
+    nm->g = g;
+    nm->k = 0;
+    nm->idx = malloc(((size_t)g->n + 1) * sizeof *nm->idx);
+    if (!nm->idx) return -1;
+    for (uint32_t v = 0; v < g->n && g->names; v++)
+        if (g->names[v]) nm->idx[nm->k++] = v;
+    static pthread_mutex_t sort_mu = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&sort_mu);
+    sort_g = g;
+    qsort(nm->idx, nm->k, sizeof *nm->idx, cmp_name);
+    pthread_mutex_unlock(&sort_mu);
+    return 0;
+}
+
+uint32_t gp_nj_names_find(const gp_nj_names *nm, const char *s) {
+    uint32_t lo = 0, hi = nm->k;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(nm->g->names[nm->idx[mid]], s);
+        if (c == 0) return nm->idx[mid];
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    char *end;
+    errno = 0;
+    long long id = strtoll(s, &end, 10);
+    if (*s && !*end && !errno) return gp_graph_index(nm->g, id);
+    return GP_NONE;
+}
+
+void gp_nj_names_free(gp_nj_names *nm) {
+    if (!nm) return;
+    free(nm->idx);
+    nm->idx = NULL;
+}
+
+int gp_nj_demands_csv(const gp_nj_names *nm, const char *body, size_t len, gp_nj_demand **out,
+                      size_t *n, size_t max, char *err, size_t ecap) {
+    size_t cap = 0, k = 0;
+    gp_nj_demand *rows = NULL;
+    long line = 0;
+    const char *p = body, *end = body + len;
+    while (p < end) {
+        const char *e = memchr(p, '\n', (size_t)(end - p));
+        if (!e) e = end;
+        line++;
+        char buf[512];
+        size_t l = (size_t)(e - p);
+        if (l && p[l - 1] == '\r') l--;
+        if (l >= sizeof buf) {
+            snprintf(err, ecap, "line %ld: longer than %zu bytes", line, sizeof buf - 1);
+            goto fail;
+        }
+        memcpy(buf, p, l);
+        buf[l] = 0;
+        p = e + 1;
+        if (!l || buf[0] == '#') continue;
+        char *f[3], *save = NULL, *tok = strtok_r(buf, ",", &save);
+        int nf = 0;
+        while (tok && nf < 3) f[nf++] = tok, tok = strtok_r(NULL, ",", &save);
+        if (nf != 3 || tok) {
+            snprintf(err, ecap, "line %ld: expected source,destination,volume", line);
+            goto fail;
+        }
+        for (int i = 0; i < 3; i++) { /* trim */
+            while (*f[i] == ' ' || *f[i] == '"') f[i]++;
+            size_t fl = strlen(f[i]);
+            while (fl && (f[i][fl - 1] == ' ' || f[i][fl - 1] == '"')) f[i][--fl] = 0;
+        }
+        if (line == 1 && strcmp(f[2], "volume") == 0) continue;
+        uint32_t s = gp_nj_names_find(nm, f[0]), d = gp_nj_names_find(nm, f[1]);
+        char *ve;
+        double v = strtod(f[2], &ve);
+        if (s == GP_NONE || d == GP_NONE) {
+            snprintf(err, ecap, "line %ld: unknown router '%.100s'", line,
+                     s == GP_NONE ? f[0] : f[1]);
+            goto fail;
+        }
+        if (!*f[2] || *ve || !isfinite(v) || v < 0) {
+            snprintf(err, ecap, "line %ld: volume '%.64s' is not a number >= 0", line, f[2]);
+            goto fail;
+        }
+        if (k == max) {
+            snprintf(err, ecap, "more than max_demands (%zu) rows", max);
+            goto fail;
+        }
+        if (k == cap) {
+            cap = cap ? 2 * cap : 1024;
+            gp_nj_demand *x = realloc(rows, cap * sizeof *x);
+            if (!x) goto fail;
+            rows = x;
+        }
+        rows[k++] = (gp_nj_demand){nm->g->ext[s], nm->g->ext[d], v};
+    }
+    *out = rows;
+    *n = k;
+    return 0;
+fail:
+    free(rows);
+    return -1;
 }

@@ -51,4 +51,24 @@ void gp_nj_what_if(gp_sbuf *s, const char *graph, const gp_rt *a, const gp_rt *b
 /* Scratch size (entries) the writers need for t. */
 uint32_t gp_nj_scratch(const gp_rt *t);
 
+/* Routers by text (HTTP's demand rows and the CLI's demand files): a name index of g. */
+typedef struct gp_nj_names {
+    const gp_graph *g;
+    uint32_t *idx; /* routers with a name, by name */
+    uint32_t k;
+} gp_nj_names;
+int gp_nj_names_init(gp_nj_names *nm, const gp_graph *g); /* -1: out of memory */
+void gp_nj_names_free(gp_nj_names *nm);
+/* A router named by text: its name, else an integer id; GP_NONE when neither. */
+uint32_t gp_nj_names_find(const gp_nj_names *nm, const char *s);
+/* A demand row by external ids. */
+typedef struct gp_nj_demand {
+    int64_t s, d;
+    double v;
+} gp_nj_demand;
+/* Parses CSV "source,destination,volume" (a header line optional, '#' comments; routers by name or
+ * id; volume >= 0) into *out (malloc'd, *n rows, at most max). -1 with err naming the line. */
+int gp_nj_demands_csv(const gp_nj_names *nm, const char *body, size_t len, gp_nj_demand **out,
+                      size_t *n, size_t max, char *err, size_t ecap);
+
 #endif

@@ -1,0 +1,212 @@
+#!/usr/bin/python3
+"""planning_http.py - drives a real `gpath serve` over loopback (tests/test_planning_http.sh): the
+network-planning endpoints on a hand-made GraphML square whose link speeds become capacities:
+demands by name and id, JSON and CSV, the demand version; ECMP loads split 50/50 (literal), the
+unrouted demand to an isolated router; a capacity PATCH; a failure-analysis job (202, polling,
+progress, the ranked scenarios with worst_utilization / worst_link literal, bottlenecks, CSV), the
+same question answered again; and the bad-input cases (400 naming the row, nothing changed).
+Prints one line per failed check and "N passed, N failed, N skipped" last.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from netops_http import check  # noqa: E402  (one line per failed check, counted there)
+import netops_http  # noqa: E402
+
+BIN = os.environ.get("GPATH_BIN", "build/gpath")
+TOKEN = "op-token"
+
+# Routers 1..5: square 1-2-3-4-1 (cost 1 each), router 5 isolated. Capacities (LinkSpeedRaw):
+# 10 on every link but 3-4 (8): 1 -> 3 splits over 2 and 4; failing 1-2 puts all of it on 4 -> 3.
+SQUARE = """<?xml version="1.0" encoding="utf-8"?>
+<graphml xmlns="http://graphml.graphdrawing.org/xmlns">
+  <key attr.name="label" attr.type="string" for="node" id="d0" />
+  <key attr.name="LinkSpeedRaw" attr.type="double" for="edge" id="d1" />
+  <graph edgedefault="undirected">
+    <node id="1"><data key="d0">r1</data></node>
+    <node id="2"><data key="d0">r2</data></node>
+    <node id="3"><data key="d0">r3</data></node>
+    <node id="4"><data key="d0">r4</data></node>
+    <node id="5"><data key="d0">r5</data></node>
+    <edge source="1" target="2"><data key="d1">10</data></edge>
+    <edge source="2" target="3"><data key="d1">10</data></edge>
+    <edge source="3" target="4"><data key="d1">8</data></edge>
+    <edge source="4" target="1"><data key="d1">10</data></edge>
+  </graph>
+</graphml>
+"""
+
+
+def req(port, method, path, body=None, token=TOKEN, ctype="application/json", raw=False):
+    data = None
+    if body is not None:
+        data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
+    r = urllib.request.Request("http://127.0.0.1:%d%s" % (port, path), data=data, method=method)
+    if token:
+        r.add_header("Authorization", "Bearer " + token)
+    if data is not None:
+        r.add_header("Content-Type", ctype)
+    try:
+        with urllib.request.urlopen(r, timeout=30) as resp:
+            b = resp.read()
+            return resp.status, b.decode() if raw else json.loads(b or b"null")
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read() or b"null")
+
+
+def link(res, a, b):
+    return next((l for l in res["links"] if l["from"] == a and l["to"] == b), None)
+
+
+def main():
+    tmp = tempfile.mkdtemp()
+    gml = os.path.join(tmp, "square.graphml")
+    with open(gml, "w") as f:
+        f.write(SQUARE)
+    portf = os.path.join(tmp, "port")
+    p = subprocess.Popen([BIN, "serve", "--port", "0", "--port-file", portf, "--listen", "127.0.0.1",
+                          "--backend", "cpu", "--cache-path", "", "--graph", "sq=graphml:" + gml,
+                          "--log-level", "warn", "--operator-token", TOKEN],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        port = None
+        for _ in range(200):
+            if os.path.exists(portf) and open(portf).read().strip():
+                port = int(open(portf).read())
+                break
+            time.sleep(0.05)
+        if port is None:
+            check("server started", False, p.stderr.read().decode() if p.poll() is not None else "")
+            return
+        for _ in range(200):
+            st, _ = req(port, "GET", "/v1/graphs/sq")
+            if st == 200:
+                break
+            time.sleep(0.05)
+
+        st, e = req(port, "POST", "/v1/graphs/sq/load")
+        check("load without demands 400", st == 400 and "no demands" in e["message"], e)
+        st, e = req(port, "PUT", "/v1/graphs/sq/demands", {"demands": []}, token=None)
+        check("PUT demands needs the operator token", st == 401, e)
+        demands = {"demands": [{"source": "r1", "destination": "r3", "volume": 10},
+                               {"source": 2, "destination": 4, "volume": 6},
+                               {"source": 1, "destination": 5, "volume": 2}]}
+        st, d = req(port, "PUT", "/v1/graphs/sq/demands", demands)
+        check("PUT demands 200", st == 200 and d["demands"] == 3 and d["total_volume"] == 18, d)
+        dver = d.get("demand_version")
+        check("demand version", isinstance(dver, str) and len(dver) == 16, d)
+        # bad rows: 400 naming the row, nothing changed
+        for body, want in (({"demands": [{"source": 1, "destination": 3, "volume": 1},
+                                         {"source": "nowhere", "destination": 3, "volume": 1}]},
+                            "demands[1].source: unknown router 'nowhere'"),
+                           ({"demands": [{"source": 1, "destination": 3, "volume": -1}]},
+                            "demands[0].volume must be a number >= 0"),
+                           ("source,destination,volume\n1,3,4\n7,3,1\n", "line 3: unknown router '7'")):
+            st, e = req(port, "PUT", "/v1/graphs/sq/demands", body,
+                        ctype="text/csv" if isinstance(body, str) else "application/json")
+            check("bad demands 400: " + want, st == 400 and want in e.get("message", ""), e)
+        st, g = req(port, "GET", "/v1/graphs/sq/demands")
+        check("nothing changed", g["demand_version"] == dver and len(g["demands"]) == 3, g)
+        check("GET demands names", g["demands"][0].get("source_name") in ("r1", "r2"), g)
+
+        st, L = req(port, "POST", "/v1/graphs/sq/load")
+        check("load 200", st == 200 and L["demand_version"] == dver, L)
+        # 1 -> 3 (10): 5 over 1-2-3 and 5 over 1-4-3; 2 -> 4 (6): 3 over 2-1-4, 3 over 2-3-4
+        want = {(1, 2): 5, (1, 4): 8, (2, 3): 8, (4, 3): 5, (2, 1): 3, (3, 4): 3}
+        got = {(l["from"], l["to"]): l["load"] for l in L["links"]}
+        check("ECMP loads 50/50", got == want, got)
+        l14 = link(L, 1, 4)
+        check("link names, capacity, utilization", l14 and l14["from_name"] == "r1" and
+              l14["to_name"] == "r4" and l14["capacity"] == 10 and abs(l14["utilization"] - 0.8) < 1e-12, l14)
+        check("most loaded first", [(l["from"], l["to"]) for l in L["links"][:2]] in ([(1, 4), (2, 3)], [(2, 3), (1, 4)]), L["links"][:2])
+        check("unrouted 1 -> 5", L["unrouted"] == [{"source": 1, "source_name": "r1", "destination": 5,
+                                                     "destination_name": "r5", "volume": 2}] and L["unrouted_volume"] == 2, L["unrouted"])
+
+        # CSV demands replace the JSON ones
+        st, d2 = req(port, "PUT", "/v1/graphs/sq/demands", "source,destination,volume\nr1,r3,10\n2,4,6\n",
+                     ctype="text/csv")
+        check("CSV demands", st == 200 and d2["demands"] == 2 and d2["demand_version"] != dver, d2)
+        st, csv = req(port, "GET", "/v1/graphs/sq/demands?format=csv", raw=True)
+        check("GET demands CSV", st == 200 and csv.splitlines()[0] == "source,destination,volume" and len(csv.splitlines()) == 3, csv)
+
+        # failure analysis: every link and router
+        st, j = req(port, "POST", "/v1/graphs/sq/failure-analysis", {"links": True, "routers": True})
+        check("failure-analysis 202", st == 202 and j["scenarios"] == 4 + 5, j)
+        res = None
+        for _ in range(400):
+            st, s = req(port, "GET", "/v1/failure-analysis/%d" % j["job"])
+            check("progress in [0, 1]", 0 <= s["progress"] <= 1, s)
+            if s["state"] in ("done", "failed"):
+                res = s
+                break
+            time.sleep(0.05)
+        check("job done", res and res["state"] == "done" and res["progress"] == 1, res)
+        r = res["result"]
+        top = r["scenarios"][0]
+        # failing 1-4 sends 1 -> 3 (10) over 1-2-3 and 2 -> 4 (6) over 2-3-4: 2 -> 3 carries 16 / 10
+        # (failing 2-3 gives 1.6 on 1 -> 4 too: ties keep the scenario order, links first)
+        check("worst scenario", top["kind"] == "link" and top["failed_links"] == [[1, 4]] and
+              abs(top["worst_utilization"] - 1.6) < 1e-12, top)
+        wl = top["worst_link"]
+        check("worst link 2 -> 3 (names)", (wl["from"], wl["to"], wl["from_name"], wl["to_name"], wl["load"]) ==
+              (2, 3, "r2", "r3", 16), wl)
+        s12 = next(s for s in r["scenarios"] if s["failed_links"] == [[1, 2]])
+        # failing 1-2: 1 -> 3 over 1-4-3, 4 -> 3 at 10 / 8
+        check("1-2 down overloads 4 -> 3", abs(s12["worst_utilization"] - 1.25) < 1e-12 and
+              (s12["worst_link"]["from"], s12["worst_link"]["to"]) == (4, 3), s12)
+        check("ranked", all(a["worst_utilization"] >= b["worst_utilization"]
+                            for a, b in zip(r["scenarios"], r["scenarios"][1:])
+                            if a["worst_utilization"] is not None and b["worst_utilization"] is not None), r["scenarios"])
+        s12 = next(s for s in r["scenarios"] if s["failed_links"] == [[1, 2]])
+        check("changed pairs 1-2 down", s12["changed_pairs"] == 6 + 2 * 0 and s12["disconnected_pairs"] == 0, s12)
+        s5 = next(s for s in r["scenarios"] if s["failed_routers"] == [5])
+        check("isolated router: nothing changes", s5["changed_pairs"] == 0 and s5["unrouted_volume"] == 0, s5)
+        s4 = next(s for s in r["scenarios"] if s["failed_routers"] == [4])
+        check("router 4 down: 2 -> 4 unrouted", s4["unrouted_volume"] == 6 and s4["failed_router_names"] == ["r4"], s4)
+        check("bottlenecks", r["bottlenecks"] and r["bottlenecks"][0]["scenarios"] >= 2, r["bottlenecks"])
+        st, csv = req(port, "GET", "/v1/failure-analysis/%d?format=csv" % j["job"], raw=True)
+        lines = csv.splitlines()
+        check("CSV result", st == 200 and lines[0].startswith("rank,kind,failed_links") and len(lines) == 10 and
+              lines[1].startswith("1,link,"), lines[:3])
+        st, j2 = req(port, "POST", "/v1/graphs/sq/failure-analysis", {"links": True, "routers": True})
+        check("same question answered again", st == 200 and j2["job"] == j["job"], j2)
+
+        # an explicit scenario list, an SRLG, link pairs; bad input
+        st, j3 = req(port, "POST", "/v1/graphs/sq/failure-analysis",
+                     {"scenarios": [{"links": [["r1", "r2"]], "routers": ["r3"]}], "srlgs": [[[1, 2], [3, 4]]],
+                      "link_pairs": True, "strategy": "full"})
+        check("explicit + srlg + pairs", st == 202 and j3["scenarios"] == 1 + 1 + 6, j3)
+        for body, want in (({"srlgs": [[[1, 3]]]}, "srlgs[0][0]: routers 1 and 3 are not joined"),
+                           ({"scenarios": [{"routers": [9]}]}, "scenarios[0].routers[0]: unknown router 9"),
+                           ({"strategy": "fast"}, "strategy must be"),
+                           ({"linkz": True}, "unknown member 'linkz'")):
+            st, e = req(port, "POST", "/v1/graphs/sq/failure-analysis", body)
+            check("bad analysis 400: " + want, st == 400 and want in e.get("message", ""), e)
+
+        # capacities: PATCH, bad capacity
+        st, c = req(port, "PATCH", "/v1/graphs/sq/capacities", {"links": [{"link": [3, 4], "capacity": 20}]})
+        check("PATCH capacities", st == 200 and c["capacity_overrides"] == 1, c)
+        st, L2 = req(port, "POST", "/v1/graphs/sq/load")
+        check("capacity used", abs(link(L2, 4, 3)["utilization"] - 5 / 20) < 1e-12, link(L2, 4, 3))
+        st, e = req(port, "PATCH", "/v1/graphs/sq/capacities", {"links": [{"link": [1, 2], "capacity": 0}]})
+        check("zero capacity 400", st == 400 and "links[0].capacity must be a number > 0" in e["message"], e)
+        st, e = req(port, "PATCH", "/v1/graphs/sq/capacities", {"links": [{"link": [1, 3], "capacity": 5}]})
+        check("capacity of no link 400", st == 400 and "not joined" in e["message"], e)
+        st, d3 = req(port, "DELETE", "/v1/graphs/sq/demands")
+        check("DELETE demands", st == 200 and d3["deleted"] == 2 and d3["demands"] == 0, d3)
+        st, e = req(port, "GET", "/v1/failure-analysis/999")
+        check("unknown job 404", st == 404, e)
+    finally:
+        p.terminate()
+        p.wait(timeout=30)
+
+
+main()
+print("%d passed, %d failed, 0 skipped" % (netops_http.passed, netops_http.failed))

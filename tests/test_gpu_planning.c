@@ -1,0 +1,130 @@
+/* test_gpu_planning.c - the GPU pass of ECMP link loads (kernels/planload.cu through
+ * gp_plan_load_cuda) equal to the CPU's gp_plan_load on random networks with random demands (ties
+ * and unreachable routers included), on a generated 1,000-router network, and with the ecmp_max cap
+ * biting. Skips without a CUDA device (GPATH_REQUIRE_GPU=1 makes that a failure).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/planning.h"
+#include "graph/graph_internal.h" /* gp_splitmix64 */
+
+static gp_engine *E;
+
+static int setup(void **state) {
+    (void)state;
+    gp_err err;
+    E = gp_engine_new("cpu", 2, NULL, &err);
+    return E ? 0 : -1;
+}
+static int teardown(void **state) {
+    (void)state;
+    gp_engine_free(E);
+    return 0;
+}
+
+static uint64_t rng(uint64_t *s) { return gp_splitmix64(s); }
+
+/* n routers, a random tree plus extra chords of weights 1..wmax (ties), every 17th router left
+ * out (its demands are unrouted). */
+static gp_graph *random_net(uint32_t n, uint32_t chords, uint32_t wmax, uint64_t *seed) {
+    gp_err err;
+    gp_builder *b = gp_builder_new(1.0);
+    for (uint32_t i = 1; i <= n; i++)
+        assert_int_equal(gp_builder_add_node(b, i, 0, 0, 0, NULL, &err), GP_OK);
+    for (uint32_t i = 2; i <= n; i++) {
+        if (i % 17 == 0) continue;
+        int64_t u = 1 + (int64_t)(rng(seed) % (i - 1));
+        if (u % 17 == 0) u = 1;
+        uint32_t w = 1 + (uint32_t)(rng(seed) % wmax);
+        assert_int_equal(gp_builder_add_arc(b, u, i, w, &err), GP_OK);
+        assert_int_equal(gp_builder_add_arc(b, i, u, w, &err), GP_OK);
+    }
+    for (uint32_t c = 0; c < chords; c++) {
+        int64_t u = 1 + (int64_t)(rng(seed) % n), v = 1 + (int64_t)(rng(seed) % n);
+        if (u == v || u % 17 == 0 || v % 17 == 0) continue;
+        uint32_t w = 1 + (uint32_t)(rng(seed) % wmax);
+        assert_int_equal(gp_builder_add_arc(b, u, v, w, &err), GP_OK);
+        assert_int_equal(gp_builder_add_arc(b, v, u, w, &err), GP_OK);
+    }
+    gp_graph *g = gp_builder_finish(b, "test", "test", 0, &err);
+    if (!g) fail_msg("builder: %s", err.msg);
+    return g;
+}
+
+static void compare(uint32_t n, uint32_t chords, uint32_t wmax, uint32_t ecmp_max, uint64_t seed) {
+    gp_graph *g = random_net(n, chords, wmax, &seed);
+    gp_rt *t = NULL;
+    gp_err err;
+    assert_int_equal(gp_rt_build(E, g, ecmp_max, 2, 0, &t, &err), GP_OK);
+    size_t k = (size_t)n * 8;
+    uint32_t *s = malloc(k * sizeof *s), *d = malloc(k * sizeof *d);
+    double *v = malloc(k * sizeof *v);
+    for (size_t i = 0; i < k; i++) {
+        s[i] = (uint32_t)(rng(&seed) % n);
+        d[i] = (uint32_t)(rng(&seed) % n);
+        v[i] = (double)(rng(&seed) % 1000) / 8;
+    }
+    gp_demands *dm = NULL;
+    assert_int_equal(gp_demands_build(n, s, d, v, k, &dm, &err), GP_OK);
+    uint32_t L = gp_plan_links(t);
+    double *a = calloc(L + 1, sizeof *a), *b = calloc(L + 1, sizeof *b), la = 0, lb = 0, ms = 0;
+    assert_int_equal(gp_plan_load(t, dm, 2, a, NULL, &la, &err), GP_OK);
+    if (gp_plan_load_cuda(t, dm, b, &lb, &ms, &err) != GP_OK) fail_msg("GPU: %s", err.msg);
+    for (uint32_t l = 0; l < L; l++)
+        if (fabs(a[l] - b[l]) > 1e-9 * (dm->total + 1))
+            fail_msg("n %u link %u: CPU %.17g GPU %.17g", n, l, a[l], b[l]);
+    assert_true(fabs(la - lb) <= 1e-9 * (dm->total + 1));
+    assert_true(la > 0); /* the isolated routers' demands */
+    print_message("n %u links %u: GPU %.3f ms\n", n, L, ms);
+    free(a);
+    free(b);
+    free(s);
+    free(d);
+    free(v);
+    gp_demands_free(dm);
+    gp_rt_free(t);
+    gp_graph_unref(g);
+}
+
+static int have_gpu(void) {
+    gp_graph *g = random_net(4, 0, 1, &(uint64_t){1});
+    gp_rt *t = NULL;
+    gp_err err;
+    gp_demands *dm = NULL;
+    uint32_t z = 0;
+    double v = 0, load[8];
+    int ok = gp_rt_build(E, g, 0, 1, 0, &t, &err) == GP_OK &&
+             gp_demands_build(4, &z, &z, &v, 1, &dm, &err) == GP_OK;
+    int rc = ok ? gp_plan_load_cuda(t, dm, load, NULL, NULL, &err) : GP_EINVAL;
+    gp_demands_free(dm);
+    gp_rt_free(t);
+    gp_graph_unref(g);
+    if (rc == GP_OK) return 1;
+    const char *r = getenv("GPATH_REQUIRE_GPU");
+    if (r && strcmp(r, "1") == 0) fail_msg("GPATH_REQUIRE_GPU=1 but %s", err.msg);
+    print_message("no CUDA device: GPU tests skipped (%s)\n", err.msg);
+    return 0;
+}
+
+static void test_gpu_equals_cpu(void **state) {
+    (void)state;
+    if (!have_gpu()) skip();
+    for (uint64_t seed = 1; seed <= 20; seed++)
+        compare(5 + (uint32_t)(seed * 7 % 60), 40, 1 + (uint32_t)(seed % 4), 0, seed);
+    compare(1000, 4000, 3, 0, 99); /* 1,000 routers, 5,000 links */
+    compare(300, 2000, 1, 2, 7);   /* hop counts: wide ties, the cap at 2 biting */
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_gpu_equals_cpu)};
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -64,6 +64,7 @@ const gp_route gp_routes[] = {
     {"GET", "/trip/v1/{profile}/{coordinates}", gp_h_osrm_trip, GP_ROUTE_QUERY},
     {"GET", "/match/v1/{profile}/{coordinates}", gp_h_osrm_match, GP_ROUTE_QUERY},
     {"POST", "/match/v1/{profile}", gp_h_osrm_match_post, GP_ROUTE_JSON | GP_ROUTE_QUERY},
+    {"GET", "/tile/v1/{profile}/{tile}", gp_h_osrm_tile, GP_ROUTE_QUERY},
     {"POST", "/v1/graphs/{graph}/match", gp_h_match_batch, GP_ROUTE_GRAPH | GP_ROUTE_QUERY},
     {"GET", "/v1/graphs/{graph}/isochrone", gp_h_isochrone, GP_ROUTE_GRAPH | GP_ROUTE_QUERY},
     {"GET", "/v1/graphs/{graph}/overview.geojson", gp_h_overview, GP_ROUTE_GRAPH},

@@ -58,6 +58,15 @@ typedef struct gp_osrm_req {
  * itself has no route either. */
 void gp_osrm_closed_why(gp_osrm_req *q, const gp_snap *a, const gp_snap *b, char *buf, size_t size);
 
+/* The served graph {profile} names (a graph name, or an OSRM profile alias: the graph of that
+ * routing profile; with one graph served, any profile), referenced, its name in name[65]; NULL
+ * when none. gp_osrm_req_init and the tile service (tile.c) resolve through it. */
+gp_graph *gp_osrm_resolve_profile(const char *profile, char *name);
+/* OSRM's turn type and modifier (internal names, as the tile service's turns layer writes them:
+ * "turn", "new name", "(suppressed)", "enter roundabout", ...) of driving arc A then arc B at
+ * their node, t the turn angle (degrees, -180..180, positive right); guidance.c. */
+const char *gp_osrm_turn_type(const gp_graph *g, uint32_t A, uint32_t B, double t,
+                              const char **mod);
 /* 1 for a graph whose weights are no travel times nor road costs (router topologies: hops, or a
  * cost rule of graphml / sndlib / rocketfuel): the OSRM services refuse it (400 InvalidQuery
  * naming it) rather than answer hops as seconds. */

@@ -46,8 +46,7 @@ static const struct {
                {"bike", "bicycle"}, {"bicycle", "bicycle"}, {"walking", "foot"},
                {"foot", "foot"},    {"truck", "truck"},     {"hgv", "truck"}};
 
-/* Referenced graph for profile, its name in name[65]; NULL when none. */
-static gp_graph *resolve_profile(const char *profile, char *name) {
+gp_graph *gp_osrm_resolve_profile(const char *profile, char *name) {
     gp_registry *reg = gp_http_registry();
     gp_graph *g = gp_registry_get(reg, profile);
     if (g) {
@@ -481,7 +480,7 @@ int gp_osrm_req_init(gp_osrm_req *q, gp_req *r, const char *coords, long max_coo
         q->body = gp_req_json(r);
     }
     if (!check_options(q)) return 0;
-    q->g = resolve_profile(profile ? profile : "", q->graph_name);
+    q->g = gp_osrm_resolve_profile(profile ? profile : "", q->graph_name);
     if (!q->g) {
         gp_osrm_error(r, 400, "InvalidQuery",
                       "profile '%s' names no served graph and no graph has that routing profile "

@@ -10,6 +10,7 @@
 #include "server/v1/isochrone.h"
 #include "server/v1/traffic.h"
 #include "server/v1/map.h"
+#include "server/v1/tiles.h"
 #include "server/v1/mjobs.h"
 #include "server/http/http.h"
 #include "server/osrm/osrm.h"
@@ -68,6 +69,10 @@ const gp_route gp_routes[] = {
     {"POST", "/v1/graphs/{graph}/match", gp_h_match_batch, GP_ROUTE_GRAPH | GP_ROUTE_QUERY},
     {"GET", "/v1/graphs/{graph}/isochrone", gp_h_isochrone, GP_ROUTE_GRAPH | GP_ROUTE_QUERY},
     {"GET", "/v1/graphs/{graph}/overview.geojson", gp_h_overview, GP_ROUTE_GRAPH},
+    {"GET", "/v1/graphs/{graph}/tiles/{z}/{x}/{y}", gp_h_base_tile,
+     GP_ROUTE_GRAPH | GP_ROUTE_QUERY},
+    {"GET", "/v1/graphs/{graph}/tiles.json", gp_h_base_tilejson, GP_ROUTE_GRAPH},
+    {"GET", "/v1/graphs/{graph}/style.json", gp_h_base_style, GP_ROUTE_GRAPH},
     {"GET", "/", gp_h_map_page, 0},
     {"GET", "/web/{file}", gp_h_web_asset, 0},
     {"GET", "/web/images/{file}", gp_h_web_asset, 0},

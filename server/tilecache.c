@@ -102,8 +102,13 @@ static void store(const char *key, char *raw, size_t raw_len, char *gz, size_t g
         free(gz);
         return;
     }
-    *e = (entry){.key = k, .raw = raw, .gz = gz, .raw_len = raw_len, .gz_len = gz_len,
-                 .bytes = raw_len + gz_len + strlen(key) + sizeof *e, .hash = hash};
+    *e = (entry){.key = k,
+                 .raw = raw,
+                 .gz = gz,
+                 .raw_len = raw_len,
+                 .gz_len = gz_len,
+                 .bytes = raw_len + gz_len + strlen(key) + sizeof *e,
+                 .hash = hash};
     pthread_mutex_lock(&C.mu);
     if (find(key) || e->bytes > budget) {
         pthread_mutex_unlock(&C.mu);
@@ -128,8 +133,8 @@ static int etag_matches(const char *inm, const char *tag) {
     return strstr(inm, h) != NULL;
 }
 
-int gp_tile_answer(gp_req *r, const char *key, const char *ctype, gp_tile_build_fn build,
-                   void *ctx, gp_err *err) {
+int gp_tile_answer(gp_req *r, const char *key, const char *ctype, gp_tile_build_fn build, void *ctx,
+                   gp_err *err) {
     const gp_config *cfg = gp_http_config();
     size_t budget = cfg && cfg->tile_cache_mb > 0 ? (size_t)cfg->tile_cache_mb << 20 : 0;
     const char *ae = gp_req_header(r, "Accept-Encoding");

@@ -22,8 +22,8 @@ typedef char *(*gp_tile_build_fn)(void *ctx, size_t *len, gp_err *err);
  * stored. Adds ETag, Cache-Control: no-cache (clients revalidate: the graph may change), Vary:
  * Accept-Encoding and X-Gpath-Cache: hit|miss. GP_OK once answered; the build's error code
  * (nothing answered, err filled) for the caller to answer in its API's error form. */
-int gp_tile_answer(gp_req *r, const char *key, const char *ctype, gp_tile_build_fn build,
-                   void *ctx, gp_err *err);
+int gp_tile_answer(gp_req *r, const char *key, const char *ctype, gp_tile_build_fn build, void *ctx,
+                   gp_err *err);
 /* Drops every cached tile (tests). */
 void gp_tile_cache_clear(void);
 

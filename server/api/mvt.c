@@ -35,10 +35,10 @@ struct gp_mvt {
     uint64_t id;
     uint32_t *tags, *geom;
     size_t ntags, capt, ngeom, capg;
-    int64_t cx, cy;  /* the geometry cursor */
-    size_t movepos;  /* point features: the MoveTo command's index in geom */
+    int64_t cx, cy; /* the geometry cursor */
+    size_t movepos; /* point features: the MoveTo command's index in geom */
     size_t npoints;
-    size_t count;    /* features written */
+    size_t count; /* features written */
 };
 
 /* ---- bytes ---- */
@@ -408,6 +408,13 @@ char *gp_mvt_finish(gp_mvt *t, size_t *len) {
     }
     gp_mvt_free(t);
     return out;
+}
+
+char *gp_mvt_finish_drawn(gp_mvt *t, size_t drawn, size_t *len) {
+    if (drawn) return gp_mvt_finish(t, len);
+    gp_mvt_free(t);
+    *len = 0;
+    return malloc(1);
 }
 
 /* ---- slippy-map tiles ---- */

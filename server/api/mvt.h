@@ -27,7 +27,7 @@ enum { GP_MVT_POINT = 1, GP_MVT_LINESTRING = 2 };
 
 typedef struct gp_mvt gp_mvt;
 
-gp_mvt *gp_mvt_new(void); /* NULL when out of memory */
+gp_mvt *gp_mvt_new(void);    /* NULL when out of memory */
 void gp_mvt_free(gp_mvt *t); /* accepts NULL */
 /* Ends the current layer (a layer without features is still written) and starts layer name
  * with the given extent (tile units per side, GP_MVT_EXTENT). */
@@ -58,6 +58,11 @@ size_t gp_mvt_count(const gp_mvt *t);
 /* Ends the last layer and returns the tile (malloc'd, *len bytes; a tile of no layer is 0 bytes,
  * a non-NULL pointer); frees t. NULL when out of memory. */
 char *gp_mvt_finish(gp_mvt *t, size_t *len);
+
+/* gp_mvt_finish when drawn > 0, else an empty tile (0 bytes, non-NULL; t freed): a tile where
+ * nothing of the graph lies is answered with an empty body, as OSRM does. NULL when out of
+ * memory. */
+char *gp_mvt_finish_drawn(gp_mvt *t, size_t drawn, size_t *len);
 
 /* ---- slippy-map tiles (Web Mercator) ---- */
 /* 1 when z/x/y names a tile: z <= 30, x and y < 2^z. */

@@ -135,7 +135,8 @@ static int speeds_layer(const tile_job *j, gp_mvt *t, nodes *ns) {
                 arc_pt(g, a, u, k, sx, sy, i + 1, &lo2, &la2);
                 total += gp_haversine_m(lo, la, lo2, la2);
             }
-            double dur_ds = gp_graph_arc_duration_s(g, a) * 10, wgt_ds = gp_osrm_weight(g, g->w[a]) * 10;
+            double dur_ds = gp_graph_arc_duration_s(g, a) * 10,
+                   wgt_ds = gp_osrm_weight(g, g->w[a]) * 10;
             if (!(total > 0) || !isfinite(dur_ds)) continue;
             const char *name = gp_graph_arc_name(g, a);
             int small = !big || !big[u] || !big[g->col[a]];
@@ -290,14 +291,7 @@ static char *build_tile(void *ctx, size_t *len, gp_err *err) {
     free(ns.v);
     ns.v = NULL;
     gp_mvt_layer(t, "internal-nodes", GP_MVT_EXTENT);
-    if (drawn == 0) { /* nothing of the graph here: an empty tile, as OSRM */
-        gp_mvt_free(t);
-        *len = 0;
-        char *e = malloc(1);
-        if (!e) gp_err_set(err, GP_ENOMEM, "out of memory");
-        return e;
-    }
-    char *out = gp_mvt_finish(t, len);
+    char *out = gp_mvt_finish_drawn(t, drawn, len);
     if (!out) gp_err_set(err, GP_ENOMEM, "out of memory encoding a tile");
     return out;
 oom:
@@ -330,7 +324,8 @@ void gp_h_osrm_tile(gp_req *r) {
     const char *profile = gp_req_param(r, "profile"), *spec = gp_req_param(r, "tile");
     tile_job j = {0};
     if (!spec || !parse_tile(spec, &j.x, &j.y, &j.z)) {
-        gp_osrm_error(r, 400, "InvalidUrl", "the tile service's URL ends in tile(x,y,z).mvt, got '%.64s'",
+        gp_osrm_error(r, 400, "InvalidUrl",
+                      "the tile service's URL ends in tile(x,y,z).mvt, got '%.64s'",
                       spec ? spec : "");
         return;
     }

@@ -36,15 +36,15 @@ enum { MAX_ZOOM = 22, TILEJSON_MAXZOOM = 16 };
 
 /* The zoom from which each road class is drawn (indexed by enum gp_road_class). */
 static const uint8_t CLASS_MINZOOM[GP_ROAD_CLASS_COUNT] = {
-    [GP_ROAD_UNKNOWN] = 12,     [GP_ROAD_MOTORWAY] = 0,     [GP_ROAD_TRUNK] = 4,
-    [GP_ROAD_PRIMARY] = 7,      [GP_ROAD_SECONDARY] = 9,    [GP_ROAD_TERTIARY] = 10,
-    [GP_ROAD_UNCLASSIFIED] = 11, [GP_ROAD_RESIDENTIAL] = 12, [GP_ROAD_SERVICE] = 13,
-    [GP_ROAD_LIVING_STREET] = 13, [GP_ROAD_TRACK] = 13,     [GP_ROAD_PATH] = 14,
-    [GP_ROAD_CYCLEWAY] = 14,    [GP_ROAD_FOOTWAY] = 14,     [GP_ROAD_FERRY] = 6};
+    [GP_ROAD_UNKNOWN] = 12,       [GP_ROAD_MOTORWAY] = 0,     [GP_ROAD_TRUNK] = 4,
+    [GP_ROAD_PRIMARY] = 7,        [GP_ROAD_SECONDARY] = 9,    [GP_ROAD_TERTIARY] = 10,
+    [GP_ROAD_UNCLASSIFIED] = 11,  [GP_ROAD_RESIDENTIAL] = 12, [GP_ROAD_SERVICE] = 13,
+    [GP_ROAD_LIVING_STREET] = 13, [GP_ROAD_TRACK] = 13,       [GP_ROAD_PATH] = 14,
+    [GP_ROAD_CYCLEWAY] = 14,      [GP_ROAD_FOOTWAY] = 14,     [GP_ROAD_FERRY] = 6};
 /* The zoom from which each place kind is drawn (enum gp_place_kind). */
 static const uint8_t PLACE_MINZOOM[GP_PLACE_KIND_COUNT] = {
-    [GP_PLACE_CITY] = 0,     [GP_PLACE_TOWN] = 7,           [GP_PLACE_VILLAGE] = 10,
-    [GP_PLACE_SUBURB] = 11,  [GP_PLACE_QUARTER] = 12,       [GP_PLACE_NEIGHBOURHOOD] = 13,
+    [GP_PLACE_CITY] = 0,    [GP_PLACE_TOWN] = 7,     [GP_PLACE_VILLAGE] = 10,
+    [GP_PLACE_SUBURB] = 11, [GP_PLACE_QUARTER] = 12, [GP_PLACE_NEIGHBOURHOOD] = 13,
     [GP_PLACE_HAMLET] = 12};
 
 typedef struct base_job {
@@ -196,8 +196,8 @@ void gp_h_base_tile(gp_req *r) {
     }
     if (j.z > MAX_ZOOM || !gp_tile_valid(j.z, j.x, j.y)) {
         gp_http_error(r, GP_HC_INVALID_QUERY,
-                      "tile %u/%u/%u does not exist: z is 0..%d and x, y are below 2^z", j.z,
-                      j.x, j.y, MAX_ZOOM);
+                      "tile %u/%u/%u does not exist: z is 0..%d and x, y are below 2^z", j.z, j.x,
+                      j.y, MAX_ZOOM);
         return;
     }
     if (!graph_has_map(r, g)) return;
@@ -269,7 +269,8 @@ static cJSON *tile_source(gp_req *r, const gp_graph *g, int tilejson) {
         cJSON_AddStringToObject(s, "tilejson", "3.0.0");
         cJSON_AddStringToObject(s, "name", gp_req_graph_name(r));
         cJSON_AddStringToObject(s, "version", g->version);
-        cJSON_AddStringToObject(s, "attribution", "© OpenStreetMap contributors");
+        if (g->profile[0]) /* an OpenStreetMap import */
+            cJSON_AddStringToObject(s, "attribution", "© OpenStreetMap contributors");
         cJSON_AddStringToObject(s, "scheme", "xyz");
     } else {
         cJSON_AddStringToObject(s, "type", "vector");
@@ -282,11 +283,12 @@ static cJSON *tile_source(gp_req *r, const gp_graph *g, int tilejson) {
     if (tilejson) {
         double c[3] = {(b[0] + b[2]) / 2, (b[1] + b[3]) / 2, fit_zoom(b)};
         cJSON_AddItemToObject(s, "center", numbers(c, 3));
-        static const char *const road_f[] = {"class", "String: motorway, trunk, primary, ...",
-                                             "name", "String", "ref", "String", "oneway",
-                                             "Boolean"};
-        static const char *const place_f[] = {"class", "String: city, town, village, ...", "name",
-                                              "String", "population", "Number"};
+        static const char *const road_f[] = {"class",  "String: motorway, trunk, primary, ...",
+                                             "name",   "String",
+                                             "ref",    "String",
+                                             "oneway", "Boolean"};
+        static const char *const place_f[] = {
+            "class", "String: city, town, village, ...", "name", "String", "population", "Number"};
         cJSON *vl = cJSON_AddArrayToObject(s, "vector_layers");
         cJSON *l = cJSON_CreateObject();
         cJSON_AddStringToObject(l, "id", "roads");
@@ -325,10 +327,12 @@ static const struct {
 static cJSON *parse(const char *json) { return cJSON_Parse(json); }
 
 static cJSON *class_filter(const char *const *classes) {
-    cJSON *f = cJSON_CreateArray(), *get = parse("[\"get\", \"class\"]"), *lit = cJSON_CreateArray();
+    cJSON *f = cJSON_CreateArray(), *get = parse("[\"get\", \"class\"]"),
+          *lit = cJSON_CreateArray();
     cJSON_AddItemToArray(f, cJSON_CreateString("in"));
     cJSON_AddItemToArray(f, get);
-    for (int i = 0; i < 4 && classes[i]; i++) cJSON_AddItemToArray(lit, cJSON_CreateString(classes[i]));
+    for (int i = 0; i < 4 && classes[i]; i++)
+        cJSON_AddItemToArray(lit, cJSON_CreateString(classes[i]));
     cJSON *l = cJSON_CreateArray();
     cJSON_AddItemToArray(l, cJSON_CreateString("literal"));
     cJSON_AddItemToArray(l, lit);
@@ -385,8 +389,8 @@ void gp_h_base_style(gp_req *r) {
             cJSON *p = cJSON_AddObjectToObject(l, "paint");
             cJSON_AddStringToObject(p, "line-color", casing ? "#b9b2a5" : ROAD_STYLE[i].color);
             double k = casing ? 1.3 : 1;
-            cJSON_AddItemToObject(p, "line-width",
-                                  width_expr(ROAD_STYLE[i].w10 * k + casing, ROAD_STYLE[i].w18 * k));
+            cJSON_AddItemToObject(
+                p, "line-width", width_expr(ROAD_STYLE[i].w10 * k + casing, ROAD_STYLE[i].w18 * k));
             if (ROAD_STYLE[i].dashed) cJSON_AddItemToObject(p, "line-dasharray", parse("[2, 1.5]"));
             cJSON_AddItemToArray(ls, l);
         }

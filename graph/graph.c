@@ -427,5 +427,6 @@ uint64_t gp_graph_memory(const gp_graph *g) {
     }
     bytes += gp_spatial_memory(g->spatial);
     bytes += gp_graph_roadattr_memory(g);
+    bytes += g->places_len;
     return bytes;
 }

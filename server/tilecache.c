@@ -51,6 +51,7 @@ static void lru_front(entry *e) {
 }
 
 static void entry_free(entry *e) {
+    if (!e) return;
     free(e->key);
     free(e->raw);
     free(e->gz);

@@ -39,18 +39,18 @@ static void test_point_tile_bytes(void **state) {
     assert_int_equal(gp_mvt_commit(t), 1);
     size_t len = 0;
     char *b = gp_mvt_finish(t, &len);
-    static const unsigned char want[] = {
-        0x1a, 0x2c,                                     /* Tile.layers, 44 bytes */
-        0x78, 0x02,                                     /* version 2 */
-        0x0a, 0x06, 'p', 'o', 'i', 'n', 't', 's',       /* name */
-        0x12, 0x0d,                                     /* a feature, 13 bytes: */
-        0x08, 0x01,                                     /*   id 1 */
-        0x12, 0x02, 0x00, 0x00,                         /*   tags [key 0, value 0] */
-        0x18, 0x01,                                     /*   type POINT */
-        0x22, 0x03, 0x09, 0x32, 0x22,                   /*   geometry [9, 50, 34] */
-        0x1a, 0x05, 'h', 'e', 'l', 'l', 'o',            /* keys */
-        0x22, 0x07, 0x0a, 0x05, 'w', 'o', 'r', 'l', 'd', /* values: string_value */
-        0x28, 0x80, 0x20};                              /* extent 4096 */
+    static const unsigned char want[] = {0x1a, 0x2c, /* Tile.layers, 44 bytes */
+                                         0x78, 0x02, /* version 2 */
+                                         0x0a, 0x06, 'p',  'o',  'i',  'n', 't', 's', /* name */
+                                         0x12, 0x0d,                   /* a feature, 13 bytes: */
+                                         0x08, 0x01,                   /*   id 1 */
+                                         0x12, 0x02, 0x00, 0x00,       /*   tags [key 0, value 0] */
+                                         0x18, 0x01,                   /*   type POINT */
+                                         0x22, 0x03, 0x09, 0x32, 0x22, /*   geometry [9, 50, 34] */
+                                         0x1a, 0x05, 'h',  'e',  'l',  'l', 'o', /* keys */
+                                         0x22, 0x07, 0x0a, 0x05, 'w',  'o', 'r', 'l',
+                                         'd',               /* values: string_value */
+                                         0x28, 0x80, 0x20}; /* extent 4096 */
     assert_int_equal(len, sizeof want);
     assert_memory_equal(b, want, sizeof want);
     free(b);
@@ -90,10 +90,10 @@ static void test_value_types(void **state) {
     gp_mvt *t = gp_mvt_new();
     gp_mvt_layer(t, "v", 256);
     gp_mvt_feature(t, GP_MVT_POINT, 0);
-    gp_mvt_prop_sint(t, "s", -3);       /* sint_value (6): zigzag 5 */
-    gp_mvt_prop_uint(t, "u", 300);      /* uint_value (5): varint ac 02 */
-    gp_mvt_prop_float(t, "f", 1.0f);    /* float_value (2): 00 00 80 3f */
-    gp_mvt_prop_double(t, "d", -2.0);   /* double_value (3): 8 bytes, c0 00 ... last */
+    gp_mvt_prop_sint(t, "s", -3);     /* sint_value (6): zigzag 5 */
+    gp_mvt_prop_uint(t, "u", 300);    /* uint_value (5): varint ac 02 */
+    gp_mvt_prop_float(t, "f", 1.0f);  /* float_value (2): 00 00 80 3f */
+    gp_mvt_prop_double(t, "d", -2.0); /* double_value (3): 8 bytes, c0 00 ... last */
     gp_mvt_point(t, 0, 0);
     gp_mvt_commit(t);
     size_t len;
@@ -177,9 +177,12 @@ static void test_tiles(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_point_tile_bytes), cmocka_unit_test(test_line_and_tables),
-        cmocka_unit_test(test_value_types),      cmocka_unit_test(test_clip),
-        cmocka_unit_test(test_empty),            cmocka_unit_test(test_tiles),
+        cmocka_unit_test(test_point_tile_bytes),
+        cmocka_unit_test(test_line_and_tables),
+        cmocka_unit_test(test_value_types),
+        cmocka_unit_test(test_clip),
+        cmocka_unit_test(test_empty),
+        cmocka_unit_test(test_tiles),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,4 +5,5 @@
 # TileJSON and style; and a Monaco tile against the real OSRM when its tarball and the extract are
 # present. Skips with a message without node or the decoder packages.
 cd "$(dirname "$0")/.." || exit 1
-GPATH_BIN="${GPATH_BIN:-$PWD/${BUILD:-build}/gpath}" BUILD="${BUILD:-build}" exec /usr/bin/python3 tests/tiles_test.py
+export BUILD="${BUILD:-build}"
+GPATH_BIN="${GPATH_BIN:-$PWD/$BUILD/gpath}" exec /usr/bin/python3 tests/tiles_test.py

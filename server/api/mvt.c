@@ -101,6 +101,7 @@ static uint32_t fnv(const uint8_t *s, size_t k) {
 }
 
 static void table_free(table *tb) {
+    if (!tb) return;
     free(tb->data.p);
     free(tb->off);
     free(tb->slot);

@@ -28,7 +28,7 @@ static struct {
     size_t bytes;
 } C = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
-static uint64_t fnv64(const void *p, size_t n) {
+static uint64_t tile_hash(const void *p, size_t n) {
     const unsigned char *s = p;
     uint64_t h = 1469598103934665603ull;
     for (size_t i = 0; i < n; i++) h = (h ^ s[i]) * 1099511628211ull;
@@ -60,7 +60,7 @@ static void entry_free(entry *e) {
 
 /* Removes e from the hash and the list and frees it (lock held). */
 static void evict(entry *e) {
-    entry **pp = &C.bucket[fnv64(e->key, strlen(e->key)) % NBUCKET];
+    entry **pp = &C.bucket[tile_hash(e->key, strlen(e->key)) % NBUCKET];
     while (*pp && *pp != e) pp = &(*pp)->hnext;
     if (*pp) *pp = e->hnext;
     lru_unlink(e);
@@ -75,7 +75,7 @@ void gp_tile_cache_clear(void) {
 }
 
 static entry *find(const char *key) { /* lock held */
-    for (entry *e = C.bucket[fnv64(key, strlen(key)) % NBUCKET]; e; e = e->hnext)
+    for (entry *e = C.bucket[tile_hash(key, strlen(key)) % NBUCKET]; e; e = e->hnext)
         if (!strcmp(e->key, key)) return e;
     return NULL;
 }
@@ -116,7 +116,7 @@ static void store(const char *key, char *raw, size_t raw_len, char *gz, size_t g
         entry_free(e);
         return;
     }
-    entry **b = &C.bucket[fnv64(key, strlen(key)) % NBUCKET];
+    entry **b = &C.bucket[tile_hash(key, strlen(key)) % NBUCKET];
     e->hnext = *b;
     *b = e;
     lru_front(e);
@@ -165,7 +165,7 @@ int gp_tile_answer(gp_req *r, const char *key, const char *ctype, gp_tile_build_
             gz = NULL;
             gz_len = 0;
         }
-        hash = fnv64(raw, raw_len);
+        hash = tile_hash(raw, raw_len);
         is_gz = want_gz && gz;
         len = is_gz ? gz_len : raw_len;
         body = malloc(len ? len : 1);

@@ -94,7 +94,7 @@ static uint64_t zigzag64(int64_t v) {
 }
 
 /* ---- deduplicated tables ---- */
-static uint32_t fnv(const uint8_t *s, size_t k) {
+static uint32_t mvt_hash(const uint8_t *s, size_t k) {
     uint32_t h = 2166136261u;
     for (size_t i = 0; i < k; i++) h = (h ^ s[i]) * 16777619u;
     return h;
@@ -116,7 +116,7 @@ static int table_rehash(gp_mvt *t, table *tb) {
         return 0;
     }
     for (uint32_t i = 0; i < tb->n; i++) {
-        uint32_t h = fnv(tb->data.p + tb->off[i], tb->off[i + 1] - tb->off[i]) & (size - 1);
+        uint32_t h = mvt_hash(tb->data.p + tb->off[i], tb->off[i + 1] - tb->off[i]) & (size - 1);
         while (s[h]) h = (h + 1) & (size - 1);
         s[h] = i + 1;
     }
@@ -130,7 +130,7 @@ static int table_rehash(gp_mvt *t, table *tb) {
 static uint32_t table_index(gp_mvt *t, table *tb, const uint8_t *enc, size_t k) {
     if (t->oom) return UINT32_MAX;
     if ((tb->n + 1) * 2 > tb->mask + 1 && !table_rehash(t, tb)) return UINT32_MAX;
-    uint32_t h = fnv(enc, k) & tb->mask;
+    uint32_t h = mvt_hash(enc, k) & tb->mask;
     for (; tb->slot[h]; h = (h + 1) & tb->mask) {
         uint32_t i = tb->slot[h] - 1;
         size_t len = tb->off[i + 1] - tb->off[i];

@@ -10,7 +10,8 @@ Literal expectations on tests/data/osm/tiles.osm (two named roads crossing, two 
 comment): exactly those road names, classes, ref and oneway, the seven turns at the crossing, the
 places with their population, the far road only in its own tile, an empty tile elsewhere; the same
 from a .gpath snapshot (the places section). Bad input (zoom, x / y, malformed tile names) answers
-400 naming the problem; gzip, ETag / If-None-Match and the cache are checked. With the OSRM tarball
+400 naming the problem; gzip, ETag / If-None-Match and the cache are checked; a speed update
+(POST /v1/graphs/t/speeds) shows as datasource "traffic" on that one segment in a new tile. With the OSRM tarball
 ($GPATH_OSRM, default ../shared/peers/osrm) and Monaco ($GPATH_DATA/osm) present, a Monaco tile
 at z14 and one at z15 are compared with the real OSRM's: the same layer names, property keys and
 value types, the same road names, speeds and osmnodes feature counts within 3%, turns within 10%.
@@ -291,6 +292,38 @@ def t_tilejson_style(ctx):
 
 
 @test
+def t_traffic(ctx):
+    """A speed update (docs/traffic.md) shows in the speeds layer as OSRM shows its traffic
+    files: datasource "traffic" and the new speed on that segment and direction only; the tile is
+    a new one (new graph version: a cache miss and another ETag)."""
+    d = ctx["daemons"][0]
+    h0 = osrm_tile(d, *TILE)[1]
+    conn = http.client.HTTPConnection("127.0.0.1", d.port, timeout=60)
+    conn.request("POST", "/v1/graphs/t/speeds", body=b"1,3,5\n",
+                 headers={"Authorization": "Bearer tok", "Content-Type": "text/csv"})
+    r = conn.getresponse()
+    assert r.status == 200, (r.status, r.read())
+    r.read()
+    conn.close()
+    try:
+        st, h, body = osrm_tile(d, *TILE)
+        assert st == 200 and h["x-gpath-cache"] == "miss" and h["etag"] != h0["etag"], (h0, h)
+        t = decode(body, ctx["tmp"])
+        slow = [f for f in t["layers"]["speeds"]["features"]
+                if f["properties"]["datasource"] == "traffic"]
+        assert len(slow) == 1, [f["properties"] for f in slow]
+        p = slow[0]["properties"]
+        assert p["name"] == "Rue Alpha" and p["speed"] == 5, p
+        (x0, y0), (x1, y1) = slow[0]["geometry"][0]
+        assert x1 > x0, "the slowed direction is 1 -> 3, eastwards"
+    finally:
+        conn = http.client.HTTPConnection("127.0.0.1", d.port, timeout=60)
+        conn.request("DELETE", "/v1/graphs/t/speeds", headers={"Authorization": "Bearer tok"})
+        conn.getresponse().read()
+        conn.close()
+
+
+@test
 def t_osrm_monaco(ctx):
     tar = os.path.join(PEER, "osrm-v6.0.0-debian12-bin.tar.xz")
     pbf = os.path.join(DATA, "osm", "monaco.osm.pbf")
@@ -363,7 +396,7 @@ def main():
         subprocess.run([H.BIN, "import", OSM, "--profile", "car", "-o", snap], check=True,
                        capture_output=True, timeout=120)
         for name, spec in (("osm", f"t=osm:{OSM}"), ("snap", f"t={snap}")):
-            dm = H.Daemon(tmp, name, ["--graph", spec])
+            dm = H.Daemon(tmp, name, ["--graph", spec, "--operator-token", "tok"])
             daemons.append(dm)
             dm.wait_ready()
         ctx = {"tmp": tmp, "daemons": daemons}

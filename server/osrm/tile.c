@@ -64,20 +64,11 @@ static int seg_in_box(const tile_job *j, double ax, double ay, double bx, double
            fmin(ay, by) <= j->lat1;
 }
 
-/* 1 when some point of arc a's polyline box overlaps the query box. */
+/* 1 when arc a's bounding box overlaps the query box. */
 static int arc_in_box(const tile_job *j, const gp_graph *g, uint32_t a, uint32_t u) {
-    const double *sx, *sy;
-    uint32_t k = gp_graph_arc_shape(g, a, &sx, &sy);
-    double x0 = g->lon[u], x1 = x0, y0 = g->lat[u], y1 = y0;
-    for (uint32_t i = 1; i <= k + 1; i++) {
-        double lo, la;
-        arc_pt(g, a, u, k, sx, sy, i, &lo, &la);
-        x0 = fmin(x0, lo);
-        x1 = fmax(x1, lo);
-        y0 = fmin(y0, la);
-        y1 = fmax(y1, la);
-    }
-    return x1 >= j->lon0 && x0 <= j->lon1 && y1 >= j->lat0 && y0 <= j->lat1;
+    double b[4];
+    gp_arc_bbox(g, a, u, b);
+    return b[2] >= j->lon0 && b[0] <= j->lon1 && b[3] >= j->lat0 && b[1] <= j->lat1;
 }
 
 typedef struct osmnode {

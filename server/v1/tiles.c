@@ -69,21 +69,16 @@ static int roads_layer(const base_job *j, gp_mvt *t) {
             uint32_t v = g->col[a];
             int cls = g->arc_class ? g->arc_class[a] : GP_ROAD_UNKNOWN;
             if (v == u || cls >= GP_ROAD_CLASS_COUNT || j->z < CLASS_MINZOOM[cls]) continue;
+            double bb[4];
+            gp_arc_bbox(g, a, u, bb);
+            if (bb[2] < j->lon0 || bb[0] > j->lon1 || bb[3] < j->lat0 || bb[1] > j->lat1) continue;
+            uint32_t r = gp_graph_reverse_arc(g, a);
+            if (r != GP_NONE && r < a) continue; /* the road is drawn from its other arc */
             p.n = 0;
             if (gp_arc_points_from(g, a, u, 0, 1, &p)) {
                 rc = GP_ENOMEM;
                 break;
             }
-            double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
-            for (size_t i = 0; i < p.n; i++) {
-                x0 = fmin(x0, p.lon[i]);
-                x1 = fmax(x1, p.lon[i]);
-                y0 = fmin(y0, p.lat[i]);
-                y1 = fmax(y1, p.lat[i]);
-            }
-            if (x1 < j->lon0 || x0 > j->lon1 || y1 < j->lat0 || y0 > j->lat1) continue;
-            uint32_t r = gp_graph_reverse_arc(g, a);
-            if (r != GP_NONE && r < a) continue; /* the road is drawn from its other arc */
             if (p.n > keep_cap) {
                 keep_cap = p.n * 2;
                 uint8_t *k2 = realloc(keep, keep_cap);

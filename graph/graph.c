@@ -182,7 +182,7 @@ void gp_graph_destroy(gp_graph *g) {
                       g->lat,          g->arc_len_m,  g->arc_name,   g->arc_ref,    g->arc_class,
                       g->arc_shape,    g->shape_lon,  g->shape_lat,  g->strtab,     g->osm_id,
                       g->shape_osm_id, g->node_flags, g->arc_flags,  g->arc_guide,  g->restr,
-                      g->arc_limits,   g->arc_cap};
+                      g->arc_limits,   g->arc_cap,    g->places};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) release(g, arrays[i]);
     if (g->map_base && g->map_unmap) g->map_unmap(g->map_base, g->map_len);
     free(g);
@@ -427,5 +427,6 @@ uint64_t gp_graph_memory(const gp_graph *g) {
     }
     bytes += gp_spatial_memory(g->spatial);
     bytes += gp_graph_roadattr_memory(g);
+    bytes += g->places_len;
     return bytes;
 }

@@ -121,6 +121,12 @@ typedef struct gp_graph {
                             no arc has one (per-request limits, engine/metric.h) */
     /* A graph loaded from a snapshot (graph/snapshot.h) points into the file's read-only
      * mapping; its arrays there are not freed, map_unmap(map_base, map_len) releases them. */
+    /* OSM place nodes kept for map labels (graph/osm.c: place=city, town, village, suburb,
+     * quarter, neighbourhood or hamlet with a name): records back to back, read with
+     * gp_graph_place_next; NULL when none. Not part of the content hash (routing ignores them);
+     * part of snapshots. */
+    uint8_t *places;
+    uint64_t places_len;
     void *map_base;
     uint64_t map_len;
     void (*map_unmap)(void *base, uint64_t len);
@@ -266,6 +272,35 @@ enum gp_road_class {
     GP_ROAD_CLASS_COUNT
 };
 const char *gp_road_class_name(int c); /* "motorway", ...; "unknown" out of range */
+
+/* Place kinds of gp_graph.places, largest first (OSM place=*). */
+enum gp_place_kind {
+    GP_PLACE_CITY = 1,
+    GP_PLACE_TOWN,
+    GP_PLACE_VILLAGE,
+    GP_PLACE_SUBURB,
+    GP_PLACE_QUARTER,
+    GP_PLACE_NEIGHBOURHOOD,
+    GP_PLACE_HAMLET,
+    GP_PLACE_KIND_COUNT
+};
+/* OSM's name of a place kind ("city", ...), NULL out of range; gp_place_kind_of is the inverse
+ * (0 for a value not kept). */
+const char *gp_place_kind_name(int k);
+int gp_place_kind_of(const char *osm_value);
+/* One place record: lon, lat (8 bytes each), population (4, 0 unknown), kind (1), the name
+ * NUL-terminated; unaligned, host byte order. */
+typedef struct gp_place_rec {
+    double lon, lat;
+    uint32_t population;
+    int kind;
+    const char *name; /* into g->places */
+} gp_place_rec;
+/* Appends a record to *buf (len / cap bytes, grown with realloc). GP_OK or GP_ENOMEM. */
+int gp_place_append(uint8_t **buf, uint64_t *len, uint64_t *cap, const gp_place_rec *p);
+/* Reads the record at *off of g->places into p and moves *off past it: 1, or 0 at the end or at
+ * a record that does not fit (a damaged section reads as shorter). */
+int gp_graph_place_next(const gp_graph *g, uint64_t *off, gp_place_rec *p);
 
 static inline const uint8_t *gp_graph_arc_limits(const gp_graph *g, uint32_t a) {
     return g->arc_limits ? g->arc_limits + (size_t)a * GP_LIMITS : NULL;

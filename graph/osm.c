@@ -115,6 +115,9 @@ typedef struct octx {
     uint64_t *bstart, nbuckets;
     int bshift;
     const gp_load_opts *guard; /* max_bytes and the deadline, checked while reading */
+    /* place nodes with a name (gp_graph.places records) */
+    uint8_t *places;
+    uint64_t places_len, places_cap;
 } octx;
 
 #define grow gp_grow
@@ -171,6 +174,23 @@ static int on_node(void *ctx, int64_t id, double lon, double lat, const gp_osm_t
             return gp_err_set(err, GP_ENOMEM, "%s: out of memory", c->path);
         c->marked[c->nmarked] = id;
         c->markfl[c->nmarked++] = mk;
+    }
+    const char *place = NULL, *name = NULL, *pop = NULL;
+    for (uint32_t i = 0; i < ntags; i++) {
+        if (!strcmp(tags[i].key, "place")) place = tags[i].value;
+        else if (!strcmp(tags[i].key, "name")) name = tags[i].value;
+        else if (!strcmp(tags[i].key, "population")) pop = tags[i].value;
+    }
+    int kind = place && name && *name ? gp_place_kind_of(place) : 0;
+    if (kind) {
+        uint64_t people = 0; /* digits only: "12 345" and "12,345" are seen in OSM */
+        for (const char *q = pop; q && *q && people < UINT32_MAX; q++)
+            if (*q >= '0' && *q <= '9') people = people * 10 + (uint64_t)(*q - '0');
+            else if (*q != ' ' && *q != ',' && *q != '.') break;
+        gp_place_rec pl = {lon, lat, people > UINT32_MAX ? UINT32_MAX : (uint32_t)people, kind,
+                           name};
+        if (gp_place_append(&c->places, &c->places_len, &c->places_cap, &pl))
+            return gp_err_set(err, GP_ENOMEM, "%s: out of memory", c->path);
     }
     if (c->progress && c->nn % 10000000 == 0)
         progress(c, "read %llu M nodes", (unsigned long long)(c->nn / 1000000));
@@ -1105,6 +1125,7 @@ static void octx_free(octx *c) {
     free(c->restr);
     free(c->rvia);
     free(c->bstart);
+    free(c->places);
 }
 
 /* Splits "PATH?profile=NAME" into the path (copied to buf) and the profile name (or NULL). */
@@ -1402,10 +1423,18 @@ gp_graph *gp_load_osm(const char *spec, const gp_load_opts *o, gp_err *err) {
     flags = NULL;
     wk = NULL;
     copies = NULL;
+    uint8_t *places = c.places;
+    uint64_t places_len = c.places_len;
+    c.places = NULL;
     octx_free(&c);
     gp_graph *g = gp_builder_finish(b, spec, "osm", 1, err);
     b = NULL;
-    if (!g) return NULL;
+    if (!g) {
+        free(places);
+        return NULL;
+    }
+    g->places = places;
+    g->places_len = places_len;
     gp_graph_set_unit(g, "deciseconds", 0.1);
     snprintf(g->profile, sizeof g->profile, "%s", prof->name);
     progress(&c,

@@ -24,6 +24,55 @@ const char *gp_road_class_name(int c) {
     return c >= 0 && c < GP_ROAD_CLASS_COUNT ? class_names[c] : "unknown";
 }
 
+static const char *const place_names[GP_PLACE_KIND_COUNT] = {
+    NULL, "city", "town", "village", "suburb", "quarter", "neighbourhood", "hamlet"};
+
+const char *gp_place_kind_name(int k) {
+    return k > 0 && k < GP_PLACE_KIND_COUNT ? place_names[k] : NULL;
+}
+
+int gp_place_kind_of(const char *v) {
+    for (int k = 1; v && k < GP_PLACE_KIND_COUNT; k++)
+        if (!strcmp(v, place_names[k])) return k;
+    return 0;
+}
+
+enum { PLACE_FIXED = 8 + 8 + 4 + 1 }; /* a record's bytes before its name */
+
+int gp_place_append(uint8_t **buf, uint64_t *len, uint64_t *cap, const gp_place_rec *p) {
+    size_t nl = strlen(p->name) + 1;
+    if (*len + PLACE_FIXED + nl > *cap) {
+        uint64_t c = *cap ? *cap * 2 : 1024;
+        while (c < *len + PLACE_FIXED + nl) c *= 2;
+        uint8_t *b = realloc(*buf, c);
+        if (!b) return GP_ENOMEM;
+        *buf = b;
+        *cap = c;
+    }
+    uint8_t *o = *buf + *len, kind = (uint8_t)p->kind;
+    memcpy(o, &p->lon, 8);
+    memcpy(o + 8, &p->lat, 8);
+    memcpy(o + 16, &p->population, 4);
+    memcpy(o + 20, &kind, 1);
+    memcpy(o + PLACE_FIXED, p->name, nl);
+    *len += PLACE_FIXED + nl;
+    return GP_OK;
+}
+
+int gp_graph_place_next(const gp_graph *g, uint64_t *off, gp_place_rec *p) {
+    if (!g->places || *off + PLACE_FIXED >= g->places_len) return 0;
+    const uint8_t *r = g->places + *off;
+    const uint8_t *nul = memchr(r + PLACE_FIXED, 0, g->places_len - *off - PLACE_FIXED);
+    if (!nul) return 0;
+    memcpy(&p->lon, r, 8);
+    memcpy(&p->lat, r + 8, 8);
+    memcpy(&p->population, r + 16, 4);
+    p->kind = r[20];
+    p->name = (const char *)r + PLACE_FIXED;
+    *off = (uint64_t)(nul + 1 - g->places);
+    return 1;
+}
+
 void gp_graph_set_unit(gp_graph *g, const char *unit_name, double unit_s) {
     snprintf(g->unit_name, sizeof g->unit_name, "%s", unit_name ? unit_name : "cost");
     g->unit_s = unit_s > 0 ? unit_s : 0;

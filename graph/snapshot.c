@@ -47,6 +47,7 @@ enum {
     S_ARC_GUIDE,
     S_RESTR,      /* optional: turn restrictions for the turn model (gp_graph.restr) */
     S_ARC_LIMITS, /* optional: vehicle limits (m * GP_LIMITS bytes), older snapshots have none */
+    S_PLACES,     /* optional: OSM place records for map labels (gp_graph.places) */
     S_KNOWN_END
 };
 
@@ -230,6 +231,7 @@ int gp_snapshot_write(const gp_graph *g, const char *path, const gp_snap_extra *
     SEC(S_ARC_GUIDE, g->arc_guide, m * 4);
     SEC(S_RESTR, g->restr, g->restr_len * 4);
     SEC(S_ARC_LIMITS, g->arc_limits, m * GP_LIMITS);
+    SEC(S_PLACES, g->places, g->places_len);
 #undef SEC
     int rc = GP_OK;
     if (nextra > 64) {
@@ -512,9 +514,11 @@ gp_graph *gp_load_snapshot(const char *path, const gp_load_opts *o, gp_err *err)
         section(&mp, S_ARC_GUIDE, m * 4, 0, "arc guidance", (void **)&g->arc_guide, err) ||
         section(&mp, S_ARC_LIMITS, m * GP_LIMITS, 0, "arc limits", (void **)&g->arc_limits, err) ||
         section(&mp, S_STRTAB, UINT64_MAX, 0, "strings", (void **)&g->strtab, err) ||
-        section(&mp, S_RESTR, UINT64_MAX, 0, "turn restrictions", (void **)&g->restr, err))
+        section(&mp, S_RESTR, UINT64_MAX, 0, "turn restrictions", (void **)&g->restr, err) ||
+        section(&mp, S_PLACES, UINT64_MAX, 0, "places", (void **)&g->places, err))
         goto fail;
     if (g->restr) g->restr_len = find(&mp, S_RESTR)->size / 4;
+    if (g->places) g->places_len = find(&mp, S_PLACES)->size;
     if (!g->lon != !g->lat) {
         gp_err_set(err, GP_EPARSE, "%s: damaged snapshot: longitudes without latitudes", path);
         goto fail;

@@ -140,6 +140,12 @@ static const gp_config_key keys[] = {
     {"overview_max_edges", L(overview_max_edges), "200000", 100, 100000000,
      "GET /v1/graphs/{graph}/overview.geojson: most road lines; larger networks are merged on a "
      "grid until they fit."},
+    {"tile_cache_mb", L(tile_cache_mb), "64", 0, 1048576,
+     "Vector tiles (/tile/v1, /v1/graphs/{graph}/tiles): MiB of encoded tiles kept per process, "
+     "least recently used dropped first, keyed by graph version; 0 = no cache."},
+    {"tile_max_features", L(tile_max_features), "200000", 100, 100000000,
+     "Vector tiles: most features in one tile; a tile that would hold more answers 400 TooBig "
+     "(ask a higher zoom)."},
     {"max_connections_per_ip", L(max_connections_per_ip), "64", 0, 1000000,
      "Concurrent connections one client address may hold, so one client cannot take every "
      "slot; 0 = no limit (behind a reverse proxy every client has the proxy's address)."},

@@ -75,6 +75,8 @@ typedef struct gp_config {
     long isochrone_max_contours;
     long isochrone_max_points;
     long overview_max_edges;
+    long tile_cache_mb; /* vector tiles (server/tilecache.c) */
+    long tile_max_features;
     /* HTTP protocol limits, CORS, compression, operator token (server/http/daemon.c) */
     long max_connections_per_ip;
     long connection_reserve;

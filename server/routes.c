@@ -11,6 +11,7 @@
 #include "server/v1/isochrone.h"
 #include "server/v1/traffic.h"
 #include "server/v1/map.h"
+#include "server/v1/tiles.h"
 #include "server/v1/mjobs.h"
 #include "server/http/http.h"
 #include "server/osrm/osrm.h"
@@ -76,9 +77,14 @@ const gp_route gp_routes[] = {
     {"GET", "/trip/v1/{profile}/{coordinates}", gp_h_osrm_trip, GP_ROUTE_QUERY},
     {"GET", "/match/v1/{profile}/{coordinates}", gp_h_osrm_match, GP_ROUTE_QUERY},
     {"POST", "/match/v1/{profile}", gp_h_osrm_match_post, GP_ROUTE_JSON | GP_ROUTE_QUERY},
+    {"GET", "/tile/v1/{profile}/{tile}", gp_h_osrm_tile, GP_ROUTE_QUERY},
     {"POST", "/v1/graphs/{graph}/match", gp_h_match_batch, GP_ROUTE_GRAPH | GP_ROUTE_QUERY},
     {"GET", "/v1/graphs/{graph}/isochrone", gp_h_isochrone, GP_ROUTE_GRAPH | GP_ROUTE_QUERY},
     {"GET", "/v1/graphs/{graph}/overview.geojson", gp_h_overview, GP_ROUTE_GRAPH},
+    {"GET", "/v1/graphs/{graph}/tiles/{z}/{x}/{y}", gp_h_base_tile,
+     GP_ROUTE_GRAPH | GP_ROUTE_QUERY},
+    {"GET", "/v1/graphs/{graph}/tiles.json", gp_h_base_tilejson, GP_ROUTE_GRAPH},
+    {"GET", "/v1/graphs/{graph}/style.json", gp_h_base_style, GP_ROUTE_GRAPH},
     {"GET", "/", gp_h_map_page, 0},
     {"GET", "/lrm", gp_h_lrm_page, 0},
     {"GET", "/web/{file}", gp_h_web_asset, 0},

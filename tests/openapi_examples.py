@@ -128,7 +128,8 @@ def media_matches(mt, ctype):
 def is_binary(mt):
     """Media types whose answers are not text (images): no example value is kept for them."""
     return mt.split("/")[0] in ("image", "audio", "video") or \
-        mt in ("application/octet-stream", "application/x-npy")
+        mt in ("application/octet-stream", "application/x-npy", "application/x-protobuf",
+               "application/vnd.mapbox-vector-tile")
 
 
 def trimmed(v, limit=3000):

@@ -226,3 +226,18 @@ int gp_snap_big(const gp_graph *g, gp_snap *s, double radius_m) {
     *s = best;
     return 1;
 }
+
+void gp_arc_bbox(const gp_graph *g, uint32_t arc, uint32_t u, double box[4]) {
+    const double *sx, *sy;
+    uint32_t k = gp_graph_arc_shape(g, arc, &sx, &sy), v = g->col[arc];
+    box[0] = fmin(g->lon[u], g->lon[v]);
+    box[2] = fmax(g->lon[u], g->lon[v]);
+    box[1] = fmin(g->lat[u], g->lat[v]);
+    box[3] = fmax(g->lat[u], g->lat[v]);
+    for (uint32_t i = 0; i < k; i++) {
+        box[0] = fmin(box[0], sx[i]);
+        box[2] = fmax(box[2], sx[i]);
+        box[1] = fmin(box[1], sy[i]);
+        box[3] = fmax(box[3], sy[i]);
+    }
+}

@@ -20,6 +20,9 @@ int gp_arc_points(const gp_graph *g, uint32_t arc, double f0, double f1, gp_pts 
 /* The same with the arc's tail u known (GP_NONE: looked up). */
 int gp_arc_points_from(const gp_graph *g, uint32_t arc, uint32_t u, double f0, double f1,
                        gp_pts *out);
+/* The bounding box of arc `arc` (tail u) through its shape points: box = {min lon, min lat,
+ * max lon, max lat}; no allocation (the tile services test every arc against a tile with it). */
+void gp_arc_bbox(const gp_graph *g, uint32_t arc, uint32_t u, double box[4]);
 /* Projects (lon, lat) onto arc `arc`: fills s (arc, rarc = GP_NONE, frac, lon/lat, dist_m, node =
  * the nearer end). */
 void gp_arc_project(const gp_graph *g, uint32_t arc, double lon, double lat, gp_snap *s);

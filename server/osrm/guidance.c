@@ -709,3 +709,17 @@ void gp_osrm_leg_steps(const gp_osrm_req *q, const gp_osrm_leg *leg, cJSON *arr,
                      best_name[1 - first]);
     }
 }
+
+/* ---- the tile service's turns layer ---- */
+const char *gp_osrm_turn_type(const gp_graph *g, uint32_t A, uint32_t B, double t,
+                              const char **mod) {
+    unsigned ra = arc_flags(g, A) & RING, rb = arc_flags(g, B) & RING;
+    *mod = modifier_of(t);
+    if (ra && rb) return "(stay on roundabout)";
+    if (rb) return "enter roundabout";
+    if (ra) return "exit roundabout";
+    junction J;
+    junction_at(g, g->col[A], A, B, &J);
+    const char *type = decide(g, &J, A, B, t, 1, mod);
+    return type ? type : J.n < 3 ? "(noturn)" : "(suppressed)";
+}

@@ -76,6 +76,11 @@ enum {
 int gp_osrm_pick_graph(const char *profile, const double *lon, const double *lat, uint32_t n,
                        gp_graph **out, char name[65], char *why, size_t size);
 
+/* OSRM's turn type and modifier (internal names, as the tile service's turns layer writes them:
+ * "turn", "new name", "(suppressed)", "enter roundabout", ...) of driving arc A then arc B at
+ * their node, t the turn angle (degrees, -180..180, positive right); guidance.c. */
+const char *gp_osrm_turn_type(const gp_graph *g, uint32_t A, uint32_t B, double t,
+                              const char **mod);
 /* 1 for a graph whose weights are no travel times nor road costs (router topologies: hops, or a
  * cost rule of graphml / sndlib / rocketfuel): the OSRM services refuse it (400 InvalidQuery
  * naming it) rather than answer hops as seconds. */

@@ -5,6 +5,7 @@
  *   GET  /table/v1/{profile}/{coordinates}    osrm.c; POST /table/v1/{profile} with a JSON body
  *   GET  /nearest/v1/{profile}/{coordinates}  osrm.c
  *   GET  /trip/v1/{profile}/{coordinates}     trip.c (TSP over the duration table)
+ *   GET  /tile/v1/{profile}/tile(x,y,z).mvt   tile.c (vector tiles of the graph, z 12..19)
  *   GET  /match/v1/{profile}/{coordinates}    match.c (map matching); POST /match/v1/{profile}
  *   POST /v1/graphs/{graph}/match             match.c: many traces (JSON or NDJSON), each
  *                                             answered as /match/v1 (gpath's API, here because
@@ -27,6 +28,7 @@ void gp_h_osrm_trip(gp_req *r);
 void gp_h_osrm_match(gp_req *r);
 void gp_h_osrm_match_post(gp_req *r);
 void gp_h_match_batch(gp_req *r);
+void gp_h_osrm_tile(gp_req *r);
 
 #ifdef __cplusplus
 }

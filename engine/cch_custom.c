@@ -334,12 +334,32 @@ static void part_copy(void *jv, uint64_t lo, uint64_t hi) {
     memcpy(j->c->wit + 2 * (size_t)lo, j->p->wit + 2 * (size_t)lo, k * 16);
 }
 
-/* 1: c customized from p; 0: too much changed (c's weights partly written: the caller runs the
- * full pass, which writes every one); -1: an overflow (*bad set). The pass is serial: it is not
- * tried when over 0.1% of the edges have new original weights, and it gives up once its triangles
- * (and edge searches) pass half of what the full pass does per thread (nt threads), so a large
- * change costs at most half a full customization more. */
-static int customize_partial(gp_cch *c, const gp_cch *p, int nt, uint32_t *bad) {
+/* The edges a partial pass customized again (ascending), grown as it goes. */
+typedef struct edge_list {
+    uint32_t *e;
+    uint32_t n, cap;
+} edge_list;
+
+static int edge_list_add(edge_list *l, uint32_t e) {
+    if (l->n == l->cap) {
+        uint32_t cap = l->cap ? l->cap * 2 : 1024;
+        uint32_t *ne = realloc(l->e, (size_t)cap * sizeof *ne);
+        if (!ne) return -1;
+        l->e = ne;
+        l->cap = cap;
+    }
+    l->e[l->n++] = e;
+    return 0;
+}
+
+/* 1: c customized from p; 0: too much changed, or no memory for the list (c's weights partly
+ * written: the caller runs the full pass, which writes every one); -1: an overflow (*bad set).
+ * The pass is serial: it is not tried when over 0.1% of the edges have new original weights, and
+ * it gives up once its triangles (and edge searches) pass half of what the full pass does per
+ * thread (nt threads), so a large change costs at most half a full customization more. out (may
+ * be NULL) gets the edges customized again: every edge whose weights or witnesses may differ
+ * from p's (those with new original weights among them). */
+static int customize_partial(gp_cch *c, const gp_cch *p, int nt, uint32_t *bad, edge_list *out) {
     const gp_cch_topo *t = c->topo;
     const uint32_t m = t->m;
     const uint64_t words = ((uint64_t)m + 63) / 64, limit = t->ntri / (2 * (uint64_t)nt) + 1024;
@@ -358,6 +378,10 @@ static int customize_partial(gp_cch *c, const gp_cch *p, int nt, uint32_t *bad) 
         while (j.dirty[wd] && rc == 1) {
             uint32_t e = (uint32_t)(wd * 64 + (uint64_t)__builtin_ctzll(j.dirty[wd]));
             j.dirty[wd] &= j.dirty[wd] - 1;
+            if (out && edge_list_add(out, e)) {
+                rc = 0;
+                break;
+            }
             uint32_t f0 = c->fw[e], b0 = c->bw[e];
             uint32_t ov =
                 customize_range(t, c->ofw, c->obw, c->fw, c->bw, c->fmid, c->bmid, e, e + 1);
@@ -384,25 +408,41 @@ static int customize_partial(gp_cch *c, const gp_cch *p, int nt, uint32_t *bad) 
     return rc;
 }
 
+int gp_cch_customize_partial(gp_cch *c, int threads, uint32_t **edges, uint32_t *nedges,
+                             gp_err *err) {
+    double t0 = gp_now();
+    int nt = gp_cch_threads(threads);
+    if (c->topo->m < 65536) nt = 1;
+    if (edges) *edges = NULL;
+    if (nedges) *nedges = 0;
+    c->custom_partial = 0;
+    const gp_cch *prev = c->prev;
+    if (!prev || prev->topo != c->topo || !prev->fw || !prev->wit) return GP_OK;
+    gp_cch_perfect_drop(c);
+    edge_list l = {NULL, 0, 0};
+    uint32_t pbad = GP_NONE;
+    int pr = customize_partial(c, prev, nt, &pbad, edges ? &l : NULL);
+    if (pr <= 0) {
+        free(l.e);
+        return pr < 0 ? overflow_error(pbad, err) : GP_OK;
+    }
+    c->prev = NULL; /* used: c is customized */
+    c->custom_s = gp_now() - t0;
+    snprintf(c->custom_on, sizeof c->custom_on, "cpu");
+    c->custom_partial = 1;
+    if (edges) *edges = l.e;
+    if (nedges) *nedges = l.n;
+    return GP_OK;
+}
+
 int gp_cch_customize(gp_cch *c, int threads, gp_err *err) {
     double t0 = gp_now();
     int nt = gp_cch_threads(threads);
     if (c->topo->m < 65536) nt = 1;
     gp_cch_perfect_drop(c);
-    const gp_cch *prev = c->prev;
+    int rc = gp_cch_customize_partial(c, threads, NULL, NULL, err);
+    if (rc != GP_OK || c->custom_partial) return rc;
     c->prev = NULL; /* used once: the first customization of a new version */
-    if (prev && prev->topo == c->topo && prev->fw && prev->wit) {
-        uint32_t pbad = GP_NONE;
-        int pr = customize_partial(c, prev, nt, &pbad);
-        if (pr < 0) return overflow_error(pbad, err);
-        if (pr > 0) {
-            c->custom_s = gp_now() - t0;
-            snprintf(c->custom_on, sizeof c->custom_on, "cpu");
-            c->custom_partial = 1;
-            return GP_OK;
-        }
-    }
-    c->custom_partial = 0;
     cust_job j;
     memset(&j, 0, sizeof j);
     j.c = c;

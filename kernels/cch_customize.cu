@@ -9,6 +9,11 @@
  * one block of 1024 threads with __syncthreads() between levels (a block's global writes are
  * visible to it after the barrier). Measured (H100, bench/lab_cch.cu): BAY 1.9 ms, NY 3.7 ms
  * device (CPU, 16 threads: 14 / 33 ms); with the top table 2.7 / 4.8 ms.
+ *
+ * A cost change customized on the host from its predecessor (engine/cch.h
+ * gp_cch_gpu_customize_delta) is not customized here again: gp_dcch_customize_from copies the
+ * predecessor's arrays on the device, scatters the edges the host pass rewrote and derives the
+ * plan's weights (no full customization, nothing back to the host).
  */
 #include "kernels/cch_internal.cuh"
 
@@ -315,6 +320,82 @@ extern "C" int gp_dcch_customize(gp_dcch *d, void *stream, uint32_t *fw, uint32_
     if (bad != INF32)
         rc = gp_err_set(err, GP_ETOOBIG,
                         "CCH customization: shortcut %u would exceed 2^32-1 weight units", bad);
+out:
+    return rc;
+}
+
+namespace {
+
+/* upd: 7 words per edge (id, ofw, obw, fw, bw, fmid, bmid) into the six arrays. */
+__global__ void scatter_edges(uint32_t n, const uint32_t *__restrict__ upd, uint32_t m,
+                              uint32_t *ofw, uint32_t *obw, uint32_t *fw, uint32_t *bw,
+                              uint32_t *fmid, uint32_t *bmid) {
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const uint32_t *u = upd + 7 * (size_t)i;
+    uint32_t e = u[0];
+    if (e >= m) return;
+    ofw[e] = u[1];
+    obw[e] = u[2];
+    fw[e] = u[3];
+    bw[e] = u[4];
+    fmid[e] = u[5];
+    bmid[e] = u[6];
+}
+
+} // namespace
+
+extern "C" const gp_dcch_topo *gp_dcch_part(const gp_dcch *d) { return d ? d->tm : NULL; }
+
+extern "C" int gp_dcch_customize_from(gp_dcch *d, const gp_dcch *src, void *stream, uint32_t nupd,
+                                      const uint32_t *upd, float *ms, gp_err *err) {
+    cudaStream_t s = (cudaStream_t)stream;
+    int rc = GP_OK;
+    uint32_t *dupd = NULL;
+    if (d->tm != src->tm || !src->customized)
+        return gp_err_set(err, GP_EINVAL,
+                          "device CCH: the predecessor is on another topology part or not "
+                          "customized");
+    const size_t bytes = (size_t)d->m * 4;
+    uint32_t *dst[6] = {d->ofw, d->obw, d->fw, d->bw, d->fmid, d->bmid};
+    const uint32_t *from[6] = {src->ofw, src->obw, src->fw, src->bw, src->fmid, src->bmid};
+    CK(cudaEventRecord(d->ev0, s), "copying the predecessor's weights");
+    for (int i = 0; i < 6; i++)
+        CK(cudaMemcpyAsync(dst[i], from[i], bytes, cudaMemcpyDeviceToDevice, s),
+           "copying the predecessor's weights");
+    if (nupd) {
+        CK(cudaMallocAsync((void **)&dupd, (size_t)nupd * 28, s), "the changed edges");
+        CK(cudaMemcpyAsync(dupd, upd, (size_t)nupd * 28, cudaMemcpyHostToDevice, s),
+           "the changed edges");
+        scatter_edges<<<(nupd + BIG_THREADS - 1) / BIG_THREADS, BIG_THREADS, 0, s>>>(
+            nupd, dupd, d->m, d->ofw, d->obw, d->fw, d->bw, d->fmid, d->bmid);
+        CKL("the changed edges");
+    }
+    d->customized = 1;
+    d->w64 = 0; /* a new metric: 32-bit warp-bin cells until one saturates */
+    if ((rc = gp_dcch_plan_weights(d, s, err)) != GP_OK) goto out;
+    CK(cudaEventRecord(d->ev1, s), "the changed edges");
+    CK(cudaStreamSynchronize(s), "the changed edges");
+    if (ms) CK(cudaEventElapsedTime(ms, d->ev0, d->ev1), "the changed edges");
+out:
+    if (dupd) {
+        cudaFreeAsync(dupd, s);
+        cudaStreamSynchronize(s);
+    }
+    return rc;
+}
+
+extern "C" int gp_dcch_weights(gp_dcch *d, void *stream, uint32_t *fw, uint32_t *bw, uint32_t *fmid,
+                               uint32_t *bmid, gp_err *err) {
+    cudaStream_t s = (cudaStream_t)stream;
+    int rc = GP_OK;
+    uint32_t *to[4] = {fw, bw, fmid, bmid};
+    const uint32_t *from[4] = {d->fw, d->bw, d->fmid, d->bmid};
+    for (int i = 0; i < 4; i++)
+        if (to[i])
+            CK(cudaMemcpyAsync(to[i], from[i], (size_t)d->m * 4, cudaMemcpyDeviceToHost, s),
+               "copying the weights");
+    CK(cudaStreamSynchronize(s), "copying the weights");
 out:
     return rc;
 }

@@ -94,6 +94,15 @@ typedef struct gp_cch {
      * and customizes again only the edges a changed weight reaches (exact; the full pass when
      * that would cost more), then clears it. NULL: none. */
     const struct gp_cch *prev;
+    /* After a partial customization (gp_cch_customize_partial): the ndelta edges (ascending)
+     * where this CCH's arrays may differ from prev's, and prev's graph hash (delta_base); NULL
+     * otherwise. They go with the arrays to the topology's spare when c is freed, so that the
+     * next version on that spare restores only these edges from its predecessor (the same base)
+     * instead of copying every array (from_prev 1: the arrays are the predecessor's already). */
+    uint32_t *delta;
+    uint32_t ndelta;
+    uint64_t delta_base;
+    int from_prev;
     char custom_on[8]; /* "cpu" or "gpu" */
     int reused_topo;   /* 1 when the topology came from the cache */
     void *gpu;         /* engine/cch_cuda.c state (device copies), or NULL */
@@ -188,9 +197,10 @@ int gp_cch_customize(gp_cch *c, int threads, gp_err *err);
  * with c->custom_partial 1 when c is customized from c->prev (its weights and witnesses
  * bit-identical to a full pass'; c->prev cleared), GP_OK with c->custom_partial 0 when it was not
  * tried or gave up (then the caller customizes in full: gp_cch_customize or on the GPU), an error
- * on overflow. edges (may be NULL) gets a malloc'd list of the *nedges edges whose weights or
- * witnesses may differ from c->prev's, ascending (NULL when not partial): the GPU path
- * (gp_cch_gpu_customize_delta) scatters them into a copy of the predecessor's device state. */
+ * on overflow. When partial, c->delta lists the c->ndelta edges whose weights or witnesses may
+ * differ from c->prev's, ascending (owned by c), and edges / nedges (may be NULL) get them too
+ * (NULL / 0 otherwise): the GPU path (gp_cch_gpu_customize_delta) scatters them into a copy of
+ * the predecessor's device state. */
 int gp_cch_customize_partial(gp_cch *c, int threads, uint32_t **edges, uint32_t *nedges,
                              gp_err *err);
 /* Rebuilds wit from fmid/bmid (done by gp_cch_customize; the GPU path calls it after copying new

@@ -272,6 +272,9 @@ int gp_cch_gpu_customize(gp_cch *c, int device, gp_err *err) {
     g->ok = 0;
     g->st.delta = 0;
     g->st.scattered = 0;
+    free(c->delta); /* the weights come back from the device: not a predecessor's with a delta */
+    c->delta = NULL;
+    c->ndelta = 0;
     pthread_mutex_lock(&g->mu);
     cudaSetDevice(g->device);
     double t1 = gp_now();

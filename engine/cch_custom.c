@@ -70,8 +70,17 @@ static void inf_ranges(void *cv, uint64_t lo, uint64_t hi) {
     for (uint64_t e = lo; e < hi; e++) c->ofw[e] = c->obw[e] = GP_CCH_INF;
 }
 
+/* c's arrays are about to be rewritten: they no longer are prev's but at c->delta. */
+static void delta_drop(gp_cch *c) {
+    free(c->delta);
+    c->delta = NULL;
+    c->ndelta = 0;
+}
+
 int gp_cch_map_metric(gp_cch *c, const gp_graph *g, gp_err *err) {
     const gp_cch_topo *t = c->topo;
+    delta_drop(c);
+    c->from_prev = 0;
     gp_parallel_for(t->m, t->m >= (1u << 20) ? 0 : 1, inf_ranges, c);
     /* a reweighted road graph maps 2-20 M arcs on every cost change: on all CPUs */
     map_ctx m = {c, g, PTHREAD_MUTEX_INITIALIZER, GP_NONE, GP_NONE};
@@ -117,7 +126,8 @@ static void remap_nodes(void *jv, uint64_t lo, uint64_t hi) {
 void gp_cch_map_metric_from(gp_cch *c, const gp_graph *g, const gp_cch *p) {
     const gp_cch_topo *t = c->topo;
     remap_job j = {c, p, g, gp_graph_owner(g)};
-    gp_parallel_for(t->m, t->m >= (1u << 20) ? 0 : 1, remap_copy, &j);
+    delta_drop(c);
+    if (!c->from_prev) gp_parallel_for(t->m, t->m >= (1u << 20) ? 0 : 1, remap_copy, &j);
     gp_parallel_for(g->n, g->m >= (1u << 18) ? 0 : 1, remap_nodes, &j);
 }
 
@@ -153,6 +163,16 @@ static uint32_t customize_range(const gp_cch_topo *t, const uint32_t *ofw, const
         if (((of && f == GP_CCH_INF) || (ob && b == GP_CCH_INF)) && bad == GP_NONE) bad = e;
     }
     return bad;
+}
+
+void gp_cch_restore_from(gp_cch *c, const gp_cch *p, const uint32_t *delta, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t e = delta[i];
+        c->ofw[e] = p->ofw[e], c->obw[e] = p->obw[e], c->fw[e] = p->fw[e], c->bw[e] = p->bw[e];
+        c->fmid[e] = p->fmid[e], c->bmid[e] = p->bmid[e];
+        c->wit[2 * (size_t)e] = p->wit[2 * (size_t)e];
+        c->wit[2 * (size_t)e + 1] = p->wit[2 * (size_t)e + 1];
+    }
 }
 
 /* Packed witnesses for path unpacking (cch_internal.h GP_CCH_WIT_ORIG), from fmid/bmid. */
@@ -356,8 +376,9 @@ static int edge_list_add(edge_list *l, uint32_t e) {
  * written: the caller runs the full pass, which writes every one); -1: an overflow (*bad set).
  * The pass is serial: it is not tried when over 0.1% of the edges have new original weights, and
  * it gives up once its triangles (and edge searches) pass half of what the full pass does per
- * thread (nt threads), so a large change costs at most half a full customization more. out (may
- * be NULL) gets the edges customized again: every edge whose weights or witnesses may differ
+ * thread (nt threads), so a large change costs at most half a full customization more. c's arrays
+ * are p's first: copied, or already (c->from_prev: a spare restored). out gets the edges
+ * customized again: every edge whose weights or witnesses may differ
  * from p's (those with new original weights among them). */
 static int customize_partial(gp_cch *c, const gp_cch *p, int nt, uint32_t *bad, edge_list *out) {
     const gp_cch_topo *t = c->topo;
@@ -371,7 +392,7 @@ static int customize_partial(gp_cch *c, const gp_cch *p, int nt, uint32_t *bad, 
         free(j.dirty);
         return 0;
     }
-    gp_parallel_for(m, par, part_copy, &j);
+    if (!c->from_prev) gp_parallel_for(m, par, part_copy, &j); /* else they are p's already */
     uint64_t done = 0;
     int rc = 1;
     for (uint64_t wd = 0; wd < words && rc == 1; wd++) {
@@ -416,12 +437,17 @@ int gp_cch_customize_partial(gp_cch *c, int threads, uint32_t **edges, uint32_t 
     if (edges) *edges = NULL;
     if (nedges) *nedges = 0;
     c->custom_partial = 0;
+    delta_drop(c);
     const gp_cch *prev = c->prev;
-    if (!prev || prev->topo != c->topo || !prev->fw || !prev->wit) return GP_OK;
+    if (!prev || prev->topo != c->topo || !prev->fw || !prev->wit) {
+        c->from_prev = 0;
+        return GP_OK;
+    }
     gp_cch_perfect_drop(c);
     edge_list l = {NULL, 0, 0};
     uint32_t pbad = GP_NONE;
-    int pr = customize_partial(c, prev, nt, &pbad, edges ? &l : NULL);
+    int pr = customize_partial(c, prev, nt, &pbad, &l);
+    c->from_prev = 0;
     if (pr <= 0) {
         free(l.e);
         return pr < 0 ? overflow_error(pbad, err) : GP_OK;
@@ -430,6 +456,9 @@ int gp_cch_customize_partial(gp_cch *c, int threads, uint32_t **edges, uint32_t 
     c->custom_s = gp_now() - t0;
     snprintf(c->custom_on, sizeof c->custom_on, "cpu");
     c->custom_partial = 1;
+    c->delta = l.e;
+    c->ndelta = l.n;
+    c->delta_base = prev->graph_hash;
     if (edges) *edges = l.e;
     if (nedges) *nedges = l.n;
     return GP_OK;

@@ -245,7 +245,6 @@ static void attach_cch(gp_engine *e, gp_graph *g) {
                     GP_LOG(GP_LOG_WARN, "cch: GPU state from the predecessor failed (%s)", err.msg);
                 gp_err_clear(&err);
             }
-            free(edges);
         }
         t1 = gp_now();
         if (rc == GP_OK && !on_gpu && !host_done && first(e) != e->cpu) {

@@ -106,8 +106,9 @@ static void delta_complete(const gp_graph *g) {
     assert_memory_equal(f->fw, c->fw, m * 4);
     assert_memory_equal(f->bmid, c->bmid, m * 4);
     assert_memory_equal(f->wit, c->wit, m * 16);
+    assert_ptr_equal(edges, f->delta); /* owned by f */
+    assert_int_equal(n, f->ndelta);
     free(in);
-    free(edges);
     gp_cch_free(f);
 }
 

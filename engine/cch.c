@@ -222,7 +222,7 @@ void gp_cch_free(void *pc) {
     if (!c) return;
     gp_cch_perfect_drop(c); /* stops a background pass, which reads the weights */
     if (c->gpu && c->gpu_free) c->gpu_free(c->gpu);
-    wbufs set = {c->ofw, c->obw, c->fw,     c->bw,     c->fmid,
+    wbufs set = {c->ofw,  c->obw, c->fw,    c->bw,     c->fmid,
                  c->bmid, c->wit, c->delta, c->ndelta, c->delta_base},
           *b = NULL;
     void *none = NULL;
@@ -306,7 +306,7 @@ static int cch_over(gp_cch_topo *t, const gp_graph *g, gp_cch **out, gp_err *err
         /* spare arrays of a version customized partially from the same base: that base's
          * arrays but at its delta edges, restored here instead of copying every array */
         if (c->prev && b && b->delta && b->delta_base == c->prev->graph_hash) {
-            gp_cch_restore_from(c, c->prev, b->delta, b->ndelta);
+            gp_cch_restore_from(c, c->prev, b->delta, b->ndelta, 1);
             c->from_prev = 1;
         }
         if (b) free(b->delta);

@@ -201,8 +201,13 @@ int gp_cch_customize(gp_cch *c, int threads, gp_err *err);
  * differ from c->prev's, ascending (owned by c), and edges / nedges (may be NULL) get them too
  * (NULL / 0 otherwise): the GPU path (gp_cch_gpu_customize_delta) scatters them into a copy of
  * the predecessor's device state. */
-int gp_cch_customize_partial(gp_cch *c, int threads, uint32_t **edges, uint32_t *nedges,
-                             gp_err *err);
+int gp_cch_customize_partial(gp_cch *c, int threads, uint64_t max_work, uint32_t **edges,
+                             uint32_t *nedges, gp_err *err);
+/* (max_work: the triangles and edge searches after which the pass gives up, 0 = half of what
+ * the full pass does per thread. Given up after it started, c's customized arrays are c->prev's
+ * again and c->from_prev is 1, which gp_cch_gpu_customize_diff needs.) */
+/* The unpacking witnesses of n edges from fmid/bmid (as gp_cch_witnesses for all). */
+void gp_cch_witnesses_at(gp_cch *c, const uint32_t *edges, uint32_t n);
 /* Rebuilds wit from fmid/bmid (done by gp_cch_customize; the GPU path calls it after copying new
  * fw/bw back) and drops the query arcs of an earlier gp_cch_perfect, which the new weights make
  * stale (so does gp_cch_customize). */
@@ -275,6 +280,13 @@ int gp_cch_gpu_customize(gp_cch *c, int device, gp_err *err);
  * customizes in full (gp_cch_gpu_customize). */
 int gp_cch_gpu_customize_delta(gp_cch *c, const gp_cch *prev, const uint32_t *edges, uint32_t n,
                                int device, gp_err *err);
+/* The full customization of c on the device (a change too large for the host's partial pass),
+ * with c's customized host arrays prev's (c->from_prev): only the edges whose values differ from
+ * prev's device state come back (and get their witnesses), not every array; they become
+ * c->delta. Starts from the topology's spare device arrays as gp_cch_gpu_customize_delta.
+ * GP_EINVAL when the conditions do not hold, GP_ETOOBIG when over an eighth of the edges
+ * changed: then the caller runs gp_cch_gpu_customize (c unchanged but for its device state). */
+int gp_cch_gpu_customize_diff(gp_cch *c, const gp_cch *prev, int device, gp_err *err);
 /* The device's customized weights and witnesses of c copied into the host arrays (topo->m
  * entries each; any may be NULL), for the tests (device == host). GP_EUNSUPPORTED without
  * device state. */
@@ -299,8 +311,9 @@ typedef struct gp_cch_gpu_stats {
     float device_ms;
     /* delta: 1 when the last customization was gp_cch_gpu_customize_delta (scattered: its
      * edges; attach_s then setting up the device state, customize_s the copy, scatter and plan
-     * weights); spare: 1 when the device arrays came from the topology's spare */
-    int delta, spare;
+     * weights); diff: 1 when it was gp_cch_gpu_customize_diff (scattered: the edges fetched);
+     * spare: 1 when the device arrays came from the topology's spare */
+    int delta, diff, spare;
     uint32_t scattered;
 } gp_cch_gpu_stats;
 int gp_cch_gpu_stats_get(const gp_cch *c, gp_cch_gpu_stats *st);

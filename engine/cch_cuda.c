@@ -28,6 +28,10 @@ int gp_cch_gpu_customize_delta(gp_cch *c, const gp_cch *prev, const uint32_t *ed
     (void)c, (void)prev, (void)edges, (void)n, (void)device;
     return gp_err_set(err, GP_EUNSUPPORTED, "this gpath was built without CUDA");
 }
+int gp_cch_gpu_customize_diff(gp_cch *c, const gp_cch *prev, int device, gp_err *err) {
+    (void)c, (void)prev, (void)device;
+    return gp_err_set(err, GP_EUNSUPPORTED, "this gpath was built without CUDA");
+}
 int gp_cch_gpu_weights(const gp_cch *c, uint32_t *fw, uint32_t *bw, uint32_t *fmid, uint32_t *bmid,
                        gp_err *err) {
     (void)c, (void)fw, (void)bw, (void)fmid, (void)bmid;
@@ -271,10 +275,12 @@ int gp_cch_gpu_customize(gp_cch *c, int device, gp_err *err) {
     }
     g->ok = 0;
     g->st.delta = 0;
+    g->st.diff = 0;
     g->st.scattered = 0;
     free(c->delta); /* the weights come back from the device: not a predecessor's with a delta */
     c->delta = NULL;
     c->ndelta = 0;
+    c->from_prev = 0;
     pthread_mutex_lock(&g->mu);
     cudaSetDevice(g->device);
     double t1 = gp_now();
@@ -337,6 +343,53 @@ int gp_cch_gpu_customize_delta(gp_cch *c, const gp_cch *prev, const uint32_t *ed
     }
     free(upd);
     return rc;
+}
+
+int gp_cch_gpu_customize_diff(gp_cch *c, const gp_cch *prev, int device, gp_err *err) {
+    double t0 = gp_now();
+    const cch_gpu *pg = prev ? prev->gpu : NULL;
+    if (c->gpu || !c->from_prev || !pg || !pg->ok || pg->device != device || prev->topo != c->topo)
+        return gp_err_set(err, GP_EINVAL, "no device state of the predecessor to diff against");
+    cch_gpu *g = NULL;
+    int rc = gpu_state(c, device, c->ofw, c->obw, &g, err);
+    if (rc != GP_OK) return rc;
+    double t1 = gp_now();
+    uint32_t *upd = NULL, n = 0;
+    rc = gp_dcch_customize_diff(g->d, pg->d, (void *)g->stream, c->topo->m / 8 + 1024, &upd, &n,
+                                &g->last_ms, err);
+    uint32_t *edges = rc == GP_OK ? malloc((size_t)n * 4 + 4) : NULL;
+    if (rc == GP_OK && !edges) rc = gp_err_set(err, GP_ENOMEM, "out of memory for the changes");
+    if (rc != GP_OK) {
+        free(upd);
+        gpu_free(g);
+        return rc;
+    }
+    double t2 = gp_now();
+    for (uint32_t i = 0; i < n; i++) { /* c's customized arrays are prev's: the differences */
+        const uint32_t *u = upd + 7 * (size_t)i;
+        uint32_t e = u[0];
+        edges[i] = e;
+        c->fw[e] = u[3], c->bw[e] = u[4], c->fmid[e] = u[5], c->bmid[e] = u[6];
+    }
+    gp_cch_witnesses_at(c, edges, n);
+    free(upd);
+    free(c->delta);
+    c->delta = edges;
+    c->ndelta = n;
+    c->delta_base = prev->graph_hash;
+    c->from_prev = 0;
+    g->ok = 1;
+    g->st.delta = 0;
+    g->st.diff = 1;
+    g->st.scattered = n; /* here: fetched */
+    g->st.customize_s = t2 - t1;
+    g->st.witnesses_s = gp_now() - t2;
+    g->st.device_ms = g->last_ms;
+    c->gpu = g;
+    c->gpu_free = gpu_free;
+    c->custom_s = gp_now() - t0;
+    snprintf(c->custom_on, sizeof c->custom_on, "gpu");
+    return GP_OK;
 }
 
 int gp_cch_gpu_weights(const gp_cch *c, uint32_t *fw, uint32_t *bw, uint32_t *fmid, uint32_t *bmid,

@@ -165,10 +165,12 @@ static uint32_t customize_range(const gp_cch_topo *t, const uint32_t *ofw, const
     return bad;
 }
 
-void gp_cch_restore_from(gp_cch *c, const gp_cch *p, const uint32_t *delta, uint32_t n) {
+void gp_cch_restore_from(gp_cch *c, const gp_cch *p, const uint32_t *delta, uint32_t n,
+                         int metric) {
     for (uint32_t i = 0; i < n; i++) {
         uint32_t e = delta[i];
-        c->ofw[e] = p->ofw[e], c->obw[e] = p->obw[e], c->fw[e] = p->fw[e], c->bw[e] = p->bw[e];
+        if (metric) c->ofw[e] = p->ofw[e], c->obw[e] = p->obw[e];
+        c->fw[e] = p->fw[e], c->bw[e] = p->bw[e];
         c->fmid[e] = p->fmid[e], c->bmid[e] = p->bmid[e];
         c->wit[2 * (size_t)e] = p->wit[2 * (size_t)e];
         c->wit[2 * (size_t)e + 1] = p->wit[2 * (size_t)e + 1];
@@ -193,6 +195,11 @@ static void witnesses_range(gp_cch *c, uint32_t lo, uint32_t hi) {
 
 static void wit_ranges(void *c, uint64_t lo, uint64_t hi) {
     witnesses_range(c, (uint32_t)lo, (uint32_t)hi);
+}
+
+void gp_cch_witnesses_at(gp_cch *c, const uint32_t *edges, uint32_t n) {
+    gp_cch_perfect_drop(c);
+    for (uint32_t i = 0; i < n; i++) witnesses_range(c, edges[i], edges[i] + 1);
 }
 
 /* After a GPU customization (each edge reads its triangles at random): on all CPUs. */
@@ -380,10 +387,11 @@ static int edge_list_add(edge_list *l, uint32_t e) {
  * are p's first: copied, or already (c->from_prev: a spare restored). out gets the edges
  * customized again: every edge whose weights or witnesses may differ
  * from p's (those with new original weights among them). */
-static int customize_partial(gp_cch *c, const gp_cch *p, int nt, uint32_t *bad, edge_list *out) {
+static int customize_partial(gp_cch *c, const gp_cch *p, uint64_t limit, uint32_t *bad,
+                             edge_list *out) {
     const gp_cch_topo *t = c->topo;
     const uint32_t m = t->m;
-    const uint64_t words = ((uint64_t)m + 63) / 64, limit = t->ntri / (2 * (uint64_t)nt) + 1024;
+    const uint64_t words = ((uint64_t)m + 63) / 64;
     part_job j = {c, p, calloc(words ? words : 1, sizeof(uint64_t)), 0};
     if (!j.dirty) return 0;
     int par = m >= (1u << 20) ? 0 : 1;
@@ -393,6 +401,7 @@ static int customize_partial(gp_cch *c, const gp_cch *p, int nt, uint32_t *bad, 
         return 0;
     }
     if (!c->from_prev) gp_parallel_for(m, par, part_copy, &j); /* else they are p's already */
+    c->from_prev = 1;
     uint64_t done = 0;
     int rc = 1;
     for (uint64_t wd = 0; wd < words && rc == 1; wd++) {
@@ -426,11 +435,15 @@ static int customize_partial(gp_cch *c, const gp_cch *p, int nt, uint32_t *bad, 
         }
     }
     free(j.dirty);
+    /* given up: the customized arrays made p's again (a full pass on the device may then fetch
+     * only what differs from p's, gp_cch_gpu_customize_diff) */
+    if (rc == 0) gp_cch_restore_from(c, p, out->e, out->n, 0);
+    else c->from_prev = 0;
     return rc;
 }
 
-int gp_cch_customize_partial(gp_cch *c, int threads, uint32_t **edges, uint32_t *nedges,
-                             gp_err *err) {
+int gp_cch_customize_partial(gp_cch *c, int threads, uint64_t max_work, uint32_t **edges,
+                             uint32_t *nedges, gp_err *err) {
     double t0 = gp_now();
     int nt = gp_cch_threads(threads);
     if (c->topo->m < 65536) nt = 1;
@@ -446,8 +459,8 @@ int gp_cch_customize_partial(gp_cch *c, int threads, uint32_t **edges, uint32_t 
     gp_cch_perfect_drop(c);
     edge_list l = {NULL, 0, 0};
     uint32_t pbad = GP_NONE;
-    int pr = customize_partial(c, prev, nt, &pbad, &l);
-    c->from_prev = 0;
+    uint64_t limit = max_work ? max_work : c->topo->ntri / (2 * (uint64_t)nt) + 1024;
+    int pr = customize_partial(c, prev, limit, &pbad, &l);
     if (pr <= 0) {
         free(l.e);
         return pr < 0 ? overflow_error(pbad, err) : GP_OK;
@@ -469,7 +482,7 @@ int gp_cch_customize(gp_cch *c, int threads, gp_err *err) {
     int nt = gp_cch_threads(threads);
     if (c->topo->m < 65536) nt = 1;
     gp_cch_perfect_drop(c);
-    int rc = gp_cch_customize_partial(c, threads, NULL, NULL, err);
+    int rc = gp_cch_customize_partial(c, threads, 0, NULL, NULL, err);
     if (rc != GP_OK || c->custom_partial) return rc;
     c->prev = NULL; /* used once: the first customization of a new version */
     cust_job j;
@@ -482,6 +495,7 @@ int gp_cch_customize(gp_cch *c, int threads, gp_err *err) {
     if (atomic_load(&j.timed_out)) return gp_deadline_error(err);
     uint32_t bad = atomic_load(&j.bad);
     if (bad != GP_NONE) return overflow_error(bad, err);
+    c->from_prev = 0;
     c->custom_s = gp_now() - t0;
     snprintf(c->custom_on, sizeof c->custom_on, "cpu");
     return GP_OK;

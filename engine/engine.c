@@ -223,6 +223,7 @@ static void attach_cch(gp_engine *e, gp_graph *g) {
     double prepare_s =
         gp_now() - t0; /* the topology (cached, or ordered and contracted), the metric */
     double partial_s = 0, gpu_s = 0, cpu_s = 0, t1 = t0;
+    const char *gpu_path = "none"; /* delta, diff, full */
     if (rc == GP_OK) {
         int on_gpu = 0, host_done = 0;
         /* a cost change on the GPU: customized on the host from the predecessor (partially) and
@@ -232,11 +233,15 @@ static void attach_cch(gp_engine *e, gp_graph *g) {
         if (first(e) != e->cpu && prev && prev->gpu) {
             uint32_t *edges = NULL, nedges = 0;
             t1 = gp_now();
-            rc = gp_cch_customize_partial(c, e->cpu_threads, &edges, &nedges, &err);
+            /* a small budget: a change that reaches far is cheaper as a full pass on the device */
+            rc = gp_cch_customize_partial(c, e->cpu_threads, c->topo->ntri / 256 + 1024, &edges,
+                                          &nedges, &err);
             partial_s = gp_now() - t1;
             host_done = rc == GP_OK && c->custom_partial;
             c->prev = NULL; /* tried: when not partial, the full pass follows */
+            gpu_path = "none";
             if (host_done) {
+                gpu_path = "delta";
                 t1 = gp_now();
                 on_gpu = gp_cch_gpu_customize_delta(c, prev, edges, nedges, e->cuda_device, &err) ==
                          GP_OK;
@@ -247,14 +252,23 @@ static void attach_cch(gp_engine *e, gp_graph *g) {
             }
         }
         t1 = gp_now();
+        /* given up: the full pass on the device, fetching only what differs from prev's */
+        if (rc == GP_OK && !on_gpu && !host_done && c->from_prev && prev && prev->gpu) {
+            on_gpu = gp_cch_gpu_customize_diff(c, prev, e->cuda_device, &err) == GP_OK;
+            gpu_path = "diff";
+            if (!on_gpu)
+                GP_LOG(GP_LOG_DEBUG, "cch: GPU customization with a diff: %s; in full", err.msg);
+            gp_err_clear(&err);
+        }
         if (rc == GP_OK && !on_gpu && !host_done && first(e) != e->cpu) {
+            gpu_path = "full";
             on_gpu = gp_cch_gpu_customize(c, e->cuda_device, &err) == GP_OK;
-            gpu_s = gp_now() - t1;
             if (!on_gpu)
                 GP_LOG(GP_LOG_WARN, "cch: GPU customization failed (%s); customizing on the CPU",
                        err.msg);
             gp_err_clear(&err);
         }
+        if (!host_done) gpu_s = gp_now() - t1;
         t1 = gp_now();
         if (rc == GP_OK && !on_gpu && !host_done) rc = gp_cch_customize(c, e->cpu_threads, &err);
         cpu_s = gp_now() - t1;
@@ -298,10 +312,10 @@ static void attach_cch(gp_engine *e, gp_graph *g) {
     /* where a cost change's customization went, phase by phase (docs/operators.md) */
     GP_LOG(GP_LOG_DEBUG,
            "event=cch_phases graph=%s prepare_ms=%.1f partial_ms=%.1f partial=%d gpu_ms=%.1f "
-           "gpu_from_prev=%d gpu_spare=%d gpu_scattered=%u gpu_state_ms=%.1f "
+           "gpu_path=%s gpu_spare=%d gpu_edges=%u gpu_state_ms=%.1f "
            "gpu_customize_ms=%.1f gpu_device_ms=%.2f witnesses_ms=%.1f cpu_customize_ms=%.1f "
            "perfect_start_ms=%.1f total_ms=%.1f",
-           g->version, prepare_s * 1e3, partial_s * 1e3, c->custom_partial, gpu_s * 1e3, gs.delta,
+           g->version, prepare_s * 1e3, partial_s * 1e3, c->custom_partial, gpu_s * 1e3, gpu_path,
            gs.spare, gs.scattered, gs.attach_s * 1e3, gs.customize_s * 1e3, (double)gs.device_ms,
            gs.witnesses_s * 1e3, cpu_s * 1e3, perfect_start_s * 1e3, (gp_now() - t0) * 1e3);
 }

@@ -399,3 +399,70 @@ extern "C" int gp_dcch_weights(gp_dcch *d, void *stream, uint32_t *fw, uint32_t 
 out:
     return rc;
 }
+
+namespace {
+
+/* Edges where d's six arrays differ from base's, 7 words each (as scatter_edges reads them),
+ * at most cap of them; *cnt counts them all. */
+__global__ void diff_edges(uint32_t m, const uint32_t *ofw, const uint32_t *obw, const uint32_t *fw,
+                           const uint32_t *bw, const uint32_t *fmid, const uint32_t *bmid,
+                           const uint32_t *bofw, const uint32_t *bobw, const uint32_t *bfw,
+                           const uint32_t *bbw, const uint32_t *bfmid, const uint32_t *bbmid,
+                           uint32_t cap, uint32_t *cnt, uint32_t *out) {
+    uint32_t e = blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= m) return;
+    uint32_t a = ofw[e], b = obw[e], f = fw[e], w = bw[e], fm = fmid[e], bm = bmid[e];
+    if (a == bofw[e] && b == bobw[e] && f == bfw[e] && w == bbw[e] && fm == bfmid[e] &&
+        bm == bbmid[e])
+        return;
+    uint32_t i = atomicAdd(cnt, 1u);
+    if (i >= cap) return;
+    uint32_t *u = out + 7 * (size_t)i;
+    u[0] = e, u[1] = a, u[2] = b, u[3] = f, u[4] = w, u[5] = fm, u[6] = bm;
+}
+
+} // namespace
+
+extern "C" int gp_dcch_customize_diff(gp_dcch *d, const gp_dcch *base, void *stream, uint32_t cap,
+                                      uint32_t **out, uint32_t *nout, float *ms, gp_err *err) {
+    cudaStream_t s = (cudaStream_t)stream;
+    int rc = GP_OK;
+    uint32_t *dbuf = NULL, *host = NULL, cnt = 0;
+    *out = NULL;
+    *nout = 0;
+    if (d->tm != base->tm || !base->customized)
+        return gp_err_set(err, GP_EINVAL,
+                          "device CCH: the predecessor is on another topology part or not "
+                          "customized");
+    if ((rc = gp_dcch_customize(d, stream, NULL, NULL, NULL, NULL, ms, err)) != GP_OK) return rc;
+    CK(cudaMallocAsync((void **)&dbuf, ((size_t)cap * 7 + 1) * 4, s), "the changed edges");
+    CK(cudaMemsetAsync(dbuf, 0, 4, s), "the changed edges");
+    diff_edges<<<(d->m + BIG_THREADS - 1) / BIG_THREADS, BIG_THREADS, 0, s>>>(
+        d->m, d->ofw, d->obw, d->fw, d->bw, d->fmid, d->bmid, base->ofw, base->obw, base->fw,
+        base->bw, base->fmid, base->bmid, cap, dbuf, dbuf + 1);
+    CKL("the changed edges");
+    CK(cudaMemcpyAsync(&cnt, dbuf, 4, cudaMemcpyDeviceToHost, s), "the changed edges");
+    CK(cudaStreamSynchronize(s), "the changed edges");
+    if (cnt > cap) {
+        rc = gp_err_set(err, GP_ETOOBIG, "%u changed edges (more than %u)", cnt, cap);
+        goto out;
+    }
+    if (!(host = (uint32_t *)malloc((size_t)cnt * 28 + 28))) {
+        rc = gp_err_set(err, GP_ENOMEM, "out of memory for the changed edges");
+        goto out;
+    }
+    if (cnt)
+        CK(cudaMemcpyAsync(host, dbuf + 1, (size_t)cnt * 28, cudaMemcpyDeviceToHost, s),
+           "the changed edges");
+    CK(cudaStreamSynchronize(s), "the changed edges");
+    *out = host;
+    *nout = cnt;
+    host = NULL;
+out:
+    free(host);
+    if (dbuf) {
+        cudaFreeAsync(dbuf, s);
+        cudaStreamSynchronize(s);
+    }
+    return rc;
+}

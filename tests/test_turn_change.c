@@ -72,7 +72,7 @@ static void partial_as_full(const gp_graph *g, int partial) {
 /* gp_cch_customize_partial on version g's turn graph: when partial, every edge outside the list
  * it returns has the base's weights and witnesses (so the GPU path, which copies the base's
  * device arrays and scatters the list, gets the whole metric), the list ascending, and the result
- * the engine's. */
+ * the engine's; given up, the customized arrays are the base's. */
 static void delta_complete(const gp_graph *g) {
     const gp_graph *tg = ((const gp_turns *)g->turns)->tg;
     const gp_cch *c = tg->cch;
@@ -82,7 +82,7 @@ static void delta_complete(const gp_graph *g) {
     const gp_cch *p = f->prev;
     assert_non_null(p);
     uint32_t *edges = NULL, n = 0;
-    assert_int_equal(gp_cch_customize_partial(f, 2, &edges, &n, &err), GP_OK);
+    assert_int_equal(gp_cch_customize_partial(f, 2, 0, &edges, &n, &err), GP_OK);
     if (!f->custom_partial) { /* gave up: no list, the caller customizes in full */
         assert_null(edges);
         gp_cch_free(f);
@@ -109,6 +109,23 @@ static void delta_complete(const gp_graph *g) {
     assert_ptr_equal(edges, f->delta); /* owned by f */
     assert_int_equal(n, f->ndelta);
     free(in);
+    gp_cch_free(f);
+    /* a pass that gives up at once (a budget of one triangle) leaves the customized arrays the
+     * base's (c->from_prev), as the GPU's diff path needs */
+    assert_int_equal(gp_cch_prepare(tg, &f, &err), GP_OK);
+    p = f->prev;
+    assert_int_equal(gp_cch_customize_partial(f, 2, 1, &edges, &n, &err), GP_OK);
+    assert_int_equal(f->custom_partial, 0);
+    assert_null(edges);
+    if (f->from_prev) { /* it started (else: too many seeds, nothing written) */
+        assert_memory_equal(f->fw, p->fw, m * 4);
+        assert_memory_equal(f->bw, p->bw, m * 4);
+        assert_memory_equal(f->fmid, p->fmid, m * 4);
+        assert_memory_equal(f->bmid, p->bmid, m * 4);
+        assert_memory_equal(f->wit, p->wit, m * 16);
+    } else {
+        fail_msg("a change of 6 links: the partial pass did not start");
+    }
     gp_cch_free(f);
 }
 

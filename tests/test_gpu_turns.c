@@ -157,6 +157,26 @@ static void device_as_full(const gp_graph *a, int r) {
                 fail_msg("change %d %s[%zu]: device %u, host %u, full CPU %u", r, name[i], e,
                          w[i][e], host[i][e], full[i][e]);
     assert_memory_equal(c->wit, f->wit, m * 16);
+    /* the delta path whatever the engine chose: customized on the host from the first version
+     * (the default budget), the device state from the first version's with the list scattered */
+    gp_cch *d = NULL;
+    assert_int_equal(gp_cch_prepare(tg, &d, &err), GP_OK);
+    const gp_cch *p = d->prev;
+    uint32_t *edges = NULL, n = 0;
+    assert_int_equal(gp_cch_customize_partial(d, 2, 0, &edges, &n, &err), GP_OK);
+    if (d->custom_partial) {
+        if (gp_cch_gpu_customize_delta(d, p, edges, n, 0, &err) != GP_OK)
+            fail_msg("change %d: device state from the predecessor: %s", r, err.msg);
+        assert_int_equal(gp_cch_gpu_weights(d, w[0], w[1], w[2], w[3], &err), GP_OK);
+        for (int i = 0; i < 4; i++)
+            for (size_t e = 0; e < m; e++)
+                if (w[i][e] != full[i][e])
+                    fail_msg("change %d, delta path: %s[%zu]: device %u, full CPU %u", r, name[i],
+                             e, w[i][e], full[i][e]);
+    } else {
+        print_message("change %d: the host's partial pass gave up (no delta path check)\n", r);
+    }
+    gp_cch_free(d);
     gp_cch_free(f);
     for (int i = 0; i < 4; i++) free(w[i]);
 }

@@ -233,8 +233,9 @@ static void attach_cch(gp_engine *e, gp_graph *g) {
         if (first(e) != e->cpu && prev && prev->gpu) {
             uint32_t *edges = NULL, nedges = 0;
             t1 = gp_now();
-            /* a small budget: a change that reaches far is cheaper as a full pass on the device */
-            rc = gp_cch_customize_partial(c, e->cpu_threads, c->topo->ntri / 256 + 1024, &edges,
+            /* a small budget (about 30 ms of one CPU thread on gen:1M turns): a change that
+             * reaches further is cheaper as a full pass on the device */
+            rc = gp_cch_customize_partial(c, e->cpu_threads, c->topo->ntri / 128 + 1024, &edges,
                                           &nedges, &err);
             partial_s = gp_now() - t1;
             host_done = rc == GP_OK && c->custom_partial;

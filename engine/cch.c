@@ -45,6 +45,9 @@ static void pool_free(void *pv);
 typedef struct wbufs {
     uint32_t *ofw, *obw, *fw, *bw, *fmid, *bmid;
     uint64_t *wit;
+    uint32_t *delta; /* gp_cch.delta of the arrays' last user, or NULL */
+    uint32_t ndelta;
+    uint64_t delta_base;
 } wbufs;
 
 static void wbufs_free(wbufs *b, int whole) {
@@ -56,6 +59,7 @@ static void wbufs_free(wbufs *b, int whole) {
     free(b->fmid);
     free(b->bmid);
     free(b->wit);
+    free(b->delta);
     if (whole) free(b);
 }
 
@@ -218,7 +222,9 @@ void gp_cch_free(void *pc) {
     if (!c) return;
     gp_cch_perfect_drop(c); /* stops a background pass, which reads the weights */
     if (c->gpu && c->gpu_free) c->gpu_free(c->gpu);
-    wbufs set = {c->ofw, c->obw, c->fw, c->bw, c->fmid, c->bmid, c->wit}, *b = NULL;
+    wbufs set = {c->ofw,  c->obw, c->fw,    c->bw,     c->fmid,
+                 c->bmid, c->wit, c->delta, c->ndelta, c->delta_base},
+          *b = NULL;
     void *none = NULL;
     if (set.ofw && set.obw && set.fw && set.bw && set.fmid && set.bmid && set.wit &&
         (b = malloc(sizeof *b)) != NULL) {
@@ -282,7 +288,6 @@ static int cch_over(gp_cch_topo *t, const gp_graph *g, gp_cch **out, gp_err *err
     if (b) { /* every array is written before it is read: map_metric, customization */
         c->ofw = b->ofw, c->obw = b->obw, c->fw = b->fw, c->bw = b->bw;
         c->fmid = b->fmid, c->bmid = b->bmid, c->wit = b->wit;
-        free(b);
     } else {
         c->ofw = malloc(m * 4);
         c->obw = malloc(m * 4);
@@ -298,9 +303,17 @@ static int cch_over(gp_cch_topo *t, const gp_graph *g, gp_cch **out, gp_err *err
     } else {
         if (!b) gp_parallel_for(t->m, t->m >= (1u << 20) ? 0 : 1, first_touch, c);
         c->prev = base_cch(t, g);
+        /* spare arrays of a version customized partially from the same base: that base's
+         * arrays but at its delta edges, restored here instead of copying every array */
+        if (c->prev && b && b->delta && b->delta_base == c->prev->graph_hash) {
+            gp_cch_restore_from(c, c->prev, b->delta, b->ndelta, 1);
+            c->from_prev = 1;
+        }
+        if (b) free(b->delta);
         if (c->prev) gp_cch_map_metric_from(c, g, c->prev), rc = GP_OK;
         else rc = gp_cch_map_metric(c, g, err);
     }
+    free(b);
     if (rc) {
         gp_cch_free(c);
         return rc;

@@ -94,6 +94,16 @@ typedef struct gp_cch {
      * and customizes again only the edges a changed weight reaches (exact; the full pass when
      * that would cost more), then clears it. NULL: none. */
     const struct gp_cch *prev;
+    /* After a partial customization (gp_cch_customize_partial; ascending) or
+     * gp_cch_gpu_customize_diff (in no order): the ndelta edges where this CCH's arrays may
+     * differ from prev's, and prev's graph hash (delta_base); NULL
+     * otherwise. They go with the arrays to the topology's spare when c is freed, so that the
+     * next version on that spare restores only these edges from its predecessor (the same base)
+     * instead of copying every array (from_prev 1: the arrays are the predecessor's already). */
+    uint32_t *delta;
+    uint32_t ndelta;
+    uint64_t delta_base;
+    int from_prev;
     char custom_on[8]; /* "cpu" or "gpu" */
     int reused_topo;   /* 1 when the topology came from the cache */
     void *gpu;         /* engine/cch_cuda.c state (device copies), or NULL */
@@ -184,6 +194,21 @@ uint64_t gp_cch_bytes(const gp_cch *c);
 int gp_cch_map_metric(gp_cch *c, const gp_graph *g, gp_err *err);
 /* CPU customization: fw/bw from ofw/obw, level by level, threads workers (0 = all CPUs). */
 int gp_cch_customize(gp_cch *c, int threads, gp_err *err);
+/* The partial customization of gp_cch_customize alone (c->prev set, over c's topology): GP_OK
+ * with c->custom_partial 1 when c is customized from c->prev (its weights and witnesses
+ * bit-identical to a full pass'; c->prev cleared), GP_OK with c->custom_partial 0 when it was not
+ * tried or gave up (then the caller customizes in full: gp_cch_customize or on the GPU), an error
+ * on overflow. When partial, c->delta lists the c->ndelta edges whose weights or witnesses may
+ * differ from c->prev's, ascending (owned by c), and edges / nedges (may be NULL) get them too
+ * (NULL / 0 otherwise): the GPU path (gp_cch_gpu_customize_delta) scatters them into a copy of
+ * the predecessor's device state. */
+int gp_cch_customize_partial(gp_cch *c, int threads, uint64_t max_work, uint32_t **edges,
+                             uint32_t *nedges, gp_err *err);
+/* (max_work: the triangles and edge searches after which the pass gives up, 0 = half of what
+ * the full pass does per thread. Given up after it started, c's customized arrays are c->prev's
+ * again and c->from_prev is 1, which gp_cch_gpu_customize_diff needs.) */
+/* The unpacking witnesses of n edges from fmid/bmid (as gp_cch_witnesses for all). */
+void gp_cch_witnesses_at(gp_cch *c, const uint32_t *edges, uint32_t n);
 /* Rebuilds wit from fmid/bmid (done by gp_cch_customize; the GPU path calls it after copying new
  * fw/bw back) and drops the query arcs of an earlier gp_cch_perfect, which the new weights make
  * stale (so does gp_cch_customize). */
@@ -246,6 +271,28 @@ void gp_cch_cache_clear(void);
  * copies fw/bw back to c (so CPU queries use them); then sssp and table run PHAST / RPHAST there.
  * The device state is guarded by a mutex inside c->gpu (GPU queries on one graph are serialised). */
 int gp_cch_gpu_customize(gp_cch *c, int device, gp_err *err);
+/* The device state of c, customized on the host from prev (gp_cch_customize_partial, whose
+ * edges list this is), built from prev's device state: a copy on the device of prev's original
+ * and customized weights and witnesses (immutable once customized: prev keeps answering), the n
+ * edges' new values scattered in, the sweep plan's weights derived; nothing comes back to the
+ * host (it has the values). The device arrays come from the topology's spare (the device state of
+ * the last version freed) when there is one, so a cost change allocates nothing on the device.
+ * GP_EINVAL when prev has no device state on that device or another topology's: the caller
+ * customizes in full (gp_cch_gpu_customize). */
+int gp_cch_gpu_customize_delta(gp_cch *c, const gp_cch *prev, const uint32_t *edges, uint32_t n,
+                               int device, gp_err *err);
+/* The full customization of c on the device (a change too large for the host's partial pass),
+ * with c's customized host arrays prev's (c->from_prev): only the edges whose values differ from
+ * prev's device state come back (and get their witnesses), not every array; they become
+ * c->delta. Starts from the topology's spare device arrays as gp_cch_gpu_customize_delta.
+ * GP_EINVAL when the conditions do not hold, GP_ETOOBIG when over an eighth of the edges
+ * changed: then the caller runs gp_cch_gpu_customize (c unchanged but for its device state). */
+int gp_cch_gpu_customize_diff(gp_cch *c, const gp_cch *prev, int device, gp_err *err);
+/* The device's customized weights and witnesses of c copied into the host arrays (topo->m
+ * entries each; any may be NULL), for the tests (device == host). GP_EUNSUPPORTED without
+ * device state. */
+int gp_cch_gpu_weights(const gp_cch *c, uint32_t *fw, uint32_t *bw, uint32_t *fmid, uint32_t *bmid,
+                       gp_err *err);
 int gp_cch_gpu_sssp(const gp_cch *c, const uint32_t *src, uint32_t k, uint64_t *dist,
                     gp_err *err); /* dist: k*n, row per source, node order */
 int gp_cch_gpu_table(const gp_cch *c, const uint32_t *src, uint32_t ns, const uint32_t *dst,
@@ -263,6 +310,12 @@ typedef struct gp_cch_gpu_stats {
     int topo_shared;
     double attach_s, customize_s, witnesses_s;
     float device_ms;
+    /* delta: 1 when the last customization was gp_cch_gpu_customize_delta (scattered: its
+     * edges; attach_s then setting up the device state, customize_s the copy, scatter and plan
+     * weights); diff: 1 when it was gp_cch_gpu_customize_diff (scattered: the edges fetched);
+     * spare: 1 when the device arrays came from the topology's spare */
+    int delta, diff, spare;
+    uint32_t scattered;
 } gp_cch_gpu_stats;
 int gp_cch_gpu_stats_get(const gp_cch *c, gp_cch_gpu_stats *st);
 

@@ -23,6 +23,20 @@ int gp_cch_gpu_customize(gp_cch *c, int device, gp_err *err) {
     (void)device;
     return gp_err_set(err, GP_EUNSUPPORTED, "this gpath was built without CUDA");
 }
+int gp_cch_gpu_customize_delta(gp_cch *c, const gp_cch *prev, const uint32_t *edges, uint32_t n,
+                               int device, gp_err *err) {
+    (void)c, (void)prev, (void)edges, (void)n, (void)device;
+    return gp_err_set(err, GP_EUNSUPPORTED, "this gpath was built without CUDA");
+}
+int gp_cch_gpu_customize_diff(gp_cch *c, const gp_cch *prev, int device, gp_err *err) {
+    (void)c, (void)prev, (void)device;
+    return gp_err_set(err, GP_EUNSUPPORTED, "this gpath was built without CUDA");
+}
+int gp_cch_gpu_weights(const gp_cch *c, uint32_t *fw, uint32_t *bw, uint32_t *fmid, uint32_t *bmid,
+                       gp_err *err) {
+    (void)c, (void)fw, (void)bw, (void)fmid, (void)bmid;
+    return gp_err_set(err, GP_EUNSUPPORTED, "this gpath was built without CUDA");
+}
 int gp_cch_gpu_sssp(const gp_cch *c, const uint32_t *src, uint32_t k, uint64_t *dist, gp_err *err) {
     (void)c, (void)src, (void)k, (void)dist;
     return gp_err_set(err, GP_EUNSUPPORTED, "this gpath was built without CUDA");
@@ -68,6 +82,10 @@ typedef struct topo_entry {
     int device;
     int users; /* under topo_mu */
     gp_dcch_topo *dt;
+    /* the spare: the device state of the last version freed on this part (under topo_mu), taken
+     * by the next version instead of allocating its own (a cost change makes a version, and its
+     * predecessor goes soon after: with the one answering, a pool of two); freed with the entry */
+    gp_dcch *spare;
     struct topo_entry *next;
 } topo_entry;
 static pthread_mutex_t topo_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -145,8 +163,32 @@ static void topo_put(topo_entry *e) {
     pthread_mutex_unlock(&topo_mu);
     if (!last) return;
     cudaSetDevice(e->device);
+    gp_dcch_free(e->spare);
     gp_dcch_topo_unref(e->dt);
     free(e);
+}
+
+/* The entry's spare when it is on the entry's part (gp_dcch_retune may have moved it), or NULL. */
+static gp_dcch *spare_take(topo_entry *e) {
+    pthread_mutex_lock(&topo_mu);
+    gp_dcch *d = e->spare;
+    e->spare = NULL;
+    pthread_mutex_unlock(&topo_mu);
+    if (d && gp_dcch_part(d) != e->dt) {
+        gp_dcch_free(d);
+        d = NULL;
+    }
+    return d;
+}
+
+/* d kept as the entry's spare (the caller holds a use of e and the device is current); freed
+ * when the entry has one already. */
+static void spare_put(topo_entry *e, gp_dcch *d) {
+    pthread_mutex_lock(&topo_mu);
+    gp_dcch *old = e->spare;
+    if (!old) e->spare = d;
+    pthread_mutex_unlock(&topo_mu);
+    if (old) gp_dcch_free(d);
 }
 
 typedef struct cch_gpu {
@@ -156,6 +198,7 @@ typedef struct cch_gpu {
     topo_entry *te; /* the topology's device part this CCH uses */
     gp_dcch *d;
     float last_ms;
+    int ok;              /* customized: d may serve as the topology's spare once c is freed */
     gp_cch_gpu_stats st; /* the last customization's */
     uint32_t *map;       /* n ranks -> RPHAST local id, GP_NONE outside a table call */
 } cch_gpu;
@@ -164,7 +207,8 @@ static void gpu_free(void *p) {
     cch_gpu *g = p;
     if (!g) return;
     cudaSetDevice(g->device);
-    gp_dcch_free(g->d);
+    if (g->ok && g->te && g->d) spare_put(g->te, g->d);
+    else gp_dcch_free(g->d);
     topo_put(g->te);
     if (g->stream) cudaStreamDestroy(g->stream);
     pthread_mutex_destroy(&g->mu);
@@ -176,29 +220,48 @@ static int cuda_err(cudaError_t e, const char *what, gp_err *err) {
     return gp_err_set(err, GP_EDEVICE, "CUDA error during %s: %s", what, cudaGetErrorName(e));
 }
 
+/* A new device state for c on device: its stream, its topology's device part, and the device
+ * arrays, the part's spare's when there is one, else allocated; ofw / obw (may be NULL: the
+ * caller fills the device arrays) uploaded. */
+static int gpu_state(gp_cch *c, int device, const uint32_t *ofw, const uint32_t *obw, cch_gpu **out,
+                     gp_err *err) {
+    double t0 = gp_now();
+    cudaError_t e;
+    int rc = GP_OK;
+    cch_gpu *g = calloc(1, sizeof *g);
+    *out = NULL;
+    if (!g) return gp_err_set(err, GP_ENOMEM, "out of memory for the GPU CCH");
+    pthread_mutex_init(&g->mu, NULL);
+    g->device = device;
+    if ((e = cudaSetDevice(device)) != cudaSuccess ||
+        (e = cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking)) != cudaSuccess) {
+        rc = cuda_err(e, "opening the GPU for the CCH", err);
+        gpu_free(g);
+        return rc;
+    }
+    if ((rc = topo_get(c->topo, device, g->stream, &g->te, &g->st.topo_shared, err)) != GP_OK) {
+        gpu_free(g);
+        return rc;
+    }
+    g->d = spare_take(g->te);
+    g->st.spare = g->d != NULL;
+    if (g->d) rc = ofw && obw ? gp_dcch_set_metric(g->d, (void *)g->stream, ofw, obw, err) : GP_OK;
+    else rc = gp_dcch_new(g->te->dt, c->topo, ofw, obw, (void *)g->stream, &g->d, err);
+    if (rc != GP_OK) {
+        gpu_free(g);
+        return rc;
+    }
+    g->st.attach_s = gp_now() - t0;
+    *out = g;
+    return GP_OK;
+}
+
 int gp_cch_gpu_customize(gp_cch *c, int device, gp_err *err) {
     double t0 = gp_now();
     cch_gpu *g = c->gpu;
     int rc = GP_OK;
-    cudaError_t e;
     if (!g) {
-        g = calloc(1, sizeof *g);
-        if (!g) return gp_err_set(err, GP_ENOMEM, "out of memory for the GPU CCH");
-        pthread_mutex_init(&g->mu, NULL);
-        g->device = device;
-        if ((e = cudaSetDevice(device)) != cudaSuccess ||
-            (e = cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking)) != cudaSuccess) {
-            rc = cuda_err(e, "opening the GPU for the CCH", err);
-            gpu_free(g);
-            return rc;
-        }
-        if ((rc = topo_get(c->topo, device, g->stream, &g->te, &g->st.topo_shared, err)) != GP_OK ||
-            (rc = gp_dcch_new(g->te->dt, c->topo, c->ofw, c->obw, (void *)g->stream, &g->d, err)) !=
-                GP_OK) {
-            gpu_free(g);
-            return rc;
-        }
-        g->st.attach_s = gp_now() - t0;
+        if ((rc = gpu_state(c, device, c->ofw, c->obw, &g, err)) != GP_OK) return rc;
         c->gpu = g;
         c->gpu_free = gpu_free;
     } else {
@@ -208,7 +271,16 @@ int gp_cch_gpu_customize(gp_cch *c, int device, gp_err *err) {
         pthread_mutex_unlock(&g->mu);
         if (rc) goto fail;
         g->st.attach_s = 0;
+        g->st.spare = 0;
     }
+    g->ok = 0;
+    g->st.delta = 0;
+    g->st.diff = 0;
+    g->st.scattered = 0;
+    free(c->delta); /* the weights come back from the device: not a predecessor's with a delta */
+    c->delta = NULL;
+    c->ndelta = 0;
+    c->from_prev = 0;
     pthread_mutex_lock(&g->mu);
     cudaSetDevice(g->device);
     double t1 = gp_now();
@@ -221,6 +293,7 @@ int gp_cch_gpu_customize(gp_cch *c, int device, gp_err *err) {
     g->st.customize_s = t2 - t1;
     g->st.witnesses_s = gp_now() - t2;
     g->st.device_ms = g->last_ms;
+    g->ok = 1;
     c->custom_s = gp_now() - t0;
     snprintf(c->custom_on, sizeof c->custom_on, "gpu");
     return GP_OK;
@@ -229,6 +302,104 @@ fail:
     gpu_free(c->gpu);
     c->gpu = NULL;
     c->gpu_free = NULL;
+    return rc;
+}
+
+int gp_cch_gpu_customize_delta(gp_cch *c, const gp_cch *prev, const uint32_t *edges, uint32_t n,
+                               int device, gp_err *err) {
+    double t0 = gp_now();
+    const cch_gpu *pg = prev ? prev->gpu : NULL;
+    if (c->gpu || !pg || !pg->ok || pg->device != device || prev->topo != c->topo)
+        return gp_err_set(err, GP_EINVAL, "no device state of the predecessor to start from");
+    /* the edges' new values, as gp_dcch_customize_from takes them */
+    uint32_t *upd = malloc((size_t)n * 28 + 28);
+    if (!upd) return gp_err_set(err, GP_ENOMEM, "out of memory for the changed edges");
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t e = edges[i], *u = upd + 7 * (size_t)i;
+        u[0] = e, u[1] = c->ofw[e], u[2] = c->obw[e], u[3] = c->fw[e];
+        u[4] = c->bw[e], u[5] = c->fmid[e], u[6] = c->bmid[e];
+    }
+    cch_gpu *g = NULL;
+    int rc = gpu_state(c, device, NULL, NULL, &g, err);
+    if (rc == GP_OK) {
+        double t1 = gp_now();
+        /* prev's device arrays are only read (immutable once customized; it answers meanwhile
+         * on its own stream) */
+        rc = gp_dcch_customize_from(g->d, pg->d, (void *)g->stream, n, upd, &g->last_ms, err);
+        if (rc != GP_OK) {
+            gpu_free(g);
+        } else {
+            g->ok = 1;
+            g->st.delta = 1;
+            g->st.scattered = n;
+            g->st.customize_s = gp_now() - t1;
+            g->st.witnesses_s = 0;
+            g->st.device_ms = g->last_ms;
+            c->gpu = g;
+            c->gpu_free = gpu_free;
+            c->custom_s += gp_now() - t0;
+            snprintf(c->custom_on, sizeof c->custom_on, "gpu");
+        }
+    }
+    free(upd);
+    return rc;
+}
+
+int gp_cch_gpu_customize_diff(gp_cch *c, const gp_cch *prev, int device, gp_err *err) {
+    double t0 = gp_now();
+    const cch_gpu *pg = prev ? prev->gpu : NULL;
+    if (c->gpu || !c->from_prev || !pg || !pg->ok || pg->device != device || prev->topo != c->topo)
+        return gp_err_set(err, GP_EINVAL, "no device state of the predecessor to diff against");
+    cch_gpu *g = NULL;
+    int rc = gpu_state(c, device, c->ofw, c->obw, &g, err);
+    if (rc != GP_OK) return rc;
+    double t1 = gp_now();
+    uint32_t *upd = NULL, n = 0;
+    rc = gp_dcch_customize_diff(g->d, pg->d, (void *)g->stream, c->topo->m / 8 + 1024, &upd, &n,
+                                &g->last_ms, err);
+    uint32_t *edges = rc == GP_OK ? malloc((size_t)n * 4 + 4) : NULL;
+    if (rc == GP_OK && !edges) rc = gp_err_set(err, GP_ENOMEM, "out of memory for the changes");
+    if (rc != GP_OK) {
+        free(upd);
+        gpu_free(g);
+        return rc;
+    }
+    double t2 = gp_now();
+    for (uint32_t i = 0; i < n; i++) { /* c's customized arrays are prev's: the differences */
+        const uint32_t *u = upd + 7 * (size_t)i;
+        uint32_t e = u[0];
+        edges[i] = e;
+        c->fw[e] = u[3], c->bw[e] = u[4], c->fmid[e] = u[5], c->bmid[e] = u[6];
+    }
+    gp_cch_witnesses_at(c, edges, n);
+    free(upd);
+    free(c->delta);
+    c->delta = edges;
+    c->ndelta = n;
+    c->delta_base = prev->graph_hash;
+    c->from_prev = 0;
+    g->ok = 1;
+    g->st.delta = 0;
+    g->st.diff = 1;
+    g->st.scattered = n; /* here: fetched */
+    g->st.customize_s = t2 - t1;
+    g->st.witnesses_s = gp_now() - t2;
+    g->st.device_ms = g->last_ms;
+    c->gpu = g;
+    c->gpu_free = gpu_free;
+    c->custom_s = gp_now() - t0;
+    snprintf(c->custom_on, sizeof c->custom_on, "gpu");
+    return GP_OK;
+}
+
+int gp_cch_gpu_weights(const gp_cch *c, uint32_t *fw, uint32_t *bw, uint32_t *fmid, uint32_t *bmid,
+                       gp_err *err) {
+    cch_gpu *g = c->gpu;
+    if (!g) return gp_err_set(err, GP_EUNSUPPORTED, "this CCH has no GPU state");
+    pthread_mutex_lock(&g->mu);
+    cudaSetDevice(g->device);
+    int rc = gp_dcch_weights(g->d, (void *)g->stream, fw, bw, fmid, bmid, err);
+    pthread_mutex_unlock(&g->mu);
     return rc;
 }
 

@@ -70,8 +70,17 @@ static void inf_ranges(void *cv, uint64_t lo, uint64_t hi) {
     for (uint64_t e = lo; e < hi; e++) c->ofw[e] = c->obw[e] = GP_CCH_INF;
 }
 
+/* c's arrays are about to be rewritten: they no longer are prev's but at c->delta. */
+static void delta_drop(gp_cch *c) {
+    free(c->delta);
+    c->delta = NULL;
+    c->ndelta = 0;
+}
+
 int gp_cch_map_metric(gp_cch *c, const gp_graph *g, gp_err *err) {
     const gp_cch_topo *t = c->topo;
+    delta_drop(c);
+    c->from_prev = 0;
     gp_parallel_for(t->m, t->m >= (1u << 20) ? 0 : 1, inf_ranges, c);
     /* a reweighted road graph maps 2-20 M arcs on every cost change: on all CPUs */
     map_ctx m = {c, g, PTHREAD_MUTEX_INITIALIZER, GP_NONE, GP_NONE};
@@ -117,7 +126,8 @@ static void remap_nodes(void *jv, uint64_t lo, uint64_t hi) {
 void gp_cch_map_metric_from(gp_cch *c, const gp_graph *g, const gp_cch *p) {
     const gp_cch_topo *t = c->topo;
     remap_job j = {c, p, g, gp_graph_owner(g)};
-    gp_parallel_for(t->m, t->m >= (1u << 20) ? 0 : 1, remap_copy, &j);
+    delta_drop(c);
+    if (!c->from_prev) gp_parallel_for(t->m, t->m >= (1u << 20) ? 0 : 1, remap_copy, &j);
     gp_parallel_for(g->n, g->m >= (1u << 18) ? 0 : 1, remap_nodes, &j);
 }
 
@@ -155,6 +165,18 @@ static uint32_t customize_range(const gp_cch_topo *t, const uint32_t *ofw, const
     return bad;
 }
 
+void gp_cch_restore_from(gp_cch *c, const gp_cch *p, const uint32_t *delta, uint32_t n,
+                         int metric) {
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t e = delta[i];
+        if (metric) c->ofw[e] = p->ofw[e], c->obw[e] = p->obw[e];
+        c->fw[e] = p->fw[e], c->bw[e] = p->bw[e];
+        c->fmid[e] = p->fmid[e], c->bmid[e] = p->bmid[e];
+        c->wit[2 * (size_t)e] = p->wit[2 * (size_t)e];
+        c->wit[2 * (size_t)e + 1] = p->wit[2 * (size_t)e + 1];
+    }
+}
+
 /* Packed witnesses for path unpacking (cch_internal.h GP_CCH_WIT_ORIG), from fmid/bmid. */
 static void witnesses_range(gp_cch *c, uint32_t lo, uint32_t hi) {
     const gp_cch_topo *t = c->topo;
@@ -173,6 +195,11 @@ static void witnesses_range(gp_cch *c, uint32_t lo, uint32_t hi) {
 
 static void wit_ranges(void *c, uint64_t lo, uint64_t hi) {
     witnesses_range(c, (uint32_t)lo, (uint32_t)hi);
+}
+
+void gp_cch_witnesses_at(gp_cch *c, const uint32_t *edges, uint32_t n) {
+    gp_cch_perfect_drop(c);
+    for (uint32_t i = 0; i < n; i++) witnesses_range(c, edges[i], edges[i] + 1);
 }
 
 /* After a GPU customization (each edge reads its triangles at random): on all CPUs. */
@@ -334,15 +361,37 @@ static void part_copy(void *jv, uint64_t lo, uint64_t hi) {
     memcpy(j->c->wit + 2 * (size_t)lo, j->p->wit + 2 * (size_t)lo, k * 16);
 }
 
-/* 1: c customized from p; 0: too much changed (c's weights partly written: the caller runs the
- * full pass, which writes every one); -1: an overflow (*bad set). The pass is serial: it is not
- * tried when over 0.1% of the edges have new original weights, and it gives up once its triangles
- * (and edge searches) pass half of what the full pass does per thread (nt threads), so a large
- * change costs at most half a full customization more. */
-static int customize_partial(gp_cch *c, const gp_cch *p, int nt, uint32_t *bad) {
+/* The edges a partial pass customized again (ascending), grown as it goes. */
+typedef struct edge_list {
+    uint32_t *e;
+    uint32_t n, cap;
+} edge_list;
+
+static int edge_list_add(edge_list *l, uint32_t e) {
+    if (l->n == l->cap) {
+        uint32_t cap = l->cap ? l->cap * 2 : 1024;
+        uint32_t *ne = realloc(l->e, (size_t)cap * sizeof *ne);
+        if (!ne) return -1;
+        l->e = ne;
+        l->cap = cap;
+    }
+    l->e[l->n++] = e;
+    return 0;
+}
+
+/* 1: c customized from p; 0: too much changed, or no memory for the list (c's weights partly
+ * written: the caller runs the full pass, which writes every one); -1: an overflow (*bad set).
+ * The pass is serial: it is not tried when over 0.1% of the edges have new original weights, and
+ * it gives up once its triangles (and edge searches) pass half of what the full pass does per
+ * thread (nt threads), so a large change costs at most half a full customization more. c's arrays
+ * are p's first: copied, or already (c->from_prev: a spare restored). out gets the edges
+ * customized again: every edge whose weights or witnesses may differ
+ * from p's (those with new original weights among them). */
+static int customize_partial(gp_cch *c, const gp_cch *p, uint64_t limit, uint32_t *bad,
+                             edge_list *out) {
     const gp_cch_topo *t = c->topo;
     const uint32_t m = t->m;
-    const uint64_t words = ((uint64_t)m + 63) / 64, limit = t->ntri / (2 * (uint64_t)nt) + 1024;
+    const uint64_t words = ((uint64_t)m + 63) / 64;
     part_job j = {c, p, calloc(words ? words : 1, sizeof(uint64_t)), 0};
     if (!j.dirty) return 0;
     int par = m >= (1u << 20) ? 0 : 1;
@@ -351,13 +400,18 @@ static int customize_partial(gp_cch *c, const gp_cch *p, int nt, uint32_t *bad) 
         free(j.dirty);
         return 0;
     }
-    gp_parallel_for(m, par, part_copy, &j);
+    if (!c->from_prev) gp_parallel_for(m, par, part_copy, &j); /* else they are p's already */
+    c->from_prev = 1;
     uint64_t done = 0;
     int rc = 1;
     for (uint64_t wd = 0; wd < words && rc == 1; wd++) {
         while (j.dirty[wd] && rc == 1) {
             uint32_t e = (uint32_t)(wd * 64 + (uint64_t)__builtin_ctzll(j.dirty[wd]));
             j.dirty[wd] &= j.dirty[wd] - 1;
+            if (out && edge_list_add(out, e)) {
+                rc = 0;
+                break;
+            }
             uint32_t f0 = c->fw[e], b0 = c->bw[e];
             uint32_t ov =
                 customize_range(t, c->ofw, c->obw, c->fw, c->bw, c->fmid, c->bmid, e, e + 1);
@@ -381,7 +435,46 @@ static int customize_partial(gp_cch *c, const gp_cch *p, int nt, uint32_t *bad) 
         }
     }
     free(j.dirty);
+    /* given up: the customized arrays made p's again (a full pass on the device may then fetch
+     * only what differs from p's, gp_cch_gpu_customize_diff) */
+    if (rc == 0) gp_cch_restore_from(c, p, out->e, out->n, 0);
+    else c->from_prev = 0;
     return rc;
+}
+
+int gp_cch_customize_partial(gp_cch *c, int threads, uint64_t max_work, uint32_t **edges,
+                             uint32_t *nedges, gp_err *err) {
+    double t0 = gp_now();
+    int nt = gp_cch_threads(threads);
+    if (c->topo->m < 65536) nt = 1;
+    if (edges) *edges = NULL;
+    if (nedges) *nedges = 0;
+    c->custom_partial = 0;
+    delta_drop(c);
+    const gp_cch *prev = c->prev;
+    if (!prev || prev->topo != c->topo || !prev->fw || !prev->wit) {
+        c->from_prev = 0;
+        return GP_OK;
+    }
+    gp_cch_perfect_drop(c);
+    edge_list l = {NULL, 0, 0};
+    uint32_t pbad = GP_NONE;
+    uint64_t limit = max_work ? max_work : c->topo->ntri / (2 * (uint64_t)nt) + 1024;
+    int pr = customize_partial(c, prev, limit, &pbad, &l);
+    if (pr <= 0) {
+        free(l.e);
+        return pr < 0 ? overflow_error(pbad, err) : GP_OK;
+    }
+    c->prev = NULL; /* used: c is customized */
+    c->custom_s = gp_now() - t0;
+    snprintf(c->custom_on, sizeof c->custom_on, "cpu");
+    c->custom_partial = 1;
+    c->delta = l.e;
+    c->ndelta = l.n;
+    c->delta_base = prev->graph_hash;
+    if (edges) *edges = l.e;
+    if (nedges) *nedges = l.n;
+    return GP_OK;
 }
 
 int gp_cch_customize(gp_cch *c, int threads, gp_err *err) {
@@ -389,20 +482,9 @@ int gp_cch_customize(gp_cch *c, int threads, gp_err *err) {
     int nt = gp_cch_threads(threads);
     if (c->topo->m < 65536) nt = 1;
     gp_cch_perfect_drop(c);
-    const gp_cch *prev = c->prev;
+    int rc = gp_cch_customize_partial(c, threads, 0, NULL, NULL, err);
+    if (rc != GP_OK || c->custom_partial) return rc;
     c->prev = NULL; /* used once: the first customization of a new version */
-    if (prev && prev->topo == c->topo && prev->fw && prev->wit) {
-        uint32_t pbad = GP_NONE;
-        int pr = customize_partial(c, prev, nt, &pbad);
-        if (pr < 0) return overflow_error(pbad, err);
-        if (pr > 0) {
-            c->custom_s = gp_now() - t0;
-            snprintf(c->custom_on, sizeof c->custom_on, "cpu");
-            c->custom_partial = 1;
-            return GP_OK;
-        }
-    }
-    c->custom_partial = 0;
     cust_job j;
     memset(&j, 0, sizeof j);
     j.c = c;
@@ -413,6 +495,7 @@ int gp_cch_customize(gp_cch *c, int threads, gp_err *err) {
     if (atomic_load(&j.timed_out)) return gp_deadline_error(err);
     uint32_t bad = atomic_load(&j.bad);
     if (bad != GP_NONE) return overflow_error(bad, err);
+    c->from_prev = 0;
     c->custom_s = gp_now() - t0;
     snprintf(c->custom_on, sizeof c->custom_on, "cpu");
     return GP_OK;

@@ -59,5 +59,9 @@ void gp_cch_perfect_drop(gp_cch *c);
  * (p = g->base->cch): p's copied, the arcs whose weight differs from the base's mapped again
  * (cch_custom.c; the result is gp_cch_map_metric's). */
 void gp_cch_map_metric_from(gp_cch *c, const gp_graph *g, const gp_cch *p);
+/* c's arrays, which are p's but at the n edges of delta, made p's (cch_custom.c): the spare of a
+ * version customized partially from p, for the next version from p (metric 1: the original
+ * weights too); a partial pass that gave up (metric 0: the customized ones only). */
+void gp_cch_restore_from(gp_cch *c, const gp_cch *p, const uint32_t *delta, uint32_t n, int metric);
 
 #endif

@@ -18,10 +18,16 @@ int gp_engine_change_links(gp_engine *e, const gp_graph *g, const gp_link_change
         gp_graph_unref(g2);
         return rc;
     }
+    double t2 = gp_now();
     if (st) {
         st->change_ms = (t1 - t0) * 1e3;
-        st->attach_ms = (gp_now() - t1) * 1e3;
+        st->attach_ms = (t2 - t1) * 1e3;
     }
+    /* the attach's phases: event=attach, event=turns_ready, event=cch_phases (engine.c) */
+    GP_LOG(GP_LOG_DEBUG,
+           "event=change_links graph=%s links=%zu routers=%zu change_ms=%.1f "
+           "attach_ms=%.1f",
+           g2->version, nch, nfail, (t1 - t0) * 1e3, (t2 - t1) * 1e3);
     *out = g2;
     return GP_OK;
 }

@@ -222,15 +222,57 @@ static void attach_cch(gp_engine *e, gp_graph *g) {
     int rc = gp_cch_prepare(g, &c, &err);
     double prepare_s =
         gp_now() - t0; /* the topology (cached, or ordered and contracted), the metric */
+    double partial_s = 0, gpu_s = 0, cpu_s = 0, t1 = t0;
+    const char *gpu_path = "none"; /* delta, diff, full */
     if (rc == GP_OK) {
-        int on_gpu = first(e) != e->cpu && gp_cch_gpu_customize(c, e->cuda_device, &err) == GP_OK;
-        if (!on_gpu) {
-            if (first(e) != e->cpu)
+        int on_gpu = 0, host_done = 0;
+        /* a cost change on the GPU: customized on the host from the predecessor (partially) and
+         * the device state built from the predecessor's; a large change customizes in full on
+         * the device */
+        const gp_cch *prev = c->prev;
+        if (first(e) != e->cpu && prev && prev->gpu) {
+            uint32_t *edges = NULL, nedges = 0;
+            t1 = gp_now();
+            /* a small budget (about 30 ms of one CPU thread on gen:1M turns): a change that
+             * reaches further is cheaper as a full pass on the device */
+            rc = gp_cch_customize_partial(c, e->cpu_threads, c->topo->ntri / 128 + 1024, &edges,
+                                          &nedges, &err);
+            partial_s = gp_now() - t1;
+            host_done = rc == GP_OK && c->custom_partial;
+            c->prev = NULL; /* tried: when not partial, the full pass follows */
+            gpu_path = "none";
+            if (host_done) {
+                gpu_path = "delta";
+                t1 = gp_now();
+                on_gpu = gp_cch_gpu_customize_delta(c, prev, edges, nedges, e->cuda_device, &err) ==
+                         GP_OK;
+                gpu_s = gp_now() - t1;
+                if (!on_gpu)
+                    GP_LOG(GP_LOG_WARN, "cch: GPU state from the predecessor failed (%s)", err.msg);
+                gp_err_clear(&err);
+            }
+        }
+        t1 = gp_now();
+        /* given up: the full pass on the device, fetching only what differs from prev's */
+        if (rc == GP_OK && !on_gpu && !host_done && c->from_prev && prev && prev->gpu) {
+            on_gpu = gp_cch_gpu_customize_diff(c, prev, e->cuda_device, &err) == GP_OK;
+            gpu_path = "diff";
+            if (!on_gpu)
+                GP_LOG(GP_LOG_DEBUG, "cch: GPU customization with a diff: %s; in full", err.msg);
+            gp_err_clear(&err);
+        }
+        if (rc == GP_OK && !on_gpu && !host_done && first(e) != e->cpu) {
+            gpu_path = "full";
+            on_gpu = gp_cch_gpu_customize(c, e->cuda_device, &err) == GP_OK;
+            if (!on_gpu)
                 GP_LOG(GP_LOG_WARN, "cch: GPU customization failed (%s); customizing on the CPU",
                        err.msg);
             gp_err_clear(&err);
-            rc = gp_cch_customize(c, e->cpu_threads, &err);
         }
+        if (!host_done) gpu_s = gp_now() - t1;
+        t1 = gp_now();
+        if (rc == GP_OK && !on_gpu && !host_done) rc = gp_cch_customize(c, e->cpu_threads, &err);
+        cpu_s = gp_now() - t1;
     }
     if (rc != GP_OK) {
         GP_LOG(GP_LOG_WARN, "event=cch_skipped graph=%s reason=\"%s\"", g->version, err.msg);
@@ -246,6 +288,7 @@ static void attach_cch(gp_engine *e, gp_graph *g) {
                err.msg);
         gp_err_clear(&err);
     }
+    double perfect_start_s = gp_now() - t1 - cpu_s;
     g->cch = c;
     g->cch_free = gp_cch_free;
     int perfect_done = __atomic_load_n(&c->q, __ATOMIC_ACQUIRE) != NULL; /* may run meanwhile */
@@ -267,6 +310,15 @@ static void attach_cch(gp_engine *e, gp_graph *g) {
            : c->perfect_bg ? "background"
                            : "off",
            perfect_done ? c->perfect_s : 0.0, gp_now() - t0, (double)gp_cch_bytes(c) / 1048576.0);
+    /* where a cost change's customization went, phase by phase (docs/operators.md) */
+    GP_LOG(GP_LOG_DEBUG,
+           "event=cch_phases graph=%s prepare_ms=%.1f partial_ms=%.1f partial=%d gpu_ms=%.1f "
+           "gpu_path=%s gpu_spare=%d gpu_edges=%u gpu_state_ms=%.1f "
+           "gpu_customize_ms=%.1f gpu_device_ms=%.2f witnesses_ms=%.1f cpu_customize_ms=%.1f "
+           "perfect_start_ms=%.1f total_ms=%.1f",
+           g->version, prepare_s * 1e3, partial_s * 1e3, c->custom_partial, gpu_s * 1e3, gpu_path,
+           gs.spare, gs.scattered, gs.attach_s * 1e3, gs.customize_s * 1e3, (double)gs.device_ms,
+           gs.witnesses_s * 1e3, cpu_s * 1e3, perfect_start_s * 1e3, (gp_now() - t0) * 1e3);
 }
 
 int gp_engine_attach(gp_engine *e, gp_graph *g, gp_err *err) {

@@ -83,6 +83,25 @@ int gp_dcch_set_metric(gp_dcch *d, void *stream, const uint32_t *ofw, const uint
  * (as the CPU). ms: device time (may be NULL). */
 int gp_dcch_customize(gp_dcch *d, void *stream, uint32_t *fw, uint32_t *bw, uint32_t *fmid,
                       uint32_t *bmid, float *ms, gp_err *err);
+/* d's weights from src's, both on one topology part (GP_EINVAL otherwise), for a version
+ * customized on the host from src's (engine/cch.h gp_cch_gpu_customize_delta): src's original and
+ * customized weights and witnesses copied on the device (src is only read: it may answer on its
+ * own stream meanwhile), then nupd edges overwritten from upd (host; 7 words per edge: id, ofw,
+ * obw, fw, bw, fmid, bmid; ids < m), then the plan's weights and tables derived as after
+ * gp_dcch_customize. ms: device time (may be NULL). */
+int gp_dcch_customize_from(gp_dcch *d, const gp_dcch *src, void *stream, uint32_t nupd,
+                           const uint32_t *upd, float *ms, gp_err *err);
+/* A full customization of d (gp_dcch_customize without the copy back), then the edges whose
+ * original or customized weights or witnesses differ from base's (the same topology part),
+ * into *out (malloc'd, 7 words per edge as gp_dcch_customize_from takes them, in no order) and
+ * *nout. GP_ETOOBIG (nothing in *out) when more than cap edges differ or a shortcut overflows. */
+int gp_dcch_customize_diff(gp_dcch *d, const gp_dcch *base, void *stream, uint32_t cap,
+                           uint32_t **out, uint32_t *nout, float *ms, gp_err *err);
+/* The topology part d is on (a pooled gp_dcch is reused only on the same one). */
+const gp_dcch_topo *gp_dcch_part(const gp_dcch *d);
+/* d's customized weights and witnesses to the host (m entries each; any may be NULL): tests. */
+int gp_dcch_weights(gp_dcch *d, void *stream, uint32_t *fw, uint32_t *bw, uint32_t *fmid,
+                    uint32_t *bmid, gp_err *err);
 /* PHAST for k sources: init_first (k+1) / init_rank / init_dist list each source's upward search
  * (ranks and distances); dist (host, k*n, may be NULL: the lab times the device alone) gets one
  * row per source in node order. */

@@ -9,6 +9,11 @@
  * one block of 1024 threads with __syncthreads() between levels (a block's global writes are
  * visible to it after the barrier). Measured (H100, bench/lab_cch.cu): BAY 1.9 ms, NY 3.7 ms
  * device (CPU, 16 threads: 14 / 33 ms); with the top table 2.7 / 4.8 ms.
+ *
+ * A cost change customized on the host from its predecessor (engine/cch.h
+ * gp_cch_gpu_customize_delta) is not customized here again: gp_dcch_customize_from copies the
+ * predecessor's arrays on the device, scatters the edges the host pass rewrote and derives the
+ * plan's weights (no full customization, nothing back to the host).
  */
 #include "kernels/cch_internal.cuh"
 
@@ -316,5 +321,148 @@ extern "C" int gp_dcch_customize(gp_dcch *d, void *stream, uint32_t *fw, uint32_
         rc = gp_err_set(err, GP_ETOOBIG,
                         "CCH customization: shortcut %u would exceed 2^32-1 weight units", bad);
 out:
+    return rc;
+}
+
+namespace {
+
+/* upd: 7 words per edge (id, ofw, obw, fw, bw, fmid, bmid) into the six arrays. */
+__global__ void scatter_edges(uint32_t n, const uint32_t *__restrict__ upd, uint32_t m,
+                              uint32_t *ofw, uint32_t *obw, uint32_t *fw, uint32_t *bw,
+                              uint32_t *fmid, uint32_t *bmid) {
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const uint32_t *u = upd + 7 * (size_t)i;
+    uint32_t e = u[0];
+    if (e >= m) return;
+    ofw[e] = u[1];
+    obw[e] = u[2];
+    fw[e] = u[3];
+    bw[e] = u[4];
+    fmid[e] = u[5];
+    bmid[e] = u[6];
+}
+
+} // namespace
+
+extern "C" const gp_dcch_topo *gp_dcch_part(const gp_dcch *d) { return d ? d->tm : NULL; }
+
+extern "C" int gp_dcch_customize_from(gp_dcch *d, const gp_dcch *src, void *stream, uint32_t nupd,
+                                      const uint32_t *upd, float *ms, gp_err *err) {
+    cudaStream_t s = (cudaStream_t)stream;
+    int rc = GP_OK;
+    uint32_t *dupd = NULL;
+    if (d->tm != src->tm || !src->customized)
+        return gp_err_set(err, GP_EINVAL,
+                          "device CCH: the predecessor is on another topology part or not "
+                          "customized");
+    const size_t bytes = (size_t)d->m * 4;
+    uint32_t *dst[6] = {d->ofw, d->obw, d->fw, d->bw, d->fmid, d->bmid};
+    const uint32_t *from[6] = {src->ofw, src->obw, src->fw, src->bw, src->fmid, src->bmid};
+    CK(cudaEventRecord(d->ev0, s), "copying the predecessor's weights");
+    for (int i = 0; i < 6; i++)
+        CK(cudaMemcpyAsync(dst[i], from[i], bytes, cudaMemcpyDeviceToDevice, s),
+           "copying the predecessor's weights");
+    if (nupd) {
+        CK(cudaMallocAsync((void **)&dupd, (size_t)nupd * 28, s), "the changed edges");
+        CK(cudaMemcpyAsync(dupd, upd, (size_t)nupd * 28, cudaMemcpyHostToDevice, s),
+           "the changed edges");
+        scatter_edges<<<(nupd + BIG_THREADS - 1) / BIG_THREADS, BIG_THREADS, 0, s>>>(
+            nupd, dupd, d->m, d->ofw, d->obw, d->fw, d->bw, d->fmid, d->bmid);
+        CKL("the changed edges");
+    }
+    d->customized = 1;
+    d->w64 = 0; /* a new metric: 32-bit warp-bin cells until one saturates */
+    if ((rc = gp_dcch_plan_weights(d, s, err)) != GP_OK) goto out;
+    CK(cudaEventRecord(d->ev1, s), "the changed edges");
+    CK(cudaStreamSynchronize(s), "the changed edges");
+    if (ms) CK(cudaEventElapsedTime(ms, d->ev0, d->ev1), "the changed edges");
+out:
+    if (dupd) {
+        cudaFreeAsync(dupd, s);
+        cudaStreamSynchronize(s);
+    }
+    return rc;
+}
+
+extern "C" int gp_dcch_weights(gp_dcch *d, void *stream, uint32_t *fw, uint32_t *bw, uint32_t *fmid,
+                               uint32_t *bmid, gp_err *err) {
+    cudaStream_t s = (cudaStream_t)stream;
+    int rc = GP_OK;
+    uint32_t *to[4] = {fw, bw, fmid, bmid};
+    const uint32_t *from[4] = {d->fw, d->bw, d->fmid, d->bmid};
+    for (int i = 0; i < 4; i++)
+        if (to[i])
+            CK(cudaMemcpyAsync(to[i], from[i], (size_t)d->m * 4, cudaMemcpyDeviceToHost, s),
+               "copying the weights");
+    CK(cudaStreamSynchronize(s), "copying the weights");
+out:
+    return rc;
+}
+
+namespace {
+
+/* Edges where d's six arrays differ from base's, 7 words each (as scatter_edges reads them),
+ * at most cap of them; *cnt counts them all. */
+__global__ void diff_edges(uint32_t m, const uint32_t *ofw, const uint32_t *obw, const uint32_t *fw,
+                           const uint32_t *bw, const uint32_t *fmid, const uint32_t *bmid,
+                           const uint32_t *bofw, const uint32_t *bobw, const uint32_t *bfw,
+                           const uint32_t *bbw, const uint32_t *bfmid, const uint32_t *bbmid,
+                           uint32_t cap, uint32_t *cnt, uint32_t *out) {
+    uint32_t e = blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= m) return;
+    uint32_t a = ofw[e], b = obw[e], f = fw[e], w = bw[e], fm = fmid[e], bm = bmid[e];
+    if (a == bofw[e] && b == bobw[e] && f == bfw[e] && w == bbw[e] && fm == bfmid[e] &&
+        bm == bbmid[e])
+        return;
+    uint32_t i = atomicAdd(cnt, 1u);
+    if (i >= cap) return;
+    uint32_t *u = out + 7 * (size_t)i;
+    u[0] = e, u[1] = a, u[2] = b, u[3] = f, u[4] = w, u[5] = fm, u[6] = bm;
+}
+
+} // namespace
+
+extern "C" int gp_dcch_customize_diff(gp_dcch *d, const gp_dcch *base, void *stream, uint32_t cap,
+                                      uint32_t **out, uint32_t *nout, float *ms, gp_err *err) {
+    cudaStream_t s = (cudaStream_t)stream;
+    int rc = GP_OK;
+    uint32_t *dbuf = NULL, *host = NULL, cnt = 0;
+    *out = NULL;
+    *nout = 0;
+    if (d->tm != base->tm || !base->customized)
+        return gp_err_set(err, GP_EINVAL,
+                          "device CCH: the predecessor is on another topology part or not "
+                          "customized");
+    if ((rc = gp_dcch_customize(d, stream, NULL, NULL, NULL, NULL, ms, err)) != GP_OK) return rc;
+    CK(cudaMallocAsync((void **)&dbuf, ((size_t)cap * 7 + 1) * 4, s), "the changed edges");
+    CK(cudaMemsetAsync(dbuf, 0, 4, s), "the changed edges");
+    diff_edges<<<(d->m + BIG_THREADS - 1) / BIG_THREADS, BIG_THREADS, 0, s>>>(
+        d->m, d->ofw, d->obw, d->fw, d->bw, d->fmid, d->bmid, base->ofw, base->obw, base->fw,
+        base->bw, base->fmid, base->bmid, cap, dbuf, dbuf + 1);
+    CKL("the changed edges");
+    CK(cudaMemcpyAsync(&cnt, dbuf, 4, cudaMemcpyDeviceToHost, s), "the changed edges");
+    CK(cudaStreamSynchronize(s), "the changed edges");
+    if (cnt > cap) {
+        rc = gp_err_set(err, GP_ETOOBIG, "%u changed edges (more than %u)", cnt, cap);
+        goto out;
+    }
+    if (!(host = (uint32_t *)malloc((size_t)cnt * 28 + 28))) {
+        rc = gp_err_set(err, GP_ENOMEM, "out of memory for the changed edges");
+        goto out;
+    }
+    if (cnt)
+        CK(cudaMemcpyAsync(host, dbuf + 1, (size_t)cnt * 28, cudaMemcpyDeviceToHost, s),
+           "the changed edges");
+    CK(cudaStreamSynchronize(s), "the changed edges");
+    *out = host;
+    *nout = cnt;
+    host = NULL;
+out:
+    free(host);
+    if (dbuf) {
+        cudaFreeAsync(dbuf, s);
+        cudaStreamSynchronize(s);
+    }
     return rc;
 }

@@ -4,8 +4,12 @@
  * trees and routes, on tests/data/osm/turncost.osm and turns.osm and on Liechtenstein when
  * $GPATH_DATA/osm has it; also with the turn restrictions in the turn model (loaded with
  * restrictions_as_turns: removed turns, duplicated tg nodes for via ways, viaways.osm's two via
- * ways); and three cost changes in a row (generated road graph, Monaco from data/osm) against the
- * same changes on the CPU engine. Without a GPU (or in a build without CUDA) every test skips
+ * ways); and four cost changes in a row (generated road graph, Monaco from data/osm) against the
+ * same changes on the CPU engine: three small ones (customized on the host from the first version
+ * and the device state built from the first version's, engine/cch.h gp_cch_gpu_customize_delta;
+ * the third on the device arrays of the version freed before it), then a large one (a full
+ * customization on the device), each version's device weights and witnesses equal to the host's
+ * and to a full CPU customization's. Without a GPU (or in a build without CUDA) every test skips
  * with "no CUDA device: GPU tests skipped"; GPATH_REQUIRE_GPU=1 turns that into a failure. Run
  * from the repository root. */
 #include <setjmp.h>
@@ -14,6 +18,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "engine/cch.h"
 #include "engine/change.h"
 #include "engine/snap.h"
 #include "graph/turns.h"
@@ -128,27 +133,81 @@ static void test_extract(void **state) {
 
 /* A cost change with turn costs on the GPU (PATCH .../links): the turn graph reweighted, its CCH
  * customized on the device over the first version's topology. */
+/* The device's weights and witnesses of version a's turn-graph CCH: the host's, and a full CPU
+ * customization's of the same metric. */
+static void device_as_full(const gp_graph *a, int r) {
+    const gp_graph *tg = ((const gp_turns *)a->turns)->tg;
+    const gp_cch *c = tg->cch;
+    size_t m = c->topo->m;
+    gp_err err = {0};
+    uint32_t *w[4];
+    for (int i = 0; i < 4; i++) assert_non_null(w[i] = malloc(m * 4 + 4));
+    assert_int_equal(gp_cch_gpu_weights(c, w[0], w[1], w[2], w[3], &err), GP_OK);
+    gp_cch *f = NULL;
+    assert_int_equal(gp_cch_prepare(tg, &f, &err), GP_OK);
+    f->prev = NULL;
+    assert_int_equal(gp_cch_map_metric(f, tg, &err), GP_OK);
+    assert_int_equal(gp_cch_customize(f, 2, &err), GP_OK);
+    const uint32_t *host[4] = {c->fw, c->bw, c->fmid, c->bmid},
+                   *full[4] = {f->fw, f->bw, f->fmid, f->bmid};
+    static const char *name[4] = {"fw", "bw", "fmid", "bmid"};
+    for (int i = 0; i < 4; i++)
+        for (size_t e = 0; e < m; e++)
+            if (w[i][e] != host[i][e] || w[i][e] != full[i][e])
+                fail_msg("change %d %s[%zu]: device %u, host %u, full CPU %u", r, name[i], e,
+                         w[i][e], host[i][e], full[i][e]);
+    assert_memory_equal(c->wit, f->wit, m * 16);
+    /* the delta path whatever the engine chose: customized on the host from the first version
+     * (the default budget), the device state from the first version's with the list scattered */
+    gp_cch *d = NULL;
+    assert_int_equal(gp_cch_prepare(tg, &d, &err), GP_OK);
+    const gp_cch *p = d->prev;
+    uint32_t *edges = NULL, n = 0;
+    assert_int_equal(gp_cch_customize_partial(d, 2, 0, &edges, &n, &err), GP_OK);
+    if (d->custom_partial) {
+        if (gp_cch_gpu_customize_delta(d, p, edges, n, 0, &err) != GP_OK)
+            fail_msg("change %d: device state from the predecessor: %s", r, err.msg);
+        assert_int_equal(gp_cch_gpu_weights(d, w[0], w[1], w[2], w[3], &err), GP_OK);
+        for (int i = 0; i < 4; i++)
+            for (size_t e = 0; e < m; e++)
+                if (w[i][e] != full[i][e])
+                    fail_msg("change %d, delta path: %s[%zu]: device %u, full CPU %u", r, name[i],
+                             e, w[i][e], full[i][e]);
+    } else {
+        print_message("change %d: the host's partial pass gave up (no delta path check)\n", r);
+    }
+    gp_cch_free(d);
+    gp_cch_free(f);
+    for (int i = 0; i < 4; i++) free(w[i]);
+}
+
 /* gg on the GPU engine and gc on the CPU engine: the same graph; three changes of 4 links each
- * applied to both, each version compared. */
+ * and one of a quarter of the arcs applied to both, each version compared. */
 static void compare_changes(gp_graph *gg, gp_graph *gc) {
     gp_err err = {0};
     assert_int_equal(gp_engine_attach(gpu, gg, &err), GP_OK);
     assert_int_equal(gp_engine_attach(cpu, gc, &err), GP_OK);
     uint64_t seed = 3;
     gp_graph *a = gp_graph_ref(gg), *b = gp_graph_ref(gc);
-    enum { NL = 4, K = 40 };
-    for (int r = 0; r < 3; r++) {
-        gp_link_change ch[NL];
-        for (int k = 0; k < NL; k++) {
+    enum { K = 40 };
+    int fast = 0;
+    for (int r = 0; r < 4; r++) {
+        /* a quarter of the arcs last: past the partial pass (the full device customization) */
+        uint32_t nl = r == 3 ? a->m / 4 : 4;
+        gp_link_change *ch = malloc(sizeof *ch * nl);
+        assert_non_null(ch);
+        for (uint32_t k = 0; k < nl; k++) {
             seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
-            uint32_t e = (uint32_t)((seed >> 33) % a->m), u = gp_graph_arc_tail(a, e);
+            uint32_t e = r == 3 ? k * 4 : (uint32_t)((seed >> 33) % a->m);
+            uint32_t u = gp_graph_arc_tail(a, e);
             double c = (double)a->w[e] / a->scale;
             ch[k] = (gp_link_change){a->ext[u], a->ext[a->col[e]], 0,
                                      (double)(uint64_t)(c * (k % 2 ? 3 : 0.5))};
         }
         gp_graph *a2 = NULL, *b2 = NULL;
-        assert_int_equal(gp_engine_change_links(gpu, a, ch, NL, NULL, 0, &a2, NULL, &err), GP_OK);
-        assert_int_equal(gp_engine_change_links(cpu, b, ch, NL, NULL, 0, &b2, NULL, &err), GP_OK);
+        assert_int_equal(gp_engine_change_links(gpu, a, ch, nl, NULL, 0, &a2, NULL, &err), GP_OK);
+        assert_int_equal(gp_engine_change_links(cpu, b, ch, nl, NULL, 0, &b2, NULL, &err), GP_OK);
+        free(ch);
         gp_graph_unref(a);
         gp_graph_unref(b);
         a = a2;
@@ -156,6 +215,18 @@ static void compare_changes(gp_graph *gg, gp_graph *gc) {
         const gp_cch *c = ((const gp_turns *)a->turns)->tg->cch;
         assert_non_null(c);
         assert_non_null(c->gpu); /* customized on the device */
+        gp_cch_gpu_stats gs;
+        assert_int_equal(gp_cch_gpu_stats_get(c, &gs), 0);
+        print_message("change %d: partial %d, from the predecessor's device state %d, full with "
+                      "a diff %d (%u edges), spare %d\n",
+                      r, c->custom_partial, gs.delta, gs.diff, gs.scattered, gs.spare);
+        /* 4 links off the first version: on the host from it, or on the device with a diff */
+        if (r == 0) assert_true(gs.delta || gs.diff);
+        if (r == 3) assert_int_equal(gs.delta, 0); /* a quarter of the arcs: on the device */
+        /* the version before the last one is gone: its device arrays serve this one */
+        if (r >= 2) assert_int_equal(gs.spare, 1);
+        fast += gs.delta || gs.diff;
+        device_as_full(a, r);
         uint32_t src[K];
         for (uint32_t i = 0; i < K; i++) src[i] = (uint32_t)(((uint64_t)i * 7919 + 13) % a->n);
         uint64_t ta[K * K], tb[K * K];
@@ -175,6 +246,7 @@ static void compare_changes(gp_graph *gg, gp_graph *gc) {
         free(da);
         free(db);
     }
+    assert_true(fast >= 3);
     gp_graph_unref(a);
     gp_graph_unref(b);
 }

@@ -69,6 +69,66 @@ static void partial_as_full(const gp_graph *g, int partial) {
     gp_cch_free(f);
 }
 
+/* gp_cch_customize_partial on version g's turn graph: when partial, every edge outside the list
+ * it returns has the base's weights and witnesses (so the GPU path, which copies the base's
+ * device arrays and scatters the list, gets the whole metric), the list ascending, and the result
+ * the engine's; given up, the customized arrays are the base's. */
+static void delta_complete(const gp_graph *g) {
+    const gp_graph *tg = ((const gp_turns *)g->turns)->tg;
+    const gp_cch *c = tg->cch;
+    gp_err err = {0};
+    gp_cch *f = NULL;
+    assert_int_equal(gp_cch_prepare(tg, &f, &err), GP_OK);
+    const gp_cch *p = f->prev;
+    assert_non_null(p);
+    uint32_t *edges = NULL, n = 0;
+    assert_int_equal(gp_cch_customize_partial(f, 2, 0, &edges, &n, &err), GP_OK);
+    if (!f->custom_partial) { /* gave up: no list, the caller customizes in full */
+        assert_null(edges);
+        gp_cch_free(f);
+        return;
+    }
+    assert_null(f->prev);
+    assert_true(n > 0);
+    size_t m = c->topo->m;
+    uint8_t *in = calloc(m, 1);
+    assert_non_null(in);
+    for (uint32_t i = 0; i < n; i++) {
+        assert_true(edges[i] < m);
+        if (i) assert_true(edges[i - 1] < edges[i]);
+        in[edges[i]] = 1;
+    }
+    for (size_t e = 0; e < m; e++)
+        if (!in[e] &&
+            (f->ofw[e] != p->ofw[e] || f->obw[e] != p->obw[e] || f->fw[e] != p->fw[e] ||
+             f->bw[e] != p->bw[e] || f->fmid[e] != p->fmid[e] || f->bmid[e] != p->bmid[e]))
+            fail_msg("edge %zu differs from the base's but is not in the list of %u", e, n);
+    assert_memory_equal(f->fw, c->fw, m * 4);
+    assert_memory_equal(f->bmid, c->bmid, m * 4);
+    assert_memory_equal(f->wit, c->wit, m * 16);
+    assert_ptr_equal(edges, f->delta); /* owned by f */
+    assert_int_equal(n, f->ndelta);
+    free(in);
+    gp_cch_free(f);
+    /* a pass that gives up at once (a budget of one triangle) leaves the customized arrays the
+     * base's (c->from_prev), as the GPU's diff path needs */
+    assert_int_equal(gp_cch_prepare(tg, &f, &err), GP_OK);
+    p = f->prev;
+    assert_int_equal(gp_cch_customize_partial(f, 2, 1, &edges, &n, &err), GP_OK);
+    assert_int_equal(f->custom_partial, 0);
+    assert_null(edges);
+    if (f->from_prev) { /* it started (else: too many seeds, nothing written) */
+        assert_memory_equal(f->fw, p->fw, m * 4);
+        assert_memory_equal(f->bw, p->bw, m * 4);
+        assert_memory_equal(f->fmid, p->fmid, m * 4);
+        assert_memory_equal(f->bmid, p->bmid, m * 4);
+        assert_memory_equal(f->wit, p->wit, m * 16);
+    } else {
+        fail_msg("a change of 6 links: the partial pass did not start");
+    }
+    gp_cch_free(f);
+}
+
 /* Routes between npairs random node pairs: the engine's choice (the turn graph's CCH) against
  * the Dijkstra family, on version g. */
 static void cch_as_dijkstra(gp_engine *e, const gp_graph *g, uint32_t npairs, uint64_t *seed) {
@@ -121,6 +181,7 @@ static void changes(gp_engine *e, gp_graph *g) {
         assert_ptr_equal(gp_graph_owner(((const gp_turns *)nx->turns)->tg), first_tg);
         same_as_scratch(nx);
         partial_as_full(nx, r == 0); /* the first: 6 links off the base */
+        delta_complete(nx);
         cch_as_dijkstra(e, nx, 60, &seed);
         gp_graph_unref(cur);
         cur = nx;

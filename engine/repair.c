@@ -49,9 +49,9 @@ typedef struct work {
     uint64_t *d;
     uint32_t *h, *pred, *heap, *pos;
     uint32_t nheap;
-    uint8_t *isnh;      /* per destination: bit per... primary next hop count (>= 1) */
-    uint8_t *agg;       /* per destination: aggregation bits (below) */
-    uint32_t *pathbuf;  /* n */
+    uint8_t *isnh;     /* per destination: bit per... primary next hop count (>= 1) */
+    uint8_t *agg;      /* per destination: aggregation bits (below) */
+    uint32_t *pathbuf; /* n */
     uint64_t spf_runs;
     int rc;
     gp_err err;
@@ -111,8 +111,7 @@ static void spf(work *w, const prot *x) {
         if (w->nheap) heap_down(w, 0);
         for (uint32_t k = t->nb_off[u]; k < t->nb_off[u + 1]; k++) {
             uint32_t v = t->nb[k];
-            if (x->node ? v == x->e
-                        : (u == x->s && v == x->e) || (u == x->e && v == x->s))
+            if (x->node ? v == x->e : (u == x->s && v == x->e) || (u == x->e && v == x->s))
                 continue;
             uint64_t nd = w->d[u] + t->nbw[k];
             uint32_t nh = w->h[u] + 1;
@@ -311,7 +310,7 @@ static void *worker(void *arg) {
     return NULL;
 }
 
-static void work_free(work *w) {
+static void work_clear(work *w) {
     free(w->d);
     free(w->h);
     free(w->pred);
@@ -404,7 +403,7 @@ int gp_repair_compute(const gp_rt *t, const gp_repair_opts *o, gp_repair **out, 
             rc = ws[i].rc;
         }
         res->spf_runs += ws[i].spf_runs;
-        work_free(&ws[i]);
+        work_clear(&ws[i]);
     }
     free(ws);
     free(th);

@@ -98,6 +98,9 @@ static const gp_config_key keys[] = {
     {"log_level", S(log_level), "info", 0, 0, "error, warn, info (one line per request) or debug."},
     {"ecmp_max", L(ecmp_max), "64", 1, 4096,
      "Most equal-cost next hops listed per destination in routing tables."},
+    {"repair_max_rows", L(repair_max_rows), "200000", 1, 100000000,
+     "POST .../repair-paths: most repair rows (router, destination, primary next hop) in one "
+     "answer; 413 TooBig past it (ask for fewer routers or summary)."},
     /* OSRM API, map page, isochrones (server/osrm/, server/v1/isochrone.c, map.c) */
     {"osrm_max_table_size", L(osrm_max_table_size), "100", 1, 100000,
      "OSRM /table: sources x destinations at most this squared (OSRM's --max-table-size); "

@@ -58,6 +58,7 @@ typedef struct gp_config {
     char admin_token[256];
     char log_level[16];
     long ecmp_max;
+    long repair_max_rows;
     /* OSRM API, map page, isochrones (server/osrm/, server/v1/isochrone.c, map.c) */
     long osrm_max_table_size;
     long osrm_max_route_size;

@@ -177,7 +177,8 @@ static void csv_row(gp_sbuf *s, const gp_rt *t, const gp_repair_router *R, uint3
     csv_id_name(s, g, x->q);
     for (uint32_t k = 0; k < x->nseg; k++) {
         const gp_repair_seg *sg = &R->seg[x->seg_off + k];
-        if (sg->b == GP_NONE) gp_sbuf_printf(s, "%snode:%lld", k ? " " : "", (long long)g->ext[sg->a]);
+        if (sg->b == GP_NONE)
+            gp_sbuf_printf(s, "%snode:%lld", k ? " " : "", (long long)g->ext[sg->a]);
         else
             gp_sbuf_printf(s, "%sadj:%lld-%lld", k ? " " : "", (long long)g->ext[sg->a],
                            (long long)g->ext[sg->b]);

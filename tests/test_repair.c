@@ -76,8 +76,8 @@ static const gp_repair_entry *entry(const net *x, int64_t s, int64_t d, int64_t 
     const gp_repair_router *R = &x->r->r[s - 1];
     for (size_t k = 0; k < R->ne; k++)
         if (R->e[k].dest == (uint32_t)(d - 1) && R->e[k].nh == (uint32_t)(e - 1)) return &R->e[k];
-    fail_msg("router %lld: no repair row for destination %lld via %lld", (long long)s,
-             (long long)d, (long long)e);
+    fail_msg("router %lld: no repair row for destination %lld via %lld", (long long)s, (long long)d,
+             (long long)e);
     return NULL;
 }
 

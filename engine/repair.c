@@ -52,7 +52,7 @@ typedef struct work {
     uint8_t *isnh;     /* per destination: bit per... primary next hop count (>= 1) */
     uint8_t *agg;      /* per destination: aggregation bits (below) */
     uint32_t *pathbuf; /* n */
-    uint64_t spf_runs;
+    uint64_t spf_runs, rows;
     int rc;
     gp_err err;
 } work;
@@ -208,7 +208,7 @@ static int do_router(work *w, uint32_t S) {
     const gp_rt *t = w->t;
     const gp_repair_opts *o = w->o;
     uint32_t n = t->n;
-    int keep = !o->keep || o->keep[S];
+    int store = !o->keep || o->keep[S], keep = store || o->lists_for_all;
     gp_repair_router *R = &w->res->r[S];
     rbuf b = {.r = R};
     memset(w->agg, 0, n);
@@ -291,6 +291,16 @@ static int do_router(work *w, uint32_t S) {
         c->node_dests++;
         c->lfa_node += (a & AG_LFA_NODE) != 0;
         c->tilfa_node += o->node_protection && (a & AG_TI_NODE);
+    }
+    w->rows += R->ne;
+    if (!store) { /* computed for the count and the time only */
+        free(R->e);
+        free(R->seg);
+        free(R->path);
+        R->e = NULL;
+        R->seg = NULL;
+        R->path = NULL;
+        R->ne = R->nseg = R->npath = 0;
     }
     if (R->ne > 1) qsort(R->e, R->ne, sizeof *R->e, cmp_entry);
     return 0;
@@ -403,6 +413,7 @@ int gp_repair_compute(const gp_rt *t, const gp_repair_opts *o, gp_repair **out, 
             rc = ws[i].rc;
         }
         res->spf_runs += ws[i].spf_runs;
+        res->rows += ws[i].rows;
         work_clear(&ws[i]);
     }
     free(ws);

@@ -105,6 +105,8 @@ typedef struct gp_repair_opts {
     int node_protection;  /* 1: node repairs and node LFAs too */
     int keep_paths;       /* 1: keep post-convergence paths of kept routers */
     const uint8_t *keep;  /* n flags: routers whose entries are kept; NULL = all */
+    int lists_for_all;    /* 1: compute the repair lists of routers not kept too (then drop them:
+                             benchmarks); 0: those get coverage only (reachability) */
     uint64_t max_entries; /* 0 = none: GP_ETOOBIG when the kept entries would exceed it */
 } gp_repair_opts;
 
@@ -114,6 +116,7 @@ typedef struct gp_repair {
     gp_repair_router *r; /* n */
     gp_repair_cov total; /* sums over the routers */
     uint64_t spf_runs;   /* post-convergence shortest-path trees computed */
+    uint64_t rows;       /* repair rows (router, destination, next hop) computed in full */
     double seconds;      /* time of gp_repair_compute */
 } gp_repair;
 

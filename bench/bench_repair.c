@@ -119,7 +119,9 @@ int main(int argc, char **argv) {
             double t1 = gp_now();
             if (gp_repair_compute(t, &o, &rep, &err) != GP_OK) break;
             double t2 = gp_now();
-            if (r) ta[r - 1] = (t1 - t0) * 1e3, tr[r - 1] = (t2 - t1) * 1e3, tt[r - 1] = (t2 - t0) * 1e3;
+            if (r)
+                ta[r - 1] = (t1 - t0) * 1e3, tr[r - 1] = (t2 - t1) * 1e3,
+                       tt[r - 1] = (t2 - t0) * 1e3;
         }
         if (!rep) {
             fprintf(stderr, "bench_repair: %s: %s\n", argv[a], err.msg);
@@ -144,15 +146,16 @@ int main(int argc, char **argv) {
             qsort(tr, (size_t)reps, sizeof *tr, cmp_d);
             qsort(tt, (size_t)reps, sizeof *tt, cmp_d);
             const gp_repair_cov *c = &rep->total;
-            printf("| %s | %u | %llu | %.1f | %.1f | %.1f | %llu | %llu | %.1f%% | %.1f%% | %.1f%% | "
-                   "%.1f%% |\n",
-                   strrchr(argv[a], '/') ? strrchr(argv[a], '/') + 1 : argv[a], g->n,
-                   (unsigned long long)(g->m / 2), ta[reps / 2], tr[reps / 2], tt[reps / 2],
-                   (unsigned long long)rep->spf_runs, (unsigned long long)rows,
-                   100.0 * c->lfa_link / (c->dests ? c->dests : 1),
-                   100.0 * c->tilfa_link / (c->dests ? c->dests : 1),
-                   100.0 * c->lfa_node / (c->node_dests ? c->node_dests : 1),
-                   100.0 * c->tilfa_node / (c->node_dests ? c->node_dests : 1));
+            printf(
+                "| %s | %u | %llu | %.1f | %.1f | %.1f | %llu | %llu | %.1f%% | %.1f%% | %.1f%% | "
+                "%.1f%% |\n",
+                strrchr(argv[a], '/') ? strrchr(argv[a], '/') + 1 : argv[a], g->n,
+                (unsigned long long)(g->m / 2), ta[reps / 2], tr[reps / 2], tt[reps / 2],
+                (unsigned long long)rep->spf_runs, (unsigned long long)rows,
+                100.0 * c->lfa_link / (c->dests ? c->dests : 1),
+                100.0 * c->tilfa_link / (c->dests ? c->dests : 1),
+                100.0 * c->lfa_node / (c->node_dests ? c->node_dests : 1),
+                100.0 * c->tilfa_node / (c->node_dests ? c->node_dests : 1));
             fflush(stdout);
         }
         gp_repair_free(rep);

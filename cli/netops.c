@@ -292,8 +292,7 @@ done:
 
 static const gp_cli_opt rp_opts[] = {
     GP_CLI_OPT_GRAPH,
-    {"router", 'R', "R", "list the repairs of this router only (id or name; repeatable)", "7",
-     GP_OPT_REPEAT},
+    {"router", 'R', "R", "list only the repairs of this router (id or name)", "7", GP_OPT_REPEAT},
     {"format", 'f', "FMT", "json (default) or csv (the repairs only)", "csv", 0},
     {"summary", 0, NULL, "coverage only: no repairs listed", NULL, 0},
     {"link-only", 0, NULL, "link protection only (no node repairs)", NULL, 0},

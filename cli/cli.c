@@ -678,6 +678,7 @@ static const gp_cli_cmd *const commands[] = {
     &gp_cli_routing_tables, /* cli/netops.c */
     &gp_cli_what_if,
     &gp_cli_link_loads,
+    &gp_cli_repair,
     &cmd_defs[5], /* info */
     &cmd_defs[6], /* gen */
     &gp_cli_import, /* cli/import.c */

@@ -18,10 +18,13 @@
 #include "engine/change.h"
 #include "engine/ecmp.h"
 #include "engine/planning.h"
+#include "engine/progress.h"
+#include "engine/repair.h"
 #include "cli/cli.h"
 #include "cli/progress.h"
 #include "server/api/netops_json.h"
 #include "server/api/params.h"
+#include "server/api/repair_json.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -299,7 +302,90 @@ done:
     return rc;
 }
 
+static const gp_cli_opt rp_opts[] = {
+    GP_CLI_OPT_GRAPH,
+    {"router", 'R', "R", "list only the repairs of this router (id or name)", "7", GP_OPT_REPEAT},
+    {"format", 'f', "FMT", "json (default) or csv (the repairs only)", "csv", 0},
+    {"summary", 0, NULL, "coverage only: no repairs listed", NULL, 0},
+    {"link-only", 0, NULL, "link protection only (no node repairs)", NULL, 0},
+    {"paths", 0, NULL, "list each repair's post-convergence path", NULL, 0},
+    NETOPS_LOAD_OPTS,
+};
+static const char *const rp_ex[] = {
+    "gpath repair -g 1239/weights.intra --summary",
+    "gpath repair --graph graphml:Abilene.graphml --router Chicago --format csv", NULL};
+
+static int flush_stdout(void *ctx, gp_sbuf *s) {
+    (void)ctx;
+    return write_out(s);
+}
+
+static int cmd_repair(const gp_cli_args *a) {
+    size_t nr = gp_cli_all(a, "router", NULL, 0);
+    const char **vals = calloc(nr + 1, sizeof *vals);
+    const char *fmt = gp_cli_str(a, "format");
+    gp_cli_progress *pr = NULL;
+    gp_engine *e = NULL;
+    gp_graph *g = NULL;
+    gp_rt *t = NULL;
+    gp_repair *rep = NULL;
+    uint8_t *keep = NULL;
+    gp_sbuf s = {0};
+    gp_err err;
+    gp_err_clear(&err);
+    int rc = 0, csv = fmt && strcmp(fmt, "csv") == 0;
+    if (fmt && !csv && strcmp(fmt, "json") != 0)
+        return die(GP_CLI_EXIT_USAGE, "--format: '%s' is not json or csv", fmt);
+    if (!vals) return die(1, "%s", "out of memory");
+    if ((rc = netops_load(a, &pr, &g, &e))) goto done;
+    if (nr || gp_cli_flag(a, "summary")) {
+        if (!(keep = calloc((size_t)g->n + 1, 1))) {
+            rc = die(1, "%s", "out of memory");
+            goto done;
+        }
+        gp_cli_all(a, "router", vals, nr);
+        for (size_t i = 0; i < nr; i++) {
+            uint32_t v = gp_router_lookup(g, vals[i]);
+            if (v == GP_NONE) { /* HTTP's UnknownNode document */
+                char what[64], msg[512];
+                snprintf(what, sizeof what, "routers[%zu]", i);
+                gp_unknown_router_msg(msg, sizeof msg, what, vals[i], gp_cli_str(a, "graph"));
+                rc = gp_cli_answer_error(GP_HC_UNKNOWN_NODE, msg);
+                goto done;
+            }
+            keep[v] = 1;
+        }
+    }
+    if ((rc = netops_tables(a, pr, g, e, &t))) goto done;
+    gp_cli_progress_stage(pr, "repair paths");
+    gp_repair_opts o = {.node_protection = !gp_cli_flag(a, "link-only"),
+                        .keep_paths = gp_cli_flag(a, "paths"),
+                        .keep = keep};
+    if (gp_repair_compute(t, &o, &rep, &err) != GP_OK) {
+        rc = die(1, "%s", err.msg);
+        goto done;
+    }
+    gp_cli_progress_stage(pr, "writing answer");
+    if (csv) rc = gp_rj_csv(&s, t, rep, o.node_protection, flush_stdout, NULL);
+    else rc = gp_rj_json(&s, gp_cli_str(a, "graph"), t, rep, o.node_protection, flush_stdout, NULL);
+    if (!rc) rc = write_out(&s);
+    else rc = 1;
+done:
+    gp_cli_progress_stop(pr);
+    gp_sbuf_free(&s);
+    gp_repair_free(rep);
+    free(keep);
+    free(vals);
+    gp_rt_free(t);
+    gp_graph_unref(g);
+    gp_engine_free(e);
+    return rc;
+}
+
 /* clang-format off */
+const gp_cli_cmd gp_cli_repair = {
+    "repair", "LFA and TI-LFA repair paths and coverage for every router", rp_opts,
+    GP_CLI_NOPTS(rp_opts), rp_ex, cmd_repair, NULL};
 const gp_cli_cmd gp_cli_routing_tables = {
     "routing-tables", "OSPF-style routing tables with ECMP next hops", rt_opts,
     GP_CLI_NOPTS(rt_opts), rt_ex, cmd_routing_tables, NULL};

@@ -2,6 +2,7 @@
  *   gpath routing-tables --graph SPEC [--router ID] [--cost-rule RULE] [--ref-bandwidth BPS] ...
  *   gpath what-if --graph SPEC [--fail-link U,V]... [--fail-router R]... [--set-cost U,V,C]...
  *   gpath link-loads --graph SPEC --demands FILE [--ecmp-max N] ...
+ *   gpath repair --graph SPEC [--router R]... [--format json|csv] [--summary] [--link-only]
  * Their options, help and examples are the tables in cli/netops.c (cli/args.h).
  */
 #ifndef GP_CLI_NETOPS_H
@@ -12,5 +13,6 @@
 extern const gp_cli_cmd gp_cli_routing_tables;
 extern const gp_cli_cmd gp_cli_what_if;
 extern const gp_cli_cmd gp_cli_link_loads;
+extern const gp_cli_cmd gp_cli_repair;
 
 #endif

@@ -103,6 +103,9 @@ static const gp_config_key keys[] = {
      "network is past it: 413, or give link_pairs_sample and a seed)."},
     {"max_demands", L(max_demands), "4000000", 1, 1000000000,
      "Most rows of a demand matrix (PUT /v1/graphs/{graph}/demands); 413 past it."},
+    {"repair_max_rows", L(repair_max_rows), "200000", 1, 100000000,
+     "POST .../repair-paths: most repair rows (router, destination, primary next hop) in one "
+     "answer; 413 TooBig past it (ask for fewer routers or summary)."},
     /* OSRM API, map page, isochrones (server/osrm/, server/v1/isochrone.c, map.c) */
     {"osrm_max_table_size", L(osrm_max_table_size), "100", 1, 100000,
      "OSRM /table: sources x destinations at most this squared (OSRM's --max-table-size); "

@@ -60,6 +60,7 @@ typedef struct gp_config {
     long ecmp_max;
     long max_failure_scenarios;
     long max_demands;
+    long repair_max_rows;
     /* OSRM API, map page, isochrones (server/osrm/, server/v1/isochrone.c, map.c) */
     long osrm_max_table_size;
     long osrm_max_route_size;

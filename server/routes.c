@@ -7,6 +7,7 @@
 #include "server/v1/docs.h"
 #include "server/v1/netops.h"
 #include "server/v1/planning.h"
+#include "server/v1/repair.h"
 #include "server/v1/handlers.h"
 #include "server/v1/isochrone.h"
 #include "server/v1/traffic.h"
@@ -47,6 +48,7 @@ const gp_route gp_routes[] = {
     {"GET", "/v1/graphs/{graph}/routers", gp_h_routers, GP_ROUTE_GRAPH},
     {"POST", "/v1/graphs/{graph}/what-if", gp_h_what_if,
      GP_ROUTE_GRAPH | GP_ROUTE_JSON | GP_ROUTE_QUERY},
+    {"POST", "/v1/graphs/{graph}/repair-paths", gp_h_repair_paths, GP_ROUTE_GRAPH | GP_ROUTE_JSON},
     {"POST", "/v1/graphs/{graph}/jobs", gp_h_jobs_post, GP_ROUTE_GRAPH},
     {"GET", "/v1/jobs/{id}", gp_h_job_get, 0},
     /* network planning (server/v1/planning.c) */

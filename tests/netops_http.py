@@ -133,6 +133,34 @@ def main():
         st, _, e = req(port, "GET", "/v1/graphs/nope/routing-table?router=1")
         check("unknown graph 404", st == 404 and e["code"] == "UnknownGraph", str(e))
 
+        # repair paths (hops): router 1 reaches 2 directly; 3 is its LFA (d(3,2) = 1 < d(3,1) +
+        # d(1,2) = 2) and, without the link 1-2, the post-convergence path 1,3,2 needs no segment
+        st, _, rp = req(port, "POST", "/v1/graphs/sq/repair-paths", {"routers": [1]})
+        check("repair-paths 200", st == 200, str(rp)[:300])
+        rows = {(r["router"], r["destination"], r["primary_next_hop"]): r for r in rp.get("repairs", [])}
+        check("repair-paths rows of router 1 only", sorted(rows) == [(1, 2, 2), (1, 3, 3), (1, 4, 4)], str(sorted(rows)))
+        r12 = ids(rows.get((1, 2, 2), {}))
+        check("repair 1->2: LFA 3", r12.get("lfa") == 3 and r12.get("lfa_node_protecting") is False and r12.get("node_repair") is None, str(r12))
+        check("repair 1->2: TI-LFA via 3, no segment", r12.get("link_repair") == {"cost": 2, "next_hop": 3, "p_node": 3, "q_node": 3, "segments": []}, str(r12))
+        cov1 = ids(rp["per_router"][0])
+        check("repair coverage router 1", cov1["router"] == 1 and cov1["destinations"] == 3 and cov1["lfa_link"] == 3 and cov1["tilfa_link"] == 3 and cov1["node_destinations"] == 0 and cov1["lfa_node_share"] is None, str(cov1))
+        st, _, rp2 = req(port, "POST", "/v1/graphs/sq/repair-paths", {"routers": ["r2"], "paths": True})
+        ecmp = {r["primary_next_hop"]: ids(r) for r in rp2.get("repairs", []) if r["destination"] == 4}
+        check("repair 2->4 ECMP: each next hop the other's LFA", sorted(ecmp) == [1, 3] and ecmp[1]["lfa"] == 3 and ecmp[3]["lfa"] == 1 and ecmp[1]["link_repair"]["path"] == [2, 3, 4], str(ecmp))
+        st, _, rs = req(port, "POST", "/v1/graphs/sq/repair-paths", {"summary": True})
+        check("repair summary: no rows, network coverage", st == 200 and rs["repairs"] == [] and rs["coverage"]["destinations"] == 12, str(rs)[:300])
+        rq = urllib.request.Request("http://127.0.0.1:%d/v1/graphs/sq/repair-paths" % port, method="POST",
+                                    data=json.dumps({"routers": [1], "format": "csv"}).encode(),
+                                    headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(rq, timeout=30) as resp:
+            csv_lines = resp.read().decode().splitlines()
+            check("repair csv", resp.headers.get("Content-Type", "").startswith("text/csv") and csv_lines[0].startswith("router,router_name,destination,") and len(csv_lines) == 4 and csv_lines[1].startswith("1,r1,2,r2,2,r2,link,1,3,r3,2,3,r3,3,r3,3,r3,"), str(csv_lines[:2]))
+        for body, code in (({"routers": [9]}, "UnknownNode"), ({"routers": 5}, "InvalidJson"),
+                           ({"format": "xml"}, "InvalidQuery"), ({"summary": "yes"}, None),
+                           ({"bogus": 1}, None)):
+            st, _, e = req(port, "POST", "/v1/graphs/sq/repair-paths", body)
+            check("repair-paths bad %s 400" % json.dumps(body), st == 400 and (code is None or e["code"] == code), str(e))
+
         # what-if: fail the diagonal -> 1->3 and 3->1 now go two ways at distance 2
         st, _, w = req(port, "POST", "/v1/graphs/sq/what-if", {"fail_links": [[1, 3]]})
         check("what-if 200", st == 200, str(w))

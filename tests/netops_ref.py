@@ -14,6 +14,10 @@ What-if: for a mid-sized network, `gpath what-if --each-link` fails each link in
 Link loads: on Topology Zoo and Rocketfuel graphs with a random demand matrix (seeded), `gpath
 link-loads` must give every directed link the load of the OSPF equal split computed here (per
 destination, routers in decreasing distance push their traffic equally over the networkx next hops).
+Repair paths: `gpath repair` (LFA per RFC 5286, TI-LFA per RFC 9855) on Geant2012 and Rocketfuel
+AS3967 for every router, on Kdl and AS1239 for a sample of routers: every repair row (LFA and its
+flags, post-convergence path, P and Q node, segment list, for link and node protection) and every
+router's coverage equal RepairRef's, which reads P/Q spaces off networkx's predecessor DAGs.
 Prints one line per failure and ends with "N passed, N failed, N skipped".
 """
 import glob
@@ -275,6 +279,217 @@ def check_loads(kind, path, rule, seed):
     return name, None
 
 
+# ---- repair paths (gpath repair, engine/repair.h): LFA (RFC 5286) and TI-LFA (RFC 9855) ----
+# Independent of gpath's formulas: "every shortest path x->y avoids X" is read off networkx's
+# shortest-path predecessor DAG from x (no shortest path uses an arc of X / passes node X), not
+# from distance sums; the post-convergence path is a Dijkstra on the graph without X with the
+# lexicographic (cost, hops) key, read backwards from D through the lowest-id predecessor.
+
+def int_weights(g, scale):
+    h = nx.DiGraph()
+    h.add_nodes_from(g.nodes)
+    for u, v, d in g.edges(data=True):
+        h.add_edge(u, v, weight=int(round(d["weight"] * scale)))
+    return h
+
+
+class RepairRef:
+    def __init__(self, g):
+        self.g = g
+        self.n = g.number_of_nodes()
+        self.pred, self.dist, self.memo = {}, {}, {}
+        for x in g.nodes:
+            self.pred[x], self.dist[x] = nx.dijkstra_predecessor_and_distance(g, x, weight="weight")
+
+    def on_paths(self, x, y):
+        """Nodes on some shortest x->y path (the DAG's backward closure from y)."""
+        k = (x, y)
+        if k not in self.memo:
+            seen, stack = {y}, [y]
+            while stack:
+                for a in self.pred[x][stack.pop()]:
+                    if a not in seen:
+                        seen.add(a)
+                        stack.append(a)
+            self.memo[k] = seen
+        return self.memo[k]
+
+    def avoids(self, x, y, X):
+        if y not in self.dist[x]:
+            return False
+        c = self.on_paths(x, y)
+        if X[0] == "node":
+            return X[1] not in c
+        s, e = X[1], X[2]
+        return not ((e in c and s in self.pred[x][e]) or (s in c and e in self.pred[x][s]))
+
+    def post_path(self, S, D, X):
+        g = self.g
+        h = nx.DiGraph()
+        m = self.n + 1
+        for u, v, d in g.edges(data=True):
+            if X[0] == "node" and X[1] in (u, v):
+                continue
+            if X[0] == "link" and {u, v} == {X[1], X[2]}:
+                continue
+            h.add_edge(u, v, weight=d["weight"] * m + 1)
+        h.add_node(S)
+        dk = nx.single_source_dijkstra_path_length(h, S, weight="weight")
+        if D not in dk:
+            return None, None
+        path, v = [D], D
+        while v != S:
+            v = min(u for u in h.predecessors(v)
+                    if u in dk and dk[u] + h[u][v]["weight"] == dk[v])
+            path.append(v)
+        return dk[D] // m, path[::-1]
+
+    def tilfa(self, S, D, X):
+        cost, v = self.post_path(S, D, X)
+        if v is None:
+            return None
+        k = len(v)
+        q = 1
+        while q < k - 1 and not self.avoids(v[q], D, X):
+            q += 1
+        segs, cur, p = [], 1, v[1]
+        while cur < q:
+            j = q
+            while j > cur and not self.avoids(v[cur], v[j], X):
+                j -= 1
+            if j > cur:
+                segs.append(("node", v[j]))
+                cur = j
+            else:
+                segs.append(("adj", v[cur], v[cur + 1]))
+                cur += 1
+        if segs and segs[0][0] == "node":
+            p = segs[0][1]
+        return {"cost": cost, "next_hop": v[1], "p": p, "q": v[q], "segments": segs, "path": v}
+
+    def router(self, S, node=True):
+        """(repairs {(D, E): {...}}, coverage dict) of PLR S."""
+        g, d = self.g, self.dist
+        reps, agg = {}, {}
+        nbrs = sorted(v for v in g.successors(S) if v != S)
+        for E in nbrs:
+            w = g[S][E]["weight"]
+            for D in sorted(d[S]):
+                if D == S or d[E].get(D) is None or w + d[E][D] != d[S][D]:
+                    continue
+                best = None
+                for N in nbrs:
+                    if N == E or D not in d[N]:
+                        continue
+                    if not d[N][D] < d[N].get(S, math.inf) + d[S][D]:
+                        continue
+                    nodep = D != E and d[N][D] < d[N].get(E, math.inf) + d[E][D]
+                    key = (0 if nodep else 1, g[S][N]["weight"] + d[N][D], N)
+                    if best is None or key < best[0]:
+                        best = (key, N, nodep, d[N][D] < d[S][D])
+                link = self.tilfa(S, D, ("link", S, E))
+                nrep = self.tilfa(S, D, ("node", E)) if node and D != E else None
+                reps[(D, E)] = {"lfa": best[1] if best else None,
+                                "lfa_node": bool(best and best[2]),
+                                "lfa_down": bool(best and best[3]), "link": link, "node": nrep}
+                a = agg.setdefault(D, {"lfa_link": True, "lfa_node": True, "ti_link": True,
+                                       "ti_node": True, "nh_is_d": False})
+                a["lfa_link"] &= best is not None
+                a["lfa_node"] &= bool(best and best[2])
+                a["ti_link"] &= link is not None
+                if D == E:
+                    a["nh_is_d"] = True
+                elif node:
+                    a["ti_node"] &= nrep is not None
+        cov = {"destinations": 0, "lfa_link": 0, "tilfa_link": 0, "node_destinations": 0,
+               "lfa_node": 0, "tilfa_node": 0}
+        for D, a in agg.items():
+            cov["destinations"] += 1
+            cov["lfa_link"] += a["lfa_link"]
+            cov["tilfa_link"] += a["ti_link"]
+            if not a["nh_is_d"]:
+                cov["node_destinations"] += 1
+                cov["lfa_node"] += a["lfa_node"]
+                cov["tilfa_node"] += a["ti_node"] and node
+        # destinations reached without any primary next hop cannot exist: every reachable D != S
+        # has one, so agg covers them all
+        return reps, cov
+
+
+def gpath_repairs(doc, scale):
+    """{(router, D, E): {...}} and {router: coverage} from gpath's repair document."""
+    def ti(x):
+        if x is None or x["cost"] is None:
+            return None
+        segs = [("node", s["node"]) if "node" in s else ("adj",) + tuple(s["adjacency"])
+                for s in x["segments"]]
+        return {"cost": int(round(x["cost"] * scale)), "next_hop": x["next_hop"], "p": x["p_node"],
+                "q": x["q_node"], "segments": segs, "path": x.get("path")}
+    reps = {}
+    for r in doc["repairs"]:
+        reps[(r["router"], r["destination"], r["primary_next_hop"])] = {
+            "lfa": r["lfa"], "lfa_node": r["lfa_node_protecting"], "lfa_down": r["lfa_downstream"],
+            "link": ti(r["link_repair"]), "node": ti(r["node_repair"])}
+    cov = {p["router"]: {k: p[k] for k in ("destinations", "lfa_link", "tilfa_link",
+                                            "node_destinations", "lfa_node", "tilfa_node")}
+           for p in doc["per_router"]}
+    return reps, cov
+
+
+def check_repair(kind, path, rule, plrs_wanted, scale):
+    """Repairs of up to plrs_wanted routers (all when 0) and every router's coverage."""
+    reader = {"graphml": read_graphml, "sndlib": read_sndlib, "rocketfuel": read_rocketfuel}[kind]
+    g = int_weights(digraph(*reader(path, rule)), scale)
+    ref = RepairRef(g)
+    nodes = sorted(g.nodes)
+    plrs = nodes if not plrs_wanted else nodes[::max(1, len(nodes) // plrs_wanted)][:plrs_wanted]
+    args = ["repair", "--graph", "%s:%s" % (kind, path), "--backend", "cpu", "--paths", "--quiet"]
+    if rule != "weights":
+        args += ["--cost-rule", rule]
+    for p in plrs:
+        args += ["--router", str(p)]
+    doc = json.loads(run_gpath(args))
+    got, gcov = gpath_repairs(doc, scale)
+    name = "repair %s [%s]" % (os.path.basename(path), rule)
+    want = {}
+    for S in plrs:
+        reps, cov = ref.router(S)
+        if gcov.get(S) != cov:
+            return [(name, "router %s coverage: gpath %s, reference %s" % (S, gcov.get(S), cov))]
+        for (D, E), v in reps.items():
+            want[(S, D, E)] = v
+    if set(got) != set(want):
+        return [(name, "repair rows differ: %d vs %d, e.g. %s" % (
+            len(got), len(want), sorted(set(got) ^ set(want))[:3]))]
+    for k, v in want.items():
+        if got[k] != v:
+            return [(name, "router %s dest %s next hop %s: gpath %s, reference %s" % (
+                k[0], k[1], k[2], got[k], v))]
+    return [(name + ", %d routers, %d rows" % (len(plrs), len(want)), None)]
+
+
+def guarded(what, path, fn, *args):
+    """fn's results, or one failure naming the exception it raised."""
+    try:
+        return fn(*args)
+    except Exception as ex:  # a crash is a failure of this check, reported with its reason
+        return [("%s %s" % (what, os.path.basename(path)), "error: %s" % ex)]
+
+
+def tally(res, verbose):
+    """Prints the failures (and passes when verbose); returns (passed, failed)."""
+    passed = failed = 0
+    for name, problem in res:
+        if problem:
+            failed += 1
+            print("FAIL %s: %s" % (name, problem))
+        else:
+            passed += 1
+            if verbose:
+                print("ok %s" % name)
+    return passed, failed
+
+
 def main():
     passed = failed = skipped = 0
     if not DATA or not os.path.isdir(DATA):
@@ -307,16 +522,9 @@ def main():
             print("SKIP: %s absent" % path)
             skipped += 1
             continue
-        try:
-            res = check_what_if(kind, path, rule)
-        except Exception as ex:
-            res = [("what-if %s" % os.path.basename(path), "error: %s" % ex)]
-        for name, problem in res:
-            if problem:
-                failed += 1
-                print("FAIL %s: %s" % (name, problem))
-            else:
-                passed += 1
+        res = guarded("what-if", path, check_what_if, kind, path, rule)
+        p, f = tally(res, False)
+        passed, failed = passed + p, failed + f
         print("what-if: %s, %d links failed in turn" % (os.path.basename(path), len(res)))
     for k, (kind, rel, rule) in enumerate((("graphml", "topology-zoo/graphml/Geant2012.graphml", "hops"),
                                            ("graphml", "topology-zoo/graphml/Geant2012.graphml", "bandwidth"),
@@ -338,6 +546,20 @@ def main():
             print("FAIL %s: %s" % (name, problem))
         else:
             passed += 1
+    rep = [("graphml", os.path.join(DATA, "topology-zoo/graphml/Geant2012.graphml"), "hops", 0, 1),
+           ("graphml", os.path.join(DATA, "topology-zoo/graphml/Kdl.graphml"), "hops", 6, 1),
+           ("rocketfuel", os.path.join(DATA, "rocketfuel/weights-dist/3967/weights.intra"), "weights",
+            0, 1000),
+           ("rocketfuel", os.path.join(DATA, "rocketfuel/weights-dist/1239/weights.intra"), "weights",
+            4, 1000)]
+    for kind, path, rule, plrs, scale in rep:
+        if not os.path.exists(path):
+            print("SKIP: %s absent" % path)
+            skipped += 1
+            continue
+        res = guarded("repair", path, check_repair, kind, path, rule, plrs, scale)
+        p, f = tally(res, True)
+        passed, failed = passed + p, failed + f
     print("%d passed, %d failed, %d skipped" % (passed, failed, skipped))
     return 1 if failed else 0
 

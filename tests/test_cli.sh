@@ -153,7 +153,7 @@ else bad "--backend cuda" "$(cat "$tmp/err")"; fi
 # --- one option table: every subcommand's --help lists every option with a description and an
 # example; short options for the common ones
 cmds=$("$BIN" --help | awk '/^commands:/ {on=1; next} on && /^  [a-z]/ {print $1} on && /^$/ {on=0}')
-for c in route nearest sssp table apsp routing-tables what-if info gen serve; do
+for c in route nearest sssp table apsp routing-tables what-if repair info gen serve; do
   case " $(echo $cmds) " in *" $c "*) ok "gpath --help lists $c" ;; *) bad "gpath --help lists $c" "$cmds" ;; esac
 done
 for c in $cmds; do
@@ -176,7 +176,7 @@ EOF
   else bad "$c --help: every option described, with an example" "$(head -c 400 "$tmp/help")"; fi
 done
 for pair in "route -g" "route -f" "route -t" "route -b" "route -q" "table -s" "table -t" "nearest -n" \
-            "apsp -j" "gen -o" "gen -n" "what-if -L" "routing-tables -R" "serve -p" "serve -b" "serve -g" "serve -c"; do
+            "apsp -j" "gen -o" "gen -n" "what-if -L" "routing-tables -R" "repair -R" "repair -f" "serve -p" "serve -b" "serve -g" "serve -c"; do
   set -- $pair
   if "$BIN" "$1" --help | grep -qE "^  $2, --"; then ok "$1 has $2"; else bad "$1 has $2"; fi
 done
@@ -187,6 +187,8 @@ check "--opt=value and -xVALUE forms" 'len(d["distances"]) == 2' "$BIN" table --
 # --- unknown options: a suggestion and exit 2
 expect_exit "--grpah: did you mean --graph, exit 2" 2 'unknown option --grpah; did you mean --graph\?' "$BIN" route --grpah gen:200 -f 1 -t 2
 expect_exit "--next-hop: did you mean --next-hops" 2 'did you mean --next-hops\?' "$BIN" apsp -g gen:200 --next-hop
+expect_exit "repair --format xml: exit 2" 2 "'xml' is not json or csv" "$BIN" repair -g gen:200 --format xml
+expect_exit "repair unknown router: UnknownNode, exit 2" 2 'routers\[0\]: no router named or numbered' "$BIN" repair -g gen:200 --router 99999 -q
 expect_exit "what-if --fail-lnk: did you mean --fail-link" 2 'did you mean --fail-link\?' "$BIN" what-if -g gen:200 --fail-lnk 1,2
 expect_exit "serve --prot: did you mean --port, exit 2" 2 'unknown flag --prot; did you mean --port\?' "$BIN" serve --prot 9000
 expect_exit "unknown command suggestion" 2 "did you mean 'nearest'" "$BIN" neerest

@@ -2,7 +2,8 @@
 # test_netops_ref.sh - routing tables (distances + full ECMP next-hop sets) of every Topology Zoo,
 # SNDlib and Rocketfuel file under $GPATH_DATA against networkx (tests/netops_ref.py), with hop-count
 # and bandwidth-derived / native costs, plus what-if after failing each link of mid-sized networks,
-# and ECMP link loads (`gpath link-loads`) of random demand matrices on Topology Zoo and Rocketfuel.
+# ECMP link loads (`gpath link-loads`) of random demand matrices on Topology Zoo and Rocketfuel,
+# and LFA / TI-LFA repair paths with coverage (gpath repair) on Topology Zoo and Rocketfuel graphs.
 # Skips (with a message) when the data, the gpath binary or Debian's python3-networkx is missing.
 set -u
 cd "$(dirname "$0")/.." || exit 1

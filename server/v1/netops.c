@@ -153,7 +153,7 @@ static void answer_err(gp_req *r, const gp_err *err) {
 }
 
 /* The routing tables of g (the request's graph), referenced; NULL after answering an error. */
-static gp_rt *tables_for(gp_req *r, gp_graph *g) {
+gp_rt *gp_srv_netops_tables(gp_req *r, gp_graph *g) {
     gp_rt *t = lru_get(g->hash);
     if (t) return t;
     gp_err err;
@@ -235,7 +235,7 @@ void gp_h_routing_table(gp_req *r) {
             "missing query parameter 'router' (a router id or name; or router_name=NAME)");
         return;
     }
-    gp_rt *t = tables_for(r, g);
+    gp_rt *t = gp_srv_netops_tables(r, g);
     if (!t) return;
     uint32_t *scratch = malloc((size_t)gp_nj_scratch(t) * sizeof *scratch);
     gp_sbuf s = {0};
@@ -301,7 +301,7 @@ void gp_h_routing_tables(gp_req *r) {
     gp_graph *g = gp_req_graph(r);
     gp_args args;
     if (gp_params(r, &routing_tables_ep, &args)) return;
-    gp_rt *t = tables_for(r, g);
+    gp_rt *t = gp_srv_netops_tables(r, g);
     if (!t) return;
     tstream *s = calloc(1, sizeof *s);
     if (s) s->scratch = malloc((size_t)gp_nj_scratch(t) * sizeof *s->scratch);
@@ -670,7 +670,7 @@ void gp_h_what_if(gp_req *r) {
         if (router_json(r, it, what, &routers[kr])) goto done;
         kr++;
     }
-    if (!(t = tables_for(r, g))) goto done;
+    if (!(t = gp_srv_netops_tables(r, g))) goto done;
     if (gp_engine_change_links(gp_http_engine(), g, ch, (size_t)k, routers, (size_t)kr, &g2, NULL,
                                &err) != GP_OK ||
         gp_rt_update(gp_http_engine(), t, g2, GP_RT_AUTO, 0, &t2, NULL, &err) != GP_OK ||

@@ -3,6 +3,7 @@
 #ifndef GP_H_NETOPS_H
 #define GP_H_NETOPS_H
 
+#include "engine/ecmp.h"
 #include "server/http/http.h"
 
 /* GET /v1/graphs/{graph}/routing-table?router=ID | router_name=NAME */
@@ -23,11 +24,10 @@ void gp_h_what_if(gp_req *r);
 void gp_h_jobs_post(gp_req *r);
 /* GET /v1/jobs/{id} */
 void gp_h_job_get(gp_req *r);
-/* The routing tables of the request's graph g (cached per version, else computed), referenced
- * (gp_rt_free); NULL after answering the error (413 past max_apsp_nodes). For
- * server/v1/planning.c. */
-struct gp_rt;
-struct gp_rt *gp_srv_netops_tables(gp_req *r, gp_graph *g);
+/* The routing tables of g (the request's graph) as the netops endpoints find them (in-process LRU,
+ * job results, SQLite matrix cache, else computed), referenced (gp_rt_free); NULL after answering
+ * an error (413 past max_apsp_nodes). Used by the repair-paths endpoint (server/v1/repair.c). */
+gp_rt *gp_srv_netops_tables(gp_req *r, gp_graph *g);
 /* Stops the job worker and drops cached tables; serve.c calls it after the HTTP daemon stopped
  * and before the engine is freed. Idempotent. */
 void gp_srv_netops_stop(void);

@@ -21,7 +21,8 @@ DATA=${GPATH_DATA:-../shared/data}
 rm -rf "$dir"
 mkdir -p "$dir/build/tests" "$dir/build/bench" "$dir/lib" "$dir/data"
 bins=("$BUILD/gpath")
-for f in "$BUILD"/tests/test_gpu_* "$BUILD"/bench/lab_cch "$BUILD"/bench/bench_cch; do
+for f in "$BUILD"/tests/test_gpu_* "$BUILD"/bench/lab_cch "$BUILD"/bench/bench_cch \
+  "$BUILD"/bench/bench_planning "$BUILD"/bench/bench_repair; do
   [ -x "$f" ] && [ "${f%.d}" = "$f" ] && bins+=("$f")
 done
 for f in "${bins[@]}"; do

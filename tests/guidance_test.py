@@ -240,7 +240,7 @@ def t_snapshot_same_answers(ctx):
 # ---- a road's direction, collapsed turns (collapse.osm) ----
 @test
 def t_direction_past_a_kink(ctx):
-    """Kinkweg leaves the T 6 m to the east of Suedweg's line in its first 4 m, then runs north:
+    """Kinkweg leaves the T 5 m to the east of Suedweg's line in its first 4 m, then runs north:
     OSRM reads a road's direction from a point up to 40 m along it (its representative
     coordinate), not 10 m: straight on, `new name` (the 10 m point made it a slight right)."""
     st = steps(ctx.d, [(0, -150), (5, 150)], "c")
@@ -248,6 +248,17 @@ def t_direction_past_a_kink(ctx):
     it = st[1]["intersections"][0]
     assert it["bearings"] == [1, 180, 270] and it["in"] == 1 and it["out"] == 0, it
     assert st[1]["maneuver"]["bearing_after"] == 1, st[1]["maneuver"]
+
+
+@test
+def t_continue_at_a_t(ctx):
+    """Hauptstrasse turns left at a T where a lesser road (Gasse) goes right: keeping the name
+    makes a turn obvious only within 25 degrees of straight (OSRM's fuzzy angle), so here OSRM
+    says `continue left` (gpath said nothing before)."""
+    expect(steps(ctx.d, [(500, -150), (350, 0)], "c"), ["depart", "continue/left", "arrive"],
+           ["Hauptstrasse", "Hauptstrasse", "Hauptstrasse"])
+    expect(steps(ctx.d, [(500, -150), (650, 0)], "c"), ["depart", "turn/right", "arrive"],
+           ["Hauptstrasse", "Gasse", "Gasse"])
 
 
 # ---- osrm-text-instructions ----

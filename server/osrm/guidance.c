@@ -25,8 +25,8 @@
  *    `turn` otherwise;
  *  - the same road where the way taken is not the obvious one `continue`, another road there
  *    `turn`. Obvious: the straightest way, within 45 degrees, 30 degrees straighter than the
- *    next; or the road that keeps its name when every other way is a lesser road turning off by
- *    25 degrees or more. A bend of one road (no other road at the node) makes no step.
+ *    next; or the road that keeps its name within 25 degrees of straight when every other way
+ *    is a lesser road turning off by 25 degrees or more. A bend of one road (no other road at the node) makes no step.
  * Modifiers come from the turn angle t (degrees, right positive) in OSRM's buckets: straight
  * (|t| <= 20), slight (20-40), plain (40-120), sharp (120-179), uturn (beyond).
  * Every step lists its intersections: the maneuver's, then each node passed where three or more
@@ -628,9 +628,11 @@ static const char *decide(const gp_graph *g, const junction *J, uint32_t A, uint
     int obvious =
         J->out_ix == best && dbest <= 45 &&
         (dsecond - dbest >= 30 || (!ren && !same_name && dbest <= 30 && dsecond - dbest >= 10));
-    /* the road keeps its name, every other way on is a lesser road (a lower class) and none
-     * goes on within 25 degrees of straight */
-    if (!ren && !same_name && *arc_name(g, A) && !strcmp(arc_name(g, A), arc_name(g, B))) {
+    /* the road keeps its name within 25 degrees of straight (OSRM's fuzzy angle: a named road
+     * turning further at a T is announced, `continue`), every other way on is a lesser road (a
+     * lower class) and none goes on within 25 degrees of straight */
+    if (!ren && !same_name && *arc_name(g, A) && !strcmp(arc_name(g, A), arc_name(g, B)) &&
+        fabs(t) <= 25) {
         int rival = 0;
         for (int k = 0; k < J->n; k++)
             if (J->r[k].entry && k != J->in_ix && k != J->out_ix &&

@@ -261,6 +261,20 @@ def t_continue_at_a_t(ctx):
            ["Hauptstrasse", "Gasse", "Gasse"])
 
 
+@test
+def t_fork_keeping_the_name(ctx):
+    """Two alike ways ahead make a `fork` even when one keeps the name arrived on (Gabelallee,
+    15 degrees right against 15 left), unless that one is 10 degrees straighter or more
+    (Poststrasse 7 right against 22 left: no step straight on, `turn slight left` off it)."""
+    expect(steps(ctx.d, [(1000, -150), (1040, 150)], "c"), ["depart", "fork/slight right", "arrive"],
+           ["Gabelallee", "Gabelallee", "Gabelallee"])
+    expect(steps(ctx.d, [(1000, -150), (960, 150)], "c"), ["depart", "fork/slight left", "arrive"],
+           ["Gabelallee", "Zweigallee", "Zweigallee"])
+    expect(steps(ctx.d, [(1500, -150), (1518, 150)], "c"), ["depart", "arrive"])
+    expect(steps(ctx.d, [(1500, -150), (1440, 150)], "c"), ["depart", "turn/slight left", "arrive"],
+           ["Poststrasse", "Nebenallee", "Nebenallee"])
+
+
 # ---- osrm-text-instructions ----
 ROUTES = [[(0, -150), (150, 0)], [(0, -150), (0, 150)], [(0, -150), (-150, 0)],
           [(1000, -150), (1000, 150)], [(2000, -100), (2000, 100)], [(0, 1050), (60, 1380)],

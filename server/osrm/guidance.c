@@ -17,8 +17,9 @@
  *  - where there is a choice: from a motorway or trunk onto a link `off ramp`, from another road
  *    `on ramp`; from a link onto a motorway or trunk another road joins `merge` (modifier: the
  *    side merged to);
- *  - two similar ways ahead, neither keeping the name arrived on (each within 50 degrees of
- *    straight, within 25 degrees of each other) `fork`;
+ *  - two similar ways ahead (each within 50 degrees of straight, within 25 degrees of each
+ *    other), neither obvious, and not the one keeping the name arrived on being 10 degrees
+ *    straighter than the other, `fork`;
  *  - a change of road that OSRM announces (its requiresNameAnnounced rule, in renamed()):
  *    `end of road` at a T where nothing goes on ahead (when the road arrived by passed another
  *    junction in the step, as OSRM's answers show), `new name` straight on or without a choice,
@@ -641,8 +642,12 @@ static const char *decide(const gp_graph *g, const junction *J, uint32_t A, uint
         if (!rival) obvious = 1;
     }
     /* fork: exactly two ways on, both ahead and alike, neither keeping the name arrived on */
-    if (ne == 2 && dbest <= 50 && dsecond <= 50 && dsecond - dbest < 25 && J->n <= 4 &&
-        !(same_name || (!ren && *arc_name(g, A)))) {
+    /* (a way keeping the name arrived on makes no fork when it is 10 degrees straighter than
+     * the other) */
+    int keeps_best = best >= 0 && *arc_name(g, A) &&
+                     !strcmp(arc_name(g, J->r[best].out), arc_name(g, A));
+    if (ne == 2 && dbest <= 50 && dsecond <= 50 && dsecond - dbest < 25 && J->n <= 4 && !obvious &&
+        !(keeps_best && dsecond - dbest >= 10)) {
         *mod = t < 0 ? "slight left" : "slight right";
         int other = -1;
         for (int k = 0; k < J->n; k++)

@@ -275,6 +275,14 @@ def t_fork_keeping_the_name(ctx):
            ["Poststrasse", "Nebenallee", "Nebenallee"])
 
 
+@test
+def t_link_of_a_lesser_road(ctx):
+    """A primary_link is no ramp for OSRM (a ramp is a motorway or trunk link): `turn`, not
+    `on ramp`."""
+    expect(steps(ctx.d, [(2000, -150), (2075, 130)], "c"), ["depart", "turn/slight right", "arrive"],
+           ["Landweg", "", ""])
+
+
 # ---- osrm-text-instructions ----
 ROUTES = [[(0, -150), (150, 0)], [(0, -150), (0, 150)], [(0, -150), (-150, 0)],
           [(1000, -150), (1000, 150)], [(2000, -100), (2000, 100)], [(0, 1050), (60, 1380)],

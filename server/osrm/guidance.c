@@ -14,9 +14,10 @@
  *    roundabout or rotary keeps the modifier of the turn onto the ring and is followed by
  *    `exit roundabout` / `exit rotary` at the exit node (same exit number); a roundabout turn is
  *    one step whose modifier is its entry against its exit;
- *  - where there is a choice: from a motorway or trunk onto a link `off ramp`, from another road
- *    `on ramp`; from a link onto a motorway or trunk another road joins `merge` (modifier: the
- *    side merged to);
+ *  - where there is a choice: from a motorway or trunk onto its link `off ramp`, from another
+ *    road onto a motorway or trunk link `on ramp` (a link of a lesser road is no ramp: `turn`);
+ *    from a link onto a motorway or trunk another road joins `merge` (modifier: the side merged
+ *    to);
  *  - two similar ways ahead (each within 50 degrees of straight, within 25 degrees of each
  *    other), neither obvious, and not the one keeping the name arrived on being 10 degrees
  *    straighter than the other, `fork`;
@@ -607,7 +608,7 @@ static const char *decide(const gp_graph *g, const junction *J, uint32_t A, uint
         }
     }
     (void)second;
-    if (!(fa & GP_ARC_LINK) && (fb & GP_ARC_LINK) && ne >= 2) {
+    if (!(fa & GP_ARC_LINK) && (fb & GP_ARC_LINK) && hiB && ne >= 2) {
         if (fabs(t) <= 20) *mod = t < 0 ? "slight left" : "slight right";
         return hiA ? "off ramp" : "on ramp";
     }

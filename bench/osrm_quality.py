@@ -139,11 +139,13 @@ def side(mod):
     return "left" if "left" in mod else "right" if "right" in mod else "none"
 
 
-def maneuver_match(osrm_route, gp_route):
+def maneuver_match(osrm_route, gp_route, missed=None):
     """(roundabout met, roundabout total, others met, others total, others met with the same
     type and modifier). An other maneuver is met by a gpath step (not depart / arrive) within
     30 m that turns the same direction (left, right, neither: the issue's "same direction");
-    the last count asks the same type and modifier too (stricter, reported beside it)."""
+    the last count asks the same type and modifier too (stricter, reported beside it). With a
+    list `missed`, each other maneuver not met is appended to it: (type, modifier, location,
+    the gpath steps within 30 m as (type, modifier, metres))."""
     om, gm = maneuvers(osrm_route), maneuvers(gp_route)
     gmid = [(t, m, l) for t, m, l in gm if t not in ("depart", "arrive")]
     rb = rbn = ot = otn = strict = 0
@@ -155,7 +157,12 @@ def maneuver_match(osrm_route, gp_route):
             rb += any(t in ROUNDABOUT and haversine(loc, l) <= 40 for t, _, l in gm)
         else:
             otn += 1
-            ot += any(side(m) == side(mod) and haversine(loc, l) <= 30 for t, m, l in gmid)
+            met = any(side(m) == side(mod) and haversine(loc, l) <= 30 for t, m, l in gmid)
+            ot += met
+            if not met and missed is not None:
+                near = [(t, m, round(haversine(loc, l))) for t, m, l in gmid
+                        if haversine(loc, l) <= 30]
+                missed.append((typ, mod, loc, near))
             strict += any(t == typ and m == mod and haversine(loc, l) <= 30 for t, m, l in gm)
     return rb, rbn, ot, otn, strict
 
@@ -339,14 +346,15 @@ def pct(xs, q):
 
 
 def compare(osrm_url, gp_url, profile, box, pairs, seed):
-    """The comparison of one map and profile: a dict of the measures (percentages)."""
+    """The comparison of one map and profile: a dict of the measures (percentages); "missed"
+    lists OSRM's other maneuvers gpath did not meet (with the route's ends)."""
     alias = PROFILES[profile][1]
     rng = random.Random(seed)
     pts = road_points(osrm_url, alias, box, 2 * pairs, rng)
     dur, sdur, dist, same = [], [], [], 0
     rb = rbn = ot = otn = strict = 0
     routed = both = 0
-    worst = []
+    worst, missed = [], []
     for i in range(0, len(pts) - 1, 2):
         a, b = pts[i], pts[i + 1]
         o = route(osrm_url, alias, a, b)
@@ -365,7 +373,10 @@ def compare(osrm_url, gp_url, profile, box, pairs, seed):
         same += sp
         worst.append((abs(d), a, b, round(o["duration"], 1), round(g["duration"], 1), sp))
         if sp:
-            m = maneuver_match(o, g)
+            miss = []
+            m = maneuver_match(o, g, miss)
+            missed += [{"type": t, "modifier": md, "location": list(loc), "gpath_near": near,
+                        "from": a, "to": b} for t, md, loc, near in miss]
             rb, rbn, ot, otn, strict = rb + m[0], rbn + m[1], ot + m[2], otn + m[3], strict + m[4]
     worst.sort(reverse=True)
     return {
@@ -381,6 +392,7 @@ def compare(osrm_url, gp_url, profile, box, pairs, seed):
         "maneuver_strict": 100.0 * strict / otn if otn else None,
         "worst": [{"diff_pct": round(w[0], 1), "from": w[1], "to": w[2], "osrm_s": w[3],
                    "gpath_s": w[4], "same_path": bool(w[5])} for w in worst[:5]],
+        "missed": missed,
     }
 
 
@@ -417,6 +429,20 @@ def measure(args, log):
                 gp.stop()
             shutil.rmtree(tmp, ignore_errors=True)
     return results, skips
+
+
+def missed_table(missed):
+    """The missed maneuvers counted by OSRM type and modifier, and by what gpath had within 30 m
+    (nothing, or the nearest step's type and modifier), most frequent first."""
+    by, near = {}, {}
+    for x in missed:
+        k = f"{x['type']}/{x['modifier']}"
+        by[k] = by.get(k, 0) + 1
+        n = min(x["gpath_near"], key=lambda s: s[2]) if x["gpath_near"] else None
+        k2 = f"{k} <- " + (f"{n[0]}/{n[1]}" if n else "nothing")
+        near[k2] = near.get(k2, 0) + 1
+    top = lambda d: ", ".join(f"{k} {v}" for k, v in sorted(d.items(), key=lambda kv: -kv[1]))
+    return f"{len(missed)}: {top(by)}\n  against gpath's: {top(near)}"
 
 
 def fmt(v, nd=1):
@@ -508,6 +534,9 @@ def parse_args(argv):
                     "targets: duration, routed, same_path, roundabout, maneuver) reported as "
                     "PENDING (skipped) instead of failing while the work they need is not merged")
     ap.add_argument("--json", help="write the measures here")
+    ap.add_argument("--missed", action="store_true",
+                    help="print OSRM's other maneuvers gpath missed, by type and modifier (the "
+                    "list of each is in --json's \"missed\")")
     ap.add_argument("--report-only", action="store_true",
                     help="print the table and the checks, exit 0 whatever they say")
     a = ap.parse_args(argv)
@@ -543,6 +572,10 @@ def main(argv):
         for p, r in byp.items():
             for w in r["worst"][:3]:
                 print(f"  worst {m} {p}: {w}")
+    if args.missed:
+        for m, byp in results.items():
+            for p, r in byp.items():
+                print(f"missed {m} {p}: {missed_table(r['missed'])}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)

@@ -2,7 +2,8 @@
 """guidance_test.py - OSRM route steps (server/osrm/guidance.c) through `gpath serve` and
 /route/v1 with steps=true (run by tests/test_guidance.sh).
 
-tests/data/osm/guidance.osm holds one small map per maneuver, its nodes placed in metres around
+tests/data/osm/guidance.osm holds one small map per maneuver (collapse.osm one per rule of
+OSRM's reading of a road's direction and of its collapsing of close turns), its nodes placed in metres around
 9.0 E 47.0 N; every expectation below is what OSRM v6 (car.lua) answers on the same file, checked
 by running it. The same answers come from a .gpath snapshot of the file (flags and guidance records
 survive it). With the OSRM tarball ($GPATH_OSRM, default ../shared/peers/osrm) and Liechtenstein
@@ -33,6 +34,7 @@ import http_test as H  # noqa: E402
 
 ROOT = H.ROOT
 OSM = os.path.join(ROOT, "tests", "data", "osm", "guidance.osm")
+COLLAPSE = os.path.join(ROOT, "tests", "data", "osm", "collapse.osm")
 DATA = os.environ.get("GPATH_DATA", os.path.join(ROOT, "..", "shared", "data"))
 PEER = os.environ.get("GPATH_OSRM", os.path.join(ROOT, "..", "shared", "peers", "osrm"))
 LAT0, LON0, MY = 47.0, 9.0, 111195.0
@@ -235,6 +237,52 @@ def t_snapshot_same_answers(ctx):
         d.stop()
 
 
+# ---- a road's direction, collapsed turns (collapse.osm) ----
+@test
+def t_direction_past_a_kink(ctx):
+    """Kinkweg leaves the T 5 m to the east of Suedweg's line in its first 4 m, then runs north:
+    OSRM reads a road's direction from a point up to 40 m along it (its representative
+    coordinate), not 10 m: straight on, `new name` (the 10 m point made it a slight right)."""
+    st = steps(ctx.d, [(0, -150), (5, 150)], "c")
+    expect(st, ["depart", "new name/straight", "arrive"], ["Suedweg", "Kinkweg", "Kinkweg"])
+    it = st[1]["intersections"][0]
+    assert it["bearings"] == [1, 180, 270] and it["in"] == 1 and it["out"] == 0, it
+    assert st[1]["maneuver"]["bearing_after"] == 1, st[1]["maneuver"]
+
+
+@test
+def t_continue_at_a_t(ctx):
+    """Hauptstrasse turns left at a T where a lesser road (Gasse) goes right: keeping the name
+    makes a turn obvious only within 25 degrees of straight (OSRM's fuzzy angle), so here OSRM
+    says `continue left` (gpath said nothing before)."""
+    expect(steps(ctx.d, [(500, -150), (350, 0)], "c"), ["depart", "continue/left", "arrive"],
+           ["Hauptstrasse", "Hauptstrasse", "Hauptstrasse"])
+    expect(steps(ctx.d, [(500, -150), (650, 0)], "c"), ["depart", "turn/right", "arrive"],
+           ["Hauptstrasse", "Gasse", "Gasse"])
+
+
+@test
+def t_fork_keeping_the_name(ctx):
+    """Two alike ways ahead make a `fork` even when one keeps the name arrived on (Gabelallee,
+    15 degrees right against 15 left), unless that one is 10 degrees straighter or more
+    (Poststrasse 7 right against 22 left: no step straight on, `turn slight left` off it)."""
+    expect(steps(ctx.d, [(1000, -150), (1040, 150)], "c"), ["depart", "fork/slight right", "arrive"],
+           ["Gabelallee", "Gabelallee", "Gabelallee"])
+    expect(steps(ctx.d, [(1000, -150), (960, 150)], "c"), ["depart", "fork/slight left", "arrive"],
+           ["Gabelallee", "Zweigallee", "Zweigallee"])
+    expect(steps(ctx.d, [(1500, -150), (1518, 150)], "c"), ["depart", "arrive"])
+    expect(steps(ctx.d, [(1500, -150), (1440, 150)], "c"), ["depart", "turn/slight left", "arrive"],
+           ["Poststrasse", "Nebenallee", "Nebenallee"])
+
+
+@test
+def t_link_of_a_lesser_road(ctx):
+    """A primary_link is no ramp for OSRM (a ramp is a motorway or trunk link): `turn`, not
+    `on ramp`."""
+    expect(steps(ctx.d, [(2000, -150), (2075, 130)], "c"), ["depart", "turn/slight right", "arrive"],
+           ["Landweg", "", ""])
+
+
 # ---- osrm-text-instructions ----
 ROUTES = [[(0, -150), (150, 0)], [(0, -150), (0, 150)], [(0, -150), (-150, 0)],
           [(1000, -150), (1000, 150)], [(2000, -100), (2000, 100)], [(0, 1050), (60, 1380)],
@@ -334,7 +382,7 @@ def main():
     ctx.tmp = tempfile.mkdtemp(prefix="gpath-guidance-")
     passed = failed = skipped = 0
     try:
-        ctx.d = H.Daemon(ctx.tmp, "main", ["--graph", f"g=osm:{OSM}"])
+        ctx.d = H.Daemon(ctx.tmp, "main", ["--graph", f"g=osm:{OSM}", "--graph", f"c=osm:{COLLAPSE}"])
         ctx.d.wait_ready()
         for t in TESTS:
             name = t.__name__[2:]

@@ -14,19 +14,21 @@
  *    roundabout or rotary keeps the modifier of the turn onto the ring and is followed by
  *    `exit roundabout` / `exit rotary` at the exit node (same exit number); a roundabout turn is
  *    one step whose modifier is its entry against its exit;
- *  - where there is a choice: from a motorway or trunk onto a link `off ramp`, from another road
- *    `on ramp`; from a link onto a motorway or trunk another road joins `merge` (modifier: the
- *    side merged to);
- *  - two similar ways ahead, neither keeping the name arrived on (each within 50 degrees of
- *    straight, within 25 degrees of each other) `fork`;
+ *  - where there is a choice: from a motorway or trunk onto its link `off ramp`, from another
+ *    road onto a motorway or trunk link `on ramp` (a link of a lesser road is no ramp: `turn`);
+ *    from a link onto a motorway or trunk another road joins `merge` (modifier: the side merged
+ *    to);
+ *  - two similar ways ahead (each within 50 degrees of straight, within 25 degrees of each
+ *    other), neither obvious, and not the one keeping the name arrived on being 10 degrees
+ *    straighter than the other, `fork`;
  *  - a change of road that OSRM announces (its requiresNameAnnounced rule, in renamed()):
  *    `end of road` at a T where nothing goes on ahead (when the road arrived by passed another
  *    junction in the step, as OSRM's answers show), `new name` straight on or without a choice,
  *    `turn` otherwise;
  *  - the same road where the way taken is not the obvious one `continue`, another road there
  *    `turn`. Obvious: the straightest way, within 45 degrees, 30 degrees straighter than the
- *    next; or the road that keeps its name when every other way is a lesser road turning off by
- *    25 degrees or more. A bend of one road (no other road at the node) makes no step.
+ *    next; or the road that keeps its name within 25 degrees of straight when every other way
+ *    is a lesser road turning off by 25 degrees or more. A bend of one road (no other road at the node) makes no step.
  * Modifiers come from the turn angle t (degrees, right positive) in OSRM's buckets: straight
  * (|t| <= 20), slight (20-40), plain (40-120), sharp (120-179), uturn (beyond).
  * Every step lists its intersections: the maneuver's, then each node passed where three or more
@@ -64,34 +66,6 @@ static const char *modifier_of(double t) {
     return right ? "sharp right" : "sharp left";
 }
 
-/* Bearing from node x along arc a (x its tail; toward its head) or against it (x its head;
- * toward its tail), aimed at the point LOOK metres along the road (or the far end when the arc
- * is shorter), as OSRM reads a road's direction at a junction rather than from its first metre. */
-#define LOOK 10.0
-static double arc_bearing(const gp_graph *g, uint32_t a, uint32_t x, int along) {
-    const double *sx, *sy;
-    uint32_t k = gp_graph_arc_shape(g, a, &sx, &sy),
-             far = along ? g->col[a] : gp_graph_arc_tail(g, a);
-    double px = g->lon[x], py = g->lat[x], walked = 0;
-    for (uint32_t i = 0; i <= k; i++) {
-        uint32_t j = along ? i : k - i; /* the i-th point away from x: shape[j], or the far end */
-        double qx = i < k ? sx[along ? j : j - 1] : g->lon[far],
-               qy = i < k ? sy[along ? j : j - 1] : g->lat[far];
-        double d = gp_haversine_m(px, py, qx, qy);
-        if (walked + d >= LOOK && d > 0) {
-            double f = (LOOK - walked) / d;
-            qx = px + (qx - px) * f;
-            qy = py + (qy - py) * f;
-            return gp_bearing_deg(g->lon[x], g->lat[x], qx, qy);
-        }
-        walked += d;
-        px = qx;
-        py = qy;
-    }
-    if (px == g->lon[x] && py == g->lat[x]) return 0;
-    return gp_bearing_deg(g->lon[x], g->lat[x], px, py);
-}
-
 /* The roads at a node: bearing away from it, whether the route may leave that way, the arc out
  * and the arc in along it (GP_NONE when none). */
 typedef struct jroad {
@@ -111,6 +85,8 @@ static int road_at(junction *J, double b) {
     J->r[J->n] = (jroad){b, 0, GP_NONE, GP_NONE};
     return J->n++;
 }
+
+static double arc_bearing(const gp_graph *g, uint32_t a, uint32_t x, int along);
 
 static void junction_at(const gp_graph *g, uint32_t x, uint32_t in_arc, uint32_t out_arc,
                         junction *J) {
@@ -150,6 +126,238 @@ static int arc_cls(const gp_graph *g, uint32_t a) {
 }
 static unsigned arc_flags(const gp_graph *g, uint32_t a) {
     return a == GP_NONE ? 0u : gp_graph_arc_flags(g, a);
+}
+
+/* ---- a road's direction at a junction (OSRM's representative coordinate) ----
+ * OSRM does not read a road's direction from its first metre: it picks one point along the road
+ * (its extractor's representative coordinate) and takes the bearing to it. The rules, in order:
+ * a straight arc (no shape point) its far end; a ring arc the point 2 m along; a minor road
+ * (service, track, path... OSRM's may_be_ignored) the point 10 m along; a first segment longer
+ * than the lanes' width plus 10 m its first shape point; else, on the first 40 m plus the lanes'
+ * width: the end when the road stays within half a lane of the straight line to it, the point
+ * 5 m along when it starts straight for the lanes' width plus 10 m, the line fitted through the
+ * points (moved onto the junction) when they all lie within 0.35 lanes of it, the second
+ * segment moved onto the junction when the first is only a lane offset, the first 6 m when the
+ * road curves away at once, the line fitted past the junction's lanes, and the point 10 m along
+ * last. Lanes: two, widened by 2.5 for motorways and ramps, 2 for trunks, 1.5 for primaries;
+ * a lane is 3.25 m. Points are in metres east / north of the junction. */
+#define LANE_W 3.25
+#define RMAX 48
+typedef struct rpt {
+    double x, y;
+} rpt;
+
+static double rdist(rpt a, rpt b) { return hypot(b.x - a.x, b.y - a.y); }
+
+/* Distance of p from the line through a and b (from a when they coincide), the segment's
+ * projection clamped as OSRM's projectPointOnSegment does. */
+static double rdev(rpt a, rpt b, rpt p) {
+    double dx = b.x - a.x, dy = b.y - a.y, L = dx * dx + dy * dy;
+    double t = L > 0 ? ((p.x - a.x) * dx + (p.y - a.y) * dy) / L : 0;
+    t = t < 0 ? 0 : t > 1 ? 1 : t;
+    return hypot(p.x - a.x - t * dx, p.y - a.y - t * dy);
+}
+static double rmaxdev(const rpt *p, int n, rpt a, rpt b) {
+    double m = 0;
+    for (int i = 0; i < n; i++) m = fmax(m, rdev(a, b, p[i]));
+    return m;
+}
+
+/* The point `len` metres along the polyline (its end when shorter). */
+static rpt rat(const rpt *p, int n, double len) {
+    double walked = 0;
+    for (int i = 1; i < n; i++) {
+        double d = rdist(p[i - 1], p[i]);
+        if (walked + d >= len && d > 0) {
+            double f = (len - walked) / d;
+            return (rpt){p[i - 1].x + f * (p[i].x - p[i - 1].x),
+                         p[i - 1].y + f * (p[i].y - p[i - 1].y)};
+        }
+        walked += d;
+    }
+    return p[n - 1];
+}
+
+/* Cuts the polyline at `len` metres (the last point interpolated); its new count. */
+static int rtrim(rpt *p, int n, double len) {
+    double walked = 0;
+    for (int i = 1; i < n; i++) {
+        double d = rdist(p[i - 1], p[i]);
+        if (walked + d >= len) {
+            p[i] = rat(p + i - 1, 2, len - walked);
+            return i + 1;
+        }
+        walked += d;
+    }
+    return n;
+}
+
+/* The least-squares line through the points (its principal axis), as the projections of the
+ * first and the last point onto it. */
+static void rfit(const rpt *p, int n, rpt *a, rpt *b) {
+    double mx = 0, my = 0, sxx = 0, syy = 0, sxy = 0;
+    for (int i = 0; i < n; i++) mx += p[i].x / n, my += p[i].y / n;
+    for (int i = 0; i < n; i++) {
+        double dx = p[i].x - mx, dy = p[i].y - my;
+        sxx += dx * dx, syy += dy * dy, sxy += dx * dy;
+    }
+    double th = 0.5 * atan2(2 * sxy, sxx - syy), ux = cos(th), uy = sin(th);
+    double t0 = (p[0].x - mx) * ux + (p[0].y - my) * uy,
+           t1 = (p[n - 1].x - mx) * ux + (p[n - 1].y - my) * uy;
+    *a = (rpt){mx + t0 * ux, my + t0 * uy};
+    *b = (rpt){mx + t1 * ux, my + t1 * uy};
+}
+
+/* The direction base -> head moved onto the junction (the origin): head less 90% of base. */
+static rpt rcorrect(rpt base, rpt head) {
+    if (rdist(base, head) < 2) return head;
+    return (rpt){head.x - 0.9 * base.x, head.y - 0.9 * base.y};
+}
+
+static double sturn(rpt a, rpt b, rpt c) { /* the turn at b, degrees (right positive) */
+    double h1 = atan2(b.x - a.x, b.y - a.y), h2 = atan2(c.x - b.x, c.y - b.y);
+    return norm180((h2 - h1) * 180 / M_PI);
+}
+
+/* Whether the road curves away from the junction (OSRM's IsCurve): it turns by more than 20
+ * degrees over its length, every point on one side, the distance from the chord rising then
+ * falling, its peak neither in the first 35% nor below a lane's reach (roads over 10 m), and
+ * no straight stretch of 30% of its length in it. */
+static int rcurve(const rpt *p, const double *seg, int n, double len, double lw) {
+    if (fabs(sturn(p[0], p[1],
+                   (rpt){p[1].x + p[n - 1].x - p[n - 2].x, p[1].y + p[n - 1].y - p[n - 2].y})) <=
+        20)
+        return 0;
+    rpt a = p[0], b = p[n - 1];
+    double cx = b.x - a.x, cy = b.y - a.y;
+    int side = cx * (p[1].y - a.y) - cy * (p[1].x - a.x) > 0;
+    for (int i = 2; i < n - 1; i++)
+        if ((cx * (p[i].y - a.y) - cy * (p[i].x - a.x) > 0) != side) return 0;
+    int peak = n - 1;
+    double dmax = 0;
+    if (n == 3) peak = 1, dmax = rdev(a, b, p[1]);
+    else if (n > 3) {
+        int i = 1;
+        while (i + 1 < n && rdev(a, b, p[i]) < rdev(a, b, p[i + 1])) i++;
+        if (i + 1 < n) {
+            peak = i, dmax = rdev(a, b, p[i]);
+            for (int j = i; j + 1 < n; j++)
+                if (!(rdev(a, b, p[j]) > rdev(a, b, p[j + 1]))) return 0;
+        }
+    }
+    double to_peak = 0;
+    for (int i = 0; i <= peak; i++) to_peak += seg[i];
+    if ((to_peak <= 0.35 * len || dmax < fmax(0.3 * lw, 0.5 * LANE_W)) && len > 10) return 0;
+    int last_straight = 0;
+    double straight = fmax(0, seg[1] - lw);
+    for (int i = 1; i + 2 < n; i++) { /* the turns at points i and i + 1 */
+        double prev = sturn(p[i - 1], p[i], p[i + 1]), cur = sturn(p[i], p[i + 1], p[i + 2]);
+        if (fabs(prev) > 25 && fabs(cur) > 25 && (prev > 0) != (cur > 0)) return 0;
+        int is_straight = fabs(cur) < 5;
+        if (is_straight) {
+            straight += seg[i + 1];
+            if (last_straight && straight > 0.3 * len) return 0;
+        } else if (straight > 0.3 * len) {
+            return 0;
+        } else {
+            straight = seg[i + 1];
+        }
+        last_straight = is_straight;
+    }
+    return len > 2 * lw;
+}
+
+/* Whether the first segment (or the straight start) is only a lane offset and the road runs
+ * straight after it (OSRM's IsDirectOffset). */
+static int roffset(const rpt *p, const double *seg, int n, int si, double sd, double len,
+                   double lanes) {
+    int oi = si > 1 ? si : 1;
+    if (oi + 1 >= n) return 0;
+    double w = 0;
+    for (int i = 0; i <= oi; i++) w += seg[i];
+    if (w - 0.5 * lanes * LANE_W >= LANE_W) return 0;
+    if (len < 16) return 0;
+    if (len - fmax(sd, seg[1]) < 0.1 * len) return 0;
+    int e = oi;
+    while (e < n && seg[e] < 30) e++;
+    e = e + 1 < n ? e + 1 : n;
+    return rmaxdev(p + oi, e - oi, p[oi], p[e - 1]) < 0.5 * LANE_W;
+}
+
+static rpt representative(rpt *p, int n, unsigned flags, int cls) {
+    if (n <= 2) return p[n - 1];
+    if (flags & RING) return rat(p, n, 2);
+    if (cls == GP_ROAD_UNKNOWN ||
+        (cls >= GP_ROAD_SERVICE && cls != GP_ROAD_LIVING_STREET && cls != GP_ROAD_FERRY))
+        return p[rtrim(p, n, 10) - 1];
+    double factor = cls == GP_ROAD_MOTORWAY || (flags & GP_ARC_LINK && cls <= GP_ROAD_TRUNK) ? 2.5
+                    : cls == GP_ROAD_TRUNK                                                   ? 2.0
+                    : cls == GP_ROAD_PRIMARY                                                 ? 1.5
+                                                                                             : 1.0;
+    double lanes = factor * 2, lw = lanes * LANE_W;
+    if (rdist(p[0], p[1]) > lw + 10) return p[1];
+    n = rtrim(p, n, 40 + lw);
+    double seg[RMAX], len = 0;
+    seg[0] = 0;
+    for (int i = 1; i < n; i++) len += seg[i] = rdist(p[i - 1], p[i]);
+    if (n == 2 || len <= 2) return p[n - 1];
+    if (rmaxdev(p, n, p[0], p[n - 1]) < 0.5 * LANE_W)
+        return rdist(p[0], p[n - 1]) == 0 ? rat(p, n, 2) : p[n - 1];
+    double sd = seg[1];
+    int si = 2;
+    for (; si < n; si++) {
+        if (rmaxdev(p, si, p[0], p[si]) < 0.25 * LANE_W) sd += seg[si];
+        else break;
+    }
+    si--;
+    if (sd >= lw + 10) return rat(p, n, 5);
+    rpt ra, rb;
+    rfit(p, n, &ra, &rb);
+    if (rmaxdev(p, n, ra, rb) < 0.35 * LANE_W) return rcorrect(ra, rb);
+    if (roffset(p, seg, n, si, sd, len, lanes)) {
+        int oi = si > 1 ? si : 1;
+        return rcorrect(p[oi], p[oi + 1]);
+    }
+    if (rcurve(p, seg, n, len, lw)) return rcorrect(rat(p, n, 4), rat(p, n, 6));
+    double cut = 0.8 * lw, skip = 0.8 * cut, walked = 0;
+    int k = 0;
+    while (k + 1 < n && walked + seg[k + 1] <= skip) walked += seg[++k];
+    if (n - k >= 2 && len >= cut + 2) {
+        rpt q[RMAX];
+        int m = 0;
+        q[m++] = rat(p + k, n - k, skip - walked);
+        for (int i = k + 1; i < n; i++) q[m++] = p[i];
+        rfit(q, m, &ra, &rb);
+        if (m >= 2 && rmaxdev(q, m, ra, rb) < 0.5 * LANE_W) return rcorrect(ra, rb);
+    }
+    return rat(p, n, 10);
+}
+
+/* Bearing from node x along arc a (x its tail; toward its head) or against it (x its head;
+ * toward its tail), to the road's representative point (above). */
+static double arc_bearing(const gp_graph *g, uint32_t a, uint32_t x, int along) {
+    const double *sx, *sy;
+    uint32_t k = gp_graph_arc_shape(g, a, &sx, &sy),
+             far = along ? g->col[a] : gp_graph_arc_tail(g, a);
+    double x0 = g->lon[x], y0 = g->lat[x], kx = cos(y0 * M_PI / 180) * M_PI / 180 * 6371008.8,
+           ky = M_PI / 180 * 6371008.8;
+    rpt p[RMAX];
+    int n = 0;
+    p[n++] = (rpt){0, 0};
+    double walked = 0;
+    for (uint32_t i = 0; i <= k && n < RMAX && walked < 80; i++) {
+        uint32_t j = along ? i : k - i; /* the i-th point away from x: shape[j], or the far end */
+        double qx = i < k ? sx[along ? j : j - 1] : g->lon[far],
+               qy = i < k ? sy[along ? j : j - 1] : g->lat[far];
+        rpt q = {(qx - x0) * kx, (qy - y0) * ky};
+        if (q.x == p[n - 1].x && q.y == p[n - 1].y) continue;
+        walked += rdist(p[n - 1], q);
+        p[n++] = q;
+    }
+    if (n < 2) return 0;
+    rpt r = representative(p, n, arc_flags(g, a), arc_cls(g, a));
+    if (r.x == 0 && r.y == 0) r = p[1];
+    return fmod(atan2(r.x, r.y) * 180 / M_PI + 360, 360);
 }
 
 static int prefix_of(const char *a, const char *b) { /* a starts with b or b with a */
@@ -400,7 +608,7 @@ static const char *decide(const gp_graph *g, const junction *J, uint32_t A, uint
         }
     }
     (void)second;
-    if (!(fa & GP_ARC_LINK) && (fb & GP_ARC_LINK) && ne >= 2) {
+    if (!(fa & GP_ARC_LINK) && (fb & GP_ARC_LINK) && hiB && ne >= 2) {
         if (fabs(t) <= 20) *mod = t < 0 ? "slight left" : "slight right";
         return hiA ? "off ramp" : "on ramp";
     }
@@ -422,9 +630,11 @@ static const char *decide(const gp_graph *g, const junction *J, uint32_t A, uint
     int obvious =
         J->out_ix == best && dbest <= 45 &&
         (dsecond - dbest >= 30 || (!ren && !same_name && dbest <= 30 && dsecond - dbest >= 10));
-    /* the road keeps its name, every other way on is a lesser road (a lower class) and none
-     * goes on within 25 degrees of straight */
-    if (!ren && !same_name && *arc_name(g, A) && !strcmp(arc_name(g, A), arc_name(g, B))) {
+    /* the road keeps its name within 25 degrees of straight (OSRM's fuzzy angle: a named road
+     * turning further at a T is announced, `continue`), every other way on is a lesser road (a
+     * lower class) and none goes on within 25 degrees of straight */
+    if (!ren && !same_name && *arc_name(g, A) && !strcmp(arc_name(g, A), arc_name(g, B)) &&
+        fabs(t) <= 25) {
         int rival = 0;
         for (int k = 0; k < J->n; k++)
             if (J->r[k].entry && k != J->in_ix && k != J->out_ix &&
@@ -433,8 +643,12 @@ static const char *decide(const gp_graph *g, const junction *J, uint32_t A, uint
         if (!rival) obvious = 1;
     }
     /* fork: exactly two ways on, both ahead and alike, neither keeping the name arrived on */
-    if (ne == 2 && dbest <= 50 && dsecond <= 50 && dsecond - dbest < 25 && J->n <= 4 &&
-        !(same_name || (!ren && *arc_name(g, A)))) {
+    /* (a way keeping the name arrived on makes no fork when it is 10 degrees straighter than
+     * the other) */
+    int keeps_best = best >= 0 && *arc_name(g, A) &&
+                     !strcmp(arc_name(g, J->r[best].out), arc_name(g, A));
+    if (ne == 2 && dbest <= 50 && dsecond <= 50 && dsecond - dbest < 25 && J->n <= 4 && !obvious &&
+        !(keeps_best && dsecond - dbest >= 10)) {
         *mod = t < 0 ? "slight left" : "slight right";
         int other = -1;
         for (int k = 0; k < J->n; k++)
@@ -620,7 +834,8 @@ void gp_osrm_leg_steps(const gp_osrm_req *q, const gp_osrm_leg *leg, cJSON *arr,
             rs->named = B;
             /* a roundabout turn's modifier: its entry against its exit (a roundabout's and a
              * rotary's stay the turn onto the ring) */
-            if (kind == 2) rs->mod = modifier_of(norm180(b_out - rs->bb));
+            if (kind == 2)
+                rs->mod = modifier_of(norm180((J.out_ix >= 0 ? J.r[J.out_ix].b : b_out) - rs->bb));
             if (kind != 2) {
                 type = kind == 1 ? "exit rotary" : "exit roundabout";
             }
@@ -629,7 +844,10 @@ void gp_osrm_leg_steps(const gp_osrm_req *q, const gp_osrm_leg *leg, cJSON *arr,
         }
         if (type) {
             st[ns - 1].e = i;
-            st[ns] = (step){i, hi, type, mod, ex, ring, B, b_in, b_out, cJSON_CreateArray()};
+            /* the maneuver's bearings as the junction reads its roads (OSRM's) */
+            double bb = J.in_ix >= 0 ? fmod(J.r[J.in_ix].b + 180, 360) : b_in,
+                   ba = J.out_ix >= 0 ? J.r[J.out_ix].b : b_out;
+            st[ns] = (step){i, hi, type, mod, ex, ring, B, bb, ba, cJSON_CreateArray()};
             ns++;
         }
         if (type || J.n >= 3 || rA || rB) {

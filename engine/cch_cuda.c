@@ -355,7 +355,7 @@ int gp_cch_gpu_customize_diff(gp_cch *c, const gp_cch *prev, int device, gp_err 
     if (rc != GP_OK) return rc;
     double t1 = gp_now();
     uint32_t *upd = NULL, n = 0;
-    rc = gp_dcch_customize_diff(g->d, pg->d, (void *)g->stream, c->topo->m / 8 + 1024, &upd, &n,
+    rc = gp_dcch_customize_diff(g->d, pg->d, (void *)g->stream, c->topo->m / 128 + 1024, &upd, &n,
                                 &g->last_ms, err);
     uint32_t *edges = rc == GP_OK ? malloc((size_t)n * 4 + 4) : NULL;
     if (rc == GP_OK && !edges) rc = gp_err_set(err, GP_ENOMEM, "out of memory for the changes");

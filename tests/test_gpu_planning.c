@@ -83,7 +83,7 @@ static void compare(uint32_t n, uint32_t chords, uint32_t wmax, uint32_t ecmp_ma
         if (fabs(a[l] - b[l]) > 1e-9 * (dm->total + 1))
             fail_msg("n %u link %u: CPU %.17g GPU %.17g", n, l, a[l], b[l]);
     assert_true(fabs(la - lb) <= 1e-9 * (dm->total + 1));
-    assert_true(la > 0); /* the isolated routers' demands */
+    if (n >= 17) assert_true(la > 0); /* every 17th router is isolated: its demands are lost */
     print_message("n %u links %u: GPU %.3f ms\n", n, L, ms);
     free(a);
     free(b);

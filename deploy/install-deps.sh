@@ -7,9 +7,9 @@ run_pkgs="build-essential pkg-config libmicrohttpd-dev libcjson-dev libinih-dev 
   libsqlite3-dev zlib1g-dev libxml2-dev libmetis-dev curl libosmium2-dev libprotozero-dev
   libexpat1-dev libbz2-dev"
 test_pkgs="$run_pkgs libcmocka-dev libcurl4-openssl-dev python3 python3-jsonschema python3-yaml
-  python3-networkx python3-numpy postgresql postgresql-15-pgrouting gnuplot-nox wrk cppcheck
-  yamllint osmium-tool libreadosm-dev prometheus nodejs chromium chromium-driver clang
-  libclang-rt-14-dev"
+  python3-networkx python3-numpy postgresql postgresql-15-pgrouting postgresql-15-postgis-3
+  gnuplot-nox wrk cppcheck yamllint osmium-tool libreadosm-dev prometheus nodejs chromium
+  chromium-driver clang libclang-rt-14-dev"
 # web: what `make web` needs to build the map page and API reference assets (node and npm)
 web_pkgs="nodejs"
 case "$what" in

@@ -124,6 +124,20 @@ int gp_pg_spec_parse(const char *uri, gp_pg_spec *s, gp_err *err) {
                 gp_err_set(err, GP_EINVAL, "PostgreSQL spec: scale must be a positive number");
                 goto fail;
             }
+        } else if (kl == 4 && strncmp(p, "srid", 4) == 0) {
+            char *d = url_decode(v, vl, err), *end = NULL;
+            if (!d) goto fail;
+            errno = 0;
+            long sr = strtol(d, &end, 10);
+            int bad = errno || end == d || *end || sr <= 0 || sr > 999999;
+            free(d);
+            if (bad) {
+                gp_err_set(err, GP_EINVAL,
+                           "PostgreSQL spec: srid must be an EPSG code such as 3857 (the SRID of "
+                           "the table's x1, y1, x2, y2)");
+                goto fail;
+            }
+            s->srid = (int)sr;
         } else if (n) { /* a libpq parameter: kept verbatim */
             s->conninfo[o++] = first ? '?' : '&';
             memcpy(s->conninfo + o, p, n);
@@ -136,6 +150,12 @@ int gp_pg_spec_parse(const char *uri, gp_pg_spec *s, gp_err *err) {
     s->conninfo[o] = 0;
     if (s->table && s->edges_sql) {
         gp_err_set(err, GP_EINVAL, "PostgreSQL spec: give table= or edges_sql=, not both");
+        goto fail;
+    }
+    if (s->srid && s->edges_sql) {
+        gp_err_set(err, GP_EINVAL,
+                   "PostgreSQL spec: srid= applies to table=; in edges_sql= transform the "
+                   "coordinates with PostGIS's ST_Transform(..., 4326)");
         goto fail;
     }
     if ((s->table && !*s->table) || (s->edges_sql && !*s->edges_sql)) {
@@ -331,8 +351,11 @@ static char *quote_table(PGconn *c, const char *name, gp_err *err) {
 
 /* The SELECT for a table: pgRouting's columns that exist in it. osm2pgrouting's `ways` (no id, but
  * gid and cost_s: travel time in seconds; its `cost` is a length in degrees) is read as
- * gid AS id, cost_s AS cost, reverse_cost_s AS reverse_cost. */
-static char *table_query(PGconn *c, const char *name, gp_err *err) {
+ * gid AS id, cost_s AS cost, reverse_cost_s AS reverse_cost. Coordinates come out as lon/lat:
+ * with PostGIS, a geometry column in another SRID gives its end points through ST_Transform, and
+ * srid (the spec's, 0: none) transforms plain x1..y2; *plain is set when x1..y2 are read as they
+ * are (the loader then refuses values that cannot be lon/lat). */
+static char *table_query(PGconn *c, const char *name, int srid, int *plain, gp_err *err) {
     char *qt = quote_table(c, name, err);
     if (!qt) return NULL;
     const char *params[1] = {qt};
@@ -373,11 +396,69 @@ static char *table_query(PGconn *c, const char *name, gp_err *err) {
         }
     if (osm) GP_LOG(GP_LOG_INFO, "PostgreSQL table %s: osm2pgrouting layout (gid, cost_s)", name);
     int xy = have[X1] && have[Y1] && have[X2] && have[Y2];
-    size_t cap = strlen(qt) + 160;
+    char coords[1200] = "", gcol[130] = "";
+    int postgis = 0, gsrid = 0;
+    if (run(c, "SELECT 1 FROM pg_extension WHERE extname = 'postgis'", 0, NULL, PGRES_TUPLES_OK, &r,
+            "PostGIS check", err)) {
+        free(qt);
+        return NULL;
+    }
+    postgis = PQntuples(r) > 0;
+    PQclear(r);
+    if (postgis) {
+        /* the first geometry column (quoted) and its SRID */
+        if (run(c,
+                "SELECT quote_ident(f_geometry_column::text), srid FROM geometry_columns WHERE "
+                "format('%I.%I', f_table_schema, f_table_name)::regclass = $1::regclass "
+                "ORDER BY f_geometry_column LIMIT 1",
+                1, params, PGRES_TUPLES_OK, &r, what, err)) {
+            free(qt);
+            return NULL;
+        }
+        if (PQntuples(r) > 0 && PQgetlength(r, 0, 0) < (int)sizeof gcol) {
+            snprintf(gcol, sizeof gcol, "%s", PQgetvalue(r, 0, 0));
+            gsrid = (int)strtol(PQgetvalue(r, 0, 1), NULL, 10);
+        }
+        PQclear(r);
+    }
+    *plain = 0;
+    if (postgis && *gcol && gsrid != 4326 && (gsrid > 0 || srid > 0)) {
+        /* a projected geometry (or one without SRID, given by srid=): its end points */
+        int sr = gsrid > 0 ? gsrid : srid;
+        const char *pt[2] = {"ST_StartPoint", "ST_EndPoint"};
+        size_t o = 0;
+        for (int k = 0; k < 4; k++)
+            o += (size_t)snprintf(coords + o, sizeof coords - o,
+                                  ", ST_%s(ST_Transform(ST_SetSRID(%s(ST_LineMerge(%s)), %d), "
+                                  "4326)) AS %c%d",
+                                  k % 2 ? "Y" : "X", pt[k / 2], gcol, sr, k % 2 ? 'y' : 'x',
+                                  k / 2 + 1);
+        GP_LOG(GP_LOG_INFO, "PostgreSQL table %s: coordinates from %s in EPSG:%d, transformed",
+               name, gcol, sr);
+    } else if (xy && srid > 0 && postgis) {
+        size_t o = 0;
+        for (int k = 0; k < 4; k++)
+            o += (size_t)snprintf(coords + o, sizeof coords - o,
+                                  ", ST_%s(ST_Transform(ST_SetSRID(ST_MakePoint(x%d, y%d), %d), "
+                                  "4326)) AS %c%d",
+                                  k % 2 ? "Y" : "X", k / 2 + 1, k / 2 + 1, srid, k % 2 ? 'y' : 'x',
+                                  k / 2 + 1);
+    } else if (xy) {
+        snprintf(coords, sizeof coords, ", x1, y1, x2, y2");
+        *plain = srid > 0 ? 2 : 1;
+    } else if (srid > 0) {
+        gp_err_set(err, GP_EINVAL,
+                   "PostgreSQL spec: srid=%d, but table %s has neither x1, y1, x2, y2 nor a "
+                   "geometry column",
+                   srid, name);
+        free(qt);
+        return NULL;
+    }
+    size_t cap = strlen(qt) + strlen(coords) + 160;
     char *sql = malloc(cap);
     if (sql)
-        snprintf(sql, cap, "SELECT %s, source, target, %s%s%s FROM %s", id, cost, rcost,
-                 xy ? ", x1, y1, x2, y2" : "", qt);
+        snprintf(sql, cap, "SELECT %s, source, target, %s%s%s FROM %s", id, cost, rcost, coords,
+                 qt);
     else gp_err_set(err, GP_ENOMEM, "out of memory");
     free(qt);
     return sql;
@@ -459,7 +540,7 @@ typedef struct edge_buf {
 
 /* Parses one batch of rows into the buffer, feeding the costs to the scale picker. */
 static int read_rows(edge_buf *eb, const PGresult *r, const colmap *m, gp_scale_fit *fit,
-                     const gp_load_opts *o, gp_err *err) {
+                     const gp_load_opts *o, int srid, gp_err *err) {
     int n = PQntuples(r), nf = PQnfields(r);
     if (eb->n + (uint64_t)n > eb->cap) {
         uint64_t nc = eb->cap ? eb->cap : 4096;
@@ -497,6 +578,22 @@ static int read_rows(edge_buf *eb, const PGresult *r, const colmap *m, gp_scale_
                 (rc = parse_f64(r, i, m->y2, "y2", rn, 1, &e->y2, &n4, err)))
                 return rc;
             e->has_xy = !(n1 || n2 || n3 || n4);
+            if (srid >= 0 && e->has_xy &&
+                (fabs(e->x1) > 180 || fabs(e->y1) > 90 || fabs(e->x2) > 180 || fabs(e->y2) > 90)) {
+                char at[160];
+                snprintf(at, sizeof at,
+                         "PostgreSQL edges: row %llu: x1, y1, x2, y2 = %g, %g, %g, %g",
+                         (unsigned long long)rn, e->x1, e->y1, e->x2, e->y2);
+                if (srid > 0)
+                    return gp_err_set(err, GP_EPARSE,
+                                      "%s are not lon/lat, and srid=%d needs PostGIS to transform "
+                                      "them (CREATE EXTENSION postgis in the database)",
+                                      at, srid);
+                return gp_err_set(err, GP_EPARSE,
+                                  "%s are not lon/lat: give the table's projection with the spec "
+                                  "option srid=N (e.g. srid=3857; transformed with PostGIS)",
+                                  at);
+            }
         }
         gp_scale_fit_add(fit, e->cost);
         gp_scale_fit_add(fit, e->rcost);
@@ -677,13 +774,14 @@ gp_graph *gp_load_postgres(const char *uri, const gp_load_opts *o, gp_err *err) 
     double left = o->deadline > 0 ? o->deadline - t0 : 0;
     PGconn *c = connect_db(&s, o->deadline > 0 ? (left > 1 ? left : 1) : 0, err);
     if (!c) goto done;
+    int plain = 1;
     if (s.edges_sql) {
         query = trim_query(s.edges_sql, err);
     } else if (s.table) {
-        query = table_query(c, s.table, err);
+        query = table_query(c, s.table, s.srid, &plain, err);
     } else {
         if (migrate_conn(c, err)) goto done;
-        query = table_query(c, "gpath.edges", err);
+        query = table_query(c, "gpath.edges", s.srid, &plain, err);
     }
     if (!query) goto done;
     int directed = s.directed >= 0 ? s.directed : !o->undirected;
@@ -715,7 +813,7 @@ gp_graph *gp_load_postgres(const char *uri, const gp_load_opts *o, gp_err *err) 
         if (run(c, fetch, 0, NULL, PGRES_TUPLES_OK, &r, "reading edges", err)) goto done;
         if (first && find_cols(r, &m, err)) goto done;
         if (PQntuples(r) == 0) break;
-        if (read_rows(&eb, r, &m, &fit, o, err)) goto done;
+        if (read_rows(&eb, r, &m, &fit, o, plain ? s.srid : -1, err)) goto done;
         if (o->max_arcs && eb.n > o->max_arcs) {
             gp_err_set(err, GP_ETOOBIG, "PostgreSQL %s: more than max_graph_arcs = %llu edges",
                        s.shown, (unsigned long long)o->max_arcs);

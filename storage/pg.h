@@ -8,6 +8,11 @@
  *   directed=false    pgRouting's directed := false (every direction both ways)
  *   scale=S           fixed-point scale for the costs (default: the one that fits every cost,
  *                     gp_scale_fit: 1 for integers, else 1000, else the power of ten that fits)
+ *   srid=N            the table's x1, y1, x2, y2 are in EPSG:N (projected, e.g. 3857 or a UTM
+ *                     zone): transformed to lon/lat with PostGIS; without PostGIS, coordinates
+ *                     outside lon/lat's range are refused
+ * A table= whose geometry column (PostGIS geometry_columns) has an SRID other than 4326 has its
+ * coordinates taken from the geometry's end points, transformed to EPSG:4326.
  * With neither table nor edges_sql, gpath's own table gpath.edges is read, after the migrations in
  * migrations/postgres have been applied (the only case in which gpath writes to the database).
  * The edge rows are pgRouting's: id, source, target, cost[, reverse_cost][, x1, y1, x2, y2]
@@ -31,6 +36,7 @@ typedef struct gp_pg_spec {
     char *edges_sql; /* decoded, or NULL */
     int directed;    /* -1 unset, else 0/1 */
     double scale;    /* 0: unset */
+    int srid;        /* 0: unset, else the EPSG code of a table's plain x1, y1, x2, y2 */
     char shown[512]; /* the spec with any password replaced by "***", for logs and errors */
 } gp_pg_spec;
 

@@ -42,12 +42,15 @@ rc=$?
 if [ $rc -ne 0 ] && echo "$out" | grep -qi "connection refused\|could not connect\|connection to server"; then
   ok "PostgreSQL unreachable: exit $rc with libpq's message"
 else bad "PostgreSQL unreachable: expected a clean libpq error" "rc=$rc $out"; fi
-out=$("$GPATH_BIN" info --graph "$db?table=no_such_table" 2>&1); rc=$?
-if [ $rc -ne 0 ] && echo "$out" | grep -q "no_such_table"; then ok "missing table: clean error naming it"
-else bad "missing table" "rc=$rc $out"; fi
-out=$("$GPATH_BIN" info --graph "$db?table=a&edges_sql=x" 2>&1); rc=$?
-if [ $rc -ne 0 ] && echo "$out" | grep -q "not both"; then ok "table= and edges_sql= together refused"
-else bad "table+edges_sql" "rc=$rc $out"; fi
+# refused SPEC TEXT WHAT: loading SPEC fails with a message containing TEXT
+refused() {
+  local out rc
+  out=$("$GPATH_BIN" info --graph "$1" 2>&1); rc=$?
+  if [ $rc -ne 0 ] && echo "$out" | grep -qF -- "$2"; then ok "$3: $(echo "$out" | head -1)"
+  else bad "$3" "rc=$rc $out"; fi
+}
+refused "$db?table=no_such_table" no_such_table "missing table: clean error naming it"
+refused "$db?table=a&edges_sql=x" "not both" "table= and edges_sql= together refused"
 
 # --- gpath's own schema and migrations -----------------------------------------------------------
 createdb own
@@ -67,6 +70,51 @@ pgc_psql own -c "INSERT INTO gpath.schema_version (version, name) VALUES (999, '
 out=$("$GPATH_BIN" info --graph "$PGC_URI/own" 2>&1); rc=$?
 if [ $rc -ne 0 ] && echo "$out" | grep -q "newer"; then ok "a newer gpath schema is refused: $(echo "$out" | head -1)"
 else bad "newer schema refused" "rc=$rc $out"; fi
+
+# --- projected coordinates (srid=, a geometry column in another SRID) ------------------------------
+# Three nodes with known lon/lat near Monaco: 1 (7.42, 43.73), 2 (7.43, 43.73), 3 (7.43, 43.74); the
+# route 1->3 is 0.01 deg of longitude then 0.01 deg of latitude: 804.3 m + 1111.9 m (haversine).
+# The table stores them in EPSG:3857 metres (computed here, not by PostGIS).
+merc() { $PY -c 'import math,sys; lon,lat=map(float,sys.argv[1:]); R=6378137.0
+print("%.3f, %.3f" % (R*math.radians(lon), R*math.log(math.tan(math.pi/4+math.radians(lat)/2))))' "$1" "$2"; }
+p1=$(merc 7.42 43.73); p2=$(merc 7.43 43.73); p3=$(merc 7.43 43.74)
+want_m=$($PY -c 'import math
+def h(a,b,c,d):
+    R=6371008.8; p1,p2=math.radians(b),math.radians(d); dl=math.radians(c-a)
+    x=math.sin((p2-p1)/2)**2+math.cos(p1)*math.cos(p2)*math.sin(dl/2)**2
+    return 2*R*math.asin(math.sqrt(x))
+print(round(h(7.42,43.73,7.43,43.73)+h(7.43,43.73,7.43,43.74),1))')
+mk_merc() { # DB: the edge table "merc" with x1..y2 in EPSG:3857
+  pgc_psql "$1" -c "CREATE TABLE merc (id bigint, source bigint, target bigint, cost float8,
+    reverse_cost float8, x1 float8, y1 float8, x2 float8, y2 float8);
+    INSERT INTO merc VALUES (1, 1, 2, 1, 1, $p1, $p2), (2, 2, 3, 1, 1, $p2, $p3)" >/dev/null; }
+# length_m of the route 1->3 (loaded from SPEC), from the served route's geometry-based length
+len_m() { "$GPATH_BIN" route --graph "$1" --from 1 --to 3 --backend cpu 2>&1 |
+  $PY -c 'import json,sys; d=json.load(sys.stdin); print(d["length_m"])' 2>/dev/null; }
+near() { $PY -c "import sys; sys.exit(0 if abs(float('$1')-float('$2')) <= 0.01*float('$2') else 1)" 2>/dev/null; }
+createdb np && mk_merc np
+refused "$PGC_URI/np?table=merc" "give the table's projection with the spec option srid=N" \
+  "x1..y2 in metres without srid= refused, naming srid="
+refused "$PGC_URI/np?table=merc&srid=3857" "srid=3857 needs PostGIS" \
+  "srid=3857 without PostGIS refused, naming PostGIS"
+refused "$PGC_URI/np?table=merc&srid=abc" "srid must be an EPSG code" "srid=abc refused"
+if createdb sr && pgc_psql sr -c "CREATE EXTENSION postgis" >"$tmp/postgis.log" 2>&1; then
+  mk_merc sr
+  got=$(len_m "$PGC_URI/sr?table=merc&srid=3857")
+  if [ -n "$got" ] && near "$got" "$want_m"; then
+    ok "srid=3857 with PostGIS: x1..y2 transformed, route 1->3 length_m $got (want $want_m within 1%)"
+  else bad "srid=3857 transformed" "got=$got want=$want_m $("$GPATH_BIN" route --graph "$PGC_URI/sr?table=merc&srid=3857" --from 1 --to 3 2>&1 | head -3)"; fi
+  # a geometry column in UTM zone 32N (EPSG:32632), no x1..y2: its end points, transformed
+  pgc_psql sr -c "CREATE TABLE utm (id bigint, source bigint, target bigint, cost float8,
+    geom geometry(LineString, 32632));
+    INSERT INTO utm SELECT id, s, t, 1, ST_Transform(ST_SetSRID(ST_MakeLine(ST_MakePoint(a, b),
+      ST_MakePoint(c, d)), 4326), 32632) FROM (VALUES (1, 1, 2, 7.42, 43.73, 7.43, 43.73),
+      (2, 2, 3, 7.43, 43.73, 7.43, 43.74)) v(id, s, t, a, b, c, d)" >/dev/null
+  got=$(len_m "$PGC_URI/sr?table=utm&directed=false")
+  if [ -n "$got" ] && near "$got" "$want_m"; then
+    ok "geometry in EPSG:32632 read through ST_Transform: route 1->3 length_m $got (want $want_m within 1%)"
+  else bad "UTM geometry transformed" "got=$got want=$want_m $("$GPATH_BIN" route --graph "$PGC_URI/sr?table=utm&directed=false" --from 1 --to 3 2>&1 | head -3)"; fi
+else skp "PostGIS extension absent (install postgresql-15-postgis-3): $(tail -1 "$tmp/postgis.log")"; fi
 
 # --- pgRouting sample data -------------------------------------------------------------------------
 csv=$GPATH_DATA/pgrouting-sample/sampledata/edges.csv

@@ -1,6 +1,6 @@
 /* test_pg_spec.c - PostgreSQL graph specs (storage/pg.c) without a server: gpath's parameters
- * (table, edges_sql, directed, scale) are taken out of the URI and decoded, libpq's are kept in
- * order, passwords never appear in the text shown to people, bad specs are refused with a message,
+ * (table, edges_sql, directed, scale, srid) are taken out of the URI and decoded, libpq's are kept
+ * in order, passwords never appear in the text shown to people, bad specs are refused with a message,
  * and an unreachable server fails the load with libpq's message. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -38,6 +38,14 @@ static void test_split_and_decode(void **state) {
     assert_string_equal(s.conninfo, "postgres://h/db");
     assert_string_equal(s.table, "public.edges");
     assert_int_equal(s.directed, -1);
+    assert_int_equal(s.srid, 0);
+    gp_pg_spec_free(&s);
+
+    /* srid= is gpath's: removed from the URI */
+    assert_int_equal(
+        gp_pg_spec_parse("postgresql://h/db?srid=32632&table=t&sslmode=require", &s, &err), GP_OK);
+    assert_string_equal(s.conninfo, "postgresql://h/db?sslmode=require");
+    assert_int_equal(s.srid, 32632);
     gp_pg_spec_free(&s);
 
     /* no gpath parameter: the URI is passed through whole */
@@ -79,6 +87,13 @@ static void test_bad_specs(void **state) {
     assert_int_equal(gp_pg_spec_parse("postgresql://h/db?directed=maybe", &s, &err), GP_EINVAL);
     assert_non_null(strstr(err.msg, "directed"));
     assert_int_equal(gp_pg_spec_parse("postgresql://h/db?scale=-1", &s, &err), GP_EINVAL);
+    assert_int_equal(gp_pg_spec_parse("postgresql://h/db?table=t&srid=abc", &s, &err), GP_EINVAL);
+    assert_non_null(strstr(err.msg, "srid must be an EPSG code"));
+    assert_int_equal(gp_pg_spec_parse("postgresql://h/db?table=t&srid=0", &s, &err), GP_EINVAL);
+    /* edges_sql= transforms in its own SQL */
+    assert_int_equal(gp_pg_spec_parse("postgresql://h/db?edges_sql=SELECT%201&srid=3857", &s, &err),
+                     GP_EINVAL);
+    assert_non_null(strstr(err.msg, "ST_Transform"));
 }
 
 static void test_unreachable(void **state) {

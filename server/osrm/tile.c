@@ -334,8 +334,8 @@ void gp_h_osrm_tile(gp_req *r) {
     double c0, c1, c2, c3;
     gp_tile_bounds(j.z, j.x, j.y, &c0, &c1, &c2, &c3);
     double clon = (c0 + c2) / 2, clat = (c1 + c3) / 2;
-    int pick = gp_osrm_pick_graph(profile ? profile : "", &clon, &clat, 1, &j.g, name, why,
-                                  sizeof why);
+    int pick =
+        gp_osrm_pick_graph(profile ? profile : "", &clon, &clat, 1, &j.g, name, why, sizeof why);
     if (pick == GP_OSRM_PICK_NONE) {
         gp_http_text(r, 200, "application/x-protobuf", "", 0);
         return;

@@ -191,7 +191,6 @@ gp_rt *gp_srv_netops_tables(gp_req *r, gp_graph *g) {
     return t;
 }
 
-
 static void add_header_members(gp_sbuf *s, gp_req *r, const gp_rt *t) {
     gp_nj_header(s, gp_req_graph_name(r), t); /* the CLI's too (server/api/netops_json.h) */
 }

@@ -598,6 +598,10 @@ def t_overview(ctx):
     st, m = get(ctx.d, "/v1/graphs/g/overview.geojson?max_edges=200", check=False)
     assert m["merged"] and 0 < len(m["features"][0]["geometry"]["coordinates"]) <= 200
     assert m["roads"] == fc["roads"]
+    # a limit no grid keeps to (the map page asks max_edges=1 for the bbox alone): 200, no lines
+    st, one = get(ctx.d, "/v1/graphs/g/overview.geojson?max_edges=1", check=False)
+    assert st == 200 and one["merged"] and one["bbox"] == fc["bbox"], (st, one)
+    assert all(len(f["geometry"]["coordinates"]) <= 1 for f in one["features"]), one
 
 
 @test

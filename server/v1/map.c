@@ -148,7 +148,8 @@ static void full_lines(const gp_graph *g, sbuf *b) {
  * (tests/ubsan.ignorelist). */
 static uint64_t fib_hash(uint64_t key) { return key * 0x9E3779B97F4A7C15ull; }
 
-/* Grid-merged: lines between the first nodes of distinct cells, each cell pair once. */
+/* Grid-merged: lines between the first nodes of distinct cells, each cell pair once; a limit no
+ * grid keeps to gives one empty line set (the answer's bbox still says where the roads are). */
 static int merged_lines(const gp_graph *g, sbuf *b, uint64_t limit, double minx, double miny,
                         double maxx, double maxy) {
     uint32_t *cellrep = NULL;
@@ -209,9 +210,15 @@ static int merged_lines(const gp_graph *g, sbuf *b, uint64_t limit, double minx,
         }
         b->n = start;
     }
+    int oom = !cellrep || !seen; /* the last grid could not be allocated */
     free(cellrep);
     free(seen);
-    return -1;
+    if (oom) return -1;
+    /* no grid of two cells a side keeps to the limit (max_edges=1, say): the bbox alone */
+    sb_printf(b,
+              "{\"type\":\"Feature\",\"properties\":{\"class\":\"merged\",\"cells\":1},"
+              "\"geometry\":{\"type\":\"MultiLineString\",\"coordinates\":[]}}");
+    return 0;
 }
 
 void gp_h_overview(gp_req *r) {

@@ -450,7 +450,7 @@ static int inputs_get(gp_req *r, inputs *in) {
         caps = malloc((s->ncaps + 1) * sizeof *caps);
         if (in->rows && caps) {
             memcpy(in->rows, s->rows, s->nrows * sizeof *in->rows);
-            memcpy(caps, s->caps, s->ncaps * sizeof *caps);
+            if (s->ncaps) memcpy(caps, s->caps, s->ncaps * sizeof *caps);
             in->nrows = s->nrows;
             ncaps = s->ncaps;
             memcpy(in->dver, s->dver, sizeof in->dver);

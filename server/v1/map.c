@@ -215,9 +215,8 @@ static int merged_lines(const gp_graph *g, sbuf *b, uint64_t limit, double minx,
     free(seen);
     if (oom) return -1;
     /* no grid of two cells a side keeps to the limit (max_edges=1, say): the bbox alone */
-    sb_printf(b,
-              "{\"type\":\"Feature\",\"properties\":{\"class\":\"merged\",\"cells\":1},"
-              "\"geometry\":{\"type\":\"MultiLineString\",\"coordinates\":[]}}");
+    sb_printf(b, "{\"type\":\"Feature\",\"properties\":{\"class\":\"merged\",\"cells\":1},"
+                 "\"geometry\":{\"type\":\"MultiLineString\",\"coordinates\":[]}}");
     return 0;
 }
 

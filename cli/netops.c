@@ -334,8 +334,10 @@ static int cmd_repair(const gp_cli_args *a) {
     gp_err err;
     gp_err_clear(&err);
     int rc = 0, csv = fmt && strcmp(fmt, "csv") == 0;
-    if (fmt && !csv && strcmp(fmt, "json") != 0)
+    if (fmt && !csv && strcmp(fmt, "json") != 0) {
+        free(vals);
         return die(GP_CLI_EXIT_USAGE, "--format: '%s' is not json or csv", fmt);
+    }
     if (!vals) return die(1, "%s", "out of memory");
     if ((rc = netops_load(a, &pr, &g, &e))) goto done;
     if (nr || gp_cli_flag(a, "summary")) {

@@ -347,7 +347,7 @@ size_t gp_osrm_alternatives(gp_osrm_req *q, const gp_osrm_leg *best, size_t max_
         }
         cs[nc++] = (cand){v, ds[v] + dt[v], 0, 2.0 * (double)(ds[v] + dt[v])};
     }
-    qsort(cs, nc, sizeof *cs, cand_cmp);
+    if (nc) qsort(cs, nc, sizeof *cs, cand_cmp);
     for (size_t k = 0, tried = 0; k < nc && tried < TRIES && got < max_alt; k++) {
         const cand *c = &cs[k];
         if (on[c->via] || (double)c->total > (double)C * STRETCH) continue; /* on a listed road */

@@ -33,6 +33,50 @@ static volatile sig_atomic_t stop_requested;
  * run without it. */
 static volatile sig_atomic_t startup_failed;
 
+/* Set by the start-up loader thread when it has returned (shutdown waits for it, boundedly). */
+static int loader_done;
+
+/* After the shutdown grace and the unwinding of cancelled queries, how long the rest of the stop
+ * may take before the process exits regardless (s). */
+#define HARD_STOP_EXTRA_S 7.0
+/* How long shutdown waits for a start-up load to give up once the daemon has stopped (s): the
+ * load is cancelled at SIGTERM, but building a hierarchy (order, contraction) has no cancel
+ * point, so the process does not wait for it. */
+#define LOADER_WAIT_S 1.0
+
+static double hard_stop_at;
+static int hard_stop_code;
+static int shutdown_finished;
+
+/* Ends the process when the stop overruns shutdown_grace_s plus the unwinding time: work that has
+ * no cancel point (a hierarchy being built for a reload request, a GPU kernel) does not hold the
+ * process for as long as it runs. */
+static void *hard_stop(void *arg) {
+    (void)arg;
+    while (!__atomic_load_n(&shutdown_finished, __ATOMIC_ACQUIRE) && gp_now() < hard_stop_at) {
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    if (__atomic_load_n(&shutdown_finished, __ATOMIC_ACQUIRE)) return NULL;
+    GP_LOG(GP_LOG_WARN,
+           "event=shutdown_forced reason=\"work without a cancel point outlived "
+           "shutdown_grace_s and the unwinding time\" code=%d",
+           hard_stop_code);
+    fflush(stderr);
+    fflush(stdout);
+    _exit(hard_stop_code);
+}
+
+/* Waits up to s seconds for the start-up loader thread to return; 1 when it has. */
+static int loader_wait(double s) {
+    double t0 = gp_now();
+    while (!__atomic_load_n(&loader_done, __ATOMIC_ACQUIRE) && gp_now() - t0 < s) {
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    return __atomic_load_n(&loader_done, __ATOMIC_ACQUIRE);
+}
+
 static void on_signal(int sig) {
     (void)sig;
     stop_requested = 1; /* the main loop does the rest */
@@ -88,6 +132,7 @@ static void *load_graphs(void *arg) {
         GP_LOG(GP_LOG_INFO, "event=startup_done");
         print_url(l->cfg, l->port);
     }
+    __atomic_store_n(&loader_done, 1, __ATOMIC_RELEASE);
     return NULL;
 }
 
@@ -242,10 +287,27 @@ int gp_serve_main(int argc, char **argv, void (*usage)(FILE *f)) {
     }
     GP_LOG(GP_LOG_INFO, "event=shutdown");
     code = startup_failed ? 1 : 0;
+    {
+        pthread_t hs;
+        hard_stop_code = code;
+        hard_stop_at = gp_now() + (double)cfg->shutdown_grace_s + HARD_STOP_EXTRA_S;
+        if (pthread_create(&hs, NULL, hard_stop, NULL) == 0) pthread_detach(hs);
+    }
 out:
     if (reg) gp_registry_cancel(reg); /* loads in progress give up: shutdown never waits on one */
     gp_srv_traffic_stop(); /* its thread, then its state (while the registry is reachable) */
     gp_http_stop(http, cfg->shutdown_grace_s);
+    if (th_started && !loader_wait(LOADER_WAIT_S)) {
+        /* the start-up load is past its last cancel point (building the hierarchy): its result
+         * would be thrown away, so the process ends now rather than when it is built; the
+         * cache's WAL and the matrix jobs' files survive an exit at any point */
+        GP_LOG(GP_LOG_INFO, "event=shutdown_load_abandoned code=%d", code);
+        gp_srv_storage_stop();
+        GP_LOG(GP_LOG_INFO, "event=stopped code=%d", code);
+        fflush(stderr);
+        fflush(stdout);
+        _exit(code);
+    }
     if (th_started) pthread_join(th, NULL);
     /* failure analyses use the routing tables and the engine */
     gp_srv_planning_stop();
@@ -256,6 +318,7 @@ out:
     gp_registry_free(reg);
     gp_engine_free(engine);
     gp_metrics_free();
+    __atomic_store_n(&shutdown_finished, 1, __ATOMIC_RELEASE);
     if (http) GP_LOG(GP_LOG_INFO, "event=stopped code=%d", code);
     free(cfg);
     return code;

@@ -78,6 +78,36 @@ def t_shutdown_cancels_queries(ctx):
         d.stop()
 
 
+@test
+def t_shutdown_during_load(ctx):
+    """SIGTERM while a start-up graph's hierarchy is being built (the CCH order has begun: no
+    cancel point until it is done; on a loaded machine that took minutes): the process exits
+    within a second or two of the grace with status 0, the load abandoned (its result would be
+    thrown away), instead of finishing the build first."""
+    d = ht.Daemon(ctx.tmp, "loadstop", ["--graph", "g=gen:400000", "--backend", "cpu",
+                                        "--cch", "on", "--engine-threads", "1",
+                                        "--shutdown-grace-s", "1", "--cache-path", "",
+                                        "--log-level", "debug"])
+    try:
+        t0 = time.time()
+        while "cch_order_nd" not in d.full_log():
+            assert d.proc.poll() is None, d.tail()
+            assert time.time() - t0 < 120, "the hierarchy's order never started: " + d.tail()
+            time.sleep(0.02)
+        t0 = time.time()
+        d.proc.send_signal(signal.SIGTERM)
+        rc = d.proc.wait(timeout=600)
+        took = time.time() - t0
+        log = d.full_log()
+        assert rc == 0, (rc, d.tail())
+        assert "event=graph_loaded" not in log, "the build was waited for: " + d.tail()
+        assert "event=shutdown_load_abandoned" in log, d.tail()
+        assert took < 4.0, f"exited {took:.1f} s after SIGTERM (grace 1 s)"
+        print(f"    exited {took:.2f} s after SIGTERM during the hierarchy's order")
+    finally:
+        d.stop()
+
+
 def keepalive_exchange(port, requests, timeout=10):
     """Sends the requests back to back on one connection, half-closes, and returns the answers
     (status, headers, body) in order."""

@@ -914,6 +914,54 @@ char *gp_render_table_doc(const gp_graph *g, const char *graph, const gp_snap *s
     return splice(head, text, tl, len);
 }
 
+size_t gp_render_dist_row(const gp_graph *g, const uint64_t *row, uint32_t cols, char *out) {
+    char *p = out;
+    *p++ = '[';
+    for (uint32_t j = 0; j < cols; j++) {
+        if (j) *p++ = ',';
+        p += gp_render_dist_str(g, row[j], p, 40);
+    }
+    *p++ = ']';
+    *p = '\0';
+    return (size_t)(p - out);
+}
+
+size_t gp_render_id_row(const gp_graph *g, const uint32_t *row, uint32_t cols, char *out) {
+    char *p = out;
+    *p++ = '[';
+    for (uint32_t j = 0; j < cols; j++) {
+        if (j) *p++ = ',';
+        p += id_str(g, row ? row[j] : j, p, 32);
+    }
+    *p++ = ']';
+    *p = '\0';
+    return (size_t)(p - out);
+}
+
+char *gp_render_apsp_open(const gp_graph *g, const char *graph, size_t *len) {
+    cJSON *head = doc_head(g, graph);
+    char *h = head && cJSON_AddStringToObject(head, "weight_unit", g->unit_name)
+                  ? cJSON_PrintUnformatted(head)
+                  : NULL;
+    cJSON_Delete(head);
+    if (!h) return NULL;
+    size_t hl = strlen(h);
+    static const char mid[] = "\"nodes\":", tail[] = ",\"distances\":[";
+    char *out = malloc(hl + sizeof mid + GP_RENDER_ID_ROW_BYTES(g->n) + sizeof tail);
+    if (out) {
+        size_t n = hl - 1; /* the head without its closing brace, then the text's members */
+        memcpy(out, h, n);
+        out[n++] = ',';
+        memcpy(out + n, mid, sizeof mid - 1);
+        n += sizeof mid - 1;
+        n += gp_render_id_row(g, NULL, g->n, out + n);
+        memcpy(out + n, tail, sizeof tail);
+        *len = n + sizeof tail - 1;
+    }
+    free(h);
+    return out;
+}
+
 char *gp_render_apsp_doc(const gp_graph *g, const char *graph, const uint64_t *dist,
                          const uint32_t *next, size_t *len) {
     size_t tl = 0;

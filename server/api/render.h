@@ -128,6 +128,18 @@ char *gp_render_table_text(const gp_graph *g, const uint32_t *src, uint32_t ns, 
 char *gp_render_apsp_text(const gp_graph *g, const uint64_t *dist, const uint32_t *next,
                           size_t *len);
 
+/* The all-pairs document in pieces, for an answer streamed row by row: the same text as
+ * gp_render_apsp_doc. gp_render_apsp_open gives its opening (the head members, "nodes" and
+ * `"distances":[`); then each row of distances (gp_render_dist_row, rows separated by ","), "]",
+ * and with next hops `,"next_hops":[` and their rows (gp_render_id_row), "]"; then "}\n". A row
+ * needs GP_RENDER_DIST_ROW_BYTES / GP_RENDER_ID_ROW_BYTES (cols) bytes; returns its length (NUL
+ * written after it). gp_render_id_row with row NULL writes the ids of nodes 0..cols-1. */
+#define GP_RENDER_DIST_ROW_BYTES(cols) ((size_t)(cols)*41 + 3)
+#define GP_RENDER_ID_ROW_BYTES(cols) ((size_t)(cols)*33 + 3)
+char *gp_render_apsp_open(const gp_graph *g, const char *graph, size_t *len);
+size_t gp_render_dist_row(const gp_graph *g, const uint64_t *row, uint32_t cols, char *out);
+size_t gp_render_id_row(const gp_graph *g, const uint32_t *row, uint32_t cols, char *out);
+
 /* Writes a distance in input units into buf (NUL-terminated, "null" for GP_INF); returns the
  * length. buf needs 32 bytes. */
 int gp_render_dist_str(const gp_graph *g, uint64_t d, char *buf, size_t size);

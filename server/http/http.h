@@ -109,6 +109,13 @@ void gp_http_send(gp_req *r, int status, const char *content_type, char *buf, si
 typedef long (*gp_http_fill_fn)(void *ctx, char *buf, size_t max);
 void gp_http_stream(gp_req *r, int status, const char *content_type, gp_http_fill_fn fill,
                     void (*done)(void *ctx), void *ctx);
+/* Counts `bytes` a streamed answer holds until its client has read it (the arrays it is rendered
+ * from) against max_buffered_answer_bytes, as buffered answers are counted: 0 when counted
+ * (give them back with gp_http_held_drop from the stream's done), -1 when the total would pass
+ * the limit (r is then answered 503 Busy naming it). Small holds and in-process requests are not
+ * counted (*held = 0). */
+int gp_http_held_take(gp_req *r, size_t bytes, size_t *held);
+void gp_http_held_drop(size_t held);
 /* The same for a body of known length (sent as Content-Length, never compressed; UINT64_MAX:
  * unknown): fill must give exactly size bytes, or fail (-1: the connection is cut). */
 void gp_http_stream_sized(gp_req *r, int status, const char *content_type, uint64_t size,

@@ -363,24 +363,40 @@ void gp_http_buffered_release(gp_req *r) {
     r->buffered = 0;
 }
 
-void gp_http_send_buf(gp_req *r, int status, const char *ctype, char *buf, size_t len) {
+int gp_http_held_take(gp_req *r, size_t bytes, size_t *held) {
     const gp_config *cfg = gp_http_config();
-    if (buf && len >= BUFFERED_MIN && !r->local && !r->answered && cfg &&
-        cfg->max_buffered_answer_bytes > 0) {
-        /* clients that never read pin whole answers (600 of them: 3.1 GB for 30 s): the total
-         * is bounded, past it a large answer is refused with 503 until readers catch up */
-        size_t total = __atomic_add_fetch(&g_buffered, len, __ATOMIC_RELAXED);
-        if (total > (size_t)cfg->max_buffered_answer_bytes) {
-            __atomic_sub_fetch(&g_buffered, len, __ATOMIC_RELAXED);
+    *held = 0;
+    if (bytes < BUFFERED_MIN || r->local || r->answered || !cfg ||
+        cfg->max_buffered_answer_bytes <= 0)
+        return 0;
+    /* clients that never read pin whole answers (600 of them: 3.1 GB for 30 s): the total is
+     * bounded, past it a large answer is refused with 503 until readers catch up */
+    size_t total = __atomic_add_fetch(&g_buffered, bytes, __ATOMIC_RELAXED);
+    if (total > (size_t)cfg->max_buffered_answer_bytes) {
+        __atomic_sub_fetch(&g_buffered, bytes, __ATOMIC_RELAXED);
+        gp_http_error(r, GP_HC_BUSY,
+                      "answers waiting for their clients to read them hold "
+                      "max_buffered_answer_bytes = %ld; this one (%zu bytes) would pass it, "
+                      "retry",
+                      cfg->max_buffered_answer_bytes, bytes);
+        return -1;
+    }
+    *held = bytes;
+    return 0;
+}
+
+void gp_http_held_drop(size_t held) {
+    if (held) __atomic_sub_fetch(&g_buffered, held, __ATOMIC_RELAXED);
+}
+
+void gp_http_send_buf(gp_req *r, int status, const char *ctype, char *buf, size_t len) {
+    if (buf) {
+        size_t held;
+        if (gp_http_held_take(r, len, &held)) {
             free(buf);
-            gp_http_error(r, GP_HC_BUSY,
-                          "answers waiting for their clients to read them hold "
-                          "max_buffered_answer_bytes = %ld; this one (%zu bytes) would pass it, "
-                          "retry",
-                          cfg->max_buffered_answer_bytes, len);
             return;
         }
-        r->buffered = len;
+        r->buffered = held;
     }
     emit(r, status, ctype, buf, len, NULL);
 }

@@ -471,6 +471,118 @@ done:
     free(ts);
 }
 
+/* ---- all pairs, streamed: rows rendered as the client reads them ---- */
+
+typedef struct apsp_stream {
+    gp_graph *g; /* a reference: a reload may swap the graph while the answer is read */
+    uint64_t *dist;
+    uint32_t *next;
+    size_t held; /* counted against max_buffered_answer_bytes until done */
+    char *open;  /* the opening text (head, nodes) */
+    size_t open_len;
+    uint32_t row; /* next row of the current part */
+    int part;     /* 0 opening, 1 distances, 2 next hops, 3 closing written, 4 done */
+    char *buf;    /* one rendered piece */
+    size_t len, off;
+} apsp_stream;
+
+/* Renders the next piece into s->buf: the opening, a batch of rows, or the closing. */
+static void apsp_piece(apsp_stream *s) {
+    uint32_t n = s->g->n;
+    size_t cap = GP_RENDER_DIST_ROW_BYTES(n) + GP_RENDER_ID_ROW_BYTES(n) + 32, len = 0;
+    if (s->part == 0) {
+        memcpy(s->buf, s->open, s->open_len + 1);
+        len = s->open_len;
+        s->part = 1;
+        s->row = 0;
+    }
+    /* rows until ~64 KiB or the part ends (at least one row: the buffer holds one of each) */
+    while ((s->part == 1 || s->part == 2) && (len == 0 || len + cap / 2 < 65536)) {
+        if (s->row == n) {
+            static const char mid[] = "],\"next_hops\":[";
+            if (s->part == 1 && s->next) {
+                memcpy(s->buf + len, mid, sizeof mid - 1);
+                len += sizeof mid - 1;
+                s->part = 2;
+                s->row = 0;
+                continue;
+            }
+            memcpy(s->buf + len, "]}\n", 3);
+            len += 3;
+            s->part = 3;
+            break;
+        }
+        if (s->row) s->buf[len++] = ',';
+        size_t i = (size_t)s->row++ * n;
+        len += s->part == 1 ? gp_render_dist_row(s->g, s->dist + i, n, s->buf + len)
+                            : gp_render_id_row(s->g, s->next + i, n, s->buf + len);
+        if (len + cap / 2 >= 65536) break;
+    }
+    if (s->part == 3 && len == 0) s->part = 4;
+    s->len = len;
+    s->off = 0;
+}
+
+static long apsp_fill(void *ctx, char *out, size_t max) {
+    apsp_stream *s = ctx;
+    if (s->off == s->len) {
+        if (s->part >= 3) return 0;
+        apsp_piece(s);
+        if (s->len == 0) return 0;
+    }
+    size_t k = s->len - s->off < max ? s->len - s->off : max;
+    memcpy(out, s->buf + s->off, k);
+    s->off += k;
+    return (long)k;
+}
+
+static void apsp_done(void *ctx) {
+    apsp_stream *s = ctx;
+    gp_http_held_drop(s->held);
+    gp_graph_unref(s->g);
+    free(s->dist);
+    free(s->next);
+    free(s->open);
+    free(s->buf);
+    free(s);
+}
+
+/* Answers dist (and next) as the all-pairs document, streamed; takes both arrays. */
+static void apsp_send(gp_req *r, gp_graph *g, uint64_t *dist, uint32_t *next) {
+    size_t cells = (size_t)g->n * g->n, held = 0;
+    size_t bytes = cells * (sizeof *dist + (next ? sizeof *next : 0));
+    apsp_stream *s = calloc(1, sizeof *s);
+    if (s) {
+        s->open = gp_render_apsp_open(g, gp_req_graph_name(r), &s->open_len);
+        s->buf = malloc(s->open_len + 1 + 65536 + 2 * GP_RENDER_DIST_ROW_BYTES(g->n) +
+                        2 * GP_RENDER_ID_ROW_BYTES(g->n) + 64);
+    }
+    if (!s || !s->open || !s->buf) {
+        if (s) {
+            free(s->open);
+            free(s->buf);
+            free(s);
+        }
+        free(dist);
+        free(next);
+        gp_http_error(r, GP_HC_INTERNAL, "out of memory rendering the response");
+        return;
+    }
+    if (gp_http_held_take(r, bytes, &held)) { /* answered 503 */
+        free(s->open);
+        free(s->buf);
+        free(s);
+        free(dist);
+        free(next);
+        return;
+    }
+    s->g = gp_graph_ref(g);
+    s->dist = dist;
+    s->next = next;
+    s->held = held;
+    gp_http_stream(r, 200, "application/json", apsp_fill, apsp_done, s);
+}
+
 void gp_h_apsp(gp_req *r) {
     gp_graph *g = gp_req_graph(r);
     gp_args args;
@@ -497,11 +609,9 @@ void gp_h_apsp(gp_req *r) {
         gp_srv_cache_store(r, GP_CACHE_APSP, NULL, g->n, NULL, g->n, want_next, dist, next);
     if (rc) {
         gp_http_error_err(r, -1, &err);
-    } else {
-        size_t len = 0; /* the CLI's document too */
-        char *doc = gp_render_apsp_doc(g, gp_req_graph_name(r), dist, next, &len);
-        send_doc(r, doc, len);
+        free(dist);
+        free(next);
+        return;
     }
-    free(dist);
-    free(next);
+    apsp_send(r, g, dist, next); /* gp_render_apsp_doc's text (the CLI's), streamed */
 }

@@ -51,7 +51,7 @@ static int shutdown_finished;
 /* Ends the process when the stop overruns shutdown_grace_s plus the unwinding time: work that has
  * no cancel point (a hierarchy being built for a reload request, a GPU kernel) does not hold the
  * process for as long as it runs. */
-static void *hard_stop(void *arg) {
+static void *hard_stop_watch(void *arg) {
     (void)arg;
     while (!__atomic_load_n(&shutdown_finished, __ATOMIC_ACQUIRE) && gp_now() < hard_stop_at) {
         struct timespec ts = {0, 20 * 1000 * 1000};
@@ -291,7 +291,7 @@ int gp_serve_main(int argc, char **argv, void (*usage)(FILE *f)) {
         pthread_t hs;
         hard_stop_code = code;
         hard_stop_at = gp_now() + (double)cfg->shutdown_grace_s + HARD_STOP_EXTRA_S;
-        if (pthread_create(&hs, NULL, hard_stop, NULL) == 0) pthread_detach(hs);
+        if (pthread_create(&hs, NULL, hard_stop_watch, NULL) == 0) pthread_detach(hs);
     }
 out:
     if (reg) gp_registry_cancel(reg); /* loads in progress give up: shutdown never waits on one */

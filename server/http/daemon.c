@@ -231,59 +231,53 @@ int gp_http_operator_ok(gp_req *r) {
 }
 
 /* ---- routing ---- */
-/* Matches path against pattern; fills params on success. */
+/* Matches path against pattern; on success fills r's params (r NULL: only tells). The walk reads
+ * the path in place: only the route that matches copies it (r->segs), not every pattern tried. */
 static int match(const char *pattern, const char *path, gp_req *r) {
-    size_t pl = strlen(path);
-    char *segs = malloc(pl + 1);
-    if (!segs) return 0;
-    memcpy(segs, path, pl + 1);
     int np = 0;
-    const char *p = pattern;
-    char *s = segs;
+    const char *p = pattern, *s = path;
     struct {
         char name[32];
-        const char *value;
+        size_t off, len; /* the value: path[off, off + len) */
     } params[MAX_PARAMS];
     for (;;) {
-        if (*p != '/' || *s != '/') break;
+        if (*p != '/' || *s != '/') return 0;
         p++;
         s++;
         const char *pe = strchr(p, '/');
         size_t plen = pe ? (size_t)(pe - p) : strlen(p);
-        char *se = strchr(s, '/');
+        const char *se = strchr(s, '/');
         size_t slen = se ? (size_t)(se - s) : strlen(s);
         if (plen > 2 && p[0] == '{' && p[plen - 1] == '}') {
-            if (slen == 0 || np == MAX_PARAMS) break;
+            if (slen == 0 || np == MAX_PARAMS) return 0;
             size_t nl = plen - 2 < 31 ? plen - 2 : 31;
             memcpy(params[np].name, p + 1, nl);
             params[np].name[nl] = '\0';
-            params[np].value = s;
+            params[np].off = (size_t)(s - path);
+            params[np].len = slen;
             np++;
         } else if (plen != slen || memcmp(p, s, plen) != 0) {
-            break;
+            return 0;
         }
         p += plen;
         s += slen;
-        if (*p == '\0' && *s == '\0') {
-            /* terminate the captured segments */
-            for (int i = 0; i < np; i++) {
-                char *v = (char *)params[i].value;
-                char *e = strchr(v, '/');
-                if (e) *e = '\0';
-            }
-            free(r->segs);
-            r->segs = segs;
-            r->nparams = np;
-            for (int i = 0; i < np; i++) {
-                memcpy(r->params[i].name, params[i].name, sizeof params[i].name);
-                r->params[i].value = params[i].value;
-            }
-            return 1;
-        }
-        if (*p == '\0' || *s == '\0') break;
+        if (*p == '\0' && *s == '\0') break;
+        if (*p == '\0' || *s == '\0') return 0;
     }
-    free(segs);
-    return 0;
+    if (!r) return 1;
+    size_t pl = strlen(path);
+    char *segs = malloc(pl + 1);
+    if (!segs) return 0;
+    memcpy(segs, path, pl + 1);
+    free(r->segs);
+    r->segs = segs;
+    r->nparams = np;
+    for (int i = 0; i < np; i++) {
+        segs[params[i].off + params[i].len] = '\0'; /* the captured segment ends */
+        memcpy(r->params[i].name, params[i].name, sizeof params[i].name);
+        r->params[i].value = segs + params[i].off;
+    }
+    return 1;
 }
 
 /* OPTIONS: the CORS preflight (and a plain Allow listing) for a path that exists. */
@@ -318,10 +312,7 @@ static void route_request(gp_req *r) {
     char allow[128] = "";
     int path_known = 0;
     for (size_t i = 0; i < gp_nroutes; i++) {
-        gp_req probe;
-        memset(&probe, 0, sizeof probe);
-        if (!match(gp_routes[i].pattern, r->path, &probe)) continue;
-        free(probe.segs);
+        if (!match(gp_routes[i].pattern, r->path, NULL)) continue;
         path_known = 1;
         if (strcmp(gp_routes[i].method, r->method) == 0) {
             match(gp_routes[i].pattern, r->path, r);

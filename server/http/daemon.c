@@ -515,24 +515,27 @@ static void req_finish(gp_req *r) {
 
 /* Rate limit of the access log (config log_requests_per_s): 1 when this request's line may be
  * written. A flood of requests cannot flood the log: lines past the limit in one second are
- * counted, and the first line of a later second says how many were dropped. */
+ * counted, and the first line of a later second says how many were dropped. Within a second every
+ * request only increments atomics (a mutex here was taken by every request of every thread); the
+ * first request of a new second takes the lock to start it. */
 static int access_line_allowed(void) {
     static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
     static long sec = -1, n = 0, dropped = 0;
     long limit = srv.cfg ? srv.cfg->log_requests_per_s : 0;
     if (limit <= 0) return 1;
     long now = (long)gp_now(), report = 0;
-    pthread_mutex_lock(&mu);
-    if (now != sec) {
-        sec = now;
-        n = 0;
-        report = dropped;
-        dropped = 0;
+    /* seconds only go forward: a late thread's older second counts in the current one */
+    if (__atomic_load_n(&sec, __ATOMIC_ACQUIRE) < now) {
+        pthread_mutex_lock(&mu);
+        if (__atomic_load_n(&sec, __ATOMIC_RELAXED) < now) {
+            report = __atomic_exchange_n(&dropped, 0, __ATOMIC_RELAXED);
+            __atomic_store_n(&n, 0, __ATOMIC_RELAXED);
+            __atomic_store_n(&sec, now, __ATOMIC_RELEASE);
+        }
+        pthread_mutex_unlock(&mu);
     }
-    int ok = n < limit;
-    if (ok) n++;
-    else dropped++;
-    pthread_mutex_unlock(&mu);
+    int ok = __atomic_fetch_add(&n, 1, __ATOMIC_RELAXED) < limit;
+    if (!ok) __atomic_fetch_add(&dropped, 1, __ATOMIC_RELAXED);
     if (report)
         GP_LOG(GP_LOG_WARN,
                "event=request_log_suppressed count=%ld limit=%ld msg=\"access lines dropped past "
@@ -632,13 +635,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
         c->fd = fi ? (int)fi->connect_fd : -1;
         const union MHD_ConnectionInfo *ai =
             MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-        const struct sockaddr *sa = ai ? ai->client_addr : NULL;
-        if (sa && sa->sa_family == AF_INET)
-            inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, c->client,
-                      sizeof c->client);
-        else if (sa && sa->sa_family == AF_INET6)
-            inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, c->client,
-                      sizeof c->client);
+        gp_addr_str(ai ? ai->client_addr : NULL, c->client, sizeof c->client);
         c->mhd = conn;
         c->read_start = gp_now();
         /* the request deadline runs from the accept, in the front end */

@@ -4,7 +4,9 @@
 
 #include "graph/gp.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -199,4 +201,25 @@ char *gp_gzip(const char *in, size_t n, size_t *out_len) {
         return NULL;
     }
     return out;
+}
+
+void gp_addr_str(const struct sockaddr *sa, char *out, size_t size) {
+    if (!size) return;
+    out[0] = '\0';
+    if (sa && sa->sa_family == AF_INET && size >= INET_ADDRSTRLEN) {
+        const unsigned char *b = (const unsigned char *)&((const struct sockaddr_in *)sa)->sin_addr;
+        char *o = out;
+        for (int i = 0; i < 4; i++) {
+            unsigned v = b[i];
+            if (i) *o++ = '.';
+            if (v >= 100) *o++ = (char)('0' + v / 100);
+            if (v >= 10) *o++ = (char)('0' + v / 10 % 10);
+            *o++ = (char)('0' + v % 10);
+        }
+        *o = '\0';
+    } else if (sa && sa->sa_family == AF_INET) {
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, out, (socklen_t)size);
+    } else if (sa && sa->sa_family == AF_INET6) {
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, out, (socklen_t)size);
+    }
 }

@@ -1,7 +1,7 @@
 /* json.c - compact JSON text of a cJSON tree, byte for byte cJSON_PrintUnformatted's (json.h).
  *
- * Why: an OSRM route answer is a dozen numbers, and cJSON prints each with sprintf("%1.15g"), then
- * reads it back with sscanf to check it: 9% of the server's CPU time per route request at 64
+ * Why: an OSRM route answer is a dozen numbers, and cJSON prints each with the format "%1.15g",
+ * then reads it back with sscanf to check it: 9% of the server's CPU time per route request at 64
  * connections (perf, Liechtenstein, overview=false), more than the CCH query. The numbers the
  * answers carry are decimals of a few places (gp_round_unit: tenths, coordinates to 10^-6): when
  * d is the double nearest k / 10^j for an integer k, j <= 6 and 10^-4 <= |d| < 10^9, "%1.15g"

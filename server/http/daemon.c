@@ -57,6 +57,9 @@
 struct gp_conn {
     gp_conn *prev, *next;
     int fd;
+    /* reading, read_start, killed and in_request are atomics: written by the connection's thread
+     * several times a request, read by the watchdog (a mutex per write was taken by every request
+     * of every thread) */
     int reading; /* waiting for (the rest of) a request: the deadline runs */
     double read_start;
     int killed;     /* the watchdog shut it down */
@@ -93,7 +96,7 @@ static struct {
         char msg[600];
     } failed[GP_CONFIG_MAX_GRAPHS]; /* start-up loads that failed and have not recovered */
     int nfailed;
-    pthread_mutex_t conn_mu; /* guards the connection list and its reading fields */
+    pthread_mutex_t conn_mu; /* guards the connection list (its reading fields are atomics) */
     pthread_cond_t conn_cv;  /* wakes the watchdog at stop */
     gp_conn *conns;
     int watchdog_stop;
@@ -609,19 +612,26 @@ static gp_conn *conn_of(struct MHD_Connection *conn) {
 
 static void conn_reading(gp_conn *c, int reading) {
     if (!c) return;
-    pthread_mutex_lock(&srv.conn_mu);
-    c->reading = reading;
-    if (reading) c->read_start = gp_now(), c->in_request = 0;
-    pthread_mutex_unlock(&srv.conn_mu);
+    if (reading) {
+        double now = gp_now();
+        __atomic_store_n(&c->in_request, 0, __ATOMIC_RELAXED);
+        __atomic_store(&c->read_start, &now, __ATOMIC_RELAXED);
+    }
+    /* release: the watchdog that sees reading also sees its read_start */
+    __atomic_store_n(&c->reading, reading, __ATOMIC_RELEASE);
+}
+
+static double read_start_of(gp_conn *c) {
+    double t;
+    __atomic_load(&c->read_start, &t, __ATOMIC_RELAXED);
+    return t;
 }
 
 static int conn_expired(gp_conn *c) {
     if (!c || srv.cfg->request_read_timeout_s <= 0) return 0;
-    pthread_mutex_lock(&srv.conn_mu);
-    int x = c->killed ||
-            (c->reading && gp_now() - c->read_start > (double)srv.cfg->request_read_timeout_s);
-    pthread_mutex_unlock(&srv.conn_mu);
-    return x;
+    return __atomic_load_n(&c->killed, __ATOMIC_RELAXED) ||
+           (__atomic_load_n(&c->reading, __ATOMIC_ACQUIRE) &&
+            gp_now() - read_start_of(c) > (double)srv.cfg->request_read_timeout_s);
 }
 
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
@@ -679,16 +689,19 @@ static void *watchdog(void *arg) {
         pthread_cond_timedwait(&srv.conn_cv, &srv.conn_mu, &ts);
         double now = gp_now(), limit = (double)srv.cfg->request_read_timeout_s;
         for (gp_conn *c = srv.conns; c; c = c->next)
-            if (c->reading && !c->killed && c->fd >= 0 && now - c->read_start > limit) {
-                c->killed = 1;
+            if (__atomic_load_n(&c->reading, __ATOMIC_ACQUIRE) &&
+                !__atomic_load_n(&c->killed, __ATOMIC_RELAXED) && c->fd >= 0 &&
+                now - read_start_of(c) > limit) {
+                __atomic_store_n(&c->killed, 1, __ATOMIC_RELAXED);
                 shutdown(c->fd, SHUT_RDWR);
                 char client[80];
                 gp_log_escape(c->client, strlen(c->client), client, sizeof client);
                 /* a connection idle between requests is ordinary keep-alive housekeeping */
-                GP_LOG(c->in_request ? GP_LOG_WARN : GP_LOG_DEBUG,
+                int in_request = __atomic_load_n(&c->in_request, __ATOMIC_RELAXED);
+                GP_LOG(in_request ? GP_LOG_WARN : GP_LOG_DEBUG,
                        "event=read_timeout client=%s limit_s=%ld in_request=%d msg=\"no complete "
                        "request in time (request_read_timeout_s): connection closed\"",
-                       client[0] ? client : "-", srv.cfg->request_read_timeout_s, c->in_request);
+                       client[0] ? client : "-", srv.cfg->request_read_timeout_s, in_request);
             }
     }
     pthread_mutex_unlock(&srv.conn_mu);
@@ -811,9 +824,7 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn) {
     r->c = c;
     if (c) {
         c->saw_nul = 0;
-        pthread_mutex_lock(&srv.conn_mu);
-        c->in_request = 1;
-        pthread_mutex_unlock(&srv.conn_mu);
+        __atomic_store_n(&c->in_request, 1, __ATOMIC_RELAXED);
         snprintf(r->client, sizeof r->client, "%s", c->client);
     }
     return r;

@@ -35,10 +35,10 @@ static void same(cJSON *x) {
 static void same_number(double d) { same(cJSON_CreateNumber(d)); }
 
 static uint64_t rng = 88172645463325252ull;
-static uint64_t next(void) {
-    rng ^= rng << 13;
+static uint64_t next(void) { /* xorshift64; the left shifts drop the high bits explicitly */
+    rng ^= (rng & ((1ull << 51) - 1)) << 13;
     rng ^= rng >> 7;
-    rng ^= rng << 17;
+    rng ^= (rng & ((1ull << 47) - 1)) << 17;
     return rng;
 }
 static double unit(void) { return (double)(next() >> 11) / 9007199254740992.0; }

@@ -31,7 +31,8 @@
 #        BENCH_TABLE_BUDGET_S (30: per server and size, at least one counted), BENCH_PATCH_SINGLE
 #        (5), BENCH_PATCH_BATCH (3), BENCH_PATCH_FRACTION (0.01 of the arcs), BENCH_DEADLINE_S
 #        (none: seconds after which nothing new starts; OSRM steps stop 40 s before it),
-#        WRK (wrk; OSRM's lib/ has its libraries), CURL (curl, else Python), PYTHON (python3),
+#        WRK (wrk; OSRM's lib/ has its libraries), BENCH_WRK_THREADS (4: wrk's threads at most;
+#        with a new connection per request a wrk thread spends ~40 us of CPU per request), CURL (curl, else Python), PYTHON (python3),
 #        BENCH_OSRM (1; 0 = gpath's rows only), BENCH_GPATH_TURNS (default: gpath's own default;
 #        "on off": gpath served twice, --turn-costs on then off, rows labelled so), BENCH_LOG_LEVEL (warn; info logs each cost
 #        change's steps: event=links_changed, event=cch_ready). BENCH_CONNS="" and
@@ -311,7 +312,7 @@ bench() {
   bbox=$("${PY[@]}" bench/osrm_cch.py bbox "$gurl/v1/graphs/map/overview.geojson?max_edges=100")
   for n in $TABLE_SIZES; do "${PY[@]}" bench/osrm_cch.py coords "$bbox" "$n" "$TABLE_SETS" "$n" >"$STATE/coords-$n.txt"; done
   bench_header "$STATE/results.head" "gpath (CCH) vs OSRM v6 CH and MLD on $(basename "$map")" \
-    "bash bench/gpu-osrm-cch.sh $phase $(basename "$map")$([ "$phase" = bench ] && echo " (after bash bench/gpu-osrm-cch.sh prep on the same machine)") (BENCH_SECONDS=$SECS BENCH_CONNS=\"$CONNS\" BENCH_TABLE_SETS=$TABLE_SETS BENCH_TABLE_BUDGET_S=$TABLE_BUDGET BENCH_PATCH_FRACTION=$PATCH_FRACTION BENCH_DEADLINE_S=$DEADLINE BENCH_OSRM=${BENCH_OSRM:-1} BENCH_LOG_LEVEL=${BENCH_LOG_LEVEL:-warn} BENCH_TABLE_SIZES=\"$TABLE_SIZES\" BENCH_GPATH_TURNS=\"$TURNS\")"
+    "bash bench/gpu-osrm-cch.sh $phase $(basename "$map")$([ "$phase" = bench ] && echo " (after bash bench/gpu-osrm-cch.sh prep on the same machine)") (BENCH_SECONDS=$SECS BENCH_CONNS=\"$CONNS\" BENCH_TABLE_SETS=$TABLE_SETS BENCH_TABLE_BUDGET_S=$TABLE_BUDGET BENCH_PATCH_FRACTION=$PATCH_FRACTION BENCH_DEADLINE_S=$DEADLINE BENCH_OSRM=${BENCH_OSRM:-1} BENCH_LOG_LEVEL=${BENCH_LOG_LEVEL:-warn} BENCH_TABLE_SIZES=\"$TABLE_SIZES\" BENCH_GPATH_TURNS=\"$TURNS\" BENCH_WRK_THREADS=${BENCH_WRK_THREADS:-4})"
   {
     echo "Map: \`$(basename "$map")\` ($(du -h "$map" | cut -f1), cksum $map_id), road bbox shrunk by 10%: $bbox."
     echo "gpath graph: $(echo "$info" | sed -E 's/"source":"[^"]*",//')."
@@ -324,7 +325,7 @@ bench() {
     echo "Servers: \`gpath serve --backend $BACKEND --cch on --cache-path \"\" --osrm-max-table-size 1000"
     echo "--max-url-bytes 65536 --max-connections-per-ip 0\` (matrix cache off); \`osrm-routed --algorithm ch|mld"
     echo "-t $NPROC --max-table-size 1000\`, one server at a time, all on this machine's $NPROC CPUs with the client."
-    echo "Routes: wrk (threads = connections up to 4), ${SECS} s per row, GET /route/v1/driving/A;B?overview=false"
+    echo "Routes: wrk (threads = connections up to ${BENCH_WRK_THREADS:-4}), ${SECS} s per row, GET /route/v1/driving/A;B?overview=false"
     echo "with A, B random in the bbox (bench/osrm-api.lua, fixed seeds: the same sequence for every server)."
     echo "Tables: GET /table/v1/driving/ with N random coordinates (N x N durations), the same $TABLE_SETS coordinate"
     echo "sets for every server (bench/osrm_cch.py; the first a warm-up, then up to $((TABLE_SETS - 1)) counted within"

@@ -15,7 +15,8 @@
 #                                  printed) when it does not answer /ready
 #   stop_pid PID                   SIGTERM and wait
 #   osrm_wrk MODE CONNS KEEPALIVE URL BBOX SECS TABLE_N   one wrk run of bench/osrm-api.lua
-#                                  (threads: CONNS up to 4; LD_LIBRARY_PATH gets $osrm/lib last):
+#                                  (threads: CONNS up to BENCH_WRK_THREADS, default 4;
+#                                  LD_LIBRARY_PATH gets $osrm/lib last):
 #                                  prints its RESULT line (empty when wrk failed)
 #   wrk_field RESULT KEY           one KEY=VALUE field of a RESULT line
 osrm_unpack() {
@@ -78,8 +79,8 @@ gpath_start() { # LOG ARGS...
 stop_pid() { kill -TERM "$1" 2>/dev/null; wait "$1" 2>/dev/null || true; }
 
 osrm_wrk() { # MODE CONNS KEEPALIVE URL BBOX SECS TABLE_N
-  local t=$2
-  [ "$t" -gt 4 ] && t=4
+  local t=$2 most=${BENCH_WRK_THREADS:-4}
+  [ "$t" -gt "$most" ] && t=$most
   # OSRM's lib/ holds the libraries wrk needs (LuaJIT, OpenSSL) for machines without them
   env LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}${osrm:+$osrm/lib}" \
     OSRM_BBOX="$5" OSRM_MODE="$1" OSRM_TABLE_N="$7" ${3:+OSRM_KEEPALIVE=1} \

@@ -651,6 +651,27 @@ def t_continue_straight(ctx):
     assert st == 400 and b["code"] == "InvalidOptions" and "continue_straight" in b["message"]
 
 
+@test
+def t_route_without_line(ctx):
+    """overview=false without steps, annotations or alternatives builds the legs without their
+    points (route.c): the same legs, totals and waypoints as with the line, to the byte."""
+    cases = [("g", coords(PTS[:2]), ""), ("g", coords(PTS[:4]), ""),
+             ("g", coords(PTS[:3]), "&waypoints=0;2"),
+             ("straight", "7.0002,45;7.001,45;7.0002,45", ""),
+             ("straight", "7.0002,45;7.001,45;7.0002,45", "&continue_straight=false")]
+    if ctx.monaco:
+        cases.append(("monaco", "7.4197,43.7311;7.4291,43.7384;7.4246,43.7298", ""))
+    for graph, c, extra in cases:
+        _, lean = get(ctx.d, f"/route/v1/{graph}/{c}?overview=false{extra}")
+        _, full = get(ctx.d, f"/route/v1/{graph}/{c}?overview=full{extra}")
+        assert lean["code"] == "Ok" and "geometry" not in lean["routes"][0], lean
+        del full["routes"][0]["geometry"]
+        assert lean == full, (graph, c, extra, lean, full)
+    # literal: A;W;A on Main Street, continue_straight's default (car: true), see t_continue_straight
+    _, b = get(ctx.d, "/route/v1/straight/7.0002,45;7.001,45;7.0002,45?overview=false")
+    assert [leg["duration"] for leg in b["routes"][0]["legs"]] == [9.0, 86.2], b
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="gpath-osrm-")
     ctx = Ctx()

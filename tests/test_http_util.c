@@ -14,7 +14,9 @@
 #include "server/http/util.h"
 #include "server/registry.h"
 
+#include <arpa/inet.h>
 #include <cjson/cJSON.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +95,29 @@ static void test_request_id(void **state) {
     assert_int_equal(strlen(a), 16);
     assert_true(gp_request_id_ok(a));
     assert_string_not_equal(a, b);
+}
+
+static void test_addr_str(void **state) {
+    (void)state;
+    char out[64];
+    struct sockaddr_in a4 = {.sin_family = AF_INET};
+    const char *v4[] = {"0.0.0.0", "127.0.0.1", "10.20.30.40", "255.255.255.255", "1.99.100.9"};
+    for (size_t i = 0; i < sizeof v4 / sizeof v4[0]; i++) {
+        assert_int_equal(inet_pton(AF_INET, v4[i], &a4.sin_addr), 1);
+        gp_addr_str((const struct sockaddr *)&a4, out, sizeof out);
+        assert_string_equal(out, v4[i]);
+    }
+    gp_addr_str((const struct sockaddr *)&a4, out, 8); /* too small: inet_ntop's refusal */
+    assert_string_equal(out, "");
+    struct sockaddr_in6 a6 = {.sin6_family = AF_INET6};
+    assert_int_equal(inet_pton(AF_INET6, "2001:db8::1", &a6.sin6_addr), 1);
+    gp_addr_str((const struct sockaddr *)&a6, out, sizeof out);
+    assert_string_equal(out, "2001:db8::1");
+    struct sockaddr other = {.sa_family = AF_UNIX};
+    gp_addr_str(&other, out, sizeof out);
+    assert_string_equal(out, "");
+    gp_addr_str(NULL, out, sizeof out);
+    assert_string_equal(out, "");
 }
 
 static void test_accept_encoding_and_cors(void **state) {
@@ -255,6 +280,7 @@ int main(void) {
         cmocka_unit_test(test_utf8_repair),
         cmocka_unit_test(test_log_fields),
         cmocka_unit_test(test_request_id),
+        cmocka_unit_test(test_addr_str),
         cmocka_unit_test(test_accept_encoding_and_cors),
         cmocka_unit_test(test_gzip_roundtrip),
         cmocka_unit_test_setup_teardown(test_dispatch, setup, teardown),

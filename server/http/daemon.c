@@ -57,6 +57,9 @@
 struct gp_conn {
     gp_conn *prev, *next;
     int fd;
+    /* reading, read_start, killed and in_request are atomics: written by the connection's thread
+     * several times a request, read by the watchdog (a mutex per write was taken by every request
+     * of every thread) */
     int reading; /* waiting for (the rest of) a request: the deadline runs */
     double read_start;
     int killed;     /* the watchdog shut it down */
@@ -93,7 +96,7 @@ static struct {
         char msg[600];
     } failed[GP_CONFIG_MAX_GRAPHS]; /* start-up loads that failed and have not recovered */
     int nfailed;
-    pthread_mutex_t conn_mu; /* guards the connection list and its reading fields */
+    pthread_mutex_t conn_mu; /* guards the connection list (its reading fields are atomics) */
     pthread_cond_t conn_cv;  /* wakes the watchdog at stop */
     gp_conn *conns;
     int watchdog_stop;
@@ -231,59 +234,53 @@ int gp_http_operator_ok(gp_req *r) {
 }
 
 /* ---- routing ---- */
-/* Matches path against pattern; fills params on success. */
+/* Matches path against pattern; on success fills r's params (r NULL: only tells). The walk reads
+ * the path in place: only the route that matches copies it (r->segs), not every pattern tried. */
 static int match(const char *pattern, const char *path, gp_req *r) {
-    size_t pl = strlen(path);
-    char *segs = malloc(pl + 1);
-    if (!segs) return 0;
-    memcpy(segs, path, pl + 1);
     int np = 0;
-    const char *p = pattern;
-    char *s = segs;
+    const char *p = pattern, *s = path;
     struct {
         char name[32];
-        const char *value;
+        size_t off, len; /* the value: path[off, off + len) */
     } params[MAX_PARAMS];
     for (;;) {
-        if (*p != '/' || *s != '/') break;
+        if (*p != '/' || *s != '/') return 0;
         p++;
         s++;
         const char *pe = strchr(p, '/');
         size_t plen = pe ? (size_t)(pe - p) : strlen(p);
-        char *se = strchr(s, '/');
+        const char *se = strchr(s, '/');
         size_t slen = se ? (size_t)(se - s) : strlen(s);
         if (plen > 2 && p[0] == '{' && p[plen - 1] == '}') {
-            if (slen == 0 || np == MAX_PARAMS) break;
+            if (slen == 0 || np == MAX_PARAMS) return 0;
             size_t nl = plen - 2 < 31 ? plen - 2 : 31;
             memcpy(params[np].name, p + 1, nl);
             params[np].name[nl] = '\0';
-            params[np].value = s;
+            params[np].off = (size_t)(s - path);
+            params[np].len = slen;
             np++;
         } else if (plen != slen || memcmp(p, s, plen) != 0) {
-            break;
+            return 0;
         }
         p += plen;
         s += slen;
-        if (*p == '\0' && *s == '\0') {
-            /* terminate the captured segments */
-            for (int i = 0; i < np; i++) {
-                char *v = (char *)params[i].value;
-                char *e = strchr(v, '/');
-                if (e) *e = '\0';
-            }
-            free(r->segs);
-            r->segs = segs;
-            r->nparams = np;
-            for (int i = 0; i < np; i++) {
-                memcpy(r->params[i].name, params[i].name, sizeof params[i].name);
-                r->params[i].value = params[i].value;
-            }
-            return 1;
-        }
-        if (*p == '\0' || *s == '\0') break;
+        if (*p == '\0' && *s == '\0') break;
+        if (*p == '\0' || *s == '\0') return 0;
     }
-    free(segs);
-    return 0;
+    if (!r) return 1;
+    size_t pl = strlen(path);
+    char *segs = malloc(pl + 1);
+    if (!segs) return 0;
+    memcpy(segs, path, pl + 1);
+    free(r->segs);
+    r->segs = segs;
+    r->nparams = np;
+    for (int i = 0; i < np; i++) {
+        segs[params[i].off + params[i].len] = '\0'; /* the captured segment ends */
+        memcpy(r->params[i].name, params[i].name, sizeof params[i].name);
+        r->params[i].value = segs + params[i].off;
+    }
+    return 1;
 }
 
 /* OPTIONS: the CORS preflight (and a plain Allow listing) for a path that exists. */
@@ -318,10 +315,7 @@ static void route_request(gp_req *r) {
     char allow[128] = "";
     int path_known = 0;
     for (size_t i = 0; i < gp_nroutes; i++) {
-        gp_req probe;
-        memset(&probe, 0, sizeof probe);
-        if (!match(gp_routes[i].pattern, r->path, &probe)) continue;
-        free(probe.segs);
+        if (!match(gp_routes[i].pattern, r->path, NULL)) continue;
         path_known = 1;
         if (strcmp(gp_routes[i].method, r->method) == 0) {
             match(gp_routes[i].pattern, r->path, r);
@@ -524,24 +518,27 @@ static void req_finish(gp_req *r) {
 
 /* Rate limit of the access log (config log_requests_per_s): 1 when this request's line may be
  * written. A flood of requests cannot flood the log: lines past the limit in one second are
- * counted, and the first line of a later second says how many were dropped. */
+ * counted, and the first line of a later second says how many were dropped. Within a second every
+ * request only increments atomics (a mutex here was taken by every request of every thread); the
+ * first request of a new second takes the lock to start it. */
 static int access_line_allowed(void) {
     static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
     static long sec = -1, n = 0, dropped = 0;
     long limit = srv.cfg ? srv.cfg->log_requests_per_s : 0;
     if (limit <= 0) return 1;
     long now = (long)gp_now(), report = 0;
-    pthread_mutex_lock(&mu);
-    if (now != sec) {
-        sec = now;
-        n = 0;
-        report = dropped;
-        dropped = 0;
+    /* seconds only go forward: a late thread's older second counts in the current one */
+    if (__atomic_load_n(&sec, __ATOMIC_ACQUIRE) < now) {
+        pthread_mutex_lock(&mu);
+        if (__atomic_load_n(&sec, __ATOMIC_RELAXED) < now) {
+            report = __atomic_exchange_n(&dropped, 0, __ATOMIC_RELAXED);
+            __atomic_store_n(&n, 0, __ATOMIC_RELAXED);
+            __atomic_store_n(&sec, now, __ATOMIC_RELEASE);
+        }
+        pthread_mutex_unlock(&mu);
     }
-    int ok = n < limit;
-    if (ok) n++;
-    else dropped++;
-    pthread_mutex_unlock(&mu);
+    int ok = __atomic_fetch_add(&n, 1, __ATOMIC_RELAXED) < limit;
+    if (!ok) __atomic_fetch_add(&dropped, 1, __ATOMIC_RELAXED);
     if (report)
         GP_LOG(GP_LOG_WARN,
                "event=request_log_suppressed count=%ld limit=%ld msg=\"access lines dropped past "
@@ -615,19 +612,26 @@ static gp_conn *conn_of(struct MHD_Connection *conn) {
 
 static void conn_reading(gp_conn *c, int reading) {
     if (!c) return;
-    pthread_mutex_lock(&srv.conn_mu);
-    c->reading = reading;
-    if (reading) c->read_start = gp_now(), c->in_request = 0;
-    pthread_mutex_unlock(&srv.conn_mu);
+    if (reading) {
+        double now = gp_now();
+        __atomic_store_n(&c->in_request, 0, __ATOMIC_RELAXED);
+        __atomic_store(&c->read_start, &now, __ATOMIC_RELAXED);
+    }
+    /* release: the watchdog that sees reading also sees its read_start */
+    __atomic_store_n(&c->reading, reading, __ATOMIC_RELEASE);
+}
+
+static double read_start_of(gp_conn *c) {
+    double t;
+    __atomic_load(&c->read_start, &t, __ATOMIC_RELAXED);
+    return t;
 }
 
 static int conn_expired(gp_conn *c) {
     if (!c || srv.cfg->request_read_timeout_s <= 0) return 0;
-    pthread_mutex_lock(&srv.conn_mu);
-    int x = c->killed ||
-            (c->reading && gp_now() - c->read_start > (double)srv.cfg->request_read_timeout_s);
-    pthread_mutex_unlock(&srv.conn_mu);
-    return x;
+    return __atomic_load_n(&c->killed, __ATOMIC_RELAXED) ||
+           (__atomic_load_n(&c->reading, __ATOMIC_ACQUIRE) &&
+            gp_now() - read_start_of(c) > (double)srv.cfg->request_read_timeout_s);
 }
 
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
@@ -641,13 +645,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
         c->fd = fi ? (int)fi->connect_fd : -1;
         const union MHD_ConnectionInfo *ai =
             MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-        const struct sockaddr *sa = ai ? ai->client_addr : NULL;
-        if (sa && sa->sa_family == AF_INET)
-            inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, c->client,
-                      sizeof c->client);
-        else if (sa && sa->sa_family == AF_INET6)
-            inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, c->client,
-                      sizeof c->client);
+        gp_addr_str(ai ? ai->client_addr : NULL, c->client, sizeof c->client);
         c->mhd = conn;
         c->read_start = gp_now();
         /* the request deadline runs from the accept, in the front end */
@@ -691,16 +689,19 @@ static void *watchdog(void *arg) {
         pthread_cond_timedwait(&srv.conn_cv, &srv.conn_mu, &ts);
         double now = gp_now(), limit = (double)srv.cfg->request_read_timeout_s;
         for (gp_conn *c = srv.conns; c; c = c->next)
-            if (c->reading && !c->killed && c->fd >= 0 && now - c->read_start > limit) {
-                c->killed = 1;
+            if (__atomic_load_n(&c->reading, __ATOMIC_ACQUIRE) &&
+                !__atomic_load_n(&c->killed, __ATOMIC_RELAXED) && c->fd >= 0 &&
+                now - read_start_of(c) > limit) {
+                __atomic_store_n(&c->killed, 1, __ATOMIC_RELAXED);
                 shutdown(c->fd, SHUT_RDWR);
                 char client[80];
                 gp_log_escape(c->client, strlen(c->client), client, sizeof client);
                 /* a connection idle between requests is ordinary keep-alive housekeeping */
-                GP_LOG(c->in_request ? GP_LOG_WARN : GP_LOG_DEBUG,
+                int in_request = __atomic_load_n(&c->in_request, __ATOMIC_RELAXED);
+                GP_LOG(in_request ? GP_LOG_WARN : GP_LOG_DEBUG,
                        "event=read_timeout client=%s limit_s=%ld in_request=%d msg=\"no complete "
                        "request in time (request_read_timeout_s): connection closed\"",
-                       client[0] ? client : "-", srv.cfg->request_read_timeout_s, c->in_request);
+                       client[0] ? client : "-", srv.cfg->request_read_timeout_s, in_request);
             }
     }
     pthread_mutex_unlock(&srv.conn_mu);
@@ -823,9 +824,7 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn) {
     r->c = c;
     if (c) {
         c->saw_nul = 0;
-        pthread_mutex_lock(&srv.conn_mu);
-        c->in_request = 1;
-        pthread_mutex_unlock(&srv.conn_mu);
+        __atomic_store_n(&c->in_request, 1, __ATOMIC_RELAXED);
         snprintf(r->client, sizeof r->client, "%s", c->client);
     }
     return r;

@@ -351,10 +351,7 @@ static void refuse(int fd, const char *client, const char *why) {
 static void on_accept(loop *l, int fd, const struct sockaddr_storage *ss, socklen_t len) {
     char client[64] = "";
     const struct sockaddr *sa = (const struct sockaddr *)ss;
-    if (sa->sa_family == AF_INET)
-        inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, client, sizeof client);
-    else if (sa->sa_family == AF_INET6)
-        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, client, sizeof client);
+    gp_addr_str(sa, client, sizeof client);
     unsigned char key[17];
     addr_key(sa, key);
     const gp_config *cfg = l->f->cfg;

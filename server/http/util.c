@@ -4,7 +4,9 @@
 
 #include "graph/gp.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -95,23 +97,30 @@ int gp_request_id_ok(const char *id) {
     return n > 0;
 }
 
+/* splitmix64: the next output of the sequence of *state (modulo 2^64 by design) */
+static uint64_t id_mix(uint64_t *state) {
+    uint64_t x = (*state += 0x9e3779b97f4a7c15ull);
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
 void gp_request_id_new(char *out, size_t size) {
+    /* one getrandom per thread, not per request (a system call on every answer): the thread's
+     * seed, then splitmix64's sequence from it (distinct outputs for 2^64 calls) */
     static _Thread_local uint64_t state;
-    uint64_t x;
-    if (getrandom(&x, sizeof x, GRND_NONBLOCK) != (ssize_t)sizeof x) {
-        /* no entropy yet (early boot): a per-thread xorshift seeded from time and pid */
-        if (!state) {
+    static _Thread_local int seeded;
+    if (!seeded) {
+        if (getrandom(&state, sizeof state, GRND_NONBLOCK) != (ssize_t)sizeof state) {
+            /* no entropy yet (early boot): time, pid and this thread's address */
             struct timespec ts;
             clock_gettime(CLOCK_REALTIME, &ts);
             state = ((uint64_t)ts.tv_sec << 32) ^ (uint64_t)ts.tv_nsec ^
-                    ((uint64_t)getpid() << 16) ^ (uint64_t)(uintptr_t)&x;
-            if (!state) state = 0x9e3779b97f4a7c15ull;
+                    ((uint64_t)getpid() << 16) ^ (uint64_t)(uintptr_t)&state;
         }
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        x = state;
+        seeded = 1;
     }
+    uint64_t x = id_mix(&state);
     static const char hex[] = "0123456789abcdef";
     size_t o = 0;
     for (int i = 15; i >= 0 && o + 1 < size; i--) out[o++] = hex[(x >> (4 * i)) & 15];
@@ -192,4 +201,25 @@ char *gp_gzip(const char *in, size_t n, size_t *out_len) {
         return NULL;
     }
     return out;
+}
+
+void gp_addr_str(const struct sockaddr *sa, char *out, size_t size) {
+    if (!size) return;
+    out[0] = '\0';
+    if (sa && sa->sa_family == AF_INET && size >= INET_ADDRSTRLEN) {
+        const unsigned char *b = (const unsigned char *)&((const struct sockaddr_in *)sa)->sin_addr;
+        char *o = out;
+        for (int i = 0; i < 4; i++) {
+            unsigned v = b[i];
+            if (i) *o++ = '.';
+            if (v >= 100) *o++ = (char)('0' + v / 100);
+            if (v >= 10) *o++ = (char)('0' + v / 10 % 10);
+            *o++ = (char)('0' + v % 10);
+        }
+        *o = '\0';
+    } else if (sa && sa->sa_family == AF_INET) {
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, out, (socklen_t)size);
+    } else if (sa && sa->sa_family == AF_INET6) {
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, out, (socklen_t)size);
+    }
 }

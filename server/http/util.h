@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -44,6 +45,10 @@ int gp_accepts_gzip(const char *accept_encoding);
  * 1 = allowed by "*", 2 = allowed by name (answer with the origin itself and Vary: Origin). The
  * list is comma separated; entries compare exactly (scheme://host[:port]), case-insensitive. */
 int gp_cors_match(const char *cors_origins, const char *origin);
+
+/* The client address of sa (IPv4: dotted quad written digit by digit, inet_ntop's sprintf was a
+ * percent of a short request; IPv6: inet_ntop) into out; "" for another family. */
+void gp_addr_str(const struct sockaddr *sa, char *out, size_t size);
 
 /* gzip (RFC 1952) of in[0..n): malloc'd, *out_len bytes; NULL on allocation failure. */
 char *gp_gzip(const char *in, size_t n, size_t *out_len);

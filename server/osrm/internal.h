@@ -52,6 +52,8 @@ typedef struct gp_osrm_req {
     /* exclude= and vehicle_* (engine/metric.h): g is then the metric of base under key */
     gp_metric_key key;
     gp_graph *base; /* the graph asked for (referenced) when g is a metric, else NULL */
+    int no_points;  /* gp_osrm_route_legs builds legs without their line (pts empty): nothing of
+                     * the answer reads it (route: no overview, steps, annotations, alternatives) */
 } gp_osrm_req;
 /* Why no route joins snapped positions a and b under the request's key: the exclude class or
  * vehicle limit that alone leaves none ("vehicle_height=4"), or the whole key; "" when the graph

@@ -1,0 +1,187 @@
+/* json.c - compact JSON text of a cJSON tree, byte for byte cJSON_PrintUnformatted's (json.h).
+ *
+ * Why: an OSRM route answer is a dozen numbers, and cJSON prints each with the format "%1.15g",
+ * then reads it back with sscanf to check it: 9% of the server's CPU time per route request at 64
+ * connections (perf, Liechtenstein, overview=false), more than the CCH query. The numbers the
+ * answers carry are decimals of a few places (gp_round_unit: tenths, coordinates to 10^-6): when
+ * d is the double nearest k / 10^j for an integer k, j <= 6 and 10^-4 <= |d| < 10^9, "%1.15g"
+ * prints exactly that decimal (k has at most 15 digits and a decimal of 15 significant digits
+ * survives the trip through a double), without exponent or trailing zeros (j is the smallest
+ * such), and it reads back as d, so cJSON keeps it. Those are written here from k; every other
+ * number goes through the same printf calls as cJSON's.
+ */
+#include "server/http/json.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct jbuf {
+    char *p;
+    size_t len, cap;
+    int bad; /* out of memory, or something cJSON would not print */
+} jbuf;
+
+static int reserve(jbuf *b, size_t more) {
+    if (b->bad) return 0;
+    if (b->len + more + 2 <= b->cap) return 1; /* room for the NUL and one spare byte */
+    size_t cap = b->cap ? b->cap : 512;
+    while (cap < b->len + more + 2) cap *= 2;
+    char *p = realloc(b->p, cap);
+    if (!p) {
+        b->bad = 1;
+        return 0;
+    }
+    b->p = p;
+    b->cap = cap;
+    return 1;
+}
+
+static void put(jbuf *b, const char *s, size_t n) {
+    if (!reserve(b, n)) return;
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+}
+
+/* Decimal digits of u into out (no NUL); returns their count. */
+static size_t u64_digits(uint64_t u, char *out) {
+    char tmp[24];
+    size_t n = 0;
+    do {
+        tmp[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    for (size_t i = 0; i < n; i++) out[i] = tmp[n - 1 - i];
+    return n;
+}
+
+/* cJSON 1.7.15's compare_double */
+static int close_enough(double a, double b) {
+    double m = fabs(a) > fabs(b) ? fabs(a) : fabs(b);
+    return fabs(a - b) <= m * DBL_EPSILON;
+}
+
+static const double p10[] = {1, 10, 100, 1e3, 1e4, 1e5, 1e6};
+
+/* The fast form described above; 0 when d is not such a decimal. */
+static size_t short_decimal(double d, char *out) {
+    double a = fabs(d);
+    if (!(a >= 1e-4 && a < 1e9)) return 0;
+    for (int j = 0; j <= 6; j++) {
+        double k = nearbyint(d * p10[j]);
+        if (k / p10[j] != d) continue;
+        uint64_t u = (uint64_t)fabs(k), ip = u / (uint64_t)p10[j], fp = u % (uint64_t)p10[j];
+        size_t n = 0;
+        if (d < 0) out[n++] = '-';
+        n += u64_digits(ip, out + n);
+        if (j) {
+            out[n++] = '.';
+            for (int i = j - 1; i >= 0; i--) out[n + (size_t)i] = (char)('0' + fp % 10), fp /= 10;
+            n += (size_t)j;
+        }
+        return n;
+    }
+    return 0;
+}
+
+static void number(jbuf *b, const cJSON *item) {
+    double d = item->valuedouble;
+    char s[32];
+    size_t n;
+    if (isnan(d) || isinf(d)) {
+        put(b, "null", 4);
+        return;
+    }
+    if (d == 0) {
+        put(b, signbit(d) ? "-0" : "0", signbit(d) ? 2 : 1);
+        return;
+    }
+    if ((n = short_decimal(d, s)) == 0) {
+        int k = snprintf(s, sizeof s, "%1.15g", d);
+        double test = 0;
+        if (sscanf(s, "%lg", &test) != 1 || !close_enough(test, d))
+            k = snprintf(s, sizeof s, "%1.17g", d);
+        if (k < 0 || k > 25) { /* cJSON's buffer is 26 bytes: it fails the print */
+            b->bad = 1;
+            return;
+        }
+        n = (size_t)k;
+    }
+    put(b, s, n);
+}
+
+static void string(jbuf *b, const char *str) {
+    const unsigned char *s = (const unsigned char *)(str ? str : "");
+    size_t len = strlen((const char *)s);
+    if (!reserve(b, 2 + 6 * len)) return;
+    char *o = b->p + b->len;
+    *o++ = '"';
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = s[i];
+        if (c >= 32 && c != '"' && c != '\\') {
+            *o++ = (char)c;
+            continue;
+        }
+        *o++ = '\\';
+        switch (c) {
+        case '"': *o++ = '"'; break;
+        case '\\': *o++ = '\\'; break;
+        case '\b': *o++ = 'b'; break;
+        case '\f': *o++ = 'f'; break;
+        case '\n': *o++ = 'n'; break;
+        case '\r': *o++ = 'r'; break;
+        case '\t': *o++ = 't'; break;
+        default: o += snprintf(o, 6, "u%04x", c); break;
+        }
+    }
+    *o++ = '"';
+    b->len = (size_t)(o - b->p);
+}
+
+static void value(jbuf *b, const cJSON *item) {
+    if (b->bad) return;
+    switch (item->type & 0xFF) {
+    case cJSON_NULL: put(b, "null", 4); return;
+    case cJSON_False: put(b, "false", 5); return;
+    case cJSON_True: put(b, "true", 4); return;
+    case cJSON_Number: number(b, item); return;
+    case cJSON_Raw:
+        if (!item->valuestring) b->bad = 1;
+        else put(b, item->valuestring, strlen(item->valuestring));
+        return;
+    case cJSON_String: string(b, item->valuestring); return;
+    case cJSON_Array:
+    case cJSON_Object: {
+        int obj = (item->type & 0xFF) == cJSON_Object;
+        put(b, obj ? "{" : "[", 1);
+        for (const cJSON *c = item->child; c && !b->bad; c = c->next) {
+            if (c != item->child) put(b, ",", 1);
+            if (obj) {
+                string(b, c->string);
+                put(b, ":", 1);
+            }
+            value(b, c);
+        }
+        put(b, obj ? "}" : "]", 1);
+        return;
+    }
+    default: b->bad = 1; return;
+    }
+}
+
+char *gp_json_print(const cJSON *item, size_t *len) {
+    jbuf b = {0};
+    if (!item) return NULL;
+    value(&b, item);
+    if (!b.bad && !reserve(&b, 0)) b.bad = 1;
+    if (b.bad) {
+        free(b.p);
+        return NULL;
+    }
+    b.p[b.len] = '\0';
+    if (len) *len = b.len;
+    return b.p;
+}

@@ -1,0 +1,26 @@
+/* json.h - compact printing of a cJSON tree for the answers (server/http/json.c): the very bytes
+ * cJSON_PrintUnformatted writes (cJSON 1.7.15 as Debian 12 builds it: the same escapes, numbers
+ * as "%1.15g", or "%1.17g" where that does not read back, -0 as "-0"), faster: the common numbers
+ * (a decimal of up to 6 places, magnitude under 10^9, what gp_round_unit gives) are written digit
+ * by digit without printf and sscanf, and the text grows in one buffer. tests/test_http_json.c
+ * compares it with cJSON's on generated trees.
+ */
+#ifndef GP_HTTP_JSON_H
+#define GP_HTTP_JSON_H
+
+#include <cjson/cJSON.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The text of item, malloc'd with one byte to spare past its NUL; *len (may be NULL) receives its
+ * length. NULL when out of memory or where cJSON_PrintUnformatted would fail too (a raw item
+ * without text, an item of no known type). */
+char *gp_json_print(const cJSON *item, size_t *len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -2,8 +2,8 @@
 """guidance_test.py - OSRM route steps (server/osrm/guidance.c) through `gpath serve` and
 /route/v1 with steps=true (run by tests/test_guidance.sh).
 
-tests/data/osm/guidance.osm holds one small map per maneuver (collapse.osm one per rule of
-OSRM's reading of a road's direction and of its collapsing of close turns), its nodes placed in metres around
+tests/data/osm/guidance.osm holds one small map per maneuver (collapse.osm and maneuver.osm one
+per rule of OSRM's reading of a road's direction and of its collapsing of close turns), its nodes placed in metres around
 9.0 E 47.0 N; every expectation below is what OSRM v6 (car.lua) answers on the same file, checked
 by running it. The same answers come from a .gpath snapshot of the file (flags and guidance records
 survive it). With the OSRM tarball ($GPATH_OSRM, default ../shared/peers/osrm) and Liechtenstein
@@ -35,6 +35,7 @@ import http_test as H  # noqa: E402
 ROOT = H.ROOT
 OSM = os.path.join(ROOT, "tests", "data", "osm", "guidance.osm")
 COLLAPSE = os.path.join(ROOT, "tests", "data", "osm", "collapse.osm")
+MANEUVER = os.path.join(ROOT, "tests", "data", "osm", "maneuver.osm")
 DATA = os.environ.get("GPATH_DATA", os.path.join(ROOT, "..", "shared", "data"))
 PEER = os.environ.get("GPATH_OSRM", os.path.join(ROOT, "..", "shared", "peers", "osrm"))
 LAT0, LON0, MY = 47.0, 9.0, 111195.0
@@ -283,6 +284,18 @@ def t_link_of_a_lesser_road(ctx):
            ["Landweg", "", ""])
 
 
+# ---- junctions as OSRM reads them (maneuver.osm) ----
+@test
+def t_two_roads_first_point(ctx):
+    """Where only two roads meet, OSRM reads each one's direction from its first point more than
+    1 m along it, not from its representative point: Suedring starts at 198 degrees (then curves
+    on to 222) after Nordring's 180, `new name/straight` (the representative point made it
+    `slight right`)."""
+    st = steps(ctx.d, [(0, 140), (-90, -110)], "m")
+    expect(st, ["depart", "new name/straight", "arrive/left"], ["Nordring", "Suedring", "Suedring"])
+    assert st[1]["intersections"][0]["bearings"] == [0, 198], st[1]["intersections"]
+
+
 # ---- osrm-text-instructions ----
 ROUTES = [[(0, -150), (150, 0)], [(0, -150), (0, 150)], [(0, -150), (-150, 0)],
           [(1000, -150), (1000, 150)], [(2000, -100), (2000, 100)], [(0, 1050), (60, 1380)],
@@ -382,7 +395,8 @@ def main():
     ctx.tmp = tempfile.mkdtemp(prefix="gpath-guidance-")
     passed = failed = skipped = 0
     try:
-        ctx.d = H.Daemon(ctx.tmp, "main", ["--graph", f"g=osm:{OSM}", "--graph", f"c=osm:{COLLAPSE}"])
+        ctx.d = H.Daemon(ctx.tmp, "main", ["--graph", f"g=osm:{OSM}", "--graph", f"c=osm:{COLLAPSE}",
+                                           "--graph", f"m=osm:{MANEUVER}"])
         ctx.d.wait_ready()
         for t in TESTS:
             name = t.__name__[2:]

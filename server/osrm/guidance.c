@@ -3,8 +3,9 @@
  *
  * A leg opens with `depart` and closes with `arrive` (modifier: the side the destination lies
  * on, when it lies 5 m or more off the road). At every node between two pieces of the leg the
- * junction is read from the graph: every road at the node with its bearing (aimed at the point
- * 10 m along it, as OSRM reads a road's direction), whether it may be entered, and the arriving
+ * junction is read from the graph: every road at the node with its bearing (aimed at the road's
+ * representative point, as OSRM reads a road's direction; where only two roads meet, at its first
+ * point more than 1 m along it), whether it may be entered, and the arriving
  * and leaving ones. A new step starts when OSRM would announce something:
  *  - entering a roundabout (junction=roundabout or circular arcs): `roundabout`, `rotary` (the
  *    ring has one name, not a name of a road joining it, and a radius over 15 m; or a named
@@ -86,15 +87,37 @@ static int road_at(junction *J, double b) {
     return J->n++;
 }
 
-static double arc_bearing(const gp_graph *g, uint32_t a, uint32_t x, int along);
+static double arc_bearing(const gp_graph *g, uint32_t a, uint32_t x, int along, int close);
 
+/* The nodes joined to x by an arc either way (OSRM's out-degree of the node-based graph, where
+ * a one-way road has an edge both ways), counting up to 3. */
+static int node_degree(const gp_graph *g, uint32_t x) {
+    uint32_t seen[3];
+    int n = 0;
+    for (uint32_t a = g->row[x]; a < g->row[x + 1] && n < 3; a++) {
+        int dup = g->col[a] == x;
+        for (int k = 0; k < n; k++) dup |= seen[k] == g->col[a];
+        if (!dup) seen[n++] = g->col[a];
+    }
+    for (uint32_t i = g->rrow[x]; i < g->rrow[x + 1] && n < 3; i++) {
+        int dup = g->rcol[i] == x;
+        for (int k = 0; k < n; k++) dup |= seen[k] == g->rcol[i];
+        if (!dup) seen[n++] = g->rcol[i];
+    }
+    return n;
+}
+
+/* The roads at node x. Where two roads meet at most, OSRM reads their directions from the first
+ * point more than 1 m along each (its coordinate close to the turn), elsewhere from the
+ * representative point (arc_bearing). */
 static void junction_at(const gp_graph *g, uint32_t x, uint32_t in_arc, uint32_t out_arc,
                         junction *J) {
     J->n = 0;
     J->in_ix = J->out_ix = -1;
+    int close = node_degree(g, x) <= 2;
     for (uint32_t a = g->row[x]; a < g->row[x + 1]; a++) {
         if (g->col[a] == x) continue;
-        int k = road_at(J, arc_bearing(g, a, x, 1));
+        int k = road_at(J, arc_bearing(g, a, x, 1, close));
         if (k < 0) continue;
         J->r[k].entry = 1;
         if (J->r[k].out == GP_NONE || a == out_arc) J->r[k].out = a;
@@ -105,7 +128,7 @@ static void junction_at(const gp_graph *g, uint32_t x, uint32_t in_arc, uint32_t
         if (y == x) continue;
         for (uint32_t a = g->row[y]; a < g->row[y + 1]; a++) {
             if (g->col[a] != x) continue;
-            int k = road_at(J, arc_bearing(g, a, x, 0));
+            int k = road_at(J, arc_bearing(g, a, x, 0, close));
             if (k < 0) continue;
             if (J->r[k].in == GP_NONE || a == in_arc) J->r[k].in = a;
             if (a == in_arc) J->in_ix = k;
@@ -334,8 +357,9 @@ static rpt representative(rpt *p, int n, unsigned flags, int cls) {
 }
 
 /* Bearing from node x along arc a (x its tail; toward its head) or against it (x its head;
- * toward its tail), to the road's representative point (above). */
-static double arc_bearing(const gp_graph *g, uint32_t a, uint32_t x, int along) {
+ * toward its tail), to the road's representative point (above), or with `close` to its first
+ * point more than 1 m away. */
+static double arc_bearing(const gp_graph *g, uint32_t a, uint32_t x, int along, int close) {
     const double *sx, *sy;
     uint32_t k = gp_graph_arc_shape(g, a, &sx, &sy),
              far = along ? g->col[a] : gp_graph_arc_tail(g, a);
@@ -355,7 +379,9 @@ static double arc_bearing(const gp_graph *g, uint32_t a, uint32_t x, int along) 
         p[n++] = q;
     }
     if (n < 2) return 0;
-    rpt r = representative(p, n, arc_flags(g, a), arc_cls(g, a));
+    int c = 1;
+    while (close && c + 1 < n && rdist(p[0], p[c]) <= 1) c++;
+    rpt r = close ? p[c] : representative(p, n, arc_flags(g, a), arc_cls(g, a));
     if (r.x == 0 && r.y == 0) r = p[1];
     return fmod(atan2(r.x, r.y) * 180 / M_PI + 360, 360);
 }

@@ -296,6 +296,17 @@ def t_two_roads_first_point(ctx):
     assert st[1]["intersections"][0]["bearings"] == [0, 198], st[1]["intersections"]
 
 
+@test
+def t_bend_after_a_name_change(ctx):
+    """Oststrasse goes on 15 degrees off Suedstrasse (a `new name`), then 18 m on bends right
+    where Waldweg leaves (no step there: OSRM's suppressed turn): OSRM makes them one maneuver at
+    the name change, its modifier from the way in there against the way out of the bend,
+    `turn/right` (gpath said `new name/straight`)."""
+    st = steps(ctx.d, [(460, -40), (600, -20)], "m")
+    expect(st, ["depart", "turn/right", "arrive"], ["Suedstrasse", "Oststrasse", "Oststrasse"])
+    assert len(st[1]["intersections"]) == 2, st[1]["intersections"]
+
+
 # ---- osrm-text-instructions ----
 ROUTES = [[(0, -150), (150, 0)], [(0, -150), (0, 150)], [(0, -150), (-150, 0)],
           [(1000, -150), (1000, 150)], [(2000, -100), (2000, 100)], [(0, 1050), (60, 1380)],

@@ -30,6 +30,8 @@
  *    `turn`. Obvious: the straightest way, within 45 degrees, 30 degrees straighter than the
  *    next; or the road that keeps its name within 25 degrees of straight when every other way
  *    is a lesser road turning off by 25 degrees or more. A bend of one road (no other road at the node) makes no step.
+ * A maneuver followed within 30 m by a bend at a junction that makes no step becomes one maneuver
+ * (collapse_suppressed, as OSRM collapses its steps).
  * Modifiers come from the turn angle t (degrees, right positive) in OSRM's buckets: straight
  * (|t| <= 20), slight (20-40), plain (40-120), sharp (120-179), uturn (beyond).
  * Every step lists its intersections: the maneuver's, then each node passed where three or more
@@ -792,6 +794,36 @@ static double bearing_in(const gp_pts *p, size_t i, size_t start) {
     return 0;
 }
 
+static int is_ring_type(const char *type) {
+    return !strncmp(type, "roundabout", 10) || !strcmp(type, "rotary") ||
+           !strncmp(type, "exit ", 5);
+}
+
+/* OSRM's maneuverSucceededBySuppressedDirection: a maneuver followed within 30 m (no junction of
+ * three roads or more between) by a junction where the road bends on without a step (OSRM's
+ * suppressed turn, `mod` not straight, on the maneuver's side or the maneuver straight) becomes
+ * one maneuver at the first junction, its modifier from the angle between the way in there and
+ * the way out at the second (ba), unless that is within 12.5 degrees of straight; a `new name`
+ * that turns so becomes a `turn`. Forks and merges keep theirs. */
+static void collapse_suppressed(const gp_osrm_leg *leg, step *p, size_t i, const char *mod,
+                                double ba) {
+    if (!strcmp(p->type, "depart") || is_ring_type(p->type) || !strcmp(mod, "straight") ||
+        !strcmp(mod, "uturn") || (p->mod && !strcmp(p->mod, "uturn")))
+        return;
+    if (cJSON_GetArraySize(p->its) != 1) return;
+    double dist = 0;
+    for (size_t k = p->s; k < i; k++) dist += leg->pc[k].dist_m;
+    if (dist > 30) return;
+    const char *pm = p->mod ? p->mod : "straight";
+    int same_side = !strcmp(pm, "straight") || (strstr(pm, "left") && strstr(mod, "left")) ||
+                    (strstr(pm, "right") && strstr(mod, "right"));
+    if (!same_side || !strcmp(p->type, "fork") || !strcmp(p->type, "merge")) return;
+    double total = norm180(ba - p->bb);
+    if (fabs(total) < 12.5) return; /* OSRM keeps the first turn's angle */
+    p->mod = modifier_of(total);
+    if (!strcmp(p->type, "new name") && strcmp(p->mod, "straight")) p->type = "turn";
+}
+
 static void summary_add(const char *nm, double dist, size_t at, const char *best[2], double len[2],
                         size_t pos[2]) {
     if (!*nm) return;
@@ -867,6 +899,8 @@ void gp_osrm_leg_steps(const gp_osrm_req *q, const gp_osrm_leg *leg, cJSON *arr,
             }
         } else if (!rA && !rB) {
             type = decide(g, &J, A, B, t, cJSON_GetArraySize(st[ns - 1].its) >= 2, &mod);
+            if (!type && J.n >= 3 && J.out_ix >= 0)
+                collapse_suppressed(leg, &st[ns - 1], i, mod, J.r[J.out_ix].b);
         }
         if (type) {
             st[ns - 1].e = i;

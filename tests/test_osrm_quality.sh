@@ -9,10 +9,10 @@
 #
 # PENDING lists the targets not met yet; they print PENDING with their measured value instead of
 # failing (none now: Monaco's other maneuvers reached 86.5%, 84.4% before OSRM's reading of a node
-# where two roads meet and its collapsing of a bend after a maneuver, docs/osrm.md). Add an entry as MAP/PROFILE/TARGET while work it needs is
-# not merged, drop it once it holds (the script says "pending target met" when one passes;
-# --missed lists the maneuvers missed). Thresholds: OSRM_QUALITY_ARGS,
-# e.g. "--max-duration-median 2 --min-same-path 95".
+# where two roads meet and its collapsing of a bend after a maneuver, docs/osrm.md). Add an entry
+# as MAP/PROFILE/TARGET while work it needs is not merged, drop it once it holds (the script says
+# "pending target met" when one passes; --missed lists the maneuvers missed and where).
+# Thresholds: OSRM_QUALITY_ARGS, e.g. "--max-duration-median 2 --min-same-path 95".
 set -u
 cd "$(dirname "$0")/.." || exit 1
 BUILD=${BUILD:-build}

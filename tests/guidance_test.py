@@ -307,6 +307,21 @@ def t_bend_after_a_name_change(ctx):
     assert len(st[1]["intersections"]) == 2, st[1]["intersections"]
 
 
+@test
+def t_bend_before_a_choiceless_name_change(ctx):
+    """Hafenstrasse bends 30 degrees left where the one-way Gasse arrives (no step there: OSRM's
+    suppressed turn); 14 m on Albertstrasse goes on 5 degrees further left with no other way on:
+    OSRM makes one `turn/slight left` at the bend, the intersections of both junctions in it
+    (gpath said `new name/straight` at the second)."""
+    st = steps(ctx.d, [(1000, -140), (930, 120)], "m")
+    expect(st, ["depart", "turn/slight left", "arrive/right"],
+           ["Hafenstrasse", "Albertstrasse", "Albertstrasse"])
+    its = st[1]["intersections"]
+    assert len(its) == 2 and its[0]["bearings"] == [120, 180, 330], its
+    assert st[1]["maneuver"]["location"] == its[0]["location"], st[1]["maneuver"]
+    assert abs(st[0]["distance"] - 140) <= 1, st[0]["distance"]
+
+
 # ---- osrm-text-instructions ----
 ROUTES = [[(0, -150), (150, 0)], [(0, -150), (0, 150)], [(0, -150), (-150, 0)],
           [(1000, -150), (1000, 150)], [(2000, -100), (2000, 100)], [(0, 1050), (60, 1380)],

@@ -31,7 +31,8 @@
  *    next; or the road that keeps its name within 25 degrees of straight when every other way
  *    is a lesser road turning off by 25 degrees or more. A bend of one road (no other road at the node) makes no step.
  * A maneuver followed within 30 m by a bend at a junction that makes no step becomes one maneuver
- * (collapse_suppressed, as OSRM collapses its steps).
+ * (collapse_suppressed), and such a bend followed within 30 m by a step where there is one way on
+ * becomes that step, at the bend (as OSRM collapses its steps).
  * Modifiers come from the turn angle t (degrees, right positive) in OSRM's buckets: straight
  * (|t| <= 20), slight (20-40), plain (40-120), sharp (120-179), uturn (beyond).
  * Every step lists its intersections: the maneuver's, then each node passed where three or more
@@ -794,6 +795,12 @@ static double bearing_in(const gp_pts *p, size_t i, size_t start) {
     return 0;
 }
 
+static int ways_on(const junction *J) { /* roads that may be entered, not the one arrived by */
+    int n = 0;
+    for (int k = 0; k < J->n; k++) n += J->r[k].entry && k != J->in_ix;
+    return n;
+}
+
 static int is_ring_type(const char *type) {
     return !strncmp(type, "roundabout", 10) || !strcmp(type, "rotary") ||
            !strncmp(type, "exit ", 5);
@@ -805,23 +812,24 @@ static int is_ring_type(const char *type) {
  * one maneuver at the first junction, its modifier from the angle between the way in there and
  * the way out at the second (ba), unless that is within 12.5 degrees of straight; a `new name`
  * that turns so becomes a `turn`. Forks and merges keep theirs. */
-static void collapse_suppressed(const gp_osrm_leg *leg, step *p, size_t i, const char *mod,
-                                double ba) {
+static int collapse_suppressed(const gp_osrm_leg *leg, step *p, size_t i, const char *mod,
+                               double ba) {
     if (!strcmp(p->type, "depart") || is_ring_type(p->type) || !strcmp(mod, "straight") ||
         !strcmp(mod, "uturn") || (p->mod && !strcmp(p->mod, "uturn")))
-        return;
-    if (cJSON_GetArraySize(p->its) != 1) return;
+        return 0;
+    if (cJSON_GetArraySize(p->its) != 1) return 0;
     double dist = 0;
     for (size_t k = p->s; k < i; k++) dist += leg->pc[k].dist_m;
-    if (dist > 30) return;
+    if (dist > 30) return 0;
     const char *pm = p->mod ? p->mod : "straight";
     int same_side = !strcmp(pm, "straight") || (strstr(pm, "left") && strstr(mod, "left")) ||
                     (strstr(pm, "right") && strstr(mod, "right"));
-    if (!same_side || !strcmp(p->type, "fork") || !strcmp(p->type, "merge")) return;
+    if (!same_side || !strcmp(p->type, "fork") || !strcmp(p->type, "merge")) return 0;
     double total = norm180(ba - p->bb);
-    if (fabs(total) < 12.5) return; /* OSRM keeps the first turn's angle */
+    if (fabs(total) < 12.5) return 1; /* OSRM keeps the first turn's angle */
     p->mod = modifier_of(total);
     if (!strcmp(p->type, "new name") && strcmp(p->mod, "straight")) p->type = "turn";
+    return 1;
 }
 
 static void summary_add(const char *nm, double dist, size_t at, const char *best[2], double len[2],
@@ -861,7 +869,9 @@ void gp_osrm_leg_steps(const gp_osrm_req *q, const gp_osrm_leg *leg, cJSON *arr,
         ns = 1;
     }
     int on_ring = 0, kind = 0, passed = 0;
-    size_t ring_step = 0;
+    size_t ring_step = 0, sup = 0; /* sup: the piece after the last suppressed turn, 0 none */
+    double sup_bb = 0;
+    const char *sup_mod = NULL;
     for (size_t i = lo + 1; i < hi; i++) {
         const gp_osrm_piece *pa = &leg->pc[i - 1], *pb = &leg->pc[i];
         uint32_t A = pa->arc, B = pb->arc, x = pb->tail;
@@ -899,15 +909,48 @@ void gp_osrm_leg_steps(const gp_osrm_req *q, const gp_osrm_leg *leg, cJSON *arr,
             }
         } else if (!rA && !rB) {
             type = decide(g, &J, A, B, t, cJSON_GetArraySize(st[ns - 1].its) >= 2, &mod);
-            if (!type && J.n >= 3 && J.out_ix >= 0)
-                collapse_suppressed(leg, &st[ns - 1], i, mod, J.r[J.out_ix].b);
+            int merged = !type && J.n >= 3 && J.out_ix >= 0 &&
+                         collapse_suppressed(leg, &st[ns - 1], i, mod, J.r[J.out_ix].b);
+            if (!type && J.n >= 3 && !merged && J.in_ix >= 0 && strcmp(mod, "straight")) {
+                sup = i; /* a junction without a step where the road turns: OSRM's suppressed */
+                sup_bb = fmod(J.r[J.in_ix].b + 180, 360);
+                sup_mod = mod;
+            } else if (!type && J.n >= 3) {
+                sup = 0;
+            }
+        }
+        if (rA || rB) sup = 0;
+        double ba = J.out_ix >= 0 ? J.r[J.out_ix].b : b_out;
+        /* OSRM's closeChoicelessTurnAfterTurn: a suppressed turn followed within 30 m by a step
+         * at a junction with one way on: one step at the suppressed junction (its intersection
+         * moves into it), the angle from the way in there to the way out here (the suppressed
+         * turn's own within 12.5 degrees of straight); `new name` when straight, else `continue`
+         * on the road of the step before, `turn` off it */
+        cJSON *moved = NULL;
+        size_t start = i;
+        double bb_at = J.in_ix >= 0 ? fmod(J.r[J.in_ix].b + 180, 360) : b_in;
+        if (type && sup > st[ns - 1].s && !is_ring_type(type) && strcmp(type, "fork") &&
+            strcmp(type, "merge") && ways_on(&J) == 1) {
+            double dist = 0;
+            for (size_t k = sup; k < i; k++) dist += leg->pc[k].dist_m;
+            if (dist <= 30 && strcmp(mod, "uturn")) {
+                double total = norm180(ba - sup_bb);
+                mod = fabs(total) < 12.5 ? sup_mod : modifier_of(total);
+                type = !strcmp(mod, "straight")           ? "new name"
+                       : !renamed(g, st[ns - 1].named, B) ? "continue"
+                                                          : "turn";
+                moved = cJSON_DetachItemFromArray(st[ns - 1].its,
+                                                  cJSON_GetArraySize(st[ns - 1].its) - 1);
+                start = sup;
+                bb_at = sup_bb;
+            }
         }
         if (type) {
-            st[ns - 1].e = i;
+            sup = 0;
+            st[ns - 1].e = start;
             /* the maneuver's bearings as the junction reads its roads (OSRM's) */
-            double bb = J.in_ix >= 0 ? fmod(J.r[J.in_ix].b + 180, 360) : b_in,
-                   ba = J.out_ix >= 0 ? J.r[J.out_ix].b : b_out;
-            st[ns] = (step){i, hi, type, mod, ex, ring, B, bb, ba, cJSON_CreateArray()};
+            st[ns] = (step){start, hi, type, mod, ex, ring, B, bb_at, ba, cJSON_CreateArray()};
+            if (moved) cJSON_AddItemToArray(st[ns].its, moved);
             ns++;
         }
         if (type || J.n >= 3 || rA || rB) {

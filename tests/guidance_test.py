@@ -329,6 +329,8 @@ ROUTES = [[(0, -150), (150, 0)], [(0, -150), (0, 150)], [(0, -150), (-150, 0)],
           [(1000, 3050), (1150, 3200)], [(1000, 3050), (1000, 3350)],
           [(-150, 2200), (0, 2200), (150, 2200)]]
 
+M_ROUTES = [[(0, 140), (-90, -110)], [(460, -40), (600, -20)], [(1000, -140), (930, 120)]]
+
 
 def text_reader(tmp):
     """The pinned osrm-text-instructions (tests/osrm-text), installed once per lock file into the
@@ -366,13 +368,16 @@ def read_texts(d, routes):
 
 @test
 def t_text_instructions(ctx):
-    """osrm-text-instructions reads every step of every route above without an error, and says
-    what a driver needs at the roundabout, the rotary and the off ramp."""
+    """osrm-text-instructions reads every step of every route above (and of maneuver.osm) without
+    an error, and says what a driver needs at the roundabout, the rotary, the off ramp and a
+    collapsed bend."""
     d = text_reader(ctx.tmp)
     texts = read_texts(d, [route(ctx.d, pts) for pts in ROUTES])
     assert texts[1][1] == "Enter the roundabout and take the 2nd exit onto Nordstrasse", texts[1]
     assert texts[3][1] == "Enter Sternkreisel and take the 2nd exit onto Nordallee", texts[3]
     assert texts[6][3] == "Take exit 5 towards A13: Vaduz", texts[6]
+    texts = read_texts(d, [route(ctx.d, pts, "m") for pts in M_ROUTES])
+    assert texts[2][1] == "Make a slight left onto Albertstrasse", texts[2]
     ctx.text_dir = d
 
 

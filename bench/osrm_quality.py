@@ -442,7 +442,14 @@ def missed_table(missed):
         k2 = f"{k} <- " + (f"{n[0]}/{n[1]}" if n else "nothing")
         near[k2] = near.get(k2, 0) + 1
     top = lambda d: ", ".join(f"{k} {v}" for k, v in sorted(d.items(), key=lambda kv: -kv[1]))
-    return f"{len(missed)}: {top(by)}\n  against gpath's: {top(near)}"
+    at = {}  # the junctions missed most often (many routes pass one junction)
+    for x in missed:
+        n = min(x["gpath_near"], key=lambda s: s[2]) if x["gpath_near"] else None
+        k = (f"{x['location'][0]:.6f},{x['location'][1]:.6f} {x['type']}/{x['modifier']} <- "
+             + (f"{n[0]}/{n[1]} at {n[2]} m" if n else "nothing"))
+        at[k] = at.get(k, 0) + 1
+    where = "".join(f"\n    {v} at {k}" for k, v in sorted(at.items(), key=lambda kv: -kv[1])[:10])
+    return f"{len(missed)}: {top(by)}\n  against gpath's: {top(near)}\n  most often at:{where}"
 
 
 def fmt(v, nd=1):

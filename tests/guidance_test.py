@@ -2,8 +2,8 @@
 """guidance_test.py - OSRM route steps (server/osrm/guidance.c) through `gpath serve` and
 /route/v1 with steps=true (run by tests/test_guidance.sh).
 
-tests/data/osm/guidance.osm holds one small map per maneuver (collapse.osm one per rule of
-OSRM's reading of a road's direction and of its collapsing of close turns), its nodes placed in metres around
+tests/data/osm/guidance.osm holds one small map per maneuver (collapse.osm and maneuver.osm one
+per rule of OSRM's reading of a road's direction and of its collapsing of close turns), its nodes placed in metres around
 9.0 E 47.0 N; every expectation below is what OSRM v6 (car.lua) answers on the same file, checked
 by running it. The same answers come from a .gpath snapshot of the file (flags and guidance records
 survive it). With the OSRM tarball ($GPATH_OSRM, default ../shared/peers/osrm) and Liechtenstein
@@ -35,6 +35,7 @@ import http_test as H  # noqa: E402
 ROOT = H.ROOT
 OSM = os.path.join(ROOT, "tests", "data", "osm", "guidance.osm")
 COLLAPSE = os.path.join(ROOT, "tests", "data", "osm", "collapse.osm")
+MANEUVER = os.path.join(ROOT, "tests", "data", "osm", "maneuver.osm")
 DATA = os.environ.get("GPATH_DATA", os.path.join(ROOT, "..", "shared", "data"))
 PEER = os.environ.get("GPATH_OSRM", os.path.join(ROOT, "..", "shared", "peers", "osrm"))
 LAT0, LON0, MY = 47.0, 9.0, 111195.0
@@ -283,12 +284,52 @@ def t_link_of_a_lesser_road(ctx):
            ["Landweg", "", ""])
 
 
+# ---- junctions as OSRM reads them (maneuver.osm) ----
+@test
+def t_two_roads_first_point(ctx):
+    """Where only two roads meet, OSRM reads each one's direction from its first point more than
+    1 m along it, not from its representative point: Suedring starts at 198 degrees (then curves
+    on to 222) after Nordring's 180, `new name/straight` (the representative point made it
+    `slight right`)."""
+    st = steps(ctx.d, [(0, 140), (-90, -110)], "m")
+    expect(st, ["depart", "new name/straight", "arrive/left"], ["Nordring", "Suedring", "Suedring"])
+    assert st[1]["intersections"][0]["bearings"] == [0, 198], st[1]["intersections"]
+
+
+@test
+def t_bend_after_a_name_change(ctx):
+    """Oststrasse goes on 15 degrees off Suedstrasse (a `new name`), then 18 m on bends right
+    where Waldweg leaves (no step there: OSRM's suppressed turn): OSRM makes them one maneuver at
+    the name change, its modifier from the way in there against the way out of the bend,
+    `turn/right` (gpath said `new name/straight`)."""
+    st = steps(ctx.d, [(460, -40), (600, -20)], "m")
+    expect(st, ["depart", "turn/right", "arrive"], ["Suedstrasse", "Oststrasse", "Oststrasse"])
+    assert len(st[1]["intersections"]) == 2, st[1]["intersections"]
+
+
+@test
+def t_bend_before_a_choiceless_name_change(ctx):
+    """Hafenstrasse bends 30 degrees left where the one-way Gasse arrives (no step there: OSRM's
+    suppressed turn); 14 m on Albertstrasse goes on 5 degrees further left with no other way on:
+    OSRM makes one `turn/slight left` at the bend, the intersections of both junctions in it
+    (gpath said `new name/straight` at the second)."""
+    st = steps(ctx.d, [(1000, -140), (930, 120)], "m")
+    expect(st, ["depart", "turn/slight left", "arrive/right"],
+           ["Hafenstrasse", "Albertstrasse", "Albertstrasse"])
+    its = st[1]["intersections"]
+    assert len(its) == 2 and its[0]["bearings"] == [120, 180, 330], its
+    assert st[1]["maneuver"]["location"] == its[0]["location"], st[1]["maneuver"]
+    assert abs(st[0]["distance"] - 140) <= 1, st[0]["distance"]
+
+
 # ---- osrm-text-instructions ----
 ROUTES = [[(0, -150), (150, 0)], [(0, -150), (0, 150)], [(0, -150), (-150, 0)],
           [(1000, -150), (1000, 150)], [(2000, -100), (2000, 100)], [(0, 1050), (60, 1380)],
           [(1050, 862), (2400, 1050)], [(0, 2050), (150, 2200)], [(0, 3050), (350, 3200)],
           [(1000, 3050), (1150, 3200)], [(1000, 3050), (1000, 3350)],
           [(-150, 2200), (0, 2200), (150, 2200)]]
+
+M_ROUTES = [[(0, 140), (-90, -110)], [(460, -40), (600, -20)], [(1000, -140), (930, 120)]]
 
 
 def text_reader(tmp):
@@ -327,13 +368,16 @@ def read_texts(d, routes):
 
 @test
 def t_text_instructions(ctx):
-    """osrm-text-instructions reads every step of every route above without an error, and says
-    what a driver needs at the roundabout, the rotary and the off ramp."""
+    """osrm-text-instructions reads every step of every route above (and of maneuver.osm) without
+    an error, and says what a driver needs at the roundabout, the rotary, the off ramp and a
+    collapsed bend."""
     d = text_reader(ctx.tmp)
     texts = read_texts(d, [route(ctx.d, pts) for pts in ROUTES])
     assert texts[1][1] == "Enter the roundabout and take the 2nd exit onto Nordstrasse", texts[1]
     assert texts[3][1] == "Enter Sternkreisel and take the 2nd exit onto Nordallee", texts[3]
     assert texts[6][3] == "Take exit 5 towards A13: Vaduz", texts[6]
+    texts = read_texts(d, [route(ctx.d, pts, "m") for pts in M_ROUTES])
+    assert texts[2][1] == "Make a slight left onto Albertstrasse", texts[2]
     ctx.text_dir = d
 
 
@@ -382,7 +426,8 @@ def main():
     ctx.tmp = tempfile.mkdtemp(prefix="gpath-guidance-")
     passed = failed = skipped = 0
     try:
-        ctx.d = H.Daemon(ctx.tmp, "main", ["--graph", f"g=osm:{OSM}", "--graph", f"c=osm:{COLLAPSE}"])
+        ctx.d = H.Daemon(ctx.tmp, "main", ["--graph", f"g=osm:{OSM}", "--graph", f"c=osm:{COLLAPSE}",
+                                           "--graph", f"m=osm:{MANEUVER}"])
         ctx.d.wait_ready()
         for t in TESTS:
             name = t.__name__[2:]

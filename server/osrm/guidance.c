@@ -3,8 +3,9 @@
  *
  * A leg opens with `depart` and closes with `arrive` (modifier: the side the destination lies
  * on, when it lies 5 m or more off the road). At every node between two pieces of the leg the
- * junction is read from the graph: every road at the node with its bearing (aimed at the point
- * 10 m along it, as OSRM reads a road's direction), whether it may be entered, and the arriving
+ * junction is read from the graph: every road at the node with its bearing (aimed at the road's
+ * representative point, as OSRM reads a road's direction; where only two roads meet, at its first
+ * point more than 1 m along it), whether it may be entered, and the arriving
  * and leaving ones. A new step starts when OSRM would announce something:
  *  - entering a roundabout (junction=roundabout or circular arcs): `roundabout`, `rotary` (the
  *    ring has one name, not a name of a road joining it, and a radius over 15 m; or a named
@@ -29,6 +30,9 @@
  *    `turn`. Obvious: the straightest way, within 45 degrees, 30 degrees straighter than the
  *    next; or the road that keeps its name within 25 degrees of straight when every other way
  *    is a lesser road turning off by 25 degrees or more. A bend of one road (no other road at the node) makes no step.
+ * A maneuver followed within 30 m by a bend at a junction that makes no step becomes one maneuver
+ * (collapse_suppressed), and such a bend followed within 30 m by a step where there is one way on
+ * becomes that step, at the bend (as OSRM collapses its steps).
  * Modifiers come from the turn angle t (degrees, right positive) in OSRM's buckets: straight
  * (|t| <= 20), slight (20-40), plain (40-120), sharp (120-179), uturn (beyond).
  * Every step lists its intersections: the maneuver's, then each node passed where three or more
@@ -86,15 +90,37 @@ static int road_at(junction *J, double b) {
     return J->n++;
 }
 
-static double arc_bearing(const gp_graph *g, uint32_t a, uint32_t x, int along);
+static double arc_bearing(const gp_graph *g, uint32_t a, uint32_t x, int along, int close);
 
+/* The nodes joined to x by an arc either way (OSRM's out-degree of the node-based graph, where
+ * a one-way road has an edge both ways), counting up to 3. */
+static int node_degree(const gp_graph *g, uint32_t x) {
+    uint32_t seen[3];
+    int n = 0;
+    for (uint32_t a = g->row[x]; a < g->row[x + 1] && n < 3; a++) {
+        int dup = g->col[a] == x;
+        for (int k = 0; k < n; k++) dup |= seen[k] == g->col[a];
+        if (!dup) seen[n++] = g->col[a];
+    }
+    for (uint32_t i = g->rrow[x]; i < g->rrow[x + 1] && n < 3; i++) {
+        int dup = g->rcol[i] == x;
+        for (int k = 0; k < n; k++) dup |= seen[k] == g->rcol[i];
+        if (!dup) seen[n++] = g->rcol[i];
+    }
+    return n;
+}
+
+/* The roads at node x. Where two roads meet at most, OSRM reads their directions from the first
+ * point more than 1 m along each (its coordinate close to the turn), elsewhere from the
+ * representative point (arc_bearing). */
 static void junction_at(const gp_graph *g, uint32_t x, uint32_t in_arc, uint32_t out_arc,
                         junction *J) {
     J->n = 0;
     J->in_ix = J->out_ix = -1;
+    int close = node_degree(g, x) <= 2;
     for (uint32_t a = g->row[x]; a < g->row[x + 1]; a++) {
         if (g->col[a] == x) continue;
-        int k = road_at(J, arc_bearing(g, a, x, 1));
+        int k = road_at(J, arc_bearing(g, a, x, 1, close));
         if (k < 0) continue;
         J->r[k].entry = 1;
         if (J->r[k].out == GP_NONE || a == out_arc) J->r[k].out = a;
@@ -105,7 +131,7 @@ static void junction_at(const gp_graph *g, uint32_t x, uint32_t in_arc, uint32_t
         if (y == x) continue;
         for (uint32_t a = g->row[y]; a < g->row[y + 1]; a++) {
             if (g->col[a] != x) continue;
-            int k = road_at(J, arc_bearing(g, a, x, 0));
+            int k = road_at(J, arc_bearing(g, a, x, 0, close));
             if (k < 0) continue;
             if (J->r[k].in == GP_NONE || a == in_arc) J->r[k].in = a;
             if (a == in_arc) J->in_ix = k;
@@ -334,8 +360,9 @@ static rpt representative(rpt *p, int n, unsigned flags, int cls) {
 }
 
 /* Bearing from node x along arc a (x its tail; toward its head) or against it (x its head;
- * toward its tail), to the road's representative point (above). */
-static double arc_bearing(const gp_graph *g, uint32_t a, uint32_t x, int along) {
+ * toward its tail), to the road's representative point (above), or with `close` to its first
+ * point more than 1 m away. */
+static double arc_bearing(const gp_graph *g, uint32_t a, uint32_t x, int along, int close) {
     const double *sx, *sy;
     uint32_t k = gp_graph_arc_shape(g, a, &sx, &sy),
              far = along ? g->col[a] : gp_graph_arc_tail(g, a);
@@ -355,7 +382,9 @@ static double arc_bearing(const gp_graph *g, uint32_t a, uint32_t x, int along) 
         p[n++] = q;
     }
     if (n < 2) return 0;
-    rpt r = representative(p, n, arc_flags(g, a), arc_cls(g, a));
+    int c = 1;
+    while (close && c + 1 < n && rdist(p[0], p[c]) <= 1) c++;
+    rpt r = close ? p[c] : representative(p, n, arc_flags(g, a), arc_cls(g, a));
     if (r.x == 0 && r.y == 0) r = p[1];
     return fmod(atan2(r.x, r.y) * 180 / M_PI + 360, 360);
 }
@@ -766,6 +795,43 @@ static double bearing_in(const gp_pts *p, size_t i, size_t start) {
     return 0;
 }
 
+static int ways_on(const junction *J) { /* roads that may be entered, not the one arrived by */
+    int n = 0;
+    for (int k = 0; k < J->n; k++) n += J->r[k].entry && k != J->in_ix;
+    return n;
+}
+
+static int is_ring_type(const char *type) {
+    return !strncmp(type, "roundabout", 10) || !strcmp(type, "rotary") ||
+           !strncmp(type, "exit ", 5);
+}
+
+/* OSRM's maneuverSucceededBySuppressedDirection: a maneuver followed within 30 m (no junction of
+ * three roads or more between) by a junction where the road bends on without a step (OSRM's
+ * suppressed turn, `mod` not straight, on the maneuver's side or the maneuver straight) becomes
+ * one maneuver at the first junction, its modifier from the angle between the way in there and
+ * the way out at the second (ba), unless that is within 12.5 degrees of straight; a `new name`
+ * that turns so becomes a `turn`. Forks and merges keep theirs. */
+static int collapse_suppressed(const gp_osrm_leg *leg, step *p, size_t i, const char *mod,
+                               double ba) {
+    if (!strcmp(p->type, "depart") || is_ring_type(p->type) || !strcmp(mod, "straight") ||
+        !strcmp(mod, "uturn") || (p->mod && !strcmp(p->mod, "uturn")))
+        return 0;
+    if (cJSON_GetArraySize(p->its) != 1) return 0;
+    double dist = 0;
+    for (size_t k = p->s; k < i; k++) dist += leg->pc[k].dist_m;
+    if (dist > 30) return 0;
+    const char *pm = p->mod ? p->mod : "straight";
+    int same_side = !strcmp(pm, "straight") || (strstr(pm, "left") && strstr(mod, "left")) ||
+                    (strstr(pm, "right") && strstr(mod, "right"));
+    if (!same_side || !strcmp(p->type, "fork") || !strcmp(p->type, "merge")) return 0;
+    double total = norm180(ba - p->bb);
+    if (fabs(total) < 12.5) return 1; /* OSRM keeps the first turn's angle */
+    p->mod = modifier_of(total);
+    if (!strcmp(p->type, "new name") && strcmp(p->mod, "straight")) p->type = "turn";
+    return 1;
+}
+
 static void summary_add(const char *nm, double dist, size_t at, const char *best[2], double len[2],
                         size_t pos[2]) {
     if (!*nm) return;
@@ -803,7 +869,9 @@ void gp_osrm_leg_steps(const gp_osrm_req *q, const gp_osrm_leg *leg, cJSON *arr,
         ns = 1;
     }
     int on_ring = 0, kind = 0, passed = 0;
-    size_t ring_step = 0;
+    size_t ring_step = 0, sup = 0; /* sup: the piece after the last suppressed turn, 0 none */
+    double sup_bb = 0;
+    const char *sup_mod = NULL;
     for (size_t i = lo + 1; i < hi; i++) {
         const gp_osrm_piece *pa = &leg->pc[i - 1], *pb = &leg->pc[i];
         uint32_t A = pa->arc, B = pb->arc, x = pb->tail;
@@ -841,13 +909,48 @@ void gp_osrm_leg_steps(const gp_osrm_req *q, const gp_osrm_leg *leg, cJSON *arr,
             }
         } else if (!rA && !rB) {
             type = decide(g, &J, A, B, t, cJSON_GetArraySize(st[ns - 1].its) >= 2, &mod);
+            int merged = !type && J.n >= 3 && J.out_ix >= 0 &&
+                         collapse_suppressed(leg, &st[ns - 1], i, mod, J.r[J.out_ix].b);
+            if (!type && J.n >= 3 && !merged && J.in_ix >= 0 && strcmp(mod, "straight")) {
+                sup = i; /* a junction without a step where the road turns: OSRM's suppressed */
+                sup_bb = fmod(J.r[J.in_ix].b + 180, 360);
+                sup_mod = mod;
+            } else if (!type && J.n >= 3) {
+                sup = 0;
+            }
+        }
+        if (rA || rB) sup = 0;
+        double ba = J.out_ix >= 0 ? J.r[J.out_ix].b : b_out;
+        /* OSRM's closeChoicelessTurnAfterTurn: a suppressed turn followed within 30 m by a step
+         * at a junction with one way on: one step at the suppressed junction (its intersection
+         * moves into it), the angle from the way in there to the way out here (the suppressed
+         * turn's own within 12.5 degrees of straight); `new name` when straight, else `continue`
+         * on the road of the step before, `turn` off it */
+        cJSON *moved = NULL;
+        size_t start = i;
+        double bb_at = J.in_ix >= 0 ? fmod(J.r[J.in_ix].b + 180, 360) : b_in;
+        if (type && sup > st[ns - 1].s && !is_ring_type(type) && strcmp(type, "fork") &&
+            strcmp(type, "merge") && ways_on(&J) == 1) {
+            double dist = 0;
+            for (size_t k = sup; k < i; k++) dist += leg->pc[k].dist_m;
+            if (dist <= 30 && strcmp(mod, "uturn")) {
+                double total = norm180(ba - sup_bb);
+                mod = fabs(total) < 12.5 ? sup_mod : modifier_of(total);
+                type = !strcmp(mod, "straight")           ? "new name"
+                       : !renamed(g, st[ns - 1].named, B) ? "continue"
+                                                          : "turn";
+                moved = cJSON_DetachItemFromArray(st[ns - 1].its,
+                                                  cJSON_GetArraySize(st[ns - 1].its) - 1);
+                start = sup;
+                bb_at = sup_bb;
+            }
         }
         if (type) {
-            st[ns - 1].e = i;
+            sup = 0;
+            st[ns - 1].e = start;
             /* the maneuver's bearings as the junction reads its roads (OSRM's) */
-            double bb = J.in_ix >= 0 ? fmod(J.r[J.in_ix].b + 180, 360) : b_in,
-                   ba = J.out_ix >= 0 ? J.r[J.out_ix].b : b_out;
-            st[ns] = (step){i, hi, type, mod, ex, ring, B, bb, ba, cJSON_CreateArray()};
+            st[ns] = (step){start, hi, type, mod, ex, ring, B, bb_at, ba, cJSON_CreateArray()};
+            if (moved) cJSON_AddItemToArray(st[ns].its, moved);
             ns++;
         }
         if (type || J.n >= 3 || rA || rB) {

@@ -104,6 +104,13 @@ typedef struct gp_cch {
     uint32_t ndelta;
     uint64_t delta_base;
     int from_prev;
+    /* The edges whose original weights (ofw / obw) differ from prev's, ascending, set by
+     * gp_cch_prepare(_from) when prev is set (mchg_ok 1; the metric is prev's but at these), so
+     * that the partial pass seeds from them and the device scatters them instead of uploading the
+     * whole metric; mchg_ok 0: not known (every edge is compared). Owned by c. */
+    uint32_t *mchg;
+    uint32_t nmchg;
+    int mchg_ok;
     char custom_on[8]; /* "cpu" or "gpu" */
     int reused_topo;   /* 1 when the topology came from the cache */
     void *gpu;         /* engine/cch_cuda.c state (device copies), or NULL */
@@ -187,6 +194,12 @@ int gp_cch_order_decode(const gp_graph *g, const void *data, uint64_t size, gp_e
 int gp_cch_new(const gp_graph *g, int threads, gp_cch **out, gp_err *err);
 /* gp_cch_new without the customization (fw/bw unset): for a GPU customization. */
 int gp_cch_prepare(const gp_graph *g, gp_cch **out, gp_err *err);
+/* gp_cch_prepare for g, a version made from pg (a cost change of pg, the version serving; both
+ * versions of one base): when pg's customized CCH is over the topology g gets, c->prev is it
+ * rather than the base's, and the metric is pg's with the arcs whose weight differs from pg's
+ * mapped again, so that a chain of small changes customizes each one from its predecessor.
+ * pg NULL, or pg's CCH on another topology: gp_cch_prepare. */
+int gp_cch_prepare_from(const gp_graph *g, const gp_graph *pg, gp_cch **out, gp_err *err);
 void gp_cch_free(void *c); /* a gp_cch; accepts NULL; the signature of gp_graph.cch_free */
 uint64_t gp_cch_bytes(const gp_cch *c);
 /* Original arc weights of g into c->ofw/obw (minimum over parallel arcs); GP_EINVAL when an arc of

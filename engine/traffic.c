@@ -574,7 +574,10 @@ int gp_traffic_apply(gp_engine *e, const gp_graph *g, const gp_speed_entry *sp, 
     double t1 = gp_now();
     st->build_ms = (t1 - t0) * 1e3;
     if (T) {
-        rc = gp_engine_attach(e, T->tg, err);
+        /* customized from the serving version's CCH (g's turn graph), not the base's: only the
+         * arcs whose weight differs from g's count as changed (engine.h gp_engine_attach_from) */
+        const gp_turns *PT = g->turns;
+        rc = gp_engine_attach_from(e, T->tg, PT ? PT->tg : NULL, err);
         if (rc != GP_OK) goto fail;
         g2->turns = T;
         g2->turns_free = gp_turns_free;

@@ -294,12 +294,15 @@ int gp_cch_gpu_customize(gp_cch *c, int device, gp_err *err);
  * customizes in full (gp_cch_gpu_customize). */
 int gp_cch_gpu_customize_delta(gp_cch *c, const gp_cch *prev, const uint32_t *edges, uint32_t n,
                                int device, gp_err *err);
-/* The full customization of c on the device (a change too large for the host's partial pass),
- * with c's customized host arrays prev's (c->from_prev): only the edges whose values differ from
- * prev's device state come back (and get their witnesses), not every array; they become
- * c->delta. Starts from the topology's spare device arrays as gp_cch_gpu_customize_delta.
- * GP_EINVAL when the conditions do not hold, GP_ETOOBIG when over an eighth of the edges
- * changed: then the caller runs gp_cch_gpu_customize (c unchanged but for its device state). */
+/* The full customization of c on the device (a change too large for the host's partial pass)
+ * from prev's device state: prev's device metric copied and the edges c->mchg lists scattered
+ * (not the whole metric uploaded, when c->mchg_ok), the device customization, then only the
+ * edges whose values differ from prev's come back (and get their witnesses), into c's customized
+ * host arrays made prev's (c->from_prev, else copied on the host), not every array; they become
+ * c->delta. Over a quarter of the edges differ: every customized array comes back and every
+ * witness is computed (gp_cch_gpu_stats.whole). Starts from the topology's spare device arrays
+ * as gp_cch_gpu_customize_delta. GP_EINVAL when prev has no device state on that device or
+ * another topology's: then the caller runs gp_cch_gpu_customize (c unchanged). */
 int gp_cch_gpu_customize_diff(gp_cch *c, const gp_cch *prev, int device, gp_err *err);
 /* The device's customized weights and witnesses of c copied into the host arrays (topo->m
  * entries each; any may be NULL), for the tests (device == host). GP_EUNSUPPORTED without
@@ -328,6 +331,7 @@ typedef struct gp_cch_gpu_stats {
      * weights); diff: 1 when it was gp_cch_gpu_customize_diff (scattered: the edges fetched);
      * spare: 1 when the device arrays came from the topology's spare */
     int delta, diff, spare;
+    int whole; /* gp_cch_gpu_customize_diff with too many differences: every array came back */
     uint32_t scattered;
 } gp_cch_gpu_stats;
 int gp_cch_gpu_stats_get(const gp_cch *c, gp_cch_gpu_stats *st);

@@ -229,9 +229,21 @@ static void wit_ranges(void *c, uint64_t lo, uint64_t hi) {
     witnesses_range(c, (uint32_t)lo, (uint32_t)hi);
 }
 
+typedef struct wit_list {
+    gp_cch *c;
+    const uint32_t *edges;
+} wit_list;
+
+static void wit_list_ranges(void *jv, uint64_t lo, uint64_t hi) {
+    wit_list *j = jv;
+    for (uint64_t i = lo; i < hi; i++) witnesses_range(j->c, j->edges[i], j->edges[i] + 1);
+}
+
+/* A device customization's differences may be millions of edges: on all CPUs then. */
 void gp_cch_witnesses_at(gp_cch *c, const uint32_t *edges, uint32_t n) {
     gp_cch_perfect_drop(c);
-    for (uint32_t i = 0; i < n; i++) witnesses_range(c, edges[i], edges[i] + 1);
+    wit_list j = {c, edges};
+    gp_parallel_for(n, n >= (1u << 16) ? 0 : 1, wit_list_ranges, &j);
 }
 
 /* After a GPU customization (each edge reads its triangles at random): on all CPUs. */
@@ -391,6 +403,12 @@ static void part_copy(void *jv, uint64_t lo, uint64_t hi) {
     memcpy(j->c->fmid + lo, j->p->fmid + lo, k * 4);
     memcpy(j->c->bmid + lo, j->p->bmid + lo, k * 4);
     memcpy(j->c->wit + 2 * (size_t)lo, j->p->wit + 2 * (size_t)lo, k * 16);
+}
+
+void gp_cch_custom_copy(gp_cch *c, const gp_cch *p) {
+    part_job j = {c, p, NULL, 0};
+    gp_parallel_for(c->topo->m, c->topo->m >= (1u << 20) ? 0 : 1, part_copy, &j);
+    c->from_prev = 1;
 }
 
 /* The edges a partial pass customized again (ascending), grown as it goes. */

@@ -255,8 +255,9 @@ static void attach_cch(gp_engine *e, gp_graph *g, const gp_graph *pred) {
             }
         }
         t1 = gp_now();
-        /* given up: the full pass on the device, fetching only what differs from prev's */
-        if (rc == GP_OK && !on_gpu && !host_done && c->from_prev && prev && prev->gpu) {
+        /* too large for the host, or given up: the full pass on the device from prev's device
+         * state (the changed metric entries scattered), fetching only what differs from prev's */
+        if (rc == GP_OK && !on_gpu && !host_done && prev && prev->gpu && first(e) != e->cpu) {
             on_gpu = gp_cch_gpu_customize_diff(c, prev, e->cuda_device, &err) == GP_OK;
             gpu_path = "diff";
             if (!on_gpu)
@@ -296,6 +297,7 @@ static void attach_cch(gp_engine *e, gp_graph *g, const gp_graph *pred) {
     int perfect_done = __atomic_load_n(&c->q, __ATOMIC_ACQUIRE) != NULL; /* may run meanwhile */
     gp_cch_gpu_stats gs;
     int on_device = gp_cch_gpu_stats_get(c, &gs) == 0;
+    if (on_device && gs.whole) gpu_path = "whole"; /* the diff path, every array fetched */
     GP_LOG(GP_LOG_INFO,
            "event=cch_ready graph=%s nodes=%u cch_edges=%u triangles=%llu levels=%u topology=%s "
            "order_s=%.3f contract_s=%.3f prepare_s=%.4f customize_s=%.4f on=%s gpu_topology=%s "

@@ -8,6 +8,9 @@
 #include "graph/turns.h"
 
 #include <errno.h>
+#ifdef __GLIBC__
+#include <malloc.h> /* malloc_trim */
+#endif
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -488,6 +491,14 @@ int gp_traffic_apply(gp_engine *e, const gp_graph *g, const gp_speed_entry *sp, 
                           "penalties need them",
                           base->source);
     double t0 = gp_now();
+#ifdef __GLIBC__
+    /* the versions released since the last apply (road and turn weights, lists of 2-40 MB) went
+     * back to malloc's arenas, where glibc keeps them (its mmap threshold grows to the size of
+     * the largest block freed, up to 32 MB): their free pages go back to the system here, or a
+     * speed file a second grows the server's memory by arena (2 GiB over 60 files on the 1M map) */
+    malloc_trim(0);
+#endif
+    double trim_s = gp_now() - t0;
     int rc = GP_OK;
     key3 *sk = malloc(sizeof *sk * (ns ? ns : 1)), *tk = malloc(sizeof *tk * (nt ? nt : 1));
     uint32_t *w = malloc(sizeof *w * (base->m ? base->m : 1));
@@ -538,6 +549,7 @@ int gp_traffic_apply(gp_engine *e, const gp_graph *g, const gp_speed_entry *sp, 
             }
         }
     }
+    double t_arcs = gp_now();
     g2 = gp_graph_reweight(base, w, rw, err);
     w = rw = NULL; /* taken over */
     if (!g2) {
@@ -586,6 +598,12 @@ int gp_traffic_apply(gp_engine *e, const gp_graph *g, const gp_speed_entry *sp, 
     rc = gp_engine_attach(e, g2, err);
     if (rc != GP_OK) goto fail;
     st->attach_ms = (gp_now() - t1) * 1e3;
+    /* where the build went (docs/operators.md event=cch_phases has the attach's phases) */
+    GP_LOG(GP_LOG_DEBUG,
+           "event=traffic_phases graph=%s trim_ms=%.1f arcs_ms=%.1f turns_ms=%.1f build_ms=%.1f "
+           "attach_ms=%.1f arcs_changed=%llu",
+           g2->version, trim_s * 1e3, (t_arcs - t0 - trim_s) * 1e3, (t1 - t_arcs) * 1e3,
+           st->build_ms, st->attach_ms, (unsigned long long)st->arcs_changed);
     *out = g2;
     free(sk);
     free(tk);

@@ -197,16 +197,32 @@ static uint32_t customize_range(const gp_cch_topo *t, const uint32_t *ofw, const
     return bad;
 }
 
-void gp_cch_restore_from(gp_cch *c, const gp_cch *p, const uint32_t *delta, uint32_t n,
-                         int metric) {
-    for (uint32_t i = 0; i < n; i++) {
-        uint32_t e = delta[i];
-        if (metric) c->ofw[e] = p->ofw[e], c->obw[e] = p->obw[e];
+typedef struct restore_job {
+    gp_cch *c;
+    const gp_cch *p;
+    const uint32_t *delta;
+    int metric;
+} restore_job;
+
+static void restore_ranges(void *jv, uint64_t lo, uint64_t hi) {
+    restore_job *j = jv;
+    gp_cch *c = j->c;
+    const gp_cch *p = j->p;
+    for (uint64_t i = lo; i < hi; i++) {
+        uint32_t e = j->delta[i];
+        if (j->metric) c->ofw[e] = p->ofw[e], c->obw[e] = p->obw[e];
         c->fw[e] = p->fw[e], c->bw[e] = p->bw[e];
         c->fmid[e] = p->fmid[e], c->bmid[e] = p->bmid[e];
         c->wit[2 * (size_t)e] = p->wit[2 * (size_t)e];
         c->wit[2 * (size_t)e + 1] = p->wit[2 * (size_t)e + 1];
     }
+}
+
+/* A delta of a device customization may list millions of edges: on all CPUs then. */
+void gp_cch_restore_from(gp_cch *c, const gp_cch *p, const uint32_t *delta, uint32_t n,
+                         int metric) {
+    restore_job j = {c, p, delta, metric};
+    gp_parallel_for(n, n >= (1u << 16) ? 0 : 1, restore_ranges, &j);
 }
 
 /* Packed witnesses for path unpacking (cch_internal.h GP_CCH_WIT_ORIG), from fmid/bmid. */

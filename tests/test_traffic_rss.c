@@ -71,8 +71,9 @@ static void routes_as_dijkstra(gp_engine *e, const gp_graph *g, uint64_t *seed) 
 static void test_flat(void **state) {
     (void)state;
     if (rss_mib() < 0 || UNDER_ASAN) {
-        print_message("%s: skipped\n", UNDER_ASAN ? "AddressSanitizer's quarantine holds freed memory"
-                                                 : "no /proc/self/statm");
+        print_message("%s: skipped\n", UNDER_ASAN
+                                           ? "AddressSanitizer's quarantine holds freed memory"
+                                           : "no /proc/self/statm");
         skip();
     }
     gp_err err = {0};

@@ -12,6 +12,8 @@
 #include <malloc.h> /* malloc_trim */
 #endif
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -473,6 +475,39 @@ static gp_turns *turns_of(const gp_graph *base, gp_graph *g2, const gp_turn_entr
     return T;
 }
 
+/* The versions released since the last apply (road and turn weights, lists of 2-40 MB) went back
+ * to malloc's arenas, where glibc keeps them (its mmap threshold grows to the size of the
+ * largest block freed, up to 32 MB, and each server thread has an arena): their free pages go
+ * back to the system on a thread of its own (one at a time; not on the path to the new version),
+ * or a speed file a second grows the server's memory (2 GiB over 60 files on the 1M map). */
+#ifdef __GLIBC__
+static atomic_int trimming;
+
+static void *trim_main(void *arg) {
+    (void)arg;
+    malloc_trim(0);
+    atomic_store(&trimming, 0);
+    return NULL;
+}
+#endif
+
+static void trim_start(void) {
+#ifdef __GLIBC__
+    int idle = 0;
+    if (!atomic_compare_exchange_strong(&trimming, &idle, 1)) return;
+    pthread_t th;
+    pthread_attr_t at;
+    int ok = pthread_attr_init(&at) == 0;
+    if (ok && pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED) == 0 &&
+        pthread_create(&th, &at, trim_main, NULL) == 0) {
+        pthread_attr_destroy(&at);
+        return;
+    }
+    if (ok) pthread_attr_destroy(&at);
+    atomic_store(&trimming, 0);
+#endif
+}
+
 int gp_traffic_apply(gp_engine *e, const gp_graph *g, const gp_speed_entry *sp, size_t ns,
                      const gp_turn_entry *tp, size_t nt, gp_graph **out, unsigned char *known_sp,
                      unsigned char *known_tp, gp_traffic_stats *st, gp_err *err) {
@@ -491,14 +526,6 @@ int gp_traffic_apply(gp_engine *e, const gp_graph *g, const gp_speed_entry *sp, 
                           "penalties need them",
                           base->source);
     double t0 = gp_now();
-#ifdef __GLIBC__
-    /* the versions released since the last apply (road and turn weights, lists of 2-40 MB) went
-     * back to malloc's arenas, where glibc keeps them (its mmap threshold grows to the size of
-     * the largest block freed, up to 32 MB): their free pages go back to the system here, or a
-     * speed file a second grows the server's memory by arena (2 GiB over 60 files on the 1M map) */
-    malloc_trim(0);
-#endif
-    double trim_s = gp_now() - t0;
     int rc = GP_OK;
     key3 *sk = malloc(sizeof *sk * (ns ? ns : 1)), *tk = malloc(sizeof *tk * (nt ? nt : 1));
     uint32_t *w = malloc(sizeof *w * (base->m ? base->m : 1));
@@ -600,10 +627,11 @@ int gp_traffic_apply(gp_engine *e, const gp_graph *g, const gp_speed_entry *sp, 
     st->attach_ms = (gp_now() - t1) * 1e3;
     /* where the build went (docs/operators.md event=cch_phases has the attach's phases) */
     GP_LOG(GP_LOG_DEBUG,
-           "event=traffic_phases graph=%s trim_ms=%.1f arcs_ms=%.1f turns_ms=%.1f build_ms=%.1f "
+           "event=traffic_phases graph=%s arcs_ms=%.1f turns_ms=%.1f build_ms=%.1f "
            "attach_ms=%.1f arcs_changed=%llu",
-           g2->version, trim_s * 1e3, (t_arcs - t0 - trim_s) * 1e3, (t1 - t_arcs) * 1e3,
-           st->build_ms, st->attach_ms, (unsigned long long)st->arcs_changed);
+           g2->version, (t_arcs - t0) * 1e3, (t1 - t_arcs) * 1e3, st->build_ms, st->attach_ms,
+           (unsigned long long)st->arcs_changed);
+    trim_start();
     *out = g2;
     free(sk);
     free(tk);

@@ -276,6 +276,7 @@ static void attach_cch(gp_engine *e, gp_graph *g, const gp_graph *pred) {
         t1 = gp_now();
         if (rc == GP_OK && !on_gpu && !host_done) rc = gp_cch_customize(c, e->cpu_threads, &err);
         cpu_s = gp_now() - t1;
+        c->prev = NULL; /* customized: the predecessor may go (a later version may start from c) */
     }
     if (rc != GP_OK) {
         GP_LOG(GP_LOG_WARN, "event=cch_skipped graph=%s reason=\"%s\"", g->version, err.msg);

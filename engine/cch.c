@@ -48,6 +48,7 @@ typedef struct wbufs {
     uint32_t *delta; /* gp_cch.delta of the arrays' last user, or NULL */
     uint32_t ndelta;
     uint64_t delta_base;
+    uint64_t hash; /* the graph hash of the arrays' last user (its version's metric) */
 } wbufs;
 
 static void wbufs_free(wbufs *b, int whole) {
@@ -222,8 +223,9 @@ void gp_cch_free(void *pc) {
     if (!c) return;
     gp_cch_perfect_drop(c); /* stops a background pass, which reads the weights */
     if (c->gpu && c->gpu_free) c->gpu_free(c->gpu);
-    wbufs set = {c->ofw,  c->obw, c->fw,    c->bw,     c->fmid,
-                 c->bmid, c->wit, c->delta, c->ndelta, c->delta_base},
+    free(c->mchg);
+    wbufs set = {c->ofw, c->obw,   c->fw,     c->bw,         c->fmid,      c->bmid,
+                 c->wit, c->delta, c->ndelta, c->delta_base, c->graph_hash},
           *b = NULL;
     void *none = NULL;
     if (set.ofw && set.obw && set.fw && set.bw && set.fmid && set.bmid && set.wit &&
@@ -262,15 +264,24 @@ static void first_touch(void *cv, uint64_t lo, uint64_t hi) {
     memset(c->wit + 2 * (size_t)lo, 0, k * 16);
 }
 
-/* The customized CCH of the graph g is a version of, when it is over topology t (a cost change):
- * the new version's metric and customization start from it. */
-static const gp_cch *base_cch(const gp_cch_topo *t, const gp_graph *g) {
+/* The customized CCH the new version g's metric and customization start from, when it is over
+ * topology t (a cost change): pg's, the version g was made from (both versions of one base), else
+ * the base's; *from gets the graph whose weights it has. */
+static const gp_cch *base_cch(const gp_cch_topo *t, const gp_graph *g, const gp_graph *pg,
+                              const gp_graph **from) {
+    const gp_cch *pc = pg && pg != g && g->base && gp_graph_owner(pg) == g->base ? pg->cch : NULL;
+    if (pc && pc->topo == t && pc->n == g->n && pc->m == g->m && pc->ofw && pc->fw && !pc->prev) {
+        *from = pg;
+        return pc;
+    }
     const gp_cch *bc = g->base ? g->base->cch : NULL;
+    *from = g->base;
     return bc && bc->topo == t && bc->n == g->n && bc->m == g->m && bc->ofw && bc->fw ? bc : NULL;
 }
 
 /* A gp_cch over topology t (referenced) with g's metric; GP_EINVAL when g does not fit t. */
-static int cch_over(gp_cch_topo *t, const gp_graph *g, gp_cch **out, gp_err *err) {
+static int cch_over(gp_cch_topo *t, const gp_graph *g, const gp_graph *pg, gp_cch **out,
+                    gp_err *err) {
     gp_cch *c = calloc(1, sizeof *c);
     cpool *p = topo_pool(t);
     if (!c || !p) {
@@ -302,15 +313,21 @@ static int cch_over(gp_cch_topo *t, const gp_graph *g, gp_cch **out, gp_err *err
         rc = gp_err_set(err, GP_ENOMEM, "out of memory for CCH weights (%u edges)", t->m);
     } else {
         if (!b) gp_parallel_for(t->m, t->m >= (1u << 20) ? 0 : 1, first_touch, c);
-        c->prev = base_cch(t, g);
-        /* spare arrays of a version customized partially from the same base: that base's
-         * arrays but at its delta edges, restored here instead of copying every array */
-        if (c->prev && b && b->delta && b->delta_base == c->prev->graph_hash) {
-            gp_cch_restore_from(c, c->prev, b->delta, b->ndelta, 1);
+        const gp_graph *from = NULL;
+        c->prev = base_cch(t, g, pg, &from);
+        const gp_cch *p = c->prev;
+        /* spare arrays that are prev's but at a list of edges, restored here instead of copying
+         * every array: those of a version customized from prev (its delta), or those of prev's
+         * own predecessor (a chain of changes: prev's delta) */
+        if (p && b && b->delta && b->delta_base == p->graph_hash) {
+            gp_cch_restore_from(c, p, b->delta, b->ndelta, 1);
+            c->from_prev = 1;
+        } else if (p && b && p->delta && p->delta_base == b->hash) {
+            gp_cch_restore_from(c, p, p->delta, p->ndelta, 1);
             c->from_prev = 1;
         }
         if (b) free(b->delta);
-        if (c->prev) gp_cch_map_metric_from(c, g, c->prev), rc = GP_OK;
+        if (p) rc = gp_cch_map_metric_from(c, g, p, from, err);
         else rc = gp_cch_map_metric(c, g, err);
     }
     free(b);
@@ -336,6 +353,10 @@ int gp_cch_new(const gp_graph *g, int threads, gp_cch **out, gp_err *err) {
 }
 
 int gp_cch_prepare(const gp_graph *g, gp_cch **out, gp_err *err) {
+    return gp_cch_prepare_from(g, NULL, out, err);
+}
+
+int gp_cch_prepare_from(const gp_graph *g, const gp_graph *pg, gp_cch **out, gp_err *err) {
     gp_cch *c = NULL;
     int rc;
     /* a cached topology that covers every arc of g */
@@ -344,7 +365,7 @@ int gp_cch_prepare(const gp_graph *g, gp_cch **out, gp_err *err) {
         if (!cache[i] || cache[i]->n != g->n) continue;
         gp_err e2;
         gp_err_clear(&e2);
-        if (cch_over(cache[i], g, &c, &e2) == GP_OK) {
+        if (cch_over(cache[i], g, pg, &c, &e2) == GP_OK) {
             gp_cch_topo *hit = cache[i];
             memmove(cache + 1, cache, (size_t)i * sizeof *cache);
             cache[0] = hit;
@@ -363,7 +384,7 @@ int gp_cch_prepare(const gp_graph *g, gp_cch **out, gp_err *err) {
         free(rank);
         if (rc) return rc;
         t->order_s = ord;
-        rc = cch_over(t, g, &c, err);
+        rc = cch_over(t, g, pg, &c, err);
         if (rc == GP_OK) cache_put(t);
         gp_cch_topo_unref(t);
         if (rc) return rc;

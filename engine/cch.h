@@ -104,6 +104,13 @@ typedef struct gp_cch {
     uint32_t ndelta;
     uint64_t delta_base;
     int from_prev;
+    /* The edges whose original weights (ofw / obw) differ from prev's, ascending, set by
+     * gp_cch_prepare(_from) when prev is set (mchg_ok 1; the metric is prev's but at these), so
+     * that the partial pass seeds from them and the device scatters them instead of uploading the
+     * whole metric; mchg_ok 0: not known (every edge is compared). Owned by c. */
+    uint32_t *mchg;
+    uint32_t nmchg;
+    int mchg_ok;
     char custom_on[8]; /* "cpu" or "gpu" */
     int reused_topo;   /* 1 when the topology came from the cache */
     void *gpu;         /* engine/cch_cuda.c state (device copies), or NULL */
@@ -187,6 +194,12 @@ int gp_cch_order_decode(const gp_graph *g, const void *data, uint64_t size, gp_e
 int gp_cch_new(const gp_graph *g, int threads, gp_cch **out, gp_err *err);
 /* gp_cch_new without the customization (fw/bw unset): for a GPU customization. */
 int gp_cch_prepare(const gp_graph *g, gp_cch **out, gp_err *err);
+/* gp_cch_prepare for g, a version made from pg (a cost change of pg, the version serving; both
+ * versions of one base): when pg's customized CCH is over the topology g gets, c->prev is it
+ * rather than the base's, and the metric is pg's with the arcs whose weight differs from pg's
+ * mapped again, so that a chain of small changes customizes each one from its predecessor.
+ * pg NULL, or pg's CCH on another topology: gp_cch_prepare. */
+int gp_cch_prepare_from(const gp_graph *g, const gp_graph *pg, gp_cch **out, gp_err *err);
 void gp_cch_free(void *c); /* a gp_cch; accepts NULL; the signature of gp_graph.cch_free */
 uint64_t gp_cch_bytes(const gp_cch *c);
 /* Original arc weights of g into c->ofw/obw (minimum over parallel arcs); GP_EINVAL when an arc of
@@ -281,12 +294,15 @@ int gp_cch_gpu_customize(gp_cch *c, int device, gp_err *err);
  * customizes in full (gp_cch_gpu_customize). */
 int gp_cch_gpu_customize_delta(gp_cch *c, const gp_cch *prev, const uint32_t *edges, uint32_t n,
                                int device, gp_err *err);
-/* The full customization of c on the device (a change too large for the host's partial pass),
- * with c's customized host arrays prev's (c->from_prev): only the edges whose values differ from
- * prev's device state come back (and get their witnesses), not every array; they become
- * c->delta. Starts from the topology's spare device arrays as gp_cch_gpu_customize_delta.
- * GP_EINVAL when the conditions do not hold, GP_ETOOBIG when over an eighth of the edges
- * changed: then the caller runs gp_cch_gpu_customize (c unchanged but for its device state). */
+/* The full customization of c on the device (a change too large for the host's partial pass)
+ * from prev's device state: prev's device metric copied and the edges c->mchg lists scattered
+ * (not the whole metric uploaded, when c->mchg_ok), the device customization, then only the
+ * edges whose values differ from prev's come back (and get their witnesses), into c's customized
+ * host arrays made prev's (c->from_prev, else copied on the host), not every array; they become
+ * c->delta. Over a quarter of the edges differ: every customized array comes back and every
+ * witness is computed (gp_cch_gpu_stats.whole). Starts from the topology's spare device arrays
+ * as gp_cch_gpu_customize_delta. GP_EINVAL when prev has no device state on that device or
+ * another topology's: then the caller runs gp_cch_gpu_customize (c unchanged). */
 int gp_cch_gpu_customize_diff(gp_cch *c, const gp_cch *prev, int device, gp_err *err);
 /* The device's customized weights and witnesses of c copied into the host arrays (topo->m
  * entries each; any may be NULL), for the tests (device == host). GP_EUNSUPPORTED without
@@ -315,6 +331,7 @@ typedef struct gp_cch_gpu_stats {
      * weights); diff: 1 when it was gp_cch_gpu_customize_diff (scattered: the edges fetched);
      * spare: 1 when the device arrays came from the topology's spare */
     int delta, diff, spare;
+    int whole; /* gp_cch_gpu_customize_diff with too many differences: every array came back */
     uint32_t scattered;
 } gp_cch_gpu_stats;
 int gp_cch_gpu_stats_get(const gp_cch *c, gp_cch_gpu_stats *st);

@@ -10,7 +10,7 @@
  *
  * Built without CUDA (no GP_HAVE_CUDA) every call answers GP_EUNSUPPORTED.
  */
-#include "engine/cch.h"
+#include "engine/cch_internal.h"
 #include "engine/cch_plan.h"
 #include "engine/engine_lab.h"
 #include "kernels/cch_lab.h"
@@ -345,43 +345,87 @@ int gp_cch_gpu_customize_delta(gp_cch *c, const gp_cch *prev, const uint32_t *ed
     return rc;
 }
 
+/* c's metric onto its device state g: prev's device metric copied and the edges c->mchg lists
+ * scattered (a cost change: a few entries rather than the whole metric over PCIe), else uploaded
+ * whole. */
+static int metric_to_device(gp_cch *c, cch_gpu *g, const cch_gpu *pg, gp_err *err) {
+    if (!c->mchg_ok || !pg || !pg->ok || !pg->d || gp_dcch_part(pg->d) != gp_dcch_part(g->d))
+        return gp_dcch_set_metric(g->d, (void *)g->stream, c->ofw, c->obw, err);
+    uint32_t *upd = malloc((size_t)c->nmchg * 12 + 12);
+    if (!upd) return gp_err_set(err, GP_ENOMEM, "out of memory for the changed metric");
+    for (uint32_t i = 0; i < c->nmchg; i++) {
+        uint32_t e = c->mchg[i];
+        upd[3 * (size_t)i] = e;
+        upd[3 * (size_t)i + 1] = c->ofw[e];
+        upd[3 * (size_t)i + 2] = c->obw[e];
+    }
+    int rc = gp_dcch_metric_from(g->d, pg->d, (void *)g->stream, c->nmchg, upd, err);
+    free(upd);
+    return rc;
+}
+
 int gp_cch_gpu_customize_diff(gp_cch *c, const gp_cch *prev, int device, gp_err *err) {
     double t0 = gp_now();
     const cch_gpu *pg = prev ? prev->gpu : NULL;
-    if (c->gpu || !c->from_prev || !pg || !pg->ok || pg->device != device || prev->topo != c->topo)
+    if (c->gpu || !pg || !pg->ok || pg->device != device || prev->topo != c->topo)
         return gp_err_set(err, GP_EINVAL, "no device state of the predecessor to diff against");
     cch_gpu *g = NULL;
-    int rc = gpu_state(c, device, c->ofw, c->obw, &g, err);
+    int rc = gpu_state(c, device, NULL, NULL, &g, err);
     if (rc != GP_OK) return rc;
+    pthread_mutex_lock(&g->mu);
+    cudaSetDevice(g->device);
+    if ((rc = metric_to_device(c, g, pg, err)) != GP_OK) {
+        pthread_mutex_unlock(&g->mu);
+        gpu_free(g);
+        return rc;
+    }
+    g->st.attach_s = gp_now() - t0;
     double t1 = gp_now();
     uint32_t *upd = NULL, n = 0;
-    rc = gp_dcch_customize_diff(g->d, pg->d, (void *)g->stream, c->topo->m / 128 + 1024, &upd, &n,
-                                &g->last_ms, err);
-    uint32_t *edges = rc == GP_OK ? malloc((size_t)n * 4 + 4) : NULL;
-    if (rc == GP_OK && !edges) rc = gp_err_set(err, GP_ENOMEM, "out of memory for the changes");
+    /* up to a quarter of the edges come back as 7 words each (and get their witnesses on the
+     * host) into arrays that are prev's; more, and every customized array comes back (4 words
+     * an edge) and every witness is computed */
+    uint32_t cap = c->topo->m / 4 + 1024;
+    rc = gp_dcch_customize_diff(g->d, pg->d, (void *)g->stream, cap, &upd, &n, &g->last_ms, err);
+    int whole = rc == GP_OK && !upd && n > cap;
+    if (whole) rc = gp_dcch_weights(g->d, (void *)g->stream, c->fw, c->bw, c->fmid, c->bmid, err);
+    pthread_mutex_unlock(&g->mu);
+    uint32_t *edges = rc == GP_OK && !whole ? malloc((size_t)n * 4 + 4) : NULL;
+    if (rc == GP_OK && !whole && !edges)
+        rc = gp_err_set(err, GP_ENOMEM, "out of memory for the changes");
     if (rc != GP_OK) {
         free(upd);
         gpu_free(g);
         return rc;
     }
     double t2 = gp_now();
-    for (uint32_t i = 0; i < n; i++) { /* c's customized arrays are prev's: the differences */
-        const uint32_t *u = upd + 7 * (size_t)i;
-        uint32_t e = u[0];
-        edges[i] = e;
-        c->fw[e] = u[3], c->bw[e] = u[4], c->fmid[e] = u[5], c->bmid[e] = u[6];
-    }
-    gp_cch_witnesses_at(c, edges, n);
-    free(upd);
     free(c->delta);
-    c->delta = edges;
-    c->ndelta = n;
-    c->delta_base = prev->graph_hash;
+    c->delta = NULL;
+    c->ndelta = 0;
+    if (whole) {
+        gp_cch_witnesses(c);
+    } else {
+        /* c's customized arrays made prev's (already, when restored from a spare), then the
+         * differences */
+        if (!c->from_prev) gp_cch_custom_copy(c, prev);
+        for (uint32_t i = 0; i < n; i++) {
+            const uint32_t *u = upd + 7 * (size_t)i;
+            uint32_t e = u[0];
+            edges[i] = e;
+            c->fw[e] = u[3], c->bw[e] = u[4], c->fmid[e] = u[5], c->bmid[e] = u[6];
+        }
+        gp_cch_witnesses_at(c, edges, n);
+        c->delta = edges;
+        c->ndelta = n;
+        c->delta_base = prev->graph_hash;
+    }
+    free(upd);
     c->from_prev = 0;
     g->ok = 1;
     g->st.delta = 0;
-    g->st.diff = 1;
-    g->st.scattered = n; /* here: fetched */
+    g->st.diff = !whole;
+    g->st.whole = whole;
+    g->st.scattered = whole ? 0 : n; /* here: fetched */
     g->st.customize_s = t2 - t1;
     g->st.witnesses_s = gp_now() - t2;
     g->st.device_ms = g->last_ms;

@@ -80,6 +80,10 @@ static void delta_drop(gp_cch *c) {
 int gp_cch_map_metric(gp_cch *c, const gp_graph *g, gp_err *err) {
     const gp_cch_topo *t = c->topo;
     delta_drop(c);
+    free(c->mchg);
+    c->mchg = NULL;
+    c->nmchg = 0;
+    c->mchg_ok = 0; /* every edge mapped: no list against a predecessor */
     c->from_prev = 0;
     gp_parallel_for(t->m, t->m >= (1u << 20) ? 0 : 1, inf_ranges, c);
     /* a reweighted road graph maps 2-20 M arcs on every cost change: on all CPUs */
@@ -91,14 +95,18 @@ int gp_cch_map_metric(gp_cch *c, const gp_graph *g, gp_err *err) {
     return GP_OK;
 }
 
-/* The metric of g, a version of the graph p's metric is of (g->base), over p's topology: p's
- * original weights copied, the slots of the arcs whose weight differs from the base's mapped again
- * (the minimum over the parallel arcs of the same slot). Nodes in ranges on threads: a slot is
- * written only from the rows of its ends, as in map_range. */
+/* The metric of g, a version of the graph pg whose customized CCH p is over c's topology (pg: g's
+ * base, or the version g was made from): p's original weights copied, the slots of the arcs whose
+ * weight differs from pg's mapped again (the minimum over the parallel arcs of the same slot), and
+ * each slot whose value changed listed. Nodes in ranges on threads: a slot is written only from the
+ * rows of its ends, as in map_range; the list is appended to atomically (an edge may come twice:
+ * its two slots; sorted and made unique afterwards). */
 typedef struct remap_job {
     gp_cch *c;
     const gp_cch *p;
     const gp_graph *g, *b;
+    uint32_t *chg; /* capacity g->m + 1: one entry per arc at most */
+    uint32_t nchg; /* atomic */
 } remap_job;
 
 static void remap_copy(void *jv, uint64_t lo, uint64_t hi) {
@@ -119,16 +127,40 @@ static void remap_nodes(void *jv, uint64_t lo, uint64_t hi) {
             uint32_t e = ru < rv ? gp_cch_find_edge(t, ru, rv) : gp_cch_find_edge(t, rv, ru);
             for (uint32_t k = g->row[u]; k < g->row[u + 1]; k++)
                 if (g->col[k] == v && g->w[k] < x) x = g->w[k];
-            if (e != GP_NONE) (ru < rv ? j->c->ofw : j->c->obw)[e] = x;
+            if (e == GP_NONE) continue;
+            uint32_t *slot = ru < rv ? &j->c->ofw[e] : &j->c->obw[e];
+            if (*slot == x) continue;
+            *slot = x;
+            if (j->chg) j->chg[__atomic_fetch_add(&j->nchg, 1, __ATOMIC_RELAXED)] = e;
         }
 }
 
-void gp_cch_map_metric_from(gp_cch *c, const gp_graph *g, const gp_cch *p) {
+static int cmp_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+int gp_cch_map_metric_from(gp_cch *c, const gp_graph *g, const gp_cch *p, const gp_graph *pg,
+                           gp_err *err) {
     const gp_cch_topo *t = c->topo;
-    remap_job j = {c, p, g, gp_graph_owner(g)};
+    remap_job j = {c, p, g, pg, malloc(((size_t)g->m + 1) * 4), 0};
     delta_drop(c);
+    free(c->mchg);
+    c->mchg = NULL;
+    c->nmchg = 0;
+    c->mchg_ok = 0;
     if (!c->from_prev) gp_parallel_for(t->m, t->m >= (1u << 20) ? 0 : 1, remap_copy, &j);
     gp_parallel_for(g->n, g->m >= (1u << 18) ? 0 : 1, remap_nodes, &j);
+    if (!j.chg) return gp_err_set(err, GP_ENOMEM, "out of memory for the changed CCH edges");
+    qsort(j.chg, j.nchg, 4, cmp_u32);
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < j.nchg; i++)
+        if (!n || j.chg[n - 1] != j.chg[i]) j.chg[n++] = j.chg[i];
+    uint32_t *shrunk = realloc(j.chg, (size_t)n * 4 + 4);
+    c->mchg = shrunk ? shrunk : j.chg;
+    c->nmchg = n;
+    c->mchg_ok = 1;
+    return GP_OK;
 }
 
 /* Customizes edges [lo, hi) into fw/bw and the witnesses fmid/bmid (the offset of the first lower
@@ -165,16 +197,32 @@ static uint32_t customize_range(const gp_cch_topo *t, const uint32_t *ofw, const
     return bad;
 }
 
-void gp_cch_restore_from(gp_cch *c, const gp_cch *p, const uint32_t *delta, uint32_t n,
-                         int metric) {
-    for (uint32_t i = 0; i < n; i++) {
-        uint32_t e = delta[i];
-        if (metric) c->ofw[e] = p->ofw[e], c->obw[e] = p->obw[e];
+typedef struct restore_job {
+    gp_cch *c;
+    const gp_cch *p;
+    const uint32_t *delta;
+    int metric;
+} restore_job;
+
+static void restore_ranges(void *jv, uint64_t lo, uint64_t hi) {
+    restore_job *j = jv;
+    gp_cch *c = j->c;
+    const gp_cch *p = j->p;
+    for (uint64_t i = lo; i < hi; i++) {
+        uint32_t e = j->delta[i];
+        if (j->metric) c->ofw[e] = p->ofw[e], c->obw[e] = p->obw[e];
         c->fw[e] = p->fw[e], c->bw[e] = p->bw[e];
         c->fmid[e] = p->fmid[e], c->bmid[e] = p->bmid[e];
         c->wit[2 * (size_t)e] = p->wit[2 * (size_t)e];
         c->wit[2 * (size_t)e + 1] = p->wit[2 * (size_t)e + 1];
     }
+}
+
+/* A delta of a device customization may list millions of edges: on all CPUs then. */
+void gp_cch_restore_from(gp_cch *c, const gp_cch *p, const uint32_t *delta, uint32_t n,
+                         int metric) {
+    restore_job j = {c, p, delta, metric};
+    gp_parallel_for(n, n >= (1u << 16) ? 0 : 1, restore_ranges, &j);
 }
 
 /* Packed witnesses for path unpacking (cch_internal.h GP_CCH_WIT_ORIG), from fmid/bmid. */
@@ -197,9 +245,21 @@ static void wit_ranges(void *c, uint64_t lo, uint64_t hi) {
     witnesses_range(c, (uint32_t)lo, (uint32_t)hi);
 }
 
+typedef struct wit_list {
+    gp_cch *c;
+    const uint32_t *edges;
+} wit_list;
+
+static void wit_list_ranges(void *jv, uint64_t lo, uint64_t hi) {
+    wit_list *j = jv;
+    for (uint64_t i = lo; i < hi; i++) witnesses_range(j->c, j->edges[i], j->edges[i] + 1);
+}
+
+/* A device customization's differences may be millions of edges: on all CPUs then. */
 void gp_cch_witnesses_at(gp_cch *c, const uint32_t *edges, uint32_t n) {
     gp_cch_perfect_drop(c);
-    for (uint32_t i = 0; i < n; i++) witnesses_range(c, edges[i], edges[i] + 1);
+    wit_list j = {c, edges};
+    gp_parallel_for(n, n >= (1u << 16) ? 0 : 1, wit_list_ranges, &j);
 }
 
 /* After a GPU customization (each edge reads its triangles at random): on all CPUs. */
@@ -361,6 +421,12 @@ static void part_copy(void *jv, uint64_t lo, uint64_t hi) {
     memcpy(j->c->wit + 2 * (size_t)lo, j->p->wit + 2 * (size_t)lo, k * 16);
 }
 
+void gp_cch_custom_copy(gp_cch *c, const gp_cch *p) {
+    part_job j = {c, p, NULL, 0};
+    gp_parallel_for(c->topo->m, c->topo->m >= (1u << 20) ? 0 : 1, part_copy, &j);
+    c->from_prev = 1;
+}
+
 /* The edges a partial pass customized again (ascending), grown as it goes. */
 typedef struct edge_list {
     uint32_t *e;
@@ -379,6 +445,9 @@ static int edge_list_add(edge_list *l, uint32_t e) {
     return 0;
 }
 
+/* The most edges with new original weights a partial pass starts from: 0.1% of the edges. */
+static inline uint64_t partial_max_seeds(uint32_t m) { return m / 1024 + 64; }
+
 /* 1: c customized from p; 0: too much changed, or no memory for the list (c's weights partly
  * written: the caller runs the full pass, which writes every one); -1: an overflow (*bad set).
  * The pass is serial: it is not tried when over 0.1% of the edges have new original weights, and
@@ -392,11 +461,18 @@ static int customize_partial(gp_cch *c, const gp_cch *p, uint64_t limit, uint32_
     const gp_cch_topo *t = c->topo;
     const uint32_t m = t->m;
     const uint64_t words = ((uint64_t)m + 63) / 64;
+    int par = m >= (1u << 20) ? 0 : 1;
+    if (c->mchg_ok && c->nmchg > partial_max_seeds(m)) return 0; /* known before any work */
     part_job j = {c, p, calloc(words ? words : 1, sizeof(uint64_t)), 0};
     if (!j.dirty) return 0;
-    int par = m >= (1u << 20) ? 0 : 1;
-    gp_parallel_for(words, par, part_seed, &j);
-    if (j.seeds > m / 1024 + 64) { /* over 0.1% of the edges changed: the full pass */
+    if (c->mchg_ok) { /* the metric's changed edges, listed by the mapping */
+        for (uint32_t i = 0; i < c->nmchg; i++)
+            j.dirty[c->mchg[i] / 64] |= 1ULL << (c->mchg[i] % 64);
+        j.seeds = c->nmchg;
+    } else {
+        gp_parallel_for(words, par, part_seed, &j);
+    }
+    if (j.seeds > partial_max_seeds(m)) { /* too many changed edges: the full pass */
         free(j.dirty);
         return 0;
     }

@@ -56,12 +56,18 @@ int gp_cch_ws_reserve(gp_cch_ws *w, uint32_t k);
  * (cch_custom.c; gp_cch_free calls it). */
 void gp_cch_perfect_drop(gp_cch *c);
 /* c's original weights for g, a version of the graph whose customized CCH p is over c's topology
- * (p = g->base->cch): p's copied, the arcs whose weight differs from the base's mapped again
- * (cch_custom.c; the result is gp_cch_map_metric's). */
-void gp_cch_map_metric_from(gp_cch *c, const gp_graph *g, const gp_cch *p);
+ * (p = pg->cch, pg g's base or the version g was made from): p's copied, the arcs whose weight
+ * differs from pg's mapped again (cch_custom.c; the result is gp_cch_map_metric's), the slots
+ * that changed listed in c->mchg. GP_ENOMEM only for the list. */
+int gp_cch_map_metric_from(gp_cch *c, const gp_graph *g, const gp_cch *p, const gp_graph *pg,
+                           gp_err *err);
 /* c's arrays, which are p's but at the n edges of delta, made p's (cch_custom.c): the spare of a
  * version customized partially from p, for the next version from p (metric 1: the original
  * weights too); a partial pass that gave up (metric 0: the customized ones only). */
 void gp_cch_restore_from(gp_cch *c, const gp_cch *p, const uint32_t *delta, uint32_t n, int metric);
+
+/* c's customized arrays (fw, bw, fmid, bmid, wit) made p's (over c's topology), copied on all
+ * CPUs; c->from_prev set (cch_custom.c). */
+void gp_cch_custom_copy(gp_cch *c, const gp_cch *p);
 
 #endif

@@ -13,7 +13,7 @@ int gp_engine_change_links(gp_engine *e, const gp_graph *g, const gp_link_change
     int rc = gp_graph_change_links(g, ch, nch, fail_routers, nfail, &g2, err);
     if (rc != GP_OK) return rc;
     double t1 = gp_now();
-    rc = gp_engine_attach(e, g2, err);
+    rc = gp_engine_attach_from(e, g2, g, err); /* customized from g's CCH: the chain stays small */
     if (rc != GP_OK) {
         gp_graph_unref(g2);
         return rc;

@@ -155,7 +155,7 @@ int gp_engine_set_turn_costs(gp_engine *e, const char *mode, gp_err *err) {
 
 /* Builds g's turn graph (or reweights its base's) and attaches it; GP_OK with g->turns set, or
  * the error. */
-static int attach_turns(gp_engine *e, gp_graph *g, gp_err *err) {
+static int attach_turns(gp_engine *e, gp_graph *g, const gp_graph *pred, gp_err *err) {
     const gp_turn_costs *tc = gp_turn_costs_find(g->profile);
     if (!tc)
         return gp_err_set(err, GP_EINVAL, "graph %s: no turn costs for profile '%s'", g->source,
@@ -174,7 +174,9 @@ static int attach_turns(gp_engine *e, gp_graph *g, gp_err *err) {
     if (ord && !g->base && gp_cch_order_decode(T->tg, ord, osz, &oerr) != GP_OK)
         GP_LOG(GP_LOG_WARN, "event=cch_order_ignored graph=%s turns=1 reason=\"%s\"", g->version,
                oerr.msg);
-    int rc = gp_engine_attach(e, T->tg, err);
+    /* the predecessor's turn graph: the CCH customizes from its (engine.h gp_engine_attach_from) */
+    const gp_turns *PT = pred && pred != g ? pred->turns : NULL;
+    int rc = gp_engine_attach_from(e, T->tg, PT ? PT->tg : NULL, err);
     if (rc != GP_OK) {
         gp_turns_free(T);
         return rc;
@@ -204,7 +206,7 @@ int gp_engine_set_cch_order(gp_engine *e, const char *order, gp_err *err) {
 
 /* Builds and customizes g's CCH when the policy says so. Failure is not an error of the load: the
  * graph is served by the Dijkstra family (logged). */
-static void attach_cch(gp_engine *e, gp_graph *g) {
+static void attach_cch(gp_engine *e, gp_graph *g, const gp_graph *pred) {
     if (g->cch || e->cch_mode == GP_CCH_OFF ||
         (e->cch_mode == GP_CCH_AUTO && g->n < e->cch_min_nodes))
         return;
@@ -219,7 +221,7 @@ static void attach_cch(gp_engine *e, gp_graph *g) {
         GP_LOG(GP_LOG_WARN, "event=cch_order_ignored graph=%s reason=\"%s\"", g->version, err.msg);
         gp_err_clear(&err);
     }
-    int rc = gp_cch_prepare(g, &c, &err);
+    int rc = gp_cch_prepare_from(g, pred, &c, &err);
     double prepare_s =
         gp_now() - t0; /* the topology (cached, or ordered and contracted), the metric */
     double partial_s = 0, gpu_s = 0, cpu_s = 0, t1 = t0;
@@ -253,8 +255,9 @@ static void attach_cch(gp_engine *e, gp_graph *g) {
             }
         }
         t1 = gp_now();
-        /* given up: the full pass on the device, fetching only what differs from prev's */
-        if (rc == GP_OK && !on_gpu && !host_done && c->from_prev && prev && prev->gpu) {
+        /* too large for the host, or given up: the full pass on the device from prev's device
+         * state (the changed metric entries scattered), fetching only what differs from prev's */
+        if (rc == GP_OK && !on_gpu && !host_done && prev && prev->gpu && first(e) != e->cpu) {
             on_gpu = gp_cch_gpu_customize_diff(c, prev, e->cuda_device, &err) == GP_OK;
             gpu_path = "diff";
             if (!on_gpu)
@@ -273,6 +276,7 @@ static void attach_cch(gp_engine *e, gp_graph *g) {
         t1 = gp_now();
         if (rc == GP_OK && !on_gpu && !host_done) rc = gp_cch_customize(c, e->cpu_threads, &err);
         cpu_s = gp_now() - t1;
+        c->prev = NULL; /* customized: the predecessor may go (a later version may start from c) */
     }
     if (rc != GP_OK) {
         GP_LOG(GP_LOG_WARN, "event=cch_skipped graph=%s reason=\"%s\"", g->version, err.msg);
@@ -294,6 +298,7 @@ static void attach_cch(gp_engine *e, gp_graph *g) {
     int perfect_done = __atomic_load_n(&c->q, __ATOMIC_ACQUIRE) != NULL; /* may run meanwhile */
     gp_cch_gpu_stats gs;
     int on_device = gp_cch_gpu_stats_get(c, &gs) == 0;
+    if (on_device && gs.whole) gpu_path = "whole"; /* the diff path, every array fetched */
     GP_LOG(GP_LOG_INFO,
            "event=cch_ready graph=%s nodes=%u cch_edges=%u triangles=%llu levels=%u topology=%s "
            "order_s=%.3f contract_s=%.3f prepare_s=%.4f customize_s=%.4f on=%s gpu_topology=%s "
@@ -322,6 +327,10 @@ static void attach_cch(gp_engine *e, gp_graph *g) {
 }
 
 int gp_engine_attach(gp_engine *e, gp_graph *g, gp_err *err) {
+    return gp_engine_attach_from(e, g, NULL, err);
+}
+
+int gp_engine_attach_from(gp_engine *e, gp_graph *g, const gp_graph *pred, gp_err *err) {
     gp_backend *b = first(e);
     int rc = GP_OK;
     /* a reweighted version of a graph already on the device (a cost change) gets its device copy
@@ -341,14 +350,15 @@ int gp_engine_attach(gp_engine *e, gp_graph *g, gp_err *err) {
     if (rc == GP_OK && e->cpu->ops->attach) rc = e->cpu->ops->attach(e->cpu, g, err);
     t2 = gp_now();
     /* turn costs: the turn graph answers every query, the road graph needs no CCH of its own */
-    if (rc == GP_OK && e->turn_costs && g->profile[0] && !g->turns) rc = attach_turns(e, g, err);
+    if (rc == GP_OK && e->turn_costs && g->profile[0] && !g->turns)
+        rc = attach_turns(e, g, pred, err);
     if (rc == GP_OK && !e->turn_costs && g->restr && !g->base)
         GP_LOG(GP_LOG_WARN,
                "event=turn_restrictions_ignored graph=%s reason=\"loaded for turn costs (its turn "
                "restrictions live in the turn graph); turn_costs=off routes without them: load "
                "or import it with turn costs off\"",
                g->version);
-    if (rc == GP_OK && !g->turns) attach_cch(e, g);
+    if (rc == GP_OK && !g->turns) attach_cch(e, g, pred);
     t3 = gp_now();
     /* the segment index of coordinate queries, now rather than at the first one */
     gp_err serr;

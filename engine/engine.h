@@ -78,6 +78,12 @@ const char *gp_engine_backend(gp_engine *e);
 void gp_engine_info(gp_engine *e, gp_backend_info *out);
 
 int gp_engine_attach(gp_engine *e, gp_graph *g, gp_err *err);
+/* gp_engine_attach for g, a version made from pred (a cost change of the version serving, both
+ * versions of one base; pred attached, referenced by the caller until this returns): the CCH (the
+ * turn graph's with turn costs) is customized from pred's rather than the base's
+ * (engine/cch.h gp_cch_prepare_from), so a chain of small changes stays small. pred NULL:
+ * gp_engine_attach. */
+int gp_engine_attach_from(gp_engine *e, gp_graph *g, const gp_graph *pred, gp_err *err);
 int gp_engine_sssp(gp_engine *e, const gp_graph *g, uint32_t src, uint64_t max_dist, uint64_t *dist,
                    uint32_t *pred, gp_err *err);
 int gp_engine_p2p(gp_engine *e, const gp_graph *g, uint32_t s, uint32_t t, int algo, gp_path *path,

@@ -8,7 +8,12 @@
 #include "graph/turns.h"
 
 #include <errno.h>
+#ifdef __GLIBC__
+#include <malloc.h> /* malloc_trim */
+#endif
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -470,6 +475,39 @@ static gp_turns *turns_of(const gp_graph *base, gp_graph *g2, const gp_turn_entr
     return T;
 }
 
+/* The versions released since the last apply (road and turn weights, lists of 2-40 MB) went back
+ * to malloc's arenas, where glibc keeps them (its mmap threshold grows to the size of the
+ * largest block freed, up to 32 MB, and each server thread has an arena): their free pages go
+ * back to the system on a thread of its own (one at a time; not on the path to the new version),
+ * or a speed file a second grows the server's memory (2 GiB over 60 files on the 1M map). */
+#ifdef __GLIBC__
+static atomic_int trimming;
+
+static void *trim_main(void *arg) {
+    (void)arg;
+    malloc_trim(0);
+    atomic_store(&trimming, 0);
+    return NULL;
+}
+#endif
+
+static void trim_start(void) {
+#ifdef __GLIBC__
+    int idle = 0;
+    if (!atomic_compare_exchange_strong(&trimming, &idle, 1)) return;
+    pthread_t th;
+    pthread_attr_t at;
+    int ok = pthread_attr_init(&at) == 0;
+    if (ok && pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED) == 0 &&
+        pthread_create(&th, &at, trim_main, NULL) == 0) {
+        pthread_attr_destroy(&at);
+        return;
+    }
+    if (ok) pthread_attr_destroy(&at);
+    atomic_store(&trimming, 0);
+#endif
+}
+
 int gp_traffic_apply(gp_engine *e, const gp_graph *g, const gp_speed_entry *sp, size_t ns,
                      const gp_turn_entry *tp, size_t nt, gp_graph **out, unsigned char *known_sp,
                      unsigned char *known_tp, gp_traffic_stats *st, gp_err *err) {
@@ -538,6 +576,7 @@ int gp_traffic_apply(gp_engine *e, const gp_graph *g, const gp_speed_entry *sp, 
             }
         }
     }
+    double t_arcs = gp_now();
     g2 = gp_graph_reweight(base, w, rw, err);
     w = rw = NULL; /* taken over */
     if (!g2) {
@@ -574,7 +613,10 @@ int gp_traffic_apply(gp_engine *e, const gp_graph *g, const gp_speed_entry *sp, 
     double t1 = gp_now();
     st->build_ms = (t1 - t0) * 1e3;
     if (T) {
-        rc = gp_engine_attach(e, T->tg, err);
+        /* customized from the serving version's CCH (g's turn graph), not the base's: only the
+         * arcs whose weight differs from g's count as changed (engine.h gp_engine_attach_from) */
+        const gp_turns *PT = g->turns;
+        rc = gp_engine_attach_from(e, T->tg, PT ? PT->tg : NULL, err);
         if (rc != GP_OK) goto fail;
         g2->turns = T;
         g2->turns_free = gp_turns_free;
@@ -583,6 +625,13 @@ int gp_traffic_apply(gp_engine *e, const gp_graph *g, const gp_speed_entry *sp, 
     rc = gp_engine_attach(e, g2, err);
     if (rc != GP_OK) goto fail;
     st->attach_ms = (gp_now() - t1) * 1e3;
+    /* where the build went (docs/operators.md event=cch_phases has the attach's phases) */
+    GP_LOG(GP_LOG_DEBUG,
+           "event=traffic_phases graph=%s arcs_ms=%.1f turns_ms=%.1f build_ms=%.1f "
+           "attach_ms=%.1f arcs_changed=%llu",
+           g2->version, (t_arcs - t0) * 1e3, (t1 - t_arcs) * 1e3, st->build_ms, st->attach_ms,
+           (unsigned long long)st->arcs_changed);
+    trim_start();
     *out = g2;
     free(sk);
     free(tk);

@@ -78,6 +78,11 @@ uint64_t gp_dcch_bytes(const gp_dcch *d); /* its own bytes plus its topology par
 /* Replaces the original weights (a new metric on the same topology). */
 int gp_dcch_set_metric(gp_dcch *d, void *stream, const uint32_t *ofw, const uint32_t *obw,
                        gp_err *err);
+/* The same from src's original weights (one topology part, GP_EINVAL otherwise; src only read):
+ * copied on the device, then nupd edges overwritten from upd (host; 3 words per edge: id, ofw,
+ * obw): a cost change uploads its changed entries, not the whole metric. */
+int gp_dcch_metric_from(gp_dcch *d, const gp_dcch *src, void *stream, uint32_t nupd,
+                        const uint32_t *upd, gp_err *err);
 /* Customizes on the device; fw / bw / fmid / bmid (host, topo->m entries; may be NULL) receive
  * the weights and witnesses (bit-identical to the CPU's). GP_ETOOBIG when a shortcut overflows
  * (as the CPU). ms: device time (may be NULL). */
@@ -94,7 +99,8 @@ int gp_dcch_customize_from(gp_dcch *d, const gp_dcch *src, void *stream, uint32_
 /* A full customization of d (gp_dcch_customize without the copy back), then the edges whose
  * original or customized weights or witnesses differ from base's (the same topology part),
  * into *out (malloc'd, 7 words per edge as gp_dcch_customize_from takes them, in no order) and
- * *nout. GP_ETOOBIG (nothing in *out) when more than cap edges differ or a shortcut overflows. */
+ * *nout. More than cap differ: GP_OK with *out NULL and *nout their count (d is customized: the
+ * caller fetches every array, gp_dcch_weights). GP_ETOOBIG when a shortcut overflows. */
 int gp_dcch_customize_diff(gp_dcch *d, const gp_dcch *base, void *stream, uint32_t cap,
                            uint32_t **out, uint32_t *nout, float *ms, gp_err *err);
 /* The topology part d is on (a pooled gp_dcch is reused only on the same one). */

@@ -326,24 +326,52 @@ out:
 
 namespace {
 
-/* upd: 7 words per edge (id, ofw, obw, fw, bw, fmid, bmid) into the six arrays. */
-__global__ void scatter_edges(uint32_t n, const uint32_t *__restrict__ upd, uint32_t m,
-                              uint32_t *ofw, uint32_t *obw, uint32_t *fw, uint32_t *bw,
-                              uint32_t *fmid, uint32_t *bmid) {
+/* The arrays an update list writes (ofw, obw, fw, bw, fmid, bmid: the first nw of them). */
+struct scat_dst {
+    uint32_t *a[6];
+};
+
+/* upd: 1 + nw words per edge (id, then a value per array of dst) into the arrays. */
+__global__ void scatter_edges(uint32_t n, const uint32_t *__restrict__ upd, uint32_t nw, uint32_t m,
+                              scat_dst dst) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    const uint32_t *u = upd + 7 * (size_t)i;
+    const uint32_t *u = upd + (size_t)(nw + 1) * i;
     uint32_t e = u[0];
     if (e >= m) return;
-    ofw[e] = u[1];
-    obw[e] = u[2];
-    fw[e] = u[3];
-    bw[e] = u[4];
-    fmid[e] = u[5];
-    bmid[e] = u[6];
+    for (uint32_t k = 0; k < nw; k++) dst.a[k][e] = u[1 + k];
 }
 
 } // namespace
+
+extern "C" int gp_dcch_metric_from(gp_dcch *d, const gp_dcch *src, void *stream, uint32_t nupd,
+                                   const uint32_t *upd, gp_err *err) {
+    cudaStream_t s = (cudaStream_t)stream;
+    int rc = GP_OK;
+    uint32_t *dupd = NULL;
+    if (d->tm != src->tm)
+        return gp_err_set(err, GP_EINVAL,
+                          "device CCH: the predecessor is on another topology part");
+    const size_t bytes = (size_t)d->m * 4;
+    CK(cudaMemcpyAsync(d->ofw, src->ofw, bytes, cudaMemcpyDeviceToDevice, s), "metric scatter");
+    CK(cudaMemcpyAsync(d->obw, src->obw, bytes, cudaMemcpyDeviceToDevice, s), "metric scatter");
+    if (nupd) {
+        CK(cudaMallocAsync((void **)&dupd, (size_t)nupd * 12, s), "metric scatter");
+        CK(cudaMemcpyAsync(dupd, upd, (size_t)nupd * 12, cudaMemcpyHostToDevice, s),
+           "metric scatter");
+        scat_dst to = {{d->ofw, d->obw, NULL, NULL, NULL, NULL}};
+        scatter_edges<<<(nupd + BIG_THREADS - 1) / BIG_THREADS, BIG_THREADS, 0, s>>>(nupd, dupd, 2,
+                                                                                     d->m, to);
+        CKL("metric scatter");
+    }
+    CK(cudaStreamSynchronize(s), "metric scatter");
+out:
+    if (dupd) {
+        cudaFreeAsync(dupd, s);
+        cudaStreamSynchronize(s);
+    }
+    return rc;
+}
 
 extern "C" const gp_dcch_topo *gp_dcch_part(const gp_dcch *d) { return d ? d->tm : NULL; }
 
@@ -367,8 +395,9 @@ extern "C" int gp_dcch_customize_from(gp_dcch *d, const gp_dcch *src, void *stre
         CK(cudaMallocAsync((void **)&dupd, (size_t)nupd * 28, s), "the changed edges");
         CK(cudaMemcpyAsync(dupd, upd, (size_t)nupd * 28, cudaMemcpyHostToDevice, s),
            "the changed edges");
-        scatter_edges<<<(nupd + BIG_THREADS - 1) / BIG_THREADS, BIG_THREADS, 0, s>>>(
-            nupd, dupd, d->m, d->ofw, d->obw, d->fw, d->bw, d->fmid, d->bmid);
+        scat_dst to = {{d->ofw, d->obw, d->fw, d->bw, d->fmid, d->bmid}};
+        scatter_edges<<<(nupd + BIG_THREADS - 1) / BIG_THREADS, BIG_THREADS, 0, s>>>(nupd, dupd, 6,
+                                                                                     d->m, to);
         CKL("the changed edges");
     }
     d->customized = 1;
@@ -443,8 +472,8 @@ extern "C" int gp_dcch_customize_diff(gp_dcch *d, const gp_dcch *base, void *str
     CKL("the changed edges");
     CK(cudaMemcpyAsync(&cnt, dbuf, 4, cudaMemcpyDeviceToHost, s), "the changed edges");
     CK(cudaStreamSynchronize(s), "the changed edges");
-    if (cnt > cap) {
-        rc = gp_err_set(err, GP_ETOOBIG, "%u changed edges (more than %u)", cnt, cap);
+    if (cnt > cap) { /* customized; too many to list: the caller fetches every array */
+        *nout = cnt;
         goto out;
     }
     if (!(host = (uint32_t *)malloc((size_t)cnt * 28 + 28))) {

@@ -4,9 +4,9 @@
  * trees and routes, on tests/data/osm/turncost.osm and turns.osm and on Liechtenstein when
  * $GPATH_DATA/osm has it; also with the turn restrictions in the turn model (loaded with
  * restrictions_as_turns: removed turns, duplicated tg nodes for via ways, viaways.osm's two via
- * ways); and four cost changes in a row (generated road graph, Monaco from data/osm) against the
- * same changes on the CPU engine: three small ones (customized on the host from the first version
- * and the device state built from the first version's, engine/cch.h gp_cch_gpu_customize_delta;
+ * ways); and twelve cost changes in a row (generated road graph, Monaco from data/osm) against the
+ * same changes on the CPU engine: small ones (customized on the host from the version before
+ * and the device state built from its, engine/cch.h gp_cch_gpu_customize_delta;
  * the third on the device arrays of the version freed before it), then a large one (a full
  * customization on the device), each version's device weights and witnesses equal to the host's
  * and to a full CPU customization's. Without a GPU (or in a build without CUDA) every test skips
@@ -181,24 +181,27 @@ static void device_as_full(const gp_graph *a, int r) {
     for (int i = 0; i < 4; i++) free(w[i]);
 }
 
-/* gg on the GPU engine and gc on the CPU engine: the same graph; three changes of 4 links each
- * and one of a quarter of the arcs applied to both, each version compared. */
+/* gg on the GPU engine and gc on the CPU engine: the same graph; a chain of changes, each made
+ * from the version before it as PATCHes are: small ones of 4 links (customized on the host from
+ * the predecessor, not the base, and the device state from the predecessor's), one of 1% of the
+ * arcs (past the host's partial pass: the device customization from the predecessor's device
+ * metric with the changed entries scattered, the differences fetched) and one of a quarter of
+ * the arcs (every array fetched), applied to both engines, each version compared. */
 static void compare_changes(gp_graph *gg, gp_graph *gc) {
     gp_err err = {0};
     assert_int_equal(gp_engine_attach(gpu, gg, &err), GP_OK);
     assert_int_equal(gp_engine_attach(cpu, gc, &err), GP_OK);
     uint64_t seed = 3;
     gp_graph *a = gp_graph_ref(gg), *b = gp_graph_ref(gc);
-    enum { K = 40 };
-    int fast = 0;
-    for (int r = 0; r < 4; r++) {
-        /* a quarter of the arcs last: past the partial pass (the full device customization) */
-        uint32_t nl = r == 3 ? a->m / 4 : 4;
+    enum { K = 40, ROUNDS = 12, MID = 5, BIG = 8 };
+    int fast = 0, small = 0;
+    for (int r = 0; r < ROUNDS; r++) {
+        uint32_t nl = r == BIG ? a->m / 4 : r == MID ? a->m / 100 + 1 : 4;
         gp_link_change *ch = malloc(sizeof *ch * nl);
         assert_non_null(ch);
         for (uint32_t k = 0; k < nl; k++) {
             seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
-            uint32_t e = r == 3 ? k * 4 : (uint32_t)((seed >> 33) % a->m);
+            uint32_t e = r == BIG ? k * 4 : (uint32_t)((seed >> 33) % a->m);
             uint32_t u = gp_graph_arc_tail(a, e);
             double c = (double)a->w[e] / a->scale;
             ch[k] = (gp_link_change){a->ext[u], a->ext[a->col[e]], 0,
@@ -208,6 +211,7 @@ static void compare_changes(gp_graph *gg, gp_graph *gc) {
         assert_int_equal(gp_engine_change_links(gpu, a, ch, nl, NULL, 0, &a2, NULL, &err), GP_OK);
         assert_int_equal(gp_engine_change_links(cpu, b, ch, nl, NULL, 0, &b2, NULL, &err), GP_OK);
         free(ch);
+        uint64_t prev_hash = ((const gp_turns *)a->turns)->tg->hash;
         gp_graph_unref(a);
         gp_graph_unref(b);
         a = a2;
@@ -217,15 +221,21 @@ static void compare_changes(gp_graph *gg, gp_graph *gc) {
         assert_non_null(c->gpu); /* customized on the device */
         gp_cch_gpu_stats gs;
         assert_int_equal(gp_cch_gpu_stats_get(c, &gs), 0);
-        print_message("change %d: partial %d, from the predecessor's device state %d, full with "
-                      "a diff %d (%u edges), spare %d\n",
-                      r, c->custom_partial, gs.delta, gs.diff, gs.scattered, gs.spare);
-        /* 4 links off the first version: on the host from it, or on the device with a diff */
-        if (r == 0) assert_true(gs.delta || gs.diff);
-        if (r == 3) assert_int_equal(gs.delta, 0); /* a quarter of the arcs: on the device */
+        print_message("change %d (%u links): partial %d, from the predecessor's device state %d, "
+                      "full with a diff %d (%u edges), every array %d, spare %d\n",
+                      r, nl, c->custom_partial, gs.delta, gs.diff, gs.scattered, gs.whole,
+                      gs.spare);
+        if (r != MID && r != BIG) {
+            /* 4 links off the predecessor: on the host from it, or on the device with a diff */
+            assert_true(gs.delta || gs.diff);
+            small++;
+            fast += gs.delta;
+            if (gs.delta) assert_true(c->delta_base == prev_hash); /* not from the base */
+        }
+        if (r == MID || r == BIG) assert_int_equal(gs.delta, 0); /* on the device */
+        if (r == BIG) assert_true(gs.diff || gs.whole);
         /* the version before the last one is gone: its device arrays serve this one */
         if (r >= 2) assert_int_equal(gs.spare, 1);
-        fast += gs.delta || gs.diff;
         device_as_full(a, r);
         uint32_t src[K];
         for (uint32_t i = 0; i < K; i++) src[i] = (uint32_t)(((uint64_t)i * 7919 + 13) % a->n);
@@ -246,7 +256,8 @@ static void compare_changes(gp_graph *gg, gp_graph *gc) {
         free(da);
         free(db);
     }
-    assert_true(fast >= 3);
+    /* from the predecessor, a chain of small changes stays small: most on the host's partial pass */
+    assert_true(fast * 2 >= small);
     gp_graph_unref(a);
     gp_graph_unref(b);
 }

@@ -197,6 +197,64 @@ static void changes(gp_engine *e, gp_graph *g) {
     gp_graph_unref(orig);
 }
 
+static gp_engine *cpu_engine(void);
+
+/* A chain of 20 one-link changes, each made from the version before it (as PATCHes pile up in
+ * the service): each version's CCH is customized partially from its predecessor's (engine.h
+ * gp_engine_attach_from; not from the base's, so the changes do not accumulate), with every
+ * weight and witness of a full customization and the routes of the Dijkstra family. The metric's
+ * list of changed edges (gp_cch.mchg) is exactly the edges whose original weights differ from the
+ * predecessor's. */
+static void chain(gp_engine *e, gp_graph *g) {
+    gp_err err = {0};
+    assert_int_equal(gp_engine_attach(e, g, &err), GP_OK);
+    uint64_t seed = 29;
+    gp_graph *cur = gp_graph_ref(g);
+    for (int r = 0; r < 20; r++) {
+        uint32_t a = (uint32_t)(next_rand(&seed) % cur->m), u = gp_graph_arc_tail(cur, a);
+        double c = (double)cur->w[a] / cur->scale, f = (double)(1 + next_rand(&seed) % 16) / 4;
+        gp_link_change ch = {cur->ext[u], cur->ext[cur->col[a]], 0, (double)(uint64_t)(c * f)};
+        gp_graph *nx = NULL;
+        if (gp_engine_change_links(e, cur, &ch, 1, NULL, 0, &nx, NULL, &err) != GP_OK)
+            fail_msg("chain change %d: %s", r, err.msg);
+        const gp_graph *ptg = ((const gp_turns *)cur->turns)->tg;
+        const gp_cch *pc = ptg->cch, *c2 = ((const gp_turns *)nx->turns)->tg->cch;
+        assert_non_null(c2);
+        assert_ptr_equal(c2->topo, pc->topo);
+        if (nx->hash != cur->hash) {
+            if (!c2->custom_partial) fail_msg("chain change %d: not customized partially", r);
+            assert_true(c2->delta_base == ptg->hash); /* from the predecessor, not the base */
+        }
+        assert_true(c2->mchg_ok);
+        uint32_t k = 0;
+        for (uint32_t x = 0; x < c2->topo->m; x++) {
+            int changed = c2->ofw[x] != pc->ofw[x] || c2->obw[x] != pc->obw[x];
+            int listed = k < c2->nmchg && c2->mchg[k] == x;
+            if (changed != listed)
+                fail_msg("chain change %d: edge %u changed %d listed %d", r, x, changed, listed);
+            k += listed;
+        }
+        assert_int_equal(k, c2->nmchg);
+        partial_as_full(nx, 0);
+        cch_as_dijkstra(e, nx, 20, &seed);
+        gp_graph_unref(cur);
+        cur = nx;
+    }
+    gp_graph_unref(cur);
+}
+
+static void test_chain(void **state) {
+    (void)state;
+    gp_err err = {0};
+    gp_graph *g = gp_generate_road(3000, 7, &err);
+    assert_non_null(g);
+    snprintf(g->profile, sizeof g->profile, "car");
+    gp_engine *e = cpu_engine();
+    chain(e, g);
+    gp_graph_unref(g);
+    gp_engine_free(e);
+}
+
 static gp_engine *cpu_engine(void) {
     gp_err err = {0};
     gp_engine *e = gp_engine_new("cpu", 2, NULL, &err);
@@ -239,6 +297,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_generated),
         cmocka_unit_test(test_monaco),
+        cmocka_unit_test(test_chain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -343,14 +343,22 @@ static int candidates(const gp_graph *g, const gp_match_point *p, const gp_match
     if (o->max_radius_m > 0 && radius > o->max_radius_m) radius = o->max_radius_m;
     cand_filter f = {p, skip, 0};
     uint32_t k = 0;
+    /* the first through gp_snap_point_if (it checks the coordinate and the graph), the next
+     * straight from the index: no error message built for the last, empty, look-up */
+    gp_snap s;
+    gp_err e;
+    int rc = gp_snap_point_if(g, p->lon, p->lat, radius, cand_ok, &f, &s, &e);
+    if (rc == GP_ENOTFOUND) return 0;
+    if (rc) {
+        if (err) *err = e;
+        return -1;
+    }
+    const gp_segidx *x = gp_segidx_get(g, NULL); /* built by the call above */
     while (k < o->max_candidates) {
-        gp_snap s;
-        gp_err e;
-        int rc = gp_snap_point_if(g, p->lon, p->lat, radius, cand_ok, &f, &s, &e);
-        if (rc == GP_ENOTFOUND) break;
-        if (rc) {
-            if (err) *err = e;
-            return -1;
+        if (k) {
+            gp_seg_hit h;
+            if (!gp_segidx_nearest_if(x, g, p->lon, p->lat, radius, cand_ok, &f, &h)) break;
+            gp_snap_from_hit(g, p->lon, p->lat, &h, &s);
         }
         if (s.arc == GP_NONE) break;
         skip[f.nskip++] = s.arc;

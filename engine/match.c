@@ -50,6 +50,7 @@ typedef struct search {
     const gp_graph *g, *tg; /* tg: the turn graph, or NULL */
     uint32_t *key;          /* cap slots, GP_NONE empty */
     double *d, *m;
+    double *len;       /* on the turn graph: the metres of the node's road arc, < 0 not yet */
     uint32_t *pn, *pa; /* parent node, arc driven into the node (road arc) */
     uint8_t *done;
     uint32_t cap, used;
@@ -63,6 +64,7 @@ static void search_free(search *s) {
     free(s->key);
     free(s->d);
     free(s->m);
+    free(s->len);
     free(s->pn);
     free(s->pa);
     free(s->done);
@@ -74,11 +76,13 @@ static int search_alloc(search *s, uint32_t cap) {
     s->key = malloc(sizeof *s->key * cap);
     s->d = malloc(sizeof *s->d * cap);
     s->m = malloc(sizeof *s->m * cap);
+    s->len = malloc(sizeof *s->len * cap);
     s->pn = malloc(sizeof *s->pn * cap);
     s->pa = malloc(sizeof *s->pa * cap);
     s->done = malloc(cap);
     s->touched = malloc(sizeof *s->touched * cap);
-    if (!s->key || !s->d || !s->m || !s->pn || !s->pa || !s->done || !s->touched) return -1;
+    if (!s->key || !s->d || !s->m || !s->len || !s->pn || !s->pa || !s->done || !s->touched)
+        return -1;
     for (uint32_t i = 0; i < cap; i++) s->key[i] = GP_NONE;
     s->cap = cap;
     s->used = 0;
@@ -112,6 +116,7 @@ static uint32_t slot_get(search *s, uint32_t v) {
             big.key[k] = s->key[o];
             big.d[k] = s->d[o];
             big.m[k] = s->m[o];
+            big.len[k] = s->len[o];
             big.pn[k] = s->pn[o];
             big.pa[k] = s->pa[o];
             big.done[k] = s->done[o];
@@ -120,6 +125,7 @@ static uint32_t slot_get(search *s, uint32_t v) {
         free(s->key);
         free(s->d);
         free(s->m);
+        free(s->len);
         free(s->pn);
         free(s->pa);
         free(s->done);
@@ -127,6 +133,7 @@ static uint32_t slot_get(search *s, uint32_t v) {
         s->key = big.key;
         s->d = big.d;
         s->m = big.m;
+        s->len = big.len;
         s->pn = big.pn;
         s->pa = big.pa;
         s->done = big.done;
@@ -138,6 +145,7 @@ static uint32_t slot_get(search *s, uint32_t v) {
         s->key[i] = v;
         s->d[i] = INFINITY;
         s->m[i] = INFINITY;
+        s->len[i] = -1;
         s->done[i] = 0;
         s->touched[s->used++] = i;
     }
@@ -176,16 +184,21 @@ static hitem heap_pop(search *s) {
     return top;
 }
 
-/* Relaxes node v to (d, m), reached from node pn through road arc pa; -1 when out of memory. */
-static int relax(search *s, uint32_t v, double d, double m, uint32_t pn, uint32_t pa) {
-    uint32_t k = slot_get(s, v);
-    if (k == GP_NONE) return -1;
+/* Relaxes node v (its slot k) to (d, m), reached from node pn through road arc pa; -1 when out of
+ * memory. */
+static int relax_slot(search *s, uint32_t k, uint32_t v, double d, double m, uint32_t pn,
+                      uint32_t pa) {
     if (s->done[k] || d >= s->d[k]) return 0;
     s->d[k] = d;
     s->m[k] = m;
     s->pn[k] = pn;
     s->pa[k] = pa;
     return heap_push(s, d, v);
+}
+
+static int relax(search *s, uint32_t v, double d, double m, uint32_t pn, uint32_t pa) {
+    uint32_t k = slot_get(s, v);
+    return k == GP_NONE ? -1 : relax_slot(s, k, v, d, m, pn, pa);
 }
 
 /* A candidate's directed states: (arc, fraction from its tail); up to two. */
@@ -288,9 +301,14 @@ static int search_run(search *s, const gp_snap *src, const gp_snap *tgt, uint32_
                         }
                     }
                 }
-                double nm = m + arc_len(g, b);
+                /* each road arc's metres once per search (a haversine through its shape) */
+                uint32_t kb = slot_get(s, b);
+                if (kb == GP_NONE) return -1;
+                if (s->done[kb]) continue;
+                if (s->len[kb] < 0) s->len[kb] = arc_len(g, b);
+                double nm = m + s->len[kb];
                 if (nm > mbound) continue;
-                if (relax(s, b, d + tg->w[e], nm, it.v, b)) return -1;
+                if (relax_slot(s, kb, b, d + tg->w[e], nm, it.v, b)) return -1;
             }
         }
     }
@@ -325,14 +343,22 @@ static int candidates(const gp_graph *g, const gp_match_point *p, const gp_match
     if (o->max_radius_m > 0 && radius > o->max_radius_m) radius = o->max_radius_m;
     cand_filter f = {p, skip, 0};
     uint32_t k = 0;
+    /* the first through gp_snap_point_if (it checks the coordinate and the graph), the next
+     * straight from the index: no error message built for the last, empty, look-up */
+    gp_snap s;
+    gp_err e;
+    int rc = gp_snap_point_if(g, p->lon, p->lat, radius, cand_ok, &f, &s, &e);
+    if (rc == GP_ENOTFOUND) return 0;
+    if (rc) {
+        if (err) *err = e;
+        return -1;
+    }
+    const gp_segidx *x = gp_segidx_get(g, NULL); /* built by the call above */
     while (k < o->max_candidates) {
-        gp_snap s;
-        gp_err e;
-        int rc = gp_snap_point_if(g, p->lon, p->lat, radius, cand_ok, &f, &s, &e);
-        if (rc == GP_ENOTFOUND) break;
-        if (rc) {
-            if (err) *err = e;
-            return -1;
+        if (k) {
+            gp_seg_hit h;
+            if (!gp_segidx_nearest_if(x, g, p->lon, p->lat, radius, cand_ok, &f, &h)) break;
+            gp_snap_from_hit(g, p->lon, p->lat, &h, &s);
         }
         if (s.arc == GP_NONE) break;
         skip[f.nskip++] = s.arc;

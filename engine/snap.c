@@ -60,17 +60,7 @@ int gp_snap_point_if(const gp_graph *g, double lon, double lat, double radius_m,
                           "%.2f m away%s",
                           radius_m, lon, lat, h.chord_m, hint);
     }
-    uint32_t head = g->col[h.arc];
-    memset(out, 0, sizeof *out);
-    out->qlon = lon;
-    out->qlat = lat;
-    out->lon = h.lon;
-    out->lat = h.lat;
-    out->dist_m = gp_haversine_m(lon, lat, out->lon, out->lat);
-    out->frac = h.frac;
-    out->arc = h.arc;
-    out->rarc = h.tail != head ? gp_graph_reverse_arc(g, h.arc) : GP_NONE;
-    out->node = out->frac <= 0.5 ? h.tail : head;
+    gp_snap_from_hit(g, lon, lat, &h, out);
     return GP_OK;
 }
 
@@ -1042,4 +1032,19 @@ int gp_engine_sssp_snap(gp_engine *e, const gp_graph *g, const gp_snap *src, uin
                 if (pred) pred[v] = GP_NONE;
             }
     return rc;
+}
+
+void gp_snap_from_hit(const gp_graph *g, double lon, double lat, const gp_seg_hit *h,
+                      gp_snap *out) {
+    uint32_t head = g->col[h->arc];
+    memset(out, 0, sizeof *out);
+    out->qlon = lon;
+    out->qlat = lat;
+    out->lon = h->lon;
+    out->lat = h->lat;
+    out->dist_m = gp_haversine_m(lon, lat, out->lon, out->lat);
+    out->frac = h->frac;
+    out->arc = h->arc;
+    out->rarc = h->tail != head ? gp_graph_reverse_arc(g, h->arc) : GP_NONE;
+    out->node = out->frac <= 0.5 ? h->tail : head;
 }

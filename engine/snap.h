@@ -48,6 +48,9 @@ int gp_snap_point(const gp_graph *g, double lon, double lat, double radius_m, gp
  * nearest qualifying road within radius_m; GP_ENOTFOUND when none qualifies there. */
 int gp_snap_point_if(const gp_graph *g, double lon, double lat, double radius_m, gp_seg_filter f,
                      void *ctx, gp_snap *out, gp_err *err);
+/* The snapped position of a segment index hit for the coordinate (lon, lat) asked for (what
+ * gp_snap_point_if answers from the index's nearest qualifying piece). */
+void gp_snap_from_hit(const gp_graph *g, double lon, double lat, const gp_seg_hit *h, gp_snap *out);
 
 /* The position of node v itself (arc GP_NONE, dist_m 0): how a query by node id takes part in the
  * calls below. (Not in the integrator's first draft of this header; added by engine/snap.c.) */

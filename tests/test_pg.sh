@@ -246,6 +246,30 @@ done
 
 if [ -n "$serve_pid" ]; then kill "$serve_pid" 2>/dev/null; wait "$serve_pid" 2>/dev/null; serve_pid=""; fi
 
+# --- planar units (srid=0): the sample's 0..4 grid is x/y, not lon/lat ----------------------------
+# The route 6->10 (directed) is 5 unit edges of the grid: length_m 5 in the table's units (read as
+# degrees it was 555,823 m); the planar graph has no lon/lat, so no geometry.
+plan() { "$GPATH_BIN" route --graph "$1" --from 6 --to 10 --backend cpu 2>&1; }
+out=$(plan "$db?table=edges&srid=0")
+if echo "$out" | $PY -c 'import json,sys; d=json.load(sys.stdin); assert d["weight"] == 5 and d["length_m"] == 5 and "geometry" not in d, d' 2>/dev/null; then
+  ok "srid=0 (planar): sample route 6->10 weight 5, length_m 5 (Euclidean, table units), no lon/lat geometry"
+else bad "srid=0 planar sample route" "$out"; fi
+q6="SELECT id, source, target, cost, reverse_cost, x1, y1, x2, y2 FROM edges"
+out=$(plan "$db?edges_sql=$(enc "$q6")&srid=0")
+if echo "$out" | $PY -c 'import json,sys; d=json.load(sys.stdin); assert d["length_m"] == 5, d' 2>/dev/null; then
+  ok "srid=0 with edges_sql: length_m 5"
+else bad "srid=0 edges_sql" "$out"; fi
+# pgRouting's own sample table keeps its geometry with SRID 0: refused without srid=, naming it
+pgc_psql gt -c "CREATE TABLE edges_geom AS SELECT id, source, target, cost, reverse_cost,
+  ST_MakeLine(ST_MakePoint(x1, y1), ST_MakePoint(x2, y2))::geometry(LineString) AS geom FROM edges" >/dev/null
+refused "$db?table=edges_geom" "has no SRID (0), so its x/y may not be lon/lat: give the spec option srid=0" \
+  "a geometry column with SRID 0 and no srid= refused, naming srid=0"
+out=$(plan "$db?table=edges_geom&srid=0")
+if echo "$out" | $PY -c 'import json,sys; d=json.load(sys.stdin); assert d["weight"] == 5 and d["length_m"] == 5, d' 2>/dev/null; then
+  ok "srid=0 on a geometry column with SRID 0: end points as x/y, route 6->10 length_m 5"
+else bad "srid=0 geometry" "$out"; fi
+refused "$db?table=edges&srid=-1" "or 0 for planar x/y" "srid=-1 refused, naming srid=0"
+
 # edges_sql (URL-encoded), no reverse_cost column, fractional costs: pgRouting's johnson query shape
 pgc_psql gt -c "CREATE TABLE edges_frac AS SELECT id, source, target, cost * 1.25 + id / 8.0 AS cost,
   reverse_cost * 0.75 AS reverse_cost, x1, y1, x2, y2 FROM edges"

@@ -129,10 +129,10 @@ function addOverlays(map) {
         paint: { 'line-color': ['get', 'color'], 'line-width': 1.5 } });
   map.addSource('traffic', { type: 'geojson', data: state.traffic || EMPTY });
   add({ id: 'traffic-casing', type: 'line', source: 'traffic', layout: { 'line-join': 'round', 'line-cap': 'round' },
-        paint: { 'line-color': '#ffffff', 'line-width': 19 } });
+        paint: { 'line-color': '#ffffff', 'line-width': 26 } });
   /* wider than the route: where a route runs on a slowed segment, a halo of its colour shows */
   add({ id: 'traffic-line', type: 'line', source: 'traffic', layout: { 'line-join': 'round', 'line-cap': 'round' },
-        paint: { 'line-color': slowColor, 'line-width': 15, 'line-opacity': 0.85 } });
+        paint: { 'line-color': slowColor, 'line-width': 22 } });
   add({ id: 'alt-casing', type: 'line', source: 'alts', layout: { 'line-join': 'round', 'line-cap': 'round' },
         paint: { 'line-color': '#ffffff', 'line-width': 10 } });
   add({ id: 'alt-line', type: 'line', source: 'alts', layout: { 'line-join': 'round', 'line-cap': 'round' },

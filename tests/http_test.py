@@ -343,9 +343,13 @@ def t_sssp(ctx):
             assert p is None
         else:
             assert any(u == p and x == v and want[p] + w == want[v] for u, x, w in ARCS), (v, p)
-    st, _, b = ctx.d.call("GET", "/v1/graphs/t/sssp?source=1&max_distance=9")
-    assert st == 200
-    assert dict(zip(b["nodes"], b["weights"])) == {k: v for k, v in want.items() if v <= 9}, b
+    # max_weight (a weight in weight_unit); max_distance is its name before 0.3, still accepted
+    for q in ("max_weight=9", "max_distance=9"):
+        st, _, b = ctx.d.call("GET", "/v1/graphs/t/sssp?source=1&" + q)
+        assert st == 200
+        assert dict(zip(b["nodes"], b["weights"])) == {k: v for k, v in want.items() if v <= 9}, (q, b)
+    expect_error(ctx.d.call("GET", "/v1/graphs/t/sssp?source=1&max_weight=9&max_distance=9"), 400,
+                 "InvalidQuery", ["max_weight", "not both"])
     expect_error(ctx.d.call("GET", "/v1/graphs/t/sssp?source=77"), 400, "UnknownNode", ["77"])
     expect_error(ctx.d.call("GET", "/v1/graphs/t/sssp?source=1&max_distance=-1"), 400,
                  "InvalidQuery", ["max_distance"])

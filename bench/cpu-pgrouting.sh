@@ -109,7 +109,7 @@ for p in "${pairs[@]}"; do
   for _ in $(seq "$REPS"); do
     ts+=("$(curl -s -o "$tmp/r.json" -w '%{time_total}' "$base/v1/graphs/road/route?from=${p%%:*}&to=${p##*:}")")
   done
-  got=$($PY -c 'import json,sys; d=json.load(open(sys.argv[1]))["distance"]; print("" if d is None else d)' "$tmp/r.json")
+  got=$($PY -c 'import json,sys; d=json.load(open(sys.argv[1]))["weight"]; print("" if d is None else d)' "$tmp/r.json")
   [ -n "$want" ] && [ -n "$got" ] && $PY -c "import sys; sys.exit(0 if abs(float('$want')-float('$got'))<1e-9 else 1)" || mism=$((mism + 1))
   gp_t+=("$($PY -c "print(1000*$(median "${ts[@]}"))")")
 done
@@ -140,7 +140,7 @@ done
 table_diff=$($PY - "$tmp/t.json" "$tmp/cm.rows" <<'EOF'
 import json, sys
 g = json.load(open(sys.argv[1]))
-ours = {(s, t): g["distances"][i][j] for i, s in enumerate(g["sources"]) for j, t in enumerate(g["targets"]) if s != t and g["distances"][i][j] is not None}
+ours = {(s, t): g["weights"][i][j] for i, s in enumerate(g["sources"]) for j, t in enumerate(g["targets"]) if s != t and g["weights"][i][j] is not None}
 pg = {}
 for l in open(sys.argv[2]):
     s, t, c = l.strip().split("|"); pg[(int(s), int(t))] = float(c)

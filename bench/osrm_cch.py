@@ -116,7 +116,7 @@ def cmd_costchange(gurl, graph, token, bbox, single_reps, batch_reps, frac, seed
     near = get_json("%s/nearest?lon=%.6f&lat=%.6f" % (base, (x0 + x1) / 2, (y0 + y1) / 2))
     src = near["nodes"][0]["id"]
     sp = get_json("%s/sssp?source=%d" % (base, src))
-    dist = dict(zip(sp["nodes"], sp["distances"]))
+    dist = dict(zip(sp["nodes"], sp["weights"]))
     tree = [(p, v, dist[v] - dist[p]) for v, p in zip(sp["nodes"], sp["predecessors"])
             if p is not None and dist.get(p) is not None and dist[v] > dist[p]]
     far = sorted((d, v) for v, d in dist.items() if d is not None)
@@ -132,7 +132,7 @@ def cmd_costchange(gurl, graph, token, bbox, single_reps, batch_reps, frac, seed
     for kind, _ in reps:
         t = rnd.choice(far)
         r = get_json("%s/route?from=%d&to=%d" % (base, src, t))
-        path, d_old = r["path"], r["distance"]
+        path, d_old = r["path"], r["weight"]
         geo = (r.get("geometry") or {}).get("coordinates") or []
         a, b = (geo[0], geo[-1]) if geo else (None, None)  # the nodes' own coordinates
         w_old = osrm_weight(a, b) if a and b else None
@@ -142,7 +142,7 @@ def cmd_costchange(gurl, graph, token, bbox, single_reps, batch_reps, frac, seed
         rnd.shuffle(cands)
         link = None
         for u, v in cands[:50]:
-            c = get_json("%s/route?from=%d&to=%d" % (base, u, v))["distance"]
+            c = get_json("%s/route?from=%d&to=%d" % (base, u, v))["weight"]
             if c >= 2:
                 link = (u, v, c)
                 break
@@ -175,7 +175,7 @@ def cmd_costchange(gurl, graph, token, bbox, single_reps, batch_reps, frac, seed
         polls = 0
         while time.perf_counter() - t0 < 60:
             polls += 1
-            d_new = get_json("%s/route?from=%d&to=%d" % (base, src, t))["distance"]
+            d_new = get_json("%s/route?from=%d&to=%d" % (base, src, t))["weight"]
             if d_new < d_old:
                 res["node_route_ms"] = (time.perf_counter() - t0) * 1e3
                 res["d_new"] = d_new

@@ -83,6 +83,8 @@ const gp_route gp_routes[] = {
     {"POST", "/v1/graphs/{graph}/match", gp_h_match_batch, GP_ROUTE_GRAPH | GP_ROUTE_QUERY},
     {"GET", "/v1/graphs/{graph}/isochrone", gp_h_isochrone, GP_ROUTE_GRAPH | GP_ROUTE_QUERY},
     {"GET", "/v1/graphs/{graph}/overview.geojson", gp_h_overview, GP_ROUTE_GRAPH},
+    {"GET", "/v1/graphs/{graph}/traffic.geojson", gp_h_traffic_geojson,
+     GP_ROUTE_GRAPH | GP_ROUTE_QUERY},
     {"GET", "/v1/graphs/{graph}/tiles/{z}/{x}/{y}", gp_h_base_tile,
      GP_ROUTE_GRAPH | GP_ROUTE_QUERY},
     {"GET", "/v1/graphs/{graph}/tiles.json", gp_h_base_tilejson, GP_ROUTE_GRAPH},

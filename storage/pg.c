@@ -129,15 +129,16 @@ int gp_pg_spec_parse(const char *uri, gp_pg_spec *s, gp_err *err) {
             if (!d) goto fail;
             errno = 0;
             long sr = strtol(d, &end, 10);
-            int bad = errno || end == d || *end || sr <= 0 || sr > 999999;
+            int bad = errno || end == d || *end || sr < 0 || sr > 999999;
             free(d);
             if (bad) {
                 gp_err_set(err, GP_EINVAL,
                            "PostgreSQL spec: srid must be an EPSG code such as 3857 (the SRID of "
-                           "the table's x1, y1, x2, y2)");
+                           "the table's x1, y1, x2, y2), or 0 for planar x/y without SRID");
                 goto fail;
             }
             s->srid = (int)sr;
+            s->planar = sr == 0;
         } else if (n) { /* a libpq parameter: kept verbatim */
             s->conninfo[o++] = first ? '?' : '&';
             memcpy(s->conninfo + o, p, n);
@@ -152,7 +153,7 @@ int gp_pg_spec_parse(const char *uri, gp_pg_spec *s, gp_err *err) {
         gp_err_set(err, GP_EINVAL, "PostgreSQL spec: give table= or edges_sql=, not both");
         goto fail;
     }
-    if (s->srid && s->edges_sql) {
+    if (s->srid && s->edges_sql) { /* srid=0 (planar) needs no transform: edges_sql takes it */
         gp_err_set(err, GP_EINVAL,
                    "PostgreSQL spec: srid= applies to table=; in edges_sql= transform the "
                    "coordinates with PostGIS's ST_Transform(..., 4326)");
@@ -354,8 +355,11 @@ static char *quote_table(PGconn *c, const char *name, gp_err *err) {
  * gid AS id, cost_s AS cost, reverse_cost_s AS reverse_cost. Coordinates come out as lon/lat:
  * with PostGIS, a geometry column in another SRID gives its end points through ST_Transform, and
  * srid (the spec's, 0: none) transforms plain x1..y2; *plain is set when x1..y2 are read as they
- * are (the loader then refuses values that cannot be lon/lat). */
-static char *table_query(PGconn *c, const char *name, int srid, int *plain, gp_err *err) {
+ * are (the loader then refuses values that cannot be lon/lat). planar (srid=0): the geometry's end
+ * points or x1..y2 as they are, nothing transformed; a geometry column with SRID 0 and neither
+ * srid= option is refused, the message naming both. */
+static char *table_query(PGconn *c, const char *name, int srid, int planar, int *plain,
+                         gp_err *err) {
     char *qt = quote_table(c, name, err);
     if (!qt) return NULL;
     const char *params[1] = {qt};
@@ -422,7 +426,24 @@ static char *table_query(PGconn *c, const char *name, int srid, int *plain, gp_e
         PQclear(r);
     }
     *plain = 0;
-    if (postgis && *gcol && gsrid != 4326 && (gsrid > 0 || srid > 0)) {
+    if (postgis && *gcol && planar) {
+        /* planar: the geometry's end points in its own units */
+        const char *pt[2] = {"ST_StartPoint", "ST_EndPoint"};
+        size_t o = 0;
+        for (int k = 0; k < 4; k++)
+            o += (size_t)snprintf(coords + o, sizeof coords - o,
+                                  ", ST_%s(%s(ST_LineMerge(%s))) AS %c%d", k % 2 ? "Y" : "X",
+                                  pt[k / 2], gcol, k % 2 ? 'y' : 'x', k / 2 + 1);
+        GP_LOG(GP_LOG_INFO, "PostgreSQL table %s: planar x/y from %s (srid=0)", name, gcol);
+    } else if (postgis && *gcol && gsrid == 0 && srid == 0) {
+        gp_err_set(err, GP_EINVAL,
+                   "PostgreSQL table %s: geometry column %s has no SRID (0), so its x/y may not "
+                   "be lon/lat: give the spec option srid=0 for planar x/y (Euclidean lengths in "
+                   "the table's units, no lon/lat) or srid=N for its projection (e.g. srid=3857)",
+                   name, gcol);
+        free(qt);
+        return NULL;
+    } else if (postgis && *gcol && gsrid != 4326 && (gsrid > 0 || srid > 0)) {
         /* a projected geometry (or one without SRID, given by srid=): its end points */
         int sr = gsrid > 0 ? gsrid : srid;
         const char *pt[2] = {"ST_StartPoint", "ST_EndPoint"};
@@ -445,11 +466,11 @@ static char *table_query(PGconn *c, const char *name, int srid, int *plain, gp_e
                                   k / 2 + 1);
     } else if (xy) {
         snprintf(coords, sizeof coords, ", x1, y1, x2, y2");
-        *plain = srid > 0 ? 2 : 1;
-    } else if (srid > 0) {
+        *plain = planar ? 0 : srid > 0 ? 2 : 1;
+    } else if (srid > 0 || planar) {
         gp_err_set(err, GP_EINVAL,
                    "PostgreSQL spec: srid=%d, but table %s has neither x1, y1, x2, y2 nor a "
-                   "geometry column",
+                   "geometry column (nothing to read as coordinates)",
                    srid, name);
         free(qt);
         return NULL;
@@ -602,29 +623,39 @@ static int read_rows(edge_buf *eb, const PGresult *r, const colmap *m, gp_scale_
     return GP_OK;
 }
 
-/* Adds the buffered edges' arcs (and coordinates) under the builder's scale. */
-static int add_edges(gp_builder *b, const edge_buf *eb, int directed, gp_err *err) {
+/* Adds the buffered edges' arcs (and coordinates) under the builder's scale. planar (srid=0): no
+ * lon/lat; each arc carries the Euclidean length of its x1, y1 -> x2, y2 (the table's units) as its
+ * road length (length_m), 0 where the row has no coordinates. */
+static int add_arc(gp_builder *b, const pg_edge *e, int64_t u, int64_t v, uint32_t w, int planar,
+                   gp_err *err) {
+    if (!planar) return gp_builder_add_arc(b, u, v, w, err);
+    gp_road_attr ra = {0};
+    ra.len_m = e->has_xy ? hypot(e->x2 - e->x1, e->y2 - e->y1) : 0;
+    return gp_builder_add_road_arc(b, u, v, w, &ra, err);
+}
+
+static int add_edges(gp_builder *b, const edge_buf *eb, int directed, int planar, gp_err *err) {
     for (uint64_t i = 0; i < eb->n; i++) {
         const pg_edge *e = &eb->e[i];
         int rc = GP_OK, any = 0;
         uint32_t w;
         if (e->cost >= 0) {
             if ((rc = gp_builder_cost(b, e->cost, &w, err)) ||
-                (rc = gp_builder_add_arc(b, e->s, e->t, w, err)) ||
-                (!directed && (rc = gp_builder_add_arc(b, e->t, e->s, w, err))))
+                (rc = add_arc(b, e, e->s, e->t, w, planar, err)) ||
+                (!directed && (rc = add_arc(b, e, e->t, e->s, w, planar, err))))
                 goto row_error;
             any = 1;
         }
         if (e->rcost >= 0) {
             if ((rc = gp_builder_cost(b, e->rcost, &w, err)) ||
-                (rc = gp_builder_add_arc(b, e->t, e->s, w, err)) ||
-                (!directed && (rc = gp_builder_add_arc(b, e->s, e->t, w, err))))
+                (rc = add_arc(b, e, e->t, e->s, w, planar, err)) ||
+                (!directed && (rc = add_arc(b, e, e->s, e->t, w, planar, err))))
                 goto row_error;
             any = 1;
         }
         /* pgRouting builds its graph from usable edges only: an edge with no direction adds no
          * vertex, and neither do its coordinates */
-        if (any && e->has_xy &&
+        if (any && e->has_xy && !planar &&
             ((rc = gp_builder_add_node(b, e->s, 1, e->x1, e->y1, NULL, err)) ||
              (rc = gp_builder_add_node(b, e->t, 1, e->x2, e->y2, NULL, err))))
             goto row_error;
@@ -778,10 +809,10 @@ gp_graph *gp_load_postgres(const char *uri, const gp_load_opts *o, gp_err *err) 
     if (s.edges_sql) {
         query = trim_query(s.edges_sql, err);
     } else if (s.table) {
-        query = table_query(c, s.table, s.srid, &plain, err);
+        query = table_query(c, s.table, s.srid, s.planar, &plain, err);
     } else {
         if (migrate_conn(c, err)) goto done;
-        query = table_query(c, "gpath.edges", s.srid, &plain, err);
+        query = table_query(c, "gpath.edges", s.srid, s.planar, &plain, err);
     }
     if (!query) goto done;
     int directed = s.directed >= 0 ? s.directed : !o->undirected;
@@ -813,7 +844,7 @@ gp_graph *gp_load_postgres(const char *uri, const gp_load_opts *o, gp_err *err) 
         if (run(c, fetch, 0, NULL, PGRES_TUPLES_OK, &r, "reading edges", err)) goto done;
         if (first && find_cols(r, &m, err)) goto done;
         if (PQntuples(r) == 0) break;
-        if (read_rows(&eb, r, &m, &fit, o, plain ? s.srid : -1, err)) goto done;
+        if (read_rows(&eb, r, &m, &fit, o, plain && !s.planar ? s.srid : -1, err)) goto done;
         if (o->max_arcs && eb.n > o->max_arcs) {
             gp_err_set(err, GP_ETOOBIG, "PostgreSQL %s: more than max_graph_arcs = %llu edges",
                        s.shown, (unsigned long long)o->max_arcs);
@@ -841,7 +872,7 @@ gp_graph *gp_load_postgres(const char *uri, const gp_load_opts *o, gp_err *err) 
         goto done;
     }
     gp_builder_guard(b, o);
-    if (add_edges(b, &eb, directed, err)) goto done;
+    if (add_edges(b, &eb, directed, s.planar, err)) goto done;
     if (gp_builder_nodes(b) == 0) {
         gp_err_set(err, GP_EPARSE, "PostgreSQL %s: the edges have no usable direction (%llu rows)",
                    s.shown, (unsigned long long)eb.n);

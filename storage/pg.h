@@ -11,6 +11,11 @@
  *   srid=N            the table's x1, y1, x2, y2 are in EPSG:N (projected, e.g. 3857 or a UTM
  *                     zone): transformed to lon/lat with PostGIS; without PostGIS, coordinates
  *                     outside lon/lat's range are refused
+ *   srid=0            planar, no SRID: x1, y1, x2, y2 (or a geometry column's end points) are
+ *                     x/y in the table's own units, not lon/lat; arc lengths are their Euclidean
+ *                     lengths in those units and the graph has no lon/lat (no snapping by
+ *                     coordinates, no great-circle lengths). A geometry column whose SRID is 0
+ *                     is refused without srid=, the message naming srid=0 and srid=N
  * A table= whose geometry column (PostGIS geometry_columns) has an SRID other than 4326 has its
  * coordinates taken from the geometry's end points, transformed to EPSG:4326.
  * With neither table nor edges_sql, gpath's own table gpath.edges is read, after the migrations in
@@ -37,6 +42,7 @@ typedef struct gp_pg_spec {
     int directed;    /* -1 unset, else 0/1 */
     double scale;    /* 0: unset */
     int srid;        /* 0: unset, else the EPSG code of a table's plain x1, y1, x2, y2 */
+    int planar;      /* srid=0: x/y in the table's units, Euclidean lengths, no lon/lat */
     char shown[512]; /* the spec with any password replaced by "***", for logs and errors */
 } gp_pg_spec;
 

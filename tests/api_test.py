@@ -60,7 +60,7 @@ def t_route_by_coordinate(d):
     st, _, b = d.call("GET", f"/v1/graphs/road/route?from={A}&to={B}")
     assert st == 200, b
     # along 1 -> 2 from a quarter to three quarters: half of 1000; no node passed
-    assert near(b["distance"], 500, 1) and b["weight"] == b["distance"], b
+    assert near(b["weight"], 500, 1) and b["distance"] == b["length_m"], b  # distance: metres
     assert b["path"] == [] and b["weight_unit"] == "cost", b
     wa, wb = b["waypoints"]
     assert near(wa["location"][0], 8.505, 1e-6) and near(wa["location"][1], 47.30, 1e-6), wa
@@ -75,20 +75,20 @@ def t_route_by_coordinate(d):
     assert g[0] == wa["location"] and g[-1] == wb["location"] and len(g) == 2, g
     # backwards: the road's other direction costs 2000 over its length
     st, _, b = d.call("GET", f"/v1/graphs/road/route?from={B}&to={A}")
-    assert st == 200 and near(b["distance"], 1000, 1), b
+    assert st == 200 and near(b["weight"], 1000, 1), b
     # across node 2 onto the one-way road: 3/4 of 1000 + 1/2 of 300
     st, _, b = d.call("GET", f"/v1/graphs/road/route?from={A}&to={C}")
-    assert st == 200 and near(b["distance"], 900, 1) and b["path"] == [2], b
+    assert st == 200 and near(b["weight"], 900, 1) and b["path"] == [2], b
     assert b["geometry"]["coordinates"][1] == [8.52, 47.3], b
     # against the one-way road there is no way back: 400 NoRoute (was 404) naming both places
     err(d.call("GET", f"/v1/graphs/road/route?from={C}&to={A}"), 400, "NoRoute", ["8.530000"])
     # node ids keep working, with the same fields added
     st, _, b = d.call("GET", "/v1/graphs/road/route?from=1&to=3")
-    assert st == 200 and b["distance"] == 1300 and b["path"] == [1, 2, 3], b
+    assert st == 200 and b["weight"] == 1300 and b["path"] == [1, 2, 3], b
     assert b["waypoints"][0] == {"location": [8.5, 47.3], "node": 1, "distance_m": 0}, b
     # a node id to a coordinate
     st, _, b = d.call("GET", f"/v1/graphs/road/route?from=1&to={A}")
-    assert st == 200 and near(b["distance"], 250, 1) and b["path"] == [1], b
+    assert st == 200 and near(b["weight"], 250, 1) and b["path"] == [1], b
 
 
 @test
@@ -119,15 +119,15 @@ def t_table_and_sssp_by_coordinate(d):
     for i, s in enumerate(text):
         for j, u in enumerate(text):
             st, _, r = d.call("GET", f"/v1/graphs/road/route?from={s}&to={u}")
-            want = r["distance"] if st == 200 else None
-            assert t["distances"][i][j] == want, (i, j, t["distances"][i][j], want)
+            want = r["weight"] if st == 200 else None
+            assert t["weights"][i][j] == want, (i, j, t["weights"][i][j], want)
     # the query string carries the radius for a body-borne table too
     err(d.call("POST", "/v1/graphs/road/table?radius=10", {"sources": [A]}), 400, "NoSegment",
         ["sources[0]"])
     # sssp from a coordinate: 1 at a quarter of 2000 back, 2 at 3/4 of 1000, 3 beyond it
     st, _, s = d.call("GET", f"/v1/graphs/road/sssp?source={A}")
     assert st == 200, s
-    got = dict(zip(s["nodes"], s["distances"]))
+    got = dict(zip(s["nodes"], s["weights"]))
     assert near(got[1], 500, 1) and near(got[2], 750, 1) and near(got[3], 1050, 1), got
     assert 4 not in got and s["waypoints"][0]["node"] == 1, s
     # nearest: the nodes and the point on the road where a route would start
@@ -149,7 +149,7 @@ def t_units(d):
     # on the generated graph: seconds from deciseconds; the geometry runs point to point
     st, _, r = d.call("GET", "/v1/graphs/g/route?from=8.4705,47.2801&to=8.4752,47.2805")
     assert st == 200, r
-    assert r["weight_unit"] == "deciseconds" and near(r["duration_s"], r["distance"] / 10, 0.01), r
+    assert r["weight_unit"] == "deciseconds" and near(r["duration_s"], r["weight"] / 10, 0.01), r
     assert r["length_m"] > 0 and r["geometry"]["coordinates"][0] == r["waypoints"][0]["location"]
     assert r["geometry"]["coordinates"][-1] == r["waypoints"][1]["location"], r
     # no lengths on a graph without coordinates
@@ -389,13 +389,13 @@ def t_osm_monaco(d):
         for i, a in enumerate(pts):
             for j, b in enumerate(pts):
                 st, _, r = m.call("GET", f"/v1/graphs/mc/route?from={a[0]},{a[1]}&to={b[0]},{b[1]}")
-                want = r["distance"] if st == 200 else None
-                assert t["distances"][i][j] == want, (i, j, t["distances"][i][j], r)
+                want = r["weight"] if st == 200 else None
+                assert t["weights"][i][j] == want, (i, j, t["weights"][i][j], r)
                 if st != 200:
                     continue
                 g = r["geometry"]["coordinates"]
                 assert g[0] == r["waypoints"][0]["location"] and g[-1] == r["waypoints"][1]["location"]
-                assert near(r["duration_s"], r["distance"] / 10, 0.01), r
+                assert near(r["duration_s"], r["weight"] / 10, 0.01), r
                 assert i == j or r["length_m"] > 0, r
                 named += "name" in r["waypoints"][0]
         assert named > 0, "no waypoint carries a road name"

@@ -172,12 +172,12 @@ def main():
         npts = len(pts.split())
         check(npts == len(route["geometry"]["coordinates"]) and npts >= 2,
               f"the route line is drawn with one SVG point per coordinate ({npts})", pts[:200])
-        shown = wd.js("return document.getElementById('route-text').dataset.distance")
-        check(shown is not None and float(shown) == route["distance"],
-              f"the page shows the route's distance {route['distance']}", shown)
+        shown = wd.js("return document.getElementById('route-text').dataset.weight")
+        check(shown is not None and float(shown) == route["weight"],
+              f"the page shows the route's weight {route['weight']}", shown)
         cells = wd.js("return [...document.querySelectorAll('#table tr')].slice(1).map("
-                      "(tr) => [...tr.querySelectorAll('td.distance')].map((td) => td.textContent))")
-        want = [["-" if d is None else str(d) for d in row] for row in table["distances"]]
+                      "(tr) => [...tr.querySelectorAll('td.weight')].map((td) => td.textContent))")
+        want = [["-" if d is None else str(d) for d in row] for row in table["weights"]]
         check(cells == want, f"the table drawn equals gpath's {want}", cells)
         admin = wd.js("return document.getElementById('admin').dataset.result")
         check(admin == "blocked", "/admin with the token is blocked for the page (CORS preflight refused)",

@@ -122,17 +122,17 @@ def t_v1(ctx):
         return ctx.d.call(method, path, body)
     q = urllib.parse.urlencode({"from": "7.0,45.0", "to": "7.02,45.0", "exclude": "motorway,toll"})
     st, _, b = v1("GET", "/v1/graphs/car/route?" + q)
-    assert st == 200 and b["distance"] == 1508 and b["length_m"] == 2723.63, b
+    assert st == 200 and b["weight"] == 1508 and b["length_m"] == 2723.63, b
     version = b["version"]
     st, _, b = v1("GET", "/v1/graphs/car/route?from=7.0,45.0&to=7.02,45.0")
-    assert st == 200 and b["distance"] == 629, b
+    assert st == 200 and b["weight"] == 629, b
     assert b["version"] == version  # the graph's data version, with or without exclude
     st, _, b = v1("POST", "/v1/graphs/car/table?vehicle_height=4",
                   {"sources": ["7.3,45.0"], "targets": ["7.32,45.0"]})
-    assert st == 200 and b["distances"] == [[1508]], b
+    assert st == 200 and b["weights"] == [[1508]], b
     st, _, b = v1("POST", "/v1/graphs/car/table", {"sources": [401], "targets": [402],
                                                    "vehicle_height": 4})
-    assert st == 200 and b["distances"] == [[1508]], b
+    assert st == 200 and b["weights"] == [[1508]], b
     st, _, b = v1("GET", "/v1/graphs/car/route?from=7.6,45.0&to=7.62,45.0&vehicle_height=3.9"
                   "&vehicle_width=2.5")
     assert st == 400 and b["code"] == "NoRoute" and "vehicle_height=3.9" in b["message"], b

@@ -280,7 +280,7 @@ def t_route(ctx):
         for algo in ("", "&algo=dijkstra", "&algo=bidir", "&algo=astar", "&algo=auto"):
             st, _, b = ctx.d.call("GET", f"/v1/graphs/t/route?from={s}&to={t}{algo}")
             assert st == 200, b
-            assert b["distance"] == want, (s, t, algo, b["distance"], want)
+            assert b["weight"] == want, (s, t, algo, b["weight"], want)
             p = b["path"]
             assert p[0] == s and p[-1] == t, p
             w = {(u, v): c for u, v, c in reversed(ARCS)}
@@ -291,7 +291,7 @@ def t_route(ctx):
             for node, (lon, lat) in zip(p, coords):
                 assert abs(lon - COORDS[node][0]) < 1e-6 and abs(lat - COORDS[node][1]) < 1e-6
     st, _, b = ctx.d.call("GET", "/v1/graphs/nc/route?from=1&to=5")
-    assert st == 200 and "geometry" not in b and b["distance"] == 11, b
+    assert st == 200 and "geometry" not in b and b["weight"] == 11, b
 
 
 @test
@@ -335,7 +335,7 @@ def t_sssp(ctx):
     want = dijkstra(ARCS, 1)
     st, _, b = ctx.d.call("GET", "/v1/graphs/t/sssp?source=1")
     assert st == 200, b
-    got = dict(zip(b["nodes"], b["distances"]))
+    got = dict(zip(b["nodes"], b["weights"]))
     assert got == want, (got, want)
     assert b["reached"] == len(want)
     for v, p in zip(b["nodes"], b["predecessors"]):
@@ -343,9 +343,13 @@ def t_sssp(ctx):
             assert p is None
         else:
             assert any(u == p and x == v and want[p] + w == want[v] for u, x, w in ARCS), (v, p)
-    st, _, b = ctx.d.call("GET", "/v1/graphs/t/sssp?source=1&max_distance=9")
-    assert st == 200
-    assert dict(zip(b["nodes"], b["distances"])) == {k: v for k, v in want.items() if v <= 9}, b
+    # max_weight (a weight in weight_unit); max_distance is its name before 0.3, still accepted
+    for q in ("max_weight=9", "max_distance=9"):
+        st, _, b = ctx.d.call("GET", "/v1/graphs/t/sssp?source=1&" + q)
+        assert st == 200
+        assert dict(zip(b["nodes"], b["weights"])) == {k: v for k, v in want.items() if v <= 9}, (q, b)
+    expect_error(ctx.d.call("GET", "/v1/graphs/t/sssp?source=1&max_weight=9&max_distance=9"), 400,
+                 "InvalidQuery", ["max_weight", "not both"])
     expect_error(ctx.d.call("GET", "/v1/graphs/t/sssp?source=77"), 400, "UnknownNode", ["77"])
     expect_error(ctx.d.call("GET", "/v1/graphs/t/sssp?source=1&max_distance=-1"), 400,
                  "InvalidQuery", ["max_distance"])
@@ -358,10 +362,10 @@ def t_table(ctx):
     assert st == 200, b
     for i, s in enumerate([1, 2]):
         dd = dijkstra(ARCS, s)
-        assert b["distances"][i] == [dd.get(t) for t in [3, 5, 6]], b
+        assert b["weights"][i] == [dd.get(t) for t in [3, 5, 6]], b
     st, _, b = ctx.d.call("POST", "/v1/graphs/t/table", {"sources": [5, 1]})
     assert st == 200 and b["targets"] == [5, 1], b
-    assert b["distances"] == [[0, 1], [11, 0]], b
+    assert b["weights"] == [[0, 1], [11, 0]], b
     # max_table_cells = 6 (config file)
     expect_error(ctx.d.call("POST", "/v1/graphs/t/table", {"sources": [1, 2, 3]}), 413, "TooBig",
                  ["max_table_cells = 6"])
@@ -386,13 +390,13 @@ def t_apsp(ctx):
     assert nodes == list(range(1, N + 1))
     for i, s in enumerate(nodes):
         dd = dijkstra(ARCS, s)
-        assert b["distances"][i] == [dd.get(t) for t in nodes], (s, b["distances"][i])
+        assert b["weights"][i] == [dd.get(t) for t in nodes], (s, b["weights"][i])
     st, _, b = ctx.d.call("POST", "/v1/graphs/t/apsp", {"next_hops": True})
     assert st == 200, b
     w = {}
     for u, v, c in ARCS:
         w[(u, v)] = min(c, w.get((u, v), c))
-    D = b["distances"]
+    D = b["weights"]
     for i, s in enumerate(nodes):
         for j, t in enumerate(nodes):
             nh = b["next_hops"][i][j]
@@ -516,7 +520,7 @@ def t_admin_lifecycle(ctx):
     assert st == 201 and b["replaced"] is False and b["previous_version"] is None, b
     v1 = b["version"]
     st, _, b = d.call("GET", "/v1/graphs/b2/route?from=1&to=5")
-    assert st == 200 and b["distance"] == 33 and b["version"] == v1, b
+    assert st == 200 and b["weight"] == 33 and b["version"] == v1, b
     st, _, b = d.call("PUT", "/admin/graphs/b2", {"spec": "dimacs:" + os.path.join(tmp, "a.gr")},
                       token=TOKEN)
     assert st == 200 and b["replaced"] is True and b["previous_version"] == v1, b
@@ -527,7 +531,7 @@ def t_admin_lifecycle(ctx):
                                                     os.path.join(tmp, "broken.gr")}, token=TOKEN),
                  422, "LoadFailed", ["broken.gr", "keeps serving"])
     st, _, b = d.call("GET", "/v1/graphs/b2/route?from=1&to=5")
-    assert st == 200 and b["distance"] == 11, b
+    assert st == 200 and b["weight"] == 11, b
     expect_error(d.call("PUT", "/admin/graphs/b3", {"spec": "dimacs:" + os.path.join(tmp, "none.gr")},
                         token=TOKEN), 422, "LoadFailed", ["none.gr"])
     expect_error(d.call("GET", "/v1/graphs/b3"), 404, "UnknownGraph")
@@ -563,7 +567,7 @@ def t_admin_csv(ctx):
     half = [(u, v, w + 0.5) for u, v, w in EDGES]
     want = dijkstra(half + [(v, u, w) for u, v, w in half], 1)[5]
     st, _, b = ctx.d.call("GET", "/v1/graphs/c/route?from=1&to=5")
-    assert st == 200 and abs(b["distance"] - want) < 1e-9, (b, want)
+    assert st == 200 and abs(b["weight"] - want) < 1e-9, (b, want)
     ctx.d.call("DELETE", "/admin/graphs/c", token=TOKEN)
 
 
@@ -607,7 +611,7 @@ def t_loading(ctx):
         while d3.call("GET", "/v1/graphs/slow")[0] != 200 and time.time() - t0 < 10:
             time.sleep(0.02)
         st, _, b = d3.call("GET", "/v1/graphs/slow/route?from=1&to=2")
-        assert st == 200 and b["distance"] == 5, b
+        assert st == 200 and b["weight"] == 5, b
         t0 = time.time()
         while d3.call("GET", "/ready")[0] != 200 and time.time() - t0 < 10:
             time.sleep(0.02)
@@ -719,7 +723,7 @@ def t_reload_under_load(ctx):
                 conn.request("GET", f"/v1/graphs/r/route?from=1&to={target}")
                 r = conn.getresponse()
                 body = json.loads(r.read())
-                if r.status != 200 or versions.get(body.get("version")) != body.get("distance"):
+                if r.status != 200 or versions.get(body.get("version")) != body.get("weight"):
                     with lock:
                         failures.append((r.status, body))
                 with lock:
@@ -752,7 +756,7 @@ def t_reload_under_load(ctx):
             reloads += 1
             # a query issued after the reload answered sees the new version
             st, _, q = d.call("GET", f"/v1/graphs/r/route?from=1&to={target}")
-            assert st == 200 and q["version"] == b["version"] and q["distance"] == want[k], q
+            assert st == 200 and q["version"] == b["version"] and q["weight"] == want[k], q
             time.sleep(0.02)
     finally:
         stop.set()
@@ -797,7 +801,7 @@ def t_sigterm_graceful(ctx):
     assert head.startswith(b"HTTP/1.1 200"), head
     out = json.loads(payload)
     validate("POST", "/v1/graphs/ok/table", 200, out, "application/json")
-    assert len(out["distances"]) == 3
+    assert len(out["weights"]) == 3
     rc = d2.proc.wait(timeout=30)
     assert rc == 0, (rc, d2.tail())
     assert "event=stopped code=0" in d2.tail()
@@ -930,7 +934,7 @@ def t_cache_truncated_under_server(ctx):
     for _ in range(3):
         for b in bodies:
             st, _, r = d.call("POST", "/v1/graphs/t/table", b)
-            assert st == 200 and len(r["distances"]) == 1, r
+            assert st == 200 and len(r["weights"]) == 1, r
     assert d.proc.poll() is None, d.tail()
     st, _, b = d.call("GET", "/health")
     assert st == 200, b

@@ -204,8 +204,40 @@ const rendered = (page, layers) => page.evaluate((layers) =>
     check(at < 0 ? after.a.nodes.join() !== a0.nodes.join() : v1 < v0 && after.kmh.includes(Math.round(v1 / 5) * 5),
           'the route shown takes the file into account (' + (at < 0 ? 'it goes around the segment'
             : 'the segment drawn at ' + v1.toFixed(0) + ' km/h, ' + v0.toFixed(0) + ' before') + ')');
+    // the slowed segments on the map: what traffic.geojson answers, drawn by slowdown
+    await page.waitForFunction(() => Number(document.body.dataset.trafficSegments || 0) > 0, null, { timeout: 10000 })
+      .catch(() => {});
+    const tj = await (await page.request.get(base + '/v1/graphs/monaco/traffic.geojson')).json();
+    const seg = await page.evaluate(() => ({ n: Number(document.body.dataset.trafficSegments || 0),
+                                             v: document.body.dataset.trafficVersion,
+                                             layer: !!window.gpath.map.getLayer('traffic-line') }));
+    check(tj.features.length >= 1 && tj.features.every((f) => f.properties.ratio < 0.5 && f.properties.speed_kmh < f.properties.profile_kmh),
+          'traffic.geojson lists the slowed arcs (' + tj.features.length + ', ' +
+          tj.features.map((f) => f.properties.speed_kmh + '/' + f.properties.profile_kmh + ' km/h').join(', ') + ')');
+    check(seg.layer && seg.n === tj.features.length && seg.v === now && tj.data_version === now,
+          'the page draws them in the traffic-line layer (' + seg.n + ' segments, data_version ' + seg.v + ')');
+    check(traffic.includes('changed') || (await page.textContent('#traffic')).includes('road segment'),
+          'the traffic panel says how many segments changed and their colours: "' + (await page.textContent('#traffic')).trim() + '"');
     await idle(page);
+    const drawnSlow = await page.evaluate(() => window.gpath.map.queryRenderedFeatures({ layers: ['traffic-line'] }).length);
+    check(drawnSlow > 0, 'the slowed segments are rendered on the map (' + drawnSlow + ' rendered features)');
     await page.screenshot({ path: path.join(outdir, 'map-traffic.png') });
+    // close up on the slowed segments (a segment of some tens of metres is a few pixels above)
+    await page.evaluate((fc) => {
+      const c = fc.features.flatMap((f) => f.geometry.coordinates);
+      const xs = c.map((p) => p[0]), ys = c.map((p) => p[1]);
+      window.gpath.map.fitBounds([[Math.min(...xs), Math.min(...ys)], [Math.max(...xs), Math.max(...ys)]],
+                                 { padding: 120, maxZoom: 18, animate: false });
+    }, tj);
+    await idle(page);
+    await page.screenshot({ path: path.join(outdir, 'map-traffic-zoom.png') });
+    // and without the route over it: the slowed segments alone
+    await page.evaluate(() => ['route-casing', 'route-line', 'route-traffic', 'alt-casing', 'alt-line']
+      .forEach((l) => window.gpath.map.setLayoutProperty(l, 'visibility', 'none')));
+    await idle(page);
+    await page.screenshot({ path: path.join(outdir, 'map-traffic-alone.png') });
+    await page.evaluate(() => ['route-casing', 'route-line', 'route-traffic', 'alt-casing', 'alt-line']
+      .forEach((l) => window.gpath.map.setLayoutProperty(l, 'visibility', 'visible')));
   }
 
   // the LRM page is still there

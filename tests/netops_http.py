@@ -108,12 +108,12 @@ def main():
         st, _, t1 = req(port, "GET", "/v1/graphs/sq/routing-table?router=1")
         check("routing-table 200", st == 200, str(t1))
         check("routing-table router", t1.get("router") == 1 and t1.get("name") == "r1", str(t1)[:200])
-        check("ECMP 1->3 (hops: direct diagonal)", route(t1, 3) == {"destination": 3, "distance": 1, "next_hops": [3]}, str(route(t1, 3)))
-        check("ECMP 1->2", route(t1, 2)["next_hops"] == [2] and route(t1, 2)["distance"] == 1)
-        check("self", route(t1, 1) == {"destination": 1, "distance": 0, "next_hops": []})
-        check("unreachable", route(t1, 5) == {"destination": 5, "distance": None, "next_hops": []})
+        check("ECMP 1->3 (hops: direct diagonal)", route(t1, 3) == {"destination": 3, "weight": 1, "next_hops": [3]}, str(route(t1, 3)))
+        check("ECMP 1->2", route(t1, 2)["next_hops"] == [2] and route(t1, 2)["weight"] == 1)
+        check("self", route(t1, 1) == {"destination": 1, "weight": 0, "next_hops": []})
+        check("unreachable", route(t1, 5) == {"destination": 5, "weight": None, "next_hops": []})
         st, _, t2 = req(port, "GET", "/v1/graphs/sq/routing-table?router=2")
-        check("ECMP 2->4 two ways", route(t2, 4) == {"destination": 4, "distance": 2, "next_hops": [1, 3]}, str(route(t2, 4)))
+        check("ECMP 2->4 two ways", route(t2, 4) == {"destination": 4, "weight": 2, "next_hops": [1, 3]}, str(route(t2, 4)))
         st, _, tn = req(port, "GET", "/v1/graphs/sq/routing-table?router_name=r2")
         check("router_name", st == 200 and tn.get("router") == 2 and tn["routes"] == t2["routes"])
         version = t1.get("version")
@@ -161,18 +161,18 @@ def main():
             st, _, e = req(port, "POST", "/v1/graphs/sq/repair-paths", body)
             check("repair-paths bad %s 400" % json.dumps(body), st == 400 and (code is None or e["code"] == code), str(e))
 
-        # what-if: fail the diagonal -> 1->3 and 3->1 now go two ways at distance 2
+        # what-if: fail the diagonal -> 1->3 and 3->1 now go two ways at weight 2
         st, _, w = req(port, "POST", "/v1/graphs/sq/what-if", {"fail_links": [[1, 3]]})
         check("what-if 200", st == 200, str(w))
         ch = {(c["router"], c["destination"]): ids(c) for c in w.get("changes", [])}
         check("what-if pairs", set(ch) == {(1, 3), (3, 1)}, str(sorted(ch)))
-        check("what-if 1->3", ch.get((1, 3), {}).get("after") == {"distance": 2, "next_hops": [2, 4]} and
-              ch[(1, 3)]["before"] == {"distance": 1, "next_hops": [3]}, str(ch.get((1, 3))))
+        check("what-if 1->3", ch.get((1, 3), {}).get("after") == {"weight": 2, "next_hops": [2, 4]} and
+              ch[(1, 3)]["before"] == {"weight": 1, "next_hops": [3]}, str(ch.get((1, 3))))
         check("what-if count", w.get("count") == len(w.get("changes", [])))
         st, _, w2 = req(port, "POST", "/v1/graphs/sq/what-if", {"fail_routers": [2], "set_costs": [{"link": [3, 4], "cost": 5}]})
         ch2 = {(c["router"], c["destination"]): ids(c) for c in w2.get("changes", [])}
-        check("what-if router down", ch2.get((2, 1), {}).get("after") == {"distance": None, "next_hops": []}, str(ch2.get((2, 1))))
-        check("what-if set cost", ch2.get((4, 3), {}).get("after") == {"distance": 2, "next_hops": [1]}, str(ch2.get((4, 3))))
+        check("what-if router down", ch2.get((2, 1), {}).get("after") == {"weight": None, "next_hops": []}, str(ch2.get((2, 1))))
+        check("what-if set cost", ch2.get((4, 3), {}).get("after") == {"weight": 2, "next_hops": [1]}, str(ch2.get((4, 3))))
         st, _, g = req(port, "GET", "/v1/graphs/sq")
         check("what-if leaves the graph", g.get("version") == version)
         st, _, e = req(port, "POST", "/v1/graphs/sq/what-if", {"fail_links": [[2, 4]]})
@@ -196,9 +196,9 @@ def main():
         st, _, g = req(port, "GET", "/v1/graphs/sq")
         check("patched version served", g.get("version") == pr.get("version"), str(g))
         st, _, t1b = req(port, "GET", "/v1/graphs/sq/routing-table?router=1")
-        check("patched tables", t1b.get("version") == pr.get("version") and route(t1b, 3) == {"destination": 3, "distance": 2, "next_hops": [2]}, str(route(t1b, 3)))
+        check("patched tables", t1b.get("version") == pr.get("version") and route(t1b, 3) == {"destination": 3, "weight": 2, "next_hops": [2]}, str(route(t1b, 3)))
         st, _, t4 = req(port, "GET", "/v1/graphs/sq/routing-table?router=4")
-        check("patched link down", route(t4, 3) == {"destination": 3, "distance": 3, "next_hops": [1]}, str(route(t4, 3)))
+        check("patched link down", route(t4, 3) == {"destination": 3, "weight": 3, "next_hops": [1]}, str(route(t4, 3)))
         st, _, e = req(port, "PATCH", "/v1/graphs/sq/links", {"links": [{"link": [2, 4], "cost": 1}]})
         check("patch no such link 404", st == 404 and e["code"] == "NotFound", str(e))
         st, _, e = req(port, "PATCH", "/v1/graphs/sq/links", {"links": [{"link": [1, 2], "cost": -1}]})
@@ -247,7 +247,7 @@ def main():
     check("cli bandwidth rc", out.returncode == 0, out.stderr)
     if out.returncode == 0:
         t = json.loads(out.stdout)
-        check("cli bandwidth ECMP 1->3", route(t, 3) == {"destination": 3, "distance": 20, "next_hops": [2, 3, 4]}, str(route(t, 3)))
+        check("cli bandwidth ECMP 1->3", route(t, 3) == {"destination": 3, "weight": 20, "next_hops": [2, 3, 4]}, str(route(t, 3)))
 
 
 if __name__ == "__main__":

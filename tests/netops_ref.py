@@ -157,7 +157,7 @@ def run_gpath(args):
 
 
 def entry(e):
-    return (e["distance"], tuple(e["next_hops"]))
+    return (e["weight"], tuple(e["next_hops"]))
 
 
 def check_tables(job):

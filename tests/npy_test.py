@@ -74,11 +74,11 @@ def t_v1_by_node(d):
     st, _, j = d.call("POST", "/v1/graphs/g/table", body)
     assert st == 200, j
     assert h.get("x-data-version") == j["data_version"], (h, j["data_version"])
-    same(a, as_matrix(j["distances"]), "POST by node")
+    same(a, as_matrix(j["weights"]), "POST by node")
     # sources only (targets = sources)
     a2, _ = npy(d, "POST", "/v1/graphs/g/table", {"sources": ids[:12]})
     st, _, j2 = d.call("POST", "/v1/graphs/g/table", {"sources": ids[:12]})
-    same(a2, as_matrix(j2["distances"]), "sources only")
+    same(a2, as_matrix(j2["weights"]), "sources only")
     assert a2.shape == (12, 12) and (np.diag(a2) == 0).all()
 
 
@@ -87,7 +87,7 @@ def t_v1_unreachable_is_nan(d):
     a, _ = npy(d, "POST", "/v1/graphs/road/table", {"sources": [1, 2, 3, 4], "targets": [1, 3, 4]})
     st, _, j = d.call("POST", "/v1/graphs/road/table", {"sources": [1, 2, 3, 4],
                                                          "targets": [1, 3, 4]})
-    same(a, as_matrix(j["distances"]), "road")
+    same(a, as_matrix(j["weights"]), "road")
     assert np.isnan(a[2, 0]) and np.isnan(a[0, 2]) and a[0, 1] == 1300.0, a  # 3 -> 1: one-way
 
 
@@ -96,7 +96,7 @@ def t_v1_coordinates(d):
     pts = [[8.505, 47.3005], [8.515, 47.2995], [8.53, 47.30005]]
     a, _ = npy(d, "POST", "/v1/graphs/road/table", {"sources": pts})
     st, _, j = d.call("POST", "/v1/graphs/road/table", {"sources": pts})
-    same(a, as_matrix(j["distances"]), "coordinates")
+    same(a, as_matrix(j["weights"]), "coordinates")
 
 
 @test

@@ -53,23 +53,23 @@ def check(name, cond, info=""):
         print("FAIL:", name, info)
 sp = get("/sssp?source=1")
 ids = sp["nodes"]
-dist = dict(zip(sp["nodes"], sp["distances"]))
+dist = dict(zip(sp["nodes"], sp["weights"]))
 def compare(tag):
     mism = 0
     for _ in range(40):
         s, t = random.choice(ids), random.choice(ids)
         a = get(f"/route?from={s}&to={t}")
         b = get(f"/route?from={s}&to={t}&algo=dijkstra")
-        if abs(a["distance"] - b["distance"]) > 1e-9 or a["path"][0] != s or a["path"][-1] != t:
+        if abs(a["weight"] - b["weight"]) > 1e-9 or a["path"][0] != s or a["path"][-1] != t:
             mism += 1
     check(f"{tag}: route auto == dijkstra on 40 pairs", mism == 0, f"{mism} differ")
     s = random.choice(ids)
     sp = get(f"/sssp?source={s}")
-    d = dict(zip(sp["nodes"], sp["distances"]))
+    d = dict(zip(sp["nodes"], sp["weights"]))
     mism = 0
     for t in random.sample(ids, 15):
         b = get(f"/route?from={s}&to={t}&algo=dijkstra")
-        if abs(d.get(t, -1) - b["distance"]) > 1e-9: mism += 1
+        if abs(d.get(t, -1) - b["weight"]) > 1e-9: mism += 1
     check(f"{tag}: sssp (PHAST) == dijkstra", mism == 0, f"{mism} differ")
     src, dst = random.sample(ids, 6), random.sample(ids, 7)
     tb = send("POST", "/table", {"sources": src, "targets": dst})
@@ -77,8 +77,8 @@ def compare(tag):
     for i, s in enumerate(src):
         for j, t in enumerate(dst):
             b = get(f"/route?from={s}&to={t}&algo=dijkstra")
-            v = tb["distances"][i][j] if isinstance(tb["distances"][0], list) else tb["distances"][i * len(dst) + j]
-            if v is None or abs(v - b["distance"]) > 1e-9: mism += 1
+            v = tb["weights"][i][j] if isinstance(tb["weights"][0], list) else tb["weights"][i * len(dst) + j]
+            if v is None or abs(v - b["weight"]) > 1e-9: mism += 1
     check(f"{tag}: table == dijkstra", mism == 0, f"{mism} differ")
 compare("loaded")
 # new costs on the links of a few shortest paths
@@ -113,8 +113,8 @@ if "$BIN" import gen:12000:5 -o "$tmp/g.gpath" >"$tmp/import.json" 2>"$tmp/impor
       { bad "the snapshot's order was not used"; grep cch "$tmp/log.snap"; }
     a=$(curl -fsS "http://127.0.0.1:$port/v1/graphs/s/route?from=1&to=11000")
     b=$(curl -fsS "http://127.0.0.1:$port/v1/graphs/s/route?from=1&to=11000&algo=dijkstra")
-    da=$(echo "$a" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["distance"])')
-    db=$(echo "$b" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["distance"])')
+    da=$(echo "$a" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["weight"])')
+    db=$(echo "$b" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["weight"])')
     [ -n "$da" ] && [ "$da" = "$db" ] && ok || bad "snapshot route: cch $da, dijkstra $db"
   else
     bad "serve of the snapshot did not start"; cat "$tmp/log.snap"

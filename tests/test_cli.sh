@@ -76,8 +76,8 @@ done
 if $PY - "$tmp" <<'EOF'
 import json, sys
 r = [json.load(open(f"{sys.argv[1]}/route-{a}.json")) for a in ("dijkstra", "bidir", "astar")]
-assert all(x["distance"] == r[0]["distance"] for x in r), [x["distance"] for x in r]
-assert isinstance(r[0]["distance"], int) and r[0]["distance"] > 0
+assert all(x["weight"] == r[0]["weight"] for x in r), [x["weight"] for x in r]
+assert isinstance(r[0]["weight"], int) and r[0]["weight"] > 0
 for x in r:
     assert x["from"] == 1 and x["to"] == 1999
     assert x["path"][0] == 1 and x["path"][-1] == 1999
@@ -88,37 +88,37 @@ EOF
 then ok "route dijkstra == bidir == astar, path and geometry"; else bad "route dijkstra == bidir == astar, path and geometry"; fi
 
 # --- table: rows per source, equal to routes
-check "table 3x2" 'len(d["distances"]) == 3 and all(len(r) == 2 for r in d["distances"]) and d["sources"] == [1, 5, 9] and d["targets"] == [1999, 100]' \
+check "table 3x2" 'len(d["weights"]) == 3 and all(len(r) == 2 for r in d["weights"]) and d["sources"] == [1, 5, 9] and d["targets"] == [1999, 100]' \
   "$BIN" table --graph "$tmp/road.gr" --sources 1,5,9 --targets 1999,100 --threads 2
-rd=$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["distance"])' "$tmp/route-dijkstra.json")
-check "table[0][0] == route distance" "d['distances'][0][0] == $rd" "$BIN" table --graph "$tmp/road.gr" --sources 1,5 --targets 1999
-check "table targets default to sources" 'len(d["distances"]) == 2 and d["distances"][0][0] == 0 and d["distances"][1][1] == 0' \
+rd=$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["weight"])' "$tmp/route-dijkstra.json")
+check "table[0][0] == route distance" "d['weights'][0][0] == $rd" "$BIN" table --graph "$tmp/road.gr" --sources 1,5 --targets 1999
+check "table targets default to sources" 'len(d["weights"]) == 2 and d["weights"][0][0] == 0 and d["weights"][1][1] == 0' \
   "$BIN" table --graph "$tmp/road.gr" --sources 7,8
 
 # --- sssp with a cutoff
-check "sssp full tree" 'd["source"] == 1 and d["reached"] == len(d["nodes"]) == len(d["distances"]) == len(d["predecessors"]) and d["reached"] > 1900 and d["predecessors"][d["nodes"].index(1)] is None' \
+check "sssp full tree" 'd["source"] == 1 and d["reached"] == len(d["nodes"]) == len(d["weights"]) == len(d["predecessors"]) and d["reached"] > 1900 and d["predecessors"][d["nodes"].index(1)] is None' \
   "$BIN" sssp --graph "$tmp/road.gr" --source 1
-check "sssp --max-distance" 'd["reached"] > 1 and d["reached"] < 2000 and max(d["distances"]) <= 300' \
+check "sssp --max-distance" 'd["reached"] > 1 and d["reached"] < 2000 and max(d["weights"]) <= 300' \
   "$BIN" sssp --graph "$tmp/road.gr" --source 1 --max-distance 300
 
 # --- apsp with next hops
-check "apsp gen:150 --next-hops" 'len(d["nodes"]) == 150 and all(d["distances"][i][i] == 0 and d["next_hops"][i][i] is None for i in range(150)) and len(d["next_hops"]) == 150' \
+check "apsp gen:150 --next-hops" 'len(d["nodes"]) == 150 and all(d["weights"][i][i] == 0 and d["next_hops"][i][i] is None for i in range(150)) and len(d["next_hops"]) == 150' \
   "$BIN" apsp --graph gen:150:2 --next-hops
-check "apsp without next hops" '"next_hops" not in d and len(d["distances"]) == 150' "$BIN" apsp --graph gen:150:2
+check "apsp without next hops" '"next_hops" not in d and len(d["weights"]) == 150' "$BIN" apsp --graph gen:150:2
 
 # --- the pgRouting sample
 EDGES="$DATA/pgrouting-sample/sampledata/edges.csv"
 if [ -f "$EDGES" ]; then
-  check "sample route 6->10 directed = 5" 'd["distance"] == 5 and d["path"][0] == 6 and d["path"][-1] == 10 and len(d["path"]) == 6' "$BIN" route --graph "csv:$EDGES" --from 6 --to 10 --algo dijkstra
-  check "sample route 6->10 undirected = 1" 'd["distance"] == 1 and d["path"] == [6, 10]' "$BIN" route --graph "csv:$EDGES" --from 6 --to 10 --undirected
+  check "sample route 6->10 directed = 5" 'd["weight"] == 5 and d["path"][0] == 6 and d["path"][-1] == 10 and len(d["path"]) == 6' "$BIN" route --graph "csv:$EDGES" --from 6 --to 10 --algo dijkstra
+  check "sample route 6->10 undirected = 1" 'd["weight"] == 1 and d["path"] == [6, 10]' "$BIN" route --graph "csv:$EDGES" --from 6 --to 10 --undirected
   "$BIN" route --graph "csv:$EDGES" --from 1 --to 2 >"$tmp/out" 2>"$tmp/err"; rc=$?
   if [ $rc -eq 3 ] && $PY -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d["code"] == "NoRoute" and "no route from node 1 to node 2" in d["message"] else 1)' "$tmp/out"; then
     ok "sample route 1->2 unreachable: NoRoute document, exit 3"
   else bad "sample route 1->2 unreachable: NoRoute document, exit 3" "exit $rc: $(head -c 300 "$tmp/out")"; fi
-  check "sample table" 'd["distances"][0] == [5, 4] and d["distances"][1][1] == 5' "$BIN" table --graph "csv:$EDGES" --sources 6,1 --targets 10,17
-  check "sample apsp has nulls" 'd["distances"][d["nodes"].index(6)][d["nodes"].index(10)] == 5 and d["distances"][d["nodes"].index(1)][d["nodes"].index(2)] is None' \
+  check "sample table" 'd["weights"][0] == [5, 4] and d["weights"][1][1] == 5' "$BIN" table --graph "csv:$EDGES" --sources 6,1 --targets 10,17
+  check "sample apsp has nulls" 'd["weights"][d["nodes"].index(6)][d["nodes"].index(10)] == 5 and d["weights"][d["nodes"].index(1)][d["nodes"].index(2)] is None' \
     "$BIN" apsp --graph "csv:$EDGES"
-  check "sample fractional scale" 'd["distance"] == 5' "$BIN" route --graph "csv:$EDGES" --from 6 --to 10 --scale 1000
+  check "sample fractional scale" 'd["weight"] == 5' "$BIN" route --graph "csv:$EDGES" --from 6 --to 10 --scale 1000
   check "sample info" 'd["nodes"] == 17 and d["edges"] == 30' "$BIN" info --graph "csv:$EDGES"
 else
   skipped "pgRouting sample: $EDGES absent"
@@ -180,9 +180,9 @@ for pair in "route -g" "route -f" "route -t" "route -b" "route -q" "table -s" "t
   set -- $pair
   if "$BIN" "$1" --help | grep -qE "^  $2, --"; then ok "$1 has $2"; else bad "$1 has $2"; fi
 done
-check "short options answer like long ones" 'd["from"] == 1 and d["to"] == 1999 and d["distance"] > 0' \
+check "short options answer like long ones" 'd["from"] == 1 and d["to"] == 1999 and d["weight"] > 0' \
   "$BIN" route -g "$tmp/road.gr" -f 1 -t 1999 -b cpu -q
-check "--opt=value and -xVALUE forms" 'len(d["distances"]) == 2' "$BIN" table --graph="$tmp/road.gr" -s1,5 -t=7
+check "--opt=value and -xVALUE forms" 'len(d["weights"]) == 2' "$BIN" table --graph="$tmp/road.gr" -s1,5 -t=7
 
 # --- unknown options: a suggestion and exit 2
 expect_exit "--grpah: did you mean --graph, exit 2" 2 'unknown option --grpah; did you mean --graph\?' "$BIN" route --grpah gen:200 -f 1 -t 2

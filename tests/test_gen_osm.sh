@@ -120,7 +120,7 @@ def table(spec):
     out = subprocess.run([gp, "table", "--graph", spec, "--sources", ",".join(map(str, src)),
                           "--targets", ",".join(map(str, dst)), "--turn-costs", "off"],
                          capture_output=True, text=True, check=True)
-    return json.loads(out.stdout)["distances"]
+    return json.loads(out.stdout)["weights"]
 a, b = table("gen:20000:3"), table(f"osm:{tmp}/r.osm")
 worst = max(abs(b[i][j] - 1.25 * a[i][j]) / max(1, 1.25 * a[i][j])
             for i in range(12) for j in range(12))

@@ -40,22 +40,22 @@ else
 fi
 fails "import --turn-costs: a bad value is refused" "--turn-costs: 'maybe' is not on or off" \
   "$BIN" import "$T" --turn-costs maybe -o "$tmp/x.gpath"
-check "route on the snapshot: no_left_turn detour (456 ds)" "d['distance'] == 456" \
+check "route on the snapshot: no_left_turn detour (456 ds)" "d['weight'] == 456" \
   "$BIN" route --graph "gpath:$tmp/turns.gpath" --from 101 --to 103
-check "route on the OSM file: the same" "d['distance'] == 456" \
+check "route on the OSM file: the same" "d['weight'] == 456" \
   "$BIN" route --graph "osm:$T" --from 101 --to 103
 check "routes through node copies report OSM ids (node-based: a free U-turn at 103)" \
-  "d['distance'] == 499 and d['path'] == [104, 100, 103, 100, 101]" \
+  "d['weight'] == 499 and d['path'] == [104, 100, 103, 100, 101]" \
   "$BIN" route --graph "$tmp/turns_off.gpath" --from 104 --to 101 --turn-costs off
 check "with turn costs no U-turn at 103 (3 roads): straight on to the west arm, then the ring's SW quarter (the 8 km/h SE quarter costs more)" \
-  "d['distance'] == 736 and d['path'] == [104, 100, 103, 101]" \
+  "d['weight'] == 736 and d['path'] == [104, 100, 103, 101]" \
   "$BIN" route --graph "$tmp/turns.gpath" --from 104 --to 101
 check "with turn costs the path through the restricted crossing" \
-  "d['distance'] == 320 and d['path'] == [101, 100, 102]" \
+  "d['weight'] == 320 and d['path'] == [101, 100, 102]" \
   "$BIN" route --graph "$tmp/turns.gpath" --from 101 --to 102
 check "info on a bare *.gpath" "d['nodes'] == 5 and d['format'] == 'osm'" \
   "$BIN" info --graph "$tmp/turns.gpath"
-check "--profile on a query command: foot ignores the restriction" "d['distance'] == 1367" \
+check "--profile on a query command: foot ignores the restriction" "d['weight'] == 1367" \
   "$BIN" route --graph "$T" --profile foot --from 101 --to 103
 head -c 1000 "$tmp/turns.gpath" >"$tmp/cut.gpath"
 fails "a truncated snapshot is refused" "damaged snapshot.*truncated" \
@@ -88,7 +88,7 @@ check "the gen snapshot answers with the same version" "d['version'] == '$gv' an
 spid=$!
 if port=$(serve_wait_ready "$tmp/port" "$spid"); then
   check "serve: route on a mapped snapshot (turn costs: no U-turn at 103)" \
-    "d['distance'] == 736 and d['path'] == [104, 100, 103, 101]" \
+    "d['weight'] == 736 and d['path'] == [104, 100, 103, 101]" \
     curl -fsS "http://127.0.0.1:$port/v1/graphs/turns/route?from=104&to=101"
   check "serve: the snapshot and the OSM file have one version" \
     "d['version'] == '$("$BIN" info --graph "$tmp/turns.gpath" | $PY -c 'import json,sys; print(json.load(sys.stdin)["version"])')'" \

@@ -4,7 +4,8 @@
 # the small map of tests/data/osm/traffic.osm (the graph picker):
 # the basemap drawn and fitted, the pickers, two clicks routed through /route/v1, the route
 # coloured by speed, the itinerary's steps with text and icons, an alternative selected, an
-# isochrone by right-click, a speed file POSTed and the traffic state shown, the layout wide and
+# isochrone by right-click, a speed file POSTed and the traffic state shown (the slowed segments of
+# traffic.geojson drawn in the traffic-line layer, close-up screenshots), the layout wide and
 # narrow. Screenshots are kept as CI artifacts in $BUILD/test-artifacts/map-page/.
 # Skips with a message without chromium, node, the Monaco extract or an OSM-loading gpath, the
 # embedded page (`make web` before the build) or playwright-core (installed by `make web`).

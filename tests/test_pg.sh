@@ -63,7 +63,7 @@ else bad "own schema: empty gpath.edges should be a clean error" "$out"; fi
 pgc_psql own -c "INSERT INTO gpath.edges (id, source, target, cost, reverse_cost) VALUES
   (1, 10, 20, 2.5, -1), (2, 20, 30, 1, 1), (3, 10, 30, 5, -1)" 2>&1
 out=$("$GPATH_BIN" route --graph "$PGC_URI/own" --from 10 --to 30 2>"$tmp/own.err")
-if echo "$out" | $PY -c 'import json,sys; d=json.load(sys.stdin); assert abs(d["distance"]-3.5)<1e-9 and d["path"]==[10,20,30], d' 2>/dev/null; then
+if echo "$out" | $PY -c 'import json,sys; d=json.load(sys.stdin); assert abs(d["weight"]-3.5)<1e-9 and d["path"]==[10,20,30], d' 2>/dev/null; then
   ok "gpath.edges read (second start: migrations already applied)"
 else bad "gpath.edges route 10->30 = 3.5" "$out"; fi
 pgc_psql own -c "INSERT INTO gpath.schema_version (version, name) VALUES (999, '0999-future')"
@@ -145,13 +145,13 @@ ours = {}
 if kind == "table":
     for i, s in enumerate(g["sources"]):
         for j, t in enumerate(g["targets"]):
-            if g["distances"][i][j] is not None and s != t:
-                ours[(s, t)] = float(g["distances"][i][j])
+            if g["weights"][i][j] is not None and s != t:
+                ours[(s, t)] = float(g["weights"][i][j])
 else:
     for i, s in enumerate(g["nodes"]):
         for j, t in enumerate(g["nodes"]):
-            if g["distances"][i][j] is not None and s != t:
-                ours[(s, t)] = float(g["distances"][i][j])
+            if g["weights"][i][j] is not None and s != t:
+                ours[(s, t)] = float(g["weights"][i][j])
 bad = [(k, ours.get(k), pg.get(k)) for k in set(ours) | set(pg)
        if k not in ours or k not in pg or abs(ours[k] - pg[k]) > tol * max(1.0, abs(pg[k]))]
 print(len(pg), "pairs;", len(bad), "differ", bad[:10])
@@ -198,11 +198,11 @@ for s in ids:
                 d = json.load(urllib.request.urlopen("http://127.0.0.1:%s/v1/graphs/%s/route?from=%s&to=%s" % (port, graph, s, t)))
             except urllib.error.HTTPError as e:
                 d = json.load(e)
-                d = {"distance": None, "path": []} if d.get("code") == "NoRoute" else d
+                d = {"weight": None, "path": []} if d.get("code") == "NoRoute" else d
         else:
             d = json.loads(subprocess.run([os.environ["GPATH_BIN"], "route", "--graph", spec, "--from", s, "--to", t], capture_output=True, text=True).stdout or "{}")
         n += 1
-        dist = d.get("distance")
+        dist = d.get("weight")
         if (dist is None) != ((s, t) not in want) or (dist is not None and abs(dist - want[(s, t)]) > 1e-9):
             bad.append((s, t, dist, want.get((s, t)))); continue
         if dist is not None:
@@ -245,6 +245,30 @@ for dir in true false; do
 done
 
 if [ -n "$serve_pid" ]; then kill "$serve_pid" 2>/dev/null; wait "$serve_pid" 2>/dev/null; serve_pid=""; fi
+
+# --- planar units (srid=0): the sample's 0..4 grid is x/y, not lon/lat ----------------------------
+# The route 6->10 (directed) is 5 unit edges of the grid: length_m 5 in the table's units (read as
+# degrees it was 555,823 m); the planar graph has no lon/lat, so no geometry.
+plan() { "$GPATH_BIN" route --graph "$1" --from 6 --to 10 --backend cpu 2>&1; }
+out=$(plan "$db?table=edges&srid=0")
+if echo "$out" | $PY -c 'import json,sys; d=json.load(sys.stdin); assert d["weight"] == 5 and d["length_m"] == 5 and "geometry" not in d, d' 2>/dev/null; then
+  ok "srid=0 (planar): sample route 6->10 weight 5, length_m 5 (Euclidean, table units), no lon/lat geometry"
+else bad "srid=0 planar sample route" "$out"; fi
+q6="SELECT id, source, target, cost, reverse_cost, x1, y1, x2, y2 FROM edges"
+out=$(plan "$db?edges_sql=$(enc "$q6")&srid=0")
+if echo "$out" | $PY -c 'import json,sys; d=json.load(sys.stdin); assert d["length_m"] == 5, d' 2>/dev/null; then
+  ok "srid=0 with edges_sql: length_m 5"
+else bad "srid=0 edges_sql" "$out"; fi
+# pgRouting's own sample table keeps its geometry with SRID 0: refused without srid=, naming it
+pgc_psql gt -c "CREATE TABLE edges_geom AS SELECT id, source, target, cost, reverse_cost,
+  ST_MakeLine(ST_MakePoint(x1, y1), ST_MakePoint(x2, y2))::geometry(LineString) AS geom FROM edges" >/dev/null
+refused "$db?table=edges_geom" "has no SRID (0), so its x/y may not be lon/lat: give the spec option srid=0" \
+  "a geometry column with SRID 0 and no srid= refused, naming srid=0"
+out=$(plan "$db?table=edges_geom&srid=0")
+if echo "$out" | $PY -c 'import json,sys; d=json.load(sys.stdin); assert d["weight"] == 5 and d["length_m"] == 5, d' 2>/dev/null; then
+  ok "srid=0 on a geometry column with SRID 0: end points as x/y, route 6->10 length_m 5"
+else bad "srid=0 geometry" "$out"; fi
+refused "$db?table=edges&srid=-1" "or 0 for planar x/y" "srid=-1 refused, naming srid=0"
 
 # edges_sql (URL-encoded), no reverse_cost column, fractional costs: pgRouting's johnson query shape
 pgc_psql gt -c "CREATE TABLE edges_frac AS SELECT id, source, target, cost * 1.25 + id / 8.0 AS cost,
@@ -299,7 +323,7 @@ if "$GPATH_BIN" serve --help 2>&1 | grep -q -- "--port-file"; then
   done
   port=$(cat "$tmp/port" 2>/dev/null)
   route() { curl -sf "http://127.0.0.1:$port/v1/graphs/roads/route?from=6&to=10"; }
-  dist() { route | $PY -c 'import json,sys; print(json.load(sys.stdin)["distance"])' 2>/dev/null; }
+  dist() { route | $PY -c 'import json,sys; print(json.load(sys.stdin)["weight"])' 2>/dev/null; }
   if [ $up -eq 1 ]; then
     d0=$(dist)
     [ -n "$d0" ] || bad "served route 6->10" "$(route; tail -5 "$tmp/serve.log")"

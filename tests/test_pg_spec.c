@@ -46,6 +46,17 @@ static void test_split_and_decode(void **state) {
         gp_pg_spec_parse("postgresql://h/db?srid=32632&table=t&sslmode=require", &s, &err), GP_OK);
     assert_string_equal(s.conninfo, "postgresql://h/db?sslmode=require");
     assert_int_equal(s.srid, 32632);
+    assert_int_equal(s.planar, 0);
+    gp_pg_spec_free(&s);
+
+    /* srid=0: planar x/y in the table's units, with table= and with edges_sql= */
+    assert_int_equal(gp_pg_spec_parse("postgresql://h/db?table=t&srid=0", &s, &err), GP_OK);
+    assert_int_equal(s.planar, 1);
+    assert_int_equal(s.srid, 0);
+    gp_pg_spec_free(&s);
+    assert_int_equal(gp_pg_spec_parse("postgresql://h/db?edges_sql=SELECT%201&srid=0", &s, &err),
+                     GP_OK);
+    assert_int_equal(s.planar, 1);
     gp_pg_spec_free(&s);
 
     /* no gpath parameter: the URI is passed through whole */
@@ -89,7 +100,8 @@ static void test_bad_specs(void **state) {
     assert_int_equal(gp_pg_spec_parse("postgresql://h/db?scale=-1", &s, &err), GP_EINVAL);
     assert_int_equal(gp_pg_spec_parse("postgresql://h/db?table=t&srid=abc", &s, &err), GP_EINVAL);
     assert_non_null(strstr(err.msg, "srid must be an EPSG code"));
-    assert_int_equal(gp_pg_spec_parse("postgresql://h/db?table=t&srid=0", &s, &err), GP_EINVAL);
+    assert_int_equal(gp_pg_spec_parse("postgresql://h/db?table=t&srid=-1", &s, &err), GP_EINVAL);
+    assert_non_null(strstr(err.msg, "0 for planar"));
     /* edges_sql= transforms in its own SQL */
     assert_int_equal(gp_pg_spec_parse("postgresql://h/db?edges_sql=SELECT%201&srid=3857", &s, &err),
                      GP_EINVAL);

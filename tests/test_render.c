@@ -49,13 +49,16 @@ static void test_route(void **state) {
     uint32_t nodes[3] = {0, 1, 2};
     gp_path p = {1750, nodes, 3, 0};
     char *s = print(gp_render_route(g, 0, 2, &p));
-    assert_string_equal(s, "{\"from\":10,\"to\":30,\"distance\":1.75,\"path\":[10,20,30],"
+    /* weight in the graph's unit; distance: metres, the haversine lengths of the two arcs */
+    assert_string_equal(s, "{\"from\":10,\"to\":30,\"weight\":1.75,\"weight_unit\":\"cost\","
+                           "\"distance\":1508.16,\"path\":[10,20,30],"
                            "\"geometry\":{\"type\":\"LineString\",\"coordinates\":"
                            "[[8.5,47.3],[8.51,47.3],[8.52,47.3]]}}");
     free(s);
     gp_path none = {GP_INF, NULL, 0, 0};
     s = print(gp_render_route(g, 0, 3, &none));
-    assert_string_equal(s, "{\"from\":10,\"to\":1152921504606846977,\"distance\":null,\"path\":[],"
+    assert_string_equal(s, "{\"from\":10,\"to\":1152921504606846977,\"weight\":null,"
+                           "\"weight_unit\":\"cost\",\"path\":[],"
                            "\"geometry\":{\"type\":\"LineString\",\"coordinates\":[]}}");
     free(s);
     gp_graph_unref(g);
@@ -72,7 +75,8 @@ static void test_integer_scale_no_coords(void **state) {
     uint32_t nodes[4] = {0, 1, 2, 3};
     gp_path p = {8000000007ull, nodes, 4, 0};
     char *s = print(gp_render_route(g, 0, 3, &p));
-    assert_string_equal(s, "{\"from\":1,\"to\":4,\"distance\":8000000007,\"path\":[1,2,3,4]}");
+    assert_string_equal(s, "{\"from\":1,\"to\":4,\"weight\":8000000007,"
+                           "\"weight_unit\":\"cost\",\"path\":[1,2,3,4]}");
     free(s);
     char buf[32];
     gp_render_dist_str(g, GP_INF, buf, sizeof buf);

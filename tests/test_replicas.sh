@@ -122,7 +122,7 @@ def ask(port):
     url = f'http://127.0.0.1:{port}/v1/graphs/roads/route?from={src}&to={dst}'
     with urllib.request.urlopen(url, timeout=2) as r:
         o = json.load(r)
-    return float(o['distance']), o.get('version')
+    return float(o['weight']), o.get('version')
 t0 = time.monotonic()
 while True:
     got = [ask(p) for p in ports]
@@ -164,7 +164,7 @@ while not os.path.exists(stop):
         try:
             with urllib.request.urlopen(
                     f'http://127.0.0.1:{p}/v1/graphs/roads/route?from={src}&to={dst}', timeout=5) as r:
-                float(json.load(r)['distance'])
+                float(json.load(r)['weight'])
         except Exception as e:  # any HTTP error, timeout or malformed answer
             bad += 1
             why = why or f'{p}: {e}'

@@ -117,6 +117,49 @@ def closed_segment_and_unknown_segments(c):
     reset(c.d)
 
 
+def geojson(d, query=""):
+    st, h, b = d.call("GET", "/v1/graphs/t/traffic.geojson" + query)
+    assert st == 200, (st, b)
+    return json.loads(b) if isinstance(b, str) else b
+
+
+@test
+def traffic_geojson_slowed_arcs(c):
+    # no traffic: an empty collection for the graph's own version
+    b = geojson(c.d)
+    assert b["type"] == "FeatureCollection" and b["features"] == [], b
+    assert b["data_version"] == graph_version(c.d)["version"] and b["expires_at"] is None, b
+    # 1 -> 2 at 5 km/h: the arc 1 -> 3 of Main (shape point 2) is slowed: 786.27 m in
+    # 283.0 + 21.8 s = 9.3 km/h against the profile's 65 km/h (car.lua's primary; 43.5 s once
+    # rounded to deciseconds: 65.1 km/h)
+    st, _, p = post(c.d, "speeds", "1,2,5\n", query="?ttl_s=600")
+    assert st == 200, p
+    b = geojson(c.d)
+    assert b["data_version"] == p["data_version"] and b["slowed"] == 1 and b["closed"] == 0, b
+    assert len(b["features"]) == 1, b
+    f = b["features"][0]
+    assert f["geometry"] == {"type": "LineString",
+                             "coordinates": [[7.0, 45.0], [7.005, 45.0], [7.01, 45.0]]}, f
+    pr = f["properties"]
+    assert pr["from"] == 1 and pr["to"] == 3 and pr["closed"] is False, pr
+    assert pr["speed_kmh"] == 9.3 and pr["profile_kmh"] == 65.1 and pr["ratio"] == 0.143, pr
+    assert pr["length_m"] == 786.27 and pr["expires_at"] == b["expires_at"] is not None, pr
+    # a bbox away from the road: nothing; one crossing it: the arc
+    assert geojson(c.d, "?bbox=7.02,45.01,7.03,45.02")["features"] == []
+    assert len(geojson(c.d, "?bbox=7.004,44.99,7.006,45.01")["features"]) == 1
+    st, _, e = c.d.call("GET", "/v1/graphs/t/traffic.geojson?bbox=7,45,6")
+    assert st == 400 and "bbox" in e["message"], e
+    reset(c.d)
+    # a closed segment: speed 0, ratio 0, closed
+    post(c.d, "speeds", "2,3,0\n")
+    b = geojson(c.d)
+    assert b["closed"] == 1 and len(b["features"]) == 1 and b["expires_at"] is None, b
+    pr = b["features"][0]["properties"]
+    assert pr["closed"] is True and pr["speed_kmh"] == 0 and pr["ratio"] == 0, pr
+    reset(c.d)
+    assert geojson(c.d)["features"] == []
+
+
 @test
 def turn_penalty_file(c):
     post(c.d, "speeds", "1,2,5\n")

@@ -9,8 +9,10 @@
  *   GET /route/v1/{g}/{from};{to}           alternatives, steps, annotations, full GeoJSON overview
  *   GET /v1/graphs/{g}/isochrone            polygons for a right-click or the button
  *   GET /v1/graphs/{g}                      data_version and the traffic files in force
+ *   GET /v1/graphs/{g}/traffic.geojson      the segments the traffic slowed, drawn by slowdown
  * State for tests: document.body.dataset.{map, basemap, route, isochrone} ("ready" | "error" |
- * "loading"; basemap is "tiles" | "overview") and window.gpath (the map, the last answers and
+ * "loading"; basemap is "tiles" | "overview"), dataset.trafficSegments (the slowed segments drawn)
+ * and dataset.trafficVersion (their data_version), and window.gpath (the map, the last answers and
  * the route's drawn features).
  */
 import * as maplibregl from './maplibre-gl.mjs';
@@ -109,6 +111,11 @@ async function basemapFor(g) {
 const SPEEDS = [[0, '#a50026'], [15, '#e34a33'], [30, '#fc8d59'], [45, '#fee08b'], [60, '#91cf60'], [90, '#1a9850']];
 const ISO_COLORS = ['#1a9850', '#91cf60', '#fee08b', '#fc8d59', '#d73027', '#a50026'];
 const EMPTY = { type: 'FeatureCollection', features: [] };
+/* slowed segments by ratio = speed now / the profile's speed (closed: dark grey) */
+const SLOW = [[0.5, '#b2182b', 'under half'], [0.8, '#ef6c00', 'under 80%'], [1, '#f9c80e', 'slower'],
+              [Infinity, '#1a9850', 'faster']];
+const slowColor = ['case', ['get', 'closed'], '#333333',
+  ['step', ['get', 'ratio'], SLOW[0][1], SLOW[0][0], SLOW[1][1], SLOW[1][0], SLOW[2][1], SLOW[2][0], SLOW[3][1]]];
 
 function addOverlays(map) {
   const before = (map.getStyle().layers.find((l) => l.type === 'symbol') || {}).id;
@@ -120,6 +127,12 @@ function addOverlays(map) {
         paint: { 'fill-color': ['get', 'color'], 'fill-opacity': 0.22 } });
   add({ id: 'iso-line', type: 'line', source: 'iso',
         paint: { 'line-color': ['get', 'color'], 'line-width': 1.5 } });
+  map.addSource('traffic', { type: 'geojson', data: state.traffic || EMPTY });
+  add({ id: 'traffic-casing', type: 'line', source: 'traffic', layout: { 'line-join': 'round', 'line-cap': 'round' },
+        paint: { 'line-color': '#ffffff', 'line-width': 26 } });
+  /* wider than the route: where a route runs on a slowed segment, a halo of its colour shows */
+  add({ id: 'traffic-line', type: 'line', source: 'traffic', layout: { 'line-join': 'round', 'line-cap': 'round' },
+        paint: { 'line-color': slowColor, 'line-width': 22 } });
   add({ id: 'alt-casing', type: 'line', source: 'alts', layout: { 'line-join': 'round', 'line-cap': 'round' },
         paint: { 'line-color': '#ffffff', 'line-width': 10 } });
   add({ id: 'alt-line', type: 'line', source: 'alts', layout: { 'line-join': 'round', 'line-cap': 'round' },
@@ -314,9 +327,22 @@ async function isochrone(lngLat) {
 }
 
 /* ---- traffic state ---- */
+async function slowedSegments(g) {
+  let fc;
+  try { fc = await getJSON('/v1/graphs/' + enc(g) + '/traffic.geojson'); } catch (e) { fc = null; }
+  if (g !== state.graph) return null;
+  state.traffic = fc ? { type: 'FeatureCollection', features: fc.features } : EMPTY;
+  const src = state.map && state.map.getSource('traffic');
+  if (src) src.setData(state.traffic);
+  setFlag('trafficSegments', String(state.traffic.features.length));
+  setFlag('trafficVersion', fc ? fc.data_version : '');
+  return fc;
+}
+
 async function showTraffic() {
   let info;
   try { info = await getJSON('/v1/graphs/' + enc(state.graph)); } catch (e) { return; }
+  const fc = await slowedSegments(state.graph);
   const answered = state.answer && state.answer.data_version;
   let h = 'data_version <code>' + esc(info.data_version || info.version) + '</code>';
   if (answered && answered !== info.data_version) h += ' (the route shown: <code>' + esc(answered) + '</code>)';
@@ -329,8 +355,13 @@ async function showTraffic() {
       ' entries, ' + esc(mins(f.age_s)) + ' old' + (f.expires_at ? ', until ' + esc(f.expires_at) : '')).join('; ') +
       '.';
     const dotted = state.drawn.some((f) => f.properties.traffic);
-    h += dotted ? ' The route\'s segments timed by it are dotted.'
-      : ' gpath lists the files, not the roads they changed: the route\'s colours show the speeds it took.';
+    if (dotted) h += ' The route\'s segments timed by it are dotted.';
+  }
+  const n = fc ? fc.features.length : 0;
+  if (n) {
+    h += '<br>' + n + ' road segment' + (n > 1 ? 's' : '') + ' changed (data_version <code>' + esc(fc.data_version) +
+      '</code>' + (fc.expires_at ? ', until ' + esc(fc.expires_at) : '') + '), drawn by speed against the profile\'s:' +
+      SLOW.map(([, c, t]) => ' <i style="background:' + c + '"></i>' + t).join('') + ' <i style="background:#333"></i>closed';
   }
   $('traffic').innerHTML = h;
 }
@@ -350,6 +381,7 @@ function clearRoute() {
 async function showGraph(g) {
   state.graph = g;
   state.iso = null;
+  state.traffic = null;
   $('isolegend').innerHTML = '';
   clearRoute();
   setFlag('map', 'loading');

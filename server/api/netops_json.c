@@ -102,7 +102,7 @@ static void put_name_member(gp_sbuf *s, const gp_graph *g, const char *key, uint
 }
 
 static void put_route_body(gp_sbuf *s, const gp_rt *t, uint32_t i, uint32_t j, uint32_t *scratch) {
-    gp_sbuf_add(s, "\"distance\":", 11);
+    gp_sbuf_add(s, "\"weight\":", 9);
     put_dist(s, t, gp_rt_dist(t, i, j));
     gp_sbuf_add(s, ",\"next_hops\":[", 14);
     uint32_t c = gp_rt_next_hops(t, i, j, scratch);

@@ -261,7 +261,7 @@ static const struct {
     {"k", "number", NULL},
     {"limit", "number", NULL},
     {"router_id", "router", NULL},
-    {"max_dist", "max_distance", NULL},
+    {"max_dist", "max_weight", NULL},
 };
 
 static int allowed(const gp_endpoint *ep, const char *name, int in) {

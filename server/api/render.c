@@ -310,7 +310,16 @@ cJSON *gp_render_route(const gp_graph *g, uint32_t from, uint32_t to, const gp_p
     cJSON *o = cJSON_CreateObject();
     if (!o) return NULL;
     int ok = put(o, "from", gp_render_node(g, from)) && put(o, "to", gp_render_node(g, to)) &&
-             put(o, "distance", gp_render_dist(g, p ? p->dist : GP_INF));
+             put(o, "weight", gp_render_dist(g, p ? p->dist : GP_INF)) &&
+             cJSON_AddStringToObject(o, "weight_unit", g->unit_name) != NULL;
+    /* distance: metres along the arcs, where the graph has lon/lat */
+    double metres = p && p->dist != GP_INF && g->lon && g->lat ? 0 : NAN;
+    for (uint32_t i = 1; ok && isfinite(metres) && i < p->len; i++) {
+        uint32_t arc = gp_graph_find_arc(g, p->nodes[i - 1], p->nodes[i]);
+        metres += arc != GP_NONE ? gp_graph_arc_length_m(g, arc) : NAN;
+    }
+    if (ok && isfinite(metres))
+        ok = cJSON_AddNumberToObject(o, "distance", gp_round2(metres)) != NULL;
     cJSON *path = ok ? cJSON_CreateArray() : NULL;
     ok = ok && put(o, "path", path);
     uint32_t len = p && p->dist != GP_INF ? p->len : 0;
@@ -349,7 +358,7 @@ cJSON *gp_render_sssp(const gp_graph *g, uint32_t src, const uint64_t *dist, con
     if (ok) {
         ok = cJSON_AddNumberToObject(o, "reached", reached) != NULL;
         cJSON_AddItemToObject(o, "nodes", nodes);
-        cJSON_AddItemToObject(o, "distances", dists);
+        cJSON_AddItemToObject(o, "weights", dists);
         cJSON_AddItemToObject(o, "predecessors", preds);
         if (ok) return o;
         cJSON_Delete(o);
@@ -372,7 +381,7 @@ static cJSON *id_array(const gp_graph *g, const uint32_t *v, uint32_t k) {
     return a;
 }
 
-/* rows x cols matrix of distances as an array of arrays. */
+/* rows x cols matrix of weights as an array of arrays. */
 static cJSON *dist_matrix(const gp_graph *g, const uint64_t *d, uint32_t rows, uint32_t cols) {
     cJSON *m = cJSON_CreateArray();
     int ok = m != NULL;
@@ -394,7 +403,7 @@ cJSON *gp_render_table(const gp_graph *g, const uint32_t *src, uint32_t ns, cons
     cJSON *o = cJSON_CreateObject();
     int ok = o && put(o, "sources", id_array(g, src, ns)) &&
              put(o, "targets", id_array(g, dst, nt)) &&
-             put(o, "distances", dist_matrix(g, dist, ns, nt));
+             put(o, "weights", dist_matrix(g, dist, ns, nt));
     if (!ok) {
         cJSON_Delete(o);
         return NULL;
@@ -407,7 +416,7 @@ cJSON *gp_render_apsp(const gp_graph *g, const uint64_t *dist, const uint32_t *n
     cJSON *nodes = cJSON_CreateArray();
     int ok = o && put(o, "nodes", nodes);
     for (uint32_t v = 0; ok && v < g->n; v++) ok = put(nodes, NULL, gp_render_node(g, v));
-    ok = ok && put(o, "distances", dist_matrix(g, dist, g->n, g->n));
+    ok = ok && put(o, "weights", dist_matrix(g, dist, g->n, g->n));
     if (ok && next) {
         cJSON *m = cJSON_CreateArray();
         ok = put(o, "next_hops", m);
@@ -648,7 +657,6 @@ static cJSON *route_snap(const gp_graph *g, const gp_snap *a, const gp_snap *b,
     if (!o) return NULL;
     int ok = put(o, "from", gp_render_node(g, a->node)) &&
              put(o, "to", gp_render_node(g, b->node)) &&
-             put(o, "distance", gp_render_dist(g, r->dist)) &&
              put(o, "weight", gp_render_dist(g, r->dist)) &&
              cJSON_AddStringToObject(o, "weight_unit", g->unit_name) != NULL;
     /* seconds: the weight itself when it is a travel time, else the arcs' own durations */
@@ -661,6 +669,10 @@ static cJSON *route_snap(const gp_graph *g, const gp_snap *a, const gp_snap *b,
                      ? snap_sum(g, a, b, r, gp_graph_arc_length_m, g->arc_len_m || g->lon)
                      : NAN;
     if (ok && isfinite(len)) ok = cJSON_AddNumberToObject(o, "length_m", gp_round2(len)) != NULL;
+    /* distance is metres only: present where the graph has lon/lat (a planar graph's length_m is
+     * in its own units) */
+    if (ok && isfinite(len) && g->lon && g->lat)
+        ok = cJSON_AddNumberToObject(o, "distance", gp_round2(len)) != NULL;
     uint32_t plen = r->dist != GP_INF ? r->path.len : 0;
     cJSON *path = !ok ? NULL : raw ? raw_nodes(g, r->path.nodes, plen) : cJSON_CreateArray();
     ok = ok && put(o, "path", path);
@@ -735,7 +747,7 @@ char *gp_render_sssp_text(const gp_graph *g, uint32_t src, const uint64_t *dist,
             first = 0;
             sb_id(&b, g, v);
         }
-    sb_str(&b, "],\"distances\":[");
+    sb_str(&b, "],\"weights\":[");
     first = 1;
     for (uint32_t v = 0; v < g->n && !b.oom; v++)
         if (dist[v] != GP_INF) {
@@ -762,7 +774,7 @@ char *gp_render_table_text(const gp_graph *g, const uint32_t *src, uint32_t ns, 
     sb_ids(&b, g, src, ns);
     sb_str(&b, ",\"targets\":");
     sb_ids(&b, g, dst, nt);
-    sb_str(&b, ",\"distances\":");
+    sb_str(&b, ",\"weights\":");
     sb_dist_matrix(&b, g, dist, ns, nt);
     sb_str(&b, "}");
     return sb_finish(&b, len);
@@ -773,7 +785,7 @@ char *gp_render_apsp_text(const gp_graph *g, const uint64_t *dist, const uint32_
     sbuf b = {0};
     sb_str(&b, "{\"nodes\":");
     sb_ids(&b, g, NULL, g->n);
-    sb_str(&b, ",\"distances\":");
+    sb_str(&b, ",\"weights\":");
     sb_dist_matrix(&b, g, dist, g->n, g->n);
     if (next) {
         sb_str(&b, ",\"next_hops\":[");

@@ -4,17 +4,19 @@
  *
  * Conventions (every function):
  *  - node ids are the graph's EXTERNAL ids (g->ext), JSON integers;
- *  - distances are in the input's units: JSON integers when g->scale == 1, else d / scale as a
- *    number (shortest decimal that reads back to the same double); GP_INF renders as null;
+ *  - weights are in the input's units (the graph's weight_unit): JSON integers when
+ *    g->scale == 1, else d / scale as a number (shortest decimal that reads back to the same
+ *    double); GP_INF renders as null. A member named "distance" is always metres;
  *  - predecessors / next hops that are GP_NONE render as null.
  * Shapes of the parts (the documents add "graph", "version", units and waypoints, below):
- *   route: {"from": ID, "to": ID, "distance": D|null, "path": [ID,...],
- *           "geometry": {"type": "LineString", "coordinates": [[lon,lat],...]}}
- *          (geometry only when the graph has coordinates; no route: distance null, path [])
- *   sssp:  {"source": ID, "reached": K, "nodes": [ID...], "distances": [D...],
+ *   route: {"from": ID, "to": ID, "weight": D|null, "weight_unit": U, "distance": M?,
+ *           "path": [ID,...], "geometry": {"type": "LineString", "coordinates": [[lon,lat],...]}}
+ *          (distance (metres) and geometry only when the graph has coordinates; no route:
+ *          weight null, path [])
+ *   sssp:  {"source": ID, "reached": K, "nodes": [ID...], "weights": [D...],
  *           "predecessors": [ID|null...]}   (reached nodes only, ascending internal index)
- *   table: {"sources": [ID...], "targets": [ID...], "distances": [[D|null,...],...]} (row/source)
- *   apsp:  {"nodes": [ID...], "distances": [[D|null...]...], "next_hops": [[ID|null...]...]}
+ *   table: {"sources": [ID...], "targets": [ID...], "weights": [[D|null,...],...]} (row/source)
+ *   apsp:  {"nodes": [ID...], "weights": [[D|null...]...], "next_hops": [[ID|null...]...]}
  *          (next_hops only when a next matrix is given)
  *   graph info: {"name", "nodes", "edges" (arcs), "version", "source", "format",
  *                "has_coordinates", "memory_bytes", "scale", "loaded_at" (ISO-8601 UTC),
@@ -77,13 +79,14 @@ int gp_render_nearest_add(cJSON *o, const gp_graph *g, double lon, double lat,
  *   waypoint: {"location": [lon, lat] | null, "node": ID, "distance_m": M, "name": "road"?}
  *             (the snapped position, the end node of its segment nearest to it, the distance from
  *             the coordinate asked for; a node id's waypoint is the node at distance 0)
- *   route:    {"from": ID, "to": ID, "distance": D, "weight": D, "weight_unit": "deciseconds",
- *              "duration_s": S?, "length_m": M?, "path": [ID...], "geometry"?, "waypoints": [a, b]}
+ *   route:    {"from": ID, "to": ID, "weight": D, "weight_unit": "deciseconds", "duration_s": S?,
+ *              "length_m": M?, "distance": M?, "path": [ID...], "geometry"?, "waypoints": [a, b]}
  *             path runs from the node where the route enters the network to the node where it
  *             leaves it ([] when both positions lie on one segment and the route stays on it);
  *             the geometry runs from position to position along the arcs' shape points.
  *             duration_s only when the weights are travel times (unit_s > 0); length_m only when
- *             the graph knows lengths (coordinates or arc lengths).
+ *             the graph knows lengths (coordinates or arc lengths); distance (= length_m, metres)
+ *             only when the graph has lon/lat (a planar graph's lengths are in its own units).
  * Coordinates carry 6 decimals, metres 2. */
 cJSON *gp_render_waypoint(const gp_graph *g, const gp_snap *s);
 cJSON *gp_render_route_snap(const gp_graph *g, const gp_snap *a, const gp_snap *b,

@@ -116,7 +116,7 @@ int gp_rj_json(gp_sbuf *s, const char *graph, const gp_rt *t, const gp_repair *r
             put_node(s, g, "destination", e->dest);
             gp_sbuf_add(s, ",", 1);
             put_node(s, g, "primary_next_hop", e->nh);
-            gp_sbuf_add(s, ",\"distance\":", 12);
+            gp_sbuf_add(s, ",\"weight\":", 10);
             put_cost(s, g, gp_rt_dist(t, i, e->dest));
             gp_sbuf_add(s, ",", 1);
             put_node(s, g, "lfa", e->lfa);
@@ -190,7 +190,7 @@ int gp_rj_csv(gp_sbuf *s, const gp_rt *t, const gp_repair *r, int node_protectio
               int (*flush)(void *ctx, gp_sbuf *s), void *ctx) {
     static const char head[] =
         "router,router_name,destination,destination_name,primary_next_hop,primary_next_hop_name,"
-        "protection,distance,lfa,lfa_name,repair_cost,next_hop,next_hop_name,p_node,p_node_name,"
+        "protection,weight,lfa,lfa_name,repair_cost,next_hop,next_hop_name,p_node,p_node_name,"
         "q_node,q_node_name,segments\n";
     gp_sbuf_add(s, head, sizeof head - 1);
     for (uint32_t i = 0; i < r->n; i++) {

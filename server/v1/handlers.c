@@ -122,7 +122,8 @@ static const gp_endpoint nearest_ep = GP_ENDPOINT("nearest", nearest_params, GP_
 
 static const gp_param sssp_params[] = {
     {"source", GP_PT_PLACE, GP_IN_QUERY, 1, 0, 0, NULL},
-    {"max_distance", GP_PT_NUM, GP_IN_QUERY, 0, 0, 1e300, NULL},
+    {"max_weight", GP_PT_NUM, GP_IN_QUERY, 0, 0, 1e300, NULL},
+    {"max_distance", GP_PT_NUM, GP_IN_QUERY, 0, 0, 1e300, NULL}, /* before 0.3: max_weight */
     RADIUS,
 };
 static const gp_endpoint sssp_ep = GP_ENDPOINT("sssp", sssp_params, GP_BODY_NONE, NULL);
@@ -327,8 +328,14 @@ void gp_h_sssp(gp_req *r) {
     if (gp_req_snap(r, &gp_args_get(&args, "source")->place, "source", gp_req_radius(&args), &s))
         return;
     uint64_t limit = GP_INF;
-    if (gp_args_get(&args, "max_distance")->present)
-        limit = gp_max_distance_limit(g, gp_args_get(&args, "max_distance")->d);
+    const gp_arg *mw = gp_args_get(&args, "max_weight"), *md = gp_args_get(&args, "max_distance");
+    if (mw->present && md->present) {
+        gp_http_error(r, GP_HC_INVALID_QUERY,
+                      "give max_weight (in the graph's weight_unit) or its old name "
+                      "max_distance, not both");
+        return;
+    }
+    if (mw->present || md->present) limit = gp_max_distance_limit(g, (mw->present ? mw : md)->d);
     uint64_t *dist = malloc(sizeof *dist * g->n);
     uint32_t *pred = malloc(sizeof *pred * g->n);
     if (!dist || !pred) {

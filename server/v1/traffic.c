@@ -510,3 +510,130 @@ void gp_srv_traffic_stop(void) {
     }
     pthread_mutex_unlock(&T.mu);
 }
+
+/* ---- GET /v1/graphs/{graph}/traffic.geojson: the slowed (or sped-up) arcs ---- */
+
+/* The latest expiry among the speed sets in force (0: one of them never expires, or none). */
+static double speeds_expire_at(const char *name) {
+    double at = 0;
+    int any = 0, never = 0;
+    pthread_mutex_lock(&T.mu);
+    tr_graph *tg = find_graph(name, 0);
+    for (int i = 0; tg && i < tg->nsets; i++) {
+        if (tg->sets[i].kind != KIND_SPEEDS) continue;
+        any = 1;
+        if (tg->sets[i].expires_at <= 0) never = 1;
+        else if (tg->sets[i].expires_at > at) at = tg->sets[i].expires_at;
+    }
+    pthread_mutex_unlock(&T.mu);
+    return any && !never ? at : 0;
+}
+
+/* bbox=minlon,minlat,maxlon,maxlat into b; 0 when absent (b: the whole world), -1 when bad. */
+static int parse_bbox(const char *t, double b[4]) {
+    b[0] = -180, b[1] = -90, b[2] = 180, b[3] = 90;
+    if (!t) return 0;
+    const char *p = t;
+    for (int k = 0; k < 4; k++) {
+        char *end;
+        errno = 0;
+        b[k] = strtod(p, &end);
+        if (end == p || errno || !isfinite(b[k]) || *end != (k < 3 ? ',' : '\0')) return -1;
+        p = end + 1;
+    }
+    return b[0] <= b[2] && b[1] <= b[3] && fabs(b[0]) <= 180 && fabs(b[2]) <= 180 &&
+                   fabs(b[1]) <= 90 && fabs(b[3]) <= 90
+               ? 1
+               : -1;
+}
+
+/* The arc's points (tail, shape, head) into a GeoJSON coordinate array; *hit set when one of
+ * them lies in the bbox, or the arc's box crosses it. */
+static cJSON *arc_line(const gp_graph *g, uint32_t a, const double bb[4], int *hit) {
+    const double *sx = NULL, *sy = NULL;
+    uint32_t ns = gp_graph_arc_shape(g, a, &sx, &sy);
+    uint32_t u = gp_graph_arc_tail(g, a), v = g->col[a];
+    double lo0 = g->lon[u], la0 = g->lat[u], lo1 = lo0, la1 = la0;
+    cJSON *c = cJSON_CreateArray();
+    for (uint32_t i = 0; c && i < ns + 2; i++) {
+        double x = i == 0 ? g->lon[u] : i <= ns ? sx[i - 1] : g->lon[v];
+        double y = i == 0 ? g->lat[u] : i <= ns ? sy[i - 1] : g->lat[v];
+        lo0 = fmin(lo0, x), lo1 = fmax(lo1, x), la0 = fmin(la0, y), la1 = fmax(la1, y);
+        double ll[2] = {gp_round6(x), gp_round6(y)};
+        cJSON_AddItemToArray(c, cJSON_CreateDoubleArray(ll, 2));
+    }
+    *hit = lo1 >= bb[0] && lo0 <= bb[2] && la1 >= bb[1] && la0 <= bb[3];
+    return c;
+}
+
+void gp_h_traffic_geojson(gp_req *r) {
+    const gp_graph *g = gp_req_graph(r), *base = gp_graph_owner(g);
+    double bb[4];
+    int has_bbox = parse_bbox(gp_req_query(r, "bbox"), bb);
+    if (has_bbox < 0) {
+        gp_http_error(r, GP_HC_INVALID_QUERY,
+                      "bbox must be minlon,minlat,maxlon,maxlat in degrees (min <= max), got '%s'",
+                      gp_req_query(r, "bbox"));
+        return;
+    }
+    if (!g->lon || !g->lat) {
+        gp_http_error(r, GP_HC_NO_COORDINATES, "graph '%s' has no coordinates",
+                      gp_req_graph_name(r));
+        return;
+    }
+    double exp_at = speeds_expire_at(gp_req_graph_name(r));
+    cJSON *o = cJSON_CreateObject(), *fs = cJSON_CreateArray();
+    char ts[32] = "";
+    if (exp_at > 0) gp_render_iso8601(exp_at, ts, sizeof ts);
+    cJSON_AddStringToObject(o, "type", "FeatureCollection");
+    cJSON_AddStringToObject(o, "graph", gp_req_graph_name(r));
+    cJSON_AddStringToObject(o, "data_version", g->version);
+    cJSON_AddStringToObject(o, "base_version", base->version);
+    uint32_t slowed = 0, closed = 0;
+    /* a version with traffic shares the base's arcs (gp_graph_reweight): only weights differ */
+    int comparable = g != base && g->m == base->m && g->unit_s > 0;
+    for (uint32_t a = 0; o && fs && comparable && a < g->m; a++) {
+        if (g->w[a] == base->w[a]) continue;
+        int hit = 1;
+        cJSON *line = arc_line(g, a, bb, &hit);
+        if (!hit) {
+            cJSON_Delete(line);
+            continue;
+        }
+        double len = gp_graph_arc_length_m(g, a);
+        double t0 = gp_graph_cost(base, base->w[a]) * base->unit_s;
+        int shut = g->w[a] == GP_TRAFFIC_CLOSED;
+        double t1 = shut ? INFINITY : gp_graph_cost(g, g->w[a]) * g->unit_s;
+        double v0 = t0 > 0 ? len / t0 * 3.6 : 0, v1 = shut || !(t1 > 0) ? 0 : len / t1 * 3.6;
+        slowed += v1 < v0;
+        closed += shut;
+        cJSON *f = cJSON_CreateObject(), *geom = cJSON_CreateObject(), *p = cJSON_CreateObject();
+        cJSON_AddStringToObject(f, "type", "Feature");
+        cJSON_AddStringToObject(geom, "type", "LineString");
+        cJSON_AddItemToObject(geom, "coordinates", line);
+        cJSON_AddItemToObject(f, "geometry", geom);
+        cJSON_AddItemToObject(p, "from", gp_render_node(g, gp_graph_arc_tail(g, a)));
+        cJSON_AddItemToObject(p, "to", gp_render_node(g, g->col[a]));
+        cJSON_AddNumberToObject(p, "speed_kmh", round(v1 * 10) / 10);
+        cJSON_AddNumberToObject(p, "profile_kmh", round(v0 * 10) / 10);
+        cJSON_AddNumberToObject(p, "ratio", v0 > 0 ? round(v1 / v0 * 1000) / 1000 : 1);
+        cJSON_AddBoolToObject(p, "closed", shut);
+        cJSON_AddNumberToObject(p, "length_m", gp_round2(len));
+        if (exp_at > 0) cJSON_AddStringToObject(p, "expires_at", ts);
+        else cJSON_AddNullToObject(p, "expires_at");
+        cJSON_AddItemToObject(f, "properties", p);
+        cJSON_AddItemToArray(fs, f);
+    }
+    cJSON_AddNumberToObject(o, "slowed", slowed);
+    cJSON_AddNumberToObject(o, "closed", closed);
+    if (exp_at > 0) cJSON_AddStringToObject(o, "expires_at", ts);
+    else cJSON_AddNullToObject(o, "expires_at");
+    cJSON_AddItemToObject(o, "features", fs);
+    char *s = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    if (!s) {
+        gp_http_error(r, GP_HC_INTERNAL, "out of memory rendering the traffic");
+        return;
+    }
+    gp_http_send(r, 200, "application/geo+json", s, strlen(s)); /* takes s */
+}

@@ -14,6 +14,10 @@ void gp_h_speeds_delete(gp_req *r);
 void gp_h_turns_post(gp_req *r);
 /* DELETE /v1/graphs/{graph}/turn-penalties */
 void gp_h_turns_delete(gp_req *r);
+/* GET /v1/graphs/{graph}/traffic.geojson[?bbox=minlon,minlat,maxlon,maxlat]: a GeoJSON
+ * FeatureCollection of the arcs whose current speed differs from the profile's (speed_kmh,
+ * profile_kmh, ratio, closed, expires_at), with the data_version it describes */
+void gp_h_traffic_geojson(gp_req *r);
 /* The traffic applied to graph name ({"version", "speeds": [...], "turn_penalties": [...]}), or
  * NULL when it has none; GET /v1/graphs/{graph} shows it. */
 cJSON *gp_srv_traffic_info(const char *name);

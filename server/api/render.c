@@ -958,7 +958,7 @@ char *gp_render_apsp_open(const gp_graph *g, const char *graph, size_t *len) {
     cJSON_Delete(head);
     if (!h) return NULL;
     size_t hl = strlen(h);
-    static const char mid[] = "\"nodes\":", tail[] = ",\"distances\":[";
+    static const char mid[] = "\"nodes\":", tail[] = ",\"weights\":[";
     char *out = malloc(hl + sizeof mid + GP_RENDER_ID_ROW_BYTES(g->n) + sizeof tail);
     if (out) {
         size_t n = hl - 1; /* the head without its closing brace, then the text's members */

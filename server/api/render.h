@@ -133,7 +133,7 @@ char *gp_render_apsp_text(const gp_graph *g, const uint64_t *dist, const uint32_
 
 /* The all-pairs document in pieces, for an answer streamed row by row: the same text as
  * gp_render_apsp_doc. gp_render_apsp_open gives its opening (the head members, "nodes" and
- * `"distances":[`); then each row of distances (gp_render_dist_row, rows separated by ","), "]",
+ * `"weights":[`); then each row of weights (gp_render_dist_row, rows separated by ","), "]",
  * and with next hops `,"next_hops":[` and their rows (gp_render_id_row), "]"; then "}\n". A row
  * needs GP_RENDER_DIST_ROW_BYTES / GP_RENDER_ID_ROW_BYTES (cols) bytes; returns its length (NUL
  * written after it). gp_render_id_row with row NULL writes the ids of nodes 0..cols-1. */

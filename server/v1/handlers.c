@@ -386,7 +386,7 @@ static void npy_table_done(void *ctx) {
     free(t);
 }
 
-/* Takes ss and ts. The cells are the JSON answer's "distances" (the weight in weight_unit, as
+/* Takes ss and ts. The cells are the JSON answer's "weights" (the weight in weight_unit, as
  * the X-Weight-Unit header says), NaN where there is no route. */
 static void npy_table_answer(gp_req *r, gp_graph *g, gp_snap *ss, uint32_t ns, gp_snap *ts,
                              uint32_t nt) {

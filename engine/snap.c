@@ -549,6 +549,7 @@ typedef struct tcands {
 } tcands;
 
 static void tcands_free(tcands *c) {
+    if (!c) return;
     free(c->first);
     free(c->ix);
     free(c->node);

@@ -43,6 +43,9 @@ enum { GP_CCH_OFF = 0, GP_CCH_AUTO = 1, GP_CCH_ON = 2 };
  * or "off"; max_tri_per_node is the size guard of engine/cch.h (process-wide; 0 = none). Default
  * auto with GP_CCH_MIN_NODES_DEFAULT and GP_CCH_MAX_TRI_PER_NODE. */
 #define GP_CCH_MIN_NODES_DEFAULT 10000
+/* auto on a turn graph (its road graph's tables run on it): a CCH from this many turn nodes, or
+ * from cch_min_nodes when that is lower */
+#define GP_CCH_TURN_MIN_NODES 1024
 int gp_engine_set_cch(gp_engine *e, const char *mode, uint32_t min_nodes, uint32_t max_tri_per_node,
                       gp_err *err);
 

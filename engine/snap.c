@@ -528,51 +528,138 @@ oom:
     return NULL;
 }
 
+/* The candidates of n positions (turn_ends) resolved once for a table: position i's EBG ends are
+ * first[i] .. first[i+1]-1, each with its index in the sorted distinct list (the table's row or
+ * column), its EBG node and its cost; and per position its arcs (direct()) and the OSM id of its
+ * node (INT64_MIN when not at a node), so that a cell reads no graph and searches nothing. */
+typedef struct tcands {
+    uint32_t *first, *ix, *node;
+    uint64_t *cost;
+    int64_t *orig;
+} tcands;
+
+static void tcands_free(tcands *c) {
+    if (!c) return;
+    free(c->first);
+    free(c->ix);
+    free(c->node);
+    free(c->cost);
+    free(c->orig);
+}
+
+static int tcands_make(const gp_graph *g, const gp_snap *s, uint32_t n, const tends *e,
+                       const uint32_t *v, uint32_t k, tcands *c) {
+    size_t tot = 0;
+    for (uint32_t i = 0; i < n; i++) tot += e[i].n;
+    c->first = malloc(sizeof *c->first * ((size_t)n + 1));
+    c->ix = malloc(sizeof *c->ix * (tot ? tot : 1));
+    c->node = malloc(sizeof *c->node * (tot ? tot : 1));
+    c->cost = malloc(sizeof *c->cost * (tot ? tot : 1));
+    c->orig = malloc(sizeof *c->orig * (n ? n : 1));
+    if (!c->first || !c->ix || !c->node || !c->cost || !c->orig) return -1;
+    size_t at = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        c->first[i] = (uint32_t)at;
+        for (uint32_t p = 0; p < e[i].n; p++, at++) {
+            c->node[at] = e[i].node[p];
+            c->cost[at] = e[i].cost[p];
+            c->ix[at] = find_u32(v, k, e[i].node[p]);
+        }
+        uint32_t vi = end_node(g, &s[i]);
+        c->orig[i] = vi == GP_NONE ? INT64_MIN : gp_graph_orig_id(g, vi);
+    }
+    c->first[n] = (uint32_t)at;
+    return 0;
+}
+
+/* 1 when a and b lie on one road arc (either way): the only cells direct() can answer. */
+static inline int share_arc(const gp_snap *a, const gp_snap *b) {
+    return a->arc != GP_NONE && b->arc != GP_NONE &&
+           (b->arc == a->arc || (a->rarc != GP_NONE && b->arc == a->rarc));
+}
+
+/* The rows of a turn-cost table from the EBG table t (ks x kt over the distinct ends): each cell
+ * the cheapest origin x destination candidate pair, the way along a shared arc, or 0 at one node.
+ * loop[p] caches the around-and-back cost of source candidate p once done[p] is set. */
+static int table_turns_cells(gp_engine *e, const gp_graph *g, const gp_snap *src, uint32_t ns,
+                             const gp_snap *dst, uint32_t nt, const tcands *sc, const tcands *dc,
+                             const uint64_t *t, uint32_t kt, uint64_t *loop, uint8_t *done,
+                             uint64_t *out, gp_err *err) {
+    const gp_graph *tg = ((const gp_turns *)g->turns)->tg;
+    for (uint32_t i = 0; i < ns; i++) {
+        uint64_t *orow = out + (size_t)i * nt;
+        const uint32_t p0 = sc->first[i], p1 = sc->first[i + 1];
+        const int64_t oi = sc->orig[i];
+        for (uint32_t j = 0; j < nt; j++) {
+            uint64_t best = GP_INF;
+            if (oi != INT64_MIN && oi == dc->orig[j]) {
+                orow[j] = 0;
+                continue;
+            }
+            if (share_arc(&src[i], &dst[j])) {
+                uint32_t darc;
+                best = direct(g, &src[i], &dst[j], &darc);
+            }
+            const uint32_t q0 = dc->first[j], q1 = dc->first[j + 1];
+            for (uint32_t p = p0; p < p1; p++) {
+                const uint64_t *row = t + (size_t)sc->ix[p] * kt;
+                const uint64_t oc = sc->cost[p];
+                const uint32_t on = sc->node[p];
+                for (uint32_t q = q0; q < q1; q++) {
+                    uint64_t c;
+                    if (on != dc->node[q]) {
+                        c = tcost(oc, row[dc->ix[q]], dc->cost[q]);
+                    } else if (oc >= dc->cost[q]) {
+                        c = oc - dc->cost[q];
+                    } else { /* behind the origin on one arc: around and back (rare) */
+                        if (!done[p]) {
+                            int rc = loop_back(e, tg, on, GP_P2P_AUTO, &loop[p], NULL, err);
+                            if (rc) return rc;
+                            done[p] = 1;
+                        }
+                        uint64_t lc = loop[p];
+                        c = lc == GP_INF ? GP_INF : oc + lc - dc->cost[q];
+                    }
+                    if (c < best) best = c;
+                }
+            }
+            orow[j] = best;
+        }
+    }
+    return GP_OK;
+}
+
 static int table_turns(gp_engine *e, const gp_graph *g, const gp_snap *src, uint32_t ns,
                        const gp_snap *dst, uint32_t nt, uint64_t *out, gp_err *err) {
     const gp_graph *tg = ((const gp_turns *)g->turns)->tg;
     tends *se = calloc(ns ? ns : 1, sizeof *se), *de = calloc(nt ? nt : 1, sizeof *de);
+    tcands sc = {0}, dc = {0};
     uint32_t ks = 0, kt = 0;
     uint32_t *sv = se && de ? turn_distinct(g, src, ns, 0, se, &ks) : NULL;
     uint32_t *tv = sv ? turn_distinct(g, dst, nt, 1, de, &kt) : NULL;
     size_t cells = (size_t)ks * kt;
     uint64_t *t = tv ? malloc(sizeof *t * (cells ? cells : 1)) : NULL;
+    uint64_t *loop = NULL;
+    uint8_t *done = NULL;
     int rc = GP_OK;
-    if (!t) {
+    if (t && !tcands_make(g, src, ns, se, sv, ks, &sc) &&
+        !tcands_make(g, dst, nt, de, tv, kt, &dc)) {
+        loop = malloc(sizeof *loop * ((size_t)sc.first[ns] + 1));
+        done = calloc((size_t)sc.first[ns] + 1, 1);
+    }
+    if (!loop || !done) {
         rc = gp_err_set(err, GP_ENOMEM, "out of memory for a %u x %u table", ks, kt);
         goto done;
     }
     if (ks && kt && (rc = gp_engine_table(e, tg, sv, ks, tv, kt, t, err))) goto done;
-    for (uint32_t i = 0; i < ns; i++)
-        for (uint32_t j = 0; j < nt; j++) {
-            uint32_t darc;
-            uint64_t best = direct(g, &src[i], &dst[j], &darc);
-            uint32_t vi = end_node(g, &src[i]);
-            uint32_t vj = end_node(g, &dst[j]);
-            if (vi != GP_NONE && vj != GP_NONE &&
-                gp_graph_orig_id(g, vi) == gp_graph_orig_id(g, vj))
-                best = 0;
-            for (uint32_t p = 0; p < se[i].n; p++) {
-                uint32_t x = find_u32(sv, ks, se[i].node[p]);
-                const uint64_t *row = t + (size_t)x * kt;
-                for (uint32_t q = 0; q < de[j].n; q++) {
-                    uint64_t c = pair_cost(se[i].node[p], se[i].cost[p], de[j].node[q],
-                                           de[j].cost[q], row[find_u32(tv, kt, de[j].node[q])]);
-                    if (se[i].node[p] == de[j].node[q] && se[i].cost[p] < de[j].cost[q]) {
-                        /* behind the origin on one arc: around and back (rare: searched here) */
-                        uint64_t lc;
-                        if ((rc = loop_back(e, tg, se[i].node[p], GP_P2P_AUTO, &lc, NULL, err)))
-                            goto done;
-                        if (lc != GP_INF) c = se[i].cost[p] + lc - de[j].cost[q];
-                    }
-                    if (c < best) best = c;
-                }
-            }
-            out[(size_t)i * nt + j] = best;
-        }
+    rc = table_turns_cells(e, g, src, ns, dst, nt, &sc, &dc, t, kt, loop, done, out, err);
 done:
     for (uint32_t i = 0; se && i < ns; i++) tends_free(&se[i]);
     for (uint32_t j = 0; de && j < nt; j++) tends_free(&de[j]);
+    tcands_free(&sc);
+    tcands_free(&dc);
+    free(loop);
+    free(done);
     free(se);
     free(de);
     free(sv);

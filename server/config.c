@@ -205,7 +205,8 @@ static const gp_config_key keys[] = {
      "Per-request metrics (exclude=, vehicle_* limits) kept customized, least recently used "
      "dropped first; each holds two weight arrays (and its turn graph's and CCH's)."},
     {"cch_min_nodes", L(cch_min_nodes), "10000", 0, 2000000000,
-     "With cch = auto: the smallest graph (nodes) that gets a CCH at load."},
+     "With cch = auto: the smallest graph (nodes) that gets a CCH at load (a turn graph: from "
+     "1024 turn nodes when that is lower)."},
     {"cch_max_triangles_per_node", L(cch_max_triangles_per_node), "200", 0, 1000000,
      "CCH size guard: not built past this many triangles per node (grids); 0 = no guard."},
     {"cch_order", S(cch_order), "nd", 0, 0,

@@ -582,6 +582,20 @@ def t_monaco(ctx):
             assert (t["durations"][i][j] is None) == (d is None)
             if d is not None:
                 assert abs(t["durations"][i][j] - d / 10) < 0.051, (i, j, t["durations"][i][j], d)
+    # durations alone (deciseconds written as digits, server/osrm/osrm.c tenths_row) are the
+    # durations of the general writer (with distances), to the byte; whole seconds print as
+    # integers; fallback cells and their list are the same too
+    grid = [(7.410 + 0.0031 * k, 43.726 + 0.0017 * (k % 7)) for k in range(12)] + [(7.3, 43.9)]
+    _, d1 = get(ctx.d, f"/table/v1/monaco/{coords(grid)}?radiuses=" + ";".join(["unlimited"] * len(grid)))
+    _, d2 = get(ctx.d, f"/table/v1/monaco/{coords(grid)}?annotations=duration,distance&radiuses="
+                + ";".join(["unlimited"] * len(grid)))
+    assert json.dumps(d1["durations"]) == json.dumps(d2["durations"])
+    cells = [x for row in d1["durations"] for x in row]
+    assert any(isinstance(x, int) for x in cells) and any(isinstance(x, float) for x in cells), cells
+    _, f1 = get(ctx.d, f"/table/v1/monaco/{coords(pts)}?fallback_speed=5")
+    _, f2 = get(ctx.d, f"/table/v1/monaco/{coords(pts)}?fallback_speed=5&annotations=duration,distance")
+    assert f1["durations"] == f2["durations"]
+    assert f1.get("fallback_speed_cells") == f2.get("fallback_speed_cells")
     _, n = get(ctx.d, f"/nearest/v1/driving/{coords([a])}?number=2")
     assert n["waypoints"][0]["name"], n["waypoints"][0]
     _, tr = get(ctx.d, f"/trip/v1/driving/{coords(pts)}")

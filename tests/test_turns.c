@@ -275,6 +275,81 @@ static void test_consistent(void **state) {
     as_turns = 0;
 }
 
+/* cch = auto decides by the turn graph's size (GP_CCH_TURN_MIN_NODES), not cch_min_nodes alone:
+ * the tiny turncost.osm stays on the Dijkstra family, Monaco's turn graph (4,259 turn nodes, under
+ * the default cch_min_nodes 10000) gets a CCH; and on Monaco a table of positions (at nodes, on
+ * arcs, several on one arc) is the per-pair routes cell by cell (CCH table vs CCH routes vs the
+ * Dijkstra family's routes). Skipped without $GPATH_DATA/osm/monaco.osm.pbf. */
+static void test_turn_table_auto(void **state) {
+    (void)state;
+    gp_err err = {0};
+    gp_engine *e = gp_engine_new("cpu", 2, NULL, &err), *ed = new_engine("off", "on");
+    assert_non_null(e);
+    assert_int_equal(gp_engine_set_cch(e, "auto", GP_CCH_MIN_NODES_DEFAULT, 0, &err), GP_OK);
+    gp_graph *small = load(e, TC);
+    assert_true(((gp_turns *)small->turns)->tg->n < GP_CCH_TURN_MIN_NODES);
+    assert_null(((gp_turns *)small->turns)->tg->cch);
+    gp_graph_unref(small);
+    const char *data = getenv("GPATH_DATA");
+    char spec[1100];
+    snprintf(spec, sizeof spec, "%s/osm/monaco.osm.pbf", data ? data : "");
+    FILE *probe = data ? fopen(spec, "rb") : NULL;
+    if (!probe) {
+        gp_engine_free(e);
+        gp_engine_free(ed);
+        print_message("GPATH_DATA has no osm/monaco.osm.pbf: the Monaco table skipped\n");
+        skip();
+    }
+    fclose(probe);
+    snprintf(spec, sizeof spec, "osm:%s/osm/monaco.osm.pbf?profile=car", data);
+    gp_graph *g = load(e, spec), *gd = load(ed, spec);
+    const gp_graph *tg = ((gp_turns *)g->turns)->tg;
+    assert_true(tg->n >= GP_CCH_TURN_MIN_NODES && tg->n < GP_CCH_MIN_NODES_DEFAULT);
+    assert_non_null(tg->cch);
+    assert_null(((gp_turns *)gd->turns)->tg->cch);
+    enum { K = 48 };
+    gp_snap s[K];
+    uint32_t k = 0;
+    srand(11);
+    while (k < K) {
+        uint32_t a = (uint32_t)rand() % g->m;
+        if (k % 3 == 0) { /* at a node */
+            gp_snap_at_node(g, g->col[a], &s[k++]);
+            continue;
+        }
+        uint32_t u = gp_graph_arc_tail(g, a), v = g->col[a];
+        for (int f = 1; f <= (k % 3 == 2 ? 2 : 1) && k < K; f++) /* two on one arc, either order */
+            if (gp_snap_point(g, g->lon[u] + (g->lon[v] - g->lon[u]) * f / 3.0,
+                              g->lat[u] + (g->lat[v] - g->lat[u]) * f / 3.0, 5, &s[k],
+                              &err) == GP_OK)
+                k++;
+    }
+    uint64_t *t = malloc(sizeof *t * K * K);
+    assert_int_equal(gp_engine_table_snap(e, g, s, K, s, K, t, &err), GP_OK);
+    uint32_t routed = 0;
+    for (uint32_t i = 0; i < K; i++)
+        for (uint32_t j = 0; j < K; j++) {
+            gp_snap_route r, rd;
+            assert_int_equal(gp_engine_route_snap(e, g, &s[i], &s[j], GP_P2P_AUTO, &r, &err),
+                             GP_OK);
+            assert_int_equal(gp_engine_route_snap(ed, gd, &s[i], &s[j], GP_P2P_DIJKSTRA, &rd, &err),
+                             GP_OK);
+            if (t[(size_t)i * K + j] != r.dist || r.dist != rd.dist)
+                fail_msg("monaco %u -> %u: table %llu, route %llu, dijkstra %llu", i, j,
+                         (unsigned long long)t[(size_t)i * K + j], (unsigned long long)r.dist,
+                         (unsigned long long)rd.dist);
+            routed += r.dist != GP_INF && r.dist > 0;
+            gp_snap_route_free(&r);
+            gp_snap_route_free(&rd);
+        }
+    assert_true(routed > K * K / 2);
+    free(t);
+    gp_graph_unref(g);
+    gp_graph_unref(gd);
+    gp_engine_free(e);
+    gp_engine_free(ed);
+}
+
 /* A destination behind its origin on a one-way arc: around the block and back onto the arc.
  * Reference: the cheapest turn p -> a after a plain Dijkstra over tg from a, written here. */
 static void test_loop_back(void **state) {
@@ -662,19 +737,13 @@ int main(void) {
         return 0;
     }
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_cost_table),
-        cmocka_unit_test(test_crossing),
-        cmocka_unit_test(test_u_turns),
-        cmocka_unit_test(test_consistent),
-        cmocka_unit_test(test_restrictions),
-        cmocka_unit_test(test_reweight),
-        cmocka_unit_test(test_snapshot_flags),
-        cmocka_unit_test(test_loop_back),
-        cmocka_unit_test(test_restr_via_node),
-        cmocka_unit_test(test_restr_via_ways),
-        cmocka_unit_test(test_restr_same_as_copies),
-        cmocka_unit_test(test_restr_snapshot),
-        cmocka_unit_test(test_continue_straight),
+        cmocka_unit_test(test_cost_table),      cmocka_unit_test(test_crossing),
+        cmocka_unit_test(test_u_turns),         cmocka_unit_test(test_consistent),
+        cmocka_unit_test(test_restrictions),    cmocka_unit_test(test_reweight),
+        cmocka_unit_test(test_snapshot_flags),  cmocka_unit_test(test_loop_back),
+        cmocka_unit_test(test_turn_table_auto), cmocka_unit_test(test_restr_via_node),
+        cmocka_unit_test(test_restr_via_ways),  cmocka_unit_test(test_restr_same_as_copies),
+        cmocka_unit_test(test_restr_snapshot),  cmocka_unit_test(test_continue_straight),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

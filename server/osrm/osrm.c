@@ -195,6 +195,71 @@ static double cell_duration(const table_cells *t, uint32_t i, uint32_t j, uint64
     return gp_round_unit(cell_crow(t, i, j) / t->fallback * t->scale_factor, 0.1);
 }
 
+/* 1 when every routed cell of t's table answers its cost itself as tenths of a second: weights in
+ * deciseconds, no fixed-point scale, scale_factor 1 (then cell_duration(c) is the double nearest
+ * c / 10, and tenths_row writes what gp_render_number_row writes for it). */
+static int cells_are_tenths(const table_cells *t) {
+    return t->g->unit_s == 0.1 && t->g->scale == 1.0 && t->scale_factor == 1.0;
+}
+
+/* Row costs[0..nt) as a raw JSON array of seconds (cells_are_tenths: cost c is c / 10 s), written
+ * with a digit-pair formatter into buf (room for 32 bytes a cell + 3); cells without a route or
+ * past 10^15 tenths go through cell_duration (fallback, null) and gp_render_number_row's format.
+ * The fallback cells are appended to fbc as in the general path. NULL: out of memory. */
+static cJSON *tenths_row(const table_cells *t, uint32_t i, const uint64_t *costs, char *buf,
+                         cJSON *fbc) {
+    static const char d2[] = "00010203040506070809101112131415161718192021222324252627282930313233"
+                             "34353637383940414243444546474849505152535455565758596061626364656667"
+                             "6869707172737475767778798081828384858687888990919293949596979899";
+    char *p = buf;
+    *p++ = '[';
+    for (uint32_t j = 0; j < t->nt; j++) {
+        if (j) *p++ = ',';
+        uint64_t c = costs[j];
+        if (c >= 1000000000000000ull) { /* no route (GP_INF), or beyond the digit path */
+            int fb;
+            double v = cell_duration(t, i, j, c, &fb);
+            if (fb && fbc) {
+                cJSON *cell = cJSON_CreateArray();
+                cJSON_AddItemToArray(cell, cJSON_CreateNumber(i));
+                cJSON_AddItemToArray(cell, cJSON_CreateNumber(j));
+                cJSON_AddItemToArray(fbc, cell);
+            }
+            cJSON *one = gp_render_number_row(&v, 1); /* "[x]" */
+            if (!one) return NULL;
+            const char *txt = one->valuestring;
+            size_t len = strlen(txt);
+            memcpy(p, txt + 1, len - 2);
+            p += len - 2;
+            cJSON_Delete(one);
+            continue;
+        }
+        uint64_t w = c / 10;
+        char tmp[20], *q = tmp + sizeof tmp;
+        while (w >= 100) {
+            q -= 2;
+            memcpy(q, d2 + 2 * (w % 100), 2);
+            w /= 100;
+        }
+        if (w >= 10) {
+            q -= 2;
+            memcpy(q, d2 + 2 * w, 2);
+        } else {
+            *--q = (char)('0' + w);
+        }
+        size_t len = (size_t)(tmp + sizeof tmp - q);
+        memcpy(p, q, len);
+        p += len;
+        if (c % 10) {
+            *p++ = '.';
+            *p++ = (char)('0' + c % 10);
+        }
+    }
+    *p++ = ']';
+    *p = 0;
+    return cJSON_CreateRaw(buf);
+}
+
 /* Metres of row i (costs crow[nt]) into out[nt]: along source i's shortest-path tree (dist, pred:
  * g->n each), the crow-fly metres for fallback cells, NaN where there is no route. */
 static int row_metres(const table_cells *t, uint32_t i, const uint64_t *crow, uint64_t *dist,
@@ -407,7 +472,19 @@ static void table_answer(gp_req *r, int post) {
      * printed one by one cost more than the table itself) */
     double *rowd = malloc(sizeof *rowd * (nt ? nt : 1)),
            *rowm = malloc(sizeof *rowm * (nt ? nt : 1));
-    for (uint32_t i = 0; rowd && rowm && i < ns; i++) {
+    /* durations alone in tenths of a second (OSM car / bicycle / foot graphs): digits straight
+     * from the costs */
+    char *tbuf = durs && !dists && cells_are_tenths(&tc) ? malloc((size_t)nt * 32 + 3) : NULL;
+    for (uint32_t i = 0; tbuf && rowd && i < ns; i++) {
+        cJSON *rd = tenths_row(&tc, i, cost + (size_t)i * nt, tbuf, fbc);
+        if (!rd) {
+            free(rowd);
+            rowd = NULL;
+            break;
+        }
+        cJSON_AddItemToArray(durs, rd);
+    }
+    for (uint32_t i = 0; !tbuf && rowd && rowm && i < ns; i++) {
         for (uint32_t j = 0; j < nt; j++) {
             size_t c = (size_t)i * nt + j;
             int fb;
@@ -433,6 +510,7 @@ static void table_answer(gp_req *r, int post) {
         if (rm) cJSON_AddItemToArray(dists, rm);
     }
     int rows_ok = rowd && rowm;
+    free(tbuf);
     free(rowd);
     free(rowm);
     if (!rows_ok) {

@@ -94,6 +94,10 @@ static gp_backend *first(gp_engine *e) {
 
 const char *gp_engine_backend(gp_engine *e) { return first(e) == e->cpu ? "cpu" : "cuda"; }
 
+int gp_engine_devices(gp_engine *e) {
+    return e && first(e) != e->cpu && e->ncuda_devices > 1 ? e->ncuda_devices : 1;
+}
+
 void gp_engine_info(gp_engine *e, gp_backend_info *out) {
     gp_backend *b = first(e);
     b->ops->info(b, out);

@@ -83,6 +83,9 @@ int gp_engine_set_turn_costs(gp_engine *e, const char *mode, gp_err *err);
 gp_engine *gp_engine_new(const char *backend, int cpu_threads, const gp_cuda_opts *cuda,
                          gp_err *err);
 void gp_engine_free(gp_engine *e);
+/* The number of device shares a table is split into: cuda_devices' count while CUDA answers, else
+ * 1 (the streamed .npy tables and matrix jobs size their blocks by it: one block per device). */
+int gp_engine_devices(gp_engine *e);
 /* Name of the backend answering now: "cuda" or "cpu". */
 const char *gp_engine_backend(gp_engine *e);
 void gp_engine_info(gp_engine *e, gp_backend_info *out);

@@ -56,9 +56,8 @@ static const gp_config_key keys[] = {
     {"cuda_variant", S(cuda_variant), "auto", 0, 0,
      "GPU SSSP kernel variant: auto (fastest) or seed (Martin et al. 2009)."},
     {"cuda_devices", S(cuda_devices), "", 0, 0,
-     "GPUs used: empty = cuda_device alone; all = every GPU of the host; or a list of ordinals "
-     "(0,1). Each graph's metric lives on every one; tables split their rows across them and "
-     "one-to-all trees take turns. A device that does not exist is refused at start-up."},
+     "GPUs used: empty = cuda_device alone, all, or ordinals (0,1); tables split their rows "
+     "over them, trees take turns (docs/gpu.md). A missing device is refused at start-up."},
     {"max_body_bytes", L(max_body_bytes), "1048576", 1024, 1073741824,
      "Largest request body accepted; larger ones get 413 TooBig."},
     {"max_table_cells", L(max_table_cells), "1000000", 1, 1000000000,
@@ -67,8 +66,8 @@ static const gp_config_key keys[] = {
      "Largest table answered as a NumPy .npy array (Accept: application/x-npy) on /v1 and "
      "/table/v1: it is streamed in blocks, so memory does not grow with it; 413 / TooBig past it."},
     {"matrix_block_cells", L(matrix_block_cells), "4194304", 1024, 1073741824,
-     "Cells computed and sent per block of a streamed .npy table (the server holds one block: "
-     "12 bytes a cell)."},
+     "Cells computed and sent per block of a streamed .npy table or matrix job, per GPU of "
+     "cuda_devices (the server holds one block: 12 bytes a cell)."},
     {"matrix_job_dir", S(matrix_job_dir), "gpath-matrix-jobs", 0, 0,
      "Directory of matrix jobs' records and .npy results (relative to the working directory; "
      "made when missing); empty turns POST /v1/graphs/{graph}/matrix-jobs off (501)."},

@@ -289,6 +289,8 @@ int gp_cch_gpu_customize(gp_cch *c, int device, gp_err *err) {
         c->gpu = g;
         c->gpu_free = gpu_free;
     } else {
+        gpu_free(g->next); /* replicas on other devices hold the old metric: gone */
+        g->next = NULL;
         pthread_mutex_lock(&g->mu);
         cudaSetDevice(g->device);
         rc = gp_dcch_set_metric(g->d, (void *)g->stream, c->ofw, c->obw, err);

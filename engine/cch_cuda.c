@@ -229,7 +229,7 @@ typedef struct cch_gpu {
 static void gpu_free(void *p) {
     cch_gpu *g = p;
     if (!g) return;
-    gpu_free(g->next);
+    cch_gpu *next = g->next; /* replicas after the first state: its arrays are the spare */
     cudaSetDevice(g->device);
     if (g->ok && g->te && g->d) spare_put(g->te, g->d);
     else gp_dcch_free(g->d);
@@ -238,6 +238,7 @@ static void gpu_free(void *p) {
     pthread_mutex_destroy(&g->mu);
     free(g->map);
     free(g);
+    gpu_free(next);
 }
 
 static int cuda_err(cudaError_t e, const char *what, gp_err *err) {

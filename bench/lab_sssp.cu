@@ -568,7 +568,7 @@ int main(int argc, char **argv) {
     L.ncores = (int)sysconf(_SC_NPROCESSORS_ONLN);
     L.cpu1 = gp_cpu_backend_new(1, &err);
     L.cpuN = gp_cpu_backend_new(0, &err);
-    gp_cuda_opts o = {0, 1, 1000, NULL};
+    gp_cuda_opts o = {0, 1, 1000, NULL, NULL};
     L.gpu = gp_cuda_backend_new(&o, &err);
     if (!L.cpu1 || !L.cpuN || !L.gpu) die("backends", err);
     L.ws = gp_sssp_ws_new(NULL, 1, 0, &err);

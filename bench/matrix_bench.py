@@ -10,6 +10,7 @@ bbox; osrm: POST URL (/table/v1/{profile}) with coordinates (gpath; Accept: appl
 with URL ending in '/GET', OSRM's GET /table/v1 (URL length permitting); job: POST URL
 (/v1/graphs/{g}/matrix-jobs), then polls and downloads the result. Prints one line:
 RESULT kind=... n=... first_s=... last_s=... bytes=... cells_per_s=... hwm_before=... hwm_after=...
+crc=... (CRC-32 of the answer's first 256 MiB, to compare answers between runs: bench/gpu-matrix-multi.sh)
 """
 import http.client
 import json
@@ -17,6 +18,7 @@ import random
 import sys
 import time
 import urllib.parse
+import zlib
 
 
 def hwm(pid):
@@ -30,6 +32,10 @@ def hwm(pid):
     return -1
 
 
+CRC_BYTES = 256 << 20
+last_crc = 0
+
+
 def request(url, method="GET", body=None, headers=None):
     u = urllib.parse.urlsplit(url)
     c = http.client.HTTPConnection(u.hostname, u.port, timeout=3600)
@@ -40,15 +46,20 @@ def request(url, method="GET", body=None, headers=None):
     first = r.read(1)
     t1 = time.time()
     n = len(first)
+    crc = zlib.crc32(first)
     keep = first if r.status >= 300 or "json" in r.getheader("Content-Type", "") else b""
     while True:
         b = r.read(1 << 20)
         if not b:
             break
+        if n < CRC_BYTES:
+            crc = zlib.crc32(b[:CRC_BYTES - n], crc)
         n += len(b)
         if keep and len(keep) < 4096:
             keep += b[:4096]
     t2 = time.time()
+    global last_crc
+    last_crc = crc
     return r.status, t1 - t0, t2 - t0, n, keep, dict(r.getheaders())
 
 
@@ -102,7 +113,8 @@ def main():
         print(f"RESULT kind={kind} n={n} status={st} error={keep[:300]!r}")
         return 1
     print(f"RESULT kind={kind} n={n} status={st} first_s={first:.3f} last_s={last:.3f} "
-          f"bytes={size} cells_per_s={n * n / last:.0f} hwm_before={before} hwm_after={after}")
+          f"bytes={size} cells_per_s={n * n / last:.0f} hwm_before={before} hwm_after={after} "
+          f"crc={last_crc:08x}")
     return 0
 
 

@@ -44,7 +44,9 @@ typedef struct gp_backend_info {
     int threads;        /* CPU threads, or CUDA streams */
     uint64_t mem_total; /* device memory bytes (0 for cpu) */
     uint64_t mem_used;
-    int healthy; /* 0 after a sticky device error */
+    int healthy;     /* 0 after a sticky device error */
+    int ndevices;    /* CUDA devices in use (cuda_devices; 0 for cpu) */
+    int devices[16]; /* their ordinals, the first one's first (it answers what is not spread) */
 } gp_backend_info;
 
 typedef struct gp_backend gp_backend;
@@ -77,13 +79,27 @@ struct gp_backend {
 /* CPU backend with threads workers (0 = number of online CPUs). */
 gp_backend *gp_cpu_backend_new(int threads, gp_err *err);
 
-/* CUDA backend options (config: cuda_streams, cuda_queue_wait_ms, cuda_variant). */
+/* CUDA backend options (config: cuda_device, cuda_streams, cuda_queue_wait_ms, cuda_variant,
+ * cuda_devices). */
 typedef struct gp_cuda_opts {
     int device;               /* CUDA device ordinal */
     int streams;              /* stream-pool size (requests in flight on the GPU) */
     int queue_wait_ms;        /* bounded wait for a free stream before GP_EBUSY */
     const char *sssp_variant; /* "seed" (Martin et al. 2009) or NULL/"auto" for the fastest */
+    const char *devices;      /* cuda_devices: NULL or "" = device alone, "all", or "0,1,..." */
 } gp_cuda_opts;
+
+/* Every GPU of the host (config cuda_devices): the first device holds the graphs' device copies
+ * and answers what is not spread; each graph's CCH metric versions live on every listed device
+ * (engine.c), tables split their rows across them and one-to-all trees go round-robin. A device
+ * may be listed twice (two independent device states on one GPU: how the path is tested on a
+ * machine with one GPU). */
+#define GP_CUDA_MAX_DEVICES 16
+/* Parses a cuda_devices value into out (at most GP_CUDA_MAX_DEVICES ordinals): NULL, "" -> dflt
+ * alone; "all" -> 0..count-1; else a comma-separated list of ordinals (spaces allowed). count < 0:
+ * the number of devices is unknown (syntax only; "all" then gives 0 entries). Returns the number
+ * of entries, or -1 with err (GP_EINVAL) naming the bad entry or the ordinal that does not exist. */
+int gp_cuda_devices_parse(const char *spec, int dflt, int count, int *out, gp_err *err);
 /* NULL with err filled when there is no usable GPU or the build has no CUDA. */
 gp_backend *gp_cuda_backend_new(const gp_cuda_opts *opts, gp_err *err);
 /* 1 when this binary was built with the CUDA backend. */

@@ -315,6 +315,19 @@ int gp_cch_gpu_table(const gp_cch *c, const uint32_t *src, uint32_t ns, const ui
                      uint32_t nt, uint64_t *out, gp_err *err);
 /* Device milliseconds of the last gpu call on c (CUDA events), for the lab and benches. */
 double gp_cch_gpu_last_ms(const gp_cch *c);
+/* Every device (engine cuda_devices): gp_cch_gpu_replicate adds a device state of c on device (c
+ * has one already: the first device's), customized there from c's metric and checked equal to
+ * c's customized weights; GP_EINVAL without a first state. The states are numbered from 0 (the
+ * first, c->gpu) to gp_cch_gpu_count(c) - 1 and freed with c; gp_cch_gpu_device is state i's
+ * CUDA ordinal (-1: none). gp_cch_gpu_sssp_on / _table_on are gp_cch_gpu_sssp / _table on
+ * state i (GP_EUNSUPPORTED past the last); calls on different states run concurrently. */
+int gp_cch_gpu_replicate(gp_cch *c, int device, gp_err *err);
+int gp_cch_gpu_count(const gp_cch *c);
+int gp_cch_gpu_device(const gp_cch *c, int i);
+int gp_cch_gpu_sssp_on(const gp_cch *c, int i, const uint32_t *src, uint32_t k, uint64_t *dist,
+                       gp_err *err);
+int gp_cch_gpu_table_on(const gp_cch *c, int i, const uint32_t *src, uint32_t ns,
+                        const uint32_t *dst, uint32_t nt, uint64_t *out, gp_err *err);
 /* Where the last GPU customization of c spent its time (wall seconds), for logs and benches:
  * topo_shared 1 when its topology's device part (upload, sweep plan; shared by the graph versions
  * customized on one topology, kernels/cch.h) was already on the device when c's device state

@@ -46,6 +46,28 @@ int gp_cch_gpu_table(const gp_cch *c, const uint32_t *src, uint32_t ns, const ui
     (void)c, (void)src, (void)ns, (void)dst, (void)nt, (void)out;
     return gp_err_set(err, GP_EUNSUPPORTED, "this gpath was built without CUDA");
 }
+int gp_cch_gpu_count(const gp_cch *c) {
+    (void)c;
+    return 0;
+}
+int gp_cch_gpu_device(const gp_cch *c, int i) {
+    (void)c, (void)i;
+    return -1;
+}
+int gp_cch_gpu_sssp_on(const gp_cch *c, int i, const uint32_t *src, uint32_t k, uint64_t *dist,
+                       gp_err *err) {
+    (void)i;
+    return gp_cch_gpu_sssp(c, src, k, dist, err);
+}
+int gp_cch_gpu_table_on(const gp_cch *c, int i, const uint32_t *src, uint32_t ns,
+                        const uint32_t *dst, uint32_t nt, uint64_t *out, gp_err *err) {
+    (void)i;
+    return gp_cch_gpu_table(c, src, ns, dst, nt, out, err);
+}
+int gp_cch_gpu_replicate(gp_cch *c, int device, gp_err *err) {
+    (void)c, (void)device;
+    return gp_err_set(err, GP_EUNSUPPORTED, "this gpath was built without CUDA");
+}
 int gp_cch_gpu_sweep(const gp_cch *c, const gp_dcch_tune *t, gp_err *err) {
     (void)c, (void)t;
     return gp_err_set(err, GP_EUNSUPPORTED, "this gpath was built without CUDA");
@@ -198,14 +220,16 @@ typedef struct cch_gpu {
     topo_entry *te; /* the topology's device part this CCH uses */
     gp_dcch *d;
     float last_ms;
-    int ok;              /* customized: d may serve as the topology's spare once c is freed */
-    gp_cch_gpu_stats st; /* the last customization's */
-    uint32_t *map;       /* n ranks -> RPHAST local id, GP_NONE outside a table call */
+    int ok;               /* customized: d may serve as the topology's spare once c is freed */
+    gp_cch_gpu_stats st;  /* the last customization's */
+    uint32_t *map;        /* n ranks -> RPHAST local id, GP_NONE outside a table call */
+    struct cch_gpu *next; /* the same metric on another device (cuda_devices), or NULL */
 } cch_gpu;
 
 static void gpu_free(void *p) {
     cch_gpu *g = p;
     if (!g) return;
+    cch_gpu *next = g->next; /* replicas after the first state: its arrays are the spare */
     cudaSetDevice(g->device);
     if (g->ok && g->te && g->d) spare_put(g->te, g->d);
     else gp_dcch_free(g->d);
@@ -214,6 +238,7 @@ static void gpu_free(void *p) {
     pthread_mutex_destroy(&g->mu);
     free(g->map);
     free(g);
+    gpu_free(next);
 }
 
 static int cuda_err(cudaError_t e, const char *what, gp_err *err) {
@@ -265,6 +290,8 @@ int gp_cch_gpu_customize(gp_cch *c, int device, gp_err *err) {
         c->gpu = g;
         c->gpu_free = gpu_free;
     } else {
+        gpu_free(g->next); /* replicas on other devices hold the old metric: gone */
+        g->next = NULL;
         pthread_mutex_lock(&g->mu);
         cudaSetDevice(g->device);
         rc = gp_dcch_set_metric(g->d, (void *)g->stream, c->ofw, c->obw, err);
@@ -552,8 +579,8 @@ oom:
     return gp_err_set(err, GP_ENOMEM, "out of memory for upward searches");
 }
 
-int gp_cch_gpu_sssp(const gp_cch *c, const uint32_t *src, uint32_t k, uint64_t *dist, gp_err *err) {
-    cch_gpu *g = c->gpu;
+static int sssp_on(const gp_cch *c, cch_gpu *g, const uint32_t *src, uint32_t k, uint64_t *dist,
+                   gp_err *err) {
     if (!g) return gp_err_set(err, GP_EUNSUPPORTED, "this CCH has no GPU state");
     for (uint32_t i = 0; i < k; i++)
         if (src[i] >= c->n) return gp_err_set(err, GP_EINVAL, "source %u out of range", src[i]);
@@ -594,9 +621,8 @@ static int sort_u32(uint32_t *a, uint32_t n) {
     return 0;
 }
 
-int gp_cch_gpu_table(const gp_cch *c, const uint32_t *src, uint32_t ns, const uint32_t *dst,
-                     uint32_t nt, uint64_t *out, gp_err *err) {
-    cch_gpu *g = c->gpu;
+static int table_on(const gp_cch *c, cch_gpu *g, const uint32_t *src, uint32_t ns,
+                    const uint32_t *dst, uint32_t nt, uint64_t *out, gp_err *err) {
     const gp_cch_topo *t = c->topo;
     if (!g) return gp_err_set(err, GP_EUNSUPPORTED, "this CCH has no GPU state");
     for (uint32_t i = 0; i < ns; i++)
@@ -699,5 +725,76 @@ done:
     free(lev);
     free(tgt);
     return rc;
+}
+
+/* Every device (cuda_devices): replicas of c's device state on further devices, chained after
+ * c->gpu, and the entry points that pick one. The replica's customization runs on its own device
+ * from c's metric and is checked against c's host weights (they must be identical). */
+int gp_cch_gpu_sssp(const gp_cch *c, const uint32_t *src, uint32_t k, uint64_t *dist, gp_err *err) {
+    return sssp_on(c, c->gpu, src, k, dist, err);
+}
+
+int gp_cch_gpu_table(const gp_cch *c, const uint32_t *src, uint32_t ns, const uint32_t *dst,
+                     uint32_t nt, uint64_t *out, gp_err *err) {
+    return table_on(c, c->gpu, src, ns, dst, nt, out, err);
+}
+
+static cch_gpu *gpu_nth(const gp_cch *c, int i) {
+    cch_gpu *g = c->gpu;
+    while (g && i-- > 0) g = g->next;
+    return g;
+}
+
+int gp_cch_gpu_count(const gp_cch *c) {
+    int n = 0;
+    for (const cch_gpu *g = c->gpu; g; g = g->next) n++;
+    return n;
+}
+
+int gp_cch_gpu_device(const gp_cch *c, int i) {
+    const cch_gpu *g = gpu_nth(c, i);
+    return g ? g->device : -1;
+}
+
+int gp_cch_gpu_sssp_on(const gp_cch *c, int i, const uint32_t *src, uint32_t k, uint64_t *dist,
+                       gp_err *err) {
+    return sssp_on(c, gpu_nth(c, i), src, k, dist, err);
+}
+
+int gp_cch_gpu_table_on(const gp_cch *c, int i, const uint32_t *src, uint32_t ns,
+                        const uint32_t *dst, uint32_t nt, uint64_t *out, gp_err *err) {
+    return table_on(c, gpu_nth(c, i), src, ns, dst, nt, out, err);
+}
+
+int gp_cch_gpu_replicate(gp_cch *c, int device, gp_err *err) {
+    if (!c->gpu) return gp_err_set(err, GP_EINVAL, "this CCH has no GPU state to replicate");
+    size_t m = c->topo->m;
+    uint32_t *w = malloc(m * 16 + 16);
+    if (!w) return gp_err_set(err, GP_ENOMEM, "out of memory for a GPU replica");
+    cch_gpu *g = NULL;
+    int rc = gpu_state(c, device, c->ofw, c->obw, &g, err);
+    if (rc == GP_OK) {
+        double t1 = gp_now();
+        cudaSetDevice(device);
+        rc = gp_dcch_customize(g->d, (void *)g->stream, w, w + m, w + 2 * m, w + 3 * m, &g->last_ms,
+                               err);
+        /* the weights answer the queries (witnesses may break ties otherwise: unused there) */
+        if (rc == GP_OK && (memcmp(w, c->fw, m * 4) || memcmp(w + m, c->bw, m * 4)))
+            rc = gp_err_set(err, GP_EDEVICE,
+                            "the customization on CUDA device %d differs from the first device's",
+                            device);
+        g->st.customize_s = gp_now() - t1;
+        g->st.device_ms = g->last_ms;
+    }
+    free(w);
+    if (rc != GP_OK) {
+        gpu_free(g);
+        return rc;
+    }
+    g->ok = 1;
+    cch_gpu *last = c->gpu;
+    while (last->next) last = last->next;
+    last->next = g;
+    return GP_OK;
 }
 #endif

@@ -16,8 +16,12 @@
  */
 #include "engine/backend.h"
 
+#include <ctype.h>
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* cudaError_t values the reasons below tell apart (driver_types.h; stable across CUDA releases). */
 enum { CU_ERR_STUB_LIBRARY = 34, CU_ERR_INSUFFICIENT_DRIVER = 35, CU_ERR_NO_DEVICE = 100 };
@@ -45,6 +49,58 @@ void gp_cuda_unavailable_reason(int cuda_error, int count, int have_driver, cons
                  "update the driver",
                  detail && *detail ? detail : "insufficient driver");
     else snprintf(buf, size, "CUDA is unusable: %s", detail && *detail ? detail : "unknown error");
+}
+
+int gp_cuda_devices_parse(const char *spec, int dflt, int count, int *out, gp_err *err) {
+    if (!spec || !*spec) {
+        if (count >= 0 && (dflt < 0 || dflt >= count)) goto missing_dflt;
+        out[0] = dflt;
+        return 1;
+    }
+    if (strcmp(spec, "all") == 0) {
+        int n = count < 0 ? 0 : count < GP_CUDA_MAX_DEVICES ? count : GP_CUDA_MAX_DEVICES;
+        for (int i = 0; i < n; i++) out[i] = i;
+        return n;
+    }
+    int n = 0;
+    for (const char *p = spec; *p;) {
+        while (*p == ' ') p++;
+        char *end;
+        errno = 0;
+        long v = strtol(p, &end, 10);
+        const char *q = end;
+        while (*q == ' ') q++;
+        if (end == p || !isdigit((unsigned char)*p) || errno || v > 1024 || (*q && *q != ',')) {
+            gp_err_set(err, GP_EINVAL,
+                       "cuda_devices: '%s' is not 'all' or a list of device ordinals (at '%.16s')",
+                       spec, p);
+            return -1;
+        }
+        if (n == GP_CUDA_MAX_DEVICES) {
+            gp_err_set(err, GP_EINVAL, "cuda_devices: more than %d devices in '%s'",
+                       GP_CUDA_MAX_DEVICES, spec);
+            return -1;
+        }
+        if (count >= 0 && v >= count) {
+            gp_err_set(err, GP_EINVAL, "cuda_devices: CUDA device %ld does not exist (%d found)", v,
+                       count);
+            return -1;
+        }
+        out[n++] = (int)v;
+        p = *q ? q + 1 : q;
+        if (*q && !*p) {
+            gp_err_set(err, GP_EINVAL, "cuda_devices: '%s' ends with a comma", spec);
+            return -1;
+        }
+    }
+    if (n == 0) {
+        gp_err_set(err, GP_EINVAL, "cuda_devices: '%s' lists no device", spec);
+        return -1;
+    }
+    return n;
+missing_dflt:
+    gp_err_set(err, GP_EINVAL, "CUDA device %d does not exist (%d found)", dflt, count);
+    return -1;
 }
 
 #ifndef GP_HAVE_CUDA
@@ -79,6 +135,8 @@ typedef struct slot {
 
 typedef struct cuda_impl {
     int device;
+    int ndevices; /* cuda_devices, devices[0] == device */
+    int devices[GP_CUDA_MAX_DEVICES];
     int nslots;
     slot *slots;
     int queue_wait_ms;
@@ -273,6 +331,8 @@ static void cuda_info(gp_backend *b, gp_backend_info *out) {
     out->threads = c->nslots;
     out->mem_total = c->mem_total;
     out->healthy = __atomic_load_n(&c->healthy, __ATOMIC_ACQUIRE);
+    out->ndevices = c->ndevices;
+    memcpy(out->devices, c->devices, sizeof c->devices);
     if (out->healthy) {
         size_t fr = 0, tot = 0;
         if (cudaSetDevice(c->device) == cudaSuccess && cudaMemGetInfo(&fr, &tot) == cudaSuccess) {
@@ -310,7 +370,7 @@ static const gp_backend_ops cuda_ops = {
 };
 
 gp_backend *gp_cuda_backend_new(const gp_cuda_opts *opts, gp_err *err) {
-    gp_cuda_opts def = {0, 4, 1000, NULL};
+    gp_cuda_opts def = {0, 4, 1000, NULL, NULL};
     if (!opts) opts = &def;
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
@@ -323,10 +383,9 @@ gp_backend *gp_cuda_backend_new(const gp_cuda_opts *opts, gp_err *err) {
         gp_err_set(err, GP_EUNSUPPORTED, "%s", why);
         return NULL;
     }
-    if (opts->device < 0 || opts->device >= count) {
-        gp_err_set(err, GP_EINVAL, "CUDA device %d does not exist (%d found)", opts->device, count);
-        return NULL;
-    }
+    int devs[GP_CUDA_MAX_DEVICES];
+    int ndevs = gp_cuda_devices_parse(opts->devices, opts->device, count, devs, err);
+    if (ndevs < 0) return NULL;
     if (opts->streams < 1 || opts->streams > 256) {
         gp_err_set(err, GP_EINVAL, "cuda_streams must be 1..256 (got %d)", opts->streams);
         return NULL;
@@ -350,7 +409,9 @@ gp_backend *gp_cuda_backend_new(const gp_cuda_opts *opts, gp_err *err) {
     }
     b->ops = &cuda_ops;
     b->impl = c;
-    c->device = opts->device;
+    c->device = devs[0];
+    c->ndevices = ndevs;
+    memcpy(c->devices, devs, sizeof devs);
     c->nslots = opts->streams;
     c->queue_wait_ms = opts->queue_wait_ms;
     c->params = params;
@@ -376,6 +437,18 @@ gp_backend *gp_cuda_backend_new(const gp_cuda_opts *opts, gp_err *err) {
         gp_err_set(err, GP_EUNSUPPORTED, "GPU %s cannot launch cooperative kernels", prop.name);
         goto fail;
     }
+    for (int i = 1; i < ndevs; i++) {
+        struct cudaDeviceProp p2;
+        if ((e = cudaGetDeviceProperties(&p2, devs[i])) != cudaSuccess) {
+            device_error(e, "opening a GPU of cuda_devices", err);
+            goto fail;
+        }
+        if (!p2.cooperativeLaunch) {
+            gp_err_set(err, GP_EUNSUPPORTED, "GPU %d (%s) cannot launch cooperative kernels",
+                       devs[i], p2.name);
+            goto fail;
+        }
+    }
     snprintf(c->name, sizeof c->name, "%.127s", prop.name);
     c->mem_total = prop.totalGlobalMem;
     /* each stream's batched runs may use a share of the memory left after graphs: a quarter of
@@ -391,9 +464,12 @@ gp_backend *gp_cuda_backend_new(const gp_cuda_opts *opts, gp_err *err) {
         c->slots[i].ws = gp_sssp_ws_new((void *)c->slots[i].stream, c->nslots, budget, err);
         if (!c->slots[i].ws) goto fail;
     }
-    GP_LOG(GP_LOG_INFO, "cuda backend: %s, %.1f GiB, %d streams, sssp variant %s", c->name,
-           (double)c->mem_total / 1073741824.0, c->nslots,
-           params.variant == GP_SSSP_SEED ? "seed" : "near-far");
+    char list[GP_CUDA_MAX_DEVICES * 6 + 1] = "";
+    for (int i = 0, o = 0; i < ndevs; i++)
+        o += snprintf(list + o, sizeof list - (size_t)o, "%s%d", i ? "," : "", devs[i]);
+    GP_LOG(GP_LOG_INFO, "cuda backend: %s, %.1f GiB, %d streams, sssp variant %s, devices %s",
+           c->name, (double)c->mem_total / 1073741824.0, c->nslots,
+           params.variant == GP_SSSP_SEED ? "seed" : "near-far", list);
     return b;
 fail:
     cuda_destroy(b);

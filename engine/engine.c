@@ -14,6 +14,7 @@
 #include "engine/snap.h"
 #include "graph/turns.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,7 @@ gp_engine *gp_engine_new(const char *backend, int cpu_threads, const gp_cuda_opt
     e->cch_min_nodes = GP_CCH_MIN_NODES_DEFAULT;
     e->cch_perfect = GP_CCH_AUTO;
     e->cuda_device = cuda ? cuda->device : 0;
+    e->cuda_devices[0] = e->cuda_device;
     e->turn_costs = 1;
     e->cpu = gp_cpu_backend_new(cpu_threads, err);
     if (!e->cpu) goto fail;
@@ -50,7 +52,15 @@ gp_engine *gp_engine_new(const char *backend, int cpu_threads, const gp_cuda_opt
         gp_backend *g = gp_cuda_backend_new(cuda, &cerr); /* NULL: the backend's defaults */
         if (g) {
             e->primary = g;
-        } else if (need_cuda) {
+            gp_backend_info in;
+            g->ops->info(g, &in);
+            e->ncuda_devices = in.ndevices > 0 ? in.ndevices : 1;
+            memcpy(e->cuda_devices, in.devices, sizeof e->cuda_devices);
+            if (in.ndevices <= 0) e->cuda_devices[0] = e->cuda_device;
+            e->cuda_device = e->cuda_devices[0];
+        } else if (need_cuda ||
+                   (cerr.code == GP_EINVAL && cuda && cuda->devices && *cuda->devices)) {
+            /* a bad cuda_devices list is refused at start-up, also with backend auto */
             gp_err_set(err, cerr.code ? cerr.code : GP_EUNSUPPORTED,
                        "--backend cuda: no usable CUDA backend: %s",
                        cerr.msg[0] ? cerr.msg : "unavailable");
@@ -83,6 +93,10 @@ static gp_backend *first(gp_engine *e) {
 }
 
 const char *gp_engine_backend(gp_engine *e) { return first(e) == e->cpu ? "cpu" : "cuda"; }
+
+int gp_engine_devices(gp_engine *e) {
+    return e && first(e) != e->cpu && e->ncuda_devices > 1 ? e->ncuda_devices : 1;
+}
 
 void gp_engine_info(gp_engine *e, gp_backend_info *out) {
     gp_backend *b = first(e);
@@ -204,6 +218,8 @@ int gp_engine_set_cch_order(gp_engine *e, const char *order, gp_err *err) {
     return GP_OK;
 }
 
+static int on_gpu_state(const gp_cch *c) { return gp_cch_gpu_count(c) > 0; }
+
 /* Builds and customizes g's CCH when the policy says so. Failure is not an error of the load: the
  * graph is served by the Dijkstra family (logged). */
 static void attach_cch(gp_engine *e, gp_graph *g, const gp_graph *pred) {
@@ -286,6 +302,16 @@ static void attach_cch(gp_engine *e, gp_graph *g, const gp_graph *pred) {
         GP_LOG(GP_LOG_WARN, "event=cch_skipped graph=%s reason=\"%s\"", g->version, err.msg);
         gp_cch_free(c);
         return;
+    }
+    /* every device (cuda_devices): the same metric on the others before the graph answers */
+    for (int i = 1; on_gpu_state(c) && i < e->ncuda_devices; i++) {
+        if (gp_cch_gpu_replicate(c, e->cuda_devices[i], &err) != GP_OK) {
+            GP_LOG(GP_LOG_WARN,
+                   "event=cch_replica_skipped graph=%s device=%d reason=\"%s\" (this version "
+                   "answers on the other devices)",
+                   g->version, e->cuda_devices[i], err.msg);
+            gp_err_clear(&err);
+        }
     }
     /* perfect customization prunes the query arcs; the basic CCH answers exactly without them:
      * on = before the graph answers, auto = in the background (a failure only logs) */
@@ -403,7 +429,13 @@ int gp_engine_sssp(gp_engine *e, const gp_graph *g, uint32_t src, uint64_t max_d
     /* PHAST touches every node: with a distance limit the pruned Dijkstra family is cheaper */
     if (c && src < g->n && max_dist == GP_INF) {
         int rc = GP_EUNSUPPORTED;
-        if (cch_gpu(e, c)) rc = gp_cch_gpu_sssp(c, &src, 1, dist, err);
+        if (cch_gpu(e, c)) {
+            /* round-robin over the devices holding this version */
+            int nd = gp_cch_gpu_count(c);
+            unsigned k = nd > 1 ? __atomic_fetch_add(&e->rr, 1, __ATOMIC_RELAXED) % (unsigned)nd
+                                : 0;
+            rc = gp_cch_gpu_sssp_on(c, (int)k, &src, 1, dist, err);
+        }
         if (rc != GP_OK && rc != GP_ETIMEOUT) {
             gp_err_clear(err);
             rc = gp_cch_sssp(c, src, max_dist, dist, err);
@@ -445,6 +477,67 @@ int gp_engine_p2p(gp_engine *e, const gp_graph *g, uint32_t s, uint32_t t, int a
     ENGINE_DISPATCH(e, err, p2p(b_, g, s, t, algo, path, err));
 }
 
+/* One device's share of a table: rows [r0, r0 + k) on device state i (its own host thread). */
+typedef struct table_share {
+    const gp_cch *c;
+    int i;
+    const uint32_t *src, *dst;
+    uint32_t k, nt;
+    uint64_t *out;
+    double deadline;
+    int rc;
+    gp_err err;
+} table_share;
+
+static void *table_share_main(void *arg) {
+    table_share *s = arg;
+    gp_deadline_set(s->deadline);
+    gp_err_clear(&s->err);
+    s->rc = gp_cch_gpu_table_on(s->c, s->i, s->src, s->k, s->dst, s->nt, s->out, &s->err);
+    return NULL;
+}
+
+/* The GPU table on every device holding c: rows split into contiguous shares, one host thread
+ * per device (the caller's runs the first), each writing its rows in place; the first error in
+ * row order is the answer. One device (or a single row): gp_cch_gpu_table as before. */
+static int table_devices(const gp_cch *c, const uint32_t *src, uint32_t ns, const uint32_t *dst,
+                         uint32_t nt, uint64_t *out, gp_err *err) {
+    int nd = gp_cch_gpu_count(c);
+    if (nd > GP_CUDA_MAX_DEVICES) nd = GP_CUDA_MAX_DEVICES;
+    if ((uint32_t)nd > ns) nd = (int)ns;
+    if (nd <= 1) return gp_cch_gpu_table(c, src, ns, dst, nt, out, err);
+    table_share sh[GP_CUDA_MAX_DEVICES];
+    pthread_t th[GP_CUDA_MAX_DEVICES];
+    int started[GP_CUDA_MAX_DEVICES] = {0};
+    double deadline = gp_deadline_get();
+    for (int i = 0; i < nd; i++) {
+        uint32_t r0 = (uint32_t)((uint64_t)ns * (uint64_t)i / (uint64_t)nd);
+        uint32_t r1 = (uint32_t)((uint64_t)ns * (uint64_t)(i + 1) / (uint64_t)nd);
+        sh[i] = (table_share){.c = c,
+                              .i = i,
+                              .src = src + r0,
+                              .dst = dst,
+                              .k = r1 - r0,
+                              .nt = nt,
+                              .out = out + (size_t)r0 * nt,
+                              .deadline = deadline};
+    }
+    for (int i = 1; i < nd; i++)
+        started[i] = pthread_create(&th[i], NULL, table_share_main, &sh[i]) == 0;
+    table_share_main(&sh[0]);
+    for (int i = 1; i < nd; i++) {
+        if (started[i]) pthread_join(th[i], NULL);
+        else table_share_main(&sh[i]); /* no thread to be had: on this one, in turn */
+    }
+    for (int i = 0; i < nd; i++) {
+        if (sh[i].rc != GP_OK) {
+            if (err) *err = sh[i].err;
+            return sh[i].rc;
+        }
+    }
+    return GP_OK;
+}
+
 int gp_engine_table(gp_engine *e, const gp_graph *g, const uint32_t *src, uint32_t ns,
                     const uint32_t *dst, uint32_t nt, uint64_t *out, gp_err *err) {
     if (g->turns) {
@@ -460,7 +553,7 @@ int gp_engine_table(gp_engine *e, const gp_graph *g, const uint32_t *src, uint32
     const gp_cch *c = g->cch;
     if (c) {
         int rc = GP_EUNSUPPORTED;
-        if (cch_gpu(e, c)) rc = gp_cch_gpu_table(c, src, ns, dst, nt, out, err);
+        if (cch_gpu(e, c)) rc = table_devices(c, src, ns, dst, nt, out, err);
         if (rc != GP_OK && rc != GP_ETIMEOUT && rc != GP_EINVAL) {
             gp_err_clear(err);
             rc = gp_cch_table(c, src, ns, dst, nt, e->cpu_threads, out, err);

@@ -35,6 +35,9 @@ typedef struct gp_engine {
     uint32_t cch_min_nodes; /* auto: graphs with at least this many nodes */
     int cch_perfect;        /* GP_CCH_OFF / AUTO / ON: perfect customization (gp_cch_perfect) */
     int cuda_device;
+    int ncuda_devices; /* cuda_devices in use (CUDA primary), cuda_devices[0] == cuda_device */
+    int cuda_devices[GP_CUDA_MAX_DEVICES];
+    unsigned rr;    /* round-robin counter of the one-to-all trees over the devices (atomic) */
     int turn_costs; /* 1 (default): road graphs with a profile are routed with turn costs */
 } gp_engine;
 
@@ -72,10 +75,20 @@ int gp_engine_set_turn_costs(gp_engine *e, const char *mode, gp_err *err);
  * order. */
 #define GP_TURNS_CCH_SNAPSHOT_SECTION "cch.turns.order"
 
+/* Every GPU of the host (cuda_devices, backend.h): with more than one device, attach replicates
+ * each CCH's device state onto the others (a version is published once every device holds it; a
+ * device whose replica fails is logged and left out of that version), gp_engine_table splits
+ * its rows into one contiguous share per device, each computed on its own host thread and written
+ * in place (so in order), and gp_engine_sssp's PHAST trees go round-robin over the devices. The
+ * Dijkstra family (near-far kernels) and APSP stay on the first device. */
+
 /* backend: "auto" (CUDA when a GPU is usable, else CPU), "cuda" (error without a GPU), "cpu". */
 gp_engine *gp_engine_new(const char *backend, int cpu_threads, const gp_cuda_opts *cuda,
                          gp_err *err);
 void gp_engine_free(gp_engine *e);
+/* The number of device shares a table is split into: cuda_devices' count while CUDA answers, else
+ * 1 (the streamed .npy tables and matrix jobs size their blocks by it: one block per device). */
+int gp_engine_devices(gp_engine *e);
 /* Name of the backend answering now: "cuda" or "cpu". */
 const char *gp_engine_backend(gp_engine *e);
 void gp_engine_info(gp_engine *e, gp_backend_info *out);

@@ -7,6 +7,7 @@
  */
 #include "server/config.h"
 
+#include "engine/backend.h"
 #include "server/api/suggest.h"
 #include "server/registry.h"
 
@@ -54,6 +55,9 @@ static const gp_config_key keys[] = {
      "How long a request waits for a free CUDA stream before 503 Busy."},
     {"cuda_variant", S(cuda_variant), "auto", 0, 0,
      "GPU SSSP kernel variant: auto (fastest) or seed (Martin et al. 2009)."},
+    {"cuda_devices", S(cuda_devices), "", 0, 0,
+     "GPUs used: empty = cuda_device alone, all, or ordinals (0,1); tables split their rows "
+     "over them, trees take turns (docs/gpu.md). A missing device is refused at start-up."},
     {"max_body_bytes", L(max_body_bytes), "1048576", 1024, 1073741824,
      "Largest request body accepted; larger ones get 413 TooBig."},
     {"max_table_cells", L(max_table_cells), "1000000", 1, 1000000000,
@@ -62,8 +66,8 @@ static const gp_config_key keys[] = {
      "Largest table answered as a NumPy .npy array (Accept: application/x-npy) on /v1 and "
      "/table/v1: it is streamed in blocks, so memory does not grow with it; 413 / TooBig past it."},
     {"matrix_block_cells", L(matrix_block_cells), "4194304", 1024, 1073741824,
-     "Cells computed and sent per block of a streamed .npy table (the server holds one block: "
-     "12 bytes a cell)."},
+     "Cells computed and sent per block of a streamed .npy table or matrix job, per GPU of "
+     "cuda_devices (the server holds one block: 12 bytes a cell)."},
     {"matrix_job_dir", S(matrix_job_dir), "gpath-matrix-jobs", 0, 0,
      "Directory of matrix jobs' records and .npy results (relative to the working directory; "
      "made when missing); empty turns POST /v1/graphs/{graph}/matrix-jobs off (501)."},
@@ -696,6 +700,9 @@ int gp_config_load(gp_config *cfg, int argc, char **argv, int *action, gp_err *e
     if (strcmp(cfg->backend, "auto") && strcmp(cfg->backend, "cuda") && strcmp(cfg->backend, "cpu"))
         return gp_err_set(err, GP_EINVAL, "backend must be auto, cuda or cpu, got '%s'",
                           cfg->backend);
+    int devs[GP_CUDA_MAX_DEVICES]; /* the syntax here; the ordinals when the GPUs are opened */
+    if (gp_cuda_devices_parse(cfg->cuda_devices, (int)cfg->cuda_device, -1, devs, err) < 0)
+        return err ? err->code : GP_EINVAL;
     if (gp_log_level_parse(cfg->log_level) < 0)
         return gp_err_set(err, GP_EINVAL, "log_level must be error, warn, info or debug, got '%s'",
                           cfg->log_level);

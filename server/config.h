@@ -39,6 +39,7 @@ typedef struct gp_config {
     long cuda_streams;
     long cuda_queue_wait_ms;
     char cuda_variant[16];
+    char cuda_devices[128];
     long max_body_bytes;
     long max_table_cells;
     long max_binary_table_cells;

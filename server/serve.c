@@ -229,7 +229,7 @@ int gp_serve_main(int argc, char **argv, void (*usage)(FILE *f)) {
     signal(SIGPIPE, SIG_IGN);
 
     gp_cuda_opts cuda = {(int)cfg->cuda_device, (int)cfg->cuda_streams,
-                         (int)cfg->cuda_queue_wait_ms, cfg->cuda_variant};
+                         (int)cfg->cuda_queue_wait_ms, cfg->cuda_variant, cfg->cuda_devices};
     engine = gp_engine_new(cfg->backend, (int)cfg->engine_threads, &cuda, &err);
     if (!engine) {
         GP_LOG(GP_LOG_ERROR, "event=engine_failed error=\"%s\"", err.msg);

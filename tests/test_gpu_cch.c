@@ -54,7 +54,7 @@ static int setup(void **state) {
     cpu = gp_cpu_backend_new(2, &err);
     gp_cch_set_max_tri_per_node(0); /* random graphs are no road networks: no size guard */
     if (!cpu) return -1;
-    gp_cuda_opts o = {0, 2, 500, NULL};
+    gp_cuda_opts o = {0, 2, 500, NULL, NULL};
     gpu = gp_cuda_backend_new(&o, &err);
     if (!gpu) snprintf(no_gpu_msg, sizeof no_gpu_msg, "%s", err.msg);
     return 0;

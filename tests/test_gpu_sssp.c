@@ -46,13 +46,13 @@ static int setup(void **state) {
     gp_err err = {0};
     cpu = gp_cpu_backend_new(2, &err);
     if (!cpu) return -1;
-    gp_cuda_opts o = {0, 2, 500, NULL};
+    gp_cuda_opts o = {0, 2, 500, NULL, NULL};
     gnf = gp_cuda_backend_new(&o, &err);
     if (!gnf) {
         snprintf(no_gpu_msg, sizeof no_gpu_msg, "%s", err.msg);
         return 0;
     }
-    gp_cuda_opts os = {0, 1, 500, "seed"};
+    gp_cuda_opts os = {0, 1, 500, "seed", NULL};
     gseed = gp_cuda_backend_new(&os, &err);
     return gseed ? 0 : -1;
 }
@@ -398,7 +398,7 @@ static void test_busy(void **state) {
 #ifdef GP_HAVE_CUDA
     gp_err err = {0};
     gp_graph *g = random_graph(500, 3, 20, 77);
-    gp_cuda_opts o0 = {0, 1, 0, NULL};
+    gp_cuda_opts o0 = {0, 1, 0, NULL, NULL};
     gp_backend *b = gp_cuda_backend_new(&o0, &err);
     assert_non_null(b);
     uint64_t *d = malloc((size_t)g->n * 8);
@@ -412,7 +412,7 @@ static void test_busy(void **state) {
     gp_backend_destroy(b);
 
     /* with a bounded wait: a slot freed within it serves the request, past it GP_EBUSY */
-    gp_cuda_opts o1 = {0, 1, 300, NULL};
+    gp_cuda_opts o1 = {0, 1, 300, NULL, NULL};
     b = gp_cuda_backend_new(&o1, &err);
     assert_non_null(b);
     assert_int_equal(gp_cuda_backend_debug_hold(b, 1, &err), GP_OK);
@@ -438,7 +438,7 @@ static void test_sticky_error(void **state) {
 #ifdef GP_HAVE_CUDA
     gp_err err = {0};
     gp_graph *g = random_graph(800, 3, 20, 88);
-    gp_cuda_opts o = {0, 2, 100, NULL};
+    gp_cuda_opts o = {0, 2, 100, NULL, NULL};
     gp_engine *e = gp_engine_new("cuda", 2, &o, &err);
     if (!e) fail_msg("engine: %s", err.msg);
     assert_string_equal(gp_engine_backend(e), "cuda");

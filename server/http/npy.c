@@ -89,6 +89,7 @@ void gp_http_npy(gp_req *r, uint32_t rows, uint32_t cols, gp_http_rows_fn fill_r
                  void (*done)(void *ctx), void *ctx) {
     const gp_config *cfg = gp_http_config();
     long target = cfg && cfg->matrix_block_cells > 0 ? cfg->matrix_block_cells : 1L << 22;
+    target *= gp_engine_devices(gp_http_engine()); /* a block's rows are split over the GPUs */
     npy_stream *s = calloc(1, sizeof *s);
     uint32_t block = cols ? (uint32_t)(target / cols) : rows;
     if (block < 1) block = 1;

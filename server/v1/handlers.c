@@ -51,6 +51,10 @@ void gp_h_health(gp_req *r) {
         cJSON_AddNumberToObject(gpu, "memory_total_bytes", (double)info.mem_total);
         cJSON_AddNumberToObject(gpu, "memory_used_bytes", (double)info.mem_used);
         cJSON_AddBoolToObject(gpu, "healthy", info.healthy);
+        /* cuda_devices: the ordinals in use, the first one's first */
+        cJSON *devs = cJSON_AddArrayToObject(gpu, "devices");
+        for (int i = 0; i < info.ndevices && i < GP_CUDA_MAX_DEVICES; i++)
+            cJSON_AddItemToArray(devs, cJSON_CreateNumber(info.devices[i]));
     }
     cJSON *graphs = cJSON_AddArrayToObject(o, "graphs");
     enum { CAP = 256 };

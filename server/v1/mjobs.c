@@ -254,7 +254,8 @@ static int run_job(mjob *j, gp_err *err) {
     char part[1200], path[1200];
     job_path(part, sizeof part, j->id, ".npy.part");
     job_path(path, sizeof path, j->id, ".npy");
-    long target = gp_http_config()->matrix_block_cells;
+    /* matrix_block_cells per GPU: a block's rows are split over them (cuda_devices) */
+    long target = gp_http_config()->matrix_block_cells * gp_engine_devices(gp_http_engine());
     uint32_t block = (uint32_t)(target / (j->nt ? j->nt : 1));
     if (block < 1) block = 1;
     uint64_t *cost = malloc(sizeof *cost * block * (size_t)(j->nt ? j->nt : 1));

@@ -185,10 +185,14 @@ def main():
         check("explicit + srlg + pairs", st == 202 and j3["scenarios"] == 1 + 1 + 6, j3)
         for body, want in (({"srlgs": [[[1, 3]]]}, "srlgs[0][0]: routers 1 and 3 are not joined"),
                            ({"scenarios": [{"routers": [9]}]}, "scenarios[0].routers[0]: unknown router 9"),
-                           ({"strategy": "fast"}, "strategy must be"),
+                           ({"strategy": "fast"}, "strategy must be auto, incremental, full or gpu"),
                            ({"linkz": True}, "unknown member 'linkz'")):
             st, e = req(port, "POST", "/v1/graphs/sq/failure-analysis", body)
             check("bad analysis 400: " + want, st == 400 and want in e.get("message", ""), e)
+
+        # the gpu strategy on a server running on the CPU (--backend cpu): 501, no job
+        st, e = req(port, "POST", "/v1/graphs/sq/failure-analysis", {"links": True, "strategy": "gpu"})
+        check("strategy gpu on the CPU 501", st == 501 and "strategy gpu" in e.get("message", ""), e)
 
         # capacities: PATCH, bad capacity
         st, c = req(port, "PATCH", "/v1/graphs/sq/capacities", {"links": [{"link": [3, 4], "capacity": 20}]})

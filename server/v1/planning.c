@@ -666,6 +666,7 @@ static void build_result(pl_job *j, const gp_scenario_result *res, const gp_plan
     cJSON_AddNumberToObject(o, "seconds", st->seconds);
     cJSON_AddNumberToObject(o, "scenarios_per_s", st->seconds > 0 ? j->nscen / st->seconds : 0);
     cJSON_AddNumberToObject(o, "columns_recomputed", (double)st->columns);
+    if (st->strategy == GP_PLAN_GPU) cJSON_AddNumberToObject(o, "gpu_seconds", st->gpu_s);
     cJSON *sa = cJSON_AddArrayToObject(o, "scenarios");
     gp_sbuf b = {0};
     gp_sbuf_printf(&b, "rank,kind,failed_links,failed_routers,changed_pairs,disconnected_pairs,"
@@ -1105,11 +1106,16 @@ void gp_h_failure_post(gp_req *r) {
     int strategy = GP_PLAN_AUTO;
     const cJSON *sv = cJSON_GetObjectItemCaseSensitive(body, "strategy");
     if (sv) {
-        const char *s = cJSON_IsString(sv) ? sv->valuestring : "";
-        if (strcmp(s, "incremental") == 0) strategy = GP_PLAN_INCREMENTAL;
-        else if (strcmp(s, "full") == 0) strategy = GP_PLAN_FULL;
-        else if (strcmp(s, "auto") != 0) {
-            gp_http_error(r, GP_HC_INVALID_QUERY, "strategy must be auto, incremental or full");
+        strategy = gp_plan_strategy_parse(cJSON_IsString(sv) ? sv->valuestring : "");
+        if (strategy < 0) {
+            gp_http_error(r, GP_HC_INVALID_QUERY,
+                          "strategy must be auto, incremental, full or gpu");
+            cJSON_Delete(empty);
+            return;
+        }
+        const gp_engine *e = gp_http_engine();
+        if (strategy == GP_PLAN_GPU && (!e || e->primary == e->cpu)) {
+            gp_http_error(r, GP_HC_UNSUPPORTED, "strategy gpu: this server runs on the CPU");
             cJSON_Delete(empty);
             return;
         }

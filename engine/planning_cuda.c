@@ -176,8 +176,8 @@ static int fbatch_fill(const gp_rt *t, const gp_fail *sc, size_t s0, uint32_t nb
     b->foff[0] = b->roff[0] = 0;
     for (uint32_t k = 0; k < nb; k++) {
         const gp_fail *f = &sc[s0 + k];
-        memcpy(b->flinks + b->nl, f->links, (size_t)f->nlinks * 4);
-        memcpy(b->frouters + b->nr, f->routers, (size_t)f->nrouters * 4);
+        if (f->nlinks) memcpy(b->flinks + b->nl, f->links, (size_t)f->nlinks * 4);
+        if (f->nrouters) memcpy(b->frouters + b->nr, f->routers, (size_t)f->nrouters * 4);
         b->nl += f->nlinks;
         b->nr += f->nrouters;
         b->foff[k + 1] = (uint32_t)b->nl;

@@ -19,20 +19,7 @@
 
 #include "engine/planning.h"
 #include "graph/graph_internal.h" /* gp_splitmix64 */
-
-static gp_engine *E;
-
-static int setup(void **state) {
-    (void)state;
-    gp_err err;
-    E = gp_engine_new("cpu", 2, NULL, &err);
-    return E ? 0 : -1;
-}
-static int teardown(void **state) {
-    (void)state;
-    gp_engine_free(E);
-    return 0;
-}
+#include "tests/netops_test.h"
 
 static uint64_t rng(uint64_t *s) { return gp_splitmix64(s); }
 
@@ -40,9 +27,7 @@ static uint64_t rng(uint64_t *s) { return gp_splitmix64(s); }
  * out (its demands are unrouted). */
 static gp_graph *random_net(uint32_t n, uint32_t chords, uint32_t wmax, uint64_t *seed) {
     gp_err err;
-    gp_builder *b = gp_builder_new(1.0);
-    for (uint32_t i = 1; i <= n; i++)
-        assert_int_equal(gp_builder_add_node(b, i, 0, 0, 0, NULL, &err), GP_OK);
+    gp_builder *b = routers_builder(n);
     for (uint32_t i = 2; i <= n; i++) {
         if (i % 17 == 0) continue;
         int64_t u = 1 + (int64_t)(rng(seed) % (i - 1));
@@ -58,8 +43,7 @@ static gp_graph *random_net(uint32_t n, uint32_t chords, uint32_t wmax, uint64_t
         assert_int_equal(gp_builder_add_arc(b, u, v, w, &err), GP_OK);
         assert_int_equal(gp_builder_add_arc(b, v, u, w, &err), GP_OK);
     }
-    gp_graph *g = gp_builder_finish(b, "test", "test", 0, &err);
-    if (!g) fail_msg("builder: %s", err.msg);
+    gp_graph *g = routers_finish(b, 0);
     return g;
 }
 

@@ -18,6 +18,7 @@
 
 #include "engine/planning.h"
 #include "graph/graph_internal.h" /* gp_splitmix64 */
+#include "tests/netops_test.h"
 
 typedef struct arc {
     int64_t u, v;
@@ -25,32 +26,15 @@ typedef struct arc {
     double cap;
 } arc;
 
-static gp_engine *E;
-
-static int setup(void **state) {
-    (void)state;
-    gp_err err;
-    E = gp_engine_new("cpu", 2, NULL, &err);
-    return E ? 0 : -1;
-}
-static int teardown(void **state) {
-    (void)state;
-    gp_engine_free(E);
-    return 0;
-}
-
 /* Undirected graph with ids 1..n; capacities (both directions) from a[i].cap when > 0. */
 static gp_graph *build(uint32_t n, const arc *a, size_t na) {
     gp_err err;
-    gp_builder *b = gp_builder_new(1.0);
-    for (uint32_t i = 1; i <= n; i++)
-        assert_int_equal(gp_builder_add_node(b, i, 0, 0, 0, NULL, &err), GP_OK);
+    gp_builder *b = routers_builder(n);
     for (size_t i = 0; i < na; i++) {
         assert_int_equal(gp_builder_add_arc(b, a[i].u, a[i].v, a[i].w, &err), GP_OK);
         assert_int_equal(gp_builder_add_arc(b, a[i].v, a[i].u, a[i].w, &err), GP_OK);
     }
-    gp_graph *g = gp_builder_finish(b, "test", "test", 0, &err);
-    if (!g) fail_msg("builder: %s", err.msg);
+    gp_graph *g = routers_finish(b, 0);
     int any = 0;
     for (size_t i = 0; i < na; i++) any |= a[i].cap > 0;
     if (any) {

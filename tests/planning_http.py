@@ -9,7 +9,6 @@ Prints one line per failed check and "N passed, N failed, N skipped" last.
 """
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -20,7 +19,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from netops_http import check  # noqa: E402  (one line per failed check, counted there)
 import netops_http  # noqa: E402
 
-BIN = os.environ.get("GPATH_BIN", "build/gpath")
 TOKEN = "op-token"
 
 # Routers 1..5: square 1-2-3-4-1 (cost 1 each), router 5 isolated. Capacities (LinkSpeedRaw):
@@ -67,29 +65,10 @@ def link(res, a, b):
 
 def main():
     tmp = tempfile.mkdtemp()
-    gml = os.path.join(tmp, "square.graphml")
-    with open(gml, "w") as f:
-        f.write(SQUARE)
-    portf = os.path.join(tmp, "port")
-    p = subprocess.Popen([BIN, "serve", "--port", "0", "--port-file", portf, "--listen", "127.0.0.1",
-                          "--backend", "cpu", "--cache-path", "", "--graph", "sq=graphml:" + gml,
-                          "--log-level", "warn", "--operator-token", TOKEN],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    p, port = netops_http.serve(tmp, SQUARE, "", TOKEN)
     try:
-        port = None
-        for _ in range(200):
-            if os.path.exists(portf) and open(portf).read().strip():
-                port = int(open(portf).read())
-                break
-            time.sleep(0.05)
         if port is None:
-            check("server started", False, p.stderr.read().decode() if p.poll() is not None else "")
             return
-        for _ in range(200):
-            st, _ = req(port, "GET", "/v1/graphs/sq")
-            if st == 200:
-                break
-            time.sleep(0.05)
 
         st, e = req(port, "POST", "/v1/graphs/sq/load")
         check("load without demands 400", st == 400 and "no demands" in e["message"], e)

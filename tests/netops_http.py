@@ -73,6 +73,8 @@ def serve(tmp, graphml, cache_path, token):
     with open(gml, "w") as f:
         f.write(graphml)
     portf = os.path.join(tmp, "port")
+    if os.path.exists(portf):  # a restart in the same directory
+        os.unlink(portf)
     env = dict(os.environ, GPATH_LOG_LEVEL="warn")
     p = subprocess.Popen([BIN, "serve", "--port", "0", "--port-file", portf, "--listen", "127.0.0.1",
                           "--backend", "cpu", "--cache-path", cache_path, "--graph", "sq=graphml:" + gml,

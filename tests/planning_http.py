@@ -191,5 +191,46 @@ def main():
         p.wait(timeout=30)
 
 
+def restart():
+    """Demands and capacity overrides survive a restart (kept next to the SQLite cache)."""
+    tmp = tempfile.mkdtemp()
+    cache = os.path.join(tmp, "cache.sqlite")
+    kept = {}
+
+    def first(port):
+        st, d1 = req(port, "PUT", "/v1/graphs/sq/demands",
+                     {"demands": [{"source": "r1", "destination": "r3", "volume": 10},
+                                  {"source": 2, "destination": 4, "volume": 6.5}]})
+        check("restart: PUT demands", st == 200 and d1["demands"] == 2, d1)
+        st, c = req(port, "PATCH", "/v1/graphs/sq/capacities", {"links": [{"link": [3, 4], "capacity": 20}]})
+        check("restart: PATCH capacities", st == 200, c)
+        kept["before"] = req(port, "GET", "/v1/graphs/sq/demands")[1]
+
+    def second(port):
+        st, after = req(port, "GET", "/v1/graphs/sq/demands")
+        before = kept.get("before")
+        check("restart: demands and overrides kept", st == 200 and after == before and
+              after["demand_version"] and len(after["demands"]) == 2, (before, after))
+        st, L = req(port, "POST", "/v1/graphs/sq/load")
+        check("restart: loads from the kept demands", st == 200 and
+              abs(link(L, 4, 3)["utilization"] - 5 / 20) < 1e-12, L)
+        st, d3 = req(port, "DELETE", "/v1/graphs/sq/demands")
+        check("restart: DELETE", st == 200, d3)
+
+    def third(port):
+        st, e = req(port, "POST", "/v1/graphs/sq/load")
+        check("restart after DELETE: no demands", st == 400 and "no demands" in e["message"], e)
+
+    for phase in (first, second, third):  # one daemon each, the same cache path
+        p, port = netops_http.serve(tmp, SQUARE, cache, TOKEN)
+        try:
+            if port is not None:
+                phase(port)
+        finally:
+            p.terminate()
+            p.wait(timeout=30)
+
+
 main()
+restart()
 print("%d passed, %d failed, 0 skipped" % (netops_http.passed, netops_http.failed))

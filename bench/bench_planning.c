@@ -1,10 +1,12 @@
 /* bench_planning.c - exhaustive failure analysis with a full random demand matrix: every single
  * link and every single router failed in turn, ECMP link loads under each (engine/planning.h),
  * the incremental and the full strategy on the same scenarios (results checked equal), and the
- * base-load pass on the GPU against the CPU (kernels/planload.cu) when a device is present.
+ * base-load pass on the GPU against the CPU (kernels/planload.cu) when a device is present, and
+ * the gpu strategy on every scenario (at most --gpu-max of each kind; checked equal to the
+ * incremental results of the scenarios both ran; "-" without a device).
  *
  *   bench_planning [--backend auto|cpu|cuda] [--max-scenarios N] [--full-max N] [--threads T]
- *                  [--seconds S] GRAPH_SPEC...
+ *                  [--seconds S] [--gpu-max N] GRAPH_SPEC...
  * A spec "mesh:N:LINKS[:SEED]" generates a router network of N routers and LINKS links (a ring
  * plus random chords, OSPF-like costs from {1, 2, 5, 10, 20, 100}, 10 Gbit/s each); anything else
  * goes to gp_graph_load (links without a capacity get 10 Gbit/s). Demands: every ordered pair of
@@ -80,7 +82,7 @@ static int same(const gp_scenario_result *a, const gp_scenario_result *b, double
 
 int main(int argc, char **argv) {
     const char *backend = "auto";
-    size_t max_scen = 1000000, full_max = 200;
+    size_t max_scen = 1000000, full_max = 200, gpu_max = 1000000;
     double budget = 60;
     int threads = 0, first = 1, rc = 0;
     for (; first + 1 < argc && strncmp(argv[first], "--", 2) == 0; first += 2) {
@@ -92,6 +94,8 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[first], "--threads") == 0)
             threads = (int)strtol(argv[first + 1], NULL, 10);
         else if (strcmp(argv[first], "--seconds") == 0) budget = strtod(argv[first + 1], NULL);
+        else if (strcmp(argv[first], "--gpu-max") == 0)
+            gpu_max = strtoull(argv[first + 1], NULL, 10);
     }
     gp_err err;
     gp_engine *e = gp_engine_new(backend, 0, NULL, &err);
@@ -103,10 +107,11 @@ int main(int argc, char **argv) {
            gp_engine_backend(e), threads ? threads : gp_cpu_count());
     printf(
         "| graph | routers | links | kind | scenarios | tables ms | base load CPU ms | base load "
-        "GPU ms | incremental s (all) | scen/s | full s (all) | scen/s | auto picks | equal |\n");
-    printf(
-        "| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | "
-        "--- |\n");
+        "GPU ms | incremental s (all) | scen/s | full s (all) | scen/s | GPU s (all) | kernel s | "
+        "touched / scenario | scen/s | auto picks | equal |\n");
+    printf("| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | "
+           "---: | "
+           "---: | ---: | ---: | --- | --- |\n");
     fflush(stdout);
     for (int a = first; a < argc; a++) {
         unsigned long long n = 0, nl = 0, seed = 1;
@@ -197,14 +202,29 @@ int main(int argc, char **argv) {
             if (frun > run) frun = run;
             int eq = ok;
             for (size_t i = 0; i < frun && eq; i++) eq = same(&ri[i], &rf[i], d->total);
+            /* the GPU strategy on every scenario (at most gpu_max), checked against incremental */
+            size_t grun = all < gpu_max ? all : gpu_max;
+            gp_scenario_result *rg = calloc(grun + 1, sizeof *rg);
+            gp_plan_stats sg = {0};
+            char gcol[160] = "- | - | - | -";
+            if (ok && gp_plan_failures(e, t, d, cap, sc, grun, GP_PLAN_GPU, threads, rg, NULL, &sg,
+                                       &err) == GP_OK) {
+                double per = grun ? (sg.seconds - sg.base_s) / (double)grun : 0;
+                for (size_t i = 0; i < grun && i < run && eq; i++)
+                    eq = same(&ri[i], &rg[i], d->total);
+                snprintf(gcol, sizeof gcol, "%.3f%s | %.3f | %.0f | %.0f",
+                         base_s + per * (double)all, grun < all ? " est." : "", sg.gpu_s,
+                         grun ? (double)sg.affected_sum / (double)grun : 0, per > 0 ? 1 / per : 0);
+            }
+            free(rg);
             if (!eq) rc = 1;
             printf("| %s | %u | %zu | %s | %zu | %.1f | %.2f | %s | %.3f%s | %.0f | %.2f%s | %.1f "
-                   "| %s | "
+                   "| %s | %s | "
                    "%s |\n",
                    strncmp(argv[a], "mesh:", 5) ? short_name(argv[a]) : argv[a], N, nls,
                    kind ? "routers" : "links", all, tables_ms, cpu_ms, gpu_col,
                    base_s + ti * (double)all, run < all ? " est." : "", ti > 0 ? 1 / ti : 0,
-                   base_s + tf * (double)all, frun < all ? " est." : "", tf > 0 ? 1 / tf : 0,
+                   base_s + tf * (double)all, frun < all ? " est." : "", tf > 0 ? 1 / tf : 0, gcol,
                    gp_plan_strategy_name(sa.strategy),
                    !ok  ? err.msg
                    : eq ? "yes"

@@ -129,7 +129,16 @@ uint32_t gp_plan_fail_link(const gp_rt *t, uint32_t u, uint32_t v, uint32_t *lin
 }
 
 const char *gp_plan_strategy_name(int s) {
-    return s == GP_PLAN_INCREMENTAL ? "incremental" : s == GP_PLAN_FULL ? "full" : "auto";
+    return s == GP_PLAN_INCREMENTAL ? "incremental"
+           : s == GP_PLAN_FULL      ? "full"
+           : s == GP_PLAN_GPU       ? "gpu"
+                                    : "auto";
+}
+
+int gp_plan_strategy_parse(const char *s) {
+    for (int k = GP_PLAN_AUTO; k <= GP_PLAN_GPU; k++)
+        if (strcmp(s, gp_plan_strategy_name(k)) == 0) return k;
+    return -1;
 }
 
 /* ---- one destination ---- */
@@ -497,6 +506,50 @@ static int same_hops(const gp_rt *t, const uint64_t *col, const uint64_t *col2, 
     return 1;
 }
 
+/* base_on_dag: link l = u -> k on a shortest path towards dst without failures */
+static inline int base_on_dag(const gp_rt *t, uint32_t dst, uint32_t u, uint32_t l) {
+    uint32_t k = t->nb[l];
+    uint64_t dk = t->dist[(uint64_t)k * t->n + dst];
+    return k != u && dk != GP_INF && dk + t->nbw[l] == t->dist[(uint64_t)u * t->n + dst];
+}
+
+int gp_plan_touches(const gp_rt *t, const gp_fail *f, uint32_t dst, const uint8_t *dead_router,
+                    int *transit) {
+    /* transit: a failed link or router that traffic of a live router crosses (distances change);
+     * source-only: a failed router's own links */
+    int tr = dead_router[dst], touched = tr;
+    for (uint32_t i = 0; i < f->nlinks && !tr; i++) {
+        uint32_t l = f->links[i], u = gp_plan_link_tail(t, l);
+        if (base_on_dag(t, dst, u, l)) {
+            touched = 1;
+            if (!dead_router[u]) tr = 1;
+        }
+    }
+    for (uint32_t i = 0; i < f->nrouters && !tr; i++) {
+        uint32_t rr = f->routers[i];
+        if (rr != dst && t->dist[(uint64_t)rr * t->n + dst] != GP_INF) touched = 1;
+        if (touched && !transit) return 1; /* the caller only asks whether */
+        for (uint32_t l = t->nb_off[rr]; l < t->nb_off[rr + 1] && !tr; l++) {
+            uint32_t k = t->nb[l], back = gp_plan_link_find(t, k, rr);
+            if (back != GP_NONE && !dead_router[k] && base_on_dag(t, dst, k, back)) tr = 1;
+        }
+    }
+    if (transit) *transit = tr;
+    return touched | tr;
+}
+
+void gp_plan_finish(const gp_rt *t, const gp_demands *d, const double *cap, const gp_fail *f,
+                    double *load, double lost, gp_scenario_result *r) {
+    /* the subtraction leaves rounding residue on links that no longer carry traffic */
+    double eps = 1e-9 * (d->total > 0 ? d->total : 1);
+    uint32_t L = gp_plan_links(t);
+    for (uint32_t l = 0; l < L; l++)
+        if (fabs(load[l]) < eps) load[l] = 0;
+    for (uint32_t i = 0; i < f->nlinks; i++) load[f->links[i]] = 0;
+    gp_plan_worst(t, load, cap, r);
+    r->unrouted_volume = fabs(lost) < eps ? 0 : lost;
+}
+
 static void run_scenario(fail_ctx *c, scratch *s, size_t si) {
     const gp_rt *t = c->t;
     const gp_fail *f = &c->sc[si];
@@ -512,26 +565,7 @@ static void run_scenario(fail_ctx *c, scratch *s, size_t si) {
     double lost = full ? 0 : c->base_lost;
     for (uint32_t dst = 0; dst < n; dst++) {
         base_column(t, dst, s->col);
-        /* does the failure touch dst's DAG? transit: a failed link or router that traffic of a
-         * live router crosses (distances change); source-only: a failed router's own links */
-        int transit = s->dead_router[dst], touched = transit;
-        for (uint32_t i = 0; i < f->nlinks && !transit; i++) {
-            uint32_t l = f->links[i], u = gp_plan_link_tail(t, l);
-            if (on_dag(t, s->col, NULL, u, l)) {
-                touched = 1;
-                if (!s->dead_router[u]) transit = 1;
-            }
-        }
-        for (uint32_t i = 0; i < f->nrouters && !transit; i++) {
-            uint32_t rr = f->routers[i];
-            if (s->col[rr] != GP_INF && rr != dst) touched = 1; /* its own traffic and row */
-            for (uint32_t l = t->nb_off[rr]; l < t->nb_off[rr + 1] && !transit; l++) {
-                uint32_t k = t->nb[l], back = gp_plan_link_find(t, k, rr);
-                if (back != GP_NONE && !s->dead_router[k] && on_dag(t, s->col, NULL, k, back))
-                    transit = 1;
-            }
-        }
-        touched |= transit;
+        int transit = 0, touched = gp_plan_touches(t, f, dst, s->dead_router, &transit);
         if (!touched && !full) continue;
         if (touched) r->affected++;
         if (transit || full) {
@@ -555,12 +589,7 @@ static void run_scenario(fail_ctx *c, scratch *s, size_t si) {
                 r->changed_pairs++;
         }
     }
-    /* the subtraction leaves rounding residue on links that no longer carry traffic */
-    double eps = 1e-9 * (c->d->total > 0 ? c->d->total : 1);
-    for (uint32_t l = 0; l < L; l++)
-        if (fabs(s->load[l]) < eps || s->dead_link[l]) s->load[l] = 0;
-    gp_plan_worst(t, s->load, c->cap, r);
-    r->unrouted_volume = fabs(lost) < eps ? 0 : lost;
+    gp_plan_finish(t, c->d, c->cap, f, s->load, lost, r);
     for (uint32_t i = 0; i < f->nlinks; i++) s->dead_link[f->links[i]] = 0;
     for (uint32_t i = 0; i < f->nrouters; i++) s->dead_router[f->routers[i]] = 0;
     atomic_fetch_add(&c->columns, cols);
@@ -621,6 +650,13 @@ int gp_plan_failures(gp_engine *e, const gp_rt *t, const gp_demands *d, const do
     if (rc == GP_OK) {
         c.base = base;
         c.base_lost = base_lost;
+        if (strategy == GP_PLAN_GPU ||
+            (strategy == GP_PLAN_AUTO && e && e->primary != e->cpu && !e->primary_failed)) {
+            rc =
+                gp_plan_failures_cuda(t, d, cap, sc, nscen, base, base_lost, threads, res, st, err);
+            if (rc == GP_OK || strategy == GP_PLAN_GPU) goto done;
+            rc = GP_OK; /* auto: the CPU threads after all */
+        }
         if (strategy == GP_PLAN_AUTO) {
             /* estimate the share of affected destinations from a sample of scenarios */
             strategy = GP_PLAN_INCREMENTAL;
@@ -650,14 +686,17 @@ int gp_plan_failures(gp_engine *e, const gp_rt *t, const gp_demands *d, const do
         if (nscen) run_threads(T, fail_worker, args, sizeof args[0]);
         if (c.failed) rc = gp_err_set(err, GP_ENOMEM, "out of memory for failure analysis");
     }
-    if (rc == GP_OK && base_load) memcpy(base_load, base, (size_t)L * sizeof *base);
     if (st) {
         st->strategy = strategy;
-        st->seconds = gp_now() - t0;
-        st->base_s = t1 - t0;
         st->columns = atomic_load(&c.columns);
         st->accumulations = atomic_load(&c.accs);
         st->affected_sum = atomic_load(&c.affected);
+    }
+done:
+    if (rc == GP_OK && base_load) memcpy(base_load, base, (size_t)L * sizeof *base);
+    if (st) {
+        st->seconds = gp_now() - t0;
+        st->base_s = t1 - t0;
     }
     rev_free(&c.rev);
     free(base);

@@ -19,9 +19,12 @@
  * network each) and their load contributions (the base loads minus their old contribution plus
  * the new); the full strategy recomputes every destination's column (a reverse Dijkstra each, on
  * the CPU) and loads. Both give the same answer; auto picks full when 9 in 10 destinations
- * are affected on average (a sample of 8 scenarios), else incremental. Not yet on the GPU: batches of
- * failed networks through the engine's APSP (blocked Floyd-Warshall) and the load pass of
- * kernels/planload.cu with a failure mask.
+ * are affected on average (a sample of 8 scenarios), else incremental. The gpu strategy runs the
+ * incremental one on the device (engine/planning_cuda.c, kernels/planload.cu): the touched
+ * (scenario, destination) pairs of a batch of scenarios (as many as their load vectors fit a
+ * 1 GiB budget) each take one thread block that recomputes the distance column by Bellman-Ford
+ * rounds on the failed network, swaps the destination's load contribution and counts changed and
+ * disconnected pairs; auto picks gpu when the engine's primary backend is CUDA.
  * Scenarios run in parallel on CPU threads (each scenario on one thread: results do not depend on
  * the thread count).
  */
@@ -82,8 +85,10 @@ int gp_plan_load(const gp_rt *t, const gp_demands *d, int threads, double *load,
 int gp_plan_load_cuda(const gp_rt *t, const gp_demands *d, double *load, double *unrouted_vol,
                       double *gpu_ms, gp_err *err);
 
-enum gp_plan_strategy { GP_PLAN_AUTO = 0, GP_PLAN_INCREMENTAL, GP_PLAN_FULL };
-const char *gp_plan_strategy_name(int s); /* "auto", "incremental", "full" */
+enum gp_plan_strategy { GP_PLAN_AUTO = 0, GP_PLAN_INCREMENTAL, GP_PLAN_FULL, GP_PLAN_GPU };
+const char *gp_plan_strategy_name(int s); /* "auto", "incremental", "full", "gpu" */
+/* The strategy named s, or -1. */
+int gp_plan_strategy_parse(const char *s);
 
 /* One scenario's outcome. */
 typedef struct gp_scenario_result {
@@ -101,17 +106,20 @@ typedef struct gp_scenario_result {
 } gp_scenario_result;
 
 typedef struct gp_plan_stats {
-    int strategy; /* what ran: GP_PLAN_INCREMENTAL or GP_PLAN_FULL */
+    int strategy; /* what ran: GP_PLAN_INCREMENTAL, GP_PLAN_FULL or GP_PLAN_GPU */
     double seconds;
     double base_s;          /* base loads */
     uint64_t columns;       /* destination columns recomputed */
     uint64_t accumulations; /* per-destination load passes */
     uint64_t affected_sum;  /* sum of affected destinations over scenarios */
+    double gpu_s;           /* gpu: device time of the scenario kernels */
+    uint32_t batches;       /* gpu: scenario batches */
 } gp_plan_stats;
 
 /* Runs nscen scenarios: scenario s fails links sc[s] / routers. cap: L capacities (0 unknown),
  * may be NULL. res: nscen entries. The base loads (no failure) go to base_load when not NULL (L
- * entries). e: the engine (reserved for a GPU strategy; may be NULL). Progress: the calling
+ * entries). e: the engine (may be NULL; auto runs on the GPU when its primary backend is CUDA).
+ * GP_PLAN_GPU without CUDA or a device: GP_EUNSUPPORTED. Progress: the calling
  * thread's gp_progress, one unit per scenario (and one for the base loads). */
 int gp_plan_failures(gp_engine *e, const gp_rt *t, const gp_demands *d, const double *cap,
                      const gp_fail *sc, size_t nscen, int strategy, int threads,
@@ -120,6 +128,22 @@ int gp_plan_failures(gp_engine *e, const gp_rt *t, const gp_demands *d, const do
 /* Appends both directions of the link between routers u and v (internal) to links[*k]; returns
  * the number appended (0 when they are not joined). */
 uint32_t gp_plan_fail_link(const gp_rt *t, uint32_t u, uint32_t v, uint32_t *links, uint32_t *k);
+
+/* The scenarios on the GPU after the base loads (base, base_lost): gp_plan_failures' gpu
+ * strategy (engine/planning_cuda.c; threads: for the results of each batch on the host).
+ * GP_EUNSUPPORTED without CUDA or a device. */
+int gp_plan_failures_cuda(const gp_rt *t, const gp_demands *d, const double *cap, const gp_fail *sc,
+                          size_t nscen, const double *base, double base_lost, int threads,
+                          gp_scenario_result *res, gp_plan_stats *st, gp_err *err);
+
+/* Does scenario f touch destination dst's shortest-path DAG (base distances)? dead_router: a
+ * mask of f's routers. *transit (may be NULL): whether traffic of a live router crosses a failed
+ * element (its distances change). */
+int gp_plan_touches(const gp_rt *t, const gp_fail *f, uint32_t dst, const uint8_t *dead_router,
+                    int *transit);
+/* A scenario's result from its loads (rounding residue and failed links zeroed in place). */
+void gp_plan_finish(const gp_rt *t, const gp_demands *d, const double *cap, const gp_fail *f,
+                    double *load, double lost, gp_scenario_result *r);
 
 /* Worst utilization / link of a load vector (as in gp_scenario_result). */
 void gp_plan_worst(const gp_rt *t, const double *load, const double *cap, gp_scenario_result *r);

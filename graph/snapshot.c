@@ -48,6 +48,7 @@ enum {
     S_RESTR,      /* optional: turn restrictions for the turn model (gp_graph.restr) */
     S_ARC_LIMITS, /* optional: vehicle limits (m * GP_LIMITS bytes), older snapshots have none */
     S_PLACES,     /* optional: OSM place records for map labels (gp_graph.places) */
+    S_ARC_CAP,    /* optional: link capacities in bit/s (m doubles, gp_graph.arc_cap) */
     S_KNOWN_END
 };
 
@@ -232,6 +233,7 @@ int gp_snapshot_write(const gp_graph *g, const char *path, const gp_snap_extra *
     SEC(S_RESTR, g->restr, g->restr_len * 4);
     SEC(S_ARC_LIMITS, g->arc_limits, m * GP_LIMITS);
     SEC(S_PLACES, g->places, g->places_len);
+    SEC(S_ARC_CAP, g->arc_cap, m * 8);
 #undef SEC
     int rc = GP_OK;
     if (nextra > 64) {
@@ -513,6 +515,7 @@ gp_graph *gp_load_snapshot(const char *path, const gp_load_opts *o, gp_err *err)
         section(&mp, S_ARC_FLAGS, m, 0, "arc flags", (void **)&g->arc_flags, err) ||
         section(&mp, S_ARC_GUIDE, m * 4, 0, "arc guidance", (void **)&g->arc_guide, err) ||
         section(&mp, S_ARC_LIMITS, m * GP_LIMITS, 0, "arc limits", (void **)&g->arc_limits, err) ||
+        section(&mp, S_ARC_CAP, m * 8, 0, "link capacity", (void **)&g->arc_cap, err) ||
         section(&mp, S_STRTAB, UINT64_MAX, 0, "strings", (void **)&g->strtab, err) ||
         section(&mp, S_RESTR, UINT64_MAX, 0, "turn restrictions", (void **)&g->restr, err) ||
         section(&mp, S_PLACES, UINT64_MAX, 0, "places", (void **)&g->places, err))

@@ -7,6 +7,7 @@
  * the shortest-path DAG in rounds of Kahn's order (a router forwards once every router sending it
  * traffic for t has), each round one pass of the block's threads over the routers. Link loads are
  * accumulated with double atomicAdd, so the last bits may differ from the CPU's order of addition.
+ * gp_cuda_plan_fail runs batches of failure scenarios with the same per-destination pass.
  * Plain C: the stream is passed as void * (a cudaStream_t).
  */
 #ifndef GP_CUDA_PLANLOAD_H
@@ -38,6 +39,28 @@ size_t gp_cuda_plan_scratch_bytes(uint32_t n, uint32_t ndst);
  * gp_cuda_plan_scratch_bytes(n, ndst). Asynchronous on stream; returns 0, or a cudaError_t. */
 int gp_cuda_plan_load(const gp_plan_dev *in, uint32_t dst0, uint32_t ndst, double *load,
                       double *lost, void *scratch, void *stream);
+
+/* A batch of failure scenarios (device pointers). Work item i recomputes destination item_dst[i]
+ * under scenario item_scen[i] (batch-local): its distance column on the failed network (rounds
+ * of Bellman-Ford relaxation in one block), its old load contribution taken out of loads[sc * L ..]
+ * and the new one added (lost[sc] likewise), and the (router, destination) pairs whose ECMP
+ * next-hop set changed or that lost connectivity added to changed[sc] / disconnected[sc]. The
+ * caller seeds loads with the base loads and lost with the base unrouted volume, and lists only
+ * the destinations a scenario touches. Scenario sc fails links flinks[foff[sc] .. foff[sc + 1])
+ * and routers frouters[roff[sc] .. roff[sc + 1]). */
+typedef struct gp_plan_fail_dev {
+    const uint32_t *item_scen, *item_dst;
+    uint32_t nitems;
+    const uint32_t *foff, *flinks, *roff, *frouters;
+    double *loads, *lost;
+    unsigned long long *changed, *disconnected;
+} gp_plan_fail_dev;
+
+/* Device scratch bytes for nblocks blocks of gp_cuda_plan_fail (zeroing not needed). */
+size_t gp_cuda_plan_fail_scratch_bytes(uint32_t n, uint32_t L, uint32_t nblocks);
+/* Runs every work item of f on nblocks blocks. Asynchronous on stream; 0 or a cudaError_t. */
+int gp_cuda_plan_fail(const gp_plan_dev *in, const gp_plan_fail_dev *f, uint32_t nblocks,
+                      void *scratch, void *stream);
 
 #ifdef __cplusplus
 }

@@ -65,6 +65,37 @@ def req(port, method, path, body=None, token=OPERATOR_TOKEN):
         return e.code, dict(e.headers), json.loads(e.read() or b"null")
 
 
+def serve(tmp, graphml, cache_path, token):
+    """Starts `gpath serve --backend cpu` on graph sq (graphml written to tmp/square.graphml) and
+    waits until sq has loaded. Returns (process, port); port None when it did not start (a failed
+    check records why)."""
+    gml = os.path.join(tmp, "square.graphml")
+    with open(gml, "w") as f:
+        f.write(graphml)
+    portf = os.path.join(tmp, "port")
+    if os.path.exists(portf):  # a restart in the same directory
+        os.unlink(portf)
+    env = dict(os.environ, GPATH_LOG_LEVEL="warn")
+    p = subprocess.Popen([BIN, "serve", "--port", "0", "--port-file", portf, "--listen", "127.0.0.1",
+                          "--backend", "cpu", "--cache-path", cache_path, "--graph", "sq=graphml:" + gml,
+                          "--log-level", "warn", "--operator-token", token],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    port = None
+    for _ in range(200):
+        if os.path.exists(portf) and open(portf).read().strip():
+            port = int(open(portf).read())
+            break
+        time.sleep(0.05)
+    if port is None:
+        check("server started", False, p.stderr.read().decode() if p.poll() is not None else "")
+        return p, None
+    for _ in range(200):  # graphs load in the background
+        if req(port, "GET", "/v1/graphs/sq")[0] == 200:
+            break
+        time.sleep(0.05)
+    return p, port
+
+
 def ids(d):
     """d without the *_name / *_names members (names are checked in tests/api_test.py)."""
     if isinstance(d, dict):
@@ -78,32 +109,11 @@ def route(table, dest):
 
 def main():
     tmp = tempfile.mkdtemp()
-    gml = os.path.join(tmp, "square.graphml")
-    with open(gml, "w") as f:
-        f.write(SQUARE)
-    portf = os.path.join(tmp, "port")
-    env = dict(os.environ, GPATH_LOG_LEVEL="warn")
     # served with the default hop-count rule; the bandwidth rule is checked through the CLI below
-    p = subprocess.Popen([BIN, "serve", "--port", "0", "--port-file", portf, "--listen", "127.0.0.1",
-                          "--backend", "cpu", "--cache-path", os.path.join(tmp, "cache.sqlite"),
-                          "--graph", "sq=graphml:" + gml, "--log-level", "warn",
-                          "--operator-token", OPERATOR_TOKEN],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    p, port = serve(tmp, SQUARE, os.path.join(tmp, "cache.sqlite"), OPERATOR_TOKEN)
     try:
-        port = None
-        for _ in range(200):
-            if os.path.exists(portf) and open(portf).read().strip():
-                port = int(open(portf).read())
-                break
-            time.sleep(0.05)
         if port is None:
-            check("server started", False, p.stderr.read().decode() if p.poll() is not None else "")
             return
-        for _ in range(200):  # graphs load in the background
-            st, _, _ = req(port, "GET", "/v1/graphs/sq")
-            if st == 200:
-                break
-            time.sleep(0.05)
 
         st, _, t1 = req(port, "GET", "/v1/graphs/sq/routing-table?router=1")
         check("routing-table 200", st == 200, str(t1))

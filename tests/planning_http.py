@@ -9,7 +9,6 @@ Prints one line per failed check and "N passed, N failed, N skipped" last.
 """
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -20,7 +19,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from netops_http import check  # noqa: E402  (one line per failed check, counted there)
 import netops_http  # noqa: E402
 
-BIN = os.environ.get("GPATH_BIN", "build/gpath")
 TOKEN = "op-token"
 
 # Routers 1..5: square 1-2-3-4-1 (cost 1 each), router 5 isolated. Capacities (LinkSpeedRaw):
@@ -67,29 +65,10 @@ def link(res, a, b):
 
 def main():
     tmp = tempfile.mkdtemp()
-    gml = os.path.join(tmp, "square.graphml")
-    with open(gml, "w") as f:
-        f.write(SQUARE)
-    portf = os.path.join(tmp, "port")
-    p = subprocess.Popen([BIN, "serve", "--port", "0", "--port-file", portf, "--listen", "127.0.0.1",
-                          "--backend", "cpu", "--cache-path", "", "--graph", "sq=graphml:" + gml,
-                          "--log-level", "warn", "--operator-token", TOKEN],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    p, port = netops_http.serve(tmp, SQUARE, "", TOKEN)
     try:
-        port = None
-        for _ in range(200):
-            if os.path.exists(portf) and open(portf).read().strip():
-                port = int(open(portf).read())
-                break
-            time.sleep(0.05)
         if port is None:
-            check("server started", False, p.stderr.read().decode() if p.poll() is not None else "")
             return
-        for _ in range(200):
-            st, _ = req(port, "GET", "/v1/graphs/sq")
-            if st == 200:
-                break
-            time.sleep(0.05)
 
         st, e = req(port, "POST", "/v1/graphs/sq/load")
         check("load without demands 400", st == 400 and "no demands" in e["message"], e)
@@ -185,10 +164,14 @@ def main():
         check("explicit + srlg + pairs", st == 202 and j3["scenarios"] == 1 + 1 + 6, j3)
         for body, want in (({"srlgs": [[[1, 3]]]}, "srlgs[0][0]: routers 1 and 3 are not joined"),
                            ({"scenarios": [{"routers": [9]}]}, "scenarios[0].routers[0]: unknown router 9"),
-                           ({"strategy": "fast"}, "strategy must be"),
+                           ({"strategy": "fast"}, "strategy must be auto, incremental, full or gpu"),
                            ({"linkz": True}, "unknown member 'linkz'")):
             st, e = req(port, "POST", "/v1/graphs/sq/failure-analysis", body)
             check("bad analysis 400: " + want, st == 400 and want in e.get("message", ""), e)
+
+        # the gpu strategy on a server running on the CPU (--backend cpu): 501, no job
+        st, e = req(port, "POST", "/v1/graphs/sq/failure-analysis", {"links": True, "strategy": "gpu"})
+        check("strategy gpu on the CPU 501", st == 501 and "strategy gpu" in e.get("message", ""), e)
 
         # capacities: PATCH, bad capacity
         st, c = req(port, "PATCH", "/v1/graphs/sq/capacities", {"links": [{"link": [3, 4], "capacity": 20}]})
@@ -208,5 +191,46 @@ def main():
         p.wait(timeout=30)
 
 
+def restart():
+    """Demands and capacity overrides survive a restart (kept next to the SQLite cache)."""
+    tmp = tempfile.mkdtemp()
+    cache = os.path.join(tmp, "cache.sqlite")
+    kept = {}
+
+    def first(port):
+        st, d1 = req(port, "PUT", "/v1/graphs/sq/demands",
+                     {"demands": [{"source": "r1", "destination": "r3", "volume": 10},
+                                  {"source": 2, "destination": 4, "volume": 6.5}]})
+        check("restart: PUT demands", st == 200 and d1["demands"] == 2, d1)
+        st, c = req(port, "PATCH", "/v1/graphs/sq/capacities", {"links": [{"link": [3, 4], "capacity": 20}]})
+        check("restart: PATCH capacities", st == 200, c)
+        kept["before"] = req(port, "GET", "/v1/graphs/sq/demands")[1]
+
+    def second(port):
+        st, after = req(port, "GET", "/v1/graphs/sq/demands")
+        before = kept.get("before")
+        check("restart: demands and overrides kept", st == 200 and after == before and
+              after["demand_version"] and len(after["demands"]) == 2, (before, after))
+        st, L = req(port, "POST", "/v1/graphs/sq/load")
+        check("restart: loads from the kept demands", st == 200 and
+              abs(link(L, 4, 3)["utilization"] - 5 / 20) < 1e-12, L)
+        st, d3 = req(port, "DELETE", "/v1/graphs/sq/demands")
+        check("restart: DELETE", st == 200, d3)
+
+    def third(port):
+        st, e = req(port, "POST", "/v1/graphs/sq/load")
+        check("restart after DELETE: no demands", st == 400 and "no demands" in e["message"], e)
+
+    for phase in (first, second, third):  # one daemon each, the same cache path
+        p, port = netops_http.serve(tmp, SQUARE, cache, TOKEN)
+        try:
+            if port is not None:
+                phase(port)
+        finally:
+            p.terminate()
+            p.wait(timeout=30)
+
+
 main()
+restart()
 print("%d passed, %d failed, 0 skipped" % (netops_http.passed, netops_http.failed))

@@ -1,7 +1,10 @@
 /* test_gpu_planning.c - the GPU pass of ECMP link loads (kernels/planload.cu through
  * gp_plan_load_cuda) equal to the CPU's gp_plan_load on random networks with random demands (ties
  * and unreachable routers included), on a generated 1,000-router network, and with the ecmp_max cap
- * biting. Skips without a CUDA device (GPATH_REQUIRE_GPU=1 makes that a failure).
+ * biting; the failure scenarios on the GPU (gp_plan_failures, strategy gpu) equal to the CPU's
+ * incremental strategy: every single link, every single router and random groups of links, the
+ * changed and disconnected pairs exactly, loads and utilizations to rounding. Skips without a CUDA
+ * device (GPATH_REQUIRE_GPU=1 makes that a failure).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,20 +19,7 @@
 
 #include "engine/planning.h"
 #include "graph/graph_internal.h" /* gp_splitmix64 */
-
-static gp_engine *E;
-
-static int setup(void **state) {
-    (void)state;
-    gp_err err;
-    E = gp_engine_new("cpu", 2, NULL, &err);
-    return E ? 0 : -1;
-}
-static int teardown(void **state) {
-    (void)state;
-    gp_engine_free(E);
-    return 0;
-}
+#include "tests/netops_test.h"
 
 static uint64_t rng(uint64_t *s) { return gp_splitmix64(s); }
 
@@ -37,9 +27,7 @@ static uint64_t rng(uint64_t *s) { return gp_splitmix64(s); }
  * out (its demands are unrouted). */
 static gp_graph *random_net(uint32_t n, uint32_t chords, uint32_t wmax, uint64_t *seed) {
     gp_err err;
-    gp_builder *b = gp_builder_new(1.0);
-    for (uint32_t i = 1; i <= n; i++)
-        assert_int_equal(gp_builder_add_node(b, i, 0, 0, 0, NULL, &err), GP_OK);
+    gp_builder *b = routers_builder(n);
     for (uint32_t i = 2; i <= n; i++) {
         if (i % 17 == 0) continue;
         int64_t u = 1 + (int64_t)(rng(seed) % (i - 1));
@@ -55,9 +43,27 @@ static gp_graph *random_net(uint32_t n, uint32_t chords, uint32_t wmax, uint64_t
         assert_int_equal(gp_builder_add_arc(b, u, v, w, &err), GP_OK);
         assert_int_equal(gp_builder_add_arc(b, v, u, w, &err), GP_OK);
     }
-    gp_graph *g = gp_builder_finish(b, "test", "test", 0, &err);
-    if (!g) fail_msg("builder: %s", err.msg);
+    gp_graph *g = routers_finish(b, 0);
     return g;
+}
+
+/* 8 n random rows (sources and destinations uniform, volumes 0 .. 124.875). */
+static gp_demands *random_demands(uint32_t n, uint64_t *seed) {
+    size_t k = (size_t)n * 8;
+    uint32_t *s = malloc(k * sizeof *s), *d = malloc(k * sizeof *d);
+    double *v = malloc(k * sizeof *v);
+    for (size_t i = 0; i < k; i++) {
+        s[i] = (uint32_t)(rng(seed) % n);
+        d[i] = (uint32_t)(rng(seed) % n);
+        v[i] = (double)(rng(seed) % 1000) / 8;
+    }
+    gp_demands *dm = NULL;
+    gp_err err;
+    assert_int_equal(gp_demands_build(n, s, d, v, k, &dm, &err), GP_OK);
+    free(s);
+    free(d);
+    free(v);
+    return dm;
 }
 
 static void compare(uint32_t n, uint32_t chords, uint32_t wmax, uint32_t ecmp_max, uint64_t seed) {
@@ -65,16 +71,7 @@ static void compare(uint32_t n, uint32_t chords, uint32_t wmax, uint32_t ecmp_ma
     gp_rt *t = NULL;
     gp_err err;
     assert_int_equal(gp_rt_build(E, g, ecmp_max, 2, 0, &t, &err), GP_OK);
-    size_t k = (size_t)n * 8;
-    uint32_t *s = malloc(k * sizeof *s), *d = malloc(k * sizeof *d);
-    double *v = malloc(k * sizeof *v);
-    for (size_t i = 0; i < k; i++) {
-        s[i] = (uint32_t)(rng(&seed) % n);
-        d[i] = (uint32_t)(rng(&seed) % n);
-        v[i] = (double)(rng(&seed) % 1000) / 8;
-    }
-    gp_demands *dm = NULL;
-    assert_int_equal(gp_demands_build(n, s, d, v, k, &dm, &err), GP_OK);
+    gp_demands *dm = random_demands(n, &seed);
     uint32_t L = gp_plan_links(t);
     double *a = calloc(L + 1, sizeof *a), *b = calloc(L + 1, sizeof *b), la = 0, lb = 0, ms = 0;
     assert_int_equal(gp_plan_load(t, dm, 2, a, NULL, &la, &err), GP_OK);
@@ -87,9 +84,6 @@ static void compare(uint32_t n, uint32_t chords, uint32_t wmax, uint32_t ecmp_ma
     print_message("n %u links %u: GPU %.3f ms\n", n, L, ms);
     free(a);
     free(b);
-    free(s);
-    free(d);
-    free(v);
     gp_demands_free(dm);
     gp_rt_free(t);
     gp_graph_unref(g);
@@ -124,7 +118,97 @@ static void test_gpu_equals_cpu(void **state) {
     compare(300, 2000, 1, 2, 7);   /* hop counts: wide ties, the cap at 2 biting */
 }
 
+/* Every single link, every single router and n / 4 random groups of 3 links failed (every
+ * stride-th of those: the CPU reference is slow on the large networks), on the GPU and on the CPU
+ * threads: equal. */
+static void compare_failures(uint32_t n, uint32_t chords, uint32_t wmax, uint32_t ecmp_max,
+                             uint64_t seed, uint32_t stride) {
+    gp_graph *g = random_net(n, chords, wmax, &seed);
+    gp_rt *t = NULL;
+    gp_err err;
+    assert_int_equal(gp_rt_build(E, g, ecmp_max, 2, 0, &t, &err), GP_OK);
+    gp_demands *dm = random_demands(n, &seed);
+    uint32_t L = gp_plan_links(t), ng = n / 4;
+    double *cap = malloc((L + 1) * sizeof *cap);
+    for (uint32_t l = 0; l < L; l++) cap[l] = l % 5 ? 1000 + (double)(l % 7) * 100 : 0;
+    uint32_t *links = malloc(((size_t)L * 2 + ng * 6 + 1) * sizeof *links), nl = 0;
+    uint32_t *routers = malloc(((size_t)n + 1) * sizeof *routers);
+    gp_fail *sc = calloc((size_t)L + n + ng + 1, sizeof *sc);
+    size_t ns = 0;
+    for (uint32_t u = 0; u < n; u++)
+        for (uint32_t l = t->nb_off[u]; l < t->nb_off[u + 1]; l++) {
+            if (t->nb[l] < u) continue; /* each undirected link once */
+            uint32_t at = nl;
+            gp_plan_fail_link(t, u, t->nb[l], links, &nl);
+            sc[ns++] = (gp_fail){.links = links + at, .nlinks = nl - at};
+        }
+    for (uint32_t u = 0; u < n; u++) {
+        routers[u] = u;
+        sc[ns++] = (gp_fail){.routers = routers + u, .nrouters = 1};
+    }
+    for (uint32_t i = 0; i < ng && L; i++) {
+        uint32_t at = nl;
+        for (int j = 0; j < 3; j++) {
+            uint32_t l = (uint32_t)(rng(&seed) % L);
+            gp_plan_fail_link(t, gp_plan_link_tail(t, l), t->nb[l], links, &nl);
+        }
+        sc[ns++] = (gp_fail){.links = links + at, .nlinks = nl - at};
+    }
+    size_t kept = 0;
+    for (size_t i = 0; i < ns; i += stride) sc[kept++] = sc[i];
+    ns = kept;
+    gp_scenario_result *a = calloc(ns + 1, sizeof *a), *b = calloc(ns + 1, sizeof *b);
+    gp_plan_stats st = {0};
+    assert_int_equal(
+        gp_plan_failures(E, t, dm, cap, sc, ns, GP_PLAN_INCREMENTAL, 2, a, NULL, NULL, &err),
+        GP_OK);
+    if (gp_plan_failures(E, t, dm, cap, sc, ns, GP_PLAN_GPU, 2, b, NULL, &st, &err) != GP_OK)
+        fail_msg("GPU: %s", err.msg);
+    assert_int_equal(st.strategy, GP_PLAN_GPU);
+    double eps = 1e-9 * (dm->total + 1);
+    for (size_t i = 0; i < ns; i++) {
+        const gp_scenario_result *x = &a[i], *y = &b[i];
+        if (x->changed_pairs != y->changed_pairs ||
+            x->disconnected_pairs != y->disconnected_pairs || x->affected != y->affected ||
+            fabs(x->unrouted_volume - y->unrouted_volume) > eps ||
+            fabs(x->worst_utilization - y->worst_utilization) > 1e-9 ||
+            fabs(x->worst_load - y->worst_load) > eps)
+            fail_msg("n %u scenario %zu: CPU changed %llu disc %llu aff %u lost %.17g worst %.17g "
+                     "(%.17g); GPU %llu %llu %u %.17g %.17g (%.17g)",
+                     n, i, (unsigned long long)x->changed_pairs,
+                     (unsigned long long)x->disconnected_pairs, x->affected, x->unrouted_volume,
+                     x->worst_utilization, x->worst_load, (unsigned long long)y->changed_pairs,
+                     (unsigned long long)y->disconnected_pairs, y->affected, y->unrouted_volume,
+                     y->worst_utilization, y->worst_load);
+        for (int j = 0; j < 8; j++)
+            if (fabs(x->top_load[j] - y->top_load[j]) > eps)
+                fail_msg("n %u scenario %zu: top load %d CPU %.17g GPU %.17g", n, i, j,
+                         x->top_load[j], y->top_load[j]);
+    }
+    print_message("n %u links %u: %zu scenarios on the GPU, %.3f ms device, %u batches\n", n, L, ns,
+                  st.gpu_s * 1e3, st.batches);
+    free(a);
+    free(b);
+    free(sc);
+    free(links);
+    free(routers);
+    free(cap);
+    gp_demands_free(dm);
+    gp_rt_free(t);
+    gp_graph_unref(g);
+}
+
+static void test_gpu_failures_equal_cpu(void **state) {
+    (void)state;
+    if (!have_gpu()) skip();
+    for (uint64_t seed = 1; seed <= 12; seed++)
+        compare_failures(5 + (uint32_t)(seed * 7 % 60), 30, 1 + (uint32_t)(seed % 4), 0, seed, 1);
+    compare_failures(300, 2000, 1, 2, 7, 5);    /* hop counts: wide ties, the cap at 2 biting */
+    compare_failures(1000, 4000, 3, 0, 99, 50); /* 1,000 routers, 5,000 links */
+}
+
 int main(void) {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_gpu_equals_cpu)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_gpu_equals_cpu),
+                                       cmocka_unit_test(test_gpu_failures_equal_cpu)};
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -21,40 +21,23 @@
 #include "engine/jobs.h"
 #include "engine/snap.h"
 #include "storage/source.h"
+#include "tests/netops_test.h"
 
 typedef struct arc {
     int64_t u, v;
     uint32_t w;
 } arc;
 
-static gp_engine *E;
-
-static int setup(void **state) {
-    (void)state;
-    gp_err err;
-    E = gp_engine_new("cpu", 2, NULL, &err);
-    return E ? 0 : -1;
-}
-static int teardown(void **state) {
-    (void)state;
-    gp_engine_free(E);
-    return 0;
-}
-
 /* Graph with external ids 1..n (internal = id - 1); undirected: every arc both ways. */
 static gp_graph *build(uint32_t n, const arc *a, size_t na, int undirected) {
     gp_err err;
-    gp_builder *b = gp_builder_new(1.0);
-    assert_non_null(b);
-    for (uint32_t i = 1; i <= n; i++)
-        assert_int_equal(gp_builder_add_node(b, i, 0, 0, 0, NULL, &err), GP_OK);
+    gp_builder *b = routers_builder(n);
     for (size_t i = 0; i < na; i++) {
         assert_int_equal(gp_builder_add_arc(b, a[i].u, a[i].v, a[i].w, &err), GP_OK);
         if (undirected)
             assert_int_equal(gp_builder_add_arc(b, a[i].v, a[i].u, a[i].w, &err), GP_OK);
     }
-    gp_graph *g = gp_builder_finish(b, "test", "test", !undirected, &err);
-    if (!g) fail_msg("builder: %s", err.msg);
+    gp_graph *g = routers_finish(b, !undirected);
     return g;
 }
 

@@ -16,25 +16,12 @@
 #include <string.h>
 
 #include "engine/repair.h"
+#include "tests/netops_test.h"
 
 typedef struct arc {
     int64_t u, v;
     uint32_t w;
 } arc;
-
-static gp_engine *E;
-
-static int setup(void **state) {
-    (void)state;
-    gp_err err;
-    E = gp_engine_new("cpu", 2, NULL, &err);
-    return E ? 0 : -1;
-}
-static int teardown(void **state) {
-    (void)state;
-    gp_engine_free(E);
-    return 0;
-}
 
 /* Undirected graph with external ids 1..n (internal = id - 1), its tables and repairs. */
 typedef struct net {
@@ -46,17 +33,13 @@ typedef struct net {
 static net make(uint32_t n, const arc *a, size_t na, const uint8_t *keep, uint64_t max_rows,
                 int expect_rc) {
     gp_err err;
-    gp_builder *b = gp_builder_new(1.0);
-    assert_non_null(b);
-    for (uint32_t i = 1; i <= n; i++)
-        assert_int_equal(gp_builder_add_node(b, i, 0, 0, 0, NULL, &err), GP_OK);
+    gp_builder *b = routers_builder(n);
     for (size_t i = 0; i < na; i++) {
         assert_int_equal(gp_builder_add_arc(b, a[i].u, a[i].v, a[i].w, &err), GP_OK);
         assert_int_equal(gp_builder_add_arc(b, a[i].v, a[i].u, a[i].w, &err), GP_OK);
     }
     net x = {0};
-    x.g = gp_builder_finish(b, "test", "test", 0, &err);
-    if (!x.g) fail_msg("builder: %s", err.msg);
+    x.g = routers_finish(b, 0);
     if (gp_rt_build(E, x.g, 0, 2, 0, &x.t, &err) != GP_OK) fail_msg("tables: %s", err.msg);
     gp_repair_opts o = {
         .threads = 2, .node_protection = 1, .keep_paths = 1, .keep = keep, .max_entries = max_rows};

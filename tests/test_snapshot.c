@@ -4,7 +4,8 @@
  * and read back; sections of unknown type are skipped; damaged and foreign files are refused
  * with messages naming the problem (bad magic, other format version, truncation, a flipped byte
  * in a section, a checksum-valid file with an out-of-range arc head); turn restrictions kept for
- * the turn model round-trip and damaged records are refused. Run from the repository root. */
+ * the turn model round-trip and damaged records are refused; link capacities (router topologies)
+ * round-trip, a graph without them loads without. Run from the repository root. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -143,6 +144,38 @@ static void test_round_trip_names(void **state) {
     expect_same_graph(g, h);
     gp_graph_unref(h);
     gp_graph_unref(g);
+}
+
+/* Link capacities (the S_ARC_CAP section) survive write + map; without them none appear. */
+static void test_capacities(void **state) {
+    (void)state;
+    gp_err err = {0};
+    gp_builder *b = gp_builder_new(1.0);
+    for (int64_t i = 1; i <= 3; i++)
+        assert_int_equal(gp_builder_add_node(b, i, 0, 0, 0, NULL, &err), GP_OK);
+    assert_int_equal(gp_builder_add_arc(b, 1, 2, 10, &err), GP_OK);
+    assert_int_equal(gp_builder_add_arc(b, 2, 3, 5, &err), GP_OK);
+    assert_int_equal(gp_builder_add_arc(b, 3, 1, 1, &err), GP_OK);
+    gp_graph *g = gp_builder_finish(b, "caps", "graphml", 0, &err);
+    assert_non_null(g);
+    char path[256];
+    tmp_path(path, sizeof path, "caps.gpath");
+    assert_int_equal(gp_snapshot_write(g, path, NULL, 0, &err), GP_OK);
+    gp_graph *h = gp_load_snapshot(path, NULL, &err);
+    if (!h) fail_msg("%s", err.msg);
+    assert_null(h->arc_cap);
+    gp_graph_unref(h);
+    g->arc_cap = calloc(g->m, sizeof *g->arc_cap);
+    for (uint32_t a = 0; a < g->m; a++) g->arc_cap[a] = 1e9 * (a + 1) + 0.5;
+    assert_int_equal(gp_snapshot_write(g, path, NULL, 0, &err), GP_OK);
+    h = gp_load_snapshot(path, NULL, &err);
+    if (!h) fail_msg("%s", err.msg);
+    expect_same_graph(g, h);
+    assert_non_null(h->arc_cap);
+    for (uint32_t a = 0; a < g->m; a++) assert_true(h->arc_cap[a] == 1e9 * (a + 1) + 0.5);
+    gp_graph_unref(h);
+    gp_graph_unref(g);
+    remove(path);
 }
 
 static void test_extra_sections(void **state) {
@@ -483,7 +516,8 @@ int main(void) {
         cmocka_unit_test(test_round_trip_osm), cmocka_unit_test(test_round_trip_names),
         cmocka_unit_test(test_extra_sections), cmocka_unit_test(test_damaged),
         cmocka_unit_test(test_restrictions),   cmocka_unit_test(test_header_first),
-        cmocka_unit_test(test_misaligned),     cmocka_unit_test(test_bad_utf8),
+        cmocka_unit_test(test_capacities),     cmocka_unit_test(test_misaligned),
+        cmocka_unit_test(test_bad_utf8),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -87,14 +87,82 @@ static const gp_config *cfg(void) { return gp_http_config(); }
 
 /* ---- demand state ---- */
 
+/* ---- persistence: demands and capacity overrides of a graph in a file next to the SQLite
+ * cache (cache_path + ".planning." + graph name; none when the cache is off) ---- */
+
+static const char state_magic[8] = "GPPLAN1";
+
+static int state_path(const char *name, char *out, size_t cap) {
+    const char *c = cfg() ? cfg()->cache_path : "";
+    if (!c[0] || strcmp(c, ":memory:") == 0) return -1;
+    return snprintf(out, cap, "%s.planning.%s", c, name) < (int)cap ? 0 : -1;
+}
+
+/* Writes s's rows and overrides (a temporary file renamed over the old), or removes the file when
+ * there are none. Best effort: a failure leaves the state in memory only. */
+static void state_save(const pl_graph *s) {
+    char path[1200], tmp[1210];
+    if (state_path(s->name, path, sizeof path)) return;
+    if (!s->nrows && !s->ncaps) {
+        remove(path);
+        return;
+    }
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "wb");
+    if (!f) return;
+    uint64_t nr = s->nrows, nc = s->ncaps;
+    int ok = fwrite(state_magic, 8, 1, f) == 1 && fwrite(&nr, 8, 1, f) == 1 &&
+             (!nr || fwrite(s->rows, sizeof *s->rows, nr, f) == nr) && fwrite(&nc, 8, 1, f) == 1 &&
+             (!nc || fwrite(s->caps, sizeof *s->caps, nc, f) == nc);
+    ok = fclose(f) == 0 && ok;
+    if (!ok || rename(tmp, path)) remove(tmp);
+}
+
+/* Reads name's saved state into s (empty on any problem: a damaged file is ignored). */
+static void state_load(pl_graph *s) {
+    char path[1200], magic[8];
+    uint64_t nr = 0, nc = 0;
+    if (state_path(s->name, path, sizeof path)) return;
+    FILE *f = fopen(path, "rb");
+    if (!f) return;
+    gp_nj_demand *rows = NULL;
+    cap_row *caps = NULL;
+    int ok = fread(magic, 8, 1, f) == 1 && memcmp(magic, state_magic, 8) == 0 &&
+             fread(&nr, 8, 1, f) == 1 && nr < ((uint64_t)1 << 32) &&
+             (rows = malloc((nr + 1) * sizeof *rows)) &&
+             (!nr || fread(rows, sizeof *rows, nr, f) == nr) && fread(&nc, 8, 1, f) == 1 &&
+             nc < ((uint64_t)1 << 32) && (caps = malloc((nc + 1) * sizeof *caps)) &&
+             (!nc || fread(caps, sizeof *caps, nc, f) == nc);
+    for (uint64_t i = 0; ok && i < nr; i++) ok = rows[i].v >= 0 && isfinite(rows[i].v);
+    for (uint64_t i = 0; ok && i < nc; i++) ok = caps[i].c > 0 && isfinite(caps[i].c);
+    fclose(f);
+    if (!ok) {
+        free(rows);
+        free(caps);
+        return;
+    }
+    s->rows = rows, s->nrows = nr, s->caps = caps, s->ncaps = nc;
+}
+
+static void version_only(pl_graph *s);
+
+/* The state of graph name: in memory, else read from its file (a restart keeps it); create: a
+ * free slot for a new one. */
 static pl_graph *slot(const char *name, int create) {
     pl_graph *free_slot = NULL;
     for (int i = 0; i < PL_GRAPHS; i++) {
         if (pl.g[i].name[0] && strcmp(pl.g[i].name, name) == 0) return &pl.g[i];
         if (!pl.g[i].name[0] && !free_slot) free_slot = &pl.g[i];
     }
-    if (!create || !free_slot) return NULL;
+    if (!free_slot) return NULL;
     snprintf(free_slot->name, sizeof free_slot->name, "%s", name);
+    state_load(free_slot);
+    if (!create && !free_slot->nrows && !free_slot->ncaps) {
+        free(free_slot->rows), free(free_slot->caps);
+        memset(free_slot, 0, sizeof *free_slot);
+        return NULL;
+    }
+    version_only(free_slot);
     return free_slot;
 }
 
@@ -104,7 +172,13 @@ static uint64_t pl_hash(uint64_t h, const void *p, size_t n) {
     return h;
 }
 
+/* After a change: the new demand version, and the state saved for a restart. */
 static void set_version(pl_graph *s) {
+    version_only(s);
+    state_save(s);
+}
+
+static void version_only(pl_graph *s) {
     if (!s->nrows && !s->ncaps) {
         s->dver[0] = 0;
         return;
@@ -666,6 +740,7 @@ static void build_result(pl_job *j, const gp_scenario_result *res, const gp_plan
     cJSON_AddNumberToObject(o, "seconds", st->seconds);
     cJSON_AddNumberToObject(o, "scenarios_per_s", st->seconds > 0 ? j->nscen / st->seconds : 0);
     cJSON_AddNumberToObject(o, "columns_recomputed", (double)st->columns);
+    if (st->strategy == GP_PLAN_GPU) cJSON_AddNumberToObject(o, "gpu_seconds", st->gpu_s);
     cJSON *sa = cJSON_AddArrayToObject(o, "scenarios");
     gp_sbuf b = {0};
     gp_sbuf_printf(&b, "rank,kind,failed_links,failed_routers,changed_pairs,disconnected_pairs,"
@@ -1105,11 +1180,16 @@ void gp_h_failure_post(gp_req *r) {
     int strategy = GP_PLAN_AUTO;
     const cJSON *sv = cJSON_GetObjectItemCaseSensitive(body, "strategy");
     if (sv) {
-        const char *s = cJSON_IsString(sv) ? sv->valuestring : "";
-        if (strcmp(s, "incremental") == 0) strategy = GP_PLAN_INCREMENTAL;
-        else if (strcmp(s, "full") == 0) strategy = GP_PLAN_FULL;
-        else if (strcmp(s, "auto") != 0) {
-            gp_http_error(r, GP_HC_INVALID_QUERY, "strategy must be auto, incremental or full");
+        strategy = gp_plan_strategy_parse(cJSON_IsString(sv) ? sv->valuestring : "");
+        if (strategy < 0) {
+            gp_http_error(r, GP_HC_INVALID_QUERY,
+                          "strategy must be auto, incremental, full or gpu");
+            cJSON_Delete(empty);
+            return;
+        }
+        const gp_engine *e = gp_http_engine();
+        if (strategy == GP_PLAN_GPU && (!e || e->primary == e->cpu)) {
+            gp_http_error(r, GP_HC_UNSUPPORTED, "strategy gpu: this server runs on the CPU");
             cJSON_Delete(empty);
             return;
         }

@@ -125,6 +125,9 @@ void gp_http_stream_sized(gp_req *r, int status, const char *content_type, uint6
  * daemon's threads after the handler returned, a block of about matrix_block_cells cells at a
  * time, each under its own request_timeout_ms; done(ctx) runs exactly once at the end. */
 typedef int (*gp_http_rows_fn)(void *ctx, uint32_t row0, uint32_t k, float *out, gp_err *err);
+/* The rows of one block gp_http_npy asks fill_rows for (at least 1, at most rows): the buffers
+ * a fill_rows works in are sized from it. */
+uint32_t gp_http_npy_block(uint32_t rows, uint32_t cols);
 void gp_http_npy(gp_req *r, uint32_t rows, uint32_t cols, gp_http_rows_fn fill_rows,
                  void (*done)(void *ctx), void *ctx);
 /* 1 when the request's Accept header names application/x-npy. */

@@ -85,15 +85,21 @@ int gp_http_accepts_npy(const gp_req *r) {
     return a && strstr(a, "application/x-npy") != NULL;
 }
 
-void gp_http_npy(gp_req *r, uint32_t rows, uint32_t cols, gp_http_rows_fn fill_rows,
-                 void (*done)(void *ctx), void *ctx) {
+uint32_t gp_http_npy_block(uint32_t rows, uint32_t cols) {
     const gp_config *cfg = gp_http_config();
     long target = cfg && cfg->matrix_block_cells > 0 ? cfg->matrix_block_cells : 1L << 22;
     target *= gp_engine_devices(gp_http_engine()); /* a block's rows are split over the GPUs */
-    npy_stream *s = calloc(1, sizeof *s);
     uint32_t block = cols ? (uint32_t)(target / cols) : rows;
     if (block < 1) block = 1;
     if (block > rows) block = rows ? rows : 1;
+    return block;
+}
+
+void gp_http_npy(gp_req *r, uint32_t rows, uint32_t cols, gp_http_rows_fn fill_rows,
+                 void (*done)(void *ctx), void *ctx) {
+    const gp_config *cfg = gp_http_config();
+    npy_stream *s = calloc(1, sizeof *s);
+    uint32_t block = gp_http_npy_block(rows, cols);
     float *blk = s ? malloc((size_t)block * (cols ? cols : 1) * sizeof *blk) : NULL;
     if (!blk) {
         free(s);

@@ -322,8 +322,7 @@ static void npy_osrm_done(void *ctx) {
 /* Takes *src and *dst (set to NULL). */
 static void npy_osrm_answer(gp_req *r, const char *version, const table_cells *t, uint32_t ns,
                             int want_dist, gp_snap **src, gp_snap **dst) {
-    long block = gp_http_config()->matrix_block_cells / (t->nt ? t->nt : 1);
-    size_t rows = block < 1 ? 1 : (size_t)block < ns ? (size_t)block : ns ? ns : 1;
+    size_t rows = gp_http_npy_block(ns, t->nt); /* the rows gp_http_npy asks for at a time */
     npy_osrm *m = calloc(1, sizeof *m);
     if (m) {
         m->t = *t;

@@ -394,8 +394,7 @@ static void npy_table_done(void *ctx) {
  * the X-Weight-Unit header says), NaN where there is no route. */
 static void npy_table_answer(gp_req *r, gp_graph *g, gp_snap *ss, uint32_t ns, gp_snap *ts,
                              uint32_t nt) {
-    long block = gp_http_config()->matrix_block_cells / (nt ? nt : 1);
-    size_t rows = block < 1 ? 1 : (size_t)block < ns ? (size_t)block : ns ? ns : 1;
+    size_t rows = gp_http_npy_block(ns, nt); /* the rows gp_http_npy asks for at a time */
     npy_table *t = calloc(1, sizeof *t);
     uint64_t *cost = t ? malloc(sizeof *cost * rows * (nt ? nt : 1)) : NULL;
     if (!cost) {

@@ -374,7 +374,8 @@ static const gp_cli_opt sssp_opts[] = {
     GP_CLI_OPT_PROFILE,
     {"source", 's', "PLACE", "the tree's root: a node id or a coordinate lon,lat", "1",
      GP_OPT_REQUIRED},
-    {"max-distance", 'd', "D", "stop the tree at distance D (input units)", "600", 0},
+    {"max-weight", 'w', "W", "stop the tree at weight W (the graph's weight unit)", "600", 0},
+    {"max-distance", 'd', "W", "the old name of --max-weight (a weight, not metres)", "600", 0},
     OPT_RADIUS,
     GP_CLI_OPT_BACKEND,
     GP_CLI_OPT_TURN_COSTS,
@@ -384,14 +385,18 @@ static const gp_cli_opt sssp_opts[] = {
     GP_CLI_OPT_QUIET,
 };
 static const char *const sssp_ex[] = {
-    "gpath sssp -g gen:10000:7 -s 1 --max-distance 600   # the nodes within 60 s", NULL};
+    "gpath sssp -g gen:10000:7 -s 1 --max-weight 600   # the nodes within 60 s", NULL};
 
 static int cmd_sssp(const gp_cli_args *a) {
-    double maxd, radius;
+    double maxd, old, radius;
     int rc;
-    if ((rc = gp_cli_double(a, "max-distance", -1, 0, 1e300, &maxd)) ||
+    if ((rc = gp_cli_double(a, "max-weight", -1, 0, 1e300, &maxd)) ||
+        (rc = gp_cli_double(a, "max-distance", -1, 0, 1e300, &old)) ||
         (rc = cli_radius(a, &radius)))
         return rc;
+    if (maxd >= 0 && old >= 0)
+        return gp_cli_usage_error("give --max-weight or its old name --max-distance, not both");
+    if (old >= 0) maxd = old;
     gp_graph *g;
     gp_engine *e;
     gp_cli_progress *pr;

@@ -98,7 +98,9 @@ check "table targets default to sources" 'len(d["weights"]) == 2 and d["weights"
 # --- sssp with a cutoff
 check "sssp full tree" 'd["source"] == 1 and d["reached"] == len(d["nodes"]) == len(d["weights"]) == len(d["predecessors"]) and d["reached"] > 1900 and d["predecessors"][d["nodes"].index(1)] is None' \
   "$BIN" sssp --graph "$tmp/road.gr" --source 1
-check "sssp --max-distance" 'd["reached"] > 1 and d["reached"] < 2000 and max(d["weights"]) <= 300' \
+check "sssp --max-weight" 'd["reached"] > 1 and d["reached"] < 2000 and max(d["weights"]) <= 300' \
+  "$BIN" sssp --graph "$tmp/road.gr" --source 1 --max-weight 300
+check "sssp --max-distance (the old name)" 'd["reached"] > 1 and d["reached"] < 2000 and max(d["weights"]) <= 300' \
   "$BIN" sssp --graph "$tmp/road.gr" --source 1 --max-distance 300
 
 # --- apsp with next hops
@@ -143,6 +145,7 @@ fails "missing graph file" "$tmp/nope.gr" "$BIN" info --graph "$tmp/nope.gr"
 printf 'c broken\np sp 3 2\na 1 2 5\na 2 x 7\n' >"$tmp/broken.gr"
 fails "loader error names file:line" "broken.gr:4" "$BIN" route --graph "$tmp/broken.gr" --from 1 --to 2
 fails "negative --max-distance" "max-distance" "$BIN" sssp --graph gen:200 --source 1 --max-distance -5
+fails "--max-weight and --max-distance" "not both" "$BIN" sssp --graph gen:200 --source 1 --max-weight 5 --max-distance 5
 fails "apsp over --max-nodes" "over the limit of 100" "$BIN" apsp --graph gen:150:2 --max-nodes 100
 fails "gen needs --out" "missing parameter --out" "$BIN" gen --nodes 500
 if "$BIN" route --graph gen:200 --from 1 --to 2 --backend cuda >/dev/null 2>"$tmp/err"; then

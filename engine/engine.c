@@ -158,6 +158,10 @@ int gp_engine_set_cch_perfect(gp_engine *e, const char *mode, gp_err *err) {
     return GP_OK;
 }
 
+void gp_engine_set_gpu_table_min_cells(gp_engine *e, uint64_t cells) {
+    e->gpu_table_min_cells = cells;
+}
+
 int gp_engine_set_turn_costs(gp_engine *e, const char *mode, gp_err *err) {
     if (mode && strcmp(mode, "on") == 0) e->turn_costs = 1;
     else if (mode && strcmp(mode, "off") == 0) e->turn_costs = 0;
@@ -553,7 +557,8 @@ int gp_engine_table(gp_engine *e, const gp_graph *g, const uint32_t *src, uint32
     const gp_cch *c = g->cch;
     if (c) {
         int rc = GP_EUNSUPPORTED;
-        if (cch_gpu(e, c)) rc = table_devices(c, src, ns, dst, nt, out, err);
+        if (cch_gpu(e, c) && (uint64_t)ns * nt >= e->gpu_table_min_cells)
+            rc = table_devices(c, src, ns, dst, nt, out, err);
         if (rc != GP_OK && rc != GP_ETIMEOUT && rc != GP_EINVAL) {
             gp_err_clear(err);
             rc = gp_cch_table(c, src, ns, dst, nt, e->cpu_threads, out, err);

@@ -39,6 +39,7 @@ typedef struct gp_engine {
     int cuda_devices[GP_CUDA_MAX_DEVICES];
     unsigned rr;    /* round-robin counter of the one-to-all trees over the devices (atomic) */
     int turn_costs; /* 1 (default): road graphs with a profile are routed with turn costs */
+    uint64_t gpu_table_min_cells; /* CCH tables of fewer cells run on the CPU (0: all on the GPU) */
 } gp_engine;
 
 enum { GP_CCH_OFF = 0, GP_CCH_AUTO = 1, GP_CCH_ON = 2 };
@@ -70,6 +71,11 @@ int gp_engine_set_cch_order(gp_engine *e, const char *order, gp_err *err);
  * reweighted turn graph. A turn graph that cannot be built fails the attach (nothing half-built
  * is served). Applies to graphs attached from then on. */
 int gp_engine_set_turn_costs(gp_engine *e, const char *mode, gp_err *err);
+/* CCH tables (many-to-many, the turn graph's included) of fewer than `cells` cells are answered
+ * by the CPU's many-to-many rather than the GPU's RPHAST (config gpu_table_min_cells): below a
+ * few hundred thousand cells the device's fixed costs (target selection, uploads, one launch per
+ * level, the copy back) exceed the CPU's whole search. 0 (the default): every table on the GPU. */
+void gp_engine_set_gpu_table_min_cells(gp_engine *e, uint64_t cells);
 /* The snapshot section (of the road graph) holding the CCH order of its turn graph (written by
  * `gpath import`, as GP_CCH_SNAPSHOT_SECTION holds the road graph's): attach then skips that
  * order. */

@@ -208,6 +208,9 @@ static const gp_config_key keys[] = {
     {"metric_cache_size", L(metric_cache_size), "16", 1, 4096,
      "Per-request metrics (exclude=, vehicle_* limits) kept customized, least recently used "
      "dropped first; each holds two weight arrays (and its turn graph's and CCH's)."},
+    {"gpu_table_min_cells", L(gpu_table_min_cells), "250000", 0, 1L << 40,
+     "CCH tables of fewer cells (candidates x candidates) are computed on the CPU, larger ones on "
+     "the GPU; 0: all on the GPU."},
     {"cch_min_nodes", L(cch_min_nodes), "10000", 0, 2000000000,
      "With cch = auto: the smallest graph (nodes) that gets a CCH at load (a turn graph: from "
      "1024 turn nodes when that is lower)."},

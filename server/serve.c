@@ -243,6 +243,7 @@ int gp_serve_main(int argc, char **argv, void (*usage)(FILE *f)) {
         GP_LOG(GP_LOG_ERROR, "event=config_failed error=\"%s\"", err.msg);
         goto out;
     }
+    gp_engine_set_gpu_table_min_cells(engine, (uint64_t)cfg->gpu_table_min_cells);
     if (engine->cpu_reason[0])
         GP_LOG(GP_LOG_INFO, "event=engine backend=%s reason=\"%s\"", gp_engine_backend(engine),
                engine->cpu_reason);

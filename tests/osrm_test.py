@@ -338,7 +338,7 @@ def t_table_equals_v1(ctx):
     assert st == 200, v
     for i in range(len(PTS)):
         for j in range(len(PTS)):
-            assert abs(o["durations"][i][j] - v["distances"][i][j] / 10) < 0.051, (i, j)
+            assert abs(o["durations"][i][j] - v["weights"][i][j] / 10) < 0.051, (i, j)
 
 
 @test
@@ -578,7 +578,7 @@ def t_monaco(ctx):
     assert st == 200, v
     for i in range(len(pts)):
         for j in range(len(pts)):
-            d = v["distances"][i][j]
+            d = v["weights"][i][j]
             assert (t["durations"][i][j] is None) == (d is None)
             if d is not None:
                 assert abs(t["durations"][i][j] - d / 10) < 0.051, (i, j, t["durations"][i][j], d)

@@ -9,9 +9,12 @@
 
 #include "graph/segidx.h"
 #include "graph/spatial.h"
+#include "graph/parallel.h"
 #include "graph/turns.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -578,60 +581,117 @@ static inline int share_arc(const gp_snap *a, const gp_snap *b) {
            (b->arc == a->arc || (a->rarc != GP_NONE && b->arc == a->rarc));
 }
 
+typedef struct cells_job {
+    gp_engine *e;
+    const gp_graph *g;
+    const gp_snap *src, *dst;
+    uint32_t nt, kt;
+    const tcands *sc, *dc;
+    const uint64_t *t;
+    uint64_t *loop, *out;
+    uint8_t *done;
+    atomic_int rc; /* the first error (its row's err), GP_OK while none */
+    gp_err err;
+    pthread_mutex_t mu;
+} cells_job;
+
+static int cells_row(cells_job *J, uint32_t i, gp_err *err) {
+    const gp_graph *g = J->g, *tg = ((const gp_turns *)g->turns)->tg;
+    const tcands *sc = J->sc, *dc = J->dc;
+    const gp_snap *src = J->src, *dst = J->dst;
+    const uint32_t nt = J->nt, kt = J->kt;
+    uint64_t *orow = J->out + (size_t)i * nt;
+    const uint32_t p0 = sc->first[i], p1 = sc->first[i + 1];
+    const int64_t oi = sc->orig[i];
+    for (uint32_t j = 0; j < nt; j++) {
+        uint64_t best = GP_INF;
+        if (oi != INT64_MIN && oi == dc->orig[j]) {
+            orow[j] = 0;
+            continue;
+        }
+        if (share_arc(&src[i], &dst[j])) {
+            uint32_t darc;
+            best = direct(g, &src[i], &dst[j], &darc);
+        }
+        const uint32_t q0 = dc->first[j], q1 = dc->first[j + 1];
+        for (uint32_t p = p0; p < p1; p++) {
+            const uint64_t *row = J->t + (size_t)sc->ix[p] * kt;
+            const uint64_t oc = sc->cost[p];
+            const uint32_t on = sc->node[p];
+            for (uint32_t q = q0; q < q1; q++) {
+                uint64_t c;
+                if (on != dc->node[q]) {
+                    c = tcost(oc, row[dc->ix[q]], dc->cost[q]);
+                } else if (oc >= dc->cost[q]) {
+                    c = oc - dc->cost[q];
+                } else { /* behind the origin on one arc: around and back (rare; p is row i's) */
+                    if (!J->done[p]) {
+                        int rc = loop_back(J->e, tg, on, GP_P2P_AUTO, &J->loop[p], NULL, err);
+                        if (rc) return rc;
+                        J->done[p] = 1;
+                    }
+                    uint64_t lc = J->loop[p];
+                    c = lc == GP_INF ? GP_INF : oc + lc - dc->cost[q];
+                }
+                if (c < best) best = c;
+            }
+        }
+        orow[j] = best;
+    }
+    return GP_OK;
+}
+
+static void cells_rows(void *ctx, uint64_t lo, uint64_t hi) {
+    cells_job *J = ctx;
+    for (uint64_t i = lo; i < hi && atomic_load(&J->rc) == GP_OK; i++) {
+        gp_err err = {0};
+        int rc = cells_row(J, (uint32_t)i, &err);
+        if (rc == GP_OK) continue;
+        pthread_mutex_lock(&J->mu);
+        if (atomic_load(&J->rc) == GP_OK) {
+            J->err = err;
+            atomic_store(&J->rc, rc);
+        }
+        pthread_mutex_unlock(&J->mu);
+    }
+}
+
 /* The rows of a turn-cost table from the EBG table t (ks x kt over the distinct ends): each cell
  * the cheapest origin x destination candidate pair, the way along a shared arc, or 0 at one node.
- * loop[p] caches the around-and-back cost of source candidate p once done[p] is set. */
+ * loop[p] caches the around-and-back cost of source candidate p once done[p] is set (p belongs to
+ * one row: rows run on all CPUs, a large table's combine is as much work as its searches). */
 static int table_turns_cells(gp_engine *e, const gp_graph *g, const gp_snap *src, uint32_t ns,
                              const gp_snap *dst, uint32_t nt, const tcands *sc, const tcands *dc,
                              const uint64_t *t, uint32_t kt, uint64_t *loop, uint8_t *done,
                              uint64_t *out, gp_err *err) {
-    const gp_graph *tg = ((const gp_turns *)g->turns)->tg;
-    for (uint32_t i = 0; i < ns; i++) {
-        uint64_t *orow = out + (size_t)i * nt;
-        const uint32_t p0 = sc->first[i], p1 = sc->first[i + 1];
-        const int64_t oi = sc->orig[i];
-        for (uint32_t j = 0; j < nt; j++) {
-            uint64_t best = GP_INF;
-            if (oi != INT64_MIN && oi == dc->orig[j]) {
-                orow[j] = 0;
-                continue;
-            }
-            if (share_arc(&src[i], &dst[j])) {
-                uint32_t darc;
-                best = direct(g, &src[i], &dst[j], &darc);
-            }
-            const uint32_t q0 = dc->first[j], q1 = dc->first[j + 1];
-            for (uint32_t p = p0; p < p1; p++) {
-                const uint64_t *row = t + (size_t)sc->ix[p] * kt;
-                const uint64_t oc = sc->cost[p];
-                const uint32_t on = sc->node[p];
-                for (uint32_t q = q0; q < q1; q++) {
-                    uint64_t c;
-                    if (on != dc->node[q]) {
-                        c = tcost(oc, row[dc->ix[q]], dc->cost[q]);
-                    } else if (oc >= dc->cost[q]) {
-                        c = oc - dc->cost[q];
-                    } else { /* behind the origin on one arc: around and back (rare) */
-                        if (!done[p]) {
-                            int rc = loop_back(e, tg, on, GP_P2P_AUTO, &loop[p], NULL, err);
-                            if (rc) return rc;
-                            done[p] = 1;
-                        }
-                        uint64_t lc = loop[p];
-                        c = lc == GP_INF ? GP_INF : oc + lc - dc->cost[q];
-                    }
-                    if (c < best) best = c;
-                }
-            }
-            orow[j] = best;
-        }
-    }
-    return GP_OK;
+    cells_job J = {.e = e,
+                   .g = g,
+                   .src = src,
+                   .dst = dst,
+                   .nt = nt,
+                   .kt = kt,
+                   .sc = sc,
+                   .dc = dc,
+                   .t = t,
+                   .loop = loop,
+                   .out = out,
+                   .done = done};
+    atomic_init(&J.rc, GP_OK);
+    pthread_mutex_init(&J.mu, NULL);
+    /* a thread for at least 64k cells */
+    uint64_t cells = (uint64_t)ns * (nt ? nt : 1);
+    int threads = cells >= (1u << 17) ? 0 : 1;
+    gp_parallel_for_dynamic(ns, threads, 0, cells_rows, &J);
+    pthread_mutex_destroy(&J.mu);
+    int rc = atomic_load(&J.rc);
+    if (rc != GP_OK && err) *err = J.err;
+    return rc;
 }
 
 static int table_turns(gp_engine *e, const gp_graph *g, const gp_snap *src, uint32_t ns,
                        const gp_snap *dst, uint32_t nt, uint64_t *out, gp_err *err) {
     const gp_graph *tg = ((const gp_turns *)g->turns)->tg;
+    double t0 = gp_now();
     tends *se = calloc(ns ? ns : 1, sizeof *se), *de = calloc(nt ? nt : 1, sizeof *de);
     tcands sc = {0}, dc = {0};
     uint32_t ks = 0, kt = 0;
@@ -651,8 +711,14 @@ static int table_turns(gp_engine *e, const gp_graph *g, const gp_snap *src, uint
         rc = gp_err_set(err, GP_ENOMEM, "out of memory for a %u x %u table", ks, kt);
         goto done;
     }
+    double t1 = gp_now();
     if (ks && kt && (rc = gp_engine_table(e, tg, sv, ks, tv, kt, t, err))) goto done;
+    double t2 = gp_now();
     rc = table_turns_cells(e, g, src, ns, dst, nt, &sc, &dc, t, kt, loop, done, out, err);
+    GP_LOG(GP_LOG_DEBUG,
+           "event=table_turns rows=%u cols=%u ends=%ux%u ends_ms=%.1f table_ms=%.1f "
+           "combine_ms=%.1f",
+           ns, nt, ks, kt, (t1 - t0) * 1e3, (t2 - t1) * 1e3, (gp_now() - t2) * 1e3);
 done:
     for (uint32_t i = 0; se && i < ns; i++) tends_free(&se[i]);
     for (uint32_t j = 0; de && j < nt; j++) tends_free(&de[j]);

@@ -7,7 +7,8 @@ route; the limits (max_binary_table_cells, one matrix per answer); and the strea
 memory: a matrix 8x larger than the growth allowed leaves the server's peak RSS within it (rows
 are computed and sent in blocks of matrix_block_cells); matrix jobs: 202 and Location, progress,
 the result equal to the table, Range requests (206, 416), cancel, delete, refusals, and a server
-killed mid-job: after the restart the job is failed and no file of it is left or served. Each check would fail on the code before
+killed mid-job: after the restart the job is failed and no file of it is left or served; a client
+that leaves a stream early leaves no thread behind. Each check would fail on the code before
 the .npy answers (which answered JSON whatever the Accept header).
 
 Prints "N passed, N failed, N skipped" last.
@@ -268,6 +269,41 @@ def t_matrix_job_cancel_and_restart(d):
     return small, k
 
 
+@test
+def t_client_leaves_early(d):
+    """A client that closes a .npy stream after its first bytes: the blocks are computed on a
+    thread of the stream's own, one ahead of the connection; it must stop and be joined (the
+    server's thread count comes back), and the server go on answering."""
+    import socket
+
+    def threads():
+        with open(f"/proc/{d.proc.pid}/status") as f:
+            for line in f:
+                if line.startswith("Threads:"):
+                    return int(line.split()[1])
+    npy(d, "POST", "/v1/graphs/g/table", {"sources": [1, 2], "targets": [3, 4]})
+    before = threads()
+    body = b'{"sources": [%s]}' % ",".join(str(i) for i in range(1, 1201)).encode()
+    for _ in range(5):
+        s = socket.create_connection(("127.0.0.1", d.port))
+        s.sendall(b"POST /v1/graphs/g/table HTTP/1.1\r\nHost: x\r\nAccept: application/x-npy\r\n"
+                  b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body) +
+                  body)
+        got = b""
+        while len(got) < 65536:
+            chunk = s.recv(65536)
+            assert chunk, "the server closed the stream first"
+            got += chunk
+        assert got.startswith(b"HTTP/1.1 200"), got[:200]
+        s.close()
+    t_end = time.time() + 10
+    while threads() > before and time.time() < t_end:
+        time.sleep(0.1)
+    assert threads() <= before, f"{threads()} threads, {before} before the streams"
+    a, _ = npy(d, "POST", "/v1/graphs/g/table", {"sources": [5, 6, 7], "targets": [8, 9]})
+    assert a.shape == (3, 2), a.shape
+
+
 def main():
     if not os.access(H.BIN, os.X_OK):
         print(f"SKIP: no gpath binary at {H.BIN} (set GPATH_BIN)")
@@ -291,7 +327,8 @@ def main():
         d.wait_ready(120)
         d.tmp = tmp
         d.monaco = has_monaco
-        p, f, k = H.run_tests([t for t in TESTS if t is not t_streamed_memory_is_bounded], d,
+        p, f, k = H.run_tests([t for t in TESTS if t not in (t_streamed_memory_is_bounded,
+                                                              t_client_leaves_early)], d,
                               skip_exc=H.Skip)
         passed, failed, skipped = passed + p, failed + f, skipped + k
         if d.stop() != 0:
@@ -302,7 +339,8 @@ def main():
         d = H.Daemon(tmp, "npy-big", big_args)
         d.wait_ready(120)
         d.tmp = tmp
-        p, f, k = H.run_tests([t_streamed_memory_is_bounded], d, skip_exc=H.Skip)
+        p, f, k = H.run_tests([t_streamed_memory_is_bounded, t_client_leaves_early], d,
+                              skip_exc=H.Skip)
         passed, failed, skipped = passed + p, failed + f, skipped + k
         try:  # the restart needs a daemon of its own over the same job directory
             small, killed = t_matrix_job_cancel_and_restart(d)

@@ -2,12 +2,12 @@
  * computed and sent in blocks of rows: the handler gives the shape and a function that fills a
  * block of rows; the stream writes the 128-byte header at once (the client's first bytes), then
  * asks for one block at a time as the connection drains (the length is known: Content-Length,
- * no compression), so the server holds two blocks, never
- * the matrix (issue 34: 10,000 x 10,000 is 400 MB as float32, 700 MB as JSON text).
+ * no compression), so the server holds three blocks, never the matrix (issue 34: 10,000 x 10,000
+ * is 400 MB as float32, 700 MB as JSON text).
  *
  * Each block runs under its own compute deadline (request_timeout_ms from the block's start, as a
- * query handler does), on a thread of the stream's own one block ahead of the connection (two
- * blocks held: the next one's searches overlap the last one's sending); a block that fails (a
+ * query handler does), on two threads of the stream's own ahead of the connection (one block's
+ * searches overlap another's combine and the last one's sending); a block that fails (a
  * timeout, the server shutting down, an engine error) ends the stream without its last bytes:
  * the array is then shorter than its header says, which numpy.load and npyjs refuse, and the log
  * names the rows. Nothing is cached.
@@ -19,37 +19,50 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Blocks are computed on a thread of the stream's own, one ahead of the one being sent (two
- * buffers): the next block's searches overlap the connection draining the last. */
+/* Blocks are computed on `workers` threads of the stream's own (worker w takes blocks w,
+ * w + workers, ...), into a ring of workers + 1 buffers (block b in slot b % nslots), ahead of
+ * the one being sent: one block's searches overlap another's combine and the connection draining
+ * the last. A worker waits for its slot to be sent; blocks are sent in order. */
+#define NPY_SLOTS (GP_HTTP_NPY_WORKERS + 1)
+
 typedef struct npy_stream {
     gp_http_rows_fn rows;
     void (*done)(void *ctx);
     void *ctx;
     uint32_t ns, nt, block, nblocks;
+    int workers, nslots;
     double timeout_s;
     char head[128];
-    float *blk[2];
-    uint32_t blk_k[2]; /* rows in the buffer */
-    int blk_state[2];  /* 0 free, 1 ready, -1 failed (the block's error in err) */
-    uint32_t made;     /* blocks the producer finished */
-    uint32_t sent;     /* blocks npy_fill finished sending */
+    float *blk[NPY_SLOTS];
+    uint32_t blk_k[NPY_SLOTS]; /* rows in the buffer */
+    uint32_t blk_b[NPY_SLOTS]; /* the block it holds (when ready) */
+    int blk_state[NPY_SLOTS];  /* 0 free, 1 ready, -1 failed (the block's error in err) */
+    uint32_t sent;             /* blocks npy_fill finished sending */
     gp_err err;
     uint32_t err_row0, err_k;
     int cancel, started;
-    pthread_t th;
+    pthread_t th[GP_HTTP_NPY_WORKERS];
+    struct npy_worker {
+        struct npy_stream *s;
+        int w;
+    } wk[GP_HTTP_NPY_WORKERS];
     pthread_mutex_t mu;
     pthread_cond_t cv;
     const char *buf; /* what is being sent: head or a block */
-    int cur;         /* the buffer being sent, -1 the header */
+    int cur;         /* the slot being sent, -1 the header */
     size_t len, off;
 } npy_stream;
 
 static void *npy_producer(void *arg) {
-    npy_stream *s = arg;
-    for (uint32_t b = 0; b < s->nblocks; b++) {
-        int slot = (int)(b & 1);
+    struct npy_worker *me = arg;
+    npy_stream *s = me->s;
+    for (uint32_t b = (uint32_t)me->w; b < s->nblocks; b += (uint32_t)s->workers) {
+        int slot = (int)(b % (uint32_t)s->nslots);
         pthread_mutex_lock(&s->mu);
-        while (!s->cancel && s->blk_state[slot] != 0) pthread_cond_wait(&s->cv, &s->mu);
+        /* the slot is block b's once block b - nslots is sent (and not before: a worker ahead
+         * must not take the slot of an earlier block another worker has not placed yet) */
+        while (!s->cancel && (s->blk_state[slot] != 0 || b >= s->sent + (uint32_t)s->nslots))
+            pthread_cond_wait(&s->cv, &s->mu);
         int stop = s->cancel;
         pthread_mutex_unlock(&s->mu);
         if (stop) break;
@@ -57,13 +70,16 @@ static void *npy_producer(void *arg) {
         uint32_t k = s->ns - row0 < s->block ? s->ns - row0 : s->block;
         gp_err err = {0};
         if (s->timeout_s > 0) gp_deadline_set(gp_now() + s->timeout_s);
-        int rc = s->rows(s->ctx, row0, k, s->blk[slot], &err);
+        int rc = s->rows(s->ctx, me->w, row0, k, s->blk[slot], &err);
         gp_deadline_set(0);
         pthread_mutex_lock(&s->mu);
         s->blk_k[slot] = k;
+        s->blk_b[slot] = b;
         s->blk_state[slot] = rc ? -1 : 1;
-        if (rc) s->err = err, s->err_row0 = row0, s->err_k = k;
-        s->made = b + 1;
+        if (rc) {
+            s->err = err, s->err_row0 = row0, s->err_k = k;
+            s->cancel = 1; /* the others stop too: the answer ends at this block */
+        }
         pthread_cond_broadcast(&s->cv);
         pthread_mutex_unlock(&s->mu);
         if (rc) break;
@@ -97,10 +113,11 @@ static int npy_next(npy_stream *s) {
         pthread_mutex_unlock(&s->mu);
     }
     if (s->sent >= s->nblocks) return 0;
-    int slot = (int)(s->sent & 1);
+    int slot = (int)(s->sent % (uint32_t)s->nslots);
     pthread_mutex_lock(&s->mu);
-    while (s->blk_state[slot] == 0) pthread_cond_wait(&s->cv, &s->mu);
-    int st = s->blk_state[slot];
+    /* the block due (or a failure of it or of an earlier one: then the workers stop) */
+    while (s->blk_state[slot] == 0 && !(s->cancel && s->err_k)) pthread_cond_wait(&s->cv, &s->mu);
+    int st = s->blk_state[slot] == 1 && s->blk_b[slot] == s->sent ? 1 : -1;
     pthread_mutex_unlock(&s->mu);
     if (st < 0) {
         GP_LOG(GP_LOG_WARN,
@@ -130,18 +147,15 @@ static long npy_fill(void *ctx, char *out, size_t max) {
 
 static void npy_done(void *ctx) {
     npy_stream *s = ctx;
-    if (s->started) {
-        pthread_mutex_lock(&s->mu);
-        s->cancel = 1;
-        pthread_cond_broadcast(&s->cv);
-        pthread_mutex_unlock(&s->mu);
-        pthread_join(s->th, NULL); /* a block being computed finishes first */
-    }
+    pthread_mutex_lock(&s->mu);
+    s->cancel = 1;
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+    for (int w = 0; w < s->started; w++) pthread_join(s->th[w], NULL); /* blocks finish first */
     if (s->done) s->done(s->ctx);
     pthread_mutex_destroy(&s->mu);
     pthread_cond_destroy(&s->cv);
-    free(s->blk[0]);
-    free(s->blk[1]);
+    for (int i = 0; i < NPY_SLOTS; i++) free(s->blk[i]);
     free(s);
 }
 
@@ -160,18 +174,20 @@ uint32_t gp_http_npy_block(uint32_t rows, uint32_t cols) {
     return block;
 }
 
-void gp_http_npy(gp_req *r, uint32_t rows, uint32_t cols, gp_http_rows_fn fill_rows,
+void gp_http_npy(gp_req *r, uint32_t rows, uint32_t cols, int workers, gp_http_rows_fn fill_rows,
                  void (*done)(void *ctx), void *ctx) {
     const gp_config *cfg = gp_http_config();
     npy_stream *s = calloc(1, sizeof *s);
     uint32_t block = gp_http_npy_block(rows, cols);
+    uint32_t nblocks = rows ? (rows + block - 1) / block : 0;
+    if (workers > GP_HTTP_NPY_WORKERS) workers = GP_HTTP_NPY_WORKERS;
+    if (workers > (int)nblocks) workers = (int)nblocks;
+    if (workers < 1) workers = 1;
     size_t bytes = (size_t)block * (cols ? cols : 1) * sizeof(float);
-    if (s) {
-        s->blk[0] = malloc(bytes);
-        s->blk[1] = malloc(bytes);
-    }
-    if (!s || !s->blk[0] || !s->blk[1]) {
-        if (s) free(s->blk[0]), free(s->blk[1]);
+    int ok = s != NULL;
+    for (int i = 0; ok && i <= workers; i++) ok = (s->blk[i] = malloc(bytes)) != NULL;
+    if (!ok) {
+        for (int i = 0; s && i < NPY_SLOTS; i++) free(s->blk[i]);
         free(s);
         if (done) done(ctx);
         gp_http_error(r, GP_HC_INTERNAL, "out of memory for a block of %u x %u cells", block, cols);
@@ -183,20 +199,24 @@ void gp_http_npy(gp_req *r, uint32_t rows, uint32_t cols, gp_http_rows_fn fill_r
     s->ns = rows;
     s->nt = cols;
     s->block = block;
-    s->nblocks = rows ? (rows + block - 1) / block : 0;
+    s->nblocks = nblocks;
+    s->workers = workers;
+    s->nslots = workers + 1;
     s->timeout_s = cfg && cfg->request_timeout_ms > 0 ? cfg->request_timeout_ms / 1e3 : 0;
     s->len = gp_npy_header(s->head, rows, cols);
     s->buf = s->head;
     s->cur = -1;
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
-    if (s->nblocks) {
-        s->started = pthread_create(&s->th, NULL, npy_producer, s) == 0;
-        if (!s->started) {
-            npy_done(s);
-            gp_http_error(r, GP_HC_INTERNAL, "no thread to compute the matrix's blocks");
-            return;
-        }
+    for (int w = 0; w < (nblocks ? workers : 0); w++) {
+        s->wk[w] = (struct npy_worker){s, w};
+        if (pthread_create(&s->th[w], NULL, npy_producer, &s->wk[w]) != 0) break;
+        s->started++;
+    }
+    if (nblocks && s->started < workers) {
+        npy_done(s);
+        gp_http_error(r, GP_HC_INTERNAL, "no thread to compute the matrix's blocks");
+        return;
     }
     gp_http_stream_sized(r, 200, "application/x-npy",
                          s->len + (uint64_t)rows * cols * sizeof(float), npy_fill, npy_done, s);

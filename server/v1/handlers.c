@@ -369,15 +369,16 @@ typedef struct npy_table {
     gp_graph *g; /* referenced for the stream's lifetime */
     gp_snap *ss, *ts;
     uint32_t nt;
-    uint64_t *cost; /* one block */
+    uint64_t *cost[GP_HTTP_NPY_WORKERS]; /* one block per worker */
 } npy_table;
 
-static int npy_table_rows(void *ctx, uint32_t row0, uint32_t k, float *out, gp_err *err) {
+static int npy_table_rows(void *ctx, int worker, uint32_t row0, uint32_t k, float *out,
+                          gp_err *err) {
     npy_table *t = ctx;
-    int rc =
-        gp_engine_table_snap(gp_http_engine(), t->g, t->ss + row0, k, t->ts, t->nt, t->cost, err);
+    uint64_t *cost = t->cost[worker];
+    int rc = gp_engine_table_snap(gp_http_engine(), t->g, t->ss + row0, k, t->ts, t->nt, cost, err);
     for (size_t c = 0; !rc && c < (size_t)k * t->nt; c++)
-        out[c] = t->cost[c] == GP_INF ? NAN : (float)gp_graph_cost(t->g, t->cost[c]);
+        out[c] = cost[c] == GP_INF ? NAN : (float)gp_graph_cost(t->g, cost[c]);
     return rc;
 }
 
@@ -386,7 +387,7 @@ static void npy_table_done(void *ctx) {
     gp_graph_unref(t->g);
     free(t->ss);
     free(t->ts);
-    free(t->cost);
+    for (int w = 0; w < GP_HTTP_NPY_WORKERS; w++) free(t->cost[w]);
     free(t);
 }
 
@@ -396,8 +397,11 @@ static void npy_table_answer(gp_req *r, gp_graph *g, gp_snap *ss, uint32_t ns, g
                              uint32_t nt) {
     size_t rows = gp_http_npy_block(ns, nt); /* the rows gp_http_npy asks for at a time */
     npy_table *t = calloc(1, sizeof *t);
-    uint64_t *cost = t ? malloc(sizeof *cost * rows * (nt ? nt : 1)) : NULL;
-    if (!cost) {
+    int ok = t != NULL;
+    for (int w = 0; ok && w < GP_HTTP_NPY_WORKERS; w++)
+        ok = (t->cost[w] = malloc(sizeof *t->cost[w] * rows * (nt ? nt : 1))) != NULL;
+    if (!ok) {
+        for (int w = 0; t && w < GP_HTTP_NPY_WORKERS; w++) free(t->cost[w]);
         free(t);
         free(ss);
         free(ts);
@@ -408,11 +412,10 @@ static void npy_table_answer(gp_req *r, gp_graph *g, gp_snap *ss, uint32_t ns, g
     t->ss = ss;
     t->ts = ts;
     t->nt = nt;
-    t->cost = cost;
     gp_req_add_header(r, "X-Weight-Unit", g->unit_name);
     /* the JSON answers' data_version: the request's graph, not a per-request metric of it */
     gp_req_add_header(r, "X-Data-Version", gp_req_graph(r)->version);
-    gp_http_npy(r, ns, nt, npy_table_rows, npy_table_done, t);
+    gp_http_npy(r, ns, nt, GP_HTTP_NPY_WORKERS, npy_table_rows, npy_table_done, t);
 }
 
 void gp_h_table(gp_req *r) {

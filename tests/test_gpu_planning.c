@@ -4,8 +4,8 @@
  * biting; the failure scenarios on the GPU (gp_plan_failures, strategy gpu) equal to the CPU's
  * incremental strategy: every single link, every single router and random groups of links, the
  * changed and disconnected pairs exactly (and their lists, cut at list_max or whole), loads and
- * utilizations to rounding. Skips without a CUDA
- * device (GPATH_REQUIRE_GPU=1 makes that a failure).
+ * utilizations to rounding. Skips without a CUDA device (GPATH_REQUIRE_GPU=1 makes that a
+ * failure).
  */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -543,7 +543,8 @@ static int note_changes(const gp_rt *t, const scratch *s, uint32_t dst, uint32_t
 }
 
 void gp_plan_results_free(gp_scenario_result *res, size_t n) {
-    for (size_t i = 0; res && i < n; i++) {
+    if (!res) return;
+    for (size_t i = 0; i < n; i++) {
         free(res[i].pairs);
         res[i].pairs = NULL;
         res[i].npairs = 0;

@@ -120,7 +120,7 @@ typedef struct gp_scenario_result {
 } gp_scenario_result;
 
 /* Frees the pair lists of n results (the array itself stays the caller's). */
-void gp_plan_results_free(gp_scenario_result *res, size_t n);
+void gp_plan_results_free(gp_scenario_result *res, size_t n); /* accepts NULL */
 
 typedef struct gp_plan_stats {
     int strategy; /* what ran: GP_PLAN_INCREMENTAL, GP_PLAN_FULL or GP_PLAN_GPU */

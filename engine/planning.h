@@ -161,8 +161,9 @@ int gp_plan_list_pairs(const gp_rt *t, const gp_fail *f, uint32_t list_max, gp_s
 uint32_t gp_plan_fail_link(const gp_rt *t, uint32_t u, uint32_t v, uint32_t *links, uint32_t *k);
 
 /* The scenarios on the GPU after the base loads (base, base_lost): gp_plan_failures' gpu
- * strategy (engine/planning_cuda.c; threads: for the results of each batch on the host).
- * GP_EUNSUPPORTED without CUDA or a device. */
+ * strategy (engine/planning_cuda.c; list_max as gp_plan_opts'; threads: the CPU threads that
+ * list again the scenarios with more than list_max changed pairs). GP_EUNSUPPORTED without CUDA
+ * or a device. */
 int gp_plan_failures_cuda(const gp_rt *t, const gp_demands *d, const double *cap, const gp_fail *sc,
                           size_t nscen, const double *base, double base_lost, int threads,
                           uint32_t list_max, gp_scenario_result *res, gp_plan_stats *st,

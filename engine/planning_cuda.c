@@ -31,6 +31,8 @@ int gp_plan_failures_cuda(const gp_rt *t, const gp_demands *d, const double *cap
 #include "engine/progress.h"
 
 #include <cuda_runtime_api.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #define SCRATCH_BUDGET (256ull << 20)
@@ -198,6 +200,47 @@ static int fbatch_fill(const gp_rt *t, const gp_fail *sc, size_t s0, uint32_t nb
     return 0;
 }
 
+/* Scenarios whose kernel list overflowed, listed again on CPU threads (gp_plan_list_pairs). */
+typedef struct relist_ctx {
+    const gp_rt *t;
+    const gp_fail *sc;
+    gp_scenario_result *res;
+    const unsigned int *nlisted;
+    uint32_t nb, list_max;
+    atomic_uint next;
+    atomic_int failed;
+} relist_ctx;
+
+static void *relist_worker(void *arg) {
+    relist_ctx *c = arg;
+    for (uint32_t k; (k = atomic_fetch_add(&c->next, 1)) < c->nb;)
+        if (c->nlisted[k] > c->list_max &&
+            gp_plan_list_pairs(c->t, &c->sc[k], c->list_max, &c->res[k]))
+            atomic_store(&c->failed, 1);
+    return NULL;
+}
+
+static int relist(const gp_rt *t, const gp_fail *sc, gp_scenario_result *res,
+                  const unsigned int *nlisted, uint32_t nb, uint32_t list_max, int threads) {
+    uint32_t over = 0;
+    for (uint32_t k = 0; k < nb; k++) over += nlisted[k] > list_max;
+    if (!over) return 0;
+    relist_ctx c = {
+        .t = t, .sc = sc, .res = res, .nlisted = nlisted, .nb = nb, .list_max = list_max};
+    atomic_init(&c.next, 0);
+    atomic_init(&c.failed, 0);
+    int T = threads > 0 ? threads : gp_cpu_count();
+    if (T > 64) T = 64;
+    if ((uint32_t)T > over) T = (int)over;
+    pthread_t th[64];
+    int started[64] = {0};
+    for (int k = 1; k < T; k++) started[k] = pthread_create(&th[k], NULL, relist_worker, &c) == 0;
+    relist_worker(&c);
+    for (int k = 1; k < T; k++)
+        if (started[k]) pthread_join(th[k], NULL);
+    return atomic_load(&c.failed) ? -1 : 0;
+}
+
 /* The base flows of every destination on the device (in->flow, n x n) by the load kernel, and
  * the transposed distances (in->distT): the scenario kernel's inputs. p[0..2]: cudaFree each. */
 static cudaError_t prepare(const gp_rt *t, gp_plan_dev *in, void *p[3], cudaStream_t s) {
@@ -227,7 +270,6 @@ int gp_plan_failures_cuda(const gp_rt *t, const gp_demands *d, const double *cap
                           size_t nscen, const double *base, double base_lost, int threads,
                           uint32_t list_max, gp_scenario_result *res, gp_plan_stats *st,
                           gp_err *err) {
-    (void)threads;
     if (no_device(err)) return GP_EUNSUPPORTED;
     uint32_t n = t->n, L = gp_plan_links(t);
     size_t per = (size_t)L * 8 + 8 + (size_t)list_max * 8 + 4;
@@ -382,13 +424,14 @@ int gp_plan_failures_cuda(const gp_rt *t, const gp_demands *d, const double *cap
             r->worst_load = x->worst_load;
             memcpy(r->top, x->top, sizeof r->top);
             memcpy(r->top_load, x->top_load, sizeof r->top_load);
-            if (!list_max || !r->changed_pairs) continue;
-            /* past list_max the kernel kept an arbitrary subset: the CPU lists that scenario */
-            int bad = b.nlisted[k] > list_max
-                          ? gp_plan_list_pairs(t, &sc[s0 + k], list_max, r)
-                          : take_list(b.list + (size_t)k * list_max, b.nlisted[k], r);
-            if (bad) rc = gp_err_set(err, GP_ENOMEM, "out of memory for the pair lists");
+            if (!list_max || !r->changed_pairs || b.nlisted[k] > list_max) continue;
+            if (take_list(b.list + (size_t)k * list_max, b.nlisted[k], r))
+                rc = gp_err_set(err, GP_ENOMEM, "out of memory for the pair lists");
         }
+        /* past list_max the kernel kept an arbitrary subset: the CPU lists those scenarios */
+        if (list_max && rc == GP_OK &&
+            relist(t, sc + s0, res + s0, b.nlisted, nb, list_max, threads))
+            rc = gp_err_set(err, GP_ENOMEM, "out of memory for the pair lists");
         items += b.ni;
         batches++;
         gp_progress_add(prog, nb);

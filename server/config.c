@@ -105,6 +105,9 @@ static const gp_config_key keys[] = {
     {"max_failure_scenarios", L(max_failure_scenarios), "100000", 1, 100000000,
      "Most scenarios of one POST /v1/graphs/{graph}/failure-analysis (every link pair of a large "
      "network is past it: 413, or give link_pairs_sample and a seed)."},
+    {"max_listed_pairs", L(max_listed_pairs), "1000", 1, 10000000,
+     "Most changed (router, destination) pairs listed per scenario of a failure analysis asked "
+     "with list_pairs (pairs_truncated past it; the counts stay whole)."},
     {"max_demands", L(max_demands), "4000000", 1, 1000000000,
      "Most rows of a demand matrix (PUT /v1/graphs/{graph}/demands); 413 past it."},
     {"repair_max_rows", L(repair_max_rows), "200000", 1, 100000000,

@@ -60,6 +60,7 @@ typedef struct gp_config {
     char log_level[16];
     long ecmp_max;
     long max_failure_scenarios;
+    long max_listed_pairs;
     long max_demands;
     long repair_max_rows;
     /* OSRM API, map page, isochrones (server/osrm/, server/v1/isochrone.c, map.c) */

@@ -54,6 +54,7 @@ typedef struct hitem {
 
 typedef struct search {
     const gp_graph *g, *tg; /* tg: the turn graph, or NULL */
+    const gp_turns *turns;  /* with tg: its node -> road arc map (gp_turns_arc) */
     uint32_t *key;          /* cap slots, GP_NONE empty */
     double *d, *m;
     double *len;       /* on the turn graph: the metres of the node's road arc, < 0 not yet */
@@ -292,18 +293,19 @@ static int search_run(search *s, const gp_snap *src, const gp_snap *tgt, uint32_
         } else {
             const gp_graph *tg = s->tg;
             for (uint32_t e = tg->row[it.v]; e < tg->row[it.v + 1]; e++) {
-                uint32_t b = tg->col[e];
-                double turn = (double)tg->w[e] - arc_w(g, b);
+                /* tg node b drives road arc ra (b itself, or a restriction's duplicate of it) */
+                uint32_t b = tg->col[e], ra = gp_turns_arc(s->turns, b);
+                double turn = (double)tg->w[e] - arc_w(g, ra);
                 if (turn < 0) turn = 0;
                 for (uint32_t j = 0; j < k; j++) { /* a turn into a target's arc */
                     uint32_t nt = states(g, &tgt[j], ta, tf);
                     for (uint32_t y = 0; y < nt; y++) {
-                        if (ta[y] != b) continue;
-                        double w = d + turn + tf[y] * arc_w(g, b);
+                        if (ta[y] != ra) continue;
+                        double w = d + turn + tf[y] * arc_w(g, ra);
                         if (w < best_w[j]) {
                             best_w[j] = w;
-                            out_m[j] = m + tf[y] * arc_len(g, b);
-                            if (via) via[j] = it.v, tarc[j] = b;
+                            out_m[j] = m + tf[y] * arc_len(g, ra);
+                            if (via) via[j] = it.v, tarc[j] = ra;
                         }
                     }
                 }
@@ -311,10 +313,10 @@ static int search_run(search *s, const gp_snap *src, const gp_snap *tgt, uint32_
                 uint32_t kb = slot_get(s, b);
                 if (kb == GP_NONE) return -1;
                 if (s->done[kb]) continue;
-                if (s->len[kb] < 0) s->len[kb] = arc_len(g, b);
+                if (s->len[kb] < 0) s->len[kb] = arc_len(g, ra);
                 double nm = m + s->len[kb];
                 if (nm > mbound) continue;
-                if (relax_slot(s, kb, b, d + tg->w[e], nm, it.v, b)) return -1;
+                if (relax_slot(s, kb, b, d + tg->w[e], nm, it.v, ra)) return -1;
             }
         }
     }
@@ -564,6 +566,7 @@ int gp_match_fill(const gp_graph *g, gp_match_prep *pr, const uint8_t *redo, gp_
     const gp_turns *turns = g->turns;
     s.g = g;
     s.tg = turns ? turns->tg : NULL;
+    s.turns = turns;
     int rc = GP_ENOMEM;
     if (table_alloc(pr) || search_alloc(&s, 1024)) goto done;
     size_t job = 0;
@@ -597,6 +600,7 @@ int gp_match_run(const gp_graph *g, const gp_match_point *p, const double *ts,
     memset(&md, 0, sizeof md);
     s.g = g;
     s.tg = turns ? turns->tg : NULL;
+    s.turns = turns;
     uint32_t K = o->max_candidates ? o->max_candidates : 1;
     int rc = GP_ENOMEM;
     out->n = n;
@@ -709,6 +713,7 @@ int gp_match_route(const gp_graph *g, const gp_snap *a, const gp_snap *b, gp_sna
     memset(&s, 0, sizeof s);
     s.g = g;
     s.tg = turns ? turns->tg : NULL;
+    s.turns = turns;
     double w, m;
     uint32_t via = GP_NONE, tarc = GP_NONE, n = 0;
     int rc = GP_ENOMEM;
@@ -738,7 +743,8 @@ int gp_match_route(const gp_graph *g, const gp_snap *a, const gp_snap *b, gp_sna
     for (uint32_t v = via; v != GP_NONE; v = s.pn[slot_of(&s, v)]) {
         i--;
         arcs[i] = s.pa[slot_of(&s, v)];
-        out->path.nodes[i] = s.tg ? g->col[v] : v; /* turn graph: node v is road arc v */
+        /* turn graph: node v drives road arc gp_turns_arc(v) */
+        out->path.nodes[i] = s.tg ? g->col[gp_turns_arc(turns, v)] : v;
     }
     out->first_arc = arcs[0]; /* the start's own arc, driven from the position to its head */
     memmove(arcs, arcs + 1, sizeof *arcs * (n - 1));

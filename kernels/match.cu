@@ -47,7 +47,8 @@ extern "C" size_t gp_cuda_match_keys_bytes(uint32_t nthreads) {
 }
 
 extern "C" size_t gp_cuda_match_scratch_bytes(uint32_t nthreads) {
-    return (size_t)nthreads * (GP_MATCH_DEV_SLOTS * (4 + 8 + 8 + 8 + 4 + 1) + GP_MATCH_DEV_HEAP * 12);
+    return (size_t)nthreads *
+           (GP_MATCH_DEV_SLOTS * (4 + 8 + 8 + 8 + 4 + 1) + GP_MATCH_DEV_HEAP * 12);
 }
 
 __device__ static uint32_t mt_slot_of(const mt_search &s, uint32_t v) {
@@ -189,24 +190,24 @@ __device__ static int mt_row(const gp_match_dev_graph &g, const gp_match_dev_row
             }
         } else {
             for (uint32_t e = g.trow[itv]; e < g.trow[itv + 1]; e++) {
-                uint32_t b = g.tcol[e];
-                double turn = (double)g.tw[e] - (double)g.w[b];
+                uint32_t b = g.tcol[e], ra = g.tarc[b];
+                double turn = (double)g.tw[e] - (double)g.w[ra];
                 if (turn < 0) turn = 0;
                 for (uint32_t j = 0; j < k; j++) {
                     uint32_t nt = mt_states(r, t0 + j, ta, tf);
                     for (uint32_t y = 0; y < nt; y++) {
-                        if (ta[y] != b) continue;
-                        double w = d + turn + tf[y] * (double)g.w[b];
+                        if (ta[y] != ra) continue;
+                        double w = d + turn + tf[y] * (double)g.w[ra];
                         if (w < best_w[j]) {
                             best_w[j] = w;
-                            out_m[j] = m + tf[y] * g.len[b];
+                            out_m[j] = m + tf[y] * g.len[ra];
                         }
                     }
                 }
                 uint32_t kb = mt_slot_get(s, b);
                 if (kb == MT_NONE) return -1;
                 if (s.done[kb]) continue;
-                if (s.len[kb] < 0) s.len[kb] = g.len[b];
+                if (s.len[kb] < 0) s.len[kb] = g.len[ra];
                 double nm = m + s.len[kb];
                 if (nm > mbound) continue;
                 if (mt_relax_slot(s, kb, b, d + g.tw[e], nm)) return -1;

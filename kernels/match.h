@@ -28,6 +28,7 @@ typedef struct gp_match_dev_graph {
     const uint32_t *row, *col, *w, *tail; /* road graph CSR; tail: each arc's tail */
     const double *len;                    /* each road arc's metres (engine/match.c's arc_len) */
     const uint32_t *trow, *tcol, *tw;     /* the turn graph's CSR (nodes = road arcs) */
+    const uint32_t *tarc;                 /* each tg node's road arc (gp_turns_arc) */
 } gp_match_dev_graph;
 
 /* The rows: candidate c is (carc[c], crarc[c], cfrac[c]) (GP_NONE arcs: no state); row r searches

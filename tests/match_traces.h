@@ -2,13 +2,29 @@
  * the CPU, tests/test_gpu_match.c on the GPU): random drives along a graph's arcs sampled at its
  * nodes with Gaussian noise and, now and then, a point far off every road (so Viterbi drops it
  * and the next step searches from a point before the previous one), plus an exact comparison of
- * two matchings. Header-only; include after cmocka.h and engine/match.h. */
+ * two matchings; eng, a CPU engine (setup / teardown) that attaches the graphs (turn costs).
+ * Header-only; include after cmocka.h, engine/engine.h and engine/match.h. */
 #ifndef GP_TESTS_MATCH_TRACES_H
 #define GP_TESTS_MATCH_TRACES_H
 
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+
+static gp_engine *eng;
+
+static int setup(void **state) {
+    (void)state;
+    gp_err err;
+    eng = gp_engine_new("cpu", 2, NULL, &err);
+    return eng ? 0 : -1;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    gp_engine_free(eng);
+    return 0;
+}
 
 static double mt_uniform(uint64_t *s) {
     *s = *s * 6364136223846793005ull + 1442695040888963407ull;

@@ -20,21 +20,6 @@
 
 #include "tests/match_traces.h"
 
-static gp_engine *eng;
-
-static int setup(void **state) {
-    (void)state;
-    gp_err err;
-    eng = gp_engine_new("cpu", 2, NULL, &err);
-    return eng ? 0 : -1;
-}
-
-static int teardown(void **state) {
-    (void)state;
-    gp_engine_free(eng);
-    return 0;
-}
-
 static gp_graph *load(int turns) {
     gp_err err = {0};
     gp_graph *g = gp_graph_load("osm:tests/data/osm/match.osm?profile=car", NULL, &err);

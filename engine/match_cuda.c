@@ -24,7 +24,12 @@ int gp_match_fill_cuda(const gp_graph *g, gp_match_prep *const *pr, size_t count
 
 #include <cuda_runtime_api.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
+
+/* One batch on the device at a time: concurrent requests would each hold a scratch of up to
+ * 3.8 GB; their CPU passes (candidates, Viterbi) still overlap. */
+static pthread_mutex_t device_lock = PTHREAD_MUTEX_INITIALIZER;
 
 #define MATCH_THREADS 32768u        /* threads (each with its scratch: ~270 KB) */
 #define GROUP_BUDGET (512ull << 20) /* table + rows bytes of one group of traces */
@@ -45,7 +50,8 @@ enum { R_CARC, R_CRARC, R_CFRAC, R_SRC, R_TGT, R_K, R_WB, R_MB, R_OUT, R_TW, R_T
 
 /* Runs traces pr[0 .. count) (their tables allocated) as one launch. */
 static int run_group(const gp_graph *g, const gp_match_dev_graph *dg, void *scratch,
-                     gp_match_prep *const *pr, size_t count, double *gpu_ms, gp_err *err) {
+                     uint32_t nthreads, gp_match_prep *const *pr, size_t count, double *gpu_ms,
+                     gp_err *err) {
     size_t C = 0, R = 0, T = 0;
     for (size_t i = 0; i < count; i++) {
         C += pr[i]->off[pr[i]->n];
@@ -120,7 +126,7 @@ static int run_group(const gp_graph *g, const gp_match_dev_graph *dg, void *scra
     cudaEventCreate(&e0);
     cudaEventCreate(&e1);
     cudaEventRecord(e0, 0);
-    uint32_t nt = R < MATCH_THREADS ? (uint32_t)R : MATCH_THREADS;
+    uint32_t nt = R < nthreads ? (uint32_t)R : nthreads;
     ce = (cudaError_t)gp_cuda_match_rows(dg, &dr, scratch, nt, NULL);
     cudaEventRecord(e1, 0);
     if (ce == cudaSuccess) ce = cudaDeviceSynchronize();
@@ -175,6 +181,10 @@ int gp_match_fill_cuda(const gp_graph *g, gp_match_prep *const *pr, size_t count
         return gp_err_set(err, GP_EUNSUPPORTED, "no CUDA device");
     }
     if (gpu_ms) *gpu_ms = 0;
+    size_t rows = 0;
+    for (size_t i = 0; i < count; i++) rows += pr[i]->njobs;
+    uint32_t nthreads = rows < MATCH_THREADS ? (uint32_t)(rows ? rows : 1) : MATCH_THREADS;
+    pthread_mutex_lock(&device_lock);
     const gp_turns *turns = g->turns;
     const gp_graph *tg = turns ? turns->tg : NULL;
     uint32_t m = g->m, tn = tg ? tg->n : 0;
@@ -208,8 +218,8 @@ int gp_match_fill_cuda(const gp_graph *g, gp_match_prep *const *pr, size_t count
         tg ? 4 * ((size_t)tn + 1) : 0, 4 * tm,        4 * tm,        4 * (size_t)tn};
     cudaError_t ce = cudaSuccess;
     for (int i = 0; i < D_GRAPH && ce == cudaSuccess; i++) ce = put(&d[i], h[i], sz[i]);
-    if (ce == cudaSuccess) ce = cudaMalloc(&scratch, gp_cuda_match_scratch_bytes(MATCH_THREADS));
-    if (ce == cudaSuccess) ce = cudaMemset(scratch, 0xFF, gp_cuda_match_keys_bytes(MATCH_THREADS));
+    if (ce == cudaSuccess) ce = cudaMalloc(&scratch, gp_cuda_match_scratch_bytes(nthreads));
+    if (ce == cudaSuccess) ce = cudaMemset(scratch, 0xFF, gp_cuda_match_keys_bytes(nthreads));
     if (ce != cudaSuccess) {
         rc = dev_err(err, ce, "uploading the graph for matching");
         goto done;
@@ -229,7 +239,7 @@ int gp_match_fill_cuda(const gp_graph *g, gp_match_prep *const *pr, size_t count
     for (size_t i = 0; i <= count && rc == GP_OK; i++) {
         size_t b = i < count ? pr[i]->ntab * 16 + pr[i]->njobs * 45 : 0;
         if (i == count || (i > first && bytes + b > GROUP_BUDGET)) {
-            rc = run_group(g, &dg, scratch, pr + first, i - first, gpu_ms, err);
+            rc = run_group(g, &dg, scratch, nthreads, pr + first, i - first, gpu_ms, err);
             first = i;
             bytes = 0;
         }
@@ -241,6 +251,7 @@ int gp_match_fill_cuda(const gp_graph *g, gp_match_prep *const *pr, size_t count
 done:
     for (int i = 0; i < D_GRAPH; i++) cudaFree(d[i]);
     cudaFree(scratch);
+    pthread_mutex_unlock(&device_lock);
     free(tail);
     free(tarc);
     free(len);

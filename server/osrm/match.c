@@ -690,8 +690,7 @@ static void batch_gpu(batch *b, size_t nl) {
     if (gp_match_fill_cuda(b->q->g, ptr, np, &ms, &err))
         gp_log_write(GP_LOG_WARN, "match batch: the GPU's searches failed (%s); the CPU runs them",
                      err.msg);
-    else
-        gp_log_write(GP_LOG_INFO, "event=match_gpu traces=%zu gpu_ms=%.2f", np, ms);
+    else gp_log_write(GP_LOG_INFO, "event=match_gpu traces=%zu gpu_ms=%.2f", np, ms);
     free(ptr);
 }
 

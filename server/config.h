@@ -74,6 +74,7 @@ typedef struct gp_config {
     long match_max_candidates;
     long match_max_traces;
     long match_max_batch_points;
+    long gpu_match_min_traces;
     char map_page[8];
     long isochrone_max_contours;
     long isochrone_max_points;

@@ -321,7 +321,73 @@ def cached_results():
     phases(tmp, ((first, cache), (second, cache), (third, "")))
 
 
+def repair_jobs():
+    """Repair paths as a job: 202 + Location, progress, the result the synchronous answer's
+    (JSON but compute_ms, CSV to the byte); kept in the SQLite cache like failure analyses (a
+    repeat, and a repeat after a restart: a job done at once, "cached": true, the same bytes)."""
+    tmp = tempfile.mkdtemp()
+    cache = os.path.join(tmp, "cache.sqlite")
+    kept = {}
+
+    def run(port, body):
+        st, j = req(port, "POST", "/v1/graphs/sq/repair-jobs", body)
+        if st not in (200, 202):
+            return st, j, None
+        for _ in range(400):
+            st2, s = req(port, "GET", j["status"])
+            check("repair job: progress in [0, 1]", st2 == 200 and 0 <= s["progress"] <= 1, s)
+            if s["state"] in ("done", "failed", "cancelled"):
+                break
+            time.sleep(0.05)
+        return st, j, req(port, "GET", j["status"] + "/result", raw=True)
+
+    def no_ms(text):
+        d = json.loads(text)
+        d.pop("compute_ms", None)
+        return d
+
+    def off(port):  # the cache off: the job computes what the synchronous call does
+        for fmt in ("json", "csv"):
+            st, sync = req(port, "POST", "/v1/graphs/sq/repair-paths", {"format": fmt}, raw=True)
+            st, j, res = run(port, {"format": fmt})
+            check("repair job %s: 202, not cached" % fmt, st == 202 and j["cached"] is False and
+                  j["state"] in ("queued", "running", "done"), j)
+            same = res and res[0] == 200 and (res[1] == sync if fmt == "csv" else no_ms(res[1]) == no_ms(sync))
+            check("repair job %s: the synchronous answer" % fmt, same, (res, sync))
+        st, e = req(port, "POST", "/v1/graphs/sq/repair-jobs", {"routers": ["nowhere"]})
+        check("repair job: unknown router 400", st == 400 and "routers[0]" in e.get("message", ""), e)
+        st, e = req(port, "GET", "/v1/repair-jobs/999")
+        check("repair job: unknown job 404", st == 404, e)
+
+    def first(port):
+        st, j, res = run(port, {"format": "csv", "node_protection": False})
+        check("repair job cached: first computed", st == 202 and res and res[0] == 200, (j, res))
+        kept["csv"] = res[1] if res else None
+        st, j2, res2 = run(port, {"node_protection": False, "format": "csv"})
+        check("repair job cached: repeat done at once", st == 200 and j2["state"] == "done" and
+              j2["cached"] is True and j2["job"] != j["job"] and res2[1] == kept["csv"], (j2, res2))
+        st, d = req(port, "DELETE", "/v1/repair-jobs/%d" % j["job"])
+        check("repair job: DELETE of a done job", st == 200 and d["state"] == "deleted", d)
+        st, e = req(port, "GET", "/v1/repair-jobs/%d" % j["job"])
+        check("repair job: deleted is gone", st == 404, e)
+
+    def second(port):
+        st, j, res = run(port, {"format": "csv", "node_protection": False})
+        check("repair job cached after a restart", st == 200 and j["cached"] is True and
+              res and res[1] == kept["csv"], (j, res))
+        st, sync = req(port, "POST", "/v1/graphs/sq/repair-paths", {"format": "csv", "node_protection": False},
+                       raw=True)
+        check("repair-paths: the cached answer", st == 200 and sync == kept["csv"], sync)
+        st, pr = req(port, "PATCH", "/v1/graphs/sq/links", {"links": [{"link": [1, 2], "cost": 3}]})
+        st, j, res = run(port, {"format": "csv", "node_protection": False})
+        check("repair job: a cost change recomputes", st == 202 and j["cached"] is False and
+              res and res[1] != kept["csv"], (j, res))
+
+    phases(tmp, ((off, ""), (first, cache), (second, cache)))
+
+
 main()
 restart()
 cached_results()
+repair_jobs()
 print("%d passed, %d failed, 0 skipped" % (netops_http.passed, netops_http.failed))

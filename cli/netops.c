@@ -140,6 +140,18 @@ static int netops_load(const gp_cli_args *a, gp_cli_progress **pr, gp_graph **g,
     return gp_cli_setup(a, &lo, g, e);
 }
 
+/* The end of every command: stops the progress display, frees s, the tables, the graph and the
+ * engine (all may be NULL); returns rc. */
+static int netops_end(int rc, gp_cli_progress *pr, gp_sbuf *s, gp_rt *t, gp_graph *g,
+                      gp_engine *e) {
+    gp_cli_progress_stop(pr);
+    gp_sbuf_free(s);
+    gp_rt_free(t);
+    gp_graph_unref(g);
+    gp_engine_free(e);
+    return rc;
+}
+
 /* Builds the routing tables of the loaded graph. */
 static int netops_tables(const gp_cli_args *a, gp_cli_progress *pr, gp_graph *g, gp_engine *e,
                          gp_rt **t) {
@@ -198,13 +210,8 @@ static int cmd_routing_tables(const gp_cli_args *a) {
     gp_sbuf_add(&s, "]}\n", 3);
     rc = write_out(&s);
 done:
-    gp_cli_progress_stop(pr);
-    gp_sbuf_free(&s);
     free(scratch);
-    gp_rt_free(t);
-    gp_graph_unref(g);
-    gp_engine_free(e);
-    return rc;
+    return netops_end(rc, pr, &s, t, g, e);
 }
 
 static int cmd_what_if(const gp_cli_args *a) {
@@ -290,16 +297,11 @@ static int cmd_what_if(const gp_cli_args *a) {
     gp_sbuf_add(&s, "\n", 1);
     rc = write_out(&s);
 done:
-    gp_cli_progress_stop(pr);
-    gp_sbuf_free(&s);
     free(scratch);
-    gp_rt_free(t);
-    gp_graph_unref(g);
-    gp_engine_free(e);
     free(vals);
     free(ch);
     free(fr);
-    return rc;
+    return netops_end(rc, pr, &s, t, g, e);
 }
 
 static const gp_cli_opt rp_opts[] = {
@@ -373,24 +375,12 @@ static int cmd_repair(const gp_cli_args *a) {
     if (!rc) rc = write_out(&s);
     else rc = 1;
 done:
-    gp_cli_progress_stop(pr);
-    gp_sbuf_free(&s);
     gp_repair_free(rep);
     free(keep);
     free(vals);
-    gp_rt_free(t);
-    gp_graph_unref(g);
-    gp_engine_free(e);
-    return rc;
+    return netops_end(rc, pr, &s, t, g, e);
 }
 
-/* clang-format off */
-const gp_cli_cmd gp_cli_repair = {
-    "repair", "LFA and TI-LFA repair paths and coverage for every router", rp_opts,
-    GP_CLI_NOPTS(rp_opts), rp_ex, cmd_repair, NULL};
-const gp_cli_cmd gp_cli_routing_tables = {
-    "routing-tables", "OSPF-style routing tables with ECMP next hops", rt_opts,
-    GP_CLI_NOPTS(rt_opts), rt_ex, cmd_routing_tables, NULL};
 /* Reads a whole file (NUL-terminated); NULL on failure. */
 static char *read_file(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
@@ -460,8 +450,9 @@ static int cmd_link_loads(const gp_cli_args *a) {
     gp_plan_link_caps(t, cap);
     gp_sbuf_printf(&s, "{\"graph\":");
     gp_sbuf_json_str(&s, gp_cli_str(a, "graph"));
-    gp_sbuf_printf(&s, ",\"version\":\"%s\",\"demands\":%zu,\"total_volume\":%.17g,"
-                       "\"unrouted_volume\":%.17g,\"links\":[",
+    gp_sbuf_printf(&s,
+                   ",\"version\":\"%s\",\"demands\":%zu,\"total_volume\":%.17g,"
+                   "\"unrouted_volume\":%.17g,\"links\":[",
                    g->version, n, d->total, lost);
     int first = 1;
     for (uint32_t l = 0; l < L; l++) {
@@ -475,16 +466,14 @@ static int cmd_link_loads(const gp_cli_args *a) {
         if (gp_graph_name(g, v)) gp_sbuf_json_str(&s, gp_graph_name(g, v));
         else gp_sbuf_printf(&s, "null");
         if (cap[l] > 0)
-            gp_sbuf_printf(&s, ",\"load\":%.17g,\"capacity\":%.17g,\"utilization\":%.17g}",
-                           load[l], cap[l], load[l] / cap[l]);
+            gp_sbuf_printf(&s, ",\"load\":%.17g,\"capacity\":%.17g,\"utilization\":%.17g}", load[l],
+                           cap[l], load[l] / cap[l]);
         else gp_sbuf_printf(&s, ",\"load\":%.17g,\"capacity\":null,\"utilization\":null}", load[l]);
         first = 0;
     }
     gp_sbuf_add(&s, "]}\n", 3);
     rc = write_out(&s);
 done:
-    gp_cli_progress_stop(pr);
-    gp_sbuf_free(&s);
     gp_nj_names_free(&nm);
     free(text);
     free(rows);
@@ -494,12 +483,16 @@ done:
     free(load);
     free(cap);
     gp_demands_free(d);
-    gp_rt_free(t);
-    gp_graph_unref(g);
-    gp_engine_free(e);
-    return rc;
+    return netops_end(rc, pr, &s, t, g, e);
 }
 
+/* clang-format off */
+const gp_cli_cmd gp_cli_repair = {
+    "repair", "LFA and TI-LFA repair paths and coverage for every router", rp_opts,
+    GP_CLI_NOPTS(rp_opts), rp_ex, cmd_repair, NULL};
+const gp_cli_cmd gp_cli_routing_tables = {
+    "routing-tables", "OSPF-style routing tables with ECMP next hops", rt_opts,
+    GP_CLI_NOPTS(rt_opts), rt_ex, cmd_routing_tables, NULL};
 const gp_cli_cmd gp_cli_link_loads = {
     "link-loads", "ECMP link loads of a demand matrix (OSPF equal split)", ll_opts,
     GP_CLI_NOPTS(ll_opts), ll_ex, cmd_link_loads, NULL};

@@ -166,6 +166,8 @@ void gp_srv_storage_note_failed(const char *name) {
 
 gp_cache *gp_srv_cache(void) { return st.cache; }
 
+uint64_t gp_srv_cache_version(const gp_graph *g) { return cache_hash(g); }
+
 void gp_srv_storage_stop(void) {
     for (int i = 0; i < st.nwatch; i++) gp_pg_listen_stop(st.w[i].l);
     st.nwatch = 0;

@@ -32,6 +32,9 @@ void gp_srv_cache_store(gp_req *r, int kind, const uint32_t *src, uint32_t ns, c
 /* The process-wide cache (NULL when off), for work outside a request such as the routing-table
  * jobs of server/v1/netops.c and the /admin/cache endpoints (storage/cache.h is thread-safe). */
 struct gp_cache *gp_srv_cache(void);
+/* The version g's cached answers are kept under (the content hash, told apart with turn costs): a
+ * reload purges the graph name's entries of other versions. */
+uint64_t gp_srv_cache_version(const gp_graph *g);
 
 #ifdef __cplusplus
 }

@@ -49,6 +49,11 @@ const gp_route gp_routes[] = {
     {"POST", "/v1/graphs/{graph}/what-if", gp_h_what_if,
      GP_ROUTE_GRAPH | GP_ROUTE_JSON | GP_ROUTE_QUERY},
     {"POST", "/v1/graphs/{graph}/repair-paths", gp_h_repair_paths, GP_ROUTE_GRAPH | GP_ROUTE_JSON},
+    {"POST", "/v1/graphs/{graph}/repair-jobs", gp_h_repair_jobs_post,
+     GP_ROUTE_GRAPH | GP_ROUTE_JSON},
+    {"GET", "/v1/repair-jobs/{id}", gp_h_repair_job_get, 0},
+    {"GET", "/v1/repair-jobs/{id}/result", gp_h_repair_job_result, 0},
+    {"DELETE", "/v1/repair-jobs/{id}", gp_h_repair_job_delete, 0},
     {"POST", "/v1/graphs/{graph}/jobs", gp_h_jobs_post, GP_ROUTE_GRAPH},
     {"GET", "/v1/jobs/{id}", gp_h_job_get, 0},
     /* network planning (server/v1/planning.c) */

@@ -12,6 +12,7 @@
 #include "server/v1/mjobs.h"
 #include "server/v1/netops.h"
 #include "server/v1/planning.h"
+#include "server/v1/repair.h"
 #include "server/v1/traffic.h"
 #include "server/http/http.h"
 #include "server/metrics.h"
@@ -312,6 +313,7 @@ out:
     if (th_started) pthread_join(th, NULL);
     /* failure analyses use the routing tables and the engine */
     gp_srv_planning_stop();
+    gp_srv_repair_stop();
     gp_srv_netops_stop(); /* job worker, cached routing tables (before the engine goes) */
     gp_srv_mjobs_stop();  /* the matrix job worker (a running job is recorded failed) */
     gp_srv_storage_stop();

@@ -22,6 +22,7 @@
 #define CACHE_MAGIC 0x5854524d50470a01ull /* "\1\nGPMRTX" read little-endian; detects byte order */
 #define CACHE_FORMAT 1u
 #define ELEM_U64_DIST 1u
+#define ELEM_BYTES 2u          /* a document: the request text, then the answer */
 #define MAX_BLOB 1000000000ull /* SQLite's default SQLITE_MAX_LENGTH */
 
 typedef struct blob_hdr {
@@ -331,6 +332,51 @@ static void delete_row(gp_cache *c, sqlite3_int64 rowid) {
     sqlite3_finalize(st);
 }
 
+/* The row id of key (0 when absent); an SQLite code. */
+static int find_row(gp_cache *c, const char *key, sqlite3_int64 *rowid) {
+    sqlite3_stmt *st = NULL;
+    *rowid = 0;
+    int rc = sqlite3_prepare_v2(c->db, "SELECT id FROM matrix WHERE key = ?", -1, &st, NULL);
+    if (rc == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW) *rowid = sqlite3_column_int64(st, 0);
+        rc = (rc == SQLITE_ROW || rc == SQLITE_DONE) ? SQLITE_OK : rc;
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* A hit: the row becomes the most recently used (a busy database only costs LRU precision). */
+static void touch_row(gp_cache *c, sqlite3_int64 rowid) {
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(c->db, "UPDATE matrix SET last_used = ? WHERE id = ?", -1, &st, NULL) ==
+        SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, (sqlite3_int64)now_us());
+        sqlite3_bind_int64(st, 2, rowid);
+        sqlite3_step(st);
+    }
+    sqlite3_finalize(st);
+}
+
+/* The end of a get (c->mu held, released here): r is the row reader's answer (1 hit, 0 miss or
+ * *bad, -SQLite code), rc the lookup's SQLite code. A bad row is deleted, a hit becomes the most
+ * recently used, damage moves the file aside. GP_OK on a hit, else GP_ENOTFOUND. */
+static int get_end(gp_cache *c, const char *key, sqlite3_int64 rowid, int r, int bad, int rc) {
+    if (r < 0) rc = -r;
+    else if (bad) {
+        GP_LOG(GP_LOG_WARN, "cache: entry %s failed its header/checksum check; deleted", key);
+        delete_row(c, rowid);
+    } else if (r == 1) touch_row(c, rowid);
+    int hit = r == 1 && !bad;
+    if (rc != SQLITE_OK && is_damage(rc)) recover(c);
+    else if (rc != SQLITE_OK) GP_LOG(GP_LOG_WARN, "cache get: %s", sqlite3_errstr(rc));
+    if (hit) c->hits++;
+    else c->misses++;
+    pthread_mutex_unlock(&c->mu);
+    return hit ? GP_OK : GP_ENOTFOUND;
+}
+
 /* Reads and verifies one row into the outputs; returns 1 on a verified hit, 0 on a mismatch
  * (*bad = 1: the row is unusable), or -SQLite code on a database error. */
 static int read_row(gp_cache *c, sqlite3_int64 rowid, const gp_cache_key *k, uint64_t lh,
@@ -402,46 +448,12 @@ int gp_cache_get(gp_cache *c, const gp_cache_key *k, uint64_t *dist, uint32_t *n
     char key[160];
     key_text(k, lh, key, sizeof key);
     pthread_mutex_lock(&c->mu);
-    int hit = 0, rc = SQLITE_OK;
-    retry_open(c);
-    if (!c->db) goto out;
-    sqlite3_stmt *st = NULL;
+    int rc = SQLITE_OK, r = 0, bad = 0;
     sqlite3_int64 rowid = 0;
-    rc = sqlite3_prepare_v2(c->db, "SELECT id FROM matrix WHERE key = ?", -1, &st, NULL);
-    if (rc == SQLITE_OK) {
-        sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-        rc = sqlite3_step(st);
-        if (rc == SQLITE_ROW) rowid = sqlite3_column_int64(st, 0);
-        rc = (rc == SQLITE_ROW || rc == SQLITE_DONE) ? SQLITE_OK : rc;
-    }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_OK || !rowid) goto out;
-    int bad = 0;
-    int r = read_row(c, rowid, k, lh, dist, next, &bad);
-    if (r < 0) {
-        rc = -r;
-        goto out;
-    }
-    if (bad) {
-        GP_LOG(GP_LOG_WARN, "cache: entry %s failed its header/checksum check; deleted", key);
-        delete_row(c, rowid);
-        goto out;
-    }
-    hit = r == 1;
-    if (hit && sqlite3_prepare_v2(c->db, "UPDATE matrix SET last_used = ? WHERE id = ?", -1, &st,
-                                  NULL) == SQLITE_OK) {
-        sqlite3_bind_int64(st, 1, (sqlite3_int64)now_us());
-        sqlite3_bind_int64(st, 2, rowid);
-        sqlite3_step(st); /* a busy database only costs LRU precision */
-        sqlite3_finalize(st);
-    }
-out:
-    if (rc != SQLITE_OK && is_damage(rc)) recover(c);
-    else if (rc != SQLITE_OK) GP_LOG(GP_LOG_WARN, "cache get: %s", sqlite3_errstr(rc));
-    if (hit) c->hits++;
-    else c->misses++;
-    pthread_mutex_unlock(&c->mu);
-    return hit ? GP_OK : GP_ENOTFOUND;
+    retry_open(c);
+    if (c->db && (rc = find_row(c, key, &rowid)) == SQLITE_OK && rowid)
+        r = read_row(c, rowid, k, lh, dist, next, &bad);
+    return get_end(c, key, rowid, r, bad, rc);
 }
 
 static int write_blob(sqlite3 *db, sqlite3_int64 rowid, const blob_hdr *h, const seg s[4]) {
@@ -486,6 +498,83 @@ static int evict(gp_cache *c, const char *keep) {
     }
 }
 
+/* One entry's metadata row. */
+typedef struct row {
+    const char *key, *graph, *version, *kind;
+    uint32_t rows, cols;
+} row;
+
+/* Stores (replacing the same key) one entry whose blob is h then the segments s, and evicts to the
+ * budget, in one transaction. */
+static int store_row(gp_cache *c, const row *r, const blob_hdr *h, const seg s[4], gp_err *err) {
+    uint64_t bytes = sizeof *h + h->payload;
+    pthread_mutex_lock(&c->mu);
+    int rc = SQLITE_OK, status = GP_OK;
+    retry_open(c);
+    if (!c->db) goto out;
+    if ((rc = exec_sql(c->db, "BEGIN IMMEDIATE")) != SQLITE_OK) goto out;
+    sqlite3_stmt *st = NULL;
+    /* replace: the delete trigger drops the old blob (INSERT OR REPLACE would not fire it) */
+    rc = sqlite3_prepare_v2(c->db, "DELETE FROM matrix WHERE key = ?", -1, &st, NULL);
+    if (rc == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, r->key, -1, SQLITE_STATIC);
+        rc = sqlite3_step(st);
+        rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    if (rc == SQLITE_OK)
+        rc = sqlite3_prepare_v2(c->db,
+                                "INSERT INTO matrix (key, graph, version, kind, rows, cols, bytes, "
+                                "created_at, last_used) VALUES (?,?,?,?,?,?,?,?,?)",
+                                -1, &st, NULL);
+    if (rc == SQLITE_OK) {
+        uint64_t t = now_us();
+        sqlite3_bind_text(st, 1, r->key, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, r->graph ? r->graph : "", -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 3, r->version, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 4, r->kind, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 5, r->rows);
+        sqlite3_bind_int64(st, 6, r->cols);
+        sqlite3_bind_int64(st, 7, (sqlite3_int64)bytes);
+        sqlite3_bind_int64(st, 8, (sqlite3_int64)t);
+        sqlite3_bind_int64(st, 9, (sqlite3_int64)t);
+        rc = sqlite3_step(st);
+        rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    sqlite3_int64 id = sqlite3_last_insert_rowid(c->db);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_prepare_v2(c->db, "INSERT INTO matrix_blob (id, data) VALUES (?, ?)", -1, &st,
+                                NULL);
+    if (rc == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, id);
+        sqlite3_bind_zeroblob(st, 2, (int)bytes);
+        rc = sqlite3_step(st);
+        rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
+    }
+    sqlite3_finalize(st);
+    if (rc == SQLITE_OK) rc = write_blob(c->db, id, h, s);
+    if (rc == SQLITE_OK) rc = evict(c, r->key);
+    if (rc == SQLITE_OK) rc = exec_sql(c->db, "COMMIT");
+    if (rc != SQLITE_OK) exec_sql(c->db, "ROLLBACK");
+    else c->puts++;
+    /* Move the new pages from the WAL into the database file, so the WAL stays small and a blob is
+     * read from the database file rather than found frame by frame in the WAL (a put follows a
+     * computation that took far longer). */
+    if (rc == SQLITE_OK)
+        sqlite3_wal_checkpoint_v2(c->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+out:
+    if (rc != SQLITE_OK) {
+        status = gp_err_set(err, GP_EDB, "cache put: %s", sqlite3_errstr(rc));
+        GP_LOG(GP_LOG_WARN, "%s", err ? err->msg : "cache put failed");
+        if (is_damage(rc)) recover(c);
+    }
+    pthread_mutex_unlock(&c->mu);
+    return status;
+}
+
 int gp_cache_put(gp_cache *c, const gp_cache_key *k, const uint64_t *dist, const uint32_t *next,
                  gp_err *err) {
     if (!c) return GP_OK;
@@ -518,71 +607,113 @@ int gp_cache_put(gp_cache *c, const gp_cache_key *k, const uint64_t *dist, const
     char key[160], version[17];
     key_text(k, h.list_hash, key, sizeof key);
     snprintf(version, sizeof version, "%016" PRIx64, k->graph_hash);
+    row r = {key, k->graph, version, k->kind == GP_CACHE_TABLE ? "table" : "apsp", k->ns, k->nt};
+    return store_row(c, &r, &h, s, err);
+}
+
+/* ---- documents -------------------------------------------------------------------------------- */
+
+static void doc_key(uint64_t graph_hash, const char *kind, uint64_t rh, char *out, size_t cap) {
+    snprintf(out, cap, "%016" PRIx64 ":doc-%.40s:%016" PRIx64, graph_hash, kind, rh);
+}
+
+int gp_cache_put_doc(gp_cache *c, const char *graph, uint64_t graph_hash, const char *kind,
+                     const char *req, const void *data, size_t len, gp_err *err) {
+    if (!c) return GP_OK;
+    size_t rl = req ? strlen(req) : 0;
+    if (!kind || !req || (!data && len) || rl > MAX_BLOB || len > MAX_BLOB)
+        return gp_err_set(err, GP_EINVAL, "cache put: bad document");
+    seg s[4] = {{(void *)req, rl}, {(void *)data, len}, {NULL, 0}, {NULL, 0}};
+    blob_hdr h;
+    memset(&h, 0, sizeof h);
+    h.magic = CACHE_MAGIC;
+    h.format = CACHE_FORMAT;
+    h.kind = GP_CACHE_DOC;
+    h.graph_hash = graph_hash;
+    h.list_hash = hash_bytes(req, rl, 0x646f63ull);
+    h.rows = (uint32_t)rl;
+    h.cols = (uint32_t)len;
+    h.elem = ELEM_BYTES;
+    h.payload = rl + len;
+    h.checksum = CACHE_MAGIC;
+    for (int i = 0; i < 2; i++)
+        if (s[i].len) h.checksum = seg_checksum(h.checksum, s[i].p, s[i].len);
+    uint64_t bytes = sizeof h + h.payload;
+    if ((c->budget && bytes > c->budget) || bytes > MAX_BLOB) {
+        GP_LOG(GP_LOG_DEBUG, "cache: %" PRIu64 "-byte document over the budget, not stored", bytes);
+        return GP_OK;
+    }
+    char key[160], version[17], kt[48];
+    doc_key(graph_hash, kind, h.list_hash, key, sizeof key);
+    snprintf(version, sizeof version, "%016" PRIx64, graph_hash);
+    snprintf(kt, sizeof kt, "doc-%.40s", kind);
+    row r = {key, graph, version, kt, h.rows, h.cols};
+    return store_row(c, &r, &h, s, err);
+}
+
+/* Reads and verifies a document row (1 hit, 0 mismatch with *bad set, -SQLite code on error). */
+static int read_doc(gp_cache *c, sqlite3_int64 rowid, uint64_t graph_hash, uint64_t rh,
+                    const char *req, char **data, size_t *len, int *bad) {
+    sqlite3_blob *b = NULL;
+    *bad = 0;
+    int rc = sqlite3_blob_open(c->db, "main", "matrix_blob", "data", rowid, 0, &b);
+    if (rc != SQLITE_OK) return -rc;
+    size_t rl = strlen(req);
+    uint64_t total = (uint64_t)sqlite3_blob_bytes(b);
+    blob_hdr h;
+    char *buf = NULL;
+    int out = 0;
+    if (total < sizeof h) {
+        *bad = 1;
+        goto done;
+    }
+    if ((rc = sqlite3_blob_read(b, &h, sizeof h, 0)) != SQLITE_OK) {
+        out = -rc;
+        goto done;
+    }
+    if (h.magic != CACHE_MAGIC || h.format != CACHE_FORMAT || h.kind != GP_CACHE_DOC ||
+        h.graph_hash != graph_hash || h.list_hash != rh || h.elem != ELEM_BYTES || h.rows != rl ||
+        h.payload != (uint64_t)h.rows + h.cols || total != sizeof h + h.payload) {
+        *bad = 1;
+        goto done;
+    }
+    if (!(buf = malloc(h.payload + 1))) goto done;
+    if (h.payload && (rc = sqlite3_blob_read(b, buf, (int)h.payload, sizeof h)) != SQLITE_OK) {
+        out = -rc;
+        goto done;
+    }
+    uint64_t acc = CACHE_MAGIC;
+    if (h.rows) acc = seg_checksum(acc, buf, h.rows);
+    if (h.cols) acc = seg_checksum(acc, buf + h.rows, h.cols);
+    if (acc != h.checksum || memcmp(buf, req, rl) != 0) {
+        *bad = acc != h.checksum; /* another request with the same hash is a plain miss */
+        goto done;
+    }
+    memmove(buf, buf + h.rows, h.cols);
+    buf[h.cols] = 0;
+    *data = buf;
+    *len = h.cols;
+    buf = NULL;
+    out = 1;
+done:
+    free(buf);
+    sqlite3_blob_close(b);
+    return out;
+}
+
+int gp_cache_get_doc(gp_cache *c, uint64_t graph_hash, const char *kind, const char *req,
+                     char **data, size_t *len) {
+    if (!c || !kind || !req || !data || !len) return GP_ENOTFOUND;
+    uint64_t rh = hash_bytes(req, strlen(req), 0x646f63ull);
+    char key[160];
+    doc_key(graph_hash, kind, rh, key, sizeof key);
     pthread_mutex_lock(&c->mu);
-    int rc = SQLITE_OK, status = GP_OK;
+    int rc = SQLITE_OK, r = 0, bad = 0;
+    sqlite3_int64 rowid = 0;
     retry_open(c);
-    if (!c->db) goto out;
-    if ((rc = exec_sql(c->db, "BEGIN IMMEDIATE")) != SQLITE_OK) goto out;
-    sqlite3_stmt *st = NULL;
-    /* replace: the delete trigger drops the old blob (INSERT OR REPLACE would not fire it) */
-    rc = sqlite3_prepare_v2(c->db, "DELETE FROM matrix WHERE key = ?", -1, &st, NULL);
-    if (rc == SQLITE_OK) {
-        sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-        rc = sqlite3_step(st);
-        rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
-    }
-    sqlite3_finalize(st);
-    st = NULL;
-    if (rc == SQLITE_OK)
-        rc = sqlite3_prepare_v2(c->db,
-                                "INSERT INTO matrix (key, graph, version, kind, rows, cols, bytes, "
-                                "created_at, last_used) VALUES (?,?,?,?,?,?,?,?,?)",
-                                -1, &st, NULL);
-    if (rc == SQLITE_OK) {
-        uint64_t t = now_us();
-        sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 2, k->graph ? k->graph : "", -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 3, version, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 4, k->kind == GP_CACHE_TABLE ? "table" : "apsp", -1, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 5, k->ns);
-        sqlite3_bind_int64(st, 6, k->nt);
-        sqlite3_bind_int64(st, 7, (sqlite3_int64)bytes);
-        sqlite3_bind_int64(st, 8, (sqlite3_int64)t);
-        sqlite3_bind_int64(st, 9, (sqlite3_int64)t);
-        rc = sqlite3_step(st);
-        rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
-    }
-    sqlite3_finalize(st);
-    st = NULL;
-    sqlite3_int64 id = sqlite3_last_insert_rowid(c->db);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_prepare_v2(c->db, "INSERT INTO matrix_blob (id, data) VALUES (?, ?)", -1, &st,
-                                NULL);
-    if (rc == SQLITE_OK) {
-        sqlite3_bind_int64(st, 1, id);
-        sqlite3_bind_zeroblob(st, 2, (int)bytes);
-        rc = sqlite3_step(st);
-        rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
-    }
-    sqlite3_finalize(st);
-    if (rc == SQLITE_OK) rc = write_blob(c->db, id, &h, s);
-    if (rc == SQLITE_OK) rc = evict(c, key);
-    if (rc == SQLITE_OK) rc = exec_sql(c->db, "COMMIT");
-    if (rc != SQLITE_OK) exec_sql(c->db, "ROLLBACK");
-    else c->puts++;
-    /* Move the new pages from the WAL into the database file, so the WAL stays small and a blob is
-     * read from the database file rather than found frame by frame in the WAL (a put follows a
-     * computation that took far longer). */
-    if (rc == SQLITE_OK)
-        sqlite3_wal_checkpoint_v2(c->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
-out:
-    if (rc != SQLITE_OK) {
-        status = gp_err_set(err, GP_EDB, "cache put: %s", sqlite3_errstr(rc));
-        GP_LOG(GP_LOG_WARN, "%s", err ? err->msg : "cache put failed");
-        if (is_damage(rc)) recover(c);
-    }
-    pthread_mutex_unlock(&c->mu);
-    return status;
+    if (c->db && (rc = find_row(c, key, &rowid)) == SQLITE_OK && rowid)
+        r = read_doc(c, rowid, graph_hash, rh, req, data, len, &bad);
+    return get_end(c, key, rowid, r, bad, rc);
 }
 
 /* ---- admin ------------------------------------------------------------------------------------ */

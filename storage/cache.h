@@ -1,7 +1,7 @@
 /* cache.h - the SQLite distance-matrix cache: answers a repeated `table` or `apsp` request without
  * recomputing it.
  *
- * One row per matrix (migrations/sqlite/0001-cache.sql). The key is the graph's version (its content
+ * One row per matrix or document (migrations/sqlite/0001-cache.sql; documents: below). The key is the graph's version (its content
  * hash) + the request kind + a hash of the source/target index lists + the next-hop flag, so a
  * reloaded graph whose content changed can never be answered from an old matrix. The blob starts with
  * a header (magic, format version, graph hash, kind, shape, element type, checksum) and stores the
@@ -37,7 +37,7 @@ extern "C" {
 
 typedef struct gp_cache gp_cache;
 
-enum gp_cache_kind { GP_CACHE_TABLE = 1, GP_CACHE_APSP = 2 };
+enum gp_cache_kind { GP_CACHE_TABLE = 1, GP_CACHE_APSP = 2, GP_CACHE_DOC = 3 };
 
 /* What a matrix answers. For GP_CACHE_TABLE the matrix is ns x nt (row-major, dist(src[i],dst[j]));
  * for GP_CACHE_APSP it is n x n with src/dst NULL and ns = nt = n. next_hops: the entry also holds
@@ -78,6 +78,15 @@ int gp_cache_get(gp_cache *c, const gp_cache_key *key, uint64_t *dist, uint32_t 
  * when key->next_hops. Failures are logged and returned, never fatal to the caller's request. */
 int gp_cache_put(gp_cache *c, const gp_cache_key *key, const uint64_t *dist, const uint32_t *next,
                  gp_err *err);
+/* Documents: a computed answer (a failure analysis, repair paths) kept under the graph version and
+ * the request's canonical text req, which the entry stores and every read compares (a hash
+ * collision is a miss, never another request's answer). kind names the answer ("failure-analysis",
+ * "repair"); data is any bytes. They share the matrices' budget, LRU eviction and purges.
+ * get: GP_OK with *data (malloc'd, NUL-terminated, the caller frees) and *len; else GP_ENOTFOUND. */
+int gp_cache_get_doc(gp_cache *c, uint64_t graph_hash, const char *kind, const char *req,
+                     char **data, size_t *len);
+int gp_cache_put_doc(gp_cache *c, const char *graph, uint64_t graph_hash, const char *kind,
+                     const char *req, const void *data, size_t len, gp_err *err);
 /* Deletes every entry (which == NULL or ""), or those of one graph name or version (16 hex digits).
  * *deleted (may be NULL) gets the number of entries removed. */
 int gp_cache_purge(gp_cache *c, const char *which, uint64_t *deleted, gp_err *err);

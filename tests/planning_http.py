@@ -117,7 +117,7 @@ def main():
 
         # failure analysis: every link and router
         st, j = req(port, "POST", "/v1/graphs/sq/failure-analysis", {"links": True, "routers": True})
-        check("failure-analysis 202", st == 202 and j["scenarios"] == 4 + 5, j)
+        check("failure-analysis 202", st == 202 and j["scenarios"] == 4 + 5 and j["cached"] is False, j)
         res = None
         for _ in range(400):
             st, s = req(port, "GET", "/v1/failure-analysis/%d" % j["job"])
@@ -245,8 +245,13 @@ def restart():
         st, e = req(port, "POST", "/v1/graphs/sq/load")
         check("restart after DELETE: no demands", st == 400 and "no demands" in e["message"], e)
 
-    for phase in (first, second, third):  # one daemon each, the same cache path
-        p, port = netops_http.serve(tmp, SQUARE, cache, TOKEN)
+    phases(tmp, ((first, cache), (second, cache), (third, cache)))  # the same cache path
+
+
+def phases(tmp, runs):
+    """Runs each (phase, cache_path) against its own daemon in tmp, one after the other."""
+    for phase, path in runs:
+        p, port = netops_http.serve(tmp, SQUARE, path, TOKEN)
         try:
             if port is not None:
                 phase(port)
@@ -255,6 +260,158 @@ def restart():
             p.wait(timeout=30)
 
 
+def wait_job(port, job):
+    for _ in range(400):
+        st, s = req(port, "GET", "/v1/failure-analysis/%d" % job)
+        if st != 200 or s["state"] in ("done", "failed"):
+            return s
+        time.sleep(0.05)
+    return None
+
+
+def without_cached(res):
+    return {k: v for k, v in res.items() if k != "cached"}
+
+
+def cached_results():
+    """Failure-analysis results kept in the SQLite cache by graph version, demand version and the
+    normalized request: a restarted daemon answers a repeat from the cache (a job done at once,
+    "cached": true, the same result and CSV); new demands, a cost change or the cache off
+    recompute."""
+    tmp = tempfile.mkdtemp()
+    cache = os.path.join(tmp, "cache.sqlite")
+    demands = {"demands": [{"source": "r1", "destination": "r3", "volume": 10},
+                           {"source": 2, "destination": 4, "volume": 6}]}
+    kept = {}
+
+    def first(port):
+        st, d = req(port, "PUT", "/v1/graphs/sq/demands", demands)
+        check("cache: PUT demands", st == 200, d)
+        st, j = req(port, "POST", "/v1/graphs/sq/failure-analysis", {"links": True, "routers": True})
+        check("cache: first analysis computed (202, not cached)", st == 202 and j["cached"] is False, j)
+        s = wait_job(port, j["job"])
+        check("cache: first analysis done", s and s["state"] == "done" and s["result"]["cached"] is False, s)
+        kept["result"] = s["result"] if s else None
+        kept["csv"] = req(port, "GET", "/v1/failure-analysis/%d?format=csv" % j["job"], raw=True)[1]
+        # the same question, members in another order and another strategy: the same job
+        st, j2 = req(port, "POST", "/v1/graphs/sq/failure-analysis",
+                     {"strategy": "full", "routers": True, "links": True})
+        check("cache: repeat answered by the same job", st == 200 and j2["job"] == j["job"], j2)
+
+    def second(port):
+        # {} is the same question (every link and router by default), asked of a new daemon
+        st, j = req(port, "POST", "/v1/graphs/sq/failure-analysis", {})
+        check("cache: after a restart, a job done at once (200, cached)", st == 200 and
+              j["state"] == "done" and j["cached"] is True and j["scenarios"] == 9, j)
+        st, s = req(port, "GET", "/v1/failure-analysis/%d" % j["job"])
+        r = s.get("result") or {}
+        check("cache: the same result", st == 200 and s["cached"] is True and r.get("cached") is True and
+              kept["result"] and without_cached(r) == without_cached(kept["result"]), (r, kept["result"]))
+        st, csv = req(port, "GET", "/v1/failure-analysis/%d?format=csv" % j["job"], raw=True)
+        check("cache: the same CSV", st == 200 and csv == kept["csv"] and csv.count("\n") == 10, csv)
+        # other scenarios: not the cached answer
+        st, j = req(port, "POST", "/v1/graphs/sq/failure-analysis", {"routers": False})
+        check("cache: other scenarios computed", st == 202 and j["cached"] is False and j["scenarios"] == 4, j)
+        wait_job(port, j["job"])
+        # new demands: a new demand version, computed again
+        st, d = req(port, "PUT", "/v1/graphs/sq/demands",
+                    {"demands": [{"source": "r1", "destination": "r3", "volume": 12}]})
+        check("cache: new demands", st == 200, d)
+        st, j = req(port, "POST", "/v1/graphs/sq/failure-analysis", {})
+        check("cache: new demands recompute", st == 202 and j["cached"] is False and
+              j["demand_version"] == d["demand_version"], j)
+        s = wait_job(port, j["job"])
+        top = s["result"]["scenarios"][0] if s and s.get("result") else {}
+        check("cache: new demands' answer", abs(top.get("worst_utilization", 0) - 12 / 8) < 1e-12, top)
+        st, d = req(port, "PUT", "/v1/graphs/sq/demands", demands)  # the first demands again
+        st, j = req(port, "POST", "/v1/graphs/sq/failure-analysis", {})
+        check("cache: the first demands again: cached", st == 200 and j["cached"] is True, j)
+        # a cost change: a new graph version, computed again
+        st, pr = req(port, "PATCH", "/v1/graphs/sq/links", {"links": [{"link": [1, 2], "cost": 3}]})
+        check("cache: cost change", st == 200, pr)
+        st, j = req(port, "POST", "/v1/graphs/sq/failure-analysis", {})
+        check("cache: a cost change recomputes", st == 202 and j["cached"] is False and
+              j["version"] != kept["result"]["version"], j)
+        wait_job(port, j["job"])
+
+    def third(port):  # the cache off: computed again
+        st, d = req(port, "PUT", "/v1/graphs/sq/demands", demands)
+        st, j = req(port, "POST", "/v1/graphs/sq/failure-analysis", {})
+        check("cache off: computed", st == 202 and j["cached"] is False, j)
+        s = wait_job(port, j["job"])
+        check("cache off: the same answer", s and kept["result"] and
+              without_cached(s["result"])["scenarios"] == kept["result"]["scenarios"], s)
+
+    phases(tmp, ((first, cache), (second, cache), (third, "")))
+
+
+def repair_jobs():
+    """Repair paths as a job: 202 + Location, progress, the result the synchronous answer's
+    (JSON but compute_ms, CSV to the byte); kept in the SQLite cache like failure analyses (a
+    repeat, and a repeat after a restart: a job done at once, "cached": true, the same bytes)."""
+    tmp = tempfile.mkdtemp()
+    cache = os.path.join(tmp, "cache.sqlite")
+    kept = {}
+
+    def run(port, body):
+        st, j = req(port, "POST", "/v1/graphs/sq/repair-jobs", body)
+        if st not in (200, 202):
+            return st, j, None
+        for _ in range(400):
+            st2, s = req(port, "GET", j["status"])
+            check("repair job: progress in [0, 1]", st2 == 200 and 0 <= s["progress"] <= 1, s)
+            if s["state"] in ("done", "failed", "cancelled"):
+                break
+            time.sleep(0.05)
+        return st, j, req(port, "GET", j["status"] + "/result", raw=True)
+
+    def no_ms(text):
+        d = json.loads(text)
+        d.pop("compute_ms", None)
+        return d
+
+    def off(port):  # the cache off: the job computes what the synchronous call does
+        for fmt in ("json", "csv"):
+            st, sync = req(port, "POST", "/v1/graphs/sq/repair-paths", {"format": fmt}, raw=True)
+            st, j, res = run(port, {"format": fmt})
+            check("repair job %s: 202, not cached" % fmt, st == 202 and j["cached"] is False and
+                  j["state"] in ("queued", "running", "done"), j)
+            same = res and res[0] == 200 and (res[1] == sync if fmt == "csv" else no_ms(res[1]) == no_ms(sync))
+            check("repair job %s: the synchronous answer" % fmt, same, (res, sync))
+        st, e = req(port, "POST", "/v1/graphs/sq/repair-jobs", {"routers": ["nowhere"]})
+        check("repair job: unknown router 400", st == 400 and "routers[0]" in e.get("message", ""), e)
+        st, e = req(port, "GET", "/v1/repair-jobs/999")
+        check("repair job: unknown job 404", st == 404, e)
+
+    def first(port):
+        st, j, res = run(port, {"format": "csv", "node_protection": False})
+        check("repair job cached: first computed", st == 202 and res and res[0] == 200, (j, res))
+        kept["csv"] = res[1] if res else None
+        st, j2, res2 = run(port, {"node_protection": False, "format": "csv"})
+        check("repair job cached: repeat done at once", st == 200 and j2["state"] == "done" and
+              j2["cached"] is True and j2["job"] != j["job"] and res2[1] == kept["csv"], (j2, res2))
+        st, d = req(port, "DELETE", "/v1/repair-jobs/%d" % j["job"])
+        check("repair job: DELETE of a done job", st == 200 and d["state"] == "deleted", d)
+        st, e = req(port, "GET", "/v1/repair-jobs/%d" % j["job"])
+        check("repair job: deleted is gone", st == 404, e)
+
+    def second(port):
+        st, j, res = run(port, {"format": "csv", "node_protection": False})
+        check("repair job cached after a restart", st == 200 and j["cached"] is True and
+              res and res[1] == kept["csv"], (j, res))
+        st, sync = req(port, "POST", "/v1/graphs/sq/repair-paths", {"format": "csv", "node_protection": False},
+                       raw=True)
+        check("repair-paths: the cached answer", st == 200 and sync == kept["csv"], sync)
+        st, pr = req(port, "PATCH", "/v1/graphs/sq/links", {"links": [{"link": [1, 2], "cost": 3}]})
+        st, j, res = run(port, {"format": "csv", "node_protection": False})
+        check("repair job: a cost change recomputes", st == 202 and j["cached"] is False and
+              res and res[1] != kept["csv"], (j, res))
+
+    phases(tmp, ((off, ""), (first, cache), (second, cache)))
+
+
 main()
 restart()
+cached_results()
+repair_jobs()
 print("%d passed, %d failed, 0 skipped" % (netops_http.passed, netops_http.failed))

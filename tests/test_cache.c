@@ -265,6 +265,71 @@ static int count_corrupt(void) {
     return n;
 }
 
+/* Documents (a job's result): kept under graph version + kind + the request's text, read back
+ * after a reopen, another request / version / kind a miss, a damaged blob a miss that deletes the
+ * row, the shared budget's LRU eviction, purges by graph name. */
+static void test_documents(void **state) {
+    (void)state;
+    gp_err err;
+    gp_cache *c = gp_cache_open(path, 3 * 1200, &err); /* room for three 1000-byte documents */
+    assert_non_null(c);
+    char doc[1000], *got = NULL;
+    size_t len = 0;
+    memset(doc, 'a', sizeof doc);
+    memcpy(doc, "{\"x\":1}\0csv", 12);
+    const char *req = "failure-analysis/1 version=1 rest={}";
+    assert_int_equal(gp_cache_get_doc(c, 7, "fa", req, &got, &len), GP_ENOTFOUND);
+    assert_int_equal(gp_cache_put_doc(c, "g", 7, "fa", req, doc, sizeof doc, &err), GP_OK);
+    gp_cache_close(c);
+    c = gp_cache_open(path, 3 * 1200, &err);
+    assert_int_equal(gp_cache_get_doc(c, 7, "fa", req, &got, &len), GP_OK);
+    assert_int_equal(len, sizeof doc);
+    assert_memory_equal(got, doc, sizeof doc);
+    assert_int_equal(got[len], 0);
+    free(got);
+    got = NULL;
+    assert_int_equal(gp_cache_get_doc(c, 8, "fa", req, &got, &len), GP_ENOTFOUND);
+    assert_int_equal(gp_cache_get_doc(c, 7, "repair", req, &got, &len), GP_ENOTFOUND);
+    assert_int_equal(gp_cache_get_doc(c, 7, "fa", "failure-analysis/1 version=2", &got, &len),
+                     GP_ENOTFOUND);
+    /* a matrix key of the same version does not see it */
+    uint32_t src[1] = {0}, dst[1] = {0};
+    uint64_t d[1];
+    gp_cache_key k = table_key(7, src, 1, dst, 1);
+    assert_int_equal(gp_cache_get(c, &k, d, NULL), GP_ENOTFOUND);
+    /* three more: the first (least recently used) is evicted */
+    char r2[64];
+    for (int i = 0; i < 3; i++) {
+        snprintf(r2, sizeof r2, "req %d", i);
+        assert_int_equal(gp_cache_put_doc(c, "h", 7, "fa", r2, doc, sizeof doc, &err), GP_OK);
+        usleep(2000);
+    }
+    assert_int_equal(gp_cache_get_doc(c, 7, "fa", req, &got, &len), GP_ENOTFOUND);
+    assert_int_equal(gp_cache_get_doc(c, 7, "fa", "req 2", &got, &len), GP_OK);
+    free(got);
+    got = NULL;
+    /* a damaged blob: a miss, and the row is gone */
+    gp_cache_close(c);
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+                                  "UPDATE matrix_blob SET data = substr(data, 1, 100) || "
+                                  "zeroblob(length(data) - 100) WHERE id = (SELECT id FROM matrix "
+                                  "WHERE kind = 'doc-fa' ORDER BY last_used DESC LIMIT 1)",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    c = gp_cache_open(path, 3 * 1200, &err);
+    assert_int_equal(gp_cache_get_doc(c, 7, "fa", "req 2", &got, &len), GP_ENOTFOUND);
+    gp_cache_stats st;
+    gp_cache_stats_get(c, &st);
+    assert_int_equal(st.entries, 2);
+    uint64_t n = 0;
+    assert_int_equal(gp_cache_purge(c, "h", &n, &err), GP_OK);
+    assert_int_equal(n, 2);
+    gp_cache_close(c);
+}
+
 static void test_corrupt_file_moved_aside(void **state) {
     (void)state;
     gp_err err;
@@ -572,6 +637,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mismatch_is_miss, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lru_eviction, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_documents, setup, teardown),
         cmocka_unit_test_setup_teardown(test_corrupt_file_moved_aside, setup, teardown),
         cmocka_unit_test_setup_teardown(test_truncated_under_open_cache, setup, teardown),
         cmocka_unit_test_setup_teardown(test_newer_schema_refused, setup, teardown),

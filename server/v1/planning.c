@@ -16,7 +16,9 @@
 #include "engine/progress.h"
 #include "graph/graph_internal.h" /* gp_splitmix64 */
 #include "server/api/netops_json.h"
+#include "server/cache.h"
 #include "server/v1/netops.h"
+#include "storage/cache.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -46,7 +48,8 @@ typedef struct pl_job {
     uint64_t id;
     int state; /* GP_JOB_* of engine/jobs.h's numbering: queued, running, done, failed */
     char graph[65], version[17], dver[17];
-    uint64_t key; /* scenario list hash, with version and demand version */
+    char *req;  /* the normalized request (request_text): the in-memory and SQLite cache key */
+    int cached; /* the result came from the SQLite cache */
     gp_progress prog;
     double submitted, started, finished;
     cJSON *result;
@@ -689,6 +692,7 @@ static void job_free(pl_job *j) {
     job_inputs_free(j);
     cJSON_Delete(j->result);
     free(j->csv);
+    free(j->req);
     free(j);
 }
 
@@ -762,6 +766,7 @@ static void build_result(pl_job *j, const gp_scenario_result *res, const gp_plan
     cJSON_AddStringToObject(o, "version", j->version);
     cJSON_AddStringToObject(o, "demand_version", j->dver);
     cJSON_AddStringToObject(o, "strategy", gp_plan_strategy_name(st->strategy));
+    cJSON_AddFalseToObject(o, "cached");
     cJSON_AddNumberToObject(o, "scenario_count", (double)j->nscen);
     cJSON_AddNumberToObject(o, "seconds", st->seconds);
     cJSON_AddNumberToObject(o, "scenarios_per_s", st->seconds > 0 ? j->nscen / st->seconds : 0);
@@ -864,6 +869,52 @@ static void build_result(pl_job *j, const gp_scenario_result *res, const gp_plan
     j->csv = b.p;
 }
 
+/* ---- results kept in the SQLite cache (storage/cache.h documents): under the graph's cache
+ * version, keyed by the normalized request (demand version included); the entry holds the result's
+ * JSON, a NUL, then its CSV ---- */
+
+static void result_store(const pl_job *j) {
+    gp_cache *c = gp_srv_cache();
+    char *js = c && j->t ? cJSON_PrintUnformatted(j->result) : NULL;
+    if (!js) return;
+    size_t a = strlen(js) + 1, b = strlen(j->csv);
+    char *doc = malloc(a + b);
+    if (doc) {
+        memcpy(doc, js, a);
+        memcpy(doc + a, j->csv, b);
+        gp_err err;
+        gp_cache_put_doc(c, j->graph, gp_srv_cache_version(j->t->g), "failure-analysis", j->req,
+                         doc, a + b, &err); /* logged inside; the job is done anyway */
+    }
+    free(doc);
+    free(js);
+}
+
+/* j's result and CSV from the cache (j->req, graph g); 0 on a hit. */
+static int result_load(pl_job *j, const gp_graph *g) {
+    char *doc = NULL;
+    size_t len = 0;
+    if (gp_cache_get_doc(gp_srv_cache(), gp_srv_cache_version(g), "failure-analysis", j->req, &doc,
+                         &len) != GP_OK)
+        return -1;
+    size_t a = strnlen(doc, len);
+    cJSON *o = a < len ? cJSON_ParseWithLength(doc, a) : NULL;
+    char *csv = o ? malloc(len - a) : NULL;
+    if (!csv) {
+        cJSON_Delete(o);
+        free(doc);
+        return -1;
+    }
+    memcpy(csv, doc + a + 1, len - a - 1);
+    csv[len - a - 1] = 0;
+    free(doc);
+    cJSON_ReplaceItemInObjectCaseSensitive(o, "cached", cJSON_CreateTrue());
+    j->result = o;
+    j->csv = csv;
+    j->cached = 1;
+    return 0;
+}
+
 static void *job_main(void *arg) {
     pl_job *j = arg;
     pthread_mutex_lock(&pl.run);
@@ -885,6 +936,7 @@ static void *job_main(void *arg) {
     else snprintf(j->error, sizeof j->error, "%s", err.msg);
     gp_plan_results_free(res, j->nscen);
     free(res);
+    if (j->result) result_store(j);
     pthread_mutex_lock(&pl.mu);
     j->finished = gp_now();
     j->state = j->result ? 2 : 3;
@@ -1183,6 +1235,105 @@ static int build_scenarios(const cJSON *j, const gp_rt *t, const gp_nj_names *nm
     return 0;
 }
 
+/* Canonical JSON of j (object members sorted by name, at every depth) minus the top-level members
+ * named in skip. */
+static void canon(gp_sbuf *s, const cJSON *j, const char *const *skip) {
+    if (cJSON_IsObject(j) || cJSON_IsArray(j)) {
+        int obj = cJSON_IsObject(j), n = cJSON_GetArraySize(j), k = 0;
+        const cJSON **m = malloc(((size_t)n + 1) * sizeof *m), *it;
+        if (!m) {
+            s->oom = 1;
+            return;
+        }
+        cJSON_ArrayForEach(it, j) {
+            int drop = 0;
+            for (int q = 0; obj && skip && skip[q] && !drop; q++)
+                drop = !strcmp(it->string, skip[q]);
+            if (!drop) m[k++] = it;
+        }
+        for (int a = 1; obj && a < k; a++) /* insertion sort: a request has few members */
+            for (int c = a; c > 0 && strcmp(m[c - 1]->string, m[c]->string) > 0; c--) {
+                const cJSON *x = m[c];
+                m[c] = m[c - 1], m[c - 1] = x;
+            }
+        gp_sbuf_add(s, obj ? "{" : "[", 1);
+        for (int a = 0; a < k; a++) {
+            if (a) gp_sbuf_add(s, ",", 1);
+            if (obj) {
+                cJSON *key = cJSON_CreateString(m[a]->string);
+                char *kt = key ? cJSON_PrintUnformatted(key) : NULL;
+                if (kt) gp_sbuf_printf(s, "%s:", kt);
+                else s->oom = 1;
+                free(kt);
+                cJSON_Delete(key);
+            }
+            canon(s, m[a], NULL);
+        }
+        gp_sbuf_add(s, obj ? "}" : "]", 1);
+        free(m);
+        return;
+    }
+    char *v = cJSON_PrintUnformatted(j);
+    if (v) gp_sbuf_add(s, v, strlen(v));
+    else s->oom = 1;
+    free(v);
+}
+
+/* The normalized request, the key of a result in memory and in the SQLite cache: the graph and
+ * demand versions, the scenario list that was built (its length and two independent 64-bit hashes
+ * of its kinds, links and routers: {} and {"links": true, "routers": true} are one question), and
+ * every other member of the body but "strategy" (all strategies answer the same) as canonical
+ * JSON, so that an option added later joins the key by itself. NULL when out of memory. */
+static char *request_text(const cJSON *body, const sbuild *b, const char *version,
+                          const char *dver) {
+    static const char *const scen[] = {"links",      "routers",           "srlgs",
+                                       "link_pairs", "link_pairs_sample", "seed",
+                                       "scenarios",  "strategy",          NULL};
+    uint64_t h1 = 1469598103934665603ULL, h2 = 0x736365656e6172ULL;
+    const struct {
+        const void *p;
+        size_t n;
+    } part[] = {{b->kind, b->n},
+                {b->pair_off, (b->n + 1) * 4},
+                {b->pairs, (size_t)b->npairs * 8},
+                {b->r_off, (b->n + 1) * 4},
+                {b->routers, (size_t)b->nr * 4}};
+    for (size_t q = 0; q < sizeof part / sizeof part[0]; q++) {
+        h1 = pl_hash(h1 ^ q, part[q].p, part[q].n);
+        const unsigned char *c = part[q].p;
+        for (size_t i = 0; i < part[q].n; i++) {
+            h2 += c[i] + 1 + q;
+            h2 = gp_mix64(h2);
+        }
+    }
+    gp_sbuf s = {0};
+    gp_sbuf_printf(
+        &s, "failure-analysis/1 version=%s demands=%s scenarios=%zu:%016llx%016llx rest=", version,
+        dver, b->n, (unsigned long long)h1, (unsigned long long)h2);
+    canon(&s, body, scen);
+    gp_sbuf_add(&s, "", 1);
+    if (s.oom) {
+        gp_sbuf_free(&s);
+        return NULL;
+    }
+    return s.p;
+}
+
+/* Makes room in pl.jobs for one more (pl.mu held): forgets the oldest ended jobs past PL_KEEP;
+ * -1 when PL_KEEP * 2 are kept and none has ended. */
+static int job_keep(void) {
+    while (pl.njobs >= PL_KEEP) {
+        size_t drop = pl.njobs;
+        for (size_t i = 0; i < pl.njobs && drop == pl.njobs; i++)
+            if (pl.jobs[i]->state >= 2) drop = i;
+        if (drop == pl.njobs) break;
+        job_free(pl.jobs[drop]);
+        memmove(&pl.jobs[drop], &pl.jobs[drop + 1], (pl.njobs - drop - 1) * sizeof pl.jobs[0]);
+        pl.njobs--;
+    }
+    return pl.njobs >= PL_KEEP * 2 ? -1 : 0;
+}
+
 static void answer_job(gp_req *r, int status, pl_job *j) {
     char loc[64];
     snprintf(loc, sizeof loc, "/v1/failure-analysis/%llu", (unsigned long long)j->id);
@@ -1195,6 +1346,7 @@ static void answer_job(gp_req *r, int status, pl_job *j) {
     cJSON_AddStringToObject(o, "version", j->version);
     cJSON_AddStringToObject(o, "demand_version", j->dver);
     cJSON_AddNumberToObject(o, "scenarios", (double)j->nscen);
+    cJSON_AddBoolToObject(o, "cached", j->cached);
     gp_http_json(r, status, o);
 }
 
@@ -1246,19 +1398,16 @@ void gp_h_failure_post(gp_req *r) {
                    ? GP_HC_INTERNAL
                    : build_scenarios(body, in.t, &nm, &b, max, err, sizeof err);
     gp_nj_names_free(&nm);
-    char *spec = cJSON_PrintUnformatted(body);
+    char *req = code ? NULL : request_text(body, &b, in.t->g->version, in.dver);
     cJSON_Delete(empty);
-    if (code) {
-        gp_http_error(r, code - 1, "%s", err[0] ? err : "out of memory");
+    if (code || !req) {
+        gp_http_error(r, code ? code - 1 : GP_HC_INTERNAL, "%s", err[0] ? err : "out of memory");
         goto fail;
     }
-    uint64_t key = pl_hash(1469598103934665603ULL, spec ? spec : "", spec ? strlen(spec) : 0);
-    key = pl_hash(key, in.t->g->version, 16);
-    key = pl_hash(key, in.dver, 16);
     /* a done (or queued, running) analysis of the same question is answered again */
     pthread_mutex_lock(&pl.mu);
     for (size_t i = 0; i < pl.njobs; i++)
-        if (pl.jobs[i]->key == key && pl.jobs[i]->state != 3 &&
+        if (strcmp(pl.jobs[i]->req, req) == 0 && pl.jobs[i]->state != 3 &&
             strcmp(pl.jobs[i]->graph, gp_req_graph_name(r)) == 0) {
             answer_job(r, 200, pl.jobs[i]);
             pthread_mutex_unlock(&pl.mu);
@@ -1266,6 +1415,33 @@ void gp_h_failure_post(gp_req *r) {
         }
     pthread_mutex_unlock(&pl.mu);
     pl_job *j = calloc(1, sizeof *j);
+    if (j) {
+        j->req = req, req = NULL;
+        snprintf(j->graph, sizeof j->graph, "%s", gp_req_graph_name(r));
+        memcpy(j->version, in.t->g->version, sizeof j->version);
+        memcpy(j->dver, in.dver, sizeof j->dver);
+        j->nscen = b.n;
+        gp_progress_init(&j->prog, "failure-analysis");
+        j->submitted = gp_now();
+    }
+    /* answered before from the SQLite cache: a new job, done at once */
+    if (j && result_load(j, in.t->g) == 0) {
+        j->state = 2;
+        j->started = j->finished = j->submitted;
+        gp_progress_finish(&j->prog);
+        pthread_mutex_lock(&pl.mu);
+        if (job_keep()) {
+            pthread_mutex_unlock(&pl.mu);
+            job_free(j);
+            gp_http_error(r, GP_HC_BUSY, "too many failure analyses queued: retry later");
+            goto fail;
+        }
+        j->id = pl.next_id++;
+        pl.jobs[pl.njobs++] = j;
+        answer_job(r, 200, j);
+        pthread_mutex_unlock(&pl.mu);
+        goto fail;
+    }
     uint32_t nlinks = 2 * b.npairs;
     if (j) {
         j->sc = calloc(b.n + 1, sizeof *j->sc);
@@ -1293,31 +1469,14 @@ void gp_h_failure_post(gp_req *r) {
     j->pairs = b.pairs, b.pairs = NULL;
     j->pair_off = b.pair_off, b.pair_off = NULL;
     j->kind = b.kind, b.kind = NULL;
-    j->nscen = b.n;
     j->strategy = strategy;
     j->list_max = list_max;
-    j->key = key;
     j->t = in.t, in.t = NULL;
     j->d = in.d, in.d = NULL;
     j->cap = in.cap, in.cap = NULL;
-    snprintf(j->graph, sizeof j->graph, "%s", gp_req_graph_name(r));
-    memcpy(j->version, j->t->g->version, sizeof j->version);
-    memcpy(j->dver, in.dver, sizeof j->dver);
-    gp_progress_init(&j->prog, "failure-analysis");
-    j->submitted = gp_now();
     pthread_mutex_lock(&pl.mu);
-    /* forget the oldest ended jobs past PL_KEEP */
-    while (pl.njobs >= PL_KEEP) {
-        size_t drop = pl.njobs;
-        for (size_t i = 0; i < pl.njobs && drop == pl.njobs; i++)
-            if (pl.jobs[i]->state >= 2) drop = i;
-        if (drop == pl.njobs) break;
-        job_free(pl.jobs[drop]);
-        memmove(&pl.jobs[drop], &pl.jobs[drop + 1], (pl.njobs - drop - 1) * sizeof pl.jobs[0]);
-        pl.njobs--;
-    }
     pthread_t th;
-    if (pl.njobs >= PL_KEEP * 2 || pthread_create(&th, NULL, job_main, j) != 0) {
+    if (job_keep() || pthread_create(&th, NULL, job_main, j) != 0) {
         pthread_mutex_unlock(&pl.mu);
         job_free(j);
         gp_http_error(r, GP_HC_BUSY, "too many failure analyses queued: retry later");
@@ -1330,7 +1489,7 @@ void gp_h_failure_post(gp_req *r) {
     answer_job(r, 202, j);
     pthread_mutex_unlock(&pl.mu);
 fail:
-    free(spec);
+    free(req);
     sb_free(&b);
     inputs_free(&in);
 }
@@ -1378,6 +1537,7 @@ void gp_h_failure_get(gp_req *r) {
     cJSON_AddStringToObject(o, "version", j->version);
     cJSON_AddStringToObject(o, "demand_version", j->dver);
     cJSON_AddNumberToObject(o, "scenarios", (double)j->nscen);
+    cJSON_AddBoolToObject(o, "cached", j->cached);
     if (j->state == 3) cJSON_AddStringToObject(o, "error", j->error);
     if (j->state == 2) cJSON_AddItemToObject(o, "result", cJSON_Duplicate(j->result, 1));
     pthread_mutex_unlock(&pl.mu);

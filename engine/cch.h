@@ -104,6 +104,7 @@ typedef struct gp_cch {
     uint32_t ndelta;
     uint64_t delta_base;
     int from_prev;
+    int pinned; /* the weight and witness arrays are page-locked (cch_cuda.c; unlocked when freed) */
     /* The edges whose original weights (ofw / obw) differ from prev's, ascending, set by
      * gp_cch_prepare(_from) when prev is set (mchg_ok 1; the metric is prev's but at these), so
      * that the partial pass seeds from them and the device scatters them instead of uploading the
@@ -338,6 +339,7 @@ int gp_cch_gpu_table_on(const gp_cch *c, int i, const uint32_t *src, uint32_t ns
 typedef struct gp_cch_gpu_stats {
     int topo_shared;
     double attach_s, customize_s, witnesses_s;
+    double fetch_s; /* the customized arrays and the device-computed witnesses back to the host */
     float device_ms;
     /* delta: 1 when the last customization was gp_cch_gpu_customize_delta (scattered: its
      * edges; attach_s then setting up the device state, customize_s the copy, scatter and plan

@@ -305,6 +305,7 @@ static int cch_over(gp_cch_topo *t, const gp_graph *g, const gp_graph *pg, gp_cc
         c->ofw = b->ofw, c->obw = b->obw, c->fw = b->fw, c->bw = b->bw;
         c->fmid = b->fmid, c->bmid = b->bmid, c->wit = b->wit;
         c->pinned = b->pinned;
+        c->reused = 1;
     } else {
         c->ofw = malloc(m * 4);
         c->obw = malloc(m * 4);

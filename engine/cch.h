@@ -105,6 +105,7 @@ typedef struct gp_cch {
     uint64_t delta_base;
     int from_prev;
     int pinned; /* the weight and witness arrays are page-locked (cch_cuda.c; unlocked when freed) */
+    int reused; /* ... and came from the topology's spare (cch.c): a set in the cycle of versions */
     /* The edges whose original weights (ofw / obw) differ from prev's, ascending, set by
      * gp_cch_prepare(_from) when prev is set (mchg_ok 1; the metric is prev's but at these), so
      * that the partial pass seeds from them and the device scatters them instead of uploading the

@@ -248,12 +248,14 @@ static int cuda_err(cudaError_t e, const char *what, gp_err *err) {
 
 _Static_assert(GP_DCCH_WIT_ORIG == GP_CCH_WIT_ORIG, "one packed-witness flag");
 
-/* c's weight and witness arrays page-locked (cudaHostRegister), once per set: the sets cycle
- * through the topology's spare (engine/cch.c), so after the first versions every upload and
- * fetch of a metric runs at PCIe speed instead of through the driver's pageable staging. A set
- * that cannot be locked stays pageable (correct, slower). */
+/* c's weight and witness arrays page-locked (cudaHostRegister), once per set, when the set came
+ * from the topology's spare: the sets of successive versions (speed files, cost changes) cycle
+ * through it (engine/cch.c), so after the first versions every upload and fetch of a metric runs
+ * at PCIe speed instead of through the driver's pageable staging. A set used once (a new exclude
+ * metric, the first versions) is not locked: locking a set costs more than one pageable copy of
+ * it. A set that cannot be locked stays pageable (correct, slower). */
 static void host_pin(gp_cch *c) {
-    if (c->pinned) return;
+    if (c->pinned || !c->reused) return;
     size_t m = (size_t)c->topo->m + 1;
     void *a[7] = {c->ofw, c->obw, c->fw, c->bw, c->fmid, c->bmid, c->wit};
     size_t b[7] = {m * 4, m * 4, m * 4, m * 4, m * 4, m * 4, m * 16};

@@ -338,16 +338,15 @@ int gp_cch_gpu_customize(gp_cch *c, int device, gp_err *err) {
     c->delta = NULL;
     c->ndelta = 0;
     c->from_prev = 0;
+    gp_cch_perfect_drop(c); /* a background pass reads the arrays fetched into below */
     pthread_mutex_lock(&g->mu);
     cudaSetDevice(g->device);
     double t1 = gp_now();
     rc = gp_dcch_customize(g->d, (void *)g->stream, NULL, NULL, NULL, NULL, &g->last_ms, err);
     double t2 = gp_now();
     /* the weights and the packed witnesses (computed on the device) back: no host pass */
-    if (rc == GP_OK) {
-        gp_cch_perfect_drop(c);
+    if (rc == GP_OK)
         rc = gp_dcch_fetch(g->d, (void *)g->stream, c->fw, c->bw, c->fmid, c->bmid, c->wit, err);
-    }
     pthread_mutex_unlock(&g->mu);
     if (rc) goto fail;
     g->st.customize_s = t2 - t1;
@@ -433,6 +432,7 @@ int gp_cch_gpu_customize_diff(gp_cch *c, const gp_cch *prev, int device, gp_err 
     cch_gpu *g = NULL;
     int rc = gpu_state(c, device, NULL, NULL, &g, err);
     if (rc != GP_OK) return rc;
+    gp_cch_perfect_drop(c); /* the whole path fetches into the arrays a background pass reads */
     pthread_mutex_lock(&g->mu);
     cudaSetDevice(g->device);
     if ((rc = metric_to_device(c, g, pg, err)) != GP_OK) {
@@ -451,7 +451,6 @@ int gp_cch_gpu_customize_diff(gp_cch *c, const gp_cch *prev, int device, gp_err 
     int whole = rc == GP_OK && !upd && n > cap;
     double tf = gp_now();
     if (whole) {
-        gp_cch_perfect_drop(c);
         host_pin(c);
         rc = gp_dcch_fetch(g->d, (void *)g->stream, c->fw, c->bw, c->fmid, c->bmid, c->wit, err);
     }

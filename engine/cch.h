@@ -311,6 +311,9 @@ int gp_cch_gpu_customize_diff(gp_cch *c, const gp_cch *prev, int device, gp_err 
  * device state. */
 int gp_cch_gpu_weights(const gp_cch *c, uint32_t *fw, uint32_t *bw, uint32_t *fmid, uint32_t *bmid,
                        gp_err *err);
+/* The packed witnesses (2m words) as the device computes them from its customized arrays (the
+ * full and whole paths fetch them so into page-locked sets instead of a host pass): tests. */
+int gp_cch_gpu_witnesses(const gp_cch *c, uint64_t *wit, gp_err *err);
 int gp_cch_gpu_sssp(const gp_cch *c, const uint32_t *src, uint32_t k, uint64_t *dist,
                     gp_err *err); /* dist: k*n, row per source, node order */
 int gp_cch_gpu_table(const gp_cch *c, const uint32_t *src, uint32_t ns, const uint32_t *dst,

@@ -37,6 +37,10 @@ int gp_cch_gpu_weights(const gp_cch *c, uint32_t *fw, uint32_t *bw, uint32_t *fm
     (void)c, (void)fw, (void)bw, (void)fmid, (void)bmid;
     return gp_err_set(err, GP_EUNSUPPORTED, "this gpath was built without CUDA");
 }
+int gp_cch_gpu_witnesses(const gp_cch *c, uint64_t *wit, gp_err *err) {
+    (void)c, (void)wit;
+    return gp_err_set(err, GP_EUNSUPPORTED, "this gpath was built without CUDA");
+}
 int gp_cch_gpu_sssp(const gp_cch *c, const uint32_t *src, uint32_t k, uint64_t *dist, gp_err *err) {
     (void)c, (void)src, (void)k, (void)dist;
     return gp_err_set(err, GP_EUNSUPPORTED, "this gpath was built without CUDA");
@@ -344,14 +348,19 @@ int gp_cch_gpu_customize(gp_cch *c, int device, gp_err *err) {
     double t1 = gp_now();
     rc = gp_dcch_customize(g->d, (void *)g->stream, NULL, NULL, NULL, NULL, &g->last_ms, err);
     double t2 = gp_now();
-    /* the weights and the packed witnesses (computed on the device) back: no host pass */
+    /* the weights back, and into a page-locked set the packed witnesses computed on the device
+     * (no host pass); into a pageable one the host's pass is quicker than their copy (16 bytes
+     * an edge through the driver's staging) */
     if (rc == GP_OK)
-        rc = gp_dcch_fetch(g->d, (void *)g->stream, c->fw, c->bw, c->fmid, c->bmid, c->wit, err);
+        rc = gp_dcch_fetch(g->d, (void *)g->stream, c->fw, c->bw, c->fmid, c->bmid,
+                           c->pinned ? c->wit : NULL, err);
     pthread_mutex_unlock(&g->mu);
     if (rc) goto fail;
+    double t3 = gp_now();
+    if (!c->pinned) gp_cch_witnesses(c);
     g->st.customize_s = t2 - t1;
-    g->st.fetch_s = gp_now() - t2;
-    g->st.witnesses_s = 0;
+    g->st.fetch_s = t3 - t2;
+    g->st.witnesses_s = gp_now() - t3;
     g->st.device_ms = g->last_ms;
     g->ok = 1;
     c->custom_s = gp_now() - t0;
@@ -452,7 +461,8 @@ int gp_cch_gpu_customize_diff(gp_cch *c, const gp_cch *prev, int device, gp_err 
     double tf = gp_now();
     if (whole) {
         host_pin(c);
-        rc = gp_dcch_fetch(g->d, (void *)g->stream, c->fw, c->bw, c->fmid, c->bmid, c->wit, err);
+        rc = gp_dcch_fetch(g->d, (void *)g->stream, c->fw, c->bw, c->fmid, c->bmid,
+                           c->pinned ? c->wit : NULL, err); /* as gp_cch_gpu_customize */
     }
     g->st.fetch_s = gp_now() - tf;
     pthread_mutex_unlock(&g->mu);
@@ -468,7 +478,9 @@ int gp_cch_gpu_customize_diff(gp_cch *c, const gp_cch *prev, int device, gp_err 
     free(c->delta);
     c->delta = NULL;
     c->ndelta = 0;
-    if (!whole) {
+    if (whole && !c->pinned) {
+        gp_cch_witnesses(c);
+    } else if (!whole) {
         /* c's customized arrays made prev's (already, when restored from a spare), then the
          * differences */
         if (!c->from_prev) gp_cch_custom_copy(c, prev);
@@ -507,6 +519,16 @@ int gp_cch_gpu_weights(const gp_cch *c, uint32_t *fw, uint32_t *bw, uint32_t *fm
     pthread_mutex_lock(&g->mu);
     cudaSetDevice(g->device);
     int rc = gp_dcch_weights(g->d, (void *)g->stream, fw, bw, fmid, bmid, err);
+    pthread_mutex_unlock(&g->mu);
+    return rc;
+}
+
+int gp_cch_gpu_witnesses(const gp_cch *c, uint64_t *wit, gp_err *err) {
+    cch_gpu *g = c->gpu;
+    if (!g) return gp_err_set(err, GP_EUNSUPPORTED, "this CCH has no GPU state");
+    pthread_mutex_lock(&g->mu);
+    cudaSetDevice(g->device);
+    int rc = gp_dcch_fetch(g->d, (void *)g->stream, NULL, NULL, NULL, NULL, wit, err);
     pthread_mutex_unlock(&g->mu);
     return rc;
 }

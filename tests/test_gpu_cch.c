@@ -145,11 +145,13 @@ static void check_gpu(const gp_graph *g, int phast_sources) {
     assert_memory_equal(bw, c->bw, (size_t)m * 4);
     assert_memory_equal(fm, c->fmid, (size_t)m * 4);
     assert_memory_equal(bm, c->bmid, (size_t)m * 4);
-    /* the witnesses computed on the device == the host's (no host pass after a GPU
-     * customization); the arrays page-locked for the transfers only when they are a spare set
-     * (not this first CCH's) */
+    /* the witnesses computed on the device (fetched so into page-locked sets, from the
+     * topology's spare: not this first CCH's, which get the host's pass) == the host's */
     assert_memory_equal(wit, c->wit, (size_t)m * 16);
     assert_int_equal(c->pinned, 0);
+    memset(c->wit, 0x5a, (size_t)m * 16);
+    if (gp_cch_gpu_witnesses(c, c->wit, &err) != GP_OK) fail_msg("gpu witnesses: %s", err.msg);
+    assert_memory_equal(wit, c->wit, (size_t)m * 16);
     assert_null(c->q);
     assert_int_equal(gp_cch_perfect(c, 2, &err), GP_OK);
     assert_int_equal(c->q[0].first[n], kept[0]);
@@ -303,8 +305,8 @@ static void check_gpu(const gp_graph *g, int phast_sources) {
     assert_memory_equal(fm, c->fmid, (size_t)m * 4);
     assert_memory_equal(bm, c->bmid, (size_t)m * 4);
     /* ... and the device's witnesses of the new metric == the host pass over them */
-    memcpy(wit, c->wit, (size_t)m * 16);
     gp_cch_witnesses(c);
+    if (gp_cch_gpu_witnesses(c, wit, &err) != GP_OK) fail_msg("gpu witnesses: %s", err.msg);
     assert_memory_equal(wit, c->wit, (size_t)m * 16);
     /* the plan's weights follow the new metric: PHAST equals the CPU's on it */
     if (gp_cch_gpu_sssp(c, src, 1, dg, &err) != GP_OK) fail_msg("phast: %s", err.msg);

@@ -17,7 +17,8 @@
 #        (/tmp/gpath-traffic), OSRM_TARBALL (../shared/peers/osrm/osrm-v6.0.0-debian12-bin.tar.xz),
 #        BENCH_SECONDS (60), BENCH_CONNS (64), BENCH_FRACTION (0.01), BENCH_OSRM (1),
 #        BENCH_OSRM_CH (0), BENCH_EXCLUDE (1), BENCH_LOG_LEVEL (warn; info logs each
-#        apply's build_ms / attach_ms), WRK (wrk), PYTHON (python3)
+#        apply's build_ms / attach_ms, debug each version's phases, tabulated in the results),
+#        WRK (wrk), PYTHON (python3)
 set -eu
 cd "$(dirname "$0")/.."
 # shellcheck source=bench/lib.sh
@@ -84,6 +85,12 @@ f() { wrk_field "$1" "$2"; }
   fails=$(( $(f "$upd" failed) + $(f "$w" socket_errors) ))
   echo "| failed requests | $fails | wrk: $(f "$w" requests) requests, $(f "$w" rps) req/s, p50 $(f "$w" p50_ms) ms, p99 $(f "$w" p99_ms) ms, statuses $(f "$w" statuses), socket errors $(f "$w" socket_errors); updates failed $(f "$upd" failed) | $([ "$fails" = 0 ] && echo met || echo "not met") (0) |"
   echo "| server RSS, start -> end | $(mib "$(f "$upd" rss_start)") -> $(mib "$(f "$upd" rss_end)") MiB | peak $(mib "$(f "$upd" rss_peak)") MiB; end = after every POSTed file expired; GPU memory used ${gpu0:-?} -> ${gpu1:-?} MiB (whole device) | flat memory |"
+} >>"$out"
+{
+  echo
+  echo "Phases of each new version (server debug log, bench/traffic_bench.py phases; BENCH_LOG_LEVEL=debug):"
+  echo
+  "${PY[@]}" bench/traffic_bench.py phases "$STATE/gpath.log" || true
 } >>"$out"
 save
 

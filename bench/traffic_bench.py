@@ -17,6 +17,12 @@
       Prints RESULT updates=... p50_ms=... p99_ms=... post_p50_ms=... failed=... rss_start=...
       rss_end=...
 
+  traffic_bench.py phases LOG
+      the phases of each new version as the server's debug log says them (event=traffic_version:
+      parse, merge, build, attach, publish; event=traffic_phases: arcs, turns; event=cch_phases:
+      prepare, GPU state / upload, device, fetch, witnesses): a markdown table of each numeric
+      field's p50 / p90 / max over the run, then the last line of each event as written.
+
 The load itself (wrk at 64 connections on /route/v1) runs beside it, started by the shell script;
 its failed requests are counted there.
 """
@@ -159,7 +165,48 @@ def updates(url, graph, bbox, pid, segfile, seconds, token, speedfile):
           f"lines={len(segs)}")
 
 
+PHASE_EVENTS = ("traffic_version", "traffic_phases", "cch_phases")
+
+
+def phases(log):
+    rows = {}
+    last = {}
+    with open(log, errors="replace") as f:
+        for line in f:
+            ev = next((e for e in PHASE_EVENTS if f"event={e} " in line), None)
+            if not ev:
+                continue
+            last[ev] = line[line.index("event="):].strip()
+            for tok in line.split():
+                k, _, v = tok.partition("=")
+                if not k.endswith("_ms"):
+                    continue
+                try:
+                    rows.setdefault((ev, k), []).append(float(v))
+                except ValueError:
+                    pass
+    if not rows:
+        print("no phase lines in the log (the server ran above --log-level debug)")
+        return
+    print("| event | phase | p50 ms | p90 ms | max ms | versions |")
+    print("|---|---|---:|---:|---:|---:|")
+    for ev in PHASE_EVENTS:
+        for (e, k), xs in rows.items():
+            if e != ev:
+                continue
+            xs = sorted(xs)
+            q = lambda p: xs[min(len(xs) - 1, int(p * len(xs)))]
+            print(f"| {e} | {k[:-3]} | {q(0.5):.1f} | {q(0.9):.1f} | {xs[-1]:.1f} | {len(xs)} |")
+    print()
+    for ev in PHASE_EVENTS:
+        if ev in last:
+            print(f"    {last[ev]}")
+
+
 def main():
+    if len(sys.argv) >= 3 and sys.argv[1] == "phases":
+        phases(sys.argv[2])
+        return
     if len(sys.argv) < 2 or sys.argv[1] not in ("segments", "updates"):
         sys.exit(__doc__)
     if sys.argv[1] == "segments":

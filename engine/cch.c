@@ -49,10 +49,15 @@ typedef struct wbufs {
     uint32_t ndelta;
     uint64_t delta_base;
     uint64_t hash; /* the graph hash of the arrays' last user (its version's metric) */
+    int pinned;    /* page-locked for the device (gp_cch.pinned) */
 } wbufs;
 
 static void wbufs_free(wbufs *b, int whole) {
     if (!b) return;
+    if (b->pinned) {
+        void *a[7] = {b->ofw, b->obw, b->fw, b->bw, b->fmid, b->bmid, b->wit};
+        gp_cch_host_unpin(a, 7);
+    }
     free(b->ofw);
     free(b->obw);
     free(b->fw);
@@ -224,8 +229,8 @@ void gp_cch_free(void *pc) {
     gp_cch_perfect_drop(c); /* stops a background pass, which reads the weights */
     if (c->gpu && c->gpu_free) c->gpu_free(c->gpu);
     free(c->mchg);
-    wbufs set = {c->ofw, c->obw,   c->fw,     c->bw,         c->fmid,      c->bmid,
-                 c->wit, c->delta, c->ndelta, c->delta_base, c->graph_hash},
+    wbufs set = {c->ofw, c->obw,   c->fw,     c->bw,         c->fmid,       c->bmid,
+                 c->wit, c->delta, c->ndelta, c->delta_base, c->graph_hash, c->pinned},
           *b = NULL;
     void *none = NULL;
     if (set.ofw && set.obw && set.fw && set.bw && set.fmid && set.bmid && set.wit &&
@@ -299,6 +304,8 @@ static int cch_over(gp_cch_topo *t, const gp_graph *g, const gp_graph *pg, gp_cc
     if (b) { /* every array is written before it is read: map_metric, customization */
         c->ofw = b->ofw, c->obw = b->obw, c->fw = b->fw, c->bw = b->bw;
         c->fmid = b->fmid, c->bmid = b->bmid, c->wit = b->wit;
+        c->pinned = b->pinned;
+        c->reused = 1;
     } else {
         c->ofw = malloc(m * 4);
         c->obw = malloc(m * 4);

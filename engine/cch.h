@@ -104,6 +104,8 @@ typedef struct gp_cch {
     uint32_t ndelta;
     uint64_t delta_base;
     int from_prev;
+    int pinned; /* the weight and witness arrays are page-locked (cch_cuda.c; unlocked when freed) */
+    int reused; /* ... and came from the topology's spare (cch.c): a set in the cycle of versions */
     /* The edges whose original weights (ofw / obw) differ from prev's, ascending, set by
      * gp_cch_prepare(_from) when prev is set (mchg_ok 1; the metric is prev's but at these), so
      * that the partial pass seeds from them and the device scatters them instead of uploading the
@@ -309,6 +311,9 @@ int gp_cch_gpu_customize_diff(gp_cch *c, const gp_cch *prev, int device, gp_err 
  * device state. */
 int gp_cch_gpu_weights(const gp_cch *c, uint32_t *fw, uint32_t *bw, uint32_t *fmid, uint32_t *bmid,
                        gp_err *err);
+/* The packed witnesses (2m words) as the device computes them from its customized arrays (the
+ * full and whole paths fetch them so into page-locked sets instead of a host pass): tests. */
+int gp_cch_gpu_witnesses(const gp_cch *c, uint64_t *wit, gp_err *err);
 int gp_cch_gpu_sssp(const gp_cch *c, const uint32_t *src, uint32_t k, uint64_t *dist,
                     gp_err *err); /* dist: k*n, row per source, node order */
 int gp_cch_gpu_table(const gp_cch *c, const uint32_t *src, uint32_t ns, const uint32_t *dst,
@@ -338,6 +343,7 @@ int gp_cch_gpu_table_on(const gp_cch *c, int i, const uint32_t *src, uint32_t ns
 typedef struct gp_cch_gpu_stats {
     int topo_shared;
     double attach_s, customize_s, witnesses_s;
+    double fetch_s; /* the customized arrays and the device-computed witnesses back to the host */
     float device_ms;
     /* delta: 1 when the last customization was gp_cch_gpu_customize_delta (scattered: its
      * edges; attach_s then setting up the device state, customize_s the copy, scatter and plan

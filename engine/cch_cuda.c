@@ -37,6 +37,10 @@ int gp_cch_gpu_weights(const gp_cch *c, uint32_t *fw, uint32_t *bw, uint32_t *fm
     (void)c, (void)fw, (void)bw, (void)fmid, (void)bmid;
     return gp_err_set(err, GP_EUNSUPPORTED, "this gpath was built without CUDA");
 }
+int gp_cch_gpu_witnesses(const gp_cch *c, uint64_t *wit, gp_err *err) {
+    (void)c, (void)wit;
+    return gp_err_set(err, GP_EUNSUPPORTED, "this gpath was built without CUDA");
+}
 int gp_cch_gpu_sssp(const gp_cch *c, const uint32_t *src, uint32_t k, uint64_t *dist, gp_err *err) {
     (void)c, (void)src, (void)k, (void)dist;
     return gp_err_set(err, GP_EUNSUPPORTED, "this gpath was built without CUDA");
@@ -78,6 +82,7 @@ double gp_cch_gpu_last_ms(const gp_cch *c) {
     (void)c;
     return 0;
 }
+void gp_cch_host_unpin(void *const *arrays, int n) { (void)arrays, (void)n; }
 int gp_cch_gpu_stats_get(const gp_cch *c, gp_cch_gpu_stats *st) {
     (void)c;
     memset(st, 0, sizeof *st);
@@ -252,6 +257,34 @@ static int cuda_err(cudaError_t e, const char *what, gp_err *err) {
     return gp_err_set(err, GP_EDEVICE, "CUDA error during %s: %s", what, cudaGetErrorName(e));
 }
 
+_Static_assert(GP_DCCH_WIT_ORIG == GP_CCH_WIT_ORIG, "one packed-witness flag");
+
+/* c's weight and witness arrays page-locked (cudaHostRegister), once per set, when the set came
+ * from the topology's spare: the sets of successive versions (speed files, cost changes) cycle
+ * through it (engine/cch.c), so after the first versions every upload and fetch of a metric runs
+ * at PCIe speed instead of through the driver's pageable staging. A set used once (a new exclude
+ * metric, the first versions) is not locked: locking a set costs more than one pageable copy of
+ * it. A set that cannot be locked stays pageable (correct, slower). */
+static void host_pin(gp_cch *c) {
+    if (c->pinned || !c->reused) return;
+    size_t m = (size_t)c->topo->m + 1;
+    void *a[7] = {c->ofw, c->obw, c->fw, c->bw, c->fmid, c->bmid, c->wit};
+    size_t b[7] = {m * 4, m * 4, m * 4, m * 4, m * 4, m * 4, m * 16};
+    for (int i = 0; i < 7; i++)
+        if (cudaHostRegister(a[i], b[i], cudaHostRegisterPortable) != cudaSuccess) {
+            cudaGetLastError();
+            gp_cch_host_unpin(a, i);
+            return;
+        }
+    c->pinned = 1;
+}
+
+void gp_cch_host_unpin(void *const *arrays, int n) {
+    for (int i = 0; i < n; i++)
+        if (arrays[i]) cudaHostUnregister(arrays[i]);
+    cudaGetLastError();
+}
+
 /* A new device state for c on device: its stream, its topology's device part, and the device
  * arrays, the part's spare's when there is one, else allocated; ofw / obw (may be NULL: the
  * caller fills the device arrays) uploaded. */
@@ -293,6 +326,7 @@ int gp_cch_gpu_customize(gp_cch *c, int device, gp_err *err) {
     cch_gpu *g = c->gpu;
     int rc = GP_OK;
     if (!g) {
+        host_pin(c);
         if ((rc = gpu_state(c, device, c->ofw, c->obw, &g, err)) != GP_OK) return rc;
         c->gpu = g;
         c->gpu_free = gpu_free;
@@ -315,17 +349,25 @@ int gp_cch_gpu_customize(gp_cch *c, int device, gp_err *err) {
     c->delta = NULL;
     c->ndelta = 0;
     c->from_prev = 0;
+    gp_cch_perfect_drop(c); /* a background pass reads the arrays fetched into below */
     pthread_mutex_lock(&g->mu);
     cudaSetDevice(g->device);
     double t1 = gp_now();
-    rc = gp_dcch_customize(g->d, (void *)g->stream, c->fw, c->bw, c->fmid, c->bmid, &g->last_ms,
-                           err);
+    rc = gp_dcch_customize(g->d, (void *)g->stream, NULL, NULL, NULL, NULL, &g->last_ms, err);
+    double t2 = gp_now();
+    /* the weights back, and into a page-locked set the packed witnesses computed on the device
+     * (no host pass); into a pageable one the host's pass is quicker than their copy (16 bytes
+     * an edge through the driver's staging) */
+    if (rc == GP_OK)
+        rc = gp_dcch_fetch(g->d, (void *)g->stream, c->fw, c->bw, c->fmid, c->bmid,
+                           c->pinned ? c->wit : NULL, err);
     pthread_mutex_unlock(&g->mu);
     if (rc) goto fail;
-    double t2 = gp_now();
-    gp_cch_witnesses(c);
+    double t3 = gp_now();
+    if (!c->pinned) gp_cch_witnesses(c);
     g->st.customize_s = t2 - t1;
-    g->st.witnesses_s = gp_now() - t2;
+    g->st.fetch_s = t3 - t2;
+    g->st.witnesses_s = gp_now() - t3;
     g->st.device_ms = g->last_ms;
     g->ok = 1;
     c->custom_s = gp_now() - t0;
@@ -406,6 +448,7 @@ int gp_cch_gpu_customize_diff(gp_cch *c, const gp_cch *prev, int device, gp_err 
     cch_gpu *g = NULL;
     int rc = gpu_state(c, device, NULL, NULL, &g, err);
     if (rc != GP_OK) return rc;
+    gp_cch_perfect_drop(c); /* the whole path fetches into the arrays a background pass reads */
     pthread_mutex_lock(&g->mu);
     cudaSetDevice(g->device);
     if ((rc = metric_to_device(c, g, pg, err)) != GP_OK) {
@@ -422,7 +465,13 @@ int gp_cch_gpu_customize_diff(gp_cch *c, const gp_cch *prev, int device, gp_err 
     uint32_t cap = c->topo->m / 4 + 1024;
     rc = gp_dcch_customize_diff(g->d, pg->d, (void *)g->stream, cap, &upd, &n, &g->last_ms, err);
     int whole = rc == GP_OK && !upd && n > cap;
-    if (whole) rc = gp_dcch_weights(g->d, (void *)g->stream, c->fw, c->bw, c->fmid, c->bmid, err);
+    double tf = gp_now();
+    if (whole) {
+        host_pin(c);
+        rc = gp_dcch_fetch(g->d, (void *)g->stream, c->fw, c->bw, c->fmid, c->bmid,
+                           c->pinned ? c->wit : NULL, err); /* as gp_cch_gpu_customize */
+    }
+    g->st.fetch_s = gp_now() - tf;
     pthread_mutex_unlock(&g->mu);
     uint32_t *edges = rc == GP_OK && !whole ? malloc((size_t)n * 4 + 4) : NULL;
     if (rc == GP_OK && !whole && !edges)
@@ -436,9 +485,9 @@ int gp_cch_gpu_customize_diff(gp_cch *c, const gp_cch *prev, int device, gp_err 
     free(c->delta);
     c->delta = NULL;
     c->ndelta = 0;
-    if (whole) {
+    if (whole && !c->pinned) {
         gp_cch_witnesses(c);
-    } else {
+    } else if (!whole) {
         /* c's customized arrays made prev's (already, when restored from a spare), then the
          * differences */
         if (!c->from_prev) gp_cch_custom_copy(c, prev);
@@ -477,6 +526,16 @@ int gp_cch_gpu_weights(const gp_cch *c, uint32_t *fw, uint32_t *bw, uint32_t *fm
     pthread_mutex_lock(&g->mu);
     cudaSetDevice(g->device);
     int rc = gp_dcch_weights(g->d, (void *)g->stream, fw, bw, fmid, bmid, err);
+    pthread_mutex_unlock(&g->mu);
+    return rc;
+}
+
+int gp_cch_gpu_witnesses(const gp_cch *c, uint64_t *wit, gp_err *err) {
+    cch_gpu *g = c->gpu;
+    if (!g) return gp_err_set(err, GP_EUNSUPPORTED, "this CCH has no GPU state");
+    pthread_mutex_lock(&g->mu);
+    cudaSetDevice(g->device);
+    int rc = gp_dcch_fetch(g->d, (void *)g->stream, NULL, NULL, NULL, NULL, wit, err);
     pthread_mutex_unlock(&g->mu);
     return rc;
 }

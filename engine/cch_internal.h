@@ -66,6 +66,10 @@ int gp_cch_map_metric_from(gp_cch *c, const gp_graph *g, const gp_cch *p, const 
  * weights too); a partial pass that gave up (metric 0: the customized ones only). */
 void gp_cch_restore_from(gp_cch *c, const gp_cch *p, const uint32_t *delta, uint32_t n, int metric);
 
+/* Unlocks n host arrays page-locked for the device (cch_cuda.c; nothing without CUDA): before
+ * a pinned set of weight arrays is freed. */
+void gp_cch_host_unpin(void *const *arrays, int n);
+
 /* c's customized arrays (fw, bw, fmid, bmid, wit) made p's (over c's topology), copied on all
  * CPUs; c->from_prev set (cch_custom.c). */
 void gp_cch_custom_copy(gp_cch *c, const gp_cch *p);

@@ -368,36 +368,53 @@ static int arc_weight(const gp_graph *g, uint32_t a, uint32_t u, uint32_t v,
     return 1;
 }
 
-/* The new weights of the arcs of nodes [lo, hi) into w (w starts as the base's weights); an
- * overflow's arc (the lowest seen) in overflow. */
+/* The new weights of the arcs of nodes [lo, hi) into w (w starts as the base's weights) and of
+ * their reverse entries into rw (each changed arc takes the first entry of the reverse order from
+ * its tail with the old weight not yet taken: only arcs of the same tail compete for an entry, so
+ * the ranges run in parallel); the changed and closed arcs counted; an overflow's arc (the lowest
+ * seen) in overflow. */
 typedef struct arc_job {
     const gp_graph *g;
     const gp_speed_entry *sp;
     key3 *k;
     size_t nk;
     const idset *from;
-    uint32_t *w;
+    uint32_t *w, *rw;
+    unsigned char *used;
     uint32_t overflow;
+    uint32_t changed, closed; /* atomic */
 } arc_job;
 
 static void arc_range(void *ctx, uint64_t lo, uint64_t hi) {
     arc_job *j = ctx;
     const gp_graph *g = j->g;
+    uint32_t changed = 0, closed = 0;
     for (uint32_t u = (uint32_t)lo; u < (uint32_t)hi; u++) {
         for (uint32_t a = g->row[u]; a < g->row[u + 1]; a++) {
-            uint32_t x = 0;
-            int r = arc_weight(g, a, u, g->col[a], j->sp, j->k, j->nk, j->from, &x);
+            uint32_t x = 0, v = g->col[a];
+            int r = arc_weight(g, a, u, v, j->sp, j->k, j->nk, j->from, &x);
             if (r < 0) {
                 uint32_t cur = __atomic_load_n(&j->overflow, __ATOMIC_RELAXED);
                 while (a < cur &&
                        !__atomic_compare_exchange_n(&j->overflow, &cur, a, 0, __ATOMIC_RELAXED,
                                                     __ATOMIC_RELAXED)) {
                 }
-            } else if (r > 0) {
-                j->w[a] = x;
+                continue;
             }
+            if (r == 0 || x == g->w[a]) continue;
+            j->w[a] = x;
+            changed++;
+            closed += x == GP_TRAFFIC_CLOSED;
+            for (uint32_t k = g->rrow[v]; k < g->rrow[v + 1]; k++)
+                if (g->rcol[k] == u && !j->used[k] && g->rw[k] == g->w[a]) {
+                    j->used[k] = 1;
+                    j->rw[k] = x;
+                    break;
+                }
         }
     }
+    __atomic_add_fetch(&j->changed, changed, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&j->closed, closed, __ATOMIC_RELAXED);
 }
 
 static inline uint32_t sat_add(uint32_t x, uint32_t y) {
@@ -548,32 +565,17 @@ int gp_traffic_apply(gp_engine *e, const gp_graph *g, const gp_speed_entry *sp, 
     memcpy(w, base->w, sizeof *w * base->m);
     memcpy(rw, base->rw, sizeof *rw * base->m);
     if (nsk) {
-        /* every arc's new weight in parallel (into w: arc_job), then the counts and each changed
-         * arc's place in the reverse order, serially over the changed ones */
-        arc_job j = {base, sp, sk, nsk, &from, w, UINT32_MAX};
+        /* every arc's new weight and its reverse entry, in parallel (arc_job) */
+        arc_job j = {base, sp, sk, nsk, &from, w, rw, used, UINT32_MAX, 0, 0};
         gp_parallel_for(base->n, 0, arc_range, &j);
+        st->arcs_changed = j.changed;
+        st->arcs_closed = j.closed;
         if (j.overflow != UINT32_MAX) {
             uint32_t a = j.overflow, u = gp_graph_arc_tail(base, a);
             rc = gp_err_set(
                 err, GP_EINVAL, "graph %s: a speed makes the arc %lld -> %lld too long to store",
                 base->source, (long long)base->ext[u], (long long)base->ext[base->col[a]]);
             goto fail;
-        }
-        for (uint32_t u = 0; u < base->n; u++) {
-            for (uint32_t a = base->row[u]; a < base->row[u + 1]; a++) {
-                uint32_t v = base->col[a], x = w[a];
-                if (x == base->w[a]) continue;
-                st->arcs_changed++;
-                if (x == GP_TRAFFIC_CLOSED) st->arcs_closed++;
-                /* its place in the reverse order: an arc from u with the old weight not yet
-                 * taken */
-                for (uint32_t k = base->rrow[v]; k < base->rrow[v + 1]; k++)
-                    if (base->rcol[k] == u && !used[k] && base->rw[k] == base->w[a]) {
-                        used[k] = 1;
-                        rw[k] = x;
-                        break;
-                    }
-            }
         }
     }
     double t_arcs = gp_now();

@@ -61,6 +61,7 @@ typedef struct gp_traffic_stats {
     uint32_t turns_changed; /* turn-graph arcs given a penalty */
     double build_ms;        /* mapping and weights */
     double attach_ms;       /* engine attach (customization) */
+    double publish_ms;      /* the version made the graph's (server: the registry's swap) */
 } gp_traffic_stats;
 
 /* *out = the base of g (gp_graph_owner) with speeds sp[0..ns) and turn penalties tp[0..nt)

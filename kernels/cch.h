@@ -108,6 +108,13 @@ const gp_dcch_topo *gp_dcch_part(const gp_dcch *d);
 /* d's customized weights and witnesses to the host (m entries each; any may be NULL): tests. */
 int gp_dcch_weights(gp_dcch *d, void *stream, uint32_t *fw, uint32_t *bw, uint32_t *fmid,
                     uint32_t *bmid, gp_err *err);
+/* The packed witness of an original arc (engine/cch_internal.h GP_CCH_WIT_ORIG). */
+#define GP_DCCH_WIT_ORIG (1ULL << 63)
+/* d's customized weights and witnesses as gp_dcch_weights, and with wit (host, 2m words; may be
+ * NULL) the packed witnesses path unpacking reads (engine/cch_custom.c witnesses_range: wit[2e]
+ * backward, wit[2e+1] forward), computed on the device from fmid / bmid: no host pass. */
+int gp_dcch_fetch(gp_dcch *d, void *stream, uint32_t *fw, uint32_t *bw, uint32_t *fmid,
+                  uint32_t *bmid, uint64_t *wit, gp_err *err);
 /* PHAST for k sources: init_first (k+1) / init_rank / init_dist list each source's upward search
  * (ranks and distances); dist (host, k*n, may be NULL: the lab times the device alone) gets one
  * row per source in node order. */

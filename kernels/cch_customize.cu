@@ -414,6 +414,66 @@ out:
     return rc;
 }
 
+namespace {
+
+/* The packed witnesses of engine/cch_custom.c witnesses_range from fmid / bmid, a thread per edge
+ * (wit[2e]: backward, wit[2e+1]: forward): the triangle's two edge ids, or GP_DCCH_WIT_ORIG with
+ * the original node of the edge's head (forward) or tail (backward; its rank found in up_first). */
+__global__ void witness_edges(uint32_t m, uint32_t n, const uint32_t *__restrict__ up_first,
+                              const uint32_t *__restrict__ up_head,
+                              const uint32_t *__restrict__ order, const uint64_t *__restrict__ tf,
+                              const uint32_t *__restrict__ tri, const uint32_t *__restrict__ fmid,
+                              const uint32_t *__restrict__ bmid, u64 *wit) {
+    const uint32_t e = blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= m) return;
+    const uint64_t k0 = tf[e];
+    const uint32_t fm = fmid[e], bm = bmid[e];
+    u64 wf, wb;
+    if (fm == INF32) {
+        wf = GP_DCCH_WIT_ORIG | order[up_head[e]];
+    } else {
+        const uint64_t k = k0 + fm;
+        wf = (u64)tri[2 * k] << 32 | tri[2 * k + 1];
+    }
+    if (bm == INF32) {
+        uint32_t lo = 0, hi = n; /* the tail: the last rank v with up_first[v] <= e */
+        while (hi - lo > 1) {
+            const uint32_t mid = lo + (hi - lo) / 2;
+            if (up_first[mid] <= e) lo = mid;
+            else hi = mid;
+        }
+        wb = GP_DCCH_WIT_ORIG | order[lo];
+    } else {
+        const uint64_t k = k0 + bm;
+        wb = (u64)tri[2 * k] << 32 | tri[2 * k + 1];
+    }
+    wit[2 * (size_t)e] = wb;
+    wit[2 * (size_t)e + 1] = wf;
+}
+
+} // namespace
+
+extern "C" int gp_dcch_fetch(gp_dcch *d, void *stream, uint32_t *fw, uint32_t *bw, uint32_t *fmid,
+                             uint32_t *bmid, uint64_t *wit, gp_err *err) {
+    cudaStream_t s = (cudaStream_t)stream;
+    int rc = GP_OK;
+    if (wit && !d->wit) {
+        CK(cudaMalloc((void **)&d->wit, (size_t)d->m * 16 + 16), "witnesses");
+        d->bytes += (uint64_t)d->m * 16 + 16;
+    }
+    if (wit && d->m) {
+        witness_edges<<<(d->m + BIG_THREADS - 1) / BIG_THREADS, BIG_THREADS, 0, s>>>(
+            d->m, d->n, d->up_first, d->up_head, d->order, d->tri_first, d->tri, d->fmid, d->bmid,
+            d->wit);
+        CKL("witnesses");
+        CK(cudaMemcpyAsync(wit, d->wit, (size_t)d->m * 16, cudaMemcpyDeviceToHost, s),
+           "copying the witnesses");
+    }
+    rc = gp_dcch_weights(d, stream, fw, bw, fmid, bmid, err);
+out:
+    return rc;
+}
+
 extern "C" int gp_dcch_weights(gp_dcch *d, void *stream, uint32_t *fw, uint32_t *bw, uint32_t *fmid,
                                uint32_t *bmid, gp_err *err) {
     cudaStream_t s = (cudaStream_t)stream;

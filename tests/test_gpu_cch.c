@@ -127,6 +127,9 @@ static void check_gpu(const gp_graph *g, int phast_sources) {
     memcpy(bw, c->bw, (size_t)m * 4);
     memcpy(fm, c->fmid, (size_t)m * 4);
     memcpy(bm, c->bmid, (size_t)m * 4);
+    /* the packed witnesses as the host computed them (cch_custom.c witnesses_range) */
+    uint64_t *wit = malloc((size_t)m * 16 + 16);
+    memcpy(wit, c->wit, (size_t)m * 16);
     /* a perfect pass over the CPU's weights; the GPU customization drops its query arcs (stale),
      * one after it builds the same, and the queries below (p2p, the upward searches of PHAST and
      * RPHAST) relax them */
@@ -136,11 +139,19 @@ static void check_gpu(const gp_graph *g, int phast_sources) {
     memset(c->bw, 0x5a, (size_t)m * 4);
     memset(c->fmid, 0x5a, (size_t)m * 4);
     memset(c->bmid, 0x5a, (size_t)m * 4);
+    memset(c->wit, 0x5a, (size_t)m * 16);
     if (gp_cch_gpu_customize(c, 0, &err) != GP_OK) fail_msg("gpu customize: %s", err.msg);
     assert_memory_equal(fw, c->fw, (size_t)m * 4);
     assert_memory_equal(bw, c->bw, (size_t)m * 4);
     assert_memory_equal(fm, c->fmid, (size_t)m * 4);
     assert_memory_equal(bm, c->bmid, (size_t)m * 4);
+    /* the witnesses computed on the device (fetched so into page-locked sets, from the
+     * topology's spare: not this first CCH's, which get the host's pass) == the host's */
+    assert_memory_equal(wit, c->wit, (size_t)m * 16);
+    assert_int_equal(c->pinned, 0);
+    memset(c->wit, 0x5a, (size_t)m * 16);
+    if (gp_cch_gpu_witnesses(c, c->wit, &err) != GP_OK) fail_msg("gpu witnesses: %s", err.msg);
+    assert_memory_equal(wit, c->wit, (size_t)m * 16);
     assert_null(c->q);
     assert_int_equal(gp_cch_perfect(c, 2, &err), GP_OK);
     assert_int_equal(c->q[0].first[n], kept[0]);
@@ -293,6 +304,10 @@ static void check_gpu(const gp_graph *g, int phast_sources) {
     assert_memory_equal(bw, c->bw, (size_t)m * 4);
     assert_memory_equal(fm, c->fmid, (size_t)m * 4);
     assert_memory_equal(bm, c->bmid, (size_t)m * 4);
+    /* ... and the device's witnesses of the new metric == the host pass over them */
+    gp_cch_witnesses(c);
+    if (gp_cch_gpu_witnesses(c, wit, &err) != GP_OK) fail_msg("gpu witnesses: %s", err.msg);
+    assert_memory_equal(wit, c->wit, (size_t)m * 16);
     /* the plan's weights follow the new metric: PHAST equals the CPU's on it */
     if (gp_cch_gpu_sssp(c, src, 1, dg, &err) != GP_OK) fail_msg("phast: %s", err.msg);
     assert_int_equal(gp_cch_sssp(c, src[0], GP_INF, dc, &err), GP_OK);
@@ -305,6 +320,7 @@ static void check_gpu(const gp_graph *g, int phast_sources) {
     free(bw);
     free(fm);
     free(bm);
+    free(wit);
     gp_cch_free(c);
 }
 

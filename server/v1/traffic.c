@@ -37,6 +37,7 @@ typedef struct tr_graph {
     int nsets;
     gp_graph *owner;  /* the base the version was built on (referenced): a reload changes it */
     char version[17]; /* the version published */
+    double parse_ms;  /* the file being applied: its parse (POST), for the debug log */
 } tr_graph;
 
 typedef struct tr_file {
@@ -83,6 +84,7 @@ static void set_free(tr_set *s) { free(s->entries); }
 static int apply_locked(tr_graph *tg, gp_traffic_stats *st, char *prev, char *ver, gp_err *err) {
     gp_registry *reg = gp_http_registry();
     int rc = GP_OK;
+    double t0 = gp_now();
     for (int attempt = 0; attempt < 3; attempt++) {
         gp_graph *g = gp_registry_get(reg, tg->name);
         if (!g) return gp_err_set(err, GP_ENOTFOUND, "no graph '%s'", tg->name);
@@ -114,7 +116,9 @@ static int apply_locked(tr_graph *tg, gp_traffic_stats *st, char *prev, char *ve
                 for (size_t j = 0; j < s->n; j++) s->unknown += !k[j];
                 *(s->kind == KIND_SPEEDS ? &is : &it) += s->n;
             }
+            double tp0 = gp_now();
             rc = gp_registry_replace(reg, tg->name, g2, g->hash, err);
+            st->publish_ms = (gp_now() - tp0) * 1e3;
         }
         if (rc == GP_OK) {
             if (prev) snprintf(prev, 17, "%s", g->version);
@@ -127,6 +131,16 @@ static int apply_locked(tr_graph *tg, gp_traffic_stats *st, char *prev, char *ve
                    "arcs_changed=%u arcs_closed=%u turns_changed=%u build_ms=%.1f attach_ms=%.1f",
                    tg->name, g->version, g2->version, ns, nt, st->arcs_changed, st->arcs_closed,
                    st->turns_changed, st->build_ms, st->attach_ms);
+            /* a version's phases, each in its own field (docs/operators.md; the map / turns /
+             * customization phases are event=traffic_phases and event=cch_phases before it) */
+            GP_LOG(GP_LOG_DEBUG,
+                   "event=traffic_version graph=%s to=%s parse_ms=%.1f merge_ms=%.1f build_ms=%.1f "
+                   "attach_ms=%.1f publish_ms=%.1f total_ms=%.1f",
+                   tg->name, g2->version, tg->parse_ms,
+                   (gp_now() - t0) * 1e3 - st->build_ms - st->attach_ms - st->publish_ms,
+                   st->build_ms, st->attach_ms, st->publish_ms,
+                   tg->parse_ms + (gp_now() - t0) * 1e3);
+            tg->parse_ms = 0;
         }
         gp_graph_unref(g2);
         gp_graph_unref(g);
@@ -228,12 +242,14 @@ static void post(gp_req *r, int kind) {
                       kind == KIND_SPEEDS ? "segment speed" : "turn penalty");
         return;
     }
+    double t_parse = gp_now();
     if (parse(kind, body, len, &s, &err) != GP_OK) {
         gp_http_error(r, err.code == GP_ENOMEM ? GP_HC_INTERNAL : GP_HC_INVALID_QUERY,
                       "%s file: %s (nothing applied)",
                       kind == KIND_SPEEDS ? "segment speed" : "turn penalty", err.msg);
         return;
     }
+    t_parse = (gp_now() - t_parse) * 1e3;
     snprintf(s.source, sizeof s.source, "POST");
     s.applied_at = wall();
     s.expires_at = ttl > 0 ? s.applied_at + ttl : 0;
@@ -242,6 +258,7 @@ static void post(gp_req *r, int kind) {
     char prev[17] = "", ver[17] = "";
     pthread_mutex_lock(&T.mu);
     tr_graph *tg = find_graph(gp_req_graph_name(r), 1);
+    if (tg) tg->parse_ms = t_parse;
     int rc = tg ? add_and_apply(tg, &s, &st, prev, ver, &err)
                 : (set_free(&s), gp_err_set(&err, GP_ENOMEM, "too many graphs with traffic"));
     size_t unknown = rc == GP_OK ? tg->sets[tg->nsets - 1].unknown : 0;

@@ -285,13 +285,16 @@ typedef struct npy_osrm {
     uint64_t *cost, *dist;
     uint32_t *pred;
     double *metres;
+    gp_table_plan *plan; /* the targets resolved once, at the first block */
 } npy_osrm;
 
 static int npy_osrm_rows(void *ctx, uint32_t row0, uint32_t k, float *out, gp_err *err) {
     npy_osrm *m = ctx;
     const table_cells *t = &m->t;
-    int rc =
-        gp_engine_table_snap(gp_http_engine(), t->g, t->src + row0, k, t->dst, t->nt, m->cost, err);
+    if (!m->plan &&
+        !(m->plan = gp_engine_table_plan_new(gp_http_engine(), t->g, t->dst, t->nt, err)))
+        return err->code;
+    int rc = gp_engine_table_plan_rows(m->plan, t->src + row0, k, m->cost, NULL, err);
     for (uint32_t i = 0; !rc && i < k; i++) {
         const uint64_t *crow = m->cost + (size_t)i * t->nt;
         float *orow = out + (size_t)i * t->nt;
@@ -309,6 +312,7 @@ static int npy_osrm_rows(void *ctx, uint32_t row0, uint32_t k, float *out, gp_er
 
 static void npy_osrm_done(void *ctx) {
     npy_osrm *m = ctx;
+    gp_engine_table_plan_free(m->plan);
     gp_graph_unref(m->t.g);
     free((void *)m->t.src);
     free((void *)m->t.dst);

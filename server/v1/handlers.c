@@ -369,24 +369,23 @@ typedef struct npy_table {
     gp_graph *g; /* referenced for the stream's lifetime */
     gp_snap *ss, *ts;
     uint32_t nt;
-    uint64_t *cost; /* one block */
+    gp_table_plan *plan; /* the targets resolved once, at the first block */
 } npy_table;
 
 static int npy_table_rows(void *ctx, uint32_t row0, uint32_t k, float *out, gp_err *err) {
     npy_table *t = ctx;
-    int rc =
-        gp_engine_table_snap(gp_http_engine(), t->g, t->ss + row0, k, t->ts, t->nt, t->cost, err);
-    for (size_t c = 0; !rc && c < (size_t)k * t->nt; c++)
-        out[c] = t->cost[c] == GP_INF ? NAN : (float)gp_graph_cost(t->g, t->cost[c]);
-    return rc;
+    if (!t->plan &&
+        !(t->plan = gp_engine_table_plan_new(gp_http_engine(), t->g, t->ts, t->nt, err)))
+        return err->code;
+    return gp_engine_table_plan_rows(t->plan, t->ss + row0, k, NULL, out, err);
 }
 
 static void npy_table_done(void *ctx) {
     npy_table *t = ctx;
+    gp_engine_table_plan_free(t->plan);
     gp_graph_unref(t->g);
     free(t->ss);
     free(t->ts);
-    free(t->cost);
     free(t);
 }
 
@@ -394,21 +393,17 @@ static void npy_table_done(void *ctx) {
  * the X-Weight-Unit header says), NaN where there is no route. */
 static void npy_table_answer(gp_req *r, gp_graph *g, gp_snap *ss, uint32_t ns, gp_snap *ts,
                              uint32_t nt) {
-    size_t rows = gp_http_npy_block(ns, nt); /* the rows gp_http_npy asks for at a time */
     npy_table *t = calloc(1, sizeof *t);
-    uint64_t *cost = t ? malloc(sizeof *cost * rows * (nt ? nt : 1)) : NULL;
-    if (!cost) {
-        free(t);
+    if (!t) {
         free(ss);
         free(ts);
-        gp_http_error(r, GP_HC_INTERNAL, "out of memory for a block of %zu x %u cells", rows, nt);
+        gp_http_error(r, GP_HC_INTERNAL, "out of memory for a table of %u x %u cells", ns, nt);
         return;
     }
     t->g = gp_graph_ref(g);
     t->ss = ss;
     t->ts = ts;
     t->nt = nt;
-    t->cost = cost;
     gp_req_add_header(r, "X-Weight-Unit", g->unit_name);
     /* the JSON answers' data_version: the request's graph, not a per-request metric of it */
     gp_req_add_header(r, "X-Data-Version", gp_req_graph(r)->version);

@@ -63,6 +63,19 @@ static void compare(const char *spec, int as_turns) {
     uint64_t tg_[K * K], tc_[K * K];
     assert_int_equal(gp_engine_table_snap(gpu, gg, s, k, s, k, tg_, &err), GP_OK);
     assert_int_equal(gp_engine_table_snap(cpu, gc, s, k, s, k, tc_, &err), GP_OK);
+    /* the GPU through one table plan in blocks of 7 rows: the CPU's cells */
+    uint64_t tp[K * K];
+    gp_table_plan *plan = gp_engine_table_plan_new(gpu, gg, s, k, &err);
+    assert_non_null(plan);
+    for (uint32_t r0 = 0; r0 < k; r0 += 7)
+        assert_int_equal(gp_engine_table_plan_rows(plan, s + r0, k - r0 < 7 ? k - r0 : 7,
+                                                   tp + (size_t)r0 * k, NULL, &err),
+                         GP_OK);
+    gp_engine_table_plan_free(plan);
+    for (uint32_t c2 = 0; c2 < k * k; c2++)
+        if (tp[c2] != tc_[c2])
+            fail_msg("%s plan cell %u: gpu %llu, cpu %llu", spec, c2, (unsigned long long)tp[c2],
+                     (unsigned long long)tc_[c2]);
     uint64_t *dg = malloc(sizeof *dg * gg->n), *dc = malloc(sizeof *dc * gg->n);
     for (uint32_t i = 0; i < k; i++) {
         for (uint32_t j = 0; j < k; j++)

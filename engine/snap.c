@@ -1060,6 +1060,7 @@ gp_table_plan *gp_engine_table_plan_new(gp_engine *e, const gp_graph *g, const g
     p->g = g;
     p->dst = dst;
     p->nt = nt;
+    double t0 = gp_now();
     int ok;
     if (g->turns) {
         tends *de = calloc(nt ? nt : 1, sizeof *de);
@@ -1077,6 +1078,8 @@ gp_table_plan *gp_engine_table_plan_new(gp_engine *e, const gp_graph *g, const g
         gp_err_set(err, GP_ENOMEM, "out of memory for a table plan of %u targets", nt);
         return NULL;
     }
+    GP_LOG(GP_LOG_DEBUG, "event=table_plan cols=%u ends=%u prepare_ms=%.1f", nt, p->kt,
+           (gp_now() - t0) * 1e3);
     return p;
 }
 
@@ -1090,6 +1093,7 @@ int gp_engine_table_plan_rows(gp_table_plan *p, const gp_snap *src, uint32_t ns,
     uint32_t ks = 0, *sv = NULL;
     uint64_t *t = NULL;
     int rc = GP_OK;
+    double t0 = gp_now(), t1 = t0, t2 = t0;
     if (g->turns) {
         se = calloc(ns ? ns : 1, sizeof *se);
         sv = se ? turn_distinct(g, src, ns, 0, se, &ks) : NULL;
@@ -1110,12 +1114,19 @@ int gp_engine_table_plan_rows(gp_table_plan *p, const gp_snap *src, uint32_t ns,
     }
     cx.t = t;
     const gp_graph *eg = g->turns ? ((const gp_turns *)g->turns)->tg : g;
+    t1 = gp_now();
     if (ks && p->kt && (rc = gp_engine_table(p->e, eg, sv, ks, p->tv, p->kt, t, err))) goto done;
+    t2 = gp_now();
     gp_parallel_for((uint64_t)ns * p->nt, 0, combine_range, &cx);
     if (cx.rc) {
         rc = cx.rc;
         if (err) *err = cx.err;
     }
+    /* where a block's time goes (bench/gpu-matrix.sh reads these) */
+    GP_LOG(GP_LOG_DEBUG,
+           "event=table_block rows=%u cols=%u ends=%ux%u sources_ms=%.1f table_ms=%.1f "
+           "combine_ms=%.1f",
+           ns, p->nt, ks, p->kt, (t1 - t0) * 1e3, (t2 - t1) * 1e3, (gp_now() - t2) * 1e3);
 done:
     for (uint32_t i = 0; se && i < ns; i++) tends_free(&se[i]);
     free(se);

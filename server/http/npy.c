@@ -23,6 +23,7 @@ typedef struct npy_stream {
     void *ctx;
     uint32_t ns, nt, block, next;
     double timeout_s;
+    double handed; /* gp_now() when the last block was handed to the connection */
     char head[128];
     float *blk;
     const char *buf; /* what is being sent: head or blk */
@@ -51,9 +52,15 @@ static long npy_fill(void *ctx, char *out, size_t max) {
         if (s->next >= s->ns) return 0;
         uint32_t k = s->ns - s->next < s->block ? s->ns - s->next : s->block;
         gp_err err = {0};
-        if (s->timeout_s > 0) gp_deadline_set(gp_now() + s->timeout_s);
+        double t0 = gp_now();
+        if (s->timeout_s > 0) gp_deadline_set(t0 + s->timeout_s);
         int rc = s->rows(s->ctx, s->next, k, s->blk, &err);
         gp_deadline_set(0);
+        /* the time since the previous block was handed over: the connection's writing of it */
+        GP_LOG(GP_LOG_DEBUG, "event=npy_block rows=%u-%u compute_ms=%.1f write_ms=%.1f", s->next,
+               s->next + k - 1, (gp_now() - t0) * 1e3,
+               s->handed > 0 ? (t0 - s->handed) * 1e3 : 0.0);
+        s->handed = gp_now();
         if (rc) {
             GP_LOG(GP_LOG_WARN,
                    "event=matrix_stream_failed rows=%u-%u of=%u error=\"%s\" msg=\"the .npy answer "

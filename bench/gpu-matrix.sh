@@ -72,7 +72,7 @@ row() { # MAP SERVER ANSWER N RESULT [OSRM_LAST]
 # ---- the road-like map, gpath only
 gpath_start "$STATE/gpath-big.log" --backend "$BACKEND" --cache-path "" --graph "m=osm:$big" \
   --max-binary-table-cells 1000000000 --max-body-bytes 67108864 --request-timeout-ms 600000 \
-  --matrix-job-dir "$STATE/mj" --log-level warn
+  --matrix-job-dir "$STATE/mj" --log-level debug
 bbox=$(env -u LD_LIBRARY_PATH "$PYTHON" bench/osrm_cch.py bbox "http://127.0.0.1:$gpath_port/v1/graphs/m/overview.geojson")
 echo "road-like map: bbox $bbox, gpath on port $gpath_port"
 for n in $SIZES; do
@@ -90,6 +90,7 @@ if [ "$JOB" -gt 0 ]; then
   row "$(basename "$big")" gpath "job (.npy on disk)" "$JOB" "$r"
 fi
 stop_pid "$gpath_pid"
+phases "$STATE/gpath-big.log" "$(basename "$big"), every run above"
 
 # ---- the small map, gpath and OSRM CH in the same run
 if [ -f "$small" ] && [ -f "$TARBALL" ]; then

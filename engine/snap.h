@@ -98,7 +98,8 @@ int gp_engine_table_snap(gp_engine *e, const gp_graph *g, const gp_snap *src, ui
  * gp_engine_table_snap (which is one plan, one block), either as stored units into out or, with
  * out NULL, as float32 in the graph's unit (gp_graph_cost; NaN where there is no route) into
  * outf. The combine of candidates into cells runs on the CPU's threads. dst is the caller's and
- * must outlive the plan; g and e too. A plan may serve one block at a time. */
+ * must outlive the plan; g and e too. Blocks of one plan may run at once on several
+ * threads (the plan is read-only once made). */
 typedef struct gp_table_plan gp_table_plan;
 gp_table_plan *gp_engine_table_plan_new(gp_engine *e, const gp_graph *g, const gp_snap *dst,
                                         uint32_t nt, gp_err *err);

@@ -285,15 +285,12 @@ typedef struct npy_osrm {
     uint64_t *cost, *dist;
     uint32_t *pred;
     double *metres;
-    gp_table_plan *plan; /* the targets resolved once, at the first block */
+    gp_table_plan *plan; /* the targets resolved once, before the first block */
 } npy_osrm;
 
 static int npy_osrm_rows(void *ctx, uint32_t row0, uint32_t k, float *out, gp_err *err) {
     npy_osrm *m = ctx;
     const table_cells *t = &m->t;
-    if (!m->plan &&
-        !(m->plan = gp_engine_table_plan_new(gp_http_engine(), t->g, t->dst, t->nt, err)))
-        return err->code;
     int rc = gp_engine_table_plan_rows(m->plan, t->src + row0, k, m->cost, NULL, err);
     for (uint32_t i = 0; !rc && i < k; i++) {
         const uint64_t *crow = m->cost + (size_t)i * t->nt;
@@ -338,8 +335,12 @@ static void npy_osrm_answer(gp_req *r, const char *version, const table_cells *t
             m->metres = malloc(sizeof *m->metres * (t->nt ? t->nt : 1));
         }
     }
-    if (!m || !m->cost || (want_dist && (!m->dist || !m->pred || !m->metres))) {
-        if (m) free(m->cost), free(m->dist), free(m->pred), free(m->metres);
+    gp_err err = {0};
+    /* the targets resolved once, before any block (blocks may run on several threads) */
+    if (m && m->cost) m->plan = gp_engine_table_plan_new(gp_http_engine(), t->g, *dst, t->nt, &err);
+    if (!m || !m->cost || !m->plan || (want_dist && (!m->dist || !m->pred || !m->metres))) {
+        if (m) gp_engine_table_plan_free(m->plan), free(m->cost), free(m->dist), free(m->pred);
+        if (m) free(m->metres);
         free(m);
         gp_osrm_error(r, 500, "InternalError", "out of memory for a block of %zu x %u cells", rows,
                       t->nt);

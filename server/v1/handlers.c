@@ -369,14 +369,11 @@ typedef struct npy_table {
     gp_graph *g; /* referenced for the stream's lifetime */
     gp_snap *ss, *ts;
     uint32_t nt;
-    gp_table_plan *plan; /* the targets resolved once, at the first block */
+    gp_table_plan *plan; /* the targets resolved once, before the first block */
 } npy_table;
 
 static int npy_table_rows(void *ctx, uint32_t row0, uint32_t k, float *out, gp_err *err) {
     npy_table *t = ctx;
-    if (!t->plan &&
-        !(t->plan = gp_engine_table_plan_new(gp_http_engine(), t->g, t->ts, t->nt, err)))
-        return err->code;
     return gp_engine_table_plan_rows(t->plan, t->ss + row0, k, NULL, out, err);
 }
 
@@ -393,7 +390,13 @@ static void npy_table_done(void *ctx) {
  * the X-Weight-Unit header says), NaN where there is no route. */
 static void npy_table_answer(gp_req *r, gp_graph *g, gp_snap *ss, uint32_t ns, gp_snap *ts,
                              uint32_t nt) {
+    gp_err err = {0};
     npy_table *t = calloc(1, sizeof *t);
+    /* the targets resolved once, before any block (blocks may run on several threads) */
+    if (t && !(t->plan = gp_engine_table_plan_new(gp_http_engine(), g, ts, nt, &err))) {
+        free(t);
+        t = NULL;
+    }
     if (!t) {
         free(ss);
         free(ts);

@@ -136,6 +136,8 @@ web:
 	@bash web/fetch-assets.sh $(WEB_DIST)
 	@bash web/bundle-map.sh $(WEB_MAP)
 
+# map matching's searches must give the host's doubles bit for bit: no fused multiply-adds
+$(BUILD)/kernels/match.o: NVCCFLAGS += -fmad=false
 $(BUILD)/kernels/%.o: kernels/%.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -I. -MMD -MP -c -o $@ $<

@@ -3,7 +3,9 @@
 # same generated traces (bench/match_bench.py has the method): quality at noise 5/10/20 m x
 # sampling 1/5/15/30 s, single-trace latency p50 for 100 and 1,000 points, batch throughput in
 # GPS points per second for 10,000 traces on Liechtenstein and on the generated 1M-intersection
-# grid (bench/gen_osm_grid.py; gpath only there: osrm-contract takes over 10 minutes on it).
+# grid (bench/gen_osm_grid.py; gpath only there: osrm-contract takes over 10 minutes on it). With
+# BACKEND=cuda the Liechtenstein batch runs twice: on the GPU path (gpu_match_min_traces) and on a
+# second server that keeps batches on the CPU, with both answers to one request compared.
 # Writes bench/results/DATE-MACHINE-match.md (bench/lib.sh). About 5 minutes on 16 cores.
 #   env: BUILD (build), GPATH_DATA (../shared/data), OSRM_TARBALL (../shared/peers/osrm/...),
 #        BACKEND (cuda), GEN_OSM (the 1M grid's file; made under the work directory when absent;

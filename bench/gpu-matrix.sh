@@ -13,7 +13,7 @@
 #   env: BUILD (build) or GPATH_BIN, GPATH_BACKEND (cuda), GPATH_COMMIT, BENCH_STATE_DIR
 #        (/tmp/gpath-matrix), OSRM_TARBALL (../shared/peers/osrm/osrm-v6.0.0-debian12-bin.tar.xz),
 #        BENCH_MATRIX_SIZES ("1000 10000"), BENCH_JOB_SIZE (20000), BENCH_OSRM_SIZES ("1000 5000"),
-#        BENCH_REPS (3), PYTHON (python3)
+#        BENCH_REPS (3), BENCH_LOG_LEVEL (warn; debug logs each table's phases), PYTHON (python3)
 set -eu
 cd "$(dirname "$0")/.."
 # shellcheck source=bench/lib.sh
@@ -72,7 +72,7 @@ row() { # MAP SERVER ANSWER N RESULT [OSRM_LAST]
 # ---- the road-like map, gpath only
 gpath_start "$STATE/gpath-big.log" --backend "$BACKEND" --cache-path "" --graph "m=osm:$big" \
   --max-binary-table-cells 1000000000 --max-body-bytes 67108864 --request-timeout-ms 600000 \
-  --matrix-job-dir "$STATE/mj" --log-level debug
+  --matrix-job-dir "$STATE/mj" --log-level "${BENCH_LOG_LEVEL:-warn}"
 bbox=$(env -u LD_LIBRARY_PATH "$PYTHON" bench/osrm_cch.py bbox "http://127.0.0.1:$gpath_port/v1/graphs/m/overview.geojson")
 echo "road-like map: bbox $bbox, gpath on port $gpath_port"
 for n in $SIZES; do

@@ -57,9 +57,10 @@ bench_header "$out" "Exhaustive failure analysis with ECMP link loads" "bash ben
   echo "failure touches, 'full' every destination; both on the same scenarios, checked equal. At"
   echo "most $MAX scenarios per kind run ($FULL for full); 'est.' = extrapolated to all of them."
   echo "'GPU s': the gpu strategy (the touched destinations of batches of scenarios, one thread"
-  echo "block each: Bellman-Ford column, load swap, changed pairs) on at most $GPUMAX scenarios per"
-  echo "kind, wall time with the base loads and the copies; 'kernel s' the device time; checked"
-  echo "equal to the incremental results of the scenarios both ran."
+  echo "block each: the column of the routers the failure cuts off, the traffic moved from the"
+  echo "base flows, changed pairs; worst links on the device) on at most $GPUMAX scenarios per"
+  echo "kind, wall time with the base loads and the copies; 'kernel s' the device time (base flows"
+  echo "and scenario kernels); checked equal to the incremental results of the scenarios both ran."
   echo
 } >>"$out"
 rc=0

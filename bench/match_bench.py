@@ -12,7 +12,9 @@ Measures, printed as Markdown (appended to --out):
     exactly 100 and 1,000 points along long routes;
   - batch throughput: GPS points per second for --batch traces (noise 10 m, 5 s) through gpath's
     NDJSON batch (chunks sent by concurrent clients) and through OSRM's /match/v1 (one GET per
-    trace, --clients keep-alive connections; --osrm-batch traces), per map.
+    trace, --clients keep-alive connections; --osrm-batch traces), per map; on a CUDA server the
+    Liechtenstein batch runs again on a second server that keeps batches on the CPU
+    (gpu_match_min_traces 1e7), and the two answers to the first request are compared.
 Stdlib only; reuses bench/osrm_quality.py (the OSRM release, geometry helpers).
 Run by bench/gpu-match.sh.
 """
@@ -168,12 +170,12 @@ def pct(xs, q):
     return xs[min(len(xs) - 1, int(q * len(xs)))] if xs else float("nan")
 
 
-def gpath_start(args, graphs, tmp, log):
+def gpath_start(args, graphs, tmp, log, extra=()):
     port = Q.free_port()
     cmd = [args.bin, "serve", "--listen", "127.0.0.1", "--port", str(port), "--cache-path", "",
            "--backend", args.backend, "--log-level", "warn", "--max-url-bytes", "65536",
            "--max-body-bytes", str(256 << 20), "--match-max-batch-points", "100000000",
-           "--match-max-traces", "100000"]
+           "--match-max-traces", "100000", *extra]
     for name, f in graphs:
         cmd += ["--graph", f"{name}=osm:{f}"]
     env = {k: v for k, v in os.environ.items() if not k.startswith("GPATH_")}
@@ -276,7 +278,8 @@ def batch_traces(rts, n, seed):
     return [trace(rts[i % len(rts)], rng, 10.0, step_s=5.0) for i in range(n)]
 
 
-def measure_batch(args, gp, graph, osrm, rts, label, out):
+def measure_batch(args, gp, graph, osrm, rts, label, out, server="gpath batch"):
+    """The batch rows; returns the answer to the first NDJSON request (for comparisons)."""
     ts = batch_traces(rts, args.batch, args.seed + 7)
     ts = [t for t in ts if len(t["pts"]) >= 2]
     pts = sum(len(t["pts"]) for t in ts)
@@ -293,12 +296,13 @@ def measure_batch(args, gp, graph, osrm, rts, label, out):
                         "application/x-ndjson")
         if st != 200:
             raise RuntimeError(f"batch answered {st}: {data[:300]!r}")
-        return sum(json.loads(line).get("code") == "Ok" for line in data.splitlines())
+        return data
     post(bodies[0][:bodies[0].index(b"\n") + 1])  # warm-up: one trace
     t0 = time.perf_counter()
-    ok = sum(run_many(post, bodies, min(args.chunks, args.clients)))
+    answers = run_many(post, bodies, min(args.chunks, args.clients))
     dt = time.perf_counter() - t0
-    rows = [(f"gpath batch ({len(bodies)} NDJSON requests of {chunk} traces, "
+    ok = sum(json.loads(line).get("code") == "Ok" for a in answers for line in a.splitlines())
+    rows = [(f"{server} ({len(bodies)} NDJSON requests of {chunk} traces, "
              f"{min(args.chunks, args.clients)} at once)", len(ts), pts, dt, ok)]
     print(f"batch {label}: gpath {len(ts)} traces {pts} points in {dt:.2f} s = "
           f"{pts / dt:,.0f} points/s ({ok} Ok)", flush=True)
@@ -317,6 +321,7 @@ def measure_batch(args, gp, graph, osrm, rts, label, out):
     for name, n, p, dt, ok in rows:
         ratio = f"{p / dt / base:.2f}x" if base else ""
         out.append(f"| {label} | {name} | {n} | {p} | {dt:.2f} | {p / dt:,.0f} | {ok} | {ratio} |")
+    return answers[0]
 
 
 def main(argv):
@@ -380,7 +385,20 @@ def main(argv):
                    "same map.\n")
         out.append("| map | server | traces | points | seconds | points/s | Ok | ratio to OSRM |")
         out.append("|---|---|---|---|---|---|---|---|")
-        measure_batch(args, gp, "li", osrm, rts, "liechtenstein", out)
+        first = measure_batch(args, gp, "li", osrm, rts, "liechtenstein", out,
+                              f"gpath batch, {h.get('backend')} path")
+        if h.get("backend") == "cuda":  # the CPU path on the same machine: its own server
+            p2, gp2, _ = gpath_start(args, graphs[:1], args.work, log,
+                                     ("--gpu-match-min-traces", "10000000"))
+            procs.append(p2)
+            first_cpu = measure_batch(args, gp2, "li", None, rts, "liechtenstein", out,
+                                      "gpath batch, CPU path (gpu_match_min_traces 1e7)")
+            same, nfirst = first == first_cpu, first.count(b"\n")
+            print(f"batch liechtenstein: GPU path answers == CPU path answers (first request, "
+                  f"{nfirst} traces): {same}", flush=True)
+            out.append(f"\nThe GPU path's answers to the first request "
+                       f"({nfirst} traces) {'are' if same else 'are NOT'} byte for "
+                       "byte the CPU path's.\n")
         if args.gen1m:
             g1 = routes(gp, "g1m", bbox(gp, "g1m"), 200, rng, 2000, 10000)
             name = os.path.basename(args.gen1m).split(".")[0]

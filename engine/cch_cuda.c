@@ -220,9 +220,14 @@ typedef struct cch_gpu {
     topo_entry *te; /* the topology's device part this CCH uses */
     gp_dcch *d;
     float last_ms;
-    int ok;               /* customized: d may serve as the topology's spare once c is freed */
-    gp_cch_gpu_stats st;  /* the last customization's */
-    uint32_t *map;        /* n ranks -> RPHAST local id, GP_NONE outside a table call */
+    int ok;              /* customized: d may serve as the topology's spare once c is freed */
+    gp_cch_gpu_stats st; /* the last customization's */
+    uint32_t *map;       /* n ranks -> RPHAST local id of the prepared targets' closure */
+    /* the targets RPHAST is prepared for (the blocks of one streamed table ask with the same
+     * targets: their closure is selected and uploaded once); tsel the closure map[] marks */
+    uint32_t *tdst, *tsel;
+    uint32_t tnt, tnsel;
+    int tready;
     struct cch_gpu *next; /* the same metric on another device (cuda_devices), or NULL */
 } cch_gpu;
 
@@ -237,6 +242,8 @@ static void gpu_free(void *p) {
     if (g->stream) cudaStreamDestroy(g->stream);
     pthread_mutex_destroy(&g->mu);
     free(g->map);
+    free(g->tdst);
+    free(g->tsel);
     free(g);
     gpu_free(next);
 }
@@ -621,26 +628,31 @@ static int sort_u32(uint32_t *a, uint32_t n) {
     return 0;
 }
 
-static int table_on(const gp_cch *c, cch_gpu *g, const uint32_t *src, uint32_t ns,
-                    const uint32_t *dst, uint32_t nt, uint64_t *out, gp_err *err) {
+/* The targets' RPHAST state on g (its mutex held): kept from the last call when it asked for the
+ * same targets, else their elimination-tree closure selected (map[] marks it with local ids,
+ * until the next other target set), its restricted graph built and uploaded. */
+static int table_targets(const gp_cch *c, cch_gpu *g, const uint32_t *dst, uint32_t nt, int *reused,
+                         gp_err *err) {
     const gp_cch_topo *t = c->topo;
-    if (!g) return gp_err_set(err, GP_EUNSUPPORTED, "this CCH has no GPU state");
-    for (uint32_t i = 0; i < ns; i++)
-        if (src[i] >= c->n) return gp_err_set(err, GP_EINVAL, "source %u out of range", src[i]);
-    for (uint32_t i = 0; i < nt; i++)
-        if (dst[i] >= c->n) return gp_err_set(err, GP_EINVAL, "target %u out of range", dst[i]);
-    if (gp_deadline_expired()) return gp_deadline_error(err);
-    if (ns == 0 || nt == 0) return GP_OK;
+    *reused = 0;
+    if (g->tready && g->tnt == nt && memcmp(g->tdst, dst, (size_t)nt * 4) == 0) {
+        *reused = 1;
+        return GP_OK;
+    }
+    if (!g->map) {
+        g->map = malloc((size_t)c->n * 4);
+        if (!g->map) return gp_err_set(err, GP_ENOMEM, "out of memory for an RPHAST table");
+        for (uint32_t i = 0; i < c->n; i++) g->map[i] = GP_NONE;
+    }
+    for (uint32_t i = 0; g->tsel && i < g->tnsel; i++) g->map[g->tsel[i]] = GP_NONE;
+    free(g->tsel);
+    free(g->tdst);
+    g->tsel = g->tdst = NULL;
+    g->tnsel = g->tnt = 0;
+    g->tready = 0;
     int rc = GP_OK;
     uint32_t *sel = NULL, *rf = NULL, *rh = NULL, *rw = NULL, *lev = NULL, *tgt = NULL;
     uint32_t nsel = 0;
-    pthread_mutex_lock(&g->mu);
-    cudaSetDevice(g->device);
-    if (!g->map) {
-        g->map = malloc((size_t)c->n * 4);
-        if (!g->map) goto oom;
-        for (uint32_t i = 0; i < c->n; i++) g->map[i] = GP_NONE;
-    }
     /* the targets' upward closure: their elimination-tree ancestors */
     size_t cap = 1024;
     sel = malloc(cap * 4);
@@ -666,7 +678,8 @@ static int table_on(const gp_cch *c, cch_gpu *g, const uint32_t *src, uint32_t n
     rw = malloc((size_t)rm * 4 + 4);
     lev = malloc(((size_t)t->nlevels + 2) * 4);
     tgt = malloc((size_t)nt * 4);
-    if (!rf || !rh || !rw || !lev || !tgt) goto oom;
+    g->tdst = malloc((size_t)nt * 4 + 4);
+    if (!rf || !rh || !rw || !lev || !tgt || !g->tdst) goto oom;
     uint32_t k = 0, nlev = 0;
     for (uint32_t i = 0; i < nsel; i++) {
         rf[i] = k;
@@ -685,8 +698,50 @@ static int table_on(const gp_cch *c, cch_gpu *g, const uint32_t *src, uint32_t n
     for (uint32_t j = 0; j < nt; j++) tgt[j] = g->map[t->rank[dst[j]]];
     rc = gp_dcch_rphast_prepare(g->d, (void *)g->stream, nsel, rf, rh, rw, nlev - 1, lev, nt, tgt,
                                 err);
+    if (rc == GP_OK) {
+        memcpy(g->tdst, dst, (size_t)nt * 4);
+        g->tnt = nt;
+        g->tsel = sel;
+        g->tnsel = nsel;
+        g->tready = 1;
+        sel = NULL;
+    }
+    goto done;
+oom:
+    rc = gp_err_set(err, GP_ENOMEM, "out of memory for an RPHAST table");
+done:
+    if (sel) /* not prepared: no closure stays marked */
+        for (uint32_t i = 0; i < nsel; i++) g->map[sel[i]] = GP_NONE;
+    if (!g->tready) {
+        free(g->tdst);
+        g->tdst = NULL;
+    }
+    free(sel);
+    free(rf);
+    free(rh);
+    free(rw);
+    free(lev);
+    free(tgt);
+    return rc;
+}
+
+static int table_on(const gp_cch *c, cch_gpu *g, const uint32_t *src, uint32_t ns,
+                    const uint32_t *dst, uint32_t nt, uint64_t *out, gp_err *err) {
+    if (!g) return gp_err_set(err, GP_EUNSUPPORTED, "this CCH has no GPU state");
+    for (uint32_t i = 0; i < ns; i++)
+        if (src[i] >= c->n) return gp_err_set(err, GP_EINVAL, "source %u out of range", src[i]);
+    for (uint32_t i = 0; i < nt; i++)
+        if (dst[i] >= c->n) return gp_err_set(err, GP_EINVAL, "target %u out of range", dst[i]);
+    if (gp_deadline_expired()) return gp_deadline_error(err);
+    if (ns == 0 || nt == 0) return GP_OK;
+    pthread_mutex_lock(&g->mu);
+    cudaSetDevice(g->device);
+    double t0 = gp_now();
+    int reused = 0;
+    int rc = table_targets(c, g, dst, nt, &reused, err);
+    double t1 = gp_now(), up_s = 0;
     /* batches of sources: the n_sel x batch matrix within 1 GiB, at most 1024 sources */
-    uint64_t per = (uint64_t)nsel * 8 + 1;
+    uint64_t per = (uint64_t)g->tnsel * 8 + 1;
     uint32_t batch = (uint32_t)((1ULL << 30) / per);
     if (batch > 1024) batch = 1024;
     if (batch < 1) batch = 1;
@@ -700,7 +755,9 @@ static int table_on(const gp_cch *c, cch_gpu *g, const uint32_t *src, uint32_t n
         }
         uint32_t *first, *ids;
         uint64_t *d0;
+        double u0 = gp_now();
         rc = upward_lists(c, src + i0, kb, g->map, &first, &ids, &d0, err);
+        up_s += gp_now() - u0;
         if (rc) break;
         float ms = 0;
         rc = gp_dcch_rphast(g->d, (void *)g->stream, kb, first, ids, d0, out + (size_t)i0 * nt, &ms,
@@ -711,19 +768,12 @@ static int table_on(const gp_cch *c, cch_gpu *g, const uint32_t *src, uint32_t n
         free(d0);
     }
     g->last_ms = total;
-    goto done;
-oom:
-    rc = gp_err_set(err, GP_ENOMEM, "out of memory for an RPHAST table");
-done:
-    if (g->map)
-        for (uint32_t i = 0; i < nsel; i++) g->map[sel[i]] = GP_NONE;
+    GP_LOG(GP_LOG_DEBUG,
+           "event=rphast_table device=%d sources=%u targets=%u closure=%u targets_ms=%.1f "
+           "reused=%d upward_ms=%.1f device_ms=%.2f total_ms=%.1f",
+           g->device, ns, nt, g->tnsel, (t1 - t0) * 1e3, reused, up_s * 1e3, total,
+           (gp_now() - t0) * 1e3);
     pthread_mutex_unlock(&g->mu);
-    free(sel);
-    free(rf);
-    free(rh);
-    free(rw);
-    free(lev);
-    free(tgt);
     return rc;
 }
 

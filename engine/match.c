@@ -8,6 +8,11 @@
  * is reached at the tail of b plus q of it (on the turn graph: through a turn into b), or directly
  * along the same arc. Visited nodes live in a small hash map, so a bounded search costs what it
  * visits whatever the graph's size.
+ *
+ * gp_match_trace is gp_match_prepare (candidates, emissions, each step's bounds) then gp_match_run
+ * (Viterbi). The searches of consecutive steps can run before Viterbi into the prepared trace's
+ * table (gp_match_fill here, gp_match_fill_cuda on the GPU, engine/match_cuda.c): the same searches
+ * with the same bounds, so the same answers; steps after a dropped point search during Viterbi.
  */
 #include "engine/match.h"
 
@@ -15,6 +20,7 @@
 #include "graph/turns.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,6 +54,7 @@ typedef struct hitem {
 
 typedef struct search {
     const gp_graph *g, *tg; /* tg: the turn graph, or NULL */
+    const gp_turns *turns;  /* with tg: its node -> road arc map (gp_turns_arc) */
     uint32_t *key;          /* cap slots, GP_NONE empty */
     double *d, *m;
     double *len;       /* on the turn graph: the metres of the node's road arc, < 0 not yet */
@@ -286,18 +293,19 @@ static int search_run(search *s, const gp_snap *src, const gp_snap *tgt, uint32_
         } else {
             const gp_graph *tg = s->tg;
             for (uint32_t e = tg->row[it.v]; e < tg->row[it.v + 1]; e++) {
-                uint32_t b = tg->col[e];
-                double turn = (double)tg->w[e] - arc_w(g, b);
+                /* tg node b drives road arc ra (b itself, or a restriction's duplicate of it) */
+                uint32_t b = tg->col[e], ra = gp_turns_arc(s->turns, b);
+                double turn = (double)tg->w[e] - arc_w(g, ra);
                 if (turn < 0) turn = 0;
                 for (uint32_t j = 0; j < k; j++) { /* a turn into a target's arc */
                     uint32_t nt = states(g, &tgt[j], ta, tf);
                     for (uint32_t y = 0; y < nt; y++) {
-                        if (ta[y] != b) continue;
-                        double w = d + turn + tf[y] * arc_w(g, b);
+                        if (ta[y] != ra) continue;
+                        double w = d + turn + tf[y] * arc_w(g, ra);
                         if (w < best_w[j]) {
                             best_w[j] = w;
-                            out_m[j] = m + tf[y] * arc_len(g, b);
-                            if (via) via[j] = it.v, tarc[j] = b;
+                            out_m[j] = m + tf[y] * arc_len(g, ra);
+                            if (via) via[j] = it.v, tarc[j] = ra;
                         }
                     }
                 }
@@ -305,10 +313,10 @@ static int search_run(search *s, const gp_snap *src, const gp_snap *tgt, uint32_
                 uint32_t kb = slot_get(s, b);
                 if (kb == GP_NONE) return -1;
                 if (s->done[kb]) continue;
-                if (s->len[kb] < 0) s->len[kb] = arc_len(g, b);
+                if (s->len[kb] < 0) s->len[kb] = arc_len(g, ra);
                 double nm = m + s->len[kb];
                 if (nm > mbound) continue;
-                if (relax_slot(s, kb, b, d + tg->w[e], nm, it.v, b)) return -1;
+                if (relax_slot(s, kb, b, d + tg->w[e], nm, it.v, ra)) return -1;
             }
         }
     }
@@ -458,10 +466,133 @@ static uint32_t first_with_cands(model *md, uint32_t t) {
     return t;
 }
 
-int gp_match_trace(const gp_graph *g, const gp_match_point *p, uint32_t n, const double *ts,
-                   const gp_match_opts *o, gp_match *out, gp_err *err) {
-    memset(out, 0, sizeof *out);
+void gp_match_prep_free(gp_match_prep *pr) {
+    if (!pr) return;
+    free(pr->off);
+    free(pr->c);
+    free(pr->emis);
+    free(pr->wb);
+    free(pr->mb);
+    free(pr->tab);
+    free(pr->tw);
+    free(pr->tm);
+    memset(pr, 0, sizeof *pr);
+}
+
+/* The bounds of the step from point a to point b: max delta, great-circle metres, weight bound. */
+static void step_bounds(const gp_graph *g, const gp_match_point *p, const double *ts,
+                        const gp_match_opts *o, uint32_t a, uint32_t b, double *delta, double *hav,
+                        double *wb) {
+    double step = ts ? ts[b] - ts[a] : 1;
+    double dl = ts ? step * o->max_speed_mps : o->max_delta_m;
+    if (dl < 100) dl = 100; /* equal timestamps: still a short hop */
+    *delta = dl;
+    *hav = gp_haversine_m(p[a].lon, p[a].lat, p[b].lon, p[b].lat);
+    *wb = g->unit_s > 0 ? (*hav + dl) / 4 / g->unit_s : INFINITY;
+}
+
+int gp_match_prepare(const gp_graph *g, const gp_match_point *p, uint32_t n, const double *ts,
+                     const gp_match_opts *o, gp_match_prep *pr, gp_err *err) {
+    memset(pr, 0, sizeof *pr);
     if (!g->lon) return gp_err_set(err, GP_EINVAL, "graph %s has no coordinates", g->source);
+    uint32_t K = o->max_candidates ? o->max_candidates : 1;
+    size_t cap = (size_t)n * K;
+    int rc = GP_ENOMEM;
+    pr->n = n;
+    pr->off = malloc(sizeof *pr->off * (n + 1));
+    pr->c = malloc(sizeof *pr->c * (cap ? cap : 1));
+    pr->wb = malloc(sizeof *pr->wb * (n ? n : 1));
+    pr->mb = malloc(sizeof *pr->mb * (n ? n : 1));
+    pr->tab = malloc(sizeof *pr->tab * (n ? n : 1));
+    uint32_t *skip = malloc(sizeof *skip * 2 * K);
+    if (!pr->off || !pr->c || !pr->wb || !pr->mb || !pr->tab || !skip) goto fail;
+    pr->off[0] = 0;
+    for (uint32_t t = 0; t < n; t++) {
+        int k = candidates(g, &p[t], o, pr->c + pr->off[t], skip, err);
+        if (k < 0) {
+            rc = err ? err->code : GP_EINVAL;
+            goto fail;
+        }
+        pr->off[t + 1] = pr->off[t] + (uint32_t)k;
+    }
+    size_t nc = pr->off[n] ? pr->off[n] : 1;
+    pr->emis = malloc(sizeof *pr->emis * nc);
+    if (!pr->emis) goto fail;
+    for (uint32_t t = 0; t < n; t++) {
+        double sg = accuracy(&p[t], o);
+        for (uint32_t i = pr->off[t]; i < pr->off[t + 1]; i++) {
+            double z = pr->c[i].dist_m / sg;
+            pr->emis[i] = -log(sqrt(2 * 3.14159265358979323846) * sg) - 0.5 * z * z;
+        }
+    }
+    /* the table's blocks: step t-1 -> t, a row of k(t) per source candidate at t-1 */
+    for (uint32_t t = 0; t < n; t++) {
+        pr->tab[t] = SIZE_MAX;
+        if (t == 0) continue;
+        size_t ka = pr->off[t] - pr->off[t - 1], kb = pr->off[t + 1] - pr->off[t];
+        if (!ka || !kb) continue;
+        double delta, hav;
+        step_bounds(g, p, ts, o, t - 1, t, &delta, &hav, &pr->wb[t]);
+        pr->mb[t] = hav + delta;
+        pr->tab[t] = pr->ntab;
+        pr->ntab += ka * kb;
+        pr->njobs += ka;
+    }
+    rc = GP_OK;
+fail:
+    free(skip);
+    if (rc == GP_ENOMEM)
+        gp_err_set(err, GP_ENOMEM, "out of memory matching a trace of %u points", n);
+    if (rc) gp_match_prep_free(pr);
+    return rc;
+}
+
+static int table_alloc(gp_match_prep *pr) {
+    if (pr->tw) return 0;
+    pr->tw = malloc(sizeof *pr->tw * (pr->ntab ? pr->ntab : 1));
+    pr->tm = malloc(sizeof *pr->tm * (pr->ntab ? pr->ntab : 1));
+    return pr->tw && pr->tm ? 0 : -1;
+}
+
+int gp_match_table_alloc(gp_match_prep *pr, gp_err *err) {
+    if (table_alloc(pr))
+        return gp_err_set(err, GP_ENOMEM, "out of memory for a trace's transition table");
+    return GP_OK;
+}
+
+int gp_match_fill(const gp_graph *g, gp_match_prep *pr, const uint8_t *redo, gp_err *err) {
+    search s;
+    memset(&s, 0, sizeof s);
+    const gp_turns *turns = g->turns;
+    s.g = g;
+    s.tg = turns ? turns->tg : NULL;
+    s.turns = turns;
+    int rc = GP_ENOMEM;
+    if (table_alloc(pr) || search_alloc(&s, 1024)) goto done;
+    size_t job = 0;
+    for (uint32_t t = 1; t < pr->n; t++) {
+        if (pr->tab[t] == SIZE_MAX) continue;
+        uint32_t k = pr->off[t + 1] - pr->off[t];
+        for (uint32_t i = pr->off[t - 1]; i < pr->off[t]; i++, job++) {
+            if (redo && !redo[job]) continue;
+            size_t r = pr->tab[t] + (size_t)(i - pr->off[t - 1]) * k;
+            if (search_run(&s, &pr->c[i], &pr->c[pr->off[t]], k, pr->wb[t], pr->mb[t], pr->tw + r,
+                           pr->tm + r, NULL, NULL))
+                goto done;
+        }
+    }
+    pr->filled = 1;
+    rc = GP_OK;
+done:
+    search_free(&s);
+    if (rc) gp_err_set(err, rc, "out of memory filling a trace's transition table");
+    return rc;
+}
+
+int gp_match_run(const gp_graph *g, const gp_match_point *p, const double *ts,
+                 const gp_match_opts *o, const gp_match_prep *pr, gp_match *out, gp_err *err) {
+    memset(out, 0, sizeof *out);
+    uint32_t n = pr->n;
     const gp_turns *turns = g->turns;
     search s;
     model md;
@@ -469,8 +600,8 @@ int gp_match_trace(const gp_graph *g, const gp_match_point *p, uint32_t n, const
     memset(&md, 0, sizeof md);
     s.g = g;
     s.tg = turns ? turns->tg : NULL;
+    s.turns = turns;
     uint32_t K = o->max_candidates ? o->max_candidates : 1;
-    size_t cap = (size_t)n * K;
     int rc = GP_ENOMEM;
     out->n = n;
     out->matching = malloc(sizeof *out->matching * (n ? n : 1));
@@ -479,37 +610,19 @@ int gp_match_trace(const gp_graph *g, const gp_match_point *p, uint32_t n, const
     out->confidence = malloc(sizeof *out->confidence * (n / 2 + 1));
     out->length_m = malloc(sizeof *out->length_m * (n / 2 + 1));
     md.n = n;
-    md.off = malloc(sizeof *md.off * (n + 1));
-    md.c = malloc(sizeof *md.c * (cap ? cap : 1));
-    uint32_t *skip = malloc(sizeof *skip * 2 * K);
-    double *bw = malloc(sizeof *bw * K), *bm = malloc(sizeof *bm * K);
-    if (!out->matching || !out->alternatives || !out->snap || !out->confidence || !out->length_m ||
-        !md.off || !md.c || !skip || !bw || !bm || search_alloc(&s, 1024))
-        goto fail;
-    for (uint32_t t = 0; t < n; t++) out->matching[t] = GP_NONE;
-    md.off[0] = 0;
-    for (uint32_t t = 0; t < n; t++) {
-        int k = candidates(g, &p[t], o, md.c + md.off[t], skip, err);
-        if (k < 0) {
-            rc = err ? err->code : GP_EINVAL;
-            goto fail;
-        }
-        md.off[t + 1] = md.off[t] + (uint32_t)k;
-    }
+    md.off = pr->off;
+    md.c = pr->c;
+    md.emis = pr->emis;
     size_t nc = md.off[n] ? md.off[n] : 1;
-    md.emis = malloc(sizeof *md.emis * nc);
     md.vit = malloc(sizeof *md.vit * nc);
     md.par = malloc(sizeof *md.par * nc);
     md.len = malloc(sizeof *md.len * nc);
-    if (!md.emis || !md.vit || !md.par || !md.len) goto fail;
-    for (uint32_t t = 0; t < n; t++) {
-        double sg = accuracy(&p[t], o);
-        for (uint32_t i = md.off[t]; i < md.off[t + 1]; i++) {
-            double z = md.c[i].dist_m / sg;
-            md.emis[i] = -log(sqrt(2 * 3.14159265358979323846) * sg) - 0.5 * z * z;
-            md.vit[i] = -INFINITY;
-        }
-    }
+    double *bw = malloc(sizeof *bw * K), *bm = malloc(sizeof *bm * K);
+    if (!out->matching || !out->alternatives || !out->snap || !out->confidence || !out->length_m ||
+        !md.vit || !md.par || !md.len || !bw || !bm || search_alloc(&s, 1024))
+        goto fail;
+    for (uint32_t t = 0; t < n; t++) out->matching[t] = GP_NONE;
+    for (size_t i = 0; i < md.off[n]; i++) md.vit[i] = -INFINITY;
     double max_broken_s = median_step(ts, n) * o->max_broken;
     double log_beta = -log(o->beta);
     uint32_t head = first_with_cands(&md, 0), prev = head, brk = GP_NONE;
@@ -520,26 +633,28 @@ int gp_match_trace(const gp_graph *g, const gp_match_point *p, uint32_t n, const
             int gap = ts && o->split_gaps ? step > max_broken_s : t - prev > o->max_broken;
             int reached = 0;
             if (!gap && md.off[t + 1] > md.off[t]) {
-                double delta = ts ? step * o->max_speed_mps : o->max_delta_m;
-                if (delta < 100) delta = 100; /* equal timestamps: still a short hop */
-                double hav = gp_haversine_m(p[prev].lon, p[prev].lat, p[t].lon, p[t].lat);
-                double wb = g->unit_s > 0 ? (hav + delta) / 4 / g->unit_s : INFINITY;
+                double delta, hav, wb;
+                step_bounds(g, p, ts, o, prev, t, &delta, &hav, &wb);
                 uint32_t k = md.off[t + 1] - md.off[t];
+                int table = pr->filled && prev + 1 == t && pr->tab[t] != SIZE_MAX;
                 for (uint32_t i = md.off[prev]; i < md.off[prev + 1]; i++) {
                     if (md.vit[i] == -INFINITY) continue;
-                    if (search_run(&s, &md.c[i], &md.c[md.off[t]], k, wb, hav + delta, bw, bm, NULL,
-                                   NULL))
+                    const double *rm = bm;
+                    if (table) /* the same search, run before (gp_match_fill, the GPU) */
+                        rm = pr->tm + pr->tab[t] + (size_t)(i - md.off[prev]) * k;
+                    else if (search_run(&s, &md.c[i], &md.c[md.off[t]], k, wb, hav + delta, bw, bm,
+                                        NULL, NULL))
                         goto fail;
                     for (uint32_t j = 0; j < k; j++) {
-                        if (!isfinite(bm[j])) continue;
-                        double dt = fabs(bm[j] - hav);
+                        if (!isfinite(rm[j])) continue;
+                        double dt = fabs(rm[j] - hav);
                         if (dt >= delta) continue;
                         uint32_t cj = md.off[t] + j;
                         double v = md.vit[i] + md.emis[cj] + log_beta - dt / o->beta;
                         if (v > md.vit[cj]) {
                             md.vit[cj] = v;
                             md.par[cj] = i;
-                            md.len[cj] = bm[j];
+                            md.len[cj] = rm[j];
                             reached = 1;
                         }
                     }
@@ -568,15 +683,22 @@ fail:
         gp_err_set(err, GP_ENOMEM, "out of memory matching a trace of %u points", n);
     if (rc) gp_match_free(out);
     search_free(&s);
-    free(md.off);
-    free(md.c);
-    free(md.emis);
     free(md.vit);
     free(md.par);
     free(md.len);
-    free(skip);
     free(bw);
     free(bm);
+    return rc;
+}
+
+int gp_match_trace(const gp_graph *g, const gp_match_point *p, uint32_t n, const double *ts,
+                   const gp_match_opts *o, gp_match *out, gp_err *err) {
+    gp_match_prep pr;
+    memset(out, 0, sizeof *out);
+    int rc = gp_match_prepare(g, p, n, ts, o, &pr, err);
+    if (rc) return rc;
+    rc = gp_match_run(g, p, ts, o, &pr, out, err);
+    gp_match_prep_free(&pr);
     return rc;
 }
 
@@ -591,6 +713,7 @@ int gp_match_route(const gp_graph *g, const gp_snap *a, const gp_snap *b, gp_sna
     memset(&s, 0, sizeof s);
     s.g = g;
     s.tg = turns ? turns->tg : NULL;
+    s.turns = turns;
     double w, m;
     uint32_t via = GP_NONE, tarc = GP_NONE, n = 0;
     int rc = GP_ENOMEM;
@@ -620,7 +743,8 @@ int gp_match_route(const gp_graph *g, const gp_snap *a, const gp_snap *b, gp_sna
     for (uint32_t v = via; v != GP_NONE; v = s.pn[slot_of(&s, v)]) {
         i--;
         arcs[i] = s.pa[slot_of(&s, v)];
-        out->path.nodes[i] = s.tg ? g->col[v] : v; /* turn graph: node v is road arc v */
+        /* turn graph: node v drives road arc gp_turns_arc(v) */
+        out->path.nodes[i] = s.tg ? g->col[gp_turns_arc(turns, v)] : v;
     }
     out->first_arc = arcs[0]; /* the start's own arc, driven from the position to its head */
     memmove(arcs, arcs + 1, sizeof *arcs * (n - 1));

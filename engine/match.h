@@ -18,7 +18,9 @@
  *    points after the last one (max_broken dropped points in a row), or with
  *    split_gaps and timestamps where the time step exceeds max_broken x the median step; a
  *    matching of one point is dropped.
- * Implemented in engine/match.c on the CPU (one thread per call; callers run traces in parallel).
+ * Implemented in engine/match.c on the CPU (one thread per call; callers run traces in parallel);
+ * the searches between consecutive points of many traces can run on the GPU first
+ * (gp_match_fill_cuda, engine/match_cuda.c) into each trace's table.
  * Thread-safe.
  */
 #ifndef GP_MATCH_H
@@ -68,6 +70,44 @@ typedef struct gp_match {
 int gp_match_trace(const gp_graph *g, const gp_match_point *p, uint32_t n, const double *ts,
                    const gp_match_opts *o, gp_match *out, gp_err *err);
 void gp_match_free(gp_match *m);
+
+/* gp_match_trace in steps, for batches whose searches run together (on the GPU):
+ * gp_match_prepare finds the candidates and the table's layout; gp_match_fill (CPU) or
+ * gp_match_fill_cuda (GPU, many traces at once) runs, for every step t-1 -> t whose points both
+ * have candidates, the bounded search from each candidate at t-1 to the k(t) candidates at t
+ * (weights tw, route metres tm, INFINITY when not reached: row (i - off[t-1]) of the block at
+ * tab[t]); gp_match_run is Viterbi, reading the table where the previous matched point is t-1
+ * (searching otherwise). gp_match_trace == prepare + run; with the table filled the answer is the
+ * same. A job is one row: jobs numbered by t, then the source candidate. */
+typedef struct gp_match_prep {
+    uint32_t n;
+    uint32_t *off;   /* n + 1: the candidates of point t are c[off[t] .. off[t + 1]) */
+    gp_snap *c;      /* off[n] */
+    double *emis;    /* off[n]: log emission probabilities */
+    double *wb, *mb; /* n: step t-1 -> t's weight bound and metres bound (where tab[t] is set) */
+    size_t *tab;     /* n: step t's block in tw/tm, SIZE_MAX when the step has no block */
+    size_t ntab;     /* table entries */
+    size_t njobs;    /* rows */
+    double *tw, *tm; /* ntab, allocated by the fill */
+    int filled;      /* tw/tm hold every row */
+} gp_match_prep;
+
+int gp_match_prepare(const gp_graph *g, const gp_match_point *p, uint32_t n, const double *ts,
+                     const gp_match_opts *o, gp_match_prep *pr, gp_err *err);
+/* Allocates tw/tm (when not yet): GP_OK or GP_ENOMEM. */
+int gp_match_table_alloc(gp_match_prep *pr, gp_err *err);
+/* Runs the rows on the CPU (redo NULL: every row, else the rows j with redo[j]) and marks the
+ * table filled: GP_OK or GP_ENOMEM. */
+int gp_match_fill(const gp_graph *g, gp_match_prep *pr, const uint8_t *redo, gp_err *err);
+/* Runs the rows of count prepared traces on the GPU (rows the device's fixed capacities cannot
+ * hold are run again by gp_match_fill), filling their tables; gpu_ms (may be NULL): the kernels'
+ * time. GP_EUNSUPPORTED without CUDA or a device, GP_ENOMEM, GP_EDEVICE on a device error. */
+int gp_match_fill_cuda(const gp_graph *g, gp_match_prep *const *pr, size_t count, double *gpu_ms,
+                       gp_err *err);
+/* Viterbi over a prepared trace (the same p, ts and o as prepared). */
+int gp_match_run(const gp_graph *g, const gp_match_point *p, const double *ts,
+                 const gp_match_opts *o, const gp_match_prep *pr, gp_match *out, gp_err *err);
+void gp_match_prep_free(gp_match_prep *pr);
 
 /* The route the model scores between two matched positions (the least-weight one, the same
  * search without bounds) in gp_engine_route_snap's form, for assembling a matching's legs:

@@ -480,6 +480,7 @@ typedef struct fail_ctx {
     const double *base;
     double base_lost; /* unrouted volume without failures */
     rev_adj rev;
+    uint32_t list_max;
     gp_scenario_result *res;
     gp_progress *prog;
     atomic_size_t next;
@@ -511,6 +512,43 @@ static inline int base_on_dag(const gp_rt *t, uint32_t dst, uint32_t u, uint32_t
     uint32_t k = t->nb[l];
     uint64_t dk = t->dist[(uint64_t)k * t->n + dst];
     return k != u && dk != GP_INF && dk + t->nbw[l] == t->dist[(uint64_t)u * t->n + dst];
+}
+
+/* Counts dst's changed and disconnected pairs (base column s->col, new s->col2) into r and, with
+ * list_max, lists them (routers ascending) while r holds fewer than list_max. -1 out of memory. */
+static int note_changes(const gp_rt *t, const scratch *s, uint32_t dst, uint32_t list_max,
+                        gp_scenario_result *r) {
+    for (uint32_t u = 0; u < t->n; u++) {
+        if (u == dst) continue;
+        int dis = s->col[u] != GP_INF && s->col2[u] == GP_INF;
+        r->disconnected_pairs += (uint64_t)dis;
+        if (s->dead_router[u] ? s->col[u] == GP_INF : same_hops(t, s->col, s->col2, s, u)) continue;
+        r->changed_pairs++;
+        if (!list_max) continue;
+        if (r->npairs == list_max) {
+            r->pairs_truncated = 1;
+            continue;
+        }
+        uint32_t k = r->npairs;
+        if (k == 0 || (k >= 16 && !(k & (k - 1)))) { /* capacity 16, then doubling */
+            size_t c = k ? (size_t)k * 2 : 16;
+            gp_plan_pair *p = realloc(r->pairs, c * sizeof *p);
+            if (!p) return -1;
+            r->pairs = p;
+        }
+        r->pairs[k] = (gp_plan_pair){.router = u, .dst = dst, .disconnected = (uint32_t)dis};
+        r->npairs++;
+    }
+    return 0;
+}
+
+void gp_plan_results_free(gp_scenario_result *res, size_t n) {
+    if (!res) return;
+    for (size_t i = 0; i < n; i++) {
+        free(res[i].pairs);
+        res[i].pairs = NULL;
+        res[i].npairs = 0;
+    }
 }
 
 int gp_plan_touches(const gp_rt *t, const gp_fail *f, uint32_t dst, const uint8_t *dead_router,
@@ -550,6 +588,47 @@ void gp_plan_finish(const gp_rt *t, const gp_demands *d, const double *cap, cons
     r->unrouted_volume = fabs(lost) < eps ? 0 : lost;
 }
 
+/* s->col2: dst's column under f (masks in s) from the base column s->col: a reverse Dijkstra
+ * when recompute, else the base with f's routers cut off. */
+static void new_column(const gp_rt *t, const rev_adj *rev, const gp_fail *f, scratch *s,
+                       uint32_t dst, int recompute) {
+    if (recompute) {
+        rev_dijkstra(t, rev, dst, s, s->col2);
+        return;
+    }
+    memcpy(s->col2, s->col, (size_t)t->n * sizeof *s->col2);
+    for (uint32_t i = 0; i < f->nrouters; i++) s->col2[f->routers[i]] = GP_INF;
+}
+
+int gp_plan_list_pairs(const gp_rt *t, const gp_fail *f, uint32_t list_max, gp_scenario_result *r) {
+    scratch s;
+    rev_adj rev = {0};
+    if (scratch_init(&s, t->n, gp_plan_links(t))) return -1;
+    if (rev_build(t, &rev)) {
+        scratch_free(&s);
+        return -1;
+    }
+    gp_scenario_result x;
+    memset(&x, 0, sizeof x);
+    for (uint32_t i = 0; i < f->nlinks; i++) s.dead_link[f->links[i]] = 1;
+    for (uint32_t i = 0; i < f->nrouters; i++) s.dead_router[f->routers[i]] = 1;
+    int rc = 0;
+    for (uint32_t dst = 0; dst < t->n && !rc; dst++) {
+        base_column(t, dst, s.col);
+        int transit = 0;
+        if (!gp_plan_touches(t, f, dst, s.dead_router, &transit)) continue;
+        new_column(t, &rev, f, &s, dst, transit);
+        rc = note_changes(t, &s, dst, list_max, &x);
+    }
+    free(r->pairs);
+    r->pairs = x.pairs;
+    r->npairs = x.npairs;
+    r->pairs_truncated = x.pairs_truncated;
+    rev_free(&rev);
+    scratch_free(&s);
+    return rc;
+}
+
 static void run_scenario(fail_ctx *c, scratch *s, size_t si) {
     const gp_rt *t = c->t;
     const gp_fail *f = &c->sc[si];
@@ -568,26 +647,15 @@ static void run_scenario(fail_ctx *c, scratch *s, size_t si) {
         int transit = 0, touched = gp_plan_touches(t, f, dst, s->dead_router, &transit);
         if (!touched && !full) continue;
         if (touched) r->affected++;
-        if (transit || full) {
-            rev_dijkstra(t, &c->rev, dst, s, s->col2);
-            cols++;
-        } else {
-            memcpy(s->col2, s->col, (size_t)n * sizeof *s->col2);
-            for (uint32_t i = 0; i < f->nrouters; i++) s->col2[f->routers[i]] = GP_INF;
-        }
+        new_column(t, &c->rev, f, s, dst, transit || full);
+        cols += (uint64_t)(transit || full);
         if (!full) { /* take out dst's old contribution (and its old unrouted volume) */
             lost -= accumulate(t, c->d, dst, s->col, s, 0, -1.0, s->load, NULL);
             accs++;
         }
         lost += accumulate(t, c->d, dst, s->col2, s, 1, 1.0, s->load, NULL);
         accs++;
-        if (!touched) continue;
-        for (uint32_t u = 0; u < n; u++) {
-            if (u == dst) continue;
-            if (s->col[u] != GP_INF && s->col2[u] == GP_INF) r->disconnected_pairs++;
-            if (s->dead_router[u] ? s->col[u] != GP_INF : !same_hops(t, s->col, s->col2, s, u))
-                r->changed_pairs++;
-        }
+        if (touched && note_changes(t, s, dst, c->list_max, r)) c->failed = 1;
     }
     gp_plan_finish(t, c->d, c->cap, f, s->load, lost, r);
     for (uint32_t i = 0; i < f->nlinks; i++) s->dead_link[f->links[i]] = 0;
@@ -617,7 +685,16 @@ static void *fail_worker(void *arg) {
 int gp_plan_failures(gp_engine *e, const gp_rt *t, const gp_demands *d, const double *cap,
                      const gp_fail *sc, size_t nscen, int strategy, int threads,
                      gp_scenario_result *res, double *base_load, gp_plan_stats *st, gp_err *err) {
+    return gp_plan_failures_opts(e, t, d, cap, sc, nscen, strategy, threads, NULL, res, base_load,
+                                 st, err);
+}
+
+int gp_plan_failures_opts(gp_engine *e, const gp_rt *t, const gp_demands *d, const double *cap,
+                          const gp_fail *sc, size_t nscen, int strategy, int threads,
+                          const gp_plan_opts *o, gp_scenario_result *res, double *base_load,
+                          gp_plan_stats *st, gp_err *err) {
     double t0 = gp_now();
+    uint32_t list_max = o ? o->list_max : 0;
     uint32_t L = gp_plan_links(t);
     if (d->n != t->n) return gp_err_set(err, GP_EINVAL, "demands are for another router set");
     for (size_t i = 0; i < nscen; i++) {
@@ -632,8 +709,15 @@ int gp_plan_failures(gp_engine *e, const gp_rt *t, const gp_demands *d, const do
     }
     gp_progress *prog = gp_progress_get();
     gp_progress_begin(prog, nscen + 1);
-    fail_ctx c = {
-        .e = e, .t = t, .d = d, .cap = cap, .sc = sc, .nscen = nscen, .res = res, .prog = prog};
+    fail_ctx c = {.e = e,
+                  .t = t,
+                  .d = d,
+                  .cap = cap,
+                  .sc = sc,
+                  .nscen = nscen,
+                  .res = res,
+                  .prog = prog,
+                  .list_max = list_max};
     atomic_init(&c.next, 0);
     atomic_init(&c.columns, 0);
     atomic_init(&c.accs, 0);
@@ -652,8 +736,8 @@ int gp_plan_failures(gp_engine *e, const gp_rt *t, const gp_demands *d, const do
         c.base_lost = base_lost;
         if (strategy == GP_PLAN_GPU ||
             (strategy == GP_PLAN_AUTO && e && e->primary != e->cpu && !e->primary_failed)) {
-            rc =
-                gp_plan_failures_cuda(t, d, cap, sc, nscen, base, base_lost, threads, res, st, err);
+            rc = gp_plan_failures_cuda(t, d, cap, sc, nscen, base, base_lost, threads, list_max,
+                                       res, st, err);
             if (rc == GP_OK || strategy == GP_PLAN_GPU) goto done;
             rc = GP_OK; /* auto: the CPU threads after all */
         }

@@ -22,9 +22,12 @@
  * are affected on average (a sample of 8 scenarios), else incremental. The gpu strategy runs the
  * incremental one on the device (engine/planning_cuda.c, kernels/planload.cu): the touched
  * (scenario, destination) pairs of a batch of scenarios (as many as their load vectors fit a
- * 1 GiB budget) each take one thread block that recomputes the distance column by Bellman-Ford
- * rounds on the failed network, swaps the destination's load contribution and counts changed and
- * disconnected pairs; auto picks gpu when the engine's primary backend is CUDA.
+ * 1 GiB budget) each take one thread block that recomputes the distance column on the failed
+ * network (only the routers whose every shortest path crosses the failure, by Bellman-Ford rounds
+ * among them), moves the destination's traffic from its base flows (computed once per
+ * destination) to the new DAG on the links whose share changes, and counts changed and
+ * disconnected pairs; the worst link and top list of each scenario are found on the device too;
+ * auto picks gpu when the engine's primary backend is CUDA.
  * Scenarios run in parallel on CPU threads (each scenario on one thread: results do not depend on
  * the thread count).
  */
@@ -90,6 +93,12 @@ const char *gp_plan_strategy_name(int s); /* "auto", "incremental", "full", "gpu
 /* The strategy named s, or -1. */
 int gp_plan_strategy_parse(const char *s);
 
+/* A (router, destination) pair whose ECMP next-hop set a scenario changes. */
+typedef struct gp_plan_pair {
+    uint32_t router, dst;  /* internal indices */
+    uint32_t disconnected; /* 1: the router no longer reaches the destination */
+} gp_plan_pair;
+
 /* One scenario's outcome. */
 typedef struct gp_scenario_result {
     uint64_t changed_pairs;      /* (router, destination), router != destination, whose next-hop
@@ -103,7 +112,15 @@ typedef struct gp_scenario_result {
     uint32_t affected;           /* destinations whose routing changed */
     uint32_t top[8];             /* the most loaded links, GP_NONE past the end */
     double top_load[8];
+    /* with list_max (gp_plan_failures_opts): the first min(changed_pairs, list_max) changed
+     * pairs by destination, then router (malloc'd, NULL when none; gp_plan_results_free) */
+    gp_plan_pair *pairs;
+    uint32_t npairs;
+    int pairs_truncated; /* changed_pairs > list_max */
 } gp_scenario_result;
+
+/* Frees the pair lists of n results (the array itself stays the caller's). */
+void gp_plan_results_free(gp_scenario_result *res, size_t n); /* accepts NULL */
 
 typedef struct gp_plan_stats {
     int strategy; /* what ran: GP_PLAN_INCREMENTAL, GP_PLAN_FULL or GP_PLAN_GPU */
@@ -125,16 +142,32 @@ int gp_plan_failures(gp_engine *e, const gp_rt *t, const gp_demands *d, const do
                      const gp_fail *sc, size_t nscen, int strategy, int threads,
                      gp_scenario_result *res, double *base_load, gp_plan_stats *st, gp_err *err);
 
+/* gp_plan_failures with options: list_max > 0 lists each scenario's changed pairs (at most
+ * list_max, the same from every strategy). o may be NULL (no lists). */
+typedef struct gp_plan_opts {
+    uint32_t list_max;
+} gp_plan_opts;
+int gp_plan_failures_opts(gp_engine *e, const gp_rt *t, const gp_demands *d, const double *cap,
+                          const gp_fail *sc, size_t nscen, int strategy, int threads,
+                          const gp_plan_opts *o, gp_scenario_result *res, double *base_load,
+                          gp_plan_stats *st, gp_err *err);
+
+/* Lists scenario f's changed pairs into r (pairs, npairs, pairs_truncated; r's counts are left
+ * alone) on the CPU: the gpu strategy's path for scenarios past list_max. -1 out of memory. */
+int gp_plan_list_pairs(const gp_rt *t, const gp_fail *f, uint32_t list_max, gp_scenario_result *r);
+
 /* Appends both directions of the link between routers u and v (internal) to links[*k]; returns
  * the number appended (0 when they are not joined). */
 uint32_t gp_plan_fail_link(const gp_rt *t, uint32_t u, uint32_t v, uint32_t *links, uint32_t *k);
 
 /* The scenarios on the GPU after the base loads (base, base_lost): gp_plan_failures' gpu
- * strategy (engine/planning_cuda.c; threads: for the results of each batch on the host).
- * GP_EUNSUPPORTED without CUDA or a device. */
+ * strategy (engine/planning_cuda.c; list_max as gp_plan_opts'; threads: the CPU threads that
+ * list again the scenarios with more than list_max changed pairs). GP_EUNSUPPORTED without CUDA
+ * or a device. */
 int gp_plan_failures_cuda(const gp_rt *t, const gp_demands *d, const double *cap, const gp_fail *sc,
                           size_t nscen, const double *base, double base_lost, int threads,
-                          gp_scenario_result *res, gp_plan_stats *st, gp_err *err);
+                          uint32_t list_max, gp_scenario_result *res, gp_plan_stats *st,
+                          gp_err *err);
 
 /* Does scenario f touch destination dst's shortest-path DAG (base distances)? dead_router: a
  * mask of f's routers. *transit (may be NULL): whether traffic of a live router crosses a failed

@@ -18,9 +18,10 @@ int gp_plan_load_cuda(const gp_rt *t, const gp_demands *d, double *load, double 
 
 int gp_plan_failures_cuda(const gp_rt *t, const gp_demands *d, const double *cap, const gp_fail *sc,
                           size_t nscen, const double *base, double base_lost, int threads,
-                          gp_scenario_result *res, gp_plan_stats *st, gp_err *err) {
+                          uint32_t list_max, gp_scenario_result *res, gp_plan_stats *st,
+                          gp_err *err) {
     (void)t, (void)d, (void)cap, (void)sc, (void)nscen, (void)base, (void)base_lost, (void)res;
-    (void)threads, (void)st;
+    (void)threads, (void)st, (void)list_max;
     return gp_err_set(err, GP_EUNSUPPORTED, "this gpath was built without CUDA");
 }
 #else
@@ -53,6 +54,8 @@ static cudaError_t upload(const gp_rt *t, const gp_demands *d, void *p[7], gp_pl
     for (int i = 0; i < 7 && ce == cudaSuccess; i++)
         if (cp[i]) ce = cudaMemcpyAsync(p[i], src[i], cp[i], cudaMemcpyHostToDevice, s);
     *in = (gp_plan_dev){.n = n,
+                        .distT = NULL,
+                        .flow = NULL,
                         .ecmp_max = t->ecmp_max,
                         .nb_off = p[0],
                         .nb = p[1],
@@ -121,52 +124,36 @@ typedef struct fbatch {
     uint32_t *foff, *flinks, *roff, *frouters, *iscen, *idst, *affected;
     size_t nl, nr, ni, cap_items;
     double *lost;
+    gp_plan_fin *fin;
+    unsigned long long *list;
+    unsigned int *nlisted;
 } fbatch;
 
 static void fbatch_free(fbatch *b) {
     if (!b) return;
     free(b->foff), free(b->flinks), free(b->roff), free(b->frouters);
     free(b->iscen), free(b->idst), free(b->affected), free(b->lost);
+    free(b->fin), free(b->list), free(b->nlisted);
 }
 
-/* The results of a batch from its loads, on CPU threads (gp_plan_finish per scenario). */
-typedef struct fin_ctx {
-    const gp_rt *t;
-    const gp_demands *d;
-    const double *cap;
-    const gp_fail *sc;
-    gp_scenario_result *res;
-    double *loads, *lost;
-    const unsigned long long *cnt;
-    const uint32_t *affected;
-    uint32_t nb;
-    atomic_uint next;
-} fin_ctx;
-
-static void *fin_worker(void *arg) {
-    fin_ctx *c = arg;
-    uint32_t L = gp_plan_links(c->t);
-    for (uint32_t k; (k = atomic_fetch_add(&c->next, 1)) < c->nb;) {
-        gp_scenario_result *r = &c->res[k];
-        memset(r, 0, sizeof *r);
-        r->changed_pairs = c->cnt[k];
-        r->disconnected_pairs = c->cnt[c->nb + k];
-        r->affected = c->affected[k];
-        gp_plan_finish(c->t, c->d, c->cap, &c->sc[k], c->loads + (size_t)k * L, c->lost[k], r);
-    }
-    return NULL;
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
 }
 
-static void finish_all(fin_ctx *c, int threads) {
-    int T = threads > 0 ? threads : gp_cpu_count();
-    if (T > 64) T = 64;
-    if ((uint32_t)T > c->nb / 16 + 1) T = (int)(c->nb / 16 + 1);
-    pthread_t th[64];
-    int started[64] = {0};
-    for (int k = 1; k < T; k++) started[k] = pthread_create(&th[k], NULL, fin_worker, c) == 0;
-    fin_worker(c);
-    for (int k = 1; k < T; k++)
-        if (started[k]) pthread_join(th[k], NULL);
+/* Scenario k's lists from the kernel's appends (nl of them, keys destination << 33 | router << 1 |
+ * disconnected): sorted, as run_scenario lists them; -1 out of memory. */
+static int take_list(unsigned long long *keys, uint32_t nl, gp_scenario_result *r) {
+    if (!nl) return 0;
+    qsort(keys, nl, sizeof *keys, cmp_u64);
+    r->pairs = malloc((size_t)nl * sizeof *r->pairs);
+    if (!r->pairs) return -1;
+    for (uint32_t i = 0; i < nl; i++)
+        r->pairs[i] = (gp_plan_pair){.router = (uint32_t)(keys[i] >> 1 & 0xffffffffu),
+                                     .dst = (uint32_t)(keys[i] >> 33),
+                                     .disconnected = (uint32_t)(keys[i] & 1)};
+    r->npairs = nl;
+    return 0;
 }
 
 /* Lists scenarios s0 .. s0 + nb - 1 and their touched destinations; -1 out of memory. */
@@ -213,12 +200,79 @@ static int fbatch_fill(const gp_rt *t, const gp_fail *sc, size_t s0, uint32_t nb
     return 0;
 }
 
+/* Scenarios whose kernel list overflowed, listed again on CPU threads (gp_plan_list_pairs). */
+typedef struct relist_ctx {
+    const gp_rt *t;
+    const gp_fail *sc;
+    gp_scenario_result *res;
+    const unsigned int *nlisted;
+    uint32_t nb, list_max;
+    atomic_uint next;
+    atomic_int failed;
+} relist_ctx;
+
+static void *relist_worker(void *arg) {
+    relist_ctx *c = arg;
+    for (uint32_t k; (k = atomic_fetch_add(&c->next, 1)) < c->nb;)
+        if (c->nlisted[k] > c->list_max &&
+            gp_plan_list_pairs(c->t, &c->sc[k], c->list_max, &c->res[k]))
+            atomic_store(&c->failed, 1);
+    return NULL;
+}
+
+static int relist(const gp_rt *t, const gp_fail *sc, gp_scenario_result *res,
+                  const unsigned int *nlisted, uint32_t nb, uint32_t list_max, int threads) {
+    uint32_t over = 0;
+    for (uint32_t k = 0; k < nb; k++) over += nlisted[k] > list_max;
+    if (!over) return 0;
+    relist_ctx c = {
+        .t = t, .sc = sc, .res = res, .nlisted = nlisted, .nb = nb, .list_max = list_max};
+    atomic_init(&c.next, 0);
+    atomic_init(&c.failed, 0);
+    int T = threads > 0 ? threads : gp_cpu_count();
+    if (T > 64) T = 64;
+    if ((uint32_t)T > over) T = (int)over;
+    pthread_t th[64];
+    int started[64] = {0};
+    for (int k = 1; k < T; k++) started[k] = pthread_create(&th[k], NULL, relist_worker, &c) == 0;
+    relist_worker(&c);
+    for (int k = 1; k < T; k++)
+        if (started[k]) pthread_join(th[k], NULL);
+    return atomic_load(&c.failed) ? -1 : 0;
+}
+
+/* The base flows of every destination on the device (in->flow, n x n) by the load kernel, and
+ * the transposed distances (in->distT): the scenario kernel's inputs. p[0..2]: cudaFree each. */
+static cudaError_t prepare(const gp_rt *t, gp_plan_dev *in, void *p[3], cudaStream_t s) {
+    uint32_t n = t->n, L = gp_plan_links(t), batch = n ? n : 1;
+    while (batch > 1 && gp_cuda_plan_scratch_bytes(n, batch) > SCRATCH_BUDGET) batch /= 2;
+    size_t nn = (size_t)n * n * 8 + 8;
+    cudaError_t ce = cudaMalloc(&p[0], nn);
+    if (ce == cudaSuccess) ce = cudaMalloc(&p[1], nn);
+    if (ce == cudaSuccess)
+        ce = cudaMalloc(&p[2], gp_cuda_plan_scratch_bytes(n, batch) + (size_t)L * 8 + 16);
+    if (ce != cudaSuccess) return ce;
+    in->distT = p[0];
+    in->flow = p[1];
+    ce = (cudaError_t)gp_cuda_plan_transpose(in->dist, p[0], n, s);
+    if (ce == cudaSuccess) ce = cudaMemsetAsync(p[1], 0, nn, s);
+    /* the loads themselves (and their unrouted volume) land past the scratch, unused */
+    double *ld =
+        (double *)((char *)p[2] + ((gp_cuda_plan_scratch_bytes(n, batch) + 7) & ~(size_t)7));
+    for (uint32_t d0 = 0; d0 < n && ce == cudaSuccess; d0 += batch) {
+        uint32_t k = n - d0 < batch ? n - d0 : batch;
+        ce = (cudaError_t)gp_cuda_plan_load(in, d0, k, ld, ld + L, p[2], s);
+    }
+    return ce;
+}
+
 int gp_plan_failures_cuda(const gp_rt *t, const gp_demands *d, const double *cap, const gp_fail *sc,
                           size_t nscen, const double *base, double base_lost, int threads,
-                          gp_scenario_result *res, gp_plan_stats *st, gp_err *err) {
+                          uint32_t list_max, gp_scenario_result *res, gp_plan_stats *st,
+                          gp_err *err) {
     if (no_device(err)) return GP_EUNSUPPORTED;
     uint32_t n = t->n, L = gp_plan_links(t);
-    size_t per = (size_t)L * 8 + 8;
+    size_t per = (size_t)L * 8 + 8 + (size_t)list_max * 8 + 4;
     uint32_t nbmax = (uint32_t)(LOADS_BUDGET / per);
     if (nbmax < 1) nbmax = 1;
     if (nbmax > nscen) nbmax = (uint32_t)(nscen ? nscen : 1);
@@ -237,28 +291,41 @@ int gp_plan_failures_cuda(const gp_rt *t, const gp_demands *d, const double *cap
     b.frouters = malloc((maxr + 1) * 4);
     b.affected = malloc((size_t)nbmax * 4);
     b.lost = malloc((size_t)nbmax * 8);
-    double *loads = malloc((size_t)nbmax * L * 8 + 8);
+    b.fin = malloc((size_t)nbmax * sizeof *b.fin);
+    if (list_max) {
+        b.list = malloc((size_t)nbmax * list_max * 8);
+        b.nlisted = malloc((size_t)nbmax * 4);
+    }
     unsigned long long *cnt = malloc((size_t)nbmax * 16);
     uint8_t *dead = calloc((size_t)n + 1, 1);
-    if (!b.foff || !b.roff || !b.flinks || !b.frouters || !b.affected || !b.lost || !loads ||
-        !cnt || !dead) {
-        fbatch_free(&b), free(loads), free(cnt), free(dead);
+    if (!b.foff || !b.roff || !b.flinks || !b.frouters || !b.affected || !b.lost || !b.fin ||
+        (list_max && (!b.list || !b.nlisted)) || !cnt || !dead) {
+        fbatch_free(&b), free(cnt), free(dead);
         return gp_err_set(err, GP_ENOMEM, "out of memory for failure analysis");
     }
     gp_progress *prog = gp_progress_get();
-    void *p[7] = {0},
-         *q[8] = {0}; /* q: foff flinks roff frouters loads+lost counts scratch items */
-    size_t qcap[8] = {0};
+    /* q: foff flinks roff frouters loads+lost counts scratch items fin list+nlisted */
+    void *p[7] = {0}, *pf[3] = {0}, *q[10] = {0}, *dcap = NULL;
+    size_t qcap[10] = {0};
     cudaStream_t s = NULL;
     cudaEvent_t e0 = NULL, e1 = NULL;
     gp_plan_dev in;
-    double gpu_s = 0;
+    double gpu_s = 0, eps = 1e-9 * (d->total > 0 ? d->total : 1);
     uint64_t items = 0;
     uint32_t batches = 0;
     cudaError_t ce = cudaStreamCreate(&s);
     if (ce == cudaSuccess) ce = upload(t, d, p, &in, s);
     if (ce == cudaSuccess) ce = cudaEventCreate(&e0);
     if (ce == cudaSuccess) ce = cudaEventCreate(&e1);
+    if (ce == cudaSuccess) ce = cudaEventRecord(e0, s);
+    if (ce == cudaSuccess) ce = prepare(t, &in, pf, s);
+    if (ce == cudaSuccess) ce = cudaEventRecord(e1, s);
+    if (ce == cudaSuccess && cap) ce = cudaMalloc(&dcap, (size_t)L * 8 + 8);
+    if (ce == cudaSuccess && cap)
+        ce = cudaMemcpyAsync(dcap, cap, (size_t)L * 8, cudaMemcpyHostToDevice, s);
+    float ms0 = 0;
+    if (ce == cudaSuccess) ce = cudaStreamSynchronize(s);
+    if (ce == cudaSuccess && cudaEventElapsedTime(&ms0, e0, e1) == cudaSuccess) gpu_s += ms0 / 1e3;
     int rc = GP_OK;
     for (size_t s0 = 0; s0 < nscen && ce == cudaSuccess && rc == GP_OK; s0 += nbmax) {
         uint32_t nb = nscen - s0 < nbmax ? (uint32_t)(nscen - s0) : nbmax;
@@ -269,23 +336,27 @@ int gp_plan_failures_cuda(const gp_rt *t, const gp_demands *d, const double *cap
         uint32_t nblocks = b.ni < FAIL_BLOCKS ? (uint32_t)b.ni : FAIL_BLOCKS;
         while (nblocks > 64 && gp_cuda_plan_fail_scratch_bytes(n, L, nblocks) > FAIL_SCRATCH)
             nblocks /= 2;
-        size_t need[8] = {((size_t)nb + 1) * 4,
-                          b.nl * 4 + 4,
-                          ((size_t)nb + 1) * 4,
-                          b.nr * 4 + 4,
-                          (size_t)nb * per,
-                          (size_t)nb * 16,
-                          gp_cuda_plan_fail_scratch_bytes(n, L, nblocks ? nblocks : 1),
-                          b.ni * 8 + 8};
-        for (int i = 0; i < 8 && ce == cudaSuccess; i++)
+        size_t need[10] = {((size_t)nb + 1) * 4,
+                           b.nl * 4 + 4,
+                           ((size_t)nb + 1) * 4,
+                           b.nr * 4 + 4,
+                           (size_t)nb * ((size_t)L * 8 + 8),
+                           (size_t)nb * 16,
+                           gp_cuda_plan_fail_scratch_bytes(n, L, nblocks ? nblocks : 1),
+                           b.ni * 8 + 8,
+                           (size_t)nb * sizeof(gp_plan_fin),
+                           list_max ? (size_t)nb * ((size_t)list_max * 8 + 4) : 8};
+        for (int i = 0; i < 10 && ce == cudaSuccess; i++)
             if (need[i] > qcap[i]) { /* grow (the first batch is the largest but for lists) */
                 cudaFree(q[i]);
                 q[i] = NULL;
                 ce = cudaMalloc(&q[i], need[i]);
                 qcap[i] = ce == cudaSuccess ? need[i] : 0;
             }
+        if (ce != cudaSuccess) break;
         double *dl = q[4], *dlost = dl + (size_t)nb * L;
-        unsigned long long *dc = q[5];
+        unsigned long long *dc = q[5], *dlist = list_max ? q[9] : NULL;
+        unsigned int *dnl = list_max ? (unsigned int *)(dlist + (size_t)nb * list_max) : NULL;
         uint32_t *ditems = q[7];
         for (uint32_t k = 0; k < nb; k++) b.lost[k] = base_lost;
         const void *hs[4] = {b.foff, b.flinks, b.roff, b.frouters};
@@ -305,6 +376,7 @@ int gp_plan_failures_cuda(const gp_rt *t, const gp_demands *d, const double *cap
         if (ce == cudaSuccess)
             ce = cudaMemcpyAsync(dlost, b.lost, (size_t)nb * 8, cudaMemcpyHostToDevice, s);
         if (ce == cudaSuccess) ce = cudaMemsetAsync(dc, 0, (size_t)nb * 16, s);
+        if (ce == cudaSuccess && list_max) ce = cudaMemsetAsync(dnl, 0, (size_t)nb * 4, s);
         gp_plan_fail_dev f = {.item_scen = ditems,
                               .item_dst = ditems + b.ni,
                               .nitems = (uint32_t)b.ni,
@@ -315,33 +387,51 @@ int gp_plan_failures_cuda(const gp_rt *t, const gp_demands *d, const double *cap
                               .loads = dl,
                               .lost = dlost,
                               .changed = dc,
-                              .disconnected = dc + nb};
+                              .disconnected = dc + nb,
+                              .list = dlist,
+                              .nlisted = dnl,
+                              .list_max = list_max};
         if (ce == cudaSuccess) ce = cudaEventRecord(e0, s);
         if (ce == cudaSuccess) ce = (cudaError_t)gp_cuda_plan_fail(&in, &f, nblocks, q[6], s);
+        if (ce == cudaSuccess)
+            ce = (cudaError_t)gp_cuda_plan_finish(&in, &f, nb, dcap, eps, q[8], s);
         if (ce == cudaSuccess) ce = cudaEventRecord(e1, s);
         if (ce == cudaSuccess)
-            ce = cudaMemcpyAsync(loads, dl, (size_t)nb * L * 8, cudaMemcpyDeviceToHost, s);
-        if (ce == cudaSuccess)
-            ce = cudaMemcpyAsync(b.lost, dlost, (size_t)nb * 8, cudaMemcpyDeviceToHost, s);
+            ce =
+                cudaMemcpyAsync(b.fin, q[8], (size_t)nb * sizeof *b.fin, cudaMemcpyDeviceToHost, s);
         if (ce == cudaSuccess)
             ce = cudaMemcpyAsync(cnt, dc, (size_t)nb * 16, cudaMemcpyDeviceToHost, s);
+        if (ce == cudaSuccess && list_max)
+            ce = cudaMemcpyAsync(b.nlisted, dnl, (size_t)nb * 4, cudaMemcpyDeviceToHost, s);
+        if (ce == cudaSuccess && list_max)
+            ce = cudaMemcpyAsync(b.list, dlist, (size_t)nb * list_max * 8, cudaMemcpyDeviceToHost,
+                                 s);
         if (ce == cudaSuccess) ce = cudaStreamSynchronize(s);
         float ms = 0;
         if (ce == cudaSuccess && cudaEventElapsedTime(&ms, e0, e1) == cudaSuccess)
             gpu_s += ms / 1e3;
         if (ce != cudaSuccess) break;
-        fin_ctx fc = {.t = t,
-                      .d = d,
-                      .cap = cap,
-                      .sc = sc + s0,
-                      .res = res + s0,
-                      .loads = loads,
-                      .lost = b.lost,
-                      .cnt = cnt,
-                      .affected = b.affected,
-                      .nb = nb};
-        atomic_init(&fc.next, 0);
-        finish_all(&fc, threads);
+        for (uint32_t k = 0; k < nb && rc == GP_OK; k++) {
+            gp_scenario_result *r = &res[s0 + k];
+            const gp_plan_fin *x = &b.fin[k];
+            memset(r, 0, sizeof *r);
+            r->changed_pairs = cnt[k];
+            r->disconnected_pairs = cnt[nb + k];
+            r->affected = b.affected[k];
+            r->unrouted_volume = x->lost;
+            r->worst_utilization = x->worst_utilization;
+            r->worst_link = x->worst_link;
+            r->worst_load = x->worst_load;
+            memcpy(r->top, x->top, sizeof r->top);
+            memcpy(r->top_load, x->top_load, sizeof r->top_load);
+            if (!list_max || !r->changed_pairs || b.nlisted[k] > list_max) continue;
+            if (take_list(b.list + (size_t)k * list_max, b.nlisted[k], r))
+                rc = gp_err_set(err, GP_ENOMEM, "out of memory for the pair lists");
+        }
+        /* past list_max the kernel kept an arbitrary subset: the CPU lists those scenarios */
+        if (list_max && rc == GP_OK &&
+            relist(t, sc + s0, res + s0, b.nlisted, nb, list_max, threads))
+            rc = gp_err_set(err, GP_ENOMEM, "out of memory for the pair lists");
         items += b.ni;
         batches++;
         gp_progress_add(prog, nb);
@@ -352,17 +442,19 @@ int gp_plan_failures_cuda(const gp_rt *t, const gp_demands *d, const double *cap
     if (st) {
         st->strategy = GP_PLAN_GPU;
         st->columns = items;
-        st->accumulations = 2 * items;
+        st->accumulations = items;
         st->affected_sum = items;
         st->gpu_s = gpu_s;
         st->batches = batches;
     }
     for (int i = 0; i < 7; i++) cudaFree(p[i]);
-    for (int i = 0; i < 8; i++) cudaFree(q[i]);
+    for (int i = 0; i < 3; i++) cudaFree(pf[i]);
+    for (int i = 0; i < 10; i++) cudaFree(q[i]);
+    cudaFree(dcap);
     if (e0) cudaEventDestroy(e0);
     if (e1) cudaEventDestroy(e1);
     if (s) cudaStreamDestroy(s);
-    fbatch_free(&b), free(loads), free(cnt), free(dead);
+    fbatch_free(&b), free(cnt), free(dead);
     return rc;
 }
 #endif

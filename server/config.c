@@ -105,6 +105,9 @@ static const gp_config_key keys[] = {
     {"max_failure_scenarios", L(max_failure_scenarios), "100000", 1, 100000000,
      "Most scenarios of one POST /v1/graphs/{graph}/failure-analysis (every link pair of a large "
      "network is past it: 413, or give link_pairs_sample and a seed)."},
+    {"max_listed_pairs", L(max_listed_pairs), "1000", 1, 10000000,
+     "Most changed (router, destination) pairs listed per scenario of a failure analysis asked "
+     "with list_pairs (pairs_truncated past it; the counts stay whole)."},
     {"max_demands", L(max_demands), "4000000", 1, 1000000000,
      "Most rows of a demand matrix (PUT /v1/graphs/{graph}/demands); 413 past it."},
     {"repair_max_rows", L(repair_max_rows), "200000", 1, 100000000,
@@ -136,6 +139,9 @@ static const gp_config_key keys[] = {
     {"match_max_batch_points", L(match_max_batch_points), "2000000", 2, 1000000000,
      "POST /v1/graphs/{graph}/match: most points of all traces of one request together; 400 "
      "past it (max_body_bytes bounds the body first)."},
+    {"gpu_match_min_traces", L(gpu_match_min_traces), "64", 0, 10000000,
+     "Batch map matching on the CUDA backend: batches of this many traces or more search "
+     "between consecutive points on the GPU, smaller ones on the CPU (same answers); 0: all."},
     {"map_page", S(map_page), "on", 0, 0,
      "on: serve the map page (MapLibre GL JS, embedded by `make web`) at /, the Leaflet Routing "
      "Machine page at /lrm and their assets at /web/...; off (recommended in production): those "

@@ -60,6 +60,7 @@ typedef struct gp_config {
     char log_level[16];
     long ecmp_max;
     long max_failure_scenarios;
+    long max_listed_pairs;
     long max_demands;
     long repair_max_rows;
     /* OSRM API, map page, isochrones (server/osrm/, server/v1/isochrone.c, map.c) */
@@ -73,6 +74,7 @@ typedef struct gp_config {
     long match_max_candidates;
     long match_max_traces;
     long match_max_batch_points;
+    long gpu_match_min_traces;
     char map_page[8];
     long isochrone_max_contours;
     long isochrone_max_points;

@@ -4,7 +4,7 @@ network-planning endpoints on a hand-made GraphML square whose link speeds becom
 demands by name and id, JSON and CSV, the demand version; ECMP loads split 50/50 (literal), the
 unrouted demand to an isolated router; a capacity PATCH; a failure-analysis job (202, polling,
 progress, the ranked scenarios with worst_utilization / worst_link literal, bottlenecks, CSV), the
-same question answered again; and the bad-input cases (400 naming the row, nothing changed).
+same question answered again; the changed and disconnected pair lists (list_pairs, literal); and the bad-input cases (400 naming the row, nothing changed).
 Prints one line per failed check and "N passed, N failed, N skipped" last.
 """
 import json
@@ -157,6 +157,29 @@ def main():
         st, j2 = req(port, "POST", "/v1/graphs/sq/failure-analysis", {"links": True, "routers": True})
         check("same question answered again", st == 200 and j2["job"] == j["job"], j2)
 
+        # the changed pairs themselves (list_pairs): 1-2 down, by destination then router; router 4
+        # down: its 6 disconnected pairs
+        st, jl = req(port, "POST", "/v1/graphs/sq/failure-analysis",
+                     {"scenarios": [{"links": [["r1", "r2"]]}, {"routers": [4]}], "list_pairs": True})
+        check("list_pairs 202", st == 202, jl)
+        rl = None
+        for _ in range(400):
+            st, rl = req(port, "GET", "/v1/failure-analysis/%d" % jl["job"])
+            if rl["state"] in ("done", "failed"):
+                break
+            time.sleep(0.05)
+        sl = next(s for s in rl["result"]["scenarios"] if s["failed_links"] == [[1, 2]])
+        check("changed pair list 1-2 down",
+              sl["changed_pair_list"] == [[2, 1], [3, 1], [1, 2], [4, 2], [1, 3], [2, 4]] and
+              sl["changed_pair_list_names"][0] == ["r2", "r1"] and sl["disconnected_pair_list"] == [] and
+              sl["pairs_truncated"] is False, sl)
+        s4 = next(s for s in rl["result"]["scenarios"] if s["failed_routers"] == [4])
+        check("disconnected pair list router 4 down",
+              s4["disconnected_pair_list"] == [[4, 1], [4, 2], [4, 3], [1, 4], [2, 4], [3, 4]] and
+              s4["disconnected_pair_list_names"][3] == ["r1", "r4"] and
+              len(s4["changed_pair_list"]) == s4["changed_pairs"], s4)
+        check("no lists unasked", "changed_pair_list" not in s12, s12)
+
         # an explicit scenario list, an SRLG, link pairs; bad input
         st, j3 = req(port, "POST", "/v1/graphs/sq/failure-analysis",
                      {"scenarios": [{"links": [["r1", "r2"]], "routers": ["r3"]}], "srlgs": [[[1, 2], [3, 4]]],
@@ -165,7 +188,8 @@ def main():
         for body, want in (({"srlgs": [[[1, 3]]]}, "srlgs[0][0]: routers 1 and 3 are not joined"),
                            ({"scenarios": [{"routers": [9]}]}, "scenarios[0].routers[0]: unknown router 9"),
                            ({"strategy": "fast"}, "strategy must be auto, incremental, full or gpu"),
-                           ({"linkz": True}, "unknown member 'linkz'")):
+                           ({"linkz": True}, "unknown member 'linkz'"),
+                           ({"list_pairs": 1}, "list_pairs must be true or false")):
             st, e = req(port, "POST", "/v1/graphs/sq/failure-analysis", body)
             check("bad analysis 400: " + want, st == 400 and want in e.get("message", ""), e)
 

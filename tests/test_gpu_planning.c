@@ -3,8 +3,9 @@
  * and unreachable routers included), on a generated 1,000-router network, and with the ecmp_max cap
  * biting; the failure scenarios on the GPU (gp_plan_failures, strategy gpu) equal to the CPU's
  * incremental strategy: every single link, every single router and random groups of links, the
- * changed and disconnected pairs exactly, loads and utilizations to rounding. Skips without a CUDA
- * device (GPATH_REQUIRE_GPU=1 makes that a failure).
+ * changed and disconnected pairs exactly (and their lists, cut at list_max or whole), loads and
+ * utilizations to rounding. Skips without a CUDA device (GPATH_REQUIRE_GPU=1 makes that a
+ * failure).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -159,10 +160,12 @@ static void compare_failures(uint32_t n, uint32_t chords, uint32_t wmax, uint32_
     ns = kept;
     gp_scenario_result *a = calloc(ns + 1, sizeof *a), *b = calloc(ns + 1, sizeof *b);
     gp_plan_stats st = {0};
-    assert_int_equal(
-        gp_plan_failures(E, t, dm, cap, sc, ns, GP_PLAN_INCREMENTAL, 2, a, NULL, NULL, &err),
-        GP_OK);
-    if (gp_plan_failures(E, t, dm, cap, sc, ns, GP_PLAN_GPU, 2, b, NULL, &st, &err) != GP_OK)
+    gp_plan_opts o = {.list_max = 1 + (uint32_t)(seed % 40)}; /* lists: some cut, some whole */
+    assert_int_equal(gp_plan_failures_opts(E, t, dm, cap, sc, ns, GP_PLAN_INCREMENTAL, 2, &o, a,
+                                           NULL, NULL, &err),
+                     GP_OK);
+    if (gp_plan_failures_opts(E, t, dm, cap, sc, ns, GP_PLAN_GPU, 2, &o, b, NULL, &st, &err) !=
+        GP_OK)
         fail_msg("GPU: %s", err.msg);
     assert_int_equal(st.strategy, GP_PLAN_GPU);
     double eps = 1e-9 * (dm->total + 1);
@@ -180,6 +183,10 @@ static void compare_failures(uint32_t n, uint32_t chords, uint32_t wmax, uint32_
                      x->worst_utilization, x->worst_load, (unsigned long long)y->changed_pairs,
                      (unsigned long long)y->disconnected_pairs, y->affected, y->unrouted_volume,
                      y->worst_utilization, y->worst_load);
+        if (x->npairs != y->npairs || x->pairs_truncated != y->pairs_truncated ||
+            (x->npairs && memcmp(x->pairs, y->pairs, x->npairs * sizeof *x->pairs)))
+            fail_msg("n %u scenario %zu: listed pairs CPU %u (cut %d) GPU %u (cut %d) differ", n, i,
+                     x->npairs, x->pairs_truncated, y->npairs, y->pairs_truncated);
         for (int j = 0; j < 8; j++)
             if (fabs(x->top_load[j] - y->top_load[j]) > eps)
                 fail_msg("n %u scenario %zu: top load %d CPU %.17g GPU %.17g", n, i, j,
@@ -187,6 +194,8 @@ static void compare_failures(uint32_t n, uint32_t chords, uint32_t wmax, uint32_
     }
     print_message("n %u links %u: %zu scenarios on the GPU, %.3f ms device, %u batches\n", n, L, ns,
                   st.gpu_s * 1e3, st.batches);
+    gp_plan_results_free(a, ns);
+    gp_plan_results_free(b, ns);
     free(a);
     free(b);
     free(sc);

@@ -1,7 +1,9 @@
 /* test_match_model.c - the map matching model (engine/match.h) on tests/data/osm/match.osm, with
  * literal expectations: candidates, the chosen roads, the split after too many dropped points and
  * after a large time step, a dropped point that is too far off, and turn graph and road graph
- * searches agreeing. The HTTP side (/match/v1, the batch endpoint) is tests/match_test.py's. */
+ * searches agreeing; the transition table (gp_match_prepare + gp_match_fill + gp_match_run, the
+ * batch path's steps) giving gp_match_trace's answers bit for bit on noisy traces, on match.osm and
+ * on Monaco from $GPATH_DATA when it is there. The HTTP side (/match/v1, the batch endpoint) is tests/match_test.py's. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,22 +15,10 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-static gp_engine *eng;
-
-static int setup(void **state) {
-    (void)state;
-    gp_err err;
-    eng = gp_engine_new("cpu", 2, NULL, &err);
-    return eng ? 0 : -1;
-}
-
-static int teardown(void **state) {
-    (void)state;
-    gp_engine_free(eng);
-    return 0;
-}
+#include "tests/match_traces.h"
 
 static gp_graph *load(int turns) {
     gp_err err = {0};
@@ -141,10 +131,67 @@ static void test_time_gap_and_candidates(void **state) {
     gp_graph_unref(g);
 }
 
+/* 60 noisy traces on g: the table path == gp_match_trace; returns the points matched. */
+static uint32_t table_equals_trace(const gp_graph *g, double noise_m) {
+    gp_match_opts o;
+    gp_match_opts_default(&o);
+    gp_match_point p[80];
+    double ts[80];
+    uint64_t seed = 33;
+    uint32_t matched = 0, rows = 0;
+    for (int tr = 0; tr < 60; tr++) {
+        uint32_t n = mt_trace(g, &seed, noise_m, p, ts, 80);
+        if (!n) continue;
+        gp_err err;
+        gp_match a, b;
+        gp_match_prep pr;
+        const double *t = tr % 2 ? ts : NULL;
+        assert_int_equal(gp_match_trace(g, p, n, t, &o, &a, &err), GP_OK);
+        assert_int_equal(gp_match_prepare(g, p, n, t, &o, &pr, &err), GP_OK);
+        assert_int_equal(gp_match_fill(g, &pr, NULL, &err), GP_OK);
+        assert_true(pr.filled);
+        rows += (uint32_t)pr.njobs;
+        assert_int_equal(gp_match_run(g, p, t, &o, &pr, &b, &err), GP_OK);
+        mt_same(&a, &b);
+        for (uint32_t i = 0; i < n; i++) matched += a.matching[i] != GP_NONE;
+        gp_match_free(&a);
+        gp_match_free(&b);
+        gp_match_prep_free(&pr);
+    }
+    assert_true(rows > 0);
+    return matched;
+}
+
+static void test_table_equals_trace(void **state) {
+    (void)state;
+    for (int turns = 0; turns < 2; turns++) {
+        gp_graph *g = load(turns);
+        assert_true(table_equals_trace(g, 5) > 100);
+        gp_graph_unref(g);
+    }
+    const char *d = getenv("GPATH_DATA");
+    char spec[1100];
+    snprintf(spec, sizeof spec, "osm:%s/osm/monaco.osm.pbf?profile=car", d ? d : "");
+    for (int turns = 1; turns >= 0; turns--) {
+        gp_err err = {0};
+        gp_graph *g = d ? gp_graph_load(spec, NULL, &err) : NULL;
+        if (!g) {
+            print_message("GPATH_DATA has no osm/monaco.osm.pbf: Monaco skipped\n");
+            return;
+        }
+        eng->turn_costs = turns;
+        assert_int_equal(gp_engine_attach(eng, g, &err), GP_OK);
+        assert_true(!turns == !g->turns);
+        assert_true(table_equals_trace(g, 8) > 1000);
+        gp_graph_unref(g);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_street_and_dropped_runs),
         cmocka_unit_test(test_time_gap_and_candidates),
+        cmocka_unit_test(test_table_equals_trace),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

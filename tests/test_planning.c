@@ -79,6 +79,22 @@ static double load_of(const gp_rt *t, const double *load, int64_t u, int64_t v) 
     return load[l];
 }
 
+/* r's listed pairs are want[0 .. n) ({router, destination, disconnected} by external id) and
+ * truncated as said. */
+static void expect_pairs(const gp_graph *g, const gp_scenario_result *r, const int64_t (*want)[3],
+                         uint32_t n, int truncated) {
+    assert_int_equal(r->npairs, n);
+    assert_int_equal(r->pairs_truncated, truncated);
+    for (uint32_t i = 0; i < n; i++) {
+        if (r->pairs[i].router != gp_graph_index(g, want[i][0]) ||
+            r->pairs[i].dst != gp_graph_index(g, want[i][1]) ||
+            r->pairs[i].disconnected != (uint32_t)want[i][2])
+            fail_msg("pair %u: (%u, %u, %u), want (%lld, %lld, %lld) by id", i, r->pairs[i].router,
+                     r->pairs[i].dst, r->pairs[i].disconnected, (long long)want[i][0],
+                     (long long)want[i][1], (long long)want[i][2]);
+    }
+}
+
 /* Square 1-2-3-4-1, cost 1 each: 1 -> 3 splits over 2 and 4. */
 static void test_square_ecmp(void **state) {
     (void)state;
@@ -138,6 +154,22 @@ static void test_square_ecmp(void **state) {
         /* next hops that change: 1->2 ({2}->{4}), 1->3 ({2,4}->{4}), 2->1 ({1}->{3}),
          * 2->4 ({1,3}->{3}), 3->1 ({2,4}->{4}), 4->2 ({1,3}->{3}) */
         assert_int_equal(res[0].changed_pairs, 6);
+        /* the same pairs listed (by destination, then router), and cut at 4 */
+        static const int64_t all[][3] = {{2, 1, 0}, {3, 1, 0}, {1, 2, 0},
+                                         {4, 2, 0}, {1, 3, 0}, {2, 4, 0}};
+        gp_plan_opts o = {.list_max = 16};
+        gp_scenario_result lr[4];
+        assert_int_equal(
+            gp_plan_failures_opts(E, t, d, cap, sc, 4, strat, 2, &o, lr, NULL, NULL, &err), GP_OK);
+        expect_pairs(g, &lr[0], all, 6, 0);
+        assert_int_equal(lr[0].changed_pairs, 6);
+        gp_plan_results_free(lr, 4);
+        o.list_max = 4;
+        assert_int_equal(
+            gp_plan_failures_opts(E, t, d, cap, sc, 4, strat, 2, &o, lr, NULL, NULL, &err), GP_OK);
+        expect_pairs(g, &lr[0], all, 4, 1);
+        assert_int_equal(lr[0].changed_pairs, 6);
+        gp_plan_results_free(lr, 4);
         /* scenario 2: 3-4 down: 1 -> 3 over 1-2-3 (10/10), 2 -> 4 over 2-1-4 (6/10) */
         assert_true(fabs(res[2].worst_utilization - 1.0) < 1e-12);
         assert_true(fabs(load_of(t, load, 1, 2) - 5) < 1e-12); /* base untouched */
@@ -148,6 +180,26 @@ static void test_square_ecmp(void **state) {
     gp_scenario_result rr;
     assert_int_equal(gp_plan_failures(E, t, d, cap, &fr, 1, GP_PLAN_AUTO, 1, &rr, NULL, NULL, &err),
                      GP_OK);
+    /* listed: the 6 disconnected pairs among the changed ones, (4, x) and (x, 4) */
+    gp_plan_opts o = {.list_max = 100};
+    assert_int_equal(gp_plan_failures_opts(E, t, d, cap, &fr, 1, GP_PLAN_INCREMENTAL, 1, &o, &rr,
+                                           NULL, NULL, &err),
+                     GP_OK);
+    static const int64_t cut[][3] = {{4, 1, 1}, {4, 2, 1}, {4, 3, 1},
+                                     {1, 4, 1}, {2, 4, 1}, {3, 4, 1}};
+    uint32_t nd = 0;
+    for (uint32_t i = 0; i < rr.npairs; i++) {
+        const gp_plan_pair *p = &rr.pairs[i];
+        if (!p->disconnected) continue;
+        assert_true(nd < 6);
+        assert_int_equal(p->router, gp_graph_index(g, cut[nd][0]));
+        assert_int_equal(p->dst, gp_graph_index(g, cut[nd][1]));
+        nd++;
+    }
+    assert_int_equal(nd, 6);
+    assert_int_equal(rr.npairs, rr.changed_pairs);
+    assert_false(rr.pairs_truncated);
+    gp_plan_results_free(&rr, 1);
     assert_true(rr.unrouted_volume == 6);
     assert_int_equal(rr.disconnected_pairs, 6);            /* (4, x) x3 and (x, 4) x3 */
     assert_true(fabs(rr.worst_utilization - 1.0) < 1e-12); /* 1 -> 3 all over 1-2, 2-3 */
@@ -298,8 +350,34 @@ static void test_random_failures(void **state) {
         assert_int_equal(
             gp_plan_failures(E, t, d, cap, sc, ns, GP_PLAN_INCREMENTAL, 3, ri, NULL, NULL, &err),
             GP_OK);
+        gp_plan_opts o = {.list_max = 1 + (uint32_t)(rng(&seed) % 12)}; /* some cut, some not */
         assert_int_equal(
-            gp_plan_failures(E, t, d, cap, sc, ns, GP_PLAN_FULL, 2, rf, NULL, NULL, &err), GP_OK);
+            gp_plan_failures_opts(E, t, d, cap, sc, ns, GP_PLAN_FULL, 2, &o, rf, NULL, NULL, &err),
+            GP_OK);
+        gp_scenario_result *rl = calloc(ns, sizeof *rl);
+        assert_int_equal(gp_plan_failures_opts(E, t, d, cap, sc, ns, GP_PLAN_INCREMENTAL, 3, &o, rl,
+                                               NULL, NULL, &err),
+                         GP_OK);
+        for (size_t s = 0; s < ns; s++) {
+            uint64_t disc = 0;
+            assert_int_equal(rl[s].npairs, rf[s].npairs);
+            assert_int_equal(rl[s].pairs_truncated, rl[s].changed_pairs > o.list_max);
+            assert_int_equal(rl[s].pairs_truncated, rf[s].pairs_truncated);
+            if (rl[s].npairs)
+                assert_memory_equal(rl[s].pairs, rf[s].pairs, rl[s].npairs * sizeof *rl[s].pairs);
+            for (uint32_t i = 0; i < rl[s].npairs; i++) disc += rl[s].pairs[i].disconnected;
+            if (!rl[s].pairs_truncated) assert_int_equal(disc, rl[s].disconnected_pairs);
+            /* the CPU lister of the gpu strategy (past list_max) gives the same */
+            gp_scenario_result one = {0};
+            assert_int_equal(gp_plan_list_pairs(t, &sc[s], o.list_max, &one), 0);
+            assert_int_equal(one.npairs, rl[s].npairs);
+            if (one.npairs)
+                assert_memory_equal(one.pairs, rl[s].pairs, one.npairs * sizeof *one.pairs);
+            gp_plan_results_free(&one, 1);
+        }
+        gp_plan_results_free(rl, ns);
+        gp_plan_results_free(rf, ns);
+        free(rl);
         for (size_t s = 0; s < ns; s++) {
             char what[64];
             snprintf(what, sizeof what, "rep %d scenario %zu", rep, s);

@@ -6,6 +6,7 @@
 
 #include "server/api/suggest.h"
 
+#include "graph/parallel.h"
 #include "graph/spatial.h"
 
 #include <errno.h>
@@ -657,22 +658,53 @@ int gp_place_snap(const gp_graph *g, const char *gname, const gp_place *p, const
     return -1;
 }
 
+typedef struct snap_job {
+    const gp_graph *g;
+    const char *gname, *field;
+    const gp_place *list;
+    double radius_m;
+    gp_snap *s;
+    uint8_t *bad;
+} snap_job;
+
+static void snap_range(void *ctx, uint64_t lo, uint64_t hi) {
+    snap_job *j = ctx;
+    for (uint64_t i = lo; i < hi; i++) {
+        int code;
+        char msg[8];
+        j->bad[i] = gp_place_snap(j->g, j->gname, &j->list[i], "", j->radius_m, &j->s[i], &code,
+                                  msg, sizeof msg) != 0;
+    }
+}
+
 gp_snap *gp_places_snap(const gp_graph *g, const char *gname, const gp_place *list, uint32_t n,
                         const char *field, double radius_m, int *hcode, char *msg, size_t cap) {
     gp_snap *s = malloc(sizeof *s * (n ? n : 1));
-    if (!s) {
+    uint8_t *bad = n >= 512 ? calloc(n, 1) : NULL;
+    if (!s || (n >= 512 && !bad)) {
+        free(s);
+        free(bad);
         *hcode = GP_HC_INTERNAL;
         snprintf(msg, cap, "out of memory");
         return NULL;
     }
+    /* many places (a large table): snapped on all CPUs first, then the first that fails (in
+     * order) again on this thread for its message */
+    if (bad) {
+        snap_job j = {g, gname, field, list, radius_m, s, bad};
+        gp_parallel_for_dynamic(n, 0, 0, snap_range, &j);
+    }
     for (uint32_t i = 0; i < n; i++) {
+        if (bad && !bad[i]) continue;
         char what[64];
         snprintf(what, sizeof what, "%s[%u]", field, i);
         if (gp_place_snap(g, gname, &list[i], what, radius_m, &s[i], hcode, msg, cap)) {
             free(s);
+            free(bad);
             return NULL;
         }
     }
+    free(bad);
     return s;
 }
 

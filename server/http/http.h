@@ -120,15 +120,21 @@ void gp_http_held_drop(size_t held);
  * unknown): fill must give exactly size bytes, or fail (-1: the connection is cut). */
 void gp_http_stream_sized(gp_req *r, int status, const char *content_type, uint64_t size,
                           gp_http_fill_fn fill, void (*done)(void *ctx), void *ctx);
-/* Matrices as NumPy .npy (server/http/npy.c): fill_rows(ctx, row0, k, out, err) writes rows
- * row0 .. row0+k-1 (k * cols float32, row-major) or fails (GP_E*, err filled); it runs on the
- * daemon's threads after the handler returned, a block of about matrix_block_cells cells at a
- * time, each under its own request_timeout_ms; done(ctx) runs exactly once at the end. */
-typedef int (*gp_http_rows_fn)(void *ctx, uint32_t row0, uint32_t k, float *out, gp_err *err);
+/* Matrices as NumPy .npy (server/http/npy.c): fill_rows(ctx, worker, row0, k, out, err) writes
+ * rows row0 .. row0+k-1 (k * cols float32, row-major) or fails (GP_E*, err filled); it runs on
+ * `workers` threads of the answer's own after the handler returned (blocks in turn: worker w the
+ * w-th of every `workers`), ahead of the connection, a block of about matrix_block_cells cells
+ * at a time, each under its own request_timeout_ms; done(ctx) runs exactly once at the end,
+ * after every worker stopped. */
+typedef int (*gp_http_rows_fn)(void *ctx, int worker, uint32_t row0, uint32_t k, float *out,
+                               gp_err *err);
+/* Blocks computed at once at most (gp_http_npy's workers): a fill_rows called with worker w
+ * works in buffers of its own for w; calls of one worker come one at a time. */
+#define GP_HTTP_NPY_WORKERS 2
 /* The rows of one block gp_http_npy asks fill_rows for (at least 1, at most rows): the buffers
  * a fill_rows works in are sized from it. */
 uint32_t gp_http_npy_block(uint32_t rows, uint32_t cols);
-void gp_http_npy(gp_req *r, uint32_t rows, uint32_t cols, gp_http_rows_fn fill_rows,
+void gp_http_npy(gp_req *r, uint32_t rows, uint32_t cols, int workers, gp_http_rows_fn fill_rows,
                  void (*done)(void *ctx), void *ctx);
 /* 1 when the request's Accept header names application/x-npy. */
 int gp_http_accepts_npy(const gp_req *r);

@@ -2,33 +2,90 @@
  * computed and sent in blocks of rows: the handler gives the shape and a function that fills a
  * block of rows; the stream writes the 128-byte header at once (the client's first bytes), then
  * asks for one block at a time as the connection drains (the length is known: Content-Length,
- * no compression), so the server holds one block, never
- * the matrix (issue 34: 10,000 x 10,000 is 400 MB as float32, 700 MB as JSON text).
+ * no compression), so the server holds three blocks, never the matrix (issue 34: 10,000 x 10,000
+ * is 400 MB as float32, 700 MB as JSON text).
  *
  * Each block runs under its own compute deadline (request_timeout_ms from the block's start, as a
- * query handler does), on the daemon thread that feeds the connection; a block that fails (a
+ * query handler does), on two threads of the stream's own ahead of the connection (one block's
+ * searches overlap another's combine and the last one's sending); a block that fails (a
  * timeout, the server shutting down, an engine error) ends the stream without its last bytes:
  * the array is then shorter than its header says, which numpy.load and npyjs refuse, and the log
  * names the rows. Nothing is cached.
  */
 #include "server/http/http.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Blocks are computed on `workers` threads of the stream's own (worker w takes blocks w,
+ * w + workers, ...), into a ring of workers + 1 buffers (block b in slot b % nslots), ahead of
+ * the one being sent: one block's searches overlap another's combine and the connection draining
+ * the last. A worker waits for its slot to be sent; blocks are sent in order. */
+#define NPY_SLOTS (GP_HTTP_NPY_WORKERS + 1)
 
 typedef struct npy_stream {
     gp_http_rows_fn rows;
     void (*done)(void *ctx);
     void *ctx;
-    uint32_t ns, nt, block, next;
+    uint32_t ns, nt, block, nblocks;
+    int workers, nslots;
     double timeout_s;
-    double handed; /* gp_now() when the last block was handed to the connection */
     char head[128];
-    float *blk;
-    const char *buf; /* what is being sent: head or blk */
+    float *blk[NPY_SLOTS];
+    uint32_t blk_k[NPY_SLOTS]; /* rows in the buffer */
+    uint32_t blk_b[NPY_SLOTS]; /* the block it holds (when ready) */
+    int blk_state[NPY_SLOTS];  /* 0 free, 1 ready, -1 failed (the block's error in err) */
+    uint32_t sent;             /* blocks npy_fill finished sending */
+    gp_err err;
+    uint32_t err_row0, err_k;
+    int cancel, started;
+    pthread_t th[GP_HTTP_NPY_WORKERS];
+    struct npy_worker {
+        struct npy_stream *s;
+        int w;
+    } wk[GP_HTTP_NPY_WORKERS];
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    const char *buf; /* what is being sent: head or a block */
+    int cur;         /* the slot being sent, -1 the header */
     size_t len, off;
 } npy_stream;
+
+static void *npy_producer(void *arg) {
+    struct npy_worker *me = arg;
+    npy_stream *s = me->s;
+    for (uint32_t b = (uint32_t)me->w; b < s->nblocks; b += (uint32_t)s->workers) {
+        int slot = (int)(b % (uint32_t)s->nslots);
+        pthread_mutex_lock(&s->mu);
+        /* the slot is block b's once block b - nslots is sent (and not before: a worker ahead
+         * must not take the slot of an earlier block another worker has not placed yet) */
+        while (!s->cancel && (s->blk_state[slot] != 0 || b >= s->sent + (uint32_t)s->nslots))
+            pthread_cond_wait(&s->cv, &s->mu);
+        int stop = s->cancel;
+        pthread_mutex_unlock(&s->mu);
+        if (stop) break;
+        uint32_t row0 = b * s->block;
+        uint32_t k = s->ns - row0 < s->block ? s->ns - row0 : s->block;
+        gp_err err = {0};
+        if (s->timeout_s > 0) gp_deadline_set(gp_now() + s->timeout_s);
+        int rc = s->rows(s->ctx, me->w, row0, k, s->blk[slot], &err);
+        gp_deadline_set(0);
+        pthread_mutex_lock(&s->mu);
+        s->blk_k[slot] = k;
+        s->blk_b[slot] = b;
+        s->blk_state[slot] = rc ? -1 : 1;
+        if (rc) {
+            s->err = err, s->err_row0 = row0, s->err_k = k;
+            s->cancel = 1; /* the others stop too: the answer ends at this block */
+        }
+        pthread_cond_broadcast(&s->cv);
+        pthread_mutex_unlock(&s->mu);
+        if (rc) break;
+    }
+    return NULL;
+}
 
 size_t gp_npy_header(char out[128], uint32_t rows, uint32_t cols) {
     /* magic, version 1.0, header length (LE uint16), dict padded with spaces, ending in '\n',
@@ -46,33 +103,41 @@ size_t gp_npy_header(char out[128], uint32_t rows, uint32_t cols) {
     return total;
 }
 
+/* The next block from the producer (waiting for it); 0 when all are sent, -1 when it failed. */
+static int npy_next(npy_stream *s) {
+    if (s->cur >= 0) { /* the buffer just sent is free again */
+        pthread_mutex_lock(&s->mu);
+        s->blk_state[s->cur] = 0;
+        s->sent++;
+        pthread_cond_broadcast(&s->cv);
+        pthread_mutex_unlock(&s->mu);
+    }
+    if (s->sent >= s->nblocks) return 0;
+    int slot = (int)(s->sent % (uint32_t)s->nslots);
+    pthread_mutex_lock(&s->mu);
+    /* the block due (or a failure of it or of an earlier one: then the workers stop) */
+    while (s->blk_state[slot] == 0 && !(s->cancel && s->err_k)) pthread_cond_wait(&s->cv, &s->mu);
+    int st = s->blk_state[slot] == 1 && s->blk_b[slot] == s->sent ? 1 : -1;
+    pthread_mutex_unlock(&s->mu);
+    if (st < 0) {
+        GP_LOG(GP_LOG_WARN,
+               "event=matrix_stream_failed rows=%u-%u of=%u error=\"%s\" msg=\"the .npy answer "
+               "was cut short\"",
+               s->err_row0, s->err_row0 + s->err_k - 1, s->ns, s->err.msg);
+        return -1;
+    }
+    s->cur = slot;
+    s->buf = (const char *)s->blk[slot];
+    s->len = (size_t)s->blk_k[slot] * s->nt * sizeof(float);
+    s->off = 0;
+    return 1;
+}
+
 static long npy_fill(void *ctx, char *out, size_t max) {
     npy_stream *s = ctx;
-    if (s->off == s->len) {
-        if (s->next >= s->ns) return 0;
-        uint32_t k = s->ns - s->next < s->block ? s->ns - s->next : s->block;
-        gp_err err = {0};
-        double t0 = gp_now();
-        if (s->timeout_s > 0) gp_deadline_set(t0 + s->timeout_s);
-        int rc = s->rows(s->ctx, s->next, k, s->blk, &err);
-        gp_deadline_set(0);
-        /* the time since the previous block was handed over: the connection's writing of it */
-        GP_LOG(GP_LOG_DEBUG, "event=npy_block rows=%u-%u compute_ms=%.1f write_ms=%.1f", s->next,
-               s->next + k - 1, (gp_now() - t0) * 1e3,
-               s->handed > 0 ? (t0 - s->handed) * 1e3 : 0.0);
-        s->handed = gp_now();
-        if (rc) {
-            GP_LOG(GP_LOG_WARN,
-                   "event=matrix_stream_failed rows=%u-%u of=%u error=\"%s\" msg=\"the .npy answer "
-                   "was cut short\"",
-                   s->next, s->next + k - 1, s->ns, err.msg);
-            return -1;
-        }
-        s->buf = (const char *)s->blk;
-        s->len = (size_t)k * s->nt * sizeof(float);
-        s->off = 0;
-        s->next += k;
-        if (!s->len) return 0;
+    while (s->off == s->len) {
+        int rc = npy_next(s);
+        if (rc <= 0) return rc;
     }
     size_t k = s->len - s->off < max ? s->len - s->off : max;
     memcpy(out, s->buf + s->off, k);
@@ -82,8 +147,15 @@ static long npy_fill(void *ctx, char *out, size_t max) {
 
 static void npy_done(void *ctx) {
     npy_stream *s = ctx;
+    pthread_mutex_lock(&s->mu);
+    s->cancel = 1;
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+    for (int w = 0; w < s->started; w++) pthread_join(s->th[w], NULL); /* blocks finish first */
     if (s->done) s->done(s->ctx);
-    free(s->blk);
+    pthread_mutex_destroy(&s->mu);
+    pthread_cond_destroy(&s->cv);
+    for (int i = 0; i < NPY_SLOTS; i++) free(s->blk[i]);
     free(s);
 }
 
@@ -102,13 +174,20 @@ uint32_t gp_http_npy_block(uint32_t rows, uint32_t cols) {
     return block;
 }
 
-void gp_http_npy(gp_req *r, uint32_t rows, uint32_t cols, gp_http_rows_fn fill_rows,
+void gp_http_npy(gp_req *r, uint32_t rows, uint32_t cols, int workers, gp_http_rows_fn fill_rows,
                  void (*done)(void *ctx), void *ctx) {
     const gp_config *cfg = gp_http_config();
     npy_stream *s = calloc(1, sizeof *s);
     uint32_t block = gp_http_npy_block(rows, cols);
-    float *blk = s ? malloc((size_t)block * (cols ? cols : 1) * sizeof *blk) : NULL;
-    if (!blk) {
+    uint32_t nblocks = rows ? (rows + block - 1) / block : 0;
+    if (workers > GP_HTTP_NPY_WORKERS) workers = GP_HTTP_NPY_WORKERS;
+    if (workers > (int)nblocks) workers = (int)nblocks;
+    if (workers < 1) workers = 1;
+    size_t bytes = (size_t)block * (cols ? cols : 1) * sizeof(float);
+    int ok = s != NULL;
+    for (int i = 0; ok && i <= workers; i++) ok = (s->blk[i] = malloc(bytes)) != NULL;
+    if (!ok) {
+        for (int i = 0; s && i < NPY_SLOTS; i++) free(s->blk[i]);
         free(s);
         if (done) done(ctx);
         gp_http_error(r, GP_HC_INTERNAL, "out of memory for a block of %u x %u cells", block, cols);
@@ -120,10 +199,25 @@ void gp_http_npy(gp_req *r, uint32_t rows, uint32_t cols, gp_http_rows_fn fill_r
     s->ns = rows;
     s->nt = cols;
     s->block = block;
-    s->blk = blk;
+    s->nblocks = nblocks;
+    s->workers = workers;
+    s->nslots = workers + 1;
     s->timeout_s = cfg && cfg->request_timeout_ms > 0 ? cfg->request_timeout_ms / 1e3 : 0;
     s->len = gp_npy_header(s->head, rows, cols);
     s->buf = s->head;
+    s->cur = -1;
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->cv, NULL);
+    for (int w = 0; w < (nblocks ? workers : 0); w++) {
+        s->wk[w] = (struct npy_worker){s, w};
+        if (pthread_create(&s->th[w], NULL, npy_producer, &s->wk[w]) != 0) break;
+        s->started++;
+    }
+    if (nblocks && s->started < workers) {
+        npy_done(s);
+        gp_http_error(r, GP_HC_INTERNAL, "no thread to compute the matrix's blocks");
+        return;
+    }
     gp_http_stream_sized(r, 200, "application/x-npy",
                          s->len + (uint64_t)rows * cols * sizeof(float), npy_fill, npy_done, s);
 }

@@ -5,7 +5,9 @@
  * The model is engine/match.h's; each matching's route is assembled from routes between its
  * consecutive matched positions exactly as /route/v1 builds legs (route.c: gp_osrm_leg_build,
  * gp_osrm_route_json: the same steps, annotations and geometry). Batch traces run in parallel on
- * the engine's CPU threads. docs/osrm.md (match) and docs/api.md (batch) document both.
+ * the engine's CPU threads; on a CUDA engine, a batch of gpu_match_min_traces traces or more first
+ * prepares every trace and runs the searches between consecutive points of all of them on the GPU
+ * (gp_match_fill_cuda), then answers each from its table. docs/osrm.md (match) and docs/api.md (batch) document both.
  */
 #include "server/osrm/osrm.h"
 
@@ -316,36 +318,20 @@ static long matching_legs(const gp_osrm_req *q, const uint32_t *idx, uint32_t k,
     return nl;
 }
 
-/* Matches trace t on base's graph with options mo: OSRM's answer {code: Ok, matchings,
- * tracepoints}, or NULL with f set. */
-static cJSON *match_trace(const gp_osrm_req *base, const trace *t, const match_opts *mo, fail *f) {
-    if (!trace_check(t, f)) return NULL;
-    const gp_config *cfg = gp_http_config();
-    uint32_t n = t->n;
-    if (mo->wp && (!mo->nwp || mo->wp[0] != 0 || mo->wp[mo->nwp - 1] != n - 1))
-        return fail_set(f, 400, "InvalidValue",
-                        "waypoints must include the first and the last coordinate (0 and %u)",
-                        n - 1);
-    gp_match_opts o;
-    gp_match_opts_default(&o);
-    o.max_candidates = (uint32_t)cfg->match_max_candidates;
-    o.split_gaps = mo->split;
-    uint8_t *keep = malloc(n);
-    uint32_t *orig = malloc(sizeof *orig * n), *idx = malloc(sizeof *idx * n);
-    gp_match_point *p = calloc(n, sizeof *p);
-    bfilter *bf = calloc(n, sizeof *bf);
-    double *ts = t->ts ? malloc(sizeof *ts * n) : NULL;
-    gp_osrm_leg *legs = calloc(n, sizeof *legs);
-    cJSON *o_json = NULL;
-    gp_match m;
-    memset(&m, 0, sizeof m);
-    if (!keep || !orig || !idx || !p || !bf || (t->ts && !ts) || !legs) {
-        fail_set(f, 500, "InternalError", "out of memory");
-        goto out;
-    }
+/* The model's options for mo. */
+static void model_opts(const match_opts *mo, gp_match_opts *o) {
+    gp_match_opts_default(o);
+    o->max_candidates = (uint32_t)gp_http_config()->match_max_candidates;
+    o->split_gaps = mo->split;
+}
+
+/* The points of t the model sees (tidy keeps them) into p (bearing filters in bf), ts (when t
+ * has timestamps) and orig (each kept point's index in t); returns their count. */
+static uint32_t trace_points(const trace *t, const match_opts *mo, uint8_t *keep, gp_match_point *p,
+                             bfilter *bf, double *ts, uint32_t *orig) {
     tidy_points(t, mo->tidy, keep);
     uint32_t k = 0;
-    for (uint32_t i = 0; i < n; i++) {
+    for (uint32_t i = 0; i < t->n; i++) {
         if (!keep[i]) continue;
         p[k].lon = t->lon[i];
         p[k].lat = t->lat[i];
@@ -359,8 +345,40 @@ static cJSON *match_trace(const gp_osrm_req *base, const trace *t, const match_o
         if (ts) ts[k] = t->ts[i];
         orig[k++] = i;
     }
+    return k;
+}
+
+/* Matches trace t on base's graph with options mo: OSRM's answer {code: Ok, matchings,
+ * tracepoints}, or NULL with f set. pre: NULL, or t prepared (gp_match_prepare, its table
+ * filled on the GPU) by the batch. */
+static cJSON *match_trace(const gp_osrm_req *base, const trace *t, const match_opts *mo,
+                          const gp_match_prep *pre, fail *f) {
+    if (!trace_check(t, f)) return NULL;
+    uint32_t n = t->n;
+    if (mo->wp && (!mo->nwp || mo->wp[0] != 0 || mo->wp[mo->nwp - 1] != n - 1))
+        return fail_set(f, 400, "InvalidValue",
+                        "waypoints must include the first and the last coordinate (0 and %u)",
+                        n - 1);
+    gp_match_opts o;
+    model_opts(mo, &o);
+    uint8_t *keep = malloc(n);
+    uint32_t *orig = malloc(sizeof *orig * n), *idx = malloc(sizeof *idx * n);
+    gp_match_point *p = calloc(n, sizeof *p);
+    bfilter *bf = calloc(n, sizeof *bf);
+    double *ts = t->ts ? malloc(sizeof *ts * n) : NULL;
+    gp_osrm_leg *legs = calloc(n, sizeof *legs);
+    cJSON *o_json = NULL;
+    gp_match m;
+    memset(&m, 0, sizeof m);
+    if (!keep || !orig || !idx || !p || !bf || (t->ts && !ts) || !legs) {
+        fail_set(f, 500, "InternalError", "out of memory");
+        goto out;
+    }
+    uint32_t k = trace_points(t, mo, keep, p, bf, ts, orig);
     gp_err err;
-    if (gp_match_trace(base->g, p, k, ts, &o, &m, &err)) {
+    int rc = pre && pre->off && pre->n == k ? gp_match_run(base->g, p, ts, &o, pre, &m, &err)
+                                            : gp_match_trace(base->g, p, k, ts, &o, &m, &err);
+    if (rc) {
         if (err.code == GP_EINVAL) fail_set(f, 400, "InvalidValue", "%s", err.msg);
         else fail_set(f, 500, "InternalError", "%s", err.msg);
         goto out;
@@ -531,7 +549,7 @@ static void match_answer(gp_req *r, const char *coords) {
         if (isinf(t.radius[i])) t.radius[i] = NAN; /* unlimited: the default accuracy */
     t.lon = q.lon;
     t.lat = q.lat;
-    cJSON *o = match_trace(&q, &t, &mo, &f);
+    cJSON *o = match_trace(&q, &t, &mo, NULL, &f);
     t.lon = t.lat = NULL; /* q's */
     if (o) gp_http_json(r, 200, o);
     else answer_fail(r, &f);
@@ -612,9 +630,69 @@ typedef struct batch {
     const gp_osrm_req *q;
     const match_opts *mo;
     trace *tr;
-    fail *fl;    /* per trace: status set when parsing failed already */
-    cJSON **res; /* per trace answer */
+    fail *fl;           /* per trace: status set when parsing failed already */
+    cJSON **res;        /* per trace answer */
+    gp_match_prep *pre; /* per trace, on the GPU path: candidates and table (else NULL) */
 } batch;
+
+/* The GPU path's first pass: candidates and the table's layout of each trace (a trace that
+ * fails here is left unprepared and fails the same way in batch_run). */
+static void batch_prepare(void *ctx, uint64_t begin, uint64_t end) {
+    batch *b = ctx;
+    gp_match_opts o;
+    model_opts(b->mo, &o);
+    for (uint64_t i = begin; i < end; i++) {
+        const trace *t = &b->tr[i];
+        fail f;
+        memset(&f, 0, sizeof f);
+        if (b->fl[i].status || !trace_check(t, &f)) continue;
+        uint32_t n = t->n;
+        uint8_t *keep = malloc(n);
+        uint32_t *orig = malloc(sizeof *orig * n);
+        gp_match_point *p = calloc(n, sizeof *p);
+        bfilter *bf = calloc(n, sizeof *bf);
+        double *ts = t->ts ? malloc(sizeof *ts * n) : NULL;
+        if (keep && orig && p && bf && (!t->ts || ts)) {
+            uint32_t k = trace_points(t, b->mo, keep, p, bf, ts, orig);
+            gp_err err;
+            if (gp_match_prepare(b->q->g, p, k, ts, &o, &b->pre[i], &err))
+                memset(&b->pre[i], 0, sizeof b->pre[i]);
+        }
+        free(keep);
+        free(orig);
+        free(p);
+        free(bf);
+        free(ts);
+    }
+}
+
+/* Batches of at least gpu_match_min_traces traces on a CUDA engine: the searches of every
+ * trace's consecutive points run together on the GPU before the traces are answered. A GPU
+ * failure leaves the tables unfilled: the traces then search on the CPU (the same answers). */
+static void batch_gpu(batch *b, size_t nl) {
+    gp_engine *e = gp_http_engine();
+    const gp_config *cfg = gp_http_config();
+    if (strcmp(gp_engine_backend(e), "cuda") || nl < (size_t)cfg->gpu_match_min_traces) return;
+    gp_match_prep *pre = calloc(nl, sizeof *pre);
+    gp_match_prep **ptr = malloc(sizeof *ptr * nl);
+    if (!pre || !ptr) {
+        free(pre);
+        free(ptr);
+        return;
+    }
+    b->pre = pre;
+    gp_parallel_for_dynamic(nl, e->cpu_threads, 4, batch_prepare, b);
+    size_t np = 0;
+    for (size_t i = 0; i < nl; i++)
+        if (pre[i].off) ptr[np++] = &pre[i];
+    gp_err err;
+    double ms = 0;
+    if (gp_match_fill_cuda(b->q->g, ptr, np, &ms, &err))
+        gp_log_write(GP_LOG_WARN, "match batch: the GPU's searches failed (%s); the CPU runs them",
+                     err.msg);
+    else gp_log_write(GP_LOG_INFO, "event=match_gpu traces=%zu gpu_ms=%.2f", np, ms);
+    free(ptr);
+}
 
 static cJSON *fail_json(const fail *f) {
     cJSON *o = cJSON_CreateObject();
@@ -626,7 +704,9 @@ static cJSON *fail_json(const fail *f) {
 static void batch_run(void *ctx, uint64_t begin, uint64_t end) {
     batch *b = ctx;
     for (uint64_t i = begin; i < end; i++) {
-        cJSON *o = b->fl[i].status ? NULL : match_trace(b->q, &b->tr[i], b->mo, &b->fl[i]);
+        cJSON *o = b->fl[i].status
+                       ? NULL
+                       : match_trace(b->q, &b->tr[i], b->mo, b->pre ? &b->pre[i] : NULL, &b->fl[i]);
         b->res[i] = o ? o : fail_json(&b->fl[i]);
     }
 }
@@ -768,8 +848,11 @@ void gp_h_match_batch(gp_req *r) {
                       (unsigned long long)points, cfg->match_max_batch_points);
         goto out;
     }
-    batch b = {&q, &mo, tr, fl, res};
+    batch b = {&q, &mo, tr, fl, res, NULL};
+    batch_gpu(&b, nl);
     gp_parallel_for_dynamic(nl, gp_http_engine()->cpu_threads, 4, batch_run, &b);
+    for (size_t i = 0; b.pre && i < nl; i++) gp_match_prep_free(&b.pre[i]);
+    free(b.pre);
     if (nd) {
         size_t total = 0, cap = 4096;
         char *outb = malloc(cap);

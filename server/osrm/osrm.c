@@ -282,18 +282,20 @@ static int row_metres(const table_cells *t, uint32_t i, const uint64_t *crow, ui
 typedef struct npy_osrm {
     table_cells t; /* t.g referenced, src / dst owned */
     int want_dist;
-    uint64_t *cost, *dist;
+    uint64_t *cost[GP_HTTP_NPY_WORKERS], *dist; /* a block per worker; distances: one worker */
     uint32_t *pred;
     double *metres;
     gp_table_plan *plan; /* the targets resolved once, before the first block */
 } npy_osrm;
 
-static int npy_osrm_rows(void *ctx, uint32_t row0, uint32_t k, float *out, gp_err *err) {
+static int npy_osrm_rows(void *ctx, int worker, uint32_t row0, uint32_t k, float *out,
+                         gp_err *err) {
     npy_osrm *m = ctx;
     const table_cells *t = &m->t;
-    int rc = gp_engine_table_plan_rows(m->plan, t->src + row0, k, m->cost, NULL, err);
+    uint64_t *cost = m->cost[worker];
+    int rc = gp_engine_table_plan_rows(m->plan, t->src + row0, k, cost, NULL, err);
     for (uint32_t i = 0; !rc && i < k; i++) {
-        const uint64_t *crow = m->cost + (size_t)i * t->nt;
+        const uint64_t *crow = cost + (size_t)i * t->nt;
         float *orow = out + (size_t)i * t->nt;
         if (m->want_dist) {
             rc = row_metres(t, row0 + i, crow, m->dist, m->pred, m->metres, err);
@@ -313,7 +315,7 @@ static void npy_osrm_done(void *ctx) {
     gp_graph_unref(m->t.g);
     free((void *)m->t.src);
     free((void *)m->t.dst);
-    free(m->cost);
+    for (int w = 0; w < GP_HTTP_NPY_WORKERS; w++) free(m->cost[w]);
     free(m->dist);
     free(m->pred);
     free(m->metres);
@@ -325,10 +327,12 @@ static void npy_osrm_answer(gp_req *r, const char *version, const table_cells *t
                             int want_dist, gp_snap **src, gp_snap **dst) {
     size_t rows = gp_http_npy_block(ns, t->nt); /* the rows gp_http_npy asks for at a time */
     npy_osrm *m = calloc(1, sizeof *m);
+    int workers = want_dist ? 1 : GP_HTTP_NPY_WORKERS, ok = m != NULL;
     if (m) {
         m->t = *t;
         m->want_dist = want_dist;
-        m->cost = malloc(sizeof *m->cost * rows * (t->nt ? t->nt : 1));
+        for (int w = 0; ok && w < workers; w++)
+            ok = (m->cost[w] = malloc(sizeof *m->cost[w] * rows * (t->nt ? t->nt : 1))) != NULL;
         if (want_dist) {
             m->dist = malloc(sizeof *m->dist * t->g->n);
             m->pred = malloc(sizeof *m->pred * t->g->n);
@@ -336,11 +340,13 @@ static void npy_osrm_answer(gp_req *r, const char *version, const table_cells *t
         }
     }
     gp_err err = {0};
-    /* the targets resolved once, before any block (blocks may run on several threads) */
-    if (m && m->cost) m->plan = gp_engine_table_plan_new(gp_http_engine(), t->g, *dst, t->nt, &err);
-    if (!m || !m->cost || !m->plan || (want_dist && (!m->dist || !m->pred || !m->metres))) {
-        if (m) gp_engine_table_plan_free(m->plan), free(m->cost), free(m->dist), free(m->pred);
-        if (m) free(m->metres);
+    /* the targets resolved once, before any block (blocks run on several threads) */
+    if (ok)
+        ok = (m->plan = gp_engine_table_plan_new(gp_http_engine(), t->g, *dst, t->nt, &err)) !=
+             NULL;
+    if (!ok || (want_dist && (!m->dist || !m->pred || !m->metres))) {
+        for (int w = 0; m && w < GP_HTTP_NPY_WORKERS; w++) free(m->cost[w]);
+        if (m) gp_engine_table_plan_free(m->plan), free(m->dist), free(m->pred), free(m->metres);
         free(m);
         gp_osrm_error(r, 500, "InternalError", "out of memory for a block of %zu x %u cells", rows,
                       t->nt);
@@ -351,7 +357,7 @@ static void npy_osrm_answer(gp_req *r, const char *version, const table_cells *t
     m->t.src = *src;
     m->t.dst = *dst;
     *src = *dst = NULL;
-    gp_http_npy(r, ns, t->nt, npy_osrm_rows, npy_osrm_done, m);
+    gp_http_npy(r, ns, t->nt, workers, npy_osrm_rows, npy_osrm_done, m);
 }
 
 static void table_answer(gp_req *r, int post) {

@@ -372,8 +372,10 @@ typedef struct npy_table {
     gp_table_plan *plan; /* the targets resolved once, before the first block */
 } npy_table;
 
-static int npy_table_rows(void *ctx, uint32_t row0, uint32_t k, float *out, gp_err *err) {
+static int npy_table_rows(void *ctx, int worker, uint32_t row0, uint32_t k, float *out,
+                          gp_err *err) {
     npy_table *t = ctx;
+    (void)worker;
     return gp_engine_table_plan_rows(t->plan, t->ss + row0, k, NULL, out, err);
 }
 
@@ -392,7 +394,7 @@ static void npy_table_answer(gp_req *r, gp_graph *g, gp_snap *ss, uint32_t ns, g
                              uint32_t nt) {
     gp_err err = {0};
     npy_table *t = calloc(1, sizeof *t);
-    /* the targets resolved once, before any block (blocks may run on several threads) */
+    /* the targets resolved once, before any block (blocks run on several threads) */
     if (t && !(t->plan = gp_engine_table_plan_new(gp_http_engine(), g, ts, nt, &err))) {
         free(t);
         t = NULL;
@@ -410,7 +412,7 @@ static void npy_table_answer(gp_req *r, gp_graph *g, gp_snap *ss, uint32_t ns, g
     gp_req_add_header(r, "X-Weight-Unit", g->unit_name);
     /* the JSON answers' data_version: the request's graph, not a per-request metric of it */
     gp_req_add_header(r, "X-Data-Version", gp_req_graph(r)->version);
-    gp_http_npy(r, ns, nt, npy_table_rows, npy_table_done, t);
+    gp_http_npy(r, ns, nt, GP_HTTP_NPY_WORKERS, npy_table_rows, npy_table_done, t);
 }
 
 void gp_h_table(gp_req *r) {

@@ -63,6 +63,7 @@ typedef struct pl_job {
     uint8_t *kind;
     size_t nscen;
     int strategy;
+    uint32_t list_max; /* list_pairs: max_listed_pairs; 0 without */
 } pl_job;
 
 enum { K_LINK, K_ROUTER, K_SRLG, K_PAIR, K_LIST };
@@ -714,6 +715,31 @@ static void csv_name(gp_sbuf *b, const gp_graph *g, uint32_t v) {
     gp_sbuf_add(b, "\"", 1);
 }
 
+/* list_pairs: the scenario's changed and disconnected pairs as [router, destination] by id and
+ * by name, and whether max_listed_pairs cut them. */
+static void pair_lists(cJSON *x, const gp_graph *g, const gp_scenario_result *r) {
+    static const char *const keys[2][2] = {
+        {"changed_pair_list", "changed_pair_list_names"},
+        {"disconnected_pair_list", "disconnected_pair_list_names"}};
+    for (int d = 0; d < 2; d++) {
+        cJSON *ids = cJSON_AddArrayToObject(x, keys[d][0]),
+              *names = cJSON_AddArrayToObject(x, keys[d][1]);
+        for (uint32_t i = 0; i < r->npairs; i++) {
+            if (d && !r->pairs[i].disconnected) continue;
+            uint32_t v[2] = {r->pairs[i].router, r->pairs[i].dst};
+            cJSON *e = cJSON_CreateArray(), *en = cJSON_CreateArray();
+            for (int k = 0; k < 2; k++) {
+                const char *nm = gp_graph_name(g, v[k]);
+                cJSON_AddItemToArray(e, cJSON_CreateNumber((double)g->ext[v[k]]));
+                cJSON_AddItemToArray(en, nm ? cJSON_CreateString(nm) : cJSON_CreateNull());
+            }
+            cJSON_AddItemToArray(ids, e);
+            cJSON_AddItemToArray(names, en);
+        }
+    }
+    cJSON_AddBoolToObject(x, "pairs_truncated", r->pairs_truncated);
+}
+
 static void build_result(pl_job *j, const gp_scenario_result *res, const gp_plan_stats *st) {
     const gp_rt *t = j->t;
     const gp_graph *g = t->g;
@@ -795,6 +821,7 @@ static void build_result(pl_job *j, const gp_scenario_result *res, const gp_plan
         for (int q = 0; q < 8 && r->top[q] != GP_NONE; q++)
             cJSON_AddItemToArray(tl, link_json(t, r->top[q], r->top_load[q], j->cap));
         cJSON_AddNumberToObject(x, "affected_destinations", r->affected);
+        if (j->list_max) pair_lists(x, g, r);
         cJSON_AddItemToArray(sa, x);
         gp_sbuf_printf(&b, "\",%llu,%llu,%.17g,", (unsigned long long)r->changed_pairs,
                        (unsigned long long)r->disconnected_pairs, r->unrouted_volume);
@@ -849,12 +876,14 @@ static void *job_main(void *arg) {
     gp_err err;
     gp_err_clear(&err);
     gp_progress_set(&j->prog);
-    int rc = res ? gp_plan_failures(gp_http_engine(), j->t, j->d, j->cap, j->sc, j->nscen,
-                                    j->strategy, 0, res, NULL, &st, &err)
+    gp_plan_opts po = {.list_max = j->list_max};
+    int rc = res ? gp_plan_failures_opts(gp_http_engine(), j->t, j->d, j->cap, j->sc, j->nscen,
+                                         j->strategy, 0, &po, res, NULL, &st, &err)
                  : gp_err_set(&err, GP_ENOMEM, "out of memory");
     gp_progress_set(NULL);
     if (rc == GP_OK) build_result(j, res, &st);
     else snprintf(j->error, sizeof j->error, "%s", err.msg);
+    gp_plan_results_free(res, j->nscen);
     free(res);
     pthread_mutex_lock(&pl.mu);
     j->finished = gp_now();
@@ -984,9 +1013,9 @@ static int opt_bool(const cJSON *j, const char *k, int def, char *err, size_t ca
  * set. */
 static int build_scenarios(const cJSON *j, const gp_rt *t, const gp_nj_names *nm, sbuild *b,
                            size_t max, char *err, size_t ecap) {
-    static const char *const keys[] = {"links",      "routers",           "srlgs",
-                                       "link_pairs", "link_pairs_sample", "seed",
-                                       "scenarios",  "strategy",          NULL};
+    static const char *const keys[] = {
+        "links", "routers",   "srlgs",    "link_pairs", "link_pairs_sample",
+        "seed",  "scenarios", "strategy", "list_pairs", NULL};
     const cJSON *it;
     cJSON_ArrayForEach(it, j) {
         int ok = 0;
@@ -994,7 +1023,7 @@ static int build_scenarios(const cJSON *j, const gp_rt *t, const gp_nj_names *nm
         if (!ok) {
             snprintf(err, ecap,
                      "unknown member '%.64s' (known: links, routers, srlgs, "
-                     "link_pairs, link_pairs_sample, seed, scenarios, strategy)",
+                     "link_pairs, link_pairs_sample, seed, scenarios, strategy, list_pairs)",
                      it->string);
             return 1 + GP_HC_INVALID_QUERY;
         }
@@ -1194,6 +1223,15 @@ void gp_h_failure_post(gp_req *r) {
             return;
         }
     }
+    const cJSON *lp = cJSON_GetObjectItemCaseSensitive(body, "list_pairs");
+    if (lp && !cJSON_IsBool(lp)) {
+        gp_http_error(r, GP_HC_INVALID_QUERY, "list_pairs must be true or false");
+        cJSON_Delete(empty);
+        return;
+    }
+    uint32_t list_max = 0;
+    if (cJSON_IsTrue(lp))
+        list_max = cfg() && cfg()->max_listed_pairs > 0 ? (uint32_t)cfg()->max_listed_pairs : 1000;
     inputs in;
     if (inputs_get(r, &in)) {
         cJSON_Delete(empty);
@@ -1257,6 +1295,7 @@ void gp_h_failure_post(gp_req *r) {
     j->kind = b.kind, b.kind = NULL;
     j->nscen = b.n;
     j->strategy = strategy;
+    j->list_max = list_max;
     j->key = key;
     j->t = in.t, in.t = NULL;
     j->d = in.d, in.d = NULL;

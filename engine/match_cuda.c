@@ -1,0 +1,260 @@
+/* match_cuda.c - the transition tables of many prepared traces on the GPU (gp_match_fill_cuda,
+ * engine/match.h): uploads the road graph (weights, tails, CSR, each arc's metres as
+ * engine/match.c computes them) and its turn graph, then, in groups of traces whose tables fit a
+ * memory budget, the candidates and the rows, runs kernels/match.cu and copies each trace's table
+ * back; rows the device's fixed scratch could not hold run again on the CPU (gp_match_fill). Built
+ * without CUDA, or on a machine without a device, it answers GP_EUNSUPPORTED.
+ */
+#include "engine/match.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#ifndef GP_HAVE_CUDA
+int gp_match_fill_cuda(const gp_graph *g, gp_match_prep *const *pr, size_t count, double *gpu_ms,
+                       gp_err *err) {
+    (void)g, (void)pr, (void)count, (void)gpu_ms;
+    return gp_err_set(err, GP_EUNSUPPORTED, "this gpath was built without CUDA");
+}
+#else
+
+#include "kernels/match.h"
+
+#include "graph/turns.h"
+
+#include <cuda_runtime_api.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+/* One batch on the device at a time: concurrent requests would each hold a scratch of up to
+ * 3.8 GB; their CPU passes (candidates, Viterbi) still overlap. */
+static pthread_mutex_t device_lock = PTHREAD_MUTEX_INITIALIZER;
+
+#define MATCH_THREADS 32768u        /* threads (each with its scratch: ~270 KB) */
+#define GROUP_BUDGET (512ull << 20) /* table + rows bytes of one group of traces */
+
+static int dev_err(gp_err *err, cudaError_t ce, const char *what) {
+    return gp_err_set(err, GP_EDEVICE, "CUDA error %s: %s", what, cudaGetErrorString(ce));
+}
+
+/* cudaMalloc + copy of n bytes (n may be 0); frees nothing on failure (the caller frees). */
+static cudaError_t put(void **d, const void *h, size_t n) {
+    cudaError_t ce = cudaMalloc(d, n ? n : 8);
+    if (ce == cudaSuccess && n) ce = cudaMemcpy(*d, h, n, cudaMemcpyHostToDevice);
+    return ce;
+}
+
+enum { D_ROW, D_COL, D_W, D_TAIL, D_LEN, D_TROW, D_TCOL, D_TW, D_TARC, D_GRAPH };
+enum { R_CARC, R_CRARC, R_CFRAC, R_SRC, R_TGT, R_K, R_WB, R_MB, R_OUT, R_TW, R_TM, R_OVER, R_N };
+
+/* Runs traces pr[0 .. count) (their tables allocated) as one launch. */
+static int run_group(const gp_graph *g, const gp_match_dev_graph *dg, void *scratch,
+                     uint32_t nthreads, gp_match_prep *const *pr, size_t count, double *gpu_ms,
+                     gp_err *err) {
+    size_t C = 0, R = 0, T = 0;
+    for (size_t i = 0; i < count; i++) {
+        C += pr[i]->off[pr[i]->n];
+        R += pr[i]->njobs;
+        T += pr[i]->ntab;
+    }
+    if (!R) {
+        for (size_t i = 0; i < count; i++) pr[i]->filled = 1;
+        return GP_OK;
+    }
+    uint32_t *carc = malloc(4 * (C + 1)), *crarc = malloc(4 * (C + 1));
+    double *cfrac = malloc(8 * (C + 1));
+    uint32_t *src = malloc(4 * R), *tgt = malloc(4 * R), *kk = malloc(4 * R);
+    double *wb = malloc(8 * R), *mb = malloc(8 * R);
+    uint64_t *out = malloc(8 * R);
+    uint8_t *over = malloc(R);
+    double *tw = malloc(8 * (T + 1)), *tm = malloc(8 * (T + 1));
+    void *d[R_N] = {0};
+    int rc = GP_ENOMEM;
+    if (!carc || !crarc || !cfrac || !src || !tgt || !kk || !wb || !mb || !out || !over || !tw ||
+        !tm) {
+        gp_err_set(err, GP_ENOMEM, "out of memory for the GPU's matching rows");
+        goto done;
+    }
+    size_t c0 = 0, r = 0, t0 = 0;
+    for (size_t i = 0; i < count; i++) {
+        const gp_match_prep *p = pr[i];
+        for (uint32_t c = 0; c < p->off[p->n]; c++) {
+            carc[c0 + c] = p->c[c].arc;
+            crarc[c0 + c] = p->c[c].rarc;
+            cfrac[c0 + c] = p->c[c].frac;
+        }
+        for (uint32_t t = 1; t < p->n; t++) { /* rows in gp_match_fill's order */
+            if (p->tab[t] == SIZE_MAX) continue;
+            uint32_t k = p->off[t + 1] - p->off[t];
+            for (uint32_t c = p->off[t - 1]; c < p->off[t]; c++, r++) {
+                src[r] = (uint32_t)(c0 + c);
+                tgt[r] = (uint32_t)(c0 + p->off[t]);
+                kk[r] = k;
+                wb[r] = p->wb[t];
+                mb[r] = p->mb[t];
+                out[r] = t0 + p->tab[t] + (uint64_t)(c - p->off[t - 1]) * k;
+            }
+        }
+        c0 += p->off[p->n];
+        t0 += p->ntab;
+    }
+    const void *h[R_N] = {carc, crarc, cfrac, src, tgt, kk, wb, mb, out, NULL, NULL, NULL};
+    size_t sz[R_N] = {4 * C, 4 * C, 8 * C, 4 * R, 4 * R, 4 * R,
+                      8 * R, 8 * R, 8 * R, 8 * T, 8 * T, R};
+    cudaError_t ce = cudaSuccess;
+    for (int i = 0; i < R_N && ce == cudaSuccess; i++)
+        ce = h[i] ? put(&d[i], h[i], sz[i]) : cudaMalloc(&d[i], sz[i] ? sz[i] : 8);
+    if (ce != cudaSuccess) {
+        rc = dev_err(err, ce, "uploading the matching rows");
+        goto done;
+    }
+    gp_match_dev_rows dr = {.count = (uint32_t)R,
+                            .carc = d[R_CARC],
+                            .crarc = d[R_CRARC],
+                            .cfrac = d[R_CFRAC],
+                            .src = d[R_SRC],
+                            .tgt = d[R_TGT],
+                            .k = d[R_K],
+                            .wb = d[R_WB],
+                            .mb = d[R_MB],
+                            .out = d[R_OUT],
+                            .tw_out = d[R_TW],
+                            .tm_out = d[R_TM],
+                            .overflow = d[R_OVER]};
+    cudaEvent_t e0, e1;
+    cudaEventCreate(&e0);
+    cudaEventCreate(&e1);
+    cudaEventRecord(e0, 0);
+    uint32_t nt = R < nthreads ? (uint32_t)R : nthreads;
+    ce = (cudaError_t)gp_cuda_match_rows(dg, &dr, scratch, nt, NULL);
+    cudaEventRecord(e1, 0);
+    if (ce == cudaSuccess) ce = cudaDeviceSynchronize();
+    float ms = 0;
+    if (ce == cudaSuccess) cudaEventElapsedTime(&ms, e0, e1);
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    if (gpu_ms) *gpu_ms += ms;
+    if (ce == cudaSuccess) ce = cudaMemcpy(tw, d[R_TW], 8 * T, cudaMemcpyDeviceToHost);
+    if (ce == cudaSuccess) ce = cudaMemcpy(tm, d[R_TM], 8 * T, cudaMemcpyDeviceToHost);
+    if (ce == cudaSuccess) ce = cudaMemcpy(over, d[R_OVER], R, cudaMemcpyDeviceToHost);
+    if (ce != cudaSuccess) {
+        rc = dev_err(err, ce, "running the matching searches");
+        goto done;
+    }
+    rc = GP_OK;
+    t0 = r = 0;
+    for (size_t i = 0; i < count && rc == GP_OK; i++) {
+        gp_match_prep *p = pr[i];
+        memcpy(p->tw, tw + t0, 8 * p->ntab);
+        memcpy(p->tm, tm + t0, 8 * p->ntab);
+        int redo = 0;
+        for (size_t j = 0; j < p->njobs; j++) redo |= over[r + j];
+        /* rows past the device's scratch: the CPU's search (its map and heap grow) */
+        if (redo) rc = gp_match_fill(g, p, over + r, err);
+        p->filled = rc == GP_OK;
+        t0 += p->ntab;
+        r += p->njobs;
+    }
+done:
+    for (int i = 0; i < R_N; i++) cudaFree(d[i]);
+    free(carc);
+    free(crarc);
+    free(cfrac);
+    free(src);
+    free(tgt);
+    free(kk);
+    free(wb);
+    free(mb);
+    free(out);
+    free(over);
+    free(tw);
+    free(tm);
+    return rc;
+}
+
+int gp_match_fill_cuda(const gp_graph *g, gp_match_prep *const *pr, size_t count, double *gpu_ms,
+                       gp_err *err) {
+    int devs = 0;
+    if (cudaGetDeviceCount(&devs) != cudaSuccess || devs < 1) {
+        cudaGetLastError();
+        return gp_err_set(err, GP_EUNSUPPORTED, "no CUDA device");
+    }
+    if (gpu_ms) *gpu_ms = 0;
+    size_t rows = 0;
+    for (size_t i = 0; i < count; i++) rows += pr[i]->njobs;
+    uint32_t nthreads = rows < MATCH_THREADS ? (uint32_t)(rows ? rows : 1) : MATCH_THREADS;
+    pthread_mutex_lock(&device_lock);
+    const gp_turns *turns = g->turns;
+    const gp_graph *tg = turns ? turns->tg : NULL;
+    uint32_t m = g->m, tn = tg ? tg->n : 0;
+    size_t tm = tg ? tg->m : 0;
+    uint32_t *tail = malloc(4 * ((size_t)m + 1)), *tarc = malloc(4 * ((size_t)tn + 1));
+    double *len = malloc(8 * ((size_t)m + 1));
+    void *d[D_GRAPH] = {0}, *scratch = NULL;
+    int rc = GP_ENOMEM;
+    if (!tail || !tarc || !len) {
+        gp_err_set(err, GP_ENOMEM, "out of memory for the GPU's matching graph");
+        goto done;
+    }
+    for (uint32_t u = 0; u < g->n; u++)
+        for (uint32_t e = g->row[u]; e < g->row[u + 1]; e++) tail[e] = u;
+    for (uint32_t a = 0; a < m; a++) { /* engine/match.c's arc_len */
+        double l = gp_graph_arc_length_m(g, a);
+        len[a] = isfinite(l) ? l : 0;
+    }
+    for (uint32_t x = 0; x < tn; x++) tarc[x] = gp_turns_arc(turns, x);
+    const void *h[D_GRAPH] = {g->row,
+                              g->col,
+                              g->w,
+                              tail,
+                              len,
+                              tg ? tg->row : NULL,
+                              tg ? tg->col : NULL,
+                              tg ? tg->w : NULL,
+                              tarc};
+    size_t sz[D_GRAPH] = {
+        4 * ((size_t)g->n + 1),        4 * (size_t)m, 4 * (size_t)m, 4 * (size_t)m, 8 * (size_t)m,
+        tg ? 4 * ((size_t)tn + 1) : 0, 4 * tm,        4 * tm,        4 * (size_t)tn};
+    cudaError_t ce = cudaSuccess;
+    for (int i = 0; i < D_GRAPH && ce == cudaSuccess; i++) ce = put(&d[i], h[i], sz[i]);
+    if (ce == cudaSuccess) ce = cudaMalloc(&scratch, gp_cuda_match_scratch_bytes(nthreads));
+    if (ce == cudaSuccess) ce = cudaMemset(scratch, 0xFF, gp_cuda_match_keys_bytes(nthreads));
+    if (ce != cudaSuccess) {
+        rc = dev_err(err, ce, "uploading the graph for matching");
+        goto done;
+    }
+    gp_match_dev_graph dg = {.turns = tg != NULL,
+                             .row = d[D_ROW],
+                             .col = d[D_COL],
+                             .w = d[D_W],
+                             .tail = d[D_TAIL],
+                             .len = d[D_LEN],
+                             .trow = d[D_TROW],
+                             .tcol = d[D_TCOL],
+                             .tw = d[D_TW],
+                             .tarc = d[D_TARC]};
+    rc = GP_OK;
+    size_t first = 0, bytes = 0;
+    for (size_t i = 0; i <= count && rc == GP_OK; i++) {
+        size_t b = i < count ? pr[i]->ntab * 16 + pr[i]->njobs * 45 : 0;
+        if (i == count || (i > first && bytes + b > GROUP_BUDGET)) {
+            rc = run_group(g, &dg, scratch, nthreads, pr + first, i - first, gpu_ms, err);
+            first = i;
+            bytes = 0;
+        }
+        if (i < count && rc == GP_OK) {
+            rc = gp_match_table_alloc(pr[i], err);
+            bytes += b;
+        }
+    }
+done:
+    for (int i = 0; i < D_GRAPH; i++) cudaFree(d[i]);
+    cudaFree(scratch);
+    pthread_mutex_unlock(&device_lock);
+    free(tail);
+    free(tarc);
+    free(len);
+    return rc;
+}
+#endif

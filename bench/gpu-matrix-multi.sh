@@ -65,7 +65,7 @@ for list in $LISTS; do
   gpath_start "$STATE/gpath-$list.log" --backend "$BACKEND" --cuda-devices "$list" --cache-path "" \
     --graph "m=osm:$big" --max-binary-table-cells 1000000000000 --max-body-bytes 268435456 \
     --max-table-cells 1000000 --request-timeout-ms 0 --matrix-job-dir "$STATE/mj-$list" \
-    --log-level warn || { echo "| $list | server | | did not start | | | | | |" >>"$out"; bad=1; continue; }
+    --log-level debug || { echo "| $list | server | | did not start | | | | | |" >>"$out"; bad=1; continue; }
   curl -s "http://127.0.0.1:$gpath_port/health" | grep -o '"devices":\[[^]]*\]' || true
   bbox=$(env -u LD_LIBRARY_PATH "$PYTHON" bench/osrm_cch.py bbox "http://127.0.0.1:$gpath_port/v1/graphs/m/overview.geojson")
   rate=0
@@ -98,6 +98,7 @@ for list in $LISTS; do
     [ -n "${OUT:-}" ] && [ -d "${OUT:-}" ] && cp "$out" "$OUT/" || true
   done
   stop_pid "$gpath_pid"
+  phases "$STATE/gpath-$list.log" "devices $list"
   rm -rf "$STATE/mj-$list"
 done
 echo "wrote $out"

@@ -90,6 +90,7 @@ if [ "$JOB" -gt 0 ]; then
   row "$(basename "$big")" gpath "job (.npy on disk)" "$JOB" "$r"
 fi
 stop_pid "$gpath_pid"
+phases "$STATE/gpath-big.log" "$(basename "$big"), every run above"
 
 # ---- the small map, gpath and OSRM CH in the same run
 if [ -f "$small" ] && [ -f "$TARBALL" ]; then

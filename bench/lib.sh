@@ -27,3 +27,14 @@ bench_header() { # FILE TITLE COMMAND
     echo
   } >"$1"
 }
+
+# phases LOG WHAT: appends to $out where the table time went
+# (the debug events of engine/snap.c: serve --log-level debug)
+# shellcheck disable=SC2154 # out is the calling script's results file
+phases() {
+  awk -v what="$2" '
+    function v(k,  i, a) { for (i = 1; i <= NF; i++) if (split($i, a, "=") == 2 && a[1] == k) return a[2]; return 0 }
+    /event=table_plan/ { np++; prep += v("prepare_ms") }
+    /event=table_block/ { nb++; src += v("sources_ms"); tab += v("table_ms"); comb += v("combine_ms") }
+    END { printf "\nphases (%s): %d plans, prepare %.0f ms; %d blocks: sources %.0f ms, engine table %.0f ms, combine %.0f ms\n", what, np, prep, nb, src, tab, comb }' "$1" >>"$out"
+}

@@ -7,14 +7,13 @@
  */
 #include "engine/snap.h"
 
+#include "graph/parallel.h"
 #include "graph/segidx.h"
 #include "graph/spatial.h"
-#include "graph/parallel.h"
 #include "graph/turns.h"
 
 #include <math.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -581,159 +580,6 @@ static inline int share_arc(const gp_snap *a, const gp_snap *b) {
            (b->arc == a->arc || (a->rarc != GP_NONE && b->arc == a->rarc));
 }
 
-typedef struct cells_job {
-    gp_engine *e;
-    const gp_graph *g;
-    const gp_snap *src, *dst;
-    uint32_t nt, kt;
-    const tcands *sc, *dc;
-    const uint64_t *t;
-    uint64_t *loop, *out;
-    uint8_t *done;
-    atomic_int rc; /* the first error (its row's err), GP_OK while none */
-    gp_err err;
-    pthread_mutex_t mu;
-} cells_job;
-
-static int cells_row(cells_job *J, uint32_t i, gp_err *err) {
-    const gp_graph *g = J->g, *tg = ((const gp_turns *)g->turns)->tg;
-    const tcands *sc = J->sc, *dc = J->dc;
-    const gp_snap *src = J->src, *dst = J->dst;
-    const uint32_t nt = J->nt, kt = J->kt;
-    uint64_t *orow = J->out + (size_t)i * nt;
-    const uint32_t p0 = sc->first[i], p1 = sc->first[i + 1];
-    const int64_t oi = sc->orig[i];
-    for (uint32_t j = 0; j < nt; j++) {
-        uint64_t best = GP_INF;
-        if (oi != INT64_MIN && oi == dc->orig[j]) {
-            orow[j] = 0;
-            continue;
-        }
-        if (share_arc(&src[i], &dst[j])) {
-            uint32_t darc;
-            best = direct(g, &src[i], &dst[j], &darc);
-        }
-        const uint32_t q0 = dc->first[j], q1 = dc->first[j + 1];
-        for (uint32_t p = p0; p < p1; p++) {
-            const uint64_t *row = J->t + (size_t)sc->ix[p] * kt;
-            const uint64_t oc = sc->cost[p];
-            const uint32_t on = sc->node[p];
-            for (uint32_t q = q0; q < q1; q++) {
-                uint64_t c;
-                if (on != dc->node[q]) {
-                    c = tcost(oc, row[dc->ix[q]], dc->cost[q]);
-                } else if (oc >= dc->cost[q]) {
-                    c = oc - dc->cost[q];
-                } else { /* behind the origin on one arc: around and back (rare; p is row i's) */
-                    if (!J->done[p]) {
-                        int rc = loop_back(J->e, tg, on, GP_P2P_AUTO, &J->loop[p], NULL, err);
-                        if (rc) return rc;
-                        J->done[p] = 1;
-                    }
-                    uint64_t lc = J->loop[p];
-                    c = lc == GP_INF ? GP_INF : oc + lc - dc->cost[q];
-                }
-                if (c < best) best = c;
-            }
-        }
-        orow[j] = best;
-    }
-    return GP_OK;
-}
-
-static void cells_rows(void *ctx, uint64_t lo, uint64_t hi) {
-    cells_job *J = ctx;
-    for (uint64_t i = lo; i < hi && atomic_load(&J->rc) == GP_OK; i++) {
-        gp_err err = {0};
-        int rc = cells_row(J, (uint32_t)i, &err);
-        if (rc == GP_OK) continue;
-        pthread_mutex_lock(&J->mu);
-        if (atomic_load(&J->rc) == GP_OK) {
-            J->err = err;
-            atomic_store(&J->rc, rc);
-        }
-        pthread_mutex_unlock(&J->mu);
-    }
-}
-
-/* The rows of a turn-cost table from the EBG table t (ks x kt over the distinct ends): each cell
- * the cheapest origin x destination candidate pair, the way along a shared arc, or 0 at one node.
- * loop[p] caches the around-and-back cost of source candidate p once done[p] is set (p belongs to
- * one row: rows run on all CPUs, a large table's combine is as much work as its searches). */
-static int table_turns_cells(gp_engine *e, const gp_graph *g, const gp_snap *src, uint32_t ns,
-                             const gp_snap *dst, uint32_t nt, const tcands *sc, const tcands *dc,
-                             const uint64_t *t, uint32_t kt, uint64_t *loop, uint8_t *done,
-                             uint64_t *out, gp_err *err) {
-    cells_job J = {.e = e,
-                   .g = g,
-                   .src = src,
-                   .dst = dst,
-                   .nt = nt,
-                   .kt = kt,
-                   .sc = sc,
-                   .dc = dc,
-                   .t = t,
-                   .loop = loop,
-                   .out = out,
-                   .done = done};
-    atomic_init(&J.rc, GP_OK);
-    pthread_mutex_init(&J.mu, NULL);
-    /* a thread for at least 64k cells */
-    uint64_t cells = (uint64_t)ns * (nt ? nt : 1);
-    int threads = cells >= (1u << 17) ? 0 : 1;
-    gp_parallel_for_dynamic(ns, threads, 0, cells_rows, &J);
-    pthread_mutex_destroy(&J.mu);
-    int rc = atomic_load(&J.rc);
-    if (rc != GP_OK && err) *err = J.err;
-    return rc;
-}
-
-static int table_turns(gp_engine *e, const gp_graph *g, const gp_snap *src, uint32_t ns,
-                       const gp_snap *dst, uint32_t nt, uint64_t *out, gp_err *err) {
-    const gp_graph *tg = ((const gp_turns *)g->turns)->tg;
-    double t0 = gp_now();
-    tends *se = calloc(ns ? ns : 1, sizeof *se), *de = calloc(nt ? nt : 1, sizeof *de);
-    tcands sc = {0}, dc = {0};
-    uint32_t ks = 0, kt = 0;
-    uint32_t *sv = se && de ? turn_distinct(g, src, ns, 0, se, &ks) : NULL;
-    uint32_t *tv = sv ? turn_distinct(g, dst, nt, 1, de, &kt) : NULL;
-    size_t cells = (size_t)ks * kt;
-    uint64_t *t = tv ? malloc(sizeof *t * (cells ? cells : 1)) : NULL;
-    uint64_t *loop = NULL;
-    uint8_t *done = NULL;
-    int rc = GP_OK;
-    if (t && !tcands_make(g, src, ns, se, sv, ks, &sc) &&
-        !tcands_make(g, dst, nt, de, tv, kt, &dc)) {
-        loop = malloc(sizeof *loop * ((size_t)sc.first[ns] + 1));
-        done = calloc((size_t)sc.first[ns] + 1, 1);
-    }
-    if (!loop || !done) {
-        rc = gp_err_set(err, GP_ENOMEM, "out of memory for a %u x %u table", ks, kt);
-        goto done;
-    }
-    double t1 = gp_now();
-    if (ks && kt && (rc = gp_engine_table(e, tg, sv, ks, tv, kt, t, err))) goto done;
-    double t2 = gp_now();
-    rc = table_turns_cells(e, g, src, ns, dst, nt, &sc, &dc, t, kt, loop, done, out, err);
-    GP_LOG(GP_LOG_DEBUG,
-           "event=table_turns rows=%u cols=%u ends=%ux%u ends_ms=%.1f table_ms=%.1f "
-           "combine_ms=%.1f",
-           ns, nt, ks, kt, (t1 - t0) * 1e3, (t2 - t1) * 1e3, (gp_now() - t2) * 1e3);
-done:
-    for (uint32_t i = 0; se && i < ns; i++) tends_free(&se[i]);
-    for (uint32_t j = 0; de && j < nt; j++) tends_free(&de[j]);
-    tcands_free(&sc);
-    tcands_free(&dc);
-    free(loop);
-    free(done);
-    free(se);
-    free(de);
-    free(sv);
-    free(tv);
-    free(t);
-    return rc;
-}
-
 /* One-to-all through the turn graph: dist(v) = min over arcs p into v of dist(EBG p); pred(v) =
  * the tail of that best arc. dist[v] may exceed dist[pred] + w by a turn cost, and following
  * pred from v is a path, but not always v's best route: the best route into pred[v] may arrive
@@ -1065,49 +911,231 @@ static ends_ix *resolve_ends(const gp_graph *g, const gp_snap *s, uint32_t n, in
     return x;
 }
 
-static int table_snap(gp_engine *e, const gp_graph *g, const gp_snap *src, uint32_t ns,
-                      const gp_snap *dst, uint32_t nt, uint64_t *out, gp_err *err) {
-    if (g->turns) return table_turns(e, g, src, ns, dst, nt, out, err);
-    uint32_t ks = 0, kt = 0;
-    uint32_t *sv = distinct_ends(g, src, ns, 0, &ks);
-    uint32_t *tv = distinct_ends(g, dst, nt, 1, &kt);
-    size_t cells = (size_t)ks * kt;
-    uint64_t *t = sv && tv ? malloc(sizeof *t * (cells ? cells : 1)) : NULL;
-    ends_ix *se = t ? resolve_ends(g, src, ns, 0, sv, ks) : NULL;
-    ends_ix *de = se ? resolve_ends(g, dst, nt, 1, tv, kt) : NULL;
-    int rc = GP_OK;
-    if (!de) {
-        rc = gp_err_set(err, GP_ENOMEM, "out of memory for a %u x %u table", ks, kt);
-        goto done;
+/* ---------------------------------------------------------------------------------------------
+ * Table plans (snap.h gp_table_plan): the targets' ends resolved once (their distinct nodes, EBG
+ * nodes with turn costs, and each target's candidates), then any number of blocks of sources,
+ * each one engine table over the distinct ends and a combine of the candidates into the cells,
+ * spread over the CPU's threads (gp_parallel_for over the cells).
+ * ------------------------------------------------------------------------------------------- */
+
+struct gp_table_plan {
+    gp_engine *e;
+    const gp_graph *g;
+    const gp_snap *dst; /* the caller's, for the plan's lifetime */
+    uint32_t nt, kt;
+    uint32_t *tv;       /* sorted distinct target ends (kt) */
+    tcands dc;          /* turn costs: the targets' EBG candidates */
+    ends_ix *dx;        /* no turn costs: the targets' exit nodes */
+    pthread_mutex_t mu; /* the combine's around-and-back searches (loop, done) and its failure */
+};
+
+/* One block's combine: its sources' candidates, the engine table t (ks x kt) and the cells. */
+typedef struct combine {
+    gp_table_plan *p;
+    const gp_snap *src;
+    const tcands *sc;  /* turn costs */
+    const ends_ix *sx; /* no turn costs */
+    const uint64_t *t;
+    uint64_t *loop; /* around-and-back cost of a source candidate, once done[] is set */
+    uint8_t *done;
+    uint64_t *out;
+    float *outf;
+    int rc; /* the first failure (under p->mu) */
+    gp_err err;
+} combine;
+
+/* A turn-cost cell: the cheapest origin x destination candidate pair, the way along a shared
+ * arc, or 0 at one node. */
+static int cell_turns(combine *cx, uint32_t i, uint32_t j, uint64_t *cell) {
+    const gp_table_plan *P = cx->p;
+    const tcands *sc = cx->sc, *dc = &P->dc;
+    const gp_snap *src = cx->src, *dst = P->dst;
+    const uint32_t kt = P->kt;
+    const int64_t oi = sc->orig[i];
+    uint64_t best = GP_INF;
+    if (oi != INT64_MIN && oi == dc->orig[j]) {
+        *cell = 0;
+        return GP_OK;
     }
-    if (ks && kt) {
-        rc = gp_engine_table(e, g, sv, ks, tv, kt, t, err);
-        if (rc) goto done;
+    if (share_arc(&src[i], &dst[j])) {
+        uint32_t darc;
+        best = direct(P->g, &src[i], &dst[j], &darc);
     }
-    /* each cell: the cheapest entry x exit pair (the table's node rows and columns resolved
-     * above, once per position), or the direct way along an arc both lie on */
-    for (uint32_t i = 0; i < ns; i++) {
-        const ends_ix *a = &se[i];
-        for (uint32_t j = 0; j < nt; j++) {
-            const ends_ix *b = &de[j];
-            uint32_t darc;
-            uint64_t bestd = direct(g, &src[i], &dst[j], &darc);
-            for (uint32_t p = 0; p < a->cnt; p++) {
-                const uint64_t *row = t + (size_t)a->ix[p] * kt;
-                for (uint32_t q = 0; q < b->cnt; q++) {
-                    uint64_t d = add3(a->cost[p], row[b->ix[q]], b->cost[q]);
-                    if (d < bestd) bestd = d;
+    const uint32_t p0 = sc->first[i], p1 = sc->first[i + 1];
+    const uint32_t q0 = dc->first[j], q1 = dc->first[j + 1];
+    for (uint32_t p = p0; p < p1; p++) {
+        const uint64_t *row = cx->t + (size_t)sc->ix[p] * kt;
+        const uint64_t oc = sc->cost[p];
+        const uint32_t on = sc->node[p];
+        for (uint32_t q = q0; q < q1; q++) {
+            uint64_t c;
+            if (on != dc->node[q]) {
+                c = tcost(oc, row[dc->ix[q]], dc->cost[q]);
+            } else if (oc >= dc->cost[q]) {
+                c = oc - dc->cost[q];
+            } else { /* behind the origin on one arc: around and back (rare) */
+                gp_table_plan *W = cx->p;
+                pthread_mutex_lock(&W->mu);
+                int rc = GP_OK;
+                if (!cx->rc && !cx->done[p]) {
+                    gp_err e1 = {0};
+                    rc = loop_back(W->e, ((const gp_turns *)W->g->turns)->tg, on, GP_P2P_AUTO,
+                                   &cx->loop[p], NULL, &e1);
+                    if (rc) {
+                        cx->rc = rc;
+                        cx->err = e1;
+                    } else {
+                        cx->done[p] = 1;
+                    }
                 }
+                rc = cx->rc;
+                uint64_t lc = cx->loop[p];
+                pthread_mutex_unlock(&W->mu);
+                if (rc) return rc;
+                c = lc == GP_INF ? GP_INF : oc + lc - dc->cost[q];
             }
-            out[(size_t)i * nt + j] = bestd;
+            if (c < best) best = c;
         }
     }
+    *cell = best;
+    return GP_OK;
+}
+
+/* A cell without turn costs: the cheapest entry x exit pair, or the direct way along an arc both
+ * lie on. */
+static uint64_t cell_plain(const combine *cx, uint32_t i, uint32_t j) {
+    const gp_table_plan *P = cx->p;
+    const ends_ix *a = &cx->sx[i], *b = &P->dx[j];
+    uint32_t darc;
+    uint64_t bestd = direct(P->g, &cx->src[i], &P->dst[j], &darc);
+    for (uint32_t p = 0; p < a->cnt; p++) {
+        const uint64_t *row = cx->t + (size_t)a->ix[p] * P->kt;
+        for (uint32_t q = 0; q < b->cnt; q++) {
+            uint64_t d = add3(a->cost[p], row[b->ix[q]], b->cost[q]);
+            if (d < bestd) bestd = d;
+        }
+    }
+    return bestd;
+}
+
+/* Cells [begin, end) of a block (row-major): each cell, no route through a closed arc, written
+ * as stored units (out) or as float32 in the graph's unit, NaN for no route (outf). */
+static void combine_range(void *ctx, uint64_t begin, uint64_t end) {
+    combine *cx = ctx;
+    const gp_table_plan *P = cx->p;
+    const uint32_t nt = P->nt;
+    const int closed = P->g->closed;
+    for (uint64_t c = begin; c < end; c++) {
+        uint32_t i = (uint32_t)(c / nt), j = (uint32_t)(c % nt);
+        uint64_t v;
+        if (cx->sc) {
+            if (cell_turns(cx, i, j, &v)) return;
+        } else {
+            v = cell_plain(cx, i, j);
+        }
+        if (closed && v >= GP_W_CLOSED) v = GP_INF;
+        if (cx->outf) cx->outf[c] = v == GP_INF ? NAN : (float)gp_graph_cost(P->g, v);
+        else cx->out[c] = v;
+    }
+}
+
+void gp_engine_table_plan_free(gp_table_plan *p) {
+    if (!p) return;
+    tcands_free(&p->dc);
+    free(p->dx);
+    free(p->tv);
+    pthread_mutex_destroy(&p->mu);
+    free(p);
+}
+
+gp_table_plan *gp_engine_table_plan_new(gp_engine *e, const gp_graph *g, const gp_snap *dst,
+                                        uint32_t nt, gp_err *err) {
+    gp_table_plan *p = calloc(1, sizeof *p);
+    if (!p || pthread_mutex_init(&p->mu, NULL)) {
+        free(p);
+        gp_err_set(err, GP_ENOMEM, "out of memory for a table plan of %u targets", nt);
+        return NULL;
+    }
+    p->e = e;
+    p->g = g;
+    p->dst = dst;
+    p->nt = nt;
+    double t0 = gp_now();
+    int ok;
+    if (g->turns) {
+        tends *de = calloc(nt ? nt : 1, sizeof *de);
+        p->tv = de ? turn_distinct(g, dst, nt, 1, de, &p->kt) : NULL;
+        ok = p->tv && !tcands_make(g, dst, nt, de, p->tv, p->kt, &p->dc);
+        for (uint32_t j = 0; de && j < nt; j++) tends_free(&de[j]);
+        free(de);
+    } else {
+        p->tv = distinct_ends(g, dst, nt, 1, &p->kt);
+        p->dx = p->tv ? resolve_ends(g, dst, nt, 1, p->tv, p->kt) : NULL;
+        ok = p->dx != NULL;
+    }
+    if (!ok) {
+        gp_engine_table_plan_free(p);
+        gp_err_set(err, GP_ENOMEM, "out of memory for a table plan of %u targets", nt);
+        return NULL;
+    }
+    GP_LOG(GP_LOG_DEBUG, "event=table_plan cols=%u ends=%u prepare_ms=%.1f", nt, p->kt,
+           (gp_now() - t0) * 1e3);
+    return p;
+}
+
+int gp_engine_table_plan_rows(gp_table_plan *p, const gp_snap *src, uint32_t ns, uint64_t *out,
+                              float *outf, gp_err *err) {
+    const gp_graph *g = p->g;
+    combine cx = {.p = p, .src = src, .out = out, .outf = outf};
+    tends *se = NULL;
+    tcands sc = {0};
+    ends_ix *sx = NULL;
+    uint32_t ks = 0, *sv = NULL;
+    uint64_t *t = NULL;
+    int rc = GP_OK;
+    double t0 = gp_now(), t1 = t0, t2 = t0;
+    if (g->turns) {
+        se = calloc(ns ? ns : 1, sizeof *se);
+        sv = se ? turn_distinct(g, src, ns, 0, se, &ks) : NULL;
+        if (sv && !tcands_make(g, src, ns, se, sv, ks, &sc)) {
+            cx.loop = malloc(sizeof *cx.loop * ((size_t)sc.first[ns] + 1));
+            cx.done = calloc((size_t)sc.first[ns] + 1, 1);
+            cx.sc = &sc;
+        }
+    } else {
+        sv = distinct_ends(g, src, ns, 0, &ks);
+        cx.sx = sx = sv ? resolve_ends(g, src, ns, 0, sv, ks) : NULL;
+    }
+    size_t cells = (size_t)ks * p->kt;
+    if ((cx.sc && cx.loop && cx.done) || cx.sx) t = malloc(sizeof *t * (cells ? cells : 1));
+    if (!t) {
+        rc = gp_err_set(err, GP_ENOMEM, "out of memory for a %u x %u table", ks, p->kt);
+        goto done;
+    }
+    cx.t = t;
+    const gp_graph *eg = g->turns ? ((const gp_turns *)g->turns)->tg : g;
+    t1 = gp_now();
+    if (ks && p->kt && (rc = gp_engine_table(p->e, eg, sv, ks, p->tv, p->kt, t, err))) goto done;
+    t2 = gp_now();
+    gp_parallel_for((uint64_t)ns * p->nt, 0, combine_range, &cx);
+    if (cx.rc) {
+        rc = cx.rc;
+        if (err) *err = cx.err;
+    }
+    /* where a block's time goes (bench/gpu-matrix.sh reads these) */
+    GP_LOG(GP_LOG_DEBUG,
+           "event=table_block rows=%u cols=%u ends=%ux%u sources_ms=%.1f table_ms=%.1f "
+           "combine_ms=%.1f",
+           ns, p->nt, ks, p->kt, (t1 - t0) * 1e3, (t2 - t1) * 1e3, (gp_now() - t2) * 1e3);
 done:
+    for (uint32_t i = 0; se && i < ns; i++) tends_free(&se[i]);
     free(se);
-    free(de);
+    tcands_free(&sc);
+    free(sx);
     free(sv);
-    free(tv);
     free(t);
+    free(cx.loop);
+    free(cx.done);
     return rc;
 }
 
@@ -1168,10 +1196,10 @@ int gp_engine_route_snap(gp_engine *e, const gp_graph *g, const gp_snap *a, cons
 
 int gp_engine_table_snap(gp_engine *e, const gp_graph *g, const gp_snap *src, uint32_t ns,
                          const gp_snap *dst, uint32_t nt, uint64_t *out, gp_err *err) {
-    int rc = table_snap(e, g, src, ns, dst, nt, out, err);
-    if (rc == GP_OK && g->closed)
-        for (size_t i = 0; i < (size_t)ns * nt; i++)
-            if (out[i] >= GP_W_CLOSED) out[i] = GP_INF;
+    gp_table_plan *p = gp_engine_table_plan_new(e, g, dst, nt, err);
+    if (!p) return err ? err->code : GP_ENOMEM;
+    int rc = gp_engine_table_plan_rows(p, src, ns, out, NULL, err);
+    gp_engine_table_plan_free(p);
     return rc;
 }
 

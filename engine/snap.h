@@ -92,6 +92,20 @@ int gp_engine_route_via(gp_engine *e, const gp_graph *g, const gp_snap *s, uint3
 /* out[i * nt + j]: stored-unit cost from src[i] to dst[j], GP_INF when unreachable. */
 int gp_engine_table_snap(gp_engine *e, const gp_graph *g, const gp_snap *src, uint32_t ns,
                          const gp_snap *dst, uint32_t nt, uint64_t *out, gp_err *err);
+/* A table plan: the targets of a table resolved once (their distinct ends, with turn costs their
+ * candidate EBG nodes), for any number of blocks of sources (a streamed .npy answer, a matrix
+ * job): gp_engine_table_plan_rows fills ns rows against the plan's targets, the same cells as
+ * gp_engine_table_snap (which is one plan, one block), either as stored units into out or, with
+ * out NULL, as float32 in the graph's unit (gp_graph_cost; NaN where there is no route) into
+ * outf. The combine of candidates into cells runs on the CPU's threads. dst is the caller's and
+ * must outlive the plan; g and e too. Blocks of one plan may run at once on several
+ * threads (the plan is read-only once made). */
+typedef struct gp_table_plan gp_table_plan;
+gp_table_plan *gp_engine_table_plan_new(gp_engine *e, const gp_graph *g, const gp_snap *dst,
+                                        uint32_t nt, gp_err *err);
+int gp_engine_table_plan_rows(gp_table_plan *p, const gp_snap *src, uint32_t ns, uint64_t *out,
+                              float *outf, gp_err *err);
+void gp_engine_table_plan_free(gp_table_plan *p);
 /* One-to-all from a snapped position: dist[v] for every node (pred as gp_engine_sssp). */
 int gp_engine_sssp_snap(gp_engine *e, const gp_graph *g, const gp_snap *src, uint64_t max_dist,
                         uint64_t *dist, uint32_t *pred, gp_err *err);

@@ -326,6 +326,29 @@ static void test_turn_table_auto(void **state) {
     }
     uint64_t *t = malloc(sizeof *t * K * K);
     assert_int_equal(gp_engine_table_snap(e, g, s, K, s, K, t, &err), GP_OK);
+    /* one plan, blocks of 5 rows (the last shorter), as stored units and as float32: the cells
+     * of the one-block table */
+    uint64_t *pu = malloc(sizeof *pu * K * K);
+    float *pf = malloc(sizeof *pf * K * K);
+    gp_table_plan *plan = gp_engine_table_plan_new(e, g, s, K, &err);
+    assert_non_null(plan);
+    for (uint32_t r0 = 0; r0 < K; r0 += 5) {
+        uint32_t n = K - r0 < 5 ? K - r0 : 5;
+        assert_int_equal(
+            gp_engine_table_plan_rows(plan, s + r0, n, pu + (size_t)r0 * K, NULL, &err), GP_OK);
+        assert_int_equal(
+            gp_engine_table_plan_rows(plan, s + r0, n, NULL, pf + (size_t)r0 * K, &err), GP_OK);
+    }
+    gp_engine_table_plan_free(plan);
+    uint32_t nan_cells = 0;
+    for (size_t c = 0; c < (size_t)K * K; c++) {
+        assert_true(pu[c] == t[c]);
+        if (t[c] == GP_INF) nan_cells++, assert_true(isnan(pf[c]));
+        else assert_true(pf[c] == (float)gp_graph_cost(g, t[c]));
+    }
+    print_message("monaco plan: %u of %u cells unreachable\n", nan_cells, K * K);
+    free(pu);
+    free(pf);
     uint32_t routed = 0;
     for (uint32_t i = 0; i < K; i++)
         for (uint32_t j = 0; j < K; j++) {

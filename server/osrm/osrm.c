@@ -285,6 +285,7 @@ typedef struct npy_osrm {
     uint64_t *cost[GP_HTTP_NPY_WORKERS], *dist; /* a block per worker; distances: one worker */
     uint32_t *pred;
     double *metres;
+    gp_table_plan *plan; /* the targets resolved once, before the first block */
 } npy_osrm;
 
 static int npy_osrm_rows(void *ctx, int worker, uint32_t row0, uint32_t k, float *out,
@@ -292,8 +293,7 @@ static int npy_osrm_rows(void *ctx, int worker, uint32_t row0, uint32_t k, float
     npy_osrm *m = ctx;
     const table_cells *t = &m->t;
     uint64_t *cost = m->cost[worker];
-    int rc =
-        gp_engine_table_snap(gp_http_engine(), t->g, t->src + row0, k, t->dst, t->nt, cost, err);
+    int rc = gp_engine_table_plan_rows(m->plan, t->src + row0, k, cost, NULL, err);
     for (uint32_t i = 0; !rc && i < k; i++) {
         const uint64_t *crow = cost + (size_t)i * t->nt;
         float *orow = out + (size_t)i * t->nt;
@@ -311,6 +311,7 @@ static int npy_osrm_rows(void *ctx, int worker, uint32_t row0, uint32_t k, float
 
 static void npy_osrm_done(void *ctx) {
     npy_osrm *m = ctx;
+    gp_engine_table_plan_free(m->plan);
     gp_graph_unref(m->t.g);
     free((void *)m->t.src);
     free((void *)m->t.dst);
@@ -338,9 +339,14 @@ static void npy_osrm_answer(gp_req *r, const char *version, const table_cells *t
             m->metres = malloc(sizeof *m->metres * (t->nt ? t->nt : 1));
         }
     }
+    gp_err err = {0};
+    /* the targets resolved once, before any block (blocks run on several threads) */
+    if (ok)
+        ok = (m->plan = gp_engine_table_plan_new(gp_http_engine(), t->g, *dst, t->nt, &err)) !=
+             NULL;
     if (!ok || (want_dist && (!m->dist || !m->pred || !m->metres))) {
         for (int w = 0; m && w < GP_HTTP_NPY_WORKERS; w++) free(m->cost[w]);
-        if (m) free(m->dist), free(m->pred), free(m->metres);
+        if (m) gp_engine_table_plan_free(m->plan), free(m->dist), free(m->pred), free(m->metres);
         free(m);
         gp_osrm_error(r, 500, "InternalError", "out of memory for a block of %zu x %u cells", rows,
                       t->nt);

@@ -369,25 +369,22 @@ typedef struct npy_table {
     gp_graph *g; /* referenced for the stream's lifetime */
     gp_snap *ss, *ts;
     uint32_t nt;
-    uint64_t *cost[GP_HTTP_NPY_WORKERS]; /* one block per worker */
+    gp_table_plan *plan; /* the targets resolved once, before the first block */
 } npy_table;
 
 static int npy_table_rows(void *ctx, int worker, uint32_t row0, uint32_t k, float *out,
                           gp_err *err) {
     npy_table *t = ctx;
-    uint64_t *cost = t->cost[worker];
-    int rc = gp_engine_table_snap(gp_http_engine(), t->g, t->ss + row0, k, t->ts, t->nt, cost, err);
-    for (size_t c = 0; !rc && c < (size_t)k * t->nt; c++)
-        out[c] = cost[c] == GP_INF ? NAN : (float)gp_graph_cost(t->g, cost[c]);
-    return rc;
+    (void)worker;
+    return gp_engine_table_plan_rows(t->plan, t->ss + row0, k, NULL, out, err);
 }
 
 static void npy_table_done(void *ctx) {
     npy_table *t = ctx;
+    gp_engine_table_plan_free(t->plan);
     gp_graph_unref(t->g);
     free(t->ss);
     free(t->ts);
-    for (int w = 0; w < GP_HTTP_NPY_WORKERS; w++) free(t->cost[w]);
     free(t);
 }
 
@@ -395,17 +392,17 @@ static void npy_table_done(void *ctx) {
  * the X-Weight-Unit header says), NaN where there is no route. */
 static void npy_table_answer(gp_req *r, gp_graph *g, gp_snap *ss, uint32_t ns, gp_snap *ts,
                              uint32_t nt) {
-    size_t rows = gp_http_npy_block(ns, nt); /* the rows gp_http_npy asks for at a time */
+    gp_err err = {0};
     npy_table *t = calloc(1, sizeof *t);
-    int ok = t != NULL;
-    for (int w = 0; ok && w < GP_HTTP_NPY_WORKERS; w++)
-        ok = (t->cost[w] = malloc(sizeof *t->cost[w] * rows * (nt ? nt : 1))) != NULL;
-    if (!ok) {
-        for (int w = 0; t && w < GP_HTTP_NPY_WORKERS; w++) free(t->cost[w]);
+    /* the targets resolved once, before any block (blocks run on several threads) */
+    if (t && !(t->plan = gp_engine_table_plan_new(gp_http_engine(), g, ts, nt, &err))) {
         free(t);
+        t = NULL;
+    }
+    if (!t) {
         free(ss);
         free(ts);
-        gp_http_error(r, GP_HC_INTERNAL, "out of memory for a block of %zu x %u cells", rows, nt);
+        gp_http_error(r, GP_HC_INTERNAL, "out of memory for a table of %u x %u cells", ns, nt);
         return;
     }
     t->g = gp_graph_ref(g);

@@ -258,13 +258,12 @@ static int run_job(mjob *j, gp_err *err) {
     long target = gp_http_config()->matrix_block_cells * gp_engine_devices(gp_http_engine());
     uint32_t block = (uint32_t)(target / (j->nt ? j->nt : 1));
     if (block < 1) block = 1;
-    uint64_t *cost = malloc(sizeof *cost * block * (size_t)(j->nt ? j->nt : 1));
     float *row = malloc(sizeof *row * block * (size_t)(j->nt ? j->nt : 1));
-    FILE *f = cost && row ? fopen(part, "wb") : NULL;
+    gp_table_plan *plan = NULL; /* the targets resolved once for the whole job */
+    FILE *f = row ? fopen(part, "wb") : NULL;
     char head[128];
     size_t hl = gp_npy_header(head, j->ns, j->nt);
-    int rc = !cost || !row
-                 ? gp_err_set(err, GP_ENOMEM, "out of memory for a block of %u rows", block)
+    int rc = !row ? gp_err_set(err, GP_ENOMEM, "out of memory for a block of %u rows", block)
              : !f ? gp_err_set(err, GP_EIO, "%s: %s", part, strerror(errno))
              : fwrite(head, 1, hl, f) != hl ? gp_err_set(err, GP_EIO, "%s: write failed", part)
                                             : GP_OK;
@@ -278,10 +277,10 @@ static int run_job(mjob *j, gp_err *err) {
             break;
         }
         gp_deadline_set(0); /* a job has no request deadline */
-        rc = gp_engine_table_snap(gp_http_engine(), j->g, j->ss + r0, k, j->ts, j->nt, cost, err);
+        if (!plan && !(plan = gp_engine_table_plan_new(gp_http_engine(), j->g, j->ts, j->nt, err)))
+            rc = err->code;
+        if (!rc) rc = gp_engine_table_plan_rows(plan, j->ss + r0, k, NULL, row, err);
         size_t cells = (size_t)k * j->nt;
-        for (size_t c = 0; !rc && c < cells; c++)
-            row[c] = cost[c] == GP_INF ? NAN : (float)gp_graph_cost(j->g, cost[c]);
         if (!rc && fwrite(row, sizeof *row, cells, f) != cells)
             rc = gp_err_set(err, GP_EIO, "%s: write failed (disk full?)", part);
         pthread_mutex_lock(&mj.mu);
@@ -291,7 +290,7 @@ static int run_job(mjob *j, gp_err *err) {
     if (f && fclose(f) && !rc) rc = gp_err_set(err, GP_EIO, "%s: %s", part, strerror(errno));
     if (!rc && rename(part, path)) rc = gp_err_set(err, GP_EIO, "%s: %s", path, strerror(errno));
     if (rc) unlink(part);
-    free(cost);
+    gp_engine_table_plan_free(plan);
     free(row);
     return rc;
 }

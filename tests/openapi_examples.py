@@ -46,7 +46,8 @@ METHODS = ("get", "put", "post", "delete", "patch")
 # operations that change the server's state, in the order they run after every other operation
 STATEFUL = ["submitJob", "getJob", "submitMatrixJob", "getMatrixJob", "getMatrixJobResult",
             "deleteMatrixJob", "putDemands", "getDemands", "linkLoads", "submitFailureAnalysis",
-            "getFailureAnalysis", "patchCapacities", "deleteDemands", "patchLinks", "postSegmentSpeeds", "postTurnPenalties",
+            "getFailureAnalysis", "submitRepairJob", "getRepairJob", "getRepairJobResult",
+            "deleteRepairJob", "patchCapacities", "deleteDemands", "patchLinks", "postSegmentSpeeds", "postTurnPenalties",
             "deleteTurnPenalties", "deleteSegmentSpeeds", "cacheStats", "cachePurge", "putGraph",
             "reloadGraph", "deleteGraph"]
 # PUT answers 201 for a new graph, then 200 for the same name again
@@ -240,7 +241,7 @@ def live_answer(port, summary, body, token, mt=None):
     # a job's final state, not a snapshot of its progress
     for _ in range(600):
         if not (st == 200 and method == "GET" and
-                re.match(r"^/v1/((matrix-)?jobs|failure-analysis)/\d+$", path) and
+                re.match(r"^/v1/((matrix-|repair-)?jobs|failure-analysis)/\d+$", path) and
                 json.loads(text).get("state") in ("queued", "running")):
             break
         time.sleep(0.05)

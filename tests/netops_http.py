@@ -65,6 +65,12 @@ def req(port, method, path, body=None, token=OPERATOR_TOKEN):
         return e.code, dict(e.headers), json.loads(e.read() or b"null")
 
 
+def stderr_tail(p, n=2000):
+    """The last n characters the daemon p (started by serve) wrote to stderr."""
+    with open(p.err_path, "rb") as f:
+        return f.read().decode(errors="replace")[-n:]
+
+
 def serve(tmp, graphml, cache_path, token):
     """Starts `gpath serve --backend cpu` on graph sq (graphml written to tmp/square.graphml) and
     waits until sq has loaded. Returns (process, port); port None when it did not start (a failed
@@ -76,10 +82,15 @@ def serve(tmp, graphml, cache_path, token):
     if os.path.exists(portf):  # a restart in the same directory
         os.unlink(portf)
     env = dict(os.environ, GPATH_LOG_LEVEL="warn")
+    # the daemon's stderr goes to a file, never an unread pipe: a sanitizer's report is kept whole
+    # and a full pipe cannot block the server; stderr_tail(p) reads it
+    err = open(os.path.join(tmp, "serve.err"), "ab")
     p = subprocess.Popen([BIN, "serve", "--port", "0", "--port-file", portf, "--listen", "127.0.0.1",
                           "--backend", "cpu", "--cache-path", cache_path, "--graph", "sq=graphml:" + gml,
                           "--log-level", "warn", "--operator-token", token],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+                         stdout=subprocess.DEVNULL, stderr=err, env=env)
+    err.close()
+    p.err_path = err.name
     port = None
     for _ in range(200):
         if os.path.exists(portf) and open(portf).read().strip():
@@ -87,7 +98,7 @@ def serve(tmp, graphml, cache_path, token):
             break
         time.sleep(0.05)
     if port is None:
-        check("server started", False, p.stderr.read().decode() if p.poll() is not None else "")
+        check("server started", False, stderr_tail(p) if p.poll() is not None else "")
         return p, None
     for _ in range(200):  # graphs load in the background
         if req(port, "GET", "/v1/graphs/sq")[0] == 200:
@@ -240,7 +251,7 @@ def main():
         except subprocess.TimeoutExpired:
             p.kill()
             rc = -9
-        check("clean shutdown", rc == 0, "exit %s: %s" % (rc, p.stderr.read().decode()[-2000:]))
+        check("clean shutdown", rc == 0, "exit %s: %s" % (rc, stderr_tail(p)))
         for f in os.listdir(tmp):
             os.unlink(os.path.join(tmp, f))
         os.rmdir(tmp)

@@ -255,6 +255,9 @@ def phases(tmp, runs):
         try:
             if port is not None:
                 phase(port)
+        except Exception:
+            print("the daemon's stderr:\n" + netops_http.stderr_tail(p), file=sys.stderr)
+            raise
         finally:
             p.terminate()
             p.wait(timeout=30)

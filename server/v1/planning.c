@@ -1461,7 +1461,7 @@ void gp_h_failure_post(gp_req *r) {
         j->sc[s].nlinks = k - k0;
     }
     uint32_t *rp = j->pool + k;
-    memcpy(rp, b.routers, b.nr * sizeof *rp);
+    if (b.nr) memcpy(rp, b.routers, b.nr * sizeof *rp);
     for (size_t s = 0; s < b.n; s++) {
         j->sc[s].routers = rp + b.r_off[s];
         j->sc[s].nrouters = b.r_off[s + 1] - b.r_off[s];

@@ -256,7 +256,14 @@ static void attach_cch(gp_engine *e, gp_graph *g, const gp_graph *pred) {
          * the device state built from the predecessor's; a large change customizes in full on
          * the device */
         const gp_cch *prev = c->prev;
-        if (first(e) != e->cpu && prev && prev->gpu) {
+        /* the host's attempt only for a short known list of changed metric entries (a few
+         * links PATCHed): a speed file's (1% of gen:1M's segments, ~20k entries under the
+         * partial pass's 0.1% limit) reaches far, and the serial attempt took 67 ms (p50) and
+         * gave up before the device pass ran anyway (bench/results/
+         * 2026-11-28-NVIDIA-H200-traffic-phases.md, partial=0): such a list goes to the device
+         * at once */
+        int try_host = c->mchg_ok && c->nmchg <= c->topo->m / 16384 + 64;
+        if (first(e) != e->cpu && prev && prev->gpu && try_host) {
             uint32_t *edges = NULL, nedges = 0;
             t1 = gp_now();
             /* a small budget (about 30 ms of one CPU thread on gen:1M turns): a change that

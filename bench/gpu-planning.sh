@@ -14,7 +14,8 @@
 # PLANNING_SECONDS (time per strategy and kind before extrapolating; default 10), PLANNING_GPU_MAX
 # (scenarios run per kind on the GPU; default all), PLANNING_GOAL=1 (only the goal network,
 # 1,000 routers / 5,000 links: the GPU on every scenario, the CPU strategies a 3 s sample; the
-# exit status says whether all single-link failures took <= 1 s on the GPU and matched).
+# exit status says whether all single-link failures took <= 1 s on the GPU and matched),
+# PLANNING_GEN (the generated networks, default the three above).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 # shellcheck source=bench/lib.sh
@@ -31,7 +32,8 @@ for f in "$DATA/topology-zoo/graphml/Kdl.graphml" "$DATA/topology-zoo/graphml/Co
          "$DATA/topology-zoo/graphml/Colt.graphml" "$DATA/rocketfuel/weights-dist/1239/weights.intra"; do
   [ -e "$f" ] && real+=("$f")
 done
-gen=(mesh:1000:5000:1 mesh:5000:25000:1 mesh:10000:50000:1)
+# PLANNING_GEN: the generated networks (default all three), e.g. "mesh:10000:50000:1" alone
+read -r -a gen <<<"${PLANNING_GEN:-mesh:1000:5000:1 mesh:5000:25000:1 mesh:10000:50000:1}"
 if [ "${PLANNING_SMALL:-0}" = 1 ]; then
   real=()
   [ -e "$DATA/rocketfuel/weights-dist/1239/weights.intra" ] && real=("$DATA/rocketfuel/weights-dist/1239/weights.intra")

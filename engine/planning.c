@@ -486,6 +486,7 @@ typedef struct fail_ctx {
     atomic_size_t next;
     atomic_uint_fast64_t columns, accs, affected;
     int failed;
+    int cancelled; /* a worker saw gp_progress_cancelled: the results are incomplete */
 } fail_ctx;
 
 typedef struct fail_arg {
@@ -675,6 +676,10 @@ static void *fail_worker(void *arg) {
     for (;;) {
         size_t si = atomic_fetch_add(&c->next, 1);
         if (si >= c->nscen) break;
+        if (gp_progress_cancelled(c->prog)) {
+            c->cancelled = 1;
+            break;
+        }
         run_scenario(c, &s, si);
         gp_progress_add(c->prog, 1);
     }
@@ -738,7 +743,7 @@ int gp_plan_failures_opts(gp_engine *e, const gp_rt *t, const gp_demands *d, con
             (strategy == GP_PLAN_AUTO && e && e->primary != e->cpu && !e->primary_failed)) {
             rc = gp_plan_failures_cuda(t, d, cap, sc, nscen, base, base_lost, threads, list_max,
                                        res, st, err);
-            if (rc == GP_OK || strategy == GP_PLAN_GPU) goto done;
+            if (rc == GP_OK || rc == GP_ECANCELLED || strategy == GP_PLAN_GPU) goto done;
             rc = GP_OK; /* auto: the CPU threads after all */
         }
         if (strategy == GP_PLAN_AUTO) {
@@ -769,6 +774,7 @@ int gp_plan_failures_opts(gp_engine *e, const gp_rt *t, const gp_demands *d, con
         for (int k = 0; k < T; k++) args[k].c = &c;
         if (nscen) run_threads(T, fail_worker, args, sizeof args[0]);
         if (c.failed) rc = gp_err_set(err, GP_ENOMEM, "out of memory for failure analysis");
+        else if (c.cancelled) rc = gp_err_set(err, GP_ECANCELLED, "failure analysis cancelled");
     }
     if (st) {
         st->strategy = strategy;

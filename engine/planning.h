@@ -137,7 +137,9 @@ typedef struct gp_plan_stats {
  * may be NULL. res: nscen entries. The base loads (no failure) go to base_load when not NULL (L
  * entries). e: the engine (may be NULL; auto runs on the GPU when its primary backend is CUDA).
  * GP_PLAN_GPU without CUDA or a device: GP_EUNSUPPORTED. Progress: the calling
- * thread's gp_progress, one unit per scenario (and one for the base loads). */
+ * thread's gp_progress, one unit per scenario (and one for the base loads); gp_progress_cancel on
+ * it stops the scenarios (between scenarios on the CPU, between batches on the GPU) with
+ * GP_ECANCELLED, res then partly filled (free it as usual). */
 int gp_plan_failures(gp_engine *e, const gp_rt *t, const gp_demands *d, const double *cap,
                      const gp_fail *sc, size_t nscen, int strategy, int threads,
                      gp_scenario_result *res, double *base_load, gp_plan_stats *st, gp_err *err);

@@ -329,6 +329,10 @@ int gp_plan_failures_cuda(const gp_rt *t, const gp_demands *d, const double *cap
     int rc = GP_OK;
     for (size_t s0 = 0; s0 < nscen && ce == cudaSuccess && rc == GP_OK; s0 += nbmax) {
         uint32_t nb = nscen - s0 < nbmax ? (uint32_t)(nscen - s0) : nbmax;
+        if (gp_progress_cancelled(prog)) {
+            rc = gp_err_set(err, GP_ECANCELLED, "failure analysis cancelled");
+            break;
+        }
         if (fbatch_fill(t, sc, s0, nb, dead, &b)) {
             rc = gp_err_set(err, GP_ENOMEM, "out of memory for failure analysis");
             break;

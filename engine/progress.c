@@ -21,6 +21,7 @@ void gp_progress_init(gp_progress *p, const char *label) {
     atomic_init(&p->hi_ppm, 1000000);
     atomic_init(&p->best_ppm, 0);
     atomic_init(&p->finished, 0);
+    atomic_init(&p->cancel, 0);
     snprintf(p->label, sizeof p->label, "%s", label ? label : "");
 }
 

@@ -29,7 +29,8 @@ typedef struct gp_progress {
     atomic_uint_fast32_t lo_ppm, hi_ppm; /* the phase's share of the whole, parts per million */
     atomic_uint_fast32_t best_ppm;       /* highest fraction reported so far (monotone) */
     atomic_int finished;
-    char label[32]; /* what runs ("apsp", "table"), for display; set by the owner */
+    atomic_int cancel; /* set by gp_progress_cancel: the work stops at its next check */
+    char label[32];    /* what runs ("apsp", "table"), for display; set by the owner */
 } gp_progress;
 
 /* Zeroes p: span [0, 1), nothing begun; label may be NULL. Not while others use p. */
@@ -47,6 +48,15 @@ void gp_progress_begin(gp_progress *p, uint64_t total);
 /* k more units done (any thread). */
 static inline void gp_progress_add(gp_progress *p, uint64_t k) {
     if (p) atomic_fetch_add_explicit(&p->done, k, memory_order_relaxed);
+}
+/* Asks the work reporting to p to stop (any thread; a job's DELETE): long loops that report to
+ * p look at gp_progress_cancelled between units and end with GP_ECANCELLED. Kept by
+ * gp_progress_reset. */
+static inline void gp_progress_cancel(gp_progress *p) {
+    if (p) atomic_store_explicit(&p->cancel, 1, memory_order_relaxed);
+}
+static inline int gp_progress_cancelled(gp_progress *p) {
+    return p && atomic_load_explicit(&p->cancel, memory_order_relaxed);
 }
 /* Marks the whole as done: the fraction becomes 1. */
 void gp_progress_finish(gp_progress *p);

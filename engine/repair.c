@@ -311,6 +311,10 @@ static void *worker(void *arg) {
     for (;;) {
         uint32_t S = atomic_fetch_add(w->next, 1);
         if (S >= w->t->n || w->rc) break;
+        if (gp_progress_cancelled(w->pr)) {
+            w->rc = gp_err_set(&w->err, GP_ECANCELLED, "repair paths cancelled");
+            break;
+        }
         if (do_router(w, S)) {
             w->rc = gp_err_set(&w->err, GP_ENOMEM, "out of memory computing repair paths");
             break;

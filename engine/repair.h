@@ -41,7 +41,7 @@
  * post-convergence SPFs, the "1 + 3N" of a router, here on CPU threads over the immutable graph);
  * P/Q membership and LFA inequalities are O(1) reads of the base matrix. Routers run in parallel on
  * `threads` threads; progress goes to the calling thread's gp_progress (engine/progress.h), one
- * unit per router.
+ * unit per router; gp_progress_cancel on it stops the routers not begun (GP_ECANCELLED).
  */
 #ifndef GP_ENGINE_REPAIR_H
 #define GP_ENGINE_REPAIR_H

@@ -43,6 +43,7 @@ const char *gp_status_name(int code) {
     case GP_ETIMEOUT: return "Timeout";
     case GP_EFORBIDDEN: return "Forbidden";
     case GP_EUNAVAILABLE: return "SourceUnavailable";
+    case GP_ECANCELLED: return "Cancelled";
     default: return "InternalError";
     }
 }

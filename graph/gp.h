@@ -39,7 +39,8 @@ enum gp_status {
     GP_EDB,          /* database error */
     GP_ETIMEOUT,     /* over the configured time limit */
     GP_EFORBIDDEN,   /* outside an allow-list (load_paths, load_pg_hosts): 403 */
-    GP_EUNAVAILABLE  /* a source that is down or does not answer (database unreachable): 503 */
+    GP_EUNAVAILABLE, /* a source that is down or does not answer (database unreachable): 503 */
+    GP_ECANCELLED    /* the owner cancelled the work (a job's DELETE, shutdown): no answer */
 };
 
 typedef struct gp_err {

@@ -67,6 +67,7 @@ const gp_route gp_routes[] = {
     {"POST", "/v1/graphs/{graph}/failure-analysis", gp_h_failure_post,
      GP_ROUTE_GRAPH | GP_ROUTE_JSON},
     {"GET", "/v1/failure-analysis/{id}", gp_h_failure_get, GP_ROUTE_QUERY},
+    {"DELETE", "/v1/failure-analysis/{id}", gp_h_failure_delete, 0},
     {"POST", "/v1/graphs/{graph}/matrix-jobs", gp_h_mjobs_post, GP_ROUTE_GRAPH | GP_ROUTE_JSON},
     {"GET", "/v1/matrix-jobs/{id}", gp_h_mjob_get, 0},
     {"DELETE", "/v1/matrix-jobs/{id}", gp_h_mjob_delete, 0},

@@ -46,7 +46,7 @@ METHODS = ("get", "put", "post", "delete", "patch")
 # operations that change the server's state, in the order they run after every other operation
 STATEFUL = ["submitJob", "getJob", "submitMatrixJob", "getMatrixJob", "getMatrixJobResult",
             "deleteMatrixJob", "putDemands", "getDemands", "linkLoads", "submitFailureAnalysis",
-            "getFailureAnalysis", "submitRepairJob", "getRepairJob", "getRepairJobResult",
+            "getFailureAnalysis", "deleteFailureAnalysis", "submitRepairJob", "getRepairJob", "getRepairJobResult",
             "deleteRepairJob", "patchCapacities", "deleteDemands", "patchLinks", "postSegmentSpeeds", "postTurnPenalties",
             "deleteTurnPenalties", "deleteSegmentSpeeds", "cacheStats", "cachePurge", "putGraph",
             "reloadGraph", "deleteGraph"]

@@ -9,6 +9,7 @@ Prints one line per failed check and "N passed, N failed, N skipped" last.
 """
 import json
 import os
+import random
 import sys
 import tempfile
 import time
@@ -248,10 +249,11 @@ def restart():
     phases(tmp, ((first, cache), (second, cache), (third, cache)))  # the same cache path
 
 
-def phases(tmp, runs):
-    """Runs each (phase, cache_path) against its own daemon in tmp, one after the other."""
-    for phase, path in runs:
-        p, port = netops_http.serve(tmp, SQUARE, path, TOKEN)
+def phases(tmp, runs, graphs=None):
+    """Runs each (phase, cache_path) against its own daemon in tmp, one after the other, on
+    graph sq: the square, or graphs[i] (GraphML text) for run i."""
+    for i, (phase, path) in enumerate(runs):
+        p, port = netops_http.serve(tmp, graphs[i] if graphs else SQUARE, path, TOKEN)
         try:
             if port is not None:
                 phase(port)
@@ -413,8 +415,116 @@ def repair_jobs():
     phases(tmp, ((off, ""), (first, cache), (second, cache)))
 
 
+def mesh_graphml(n, extra, seed):
+    """A ring of n routers r1..rn plus `extra` seeded random chords (costs 1-9), as GraphML."""
+    rnd = random.Random(seed)
+    edges = {(i, i % n + 1) for i in range(1, n + 1)}
+    while len(edges) < n + extra:
+        a, b = rnd.sample(range(1, n + 1), 2)
+        if (a, b) not in edges and (b, a) not in edges:
+            edges.add((a, b))
+    out = ['<?xml version="1.0" encoding="utf-8"?>',
+           '<graphml xmlns="http://graphml.graphdrawing.org/xmlns">',
+           '  <key attr.name="label" attr.type="string" for="node" id="d0" />',
+           '  <key attr.name="LinkSpeedRaw" attr.type="double" for="edge" id="d1" />',
+           '  <key attr.name="weight" attr.type="double" for="edge" id="d2" />',
+           '  <graph edgedefault="undirected">']
+    out += ['    <node id="%d"><data key="d0">r%d</data></node>' % (i, i) for i in range(1, n + 1)]
+    out += ['    <edge source="%d" target="%d"><data key="d1">100</data><data key="d2">%d</data>'
+            '</edge>' % (a, b, rnd.randint(1, 9)) for a, b in sorted(edges)]
+    out += ["  </graph>", "</graphml>", ""]
+    return "\n".join(out)
+
+
+def wait_end(port, path, bound_s):
+    """Polls path until the job has ended (done, failed, cancelled); (state, seconds) or None."""
+    t0 = time.time()
+    while time.time() - t0 < bound_s:
+        st, s = req(port, "GET", path)
+        if st == 200 and s["state"] in ("done", "failed", "cancelled"):
+            return s["state"], time.time() - t0
+        time.sleep(0.02)
+    return None, time.time() - t0
+
+
+def wait_running(port, path):
+    for _ in range(1000):
+        st, s = req(port, "GET", path)
+        if st != 200 or s["state"] != "queued":
+            return s.get("state") if st == 200 else None
+        time.sleep(0.01)
+    return None
+
+
+def cancel_jobs():
+    """DELETE stops a running failure analysis (100,000 sampled link pairs on a 150-router mesh)
+    and a running repair job (TI-LFA for every router of a 2,000-router mesh; about 9 s to the end
+    on two cores, 550 s for the analysis) within seconds: both
+    end "cancelled" with no result; a queued failure analysis never runs; the server keeps
+    answering, and the same question asked again runs to the end."""
+    tmp = tempfile.mkdtemp()
+    rnd = random.Random(7)
+
+    def fa(port):
+        rows = [{"source": "r%d" % a, "destination": "r%d" % b, "volume": rnd.randint(1, 9)}
+                for a, b in (rnd.sample(range(1, 151), 2) for _ in range(400))]
+        st, d = req(port, "PUT", "/v1/graphs/sq/demands", {"demands": rows})
+        check("cancel: PUT demands", st == 200, d)
+        ask = {"links": False, "routers": False, "link_pairs_sample": 100000, "seed": 3, "strategy": "incremental"}
+        st, j = req(port, "POST", "/v1/graphs/sq/failure-analysis", ask)
+        check("cancel: a long failure analysis submitted", st == 202 and j["scenarios"] == 100000, j)
+        st, q = req(port, "POST", "/v1/graphs/sq/failure-analysis", dict(ask, seed=4))
+        check("cancel: a second one queued behind it", st == 202 and q["state"] == "queued", q)
+        path = "/v1/failure-analysis/%d" % j["job"]
+        state = wait_running(port, path)
+        st, d = req(port, "DELETE", path)
+        check("cancel: DELETE of the running analysis", state == "running" and st == 200 and
+              d["state"] == "cancelling", (state, d))
+        st, dq = req(port, "DELETE", "/v1/failure-analysis/%d" % q["job"])
+        check("cancel: DELETE of the queued one", st == 200 and dq["state"] == "cancelling", dq)
+        end, took = wait_end(port, path, 60)
+        check("cancel: the running analysis ends cancelled within seconds", end == "cancelled" and
+              took < 20, (end, took))
+        st, s = req(port, "GET", path)
+        check("cancel: no result", st == 200 and "result" not in s and
+              req(port, "GET", path + "?format=csv")[0] == 404, s)
+        endq, _ = wait_end(port, "/v1/failure-analysis/%d" % q["job"], 60)
+        check("cancel: the queued one never ran", endq == "cancelled", endq)
+        st, l = req(port, "POST", "/v1/graphs/sq/load")
+        check("cancel: the server keeps answering", st == 200 and l["links"], st)
+        # the same question again: a new job (a cancelled one is not an answer), not cached
+        st, j2 = req(port, "POST", "/v1/graphs/sq/failure-analysis",
+                     {"links": True, "strategy": "incremental"})
+        check("cancel: a new analysis runs", st == 202 and j2["job"] != j["job"], j2)
+        end2, _ = wait_end(port, "/v1/failure-analysis/%d" % j2["job"], 120)
+        check("cancel: ... to the end", end2 == "done", end2)
+        st, d = req(port, "DELETE", "/v1/failure-analysis/%d" % j2["job"])
+        check("cancel: DELETE of a done analysis forgets it", st == 200 and d["state"] == "deleted" and
+              req(port, "GET", "/v1/failure-analysis/%d" % j2["job"])[0] == 404, d)
+        st, e = req(port, "DELETE", "/v1/failure-analysis/x1")
+        check("cancel: a bad job number is 400", st == 400, e)
+
+    def repair(port):
+        st, j = req(port, "POST", "/v1/graphs/sq/repair-jobs", {"summary": True})
+        check("cancel: a long repair job submitted", st == 202, j)
+        path = "/v1/repair-jobs/%d" % j["job"]
+        state = wait_running(port, path)
+        st, d = req(port, "DELETE", path)
+        check("cancel: DELETE of the running repair job", state == "running" and st == 200 and
+              d["state"] == "cancelling", (state, d))
+        end, took = wait_end(port, path, 60)
+        check("cancel: the repair job ends cancelled within seconds", end == "cancelled" and
+              took < 20, (end, took))
+        st, e = req(port, "GET", path + "/result")
+        check("cancel: the repair job has no result", st == 404, e)
+
+    phases(tmp, ((fa, ""), (repair, "")),
+           (mesh_graphml(150, 450, 1), mesh_graphml(2000, 10000, 2)))
+
+
 main()
 restart()
 cached_results()
 repair_jobs()
+cancel_jobs()
 print("%d passed, %d failed, 0 skipped" % (netops_http.passed, netops_http.failed))

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "engine/planning.h"
+#include "engine/progress.h"
 #include "graph/graph_internal.h" /* gp_splitmix64 */
 #include "tests/netops_test.h"
 
@@ -203,6 +204,22 @@ static void test_square_ecmp(void **state) {
     assert_true(rr.unrouted_volume == 6);
     assert_int_equal(rr.disconnected_pairs, 6);            /* (4, x) x3 and (x, 4) x3 */
     assert_true(fabs(rr.worst_utilization - 1.0) < 1e-12); /* 1 -> 3 all over 1-2, 2-3 */
+    /* cancelled (a job's DELETE) before the scenarios: GP_ECANCELLED from every strategy, the
+     * progress not past the base loads; the same call without it completes */
+    for (int strat = GP_PLAN_AUTO; strat <= GP_PLAN_GPU; strat++) {
+        gp_progress p;
+        gp_progress_init(&p, "test");
+        gp_progress_cancel(&p);
+        gp_progress_set(&p);
+        gp_scenario_result rc4[4] = {0};
+        int rc = gp_plan_failures(E, t, d, cap, sc, 4, strat, 2, rc4, NULL, NULL, &err);
+        gp_progress_set(NULL);
+        gp_plan_results_free(rc4, 4);
+        if (strat == GP_PLAN_GPU && rc == GP_EUNSUPPORTED) continue;
+        assert_int_equal(rc, GP_ECANCELLED);
+        assert_string_equal(err.msg, "failure analysis cancelled");
+        assert_true(atomic_load(&p.done) <= 1);
+    }
     free(load);
     gp_demands_free(d);
     gp_rt_free(t);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/progress.h"
 #include "engine/repair.h"
 #include "tests/netops_test.h"
 
@@ -199,12 +200,26 @@ static void test_keep_and_limit(void **state) {
     drop(&x);
 }
 
+/* Cancelled (a repair job's DELETE): no router is computed, GP_ECANCELLED, no result. */
+static void test_cancel(void **state) {
+    (void)state;
+    arc a[] = {{1, 2, 1}, {2, 3, 1}, {3, 4, 1}, {4, 5, 1}, {5, 1, 1}};
+    gp_progress p;
+    gp_progress_init(&p, "test");
+    gp_progress_cancel(&p);
+    gp_progress_set(&p);
+    net x = make(5, a, 5, NULL, 0, GP_ECANCELLED);
+    gp_progress_set(NULL);
+    assert_null(x.r);
+    assert_int_equal(atomic_load(&p.done), 0);
+    drop(&x);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_ring),
-        cmocka_unit_test(test_heavy_ring),
-        cmocka_unit_test(test_link_not_node),
-        cmocka_unit_test(test_keep_and_limit),
+        cmocka_unit_test(test_ring),          cmocka_unit_test(test_heavy_ring),
+        cmocka_unit_test(test_link_not_node), cmocka_unit_test(test_keep_and_limit),
+        cmocka_unit_test(test_cancel),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -46,7 +46,7 @@ typedef struct pl_graph {
 
 typedef struct pl_job {
     uint64_t id;
-    int state; /* GP_JOB_* of engine/jobs.h's numbering: queued, running, done, failed */
+    int state; /* queued, running, done, failed (GP_JOB_* of engine/jobs.h's numbering), cancelled */
     char graph[65], version[17], dver[17];
     char *req;  /* the normalized request (request_text): the in-memory and SQLite cache key */
     int cached; /* the result came from the SQLite cache */
@@ -71,7 +71,7 @@ typedef struct pl_job {
 
 enum { K_LINK, K_ROUTER, K_SRLG, K_PAIR, K_LIST };
 static const char *const kind_names[] = {"link", "router", "srlg", "link_pair", "scenario"};
-static const char *const state_names[] = {"queued", "running", "done", "failed"};
+static const char *const state_names[] = {"queued", "running", "done", "failed", "cancelled"};
 
 static struct {
     pthread_mutex_t mu;
@@ -919,27 +919,29 @@ static void *job_main(void *arg) {
     pl_job *j = arg;
     pthread_mutex_lock(&pl.run);
     pthread_mutex_lock(&pl.mu);
-    j->state = 1;
+    int go = !gp_progress_cancelled(&j->prog); /* a DELETE while queued: never runs */
+    j->state = go ? 1 : 4;
     j->started = gp_now();
     pthread_mutex_unlock(&pl.mu);
-    gp_scenario_result *res = calloc(j->nscen + 1, sizeof *res);
+    gp_scenario_result *res = go ? calloc(j->nscen + 1, sizeof *res) : NULL;
     gp_plan_stats st = {0};
     gp_err err;
     gp_err_clear(&err);
     gp_progress_set(&j->prog);
     gp_plan_opts po = {.list_max = j->list_max};
-    int rc = res ? gp_plan_failures_opts(gp_http_engine(), j->t, j->d, j->cap, j->sc, j->nscen,
-                                         j->strategy, 0, &po, res, NULL, &st, &err)
-                 : gp_err_set(&err, GP_ENOMEM, "out of memory");
+    int rc = !go   ? GP_ECANCELLED
+             : res ? gp_plan_failures_opts(gp_http_engine(), j->t, j->d, j->cap, j->sc, j->nscen,
+                                           j->strategy, 0, &po, res, NULL, &st, &err)
+                   : gp_err_set(&err, GP_ENOMEM, "out of memory");
     gp_progress_set(NULL);
-    if (rc == GP_OK) build_result(j, res, &st);
+    if (rc == GP_OK && !gp_progress_cancelled(&j->prog)) build_result(j, res, &st);
     else snprintf(j->error, sizeof j->error, "%s", err.msg);
     gp_plan_results_free(res, j->nscen);
     free(res);
     if (j->result) result_store(j);
     pthread_mutex_lock(&pl.mu);
     j->finished = gp_now();
-    j->state = j->result ? 2 : 3;
+    j->state = j->result ? 2 : gp_progress_cancelled(&j->prog) ? 4 : 3;
     if (!j->result && !j->error[0]) snprintf(j->error, sizeof j->error, "failed");
     if (j->result) gp_progress_finish(&j->prog);
     job_inputs_free(j);
@@ -1407,7 +1409,8 @@ void gp_h_failure_post(gp_req *r) {
     /* a done (or queued, running) analysis of the same question is answered again */
     pthread_mutex_lock(&pl.mu);
     for (size_t i = 0; i < pl.njobs; i++)
-        if (strcmp(pl.jobs[i]->req, req) == 0 && pl.jobs[i]->state != 3 &&
+        if (strcmp(pl.jobs[i]->req, req) == 0 && pl.jobs[i]->state < 3 &&
+            !gp_progress_cancelled(&pl.jobs[i]->prog) &&
             strcmp(pl.jobs[i]->graph, gp_req_graph_name(r)) == 0) {
             answer_job(r, 200, pl.jobs[i]);
             pthread_mutex_unlock(&pl.mu);
@@ -1494,16 +1497,68 @@ fail:
     inputs_free(&in);
 }
 
-void gp_h_failure_get(gp_req *r) {
-    const char *ids = gp_req_param(r, "id"), *fmt = gp_req_query(r, "format");
+/* The GET document of job j (under pl.mu), its state said as `state`; the result when asked. */
+static cJSON *job_json(pl_job *j, const char *state, int with_result) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "job", (double)j->id);
+    cJSON_AddStringToObject(o, "state", state);
+    cJSON_AddNumberToObject(o, "progress", j->state == 2 ? 1 : gp_progress_fraction(&j->prog));
+    cJSON_AddStringToObject(o, "graph", j->graph);
+    cJSON_AddStringToObject(o, "version", j->version);
+    cJSON_AddStringToObject(o, "demand_version", j->dver);
+    cJSON_AddNumberToObject(o, "scenarios", (double)j->nscen);
+    cJSON_AddBoolToObject(o, "cached", j->cached);
+    if (j->state == 3) cJSON_AddStringToObject(o, "error", j->error);
+    if (j->state == 2 && with_result)
+        cJSON_AddItemToObject(o, "result", cJSON_Duplicate(j->result, 1));
+    return o;
+}
+
+/* The job number of the path's {id}; 0 after answering 400. */
+static unsigned long long job_number(gp_req *r) {
+    const char *ids = gp_req_param(r, "id");
     char *end;
     errno = 0;
     unsigned long long id = ids ? strtoull(ids, &end, 10) : 0;
     if (!ids || !*ids || *end || errno || !id || ids[0] == '+' || ids[0] == '-') {
         gp_http_error(r, GP_HC_INVALID_QUERY, "'%.64s' is not a failure-analysis job number",
                       ids ? ids : "");
+        return 0;
+    }
+    return id;
+}
+
+/* DELETE /v1/failure-analysis/{id}: a queued job never runs, a running one stops between
+ * scenarios (batches on the GPU) and ends "cancelled" without a result; an ended job is
+ * forgotten (a result kept in the SQLite cache stays there). */
+void gp_h_failure_delete(gp_req *r) {
+    unsigned long long id = job_number(r);
+    if (!id) return;
+    pthread_mutex_lock(&pl.mu);
+    size_t i = 0;
+    while (i < pl.njobs && pl.jobs[i]->id != id) i++;
+    if (i == pl.njobs) {
+        pthread_mutex_unlock(&pl.mu);
+        gp_http_error(r, GP_HC_NOT_FOUND, "no failure-analysis job %llu", id);
         return;
     }
+    pl_job *j = pl.jobs[i];
+    cJSON *o = job_json(j, j->state < 2 ? "cancelling" : "deleted", 0);
+    if (j->state < 2) {
+        gp_progress_cancel(&j->prog);
+    } else {
+        memmove(&pl.jobs[i], &pl.jobs[i + 1], (pl.njobs - i - 1) * sizeof pl.jobs[0]);
+        pl.njobs--;
+        job_free(j);
+    }
+    pthread_mutex_unlock(&pl.mu);
+    gp_http_json(r, 200, o);
+}
+
+void gp_h_failure_get(gp_req *r) {
+    const char *fmt = gp_req_query(r, "format");
+    unsigned long long id = job_number(r);
+    if (!id) return;
     int csv = fmt && strcmp(fmt, "csv") == 0;
     if (fmt && !csv && strcmp(fmt, "json") != 0) {
         gp_http_error(r, GP_HC_INVALID_QUERY, "format must be json or csv, got '%.32s'", fmt);
@@ -1529,23 +1584,14 @@ void gp_h_failure_get(gp_req *r) {
         pthread_mutex_unlock(&pl.mu);
         return;
     }
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "job", (double)j->id);
-    cJSON_AddStringToObject(o, "state", state_names[j->state]);
-    cJSON_AddNumberToObject(o, "progress", j->state == 2 ? 1 : gp_progress_fraction(&j->prog));
-    cJSON_AddStringToObject(o, "graph", j->graph);
-    cJSON_AddStringToObject(o, "version", j->version);
-    cJSON_AddStringToObject(o, "demand_version", j->dver);
-    cJSON_AddNumberToObject(o, "scenarios", (double)j->nscen);
-    cJSON_AddBoolToObject(o, "cached", j->cached);
-    if (j->state == 3) cJSON_AddStringToObject(o, "error", j->error);
-    if (j->state == 2) cJSON_AddItemToObject(o, "result", cJSON_Duplicate(j->result, 1));
+    cJSON *o = job_json(j, state_names[j->state], 1);
     pthread_mutex_unlock(&pl.mu);
     gp_http_json(r, 200, o);
 }
 
 void gp_srv_planning_stop(void) {
     pthread_mutex_lock(&pl.mu);
+    for (size_t i = 0; i < pl.njobs; i++) gp_progress_cancel(&pl.jobs[i]->prog);
     while (pl.active) pthread_cond_wait(&pl.idle, &pl.mu);
     for (size_t i = 0; i < pl.njobs; i++) job_free(pl.jobs[i]);
     pl.njobs = 0;

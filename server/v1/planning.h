@@ -16,6 +16,7 @@ void gp_h_load(gp_req *r);
 /* POST /v1/graphs/{graph}/failure-analysis -> 202 {"job": ID}; GET /v1/failure-analysis/{id} */
 void gp_h_failure_post(gp_req *r);
 void gp_h_failure_get(gp_req *r);
+void gp_h_failure_delete(gp_req *r);
 /* Waits for a running analysis and drops demands and results (after the daemon stopped). */
 void gp_srv_planning_stop(void);
 

@@ -404,6 +404,7 @@ void gp_h_repair_job_delete(gp_req *r) {
     cJSON *o = NULL;
     if (j && j->state < RJ_DONE) { /* queued: never runs; running: its result is dropped */
         j->cancel = 1;
+        gp_progress_cancel(&j->prog); /* running: the engine stops before its next router */
         o = rj_json(j);
         cJSON_ReplaceItemInObject(o, "state", cJSON_CreateString("cancelling"));
     } else if (j) { /* ended: forgotten (a cached result stays in the SQLite cache) */
@@ -421,7 +422,10 @@ void gp_h_repair_job_delete(gp_req *r) {
 
 void gp_srv_repair_stop(void) {
     pthread_mutex_lock(&rj.mu);
-    for (size_t i = 0; i < rj.njobs; i++) rj.jobs[i]->cancel = 1;
+    for (size_t i = 0; i < rj.njobs; i++) {
+        rj.jobs[i]->cancel = 1;
+        gp_progress_cancel(&rj.jobs[i]->prog);
+    }
     while (rj.active) pthread_cond_wait(&rj.idle, &rj.mu);
     for (size_t i = 0; i < rj.njobs; i++) rj_free(rj.jobs[i]);
     rj.njobs = 0;

@@ -4,6 +4,8 @@
  */
 #include "engine/traffic.h"
 
+#include "graph/osmseg.h"
+#include "graph/parallel.h"
 #include "graph/spatial.h"
 #include "graph/turns.h"
 
@@ -187,7 +189,8 @@ int gp_traffic_parse_turns(const char *text, size_t len, gp_turn_entry **out, si
 }
 
 /* ---------------------------------------------------------------------------------------------
- * Lookup tables: entries sorted by their ids, the last entry of a key kept
+ * Lookup tables: the distinct keys of the entries in first-seen order, the last entry of a key
+ * kept, found through an open-addressing hash (a file's cost is its entries, not their sort)
  * ------------------------------------------------------------------------------------------- */
 
 typedef struct key3 {
@@ -196,98 +199,96 @@ typedef struct key3 {
     int matched; /* some segment or turn of the graph is this key */
 } key3;
 
-static int cmp_key(const key3 *p, const key3 *q) {
-    if (p->a != q->a) return p->a < q->a ? -1 : 1;
-    if (p->b != q->b) return p->b < q->b ? -1 : 1;
-    if (p->c != q->c) return p->c < q->c ? -1 : 1;
-    return 0;
-}
-
-static int cmp_key_idx(const void *x, const void *y) {
-    const key3 *p = x, *q = y;
-    int c = cmp_key(p, q);
-    return c ? c : (p->idx > q->idx) - (p->idx < q->idx);
-}
-
-/* Sorts k[0..n) and keeps the last entry of each key; the count kept. */
-static size_t dedupe(key3 *k, size_t n) {
-    qsort(k, n, sizeof *k, cmp_key_idx);
-    size_t nk = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (nk && cmp_key(&k[nk - 1], &k[i]) == 0) k[nk - 1] = k[i];
-        else k[nk++] = k[i];
-    }
-    return nk;
-}
-
-static key3 *find(key3 *k, size_t n, int64_t a, int64_t b, int64_t c) {
-    key3 q = {.a = a, .b = b, .c = c};
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (cmp_key(&k[mid], &q) < 0) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo < n && cmp_key(&k[lo], &q) == 0 ? &k[lo] : NULL;
-}
-
-/* The set of the first ids of keys (open addressing, a power of two of slots, 0 marks an empty
- * slot: id 0 is kept aside): one probe per point tells most points of the graph apart from the
- * file's before any binary search. */
-typedef struct idset {
-    int64_t *slot;
+typedef struct keyset {
+    key3 *k;        /* the distinct keys */
+    size_t n;       /* how many */
+    uint32_t *slot; /* mask + 1 slots: key index + 1, 0 empty */
     size_t mask;
-    int has_zero;
-} idset;
-
-static uint64_t mix64(uint64_t h, uint64_t x);
-static inline size_t id_hash(int64_t x) { return (size_t)mix64(0, (uint64_t)x); }
-
-static int idset_build(idset *s, const key3 *k, size_t n) {
-    size_t cap = 16;
-    while (cap < 2 * n) cap *= 2;
-    s->slot = calloc(cap, sizeof *s->slot);
-    s->mask = cap - 1;
-    s->has_zero = 0;
-    if (!s->slot) return -1;
-    for (size_t i = 0; i < n; i++) {
-        if (k[i].a == 0) {
-            s->has_zero = 1;
-            continue;
-        }
-        size_t h = id_hash(k[i].a) & s->mask;
-        while (s->slot[h] && s->slot[h] != k[i].a) h = (h + 1) & s->mask;
-        s->slot[h] = k[i].a;
-    }
-    return 0;
-}
-
-static inline int idset_has(const idset *s, int64_t x) {
-    if (x == 0) return s->has_zero;
-    for (size_t h = id_hash(x) & s->mask; s->slot[h]; h = (h + 1) & s->mask)
-        if (s->slot[h] == x) return 1;
-    return 0;
-}
-
-/* 1 when some key starts with (a, b). */
-static int has_prefix(const key3 *k, size_t n, int64_t a, int64_t b) {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (k[mid].a < a || (k[mid].a == a && k[mid].b < b)) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo < n && k[lo].a == a && k[lo].b == b;
-}
-
-/* ---------------------------------------------------------------------------------------------
- * Applying
- * ------------------------------------------------------------------------------------------- */
+    uint32_t *of; /* per entry: the index of its key */
+} keyset;
 
 static uint64_t mix64(uint64_t h, uint64_t x) {
     h ^= x + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
     return h * 0x100000001b3ULL;
 }
+
+static inline size_t key_hash(int64_t a, int64_t b, int64_t c) {
+    uint64_t h = mix64(mix64(mix64(0, (uint64_t)a), (uint64_t)b), (uint64_t)c);
+    h ^= h >> 33; /* murmur3's finalizer: the low bits index the table */
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    return (size_t)h;
+}
+
+static void keyset_free(keyset *s) {
+    free(s->k);
+    free(s->slot);
+    free(s->of);
+    memset(s, 0, sizeof *s);
+}
+
+/* Fills a, b, c of k from entry i. */
+typedef void (*key_fn)(const void *entries, size_t i, key3 *k);
+
+/* The keys of n entries; -1 when out of memory. */
+static int keyset_build(keyset *s, const void *entries, size_t n, key_fn key) {
+    memset(s, 0, sizeof *s);
+    size_t cap = 16;
+    while (cap < 2 * n) cap *= 2;
+    s->k = malloc(sizeof *s->k * (n ? n : 1));
+    s->slot = calloc(cap, sizeof *s->slot);
+    s->of = malloc(sizeof *s->of * (n ? n : 1));
+    s->mask = cap - 1;
+    if (!s->k || !s->slot || !s->of || n >= UINT32_MAX) {
+        keyset_free(s);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        key3 q = {0};
+        key(entries, i, &q);
+        size_t h = key_hash(q.a, q.b, q.c) & s->mask;
+        for (;; h = (h + 1) & s->mask) {
+            uint32_t x = s->slot[h];
+            if (!x) {
+                q.idx = i;
+                s->k[s->n] = q;
+                s->slot[h] = (uint32_t)++s->n;
+                s->of[i] = (uint32_t)(s->n - 1);
+                break;
+            }
+            key3 *e = &s->k[x - 1];
+            if (e->a == q.a && e->b == q.b && e->c == q.c) {
+                e->idx = i; /* the last entry of a key wins */
+                s->of[i] = x - 1;
+                break;
+            }
+        }
+    }
+    return 0;
+}
+
+static key3 *keyset_find(const keyset *s, int64_t a, int64_t b, int64_t c) {
+    for (size_t h = key_hash(a, b, c) & s->mask;; h = (h + 1) & s->mask) {
+        uint32_t x = s->slot[h];
+        if (!x) return NULL;
+        key3 *e = &s->k[x - 1];
+        if (e->a == a && e->b == b && e->c == c) return e;
+    }
+}
+
+static void speed_key(const void *entries, size_t i, key3 *k) {
+    const gp_speed_entry *e = (const gp_speed_entry *)entries + i;
+    k->a = e->from, k->b = e->to;
+}
+
+static void turn_key(const void *entries, size_t i, key3 *k) {
+    const gp_turn_entry *e = (const gp_turn_entry *)entries + i;
+    k->a = e->from, k->b = e->via, k->c = e->to;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Applying
+ * ------------------------------------------------------------------------------------------- */
 
 /* The OSM id of point i of arc a (u -> v): 0 = tail, 1..ns = shape points, ns + 1 = head. */
 static int64_t point_id(const gp_graph *g, uint32_t a, uint32_t u, uint32_t v, uint32_t ns,
@@ -316,20 +317,13 @@ static void point_xy(const gp_graph *g, uint32_t u, uint32_t v, uint32_t ns, con
     }
 }
 
-/* New weight of arc a (u -> v) of g under the speeds k[0..nk); returns 1 when some segment of it
- * has a speed (then *w is set: GP_TRAFFIC_CLOSED for a closed one), 0 when none, -1 on overflow. */
+/* New weight of arc a (u -> v) of g under the speeds ks, some segment of which has one: returns 1
+ * with *w set (GP_TRAFFIC_CLOSED for a closed one), -1 on overflow. */
 static int arc_weight(const gp_graph *g, uint32_t a, uint32_t u, uint32_t v,
-                      const gp_speed_entry *sp, key3 *k, size_t nk, const idset *from,
-                      uint32_t *w) {
+                      const gp_speed_entry *sp, const keyset *ks, uint32_t *w) {
     const double *slon = NULL, *slat = NULL;
     uint32_t ns = gp_graph_arc_shape(g, a, &slon, &slat);
     if (ns && !g->shape_osm_id) ns = 0; /* interior points without ids: the arc as one segment */
-    int any = 0;
-    for (uint32_t i = 0; i <= ns && !any; i++) {
-        int64_t p = point_id(g, a, u, v, ns, i);
-        any = idset_has(from, p) && find(k, nk, p, point_id(g, a, u, v, ns, i + 1), 0) != NULL;
-    }
-    if (!any) return 0;
     const int xy = g->lon && g->lat && !isnan(g->lon[u]) && !isnan(g->lon[v]);
     double total = 0, len[1024];
     double *lens = ns + 1 <= 1024 ? len : malloc(sizeof *lens * (ns + 1));
@@ -347,7 +341,7 @@ static int arc_weight(const gp_graph *g, uint32_t a, uint32_t u, uint32_t v,
     double sum = 0;
     int closed = 0;
     for (uint32_t i = 0; i <= ns; i++) {
-        key3 *e = find(k, nk, point_id(g, a, u, v, ns, i), point_id(g, a, u, v, ns, i + 1), 0);
+        key3 *e = keyset_find(ks, point_id(g, a, u, v, ns, i), point_id(g, a, u, v, ns, i + 1), 0);
         if (e) {
             __atomic_store_n(&e->matched, 1, __ATOMIC_RELAXED); /* arcs run in parallel */
             double kmh = sp[e->idx].kmh;
@@ -368,53 +362,81 @@ static int arc_weight(const gp_graph *g, uint32_t a, uint32_t u, uint32_t v,
     return 1;
 }
 
-/* The new weights of the arcs of nodes [lo, hi) into w (w starts as the base's weights) and of
- * their reverse entries into rw (each changed arc takes the first entry of the reverse order from
- * its tail with the old weight not yet taken: only arcs of the same tail compete for an entry, so
- * the ranges run in parallel); the changed and closed arcs counted; an overflow's arc (the lowest
- * seen) in overflow. */
+/* The segments of keys [lo, hi) through the index, in parallel: up to HITS of each. */
+enum { HITS = 4 };
+typedef struct find_job {
+    const gp_osmseg *ix;
+    const key3 *k;
+    uint32_t *cnt;
+    gp_osmseg_hit *hits; /* HITS per key */
+} find_job;
+
+static void find_range(void *ctx, uint64_t lo, uint64_t hi) {
+    find_job *j = ctx;
+    for (uint64_t i = lo; i < hi; i++)
+        j->cnt[i] = gp_osmseg_find(j->ix, j->k[i].a, j->k[i].b, j->hits + i * HITS, HITS);
+}
+
+/* The arcs holding some segment of the speeds ks (graph/osmseg.h), ascending and distinct, into
+ * *out (malloc'd); their count, or -1 when out of memory. */
+static int64_t arcs_of(const gp_graph *g, const gp_osmseg *ix, const keyset *ks, uint32_t **out) {
+    const key3 *k = ks->k;
+    size_t nk = ks->n, n = 0;
+    unsigned char *mark = calloc(g->m ? g->m : 1, 1);
+    uint32_t *cnt = malloc(sizeof *cnt * (nk ? nk : 1)), *arcs = NULL;
+    gp_osmseg_hit *hits = malloc(sizeof *hits * HITS * (nk ? nk : 1)), *more = NULL;
+    if (!mark || !cnt || !hits) goto oom;
+    find_job fj = {ix, k, cnt, hits};
+    gp_parallel_for_dynamic(nk, nk >= 2048 ? 0 : 1, 0, find_range, &fj);
+    for (size_t i = 0; i < nk; i++) {
+        const gp_osmseg_hit *h = hits + i * HITS;
+        if (cnt[i] > HITS) { /* a segment on many arcs (restriction copies): all of them */
+            gp_osmseg_hit *m2 = realloc(more, sizeof *more * cnt[i]);
+            if (!m2) goto oom;
+            more = m2;
+            gp_osmseg_find(ix, k[i].a, k[i].b, more, cnt[i]);
+            h = more;
+        }
+        for (uint32_t x = 0; x < cnt[i]; x++) n += !mark[h[x].arc], mark[h[x].arc] = 1;
+    }
+    arcs = malloc(sizeof *arcs * (n ? n : 1));
+    if (!arcs) goto oom;
+    n = 0; /* ascending: the marks in arc order */
+    for (uint32_t a = 0; a < g->m; a++)
+        if (mark[a]) arcs[n++] = a;
+    free(mark);
+    free(cnt);
+    free(hits);
+    free(more);
+    *out = arcs;
+    return (int64_t)n;
+oom:
+    free(mark);
+    free(cnt);
+    free(hits);
+    free(more);
+    return -1;
+}
+
+/* The new weights of arcs[lo, hi) into nw[lo, hi) (r[i]: arc_weight's answer) and their tails,
+ * in parallel. */
 typedef struct arc_job {
     const gp_graph *g;
     const gp_speed_entry *sp;
-    key3 *k;
-    size_t nk;
-    const idset *from;
-    uint32_t *w, *rw;
-    unsigned char *used;
-    uint32_t overflow;
-    uint32_t changed, closed; /* atomic */
+    const keyset *ks;
+    const uint32_t *arcs;
+    uint32_t *nw, *tail;
+    signed char *r;
 } arc_job;
 
 static void arc_range(void *ctx, uint64_t lo, uint64_t hi) {
     arc_job *j = ctx;
     const gp_graph *g = j->g;
-    uint32_t changed = 0, closed = 0;
-    for (uint32_t u = (uint32_t)lo; u < (uint32_t)hi; u++) {
-        for (uint32_t a = g->row[u]; a < g->row[u + 1]; a++) {
-            uint32_t x = 0, v = g->col[a];
-            int r = arc_weight(g, a, u, v, j->sp, j->k, j->nk, j->from, &x);
-            if (r < 0) {
-                uint32_t cur = __atomic_load_n(&j->overflow, __ATOMIC_RELAXED);
-                while (a < cur &&
-                       !__atomic_compare_exchange_n(&j->overflow, &cur, a, 0, __ATOMIC_RELAXED,
-                                                    __ATOMIC_RELAXED)) {
-                }
-                continue;
-            }
-            if (r == 0 || x == g->w[a]) continue;
-            j->w[a] = x;
-            changed++;
-            closed += x == GP_TRAFFIC_CLOSED;
-            for (uint32_t k = g->rrow[v]; k < g->rrow[v + 1]; k++)
-                if (g->rcol[k] == u && !j->used[k] && g->rw[k] == g->w[a]) {
-                    j->used[k] = 1;
-                    j->rw[k] = x;
-                    break;
-                }
-        }
+    for (uint64_t i = lo; i < hi; i++) {
+        uint32_t a = j->arcs[i];
+        j->tail[i] = gp_graph_arc_tail(g, a);
+        j->r[i] = (signed char)arc_weight(g, a, j->tail[i], g->col[a], j->sp, j->ks, &j->nw[i]);
     }
-    __atomic_add_fetch(&j->changed, changed, __ATOMIC_RELAXED);
-    __atomic_add_fetch(&j->closed, closed, __ATOMIC_RELAXED);
 }
 
 static inline uint32_t sat_add(uint32_t x, uint32_t y) {
@@ -423,69 +445,113 @@ static inline uint32_t sat_add(uint32_t x, uint32_t y) {
     return s >= GP_TRAFFIC_CLOSED ? GP_TRAFFIC_CLOSED - 1 : (uint32_t)s;
 }
 
-/* The turn graph of g2 (a reweighted version of base): gp_turns_reweight, every turn into a
- * closed arc closed, and the penalties of tk[0..ntk). *h gets a hash of the turns changed. */
-static gp_turns *turns_of(const gp_graph *base, gp_graph *g2, const gp_turn_entry *tp, key3 *tk,
-                          size_t ntk, gp_traffic_stats *st, uint64_t *h, gp_err *err) {
+/* The turn-graph nodes that duplicate road arc a for via-way restrictions (graph/turns.h; a's
+ * own node is a): *n of them. */
+static const uint32_t *nodes_of(const gp_turns *T, uint32_t a, uint32_t *n) {
+    const uint32_t *dup;
+    *n = gp_turns_dups(T, a, &dup);
+    return dup;
+}
+
+/* Every turn onto turn-graph node x closed. */
+static void close_into(gp_graph *tg, uint32_t x) {
+    for (uint32_t kr = tg->rrow[x]; kr < tg->rrow[x + 1]; kr++) {
+        uint32_t a = tg->rcol[kr];
+        tg->rw[kr] = GP_TRAFFIC_CLOSED;
+        for (uint32_t k = tg->row[a]; k < tg->row[a + 1]; k++)
+            if (tg->col[k] == x) tg->w[k] = GP_TRAFFIC_CLOSED;
+    }
+}
+
+/* The penalty of turn entry e onto the turns leaving turn-graph node x (road arc a, u -> v) whose
+ * next point is e's `to`. */
+static void penalize(const gp_graph *base, const gp_graph *g2, gp_graph *tg, const gp_turns *BT,
+                     uint32_t x, uint32_t v, key3 *e, const gp_turn_entry *tp, gp_traffic_stats *st,
+                     uint64_t *h) {
+    const double units_per_s = base->scale / base->unit_s;
+    for (uint32_t k = tg->row[x]; k < tg->row[x + 1]; k++) {
+        uint32_t y = tg->col[k], b = gp_turns_arc(BT, y), bv = base->col[b];
+        if (point_id(base, b, v, bv, shape_ids(base, b), 1) != e->c) continue;
+        e->matched = 1;
+        double pen = tp[e->idx].penalty_s > 0 ? tp[e->idx].penalty_s : 0;
+        double pu = floor(pen * units_per_s + 0.5);
+        uint32_t val = sat_add(
+            pu < (double)GP_TRAFFIC_CLOSED ? (uint32_t)pu : GP_TRAFFIC_CLOSED - 1, g2->w[b]);
+        tg->w[k] = val;
+        for (uint32_t kr = tg->rrow[y]; kr < tg->rrow[y + 1]; kr++)
+            if (tg->rcol[kr] == x) tg->rw[kr] = val;
+        *h = mix64(mix64(*h, k), val);
+        st->turns_changed++;
+    }
+}
+
+/* The turn graph of g2 (a reweighted version of base whose weights differ from the base's only at
+ * chg[0..nchg)): gp_turns_reweight_arcs, every turn into a closed arc closed, and the penalties of
+ * tks, each found through the segment index ix (from -> via ends an arc at its head). *h
+ * gets a hash of the turns changed. */
+static gp_turns *turns_of(const gp_graph *base, gp_graph *g2, const gp_osmseg *ix,
+                          const uint32_t *chg, uint32_t nchg, const gp_turn_entry *tp,
+                          const keyset *tks, gp_traffic_stats *st, uint64_t *h, gp_err *err) {
+    key3 *tk = tks->k;
+    size_t ntk = tks->n;
+    const gp_turns *BT = base->turns;
     /* closed arcs weigh 0 while the turn graph is derived (turn + weight must not wrap), then
      * every turn into them is closed */
-    unsigned char *closed = st->arcs_closed ? calloc(g2->m, 1) : NULL;
+    uint32_t *closed = st->arcs_closed ? malloc(sizeof *closed * st->arcs_closed) : NULL;
+    uint32_t nclosed = 0;
     if (st->arcs_closed && !closed) {
         gp_err_set(err, GP_ENOMEM, "out of memory applying traffic");
         return NULL;
     }
-    for (uint32_t b = 0; closed && b < g2->m; b++)
-        if (g2->w[b] == GP_TRAFFIC_CLOSED) closed[b] = 1, g2->w[b] = 0;
-    gp_turns *T = gp_turns_reweight(base->turns, g2, err);
-    for (uint32_t b = 0; closed && b < g2->m; b++)
-        if (closed[b]) g2->w[b] = GP_TRAFFIC_CLOSED;
+    for (uint32_t i = 0; closed && i < nchg; i++)
+        if (g2->w[chg[i]] == GP_TRAFFIC_CLOSED) closed[nclosed++] = chg[i], g2->w[chg[i]] = 0;
+    gp_turns *T = gp_turns_reweight_arcs(BT, g2, chg, nchg, err);
+    for (uint32_t i = 0; i < nclosed; i++) g2->w[closed[i]] = GP_TRAFFIC_CLOSED;
     if (!T) {
         free(closed);
         return NULL;
     }
     gp_graph *tg = T->tg;
-    for (uint32_t b = 0; closed && b < g2->m; b++) {
-        if (!closed[b]) continue;
-        for (uint32_t kr = tg->rrow[b]; kr < tg->rrow[b + 1]; kr++) {
-            uint32_t a = tg->rcol[kr];
-            tg->rw[kr] = GP_TRAFFIC_CLOSED;
-            for (uint32_t k = tg->row[a]; k < tg->row[a + 1]; k++)
-                if (tg->col[k] == b) tg->w[k] = GP_TRAFFIC_CLOSED;
-        }
-    }
-    const double units_per_s = base->scale / base->unit_s;
-    for (uint32_t u = 0; ntk && u < base->n; u++) {
-        for (uint32_t a = base->row[u]; a < base->row[u + 1]; a++) {
-            uint32_t v = base->col[a];
-            uint32_t ns = shape_ids(base, a);
-            int64_t from = point_id(base, a, u, v, ns, ns), via = gp_graph_orig_id(base, v);
-            if (!has_prefix(tk, ntk, from, via)) continue;
-            for (uint32_t k = tg->row[a]; k < tg->row[a + 1]; k++) {
-                uint32_t b = tg->col[k], bv = base->col[b];
-                uint32_t bs = shape_ids(base, b);
-                int64_t to = point_id(base, b, v, bv, bs, 1);
-                key3 *e = find(tk, ntk, from, via, to);
-                if (!e) continue;
-                e->matched = 1;
-                double pen = tp[e->idx].penalty_s > 0 ? tp[e->idx].penalty_s : 0;
-                double pu = floor(pen * units_per_s + 0.5);
-                uint32_t x =
-                    sat_add(pu < (double)GP_TRAFFIC_CLOSED ? (uint32_t)pu : GP_TRAFFIC_CLOSED - 1,
-                            g2->w[b]);
-                tg->w[k] = x;
-                for (uint32_t kr = tg->rrow[b]; kr < tg->rrow[b + 1]; kr++)
-                    if (tg->rcol[kr] == a) tg->rw[kr] = x;
-                *h = mix64(mix64(*h, k), x);
-                st->turns_changed++;
-            }
-        }
+    for (uint32_t i = 0; i < nclosed; i++) {
+        uint32_t b = closed[i], nd;
+        close_into(tg, b);
+        const uint32_t *dup = nodes_of(BT, b, &nd);
+        for (uint32_t d = 0; d < nd; d++) close_into(tg, dup[d]);
     }
     free(closed);
-    uint32_t mw = 0;
-    for (uint32_t k = 0; k < tg->m; k++)
-        if (tg->w[k] > mw) mw = tg->w[k];
-    tg->max_w = mw;
-    if (st->turns_changed || st->arcs_closed) {
+    gp_osmseg_hit buf[64], *hits = buf;
+    uint32_t hcap = 64;
+    for (size_t i = 0; i < ntk; i++) {
+        uint32_t nh = gp_osmseg_find(ix, tk[i].a, tk[i].b, hits, hcap);
+        if (nh > hcap) {
+            gp_osmseg_hit *more = malloc(sizeof *more * nh);
+            if (!more) {
+                if (hits != buf) free(hits);
+                gp_turns_free(T);
+                gp_err_set(err, GP_ENOMEM, "out of memory applying traffic");
+                return NULL;
+            }
+            if (hits != buf) free(hits);
+            hits = more;
+            hcap = nh;
+            nh = gp_osmseg_find(ix, tk[i].a, tk[i].b, hits, hcap);
+        }
+        for (uint32_t k = 0; k < nh; k++) {
+            uint32_t a = hits[k].arc, v = base->col[a], nd;
+            if (hits[k].piece != shape_ids(base, a))
+                continue; /* from -> via must end at a's head */
+            penalize(base, g2, tg, BT, a, v, &tk[i], tp, st, h);
+            const uint32_t *dup = nodes_of(BT, a, &nd);
+            for (uint32_t d = 0; d < nd; d++)
+                penalize(base, g2, tg, BT, dup[d], v, &tk[i], tp, st, h);
+        }
+    }
+    if (hits != buf) free(hits);
+    if (nclosed || st->turns_changed) { /* weights raised past gp_turns_reweight's largest */
+        uint32_t mw = 0;
+        for (uint32_t k = 0; k < tg->m; k++)
+            if (tg->w[k] > mw) mw = tg->w[k];
+        tg->max_w = mw;
         tg->hash = mix64(tg->hash, *h ^ 0x7475726e73ULL);
         snprintf(tg->version, sizeof tg->version, "%016llx", (unsigned long long)tg->hash);
     }
@@ -525,6 +591,18 @@ static void trim_start(void) {
 #endif
 }
 
+/* The base's weights into the new version's arrays, in parallel. */
+typedef struct copy_job {
+    const gp_graph *g;
+    uint32_t *w, *rw;
+} copy_job;
+
+static void copy_range(void *ctx, uint64_t lo, uint64_t hi) {
+    copy_job *j = ctx;
+    memcpy(j->w + lo, j->g->w + lo, sizeof *j->w * (hi - lo));
+    memcpy(j->rw + lo, j->g->rw + lo, sizeof *j->rw * (hi - lo));
+}
+
 int gp_traffic_apply(gp_engine *e, const gp_graph *g, const gp_speed_entry *sp, size_t ns,
                      const gp_turn_entry *tp, size_t nt, gp_graph **out, unsigned char *known_sp,
                      unsigned char *known_tp, gp_traffic_stats *st, gp_err *err) {
@@ -542,41 +620,71 @@ int gp_traffic_apply(gp_engine *e, const gp_graph *g, const gp_speed_entry *sp, 
                           "graph %s has no turn costs (turn_costs = off, or no profile): turn "
                           "penalties need them",
                           base->source);
-    double t0 = gp_now();
+    double t0 = gp_now(), t_keys = t0, t_find = t0, t_weights = t0;
     int rc = GP_OK;
-    key3 *sk = malloc(sizeof *sk * (ns ? ns : 1)), *tk = malloc(sizeof *tk * (nt ? nt : 1));
-    uint32_t *w = malloc(sizeof *w * (base->m ? base->m : 1));
-    uint32_t *rw = malloc(sizeof *rw * (base->m ? base->m : 1));
+    keyset sks = {0}, tks = {0};
+    uint32_t *w = gp_weights_alloc(base->m), *rw = gp_weights_alloc(base->m);
     unsigned char *used = calloc(base->m ? base->m : 1, 1);
+    uint32_t *chg = NULL, *nw = NULL; /* the arcs of the speeds; their new weights */
+    signed char *res = NULL;
+    int64_t nchg = 0;
     gp_graph *g2 = NULL;
     gp_turns *T = NULL;
-    idset from = {0};
-    if (!sk || !tk || !w || !rw || !used) {
+    if (!w || !rw || !used || keyset_build(&sks, sp, ns, speed_key) != 0 ||
+        keyset_build(&tks, tp, nt, turn_key) != 0) {
         rc = gp_err_set(err, GP_ENOMEM, "out of memory applying traffic");
         goto fail;
     }
-    for (size_t i = 0; i < ns; i++) sk[i] = (key3){sp[i].from, sp[i].to, 0, i, 0};
-    for (size_t i = 0; i < nt; i++) tk[i] = (key3){tp[i].from, tp[i].via, tp[i].to, i, 0};
-    size_t nsk = dedupe(sk, ns), ntk = dedupe(tk, nt);
-    if (idset_build(&from, sk, nsk) != 0) {
-        rc = gp_err_set(err, GP_ENOMEM, "out of memory applying traffic");
+    size_t nsk = sks.n, ntk = tks.n;
+    /* the segments of the entries, found through the index (not by reading every point) */
+    const gp_osmseg *ix = nsk || ntk ? gp_osmseg_get(base, err) : NULL;
+    if ((nsk || ntk) && !ix) {
+        rc = err && err->code ? err->code : GP_ENOMEM;
         goto fail;
     }
-    memcpy(w, base->w, sizeof *w * base->m);
-    memcpy(rw, base->rw, sizeof *rw * base->m);
+    copy_job cj = {base, w, rw};
+    gp_parallel_for(base->m, base->m >= (1u << 20) ? 0 : 1, copy_range, &cj);
     if (nsk) {
-        /* every arc's new weight and its reverse entry, in parallel (arc_job) */
-        arc_job j = {base, sp, sk, nsk, &from, w, rw, used, UINT32_MAX, 0, 0};
-        gp_parallel_for(base->n, 0, arc_range, &j);
-        st->arcs_changed = j.changed;
-        st->arcs_closed = j.closed;
-        if (j.overflow != UINT32_MAX) {
-            uint32_t a = j.overflow, u = gp_graph_arc_tail(base, a);
-            rc = gp_err_set(
-                err, GP_EINVAL, "graph %s: a speed makes the arc %lld -> %lld too long to store",
-                base->source, (long long)base->ext[u], (long long)base->ext[base->col[a]]);
+        t_keys = gp_now();
+        nchg = arcs_of(base, ix, &sks, &chg);
+        t_find = gp_now();
+        if (nchg >= 0) {
+            nw = malloc(sizeof *nw * 2 * (size_t)(nchg ? nchg : 1));
+            res = malloc((size_t)(nchg ? nchg : 1));
+        }
+        if (nchg < 0 || !nw || !res) {
+            rc = gp_err_set(err, GP_ENOMEM, "out of memory applying traffic");
             goto fail;
         }
+        /* each arc's new weight, in parallel (arc_job); then, in arc order, the changed ones and
+         * their reverse entries: each changed arc takes the first entry of the reverse order from
+         * its tail with the old weight not yet taken */
+        arc_job j = {base, sp, &sks, chg, nw, nw + nchg, res};
+        gp_parallel_for_dynamic((uint64_t)nchg, nchg >= 2048 ? 0 : 1, 0, arc_range, &j);
+        t_weights = gp_now();
+        int64_t kept = 0;
+        for (int64_t i = 0; i < nchg; i++) {
+            uint32_t a = chg[i], x = nw[i];
+            uint32_t u = j.tail[i], v = base->col[a];
+            if (res[i] < 0) {
+                rc = gp_err_set(err, GP_EINVAL,
+                                "graph %s: a speed makes the arc %lld -> %lld too long to store",
+                                base->source, (long long)base->ext[u], (long long)base->ext[v]);
+                goto fail;
+            }
+            if (x == base->w[a]) continue;
+            w[a] = x;
+            chg[kept++] = a;
+            st->arcs_closed += x == GP_TRAFFIC_CLOSED;
+            for (uint32_t k = base->rrow[v]; k < base->rrow[v + 1]; k++)
+                if (base->rcol[k] == u && !used[k] && base->rw[k] == base->w[a]) {
+                    used[k] = 1;
+                    rw[k] = x;
+                    break;
+                }
+        }
+        nchg = kept;
+        st->arcs_changed = (uint32_t)kept;
     }
     double t_arcs = gp_now();
     g2 = gp_graph_reweight(base, w, rw, err);
@@ -587,7 +695,8 @@ int gp_traffic_apply(gp_engine *e, const gp_graph *g, const gp_speed_entry *sp, 
     }
     if (base->turns) {
         uint64_t h = 0;
-        T = turns_of(base, g2, tp, tk, ntk, st, &h, err);
+        T = turns_of(base, g2, ix, chg ? chg : (const uint32_t *)"", (uint32_t)nchg, tp, &tks, st,
+                     &h, err);
         if (!T) {
             rc = err ? err->code : GP_ENOMEM;
             goto fail;
@@ -598,18 +707,15 @@ int gp_traffic_apply(gp_engine *e, const gp_graph *g, const gp_speed_entry *sp, 
             snprintf(g2->version, sizeof g2->version, "%016llx", (unsigned long long)g2->hash);
         }
     }
-    for (size_t i = 0; i < ns && known_sp; i++) {
-        key3 *k = find(sk, nsk, sp[i].from, sp[i].to, 0);
-        known_sp[i] = k && k->matched;
-    }
     for (size_t i = 0; i < ns; i++) {
-        key3 *k = find(sk, nsk, sp[i].from, sp[i].to, 0);
-        st->speeds_unknown += !(k && k->matched);
+        int known = sks.k[sks.of[i]].matched;
+        if (known_sp) known_sp[i] = (unsigned char)known;
+        st->speeds_unknown += !known;
     }
     for (size_t i = 0; i < nt; i++) {
-        key3 *k = find(tk, ntk, tp[i].from, tp[i].via, tp[i].to);
-        if (known_tp) known_tp[i] = k && k->matched;
-        st->turns_unknown += !(k && k->matched);
+        int known = tks.k[tks.of[i]].matched;
+        if (known_tp) known_tp[i] = (unsigned char)known;
+        st->turns_unknown += !known;
     }
     g2->closed = st->arcs_closed > 0; /* closed arcs (speed 0): a cost through them is no route */
     double t1 = gp_now();
@@ -629,25 +735,30 @@ int gp_traffic_apply(gp_engine *e, const gp_graph *g, const gp_speed_entry *sp, 
     st->attach_ms = (gp_now() - t1) * 1e3;
     /* where the build went (docs/operators.md event=cch_phases has the attach's phases) */
     GP_LOG(GP_LOG_DEBUG,
-           "event=traffic_phases graph=%s arcs_ms=%.1f turns_ms=%.1f build_ms=%.1f "
-           "attach_ms=%.1f arcs_changed=%llu",
-           g2->version, (t_arcs - t0) * 1e3, (t1 - t_arcs) * 1e3, st->build_ms, st->attach_ms,
-           (unsigned long long)st->arcs_changed);
+           "event=traffic_phases graph=%s arcs_ms=%.1f keys_ms=%.1f find_ms=%.1f weights_ms=%.1f "
+           "turns_ms=%.1f build_ms=%.1f attach_ms=%.1f arcs_changed=%llu",
+           g2->version, (t_arcs - t0) * 1e3, (t_keys - t0) * 1e3,
+           nsk ? (t_find - t_keys) * 1e3 : 0.0, nsk ? (t_weights - t_find) * 1e3 : 0.0,
+           (t1 - t_arcs) * 1e3, st->build_ms, st->attach_ms, (unsigned long long)st->arcs_changed);
     trim_start();
     *out = g2;
-    free(sk);
-    free(tk);
+    keyset_free(&sks);
+    keyset_free(&tks);
     free(used);
-    free(from.slot);
+    free(chg);
+    free(nw);
+    free(res);
     return GP_OK;
 fail:
     gp_turns_free(T);
     gp_graph_unref(g2);
-    free(sk);
-    free(tk);
+    keyset_free(&sks);
+    keyset_free(&tks);
     free(w);
     free(rw);
     free(used);
-    free(from.slot);
+    free(chg);
+    free(nw);
+    free(res);
     return rc;
 }

@@ -159,15 +159,52 @@ static void release(const gp_graph *g, void *p) {
     free(p);
 }
 
+static struct {
+    pthread_mutex_t mu;
+    uint32_t *w[GP_WEIGHTS_KEPT];
+    uint32_t m[GP_WEIGHTS_KEPT];
+    int n;
+} wpool = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+uint32_t *gp_weights_alloc(uint32_t m) {
+    pthread_mutex_lock(&wpool.mu);
+    for (int i = wpool.n - 1; i >= 0; i--) {
+        if (wpool.m[i] != m) continue;
+        uint32_t *w = wpool.w[i];
+        wpool.n--;
+        wpool.w[i] = wpool.w[wpool.n];
+        wpool.m[i] = wpool.m[wpool.n];
+        pthread_mutex_unlock(&wpool.mu);
+        return w;
+    }
+    pthread_mutex_unlock(&wpool.mu);
+    return malloc(sizeof(uint32_t) * (m ? m : 1));
+}
+
+void gp_weights_release(uint32_t *w, uint32_t m) {
+    if (!w) return;
+    pthread_mutex_lock(&wpool.mu);
+    if (wpool.n == GP_WEIGHTS_KEPT) { /* the oldest goes: sizes in use come back often */
+        free(wpool.w[0]);
+        memmove(wpool.w, wpool.w + 1, sizeof *wpool.w * (GP_WEIGHTS_KEPT - 1));
+        memmove(wpool.m, wpool.m + 1, sizeof *wpool.m * (GP_WEIGHTS_KEPT - 1));
+        wpool.n--;
+    }
+    wpool.w[wpool.n] = w;
+    wpool.m[wpool.n++] = m;
+    pthread_mutex_unlock(&wpool.mu);
+}
+
 void gp_graph_destroy(gp_graph *g) {
     if (!g) return;
     if (g->dev && g->dev_free) g->dev_free(g->dev);
     if (g->cch && g->cch_free) g->cch_free(g->cch);
     if (g->snap && g->snap_free) g->snap_free(g->snap);
+    if (g->osmseg && g->osmseg_free) g->osmseg_free(g->osmseg);
     if (g->turns && g->turns_free) g->turns_free(g->turns);
     if (g->base) { /* a reweighted version: the rest is the base's */
-        free(g->w);
-        free(g->rw);
+        gp_weights_release(g->w, g->m);
+        gp_weights_release(g->rw, g->m);
         gp_graph_unref(g->base);
         free(g);
         return;
@@ -331,6 +368,24 @@ oom:
 
 /* A reweighted version of g over w / rw (taken over) with version hash, or with one derived from
  * the weights when !have_hash. */
+/* The largest of w[0..n), in parallel (a new version's max_w: 4.5M turn weights on a 1M-node
+ * OSM map). */
+typedef struct max_job {
+    const uint32_t *w;
+    uint32_t max; /* atomic */
+} max_job;
+
+static void max_range(void *ctx, uint64_t lo, uint64_t hi) {
+    max_job *j = ctx;
+    uint32_t mw = 0;
+    for (uint64_t i = lo; i < hi; i++)
+        if (j->w[i] > mw) mw = j->w[i];
+    uint32_t cur = __atomic_load_n(&j->max, __ATOMIC_RELAXED);
+    while (mw > cur &&
+           !__atomic_compare_exchange_n(&j->max, &cur, mw, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    }
+}
+
 static gp_graph *reweight(const gp_graph *g, uint32_t *w, uint32_t *rw, int have_hash,
                           uint64_t hash, gp_err *err) {
     gp_graph *h = malloc(sizeof *h);
@@ -349,15 +404,16 @@ static gp_graph *reweight(const gp_graph *g, uint32_t *w, uint32_t *rw, int have
     h->dev_free = NULL;
     h->cch_free = NULL;
     h->snap_free = NULL;
+    h->osmseg = NULL;
+    h->osmseg_free = NULL;
     h->turns = NULL;
     h->turns_free = NULL;
     h->map_base = NULL; /* the base keeps its snapshot's memory */
     h->map_len = 0;
     h->map_unmap = NULL;
-    uint32_t mw = 0;
-    for (uint32_t i = 0; i < h->m; i++)
-        if (w[i] > mw) mw = w[i];
-    h->max_w = mw;
+    max_job mj = {w, 0};
+    gp_parallel_for(h->m, h->m >= (1u << 20) ? 0 : 1, max_range, &mj);
+    h->max_w = mj.max;
     /* the version: derived from the base's and the weights (a full content hash would read every
      * shared array again, ~100 MB on a 1M-node OSM graph); the base's own weights give the base's
      * version, the same weights over the same base the same version */

@@ -139,6 +139,10 @@ typedef struct gp_graph {
      * with the graph through snap_free. */
     void *snap;
     void (*snap_free)(void *snap);
+    /* OSM-segment index (graph/osmseg.h: the arcs of a directed segment between OSM node ids),
+     * built on the first speed file applied and released with the graph through osmseg_free. */
+    void *osmseg;
+    void (*osmseg_free)(void *osmseg);
     /* Turn costs (graph/turns.h): the turn-expanded graph built at attach (engine/engine.c) for a
      * road graph with a profile, released with the graph through turns_free; NULL when none. */
     void *turns;
@@ -234,6 +238,15 @@ gp_graph *gp_graph_reweight(const gp_graph *g, uint32_t *w, uint32_t *rw, gp_err
  * graph/turns.h), so that a cost change reads no weight array to name the version. */
 gp_graph *gp_graph_reweight_versioned(const gp_graph *g, uint32_t *w, uint32_t *rw, uint64_t hash,
                                       gp_err *err);
+/* An array of m weights for a new version (malloc'd memory): one that a released version gave back
+ * when there is one of that size, so that a version a second (live traffic) does not fault in
+ * fresh pages for every array (56 MB a version on a 1M-node OSM map with turns). Released
+ * versions give their w and rw back (gp_graph_destroy); at most GP_WEIGHTS_KEPT arrays are kept,
+ * the rest freed. NULL when out of memory. */
+#define GP_WEIGHTS_KEPT 8
+uint32_t *gp_weights_alloc(uint32_t m);
+/* Gives w (m weights, malloc'd) back to the pool, or frees it when the pool is full. */
+void gp_weights_release(uint32_t *w, uint32_t m);
 /* The graph that owns g's shared arrays: g->base, else g itself. */
 static inline const gp_graph *gp_graph_owner(const gp_graph *g) { return g->base ? g->base : g; }
 

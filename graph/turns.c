@@ -8,6 +8,8 @@
  */
 #include "graph/turns.h"
 
+#include "graph/parallel.h"
+
 #include "graph/graph_internal.h"
 
 #include <math.h>
@@ -539,6 +541,7 @@ typedef struct rew_job {
     const gp_turns *base;
     const gp_graph *btg;
     const uint32_t *bw, *nw; /* road weights: base, new */
+    const uint32_t *arcs;    /* the road arcs to look at (NULL: every turn-graph node) */
     uint32_t *w, *rw;
 } rew_job;
 
@@ -548,27 +551,46 @@ static void rew_copy(void *jv, uint64_t lo, uint64_t hi) {
     memcpy(j->rw + lo, j->btg->rw + lo, (size_t)(hi - lo) * sizeof *j->rw);
 }
 
-/* Turn-graph nodes [lo, hi) (road arcs, and the copies restrictions made of them): the turns onto
- * each whose road arc changed. A node's turns in (reverse order) are its own range of rw; in
- * forward order each is the one entry for it in its tail's row (no parallel turns), so ranges of
- * nodes write disjoint entries. */
-static void rew_patch(void *jv, uint64_t lo, uint64_t hi) {
-    rew_job *j = jv;
+/* The turns onto turn-graph node x (road arc b) for b's new weight. A node's turns in (reverse
+ * order) are its own range of rw; in forward order each is the one entry for it in its tail's row
+ * (no parallel turns), so different nodes write disjoint entries. */
+static void patch_node(rew_job *j, uint32_t x, uint32_t b) {
     const gp_graph *t = j->btg;
-    for (uint32_t x = (uint32_t)lo; x < (uint32_t)hi; x++) {
-        uint32_t b = gp_turns_arc(j->base, x);
-        if (j->nw[b] == j->bw[b]) continue;
-        for (uint32_t r = t->rrow[x]; r < t->rrow[x + 1]; r++) {
-            uint32_t v = turn_plus(t->rw[r] - j->bw[b], j->nw[b]); /* turn cost + new w(b) */
-            j->rw[r] = v;
-            uint32_t a = t->rcol[r];
-            for (uint32_t k = t->row[a]; k < t->row[a + 1]; k++)
-                if (t->col[k] == x) j->w[k] = v;
-        }
+    for (uint32_t r = t->rrow[x]; r < t->rrow[x + 1]; r++) {
+        uint32_t v = turn_plus(t->rw[r] - j->bw[b], j->nw[b]); /* turn cost + new w(b) */
+        j->rw[r] = v;
+        uint32_t a = t->rcol[r];
+        for (uint32_t k = t->row[a]; k < t->row[a + 1]; k++)
+            if (t->col[k] == x) j->w[k] = v;
     }
 }
 
-gp_turns *gp_turns_reweight(const gp_turns *base, const gp_graph *g, gp_err *err) {
+/* Turn-graph nodes [lo, hi) (road arcs, and the copies restrictions made of them): the turns onto
+ * each whose road arc changed. */
+static void rew_patch(void *jv, uint64_t lo, uint64_t hi) {
+    rew_job *j = jv;
+    for (uint32_t x = (uint32_t)lo; x < (uint32_t)hi; x++) {
+        uint32_t b = gp_turns_arc(j->base, x);
+        if (j->nw[b] != j->bw[b]) patch_node(j, x, b);
+    }
+}
+
+/* Road arcs arcs[lo, hi) (distinct): the turns onto each one's turn-graph nodes (the arc's own and
+ * its duplicates) when its weight changed. */
+static void rew_patch_arcs(void *jv, uint64_t lo, uint64_t hi) {
+    rew_job *j = jv;
+    for (uint64_t i = lo; i < hi; i++) {
+        uint32_t b = j->arcs[i];
+        if (j->nw[b] == j->bw[b]) continue;
+        patch_node(j, b, b);
+        const uint32_t *dup;
+        uint32_t nd = gp_turns_dups(j->base, b, &dup);
+        for (uint32_t d = 0; d < nd; d++) patch_node(j, dup[d], b);
+    }
+}
+
+static gp_turns *reweight(const gp_turns *base, const gp_graph *g, const uint32_t *arcs,
+                          uint32_t narcs, gp_err *err) {
     double t0 = gp_now();
     const gp_graph *btg = gp_graph_owner(base->tg), *bg = gp_graph_owner(g);
     const uint32_t n = btg->n, m = btg->m;
@@ -577,19 +599,20 @@ gp_turns *gp_turns_reweight(const gp_turns *base, const gp_graph *g, gp_err *err
         return NULL;
     }
     gp_turns *T = calloc(1, sizeof *T);
-    uint32_t *w = malloc(sizeof *w * (m ? m : 1)), *rw = malloc(sizeof *rw * (m ? m : 1));
+    uint32_t *w = gp_weights_alloc(m), *rw = gp_weights_alloc(m);
     if (!T || !w || !rw) {
         free(T);
-        free(w);
-        free(rw);
+        gp_weights_release(w, m);
+        gp_weights_release(rw, m);
         gp_err_set(err, GP_ENOMEM, "out of memory for a new version of the turn graph");
         return NULL;
     }
     /* turn cost of tg arc k = base tg weight - base road weight of its head's road arc (built
      * so: no wrap-around), so the new weight is the base's plus the head's change */
-    rew_job j = {base, btg, bg->w, g->w, w, rw};
+    rew_job j = {base, btg, bg->w, g->w, arcs, w, rw};
     gp_parallel_for(m, m >= (1u << 20) ? 0 : 1, rew_copy, &j);
-    gp_parallel_for(n, n >= (1u << 20) ? 0 : 1, rew_patch, &j);
+    if (arcs) gp_parallel_for_dynamic(narcs, narcs >= 4096 ? 0 : 1, 0, rew_patch_arcs, &j);
+    else gp_parallel_for(n, n >= (1u << 20) ? 0 : 1, rew_patch, &j);
     /* the version follows the road graph's (the same road weights, the same turn weights; the
      * base's own, the base's version): no pass over the turn weights */
     uint64_t h = g->hash == bg->hash ? btg->hash : btg->hash ^ g->hash ^ 0x7475726e73ULL;
@@ -604,6 +627,15 @@ gp_turns *gp_turns_reweight(const gp_turns *base, const gp_graph *g, gp_err *err
     T->base = base->base ? (const gp_turns *)base->base : base;
     T->build_s = gp_now() - t0;
     return T;
+}
+
+gp_turns *gp_turns_reweight(const gp_turns *base, const gp_graph *g, gp_err *err) {
+    return reweight(base, g, NULL, 0, err);
+}
+
+gp_turns *gp_turns_reweight_arcs(const gp_turns *base, const gp_graph *g, const uint32_t *arcs,
+                                 uint32_t narcs, gp_err *err) {
+    return reweight(base, g, arcs, narcs, err);
 }
 
 uint32_t gp_turns_copies(const gp_turns *t, const gp_graph *g, uint32_t v, uint32_t *first) {

@@ -106,6 +106,11 @@ gp_turns *gp_turns_build(const gp_graph *g, const gp_turn_costs *t, gp_err *err)
 /* The turn graph of g, a reweighted version of the graph base->tg was built for (g->base): the
  * same topology, weights turn + g's new arc weights. NULL with err filled on error. */
 gp_turns *gp_turns_reweight(const gp_turns *base, const gp_graph *g, gp_err *err);
+/* The same when every road arc whose weight in g differs from the base's is among arcs[0..narcs)
+ * (distinct; others may be listed too): only their turns are looked at (a speed file's arcs, not
+ * every arc of the graph). arcs NULL: gp_turns_reweight. */
+gp_turns *gp_turns_reweight_arcs(const gp_turns *base, const gp_graph *g, const uint32_t *arcs,
+                                 uint32_t narcs, gp_err *err);
 /* The copies of node v (not v itself) of the graph t was built for, as a range of copy_node
  * (*first set); their count. A query reaching node v may end at any of them. */
 uint32_t gp_turns_copies(const gp_turns *t, const gp_graph *g, uint32_t v, uint32_t *first);

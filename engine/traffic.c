@@ -720,6 +720,19 @@ int gp_traffic_apply(gp_engine *e, const gp_graph *g, const gp_speed_entry *sp, 
     g2->closed = st->arcs_closed > 0; /* closed arcs (speed 0): a cost through them is no route */
     double t1 = gp_now();
     st->build_ms = (t1 - t0) * 1e3;
+    const gp_turns *GT = g->turns;
+    if (g2->hash == g->hash && g2->closed == g->closed && !T == !GT &&
+        (!T || T->tg->hash == GT->tg->hash)) {
+        /* the weights g has already (an expiry the newer files cover, a file sent again): g
+         * stays, with no customization and no new version */
+        gp_turns_free(T);
+        gp_graph_unref(g2);
+        T = NULL;
+        g2 = gp_graph_ref((gp_graph *)g);
+        GP_LOG(GP_LOG_DEBUG, "event=traffic_phases graph=%s unchanged=1 build_ms=%.1f",
+               g->version, st->build_ms);
+        goto done;
+    }
     if (T) {
         /* customized from the serving version's CCH (g's turn graph), not the base's: only the
          * arcs whose weight differs from g's count as changed (engine.h gp_engine_attach_from) */
@@ -741,6 +754,7 @@ int gp_traffic_apply(gp_engine *e, const gp_graph *g, const gp_speed_entry *sp, 
            nsk ? (t_find - t_keys) * 1e3 : 0.0, nsk ? (t_weights - t_find) * 1e3 : 0.0,
            (t1 - t_arcs) * 1e3, st->build_ms, st->attach_ms, (unsigned long long)st->arcs_changed);
     trim_start();
+done:
     *out = g2;
     keyset_free(&sks);
     keyset_free(&tks);

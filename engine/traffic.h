@@ -66,8 +66,10 @@ typedef struct gp_traffic_stats {
 
 /* *out = the base of g (gp_graph_owner) with speeds sp[0..ns) and turn penalties tp[0..nt)
  * applied, attached to e; the caller owns the reference. known_sp / known_tp (may be NULL) get 1
- * for each entry that matched. GP_EINVAL when g's weights are no times (unit_s == 0), when turn
- * penalties are given and g has no turn graph (turn costs off), or when a weight overflows. */
+ * for each entry that matched. When the weights come out as g's own (the same version: a file
+ * sent again, an expiry that newer files cover), *out is g itself (another reference) and nothing
+ * is customized. GP_EINVAL when g's weights are no times (unit_s == 0), when turn penalties are
+ * given and g has no turn graph (turn costs off), or when a weight overflows. */
 int gp_traffic_apply(gp_engine *e, const gp_graph *g, const gp_speed_entry *sp, size_t ns,
                      const gp_turn_entry *tp, size_t nt, gp_graph **out, unsigned char *known_sp,
                      unsigned char *known_tp, gp_traffic_stats *st, gp_err *err);

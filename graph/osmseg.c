@@ -100,7 +100,7 @@ static gp_osmseg *idx_build(const gp_graph *g, gp_err *err) {
     }
     x->lo = k ? x->e[0].key : 0;
     uint64_t span = k ? x->e[k - 1].key - x->lo : 0; /* keys lo .. lo + span */
-    x->width = span / x->nb + 1; /* (key - lo) / width < nb for every key */
+    x->width = span / x->nb + 1;                     /* (key - lo) / width < nb for every key */
     memset(x->dir, 0, sizeof *x->dir * (x->nb + 1));
     for (uint64_t i = 0; i < k; i++) x->dir[(x->e[i].key - x->lo) / x->width + 1]++;
     for (uint64_t b = 0; b < x->nb; b++) x->dir[b + 1] += x->dir[b];

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "engine/planning.h"
+#include "engine/progress.h"
 #include "graph/graph_internal.h" /* gp_splitmix64 */
 #include "tests/netops_test.h"
 
@@ -216,8 +217,59 @@ static void test_gpu_failures_equal_cpu(void **state) {
     compare_failures(1000, 4000, 3, 0, 99, 50); /* 1,000 routers, 5,000 links */
 }
 
+/* A cancelled analysis (a job's DELETE) on the GPU strategy ends GP_ECANCELLED before its first
+ * batch, with no scenario counted; the same call without the flag completes. */
+static void test_gpu_cancel(void **state) {
+    (void)state;
+    if (!have_gpu()) skip();
+    uint64_t seed = 5;
+    gp_graph *g = random_net(200, 600, 3, &seed);
+    gp_rt *t = NULL;
+    gp_err err;
+    assert_int_equal(gp_rt_build(E, g, 0, 2, 0, &t, &err), GP_OK);
+    gp_demands *dm = random_demands(200, &seed);
+    uint32_t L = gp_plan_links(t), nl = 0;
+    uint32_t *links = malloc(((size_t)L * 2 + 1) * sizeof *links);
+    gp_fail *sc = calloc((size_t)L + 1, sizeof *sc);
+    size_t ns = 0;
+    for (uint32_t u = 0; u < 200; u++)
+        for (uint32_t l = t->nb_off[u]; l < t->nb_off[u + 1]; l++) {
+            if (t->nb[l] < u) continue;
+            uint32_t at = nl;
+            gp_plan_fail_link(t, u, t->nb[l], links, &nl);
+            sc[ns++] = (gp_fail){.links = links + at, .nlinks = nl - at};
+        }
+    gp_scenario_result *r = calloc(ns + 1, sizeof *r);
+    for (int cancel = 1; cancel >= 0; cancel--) {
+        gp_progress p;
+        gp_progress_init(&p, "test");
+        if (cancel) gp_progress_cancel(&p);
+        gp_progress_set(&p);
+        gp_plan_stats st = {0};
+        int rc = gp_plan_failures(E, t, dm, NULL, sc, ns, GP_PLAN_GPU, 2, r, NULL, &st, &err);
+        gp_progress_set(NULL);
+        if (cancel) {
+            assert_int_equal(rc, GP_ECANCELLED);
+            assert_string_equal(err.msg, "failure analysis cancelled");
+            assert_int_equal(st.batches, 0);
+        } else {
+            if (rc != GP_OK) fail_msg("GPU: %s", err.msg);
+            assert_int_equal(st.strategy, GP_PLAN_GPU);
+            assert_true(st.batches >= 1);
+        }
+        gp_plan_results_free(r, ns);
+    }
+    free(r);
+    free(sc);
+    free(links);
+    gp_demands_free(dm);
+    gp_rt_free(t);
+    gp_graph_unref(g);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_gpu_equals_cpu),
-                                       cmocka_unit_test(test_gpu_failures_equal_cpu)};
+                                       cmocka_unit_test(test_gpu_failures_equal_cpu),
+                                       cmocka_unit_test(test_gpu_cancel)};
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -11,6 +11,7 @@
 
 #include "engine/snap.h"
 #include "engine/traffic.h"
+#include "graph/osmseg.h"
 #include "graph/turns.h"
 #include "storage/source.h"
 
@@ -113,6 +114,10 @@ static void run(const char *cch) {
     assert_ptr_equal(g1->col, g->col);
     assert_true(strcmp(g1->version, g->version) != 0);
     assert_int_equal(cost_1_6(e, g1), 1023);
+    /* the same file again: the version serving already, no new one */
+    gp_graph *same = apply(e, g1, "1,2,5\n", NULL, &st);
+    assert_ptr_equal(same, g1);
+    gp_graph_unref(same);
     /* a turn penalty of 600 s on 5 -> 3 -> 6: Main again, slowed (283.0 + 43.6 s) */
     gp_graph *g2 = apply(e, g1, "1,2,5\n", "5,3,6,600\n", &st);
     assert_int_equal(st.turns_changed, 1);
@@ -162,9 +167,70 @@ static void test_turns_need_turn_costs(void **st) {
     gp_engine_free(e);
 }
 
+/* The OSM id of point i of arc a (u -> v): the tail, the shape points with ids, the head. */
+static int64_t point(const gp_graph *g, uint32_t a, uint32_t u, uint32_t ns, uint32_t i) {
+    if (i == 0) return gp_graph_orig_id(g, u);
+    if (i > ns) return gp_graph_orig_id(g, g->col[a]);
+    return g->shape_osm_id[g->arc_shape[a] + i - 1];
+}
+
+/* graph/osmseg.h against a search of every segment: each segment (arc, piece) is found by its two
+ * ids, with every other segment of the same ids and none else, in arc order; ids of no segment
+ * find nothing. Maps with shape points, negative ids, restriction copies. */
+static void test_osmseg_index(void **st) {
+    (void)st;
+    const char *maps[] = {OSM, "tests/data/osm/negative.osm", "tests/data/osm/viaway.osm",
+                          "tests/data/osm/collapse.osm", "tests/data/osm/guidance.osm"};
+    for (size_t f = 0; f < sizeof maps / sizeof maps[0]; f++) {
+        gp_err err = {0};
+        gp_graph *g = gp_graph_load(maps[f], NULL, &err);
+        if (!g) fail_msg("%s: %s", maps[f], err.msg);
+        const gp_osmseg *x = gp_osmseg_get(g, &err);
+        assert_non_null(x);
+        assert_ptr_equal(gp_osmseg_get(g, &err), x); /* built once */
+        uint64_t segs = 0, shaped = 0;
+        for (uint32_t u = 0; u < g->n; u++)
+            for (uint32_t a = g->row[u]; a < g->row[u + 1]; a++) {
+                uint32_t ns = g->shape_osm_id ? g->arc_shape[a + 1] - g->arc_shape[a] : 0;
+                shaped += ns > 0;
+                for (uint32_t i = 0; i <= ns; i++, segs++) {
+                    int64_t from = point(g, a, u, ns, i), to = point(g, a, u, ns, i + 1);
+                    gp_osmseg_hit hit[64];
+                    uint32_t nh = gp_osmseg_find(x, from, to, hit, 64), want = 0, seen = 0;
+                    for (uint32_t v = 0; v < g->n; v++)
+                        for (uint32_t b = g->row[v]; b < g->row[v + 1]; b++) {
+                            uint32_t nb = g->shape_osm_id ? g->arc_shape[b + 1] - g->arc_shape[b]
+                                                          : 0;
+                            for (uint32_t k = 0; k <= nb; k++) {
+                                if (point(g, b, v, nb, k) != from ||
+                                    point(g, b, v, nb, k + 1) != to)
+                                    continue;
+                                assert_true(want < nh && want < 64);
+                                assert_int_equal(hit[want].arc, b); /* in arc, then piece order */
+                                assert_int_equal(hit[want].piece, k);
+                                seen += b == a && k == i;
+                                want++;
+                            }
+                        }
+                    assert_int_equal(nh, want);
+                    assert_int_equal(seen, 1);
+                }
+            }
+        assert_int_equal(gp_osmseg_count(x), segs);
+        gp_osmseg_hit h;
+        assert_int_equal(gp_osmseg_find(x, INT64_MAX, 1, &h, 1), 0);
+        assert_int_equal(gp_osmseg_find(x, INT64_MIN, 1, &h, 1), 0);
+        assert_int_equal(gp_osmseg_find(x, point(g, 0, 0, 0, 0), INT64_MIN, &h, 1), 0);
+        print_message("%s: %llu segments, %llu arcs with shape points\n", maps[f],
+                      (unsigned long long)segs, (unsigned long long)shaped);
+        gp_graph_unref(g);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse),
+        cmocka_unit_test(test_osmseg_index),
         cmocka_unit_test(test_apply_cch),
         cmocka_unit_test(test_apply_dijkstra),
         cmocka_unit_test(test_turns_need_turn_costs),

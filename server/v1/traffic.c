@@ -117,7 +117,8 @@ static int apply_locked(tr_graph *tg, gp_traffic_stats *st, char *prev, char *ve
                 *(s->kind == KIND_SPEEDS ? &is : &it) += s->n;
             }
             double tp0 = gp_now();
-            rc = gp_registry_replace(reg, tg->name, g2, g->hash, err);
+            /* g2 == g: the weights g serves already (engine/traffic.h): nothing to publish */
+            if (g2 != g) rc = gp_registry_replace(reg, tg->name, g2, g->hash, err);
             st->publish_ms = (gp_now() - tp0) * 1e3;
         }
         if (rc == GP_OK) {

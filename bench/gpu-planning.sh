@@ -49,7 +49,8 @@ if [ "${PLANNING_GOAL:-0}" = 1 ]; then
   FULL=${PLANNING_FULL_MAX:-16}
 fi
 out=$(bench_out planning)
-bench_header "$out" "Exhaustive failure analysis with ECMP link loads" "bash bench/gpu-planning.sh"
+knobs=$(env | grep -E '^PLANNING_' | sort | tr '\n' ' ')
+bench_header "$out" "Exhaustive failure analysis with ECMP link loads" "${knobs}bash bench/gpu-planning.sh"
 {
   echo "Demands: every ordered pair of routers, volumes uniform in [0, 10) Mbit/s (seeded); links"
   echo "without a capacity in the file get 10 Gbit/s. 'tables': all-pairs distances + ECMP sets on"

@@ -680,28 +680,6 @@ static int sssp_on(const gp_cch *c, cch_gpu *g, const uint32_t *src, uint32_t k,
     return rc;
 }
 
-/* Ascending sort of 32-bit keys (LSD radix, two 16-bit passes). */
-static int sort_u32(uint32_t *a, uint32_t n) {
-    uint32_t *tmp = malloc((size_t)n * 4 + 4);
-    uint32_t *cnt = malloc(65537 * 4);
-    if (!tmp || !cnt) {
-        free(tmp);
-        free(cnt);
-        return -1;
-    }
-    for (int pass = 0; pass < 2; pass++) {
-        int sh = 16 * pass;
-        memset(cnt, 0, 65537 * 4);
-        for (uint32_t i = 0; i < n; i++) cnt[((a[i] >> sh) & 0xffff) + 1]++;
-        for (int b = 0; b < 65536; b++) cnt[b + 1] += cnt[b];
-        for (uint32_t i = 0; i < n; i++) tmp[cnt[(a[i] >> sh) & 0xffff]++] = a[i];
-        memcpy(a, tmp, (size_t)n * 4);
-    }
-    free(tmp);
-    free(cnt);
-    return 0;
-}
-
 /* The targets' RPHAST state on g (its mutex held): kept from the last call when it asked for the
  * same targets, else their elimination-tree closure selected (map[] marks it with local ids,
  * until the next other target set), its restricted graph built and uploaded. */
@@ -743,7 +721,7 @@ static int table_targets(const gp_cch *c, cch_gpu *g, const uint32_t *dst, uint3
             sel[nsel++] = x;
         }
     }
-    if (sort_u32(sel, nsel)) goto oom;
+    if (gp_cch_sort_u32(sel, nsel)) goto oom;
     for (uint32_t i = 0; i < nsel; i++) g->map[sel[i]] = i;
     uint64_t rm = 0;
     for (uint32_t i = 0; i < nsel; i++) rm += t->up_first[sel[i] + 1] - t->up_first[sel[i]];

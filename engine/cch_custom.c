@@ -135,9 +135,26 @@ static void remap_nodes(void *jv, uint64_t lo, uint64_t hi) {
         }
 }
 
-static int cmp_u32(const void *a, const void *b) {
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return (x > y) - (x < y);
+int gp_cch_sort_u32(uint32_t *a, uint32_t n) {
+    if (n < 2) return 0;
+    uint32_t *tmp = malloc((size_t)n * 4 + 4);
+    uint32_t *cnt = malloc(65537 * 4);
+    if (!tmp || !cnt) {
+        free(tmp);
+        free(cnt);
+        return -1;
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        int sh = 16 * pass;
+        memset(cnt, 0, 65537 * 4);
+        for (uint32_t i = 0; i < n; i++) cnt[((a[i] >> sh) & 0xffff) + 1]++;
+        for (int b = 0; b < 65536; b++) cnt[b + 1] += cnt[b];
+        for (uint32_t i = 0; i < n; i++) tmp[cnt[(a[i] >> sh) & 0xffff]++] = a[i];
+        memcpy(a, tmp, (size_t)n * 4);
+    }
+    free(tmp);
+    free(cnt);
+    return 0;
 }
 
 int gp_cch_map_metric_from(gp_cch *c, const gp_graph *g, const gp_cch *p, const gp_graph *pg,
@@ -152,7 +169,10 @@ int gp_cch_map_metric_from(gp_cch *c, const gp_graph *g, const gp_cch *p, const 
     if (!c->from_prev) gp_parallel_for(t->m, t->m >= (1u << 20) ? 0 : 1, remap_copy, &j);
     gp_parallel_for(g->n, g->m >= (1u << 18) ? 0 : 1, remap_nodes, &j);
     if (!j.chg) return gp_err_set(err, GP_ENOMEM, "out of memory for the changed CCH edges");
-    qsort(j.chg, j.nchg, 4, cmp_u32);
+    if (gp_cch_sort_u32(j.chg, j.nchg) != 0) { /* ~100k entries a speed file: not qsort */
+        free(j.chg);
+        return gp_err_set(err, GP_ENOMEM, "out of memory for the changed CCH edges");
+    }
     uint32_t n = 0;
     for (uint32_t i = 0; i < j.nchg; i++)
         if (!n || j.chg[n - 1] != j.chg[i]) j.chg[n++] = j.chg[i];

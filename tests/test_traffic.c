@@ -15,6 +15,7 @@
 #include "graph/turns.h"
 #include "storage/source.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -114,6 +115,23 @@ static void run(const char *cch) {
     assert_ptr_equal(g1->col, g->col);
     assert_true(strcmp(g1->version, g->version) != 0);
     assert_int_equal(cost_1_6(e, g1), 1023);
+    /* 20,000 unknown segments around two entries of 1 -> 2 (the last one wins): the same
+     * version as g1's, the unknown ones counted */
+    {
+        size_t cap = 20000 * 32 + 64, len = 0;
+        char *big = malloc(cap);
+        len += (size_t)snprintf(big + len, cap - len, "1,2,99\n");
+        for (int i = 0; i < 20000; i++)
+            len += (size_t)snprintf(big + len, cap - len, "%d,%d,%d\n", 1000000 + i, 2000000 + i,
+                                    10 + i % 90);
+        len += (size_t)snprintf(big + len, cap - len, "1,2,5\n");
+        gp_graph *gb = apply(e, g, big, NULL, &st);
+        assert_int_equal(st.speeds_unknown, 20000);
+        assert_int_equal(st.arcs_changed, 1);
+        assert_string_equal(gb->version, g1->version);
+        gp_graph_unref(gb);
+        free(big);
+    }
     /* the same file again: the version serving already, no new one */
     gp_graph *same = apply(e, g1, "1,2,5\n", NULL, &st);
     assert_ptr_equal(same, g1);

@@ -199,17 +199,12 @@ typedef struct key3 {
     int matched; /* some segment or turn of the graph is this key */
 } key3;
 
-/* The table is KEY_PARTS regions of `region` slots; a key's hash picks its region (high bits) and
- * its first slot there (low bits), and probing wraps within the region, so the regions are built
- * on threads of their own, each from its entries in file order (the last entry of a key wins). */
-enum { KEY_PARTS = 16 };
-
 typedef struct keyset {
-    key3 *k;        /* the distinct keys, region by region */
+    key3 *k;        /* the distinct keys */
     size_t n;       /* how many */
-    uint32_t *slot; /* KEY_PARTS * region slots: key index + 1, 0 empty */
-    size_t region;  /* slots a region (a power of two, over twice its keys) */
-    uint32_t *of;   /* per entry: the index of its key */
+    uint32_t *slot; /* mask + 1 slots: key index + 1, 0 empty */
+    size_t mask;
+    uint32_t *of; /* per entry: the index of its key */
 } keyset;
 
 static uint64_t mix64(uint64_t h, uint64_t x) {
@@ -217,15 +212,13 @@ static uint64_t mix64(uint64_t h, uint64_t x) {
     return h * 0x100000001b3ULL;
 }
 
-static inline uint64_t key_hash(int64_t a, int64_t b, int64_t c) {
+static inline size_t key_hash(int64_t a, int64_t b, int64_t c) {
     uint64_t h = mix64(mix64(mix64(0, (uint64_t)a), (uint64_t)b), (uint64_t)c);
-    h ^= h >> 33; /* murmur3's finalizer: every bit of the ids in the low and high bits */
+    h ^= h >> 33; /* murmur3's finalizer: the low bits index the table */
     h *= 0xff51afd7ed558ccdULL;
     h ^= h >> 33;
-    return h;
+    return (size_t)h;
 }
-
-static inline size_t key_part(uint64_t h) { return (size_t)(h >> 48) & (KEY_PARTS - 1); }
 
 static void keyset_free(keyset *s) {
     free(s->k);
@@ -237,126 +230,48 @@ static void keyset_free(keyset *s) {
 /* Fills a, b, c of k from entry i. */
 typedef void (*key_fn)(const void *entries, size_t i, key3 *k);
 
-typedef struct key_job {
-    keyset *s;
-    const void *entries;
-    key_fn key;
-    size_t n;
-    key3 *q;                     /* per entry: its key */
-    uint32_t *order;             /* the entries region by region, each in file order */
-    size_t first[KEY_PARTS + 1]; /* region p's entries: order[first[p] .. first[p + 1]) */
-    uint64_t *h;                 /* per entry: its key's hash */
-    key3 *part[KEY_PARTS];       /* each region's keys (local indices) */
-    uint32_t npart[KEY_PARTS];   /* how many */
-    uint32_t count[KEY_PARTS];   /* entries of each region */
-} key_job;
-
-static void key_hashes(void *ctx, uint64_t lo, uint64_t hi) {
-    key_job *j = ctx;
-    for (uint64_t i = lo; i < hi; i++) {
-        key3 *q = &j->q[i];
-        *q = (key3){0};
-        j->key(j->entries, i, q);
-        q->idx = i;
-        j->h[i] = key_hash(q->a, q->b, q->c);
-    }
-}
-
-/* Regions [lo, hi): their keys from their entries, in file order. */
-static void key_regions(void *ctx, uint64_t lo, uint64_t hi) {
-    key_job *j = ctx;
-    keyset *s = j->s;
-    const size_t R = s->region;
-    for (uint64_t p = lo; p < hi; p++) {
-        key3 *k = j->part[p];
-        uint32_t nk = 0, *slot = s->slot + p * R;
-        for (size_t o = j->first[p]; o < j->first[p + 1]; o++) {
-            size_t i = j->order[o];
-            const key3 q = j->q[i];
-            for (size_t x = j->h[i] & (R - 1);; x = (x + 1) & (R - 1)) {
-                uint32_t y = slot[x];
-                if (!y) {
-                    k[nk] = q;
-                    slot[x] = ++nk;
-                    s->of[i] = nk - 1;
-                    break;
-                }
-                key3 *e = &k[y - 1];
-                if (e->a == q.a && e->b == q.b && e->c == q.c) {
-                    e->idx = i; /* the last entry of a key wins */
-                    s->of[i] = y - 1;
-                    break;
-                }
-            }
-        }
-        j->npart[p] = nk;
-    }
-}
-
-/* Local indices made global: each region's slots and entries shifted by its offset. */
-static void key_offsets(void *ctx, uint64_t lo, uint64_t hi) {
-    key_job *j = ctx;
-    size_t off[KEY_PARTS], o = 0;
-    for (int p = 0; p < KEY_PARTS; p++) off[p] = o, o += j->npart[p];
-    for (uint64_t i = lo; i < hi; i++) j->s->of[i] += (uint32_t)off[key_part(j->h[i])];
-}
-
-/* The keys of n entries (hashed in parallel, the regions built in parallel); -1 when out of
- * memory. */
+/* The keys of n entries; -1 when out of memory. */
 static int keyset_build(keyset *s, const void *entries, size_t n, key_fn key) {
     memset(s, 0, sizeof *s);
-    key_job j = {.s = s, .entries = entries, .key = key, .n = n};
-    int rc = -1;
-    j.h = malloc(sizeof *j.h * (n ? n : 1));
-    j.q = malloc(sizeof *j.q * (n ? n : 1));
-    j.order = malloc(sizeof *j.order * (n ? n : 1));
-    s->of = malloc(sizeof *s->of * (n ? n : 1));
-    if (!j.h || !j.q || !j.order || !s->of || n >= UINT32_MAX) goto out;
-    gp_parallel_for_dynamic(n, n >= 8192 ? 0 : 1, 0, key_hashes, &j);
-    uint32_t most = 0;
-    for (size_t i = 0; i < n; i++) j.count[key_part(j.h[i])]++;
-    for (int p = 0; p < KEY_PARTS; p++) {
-        most = j.count[p] > most ? j.count[p] : most;
-        j.first[p + 1] = j.first[p] + j.count[p];
-    }
-    size_t at[KEY_PARTS];
-    memcpy(at, j.first, sizeof at);
-    for (size_t i = 0; i < n; i++) j.order[at[key_part(j.h[i])]++] = (uint32_t)i;
-    s->region = 16;
-    while (s->region < 2 * (size_t)most) s->region *= 2;
-    s->slot = calloc(KEY_PARTS * s->region, sizeof *s->slot);
+    size_t cap = 16;
+    while (cap < 2 * n) cap *= 2;
     s->k = malloc(sizeof *s->k * (n ? n : 1));
-    if (!s->slot || !s->k) goto out;
-    for (int p = 0; p < KEY_PARTS; p++) j.part[p] = malloc(sizeof *s->k * (j.count[p] + 1));
-    for (int p = 0; p < KEY_PARTS; p++)
-        if (!j.part[p]) goto out;
-    gp_parallel_for_dynamic(KEY_PARTS, n >= 8192 ? 0 : 1, 1, key_regions, &j);
-    for (int p = 0; p < KEY_PARTS; p++) {
-        uint32_t *slot = s->slot + p * s->region;
-        for (size_t x = 0; x < s->region && s->n; x++)
-            if (slot[x]) slot[x] += (uint32_t)s->n;
-        memcpy(s->k + s->n, j.part[p], sizeof *s->k * j.npart[p]);
-        s->n += j.npart[p];
+    s->slot = calloc(cap, sizeof *s->slot);
+    s->of = malloc(sizeof *s->of * (n ? n : 1));
+    s->mask = cap - 1;
+    if (!s->k || !s->slot || !s->of || n >= UINT32_MAX) {
+        keyset_free(s);
+        return -1;
     }
-    gp_parallel_for_dynamic(n, n >= 8192 ? 0 : 1, 0, key_offsets, &j);
-    rc = 0;
-out:
-    for (int p = 0; p < KEY_PARTS; p++) free(j.part[p]);
-    free(j.h);
-    free(j.q);
-    free(j.order);
-    if (rc) keyset_free(s);
-    return rc;
+    for (size_t i = 0; i < n; i++) {
+        key3 q = {0};
+        key(entries, i, &q);
+        size_t h = key_hash(q.a, q.b, q.c) & s->mask;
+        for (;; h = (h + 1) & s->mask) {
+            uint32_t x = s->slot[h];
+            if (!x) {
+                q.idx = i;
+                s->k[s->n] = q;
+                s->slot[h] = (uint32_t)++s->n;
+                s->of[i] = (uint32_t)(s->n - 1);
+                break;
+            }
+            key3 *e = &s->k[x - 1];
+            if (e->a == q.a && e->b == q.b && e->c == q.c) {
+                e->idx = i; /* the last entry of a key wins */
+                s->of[i] = x - 1;
+                break;
+            }
+        }
+    }
+    return 0;
 }
 
 static key3 *keyset_find(const keyset *s, int64_t a, int64_t b, int64_t c) {
-    uint64_t h = key_hash(a, b, c);
-    const size_t R = s->region;
-    const uint32_t *slot = s->slot + key_part(h) * R;
-    for (size_t x = h & (R - 1);; x = (x + 1) & (R - 1)) {
-        uint32_t y = slot[x];
-        if (!y) return NULL;
-        key3 *e = &s->k[y - 1];
+    for (size_t h = key_hash(a, b, c) & s->mask;; h = (h + 1) & s->mask) {
+        uint32_t x = s->slot[h];
+        if (!x) return NULL;
+        key3 *e = &s->k[x - 1];
         if (e->a == a && e->b == b && e->c == c) return e;
     }
 }

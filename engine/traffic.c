@@ -221,6 +221,7 @@ static inline size_t key_hash(int64_t a, int64_t b, int64_t c) {
 }
 
 static void keyset_free(keyset *s) {
+    if (!s) return;
     free(s->k);
     free(s->slot);
     free(s->of);

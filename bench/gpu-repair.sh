@@ -23,7 +23,8 @@ real=()
 f="$DATA/rocketfuel/weights-dist/1239/weights.intra"
 [ -e "$f" ] && real+=("$f")
 out=$(bench_out repair)
-bench_header "$out" "LFA and TI-LFA repair paths for every router" "bash bench/gpu-repair.sh"
+knobs=$(env | grep -E '^(REPAIR_|BENCH_REPS=)' | sort | tr '\n' ' ')
+bench_header "$out" "LFA and TI-LFA repair paths for every router" "${knobs}bash bench/gpu-repair.sh"
 {
   echo "APSP: the base all-pairs distances on the backend (GPU blocked Floyd-Warshall with cuda)."
   echo "repairs: for every router, every primary next hop and destination, the LFA and the TI-LFA"

@@ -363,6 +363,19 @@ static int arc_weight(const gp_graph *g, uint32_t a, uint32_t u, uint32_t v,
     return 1;
 }
 
+/* Every segment a -> b into *buf (grown as needed to *cap entries; malloc'd, the caller frees
+ * it): their count, or UINT32_MAX when out of memory. */
+static uint32_t segs_all(const gp_osmseg *ix, int64_t a, int64_t b, gp_osmseg_hit **buf,
+                         uint32_t *cap) {
+    uint32_t n = gp_osmseg_find(ix, a, b, *buf, *cap);
+    if (n <= *cap) return n;
+    gp_osmseg_hit *m = realloc(*buf, sizeof *m * n);
+    if (!m) return UINT32_MAX;
+    *buf = m;
+    *cap = n;
+    return gp_osmseg_find(ix, a, b, m, n);
+}
+
 /* The segments of keys [lo, hi) through the index, in parallel: up to HITS of each. */
 enum { HITS = 4 };
 typedef struct find_job {
@@ -386,16 +399,14 @@ static int64_t arcs_of(const gp_graph *g, const gp_osmseg *ix, const keyset *ks,
     unsigned char *mark = calloc(g->m ? g->m : 1, 1);
     uint32_t *cnt = malloc(sizeof *cnt * (nk ? nk : 1)), *arcs = NULL;
     gp_osmseg_hit *hits = malloc(sizeof *hits * HITS * (nk ? nk : 1)), *more = NULL;
+    uint32_t mcap = 0;
     if (!mark || !cnt || !hits) goto oom;
     find_job fj = {ix, k, cnt, hits};
     gp_parallel_for_dynamic(nk, nk >= 2048 ? 0 : 1, 0, find_range, &fj);
     for (size_t i = 0; i < nk; i++) {
         const gp_osmseg_hit *h = hits + i * HITS;
         if (cnt[i] > HITS) { /* a segment on many arcs (restriction copies): all of them */
-            gp_osmseg_hit *m2 = realloc(more, sizeof *more * cnt[i]);
-            if (!m2) goto oom;
-            more = m2;
-            gp_osmseg_find(ix, k[i].a, k[i].b, more, cnt[i]);
+            if (segs_all(ix, k[i].a, k[i].b, &more, &mcap) == UINT32_MAX) goto oom;
             h = more;
         }
         for (uint32_t x = 0; x < cnt[i]; x++) n += !mark[h[x].arc], mark[h[x].arc] = 1;
@@ -444,14 +455,6 @@ static inline uint32_t sat_add(uint32_t x, uint32_t y) {
     if (y == GP_TRAFFIC_CLOSED) return GP_TRAFFIC_CLOSED;
     uint64_t s = (uint64_t)x + y;
     return s >= GP_TRAFFIC_CLOSED ? GP_TRAFFIC_CLOSED - 1 : (uint32_t)s;
-}
-
-/* The turn-graph nodes that duplicate road arc a for via-way restrictions (graph/turns.h; a's
- * own node is a): *n of them. */
-static const uint32_t *nodes_of(const gp_turns *T, uint32_t a, uint32_t *n) {
-    const uint32_t *dup;
-    *n = gp_turns_dups(T, a, &dup);
-    return dup;
 }
 
 /* Every turn onto turn-graph node x closed. */
@@ -514,40 +517,33 @@ static gp_turns *turns_of(const gp_graph *base, gp_graph *g2, const gp_osmseg *i
     }
     gp_graph *tg = T->tg;
     for (uint32_t i = 0; i < nclosed; i++) {
-        uint32_t b = closed[i], nd;
+        const uint32_t b = closed[i], *dup; /* its node, and its via-way duplicates */
         close_into(tg, b);
-        const uint32_t *dup = nodes_of(BT, b, &nd);
+        uint32_t nd = gp_turns_dups(BT, b, &dup);
         for (uint32_t d = 0; d < nd; d++) close_into(tg, dup[d]);
     }
     free(closed);
-    gp_osmseg_hit buf[64], *hits = buf;
-    uint32_t hcap = 64;
+    gp_osmseg_hit *hits = NULL;
+    uint32_t hcap = 0;
     for (size_t i = 0; i < ntk; i++) {
-        uint32_t nh = gp_osmseg_find(ix, tk[i].a, tk[i].b, hits, hcap);
-        if (nh > hcap) {
-            gp_osmseg_hit *more = malloc(sizeof *more * nh);
-            if (!more) {
-                if (hits != buf) free(hits);
-                gp_turns_free(T);
-                gp_err_set(err, GP_ENOMEM, "out of memory applying traffic");
-                return NULL;
-            }
-            if (hits != buf) free(hits);
-            hits = more;
-            hcap = nh;
-            nh = gp_osmseg_find(ix, tk[i].a, tk[i].b, hits, hcap);
+        uint32_t nh = segs_all(ix, tk[i].a, tk[i].b, &hits, &hcap);
+        if (nh == UINT32_MAX) {
+            free(hits);
+            gp_turns_free(T);
+            gp_err_set(err, GP_ENOMEM, "out of memory applying traffic");
+            return NULL;
         }
         for (uint32_t k = 0; k < nh; k++) {
-            uint32_t a = hits[k].arc, v = base->col[a], nd;
+            const uint32_t a = hits[k].arc, v = base->col[a], *dup;
             if (hits[k].piece != shape_ids(base, a))
                 continue; /* from -> via must end at a's head */
             penalize(base, g2, tg, BT, a, v, &tk[i], tp, st, h);
-            const uint32_t *dup = nodes_of(BT, a, &nd);
+            uint32_t nd = gp_turns_dups(BT, a, &dup);
             for (uint32_t d = 0; d < nd; d++)
                 penalize(base, g2, tg, BT, dup[d], v, &tk[i], tp, st, h);
         }
     }
-    if (hits != buf) free(hits);
+    free(hits);
     if (nclosed || st->turns_changed) { /* weights raised past gp_turns_reweight's largest */
         uint32_t mw = 0;
         for (uint32_t k = 0; k < tg->m; k++)

@@ -366,8 +366,6 @@ oom:
     return NULL;
 }
 
-/* A reweighted version of g over w / rw (taken over) with version hash, or with one derived from
- * the weights when !have_hash. */
 /* The largest of w[0..n), in parallel (a new version's max_w: 4.5M turn weights on a 1M-node
  * OSM map). */
 typedef struct max_job {
@@ -386,6 +384,8 @@ static void max_range(void *ctx, uint64_t lo, uint64_t hi) {
     }
 }
 
+/* A reweighted version of g over w / rw (taken over) with version hash, or with one derived from
+ * the weights when !have_hash. */
 static gp_graph *reweight(const gp_graph *g, uint32_t *w, uint32_t *rw, int have_hash,
                           uint64_t hash, gp_err *err) {
     gp_graph *h = malloc(sizeof *h);

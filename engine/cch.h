@@ -222,10 +222,6 @@ int gp_cch_customize_partial(gp_cch *c, int threads, uint64_t max_work, uint32_t
 /* (max_work: the triangles and edge searches after which the pass gives up, 0 = half of what
  * the full pass does per thread. Given up after it started, c's customized arrays are c->prev's
  * again and c->from_prev is 1, which gp_cch_gpu_customize_diff needs.) */
-/* The unpacking witnesses of n edges from fmid/bmid (as gp_cch_witnesses for all). */
-void gp_cch_witnesses_at(gp_cch *c, const uint32_t *edges, uint32_t n);
-/* Sorts a[0..n) ascending (LSD radix, two 16-bit passes); -1 when out of memory. */
-int gp_cch_sort_u32(uint32_t *a, uint32_t n);
 /* Rebuilds wit from fmid/bmid (done by gp_cch_customize; the GPU path calls it after copying new
  * fw/bw back) and drops the query arcs of an earlier gp_cch_perfect, which the new weights make
  * stale (so does gp_cch_customize). */
@@ -353,6 +349,9 @@ typedef struct gp_cch_gpu_stats {
      * spare: 1 when the device arrays came from the topology's spare */
     int delta, diff, spare;
     int whole; /* gp_cch_gpu_customize_diff with too many differences: every array came back */
+    /* partial: gp_cch_gpu_customize_diff from a listed metric change, customizing again only the
+     * edges it reaches (kernels/cch.h gp_dcch_customize_diff) */
+    int partial;
     uint32_t scattered;
 } gp_cch_gpu_stats;
 int gp_cch_gpu_stats_get(const gp_cch *c, gp_cch_gpu_stats *st);

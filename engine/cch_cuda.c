@@ -344,6 +344,7 @@ int gp_cch_gpu_customize(gp_cch *c, int device, gp_err *err) {
     g->ok = 0;
     g->st.delta = 0;
     g->st.diff = 0;
+    g->st.partial = 0;
     g->st.scattered = 0;
     free(c->delta); /* the weights come back from the device: not a predecessor's with a delta */
     c->delta = NULL;
@@ -407,6 +408,7 @@ int gp_cch_gpu_customize_delta(gp_cch *c, const gp_cch *prev, const uint32_t *ed
         } else {
             g->ok = 1;
             g->st.delta = 1;
+            g->st.partial = 0;
             g->st.scattered = n;
             g->st.customize_s = gp_now() - t1;
             g->st.witnesses_s = 0;
@@ -422,11 +424,13 @@ int gp_cch_gpu_customize_delta(gp_cch *c, const gp_cch *prev, const uint32_t *ed
 }
 
 /* c's metric onto its device state g: prev's device metric copied and the edges c->mchg lists
- * scattered (a cost change: a few entries rather than the whole metric over PCIe), else uploaded
- * whole. */
-static int metric_to_device(gp_cch *c, cch_gpu *g, const cch_gpu *pg, gp_err *err) {
+ * scattered (a cost change: a few entries rather than the whole metric over PCIe; *listed set),
+ * else uploaded whole. */
+static int metric_to_device(gp_cch *c, cch_gpu *g, const cch_gpu *pg, int *listed, gp_err *err) {
+    *listed = 0;
     if (!c->mchg_ok || !pg || !pg->ok || !pg->d || gp_dcch_part(pg->d) != gp_dcch_part(g->d))
         return gp_dcch_set_metric(g->d, (void *)g->stream, c->ofw, c->obw, err);
+    *listed = 1;
     uint32_t *upd = malloc((size_t)c->nmchg * 12 + 12);
     if (!upd) return gp_err_set(err, GP_ENOMEM, "out of memory for the changed metric");
     for (uint32_t i = 0; i < c->nmchg; i++) {
@@ -440,8 +444,9 @@ static int metric_to_device(gp_cch *c, cch_gpu *g, const cch_gpu *pg, gp_err *er
     return rc;
 }
 
-/* The device's differences upd (7 words an edge: id, ofw, obw, fw, bw, fmid, bmid) into c's host
- * arrays, the edges into edges; distinct edges, so ranges run in parallel. */
+/* The device's differences upd (kernels/cch.h GP_DCCH_DIFF_WORDS an edge: id, ofw, obw, fw, bw,
+ * fmid, bmid, the packed witnesses) into c's host arrays, the edges into edges; distinct edges,
+ * so ranges run in parallel. */
 typedef struct diff_job {
     gp_cch *c;
     const uint32_t *upd;
@@ -452,10 +457,12 @@ static void diff_range(void *ctx, uint64_t lo, uint64_t hi) {
     diff_job *j = ctx;
     gp_cch *c = j->c;
     for (uint64_t i = lo; i < hi; i++) {
-        const uint32_t *u = j->upd + 7 * i;
+        const uint32_t *u = j->upd + (size_t)GP_DCCH_DIFF_WORDS * i;
         uint32_t e = u[0];
         j->edges[i] = e;
         c->fw[e] = u[3], c->bw[e] = u[4], c->fmid[e] = u[5], c->bmid[e] = u[6];
+        c->wit[2 * (size_t)e] = (uint64_t)u[8] << 32 | u[7];
+        c->wit[2 * (size_t)e + 1] = (uint64_t)u[10] << 32 | u[9];
     }
 }
 
@@ -470,7 +477,8 @@ int gp_cch_gpu_customize_diff(gp_cch *c, const gp_cch *prev, int device, gp_err 
     gp_cch_perfect_drop(c); /* the whole path fetches into the arrays a background pass reads */
     pthread_mutex_lock(&g->mu);
     cudaSetDevice(g->device);
-    if ((rc = metric_to_device(c, g, pg, err)) != GP_OK) {
+    int listed = 0;
+    if ((rc = metric_to_device(c, g, pg, &listed, err)) != GP_OK) {
         pthread_mutex_unlock(&g->mu);
         gpu_free(g);
         return rc;
@@ -482,7 +490,9 @@ int gp_cch_gpu_customize_diff(gp_cch *c, const gp_cch *prev, int device, gp_err 
      * host) into arrays that are prev's; more, and every customized array comes back (4 words
      * an edge) and every witness is computed */
     uint32_t cap = c->topo->m / 4 + 1024;
-    rc = gp_dcch_customize_diff(g->d, pg->d, (void *)g->stream, cap, &upd, &n, &g->last_ms, err);
+    /* the metric is prev's but at the listed edges: a partial customization from prev's */
+    rc = gp_dcch_customize_diff(g->d, pg->d, (void *)g->stream, listed ? c->mchg : NULL,
+                                listed ? c->nmchg : 0, cap, &upd, &n, &g->last_ms, err);
     int whole = rc == GP_OK && !upd && n > cap;
     double tf = gp_now();
     if (whole) {
@@ -512,7 +522,6 @@ int gp_cch_gpu_customize_diff(gp_cch *c, const gp_cch *prev, int device, gp_err 
         if (!c->from_prev) gp_cch_custom_copy(c, prev);
         diff_job dj = {c, upd, edges};
         gp_parallel_for(n, n >= (1u << 16) ? 0 : 1, diff_range, &dj); /* 450k on gen:1M turns */
-        gp_cch_witnesses_at(c, edges, n);
         c->delta = edges;
         c->ndelta = n;
         c->delta_base = prev->graph_hash;
@@ -523,6 +532,7 @@ int gp_cch_gpu_customize_diff(gp_cch *c, const gp_cch *prev, int device, gp_err 
     g->st.delta = 0;
     g->st.diff = !whole;
     g->st.whole = whole;
+    g->st.partial = listed;
     g->st.scattered = whole ? 0 : n; /* here: fetched */
     g->st.customize_s = t2 - t1;
     g->st.witnesses_s = gp_now() - t2;
@@ -721,7 +731,7 @@ static int table_targets(const gp_cch *c, cch_gpu *g, const uint32_t *dst, uint3
             sel[nsel++] = x;
         }
     }
-    if (gp_cch_sort_u32(sel, nsel)) goto oom;
+    if (gp_sort_u32(sel, nsel)) goto oom;
     for (uint32_t i = 0; i < nsel; i++) g->map[sel[i]] = i;
     uint64_t rm = 0;
     for (uint32_t i = 0; i < nsel; i++) rm += t->up_first[sel[i] + 1] - t->up_first[sel[i]];

@@ -105,8 +105,9 @@ typedef struct remap_job {
     gp_cch *c;
     const gp_cch *p;
     const gp_graph *g, *b;
-    uint32_t *chg; /* capacity g->m + 1: one entry per arc at most */
-    uint32_t nchg; /* atomic */
+    uint32_t *chg;         /* one entry per arc read at most */
+    uint32_t nchg;         /* atomic */
+    const uint32_t *tails; /* remap_listed's nodes */
 } remap_job;
 
 static void remap_copy(void *jv, uint64_t lo, uint64_t hi) {
@@ -115,61 +116,84 @@ static void remap_copy(void *jv, uint64_t lo, uint64_t hi) {
     memcpy(j->c->obw + lo, j->p->obw + lo, (size_t)(hi - lo) * 4);
 }
 
-static void remap_nodes(void *jv, uint64_t lo, uint64_t hi) {
-    remap_job *j = jv;
+static void remap_node(remap_job *j, uint32_t u) {
     const gp_cch_topo *t = j->c->topo;
     const gp_graph *g = j->g;
-    for (uint32_t u = (uint32_t)lo; u < (uint32_t)hi; u++)
-        for (uint32_t a = g->row[u]; a < g->row[u + 1]; a++) {
-            uint32_t v = g->col[a];
-            if (g->w[a] == j->b->w[a] || v == u) continue;
-            uint32_t ru = t->rank[u], rv = t->rank[v], x = GP_CCH_INF;
-            uint32_t e = ru < rv ? gp_cch_find_edge(t, ru, rv) : gp_cch_find_edge(t, rv, ru);
-            for (uint32_t k = g->row[u]; k < g->row[u + 1]; k++)
-                if (g->col[k] == v && g->w[k] < x) x = g->w[k];
-            if (e == GP_NONE) continue;
-            uint32_t *slot = ru < rv ? &j->c->ofw[e] : &j->c->obw[e];
-            if (*slot == x) continue;
-            *slot = x;
-            if (j->chg) j->chg[__atomic_fetch_add(&j->nchg, 1, __ATOMIC_RELAXED)] = e;
-        }
+    for (uint32_t a = g->row[u]; a < g->row[u + 1]; a++) {
+        uint32_t v = g->col[a];
+        if (g->w[a] == j->b->w[a] || v == u) continue;
+        uint32_t ru = t->rank[u], rv = t->rank[v], x = GP_CCH_INF;
+        uint32_t e = ru < rv ? gp_cch_find_edge(t, ru, rv) : gp_cch_find_edge(t, rv, ru);
+        for (uint32_t k = g->row[u]; k < g->row[u + 1]; k++)
+            if (g->col[k] == v && g->w[k] < x) x = g->w[k];
+        if (e == GP_NONE) continue;
+        uint32_t *slot = ru < rv ? &j->c->ofw[e] : &j->c->obw[e];
+        if (*slot == x) continue;
+        *slot = x;
+        if (j->chg) j->chg[__atomic_fetch_add(&j->nchg, 1, __ATOMIC_RELAXED)] = e;
+    }
 }
 
-int gp_cch_sort_u32(uint32_t *a, uint32_t n) {
-    if (n < 2) return 0;
-    uint32_t *tmp = malloc((size_t)n * 4 + 4);
-    uint32_t *cnt = malloc(65537 * 4);
-    if (!tmp || !cnt) {
-        free(tmp);
-        free(cnt);
+static void remap_nodes(void *jv, uint64_t lo, uint64_t hi) {
+    for (uint64_t u = lo; u < hi; u++) remap_node(jv, (uint32_t)u);
+}
+
+/* The nodes of a list (j->tails: distinct, so no slot is written from two threads). */
+static void remap_listed(void *jv, uint64_t lo, uint64_t hi) {
+    remap_job *j = jv;
+    for (uint64_t i = lo; i < hi; i++) remap_node(j, j->tails[i]);
+}
+
+/* The nodes outside of which g's weights are pg's: the union of both versions' lists against
+ * their base (gp_graph diff_tails; pg the base itself: g's list), into *out (malloc'd, distinct);
+ * -1 when a list is not known, or out of memory. */
+static int64_t tails_union(const gp_graph *g, const gp_graph *pg, uint32_t **out) {
+    const gp_graph *b = gp_graph_owner(g);
+    *out = NULL;
+    if (!g->base || !g->diff_tails || gp_graph_owner(pg) != b || (pg != b && !pg->diff_tails))
         return -1;
+    const uint32_t *x = g->diff_tails, *y = pg != b ? pg->diff_tails : NULL;
+    uint32_t nx = g->ndiff_tails, ny = y ? pg->ndiff_tails : 0, i = 0, k = 0;
+    uint32_t *u = malloc(((size_t)nx + ny + 1) * 4);
+    if (!u) return -1;
+    int64_t n = 0;
+    while (i < nx || k < ny) { /* a merge of two ascending lists */
+        uint32_t v = k >= ny || (i < nx && x[i] <= y[k]) ? x[i] : y[k];
+        while (i < nx && x[i] == v) i++;
+        while (k < ny && y[k] == v) k++;
+        u[n++] = v;
     }
-    for (int pass = 0; pass < 2; pass++) {
-        int sh = 16 * pass;
-        memset(cnt, 0, 65537 * 4);
-        for (uint32_t i = 0; i < n; i++) cnt[((a[i] >> sh) & 0xffff) + 1]++;
-        for (int b = 0; b < 65536; b++) cnt[b + 1] += cnt[b];
-        for (uint32_t i = 0; i < n; i++) tmp[cnt[(a[i] >> sh) & 0xffff]++] = a[i];
-        memcpy(a, tmp, (size_t)n * 4);
-    }
-    free(tmp);
-    free(cnt);
-    return 0;
+    *out = u;
+    return n;
 }
 
 int gp_cch_map_metric_from(gp_cch *c, const gp_graph *g, const gp_cch *p, const gp_graph *pg,
                            gp_err *err) {
     const gp_cch_topo *t = c->topo;
-    remap_job j = {c, p, g, pg, malloc(((size_t)g->m + 1) * 4), 0};
+    remap_job j = {c, p, g, pg, NULL, 0, NULL};
     delta_drop(c);
     free(c->mchg);
     c->mchg = NULL;
     c->nmchg = 0;
     c->mchg_ok = 0;
     if (!c->from_prev) gp_parallel_for(t->m, t->m >= (1u << 20) ? 0 : 1, remap_copy, &j);
-    gp_parallel_for(g->n, g->m >= (1u << 18) ? 0 : 1, remap_nodes, &j);
+    /* the arcs of the nodes where either version differs from the base (a speed file: ~1% of
+     * the nodes), or every node */
+    uint32_t *tails = NULL;
+    int64_t nt = tails_union(g, pg, &tails);
+    uint64_t cap = (uint64_t)g->m + 1;
+    if (nt >= 0) {
+        cap = 0;
+        for (int64_t i = 0; i < nt; i++) cap += g->row[tails[i] + 1] - g->row[tails[i]];
+        cap++;
+    }
+    j.chg = malloc(cap * 4);
+    j.tails = tails;
+    if (j.chg && nt >= 0) gp_parallel_for((uint64_t)nt, nt >= 4096 ? 0 : 1, remap_listed, &j);
+    else if (j.chg) gp_parallel_for(g->n, g->m >= (1u << 18) ? 0 : 1, remap_nodes, &j);
+    free(tails);
     if (!j.chg) return gp_err_set(err, GP_ENOMEM, "out of memory for the changed CCH edges");
-    if (gp_cch_sort_u32(j.chg, j.nchg) != 0) { /* ~100k entries a speed file: not qsort */
+    if (gp_sort_u32(j.chg, j.nchg) != 0) { /* ~100k entries a speed file: not qsort */
         free(j.chg);
         return gp_err_set(err, GP_ENOMEM, "out of memory for the changed CCH edges");
     }
@@ -263,23 +287,6 @@ static void witnesses_range(gp_cch *c, uint32_t lo, uint32_t hi) {
 
 static void wit_ranges(void *c, uint64_t lo, uint64_t hi) {
     witnesses_range(c, (uint32_t)lo, (uint32_t)hi);
-}
-
-typedef struct wit_list {
-    gp_cch *c;
-    const uint32_t *edges;
-} wit_list;
-
-static void wit_list_ranges(void *jv, uint64_t lo, uint64_t hi) {
-    wit_list *j = jv;
-    for (uint64_t i = lo; i < hi; i++) witnesses_range(j->c, j->edges[i], j->edges[i] + 1);
-}
-
-/* A device customization's differences may be millions of edges: on all CPUs then. */
-void gp_cch_witnesses_at(gp_cch *c, const uint32_t *edges, uint32_t n) {
-    gp_cch_perfect_drop(c);
-    wit_list j = {c, edges};
-    gp_parallel_for(n, n >= (1u << 16) ? 0 : 1, wit_list_ranges, &j);
 }
 
 /* After a GPU customization (each edge reads its triangles at random): on all CPUs. */

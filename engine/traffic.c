@@ -3,6 +3,7 @@
  * turn graph, and the new metric version as a reweighted graph attached to the engine.
  */
 #include "engine/traffic.h"
+#include "engine/cch.h"
 
 #include "graph/osmseg.h"
 #include "graph/parallel.h"
@@ -489,10 +490,31 @@ static void penalize(const gp_graph *base, const gp_graph *g2, gp_graph *tg, con
     }
 }
 
+/* A growing list of turn-graph nodes: the tails of the turns a version may have changed. */
+typedef struct tail_list {
+    uint32_t *v;
+    size_t n, cap;
+    int oom;
+} tail_list;
+
+static void tails_push(tail_list *l, uint32_t x) {
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 4096;
+        uint32_t *v = cap < UINT32_MAX ? realloc(l->v, cap * sizeof *v) : NULL;
+        if (!v) {
+            l->oom = 1;
+            return;
+        }
+        l->v = v, l->cap = cap;
+    }
+    l->v[l->n++] = x;
+}
+
 /* The turn graph of g2 (a reweighted version of base whose weights differ from the base's only at
  * chg[0..nchg)): gp_turns_reweight_arcs, every turn into a closed arc closed, and the penalties of
  * tks, each found through the segment index ix (from -> via ends an arc at its head). *h
- * gets a hash of the turns changed. */
+ * gets a hash of the turns changed. The turn graph lists the tails of every turn it may have
+ * changed (gp_graph diff_tails): the turns onto the changed arcs' nodes and the penalized ones. */
 static gp_turns *turns_of(const gp_graph *base, gp_graph *g2, const gp_osmseg *ix,
                           const uint32_t *chg, uint32_t nchg, const gp_turn_entry *tp,
                           const keyset *tks, gp_traffic_stats *st, uint64_t *h, gp_err *err) {
@@ -516,11 +538,16 @@ static gp_turns *turns_of(const gp_graph *base, gp_graph *g2, const gp_osmseg *i
         return NULL;
     }
     gp_graph *tg = T->tg;
+    tail_list tl = {0}, cl = {0}; /* penalized turns' tails; the closed arcs' nodes */
     for (uint32_t i = 0; i < nclosed; i++) {
         const uint32_t b = closed[i], *dup; /* its node, and its via-way duplicates */
         close_into(tg, b);
+        tails_push(&cl, b);
         uint32_t nd = gp_turns_dups(BT, b, &dup);
-        for (uint32_t d = 0; d < nd; d++) close_into(tg, dup[d]);
+        for (uint32_t d = 0; d < nd; d++) {
+            close_into(tg, dup[d]);
+            tails_push(&cl, dup[d]);
+        }
     }
     free(closed);
     gp_osmseg_hit *hits = NULL;
@@ -529,6 +556,8 @@ static gp_turns *turns_of(const gp_graph *base, gp_graph *g2, const gp_osmseg *i
         uint32_t nh = segs_all(ix, tk[i].a, tk[i].b, &hits, &hcap);
         if (nh == UINT32_MAX) {
             free(hits);
+            free(tl.v);
+            free(cl.v);
             gp_turns_free(T);
             gp_err_set(err, GP_ENOMEM, "out of memory applying traffic");
             return NULL;
@@ -538,12 +567,25 @@ static gp_turns *turns_of(const gp_graph *base, gp_graph *g2, const gp_osmseg *i
             if (hits[k].piece != shape_ids(base, a))
                 continue; /* from -> via must end at a's head */
             penalize(base, g2, tg, BT, a, v, &tk[i], tp, st, h);
+            tails_push(&tl, a);
             uint32_t nd = gp_turns_dups(BT, a, &dup);
-            for (uint32_t d = 0; d < nd; d++)
+            for (uint32_t d = 0; d < nd; d++) {
                 penalize(base, g2, tg, BT, dup[d], v, &tk[i], tp, st, h);
+                tails_push(&tl, dup[d]);
+            }
         }
     }
     free(hits);
+    /* the reweight's list with these (out of memory: unknown, every node is read) */
+    uint32_t *dt = NULL, ndt = 0;
+    if (tg->diff_tails && !tl.oom && !cl.oom)
+        dt = gp_graph_tails_union(tg, cl.v, (uint32_t)cl.n, tl.v, (uint32_t)tl.n, tg->diff_tails,
+                                  tg->ndiff_tails, &ndt);
+    free(tg->diff_tails);
+    tg->diff_tails = dt;
+    tg->ndiff_tails = ndt;
+    free(tl.v);
+    free(cl.v);
     if (nclosed || st->turns_changed) { /* weights raised past gp_turns_reweight's largest */
         uint32_t mw = 0;
         for (uint32_t k = 0; k < tg->m; k++)
@@ -623,6 +665,7 @@ int gp_traffic_apply(gp_engine *e, const gp_graph *g, const gp_speed_entry *sp, 
     uint32_t *w = gp_weights_alloc(base->m), *rw = gp_weights_alloc(base->m);
     unsigned char *used = calloc(base->m ? base->m : 1, 1);
     uint32_t *chg = NULL, *nw = NULL; /* the arcs of the speeds; their new weights */
+    uint32_t *ctail = NULL;           /* the changed arcs' tails (in nw) */
     signed char *res = NULL;
     int64_t nchg = 0;
     gp_graph *g2 = NULL;
@@ -657,6 +700,7 @@ int gp_traffic_apply(gp_engine *e, const gp_graph *g, const gp_speed_entry *sp, 
          * their reverse entries: each changed arc takes the first entry of the reverse order from
          * its tail with the old weight not yet taken */
         arc_job j = {base, sp, &sks, chg, nw, nw + nchg, res};
+        ctail = j.tail;
         gp_parallel_for_dynamic((uint64_t)nchg, nchg >= 2048 ? 0 : 1, 0, arc_range, &j);
         t_weights = gp_now();
         int64_t kept = 0;
@@ -671,6 +715,7 @@ int gp_traffic_apply(gp_engine *e, const gp_graph *g, const gp_speed_entry *sp, 
             }
             if (x == base->w[a]) continue;
             w[a] = x;
+            j.tail[kept] = u; /* kept <= i: read already */
             chg[kept++] = a;
             st->arcs_closed += x == GP_TRAFFIC_CLOSED;
             for (uint32_t k = base->rrow[v]; k < base->rrow[v + 1]; k++)
@@ -689,6 +734,19 @@ int gp_traffic_apply(gp_engine *e, const gp_graph *g, const gp_speed_entry *sp, 
     if (!g2) {
         rc = err ? err->code : GP_ENOMEM;
         goto fail;
+    }
+    /* the changed arcs' tails, distinct (a road graph's CCH maps only their arcs; unknown when
+     * out of memory) */
+    uint32_t *tails = nchg ? malloc(sizeof *tails * (size_t)nchg) : malloc(4);
+    if (tails) {
+        if (nchg) memcpy(tails, ctail, sizeof *tails * (size_t)nchg);
+        int64_t u = gp_sort_unique_u32(tails, (uint32_t)nchg);
+        if (u >= 0) {
+            g2->diff_tails = tails;
+            g2->ndiff_tails = (uint32_t)u;
+            tails = NULL;
+        }
+        free(tails);
     }
     if (base->turns) {
         uint64_t h = 0;

@@ -205,6 +205,7 @@ void gp_graph_destroy(gp_graph *g) {
     if (g->base) { /* a reweighted version: the rest is the base's */
         gp_weights_release(g->w, g->m);
         gp_weights_release(g->rw, g->m);
+        free(g->diff_tails);
         gp_graph_unref(g->base);
         free(g);
         return;
@@ -406,6 +407,8 @@ static gp_graph *reweight(const gp_graph *g, uint32_t *w, uint32_t *rw, int have
     h->snap_free = NULL;
     h->osmseg = NULL;
     h->osmseg_free = NULL;
+    h->diff_tails = NULL;
+    h->ndiff_tails = 0;
     h->turns = NULL;
     h->turns_free = NULL;
     h->map_base = NULL; /* the base keeps its snapshot's memory */
@@ -485,4 +488,56 @@ uint64_t gp_graph_memory(const gp_graph *g) {
     bytes += gp_graph_roadattr_memory(g);
     bytes += g->places_len;
     return bytes;
+}
+
+int gp_sort_u32(uint32_t *a, uint32_t n) {
+    if (n < 2) return 0;
+    uint32_t *tmp = malloc((size_t)n * 4 + 4);
+    uint32_t *cnt = malloc(65537 * 4);
+    if (!tmp || !cnt) {
+        free(tmp);
+        free(cnt);
+        return -1;
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        int sh = 16 * pass;
+        memset(cnt, 0, 65537 * 4);
+        for (uint32_t i = 0; i < n; i++) cnt[((a[i] >> sh) & 0xffff) + 1]++;
+        for (int b = 0; b < 65536; b++) cnt[b + 1] += cnt[b];
+        for (uint32_t i = 0; i < n; i++) tmp[cnt[(a[i] >> sh) & 0xffff]++] = a[i];
+        memcpy(a, tmp, (size_t)n * 4);
+    }
+    free(tmp);
+    free(cnt);
+    return 0;
+}
+
+/* Sorts a[0..n) ascending and drops repeats; the count kept, or -1 when out of memory. */
+int64_t gp_sort_unique_u32(uint32_t *a, uint32_t n) {
+    if (gp_sort_u32(a, n) != 0) return -1;
+    uint32_t u = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (!u || a[u - 1] != a[i]) a[u++] = a[i];
+    return u;
+}
+
+uint32_t *gp_graph_tails_union(const gp_graph *g, const uint32_t *heads, uint32_t nheads,
+                               const uint32_t *tails, uint32_t ntails, const uint32_t *old,
+                               uint32_t nold, uint32_t *nout) {
+    uint64_t n = (uint64_t)nold + ntails;
+    for (uint32_t i = 0; i < nheads; i++) n += g->rrow[heads[i] + 1] - g->rrow[heads[i]];
+    uint32_t *v = n < UINT32_MAX ? malloc(n * 4 + 4) : NULL;
+    if (!v) return NULL;
+    if (nold) memcpy(v, old, (size_t)nold * 4);
+    if (ntails) memcpy(v + nold, tails, (size_t)ntails * 4);
+    uint64_t k = (uint64_t)nold + ntails;
+    for (uint32_t i = 0; i < nheads; i++)
+        for (uint32_t r = g->rrow[heads[i]]; r < g->rrow[heads[i] + 1]; r++) v[k++] = g->rcol[r];
+    int64_t u = gp_sort_unique_u32(v, (uint32_t)n);
+    if (u < 0) {
+        free(v);
+        return NULL;
+    }
+    *nout = (uint32_t)u;
+    return v;
 }

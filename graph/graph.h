@@ -151,6 +151,12 @@ typedef struct gp_graph {
      * the spatial index and the snap index are those of base, the graph it shares them with
      * (referenced; never itself a reweighted version). NULL for a graph that owns everything. */
     struct gp_graph *base;
+    /* A reweighted version may list the nodes outside of which its arc weights are base's:
+     * diff_tails (ascending, distinct, owned), ndiff_tails of them; NULL when not known. A new
+     * version's CCH metric is then mapped from its predecessor's over those nodes' arcs alone
+     * (engine/cch_custom.c gp_cch_map_metric_from). */
+    uint32_t *diff_tails;
+    uint32_t ndiff_tails;
     /* 1 for a per-request metric (engine/metric.h: exclude=, vehicle limits): its arcs of weight
      * GP_W_CLOSED are closed, and a route or table cell costing GP_W_CLOSED or more is no route
      * (engine/snap.c). 0 for every other graph. */
@@ -247,6 +253,16 @@ gp_graph *gp_graph_reweight_versioned(const gp_graph *g, uint32_t *w, uint32_t *
 uint32_t *gp_weights_alloc(uint32_t m);
 /* Gives w (m weights, malloc'd) back to the pool, or frees it when the pool is full. */
 void gp_weights_release(uint32_t *w, uint32_t m);
+/* Sorts a[0..n) ascending (LSD radix, two 16-bit passes); -1 when out of memory. */
+int gp_sort_u32(uint32_t *a, uint32_t n);
+/* Sorts a[0..n) ascending and drops repeats: how many are kept, or -1 when out of memory. */
+int64_t gp_sort_unique_u32(uint32_t *a, uint32_t n);
+/* The sorted distinct union of old[0..nold), tails[0..ntails) and the tails of the arcs into
+ * heads[0..nheads) of g (its reverse arrays), malloc'd, its size in *nout; NULL when out of
+ * memory. Lists gp_graph diff_tails. */
+uint32_t *gp_graph_tails_union(const gp_graph *g, const uint32_t *heads, uint32_t nheads,
+                               const uint32_t *tails, uint32_t ntails, const uint32_t *old,
+                               uint32_t nold, uint32_t *nout);
 /* The graph that owns g's shared arrays: g->base, else g itself. */
 static inline const gp_graph *gp_graph_owner(const gp_graph *g) { return g->base ? g->base : g; }
 

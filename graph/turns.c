@@ -589,6 +589,34 @@ static void rew_patch_arcs(void *jv, uint64_t lo, uint64_t hi) {
     }
 }
 
+/* The tails of the turns the new turn graph tg changed against its base btg: those onto the
+ * nodes of the road arcs whose weight changed (bw base, nw new; among arcs[0..narcs), or all)
+ * and onto their duplicates (gp_graph diff_tails; unknown when out of memory). */
+static void diff_tails(const gp_turns *base, const gp_graph *btg, gp_graph *tg, const uint32_t *bw,
+                       const uint32_t *nw, const uint32_t *arcs, uint32_t narcs) {
+    uint32_t cap = 1024, nh = 0, *h = malloc((size_t)cap * 4);
+    uint32_t nb = arcs ? narcs : base->narcs;
+    for (uint32_t i = 0; h && i < nb; i++) {
+        uint32_t b = arcs ? arcs[i] : i;
+        if (nw[b] == bw[b]) continue;
+        const uint32_t *dup;
+        uint32_t nd = gp_turns_dups(base, b, &dup);
+        if (nh + nd + 1 > cap) {
+            uint32_t *x = cap < UINT32_MAX / 4 - nd ? realloc(h, ((size_t)cap * 2 + nd) * 4) : NULL;
+            if (!x) {
+                free(h);
+                h = NULL;
+                break;
+            }
+            h = x, cap = cap * 2 + nd;
+        }
+        h[nh++] = b;
+        for (uint32_t d = 0; d < nd; d++) h[nh++] = dup[d];
+    }
+    if (h) tg->diff_tails = gp_graph_tails_union(btg, h, nh, NULL, 0, NULL, 0, &tg->ndiff_tails);
+    free(h);
+}
+
 static gp_turns *reweight(const gp_turns *base, const gp_graph *g, const uint32_t *arcs,
                           uint32_t narcs, gp_err *err) {
     double t0 = gp_now();
@@ -622,6 +650,7 @@ static gp_turns *reweight(const gp_turns *base, const gp_graph *g, const uint32_
         return NULL;
     }
     gp_graph *ntg = T->tg;
+    diff_tails(base, btg, ntg, bg->w, g->w, arcs, narcs);
     *T = *base; /* costs, counts, copies and duplicates: the base's (T->base keeps them) */
     T->tg = ntg;
     T->base = base->base ? (const gp_turns *)base->base : base;

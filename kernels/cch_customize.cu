@@ -134,12 +134,13 @@ __global__ void ent_t(const u64 *__restrict__ ent, const uint32_t *__restrict__ 
 
 /* One warp customizes edge e: lanes take the triangles k0+lane, k0+lane+32, ...; the witness is
  * the smallest triangle offset reaching the minimum, none when the original arc does (the CPU's
- * rule, engine/cch.c customize_range). */
-__device__ __forceinline__ void customize_edge(
+ * rule, engine/cch.c customize_range). Returns (on every lane) whether e's weights changed: the
+ * partial customization then marks the edges above it. */
+__device__ __forceinline__ bool customize_edge(
     uint32_t e, int lane, const uint64_t *__restrict__ tf, const uint32_t *__restrict__ tri,
     const uint32_t *__restrict__ ofw, const uint32_t *__restrict__ obw, uint32_t *fw, uint32_t *bw,
     uint32_t *fmid, uint32_t *bmid, uint32_t *bad) {
-    uint32_t of0 = ofw[e], ob0 = obw[e];
+    uint32_t of0 = ofw[e], ob0 = obw[e], pf = fw[e], pb = bw[e];
     uint32_t f = INF32, b = INF32, fm = INF32, bm = INF32;
     int of = 0, ob = 0;
     uint64_t k0 = tf[e];
@@ -170,6 +171,7 @@ __device__ __forceinline__ void customize_edge(
         bmid[e] = bw_ == ob0 ? INF32 : bmc;
         if ((of && fw_ == INF32) || (ob && bw_ == INF32)) atomicMin(bad, e);
     }
+    return fw_ != pf || bw_ != pb;
 }
 
 __global__ void customize_level(uint32_t lo, uint32_t hi, const uint64_t *__restrict__ tf,
@@ -194,6 +196,104 @@ __global__ void customize_small(uint32_t l0, uint32_t l1, const uint32_t *__rest
             customize_edge(e, lane, tf, tri, ofw, obw, fw, bw, fmid, bmid, bad);
         __syncthreads();
     }
+}
+
+/* Partial customization (a cost change from a customized predecessor whose arrays d starts
+ * with): only the edges marked in dirty are customized again, level by level as the full pass.
+ * An edge is marked when its original weights changed, or when an edge of one of its lower
+ * triangles changed its weights: edge {z, a} (z below a) is a lower triangle of {a, b} for every
+ * other upper neighbour b of z, so a change of {z, a} marks those. Every other edge reads the
+ * same inputs as in the predecessor's customization and keeps its values: the result is the
+ * full pass's, bit for bit. The marks go to edges of higher levels only (a's and b's levels are
+ * above z's), so a level's marks are final when it starts. */
+__device__ __forceinline__ uint32_t edge_of(const uint32_t *__restrict__ up_first,
+                                            const uint32_t *__restrict__ up_head, uint32_t lo,
+                                            uint32_t hi) {
+    uint32_t a = up_first[lo], b = up_first[lo + 1];
+    while (a < b) {
+        const uint32_t mid = a + (b - a) / 2;
+        if (up_head[mid] < hi) a = mid + 1;
+        else b = mid;
+    }
+    return a; /* the CCH is chordal: {lo, hi} is an edge */
+}
+
+/* The tail (rank) of edge e: the last rank v with up_first[v] <= e. */
+__device__ __forceinline__ uint32_t tail_of(uint32_t e, uint32_t n,
+                                            const uint32_t *__restrict__ up_first) {
+    uint32_t lo = 0, hi = n;
+    while (hi - lo > 1) {
+        const uint32_t mid = lo + (hi - lo) / 2;
+        if (up_first[mid] <= e) lo = mid;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* The warp marks the edges whose lower triangles include e. */
+__device__ __forceinline__ void mark_above(uint32_t e, int lane, uint32_t n,
+                                           const uint32_t *__restrict__ up_first,
+                                           const uint32_t *__restrict__ up_head,
+                                           unsigned char *dirty) {
+    const uint32_t z = tail_of(e, n, up_first), a = up_head[e];
+    for (uint32_t j = up_first[z] + lane; j < up_first[z + 1]; j += 32) {
+        const uint32_t b = up_head[j];
+        if (b == a) continue;
+        dirty[edge_of(up_first, up_head, min(a, b), max(a, b))] = 1;
+    }
+}
+
+/* The warp's 32 edges [c0, c0 + 32) of a level ending at hi: the marked ones customized, one after
+ * the other, by the whole warp. */
+__device__ __forceinline__ void partial_chunk(
+    uint32_t c0, uint32_t hi, int lane, uint32_t n, const uint32_t *__restrict__ up_first,
+    const uint32_t *__restrict__ up_head, const uint64_t *__restrict__ tf,
+    const uint32_t *__restrict__ tri, const uint32_t *__restrict__ ofw,
+    const uint32_t *__restrict__ obw, uint32_t *fw, uint32_t *bw, uint32_t *fmid, uint32_t *bmid,
+    uint32_t *bad, unsigned char *dirty) {
+    const uint32_t e = c0 + (uint32_t)lane;
+    unsigned mask = __ballot_sync(0xffffffffu, e < hi && dirty[e]);
+    while (mask) {
+        const uint32_t x = c0 + (uint32_t)(__ffs(mask) - 1);
+        mask &= mask - 1;
+        if (customize_edge(x, lane, tf, tri, ofw, obw, fw, bw, fmid, bmid, bad))
+            mark_above(x, lane, n, up_first, up_head, dirty);
+    }
+}
+
+__global__ void partial_level(uint32_t lo, uint32_t hi, uint32_t n,
+                              const uint32_t *__restrict__ up_first,
+                              const uint32_t *__restrict__ up_head, const uint64_t *__restrict__ tf,
+                              const uint32_t *__restrict__ tri, const uint32_t *__restrict__ ofw,
+                              const uint32_t *__restrict__ obw, uint32_t *fw, uint32_t *bw,
+                              uint32_t *fmid, uint32_t *bmid, uint32_t *bad, unsigned char *dirty) {
+    const uint64_t w = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    if (lo + 32 * w >= hi) return; /* whole warps */
+    partial_chunk(lo + 32 * (uint32_t)w, hi, threadIdx.x & 31, n, up_first, up_head, tf, tri, ofw,
+                  obw, fw, bw, fmid, bmid, bad, dirty);
+}
+
+/* Levels [l0, l1) in one block, bottom-up (the marks of a level reach the next after the
+ * barrier: the block's own global writes). */
+__global__ void partial_small(uint32_t l0, uint32_t l1, const uint32_t *__restrict__ elev,
+                              uint32_t n, const uint32_t *__restrict__ up_first,
+                              const uint32_t *__restrict__ up_head, const uint64_t *__restrict__ tf,
+                              const uint32_t *__restrict__ tri, const uint32_t *__restrict__ ofw,
+                              const uint32_t *__restrict__ obw, uint32_t *fw, uint32_t *bw,
+                              uint32_t *fmid, uint32_t *bmid, uint32_t *bad, unsigned char *dirty) {
+    const int warp = threadIdx.x / 32, lane = threadIdx.x & 31, nw = blockDim.x / 32;
+    for (uint32_t l = l0; l < l1; l++) {
+        for (uint32_t c0 = elev[l] + 32 * warp; c0 < elev[l + 1]; c0 += 32 * nw)
+            partial_chunk(c0, elev[l + 1], lane, n, up_first, up_head, tf, tri, ofw, obw, fw, bw,
+                          fmid, bmid, bad, dirty);
+        __syncthreads();
+    }
+}
+
+__global__ void mark_edges(uint32_t k, const uint32_t *__restrict__ ids, uint32_t m,
+                           unsigned char *dirty) {
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < k && ids[i] < m) dirty[ids[i]] = 1;
 }
 
 } // namespace
@@ -270,30 +370,59 @@ out:
     return rc;
 }
 
-extern "C" int gp_dcch_customize(gp_dcch *d, void *stream, uint32_t *fw, uint32_t *bw,
-                                 uint32_t *fmid, uint32_t *bmid, float *ms, gp_err *err) {
-    cudaStream_t s = (cudaStream_t)stream;
+/* The levels, bottom-up: every edge, or (from: d's customized arrays start as from's) only the
+ * marked ones, the nmarks edges of marks (device) whose original weights changed to start with;
+ * then the plan's weights. ms: device time. */
+static int customize_run(gp_dcch *d, cudaStream_t s, const gp_dcch *from, const uint32_t *marks,
+                         uint32_t nmarks, float *ms, gp_err *err) {
     int rc = GP_OK;
     uint32_t bad = INF32;
+    unsigned char *dirty = NULL;
     CK(cudaMemcpyAsync(d->bad, &bad, 4, cudaMemcpyHostToDevice, s), "customization");
     CK(cudaEventRecord(d->ev0, s), "customization");
+    if (from) {
+        const size_t bytes = (size_t)d->m * 4;
+        uint32_t *dst[4] = {d->fw, d->bw, d->fmid, d->bmid};
+        const uint32_t *src[4] = {from->fw, from->bw, from->fmid, from->bmid};
+        for (int i = 0; i < 4; i++)
+            CK(cudaMemcpyAsync(dst[i], src[i], bytes, cudaMemcpyDeviceToDevice, s),
+               "copying the predecessor's weights");
+        CK(cudaMallocAsync((void **)&dirty, (size_t)d->m + 1, s), "partial customization");
+        CK(cudaMemsetAsync(dirty, 0, (size_t)d->m + 1, s), "partial customization");
+        if (nmarks) {
+            mark_edges<<<(nmarks + BIG_THREADS - 1) / BIG_THREADS, BIG_THREADS, 0, s>>>(
+                nmarks, marks, d->m, dirty);
+            CKL("partial customization");
+        }
+    }
     for (uint32_t l = 0; l < d->nlevels;) {
         uint32_t cnt = d->edge_level[l + 1] - d->edge_level[l];
         if (cnt > SMALL_ITEMS / 8) {
-            uint64_t threads = (uint64_t)cnt * 32;
+            uint64_t threads = from ? ((uint64_t)cnt + 31) / 32 * 32 : (uint64_t)cnt * 32;
             uint32_t blocks = (uint32_t)((threads + BIG_THREADS - 1) / BIG_THREADS);
-            customize_level<<<blocks, BIG_THREADS, 0, s>>>(d->edge_level[l], d->edge_level[l + 1],
-                                                           d->tri_first, d->tri, d->ofw, d->obw,
-                                                           d->fw, d->bw, d->fmid, d->bmid, d->bad);
+            if (from)
+                partial_level<<<blocks, BIG_THREADS, 0, s>>>(
+                    d->edge_level[l], d->edge_level[l + 1], d->n, d->up_first, d->up_head,
+                    d->tri_first, d->tri, d->ofw, d->obw, d->fw, d->bw, d->fmid, d->bmid, d->bad,
+                    dirty);
+            else
+                customize_level<<<blocks, BIG_THREADS, 0, s>>>(
+                    d->edge_level[l], d->edge_level[l + 1], d->tri_first, d->tri, d->ofw, d->obw,
+                    d->fw, d->bw, d->fmid, d->bmid, d->bad);
             CKL("customization");
             l++;
         } else {
             uint32_t l1 = l;
             while (l1 < d->nlevels && d->edge_level[l1 + 1] - d->edge_level[l1] <= SMALL_ITEMS / 8)
                 l1++;
-            customize_small<<<1, SMALL_THREADS, 0, s>>>(l, l1, d->d_elevels, d->tri_first, d->tri,
-                                                        d->ofw, d->obw, d->fw, d->bw, d->fmid,
-                                                        d->bmid, d->bad);
+            if (from)
+                partial_small<<<1, SMALL_THREADS, 0, s>>>(
+                    l, l1, d->d_elevels, d->n, d->up_first, d->up_head, d->tri_first, d->tri,
+                    d->ofw, d->obw, d->fw, d->bw, d->fmid, d->bmid, d->bad, dirty);
+            else
+                customize_small<<<1, SMALL_THREADS, 0, s>>>(l, l1, d->d_elevels, d->tri_first,
+                                                            d->tri, d->ofw, d->obw, d->fw, d->bw,
+                                                            d->fmid, d->bmid, d->bad);
             CKL("customization");
             l = l1;
         }
@@ -303,23 +432,31 @@ extern "C" int gp_dcch_customize(gp_dcch *d, void *stream, uint32_t *fw, uint32_
     if ((rc = gp_dcch_plan_weights(d, s, err)) != GP_OK) goto out;
     CK(cudaEventRecord(d->ev1, s), "customization");
     CK(cudaMemcpyAsync(&bad, d->bad, 4, cudaMemcpyDeviceToHost, s), "customization");
-    if (fw)
-        CK(cudaMemcpyAsync(fw, d->fw, (size_t)d->m * 4, cudaMemcpyDeviceToHost, s),
-           "customization");
-    if (bw)
-        CK(cudaMemcpyAsync(bw, d->bw, (size_t)d->m * 4, cudaMemcpyDeviceToHost, s),
-           "customization");
-    if (fmid)
-        CK(cudaMemcpyAsync(fmid, d->fmid, (size_t)d->m * 4, cudaMemcpyDeviceToHost, s),
-           "customization");
-    if (bmid)
-        CK(cudaMemcpyAsync(bmid, d->bmid, (size_t)d->m * 4, cudaMemcpyDeviceToHost, s),
-           "customization");
     CK(cudaStreamSynchronize(s), "customization");
     if (ms) CK(cudaEventElapsedTime(ms, d->ev0, d->ev1), "customization");
     if (bad != INF32)
         rc = gp_err_set(err, GP_ETOOBIG,
                         "CCH customization: shortcut %u would exceed 2^32-1 weight units", bad);
+out:
+    if (dirty) {
+        cudaFreeAsync(dirty, s);
+        cudaStreamSynchronize(s);
+    }
+    return rc;
+}
+
+extern "C" int gp_dcch_customize(gp_dcch *d, void *stream, uint32_t *fw, uint32_t *bw,
+                                 uint32_t *fmid, uint32_t *bmid, float *ms, gp_err *err) {
+    cudaStream_t s = (cudaStream_t)stream;
+    int rc = customize_run(d, s, NULL, NULL, 0, ms, err);
+    if (rc != GP_OK) return rc;
+    uint32_t *to[4] = {fw, bw, fmid, bmid};
+    const uint32_t *from[4] = {d->fw, d->bw, d->fmid, d->bmid};
+    for (int i = 0; i < 4; i++)
+        if (to[i])
+            CK(cudaMemcpyAsync(to[i], from[i], (size_t)d->m * 4, cudaMemcpyDeviceToHost, s),
+               "customization");
+    CK(cudaStreamSynchronize(s), "customization");
 out:
     return rc;
 }
@@ -416,6 +553,22 @@ out:
 
 namespace {
 
+/* Edge e's packed witnesses from its fmid / bmid: the triangle's two edge ids, or
+ * GP_DCCH_WIT_ORIG with the original node of the edge's head (forward) or tail (backward). */
+__device__ __forceinline__ void edge_witnesses(uint32_t e, uint32_t n,
+                                               const uint32_t *__restrict__ up_first,
+                                               const uint32_t *__restrict__ up_head,
+                                               const uint32_t *__restrict__ order,
+                                               const uint64_t *__restrict__ tf,
+                                               const uint32_t *__restrict__ tri, uint32_t fm,
+                                               uint32_t bm, u64 *wb, u64 *wf) {
+    const uint64_t k0 = tf[e];
+    if (fm == INF32) *wf = GP_DCCH_WIT_ORIG | order[up_head[e]];
+    else *wf = (u64)tri[2 * (k0 + fm)] << 32 | tri[2 * (k0 + fm) + 1];
+    if (bm == INF32) *wb = GP_DCCH_WIT_ORIG | order[tail_of(e, n, up_first)];
+    else *wb = (u64)tri[2 * (k0 + bm)] << 32 | tri[2 * (k0 + bm) + 1];
+}
+
 /* The packed witnesses of engine/cch_custom.c witnesses_range from fmid / bmid, a thread per edge
  * (wit[2e]: backward, wit[2e+1]: forward): the triangle's two edge ids, or GP_DCCH_WIT_ORIG with
  * the original node of the edge's head (forward) or tail (backward; its rank found in up_first). */
@@ -426,27 +579,8 @@ __global__ void witness_edges(uint32_t m, uint32_t n, const uint32_t *__restrict
                               const uint32_t *__restrict__ bmid, u64 *wit) {
     const uint32_t e = blockIdx.x * blockDim.x + threadIdx.x;
     if (e >= m) return;
-    const uint64_t k0 = tf[e];
-    const uint32_t fm = fmid[e], bm = bmid[e];
-    u64 wf, wb;
-    if (fm == INF32) {
-        wf = GP_DCCH_WIT_ORIG | order[up_head[e]];
-    } else {
-        const uint64_t k = k0 + fm;
-        wf = (u64)tri[2 * k] << 32 | tri[2 * k + 1];
-    }
-    if (bm == INF32) {
-        uint32_t lo = 0, hi = n; /* the tail: the last rank v with up_first[v] <= e */
-        while (hi - lo > 1) {
-            const uint32_t mid = lo + (hi - lo) / 2;
-            if (up_first[mid] <= e) lo = mid;
-            else hi = mid;
-        }
-        wb = GP_DCCH_WIT_ORIG | order[lo];
-    } else {
-        const uint64_t k = k0 + bm;
-        wb = (u64)tri[2 * k] << 32 | tri[2 * k + 1];
-    }
+    u64 wb, wf;
+    edge_witnesses(e, n, up_first, up_head, order, tf, tri, fmid[e], bmid[e], &wb, &wf);
     wit[2 * (size_t)e] = wb;
     wit[2 * (size_t)e + 1] = wf;
 }
@@ -491,9 +625,13 @@ out:
 
 namespace {
 
-/* Edges where d's six arrays differ from base's, 7 words each (as scatter_edges reads them),
- * at most cap of them; *cnt counts them all. */
-__global__ void diff_edges(uint32_t m, const uint32_t *ofw, const uint32_t *obw, const uint32_t *fw,
+/* Edges where d's six arrays differ from base's, DIFF_WORDS words each: id, ofw, obw, fw, bw,
+ * fmid, bmid, then the packed witnesses (backward, forward; low word first) as witness_edges
+ * writes them; at most cap of them; *cnt counts them all. */
+__global__ void diff_edges(uint32_t m, uint32_t n, const uint32_t *__restrict__ up_first,
+                           const uint32_t *__restrict__ up_head, const uint32_t *__restrict__ order,
+                           const uint64_t *__restrict__ tf, const uint32_t *__restrict__ tri,
+                           const uint32_t *ofw, const uint32_t *obw, const uint32_t *fw,
                            const uint32_t *bw, const uint32_t *fmid, const uint32_t *bmid,
                            const uint32_t *bofw, const uint32_t *bobw, const uint32_t *bfw,
                            const uint32_t *bbw, const uint32_t *bfmid, const uint32_t *bbmid,
@@ -506,29 +644,42 @@ __global__ void diff_edges(uint32_t m, const uint32_t *ofw, const uint32_t *obw,
         return;
     uint32_t i = atomicAdd(cnt, 1u);
     if (i >= cap) return;
-    uint32_t *u = out + 7 * (size_t)i;
+    uint32_t *u = out + (size_t)GP_DCCH_DIFF_WORDS * i;
     u[0] = e, u[1] = a, u[2] = b, u[3] = f, u[4] = w, u[5] = fm, u[6] = bm;
+    u64 wb, wf;
+    edge_witnesses(e, n, up_first, up_head, order, tf, tri, fm, bm, &wb, &wf);
+    u[7] = (uint32_t)wb, u[8] = (uint32_t)(wb >> 32);
+    u[9] = (uint32_t)wf, u[10] = (uint32_t)(wf >> 32);
 }
 
 } // namespace
 
-extern "C" int gp_dcch_customize_diff(gp_dcch *d, const gp_dcch *base, void *stream, uint32_t cap,
+extern "C" int gp_dcch_customize_diff(gp_dcch *d, const gp_dcch *base, void *stream,
+                                      const uint32_t *marks, uint32_t nmarks, uint32_t cap,
                                       uint32_t **out, uint32_t *nout, float *ms, gp_err *err) {
     cudaStream_t s = (cudaStream_t)stream;
     int rc = GP_OK;
-    uint32_t *dbuf = NULL, *host = NULL, cnt = 0;
+    uint32_t *dbuf = NULL, *host = NULL, *dmarks = NULL, cnt = 0;
     *out = NULL;
     *nout = 0;
     if (d->tm != base->tm || !base->customized)
         return gp_err_set(err, GP_EINVAL,
                           "device CCH: the predecessor is on another topology part or not "
                           "customized");
-    if ((rc = gp_dcch_customize(d, stream, NULL, NULL, NULL, NULL, ms, err)) != GP_OK) return rc;
-    CK(cudaMallocAsync((void **)&dbuf, ((size_t)cap * 7 + 1) * 4, s), "the changed edges");
+    if (marks && nmarks) {
+        CK(cudaMallocAsync((void **)&dmarks, (size_t)nmarks * 4, s), "the changed metric");
+        CK(cudaMemcpyAsync(dmarks, marks, (size_t)nmarks * 4, cudaMemcpyHostToDevice, s),
+           "the changed metric");
+    }
+    rc = customize_run(d, s, marks ? base : NULL, dmarks, nmarks, ms, err);
+    if (rc != GP_OK) goto out;
+    CK(cudaMallocAsync((void **)&dbuf, ((size_t)cap * GP_DCCH_DIFF_WORDS + 1) * 4, s),
+       "the changed edges");
     CK(cudaMemsetAsync(dbuf, 0, 4, s), "the changed edges");
     diff_edges<<<(d->m + BIG_THREADS - 1) / BIG_THREADS, BIG_THREADS, 0, s>>>(
-        d->m, d->ofw, d->obw, d->fw, d->bw, d->fmid, d->bmid, base->ofw, base->obw, base->fw,
-        base->bw, base->fmid, base->bmid, cap, dbuf, dbuf + 1);
+        d->m, d->n, d->up_first, d->up_head, d->order, d->tri_first, d->tri, d->ofw, d->obw, d->fw,
+        d->bw, d->fmid, d->bmid, base->ofw, base->obw, base->fw, base->bw, base->fmid, base->bmid,
+        cap, dbuf, dbuf + 1);
     CKL("the changed edges");
     CK(cudaMemcpyAsync(&cnt, dbuf, 4, cudaMemcpyDeviceToHost, s), "the changed edges");
     CK(cudaStreamSynchronize(s), "the changed edges");
@@ -536,12 +687,13 @@ extern "C" int gp_dcch_customize_diff(gp_dcch *d, const gp_dcch *base, void *str
         *nout = cnt;
         goto out;
     }
-    if (!(host = (uint32_t *)malloc((size_t)cnt * 28 + 28))) {
+    if (!(host = (uint32_t *)malloc(((size_t)cnt + 1) * GP_DCCH_DIFF_WORDS * 4))) {
         rc = gp_err_set(err, GP_ENOMEM, "out of memory for the changed edges");
         goto out;
     }
     if (cnt)
-        CK(cudaMemcpyAsync(host, dbuf + 1, (size_t)cnt * 28, cudaMemcpyDeviceToHost, s),
+        CK(cudaMemcpyAsync(host, dbuf + 1, (size_t)cnt * GP_DCCH_DIFF_WORDS * 4,
+                           cudaMemcpyDeviceToHost, s),
            "the changed edges");
     CK(cudaStreamSynchronize(s), "the changed edges");
     *out = host;
@@ -549,9 +701,8 @@ extern "C" int gp_dcch_customize_diff(gp_dcch *d, const gp_dcch *base, void *str
     host = NULL;
 out:
     free(host);
-    if (dbuf) {
-        cudaFreeAsync(dbuf, s);
-        cudaStreamSynchronize(s);
-    }
+    if (dbuf) cudaFreeAsync(dbuf, s);
+    if (dmarks) cudaFreeAsync(dmarks, s);
+    if (dbuf || dmarks) cudaStreamSynchronize(s);
     return rc;
 }

@@ -9,8 +9,10 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "engine/cch.h"
 #include "engine/snap.h"
 #include "engine/traffic.h"
+#include "graph/graph_internal.h" /* gp_splitmix64 */
 #include "graph/osmseg.h"
 #include "graph/turns.h"
 #include "storage/source.h"
@@ -245,8 +247,97 @@ static void test_osmseg_index(void **st) {
     }
 }
 
+/* The CCH of version g (its turn graph's with turn costs): its metric as a full mapping of g's
+ * weights gives it, and its customized weights as a full customization's. */
+static void cch_as_full(const gp_graph *g, int r) {
+    const gp_graph *cg = g->turns ? ((const gp_turns *)g->turns)->tg : g;
+    const gp_cch *c = cg->cch;
+    assert_non_null(c);
+    gp_err err = {0};
+    gp_cch *f = NULL;
+    assert_int_equal(gp_cch_prepare(cg, &f, &err), GP_OK);
+    f->prev = NULL;
+    assert_int_equal(gp_cch_map_metric(f, cg, &err), GP_OK);
+    assert_int_equal(gp_cch_customize(f, 2, &err), GP_OK);
+    for (uint32_t e = 0; e < c->topo->m; e++)
+        if (c->ofw[e] != f->ofw[e] || c->obw[e] != f->obw[e] || c->fw[e] != f->fw[e] ||
+            c->bw[e] != f->bw[e])
+            fail_msg("version %d edge %u: metric %u/%u customized %u/%u, a full pass %u/%u %u/%u",
+                     r, e, c->ofw[e], c->obw[e], c->fw[e], c->bw[e], f->ofw[e], f->obw[e], f->fw[e],
+                     f->bw[e]);
+    gp_cch_free(f);
+}
+
+/* A chain of speed (and turn penalty) files, each applied to the version before it as the
+ * service does: each version lists the nodes whose arcs it changed (gp_graph diff_tails), its
+ * CCH metric is mapped from its predecessor's over the union of both lists alone, and must equal
+ * a full mapping and customization of its weights: entries that come, change, close and go. */
+static void chain(const char *turn_costs) {
+    gp_err err = {0};
+    gp_graph *g = gp_generate_road(3000, 11, &err);
+    assert_non_null(g);
+    snprintf(g->profile, sizeof g->profile, "car"); /* travel times and coordinates */
+    gp_engine *e = gp_engine_new("cpu", 2, NULL, &err);
+    assert_non_null(e);
+    assert_int_equal(gp_engine_set_cch(e, "on", 0, 0, &err), GP_OK);
+    assert_int_equal(gp_engine_set_cch_perfect(e, "off", &err), GP_OK);
+    assert_int_equal(gp_engine_set_turn_costs(e, turn_costs, &err), GP_OK);
+    assert_int_equal(gp_engine_attach(e, g, &err), GP_OK);
+    int turns = g->turns != NULL;
+    size_t ns = g->m / 50 + 1, nt = turns ? 20 : 0;
+    gp_speed_entry *sp = calloc(ns, sizeof *sp);
+    gp_turn_entry *tp = calloc(nt + 1, sizeof *tp);
+    assert_true(sp && tp);
+    uint64_t seed = 17;
+    gp_graph *cur = gp_graph_ref(g);
+    for (int r = 0; r < 8; r++) {
+        size_t nsr = r == 6 ? 0 : ns;      /* version 6: no speeds, the base's weights again */
+        for (size_t i = 0; i < nsr; i++) { /* other segments each time; some closed */
+            uint32_t a = (uint32_t)((gp_splitmix64(&seed) >> 33) % g->m);
+            uint32_t u = gp_graph_arc_tail(g, a), sp_kmh = (uint32_t)(gp_splitmix64(&seed) % 90);
+            sp[i] = (gp_speed_entry){gp_graph_orig_id(g, u), gp_graph_orig_id(g, g->col[a]),
+                                     sp_kmh < 5 ? 0 : sp_kmh + 5};
+        }
+        size_t ntr = r % 2 ? nt : 0; /* penalties that come and go */
+        for (size_t i = 0; i < ntr; i++) {
+            uint32_t a = (uint32_t)((gp_splitmix64(&seed) >> 33) % g->m), v = g->col[a];
+            uint32_t u = gp_graph_arc_tail(g, a);
+            if (g->row[v] == g->row[v + 1]) continue;
+            uint32_t b = g->row[v] + (uint32_t)(gp_splitmix64(&seed) % (g->row[v + 1] - g->row[v]));
+            tp[i] = (gp_turn_entry){gp_graph_orig_id(g, u), gp_graph_orig_id(g, v),
+                                    gp_graph_orig_id(g, g->col[b]), 120};
+        }
+        gp_graph *nx = NULL;
+        gp_traffic_stats st;
+        if (gp_traffic_apply(e, cur, sp, nsr, tp, ntr, &nx, NULL, NULL, &st, &err) != GP_OK)
+            fail_msg("apply %d: %s", r, err.msg);
+        const gp_graph *cg = nx->turns ? ((const gp_turns *)nx->turns)->tg : nx;
+        if (nx != g) assert_non_null(cg->diff_tails); /* the list path */
+        cch_as_full(nx, r);
+        gp_graph_unref(cur);
+        cur = nx;
+    }
+    gp_graph_unref(cur);
+    free(sp);
+    free(tp);
+    gp_graph_unref(g);
+    gp_engine_free(e);
+}
+
+static void test_chain_turns(void **st) {
+    (void)st;
+    chain("on");
+}
+
+static void test_chain_roads(void **st) {
+    (void)st;
+    chain("off");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_chain_turns),
+        cmocka_unit_test(test_chain_roads),
         cmocka_unit_test(test_parse),
         cmocka_unit_test(test_osmseg_index),
         cmocka_unit_test(test_apply_cch),

@@ -349,9 +349,6 @@ typedef struct gp_cch_gpu_stats {
      * spare: 1 when the device arrays came from the topology's spare */
     int delta, diff, spare;
     int whole; /* gp_cch_gpu_customize_diff with too many differences: every array came back */
-    /* partial: gp_cch_gpu_customize_diff from a listed metric change, customizing again only the
-     * edges it reaches (kernels/cch.h gp_dcch_customize_diff) */
-    int partial;
     uint32_t scattered;
 } gp_cch_gpu_stats;
 int gp_cch_gpu_stats_get(const gp_cch *c, gp_cch_gpu_stats *st);

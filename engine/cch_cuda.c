@@ -344,7 +344,6 @@ int gp_cch_gpu_customize(gp_cch *c, int device, gp_err *err) {
     g->ok = 0;
     g->st.delta = 0;
     g->st.diff = 0;
-    g->st.partial = 0;
     g->st.scattered = 0;
     free(c->delta); /* the weights come back from the device: not a predecessor's with a delta */
     c->delta = NULL;
@@ -408,7 +407,6 @@ int gp_cch_gpu_customize_delta(gp_cch *c, const gp_cch *prev, const uint32_t *ed
         } else {
             g->ok = 1;
             g->st.delta = 1;
-            g->st.partial = 0;
             g->st.scattered = n;
             g->st.customize_s = gp_now() - t1;
             g->st.witnesses_s = 0;
@@ -424,13 +422,11 @@ int gp_cch_gpu_customize_delta(gp_cch *c, const gp_cch *prev, const uint32_t *ed
 }
 
 /* c's metric onto its device state g: prev's device metric copied and the edges c->mchg lists
- * scattered (a cost change: a few entries rather than the whole metric over PCIe; *listed set),
- * else uploaded whole. */
-static int metric_to_device(gp_cch *c, cch_gpu *g, const cch_gpu *pg, int *listed, gp_err *err) {
-    *listed = 0;
+ * scattered (a cost change: a few entries rather than the whole metric over PCIe), else uploaded
+ * whole. */
+static int metric_to_device(gp_cch *c, cch_gpu *g, const cch_gpu *pg, gp_err *err) {
     if (!c->mchg_ok || !pg || !pg->ok || !pg->d || gp_dcch_part(pg->d) != gp_dcch_part(g->d))
         return gp_dcch_set_metric(g->d, (void *)g->stream, c->ofw, c->obw, err);
-    *listed = 1;
     uint32_t *upd = malloc((size_t)c->nmchg * 12 + 12);
     if (!upd) return gp_err_set(err, GP_ENOMEM, "out of memory for the changed metric");
     for (uint32_t i = 0; i < c->nmchg; i++) {
@@ -477,8 +473,7 @@ int gp_cch_gpu_customize_diff(gp_cch *c, const gp_cch *prev, int device, gp_err 
     gp_cch_perfect_drop(c); /* the whole path fetches into the arrays a background pass reads */
     pthread_mutex_lock(&g->mu);
     cudaSetDevice(g->device);
-    int listed = 0;
-    if ((rc = metric_to_device(c, g, pg, &listed, err)) != GP_OK) {
+    if ((rc = metric_to_device(c, g, pg, err)) != GP_OK) {
         pthread_mutex_unlock(&g->mu);
         gpu_free(g);
         return rc;
@@ -490,9 +485,7 @@ int gp_cch_gpu_customize_diff(gp_cch *c, const gp_cch *prev, int device, gp_err 
      * host) into arrays that are prev's; more, and every customized array comes back (4 words
      * an edge) and every witness is computed */
     uint32_t cap = c->topo->m / 4 + 1024;
-    /* the metric is prev's but at the listed edges: a partial customization from prev's */
-    rc = gp_dcch_customize_diff(g->d, pg->d, (void *)g->stream, listed ? c->mchg : NULL,
-                                listed ? c->nmchg : 0, cap, &upd, &n, &g->last_ms, err);
+    rc = gp_dcch_customize_diff(g->d, pg->d, (void *)g->stream, cap, &upd, &n, &g->last_ms, err);
     int whole = rc == GP_OK && !upd && n > cap;
     double tf = gp_now();
     if (whole) {
@@ -532,7 +525,6 @@ int gp_cch_gpu_customize_diff(gp_cch *c, const gp_cch *prev, int device, gp_err 
     g->st.delta = 0;
     g->st.diff = !whole;
     g->st.whole = whole;
-    g->st.partial = listed;
     g->st.scattered = whole ? 0 : n; /* here: fetched */
     g->st.customize_s = t2 - t1;
     g->st.witnesses_s = gp_now() - t2;

@@ -96,19 +96,16 @@ int gp_dcch_customize(gp_dcch *d, void *stream, uint32_t *fw, uint32_t *bw, uint
  * gp_dcch_customize. ms: device time (may be NULL). */
 int gp_dcch_customize_from(gp_dcch *d, const gp_dcch *src, void *stream, uint32_t nupd,
                            const uint32_t *upd, float *ms, gp_err *err);
-/* A customization of d (gp_dcch_customize without the copy back), then the edges whose original
- * or customized weights or witnesses differ from base's (the same topology part), into *out
- * (malloc'd, GP_DCCH_DIFF_WORDS words per edge: id, ofw, obw, fw, bw, fmid, bmid, then the packed
- * witnesses as gp_dcch_fetch writes them, backward then forward, low word first; in no order)
- * and *nout. With marks (host; nmarks edge ids), d's original weights are base's but at those
- * edges and the customization is partial: d starts from base's customized arrays and customizes
- * again only the edges those changes reach (the same result as the full pass); without, every
- * edge. More than cap differ: GP_OK with *out NULL and *nout their count (d is customized: the
- * caller fetches every array, gp_dcch_weights). GP_ETOOBIG when a shortcut overflows. */
+/* A full customization of d (gp_dcch_customize without the copy back), then the edges whose
+ * original or customized weights or witnesses differ from base's (the same topology part), into
+ * *out (malloc'd, GP_DCCH_DIFF_WORDS words per edge: id, ofw, obw, fw, bw, fmid, bmid, then the
+ * packed witnesses as gp_dcch_fetch writes them, backward then forward, low word first; in no
+ * order) and *nout. More than cap differ: GP_OK with *out NULL and *nout their count (d is
+ * customized: the caller fetches every array, gp_dcch_weights). GP_ETOOBIG when a shortcut
+ * overflows. */
 #define GP_DCCH_DIFF_WORDS 11
-int gp_dcch_customize_diff(gp_dcch *d, const gp_dcch *base, void *stream, const uint32_t *marks,
-                           uint32_t nmarks, uint32_t cap, uint32_t **out, uint32_t *nout, float *ms,
-                           gp_err *err);
+int gp_dcch_customize_diff(gp_dcch *d, const gp_dcch *base, void *stream, uint32_t cap,
+                           uint32_t **out, uint32_t *nout, float *ms, gp_err *err);
 /* The topology part d is on (a pooled gp_dcch is reused only on the same one). */
 const gp_dcch_topo *gp_dcch_part(const gp_dcch *d);
 /* d's customized weights and witnesses to the host (m entries each; any may be NULL): tests. */

@@ -134,13 +134,12 @@ __global__ void ent_t(const u64 *__restrict__ ent, const uint32_t *__restrict__ 
 
 /* One warp customizes edge e: lanes take the triangles k0+lane, k0+lane+32, ...; the witness is
  * the smallest triangle offset reaching the minimum, none when the original arc does (the CPU's
- * rule, engine/cch.c customize_range). Returns (on every lane) whether e's weights changed: the
- * partial customization then marks the edges above it. */
-__device__ __forceinline__ bool customize_edge(
+ * rule, engine/cch.c customize_range). */
+__device__ __forceinline__ void customize_edge(
     uint32_t e, int lane, const uint64_t *__restrict__ tf, const uint32_t *__restrict__ tri,
     const uint32_t *__restrict__ ofw, const uint32_t *__restrict__ obw, uint32_t *fw, uint32_t *bw,
     uint32_t *fmid, uint32_t *bmid, uint32_t *bad) {
-    uint32_t of0 = ofw[e], ob0 = obw[e], pf = fw[e], pb = bw[e];
+    uint32_t of0 = ofw[e], ob0 = obw[e];
     uint32_t f = INF32, b = INF32, fm = INF32, bm = INF32;
     int of = 0, ob = 0;
     uint64_t k0 = tf[e];
@@ -171,7 +170,6 @@ __device__ __forceinline__ bool customize_edge(
         bmid[e] = bw_ == ob0 ? INF32 : bmc;
         if ((of && fw_ == INF32) || (ob && bw_ == INF32)) atomicMin(bad, e);
     }
-    return fw_ != pf || bw_ != pb;
 }
 
 __global__ void customize_level(uint32_t lo, uint32_t hi, const uint64_t *__restrict__ tf,
@@ -198,26 +196,6 @@ __global__ void customize_small(uint32_t l0, uint32_t l1, const uint32_t *__rest
     }
 }
 
-/* Partial customization (a cost change from a customized predecessor whose arrays d starts
- * with): only the edges marked in dirty are customized again, level by level as the full pass.
- * An edge is marked when its original weights changed, or when an edge of one of its lower
- * triangles changed its weights: edge {z, a} (z below a) is a lower triangle of {a, b} for every
- * other upper neighbour b of z, so a change of {z, a} marks those. Every other edge reads the
- * same inputs as in the predecessor's customization and keeps its values: the result is the
- * full pass's, bit for bit. The marks go to edges of higher levels only (a's and b's levels are
- * above z's), so a level's marks are final when it starts. */
-__device__ __forceinline__ uint32_t edge_of(const uint32_t *__restrict__ up_first,
-                                            const uint32_t *__restrict__ up_head, uint32_t lo,
-                                            uint32_t hi) {
-    uint32_t a = up_first[lo], b = up_first[lo + 1];
-    while (a < b) {
-        const uint32_t mid = a + (b - a) / 2;
-        if (up_head[mid] < hi) a = mid + 1;
-        else b = mid;
-    }
-    return a; /* the CCH is chordal: {lo, hi} is an edge */
-}
-
 /* The tail (rank) of edge e: the last rank v with up_first[v] <= e. */
 __device__ __forceinline__ uint32_t tail_of(uint32_t e, uint32_t n,
                                             const uint32_t *__restrict__ up_first) {
@@ -228,72 +206,6 @@ __device__ __forceinline__ uint32_t tail_of(uint32_t e, uint32_t n,
         else hi = mid;
     }
     return lo;
-}
-
-/* The warp marks the edges whose lower triangles include e. */
-__device__ __forceinline__ void mark_above(uint32_t e, int lane, uint32_t n,
-                                           const uint32_t *__restrict__ up_first,
-                                           const uint32_t *__restrict__ up_head,
-                                           unsigned char *dirty) {
-    const uint32_t z = tail_of(e, n, up_first), a = up_head[e];
-    for (uint32_t j = up_first[z] + lane; j < up_first[z + 1]; j += 32) {
-        const uint32_t b = up_head[j];
-        if (b == a) continue;
-        dirty[edge_of(up_first, up_head, min(a, b), max(a, b))] = 1;
-    }
-}
-
-/* The warp's 32 edges [c0, c0 + 32) of a level ending at hi: the marked ones customized, one after
- * the other, by the whole warp. */
-__device__ __forceinline__ void partial_chunk(
-    uint32_t c0, uint32_t hi, int lane, uint32_t n, const uint32_t *__restrict__ up_first,
-    const uint32_t *__restrict__ up_head, const uint64_t *__restrict__ tf,
-    const uint32_t *__restrict__ tri, const uint32_t *__restrict__ ofw,
-    const uint32_t *__restrict__ obw, uint32_t *fw, uint32_t *bw, uint32_t *fmid, uint32_t *bmid,
-    uint32_t *bad, unsigned char *dirty) {
-    const uint32_t e = c0 + (uint32_t)lane;
-    unsigned mask = __ballot_sync(0xffffffffu, e < hi && dirty[e]);
-    while (mask) {
-        const uint32_t x = c0 + (uint32_t)(__ffs(mask) - 1);
-        mask &= mask - 1;
-        if (customize_edge(x, lane, tf, tri, ofw, obw, fw, bw, fmid, bmid, bad))
-            mark_above(x, lane, n, up_first, up_head, dirty);
-    }
-}
-
-__global__ void partial_level(uint32_t lo, uint32_t hi, uint32_t n,
-                              const uint32_t *__restrict__ up_first,
-                              const uint32_t *__restrict__ up_head, const uint64_t *__restrict__ tf,
-                              const uint32_t *__restrict__ tri, const uint32_t *__restrict__ ofw,
-                              const uint32_t *__restrict__ obw, uint32_t *fw, uint32_t *bw,
-                              uint32_t *fmid, uint32_t *bmid, uint32_t *bad, unsigned char *dirty) {
-    const uint64_t w = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
-    if (lo + 32 * w >= hi) return; /* whole warps */
-    partial_chunk(lo + 32 * (uint32_t)w, hi, threadIdx.x & 31, n, up_first, up_head, tf, tri, ofw,
-                  obw, fw, bw, fmid, bmid, bad, dirty);
-}
-
-/* Levels [l0, l1) in one block, bottom-up (the marks of a level reach the next after the
- * barrier: the block's own global writes). */
-__global__ void partial_small(uint32_t l0, uint32_t l1, const uint32_t *__restrict__ elev,
-                              uint32_t n, const uint32_t *__restrict__ up_first,
-                              const uint32_t *__restrict__ up_head, const uint64_t *__restrict__ tf,
-                              const uint32_t *__restrict__ tri, const uint32_t *__restrict__ ofw,
-                              const uint32_t *__restrict__ obw, uint32_t *fw, uint32_t *bw,
-                              uint32_t *fmid, uint32_t *bmid, uint32_t *bad, unsigned char *dirty) {
-    const int warp = threadIdx.x / 32, lane = threadIdx.x & 31, nw = blockDim.x / 32;
-    for (uint32_t l = l0; l < l1; l++) {
-        for (uint32_t c0 = elev[l] + 32 * warp; c0 < elev[l + 1]; c0 += 32 * nw)
-            partial_chunk(c0, elev[l + 1], lane, n, up_first, up_head, tf, tri, ofw, obw, fw, bw,
-                          fmid, bmid, bad, dirty);
-        __syncthreads();
-    }
-}
-
-__global__ void mark_edges(uint32_t k, const uint32_t *__restrict__ ids, uint32_t m,
-                           unsigned char *dirty) {
-    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < k && ids[i] < m) dirty[ids[i]] = 1;
 }
 
 } // namespace
@@ -370,59 +282,29 @@ out:
     return rc;
 }
 
-/* The levels, bottom-up: every edge, or (from: d's customized arrays start as from's) only the
- * marked ones, the nmarks edges of marks (device) whose original weights changed to start with;
- * then the plan's weights. ms: device time. */
-static int customize_run(gp_dcch *d, cudaStream_t s, const gp_dcch *from, const uint32_t *marks,
-                         uint32_t nmarks, float *ms, gp_err *err) {
+/* The levels, bottom-up, then the plan's weights. ms: device time. */
+static int customize_run(gp_dcch *d, cudaStream_t s, float *ms, gp_err *err) {
     int rc = GP_OK;
     uint32_t bad = INF32;
-    unsigned char *dirty = NULL;
     CK(cudaMemcpyAsync(d->bad, &bad, 4, cudaMemcpyHostToDevice, s), "customization");
     CK(cudaEventRecord(d->ev0, s), "customization");
-    if (from) {
-        const size_t bytes = (size_t)d->m * 4;
-        uint32_t *dst[4] = {d->fw, d->bw, d->fmid, d->bmid};
-        const uint32_t *src[4] = {from->fw, from->bw, from->fmid, from->bmid};
-        for (int i = 0; i < 4; i++)
-            CK(cudaMemcpyAsync(dst[i], src[i], bytes, cudaMemcpyDeviceToDevice, s),
-               "copying the predecessor's weights");
-        CK(cudaMallocAsync((void **)&dirty, (size_t)d->m + 1, s), "partial customization");
-        CK(cudaMemsetAsync(dirty, 0, (size_t)d->m + 1, s), "partial customization");
-        if (nmarks) {
-            mark_edges<<<(nmarks + BIG_THREADS - 1) / BIG_THREADS, BIG_THREADS, 0, s>>>(
-                nmarks, marks, d->m, dirty);
-            CKL("partial customization");
-        }
-    }
     for (uint32_t l = 0; l < d->nlevels;) {
         uint32_t cnt = d->edge_level[l + 1] - d->edge_level[l];
         if (cnt > SMALL_ITEMS / 8) {
-            uint64_t threads = from ? ((uint64_t)cnt + 31) / 32 * 32 : (uint64_t)cnt * 32;
+            uint64_t threads = (uint64_t)cnt * 32;
             uint32_t blocks = (uint32_t)((threads + BIG_THREADS - 1) / BIG_THREADS);
-            if (from)
-                partial_level<<<blocks, BIG_THREADS, 0, s>>>(
-                    d->edge_level[l], d->edge_level[l + 1], d->n, d->up_first, d->up_head,
-                    d->tri_first, d->tri, d->ofw, d->obw, d->fw, d->bw, d->fmid, d->bmid, d->bad,
-                    dirty);
-            else
-                customize_level<<<blocks, BIG_THREADS, 0, s>>>(
-                    d->edge_level[l], d->edge_level[l + 1], d->tri_first, d->tri, d->ofw, d->obw,
-                    d->fw, d->bw, d->fmid, d->bmid, d->bad);
+            customize_level<<<blocks, BIG_THREADS, 0, s>>>(d->edge_level[l], d->edge_level[l + 1],
+                                                           d->tri_first, d->tri, d->ofw, d->obw,
+                                                           d->fw, d->bw, d->fmid, d->bmid, d->bad);
             CKL("customization");
             l++;
         } else {
             uint32_t l1 = l;
             while (l1 < d->nlevels && d->edge_level[l1 + 1] - d->edge_level[l1] <= SMALL_ITEMS / 8)
                 l1++;
-            if (from)
-                partial_small<<<1, SMALL_THREADS, 0, s>>>(
-                    l, l1, d->d_elevels, d->n, d->up_first, d->up_head, d->tri_first, d->tri,
-                    d->ofw, d->obw, d->fw, d->bw, d->fmid, d->bmid, d->bad, dirty);
-            else
-                customize_small<<<1, SMALL_THREADS, 0, s>>>(l, l1, d->d_elevels, d->tri_first,
-                                                            d->tri, d->ofw, d->obw, d->fw, d->bw,
-                                                            d->fmid, d->bmid, d->bad);
+            customize_small<<<1, SMALL_THREADS, 0, s>>>(l, l1, d->d_elevels, d->tri_first, d->tri,
+                                                        d->ofw, d->obw, d->fw, d->bw, d->fmid,
+                                                        d->bmid, d->bad);
             CKL("customization");
             l = l1;
         }
@@ -438,17 +320,13 @@ static int customize_run(gp_dcch *d, cudaStream_t s, const gp_dcch *from, const 
         rc = gp_err_set(err, GP_ETOOBIG,
                         "CCH customization: shortcut %u would exceed 2^32-1 weight units", bad);
 out:
-    if (dirty) {
-        cudaFreeAsync(dirty, s);
-        cudaStreamSynchronize(s);
-    }
     return rc;
 }
 
 extern "C" int gp_dcch_customize(gp_dcch *d, void *stream, uint32_t *fw, uint32_t *bw,
                                  uint32_t *fmid, uint32_t *bmid, float *ms, gp_err *err) {
     cudaStream_t s = (cudaStream_t)stream;
-    int rc = customize_run(d, s, NULL, NULL, 0, ms, err);
+    int rc = customize_run(d, s, ms, err);
     if (rc != GP_OK) return rc;
     uint32_t *to[4] = {fw, bw, fmid, bmid};
     const uint32_t *from[4] = {d->fw, d->bw, d->fmid, d->bmid};
@@ -654,25 +532,18 @@ __global__ void diff_edges(uint32_t m, uint32_t n, const uint32_t *__restrict__ 
 
 } // namespace
 
-extern "C" int gp_dcch_customize_diff(gp_dcch *d, const gp_dcch *base, void *stream,
-                                      const uint32_t *marks, uint32_t nmarks, uint32_t cap,
+extern "C" int gp_dcch_customize_diff(gp_dcch *d, const gp_dcch *base, void *stream, uint32_t cap,
                                       uint32_t **out, uint32_t *nout, float *ms, gp_err *err) {
     cudaStream_t s = (cudaStream_t)stream;
     int rc = GP_OK;
-    uint32_t *dbuf = NULL, *host = NULL, *dmarks = NULL, cnt = 0;
+    uint32_t *dbuf = NULL, *host = NULL, cnt = 0;
     *out = NULL;
     *nout = 0;
     if (d->tm != base->tm || !base->customized)
         return gp_err_set(err, GP_EINVAL,
                           "device CCH: the predecessor is on another topology part or not "
                           "customized");
-    if (marks && nmarks) {
-        CK(cudaMallocAsync((void **)&dmarks, (size_t)nmarks * 4, s), "the changed metric");
-        CK(cudaMemcpyAsync(dmarks, marks, (size_t)nmarks * 4, cudaMemcpyHostToDevice, s),
-           "the changed metric");
-    }
-    rc = customize_run(d, s, marks ? base : NULL, dmarks, nmarks, ms, err);
-    if (rc != GP_OK) goto out;
+    if ((rc = customize_run(d, s, ms, err)) != GP_OK) return rc;
     CK(cudaMallocAsync((void **)&dbuf, ((size_t)cap * GP_DCCH_DIFF_WORDS + 1) * 4, s),
        "the changed edges");
     CK(cudaMemsetAsync(dbuf, 0, 4, s), "the changed edges");
@@ -701,8 +572,9 @@ extern "C" int gp_dcch_customize_diff(gp_dcch *d, const gp_dcch *base, void *str
     host = NULL;
 out:
     free(host);
-    if (dbuf) cudaFreeAsync(dbuf, s);
-    if (dmarks) cudaFreeAsync(dmarks, s);
-    if (dbuf || dmarks) cudaStreamSynchronize(s);
+    if (dbuf) {
+        cudaFreeAsync(dbuf, s);
+        cudaStreamSynchronize(s);
+    }
     return rc;
 }

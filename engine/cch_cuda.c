@@ -480,10 +480,10 @@ int gp_cch_gpu_customize_diff(gp_cch *c, const gp_cch *prev, int device, gp_err 
     }
     g->st.attach_s = gp_now() - t0;
     double t1 = gp_now();
-    uint32_t *upd = NULL, n = 0;
-    /* up to a quarter of the edges come back as 7 words each (and get their witnesses on the
-     * host) into arrays that are prev's; more, and every customized array comes back (4 words
-     * an edge) and every witness is computed */
+    uint32_t *upd = NULL, n = 0; /* the differences: g->d's page-locked memory */
+    /* up to a quarter of the edges come back with their witnesses (11 words each) into arrays
+     * that are prev's; more, and every customized array comes back (4 words an edge) and every
+     * witness is computed */
     uint32_t cap = c->topo->m / 4 + 1024;
     rc = gp_dcch_customize_diff(g->d, pg->d, (void *)g->stream, cap, &upd, &n, &g->last_ms, err);
     int whole = rc == GP_OK && !upd && n > cap;
@@ -499,7 +499,6 @@ int gp_cch_gpu_customize_diff(gp_cch *c, const gp_cch *prev, int device, gp_err 
     if (rc == GP_OK && !whole && !edges)
         rc = gp_err_set(err, GP_ENOMEM, "out of memory for the changes");
     if (rc != GP_OK) {
-        free(upd);
         gpu_free(g);
         return rc;
     }
@@ -519,7 +518,6 @@ int gp_cch_gpu_customize_diff(gp_cch *c, const gp_cch *prev, int device, gp_err 
         c->ndelta = n;
         c->delta_base = prev->graph_hash;
     }
-    free(upd);
     c->from_prev = 0;
     g->ok = 1;
     g->st.delta = 0;

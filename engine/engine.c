@@ -365,9 +365,9 @@ static void attach_cch(gp_engine *e, gp_graph *g, const gp_graph *pred) {
            "cpu_customize_ms=%.1f "
            "perfect_start_ms=%.1f total_ms=%.1f",
            g->version, prepare_s * 1e3, partial_s * 1e3, c->custom_partial, gpu_s * 1e3, gpu_path,
-           gs.spare, gs.scattered, gs.attach_s * 1e3, gs.customize_s * 1e3,
-           (double)gs.device_ms, gs.fetch_s * 1e3, gs.witnesses_s * 1e3, cpu_s * 1e3,
-           perfect_start_s * 1e3, (gp_now() - t0) * 1e3);
+           gs.spare, gs.scattered, gs.attach_s * 1e3, gs.customize_s * 1e3, (double)gs.device_ms,
+           gs.fetch_s * 1e3, gs.witnesses_s * 1e3, cpu_s * 1e3, perfect_start_s * 1e3,
+           (gp_now() - t0) * 1e3);
 }
 
 int gp_engine_attach(gp_engine *e, gp_graph *g, gp_err *err) {

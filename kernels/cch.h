@@ -98,7 +98,7 @@ int gp_dcch_customize_from(gp_dcch *d, const gp_dcch *src, void *stream, uint32_
                            const uint32_t *upd, float *ms, gp_err *err);
 /* A full customization of d (gp_dcch_customize without the copy back), then the edges whose
  * original or customized weights or witnesses differ from base's (the same topology part), into
- * *out (malloc'd, GP_DCCH_DIFF_WORDS words per edge: id, ofw, obw, fw, bw, fmid, bmid, then the
+ * *out (page-locked memory of d's, valid until d's next call; GP_DCCH_DIFF_WORDS words per edge: id, ofw, obw, fw, bw, fmid, bmid, then the
  * packed witnesses as gp_dcch_fetch writes them, backward then forward, low word first; in no
  * order) and *nout. More than cap differ: GP_OK with *out NULL and *nout their count (d is
  * customized: the caller fetches every array, gp_dcch_weights). GP_ETOOBIG when a shortcut

@@ -536,7 +536,7 @@ extern "C" int gp_dcch_customize_diff(gp_dcch *d, const gp_dcch *base, void *str
                                       uint32_t **out, uint32_t *nout, float *ms, gp_err *err) {
     cudaStream_t s = (cudaStream_t)stream;
     int rc = GP_OK;
-    uint32_t *dbuf = NULL, *host = NULL, cnt = 0;
+    uint32_t *dbuf = NULL, cnt = 0;
     *out = NULL;
     *nout = 0;
     if (d->tm != base->tm || !base->customized)
@@ -558,20 +558,22 @@ extern "C" int gp_dcch_customize_diff(gp_dcch *d, const gp_dcch *base, void *str
         *nout = cnt;
         goto out;
     }
-    if (!(host = (uint32_t *)malloc(((size_t)cnt + 1) * GP_DCCH_DIFF_WORDS * 4))) {
-        rc = gp_err_set(err, GP_ENOMEM, "out of memory for the changed edges");
-        goto out;
+    if (((size_t)cnt + 1) * GP_DCCH_DIFF_WORDS * 4 > d->diff_bytes) {
+        size_t want = ((size_t)cnt + 1) * GP_DCCH_DIFF_WORDS * 4 * 5 / 4; /* room to grow */
+        if (d->diff_host) cudaFreeHost(d->diff_host);
+        d->diff_host = NULL;
+        d->diff_bytes = 0;
+        CK(cudaMallocHost((void **)&d->diff_host, want), "the changed edges");
+        d->diff_bytes = want;
     }
     if (cnt)
-        CK(cudaMemcpyAsync(host, dbuf + 1, (size_t)cnt * GP_DCCH_DIFF_WORDS * 4,
+        CK(cudaMemcpyAsync(d->diff_host, dbuf + 1, (size_t)cnt * GP_DCCH_DIFF_WORDS * 4,
                            cudaMemcpyDeviceToHost, s),
            "the changed edges");
     CK(cudaStreamSynchronize(s), "the changed edges");
-    *out = host;
+    *out = d->diff_host;
     *nout = cnt;
-    host = NULL;
 out:
-    free(host);
     if (dbuf) {
         cudaFreeAsync(dbuf, s);
         cudaStreamSynchronize(s);

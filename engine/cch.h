@@ -104,6 +104,13 @@ typedef struct gp_cch {
     uint32_t ndelta;
     uint64_t delta_base;
     int from_prev;
+    /* The customized arrays of a spare restored later than its original weights (cch.c): they
+     * are pend_from's but at the npend edges of pend (owned when pend_owned), until
+     * gp_cch_restore_pending; the device customizes meanwhile (cch_cuda.c). NULL: none. */
+    const uint32_t *pend;
+    uint32_t npend;
+    int pend_owned;
+    const struct gp_cch *pend_from;
     int pinned; /* the weight and witness arrays are page-locked (cch_cuda.c; unlocked when freed) */
     int reused; /* ... and came from the topology's spare (cch.c): a set in the cycle of versions */
     /* The edges whose original weights (ofw / obw) differ from prev's, ascending, set by
@@ -350,6 +357,10 @@ typedef struct gp_cch_gpu_stats {
     int delta, diff, spare;
     int whole; /* gp_cch_gpu_customize_diff with too many differences: every array came back */
     uint32_t scattered;
+    /* within device_ms: the sweep's tables (top, pieces); busy_s: the host's restore of its
+     * arrays while the device customized (gp_cch_gpu_customize_diff) */
+    float top_ms, piece_ms;
+    double busy_s;
 } gp_cch_gpu_stats;
 int gp_cch_gpu_stats_get(const gp_cch *c, gp_cch_gpu_stats *st);
 

@@ -325,6 +325,7 @@ int gp_cch_gpu_customize(gp_cch *c, int device, gp_err *err) {
     double t0 = gp_now();
     cch_gpu *g = c->gpu;
     int rc = GP_OK;
+    gp_cch_restore_pending(c); /* every array comes back, but a failure customizes on the CPU */
     if (!g) {
         host_pin(c);
         if ((rc = gpu_state(c, device, c->ofw, c->obw, &g, err)) != GP_OK) return rc;
@@ -462,6 +463,22 @@ static void diff_range(void *ctx, uint64_t lo, uint64_t hi) {
     }
 }
 
+/* The host's work while the device customizes (gp_dcch_customize_diff): c's customized arrays
+ * made prev's, the restore cch_over left pending or a copy of every array. */
+typedef struct busy_job {
+    gp_cch *c;
+    const gp_cch *prev;
+    double s;
+} busy_job;
+
+static void busy_restore(void *arg) {
+    busy_job *b = arg;
+    double t0 = gp_now();
+    if (b->c->from_prev) gp_cch_restore_pending(b->c);
+    else gp_cch_custom_copy(b->c, b->prev);
+    b->s = gp_now() - t0;
+}
+
 int gp_cch_gpu_customize_diff(gp_cch *c, const gp_cch *prev, int device, gp_err *err) {
     double t0 = gp_now();
     const cch_gpu *pg = prev ? prev->gpu : NULL;
@@ -485,7 +502,9 @@ int gp_cch_gpu_customize_diff(gp_cch *c, const gp_cch *prev, int device, gp_err 
      * that are prev's; more, and every customized array comes back (4 words an edge) and every
      * witness is computed */
     uint32_t cap = c->topo->m / 4 + 1024;
-    rc = gp_dcch_customize_diff(g->d, pg->d, (void *)g->stream, cap, &upd, &n, &g->last_ms, err);
+    busy_job bj = {c, prev, 0};
+    rc = gp_dcch_customize_diff(g->d, pg->d, (void *)g->stream, cap, &upd, &n, &g->last_ms,
+                                busy_restore, &bj, err);
     int whole = rc == GP_OK && !upd && n > cap;
     double tf = gp_now();
     if (whole) {
@@ -509,9 +528,9 @@ int gp_cch_gpu_customize_diff(gp_cch *c, const gp_cch *prev, int device, gp_err 
     if (whole && !c->pinned) {
         gp_cch_witnesses(c);
     } else if (!whole) {
-        /* c's customized arrays made prev's (already, when restored from a spare), then the
-         * differences */
-        if (!c->from_prev) gp_cch_custom_copy(c, prev);
+        /* c's customized arrays made prev's (busy_restore, while the device customized), then
+         * the differences */
+        if (!c->from_prev || c->pend) gp_cch_custom_copy(c, prev); /* busy_restore did not run */
         diff_job dj = {c, upd, edges};
         gp_parallel_for(n, n >= (1u << 16) ? 0 : 1, diff_range, &dj); /* 450k on gen:1M turns */
         c->delta = edges;
@@ -527,6 +546,8 @@ int gp_cch_gpu_customize_diff(gp_cch *c, const gp_cch *prev, int device, gp_err 
     g->st.customize_s = t2 - t1;
     g->st.witnesses_s = gp_now() - t2;
     g->st.device_ms = g->last_ms;
+    g->st.busy_s = bj.s;
+    gp_dcch_table_ms(g->d, &g->st.top_ms, &g->st.piece_ms);
     c->gpu = g;
     c->gpu_free = gpu_free;
     c->custom_s = gp_now() - t0;

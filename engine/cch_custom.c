@@ -245,28 +245,42 @@ typedef struct restore_job {
     gp_cch *c;
     const gp_cch *p;
     const uint32_t *delta;
-    int metric;
+    int what;
 } restore_job;
 
 static void restore_ranges(void *jv, uint64_t lo, uint64_t hi) {
     restore_job *j = jv;
     gp_cch *c = j->c;
     const gp_cch *p = j->p;
-    for (uint64_t i = lo; i < hi; i++) {
-        uint32_t e = j->delta[i];
-        if (j->metric) c->ofw[e] = p->ofw[e], c->obw[e] = p->obw[e];
-        c->fw[e] = p->fw[e], c->bw[e] = p->bw[e];
-        c->fmid[e] = p->fmid[e], c->bmid[e] = p->bmid[e];
-        c->wit[2 * (size_t)e] = p->wit[2 * (size_t)e];
-        c->wit[2 * (size_t)e + 1] = p->wit[2 * (size_t)e + 1];
-    }
+    if (j->what & GP_CCH_RESTORE_METRIC)
+        for (uint64_t i = lo; i < hi; i++) {
+            uint32_t e = j->delta[i];
+            c->ofw[e] = p->ofw[e], c->obw[e] = p->obw[e];
+        }
+    if (j->what & GP_CCH_RESTORE_CUSTOM)
+        for (uint64_t i = lo; i < hi; i++) {
+            uint32_t e = j->delta[i];
+            c->fw[e] = p->fw[e], c->bw[e] = p->bw[e];
+            c->fmid[e] = p->fmid[e], c->bmid[e] = p->bmid[e];
+            c->wit[2 * (size_t)e] = p->wit[2 * (size_t)e];
+            c->wit[2 * (size_t)e + 1] = p->wit[2 * (size_t)e + 1];
+        }
 }
 
 /* A delta of a device customization may list millions of edges: on all CPUs then. */
-void gp_cch_restore_from(gp_cch *c, const gp_cch *p, const uint32_t *delta, uint32_t n,
-                         int metric) {
-    restore_job j = {c, p, delta, metric};
+void gp_cch_restore_from(gp_cch *c, const gp_cch *p, const uint32_t *delta, uint32_t n, int what) {
+    restore_job j = {c, p, delta, what};
     gp_parallel_for(n, n >= (1u << 16) ? 0 : 1, restore_ranges, &j);
+}
+
+void gp_cch_restore_pending(gp_cch *c) {
+    if (!c->pend) return;
+    gp_cch_restore_from(c, c->pend_from, c->pend, c->npend, GP_CCH_RESTORE_CUSTOM);
+    if (c->pend_owned) free((void *)c->pend);
+    c->pend = NULL;
+    c->npend = 0;
+    c->pend_owned = 0;
+    c->pend_from = NULL;
 }
 
 /* Packed witnesses for path unpacking (cch_internal.h GP_CCH_WIT_ORIG), from fmid/bmid. */
@@ -449,6 +463,7 @@ static void part_copy(void *jv, uint64_t lo, uint64_t hi) {
 }
 
 void gp_cch_custom_copy(gp_cch *c, const gp_cch *p) {
+    gp_cch_restore_pending(c); /* from another predecessor, maybe: before the copy */
     part_job j = {c, p, NULL, 0};
     gp_parallel_for(c->topo->m, c->topo->m >= (1u << 20) ? 0 : 1, part_copy, &j);
     c->from_prev = 1;
@@ -540,7 +555,7 @@ static int customize_partial(gp_cch *c, const gp_cch *p, uint64_t limit, uint32_
     free(j.dirty);
     /* given up: the customized arrays made p's again (a full pass on the device may then fetch
      * only what differs from p's, gp_cch_gpu_customize_diff) */
-    if (rc == 0) gp_cch_restore_from(c, p, out->e, out->n, 0);
+    if (rc == 0) gp_cch_restore_from(c, p, out->e, out->n, GP_CCH_RESTORE_CUSTOM);
     else c->from_prev = 0;
     return rc;
 }
@@ -554,6 +569,7 @@ int gp_cch_customize_partial(gp_cch *c, int threads, uint64_t max_work, uint32_t
     if (nedges) *nedges = 0;
     c->custom_partial = 0;
     delta_drop(c);
+    gp_cch_restore_pending(c);
     const gp_cch *prev = c->prev;
     if (!prev || prev->topo != c->topo || !prev->fw || !prev->wit) {
         c->from_prev = 0;

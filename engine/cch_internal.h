@@ -61,10 +61,17 @@ void gp_cch_perfect_drop(gp_cch *c);
  * that changed listed in c->mchg. GP_ENOMEM only for the list. */
 int gp_cch_map_metric_from(gp_cch *c, const gp_graph *g, const gp_cch *p, const gp_graph *pg,
                            gp_err *err);
-/* c's arrays, which are p's but at the n edges of delta, made p's (cch_custom.c): the spare of a
- * version customized partially from p, for the next version from p (metric 1: the original
- * weights too); a partial pass that gave up (metric 0: the customized ones only). */
-void gp_cch_restore_from(gp_cch *c, const gp_cch *p, const uint32_t *delta, uint32_t n, int metric);
+/* c's arrays, which are p's but at the n edges of delta, made p's (cch_custom.c): the original
+ * weights (GP_CCH_RESTORE_METRIC) and / or the customized ones (GP_CCH_RESTORE_CUSTOM): the spare
+ * of a version customized from p, for the next version from p; a partial pass that gave up (the
+ * customized ones). */
+#define GP_CCH_RESTORE_METRIC 1
+#define GP_CCH_RESTORE_CUSTOM 2
+void gp_cch_restore_from(gp_cch *c, const gp_cch *p, const uint32_t *delta, uint32_t n, int what);
+/* The restore of c's customized arrays that gp_cch_prepare left pending (gp_cch pend): done, so
+ * that they are prev's (c->from_prev). Every customization calls it before it reads or writes
+ * them; the device's (cch_cuda.c) while the device customizes. Nothing when none is pending. */
+void gp_cch_restore_pending(gp_cch *c);
 
 /* Unlocks n host arrays page-locked for the device (cch_cuda.c; nothing without CUDA): before
  * a pinned set of weight arrays is freed. */

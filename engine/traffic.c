@@ -630,16 +630,18 @@ static void trim_start(void) {
 #endif
 }
 
-/* The base's weights into the new version's arrays, in parallel. */
-typedef struct copy_job {
-    const gp_graph *g;
-    uint32_t *w, *rw;
-} copy_job;
-
-static void copy_range(void *ctx, uint64_t lo, uint64_t hi) {
-    copy_job *j = ctx;
-    memcpy(j->w + lo, j->g->w + lo, sizeof *j->w * (hi - lo));
-    memcpy(j->rw + lo, j->g->rw + lo, sizeof *j->rw * (hi - lo));
+/* v[0..n) sorted and made distinct in a malloc'd copy (*nout its size); NULL when out of memory. */
+static uint32_t *sorted_copy(const uint32_t *v, size_t n, uint32_t *nout) {
+    uint32_t *c = malloc(sizeof *c * n + 4);
+    if (!c) return NULL;
+    if (n) memcpy(c, v, sizeof *c * n);
+    int64_t u = gp_sort_unique_u32(c, (uint32_t)n);
+    if (u < 0) {
+        free(c);
+        return NULL;
+    }
+    *nout = (uint32_t)u;
+    return c;
 }
 
 int gp_traffic_apply(gp_engine *e, const gp_graph *g, const gp_speed_entry *sp, size_t ns,
@@ -682,8 +684,7 @@ int gp_traffic_apply(gp_engine *e, const gp_graph *g, const gp_speed_entry *sp, 
         rc = err && err->code ? err->code : GP_ENOMEM;
         goto fail;
     }
-    copy_job cj = {base, w, rw};
-    gp_parallel_for(base->m, base->m >= (1u << 20) ? 0 : 1, copy_range, &cj);
+    gp_weights_copy(base, w, rw);
     if (nsk) {
         t_keys = gp_now();
         nchg = arcs_of(base, ix, &sks, &chg);
@@ -735,19 +736,10 @@ int gp_traffic_apply(gp_engine *e, const gp_graph *g, const gp_speed_entry *sp, 
         rc = err ? err->code : GP_ENOMEM;
         goto fail;
     }
-    /* the changed arcs' tails, distinct (a road graph's CCH maps only their arcs; unknown when
-     * out of memory) */
-    uint32_t *tails = nchg ? malloc(sizeof *tails * (size_t)nchg) : malloc(4);
-    if (tails) {
-        if (nchg) memcpy(tails, ctail, sizeof *tails * (size_t)nchg);
-        int64_t u = gp_sort_unique_u32(tails, (uint32_t)nchg);
-        if (u >= 0) {
-            g2->diff_tails = tails;
-            g2->ndiff_tails = (uint32_t)u;
-            tails = NULL;
-        }
-        free(tails);
-    }
+    /* the changed arcs' tails (a road graph's CCH maps only their arcs) and the arcs (a cost
+     * change on this version reweights its turn graph over them); unknown when out of memory */
+    g2->diff_tails = sorted_copy(ctail, (size_t)nchg, &g2->ndiff_tails);
+    g2->diff_arcs = sorted_copy(chg, (size_t)nchg, &g2->ndiff_arcs);
     if (base->turns) {
         uint64_t h = 0;
         T = turns_of(base, g2, ix, chg ? chg : (const uint32_t *)"", (uint32_t)nchg, tp, &tks, st,

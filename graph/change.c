@@ -31,13 +31,47 @@ static int has_arc(const gp_graph *g, uint32_t u, uint32_t v) {
     return 0;
 }
 
-/* Sets every arc u -> v of g to weight x in w (forward order) and rw (reverse order). */
+/* Sets every arc u -> v of g to weight x in w (forward order) and rw (reverse order); the
+ * forward positions go to arcs[*narcs...] when arcs is not NULL. */
 static void set_link(const gp_graph *g, uint32_t *w, uint32_t *rw, uint32_t u, uint32_t v,
-                     uint32_t x) {
+                     uint32_t x, uint32_t *arcs, uint32_t *narcs) {
     for (uint32_t a = g->row[u]; a < g->row[u + 1]; a++)
-        if (g->col[a] == v) w[a] = x;
+        if (g->col[a] == v) {
+            w[a] = x;
+            if (arcs) arcs[(*narcs)++] = a;
+        }
     for (uint32_t k = g->rrow[v]; k < g->rrow[v + 1]; k++)
         if (g->rcol[k] == u) rw[k] = x;
+}
+
+/* The lists of a reweighted version h of g that changed the links keys[0..nk) (gp_graph
+ * diff_tails, diff_arcs): g's (none when g is the base), the links' ends and their arcs added;
+ * left unknown when g's are, when the arcs would be more than a quarter of the graph's (a full
+ * pass costs no more then) or out of memory. */
+static void version_lists(const gp_graph *g, gp_graph *h, const uint32_t *arcs, uint32_t narcs,
+                          const chg_key *keys, size_t nk) {
+    int known = !g->base || (g->diff_tails && g->diff_arcs);
+    uint64_t na = (uint64_t)narcs + (g->base ? g->ndiff_arcs : 0);
+    uint64_t nt = 2 * (uint64_t)nk + (g->base ? g->ndiff_tails : 0);
+    if (!known || na > g->m / 4 + 1024 || nt >= UINT32_MAX) return;
+    uint32_t *a = malloc(na * 4 + 4), *t = malloc(nt * 4 + 4);
+    if (!a || !t) {
+        free(a);
+        free(t);
+        return;
+    }
+    memcpy(a, arcs, (size_t)narcs * 4);
+    if (g->base) memcpy(a + narcs, g->diff_arcs, (size_t)g->ndiff_arcs * 4);
+    for (size_t k = 0; k < nk; k++) t[2 * k] = keys[k].a, t[2 * k + 1] = keys[k].b;
+    if (g->base) memcpy(t + 2 * nk, g->diff_tails, (size_t)g->ndiff_tails * 4);
+    int64_t ua = gp_sort_unique_u32(a, (uint32_t)na), ut = gp_sort_unique_u32(t, (uint32_t)nt);
+    if (ua < 0 || ut < 0) {
+        free(a);
+        free(t);
+        return;
+    }
+    h->diff_arcs = a, h->ndiff_arcs = (uint32_t)ua;
+    h->diff_tails = t, h->ndiff_tails = (uint32_t)ut;
 }
 
 /* Adds arc a of g (u -> v) to b with weight w, with its road attributes when g has them. */
@@ -141,17 +175,27 @@ int gp_graph_change_links(const gp_graph *g, const gp_link_change *ch, size_t nc
     for (size_t k = 0; k < nk; k++) costs_only = costs_only && !ch[keys[k].idx].down;
     if (costs_only) {
         /* the same arcs with other weights: a reweighted version sharing everything else */
-        uint32_t *w = malloc((size_t)(g->m ? g->m : 1) * sizeof *w);
-        uint32_t *rw = malloc((size_t)(g->m ? g->m : 1) * sizeof *rw);
+        uint32_t *w = gp_weights_alloc(g->m), *rw = gp_weights_alloc(g->m);
+        /* the forward arcs set, for the version's lists (at most a link's parallel arcs each
+         * way; unknown when out of memory) */
+        uint64_t cap = 0;
+        for (size_t k = 0; k < nk; k++)
+            cap += (uint64_t)(g->row[keys[k].a + 1] - g->row[keys[k].a]) +
+                   (g->row[keys[k].b + 1] - g->row[keys[k].b]);
+        uint32_t *arcs = cap < UINT32_MAX ? malloc(cap * 4 + 4) : NULL, narcs = 0;
         if (w && rw) {
-            memcpy(w, g->w, (size_t)g->m * sizeof *w);
-            memcpy(rw, g->rw, (size_t)g->m * sizeof *rw);
+            gp_weights_copy(g, w, rw);
             for (size_t k = 0; k < nk; k++) {
-                set_link(g, w, rw, keys[k].a, keys[k].b, wnew[keys[k].idx]);
-                set_link(g, w, rw, keys[k].b, keys[k].a, wnew[keys[k].idx]);
+                set_link(g, w, rw, keys[k].a, keys[k].b, wnew[keys[k].idx], arcs, &narcs);
+                set_link(g, w, rw, keys[k].b, keys[k].a, wnew[keys[k].idx], arcs, &narcs);
             }
+        } else {
+            gp_weights_release(w, g->m), gp_weights_release(rw, g->m);
+            w = rw = NULL; /* gp_graph_reweight reports it */
         }
         *out = gp_graph_reweight(g, w, rw, err);
+        if (*out && arcs) version_lists(g, *out, arcs, narcs, keys, nk);
+        free(arcs);
         if (!*out) rc = err ? err->code : GP_ENOMEM;
         goto done;
     }

@@ -195,6 +195,22 @@ void gp_weights_release(uint32_t *w, uint32_t m) {
     pthread_mutex_unlock(&wpool.mu);
 }
 
+typedef struct wcopy_job {
+    const gp_graph *g;
+    uint32_t *w, *rw;
+} wcopy_job;
+
+static void wcopy_range(void *jv, uint64_t lo, uint64_t hi) {
+    wcopy_job *j = jv;
+    memcpy(j->w + lo, j->g->w + lo, (size_t)(hi - lo) * sizeof *j->w);
+    memcpy(j->rw + lo, j->g->rw + lo, (size_t)(hi - lo) * sizeof *j->rw);
+}
+
+void gp_weights_copy(const gp_graph *g, uint32_t *w, uint32_t *rw) {
+    wcopy_job j = {g, w, rw};
+    gp_parallel_for(g->m, g->m >= (1u << 20) ? 0 : 1, wcopy_range, &j);
+}
+
 void gp_graph_destroy(gp_graph *g) {
     if (!g) return;
     if (g->dev && g->dev_free) g->dev_free(g->dev);
@@ -206,6 +222,7 @@ void gp_graph_destroy(gp_graph *g) {
         gp_weights_release(g->w, g->m);
         gp_weights_release(g->rw, g->m);
         free(g->diff_tails);
+        free(g->diff_arcs);
         gp_graph_unref(g->base);
         free(g);
         return;
@@ -409,6 +426,8 @@ static gp_graph *reweight(const gp_graph *g, uint32_t *w, uint32_t *rw, int have
     h->osmseg_free = NULL;
     h->diff_tails = NULL;
     h->ndiff_tails = 0;
+    h->diff_arcs = NULL;
+    h->ndiff_arcs = 0;
     h->turns = NULL;
     h->turns_free = NULL;
     h->map_base = NULL; /* the base keeps its snapshot's memory */

@@ -157,6 +157,11 @@ typedef struct gp_graph {
      * (engine/cch_custom.c gp_cch_map_metric_from). */
     uint32_t *diff_tails;
     uint32_t ndiff_tails;
+    /* And the arcs (forward positions, ascending, distinct, owned) outside of which its weights
+     * are base's: diff_arcs, ndiff_arcs of them (a superset is allowed); NULL when not known. The
+     * turn graph of a version is then reweighted over those arcs alone (graph/turns.h). */
+    uint32_t *diff_arcs;
+    uint32_t ndiff_arcs;
     /* 1 for a per-request metric (engine/metric.h: exclude=, vehicle limits): its arcs of weight
      * GP_W_CLOSED are closed, and a route or table cell costing GP_W_CLOSED or more is no route
      * (engine/snap.c). 0 for every other graph. */
@@ -253,6 +258,9 @@ gp_graph *gp_graph_reweight_versioned(const gp_graph *g, uint32_t *w, uint32_t *
 uint32_t *gp_weights_alloc(uint32_t m);
 /* Gives w (m weights, malloc'd) back to the pool, or frees it when the pool is full. */
 void gp_weights_release(uint32_t *w, uint32_t m);
+/* g's w and rw copied into w and rw (g->m entries each), on all CPUs for a large graph: a new
+ * version's weights before its changes. */
+void gp_weights_copy(const gp_graph *g, uint32_t *w, uint32_t *rw);
 /* Sorts a[0..n) ascending (LSD radix, two 16-bit passes); -1 when out of memory. */
 int gp_sort_u32(uint32_t *a, uint32_t n);
 /* Sorts a[0..n) ascending and drops repeats: how many are kept, or -1 when out of memory. */

@@ -545,12 +545,6 @@ typedef struct rew_job {
     uint32_t *w, *rw;
 } rew_job;
 
-static void rew_copy(void *jv, uint64_t lo, uint64_t hi) {
-    rew_job *j = jv;
-    memcpy(j->w + lo, j->btg->w + lo, (size_t)(hi - lo) * sizeof *j->w);
-    memcpy(j->rw + lo, j->btg->rw + lo, (size_t)(hi - lo) * sizeof *j->rw);
-}
-
 /* The turns onto turn-graph node x (road arc b) for b's new weight. A node's turns in (reverse
  * order) are its own range of rw; in forward order each is the one entry for it in its tail's row
  * (no parallel turns), so different nodes write disjoint entries. */
@@ -638,7 +632,7 @@ static gp_turns *reweight(const gp_turns *base, const gp_graph *g, const uint32_
     /* turn cost of tg arc k = base tg weight - base road weight of its head's road arc (built
      * so: no wrap-around), so the new weight is the base's plus the head's change */
     rew_job j = {base, btg, bg->w, g->w, arcs, w, rw};
-    gp_parallel_for(m, m >= (1u << 20) ? 0 : 1, rew_copy, &j);
+    gp_weights_copy(btg, w, rw);
     if (arcs) gp_parallel_for_dynamic(narcs, narcs >= 4096 ? 0 : 1, 0, rew_patch_arcs, &j);
     else gp_parallel_for(n, n >= (1u << 20) ? 0 : 1, rew_patch, &j);
     /* the version follows the road graph's (the same road weights, the same turn weights; the
@@ -659,6 +653,8 @@ static gp_turns *reweight(const gp_turns *base, const gp_graph *g, const uint32_
 }
 
 gp_turns *gp_turns_reweight(const gp_turns *base, const gp_graph *g, gp_err *err) {
+    /* a version that lists its arcs (a cost change's, gp_graph diff_arcs): over those alone */
+    if (g->base && g->diff_arcs) return reweight(base, g, g->diff_arcs, g->ndiff_arcs, err);
     return reweight(base, g, NULL, 0, err);
 }
 

@@ -104,7 +104,8 @@ uint32_t gp_turns_dups(const gp_turns *t, uint32_t a, const uint32_t **nodes);
  * weights must be times (unit_s > 0). NULL with err filled on error. */
 gp_turns *gp_turns_build(const gp_graph *g, const gp_turn_costs *t, gp_err *err);
 /* The turn graph of g, a reweighted version of the graph base->tg was built for (g->base): the
- * same topology, weights turn + g's new arc weights. NULL with err filled on error. */
+ * same topology, weights turn + g's new arc weights; over g's diff_arcs alone when g lists them
+ * (graph/graph.h). NULL with err filled on error. */
 gp_turns *gp_turns_reweight(const gp_turns *base, const gp_graph *g, gp_err *err);
 /* The same when every road arc whose weight in g differs from the base's is among arcs[0..narcs)
  * (distinct; others may be listed too): only their turns are looked at (a speed file's arcs, not

@@ -283,7 +283,8 @@ out:
 }
 
 /* The levels, bottom-up, then the plan's weights. ms: device time. */
-static int customize_run(gp_dcch *d, cudaStream_t s, float *ms, gp_err *err) {
+static int customize_run(gp_dcch *d, cudaStream_t s, float *ms, void (*busy)(void *), void *arg,
+                         gp_err *err) {
     int rc = GP_OK;
     uint32_t bad = INF32;
     CK(cudaMemcpyAsync(d->bad, &bad, 4, cudaMemcpyHostToDevice, s), "customization");
@@ -309,8 +310,9 @@ static int customize_run(gp_dcch *d, cudaStream_t s, float *ms, gp_err *err) {
             l = l1;
         }
     }
-    d->customized = 1; /* the plan's weights and the top table count as customization */
-    d->w64 = 0;        /* a new metric: 32-bit warp-bin cells until one saturates */
+    if (busy) busy(arg); /* the host's work meanwhile: the levels are queued */
+    d->customized = 1;   /* the plan's weights and the top table count as customization */
+    d->w64 = 0;          /* a new metric: 32-bit warp-bin cells until one saturates */
     if ((rc = gp_dcch_plan_weights(d, s, err)) != GP_OK) goto out;
     CK(cudaEventRecord(d->ev1, s), "customization");
     CK(cudaMemcpyAsync(&bad, d->bad, 4, cudaMemcpyDeviceToHost, s), "customization");
@@ -323,10 +325,15 @@ out:
     return rc;
 }
 
+extern "C" void gp_dcch_table_ms(const gp_dcch *d, float *top_ms, float *piece_ms) {
+    *top_ms = d->t_K ? d->t_ms : 0;
+    *piece_ms = d->q_ntab ? d->q_ms : 0;
+}
+
 extern "C" int gp_dcch_customize(gp_dcch *d, void *stream, uint32_t *fw, uint32_t *bw,
                                  uint32_t *fmid, uint32_t *bmid, float *ms, gp_err *err) {
     cudaStream_t s = (cudaStream_t)stream;
-    int rc = customize_run(d, s, ms, err);
+    int rc = customize_run(d, s, ms, NULL, NULL, err);
     if (rc != GP_OK) return rc;
     uint32_t *to[4] = {fw, bw, fmid, bmid};
     const uint32_t *from[4] = {d->fw, d->bw, d->fmid, d->bmid};
@@ -533,7 +540,8 @@ __global__ void diff_edges(uint32_t m, uint32_t n, const uint32_t *__restrict__ 
 } // namespace
 
 extern "C" int gp_dcch_customize_diff(gp_dcch *d, const gp_dcch *base, void *stream, uint32_t cap,
-                                      uint32_t **out, uint32_t *nout, float *ms, gp_err *err) {
+                                      uint32_t **out, uint32_t *nout, float *ms,
+                                      void (*busy)(void *), void *arg, gp_err *err) {
     cudaStream_t s = (cudaStream_t)stream;
     int rc = GP_OK;
     uint32_t *dbuf = NULL, cnt = 0;
@@ -543,7 +551,7 @@ extern "C" int gp_dcch_customize_diff(gp_dcch *d, const gp_dcch *base, void *str
         return gp_err_set(err, GP_EINVAL,
                           "device CCH: the predecessor is on another topology part or not "
                           "customized");
-    if ((rc = customize_run(d, s, ms, err)) != GP_OK) return rc;
+    if ((rc = customize_run(d, s, ms, busy, arg, err)) != GP_OK) return rc;
     CK(cudaMallocAsync((void **)&dbuf, ((size_t)cap * GP_DCCH_DIFF_WORDS + 1) * 4, s),
        "the changed edges");
     CK(cudaMemsetAsync(dbuf, 0, 4, s), "the changed edges");

@@ -3,7 +3,9 @@
  * graph has exactly the weights of a turn graph built from scratch on the new road weights, its
  * CCH (on the topology of the first version, customized partially from the first version's:
  * engine/cch.h gp_cch.prev) has every weight and witness of a full customization and answers
- * every route as the Dijkstra family does on the same version, and changing the links back gives the first version again.
+ * every route as the Dijkstra family does on the same version, and changing the links back gives the first version again;
+ * with turn costs off, a chain of such changes maps each CCH metric over the nodes its version
+ * lists (gp_graph diff_tails) to a full mapping's.
  * On a generated road graph (always) and on Monaco (data/osm, `make data`; skipped without it).
  * The GPU twin is test_gpu_turn_change.c. Run from the repository root.
  */
@@ -46,11 +48,19 @@ static void same_as_scratch(const gp_graph *g) {
 /* The version's CCH (metric mapped and customized from its base's: partially when few edges
  * change, which must be the case when partial is set) against the metric mapped from every arc
  * and a full customization: every weight and witness the same. */
+static void same_as_full(const gp_graph *tg);
+
 static void partial_as_full(const gp_graph *g, int partial) {
     const gp_graph *tg = ((const gp_turns *)g->turns)->tg;
+    assert_non_null(tg->cch);
+    if (partial) assert_int_equal(((const gp_cch *)tg->cch)->custom_partial, 1);
+    same_as_full(tg);
+}
+
+/* The CCH of graph tg against the metric mapped from every arc and a full customization. */
+static void same_as_full(const gp_graph *tg) {
     const gp_cch *c = tg->cch;
     assert_non_null(c);
-    if (partial) assert_int_equal(c->custom_partial, 1);
     gp_err err = {0};
     gp_cch *f = NULL;
     assert_int_equal(gp_cch_prepare(tg, &f, &err), GP_OK);
@@ -177,6 +187,9 @@ static void changes(gp_engine *e, gp_graph *g) {
         if (gp_engine_change_links(e, cur, ch, NL, NULL, 0, &nx, &st, &err) != GP_OK)
             fail_msg("change %d: %s", r, err.msg);
         assert_non_null(nx->turns);
+        /* the version lists what it changed: its turn graph reweighted over those arcs alone */
+        assert_non_null(nx->diff_arcs);
+        assert_non_null(nx->diff_tails);
         /* the same topology: the turn graph is a version of the first one's */
         assert_ptr_equal(gp_graph_owner(((const gp_turns *)nx->turns)->tg), first_tg);
         same_as_scratch(nx);
@@ -255,14 +268,78 @@ static void test_chain(void **state) {
     gp_engine_free(e);
 }
 
-static gp_engine *cpu_engine(void) {
+static gp_engine *engine_turns(const char *on) {
     gp_err err = {0};
     gp_engine *e = gp_engine_new("cpu", 2, NULL, &err);
     assert_non_null(e);
     assert_int_equal(gp_engine_set_cch(e, "on", 0, 0, &err), GP_OK);
     assert_int_equal(gp_engine_set_cch_perfect(e, "off", &err), GP_OK);
-    assert_int_equal(gp_engine_set_turn_costs(e, "on", &err), GP_OK);
+    assert_int_equal(gp_engine_set_turn_costs(e, on, &err), GP_OK);
     return e;
+}
+
+static gp_engine *cpu_engine(void) { return engine_turns("on"); }
+
+/* Turn costs off: a chain of changes of 40 links each, each from the version before it (the
+ * last one putting every link back): each version lists the nodes and arcs whose weights differ
+ * from the base's (gp_graph diff_tails, diff_arcs: its predecessor's and its own links'), its CCH
+ * metric is mapped from its predecessor's over those nodes alone, and every weight and witness
+ * must be those of a full mapping and customization. */
+static void test_chain_roads(void **state) {
+    (void)state;
+    gp_err err = {0};
+    gp_graph *g = gp_generate_road(3000, 13, &err);
+    assert_non_null(g);
+    snprintf(g->profile, sizeof g->profile, "car");
+    gp_engine *e = engine_turns("off");
+    assert_int_equal(gp_engine_attach(e, g, &err), GP_OK);
+    assert_null(g->turns);
+    enum { NL = 40, R = 5 };
+    gp_link_change ch[NL], undo[R * NL];
+    size_t nundo = 0;
+    uint64_t seed = 31;
+    gp_graph *cur = gp_graph_ref(g);
+    for (int r = 0; r <= R; r++) {
+        size_t n = r < R ? NL : nundo;
+        for (size_t k = 0; r < R && k < NL; k++) { /* distinct links within a change */
+            uint32_t a, u;
+            int dup;
+            do {
+                a = (uint32_t)(next_rand(&seed) % cur->m), u = gp_graph_arc_tail(cur, a);
+                dup = 0;
+                for (size_t i = 0; i < k; i++)
+                    dup |= (ch[i].u == cur->ext[u] && ch[i].v == cur->ext[cur->col[a]]) ||
+                           (ch[i].v == cur->ext[u] && ch[i].u == cur->ext[cur->col[a]]);
+            } while (dup);
+            double c = (double)g->w[a] / g->scale, f = (double)(1 + next_rand(&seed) % 16) / 4;
+            ch[k] =
+                (gp_link_change){cur->ext[u], cur->ext[cur->col[a]], 0, (double)(uint64_t)(c * f)};
+            undo[nundo++] = (gp_link_change){cur->ext[u], cur->ext[cur->col[a]], 0, c};
+        }
+        /* the last: every link back, the first change of a link last */
+        gp_link_change *use = ch;
+        gp_link_change back[R * NL];
+        if (r == R) {
+            for (size_t i = 0; i < nundo; i++) back[i] = undo[nundo - 1 - i];
+            use = back;
+        }
+        gp_graph *nx = NULL; /* the undo names links several times: the last change wins */
+        if (gp_engine_change_links(e, cur, use, n, NULL, 0, &nx, NULL, &err) != GP_OK)
+            fail_msg("change %d: %s", r, err.msg);
+        assert_non_null(nx->diff_tails);
+        assert_non_null(nx->diff_arcs);
+        for (uint32_t a = 0, k = 0; a < g->m; a++) { /* every differing arc listed */
+            while (k < nx->ndiff_arcs && nx->diff_arcs[k] < a) k++;
+            if (nx->w[a] != g->w[a] && (k == nx->ndiff_arcs || nx->diff_arcs[k] != a))
+                fail_msg("change %d: arc %u differs from the base's, not listed", r, a);
+        }
+        same_as_full(nx);
+        gp_graph_unref(cur);
+        cur = nx;
+    }
+    gp_graph_unref(cur);
+    gp_graph_unref(g);
+    gp_engine_free(e);
 }
 
 static void test_generated(void **state) {
@@ -298,6 +375,7 @@ int main(void) {
         cmocka_unit_test(test_generated),
         cmocka_unit_test(test_monaco),
         cmocka_unit_test(test_chain),
+        cmocka_unit_test(test_chain_roads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

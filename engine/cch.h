@@ -357,9 +357,7 @@ typedef struct gp_cch_gpu_stats {
     int delta, diff, spare;
     int whole; /* gp_cch_gpu_customize_diff with too many differences: every array came back */
     uint32_t scattered;
-    /* within device_ms: the sweep's tables (top, pieces); busy_s: the host's restore of its
-     * arrays while the device customized (gp_cch_gpu_customize_diff) */
-    float top_ms, piece_ms;
+    /* the host's restore of its arrays while the device customized (gp_cch_gpu_customize_diff) */
     double busy_s;
 } gp_cch_gpu_stats;
 int gp_cch_gpu_stats_get(const gp_cch *c, gp_cch_gpu_stats *st);

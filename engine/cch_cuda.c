@@ -547,7 +547,6 @@ int gp_cch_gpu_customize_diff(gp_cch *c, const gp_cch *prev, int device, gp_err 
     g->st.witnesses_s = gp_now() - t2;
     g->st.device_ms = g->last_ms;
     g->st.busy_s = bj.s;
-    gp_dcch_table_ms(g->d, &g->st.top_ms, &g->st.piece_ms);
     c->gpu = g;
     c->gpu_free = gpu_free;
     c->custom_s = gp_now() - t0;

@@ -108,9 +108,6 @@ int gp_dcch_customize_from(gp_dcch *d, const gp_dcch *src, void *stream, uint32_
 int gp_dcch_customize_diff(gp_dcch *d, const gp_dcch *base, void *stream, uint32_t cap,
                            uint32_t **out, uint32_t *nout, float *ms, void (*busy)(void *),
                            void *arg, gp_err *err);
-/* The device times of the last customization's sweep tables (top table, piece tables; 0 for
- * those the plan has none of), within its *ms. */
-void gp_dcch_table_ms(const gp_dcch *d, float *top_ms, float *piece_ms);
 /* The topology part d is on (a pooled gp_dcch is reused only on the same one). */
 const gp_dcch_topo *gp_dcch_part(const gp_dcch *d);
 /* d's customized weights and witnesses to the host (m entries each; any may be NULL): tests. */

@@ -214,12 +214,36 @@ cudaError_t gp_dcch_customize_attrs(int smem_max) {
     return cudaFuncSetAttribute(top_table, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_max);
 }
 
-/* The plan's arc weights (and the top table, the piece tables) from the customized down weights
- * (after every customization and plan rebuild); the tables' device times land in d->t_ms and
- * d->q_ms. */
-int gp_dcch_plan_weights(gp_dcch *d, cudaStream_t s, gp_err *err) {
+/* The plan's arc weights from the customized down weights (after every customization and plan
+ * rebuild), the top table and the piece tables marked stale; gp_dcch_plan_tables computes them
+ * (their device times land in d->t_ms and d->q_ms). */
+int gp_dcch_plan_weights_only(gp_dcch *d, cudaStream_t s, gp_err *err) {
     int rc = GP_OK;
     if (!d->p_nphases || !d->customized) return GP_OK;
+    if (d->p_nin) {
+        gather_wt<<<(d->p_nin + BIG_THREADS - 1) / BIG_THREADS, BIG_THREADS, 0, s>>>(
+            d->p_in_edge, d->p_nin, d->bw, d->p_in_wt);
+        CKL("plan weights");
+    }
+    if (d->p_nsteps) {
+        pad_wt<<<(d->p_nsteps + BIG_THREADS - 1) / BIG_THREADS, BIG_THREADS, 0, s>>>(
+            d->p_nsteps, d->p_step_first, d->p_in_first, d->p_step_arc, d->p_in_wt, d->p_in_pwt);
+        CKL("plan weights");
+    }
+    if (d->p_nout) {
+        gather_wt<<<(d->p_nout + BIG_THREADS - 1) / BIG_THREADS, BIG_THREADS, 0, s>>>(
+            d->p_out_edge, d->p_nout, d->bw, d->p_out_wt);
+        CKL("plan weights");
+    }
+    d->tables_stale = d->t_K || d->q_ntab;
+out:
+    return rc;
+}
+
+int gp_dcch_plan_tables(gp_dcch *d, cudaStream_t s, gp_err *err) {
+    int rc = GP_OK;
+    if (!d->tables_stale) return GP_OK;
+    d->tables_stale = 0;
     if (d->t_K) {
         cudaEvent_t e0 = NULL, e1 = NULL;
         CK(cudaEventCreate(&e0), "top table");
@@ -237,16 +261,6 @@ int gp_dcch_plan_weights(gp_dcch *d, cudaStream_t s, gp_err *err) {
         CK(cudaEventElapsedTime(&d->t_ms, e0, e1), "top table");
         cudaEventDestroy(e0);
         cudaEventDestroy(e1);
-    }
-    if (d->p_nin) {
-        gather_wt<<<(d->p_nin + BIG_THREADS - 1) / BIG_THREADS, BIG_THREADS, 0, s>>>(
-            d->p_in_edge, d->p_nin, d->bw, d->p_in_wt);
-        CKL("plan weights");
-    }
-    if (d->p_nsteps) {
-        pad_wt<<<(d->p_nsteps + BIG_THREADS - 1) / BIG_THREADS, BIG_THREADS, 0, s>>>(
-            d->p_nsteps, d->p_step_first, d->p_in_first, d->p_step_arc, d->p_in_wt, d->p_in_pwt);
-        CKL("plan weights");
     }
     if (d->q_ntab) { /* after the inner arcs' weights, which it reads */
         cudaEvent_t e0 = NULL, e1 = NULL;
@@ -273,13 +287,13 @@ int gp_dcch_plan_weights(gp_dcch *d, cudaStream_t s, gp_err *err) {
         cudaEventDestroy(e1);
         d->q_ok = !bad;
     }
-    if (d->p_nout) {
-        gather_wt<<<(d->p_nout + BIG_THREADS - 1) / BIG_THREADS, BIG_THREADS, 0, s>>>(
-            d->p_out_edge, d->p_nout, d->bw, d->p_out_wt);
-        CKL("plan weights");
-    }
 out:
     return rc;
+}
+
+int gp_dcch_plan_weights(gp_dcch *d, cudaStream_t s, gp_err *err) {
+    int rc = gp_dcch_plan_weights_only(d, s, err);
+    return rc != GP_OK ? rc : gp_dcch_plan_tables(d, s, err);
 }
 
 /* The levels, bottom-up, then the plan's weights. ms: device time. */
@@ -311,9 +325,10 @@ static int customize_run(gp_dcch *d, cudaStream_t s, float *ms, void (*busy)(voi
         }
     }
     if (busy) busy(arg); /* the host's work meanwhile: the levels are queued */
-    d->customized = 1;   /* the plan's weights and the top table count as customization */
+    d->customized = 1;   /* the plan's weights count as customization; its tables are computed
+                        * before the next plan sweep */
     d->w64 = 0;          /* a new metric: 32-bit warp-bin cells until one saturates */
-    if ((rc = gp_dcch_plan_weights(d, s, err)) != GP_OK) goto out;
+    if ((rc = gp_dcch_plan_weights_only(d, s, err)) != GP_OK) goto out;
     CK(cudaEventRecord(d->ev1, s), "customization");
     CK(cudaMemcpyAsync(&bad, d->bad, 4, cudaMemcpyDeviceToHost, s), "customization");
     CK(cudaStreamSynchronize(s), "customization");
@@ -323,11 +338,6 @@ static int customize_run(gp_dcch *d, cudaStream_t s, float *ms, void (*busy)(voi
                         "CCH customization: shortcut %u would exceed 2^32-1 weight units", bad);
 out:
     return rc;
-}
-
-extern "C" void gp_dcch_table_ms(const gp_dcch *d, float *top_ms, float *piece_ms) {
-    *top_ms = d->t_K ? d->t_ms : 0;
-    *piece_ms = d->q_ntab ? d->q_ms : 0;
 }
 
 extern "C" int gp_dcch_customize(gp_dcch *d, void *stream, uint32_t *fw, uint32_t *bw,
@@ -424,7 +434,7 @@ extern "C" int gp_dcch_customize_from(gp_dcch *d, const gp_dcch *src, void *stre
     }
     d->customized = 1;
     d->w64 = 0; /* a new metric: 32-bit warp-bin cells until one saturates */
-    if ((rc = gp_dcch_plan_weights(d, s, err)) != GP_OK) goto out;
+    if ((rc = gp_dcch_plan_weights_only(d, s, err)) != GP_OK) goto out;
     CK(cudaEventRecord(d->ev1, s), "the changed edges");
     CK(cudaStreamSynchronize(s), "the changed edges");
     if (ms) CK(cudaEventElapsedTime(ms, d->ev0, d->ev1), "the changed edges");

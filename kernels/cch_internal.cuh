@@ -200,6 +200,9 @@ struct gp_dcch : gp_dcch_topo {
     uint32_t *q_bad;
     int q_ok;   /* the last customization's tables hold (no down distance >= 2^32-1) */
     float q_ms; /* device ms of the last piece-table computation */
+    /* the top and piece tables are the last metric's but one: computed before the next plan
+     * sweep (gp_dcch_plan_tables), not on a customization's way to its first answer */
+    int tables_stale;
     u64 *pdist; /* plan sweeps: positions x k, INF from cell p_dirty on */
     size_t pdist_cap, p_dirty;
     u64 *pdist1; /* ... the same for one source: a sweep of one source after one of
@@ -266,8 +269,12 @@ const gp_dcch_tune *gp_dcch_tune_now(void);
 
 /* kernels/cch_customize.cu: the plan's weights, top table and piece tables from the customized
  * weights (after every customization and plan rebuild); its kernels' shared-memory limits (at a
- * topology part's upload). */
+ * topology part's upload). gp_dcch_plan_weights_only leaves the tables stale (a customization:
+ * 9.6 ms of its 35.6 on the road-like 1M map with turn costs, H200); gp_dcch_plan_tables computes
+ * stale tables (every plan sweep calls it first). */
 int gp_dcch_plan_weights(gp_dcch *d, cudaStream_t s, gp_err *err);
+int gp_dcch_plan_weights_only(gp_dcch *d, cudaStream_t s, gp_err *err);
+int gp_dcch_plan_tables(gp_dcch *d, cudaStream_t s, gp_err *err);
 cudaError_t gp_dcch_customize_attrs(int smem_max);
 
 /* kernels/cch_sweep.cu: the sweep kernels' shared-memory limits; the captured sweeps freed. */

@@ -837,6 +837,8 @@ int run_plan_k(gp_dcch *d, cudaStream_t s, uint32_t k, const uint32_t *init_firs
     cudaEvent_t pev[18];
     uint32_t path[16], wk_of[16], smem_of[16], npev = 0;
     memset(&x, 0, sizeof x);
+    /* this metric's tables, when its customization left them stale */
+    if ((rc = gp_dcch_plan_tables(d, s, err)) != GP_OK) return rc;
     /* the top table: its phases are done by sweep_init's product */
     x.k = k;
     x.K = d->t_K;

@@ -494,6 +494,61 @@ static int duplicate_links(gp_req *r, const gp_link_change *ch, size_t n) {
     return rc;
 }
 
+/* The common form of a PATCH .../links entry checked without answering: {"link": [U, V], "cost":
+ * C} or {"link": [U, V], "down": true} with U, V numeric ids of routers joined by a link and C a
+ * cost the graph stores. Entries in ranges on threads (10,000 entries of a 1% change: 19 ms one at
+ * a time on the 1M map); an entry of any other form (names, errors) is left to the request's
+ * thread, which answers its errors in order. */
+typedef struct fast_job {
+    const gp_graph *g;
+    const cJSON *const *items;
+    gp_link_change *ch;
+    double most;
+    int slow; /* atomic: an entry not of the common form */
+} fast_job;
+
+static int fast_id(const gp_graph *g, const cJSON *v, int64_t *id) {
+    if (!cJSON_IsNumber(v)) return 0;
+    double d = v->valuedouble;
+    if (!isfinite(d) || d != floor(d) || d < -9.2e18 || d > 9.2e18) return 0;
+    *id = (int64_t)d;
+    return gp_graph_index(g, *id) != GP_NONE;
+}
+
+static int fast_entry(const fast_job *j, const cJSON *it, gp_link_change *out) {
+    const cJSON *l = NULL, *c = NULL, *d = NULL, *x;
+    if (!cJSON_IsObject(it)) return 0;
+    cJSON_ArrayForEach(x, it) {
+        if (!x->string) return 0;
+        if (!strcmp(x->string, "link") && !l) l = x;
+        else if (!strcmp(x->string, "cost") && !c) c = x;
+        else if (!strcmp(x->string, "down") && !d) d = x;
+        else return 0;
+    }
+    if (!cJSON_IsArray(l) || !l->child || !l->child->next || l->child->next->next) return 0;
+    int64_t u, v;
+    if (!fast_id(j->g, l->child, &u) || !fast_id(j->g, l->child->next, &v)) return 0;
+    uint32_t iu = gp_graph_index(j->g, u), iv = gp_graph_index(j->g, v);
+    if (gp_graph_find_arc(j->g, iu, iv) == GP_NONE && gp_graph_find_arc(j->g, iv, iu) == GP_NONE)
+        return 0;
+    *out = (gp_link_change){.u = u, .v = v};
+    if (cJSON_IsTrue(d) && !c) {
+        out->down = 1;
+        return 1;
+    }
+    if (!c || d || !cJSON_IsNumber(c)) return 0;
+    double cost = c->valuedouble;
+    if (!isfinite(cost) || cost < 0 || cost > j->most) return 0;
+    out->cost = cost;
+    return 1;
+}
+
+static void fast_range(void *jv, uint64_t lo, uint64_t hi) {
+    fast_job *j = jv;
+    for (uint64_t i = lo; i < hi && !__atomic_load_n(&j->slow, __ATOMIC_RELAXED); i++)
+        if (!fast_entry(j, j->items[i], &j->ch[i])) __atomic_store_n(&j->slow, 1, __ATOMIC_RELAXED);
+}
+
 void gp_h_links_patch(gp_req *r) {
     gp_graph *g = gp_req_graph(r);
     gp_args args;
@@ -517,7 +572,18 @@ void gp_h_links_patch(gp_req *r) {
         return;
     }
     const cJSON *it;
-    cJSON_ArrayForEach(it, links) {
+    /* the common form on all CPUs; any other, or an error, one entry at a time below */
+    const cJSON **items = malloc((size_t)n * sizeof *items);
+    if (items) {
+        cJSON_ArrayForEach(it, links) items[k++] = it;
+        double scale = g->scale;
+        fast_job fj = {g, items, ch, (double)UINT32_MAX / (scale > 0 ? scale : 1), 0};
+        gp_parallel_for((uint64_t)n, n >= 4096 ? 0 : 1, fast_range, &fj);
+        free(items);
+        k = fj.slow ? 0 : n;
+        if (!k) memset(ch, 0, (size_t)n * sizeof *ch);
+    }
+    for (it = k ? NULL : links->child; it; it = it->next) {
         char what[48], lw[64];
         snprintf(what, sizeof what, "links[%d]", k);
         snprintf(lw, sizeof lw, "%s.link", what);

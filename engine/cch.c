@@ -333,6 +333,7 @@ static int cch_over(gp_cch_topo *t, const gp_graph *g, const gp_graph *pg, gp_cc
          * (gp_cch pend: 10-15 ms of 1.6 M edges on gen:1M with turns) */
         const uint32_t *list = NULL;
         uint32_t nlist = 0;
+        double t0 = gp_now();
         if (p && b && b->delta && b->delta_base == p->graph_hash)
             list = b->delta, nlist = b->ndelta, c->pend_owned = 1, b->delta = NULL;
         else if (p && b && p->delta && p->delta_base == b->hash)
@@ -343,8 +344,10 @@ static int cch_over(gp_cch_topo *t, const gp_graph *g, const gp_graph *pg, gp_cc
             c->from_prev = 1;
         }
         if (b) free(b->delta);
+        double t1 = gp_now();
         if (p) rc = gp_cch_map_metric_from(c, g, p, from, err);
         else rc = gp_cch_map_metric(c, g, err);
+        c->restore_s = t1 - t0, c->map_s = gp_now() - t1;
     }
     free(b);
     if (rc) {

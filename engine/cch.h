@@ -111,6 +111,7 @@ typedef struct gp_cch {
     uint32_t npend;
     int pend_owned;
     const struct gp_cch *pend_from;
+    double restore_s, map_s; /* gp_cch_prepare's restore of a spare, its metric mapping */
     int pinned; /* the weight and witness arrays are page-locked (cch_cuda.c; unlocked when freed) */
     int reused; /* ... and came from the topology's spare (cch.c): a set in the cycle of versions */
     /* The edges whose original weights (ofw / obw) differ from prev's, ascending, set by

@@ -124,7 +124,6 @@ typedef struct check_job {
     const gp_builder *b;
     chg_key *keys;
     uint32_t *wnew;
-    size_t n;
 } check_job;
 
 static void check_range(void *jv, uint64_t lo, uint64_t hi) {
@@ -192,7 +191,7 @@ int gp_graph_change_links(const gp_graph *g, const gp_link_change *ch, size_t nc
     }
     /* each change checked, on all CPUs for many (a 1% change: 10,000); the first bad one in
      * request order is the error */
-    check_job cj = {g, ch, b, keys, wnew, nch};
+    check_job cj = {g, ch, b, keys, wnew};
     gp_parallel_for(nch, nch >= 4096 ? 0 : 1, check_range, &cj);
     for (size_t k = 0; k < nch; k++) {
         if (keys[k].a != GP_NONE) continue;

@@ -135,6 +135,7 @@ static void cws_free(gp_cch_ws *w) {
     free(w->of);
     free(w->ob);
     free(w->sweep);
+    free(w->bhead);
     free(w->uit);
     free(w->ukid);
     free(w->upos);

@@ -43,6 +43,7 @@ typedef struct gp_cch_ws {
     uint8_t *of, *ob;            /* n: the end a label of a query between sets comes from (read only
                                   * where df / db is set) */
     uint64_t *sweep;             /* n, PHAST (allocated on first use) */
+    uint32_t *bhead;             /* n, tables: a rank's first bucket entry (GP_NONE; first use) */
     uint32_t *uit, *ukid, *upos; /* ucap each: path unpacking's tree (unpack) */
     uint32_t ucap;
     struct gp_cch_ws *next;

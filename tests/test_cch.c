@@ -37,6 +37,7 @@
 #include <sys/stat.h>
 
 #include "engine/cch.h"
+#include "graph/graph_internal.h" /* gp_splitmix64 */
 #include "engine/cch_plan.h"
 #include "engine/engine.h"
 #include "engine/engine_lab.h"
@@ -881,6 +882,27 @@ static void test_contract(void **state) {
     gp_cch_topo_unref(t2);
     free(rank);
     check_new(g, GP_CCH_ORDER_ND, 0, 20);
+    /* a table over more than 65,536 ranks (its bucket entries sorted by rank in two passes),
+     * 120 x 500, against each source's one-to-all distances */
+    gp_cch *c = NULL;
+    assert_int_equal(gp_cch_new(g, 0, &c, &err), GP_OK);
+    enum { NS = 120, NT = 500 };
+    uint32_t *src = malloc(NS * 4), *dst = malloc(NT * 4);
+    uint64_t *tab = malloc((size_t)NS * NT * 8), *d = malloc((size_t)g->n * 8);
+    assert_true(src && dst && tab && d);
+    uint64_t seed = 5;
+    for (int i = 0; i < NS; i++) src[i] = (uint32_t)(gp_splitmix64(&seed) % g->n);
+    for (int i = 0; i < NT; i++) dst[i] = (uint32_t)(gp_splitmix64(&seed) % g->n);
+    assert_int_equal(gp_cch_table(c, src, NS, dst, NT, 4, tab, &err), GP_OK);
+    for (int i = 0; i < NS; i++) {
+        assert_int_equal(gp_cch_sssp(c, src[i], GP_INF, d, &err), GP_OK);
+        for (int k = 0; k < NT; k++)
+            if (tab[(size_t)i * NT + k] != d[dst[k]])
+                fail_msg("table cell %d,%d: %llu, one-to-all %llu", i, k,
+                         (unsigned long long)tab[(size_t)i * NT + k], (unsigned long long)d[dst[k]]);
+    }
+    free(src), free(dst), free(tab), free(d);
+    gp_cch_free(c);
     gp_graph_unref(g);
 }
 

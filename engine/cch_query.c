@@ -618,7 +618,7 @@ int gp_cch_table(const gp_cch *c, const uint32_t *src, uint32_t ns, const uint32
     }
     nb = 0;
     for (int i = 0; i < bth; i++) {
-        memcpy(b + nb, j.lists[i].v, j.lists[i].n * sizeof *b);
+        if (j.lists[i].n) memcpy(b + nb, j.lists[i].v, j.lists[i].n * sizeof *b);
         nb += j.lists[i].n;
     }
     bent *sb = sort_by_rank(b, tmp, nb, n, cnt);

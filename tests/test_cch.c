@@ -899,7 +899,8 @@ static void test_contract(void **state) {
         for (int k = 0; k < NT; k++)
             if (tab[(size_t)i * NT + k] != d[dst[k]])
                 fail_msg("table cell %d,%d: %llu, one-to-all %llu", i, k,
-                         (unsigned long long)tab[(size_t)i * NT + k], (unsigned long long)d[dst[k]]);
+                         (unsigned long long)tab[(size_t)i * NT + k],
+                         (unsigned long long)d[dst[k]]);
     }
     free(src), free(dst), free(tab), free(d);
     gp_cch_free(c);

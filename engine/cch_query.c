@@ -566,7 +566,7 @@ static void run_threads(int nth, void *(*fn)(void *), tjob *j) {
 /* a[0..n) sorted by rank (LSD radix, 16 bits a pass, as many passes as ranks below n need) into
  * a or tmp: the sorted array returned. */
 static bent *sort_by_rank(bent *a, bent *tmp, size_t n, uint32_t nranks, uint32_t *cnt) {
-    for (int sh = 0; sh < 32 && (sh == 0 || (nranks - 1) >> sh); sh += 16) {
+    for (int sh = 0; sh < (nranks > 65536 ? 32 : 16); sh += 16) {
         memset(cnt, 0, 65537 * sizeof *cnt);
         for (size_t i = 0; i < n; i++) cnt[((a[i].x >> sh) & 0xffff) + 1]++;
         for (int k = 0; k < 65536; k++) cnt[k + 1] += cnt[k];
@@ -622,7 +622,7 @@ int gp_cch_table(const gp_cch *c, const uint32_t *src, uint32_t ns, const uint32
         nb += j.lists[i].n;
     }
     bent *sb = sort_by_rank(b, tmp, nb, n, cnt);
-    for (size_t k = nb; k-- > 0;) w->bhead[sb[k].x] = (uint32_t)k; /* each rank's first */
+    for (size_t k = nb; k > 0; k--) w->bhead[sb[k - 1].x] = (uint32_t)(k - 1); /* the first */
     /* the sources' forward searches, scanning the buckets */
     j.head = w->bhead, j.b = sb, j.nb = nb;
     atomic_store(&j.next, 0);

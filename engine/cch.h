@@ -86,6 +86,7 @@ typedef struct gp_cch {
                             * run; they read it once) */
     double perfect_s;      /* seconds of the perfect pass that set q (0: none) */
     void *perfect_bg;      /* the background pass (cch_custom.c) or NULL */
+    int perfect_holds;     /* gp_cch_perfect_hold's count (cch_custom.c's lock) */
     double custom_s;       /* seconds of the last customization */
     int custom_partial;    /* 1: the last one was partial (from prev, cch_custom.c) */
     /* The customized CCH of the graph this one's graph is a version of (gp_graph.base), over the
@@ -250,6 +251,10 @@ int gp_cch_perfect(gp_cch *c, int threads, gp_err *err);
  * it (tests, benches). Returns GP_OK or GP_ENOMEM (no thread: the caller may run gp_cch_perfect). */
 int gp_cch_perfect_start(gp_cch *c, int threads, gp_err *err);
 void gp_cch_perfect_wait(gp_cch *c);
+/* Holds c's background pass before its next level (hold 1), one started later before its first,
+ * or lets it go on (hold 0; holds count): a cost change derived from c runs on every CPU
+ * meanwhile. Safe while c answers queries; gp_cch_free stops a held pass. */
+void gp_cch_perfect_hold(const gp_cch *c, int hold);
 /* Reference (single-threaded, rank by rank top-down) perfect weights of basic fw/bw into pfw/pbw
  * (topo->m each): the test oracle. */
 void gp_cch_perfect_serial(const gp_cch_topo *t, const uint32_t *fw, const uint32_t *bw,

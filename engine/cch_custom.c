@@ -681,6 +681,30 @@ static inline int perfect_keeps(uint32_t basic, uint32_t perfect) {
 
 #define PERF_STOPPED (-1) /* a background pass told to stop */
 
+/* gp_cch_perfect_hold's counts (gp_cch perfect_holds) and the background passes waiting on them */
+static pthread_mutex_t hold_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t hold_cv = PTHREAD_COND_INITIALIZER;
+
+/* Waits while c's pass is held and not told to stop; 1 when told to stop. Every member of the
+ * pass's team asks before each level: a lock only while held. */
+static int perf_wait_hold(const gp_cch *c, atomic_int *stop) {
+    if (__atomic_load_n(&c->perfect_holds, __ATOMIC_ACQUIRE) <= 0) return atomic_load(stop);
+    pthread_mutex_lock(&hold_mu);
+    while (c->perfect_holds > 0 && !atomic_load(stop)) pthread_cond_wait(&hold_cv, &hold_mu);
+    pthread_mutex_unlock(&hold_mu);
+    return atomic_load(stop);
+}
+
+void gp_cch_perfect_hold(const gp_cch *c, int hold) {
+    if (!c) return;
+    gp_cch *w = (gp_cch *)c; /* the count alone, under hold_mu */
+    pthread_mutex_lock(&hold_mu);
+    if (hold) __atomic_add_fetch(&w->perfect_holds, 1, __ATOMIC_RELEASE);
+    else if (w->perfect_holds > 0) __atomic_sub_fetch(&w->perfect_holds, 1, __ATOMIC_RELEASE);
+    pthread_cond_broadcast(&hold_cv);
+    pthread_mutex_unlock(&hold_mu);
+}
+
 typedef struct perf_job {
     const gp_cch *c;
     uint32_t *pf, *pb; /* perfect weights */
@@ -715,6 +739,8 @@ static void perf_main(void *arg, int id, int nthreads) {
     const gp_cch *c = j->c;
     const gp_cch_topo *t = c->topo;
     for (uint32_t l = t->nlevels; l > 0; l--) {
+        /* a background pass: held while a version is derived from c, or stopped */
+        if (j->stop && perf_wait_hold(c, j->stop)) atomic_store(&j->failed, PERF_STOPPED);
         uint32_t lo = t->level_first[l - 1], hi = t->level_first[l];
         int parts = t->up_first[hi] - t->up_first[lo] < 2048 ? 1 : nthreads;
         if (id < parts && !atomic_load(&j->failed)) {
@@ -734,7 +760,6 @@ static void perf_main(void *arg, int id, int nthreads) {
                 j->q[0].first[x + 1] = kb;
             }
             if (id == 0 && gp_deadline_passed(j->deadline)) atomic_store(&j->failed, GP_ETIMEOUT);
-            if (id == 0 && j->stop && atomic_load(j->stop)) atomic_store(&j->failed, PERF_STOPPED);
         }
         pthread_barrier_wait(j->bar);
     }
@@ -831,7 +856,12 @@ void gp_cch_perfect_wait(gp_cch *c) {
 
 void gp_cch_perfect_drop(gp_cch *c) {
     perf_bg *bg = c->perfect_bg;
-    if (bg) atomic_store(&bg->stop, 1);
+    if (bg) { /* a held pass wakes to it */
+        pthread_mutex_lock(&hold_mu);
+        atomic_store(&bg->stop, 1);
+        pthread_cond_broadcast(&hold_cv);
+        pthread_mutex_unlock(&hold_mu);
+    }
     gp_cch_perfect_wait(c);
     arcs_free(c->q);
     c->q = NULL;

@@ -10,12 +10,14 @@ int gp_engine_change_links(gp_engine *e, const gp_graph *g, const gp_link_change
     gp_graph *g2 = NULL;
     *out = NULL;
     double t0 = gp_now();
+    gp_engine_hold_background(g, 1); /* g's perfect pass waits: every CPU for the change */
     int rc = gp_graph_change_links(g, ch, nch, fail_routers, nfail, &g2, err);
-    if (rc != GP_OK) return rc;
     double t1 = gp_now();
-    rc = gp_engine_attach_from(e, g2, g, err); /* customized from g's CCH: the chain stays small */
+    if (rc == GP_OK)
+        rc = gp_engine_attach_from(e, g2, g, err); /* from g's CCH: the chain stays small */
+    gp_engine_hold_background(g, 0);
     if (rc != GP_OK) {
-        gp_graph_unref(g2);
+        gp_graph_unref(g2); /* NULL when the change itself failed */
         return rc;
     }
     double t2 = gp_now();

@@ -375,6 +375,13 @@ int gp_engine_attach(gp_engine *e, gp_graph *g, gp_err *err) {
     return gp_engine_attach_from(e, g, NULL, err);
 }
 
+void gp_engine_hold_background(const gp_graph *g, int hold) {
+    if (!g) return;
+    gp_cch_perfect_hold(g->cch, hold);
+    const gp_turns *T = g->turns;
+    if (T && T->tg) gp_cch_perfect_hold(T->tg->cch, hold);
+}
+
 int gp_engine_attach_from(gp_engine *e, gp_graph *g, const gp_graph *pred, gp_err *err) {
     gp_backend *b = first(e);
     int rc = GP_OK;

@@ -106,6 +106,10 @@ int gp_engine_attach(gp_engine *e, gp_graph *g, gp_err *err);
  * (engine/cch.h gp_cch_prepare_from), so a chain of small changes stays small. pred NULL:
  * gp_engine_attach. */
 int gp_engine_attach_from(gp_engine *e, gp_graph *g, const gp_graph *pred, gp_err *err);
+/* Holds (hold 1) or lets go on (hold 0) the background work of g's version (its CCHs' perfect
+ * passes, engine/cch.h gp_cch_perfect_hold) while a new version is derived from it: that work is
+ * for g's own queries and would take every CPU from the derivation. Pairs of calls. */
+void gp_engine_hold_background(const gp_graph *g, int hold);
 int gp_engine_sssp(gp_engine *e, const gp_graph *g, uint32_t src, uint64_t max_dist, uint64_t *dist,
                    uint32_t *pred, gp_err *err);
 int gp_engine_p2p(gp_engine *e, const gp_graph *g, uint32_t s, uint32_t t, int algo, gp_path *path,

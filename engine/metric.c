@@ -261,6 +261,7 @@ int gp_metric_get(gp_engine *e, gp_graph *g, const gp_metric_key *k, gp_graph **
         }
     int rc = GP_OK;
     double t0 = gp_now();
+    gp_engine_hold_background(g, 1); /* g's perfect pass waits: every CPU for the metric */
     gp_graph *h = build(g, k, err);
     if (!h) rc = err ? err->code : GP_ENOMEM;
     double t1 = gp_now();
@@ -268,6 +269,7 @@ int gp_metric_get(gp_engine *e, gp_graph *g, const gp_metric_key *k, gp_graph **
         gp_graph_unref(h);
         h = NULL;
     }
+    gp_engine_hold_background(g, 0);
     if (h) {
         char kt[160];
         gp_metric_key_text(k, kt, sizeof kt);

@@ -644,9 +644,10 @@ static uint32_t *sorted_copy(const uint32_t *v, size_t n, uint32_t *nout) {
     return c;
 }
 
-int gp_traffic_apply(gp_engine *e, const gp_graph *g, const gp_speed_entry *sp, size_t ns,
-                     const gp_turn_entry *tp, size_t nt, gp_graph **out, unsigned char *known_sp,
-                     unsigned char *known_tp, gp_traffic_stats *st, gp_err *err) {
+static int traffic_apply(gp_engine *e, const gp_graph *g, const gp_speed_entry *sp, size_t ns,
+                         const gp_turn_entry *tp, size_t nt, gp_graph **out,
+                         unsigned char *known_sp, unsigned char *known_tp, gp_traffic_stats *st,
+                         gp_err *err) {
     const gp_graph *base = gp_graph_owner(g);
     gp_traffic_stats dummy;
     if (!st) st = &dummy;
@@ -821,5 +822,14 @@ fail:
     free(chg);
     free(nw);
     free(res);
+    return rc;
+}
+
+int gp_traffic_apply(gp_engine *e, const gp_graph *g, const gp_speed_entry *sp, size_t ns,
+                     const gp_turn_entry *tp, size_t nt, gp_graph **out, unsigned char *known_sp,
+                     unsigned char *known_tp, gp_traffic_stats *st, gp_err *err) {
+    gp_engine_hold_background(g, 1); /* g's perfect pass waits: every CPU for the new version */
+    int rc = traffic_apply(e, g, sp, ns, tp, nt, out, known_sp, known_tp, st, err);
+    gp_engine_hold_background(g, 0);
     return rc;
 }

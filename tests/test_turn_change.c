@@ -187,6 +187,14 @@ static void changes(gp_engine *e, gp_graph *g) {
         if (gp_engine_change_links(e, cur, ch, NL, NULL, 0, &nx, &st, &err) != GP_OK)
             fail_msg("change %d: %s", r, err.msg);
         assert_non_null(nx->turns);
+        /* the change held cur's background work and let it go again */
+        const gp_cch *hc = ((const gp_turns *)cur->turns)->tg->cch;
+        assert_non_null(hc);
+        assert_int_equal(hc->perfect_holds, 0);
+        gp_engine_hold_background(cur, 1);
+        assert_int_equal(hc->perfect_holds, 1);
+        gp_engine_hold_background(cur, 0);
+        assert_int_equal(hc->perfect_holds, 0);
         /* the version lists what it changed: its turn graph reweighted over those arcs alone */
         assert_non_null(nx->diff_arcs);
         assert_non_null(nx->diff_tails);

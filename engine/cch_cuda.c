@@ -113,6 +113,14 @@ typedef struct topo_entry {
      * by the next version instead of allocating its own (a cost change makes a version, and its
      * predecessor goes soon after: with the one answering, a pool of two); freed with the entry */
     gp_dcch *spare;
+    /* page-locked host memory the differences of a cost change come back into
+     * (gp_dcch_customize_diff), under diff_mu while one is read: allocated with the entry (for
+     * a 12th of the edges, 93 MB on the road-like 1M map with turn costs; grown when a change
+     * needs more) and shared by its versions, so that a change does not wait for it
+     * (cudaMallocHost of 70 MB took ~45 ms, once for each of the two device states in use) */
+    pthread_mutex_t diff_mu;
+    void *diff_buf;
+    size_t diff_bytes;
     struct topo_entry *next;
 } topo_entry;
 static pthread_mutex_t topo_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -146,6 +154,23 @@ static void topo_src(const gp_cch_topo *t, gp_dcch_topo_src *src) {
                               .plan_free = gp_cch_plan_clear};
 }
 
+/* A page-locked buffer of at least bytes for the differences (under e->diff_mu), or NULL. */
+static void *diff_host(void *ctx, size_t bytes) {
+    topo_entry *e = ctx;
+    if (bytes <= e->diff_bytes) return e->diff_buf;
+    if (e->diff_buf) cudaFreeHost(e->diff_buf);
+    e->diff_buf = NULL;
+    e->diff_bytes = 0;
+    size_t want = bytes / 4 * 5; /* room to grow */
+    if (cudaMallocHost(&e->diff_buf, want) != cudaSuccess) {
+        cudaGetLastError();
+        e->diff_buf = NULL;
+        return NULL;
+    }
+    e->diff_bytes = want;
+    return e->diff_buf;
+}
+
 /* The entry of (t, device) into *out, created (uploaded, plan built) when none is held; one more
  * user. The device must be current. The lock is held while a part is built, so one topology is uploaded
  * once however many graph versions attach at a time. */
@@ -169,8 +194,11 @@ static int topo_get(const gp_cch_topo *t, int device, cudaStream_t s, topo_entry
         e->topo = t;
         e->device = device;
         e->users = 1;
+        pthread_mutex_init(&e->diff_mu, NULL);
         e->next = topo_parts;
         topo_parts = e;
+        /* the differences' buffer now, with the upload (a failure: the first change tries) */
+        diff_host(e, ((size_t)t->m / 12 + 1024) * GP_DCCH_DIFF_WORDS * 4 / 5 * 4);
     }
     pthread_mutex_unlock(&topo_mu);
     *out = e;
@@ -192,6 +220,8 @@ static void topo_put(topo_entry *e) {
     cudaSetDevice(e->device);
     gp_dcch_free(e->spare);
     gp_dcch_topo_unref(e->dt);
+    if (e->diff_buf) cudaFreeHost(e->diff_buf);
+    pthread_mutex_destroy(&e->diff_mu);
     free(e);
 }
 
@@ -497,14 +527,16 @@ int gp_cch_gpu_customize_diff(gp_cch *c, const gp_cch *prev, int device, gp_err 
     }
     g->st.attach_s = gp_now() - t0;
     double t1 = gp_now();
-    uint32_t *upd = NULL, n = 0; /* the differences: g->d's page-locked memory */
+    uint32_t *upd = NULL, n = 0; /* the differences: the topology entry's page-locked memory */
     /* up to a quarter of the edges come back with their witnesses (11 words each) into arrays
      * that are prev's; more, and every customized array comes back (4 words an edge) and every
      * witness is computed */
     uint32_t cap = c->topo->m / 4 + 1024;
     busy_job bj = {c, prev, 0};
-    rc = gp_dcch_customize_diff(g->d, pg->d, (void *)g->stream, cap, &upd, &n, &g->last_ms,
-                                busy_restore, &bj, err);
+    topo_entry *te = g->te;
+    pthread_mutex_lock(&te->diff_mu); /* until the differences are read */
+    rc = gp_dcch_customize_diff(g->d, pg->d, (void *)g->stream, cap, diff_host, te, &upd, &n,
+                                &g->last_ms, busy_restore, &bj, err);
     int whole = rc == GP_OK && !upd && n > cap;
     double tf = gp_now();
     if (whole) {
@@ -518,6 +550,7 @@ int gp_cch_gpu_customize_diff(gp_cch *c, const gp_cch *prev, int device, gp_err 
     if (rc == GP_OK && !whole && !edges)
         rc = gp_err_set(err, GP_ENOMEM, "out of memory for the changes");
     if (rc != GP_OK) {
+        pthread_mutex_unlock(&te->diff_mu); /* before g's use of te goes */
         gpu_free(g);
         return rc;
     }
@@ -537,6 +570,7 @@ int gp_cch_gpu_customize_diff(gp_cch *c, const gp_cch *prev, int device, gp_err 
         c->ndelta = n;
         c->delta_base = prev->graph_hash;
     }
+    pthread_mutex_unlock(&te->diff_mu);
     c->from_prev = 0;
     g->ok = 1;
     g->st.delta = 0;

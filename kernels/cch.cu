@@ -123,7 +123,6 @@ extern "C" void gp_dcch_free(gp_dcch *d) {
     if (d->ev0) cudaEventDestroy(d->ev0);
     if (d->ev1) cudaEventDestroy(d->ev1);
     free(d->r_lev_host);
-    if (d->diff_host) cudaFreeHost(d->diff_host);
     gp_dcch_topo_unref(d->tm);
     free(d);
 }

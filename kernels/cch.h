@@ -98,7 +98,8 @@ int gp_dcch_customize_from(gp_dcch *d, const gp_dcch *src, void *stream, uint32_
                            const uint32_t *upd, float *ms, gp_err *err);
 /* A full customization of d (gp_dcch_customize without the copy back), then the edges whose
  * original or customized weights or witnesses differ from base's (the same topology part), into
- * *out (page-locked memory of d's, valid until d's next call; GP_DCCH_DIFF_WORDS words per edge: id, ofw, obw, fw, bw, fmid, bmid, then the
+ * *out (page-locked memory that host(hctx, bytes) gives, at least bytes of it, or NULL when out of
+ * memory: pageable memory took ~25 ms for 20 MB under load; GP_DCCH_DIFF_WORDS words per edge: id, ofw, obw, fw, bw, fmid, bmid, then the
  * packed witnesses as gp_dcch_fetch writes them, backward then forward, low word first; in no
  * order) and *nout. More than cap differ: GP_OK with *out NULL and *nout their count (d is
  * customized: the caller fetches every array, gp_dcch_weights). GP_ETOOBIG when a shortcut
@@ -106,8 +107,8 @@ int gp_dcch_customize_from(gp_dcch *d, const gp_dcch *src, void *stream, uint32_
  * while the device customizes. */
 #define GP_DCCH_DIFF_WORDS 11
 int gp_dcch_customize_diff(gp_dcch *d, const gp_dcch *base, void *stream, uint32_t cap,
-                           uint32_t **out, uint32_t *nout, float *ms, void (*busy)(void *),
-                           void *arg, gp_err *err);
+                           void *(*host)(void *ctx, size_t bytes), void *hctx, uint32_t **out,
+                           uint32_t *nout, float *ms, void (*busy)(void *), void *arg, gp_err *err);
 /* The topology part d is on (a pooled gp_dcch is reused only on the same one). */
 const gp_dcch_topo *gp_dcch_part(const gp_dcch *d);
 /* d's customized weights and witnesses to the host (m entries each; any may be NULL): tests. */

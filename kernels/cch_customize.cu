@@ -550,11 +550,12 @@ __global__ void diff_edges(uint32_t m, uint32_t n, const uint32_t *__restrict__ 
 } // namespace
 
 extern "C" int gp_dcch_customize_diff(gp_dcch *d, const gp_dcch *base, void *stream, uint32_t cap,
+                                      void *(*host)(void *ctx, size_t bytes), void *hctx,
                                       uint32_t **out, uint32_t *nout, float *ms,
                                       void (*busy)(void *), void *arg, gp_err *err) {
     cudaStream_t s = (cudaStream_t)stream;
     int rc = GP_OK;
-    uint32_t *dbuf = NULL, cnt = 0;
+    uint32_t *dbuf = NULL, *hbuf = NULL, cnt = 0;
     *out = NULL;
     *nout = 0;
     if (d->tm != base->tm || !base->customized)
@@ -576,20 +577,17 @@ extern "C" int gp_dcch_customize_diff(gp_dcch *d, const gp_dcch *base, void *str
         *nout = cnt;
         goto out;
     }
-    if (((size_t)cnt + 1) * GP_DCCH_DIFF_WORDS * 4 > d->diff_bytes) {
-        size_t want = ((size_t)cnt + 1) * GP_DCCH_DIFF_WORDS * 4 * 5 / 4; /* room to grow */
-        if (d->diff_host) cudaFreeHost(d->diff_host);
-        d->diff_host = NULL;
-        d->diff_bytes = 0;
-        CK(cudaMallocHost((void **)&d->diff_host, want), "the changed edges");
-        d->diff_bytes = want;
+    hbuf = (uint32_t *)host(hctx, ((size_t)cnt + 1) * GP_DCCH_DIFF_WORDS * 4);
+    if (!hbuf) {
+        rc = gp_err_set(err, GP_ENOMEM, "out of page-locked memory for the changed edges");
+        goto out;
     }
     if (cnt)
-        CK(cudaMemcpyAsync(d->diff_host, dbuf + 1, (size_t)cnt * GP_DCCH_DIFF_WORDS * 4,
+        CK(cudaMemcpyAsync(hbuf, dbuf + 1, (size_t)cnt * GP_DCCH_DIFF_WORDS * 4,
                            cudaMemcpyDeviceToHost, s),
            "the changed edges");
     CK(cudaStreamSynchronize(s), "the changed edges");
-    *out = d->diff_host;
+    *out = hbuf;
     *nout = cnt;
 out:
     if (dbuf) {

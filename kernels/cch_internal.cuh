@@ -216,10 +216,6 @@ struct gp_dcch : gp_dcch_topo {
     int customized;
     uint64_t bytes; /* device bytes of this instance (the shared part: tm->tbytes) */
     cudaEvent_t ev0, ev1;
-    /* page-locked host memory the differences of gp_dcch_customize_diff come back into (grown as
-     * needed, kept with d: pageable memory took ~25 ms for 20 MB under load) */
-    uint32_t *diff_host;
-    size_t diff_bytes;
     /* the captured sweeps (GP_DCCH_GRAPH), freed by gp_dcch_graphs_free (from gp_dcch_free and
      * bind) */
     uint32_t x_gen; /* plan generation: graphs of an older plan are never launched */

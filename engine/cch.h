@@ -365,6 +365,9 @@ typedef struct gp_cch_gpu_stats {
     uint32_t scattered;
     /* the host's restore of its arrays while the device customized (gp_cch_gpu_customize_diff) */
     double busy_s;
+    /* gp_cch_gpu_customize_diff's host seconds: the customization (busy and the wait included),
+     * the differences' count, their copy back (kernels/cch.h gp_dcch_customize_diff) */
+    double run_s, count_s, copy_s;
 } gp_cch_gpu_stats;
 int gp_cch_gpu_stats_get(const gp_cch *c, gp_cch_gpu_stats *st);
 

@@ -535,8 +535,10 @@ int gp_cch_gpu_customize_diff(gp_cch *c, const gp_cch *prev, int device, gp_err 
     busy_job bj = {c, prev, 0};
     topo_entry *te = g->te;
     pthread_mutex_lock(&te->diff_mu); /* until the differences are read */
+    double ph[3] = {0, 0, 0};
     rc = gp_dcch_customize_diff(g->d, pg->d, (void *)g->stream, cap, diff_host, te, &upd, &n,
-                                &g->last_ms, busy_restore, &bj, err);
+                                &g->last_ms, busy_restore, &bj, ph, err);
+    g->st.run_s = ph[0], g->st.count_s = ph[1], g->st.copy_s = ph[2];
     int whole = rc == GP_OK && !upd && n > cap;
     double tf = gp_now();
     if (whole) {

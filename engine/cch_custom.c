@@ -712,6 +712,7 @@ typedef struct perf_job {
     pthread_barrier_t *bar;
     atomic_int failed; /* GP_ENOMEM, GP_ETIMEOUT, or PERF_STOPPED */
     atomic_int *stop;  /* set by perfect_drop for a background pass, else NULL */
+    int halt[2];       /* member 0's decision to stop at a level, by the level's parity */
     double deadline;
 } perf_job;
 
@@ -740,7 +741,10 @@ static void perf_main(void *arg, int id, int nthreads) {
     const gp_cch_topo *t = c->topo;
     for (uint32_t l = t->nlevels; l > 0; l--) {
         /* a background pass: held while a version is derived from c, or stopped */
-        if (j->stop && perf_wait_hold(c, j->stop)) atomic_store(&j->failed, PERF_STOPPED);
+        if (j->stop && perf_wait_hold(c, j->stop) && id == 0) {
+            atomic_store(&j->failed, PERF_STOPPED);
+            j->halt[l & 1] = 1; /* read by every member after this level's barrier */
+        }
         uint32_t lo = t->level_first[l - 1], hi = t->level_first[l];
         int parts = t->up_first[hi] - t->up_first[lo] < 2048 ? 1 : nthreads;
         if (id < parts && !atomic_load(&j->failed)) {
@@ -762,6 +766,9 @@ static void perf_main(void *arg, int id, int nthreads) {
             if (id == 0 && gp_deadline_passed(j->deadline)) atomic_store(&j->failed, GP_ETIMEOUT);
         }
         pthread_barrier_wait(j->bar);
+        /* stopped: no more barriers level by level (a version freed waits for this pass; the
+         * slot of l's parity, which member 0 writes again only after the next barrier) */
+        if (j->halt[l & 1]) break;
     }
     if (id == 0 && !atomic_load(&j->failed)) {
         for (int d = 0; d < 2; d++) {

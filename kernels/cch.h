@@ -104,11 +104,13 @@ int gp_dcch_customize_from(gp_dcch *d, const gp_dcch *src, void *stream, uint32_
  * order) and *nout. More than cap differ: GP_OK with *out NULL and *nout their count (d is
  * customized: the caller fetches every array, gp_dcch_weights). GP_ETOOBIG when a shortcut
  * overflows. busy (when not NULL) is called with arg once the levels are queued: the host's work
- * while the device customizes. */
+ * while the device customizes. wall_s (when not NULL): the host's seconds of the customization
+ * (busy and the wait included), of the differences' count, and of their copy back. */
 #define GP_DCCH_DIFF_WORDS 11
 int gp_dcch_customize_diff(gp_dcch *d, const gp_dcch *base, void *stream, uint32_t cap,
                            void *(*host)(void *ctx, size_t bytes), void *hctx, uint32_t **out,
-                           uint32_t *nout, float *ms, void (*busy)(void *), void *arg, gp_err *err);
+                           uint32_t *nout, float *ms, void (*busy)(void *), void *arg,
+                           double wall_s[3], gp_err *err);
 /* The topology part d is on (a pooled gp_dcch is reused only on the same one). */
 const gp_dcch_topo *gp_dcch_part(const gp_dcch *d);
 /* d's customized weights and witnesses to the host (m entries each; any may be NULL): tests. */

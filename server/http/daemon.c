@@ -337,6 +337,16 @@ static void route_request(gp_req *r) {
     }
 }
 
+int gp_req_parse_json(gp_req *r) {
+    if (r->json || r->body_len == 0) return 1;
+    const char *end = NULL;
+    r->json = cJSON_ParseWithLengthOpts(r->body, r->body_len, &end, 0);
+    if (r->json) return 1;
+    size_t off = end && end >= r->body ? (size_t)(end - r->body) : 0;
+    gp_http_error(r, GP_HC_INVALID_JSON, "request body is not valid JSON (near byte %zu)", off);
+    return 0;
+}
+
 static void dispatch(gp_req *r) {
     const gp_route *rt = &gp_routes[r->route];
     if ((rt->flags & GP_ROUTE_ADMIN) && !gp_http_admin_ok(r)) return;
@@ -356,16 +366,7 @@ static void dispatch(gp_req *r) {
             return;
         }
     }
-    if ((rt->flags & GP_ROUTE_JSON) && r->body_len > 0) {
-        const char *end = NULL;
-        r->json = cJSON_ParseWithLengthOpts(r->body, r->body_len, &end, 0);
-        if (!r->json) {
-            size_t off = end && end >= r->body ? (size_t)(end - r->body) : 0;
-            gp_http_error(r, GP_HC_INVALID_JSON, "request body is not valid JSON (near byte %zu)",
-                          off);
-            return;
-        }
-    }
+    if ((rt->flags & GP_ROUTE_JSON) && !gp_req_parse_json(r)) return;
     /* query handlers run under the compute deadline (thread-local: this MHD thread only) */
     int timed = (rt->flags & GP_ROUTE_QUERY) && srv.cfg && srv.cfg->request_timeout_ms > 0;
     if (timed) gp_deadline_set(gp_now() + (double)srv.cfg->request_timeout_ms / 1e3);

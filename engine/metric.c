@@ -265,7 +265,9 @@ int gp_metric_get(gp_engine *e, gp_graph *g, const gp_metric_key *k, gp_graph **
     gp_graph *h = build(g, k, err);
     if (!h) rc = err ? err->code : GP_ENOMEM;
     double t1 = gp_now();
-    if (h && h != g && (rc = gp_engine_attach(e, h, err)) != GP_OK) {
+    /* customized from g's CCH (its device state's diff path, as a cost change is): the metric
+     * differs from g only at the closed arcs */
+    if (h && h != g && (rc = gp_engine_attach_from(e, h, g, err)) != GP_OK) {
         gp_graph_unref(h);
         h = NULL;
     }

@@ -154,14 +154,11 @@ static void topo_src(const gp_cch_topo *t, gp_dcch_topo_src *src) {
                               .plan_free = gp_cch_plan_clear};
 }
 
-/* A page-locked buffer of at least bytes for the differences (under e->diff_mu), or NULL. */
-static void *diff_host(void *ctx, size_t bytes) {
-    topo_entry *e = ctx;
-    if (bytes <= e->diff_bytes) return e->diff_buf;
+/* e's page-locked buffer for the differences replaced by one of want bytes, or NULL. */
+static void *diff_alloc(topo_entry *e, size_t want) {
     if (e->diff_buf) cudaFreeHost(e->diff_buf);
     e->diff_buf = NULL;
     e->diff_bytes = 0;
-    size_t want = bytes / 4 * 5; /* room to grow */
     if (cudaMallocHost(&e->diff_buf, want) != cudaSuccess) {
         cudaGetLastError();
         e->diff_buf = NULL;
@@ -169,6 +166,12 @@ static void *diff_host(void *ctx, size_t bytes) {
     }
     e->diff_bytes = want;
     return e->diff_buf;
+}
+
+/* A page-locked buffer of at least bytes for the differences (under e->diff_mu), or NULL. */
+static void *diff_host(void *ctx, size_t bytes) {
+    topo_entry *e = ctx;
+    return bytes <= e->diff_bytes ? e->diff_buf : diff_alloc(e, bytes / 4 * 5); /* room to grow */
 }
 
 /* The entry of (t, device) into *out, created (uploaded, plan built) when none is held; one more
@@ -198,7 +201,7 @@ static int topo_get(const gp_cch_topo *t, int device, cudaStream_t s, topo_entry
         e->next = topo_parts;
         topo_parts = e;
         /* the differences' buffer now, with the upload (a failure: the first change tries) */
-        diff_host(e, ((size_t)t->m / 12 + 1024) * GP_DCCH_DIFF_WORDS * 4 / 5 * 4);
+        diff_alloc(e, ((size_t)t->m / 12 + 1024) * GP_DCCH_DIFF_WORDS * 4);
     }
     pthread_mutex_unlock(&topo_mu);
     *out = e;

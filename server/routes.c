@@ -36,8 +36,8 @@ const gp_route gp_routes[] = {
      GP_ROUTE_GRAPH | GP_ROUTE_QUERY},
     {"GET", "/v1/graphs/{graph}/routing-tables", gp_h_routing_tables,
      GP_ROUTE_GRAPH | GP_ROUTE_QUERY},
-    {"PATCH", "/v1/graphs/{graph}/links", gp_h_links_patch,
-     GP_ROUTE_GRAPH | GP_ROUTE_JSON_LAZY | GP_ROUTE_OPERATOR},
+    /* its body: read from the text, or parsed on demand (server/v1/netops.c links_text) */
+    {"PATCH", "/v1/graphs/{graph}/links", gp_h_links_patch, GP_ROUTE_GRAPH | GP_ROUTE_OPERATOR},
     {"GET", "/v1/graphs/{graph}/links", gp_h_links, GP_ROUTE_GRAPH},
     {"POST", "/v1/graphs/{graph}/speeds", gp_h_speeds_post, GP_ROUTE_GRAPH | GP_ROUTE_OPERATOR},
     {"DELETE", "/v1/graphs/{graph}/speeds", gp_h_speeds_delete, GP_ROUTE_GRAPH | GP_ROUTE_OPERATOR},

@@ -7,8 +7,8 @@
  *  - GP_ROUTE_GRAPH: resolved the {graph} path segment to a referenced gp_graph (gp_req_graph),
  *    released after the response (404 UnknownGraph / 503 NotReady otherwise);
  *  - GP_ROUTE_JSON:  parsed the body into a cJSON tree (gp_req_json; NULL for an empty body,
- *    400 InvalidJson when it does not parse), freed after the response; GP_ROUTE_JSON_LAZY: the
- *    same when the handler asks for it (gp_req_parse_json), which may read the text first;
+ *    400 InvalidJson when it does not parse), freed after the response (a route without it may
+ *    read the text first and parse on demand: gp_req_parse_json);
  *  - GP_ROUTE_ADMIN: checked the bearer token (403 AdminDisabled, 401 Unauthorized, 403 Forbidden);
  *  - GP_ROUTE_OPERATOR: checked the bearer token against operator_token or admin_token (403
  *    OperatorDisabled when neither is set, 401, 403): calls that change what gpath answers.
@@ -44,12 +44,11 @@ typedef struct gp_req gp_req;
 typedef void (*gp_handler)(gp_req *r);
 
 enum {
-    GP_ROUTE_GRAPH = 1,     /* resolve {graph} to a referenced graph */
-    GP_ROUTE_JSON = 2,      /* parse the body as JSON */
-    GP_ROUTE_ADMIN = 4,     /* bearer-token protected */
-    GP_ROUTE_QUERY = 8,     /* runs under the request_timeout_ms deadline (504 Timeout past it) */
-    GP_ROUTE_OPERATOR = 16, /* changes what gpath answers: operator_token or admin_token */
-    GP_ROUTE_JSON_LAZY = 32 /* GP_ROUTE_JSON when the handler calls gp_req_parse_json */
+    GP_ROUTE_GRAPH = 1,    /* resolve {graph} to a referenced graph */
+    GP_ROUTE_JSON = 2,     /* parse the body as JSON */
+    GP_ROUTE_ADMIN = 4,    /* bearer-token protected */
+    GP_ROUTE_QUERY = 8,    /* runs under the request_timeout_ms deadline (504 Timeout past it) */
+    GP_ROUTE_OPERATOR = 16 /* changes what gpath answers: operator_token or admin_token */
 };
 
 typedef struct gp_route {
@@ -78,7 +77,7 @@ const char *gp_req_header(const gp_req *r, const char *name);
 const char *gp_req_body(const gp_req *r, size_t *len);
 /* The parsed body for GP_ROUTE_JSON routes; NULL when the body was empty. Owned by the request. */
 cJSON *gp_req_json(const gp_req *r);
-/* A GP_ROUTE_JSON_LAZY route's parse (once; the dispatcher's for GP_ROUTE_JSON): 1 with
+/* The body parsed on demand (once; the dispatcher's for GP_ROUTE_JSON): 1 with
  * gp_req_json set (NULL for an empty body), or 0 with the 400 InvalidJson answered. */
 int gp_req_parse_json(gp_req *r);
 /* The referenced graph for GP_ROUTE_GRAPH routes, and its registry name. */

@@ -18,8 +18,8 @@
  *             a mismatch (for compute-sanitizer memcheck / racecheck)
  *   --fast    no near-far runs and no timed Dijkstra (Dijkstra still checks PHAST on 2 sources)
  *   --phast-only  no p2p queries and no tables (customization and one-to-all only)
- *   --custom-only  customization and the partial customization alone (the size that fits
- *             road-like 24M's turn graph in 128 GiB; the partial pass checked at 1% only)
+ *   --custom-only  customization alone, one CPU pass (what fits road-like 24M's turn graph in
+ *             128 GiB: no PHAST, p2p or tables)
  *   --variants  time only these of the sweep variants (step 4 below), by key: nogather,
  *             noflat, nowmulti, before, wkw2, w64, allcells, nograph, nowarps, block (default:
  *             all; unknown keys match none)
@@ -47,7 +47,6 @@
  *             1. order and contraction seconds, CCH edges, triangles, levels, MiB;
  *             2. customization: CPU (all threads) and GPU (device ms and end-to-end, checked
  *                bit-identical), and after changing 1% of the arc costs (GPU checked again);
- *                the GPU's partial customization after one arc, 0.01%, 0.1% and 1% (checked);
  *             3. p2p: CCH query with path unpacking (CPU, median / p90 of --queries pairs, the
  *                first 20 checked against Dijkstra) vs the CPU backend's AUTO (A* / bidir);
  *             4. one-to-all: GPU PHAST 1 source and 16 sources per sweep (device ms, end-to-end)
@@ -221,7 +220,7 @@ struct lab {
     double cuts_order_s = 0;
     bool compare = false;     /* --compare-metis */
     bool phast_only = false;  /* --phast-only: no p2p, no tables */
-    bool custom_only = false; /* --custom-only: customization and partial customization only */
+    bool custom_only = false; /* --custom-only: customization only */
     std::vector<std::string> variants;        /* --variants: the sweep variants to time */
     std::vector<std::vector<uint32_t>> plans; /* --plans: base x ratio x bin cap */
     bool profile_plans = false;               /* --profile-plans */
@@ -243,86 +242,6 @@ static void check_gpu_custom(gp_cch *c, const char *what) {
               memcmp(fm.data(), c->fmid, m * 4) == 0 && memcmp(bm.data(), c->bmid, m * 4) == 0,
           "%s: GPU customization (weights, witnesses) differs from the CPU's", what);
 }
-
-/* A 64-bit hash of c's customized weights and witnesses (fw, bw, fmid, bmid). */
-static uint64_t arrays_hash(const gp_cch *c) {
-    const uint32_t *a[4] = {c->fw, c->bw, c->fmid, c->bmid};
-    uint64_t h = 0x9e3779b97f4a7c15ULL;
-    for (int k = 0; k < 4; k++)
-        for (uint32_t e = 0; e < c->topo->m; e++) {
-            h ^= a[k][e] + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-            h *= 0xff51afd7ed558ccdULL;
-        }
-    return h;
-}
-
-/* The device's partial customization (kernels/cch.h gp_dcch_customize_partial) after changes of
- * one arc, 0.01%, 0.1% and 1% of the edges' original weights (each direction of a finite one
- * with that chance; new weight w / 2 * 3 + 1): the device state is customized for the base
- * metric (ofw, obw), each change is applied and then taken back, both timed; the first of each
- * size (check_all; else of 1% alone) is checked bit for bit against the CPU's full
- * customization. full_ms: the full pass's. */
-static void partial_custom(gp_cch *c, const std::vector<uint32_t> &ofw,
-                           const std::vector<uint32_t> &obw, int reps, double full_ms,
-                           bool check_all) {
-    gp_err err;
-    gp_err_clear(&err);
-    const uint32_t m = c->topo->m;
-    const double share[4] = {0, 1e-4, 1e-3, 1e-2};
-    printf("- partial customization on the GPU (only the edges a change reaches, bit-identical to "
-           "a full pass; device ms, median of %d changes and as many reverts; full pass %.2f ms):",
-           2 * reps, full_ms);
-    for (int k = 0; k < 4; k++) {
-        std::vector<uint32_t> fwd, back; /* id, ofw, obw */
-        if (k == 0) {
-            uint32_t e;
-            do e = (uint32_t)(rnd() % m);
-            while (ofw[e] == GP_CCH_INF);
-            fwd = {e, ofw[e] / 2 * 3 + 1, obw[e]};
-        } else {
-            const uint64_t in = (uint64_t)(share[k] * 1e6);
-            for (uint32_t e = 0; e < m; e++) {
-                uint32_t a = ofw[e], b = obw[e];
-                if (a != GP_CCH_INF && rnd() % 1000000 < in) a = a / 2 * 3 + 1;
-                if (b != GP_CCH_INF && rnd() % 1000000 < in) b = b / 2 * 3 + 1;
-                if (a != ofw[e] || b != obw[e]) fwd.insert(fwd.end(), {e, a, b});
-            }
-        }
-        for (size_t i = 0; i < fwd.size(); i += 3)
-            back.insert(back.end(), {fwd[i], ofw[fwd[i]], obw[fwd[i]]});
-        const uint32_t nu = (uint32_t)(fwd.size() / 3);
-        std::vector<double> ms;
-        uint64_t nre = 0, nre_back = 0;
-        for (int r = 0; r < reps; r++) {
-            for (uint32_t i = 0; i < nu; i++)
-                c->ofw[fwd[3 * i]] = fwd[3 * i + 1], c->obw[fwd[3 * i]] = fwd[3 * i + 2];
-            if (gp_cch_gpu_customize_partial(c, fwd.data(), nu, &nre, &err))
-                die("partial customization", err);
-            ms.push_back(gp_cch_gpu_last_ms(c));
-            if (r == 0 && (check_all || k == 3)) { /* the device's against the CPU's full pass */
-                uint64_t h = arrays_hash(c);       /* (no copies: 10 GB at gen:24M's turn graph) */
-                if (gp_cch_customize(c, 0, &err)) die("customize", err);
-                CHECK(h == arrays_hash(c),
-                      "partial customization after %u changed edges differs from the CPU's", nu);
-            }
-            for (uint32_t i = 0; i < nu; i++)
-                c->ofw[back[3 * i]] = back[3 * i + 1], c->obw[back[3 * i]] = back[3 * i + 2];
-            if (gp_cch_gpu_customize_partial(c, back.data(), nu, &nre_back, &err))
-                die("partial customization", err);
-            ms.push_back(gp_cch_gpu_last_ms(c));
-        }
-        static const char *name[4] = {"one arc", "0.01%", "0.1%", "1%"};
-        printf("%s %s (%u edges) %.2f ms (%llu edges again, %.1f%%)", k ? ";" : "", name[k], nu,
-               median(ms), (unsigned long long)nre, 100.0 * (double)nre / m);
-        fflush(stdout);
-    }
-    /* the device is back at the base metric: the host's arrays too (the reverts fetched them) */
-    CHECK(memcmp(ofw.data(), c->ofw, (size_t)m * 4) == 0, "the base metric came back");
-    printf("\n");
-}
-
-/* Every size of partial_custom checked below 2^28 CCH edges (above, each check copies GBs). */
-static bool m_check_all(uint32_t m, const lab &L) { return m < (1u << 28) && !L.custom_only; }
 
 static void run_graph(lab &L, const char *spec, bool small) {
     gp_err err;
@@ -405,8 +324,7 @@ static void run_graph(lab &L, const char *spec, bool small) {
         if (gp_cch_customize(c, 0, &err)) die("customize", err);
         cc.push_back(c->custom_s * 1e3);
     }
-    if (!L.custom_only) check_gpu_custom(c, name); /* (--custom-only: the partial pass checks) */
-    else if (gp_cch_gpu_customize(c, 0, &err)) die("gpu customize", err);
+    check_gpu_custom(c, name);
     for (int r = 0; r < reps; r++) {
         if (gp_cch_gpu_customize(c, 0, &err)) die("gpu customize", err);
         cg.push_back(gp_cch_gpu_last_ms(c));
@@ -424,8 +342,7 @@ static void run_graph(lab &L, const char *spec, bool small) {
     t0 = gp_now();
     if (gp_cch_customize(c, 0, &err)) die("customize 1%", err);
     double cpu1 = (gp_now() - t0) * 1e3;
-    if (!L.custom_only) check_gpu_custom(c, "after 1% changes");
-    else if (gp_cch_gpu_customize(c, 0, &err)) die("gpu customize", err);
+    check_gpu_custom(c, "after 1% changes");
     double gpu1 = gp_cch_gpu_last_ms(c), gpu1e = c->custom_s * 1e3;
     memcpy(c->ofw, ofw.data(), (size_t)t->m * 4);
     memcpy(c->obw, obw.data(), (size_t)t->m * 4);
@@ -433,11 +350,9 @@ static void run_graph(lab &L, const char *spec, bool small) {
     printf(
         "- customization: CPU (all threads) %.1f ms; GPU %.2f ms device, %.1f ms end-to-end "
         "(metric upload + copy back); after changing %u arc costs (1%%): CPU %.1f ms, GPU %.2f ms "
-        "device / %.1f ms end-to-end; GPU == CPU bit for bit%s\n",
-        median(cc), median(cg), median(cge), changed, cpu1, gpu1, gpu1e,
-        L.custom_only ? " (checked below, by the partial pass at 1%)" : "");
+        "device / %.1f ms end-to-end; GPU == CPU bit for bit\n",
+        median(cc), median(cg), median(cge), changed, cpu1, gpu1, gpu1e);
     fflush(stdout);
-    partial_custom(c, ofw, obw, reps, median(cg), m_check_all(t->m, L));
     if (L.custom_only) { /* --custom-only: nothing else (road-like 24M's turn graph in 128 GiB) */
         gp_cch_free(c);
         gp_dgraph_free(dgr);

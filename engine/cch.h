@@ -317,13 +317,6 @@ int gp_cch_gpu_customize_delta(gp_cch *c, const gp_cch *prev, const uint32_t *ed
  * as gp_cch_gpu_customize_delta. GP_EINVAL when prev has no device state on that device or
  * another topology's: then the caller runs gp_cch_gpu_customize (c unchanged). */
 int gp_cch_gpu_customize_diff(gp_cch *c, const gp_cch *prev, int device, gp_err *err);
-/* c's device state (customized) customized again for the nupd edges of upd (3 words per edge:
- * id, ofw, obw; c->ofw / c->obw hold the same values) by the device's partial customization
- * (kernels/cch.h gp_dcch_customize_partial: only the edges the change reaches), the weights and
- * witnesses copied back as gp_cch_gpu_customize does. *nre (may be NULL): the edges customized
- * again. A failure frees the device state. The lab and the tests. */
-int gp_cch_gpu_customize_partial(gp_cch *c, const uint32_t *upd, uint32_t nupd, uint64_t *nre,
-                                 gp_err *err);
 /* The device's customized weights and witnesses of c copied into the host arrays (topo->m
  * entries each; any may be NULL), for the tests (device == host). GP_EUNSUPPORTED without
  * device state. */
@@ -368,8 +361,7 @@ typedef struct gp_cch_gpu_stats {
      * weights); diff: 1 when it was gp_cch_gpu_customize_diff (scattered: the edges fetched);
      * spare: 1 when the device arrays came from the topology's spare */
     int delta, diff, spare;
-    int whole;   /* gp_cch_gpu_customize_diff with too many differences: every array came back */
-    int partial; /* gp_cch_gpu_customize_diff customized only the edges the change reaches */
+    int whole; /* gp_cch_gpu_customize_diff with too many differences: every array came back */
     uint32_t scattered;
     /* the host's restore of its arrays while the device customized (gp_cch_gpu_customize_diff) */
     double busy_s;

@@ -32,11 +32,6 @@ int gp_cch_gpu_customize_diff(gp_cch *c, const gp_cch *prev, int device, gp_err 
     (void)c, (void)prev, (void)device;
     return gp_err_set(err, GP_EUNSUPPORTED, "this gpath was built without CUDA");
 }
-int gp_cch_gpu_customize_partial(gp_cch *c, const uint32_t *upd, uint32_t nupd, uint64_t *nre,
-                                 gp_err *err) {
-    (void)c, (void)upd, (void)nupd, (void)nre;
-    return gp_err_set(err, GP_EUNSUPPORTED, "this gpath was built without CUDA");
-}
 int gp_cch_gpu_weights(const gp_cch *c, uint32_t *fw, uint32_t *bw, uint32_t *fmid, uint32_t *bmid,
                        gp_err *err) {
     (void)c, (void)fw, (void)bw, (void)fmid, (void)bmid;
@@ -383,7 +378,6 @@ int gp_cch_gpu_customize(gp_cch *c, int device, gp_err *err) {
     g->ok = 0;
     g->st.delta = 0;
     g->st.diff = 0;
-    g->st.partial = 0;
     g->st.scattered = 0;
     free(c->delta); /* the weights come back from the device: not a predecessor's with a delta */
     c->delta = NULL;
@@ -419,39 +413,6 @@ fail:
     c->gpu = NULL;
     c->gpu_free = NULL;
     return rc;
-}
-
-int gp_cch_gpu_customize_partial(gp_cch *c, const uint32_t *upd, uint32_t nupd, uint64_t *nre,
-                                 gp_err *err) {
-    double t0 = gp_now();
-    cch_gpu *g = c->gpu;
-    if (!g || !g->ok) return gp_err_set(err, GP_EINVAL, "this CCH has no customized GPU state");
-    gpu_free(g->next); /* replicas on other devices hold the old metric: gone */
-    g->next = NULL;
-    gp_cch_perfect_drop(c); /* a background pass reads the arrays fetched into below */
-    free(c->delta);
-    c->delta = NULL;
-    c->ndelta = 0;
-    c->from_prev = 0;
-    pthread_mutex_lock(&g->mu);
-    cudaSetDevice(g->device);
-    int rc =
-        gp_dcch_customize_partial(g->d, NULL, (void *)g->stream, nupd, upd, nre, &g->last_ms, err);
-    if (rc == GP_OK)
-        rc = gp_dcch_fetch(g->d, (void *)g->stream, c->fw, c->bw, c->fmid, c->bmid,
-                           c->pinned ? c->wit : NULL, err);
-    pthread_mutex_unlock(&g->mu);
-    if (rc != GP_OK) {
-        gpu_free(c->gpu); /* half-customized: no device state may answer */
-        c->gpu = NULL;
-        c->gpu_free = NULL;
-        return rc;
-    }
-    if (!c->pinned) gp_cch_witnesses(c);
-    g->st.device_ms = g->last_ms;
-    c->custom_s = gp_now() - t0;
-    snprintf(c->custom_on, sizeof c->custom_on, "gpu");
-    return GP_OK;
 }
 
 int gp_cch_gpu_customize_delta(gp_cch *c, const gp_cch *prev, const uint32_t *edges, uint32_t n,
@@ -551,10 +512,6 @@ static void busy_restore(void *arg) {
     b->s = gp_now() - t0;
 }
 
-/* The device's partial customization when at most 1 / GPU_PARTIAL_SHARE of the edges have new
- * original weights (bench/lab_cch.cu times it against the full pass). */
-#define GPU_PARTIAL_SHARE 32
-
 int gp_cch_gpu_customize_diff(gp_cch *c, const gp_cch *prev, int device, gp_err *err) {
     double t0 = gp_now();
     const cch_gpu *pg = prev ? prev->gpu : NULL;
@@ -582,13 +539,8 @@ int gp_cch_gpu_customize_diff(gp_cch *c, const gp_cch *prev, int device, gp_err 
     topo_entry *te = g->te;
     pthread_mutex_lock(&te->diff_mu); /* until the differences are read */
     double ph[3] = {0, 0, 0};
-    /* few changed edges (c->mchg): the device customizes again only the edges they reach */
-    gp_engine_lab lab;
-    gp_engine_lab_get(&lab);
-    int partial = lab.gpu_partial && c->mchg_ok && c->nmchg <= c->topo->m / GPU_PARTIAL_SHARE;
-    rc = gp_dcch_customize_diff(g->d, pg->d, (void *)g->stream, partial, cap, diff_host, te, &upd,
-                                &n, &g->last_ms, busy_restore, &bj, ph, err);
-    g->st.partial = partial;
+    rc = gp_dcch_customize_diff(g->d, pg->d, (void *)g->stream, cap, diff_host, te, &upd, &n,
+                                &g->last_ms, busy_restore, &bj, ph, err);
     g->st.run_s = ph[0], g->st.count_s = ph[1], g->st.copy_s = ph[2];
     int whole = rc == GP_OK && !upd && n > cap;
     double tf = gp_now();

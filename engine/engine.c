@@ -361,16 +361,16 @@ static void attach_cch(gp_engine *e, gp_graph *g, const gp_graph *pred) {
     GP_LOG(GP_LOG_DEBUG,
            "event=cch_phases graph=%s prepare_ms=%.1f restore_ms=%.1f map_ms=%.1f "
            "partial_ms=%.1f partial=%d gpu_ms=%.1f "
-           "gpu_path=%s gpu_partial=%d gpu_spare=%d gpu_edges=%u gpu_state_ms=%.1f "
+           "gpu_path=%s gpu_spare=%d gpu_edges=%u gpu_state_ms=%.1f "
            "gpu_customize_ms=%.1f gpu_device_ms=%.2f gpu_run_ms=%.1f gpu_count_ms=%.1f "
            "gpu_copy_ms=%.1f "
            "gpu_busy_ms=%.1f gpu_fetch_ms=%.1f witnesses_ms=%.1f cpu_customize_ms=%.1f "
            "perfect_start_ms=%.1f total_ms=%.1f",
            g->version, prepare_s * 1e3, c->restore_s * 1e3, c->map_s * 1e3, partial_s * 1e3,
-           c->custom_partial, gpu_s * 1e3, gpu_path, gs.partial, gs.spare, gs.scattered,
-           gs.attach_s * 1e3, gs.customize_s * 1e3, (double)gs.device_ms, gs.run_s * 1e3,
-           gs.count_s * 1e3, gs.copy_s * 1e3, gs.busy_s * 1e3, gs.fetch_s * 1e3,
-           gs.witnesses_s * 1e3, cpu_s * 1e3, perfect_start_s * 1e3, (gp_now() - t0) * 1e3);
+           c->custom_partial, gpu_s * 1e3, gpu_path, gs.spare, gs.scattered, gs.attach_s * 1e3,
+           gs.customize_s * 1e3, (double)gs.device_ms, gs.run_s * 1e3, gs.count_s * 1e3,
+           gs.copy_s * 1e3, gs.busy_s * 1e3, gs.fetch_s * 1e3, gs.witnesses_s * 1e3, cpu_s * 1e3,
+           perfect_start_s * 1e3, (gp_now() - t0) * 1e3);
 }
 
 int gp_engine_attach(gp_engine *e, gp_graph *g, gp_err *err) {

@@ -24,9 +24,6 @@ typedef struct gp_engine_lab {
                        * (engine/cpu_apsp.c); 0: the portable loop (the reference) */
     int astar_binary; /* 0 (default): A* on the radix heap, the binary heap only when rounding makes
                        * the bound inconsistent; 1: always the binary heap (engine/cpu_dijkstra.c) */
-    int gpu_partial;  /* 1 (default): a cost change customized on the device from its predecessor's
-                       * state customizes again only the edges it reaches when few edges changed
-                       * (engine/cch_cuda.c gp_cch_gpu_customize_diff); 0: the full pass */
 } gp_engine_lab;
 
 /* The defaults: the product's behaviour. */

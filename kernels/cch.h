@@ -96,18 +96,7 @@ int gp_dcch_customize(gp_dcch *d, void *stream, uint32_t *fw, uint32_t *bw, uint
  * gp_dcch_customize. ms: device time (may be NULL). */
 int gp_dcch_customize_from(gp_dcch *d, const gp_dcch *src, void *stream, uint32_t nupd,
                            const uint32_t *upd, float *ms, gp_err *err);
-/* Partial customization: only the edges a metric change reaches are customized again, level by
- * level on the device (a bit per edge; an edge whose weights change marks the edges whose lower
- * triangles it is in), from a customized state: base's (the same topology part; its customized
- * arrays copied, d's original weights already the new metric, the seeds the edges where they
- * differ from base's), or with base NULL d's own, after the nupd edges of upd (host; 3 words per
- * edge: id, ofw, obw) are written. The result is bit-identical to gp_dcch_customize's. *nre
- * (may be NULL): the edges customized again; ms: device time (may be NULL). GP_ETOOBIG as
- * gp_dcch_customize. */
-int gp_dcch_customize_partial(gp_dcch *d, const gp_dcch *base, void *stream, uint32_t nupd,
-                              const uint32_t *upd, uint64_t *nre, float *ms, gp_err *err);
-/* A full customization of d (gp_dcch_customize without the copy back; partial: the partial one
- * from base's customized arrays, gp_dcch_customize_partial, the same result), then the edges whose
+/* A full customization of d (gp_dcch_customize without the copy back), then the edges whose
  * original or customized weights or witnesses differ from base's (the same topology part), into
  * *out (page-locked memory that host(hctx, bytes) gives, at least bytes of it, or NULL when out of
  * memory: pageable memory took ~25 ms for 20 MB under load; GP_DCCH_DIFF_WORDS words per edge: id, ofw, obw, fw, bw, fmid, bmid, then the
@@ -118,7 +107,7 @@ int gp_dcch_customize_partial(gp_dcch *d, const gp_dcch *base, void *stream, uin
  * while the device customizes. wall_s (when not NULL): the host's seconds of the customization
  * (busy and the wait included), of the differences' count, and of their copy back. */
 #define GP_DCCH_DIFF_WORDS 11
-int gp_dcch_customize_diff(gp_dcch *d, const gp_dcch *base, void *stream, int partial, uint32_t cap,
+int gp_dcch_customize_diff(gp_dcch *d, const gp_dcch *base, void *stream, uint32_t cap,
                            void *(*host)(void *ctx, size_t bytes), void *hctx, uint32_t **out,
                            uint32_t *nout, float *ms, void (*busy)(void *), void *arg,
                            double wall_s[3], gp_err *err);

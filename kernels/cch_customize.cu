@@ -135,13 +135,11 @@ __global__ void ent_t(const u64 *__restrict__ ent, const uint32_t *__restrict__ 
 
 /* One warp customizes edge e: lanes take the triangles k0+lane, k0+lane+32, ...; the witness is
  * the smallest triangle offset reaching the minimum, none when the original arc does (the CPU's
- * rule, engine/cch.c customize_range). Every lane gets the new weights (fw << 32 | bw). */
-__device__ __forceinline__ u64 customize_edge(uint32_t e, int lane, const uint64_t *__restrict__ tf,
-                                              const uint32_t *__restrict__ tri,
-                                              const uint32_t *__restrict__ ofw,
-                                              const uint32_t *__restrict__ obw, uint32_t *fw,
-                                              uint32_t *bw, uint32_t *fmid, uint32_t *bmid,
-                                              uint32_t *bad) {
+ * rule, engine/cch.c customize_range). */
+__device__ __forceinline__ void customize_edge(
+    uint32_t e, int lane, const uint64_t *__restrict__ tf, const uint32_t *__restrict__ tri,
+    const uint32_t *__restrict__ ofw, const uint32_t *__restrict__ obw, uint32_t *fw, uint32_t *bw,
+    uint32_t *fmid, uint32_t *bmid, uint32_t *bad) {
     uint32_t of0 = ofw[e], ob0 = obw[e];
     uint32_t f = INF32, b = INF32, fm = INF32, bm = INF32;
     int of = 0, ob = 0;
@@ -173,7 +171,6 @@ __device__ __forceinline__ u64 customize_edge(uint32_t e, int lane, const uint64
         bmid[e] = bw_ == ob0 ? INF32 : bmc;
         if ((of && fw_ == INF32) || (ob && bw_ == INF32)) atomicMin(bad, e);
     }
-    return (u64)fw_ << 32 | bw_;
 }
 
 __global__ void customize_level(uint32_t lo, uint32_t hi, const uint64_t *__restrict__ tf,
@@ -210,110 +207,6 @@ __device__ __forceinline__ uint32_t tail_of(uint32_t e, uint32_t n,
         else hi = mid;
     }
     return lo;
-}
-
-/* Partial customization (gp_dcch_customize_partial; the CPU's is engine/cch_custom.c
- * customize_partial): dirty holds a bit per edge to customize again. Edge e = {v, x} (v lower)
- * is a lower edge of the triangles {v, x, y} of the edges {x, y} for every other upper neighbour
- * y of v, which lie on higher levels: when e's weights change, the warp marks them. */
-__device__ __forceinline__ int dirty_bit(const uint32_t *dirty, uint32_t e) {
-    return (__ldcg(dirty + (e >> 5)) >> (e & 31)) & 1u; /* L2: other blocks' atomics set it */
-}
-
-__device__ __forceinline__ void mark_upper(uint32_t e, int lane, uint32_t n,
-                                           const uint32_t *__restrict__ up_first,
-                                           const uint32_t *__restrict__ up_head, uint32_t *dirty) {
-    const uint32_t v = tail_of(e, n, up_first), x = up_head[e];
-    for (uint32_t i = up_first[v] + lane; i < up_first[v + 1]; i += 32) {
-        const uint32_t y = up_head[i];
-        if (y == x) continue;
-        const uint32_t a = min(x, y), b = max(x, y), end = up_first[a + 1];
-        uint32_t lo = up_first[a], hi = end;
-        while (lo < hi) { /* the first head >= b in a's ascending heads */
-            const uint32_t mid = lo + (hi - lo) / 2;
-            if (up_head[mid] < b) lo = mid + 1;
-            else hi = mid;
-        }
-        if (lo < end && up_head[lo] == b) atomicOr(dirty + (lo >> 5), 1u << (lo & 31));
-    }
-}
-
-/* The marked edges among [lo, hi) into list (shared; at most hi - lo), counted in *nl and cnt. */
-__device__ __forceinline__ void partial_gather(uint32_t lo, uint32_t hi, const uint32_t *dirty,
-                                               uint32_t *list, uint32_t *nl, uint32_t *cnt) {
-    if (threadIdx.x == 0) *nl = 0;
-    __syncthreads();
-    for (uint32_t e = lo + threadIdx.x; e < hi; e += blockDim.x)
-        if (dirty_bit(dirty, e)) list[atomicAdd(nl, 1u)] = e;
-    __syncthreads();
-    if (threadIdx.x == 0 && *nl) atomicAdd(cnt, *nl);
-}
-
-/* A warp customizes marked edge e again and, when its weights change, marks those it reaches. */
-__device__ __forceinline__ void partial_edge(
-    uint32_t e, int lane, uint32_t n, const uint32_t *__restrict__ up_first,
-    const uint32_t *__restrict__ up_head, const uint64_t *__restrict__ tf,
-    const uint32_t *__restrict__ tri, const uint32_t *__restrict__ ofw,
-    const uint32_t *__restrict__ obw, uint32_t *fw, uint32_t *bw, uint32_t *fmid, uint32_t *bmid,
-    uint32_t *bad, uint32_t *dirty) {
-    const u64 old = (u64)fw[e] << 32 | bw[e]; /* read by every lane before lane 0 writes */
-    const u64 now = customize_edge(e, lane, tf, tri, ofw, obw, fw, bw, fmid, bmid, bad);
-    if (now != old) mark_upper(e, lane, n, up_first, up_head, dirty);
-}
-
-/* A level of many edges: a block takes blockDim.x of them, its warps the marked ones. */
-__global__ void partial_level(uint32_t lo, uint32_t hi, uint32_t n,
-                              const uint32_t *__restrict__ up_first,
-                              const uint32_t *__restrict__ up_head, const uint64_t *__restrict__ tf,
-                              const uint32_t *__restrict__ tri, const uint32_t *__restrict__ ofw,
-                              const uint32_t *__restrict__ obw, uint32_t *fw, uint32_t *bw,
-                              uint32_t *fmid, uint32_t *bmid, uint32_t *bad, uint32_t *dirty,
-                              uint32_t *cnt) {
-    __shared__ uint32_t list[BIG_THREADS], nl;
-    const uint32_t b0 = lo + blockIdx.x * BIG_THREADS, b1 = min(hi, b0 + BIG_THREADS);
-    partial_gather(b0, b1, dirty, list, &nl, cnt);
-    const int warp = threadIdx.x / 32, lane = threadIdx.x & 31;
-    for (uint32_t i = warp; i < nl; i += BIG_THREADS / 32)
-        partial_edge(list[i], lane, n, up_first, up_head, tf, tri, ofw, obw, fw, bw, fmid, bmid,
-                     bad, dirty);
-}
-
-/* Levels [l0, l1) of few edges each (<= SMALL_ITEMS / 8) in one block, bottom-up. */
-__global__ void partial_small(uint32_t l0, uint32_t l1, const uint32_t *__restrict__ elev,
-                              uint32_t n, const uint32_t *__restrict__ up_first,
-                              const uint32_t *__restrict__ up_head, const uint64_t *__restrict__ tf,
-                              const uint32_t *__restrict__ tri, const uint32_t *__restrict__ ofw,
-                              const uint32_t *__restrict__ obw, uint32_t *fw, uint32_t *bw,
-                              uint32_t *fmid, uint32_t *bmid, uint32_t *bad, uint32_t *dirty,
-                              uint32_t *cnt) {
-    __shared__ uint32_t list[SMALL_ITEMS / 8], nl;
-    const int warp = threadIdx.x / 32, lane = threadIdx.x & 31, nw = blockDim.x / 32;
-    for (uint32_t l = l0; l < l1; l++) {
-        partial_gather(elev[l], elev[l + 1], dirty, list, &nl, cnt);
-        for (uint32_t i = warp; i < nl; i += nw)
-            partial_edge(list[i], lane, n, up_first, up_head, tf, tri, ofw, obw, fw, bw, fmid, bmid,
-                         bad, dirty);
-        __syncthreads(); /* this level's marks before the next level's gather */
-    }
-}
-
-/* The seeds: edges whose original weights differ from base's (bofw NULL: the listed ones). */
-__global__ void partial_seed(uint32_t m, const uint32_t *__restrict__ ofw,
-                             const uint32_t *__restrict__ obw, const uint32_t *__restrict__ bofw,
-                             const uint32_t *__restrict__ bobw, uint32_t *dirty) {
-    const uint32_t e = blockIdx.x * blockDim.x + threadIdx.x;
-    const int differs = e < m && (ofw[e] != bofw[e] || obw[e] != bobw[e]);
-    const unsigned bal = __ballot_sync(0xffffffffu, differs);
-    if ((threadIdx.x & 31) == 0 && bal) atomicOr(dirty + (e >> 5), bal); /* a warp: one word */
-}
-
-__global__ void partial_seed_list(uint32_t nupd, const uint32_t *__restrict__ upd, uint32_t m,
-                                  uint32_t *dirty) {
-    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < nupd && upd[3 * (size_t)i] < m) {
-        const uint32_t e = upd[3 * (size_t)i];
-        atomicOr(dirty + (e >> 5), 1u << (e & 31));
-    }
 }
 
 } // namespace
@@ -448,36 +341,6 @@ out:
     return rc;
 }
 
-/* The levels, bottom-up, customizing again the marked edges alone (d->dirty; its word past the
- * bitmap counts them), then the plan's weights. */
-static int partial_levels(gp_dcch *d, cudaStream_t s, uint32_t *dirty, uint32_t *cnt, gp_err *err) {
-    int rc = GP_OK;
-    for (uint32_t l = 0; l < d->nlevels;) {
-        uint32_t cnt_l = d->edge_level[l + 1] - d->edge_level[l];
-        if (cnt_l > SMALL_ITEMS / 8) {
-            partial_level<<<(cnt_l + BIG_THREADS - 1) / BIG_THREADS, BIG_THREADS, 0, s>>>(
-                d->edge_level[l], d->edge_level[l + 1], d->n, d->up_first, d->up_head, d->tri_first,
-                d->tri, d->ofw, d->obw, d->fw, d->bw, d->fmid, d->bmid, d->bad, dirty, cnt);
-            CKL("partial customization");
-            l++;
-        } else {
-            uint32_t l1 = l;
-            while (l1 < d->nlevels && d->edge_level[l1 + 1] - d->edge_level[l1] <= SMALL_ITEMS / 8)
-                l1++;
-            partial_small<<<1, SMALL_THREADS, 0, s>>>(
-                l, l1, d->d_elevels, d->n, d->up_first, d->up_head, d->tri_first, d->tri, d->ofw,
-                d->obw, d->fw, d->bw, d->fmid, d->bmid, d->bad, dirty, cnt);
-            CKL("partial customization");
-            l = l1;
-        }
-    }
-    d->customized = 1;
-    d->w64 = 0;
-    rc = gp_dcch_plan_weights_only(d, s, err);
-out:
-    return rc;
-}
-
 extern "C" int gp_dcch_customize(gp_dcch *d, void *stream, uint32_t *fw, uint32_t *bw,
                                  uint32_t *fmid, uint32_t *bmid, float *ms, gp_err *err) {
     cudaStream_t s = (cudaStream_t)stream;
@@ -541,70 +404,6 @@ out:
         cudaStreamSynchronize(s);
     }
     return rc;
-}
-
-/* gp_dcch_customize_partial; busy (when not NULL) is called with arg once the levels are queued
- * (gp_dcch_customize_diff). */
-static int partial_run(gp_dcch *d, const gp_dcch *base, cudaStream_t s, uint32_t nupd,
-                       const uint32_t *upd, void (*busy)(void *), void *arg, uint64_t *nre,
-                       float *ms, gp_err *err) {
-    int rc = GP_OK;
-    uint32_t *dupd = NULL, bad = INF32, cnt = 0;
-    const size_t words = ((size_t)d->m + 31) / 32;
-    if (base ? d->tm != base->tm || !base->customized : !d->customized)
-        return gp_err_set(err, GP_EINVAL,
-                          base ? "device CCH: the predecessor is on another topology part or not "
-                                 "customized"
-                               : "device CCH: a partial customization of a CCH never customized");
-    if (!d->dirty) CK(dput(&d->dirty, (const uint32_t *)NULL, words + 1, s, &d->bytes), "a bitmap");
-    CK(cudaMemcpyAsync(d->bad, &bad, 4, cudaMemcpyHostToDevice, s), "partial customization");
-    CK(cudaMemsetAsync(d->dirty, 0, (words + 1) * 4, s), "partial customization");
-    CK(cudaEventRecord(d->ev0, s), "partial customization");
-    if (base) {
-        uint32_t *dst[4] = {d->fw, d->bw, d->fmid, d->bmid};
-        const uint32_t *from[4] = {base->fw, base->bw, base->fmid, base->bmid};
-        for (int i = 0; i < 4; i++)
-            CK(cudaMemcpyAsync(dst[i], from[i], (size_t)d->m * 4, cudaMemcpyDeviceToDevice, s),
-               "copying the predecessor's weights");
-        if (d->m)
-            partial_seed<<<(d->m + BIG_THREADS - 1) / BIG_THREADS, BIG_THREADS, 0, s>>>(
-                d->m, d->ofw, d->obw, base->ofw, base->obw, d->dirty);
-        CKL("partial customization");
-    } else if (nupd) {
-        CK(cudaMallocAsync((void **)&dupd, (size_t)nupd * 12, s), "the changed edges");
-        CK(cudaMemcpyAsync(dupd, upd, (size_t)nupd * 12, cudaMemcpyHostToDevice, s),
-           "the changed edges");
-        scat_dst to = {{d->ofw, d->obw, NULL, NULL, NULL, NULL}};
-        scatter_edges<<<(nupd + BIG_THREADS - 1) / BIG_THREADS, BIG_THREADS, 0, s>>>(nupd, dupd, 2,
-                                                                                     d->m, to);
-        partial_seed_list<<<(nupd + BIG_THREADS - 1) / BIG_THREADS, BIG_THREADS, 0, s>>>(
-            nupd, dupd, d->m, d->dirty);
-        CKL("the changed edges");
-    }
-    if ((rc = partial_levels(d, s, d->dirty, d->dirty + words, err)) != GP_OK) goto out;
-    if (busy) busy(arg); /* the host's work meanwhile: the levels are queued */
-    CK(cudaEventRecord(d->ev1, s), "partial customization");
-    CK(cudaMemcpyAsync(&bad, d->bad, 4, cudaMemcpyDeviceToHost, s), "partial customization");
-    CK(cudaMemcpyAsync(&cnt, d->dirty + words, 4, cudaMemcpyDeviceToHost, s),
-       "partial customization");
-    CK(cudaStreamSynchronize(s), "partial customization");
-    if (ms) CK(cudaEventElapsedTime(ms, d->ev0, d->ev1), "partial customization");
-    if (nre) *nre = cnt;
-    if (bad != INF32)
-        rc = gp_err_set(err, GP_ETOOBIG,
-                        "CCH customization: shortcut %u would exceed 2^32-1 weight units", bad);
-out:
-    if (dupd) {
-        cudaFreeAsync(dupd, s);
-        cudaStreamSynchronize(s);
-    }
-    return rc;
-}
-
-extern "C" int gp_dcch_customize_partial(gp_dcch *d, const gp_dcch *base, void *stream,
-                                         uint32_t nupd, const uint32_t *upd, uint64_t *nre,
-                                         float *ms, gp_err *err) {
-    return partial_run(d, base, (cudaStream_t)stream, nupd, upd, NULL, NULL, nre, ms, err);
 }
 
 extern "C" const gp_dcch_topo *gp_dcch_part(const gp_dcch *d) { return d ? d->tm : NULL; }
@@ -757,9 +556,9 @@ __global__ void diff_edges(uint32_t m, uint32_t n, const uint32_t *__restrict__ 
 
 } // namespace
 
-extern "C" int gp_dcch_customize_diff(gp_dcch *d, const gp_dcch *base, void *stream, int partial,
-                                      uint32_t cap, void *(*host)(void *ctx, size_t bytes),
-                                      void *hctx, uint32_t **out, uint32_t *nout, float *ms,
+extern "C" int gp_dcch_customize_diff(gp_dcch *d, const gp_dcch *base, void *stream, uint32_t cap,
+                                      void *(*host)(void *ctx, size_t bytes), void *hctx,
+                                      uint32_t **out, uint32_t *nout, float *ms,
                                       void (*busy)(void *), void *arg, double wall_s[3],
                                       gp_err *err) {
     cudaStream_t s = (cudaStream_t)stream;
@@ -773,9 +572,7 @@ extern "C" int gp_dcch_customize_diff(gp_dcch *d, const gp_dcch *base, void *str
                           "customized");
     double w0 = wall_now();
     if (wall_s) wall_s[0] = wall_s[1] = wall_s[2] = 0;
-    rc = partial ? partial_run(d, base, s, 0, NULL, busy, arg, NULL, ms, err)
-                 : customize_run(d, s, ms, busy, arg, err);
-    if (rc != GP_OK) return rc;
+    if ((rc = customize_run(d, s, ms, busy, arg, err)) != GP_OK) return rc;
     double w1 = wall_now();
     if (wall_s) wall_s[0] = w1 - w0;
     CK(cudaMallocAsync((void **)&dbuf, ((size_t)cap * GP_DCCH_DIFF_WORDS + 1) * 4, s),

@@ -165,9 +165,8 @@ struct gp_dcch_topo {
 struct gp_dcch : gp_dcch_topo {
     gp_dcch_topo *tm; /* the shared part (referenced) */
     uint32_t *ofw, *obw, *fw, *bw, *fmid, *bmid;
-    uint32_t *bad;   /* device word: overflow seen */
-    uint32_t *dirty; /* partial customization: a bit per edge, then a count (allocated by it) */
-    u64 *wit; /* packed witnesses (2m), allocated by the first gp_dcch_fetch asking for them */
+    uint32_t *bad; /* device word: overflow seen */
+    u64 *wit;      /* packed witnesses (2m), allocated by the first gp_dcch_fetch asking for them */
     /* sweep workspace */
     u64 *dist;
     size_t dist_cap; /* entries */

@@ -4,8 +4,7 @@
  * many-phase plan, and the level sweep; after the second metric too), RPHAST tables equal to Dijkstra tables
  * (repeated targets, several batches), and the engine with the CUDA backend answering route AUTO,
  * sssp and table through the GPU CCH exactly (also graph versions sharing their topology's device
- * part); partial customization on the device (one edge, a few percent) equal to the serial
- * full pass; the GPU customization dropping a perfect pass's
+ * part); the GPU customization dropping a perfect pass's
  * query arcs and the queries relaxing those of a pass after it; random graphs, a road-like (gen:)
  * and a grid-like (grid:) generated graph, and DIMACS NY and BAY and the Liechtenstein OSM extract
  * (car) when $GPATH_DATA has them.
@@ -313,45 +312,6 @@ static void check_gpu(const gp_graph *g, int phast_sources) {
     if (gp_cch_gpu_sssp(c, src, 1, dg, &err) != GP_OK) fail_msg("phast: %s", err.msg);
     assert_int_equal(gp_cch_sssp(c, src[0], GP_INF, dc, &err), GP_OK);
     assert_memory_equal(dc, dg, (size_t)n * 8);
-    /* partial customization on the device (only the edges a change reaches) from that metric:
-     * one edge, then a few percent of them (up, down, to and from GP_CCH_INF), each equal to
-     * the serial full pass, and PHAST on the result equal to the CPU's */
-    uint32_t *upd = malloc((size_t)m * 12 + 12);
-    for (int round = 0; round < 3; round++) {
-        uint32_t nu = 0;
-        for (uint32_t e = 0; e < m; e++) {
-            int pick = round == 0 ? e == (uint32_t)(rnd() % m) || (nu == 0 && e == m - 1)
-                                  : rnd() % (round == 1 ? 50 : 8) == 0;
-            if (!pick) continue;
-            uint32_t a = c->ofw[e], b = c->obw[e];
-            switch (rnd() % 4) {
-            case 0: a = a == GP_CCH_INF ? (uint32_t)(rnd() % 1000) : a / 2; break;
-            case 1: b = b == GP_CCH_INF ? GP_CCH_INF : b + 1 + (uint32_t)(rnd() % 500); break;
-            case 2: a = GP_CCH_INF; break;
-            default: a = (uint32_t)(rnd() % 1000), b = (uint32_t)(rnd() % 1000);
-            }
-            c->ofw[e] = a, c->obw[e] = b;
-            upd[3 * nu] = e, upd[3 * nu + 1] = a, upd[3 * nu + 2] = b;
-            nu++;
-        }
-        assert_int_equal(gp_cch_customize_serial(c->topo, c->ofw, c->obw, fw, bw, fm, bm, &err),
-                         GP_OK);
-        uint64_t nre = 0;
-        if (gp_cch_gpu_customize_partial(c, upd, nu, &nre, &err) != GP_OK)
-            fail_msg("partial customization: %s", err.msg);
-        assert_true(nre >= (nu ? 1 : 0) && nre <= m);
-        assert_memory_equal(fw, c->fw, (size_t)m * 4);
-        assert_memory_equal(bw, c->bw, (size_t)m * 4);
-        assert_memory_equal(fm, c->fmid, (size_t)m * 4);
-        assert_memory_equal(bm, c->bmid, (size_t)m * 4);
-        gp_cch_witnesses(c);
-        if (gp_cch_gpu_witnesses(c, wit, &err) != GP_OK) fail_msg("gpu witnesses: %s", err.msg);
-        assert_memory_equal(wit, c->wit, (size_t)m * 16);
-        if (gp_cch_gpu_sssp(c, src, 1, dg, &err) != GP_OK) fail_msg("phast: %s", err.msg);
-        assert_int_equal(gp_cch_sssp(c, src[0], GP_INF, dc, &err), GP_OK);
-        assert_memory_equal(dc, dg, (size_t)n * 8);
-    }
-    free(upd);
     free(o1);
     free(o2);
     free(dg);

@@ -218,9 +218,9 @@ struct lab {
     bool metis = false;                 /* --order metis */
     bool cuts = false; /* --order cuts: with --turns, the road graph's cuts (gp_cch_order_turns) */
     double cuts_order_s = 0;
-    bool compare = false;     /* --compare-metis */
-    bool phast_only = false;  /* --phast-only: no p2p, no tables */
-    bool custom_only = false; /* --custom-only: customization only */
+    bool compare = false;                     /* --compare-metis */
+    bool phast_only = false;                  /* --phast-only: no p2p, no tables */
+    bool custom_only = false;                 /* --custom-only: customization only */
     std::vector<std::string> variants;        /* --variants: the sweep variants to time */
     std::vector<std::vector<uint32_t>> plans; /* --plans: base x ratio x bin cap */
     bool profile_plans = false;               /* --profile-plans */

@@ -7,7 +7,8 @@ Four distinct keys on /v1 route (motorway; motorway,toll; motorway,ferry; motorw
 each closes the motorways, each its own metric) give four first requests; then 200 routes between
 random nodes with a cached key and 200 without. Times are the server's (the request log's
 duration_ms) and the metric_ready log line's build_ms / attach_ms (attach = turn graph reweight +
-CCH customization, on the GPU where CUDA serves). Prints a Markdown table. Goal (issue 30): a
+CCH customization, on the GPU where CUDA serves). Prints a Markdown table, then (with
+--log-level debug among ARGS) the engine's per-phase lines of each metric's attach. Goal (issue 30): a
 first request <= 100 ms on the 1M map, cached ones at the speed of plain routes.
 Example (H100): python3 bench/metric_first.py build/gpath gen:1000000:1
 """
@@ -71,6 +72,9 @@ def main():
         print(f"| {spec} | {', '.join(f'{x:.1f}' for x in first)} | "
               f"{', '.join(b for b, _ in ready)} | {', '.join(a for _, a in ready)} | "
               f"{statistics.median(cached):.3f} | {statistics.median(plain):.3f} |")
+        # where each attach went (--log-level debug: the engine's phases of each metric version)
+        for line in re.findall(r"[^\n]*event=(?:cch_ready|cch_phases|metric_[a-z]+)[^\n]*", text):
+            print("    " + line)
     finally:
         p.terminate()
         p.wait()

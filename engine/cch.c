@@ -311,22 +311,26 @@ static int cch_over(gp_cch_topo *t, const gp_graph *g, const gp_graph *pg, gp_cc
         c->pinned = b->pinned;
         c->reused = 1;
     } else {
-        c->ofw = malloc(m * 4);
-        c->obw = malloc(m * 4);
+        /* huge pages for all of them: a new metric (an exclude key) has no spare, and its 1 GB
+         * (gen:1M with turn costs) faulted in 4 KiB pages took a third of its attach */
+        c->ofw = gp_cch_big_malloc(m * 4);
+        c->obw = gp_cch_big_malloc(m * 4);
         c->fw = gp_cch_big_malloc(m * 4);
         c->bw = gp_cch_big_malloc(m * 4);
-        c->fmid = malloc(m * 4);
-        c->bmid = malloc(m * 4);
+        c->fmid = gp_cch_big_malloc(m * 4);
+        c->bmid = gp_cch_big_malloc(m * 4);
         c->wit = gp_cch_big_malloc(m * 16);
     }
     int rc;
     if (!c->ofw || !c->obw || !c->fw || !c->bw || !c->fmid || !c->bmid || !c->wit) {
         rc = gp_err_set(err, GP_ENOMEM, "out of memory for CCH weights (%u edges)", t->m);
     } else {
-        if (!b) gp_parallel_for(t->m, t->m >= (1u << 20) ? 0 : 1, first_touch, c);
         const gp_graph *from = NULL;
         c->prev = base_cch(t, g, pg, &from);
         const gp_cch *p = c->prev;
+        /* with a predecessor the arrays are copied from its (in parallel, on the GPU path while
+         * the device customizes): they fault in then, not twice */
+        if (!b && !p) gp_parallel_for(t->m, t->m >= (1u << 20) ? 0 : 1, first_touch, c);
         /* spare arrays that are prev's but at a list of edges, restored instead of copying
          * every array: those of a version customized from prev (its delta), or those of prev's
          * own predecessor (a chain of changes: prev's delta). The original weights here (the

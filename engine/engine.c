@@ -172,6 +172,8 @@ int gp_engine_set_turn_costs(gp_engine *e, const char *mode, gp_err *err) {
     return GP_OK;
 }
 
+static int attach_from(gp_engine *e, gp_graph *g, const gp_graph *pred, int closes, gp_err *err);
+
 /* Builds g's turn graph (or reweights its base's) and attaches it; GP_OK with g->turns set, or
  * the error. */
 static int attach_turns(gp_engine *e, gp_graph *g, const gp_graph *pred, gp_err *err) {
@@ -195,7 +197,7 @@ static int attach_turns(gp_engine *e, gp_graph *g, const gp_graph *pred, gp_err 
                oerr.msg);
     /* the predecessor's turn graph: the CCH customizes from its (engine.h gp_engine_attach_from) */
     const gp_turns *PT = pred && pred != g ? pred->turns : NULL;
-    int rc = gp_engine_attach_from(e, T->tg, PT ? PT->tg : NULL, err);
+    int rc = attach_from(e, T->tg, PT ? PT->tg : NULL, g->closed, err);
     if (rc != GP_OK) {
         gp_turns_free(T);
         return rc;
@@ -226,8 +228,9 @@ int gp_engine_set_cch_order(gp_engine *e, const char *order, gp_err *err) {
 static int on_gpu_state(const gp_cch *c) { return gp_cch_gpu_count(c) > 0; }
 
 /* Builds and customizes g's CCH when the policy says so. Failure is not an error of the load: the
- * graph is served by the Dijkstra family (logged). */
-static void attach_cch(gp_engine *e, gp_graph *g, const gp_graph *pred) {
+ * graph is served by the Dijkstra family (logged). closes: g is a per-request metric (exclude,
+ * vehicle limits: graph.h gp_graph.closed) or its turn graph. */
+static void attach_cch(gp_engine *e, gp_graph *g, const gp_graph *pred, int closes) {
     /* auto: a turn graph (graph/turns.h) answers every table of its road graph, and the Dijkstra
      * family is 10x+ slower there than its CCH at any size worth one (Liechtenstein's 7k turn
      * nodes: 1000 x 1000 in 4.7 s vs 0.34 s), so it gets one from GP_CCH_TURN_MIN_NODES turn
@@ -263,7 +266,11 @@ static void attach_cch(gp_engine *e, gp_graph *g, const gp_graph *pred) {
          * gave up before the device pass ran anyway (bench/results/
          * 2026-11-28-NVIDIA-H200-traffic-phases.md, partial=0): such a list goes to the device
          * at once */
-        int try_host = c->mchg_ok && c->nmchg <= c->topo->m / 16384 + 64;
+        /* nor for a per-request metric: it closes whole classes of roads (motorways, tolls,
+         * ferries, every bridge under a height), which reach the top separators; on gen:1M with
+         * turn costs the host gave up on each exclude key after 45-48 ms (bench/results/
+         * 2026-11-29-NVIDIA-H200-metric-first.md) */
+        int try_host = c->mchg_ok && c->nmchg <= c->topo->m / 16384 + 64 && !closes;
         if (first(e) != e->cpu && prev && prev->gpu && try_host) {
             uint32_t *edges = NULL, nedges = 0;
             t1 = gp_now();
@@ -359,18 +366,19 @@ static void attach_cch(gp_engine *e, gp_graph *g, const gp_graph *pred) {
            perfect_done ? c->perfect_s : 0.0, gp_now() - t0, (double)gp_cch_bytes(c) / 1048576.0);
     /* where a cost change's customization went, phase by phase (docs/operators.md) */
     GP_LOG(GP_LOG_DEBUG,
-           "event=cch_phases graph=%s prepare_ms=%.1f restore_ms=%.1f map_ms=%.1f "
+           "event=cch_phases graph=%s prepare_ms=%.1f restore_ms=%.1f map_ms=%.1f changed=%lld "
            "partial_ms=%.1f partial=%d gpu_ms=%.1f "
            "gpu_path=%s gpu_spare=%d gpu_edges=%u gpu_state_ms=%.1f "
            "gpu_customize_ms=%.1f gpu_device_ms=%.2f gpu_run_ms=%.1f gpu_count_ms=%.1f "
            "gpu_copy_ms=%.1f "
            "gpu_busy_ms=%.1f gpu_fetch_ms=%.1f witnesses_ms=%.1f cpu_customize_ms=%.1f "
            "perfect_start_ms=%.1f total_ms=%.1f",
-           g->version, prepare_s * 1e3, c->restore_s * 1e3, c->map_s * 1e3, partial_s * 1e3,
-           c->custom_partial, gpu_s * 1e3, gpu_path, gs.spare, gs.scattered, gs.attach_s * 1e3,
-           gs.customize_s * 1e3, (double)gs.device_ms, gs.run_s * 1e3, gs.count_s * 1e3,
-           gs.copy_s * 1e3, gs.busy_s * 1e3, gs.fetch_s * 1e3, gs.witnesses_s * 1e3, cpu_s * 1e3,
-           perfect_start_s * 1e3, (gp_now() - t0) * 1e3);
+           g->version, prepare_s * 1e3, c->restore_s * 1e3, c->map_s * 1e3,
+           c->mchg_ok ? (long long)c->nmchg : -1LL, partial_s * 1e3, c->custom_partial, gpu_s * 1e3,
+           gpu_path, gs.spare, gs.scattered, gs.attach_s * 1e3, gs.customize_s * 1e3,
+           (double)gs.device_ms, gs.run_s * 1e3, gs.count_s * 1e3, gs.copy_s * 1e3, gs.busy_s * 1e3,
+           gs.fetch_s * 1e3, gs.witnesses_s * 1e3, cpu_s * 1e3, perfect_start_s * 1e3,
+           (gp_now() - t0) * 1e3);
 }
 
 int gp_engine_attach(gp_engine *e, gp_graph *g, gp_err *err) {
@@ -385,6 +393,10 @@ void gp_engine_hold_background(const gp_graph *g, int hold) {
 }
 
 int gp_engine_attach_from(gp_engine *e, gp_graph *g, const gp_graph *pred, gp_err *err) {
+    return attach_from(e, g, pred, g->closed, err);
+}
+
+static int attach_from(gp_engine *e, gp_graph *g, const gp_graph *pred, int closes, gp_err *err) {
     gp_backend *b = first(e);
     int rc = GP_OK;
     /* a reweighted version of a graph already on the device (a cost change) gets its device copy
@@ -412,7 +424,7 @@ int gp_engine_attach_from(gp_engine *e, gp_graph *g, const gp_graph *pred, gp_er
                "restrictions live in the turn graph); turn_costs=off routes without them: load "
                "or import it with turn costs off\"",
                g->version);
-    if (rc == GP_OK && !g->turns) attach_cch(e, g, pred);
+    if (rc == GP_OK && !g->turns) attach_cch(e, g, pred, closes);
     t3 = gp_now();
     /* the segment index of coordinate queries, now rather than at the first one */
     gp_err serr;

@@ -328,8 +328,8 @@ static int cch_over(gp_cch_topo *t, const gp_graph *g, const gp_graph *pg, gp_cc
         const gp_graph *from = NULL;
         c->prev = base_cch(t, g, pg, &from);
         const gp_cch *p = c->prev;
-        /* with a predecessor the arrays are copied from its (in parallel, on the GPU path while
-         * the device customizes): they fault in then, not twice */
+        /* with a predecessor the arrays are copied from the predecessor's (in parallel; on the
+         * GPU's diff path while the device customizes): they fault in then, not twice */
         if (!b && !p) gp_parallel_for(t->m, t->m >= (1u << 20) ? 0 : 1, first_touch, c);
         /* spare arrays that are prev's but at a list of edges, restored instead of copying
          * every array: those of a version customized from prev (its delta), or those of prev's

@@ -368,6 +368,9 @@ typedef struct gp_cch_gpu_stats {
     /* gp_cch_gpu_customize_diff's host seconds: the customization (busy and the wait included),
      * the differences' count, their copy back (kernels/cch.h gp_dcch_customize_diff) */
     double run_s, count_s, copy_s;
+    /* the last RPHAST table (not a customization's): 1 when its sweep ran in 64-bit cells (a
+     * 32-bit one saturated, or no page-locked staging), 0 in 32-bit ones */
+    int table64;
 } gp_cch_gpu_stats;
 int gp_cch_gpu_stats_get(const gp_cch *c, gp_cch_gpu_stats *st);
 

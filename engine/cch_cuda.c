@@ -266,6 +266,11 @@ typedef struct cch_gpu {
     uint32_t *tdst, *tsel;
     uint32_t tnt, tnsel;
     int tready;
+    /* page-locked staging for RPHAST's results (grown on demand, kept): the copy from the device
+     * runs at the bus's speed, then all CPUs move it into the caller's array (a copy into
+     * pageable memory would be staged by the driver on one thread, and fault in fresh pages) */
+    uint64_t *pin;
+    size_t pin_cap;
     struct cch_gpu *next; /* the same metric on another device (cuda_devices), or NULL */
 } cch_gpu;
 
@@ -282,6 +287,7 @@ static void gpu_free(void *p) {
     free(g->map);
     free(g->tdst);
     free(g->tsel);
+    if (g->pin) cudaFreeHost(g->pin);
     free(g);
     gpu_free(next);
 }
@@ -836,6 +842,46 @@ done:
     return rc;
 }
 
+/* g's page-locked staging of at least cells results, or NULL (then the device copies straight
+ * into the caller's array). Under g->mu. */
+static uint64_t *staging(cch_gpu *g, size_t cells) {
+    if (g->pin && g->pin_cap >= cells) return g->pin;
+    if (g->pin) cudaFreeHost(g->pin);
+    g->pin = NULL;
+    g->pin_cap = 0;
+    size_t cap = cells + cells / 4 + 1024;
+    if (cudaHostAlloc((void **)&g->pin, cap * 8, cudaHostAllocDefault) != cudaSuccess) {
+        (void)cudaGetLastError();
+        g->pin = NULL;
+        return NULL;
+    }
+    g->pin_cap = cap;
+    return g->pin;
+}
+
+typedef struct copy_job {
+    uint64_t *dst;
+    const void *src;
+    int narrow;
+} copy_job;
+
+static void copy_range(void *ctx, uint64_t begin, uint64_t end) {
+    copy_job *j = ctx;
+    if (!j->narrow) {
+        memcpy(j->dst + begin, (const uint64_t *)j->src + begin, (size_t)(end - begin) * 8);
+        return;
+    }
+    const uint32_t *s = j->src;
+    for (uint64_t i = begin; i < end; i++) j->dst[i] = s[i] == UINT32_MAX ? GP_INF : s[i];
+}
+
+/* dst[0, n) = src[0, n) on all CPUs (tens of MB a block of a large table); narrow: src holds
+ * 32-bit cells (UINT32_MAX no route). */
+static void copy_out(uint64_t *dst, const void *src, size_t n, int narrow) {
+    copy_job j = {dst, src, narrow};
+    gp_parallel_for(n, 0, copy_range, &j);
+}
+
 static int table_on(const gp_cch *c, cch_gpu *g, const uint32_t *src, uint32_t ns,
                     const uint32_t *dst, uint32_t nt, uint64_t *out, gp_err *err) {
     if (!g) return gp_err_set(err, GP_EUNSUPPORTED, "this CCH has no GPU state");
@@ -850,7 +896,7 @@ static int table_on(const gp_cch *c, cch_gpu *g, const uint32_t *src, uint32_t n
     double t0 = gp_now();
     int reused = 0;
     int rc = table_targets(c, g, dst, nt, &reused, err);
-    double t1 = gp_now(), up_s = 0;
+    double t1 = gp_now(), up_s = 0, copy_s = 0;
     /* batches of sources: the n_sel x batch matrix within 1 GiB, at most 1024 sources */
     uint64_t per = (uint64_t)g->tnsel * 8 + 1;
     uint32_t batch = (uint32_t)((1ULL << 30) / per);
@@ -871,8 +917,21 @@ static int table_on(const gp_cch *c, cch_gpu *g, const uint32_t *src, uint32_t n
         up_s += gp_now() - u0;
         if (rc) break;
         float ms = 0;
-        rc = gp_dcch_rphast(g->d, (void *)g->stream, kb, first, ids, d0, out + (size_t)i0 * nt, &ms,
-                            err);
+        size_t bc = (size_t)kb * nt;
+        uint64_t *dst_rows = out + (size_t)i0 * nt, *stage = staging(g, bc);
+        int sat = 1;
+        if (stage) /* 32-bit cells, widened on the way out; 64-bit where one saturates */
+            rc = gp_dcch_rphast32(g->d, (void *)g->stream, kb, first, ids, d0, (uint32_t *)stage,
+                                  &sat, &ms, err);
+        if (rc == GP_OK && sat)
+            rc = gp_dcch_rphast(g->d, (void *)g->stream, kb, first, ids, d0,
+                                stage ? stage : dst_rows, &ms, err);
+        g->st.table64 = sat;
+        if (rc == GP_OK && stage) {
+            double c0 = gp_now();
+            copy_out(dst_rows, stage, bc, !sat);
+            copy_s += gp_now() - c0;
+        }
         total += ms;
         free(first);
         free(ids);
@@ -881,8 +940,8 @@ static int table_on(const gp_cch *c, cch_gpu *g, const uint32_t *src, uint32_t n
     g->last_ms = total;
     GP_LOG(GP_LOG_DEBUG,
            "event=rphast_table device=%d sources=%u targets=%u closure=%u targets_ms=%.1f "
-           "reused=%d upward_ms=%.1f device_ms=%.2f total_ms=%.1f",
-           g->device, ns, nt, g->tnsel, (t1 - t0) * 1e3, reused, up_s * 1e3, total,
+           "reused=%d upward_ms=%.1f device_ms=%.2f copy_ms=%.1f total_ms=%.1f",
+           g->device, ns, nt, g->tnsel, (t1 - t0) * 1e3, reused, up_s * 1e3, total, copy_s * 1e3,
            (gp_now() - t0) * 1e3);
     pthread_mutex_unlock(&g->mu);
     return rc;

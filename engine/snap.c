@@ -918,6 +918,8 @@ static ends_ix *resolve_ends(const gp_graph *g, const gp_snap *s, uint32_t n, in
  * spread over the CPU's threads (gp_parallel_for over the cells).
  * ------------------------------------------------------------------------------------------- */
 
+#define TABLE_SPARES 4 /* engine-table buffers a plan keeps: one per block being computed */
+
 struct gp_table_plan {
     gp_engine *e;
     const gp_graph *g;
@@ -927,7 +929,52 @@ struct gp_table_plan {
     tcands dc;          /* turn costs: the targets' EBG candidates */
     ends_ix *dx;        /* no turn costs: the targets' exit nodes */
     pthread_mutex_t mu; /* the combine's around-and-back searches (loop, done) and its failure */
+    /* engine-table buffers of finished blocks, kept for the next ones (under mu): a block's
+     * table is tens of MB, and a fresh one would be faulted in page by page each time */
+    uint64_t *spare[TABLE_SPARES];
+    size_t spare_cap[TABLE_SPARES];
+    /* the columns in the order of their first candidate's end: a row's combine then reads the
+     * engine table's rows front to back (random order missed the cache on nearly every cell) */
+    uint32_t *corder;
+    /* turn costs: the columns' candidates and what a cell compares, laid out in corder's order,
+     * so that a row's combine reads them front to back too (dc and dst by column: from the
+     * cache's side, random places on every cell) */
+    uint32_t *cfirst, *cix, *cnode, *carc;
+    uint64_t *ccost;
+    int64_t *corig;
 };
+
+/* A buffer of at least cells for a block's engine table (one kept from an earlier block when
+ * there is), or NULL. */
+static uint64_t *table_buf_take(gp_table_plan *p, size_t cells, size_t *cap) {
+    uint64_t *b = NULL;
+    *cap = 0;
+    pthread_mutex_lock(&p->mu);
+    for (int i = 0; i < TABLE_SPARES && !b; i++)
+        if (p->spare[i] && p->spare_cap[i] >= cells) {
+            b = p->spare[i], *cap = p->spare_cap[i];
+            p->spare[i] = NULL;
+        }
+    pthread_mutex_unlock(&p->mu);
+    if (b) return b;
+    size_t c = cells + cells / 8 + 1; /* the next block's ends may be a few more */
+    b = malloc(sizeof *b * c);
+    if (b) *cap = c;
+    return b;
+}
+
+/* b back to the plan for the next block (or freed when the plan keeps enough). */
+static void table_buf_put(gp_table_plan *p, uint64_t *b, size_t cap) {
+    if (!b) return;
+    pthread_mutex_lock(&p->mu);
+    for (int i = 0; i < TABLE_SPARES && b; i++)
+        if (!p->spare[i]) {
+            p->spare[i] = b, p->spare_cap[i] = cap;
+            b = NULL;
+        }
+    pthread_mutex_unlock(&p->mu);
+    free(b);
+}
 
 /* One block's combine: its sources' candidates, the engine table t (ks x kt) and the cells. */
 typedef struct combine {
@@ -1018,25 +1065,107 @@ static uint64_t cell_plain(const combine *cx, uint32_t i, uint32_t j) {
     return bestd;
 }
 
-/* Cells [begin, end) of a block (row-major): each cell, no route through a closed arc, written
- * as stored units (out) or as float32 in the graph's unit, NaN for no route (outf). */
-static void combine_range(void *ctx, uint64_t begin, uint64_t end) {
+/* A turn-cost cell from the plan's column layout (column jj = corder[jj]): the cheapest
+ * candidate pair; 1 when the cell needs cell_turns (the positions share an arc, or a pair meets
+ * at one EBG node: direct ways and around-and-back), else 0 with *cell set. */
+static inline int cell_turns_fast(const combine *cx, uint32_t i, uint32_t jj, uint64_t *cell) {
+    const gp_table_plan *P = cx->p;
+    const tcands *sc = cx->sc;
+    const gp_snap *a = &cx->src[i];
+    const int64_t oi = sc->orig[i];
+    if (oi != INT64_MIN && oi == P->corig[jj]) {
+        *cell = 0;
+        return 0;
+    }
+    const uint32_t b = P->carc[jj];
+    if (a->arc != GP_NONE && b != GP_NONE && (b == a->arc || (a->rarc != GP_NONE && b == a->rarc)))
+        return 1;
+    const uint32_t q0 = P->cfirst[jj], q1 = P->cfirst[jj + 1], kt = P->kt;
+    uint64_t best = GP_INF;
+    for (uint32_t p = sc->first[i]; p < sc->first[i + 1]; p++) {
+        const uint64_t *row = cx->t + (size_t)sc->ix[p] * kt;
+        const uint64_t oc = sc->cost[p];
+        const uint32_t on = sc->node[p];
+        for (uint32_t q = q0; q < q1; q++) {
+            if (on == P->cnode[q]) return 1;
+            uint64_t c = tcost(oc, row[P->cix[q]], P->ccost[q]);
+            if (c < best) best = c;
+        }
+    }
+    *cell = best;
+    return 0;
+}
+
+/* Rows [begin, end) of a block: each cell, no route through a closed arc, written as stored
+ * units (out) or as float32 in the graph's unit, NaN for no route (outf); the columns in the
+ * plan's order (corder), so that the engine table's rows are read in order. */
+static void combine_rows(void *ctx, uint64_t begin, uint64_t end) {
     combine *cx = ctx;
     const gp_table_plan *P = cx->p;
-    const uint32_t nt = P->nt;
+    const uint32_t nt = P->nt, *order = P->corder;
     const int closed = P->g->closed;
-    for (uint64_t c = begin; c < end; c++) {
-        uint32_t i = (uint32_t)(c / nt), j = (uint32_t)(c % nt);
-        uint64_t v;
-        if (cx->sc) {
-            if (cell_turns(cx, i, j, &v)) return;
-        } else {
-            v = cell_plain(cx, i, j);
+    for (uint32_t i = (uint32_t)begin; i < end; i++) {
+        const size_t row = (size_t)i * nt;
+        for (uint32_t jj = 0; jj < nt; jj++) {
+            const uint32_t j = order[jj];
+            uint64_t v;
+            if (cx->sc) {
+                if (cell_turns_fast(cx, i, jj, &v) && cell_turns(cx, i, j, &v)) return;
+            } else {
+                v = cell_plain(cx, i, j);
+            }
+            if (closed && v >= GP_W_CLOSED) v = GP_INF;
+            if (cx->outf) cx->outf[row + j] = v == GP_INF ? NAN : (float)gp_graph_cost(P->g, v);
+            else cx->out[row + j] = v;
         }
-        if (closed && v >= GP_W_CLOSED) v = GP_INF;
-        if (cx->outf) cx->outf[c] = v == GP_INF ? NAN : (float)gp_graph_cost(P->g, v);
-        else cx->out[c] = v;
     }
+}
+
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* p->corder: the columns by their first candidate's end (columns without one last). */
+static int column_order(gp_table_plan *p) {
+    uint64_t *key = malloc(sizeof *key * (p->nt ? p->nt : 1));
+    p->corder = malloc(sizeof *p->corder * (p->nt ? p->nt : 1));
+    if (!key || !p->corder) {
+        free(key);
+        return -1;
+    }
+    for (uint32_t j = 0; j < p->nt; j++) {
+        uint64_t ix = UINT32_MAX;
+        if (p->dc.first && p->dc.first[j] < p->dc.first[j + 1]) ix = p->dc.ix[p->dc.first[j]];
+        else if (p->dx && p->dx[j].cnt) ix = p->dx[j].ix[0];
+        key[j] = ix << 32 | j;
+    }
+    qsort(key, p->nt, sizeof *key, cmp_u64);
+    for (uint32_t j = 0; j < p->nt; j++) p->corder[j] = (uint32_t)key[j];
+    free(key);
+    if (!p->dc.first) return 0;
+    /* turn costs: the columns' candidates in that order */
+    size_t tot = p->dc.first[p->nt], at = 0;
+    p->cfirst = malloc(sizeof *p->cfirst * ((size_t)p->nt + 1));
+    p->cix = malloc(sizeof *p->cix * (tot ? tot : 1));
+    p->cnode = malloc(sizeof *p->cnode * (tot ? tot : 1));
+    p->ccost = malloc(sizeof *p->ccost * (tot ? tot : 1));
+    p->carc = malloc(sizeof *p->carc * (p->nt ? p->nt : 1));
+    p->corig = malloc(sizeof *p->corig * (p->nt ? p->nt : 1));
+    if (!p->cfirst || !p->cix || !p->cnode || !p->ccost || !p->carc || !p->corig) return -1;
+    for (uint32_t jj = 0; jj < p->nt; jj++) {
+        uint32_t j = p->corder[jj];
+        p->cfirst[jj] = (uint32_t)at;
+        for (uint32_t q = p->dc.first[j]; q < p->dc.first[j + 1]; q++, at++) {
+            p->cix[at] = p->dc.ix[q];
+            p->cnode[at] = p->dc.node[q];
+            p->ccost[at] = p->dc.cost[q];
+        }
+        p->carc[jj] = p->dst[j].arc;
+        p->corig[jj] = p->dc.orig[j];
+    }
+    p->cfirst[p->nt] = (uint32_t)at;
+    return 0;
 }
 
 void gp_engine_table_plan_free(gp_table_plan *p) {
@@ -1044,6 +1173,14 @@ void gp_engine_table_plan_free(gp_table_plan *p) {
     tcands_free(&p->dc);
     free(p->dx);
     free(p->tv);
+    for (int i = 0; i < TABLE_SPARES; i++) free(p->spare[i]);
+    free(p->corder);
+    free(p->cfirst);
+    free(p->cix);
+    free(p->cnode);
+    free(p->ccost);
+    free(p->carc);
+    free(p->corig);
     pthread_mutex_destroy(&p->mu);
     free(p);
 }
@@ -1073,6 +1210,7 @@ gp_table_plan *gp_engine_table_plan_new(gp_engine *e, const gp_graph *g, const g
         p->dx = p->tv ? resolve_ends(g, dst, nt, 1, p->tv, p->kt) : NULL;
         ok = p->dx != NULL;
     }
+    if (ok) ok = column_order(p) == 0;
     if (!ok) {
         gp_engine_table_plan_free(p);
         gp_err_set(err, GP_ENOMEM, "out of memory for a table plan of %u targets", nt);
@@ -1106,8 +1244,8 @@ int gp_engine_table_plan_rows(gp_table_plan *p, const gp_snap *src, uint32_t ns,
         sv = distinct_ends(g, src, ns, 0, &ks);
         cx.sx = sx = sv ? resolve_ends(g, src, ns, 0, sv, ks) : NULL;
     }
-    size_t cells = (size_t)ks * p->kt;
-    if ((cx.sc && cx.loop && cx.done) || cx.sx) t = malloc(sizeof *t * (cells ? cells : 1));
+    size_t cells = (size_t)ks * p->kt, tcap = 0;
+    if ((cx.sc && cx.loop && cx.done) || cx.sx) t = table_buf_take(p, cells ? cells : 1, &tcap);
     if (!t) {
         rc = gp_err_set(err, GP_ENOMEM, "out of memory for a %u x %u table", ks, p->kt);
         goto done;
@@ -1117,7 +1255,8 @@ int gp_engine_table_plan_rows(gp_table_plan *p, const gp_snap *src, uint32_t ns,
     t1 = gp_now();
     if (ks && p->kt && (rc = gp_engine_table(p->e, eg, sv, ks, p->tv, p->kt, t, err))) goto done;
     t2 = gp_now();
-    gp_parallel_for((uint64_t)ns * p->nt, 0, combine_range, &cx);
+    /* a few rows a chunk (a row is nt cells), every CPU */
+    gp_parallel_for_dynamic(ns, (uint64_t)ns * p->nt >= 65536 ? 0 : 1, 0, combine_rows, &cx);
     if (cx.rc) {
         rc = cx.rc;
         if (err) *err = cx.err;
@@ -1133,7 +1272,7 @@ done:
     tcands_free(&sc);
     free(sx);
     free(sv);
-    free(t);
+    table_buf_put(p, t, tcap);
     free(cx.loop);
     free(cx.done);
     return rc;

@@ -215,6 +215,7 @@ static void sweep_tune(gp_dcch *d, const gp_dcch_tune *tn) {
     d->wmulti_min = tn->wmulti_per_sm * (uint32_t)d->sms;
     d->gather_min = tn->gather_min;
     d->w64 = 0;
+    d->r_w64 = 0;
 }
 
 extern "C" int gp_dcch_new(gp_dcch_topo *t, const void *owner, const uint32_t *ofw,

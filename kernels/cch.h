@@ -140,6 +140,12 @@ int gp_dcch_rphast_prepare(gp_dcch *d, void *stream, uint32_t nsel, const uint32
 int gp_dcch_rphast(gp_dcch *d, void *stream, uint32_t k, const uint32_t *init_first,
                    const uint32_t *init_local, const uint64_t *init_dist, uint64_t *out, float *ms,
                    gp_err *err);
+/* The same in 32-bit cells (half the bytes a sweep moves): out (host, k x nt) holds 0xffffffff
+ * for no route. *saturated: a distance reached 2^32 - 1, out is not the table, and gp_dcch_rphast
+ * must answer it (it does for this target set from then on: saturated at once). */
+int gp_dcch_rphast32(gp_dcch *d, void *stream, uint32_t k, const uint32_t *init_first,
+                     const uint32_t *init_local, const uint64_t *init_dist, uint32_t *out,
+                     int *saturated, float *ms, gp_err *err);
 
 #ifdef __cplusplus
 }

@@ -179,6 +179,7 @@ struct gp_dcch : gp_dcch_topo {
     /* rphast restricted graph */
     uint32_t *r_first, *r_head, *r_wt, *r_lev, *r_tgt;
     uint32_t r_n, r_m, r_nlev, r_nt;
+    int r_w64; /* a 32-bit cell of this target set's tables saturated: 64-bit ones */
     uint32_t *r_lev_host;
     size_t r_cap_n, r_cap_m, r_cap_lev, r_cap_t;
     /* the sweep's gp_dcch_tune fields (gp_dcch_new, gp_dcch_retune) */

@@ -58,8 +58,9 @@ typedef struct gp_dcch_tune {
                              * (one source) ... */
     uint32_t wmulti_per_sm; /* ... and for several sources */
     uint64_t gather_min;    /* GP_DCCH_GATHER from this many table entries in a phase */
-    uint32_t sat;           /* 32-bit warp-bin cells saturate here (a test hook: lower
-                             * than a distance reaches the 64-bit fallback) */
+    uint32_t sat;           /* 32-bit warp-bin cells and RPHAST's 32-bit table cells
+                             * saturate here (a test hook: lower than a distance reaches
+                             * the 64-bit fallback) */
     int profile;            /* per-phase device times of every plan sweep on stderr (the
                              * launches one by one) */
 } gp_dcch_tune;

@@ -9,6 +9,12 @@
  * levels), a warp per item, or a thread per item on levels of >= SWEEP_THREAD_ITEMS items (the
  * wide, low-degree bottom). Distances of earlier levels are read with __ldcg. (bench/lab_cch.cu
  * v1-v3 measured its forms; RPHAST 100x100 on BAY / NY 0.84 / 1.29 ms device.)
+ *
+ * Cells are 64-bit (PHAST's level sweep) or, for RPHAST's tables, 32-bit: a table's sweep reads
+ * one cell per arc and source, so half the bytes is nearly half the time on large tables (10,000
+ * x 10,000 on the road-like 1M turn graph). A sum that reaches d->sat (2^32 - 2 unless the tests
+ * lower it) sets a device word and the table runs again with 64-bit cells (kept for that target
+ * set: gp_dcch_rphast_prepare and a re-tune start 32-bit again).
  */
 #include "kernels/cch_internal.cuh"
 
@@ -18,21 +24,39 @@ namespace cg = cooperative_groups;
 
 namespace {
 
-__device__ __forceinline__ u64 warp_min64(u64 v) {
+template <typename C> struct cell_inf;
+template <> struct cell_inf<u64> { static constexpr u64 v = INF64; };
+template <> struct cell_inf<uint32_t> { static constexpr uint32_t v = INF32; };
+
+template <typename C> __device__ __forceinline__ C warp_min(C v) {
     for (int o = 16; o > 0; o >>= 1) {
-        u64 u = __shfl_xor_sync(0xffffffffu, v, o);
+        C u = __shfl_xor_sync(0xffffffffu, v, o);
         v = u < v ? u : v;
     }
     return v;
 }
 
+/* best = min(best, dh + w) for a reached head: 64-bit cells as before; a 32-bit cell whose sum
+ * would reach sat (d->sat: below INF32; the tests lower it) is not stored, and *ovf says the
+ * table must run again with 64-bit ones. */
+template <typename C>
+__device__ __forceinline__ void relax(C dh, uint32_t w, C &best, uint32_t sat, uint32_t *ovf) {
+    if (dh == cell_inf<C>::v) return;
+    u64 x = (u64)dh + w;
+    if (x >= (u64)best) return;
+    if (sizeof(C) == 4 && x >= sat) *ovf = 1;
+    else best = (C)x;
+}
+
 /* The top of the hierarchy (levels l0..l1-1, ranks r0 = lev[l0] .. lev[l1]: every upward edge of
  * these nodes stays inside) in one block with the distances and the CSR offsets in shared memory:
  * a level then costs one global read (the edge) instead of three dependent ones. */
+template <typename C>
 __global__ void sweep_top(uint32_t l0, uint32_t l1, const uint32_t *__restrict__ lev, uint32_t k,
                           const uint32_t *__restrict__ first, const uint32_t *__restrict__ head,
-                          const uint32_t *__restrict__ wt, u64 *dist) {
-    extern __shared__ u64 sd[];
+                          const uint32_t *__restrict__ wt, C *dist, uint32_t sat, uint32_t *ovf) {
+    extern __shared__ u64 sraw[];
+    C *sd = (C *)sraw;
     uint32_t r0 = lev[l0], nodes = lev[l1] - r0;
     uint64_t cells = (uint64_t)nodes * k;
     uint32_t *sf = (uint32_t *)(sd + cells);
@@ -45,14 +69,13 @@ __global__ void sweep_top(uint32_t l0, uint32_t l1, const uint32_t *__restrict__
         uint64_t items = (uint64_t)(lev[l + 1] - lev[l]) * k;
         for (uint64_t i = warp; i < items; i += nw) {
             uint32_t x = lo + (uint32_t)(i / k), sc = (uint32_t)(i % k);
-            u64 best = INF64;
+            C best = cell_inf<C>::v;
             for (uint32_t e = sf[x] + lane; e < sf[x + 1]; e += 32) {
                 uint32_t w = wt[e];
                 if (w == INF32) continue;
-                u64 dh = sd[(size_t)(head[e] - r0) * k + sc];
-                if (dh != INF64 && dh + w < best) best = dh + w;
+                relax<C>(sd[(size_t)(head[e] - r0) * k + sc], w, best, sat, ovf);
             }
-            best = warp_min64(best);
+            best = warp_min<C>(best);
             if (lane == 0 && best < sd[(size_t)x * k + sc]) sd[(size_t)x * k + sc] = best;
         }
         __syncthreads();
@@ -63,9 +86,10 @@ __global__ void sweep_top(uint32_t l0, uint32_t l1, const uint32_t *__restrict__
 /* Every level below the top (top-1 .. 0) in one persistent cooperative kernel, grid.sync() between
  * levels: a thread per item on wide levels, a warp per item on the others. Distances written by
  * other blocks in earlier levels are read through L2 (__ldcg), never from a stale L1 line. */
+template <typename C>
 __global__ void sweep_coop(uint32_t top, const uint32_t *__restrict__ lev, uint32_t k,
                            const uint32_t *__restrict__ first, const uint32_t *__restrict__ head,
-                           const uint32_t *__restrict__ wt, u64 *dist) {
+                           const uint32_t *__restrict__ wt, C *dist, uint32_t sat, uint32_t *ovf) {
     cg::grid_group grid = cg::this_grid();
     uint64_t tid = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     uint64_t nth = (uint64_t)gridDim.x * blockDim.x, wid = tid / 32, nw = nth / 32;
@@ -77,12 +101,11 @@ __global__ void sweep_coop(uint32_t top, const uint32_t *__restrict__ lev, uint3
             for (uint64_t i = tid; i < items; i += nth) {
                 uint32_t x = lo + (uint32_t)(i / k), sc = (uint32_t)(i % k);
                 size_t at = (size_t)x * k + sc;
-                u64 best = __ldcg(&dist[at]);
+                C best = __ldcg(&dist[at]);
                 for (uint32_t e = first[x]; e < first[x + 1]; e++) {
                     uint32_t w = wt[e];
                     if (w == INF32) continue;
-                    u64 dh = __ldcg(&dist[(size_t)head[e] * k + sc]);
-                    if (dh != INF64 && dh + w < best) best = dh + w;
+                    relax<C>(__ldcg(&dist[(size_t)head[e] * k + sc]), w, best, sat, ovf);
                 }
                 dist[at] = best;
             }
@@ -90,16 +113,15 @@ __global__ void sweep_coop(uint32_t top, const uint32_t *__restrict__ lev, uint3
             for (uint64_t i = wid; i < items; i += nw) {
                 uint32_t x = lo + (uint32_t)(i / k), sc = (uint32_t)(i % k);
                 size_t at = (size_t)x * k + sc;
-                u64 best = INF64;
+                C best = cell_inf<C>::v;
                 for (uint32_t e = first[x] + lane; e < first[x + 1]; e += 32) {
                     uint32_t w = wt[e];
                     if (w == INF32) continue;
-                    u64 dh = __ldcg(&dist[(size_t)head[e] * k + sc]);
-                    if (dh != INF64 && dh + w < best) best = dh + w;
+                    relax<C>(__ldcg(&dist[(size_t)head[e] * k + sc]), w, best, sat, ovf);
                 }
-                best = warp_min64(best);
+                best = warp_min<C>(best);
                 if (lane == 0) {
-                    u64 cur = __ldcg(&dist[at]);
+                    C cur = __ldcg(&dist[at]);
                     dist[at] = best < cur ? best : cur;
                 }
             }
@@ -108,19 +130,27 @@ __global__ void sweep_coop(uint32_t top, const uint32_t *__restrict__ lev, uint3
     }
 }
 
-__global__ void fill64(u64 *a, size_t count) {
+template <typename C> __global__ void fill_inf(C *a, size_t count) {
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < count) a[i] = INF64;
+    if (i < count) a[i] = cell_inf<C>::v;
 }
 
-/* Upward-search results into the matrix: entry j of source s (init_first is k+1 offsets). */
+/* Upward-search results into the matrix: entry j of source s (init_first is k+1 offsets); a
+ * distance a 32-bit cell cannot hold sets *ovf. */
+template <typename C>
 __global__ void scatter_init(uint32_t k, const uint32_t *__restrict__ init_first,
                              const uint32_t *__restrict__ init_rank,
                              const u64 *__restrict__ init_dist, const uint32_t *__restrict__ map,
-                             u64 *dist) {
+                             C *dist, uint32_t sat, uint32_t *ovf) {
     uint32_t s = blockIdx.x;
-    for (uint32_t j = init_first[s] + threadIdx.x; j < init_first[s + 1]; j += blockDim.x)
-        dist[(size_t)(map ? map[init_rank[j]] : init_rank[j]) * k + s] = init_dist[j];
+    for (uint32_t j = init_first[s] + threadIdx.x; j < init_first[s + 1]; j += blockDim.x) {
+        u64 v = init_dist[j];
+        if (sizeof(C) == 4 && v >= sat) {
+            *ovf = 1;
+            continue;
+        }
+        dist[(size_t)(map ? map[init_rank[j]] : init_rank[j]) * k + s] = (C)v;
+    }
 }
 
 /* PHAST output: out[s*n + v] = dist[rank(v)*k + s] via order (rank -> node). */
@@ -133,8 +163,9 @@ __global__ void gather_nodes(uint32_t n, uint32_t k, const uint32_t *__restrict_
 }
 
 /* RPHAST output: out[s*nt + j] = dist[tgt[j]*k + s]. */
+template <typename C>
 __global__ void gather_targets(uint32_t nt, uint32_t k, const uint32_t *__restrict__ tgt,
-                               const u64 *__restrict__ dist, u64 *out) {
+                               const C *__restrict__ dist, C *out) {
     uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= (uint64_t)nt * k) return;
     uint32_t s = (uint32_t)(i / nt), j = (uint32_t)(i % nt);
@@ -144,7 +175,11 @@ __global__ void gather_targets(uint32_t nt, uint32_t k, const uint32_t *__restri
 } // namespace
 
 cudaError_t gp_dcch_level_attrs(void) {
-    return cudaFuncSetAttribute(sweep_top, cudaFuncAttributeMaxDynamicSharedMemorySize, TOP_SMEM);
+    cudaError_t e =
+        cudaFuncSetAttribute(sweep_top<u64>, cudaFuncAttributeMaxDynamicSharedMemorySize, TOP_SMEM);
+    if (e != cudaSuccess) return e;
+    return cudaFuncSetAttribute(sweep_top<uint32_t>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                TOP_SMEM);
 }
 
 static unsigned blocks_for(uint64_t items) {
@@ -171,22 +206,27 @@ out:
     return rc;
 }
 
-/* Init + level sweep over a graph (first/head/wt device, levels host lev / device dlev). */
-int gp_dcch_level_sweep(gp_dcch *d, cudaStream_t s, uint32_t n, uint32_t nlev, const uint32_t *lev,
-                        const uint32_t *dlev, const uint32_t *first, const uint32_t *head,
-                        const uint32_t *wt, uint32_t k, const uint32_t *init_first,
-                        const uint32_t *init_rank, const uint64_t *init_dist, gp_err *err) {
+/* Init + level sweep over a graph (first/head/wt device, levels host lev / device dlev) in
+ * cells of C (d->dist's memory; 32-bit ones report saturation in d->p_ovf). */
+template <typename C>
+static int level_sweep(gp_dcch *d, cudaStream_t s, uint32_t n, uint32_t nlev, const uint32_t *lev,
+                       const uint32_t *dlev, const uint32_t *first, const uint32_t *head,
+                       const uint32_t *wt, uint32_t k, const uint32_t *init_first,
+                       const uint32_t *init_rank, const uint64_t *init_dist, gp_err *err) {
     int rc = GP_OK;
     size_t cells = (size_t)n * k;
-    CK(grow(&d->dist, &d->dist_cap, cells), "allocating the sweep");
+    CK(grow(&d->dist, &d->dist_cap, (cells * sizeof(C) + 7) / 8), "allocating the sweep");
     if ((rc = gp_dcch_upload_init(d, s, k, init_first, init_rank, init_dist, err)) != GP_OK)
         return rc;
     CK(cudaEventRecord(d->ev0, s), "sweep");
-    fill64<<<blocks_for(cells), BIG_THREADS, 0, s>>>(d->dist, cells);
-    CKL("sweep init");
-    scatter_init<<<k, 64, 0, s>>>(k, d->init_first, d->init_rank, (const u64 *)d->init_dist, NULL,
-                                  d->dist);
-    CKL("sweep init");
+    {
+        C *dc = (C *)d->dist;
+        fill_inf<C><<<blocks_for(cells), BIG_THREADS, 0, s>>>(dc, cells);
+        CKL("sweep init");
+        scatter_init<C><<<k, 64, 0, s>>>(k, d->init_first, d->init_rank, (const u64 *)d->init_dist,
+                                         NULL, dc, d->sat, d->p_ovf);
+        CKL("sweep init");
+    }
     { /* the top levels in shared memory, then the rest level by level */
         uint32_t top = nlev;
         while (top > 0 && (uint64_t)(lev[top] - lev[top - 1]) * k <= SWEEP_SMALL_ITEMS &&
@@ -194,8 +234,9 @@ int gp_dcch_level_sweep(gp_dcch *d, cudaStream_t s, uint32_t n, uint32_t nlev, c
             top--;
         if (top < nlev) {
             uint64_t nodes = lev[nlev] - lev[top];
-            size_t smem = (size_t)(nodes * k) * 8 + (size_t)(nodes + 1) * 4;
-            sweep_top<<<1, SMALL_THREADS, smem, s>>>(top, nlev, dlev, k, first, head, wt, d->dist);
+            size_t smem = (size_t)(nodes * k) * sizeof(C) + (size_t)(nodes + 1) * 4;
+            sweep_top<C><<<1, SMALL_THREADS, smem, s>>>(top, nlev, dlev, k, first, head, wt,
+                                                        (C *)d->dist, d->sat, d->p_ovf);
             CKL("sweep (top levels)");
         }
         if (top > 0) {
@@ -203,19 +244,29 @@ int gp_dcch_level_sweep(gp_dcch *d, cudaStream_t s, uint32_t n, uint32_t nlev, c
          * for several (work) */
             int per_sm = 1;
             if (k > 1 && cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                             &per_sm, sweep_coop, COOP_THREADS, 0) != cudaSuccess)
+                             &per_sm, sweep_coop<C>, COOP_THREADS, 0) != cudaSuccess)
                 per_sm = 1;
             if (per_sm < 1) per_sm = 1;
             dim3 grid((unsigned)(d->sms * per_sm)), block(COOP_THREADS);
             uint32_t *dl = (uint32_t *)dlev;
-            u64 *dd = d->dist;
+            C *dd = (C *)d->dist;
             uint32_t *f = (uint32_t *)first, *h = (uint32_t *)head, *w = (uint32_t *)wt;
-            void *args[] = {&top, &dl, &k, &f, &h, &w, &dd};
-            CK(cudaLaunchCooperativeKernel((void *)sweep_coop, grid, block, args, 0, s), "sweep");
+            uint32_t *ov = d->p_ovf, sat = d->sat;
+            void *args[] = {&top, &dl, &k, &f, &h, &w, &dd, &sat, &ov};
+            CK(cudaLaunchCooperativeKernel((void *)sweep_coop<C>, grid, block, args, 0, s),
+               "sweep");
         }
     }
 out:
     return rc;
+}
+
+int gp_dcch_level_sweep(gp_dcch *d, cudaStream_t s, uint32_t n, uint32_t nlev, const uint32_t *lev,
+                        const uint32_t *dlev, const uint32_t *first, const uint32_t *head,
+                        const uint32_t *wt, uint32_t k, const uint32_t *init_first,
+                        const uint32_t *init_rank, const uint64_t *init_dist, gp_err *err) {
+    return level_sweep<u64>(d, s, n, nlev, lev, dlev, first, head, wt, k, init_first, init_rank,
+                            init_dist, err);
 }
 
 int gp_dcch_level_output(gp_dcch *d, cudaStream_t s, uint32_t k, gp_err *err) {
@@ -265,7 +316,38 @@ extern "C" int gp_dcch_rphast_prepare(gp_dcch *d, void *stream, uint32_t nsel,
     d->r_m = m;
     d->r_nlev = nlev;
     d->r_nt = nt;
+    d->r_w64 = 0; /* 32-bit cells until one saturates */
     CK(cudaStreamSynchronize(s), "RPHAST upload");
+out:
+    return rc;
+}
+
+template <typename C>
+static int rphast(gp_dcch *d, cudaStream_t s, uint32_t k, const uint32_t *init_first,
+                  const uint32_t *init_local, const uint64_t *init_dist, C *out, int *saturated,
+                  float *ms, gp_err *err) {
+    size_t cells = (size_t)d->r_nt * k;
+    uint32_t ovf = 0;
+    int rc = level_sweep<C>(d, s, d->r_n, d->r_nlev, d->r_lev_host, d->r_lev, d->r_first, d->r_head,
+                            d->r_wt, k, init_first, init_local, init_dist, err);
+    if (rc) return rc;
+    CK(grow(&d->outbuf, &d->out_cap, (cells * sizeof(C) + 7) / 8 + 1),
+       "allocating the RPHAST output");
+    gather_targets<C><<<blocks_for(cells), BIG_THREADS, 0, s>>>(d->r_nt, k, d->r_tgt,
+                                                                (const C *)d->dist, (C *)d->outbuf);
+    CKL("RPHAST output");
+    CK(cudaEventRecord(d->ev1, s), "RPHAST");
+    if (sizeof(C) == 4) CK(cudaMemcpyAsync(&ovf, d->p_ovf, 4, cudaMemcpyDeviceToHost, s), "RPHAST");
+    CK(cudaMemcpyAsync(out, d->outbuf, cells * sizeof(C), cudaMemcpyDeviceToHost, s),
+       "RPHAST output");
+    CK(cudaStreamSynchronize(s), "RPHAST");
+    if (ms) CK(cudaEventElapsedTime(ms, d->ev0, d->ev1), "RPHAST");
+    if (ovf) { /* this target set's tables run with 64-bit cells from now on */
+        CK(cudaMemsetAsync(d->p_ovf, 0, 4, s), "RPHAST");
+        CK(cudaStreamSynchronize(s), "RPHAST");
+        d->r_w64 = 1;
+    }
+    if (saturated) *saturated = ovf != 0;
 out:
     return rc;
 }
@@ -273,19 +355,17 @@ out:
 extern "C" int gp_dcch_rphast(gp_dcch *d, void *stream, uint32_t k, const uint32_t *init_first,
                               const uint32_t *init_local, const uint64_t *init_dist, uint64_t *out,
                               float *ms, gp_err *err) {
-    cudaStream_t s = (cudaStream_t)stream;
-    size_t cells = (size_t)d->r_nt * k;
-    int rc = gp_dcch_level_sweep(d, s, d->r_n, d->r_nlev, d->r_lev_host, d->r_lev, d->r_first,
-                                 d->r_head, d->r_wt, k, init_first, init_local, init_dist, err);
-    if (rc) return rc;
-    CK(grow(&d->outbuf, &d->out_cap, cells + 1), "allocating the RPHAST output");
-    gather_targets<<<blocks_for(cells), BIG_THREADS, 0, s>>>(d->r_nt, k, d->r_tgt, d->dist,
-                                                             d->outbuf);
-    CKL("RPHAST output");
-    CK(cudaEventRecord(d->ev1, s), "RPHAST");
-    CK(cudaMemcpyAsync(out, d->outbuf, cells * 8, cudaMemcpyDeviceToHost, s), "RPHAST output");
-    CK(cudaStreamSynchronize(s), "RPHAST");
-    if (ms) CK(cudaEventElapsedTime(ms, d->ev0, d->ev1), "RPHAST");
-out:
-    return rc;
+    return rphast<u64>(d, (cudaStream_t)stream, k, init_first, init_local, init_dist, (u64 *)out,
+                       NULL, ms, err);
+}
+
+extern "C" int gp_dcch_rphast32(gp_dcch *d, void *stream, uint32_t k, const uint32_t *init_first,
+                                const uint32_t *init_local, const uint64_t *init_dist,
+                                uint32_t *out, int *saturated, float *ms, gp_err *err) {
+    if (d->r_w64) {
+        *saturated = 1;
+        return GP_OK;
+    }
+    return rphast<uint32_t>(d, (cudaStream_t)stream, k, init_first, init_local, init_dist, out,
+                            saturated, ms, err);
 }

@@ -278,6 +278,26 @@ static void check_gpu(const gp_graph *g, int phast_sources) {
         if (sv & 2) tn.wkw = 2;
         assert_int_equal(gp_cch_gpu_sweep(c, &tn, &err), GP_OK);
         phast_rows(c, g, src, 4, phast_sources, dg, dc, sv & 1 ? "no saturation" : "saturating");
+        /* RPHAST's 32-bit table cells the same way: saturating at 300, the table runs again
+         * in 64-bit cells (and the next one of these targets at once); equal to the CPU's */
+        uint32_t ts[9], tt[11];
+        uint64_t e1[99], e2[99];
+        for (int i = 0; i < 9; i++) ts[i] = (uint32_t)(rnd() % n);
+        for (int i = 0; i < 11; i++) tt[i] = (uint32_t)(rnd() % n);
+        assert_int_equal(cpu->ops->table(cpu, g, ts, 9, tt, 11, e1, &err), GP_OK);
+        for (int r = 0; r < 2; r++) {
+            memset(e2, 0, sizeof e2);
+            if (gp_cch_gpu_table(c, ts, 9, tt, 11, e2, &err) != GP_OK)
+                fail_msg("rphast (sat %u): %s", tn.sat, err.msg);
+            assert_memory_equal(e1, e2, sizeof e1);
+            gp_cch_gpu_stats st;
+            assert_int_equal(gp_cch_gpu_stats_get(c, &st), 0);
+            /* a cell of 300 or more was stored through a sum that saturated at 300 */
+            int far = 0;
+            for (int i = 0; i < 99; i++) far |= e1[i] != GP_INF && e1[i] >= 300;
+            if (sv & 1 ? st.table64 : far && !st.table64)
+                fail_msg("rphast (sat %u, run %d): %d-bit cells", tn.sat, r, st.table64 ? 64 : 32);
+        }
     }
     assert_int_equal(gp_cch_gpu_sweep(c, &tests_tune, &err), GP_OK);
     /* RPHAST */

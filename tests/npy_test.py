@@ -196,15 +196,16 @@ def wait_job(d, loc, states=("done", "failed", "cancelled"), timeout=120, pred=N
 @test
 def t_matrix_job(d):
     random.seed(5)
-    ids = [random.randint(1, 3000) for _ in range(110)]
-    body = {"sources": ids[:60], "targets": ids[60:]}
+    # 100 x 50 in blocks of 81 rows (matrix_block_cells 4096): two blocks, written in order
+    ids = [random.randint(1, 3000) for _ in range(150)]
+    body = {"sources": ids[:100], "targets": ids[100:]}
     st, h, j = d.call("POST", "/v1/graphs/g/matrix-jobs", body)
     assert st == 202 and j["state"] in ("queued", "running", "done"), j
     loc = h["location"]
     assert loc == f"/v1/matrix-jobs/{j['id']}" and j["status"] == loc, (h, j)
     j = wait_job(d, loc)
-    assert j["state"] == "done" and j["progress"] == 1 and j["rows_done"] == 60, j
-    assert j["result"] == loc + "/result" and j["bytes"] == 128 + 60 * 50 * 4, j
+    assert j["state"] == "done" and j["progress"] == 1 and j["rows_done"] == 100, j
+    assert j["result"] == loc + "/result" and j["bytes"] == 128 + 100 * 50 * 4, j
     assert j["weight_unit"] == "deciseconds" and j["expires_at"], j
     st, h, b = raw(d, "GET", j["result"])
     assert st == 200 and h["content-length"] == str(len(b)) == str(j["bytes"]), (st, h)

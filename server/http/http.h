@@ -140,6 +140,22 @@ typedef int (*gp_http_rows_fn)(void *ctx, int worker, uint32_t row0, uint32_t k,
 uint32_t gp_http_npy_block(uint32_t rows, uint32_t cols);
 void gp_http_npy(gp_req *r, uint32_t rows, uint32_t cols, int workers, gp_http_rows_fn fill_rows,
                  void (*done)(void *ctx), void *ctx);
+/* The ring behind gp_http_npy, for other consumers of a matrix's blocks (matrix jobs):
+ * fill_rows on `workers` threads (at most GP_HTTP_NPY_WORKERS), blocks of `block` rows computed
+ * ahead of the consumer, each under its own timeout_s (0: none). NULL (err set) when no memory
+ * or thread. */
+typedef struct gp_npy_blocks gp_npy_blocks;
+gp_npy_blocks *gp_npy_blocks_start(uint32_t rows, uint32_t cols, uint32_t block, int workers,
+                                   double timeout_s, gp_http_rows_fn fill_rows, void *ctx,
+                                   gp_err *err);
+/* The next block in row order (the one handed out before is given back): 1 with *buf (*bytes
+ * long), *row0 and *k set; 0 when every block was handed out; -1 when a block failed (then
+ * gp_npy_blocks_error says which rows and why; the workers stop). */
+int gp_npy_blocks_next(gp_npy_blocks *b, const float **buf, size_t *bytes, uint32_t *row0,
+                       uint32_t *k);
+const gp_err *gp_npy_blocks_error(const gp_npy_blocks *b, uint32_t *row0, uint32_t *k);
+/* Stops the workers (each finishes its block first) and frees the ring. */
+void gp_npy_blocks_free(gp_npy_blocks *b);
 /* 1 when the request's Accept header names application/x-npy. */
 int gp_http_accepts_npy(const gp_req *r);
 /* The 128-byte .npy header of a rows x cols float32 array; its length. */

@@ -1,7 +1,8 @@
 /* mjobs.c - matrix jobs (contract in mjobs.h): tables of up to max_matrix_job_cells cells
  * (10^5 x 10^5 by default) computed by one background worker in blocks of matrix_block_cells,
  * written to disk as a .npy file (float32, the /v1 table's distances in the graph's weight unit,
- * NaN for no route) and served from there with Range requests; memory holds one block.
+ * NaN for no route) and served from there with Range requests; memory holds three blocks (two
+ * computed while one is written).
  *
  * On disk, in matrix_job_dir: ID.json (the job's record, rewritten at each change of state),
  * ID.npy.part while it runs, renamed to ID.npy once every row is written. The directory is read
@@ -249,7 +250,21 @@ static void expire(void) {
 }
 
 /* ---- the worker ---- */
-/* Computes j's rows into its .part file and renames it; GP_OK, RUN_CANCELLED, or an error. */
+typedef struct job_fill {
+    mjob *j;
+    gp_table_plan *plan; /* the targets resolved once for the whole job */
+} job_fill;
+
+/* A block of j's rows (gp_http_rows_fn: on the ring's threads, two at once). */
+static int job_rows(void *ctx, int worker, uint32_t row0, uint32_t k, float *out, gp_err *err) {
+    (void)worker;
+    job_fill *jf = ctx;
+    return gp_engine_table_plan_rows(jf->plan, jf->j->ss + row0, k, NULL, out, err);
+}
+
+/* Computes j's rows into its .part file and renames it; GP_OK, RUN_CANCELLED, or an error. The
+ * blocks are computed on the ring of gp_http_npy (server/http/npy.c: two ahead of the one being
+ * written, so one block's searches overlap another's combine and the disk), written in order. */
 static int run_job(mjob *j, gp_err *err) {
     char part[1200], path[1200];
     job_path(part, sizeof part, j->id, ".npy.part");
@@ -258,40 +273,42 @@ static int run_job(mjob *j, gp_err *err) {
     long target = gp_http_config()->matrix_block_cells * gp_engine_devices(gp_http_engine());
     uint32_t block = (uint32_t)(target / (j->nt ? j->nt : 1));
     if (block < 1) block = 1;
-    float *row = malloc(sizeof *row * block * (size_t)(j->nt ? j->nt : 1));
-    gp_table_plan *plan = NULL; /* the targets resolved once for the whole job */
-    FILE *f = row ? fopen(part, "wb") : NULL;
+    gp_deadline_set(0); /* a job has no request deadline */
+    job_fill jf = {j, gp_engine_table_plan_new(gp_http_engine(), j->g, j->ts, j->nt, err)};
+    gp_npy_blocks *bl = NULL;
+    FILE *f = NULL;
     char head[128];
     size_t hl = gp_npy_header(head, j->ns, j->nt);
-    int rc = !row ? gp_err_set(err, GP_ENOMEM, "out of memory for a block of %u rows", block)
-             : !f ? gp_err_set(err, GP_EIO, "%s: %s", part, strerror(errno))
-             : fwrite(head, 1, hl, f) != hl ? gp_err_set(err, GP_EIO, "%s: write failed", part)
-                                            : GP_OK;
-    for (uint32_t r0 = 0; !rc && r0 < j->ns; r0 += block) {
-        uint32_t k = j->ns - r0 < block ? j->ns - r0 : block;
-        pthread_mutex_lock(&mj.mu);
-        int stop = j->cancel || mj.stop;
-        pthread_mutex_unlock(&mj.mu);
-        if (stop) {
-            rc = RUN_CANCELLED;
+    int rc = !jf.plan ? err->code : GP_OK;
+    if (!rc && !(f = fopen(part, "wb")))
+        rc = gp_err_set(err, GP_EIO, "%s: %s", part, strerror(errno));
+    if (!rc && fwrite(head, 1, hl, f) != hl) rc = gp_err_set(err, GP_EIO, "%s: write failed", part);
+    if (!rc && !(bl = gp_npy_blocks_start(j->ns, j->nt, block, GP_HTTP_NPY_WORKERS, 0, job_rows,
+                                          &jf, err)))
+        rc = err->code;
+    while (!rc) {
+        const float *buf;
+        size_t bytes;
+        uint32_t r0, k;
+        int st = gp_npy_blocks_next(bl, &buf, &bytes, &r0, &k);
+        if (st == 0) break;
+        if (st < 0) {
+            *err = *gp_npy_blocks_error(bl, NULL, NULL);
+            rc = err->code ? err->code : GP_EINVAL;
             break;
         }
-        gp_deadline_set(0); /* a job has no request deadline */
-        if (!plan && !(plan = gp_engine_table_plan_new(gp_http_engine(), j->g, j->ts, j->nt, err)))
-            rc = err->code;
-        if (!rc) rc = gp_engine_table_plan_rows(plan, j->ss + r0, k, NULL, row, err);
-        size_t cells = (size_t)k * j->nt;
-        if (!rc && fwrite(row, sizeof *row, cells, f) != cells)
+        if (fwrite(buf, 1, bytes, f) != bytes)
             rc = gp_err_set(err, GP_EIO, "%s: write failed (disk full?)", part);
         pthread_mutex_lock(&mj.mu);
         if (!rc) j->rows_done = r0 + k;
+        if (!rc && (j->cancel || mj.stop)) rc = RUN_CANCELLED;
         pthread_mutex_unlock(&mj.mu);
     }
+    gp_npy_blocks_free(bl); /* the workers stop (each finishes its block) before the plan goes */
     if (f && fclose(f) && !rc) rc = gp_err_set(err, GP_EIO, "%s: %s", part, strerror(errno));
     if (!rc && rename(part, path)) rc = gp_err_set(err, GP_EIO, "%s: %s", path, strerror(errno));
     if (rc) unlink(part);
-    gp_engine_table_plan_free(plan);
-    free(row);
+    gp_engine_table_plan_free(jf.plan);
     return rc;
 }
 

@@ -936,11 +936,12 @@ struct gp_table_plan {
     /* the columns in the order of their first candidate's end: a row's combine then reads the
      * engine table's rows front to back (random order missed the cache on nearly every cell) */
     uint32_t *corder;
-    /* turn costs: per distinct target end x (kt), the candidates that name it (ufirst, then
-     * each one's column uj and cost ucost): a row's combine reads the engine table's rows front
-     * to back, scattering each distance into the row's columns (held in the cache) */
-    uint32_t *ufirst, *uj;
-    uint64_t *ucost;
+    /* turn costs: the columns' candidates and what a cell compares, laid out in corder's order,
+     * so that a row's combine reads them front to back too (dc and dst by column: from the
+     * cache's side, random places on every cell) */
+    uint32_t *cfirst, *cix, *cnode, *carc;
+    uint64_t *ccost;
+    int64_t *corig;
 };
 
 /* A buffer of at least cells for a block's engine table (one kept from an earlier block when
@@ -1064,76 +1065,42 @@ static uint64_t cell_plain(const combine *cx, uint32_t i, uint32_t j) {
     return bestd;
 }
 
-/* Rows [begin, end) of a block with turn costs. Per row, each source candidate p's engine-table
- * row is read front to back and its distances scattered into the row's cells through the
- * plan's users of each target end; then each cell is finished: 0 at one node, cell_turns where
- * the positions share an arc or a candidate pair meets at one EBG node (direct ways and
- * around-and-back), the scattered minimum otherwise. */
-static void combine_rows_turns(combine *cx, uint64_t begin, uint64_t end) {
+/* A turn-cost cell from the plan's column layout (column jj = corder[jj]): the cheapest
+ * candidate pair; 1 when the cell needs cell_turns (the positions share an arc, or a pair meets
+ * at one EBG node: direct ways and around-and-back), else 0 with *cell set. */
+static inline int cell_turns_fast(const combine *cx, uint32_t i, uint32_t jj, uint64_t *cell) {
     const gp_table_plan *P = cx->p;
-    const tcands *sc = cx->sc, *dc = &P->dc;
-    const uint32_t nt = P->nt, kt = P->kt;
-    const int closed = P->g->closed;
-    uint64_t *best = malloc(sizeof *best * (nt ? nt : 1));
-    uint8_t *slow = malloc(nt ? nt : 1);
-    if (!best || !slow) {
-        pthread_mutex_lock(&cx->p->mu);
-        if (!cx->rc) cx->rc = gp_err_set(&cx->err, GP_ENOMEM, "out of memory for a table row");
-        pthread_mutex_unlock(&cx->p->mu);
-        free(best);
-        free(slow);
-        return;
+    const tcands *sc = cx->sc;
+    const gp_snap *a = &cx->src[i];
+    const int64_t oi = sc->orig[i];
+    if (oi != INT64_MIN && oi == P->corig[jj]) {
+        *cell = 0;
+        return 0;
     }
-    for (uint32_t i = (uint32_t)begin; i < end; i++) {
-        for (uint32_t j = 0; j < nt; j++) best[j] = GP_INF;
-        memset(slow, 0, nt);
-        for (uint32_t p = sc->first[i]; p < sc->first[i + 1]; p++) {
-            const uint64_t *row = cx->t + (size_t)sc->ix[p] * kt;
-            const uint64_t oc = sc->cost[p];
-            uint32_t x = find_u32(P->tv, kt, sc->node[p]); /* a target end at this very node */
-            if (x < kt && P->tv[x] == sc->node[p])
-                for (uint32_t u = P->ufirst[x]; u < P->ufirst[x + 1]; u++) slow[P->uj[u]] = 1;
-            for (x = 0; x < kt; x++) {
-                const uint64_t d = row[x];
-                if (d == GP_INF) continue;
-                for (uint32_t u = P->ufirst[x]; u < P->ufirst[x + 1]; u++) {
-                    uint64_t c = tcost(oc, d, P->ucost[u]);
-                    if (c < best[P->uj[u]]) best[P->uj[u]] = c;
-                }
-            }
-        }
-        const gp_snap *a = &cx->src[i];
-        const int64_t oi = sc->orig[i];
-        const size_t at = (size_t)i * nt;
-        for (uint32_t j = 0; j < nt; j++) {
-            uint64_t v = best[j];
-            if (oi != INT64_MIN && oi == dc->orig[j]) {
-                v = 0;
-            } else if (slow[j] || share_arc(a, &P->dst[j])) {
-                if (cell_turns(cx, i, j, &v)) {
-                    free(best);
-                    free(slow);
-                    return;
-                }
-            }
-            if (closed && v >= GP_W_CLOSED) v = GP_INF;
-            if (cx->outf) cx->outf[at + j] = v == GP_INF ? NAN : (float)gp_graph_cost(P->g, v);
-            else cx->out[at + j] = v;
+    const uint32_t b = P->carc[jj];
+    if (a->arc != GP_NONE && b != GP_NONE && (b == a->arc || (a->rarc != GP_NONE && b == a->rarc)))
+        return 1;
+    const uint32_t q0 = P->cfirst[jj], q1 = P->cfirst[jj + 1], kt = P->kt;
+    uint64_t best = GP_INF;
+    for (uint32_t p = sc->first[i]; p < sc->first[i + 1]; p++) {
+        const uint64_t *row = cx->t + (size_t)sc->ix[p] * kt;
+        const uint64_t oc = sc->cost[p];
+        const uint32_t on = sc->node[p];
+        for (uint32_t q = q0; q < q1; q++) {
+            if (on == P->cnode[q]) return 1;
+            uint64_t c = tcost(oc, row[P->cix[q]], P->ccost[q]);
+            if (c < best) best = c;
         }
     }
-    free(best);
-    free(slow);
+    *cell = best;
+    return 0;
 }
 
 /* Rows [begin, end) of a block: each cell, no route through a closed arc, written as stored
- * units (out) or as float32 in the graph's unit, NaN for no route (outf); without turn costs the
- * columns in the plan's order (corder), so that the engine table's rows are read in order. */
+ * units (out) or as float32 in the graph's unit, NaN for no route (outf); the columns in the
+ * plan's order (corder), so that the engine table's rows are read in order. */
 static void combine_rows(void *ctx, uint64_t begin, uint64_t end) {
     combine *cx = ctx;
-    if (cx->sc) {
-        combine_rows_turns(cx, begin, end);
-        return;
-    }
     const gp_table_plan *P = cx->p;
     const uint32_t nt = P->nt, *order = P->corder;
     const int closed = P->g->closed;
@@ -1141,7 +1108,12 @@ static void combine_rows(void *ctx, uint64_t begin, uint64_t end) {
         const size_t row = (size_t)i * nt;
         for (uint32_t jj = 0; jj < nt; jj++) {
             const uint32_t j = order[jj];
-            uint64_t v = cell_plain(cx, i, j);
+            uint64_t v;
+            if (cx->sc) {
+                if (cell_turns_fast(cx, i, jj, &v) && cell_turns(cx, i, j, &v)) return;
+            } else {
+                v = cell_plain(cx, i, j);
+            }
             if (closed && v >= GP_W_CLOSED) v = GP_INF;
             if (cx->outf) cx->outf[row + j] = v == GP_INF ? NAN : (float)gp_graph_cost(P->g, v);
             else cx->out[row + j] = v;
@@ -1172,20 +1144,27 @@ static int column_order(gp_table_plan *p) {
     for (uint32_t j = 0; j < p->nt; j++) p->corder[j] = (uint32_t)key[j];
     free(key);
     if (!p->dc.first) return 0;
-    /* turn costs: each target end's candidates (a counting sort of the candidates by end) */
-    size_t tot = p->dc.first[p->nt];
-    p->ufirst = calloc((size_t)p->kt + 2, sizeof *p->ufirst);
-    p->uj = malloc(sizeof *p->uj * (tot ? tot : 1));
-    p->ucost = malloc(sizeof *p->ucost * (tot ? tot : 1));
-    if (!p->ufirst || !p->uj || !p->ucost) return -1;
-    for (size_t q = 0; q < tot; q++) p->ufirst[p->dc.ix[q] + 2]++;
-    for (uint32_t x = 0; x < p->kt; x++) p->ufirst[x + 2] += p->ufirst[x + 1];
-    for (uint32_t j = 0; j < p->nt; j++)
-        for (uint32_t q = p->dc.first[j]; q < p->dc.first[j + 1]; q++) {
-            uint32_t u = p->ufirst[p->dc.ix[q] + 1]++;
-            p->uj[u] = j;
-            p->ucost[u] = p->dc.cost[q];
+    /* turn costs: the columns' candidates in that order */
+    size_t tot = p->dc.first[p->nt], at = 0;
+    p->cfirst = malloc(sizeof *p->cfirst * ((size_t)p->nt + 1));
+    p->cix = malloc(sizeof *p->cix * (tot ? tot : 1));
+    p->cnode = malloc(sizeof *p->cnode * (tot ? tot : 1));
+    p->ccost = malloc(sizeof *p->ccost * (tot ? tot : 1));
+    p->carc = malloc(sizeof *p->carc * (p->nt ? p->nt : 1));
+    p->corig = malloc(sizeof *p->corig * (p->nt ? p->nt : 1));
+    if (!p->cfirst || !p->cix || !p->cnode || !p->ccost || !p->carc || !p->corig) return -1;
+    for (uint32_t jj = 0; jj < p->nt; jj++) {
+        uint32_t j = p->corder[jj];
+        p->cfirst[jj] = (uint32_t)at;
+        for (uint32_t q = p->dc.first[j]; q < p->dc.first[j + 1]; q++, at++) {
+            p->cix[at] = p->dc.ix[q];
+            p->cnode[at] = p->dc.node[q];
+            p->ccost[at] = p->dc.cost[q];
         }
+        p->carc[jj] = p->dst[j].arc;
+        p->corig[jj] = p->dc.orig[j];
+    }
+    p->cfirst[p->nt] = (uint32_t)at;
     return 0;
 }
 
@@ -1196,9 +1175,12 @@ void gp_engine_table_plan_free(gp_table_plan *p) {
     free(p->tv);
     for (int i = 0; i < TABLE_SPARES; i++) free(p->spare[i]);
     free(p->corder);
-    free(p->ufirst);
-    free(p->uj);
-    free(p->ucost);
+    free(p->cfirst);
+    free(p->cix);
+    free(p->cnode);
+    free(p->ccost);
+    free(p->carc);
+    free(p->corig);
     pthread_mutex_destroy(&p->mu);
     free(p);
 }

@@ -16,7 +16,6 @@
 #include "graph/spatial.h"
 #include "server/config.h"
 #include "server/errors.h"
-#include "server/http/json.h"
 #include "server/osrm/internal.h"
 
 #include <math.h>
@@ -634,8 +633,6 @@ typedef struct batch {
     fail *fl;           /* per trace: status set when parsing failed already */
     cJSON **res;        /* per trace answer */
     gp_match_prep *pre; /* per trace, on the GPU path: candidates and table (else NULL) */
-    char **txt;         /* NDJSON: per trace its answer's text, printed on the worker (else NULL) */
-    size_t *tlen;
 } batch;
 
 /* The GPU path's first pass: candidates and the table's layout of each trace (a trace that
@@ -711,11 +708,6 @@ static void batch_run(void *ctx, uint64_t begin, uint64_t end) {
                        ? NULL
                        : match_trace(b->q, &b->tr[i], b->mo, b->pre ? &b->pre[i] : NULL, &b->fl[i]);
         b->res[i] = o ? o : fail_json(&b->fl[i]);
-        if (b->txt && b->res[i]) { /* NDJSON: the line's text here, on all threads */
-            b->txt[i] = gp_json_print(b->res[i], &b->tlen[i]);
-            cJSON_Delete(b->res[i]);
-            b->res[i] = NULL;
-        }
     }
 }
 
@@ -856,35 +848,32 @@ void gp_h_match_batch(gp_req *r) {
                       (unsigned long long)points, cfg->match_max_batch_points);
         goto out;
     }
-    char **txt = nd ? calloc(nl ? nl : 1, sizeof *txt) : NULL;
-    size_t *tlen = nd ? calloc(nl ? nl : 1, sizeof *tlen) : NULL;
-    if (nd && (!txt || !tlen)) {
-        free(txt);
-        free(tlen);
-        gp_http_error(r, GP_HC_INTERNAL, "out of memory");
-        goto out;
-    }
-    batch b = {&q, &mo, tr, fl, res, NULL, txt, tlen};
+    batch b = {&q, &mo, tr, fl, res, NULL};
     batch_gpu(&b, nl);
     gp_parallel_for_dynamic(nl, gp_http_engine()->cpu_threads, 4, batch_run, &b);
     for (size_t i = 0; b.pre && i < nl; i++) gp_match_prep_free(&b.pre[i]);
     free(b.pre);
-    if (nd) { /* one answer a line, in the traces' order */
-        size_t total = 0;
-        int ok = 1;
-        for (size_t i = 0; i < nl; i++) {
-            ok = ok && txt[i];
-            total += tlen[i] + 1;
+    if (nd) {
+        size_t total = 0, cap = 4096;
+        char *outb = malloc(cap);
+        for (size_t i = 0; outb && i < nl; i++) {
+            char *s = cJSON_PrintUnformatted(res[i]);
+            size_t len = s ? strlen(s) : 0;
+            if (total + len + 2 > cap) {
+                while (total + len + 2 > cap) cap *= 2;
+                char *nb = realloc(outb, cap);
+                if (!nb) {
+                    free(outb);
+                    outb = NULL;
+                } else outb = nb;
+            }
+            if (outb && s) {
+                memcpy(outb + total, s, len);
+                total += len;
+                outb[total++] = '\n';
+            }
+            free(s);
         }
-        char *outb = ok ? malloc(total + 1) : NULL;
-        for (size_t i = 0, at = 0; outb && i < nl; i++) {
-            memcpy(outb + at, txt[i], tlen[i]);
-            at += tlen[i];
-            outb[at++] = '\n';
-        }
-        for (size_t i = 0; i < nl; i++) free(txt[i]);
-        free(txt);
-        free(tlen);
         if (!outb) gp_http_error(r, GP_HC_INTERNAL, "out of memory");
         else gp_http_send(r, 200, "application/x-ndjson", outb, total);
     } else {

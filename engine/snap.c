@@ -574,11 +574,14 @@ static int tcands_make(const gp_graph *g, const gp_snap *s, uint32_t n, const te
     return 0;
 }
 
-/* 1 when a and b lie on one road arc (either way): the only cells direct() can answer. */
-static inline int share_arc(const gp_snap *a, const gp_snap *b) {
-    return a->arc != GP_NONE && b->arc != GP_NONE &&
-           (b->arc == a->arc || (a->rarc != GP_NONE && b->arc == a->rarc));
+/* 1 when a lies on road arc b_arc (either way); share_arc: a and b lie on one road arc, the only
+ * cells direct() can answer. */
+static inline int on_arc(const gp_snap *a, uint32_t b_arc) {
+    return a->arc != GP_NONE && b_arc != GP_NONE &&
+           (b_arc == a->arc || (a->rarc != GP_NONE && b_arc == a->rarc));
 }
+
+static inline int share_arc(const gp_snap *a, const gp_snap *b) { return on_arc(a, b->arc); }
 
 /* One-to-all through the turn graph: dist(v) = min over arcs p into v of dist(EBG p); pred(v) =
  * the tail of that best arc. dist[v] may exceed dist[pred] + w by a turn cost, and following
@@ -915,7 +918,7 @@ static ends_ix *resolve_ends(const gp_graph *g, const gp_snap *s, uint32_t n, in
  * Table plans (snap.h gp_table_plan): the targets' ends resolved once (their distinct nodes, EBG
  * nodes with turn costs, and each target's candidates), then any number of blocks of sources,
  * each one engine table over the distinct ends and a combine of the candidates into the cells,
- * spread over the CPU's threads (gp_parallel_for over the cells).
+ * spread over the CPU's threads (gp_parallel_for_dynamic over the rows).
  * ------------------------------------------------------------------------------------------- */
 
 #define TABLE_SPARES 4 /* engine-table buffers a plan keeps: one per block being computed */
@@ -1077,9 +1080,7 @@ static inline int cell_turns_fast(const combine *cx, uint32_t i, uint32_t jj, ui
         *cell = 0;
         return 0;
     }
-    const uint32_t b = P->carc[jj];
-    if (a->arc != GP_NONE && b != GP_NONE && (b == a->arc || (a->rarc != GP_NONE && b == a->rarc)))
-        return 1;
+    if (on_arc(a, P->carc[jj])) return 1;
     const uint32_t q0 = P->cfirst[jj], q1 = P->cfirst[jj + 1], kt = P->kt;
     uint64_t best = GP_INF;
     for (uint32_t p = sc->first[i]; p < sc->first[i + 1]; p++) {

@@ -232,8 +232,8 @@ static void keyset_free(keyset *s) {
 /* Fills a, b, c of k from entry i. */
 typedef void (*key_fn)(const void *entries, size_t i, key3 *k);
 
-/* The keys of n entries; -1 when out of memory. */
-static int keyset_build(keyset *s, const void *entries, size_t n, key_fn key) {
+/* An empty set with room for n keys; -1 when out of memory. */
+static int keyset_init(keyset *s, size_t n) {
     memset(s, 0, sizeof *s);
     size_t cap = 16;
     while (cap < 2 * n) cap *= 2;
@@ -245,26 +245,36 @@ static int keyset_build(keyset *s, const void *entries, size_t n, key_fn key) {
         keyset_free(s);
         return -1;
     }
+    return 0;
+}
+
+/* Entry i of key q into s (room for it made by keyset_init): the index of its key, the entry
+ * kept as the key's last. */
+static uint32_t keyset_add(keyset *s, key3 q, size_t i) {
+    size_t h = key_hash(q.a, q.b, q.c) & s->mask;
+    for (;; h = (h + 1) & s->mask) {
+        uint32_t x = s->slot[h];
+        if (!x) {
+            q.idx = i;
+            s->k[s->n] = q;
+            s->slot[h] = (uint32_t)++s->n;
+            return (uint32_t)(s->n - 1);
+        }
+        key3 *e = &s->k[x - 1];
+        if (e->a == q.a && e->b == q.b && e->c == q.c) {
+            e->idx = i; /* the last entry of a key wins */
+            return x - 1;
+        }
+    }
+}
+
+/* The keys of n entries; -1 when out of memory. */
+static int keyset_build(keyset *s, const void *entries, size_t n, key_fn key) {
+    if (keyset_init(s, n) != 0) return -1;
     for (size_t i = 0; i < n; i++) {
         key3 q = {0};
         key(entries, i, &q);
-        size_t h = key_hash(q.a, q.b, q.c) & s->mask;
-        for (;; h = (h + 1) & s->mask) {
-            uint32_t x = s->slot[h];
-            if (!x) {
-                q.idx = i;
-                s->k[s->n] = q;
-                s->slot[h] = (uint32_t)++s->n;
-                s->of[i] = (uint32_t)(s->n - 1);
-                break;
-            }
-            key3 *e = &s->k[x - 1];
-            if (e->a == q.a && e->b == q.b && e->c == q.c) {
-                e->idx = i; /* the last entry of a key wins */
-                s->of[i] = x - 1;
-                break;
-            }
-        }
+        s->of[i] = keyset_add(s, q, i);
     }
     return 0;
 }
@@ -286,6 +296,42 @@ static void speed_key(const void *entries, size_t i, key3 *k) {
 static void turn_key(const void *entries, size_t i, key3 *k) {
     const gp_turn_entry *e = (const gp_turn_entry *)entries + i;
     k->a = e->from, k->b = e->via, k->c = e->to;
+}
+
+int gp_traffic_covered(const gp_traffic_set *sets, int nsets, const unsigned char *drop,
+                       unsigned char *covered) {
+    /* from the newest set back, the sets kept entering the key sets as they are passed */
+    int first = nsets, left = 0;
+    size_t room[2] = {0, 0};
+    for (int i = nsets - 1; i >= 0; i--)
+        if (drop[i]) first = i;
+    for (int i = first + 1; i < nsets; i++)
+        if (!drop[i]) room[sets[i].turns != 0] += sets[i].n;
+    if (first == nsets) return 0;
+    keyset ks[2];
+    if (keyset_init(&ks[0], room[0]) != 0) return -1;
+    if (keyset_init(&ks[1], room[1]) != 0) {
+        keyset_free(&ks[0]);
+        return -1;
+    }
+    for (int i = nsets - 1; i >= first; i--) {
+        const int t = sets[i].turns != 0;
+        key_fn key = t ? turn_key : speed_key;
+        int all = 1;
+        for (size_t j = 0; j < sets[i].n && all; j++) {
+            key3 q = {0};
+            key(sets[i].entries, j, &q);
+            if (!drop[i]) keyset_add(&ks[t], q, j);
+            else all = keyset_find(&ks[t], q.a, q.b, q.c) != NULL;
+        }
+        if (drop[i]) {
+            covered[i] = (unsigned char)all;
+            left += !all;
+        }
+    }
+    keyset_free(&ks[0]);
+    keyset_free(&ks[1]);
+    return left;
 }
 
 /* ---------------------------------------------------------------------------------------------

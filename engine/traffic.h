@@ -74,6 +74,22 @@ int gp_traffic_apply(gp_engine *e, const gp_graph *g, const gp_speed_entry *sp, 
                      const gp_turn_entry *tp, size_t nt, gp_graph **out, unsigned char *known_sp,
                      unsigned char *known_tp, gp_traffic_stats *st, gp_err *err);
 
+/* One set of entries in force (a file, a POST), in the order the sets came: a later set's entry
+ * of a segment or turn wins over an earlier one's. */
+typedef struct gp_traffic_set {
+    int turns;           /* 0: gp_speed_entry, 1: gp_turn_entry */
+    const void *entries; /* n of them */
+    size_t n;
+} gp_traffic_set;
+
+/* For each set i of sets[0..nsets) with drop[i]: covered[i] = 1 when every segment and turn of
+ * it is also in a later set that is not dropped (so that taking it out changes nothing in force:
+ * a file expiring under newer ones, or one that a newer file with a later expiry replaces), else
+ * 0. Returns the count of dropped sets not covered (0: dropping them all changes nothing), -1
+ * when out of memory. */
+int gp_traffic_covered(const gp_traffic_set *sets, int nsets, const unsigned char *drop,
+                       unsigned char *covered);
+
 #ifdef __cplusplus
 }
 #endif

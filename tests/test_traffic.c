@@ -334,15 +334,51 @@ static void test_chain_roads(void **st) {
     chain("off");
 }
 
+/* gp_traffic_covered: a dropped set is covered only when later sets kept have all its segments
+ * and turns. */
+static int covered(const gp_traffic_set *v, int n, unsigned char d0, unsigned char d1,
+                   unsigned char d2, const char *want) {
+    unsigned char d[3] = {d0, d1, d2}, c[3] = {9, 9, 9};
+    int left = gp_traffic_covered(v, n, d, c);
+    for (int i = 0; i < n; i++)
+        if ((d[i] ? (char)('0' + c[i]) : '-') != want[i]) fail_msg("set %d: want '%s'", i, want);
+    return left;
+}
+
+static void test_covered(void **st) {
+    (void)st;
+    const gp_speed_entry s12_34[] = {{1, 2, 5}, {3, 4, 5}},
+                         s12_34_56[] = {{1, 2, 9}, {3, 4, 9}, {5, 6, 9}}, s12[] = {{1, 2, 7}},
+                         s34[] = {{3, 4, 7}};
+    const gp_turn_entry t123[] = {{1, 2, 3, 10}}, t124[] = {{1, 2, 4, 10}};
+    gp_traffic_set a[3] = {{0, s12_34, 2}, {0, s12_34_56, 3}, {0, s12, 1}};
+    assert_int_equal(covered(a, 2, 1, 0, 0, "1-"), 0);  /* the older under the newer */
+    assert_int_equal(covered(a, 2, 0, 1, 0, "-0"), 1);  /* the newer over the older */
+    assert_int_equal(covered(a, 2, 0, 0, 0, "--"), 0);  /* nothing dropped */
+    assert_int_equal(covered(a, 3, 1, 1, 0, "00-"), 2); /* 3 -> 4, 5 -> 6 not covered */
+    a[1] = (gp_traffic_set){0, s12, 1};
+    assert_int_equal(covered(a, 2, 1, 0, 0, "0-"), 1); /* 3 -> 4 not covered */
+    a[0] = (gp_traffic_set){0, s12, 1}, a[1] = (gp_traffic_set){0, s12_34, 2};
+    assert_int_equal(covered(a, 2, 1, 1, 0, "00"), 2); /* the cover goes too */
+    a[2] = (gp_traffic_set){0, s12_34_56, 3};
+    assert_int_equal(covered(a, 3, 1, 1, 0, "11-"), 0); /* both under a third */
+    gp_traffic_set j[3] = {{0, s12_34, 2}, {0, s12, 1}, {0, s34, 1}};
+    assert_int_equal(covered(j, 3, 1, 0, 0, "1--"), 0); /* under two newer ones together */
+    assert_int_equal(covered(j, 3, 0, 0, 1, "--0"), 1); /* the newest is covered by nothing */
+    gp_traffic_set k[2] = {{0, s12, 1}, {1, t123, 1}};
+    assert_int_equal(covered(k, 2, 1, 0, 0, "0-"), 1); /* a turn does not cover a segment */
+    k[0] = (gp_traffic_set){1, t123, 1};
+    assert_int_equal(covered(k, 2, 1, 0, 0, "1-"), 0); /* the same turn */
+    k[1] = (gp_traffic_set){1, t124, 1};
+    assert_int_equal(covered(k, 2, 1, 0, 0, "0-"), 1); /* another turn */
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_chain_turns),
-        cmocka_unit_test(test_chain_roads),
-        cmocka_unit_test(test_parse),
-        cmocka_unit_test(test_osmseg_index),
-        cmocka_unit_test(test_apply_cch),
-        cmocka_unit_test(test_apply_dijkstra),
-        cmocka_unit_test(test_turns_need_turn_costs),
+        cmocka_unit_test(test_chain_turns),    cmocka_unit_test(test_chain_roads),
+        cmocka_unit_test(test_parse),          cmocka_unit_test(test_covered),
+        cmocka_unit_test(test_osmseg_index),   cmocka_unit_test(test_apply_cch),
+        cmocka_unit_test(test_apply_dijkstra), cmocka_unit_test(test_turns_need_turn_costs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

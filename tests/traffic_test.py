@@ -222,6 +222,52 @@ def expiry(c):
 
 
 @test
+def newer_files_replace_and_cover(c):
+    def sets():
+        return [(x["entries"], x["expires_at"] is None)
+                for x in graph_version(c.d)["traffic"]["speeds"]]
+
+    def wait_sets(want):
+        t0 = time.time()
+        while time.time() - t0 < 10 and sets() != want:
+            time.sleep(0.2)
+        assert sets() == want, (sets(), want)
+
+    # a newer file with the same segments that expires no sooner replaces the older one at once
+    st, _, a = post(c.d, "speeds", "1,2,5\n", query="?ttl_s=1")
+    assert st == 200, a
+    st, _, b = post(c.d, "speeds", "1,2,5\n")
+    assert st == 200 and b["data_version"] == a["data_version"], (a, b)
+    assert sets() == [(1, True)], sets()
+    assert "event=traffic_replaced graph=t sets=1" in c.d.full_log()
+    # one expiring under two newer ones that have its segments between them: no version is built
+    delete(c.d, "speeds")
+    st, _, o = post(c.d, "speeds", "1,2,5\n2,3,65\n", query="?ttl_s=1")
+    assert st == 200 and o["data_version"] == b["data_version"], (o, b)
+    st, _, n = post(c.d, "speeds", "1,2,5\n")
+    assert st == 200 and n["data_version"] == o["data_version"], n
+    st, _, n = post(c.d, "speeds", "2,3,65\n")
+    assert st == 200 and n["data_version"] == o["data_version"], n
+    assert sets() == [(2, False), (1, True), (1, True)], sets()
+    applied = c.d.full_log().count("event=traffic_applied")
+    wait_sets([(1, True), (1, True)])
+    log = c.d.full_log()
+    assert "event=traffic_expired graph=t sets=1 version=%s unchanged=1" % n["data_version"] in log
+    assert log.count("event=traffic_applied") == applied, log[-2000:]
+    got, ver = route(c.d)
+    assert got == DETOUR and ver == n["data_version"], (got, ver, n)
+    # a newer file expiring over an older one: the older one's speed is in force again
+    st, _, f = post(c.d, "speeds", "1,2,65\n", query="?ttl_s=1")
+    assert st == 200 and f["data_version"] != n["data_version"], f
+    got, _ = route(c.d)
+    assert got == BASE, got
+    wait_sets([(1, True), (1, True)])
+    got, ver = route(c.d)
+    assert got == DETOUR and ver == n["data_version"], (got, ver, n)
+    reset(c.d)
+
+
+@test
 def concurrent_updates_never_mix_versions(c):
     reset(c.d)
     # the durations each version must answer with

@@ -29,6 +29,7 @@ typedef struct tr_set {
     double applied_at, expires_at; /* wall seconds; expires_at 0: never */
     size_t n, unknown;
     void *entries; /* gp_speed_entry or gp_turn_entry */
+    int replaced;  /* while a newer set that replaces it is applied: left out */
 } tr_set;
 
 typedef struct tr_graph {
@@ -90,7 +91,8 @@ static int apply_locked(tr_graph *tg, gp_traffic_stats *st, char *prev, char *ve
         if (!g) return gp_err_set(err, GP_ENOTFOUND, "no graph '%s'", tg->name);
         size_t ns = 0, nt = 0;
         for (int i = 0; i < tg->nsets; i++)
-            *(tg->sets[i].kind == KIND_SPEEDS ? &ns : &nt) += tg->sets[i].n;
+            if (!tg->sets[i].replaced)
+                *(tg->sets[i].kind == KIND_SPEEDS ? &ns : &nt) += tg->sets[i].n;
         gp_speed_entry *sp = malloc(sizeof *sp * (ns ? ns : 1));
         gp_turn_entry *tp = malloc(sizeof *tp * (nt ? nt : 1));
         unsigned char *ks = malloc(ns ? ns : 1), *kt = malloc(nt ? nt : 1);
@@ -101,6 +103,7 @@ static int apply_locked(tr_graph *tg, gp_traffic_stats *st, char *prev, char *ve
             size_t is = 0, it = 0;
             for (int i = 0; i < tg->nsets; i++) {
                 tr_set *s = &tg->sets[i];
+                if (s->replaced) continue;
                 if (s->kind == KIND_SPEEDS)
                     memcpy(sp + is, s->entries, s->n * sizeof *sp), is += s->n;
                 else memcpy(tp + it, s->entries, s->n * sizeof *tp), it += s->n;
@@ -111,6 +114,7 @@ static int apply_locked(tr_graph *tg, gp_traffic_stats *st, char *prev, char *ve
             size_t is = 0, it = 0;
             for (int i = 0; i < tg->nsets; i++) {
                 tr_set *s = &tg->sets[i];
+                if (s->replaced) continue;
                 const unsigned char *k = s->kind == KIND_SPEEDS ? ks + is : kt + it;
                 s->unknown = 0;
                 for (size_t j = 0; j < s->n; j++) s->unknown += !k[j];
@@ -155,21 +159,6 @@ static int apply_locked(tr_graph *tg, gp_traffic_stats *st, char *prev, char *ve
     return rc;
 }
 
-/* Adds s to tg and applies; on failure removes it again (and frees its entries). */
-static int add_and_apply(tr_graph *tg, tr_set *s, gp_traffic_stats *st, char *prev, char *ver,
-                         gp_err *err) {
-    tr_set *ns = realloc(tg->sets, sizeof *ns * (size_t)(tg->nsets + 1));
-    if (!ns) {
-        set_free(s);
-        return gp_err_set(err, GP_ENOMEM, "out of memory");
-    }
-    tg->sets = ns;
-    tg->sets[tg->nsets++] = *s;
-    int rc = apply_locked(tg, st, prev, ver, err);
-    if (rc != GP_OK) set_free(&tg->sets[--tg->nsets]);
-    return rc;
-}
-
 /* Removes the sets of tg for which drop(set) is 1; the count removed. */
 static int remove_sets(tr_graph *tg, int (*drop)(const tr_set *, const void *), const void *arg) {
     int k = 0, removed = 0;
@@ -181,6 +170,71 @@ static int remove_sets(tr_graph *tg, int (*drop)(const tr_set *, const void *), 
     }
     tg->nsets = k;
     return removed;
+}
+
+/* The set view of sets[0..n) (engine/traffic.h); NULL when out of memory. */
+static gp_traffic_set *set_view(const tr_set *sets, int n) {
+    gp_traffic_set *v = malloc(sizeof *v * (size_t)(n ? n : 1));
+    for (int i = 0; v && i < n; i++)
+        v[i] = (gp_traffic_set){sets[i].kind == KIND_TURNS, sets[i].entries, sets[i].n};
+    return v;
+}
+
+/* Marks `replaced` the sets that the newest set of tg replaces for good: it has every segment and
+ * turn of theirs, and it is in force as long as they are (it expires no sooner). They are left
+ * out of its version, and removed once it is published. */
+static void mark_replaced(tr_graph *tg) {
+    const int n = tg->nsets;
+    const tr_set *s = &tg->sets[n - 1];
+    gp_traffic_set *all = set_view(tg->sets, n), *v = malloc(sizeof *v * (size_t)n);
+    int *at = malloc(sizeof *at * (size_t)n), k = 0;
+    unsigned char *drop = malloc((size_t)n), *cov = calloc((size_t)n, 1);
+    for (int i = 0; all && v && at && drop && cov && i < n - 1; i++) {
+        const tr_set *o = &tg->sets[i];
+        if (o->kind == s->kind &&
+            (s->expires_at <= 0 || (o->expires_at > 0 && o->expires_at <= s->expires_at)))
+            at[k] = i, v[k] = all[i], drop[k++] = 1;
+    }
+    if (k) { /* those against the newest alone: the others may expire sooner */
+        v[k] = all[n - 1], drop[k] = 0;
+        if (gp_traffic_covered(v, k + 1, drop, cov) >= 0)
+            for (int j = 0; j < k; j++) tg->sets[at[j]].replaced = cov[j];
+    }
+    free(all);
+    free(v);
+    free(at);
+    free(drop);
+    free(cov);
+}
+
+static int drop_replaced(const tr_set *s, const void *arg) {
+    (void)arg;
+    return s->replaced;
+}
+
+/* Adds s to tg and applies; on failure removes it again (and frees its entries). The sets it
+ * replaces (mark_replaced) go when it is published. */
+static int add_and_apply(tr_graph *tg, tr_set *s, gp_traffic_stats *st, char *prev, char *ver,
+                         gp_err *err) {
+    tr_set *ns = realloc(tg->sets, sizeof *ns * (size_t)(tg->nsets + 1));
+    if (!ns) {
+        set_free(s);
+        return gp_err_set(err, GP_ENOMEM, "out of memory");
+    }
+    tg->sets = ns;
+    tg->sets[tg->nsets++] = *s;
+    mark_replaced(tg);
+    int rc = apply_locked(tg, st, prev, ver, err);
+    if (rc != GP_OK) {
+        set_free(&tg->sets[--tg->nsets]);
+        for (int i = 0; i < tg->nsets; i++) tg->sets[i].replaced = 0;
+    } else {
+        int removed = remove_sets(tg, drop_replaced, NULL);
+        if (removed)
+            GP_LOG(GP_LOG_INFO, "event=traffic_replaced graph=%s sets=%d version=%s", tg->name,
+                   removed, tg->version);
+    }
+    return rc;
 }
 
 static int drop_kind(const tr_set *s, const void *arg) { return s->kind == *(const int *)arg; }
@@ -423,6 +477,35 @@ static void check_file(tr_file *f) {
     if (old) set_free(old);
 }
 
+/* Removes the sets of tg past `now`; their count. Sets whose every entry a newer set in force
+ * has too leave what is in force as it was (a feed's file expiring under its successors): then,
+ * unless `rebuild`, no version is built (engine/traffic.h gp_traffic_drop_changes) and 0 is
+ * returned. */
+static int expire(tr_graph *tg, double now, int rebuild) {
+    int any = 0;
+    for (int i = 0; i < tg->nsets; i++) any |= drop_expired(&tg->sets[i], &now);
+    if (!any) return 0;
+    unsigned char *drop = rebuild ? NULL : malloc((size_t)tg->nsets);
+    unsigned char *cov = rebuild ? NULL : calloc((size_t)tg->nsets, 1);
+    int same = 0;
+    double t0 = gp_now();
+    if (drop && cov) {
+        for (int i = 0; i < tg->nsets; i++)
+            drop[i] = (unsigned char)drop_expired(&tg->sets[i], &now);
+        gp_traffic_set *v = set_view(tg->sets, tg->nsets);
+        same = v && gp_traffic_covered(v, tg->nsets, drop, cov) == 0;
+        free(v);
+    }
+    free(drop);
+    free(cov);
+    int removed = remove_sets(tg, drop_expired, &now);
+    if (!same) return removed;
+    GP_LOG(GP_LOG_INFO,
+           "event=traffic_expired graph=%s sets=%d version=%s unchanged=1 check_ms=%.1f", tg->name,
+           removed, tg->version, (gp_now() - t0) * 1e3);
+    return 0;
+}
+
 static void tick(void) {
     double now = wall();
     for (int i = 0; i < T.nf; i++) check_file(&T.f[i]);
@@ -431,11 +514,11 @@ static void tick(void) {
         if (!tg->name[0]) continue;
         gp_graph *g = gp_registry_get(gp_http_registry(), tg->name);
         if (!g) continue; /* not served (now): its traffic waits */
-        int changed = remove_sets(tg, drop_expired, &now) > 0;
         /* a reload replaced the base: the traffic goes onto the new one */
-        if (!changed && tg->nsets) changed = gp_graph_owner(g) != tg->owner;
+        int reloaded = tg->nsets && gp_graph_owner(g) != tg->owner;
         gp_graph_unref(g);
-        if (!changed) continue;
+        int expired = expire(tg, now, reloaded);
+        if (!expired && !reloaded) continue;
         gp_err err;
         gp_err_clear(&err);
         gp_traffic_stats st;

@@ -106,6 +106,7 @@ def updates(url, graph, bbox, pid, segfile, seconds, token, speedfile):
         hdr["Authorization"] = "Bearer " + token
     rss_start = rss(pid)
     rss_peak = rss_start
+    rss_at = []  # after each update: the 10th and the last tell growth per update
     start = time.time()
     body = b""
     for i in range(int(seconds)):
@@ -139,7 +140,8 @@ def updates(url, graph, bbox, pid, segfile, seconds, token, speedfile):
             if time.time() - t0 > 30:
                 failed += 1
                 break
-        rss_peak = max(rss_peak, rss(pid))
+        rss_at.append(rss(pid))
+        rss_peak = max(rss_peak, rss_at[-1])
         nxt = start + i + 1
         if nxt > time.time():
             time.sleep(nxt - time.time())
@@ -155,6 +157,15 @@ def updates(url, graph, bbox, pid, segfile, seconds, token, speedfile):
         time.sleep(1)
     rss_end = min(ends)
     lat.sort()
+    # memory held per update: the least-squares slope of RSS over the updates after the 10th
+    # (the first ones set up what every version reuses: spares, pools, page-locked buffers)
+    tail = rss_at[9:]
+    slope = 0.0
+    if len(tail) >= 2:
+        mx, my = (len(tail) - 1) / 2, statistics.mean(tail)
+        slope = (sum((i - mx) * (y - my) for i, y in enumerate(tail))
+                 / sum((i - mx) ** 2 for i in range(len(tail))))
+    rss_10 = rss_at[min(9, len(rss_at) - 1)] if rss_at else rss_start
 
     def pct(p):
         return lat[min(len(lat) - 1, int(round(p / 100 * (len(lat) - 1))))] if lat else float("nan")
@@ -162,6 +173,8 @@ def updates(url, graph, bbox, pid, segfile, seconds, token, speedfile):
           f"max_ms={lat[-1] if lat else float('nan'):.1f} "
           f"post_p50_ms={statistics.median(post_ms) if post_ms else float('nan'):.1f} "
           f"failed={failed} rss_start={rss_start} rss_peak={rss_peak} rss_end={rss_end} "
+          f"rss_10={rss_10} rss_last={rss_at[-1] if rss_at else rss_start} "
+          f"rss_slope={slope:.0f} "
           f"lines={len(segs)}")
 
 

@@ -440,37 +440,34 @@ static void find_range(void *ctx, uint64_t lo, uint64_t hi) {
 
 /* The arcs holding some segment of the speeds ks (graph/osmseg.h), ascending and distinct, into
  * *out (malloc'd); their count, or -1 when out of memory. */
-static int64_t arcs_of(const gp_graph *g, const gp_osmseg *ix, const keyset *ks, uint32_t **out) {
+static int64_t arcs_of(const gp_osmseg *ix, const keyset *ks, uint32_t **out) {
     const key3 *k = ks->k;
-    size_t nk = ks->n, n = 0;
-    unsigned char *mark = calloc(g->m ? g->m : 1, 1);
+    size_t nk = ks->n, n = 0, cap = 0;
     uint32_t *cnt = malloc(sizeof *cnt * (nk ? nk : 1)), *arcs = NULL;
     gp_osmseg_hit *hits = malloc(sizeof *hits * HITS * (nk ? nk : 1)), *more = NULL;
     uint32_t mcap = 0;
-    if (!mark || !cnt || !hits) goto oom;
+    if (!cnt || !hits) goto oom;
     find_job fj = {ix, k, cnt, hits};
     gp_parallel_for_dynamic(nk, nk >= 2048 ? 0 : 1, 0, find_range, &fj);
+    for (size_t i = 0; i < nk; i++) cap += cnt[i];
+    if (cap >= UINT32_MAX || !(arcs = malloc(sizeof *arcs * (cap ? cap : 1)))) goto oom;
     for (size_t i = 0; i < nk; i++) {
         const gp_osmseg_hit *h = hits + i * HITS;
         if (cnt[i] > HITS) { /* a segment on many arcs (restriction copies): all of them */
             if (segs_all(ix, k[i].a, k[i].b, &more, &mcap) == UINT32_MAX) goto oom;
             h = more;
         }
-        for (uint32_t x = 0; x < cnt[i]; x++) n += !mark[h[x].arc], mark[h[x].arc] = 1;
+        for (uint32_t x = 0; x < cnt[i]; x++) arcs[n++] = h[x].arc;
     }
-    arcs = malloc(sizeof *arcs * (n ? n : 1));
-    if (!arcs) goto oom;
-    n = 0; /* ascending: the marks in arc order */
-    for (uint32_t a = 0; a < g->m; a++)
-        if (mark[a]) arcs[n++] = a;
-    free(mark);
+    int64_t u = gp_sort_unique_u32(arcs, (uint32_t)n); /* ascending: as the CSR holds them */
+    if (u < 0) goto oom;
     free(cnt);
     free(hits);
     free(more);
     *out = arcs;
-    return (int64_t)n;
+    return u;
 oom:
-    free(mark);
+    free(arcs);
     free(cnt);
     free(hits);
     free(more);
@@ -491,9 +488,11 @@ typedef struct arc_job {
 static void arc_range(void *ctx, uint64_t lo, uint64_t hi) {
     arc_job *j = ctx;
     const gp_graph *g = j->g;
+    uint32_t u = lo < hi ? gp_graph_arc_tail(g, j->arcs[lo]) : 0;
     for (uint64_t i = lo; i < hi; i++) {
-        uint32_t a = j->arcs[i];
-        j->tail[i] = gp_graph_arc_tail(g, a);
+        uint32_t a = j->arcs[i]; /* ascending: the tail walks forward from the last one's */
+        while (g->row[u + 1] <= a) u++;
+        j->tail[i] = u;
         j->r[i] = (signed char)arc_weight(g, a, j->tail[i], g->col[a], j->sp, j->ks, &j->nw[i]);
     }
 }
@@ -734,7 +733,7 @@ static int traffic_apply(gp_engine *e, const gp_graph *g, const gp_speed_entry *
     gp_weights_copy(base, w, rw);
     if (nsk) {
         t_keys = gp_now();
-        nchg = arcs_of(base, ix, &sks, &chg);
+        nchg = arcs_of(ix, &sks, &chg);
         t_find = gp_now();
         if (nchg >= 0) {
             nw = malloc(sizeof *nw * 2 * (size_t)(nchg ? nchg : 1));
@@ -777,7 +776,12 @@ static int traffic_apply(gp_engine *e, const gp_graph *g, const gp_speed_entry *
         st->arcs_changed = (uint32_t)kept;
     }
     double t_arcs = gp_now();
-    g2 = gp_graph_reweight(base, w, rw, err);
+    /* the version from the base's and the arcs whose weight differs from it (ascending, each with
+     * its weight): the same weights give the same version without a pass over every weight */
+    uint64_t vh = base->hash;
+    for (int64_t i = 0; i < nchg; i++) vh = mix64(mix64(vh, chg[i]), w[chg[i]]);
+    if (nchg) vh = mix64(vh, 0x7370656564ULL);
+    g2 = gp_graph_reweight_versioned(base, w, rw, vh, err);
     w = rw = NULL; /* taken over */
     if (!g2) {
         rc = err ? err->code : GP_ENOMEM;

@@ -9,12 +9,16 @@
  * along the elimination-tree paths they touched, so a p2p query costs O(search space), not O(n).
  */
 #include "engine/cch_internal.h"
+#include "graph/parallel.h"
 
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 int gp_cch_threads(int threads) {
     if (threads <= 0) threads = gp_cpu_count();
@@ -50,6 +54,7 @@ typedef struct wbufs {
     uint64_t delta_base;
     uint64_t hash; /* the graph hash of the arrays' last user (its version's metric) */
     int pinned;    /* page-locked for the device (gp_cch.pinned) */
+    int warm;      /* no version's: gp_cch_warm_spare's */
 } wbufs;
 
 static void wbufs_free(wbufs *b, int whole) {
@@ -233,16 +238,16 @@ void gp_cch_free(void *pc) {
     /* never customized (a restore pending): arrays that are no version's, not a spare */
     int stale = c->pend != NULL;
     if (c->pend_owned) free((void *)c->pend);
-    wbufs set = {c->ofw, c->obw,   c->fw,     c->bw,         c->fmid,       c->bmid,
-                 c->wit, c->delta, c->ndelta, c->delta_base, c->graph_hash, c->pinned},
+    wbufs set = {c->ofw,   c->obw,    c->fw,         c->bw,         c->fmid,   c->bmid, c->wit,
+                 c->delta, c->ndelta, c->delta_base, c->graph_hash, c->pinned, 0},
           *b = NULL;
-    void *none = NULL;
     if (!stale && set.ofw && set.obw && set.fw && set.bw && set.fmid && set.bmid && set.wit &&
         (b = malloc(sizeof *b)) != NULL) {
         *b = set;
-        if (!__atomic_compare_exchange_n(&c->topo->spare, &none, b, 0, __ATOMIC_ACQ_REL,
-                                         __ATOMIC_ACQUIRE))
-            wbufs_free(b, 1); /* the topology has one already */
+        /* the latest freed set is the spare (the next version's predecessor is likely its
+         * successor, whose delta list leads back to it); one there before goes, a prepared one
+         * (gp_cch_warm_spare) too */
+        wbufs_free(__atomic_exchange_n(&c->topo->spare, b, __ATOMIC_ACQ_REL), 1);
     } else {
         wbufs_free(&set, 0); /* a partial set (out of memory in cch_over), or no memory */
     }
@@ -309,10 +314,12 @@ static int cch_over(gp_cch_topo *t, const gp_graph *g, const gp_graph *pg, gp_cc
         c->ofw = b->ofw, c->obw = b->obw, c->fw = b->fw, c->bw = b->bw;
         c->fmid = b->fmid, c->bmid = b->bmid, c->wit = b->wit;
         c->pinned = b->pinned;
-        c->reused = 1;
+        c->reused = !b->warm;
+        c->spare_gone = c->spare_warm = b->warm;
     } else {
         /* huge pages for all of them: a new metric (an exclude key) has no spare, and its 1 GB
          * (gen:1M with turn costs) faulted in 4 KiB pages took a third of its attach */
+        c->spare_gone = 1;
         c->ofw = gp_cch_big_malloc(m * 4);
         c->obw = gp_cch_big_malloc(m * 4);
         c->fw = gp_cch_big_malloc(m * 4);
@@ -361,6 +368,45 @@ static int cch_over(gp_cch_topo *t, const gp_graph *g, const gp_graph *pg, gp_cc
     }
     *out = c;
     return GP_OK;
+}
+
+static void *warm_main(void *arg) {
+    gp_cch_topo *t = arg;
+    size_t m = (size_t)t->m + 1;
+    (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10); /* below the requests */
+    wbufs *b = calloc(1, sizeof *b);
+    if (b && !__atomic_load_n(&t->spare, __ATOMIC_ACQUIRE)) {
+        b->warm = 1;
+        b->ofw = gp_cch_big_malloc(m * 4), b->obw = gp_cch_big_malloc(m * 4);
+        b->fw = gp_cch_big_malloc(m * 4), b->bw = gp_cch_big_malloc(m * 4);
+        b->fmid = gp_cch_big_malloc(m * 4), b->bmid = gp_cch_big_malloc(m * 4);
+        b->wit = gp_cch_big_malloc(m * 16);
+        void *none = NULL;
+        if (b->ofw && b->obw && b->fw && b->bw && b->fmid && b->bmid && b->wit) {
+            /* written once here, on this thread alone: the serving threads keep the CPUs */
+            void *a[7] = {b->ofw, b->obw, b->fw, b->bw, b->fmid, b->bmid, b->wit};
+            for (int i = 0; i < 7; i++) memset(a[i], 0, i < 6 ? m * 4 : m * 16);
+            if (__atomic_compare_exchange_n(&t->spare, &none, b, 0, __ATOMIC_ACQ_REL,
+                                            __ATOMIC_ACQUIRE))
+                b = NULL; /* the topology's now */
+        }
+    }
+    wbufs_free(b, 1); /* none made, or a freed version's came first */
+    __atomic_store_n(&t->warming, 0, __ATOMIC_RELEASE);
+    gp_cch_topo_unref(t);
+    return NULL;
+}
+
+void gp_cch_warm_spare(gp_cch_topo *t, uint64_t max_bytes) {
+    if (!t || (uint64_t)t->m * 40 > max_bytes || __atomic_load_n(&t->spare, __ATOMIC_ACQUIRE))
+        return;
+    int idle = 0;
+    if (!__atomic_compare_exchange_n(&t->warming, &idle, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        return;
+    __atomic_add_fetch(&t->refs, 1, __ATOMIC_ACQ_REL);
+    if (gp_thread_detached(warm_main, t) == 0) return;
+    __atomic_store_n(&t->warming, 0, __ATOMIC_RELEASE);
+    gp_cch_topo_unref(t);
 }
 
 int gp_cch_new(const gp_graph *g, int threads, gp_cch **out, gp_err *err) {

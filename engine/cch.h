@@ -58,6 +58,7 @@ typedef struct gp_cch_topo {
     int refs;              /* atomic */
     void *pool;            /* query workspaces (cch.c), shared by the gp_cchs over this topology */
     void *spare;           /* the weight arrays of a freed gp_cch over it, for the next (cch.c) */
+    int warming;           /* atomic: gp_cch_warm_spare's thread is filling spare */
 } gp_cch_topo;
 
 /* The arcs queries relax in one direction after perfect customization (gp_cch_perfect): per rank
@@ -115,6 +116,9 @@ typedef struct gp_cch {
     double restore_s, map_s; /* gp_cch_prepare's restore of a spare, its metric mapping */
     int pinned; /* the weight and witness arrays are page-locked (cch_cuda.c; unlocked when freed) */
     int reused; /* ... and came from the topology's spare (cch.c): a set in the cycle of versions */
+    int spare_gone; /* the topology's spare is empty since c's prepare (it took a prepared one, or
+                     * found none): gp_cch_warm_spare may fill it again */
+    int spare_warm; /* c's arrays were a prepared spare (gp_cch_warm_spare) */
     /* The edges whose original weights (ofw / obw) differ from prev's, ascending, set by
      * gp_cch_prepare(_from) when prev is set (mchg_ok 1; the metric is prev's but at these), so
      * that the partial pass seeds from them and the device scatters them instead of uploading the
@@ -199,6 +203,14 @@ uint64_t gp_cch_topo_bytes(const gp_cch_topo *t);
 int gp_cch_order_encode(const uint32_t *rank, const gp_graph *g, void **out, uint64_t *size,
                         gp_err *err);
 int gp_cch_order_decode(const gp_graph *g, const void *data, uint64_t size, gp_err *err);
+
+/* Fills topology t's spare (when it has none) on a thread of its own: one set of weight and
+ * witness arrays (40 bytes a CCH edge) allocated on huge pages and written once, so that the next
+ * gp_cch over t that no freed version gave its arrays to (a new exclude or vehicle metric, the
+ * first traffic version) copies its predecessor's into mapped pages instead of faulting in fresh
+ * ones (the copy of 1 GB on gen:1M with turn costs was the longest part of a new metric's
+ * attach). Not when a set is larger than max_bytes. */
+void gp_cch_warm_spare(gp_cch_topo *t, uint64_t max_bytes);
 
 /* Builds (or reuses from the cache) the topology for g and customizes it on the CPU with threads
  * workers (0 = all CPUs). */

@@ -41,6 +41,7 @@ gp_engine *gp_engine_new(const char *backend, int cpu_threads, const gp_cuda_opt
     e->cch_mode = GP_CCH_AUTO;
     e->cch_min_nodes = GP_CCH_MIN_NODES_DEFAULT;
     e->cch_perfect = GP_CCH_AUTO;
+    e->cch_spare_max = (uint64_t)GP_CCH_SPARE_MAX_MB << 20;
     e->cuda_device = cuda ? cuda->device : 0;
     e->cuda_devices[0] = e->cuda_device;
     e->turn_costs = 1;
@@ -149,6 +150,8 @@ int gp_engine_set_cch(gp_engine *e, const char *mode, uint32_t min_nodes, uint32
     gp_cch_set_max_tri_per_node(max_tri_per_node);
     return GP_OK;
 }
+
+void gp_engine_set_cch_spare(gp_engine *e, uint64_t max_mb) { e->cch_spare_max = max_mb << 20; }
 
 int gp_engine_set_cch_perfect(gp_engine *e, const char *mode, gp_err *err) {
     int m = cch_mode_of(mode);
@@ -342,6 +345,8 @@ static void attach_cch(gp_engine *e, gp_graph *g, const gp_graph *pred, int clos
         gp_err_clear(&err);
     }
     double perfect_start_s = gp_now() - t1 - cpu_s;
+    /* the next new metric over this topology finds its arrays mapped */
+    if (c->spare_gone) gp_cch_warm_spare(c->topo, e->cch_spare_max);
     g->cch = c;
     g->cch_free = gp_cch_free;
     int perfect_done = __atomic_load_n(&c->q, __ATOMIC_ACQUIRE) != NULL; /* may run meanwhile */

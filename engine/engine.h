@@ -34,6 +34,7 @@ typedef struct gp_engine {
     int cch_mode;           /* GP_CCH_OFF / AUTO / ON */
     uint32_t cch_min_nodes; /* auto: graphs with at least this many nodes */
     int cch_perfect;        /* GP_CCH_OFF / AUTO / ON: perfect customization (gp_cch_perfect) */
+    uint64_t cch_spare_max; /* bytes: topologies whose spare is kept filled (gp_cch_warm_spare) */
     int cuda_device;
     int ncuda_devices; /* cuda_devices in use (CUDA primary), cuda_devices[0] == cuda_device */
     int cuda_devices[GP_CUDA_MAX_DEVICES];
@@ -57,6 +58,11 @@ int gp_engine_set_cch(gp_engine *e, const char *mode, uint32_t min_nodes, uint32
  * query arcs (engine/cch.h gp_cch_perfect): "auto" (default) runs it in the background, the graph
  * answering over every arc meanwhile; "on" before the graph answers; "off" never. */
 int gp_engine_set_cch_perfect(gp_engine *e, const char *mode, gp_err *err);
+/* A CCH whose weight arrays (40 bytes a CCH edge) are at most max_mb MiB keeps a spare set
+ * allocated for its next version or metric (config cch_spare_max_mb; engine/cch.h
+ * gp_cch_warm_spare); 0 = never. */
+#define GP_CCH_SPARE_MAX_MB 2048
+void gp_engine_set_cch_spare(gp_engine *e, uint64_t max_mb);
 
 /* The CCH order method (config cch_order; process-wide, for the topologies built from then on):
  * "nd" (default: the parallel nested dissection, gp_cch_order_nd) or "metis" (one METIS_NodeND

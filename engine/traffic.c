@@ -662,16 +662,7 @@ static void trim_start(void) {
 #ifdef __GLIBC__
     int idle = 0;
     if (!atomic_compare_exchange_strong(&trimming, &idle, 1)) return;
-    pthread_t th;
-    pthread_attr_t at;
-    int ok = pthread_attr_init(&at) == 0;
-    if (ok && pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED) == 0 &&
-        pthread_create(&th, &at, trim_main, NULL) == 0) {
-        pthread_attr_destroy(&at);
-        return;
-    }
-    if (ok) pthread_attr_destroy(&at);
-    atomic_store(&trimming, 0);
+    if (gp_thread_detached(trim_main, NULL) != 0) atomic_store(&trimming, 0);
 #endif
 }
 

@@ -64,3 +64,15 @@ void gp_parallel_two(void (*fn)(void *task), void *a, void *b) {
     fn(b);
     pthread_join(t, NULL);
 }
+
+int gp_thread_detached(void *(*fn)(void *), void *arg) {
+    pthread_t th;
+    pthread_attr_t at;
+    if (pthread_attr_init(&at) != 0) return -1;
+    int rc = pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED) == 0 &&
+                     pthread_create(&th, &at, fn, arg) == 0
+                 ? 0
+                 : -1;
+    pthread_attr_destroy(&at);
+    return rc;
+}

@@ -31,6 +31,10 @@ void gp_parallel_for_dynamic(uint64_t n, int nthreads, uint64_t max_chunk,
  * thread can be started, runs fn(a) then fn(b) on the caller's. */
 void gp_parallel_two(void (*fn)(void *task), void *a, void *b);
 
+/* Runs fn(arg) on a detached thread of its own (background work that nobody waits for): 0, or -1
+ * when no thread could be started (fn is not run). */
+int gp_thread_detached(void *(*fn)(void *), void *arg);
+
 #ifdef __cplusplus
 }
 #endif

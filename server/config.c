@@ -211,6 +211,9 @@ static const gp_config_key keys[] = {
     {"traffic_ttl_s", L(traffic_ttl_s), "0", 0, 31536000,
      "Default expiry of traffic (POSTed and file sets) in seconds; a POST's ttl_s overrides it; "
      "0 = never expires."},
+    {"cch_spare_max_mb", L(cch_spare_max_mb), "2048", 0, 1L << 30,
+     "CCHs whose metric arrays (40 B a CCH edge) fit this many MiB keep a spare set mapped for "
+     "the next new metric (exclude, vehicle, first traffic version); 0 = never."},
     {"metric_cache_size", L(metric_cache_size), "16", 1, 4096,
      "Per-request metrics (exclude=, vehicle_* limits) kept customized, least recently used "
      "dropped first; each holds two weight arrays (and its turn graph's and CCH's)."},

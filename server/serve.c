@@ -250,6 +250,7 @@ int gp_serve_main(int argc, char **argv, void (*usage)(FILE *f)) {
                engine->cpu_reason);
     else GP_LOG(GP_LOG_INFO, "event=engine backend=%s", gp_engine_backend(engine));
     gp_metric_cache_size((unsigned)cfg->metric_cache_size);
+    gp_engine_set_cch_spare(engine, (uint64_t)cfg->cch_spare_max_mb);
     reg = gp_registry_new(engine);
     if (!reg) goto out;
     {

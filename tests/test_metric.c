@@ -12,10 +12,12 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "engine/cch.h"
 #include "engine/change.h"
 #include "engine/metric.h"
 #include "engine/snap.h"
 #include "graph/osm_profile.h"
+#include "graph/turns.h"
 #include "graph/snapshot.h"
 #include "storage/source.h"
 
@@ -125,6 +127,41 @@ static void test_literal_cch(void **state) {
     (void)state;
     literal("on", "on");
     literal("on", "off");
+}
+
+/* The topology's prepared spare (config cch_spare_max_mb): filled after the graph's CCH, taken by
+ * a new metric, filled again; none with 0. The answers are the same either way. */
+static void spare(uint64_t max_mb) {
+    gp_cch_cache_clear(); /* a new topology: no spare of an earlier test's versions */
+    gp_engine *e = engine("on", "on");
+    gp_engine_set_cch_spare(e, max_mb);
+    gp_graph *g = load(e, EX);
+    const gp_graph *tg = ((const gp_turns *)g->turns)->tg;
+    gp_cch_topo *t = ((const gp_cch *)tg->cch)->topo;
+    for (int i = 0; i < 500 && !__atomic_load_n(&t->spare, __ATOMIC_ACQUIRE); i++) usleep(10000);
+    assert_true(!__atomic_load_n(&t->spare, __ATOMIC_ACQUIRE) == !max_mb);
+    gp_metric_key k = ex(GP_OSM_CLASS_MOTORWAY);
+    assert_true(cost(e, g, &k, 101, 102) == 1508);
+    gp_err err = {0};
+    gp_graph *m = NULL;
+    assert_int_equal(gp_metric_get(e, g, &k, &m, &err), GP_OK); /* cached */
+    const gp_cch *mc = ((const gp_turns *)m->turns)->tg->cch;
+    assert_int_equal(mc->spare_warm, max_mb ? 1 : 0);
+    assert_int_equal(mc->spare_gone, 1);
+    for (int i = 0; i < 500 && !__atomic_load_n(&t->spare, __ATOMIC_ACQUIRE); i++) usleep(10000);
+    assert_true(!__atomic_load_n(&t->spare, __ATOMIC_ACQUIRE) == !max_mb); /* filled again */
+    k = ex(GP_OSM_CLASS_TOLL);
+    assert_true(cost(e, g, &k, 201, 202) == 1508);
+    gp_graph_unref(m);
+    gp_graph_unref(g);
+    gp_metric_cache_clear();
+    gp_engine_free(e);
+}
+
+static void test_warm_spare(void **state) {
+    (void)state;
+    spare(GP_CCH_SPARE_MAX_MB);
+    spare(0);
 }
 
 static void test_limit_tags(void **state) {
@@ -417,7 +454,7 @@ int main(void) {
         cmocka_unit_test(test_limit_tags),          cmocka_unit_test(test_exclude_lists),
         cmocka_unit_test(test_literal_dijkstra),    cmocka_unit_test(test_literal_cch),
         cmocka_unit_test(test_snapshot_limits),     cmocka_unit_test(test_new_version),
-        cmocka_unit_test(test_exact_liechtenstein),
+        cmocka_unit_test(test_exact_liechtenstein), cmocka_unit_test(test_warm_spare),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -52,7 +52,26 @@ static int field_text(const char *f, size_t fl, char *buf, size_t cap) {
     return 1;
 }
 
+/* A field of 1 to 18 decimal digits with an optional sign, spaces or tabs around (the common
+ * form, read without a copy): 1 with *out set, 0 for any other form (parse_id / parse_num read
+ * those as before, so the same fields are accepted). */
+static int plain_int(const char *f, size_t fl, int64_t *out) {
+    while (fl && (*f == ' ' || *f == '\t')) f++, fl--;
+    while (fl && (f[fl - 1] == ' ' || f[fl - 1] == '\t')) fl--;
+    int neg = fl && *f == '-';
+    if (fl && (*f == '-' || *f == '+')) f++, fl--;
+    if (!fl || fl > 18) return 0;
+    int64_t v = 0;
+    for (size_t i = 0; i < fl; i++) {
+        if (f[i] < '0' || f[i] > '9') return 0;
+        v = v * 10 + (f[i] - '0');
+    }
+    *out = neg ? -v : v;
+    return 1;
+}
+
 static int parse_id(const char *f, size_t fl, int64_t *out) {
+    if (plain_int(f, fl, out)) return 1;
     char buf[32], *end;
     if (!field_text(f, fl, buf, sizeof buf) || !buf[0]) return 0;
     errno = 0;
@@ -65,7 +84,12 @@ static int parse_id(const char *f, size_t fl, int64_t *out) {
 /* A finite number; blank_ok: an empty field is accepted (*blank = 1). */
 static int parse_num(const char *f, size_t fl, double *out, int blank_ok, int *blank) {
     char buf[64], *end;
+    int64_t iv;
     if (blank) *blank = 0;
+    if (plain_int(f, fl, &iv)) {
+        *out = (double)iv; /* exact: under 2^60 */
+        return 1;
+    }
     if (!field_text(f, fl, buf, sizeof buf)) return 0;
     if (!buf[0]) {
         if (blank) *blank = 1;

@@ -47,6 +47,15 @@ static void test_parse(void **st) {
     assert_true(sp[1].from == 2 && sp[1].to == 1 && sp[1].kmh == 0);
     assert_true(sp[2].kmh == 12.5 && sp[3].from == 5 && sp[4].from == -8);
     free(sp);
+    /* spaces and tabs around fields, signs, 19 digits, a speed in exponent form */
+    const char *sp2 = "\t10 , +11 ,\t42 \n9223372036854775807,-12,1e1\n";
+    assert_int_equal(gp_traffic_parse_speeds(sp2, strlen(sp2), &sp, &n, &err), GP_OK);
+    assert_int_equal(n, 2);
+    assert_true(sp[0].from == 10 && sp[0].to == 11 && sp[0].kmh == 42);
+    assert_true(sp[1].from == INT64_MAX && sp[1].to == -12 && sp[1].kmh == 10);
+    free(sp);
+    parse_fails(0, "1,2,5\n1 2,3,4\n", "line 2: the node ids");
+    parse_fails(0, "1,2,5\n1,2,--4\n", "line 2: speed_kmh");
     parse_fails(0, "1,2,5\n3,x,7\n", "line 2: the node ids");
     parse_fails(0, "1,2,5\n\n4,5\n", "line 3: expected from_osm_id");
     parse_fails(0, "1,2,-1\n", "line 1: speed_kmh");

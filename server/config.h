@@ -98,6 +98,7 @@ typedef struct gp_config {
     char turn_costs[8];
     long metric_cache_size;
     long cch_spare_max_mb;
+    long query_nice;
     long cch_min_nodes;
     long gpu_table_min_cells;
     long cch_max_triangles_per_node;

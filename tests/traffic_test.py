@@ -267,6 +267,33 @@ def newer_files_replace_and_cover(c):
     reset(c.d)
 
 
+def thread_nices(pid):
+    out = []
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                out.append(int(f.read().rsplit(")", 1)[1].split()[16]))  # field 19: nice
+        except (OSError, IndexError, ValueError):
+            pass
+    return out
+
+
+@test
+def requests_below_changes(c):
+    # the request threads run at query_nice (5 by default); a POST's file is applied on the
+    # traffic thread, at the server's priority, and answers as before
+    for _ in range(8):
+        route(c.d)
+    nices = thread_nices(c.d.proc.pid)
+    assert 5 in nices and 0 in nices, nices
+    _, v0 = route(c.d)
+    st, _, b = post(c.d, "speeds", "1,2,5\n")
+    assert st == 200 and b["previous_version"] == v0, b
+    got, ver = route(c.d)
+    assert got == DETOUR and ver == b["data_version"], (got, ver, b)
+    reset(c.d)
+
+
 @test
 def concurrent_updates_never_mix_versions(c):
     reset(c.d)

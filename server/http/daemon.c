@@ -47,7 +47,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -845,11 +847,22 @@ static enum MHD_Result copy_kv(void *cls, enum MHD_ValueKind kind, const char *k
     return c->failed ? MHD_NO : MHD_YES;
 }
 
+/* The request threads at query_nice (once each: Linux keeps a nice value per thread, and the
+ * threads a request starts inherit it), below the thread that applies changes (traffic). */
+static void query_priority(void) {
+    static __thread int done;
+    if (done) return;
+    done = 1;
+    if (srv.cfg && srv.cfg->query_nice > 0)
+        (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), (int)srv.cfg->query_nice);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_data_size, void **con_cls) {
     (void)cls;
     (void)version;
+    query_priority();
     gp_req *r = *con_cls;
     if (!r) { /* the URI callback could not allocate */
         r = req_new();

@@ -4,7 +4,9 @@
  * the graph) builds the metric again from the base's profile weights and every set in force
  * (engine/traffic.h gp_traffic_apply: a reweighted version, customized, never a rebuild) and
  * publishes it (gp_registry_replace). One mutex serializes the applies; a set is added only when
- * its version was published, so a refused file changes nothing.
+ * its version was published, so a refused file changes nothing. Every apply runs on the traffic
+ * thread (a POST hands its parsed set over and waits): at the server's priority, while the
+ * request threads run at query_nice.
  */
 #include "server/v1/traffic.h"
 
@@ -50,16 +52,32 @@ typedef struct tr_file {
     int seen; /* mtime read once */
 } tr_file;
 
+/* A POSTed set to apply, handed to the traffic thread (it runs at the server's priority, the
+ * request threads at query_nice: daemon.c), which answers in it. */
+typedef struct tr_job {
+    char graph[65];
+    tr_set s;
+    gp_traffic_stats st;
+    char prev[17], ver[17];
+    gp_err err;
+    double parse_ms;
+    int rc, done;
+    size_t unknown;
+} tr_job;
+
 static struct {
     pthread_mutex_t mu;
-    pthread_cond_t cv;
+    pthread_cond_t cv, done_cv;
+    tr_job *job;
     tr_graph g[MAX_GRAPHS];
     tr_file f[MAX_FILES];
     int nf;
     double poll_s;
     int running, stop;
     pthread_t th;
-} T = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+} T = {.mu = PTHREAD_MUTEX_INITIALIZER,
+       .cv = PTHREAD_COND_INITIALIZER,
+       .done_cv = PTHREAD_COND_INITIALIZER};
 
 static double wall(void) {
     struct timespec ts;
@@ -272,6 +290,21 @@ static cJSON *answer_doc(const char *graph, const char *prev, const char *ver,
     return o;
 }
 
+/* Applies job j's set (lock held): as a POST did on its own thread before. */
+static void run_job(tr_job *j) {
+    gp_err_clear(&j->err);
+    tr_graph *tg = find_graph(j->graph, 1);
+    if (tg) tg->parse_ms = j->parse_ms;
+    j->rc = tg ? add_and_apply(tg, &j->s, &j->st, j->prev, j->ver, &j->err)
+               : (set_free(&j->s), gp_err_set(&j->err, GP_ENOMEM, "too many graphs with traffic"));
+    j->unknown = j->rc == GP_OK ? tg->sets[tg->nsets - 1].unknown : 0;
+    if (tg && !tg->nsets && j->rc != GP_OK) {
+        gp_graph_unref(tg->owner);
+        memset(tg, 0, sizeof *tg);
+    }
+    j->done = 1;
+}
+
 static void post(gp_req *r, int kind) {
     const gp_config *cfg = gp_http_config();
     double ttl = (double)cfg->traffic_ttl_s;
@@ -309,19 +342,26 @@ static void post(gp_req *r, int kind) {
     s.applied_at = wall();
     s.expires_at = ttl > 0 ? s.applied_at + ttl : 0;
     size_t n = s.n;
-    gp_traffic_stats st;
-    char prev[17] = "", ver[17] = "";
+    tr_job j;
+    memset(&j, 0, sizeof j);
+    snprintf(j.graph, sizeof j.graph, "%s", gp_req_graph_name(r));
+    j.s = s;
+    j.parse_ms = t_parse;
     pthread_mutex_lock(&T.mu);
-    tr_graph *tg = find_graph(gp_req_graph_name(r), 1);
-    if (tg) tg->parse_ms = t_parse;
-    int rc = tg ? add_and_apply(tg, &s, &st, prev, ver, &err)
-                : (set_free(&s), gp_err_set(&err, GP_ENOMEM, "too many graphs with traffic"));
-    size_t unknown = rc == GP_OK ? tg->sets[tg->nsets - 1].unknown : 0;
-    if (tg && !tg->nsets && rc != GP_OK) {
-        gp_graph_unref(tg->owner);
-        memset(tg, 0, sizeof *tg);
+    if (T.running) { /* one job at a time, on the traffic thread */
+        while (T.job) pthread_cond_wait(&T.done_cv, &T.mu);
+        T.job = &j;
+        pthread_cond_broadcast(&T.cv);
+        while (!j.done) pthread_cond_wait(&T.done_cv, &T.mu);
+    } else {
+        run_job(&j);
     }
     pthread_mutex_unlock(&T.mu);
+    int rc = j.rc;
+    err = j.err;
+    gp_traffic_stats st = j.st;
+    char *prev = j.prev, *ver = j.ver;
+    size_t unknown = j.unknown;
     if (rc != GP_OK) {
         answer_err(r, &err);
         return;
@@ -533,6 +573,12 @@ static void *run(void *arg) {
     double next_files = 0;
     pthread_mutex_lock(&T.mu);
     while (!T.stop) {
+        if (T.job) { /* a POST waits for it */
+            run_job(T.job);
+            T.job = NULL;
+            pthread_cond_broadcast(&T.done_cv);
+            continue;
+        }
         double now = wall();
         if (T.poll_s > 0 && now >= next_files) {
             tick();
@@ -547,7 +593,7 @@ static void *run(void *arg) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         ts.tv_sec += 1;
-        pthread_cond_timedwait(&T.cv, &T.mu, &ts);
+        if (!T.job && !T.stop) pthread_cond_timedwait(&T.cv, &T.mu, &ts);
     }
     pthread_mutex_unlock(&T.mu);
     return NULL;
@@ -602,6 +648,11 @@ void gp_srv_traffic_stop(void) {
         T.running = 0;
     }
     pthread_mutex_lock(&T.mu);
+    if (T.job) { /* handed over as the thread stopped: its POST waits */
+        run_job(T.job);
+        T.job = NULL;
+        pthread_cond_broadcast(&T.done_cv);
+    }
     for (int i = 0; i < MAX_GRAPHS; i++) {
         tr_graph *tg = &T.g[i];
         for (int k = 0; k < tg->nsets; k++) set_free(&tg->sets[k]);

@@ -190,11 +190,15 @@ static int remove_sets(tr_graph *tg, int (*drop)(const tr_set *, const void *), 
     return removed;
 }
 
-/* The set view of sets[0..n) (engine/traffic.h); NULL when out of memory. */
+/* The set view of s (engine/traffic.h). */
+static gp_traffic_set view_of(const tr_set *s) {
+    return (gp_traffic_set){s->kind == KIND_TURNS, s->entries, s->n};
+}
+
+/* The set views of sets[0..n); NULL when out of memory. */
 static gp_traffic_set *set_view(const tr_set *sets, int n) {
-    gp_traffic_set *v = malloc(sizeof *v * (size_t)(n ? n : 1));
-    for (int i = 0; v && i < n; i++)
-        v[i] = (gp_traffic_set){sets[i].kind == KIND_TURNS, sets[i].entries, sets[i].n};
+    gp_traffic_set *v = malloc(sizeof *v * (size_t)(n > 0 ? n : 1));
+    for (int i = 0; v && i < n; i++) v[i] = view_of(&sets[i]);
     return v;
 }
 
@@ -203,22 +207,22 @@ static gp_traffic_set *set_view(const tr_set *sets, int n) {
  * out of its version, and removed once it is published. */
 static void mark_replaced(tr_graph *tg) {
     const int n = tg->nsets;
+    if (n < 2) return; /* no older set */
     const tr_set *s = &tg->sets[n - 1];
-    gp_traffic_set *all = set_view(tg->sets, n), *v = malloc(sizeof *v * (size_t)n);
+    gp_traffic_set *v = malloc(sizeof *v * (size_t)n);
     int *at = malloc(sizeof *at * (size_t)n), k = 0;
     unsigned char *drop = malloc((size_t)n), *cov = calloc((size_t)n, 1);
-    for (int i = 0; all && v && at && drop && cov && i < n - 1; i++) {
+    for (int i = 0; v && at && drop && cov && i < n - 1; i++) {
         const tr_set *o = &tg->sets[i];
         if (o->kind == s->kind &&
             (s->expires_at <= 0 || (o->expires_at > 0 && o->expires_at <= s->expires_at)))
-            at[k] = i, v[k] = all[i], drop[k++] = 1;
+            at[k] = i, v[k] = view_of(o), drop[k++] = 1;
     }
     if (k) { /* those against the newest alone: the others may expire sooner */
-        v[k] = all[n - 1], drop[k] = 0;
+        v[k] = view_of(s), drop[k] = 0;
         if (gp_traffic_covered(v, k + 1, drop, cov) >= 0)
             for (int j = 0; j < k; j++) tg->sets[at[j]].replaced = cov[j];
     }
-    free(all);
     free(v);
     free(at);
     free(drop);

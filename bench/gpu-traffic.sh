@@ -12,7 +12,8 @@
 #    server) against cached ones and plain routes;
 #  - OSRM v6 in the same run on the same file with the last speed file: MLD (osrm-extract,
 #    osrm-partition, osrm-customize, then osrm-customize --segment-speed-file, timed) and, when
-#    BENCH_OSRM_CH=1, CH (osrm-contract --segment-speed-file, timed; 665 s on the 1M map before).
+#    BENCH_OSRM_CH=1, CH (osrm-contract --segment-speed-file, timed; 665 s on the 1M map before);
+#    osrm-datastore after the customize (the reload osrm-routed -s answers from), timed.
 #   env: BUILD (build) or GPATH_BIN, GPATH_BACKEND (cuda), GPATH_COMMIT, BENCH_STATE_DIR
 #        (/tmp/gpath-traffic), OSRM_TARBALL (../shared/peers/osrm/osrm-v6.0.0-debian12-bin.tar.xz),
 #        BENCH_SECONDS (60), BENCH_CONNS (64), BENCH_FRACTION (0.01), BENCH_OSRM (1),
@@ -100,8 +101,10 @@ if [ "${BENCH_EXCLUDE:-1}" = 1 ]; then
   # Python runs without the bundle's LD_LIBRARY_PATH (PY): gpath gets it back through a wrapper
   printf '#!/bin/sh\nLD_LIBRARY_PATH="%s" exec "%s" "$@"\n' "${LD_LIBRARY_PATH:-}" "$BIN" >"$STATE/gpath-wrap"
   chmod +x "$STATE/gpath-wrap"
-  "${PY[@]}" bench/metric_first.py "$STATE/gpath-wrap" "osm:$map" --backend "$BACKEND" --log-level info >"$STATE/metric_first.txt" 2>&1 || true
-  ex=$(grep '^|' "$STATE/metric_first.txt" || true)
+  mlevel=info
+  [ "${BENCH_LOG_LEVEL:-warn}" = debug ] && mlevel=debug # each metric's attach phases, printed below the table
+  "${PY[@]}" bench/metric_first.py "$STATE/gpath-wrap" "osm:$map" --backend "$BACKEND" --log-level "$mlevel" >"$STATE/metric_first.txt" 2>&1 || true
+  ex=$(grep -E '^\||^    ' "$STATE/metric_first.txt" || true)
   [ -n "$ex" ] || ex="metric_first.py failed: $(tail -3 "$STATE/metric_first.txt")"
   {
     echo
@@ -129,6 +132,7 @@ if [ "${BENCH_OSRM:-1}" = 1 ] && [ -f "$TARBALL" ]; then
   t_pa=$(timed osrm-partition -t "$NPROC" "$STATE/mld/map.osrm")
   t_cu=$(timed osrm-customize -t "$NPROC" "$STATE/mld/map.osrm")
   t_cs=$(timed osrm-customize -t "$NPROC" --segment-speed-file "$STATE/speeds.csv" "$STATE/mld/map.osrm")
+  t_ds=$(timed osrm-datastore "$STATE/mld/map.osrm") # the reload that makes them answer
   t_ch=""
   if [ "${BENCH_OSRM_CH:-0}" = 1 ]; then
     t_ch=$(timed osrm-contract -t "$NPROC" --segment-speed-file "$STATE/speeds.csv" "$STATE/mld/map.osrm")
@@ -138,7 +142,7 @@ if [ "${BENCH_OSRM:-1}" = 1 ] && [ -f "$TARBALL" ]; then
     echo "OSRM v6 on the same file, the last speed file of the run ($NPROC threads; seconds, one run each):"
     echo "osrm-extract $t_ex s, osrm-partition $t_pa s, osrm-customize $t_cu s without traffic;"
     echo "**osrm-customize --segment-speed-file $t_cs s** (MLD: the new speeds answer only after this"
-    echo "and a reload, osrm-datastore or a restart of osrm-routed)${t_ch:+; osrm-contract --segment-speed-file $t_ch s (CH)}."
+    echo "and a reload: osrm-datastore $t_ds s, or a restart of osrm-routed)${t_ch:+; osrm-contract --segment-speed-file $t_ch s (CH)}."
     [ -z "$t_ch" ] && echo "CH not run (BENCH_OSRM_CH=0): osrm-contract took 665 s on this 1M map in an earlier run (bench/results/2026-11-28-NVIDIA-H100-80GB-HBM3-osrm-turns-gen1m.md)."
   } >>"$out"
   save

@@ -2,6 +2,7 @@
 #include "engine/metric.h"
 
 #include "graph/osm_profile.h"
+#include "graph/parallel.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -173,25 +174,38 @@ static void close_range(void *ctx, uint64_t lo, uint64_t hi) {
 }
 
 /* g's weights with the arcs closed under k at GP_W_CLOSED, as a reweighted version. */
+static inline uint64_t mix64(uint64_t h, uint64_t x) {
+    h ^= x + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    return h;
+}
+
+/* g's weights with the arcs closed under k at GP_W_CLOSED, as a reweighted version whose version
+ * follows from g's and k (no pass over the weights: the same key on the same graph, the same
+ * version). */
 static gp_graph *build(const gp_graph *g, const gp_metric_key *k, gp_err *err) {
     uint32_t m = g->m;
-    uint32_t *w = malloc(sizeof *w * (m ? m : 1)), *rw = malloc(sizeof *rw * (m ? m : 1));
+    uint32_t *w = gp_weights_alloc(m), *rw = gp_weights_alloc(m);
     if (!w || !rw) {
-        free(w);
-        free(rw);
+        gp_weights_release(w, m);
+        gp_weights_release(rw, m);
         gp_err_set(err, GP_ENOMEM, "out of memory for a metric of %u arcs", m);
         return NULL;
     }
-    memcpy(w, g->w, sizeof *w * m);
-    memcpy(rw, g->rw, sizeof *rw * m);
+    gp_weights_copy(g, w, rw);
     close_job j = {g, k, w, rw, 0};
     gp_parallel_for(g->n, m >= (1u << 18) ? 0 : 1, close_range, &j);
     if (!j.closed) { /* nothing to close: the graph itself answers */
-        free(w);
-        free(rw);
+        gp_weights_release(w, m);
+        gp_weights_release(rw, m);
         return gp_graph_ref((gp_graph *)g);
     }
-    gp_graph *h = gp_graph_reweight(g, w, rw, err);
+    uint64_t vh = mix64(g->hash, 0x6d6574726963ULL);
+    vh = mix64(vh, k->exclude);
+    for (int i = 0; i < GP_LIMITS; i++) vh = mix64(vh, (uint64_t)k->veh[i] << 8 | (unsigned)i);
+    gp_graph *h = gp_graph_reweight_versioned(g, w, rw, vh, err);
     if (h) h->closed = 1;
     return h;
 }
@@ -262,6 +276,34 @@ void gp_metric_cache_stats(uint64_t *b, uint64_t *h, unsigned *entries) {
     pthread_mutex_unlock(&mu);
 }
 
+/* The metric of key k on g, built and customized (make_job: in, then out). */
+typedef struct make_job {
+    gp_engine *e;
+    gp_graph *g;
+    const gp_metric_key *k;
+    gp_err *err;
+    gp_graph *h;
+    int rc;
+    double t0, t1; /* the build's start and end */
+} make_job;
+
+static void make(void *arg) {
+    make_job *j = arg;
+    j->t0 = gp_now();
+    gp_engine_hold_background(j->g, 1); /* g's perfect pass waits: every CPU for the metric */
+    j->h = build(j->g, j->k, j->err);
+    if (!j->h) j->rc = j->err ? j->err->code : GP_ENOMEM;
+    j->t1 = gp_now();
+    /* customized from g's CCH (its device state's diff path, as a cost change is): the metric
+     * differs from g only at the closed arcs */
+    if (j->h && j->h != j->g &&
+        (j->rc = gp_engine_attach_from(j->e, j->h, j->g, j->err)) != GP_OK) {
+        gp_graph_unref(j->h);
+        j->h = NULL;
+    }
+    gp_engine_hold_background(j->g, 0);
+}
+
 int gp_metric_get(gp_engine *e, gp_graph *g, const gp_metric_key *k, gp_graph **out, gp_err *err) {
     *out = NULL;
     if (gp_metric_key_empty(k)) {
@@ -277,19 +319,12 @@ int gp_metric_get(gp_engine *e, gp_graph *g, const gp_metric_key *k, gp_graph **
             pthread_mutex_unlock(&mu);
             return GP_OK;
         }
-    int rc = GP_OK;
-    double t0 = gp_now();
-    gp_engine_hold_background(g, 1); /* g's perfect pass waits: every CPU for the metric */
-    gp_graph *h = build(g, k, err);
-    if (!h) rc = err ? err->code : GP_ENOMEM;
-    double t1 = gp_now();
-    /* customized from g's CCH (its device state's diff path, as a cost change is): the metric
-     * differs from g only at the closed arcs */
-    if (h && h != g && (rc = gp_engine_attach_from(e, h, g, err)) != GP_OK) {
-        gp_graph_unref(h);
-        h = NULL;
-    }
-    gp_engine_hold_background(g, 0);
+    /* built at the server's priority, not the request thread's (graph/parallel.h) */
+    make_job j = {e, g, k, err, NULL, GP_OK, 0, 0};
+    gp_runner_run(make, &j);
+    int rc = j.rc;
+    gp_graph *h = j.h;
+    double t0 = j.t0, t1 = j.t1;
     if (h) {
         char kt[160];
         gp_metric_key_text(k, kt, sizeof kt);

@@ -128,6 +128,18 @@ void gp_log_set_request_id(const char *id) {
     tl_request_id[n] = '\0';
 }
 
+void gp_thread_ctx_save(gp_thread_ctx *c) {
+    c->deadline = tl_deadline;
+    c->deadline_set_at = tl_deadline_set_at;
+    memcpy(c->request_id, tl_request_id, sizeof c->request_id);
+}
+
+void gp_thread_ctx_restore(const gp_thread_ctx *c) {
+    tl_deadline = c->deadline;
+    tl_deadline_set_at = c->deadline_set_at;
+    memcpy(tl_request_id, c->request_id, sizeof tl_request_id);
+}
+
 void gp_log_write(int level, const char *fmt, ...) {
     static const char *names[] = {"error", "warn", "info", "debug"};
     char ts[32];

@@ -81,9 +81,12 @@ double gp_now(void);
 /* Online CPUs (at least 1): the one CPU count every module uses (graph/graph.c). */
 int gp_cpu_count(void);
 
-/* Runs fn(ctx, begin, end) over [0, n) split into contiguous chunks on up to nthreads worker
- * threads (0 = online CPUs, capped at 16; graph/graph.c). Falls back to one call on the caller's
- * thread for small n (under 65536 items a thread) or when threads cannot be started. */
+/* Runs fn(ctx, begin, end) over [0, n) split into nthreads contiguous chunks (one call each) on
+ * up to nthreads threads, the caller's among them (0 = online CPUs, capped at 16;
+ * graph/parallel.c): whichever thread runs takes the next chunk, and the call returns once every
+ * chunk is done, whether or not a thread it started has run yet. Falls back to one call on the
+ * caller's thread for small n (under 65536 items a thread), and to the caller's thread alone when
+ * threads cannot be started. */
 void gp_parallel_for(uint64_t n, int nthreads, void (*fn)(void *ctx, uint64_t begin, uint64_t end),
                      void *ctx);
 
@@ -114,6 +117,15 @@ void gp_deadline_cut_all(void);
  * this thread's deadline was set with; "the server is shutting down" once cut); returns
  * GP_ETIMEOUT. */
 int gp_deadline_error(gp_err *err);
+
+/* A thread's request context (its deadline, the time that was set, its log request id), to run a
+ * request's work on another thread as if on the request's (graph/parallel.h gp_runner_run). */
+typedef struct gp_thread_ctx {
+    double deadline, deadline_set_at;
+    char request_id[65];
+} gp_thread_ctx;
+void gp_thread_ctx_save(gp_thread_ctx *c);
+void gp_thread_ctx_restore(const gp_thread_ctx *c);
 
 #ifdef __cplusplus
 }

@@ -23,49 +23,9 @@ double gp_wall_now(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-typedef struct par_job {
-    void (*fn)(void *, uint64_t, uint64_t);
-    void *ctx;
-    uint64_t begin, end;
-} par_job;
-
-static void *par_main(void *arg) {
-    par_job *j = arg;
-    j->fn(j->ctx, j->begin, j->end);
-    return NULL;
-}
-
 int gp_cpu_count(void) {
     long c = sysconf(_SC_NPROCESSORS_ONLN);
     return c > 0 ? (c > 4096 ? 4096 : (int)c) : 1;
-}
-
-void gp_parallel_for(uint64_t n, int nthreads, void (*fn)(void *ctx, uint64_t begin, uint64_t end),
-                     void *ctx) {
-    if (nthreads <= 0) nthreads = gp_cpu_count();
-    if (nthreads > 16) nthreads = 16;
-    if ((uint64_t)nthreads > n / 65536) nthreads = (int)(n / 65536);
-    if (nthreads <= 1) {
-        if (n) fn(ctx, 0, n);
-        return;
-    }
-    par_job jobs[16];
-    pthread_t tids[16];
-    int started[16] = {0};
-    for (int t = 0; t < nthreads; t++) {
-        jobs[t].fn = fn;
-        jobs[t].ctx = ctx;
-        jobs[t].begin = n * (uint64_t)t / (uint64_t)nthreads;
-        jobs[t].end = n * (uint64_t)(t + 1) / (uint64_t)nthreads;
-    }
-    /* job 0 runs on this thread; a job whose thread cannot start also runs here */
-    for (int t = 1; t < nthreads; t++)
-        started[t] = pthread_create(&tids[t], NULL, par_main, &jobs[t]) == 0;
-    fn(ctx, jobs[0].begin, jobs[0].end);
-    for (int t = 1; t < nthreads; t++) {
-        if (started[t]) pthread_join(tids[t], NULL);
-        else fn(ctx, jobs[t].begin, jobs[t].end);
-    }
 }
 
 int gp_grow(void **p, uint64_t *cap, uint64_t need, size_t sz) {

@@ -7,6 +7,8 @@
  *
  * Both run part of the work on the caller's thread and fall back to running everything there
  * when threads cannot be started, so they never fail. Thread counts of 0 mean gp_cpu_count().
+ * The loops return when their items are done, not when every thread they started has run (on a
+ * loaded machine a new thread may wait milliseconds for a CPU; it then finds nothing left).
  */
 #ifndef GP_PARALLEL_H
 #define GP_PARALLEL_H
@@ -34,6 +36,18 @@ void gp_parallel_two(void (*fn)(void *task), void *a, void *b);
 /* Runs fn(arg) on a detached thread of its own (background work that nobody waits for): 0, or -1
  * when no thread could be started (fn is not run). */
 int gp_thread_detached(void *(*fn)(void *), void *arg);
+
+/* Work that every request waits for (a new per-request metric, a cost change), handed from
+ * threads that run at a lower priority (the server's request threads at query_nice) to threads
+ * that keep the priority of the one that started them:
+ *  - gp_runner_start starts n of them (call it before any thread lowers its priority; threads
+ *    inherit their creator's): 0, or -1 when none could be started;
+ *  - gp_runner_run runs fn(arg) on one of them and returns when it is done; on the caller's
+ *    thread when none runs, or when the caller is one of them;
+ *  - gp_runner_stop lets the queued work finish and stops them. */
+int gp_runner_start(int n);
+void gp_runner_run(void (*fn)(void *), void *arg);
+void gp_runner_stop(void);
 
 #ifdef __cplusplus
 }

@@ -212,8 +212,8 @@ static const gp_config_key keys[] = {
      "Default expiry of traffic (POSTed and file sets) in seconds; a POST's ttl_s overrides it; "
      "0 = never expires."},
     {"query_nice", L(query_nice), "5", 0, 19,
-     "Nice value of the request threads; traffic files are applied on a thread at the server's "
-     "priority, ahead of queries on saturated CPUs; 0 = the same priority."},
+     "Nice value of the request threads; traffic, new metrics and cost changes run on threads "
+     "at the server's priority, ahead of queries on saturated CPUs; 0 = the same priority."},
     {"cch_spare_max_mb", L(cch_spare_max_mb), "2048", 0, 1L << 30,
      "CCHs whose metric arrays (40 B a CCH edge) fit this many MiB keep a spare set mapped for "
      "the next new metric (exclude, vehicle, first traffic version); 0 = never."},

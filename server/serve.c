@@ -7,6 +7,7 @@
 #include "server/serve.h"
 
 #include "engine/metric.h"
+#include "graph/parallel.h"
 #include "server/config.h"
 #include "server/cache.h"
 #include "server/v1/mjobs.h"
@@ -44,6 +45,9 @@ static int loader_done;
  * load is cancelled at SIGTERM, but building a hierarchy (order, contraction) has no cancel
  * point, so the process does not wait for it. */
 #define LOADER_WAIT_S 1.0
+/* Threads that build new metrics and cost changes for the request threads (graph/parallel.h
+ * gp_runner_run): two, so that a cost change does not hold up a new exclude key. */
+#define RUNNERS 2
 
 static double hard_stop_at;
 static int hard_stop_code;
@@ -264,6 +268,10 @@ int gp_serve_main(int argc, char **argv, void (*usage)(FILE *f)) {
         GP_LOG(GP_LOG_ERROR, "event=storage_failed error=\"%s\"", err.msg);
         goto out;
     }
+    /* new metrics and cost changes at this thread's priority, the requests at query_nice */
+    if (cfg->query_nice > 0 && gp_runner_start(RUNNERS) != 0)
+        GP_LOG(GP_LOG_WARN, "event=runners_failed reason=\"no thread could be started: new "
+                            "metrics and cost changes run at query_nice\"");
     gp_http_startup_begin(cfg);
     http = gp_http_start(cfg, engine, reg, &err);
     if (!http) {
@@ -317,6 +325,7 @@ out:
     gp_srv_repair_stop();
     gp_srv_netops_stop(); /* job worker, cached routing tables (before the engine goes) */
     gp_srv_mjobs_stop();  /* the matrix job worker (a running job is recorded failed) */
+    gp_runner_stop();
     gp_srv_storage_stop();
     gp_metric_cache_clear(); /* the metrics' device state goes before the engine */
     gp_registry_free(reg);

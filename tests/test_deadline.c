@@ -4,6 +4,11 @@
  * Floyd-Warshall), the same operations answering normally with no deadline or an ample one, and the
  * engine never re-running a timed-out call on the CPU.
  *
+ * Work handed to a runner thread (graph/parallel.h gp_runner_run: new metrics and cost changes,
+ * off the request threads' lower priority) carries the request's deadline and log request id
+ * there, runs at the runners' priority, and runs on the caller's thread from a runner or when no
+ * runner runs.
+ *
  * The outcomes are certain, not timed: an "expired" deadline lies in the past before the call
  * starts, an "ample" one an hour ahead. Under ASan the expired runs also show that stopping early
  * leaks nothing (workspaces, threads, barriers).
@@ -14,6 +19,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +27,11 @@
 
 #include "engine/engine_lab.h"
 #include "engine/engine.h"
+#include "graph/parallel.h"
+
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 static gp_backend *cpu(int threads) {
     gp_err err;
@@ -263,9 +274,69 @@ static void test_engine_no_fallback(void **state) {
     gp_graph_unref(g);
 }
 
+typedef struct run_seen {
+    pthread_t self;
+    double deadline;
+    int nice;
+    int nested_inline; /* a gp_runner_run from the runner ran on the runner */
+} run_seen;
+
+static void seen_nested(void *arg) { *(pthread_t *)arg = pthread_self(); }
+
+static void seen(void *arg) {
+    run_seen *s = arg;
+    s->self = pthread_self();
+    s->deadline = gp_deadline_get();
+    errno = 0;
+    s->nice = getpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid));
+    pthread_t inner = 0;
+    gp_runner_run(seen_nested, &inner);
+    s->nested_inline = pthread_equal(inner, pthread_self());
+}
+
+static void *lowered_caller(void *arg) {
+    run_seen *s = arg;
+    /* as a request thread at query_nice (5 below the runners') */
+    int nice = getpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid)) + 5;
+    assert_int_equal(setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), nice), 0);
+    gp_deadline_set(123456.0);
+    gp_runner_run(seen, s);
+    gp_deadline_set(0);
+    return NULL;
+}
+
+static void test_runner(void **state) {
+    (void)state;
+    run_seen s = {0};
+    /* none started: on the caller's thread */
+    gp_runner_run(seen, &s);
+    assert_true(pthread_equal(s.self, pthread_self()));
+    int base = getpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid));
+    assert_int_equal(gp_runner_start(2), 0);
+    pthread_t t;
+    memset(&s, 0, sizeof s);
+    assert_int_equal(pthread_create(&t, NULL, lowered_caller, &s), 0);
+    pthread_join(t, NULL);
+    assert_false(pthread_equal(s.self, t));
+    assert_false(pthread_equal(s.self, pthread_self()));
+    assert_true(s.deadline == 123456.0); /* the caller's, carried */
+    assert_int_equal(s.nice, base);      /* the runners', not the caller's */
+    assert_true(s.nested_inline);
+    /* the runner forgets the request once done: its next job without a deadline sees none */
+    memset(&s, 0, sizeof s);
+    gp_runner_run(seen, &s);
+    assert_true(s.deadline == 0);
+    assert_false(pthread_equal(s.self, pthread_self()));
+    gp_runner_stop();
+    memset(&s, 0, sizeof s);
+    gp_runner_run(seen, &s); /* stopped: the caller's thread again */
+    assert_true(pthread_equal(s.self, pthread_self()));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_thread_local),
+        cmocka_unit_test(test_runner),
         cmocka_unit_test(test_cpu_ops),
         cmocka_unit_test(test_engine_no_fallback),
     };

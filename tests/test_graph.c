@@ -18,6 +18,7 @@
 #include <zlib.h>
 
 #include "graph/graph.h"
+#include "graph/parallel.h"
 #include "graph/spatial.h"
 #include "storage/source.h"
 
@@ -827,9 +828,65 @@ static void test_real_csv(void **state) {
     gp_graph_unref(g);
 }
 
+/* gp_parallel_for and gp_parallel_for_dynamic (graph/parallel.c): every item exactly once, the
+ * even split's chunks one call each with the same bounds as before, and many loops in a row (the
+ * job shared with threads that may start after the loop returned: ASan sees any use after free). */
+typedef struct count_job {
+    unsigned char *seen;
+    uint64_t calls, bad;
+    uint64_t n, parts;
+} count_job;
+
+static void count_range(void *ctx, uint64_t lo, uint64_t hi) {
+    count_job *j = ctx;
+    for (uint64_t i = lo; i < hi; i++) __atomic_add_fetch(&j->seen[i], 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&j->calls, 1, __ATOMIC_RELAXED);
+    if (j->parts) { /* the even split: lo and hi are bounds n k / parts */
+        int ok = 0;
+        for (uint64_t k = 0; k < j->parts; k++)
+            ok |= lo == j->n * k / j->parts && hi == j->n * (k + 1) / j->parts;
+        if (!ok) __atomic_add_fetch(&j->bad, 1, __ATOMIC_RELAXED);
+    }
+}
+
+static void test_parallel_loops(void **state) {
+    (void)state;
+    const uint64_t sizes[] = {0, 1, 7, 65536 * 2, 65536 * 4 + 3, 1000003};
+    for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
+        uint64_t n = sizes[s];
+        unsigned char *seen = calloc(n + 1, 1);
+        for (int threads = 0; threads <= 5; threads++) {
+            count_job j = {seen, 0, 0, n, 0};
+            memset(seen, 0, n + 1);
+            int t = threads ? threads : gp_cpu_count();
+            if (t > 16) t = 16;
+            if ((uint64_t)t > n / 65536) t = (int)(n / 65536);
+            j.parts = t > 1 ? (uint64_t)t : 0;
+            gp_parallel_for(n, threads, count_range, &j);
+            for (uint64_t i = 0; i < n; i++) assert_int_equal(seen[i], 1);
+            assert_int_equal(j.bad, 0);
+            assert_true(j.calls == (t > 1 ? (uint64_t)t : n ? 1 : 0));
+            count_job d = {seen, 0, 0, n, 0};
+            memset(seen, 0, n + 1);
+            gp_parallel_for_dynamic(n, threads, threads == 3 ? 5 : 0, count_range, &d);
+            for (uint64_t i = 0; i < n; i++) assert_int_equal(seen[i], 1);
+        }
+        free(seen);
+    }
+    unsigned char seen[200000];
+    for (int r = 0; r < 500; r++) {
+        count_job j = {seen, 0, 0, sizeof seen, 0};
+        memset(seen, 0, sizeof seen);
+        if (r & 1) gp_parallel_for(sizeof seen, 0, count_range, &j);
+        else gp_parallel_for_dynamic(sizeof seen, 4, 0, count_range, &j);
+        for (size_t i = 0; i < sizeof seen; i += 997) assert_int_equal(seen[i], 1);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_builder_small),
+        cmocka_unit_test(test_parallel_loops),
         cmocka_unit_test(test_builder_one_node_and_empty),
         cmocka_unit_test(test_idmap_sparse_ids),
         cmocka_unit_test(test_hash_and_refcount),

@@ -133,6 +133,19 @@ if [ "${BENCH_OSRM:-1}" = 1 ] && [ -f "$TARBALL" ]; then
   t_cu=$(timed osrm-customize -t "$NPROC" "$STATE/mld/map.osrm")
   t_cs=$(timed osrm-customize -t "$NPROC" --segment-speed-file "$STATE/speeds.csv" "$STATE/mld/map.osrm")
   t_ds=$(timed osrm-datastore "$STATE/mld/map.osrm") # the reload that makes them answer
+  [ "$t_ds" = failed ] && t_ds="failed ($(grep -v ' started at ' "$log" | tail -1 | tr -d '`|' | cut -c1-160))"
+  # the other reload: osrm-routed started again on the customized files, to its first route
+  rp=$(awk -v b="$bbox" 'BEGIN{split(b,a,","); printf "%.6f,%.6f;%.6f,%.6f", a[1]+(a[3]-a[1])*0.3, a[2]+(a[4]-a[2])*0.3, a[1]+(a[3]-a[1])*0.7, a[2]+(a[4]-a[2])*0.7}')
+  oport=$((gpath_port + 17))
+  s0=$(date +%s.%N)
+  LD_LIBRARY_PATH=$osrm/lib "$osrm/bin/osrm-routed" --algorithm mld -t "$NPROC" -i 127.0.0.1 -p "$oport" "$STATE/mld/map.osrm" >>"$log" 2>&1 &
+  opid=$!
+  if wait_http "http://127.0.0.1:$oport/route/v1/driving/$rp?overview=false" "$opid"; then
+    t_rs=$(awk -v a="$s0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}')
+  else
+    t_rs=failed
+  fi
+  stop_pid "$opid"
   t_ch=""
   if [ "${BENCH_OSRM_CH:-0}" = 1 ]; then
     t_ch=$(timed osrm-contract -t "$NPROC" --segment-speed-file "$STATE/speeds.csv" "$STATE/mld/map.osrm")
@@ -142,7 +155,7 @@ if [ "${BENCH_OSRM:-1}" = 1 ] && [ -f "$TARBALL" ]; then
     echo "OSRM v6 on the same file, the last speed file of the run ($NPROC threads; seconds, one run each):"
     echo "osrm-extract $t_ex s, osrm-partition $t_pa s, osrm-customize $t_cu s without traffic;"
     echo "**osrm-customize --segment-speed-file $t_cs s** (MLD: the new speeds answer only after this"
-    echo "and a reload: osrm-datastore $t_ds s, or a restart of osrm-routed)${t_ch:+; osrm-contract --segment-speed-file $t_ch s (CH)}."
+    echo "and a reload: osrm-datastore $t_ds s, or osrm-routed started again, $t_rs s to its first route)${t_ch:+; osrm-contract --segment-speed-file $t_ch s (CH)}."
     [ -z "$t_ch" ] && echo "CH not run (BENCH_OSRM_CH=0): osrm-contract took 665 s on this 1M map in an earlier run (bench/results/2026-11-28-NVIDIA-H100-80GB-HBM3-osrm-turns-gen1m.md)."
   } >>"$out"
   save

@@ -7,6 +7,7 @@
  * query arcs.
  */
 #include "engine/cch_internal.h"
+#include "graph/parallel.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -189,7 +190,10 @@ int gp_cch_map_metric_from(gp_cch *c, const gp_graph *g, const gp_cch *p, const 
     }
     j.chg = malloc(cap * 4);
     j.tails = tails;
-    if (j.chg && nt >= 0) gp_parallel_for((uint64_t)nt, nt >= 4096 ? 0 : 1, remap_listed, &j);
+    /* ~20k tails a speed file, each a few binary searches: every CPU (the even split needs 64k
+     * items a thread) */
+    if (j.chg && nt >= 0)
+        gp_parallel_for_dynamic((uint64_t)nt, nt >= 4096 ? 0 : 1, 0, remap_listed, &j);
     else if (j.chg) gp_parallel_for(g->n, g->m >= (1u << 18) ? 0 : 1, remap_nodes, &j);
     free(tails);
     if (!j.chg) return gp_err_set(err, GP_ENOMEM, "out of memory for the changed CCH edges");
@@ -270,7 +274,7 @@ static void restore_ranges(void *jv, uint64_t lo, uint64_t hi) {
 /* A delta of a device customization may list millions of edges: on all CPUs then. */
 void gp_cch_restore_from(gp_cch *c, const gp_cch *p, const uint32_t *delta, uint32_t n, int what) {
     restore_job j = {c, p, delta, what};
-    gp_parallel_for(n, n >= (1u << 16) ? 0 : 1, restore_ranges, &j);
+    gp_parallel_for_dynamic(n, n >= (1u << 14) ? 0 : 1, 0, restore_ranges, &j);
 }
 
 void gp_cch_restore_pending(gp_cch *c) {

@@ -13,7 +13,8 @@
 #  - OSRM v6 in the same run on the same file with the last speed file: MLD (osrm-extract,
 #    osrm-partition, osrm-customize, then osrm-customize --segment-speed-file, timed) and, when
 #    BENCH_OSRM_CH=1, CH (osrm-contract --segment-speed-file, timed; 665 s on the 1M map before);
-#    osrm-datastore after the customize (the reload osrm-routed -s answers from), timed.
+#    the reload: osrm-datastore when the package has it, and osrm-routed started again on the
+#    customized files to its first route, timed.
 #   env: BUILD (build) or GPATH_BIN, GPATH_BACKEND (cuda), GPATH_COMMIT, BENCH_STATE_DIR
 #        (/tmp/gpath-traffic), OSRM_TARBALL (../shared/peers/osrm/osrm-v6.0.0-debian12-bin.tar.xz),
 #        BENCH_SECONDS (60), BENCH_CONNS (64), BENCH_FRACTION (0.01), BENCH_OSRM (1),
@@ -132,8 +133,12 @@ if [ "${BENCH_OSRM:-1}" = 1 ] && [ -f "$TARBALL" ]; then
   t_pa=$(timed osrm-partition -t "$NPROC" "$STATE/mld/map.osrm")
   t_cu=$(timed osrm-customize -t "$NPROC" "$STATE/mld/map.osrm")
   t_cs=$(timed osrm-customize -t "$NPROC" --segment-speed-file "$STATE/speeds.csv" "$STATE/mld/map.osrm")
-  t_ds=$(timed osrm-datastore "$STATE/mld/map.osrm") # the reload that makes them answer
-  [ "$t_ds" = failed ] && t_ds="failed ($(grep -v ' started at ' "$log" | tail -1 | tr -d '`|' | cut -c1-160))"
+  if [ -x "$osrm/bin/osrm-datastore" ]; then # the reload that makes them answer (shared memory)
+    t_ds="$(timed osrm-datastore "$STATE/mld/map.osrm") s"
+    [ "$t_ds" = "failed s" ] && t_ds="failed ($(grep -v ' started at ' "$log" | tail -1 | tr -d '`|' | cut -c1-160))"
+  else
+    t_ds="not timed (not in this OSRM package)"
+  fi
   # the other reload: osrm-routed started again on the customized files, to its first route
   rp=$(awk -v b="$bbox" 'BEGIN{split(b,a,","); printf "%.6f,%.6f;%.6f,%.6f", a[1]+(a[3]-a[1])*0.3, a[2]+(a[4]-a[2])*0.3, a[1]+(a[3]-a[1])*0.7, a[2]+(a[4]-a[2])*0.7}')
   oport=$((gpath_port + 17))
@@ -155,7 +160,7 @@ if [ "${BENCH_OSRM:-1}" = 1 ] && [ -f "$TARBALL" ]; then
     echo "OSRM v6 on the same file, the last speed file of the run ($NPROC threads; seconds, one run each):"
     echo "osrm-extract $t_ex s, osrm-partition $t_pa s, osrm-customize $t_cu s without traffic;"
     echo "**osrm-customize --segment-speed-file $t_cs s** (MLD: the new speeds answer only after this"
-    echo "and a reload: osrm-datastore $t_ds s, or osrm-routed started again, $t_rs s to its first route)${t_ch:+; osrm-contract --segment-speed-file $t_ch s (CH)}."
+    echo "and a reload: osrm-datastore $t_ds, or osrm-routed started again, $t_rs s to its first route)${t_ch:+; osrm-contract --segment-speed-file $t_ch s (CH)}."
     [ -z "$t_ch" ] && echo "CH not run (BENCH_OSRM_CH=0): osrm-contract took 665 s on this 1M map in an earlier run (bench/results/2026-11-28-NVIDIA-H100-80GB-HBM3-osrm-turns-gen1m.md)."
   } >>"$out"
   save

@@ -87,7 +87,7 @@ f() { wrk_field "$1" "$2"; }
   fails=$(( $(f "$upd" failed) + $(f "$w" socket_errors) ))
   echo "| failed requests | $fails | wrk: $(f "$w" requests) requests, $(f "$w" rps) req/s, p50 $(f "$w" p50_ms) ms, p99 $(f "$w" p99_ms) ms, statuses $(f "$w" statuses), socket errors $(f "$w" socket_errors); updates failed $(f "$upd" failed) | $([ "$fails" = 0 ] && echo met || echo "not met") (0) |"
   echo "| server RSS, start -> end | $(mib "$(f "$upd" rss_start)") -> $(mib "$(f "$upd" rss_end)") MiB | peak $(mib "$(f "$upd" rss_peak)") MiB; end = after every POSTed file expired; GPU memory used ${gpu0:-?} -> ${gpu1:-?} MiB (whole device) | |"
-  echo "| server RSS, 10th update -> last, growth per update | $(mib "$(f "$upd" rss_10)") -> $(mib "$(f "$upd" rss_last)") MiB, $(awk -v b="$(f "$upd" rss_slope)" 'BEGIN{printf "%.1f", b/1048576}') MiB | least-squares slope over the updates after the 10th (the first ones allocate the spares and pools every later version reuses) | flat memory |"
+  echo "| server RSS, 10th update -> last, growth per update | $(mib "$(f "$upd" rss_10)") -> $(mib "$(f "$upd" rss_last)") MiB, $(awk -v b="$(f "$upd" rss_slope)" 'BEGIN{printf "%.1f", b/1048576}') MiB | least-squares slope over the updates after the 10th (the first ones allocate the spares and pools every later version reuses); over the second half alone $(awk -v b="$(f "$upd" rss_slope2)" 'BEGIN{printf "%.1f", b/1048576}') MiB | flat memory |"
 } >>"$out"
 {
   echo

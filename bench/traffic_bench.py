@@ -159,12 +159,16 @@ def updates(url, graph, bbox, pid, segfile, seconds, token, speedfile):
     lat.sort()
     # memory held per update: the least-squares slope of RSS over the updates after the 10th
     # (the first ones set up what every version reuses: spares, pools, page-locked buffers)
-    tail = rss_at[9:]
-    slope = 0.0
-    if len(tail) >= 2:
-        mx, my = (len(tail) - 1) / 2, statistics.mean(tail)
-        slope = (sum((i - mx) * (y - my) for i, y in enumerate(tail))
-                 / sum((i - mx) ** 2 for i in range(len(tail))))
+    def lsq(ys):
+        if len(ys) < 2:
+            return 0.0
+        mx, my = (len(ys) - 1) / 2, statistics.mean(ys)
+        return (sum((i - mx) * (y - my) for i, y in enumerate(ys))
+                / sum((i - mx) ** 2 for i in range(len(ys))))
+    slope = lsq(rss_at[9:])
+    # and over the second half alone: growth that slows down (allocator arenas settling) against
+    # growth that goes on (a leak) on a long run
+    slope2 = lsq(rss_at[len(rss_at) // 2:])
     rss_10 = rss_at[min(9, len(rss_at) - 1)] if rss_at else rss_start
 
     def pct(p):
@@ -174,7 +178,7 @@ def updates(url, graph, bbox, pid, segfile, seconds, token, speedfile):
           f"post_p50_ms={statistics.median(post_ms) if post_ms else float('nan'):.1f} "
           f"failed={failed} rss_start={rss_start} rss_peak={rss_peak} rss_end={rss_end} "
           f"rss_10={rss_10} rss_last={rss_at[-1] if rss_at else rss_start} "
-          f"rss_slope={slope:.0f} "
+          f"rss_slope={slope:.0f} rss_slope2={slope2:.0f} "
           f"lines={len(segs)}")
 
 

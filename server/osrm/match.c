@@ -16,6 +16,7 @@
 #include "graph/spatial.h"
 #include "server/config.h"
 #include "server/errors.h"
+#include "server/http/json.h"
 #include "server/osrm/internal.h"
 
 #include <math.h>
@@ -857,8 +858,8 @@ void gp_h_match_batch(gp_req *r) {
         size_t total = 0, cap = 4096;
         char *outb = malloc(cap);
         for (size_t i = 0; outb && i < nl; i++) {
-            char *s = cJSON_PrintUnformatted(res[i]);
-            size_t len = s ? strlen(s) : 0;
+            size_t len = 0;
+            char *s = gp_json_print(res[i], &len); /* cJSON_PrintUnformatted's bytes */
             if (total + len + 2 > cap) {
                 while (total + len + 2 > cap) cap *= 2;
                 char *nb = realloc(outb, cap);

@@ -343,37 +343,52 @@ static double accuracy(const gp_match_point *p, const gp_match_opts *o) {
     return isfinite(p->accuracy_m) && p->accuracy_m > 0 ? p->accuracy_m : o->sigma_m;
 }
 
-/* Up to o->max_candidates roads within the point's search radius into out; the count, or -1 with
- * err set (an invalid coordinate). */
+/* Taking the hits of one point's search as candidates: one per road. */
+typedef struct cand_take {
+    const gp_graph *g;
+    const gp_match_point *p;
+    cand_filter *f;
+    uint32_t *skip; /* f's */
+    gp_snap *out;
+    uint32_t k, max;
+} cand_take;
+
+static int cand_take_hit(void *ctx, const gp_seg_hit *h) {
+    cand_take *c = ctx;
+    gp_snap s;
+    gp_snap_from_hit(c->g, c->p->lon, c->p->lat, h, &s);
+    if (s.arc == GP_NONE) return 0;
+    c->skip[c->f->nskip++] = s.arc; /* the road, either way, is taken */
+    if (s.rarc != GP_NONE) c->skip[c->f->nskip++] = s.rarc;
+    c->out[c->k++] = s;
+    return c->k < c->max;
+}
+
+/* Up to o->max_candidates roads within the point's search radius into out, nearest first; the
+ * count, or -1 with err set (an invalid coordinate, out of memory). One walk of the segment index
+ * gives them (gp_segidx_nearest_each): the nearest road, then the nearest other road, and so on,
+ * as repeated gp_snap_point_if calls skipping the roads taken would. */
 static int candidates(const gp_graph *g, const gp_match_point *p, const gp_match_opts *o,
                       gp_snap *out, uint32_t *skip, gp_err *err) {
     double radius = o->radius_mult * accuracy(p, o);
     if (o->max_radius_m > 0 && radius > o->max_radius_m) radius = o->max_radius_m;
-    cand_filter f = {p, skip, 0};
-    uint32_t k = 0;
-    /* the first through gp_snap_point_if (it checks the coordinate and the graph), the next
-     * straight from the index: no error message built for the last, empty, look-up */
-    gp_snap s;
+    if (!(radius >= 0)) radius = 0;
+    const gp_segidx *x;
     gp_err e;
-    int rc = gp_snap_point_if(g, p->lon, p->lat, radius, cand_ok, &f, &s, &e);
+    int rc = gp_snap_index(g, p->lon, p->lat, &x, &e); /* the coordinate and the graph checked */
     if (rc == GP_ENOTFOUND) return 0;
     if (rc) {
         if (err) *err = e;
         return -1;
     }
-    const gp_segidx *x = gp_segidx_get(g, NULL); /* built by the call above */
-    while (k < o->max_candidates) {
-        if (k) {
-            gp_seg_hit h;
-            if (!gp_segidx_nearest_if(x, g, p->lon, p->lat, radius, cand_ok, &f, &h)) break;
-            gp_snap_from_hit(g, p->lon, p->lat, &h, &s);
-        }
-        if (s.arc == GP_NONE) break;
-        skip[f.nskip++] = s.arc;
-        if (s.rarc != GP_NONE) skip[f.nskip++] = s.rarc;
-        out[k++] = s;
+    if (!o->max_candidates) return 0;
+    cand_filter f = {p, skip, 0};
+    cand_take c = {g, p, &f, skip, out, 0, o->max_candidates};
+    if (gp_segidx_nearest_each(x, g, p->lon, p->lat, radius, cand_ok, &f, cand_take_hit, &c) < 0) {
+        gp_err_set(err, GP_ENOMEM, "out of memory finding a point's candidates");
+        return -1;
     }
-    return (int)k;
+    return (int)c.k;
 }
 
 /* ---- Viterbi ---- */

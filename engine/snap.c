@@ -27,8 +27,8 @@ int gp_snap_point(const gp_graph *g, double lon, double lat, double radius_m, gp
     return gp_snap_point_if(g, lon, lat, radius_m, NULL, NULL, out, err);
 }
 
-int gp_snap_point_if(const gp_graph *g, double lon, double lat, double radius_m, gp_seg_filter f,
-                     void *ctx, gp_snap *out, gp_err *err) {
+int gp_snap_index(const gp_graph *g, double lon, double lat, const gp_segidx **x, gp_err *err) {
+    *x = NULL;
     if (!valid_coord(lon, lat))
         return gp_err_set(err, GP_EINVAL,
                           "coordinate %.6f,%.6f is not a valid lon,lat (longitude -180..180, "
@@ -36,11 +36,20 @@ int gp_snap_point_if(const gp_graph *g, double lon, double lat, double radius_m,
                           lon, lat);
     if (!g->lon)
         return gp_err_set(err, GP_EINVAL, "graph %s has no coordinates to snap to", g->source);
-    const gp_segidx *x = gp_segidx_get(g, err);
-    if (!x) return err ? err->code : GP_ENOMEM;
-    if (!gp_segidx_pieces(x))
+    const gp_segidx *ix = gp_segidx_get(g, err);
+    if (!ix) return err ? err->code : GP_ENOMEM;
+    if (!gp_segidx_pieces(ix))
         return gp_err_set(err, GP_ENOTFOUND, "graph %s has no road segments with coordinates",
                           g->source);
+    *x = ix;
+    return GP_OK;
+}
+
+int gp_snap_point_if(const gp_graph *g, double lon, double lat, double radius_m, gp_seg_filter f,
+                     void *ctx, gp_snap *out, gp_err *err) {
+    const gp_segidx *x;
+    int rc = gp_snap_index(g, lon, lat, &x, err);
+    if (rc) return rc;
     if (!(radius_m >= 0)) radius_m = 0;
     gp_seg_hit h;
     if (!gp_segidx_nearest_if(x, g, lon, lat, radius_m, f, ctx, &h)) {

@@ -48,6 +48,10 @@ int gp_snap_point(const gp_graph *g, double lon, double lat, double radius_m, gp
  * nearest qualifying road within radius_m; GP_ENOTFOUND when none qualifies there. */
 int gp_snap_point_if(const gp_graph *g, double lon, double lat, double radius_m, gp_seg_filter f,
                      void *ctx, gp_snap *out, gp_err *err);
+/* The checks gp_snap_point_if makes before it searches: GP_OK with *x g's segment index
+ * (graph/segidx.h), else its code and err (GP_EINVAL for an invalid coordinate or a graph without
+ * coordinates, GP_ENOTFOUND for a graph without road segments, GP_ENOMEM). */
+int gp_snap_index(const gp_graph *g, double lon, double lat, const gp_segidx **x, gp_err *err);
 /* The snapped position of a segment index hit for the coordinate (lon, lat) asked for (what
  * gp_snap_point_if answers from the index's nearest qualifying piece). */
 void gp_snap_from_hit(const gp_graph *g, double lon, double lat, const gp_seg_hit *h, gp_snap *out);

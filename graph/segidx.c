@@ -407,10 +407,12 @@ static void arc_angles(const gp_graph *g, uint32_t a, uint32_t t, uint32_t k, do
     const double *sx, *sy;
     uint32_t ns = gp_graph_arc_shape(g, a, &sx, &sy);
     *before = *total = 0;
+    double pa[3], pb[3];
     for (uint32_t i = 0; i <= ns; i++) {
-        double alon, alat, blon, blat, pa[3], pb[3], c[3];
+        double alon, alat, blon, blat, c[3];
         piece_ends(g, a, t, i, &alon, &alat, &blon, &blat);
-        gp_unit_vec(alon, alat, pa);
+        if (i) memcpy(pa, pb, sizeof pa); /* a piece starts where the one before it ends */
+        else gp_unit_vec(alon, alat, pa);
         gp_unit_vec(blon, blat, pb);
         cross3(pa, pb, c);
         double ang = atan2(sqrt(dot3(c, c)), dot3(pa, pb));
@@ -424,36 +426,182 @@ int gp_segidx_nearest(const gp_segidx *x, const gp_graph *g, double lon, double 
     return gp_segidx_nearest_if(x, g, lon, lat, radius_m, NULL, NULL, out);
 }
 
-int gp_segidx_nearest_if(const gp_segidx *x, const gp_graph *g, double lon, double lat,
-                         double radius_m, gp_seg_filter f, void *ctx, gp_seg_hit *out) {
+/* The squared chord bound of a radius in metres (INFINITY: over any chord of the unit sphere). */
+static double radius_bound2(double radius_m) {
     double bound2 = 5.0; /* over any chord of the unit sphere (at most 2) squared */
     if (radius_m < INFINITY) {
         double ang = radius_m / GP_EARTH_RADIUS_M;
         double ch = ang >= 3.14159265358979323846 ? 2.0 : 2.0 * sin(ang * 0.5);
         bound2 = ch * ch * (1 + 1e-9) + 1e-18;
     }
-    query qr;
-    if (!nearest(g, x, lon, lat, bound2, f, ctx, &qr) || chord_m(qr.b.d2) > radius_m) return 0;
-    seg s = qr.b.s;
+    return bound2;
+}
+
+/* The hit of piece b.s, whose nearest point to the query is b: 0 when it lies past radius_m. */
+static int hit_of(const gp_graph *g, const best *b, double radius_m, gp_seg_hit *out) {
+    if (chord_m(b->d2) > radius_m) return 0;
+    seg s = b->s;
     out->arc = s.arc;
     out->tail = s.tail;
-    out->chord_m = chord_m(qr.b.d2);
-    if (qr.b.at_end) {
+    out->chord_m = chord_m(b->d2);
+    if (b->at_end) {
         /* exact coordinates of the end, free of the round trip through the unit vector */
         double alon, alat, blon, blat;
         piece_ends(g, s.arc, s.tail, s.piece, &alon, &alat, &blon, &blat);
-        out->lon = qr.b.at_end == 1 ? alon : blon;
-        out->lat = qr.b.at_end == 1 ? alat : blat;
+        out->lon = b->at_end == 1 ? alon : blon;
+        out->lat = b->at_end == 1 ? alat : blat;
     } else {
-        double z = qr.b.x[2];
+        double z = b->x[2];
         if (z > 1) z = 1;
         if (z < -1) z = -1;
         out->lat = asin(z) * RAD2DEG;
-        out->lon = atan2(qr.b.x[1], qr.b.x[0]) * RAD2DEG;
+        out->lon = atan2(b->x[1], b->x[0]) * RAD2DEG;
     }
     double before, total;
     arc_angles(g, s.arc, s.tail, s.piece, &before, &total);
-    double fr = total > 0 ? (before + qr.b.t) / total : 0;
+    double fr = total > 0 ? (before + b->t) / total : 0;
     out->frac = fr < 0 ? 0 : fr > 1 ? 1 : fr;
     return 1;
+}
+
+int gp_segidx_nearest_if(const gp_segidx *x, const gp_graph *g, double lon, double lat,
+                         double radius_m, gp_seg_filter f, void *ctx, gp_seg_hit *out) {
+    query qr;
+    if (!nearest(g, x, lon, lat, radius_bound2(radius_m), f, ctx, &qr)) return 0;
+    return hit_of(g, &qr.b, radius_m, out);
+}
+
+/* ---- pieces nearest first (gp_segidx_nearest_each) ----
+ * A best-first walk of the tree (Hjaltason & Samet's incremental nearest neighbours): one heap
+ * holds tree nodes keyed by their box's squared distance and pieces keyed by their own, the
+ * nearest on top, a node before a piece at the same key (it may hold a piece of the same
+ * distance and a lower arc), pieces at the same distance by arc, then piece. A piece on top is
+ * then nearer than everything not yet taken, in gp_segidx_nearest_if's order. */
+typedef struct near_item {
+    double d2;
+    uint32_t a, b; /* node: its range [a, b) of the pieces; piece: its index in the list */
+    uint64_t k;    /* node: its number; piece: UINT64_MAX */
+} near_item;
+
+typedef struct near_walk {
+    near_item *h;
+    size_t nh, cap;
+    best *p; /* the pieces met */
+    size_t np, pcap;
+    near_item h0[64];
+    best p0[32];
+} near_walk;
+
+/* 1 when item a comes before item b */
+static int near_before(const near_walk *w, const near_item *a, const near_item *b) {
+    if (a->d2 != b->d2) return a->d2 < b->d2;
+    int an = a->k != UINT64_MAX, bn = b->k != UINT64_MAX;
+    if (an || bn) return an > bn;
+    return seg_less(w->p[a->a].s, w->p[b->a].s);
+}
+
+/* Grows a buffer that starts in the walk itself (local) to hold one more of n items of size sz. */
+static int near_grow(void **buf, size_t *cap, size_t n, size_t sz, void *local) {
+    if (n < *cap) return 0;
+    size_t nc = 2 * *cap;
+    void *nb = *buf == local ? malloc(sz * nc) : realloc(*buf, sz * nc);
+    if (!nb) return -1;
+    if (*buf == local) memcpy(nb, local, sz * n);
+    *buf = nb;
+    *cap = nc;
+    return 0;
+}
+
+static int near_push(near_walk *w, near_item it) {
+    void *h = w->h;
+    if (near_grow(&h, &w->cap, w->nh, sizeof *w->h, w->h0)) return -1;
+    w->h = h;
+    size_t i = w->nh++;
+    while (i > 0 && near_before(w, &it, &w->h[(i - 1) / 2])) {
+        w->h[i] = w->h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    w->h[i] = it;
+    return 0;
+}
+
+static near_item near_pop(near_walk *w) {
+    near_item top = w->h[0], last = w->h[--w->nh];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= w->nh) break;
+        if (c + 1 < w->nh && near_before(w, &w->h[c + 1], &w->h[c])) c++;
+        if (!near_before(w, &w->h[c], &last)) break;
+        w->h[i] = w->h[c];
+        i = c;
+    }
+    if (w->nh) w->h[i] = last;
+    return top;
+}
+
+int gp_segidx_nearest_each(const gp_segidx *x, const gp_graph *g, double lon, double lat,
+                           double radius_m, gp_seg_filter f, void *fctx, gp_seg_each each,
+                           void *ectx) {
+    near_walk w;
+    w.h = w.h0;
+    w.cap = sizeof w.h0 / sizeof *w.h0;
+    w.p = w.p0;
+    w.pcap = sizeof w.p0 / sizeof *w.p0;
+    w.nh = w.np = 0;
+    double q[3], bound2 = radius_bound2(radius_m);
+    gp_unit_vec(lon, lat, q);
+    int given = 0, rc = 0;
+    if (x->cnt) {
+        double d = box_d2(x->box, q);
+        if (d <= bound2) rc = near_push(&w, (near_item){d, 0, x->cnt, 0});
+    }
+    while (!rc && w.nh) {
+        near_item it = near_pop(&w);
+        if (it.k == UINT64_MAX) { /* the nearest piece not yet given */
+            const best *b = &w.p[it.a];
+            double alon, alat, blon, blat;
+            piece_ends(g, b->s.arc, b->s.tail, b->s.piece, &alon, &alat, &blon, &blat);
+            if (f && !f(fctx, g, b->s.arc, b->s.tail, alon, alat, blon, blat)) continue;
+            gp_seg_hit hit;
+            if (!hit_of(g, b, radius_m, &hit)) break; /* the rest lie farther still */
+            given++;
+            if (!each(ectx, &hit)) break;
+            continue;
+        }
+        if (it.b - it.a <= LEAF) {
+            double pa[3], pb[3];
+            seg prev = {GP_NONE, GP_NONE, 0};
+            for (uint32_t i = it.a; i < it.b && !rc; i++) {
+                seg s = x->segs[i];
+                double alon, alat, blon, blat;
+                best b = {0, 1, s, {0, 0, 0}, 0, 0, 0};
+                piece_ends(g, s.arc, s.tail, s.piece, &alon, &alat, &blon, &blat);
+                /* the next piece of the same arc starts where the last one ended */
+                if (s.arc == prev.arc && s.piece == prev.piece + 1) memcpy(pa, pb, sizeof pa);
+                else gp_unit_vec(alon, alat, pa);
+                gp_unit_vec(blon, blat, pb);
+                prev = s;
+                b.d2 = piece_nearest(q, pa, pb, b.x, &b.t, &b.len, &b.at_end);
+                if (b.d2 > bound2) continue;
+                void *pp = w.p;
+                if (near_grow(&pp, &w.pcap, w.np, sizeof *w.p, w.p0)) {
+                    rc = -1;
+                    break;
+                }
+                w.p = pp;
+                w.p[w.np] = b;
+                rc = near_push(&w, (near_item){b.d2, (uint32_t)w.np++, 0, UINT64_MAX});
+            }
+            continue;
+        }
+        uint32_t mid = it.a + (it.b - it.a) / 2;
+        uint64_t kl = 2 * it.k + 1, kr = 2 * it.k + 2;
+        double dl = box_d2(x->box + 6 * kl, q), dr = box_d2(x->box + 6 * kr, q);
+        if (dl <= bound2) rc = near_push(&w, (near_item){dl, it.a, mid, kl});
+        if (!rc && dr <= bound2) rc = near_push(&w, (near_item){dr, mid, it.b, kr});
+    }
+    if (w.h != w.h0) free(w.h);
+    if (w.p != w.p0) free(w.p);
+    return rc ? -1 : given;
 }

@@ -56,6 +56,17 @@ typedef int (*gp_seg_filter)(void *ctx, const gp_graph *g, uint32_t arc, uint32_
  * first until one qualifies (OSRM's bearing filter chooses among them this way). */
 int gp_segidx_nearest_if(const gp_segidx *x, const gp_graph *g, double lon, double lat,
                          double radius_m, gp_seg_filter f, void *ctx, gp_seg_hit *out);
+/* Given each hit in turn: 1 for the next one, 0 to stop. */
+typedef int (*gp_seg_each)(void *ctx, const gp_seg_hit *hit);
+/* The pieces within radius_m that f accepts, nearest first (ties: the lowest arc, then piece),
+ * each given to each in turn until it returns 0 or none is left, from one search: f is asked
+ * about the pieces in that order, each after the hits before it were given, so a filter that
+ * rejects what each has taken (e.g. the roads already found) gets, hit by hit, what repeated
+ * gp_segidx_nearest_if calls with that filter would answer. Returns the hits given, or -1 when
+ * out of memory (a few pieces need none). */
+int gp_segidx_nearest_each(const gp_segidx *x, const gp_graph *g, double lon, double lat,
+                           double radius_m, gp_seg_filter f, void *fctx, gp_seg_each each,
+                           void *ectx);
 
 #ifdef __cplusplus
 }

@@ -96,6 +96,14 @@ static int search_alloc(search *s, uint32_t cap) {
     return 0;
 }
 
+/* s searches g (on its turn graph when g has turn costs). */
+static void search_on(search *s, const gp_graph *g) {
+    const gp_turns *turns = g->turns;
+    s->g = g;
+    s->turns = turns;
+    s->tg = turns ? turns->tg : NULL;
+}
+
 static void search_reset(search *s) {
     for (uint32_t i = 0; i < s->used; i++) s->key[s->touched[i]] = GP_NONE;
     s->used = 0;
@@ -578,10 +586,7 @@ int gp_match_table_alloc(gp_match_prep *pr, gp_err *err) {
 int gp_match_fill(const gp_graph *g, gp_match_prep *pr, const uint8_t *redo, gp_err *err) {
     search s;
     memset(&s, 0, sizeof s);
-    const gp_turns *turns = g->turns;
-    s.g = g;
-    s.tg = turns ? turns->tg : NULL;
-    s.turns = turns;
+    search_on(&s, g);
     int rc = GP_ENOMEM;
     if (table_alloc(pr) || search_alloc(&s, 1024)) goto done;
     size_t job = 0;
@@ -608,14 +613,11 @@ int gp_match_run(const gp_graph *g, const gp_match_point *p, const double *ts,
                  const gp_match_opts *o, const gp_match_prep *pr, gp_match *out, gp_err *err) {
     memset(out, 0, sizeof *out);
     uint32_t n = pr->n;
-    const gp_turns *turns = g->turns;
     search s;
     model md;
     memset(&s, 0, sizeof s);
     memset(&md, 0, sizeof md);
-    s.g = g;
-    s.tg = turns ? turns->tg : NULL;
-    s.turns = turns;
+    search_on(&s, g);
     uint32_t K = o->max_candidates ? o->max_candidates : 1;
     int rc = GP_ENOMEM;
     out->n = n;
@@ -717,22 +719,46 @@ int gp_match_trace(const gp_graph *g, const gp_match_point *p, uint32_t n, const
     return rc;
 }
 
+struct gp_match_search {
+    search s;
+};
+
+gp_match_search *gp_match_search_new(void) {
+    gp_match_search *ms = calloc(1, sizeof *ms);
+    if (ms && search_alloc(&ms->s, 1024)) {
+        search_free(&ms->s);
+        free(ms);
+        return NULL;
+    }
+    return ms;
+}
+
+void gp_match_search_free(gp_match_search *ms) {
+    if (!ms) return;
+    search_free(&ms->s);
+    free(ms);
+}
+
 int gp_match_route(const gp_graph *g, const gp_snap *a, const gp_snap *b, gp_snap_route *out,
                    gp_err *err) {
+    return gp_match_route_in(NULL, g, a, b, out, err);
+}
+
+int gp_match_route_in(gp_match_search *ms, const gp_graph *g, const gp_snap *a, const gp_snap *b,
+                      gp_snap_route *out, gp_err *err) {
     memset(out, 0, sizeof *out);
     out->dist = GP_INF;
     out->path.dist = GP_INF;
     out->first_arc = out->last_arc = GP_NONE;
     const gp_turns *turns = g->turns;
-    search s;
-    memset(&s, 0, sizeof s);
-    s.g = g;
-    s.tg = turns ? turns->tg : NULL;
-    s.turns = turns;
+    search own, *sp = ms ? &ms->s : &own; /* a search_run starts from a reset search */
+    if (!ms) memset(&own, 0, sizeof own);
+    search_on(sp, g);
     double w, m;
     uint32_t via = GP_NONE, tarc = GP_NONE, n = 0;
     int rc = GP_ENOMEM;
-    if (search_alloc(&s, 1024) || search_run(&s, a, b, 1, INFINITY, INFINITY, &w, &m, &via, &tarc))
+    if ((!ms && search_alloc(sp, 1024)) ||
+        search_run(sp, a, b, 1, INFINITY, INFINITY, &w, &m, &via, &tarc))
         goto done;
     rc = GP_ENOTFOUND;
     if (!isfinite(w)) goto done;
@@ -746,7 +772,7 @@ int gp_match_route(const gp_graph *g, const gp_snap *a, const gp_snap *b, gp_sna
         goto done;
     }
     /* the chain of settled nodes back to the start, and the arcs driven into them */
-    for (uint32_t v = via; v != GP_NONE; v = s.pn[slot_of(&s, v)]) n++;
+    for (uint32_t v = via; v != GP_NONE; v = sp->pn[slot_of(sp, v)]) n++;
     out->path.nodes = malloc(sizeof *out->path.nodes * n);
     uint32_t *arcs = malloc(sizeof *arcs * n); /* arcs[i]: the arc into chain node i */
     if (!out->path.nodes || !arcs) {
@@ -755,11 +781,11 @@ int gp_match_route(const gp_graph *g, const gp_snap *a, const gp_snap *b, gp_sna
         goto done;
     }
     uint32_t i = n;
-    for (uint32_t v = via; v != GP_NONE; v = s.pn[slot_of(&s, v)]) {
+    for (uint32_t v = via; v != GP_NONE; v = sp->pn[slot_of(sp, v)]) {
         i--;
-        arcs[i] = s.pa[slot_of(&s, v)];
+        arcs[i] = sp->pa[slot_of(sp, v)];
         /* turn graph: node v drives road arc gp_turns_arc(v) */
-        out->path.nodes[i] = s.tg ? g->col[gp_turns_arc(turns, v)] : v;
+        out->path.nodes[i] = sp->tg ? g->col[gp_turns_arc(turns, v)] : v;
     }
     out->first_arc = arcs[0]; /* the start's own arc, driven from the position to its head */
     memmove(arcs, arcs + 1, sizeof *arcs * (n - 1));
@@ -774,7 +800,7 @@ int gp_match_route(const gp_graph *g, const gp_snap *a, const gp_snap *b, gp_sna
     out->path.dist = net;
     rc = GP_OK;
 done:
-    search_free(&s);
+    if (!ms) search_free(&own);
     if (rc == GP_ENOMEM) gp_err_set(err, GP_ENOMEM, "out of memory routing a matched trace");
     else if (rc) gp_err_set(err, rc, "no route between the matched positions");
     if (rc) gp_snap_route_free(out);

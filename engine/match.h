@@ -114,6 +114,14 @@ void gp_match_prep_free(gp_match_prep *pr);
  * GP_OK, GP_ENOTFOUND when b cannot be reached, GP_ENOMEM. */
 int gp_match_route(const gp_graph *g, const gp_snap *a, const gp_snap *b, gp_snap_route *out,
                    gp_err *err);
+/* A search's memory for gp_match_route_in, kept between the calls of one thread (a trace's legs
+ * ask for one route each): gp_match_search_new is NULL when out of memory. */
+typedef struct gp_match_search gp_match_search;
+gp_match_search *gp_match_search_new(void);
+void gp_match_search_free(gp_match_search *s);
+/* gp_match_route searching in s's memory (NULL: its own, as gp_match_route): the same answer. */
+int gp_match_route_in(gp_match_search *s, const gp_graph *g, const gp_snap *a, const gp_snap *b,
+                      gp_snap_route *out, gp_err *err);
 
 #ifdef __cplusplus
 }

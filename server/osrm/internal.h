@@ -151,6 +151,10 @@ typedef struct gp_osrm_leg {
 /* Builds the leg of route rt between snapped positions a and b. -1 when out of memory. */
 int gp_osrm_leg_build(const gp_graph *g, const gp_snap *a, const gp_snap *b,
                       const gp_snap_route *rt, gp_osrm_leg *leg);
+/* gp_osrm_leg_build, without the leg's line (pts empty; the pieces' lengths and costs the same)
+ * when !points: for an answer that reads no line (!gp_osrm_opts_lines). */
+int gp_osrm_leg_build_lines(const gp_graph *g, const gp_snap *a, const gp_snap *b,
+                            const gp_snap_route *rt, int points, gp_osrm_leg *leg);
 void gp_osrm_leg_free(gp_osrm_leg *leg);
 /* Appends leg x to leg m (x is freed, also on failure); m ends where x ends. -1 when out of
  * memory (m is then freed too). */
@@ -171,6 +175,8 @@ typedef struct gp_osrm_route_opts {
     int continue_straight; /* -1 default (the profile's: true for car), 0 false, 1 true; the
                               legs follow it (gp_osrm_continue_straight) */
 } gp_osrm_route_opts;
+/* 1 when a route object under options o reads its legs' lines (overview, steps, annotations). */
+int gp_osrm_opts_lines(const gp_osrm_route_opts *o);
 /* The OSRM route object {geometry?, legs, weight_name, weight, duration, distance} of nleg legs. */
 cJSON *gp_osrm_route_json(const gp_osrm_req *q, const gp_osrm_leg *legs, size_t nleg,
                           const gp_osrm_route_opts *o);

@@ -282,9 +282,11 @@ static int is_waypoint(const match_opts *mo, uint32_t i) {
 }
 
 /* The legs of one matching through points idx[0..k): a leg per pair of consecutive points,
- * appended into one between waypoints. Returns the leg count, or -1 with f set. */
-static long matching_legs(const gp_osrm_req *q, const uint32_t *idx, uint32_t k,
-                          const match_opts *mo, const uint32_t *orig, gp_osrm_leg *legs, fail *f) {
+ * appended into one between waypoints (without their lines where q->no_points), the routes
+ * searched in ms (NULL: each its own memory). Returns the leg count, or -1 with f set. */
+static long matching_legs(const gp_osrm_req *q, gp_match_search *ms, const uint32_t *idx,
+                          uint32_t k, const match_opts *mo, const uint32_t *orig, gp_osrm_leg *legs,
+                          fail *f) {
     long nl = 0;
     for (uint32_t i = 0; i + 1 < k; i++) {
         const gp_snap *a = &q->snap[idx[i]], *b = &q->snap[idx[i + 1]];
@@ -293,12 +295,13 @@ static long matching_legs(const gp_osrm_req *q, const uint32_t *idx, uint32_t k,
         gp_osrm_leg leg;
         memset(&rt, 0, sizeof rt);
         /* the route the model scored; the engine's where that search cannot tell */
-        int rc = gp_match_route(q->g, a, b, &rt, &err);
+        int rc = gp_match_route_in(ms, q->g, a, b, &rt, &err);
         if (rc) {
             gp_snap_route_free(&rt);
             rc = gp_engine_route_snap(gp_http_engine(), q->g, a, b, GP_P2P_AUTO, &rt, &err);
         }
-        int bad = rc || rt.dist == GP_INF || gp_osrm_leg_build(q->g, a, b, &rt, &leg);
+        int bad = rc || rt.dist == GP_INF ||
+                  gp_osrm_leg_build_lines(q->g, a, b, &rt, !q->no_points, &leg);
         gp_snap_route_free(&rt);
         if (!bad && i > 0 && !is_waypoint(mo, orig[idx[i]])) {
             bad = gp_osrm_leg_append(&legs[nl - 1], &leg);
@@ -369,6 +372,7 @@ static cJSON *match_trace(const gp_osrm_req *base, const trace *t, const match_o
     double *ts = t->ts ? malloc(sizeof *ts * n) : NULL;
     gp_osrm_leg *legs = calloc(n, sizeof *legs);
     cJSON *o_json = NULL;
+    gp_match_search *ws = NULL;
     gp_match m;
     memset(&m, 0, sizeof m);
     if (!keep || !orig || !idx || !p || !bf || (t->ts && !ts) || !legs) {
@@ -394,6 +398,8 @@ static cJSON *match_trace(const gp_osrm_req *base, const trace *t, const match_o
     }
     gp_osrm_req q = *base; /* the trace's positions for the renderers */
     q.snap = m.snap;
+    q.no_points = !gp_osrm_opts_lines(&mo->ro);
+    ws = gp_match_search_new(); /* the legs' searches (NULL: each allocates its own) */
     o_json = cJSON_CreateObject();
     cJSON_AddStringToObject(o_json, "code", "Ok");
     cJSON *ms = cJSON_AddArrayToObject(o_json, "matchings");
@@ -406,7 +412,7 @@ static cJSON *match_trace(const gp_osrm_req *base, const trace *t, const match_o
         uint32_t c = 0;
         for (uint32_t i = 0; i < k; i++)
             if (m.matching[i] == mi) idx[c++] = i;
-        long nl = matching_legs(&q, idx, c, mo, orig, legs, f);
+        long nl = matching_legs(&q, ws, idx, c, mo, orig, legs, f);
         if (nl < 0) {
             free(wpi);
             goto out_err;
@@ -453,6 +459,7 @@ out_err:
     cJSON_Delete(o_json);
     o_json = NULL;
 out:
+    gp_match_search_free(ws);
     gp_match_free(&m);
     free(keep);
     free(orig);

@@ -92,8 +92,7 @@ void gp_h_osrm_route(gp_req *r) {
         goto out;
     }
     for (uint32_t i = 0; i < q.n; i++) order[i] = i;
-    q.no_points = !o.overview && !o.steps && !n_alt && !o.ann_duration && !o.ann_distance &&
-                  !o.ann_nodes && !o.ann_speed && !o.ann_weight && !o.ann_datasources;
+    q.no_points = !n_alt && !gp_osrm_opts_lines(&o);
     if (gp_osrm_route_legs(&q, order, q.n, gp_osrm_continue_straight(&q), legs)) {
         size_t nleg = q.n - 1;
         int oom = 0;

@@ -175,6 +175,16 @@ int gp_osrm_leg_build(const gp_graph *g, const gp_snap *a, const gp_snap *b,
     return leg_build(g, a, b, rt, leg, 1);
 }
 
+int gp_osrm_leg_build_lines(const gp_graph *g, const gp_snap *a, const gp_snap *b,
+                            const gp_snap_route *rt, int points, gp_osrm_leg *leg) {
+    return leg_build(g, a, b, rt, leg, points);
+}
+
+int gp_osrm_opts_lines(const gp_osrm_route_opts *o) {
+    return o->overview || o->steps || o->ann_duration || o->ann_distance || o->ann_nodes ||
+           o->ann_speed || o->ann_weight || o->ann_datasources;
+}
+
 void gp_osrm_leg_free(gp_osrm_leg *leg) {
     if (!leg) return;
     gp_pts_free(&leg->pts);

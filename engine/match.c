@@ -377,7 +377,7 @@ static int cand_take_hit(void *ctx, const gp_seg_hit *h) {
  * gives them (gp_segidx_nearest_each): the nearest road, then the nearest other road, and so on,
  * as repeated gp_snap_point_if calls skipping the roads taken would. */
 static int candidates(const gp_graph *g, const gp_match_point *p, const gp_match_opts *o,
-                      gp_snap *out, uint32_t *skip, gp_err *err) {
+                      gp_snap *out, uint32_t *skip, gp_seg_memo *memo, gp_err *err) {
     double radius = o->radius_mult * accuracy(p, o);
     if (o->max_radius_m > 0 && radius > o->max_radius_m) radius = o->max_radius_m;
     if (!(radius >= 0)) radius = 0;
@@ -392,7 +392,8 @@ static int candidates(const gp_graph *g, const gp_match_point *p, const gp_match
     if (!o->max_candidates) return 0;
     cand_filter f = {p, skip, 0};
     cand_take c = {g, p, &f, skip, out, 0, o->max_candidates};
-    if (gp_segidx_nearest_each(x, g, p->lon, p->lat, radius, cand_ok, &f, cand_take_hit, &c) < 0) {
+    if (gp_segidx_nearest_each(x, g, p->lon, p->lat, radius, cand_ok, &f, cand_take_hit, &c, memo) <
+        0) {
         gp_err_set(err, GP_ENOMEM, "out of memory finding a point's candidates");
         return -1;
     }
@@ -528,10 +529,11 @@ int gp_match_prepare(const gp_graph *g, const gp_match_point *p, uint32_t n, con
     pr->mb = malloc(sizeof *pr->mb * (n ? n : 1));
     pr->tab = malloc(sizeof *pr->tab * (n ? n : 1));
     uint32_t *skip = malloc(sizeof *skip * 2 * K);
-    if (!pr->off || !pr->c || !pr->wb || !pr->mb || !pr->tab || !skip) goto fail;
+    gp_seg_memo *memo = calloc(1, sizeof *memo); /* the trace's points meet the same arcs */
+    if (!pr->off || !pr->c || !pr->wb || !pr->mb || !pr->tab || !skip || !memo) goto fail;
     pr->off[0] = 0;
     for (uint32_t t = 0; t < n; t++) {
-        int k = candidates(g, &p[t], o, pr->c + pr->off[t], skip, err);
+        int k = candidates(g, &p[t], o, pr->c + pr->off[t], skip, memo, err);
         if (k < 0) {
             rc = err ? err->code : GP_EINVAL;
             goto fail;
@@ -564,6 +566,8 @@ int gp_match_prepare(const gp_graph *g, const gp_match_point *p, uint32_t n, con
     rc = GP_OK;
 fail:
     free(skip);
+    gp_seg_memo_free(memo);
+    free(memo);
     if (rc == GP_ENOMEM)
         gp_err_set(err, GP_ENOMEM, "out of memory matching a trace of %u points", n);
     if (rc) gp_match_prep_free(pr);

@@ -401,6 +401,17 @@ static int nearest(const gp_graph *g, const gp_segidx *x, double lon, double lat
     return qr->b.found;
 }
 
+/* The angle of piece i of arc a (tail t), given the unit vector pa of its start: pb becomes its
+ * end's (the next piece's start). */
+static double piece_angle(const gp_graph *g, uint32_t a, uint32_t t, uint32_t i, const double pa[3],
+                          double pb[3]) {
+    double alon, alat, blon, blat, c[3];
+    piece_ends(g, a, t, i, &alon, &alat, &blon, &blat);
+    gp_unit_vec(blon, blat, pb);
+    cross3(pa, pb, c);
+    return atan2(sqrt(dot3(c, c)), dot3(pa, pb));
+}
+
 /* The angle along arc a (tail t) of its pieces before piece k, and its whole length. */
 static void arc_angles(const gp_graph *g, uint32_t a, uint32_t t, uint32_t k, double *before,
                        double *total) {
@@ -408,17 +419,50 @@ static void arc_angles(const gp_graph *g, uint32_t a, uint32_t t, uint32_t k, do
     uint32_t ns = gp_graph_arc_shape(g, a, &sx, &sy);
     *before = *total = 0;
     double pa[3], pb[3];
+    gp_unit_vec(g->lon[t], g->lat[t], pa);
     for (uint32_t i = 0; i <= ns; i++) {
-        double alon, alat, blon, blat, c[3];
-        piece_ends(g, a, t, i, &alon, &alat, &blon, &blat);
-        if (i) memcpy(pa, pb, sizeof pa); /* a piece starts where the one before it ends */
-        else gp_unit_vec(alon, alat, pa);
-        gp_unit_vec(blon, blat, pb);
-        cross3(pa, pb, c);
-        double ang = atan2(sqrt(dot3(c, c)), dot3(pa, pb));
+        double ang = piece_angle(g, a, t, i, pa, pb);
+        memcpy(pa, pb, sizeof pa); /* a piece starts where the one before it ends */
         if (i < k) *before += ang;
         *total += ang;
     }
+}
+
+void gp_seg_memo_free(gp_seg_memo *m) {
+    if (!m) return;
+    for (int i = 0; i < GP_SEG_MEMO; i++) free(m->cum[i]);
+    memset(m, 0, sizeof *m);
+}
+
+/* arc_angles through memo m (NULL: none); the sums are arc_angles' own, added in its order. */
+static void arc_angles_memo(const gp_graph *g, gp_seg_memo *m, uint32_t a, uint32_t t, uint32_t k,
+                            double *before, double *total) {
+    const double *sx, *sy;
+    uint32_t ns = gp_graph_arc_shape(g, a, &sx, &sy), i = a % GP_SEG_MEMO;
+    if (m && !(m->n[i] && m->arc[i] == a)) { /* the slot takes this arc */
+        m->n[i] = 0;
+        if (m->cap[i] < ns + 2) {
+            double *c = realloc(m->cum[i], sizeof *c * (ns + 2));
+            if (c) m->cum[i] = c, m->cap[i] = ns + 2;
+        }
+        if (m->cap[i] >= ns + 2) {
+            double pa[3], pb[3], *c = m->cum[i];
+            gp_unit_vec(g->lon[t], g->lat[t], pa);
+            c[0] = 0;
+            for (uint32_t j = 0; j <= ns; j++) {
+                c[j + 1] = c[j] + piece_angle(g, a, t, j, pa, pb);
+                memcpy(pa, pb, sizeof pa);
+            }
+            m->arc[i] = a;
+            m->n[i] = ns + 1;
+        }
+    }
+    if (!m || !m->n[i]) {
+        arc_angles(g, a, t, k, before, total);
+        return;
+    }
+    *before = m->cum[i][k];
+    *total = m->cum[i][ns + 1];
 }
 
 int gp_segidx_nearest(const gp_segidx *x, const gp_graph *g, double lon, double lat,
@@ -438,7 +482,8 @@ static double radius_bound2(double radius_m) {
 }
 
 /* The hit of piece b.s, whose nearest point to the query is b: 0 when it lies past radius_m. */
-static int hit_of(const gp_graph *g, const best *b, double radius_m, gp_seg_hit *out) {
+static int hit_of(const gp_graph *g, const best *b, double radius_m, gp_seg_memo *memo,
+                  gp_seg_hit *out) {
     if (chord_m(b->d2) > radius_m) return 0;
     seg s = b->s;
     out->arc = s.arc;
@@ -458,7 +503,7 @@ static int hit_of(const gp_graph *g, const best *b, double radius_m, gp_seg_hit 
         out->lon = atan2(b->x[1], b->x[0]) * RAD2DEG;
     }
     double before, total;
-    arc_angles(g, s.arc, s.tail, s.piece, &before, &total);
+    arc_angles_memo(g, memo, s.arc, s.tail, s.piece, &before, &total);
     double fr = total > 0 ? (before + b->t) / total : 0;
     out->frac = fr < 0 ? 0 : fr > 1 ? 1 : fr;
     return 1;
@@ -468,7 +513,7 @@ int gp_segidx_nearest_if(const gp_segidx *x, const gp_graph *g, double lon, doub
                          double radius_m, gp_seg_filter f, void *ctx, gp_seg_hit *out) {
     query qr;
     if (!nearest(g, x, lon, lat, radius_bound2(radius_m), f, ctx, &qr)) return 0;
-    return hit_of(g, &qr.b, radius_m, out);
+    return hit_of(g, &qr.b, radius_m, NULL, out);
 }
 
 /* ---- pieces nearest first (gp_segidx_nearest_each) ----
@@ -542,7 +587,7 @@ static near_item near_pop(near_walk *w) {
 
 int gp_segidx_nearest_each(const gp_segidx *x, const gp_graph *g, double lon, double lat,
                            double radius_m, gp_seg_filter f, void *fctx, gp_seg_each each,
-                           void *ectx) {
+                           void *ectx, gp_seg_memo *memo) {
     near_walk w;
     w.h = w.h0;
     w.cap = sizeof w.h0 / sizeof *w.h0;
@@ -564,7 +609,7 @@ int gp_segidx_nearest_each(const gp_segidx *x, const gp_graph *g, double lon, do
             piece_ends(g, b->s.arc, b->s.tail, b->s.piece, &alon, &alat, &blon, &blat);
             if (f && !f(fctx, g, b->s.arc, b->s.tail, alon, alat, blon, blat)) continue;
             gp_seg_hit hit;
-            if (!hit_of(g, b, radius_m, &hit)) break; /* the rest lie farther still */
+            if (!hit_of(g, b, radius_m, memo, &hit)) break; /* the rest lie farther still */
             given++;
             if (!each(ectx, &hit)) break;
             continue;

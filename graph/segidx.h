@@ -56,17 +56,30 @@ typedef int (*gp_seg_filter)(void *ctx, const gp_graph *g, uint32_t arc, uint32_
  * first until one qualifies (OSRM's bearing filter chooses among them this way). */
 int gp_segidx_nearest_if(const gp_segidx *x, const gp_graph *g, double lon, double lat,
                          double radius_m, gp_seg_filter f, void *ctx, gp_seg_hit *out);
+/* Arcs' lengths along their pieces as gp_segidx_nearest_each's hits need them (each hit's
+ * fraction along its arc), kept for the arcs met last: hits on the same arcs again (the
+ * consecutive points of a GPS trace) reuse them, the same numbers. Zeroed before its first use,
+ * gp_seg_memo_free after the last. */
+#define GP_SEG_MEMO 64
+typedef struct gp_seg_memo {
+    uint32_t arc[GP_SEG_MEMO]; /* the arc a slot holds */
+    uint32_t n[GP_SEG_MEMO];   /* its pieces + 1 (0: the slot is empty) */
+    uint32_t cap[GP_SEG_MEMO]; /* cum's room */
+    double *cum[GP_SEG_MEMO];  /* the angles of its first i pieces summed, i = 0 .. pieces */
+} gp_seg_memo;
+void gp_seg_memo_free(gp_seg_memo *m);
+
 /* Given each hit in turn: 1 for the next one, 0 to stop. */
 typedef int (*gp_seg_each)(void *ctx, const gp_seg_hit *hit);
 /* The pieces within radius_m that f accepts, nearest first (ties: the lowest arc, then piece),
  * each given to each in turn until it returns 0 or none is left, from one search: f is asked
  * about the pieces in that order, each after the hits before it were given, so a filter that
  * rejects what each has taken (e.g. the roads already found) gets, hit by hit, what repeated
- * gp_segidx_nearest_if calls with that filter would answer. Returns the hits given, or -1 when
- * out of memory (a few pieces need none). */
+ * gp_segidx_nearest_if calls with that filter would answer. memo: NULL, or the arcs met before
+ * (see gp_seg_memo). Returns the hits given, or -1 when out of memory (a few pieces need none). */
 int gp_segidx_nearest_each(const gp_segidx *x, const gp_graph *g, double lon, double lat,
                            double radius_m, gp_seg_filter f, void *fctx, gp_seg_each each,
-                           void *ectx);
+                           void *ectx, gp_seg_memo *memo);
 
 #ifdef __cplusplus
 }

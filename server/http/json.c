@@ -172,6 +172,25 @@ static void value(jbuf *b, const cJSON *item) {
     }
 }
 
+/* item as object's member under the literal key; NULL (item freed) when either is missing. */
+static cJSON *add_cs(cJSON *object, const char *key, cJSON *item) {
+    if (item && cJSON_AddItemToObjectCS(object, key, item)) return item;
+    cJSON_Delete(item);
+    return NULL;
+}
+
+cJSON *gp_json_add_number(cJSON *object, const char *key, double number) {
+    return add_cs(object, key, cJSON_CreateNumber(number));
+}
+
+cJSON *gp_json_add_string(cJSON *object, const char *key, const char *string) {
+    return add_cs(object, key, cJSON_CreateString(string));
+}
+
+cJSON *gp_json_add_array(cJSON *object, const char *key) {
+    return add_cs(object, key, cJSON_CreateArray());
+}
+
 char *gp_json_print(const cJSON *item, size_t *len) {
     jbuf b = {0};
     if (!item) return NULL;

@@ -447,10 +447,10 @@ static cJSON *match_trace(const gp_osrm_req *base, const trace *t, const match_o
             continue;
         }
         cJSON *tp = gp_osrm_waypoint(&q, &m.snap[j]);
-        cJSON_AddNumberToObject(tp, "alternatives_count", m.alternatives[j]);
-        cJSON_AddNumberToObject(tp, "matchings_index", m.matching[j]);
+        gp_json_add_number(tp, "alternatives_count", m.alternatives[j]);
+        gp_json_add_number(tp, "matchings_index", m.matching[j]);
         if (wpi[j] != GP_NONE) /* (none for a point inside a leg: waypoints=...) */
-            cJSON_AddNumberToObject(tp, "waypoint_index", wpi[j]);
+            gp_json_add_number(tp, "waypoint_index", wpi[j]);
         cJSON_AddItemToArray(tps, tp);
     }
     free(wpi);

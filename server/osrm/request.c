@@ -8,6 +8,7 @@
 
 #include "graph/spatial.h"
 #include "server/api/render.h"
+#include "server/http/json.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -988,9 +989,10 @@ cJSON *gp_osrm_waypoint(const gp_osrm_req *q, const gp_snap *s) {
         make_hint(q->g, s, hint);
         cJSON_AddStringToObject(w, "hint", hint);
     }
-    cJSON_AddNumberToObject(w, "distance", gp_round_unit(s->dist_m, 1e-6));
-    cJSON_AddStringToObject(w, "name", snap_name(q->g, s));
-    cJSON *loc = cJSON_AddArrayToObject(w, "location");
+    /* literal keys: gp_json_add_* (a match answers a waypoint a point) */
+    gp_json_add_number(w, "distance", gp_round_unit(s->dist_m, 1e-6));
+    gp_json_add_string(w, "name", snap_name(q->g, s));
+    cJSON *loc = gp_json_add_array(w, "location");
     cJSON_AddItemToArray(loc, cJSON_CreateNumber(gp_round_unit(s->lon, 1e-6)));
     cJSON_AddItemToArray(loc, cJSON_CreateNumber(gp_round_unit(s->lat, 1e-6)));
     return w;

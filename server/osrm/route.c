@@ -7,6 +7,7 @@
 #include "server/osrm/internal.h"
 
 #include "graph/spatial.h"
+#include "server/http/json.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -512,17 +513,17 @@ cJSON *gp_osrm_route_json(const gp_osrm_req *q, const gp_osrm_leg *legs, size_t 
         lw = gp_osrm_weight(g, leg->cost);
         for (size_t i = 0; o->overview && i < leg->pts.n; i++)
             gp_pts_add(&all, leg->pts.lon[i], leg->pts.lat[i], l > 0 && i == 0);
-        cJSON *lj = cJSON_CreateObject();
-        cJSON *steps = cJSON_AddArrayToObject(lj, "steps");
+        cJSON *lj = cJSON_CreateObject(); /* literal keys: gp_json_add_* (a match has many legs) */
+        cJSON *steps = gp_json_add_array(lj, "steps");
         char summary[512] = "";
         if (o->steps) gp_osrm_leg_steps(q, leg, steps, summary, sizeof summary);
-        cJSON_AddStringToObject(lj, "summary", summary);
+        gp_json_add_string(lj, "summary", summary);
         if (o->ann_duration || o->ann_distance || o->ann_nodes || o->ann_speed || o->ann_weight ||
             o->ann_datasources)
             cJSON_AddItemToObject(lj, "annotation", annotation_json(q, leg, o));
-        cJSON_AddNumberToObject(lj, "weight", gp_round_unit(lw, 0.1));
-        cJSON_AddNumberToObject(lj, "duration", gp_round_unit(lt, 0.1));
-        cJSON_AddNumberToObject(lj, "distance", gp_round_unit(ld, 0.1));
+        gp_json_add_number(lj, "weight", gp_round_unit(lw, 0.1));
+        gp_json_add_number(lj, "duration", gp_round_unit(lt, 0.1));
+        gp_json_add_number(lj, "distance", gp_round_unit(ld, 0.1));
         cJSON_AddItemToArray(legs_a, lj);
         total_dist += ld;
         total_dur += lt;

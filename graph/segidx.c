@@ -442,8 +442,9 @@ static void arc_angles_memo(const gp_graph *g, gp_seg_memo *m, uint32_t a, uint3
     if (m && !(m->n[i] && m->arc[i] == a)) { /* the slot takes this arc */
         m->n[i] = 0;
         if (m->cap[i] < ns + 2) {
-            double *c = realloc(m->cum[i], sizeof *c * (ns + 2));
-            if (c) m->cum[i] = c, m->cap[i] = ns + 2;
+            uint32_t cap = ns + 2 > 32 ? ns + 2 : 32;
+            double *c = realloc(m->cum[i], sizeof *c * cap);
+            if (c) m->cum[i] = c, m->cap[i] = cap;
         }
         if (m->cap[i] >= ns + 2) {
             double pa[3], pb[3], *c = m->cum[i];

@@ -1,7 +1,9 @@
 /* test_http_json.c - gp_json_print (server/http/json.c) writes exactly cJSON_PrintUnformatted's
  * text: numbers of every kind (the fast decimals of up to 6 places and their edges, integers
  * around int's range, tiny, huge, NaN and infinities, random doubles), strings with every byte
- * value and escape, nested and empty containers, raw items, keys; and fails where cJSON fails. */
+ * value and escape, nested and empty containers, raw items, keys; and fails where cJSON fails.
+ * gp_json_append writes the same text after what a buffer holds; members added under literal keys
+ * (gp_json_add_*) print as cJSON_Add*ToObject's. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -25,6 +27,15 @@ static void same(cJSON *x) {
     assert_non_null(got);
     assert_string_equal(got, want);
     assert_int_equal(n, strlen(want));
+    char *buf = NULL; /* appended twice: into an empty buffer, then after text */
+    size_t len = 0, cap = 0;
+    assert_int_equal(gp_json_append(x, &buf, &len, &cap), 0);
+    assert_int_equal(gp_json_append(x, &buf, &len, &cap), 0);
+    assert_int_equal(len, 2 * n);
+    assert_true(cap >= len + 2);
+    assert_memory_equal(buf, want, n);
+    assert_memory_equal(buf + n, want, n);
+    free(buf);
     got[n] = '\n'; /* the answer writer's use of the spare bytes */
     got[n + 1] = '\0';
     cJSON_free(want);
@@ -168,16 +179,37 @@ static void test_failures(void **state) {
     assert_null(cJSON_PrintUnformatted(bad));
     assert_null(gp_json_print(bad, NULL));
     assert_null(gp_json_print(NULL, NULL));
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    assert_int_equal(gp_json_append(o, &buf, &len, &cap), -1);
+    assert_int_equal(len, 0); /* nothing appended */
+    free(buf);
     cJSON_Delete(bad);
     cJSON_Delete(o);
 }
 
+static void test_literal_keys(void **state) {
+    (void)state;
+    cJSON *want = cJSON_CreateObject(), *got = cJSON_CreateObject();
+    cJSON_AddNumberToObject(want, "distance", 12.5);
+    cJSON_AddStringToObject(want, "name", "Stra\"sse");
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(want, "location"), cJSON_CreateNumber(9.5));
+    assert_non_null(gp_json_add_number(got, "distance", 12.5));
+    assert_non_null(gp_json_add_string(got, "name", "Stra\"sse"));
+    cJSON_AddItemToArray(gp_json_add_array(got, "location"), cJSON_CreateNumber(9.5));
+    char *w = cJSON_PrintUnformatted(want), *g = gp_json_print(got, NULL);
+    assert_string_equal(g, w);
+    cJSON_free(w);
+    free(g);
+    cJSON_Delete(want);
+    cJSON_Delete(got); /* the literal keys are not freed */
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_numbers),
-        cmocka_unit_test(test_strings),
-        cmocka_unit_test(test_trees),
-        cmocka_unit_test(test_failures),
+        cmocka_unit_test(test_numbers),      cmocka_unit_test(test_strings),
+        cmocka_unit_test(test_trees),        cmocka_unit_test(test_failures),
+        cmocka_unit_test(test_literal_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -23,6 +23,7 @@ typedef struct jbuf {
     char *p;
     size_t len, cap;
     int bad; /* out of memory, or something cJSON would not print */
+    int oom; /* out of memory */
 } jbuf;
 
 static int reserve(jbuf *b, size_t more) {
@@ -32,7 +33,7 @@ static int reserve(jbuf *b, size_t more) {
     while (cap < b->len + more + 2) cap *= 2;
     char *p = realloc(b->p, cap);
     if (!p) {
-        b->bad = 1;
+        b->bad = b->oom = 1;
         return 0;
     }
     b->p = p;
@@ -170,6 +171,16 @@ static void value(jbuf *b, const cJSON *item) {
     }
     default: b->bad = 1; return;
     }
+}
+
+int gp_json_append(const cJSON *item, char **buf, size_t *len, size_t *cap) {
+    jbuf b = {*buf, *len, *cap, 0, 0};
+    if (item) value(&b, item);
+    *buf = b.p;
+    *cap = b.cap;
+    if (!item || b.bad) return b.oom ? -2 : -1; /* *len stays: the partial text is dropped */
+    *len = b.len;
+    return 0;
 }
 
 /* item as object's member under the literal key; NULL (item freed) when either is missing. */

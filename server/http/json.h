@@ -20,6 +20,12 @@ extern "C" {
  * without text, an item of no known type). */
 char *gp_json_print(const cJSON *item, size_t *len);
 
+/* gp_json_print's text of item appended to the buffer *buf (*len bytes used of *cap, both
+ * updated; *buf may move, realloc'd; NULL / 0 / 0 starts one), with room left for two more
+ * bytes: 0; -1 where cJSON would not print item, -2 when out of memory, nothing appended then
+ * (*buf still valid). No NUL is written. */
+int gp_json_append(const cJSON *item, char **buf, size_t *len, size_t *cap);
+
 /* cJSON_Add{Number,String,Array}ToObject for a key of static storage (a string literal): the
  * member points to the key instead of a copy of it (cJSON_AddItemToObjectCS), one allocation and
  * one free less per member of the answers' big trees; the same text printed. NULL when out of

@@ -865,22 +865,15 @@ void gp_h_match_batch(gp_req *r) {
         size_t total = 0, cap = 4096;
         char *outb = malloc(cap);
         for (size_t i = 0; outb && i < nl; i++) {
-            size_t len = 0;
-            char *s = gp_json_print(res[i], &len); /* cJSON_PrintUnformatted's bytes */
-            if (total + len + 2 > cap) {
-                while (total + len + 2 > cap) cap *= 2;
-                char *nb = realloc(outb, cap);
-                if (!nb) {
-                    free(outb);
-                    outb = NULL;
-                } else outb = nb;
-            }
-            if (outb && s) {
-                memcpy(outb + total, s, len);
-                total += len;
+            /* cJSON_PrintUnformatted's bytes, printed in place (a line cJSON would not print is
+             * left out, as before) */
+            int rc = gp_json_append(res[i], &outb, &total, &cap);
+            if (rc == -2) {
+                free(outb);
+                outb = NULL;
+            } else if (!rc) {
                 outb[total++] = '\n';
             }
-            free(s);
         }
         if (!outb) gp_http_error(r, GP_HC_INTERNAL, "out of memory");
         else gp_http_send(r, 200, "application/x-ndjson", outb, total);

@@ -41,7 +41,7 @@ static int whole_arc(const gp_graph *g, uint32_t arc, uint32_t u, gp_osrm_leg *l
 static int add_piece(const gp_graph *g, gp_osrm_leg *leg, uint32_t arc, uint32_t u, double f0,
                      double f1, uint64_t cost, int points) {
     if (leg->npc == leg->cap) {
-        size_t cap = leg->cap ? 2 * leg->cap : 64;
+        size_t cap = leg->cap ? 2 * leg->cap : 8; /* a matched trace's legs have a few */
         gp_osrm_piece *pc = realloc(leg->pc, sizeof *pc * cap);
         if (!pc) return -1;
         leg->pc = pc;

@@ -222,6 +222,28 @@ def t_batch_equals_single(ctx):
 
 
 @test
+def t_batch_ndjson_forms(ctx):
+    """NDJSON lines spelt otherwise (whitespace, key order, trailing zeros, exponents; nulls and
+    "unlimited", a count that does not fit) answer as the same traces in a JSON body: the plain
+    lines' own reader and cJSON's agree."""
+    ts = [0, 10, 20, 30, 40, 50]
+    traces = [{"coordinates": [list(p) for p in STREET], "timestamps": ts},
+              {"coordinates": [list(p) for p in STREET],
+               "radiuses": [None, 4, 4, 4, 4, "unlimited"]},
+              {"coordinates": [list(p) for p in STREET], "timestamps": ts[:5]}]
+    want = batch(ctx, traces, overview="full", geometries="geojson")
+    assert [r["code"] for r in want] == ["Ok", "Ok", "InvalidOptions"], want
+    pts = " , ".join(f"[ {x}0E0 ,\t{y}0 ]" for x, y in STREET)
+    lines = ["  {\"timestamps\" : [0, 1e1, 20.0, 30, 40, 50] , \"coordinates\": [%s] } " % pts,
+             json.dumps(traces[1]), json.dumps(traces[2])]
+    st, _, b = ctx.d.call("POST", "/v1/graphs/m/match?overview=full&geometries=geojson",
+                          raw="\n".join(lines).encode(),
+                          headers={"Content-Type": "application/x-ndjson"}, check=False)
+    assert st == 200, (st, b)
+    assert [json.loads(line) for line in b.splitlines()] == want
+
+
+@test
 def t_batch_errors(ctx):
     st, _, b = ctx.d.call("POST", "/v1/graphs/m/match", {"trace": []})
     assert st == 400 and "unknown field 'trace'" in b["message"], b

@@ -3,7 +3,8 @@
  * around int's range, tiny, huge, NaN and infinities, random doubles), strings with every byte
  * value and escape, nested and empty containers, raw items, keys; and fails where cJSON fails.
  * gp_json_append writes the same text after what a buffer holds; members added under literal keys
- * (gp_json_add_*) print as cJSON_Add*ToObject's. */
+ * (gp_json_add_*) print as cJSON_Add*ToObject's; gp_json_scan_num reads numbers as strtod does,
+ * bit for bit, and stops where JSON's grammar does. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -205,11 +206,47 @@ static void test_literal_keys(void **state) {
     cJSON_Delete(got); /* the literal keys are not freed */
 }
 
+/* n random decimals (sign, up to 21 digits, some exponents) read by gp_json_scan_num == strtod */
+static void test_scan_numbers(void **state) {
+    (void)state;
+    char buf[80];
+    for (int it = 0; it < 300000; it++) {
+        int k = 0, id = (int)(next() % 10), fd = (int)(next() % 12);
+        if (next() % 4 == 0) buf[k++] = '-';
+        buf[k++] = next() % 3 ? (char)('1' + next() % 9) : '0';
+        for (int i = 0; buf[k - 1] != '0' && i < id; i++) buf[k++] = (char)('0' + next() % 10);
+        if (fd) buf[k++] = '.';
+        for (int i = 0; i < fd; i++) buf[k++] = (char)('0' + next() % 10);
+        if (next() % 10 == 0) k += snprintf(buf + k, 8, "e%d", (int)(next() % 41) - 20);
+        buf[k] = '\0';
+        gp_json_scan s = {buf, buf + k};
+        double got, want = strtod(buf, NULL);
+        assert_int_equal(gp_json_scan_num(&s, &got), 1);
+        assert_ptr_equal(s.p, buf + k);
+        assert_memory_equal(&got, &want, sizeof got);
+    }
+    const char *stop[] = {" 12,", "-0]", "0.5}", "1e5-3", "01"}; /* taken up to the first of */
+    const size_t at[] = {3, 2, 3, 3, 1};
+    for (int i = 0; i < 5; i++) {
+        gp_json_scan s = {stop[i], stop[i] + strlen(stop[i])};
+        double v;
+        assert_int_equal(gp_json_scan_num(&s, &v), 1);
+        assert_ptr_equal(s.p, stop[i] + at[i]);
+    }
+    const char *bad[] = {"", "-", "+1", ".5", "1.", "1e", "1e+", "x", "NaN"};
+    for (int i = 0; i < 9; i++) {
+        gp_json_scan s = {bad[i], bad[i] + strlen(bad[i])};
+        double v;
+        assert_int_equal(gp_json_scan_num(&s, &v), 0);
+        assert_ptr_equal(s.p, bad[i]);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_numbers),      cmocka_unit_test(test_strings),
         cmocka_unit_test(test_trees),        cmocka_unit_test(test_failures),
-        cmocka_unit_test(test_literal_keys),
+        cmocka_unit_test(test_literal_keys), cmocka_unit_test(test_scan_numbers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

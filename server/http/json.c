@@ -202,6 +202,64 @@ cJSON *gp_json_add_array(cJSON *object, const char *key) {
     return add_cs(object, key, cJSON_CreateArray());
 }
 
+/* ---- reading JSON text ---- */
+
+void gp_json_scan_ws(gp_json_scan *x) {
+    while (x->p < x->e && (*x->p == ' ' || *x->p == '\t' || *x->p == '\n' || *x->p == '\r')) x->p++;
+}
+
+int gp_json_scan_char(gp_json_scan *x, char c) {
+    gp_json_scan_ws(x);
+    if (x->p < x->e && *x->p == c) {
+        x->p++;
+        return 1;
+    }
+    return 0;
+}
+
+static const double pow10_exact[] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                     1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+
+/* At most 15 digits and no exponent: digits / 10^decimals, both exact doubles, so one correctly
+ * rounded division gives the correctly rounded decimal, strtod's double (Clinger's fast path). */
+int gp_json_scan_num(gp_json_scan *x, double *v) {
+    gp_json_scan_ws(x);
+    const char *s = x->p, *p = s, *e = x->e;
+    int neg = p < e && *p == '-', digits = 0, decimals = 0, expo = 0;
+    uint64_t m = 0;
+    p += neg;
+    if (p >= e || *p < '0' || *p > '9') return 0;
+    if (*p == '0') p++, digits++;
+    else
+        for (; p < e && *p >= '0' && *p <= '9'; p++, digits++)
+            if (digits < 16) m = m * 10 + (uint64_t)(*p - '0'); /* (no wrap past that) */
+    if (p < e && *p == '.') {
+        p++;
+        if (p >= e || *p < '0' || *p > '9') return 0;
+        for (; p < e && *p >= '0' && *p <= '9'; p++, digits++, decimals++)
+            if (digits < 16) m = m * 10 + (uint64_t)(*p - '0');
+    }
+    if (p < e && (*p == 'e' || *p == 'E')) {
+        expo = 1;
+        p++;
+        if (p < e && (*p == '+' || *p == '-')) p++;
+        if (p >= e || *p < '0' || *p > '9') return 0;
+        while (p < e && *p >= '0' && *p <= '9') p++;
+    }
+    if (p - s > 63) return 0;
+    if (!expo && digits <= 15) {
+        double d = decimals ? (double)m / pow10_exact[decimals] : (double)m;
+        *v = neg ? -d : d;
+    } else {
+        char buf[64];
+        memcpy(buf, s, (size_t)(p - s));
+        buf[p - s] = '\0';
+        *v = strtod(buf, NULL);
+    }
+    x->p = p;
+    return 1;
+}
+
 char *gp_json_print(const cJSON *item, size_t *len) {
     jbuf b = {0};
     if (!item) return NULL;

@@ -34,6 +34,20 @@ cJSON *gp_json_add_number(cJSON *object, const char *key, double number);
 cJSON *gp_json_add_string(cJSON *object, const char *key, const char *string);
 cJSON *gp_json_add_array(cJSON *object, const char *key);
 
+/* Reading a JSON text straight, for the common forms of big bodies read without cJSON (a caller
+ * leaves anything else to cJSON): p the next byte, e the end. */
+typedef struct gp_json_scan {
+    const char *p, *e;
+} gp_json_scan;
+/* Skips JSON whitespace (space, tab, newline, carriage return). */
+void gp_json_scan_ws(gp_json_scan *s);
+/* Skips whitespace, then takes c when it comes next: 1, else 0. */
+int gp_json_scan_char(gp_json_scan *s, char c);
+/* Skips whitespace, then takes a number of JSON's grammar into *v: the double cJSON reads for it
+ * (strtod of its text); 0 (nothing taken) when no such number comes next or it is longer than the
+ * 63 characters cJSON reads. */
+int gp_json_scan_num(gp_json_scan *s, double *v);
+
 #ifdef __cplusplus
 }
 #endif

@@ -581,6 +581,15 @@ void gp_h_osrm_match_post(gp_req *r) {
 
 /* ---- batch: POST /v1/graphs/{graph}/match ---- */
 
+/* The last checks of a parsed trace: timestamps not null, unlimited radiuses the default. */
+static int trace_finish(trace *t, fail *f) {
+    for (uint32_t i = 0; t->ts && i < t->n; i++)
+        if (isnan(t->ts[i])) return !!fail_set(f, 400, "InvalidValue", "timestamps[%u] is null", i);
+    for (uint32_t i = 0; t->radius && i < t->n; i++)
+        if (isinf(t->radius[i])) t->radius[i] = NAN;
+    return 1;
+}
+
 /* A trace object {"coordinates": [[lon, lat], ...], "timestamps"?, "radiuses"?} into t. */
 static int trace_parse(const cJSON *o, trace *t, fail *f) {
     memset(t, 0, sizeof *t);
@@ -627,11 +636,95 @@ static int trace_parse(const cJSON *o, trace *t, fail *f) {
         !num_list(NULL, cJSON_GetObjectItemCaseSensitive(o, "radiuses"), "radiuses", t->n, 1,
                   &t->radius, f))
         return 0;
-    for (i = 0; t->ts && i < t->n; i++)
-        if (isnan(t->ts[i])) return !!fail_set(f, 400, "InvalidValue", "timestamps[%u] is null", i);
-    for (i = 0; t->radius && i < t->n; i++)
-        if (isinf(t->radius[i])) t->radius[i] = NAN;
-    return 1;
+    return trace_finish(t, f);
+}
+
+/* ---- NDJSON trace lines without cJSON ----
+ * A batch line is nearly always a plain trace object: numbers in arrays. lines_fast reads such a
+ * line straight into its trace (no tree of a node and a malloc per number; numbers through
+ * gp_json_scan_num, cJSON's doubles); anything else, and any line trace_parse would refuse, is left
+ * to cJSON and trace_parse as before, so the traces and the errors are the same. */
+/* Appends v to the array a of *n (room *cap); -1 when out of memory. */
+static int push_num(double **a, uint32_t *n, uint32_t *cap, double v) {
+    if (*n == *cap) {
+        uint32_t nc = *cap ? 2 * *cap : 64;
+        double *na = realloc(*a, sizeof *na * nc);
+        if (!na) return -1;
+        *a = na;
+        *cap = nc;
+    }
+    (*a)[(*n)++] = v;
+    return 0;
+}
+
+/* A JSON array of numbers into *a (count *n; an empty one holds room for one): 0 when the text
+ * is not one. */
+static int lex_nums(gp_json_scan *x, double **a, uint32_t *n) {
+    uint32_t cap = 0;
+    double v;
+    if (!gp_json_scan_char(x, '[')) return 0;
+    if (!gp_json_scan_char(x, ']')) {
+        do {
+            if (!gp_json_scan_num(x, &v) || push_num(a, n, &cap, v)) return 0;
+        } while (gp_json_scan_char(x, ','));
+        if (!gp_json_scan_char(x, ']')) return 0;
+    }
+    return *a || (*a = malloc(sizeof **a)) != NULL;
+}
+
+/* The coordinates' array [[lon, lat], ...] into t (its n, lon, lat): 0 when the text is not one. */
+static int lex_coords(gp_json_scan *x, trace *t) {
+    uint32_t cap = 0, cap2 = 0, n2 = 0;
+    double lon, lat;
+    if (!gp_json_scan_char(x, '[')) return 0;
+    if (!gp_json_scan_char(x, ']')) {
+        do {
+            if (!gp_json_scan_char(x, '[') || !gp_json_scan_num(x, &lon) ||
+                !gp_json_scan_char(x, ',') || !gp_json_scan_num(x, &lat) ||
+                !gp_json_scan_char(x, ']') || push_num(&t->lon, &t->n, &cap, lon) ||
+                push_num(&t->lat, &n2, &cap2, lat))
+                return 0;
+        } while (gp_json_scan_char(x, ','));
+        if (!gp_json_scan_char(x, ']')) return 0;
+    }
+    return (t->lon || (t->lon = malloc(sizeof *t->lon)) != NULL) &&
+           (t->lat || (t->lat = malloc(sizeof *t->lat)) != NULL);
+}
+
+/* Line s (len bytes) into t when it is a trace object of numbers that trace_parse would take as
+ * it is; else 0 with t empty (cJSON and trace_parse then read the line). */
+static int lines_fast(const char *s, size_t len, trace *t) {
+    gp_json_scan x = {s, s + len};
+    uint32_t nts = 0, nrad = 0, seen = 0;
+    memset(t, 0, sizeof *t);
+    int ok = gp_json_scan_char(&x, '{'), more = ok; /* ({}: trace_parse's error) */
+    while (ok && more) {
+        ok = gp_json_scan_char(&x, '"');
+        const char *k = x.p;
+        while (ok && x.p < x.e && *x.p != '"' && *x.p != '\\') x.p++;
+        size_t kl = (size_t)(x.p - k);
+        uint32_t bit = kl == 11 && !memcmp(k, "coordinates", 11)  ? 1
+                       : kl == 10 && !memcmp(k, "timestamps", 10) ? 2
+                       : kl == 8 && !memcmp(k, "radiuses", 8)     ? 4
+                                                                  : 0;
+        ok = ok && bit && !(seen & bit) && gp_json_scan_char(&x, '"') && gp_json_scan_char(&x, ':');
+        if (ok)
+            ok = bit == 1   ? lex_coords(&x, t)
+                 : bit == 2 ? lex_nums(&x, &t->ts, &nts)
+                            : lex_nums(&x, &t->radius, &nrad);
+        seen |= bit;
+        more = ok && gp_json_scan_char(&x, ',');
+    }
+    ok = ok && gp_json_scan_char(&x, '}') && (seen & 1);
+    gp_json_scan_ws(&x);
+    ok = ok && x.p == x.e && (long)t->n <= gp_http_config()->osrm_max_match_size;
+    ok = ok && (!(seen & 2) || nts == t->n) && (!(seen & 4) || nrad == t->n);
+    for (uint32_t i = 0; ok && i < t->n; i++)
+        ok = t->lon[i] >= -180 && t->lon[i] <= 180 && t->lat[i] >= -90 && t->lat[i] <= 90;
+    fail f;
+    if (ok && trace_finish(t, &f)) return 1;
+    trace_free(t);
+    return 0;
 }
 
 typedef struct batch {
@@ -765,13 +858,22 @@ void gp_h_match_batch(gp_req *r) {
                 goto out;
             }
             if (nl == cap) {
-                cap = cap ? 2 * cap : 64;
-                cJSON **nlp = realloc(lines, sizeof *nlp * cap);
-                if (!nlp) {
+                size_t nc = cap ? 2 * cap : 64;
+                cJSON **nlp = realloc(lines, sizeof *nlp * nc);
+                if (nlp) lines = nlp;
+                trace *ntr = nlp ? realloc(tr, sizeof *ntr * nc) : NULL;
+                if (!ntr) {
                     gp_http_error(r, GP_HC_INTERNAL, "out of memory");
                     goto out;
                 }
-                lines = nlp;
+                tr = ntr;
+                cap = nc;
+            }
+            /* a plain trace line read straight into its trace, else its cJSON tree */
+            lines[nl] = NULL;
+            if (lines_fast(body + s, len, &tr[nl])) {
+                nl++;
+                continue;
             }
             lines[nl] = cJSON_ParseWithLength(body + s, len);
             if (!lines[nl]) {
@@ -836,7 +938,7 @@ void gp_h_match_batch(gp_req *r) {
         gp_http_error(r, GP_HC_INVALID_QUERY, "no traces given");
         goto out;
     }
-    tr = calloc(nl, sizeof *tr);
+    if (!nd) tr = calloc(nl, sizeof *tr); /* (NDJSON: read with the lines) */
     fl = calloc(nl, sizeof *fl);
     res = calloc(nl, sizeof *res);
     if (!tr || !fl || !res) {
@@ -846,7 +948,7 @@ void gp_h_match_batch(gp_req *r) {
     uint64_t points = 0;
     const cJSON *te = traces ? traces->child : NULL;
     for (size_t i = 0; i < nl; i++) {
-        trace_parse(nd ? lines[i] : te, &tr[i], &fl[i]);
+        if (!nd || lines[i]) trace_parse(nd ? lines[i] : te, &tr[i], &fl[i]);
         points += tr[i].n;
         if (te) te = te->next;
     }

@@ -25,6 +25,7 @@
 #include "server/cache.h"
 #include "server/api/netops_json.h"
 #include "server/api/params.h"
+#include "server/http/json.h"
 #include "server/v1/params.h"
 
 #include <math.h>
@@ -561,23 +562,8 @@ static void fast_range(void *jv, uint64_t lo, uint64_t hi) {
  * digits (cJSON's doubles hold them exactly), C a JSON number, JSON whitespace anywhere; every
  * entry a link of g with a cost g stores, checked on all CPUs. Anything else (names, other
  * keys, escapes, a query string, an error) is left to links_json, which answers as before. */
-typedef struct text_scan {
-    const char *p, *e;
-} text_scan;
-
-static void scan_ws(text_scan *t) {
-    while (t->p < t->e && (*t->p == ' ' || *t->p == '\t' || *t->p == '\n' || *t->p == '\r')) t->p++;
-}
-
-static int scan_char(text_scan *t, char c) {
-    scan_ws(t);
-    if (t->p >= t->e || *t->p != c) return 0;
-    t->p++;
-    return 1;
-}
-
-static int scan_lit(text_scan *t, const char *lit) {
-    scan_ws(t);
+static int scan_lit(gp_json_scan *t, const char *lit) {
+    gp_json_scan_ws(t);
     size_t n = strlen(lit);
     if ((size_t)(t->e - t->p) < n || memcmp(t->p, lit, n) != 0) return 0;
     t->p += n;
@@ -585,8 +571,8 @@ static int scan_lit(text_scan *t, const char *lit) {
 }
 
 /* A JSON number (integer: -?digits, at most 15 of them) into *out. */
-static int scan_num(text_scan *t, int integer, double *out) {
-    scan_ws(t);
+static int scan_num(gp_json_scan *t, int integer, double *out) {
+    gp_json_scan_ws(t);
     const char *p = t->p, *e = t->e;
     int neg = p < e && *p == '-';
     p += neg;
@@ -603,48 +589,32 @@ static int scan_num(text_scan *t, int integer, double *out) {
         return 1;
     }
     if (integer) return 0;
-    if (*p == '.') {
-        p++;
-        if (p >= e || *p < '0' || *p > '9') return 0;
-        while (p < e && *p >= '0' && *p <= '9') p++;
-    }
-    if (p < e && (*p == 'e' || *p == 'E')) {
-        p++;
-        if (p < e && (*p == '+' || *p == '-')) p++;
-        if (p >= e || *p < '0' || *p > '9') return 0;
-        while (p < e && *p >= '0' && *p <= '9') p++;
-    }
-    char buf[64];
-    if (p - t->p >= (ptrdiff_t)sizeof buf) return 0;
-    memcpy(buf, t->p, (size_t)(p - t->p));
-    buf[p - t->p] = '\0';
-    *out = strtod(buf, NULL); /* as cJSON reads it */
-    t->p = p;
-    return 1;
+    return gp_json_scan_num(t, out); /* the whole number again, as cJSON reads it */
 }
 
 /* One entry into *c: 1, or 0 when not of the common form. */
-static int scan_entry(text_scan *t, gp_link_change *c) {
+static int scan_entry(gp_json_scan *t, gp_link_change *c) {
     int l = 0, k = 0, d = 0;
     double u, v;
     *c = (gp_link_change){0};
-    if (!scan_char(t, '{')) return 0;
+    if (!gp_json_scan_char(t, '{')) return 0;
     do {
         if (scan_lit(t, "\"link\"")) {
-            if (l++ || !scan_char(t, ':') || !scan_char(t, '[') || !scan_num(t, 1, &u) ||
-                !scan_char(t, ',') || !scan_num(t, 1, &v) || !scan_char(t, ']'))
+            if (l++ || !gp_json_scan_char(t, ':') || !gp_json_scan_char(t, '[') ||
+                !scan_num(t, 1, &u) || !gp_json_scan_char(t, ',') || !scan_num(t, 1, &v) ||
+                !gp_json_scan_char(t, ']'))
                 return 0;
             c->u = (int64_t)u, c->v = (int64_t)v;
         } else if (scan_lit(t, "\"cost\"")) {
-            if (k++ || !scan_char(t, ':') || !scan_num(t, 0, &c->cost)) return 0;
+            if (k++ || !gp_json_scan_char(t, ':') || !scan_num(t, 0, &c->cost)) return 0;
         } else if (scan_lit(t, "\"down\"")) {
-            if (d++ || !scan_char(t, ':') || !scan_lit(t, "true")) return 0;
+            if (d++ || !gp_json_scan_char(t, ':') || !scan_lit(t, "true")) return 0;
             c->down = 1;
         } else {
             return 0;
         }
-    } while (scan_char(t, ','));
-    return scan_char(t, '}') && l && k + d == 1;
+    } while (gp_json_scan_char(t, ','));
+    return gp_json_scan_char(t, '}') && l && k + d == 1;
 }
 
 typedef struct text_job {
@@ -673,9 +643,9 @@ static int links_text(gp_req *r, const gp_graph *g, gp_link_change **out, int *n
     *out = NULL;
     *nout = 0;
     if (!body || !len || nargs || len > (size_t)INT32_MAX) return 0;
-    text_scan t = {body, body + len};
-    if (!scan_char(&t, '{') || !scan_lit(&t, "\"links\"") || !scan_char(&t, ':') ||
-        !scan_char(&t, '['))
+    gp_json_scan t = {body, body + len};
+    if (!gp_json_scan_char(&t, '{') || !scan_lit(&t, "\"links\"") || !gp_json_scan_char(&t, ':') ||
+        !gp_json_scan_char(&t, '['))
         return 0;
     size_t cap = len / 24 + 1, n = 0; /* an entry takes at least 24 bytes of text */
     gp_link_change *ch = malloc(cap * sizeof *ch);
@@ -683,10 +653,10 @@ static int links_text(gp_req *r, const gp_graph *g, gp_link_change **out, int *n
     while (ok) {
         if (n == cap || !scan_entry(&t, &ch[n])) ok = 0;
         else n++;
-        if (ok && !scan_char(&t, ',')) break;
+        if (ok && !gp_json_scan_char(&t, ',')) break;
     }
-    ok = ok && n > 0 && scan_char(&t, ']') && scan_char(&t, '}');
-    scan_ws(&t);
+    ok = ok && n > 0 && gp_json_scan_char(&t, ']') && gp_json_scan_char(&t, '}');
+    gp_json_scan_ws(&t);
     ok = ok && t.p == t.e;
     if (ok) {
         text_job j = {g, ch, cost_most(g), 0};

@@ -69,24 +69,39 @@ static inline double chord_m(double chord2) {
 }
 
 /* The lon/lat of piece k's ends of arc a (tail t). */
-static void piece_ends(const gp_graph *g, uint32_t a, uint32_t t, uint32_t k, double *alon,
-                       double *alat, double *blon, double *blat) {
+/* Where the lon/lat of piece k's ends of arc a (tail t) are stored. */
+static void piece_at(const gp_graph *g, uint32_t a, uint32_t t, uint32_t k, const double **alon,
+                     const double **alat, const double **blon, const double **blat) {
     const double *sx, *sy;
     uint32_t ns = gp_graph_arc_shape(g, a, &sx, &sy);
-    if (k == 0) {
-        *alon = g->lon[t];
-        *alat = g->lat[t];
-    } else {
-        *alon = sx[k - 1];
-        *alat = sy[k - 1];
+    *alon = k == 0 ? &g->lon[t] : &sx[k - 1];
+    *alat = k == 0 ? &g->lat[t] : &sy[k - 1];
+    *blon = k == ns ? &g->lon[g->col[a]] : &sx[k];
+    *blat = k == ns ? &g->lat[g->col[a]] : &sy[k];
+}
+
+static void piece_ends(const gp_graph *g, uint32_t a, uint32_t t, uint32_t k, double *alon,
+                       double *alat, double *blon, double *blat) {
+    const double *ax, *ay, *bx, *by;
+    piece_at(g, a, t, k, &ax, &ay, &bx, &by);
+    *alon = *ax;
+    *alat = *ay;
+    *blon = *bx;
+    *blat = *by;
+}
+
+/* The unit vector of the road point stored at lon / lat, through memo m (NULL: none). */
+static void unit_at(gp_seg_memo *m, const double *lon, const double *lat, double v[3]) {
+    if (!m) {
+        gp_unit_vec(*lon, *lat, v);
+        return;
     }
-    if (k == ns) {
-        *blon = g->lon[g->col[a]];
-        *blat = g->lat[g->col[a]];
-    } else {
-        *blon = sx[k];
-        *blat = sy[k];
+    size_t i = (size_t)(((uintptr_t)lon / sizeof *lon) % GP_SEG_MEMO_PTS);
+    if (m->pt[i] != lon) {
+        gp_unit_vec(*lon, *lat, m->vec[i]);
+        m->pt[i] = lon;
     }
+    memcpy(v, m->vec[i], sizeof m->vec[i]);
 }
 
 /* Nearest point x of the minor great-circle arc a -> b to q; returns the squared chord q-x and
@@ -403,11 +418,12 @@ static int nearest(const gp_graph *g, const gp_segidx *x, double lon, double lat
 
 /* The angle of piece i of arc a (tail t), given the unit vector pa of its start: pb becomes its
  * end's (the next piece's start). */
-static double piece_angle(const gp_graph *g, uint32_t a, uint32_t t, uint32_t i, const double pa[3],
-                          double pb[3]) {
-    double alon, alat, blon, blat, c[3];
-    piece_ends(g, a, t, i, &alon, &alat, &blon, &blat);
-    gp_unit_vec(blon, blat, pb);
+static double piece_angle(const gp_graph *g, gp_seg_memo *m, uint32_t a, uint32_t t, uint32_t i,
+                          const double pa[3], double pb[3]) {
+    const double *alon, *alat, *blon, *blat;
+    double c[3];
+    piece_at(g, a, t, i, &alon, &alat, &blon, &blat);
+    unit_at(m, blon, blat, pb);
     cross3(pa, pb, c);
     return atan2(sqrt(dot3(c, c)), dot3(pa, pb));
 }
@@ -421,7 +437,7 @@ static void arc_angles(const gp_graph *g, uint32_t a, uint32_t t, uint32_t k, do
     double pa[3], pb[3];
     gp_unit_vec(g->lon[t], g->lat[t], pa);
     for (uint32_t i = 0; i <= ns; i++) {
-        double ang = piece_angle(g, a, t, i, pa, pb);
+        double ang = piece_angle(g, NULL, a, t, i, pa, pb);
         memcpy(pa, pb, sizeof pa); /* a piece starts where the one before it ends */
         if (i < k) *before += ang;
         *total += ang;
@@ -448,10 +464,10 @@ static void arc_angles_memo(const gp_graph *g, gp_seg_memo *m, uint32_t a, uint3
         }
         if (m->cap[i] >= ns + 2) {
             double pa[3], pb[3], *c = m->cum[i];
-            gp_unit_vec(g->lon[t], g->lat[t], pa);
+            unit_at(m, &g->lon[t], &g->lat[t], pa);
             c[0] = 0;
             for (uint32_t j = 0; j <= ns; j++) {
-                c[j + 1] = c[j] + piece_angle(g, a, t, j, pa, pb);
+                c[j + 1] = c[j] + piece_angle(g, m, a, t, j, pa, pb);
                 memcpy(pa, pb, sizeof pa);
             }
             m->arc[i] = a;
@@ -620,13 +636,13 @@ int gp_segidx_nearest_each(const gp_segidx *x, const gp_graph *g, double lon, do
             seg prev = {GP_NONE, GP_NONE, 0};
             for (uint32_t i = it.a; i < it.b && !rc; i++) {
                 seg s = x->segs[i];
-                double alon, alat, blon, blat;
+                const double *alon, *alat, *blon, *blat;
                 best b = {0, 1, s, {0, 0, 0}, 0, 0, 0};
-                piece_ends(g, s.arc, s.tail, s.piece, &alon, &alat, &blon, &blat);
+                piece_at(g, s.arc, s.tail, s.piece, &alon, &alat, &blon, &blat);
                 /* the next piece of the same arc starts where the last one ended */
                 if (s.arc == prev.arc && s.piece == prev.piece + 1) memcpy(pa, pb, sizeof pa);
-                else gp_unit_vec(alon, alat, pa);
-                gp_unit_vec(blon, blat, pb);
+                else unit_at(memo, alon, alat, pa);
+                unit_at(memo, blon, blat, pb);
                 prev = s;
                 b.d2 = piece_nearest(q, pa, pb, b.x, &b.t, &b.len, &b.at_end);
                 if (b.d2 > bound2) continue;

@@ -57,15 +57,20 @@ typedef int (*gp_seg_filter)(void *ctx, const gp_graph *g, uint32_t arc, uint32_
 int gp_segidx_nearest_if(const gp_segidx *x, const gp_graph *g, double lon, double lat,
                          double radius_m, gp_seg_filter f, void *ctx, gp_seg_hit *out);
 /* Arcs' lengths along their pieces as gp_segidx_nearest_each's hits need them (each hit's
- * fraction along its arc), kept for the arcs met last: hits on the same arcs again (the
- * consecutive points of a GPS trace) reuse them, the same numbers. Zeroed before its first use,
+ * fraction along its arc), kept for the arcs met last, and the road points' unit vectors: hits on
+ * the same arcs again and walks through the same pieces (the consecutive points of a GPS trace)
+ * reuse them, the same numbers. Zeroed before its first use,
  * gp_seg_memo_free after the last. */
 #define GP_SEG_MEMO 64
+#define GP_SEG_MEMO_PTS 512
 typedef struct gp_seg_memo {
     uint32_t arc[GP_SEG_MEMO]; /* the arc a slot holds */
     uint32_t n[GP_SEG_MEMO];   /* its pieces + 1 (0: the slot is empty) */
     uint32_t cap[GP_SEG_MEMO]; /* cum's room */
     double *cum[GP_SEG_MEMO];  /* the angles of its first i pieces summed, i = 0 .. pieces */
+    /* the unit vectors of the road points met last (by the address of their longitude) */
+    const double *pt[GP_SEG_MEMO_PTS];
+    double vec[GP_SEG_MEMO_PTS][3];
 } gp_seg_memo;
 void gp_seg_memo_free(gp_seg_memo *m);
 

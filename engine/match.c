@@ -52,6 +52,12 @@ typedef struct hitem {
     uint32_t v;
 } hitem;
 
+/* A search target's directed states (states()), and on the road graph each state's arc's tail. */
+typedef struct tstates {
+    uint32_t n, arc[2], tail[2];
+    double f[2];
+} tstates;
+
 typedef struct search {
     const gp_graph *g, *tg; /* tg: the turn graph, or NULL */
     const gp_turns *turns;  /* with tg: its node -> road arc map (gp_turns_arc) */
@@ -64,6 +70,8 @@ typedef struct search {
     uint32_t *touched;
     hitem *h;
     size_t nh, hcap;
+    tstates *ts; /* search_run's targets' states, tcap of them */
+    uint32_t tcap;
 } search;
 
 static void search_free(search *s) {
@@ -77,6 +85,7 @@ static void search_free(search *s) {
     free(s->done);
     free(s->touched);
     free(s->h);
+    free(s->ts);
 }
 
 static int search_alloc(search *s, uint32_t cap) {
@@ -244,16 +253,28 @@ static inline double arc_len(const gp_graph *g, uint32_t a) {
 static int search_run(search *s, const gp_snap *src, const gp_snap *tgt, uint32_t k, double wbound,
                       double mbound, double *best_w, double *out_m, uint32_t *via, uint32_t *tarc) {
     const gp_graph *g = s->g;
-    uint32_t sa[2], ta[2];
-    double sf[2], tf[2];
+    uint32_t sa[2];
+    double sf[2];
     uint32_t ns = states(g, src, sa, sf);
     search_reset(s);
+    if (k > s->tcap) { /* the targets' states, once per search (not per node settled) */
+        tstates *t = realloc(s->ts, sizeof *t * k);
+        if (!t) return -1;
+        s->ts = t;
+        s->tcap = k;
+    }
     for (uint32_t j = 0; j < k; j++) {
+        tstates *t = &s->ts[j];
+        t->n = states(g, &tgt[j], t->arc, t->f);
+        for (uint32_t y = 0; !s->tg && y < t->n; y++) t->tail[y] = gp_graph_arc_tail(g, t->arc[y]);
+    }
+    for (uint32_t j = 0; j < k; j++) {
+        const uint32_t *ta = s->ts[j].arc;
+        const double *tf = s->ts[j].f;
         best_w[j] = INFINITY;
         out_m[j] = INFINITY;
-        uint32_t nt = states(g, &tgt[j], ta, tf);
         for (uint32_t x = 0; x < ns; x++)
-            for (uint32_t y = 0; y < nt; y++)
+            for (uint32_t y = 0; y < s->ts[j].n; y++)
                 if (sa[x] == ta[y] && tf[y] >= sf[x]) {
                     double w = (tf[y] - sf[x]) * arc_w(g, sa[x]);
                     if (w < best_w[j]) {
@@ -282,9 +303,10 @@ static int search_run(search *s, const gp_snap *src, const gp_snap *tgt, uint32_
         double d = it.d, m = s->m[ks];
         if (!s->tg) {
             for (uint32_t j = 0; j < k; j++) { /* targets whose arc leaves v */
-                uint32_t nt = states(g, &tgt[j], ta, tf);
-                for (uint32_t y = 0; y < nt; y++) {
-                    if (gp_graph_arc_tail(g, ta[y]) != it.v) continue;
+                const uint32_t *ta = s->ts[j].arc;
+                const double *tf = s->ts[j].f;
+                for (uint32_t y = 0; y < s->ts[j].n; y++) {
+                    if (s->ts[j].tail[y] != it.v) continue;
                     double w = d + tf[y] * arc_w(g, ta[y]);
                     if (w < best_w[j]) {
                         best_w[j] = w;
@@ -306,8 +328,9 @@ static int search_run(search *s, const gp_snap *src, const gp_snap *tgt, uint32_
                 double turn = (double)tg->w[e] - arc_w(g, ra);
                 if (turn < 0) turn = 0;
                 for (uint32_t j = 0; j < k; j++) { /* a turn into a target's arc */
-                    uint32_t nt = states(g, &tgt[j], ta, tf);
-                    for (uint32_t y = 0; y < nt; y++) {
+                    const uint32_t *ta = s->ts[j].arc;
+                    const double *tf = s->ts[j].f;
+                    for (uint32_t y = 0; y < s->ts[j].n; y++) {
                         if (ta[y] != ra) continue;
                         double w = d + turn + tf[y] * arc_w(g, ra);
                         if (w < best_w[j]) {

@@ -29,6 +29,7 @@ static void topo_part_free(gp_dcch_topo *t) {
     for (size_t i = 0; i < sizeof dev / sizeof *dev; i++) cudaFree(dev[i]);
     free(t->level_first);
     free(t->edge_level);
+    free(t->level_heavy);
     free(t->p_phase_bin);
     free(t->p_max_nodes);
     free(t->p_max_arcs);
@@ -158,12 +159,17 @@ static int topo_new(const gp_dcch_topo_src *t, cudaStream_t s, const gp_dcch_tun
     d->ntri = t->ntri;
     d->level_first = (uint32_t *)malloc(((size_t)t->nlevels + 1) * sizeof(uint32_t));
     d->edge_level = (uint32_t *)malloc(((size_t)t->nlevels + 1) * sizeof(uint32_t));
-    if (!d->level_first || !d->edge_level) {
+    d->level_heavy = (unsigned char *)malloc((size_t)t->nlevels + 1);
+    if (!d->level_first || !d->edge_level || !d->level_heavy) {
         topo_part_free(d);
         return gp_err_set(err, GP_ENOMEM, "out of memory for the device CCH");
     }
     memcpy(d->level_first, t->level_first, ((size_t)t->nlevels + 1) * sizeof(uint32_t));
     for (uint32_t l = 0; l <= t->nlevels; l++) d->edge_level[l] = t->up_first[t->level_first[l]];
+    for (uint32_t l = 0; l < t->nlevels; l++)
+        d->level_heavy[l] = t->tri_first[d->edge_level[l + 1]] - t->tri_first[d->edge_level[l]] >
+                            SMALL_TRI;
+    d->level_heavy[t->nlevels] = 0;
     {
         int dev = 0;
         CK(cudaGetDevice(&dev), "cudaGetDevice");

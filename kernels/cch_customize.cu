@@ -4,10 +4,13 @@
  * gp_cch_top_table and gp_cch_ptab_fill). Device state in kernels/cch.cu, shared structs in
  * cch_internal.cuh.
  *
- * Customization, bottom-up: a launch per level of more than SMALL_ITEMS / 8 edges, a warp per
- * edge (lanes over its lower triangles, warp min of value then witness); runs of smaller levels in
- * one block of 1024 threads with __syncthreads() between levels (a block's global writes are
- * visible to it after the barrier). Measured (H100, bench/lab_cch.cu): BAY 1.9 ms, NY 3.7 ms
+ * Customization, bottom-up: a launch per level of more than SMALL_ITEMS / 8 edges or more than
+ * SMALL_TRI triangles, a warp per edge (lanes over its lower triangles, warp min of value then
+ * witness); runs of smaller levels in one block of 1024 threads with __syncthreads() between
+ * levels (a block's global writes are visible to it after the barrier). On the road-like 1M
+ * map's turn graph the one block took 16.5 of 28.0 ms of kernel time (ncu, H200): its top levels
+ * have few edges of hundreds of triangles each, so a level of more than SMALL_TRI triangles is
+ * launched on its own. Measured (H100, bench/lab_cch.cu): BAY 1.9 ms, NY 3.7 ms
  * device (CPU, 16 threads: 14 / 33 ms); with the top table 2.7 / 4.8 ms.
  *
  * A cost change customized on the host from its predecessor (engine/cch.h
@@ -306,7 +309,7 @@ static int customize_run(gp_dcch *d, cudaStream_t s, float *ms, void (*busy)(voi
     CK(cudaEventRecord(d->ev0, s), "customization");
     for (uint32_t l = 0; l < d->nlevels;) {
         uint32_t cnt = d->edge_level[l + 1] - d->edge_level[l];
-        if (cnt > SMALL_ITEMS / 8) {
+        if (cnt > SMALL_ITEMS / 8 || d->level_heavy[l]) {
             uint64_t threads = (uint64_t)cnt * 32;
             uint32_t blocks = (uint32_t)((threads + BIG_THREADS - 1) / BIG_THREADS);
             customize_level<<<blocks, BIG_THREADS, 0, s>>>(d->edge_level[l], d->edge_level[l + 1],
@@ -316,7 +319,9 @@ static int customize_run(gp_dcch *d, cudaStream_t s, float *ms, void (*busy)(voi
             l++;
         } else {
             uint32_t l1 = l;
-            while (l1 < d->nlevels && d->edge_level[l1 + 1] - d->edge_level[l1] <= SMALL_ITEMS / 8)
+            while (l1 < d->nlevels &&
+                   d->edge_level[l1 + 1] - d->edge_level[l1] <= SMALL_ITEMS / 8 &&
+                   !d->level_heavy[l1])
                 l1++;
             customize_small<<<1, SMALL_THREADS, 0, s>>>(l, l1, d->d_elevels, d->tri_first, d->tri,
                                                         d->ofw, d->obw, d->fw, d->bw, d->fmid,

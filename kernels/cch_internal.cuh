@@ -20,8 +20,11 @@
 typedef unsigned long long u64;
 #define INF64 0xffffffffffffffffULL
 #define INF32 0xffffffffu
-#define SMALL_ITEMS 4096     /* customization: levels of <= SMALL_ITEMS / 8 edges in one block */
-#define SWEEP_SMALL_ITEMS 64 /* sweeps: levels of <= 64 items in one block, a warp per item */
+#define SMALL_ITEMS 4096 /* customization: levels of <= SMALL_ITEMS / 8 edges in one block */
+/* customization: ... and of <= SMALL_TRI triangles; a level with few edges but many triangles
+ * each (the top of a turn graph's CCH) gets a launch of its own, a warp per edge on every SM */
+#define SMALL_TRI 8192
+#define SWEEP_SMALL_ITEMS 64     /* sweeps: levels of <= 64 items in one block, a warp per item */
 #define SWEEP_THREAD_ITEMS 16384 /* sweeps: a thread per item from here (bottom levels) */
 #define COOP_THREADS 512         /* sweeps: block size of the cooperative kernel */
 #define TOP_CELLS 12288          /* sweeps: top levels kept in shared memory (96 KiB + offsets) */
@@ -110,9 +113,10 @@ struct gp_dcch_topo {
     int refs; /* atomic */
     uint32_t n, m, nlevels;
     uint64_t ntri;
-    int sms;                              /* multiprocessors of the device */
-    uint32_t *level_first;                /* host copy: ranks per level */
-    uint32_t *edge_level;                 /* host: up_first[level_first[l]] per level (nlevels+1) */
+    int sms;                    /* multiprocessors of the device */
+    uint32_t *level_first;      /* host copy: ranks per level */
+    uint32_t *edge_level;       /* host: up_first[level_first[l]] per level (nlevels+1) */
+    unsigned char *level_heavy; /* host: 1 where a level has more than SMALL_TRI triangles */
     uint32_t *up_first, *up_head, *order; /* device */
     uint64_t *tri_first;
     uint32_t *tri;

@@ -61,14 +61,11 @@ static void *pjob_main(void *arg) {
 }
 
 /* Runs the chunks on nthreads threads, the caller's among them; on the caller's alone when the
- * job cannot be allocated or no thread started. */
+ * job cannot be allocated or no thread starts. */
 static void pjob_run(void (*fn)(void *, uint64_t, uint64_t), void *ctx, uint64_t n, uint64_t chunk,
                      uint64_t nchunks, int nthreads) {
     pjob *j = malloc(sizeof *j);
-    pthread_attr_t at;
-    int attr = j && pthread_attr_init(&at) == 0;
-    if (!j || !attr) {
-        free(j);
+    if (!j) {
         pjob tmp = {.fn = fn, .ctx = ctx, .n = n, .chunk = chunk, .nchunks = nchunks};
         for (uint64_t k = 0; k < nchunks; k++)
             fn(ctx, pjob_bound(&tmp, k), pjob_bound(&tmp, k + 1));
@@ -80,16 +77,13 @@ static void pjob_run(void (*fn)(void *, uint64_t, uint64_t), void *ctx, uint64_t
     atomic_init(&j->refs, 1);
     pthread_mutex_init(&j->mu, NULL);
     pthread_cond_init(&j->cv, NULL);
-    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
     for (int t = 1; t < nthreads && atomic_load(&j->next) < nchunks; t++) {
-        pthread_t th;
         atomic_fetch_add(&j->refs, 1);
-        if (pthread_create(&th, &at, pjob_main, j) != 0) {
+        if (gp_thread_detached(pjob_main, j) != 0) {
             atomic_fetch_sub(&j->refs, 1); /* its chunks go to the others */
             break;
         }
     }
-    pthread_attr_destroy(&at);
     pjob_work(j);
     pthread_mutex_lock(&j->mu);
     while (!j->finished) pthread_cond_wait(&j->cv, &j->mu);

@@ -141,15 +141,16 @@ __global__ void ent_t(const u64 *__restrict__ ent, const uint32_t *__restrict__ 
  * rule, engine/cch.c customize_range). */
 __device__ __forceinline__ void customize_edge(
     uint32_t e, int lane, const uint64_t *__restrict__ tf, const uint32_t *__restrict__ tri,
-    const uint32_t *__restrict__ ofw, const uint32_t *__restrict__ obw, uint32_t *fw, uint32_t *bw,
-    uint32_t *fmid, uint32_t *bmid, uint32_t *bad) {
+    const uint32_t *__restrict__ ofw, const uint32_t *__restrict__ obw, uint2 *fb, uint32_t *fw,
+    uint32_t *bw, uint32_t *fmid, uint32_t *bmid, uint32_t *bad) {
     uint32_t of0 = ofw[e], ob0 = obw[e];
     uint32_t f = INF32, b = INF32, fm = INF32, bm = INF32;
     int of = 0, ob = 0;
     uint64_t k0 = tf[e];
     for (uint64_t k = k0 + lane; k < tf[e + 1]; k += 32) {
         uint32_t e1 = tri[2 * k], e2 = tri[2 * k + 1];
-        uint32_t a1 = bw[e1], b2 = fw[e2], a2 = bw[e2], b1 = fw[e1];
+        uint2 w1 = fb[e1], w2 = fb[e2]; /* {fw, bw}: one sector each rather than two */
+        uint32_t a1 = w1.y, b2 = w2.x, a2 = w2.y, b1 = w1.x;
         if (a1 != INF32 && b2 != INF32) {
             u64 sum = (u64)a1 + b2;
             if (sum >= INF32) of = 1;
@@ -168,6 +169,7 @@ __device__ __forceinline__ void customize_edge(
     of = __any_sync(0xffffffffu, of);
     ob = __any_sync(0xffffffffu, ob);
     if (lane == 0) {
+        fb[e] = make_uint2(fw_, bw_);
         fw[e] = fw_;
         bw[e] = bw_;
         fmid[e] = fw_ == of0 ? INF32 : fmc;
@@ -178,11 +180,11 @@ __device__ __forceinline__ void customize_edge(
 
 __global__ void customize_level(uint32_t lo, uint32_t hi, const uint64_t *__restrict__ tf,
                                 const uint32_t *__restrict__ tri, const uint32_t *__restrict__ ofw,
-                                const uint32_t *__restrict__ obw, uint32_t *fw, uint32_t *bw,
-                                uint32_t *fmid, uint32_t *bmid, uint32_t *bad) {
+                                const uint32_t *__restrict__ obw, uint2 *fb, uint32_t *fw,
+                                uint32_t *bw, uint32_t *fmid, uint32_t *bmid, uint32_t *bad) {
     uint64_t w = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
     if (lo + w >= hi) return; /* whole warps leave together: hi - lo is per warp */
-    customize_edge((uint32_t)(lo + w), threadIdx.x & 31, tf, tri, ofw, obw, fw, bw, fmid, bmid,
+    customize_edge((uint32_t)(lo + w), threadIdx.x & 31, tf, tri, ofw, obw, fb, fw, bw, fmid, bmid,
                    bad);
 }
 
@@ -190,12 +192,12 @@ __global__ void customize_level(uint32_t lo, uint32_t hi, const uint64_t *__rest
 __global__ void customize_small(uint32_t l0, uint32_t l1, const uint32_t *__restrict__ elev,
                                 const uint64_t *__restrict__ tf, const uint32_t *__restrict__ tri,
                                 const uint32_t *__restrict__ ofw, const uint32_t *__restrict__ obw,
-                                uint32_t *fw, uint32_t *bw, uint32_t *fmid, uint32_t *bmid,
-                                uint32_t *bad) {
+                                uint2 *fb, uint32_t *fw, uint32_t *bw, uint32_t *fmid,
+                                uint32_t *bmid, uint32_t *bad) {
     int warp = threadIdx.x / 32, lane = threadIdx.x & 31, nw = blockDim.x / 32;
     for (uint32_t l = l0; l < l1; l++) {
         for (uint32_t e = elev[l] + warp; e < elev[l + 1]; e += nw)
-            customize_edge(e, lane, tf, tri, ofw, obw, fw, bw, fmid, bmid, bad);
+            customize_edge(e, lane, tf, tri, ofw, obw, fb, fw, bw, fmid, bmid, bad);
         __syncthreads();
     }
 }
@@ -312,9 +314,9 @@ static int customize_run(gp_dcch *d, cudaStream_t s, float *ms, void (*busy)(voi
         if (cnt > SMALL_ITEMS / 8 || d->level_heavy[l]) {
             uint64_t threads = (uint64_t)cnt * 32;
             uint32_t blocks = (uint32_t)((threads + BIG_THREADS - 1) / BIG_THREADS);
-            customize_level<<<blocks, BIG_THREADS, 0, s>>>(d->edge_level[l], d->edge_level[l + 1],
-                                                           d->tri_first, d->tri, d->ofw, d->obw,
-                                                           d->fw, d->bw, d->fmid, d->bmid, d->bad);
+            customize_level<<<blocks, BIG_THREADS, 0, s>>>(
+                d->edge_level[l], d->edge_level[l + 1], d->tri_first, d->tri, d->ofw, d->obw, d->fb,
+                d->fw, d->bw, d->fmid, d->bmid, d->bad);
             CKL("customization");
             l++;
         } else {
@@ -324,8 +326,8 @@ static int customize_run(gp_dcch *d, cudaStream_t s, float *ms, void (*busy)(voi
                    !d->level_heavy[l1])
                 l1++;
             customize_small<<<1, SMALL_THREADS, 0, s>>>(l, l1, d->d_elevels, d->tri_first, d->tri,
-                                                        d->ofw, d->obw, d->fw, d->bw, d->fmid,
-                                                        d->bmid, d->bad);
+                                                        d->ofw, d->obw, d->fb, d->fw, d->bw,
+                                                        d->fmid, d->bmid, d->bad);
             CKL("customization");
             l = l1;
         }

@@ -169,6 +169,8 @@ struct gp_dcch_topo {
 struct gp_dcch : gp_dcch_topo {
     gp_dcch_topo *tm; /* the shared part (referenced) */
     uint32_t *ofw, *obw, *fw, *bw, *fmid, *bmid;
+    uint2 *fb;     /* {fw, bw} per edge, written and read by the full customization only: a
+                    * triangle reads one 8-byte word per lower edge instead of two 4-byte ones */
     uint32_t *bad; /* device word: overflow seen */
     u64 *wit;      /* packed witnesses (2m), allocated by the first gp_dcch_fetch asking for them */
     /* sweep workspace */

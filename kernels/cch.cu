@@ -19,17 +19,18 @@
 /* Frees what a topology part owns (device arrays, host metadata, its topology reference). */
 static void topo_part_free(gp_dcch_topo *t) {
     if (!t) return;
-    void *dev[] = {t->up_first,   t->up_head,    t->order,       t->tri_first,   t->tri,
-                   t->d_levels,   t->d_elevels,  t->p_bin_first, t->p_bin_step,  t->p_step_first,
-                   t->p_in_first, t->p_in_head,  t->p_in_edge,   t->p_out_first, t->p_out_head,
-                   t->p_out_tail, t->p_out_edge, t->p_pnode,     t->p_pos,       t->p_in_ht,
-                   t->p_step_arc, t->p_bin_rec,  t->p_border,    t->p_onode,     t->p_ooff,
-                   t->t_first,    t->t_head,     t->t_edge,      t->q_bins,      t->q_first,
-                   t->q_depth,    t->q_tmpl,     t->f_va,        t->f_perm,      t->f_vfirst};
+    void *dev[] = {
+        t->up_first,  t->up_head,     t->order,      t->tri_first,    t->tri,        t->d_levels,
+        t->d_elevels, t->p_bin_first, t->p_bin_step, t->p_step_first, t->p_in_first, t->p_in_head,
+        t->p_in_edge, t->p_out_first, t->p_out_head, t->p_out_tail,   t->p_out_edge, t->p_pnode,
+        t->p_pos,     t->p_in_ht,     t->p_step_arc, t->p_bin_rec,    t->p_border,   t->p_onode,
+        t->p_ooff,    t->t_first,     t->t_head,     t->t_edge,       t->q_bins,     t->q_first,
+        t->q_depth,   t->q_tmpl,      t->f_va,       t->f_perm,       t->f_vfirst,   t->eord};
     for (size_t i = 0; i < sizeof dev / sizeof *dev; i++) cudaFree(dev[i]);
     free(t->level_first);
     free(t->edge_level);
     free(t->level_heavy);
+    free(t->level_short);
     free(t->p_phase_bin);
     free(t->p_max_nodes);
     free(t->p_max_arcs);
@@ -160,7 +161,10 @@ static int topo_new(const gp_dcch_topo_src *t, cudaStream_t s, const gp_dcch_tun
     d->level_first = (uint32_t *)malloc(((size_t)t->nlevels + 1) * sizeof(uint32_t));
     d->edge_level = (uint32_t *)malloc(((size_t)t->nlevels + 1) * sizeof(uint32_t));
     d->level_heavy = (unsigned char *)malloc((size_t)t->nlevels + 1);
-    if (!d->level_first || !d->edge_level || !d->level_heavy) {
+    d->level_short = (uint32_t *)malloc(((size_t)t->nlevels + 1) * sizeof(uint32_t));
+    uint32_t *eord = (uint32_t *)malloc(((size_t)t->m + 1) * sizeof(uint32_t));
+    if (!d->level_first || !d->edge_level || !d->level_heavy || !d->level_short || !eord) {
+        free(eord);
         topo_part_free(d);
         return gp_err_set(err, GP_ENOMEM, "out of memory for the device CCH");
     }
@@ -170,6 +174,15 @@ static int topo_new(const gp_dcch_topo_src *t, cudaStream_t s, const gp_dcch_tun
         d->level_heavy[l] = t->tri_first[d->edge_level[l + 1]] - t->tri_first[d->edge_level[l]] >
                             SMALL_TRI;
     d->level_heavy[t->nlevels] = 0;
+    for (uint32_t l = 0; l < t->nlevels; l++) { /* the short edges first, then the others */
+        uint32_t lo = d->edge_level[l], hi = d->edge_level[l + 1], at = lo;
+        for (uint32_t e = lo; e < hi; e++)
+            if (t->tri_first[e + 1] - t->tri_first[e] <= SHORT_TRI) eord[at++] = e;
+        d->level_short[l] = at - lo;
+        for (uint32_t e = lo; e < hi; e++)
+            if (t->tri_first[e + 1] - t->tri_first[e] > SHORT_TRI) eord[at++] = e;
+    }
+    d->level_short[t->nlevels] = 0;
     {
         int dev = 0;
         CK(cudaGetDevice(&dev), "cudaGetDevice");
@@ -184,6 +197,8 @@ static int topo_new(const gp_dcch_topo_src *t, cudaStream_t s, const gp_dcch_tun
     CK(dput(&d->tri_first, (const uint64_t *)t->tri_first, (size_t)t->m + 1, s, &d->tbytes),
        "uploading the CCH triangles");
     CK(dput(&d->tri, t->tri, (size_t)t->ntri * 2, s, &d->tbytes), "uploading the CCH triangles");
+    CK(dput(&d->eord, (const uint32_t *)eord, (size_t)t->m, s, &d->tbytes),
+       "uploading the CCH triangles");
     CK(dput(&d->d_levels, d->level_first, (size_t)t->nlevels + 1, s, &d->tbytes),
        "uploading levels");
     CK(dput(&d->d_elevels, d->edge_level, (size_t)t->nlevels + 1, s, &d->tbytes),
@@ -197,10 +212,12 @@ static int topo_new(const gp_dcch_topo_src *t, cudaStream_t s, const gp_dcch_tun
     tune_shape(tn, d->shape);
     if ((rc = topo_plan(d, s, err)) != GP_OK) goto out;
     CK(cudaStreamSynchronize(s), "uploading the CCH");
+    free(eord);
     *out = d;
     return GP_OK;
 out:
     cudaStreamSynchronize(s);
+    free(eord);
     topo_part_free(d);
     return rc;
 }

@@ -136,38 +136,57 @@ __global__ void ent_t(const u64 *__restrict__ ent, const uint32_t *__restrict__ 
     if (i < n) T[i] = (uint32_t)(ent[perm[i]] >> 32);
 }
 
-/* One warp customizes edge e: lanes take the triangles k0+lane, k0+lane+32, ...; the witness is
- * the smallest triangle offset reaching the minimum, none when the original arc does (the CPU's
- * rule, engine/cch.c customize_range). */
-__device__ __forceinline__ void customize_edge(
-    uint32_t e, int lane, const uint64_t *__restrict__ tf, const uint32_t *__restrict__ tri,
-    const uint32_t *__restrict__ ofw, const uint32_t *__restrict__ obw, uint2 *fb, uint32_t *fw,
-    uint32_t *bw, uint32_t *fmid, uint32_t *bmid, uint32_t *bad) {
+/* One triangle's two candidates into a lane's minima (k ascending per lane, so the first offset
+ * reaching a strictly smaller value is kept). */
+__device__ __forceinline__ void relax_pair(uint2 w1, uint2 w2, uint32_t off, uint32_t &f,
+                                           uint32_t &b, uint32_t &fm, uint32_t &bm, int &of,
+                                           int &ob) {
+    uint32_t a1 = w1.y, b2 = w2.x, a2 = w2.y, b1 = w1.x;
+    if (a1 != INF32 && b2 != INF32) {
+        u64 sum = (u64)a1 + b2;
+        if (sum >= INF32) of = 1;
+        else if ((uint32_t)sum < f) f = (uint32_t)sum, fm = off;
+    }
+    if (a2 != INF32 && b1 != INF32) {
+        u64 sum = (u64)a2 + b1;
+        if (sum >= INF32) ob = 1;
+        else if ((uint32_t)sum < b) b = (uint32_t)sum, bm = off;
+    }
+}
+
+/* W lanes customize edge e (lane in [0, W), mask: the group's lanes of the warp): lanes take the
+ * triangles k0+lane, k0+lane+W, ..., two per step with their loads issued together (the pass is
+ * bound by the latency of these dependent loads more than by bandwidth); the witness is the
+ * smallest triangle offset reaching the minimum, none when the original arc does (the CPU's rule,
+ * engine/cch.c customize_range). */
+template <int W>
+__device__ __forceinline__ void customize_edge(uint32_t e, int lane, unsigned mask,
+                                               const uint64_t *__restrict__ tf,
+                                               const uint32_t *__restrict__ tri,
+                                               const uint32_t *__restrict__ ofw,
+                                               const uint32_t *__restrict__ obw, uint2 *fb,
+                                               uint32_t *fw, uint32_t *bw, uint32_t *fmid,
+                                               uint32_t *bmid, uint32_t *bad) {
     uint32_t of0 = ofw[e], ob0 = obw[e];
     uint32_t f = INF32, b = INF32, fm = INF32, bm = INF32;
     int of = 0, ob = 0;
-    uint64_t k0 = tf[e];
-    for (uint64_t k = k0 + lane; k < tf[e + 1]; k += 32) {
-        uint32_t e1 = tri[2 * k], e2 = tri[2 * k + 1];
-        uint2 w1 = fb[e1], w2 = fb[e2]; /* {fw, bw}: one sector each rather than two */
-        uint32_t a1 = w1.y, b2 = w2.x, a2 = w2.y, b1 = w1.x;
-        if (a1 != INF32 && b2 != INF32) {
-            u64 sum = (u64)a1 + b2;
-            if (sum >= INF32) of = 1;
-            else if ((uint32_t)sum < f) f = (uint32_t)sum, fm = (uint32_t)(k - k0);
-        }
-        if (a2 != INF32 && b1 != INF32) {
-            u64 sum = (u64)a2 + b1;
-            if (sum >= INF32) ob = 1;
-            else if ((uint32_t)sum < b) b = (uint32_t)sum, bm = (uint32_t)(k - k0);
-        }
+    const uint64_t k0 = tf[e], k1 = tf[e + 1];
+    const uint2 *tp = (const uint2 *)tri; /* {e1, e2} per triangle */
+    for (uint64_t k = k0 + lane; k < k1; k += 2 * W) {
+        const bool two = k + W < k1;
+        uint2 t1 = tp[k], t2 = two ? tp[k + W] : make_uint2(0, 0);
+        uint2 w1 = fb[t1.x], w2 = fb[t1.y]; /* {fw, bw}: one sector each rather than two */
+        uint2 w3 = two ? fb[t2.x] : make_uint2(INF32, INF32);
+        uint2 w4 = two ? fb[t2.y] : make_uint2(INF32, INF32);
+        relax_pair(w1, w2, (uint32_t)(k - k0), f, b, fm, bm, of, ob);
+        relax_pair(w3, w4, (uint32_t)(k + W - k0), f, b, fm, bm, of, ob);
     }
-    uint32_t fmin = __reduce_min_sync(0xffffffffu, f), bmin = __reduce_min_sync(0xffffffffu, b);
+    uint32_t fmin = __reduce_min_sync(mask, f), bmin = __reduce_min_sync(mask, b);
     uint32_t fw_ = min(fmin, of0), bw_ = min(bmin, ob0);
-    uint32_t fmc = __reduce_min_sync(0xffffffffu, f == fw_ ? fm : INF32);
-    uint32_t bmc = __reduce_min_sync(0xffffffffu, b == bw_ ? bm : INF32);
-    of = __any_sync(0xffffffffu, of);
-    ob = __any_sync(0xffffffffu, ob);
+    uint32_t fmc = __reduce_min_sync(mask, f == fw_ ? fm : INF32);
+    uint32_t bmc = __reduce_min_sync(mask, b == bw_ ? bm : INF32);
+    of = __any_sync(mask, of);
+    ob = __any_sync(mask, ob);
     if (lane == 0) {
         fb[e] = make_uint2(fw_, bw_);
         fw[e] = fw_;
@@ -178,14 +197,26 @@ __device__ __forceinline__ void customize_edge(
     }
 }
 
-__global__ void customize_level(uint32_t lo, uint32_t hi, const uint64_t *__restrict__ tf,
+/* One level: its edges in eord (those of at most SHORT_TRI triangles first, ns of them, then the
+ * nl others); blocks [0, bs) take the first ones SHORT_W lanes an edge, the rest a warp an edge. */
+__global__ void customize_level(const uint32_t *__restrict__ eord, uint32_t ns, uint32_t nl,
+                                uint32_t bs, const uint64_t *__restrict__ tf,
                                 const uint32_t *__restrict__ tri, const uint32_t *__restrict__ ofw,
                                 const uint32_t *__restrict__ obw, uint2 *fb, uint32_t *fw,
                                 uint32_t *bw, uint32_t *fmid, uint32_t *bmid, uint32_t *bad) {
-    uint64_t w = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
-    if (lo + w >= hi) return; /* whole warps leave together: hi - lo is per warp */
-    customize_edge((uint32_t)(lo + w), threadIdx.x & 31, tf, tri, ofw, obw, fb, fw, bw, fmid, bmid,
-                   bad);
+    if (blockIdx.x < bs) {
+        uint64_t g = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) / SHORT_W;
+        if (g >= ns) return; /* whole groups leave together */
+        const int lane = threadIdx.x & (SHORT_W - 1);
+        const unsigned mask = ((1u << SHORT_W) - 1) << (threadIdx.x & 31 & ~(SHORT_W - 1));
+        customize_edge<SHORT_W>(eord[g], lane, mask, tf, tri, ofw, obw, fb, fw, bw, fmid, bmid,
+                                bad);
+    } else {
+        uint64_t w = ((uint64_t)(blockIdx.x - bs) * blockDim.x + threadIdx.x) / 32;
+        if (w >= nl) return; /* whole warps leave together */
+        customize_edge<32>(eord[ns + w], threadIdx.x & 31, 0xffffffffu, tf, tri, ofw, obw, fb, fw,
+                           bw, fmid, bmid, bad);
+    }
 }
 
 /* Levels [l0, l1) in one block, bottom-up. */
@@ -197,7 +228,8 @@ __global__ void customize_small(uint32_t l0, uint32_t l1, const uint32_t *__rest
     int warp = threadIdx.x / 32, lane = threadIdx.x & 31, nw = blockDim.x / 32;
     for (uint32_t l = l0; l < l1; l++) {
         for (uint32_t e = elev[l] + warp; e < elev[l + 1]; e += nw)
-            customize_edge(e, lane, tf, tri, ofw, obw, fb, fw, bw, fmid, bmid, bad);
+            customize_edge<32>(e, lane, 0xffffffffu, tf, tri, ofw, obw, fb, fw, bw, fmid, bmid,
+                               bad);
         __syncthreads();
     }
 }
@@ -312,11 +344,13 @@ static int customize_run(gp_dcch *d, cudaStream_t s, float *ms, void (*busy)(voi
     for (uint32_t l = 0; l < d->nlevels;) {
         uint32_t cnt = d->edge_level[l + 1] - d->edge_level[l];
         if (cnt > SMALL_ITEMS / 8 || d->level_heavy[l]) {
-            uint64_t threads = (uint64_t)cnt * 32;
-            uint32_t blocks = (uint32_t)((threads + BIG_THREADS - 1) / BIG_THREADS);
-            customize_level<<<blocks, BIG_THREADS, 0, s>>>(
-                d->edge_level[l], d->edge_level[l + 1], d->tri_first, d->tri, d->ofw, d->obw, d->fb,
-                d->fw, d->bw, d->fmid, d->bmid, d->bad);
+            const uint32_t lo = d->edge_level[l], ns = d->level_short[l], nl = cnt - ns;
+            const uint32_t bs =
+                (uint32_t)(((uint64_t)ns * SHORT_W + BIG_THREADS - 1) / BIG_THREADS);
+            const uint32_t bl = (uint32_t)(((uint64_t)nl * 32 + BIG_THREADS - 1) / BIG_THREADS);
+            customize_level<<<bs + bl, BIG_THREADS, 0, s>>>(d->eord + lo, ns, nl, bs, d->tri_first,
+                                                            d->tri, d->ofw, d->obw, d->fb, d->fw,
+                                                            d->bw, d->fmid, d->bmid, d->bad);
             CKL("customization");
             l++;
         } else {

@@ -24,6 +24,10 @@ typedef unsigned long long u64;
 /* customization: ... and of <= SMALL_TRI triangles; a level with few edges but many triangles
  * each (the top of a turn graph's CCH) gets a launch of its own, a warp per edge on every SM */
 #define SMALL_TRI 8192
+/* customization: in a level of its own launch, the edges of at most SHORT_TRI triangles (most
+ * of them) take SHORT_W lanes each, the others a warp */
+#define SHORT_TRI 16
+#define SHORT_W 8
 #define SWEEP_SMALL_ITEMS 64     /* sweeps: levels of <= 64 items in one block, a warp per item */
 #define SWEEP_THREAD_ITEMS 16384 /* sweeps: a thread per item from here (bottom levels) */
 #define COOP_THREADS 512         /* sweeps: block size of the cooperative kernel */
@@ -117,6 +121,9 @@ struct gp_dcch_topo {
     uint32_t *level_first;      /* host copy: ranks per level */
     uint32_t *edge_level;       /* host: up_first[level_first[l]] per level (nlevels+1) */
     unsigned char *level_heavy; /* host: 1 where a level has more than SMALL_TRI triangles */
+    uint32_t *level_short;      /* host: edges of at most SHORT_TRI triangles per level */
+    uint32_t *eord; /* device, m: each level's edges of at most SHORT_TRI triangles, then the
+                     * others (each part ascending) */
     uint32_t *up_first, *up_head, *order; /* device */
     uint64_t *tri_first;
     uint32_t *tri;

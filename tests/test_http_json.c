@@ -3,7 +3,7 @@
  * around int's range, tiny, huge, NaN and infinities, random doubles), strings with every byte
  * value and escape, nested and empty containers, raw items, keys; and fails where cJSON fails.
  * gp_json_append writes the same text after what a buffer holds; members added under literal keys
- * (gp_json_add_*) print as cJSON_Add*ToObject's; gp_json_scan_num reads numbers as strtod does,
+ * (gp_json_add_*) print as cJSON_Add*ToObject's; gp_json_put_* write the same text straight; gp_json_scan_num reads numbers as strtod does,
  * bit for bit, and stops where JSON's grammar does. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -37,6 +37,19 @@ static void same(cJSON *x) {
     assert_memory_equal(buf, want, n);
     assert_memory_equal(buf + n, want, n);
     free(buf);
+    gp_json_out o = {0}; /* written straight after text: the tree, then the value itself */
+    gp_json_put_lit(&o, "x");
+    gp_json_put_tree(&o, x);
+    if (cJSON_IsNumber(x)) gp_json_put_num(&o, x->valuedouble);
+    else if (cJSON_IsString(x)) gp_json_put_str(&o, x->valuestring);
+    else gp_json_put_tree(&o, x);
+    assert_false(o.bad);
+    assert_int_equal(o.len, 1 + 2 * n);
+    assert_true(o.cap >= o.len + 2);
+    assert_memory_equal(o.p, "x", 1);
+    assert_memory_equal(o.p + 1, want, n);
+    assert_memory_equal(o.p + 1 + n, want, n);
+    free(o.p);
     got[n] = '\n'; /* the answer writer's use of the spare bytes */
     got[n + 1] = '\0';
     cJSON_free(want);
@@ -185,6 +198,19 @@ static void test_failures(void **state) {
     assert_int_equal(gp_json_append(o, &buf, &len, &cap), -1);
     assert_int_equal(len, 0); /* nothing appended */
     free(buf);
+    gp_json_out w = {0}; /* written straight: bad, and nothing more written after */
+    gp_json_put_tree(&w, o);
+    assert_true(w.bad);
+    assert_false(w.oom);
+    size_t at = w.len;
+    gp_json_put_lit(&w, "more");
+    gp_json_put_num(&w, 1.5);
+    assert_int_equal(w.len, at);
+    free(w.p);
+    gp_json_out w2 = {0};
+    gp_json_put_tree(&w2, NULL);
+    assert_true(w2.bad);
+    free(w2.p);
     cJSON_Delete(bad);
     cJSON_Delete(o);
 }

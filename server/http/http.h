@@ -29,6 +29,7 @@
 #include "graph/graph.h"
 #include "server/config.h"
 #include "server/http/counters.h" /* gp_metrics_count & co., for handlers */
+#include "server/http/json.h"
 #include "server/errors.h"
 #include "server/registry.h"
 
@@ -101,6 +102,9 @@ uint32_t gp_req_node(gp_req *r, int64_t ext_id, const char *what);
 /* ---- responses (exactly one per request) ---- */
 /* Sends body (takes ownership of the tree, prints it compactly, frees it). NULL body -> 500. */
 void gp_http_json(gp_req *r, int status, cJSON *body);
+/* Sends the written JSON text o (server/http/json.h) as gp_http_json sends a tree's: ownership of
+ * o->p taken; a bad text (out of memory) answers 500. */
+void gp_http_json_out(gp_req *r, int status, gp_json_out *o);
 /* Sends a copy of len bytes with the given content type. */
 void gp_http_text(gp_req *r, int status, const char *content_type, const char *buf, size_t len);
 /* Sends buf (malloc'd; ownership taken, freed after sending, also on failure). */

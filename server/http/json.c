@@ -19,12 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct jbuf {
-    char *p;
-    size_t len, cap;
-    int bad; /* out of memory, or something cJSON would not print */
-    int oom; /* out of memory */
-} jbuf;
+typedef gp_json_out jbuf;
 
 static int reserve(jbuf *b, size_t more) {
     if (b->bad) return 0;
@@ -88,8 +83,7 @@ static size_t short_decimal(double d, char *out) {
     return 0;
 }
 
-static void number(jbuf *b, const cJSON *item) {
-    double d = item->valuedouble;
+static void number(jbuf *b, double d) {
     char s[32];
     size_t n;
     if (isnan(d) || isinf(d)) {
@@ -148,7 +142,7 @@ static void value(jbuf *b, const cJSON *item) {
     case cJSON_NULL: put(b, "null", 4); return;
     case cJSON_False: put(b, "false", 5); return;
     case cJSON_True: put(b, "true", 4); return;
-    case cJSON_Number: number(b, item); return;
+    case cJSON_Number: number(b, item->valuedouble); return;
     case cJSON_Raw:
         if (!item->valuestring) b->bad = 1;
         else put(b, item->valuestring, strlen(item->valuestring));
@@ -182,6 +176,19 @@ int gp_json_append(const cJSON *item, char **buf, size_t *len, size_t *cap) {
     *len = b.len;
     return 0;
 }
+
+void gp_json_put_raw(gp_json_out *o, const char *s, size_t n) { put(o, s, n); }
+
+void gp_json_put_num(gp_json_out *o, double d) { number(o, d); }
+
+void gp_json_put_str(gp_json_out *o, const char *s) { string(o, s); }
+
+void gp_json_put_tree(gp_json_out *o, const cJSON *item) {
+    if (item) value(o, item);
+    else o->bad = 1;
+}
+
+int gp_json_out_reserve(gp_json_out *o, size_t n) { return reserve(o, n); }
 
 /* item as object's member under the literal key; NULL (item freed) when either is missing. */
 static cJSON *add_cs(cJSON *object, const char *key, cJSON *item) {

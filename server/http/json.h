@@ -26,6 +26,28 @@ char *gp_json_print(const cJSON *item, size_t *len);
  * (*buf still valid). No NUL is written. */
 int gp_json_append(const cJSON *item, char **buf, size_t *len, size_t *cap);
 
+/* A JSON text written straight, without a tree: the answers' big parts (a map match's legs and
+ * tracepoints) write the bytes gp_json_print would print for the tree they stand for. p holds len
+ * bytes of cap (realloc'd as it grows; {0} starts one; free(p) ends it), always with room for two
+ * more. bad: something cJSON would not print (a missing tree), or out of memory (oom too); the
+ * writers then write nothing more. */
+typedef struct gp_json_out {
+    char *p;
+    size_t len, cap;
+    int bad, oom;
+} gp_json_out;
+/* n bytes of text as they are; gp_json_lit: a string literal's. */
+void gp_json_put_raw(gp_json_out *o, const char *s, size_t n);
+#define gp_json_put_lit(o, s) gp_json_put_raw((o), "" s, sizeof(s) - 1) /* s: a literal only */
+/* A number as gp_json_print prints a cJSON number of value d. */
+void gp_json_put_num(gp_json_out *o, double d);
+/* A string (NULL: "") quoted and escaped as cJSON prints it. */
+void gp_json_put_str(gp_json_out *o, const char *s);
+/* The text of a tree (gp_json_print's); NULL is bad. */
+void gp_json_put_tree(gp_json_out *o, const cJSON *item);
+/* Room for n more bytes (a first size for a text about to be written): 1, or 0 when bad. */
+int gp_json_out_reserve(gp_json_out *o, size_t n);
+
 /* cJSON_Add{Number,String,Array}ToObject for a key of static storage (a string literal): the
  * member points to the key instead of a copy of it (cJSON_AddItemToObjectCS), one allocation and
  * one free less per member of the answers' big trees; the same text printed. NULL when out of

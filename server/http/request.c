@@ -454,6 +454,16 @@ void gp_http_json(gp_req *r, int status, cJSON *body) {
     gp_http_send_buf(r, status, "application/json", s, n);
 }
 
+void gp_http_json_out(gp_req *r, int status, gp_json_out *o) {
+    if (o->bad || !o->p) {
+        free(o->p);
+        gp_http_error(r, GP_HC_INTERNAL, "out of memory rendering the response");
+        return;
+    }
+    o->p[o->len++] = '\n'; /* a written text keeps room for two more bytes */
+    gp_http_send_buf(r, status, "application/json", o->p, o->len);
+}
+
 /* THE error writer. The message may quote request bytes (paths, parameters, graph names): it is
  * repaired to valid UTF-8 first, so the body always parses as JSON. */
 void gp_http_error(gp_req *r, int code, const char *fmt, ...) {

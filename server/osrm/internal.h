@@ -18,6 +18,7 @@
 #include "server/api/arcs.h"
 #include "server/api/geom.h"
 #include "server/api/render.h"
+#include "server/http/json.h"
 
 #include <cjson/cJSON.h>
 
@@ -127,6 +128,9 @@ int gp_osrm_index_list(gp_osrm_req *q, const char *name, uint32_t n, uint32_t **
 
 /* A waypoint object {hint?, distance, name, location} for snapped position s. */
 cJSON *gp_osrm_waypoint(const gp_osrm_req *q, const gp_snap *s);
+/* gp_osrm_waypoint's text written straight into b, the object left open (no closing brace) for
+ * the caller's members. */
+void gp_osrm_waypoint_write(gp_json_out *b, const gp_osrm_req *q, const gp_snap *s);
 
 /* ---- legs (route.c) ---- */
 /* A piece of one arc traversed from fraction f0 to f1 of its length. */
@@ -180,6 +184,10 @@ int gp_osrm_opts_lines(const gp_osrm_route_opts *o);
 /* The OSRM route object {geometry?, legs, weight_name, weight, duration, distance} of nleg legs. */
 cJSON *gp_osrm_route_json(const gp_osrm_req *q, const gp_osrm_leg *legs, size_t nleg,
                           const gp_osrm_route_opts *o);
+/* gp_osrm_route_json's text written straight into b (steps and annotations through their trees),
+ * the object left open (no closing brace) for the caller's members. */
+void gp_osrm_route_write(gp_json_out *b, const gp_osrm_req *q, const gp_osrm_leg *legs, size_t nleg,
+                         const gp_osrm_route_opts *o);
 /* A geometry in the request's format (polyline, polyline6 or GeoJSON) of n points. */
 cJSON *gp_osrm_geometry_json(const gp_osrm_req *q, const double *lon, const double *lat, size_t n);
 /* OSRM's mode of the graph's profile: "driving", "cycling" or "walking". */

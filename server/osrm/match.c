@@ -352,30 +352,32 @@ static uint32_t trace_points(const trace *t, const match_opts *mo, uint8_t *keep
     return k;
 }
 
-/* Matches trace t on base's graph with options mo: OSRM's answer {code: Ok, matchings,
- * tracepoints}, or NULL with f set. pre: NULL, or t prepared (gp_match_prepare, its table
- * filled on the GPU) by the batch. */
-static cJSON *match_trace(const gp_osrm_req *base, const trace *t, const match_opts *mo,
-                          const gp_match_prep *pre, fail *f) {
-    if (!trace_check(t, f)) return NULL;
+/* Matches trace t on base's graph with options mo and writes OSRM's answer {code: Ok, matchings,
+ * tracepoints} into b: 1 (b bad when out of memory), or 0 with f set and nothing written. pre:
+ * NULL, or t prepared (gp_match_prepare, its table filled on the GPU) by the batch. */
+static int match_trace(const gp_osrm_req *base, const trace *t, const match_opts *mo,
+                       const gp_match_prep *pre, fail *f, gp_json_out *b) {
+    if (!trace_check(t, f)) return 0;
     uint32_t n = t->n;
     if (mo->wp && (!mo->nwp || mo->wp[0] != 0 || mo->wp[mo->nwp - 1] != n - 1))
-        return fail_set(f, 400, "InvalidValue",
-                        "waypoints must include the first and the last coordinate (0 and %u)",
-                        n - 1);
+        return !!fail_set(f, 400, "InvalidValue",
+                          "waypoints must include the first and the last coordinate (0 and %u)",
+                          n - 1);
     gp_match_opts o;
     model_opts(mo, &o);
     uint8_t *keep = malloc(n);
     uint32_t *orig = malloc(sizeof *orig * n), *idx = malloc(sizeof *idx * n);
+    uint32_t *wpi = malloc(sizeof *wpi * n); /* waypoint index of each kept point in its route */
     gp_match_point *p = calloc(n, sizeof *p);
     bfilter *bf = calloc(n, sizeof *bf);
     double *ts = t->ts ? malloc(sizeof *ts * n) : NULL;
     gp_osrm_leg *legs = calloc(n, sizeof *legs);
-    cJSON *o_json = NULL;
+    int ok = 0;
+    size_t start = b->len;
     gp_match_search *ws = NULL;
     gp_match m;
     memset(&m, 0, sizeof m);
-    if (!keep || !orig || !idx || !p || !bf || (t->ts && !ts) || !legs) {
+    if (!keep || !orig || !idx || !wpi || !p || !bf || (t->ts && !ts) || !legs) {
         fail_set(f, 500, "InternalError", "out of memory");
         goto out;
     }
@@ -400,75 +402,71 @@ static cJSON *match_trace(const gp_osrm_req *base, const trace *t, const match_o
     q.snap = m.snap;
     q.no_points = !gp_osrm_opts_lines(&mo->ro);
     ws = gp_match_search_new(); /* the legs' searches (NULL: each allocates its own) */
-    o_json = cJSON_CreateObject();
-    cJSON_AddStringToObject(o_json, "code", "Ok");
-    cJSON *ms = cJSON_AddArrayToObject(o_json, "matchings");
-    uint32_t *wpi = malloc(sizeof *wpi * n); /* waypoint index of each kept point in its route */
-    if (!wpi) {
-        fail_set(f, 500, "InternalError", "out of memory");
-        goto out_err;
-    }
+    /* written straight: the bytes of the tree {code, matchings, tracepoints} gp_json_print wrote */
+    gp_json_put_lit(b, "{\"code\":\"Ok\",\"matchings\":[");
     for (uint32_t mi = 0; mi < m.nmatch; mi++) {
         uint32_t c = 0;
         for (uint32_t i = 0; i < k; i++)
             if (m.matching[i] == mi) idx[c++] = i;
         long nl = matching_legs(&q, ws, idx, c, mo, orig, legs, f);
-        if (nl < 0) {
-            free(wpi);
-            goto out_err;
-        }
+        if (nl < 0) goto out;
         uint32_t w = 0;
         for (uint32_t j = 0; j < c; j++) {
             int is_wp = j == 0 || j + 1 == c || is_waypoint(mo, orig[idx[j]]);
             wpi[idx[j]] = is_wp ? w++ : GP_NONE;
         }
-        cJSON *rt = gp_osrm_route_json(&q, legs, (size_t)nl, &mo->ro);
-        cJSON_AddNumberToObject(rt, "confidence", gp_round_unit(m.confidence[mi], 1e-6));
-        cJSON_AddItemToArray(ms, rt);
+        if (mi) gp_json_put_lit(b, ",");
+        gp_osrm_route_write(b, &q, legs, (size_t)nl, &mo->ro);
+        gp_json_put_lit(b, ",\"confidence\":");
+        gp_json_put_num(b, gp_round_unit(m.confidence[mi], 1e-6));
+        gp_json_put_lit(b, "}");
         for (long j = 0; j < nl; j++) gp_osrm_leg_free(&legs[j]);
     }
     if (mo->wp) { /* waypoints name points of the route: a split or a dropped one cannot be */
         for (uint32_t i = 0; i < k; i++)
             if (is_waypoint(mo, orig[i]) && (m.matching[i] != 0 || m.nmatch > 1)) {
-                free(wpi);
                 fail_set(f, 400, "NoMatch",
                          "waypoint %u could not be matched onto one route with the others (the "
                          "trace splits or drops it)",
                          orig[i]);
-                goto out_err;
+                goto out;
             }
     }
-    cJSON *tps = cJSON_AddArrayToObject(o_json, "tracepoints");
+    gp_json_put_lit(b, "],\"tracepoints\":[");
     uint32_t j = 0;
     for (uint32_t i = 0; i < n; i++) {
+        if (i) gp_json_put_lit(b, ",");
         if (j < k && orig[j] < i) j++;
         if (j >= k || orig[j] != i || m.matching[j] == GP_NONE) {
-            cJSON_AddItemToArray(tps, cJSON_CreateNull());
+            gp_json_put_lit(b, "null");
             continue;
         }
-        cJSON *tp = gp_osrm_waypoint(&q, &m.snap[j]);
-        gp_json_add_number(tp, "alternatives_count", m.alternatives[j]);
-        gp_json_add_number(tp, "matchings_index", m.matching[j]);
-        if (wpi[j] != GP_NONE) /* (none for a point inside a leg: waypoints=...) */
-            gp_json_add_number(tp, "waypoint_index", wpi[j]);
-        cJSON_AddItemToArray(tps, tp);
+        gp_osrm_waypoint_write(b, &q, &m.snap[j]);
+        gp_json_put_lit(b, ",\"alternatives_count\":");
+        gp_json_put_num(b, m.alternatives[j]);
+        gp_json_put_lit(b, ",\"matchings_index\":");
+        gp_json_put_num(b, m.matching[j]);
+        if (wpi[j] != GP_NONE) { /* (none for a point inside a leg: waypoints=...) */
+            gp_json_put_lit(b, ",\"waypoint_index\":");
+            gp_json_put_num(b, wpi[j]);
+        }
+        gp_json_put_lit(b, "}");
     }
-    free(wpi);
-    goto out;
-out_err:
-    cJSON_Delete(o_json);
-    o_json = NULL;
+    gp_json_put_lit(b, "]}");
+    ok = 1;
 out:
+    if (!ok && !b->bad) b->len = start; /* (the partial text dropped) */
     gp_match_search_free(ws);
     gp_match_free(&m);
     free(keep);
     free(orig);
     free(idx);
+    free(wpi);
     free(p);
     free(bf);
     free(ts);
     free(legs);
-    return o_json;
+    return ok;
 }
 
 /* ---- options ---- */
@@ -557,10 +555,14 @@ static void match_answer(gp_req *r, const char *coords) {
         if (isinf(t.radius[i])) t.radius[i] = NAN; /* unlimited: the default accuracy */
     t.lon = q.lon;
     t.lat = q.lat;
-    cJSON *o = match_trace(&q, &t, &mo, NULL, &f);
+    gp_json_out o = {0};
+    int ok = match_trace(&q, &t, &mo, NULL, &f, &o);
     t.lon = t.lat = NULL; /* q's */
-    if (o) gp_http_json(r, 200, o);
-    else answer_fail(r, &f);
+    if (ok) gp_http_json_out(r, 200, &o);
+    else {
+        free(o.p);
+        answer_fail(r, &f);
+    }
 out:
     trace_free(&t);
     free(mo.wp);
@@ -732,7 +734,7 @@ typedef struct batch {
     const match_opts *mo;
     trace *tr;
     fail *fl;           /* per trace: status set when parsing failed already */
-    cJSON **res;        /* per trace answer */
+    gp_json_out *res;   /* per trace: its answer's text */
     gp_match_prep *pre; /* per trace, on the GPU path: candidates and table (else NULL) */
 } batch;
 
@@ -795,20 +797,24 @@ static void batch_gpu(batch *b, size_t nl) {
     free(ptr);
 }
 
-static cJSON *fail_json(const fail *f) {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "code", f->code);
-    cJSON_AddStringToObject(o, "message", f->msg);
-    return o;
+/* A failed trace's answer {"code", "message"}. */
+static void fail_write(gp_json_out *o, const fail *f) {
+    gp_json_put_lit(o, "{\"code\":");
+    gp_json_put_str(o, f->code);
+    gp_json_put_lit(o, ",\"message\":");
+    gp_json_put_str(o, f->msg);
+    gp_json_put_lit(o, "}");
 }
 
 static void batch_run(void *ctx, uint64_t begin, uint64_t end) {
     batch *b = ctx;
     for (uint64_t i = begin; i < end; i++) {
-        cJSON *o = b->fl[i].status
-                       ? NULL
-                       : match_trace(b->q, &b->tr[i], b->mo, b->pre ? &b->pre[i] : NULL, &b->fl[i]);
-        b->res[i] = o ? o : fail_json(&b->fl[i]);
+        gp_json_out *o = &b->res[i];
+        gp_json_out_reserve(
+            o, 256 + 256 * (size_t)b->tr[i].n); /* about a point's text, overview=false */
+        if (b->fl[i].status ||
+            !match_trace(b->q, &b->tr[i], b->mo, b->pre ? &b->pre[i] : NULL, &b->fl[i], o))
+            fail_write(o, &b->fl[i]);
     }
 }
 
@@ -831,7 +837,7 @@ void gp_h_match_batch(gp_req *r) {
     q.geometries = GP_GEOM_POLYLINE;
     trace *tr = NULL;
     fail *fl = NULL;
-    cJSON **res = NULL;
+    gp_json_out *res = NULL;
     match_opts mo;
     memset(&mo, 0, sizeof mo);
     if (!q.g->lon || gp_osrm_no_durations(q.g)) {
@@ -963,35 +969,37 @@ void gp_h_match_batch(gp_req *r) {
     gp_parallel_for_dynamic(nl, gp_http_engine()->cpu_threads, 4, batch_run, &b);
     for (size_t i = 0; b.pre && i < nl; i++) gp_match_prep_free(&b.pre[i]);
     free(b.pre);
-    if (nd) {
-        size_t total = 0, cap = 4096;
-        char *outb = malloc(cap);
-        for (size_t i = 0; outb && i < nl; i++) {
-            /* cJSON_PrintUnformatted's bytes, printed in place (a line cJSON would not print is
-             * left out, as before) */
-            int rc = gp_json_append(res[i], &outb, &total, &cap);
-            if (rc == -2) {
-                free(outb);
-                outb = NULL;
-            } else if (!rc) {
-                outb[total++] = '\n';
-            }
-        }
-        if (!outb) gp_http_error(r, GP_HC_INTERNAL, "out of memory");
-        else gp_http_send(r, 200, "application/x-ndjson", outb, total);
+    /* the answers' texts joined: NDJSON a line each (a text cJSON would not print is left out, as
+     * before), else {"code": "Ok", "results": [...]} */
+    size_t total = 32;
+    int oom = 0;
+    for (size_t i = 0; i < nl; i++) {
+        oom |= res[i].oom;
+        if (!res[i].bad) total += res[i].len + 1;
+        else if (!nd) oom = 1;
+    }
+    gp_json_out all = {0};
+    if (!oom) gp_json_out_reserve(&all, total);
+    if (!nd) gp_json_put_lit(&all, "{\"code\":\"Ok\",\"results\":[");
+    for (size_t i = 0; !oom && i < nl; i++) {
+        if (res[i].bad) continue;
+        if (!nd && i) gp_json_put_lit(&all, ",");
+        gp_json_put_raw(&all, res[i].p, res[i].len);
+        if (nd) gp_json_put_lit(&all, "\n");
+    }
+    if (!nd) gp_json_put_lit(&all, "]}");
+    if (oom || all.bad) {
+        free(all.p);
+        gp_http_error(r, GP_HC_INTERNAL,
+                      nd ? "out of memory" : "out of memory rendering the response");
+    } else if (nd) {
+        gp_http_send(r, 200, "application/x-ndjson", all.p, all.len);
     } else {
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "code", "Ok");
-        cJSON *arr = cJSON_AddArrayToObject(o, "results");
-        for (size_t i = 0; i < nl; i++) {
-            cJSON_AddItemToArray(arr, res[i]);
-            res[i] = NULL;
-        }
-        gp_http_json(r, 200, o);
+        gp_http_json_out(r, 200, &all);
     }
 out:
     for (size_t i = 0; tr && i < nl; i++) trace_free(&tr[i]);
-    for (size_t i = 0; res && i < nl; i++) cJSON_Delete(res[i]);
+    for (size_t i = 0; res && i < nl; i++) free(res[i].p);
     for (size_t i = 0; lines && i < nl; i++) cJSON_Delete(lines[i]);
     free(lines);
     free(tr);

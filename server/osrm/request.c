@@ -997,3 +997,23 @@ cJSON *gp_osrm_waypoint(const gp_osrm_req *q, const gp_snap *s) {
     cJSON_AddItemToArray(loc, cJSON_CreateNumber(gp_round_unit(s->lat, 1e-6)));
     return w;
 }
+
+void gp_osrm_waypoint_write(gp_json_out *b, const gp_osrm_req *q, const gp_snap *s) {
+    gp_json_put_lit(b, "{");
+    if (q->generate_hints) {
+        char hint[32];
+        make_hint(q->g, s, hint);
+        gp_json_put_lit(b, "\"hint\":");
+        gp_json_put_str(b, hint);
+        gp_json_put_lit(b, ",");
+    }
+    gp_json_put_lit(b, "\"distance\":");
+    gp_json_put_num(b, gp_round_unit(s->dist_m, 1e-6));
+    gp_json_put_lit(b, ",\"name\":");
+    gp_json_put_str(b, snap_name(q->g, s));
+    gp_json_put_lit(b, ",\"location\":[");
+    gp_json_put_num(b, gp_round_unit(s->lon, 1e-6));
+    gp_json_put_lit(b, ",");
+    gp_json_put_num(b, gp_round_unit(s->lat, 1e-6));
+    gp_json_put_lit(b, "]");
+}

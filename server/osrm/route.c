@@ -494,33 +494,61 @@ static cJSON *annotation_json(const gp_osrm_req *q, const gp_osrm_leg *leg,
     return a;
 }
 
+/* A leg's distance (metres), duration (seconds) and weight, unrounded. */
+static void leg_sums(const gp_graph *g, const gp_osrm_leg *leg, double *ld, double *lt,
+                     double *lw) {
+    *ld = *lt = 0;
+    for (size_t i = 0; i < leg->npc; i++) {
+        *ld += leg->pc[i].dist_m;
+        *lt += piece_duration(g, &leg->pc[i]);
+    }
+    if (leg->npc == 0) *lt = gp_cost_seconds(g, leg->cost);
+    *lw = gp_osrm_weight(g, leg->cost);
+}
+
+/* The route's overview line into all (empty, appended to): the legs' lines joined, simplified
+ * (Douglas-Peucker, tolerance total_dist / 2000, at least 1 m) for overview 1. */
+static void overview_line(const gp_osrm_leg *legs, size_t nleg, int overview, double total_dist,
+                          gp_pts *all) {
+    for (size_t l = 0; l < nleg; l++)
+        for (size_t i = 0; i < legs[l].pts.n; i++)
+            gp_pts_add(all, legs[l].pts.lon[i], legs[l].pts.lat[i], l > 0 && i == 0);
+    uint8_t *keep = overview == 1 && all->n > 2 ? malloc(all->n) : NULL;
+    if (!keep) return;
+    double tol = total_dist / 2000 > 1 ? total_dist / 2000 : 1;
+    gp_simplify_dp(all->lon, all->lat, all->n, tol, keep);
+    size_t k = 0;
+    for (size_t i = 0; i < all->n; i++)
+        if (keep[i]) {
+            all->lon[k] = all->lon[i];
+            all->lat[k] = all->lat[i];
+            k++;
+        }
+    all->n = k;
+    free(keep);
+}
+
+static int has_annotation(const gp_osrm_route_opts *o) {
+    return o->ann_duration || o->ann_distance || o->ann_nodes || o->ann_speed || o->ann_weight ||
+           o->ann_datasources;
+}
+
 cJSON *gp_osrm_route_json(const gp_osrm_req *q, const gp_osrm_leg *legs, size_t nleg,
                           const gp_osrm_route_opts *o) {
     const gp_graph *g = q->g;
     cJSON *route = cJSON_CreateObject();
     double total_dist = 0, total_dur = 0, total_w = 0;
-    gp_pts all;
-    memset(&all, 0, sizeof all);
     cJSON *legs_a = cJSON_CreateArray();
     for (size_t l = 0; l < nleg; l++) {
         const gp_osrm_leg *leg = &legs[l];
-        double ld = 0, lt = 0, lw = 0;
-        for (size_t i = 0; i < leg->npc; i++) {
-            ld += leg->pc[i].dist_m;
-            lt += piece_duration(g, &leg->pc[i]);
-        }
-        if (leg->npc == 0) lt = gp_cost_seconds(g, leg->cost);
-        lw = gp_osrm_weight(g, leg->cost);
-        for (size_t i = 0; o->overview && i < leg->pts.n; i++)
-            gp_pts_add(&all, leg->pts.lon[i], leg->pts.lat[i], l > 0 && i == 0);
+        double ld, lt, lw;
+        leg_sums(g, leg, &ld, &lt, &lw);
         cJSON *lj = cJSON_CreateObject(); /* literal keys: gp_json_add_* (a match has many legs) */
         cJSON *steps = gp_json_add_array(lj, "steps");
         char summary[512] = "";
         if (o->steps) gp_osrm_leg_steps(q, leg, steps, summary, sizeof summary);
         gp_json_add_string(lj, "summary", summary);
-        if (o->ann_duration || o->ann_distance || o->ann_nodes || o->ann_speed || o->ann_weight ||
-            o->ann_datasources)
-            cJSON_AddItemToObject(lj, "annotation", annotation_json(q, leg, o));
+        if (has_annotation(o)) cJSON_AddItemToObject(lj, "annotation", annotation_json(q, leg, o));
         gp_json_add_number(lj, "weight", gp_round_unit(lw, 0.1));
         gp_json_add_number(lj, "duration", gp_round_unit(lt, 0.1));
         gp_json_add_number(lj, "distance", gp_round_unit(ld, 0.1));
@@ -530,27 +558,99 @@ cJSON *gp_osrm_route_json(const gp_osrm_req *q, const gp_osrm_leg *legs, size_t 
         total_w += lw;
     }
     if (o->overview) {
-        uint8_t *keep = o->overview == 1 && all.n > 2 ? malloc(all.n) : NULL;
-        if (keep) {
-            double tol = total_dist / 2000 > 1 ? total_dist / 2000 : 1;
-            gp_simplify_dp(all.lon, all.lat, all.n, tol, keep);
-            size_t k = 0;
-            for (size_t i = 0; i < all.n; i++)
-                if (keep[i]) {
-                    all.lon[k] = all.lon[i];
-                    all.lat[k] = all.lat[i];
-                    k++;
-                }
-            all.n = k;
-            free(keep);
-        }
+        gp_pts all;
+        memset(&all, 0, sizeof all);
+        overview_line(legs, nleg, o->overview, total_dist, &all);
         cJSON_AddItemToObject(route, "geometry", gp_osrm_geometry_json(q, all.lon, all.lat, all.n));
+        gp_pts_free(&all);
     }
-    gp_pts_free(&all);
     cJSON_AddItemToObject(route, "legs", legs_a);
     cJSON_AddStringToObject(route, "weight_name", gp_osrm_weight_name(g));
     cJSON_AddNumberToObject(route, "weight", gp_round_unit(total_w, 0.1));
     cJSON_AddNumberToObject(route, "duration", gp_round_unit(total_dur, 0.1));
     cJSON_AddNumberToObject(route, "distance", gp_round_unit(total_dist, 0.1));
     return route;
+}
+
+/* gp_osrm_geometry_json's text written straight. */
+static void geometry_write(gp_json_out *b, const gp_osrm_req *q, const gp_pts *P) {
+    if (q->geometries == GP_GEOM_GEOJSON) {
+        gp_json_put_lit(b, "{\"type\":\"LineString\",\"coordinates\":[");
+        for (size_t i = 0; i < P->n; i++) {
+            if (i) gp_json_put_lit(b, ",");
+            gp_json_put_lit(b, "[");
+            gp_json_put_num(b, gp_round_unit(P->lon[i], 1e-6));
+            gp_json_put_lit(b, ",");
+            gp_json_put_num(b, gp_round_unit(P->lat[i], 1e-6));
+            gp_json_put_lit(b, "]");
+        }
+        gp_json_put_lit(b, "]}");
+        return;
+    }
+    char *s = gp_polyline_encode(P->lon, P->lat, P->n, q->geometries == GP_GEOM_POLYLINE6 ? 6 : 5);
+    gp_json_put_str(b, s);
+    free(s);
+}
+
+/* ,"weight":w,"duration":t,"distance":d in tenths (a leg's and a route's last members). */
+static void totals_write(gp_json_out *b, double w, double t, double d) {
+    gp_json_put_lit(b, ",\"weight\":");
+    gp_json_put_num(b, gp_round_unit(w, 0.1));
+    gp_json_put_lit(b, ",\"duration\":");
+    gp_json_put_num(b, gp_round_unit(t, 0.1));
+    gp_json_put_lit(b, ",\"distance\":");
+    gp_json_put_num(b, gp_round_unit(d, 0.1));
+}
+
+void gp_osrm_route_write(gp_json_out *b, const gp_osrm_req *q, const gp_osrm_leg *legs, size_t nleg,
+                         const gp_osrm_route_opts *o) {
+    const gp_graph *g = q->g;
+    double total_dist = 0, total_dur = 0, total_w = 0, ld, lt, lw;
+    gp_json_put_lit(b, "{");
+    if (o->overview) { /* the geometry comes first, its tolerance from the route's length */
+        for (size_t l = 0; l < nleg; l++) {
+            leg_sums(g, &legs[l], &ld, &lt, &lw);
+            total_dist += ld;
+        }
+        gp_pts all;
+        memset(&all, 0, sizeof all);
+        overview_line(legs, nleg, o->overview, total_dist, &all);
+        gp_json_put_lit(b, "\"geometry\":");
+        geometry_write(b, q, &all);
+        gp_json_put_lit(b, ",");
+        gp_pts_free(&all);
+        total_dist = 0;
+    }
+    gp_json_put_lit(b, "\"legs\":[");
+    for (size_t l = 0; l < nleg; l++) {
+        const gp_osrm_leg *leg = &legs[l];
+        leg_sums(g, leg, &ld, &lt, &lw);
+        char summary[512] = "";
+        if (l) gp_json_put_lit(b, ",");
+        gp_json_put_lit(b, "{\"steps\":");
+        if (o->steps) {
+            cJSON *steps = cJSON_CreateArray();
+            if (steps) gp_osrm_leg_steps(q, leg, steps, summary, sizeof summary);
+            gp_json_put_tree(b, steps);
+            cJSON_Delete(steps);
+        } else {
+            gp_json_put_lit(b, "[]");
+        }
+        gp_json_put_lit(b, ",\"summary\":");
+        gp_json_put_str(b, summary);
+        if (has_annotation(o)) {
+            cJSON *a = annotation_json(q, leg, o);
+            gp_json_put_lit(b, ",\"annotation\":");
+            gp_json_put_tree(b, a);
+            cJSON_Delete(a);
+        }
+        totals_write(b, lw, lt, ld);
+        gp_json_put_lit(b, "}");
+        total_dist += ld;
+        total_dur += lt;
+        total_w += lw;
+    }
+    gp_json_put_lit(b, "],\"weight_name\":");
+    gp_json_put_str(b, gp_osrm_weight_name(g));
+    totals_write(b, total_w, total_dur, total_dist);
 }

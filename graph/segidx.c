@@ -104,14 +104,13 @@ static void unit_at(gp_seg_memo *m, const double *lon, const double *lat, double
     memcpy(v, m->vec[i], sizeof m->vec[i]);
 }
 
-/* Nearest point x of the minor great-circle arc a -> b to q; returns the squared chord q-x and
- * sets *t to the angle a -> x, *len to the angle a -> b (radians). *at_end: 0 interior, 1 a, 2 b. */
-static double piece_nearest(const double q[3], const double a[3], const double b[3], double x[3],
-                            double *t, double *len, int *at_end) {
+/* Nearest point x of the minor great-circle arc a -> b to q; returns the squared chord q-x.
+ * *at_end: 0 interior, 1 a, 2 b. */
+static double piece_near(const double q[3], const double a[3], const double b[3], double x[3],
+                         int *at_end) {
     double n[3];
     cross3(a, b, n);
     double nn = sqrt(dot3(n, n));
-    *len = atan2(nn, dot3(a, b));
     if (nn > 1e-15) {
         double qn = dot3(q, n) / (nn * nn);
         double p[3] = {q[0] - qn * n[0], q[1] - qn * n[1], q[2] - qn * n[2]};
@@ -125,8 +124,6 @@ static double piece_nearest(const double q[3], const double a[3], const double b
             cross3(p, b, c2);
             if (dot3(c1, n) >= 0 && dot3(c2, n) >= 0) {
                 memcpy(x, p, sizeof p);
-                *t = atan2(sqrt(dot3(c1, c1)), dot3(a, p));
-                if (*t > *len) *t = *len;
                 *at_end = 0;
                 return dist2(q, x);
             }
@@ -135,14 +132,37 @@ static double piece_nearest(const double q[3], const double a[3], const double b
     double da = dist2(q, a), db = dist2(q, b);
     if (da <= db) {
         memcpy(x, a, 3 * sizeof *x);
-        *t = 0;
         *at_end = 1;
         return da;
     }
     memcpy(x, b, 3 * sizeof *x);
-    *t = *len;
     *at_end = 2;
     return db;
+}
+
+/* The angles of piece_near's x on arc a -> b: *t from a to x, *len from a to b (radians). Apart
+ * from piece_near (two atan2) since a walk measures many pieces and places few. */
+static void piece_angles(const double a[3], const double b[3], const double x[3], int at_end,
+                         double *t, double *len) {
+    double n[3];
+    cross3(a, b, n);
+    *len = atan2(sqrt(dot3(n, n)), dot3(a, b));
+    if (at_end) {
+        *t = at_end == 1 ? 0 : *len;
+        return;
+    }
+    double c1[3];
+    cross3(a, x, c1);
+    *t = atan2(sqrt(dot3(c1, c1)), dot3(a, x));
+    if (*t > *len) *t = *len;
+}
+
+/* piece_near and piece_angles. */
+static double piece_nearest(const double q[3], const double a[3], const double b[3], double x[3],
+                            double *t, double *len, int *at_end) {
+    double d2 = piece_near(q, a, b, x, at_end);
+    piece_angles(a, b, x, *at_end, t, len);
+    return d2;
 }
 
 /* ---- build ---- */
@@ -346,6 +366,7 @@ typedef struct best {
     seg s;
     double x[3], t, len;
     int at_end;
+    double pa[3], pb[3]; /* the piece's ends (gp_segidx_nearest_each: t and len once given) */
 } best;
 
 typedef struct query {
@@ -370,7 +391,7 @@ static void offer(query *qr, seg s) {
     double d2 = piece_nearest(qr->q, pa, pb, xv, &t, &len, &at_end);
     if (d2 > qr->b.d2 || (d2 == qr->b.d2 && qr->b.found && !seg_less(s, qr->b.s))) return;
     if (qr->f && !qr->f(qr->fctx, qr->g, s.arc, s.tail, alon, alat, blon, blat)) return;
-    qr->b = (best){d2, 1, s, {xv[0], xv[1], xv[2]}, t, len, at_end};
+    qr->b = (best){d2, 1, s, {xv[0], xv[1], xv[2]}, t, len, at_end, {0, 0, 0}, {0, 0, 0}};
 }
 
 static inline double box_d2(const float *b, const double q[3]) {
@@ -621,10 +642,11 @@ int gp_segidx_nearest_each(const gp_segidx *x, const gp_graph *g, double lon, do
     while (!rc && w.nh) {
         near_item it = near_pop(&w);
         if (it.k == UINT64_MAX) { /* the nearest piece not yet given */
-            const best *b = &w.p[it.a];
+            best *b = &w.p[it.a];
             double alon, alat, blon, blat;
             piece_ends(g, b->s.arc, b->s.tail, b->s.piece, &alon, &alat, &blon, &blat);
             if (f && !f(fctx, g, b->s.arc, b->s.tail, alon, alat, blon, blat)) continue;
+            piece_angles(b->pa, b->pb, b->x, b->at_end, &b->t, &b->len);
             gp_seg_hit hit;
             if (!hit_of(g, b, radius_m, memo, &hit)) break; /* the rest lie farther still */
             given++;
@@ -637,15 +659,17 @@ int gp_segidx_nearest_each(const gp_segidx *x, const gp_graph *g, double lon, do
             for (uint32_t i = it.a; i < it.b && !rc; i++) {
                 seg s = x->segs[i];
                 const double *alon, *alat, *blon, *blat;
-                best b = {0, 1, s, {0, 0, 0}, 0, 0, 0};
+                best b = {0, 1, s, {0, 0, 0}, 0, 0, 0, {0, 0, 0}, {0, 0, 0}};
                 piece_at(g, s.arc, s.tail, s.piece, &alon, &alat, &blon, &blat);
                 /* the next piece of the same arc starts where the last one ended */
                 if (s.arc == prev.arc && s.piece == prev.piece + 1) memcpy(pa, pb, sizeof pa);
                 else unit_at(memo, alon, alat, pa);
                 unit_at(memo, blon, blat, pb);
                 prev = s;
-                b.d2 = piece_nearest(q, pa, pb, b.x, &b.t, &b.len, &b.at_end);
+                b.d2 = piece_near(q, pa, pb, b.x, &b.at_end); /* (the angles once given) */
                 if (b.d2 > bound2) continue;
+                memcpy(b.pa, pa, sizeof pa);
+                memcpy(b.pb, pb, sizeof pb);
                 void *pp = w.p;
                 if (near_grow(&pp, &w.pcap, w.np, sizeof *w.p, w.p0)) {
                     rc = -1;

@@ -62,25 +62,33 @@ static int close_enough(double a, double b) {
 
 static const double p10[] = {1, 10, 100, 1e3, 1e4, 1e5, 1e6};
 
-/* The fast form described above; 0 when d is not such a decimal. */
+/* The fast form described above; 0 when d is not such a decimal. The smallest such j: 0 and 1
+ * (integers, tenths) tried as such, then found from the 6 places alone: d * 10^6 is within 0.23
+ * of an integer k when d is nearest k / 10^6 (|k| < 10^15, each rounding half an ulp), so
+ * nearbyint finds k; if any j <= 6 fits, j = 6 does (k / 10^j and k * 10^(6-j) / 10^6 are one
+ * number, rounded once), and j fits exactly when the last 6 - j digits of k are zeros (then
+ * nearbyint(d * 10^j) is k / 10^(6-j) by the same bound). */
 static size_t short_decimal(double d, char *out) {
     double a = fabs(d);
     if (!(a >= 1e-4 && a < 1e9)) return 0;
-    for (int j = 0; j <= 6; j++) {
-        double k = nearbyint(d * p10[j]);
-        if (k / p10[j] != d) continue;
-        uint64_t u = (uint64_t)fabs(k), ip = u / (uint64_t)p10[j], fp = u % (uint64_t)p10[j];
-        size_t n = 0;
-        if (d < 0) out[n++] = '-';
-        n += u64_digits(ip, out + n);
-        if (j) {
-            out[n++] = '.';
-            for (int i = j - 1; i >= 0; i--) out[n + (size_t)i] = (char)('0' + fp % 10), fp /= 10;
-            n += (size_t)j;
-        }
-        return n;
+    double k;
+    int j;
+    if ((k = nearbyint(d)) == d) j = 0;
+    else if ((k = nearbyint(d * 10)) / 10 == d) j = 1;
+    else if ((k = nearbyint(d * 1e6)) / 1e6 == d) j = 6;
+    else return 0;
+    uint64_t u = (uint64_t)fabs(k);
+    while (j > 2 && u % 10 == 0) u /= 10, j--;
+    uint64_t ip = u / (uint64_t)p10[j], fp = u % (uint64_t)p10[j];
+    size_t n = 0;
+    if (d < 0) out[n++] = '-';
+    n += u64_digits(ip, out + n);
+    if (j) {
+        out[n++] = '.';
+        for (int i = j - 1; i >= 0; i--) out[n + (size_t)i] = (char)('0' + fp % 10), fp /= 10;
+        n += (size_t)j;
     }
-    return 0;
+    return n;
 }
 
 static void number(jbuf *b, double d) {

@@ -389,8 +389,19 @@ uint32_t gp_graph_find_arc(const gp_graph *g, uint32_t u, uint32_t v);
  * different roads between the same two nodes (common in OSM graphs: a one-way street and a
  * detour) are not each other's reverse; without shapes every head -> tail arc is. */
 uint32_t gp_graph_reverse_arc(const gp_graph *g, uint32_t a);
-/* Interior shape points of arc a: sets *lon / *lat (may be NULL pointers when the count is 0). */
-uint32_t gp_graph_arc_shape(const gp_graph *g, uint32_t a, const double **lon, const double **lat);
+/* Interior shape points of arc a: sets *lon / *lat (may be NULL pointers when the count is 0).
+ * Inline: the segment index and the legs read it per piece. */
+static inline uint32_t gp_graph_arc_shape(const gp_graph *g, uint32_t a, const double **lon,
+                                          const double **lat) {
+    if (!g->arc_shape || !g->shape_lon) {
+        *lon = *lat = NULL;
+        return 0;
+    }
+    uint32_t b = g->arc_shape[a], e = g->arc_shape[a + 1];
+    *lon = g->shape_lon + b;
+    *lat = g->shape_lat + b;
+    return e - b;
+}
 /* Length of arc a in metres: arc_len_m when present, else the great-circle length through its
  * shape points when the graph has coordinates, else NAN. */
 double gp_graph_arc_length_m(const gp_graph *g, uint32_t a);

@@ -132,17 +132,6 @@ uint32_t gp_graph_reverse_arc(const gp_graph *g, uint32_t a) {
     return GP_NONE;
 }
 
-uint32_t gp_graph_arc_shape(const gp_graph *g, uint32_t a, const double **lon, const double **lat) {
-    if (!g->arc_shape || !g->shape_lon) {
-        *lon = *lat = NULL;
-        return 0;
-    }
-    uint32_t b = g->arc_shape[a], e = g->arc_shape[a + 1];
-    *lon = g->shape_lon + b;
-    *lat = g->shape_lat + b;
-    return e - b;
-}
-
 double gp_graph_arc_length_m(const gp_graph *g, uint32_t a) {
     if (g->arc_len_m) return g->arc_len_m[a];
     if (!g->lon) return NAN;

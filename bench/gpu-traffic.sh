@@ -141,7 +141,7 @@ if [ "${BENCH_OSRM:-1}" = 1 ] && [ -f "$TARBALL" ]; then
   fi
   # the other reload: osrm-routed started again on the customized files, to its first route
   rp=$(awk -v b="$bbox" 'BEGIN{split(b,a,","); printf "%.6f,%.6f;%.6f,%.6f", a[1]+(a[3]-a[1])*0.3, a[2]+(a[4]-a[2])*0.3, a[1]+(a[3]-a[1])*0.7, a[2]+(a[4]-a[2])*0.7}')
-  oport=$((gpath_port + 17))
+  oport=$(free_port) # not gpath's port + 17: wrk's many connections used such ports (bind failed)
   s0=$(date +%s.%N)
   LD_LIBRARY_PATH=$osrm/lib "$osrm/bin/osrm-routed" --algorithm mld -t "$NPROC" -i 127.0.0.1 -p "$oport" "$STATE/mld/map.osrm" >>"$log" 2>&1 &
   opid=$!

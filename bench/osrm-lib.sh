@@ -13,7 +13,8 @@
 #   gpath_start LOG ARGS...        `gpath serve --listen 127.0.0.1 --port 0 ARGS...` in the
 #                                  background: sets gpath_pid and gpath_port, fails (LOG's tail
 #                                  printed) when it does not answer /ready
-#   stop_pid PID                   SIGTERM and wait
+#   stop_pid PID                   SIGTERM and wait (a process already gone is no error)
+#   free_port                      a TCP port of 127.0.0.1 that nothing listens on now
 #   osrm_wrk MODE CONNS KEEPALIVE URL BBOX SECS TABLE_N   one wrk run of bench/osrm-api.lua
 #                                  (threads: CONNS up to BENCH_WRK_THREADS, default 4;
 #                                  LD_LIBRARY_PATH gets $osrm/lib last):
@@ -76,7 +77,14 @@ gpath_start() { # LOG ARGS...
   fi
 }
 
-stop_pid() { kill -TERM "$1" 2>/dev/null; wait "$1" 2>/dev/null || true; }
+stop_pid() { kill -TERM "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; }
+
+free_port() {
+  env -u LD_LIBRARY_PATH "${PYTHON:-python3}" -c 'import socket
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])'
+}
 
 osrm_wrk() { # MODE CONNS KEEPALIVE URL BBOX SECS TABLE_N
   local t=$2 most=${BENCH_WRK_THREADS:-4}

@@ -5,13 +5,15 @@
  * cch_internal.cuh.
  *
  * Customization, bottom-up: a launch per level of more than SMALL_ITEMS / 8 edges or more than
- * SMALL_TRI triangles, a warp per edge (lanes over its lower triangles, warp min of value then
- * witness); runs of smaller levels in one block of 1024 threads with __syncthreads() between
- * levels (a block's global writes are visible to it after the barrier). On the road-like 1M
- * map's turn graph the one block took 16.5 of 28.0 ms of kernel time (ncu, H200): its top levels
- * have few edges of hundreds of triangles each, so a level of more than SMALL_TRI triangles is
- * launched on its own. Measured (H100, bench/lab_cch.cu): BAY 1.9 ms, NY 3.7 ms
- * device (CPU, 16 threads: 14 / 33 ms); with the top table 2.7 / 4.8 ms.
+ * SMALL_TRI triangles, SHORT_W lanes per edge of at most SHORT_TRI triangles and a warp per other
+ * edge (lanes over its lower triangles, two per step, then the group's min of value and witness);
+ * runs of smaller levels in one block of 1024 threads, a warp per edge, with __syncthreads()
+ * between levels (a block's global writes are visible to it after the barrier). On the road-like
+ * 1M map's turn graph the one block took 16.5 of 28.0 ms of kernel time (ncu, H200): its top
+ * levels have few edges of hundreds of triangles each, so a level of more than SMALL_TRI
+ * triangles is launched on its own. Triangles read the lower edges' packed {fw, bw} (fb). Device
+ * times (H200, bench/lab_cch.cu, da33c38): road-like 24M's turn graph 141.9 ms, gen:1M's 11.84
+ * ms, its road graph 2.00 ms (docs/gpu.md has the steps before).
  *
  * A cost change customized on the host from its predecessor (engine/cch.h
  * gp_cch_gpu_customize_delta) is not customized here again: gp_dcch_customize_from copies the

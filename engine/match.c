@@ -355,17 +355,80 @@ static int search_run(search *s, const gp_snap *src, const gp_snap *tgt, uint32_
 }
 
 /* ---- candidates ---- */
+/* A candidate taken: its road (the arc the segment index names, and the opposite arc), the piece
+ * of the arc's polyline it lies on, and once asked for (lo != GP_NONE) its pass through the search
+ * circle: pieces lo .. hi, the vertices between them within the radius. */
+typedef struct cand_taken {
+    uint32_t arc, rarc, piece, lo, hi;
+} cand_taken;
+
 typedef struct cand_filter {
     const gp_match_point *p;
-    const uint32_t *skip; /* arcs already taken */
+    double radius_m;
+    double kx, ky;    /* metres per degree of longitude and of latitude at the point */
+    cand_taken *skip; /* the candidates already taken */
     uint32_t nskip;
 } cand_filter;
 
+/* Vertex i of arc a's polyline (tail t, ns shape points sx / sy): its tail, its shape points, its
+ * head. */
+static inline void arc_vertex(const gp_graph *g, uint32_t a, uint32_t t, uint32_t ns,
+                              const double *sx, const double *sy, uint32_t i, double *lon,
+                              double *lat) {
+    *lon = i == 0 ? g->lon[t] : i <= ns ? sx[i - 1] : g->lon[g->col[a]];
+    *lat = i == 0 ? g->lat[t] : i <= ns ? sy[i - 1] : g->lat[g->col[a]];
+}
+
+/* 1 when (lon, lat) lies within f's radius of its point (metres on the local plane: the circle is
+ * at most a few hundred metres wide). */
+static inline int in_circle(const cand_filter *f, double lon, double lat) {
+    double dx = (lon - f->p->lon) * f->kx, dy = (lat - f->p->lat) * f->ky;
+    return dx * dx + dy * dy <= f->radius_m * f->radius_m;
+}
+
+/* Fills c's pass (c->lo, c->hi): the pieces on from c->piece either way while the vertex between
+ * two lies within f's radius (a piece's points lie no farther than its ends, so the road between
+ * two pieces stays within the circle when the vertices between them do). */
+static void cand_pass(const cand_filter *f, const gp_graph *g, uint32_t tail, cand_taken *c) {
+    const double *sx, *sy;
+    uint32_t ns = gp_graph_arc_shape(g, c->arc, &sx, &sy);
+    double lon, lat;
+    c->lo = c->hi = c->piece;
+    for (; c->lo > 0; c->lo--) {
+        arc_vertex(g, c->arc, tail, ns, sx, sy, c->lo, &lon, &lat);
+        if (!in_circle(f, lon, lat)) break;
+    }
+    for (; c->hi < ns; c->hi++) {
+        arc_vertex(g, c->arc, tail, ns, sx, sy, c->hi + 1, &lon, &lat);
+        if (!in_circle(f, lon, lat)) break;
+    }
+}
+
+/* 1 when the piece of c's arc (tail t) that starts at (a_lon, a_lat) lies on c's pass (a road
+ * through the same point twice, its pieces there taken for the pass's, keeps one candidate). */
+static int on_pass(const gp_graph *g, const cand_taken *c, uint32_t t, double a_lon, double a_lat) {
+    const double *sx, *sy;
+    gp_graph_arc_shape(g, c->arc, &sx, &sy);
+    for (uint32_t i = c->lo; i <= c->hi; i++) /* piece i starts at vertex i (not the head) */
+        if ((i ? sx[i - 1] : g->lon[t]) == a_lon && (i ? sy[i - 1] : g->lat[t]) == a_lat) return 1;
+    return 0;
+}
+
+/* A piece may give a candidate unless its road already gave one on the same pass through the
+ * search circle: a road that leaves the circle and comes back (a hairpin, a loop) gives a
+ * candidate per pass, the nearest point of each, since positions on two passes lie far apart
+ * along the road (the nearer pass alone would make a point driven on the other one cost a
+ * transition through the whole bend, or none within the bounds). */
 static int cand_ok(void *ctx, const gp_graph *g, uint32_t arc, uint32_t tail, double a_lon,
                    double a_lat, double b_lon, double b_lat) {
-    const cand_filter *f = ctx;
-    for (uint32_t i = 0; i < f->nskip; i++)
-        if (f->skip[i] == arc) return 0;
+    cand_filter *f = ctx;
+    for (uint32_t i = 0; i < f->nskip; i++) {
+        cand_taken *c = &f->skip[i];
+        if (c->rarc == arc) return 0;
+        if (c->arc != arc) continue;
+        if (c->lo == GP_NONE) cand_pass(f, g, tail, c);
+        if (on_pass(g, c, tail, a_lon, a_lat)) return 0;
+    }
     return !f->p->filter ||
            f->p->filter(f->p->filter_ctx, g, arc, tail, a_lon, a_lat, b_lon, b_lat);
 }
@@ -374,12 +437,12 @@ static double accuracy(const gp_match_point *p, const gp_match_opts *o) {
     return isfinite(p->accuracy_m) && p->accuracy_m > 0 ? p->accuracy_m : o->sigma_m;
 }
 
-/* Taking the hits of one point's search as candidates: one per road. */
+/* Taking the hits of one point's search as candidates: one per road and pass (cand_ok). */
 typedef struct cand_take {
     const gp_graph *g;
     const gp_match_point *p;
     cand_filter *f;
-    uint32_t *skip; /* f's */
+    cand_taken *skip; /* f's */
     gp_snap *out;
     uint32_t k, max;
 } cand_take;
@@ -389,18 +452,18 @@ static int cand_take_hit(void *ctx, const gp_seg_hit *h) {
     gp_snap s;
     gp_snap_from_hit(c->g, c->p->lon, c->p->lat, h, &s);
     if (s.arc == GP_NONE) return 0;
-    c->skip[c->f->nskip++] = s.arc; /* the road, either way, is taken */
-    if (s.rarc != GP_NONE) c->skip[c->f->nskip++] = s.rarc;
+    c->skip[c->f->nskip++] = (cand_taken){s.arc, s.rarc, h->piece, GP_NONE, GP_NONE}; /* taken */
     c->out[c->k++] = s;
     return c->k < c->max;
 }
 
 /* Up to o->max_candidates roads within the point's search radius into out, nearest first; the
  * count, or -1 with err set (an invalid coordinate, out of memory). One walk of the segment index
- * gives them (gp_segidx_nearest_each): the nearest road, then the nearest other road, and so on,
- * as repeated gp_snap_point_if calls skipping the roads taken would. */
+ * gives them (gp_segidx_nearest_each): the nearest road, then the nearest other road or other
+ * pass of a road taken (cand_ok), and so on, as repeated gp_snap_point_if calls skipping the
+ * passes taken would. skip: room for o->max_candidates. */
 static int candidates(const gp_graph *g, const gp_match_point *p, const gp_match_opts *o,
-                      gp_snap *out, uint32_t *skip, gp_seg_memo *memo, gp_err *err) {
+                      gp_snap *out, cand_taken *skip, gp_seg_memo *memo, gp_err *err) {
     double radius = o->radius_mult * accuracy(p, o);
     if (o->max_radius_m > 0 && radius > o->max_radius_m) radius = o->max_radius_m;
     if (!(radius >= 0)) radius = 0;
@@ -413,7 +476,8 @@ static int candidates(const gp_graph *g, const gp_match_point *p, const gp_match
         return -1;
     }
     if (!o->max_candidates) return 0;
-    cand_filter f = {p, skip, 0};
+    double ky = GP_EARTH_RADIUS_M * 3.14159265358979323846 / 180;
+    cand_filter f = {p, radius, ky * cos(p->lat * 3.14159265358979323846 / 180), ky, skip, 0};
     cand_take c = {g, p, &f, skip, out, 0, o->max_candidates};
     if (gp_segidx_nearest_each(x, g, p->lon, p->lat, radius, cand_ok, &f, cand_take_hit, &c, memo) <
         0) {
@@ -551,7 +615,7 @@ int gp_match_prepare(const gp_graph *g, const gp_match_point *p, uint32_t n, con
     pr->wb = malloc(sizeof *pr->wb * (n ? n : 1));
     pr->mb = malloc(sizeof *pr->mb * (n ? n : 1));
     pr->tab = malloc(sizeof *pr->tab * (n ? n : 1));
-    uint32_t *skip = malloc(sizeof *skip * 2 * K);
+    cand_taken *skip = malloc(sizeof *skip * K);
     gp_seg_memo *memo = calloc(1, sizeof *memo); /* the trace's points meet the same arcs */
     if (!pr->off || !pr->c || !pr->wb || !pr->mb || !pr->tab || !skip || !memo) goto fail;
     pr->off[0] = 0;

@@ -3,9 +3,10 @@
  * Krumm as OSRM's /match/v1 runs it.
  *
  *  - candidates: every road within the search radius of a point (radius_mult x its accuracy,
- *    default accuracy sigma_m), nearest first, at most max_candidates, one per road (a two-way
- *    road is one candidate driven either way), through the segment index (graph/segidx.h) as
- *    engine/snap.c snaps;
+ *    default accuracy sigma_m), nearest first, at most max_candidates, one per road and pass (a
+ *    two-way road is one candidate driven either way; a road that leaves the search circle and
+ *    comes back, a hairpin's two legs, gives the nearest point of each pass), through the segment
+ *    index (graph/segidx.h) as engine/snap.c snaps;
  *  - emission: a Gaussian on the point's distance to the candidate (sigma: the accuracy);
  *  - transition: exponential (beta) on |route distance - great-circle distance| between the
  *    candidates of consecutive points; the route is the least-weight one (turn costs and one-way

@@ -526,6 +526,7 @@ static int hit_of(const gp_graph *g, const best *b, double radius_m, gp_seg_memo
     seg s = b->s;
     out->arc = s.arc;
     out->tail = s.tail;
+    out->piece = s.piece;
     out->chord_m = chord_m(b->d2);
     if (b->at_end) {
         /* exact coordinates of the end, free of the round trip through the unit vector */

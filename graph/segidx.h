@@ -29,6 +29,7 @@ typedef struct gp_seg_hit {
     double lon, lat; /* the point (an end's own coordinates when it is a shape point or a node) */
     double chord_m;  /* great-circle metres from the coordinate asked for, through the chord */
     double frac;     /* the point's position along arc from its tail, 0..1, by length */
+    uint32_t piece;  /* the piece holding it: 0 from the tail to the first shape point, and on */
 } gp_seg_hit;
 
 /* g's index, built now when it does not exist yet (its base's for a reweighted version). g must

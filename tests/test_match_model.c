@@ -1,7 +1,7 @@
 /* test_match_model.c - the map matching model (engine/match.h) on tests/data/osm/match.osm, with
  * literal expectations: candidates, the chosen roads, the split after too many dropped points and
  * after a large time step, a dropped point that is too far off, and turn graph and road graph
- * searches agreeing; the transition table (gp_match_prepare + gp_match_fill + gp_match_run, the
+ * searches agreeing; a candidate per pass of a road that passes a point twice (hairpin.osm); the transition table (gp_match_prepare + gp_match_fill + gp_match_run, the
  * batch path's steps) giving gp_match_trace's answers bit for bit on noisy traces, on match.osm and
  * on Monaco from $GPATH_DATA when it is there. The HTTP side (/match/v1, the batch endpoint) is tests/match_test.py's. */
 #include <setjmp.h>
@@ -131,6 +131,52 @@ static void test_time_gap_and_candidates(void **state) {
     gp_graph_unref(g);
 }
 
+/* A road that leaves a point's search circle and comes back gives a candidate per pass: on
+ * hairpin.osm's one arc, a point 21 m north of the east-bound leg and 23 m south of the west-bound
+ * one, driven on the latter, has both as candidates and is matched onto the west-bound leg; a
+ * point at the bend, where the road stays within the circle from one leg to the other, has one. */
+static void test_hairpin_passes(void **state) {
+    (void)state;
+    gp_err err = {0};
+    gp_graph *g = gp_graph_load("osm:tests/data/osm/hairpin.osm?profile=car", NULL, &err);
+    if (!g) fail_msg("load: %s", err.msg);
+    eng->turn_costs = 0;
+    assert_int_equal(gp_engine_attach(eng, g, &err), GP_OK);
+    static const double pt[][2] = {{7.0002, 45.00002}, {7.0008, 45.00002}, {7.0014, 45.00002},
+                                   {7.0019, 45.0002},  {7.0014, 45.00038}, {7.0008, 45.00038},
+                                   {7.0005, 45.00019}, {7.0002, 45.00038}};
+    enum { N = sizeof pt / sizeof *pt, BEND = 3, TWICE = 6 };
+    gp_match_point p[N];
+    double ts[N];
+    memset(p, 0, sizeof p);
+    for (uint32_t i = 0; i < N; i++) {
+        p[i].lon = pt[i][0];
+        p[i].lat = pt[i][1];
+        p[i].accuracy_m = 20; /* a search radius of 60 m: both legs */
+        ts[i] = 5.0 * i;
+    }
+    gp_match_opts o;
+    gp_match_opts_default(&o);
+    gp_match_prep pr;
+    assert_int_equal(gp_match_prepare(g, p, N, ts, &o, &pr, &err), GP_OK);
+    assert_int_equal(pr.off[BEND + 1] - pr.off[BEND], 1);
+    assert_int_equal(pr.off[TWICE + 1] - pr.off[TWICE], 2);
+    const gp_snap *c = pr.c + pr.off[TWICE]; /* nearest first, on the one road */
+    assert_true(fabs(c[0].lat - 45.0) < 1e-6 && fabs(c[1].lat - 45.0004) < 1e-6);
+    assert_int_equal(c[0].arc, c[1].arc);
+    gp_match_prep_free(&pr);
+    gp_match m;
+    assert_int_equal(gp_match_trace(g, p, N, ts, &o, &m, &err), GP_OK);
+    assert_int_equal(m.nmatch, 1);
+    for (uint32_t i = 0; i < N; i++) assert_int_equal(m.matching[i], 0);
+    assert_true(fabs(m.snap[TWICE].lat - 45.0004) < 1e-6);
+    /* along the road from 7.0002 E on the east-bound leg to 7.0002 E on the west-bound one:
+     * 0.0036 degrees of longitude (283 m) and the bend's 0.0004 of latitude (44 m) */
+    assert_true(fabs(m.length_m[0] - 327.6) < 1);
+    gp_match_free(&m);
+    gp_graph_unref(g);
+}
+
 /* 60 noisy traces on g: the table path == gp_match_trace; returns the points matched. */
 static uint32_t table_equals_trace(const gp_graph *g, double noise_m) {
     gp_match_opts o;
@@ -192,6 +238,7 @@ int main(void) {
         cmocka_unit_test(test_street_and_dropped_runs),
         cmocka_unit_test(test_time_gap_and_candidates),
         cmocka_unit_test(test_table_equals_trace),
+        cmocka_unit_test(test_hairpin_passes),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

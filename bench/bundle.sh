@@ -3,7 +3,7 @@
 # has the CUDA driver but none of our libraries (see docs/gpu.md): the built binaries of $BUILD
 # (gpath, the GPU tests, the CCH lab and bench programs), stripped, under DIR/build with the
 # layout the scripts expect; the shared libraries they load (../shared/tools/bundle-libs.sh, or
-# ldd when that is absent), wrk and curl with their libraries under DIR/lib; and the data sets the runs
+# ldd when that is absent), wrk, curl and osmium with their libraries under DIR/lib; and the data sets the runs
 # read (DIMACS NY and BAY, the OSM extracts) under DIR/data. On the GPU machine:
 #   export LD_LIBRARY_PATH=$PWD/DIR/lib PATH=$PWD/DIR/lib:$PATH GPATH_DATA=DIR/data BUILD=DIR/build
 # then e.g. `bash bench/gpu-cch.sh` or `bash tests/run-tests.sh gpu`.
@@ -39,7 +39,7 @@ libs() { # BINARY: its shared libraries (not the C library's own) into $dir/lib
   fi
 }
 for f in "${bins[@]}"; do libs "$f"; done
-for t in wrk curl; do # the HTTP benchmarks' load generator and readiness checks
+for t in wrk curl osmium; do # the HTTP benchmarks' load generator, readiness checks, OSM files
   command -v $t >/dev/null 2>&1 || continue
   cp "$(command -v $t)" "$dir/lib/$t"
   libs "$(command -v $t)"

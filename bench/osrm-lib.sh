@@ -7,7 +7,7 @@
 # WRK, CURL (curl; when missing, Python's urllib answers the probes), PYTHON (python3), BIN (gpath).
 #   osrm_unpack TARBALL DIR        unpacks OSRM into DIR unless DIR/bin/osrm-routed is there
 #   http_ok URL                    GET URL answers 200
-#   wait_http URL PID              waits up to 120 s for http_ok URL while PID lives
+#   wait_http URL PID              waits up to BENCH_READY_S (120) s for http_ok URL while PID lives
 #   osrm_step LOG TOOL ARGS...     one OSRM tool, output appended to LOG, stopped 40 s before
 #                                  DEADLINE (exit 124 then); LD_LIBRARY_PATH=$osrm/lib
 #   gpath_start LOG ARGS...        `gpath serve --listen 127.0.0.1 --port 0 ARGS...` in the
@@ -33,8 +33,8 @@ http_ok() {
   fi
 }
 
-wait_http() { # URL PID
-  for _ in $(seq 1200); do
+wait_http() { # URL PID: up to BENCH_READY_S seconds (120; a road-like 24M map imports for minutes)
+  for _ in $(seq $((${BENCH_READY_S:-120} * 10))); do
     http_ok "$1" && return 0
     kill -0 "$2" 2>/dev/null || return 1
     sleep 0.1

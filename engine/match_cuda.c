@@ -1,9 +1,11 @@
 /* match_cuda.c - the transition tables of many prepared traces on the GPU (gp_match_fill_cuda,
- * engine/match.h): uploads the road graph (weights, tails, CSR, each arc's metres as
- * engine/match.c computes them) and its turn graph, then, in groups of traces whose tables fit a
- * memory budget, the candidates and the rows, runs kernels/match.cu and copies each trace's table
- * back; rows the device's fixed scratch could not hold run again on the CPU (gp_match_fill). Built
- * without CUDA, or on a machine without a device, it answers GP_EUNSUPPORTED.
+ * engine/match.h): the road graph (weights, tails, CSR, each arc's metres as engine/match.c
+ * computes them) and its turn graph, uploaded by the first batch on a graph and kept with it
+ * (gp_graph.mdev; a reweighted version uploads its weights alone), then, in groups of traces
+ * whose tables fit a memory budget, the candidates and the rows, runs kernels/match.cu and copies
+ * each trace's table back; rows the device's fixed scratch could not hold run again on the CPU
+ * (gp_match_fill). Built without CUDA, or on a machine without a device, it answers
+ * GP_EUNSUPPORTED.
  */
 #include "engine/match.h"
 
@@ -173,37 +175,50 @@ done:
     return rc;
 }
 
-int gp_match_fill_cuda(const gp_graph *g, gp_match_prep *const *pr, size_t count, double *gpu_ms,
-                       gp_err *err) {
-    int devs = 0;
-    if (cudaGetDeviceCount(&devs) != cudaSuccess || devs < 1) {
-        cudaGetLastError();
-        return gp_err_set(err, GP_EUNSUPPORTED, "no CUDA device");
-    }
-    if (gpu_ms) *gpu_ms = 0;
-    size_t rows = 0;
-    for (size_t i = 0; i < count; i++) rows += pr[i]->njobs;
-    uint32_t nthreads = rows < MATCH_THREADS ? (uint32_t)(rows ? rows : 1) : MATCH_THREADS;
-    pthread_mutex_lock(&device_lock);
+/* A graph's device copy for matching (gp_graph.mdev): the owner's (gp_graph_owner) holds the
+ * topology, tails, lengths and turn-node arcs that its reweighted versions share, and its own
+ * weights; a version's only its weights (D_W, D_TW; the other slots NULL). Made by the first GPU
+ * batch on the graph, under device_lock, so that a batch costs no upload of the graph (on the
+ * road-like 24M map that upload took about a second per request); released with the graph. */
+typedef struct mdev {
+    void *d[D_GRAPH];
+    int device; /* the CUDA device it lives on */
+} mdev;
+
+static void mdev_free(void *p) {
+    mdev *x = p;
+    if (!x) return;
+    int cur = 0;
+    cudaGetDevice(&cur);
+    cudaSetDevice(x->device);
+    for (int i = 0; i < D_GRAPH; i++) cudaFree(x->d[i]);
+    cudaSetDevice(cur);
+    free(x);
+}
+
+/* g's device copy (topo: also the shared part, g being the owner), made on the current device. */
+static mdev *mdev_make(const gp_graph *g, int topo, gp_err *err) {
     const gp_turns *turns = g->turns;
     const gp_graph *tg = turns ? turns->tg : NULL;
     uint32_t m = g->m, tn = tg ? tg->n : 0;
     size_t tm = tg ? tg->m : 0;
-    uint32_t *tail = malloc(4 * ((size_t)m + 1)), *tarc = malloc(4 * ((size_t)tn + 1));
-    double *len = malloc(8 * ((size_t)m + 1));
-    void *d[D_GRAPH] = {0}, *scratch = NULL;
-    int rc = GP_ENOMEM;
-    if (!tail || !tarc || !len) {
-        gp_err_set(err, GP_ENOMEM, "out of memory for the GPU's matching graph");
-        goto done;
+    mdev *x = calloc(1, sizeof *x);
+    uint32_t *tail = NULL, *tarc = NULL;
+    double *len = NULL;
+    if (!x) goto oom;
+    cudaGetDevice(&x->device);
+    if (topo) {
+        tail = malloc(4 * ((size_t)m + 1)), tarc = malloc(4 * ((size_t)tn + 1));
+        len = malloc(8 * ((size_t)m + 1));
+        if (!tail || !tarc || !len) goto oom;
+        for (uint32_t u = 0; u < g->n; u++)
+            for (uint32_t e = g->row[u]; e < g->row[u + 1]; e++) tail[e] = u;
+        for (uint32_t a = 0; a < m; a++) { /* engine/match.c's arc_len */
+            double l = gp_graph_arc_length_m(g, a);
+            len[a] = isfinite(l) ? l : 0;
+        }
+        for (uint32_t x2 = 0; x2 < tn; x2++) tarc[x2] = gp_turns_arc(turns, x2);
     }
-    for (uint32_t u = 0; u < g->n; u++)
-        for (uint32_t e = g->row[u]; e < g->row[u + 1]; e++) tail[e] = u;
-    for (uint32_t a = 0; a < m; a++) { /* engine/match.c's arc_len */
-        double l = gp_graph_arc_length_m(g, a);
-        len[a] = isfinite(l) ? l : 0;
-    }
-    for (uint32_t x = 0; x < tn; x++) tarc[x] = gp_turns_arc(turns, x);
     const void *h[D_GRAPH] = {g->row,
                               g->col,
                               g->w,
@@ -217,24 +232,82 @@ int gp_match_fill_cuda(const gp_graph *g, gp_match_prep *const *pr, size_t count
         4 * ((size_t)g->n + 1),        4 * (size_t)m, 4 * (size_t)m, 4 * (size_t)m, 8 * (size_t)m,
         tg ? 4 * ((size_t)tn + 1) : 0, 4 * tm,        4 * tm,        4 * (size_t)tn};
     cudaError_t ce = cudaSuccess;
-    for (int i = 0; i < D_GRAPH && ce == cudaSuccess; i++) ce = put(&d[i], h[i], sz[i]);
-    if (ce == cudaSuccess) ce = cudaMalloc(&scratch, gp_cuda_match_scratch_bytes(nthreads));
+    for (int i = 0; i < D_GRAPH && ce == cudaSuccess; i++)
+        if (topo || i == D_W || i == D_TW) ce = put(&x->d[i], h[i], sz[i]);
+    free(tail);
+    free(tarc);
+    free(len);
+    if (ce != cudaSuccess) {
+        dev_err(err, ce, "uploading the graph for matching");
+        mdev_free(x);
+        return NULL;
+    }
+    return x;
+oom:
+    free(tail);
+    free(tarc);
+    free(len);
+    free(x);
+    gp_err_set(err, GP_ENOMEM, "out of memory for the GPU's matching graph");
+    return NULL;
+}
+
+/* g's device copy (*x) and its owner's (*own), made where missing (under device_lock). */
+static int mdev_get(const gp_graph *g, const mdev **own, const mdev **x, gp_err *err) {
+    gp_graph *o = (gp_graph *)gp_graph_owner(g), *v = (gp_graph *)g;
+    gp_err e;
+    gp_err_clear(&e);
+    if (!o->mdev) {
+        if (!(o->mdev = mdev_make(o, 1, &e))) goto fail;
+        o->mdev_free = mdev_free;
+    }
+    if (v != o && !v->mdev) {
+        cudaSetDevice(((const mdev *)o->mdev)->device);
+        if (!(v->mdev = mdev_make(v, 0, &e))) goto fail;
+        v->mdev_free = mdev_free;
+    }
+    *own = o->mdev;
+    *x = v->mdev;
+    return GP_OK;
+fail:
+    return gp_err_set(err, e.code, "%s", e.msg);
+}
+
+int gp_match_fill_cuda(const gp_graph *g, gp_match_prep *const *pr, size_t count, double *gpu_ms,
+                       gp_err *err) {
+    int devs = 0;
+    if (cudaGetDeviceCount(&devs) != cudaSuccess || devs < 1) {
+        cudaGetLastError();
+        return gp_err_set(err, GP_EUNSUPPORTED, "no CUDA device");
+    }
+    if (gpu_ms) *gpu_ms = 0;
+    size_t rows = 0;
+    for (size_t i = 0; i < count; i++) rows += pr[i]->njobs;
+    uint32_t nthreads = rows < MATCH_THREADS ? (uint32_t)(rows ? rows : 1) : MATCH_THREADS;
+    pthread_mutex_lock(&device_lock);
+    const gp_graph *tg = g->turns ? ((const gp_turns *)g->turns)->tg : NULL;
+    void *scratch = NULL;
+    int rc = GP_OK, cur = 0;
+    cudaGetDevice(&cur);
+    const mdev *own = NULL, *x = NULL;
+    if ((rc = mdev_get(g, &own, &x, err)) != GP_OK) goto done;
+    cudaSetDevice(own->device); /* where the graph lives (the thread's device restored after) */
+    cudaError_t ce = cudaMalloc(&scratch, gp_cuda_match_scratch_bytes(nthreads));
     if (ce == cudaSuccess) ce = cudaMemset(scratch, 0xFF, gp_cuda_match_keys_bytes(nthreads));
     if (ce != cudaSuccess) {
-        rc = dev_err(err, ce, "uploading the graph for matching");
+        rc = dev_err(err, ce, "allocating the matching scratch");
         goto done;
     }
     gp_match_dev_graph dg = {.turns = tg != NULL,
-                             .row = d[D_ROW],
-                             .col = d[D_COL],
-                             .w = d[D_W],
-                             .tail = d[D_TAIL],
-                             .len = d[D_LEN],
-                             .trow = d[D_TROW],
-                             .tcol = d[D_TCOL],
-                             .tw = d[D_TW],
-                             .tarc = d[D_TARC]};
-    rc = GP_OK;
+                             .row = own->d[D_ROW],
+                             .col = own->d[D_COL],
+                             .w = x->d[D_W],
+                             .tail = own->d[D_TAIL],
+                             .len = own->d[D_LEN],
+                             .trow = own->d[D_TROW],
+                             .tcol = own->d[D_TCOL],
+                             .tw = x->d[D_TW],
+                             .tarc = own->d[D_TARC]};
     size_t first = 0, bytes = 0;
     for (size_t i = 0; i <= count && rc == GP_OK; i++) {
         size_t b = i < count ? pr[i]->ntab * 16 + pr[i]->njobs * 45 : 0;
@@ -249,12 +322,9 @@ int gp_match_fill_cuda(const gp_graph *g, gp_match_prep *const *pr, size_t count
         }
     }
 done:
-    for (int i = 0; i < D_GRAPH; i++) cudaFree(d[i]);
     cudaFree(scratch);
+    cudaSetDevice(cur);
     pthread_mutex_unlock(&device_lock);
-    free(tail);
-    free(tarc);
-    free(len);
     return rc;
 }
 #endif

@@ -177,6 +177,7 @@ void gp_graph_destroy(gp_graph *g) {
     if (g->cch && g->cch_free) g->cch_free(g->cch);
     if (g->snap && g->snap_free) g->snap_free(g->snap);
     if (g->osmseg && g->osmseg_free) g->osmseg_free(g->osmseg);
+    if (g->mdev && g->mdev_free) g->mdev_free(g->mdev);
     if (g->turns && g->turns_free) g->turns_free(g->turns);
     if (g->base) { /* a reweighted version: the rest is the base's */
         gp_weights_release(g->w, g->m);
@@ -384,6 +385,8 @@ static gp_graph *reweight(const gp_graph *g, uint32_t *w, uint32_t *rw, int have
     h->snap_free = NULL;
     h->osmseg = NULL;
     h->osmseg_free = NULL;
+    h->mdev = NULL;
+    h->mdev_free = NULL;
     h->diff_tails = NULL;
     h->ndiff_tails = 0;
     h->diff_arcs = NULL;

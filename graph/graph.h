@@ -143,6 +143,11 @@ typedef struct gp_graph {
      * built on the first speed file applied and released with the graph through osmseg_free. */
     void *osmseg;
     void (*osmseg_free)(void *osmseg);
+    /* The map matcher's device copy (engine/match_cuda.c), made by the first GPU batch on this
+     * graph and released with it through mdev_free: a reweighted version's holds its weights,
+     * its base's the topology they share. NULL until then. */
+    void *mdev;
+    void (*mdev_free)(void *mdev);
     /* Turn costs (graph/turns.h): the turn-expanded graph built at attach (engine/engine.c) for a
      * road graph with a profile, released with the graph through turns_free; NULL when none. */
     void *turns;

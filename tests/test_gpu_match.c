@@ -2,7 +2,8 @@
  * kernels/match.cu) against the CPU's: 200 noisy traces (tests/match_traces.h) on Monaco's OSM roads
  * from $GPATH_DATA, with turn costs (its turn graph) and without (the road graph), and on
  * tests/data/osm/match.osm: every table entry bit for bit equal to gp_match_fill's and the matchings
- * equal to gp_match_trace's. Skips without a CUDA device ("no CUDA device: GPU tests skipped"),
+ * equal to gp_match_trace's; the device copy kept with a graph reused by its next batch and its
+ * reweighted versions. Skips without a CUDA device ("no CUDA device: GPU tests skipped"),
  * fails then when GPATH_REQUIRE_GPU=1. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -109,6 +110,35 @@ static void test_match_osm(void **state) {
     }
 }
 
+/* The device copy kept with a graph (gp_graph.mdev): a second batch on it, a reweighted version
+ * (its own weights on the device, its base's topology) and the base again, each equal to the
+ * CPU's; the version's tables differ from the base's, so reading the base's weights fails. */
+static void test_versions(void **state) {
+    (void)state;
+    gp_graph *g = load("osm:tests/data/osm/match.osm?profile=car", 1);
+    if (!gpu_equals_cpu(g, 5)) {
+        gp_graph_unref(g);
+        return;
+    }
+    assert_non_null(g->mdev);
+    assert_true(gpu_equals_cpu(g, 5));
+    uint32_t *w = malloc(sizeof *w * g->m), *rw = malloc(sizeof *rw * g->m);
+    assert_non_null(w);
+    assert_non_null(rw);
+    for (uint32_t a = 0; a < g->m; a++) w[a] = g->w[a] * 3 + 7, rw[a] = g->rw[a] * 3 + 7;
+    gp_err err = {0};
+    gp_graph *h = gp_graph_reweight(g, w, rw, &err);
+    assert_non_null(h);
+    assert_int_equal(gp_engine_attach(eng, h, &err), GP_OK);
+    assert_non_null(h->turns);
+    assert_true(gpu_equals_cpu(h, 5));
+    assert_non_null(h->mdev);
+    assert_ptr_not_equal(h->mdev, g->mdev);
+    assert_true(gpu_equals_cpu(g, 5));
+    gp_graph_unref(h);
+    gp_graph_unref(g);
+}
+
 static void test_monaco(void **state) {
     (void)state;
     const char *d = getenv("GPATH_DATA");
@@ -132,6 +162,7 @@ static void test_monaco(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_match_osm),
+        cmocka_unit_test(test_versions),
         cmocka_unit_test(test_monaco),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

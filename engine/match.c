@@ -726,14 +726,18 @@ int gp_match_run(const gp_graph *g, const gp_match_point *p, const double *ts,
     md.par = malloc(sizeof *md.par * nc);
     md.len = malloc(sizeof *md.len * nc);
     double *bw = malloc(sizeof *bw * K), *bm = malloc(sizeof *bm * K);
+    uint32_t *stk = malloc(sizeof *stk * (n ? n : 1));
     if (!out->matching || !out->alternatives || !out->snap || !out->confidence || !out->length_m ||
-        !md.vit || !md.par || !md.len || !bw || !bm || search_alloc(&s, 1024))
+        !md.vit || !md.par || !md.len || !bw || !bm || !stk || search_alloc(&s, 1024))
         goto fail;
     for (uint32_t t = 0; t < n; t++) out->matching[t] = GP_NONE;
     for (size_t i = 0; i < md.off[n]; i++) md.vit[i] = -INFINITY;
     double max_broken_s = median_step(ts, n) * o->max_broken;
     double log_beta = -log(o->beta);
-    uint32_t head = first_with_cands(&md, 0), prev = head, brk = GP_NONE;
+    /* stk[0 .. ns): the matching's points the next point may be searched from, prev = the top;
+     * last: its last matched point (where it closes), brk: the first point dropped since */
+    uint32_t head = first_with_cands(&md, 0), prev = head, last = head, brk = GP_NONE, ns = 1;
+    stk[0] = head;
     for (uint32_t t = head + 1; head < n && t <= n; t++) {
         int split = t == n;
         if (!split) {
@@ -769,20 +773,27 @@ int gp_match_run(const gp_graph *g, const gp_match_point *p, const double *ts,
                 }
             }
             if (reached) {
-                prev = t;
+                prev = last = stk[ns++] = t;
                 brk = GP_NONE;
                 continue;
             }
             if (!gap) {
-                if (md.off[t + 1] > md.off[t] && brk == GP_NONE) brk = t;
-                if (t - prev <= o->max_broken) continue; /* dropped */
+                if (md.off[t + 1] > md.off[t]) { /* dropped, and prev no longer trusted */
+                    if (brk == GP_NONE) brk = t;
+                    if (ns > 1) {
+                        ns--;
+                        prev = stk[ns - 1];
+                    }
+                }
+                if (t - prev <= o->max_broken) continue;
             }
         }
-        close_matching(&md, p, head, prev, out);
+        close_matching(&md, p, head, last, out);
         if (split && brk == GP_NONE) break;
         uint32_t again = brk != GP_NONE ? brk : t;
         brk = GP_NONE;
-        head = prev = first_with_cands(&md, again);
+        head = prev = last = stk[0] = first_with_cands(&md, again);
+        ns = 1;
         t = head; /* the loop's t++ goes on after the new head */
     }
     rc = GP_OK;
@@ -796,6 +807,7 @@ fail:
     free(md.len);
     free(bw);
     free(bm);
+    free(stk);
     return rc;
 }
 

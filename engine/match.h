@@ -14,11 +14,14 @@
  *    found by a search bounded as OSRM bounds it (route metres < great-circle + max delta, max
  *    delta = the time step x max_speed_mps with timestamps, else max_delta_m; weight under the
  *    metres at 4 m/s); a transition whose difference reaches max delta is impossible;
- *  - Viterbi; a point no candidate of the previous matched point can reach is dropped; the trace
- *    splits into several matchings when the next matched point would come more than max_broken
- *    points after the last one (max_broken dropped points in a row), or with
- *    split_gaps and timestamps where the time step exceeds max_broken x the median step; a
- *    matching of one point is dropped.
+ *  - Viterbi; a point no candidate of the previous matched point can reach is dropped, and that
+ *    previous point is no longer searched from (unless it began the matching): the next point is
+ *    searched from the matched point before it (OSRM's "remove both ends of the breakage"), so a
+ *    point reached only onto a road that leads nowhere the trace goes is dropped too once a later
+ *    point is matched without it; the trace splits into several matchings when the next matched
+ *    point would come more than max_broken points after the one it is searched from, or with
+ *    split_gaps and timestamps where the time step exceeds max_broken x the median step (a
+ *    matching ends at its last matched point); a matching of one point is dropped.
  * Implemented in engine/match.c on the CPU (one thread per call; callers run traces in parallel);
  * the searches between consecutive points of many traces can run on the GPU first
  * (gp_match_fill_cuda, engine/match_cuda.c) into each trace's table.

@@ -1,9 +1,12 @@
 /* test_match_model.c - the map matching model (engine/match.h) on tests/data/osm/match.osm, with
  * literal expectations: candidates, the chosen roads, the split after too many dropped points and
  * after a large time step, a dropped point that is too far off, and turn graph and road graph
- * searches agreeing; a candidate per pass of a road that passes a point twice (hairpin.osm); the transition table (gp_match_prepare + gp_match_fill + gp_match_run, the
- * batch path's steps) giving gp_match_trace's answers bit for bit on noisy traces, on match.osm and
- * on Monaco from $GPATH_DATA when it is there. The HTTP side (/match/v1, the batch endpoint) is tests/match_test.py's. */
+ * searches agreeing; a candidate per pass of a road that passes a point twice (hairpin.osm); a
+ * point behind the previous one on a one-way road beside a dead end the other way (behind.osm:
+ * both dropped, one matching); the transition table (gp_match_prepare + gp_match_fill +
+ * gp_match_run, the batch path's steps) giving gp_match_trace's answers bit for bit on noisy
+ * traces, on match.osm and on Monaco from $GPATH_DATA when it is there. The HTTP side (/match/v1,
+ * the batch endpoint) is tests/match_test.py's. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -177,6 +180,55 @@ static void test_hairpin_passes(void **state) {
     gp_graph_unref(g);
 }
 
+/* A point behind the previous one on a one-way road (GPS noise) can be reached only on a road
+ * beside it that runs the other way; when that road leads nowhere the trace goes (behind.osm: Up
+ * Lane, a dead end 5.6 m north of Down Street), the next point cannot be reached from it, and the
+ * point the dead end was reached from is not trusted either: the next points are searched from
+ * the one before (OSRM's "remove both ends of the breakage"). The two points are dropped and the
+ * trace stays one matching on the roads driven; before, point 3 went onto Up Lane and the trace
+ * split after it. */
+static void test_behind_on_oneway(void **state) {
+    (void)state;
+    static const double lon[] = {7.0016, 7.0014, 7.0012, 7.00135, 7.00095, 7.0008, 7.0006, 7.0004};
+    enum { N = sizeof lon / sizeof *lon, BEHIND = 3 };
+    gp_match_point p[N];
+    double ts[N];
+    memset(p, 0, sizeof p);
+    for (uint32_t i = 0; i < N; i++) { /* west at 15.7 m/s, 2.2 m north of Down Street */
+        p[i].lon = lon[i];
+        p[i].lat = 45.00002;
+        p[i].accuracy_m = NAN;
+        ts[i] = i;
+    }
+    for (int turns = 0; turns < 2; turns++) {
+        gp_err err = {0};
+        gp_graph *g = gp_graph_load("osm:tests/data/osm/behind.osm?profile=car", NULL, &err);
+        if (!g) fail_msg("load: %s", err.msg);
+        eng->turn_costs = turns;
+        assert_int_equal(gp_engine_attach(eng, g, &err), GP_OK);
+        assert_true(!turns == !g->turns);
+        gp_match_opts o;
+        gp_match_opts_default(&o);
+        gp_match_prep pr;
+        assert_int_equal(gp_match_prepare(g, p, N, ts, &o, &pr, &err), GP_OK);
+        assert_int_equal(pr.off[BEHIND + 1] - pr.off[BEHIND], 2); /* Down Street, Up Lane */
+        assert_string_equal(gp_graph_arc_name(g, pr.c[pr.off[BEHIND]].arc), "Down Street");
+        assert_string_equal(gp_graph_arc_name(g, pr.c[pr.off[BEHIND] + 1].arc), "Up Lane");
+        gp_match_prep_free(&pr);
+        gp_match m;
+        assert_int_equal(gp_match_trace(g, p, N, ts, &o, &m, &err), GP_OK);
+        assert_int_equal(m.nmatch, 1);
+        expect_names(g, &m, 0, 3, "Down Street", 0);
+        assert_int_equal(m.matching[BEHIND], GP_NONE);
+        assert_int_equal(m.matching[BEHIND + 1], GP_NONE);
+        expect_names(g, &m, 5, 3, "West Road", 0);
+        /* 7.0016 to 7.0004 E along 45.000 N: 0.0012 degrees of longitude, 94.4 m */
+        assert_true(fabs(m.length_m[0] - 94.35) < 0.2);
+        gp_match_free(&m);
+        gp_graph_unref(g);
+    }
+}
+
 /* 60 noisy traces on g: the table path == gp_match_trace; returns the points matched. */
 static uint32_t table_equals_trace(const gp_graph *g, double noise_m) {
     gp_match_opts o;
@@ -239,6 +291,7 @@ int main(void) {
         cmocka_unit_test(test_time_gap_and_candidates),
         cmocka_unit_test(test_table_equals_trace),
         cmocka_unit_test(test_hairpin_passes),
+        cmocka_unit_test(test_behind_on_oneway),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -594,9 +594,10 @@ void gp_match_prep_free(gp_match_prep *pr) {
 static void step_bounds(const gp_graph *g, const gp_match_point *p, const double *ts,
                         const gp_match_opts *o, uint32_t a, uint32_t b, double *delta, double *hav,
                         double *wb) {
-    double step = ts ? ts[b] - ts[a] : 1;
+    /* a step counts as one second at least: timestamps are whole seconds, and two fixes within
+     * the same one are still a short hop apart (OSRM's delta, 0 there, drops the second fix) */
+    double step = ts && ts[b] - ts[a] > 1 ? ts[b] - ts[a] : 1;
     double dl = ts ? step * o->max_speed_mps : o->max_delta_m;
-    if (dl < 100) dl = 100; /* equal timestamps: still a short hop */
     *delta = dl;
     *hav = gp_haversine_m(p[a].lon, p[a].lat, p[b].lon, p[b].lat);
     *wb = g->unit_s > 0 ? (*hav + dl) / 4 / g->unit_s : INFINITY;

@@ -12,8 +12,9 @@
  *    candidates of consecutive points; the route is the least-weight one (turn costs and one-way
  *    rules respected: on a graph with turn costs the search runs on its turn graph, graph/turns.h)
  *    found by a search bounded as OSRM bounds it (route metres < great-circle + max delta, max
- *    delta = the time step x max_speed_mps with timestamps, else max_delta_m; weight under the
- *    metres at 4 m/s); a transition whose difference reaches max delta is impossible;
+ *    delta = the time step x max_speed_mps with timestamps, a step counting as one second at
+ *    least, else max_delta_m; weight under the metres at 4 m/s); a transition whose difference
+ *    reaches max delta is impossible;
  *  - Viterbi; a point no candidate of the previous matched point can reach is dropped, and that
  *    previous point is no longer searched from (unless it began the matching): the next point is
  *    searched from the matched point before it (OSRM's "remove both ends of the breakage"), so a

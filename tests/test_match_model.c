@@ -3,10 +3,10 @@
  * after a large time step, a dropped point that is too far off, and turn graph and road graph
  * searches agreeing; a candidate per pass of a road that passes a point twice (hairpin.osm); a
  * point behind the previous one on a one-way road beside a dead end the other way (behind.osm:
- * both dropped, one matching); the transition table (gp_match_prepare + gp_match_fill +
- * gp_match_run, the batch path's steps) giving gp_match_trace's answers bit for bit on noisy
- * traces, on match.osm and on Monaco from $GPATH_DATA when it is there. The HTTP side (/match/v1,
- * the batch endpoint) is tests/match_test.py's. */
+ * both dropped, one matching); a one-second step's bound (detour.osm); the transition table
+ * (gp_match_prepare + gp_match_fill + gp_match_run, the batch path's steps) giving
+ * gp_match_trace's answers bit for bit on noisy traces, on match.osm and on Monaco from $GPATH_DATA
+ * when it is there. The HTTP side (/match/v1, the batch endpoint) is tests/match_test.py's. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +14,7 @@
 
 #include "engine/engine.h"
 #include "engine/match.h"
+#include "graph/spatial.h"
 #include "storage/source.h"
 
 #include <math.h>
@@ -23,14 +24,30 @@
 
 #include "tests/match_traces.h"
 
-static gp_graph *load(int turns) {
+/* tests/data/osm/NAME.osm (car), attached with or without turn costs */
+static gp_graph *load_map(const char *name, int turns) {
+    char spec[128];
+    snprintf(spec, sizeof spec, "osm:tests/data/osm/%s.osm?profile=car", name);
     gp_err err = {0};
-    gp_graph *g = gp_graph_load("osm:tests/data/osm/match.osm?profile=car", NULL, &err);
+    gp_graph *g = gp_graph_load(spec, NULL, &err);
     if (!g) fail_msg("load: %s", err.msg);
     eng->turn_costs = turns;
     if (gp_engine_attach(eng, g, &err)) fail_msg("attach: %s", err.msg);
     assert_true(!turns == !g->turns);
     return g;
+}
+
+static gp_graph *load(int turns) { return load_map("match", turns); }
+
+/* n fixes at pt (lon, lat), the default accuracy, one a second */
+static void fixes(gp_match_point *p, double *ts, const double (*pt)[2], uint32_t n) {
+    memset(p, 0, sizeof *p * n);
+    for (uint32_t i = 0; i < n; i++) {
+        p[i].lon = pt[i][0];
+        p[i].lat = pt[i][1];
+        p[i].accuracy_m = NAN;
+        ts[i] = i;
+    }
 }
 
 /* n points along Main Street (45.000 N) from lon0 in steps of dlon, 2 m north of it. */
@@ -180,6 +197,24 @@ static void test_hairpin_passes(void **state) {
     gp_graph_unref(g);
 }
 
+/* p's one matching expected (default options): points 0-2 on road a, 3 and 4 dropped, the rest
+ * on road b, length_m long. */
+static void expect_3_4_dropped(const gp_graph *g, const gp_match_point *p, uint32_t n,
+                               const double *ts, const char *a, const char *b, double length_m) {
+    gp_match_opts o;
+    gp_match_opts_default(&o);
+    gp_match m;
+    gp_err err;
+    assert_int_equal(gp_match_trace(g, p, n, ts, &o, &m, &err), GP_OK);
+    assert_int_equal(m.nmatch, 1);
+    expect_names(g, &m, 0, 3, a, 0);
+    assert_int_equal(m.matching[3], GP_NONE);
+    assert_int_equal(m.matching[4], GP_NONE);
+    expect_names(g, &m, 5, n - 5, b, 0);
+    assert_true(fabs(m.length_m[0] - length_m) < 0.2);
+    gp_match_free(&m);
+}
+
 /* A point behind the previous one on a one-way road (GPS noise) can be reached only on a road
  * beside it that runs the other way; when that road leads nowhere the trace goes (behind.osm: Up
  * Lane, a dead end 5.6 m north of Down Street), the next point cannot be reached from it, and the
@@ -189,24 +224,17 @@ static void test_hairpin_passes(void **state) {
  * split after it. */
 static void test_behind_on_oneway(void **state) {
     (void)state;
-    static const double lon[] = {7.0016, 7.0014, 7.0012, 7.00135, 7.00095, 7.0008, 7.0006, 7.0004};
-    enum { N = sizeof lon / sizeof *lon, BEHIND = 3 };
+    static const double pt[][2] = {/* west at 15.7 m/s, 2.2 m north of Down Street */
+                                   {7.0016, 45.00002},  {7.0014, 45.00002},  {7.0012, 45.00002},
+                                   {7.00135, 45.00002}, {7.00095, 45.00002}, {7.0008, 45.00002},
+                                   {7.0006, 45.00002},  {7.0004, 45.00002}};
+    enum { N = sizeof pt / sizeof *pt, BEHIND = 3 };
     gp_match_point p[N];
     double ts[N];
-    memset(p, 0, sizeof p);
-    for (uint32_t i = 0; i < N; i++) { /* west at 15.7 m/s, 2.2 m north of Down Street */
-        p[i].lon = lon[i];
-        p[i].lat = 45.00002;
-        p[i].accuracy_m = NAN;
-        ts[i] = i;
-    }
+    fixes(p, ts, pt, N);
     for (int turns = 0; turns < 2; turns++) {
-        gp_err err = {0};
-        gp_graph *g = gp_graph_load("osm:tests/data/osm/behind.osm?profile=car", NULL, &err);
-        if (!g) fail_msg("load: %s", err.msg);
-        eng->turn_costs = turns;
-        assert_int_equal(gp_engine_attach(eng, g, &err), GP_OK);
-        assert_true(!turns == !g->turns);
+        gp_graph *g = load_map("behind", turns);
+        gp_err err;
         gp_match_opts o;
         gp_match_opts_default(&o);
         gp_match_prep pr;
@@ -215,16 +243,44 @@ static void test_behind_on_oneway(void **state) {
         assert_string_equal(gp_graph_arc_name(g, pr.c[pr.off[BEHIND]].arc), "Down Street");
         assert_string_equal(gp_graph_arc_name(g, pr.c[pr.off[BEHIND] + 1].arc), "Up Lane");
         gp_match_prep_free(&pr);
-        gp_match m;
-        assert_int_equal(gp_match_trace(g, p, N, ts, &o, &m, &err), GP_OK);
-        assert_int_equal(m.nmatch, 1);
-        expect_names(g, &m, 0, 3, "Down Street", 0);
-        assert_int_equal(m.matching[BEHIND], GP_NONE);
-        assert_int_equal(m.matching[BEHIND + 1], GP_NONE);
-        expect_names(g, &m, 5, 3, "West Road", 0);
-        /* 7.0016 to 7.0004 E along 45.000 N: 0.0012 degrees of longitude, 94.4 m */
-        assert_true(fabs(m.length_m[0] - 94.35) < 0.2);
-        gp_match_free(&m);
+        /* points BEHIND and the next dropped; 7.0016 to 7.0004 E along 45.000 N: 94.35 m */
+        expect_3_4_dropped(g, p, N, ts, "Down Street", "West Road", 94.35);
+        gp_graph_unref(g);
+    }
+}
+
+/* A step of one second bounds the route at great-circle + 50 m (max_speed_mps x 1 s, OSRM's
+ * bound): on detour.osm, a fix 24 m north of Main Road has Back Lane only, reached from the
+ * previous point round by the junction 47 m on, 93 m for 24 m apart; that is no transition, and
+ * the fix is dropped with the previous point (test_behind_on_oneway) instead of drawing the
+ * detour. */
+static void test_one_second_bound(void **state) {
+    (void)state;
+    static const double pt[][2] = {{7.0008, 45.00002}, {7.0010, 45.00002}, {7.0012, 45.00002},
+                                   {7.0014, 45.00002}, {7.0015, 45.00022}, {7.0018, 45.00002},
+                                   {7.0020, 45.00002}, {7.0022, 45.00002}, {7.0024, 45.00002}};
+    enum { N = sizeof pt / sizeof *pt, OFF = 4 };
+    gp_match_point p[N];
+    double ts[N];
+    fixes(p, ts, pt, N);
+    for (int turns = 0; turns < 2; turns++) {
+        gp_graph *g = load_map("detour", turns);
+        /* points OFF and the one before dropped; 7.0008 to 7.0024 E along 45.000 N: 125.8 m
+         * (with Back Lane's detour, before: 218.3) */
+        expect_3_4_dropped(g, p, N, ts, "Main Road", "Main Road", 125.8);
+        /* the bounds of a one-second step: great-circle + 50 m */
+        gp_err err;
+        gp_match_opts o;
+        gp_match_opts_default(&o);
+        gp_match_prep pr;
+        assert_int_equal(gp_match_prepare(g, p, N, ts, &o, &pr, &err), GP_OK);
+        double hav = gp_haversine_m(p[OFF - 1].lon, p[OFF - 1].lat, p[OFF].lon, p[OFF].lat);
+        assert_true(fabs(pr.mb[OFF] - hav - 50) < 1e-9);
+        gp_match_prep_free(&pr);
+        double same[N] = {0}; /* fixes within one second: a one-second step's bound */
+        assert_int_equal(gp_match_prepare(g, p, N, same, &o, &pr, &err), GP_OK);
+        assert_true(fabs(pr.mb[OFF] - hav - 50) < 1e-9);
+        gp_match_prep_free(&pr);
         gp_graph_unref(g);
     }
 }
@@ -292,6 +348,7 @@ int main(void) {
         cmocka_unit_test(test_table_equals_trace),
         cmocka_unit_test(test_hairpin_passes),
         cmocka_unit_test(test_behind_on_oneway),
+        cmocka_unit_test(test_one_second_bound),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -18,7 +18,10 @@
 #   env: BUILD (build) or GPATH_BIN, GPATH_BACKEND (cuda), GPATH_COMMIT, BENCH_STATE_DIR
 #        (/tmp/gpath-traffic), OSRM_TARBALL (../shared/peers/osrm/osrm-v6.0.0-debian12-bin.tar.xz),
 #        BENCH_SECONDS (60), BENCH_CONNS (64), BENCH_FRACTION (0.01), BENCH_OSRM (1),
-#        BENCH_OSRM_CH (0), BENCH_EXCLUDE (1), BENCH_LOG_LEVEL (warn; info logs each
+#        BENCH_OSRM_CH (0), BENCH_EXCLUDE (1), BENCH_MATCH (0; 1: the map matching batch of
+#        bench/match_bench.py on the same server first, so that a large map is imported once for
+#        both), BENCH_P99_GOAL (100, ms: the issue's goal for the map; 250 on road-like 24M),
+#        BENCH_READY_S (120: bench/osrm-lib.sh), BENCH_LOG_LEVEL (warn; info logs each
 #        apply's build_ms / attach_ms, debug each version's phases, tabulated in the results),
 #        WRK (wrk), PYTHON (python3)
 set -eu
@@ -48,17 +51,26 @@ TOKEN=bench-ops
 mkdir -p "$STATE"
 out=$(bench_out traffic)
 bench_header "$out" "Live traffic under load, exclude metrics, OSRM's customize in the same run (issue 30)" \
-  "bench/gpu-traffic.sh $(basename "$map") (BENCH_SECONDS=$SECS BENCH_CONNS=$CONNS BENCH_FRACTION=$FRACTION BENCH_OSRM=${BENCH_OSRM:-1} BENCH_OSRM_CH=${BENCH_OSRM_CH:-0})"
+  "bench/gpu-traffic.sh $(basename "$map") (BENCH_SECONDS=$SECS BENCH_CONNS=$CONNS BENCH_FRACTION=$FRACTION BENCH_OSRM=${BENCH_OSRM:-1} BENCH_OSRM_CH=${BENCH_OSRM_CH:-0} BENCH_MATCH=${BENCH_MATCH:-0})"
 save() { [ -n "${OUT:-}" ] && [ -d "${OUT:-}" ] && cp "$out" "$OUT/" || true; }
 mib() { awk -v b="$1" 'BEGIN{printf "%.0f", b/1048576}'; }
 
 # ---- gpath: speed files once a second under wrk
 t0=$SECONDS
+mflags=()
+[ "${BENCH_MATCH:-0}" = 1 ] && mflags=(--match-max-batch-points 100000000 --match-max-traces 100000)
 gpath_start "$STATE/gpath.log" --backend "$BACKEND" --cache-path "" --graph "m=osm:$map" \
-  --operator-token "$TOKEN" --max-body-bytes 67108864 --max-connections-per-ip 0 --log-level "${BENCH_LOG_LEVEL:-warn}"
+  --operator-token "$TOKEN" --max-body-bytes 67108864 --max-connections-per-ip 0 \
+  --log-level "${BENCH_LOG_LEVEL:-warn}" "${mflags[@]}"
 ready_s=$((SECONDS - t0))
 url="http://127.0.0.1:$gpath_port"
 bbox=$("${PY[@]}" bench/osrm_cch.py bbox "$url/v1/graphs/m/overview.geojson")
+if [ "${BENCH_MATCH:-0}" = 1 ]; then # before any speed file: the base graph's batch
+  mt=$STATE/match.md
+  : >"$mt"
+  "${PY[@]}" bench/match_bench.py batch "$url" m "$mt" --label "$(basename "$map")" || echo "match batch failed" >>"$mt"
+  cat "$mt"
+fi
 seg=$("${PY[@]}" bench/traffic_bench.py segments "$url" m "$bbox" "$FRACTION" "$STATE/segments.txt" | grep '^RESULT')
 echo "segments: $seg"
 gpu_mem() { nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits 2>/dev/null | head -1; }
@@ -83,12 +95,14 @@ f() { wrk_field "$1" "$2"; }
   echo "|---|---:|---|---|"
   p99=$(f "$upd" p99_ms)
   echo "| POST -> first answer with the new data_version, p50 | $(f "$upd" p50_ms) ms | $(f "$upd" updates) updates seen; POST answered after $(f "$upd" post_p50_ms) ms (p50); max $(f "$upd" max_ms) ms | |"
-  echo "| POST -> first answer with the new data_version, p99 | $p99 ms | | $(awk -v p="$p99" 'BEGIN{print (p <= 100 ? "met" : "not met")}') (<= 100 ms on the 1M map) |"
+  goal=${BENCH_P99_GOAL:-100}
+  echo "| POST -> first answer with the new data_version, p99 | $p99 ms | | $(awk -v p="$p99" -v g="$goal" 'BEGIN{print (p <= g ? "met" : "not met")}') (<= $goal ms; the issue: 100 on the 1M map, 250 on 24M) |"
   fails=$(( $(f "$upd" failed) + $(f "$w" socket_errors) ))
   echo "| failed requests | $fails | wrk: $(f "$w" requests) requests, $(f "$w" rps) req/s, p50 $(f "$w" p50_ms) ms, p99 $(f "$w" p99_ms) ms, statuses $(f "$w" statuses), socket errors $(f "$w" socket_errors); updates failed $(f "$upd" failed) | $([ "$fails" = 0 ] && echo met || echo "not met") (0) |"
   echo "| server RSS, start -> end | $(mib "$(f "$upd" rss_start)") -> $(mib "$(f "$upd" rss_end)") MiB | peak $(mib "$(f "$upd" rss_peak)") MiB; end = after every POSTed file expired; GPU memory used ${gpu0:-?} -> ${gpu1:-?} MiB (whole device) | |"
   echo "| server RSS, 10th update -> last, growth per update | $(mib "$(f "$upd" rss_10)") -> $(mib "$(f "$upd" rss_last)") MiB, $(awk -v b="$(f "$upd" rss_slope)" 'BEGIN{printf "%.1f", b/1048576}') MiB | least-squares slope over the updates after the 10th (the first ones allocate the spares and pools every later version reuses); over the second half alone $(awk -v b="$(f "$upd" rss_slope2)" 'BEGIN{printf "%.1f", b/1048576}') MiB | flat memory |"
 } >>"$out"
+[ -n "${mt:-}" ] && cat "$mt" >>"$out"
 {
   echo
   echo "Phases of each new version (server debug log, bench/traffic_bench.py phases; BENCH_LOG_LEVEL=debug):"

@@ -17,6 +17,11 @@ Measures, printed as Markdown (appended to --out):
     (gpu_match_min_traces 1e7), and the two answers to the first request are compared.
 Stdlib only; reuses bench/osrm_quality.py (the OSRM release, geometry helpers).
 Run by bench/gpu-match.sh.
+
+  match_bench.py batch URL GRAPH OUT [--batch N] [--label NAME]
+      the batch rows alone against a server that is already up (bench/gpu-traffic.sh with
+      BENCH_MATCH=1: one import of a large map for both benchmarks): 200 routes of 2-10 km on
+      GRAPH, N traces (10,000) as above; the table appended to OUT.
 """
 import argparse
 import concurrent.futures as cf
@@ -324,7 +329,38 @@ def measure_batch(args, gp, graph, osrm, rts, label, out, server="gpath batch"):
     return answers[0]
 
 
+def batch_main(argv):
+    ap = argparse.ArgumentParser(prog="match_bench.py batch")
+    ap.add_argument("url")
+    ap.add_argument("graph")
+    ap.add_argument("out")
+    ap.add_argument("--batch", type=int, default=10000)
+    ap.add_argument("--chunks", type=int, default=16)
+    ap.add_argument("--clients", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--seed", type=int, default=33)
+    ap.add_argument("--label", help="the map's name in the table (GRAPH)")
+    args = ap.parse_args(argv)
+    args.osrm_batch = 0
+    st, h = get_json(args.url, "/health")
+    rng = random.Random(args.seed)
+    rts = routes(args.url, args.graph, bbox(args.url, args.graph), 200, rng, 2000, 10000)
+    if len(rts) < 20:
+        raise RuntimeError(f"only {len(rts)} routes of 2-10 km found")
+    out = ["", f"Map matching batch on the same server ({h.get('backend')} backend; "
+           f"{args.batch} traces along {len(rts)} routes of 2-10 km, 10 m noise, radiuses 10, a "
+           "point every 5 s, overview=false; wall time from the first request to the last "
+           "answer):", "",
+           "| map | server | traces | points | seconds | points/s | Ok | ratio to OSRM |",
+           "|---|---|---|---|---|---|---|---|"]
+    measure_batch(args, args.url, args.graph, None, rts, args.label or args.graph, out)
+    with open(args.out, "a") as f:
+        f.write("\n".join(out) + "\n")
+    return 0
+
+
 def main(argv):
+    if argv[:1] == ["batch"]:
+        return batch_main(argv[1:])
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--bin", required=True)
     ap.add_argument("--osm", required=True, help="Liechtenstein .osm.pbf")

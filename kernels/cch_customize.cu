@@ -236,78 +236,6 @@ __global__ void customize_small(uint32_t l0, uint32_t l1, const uint32_t *__rest
     }
 }
 
-/* The lab's per-node customization (gp_dcch_tune.custom_node): a warp per rank x of [x0, x1)
- * customizes x's whole row. Its slots (x's upper neighbours, their weights, witnesses, triangle
- * counts and overflow flags) live in the warp's shared memory; the lower neighbours v of x come
- * in ascending order (the down lists), and for each the lanes take the suffix of v's row after x
- * (every y there is an upper neighbour of x: the completion is chordal), find y's slot by a
- * binary search and relax it: the triangle's offset within edge {x, y}'s list is the slot's
- * count so far, exactly as engine/cch_contract.c lists them, so the weights and witnesses are
- * the CPU's. No triangle list is read; v's row suffix is read contiguously. */
-__global__ void customize_nodes(uint32_t x0, uint32_t x1, uint32_t width,
-                                const uint32_t *__restrict__ up_first,
-                                const uint32_t *__restrict__ up_head,
-                                const uint32_t *__restrict__ dfirst,
-                                const uint32_t *__restrict__ dedge,
-                                const uint32_t *__restrict__ dend, const uint32_t *__restrict__ ofw,
-                                const uint32_t *__restrict__ obw, uint2 *fb, uint32_t *fw,
-                                uint32_t *bw, uint32_t *fmid, uint32_t *bmid, uint32_t *bad) {
-    extern __shared__ uint32_t cs[];
-    const uint32_t wib = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    const uint32_t x = x0 + (uint32_t)(((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5);
-    if (x >= x1) return; /* whole warps */
-    uint32_t *ys = cs + (size_t)wib * width * 6, *sf = ys + width, *sb = sf + width,
-             *sfm = sb + width, *sbm = sfm + width, *cnt = sbm + width; /* cnt: count | flags */
-    const uint32_t xf = up_first[x], deg = up_first[x + 1] - xf;
-    if (!deg) return;
-    for (uint32_t s = lane; s < deg; s += 32) {
-        ys[s] = up_head[xf + s];
-        sf[s] = ofw[xf + s];
-        sb[s] = obw[xf + s];
-        sfm[s] = sbm[s] = INF32;
-        cnt[s] = 0;
-    }
-    __syncwarp();
-    for (uint32_t d = dfirst[x], d1 = dfirst[x + 1]; d < d1; d++) {
-        const uint32_t i = dedge[d], hi = dend[d];
-        const uint2 w1 = fb[i]; /* {fw, bw} of {v, x} */
-        for (uint32_t j = i + 1 + lane; j < hi; j += 32) {
-            const uint32_t y = up_head[j];
-            const uint2 w2 = fb[j]; /* of {v, y} */
-            uint32_t lo = 0, h = deg;
-            while (lo < h) {
-                const uint32_t mid = (lo + h) >> 1;
-                if (ys[mid] < y) lo = mid + 1;
-                else h = mid;
-            }
-            const uint32_t c = cnt[lo], k = c & 0x3fffffffu;
-            uint32_t fl = c & 0xc0000000u;
-            if (w1.y != INF32 && w2.x != INF32) { /* x -> v -> y */
-                const u64 s = (u64)w1.y + w2.x;
-                if (s >= INF32) fl |= 0x40000000u;
-                else if ((uint32_t)s < sf[lo]) sf[lo] = (uint32_t)s, sfm[lo] = k;
-            }
-            if (w2.y != INF32 && w1.x != INF32) { /* y -> v -> x */
-                const u64 s = (u64)w2.y + w1.x;
-                if (s >= INF32) fl |= 0x80000000u;
-                else if ((uint32_t)s < sb[lo]) sb[lo] = (uint32_t)s, sbm[lo] = k;
-            }
-            cnt[lo] = fl | (k + 1);
-        }
-        __syncwarp();
-    }
-    for (uint32_t s = lane; s < deg; s += 32) {
-        const uint32_t e = xf + s, f = sf[s], b = sb[s], c = cnt[s];
-        fb[e] = make_uint2(f, b);
-        fw[e] = f;
-        bw[e] = b;
-        fmid[e] = sfm[s];
-        bmid[e] = sbm[s];
-        if (((c & 0x40000000u) && f == INF32) || ((c & 0x80000000u) && b == INF32))
-            atomicMin(bad, e);
-    }
-}
-
 /* The tail (rank) of edge e: the last rank v with up_first[v] <= e. */
 __device__ __forceinline__ uint32_t tail_of(uint32_t e, uint32_t n,
                                             const uint32_t *__restrict__ up_first) {
@@ -417,18 +345,7 @@ static int customize_run(gp_dcch *d, cudaStream_t s, float *ms, void (*busy)(voi
     CK(cudaEventRecord(d->ev0, s), "customization");
     for (uint32_t l = 0; l < d->nlevels;) {
         uint32_t cnt = d->edge_level[l + 1] - d->edge_level[l];
-        const uint32_t r0 = d->level_first[l], r1 = d->level_first[l + 1];
-        if (d->custom_node && r1 - r0 >= d->custom_node) { /* the lab's per-node pass */
-            const size_t per = (size_t)d->width * 24 + 24; /* a warp's slots */
-            uint32_t wpb = (uint32_t)(48 * 1024 / per);
-            if (wpb > 8) wpb = 8;
-            if (wpb < 1) wpb = 1;
-            customize_nodes<<<(r1 - r0 + wpb - 1) / wpb, wpb * 32, wpb * per, s>>>(
-                r0, r1, d->width, d->up_first, d->up_head, d->d_dfirst, d->d_dedge, d->d_dend,
-                d->ofw, d->obw, d->fb, d->fw, d->bw, d->fmid, d->bmid, d->bad);
-            CKL("customization");
-            l++;
-        } else if (cnt > SMALL_ITEMS / 8 || d->level_heavy[l]) {
+        if (cnt > SMALL_ITEMS / 8 || d->level_heavy[l]) {
             const uint32_t lo = d->edge_level[l], ns = d->level_short[l], nl = cnt - ns;
             const uint32_t bs =
                 (uint32_t)(((uint64_t)ns * SHORT_W + BIG_THREADS - 1) / BIG_THREADS);
@@ -440,10 +357,9 @@ static int customize_run(gp_dcch *d, cudaStream_t s, float *ms, void (*busy)(voi
             l++;
         } else {
             uint32_t l1 = l;
-            while (
-                l1 < d->nlevels && d->edge_level[l1 + 1] - d->edge_level[l1] <= SMALL_ITEMS / 8 &&
-                !d->level_heavy[l1] &&
-                !(d->custom_node && d->level_first[l1 + 1] - d->level_first[l1] >= d->custom_node))
+            while (l1 < d->nlevels &&
+                   d->edge_level[l1 + 1] - d->edge_level[l1] <= SMALL_ITEMS / 8 &&
+                   !d->level_heavy[l1])
                 l1++;
             customize_small<<<1, SMALL_THREADS, 0, s>>>(l, l1, d->d_elevels, d->tri_first, d->tri,
                                                         d->ofw, d->obw, d->fb, d->fw, d->bw,

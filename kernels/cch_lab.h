@@ -63,11 +63,6 @@ typedef struct gp_dcch_tune {
                              * the 64-bit fallback) */
     int profile;            /* per-phase device times of every plan sweep on stderr (the
                              * launches one by one) */
-    /* customization (a lab experiment, not the service's): levels of at least this many nodes
-     * customized a warp per node x, reading the suffixes of x's lower neighbours' rows (no
-     * triangle list; kernels/cch_customize.cu customize_nodes); 0: never. The topology part keeps
-     * the down lists it reads only when it is built with a value other than 0. */
-    uint32_t custom_node;
 } gp_dcch_tune;
 
 /* The service's values (the constants of kernels/cch_internal.cuh; zeroes in a build without

@@ -6,14 +6,16 @@
  * bench/results/DATE-MACHINE-cch-turn-order.md).
  *
  *   cch_turn_order [--threads N] [--leaf L,L,..] [--no-cuts] [--flow B,B,..] [--flow-leaf L]
- *                  [--flow-pick smallest|expansion] [--flow-dirs 4|8] [--queries Q] SPEC...
+ *                  [--flow-pick smallest|expansion] [--flow-dirs 4|8] [--flow-metis-above N]
+ *                  [--queries Q] SPEC...
  *                  (road graphs with coordinates and travel times: OSM files, gen:N)
  *
  * --no-cuts leaves out the derived order's rows; --flow adds one Inertial Flow row per fraction B
  * (percent of the nodes in the source and in the sink set), with parts of at most --flow-leaf
  * nodes (default 256) ordered by METIS_NodeND, 4 (default) or 8 directions, and the cut picked as
  * the smallest (default; ties: the more balanced) or the one of least expansion (separator size
- * over the smaller side's).
+ * over the smaller side's); --flow-metis-above N separates parts above N nodes by METIS instead
+ * (METIS_ComputeVertexSeparator, as nd's top levels) and only the smaller ones by flow.
  *
  * Per graph: its car turn graph (graph/turns.h), then one Markdown row per order: order seconds
  * (wall, N threads; the derived order runs on one), contraction seconds, CCH edges, lower
@@ -118,6 +120,7 @@ typedef struct flow_ctx {
     uint32_t leaf;
     int pick_exp; /* pick the cut of least expansion (separator / smaller side), else smallest */
     int ndirs;    /* 4 or 8 directions */
+    uint32_t metis_above; /* parts above this many nodes get a METIS separator instead */
     uint32_t seps, leaves, fallbacks, top_sep;
 } flow_ctx;
 
@@ -375,9 +378,27 @@ static uint32_t flow_separator(flow_ctx *c, const uint32_t *nodes, uint32_t n,
     return size;
 }
 
+/* A METIS vertex separator of the connected local graph (as gp_cch_order_nd's, without the
+ * kernel) into sep; its size. */
+static uint32_t metis_separator(uint32_t n, uint32_t *lfirst, uint32_t *ladj, uint8_t *sep) {
+    idx_t nv = (idx_t)n, opts[METIS_NOPTIONS], sepsize = 0;
+    idx_t *part = xmalloc((size_t)n * sizeof *part);
+    METIS_SetDefaultOptions(opts);
+    opts[METIS_OPTION_NUMBERING] = 0;
+    if (METIS_ComputeVertexSeparator(&nv, (idx_t *)lfirst, (idx_t *)ladj, NULL, opts, &sepsize,
+                                     part) != METIS_OK) {
+        fprintf(stderr, "cch_turn_order: METIS_ComputeVertexSeparator failed on %u nodes\n", n);
+        exit(2);
+    }
+    uint32_t ns = 0;
+    for (uint32_t i = 0; i < n; i++) ns += sep[i] = part[i] == 2;
+    free(part);
+    return ns;
+}
+
 /* rank[] of the turn graph tg by inertial-flow nested dissection with fraction b. */
 static void order_flow(const gp_graph *g, const gp_turns *T, double b, uint32_t leaf, int pick_exp,
-                       int ndirs, uint32_t *rank, flow_ctx *c) {
+                       int ndirs, uint32_t metis_above, uint32_t *rank, flow_ctx *c) {
     const gp_graph *tg = T->tg;
     uint32_t *first, *adj, n = tg->n;
     gp_err err;
@@ -400,6 +421,7 @@ static void order_flow(const gp_graph *g, const gp_turns *T, double b, uint32_t 
     c->first = first, c->adj = adj, c->x = x, c->y = y, c->rank = rank, c->b = b, c->leaf = leaf;
     c->pick_exp = pick_exp;
     c->ndirs = ndirs;
+    c->metis_above = metis_above;
     c->loc = xmalloc((size_t)n * sizeof *c->loc);
     for (uint32_t v = 0; v < n; v++) c->loc[v] = GP_NONE;
     uint32_t nstack = 1, cap = 64;
@@ -438,7 +460,8 @@ static void order_flow(const gp_graph *g, const gp_turns *T, double b, uint32_t 
                 for (uint32_t k = lfirst[queue[qh]], u = queue[qh++]; k < lfirst[u + 1]; k++)
                     if (comp[ladj[k]] == GP_NONE) comp[ladj[k]] = 0, queue[qt++] = ladj[k];
             if (qt == sn) {
-                nsep = flow_separator(c, s.nodes, sn, lfirst, ladj, sep);
+                nsep = sn > c->metis_above ? metis_separator(sn, lfirst, ladj, sep)
+                                           : flow_separator(c, s.nodes, sn, lfirst, ladj, sep);
                 if (!nsep) {
                     c->fallbacks++;
                     whole = 1;
@@ -527,6 +550,7 @@ int main(int argc, char **argv) {
     uint32_t leaves[8] = {0}, nleaves = 0, nq = 1000, nflows = 0, flow_leaf_n = 256;
     double flows[8];
     int no_cuts = 0, pick_exp = 0, ndirs = 4;
+    uint32_t metis_above = UINT32_MAX;
     for (; i < argc && strncmp(argv[i], "--", 2) == 0; i++) {
         if (!strcmp(argv[i], "--threads") && i + 1 < argc) {
             threads = (int)strtol(argv[++i], NULL, 10);
@@ -545,6 +569,8 @@ int main(int argc, char **argv) {
             pick_exp = !strcmp(argv[++i], "expansion");
         } else if (!strcmp(argv[i], "--flow-dirs") && i + 1 < argc) {
             ndirs = strtol(argv[++i], NULL, 10) == 8 ? 8 : 4;
+        } else if (!strcmp(argv[i], "--flow-metis-above") && i + 1 < argc) {
+            metis_above = (uint32_t)strtoul(argv[++i], NULL, 10);
         } else if (!strcmp(argv[i], "--no-cuts")) {
             no_cuts = 1;
         } else if (!strcmp(argv[i], "--leaf") && i + 1 < argc) {
@@ -557,7 +583,7 @@ int main(int argc, char **argv) {
         } else {
             fprintf(stderr, "usage: cch_turn_order [--threads N] [--leaf L,L,..] [--no-cuts] "
                             "[--flow B,B,..] [--flow-leaf L] [--flow-pick smallest|expansion] "
-                            "[--flow-dirs 4|8] [--queries Q] SPEC...\n");
+                            "[--flow-dirs 4|8] [--flow-metis-above N] [--queries Q] SPEC...\n");
             return 2;
         }
     }
@@ -602,7 +628,7 @@ int main(int argc, char **argv) {
         for (uint32_t k = 0; k < nflows; k++) {
             flow_ctx fc;
             t0 = gp_now();
-            order_flow(g, T, flows[k], flow_leaf_n, pick_exp, ndirs, rank, &fc);
+            order_flow(g, T, flows[k], flow_leaf_n, pick_exp, ndirs, metis_above, rank, &fc);
             double fs = gp_now() - t0;
             if (!is_permutation(rank, tg->n)) {
                 fprintf(stderr, "cch_turn_order: the flow order is not a permutation\n");
@@ -612,9 +638,9 @@ int main(int argc, char **argv) {
                     "flow b=%.0f%%: %u separators (first %u nodes), %u leaves, %u fallbacks, "
                     "%.1f s\n",
                     flows[k] * 100, fc.seps, fc.top_sep, fc.leaves, fc.fallbacks, fs);
-            snprintf(what, sizeof what, "inertial flow, b %.0f%%, %d directions, %s, leaf %u",
+            snprintf(what, sizeof what, "inertial flow, b %.0f%%, %d directions, %s, leaf %u%s",
                      flows[k] * 100, ndirs, pick_exp ? "least expansion" : "smallest cut",
-                     flow_leaf_n);
+                     flow_leaf_n, metis_above != UINT32_MAX ? ", METIS above" : "");
             rc |= measure(name, what, tg, rank, fs, threads, qs, nq, dist, 1);
         }
         free(rank);

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# gpu-24m.sh - the road-like 24M map for issues 30 and 33 in one import (about 15 minutes of
+# device time on the two-GPU H200 machine: its server needs more than 128 GiB of host memory):
+# the map is generated (`gpath gen --osm`, then osmium to .osm.pbf: about 155 s) unless present,
+# then bench/gpu-traffic.sh runs on it with the match batch first (BENCH_MATCH=1, one server
+# for both), the goal of 250 ms named, no OSRM (osrm-contract on 24M takes far longer than a
+# device call) and no exclude metrics. Run it in the background across device calls:
+#   bash bench/bg.sh start g24 -- bash bench/gpu-24m.sh
+#   bash bench/bg.sh wait g24 560      # in this call and the next ones until "exit 0"
+# and carry nothing in those later calls (a carried folder replaces the one the job runs from).
+#   env: BUILD (build), GEN24M_NODES (24000000), GEN24M_DIR (/tmp/gpath-24m), BENCH_SECONDS (60),
+#        BENCH_LOG_LEVEL (debug), and gpu-traffic.sh's own
+set -eu
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+N=${GEN24M_NODES:-24000000}
+dir=${GEN24M_DIR:-/tmp/gpath-24m}
+map=$dir/gen$((N / 1000000))m.osm.pbf
+[ "$N" -ge 1000000 ] || map=$dir/gen$((N / 1000))k.osm.pbf
+mkdir -p "$dir"
+if [ ! -s "$map" ]; then
+  t0=$(date +%s)
+  "$BUILD/gpath" gen -q -n "$N" --osm "$dir/map.osm"
+  osmium cat "$dir/map.osm" -o "$map.tmp" -f pbf -O && mv "$map.tmp" "$map"
+  rm -f "$dir/map.osm"
+  echo "gpu-24m: generated $(basename "$map") ($(du -h "$map" | cut -f1)) in $(($(date +%s) - t0)) s"
+fi
+BENCH_MATCH=1 BENCH_P99_GOAL=${BENCH_P99_GOAL:-250} BENCH_READY_S=${BENCH_READY_S:-1500} \
+  BENCH_OSRM=${BENCH_OSRM:-0} BENCH_EXCLUDE=${BENCH_EXCLUDE:-0} \
+  BENCH_LOG_LEVEL=${BENCH_LOG_LEVEL:-debug} bash bench/gpu-traffic.sh "$map"

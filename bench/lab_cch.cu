@@ -295,11 +295,12 @@ static void run_graph(lab &L, const char *spec, bool small) {
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     printf("- preprocessing: order (%s) %.2f s, contraction %.2f s, first customization "
-           "%.3f s, total %.2f s; %u CCH edges (%.2f per node), %llu triangles, %u levels, widest "
+           "%.3f s, total %.2f s; %u CCH edges (%.2f per node), %llu triangles (%llu before the "
+           "directed pruning), %u levels, widest "
            "up-degree %u; CCH memory %.1f MiB (graph %.1f MiB); process peak RSS so far %.0f MiB\n",
            how, t->order_s, t->contract_s, c->custom_s, build_s, t->m, (double)t->m / n,
-           (unsigned long long)t->ntri, t->nlevels, t->width, gp_cch_bytes(c) / 1048576.0,
-           gp_graph_memory(g) / 1048576.0, ru.ru_maxrss / 1024.0);
+           (unsigned long long)t->ntri, (unsigned long long)t->ntri_all, t->nlevels, t->width,
+           gp_cch_bytes(c) / 1048576.0, gp_graph_memory(g) / 1048576.0, ru.ru_maxrss / 1024.0);
     if (L.compare && !L.metis) { /* the single call on the same graph */
         std::vector<uint32_t> rank(n);
         gp_cch_topo *ts = NULL;

@@ -86,13 +86,14 @@ void gp_cch_topo_unref(gp_cch_topo *t) {
     free(t->parent);
     free(t->tri_first);
     free(t->tri);
+    free(t->adir);
     free(t->level_first);
     free(t);
 }
 
 uint64_t gp_cch_topo_bytes(const gp_cch_topo *t) {
     if (!t) return 0;
-    return (uint64_t)t->n * 4 * 4 + (uint64_t)t->m * 4 * 2 + ((uint64_t)t->m + 1) * 8 +
+    return (uint64_t)t->n * 4 * 4 + (uint64_t)t->m * (4 * 2 + 1) + ((uint64_t)t->m + 1) * 8 +
            t->ntri * 8 + ((uint64_t)t->nlevels + 1) * 4;
 }
 

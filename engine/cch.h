@@ -16,10 +16,18 @@
  * candidate overflowed uint32 would be wrong, so customization then fails with GP_ETOOBIG and the
  * engine keeps the Dijkstra family for that graph. Query distances are uint64 (GP_INF unreachable).
  *
+ * Directions. The topology keeps, per edge, which directions the arcs it was built from have
+ * (adir), and lists only the lower triangles that can give a finite weight in some direction under
+ * some metric over those arcs: v of {x, y} is kept when x -> v -> y or y -> v -> x can be driven
+ * through lower ranks (a path of the graph's arcs, found bottom-up over the triangles); the others
+ * are INF + something in both directions whatever the weights, so leaving them out changes no
+ * weight and no witness (the first triangle realising a weight stays the first). On a turn graph
+ * (graph/turns.h), whose arcs are turns, half of the triangles go; on a road graph a few.
+ *
  * Sharing. A gp_cch_topo is immutable and reference counted. Topologies are kept in a small
  * process-wide cache: a graph whose every arc is a CCH edge of a cached topology with the same node
- * count (the same graph after PATCH .../links, a what-if with links down, a new metric) reuses it,
- * and only the customization runs. gp_cch_order_encode / gp_cch_order_decode store the order (the
+ * count, in a direction the topology was built with (the same graph after PATCH .../links, a
+ * what-if with links down, a new metric) reuses it, and only the customization runs. gp_cch_order_encode / gp_cch_order_decode store the order (the
  * only expensive part: METIS) in a snapshot section so that a restart skips it.
  *
  * Threads. A gp_cch is immutable after customization; queries take a workspace from a pool, so any
@@ -36,11 +44,14 @@ extern "C" {
 #endif
 
 #define GP_CCH_INF UINT32_MAX
+#define GP_CCH_DIR_UP 1u   /* gp_cch_topo adir: an arc from the lower to the higher end */
+#define GP_CCH_DIR_DOWN 2u /* an arc from the higher to the lower end */
 
 typedef struct gp_cch_topo {
     uint32_t n;          /* nodes */
     uint32_t m;          /* CCH edges (undirected, lower -> higher rank) */
-    uint64_t ntri;       /* lower triangles over all edges */
+    uint64_t ntri;       /* lower triangles over all edges (those kept, see Directions) */
+    uint64_t ntri_all;   /* lower triangles before the directed pruning */
     uint32_t *rank;      /* node -> rank */
     uint32_t *order;     /* rank -> node */
     uint32_t *up_first;  /* n+1: edges of rank x are up_first[x]..up_first[x+1]-1 */
@@ -49,6 +60,8 @@ typedef struct gp_cch_topo {
     uint32_t *parent;    /* n: elimination-tree parent (lowest upper neighbour) or GP_NONE */
     uint64_t *tri_first; /* m+1: lower triangles of edge e are tri[2*tri_first[e] ...] */
     uint32_t *tri;       /* 2*ntri: (edge {v,x}, edge {v,y}) per lower triangle v of {x,y} */
+    uint8_t *adir;       /* m: GP_CCH_DIR_UP (an arc lower -> higher end) | GP_CCH_DIR_DOWN among
+                          * the arcs of the graph the topology was built from */
     uint32_t nlevels;
     uint32_t *level_first; /* nlevels+1: ranks of level L are level_first[L]..level_first[L+1]-1 */
     uint32_t width;        /* largest up-degree (bounds query work) */

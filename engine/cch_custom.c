@@ -27,7 +27,7 @@ static inline uint32_t sat_add(uint32_t a, uint32_t b) {
  * Metric and customization */
 
 /* Maps the arcs of nodes [lo, hi) of g onto c's edges; returns the first node with an arc that
- * is not a CCH edge (its tail), or GP_NONE. An edge's up slot (ofw) is written only by arcs of its
+ * is not a CCH edge in a direction of the topology's (its tail), or GP_NONE. An edge's up slot (ofw) is written only by arcs of its
  * lower end and its down slot (obw) only by arcs of its higher end, so node ranges never share a
  * slot and run on threads side by side. */
 static uint32_t map_range(gp_cch *c, const gp_graph *g, uint32_t lo, uint32_t hi, uint32_t *bad_v) {
@@ -39,7 +39,8 @@ static uint32_t map_range(gp_cch *c, const gp_graph *g, uint32_t lo, uint32_t hi
             if (v == u) continue;
             uint32_t rv = t->rank[v], w = g->w[a];
             uint32_t e = ru < rv ? gp_cch_find_edge(t, ru, rv) : gp_cch_find_edge(t, rv, ru);
-            if (e == GP_NONE) {
+            /* a direction the topology was not built with: its triangles were pruned for it */
+            if (e == GP_NONE || !(t->adir[e] & (ru < rv ? GP_CCH_DIR_UP : GP_CCH_DIR_DOWN))) {
                 *bad_v = v;
                 return u;
             }
@@ -92,7 +93,8 @@ int gp_cch_map_metric(gp_cch *c, const gp_graph *g, gp_err *err) {
     gp_parallel_for(g->n, g->m >= (1u << 18) ? 0 : 1, map_ranges, &m);
     pthread_mutex_destroy(&m.mu);
     if (m.bad_u != GP_NONE)
-        return gp_err_set(err, GP_EINVAL, "arc %u->%u is not an edge of the CCH", m.bad_u, m.bad_v);
+        return gp_err_set(err, GP_EINVAL, "arc %u->%u is not an edge of the CCH in that direction",
+                          m.bad_u, m.bad_v);
     return GP_OK;
 }
 
@@ -582,7 +584,9 @@ int gp_cch_customize_partial(gp_cch *c, int threads, uint64_t max_work, uint32_t
     gp_cch_perfect_drop(c);
     edge_list l = {NULL, 0, 0};
     uint32_t pbad = GP_NONE;
-    uint64_t limit = max_work ? max_work : c->topo->ntri / (2 * (uint64_t)nt) + 1024;
+    /* half the full pass's work on nt threads (its triangles and one step an edge, as `done`
+     * counts them) */
+    uint64_t limit = max_work ? max_work : (c->topo->ntri + c->topo->m) / (2 * (uint64_t)nt) + 1024;
     int pr = customize_partial(c, prev, limit, &pbad, &l);
     if (pr <= 0) {
         free(l.e);

@@ -279,7 +279,8 @@ static void attach_cch(gp_engine *e, gp_graph *g, const gp_graph *pred, int clos
             t1 = gp_now();
             /* a small budget (about 30 ms of one CPU thread on gen:1M turns): a change that
              * reaches further is cheaper as a full pass on the device */
-            rc = gp_cch_customize_partial(c, e->cpu_threads, c->topo->ntri / 128 + 1024, &edges,
+            rc = gp_cch_customize_partial(c, e->cpu_threads,
+                                          (c->topo->ntri + c->topo->m) / 128 + 1024, &edges,
                                           &nedges, &err);
             partial_s = gp_now() - t1;
             host_done = rc == GP_OK && c->custom_partial;
@@ -354,11 +355,13 @@ static void attach_cch(gp_engine *e, gp_graph *g, const gp_graph *pred, int clos
     int on_device = gp_cch_gpu_stats_get(c, &gs) == 0;
     if (on_device && gs.whole) gpu_path = "whole"; /* the diff path, every array fetched */
     GP_LOG(GP_LOG_INFO,
-           "event=cch_ready graph=%s nodes=%u cch_edges=%u triangles=%llu levels=%u topology=%s "
+           "event=cch_ready graph=%s nodes=%u cch_edges=%u triangles=%llu triangles_all=%llu "
+           "levels=%u topology=%s "
            "order_s=%.3f contract_s=%.3f prepare_s=%.4f customize_s=%.4f on=%s gpu_topology=%s "
            "gpu_attach_s=%.4f gpu_customize_s=%.4f gpu_device_ms=%.2f witnesses_s=%.4f "
            "perfect=%s perfect_s=%.4f total_s=%.3f mib=%.1f",
-           g->version, g->n, c->topo->m, (unsigned long long)c->topo->ntri, c->topo->nlevels,
+           g->version, g->n, c->topo->m, (unsigned long long)c->topo->ntri,
+           (unsigned long long)c->topo->ntri_all, c->topo->nlevels,
            c->reused_topo ? "reused" : "new", c->reused_topo ? 0.0 : c->topo->order_s,
            c->reused_topo ? 0.0 : c->topo->contract_s, prepare_s, c->custom_s, c->custom_on,
            !on_device       ? "none"

@@ -38,7 +38,9 @@
 #include <sys/stat.h>
 
 #include "engine/cch.h"
+#include "engine/cch_internal.h"  /* gp_cch_find_edge, GP_CCH_WIT_ORIG */
 #include "graph/graph_internal.h" /* gp_splitmix64 */
+#include "graph/turns.h"
 #include "engine/cch_plan.h"
 #include "engine/engine.h"
 #include "engine/engine_lab.h"
@@ -1247,6 +1249,127 @@ static void test_plan(void **state) {
     gp_graph_unref(g);
 }
 
+/* Directed pruning (cch.h, Directions): c's weights and packed witnesses equal a customization
+ * over every lower triangle (pushed from each v to the pairs of its upper neighbours, v
+ * ascending, the first strictly smaller sum kept: the CPU's rule); every kept triangle can give
+ * a finite weight (reach bits from g's arcs, bottom-up) and every other cannot. The share kept. */
+static double check_directed(const gp_graph *g, const gp_cch *c) {
+    const gp_cch_topo *t = c->topo;
+    uint32_t m = t->m;
+    uint32_t *f = malloc((size_t)m * 4 + 4), *b = malloc((size_t)m * 4 + 4);
+    uint64_t *wf = malloc((size_t)m * 8 + 8), *wb = malloc((size_t)m * 8 + 8);
+    uint8_t *r = calloc((size_t)m + 1, 1);
+    assert_true(f && b && wf && wb && r);
+    uint64_t all = 0, useful = 0;
+    for (uint32_t e = 0; e < m; e++) {
+        f[e] = c->ofw[e], b[e] = c->obw[e];
+        wf[e] = GP_CCH_WIT_ORIG | t->order[t->up_head[e]];
+        wb[e] = GP_CCH_WIT_ORIG | t->order[t->up_tail[e]];
+    }
+    for (uint32_t u = 0; u < g->n; u++) /* reach bits from the arcs */
+        for (uint32_t a = g->row[u]; a < g->row[u + 1]; a++) {
+            uint32_t v = g->col[a], ru = t->rank[u], rv = t->rank[v];
+            if (v == u) continue;
+            uint32_t e = ru < rv ? gp_cch_find_edge(t, ru, rv) : gp_cch_find_edge(t, rv, ru);
+            assert_int_not_equal(e, GP_NONE);
+            r[e] |= ru < rv ? GP_CCH_DIR_UP : GP_CCH_DIR_DOWN;
+            assert_true(t->adir[e] & (ru < rv ? GP_CCH_DIR_UP : GP_CCH_DIR_DOWN));
+        }
+    for (uint32_t v = 0; v < t->n; v++)
+        for (uint32_t i = t->up_first[v]; i < t->up_first[v + 1]; i++)
+            for (uint32_t j = i + 1; j < t->up_first[v + 1]; j++) {
+                uint32_t e = gp_cch_find_edge(t, t->up_head[i], t->up_head[j]);
+                assert_int_not_equal(e, GP_NONE);
+                all++;
+                int up = (r[i] & GP_CCH_DIR_DOWN) && (r[j] & GP_CCH_DIR_UP);
+                int down = (r[j] & GP_CCH_DIR_DOWN) && (r[i] & GP_CCH_DIR_UP);
+                int kept = 0;
+                for (uint64_t k = t->tri_first[e]; k < t->tri_first[e + 1]; k++)
+                    kept |= t->tri[2 * k] == i && t->tri[2 * k + 1] == j;
+                if (kept != (up || down))
+                    fail_msg("triangle %u of edge %u: kept %d, can give up %d down %d", v, e, kept,
+                             up, down);
+                useful += kept;
+                r[e] |= (up ? GP_CCH_DIR_UP : 0) | (down ? GP_CCH_DIR_DOWN : 0);
+                uint64_t sf = (uint64_t)b[i] + f[j], sb = (uint64_t)b[j] + f[i];
+                if (b[i] != GP_CCH_INF && f[j] != GP_CCH_INF && sf < GP_CCH_INF && sf < f[e])
+                    f[e] = (uint32_t)sf, wf[e] = (uint64_t)i << 32 | j;
+                if (b[j] != GP_CCH_INF && f[i] != GP_CCH_INF && sb < GP_CCH_INF && sb < b[e])
+                    b[e] = (uint32_t)sb, wb[e] = (uint64_t)i << 32 | j;
+            }
+    assert_int_equal(all, t->ntri_all);
+    assert_int_equal(useful, t->ntri);
+    for (uint32_t e = 0; e < m; e++) {
+        if (f[e] != c->fw[e] || b[e] != c->bw[e])
+            fail_msg("edge %u: up %u down %u, over every triangle %u %u", e, c->fw[e], c->bw[e],
+                     f[e], b[e]);
+        assert_int_equal(c->wit[2 * (size_t)e + 1], wf[e]);
+        assert_int_equal(c->wit[2 * (size_t)e], wb[e]);
+    }
+    free(f), free(b), free(wf), free(wb), free(r);
+    return all ? (double)useful / (double)all : 1;
+}
+
+static void test_directed(void **state) {
+    (void)state;
+    gp_err err;
+    gp_err_clear(&err);
+    gp_cch_cache_clear();
+    /* random arcs, one-way ones among them */
+    arcs a = random_arcs(1200, 3, 1000);
+    gp_graph *g = build(1200, &a, NULL);
+    gp_cch *c = NULL;
+    assert_int_equal(gp_cch_new(g, 2, &c, &err), GP_OK);
+    double share = check_directed(g, c);
+    print_message("random arcs: %.1f%% of %llu triangles kept\n", 100 * share,
+                  (unsigned long long)c->topo->ntri_all);
+    check_queries(g, c, 40);
+    /* the same skeleton with a one-way arc turned around: the cached topology was not built
+     * with that direction, so it is not reused; new weights on the same arcs reuse it */
+    size_t k = 0;
+    for (; k < a.n; k++) { /* an arc of its own: no parallel one, none back */
+        size_t same = 0;
+        for (size_t i = 0; i < a.n; i++) same += a.u[i] == a.u[k] && a.v[i] == a.v[k];
+        if (a.u[k] != a.v[k] && same == 1 && arc_w(g, a.v[k], a.u[k]) == UINT64_MAX) break;
+    }
+    assert_true(k < a.n);
+    uint32_t u0 = a.u[k];
+    a.u[k] = a.v[k], a.v[k] = u0;
+    gp_graph *g2 = build(1200, &a, NULL);
+    gp_cch *c2 = NULL;
+    assert_int_equal(gp_cch_new(g2, 2, &c2, &err), GP_OK);
+    assert_int_equal(c2->reused_topo, 0);
+    assert_ptr_not_equal(c2->topo, c->topo);
+    check_directed(g2, c2);
+    check_queries(g2, c2, 40);
+    a.v[k] = a.u[k], a.u[k] = u0;
+    for (size_t i = 0; i < a.n; i++) a.w[i] = a.w[i] / 2 + 7;
+    gp_graph *g3 = build(1200, &a, NULL);
+    gp_cch *c3 = NULL;
+    assert_int_equal(gp_cch_new(g3, 2, &c3, &err), GP_OK);
+    assert_int_equal(c3->reused_topo, 1);
+    assert_ptr_equal(c3->topo, c->topo);
+    check_directed(g3, c3);
+    check_queries(g3, c3, 40);
+    gp_cch_free(c3), gp_cch_free(c2), gp_cch_free(c);
+    gp_graph_unref(g3), gp_graph_unref(g2), gp_graph_unref(g);
+    arcs_free(&a);
+    /* a car turn graph: its arcs are turns, and about half of the triangles cannot be driven */
+    gp_graph *road = gp_generate_road(3000, 5, &err);
+    assert_non_null(road);
+    gp_turns *T = gp_turns_build(road, gp_turn_costs_find("car"), &err);
+    if (!T) fail_msg("turn graph: %s", err.msg);
+    assert_int_equal(gp_cch_new(T->tg, 2, &c, &err), GP_OK);
+    share = check_directed(T->tg, c);
+    print_message("car turn graph of gen:3000:5: %.1f%% of %llu triangles kept\n", 100 * share,
+                  (unsigned long long)c->topo->ntri_all);
+    assert_true(share < 0.7);
+    check_queries(T->tg, c, 40);
+    gp_cch_free(c);
+    gp_turns_free(T);
+    gp_graph_unref(road);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_small_graphs),
@@ -1263,6 +1386,7 @@ int main(void) {
         cmocka_unit_test(test_order_nd),
         cmocka_unit_test(test_contract),
         cmocka_unit_test(test_simd),
+        cmocka_unit_test(test_directed),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -69,6 +69,14 @@ if [ "${BENCH_MATCH:-0}" = 1 ]; then # before any speed file: the base graph's b
   mt=$STATE/match.md
   : >"$mt"
   "${PY[@]}" bench/match_bench.py batch "$url" m "$mt" --label "$(basename "$map")" || echo "match batch failed" >>"$mt"
+  { # each request's phases (the server's log: CPU prepare, device pass with its wait, answers)
+    echo
+    echo "Each batch request's phases (server log, event=match_gpu / event=match_batch):"
+    echo
+    echo '```'
+    grep -oE 'event=match_(gpu|batch) .*' "$STATE/gpath.log" || echo "(none logged)"
+    echo '```'
+  } >>"$mt"
   cat "$mt"
 fi
 seg=$("${PY[@]}" bench/traffic_bench.py segments "$url" m "$bbox" "$FRACTION" "$STATE/segments.txt" | grep '^RESULT')

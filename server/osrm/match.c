@@ -771,11 +771,16 @@ static void batch_prepare(void *ctx, uint64_t begin, uint64_t end) {
 
 /* Batches of at least gpu_match_min_traces traces on a CUDA engine: the searches of every
  * trace's consecutive points run together on the GPU before the traces are answered. A GPU
- * failure leaves the tables unfilled: the traces then search on the CPU (the same answers). */
+ * failure leaves the tables unfilled: the traces then search on the CPU (the same answers).
+ * The log line `event=match_gpu` gives the request's phases: candidates and tables' layout on
+ * the CPU (prepare_ms), the device pass with its wait for the device (fill_ms, of which gpu_ms
+ * on the device); the answers follow (event=match_batch: run_ms, and total_ms from
+ * before the prepare). */
 static void batch_gpu(batch *b, size_t nl) {
     gp_engine *e = gp_http_engine();
     const gp_config *cfg = gp_http_config();
     if (strcmp(gp_engine_backend(e), "cuda") || nl < (size_t)cfg->gpu_match_min_traces) return;
+    double t0 = gp_now();
     gp_match_prep *pre = calloc(nl, sizeof *pre);
     gp_match_prep **ptr = malloc(sizeof *ptr * nl);
     if (!pre || !ptr) {
@@ -789,11 +794,14 @@ static void batch_gpu(batch *b, size_t nl) {
     for (size_t i = 0; i < nl; i++)
         if (pre[i].off) ptr[np++] = &pre[i];
     gp_err err;
-    double ms = 0;
+    double ms = 0, t1 = gp_now();
     if (gp_match_fill_cuda(b->q->g, ptr, np, &ms, &err))
         gp_log_write(GP_LOG_WARN, "match batch: the GPU's searches failed (%s); the CPU runs them",
                      err.msg);
-    else gp_log_write(GP_LOG_INFO, "event=match_gpu traces=%zu gpu_ms=%.2f", np, ms);
+    else
+        gp_log_write(GP_LOG_INFO,
+                     "event=match_gpu traces=%zu prepare_ms=%.1f fill_ms=%.1f gpu_ms=%.2f", np,
+                     (t1 - t0) * 1e3, (gp_now() - t1) * 1e3, ms);
     free(ptr);
 }
 
@@ -965,8 +973,14 @@ void gp_h_match_batch(gp_req *r) {
         goto out;
     }
     batch b = {&q, &mo, tr, fl, res, NULL};
+    double tb = gp_now();
     batch_gpu(&b, nl);
+    double tr0 = gp_now();
     gp_parallel_for_dynamic(nl, gp_http_engine()->cpu_threads, 4, batch_run, &b);
+    gp_log_write(GP_LOG_INFO,
+                 "event=match_batch traces=%zu points=%llu gpu=%s run_ms=%.1f total_ms=%.1f", nl,
+                 (unsigned long long)points, b.pre ? "yes" : "no", (gp_now() - tr0) * 1e3,
+                 (gp_now() - tb) * 1e3);
     for (size_t i = 0; b.pre && i < nl; i++) gp_match_prep_free(&b.pre[i]);
     free(b.pre);
     /* the answers' texts joined: NDJSON a line each (a text cJSON would not print is left out, as

@@ -34,8 +34,9 @@ static const gp_cli_opt import_opts[] = {
      "restrictions for the turn graph, off makes node copies for them",
      "off", 0},
     {"cch-order", 0, "METHOD",
-     "the CCH order stored for road-sized graphs: nd (default: parallel nested dissection) or "
-     "metis (one METIS_NodeND call); serve's config key cch_order",
+     "the CCH order stored for road-sized graphs: nd (default: parallel nested dissection), "
+     "metis (one METIS_NodeND call) or flow (nd with Inertial Flow parts on the turn graph); "
+     "serve's config key cch_order",
      "metis", 0},
 };
 static const char *const import_ex[] = {
@@ -46,7 +47,8 @@ static int run(const gp_cli_args *a) {
     const char *order_name = gp_cli_str(a, "cch-order");
     int omode = gp_cch_order_parse(order_name);
     if (omode < 0)
-        return gp_cli_usage_error("--cch-order: '%s' is not an order (nd or metis)", order_name);
+        return gp_cli_usage_error("--cch-order: '%s' is not an order (nd, metis or flow)",
+                                  order_name);
     gp_cch_set_order(omode, 0);
     gp_load_opts lo;
     memset(&lo, 0, sizeof lo);
@@ -94,7 +96,9 @@ static int run(const gp_cli_args *a) {
         nx++;
         fprintf(stderr, "[import %6.2fs] CCH order%s (%s) in %.2f s\n", gp_now() - t0,
                 k ? " of the turn graph" : "",
-                omode == GP_CCH_ORDER_METIS ? "one METIS_NodeND call" : "nested dissection",
+                omode == GP_CCH_ORDER_METIS                    ? "one METIS_NodeND call"
+                : omode == GP_CCH_ORDER_FLOW && k && h->cch_xy ? "nested dissection, flow parts"
+                                                               : "nested dissection",
                 gp_now() - to);
     }
     gp_turns_free(T);

@@ -170,9 +170,10 @@ void gp_cch_set_max_tri_per_node(uint32_t max_tri_per_node);
  * nodes gets gp_cch_order_metis's order.
  * gp_cch_order: the one gp_cch_new / gp_cch_prepare use, per gp_cch_set_order (process-wide;
  * default GP_CCH_ORDER_ND; config cch_order through gp_engine_set_cch_order).
- * gp_cch_order_parse: "nd" (NULL or "" too) or "metis" -> GP_CCH_ORDER_*, -1 for anything else. */
+ * gp_cch_order_parse: "nd" (NULL or "" too), "metis" or "flow" -> GP_CCH_ORDER_*, -1 for anything
+ * else. */
 #define GP_CCH_ND_LEAF 32768
-enum { GP_CCH_ORDER_ND = 0, GP_CCH_ORDER_METIS = 1 };
+enum { GP_CCH_ORDER_ND = 0, GP_CCH_ORDER_METIS = 1, GP_CCH_ORDER_FLOW = 2 };
 int gp_cch_order_metis(const gp_graph *g, uint32_t *rank, gp_err *err);
 /* What the parallel order did (stats may be NULL): CPU seconds of the first split (serial: the
  * skeleton, the components, the top separator), of all subproblems together (work), and of the
@@ -181,10 +182,28 @@ int gp_cch_order_metis(const gp_graph *g, uint32_t *rank, gp_err *err);
 typedef struct gp_cch_nd_stats {
     double top_s, work_s, span_s, wall_s;
     uint32_t splits, leaves;
-    int threads; /* used */
+    uint32_t flow_seps, flow_fallbacks; /* flow leaves: separators, parts METIS ordered whole */
+    int threads;                        /* used */
 } gp_cch_nd_stats;
 int gp_cch_order_nd(const gp_graph *g, int threads, uint32_t leaf, uint32_t *rank,
                     gp_cch_nd_stats *stats, gp_err *err);
+/* The same dissection with its leaves (parts of at most leaf nodes) ordered by Inertial Flow
+ * nested dissection (engine/cch_flow.c) on planar coordinates xy (2 floats a node, e.g.
+ * gp_graph.cch_xy) instead of METIS_NodeND; leaf UINT32_MAX: the whole graph by flow (one thread).
+ * opts NULL: GP_CCH_FLOW_DEFAULT. Deterministic, the same for any thread count.
+ * GP_CCH_ORDER_FLOW (config cch_order = flow) is this on graphs with cch_xy (turn graphs), nd on
+ * the others. */
+typedef struct gp_cch_flow_opts {
+    double b;            /* source and sink sets: this fraction of the part's nodes each */
+    int ndirs;           /* 4 or 8 directions */
+    int least_expansion; /* 1: the cut of least separator / smaller side; 0: the smallest */
+    uint32_t leaf;       /* parts of at most this many nodes: METIS_NodeND */
+} gp_cch_flow_opts;
+#define GP_CCH_FLOW_DEFAULT                                                                        \
+    { 0.2, 8, 1, 16 }
+int gp_cch_order_nd_flow(const gp_graph *g, int threads, uint32_t leaf, const float *xy,
+                         const gp_cch_flow_opts *opts, uint32_t *rank, gp_cch_nd_stats *stats,
+                         gp_err *err);
 int gp_cch_order(const gp_graph *g, uint32_t *rank, gp_err *err);
 /* The order of a turn graph tg (graph/turns.h: node a = arc a of the road graph g) derived from
  * g's edge cuts (Buchhold, Wagner, Zeitz, Zuendorf, ATMOS 2020): the road graph is bisected

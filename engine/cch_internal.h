@@ -11,6 +11,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* METIS_NodeND on the CSR (n >= 2, at least one edge): rank[gid[i]] = lo + position of i (gid
+ * NULL: the identity). cch_order.c. */
+int gp_cch_nodend(uint32_t n, uint32_t *first, uint32_t *adj, const uint32_t *gid, uint32_t lo,
+                  uint32_t *rank, gp_err *err);
+/* Orders the part (first, adj: CSR over n local ids, gid: the graph's node of each) into
+ * rank[gid[i]] = lo .. lo + n - 1 by Inertial Flow nested dissection on xy (indexed by the
+ * graph's node ids), parts of at most o->leaf nodes by METIS_NodeND (cch_flow.c); the counts of
+ * separators and of parts no direction could cut into *nseps, *nfallbacks (may be NULL). */
+int gp_cch_flow_part(uint32_t n, const uint32_t *first, const uint32_t *adj, const uint32_t *gid,
+                     const float *xy, const gp_cch_flow_opts *o, uint32_t lo, uint32_t *rank,
+                     uint32_t *nseps, uint32_t *nfallbacks, gp_err *err);
+
 /* malloc for the arrays queries read at random, with transparent huge pages asked for (cch.c). */
 void *gp_cch_big_malloc(size_t bytes);
 

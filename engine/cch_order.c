@@ -39,7 +39,7 @@
  *    handlers back when it ends. Out of memory inside METIS may abort the process instead of
  *    returning METIS_ERROR_MEMORY (as it does in METIS_ComputeVertexSeparator anyway).
  */
-#include "engine/cch.h"
+#include "engine/cch_internal.h"
 
 #include <dlfcn.h>
 #include <metis.h>
@@ -161,9 +161,8 @@ oom:
 
 static pthread_mutex_t order_mu = PTHREAD_MUTEX_INITIALIZER; /* one order at a time (top) */
 
-/* METIS_NodeND on the CSR (n >= 2, at least one edge): rank[gid[i]] = lo + position of i (gid
- * NULL: the identity). */
-static int nodend(uint32_t n, uint32_t *first, uint32_t *adj, const uint32_t *gid, uint32_t lo,
+/* cch_internal.h */
+int gp_cch_nodend(uint32_t n, uint32_t *first, uint32_t *adj, const uint32_t *gid, uint32_t lo,
                   uint32_t *rank, gp_err *err) {
     idx_t nv = (idx_t)n, opts[METIS_NOPTIONS];
     idx_t *perm = malloc((size_t)n * sizeof *perm), *iperm = malloc((size_t)n * sizeof *iperm);
@@ -194,7 +193,7 @@ int gp_cch_order_metis(const gp_graph *g, uint32_t *rank, gp_err *err) {
         for (uint32_t v = 0; v < n; v++) rank[v] = v;
     } else {
         pthread_mutex_lock(&order_mu);
-        rc = nodend(n, first, adj, NULL, 0, rank, err);
+        rc = gp_cch_nodend(n, first, adj, NULL, 0, rank, err);
         pthread_mutex_unlock(&order_mu);
     }
     free(first);
@@ -231,6 +230,8 @@ typedef struct ndjob {
     gp_err err;
     uint32_t leaf;
     uint32_t *rank;
+    const float *xy; /* flow leaves (gp_cch_order_nd_flow), else NULL */
+    const gp_cch_flow_opts *fo;
 } ndjob;
 
 static void sub_free(sub *s) {
@@ -484,10 +485,15 @@ static int dissect(ndjob *j, sub *s, gp_err *err) {
         return GP_OK;
     }
     if (n <= j->leaf) {
-        int rc = nodend(n, s->first, s->adj, s->gid, s->lo, j->rank, err);
+        uint32_t fs = 0, ff = 0;
+        int rc = j->xy ? gp_cch_flow_part(n, s->first, s->adj, s->gid, j->xy, j->fo, s->lo, j->rank,
+                                          &fs, &ff, err)
+                       : gp_cch_nodend(n, s->first, s->adj, s->gid, s->lo, j->rank, err);
         double path = s->path + thread_cpu() - s->t0;
         pthread_mutex_lock(&j->mu);
         j->st.leaves++;
+        j->st.flow_seps += fs;
+        j->st.flow_fallbacks += ff;
         if (path > j->st.span_s) j->st.span_s = path;
         pthread_mutex_unlock(&j->mu);
         return rc;
@@ -535,7 +541,7 @@ static int dissect(ndjob *j, sub *s, gp_err *err) {
             }
         }
         if (nsep == 0 || nsep == n) { /* no separator: METIS_NodeND orders it whole */
-            rc = nodend(n, s->first, s->adj, s->gid, s->lo, j->rank, err);
+            rc = gp_cch_nodend(n, s->first, s->adj, s->gid, s->lo, j->rank, err);
             goto out;
         }
         uint32_t r = s->lo + n - nsep;
@@ -583,6 +589,13 @@ static void *nd_worker(void *arg) {
 
 int gp_cch_order_nd(const gp_graph *g, int threads, uint32_t leaf, uint32_t *rank,
                     gp_cch_nd_stats *stats, gp_err *err) {
+    return gp_cch_order_nd_flow(g, threads, leaf, NULL, NULL, rank, stats, err);
+}
+
+int gp_cch_order_nd_flow(const gp_graph *g, int threads, uint32_t leaf, const float *xy,
+                         const gp_cch_flow_opts *opts, uint32_t *rank, gp_cch_nd_stats *stats,
+                         gp_err *err) {
+    static const gp_cch_flow_opts flow_default = GP_CCH_FLOW_DEFAULT;
     uint32_t n = g->n;
     double t0 = gp_now(), c0 = thread_cpu();
     sub *top = calloc(1, sizeof *top);
@@ -606,6 +619,8 @@ int gp_cch_order_nd(const gp_graph *g, int threads, uint32_t leaf, uint32_t *ran
     pthread_cond_init(&j.cv, NULL);
     j.leaf = leaf ? (leaf < 16 ? 16 : leaf) : GP_CCH_ND_LEAF;
     j.rank = rank;
+    j.xy = xy;
+    j.fo = opts ? opts : &flow_default;
     gp_err_clear(&j.err);
     pthread_mutex_lock(&order_mu);
     int nt = gp_cch_threads(threads);
@@ -641,10 +656,10 @@ int gp_cch_order_nd(const gp_graph *g, int threads, uint32_t leaf, uint32_t *ran
     j.st.threads = nt;
     j.st.wall_s = gp_now() - t0;
     GP_LOG(GP_LOG_DEBUG,
-           "cch_order_nd nodes=%u threads=%d leaf=%u splits=%u leaves=%u top_cpu_s=%.2f "
-           "work_cpu_s=%.2f span_cpu_s=%.2f wall_s=%.2f",
-           n, nt, j.leaf, j.st.splits, j.st.leaves, j.st.top_s, j.st.work_s, j.st.span_s,
-           j.st.wall_s);
+           "cch_order_nd nodes=%u threads=%d leaf=%u splits=%u leaves=%u flow=%s flow_seps=%u "
+           "flow_fallbacks=%u top_cpu_s=%.2f work_cpu_s=%.2f span_cpu_s=%.2f wall_s=%.2f",
+           n, nt, j.leaf, j.st.splits, j.st.leaves, xy ? "yes" : "no", j.st.flow_seps,
+           j.st.flow_fallbacks, j.st.top_s, j.st.work_s, j.st.span_s, j.st.wall_s);
     if (stats) *stats = j.st;
     while (j.len) sub_free(heap_pop(&j));
     free(j.heap);
@@ -671,13 +686,16 @@ void gp_cch_set_order(int mode, uint32_t leaf) {
 int gp_cch_order_parse(const char *name) {
     if (!name || !*name || strcmp(name, "nd") == 0) return GP_CCH_ORDER_ND;
     if (strcmp(name, "metis") == 0) return GP_CCH_ORDER_METIS;
+    if (strcmp(name, "flow") == 0) return GP_CCH_ORDER_FLOW;
     return -1;
 }
 
 int gp_cch_order(const gp_graph *g, uint32_t *rank, gp_err *err) {
     int mode = __atomic_load_n(&order_mode, __ATOMIC_ACQUIRE);
     if (mode == GP_CCH_ORDER_METIS) return gp_cch_order_metis(g, rank, err);
-    return gp_cch_order_nd(g, 0, __atomic_load_n(&order_leaf, __ATOMIC_RELAXED), rank, NULL, err);
+    return gp_cch_order_nd_flow(g, 0, __atomic_load_n(&order_leaf, __ATOMIC_RELAXED),
+                                mode == GP_CCH_ORDER_FLOW ? g->cch_xy : NULL, NULL, rank, NULL,
+                                err);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -723,7 +741,7 @@ static int turn_leaf(const uint32_t *tfirst, const uint32_t *tadj, const uint32_
                 if (loc[tadj[k]] != GP_NONE) adj[ne++] = loc[tadj[k]];
         }
         first[cnt] = (uint32_t)ne;
-        if (ne) rc = nodend(cnt, first, adj, tn, lo, rank, err);
+        if (ne) rc = gp_cch_nodend(cnt, first, adj, tn, lo, rank, err);
         else
             for (uint32_t i = 0; i < cnt; i++) rank[tn[i]] = lo + i;
     }

@@ -223,7 +223,8 @@ int gp_engine_set_cch_order(gp_engine *e, const char *order, gp_err *err) {
     (void)e; /* the order is process-wide, as the size guard is */
     int m = gp_cch_order_parse(order);
     if (m < 0)
-        return gp_err_set(err, GP_EINVAL, "unknown cch_order '%s' (expected nd or metis)", order);
+        return gp_err_set(err, GP_EINVAL, "unknown cch_order '%s' (expected nd, metis or flow)",
+                          order);
     gp_cch_set_order(m, 0);
     return GP_OK;
 }

@@ -152,6 +152,9 @@ typedef struct gp_graph {
      * road graph with a profile, released with the graph through turns_free; NULL when none. */
     void *turns;
     void (*turns_free)(void *turns);
+    /* 2n planar coordinates for the CCH order's inertial flow (engine/cch_flow.c), set on a turn
+     * graph (its arcs' midpoints, owned by its gp_turns); NULL for other graphs. */
+    const float *cch_xy;
     /* A reweighted version (gp_graph_reweight) owns only w and rw: every other array, the names,
      * the spatial index and the snap index are those of base, the graph it shares them with
      * (referenced; never itself a reweighted version). NULL for a graph that owns everything. */

@@ -350,6 +350,32 @@ static int cmp_tcol(const void *x, const void *y) {
     return p->w < q->w ? -1 : p->w > q->w;
 }
 
+/* T->xy (turns.h): each tg node's road arc's midpoint, longitude scaled by the cosine of the
+ * mean latitude; NULL without coordinates or memory (the order then goes without them). */
+static float *arc_midpoints(const gp_graph *g, const gp_turns *T) {
+    uint32_t tn = T->tg->n;
+    if (!g->lon || !g->lat) return NULL;
+    float *xy = malloc(((size_t)tn + 1) * 2 * sizeof *xy);
+    uint32_t *tail = malloc(((size_t)g->m + 1) * sizeof *tail);
+    if (!xy || !tail) {
+        free(xy);
+        free(tail);
+        return NULL;
+    }
+    double lat0 = 0;
+    for (uint32_t v = 0; v < g->n; v++) lat0 += g->lat[v];
+    double kx = cos((g->n ? lat0 / g->n : 0) * M_PI / 180);
+    for (uint32_t u = 0; u < g->n; u++)
+        for (uint32_t a = g->row[u]; a < g->row[u + 1]; a++) tail[a] = u;
+    for (uint32_t x = 0; x < tn; x++) {
+        uint32_t a = gp_turns_arc(T, x), s = tail[a], h = g->col[a];
+        xy[2 * (size_t)x] = (float)(kx * (g->lon[s] + g->lon[h]) / 2);
+        xy[2 * (size_t)x + 1] = (float)((g->lat[s] + g->lat[h]) / 2);
+    }
+    free(tail);
+    return xy;
+}
+
 gp_turns *gp_turns_build(const gp_graph *g, const gp_turn_costs *t, gp_err *err) {
     double t0 = gp_now();
     if (gp_turn_costs_check(t, err)) return NULL;
@@ -503,6 +529,8 @@ gp_turns *gp_turns_build(const gp_graph *g, const gp_turn_costs *t, gp_err *err)
     if (!T->tg) goto fail;
     T->costs = t;
     T->u_turns = uturns;
+    T->xy = arc_midpoints(g, T);
+    T->tg->cch_xy = T->xy;
     T->build_s = gp_now() - t0;
     return T;
 oom:
@@ -647,6 +675,7 @@ static gp_turns *reweight(const gp_turns *base, const gp_graph *g, const uint32_
     diff_tails(base, btg, ntg, bg->w, g->w, arcs, narcs);
     *T = *base; /* costs, counts, copies and duplicates: the base's (T->base keeps them) */
     T->tg = ntg;
+    ntg->cch_xy = T->xy;
     T->base = base->base ? (const gp_turns *)base->base : base;
     T->build_s = gp_now() - t0;
     return T;
@@ -699,6 +728,7 @@ void gp_turns_free(void *turns) {
     if (!T) return;
     gp_graph_unref(T->tg);
     if (!T->base) {
+        free(T->xy);
         free(T->copy_orig);
         free(T->copy_node);
         free(T->dup_arc);
@@ -710,5 +740,6 @@ void gp_turns_free(void *turns) {
 uint64_t gp_turns_memory(const gp_turns *t) {
     if (!t || !t->tg) return 0;
     if (t->tg->base) return (uint64_t)t->tg->m * 8;
-    return gp_graph_memory(t->tg) + (uint64_t)t->ndups * 8; /* + dup_arc, dup_by_arc */
+    return gp_graph_memory(t->tg) + (uint64_t)t->ndups * 8 + /* + dup_arc, dup_by_arc */
+           (t->xy ? (uint64_t)t->tg->n * 8 : 0);
 }

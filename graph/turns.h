@@ -88,6 +88,10 @@ typedef struct gp_turns {
     uint32_t ndups;
     uint32_t *dup_arc;
     uint32_t *dup_by_arc;
+    /* 2 * tg->n: planar coordinates of each tg node (its road arc's midpoint, longitude scaled
+     * by the cosine of the mean latitude), tg's cch_xy for the CCH order's inertial flow (engine/
+     * cch_flow.c); NULL without coordinates. Shared with the reweighted versions. */
+    float *xy;
     uint64_t restr_turns; /* turns removed by restrictions (over every tg node) */
     uint32_t restr_bad;   /* g->restr records that do not chain (tail(a_i+1) != head(a_i)) */
     double build_s;

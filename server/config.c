@@ -229,8 +229,8 @@ static const gp_config_key keys[] = {
     {"cch_max_triangles_per_node", L(cch_max_triangles_per_node), "200", 0, 1000000,
      "CCH size guard: not built past this many triangles per node (grids); 0 = no guard."},
     {"cch_order", S(cch_order), "nd", 0, 0,
-     "CCH order method: nd (parallel nested dissection on all CPUs) or metis (one "
-     "METIS_NodeND call on one thread, slower on large graphs)."},
+     "CCH order: nd (parallel nested dissection), metis (one METIS_NodeND call, slower) or "
+     "flow (nd with Inertial Flow parts on turn graphs: fewer triangles, a longer order)."},
     /* graph loads: an admin token may name any spec, so what a load may read and cost is bounded */
     {"load_timeout_s", L(load_timeout_s), "900", 0, 86400,
      "Time limit of one graph load (reading, building); past it the load stops, 503 "

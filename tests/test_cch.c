@@ -1370,6 +1370,72 @@ static void test_directed(void **state) {
     gp_graph_unref(road);
 }
 
+/* Inertial Flow leaves (cch_order = flow) on a car turn graph: a permutation, the same for any
+ * thread count, the whole graph as one flow part or nd's METIS separators above parts of 1,000
+ * nodes; fewer triangles than nd's METIS_NodeND leaves here; queries exact through gp_cch_new.
+ * A graph without cch_xy gets nd's order. */
+static void test_order_flow(void **state) {
+    (void)state;
+    gp_err err;
+    gp_err_clear(&err);
+    gp_graph *road = gp_generate_road(3000, 5, &err);
+    assert_non_null(road);
+    gp_turns *T = gp_turns_build(road, gp_turn_costs_find("car"), &err);
+    if (!T) fail_msg("turn graph: %s", err.msg);
+    const gp_graph *tg = T->tg;
+    assert_non_null(tg->cch_xy);
+    uint32_t n = tg->n;
+    uint32_t *r1 = malloc((size_t)n * 4), *r2 = malloc((size_t)n * 4);
+    uint8_t *seen = calloc(n, 1);
+    assert_true(r1 && r2 && seen);
+    uint32_t leaves[] = {UINT32_MAX, 1000};
+    uint64_t ntri[2];
+    for (int k = 0; k < 2; k++) {
+        gp_cch_nd_stats st;
+        assert_int_equal(gp_cch_order_nd_flow(tg, 1, leaves[k], tg->cch_xy, NULL, r1, &st, &err),
+                         GP_OK);
+        memset(seen, 0, n);
+        for (uint32_t v = 0; v < n; v++) {
+            assert_true(r1[v] < n);
+            assert_int_equal(seen[r1[v]], 0);
+            seen[r1[v]] = 1;
+        }
+        assert_true(st.flow_seps > 0);
+        for (int t = 2; t <= 5; t += 3) {
+            memset(r2, 0xff, (size_t)n * 4);
+            assert_int_equal(
+                gp_cch_order_nd_flow(tg, t, leaves[k], tg->cch_xy, NULL, r2, NULL, &err), GP_OK);
+            assert_memory_equal(r1, r2, (size_t)n * 4);
+        }
+        gp_cch_topo *t = topo_of(tg, r1);
+        ntri[k] = t->ntri;
+        gp_cch_topo_unref(t);
+    }
+    assert_int_equal(gp_cch_order_nd(tg, 2, 1000, r2, NULL, &err), GP_OK);
+    gp_cch_topo *t = topo_of(tg, r2);
+    print_message("car turn graph of gen:3000:5: triangles nd %llu, flow %llu (whole), %llu "
+                  "(parts of 1000)\n",
+                  (unsigned long long)t->ntri, (unsigned long long)ntri[0],
+                  (unsigned long long)ntri[1]);
+    assert_true(ntri[0] < t->ntri);
+    assert_true(ntri[1] < t->ntri);
+    gp_cch_topo_unref(t);
+    /* through the configured order: flow on the turn graph, nd on the road graph */
+    gp_cch_set_order(GP_CCH_ORDER_FLOW, 1000);
+    assert_int_equal(gp_cch_order(tg, r2, &err), GP_OK);
+    assert_memory_equal(r1, r2, (size_t)n * 4);
+    uint32_t *r3 = malloc((size_t)road->n * 4), *r4 = malloc((size_t)road->n * 4);
+    assert_true(r3 && r4);
+    assert_int_equal(gp_cch_order(road, r3, &err), GP_OK);
+    assert_int_equal(gp_cch_order_nd(road, 0, 1000, r4, NULL, &err), GP_OK);
+    assert_memory_equal(r3, r4, (size_t)road->n * 4);
+    free(r3), free(r4);
+    check_new(tg, GP_CCH_ORDER_FLOW, 1000, 40);
+    free(r1), free(r2), free(seen);
+    gp_turns_free(T);
+    gp_graph_unref(road);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_small_graphs),
@@ -1387,6 +1453,7 @@ int main(void) {
         cmocka_unit_test(test_contract),
         cmocka_unit_test(test_simd),
         cmocka_unit_test(test_directed),
+        cmocka_unit_test(test_order_flow),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -18,7 +18,8 @@
 #   env: BUILD (build) or GPATH_BIN, GPATH_BACKEND (cuda), GPATH_COMMIT, BENCH_STATE_DIR
 #        (/tmp/gpath-traffic), OSRM_TARBALL (../shared/peers/osrm/osrm-v6.0.0-debian12-bin.tar.xz),
 #        BENCH_SECONDS (60), BENCH_CONNS (64), BENCH_FRACTION (0.01), BENCH_OSRM (1),
-#        BENCH_OSRM_CH (0), BENCH_EXCLUDE (1), BENCH_MATCH (0; 1: the map matching batch of
+#        BENCH_OSRM_CH (0), BENCH_EXCLUDE (1), BENCH_CCH_ORDER (the server's cch_order: nd,
+#        flow; unset: the default), BENCH_MATCH (0; 1: the map matching batch of
 #        bench/match_bench.py on the same server first, so that a large map is imported once for
 #        both), BENCH_P99_GOAL (100, ms: the issue's goal for the map; 250 on road-like 24M),
 #        BENCH_READY_S (120: bench/osrm-lib.sh), BENCH_LOG_LEVEL (warn; info logs each
@@ -51,7 +52,7 @@ TOKEN=bench-ops
 mkdir -p "$STATE"
 out=$(bench_out traffic)
 bench_header "$out" "Live traffic under load, exclude metrics, OSRM's customize in the same run (issue 30)" \
-  "bench/gpu-traffic.sh $(basename "$map") (BENCH_SECONDS=$SECS BENCH_CONNS=$CONNS BENCH_FRACTION=$FRACTION BENCH_OSRM=${BENCH_OSRM:-1} BENCH_OSRM_CH=${BENCH_OSRM_CH:-0} BENCH_MATCH=${BENCH_MATCH:-0})"
+  "bench/gpu-traffic.sh $(basename "$map") (BENCH_SECONDS=$SECS BENCH_CONNS=$CONNS BENCH_FRACTION=$FRACTION BENCH_OSRM=${BENCH_OSRM:-1} BENCH_OSRM_CH=${BENCH_OSRM_CH:-0} BENCH_MATCH=${BENCH_MATCH:-0} BENCH_CCH_ORDER=${BENCH_CCH_ORDER:-})"
 save() { [ -n "${OUT:-}" ] && [ -d "${OUT:-}" ] && cp "$out" "$OUT/" || true; }
 mib() { awk -v b="$1" 'BEGIN{printf "%.0f", b/1048576}'; }
 
@@ -59,6 +60,7 @@ mib() { awk -v b="$1" 'BEGIN{printf "%.0f", b/1048576}'; }
 t0=$SECONDS
 mflags=()
 [ "${BENCH_MATCH:-0}" = 1 ] && mflags=(--match-max-batch-points 100000000 --match-max-traces 100000)
+[ -n "${BENCH_CCH_ORDER:-}" ] && mflags+=(--cch-order "$BENCH_CCH_ORDER")
 gpath_start "$STATE/gpath.log" --backend "$BACKEND" --cache-path "" --graph "m=osm:$map" \
   --operator-token "$TOKEN" --max-body-bytes 67108864 --max-connections-per-ip 0 \
   --log-level "${BENCH_LOG_LEVEL:-warn}" "${mflags[@]}"

@@ -3,7 +3,7 @@
  * today's engines in the same run (bench/gpu-cch.sh writes bench/results/DATE-GPU-gpu-cch.md).
  *
  *   lab_cch [--data DIR] [--graphs SPEC,..] [--reps N] [--queries N] [--plot FILE] [--small]
- *           [--fast] [--plans BASExRATIOxBINCAP,..] [--order nd|metis|cuts] [--compare-metis]
+ *           [--fast] [--plans BASExRATIOxBINCAP,..] [--order nd|metis|cuts|flow] [--compare-metis]
  *           [--p2p-checks N] [--nf-table-max K] [--phast-only] [--variants KEY,..]
  *           [--profile-plans] [--turns] [--custom-only]
  *
@@ -32,7 +32,8 @@
  *   --order   the CCH order (engine/cch_order.c): nd, the parallel nested dissection on all CPUs
  *             (default), or metis, one METIS_NodeND call, or (with --turns) cuts, the turn
  *             graph's order from the road graph's edge cuts (gp_cch_order_turns; its time is
- *             printed in the order's description, the contraction's in the order's column)
+ *             printed in the order's description, the contraction's in the order's column), or
+ *             flow, nd with Inertial Flow parts on a turn graph (the service's cch_order = flow)
  *   --compare-metis  with --order nd: also the single METIS_NodeND call on each graph, its time
  *             and its contraction's size beside the parallel order's (not for 24M nodes: minutes)
  *   --p2p-checks N  p2p queries checked against (and timed beside) the CPU backend's AUTO
@@ -216,6 +217,7 @@ struct lab {
     uint32_t nf_table_max = UINT32_MAX; /* --nf-table-max: near-far tables up to this size only */
     bool fast = false;                  /* --fast: no near-far runs, no timed Dijkstra */
     bool metis = false;                 /* --order metis */
+    bool flow = false;                  /* --order flow */
     bool cuts = false; /* --order cuts: with --turns, the road graph's cuts (gp_cch_order_turns) */
     double cuts_order_s = 0;
     bool compare = false;                     /* --compare-metis */
@@ -287,11 +289,13 @@ static void run_graph(lab &L, const char *spec, bool small) {
     if (gp_cch_new(g, 0, &c, &err)) die("cch", err);
     double build_s = gp_now() - t0;
     const gp_cch_topo *t = c->topo;
-    char how[64];
+    char how[96];
     if (L.cuts)
         snprintf(how, sizeof how, "road graph's cuts, %.2f s, contraction inside", L.cuts_order_s);
     else if (L.metis) snprintf(how, sizeof how, "one METIS_NodeND call");
-    else snprintf(how, sizeof how, "parallel nested dissection, %d threads", gp_cch_threads(0));
+    else
+        snprintf(how, sizeof how, "parallel nested dissection%s, %d threads",
+                 L.flow && g->cch_xy ? " with Inertial Flow parts" : "", gp_cch_threads(0));
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     printf("- preprocessing: order (%s) %.2f s, contraction %.2f s, first customization "
@@ -735,11 +739,12 @@ int main(int argc, char **argv) {
             L.nf_table_max = (uint32_t)strtoul(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--order") && i + 1 < argc) {
             const char *o = argv[++i];
-            if (strcmp(o, "nd") && strcmp(o, "metis") && strcmp(o, "cuts")) {
-                fprintf(stderr, "lab_cch: --order wants nd, metis or cuts\n");
+            if (strcmp(o, "nd") && strcmp(o, "metis") && strcmp(o, "cuts") && strcmp(o, "flow")) {
+                fprintf(stderr, "lab_cch: --order wants nd, metis, cuts or flow\n");
                 return 2;
             }
             L.metis = !strcmp(o, "metis");
+            L.flow = !strcmp(o, "flow");
             L.cuts = !strcmp(o, "cuts");
         } else if (!strcmp(argv[i], "--plans") && i + 1 < argc) {
             for (auto &tok : split_commas(argv[++i])) {
@@ -751,12 +756,12 @@ int main(int argc, char **argv) {
                 L.plans.push_back({a, b, cc});
             }
         } else {
-            fprintf(
-                stderr,
-                "usage: lab_cch [--data DIR] [--graphs SPEC,..] [--reps N] "
-                "[--queries N] [--plot FILE] [--small] [--fast] [--plans BxRxC,..] "
-                "[--order nd|metis|cuts] [--compare-metis] [--p2p-checks N] [--nf-table-max K] "
-                "[--phast-only] [--variants KEY,..] [--profile-plans] [--turns] [--custom-only]\n");
+            fprintf(stderr, "usage: lab_cch [--data DIR] [--graphs SPEC,..] [--reps N] "
+                            "[--queries N] [--plot FILE] [--small] [--fast] [--plans BxRxC,..] "
+                            "[--order nd|metis|cuts|flow] [--compare-metis] [--p2p-checks N] "
+                            "[--nf-table-max K] "
+                            "[--phast-only] [--variants KEY,..] [--profile-plans] [--turns] "
+                            "[--custom-only]\n");
             return 2;
         }
     }
@@ -765,7 +770,10 @@ int main(int argc, char **argv) {
     gp_cch_set_max_tri_per_node(0);
     int lvl = gp_log_level_parse(getenv("GPATH_LOG_LEVEL")); /* debug: order / contraction phases */
     if (lvl >= 0) gp_log_level = lvl;
-    gp_cch_set_order(L.metis ? GP_CCH_ORDER_METIS : GP_CCH_ORDER_ND, 0);
+    gp_cch_set_order(L.metis  ? GP_CCH_ORDER_METIS
+                     : L.flow ? GP_CCH_ORDER_FLOW
+                              : GP_CCH_ORDER_ND,
+                     0);
     L.cpu = gp_cpu_backend_new(0, &err);
     L.cpu1 = gp_cpu_backend_new(1, &err);
     gp_backend *cuda = gp_cuda_backend_new(NULL, &err);

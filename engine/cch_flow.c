@@ -124,6 +124,7 @@ static void net_reach(flow_net *f, int dir) {
 }
 
 static void net_free(flow_net *f) {
+    if (!f) return;
     free(f->first);
     free(f->pos);
     free(f->level);
@@ -176,7 +177,8 @@ static uint32_t flow_separator(const gp_cch_flow_opts *o, const float *xy, const
         goto out;
     for (int d = 0; d < 8; d += o->ndirs == 8 ? 1 : 2) {
         for (uint32_t i = 0; i < n; i++) {
-            key[i].p = dirs[d][0] * xy[2 * (size_t)gid[i]] + dirs[d][1] * xy[2 * (size_t)gid[i] + 1];
+            key[i].p =
+                dirs[d][0] * xy[2 * (size_t)gid[i]] + dirs[d][1] * xy[2 * (size_t)gid[i] + 1];
             key[i].i = i;
         }
         qsort(key, n, sizeof *key, proj_cmp);
@@ -278,8 +280,8 @@ int gp_cch_flow_part(uint32_t n, const uint32_t *first, const uint32_t *adj, con
     uint32_t *cnt = malloc(((size_t)n + 1) * sizeof *cnt);
     uint8_t *sep = malloc((size_t)n + 1);
     if (stack) stack[0].nodes = malloc(((size_t)n + 1) * sizeof *stack[0].nodes);
-    if (!stack || !stack[0].nodes || !loc || !lfirst || !ladj || !lgid || !comp || !queue ||
-        !cnt || !sep) {
+    if (!stack || !stack[0].nodes || !loc || !lfirst || !ladj || !lgid || !comp || !queue || !cnt ||
+        !sep) {
         if (stack) free(stack[0].nodes);
         nstack = 0;
         rc = gp_err_set(err, GP_ENOMEM, "out of memory for the flow order of %u nodes", n);

@@ -252,8 +252,9 @@ static void run_graph(lab &L, const char *spec, bool small) {
     gp_graph *g = gp_graph_load(spec, NULL, &err);
     if (!g) die(spec, err);
     double load_s = gp_now() - t0;
+    gp_turns *tt = NULL; /* --turns: kept until the end (the turn graph's cch_xy is its xy) */
     if (L.turns) { /* the turn graph (graph/turns.h, car costs) takes the road graph's place */
-        gp_turns *tt = gp_turns_build(g, gp_turn_costs_find("car"), &err);
+        tt = gp_turns_build(g, gp_turn_costs_find("car"), &err);
         if (!tt) die("turn graph", err);
         printf("\n%s: road graph %u nodes, %u arcs -> car turn graph %u nodes, %u arcs (%llu "
                "U-turns at dead ends) in %.2f s\n",
@@ -273,7 +274,6 @@ static void run_graph(lab &L, const char *spec, bool small) {
                 die("cuts order", err);
             free(enc);
         }
-        gp_turns_free(tt);
         gp_graph_unref(g);
         g = tg;
     }
@@ -362,6 +362,7 @@ static void run_graph(lab &L, const char *spec, bool small) {
         gp_cch_free(c);
         gp_dgraph_free(dgr);
         gp_graph_unref(g);
+        gp_turns_free(tt);
         return;
     }
 
@@ -710,6 +711,7 @@ static void run_graph(lab &L, const char *spec, bool small) {
     gp_cch_free(c);
     gp_dgraph_free(dgr);
     gp_graph_unref(g);
+    gp_turns_free(tt);
 }
 
 int main(int argc, char **argv) {

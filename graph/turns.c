@@ -726,6 +726,8 @@ uint32_t gp_turns_dups(const gp_turns *t, uint32_t a, const uint32_t **nodes) {
 void gp_turns_free(void *turns) {
     gp_turns *T = turns;
     if (!T) return;
+    /* tg may outlive T (another reference): it must not keep T's coordinates */
+    if (T->tg && T->tg->cch_xy == T->xy) T->tg->cch_xy = NULL;
     gp_graph_unref(T->tg);
     if (!T->base) {
         free(T->xy);

@@ -154,7 +154,7 @@ int main(int argc, char **argv) {
         gp_graph *g = gp_graph_load(argv[i], NULL, &err);
         if (!g) die(argv[i], &err);
         gp_turns *T = gp_turns_build(g, gp_turn_costs_find("car"), &err);
-        if (!T) die("turn graph", &err);
+        if (!T || gp_turns_add_xy(T, g, &err)) die("turn graph", &err);
         const gp_graph *tg = T->tg;
         const char *slash = strrchr(argv[i], '/');
         char name[160];

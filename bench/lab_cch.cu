@@ -255,7 +255,7 @@ static void run_graph(lab &L, const char *spec, bool small) {
     gp_turns *tt = NULL; /* --turns: kept until the end (the turn graph's cch_xy is its xy) */
     if (L.turns) { /* the turn graph (graph/turns.h, car costs) takes the road graph's place */
         tt = gp_turns_build(g, gp_turn_costs_find("car"), &err);
-        if (!tt) die("turn graph", err);
+        if (!tt || (L.flow && gp_turns_add_xy(tt, g, &err))) die("turn graph", err);
         printf("\n%s: road graph %u nodes, %u arcs -> car turn graph %u nodes, %u arcs (%llu "
                "U-turns at dead ends) in %.2f s\n",
                spec, g->n, g->m, tt->tg->n, tt->tg->m, (unsigned long long)tt->u_turns,

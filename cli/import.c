@@ -73,7 +73,10 @@ static int run(const gp_cli_args *a) {
         return gp_cli_usage_error("--turn-costs: '%s' is not on or off", tcm);
     }
     const gp_turn_costs *tc = tcm && !strcmp(tcm, "off") ? NULL : gp_turn_costs_find(g->profile);
-    if (tc && g->m >= GP_CCH_MIN_NODES_DEFAULT && !(T = gp_turns_build(g, tc, &err))) {
+    if (tc && g->m >= GP_CCH_MIN_NODES_DEFAULT &&
+        (!(T = gp_turns_build(g, tc, &err)) ||
+         (omode == GP_CCH_ORDER_FLOW && gp_turns_add_xy(T, g, &err) != GP_OK))) {
+        gp_turns_free(T);
         gp_graph_unref(g);
         return gp_cli_fail_err(&err);
     }

@@ -216,6 +216,7 @@ int gp_cch_order_turns(const gp_graph *g, const gp_graph *tg, uint32_t leaf, uin
                        gp_err *err);
 void gp_cch_set_order(int mode, uint32_t leaf); /* mode GP_CCH_ORDER_*; leaf for ND (0 default) */
 int gp_cch_order_parse(const char *name);
+int gp_cch_order_mode(void); /* the mode gp_cch_set_order set: GP_CCH_ORDER_* */
 /* Shared by the order and the contraction: the undirected skeleton of g as CSR (neighbour lists
  * ascending, no duplicates or self-loops); and threads, or all online CPUs for 0 (at most 256). */
 int gp_cch_skeleton(const gp_graph *g, uint32_t **first, uint32_t **adj, gp_err *err);

@@ -683,6 +683,8 @@ void gp_cch_set_order(int mode, uint32_t leaf) {
     __atomic_store_n(&order_mode, mode, __ATOMIC_RELEASE);
 }
 
+int gp_cch_order_mode(void) { return __atomic_load_n(&order_mode, __ATOMIC_ACQUIRE); }
+
 int gp_cch_order_parse(const char *name) {
     if (!name || !*name || strcmp(name, "nd") == 0) return GP_CCH_ORDER_ND;
     if (strcmp(name, "metis") == 0) return GP_CCH_ORDER_METIS;

@@ -193,6 +193,11 @@ static int attach_turns(gp_engine *e, gp_graph *g, const gp_graph *pred, gp_err 
     /* a snapshot may carry the turn graph's CCH order (gpath import) */
     uint64_t osz = 0;
     const void *ord = gp_snapshot_section(owner, GP_TURNS_CCH_SNAPSHOT_SECTION, &osz);
+    /* the flow order reads the turn graph's coordinates (made only for it: 8 bytes a node) */
+    if (!ord && gp_cch_order_mode() == GP_CCH_ORDER_FLOW && gp_turns_add_xy(T, g, err) != GP_OK) {
+        gp_turns_free(T);
+        return err ? err->code : GP_ENOMEM;
+    }
     gp_err oerr;
     gp_err_clear(&oerr);
     if (ord && !g->base && gp_cch_order_decode(T->tg, ord, osz, &oerr) != GP_OK)

@@ -351,16 +351,16 @@ static int cmp_tcol(const void *x, const void *y) {
 }
 
 /* T->xy (turns.h): each tg node's road arc's midpoint, longitude scaled by the cosine of the
- * mean latitude; NULL without coordinates or memory (the order then goes without them). */
-static float *arc_midpoints(const gp_graph *g, const gp_turns *T) {
+ * mean latitude. */
+int gp_turns_add_xy(gp_turns *T, const gp_graph *g, gp_err *err) {
+    if (!T || T->base || T->xy || !g->lon || !g->lat) return GP_OK; /* (a version: the base's) */
     uint32_t tn = T->tg->n;
-    if (!g->lon || !g->lat) return NULL;
     float *xy = malloc(((size_t)tn + 1) * 2 * sizeof *xy);
     uint32_t *tail = malloc(((size_t)g->m + 1) * sizeof *tail);
     if (!xy || !tail) {
         free(xy);
         free(tail);
-        return NULL;
+        return gp_err_set(err, GP_ENOMEM, "out of memory for the turn graph's coordinates");
     }
     double lat0 = 0;
     for (uint32_t v = 0; v < g->n; v++) lat0 += g->lat[v];
@@ -373,7 +373,9 @@ static float *arc_midpoints(const gp_graph *g, const gp_turns *T) {
         xy[2 * (size_t)x + 1] = (float)((g->lat[s] + g->lat[h]) / 2);
     }
     free(tail);
-    return xy;
+    T->xy = xy;
+    T->tg->cch_xy = xy;
+    return GP_OK;
 }
 
 gp_turns *gp_turns_build(const gp_graph *g, const gp_turn_costs *t, gp_err *err) {
@@ -529,8 +531,6 @@ gp_turns *gp_turns_build(const gp_graph *g, const gp_turn_costs *t, gp_err *err)
     if (!T->tg) goto fail;
     T->costs = t;
     T->u_turns = uturns;
-    T->xy = arc_midpoints(g, T);
-    T->tg->cch_xy = T->xy;
     T->build_s = gp_now() - t0;
     return T;
 oom:

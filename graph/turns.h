@@ -90,7 +90,8 @@ typedef struct gp_turns {
     uint32_t *dup_by_arc;
     /* 2 * tg->n: planar coordinates of each tg node (its road arc's midpoint, longitude scaled
      * by the cosine of the mean latitude), tg's cch_xy for the CCH order's inertial flow (engine/
-     * cch_flow.c); NULL without coordinates. Shared with the reweighted versions. */
+     * cch_flow.c), made by gp_turns_add_xy (only the flow order reads them: 8 bytes a node);
+     * NULL before, or without coordinates. Shared with the reweighted versions made after. */
     float *xy;
     uint64_t restr_turns; /* turns removed by restrictions (over every tg node) */
     uint32_t restr_bad;   /* g->restr records that do not chain (tail(a_i+1) != head(a_i)) */
@@ -119,6 +120,10 @@ gp_turns *gp_turns_reweight_arcs(const gp_turns *base, const gp_graph *g, const 
 /* The copies of node v (not v itself) of the graph t was built for, as a range of copy_node
  * (*first set); their count. A query reaching node v may end at any of them. */
 uint32_t gp_turns_copies(const gp_turns *t, const gp_graph *g, uint32_t v, uint32_t *first);
+/* Makes T->xy from g (the road graph T was built for) when absent and sets it as T->tg->cch_xy,
+ * for the flow order (engine/cch.h GP_CCH_ORDER_FLOW). GP_OK (also when g has no coordinates:
+ * the order then goes without them), or GP_ENOMEM. */
+int gp_turns_add_xy(gp_turns *T, const gp_graph *g, gp_err *err);
 void gp_turns_free(void *turns); /* accepts NULL; matches gp_graph.turns_free */
 /* Bytes of the turn graph on the host (its arrays; 0 for the shared ones of a reweighted one). */
 uint64_t gp_turns_memory(const gp_turns *t);

@@ -1383,7 +1383,12 @@ static void test_order_flow(void **state) {
     gp_turns *T = gp_turns_build(road, gp_turn_costs_find("car"), &err);
     if (!T) fail_msg("turn graph: %s", err.msg);
     const gp_graph *tg = T->tg;
+    assert_null(tg->cch_xy); /* made only for the flow order */
+    assert_int_equal(gp_turns_add_xy(T, road, &err), GP_OK);
     assert_non_null(tg->cch_xy);
+    const float *xy = tg->cch_xy;
+    assert_int_equal(gp_turns_add_xy(T, road, &err), GP_OK); /* once */
+    assert_ptr_equal(tg->cch_xy, xy);
     uint32_t n = tg->n;
     uint32_t *r1 = malloc((size_t)n * 4), *r2 = malloc((size_t)n * 4);
     uint8_t *seen = calloc(n, 1);

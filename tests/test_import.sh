@@ -99,6 +99,15 @@ fi
 serve_stop "$spid"
 [ -z "$SERVE_RC" ] && kill -9 "$spid" 2>/dev/null
 
+# --cch-order flow on a road-like map (its car turn graph over 10,000 nodes): the turn graph's
+# coordinates are made for it, and its order has flow parts
+"$BIN" gen -q -n 8000 --osm "$tmp/g8k.osm" >/dev/null
+check "import a road-like map (car) --cch-order flow" "d['nodes'] > 5000" \
+  "$BIN" import "$tmp/g8k.osm" --profile car --cch-order flow -o "$tmp/flow.gpath"
+if grep -q "CCH order of the turn graph (nested dissection, flow parts)" "$tmp/err"; then
+  ok "import --cch-order flow: the turn graph's order has flow parts"
+else bad "import --cch-order flow: the turn graph's order has flow parts" "$(head -c 600 "$tmp/err")"; fi
+
 for f in monaco.osm.pbf liechtenstein-latest.osm.pbf; do
   if [ ! -r "$DATA/osm/$f" ]; then skipped "$f: absent from $DATA/osm"; continue; fi
   for p in car bicycle foot; do

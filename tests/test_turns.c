@@ -495,6 +495,37 @@ static void test_reweight(void **state) {
     gp_engine_free(e);
 }
 
+/* The turn graph's coordinates (gp_turns_add_xy) are made only under cch_order = flow, and a
+ * reweighted version shares its base's; the routes are the same either way. */
+static void test_flow_xy(void **state) {
+    (void)state;
+    gp_err err = {0};
+    gp_engine *e = new_engine("on", "on");
+    gp_graph *g = load(e, TC);
+    const gp_turns *T = g->turns;
+    assert_null(T->xy);
+    assert_null(T->tg->cch_xy);
+    uint64_t d = route(e, g, 2, 5, GP_P2P_AUTO, NULL, NULL);
+    assert_int_equal(gp_engine_set_cch_order(e, "flow", &err), GP_OK);
+    gp_graph *f = load(e, TC);
+    const gp_turns *F = f->turns;
+    assert_non_null(F->xy);
+    assert_ptr_equal(F->tg->cch_xy, F->xy);
+    assert_int_equal(route(e, f, 2, 5, GP_P2P_AUTO, NULL, NULL), d);
+    gp_link_change ch = {1, 5, 0, 200};
+    gp_graph *c = NULL;
+    assert_int_equal(gp_engine_change_links(e, f, &ch, 1, NULL, 0, &c, NULL, &err), GP_OK);
+    const gp_turns *C = c->turns;
+    assert_ptr_equal(C->xy, F->xy);
+    assert_ptr_equal(C->tg->cch_xy, F->xy);
+    assert_int_equal(route(e, c, 2, 5, GP_P2P_AUTO, NULL, NULL), 160 + 10 + 21 + 200);
+    gp_graph_unref(c);
+    assert_int_equal(gp_engine_set_cch_order(e, "nd", &err), GP_OK); /* (process-wide) */
+    gp_graph_unref(f);
+    gp_graph_unref(g);
+    gp_engine_free(e);
+}
+
 /* g written to a snapshot and loaded back (the file removed). */
 static gp_graph *snapshot_roundtrip(const gp_graph *g) {
     gp_err err = {0};
@@ -767,6 +798,7 @@ int main(void) {
         cmocka_unit_test(test_turn_table_auto), cmocka_unit_test(test_restr_via_node),
         cmocka_unit_test(test_restr_via_ways),  cmocka_unit_test(test_restr_same_as_copies),
         cmocka_unit_test(test_restr_snapshot),  cmocka_unit_test(test_continue_straight),
+        cmocka_unit_test(test_flow_xy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,6 +8,9 @@
 #   bash bench/bg.sh start g24 -- bash bench/gpu-24m.sh
 #   bash bench/bg.sh wait g24 560      # in this call and the next ones until "exit 0"
 # and carry nothing in those later calls (a carried folder replaces the one the job runs from).
+# The match batch alone on 16 of the two-GPU machine's 32 cores, as on issue 33's 16-core host
+# (this server held 86-96 GiB after start-up, the one-GPU machine has 128):
+#   bash bench/bg.sh start g24 -- env BENCH_MATCH_ONLY=1 taskset -c 0-15 bash bench/gpu-24m.sh
 #   env: BUILD (build), GEN24M_NODES (24000000), GEN24M_DIR (/tmp/gpath-24m), BENCH_CCH_ORDER
 #        (flow: the turn graph's order with Inertial Flow parts, about 5x nd's CPU time on
 #        road-like 1M; nd for the default order), BENCH_SECONDS (30:

@@ -21,7 +21,7 @@
 #        BENCH_OSRM_CH (0), BENCH_EXCLUDE (1), BENCH_CCH_ORDER (the server's cch_order: nd,
 #        flow; unset: the default), BENCH_MATCH (0; 1: the map matching batch of
 #        bench/match_bench.py on the same server first, so that a large map is imported once for
-#        both), BENCH_P99_GOAL (100, ms: the issue's goal for the map; 250 on road-like 24M),
+#        both; BENCH_MATCH_ONLY=1: that batch alone, no speed files), BENCH_P99_GOAL (100, ms: the issue's goal for the map; 250 on road-like 24M),
 #        BENCH_READY_S (120: bench/osrm-lib.sh), BENCH_LOG_LEVEL (warn; info logs each
 #        apply's build_ms / attach_ms, debug each version's phases, tabulated in the results),
 #        WRK (wrk), PYTHON (python3)
@@ -52,7 +52,7 @@ TOKEN=bench-ops
 mkdir -p "$STATE"
 out=$(bench_out traffic)
 bench_header "$out" "Live traffic under load, exclude metrics, OSRM's customize in the same run (issue 30)" \
-  "bench/gpu-traffic.sh $(basename "$map") (BENCH_SECONDS=$SECS BENCH_CONNS=$CONNS BENCH_FRACTION=$FRACTION BENCH_OSRM=${BENCH_OSRM:-1} BENCH_OSRM_CH=${BENCH_OSRM_CH:-0} BENCH_MATCH=${BENCH_MATCH:-0} BENCH_CCH_ORDER=${BENCH_CCH_ORDER:-})"
+  "bench/gpu-traffic.sh $(basename "$map") (BENCH_SECONDS=$SECS BENCH_CONNS=$CONNS BENCH_FRACTION=$FRACTION BENCH_OSRM=${BENCH_OSRM:-1} BENCH_OSRM_CH=${BENCH_OSRM_CH:-0} BENCH_MATCH=${BENCH_MATCH:-0} BENCH_MATCH_ONLY=${BENCH_MATCH_ONLY:-0} BENCH_CCH_ORDER=${BENCH_CCH_ORDER:-})"
 save() { [ -n "${OUT:-}" ] && [ -d "${OUT:-}" ] && cp "$out" "$OUT/" || true; }
 mib() { awk -v b="$1" 'BEGIN{printf "%.0f", b/1048576}'; }
 
@@ -80,6 +80,13 @@ if [ "${BENCH_MATCH:-0}" = 1 ]; then # before any speed file: the base graph's b
     echo '```'
   } >>"$mt"
   cat "$mt"
+  if [ "${BENCH_MATCH_ONLY:-0}" = 1 ]; then # the batch alone: no speed files
+    stop_pid "$gpath_pid"
+    { echo "Map: \`$(basename "$map")\` ($(du -h "$map" | cut -f1)); gpath \`serve --backend $BACKEND\`, turn costs on, ready in ${ready_s} s; the match batch alone (BENCH_MATCH_ONLY=1)."; cat "$mt"; } >>"$out"
+    save
+    echo "wrote $out"
+    exit 0
+  fi
 fi
 seg=$("${PY[@]}" bench/traffic_bench.py segments "$url" m "$bbox" "$FRACTION" "$STATE/segments.txt" | grep '^RESULT')
 echo "segments: $seg"

@@ -103,8 +103,9 @@ int gp_dcch_customize_from(gp_dcch *d, const gp_dcch *src, void *stream, uint32_
  * packed witnesses as gp_dcch_fetch writes them, backward then forward, low word first; in no
  * order) and *nout. More than cap differ: GP_OK with *out NULL and *nout their count (d is
  * customized: the caller fetches every array, gp_dcch_weights). GP_ETOOBIG when a shortcut
- * overflows. busy (when not NULL) is called with arg once the levels are queued: the host's work
- * while the device customizes. wall_s (when not NULL): the host's seconds of the customization
+ * overflows. busy (when not NULL) is called with arg once the levels and the plan's weights are
+ * queued (not when those fail): the host's work while the device customizes (ms is the
+ * device's time alone). wall_s (when not NULL): the host's seconds of the customization
  * (busy and the wait included), of the differences' count, and of their copy back. */
 #define GP_DCCH_DIFF_WORDS 11
 int gp_dcch_customize_diff(gp_dcch *d, const gp_dcch *base, void *stream, uint32_t cap,

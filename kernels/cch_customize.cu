@@ -368,12 +368,14 @@ static int customize_run(gp_dcch *d, cudaStream_t s, float *ms, void (*busy)(voi
             l = l1;
         }
     }
-    if (busy) busy(arg); /* the host's work meanwhile: the levels are queued */
-    d->customized = 1;   /* the plan's weights count as customization; its tables are computed
+    d->customized = 1; /* the plan's weights count as customization; its tables are computed
                         * before the next plan sweep */
-    d->w64 = 0;          /* a new metric: 32-bit warp-bin cells until one saturates */
+    d->w64 = 0;        /* a new metric: 32-bit warp-bin cells until one saturates */
     if ((rc = gp_dcch_plan_weights_only(d, s, err)) != GP_OK) goto out;
     CK(cudaEventRecord(d->ev1, s), "customization");
+    /* the host's work meanwhile, everything queued (so that ms stays the device's time when the
+     * host's part takes longer: queued after it, the plan's weights and ev1 counted its wait) */
+    if (busy) busy(arg);
     CK(cudaMemcpyAsync(&bad, d->bad, 4, cudaMemcpyDeviceToHost, s), "customization");
     CK(cudaStreamSynchronize(s), "customization");
     if (ms) CK(cudaEventElapsedTime(ms, d->ev0, d->ev1), "customization");

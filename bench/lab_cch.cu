@@ -5,7 +5,7 @@
  *   lab_cch [--data DIR] [--graphs SPEC,..] [--reps N] [--queries N] [--plot FILE] [--small]
  *           [--fast] [--plans BASExRATIOxBINCAP,..] [--order nd|metis|cuts|flow] [--compare-metis]
  *           [--p2p-checks N] [--nf-table-max K] [--phast-only] [--variants KEY,..]
- *           [--profile-plans] [--turns] [--custom-only]
+ *           [--profile-plans] [--profile-custom] [--turns] [--custom-only]
  *
  * The kernels are the product's (kernels/cch*.cu); the lab shapes them through
  * kernels/cch_lab.h (gp_dcch_tune: the plan's thresholds and table caps, the sweep's paths,
@@ -26,6 +26,8 @@
  *   --plans   PHAST also through these plans (engine/cch_plan.h thresholds base, base*ratio, ...;
  *             nodes per bin), each checked against the CPU
  *   --profile-plans  with --plans: each plan's per-phase device times on stderr
+ *   --profile-custom  every GPU customization's launches timed one by one, on stderr (by kind,
+ *             by edges per launch, the slowest; gp_dcch_tune.custom_profile)
  *   --turns   each graph replaced by its car turn graph (graph/turns.h: node = road arc, arc =
  *             allowed turn weighted turn cost + next arc; needs coordinates and times, e.g. gen:N
  *             or an OSM file): what turn costs cost the CCH (sizes, times, GPU customization)
@@ -226,6 +228,7 @@ struct lab {
     std::vector<std::string> variants;        /* --variants: the sweep variants to time */
     std::vector<std::vector<uint32_t>> plans; /* --plans: base x ratio x bin cap */
     bool profile_plans = false;               /* --profile-plans */
+    bool profile_custom = false;              /* --profile-custom */
     bool turns = false;                       /* --turns: the car turn graph of each graph */
     gp_dcch_tune svc;                         /* the service's sweep (--small: warp bins and
                                                * gathers in phases of any size; smem: 2 KiB) */
@@ -732,6 +735,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--phast-only")) L.phast_only = true;
         else if (!strcmp(argv[i], "--custom-only")) L.custom_only = true;
         else if (!strcmp(argv[i], "--profile-plans")) L.profile_plans = true;
+        else if (!strcmp(argv[i], "--profile-custom")) L.profile_custom = true;
         else if (!strcmp(argv[i], "--turns")) L.turns = true;
         else if (!strcmp(argv[i], "--variants") && i + 1 < argc)
             L.variants = split_commas(argv[++i]);
@@ -762,7 +766,8 @@ int main(int argc, char **argv) {
                             "[--queries N] [--plot FILE] [--small] [--fast] [--plans BxRxC,..] "
                             "[--order nd|metis|cuts|flow] [--compare-metis] [--p2p-checks N] "
                             "[--nf-table-max K] "
-                            "[--phast-only] [--variants KEY,..] [--profile-plans] [--turns] "
+                            "[--phast-only] [--variants KEY,..] [--profile-plans] "
+                            "[--profile-custom] [--turns] "
                             "[--custom-only]\n");
             return 2;
         }
@@ -791,6 +796,7 @@ int main(int argc, char **argv) {
     printf("GPU %s (%d SMs), CPU threads: all online\n", prop.name, prop.multiProcessorCount);
     std::vector<std::string> specs;
     gp_dcch_tune_defaults(&L.svc);
+    L.svc.custom_profile = L.profile_custom;
     if (small) { /* warp bins and gathers in every phase they fit (sanitizers) */
         L.svc.wbin_per_sm = 0;
         L.svc.wmulti_per_sm = 0;

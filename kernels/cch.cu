@@ -231,6 +231,7 @@ extern "C" int gp_dcch_topo_new(const gp_dcch_topo_src *t, void *stream, gp_dcch
 static void sweep_tune(gp_dcch *d, const gp_dcch_tune *tn) {
     d->levels = tn->levels;
     d->profile = tn->profile;
+    d->custom_profile = tn->custom_profile;
     d->paths = tn->paths;
     d->wkw = tn->wkw >= 1 && tn->wkw <= WKW_MAX && !(tn->wkw & (tn->wkw - 1)) ? tn->wkw : WKW_MAX;
     d->sat = tn->sat > 0 && tn->sat < INF32 ? tn->sat : CELL_SAT;
@@ -540,6 +541,7 @@ constexpr gp_dcch_tune TUNE_DEFAULTS = {PLAN_BASE,
                                         WMULTI_PER_SM,
                                         GATHER_MIN,
                                         CELL_SAT,
+                                        0,
                                         0};
 static gp_dcch_tune tune_now = TUNE_DEFAULTS;
 

@@ -336,14 +336,112 @@ int gp_dcch_plan_weights(gp_dcch *d, cudaStream_t s, gp_err *err) {
     return rc != GP_OK ? rc : gp_dcch_plan_tables(d, s, err);
 }
 
+/* The lab's customization profile (gp_dcch_tune.custom_profile, kernels/cch_lab.h), on stderr:
+ * launch i customized levels [pl[i], pl[i + 1]) (big[i]: one level alone, else small levels in
+ * one block) and ended at event pev[i] (the first began at d->ev0; the plan's weights follow up
+ * to d->ev1). By kind, by edges per launch (powers of 10), and the ten slowest launches, each with
+ * its edges, short edges and triangles (read back from tri_first: profile runs only). */
+static void custom_profile(const gp_dcch *d, cudaStream_t s, uint32_t np, const cudaEvent_t *pev,
+                           const uint32_t *pl, const unsigned char *big) {
+    float *ms = (float *)malloc(((size_t)np + 1) * sizeof *ms);
+    uint64_t *tri = (uint64_t *)malloc(((size_t)np + 1) * sizeof *tri);
+    uint32_t *ord = (uint32_t *)malloc(((size_t)np + 1) * sizeof *ord);
+    if (!ms || !tri || !ord) goto done;
+    {
+        float all = 0, tail = 0;
+        for (uint32_t i = 0; i < np; i++) {
+            ms[i] = 0;
+            cudaEventElapsedTime(&ms[i], i ? pev[i - 1] : d->ev0, pev[i]);
+            all += ms[i];
+        }
+        if (np) cudaEventElapsedTime(&tail, pev[np - 1], d->ev1);
+        for (uint32_t i = 0; i <= np; i++) { /* triangles before launch i's first edge */
+            tri[i] = 0;
+            cudaMemcpyAsync(&tri[i], d->tri_first + d->edge_level[pl[i]], 8, cudaMemcpyDeviceToHost,
+                            s);
+        }
+        cudaStreamSynchronize(s);
+        fprintf(stderr,
+                "custom profile: %u levels, %u edges, %llu triangles in %u launches: %.2f ms, "
+                "then the plan's weights %.2f ms\n",
+                d->nlevels, d->edge_level[d->nlevels], (unsigned long long)(tri[np] - tri[0]), np,
+                all, tail);
+        const char *kind[2] = {"small levels in one block", "a level alone"};
+        for (int k = 1; k >= 0; k--) {
+            uint32_t n = 0, lv = 0;
+            uint64_t e = 0, t = 0;
+            float x = 0;
+            for (uint32_t i = 0; i < np; i++)
+                if (big[i] == k) {
+                    n++, lv += pl[i + 1] - pl[i], x += ms[i], t += tri[i + 1] - tri[i];
+                    e += d->edge_level[pl[i + 1]] - d->edge_level[pl[i]];
+                }
+            fprintf(stderr, "  %s: %u launches, %u levels, %llu edges, %llu triangles, %.2f ms\n",
+                    kind[k], n, lv, (unsigned long long)e, (unsigned long long)t, x);
+        }
+        for (uint64_t lo = 1; lo <= 100000000ull; lo *= 10) { /* by edges per launch */
+            uint32_t n = 0;
+            uint64_t e = 0, t = 0;
+            float x = 0;
+            for (uint32_t i = 0; i < np; i++) {
+                uint64_t ei = d->edge_level[pl[i + 1]] - d->edge_level[pl[i]];
+                if (ei >= lo && (ei < lo * 10 || lo == 100000000ull))
+                    n++, e += ei, t += tri[i + 1] - tri[i], x += ms[i];
+            }
+            if (n)
+                fprintf(stderr,
+                        "  launches of %llu+ edges: %u, %llu edges, %llu triangles, %.2f ms "
+                        "(%.3f us a launch)\n",
+                        (unsigned long long)lo, n, (unsigned long long)e, (unsigned long long)t, x,
+                        1e3 * x / n);
+        }
+        for (uint32_t i = 0; i < np; i++) ord[i] = i;
+        for (uint32_t r = 0; r < 10 && r < np; r++) { /* the slowest, by selection */
+            uint32_t b = r;
+            for (uint32_t i = r + 1; i < np; i++)
+                if (ms[ord[i]] > ms[ord[b]]) b = i;
+            uint32_t tmp = ord[r];
+            ord[r] = ord[b], ord[b] = tmp;
+            uint32_t i = ord[r], short_ = 0;
+            for (uint32_t l = pl[i]; l < pl[i + 1]; l++) short_ += d->level_short[l];
+            fprintf(stderr,
+                    "  slow: levels [%u, %u) %s, %u edges (%u short), %llu triangles, %.3f ms\n",
+                    pl[i], pl[i + 1], big[i] ? "alone" : "in one block",
+                    d->edge_level[pl[i + 1]] - d->edge_level[pl[i]], short_,
+                    (unsigned long long)(tri[i + 1] - tri[i]), ms[i]);
+        }
+    }
+done:
+    free(ms);
+    free(tri);
+    free(ord);
+}
+
 /* The levels, bottom-up, then the plan's weights. ms: device time. */
 static int customize_run(gp_dcch *d, cudaStream_t s, float *ms, void (*busy)(void *), void *arg,
                          gp_err *err) {
     int rc = GP_OK;
     uint32_t bad = INF32;
+    /* the lab's profile: an event after each launch */
+    uint32_t np = 0;
+    cudaEvent_t *pev = NULL;
+    uint32_t *pl = NULL;
+    unsigned char *pbig = NULL;
+    if (d->custom_profile) {
+        pev = (cudaEvent_t *)calloc((size_t)d->nlevels + 1, sizeof *pev);
+        pl = (uint32_t *)malloc(((size_t)d->nlevels + 2) * sizeof *pl);
+        pbig = (unsigned char *)malloc((size_t)d->nlevels + 1);
+        if (!pev || !pl || !pbig) {
+            rc = gp_err_set(err, GP_ENOMEM, "out of memory for the customization profile");
+            goto out;
+        }
+        for (uint32_t i = 0; i < d->nlevels; i++)
+            CK(cudaEventCreate(&pev[i]), "customization profile");
+    }
     CK(cudaMemcpyAsync(d->bad, &bad, 4, cudaMemcpyHostToDevice, s), "customization");
     CK(cudaEventRecord(d->ev0, s), "customization");
     for (uint32_t l = 0; l < d->nlevels;) {
+        const uint32_t l_at = l;
         uint32_t cnt = d->edge_level[l + 1] - d->edge_level[l];
         if (cnt > SMALL_ITEMS / 8 || d->level_heavy[l]) {
             const uint32_t lo = d->edge_level[l], ns = d->level_short[l], nl = cnt - ns;
@@ -355,6 +453,10 @@ static int customize_run(gp_dcch *d, cudaStream_t s, float *ms, void (*busy)(voi
                                                             d->bw, d->fmid, d->bmid, d->bad);
             CKL("customization");
             l++;
+            if (pev) {
+                pl[np] = l_at, pbig[np] = 1;
+                CK(cudaEventRecord(pev[np++], s), "customization profile");
+            }
         } else {
             uint32_t l1 = l;
             while (l1 < d->nlevels &&
@@ -366,8 +468,13 @@ static int customize_run(gp_dcch *d, cudaStream_t s, float *ms, void (*busy)(voi
                                                         d->fmid, d->bmid, d->bad);
             CKL("customization");
             l = l1;
+            if (pev) {
+                pl[np] = l_at, pbig[np] = 0;
+                CK(cudaEventRecord(pev[np++], s), "customization profile");
+            }
         }
     }
+    if (pl) pl[np] = d->nlevels;
     d->customized = 1; /* the plan's weights count as customization; its tables are computed
                         * before the next plan sweep */
     d->w64 = 0;        /* a new metric: 32-bit warp-bin cells until one saturates */
@@ -382,7 +489,16 @@ static int customize_run(gp_dcch *d, cudaStream_t s, float *ms, void (*busy)(voi
     if (bad != INF32)
         rc = gp_err_set(err, GP_ETOOBIG,
                         "CCH customization: shortcut %u would exceed 2^32-1 weight units", bad);
+    if (pev) custom_profile(d, s, np, pev, pl, pbig);
 out:
+    if (pev) {
+        cudaStreamSynchronize(s);
+        for (uint32_t i = 0; i < d->nlevels; i++)
+            if (pev[i]) cudaEventDestroy(pev[i]);
+    }
+    free(pev);
+    free(pl);
+    free(pbig);
     return rc;
 }
 

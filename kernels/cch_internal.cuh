@@ -198,6 +198,7 @@ struct gp_dcch : gp_dcch_topo {
     /* the sweep's gp_dcch_tune fields (gp_dcch_new, gp_dcch_retune) */
     int levels;          /* PHAST through the level sweep */
     int profile;         /* per-phase device times on stderr */
+    int custom_profile;  /* each customization's launches timed on stderr (the lab) */
     unsigned paths;      /* GP_DCCH_* */
     uint32_t wkw;        /* sources per warp bin at most for several sources */
     uint32_t sat;        /* 32-bit warp-bin cells saturate here */

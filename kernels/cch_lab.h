@@ -63,6 +63,9 @@ typedef struct gp_dcch_tune {
                              * the 64-bit fallback) */
     int profile;            /* per-phase device times of every plan sweep on stderr (the
                              * launches one by one) */
+    int custom_profile;     /* every customization's launches timed, on stderr: by kind (a
+                             * level alone, small levels in one block), by edges per launch,
+                             * the slowest launches (kernels/cch_customize.cu) */
 } gp_dcch_tune;
 
 /* The service's values (the constants of kernels/cch_internal.cuh; zeroes in a build without

@@ -104,11 +104,21 @@ int gp_match_table_alloc(gp_match_prep *pr, gp_err *err);
 /* Runs the rows on the CPU (redo NULL: every row, else the rows j with redo[j]) and marks the
  * table filled: GP_OK or GP_ENOMEM. */
 int gp_match_fill(const gp_graph *g, gp_match_prep *pr, const uint8_t *redo, gp_err *err);
+/* Where gp_match_fill_cuda's time went (milliseconds). */
+typedef struct gp_match_gpu_stats {
+    double gpu_ms;   /* the kernels' device time */
+    double wait_ms;  /* waiting for the device (another batch on it) */
+    double hold_ms;  /* holding it: the graph's first copy, the scratch, rows in and out, kernels */
+    double redo_ms;  /* the CPU's searches of rows past the device's scratch (device released) */
+    uint64_t rows;   /* rows run on the device */
+    uint64_t redone; /* of them, rows run again on the CPU */
+} gp_match_gpu_stats;
 /* Runs the rows of count prepared traces on the GPU (rows the device's fixed capacities cannot
- * hold are run again by gp_match_fill), filling their tables; gpu_ms (may be NULL): the kernels'
- * time. GP_EUNSUPPORTED without CUDA or a device, GP_ENOMEM, GP_EDEVICE on a device error. */
-int gp_match_fill_cuda(const gp_graph *g, gp_match_prep *const *pr, size_t count, double *gpu_ms,
-                       gp_err *err);
+ * hold are run again by gp_match_fill once the device is released), filling their tables; st
+ * (may be NULL): where the time went. GP_EUNSUPPORTED without CUDA or a device, GP_ENOMEM,
+ * GP_EDEVICE on a device error. */
+int gp_match_fill_cuda(const gp_graph *g, gp_match_prep *const *pr, size_t count,
+                       gp_match_gpu_stats *st, gp_err *err);
 /* Viterbi over a prepared trace (the same p, ts and o as prepared). */
 int gp_match_run(const gp_graph *g, const gp_match_point *p, const double *ts,
                  const gp_match_opts *o, const gp_match_prep *pr, gp_match *out, gp_err *err);

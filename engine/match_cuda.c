@@ -13,9 +13,9 @@
 #include <string.h>
 
 #ifndef GP_HAVE_CUDA
-int gp_match_fill_cuda(const gp_graph *g, gp_match_prep *const *pr, size_t count, double *gpu_ms,
-                       gp_err *err) {
-    (void)g, (void)pr, (void)count, (void)gpu_ms;
+int gp_match_fill_cuda(const gp_graph *g, gp_match_prep *const *pr, size_t count,
+                       gp_match_gpu_stats *st, gp_err *err) {
+    (void)g, (void)pr, (void)count, (void)st;
     return gp_err_set(err, GP_EUNSUPPORTED, "this gpath was built without CUDA");
 }
 #else
@@ -50,9 +50,11 @@ static cudaError_t put(void **d, const void *h, size_t n) {
 enum { D_ROW, D_COL, D_W, D_TAIL, D_LEN, D_TROW, D_TCOL, D_TW, D_TARC, D_GRAPH };
 enum { R_CARC, R_CRARC, R_CFRAC, R_SRC, R_TGT, R_K, R_WB, R_MB, R_OUT, R_TW, R_TM, R_OVER, R_N };
 
-/* Runs traces pr[0 .. count) (their tables allocated) as one launch. */
-static int run_group(const gp_graph *g, const gp_match_dev_graph *dg, void *scratch,
-                     uint32_t nthreads, gp_match_prep *const *pr, size_t count, double *gpu_ms,
+/* Runs traces pr[0 .. count) (their tables allocated) as one launch; a trace with rows past the
+ * device's scratch gets redo[i] (its rows' flags, for gp_match_fill once the device is free),
+ * the others are filled. */
+static int run_group(const gp_match_dev_graph *dg, void *scratch, uint32_t nthreads,
+                     gp_match_prep *const *pr, size_t count, uint8_t **redo, gp_match_gpu_stats *st,
                      gp_err *err) {
     size_t C = 0, R = 0, T = 0;
     for (size_t i = 0; i < count; i++) {
@@ -136,7 +138,8 @@ static int run_group(const gp_graph *g, const gp_match_dev_graph *dg, void *scra
     if (ce == cudaSuccess) cudaEventElapsedTime(&ms, e0, e1);
     cudaEventDestroy(e0);
     cudaEventDestroy(e1);
-    if (gpu_ms) *gpu_ms += ms;
+    st->gpu_ms += ms;
+    st->rows += R;
     if (ce == cudaSuccess) ce = cudaMemcpy(tw, d[R_TW], 8 * T, cudaMemcpyDeviceToHost);
     if (ce == cudaSuccess) ce = cudaMemcpy(tm, d[R_TM], 8 * T, cudaMemcpyDeviceToHost);
     if (ce == cudaSuccess) ce = cudaMemcpy(over, d[R_OVER], R, cudaMemcpyDeviceToHost);
@@ -150,11 +153,14 @@ static int run_group(const gp_graph *g, const gp_match_dev_graph *dg, void *scra
         gp_match_prep *p = pr[i];
         memcpy(p->tw, tw + t0, 8 * p->ntab);
         memcpy(p->tm, tm + t0, 8 * p->ntab);
-        int redo = 0;
-        for (size_t j = 0; j < p->njobs; j++) redo |= over[r + j];
-        /* rows past the device's scratch: the CPU's search (its map and heap grow) */
-        if (redo) rc = gp_match_fill(g, p, over + r, err);
-        p->filled = rc == GP_OK;
+        uint64_t again = 0;
+        for (size_t j = 0; j < p->njobs; j++) again += over[r + j] != 0;
+        /* rows past the device's scratch: the CPU's search (its map and heap grow), later */
+        if (again && !(redo[i] = malloc(p->njobs)))
+            rc = gp_err_set(err, GP_ENOMEM, "out of memory for the matching rows");
+        else if (again) memcpy(redo[i], over + r, p->njobs);
+        p->filled = rc == GP_OK && !again;
+        st->redone += again;
         t0 += p->ntab;
         r += p->njobs;
     }
@@ -273,18 +279,24 @@ fail:
     return gp_err_set(err, e.code, "%s", e.msg);
 }
 
-int gp_match_fill_cuda(const gp_graph *g, gp_match_prep *const *pr, size_t count, double *gpu_ms,
-                       gp_err *err) {
+int gp_match_fill_cuda(const gp_graph *g, gp_match_prep *const *pr, size_t count,
+                       gp_match_gpu_stats *st, gp_err *err) {
+    gp_match_gpu_stats st0;
+    if (!st) st = &st0;
+    memset(st, 0, sizeof *st);
     int devs = 0;
     if (cudaGetDeviceCount(&devs) != cudaSuccess || devs < 1) {
         cudaGetLastError();
         return gp_err_set(err, GP_EUNSUPPORTED, "no CUDA device");
     }
-    if (gpu_ms) *gpu_ms = 0;
     size_t rows = 0;
     for (size_t i = 0; i < count; i++) rows += pr[i]->njobs;
     uint32_t nthreads = rows < MATCH_THREADS ? (uint32_t)(rows ? rows : 1) : MATCH_THREADS;
+    uint8_t **redo = calloc(count ? count : 1, sizeof *redo);
+    if (!redo) return gp_err_set(err, GP_ENOMEM, "out of memory for the matching rows");
+    double t0 = gp_now();
     pthread_mutex_lock(&device_lock);
+    double t1 = gp_now();
     const gp_graph *tg = g->turns ? ((const gp_turns *)g->turns)->tg : NULL;
     void *scratch = NULL;
     int rc = GP_OK, cur = 0;
@@ -312,7 +324,7 @@ int gp_match_fill_cuda(const gp_graph *g, gp_match_prep *const *pr, size_t count
     for (size_t i = 0; i <= count && rc == GP_OK; i++) {
         size_t b = i < count ? pr[i]->ntab * 16 + pr[i]->njobs * 45 : 0;
         if (i == count || (i > first && bytes + b > GROUP_BUDGET)) {
-            rc = run_group(g, &dg, scratch, nthreads, pr + first, i - first, gpu_ms, err);
+            rc = run_group(&dg, scratch, nthreads, pr + first, i - first, redo + first, st, err);
             first = i;
             bytes = 0;
         }
@@ -324,7 +336,16 @@ int gp_match_fill_cuda(const gp_graph *g, gp_match_prep *const *pr, size_t count
 done:
     cudaFree(scratch);
     cudaSetDevice(cur);
+    double t2 = gp_now();
     pthread_mutex_unlock(&device_lock);
+    st->wait_ms = (t1 - t0) * 1e3;
+    st->hold_ms = (t2 - t1) * 1e3;
+    for (size_t i = 0; i < count; i++) { /* with the device free for the next batch */
+        if (redo[i] && rc == GP_OK) rc = gp_match_fill(g, pr[i], redo[i], err);
+        free(redo[i]);
+    }
+    free(redo);
+    st->redo_ms = (gp_now() - t2) * 1e3;
     return rc;
 }
 #endif

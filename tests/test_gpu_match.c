@@ -47,15 +47,18 @@ static int gpu_equals_cpu(const gp_graph *g, double noise_m) {
         rows += pr[i].njobs;
     }
     assert_true(rows > 1000);
-    double ms = 0;
-    int rc = gp_match_fill_cuda(g, ptr, TRACES, &ms, &err);
+    gp_match_gpu_stats st;
+    int rc = gp_match_fill_cuda(g, ptr, TRACES, &st, &err);
     if (rc == GP_EUNSUPPORTED) {
         const char *r = getenv("GPATH_REQUIRE_GPU");
         if (r && strcmp(r, "1") == 0) fail_msg("GPATH_REQUIRE_GPU=1 but %s", err.msg);
         print_message("no CUDA device: GPU tests skipped (%s)\n", err.msg);
     } else {
         assert_int_equal(rc, GP_OK);
-        print_message("%zu rows on the GPU in %.2f ms\n", rows, ms);
+        print_message("%zu rows on the GPU in %.2f ms (%llu run again on the CPU)\n", rows,
+                      st.gpu_ms, (unsigned long long)st.redone);
+        assert_int_equal(st.rows, rows);
+        assert_true(st.redone <= st.rows);
         size_t finite = 0;
         for (int i = 0; i < TRACES; i++) {
             gp_match_prep c;

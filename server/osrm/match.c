@@ -773,8 +773,9 @@ static void batch_prepare(void *ctx, uint64_t begin, uint64_t end) {
  * trace's consecutive points run together on the GPU before the traces are answered. A GPU
  * failure leaves the tables unfilled: the traces then search on the CPU (the same answers).
  * The log line `event=match_gpu` gives the request's phases: candidates and tables' layout on
- * the CPU (prepare_ms), the device pass with its wait for the device (fill_ms, of which gpu_ms
- * on the device); the answers follow (event=match_batch: run_ms, and total_ms from
+ * the CPU (prepare_ms), the device pass (fill_ms: waiting for the device wait_ms, holding it
+ * hold_ms, of which gpu_ms in kernels; then redo_ms for the rows past the device's scratch,
+ * redone of rows, on the CPU); the answers follow (event=match_batch: run_ms, and total_ms from
  * before the prepare). */
 static void batch_gpu(batch *b, size_t nl) {
     gp_engine *e = gp_http_engine();
@@ -794,14 +795,17 @@ static void batch_gpu(batch *b, size_t nl) {
     for (size_t i = 0; i < nl; i++)
         if (pre[i].off) ptr[np++] = &pre[i];
     gp_err err;
-    double ms = 0, t1 = gp_now();
-    if (gp_match_fill_cuda(b->q->g, ptr, np, &ms, &err))
+    gp_match_gpu_stats st;
+    double t1 = gp_now();
+    if (gp_match_fill_cuda(b->q->g, ptr, np, &st, &err))
         gp_log_write(GP_LOG_WARN, "match batch: the GPU's searches failed (%s); the CPU runs them",
                      err.msg);
     else
         gp_log_write(GP_LOG_INFO,
-                     "event=match_gpu traces=%zu prepare_ms=%.1f fill_ms=%.1f gpu_ms=%.2f", np,
-                     (t1 - t0) * 1e3, (gp_now() - t1) * 1e3, ms);
+                     "event=match_gpu traces=%zu prepare_ms=%.1f fill_ms=%.1f wait_ms=%.1f "
+                     "hold_ms=%.1f gpu_ms=%.2f redo_ms=%.1f rows=%llu redone=%llu",
+                     np, (t1 - t0) * 1e3, (gp_now() - t1) * 1e3, st.wait_ms, st.hold_ms, st.gpu_ms,
+                     st.redo_ms, (unsigned long long)st.rows, (unsigned long long)st.redone);
     free(ptr);
 }
 

@@ -6,6 +6,7 @@
  *           [--fast] [--plans BASExRATIOxBINCAP,..] [--order nd|metis|cuts|flow] [--compare-metis]
  *           [--p2p-checks N] [--nf-table-max K] [--phast-only] [--variants KEY,..]
  *           [--profile-plans] [--profile-custom] [--turns] [--custom-only]
+ *           [--custom-shapes TINY:HEAVY,..]
  *
  * The kernels are the product's (kernels/cch*.cu); the lab shapes them through
  * kernels/cch_lab.h (gp_dcch_tune: the plan's thresholds and table caps, the sweep's paths,
@@ -28,6 +29,11 @@
  *   --profile-plans  with --plans: each plan's per-phase device times on stderr
  *   --profile-custom  every GPU customization's launches timed one by one, on stderr (by kind,
  *             by edges per launch, the slowest; gp_dcch_tune.custom_profile)
+ *   --custom-shapes  after the service's customization, the same pass again with other edge
+ *             classes (gp_dcch_tune tiny_tri: edges of fewer triangles a thread each, 0 none;
+ *             heavy_tri: edges of more a block each, 0 none), each checked bit for bit against
+ *             the CPU and timed (--reps); a shape of other classes builds a topology part of its own beside the
+ *             shared one (road-like 24M's turn graph: one such shape fits the H200)
  *   --turns   each graph replaced by its car turn graph (graph/turns.h: node = road arc, arc =
  *             allowed turn weighted turn cost + next arc; needs coordinates and times, e.g. gen:N
  *             or an OSM file): what turn costs cost the CCH (sizes, times, GPU customization)
@@ -230,10 +236,85 @@ struct lab {
     bool profile_plans = false;               /* --profile-plans */
     bool profile_custom = false;              /* --profile-custom */
     bool turns = false;                       /* --turns: the car turn graph of each graph */
-    gp_dcch_tune svc;                         /* the service's sweep (--small: warp bins and
+    std::vector<std::pair<uint32_t, uint32_t>> shapes; /* --custom-shapes: tiny_tri, heavy_tri */
+    gp_dcch_tune svc; /* the service's sweep (--small: warp bins and
                                                * gathers in phases of any size; smem: 2 KiB) */
     FILE *plot = NULL;
 };
+
+/* The customization profile (--profile-custom; the kernels hand each launch's levels and time to
+ * gp_dcch_tune.custom_profile), on stderr: by kind, by edges per launch (powers of 10), the ten
+ * slowest launches, each with its edges by class (kernels/cch.cu edge_class) and triangles, all
+ * read from the host CCH (prof_topo) with the process-wide thresholds (prof_tune). */
+static const gp_cch_topo *prof_topo;
+static gp_dcch_tune prof_tune;
+
+static void custom_profile(void *arg, const gp_dcch_launch *pl, uint32_t np, float tail) {
+    (void)arg;
+    const gp_cch_topo *t = prof_topo;
+    if (!t) return;
+    auto edge = [t](uint32_t l) -> uint64_t { return t->up_first[t->level_first[l]]; };
+    auto tris = [t, &edge](uint32_t l0, uint32_t l1) -> uint64_t {
+        return t->tri_first[edge(l1)] - t->tri_first[edge(l0)];
+    };
+    float all = 0;
+    for (uint32_t i = 0; i < np; i++) all += pl[i].ms;
+    fprintf(stderr,
+            "custom profile: %u levels, %llu edges, %llu triangles in %u launches: %.2f ms, then "
+            "the plan's weights %.2f ms\n",
+            t->nlevels, (unsigned long long)edge(t->nlevels),
+            (unsigned long long)tris(0, t->nlevels), np, all, tail);
+    const char *kind[2] = {"small levels in one block", "a level alone"};
+    for (int k = 1; k >= 0; k--) {
+        uint32_t n = 0, lv = 0;
+        uint64_t e = 0, tr = 0;
+        float x = 0;
+        for (uint32_t i = 0; i < np; i++)
+            if (pl[i].alone == k) {
+                n++, lv += pl[i].l1 - pl[i].l0, x += pl[i].ms, tr += tris(pl[i].l0, pl[i].l1);
+                e += edge(pl[i].l1) - edge(pl[i].l0);
+            }
+        fprintf(stderr, "  %s: %u launches, %u levels, %llu edges, %llu triangles, %.2f ms\n",
+                kind[k], n, lv, (unsigned long long)e, (unsigned long long)tr, x);
+    }
+    for (uint64_t lo = 1; lo <= 100000000ull; lo *= 10) { /* by edges per launch */
+        uint32_t n = 0;
+        uint64_t e = 0, tr = 0;
+        float x = 0;
+        for (uint32_t i = 0; i < np; i++) {
+            uint64_t ei = edge(pl[i].l1) - edge(pl[i].l0);
+            if (ei >= lo && (ei < lo * 10 || lo == 100000000ull))
+                n++, e += ei, tr += tris(pl[i].l0, pl[i].l1), x += pl[i].ms;
+        }
+        if (n)
+            fprintf(stderr,
+                    "  launches of %llu+ edges: %u, %llu edges, %llu triangles, %.2f ms (%.3f us "
+                    "a launch)\n",
+                    (unsigned long long)lo, n, (unsigned long long)e, (unsigned long long)tr, x,
+                    1e3 * x / n);
+    }
+    std::vector<uint32_t> ord(np);
+    for (uint32_t i = 0; i < np; i++) ord[i] = i;
+    std::stable_sort(ord.begin(), ord.end(),
+                     [pl](uint32_t a, uint32_t b) { return pl[a].ms > pl[b].ms; });
+    for (uint32_t r = 0; r < 10 && r < np; r++) { /* the slowest */
+        const gp_dcch_launch &L = pl[ord[r]];
+        uint64_t cls[4] = {0, 0, 0, 0}; /* a thread, SHORT_W lanes, a warp, a block */
+        for (uint64_t e = edge(L.l0); e < edge(L.l1); e++) {
+            uint64_t nt = t->tri_first[e + 1] - t->tri_first[e];
+            int c = nt < prof_tune.tiny_tri ? 0 : nt <= 16 ? 1 : 2;
+            if (c == 2 && prof_tune.heavy_tri && nt > prof_tune.heavy_tri) c = 3;
+            cls[c]++;
+        }
+        fprintf(stderr,
+                "  slow: levels [%u, %u) %s, %llu edges (%llu tiny, %llu short, %llu long, %llu "
+                "heavy), %llu triangles, %.3f ms\n",
+                L.l0, L.l1, L.alone ? "alone" : "in one block",
+                (unsigned long long)(edge(L.l1) - edge(L.l0)), (unsigned long long)cls[0],
+                (unsigned long long)cls[1], (unsigned long long)cls[2], (unsigned long long)cls[3],
+                (unsigned long long)tris(L.l0, L.l1), L.ms);
+    }
+}
 
 /* GPU customization equals the CPU's (c holds the CPU result on entry). */
 static void check_gpu_custom(gp_cch *c, const char *what) {
@@ -292,6 +373,7 @@ static void run_graph(lab &L, const char *spec, bool small) {
     if (gp_cch_new(g, 0, &c, &err)) die("cch", err);
     double build_s = gp_now() - t0;
     const gp_cch_topo *t = c->topo;
+    prof_topo = t; /* --profile-custom reads it */
     char how[96];
     if (L.cuts)
         snprintf(how, sizeof how, "road graph's cuts, %.2f s, contraction inside", L.cuts_order_s);
@@ -361,6 +443,29 @@ static void run_graph(lab &L, const char *spec, bool small) {
         "device / %.1f ms end-to-end; GPU == CPU bit for bit\n",
         median(cc), median(cg), median(cge), changed, cpu1, gpu1, gpu1e);
     fflush(stdout);
+    for (auto &sh : L.shapes) { /* --custom-shapes: the same pass with other edge classes */
+        gp_dcch_tune tn = L.svc;
+        tn.tiny_tri = sh.first, tn.heavy_tri = sh.second;
+        prof_tune = tn;
+        if (gp_cch_gpu_sweep(c, &tn, &err)) die("customization shape", err);
+        if (gp_cch_customize(c, 0, &err)) die("customize", err);
+        char what[96];
+        snprintf(what, sizeof what, "%s, tiny_tri %u heavy_tri %u", name, sh.first, sh.second);
+        check_gpu_custom(c, what);
+        std::vector<double> cs;
+        for (int r = 0; r < reps; r++) {
+            if (gp_cch_gpu_customize(c, 0, &err)) die("gpu customize", err);
+            cs.push_back(gp_cch_gpu_last_ms(c));
+        }
+        printf("- customization with tiny_tri %u, heavy_tri %u: GPU %.2f ms device (service's "
+               "%u, %u: %.2f ms); GPU == CPU bit for bit\n",
+               sh.first, sh.second, median(cs), L.svc.tiny_tri, L.svc.heavy_tri, median(cg));
+        fflush(stdout);
+    }
+    if (!L.shapes.empty()) { /* back to the service's */
+        prof_tune = L.svc;
+        if (gp_cch_gpu_sweep(c, &L.svc, &err)) die("customization shape", err);
+    }
     if (L.custom_only) { /* --custom-only: nothing else (road-like 24M's turn graph in 128 GiB) */
         gp_cch_free(c);
         gp_dgraph_free(dgr);
@@ -737,7 +842,16 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--profile-plans")) L.profile_plans = true;
         else if (!strcmp(argv[i], "--profile-custom")) L.profile_custom = true;
         else if (!strcmp(argv[i], "--turns")) L.turns = true;
-        else if (!strcmp(argv[i], "--variants") && i + 1 < argc)
+        else if (!strcmp(argv[i], "--custom-shapes") && i + 1 < argc) {
+            for (auto &x : split_commas(argv[++i])) {
+                unsigned a = 0, b = 0;
+                if (sscanf(x.c_str(), "%u:%u", &a, &b) != 2) {
+                    fprintf(stderr, "lab_cch: --custom-shapes wants TINY:HEAVY,...\n");
+                    return 2;
+                }
+                L.shapes.push_back({a, b});
+            }
+        } else if (!strcmp(argv[i], "--variants") && i + 1 < argc)
             L.variants = split_commas(argv[++i]);
         else if (!strcmp(argv[i], "--p2p-checks") && i + 1 < argc)
             L.p2p_checks = (int)strtol(argv[++i], NULL, 10);
@@ -796,7 +910,8 @@ int main(int argc, char **argv) {
     printf("GPU %s (%d SMs), CPU threads: all online\n", prop.name, prop.multiProcessorCount);
     std::vector<std::string> specs;
     gp_dcch_tune_defaults(&L.svc);
-    L.svc.custom_profile = L.profile_custom;
+    if (L.profile_custom) L.svc.custom_profile = custom_profile;
+    prof_tune = L.svc;
     if (small) { /* warp bins and gathers in every phase they fit (sanitizers) */
         L.svc.wbin_per_sm = 0;
         L.svc.wmulti_per_sm = 0;

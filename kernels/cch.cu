@@ -30,7 +30,7 @@ static void topo_part_free(gp_dcch_topo *t) {
     free(t->level_first);
     free(t->edge_level);
     free(t->level_heavy);
-    free(t->level_short);
+    free(t->level_cls);
     free(t->p_phase_bin);
     free(t->p_max_nodes);
     free(t->p_max_arcs);
@@ -136,13 +136,24 @@ extern "C" uint64_t gp_dcch_bytes(const gp_dcch *d) {
 static int topo_plan(gp_dcch_topo *d, cudaStream_t s, gp_err *err);
 
 /* The plan fields of tn as a topology part keeps them (gp_dcch_topo.shape; 0: the default). */
-static void tune_shape(const gp_dcch_tune *tn, uint32_t shape[6]) {
+static void tune_shape(const gp_dcch_tune *tn, uint32_t shape[8]) {
     shape[0] = tn->plan_base ? tn->plan_base : PLAN_BASE;
     shape[1] = tn->plan_ratio ? tn->plan_ratio : PLAN_RATIO;
     shape[2] = tn->bin_cap ? tn->bin_cap : PLAN_BIN_CAP;
     shape[3] = tn->top_max;
     shape[4] = tn->piece_max;
     shape[5] = tn->smem_max;
+    shape[6] = tn->tiny_tri;
+    shape[7] = tn->heavy_tri;
+}
+
+/* An edge's class in a level launched alone (kernels/cch_customize.cu customize_level) by its
+ * triangles: 0 a thread (fewer than tiny_tri), 1 SHORT_W lanes (at most SHORT_TRI), 2 a warp,
+ * 3 a block (more than heavy_tri). */
+static int edge_class(uint64_t nt, const gp_dcch_tune *tn) {
+    if (nt < tn->tiny_tri) return 0;
+    if (nt <= SHORT_TRI) return 1;
+    return tn->heavy_tri && nt > tn->heavy_tri ? 3 : 2;
 }
 
 /* A topology part with the plan fields of tn (gp_dcch_topo_new: the process-wide ones). */
@@ -161,9 +172,9 @@ static int topo_new(const gp_dcch_topo_src *t, cudaStream_t s, const gp_dcch_tun
     d->level_first = (uint32_t *)malloc(((size_t)t->nlevels + 1) * sizeof(uint32_t));
     d->edge_level = (uint32_t *)malloc(((size_t)t->nlevels + 1) * sizeof(uint32_t));
     d->level_heavy = (unsigned char *)malloc((size_t)t->nlevels + 1);
-    d->level_short = (uint32_t *)malloc(((size_t)t->nlevels + 1) * sizeof(uint32_t));
+    d->level_cls = (uint32_t *)malloc(((size_t)t->nlevels + 1) * 3 * sizeof(uint32_t));
     uint32_t *eord = (uint32_t *)malloc(((size_t)t->m + 1) * sizeof(uint32_t));
-    if (!d->level_first || !d->edge_level || !d->level_heavy || !d->level_short || !eord) {
+    if (!d->level_first || !d->edge_level || !d->level_heavy || !d->level_cls || !eord) {
         free(eord);
         topo_part_free(d);
         return gp_err_set(err, GP_ENOMEM, "out of memory for the device CCH");
@@ -174,15 +185,18 @@ static int topo_new(const gp_dcch_topo_src *t, cudaStream_t s, const gp_dcch_tun
         d->level_heavy[l] = t->tri_first[d->edge_level[l + 1]] - t->tri_first[d->edge_level[l]] >
                             SMALL_TRI;
     d->level_heavy[t->nlevels] = 0;
-    for (uint32_t l = 0; l < t->nlevels; l++) { /* the short edges first, then the others */
-        uint32_t lo = d->edge_level[l], hi = d->edge_level[l + 1], at = lo;
+    for (uint32_t l = 0; l < t->nlevels; l++) { /* tiny, short, long, heavy edges */
+        const uint32_t lo = d->edge_level[l], hi = d->edge_level[l + 1];
+        uint32_t at[4] = {0, 0, 0, 0};
         for (uint32_t e = lo; e < hi; e++)
-            if (t->tri_first[e + 1] - t->tri_first[e] <= SHORT_TRI) eord[at++] = e;
-        d->level_short[l] = at - lo;
+            at[edge_class(t->tri_first[e + 1] - t->tri_first[e], tn)]++;
+        for (int k = 0; k < 3; k++) d->level_cls[3 * (size_t)l + k] = at[k];
+        at[3] = lo + at[0] + at[1] + at[2], at[2] = lo + at[0] + at[1], at[1] = lo + at[0],
+        at[0] = lo;
         for (uint32_t e = lo; e < hi; e++)
-            if (t->tri_first[e + 1] - t->tri_first[e] > SHORT_TRI) eord[at++] = e;
+            eord[at[edge_class(t->tri_first[e + 1] - t->tri_first[e], tn)]++] = e;
     }
-    d->level_short[t->nlevels] = 0;
+    for (int k = 0; k < 3; k++) d->level_cls[3 * (size_t)t->nlevels + k] = 0;
     {
         int dev = 0;
         CK(cudaGetDevice(&dev), "cudaGetDevice");
@@ -232,6 +246,7 @@ static void sweep_tune(gp_dcch *d, const gp_dcch_tune *tn) {
     d->levels = tn->levels;
     d->profile = tn->profile;
     d->custom_profile = tn->custom_profile;
+    d->custom_profile_arg = tn->custom_profile_arg;
     d->paths = tn->paths;
     d->wkw = tn->wkw >= 1 && tn->wkw <= WKW_MAX && !(tn->wkw & (tn->wkw - 1)) ? tn->wkw : WKW_MAX;
     d->sat = tn->sat > 0 && tn->sat < INF32 ? tn->sat : CELL_SAT;
@@ -542,7 +557,10 @@ constexpr gp_dcch_tune TUNE_DEFAULTS = {PLAN_BASE,
                                         GATHER_MIN,
                                         CELL_SAT,
                                         0,
-                                        0};
+                                        TINY_TRI,
+                                        HEAVY_TRI,
+                                        NULL,
+                                        NULL};
 static gp_dcch_tune tune_now = TUNE_DEFAULTS;
 
 extern "C" void gp_dcch_tune_defaults(gp_dcch_tune *t) { *t = TUNE_DEFAULTS; }
@@ -554,7 +572,7 @@ const gp_dcch_tune *gp_dcch_tune_now(void) { return &tune_now; }
 extern "C" int gp_dcch_retune(gp_dcch *d, void *stream, gp_err *err) {
     cudaStream_t s = (cudaStream_t)stream;
     const gp_dcch_tune *tn = gp_dcch_tune_now();
-    uint32_t shape[6];
+    uint32_t shape[8];
     tune_shape(tn, shape);
     sweep_tune(d, tn);
     if (tn->levels || !memcmp(shape, d->tm->shape, sizeof shape)) return GP_OK;

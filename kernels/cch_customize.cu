@@ -5,15 +5,18 @@
  * cch_internal.cuh.
  *
  * Customization, bottom-up: a launch per level of more than SMALL_ITEMS / 8 edges or more than
- * SMALL_TRI triangles, SHORT_W lanes per edge of at most SHORT_TRI triangles and a warp per other
- * edge (lanes over its lower triangles, two per step, then the group's min of value and witness);
- * runs of smaller levels in one block of 1024 threads, a warp per edge, with __syncthreads()
- * between levels (a block's global writes are visible to it after the barrier). On the road-like
- * 1M map's turn graph the one block took 16.5 of 28.0 ms of kernel time (ncu, H200): its top
+ * SMALL_TRI triangles, its edges by their lower triangles (kernels/cch.cu edge_class): a block
+ * per edge of more than HEAVY_TRI (launched first), a warp per edge of more than SHORT_TRI,
+ * SHORT_W lanes per edge of at most SHORT_TRI and a thread per edge of fewer than TINY_TRI
+ * (lanes over the triangles, two per step, then the group's min of value and witness); runs of
+ * smaller levels in one block of 1024 threads, a warp per edge, with __syncthreads() between
+ * levels (a block's global writes are visible to it after the barrier). On the road-like 1M
+ * map's turn graph the one block took 16.5 of 28.0 ms of kernel time (ncu, H200): its top
  * levels have few edges of hundreds of triangles each, so a level of more than SMALL_TRI
  * triangles is launched on its own. Triangles read the lower edges' packed {fw, bw} (fb). Device
- * times (H200, bench/lab_cch.cu, da33c38): road-like 24M's turn graph 141.9 ms, gen:1M's 11.84
- * ms, its road graph 2.00 ms (docs/gpu.md has the steps before).
+ * times (H200, bench/lab_cch.cu, 2026-11-30): road-like 24M's turn graph 79.4 ms (129.0 without
+ * the thread and block classes), gen:4M's 17.7 ms, gen:1M's 7.4 ms (docs/gpu.md has the steps
+ * before).
  *
  * A cost change customized on the host from its predecessor (engine/cch.h
  * gp_cch_gpu_customize_delta) is not customized here again: gp_dcch_customize_from copies the
@@ -156,22 +159,18 @@ __device__ __forceinline__ void relax_pair(uint2 w1, uint2 w2, uint32_t off, uin
     }
 }
 
-/* W lanes customize edge e (lane in [0, W), mask: the group's lanes of the warp): lanes take the
- * triangles k0+lane, k0+lane+W, ..., two per step with their loads issued together (the pass is
- * bound by the latency of these dependent loads more than by bandwidth); the witness is the
- * smallest triangle offset reaching the minimum, none when the original arc does (the CPU's rule,
- * engine/cch.c customize_range). */
+/* One lane's part of edge e's lower triangles (W lanes, lane in [0, W)): the triangles k0+lane,
+ * k0+lane+W, ..., two per step with their loads issued together (the pass is bound by the latency
+ * of these dependent loads more than by bandwidth); per lane the smallest sums and the first
+ * offsets reaching them, and whether a sum overflowed. */
+struct lane_min {
+    uint32_t f, b, fm, bm;
+    int of, ob;
+};
 template <int W>
-__device__ __forceinline__ void customize_edge(uint32_t e, int lane, unsigned mask,
-                                               const uint64_t *__restrict__ tf,
-                                               const uint32_t *__restrict__ tri,
-                                               const uint32_t *__restrict__ ofw,
-                                               const uint32_t *__restrict__ obw, uint2 *fb,
-                                               uint32_t *fw, uint32_t *bw, uint32_t *fmid,
-                                               uint32_t *bmid, uint32_t *bad) {
-    uint32_t of0 = ofw[e], ob0 = obw[e];
-    uint32_t f = INF32, b = INF32, fm = INF32, bm = INF32;
-    int of = 0, ob = 0;
+__device__ __forceinline__ lane_min edge_scan(uint32_t e, int lane, const uint64_t *__restrict__ tf,
+                                              const uint32_t *__restrict__ tri, const uint2 *fb) {
+    lane_min r = {INF32, INF32, INF32, INF32, 0, 0};
     const uint64_t k0 = tf[e], k1 = tf[e + 1];
     const uint2 *tp = (const uint2 *)tri; /* {e1, e2} per triangle */
     for (uint64_t k = k0 + lane; k < k1; k += 2 * W) {
@@ -180,44 +179,119 @@ __device__ __forceinline__ void customize_edge(uint32_t e, int lane, unsigned ma
         uint2 w1 = fb[t1.x], w2 = fb[t1.y]; /* {fw, bw}: one sector each rather than two */
         uint2 w3 = two ? fb[t2.x] : make_uint2(INF32, INF32);
         uint2 w4 = two ? fb[t2.y] : make_uint2(INF32, INF32);
-        relax_pair(w1, w2, (uint32_t)(k - k0), f, b, fm, bm, of, ob);
-        relax_pair(w3, w4, (uint32_t)(k + W - k0), f, b, fm, bm, of, ob);
+        relax_pair(w1, w2, (uint32_t)(k - k0), r.f, r.b, r.fm, r.bm, r.of, r.ob);
+        relax_pair(w3, w4, (uint32_t)(k + W - k0), r.f, r.b, r.fm, r.bm, r.of, r.ob);
     }
-    uint32_t fmin = __reduce_min_sync(mask, f), bmin = __reduce_min_sync(mask, b);
-    uint32_t fw_ = min(fmin, of0), bw_ = min(bmin, ob0);
-    uint32_t fmc = __reduce_min_sync(mask, f == fw_ ? fm : INF32);
-    uint32_t bmc = __reduce_min_sync(mask, b == bw_ ? bm : INF32);
-    of = __any_sync(mask, of);
-    ob = __any_sync(mask, ob);
-    if (lane == 0) {
-        fb[e] = make_uint2(fw_, bw_);
-        fw[e] = fw_;
-        bw[e] = bw_;
-        fmid[e] = fw_ == of0 ? INF32 : fmc;
-        bmid[e] = bw_ == ob0 ? INF32 : bmc;
-        if ((of && fw_ == INF32) || (ob && bw_ == INF32)) atomicMin(bad, e);
+    return r;
+}
+
+/* Edge e's results from its triangles' minima (f, b) with the first offsets reaching them (fm,
+ * bm) and the overflow flags: the witness is none when the original arc reaches the minimum (the
+ * CPU's rule, engine/cch.c customize_range). */
+__device__ __forceinline__ void edge_store(uint32_t e, uint32_t f, uint32_t b, uint32_t fm,
+                                           uint32_t bm, int of, int ob,
+                                           const uint32_t *__restrict__ ofw,
+                                           const uint32_t *__restrict__ obw, uint2 *fb,
+                                           uint32_t *fw, uint32_t *bw, uint32_t *fmid,
+                                           uint32_t *bmid, uint32_t *bad) {
+    const uint32_t of0 = ofw[e], ob0 = obw[e];
+    const uint32_t fw_ = min(f, of0), bw_ = min(b, ob0);
+    fb[e] = make_uint2(fw_, bw_);
+    fw[e] = fw_;
+    bw[e] = bw_;
+    fmid[e] = fw_ == of0 ? INF32 : fm;
+    bmid[e] = bw_ == ob0 ? INF32 : bm;
+    if ((of && fw_ == INF32) || (ob && bw_ == INF32)) atomicMin(bad, e);
+}
+
+/* W lanes customize edge e (mask: the group's lanes of the warp; W = 1: a thread alone): each
+ * lane's minima (edge_scan), then the group's minimum and the smallest offset reaching it. */
+template <int W>
+__device__ __forceinline__ void customize_edge(uint32_t e, int lane, unsigned mask,
+                                               const uint64_t *__restrict__ tf,
+                                               const uint32_t *__restrict__ tri,
+                                               const uint32_t *__restrict__ ofw,
+                                               const uint32_t *__restrict__ obw, uint2 *fb,
+                                               uint32_t *fw, uint32_t *bw, uint32_t *fmid,
+                                               uint32_t *bmid, uint32_t *bad) {
+    lane_min r = edge_scan<W>(e, lane, tf, tri, fb);
+    if constexpr (W == 1) {
+        (void)mask;
+        edge_store(e, r.f, r.b, r.fm, r.bm, r.of, r.ob, ofw, obw, fb, fw, bw, fmid, bmid, bad);
+    } else {
+        const uint32_t fmin = __reduce_min_sync(mask, r.f), bmin = __reduce_min_sync(mask, r.b);
+        const uint32_t fmc = __reduce_min_sync(mask, r.f == fmin ? r.fm : INF32);
+        const uint32_t bmc = __reduce_min_sync(mask, r.b == bmin ? r.bm : INF32);
+        const int of = __any_sync(mask, r.of), ob = __any_sync(mask, r.ob);
+        if (lane == 0)
+            edge_store(e, fmin, bmin, fmc, bmc, of, ob, ofw, obw, fb, fw, bw, fmid, bmid, bad);
     }
 }
 
-/* One level: its edges in eord (those of at most SHORT_TRI triangles first, ns of them, then the
- * nl others); blocks [0, bs) take the first ones SHORT_W lanes an edge, the rest a warp an edge. */
-__global__ void customize_level(const uint32_t *__restrict__ eord, uint32_t ns, uint32_t nl,
-                                uint32_t bs, const uint64_t *__restrict__ tf,
+/* A block of BIG_THREADS customizes edge e (one of a level's heaviest): each thread's minima
+ * packed as value << 32 | offset, so that one minimum gives the value and the first offset
+ * reaching it; warps reduce by shuffles, then thread 0 over the warps. */
+__device__ __forceinline__ void customize_edge_block(uint32_t e, const uint64_t *__restrict__ tf,
+                                                     const uint32_t *__restrict__ tri,
+                                                     const uint32_t *__restrict__ ofw,
+                                                     const uint32_t *__restrict__ obw, uint2 *fb,
+                                                     uint32_t *fw, uint32_t *bw, uint32_t *fmid,
+                                                     uint32_t *bmid, uint32_t *bad) {
+    __shared__ u64 sf[BIG_THREADS / 32], sb[BIG_THREADS / 32];
+    __shared__ int sfl[BIG_THREADS / 32];
+    lane_min r = edge_scan<BIG_THREADS>(e, (int)threadIdx.x, tf, tri, fb);
+    u64 pf = (u64)r.f << 32 | r.fm, pb = (u64)r.b << 32 | r.bm;
+    for (int o = 16; o > 0; o >>= 1) {
+        const u64 xf = __shfl_xor_sync(0xffffffffu, pf, o),
+                  xb = __shfl_xor_sync(0xffffffffu, pb, o);
+        pf = xf < pf ? xf : pf;
+        pb = xb < pb ? xb : pb;
+    }
+    const int fl = __any_sync(0xffffffffu, r.of) | __any_sync(0xffffffffu, r.ob) << 1;
+    const int warp = (int)threadIdx.x >> 5;
+    if ((threadIdx.x & 31) == 0) sf[warp] = pf, sb[warp] = pb, sfl[warp] = fl;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        int f = 0;
+        for (int w = 0; w < BIG_THREADS / 32; w++) {
+            pf = sf[w] < pf ? sf[w] : pf;
+            pb = sb[w] < pb ? sb[w] : pb;
+            f |= sfl[w];
+        }
+        edge_store(e, (uint32_t)(pf >> 32), (uint32_t)(pb >> 32), (uint32_t)pf, (uint32_t)pb, f & 1,
+                   f >> 1, ofw, obw, fb, fw, bw, fmid, bmid, bad);
+    }
+}
+
+/* One level: its edges in eord by class (kernels/cch.cu edge_class): n1 tiny ones, n8 short, n32
+ * long, then the heavy ones. Blocks take the heavy edges first (a block each: the longest start
+ * first), then the long ones (a warp each), the short ones (SHORT_W lanes each) and the tiny ones
+ * (a thread each); b[0..3) are the first blocks of the long, short and tiny parts. */
+__global__ void customize_level(const uint32_t *__restrict__ eord, uint32_t n1, uint32_t n8,
+                                uint32_t n32, uint3 b, const uint64_t *__restrict__ tf,
                                 const uint32_t *__restrict__ tri, const uint32_t *__restrict__ ofw,
                                 const uint32_t *__restrict__ obw, uint2 *fb, uint32_t *fw,
                                 uint32_t *bw, uint32_t *fmid, uint32_t *bmid, uint32_t *bad) {
-    if (blockIdx.x < bs) {
-        uint64_t g = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) / SHORT_W;
-        if (g >= ns) return; /* whole groups leave together */
+    const uint32_t bx = blockIdx.x;
+    if (bx < b.x) {
+        customize_edge_block(eord[n1 + n8 + n32 + bx], tf, tri, ofw, obw, fb, fw, bw, fmid, bmid,
+                             bad);
+    } else if (bx < b.y) {
+        uint64_t w = ((uint64_t)(bx - b.x) * blockDim.x + threadIdx.x) / 32;
+        if (w >= n32) return; /* whole warps leave together */
+        customize_edge<32>(eord[n1 + n8 + w], threadIdx.x & 31, 0xffffffffu, tf, tri, ofw, obw, fb,
+                           fw, bw, fmid, bmid, bad);
+    } else if (bx < b.z) {
+        uint64_t g = ((uint64_t)(bx - b.y) * blockDim.x + threadIdx.x) / SHORT_W;
+        if (g >= n8) return; /* whole groups leave together */
         const int lane = threadIdx.x & (SHORT_W - 1);
         const unsigned mask = ((1u << SHORT_W) - 1) << (threadIdx.x & 31 & ~(SHORT_W - 1));
-        customize_edge<SHORT_W>(eord[g], lane, mask, tf, tri, ofw, obw, fb, fw, bw, fmid, bmid,
+        customize_edge<SHORT_W>(eord[n1 + g], lane, mask, tf, tri, ofw, obw, fb, fw, bw, fmid, bmid,
                                 bad);
     } else {
-        uint64_t w = ((uint64_t)(blockIdx.x - bs) * blockDim.x + threadIdx.x) / 32;
-        if (w >= nl) return; /* whole warps leave together */
-        customize_edge<32>(eord[ns + w], threadIdx.x & 31, 0xffffffffu, tf, tri, ofw, obw, fb, fw,
-                           bw, fmid, bmid, bad);
+        uint64_t i = (uint64_t)(bx - b.z) * blockDim.x + threadIdx.x;
+        if (i >= n1) return;
+        customize_edge<1>(eord[i], 0, 0, tf, tri, ofw, obw, fb, fw, bw, fmid, bmid, bad);
     }
 }
 
@@ -336,87 +410,6 @@ int gp_dcch_plan_weights(gp_dcch *d, cudaStream_t s, gp_err *err) {
     return rc != GP_OK ? rc : gp_dcch_plan_tables(d, s, err);
 }
 
-/* The lab's customization profile (gp_dcch_tune.custom_profile, kernels/cch_lab.h), on stderr:
- * launch i customized levels [pl[i], pl[i + 1]) (big[i]: one level alone, else small levels in
- * one block) and ended at event pev[i] (the first began at d->ev0; the plan's weights follow up
- * to d->ev1). By kind, by edges per launch (powers of 10), and the ten slowest launches, each with
- * its edges, short edges and triangles (read back from tri_first: profile runs only). */
-static void custom_profile(const gp_dcch *d, cudaStream_t s, uint32_t np, const cudaEvent_t *pev,
-                           const uint32_t *pl, const unsigned char *big) {
-    float *ms = (float *)malloc(((size_t)np + 1) * sizeof *ms);
-    uint64_t *tri = (uint64_t *)malloc(((size_t)np + 1) * sizeof *tri);
-    uint32_t *ord = (uint32_t *)malloc(((size_t)np + 1) * sizeof *ord);
-    if (!ms || !tri || !ord) goto done;
-    {
-        float all = 0, tail = 0;
-        for (uint32_t i = 0; i < np; i++) {
-            ms[i] = 0;
-            cudaEventElapsedTime(&ms[i], i ? pev[i - 1] : d->ev0, pev[i]);
-            all += ms[i];
-        }
-        if (np) cudaEventElapsedTime(&tail, pev[np - 1], d->ev1);
-        for (uint32_t i = 0; i <= np; i++) { /* triangles before launch i's first edge */
-            tri[i] = 0;
-            cudaMemcpyAsync(&tri[i], d->tri_first + d->edge_level[pl[i]], 8, cudaMemcpyDeviceToHost,
-                            s);
-        }
-        cudaStreamSynchronize(s);
-        fprintf(stderr,
-                "custom profile: %u levels, %u edges, %llu triangles in %u launches: %.2f ms, "
-                "then the plan's weights %.2f ms\n",
-                d->nlevels, d->edge_level[d->nlevels], (unsigned long long)(tri[np] - tri[0]), np,
-                all, tail);
-        const char *kind[2] = {"small levels in one block", "a level alone"};
-        for (int k = 1; k >= 0; k--) {
-            uint32_t n = 0, lv = 0;
-            uint64_t e = 0, t = 0;
-            float x = 0;
-            for (uint32_t i = 0; i < np; i++)
-                if (big[i] == k) {
-                    n++, lv += pl[i + 1] - pl[i], x += ms[i], t += tri[i + 1] - tri[i];
-                    e += d->edge_level[pl[i + 1]] - d->edge_level[pl[i]];
-                }
-            fprintf(stderr, "  %s: %u launches, %u levels, %llu edges, %llu triangles, %.2f ms\n",
-                    kind[k], n, lv, (unsigned long long)e, (unsigned long long)t, x);
-        }
-        for (uint64_t lo = 1; lo <= 100000000ull; lo *= 10) { /* by edges per launch */
-            uint32_t n = 0;
-            uint64_t e = 0, t = 0;
-            float x = 0;
-            for (uint32_t i = 0; i < np; i++) {
-                uint64_t ei = d->edge_level[pl[i + 1]] - d->edge_level[pl[i]];
-                if (ei >= lo && (ei < lo * 10 || lo == 100000000ull))
-                    n++, e += ei, t += tri[i + 1] - tri[i], x += ms[i];
-            }
-            if (n)
-                fprintf(stderr,
-                        "  launches of %llu+ edges: %u, %llu edges, %llu triangles, %.2f ms "
-                        "(%.3f us a launch)\n",
-                        (unsigned long long)lo, n, (unsigned long long)e, (unsigned long long)t, x,
-                        1e3 * x / n);
-        }
-        for (uint32_t i = 0; i < np; i++) ord[i] = i;
-        for (uint32_t r = 0; r < 10 && r < np; r++) { /* the slowest, by selection */
-            uint32_t b = r;
-            for (uint32_t i = r + 1; i < np; i++)
-                if (ms[ord[i]] > ms[ord[b]]) b = i;
-            uint32_t tmp = ord[r];
-            ord[r] = ord[b], ord[b] = tmp;
-            uint32_t i = ord[r], short_ = 0;
-            for (uint32_t l = pl[i]; l < pl[i + 1]; l++) short_ += d->level_short[l];
-            fprintf(stderr,
-                    "  slow: levels [%u, %u) %s, %u edges (%u short), %llu triangles, %.3f ms\n",
-                    pl[i], pl[i + 1], big[i] ? "alone" : "in one block",
-                    d->edge_level[pl[i + 1]] - d->edge_level[pl[i]], short_,
-                    (unsigned long long)(tri[i + 1] - tri[i]), ms[i]);
-        }
-    }
-done:
-    free(ms);
-    free(tri);
-    free(ord);
-}
-
 /* The levels, bottom-up, then the plan's weights. ms: device time. */
 static int customize_run(gp_dcch *d, cudaStream_t s, float *ms, void (*busy)(void *), void *arg,
                          gp_err *err) {
@@ -425,13 +418,11 @@ static int customize_run(gp_dcch *d, cudaStream_t s, float *ms, void (*busy)(voi
     /* the lab's profile: an event after each launch */
     uint32_t np = 0;
     cudaEvent_t *pev = NULL;
-    uint32_t *pl = NULL;
-    unsigned char *pbig = NULL;
+    gp_dcch_launch *pl = NULL;
     if (d->custom_profile) {
         pev = (cudaEvent_t *)calloc((size_t)d->nlevels + 1, sizeof *pev);
-        pl = (uint32_t *)malloc(((size_t)d->nlevels + 2) * sizeof *pl);
-        pbig = (unsigned char *)malloc((size_t)d->nlevels + 1);
-        if (!pev || !pl || !pbig) {
+        pl = (gp_dcch_launch *)calloc((size_t)d->nlevels + 1, sizeof *pl);
+        if (!pev || !pl) {
             rc = gp_err_set(err, GP_ENOMEM, "out of memory for the customization profile");
             goto out;
         }
@@ -444,17 +435,20 @@ static int customize_run(gp_dcch *d, cudaStream_t s, float *ms, void (*busy)(voi
         const uint32_t l_at = l;
         uint32_t cnt = d->edge_level[l + 1] - d->edge_level[l];
         if (cnt > SMALL_ITEMS / 8 || d->level_heavy[l]) {
-            const uint32_t lo = d->edge_level[l], ns = d->level_short[l], nl = cnt - ns;
-            const uint32_t bs =
-                (uint32_t)(((uint64_t)ns * SHORT_W + BIG_THREADS - 1) / BIG_THREADS);
-            const uint32_t bl = (uint32_t)(((uint64_t)nl * 32 + BIG_THREADS - 1) / BIG_THREADS);
-            customize_level<<<bs + bl, BIG_THREADS, 0, s>>>(d->eord + lo, ns, nl, bs, d->tri_first,
-                                                            d->tri, d->ofw, d->obw, d->fb, d->fw,
-                                                            d->bw, d->fmid, d->bmid, d->bad);
+            const uint32_t lo = d->edge_level[l], *cl = d->level_cls + 3 * (size_t)l;
+            const uint32_t n1 = cl[0], n8 = cl[1], n32 = cl[2], nh = cnt - n1 - n8 - n32;
+            uint3 b;
+            b.x = nh;
+            b.y = b.x + (uint32_t)(((uint64_t)n32 * 32 + BIG_THREADS - 1) / BIG_THREADS);
+            b.z = b.y + (uint32_t)(((uint64_t)n8 * SHORT_W + BIG_THREADS - 1) / BIG_THREADS);
+            const uint32_t nb = b.z + (n1 + BIG_THREADS - 1) / BIG_THREADS;
+            customize_level<<<nb, BIG_THREADS, 0, s>>>(d->eord + lo, n1, n8, n32, b, d->tri_first,
+                                                       d->tri, d->ofw, d->obw, d->fb, d->fw, d->bw,
+                                                       d->fmid, d->bmid, d->bad);
             CKL("customization");
             l++;
             if (pev) {
-                pl[np] = l_at, pbig[np] = 1;
+                pl[np].l0 = l_at, pl[np].l1 = l, pl[np].alone = 1;
                 CK(cudaEventRecord(pev[np++], s), "customization profile");
             }
         } else {
@@ -469,12 +463,11 @@ static int customize_run(gp_dcch *d, cudaStream_t s, float *ms, void (*busy)(voi
             CKL("customization");
             l = l1;
             if (pev) {
-                pl[np] = l_at, pbig[np] = 0;
+                pl[np].l0 = l_at, pl[np].l1 = l, pl[np].alone = 0;
                 CK(cudaEventRecord(pev[np++], s), "customization profile");
             }
         }
     }
-    if (pl) pl[np] = d->nlevels;
     d->customized = 1; /* the plan's weights count as customization; its tables are computed
                         * before the next plan sweep */
     d->w64 = 0;        /* a new metric: 32-bit warp-bin cells until one saturates */
@@ -489,7 +482,14 @@ static int customize_run(gp_dcch *d, cudaStream_t s, float *ms, void (*busy)(voi
     if (bad != INF32)
         rc = gp_err_set(err, GP_ETOOBIG,
                         "CCH customization: shortcut %u would exceed 2^32-1 weight units", bad);
-    if (pev) custom_profile(d, s, np, pev, pl, pbig);
+    if (pev) { /* each launch's time from the end of the one before */
+        float tail = 0;
+        for (uint32_t i = 0; i < np; i++)
+            CK(cudaEventElapsedTime(&pl[i].ms, i ? pev[i - 1] : d->ev0, pev[i]),
+               "customization profile");
+        if (np) CK(cudaEventElapsedTime(&tail, pev[np - 1], d->ev1), "customization profile");
+        d->custom_profile(d->custom_profile_arg, pl, np, tail);
+    }
 out:
     if (pev) {
         cudaStreamSynchronize(s);
@@ -498,7 +498,6 @@ out:
     }
     free(pev);
     free(pl);
-    free(pbig);
     return rc;
 }
 

@@ -28,6 +28,12 @@ typedef unsigned long long u64;
  * of them) take SHORT_W lanes each, the others a warp */
 #define SHORT_TRI 16
 #define SHORT_W 8
+/* customization: ... and the edges of fewer than TINY_TRI triangles (the bottom levels' edges,
+ * most of a turn graph's) a thread each; those of more than HEAVY_TRI a block of BIG_THREADS
+ * (kernels/cch_lab.h gp_dcch_tune tiny_tri, heavy_tri; 9 and 256 won on gen:4M's turn graph
+ * among 2-33 and 64-2048: bench/results/2026-11-30-NVIDIA-H200-turns-cch-classes.md) */
+#define TINY_TRI 9
+#define HEAVY_TRI 256
 #define SWEEP_SMALL_ITEMS 64     /* sweeps: levels of <= 64 items in one block, a warp per item */
 #define SWEEP_THREAD_ITEMS 16384 /* sweeps: a thread per item from here (bottom levels) */
 #define COOP_THREADS 512         /* sweeps: block size of the cooperative kernel */
@@ -121,9 +127,9 @@ struct gp_dcch_topo {
     uint32_t *level_first;      /* host copy: ranks per level */
     uint32_t *edge_level;       /* host: up_first[level_first[l]] per level (nlevels+1) */
     unsigned char *level_heavy; /* host: 1 where a level has more than SMALL_TRI triangles */
-    uint32_t *level_short;      /* host: edges of at most SHORT_TRI triangles per level */
-    uint32_t *eord; /* device, m: each level's edges of at most SHORT_TRI triangles, then the
-                     * others (each part ascending) */
+    uint32_t *level_cls; /* host, 3 per level: its edges of fewer than tiny_tri triangles, of at
+                          * most SHORT_TRI, of at most heavy_tri (the rest: heavy) */
+    uint32_t *eord;      /* device, m: each level's edges by those classes (each class ascending) */
     uint32_t *up_first, *up_head, *order; /* device */
     uint64_t *tri_first;
     uint32_t *tri;
@@ -167,7 +173,8 @@ struct gp_dcch_topo {
     unsigned char *f_full;      /* host: nphases, every bin of the phase has a table */
     uint32_t *p_ppos, *p_parcs; /* host, per phase: positions, inner arcs (the profile) */
     /* the gp_dcch_tune plan fields this part was built with (gp_dcch_retune compares) */
-    uint32_t shape[6]; /* plan_base, plan_ratio, bin_cap, top_max, piece_max, smem_max */
+    uint32_t shape[8]; /* plan_base, plan_ratio, bin_cap, top_max, piece_max, smem_max,
+                        * tiny_tri, heavy_tri */
     uint64_t tbytes;   /* device bytes of this part */
 };
 
@@ -196,9 +203,11 @@ struct gp_dcch : gp_dcch_topo {
     uint32_t *r_lev_host;
     size_t r_cap_n, r_cap_m, r_cap_lev, r_cap_t;
     /* the sweep's gp_dcch_tune fields (gp_dcch_new, gp_dcch_retune) */
-    int levels;          /* PHAST through the level sweep */
-    int profile;         /* per-phase device times on stderr */
-    int custom_profile;  /* each customization's launches timed on stderr (the lab) */
+    int levels;  /* PHAST through the level sweep */
+    int profile; /* per-phase device times on stderr */
+    /* each customization's launches timed, to the lab's callback (gp_dcch_tune) */
+    void (*custom_profile)(void *arg, const gp_dcch_launch *l, uint32_t n, float tail_ms);
+    void *custom_profile_arg;
     unsigned paths;      /* GP_DCCH_* */
     uint32_t wkw;        /* sources per warp bin at most for several sources */
     uint32_t sat;        /* 32-bit warp-bin cells saturate here */

@@ -42,6 +42,13 @@ extern "C" {
 #define GP_DCCH_PATHS_DEFAULT                                                                      \
     (GP_DCCH_GRAPH | GP_DCCH_WARPS | GP_DCCH_WMULTI | GP_DCCH_SKIP | GP_DCCH_FLAT | GP_DCCH_GATHER)
 
+/* One launch of a profiled customization (gp_dcch_tune.custom_profile). */
+typedef struct gp_dcch_launch {
+    uint32_t l0, l1; /* the levels it customized */
+    int alone;       /* one level alone (customize_level), else small levels in one block */
+    float ms;        /* device time, from the end of the launch before */
+} gp_dcch_launch;
+
 typedef struct gp_dcch_tune {
     /* the plan (kernels/cch_plan.h), built with a topology's device part */
     uint32_t plan_base, plan_ratio; /* phase thresholds base, base*ratio, base*ratio^2, ... */
@@ -63,9 +70,14 @@ typedef struct gp_dcch_tune {
                              * the 64-bit fallback) */
     int profile;            /* per-phase device times of every plan sweep on stderr (the
                              * launches one by one) */
-    int custom_profile;     /* every customization's launches timed, on stderr: by kind (a
-                             * level alone, small levels in one block), by edges per launch,
-                             * the slowest launches (kernels/cch_customize.cu) */
+    uint32_t tiny_tri;      /* customization: in a level launched alone, edges of fewer
+                             * triangles take a thread each (0: none) ... */
+    uint32_t heavy_tri;     /* ... and edges of more a block each (0: none) */
+    /* every customization's launches timed (an event after each), handed to this callback:
+     * launch i customized levels [l[i].l0, l[i].l1), alone or as small levels in one block,
+     * in l[i].ms; tail_ms: the plan's weights after them (bench/lab_cch.cu prints the report) */
+    void (*custom_profile)(void *arg, const struct gp_dcch_launch *l, uint32_t n, float tail_ms);
+    void *custom_profile_arg;
 } gp_dcch_tune;
 
 /* The service's values (the constants of kernels/cch_internal.cuh; zeroes in a build without

@@ -324,6 +324,25 @@ static void check_gpu(const gp_graph *g, int phast_sources) {
     assert_memory_equal(bw, c->bw, (size_t)m * 4);
     assert_memory_equal(fm, c->fmid, (size_t)m * 4);
     assert_memory_equal(bm, c->bmid, (size_t)m * 4);
+    /* the customization's edge classes (kernels/cch.cu edge_class) other than the service's: a
+     * thread for every edge of up to 16 triangles and a block for every edge of more than 2,
+     * none of either, a thread only for edges without triangles; the same weights and
+     * witnesses each time (the block's packed reduction keeps the first offset reaching the
+     * minimum) */
+    const uint32_t shapes[3][2] = {{17, 2}, {0, 0}, {1, 1}};
+    for (int k = 0; k < 3; k++) {
+        gp_dcch_tune tn = tests_tune;
+        tn.tiny_tri = shapes[k][0], tn.heavy_tri = shapes[k][1];
+        assert_int_equal(gp_cch_gpu_sweep(c, &tn, &err), GP_OK);
+        memset(c->fw, 0x5a, (size_t)m * 4);
+        memset(c->fmid, 0x5a, (size_t)m * 4);
+        if (gp_cch_gpu_customize(c, 0, &err) != GP_OK) fail_msg("gpu customize: %s", err.msg);
+        assert_memory_equal(fw, c->fw, (size_t)m * 4);
+        assert_memory_equal(bw, c->bw, (size_t)m * 4);
+        assert_memory_equal(fm, c->fmid, (size_t)m * 4);
+        assert_memory_equal(bm, c->bmid, (size_t)m * 4);
+    }
+    assert_int_equal(gp_cch_gpu_sweep(c, &tests_tune, &err), GP_OK);
     /* ... and the device's witnesses of the new metric == the host pass over them */
     gp_cch_witnesses(c);
     if (gp_cch_gpu_witnesses(c, wit, &err) != GP_OK) fail_msg("gpu witnesses: %s", err.msg);

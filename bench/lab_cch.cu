@@ -32,8 +32,9 @@
  *   --custom-shapes  after the service's customization, the same pass again with other edge
  *             classes (gp_dcch_tune tiny_tri: edges of fewer triangles a thread each, 0 none;
  *             heavy_tri: edges of more a block each, 0 none), each checked bit for bit against
- *             the CPU and timed (--reps); a shape of other classes builds a topology part of its own beside the
- *             shared one (road-like 24M's turn graph: one such shape fits the H200)
+ *             the CPU and timed (--reps); a shape of other classes builds a topology part of
+ *             its own beside the shared one (road-like 24M's turn graph: one such shape fits
+ *             the H200)
  *   --turns   each graph replaced by its car turn graph (graph/turns.h: node = road arc, arc =
  *             allowed turn weighted turn cost + next arc; needs coordinates and times, e.g. gen:N
  *             or an OSM file): what turn costs cost the CCH (sizes, times, GPU customization)
@@ -237,8 +238,8 @@ struct lab {
     bool profile_custom = false;              /* --profile-custom */
     bool turns = false;                       /* --turns: the car turn graph of each graph */
     std::vector<std::pair<uint32_t, uint32_t>> shapes; /* --custom-shapes: tiny_tri, heavy_tri */
-    gp_dcch_tune svc; /* the service's sweep (--small: warp bins and
-                                               * gathers in phases of any size; smem: 2 KiB) */
+    /* the service's sweep (--small: warp bins and gathers in phases of any size; smem: 2 KiB) */
+    gp_dcch_tune svc;
     FILE *plot = NULL;
 };
 
@@ -302,7 +303,7 @@ static void custom_profile(void *arg, const gp_dcch_launch *pl, uint32_t np, flo
         uint64_t cls[4] = {0, 0, 0, 0}; /* a thread, SHORT_W lanes, a warp, a block */
         for (uint64_t e = edge(L.l0); e < edge(L.l1); e++) {
             uint64_t nt = t->tri_first[e + 1] - t->tri_first[e];
-            int c = nt < prof_tune.tiny_tri ? 0 : nt <= 16 ? 1 : 2;
+            int c = nt < prof_tune.tiny_tri ? 0 : nt <= 16 ? 1 : 2; /* 16: SHORT_TRI */
             if (c == 2 && prof_tune.heavy_tri && nt > prof_tune.heavy_tri) c = 3;
             cls[c]++;
         }

@@ -102,11 +102,13 @@ static int parse_num(const char *f, size_t fl, double *out, int blank_ok, int *b
     return 1;
 }
 
-/* Calls one(line, fields) for each non-empty line; stops at the first failure (its status). */
+/* Calls one(line, fields) for each non-empty line, numbered from line0 + 1; stops at the first
+ * failure (its status). */
 typedef int (*line_fn)(void *ctx, size_t line, const char **f, const size_t *fl, int nf,
                        gp_err *err);
-static int each_line(const char *text, size_t len, line_fn one, void *ctx, gp_err *err) {
-    size_t pos = 0, line = 0;
+static int each_line(const char *text, size_t len, size_t line0, line_fn one, void *ctx,
+                     gp_err *err) {
+    size_t pos = 0, line = line0;
     while (pos < len) {
         const char *nl = memchr(text + pos, '\n', len - pos);
         size_t end = nl ? (size_t)(nl - text) : len, l = end - pos;
@@ -187,19 +189,84 @@ static int turn_line(void *ctx, size_t line, const char **f, const size_t *fl, i
     return GP_OK;
 }
 
+/* A file of a few MB (road-like 24M: 480k lines, 40 ms on one CPU) is read in parts on all CPUs:
+ * parts end at line ends; each part's lines are counted first, so that an error names the line
+ * of the file, and the first part that fails gives the error (the file's first bad line). */
+#define PARSE_PARTS 64
+#define PARSE_PART_MIN (1u << 16)
+typedef struct parse_job {
+    const char *text;
+    size_t at[PARSE_PARTS + 1]; /* part k: text[at[k], at[k + 1]) */
+    size_t line0[PARSE_PARTS + 1];
+    line_fn one;
+    vec v[PARSE_PARTS];
+    int rc[PARSE_PARTS];
+    gp_err err[PARSE_PARTS];
+} parse_job;
+
+static void count_parts(void *jv, uint64_t lo, uint64_t hi) {
+    parse_job *j = jv;
+    for (uint64_t k = lo; k < hi; k++) {
+        size_t n = 0;
+        for (const char *p = j->text + j->at[k], *e = j->text + j->at[k + 1];
+             (p = memchr(p, '\n', (size_t)(e - p))) != NULL; p++)
+            n++;
+        j->line0[k + 1] = n;
+    }
+}
+
+static void parse_parts(void *jv, uint64_t lo, uint64_t hi) {
+    parse_job *j = jv;
+    for (uint64_t k = lo; k < hi; k++)
+        j->rc[k] = each_line(j->text + j->at[k], j->at[k + 1] - j->at[k], j->line0[k], j->one,
+                             &j->v[k], &j->err[k]);
+}
+
 static int parse_all(const char *text, size_t len, line_fn one, size_t size, void **out, size_t *n,
                      const char *what, gp_err *err) {
-    vec v = {.size = size};
     *out = NULL;
     *n = 0;
-    int rc = each_line(text, len, one, &v, err);
-    if (rc == GP_OK && v.n == 0) rc = gp_err_set(err, GP_EINVAL, "the %s has no line", what);
-    if (rc != GP_OK) {
-        free(v.a);
-        return rc;
+    parse_job *j = calloc(1, sizeof *j);
+    if (!j) return gp_err_set(err, GP_ENOMEM, "out of memory reading the %s", what);
+    j->text = text;
+    j->one = one;
+    int parts = len >= (size_t)PARSE_PARTS * PARSE_PART_MIN ? PARSE_PARTS
+                                                            : (int)(len / PARSE_PART_MIN) + 1;
+    for (int k = 1; k < parts; k++) { /* each part from the line after its share's start */
+        size_t p = len * (size_t)k / (size_t)parts;
+        const char *nl = p < len ? memchr(text + p, '\n', len - p) : NULL;
+        p = nl ? (size_t)(nl - text) + 1 : len;
+        j->at[k] = p > j->at[k - 1] ? p : j->at[k - 1];
     }
-    *out = v.a;
-    *n = v.n;
+    j->at[parts] = len;
+    for (int k = 0; k < parts; k++) j->v[k].size = size;
+    gp_parallel_for_dynamic((uint64_t)parts, parts > 1 ? 0 : 1, 1, count_parts, j);
+    for (int k = 0; k < parts; k++) j->line0[k + 1] += j->line0[k];
+    gp_parallel_for_dynamic((uint64_t)parts, parts > 1 ? 0 : 1, 1, parse_parts, j);
+    int rc = GP_OK;
+    size_t total = 0;
+    for (int k = 0; k < parts && rc == GP_OK; k++) {
+        rc = j->rc[k];
+        if (rc != GP_OK && err) *err = j->err[k];
+        total += j->v[k].n;
+    }
+    if (rc == GP_OK && total == 0) rc = gp_err_set(err, GP_EINVAL, "the %s has no line", what);
+    char *all = NULL;
+    if (rc == GP_OK) { /* part 0's array grown to take the others */
+        all = parts == 1 ? j->v[0].a : realloc(j->v[0].a, total * size);
+        if (!all) rc = gp_err_set(err, GP_ENOMEM, "out of memory reading the %s", what);
+        else j->v[0].a = NULL;
+        size_t at = 0;
+        for (int k = 1; all && k < parts; k++) {
+            at += j->v[k - 1].n;
+            if (j->v[k].n) memcpy(all + at * size, j->v[k].a, j->v[k].n * size);
+        }
+    }
+    for (int k = 0; k < parts; k++) free(j->v[k].a);
+    free(j);
+    if (rc != GP_OK) return rc;
+    *out = all;
+    *n = total;
     return GP_OK;
 }
 
@@ -507,6 +574,7 @@ typedef struct arc_job {
     const uint32_t *arcs;
     uint32_t *nw, *tail;
     signed char *r;
+    uint32_t *w, *rw; /* set_range: the version's */
 } arc_job;
 
 static void arc_range(void *ctx, uint64_t lo, uint64_t hi) {
@@ -518,6 +586,33 @@ static void arc_range(void *ctx, uint64_t lo, uint64_t hi) {
         while (g->row[u + 1] <= a) u++;
         j->tail[i] = u;
         j->r[i] = (signed char)arc_weight(g, a, j->tail[i], g->col[a], j->sp, j->ks, &j->nw[i]);
+    }
+}
+
+/* The changed arcs' new weights (arc_range's) written into the version's w, and into rw where an arc's reverse
+ * entry is known (the one arc u -> v of its tail: its one entry of tail u in v's reverse row);
+ * r[i] becomes 1 for an arc whose weight changed, 2 for one with parallel arcs u -> v, whose
+ * reverse entry traffic_apply picks after, in arc order; 0 for one unchanged. Arcs are distinct,
+ * so no entry is written twice. */
+static void set_range(void *ctx, uint64_t lo, uint64_t hi) {
+    arc_job *j = ctx;
+    const gp_graph *g = j->g;
+    for (uint64_t i = lo; i < hi; i++) {
+        uint32_t a = j->arcs[i], x = j->nw[i], u = j->tail[i], v = g->col[a], par = 0;
+        if (j->r[i] < 0) continue; /* too long: traffic_apply reports it */
+        if (x == g->w[a]) {
+            j->r[i] = 0;
+            continue;
+        }
+        j->w[a] = x;
+        for (uint32_t k = g->row[u]; k < g->row[u + 1]; k++) par += g->col[k] == v;
+        j->r[i] = par > 1 ? 2 : 1;
+        if (par > 1) continue;
+        for (uint32_t k = g->rrow[v]; k < g->rrow[v + 1]; k++)
+            if (g->rcol[k] == u) {
+                j->rw[k] = x;
+                break;
+            }
     }
 }
 
@@ -645,14 +740,17 @@ static gp_turns *turns_of(const gp_graph *base, gp_graph *g2, const gp_osmseg *i
         }
     }
     free(hits);
-    /* the reweight's list with these (out of memory: unknown, every node is read) */
-    uint32_t *dt = NULL, ndt = 0;
-    if (tg->diff_tails && !tl.oom && !cl.oom)
-        dt = gp_graph_tails_union(tg, cl.v, (uint32_t)cl.n, tl.v, (uint32_t)tl.n, tg->diff_tails,
-                                  tg->ndiff_tails, &ndt);
-    free(tg->diff_tails);
-    tg->diff_tails = dt;
-    tg->ndiff_tails = ndt;
+    /* the reweight's list with these (out of memory: unknown, every node is read); the list
+     * as it is when there are none (a speed file alone) */
+    if (cl.n || tl.n || cl.oom || tl.oom) {
+        uint32_t *dt = NULL, ndt = 0;
+        if (tg->diff_tails && !tl.oom && !cl.oom)
+            dt = gp_graph_tails_union(tg, cl.v, (uint32_t)cl.n, tl.v, (uint32_t)tl.n,
+                                      tg->diff_tails, tg->ndiff_tails, &ndt);
+        free(tg->diff_tails);
+        tg->diff_tails = dt;
+        tg->ndiff_tails = ndt;
+    }
     free(tl.v);
     free(cl.v);
     if (nclosed || st->turns_changed) { /* weights raised past gp_turns_reweight's largest */
@@ -695,6 +793,15 @@ static uint32_t *sorted_copy(const uint32_t *v, size_t n, uint32_t *nout) {
     uint32_t *c = malloc(sizeof *c * n + 4);
     if (!c) return NULL;
     if (n) memcpy(c, v, sizeof *c * n);
+    size_t k = 1;
+    while (k < n && c[k - 1] <= c[k]) k++;
+    if (k >= n) { /* ascending already (the changed arcs, and so their tails): repeats dropped */
+        uint32_t u = 0;
+        for (size_t i = 0; i < n; i++)
+            if (!u || c[u - 1] != c[i]) c[u++] = c[i];
+        *nout = u;
+        return c;
+    }
     int64_t u = gp_sort_unique_u32(c, (uint32_t)n);
     if (u < 0) {
         free(c);
@@ -725,15 +832,17 @@ static int traffic_apply(gp_engine *e, const gp_graph *g, const gp_speed_entry *
     double t0 = gp_now(), t_keys = t0, t_find = t0, t_weights = t0;
     int rc = GP_OK;
     keyset sks = {0}, tks = {0};
-    uint32_t *w = gp_weights_alloc(base->m), *rw = gp_weights_alloc(base->m);
-    unsigned char *used = calloc(base->m ? base->m : 1, 1);
+    uint32_t *w = NULL, *rw = NULL; /* the base's weights, then the speeds' */
+    int wcopied = 0;
+    if (gp_weights_dup(base, &w, &rw, &wcopied) != 0) w = rw = NULL;
+    unsigned char *used = NULL;       /* reverse entries taken, when there are parallel arcs */
     uint32_t *chg = NULL, *nw = NULL; /* the arcs of the speeds; their new weights */
     uint32_t *ctail = NULL;           /* the changed arcs' tails (in nw) */
     signed char *res = NULL;
     int64_t nchg = 0;
     gp_graph *g2 = NULL;
     gp_turns *T = NULL;
-    if (!w || !rw || !used || keyset_build(&sks, sp, ns, speed_key) != 0 ||
+    if (!w || !rw || keyset_build(&sks, sp, ns, speed_key) != 0 ||
         keyset_build(&tks, tp, nt, turn_key) != 0) {
         rc = gp_err_set(err, GP_ENOMEM, "out of memory applying traffic");
         goto fail;
@@ -745,7 +854,6 @@ static int traffic_apply(gp_engine *e, const gp_graph *g, const gp_speed_entry *
         rc = err && err->code ? err->code : GP_ENOMEM;
         goto fail;
     }
-    gp_weights_copy(base, w, rw);
     if (nsk) {
         t_keys = gp_now();
         nchg = arcs_of(ix, &sks, &chg);
@@ -761,10 +869,15 @@ static int traffic_apply(gp_engine *e, const gp_graph *g, const gp_speed_entry *
         /* each arc's new weight, in parallel (arc_job); then, in arc order, the changed ones and
          * their reverse entries: each changed arc takes the first entry of the reverse order from
          * its tail with the old weight not yet taken */
-        arc_job j = {base, sp, &sks, chg, nw, nw + nchg, res};
+        arc_job j = {base, sp, &sks, chg, nw, nw + nchg, res, w, rw};
         ctail = j.tail;
         gp_parallel_for_dynamic((uint64_t)nchg, nchg >= 2048 ? 0 : 1, 0, arc_range, &j);
         t_weights = gp_now();
+        /* the new weights in w and rw on all CPUs (~500k arcs of road-like 24M a file, each a few
+         * rows read at random); then, in arc order, the changed ones kept and the reverse
+         * entries of parallel arcs: each takes the first entry of the reverse order from its
+         * tail with the old weight not yet taken */
+        gp_parallel_for_dynamic((uint64_t)nchg, nchg >= 2048 ? 0 : 1, 0, set_range, &j);
         int64_t kept = 0;
         for (int64_t i = 0; i < nchg; i++) {
             uint32_t a = chg[i], x = nw[i];
@@ -775,11 +888,15 @@ static int traffic_apply(gp_engine *e, const gp_graph *g, const gp_speed_entry *
                                 base->source, (long long)base->ext[u], (long long)base->ext[v]);
                 goto fail;
             }
-            if (x == base->w[a]) continue;
-            w[a] = x;
+            if (res[i] == 0) continue;
             j.tail[kept] = u; /* kept <= i: read already */
             chg[kept++] = a;
             st->arcs_closed += x == GP_TRAFFIC_CLOSED;
+            if (res[i] != 2) continue;
+            if (!used && !(used = calloc(base->m ? base->m : 1, 1))) {
+                rc = gp_err_set(err, GP_ENOMEM, "out of memory applying traffic");
+                goto fail;
+            }
             for (uint32_t k = base->rrow[v]; k < base->rrow[v + 1]; k++)
                 if (base->rcol[k] == u && !used[k] && base->rw[k] == base->w[a]) {
                     used[k] = 1;
@@ -862,10 +979,11 @@ static int traffic_apply(gp_engine *e, const gp_graph *g, const gp_speed_entry *
     /* where the build went (docs/operators.md event=cch_phases has the attach's phases) */
     GP_LOG(GP_LOG_DEBUG,
            "event=traffic_phases graph=%s arcs_ms=%.1f keys_ms=%.1f find_ms=%.1f weights_ms=%.1f "
-           "turns_ms=%.1f build_ms=%.1f attach_ms=%.1f arcs_changed=%llu",
+           "turns_ms=%.1f build_ms=%.1f attach_ms=%.1f arcs_changed=%llu weights_copied=%d",
            g2->version, (t_arcs - t0) * 1e3, (t_keys - t0) * 1e3,
            nsk ? (t_find - t_keys) * 1e3 : 0.0, nsk ? (t_weights - t_find) * 1e3 : 0.0,
-           (t1 - t_arcs) * 1e3, st->build_ms, st->attach_ms, (unsigned long long)st->arcs_changed);
+           (t1 - t_arcs) * 1e3, st->build_ms, st->attach_ms, (unsigned long long)st->arcs_changed,
+           wcopied);
     trim_start();
 done:
     *out = g2;

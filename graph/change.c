@@ -232,7 +232,8 @@ int gp_graph_change_links(const gp_graph *g, const gp_link_change *ch, size_t nc
     for (size_t k = 0; k < nk; k++) costs_only = costs_only && !ch[keys[k].idx].down;
     if (costs_only) {
         /* the same arcs with other weights: a reweighted version sharing everything else */
-        uint32_t *w = gp_weights_alloc(g->m), *rw = gp_weights_alloc(g->m);
+        uint32_t *w = NULL, *rw = NULL;
+        if (gp_weights_dup(g, &w, &rw, NULL) != 0) w = rw = NULL;
         /* the forward arcs set, for the version's lists (at most a link's parallel arcs each
          * way; unknown when out of memory) */
         uint64_t cap = 0;
@@ -241,7 +242,6 @@ int gp_graph_change_links(const gp_graph *g, const gp_link_change *ch, size_t nc
                    (g->row[keys[k].b + 1] - g->row[keys[k].b]);
         uint32_t *arcs = cap < UINT32_MAX ? malloc(cap * 4 + 4) : NULL, narcs = 0;
         if (w && rw) {
-            gp_weights_copy(g, w, rw);
             set_job sj = {g, keys, wnew, w, rw, arcs, 0};
             gp_parallel_for(nk, nk >= 4096 ? 0 : 1, set_range, &sj);
             narcs = sj.narcs;

@@ -4,6 +4,7 @@
  * CPU count, the one parallel-for, array growth). The builder is graph/builder.c.
  */
 #include "graph/graph_internal.h"
+#include "graph/parallel.h"
 #include "graph/spatial.h"
 
 #include <pthread.h>
@@ -119,56 +120,151 @@ static void release(const gp_graph *g, void *p) {
     free(p);
 }
 
+/* The pool of released weight arrays. An entry may be clean: it holds the weights (w, or rw when
+ * rev) of the graph whose version hash is `of` (a graph that owns its arrays), restored there when
+ * the version that used it went (release_version) - a new version of that graph takes it without
+ * copying every weight. */
 static struct {
     pthread_mutex_t mu;
     uint32_t *w[GP_WEIGHTS_KEPT];
     uint32_t m[GP_WEIGHTS_KEPT];
+    uint64_t of[GP_WEIGHTS_KEPT];
+    unsigned char clean[GP_WEIGHTS_KEPT], rev[GP_WEIGHTS_KEPT];
     int n;
 } wpool = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
-uint32_t *gp_weights_alloc(uint32_t m) {
-    pthread_mutex_lock(&wpool.mu);
+/* An array of m weights from the pool (lock held), or NULL: with clean, only one holding the
+ * weights (of, rev); otherwise one that is not clean first, then the oldest clean one. */
+static uint32_t *pool_take(uint32_t m, int clean, uint64_t of, int rev) {
+    int pick = -1;
     for (int i = wpool.n - 1; i >= 0; i--) {
         if (wpool.m[i] != m) continue;
-        uint32_t *w = wpool.w[i];
-        wpool.n--;
-        wpool.w[i] = wpool.w[wpool.n];
-        wpool.m[i] = wpool.m[wpool.n];
-        pthread_mutex_unlock(&wpool.mu);
-        return w;
+        if (clean) {
+            if (wpool.clean[i] && wpool.of[i] == of && wpool.rev[i] == rev) {
+                pick = i;
+                break;
+            }
+        } else if (!wpool.clean[i]) {
+            pick = i;
+            break;
+        } else {
+            pick = i; /* a clean one, unless a plain one comes */
+        }
     }
-    pthread_mutex_unlock(&wpool.mu);
-    return malloc(sizeof(uint32_t) * (m ? m : 1));
+    if (pick < 0) return NULL;
+    uint32_t *w = wpool.w[pick];
+    wpool.n--;
+    memmove(wpool.w + pick, wpool.w + pick + 1, sizeof *wpool.w * (size_t)(wpool.n - pick));
+    memmove(wpool.m + pick, wpool.m + pick + 1, sizeof *wpool.m * (size_t)(wpool.n - pick));
+    memmove(wpool.of + pick, wpool.of + pick + 1, sizeof *wpool.of * (size_t)(wpool.n - pick));
+    memmove(wpool.clean + pick, wpool.clean + pick + 1, (size_t)(wpool.n - pick));
+    memmove(wpool.rev + pick, wpool.rev + pick + 1, (size_t)(wpool.n - pick));
+    return w;
 }
 
-void gp_weights_release(uint32_t *w, uint32_t m) {
+uint32_t *gp_weights_alloc(uint32_t m) {
+    pthread_mutex_lock(&wpool.mu);
+    uint32_t *w = pool_take(m, 0, 0, 0);
+    pthread_mutex_unlock(&wpool.mu);
+    return w ? w : malloc(sizeof(uint32_t) * (m ? m : 1));
+}
+
+static void pool_put(uint32_t *w, uint32_t m, int clean, uint64_t of, int rev) {
     if (!w) return;
     pthread_mutex_lock(&wpool.mu);
     if (wpool.n == GP_WEIGHTS_KEPT) { /* the oldest goes: sizes in use come back often */
         free(wpool.w[0]);
-        memmove(wpool.w, wpool.w + 1, sizeof *wpool.w * (GP_WEIGHTS_KEPT - 1));
-        memmove(wpool.m, wpool.m + 1, sizeof *wpool.m * (GP_WEIGHTS_KEPT - 1));
         wpool.n--;
+        memmove(wpool.w, wpool.w + 1, sizeof *wpool.w * (size_t)wpool.n);
+        memmove(wpool.m, wpool.m + 1, sizeof *wpool.m * (size_t)wpool.n);
+        memmove(wpool.of, wpool.of + 1, sizeof *wpool.of * (size_t)wpool.n);
+        memmove(wpool.clean, wpool.clean + 1, (size_t)wpool.n);
+        memmove(wpool.rev, wpool.rev + 1, (size_t)wpool.n);
     }
     wpool.w[wpool.n] = w;
-    wpool.m[wpool.n++] = m;
+    wpool.m[wpool.n] = m;
+    wpool.of[wpool.n] = of;
+    wpool.clean[wpool.n] = (unsigned char)clean;
+    wpool.rev[wpool.n++] = (unsigned char)rev;
     pthread_mutex_unlock(&wpool.mu);
 }
 
+void gp_weights_release(uint32_t *w, uint32_t m) { pool_put(w, m, 0, 0, 0); }
+
 typedef struct wcopy_job {
     const gp_graph *g;
-    uint32_t *w, *rw;
+    uint32_t *w, *rw; /* NULL: that one holds g's already */
 } wcopy_job;
 
 static void wcopy_range(void *jv, uint64_t lo, uint64_t hi) {
     wcopy_job *j = jv;
-    memcpy(j->w + lo, j->g->w + lo, (size_t)(hi - lo) * sizeof *j->w);
-    memcpy(j->rw + lo, j->g->rw + lo, (size_t)(hi - lo) * sizeof *j->rw);
+    if (j->w) memcpy(j->w + lo, j->g->w + lo, (size_t)(hi - lo) * sizeof *j->w);
+    if (j->rw) memcpy(j->rw + lo, j->g->rw + lo, (size_t)(hi - lo) * sizeof *j->rw);
 }
 
 void gp_weights_copy(const gp_graph *g, uint32_t *w, uint32_t *rw) {
     wcopy_job j = {g, w, rw};
     gp_parallel_for(g->m, g->m >= (1u << 20) ? 0 : 1, wcopy_range, &j);
+}
+
+int gp_weights_dup(const gp_graph *g, uint32_t **w, uint32_t **rw, int *copied) {
+    uint32_t *a = NULL, *b = NULL;
+    if (!g->base) { /* only an owner's weights are restored into released arrays */
+        pthread_mutex_lock(&wpool.mu);
+        a = pool_take(g->m, 1, g->hash, 0);
+        b = pool_take(g->m, 1, g->hash, 1);
+        pthread_mutex_unlock(&wpool.mu);
+    }
+    wcopy_job j = {g, a ? NULL : gp_weights_alloc(g->m), b ? NULL : gp_weights_alloc(g->m)};
+    if ((!a && !j.w) || (!b && !j.rw)) {
+        gp_weights_release(a ? a : j.w, g->m);
+        gp_weights_release(b ? b : j.rw, g->m);
+        *w = *rw = NULL;
+        return -1;
+    }
+    if (j.w || j.rw) gp_parallel_for(g->m, g->m >= (1u << 20) ? 0 : 1, wcopy_range, &j);
+    if (copied) *copied = (j.w != NULL) + (j.rw != NULL);
+    *w = a ? a : j.w;
+    *rw = b ? b : j.rw;
+    return 0;
+}
+
+/* A reweighted version's arrays back to its base's weights, at the nodes of its list (rows in w;
+ * their arcs' reverse entries in rw): outside them they are the base's (gp_graph diff_tails). */
+typedef struct restore_job {
+    const gp_graph *b;
+    const uint32_t *tails;
+    uint32_t *w, *rw;
+} restore_job;
+
+static void restore_range(void *jv, uint64_t lo, uint64_t hi) {
+    restore_job *j = jv;
+    const gp_graph *b = j->b;
+    for (uint64_t i = lo; i < hi; i++) {
+        uint32_t u = j->tails[i];
+        memcpy(j->w + b->row[u], b->w + b->row[u], (size_t)(b->row[u + 1] - b->row[u]) * 4);
+        for (uint32_t k = b->row[u]; k < b->row[u + 1]; k++) {
+            uint32_t v = b->col[k];
+            for (uint32_t r = b->rrow[v]; r < b->rrow[v + 1]; r++)
+                if (b->rcol[r] == u) j->rw[r] = b->rw[r];
+        }
+    }
+}
+
+/* Version g's w and rw back to the pool: clean (its base's weights) when g lists where they
+ * differ, so that the next version of that base takes them without a copy (gp_weights_dup). */
+static void release_version(gp_graph *g) {
+    const gp_graph *b = g->base;
+    if (g->diff_tails && g->w && g->rw && b->w && b->rw && b->m == g->m) {
+        restore_job j = {b, g->diff_tails, g->w, g->rw};
+        gp_parallel_for_dynamic(g->ndiff_tails, g->ndiff_tails >= 4096 ? 0 : 1, 0, restore_range,
+                                &j);
+        pool_put(g->w, g->m, 1, b->hash, 0);
+        pool_put(g->rw, g->m, 1, b->hash, 1);
+        return;
+    }
+    gp_weights_release(g->w, g->m);
+    gp_weights_release(g->rw, g->m);
 }
 
 void gp_graph_destroy(gp_graph *g) {
@@ -180,8 +276,7 @@ void gp_graph_destroy(gp_graph *g) {
     if (g->mdev && g->mdev_free) g->mdev_free(g->mdev);
     if (g->turns && g->turns_free) g->turns_free(g->turns);
     if (g->base) { /* a reweighted version: the rest is the base's */
-        gp_weights_release(g->w, g->m);
-        gp_weights_release(g->rw, g->m);
+        release_version(g);
         free(g->diff_tails);
         free(g->diff_arcs);
         gp_graph_unref(g->base);
@@ -503,18 +598,53 @@ int64_t gp_sort_unique_u32(uint32_t *a, uint32_t n) {
     return u;
 }
 
+/* The heads' reverse rows in chunks (a speed file of road-like 24M: ~500k heads read at random):
+ * each chunk's count, then each chunk's tails at its offset. */
+#define TU_CHUNKS 64
+typedef struct tu_job {
+    const gp_graph *g;
+    const uint32_t *heads;
+    uint32_t nheads;
+    uint64_t at[TU_CHUNKS + 1];
+    uint32_t *v;
+} tu_job;
+
+static void tu_count(void *jv, uint64_t lo, uint64_t hi) {
+    tu_job *j = jv;
+    for (uint64_t c = lo; c < hi; c++) {
+        uint64_t n = 0;
+        for (uint64_t i = c * j->nheads / TU_CHUNKS; i < (c + 1) * j->nheads / TU_CHUNKS; i++)
+            n += j->g->rrow[j->heads[i] + 1] - j->g->rrow[j->heads[i]];
+        j->at[c + 1] = n;
+    }
+}
+
+static void tu_fill(void *jv, uint64_t lo, uint64_t hi) {
+    tu_job *j = jv;
+    const gp_graph *g = j->g;
+    for (uint64_t c = lo; c < hi; c++) {
+        uint64_t k = j->at[c];
+        for (uint64_t i = c * j->nheads / TU_CHUNKS; i < (c + 1) * j->nheads / TU_CHUNKS; i++)
+            for (uint32_t r = g->rrow[j->heads[i]]; r < g->rrow[j->heads[i] + 1]; r++)
+                j->v[k++] = g->rcol[r];
+    }
+}
+
 uint32_t *gp_graph_tails_union(const gp_graph *g, const uint32_t *heads, uint32_t nheads,
                                const uint32_t *tails, uint32_t ntails, const uint32_t *old,
                                uint32_t nold, uint32_t *nout) {
-    uint64_t n = (uint64_t)nold + ntails;
-    for (uint32_t i = 0; i < nheads; i++) n += g->rrow[heads[i] + 1] - g->rrow[heads[i]];
+    tu_job j = {.g = g, .heads = heads, .nheads = nheads};
+    int threads = nheads >= 16384 ? 0 : 1;
+    gp_parallel_for_dynamic(TU_CHUNKS, threads, 1, tu_count, &j);
+    j.at[0] = (uint64_t)nold + ntails;
+    for (int c = 0; c < TU_CHUNKS; c++) j.at[c + 1] += j.at[c];
+    uint64_t n = j.at[TU_CHUNKS];
     uint32_t *v = n < UINT32_MAX ? malloc(n * 4 + 4) : NULL;
     if (!v) return NULL;
     if (nold) memcpy(v, old, (size_t)nold * 4);
     if (ntails) memcpy(v + nold, tails, (size_t)ntails * 4);
-    uint64_t k = (uint64_t)nold + ntails;
-    for (uint32_t i = 0; i < nheads; i++)
-        for (uint32_t r = g->rrow[heads[i]]; r < g->rrow[heads[i] + 1]; r++) v[k++] = g->rcol[r];
+    j.v = v;
+    gp_parallel_for_dynamic(TU_CHUNKS, threads, 1, tu_fill, &j);
     int64_t u = gp_sort_unique_u32(v, (uint32_t)n);
     if (u < 0) {
         free(v);

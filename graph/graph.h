@@ -269,6 +269,13 @@ void gp_weights_release(uint32_t *w, uint32_t m);
 /* g's w and rw copied into w and rw (g->m entries each), on all CPUs for a large graph: a new
  * version's weights before its changes. */
 void gp_weights_copy(const gp_graph *g, uint32_t *w, uint32_t *rw);
+/* A new version's w and rw, holding g's weights (its arrays to change): arrays that a released
+ * version of g gave back restored to g's weights at the nodes of its diff_tails (gp_graph_destroy),
+ * when there are such (g owns its arrays), else pooled or new ones filled by gp_weights_copy -
+ * so that a version a second does not copy every weight (2 x 480 MB a version of road-like 24M's
+ * turn graph). *copied (may be NULL): how many of the two were copied. 0, or -1 when out of
+ * memory (*w and *rw NULL). */
+int gp_weights_dup(const gp_graph *g, uint32_t **w, uint32_t **rw, int *copied);
 /* Sorts a[0..n) ascending (LSD radix, two 16-bit passes); -1 when out of memory. */
 int gp_sort_u32(uint32_t *a, uint32_t n);
 /* Sorts a[0..n) ascending and drops repeats: how many are kept, or -1 when out of memory. */

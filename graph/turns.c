@@ -643,24 +643,21 @@ static gp_turns *reweight(const gp_turns *base, const gp_graph *g, const uint32_
                           uint32_t narcs, gp_err *err) {
     double t0 = gp_now();
     const gp_graph *btg = gp_graph_owner(base->tg), *bg = gp_graph_owner(g);
-    const uint32_t n = btg->n, m = btg->m;
+    const uint32_t n = btg->n;
     if (base->narcs != g->m) {
         gp_err_set(err, GP_EINVAL, "graph %s: its turn graph is of another graph", g->source);
         return NULL;
     }
     gp_turns *T = calloc(1, sizeof *T);
-    uint32_t *w = gp_weights_alloc(m), *rw = gp_weights_alloc(m);
-    if (!T || !w || !rw) {
+    uint32_t *w = NULL, *rw = NULL;
+    if (!T || gp_weights_dup(btg, &w, &rw, NULL) != 0) {
         free(T);
-        gp_weights_release(w, m);
-        gp_weights_release(rw, m);
         gp_err_set(err, GP_ENOMEM, "out of memory for a new version of the turn graph");
         return NULL;
     }
     /* turn cost of tg arc k = base tg weight - base road weight of its head's road arc (built
      * so: no wrap-around), so the new weight is the base's plus the head's change */
     rew_job j = {base, btg, bg->w, g->w, arcs, w, rw};
-    gp_weights_copy(btg, w, rw);
     if (arcs) gp_parallel_for_dynamic(narcs, narcs >= 4096 ? 0 : 1, 0, rew_patch_arcs, &j);
     else gp_parallel_for(n, n >= (1u << 20) ? 0 : 1, rew_patch, &j);
     /* the version follows the road graph's (the same road weights, the same turn weights; the

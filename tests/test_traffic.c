@@ -66,6 +66,47 @@ static void test_parse(void **st) {
     parse_fails(1, "5,3,6\n", "line 1: expected from_osm_id,via_osm_id");
     parse_fails(1, "5,3,6,x\n", "line 1: penalty_s");
     parse_fails(1, "5,3,6,1\n5,3,6,1,w\n", "line 2: weight");
+    /* a file of 200,000 lines (3 MB, read in parts on several threads): every entry in file
+     * order, and an error names the file's line, the first bad one */
+    {
+        size_t cap = 200000 * 32, len = 0;
+        char *big = malloc(cap);
+        assert_non_null(big);
+        for (int i = 0; i < 200000; i++)
+            len += (size_t)snprintf(big + len, cap - len, i % 7 ? "%d,%d,%d\n" : "%d,%d,%d\r\n\n",
+                                    i + 1, i + 2, i % 97);
+        gp_speed_entry *bs = NULL;
+        size_t bn = 0;
+        assert_int_equal(gp_traffic_parse_speeds(big, len, &bs, &bn, &err), GP_OK);
+        assert_int_equal(bn, 200000);
+        for (size_t i = 0; i < bn; i++)
+            if (bs[i].from != (int64_t)i + 1 || bs[i].to != (int64_t)i + 2 ||
+                bs[i].kmh != (double)(i % 97))
+                fail_msg("entry %zu: %lld,%lld,%g", i, (long long)bs[i].from, (long long)bs[i].to,
+                         bs[i].kmh);
+        free(bs);
+        /* line 171,428 (of 228,572: a blank line follows every 7th entry) made bad */
+        char *p = big;
+        for (int line = 1; line < 171428; line++) p = strchr(p, '\n') + 1;
+        char *q = strchr(p, ',');
+        *q = ';'; /* the line's first comma */
+        char *r = strstr(big + len / 5, "\n") + 1;
+        char *rq = strchr(r, ',');
+        char keep = rq[1];
+        rq[1] = 'x'; /* an earlier line, in another part: the first error */
+        bs = (gp_speed_entry *)1;
+        assert_int_equal(gp_traffic_parse_speeds(big, len, &bs, &bn, &err), GP_EINVAL);
+        assert_null(bs);
+        size_t want = 1;
+        for (char *c = big; c < r; c++) want += *c == '\n';
+        char msg[64];
+        snprintf(msg, sizeof msg, "line %zu: ", want);
+        if (!strstr(err.msg, msg)) fail_msg("'%s' does not say '%s'", err.msg, msg);
+        rq[1] = keep;
+        assert_int_equal(gp_traffic_parse_speeds(big, len, &bs, &bn, &err), GP_EINVAL);
+        if (!strstr(err.msg, "line 171428: ")) fail_msg("'%s' is not line 171428", err.msg);
+        free(big);
+    }
     gp_turn_entry *tp = NULL;
     const char *t = "5,3,6,600\n1,3,6,-2,,junk\n";
     assert_int_equal(gp_traffic_parse_turns(t, strlen(t), &tp, &n, &err), GP_OK);
@@ -107,6 +148,8 @@ static gp_graph *apply(gp_engine *e, const gp_graph *g, const char *speeds, cons
     return g2;
 }
 
+static void base_outside_list(const gp_graph *h, int r);
+
 static void run(const char *cch) {
     gp_err err = {0};
     gp_engine *e = gp_engine_new("cpu", 2, NULL, &err);
@@ -126,6 +169,18 @@ static void run(const char *cch) {
     assert_ptr_equal(g1->col, g->col);
     assert_true(strcmp(g1->version, g->version) != 0);
     assert_int_equal(cost_1_6(e, g1), 1023);
+    /* Main's 1 -> 3 is parallel to Detour's: its reverse entry, not Detour's, has the new weight */
+    base_outside_list(g1, 1);
+    assert_int_equal(g1->ndiff_tails, 1);
+    {
+        uint32_t u = gp_graph_index(g, 1), v = gp_graph_index(g, 3), nf = 0, nr = 0, nrw = 0;
+        for (uint32_t k = g->row[u]; k < g->row[u + 1]; k++) nf += g->col[k] == v;
+        for (uint32_t k = g->rrow[v]; k < g->rrow[v + 1]; k++)
+            if (g->rcol[k] == u) nr++, nrw += g1->rw[k] != g->rw[k];
+        assert_int_equal(nf, 2);
+        assert_int_equal(nr, 2);
+        assert_int_equal(nrw, 1);
+    }
     /* 20,000 unknown segments around two entries of 1 -> 2 (the last one wins): the same
      * version as g1's, the unknown ones counted */
     {
@@ -277,6 +332,42 @@ static void cch_as_full(const gp_graph *g, int r) {
     gp_cch_free(f);
 }
 
+/* Version h's weights are its base's outside its list (gp_graph diff_tails), in w and in rw: also
+ * when its arrays are ones a released version gave back (gp_weights_dup), put back to the base's
+ * weights at that version's own nodes. */
+static void base_outside_list(const gp_graph *h, int r) {
+    const gp_graph *b = h->base;
+    assert_non_null(b);
+    assert_non_null(h->diff_tails);
+    unsigned char *in = calloc(b->n + 1, 1);
+    assert_non_null(in);
+    for (uint32_t i = 0; i < h->ndiff_tails; i++) in[h->diff_tails[i]] = 1;
+    for (uint32_t u = 0; u < b->n; u++)
+        for (uint32_t k = b->row[u]; k < b->row[u + 1]; k++)
+            if (!in[u] && h->w[k] != b->w[k])
+                fail_msg("version %d arc %u of node %u (not listed): %u, the base's %u", r, k, u,
+                         h->w[k], b->w[k]);
+    /* rw is w in reverse order: per pair u -> v the same weights (parallel arcs: the same sum) */
+    for (uint32_t u = 0; u < b->n; u++)
+        for (uint32_t k = b->row[u]; k < b->row[u + 1]; k++) {
+            uint32_t v = b->col[k];
+            uint64_t fs = 0, rs = 0;
+            for (uint32_t x = b->row[u]; x < b->row[u + 1]; x++)
+                if (b->col[x] == v) fs += h->w[x];
+            for (uint32_t x = b->rrow[v]; x < b->rrow[v + 1]; x++)
+                if (b->rcol[x] == u) rs += h->rw[x];
+            if (fs != rs)
+                fail_msg("version %d pair %u -> %u: weights %llu forward, %llu reverse", r, u, v,
+                         (unsigned long long)fs, (unsigned long long)rs);
+        }
+    for (uint32_t v = 0; v < b->n; v++)
+        for (uint32_t k = b->rrow[v]; k < b->rrow[v + 1]; k++)
+            if (!in[b->rcol[k]] && h->rw[k] != b->rw[k])
+                fail_msg("version %d reverse entry %u (tail %u, not listed): %u, the base's %u", r,
+                         k, b->rcol[k], h->rw[k], b->rw[k]);
+    free(in);
+}
+
 /* A chain of speed (and turn penalty) files, each applied to the version before it as the
  * service does: each version lists the nodes whose arcs it changed (gp_graph diff_tails), its
  * CCH metric is mapped from its predecessor's over the union of both lists alone, and must equal
@@ -299,6 +390,8 @@ static void chain(const char *turn_costs) {
     assert_true(sp && tp);
     uint64_t seed = 17;
     gp_graph *cur = gp_graph_ref(g);
+    const uint32_t *gone[8] = {0}; /* the road weights of the versions released */
+    int ngone = 0, reused = 0;
     for (int r = 0; r < 8; r++) {
         size_t nsr = r == 6 ? 0 : ns;      /* version 6: no speeds, the base's weights again */
         for (size_t i = 0; i < nsr; i++) { /* other segments each time; some closed */
@@ -322,10 +415,20 @@ static void chain(const char *turn_costs) {
             fail_msg("apply %d: %s", r, err.msg);
         const gp_graph *cg = nx->turns ? ((const gp_turns *)nx->turns)->tg : nx;
         if (nx != g) assert_non_null(cg->diff_tails); /* the list path */
+        if (nx != g) {
+            base_outside_list(nx, r);
+            if (cg != nx) base_outside_list(cg, r);
+            int seen = 0;
+            for (int i = 0; i < ngone; i++) seen |= nx->w == gone[i];
+            reused += seen;
+        }
         cch_as_full(nx, r);
+        if (cur != g) gone[ngone++] = cur->w;
         gp_graph_unref(cur);
         cur = nx;
     }
+    /* from the third on, each version's road weights are the arrays of one released before */
+    assert_int_equal(reused, 6);
     gp_graph_unref(cur);
     free(sp);
     free(tp);

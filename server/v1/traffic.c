@@ -251,6 +251,12 @@ static int add_and_apply(tr_graph *tg, tr_set *s, gp_traffic_stats *st, char *pr
         set_free(&tg->sets[--tg->nsets]);
         for (int i = 0; i < tg->nsets; i++) tg->sets[i].replaced = 0;
     } else {
+        /* in force from now: its ttl counts from here, so that a file serves its ttl_s however
+         * long the new version took (a first version of road-like 24M: seconds) */
+        tr_set *a = &tg->sets[tg->nsets - 1];
+        double now = wall();
+        if (a->expires_at > 0) a->expires_at = now + (a->expires_at - a->applied_at);
+        a->applied_at = now;
         int removed = remove_sets(tg, drop_replaced, NULL);
         if (removed)
             GP_LOG(GP_LOG_INFO, "event=traffic_replaced graph=%s sets=%d version=%s", tg->name,

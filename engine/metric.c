@@ -205,7 +205,7 @@ static gp_graph *build(const gp_graph *g, const gp_metric_key *k, gp_err *err) {
     uint64_t vh = mix64(g->hash, 0x6d6574726963ULL);
     vh = mix64(vh, k->exclude);
     for (int i = 0; i < GP_LIMITS; i++) vh = mix64(vh, (uint64_t)k->veh[i] << 8 | (unsigned)i);
-    gp_graph *h = gp_graph_reweight_versioned(g, w, rw, vh, err);
+    gp_graph *h = gp_graph_reweight_versioned(g, w, rw, vh, -1, err);
     if (h) h->closed = 1;
     return h;
 }

@@ -193,7 +193,7 @@ static int turn_line(void *ctx, size_t line, const char **f, const size_t *fl, i
  * parts end at line ends; each part's lines are counted first, so that an error names the line
  * of the file, and the first part that fails gives the error (the file's first bad line). */
 #define PARSE_PARTS 64
-#define PARSE_PART_MIN (1u << 16)
+#define PARSE_PART_MIN (1u << 18)
 typedef struct parse_job {
     const char *text;
     size_t at[PARSE_PARTS + 1]; /* part k: text[at[k], at[k + 1]) */
@@ -913,7 +913,9 @@ static int traffic_apply(gp_engine *e, const gp_graph *g, const gp_speed_entry *
     uint64_t vh = base->hash;
     for (int64_t i = 0; i < nchg; i++) vh = mix64(mix64(vh, chg[i]), w[chg[i]]);
     if (nchg) vh = mix64(vh, 0x7370656564ULL);
-    g2 = gp_graph_reweight_versioned(base, w, rw, vh, err);
+    uint32_t mx = base->max_w; /* at least the version's largest weight (graph.h max_w) */
+    for (int64_t i = 0; i < nchg; i++) mx = w[chg[i]] > mx ? w[chg[i]] : mx;
+    g2 = gp_graph_reweight_versioned(base, w, rw, vh, mx, err);
     w = rw = NULL; /* taken over */
     if (!g2) {
         rc = err ? err->code : GP_ENOMEM;

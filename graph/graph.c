@@ -461,7 +461,7 @@ static void max_range(void *ctx, uint64_t lo, uint64_t hi) {
 /* A reweighted version of g over w / rw (taken over) with version hash, or with one derived from
  * the weights when !have_hash. */
 static gp_graph *reweight(const gp_graph *g, uint32_t *w, uint32_t *rw, int have_hash,
-                          uint64_t hash, gp_err *err) {
+                          uint64_t hash, int64_t max_w, gp_err *err) {
     gp_graph *h = malloc(sizeof *h);
     if (!h || !w || !rw) {
         free(h);
@@ -491,9 +491,13 @@ static gp_graph *reweight(const gp_graph *g, uint32_t *w, uint32_t *rw, int have
     h->map_base = NULL; /* the base keeps its snapshot's memory */
     h->map_len = 0;
     h->map_unmap = NULL;
-    max_job mj = {w, 0};
-    gp_parallel_for(h->m, h->m >= (1u << 20) ? 0 : 1, max_range, &mj);
-    h->max_w = mj.max;
+    if (max_w >= 0) {
+        h->max_w = (uint32_t)max_w; /* the caller's bound: no pass over every weight */
+    } else {
+        max_job mj = {w, 0};
+        gp_parallel_for(h->m, h->m >= (1u << 20) ? 0 : 1, max_range, &mj);
+        h->max_w = mj.max;
+    }
     /* the version: derived from the base's and the weights (a full content hash would read every
      * shared array again, ~100 MB on a 1M-node OSM graph); the base's own weights give the base's
      * version, the same weights over the same base the same version */
@@ -511,12 +515,12 @@ static gp_graph *reweight(const gp_graph *g, uint32_t *w, uint32_t *rw, int have
 }
 
 gp_graph *gp_graph_reweight(const gp_graph *g, uint32_t *w, uint32_t *rw, gp_err *err) {
-    return reweight(g, w, rw, 0, 0, err);
+    return reweight(g, w, rw, 0, 0, -1, err);
 }
 
 gp_graph *gp_graph_reweight_versioned(const gp_graph *g, uint32_t *w, uint32_t *rw, uint64_t hash,
-                                      gp_err *err) {
-    return reweight(g, w, rw, 1, hash, err);
+                                      int64_t max_w, gp_err *err) {
+    return reweight(g, w, rw, 1, hash, max_w, err);
 }
 
 /* ---------------------------------------------------------------------------------------------

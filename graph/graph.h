@@ -51,24 +51,24 @@ struct gp_spatial; /* graph/spatial.h */
 enum { GP_LIM_HEIGHT = 0, GP_LIM_WIDTH, GP_LIM_LENGTH, GP_LIM_WEIGHT, GP_LIM_AXLELOAD, GP_LIMITS };
 static inline double gp_limit_quantum(int k) { return k < GP_LIM_WEIGHT ? 0.1 : 0.5; }
 typedef struct gp_graph {
-    uint32_t n;                 /* nodes */
-    uint32_t m;                 /* arcs */
-    uint32_t *row;              /* n+1 offsets into col/w: out-arcs of u are row[u]..row[u+1]-1 */
-    uint32_t *col;              /* m arc heads, sorted by (tail, head, weight) */
-    uint32_t *w;                /* m arc weights (stored units) */
-    uint32_t *rrow;             /* reverse CSR: in-arcs of v are rrow[v]..rrow[v+1]-1 */
-    uint32_t *rcol;             /* m arc tails */
-    uint32_t *rw;               /* m weights */
-    int64_t *ext;               /* n external ids, ascending */
-    gp_idmap idmap;             /* external id -> internal index */
-    double *lon, *lat;          /* n coordinates, or NULL when the input has none */
-    char **names;               /* n node names (entries may be NULL), or NULL */
-    double scale;               /* stored weight = round(cost * scale) */
-    uint32_t max_w;             /* largest arc weight */
-    uint64_t hash;              /* content hash: ids, arcs, weights, scale (the graph's version) */
-    char version[17];           /* hash as 16 hex digits */
-    char source[512];           /* the spec it was loaded from */
-    char format[16];            /* "dimacs", "csv", "gen", ... */
+    uint32_t n;        /* nodes */
+    uint32_t m;        /* arcs */
+    uint32_t *row;     /* n+1 offsets into col/w: out-arcs of u are row[u]..row[u+1]-1 */
+    uint32_t *col;     /* m arc heads, sorted by (tail, head, weight) */
+    uint32_t *w;       /* m arc weights (stored units) */
+    uint32_t *rrow;    /* reverse CSR: in-arcs of v are rrow[v]..rrow[v+1]-1 */
+    uint32_t *rcol;    /* m arc tails */
+    uint32_t *rw;      /* m weights */
+    int64_t *ext;      /* n external ids, ascending */
+    gp_idmap idmap;    /* external id -> internal index */
+    double *lon, *lat; /* n coordinates, or NULL when the input has none */
+    char **names;      /* n node names (entries may be NULL), or NULL */
+    double scale;      /* stored weight = round(cost * scale) */
+    uint32_t max_w;   /* largest arc weight (a version's: at least its largest, graph.c reweight) */
+    uint64_t hash;    /* content hash: ids, arcs, weights, scale (the graph's version) */
+    char version[17]; /* hash as 16 hex digits */
+    char source[512]; /* the spec it was loaded from */
+    char format[16];  /* "dimacs", "csv", "gen", ... */
     int directed_input;         /* 0 when the input was undirected (every edge became two arcs) */
     struct gp_spatial *spatial; /* nearest-node index, built when coordinates exist */
     double loaded_at;           /* wall-clock seconds since the epoch */
@@ -254,9 +254,12 @@ gp_graph *gp_builder_finish(gp_builder *b, const char *source, const char *forma
 gp_graph *gp_graph_reweight(const gp_graph *g, uint32_t *w, uint32_t *rw, gp_err *err);
 /* gp_graph_reweight with the version given rather than hashed from the weights: for a graph whose
  * weights are a function of another graph's version (a turn graph's of its road graph's,
- * graph/turns.h), so that a cost change reads no weight array to name the version. */
+ * graph/turns.h), so that a cost change reads no weight array to name the version. max_w >= 0:
+ * the version's max_w, a bound the caller knows (its base's largest weight and the largest it
+ * changed: the consumers, overflow guards, need no more), so that no pass reads every weight;
+ * -1: read from w. */
 gp_graph *gp_graph_reweight_versioned(const gp_graph *g, uint32_t *w, uint32_t *rw, uint64_t hash,
-                                      gp_err *err);
+                                      int64_t max_w, gp_err *err);
 /* An array of m weights for a new version (malloc'd memory): one that a released version gave back
  * when there is one of that size, so that a version a second (live traffic) does not fault in
  * fresh pages for every array (56 MB a version on a 1M-node OSM map with turns). Released

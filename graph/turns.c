@@ -571,44 +571,60 @@ typedef struct rew_job {
     const uint32_t *bw, *nw; /* road weights: base, new */
     const uint32_t *arcs;    /* the road arcs to look at (NULL: every turn-graph node) */
     uint32_t *w, *rw;
+    uint32_t max; /* the largest weight written (atomic) */
 } rew_job;
+
+static void rew_max(rew_job *j, uint32_t mw) {
+    uint32_t cur = __atomic_load_n(&j->max, __ATOMIC_RELAXED);
+    while (mw > cur &&
+           !__atomic_compare_exchange_n(&j->max, &cur, mw, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    }
+}
 
 /* The turns onto turn-graph node x (road arc b) for b's new weight. A node's turns in (reverse
  * order) are its own range of rw; in forward order each is the one entry for it in its tail's row
  * (no parallel turns), so different nodes write disjoint entries. */
-static void patch_node(rew_job *j, uint32_t x, uint32_t b) {
+static uint32_t patch_node(rew_job *j, uint32_t x, uint32_t b) {
     const gp_graph *t = j->btg;
+    uint32_t mw = 0;
     for (uint32_t r = t->rrow[x]; r < t->rrow[x + 1]; r++) {
         uint32_t v = turn_plus(t->rw[r] - j->bw[b], j->nw[b]); /* turn cost + new w(b) */
         j->rw[r] = v;
+        mw = v > mw ? v : mw;
         uint32_t a = t->rcol[r];
         for (uint32_t k = t->row[a]; k < t->row[a + 1]; k++)
             if (t->col[k] == x) j->w[k] = v;
     }
+    return mw;
 }
 
 /* Turn-graph nodes [lo, hi) (road arcs, and the copies restrictions made of them): the turns onto
  * each whose road arc changed. */
 static void rew_patch(void *jv, uint64_t lo, uint64_t hi) {
     rew_job *j = jv;
+    uint32_t mw = 0, v;
     for (uint32_t x = (uint32_t)lo; x < (uint32_t)hi; x++) {
         uint32_t b = gp_turns_arc(j->base, x);
-        if (j->nw[b] != j->bw[b]) patch_node(j, x, b);
+        if (j->nw[b] != j->bw[b] && (v = patch_node(j, x, b)) > mw) mw = v;
     }
+    rew_max(j, mw);
 }
 
 /* Road arcs arcs[lo, hi) (distinct): the turns onto each one's turn-graph nodes (the arc's own and
  * its duplicates) when its weight changed. */
 static void rew_patch_arcs(void *jv, uint64_t lo, uint64_t hi) {
     rew_job *j = jv;
+    uint32_t mw = 0, v;
     for (uint64_t i = lo; i < hi; i++) {
         uint32_t b = j->arcs[i];
         if (j->nw[b] == j->bw[b]) continue;
-        patch_node(j, b, b);
+        if ((v = patch_node(j, b, b)) > mw) mw = v;
         const uint32_t *dup;
         uint32_t nd = gp_turns_dups(j->base, b, &dup);
-        for (uint32_t d = 0; d < nd; d++) patch_node(j, dup[d], b);
+        for (uint32_t d = 0; d < nd; d++)
+            if ((v = patch_node(j, dup[d], b)) > mw) mw = v;
     }
+    rew_max(j, mw);
 }
 
 /* The tails of the turns the new turn graph tg changed against its base btg: those onto the
@@ -657,13 +673,15 @@ static gp_turns *reweight(const gp_turns *base, const gp_graph *g, const uint32_
     }
     /* turn cost of tg arc k = base tg weight - base road weight of its head's road arc (built
      * so: no wrap-around), so the new weight is the base's plus the head's change */
-    rew_job j = {base, btg, bg->w, g->w, arcs, w, rw};
+    rew_job j = {base, btg, bg->w, g->w, arcs, w, rw, 0};
     if (arcs) gp_parallel_for_dynamic(narcs, narcs >= 4096 ? 0 : 1, 0, rew_patch_arcs, &j);
     else gp_parallel_for(n, n >= (1u << 20) ? 0 : 1, rew_patch, &j);
     /* the version follows the road graph's (the same road weights, the same turn weights; the
      * base's own, the base's version): no pass over the turn weights */
     uint64_t h = g->hash == bg->hash ? btg->hash : btg->hash ^ g->hash ^ 0x7475726e73ULL;
-    T->tg = gp_graph_reweight_versioned(btg, w, rw, h, err);
+    /* its largest weight at most the base's or the largest patched (graph.h max_w) */
+    T->tg =
+        gp_graph_reweight_versioned(btg, w, rw, h, j.max > btg->max_w ? j.max : btg->max_w, err);
     if (!T->tg) {
         free(T);
         return NULL;

@@ -342,6 +342,9 @@ static void base_outside_list(const gp_graph *h, int r) {
     unsigned char *in = calloc(b->n + 1, 1);
     assert_non_null(in);
     for (uint32_t i = 0; i < h->ndiff_tails; i++) in[h->diff_tails[i]] = 1;
+    for (uint32_t k = 0; k < b->m; k++) /* max_w bounds every weight (graph.h) */
+        if (h->w[k] > h->max_w)
+            fail_msg("version %d arc %u: %u > max_w %u", r, k, h->w[k], h->max_w);
     for (uint32_t u = 0; u < b->n; u++)
         for (uint32_t k = b->row[u]; k < b->row[u + 1]; k++)
             if (!in[u] && h->w[k] != b->w[k])

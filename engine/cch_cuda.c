@@ -481,8 +481,8 @@ static int metric_to_device(gp_cch *c, cch_gpu *g, const cch_gpu *pg, gp_err *er
     return rc;
 }
 
-/* The device's differences upd (kernels/cch.h GP_DCCH_DIFF_WORDS an edge: id, ofw, obw, fw, bw,
- * fmid, bmid, the packed witnesses) into c's host arrays, the edges into edges; distinct edges,
+/* The device's differences upd (kernels/cch.h GP_DCCH_DIFF_WORDS an edge: id, fw, bw, fmid,
+ * bmid, the packed witnesses) into c's host arrays, the edges into edges; distinct edges,
  * so ranges run in parallel. */
 typedef struct diff_job {
     gp_cch *c;
@@ -497,9 +497,9 @@ static void diff_range(void *ctx, uint64_t lo, uint64_t hi) {
         const uint32_t *u = j->upd + (size_t)GP_DCCH_DIFF_WORDS * i;
         uint32_t e = u[0];
         j->edges[i] = e;
-        c->fw[e] = u[3], c->bw[e] = u[4], c->fmid[e] = u[5], c->bmid[e] = u[6];
-        c->wit[2 * (size_t)e] = (uint64_t)u[8] << 32 | u[7];
-        c->wit[2 * (size_t)e + 1] = (uint64_t)u[10] << 32 | u[9];
+        c->fw[e] = u[1], c->bw[e] = u[2], c->fmid[e] = u[3], c->bmid[e] = u[4];
+        c->wit[2 * (size_t)e] = (uint64_t)u[6] << 32 | u[5];
+        c->wit[2 * (size_t)e + 1] = (uint64_t)u[8] << 32 | u[7];
     }
 }
 
@@ -538,7 +538,7 @@ int gp_cch_gpu_customize_diff(gp_cch *c, const gp_cch *prev, int device, gp_err 
     g->st.attach_s = gp_now() - t0;
     double t1 = gp_now();
     uint32_t *upd = NULL, n = 0; /* the differences: the topology entry's page-locked memory */
-    /* up to a quarter of the edges come back with their witnesses (11 words each) into arrays
+    /* up to a quarter of the edges come back with their witnesses (9 words each) into arrays
      * that are prev's; more, and every customized array comes back (4 words an edge) and every
      * witness is computed */
     uint32_t cap = c->topo->m / 4 + 1024;

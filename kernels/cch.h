@@ -99,15 +99,16 @@ int gp_dcch_customize_from(gp_dcch *d, const gp_dcch *src, void *stream, uint32_
 /* A full customization of d (gp_dcch_customize without the copy back), then the edges whose
  * original or customized weights or witnesses differ from base's (the same topology part), into
  * *out (page-locked memory that host(hctx, bytes) gives, at least bytes of it, or NULL when out of
- * memory: pageable memory took ~25 ms for 20 MB under load; GP_DCCH_DIFF_WORDS words per edge: id, ofw, obw, fw, bw, fmid, bmid, then the
- * packed witnesses as gp_dcch_fetch writes them, backward then forward, low word first; in no
+ * memory: pageable memory took ~25 ms for 20 MB under load; GP_DCCH_DIFF_WORDS words per edge:
+ * id, fw, bw, fmid, bmid, then the packed witnesses as gp_dcch_fetch writes them, backward then
+ * forward, low word first - not the original weights, which the host has mapped itself; in no
  * order) and *nout. More than cap differ: GP_OK with *out NULL and *nout their count (d is
  * customized: the caller fetches every array, gp_dcch_weights). GP_ETOOBIG when a shortcut
  * overflows. busy (when not NULL) is called with arg once the levels and the plan's weights are
  * queued (not when those fail): the host's work while the device customizes (ms is the
  * device's time alone). wall_s (when not NULL): the host's seconds of the customization
  * (busy and the wait included), of the differences' count, and of their copy back. */
-#define GP_DCCH_DIFF_WORDS 11
+#define GP_DCCH_DIFF_WORDS 9
 int gp_dcch_customize_diff(gp_dcch *d, const gp_dcch *base, void *stream, uint32_t cap,
                            void *(*host)(void *ctx, size_t bytes), void *hctx, uint32_t **out,
                            uint32_t *nout, float *ms, void (*busy)(void *), void *arg,

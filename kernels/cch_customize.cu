@@ -687,9 +687,9 @@ static double wall_now(void) {
 
 namespace {
 
-/* Edges where d's six arrays differ from base's, DIFF_WORDS words each: id, ofw, obw, fw, bw,
- * fmid, bmid, then the packed witnesses (backward, forward; low word first) as witness_edges
- * writes them; at most cap of them; *cnt counts them all. */
+/* Edges where d's six arrays differ from base's, DIFF_WORDS words each: id, fw, bw, fmid, bmid,
+ * then the packed witnesses (backward, forward; low word first) as witness_edges writes them;
+ * at most cap of them; *cnt counts them all. */
 __global__ void diff_edges(uint32_t m, uint32_t n, const uint32_t *__restrict__ up_first,
                            const uint32_t *__restrict__ up_head, const uint32_t *__restrict__ order,
                            const uint64_t *__restrict__ tf, const uint32_t *__restrict__ tri,
@@ -707,11 +707,11 @@ __global__ void diff_edges(uint32_t m, uint32_t n, const uint32_t *__restrict__ 
     uint32_t i = atomicAdd(cnt, 1u);
     if (i >= cap) return;
     uint32_t *u = out + (size_t)GP_DCCH_DIFF_WORDS * i;
-    u[0] = e, u[1] = a, u[2] = b, u[3] = f, u[4] = w, u[5] = fm, u[6] = bm;
+    u[0] = e, u[1] = f, u[2] = w, u[3] = fm, u[4] = bm;
     u64 wb, wf;
     edge_witnesses(e, n, up_first, up_head, order, tf, tri, fm, bm, &wb, &wf);
-    u[7] = (uint32_t)wb, u[8] = (uint32_t)(wb >> 32);
-    u[9] = (uint32_t)wf, u[10] = (uint32_t)(wf >> 32);
+    u[5] = (uint32_t)wb, u[6] = (uint32_t)(wb >> 32);
+    u[7] = (uint32_t)wf, u[8] = (uint32_t)(wf >> 32);
 }
 
 } // namespace

@@ -13,7 +13,9 @@
 #   bash bench/bg.sh start g24 -- env BENCH_MATCH_ONLY=1 taskset -c 0-15 bash bench/gpu-24m.sh
 #   env: BUILD (build), GEN24M_NODES (24000000), GEN24M_DIR (/tmp/gpath-24m), BENCH_CCH_ORDER
 #        (flow: the turn graph's order with Inertial Flow parts, about 5x nd's CPU time on
-#        road-like 1M; nd for the default order), BENCH_SECONDS (30:
+#        road-like 1M; nd for the default order), BENCH_SPARE_MB (32768: the server's
+#        cch_spare_max_mb, so that the turn graph's CCH (22 GB of weights and witnesses) gets its
+#        prepared set and the first speed files restore lists), BENCH_SECONDS (30:
 #        a speed file's version took 6-14 s on 24M on 2026-11-30, and each second waits for one),
 #        BENCH_LOG_LEVEL (debug), and gpu-traffic.sh's own
 set -eu
@@ -31,6 +33,6 @@ if [ ! -s "$map" ]; then
   rm -f "$dir/map.osm"
   echo "gpu-24m: generated $(basename "$map") ($(du -h "$map" | cut -f1)) in $(($(date +%s) - t0)) s"
 fi
-BENCH_CCH_ORDER=${BENCH_CCH_ORDER:-flow} BENCH_SECONDS=${BENCH_SECONDS:-30} BENCH_MATCH=1 BENCH_P99_GOAL=${BENCH_P99_GOAL:-250} BENCH_READY_S=${BENCH_READY_S:-1500} \
+BENCH_CCH_ORDER=${BENCH_CCH_ORDER:-flow} BENCH_SPARE_MB=${BENCH_SPARE_MB:-32768} BENCH_SECONDS=${BENCH_SECONDS:-30} BENCH_MATCH=1 BENCH_P99_GOAL=${BENCH_P99_GOAL:-250} BENCH_READY_S=${BENCH_READY_S:-1500} \
   BENCH_OSRM=${BENCH_OSRM:-0} BENCH_EXCLUDE=${BENCH_EXCLUDE:-0} \
   BENCH_LOG_LEVEL=${BENCH_LOG_LEVEL:-debug} bash bench/gpu-traffic.sh "$map"

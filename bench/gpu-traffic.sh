@@ -19,7 +19,8 @@
 #        (/tmp/gpath-traffic), OSRM_TARBALL (../shared/peers/osrm/osrm-v6.0.0-debian12-bin.tar.xz),
 #        BENCH_SECONDS (60), BENCH_CONNS (64), BENCH_FRACTION (0.01), BENCH_OSRM (1),
 #        BENCH_OSRM_CH (0), BENCH_EXCLUDE (1), BENCH_CCH_ORDER (the server's cch_order: nd,
-#        flow; unset: the default), BENCH_MATCH (0; 1: the map matching batch of
+#        flow; unset: the default), BENCH_SPARE_MB (the server's cch_spare_max_mb; unset: the
+#        default), BENCH_MATCH (0; 1: the map matching batch of
 #        bench/match_bench.py on the same server first, so that a large map is imported once for
 #        both; BENCH_MATCH_ONLY=1: that batch alone, no speed files), BENCH_P99_GOAL (100, ms: the goal for the map; 250 on road-like 24M),
 #        BENCH_READY_S (120: bench/osrm-lib.sh), BENCH_LOG_LEVEL (warn; info logs each
@@ -61,6 +62,7 @@ t0=$SECONDS
 mflags=()
 [ "${BENCH_MATCH:-0}" = 1 ] && mflags=(--match-max-batch-points 100000000 --match-max-traces 100000)
 [ -n "${BENCH_CCH_ORDER:-}" ] && mflags+=(--cch-order "$BENCH_CCH_ORDER")
+[ -n "${BENCH_SPARE_MB:-}" ] && mflags+=(--cch-spare-max-mb "$BENCH_SPARE_MB")
 gpath_start "$STATE/gpath.log" --backend "$BACKEND" --cache-path "" --graph "m=osm:$map" \
   --operator-token "$TOKEN" --max-body-bytes 67108864 --max-connections-per-ip 0 \
   --log-level "${BENCH_LOG_LEVEL:-warn}" "${mflags[@]}"

@@ -354,7 +354,7 @@ static int cch_over(gp_cch_topo *t, const gp_graph *g, const gp_graph *pg, gp_cc
         if (list) {
             gp_cch_restore_from(c, p, list, nlist, GP_CCH_RESTORE_METRIC);
             c->pend = list, c->npend = nlist, c->pend_from = p;
-            c->from_prev = 1;
+            c->from_prev = c->listed = 1;
         }
         if (b) free(b->delta);
         double t1 = gp_now();
@@ -371,8 +371,16 @@ static int cch_over(gp_cch_topo *t, const gp_graph *g, const gp_graph *pg, gp_cc
     return GP_OK;
 }
 
+typedef struct warm_job {
+    gp_cch_topo *t; /* referenced */
+    gp_graph *from; /* referenced, or NULL */
+} warm_job;
+
 static void *warm_main(void *arg) {
-    gp_cch_topo *t = arg;
+    warm_job *wj = arg;
+    gp_cch_topo *t = wj->t;
+    const gp_cch *f = wj->from ? wj->from->cch : NULL;
+    if (f && (f->topo != t || f->pend || !f->ofw || !f->fw || !f->wit)) f = NULL;
     size_t m = (size_t)t->m + 1;
     (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10); /* below the requests */
     wbufs *b = calloc(1, sizeof *b);
@@ -384,9 +392,22 @@ static void *warm_main(void *arg) {
         b->wit = gp_cch_big_malloc(m * 16);
         void *none = NULL;
         if (b->ofw && b->obw && b->fw && b->bw && b->fmid && b->bmid && b->wit) {
-            /* written once here, on this thread alone: the serving threads keep the CPUs */
+            /* written once here, on this thread alone: the serving threads keep the CPUs; a
+             * copy of from's arrays, which a version customized from it takes with an empty
+             * list to restore (cch_over) rather than copying every array on its way */
             void *a[7] = {b->ofw, b->obw, b->fw, b->bw, b->fmid, b->bmid, b->wit};
-            for (int i = 0; i < 7; i++) memset(a[i], 0, i < 6 ? m * 4 : m * 16);
+            const void *c[7] = {f ? f->ofw : NULL, f ? f->obw : NULL,  f ? f->fw : NULL,
+                                f ? f->bw : NULL,  f ? f->fmid : NULL, f ? f->bmid : NULL,
+                                f ? f->wit : NULL};
+            for (int i = 0; i < 7; i++) {
+                size_t bytes = i < 6 ? m * 4 : m * 16;
+                if (f) memcpy(a[i], c[i], bytes);
+                else memset(a[i], 0, bytes);
+            }
+            if (f && (b->delta = malloc(4)) != NULL) {
+                b->ndelta = 0;
+                b->delta_base = b->hash = f->graph_hash;
+            }
             if (__atomic_compare_exchange_n(&t->spare, &none, b, 0, __ATOMIC_ACQ_REL,
                                             __ATOMIC_ACQUIRE))
                 b = NULL; /* the topology's now */
@@ -394,20 +415,31 @@ static void *warm_main(void *arg) {
     }
     wbufs_free(b, 1); /* none made, or a freed version's came first */
     __atomic_store_n(&t->warming, 0, __ATOMIC_RELEASE);
+    gp_graph_unref(wj->from);
     gp_cch_topo_unref(t);
+    free(wj);
     return NULL;
 }
 
-void gp_cch_warm_spare(gp_cch_topo *t, uint64_t max_bytes) {
+void gp_cch_warm_spare(gp_cch_topo *t, uint64_t max_bytes, gp_graph *from) {
     if (!t || (uint64_t)t->m * 40 > max_bytes || __atomic_load_n(&t->spare, __ATOMIC_ACQUIRE))
         return;
     int idle = 0;
     if (!__atomic_compare_exchange_n(&t->warming, &idle, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
         return;
+    warm_job *wj = malloc(sizeof *wj);
+    if (!wj) {
+        __atomic_store_n(&t->warming, 0, __ATOMIC_RELEASE);
+        return;
+    }
     __atomic_add_fetch(&t->refs, 1, __ATOMIC_ACQ_REL);
-    if (gp_thread_detached(warm_main, t) == 0) return;
+    wj->t = t;
+    wj->from = gp_graph_ref(from);
+    if (gp_thread_detached(warm_main, wj) == 0) return;
     __atomic_store_n(&t->warming, 0, __ATOMIC_RELEASE);
+    gp_graph_unref(wj->from);
     gp_cch_topo_unref(t);
+    free(wj);
 }
 
 int gp_cch_new(const gp_graph *g, int threads, gp_cch **out, gp_err *err) {

@@ -352,10 +352,10 @@ static void attach_cch(gp_engine *e, gp_graph *g, const gp_graph *pred, int clos
         gp_err_clear(&err);
     }
     double perfect_start_s = gp_now() - t1 - cpu_s;
-    /* the next new metric over this topology finds its arrays mapped */
-    if (c->spare_gone) gp_cch_warm_spare(c->topo, e->cch_spare_max);
     g->cch = c;
     g->cch_free = gp_cch_free;
+    /* the next new metric over this topology finds its arrays mapped, as a copy of g's */
+    if (c->spare_gone) gp_cch_warm_spare(c->topo, e->cch_spare_max, g);
     int perfect_done = __atomic_load_n(&c->q, __ATOMIC_ACQUIRE) != NULL; /* may run meanwhile */
     gp_cch_gpu_stats gs;
     int on_device = gp_cch_gpu_stats_get(c, &gs) == 0;
@@ -380,14 +380,15 @@ static void attach_cch(gp_engine *e, gp_graph *g, const gp_graph *pred, int clos
            perfect_done ? c->perfect_s : 0.0, gp_now() - t0, (double)gp_cch_bytes(c) / 1048576.0);
     /* where a cost change's customization went, phase by phase (docs/operators.md) */
     GP_LOG(GP_LOG_DEBUG,
-           "event=cch_phases graph=%s prepare_ms=%.1f restore_ms=%.1f map_ms=%.1f changed=%lld "
+           "event=cch_phases graph=%s prepare_ms=%.1f listed=%d restore_ms=%.1f map_ms=%.1f "
+           "changed=%lld "
            "partial_ms=%.1f partial=%d gpu_ms=%.1f "
            "gpu_path=%s gpu_spare=%d gpu_edges=%u gpu_state_ms=%.1f "
            "gpu_customize_ms=%.1f gpu_device_ms=%.2f gpu_run_ms=%.1f gpu_count_ms=%.1f "
            "gpu_copy_ms=%.1f "
            "gpu_busy_ms=%.1f gpu_fetch_ms=%.1f witnesses_ms=%.1f cpu_customize_ms=%.1f "
            "perfect_start_ms=%.1f total_ms=%.1f",
-           g->version, prepare_s * 1e3, c->restore_s * 1e3, c->map_s * 1e3,
+           g->version, prepare_s * 1e3, c->listed, c->restore_s * 1e3, c->map_s * 1e3,
            c->mchg_ok ? (long long)c->nmchg : -1LL, partial_s * 1e3, c->custom_partial, gpu_s * 1e3,
            gpu_path, gs.spare, gs.scattered, gs.attach_s * 1e3, gs.customize_s * 1e3,
            (double)gs.device_ms, gs.run_s * 1e3, gs.count_s * 1e3, gs.copy_s * 1e3, gs.busy_s * 1e3,

@@ -374,7 +374,18 @@ static int cch_over(gp_cch_topo *t, const gp_graph *g, const gp_graph *pg, gp_cc
 typedef struct warm_job {
     gp_cch_topo *t; /* referenced */
     gp_graph *from; /* referenced, or NULL */
+    void *a[7];     /* the set's arrays, and from's CCH's (c) */
+    const void *c[7];
 } warm_job;
+
+/* Edges [lo, hi) of the seven arrays copied (the witnesses: 16 bytes an edge). */
+static void warm_copy(void *jv, uint64_t lo, uint64_t hi) {
+    warm_job *j = jv;
+    for (int i = 0; i < 7; i++) {
+        size_t w = i < 6 ? 4 : 16;
+        memcpy((char *)j->a[i] + lo * w, (const char *)j->c[i] + lo * w, (size_t)(hi - lo) * w);
+    }
+}
 
 static void *warm_main(void *arg) {
     warm_job *wj = arg;
@@ -392,17 +403,19 @@ static void *warm_main(void *arg) {
         b->wit = gp_cch_big_malloc(m * 16);
         void *none = NULL;
         if (b->ofw && b->obw && b->fw && b->bw && b->fmid && b->bmid && b->wit) {
-            /* written once here, on this thread alone: the serving threads keep the CPUs; a
-             * copy of from's arrays, which a version customized from it takes with an empty
-             * list to restore (cch_over) rather than copying every array on its way */
+            /* zeros written once here, on this thread alone: the serving threads keep the CPUs;
+             * or a copy of from's arrays, which a version customized from it takes with an empty
+             * list to restore (cch_over) rather than copying every array on its way: on every
+             * CPU (at this thread's nice), so that it is there for the next version (a speed
+             * file a second; from is not freed before the copy is done) */
             void *a[7] = {b->ofw, b->obw, b->fw, b->bw, b->fmid, b->bmid, b->wit};
-            const void *c[7] = {f ? f->ofw : NULL, f ? f->obw : NULL,  f ? f->fw : NULL,
-                                f ? f->bw : NULL,  f ? f->fmid : NULL, f ? f->bmid : NULL,
-                                f ? f->wit : NULL};
-            for (int i = 0; i < 7; i++) {
-                size_t bytes = i < 6 ? m * 4 : m * 16;
-                if (f) memcpy(a[i], c[i], bytes);
-                else memset(a[i], 0, bytes);
+            memcpy(wj->a, a, sizeof a);
+            if (f) {
+                const void *c[7] = {f->ofw, f->obw, f->fw, f->bw, f->fmid, f->bmid, f->wit};
+                memcpy(wj->c, c, sizeof c);
+                gp_parallel_for(m, m >= (1u << 20) ? 0 : 1, warm_copy, wj);
+            } else {
+                for (int i = 0; i < 7; i++) memset(a[i], 0, i < 6 ? m * 4 : m * 16);
             }
             if (f && (b->delta = malloc(4)) != NULL) {
                 b->ndelta = 0;

@@ -310,6 +310,12 @@ static int cch_over(gp_cch_topo *t, const gp_graph *g, const gp_graph *pg, gp_cc
     c->m = g->m;
     c->graph_hash = g->hash;
     size_t m = (size_t)t->m + 1;
+    /* a copy of the serving version's arrays under way (warm_main, a speed file ago): waited for
+     * (at most 5 s), as this version would copy as much itself, and with fresh pages */
+    for (int i = 0; i < 5000 && __atomic_load_n(&t->warming, __ATOMIC_ACQUIRE) == 2 &&
+                    !__atomic_load_n(&t->spare, __ATOMIC_ACQUIRE);
+         i++)
+        usleep(1000);
     wbufs *b = __atomic_exchange_n(&t->spare, NULL, __ATOMIC_ACQ_REL);
     if (b) { /* every array is written before it is read: map_metric, customization */
         c->ofw = b->ofw, c->obw = b->obw, c->fw = b->fw, c->bw = b->bw;
@@ -393,7 +399,8 @@ static void *warm_main(void *arg) {
     const gp_cch *f = wj->from ? wj->from->cch : NULL;
     if (f && (f->topo != t || f->pend || !f->ofw || !f->fw || !f->wit)) f = NULL;
     size_t m = (size_t)t->m + 1;
-    (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10); /* below the requests */
+    /* zeros below the requests; a copy at their priority: the next version waits for it */
+    if (!f) (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
     wbufs *b = calloc(1, sizeof *b);
     if (b && !__atomic_load_n(&t->spare, __ATOMIC_ACQUIRE)) {
         b->warm = 1;
@@ -406,8 +413,8 @@ static void *warm_main(void *arg) {
             /* zeros written once here, on this thread alone: the serving threads keep the CPUs;
              * or a copy of from's arrays, which a version customized from it takes with an empty
              * list to restore (cch_over) rather than copying every array on its way: on every
-             * CPU (at this thread's nice), so that it is there for the next version (a speed
-             * file a second; from is not freed before the copy is done) */
+             * CPU, so that it is there for the next version (a speed file a second; from is not
+             * freed before the copy is done) */
             void *a[7] = {b->ofw, b->obw, b->fw, b->bw, b->fmid, b->bmid, b->wit};
             memcpy(wj->a, a, sizeof a);
             if (f) {
@@ -437,8 +444,9 @@ static void *warm_main(void *arg) {
 void gp_cch_warm_spare(gp_cch_topo *t, uint64_t max_bytes, gp_graph *from) {
     if (!t || (uint64_t)t->m * 40 > max_bytes || __atomic_load_n(&t->spare, __ATOMIC_ACQUIRE))
         return;
-    int idle = 0;
-    if (!__atomic_compare_exchange_n(&t->warming, &idle, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+    int idle = 0; /* warming: 1 zeros, 2 a copy of from's (cch_over waits for those) */
+    if (!__atomic_compare_exchange_n(&t->warming, &idle, from && from->cch ? 2 : 1, 0,
+                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
         return;
     warm_job *wj = malloc(sizeof *wj);
     if (!wj) {

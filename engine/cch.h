@@ -71,7 +71,7 @@ typedef struct gp_cch_topo {
     int refs;              /* atomic */
     void *pool;            /* query workspaces (cch.c), shared by the gp_cchs over this topology */
     void *spare;           /* the weight arrays of a freed gp_cch over it, for the next (cch.c) */
-    int warming;           /* atomic: gp_cch_warm_spare's thread is filling spare */
+    int warming; /* atomic: gp_cch_warm_spare's thread is filling spare (2: with a copy) */
 } gp_cch_topo;
 
 /* The arcs queries relax in one direction after perfect customization (gp_cch_perfect): per rank
@@ -244,8 +244,8 @@ int gp_cch_order_decode(const gp_graph *g, const void *data, uint64_t size, gp_e
  * first traffic versions) finds mapped pages instead of faulting in fresh ones (the copy of 1 GB
  * on gen:1M with turn costs was the longest part of a new metric's attach). With from (a graph
  * whose CCH over t is customized; referenced until the copy is done) the set is a copy of from's
- * arrays (on every CPU at the thread's nice, so that it is there for the next version), listed as
- * from's with no difference: a version customized from from (a speed file on
+ * arrays (on every CPU at the requests' priority; the next gp_cch over t waits for it), listed
+ * as from's with no difference: a version customized from from (a speed file on
  * it) then restores and maps only its changes instead of copying every array (on gen:4M with
  * turn costs the first two versions after start-up took 450 ms against 120). Not when a set is
  * larger than max_bytes. */

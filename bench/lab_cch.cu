@@ -303,9 +303,7 @@ static void custom_profile(void *arg, const gp_dcch_launch *pl, uint32_t np, flo
         uint64_t cls[4] = {0, 0, 0, 0}; /* a thread, SHORT_W lanes, a warp, a block */
         for (uint64_t e = edge(L.l0); e < edge(L.l1); e++) {
             uint64_t nt = t->tri_first[e + 1] - t->tri_first[e];
-            int c = nt < prof_tune.tiny_tri ? 0 : nt <= 16 ? 1 : 2; /* 16: SHORT_TRI */
-            if (c == 2 && prof_tune.heavy_tri && nt > prof_tune.heavy_tri) c = 3;
-            cls[c]++;
+            cls[gp_dcch_edge_class(nt, &prof_tune)]++; /* the service's own rule */
         }
         fprintf(stderr,
                 "  slow: levels [%u, %u) %s, %llu edges (%llu tiny, %llu short, %llu long, %llu "

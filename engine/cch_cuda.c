@@ -78,6 +78,10 @@ int gp_cch_gpu_sweep(const gp_cch *c, const gp_dcch_tune *t, gp_err *err) {
     return gp_err_set(err, GP_EUNSUPPORTED, "this gpath was built without CUDA");
 }
 void gp_dcch_tune_defaults(gp_dcch_tune *t) { memset(t, 0, sizeof *t); }
+int gp_dcch_edge_class(uint64_t ntri, const gp_dcch_tune *t) {
+    (void)ntri, (void)t;
+    return -1;
+}
 void gp_dcch_tune_set(const gp_dcch_tune *t) { (void)t; }
 double gp_cch_gpu_last_ms(const gp_cch *c) {
     (void)c;

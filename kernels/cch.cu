@@ -565,6 +565,10 @@ static gp_dcch_tune tune_now = TUNE_DEFAULTS;
 
 extern "C" void gp_dcch_tune_defaults(gp_dcch_tune *t) { *t = TUNE_DEFAULTS; }
 
+extern "C" int gp_dcch_edge_class(uint64_t ntri, const gp_dcch_tune *t) {
+    return edge_class(ntri, t);
+}
+
 extern "C" void gp_dcch_tune_set(const gp_dcch_tune *t) { tune_now = t ? *t : TUNE_DEFAULTS; }
 
 const gp_dcch_tune *gp_dcch_tune_now(void) { return &tune_now; }

@@ -83,6 +83,10 @@ typedef struct gp_dcch_tune {
 /* The service's values (the constants of kernels/cch_internal.cuh; zeroes in a build without
  * CUDA). */
 void gp_dcch_tune_defaults(gp_dcch_tune *t);
+/* The class a customization launch of one level gives an edge of ntri lower triangles under t:
+ * 0 a thread, 1 SHORT_W lanes, 2 a warp, 3 a block (kernels/cch.cu; -1 in a build without
+ * CUDA). */
+int gp_dcch_edge_class(uint64_t ntri, const gp_dcch_tune *t);
 /* The process-wide options every later device CCH is made with (NULL: the defaults again).
  * A no-op in a build without CUDA. */
 void gp_dcch_tune_set(const gp_dcch_tune *t);

@@ -310,12 +310,6 @@ static int cch_over(gp_cch_topo *t, const gp_graph *g, const gp_graph *pg, gp_cc
     c->m = g->m;
     c->graph_hash = g->hash;
     size_t m = (size_t)t->m + 1;
-    /* a copy of the serving version's arrays under way (warm_main, a speed file ago): waited for
-     * (at most 5 s), as this version would copy as much itself, and with fresh pages */
-    for (int i = 0; i < 5000 && __atomic_load_n(&t->warming, __ATOMIC_ACQUIRE) == 2 &&
-                    !__atomic_load_n(&t->spare, __ATOMIC_ACQUIRE);
-         i++)
-        usleep(1000);
     wbufs *b = __atomic_exchange_n(&t->spare, NULL, __ATOMIC_ACQ_REL);
     if (b) { /* every array is written before it is read: map_metric, customization */
         c->ofw = b->ofw, c->obw = b->obw, c->fw = b->fw, c->bw = b->bw;
@@ -444,7 +438,7 @@ static void *warm_main(void *arg) {
 void gp_cch_warm_spare(gp_cch_topo *t, uint64_t max_bytes, gp_graph *from) {
     if (!t || (uint64_t)t->m * 40 > max_bytes || __atomic_load_n(&t->spare, __ATOMIC_ACQUIRE))
         return;
-    int idle = 0; /* warming: 1 zeros, 2 a copy of from's (cch_over waits for those) */
+    int idle = 0; /* warming: 1 zeros, 2 a copy of from's (gp_cch_prepare_from waits for those) */
     if (!__atomic_compare_exchange_n(&t->warming, &idle, from && from->cch ? 2 : 1, 0,
                                      __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
         return;
@@ -480,9 +474,31 @@ int gp_cch_prepare(const gp_graph *g, gp_cch **out, gp_err *err) {
     return gp_cch_prepare_from(g, NULL, out, err);
 }
 
+/* A copy of a serving version's arrays under way on a cached topology of g's size (warm_main, a
+ * speed file ago): waited for (at most 5 s) before the cache's lock is taken, as the new version
+ * would copy as much itself, into fresh pages. */
+static void wait_warm_copy(const gp_graph *g) {
+    gp_cch_topo *t = NULL;
+    pthread_mutex_lock(&cache_mu);
+    for (int i = 0; i < CACHE_MAX && !t; i++)
+        if (cache[i] && cache[i]->n == g->n &&
+            __atomic_load_n(&cache[i]->warming, __ATOMIC_ACQUIRE) == 2) {
+            t = cache[i];
+            __atomic_add_fetch(&t->refs, 1, __ATOMIC_ACQ_REL);
+        }
+    pthread_mutex_unlock(&cache_mu);
+    if (!t) return;
+    for (int i = 0; i < 5000 && __atomic_load_n(&t->warming, __ATOMIC_ACQUIRE) == 2 &&
+                    !__atomic_load_n(&t->spare, __ATOMIC_ACQUIRE);
+         i++)
+        usleep(1000);
+    gp_cch_topo_unref(t);
+}
+
 int gp_cch_prepare_from(const gp_graph *g, const gp_graph *pg, gp_cch **out, gp_err *err) {
     gp_cch *c = NULL;
     int rc;
+    wait_warm_copy(g);
     /* a cached topology that covers every arc of g */
     pthread_mutex_lock(&cache_mu);
     for (int i = 0; i < CACHE_MAX && !c; i++) {

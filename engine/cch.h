@@ -244,7 +244,7 @@ int gp_cch_order_decode(const gp_graph *g, const void *data, uint64_t size, gp_e
  * first traffic versions) finds mapped pages instead of faulting in fresh ones (the copy of 1 GB
  * on gen:1M with turn costs was the longest part of a new metric's attach). With from (a graph
  * whose CCH over t is customized; referenced until the copy is done) the set is a copy of from's
- * arrays (on every CPU at the requests' priority; the next gp_cch over t waits for it), listed
+ * arrays (on every CPU at the requests' priority; gp_cch_prepare waits for it), listed
  * as from's with no difference: a version customized from from (a speed file on
  * it) then restores and maps only its changes instead of copying every array (on gen:4M with
  * turn costs the first two versions after start-up took 450 ms against 120). Not when a set is

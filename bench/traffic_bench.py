@@ -15,19 +15,21 @@
       first update, its peak over the updates, and at the end (after the last file expired). Writes the last speed
       file to SPEEDFILE (for OSRM's customize / contract in the same run).
       Prints RESULT updates=... p50_ms=... p99_ms=... post_p50_ms=... failed=... rss_start=...
-      rss_end=...
+      rss_end=... in_order_ms=... (each update's time, in the order they were POSTed)
 
   traffic_bench.py phases LOG
       the phases of each new version as the server's debug log says them (event=traffic_version:
       parse, merge, build, attach, publish; event=traffic_phases: arcs, turns; event=cch_phases:
       prepare, GPU state / upload, device, fetch, witnesses): a markdown table of each numeric
-      field's p50 / p90 / max over the run, then the last line of each event as written.
+      field's p50 / p90 / max over the run, then the lines of the first version, the slowest
+      (by total_ms) and the last, as written.
 
 The load itself (wrk at 64 connections on /route/v1) runs beside it, started by the shell script;
 its failed requests are counted there.
 """
 import http.client
 import json
+import re
 import random
 import statistics
 import sys
@@ -156,6 +158,7 @@ def updates(url, graph, bbox, pid, segfile, seconds, token, speedfile):
         ends.append(rss(pid))
         time.sleep(1)
     rss_end = min(ends)
+    order = list(lat)  # in POST order: a start-up effect shows as the first ones
     lat.sort()
     # memory held per update: the least-squares slope of RSS over the updates after the 10th
     # (the first ones set up what every version reuses: spares, pools, page-locked buffers)
@@ -179,7 +182,8 @@ def updates(url, graph, bbox, pid, segfile, seconds, token, speedfile):
           f"failed={failed} rss_start={rss_start} rss_peak={rss_peak} rss_end={rss_end} "
           f"rss_10={rss_10} rss_last={rss_at[-1] if rss_at else rss_start} "
           f"rss_slope={slope:.0f} rss_slope2={slope2:.0f} "
-          f"lines={len(segs)}")
+          f"lines={len(segs)} "
+          f"in_order_ms={','.join(f'{x:.0f}' for x in order)}")
 
 
 PHASE_EVENTS = ("traffic_version", "traffic_phases", "cch_phases")
@@ -188,12 +192,17 @@ PHASE_EVENTS = ("traffic_version", "traffic_phases", "cch_phases")
 def phases(log):
     rows = {}
     last = {}
+    groups, cur = [], []  # each version's lines: its cch / traffic phases, then traffic_version
     with open(log, errors="replace") as f:
         for line in f:
             ev = next((e for e in PHASE_EVENTS if f"event={e} " in line), None)
             if not ev:
                 continue
             last[ev] = line[line.index("event="):].strip()
+            cur.append(last[ev])
+            if ev == "traffic_version":
+                groups.append(cur)
+                cur = []
             for tok in line.split():
                 k, _, v = tok.partition("=")
                 if not k.endswith("_ms"):
@@ -215,9 +224,25 @@ def phases(log):
             q = lambda p: xs[min(len(xs) - 1, int(p * len(xs)))]
             print(f"| {e} | {k[:-3]} | {q(0.5):.1f} | {q(0.9):.1f} | {xs[-1]:.1f} | {len(xs)} |")
     print()
-    for ev in PHASE_EVENTS:
-        if ev in last:
-            print(f"    {last[ev]}")
+
+    def total(g):
+        m = re.search(r"total_ms=([0-9.]+)", g[-1])
+        return float(m.group(1)) if m else 0.0
+    # the first version, the slowest and the last, each with its own lines
+    picks = []
+    if groups:
+        for what, g in (("first", groups[0]), ("slowest", max(groups, key=total)),
+                        ("last", groups[-1])):
+            if not any(g is x for _, x in picks):
+                picks.append((what, g))
+    for what, g in picks:
+        print(f"  the {what} version ({groups.index(g) + 1} of {len(groups)}):")
+        for line in g:
+            print(f"    {line}")
+    if not groups:
+        for ev in PHASE_EVENTS:
+            if ev in last:
+                print(f"    {last[ev]}")
 
 
 def main():

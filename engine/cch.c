@@ -371,28 +371,67 @@ static int cch_over(gp_cch_topo *t, const gp_graph *g, const gp_graph *pg, gp_cc
     return GP_OK;
 }
 
+/* The prepared copy's job: its edges in chunks, claimed by warm_main's threads and by a new
+ * version's prepare that would otherwise wait (wait_warm_copy); referenced by both while t->warm
+ * points to it (warm_mu). */
+#define WARM_CHUNK (1u << 20)
 typedef struct warm_job {
     gp_cch_topo *t; /* referenced */
     gp_graph *from; /* referenced, or NULL */
     void *a[7];     /* the set's arrays, and from's CCH's (c) */
     const void *c[7];
+    uint64_t m, nchunks;
+    uint64_t next, done; /* atomic: chunks claimed, chunks copied */
+    int refs;            /* atomic */
 } warm_job;
 
-/* Edges [lo, hi) of the seven arrays copied (the witnesses: 16 bytes an edge). */
-static void warm_copy(void *jv, uint64_t lo, uint64_t hi) {
-    warm_job *j = jv;
-    for (int i = 0; i < 7; i++) {
-        size_t w = i < 6 ? 4 : 16;
-        memcpy((char *)j->a[i] + lo * w, (const char *)j->c[i] + lo * w, (size_t)(hi - lo) * w);
+static pthread_mutex_t warm_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void warm_unref(warm_job *j) {
+    if (!j || __atomic_sub_fetch(&j->refs, 1, __ATOMIC_ACQ_REL)) return;
+    gp_graph_unref(j->from);
+    gp_cch_topo_unref(j->t);
+    free(j);
+}
+
+/* Chunks of the seven arrays (the witnesses: 16 bytes an edge) copied until none is left. */
+static void warm_claim(warm_job *j) {
+    for (;;) {
+        uint64_t k = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
+        if (k >= j->nchunks) return;
+        uint64_t lo = k * WARM_CHUNK, hi = lo + WARM_CHUNK < j->m ? lo + WARM_CHUNK : j->m;
+        for (int i = 0; i < 7; i++) {
+            size_t w = i < 6 ? 4 : 16;
+            memcpy((char *)j->a[i] + lo * w, (const char *)j->c[i] + lo * w, (size_t)(hi - lo) * w);
+        }
+        __atomic_add_fetch(&j->done, 1, __ATOMIC_RELEASE);
     }
+}
+
+static void warm_copy(void *jv, uint64_t lo, uint64_t hi) {
+    (void)lo, (void)hi;
+    warm_claim(jv);
+}
+
+/* warm_claim on every CPU (one item a thread; gp_parallel_for would stop at 16). */
+static void warm_run(warm_job *j) {
+    int nt = gp_cpu_count();
+    if (nt > GP_PARALLEL_MAX_THREADS) nt = GP_PARALLEL_MAX_THREADS;
+    gp_parallel_for_dynamic((uint64_t)(nt > 0 ? nt : 1), 0, 1, warm_copy, j);
+}
+
+/* From's arrays as a prepared copy can be made of: c, not pending a restore. */
+static const gp_cch *warm_source(const gp_cch_topo *t, const gp_graph *from) {
+    const gp_cch *f = from ? from->cch : NULL;
+    return f && f->topo == t && !f->pend && f->ofw && f->fw && f->wit ? f : NULL;
 }
 
 static void *warm_main(void *arg) {
     warm_job *wj = arg;
     gp_cch_topo *t = wj->t;
-    const gp_cch *f = wj->from ? wj->from->cch : NULL;
-    if (f && (f->topo != t || f->pend || !f->ofw || !f->fw || !f->wit)) f = NULL;
+    const gp_cch *f = warm_source(t, wj->from);
     size_t m = (size_t)t->m + 1;
+    double t0 = gp_now();
     /* zeros below the requests; a copy at their priority: the next version waits for it */
     if (!f) (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
     wbufs *b = calloc(1, sizeof *b);
@@ -408,13 +447,24 @@ static void *warm_main(void *arg) {
              * or a copy of from's arrays, which a version customized from it takes with an empty
              * list to restore (cch_over) rather than copying every array on its way: on every
              * CPU, so that it is there for the next version (a speed file a second; from is not
-             * freed before the copy is done) */
+             * freed before the copy is done), and on the CPUs of a version that comes meanwhile
+             * (wait_warm_copy: 22 GB on road-like 24M with turn costs) */
             void *a[7] = {b->ofw, b->obw, b->fw, b->bw, b->fmid, b->bmid, b->wit};
             memcpy(wj->a, a, sizeof a);
             if (f) {
                 const void *c[7] = {f->ofw, f->obw, f->fw, f->bw, f->fmid, f->bmid, f->wit};
                 memcpy(wj->c, c, sizeof c);
-                gp_parallel_for(m, m >= (1u << 20) ? 0 : 1, warm_copy, wj);
+                wj->m = m;
+                wj->nchunks = (m + WARM_CHUNK - 1) / WARM_CHUNK;
+                pthread_mutex_lock(&warm_mu);
+                t->warm = wj;
+                pthread_mutex_unlock(&warm_mu);
+                warm_run(wj);
+                pthread_mutex_lock(&warm_mu);
+                t->warm = NULL;
+                pthread_mutex_unlock(&warm_mu);
+                /* chunks a helper claimed may still be under way */
+                while (__atomic_load_n(&wj->done, __ATOMIC_ACQUIRE) < wj->nchunks) usleep(200);
             } else {
                 for (int i = 0; i < 7; i++) memset(a[i], 0, i < 6 ? m * 4 : m * 16);
             }
@@ -422,27 +472,29 @@ static void *warm_main(void *arg) {
                 b->ndelta = 0;
                 b->delta_base = b->hash = f->graph_hash;
             }
-            if (__atomic_compare_exchange_n(&t->spare, &none, b, 0, __ATOMIC_ACQ_REL,
-                                            __ATOMIC_ACQUIRE))
-                b = NULL; /* the topology's now */
+            int kept = __atomic_compare_exchange_n(&t->spare, &none, b, 0, __ATOMIC_ACQ_REL,
+                                                   __ATOMIC_ACQUIRE);
+            GP_LOG(GP_LOG_DEBUG, "event=cch_spare_warm what=%s bytes=%llu kept=%d ms=%.1f",
+                   f ? "copy" : "zeros", (unsigned long long)m * 40, kept, (gp_now() - t0) * 1e3);
+            if (kept) b = NULL; /* the topology's now */
         }
     }
     wbufs_free(b, 1); /* none made, or a freed version's came first */
     __atomic_store_n(&t->warming, 0, __ATOMIC_RELEASE);
-    gp_graph_unref(wj->from);
-    gp_cch_topo_unref(t);
-    free(wj);
+    warm_unref(wj);
     return NULL;
 }
 
 void gp_cch_warm_spare(gp_cch_topo *t, uint64_t max_bytes, gp_graph *from) {
     if (!t || (uint64_t)t->m * 40 > max_bytes || __atomic_load_n(&t->spare, __ATOMIC_ACQUIRE))
         return;
-    int idle = 0; /* warming: 1 zeros, 2 a copy of from's (gp_cch_prepare_from waits for those) */
-    if (!__atomic_compare_exchange_n(&t->warming, &idle, from && from->cch ? 2 : 1, 0,
+    /* warming: 1 zeros, 2 a copy of from's (gp_cch_prepare_from waits for those); the same
+     * test of from as warm_main's, so that no version waits for zeros */
+    int idle = 0;
+    if (!__atomic_compare_exchange_n(&t->warming, &idle, warm_source(t, from) ? 2 : 1, 0,
                                      __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
         return;
-    warm_job *wj = malloc(sizeof *wj);
+    warm_job *wj = calloc(1, sizeof *wj);
     if (!wj) {
         __atomic_store_n(&t->warming, 0, __ATOMIC_RELEASE);
         return;
@@ -450,11 +502,10 @@ void gp_cch_warm_spare(gp_cch_topo *t, uint64_t max_bytes, gp_graph *from) {
     __atomic_add_fetch(&t->refs, 1, __ATOMIC_ACQ_REL);
     wj->t = t;
     wj->from = gp_graph_ref(from);
+    wj->refs = 1;
     if (gp_thread_detached(warm_main, wj) == 0) return;
     __atomic_store_n(&t->warming, 0, __ATOMIC_RELEASE);
-    gp_graph_unref(wj->from);
-    gp_cch_topo_unref(t);
-    free(wj);
+    warm_unref(wj);
 }
 
 int gp_cch_new(const gp_graph *g, int threads, gp_cch **out, gp_err *err) {
@@ -475,10 +526,12 @@ int gp_cch_prepare(const gp_graph *g, gp_cch **out, gp_err *err) {
 }
 
 /* A copy of a serving version's arrays under way on a cached topology of g's size (warm_main, a
- * speed file ago): waited for (at most 5 s) before the cache's lock is taken, as the new version
- * would copy as much itself, into fresh pages. */
-static void wait_warm_copy(const gp_graph *g) {
+ * speed file ago): its remaining chunks copied here too, on every CPU, then waited for (at most
+ * 5 s) before the cache's lock is taken, as the new version would copy as much itself, into fresh
+ * pages. The seconds it took. */
+static double wait_warm_copy(const gp_graph *g) {
     gp_cch_topo *t = NULL;
+    double t0 = gp_now();
     pthread_mutex_lock(&cache_mu);
     for (int i = 0; i < CACHE_MAX && !t; i++)
         if (cache[i] && cache[i]->n == g->n &&
@@ -487,18 +540,28 @@ static void wait_warm_copy(const gp_graph *g) {
             __atomic_add_fetch(&t->refs, 1, __ATOMIC_ACQ_REL);
         }
     pthread_mutex_unlock(&cache_mu);
-    if (!t) return;
+    if (!t) return 0;
+    pthread_mutex_lock(&warm_mu);
+    warm_job *wj = t->warm;
+    if (wj) __atomic_add_fetch(&wj->refs, 1, __ATOMIC_ACQ_REL);
+    pthread_mutex_unlock(&warm_mu);
+    if (wj) {
+        /* next runs past the end once every chunk is claimed */
+        if (__atomic_load_n(&wj->next, __ATOMIC_RELAXED) < wj->nchunks) warm_run(wj);
+        warm_unref(wj);
+    }
     for (int i = 0; i < 5000 && __atomic_load_n(&t->warming, __ATOMIC_ACQUIRE) == 2 &&
                     !__atomic_load_n(&t->spare, __ATOMIC_ACQUIRE);
          i++)
         usleep(1000);
     gp_cch_topo_unref(t);
+    return gp_now() - t0;
 }
 
 int gp_cch_prepare_from(const gp_graph *g, const gp_graph *pg, gp_cch **out, gp_err *err) {
     gp_cch *c = NULL;
     int rc;
-    wait_warm_copy(g);
+    double waited = wait_warm_copy(g);
     /* a cached topology that covers every arc of g */
     pthread_mutex_lock(&cache_mu);
     for (int i = 0; i < CACHE_MAX && !c; i++) {
@@ -529,6 +592,7 @@ int gp_cch_prepare_from(const gp_graph *g, const gp_graph *pg, gp_cch **out, gp_
         gp_cch_topo_unref(t);
         if (rc) return rc;
     }
+    c->spare_wait_s = waited;
     *out = c; /* c->prev: the base's CCH when g is a version over the same topology (cch_over) */
     return GP_OK;
 }

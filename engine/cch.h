@@ -72,6 +72,7 @@ typedef struct gp_cch_topo {
     void *pool;            /* query workspaces (cch.c), shared by the gp_cchs over this topology */
     void *spare;           /* the weight arrays of a freed gp_cch over it, for the next (cch.c) */
     int warming; /* atomic: gp_cch_warm_spare's thread is filling spare (2: with a copy) */
+    void *warm;  /* that copy's job while it runs, which gp_cch_prepare helps (cch.c) */
 } gp_cch_topo;
 
 /* The arcs queries relax in one direction after perfect customization (gp_cch_perfect): per rank
@@ -127,6 +128,7 @@ typedef struct gp_cch {
     int pend_owned;
     const struct gp_cch *pend_from;
     double restore_s, map_s; /* gp_cch_prepare's restore of a spare, its metric mapping */
+    double spare_wait_s;     /* ... and its wait for a prepared copy under way (cch.c) */
     int pinned; /* the weight and witness arrays are page-locked (cch_cuda.c; unlocked when freed) */
     int reused; /* ... and came from the topology's spare (cch.c): a set in the cycle of versions */
     int spare_gone; /* the topology's spare is empty since c's prepare (it took a prepared one, or

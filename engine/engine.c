@@ -380,7 +380,8 @@ static void attach_cch(gp_engine *e, gp_graph *g, const gp_graph *pred, int clos
            perfect_done ? c->perfect_s : 0.0, gp_now() - t0, (double)gp_cch_bytes(c) / 1048576.0);
     /* where a cost change's customization went, phase by phase (docs/operators.md) */
     GP_LOG(GP_LOG_DEBUG,
-           "event=cch_phases graph=%s prepare_ms=%.1f listed=%d restore_ms=%.1f map_ms=%.1f "
+           "event=cch_phases graph=%s prepare_ms=%.1f spare_wait_ms=%.1f listed=%d restore_ms=%.1f "
+           "map_ms=%.1f "
            "changed=%lld "
            "partial_ms=%.1f partial=%d gpu_ms=%.1f "
            "gpu_path=%s gpu_spare=%d gpu_edges=%u gpu_state_ms=%.1f "
@@ -388,12 +389,12 @@ static void attach_cch(gp_engine *e, gp_graph *g, const gp_graph *pred, int clos
            "gpu_copy_ms=%.1f "
            "gpu_busy_ms=%.1f gpu_fetch_ms=%.1f witnesses_ms=%.1f cpu_customize_ms=%.1f "
            "perfect_start_ms=%.1f total_ms=%.1f",
-           g->version, prepare_s * 1e3, c->listed, c->restore_s * 1e3, c->map_s * 1e3,
-           c->mchg_ok ? (long long)c->nmchg : -1LL, partial_s * 1e3, c->custom_partial, gpu_s * 1e3,
-           gpu_path, gs.spare, gs.scattered, gs.attach_s * 1e3, gs.customize_s * 1e3,
-           (double)gs.device_ms, gs.run_s * 1e3, gs.count_s * 1e3, gs.copy_s * 1e3, gs.busy_s * 1e3,
-           gs.fetch_s * 1e3, gs.witnesses_s * 1e3, cpu_s * 1e3, perfect_start_s * 1e3,
-           (gp_now() - t0) * 1e3);
+           g->version, prepare_s * 1e3, c->spare_wait_s * 1e3, c->listed, c->restore_s * 1e3,
+           c->map_s * 1e3, c->mchg_ok ? (long long)c->nmchg : -1LL, partial_s * 1e3,
+           c->custom_partial, gpu_s * 1e3, gpu_path, gs.spare, gs.scattered, gs.attach_s * 1e3,
+           gs.customize_s * 1e3, (double)gs.device_ms, gs.run_s * 1e3, gs.count_s * 1e3,
+           gs.copy_s * 1e3, gs.busy_s * 1e3, gs.fetch_s * 1e3, gs.witnesses_s * 1e3, cpu_s * 1e3,
+           perfect_start_s * 1e3, (gp_now() - t0) * 1e3);
 }
 
 int gp_engine_attach(gp_engine *e, gp_graph *g, gp_err *err) {

@@ -571,8 +571,78 @@ uint64_t gp_graph_memory(const gp_graph *g) {
     return bytes;
 }
 
+/* The parallel form of gp_sort_u32 for large n (a speed file's changed CCH slots on road-like
+ * 24M: about a million): three stable passes of 11 bits, each a count per chunk on every CPU,
+ * the chunks' offsets per digit, then a scatter per chunk; the same order as the serial sort. */
+#define PSORT_MIN (1u << 18)
+#define PSORT_BITS 11
+#define PSORT_DIGITS (1u << PSORT_BITS)
+typedef struct psort_job {
+    const uint32_t *src;
+    uint32_t *dst;
+    uint32_t n, nchunks;
+    int sh;
+    uint32_t *cnt; /* nchunks x PSORT_DIGITS: counts, then offsets */
+} psort_job;
+
+static void psort_count(void *jv, uint64_t lo, uint64_t hi) {
+    psort_job *j = jv;
+    for (uint64_t c = lo; c < hi; c++) {
+        uint32_t *cn = j->cnt + c * PSORT_DIGITS;
+        uint64_t b = (uint64_t)j->n * c / j->nchunks, e = (uint64_t)j->n * (c + 1) / j->nchunks;
+        memset(cn, 0, PSORT_DIGITS * sizeof *cn);
+        for (uint64_t i = b; i < e; i++) cn[(j->src[i] >> j->sh) & (PSORT_DIGITS - 1)]++;
+    }
+}
+
+static void psort_scatter(void *jv, uint64_t lo, uint64_t hi) {
+    psort_job *j = jv;
+    for (uint64_t c = lo; c < hi; c++) {
+        uint32_t *at = j->cnt + c * PSORT_DIGITS;
+        uint64_t b = (uint64_t)j->n * c / j->nchunks, e = (uint64_t)j->n * (c + 1) / j->nchunks;
+        for (uint64_t i = b; i < e; i++) {
+            uint32_t x = j->src[i];
+            j->dst[at[(x >> j->sh) & (PSORT_DIGITS - 1)]++] = x;
+        }
+    }
+}
+
+static int sort_u32_parallel(uint32_t *a, uint32_t n) {
+    int nt = gp_cpu_count();
+    if (nt > GP_PARALLEL_MAX_THREADS) nt = GP_PARALLEL_MAX_THREADS;
+    uint32_t nchunks = (uint32_t)(nt > 1 ? nt : 1) * 2;
+    uint32_t *tmp = malloc((size_t)n * 4 + 4);
+    uint32_t *cnt = malloc((size_t)nchunks * PSORT_DIGITS * sizeof *cnt);
+    if (!tmp || !cnt) {
+        free(tmp);
+        free(cnt);
+        return -1;
+    }
+    psort_job j = {a, tmp, n, nchunks, 0, cnt};
+    for (int pass = 0; pass < 3; pass++) {
+        j.sh = PSORT_BITS * pass;
+        gp_parallel_for_dynamic(nchunks, 0, 1, psort_count, &j);
+        uint32_t off = 0; /* digit-major, chunk-minor: stable */
+        for (uint32_t d = 0; d < PSORT_DIGITS; d++)
+            for (uint32_t c = 0; c < nchunks; c++) {
+                uint32_t k = cnt[(size_t)c * PSORT_DIGITS + d];
+                cnt[(size_t)c * PSORT_DIGITS + d] = off;
+                off += k;
+            }
+        gp_parallel_for_dynamic(nchunks, 0, 1, psort_scatter, &j);
+        const uint32_t *src = j.src;
+        j.src = j.dst;
+        j.dst = (uint32_t *)src;
+    }
+    memcpy(a, j.src, (size_t)n * 4); /* three passes: the result is in tmp */
+    free(tmp);
+    free(cnt);
+    return 0;
+}
+
 int gp_sort_u32(uint32_t *a, uint32_t n) {
     if (n < 2) return 0;
+    if (n >= PSORT_MIN && gp_cpu_count() > 1) return sort_u32_parallel(a, n);
     uint32_t *tmp = malloc((size_t)n * 4 + 4);
     uint32_t *cnt = malloc(65537 * 4);
     if (!tmp || !cnt) {

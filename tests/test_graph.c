@@ -18,6 +18,7 @@
 #include <zlib.h>
 
 #include "graph/graph.h"
+#include "graph/graph_internal.h" /* gp_splitmix64 */
 #include "graph/parallel.h"
 #include "graph/spatial.h"
 #include "storage/source.h"
@@ -883,6 +884,45 @@ static void test_parallel_loops(void **state) {
     }
 }
 
+static int cmp_u32(const void *x, const void *y) {
+    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* gp_sort_u32 on every CPU (a million entries and more) and on one (fewer): both orders equal
+ * qsort's, over the whole 32-bit range and over small ranges full of repeats; the unique form
+ * keeps one of each. */
+static void test_sort_u32(void **st) {
+    (void)st;
+    const uint32_t sizes[] = {0, 1, 7, 1000, (1u << 18) - 1, 1u << 18, 1500007};
+    uint64_t seed = 99;
+    for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+        for (int range = 0; range < 3; range++) {
+            uint32_t n = sizes[si];
+            uint32_t *a = malloc((size_t)n * 4 + 4), *b = malloc((size_t)n * 4 + 4);
+            assert_true(a && b);
+            for (uint32_t i = 0; i < n; i++) {
+                uint64_t x = gp_splitmix64(&seed);
+                a[i] = range == 0   ? (uint32_t)(x >> 32)
+                       : range == 1 ? (uint32_t)(x % 5000)
+                                    : ~0u - (uint32_t)(x % 3);
+                b[i] = a[i];
+            }
+            assert_int_equal(gp_sort_u32(a, n), 0);
+            qsort(b, n, 4, cmp_u32);
+            assert_memory_equal(a, b, (size_t)n * 4);
+            int64_t u = gp_sort_unique_u32(a, n);
+            int64_t k = 0;
+            for (uint32_t i = 0; i < n; i++)
+                if (!k || b[k - 1] != b[i]) b[k++] = b[i];
+            assert_int_equal(u, k);
+            assert_memory_equal(a, b, (size_t)k * 4);
+            free(a);
+            free(b);
+        }
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_builder_small),
@@ -898,6 +938,7 @@ int main(void) {
         cmocka_unit_test(test_csv_valid),
         cmocka_unit_test(test_csv_malformed),
         cmocka_unit_test(test_generator),
+        cmocka_unit_test(test_sort_u32),
         cmocka_unit_test(test_write_dimacs_roundtrip),
         cmocka_unit_test(test_dispatch),
         cmocka_unit_test(test_spatial_vs_brute_force),

@@ -574,7 +574,7 @@ uint64_t gp_graph_memory(const gp_graph *g) {
 /* The parallel form of gp_sort_u32 for large n (a speed file's changed CCH slots on road-like
  * 24M: about a million): three stable passes of 11 bits, each a count per chunk on every CPU,
  * the chunks' offsets per digit, then a scatter per chunk; the same order as the serial sort. */
-#define PSORT_MIN (1u << 18)
+#define PSORT_MIN (1u << 17)
 #define PSORT_BITS 11
 #define PSORT_DIGITS (1u << PSORT_BITS)
 typedef struct psort_job {

@@ -448,6 +448,67 @@ static void chain(const char *turn_costs) {
     gp_engine_free(e);
 }
 
+/* A file of more lines than the parallel key build's threshold (engine/traffic.c
+ * KEYSET_PAR_MIN), each segment several times with other speeds and some segments unknown,
+ * gives the weights, the version and the counts of the file of each segment's last line alone
+ * (fewer lines: the serial build): the last line of a segment wins however the keys are built. */
+static void test_many_lines_last_wins(void **st) {
+    (void)st;
+    gp_err err = {0};
+    gp_graph *g = gp_generate_road(3000, 11, &err);
+    assert_non_null(g);
+    snprintf(g->profile, sizeof g->profile, "car");
+    gp_engine *e = gp_engine_new("cpu", 2, NULL, &err);
+    assert_non_null(e);
+    assert_int_equal(gp_engine_set_turn_costs(e, "off", &err), GP_OK);
+    assert_int_equal(gp_engine_attach(e, g, &err), GP_OK);
+    const size_t na = 90000;
+    gp_speed_entry *a = calloc(na, sizeof *a), *b = calloc(na, sizeof *b);
+    unsigned char *ka = calloc(na, 1), *kb = calloc(na, 1);
+    assert_true(a && b && ka && kb);
+    uint64_t seed = 5;
+    size_t unknown = 0;
+    for (size_t i = 0; i < na; i++) {
+        uint32_t r = (uint32_t)(gp_splitmix64(&seed) >> 33);
+        if (r % 17 == 0) { /* a segment of no arc of the graph */
+            a[i] = (gp_speed_entry){-1 - (int64_t)(r % 1000), -2, 30};
+            unknown++;
+            continue;
+        }
+        uint32_t arc = r % 400; /* few segments: each many times */
+        uint32_t u = gp_graph_arc_tail(g, arc);
+        a[i] = (gp_speed_entry){gp_graph_orig_id(g, u), gp_graph_orig_id(g, g->col[arc]),
+                                10 + (uint32_t)(gp_splitmix64(&seed) % 90)};
+    }
+    /* each key's last line, in reverse order of the file (b's own order does not matter) */
+    size_t nb = 0;
+    for (size_t i = na; i-- > 0;) {
+        int dup = 0;
+        for (size_t k = 0; k < nb && !dup; k++) dup = b[k].from == a[i].from && b[k].to == a[i].to;
+        if (!dup) b[nb++] = a[i];
+    }
+    assert_true(na >= 65536 && nb < 65536);
+    gp_graph *ga = NULL, *gb = NULL;
+    gp_traffic_stats sa, sb;
+    assert_int_equal(gp_traffic_apply(e, g, a, na, NULL, 0, &ga, ka, NULL, &sa, &err), GP_OK);
+    assert_int_equal(gp_traffic_apply(e, g, b, nb, NULL, 0, &gb, kb, NULL, &sb, &err), GP_OK);
+    assert_true(ga != g && gb != g);
+    assert_string_equal(ga->version, gb->version);
+    assert_memory_equal(ga->w, gb->w, (size_t)g->m * 4);
+    assert_memory_equal(ga->rw, gb->rw, (size_t)g->m * 4);
+    assert_int_equal(sa.arcs_changed, sb.arcs_changed);
+    assert_int_equal(sa.speeds_unknown, unknown);
+    for (size_t i = 0; i < na; i++) assert_int_equal(ka[i], a[i].from > 0);
+    gp_graph_unref(ga);
+    gp_graph_unref(gb);
+    free(a);
+    free(b);
+    free(ka);
+    free(kb);
+    gp_graph_unref(g);
+    gp_engine_free(e);
+}
+
 static void test_chain_turns(void **st) {
     (void)st;
     chain("on");
@@ -499,10 +560,15 @@ static void test_covered(void **st) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_chain_turns),    cmocka_unit_test(test_chain_roads),
-        cmocka_unit_test(test_parse),          cmocka_unit_test(test_covered),
-        cmocka_unit_test(test_osmseg_index),   cmocka_unit_test(test_apply_cch),
-        cmocka_unit_test(test_apply_dijkstra), cmocka_unit_test(test_turns_need_turn_costs),
+        cmocka_unit_test(test_chain_turns),
+        cmocka_unit_test(test_chain_roads),
+        cmocka_unit_test(test_many_lines_last_wins),
+        cmocka_unit_test(test_parse),
+        cmocka_unit_test(test_covered),
+        cmocka_unit_test(test_osmseg_index),
+        cmocka_unit_test(test_apply_cch),
+        cmocka_unit_test(test_apply_dijkstra),
+        cmocka_unit_test(test_turns_need_turn_costs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

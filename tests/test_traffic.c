@@ -482,7 +482,8 @@ static void test_many_lines_last_wins(void **st) {
     }
     /* each key's last line, in reverse order of the file (b's own order does not matter) */
     size_t nb = 0;
-    for (size_t i = na; i-- > 0;) {
+    for (size_t r = 0; r < na; r++) {
+        size_t i = na - 1 - r;
         int dup = 0;
         for (size_t k = 0; k < nb && !dup; k++) dup = b[k].from == a[i].from && b[k].to == a[i].to;
         if (!dup) b[nb++] = a[i];

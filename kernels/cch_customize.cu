@@ -185,60 +185,118 @@ __device__ __forceinline__ lane_min edge_scan(uint32_t e, int lane, const uint64
     return r;
 }
 
+/* An incremental customization (gp_dcch_customize_diff after gp_dcch_metric_from): dirty (m
+ * bytes; NULL: the full pass) marks the edges to customize again, the others keep the base's
+ * results already copied into the arrays; an edge whose weights change marks the edges whose
+ * lower triangles it is in (push_edge). lev: the ranks of each level (edge e of level l has its
+ * tail in [lev[l], lev[l+1])). */
+struct inc_args {
+    unsigned char *dirty;
+    const uint32_t *up_first, *up_head, *lev;
+};
+
+/* The tail (rank) of edge e, a rank in [r0, r1): the last v there with up_first[v] <= e. */
+__device__ __forceinline__ uint32_t tail_in(uint32_t e, uint32_t r0, uint32_t r1,
+                                            const uint32_t *__restrict__ up_first) {
+    uint32_t lo = r0, hi = r1;
+    while (hi - lo > 1) {
+        const uint32_t mid = lo + (hi - lo) / 2;
+        if (up_first[mid] <= e) lo = mid;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* Edge e = (w, x) changed: every edge {x, y} for y another upper neighbour of w has the
+ * triangle (e, (w, y)) among its lower ones (the upper neighbours of a node are a clique, heads
+ * ascending per tail), so it is marked to be customized again (a later level: both ends are above
+ * w). Marking an edge whose triangle the pruning left out costs a pass over it, nothing else.
+ * Lanes [0, W) split w's list. */
+__device__ __forceinline__ void push_edge(uint32_t e, uint32_t w, int lane, int W,
+                                          const inc_args &in) {
+    const uint32_t a0 = in.up_first[w], a1 = in.up_first[w + 1], x = in.up_head[e];
+    for (uint32_t j = a0 + (uint32_t)lane; j < a1; j += (uint32_t)W) {
+        if (j == e) continue;
+        const uint32_t y = in.up_head[j], lo_n = j < e ? y : x, hi_n = j < e ? x : y;
+        uint32_t lo = in.up_first[lo_n], hi = in.up_first[lo_n + 1];
+        const uint32_t end = hi;
+        while (lo < hi) {
+            const uint32_t mid = lo + (hi - lo) / 2;
+            if (in.up_head[mid] < hi_n) lo = mid + 1;
+            else hi = mid;
+        }
+        if (lo < end && in.up_head[lo] == hi_n) in.dirty[lo] = 1;
+    }
+}
+
 /* Edge e's results from its triangles' minima (f, b) with the first offsets reaching them (fm,
  * bm) and the overflow flags: the witness is none when the original arc reaches the minimum (the
- * CPU's rule, engine/cch.c customize_range). */
-__device__ __forceinline__ void edge_store(uint32_t e, uint32_t f, uint32_t b, uint32_t fm,
+ * CPU's rule, engine/cch.c customize_range). Returns (incremental pass only) whether its
+ * weights differ from those the arrays held. */
+__device__ __forceinline__ bool edge_store(uint32_t e, uint32_t f, uint32_t b, uint32_t fm,
                                            uint32_t bm, int of, int ob,
                                            const uint32_t *__restrict__ ofw,
                                            const uint32_t *__restrict__ obw, uint2 *fb,
                                            uint32_t *fw, uint32_t *bw, uint32_t *fmid,
-                                           uint32_t *bmid, uint32_t *bad) {
+                                           uint32_t *bmid, uint32_t *bad, bool inc) {
     const uint32_t of0 = ofw[e], ob0 = obw[e];
     const uint32_t fw_ = min(f, of0), bw_ = min(b, ob0);
+    const bool ch = inc && (fw[e] != fw_ || bw[e] != bw_);
     fb[e] = make_uint2(fw_, bw_);
     fw[e] = fw_;
     bw[e] = bw_;
     fmid[e] = fw_ == of0 ? INF32 : fm;
     bmid[e] = bw_ == ob0 ? INF32 : bm;
     if ((of && fw_ == INF32) || (ob && bw_ == INF32)) atomicMin(bad, e);
+    return ch;
 }
 
 /* W lanes customize edge e (mask: the group's lanes of the warp; W = 1: a thread alone): each
- * lane's minima (edge_scan), then the group's minimum and the smallest offset reaching it. */
+ * lane's minima (edge_scan), then the group's minimum and the smallest offset reaching it. An
+ * incremental pass skips a clean edge and pushes a changed one (tail in ranks [r0, r1)). */
 template <int W>
-__device__ __forceinline__ void customize_edge(uint32_t e, int lane, unsigned mask,
-                                               const uint64_t *__restrict__ tf,
-                                               const uint32_t *__restrict__ tri,
-                                               const uint32_t *__restrict__ ofw,
-                                               const uint32_t *__restrict__ obw, uint2 *fb,
-                                               uint32_t *fw, uint32_t *bw, uint32_t *fmid,
-                                               uint32_t *bmid, uint32_t *bad) {
+__device__ __forceinline__ void customize_edge(
+    uint32_t e, int lane, unsigned mask, const uint64_t *__restrict__ tf,
+    const uint32_t *__restrict__ tri, const uint32_t *__restrict__ ofw,
+    const uint32_t *__restrict__ obw, uint2 *fb, uint32_t *fw, uint32_t *bw, uint32_t *fmid,
+    uint32_t *bmid, uint32_t *bad, const inc_args &in, uint32_t r0, uint32_t r1) {
+    const bool inc = in.dirty != NULL;
+    if (inc && !in.dirty[e]) return; /* the whole group: one edge */
     lane_min r = edge_scan<W>(e, lane, tf, tri, fb);
+    int ch;
     if constexpr (W == 1) {
         (void)mask;
-        edge_store(e, r.f, r.b, r.fm, r.bm, r.of, r.ob, ofw, obw, fb, fw, bw, fmid, bmid, bad);
+        ch = edge_store(e, r.f, r.b, r.fm, r.bm, r.of, r.ob, ofw, obw, fb, fw, bw, fmid, bmid, bad,
+                        inc);
     } else {
         const uint32_t fmin = __reduce_min_sync(mask, r.f), bmin = __reduce_min_sync(mask, r.b);
         const uint32_t fmc = __reduce_min_sync(mask, r.f == fmin ? r.fm : INF32);
         const uint32_t bmc = __reduce_min_sync(mask, r.b == bmin ? r.bm : INF32);
         const int of = __any_sync(mask, r.of), ob = __any_sync(mask, r.ob);
+        ch = 0;
         if (lane == 0)
-            edge_store(e, fmin, bmin, fmc, bmc, of, ob, ofw, obw, fb, fw, bw, fmid, bmid, bad);
+            ch = edge_store(e, fmin, bmin, fmc, bmc, of, ob, ofw, obw, fb, fw, bw, fmid, bmid, bad,
+                            inc);
+        ch = __shfl_sync(mask, ch, 0, W); /* the group's first lane */
     }
+    if (ch) push_edge(e, tail_in(e, r0, r1, in.up_first), lane, W, in);
 }
 
 /* A block of BIG_THREADS customizes edge e (one of a level's heaviest): each thread's minima
  * packed as value << 32 | offset, so that one minimum gives the value and the first offset
- * reaching it; warps reduce by shuffles, then thread 0 over the warps. */
+ * reaching it; warps reduce by shuffles, then thread 0 over the warps. Incremental: as
+ * customize_edge (the block pushes a changed edge). */
 __device__ __forceinline__ void customize_edge_block(uint32_t e, const uint64_t *__restrict__ tf,
                                                      const uint32_t *__restrict__ tri,
                                                      const uint32_t *__restrict__ ofw,
                                                      const uint32_t *__restrict__ obw, uint2 *fb,
                                                      uint32_t *fw, uint32_t *bw, uint32_t *fmid,
-                                                     uint32_t *bmid, uint32_t *bad) {
+                                                     uint32_t *bmid, uint32_t *bad,
+                                                     const inc_args &in, uint32_t r0, uint32_t r1) {
     __shared__ u64 sf[BIG_THREADS / 32], sb[BIG_THREADS / 32];
-    __shared__ int sfl[BIG_THREADS / 32];
+    __shared__ int sfl[BIG_THREADS / 32], sch;
+    const bool inc = in.dirty != NULL;
+    if (inc && !in.dirty[e]) return; /* the whole block: one edge */
     lane_min r = edge_scan<BIG_THREADS>(e, (int)threadIdx.x, tf, tri, fb);
     u64 pf = (u64)r.f << 32 | r.fm, pb = (u64)r.b << 32 | r.bm;
     for (int o = 16; o > 0; o >>= 1) {
@@ -258,56 +316,88 @@ __device__ __forceinline__ void customize_edge_block(uint32_t e, const uint64_t 
             pb = sb[w] < pb ? sb[w] : pb;
             f |= sfl[w];
         }
-        edge_store(e, (uint32_t)(pf >> 32), (uint32_t)(pb >> 32), (uint32_t)pf, (uint32_t)pb, f & 1,
-                   f >> 1, ofw, obw, fb, fw, bw, fmid, bmid, bad);
+        sch = edge_store(e, (uint32_t)(pf >> 32), (uint32_t)(pb >> 32), (uint32_t)pf, (uint32_t)pb,
+                         f & 1, f >> 1, ofw, obw, fb, fw, bw, fmid, bmid, bad, inc);
     }
+    if (!inc) return;
+    __syncthreads();
+    if (sch) push_edge(e, tail_in(e, r0, r1, in.up_first), (int)threadIdx.x, BIG_THREADS, in);
 }
 
-/* One level: its edges in eord by class (kernels/cch.cu edge_class): n1 tiny ones, n8 short, n32
- * long, then the heavy ones. Blocks take the heavy edges first (a block each: the longest start
- * first), then the long ones (a warp each), the short ones (SHORT_W lanes each) and the tiny ones
- * (a thread each); b[0..3) are the first blocks of the long, short and tiny parts. */
+/* One level l: its edges in eord by class (kernels/cch.cu edge_class): n1 tiny ones, n8 short,
+ * n32 long, then the heavy ones. Blocks take the heavy edges first (a block each: the longest
+ * start first), then the long ones (a warp each), the short ones (SHORT_W lanes each) and the
+ * tiny ones (a thread each); b[0..3) are the first blocks of the long, short and tiny parts. */
 __global__ void customize_level(const uint32_t *__restrict__ eord, uint32_t n1, uint32_t n8,
                                 uint32_t n32, uint3 b, const uint64_t *__restrict__ tf,
                                 const uint32_t *__restrict__ tri, const uint32_t *__restrict__ ofw,
                                 const uint32_t *__restrict__ obw, uint2 *fb, uint32_t *fw,
-                                uint32_t *bw, uint32_t *fmid, uint32_t *bmid, uint32_t *bad) {
+                                uint32_t *bw, uint32_t *fmid, uint32_t *bmid, uint32_t *bad,
+                                inc_args in, uint32_t l) {
     const uint32_t bx = blockIdx.x;
+    const uint32_t r0 = in.dirty ? in.lev[l] : 0, r1 = in.dirty ? in.lev[l + 1] : 0;
     if (bx < b.x) {
         customize_edge_block(eord[n1 + n8 + n32 + bx], tf, tri, ofw, obw, fb, fw, bw, fmid, bmid,
-                             bad);
+                             bad, in, r0, r1);
     } else if (bx < b.y) {
         uint64_t w = ((uint64_t)(bx - b.x) * blockDim.x + threadIdx.x) / 32;
         if (w >= n32) return; /* whole warps leave together */
         customize_edge<32>(eord[n1 + n8 + w], threadIdx.x & 31, 0xffffffffu, tf, tri, ofw, obw, fb,
-                           fw, bw, fmid, bmid, bad);
+                           fw, bw, fmid, bmid, bad, in, r0, r1);
     } else if (bx < b.z) {
         uint64_t g = ((uint64_t)(bx - b.y) * blockDim.x + threadIdx.x) / SHORT_W;
         if (g >= n8) return; /* whole groups leave together */
         const int lane = threadIdx.x & (SHORT_W - 1);
         const unsigned mask = ((1u << SHORT_W) - 1) << (threadIdx.x & 31 & ~(SHORT_W - 1));
         customize_edge<SHORT_W>(eord[n1 + g], lane, mask, tf, tri, ofw, obw, fb, fw, bw, fmid, bmid,
-                                bad);
+                                bad, in, r0, r1);
     } else {
         uint64_t i = (uint64_t)(bx - b.z) * blockDim.x + threadIdx.x;
         if (i >= n1) return;
-        customize_edge<1>(eord[i], 0, 0, tf, tri, ofw, obw, fb, fw, bw, fmid, bmid, bad);
+        customize_edge<1>(eord[i], 0, 0, tf, tri, ofw, obw, fb, fw, bw, fmid, bmid, bad, in, r0,
+                          r1);
     }
 }
 
-/* Levels [l0, l1) in one block, bottom-up. */
+/* Levels [l0, l1) in one block, bottom-up (an edge marked by a push is in a later level: the
+ * barrier makes the mark visible to the block). */
 __global__ void customize_small(uint32_t l0, uint32_t l1, const uint32_t *__restrict__ elev,
                                 const uint64_t *__restrict__ tf, const uint32_t *__restrict__ tri,
                                 const uint32_t *__restrict__ ofw, const uint32_t *__restrict__ obw,
                                 uint2 *fb, uint32_t *fw, uint32_t *bw, uint32_t *fmid,
-                                uint32_t *bmid, uint32_t *bad) {
+                                uint32_t *bmid, uint32_t *bad, inc_args in) {
     int warp = threadIdx.x / 32, lane = threadIdx.x & 31, nw = blockDim.x / 32;
     for (uint32_t l = l0; l < l1; l++) {
+        const uint32_t r0 = in.dirty ? in.lev[l] : 0, r1 = in.dirty ? in.lev[l + 1] : 0;
         for (uint32_t e = elev[l] + warp; e < elev[l + 1]; e += nw)
-            customize_edge<32>(e, lane, 0xffffffffu, tf, tri, ofw, obw, fb, fw, bw, fmid, bmid,
-                               bad);
+            customize_edge<32>(e, lane, 0xffffffffu, tf, tri, ofw, obw, fb, fw, bw, fmid, bmid, bad,
+                               in, r0, r1);
         __syncthreads();
     }
+}
+
+/* base's customized weights into d's arrays and packed {fw, bw} (fb is not kept by every path
+ * that customizes base: gp_dcch_customize_from leaves it), a thread per edge. */
+__global__ void inc_base(uint32_t m, const uint32_t *__restrict__ bfw,
+                         const uint32_t *__restrict__ bbw, const uint32_t *__restrict__ bfm,
+                         const uint32_t *__restrict__ bbm, uint32_t *fw, uint32_t *bw,
+                         uint32_t *fmid, uint32_t *bmid, uint2 *fb) {
+    const uint32_t e = blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= m) return;
+    const uint32_t f = bfw[e], b = bbw[e];
+    fw[e] = f;
+    bw[e] = b;
+    fmid[e] = bfm[e];
+    bmid[e] = bbm[e];
+    fb[e] = make_uint2(f, b);
+}
+
+/* The seeds of an incremental customization: the edges of a metric update (upd, 3 words each:
+ * id, ofw, obw). */
+__global__ void mark_seeds(uint32_t n, const uint32_t *__restrict__ upd, uint32_t m,
+                           unsigned char *dirty) {
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n && upd[3 * (size_t)i] < m) dirty[upd[3 * (size_t)i]] = 1;
 }
 
 /* The tail (rank) of edge e: the last rank v with up_first[v] <= e. */
@@ -410,10 +500,13 @@ int gp_dcch_plan_weights(gp_dcch *d, cudaStream_t s, gp_err *err) {
     return rc != GP_OK ? rc : gp_dcch_plan_tables(d, s, err);
 }
 
-/* The levels, bottom-up, then the plan's weights. ms: device time. */
+/* The levels, bottom-up, then the plan's weights. ms: device time. base (not NULL): an
+ * incremental pass from base's results (d->dirty holds the seeds; the copy of base's arrays is
+ * part of the device time). */
 static int customize_run(gp_dcch *d, cudaStream_t s, float *ms, void (*busy)(void *), void *arg,
-                         gp_err *err) {
+                         const gp_dcch *base, gp_err *err) {
     int rc = GP_OK;
+    const inc_args in = {base ? d->dirty : NULL, d->up_first, d->up_head, d->d_levels};
     uint32_t bad = INF32;
     /* the lab's profile: an event after each launch */
     uint32_t np = 0;
@@ -431,6 +524,12 @@ static int customize_run(gp_dcch *d, cudaStream_t s, float *ms, void (*busy)(voi
     }
     CK(cudaMemcpyAsync(d->bad, &bad, 4, cudaMemcpyHostToDevice, s), "customization");
     CK(cudaEventRecord(d->ev0, s), "customization");
+    if (base && d->m) {
+        inc_base<<<(d->m + BIG_THREADS - 1) / BIG_THREADS, BIG_THREADS, 0, s>>>(
+            d->m, base->fw, base->bw, base->fmid, base->bmid, d->fw, d->bw, d->fmid, d->bmid,
+            d->fb);
+        CKL("customization");
+    }
     for (uint32_t l = 0; l < d->nlevels;) {
         const uint32_t l_at = l;
         uint32_t cnt = d->edge_level[l + 1] - d->edge_level[l];
@@ -444,7 +543,7 @@ static int customize_run(gp_dcch *d, cudaStream_t s, float *ms, void (*busy)(voi
             const uint32_t nb = b.z + (n1 + BIG_THREADS - 1) / BIG_THREADS;
             customize_level<<<nb, BIG_THREADS, 0, s>>>(d->eord + lo, n1, n8, n32, b, d->tri_first,
                                                        d->tri, d->ofw, d->obw, d->fb, d->fw, d->bw,
-                                                       d->fmid, d->bmid, d->bad);
+                                                       d->fmid, d->bmid, d->bad, in, l);
             CKL("customization");
             l++;
             if (pev) {
@@ -459,7 +558,7 @@ static int customize_run(gp_dcch *d, cudaStream_t s, float *ms, void (*busy)(voi
                 l1++;
             customize_small<<<1, SMALL_THREADS, 0, s>>>(l, l1, d->d_elevels, d->tri_first, d->tri,
                                                         d->ofw, d->obw, d->fb, d->fw, d->bw,
-                                                        d->fmid, d->bmid, d->bad);
+                                                        d->fmid, d->bmid, d->bad, in);
             CKL("customization");
             l = l1;
             if (pev) {
@@ -504,7 +603,8 @@ out:
 extern "C" int gp_dcch_customize(gp_dcch *d, void *stream, uint32_t *fw, uint32_t *bw,
                                  uint32_t *fmid, uint32_t *bmid, float *ms, gp_err *err) {
     cudaStream_t s = (cudaStream_t)stream;
-    int rc = customize_run(d, s, ms, NULL, NULL, err);
+    d->seed_base = NULL;
+    int rc = customize_run(d, s, ms, NULL, NULL, NULL, err);
     if (rc != GP_OK) return rc;
     uint32_t *to[4] = {fw, bw, fmid, bmid};
     const uint32_t *from[4] = {d->fw, d->bw, d->fmid, d->bmid};
@@ -542,6 +642,7 @@ extern "C" int gp_dcch_metric_from(gp_dcch *d, const gp_dcch *src, void *stream,
     cudaStream_t s = (cudaStream_t)stream;
     int rc = GP_OK;
     uint32_t *dupd = NULL;
+    d->seed_base = NULL;
     if (d->tm != src->tm)
         return gp_err_set(err, GP_EINVAL,
                           "device CCH: the predecessor is on another topology part");
@@ -557,6 +658,18 @@ extern "C" int gp_dcch_metric_from(gp_dcch *d, const gp_dcch *src, void *stream,
                                                                                      d->m, to);
         CKL("metric scatter");
     }
+    /* the seeds of an incremental customization from src (gp_dcch_customize_diff) */
+    if (!d->dirty) {
+        CK(cudaMalloc((void **)&d->dirty, (size_t)d->m + 1), "metric scatter");
+        d->bytes += (uint64_t)d->m + 1;
+    }
+    CK(cudaMemsetAsync(d->dirty, 0, (size_t)d->m + 1, s), "metric scatter");
+    if (nupd) {
+        mark_seeds<<<(nupd + BIG_THREADS - 1) / BIG_THREADS, BIG_THREADS, 0, s>>>(nupd, dupd, d->m,
+                                                                                  d->dirty);
+        CKL("metric scatter");
+    }
+    d->seed_base = src;
     CK(cudaStreamSynchronize(s), "metric scatter");
 out:
     if (dupd) {
@@ -568,6 +681,8 @@ out:
 
 extern "C" const gp_dcch_topo *gp_dcch_part(const gp_dcch *d) { return d ? d->tm : NULL; }
 
+extern "C" int gp_dcch_incremental(const gp_dcch *d) { return d ? d->last_inc : 0; }
+
 extern "C" int gp_dcch_customize_from(gp_dcch *d, const gp_dcch *src, void *stream, uint32_t nupd,
                                       const uint32_t *upd, float *ms, gp_err *err) {
     cudaStream_t s = (cudaStream_t)stream;
@@ -577,6 +692,7 @@ extern "C" int gp_dcch_customize_from(gp_dcch *d, const gp_dcch *src, void *stre
         return gp_err_set(err, GP_EINVAL,
                           "device CCH: the predecessor is on another topology part or not "
                           "customized");
+    d->seed_base = NULL;
     const size_t bytes = (size_t)d->m * 4;
     uint32_t *dst[6] = {d->ofw, d->obw, d->fw, d->bw, d->fmid, d->bmid};
     const uint32_t *from[6] = {src->ofw, src->obw, src->fw, src->bw, src->fmid, src->bmid};
@@ -697,11 +813,12 @@ __global__ void diff_edges(uint32_t m, uint32_t n, const uint32_t *__restrict__ 
                            const uint32_t *bw, const uint32_t *fmid, const uint32_t *bmid,
                            const uint32_t *bofw, const uint32_t *bobw, const uint32_t *bfw,
                            const uint32_t *bbw, const uint32_t *bfmid, const uint32_t *bbmid,
-                           uint32_t cap, uint32_t *cnt, uint32_t *out) {
+                           const unsigned char *__restrict__ dirty, uint32_t cap, uint32_t *cnt,
+                           uint32_t *out) {
     uint32_t e = blockIdx.x * blockDim.x + threadIdx.x;
     uint32_t f = 0, w = 0, fm = 0, bm = 0;
     bool changed = false;
-    if (e < m) {
+    if (e < m && (!dirty || dirty[e])) { /* incremental: only an edge it customized may differ */
         uint32_t a = ofw[e], b = obw[e];
         f = fw[e], w = bw[e], fm = fmid[e], bm = bmid[e];
         changed = a != bofw[e] || b != bobw[e] || f != bfw[e] || w != bbw[e] || fm != bfmid[e] ||
@@ -743,7 +860,11 @@ extern "C" int gp_dcch_customize_diff(gp_dcch *d, const gp_dcch *base, void *str
                           "customized");
     double w0 = wall_now();
     if (wall_s) wall_s[0] = wall_s[1] = wall_s[2] = 0;
-    if ((rc = customize_run(d, s, ms, busy, arg, err)) != GP_OK) return rc;
+    /* incremental when d's metric came from base's (gp_dcch_metric_from marked the seeds) */
+    const gp_dcch *from = d->dirty && d->seed_base == base ? base : NULL;
+    d->seed_base = NULL;
+    d->last_inc = from != NULL;
+    if ((rc = customize_run(d, s, ms, busy, arg, from, err)) != GP_OK) return rc;
     double w1 = wall_now();
     if (wall_s) wall_s[0] = w1 - w0;
     CK(cudaMallocAsync((void **)&dbuf, ((size_t)cap * GP_DCCH_DIFF_WORDS + 1) * 4, s),
@@ -752,7 +873,7 @@ extern "C" int gp_dcch_customize_diff(gp_dcch *d, const gp_dcch *base, void *str
     diff_edges<<<(d->m + BIG_THREADS - 1) / BIG_THREADS, BIG_THREADS, 0, s>>>(
         d->m, d->n, d->up_first, d->up_head, d->order, d->tri_first, d->tri, d->ofw, d->obw, d->fw,
         d->bw, d->fmid, d->bmid, base->ofw, base->obw, base->fw, base->bw, base->fmid, base->bmid,
-        cap, dbuf, dbuf + 1);
+        from ? d->dirty : NULL, cap, dbuf, dbuf + 1);
     CKL("the changed edges");
     CK(cudaMemcpyAsync(&cnt, dbuf, 4, cudaMemcpyDeviceToHost, s), "the changed edges");
     CK(cudaStreamSynchronize(s), "the changed edges");

@@ -437,15 +437,17 @@ static void run_graph(lab &L, const char *spec, bool small) {
     { /* the device state still holds the old metric: the incremental pass from it */
         std::vector<float> im(reps), fm(reps);
         uint32_t nout = 0;
+        uint64_t cnt[3];
         if (gp_cch_gpu_lab_incremental(c, chg.data(), (uint32_t)chg.size(), reps, im.data(),
-                                       fm.data(), &nout, &err))
+                                       fm.data(), &nout, cnt, &err))
             die("incremental customization", err);
         std::vector<double> imd(im.begin(), im.end()), fmd(fm.begin(), fm.end());
         printf("- incremental GPU customization after the 1%% change (%zu edges' original weights, "
                "the device's old metric as the base): %.2f ms device (median of %d; the full "
-               "pass on the same device states %.2f ms), %u edges differ from the base; GPU == "
-               "CPU bit for bit\n",
-               chg.size(), median(imd), reps, median(fmd), nout);
+               "pass on the same device states %.2f ms), %llu edges customized again, %llu with "
+               "new weights, %u differ from the base; GPU == CPU bit for bit\n",
+               chg.size(), median(imd), reps, median(fmd), (unsigned long long)cnt[1],
+               (unsigned long long)cnt[2], nout);
         fflush(stdout);
     }
     check_gpu_custom(c, "after 1% changes");

@@ -78,8 +78,10 @@ int gp_cch_gpu_sweep(const gp_cch *c, const gp_dcch_tune *t, gp_err *err) {
     return gp_err_set(err, GP_EUNSUPPORTED, "this gpath was built without CUDA");
 }
 int gp_cch_gpu_lab_incremental(const gp_cch *c, const uint32_t *edges, uint32_t n, int reps,
-                               float *inc_ms, float *full_ms, uint32_t *nout, gp_err *err) {
+                               float *inc_ms, float *full_ms, uint32_t *nout, uint64_t counts[3],
+                               gp_err *err) {
     (void)c, (void)edges, (void)n, (void)reps, (void)inc_ms, (void)full_ms, (void)nout;
+    (void)counts;
     return gp_err_set(err, GP_EUNSUPPORTED, "this gpath was built without CUDA");
 }
 void gp_dcch_tune_defaults(gp_dcch_tune *t) { memset(t, 0, sizeof *t); }
@@ -725,7 +727,8 @@ static int lab_compare(gp_dcch *d, cudaStream_t s, const gp_cch *c, int i, uint3
 }
 
 int gp_cch_gpu_lab_incremental(const gp_cch *c, const uint32_t *edges, uint32_t n, int reps,
-                               float *inc_ms, float *full_ms, uint32_t *nout, gp_err *err) {
+                               float *inc_ms, float *full_ms, uint32_t *nout, uint64_t counts[3],
+                               gp_err *err) {
     cch_gpu *g = c->gpu;
     if (!g || !g->ok || !g->d) return gp_err_set(err, GP_EINVAL, "no customized GPU state");
     const uint32_t m = c->topo->m;
@@ -762,6 +765,7 @@ int gp_cch_gpu_lab_incremental(const gp_cch *c, const uint32_t *edges, uint32_t 
             break;
         }
         (inc ? inc_ms : full_ms)[inc ? r : r - reps] = ms;
+        if (r == 0 && (rc = gp_dcch_inc_counts(d2, (void *)g->stream, counts, err)) != GP_OK) break;
         if (r == 0) *nout = k;
         else if (k != *nout) {
             rc = gp_err_set(err, GP_EINVAL, "%u edges differ from the base, %u in the first pass",

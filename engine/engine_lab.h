@@ -46,9 +46,11 @@ int gp_cch_gpu_sweep(const gp_cch *c, const struct gp_dcch_tune *t, gp_err *err)
  * device state on the same topology part takes the new metric from it and is customized reps
  * times incrementally, then reps times fully, each checked against c's host arrays (GP_EINVAL
  * naming the first edge that differs). inc_ms / full_ms (reps each): device times; *nout: the
- * edges that differ from the old metric's (weights, witnesses or original weights). */
+ * edges that differ from the old metric's (weights, witnesses or original weights); counts: the
+ * first incremental pass's seeds, edges customized again, edges whose weights changed. */
 int gp_cch_gpu_lab_incremental(const gp_cch *c, const uint32_t *edges, uint32_t n, int reps,
-                               float *inc_ms, float *full_ms, uint32_t *nout, gp_err *err);
+                               float *inc_ms, float *full_ms, uint32_t *nout, uint64_t counts[3],
+                               gp_err *err);
 
 #ifdef __cplusplus
 }

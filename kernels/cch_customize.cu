@@ -186,47 +186,46 @@ __device__ __forceinline__ lane_min edge_scan(uint32_t e, int lane, const uint64
 }
 
 /* An incremental customization (gp_dcch_customize_diff after gp_dcch_metric_from): dirty (m
- * bytes; NULL: the full pass) marks the edges to customize again, the others keep the base's
- * results already copied into the arrays; an edge whose weights change marks the edges whose
- * lower triangles it is in (push_edge). lev: the ranks of each level (edge e of level l has its
- * tail in [lev[l], lev[l+1])). */
+ * bytes; NULL: the full pass) holds per edge INC_SEED (its original weights changed), INC_DONE
+ * (customized again) and INC_CHG (its weights changed). An edge is customized again when it is
+ * a seed or one of its lower triangles has an edge whose weights changed (a lower level, final
+ * by then); the others keep base's results, copied into the arrays first. Pulled rather than
+ * pushed: marking the edges above a changed one needs a search per upper neighbour (a warp of
+ * the top levels' one block spent ~5 us a mark, 87 ms on gen:1M's turn graph, the full pass 7.6). */
+#define INC_SEED 1u
+#define INC_CHG 2u
+#define INC_DONE 4u
 struct inc_args {
     unsigned char *dirty;
-    const uint32_t *up_first, *up_head, *lev;
 };
 
-/* The tail (rank) of edge e, a rank in [r0, r1): the last v there with up_first[v] <= e. */
-__device__ __forceinline__ uint32_t tail_in(uint32_t e, uint32_t r0, uint32_t r1,
-                                            const uint32_t *__restrict__ up_first) {
-    uint32_t lo = r0, hi = r1;
-    while (hi - lo > 1) {
-        const uint32_t mid = lo + (hi - lo) / 2;
-        if (up_first[mid] <= e) lo = mid;
-        else hi = mid;
-    }
-    return lo;
-}
-
-/* Edge e = (w, x) changed: every edge {x, y} for y another upper neighbour of w has the
- * triangle (e, (w, y)) among its lower ones (the upper neighbours of a node are a clique, heads
- * ascending per tail), so it is marked to be customized again (a later level: both ends are above
- * w). Marking an edge whose triangle the pruning left out costs a pass over it, nothing else.
- * Lanes [0, W) split w's list. */
-__device__ __forceinline__ void push_edge(uint32_t e, uint32_t w, int lane, int W,
-                                          const inc_args &in) {
-    const uint32_t a0 = in.up_first[w], a1 = in.up_first[w + 1], x = in.up_head[e];
-    for (uint32_t j = a0 + (uint32_t)lane; j < a1; j += (uint32_t)W) {
-        if (j == e) continue;
-        const uint32_t y = in.up_head[j], lo_n = j < e ? y : x, hi_n = j < e ? x : y;
-        uint32_t lo = in.up_first[lo_n], hi = in.up_first[lo_n + 1];
-        const uint32_t end = hi;
-        while (lo < hi) {
-            const uint32_t mid = lo + (hi - lo) / 2;
-            if (in.up_head[mid] < hi_n) lo = mid + 1;
-            else hi = mid;
+/* Whether one of edge e's lower triangles has an edge whose weights changed (lanes [0, W) of
+ * the group mask; W = 1: a thread alone): lanes over the triangles, the group stopping at the
+ * first step that finds one. */
+template <int W>
+__device__ __forceinline__ bool tri_touched(uint32_t e, int lane, unsigned mask,
+                                            const uint64_t *__restrict__ tf,
+                                            const uint32_t *__restrict__ tri,
+                                            const unsigned char *dirty) {
+    const uint64_t k0 = tf[e], k1 = tf[e + 1];
+    const uint2 *tp = (const uint2 *)tri;
+    for (uint64_t k = k0; k < k1; k += W) {
+        bool hit = false;
+        if (k + (uint64_t)lane < k1) {
+            const uint2 t = tp[k + (uint64_t)lane];
+            hit = ((dirty[t.x] | dirty[t.y]) & INC_CHG) != 0;
         }
-        if (lo < end && in.up_head[lo] == hi_n) in.dirty[lo] = 1;
+        if constexpr (W == 1) {
+            (void)mask;
+            if (hit) return true;
+        } else if constexpr (W == BIG_THREADS) {
+            (void)mask;
+            if (__syncthreads_or(hit)) return true;
+        } else {
+            if (__any_sync(mask, hit)) return true;
+        }
     }
+    return false;
 }
 
 /* Edge e's results from its triangles' minima (f, b) with the first offsets reaching them (fm,
@@ -253,17 +252,23 @@ __device__ __forceinline__ bool edge_store(uint32_t e, uint32_t f, uint32_t b, u
 
 /* W lanes customize edge e (mask: the group's lanes of the warp; W = 1: a thread alone): each
  * lane's minima (edge_scan), then the group's minimum and the smallest offset reaching it. An
- * incremental pass skips a clean edge and pushes a changed one (tail in ranks [r0, r1)). */
+ * incremental pass skips an edge that is no seed and whose triangles are unchanged. */
 template <int W>
-__device__ __forceinline__ void customize_edge(
-    uint32_t e, int lane, unsigned mask, const uint64_t *__restrict__ tf,
-    const uint32_t *__restrict__ tri, const uint32_t *__restrict__ ofw,
-    const uint32_t *__restrict__ obw, uint2 *fb, uint32_t *fw, uint32_t *bw, uint32_t *fmid,
-    uint32_t *bmid, uint32_t *bad, const inc_args &in, uint32_t r0, uint32_t r1) {
+__device__ __forceinline__ void customize_edge(uint32_t e, int lane, unsigned mask,
+                                               const uint64_t *__restrict__ tf,
+                                               const uint32_t *__restrict__ tri,
+                                               const uint32_t *__restrict__ ofw,
+                                               const uint32_t *__restrict__ obw, uint2 *fb,
+                                               uint32_t *fw, uint32_t *bw, uint32_t *fmid,
+                                               uint32_t *bmid, uint32_t *bad, const inc_args &in) {
     const bool inc = in.dirty != NULL;
-    if (inc && !in.dirty[e]) return; /* the whole group: one edge */
+    unsigned f0 = 0;
+    if (inc) { /* the whole group: one edge */
+        f0 = in.dirty[e];
+        if (!(f0 & INC_SEED) && !tri_touched<W>(e, lane, mask, tf, tri, in.dirty)) return;
+    }
     lane_min r = edge_scan<W>(e, lane, tf, tri, fb);
-    int ch;
+    bool ch;
     if constexpr (W == 1) {
         (void)mask;
         ch = edge_store(e, r.f, r.b, r.fm, r.bm, r.of, r.ob, ofw, obw, fb, fw, bw, fmid, bmid, bad,
@@ -273,30 +278,31 @@ __device__ __forceinline__ void customize_edge(
         const uint32_t fmc = __reduce_min_sync(mask, r.f == fmin ? r.fm : INF32);
         const uint32_t bmc = __reduce_min_sync(mask, r.b == bmin ? r.bm : INF32);
         const int of = __any_sync(mask, r.of), ob = __any_sync(mask, r.ob);
-        ch = 0;
-        if (lane == 0)
-            ch = edge_store(e, fmin, bmin, fmc, bmc, of, ob, ofw, obw, fb, fw, bw, fmid, bmid, bad,
-                            inc);
-        ch = __shfl_sync(mask, ch, 0, W); /* the group's first lane */
+        if (lane != 0) return;
+        ch =
+            edge_store(e, fmin, bmin, fmc, bmc, of, ob, ofw, obw, fb, fw, bw, fmid, bmid, bad, inc);
     }
-    if (ch) push_edge(e, tail_in(e, r0, r1, in.up_first), lane, W, in);
+    if (inc) in.dirty[e] = (unsigned char)(f0 | INC_DONE | (ch ? INC_CHG : 0));
 }
 
 /* A block of BIG_THREADS customizes edge e (one of a level's heaviest): each thread's minima
  * packed as value << 32 | offset, so that one minimum gives the value and the first offset
  * reaching it; warps reduce by shuffles, then thread 0 over the warps. Incremental: as
- * customize_edge (the block pushes a changed edge). */
-__device__ __forceinline__ void customize_edge_block(uint32_t e, const uint64_t *__restrict__ tf,
-                                                     const uint32_t *__restrict__ tri,
-                                                     const uint32_t *__restrict__ ofw,
-                                                     const uint32_t *__restrict__ obw, uint2 *fb,
-                                                     uint32_t *fw, uint32_t *bw, uint32_t *fmid,
-                                                     uint32_t *bmid, uint32_t *bad,
-                                                     const inc_args &in, uint32_t r0, uint32_t r1) {
+ * customize_edge. */
+__device__ __forceinline__ void customize_edge_block(
+    uint32_t e, const uint64_t *__restrict__ tf, const uint32_t *__restrict__ tri,
+    const uint32_t *__restrict__ ofw, const uint32_t *__restrict__ obw, uint2 *fb, uint32_t *fw,
+    uint32_t *bw, uint32_t *fmid, uint32_t *bmid, uint32_t *bad, const inc_args &in) {
     __shared__ u64 sf[BIG_THREADS / 32], sb[BIG_THREADS / 32];
-    __shared__ int sfl[BIG_THREADS / 32], sch;
+    __shared__ int sfl[BIG_THREADS / 32];
     const bool inc = in.dirty != NULL;
-    if (inc && !in.dirty[e]) return; /* the whole block: one edge */
+    unsigned f0 = 0;
+    if (inc) { /* the whole block: one edge */
+        f0 = in.dirty[e];
+        if (!(f0 & INC_SEED) &&
+            !tri_touched<BIG_THREADS>(e, (int)threadIdx.x, 0, tf, tri, in.dirty))
+            return;
+    }
     lane_min r = edge_scan<BIG_THREADS>(e, (int)threadIdx.x, tf, tri, fb);
     u64 pf = (u64)r.f << 32 | r.fm, pb = (u64)r.b << 32 | r.bm;
     for (int o = 16; o > 0; o >>= 1) {
@@ -316,12 +322,11 @@ __device__ __forceinline__ void customize_edge_block(uint32_t e, const uint64_t 
             pb = sb[w] < pb ? sb[w] : pb;
             f |= sfl[w];
         }
-        sch = edge_store(e, (uint32_t)(pf >> 32), (uint32_t)(pb >> 32), (uint32_t)pf, (uint32_t)pb,
-                         f & 1, f >> 1, ofw, obw, fb, fw, bw, fmid, bmid, bad, inc);
+        const bool ch = edge_store(e, (uint32_t)(pf >> 32), (uint32_t)(pb >> 32), (uint32_t)pf,
+                                   (uint32_t)pb, f & 1, f >> 1, ofw, obw, fb, fw, bw, fmid, bmid,
+                                   bad, inc);
+        if (inc) in.dirty[e] = (unsigned char)(f0 | INC_DONE | (ch ? INC_CHG : 0));
     }
-    if (!inc) return;
-    __syncthreads();
-    if (sch) push_edge(e, tail_in(e, r0, r1, in.up_first), (int)threadIdx.x, BIG_THREADS, in);
 }
 
 /* One level l: its edges in eord by class (kernels/cch.cu edge_class): n1 tiny ones, n8 short,
@@ -333,34 +338,32 @@ __global__ void customize_level(const uint32_t *__restrict__ eord, uint32_t n1, 
                                 const uint32_t *__restrict__ tri, const uint32_t *__restrict__ ofw,
                                 const uint32_t *__restrict__ obw, uint2 *fb, uint32_t *fw,
                                 uint32_t *bw, uint32_t *fmid, uint32_t *bmid, uint32_t *bad,
-                                inc_args in, uint32_t l) {
+                                inc_args in) {
     const uint32_t bx = blockIdx.x;
-    const uint32_t r0 = in.dirty ? in.lev[l] : 0, r1 = in.dirty ? in.lev[l + 1] : 0;
     if (bx < b.x) {
         customize_edge_block(eord[n1 + n8 + n32 + bx], tf, tri, ofw, obw, fb, fw, bw, fmid, bmid,
-                             bad, in, r0, r1);
+                             bad, in);
     } else if (bx < b.y) {
         uint64_t w = ((uint64_t)(bx - b.x) * blockDim.x + threadIdx.x) / 32;
         if (w >= n32) return; /* whole warps leave together */
         customize_edge<32>(eord[n1 + n8 + w], threadIdx.x & 31, 0xffffffffu, tf, tri, ofw, obw, fb,
-                           fw, bw, fmid, bmid, bad, in, r0, r1);
+                           fw, bw, fmid, bmid, bad, in);
     } else if (bx < b.z) {
         uint64_t g = ((uint64_t)(bx - b.y) * blockDim.x + threadIdx.x) / SHORT_W;
         if (g >= n8) return; /* whole groups leave together */
         const int lane = threadIdx.x & (SHORT_W - 1);
         const unsigned mask = ((1u << SHORT_W) - 1) << (threadIdx.x & 31 & ~(SHORT_W - 1));
         customize_edge<SHORT_W>(eord[n1 + g], lane, mask, tf, tri, ofw, obw, fb, fw, bw, fmid, bmid,
-                                bad, in, r0, r1);
+                                bad, in);
     } else {
         uint64_t i = (uint64_t)(bx - b.z) * blockDim.x + threadIdx.x;
         if (i >= n1) return;
-        customize_edge<1>(eord[i], 0, 0, tf, tri, ofw, obw, fb, fw, bw, fmid, bmid, bad, in, r0,
-                          r1);
+        customize_edge<1>(eord[i], 0, 0, tf, tri, ofw, obw, fb, fw, bw, fmid, bmid, bad, in);
     }
 }
 
-/* Levels [l0, l1) in one block, bottom-up (an edge marked by a push is in a later level: the
- * barrier makes the mark visible to the block). */
+/* Levels [l0, l1) in one block, bottom-up (incremental: the barrier makes a level's marks
+ * visible to the block). */
 __global__ void customize_small(uint32_t l0, uint32_t l1, const uint32_t *__restrict__ elev,
                                 const uint64_t *__restrict__ tf, const uint32_t *__restrict__ tri,
                                 const uint32_t *__restrict__ ofw, const uint32_t *__restrict__ obw,
@@ -368,10 +371,9 @@ __global__ void customize_small(uint32_t l0, uint32_t l1, const uint32_t *__rest
                                 uint32_t *bmid, uint32_t *bad, inc_args in) {
     int warp = threadIdx.x / 32, lane = threadIdx.x & 31, nw = blockDim.x / 32;
     for (uint32_t l = l0; l < l1; l++) {
-        const uint32_t r0 = in.dirty ? in.lev[l] : 0, r1 = in.dirty ? in.lev[l + 1] : 0;
         for (uint32_t e = elev[l] + warp; e < elev[l + 1]; e += nw)
             customize_edge<32>(e, lane, 0xffffffffu, tf, tri, ofw, obw, fb, fw, bw, fmid, bmid, bad,
-                               in, r0, r1);
+                               in);
         __syncthreads();
     }
 }
@@ -397,7 +399,7 @@ __global__ void inc_base(uint32_t m, const uint32_t *__restrict__ bfw,
 __global__ void mark_seeds(uint32_t n, const uint32_t *__restrict__ upd, uint32_t m,
                            unsigned char *dirty) {
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n && upd[3 * (size_t)i] < m) dirty[upd[3 * (size_t)i]] = 1;
+    if (i < n && upd[3 * (size_t)i] < m) dirty[upd[3 * (size_t)i]] = INC_SEED;
 }
 
 /* The tail (rank) of edge e: the last rank v with up_first[v] <= e. */
@@ -506,7 +508,7 @@ int gp_dcch_plan_weights(gp_dcch *d, cudaStream_t s, gp_err *err) {
 static int customize_run(gp_dcch *d, cudaStream_t s, float *ms, void (*busy)(void *), void *arg,
                          const gp_dcch *base, gp_err *err) {
     int rc = GP_OK;
-    const inc_args in = {base ? d->dirty : NULL, d->up_first, d->up_head, d->d_levels};
+    const inc_args in = {base ? d->dirty : NULL};
     uint32_t bad = INF32;
     /* the lab's profile: an event after each launch */
     uint32_t np = 0;
@@ -543,7 +545,7 @@ static int customize_run(gp_dcch *d, cudaStream_t s, float *ms, void (*busy)(voi
             const uint32_t nb = b.z + (n1 + BIG_THREADS - 1) / BIG_THREADS;
             customize_level<<<nb, BIG_THREADS, 0, s>>>(d->eord + lo, n1, n8, n32, b, d->tri_first,
                                                        d->tri, d->ofw, d->obw, d->fb, d->fw, d->bw,
-                                                       d->fmid, d->bmid, d->bad, in, l);
+                                                       d->fmid, d->bmid, d->bad, in);
             CKL("customization");
             l++;
             if (pev) {
@@ -683,6 +685,46 @@ extern "C" const gp_dcch_topo *gp_dcch_part(const gp_dcch *d) { return d ? d->tm
 
 extern "C" int gp_dcch_incremental(const gp_dcch *d) { return d ? d->last_inc : 0; }
 
+namespace {
+
+/* The lab's count of an incremental pass's marks: seeds, edges customized again, changed. */
+__global__ void inc_count(uint32_t m, const unsigned char *__restrict__ dirty,
+                          unsigned long long *cnt) {
+    const uint32_t e = blockIdx.x * blockDim.x + threadIdx.x;
+    const unsigned f = e < m ? dirty[e] : 0;
+    const unsigned a = __reduce_add_sync(0xffffffffu, f & INC_SEED ? 1u : 0u),
+                   b = __reduce_add_sync(0xffffffffu, f & INC_DONE ? 1u : 0u),
+                   c = __reduce_add_sync(0xffffffffu, f & INC_CHG ? 1u : 0u);
+    if ((threadIdx.x & 31) == 0 && (a | b | c)) {
+        atomicAdd(&cnt[0], (unsigned long long)a);
+        atomicAdd(&cnt[1], (unsigned long long)b);
+        atomicAdd(&cnt[2], (unsigned long long)c);
+    }
+}
+
+} // namespace
+
+extern "C" int gp_dcch_inc_counts(gp_dcch *d, void *stream, uint64_t out[3], gp_err *err) {
+    cudaStream_t s = (cudaStream_t)stream;
+    int rc = GP_OK;
+    unsigned long long *dc = NULL, hc[3] = {0, 0, 0};
+    out[0] = out[1] = out[2] = 0;
+    if (!d->last_inc || !d->dirty || !d->m) return GP_OK;
+    CK(cudaMallocAsync((void **)&dc, sizeof hc, s), "counting");
+    CK(cudaMemsetAsync(dc, 0, sizeof hc, s), "counting");
+    inc_count<<<(d->m + BIG_THREADS - 1) / BIG_THREADS, BIG_THREADS, 0, s>>>(d->m, d->dirty, dc);
+    CKL("counting");
+    CK(cudaMemcpyAsync(hc, dc, sizeof hc, cudaMemcpyDeviceToHost, s), "counting");
+    CK(cudaStreamSynchronize(s), "counting");
+    for (int i = 0; i < 3; i++) out[i] = hc[i];
+out:
+    if (dc) {
+        cudaFreeAsync(dc, s);
+        cudaStreamSynchronize(s);
+    }
+    return rc;
+}
+
 extern "C" int gp_dcch_customize_from(gp_dcch *d, const gp_dcch *src, void *stream, uint32_t nupd,
                                       const uint32_t *upd, float *ms, gp_err *err) {
     cudaStream_t s = (cudaStream_t)stream;
@@ -818,7 +860,8 @@ __global__ void diff_edges(uint32_t m, uint32_t n, const uint32_t *__restrict__ 
     uint32_t e = blockIdx.x * blockDim.x + threadIdx.x;
     uint32_t f = 0, w = 0, fm = 0, bm = 0;
     bool changed = false;
-    if (e < m && (!dirty || dirty[e])) { /* incremental: only an edge it customized may differ */
+    if (e < m && (!dirty || dirty[e])) { /* incremental: only a seed or an edge it customized
+                                            * again may differ */
         uint32_t a = ofw[e], b = obw[e];
         f = fw[e], w = bw[e], fm = fmid[e], bm = bmid[e];
         changed = a != bofw[e] || b != bobw[e] || f != bfw[e] || w != bbw[e] || fm != bfmid[e] ||
@@ -870,10 +913,11 @@ extern "C" int gp_dcch_customize_diff(gp_dcch *d, const gp_dcch *base, void *str
     CK(cudaMallocAsync((void **)&dbuf, ((size_t)cap * GP_DCCH_DIFF_WORDS + 1) * 4, s),
        "the changed edges");
     CK(cudaMemsetAsync(dbuf, 0, 4, s), "the changed edges");
-    diff_edges<<<(d->m + BIG_THREADS - 1) / BIG_THREADS, BIG_THREADS, 0, s>>>(
-        d->m, d->n, d->up_first, d->up_head, d->order, d->tri_first, d->tri, d->ofw, d->obw, d->fw,
-        d->bw, d->fmid, d->bmid, base->ofw, base->obw, base->fw, base->bw, base->fmid, base->bmid,
-        from ? d->dirty : NULL, cap, dbuf, dbuf + 1);
+    if (d->m)
+        diff_edges<<<(d->m + BIG_THREADS - 1) / BIG_THREADS, BIG_THREADS, 0, s>>>(
+            d->m, d->n, d->up_first, d->up_head, d->order, d->tri_first, d->tri, d->ofw, d->obw,
+            d->fw, d->bw, d->fmid, d->bmid, base->ofw, base->obw, base->fw, base->bw, base->fmid,
+            base->bmid, from ? d->dirty : NULL, cap, dbuf, dbuf + 1);
     CKL("the changed edges");
     CK(cudaMemcpyAsync(&cnt, dbuf, 4, cudaMemcpyDeviceToHost, s), "the changed edges");
     CK(cudaStreamSynchronize(s), "the changed edges");

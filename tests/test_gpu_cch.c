@@ -398,10 +398,13 @@ static void check_incremental(gp_cch *c) {
         assert_int_equal(gp_cch_customize(c, 0, &err), GP_OK);
         float im[2], fm[2];
         uint32_t nout = 0;
-        if (gp_cch_gpu_lab_incremental(c, chg, n, 2, im, fm, &nout, &err) != GP_OK)
+        uint64_t cnt[3];
+        if (gp_cch_gpu_lab_incremental(c, chg, n, 2, im, fm, &nout, cnt, &err) != GP_OK)
             fail_msg("incremental customization, every %u: %s", every[k], err.msg);
+        assert_int_equal(cnt[0], n); /* every changed edge a seed */
+        assert_true(cnt[1] >= cnt[2] && cnt[1] >= nout && cnt[1] <= m);
         if (k == 0) assert_int_equal(nout, 0);
-        else if (m > 100) assert_true(nout > 0);
+        else if (m > 100) assert_true(nout > 0 && cnt[1] < m); /* not every edge again */
         /* the next round's base: the device state on this metric */
         assert_int_equal(gp_cch_gpu_customize(c, 0, &err), GP_OK);
     }

@@ -117,10 +117,11 @@ extern "C" void gp_dcch_free(gp_dcch *d) {
     if (!d) return;
     gp_dcch_graphs_free(d);
     metric_free(d);
-    void *dev[] = {d->pdist,      d->p_flag, d->ofw,     d->obw,    d->fw,        d->bw,
-                   d->fmid,       d->bmid,   d->bad,     d->dist,   d->init_rank, d->init_dist,
-                   d->init_first, d->outbuf, d->r_first, d->r_head, d->r_wt,      d->r_lev,
-                   d->r_tgt,      d->p_ovf,  d->pdist1,  d->wit,    d->fb,        d->dirty};
+    void *dev[] = {d->pdist,     d->p_flag,    d->ofw,        d->obw,    d->fw,
+                   d->bw,        d->fmid,      d->bmid,       d->bad,    d->dist,
+                   d->init_rank, d->init_dist, d->init_first, d->outbuf, d->r_first,
+                   d->r_head,    d->r_wt,      d->r_lev,      d->r_tgt,  d->p_ovf,
+                   d->pdist1,    d->wit,       d->fb,         d->dirty,  d->chg};
     for (size_t i = 0; i < sizeof dev / sizeof *dev; i++) cudaFree(dev[i]);
     if (d->ev0) cudaEventDestroy(d->ev0);
     if (d->ev1) cudaEventDestroy(d->ev1);

@@ -191,6 +191,7 @@ struct gp_dcch : gp_dcch_topo {
      * again (m + 1 bytes, allocated by the first gp_dcch_metric_from), seeded with the edges
      * gp_dcch_metric_from scattered from seed_base's metric (NULL: no seeds pending) */
     unsigned char *dirty;
+    uint32_t *chg; /* ... and a bit per edge whose weights it changed (m / 32 + 1 words) */
     const gp_dcch *seed_base;
     int last_inc; /* the last gp_dcch_customize_diff was incremental */
     /* sweep workspace */

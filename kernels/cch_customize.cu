@@ -203,8 +203,10 @@ struct inc_args {
 };
 
 /* Whether one of edge e's lower triangles has an edge whose weights changed (lanes [0, W) of
- * the group mask; W = 1: a thread alone): lanes over the triangles, the group stopping at the
- * first step that finds one. */
+ * the group mask; W = 1: a thread alone): lanes over the triangles, four of each lane's at a
+ * time (their loads issued together: a triangle at a time, a load of the pair and then of its
+ * bits, cost a clean edge twice the full pass's latency per triangle), the group stopping after
+ * the first four that find one. */
 template <int W>
 __device__ __forceinline__ bool tri_touched(uint32_t e, int lane, unsigned mask,
                                             const uint64_t *__restrict__ tf,
@@ -212,12 +214,19 @@ __device__ __forceinline__ bool tri_touched(uint32_t e, int lane, unsigned mask,
                                             const uint32_t *__restrict__ chg) {
     const uint64_t k0 = tf[e], k1 = tf[e + 1];
     const uint2 *tp = (const uint2 *)tri;
-    for (uint64_t k = k0; k < k1; k += W) {
-        bool hit = false;
-        if (k + (uint64_t)lane < k1) {
-            const uint2 t = tp[k + (uint64_t)lane];
-            hit = ((chg[t.x >> 5] >> (t.x & 31)) | (chg[t.y >> 5] >> (t.y & 31))) & 1u;
+    for (uint64_t k = k0; k < k1; k += 4 * (uint64_t)W) {
+        uint2 t[4];
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            const uint64_t kk = k + (uint64_t)(u * W + lane);
+            t[u] = kk < k1 ? tp[kk] : make_uint2(0, 0);
         }
+        uint32_t acc = 0;
+#pragma unroll
+        for (int u = 0; u < 4; u++)
+            if (k + (uint64_t)(u * W + lane) < k1)
+                acc |= (chg[t[u].x >> 5] >> (t[u].x & 31)) | (chg[t[u].y >> 5] >> (t[u].y & 31));
+        const bool hit = acc & 1u;
         if constexpr (W == 1) {
             (void)mask;
             if (hit) return true;

@@ -422,34 +422,15 @@ static void run_graph(lab &L, const char *spec, bool small) {
     /* 1% of the arcs' costs change */
     std::vector<uint32_t> ofw(c->ofw, c->ofw + t->m), obw(c->obw, c->obw + t->m);
     uint32_t changed = 0;
-    std::vector<uint32_t> chg; /* the edges whose original weights changed */
     for (uint32_t e = 0; e < t->m; e++) {
-        uint32_t was = changed;
         if (c->ofw[e] != GP_CCH_INF && rnd() % 100 == 0)
             c->ofw[e] = c->ofw[e] / 2 * 3 + 1, changed++;
         if (c->obw[e] != GP_CCH_INF && rnd() % 100 == 0)
             c->obw[e] = c->obw[e] / 2 * 3 + 1, changed++;
-        if (changed != was) chg.push_back(e);
     }
     t0 = gp_now();
     if (gp_cch_customize(c, 0, &err)) die("customize 1%", err);
     double cpu1 = (gp_now() - t0) * 1e3;
-    { /* the device state still holds the old metric: the incremental pass from it */
-        std::vector<float> im(reps), fm(reps);
-        uint32_t nout = 0;
-        uint64_t cnt[3];
-        if (gp_cch_gpu_lab_incremental(c, chg.data(), (uint32_t)chg.size(), reps, im.data(),
-                                       fm.data(), &nout, cnt, &err))
-            die("incremental customization", err);
-        std::vector<double> imd(im.begin(), im.end()), fmd(fm.begin(), fm.end());
-        printf("- incremental GPU customization after the 1%% change (%zu edges' original weights, "
-               "the device's old metric as the base): %.2f ms device (median of %d; the full "
-               "pass on the same device states %.2f ms), %llu edges customized again, %llu with "
-               "new weights, %u differ from the base; GPU == CPU bit for bit\n",
-               chg.size(), median(imd), reps, median(fmd), (unsigned long long)cnt[1],
-               (unsigned long long)cnt[2], nout);
-        fflush(stdout);
-    }
     check_gpu_custom(c, "after 1% changes");
     double gpu1 = gp_cch_gpu_last_ms(c), gpu1e = c->custom_s * 1e3;
     memcpy(c->ofw, ofw.data(), (size_t)t->m * 4);

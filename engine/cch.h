@@ -415,9 +415,6 @@ typedef struct gp_cch_gpu_stats {
      * spare: 1 when the device arrays came from the topology's spare */
     int delta, diff, spare;
     int whole; /* gp_cch_gpu_customize_diff with too many differences: every array came back */
-    /* gp_cch_gpu_customize_diff customized again only the edges its changed metric reaches
-     * (kernels/cch.h gp_dcch_customize_diff), from the predecessor's device arrays */
-    int incremental;
     uint32_t scattered;
     /* the host's restore of its arrays while the device customized (gp_cch_gpu_customize_diff) */
     double busy_s;

@@ -77,13 +77,6 @@ int gp_cch_gpu_sweep(const gp_cch *c, const gp_dcch_tune *t, gp_err *err) {
     (void)c, (void)t;
     return gp_err_set(err, GP_EUNSUPPORTED, "this gpath was built without CUDA");
 }
-int gp_cch_gpu_lab_incremental(const gp_cch *c, const uint32_t *edges, uint32_t n, int reps,
-                               float *inc_ms, float *full_ms, uint32_t *nout, uint64_t counts[3],
-                               gp_err *err) {
-    (void)c, (void)edges, (void)n, (void)reps, (void)inc_ms, (void)full_ms, (void)nout;
-    (void)counts;
-    return gp_err_set(err, GP_EUNSUPPORTED, "this gpath was built without CUDA");
-}
 void gp_dcch_tune_defaults(gp_dcch_tune *t) { memset(t, 0, sizeof *t); }
 int gp_dcch_edge_class(uint64_t ntri, const gp_dcch_tune *t) {
     (void)ntri, (void)t;
@@ -594,7 +587,6 @@ int gp_cch_gpu_customize_diff(gp_cch *c, const gp_cch *prev, int device, gp_err 
     gp_parallel_two(diff_side, &host, &dev); /* the host's part on a thread of its own */
     rc = dr.rc, upd = dr.upd, n = dr.n;
     g->st.run_s = dr.ph[0], g->st.count_s = dr.ph[1], g->st.copy_s = dr.ph[2];
-    g->st.incremental = gp_dcch_incremental(g->d);
     int whole = rc == GP_OK && !upd && n > cap;
     double tf = gp_now();
     if (whole) {
@@ -690,97 +682,6 @@ int gp_cch_gpu_sweep(const gp_cch *c, const gp_dcch_tune *t, gp_err *err) {
     cudaSetDevice(g->device);
     int rc = gp_dcch_retune(g->d, (void *)g->stream, err);
     pthread_mutex_unlock(&g->mu);
-    return rc;
-}
-
-/* The lab's differences buffer: pageable, grown on demand (freed by the caller). */
-typedef struct lab_buf {
-    void *p;
-    size_t bytes;
-} lab_buf;
-
-static void *lab_host(void *ctx, size_t bytes) {
-    lab_buf *b = ctx;
-    if (bytes <= b->bytes) return b->p;
-    void *p = realloc(b->p, bytes);
-    if (!p) return NULL;
-    b->p = p;
-    b->bytes = bytes;
-    return p;
-}
-
-/* d's customized array i (0 fw, 1 bw, 2 fmid, 3 bmid) against c's host array, through buf (m
- * words): GP_EINVAL naming the first edge that differs. */
-static int lab_compare(gp_dcch *d, cudaStream_t s, const gp_cch *c, int i, uint32_t *buf,
-                       const char *what, gp_err *err) {
-    uint32_t *to[4] = {NULL, NULL, NULL, NULL};
-    const uint32_t *host[4] = {c->fw, c->bw, c->fmid, c->bmid};
-    to[i] = buf;
-    int rc = gp_dcch_weights(d, (void *)s, to[0], to[1], to[2], to[3], err);
-    for (uint32_t e = 0; rc == GP_OK && e < c->topo->m; e++)
-        if (buf[e] != host[i][e])
-            rc = gp_err_set(err, GP_EINVAL,
-                            "%s customization: array %d differs from the CPU's at edge %u (%u, "
-                            "CPU %u)",
-                            what, i, e, buf[e], host[i][e]);
-    return rc;
-}
-
-int gp_cch_gpu_lab_incremental(const gp_cch *c, const uint32_t *edges, uint32_t n, int reps,
-                               float *inc_ms, float *full_ms, uint32_t *nout, uint64_t counts[3],
-                               gp_err *err) {
-    cch_gpu *g = c->gpu;
-    if (!g || !g->ok || !g->d) return gp_err_set(err, GP_EINVAL, "no customized GPU state");
-    const uint32_t m = c->topo->m;
-    uint32_t *upd = malloc((size_t)n * 12 + 12), *buf = malloc((size_t)m * 4 + 4);
-    lab_buf hb = {NULL, 0};
-    gp_dcch *d2 = NULL;
-    int rc = GP_OK;
-    if (!upd || !buf) {
-        rc = gp_err_set(err, GP_ENOMEM, "out of memory for the incremental customization");
-        goto out;
-    }
-    for (uint32_t i = 0; i < n; i++) {
-        upd[3 * (size_t)i] = edges[i];
-        upd[3 * (size_t)i + 1] = c->ofw[edges[i]];
-        upd[3 * (size_t)i + 2] = c->obw[edges[i]];
-    }
-    pthread_mutex_lock(&g->mu);
-    cudaSetDevice(g->device);
-    rc = gp_dcch_new((gp_dcch_topo *)gp_dcch_part(g->d), c->topo, c->ofw, c->obw, (void *)g->stream,
-                     &d2, err);
-    for (int r = 0; rc == GP_OK && r < 2 * reps; r++) {
-        const int inc = r < reps; /* incremental, then the full pass */
-        rc = inc ? gp_dcch_metric_from(d2, g->d, (void *)g->stream, n, upd, err)
-                 : gp_dcch_set_metric(d2, (void *)g->stream, c->ofw, c->obw, err);
-        uint32_t *out = NULL, k = 0;
-        float ms = 0;
-        if (rc == GP_OK)
-            rc = gp_dcch_customize_diff(d2, g->d, (void *)g->stream, m / 4 + 1024, lab_host, &hb,
-                                        &out, &k, &ms, NULL, NULL, NULL, err);
-        if (rc != GP_OK) break;
-        if (gp_dcch_incremental(d2) != inc) {
-            rc = gp_err_set(err, GP_EINVAL, "the pass was %s, not %s", inc ? "full" : "incremental",
-                            inc ? "incremental" : "full");
-            break;
-        }
-        (inc ? inc_ms : full_ms)[inc ? r : r - reps] = ms;
-        if (r == 0 && (rc = gp_dcch_inc_counts(d2, (void *)g->stream, counts, err)) != GP_OK) break;
-        if (r == 0) *nout = k;
-        else if (k != *nout) {
-            rc = gp_err_set(err, GP_EINVAL, "%u edges differ from the base, %u in the first pass",
-                            k, *nout);
-            break;
-        }
-        for (int i = 0; rc == GP_OK && i < 4; i++)
-            rc = lab_compare(d2, g->stream, c, i, buf, inc ? "incremental" : "full", err);
-    }
-    gp_dcch_free(d2);
-    pthread_mutex_unlock(&g->mu);
-out:
-    free(upd);
-    free(buf);
-    free(hb.p);
     return rc;
 }
 

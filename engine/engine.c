@@ -384,17 +384,17 @@ static void attach_cch(gp_engine *e, gp_graph *g, const gp_graph *pred, int clos
            "map_ms=%.1f "
            "changed=%lld "
            "partial_ms=%.1f partial=%d gpu_ms=%.1f "
-           "gpu_path=%s gpu_inc=%d gpu_spare=%d gpu_edges=%u gpu_state_ms=%.1f "
+           "gpu_path=%s gpu_spare=%d gpu_edges=%u gpu_state_ms=%.1f "
            "gpu_customize_ms=%.1f gpu_device_ms=%.2f gpu_run_ms=%.1f gpu_count_ms=%.1f "
            "gpu_copy_ms=%.1f "
            "gpu_busy_ms=%.1f gpu_fetch_ms=%.1f witnesses_ms=%.1f cpu_customize_ms=%.1f "
            "perfect_start_ms=%.1f total_ms=%.1f",
            g->version, prepare_s * 1e3, c->spare_wait_s * 1e3, c->listed, c->restore_s * 1e3,
            c->map_s * 1e3, c->mchg_ok ? (long long)c->nmchg : -1LL, partial_s * 1e3,
-           c->custom_partial, gpu_s * 1e3, gpu_path, gs.incremental, gs.spare, gs.scattered,
-           gs.attach_s * 1e3, gs.customize_s * 1e3, (double)gs.device_ms, gs.run_s * 1e3,
-           gs.count_s * 1e3, gs.copy_s * 1e3, gs.busy_s * 1e3, gs.fetch_s * 1e3,
-           gs.witnesses_s * 1e3, cpu_s * 1e3, perfect_start_s * 1e3, (gp_now() - t0) * 1e3);
+           c->custom_partial, gpu_s * 1e3, gpu_path, gs.spare, gs.scattered, gs.attach_s * 1e3,
+           gs.customize_s * 1e3, (double)gs.device_ms, gs.run_s * 1e3, gs.count_s * 1e3,
+           gs.copy_s * 1e3, gs.busy_s * 1e3, gs.fetch_s * 1e3, gs.witnesses_s * 1e3, cpu_s * 1e3,
+           perfect_start_s * 1e3, (gp_now() - t0) * 1e3);
 }
 
 int gp_engine_attach(gp_engine *e, gp_graph *g, gp_err *err) {

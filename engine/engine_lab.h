@@ -40,17 +40,6 @@ void gp_engine_lab_get(gp_engine_lab *o);
  * as it is). GP_EUNSUPPORTED without device state or CUDA. */
 struct gp_dcch_tune;
 int gp_cch_gpu_sweep(const gp_cch *c, const struct gp_dcch_tune *t, gp_err *err);
-/* The incremental GPU customization (kernels/cch.h gp_dcch_customize_diff) against the full
- * one: c's device state is customized with the metric c had before its original weights changed
- * at the n edges of edges (c's host arrays customized since with the new metric); a second
- * device state on the same topology part takes the new metric from it and is customized reps
- * times incrementally, then reps times fully, each checked against c's host arrays (GP_EINVAL
- * naming the first edge that differs). inc_ms / full_ms (reps each): device times; *nout: the
- * edges that differ from the old metric's (weights, witnesses or original weights); counts: the
- * first incremental pass's seeds, edges customized again, edges whose weights changed. */
-int gp_cch_gpu_lab_incremental(const gp_cch *c, const uint32_t *edges, uint32_t n, int reps,
-                               float *inc_ms, float *full_ms, uint32_t *nout, uint64_t counts[3],
-                               gp_err *err);
 
 #ifdef __cplusplus
 }

@@ -117,11 +117,10 @@ extern "C" void gp_dcch_free(gp_dcch *d) {
     if (!d) return;
     gp_dcch_graphs_free(d);
     metric_free(d);
-    void *dev[] = {d->pdist,     d->p_flag,    d->ofw,        d->obw,    d->fw,
-                   d->bw,        d->fmid,      d->bmid,       d->bad,    d->dist,
-                   d->init_rank, d->init_dist, d->init_first, d->outbuf, d->r_first,
-                   d->r_head,    d->r_wt,      d->r_lev,      d->r_tgt,  d->p_ovf,
-                   d->pdist1,    d->wit,       d->fb,         d->dirty,  d->chg};
+    void *dev[] = {d->pdist,      d->p_flag, d->ofw,     d->obw,    d->fw,        d->bw,
+                   d->fmid,       d->bmid,   d->bad,     d->dist,   d->init_rank, d->init_dist,
+                   d->init_first, d->outbuf, d->r_first, d->r_head, d->r_wt,      d->r_lev,
+                   d->r_tgt,      d->p_ovf,  d->pdist1,  d->wit,    d->fb};
     for (size_t i = 0; i < sizeof dev / sizeof *dev; i++) cudaFree(dev[i]);
     if (d->ev0) cudaEventDestroy(d->ev0);
     if (d->ev1) cudaEventDestroy(d->ev1);
@@ -596,7 +595,6 @@ extern "C" int gp_dcch_set_metric(gp_dcch *d, void *stream, const uint32_t *ofw,
                                   const uint32_t *obw, gp_err *err) {
     cudaStream_t s = (cudaStream_t)stream;
     int rc = GP_OK;
-    d->seed_base = NULL; /* a whole metric: no incremental customization */
     CK(cudaMemcpyAsync(d->ofw, ofw, (size_t)d->m * 4, cudaMemcpyHostToDevice, s), "metric upload");
     CK(cudaMemcpyAsync(d->obw, obw, (size_t)d->m * 4, cudaMemcpyHostToDevice, s), "metric upload");
     CK(cudaStreamSynchronize(s), "metric upload");

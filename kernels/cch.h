@@ -80,8 +80,7 @@ int gp_dcch_set_metric(gp_dcch *d, void *stream, const uint32_t *ofw, const uint
                        gp_err *err);
 /* The same from src's original weights (one topology part, GP_EINVAL otherwise; src only read):
  * copied on the device, then nupd edges overwritten from upd (host; 3 words per edge: id, ofw,
- * obw): a cost change uploads its changed entries, not the whole metric. The edges are kept (on
- * the device) as the seeds of an incremental gp_dcch_customize_diff from src. */
+ * obw): a cost change uploads its changed entries, not the whole metric. */
 int gp_dcch_metric_from(gp_dcch *d, const gp_dcch *src, void *stream, uint32_t nupd,
                         const uint32_t *upd, gp_err *err);
 /* Customizes on the device; fw / bw / fmid / bmid (host, topo->m entries; may be NULL) receive
@@ -97,7 +96,7 @@ int gp_dcch_customize(gp_dcch *d, void *stream, uint32_t *fw, uint32_t *bw, uint
  * gp_dcch_customize. ms: device time (may be NULL). */
 int gp_dcch_customize_from(gp_dcch *d, const gp_dcch *src, void *stream, uint32_t nupd,
                            const uint32_t *upd, float *ms, gp_err *err);
-/* A customization of d (gp_dcch_customize without the copy back), then the edges whose
+/* A full customization of d (gp_dcch_customize without the copy back), then the edges whose
  * original or customized weights or witnesses differ from base's (the same topology part), into
  * *out (page-locked memory that host(hctx, bytes) gives, at least bytes of it, or NULL when out of
  * memory: pageable memory took ~25 ms for 20 MB under load; GP_DCCH_DIFF_WORDS words per edge:
@@ -105,12 +104,7 @@ int gp_dcch_customize_from(gp_dcch *d, const gp_dcch *src, void *stream, uint32_
  * forward, low word first - not the original weights, which the host has mapped itself; in no
  * order) and *nout. More than cap differ: GP_OK with *out NULL and *nout their count (d is
  * customized: the caller fetches every array, gp_dcch_weights). GP_ETOOBIG when a shortcut
- * overflows. When d's metric came from base's by gp_dcch_metric_from (its last call on d, and
- * base customized since), the pass is incremental: base's customized arrays copied, then, level
- * by level, only the edges that are seeds or have a lower triangle over an edge whose weights
- * changed are customized again (the same results as the full pass: a clean edge's inputs are
- * base's), and only those are compared with base's; else the full pass and every edge compared.
- * busy (when not NULL) is called with arg once the levels and the plan's weights are
+ * overflows. busy (when not NULL) is called with arg once the levels and the plan's weights are
  * queued (not when those fail): the host's work while the device customizes (ms is the
  * device's time alone). wall_s (when not NULL): the host's seconds of the customization
  * (busy and the wait included), of the differences' count, and of their copy back. */
@@ -119,8 +113,6 @@ int gp_dcch_customize_diff(gp_dcch *d, const gp_dcch *base, void *stream, uint32
                            void *(*host)(void *ctx, size_t bytes), void *hctx, uint32_t **out,
                            uint32_t *nout, float *ms, void (*busy)(void *), void *arg,
                            double wall_s[3], gp_err *err);
-/* 1 when d's last gp_dcch_customize_diff was incremental. */
-int gp_dcch_incremental(const gp_dcch *d);
 /* The topology part d is on (a pooled gp_dcch is reused only on the same one). */
 const gp_dcch_topo *gp_dcch_part(const gp_dcch *d);
 /* d's customized weights and witnesses to the host (m entries each; any may be NULL): tests. */

@@ -185,86 +185,27 @@ __device__ __forceinline__ lane_min edge_scan(uint32_t e, int lane, const uint64
     return r;
 }
 
-/* An incremental customization (gp_dcch_customize_diff after gp_dcch_metric_from): dirty (m
- * bytes; NULL: the full pass) holds per edge INC_SEED (its original weights changed), INC_DONE
- * (customized again) and INC_CHG (its weights changed). An edge is customized again when it is
- * a seed or one of its lower triangles has an edge whose weights changed (a lower level, final
- * by then); the others keep base's results, copied into the arrays first. Pulled rather than
- * pushed: marking the edges above a changed one needs a search per upper neighbour (a warp of
- * the top levels' one block spent ~5 us a mark, 87 ms on gen:1M's turn graph, the full pass 7.6). */
-#define INC_SEED 1u
-#define INC_CHG 2u
-#define INC_DONE 4u
-struct inc_args {
-    unsigned char *dirty;
-    uint32_t *chg; /* INC_CHG again as a bit per edge: what triangles read (a 32-byte sector
-                    * holds 256 edges' bits, 32 edges' bytes; gen:1M's turn graph 10.4 ms
-                    * incremental with the bytes, the full pass 7.8) */
-};
-
-/* Whether one of edge e's lower triangles has an edge whose weights changed (lanes [0, W) of
- * the group mask; W = 1: a thread alone): lanes over the triangles, four of each lane's at a
- * time (their loads issued together: a triangle at a time, a load of the pair and then of its
- * bits, cost a clean edge twice the full pass's latency per triangle), the group stopping after
- * the first four that find one. */
-template <int W>
-__device__ __forceinline__ bool tri_touched(uint32_t e, int lane, unsigned mask,
-                                            const uint64_t *__restrict__ tf,
-                                            const uint32_t *__restrict__ tri,
-                                            const uint32_t *__restrict__ chg) {
-    const uint64_t k0 = tf[e], k1 = tf[e + 1];
-    const uint2 *tp = (const uint2 *)tri;
-    for (uint64_t k = k0; k < k1; k += 4 * (uint64_t)W) {
-        uint2 t[4];
-#pragma unroll
-        for (int u = 0; u < 4; u++) {
-            const uint64_t kk = k + (uint64_t)(u * W + lane);
-            t[u] = kk < k1 ? tp[kk] : make_uint2(0, 0);
-        }
-        uint32_t acc = 0;
-#pragma unroll
-        for (int u = 0; u < 4; u++)
-            if (k + (uint64_t)(u * W + lane) < k1)
-                acc |= (chg[t[u].x >> 5] >> (t[u].x & 31)) | (chg[t[u].y >> 5] >> (t[u].y & 31));
-        const bool hit = acc & 1u;
-        if constexpr (W == 1) {
-            (void)mask;
-            if (hit) return true;
-        } else if constexpr (W == BIG_THREADS) {
-            (void)mask;
-            if (__syncthreads_or(hit)) return true;
-        } else {
-            if (__any_sync(mask, hit)) return true;
-        }
-    }
-    return false;
-}
-
 /* Edge e's results from its triangles' minima (f, b) with the first offsets reaching them (fm,
  * bm) and the overflow flags: the witness is none when the original arc reaches the minimum (the
- * CPU's rule, engine/cch.c customize_range). Returns (incremental pass only) whether its
- * weights differ from those the arrays held. */
-__device__ __forceinline__ bool edge_store(uint32_t e, uint32_t f, uint32_t b, uint32_t fm,
+ * CPU's rule, engine/cch.c customize_range). */
+__device__ __forceinline__ void edge_store(uint32_t e, uint32_t f, uint32_t b, uint32_t fm,
                                            uint32_t bm, int of, int ob,
                                            const uint32_t *__restrict__ ofw,
                                            const uint32_t *__restrict__ obw, uint2 *fb,
                                            uint32_t *fw, uint32_t *bw, uint32_t *fmid,
-                                           uint32_t *bmid, uint32_t *bad, bool inc) {
+                                           uint32_t *bmid, uint32_t *bad) {
     const uint32_t of0 = ofw[e], ob0 = obw[e];
     const uint32_t fw_ = min(f, of0), bw_ = min(b, ob0);
-    const bool ch = inc && (fw[e] != fw_ || bw[e] != bw_);
     fb[e] = make_uint2(fw_, bw_);
     fw[e] = fw_;
     bw[e] = bw_;
     fmid[e] = fw_ == of0 ? INF32 : fm;
     bmid[e] = bw_ == ob0 ? INF32 : bm;
     if ((of && fw_ == INF32) || (ob && bw_ == INF32)) atomicMin(bad, e);
-    return ch;
 }
 
 /* W lanes customize edge e (mask: the group's lanes of the warp; W = 1: a thread alone): each
- * lane's minima (edge_scan), then the group's minimum and the smallest offset reaching it. An
- * incremental pass skips an edge that is no seed and whose triangles are unchanged. */
+ * lane's minima (edge_scan), then the group's minimum and the smallest offset reaching it. */
 template <int W>
 __device__ __forceinline__ void customize_edge(uint32_t e, int lane, unsigned mask,
                                                const uint64_t *__restrict__ tf,
@@ -272,51 +213,32 @@ __device__ __forceinline__ void customize_edge(uint32_t e, int lane, unsigned ma
                                                const uint32_t *__restrict__ ofw,
                                                const uint32_t *__restrict__ obw, uint2 *fb,
                                                uint32_t *fw, uint32_t *bw, uint32_t *fmid,
-                                               uint32_t *bmid, uint32_t *bad, const inc_args &in) {
-    const bool inc = in.dirty != NULL;
-    unsigned f0 = 0;
-    if (inc) { /* the whole group: one edge */
-        f0 = in.dirty[e];
-        if (!(f0 & INC_SEED) && !tri_touched<W>(e, lane, mask, tf, tri, in.chg)) return;
-    }
+                                               uint32_t *bmid, uint32_t *bad) {
     lane_min r = edge_scan<W>(e, lane, tf, tri, fb);
-    bool ch;
     if constexpr (W == 1) {
         (void)mask;
-        ch = edge_store(e, r.f, r.b, r.fm, r.bm, r.of, r.ob, ofw, obw, fb, fw, bw, fmid, bmid, bad,
-                        inc);
+        edge_store(e, r.f, r.b, r.fm, r.bm, r.of, r.ob, ofw, obw, fb, fw, bw, fmid, bmid, bad);
     } else {
         const uint32_t fmin = __reduce_min_sync(mask, r.f), bmin = __reduce_min_sync(mask, r.b);
         const uint32_t fmc = __reduce_min_sync(mask, r.f == fmin ? r.fm : INF32);
         const uint32_t bmc = __reduce_min_sync(mask, r.b == bmin ? r.bm : INF32);
         const int of = __any_sync(mask, r.of), ob = __any_sync(mask, r.ob);
-        if (lane != 0) return;
-        ch =
-            edge_store(e, fmin, bmin, fmc, bmc, of, ob, ofw, obw, fb, fw, bw, fmid, bmid, bad, inc);
-    }
-    if (inc) {
-        in.dirty[e] = (unsigned char)(f0 | INC_DONE | (ch ? INC_CHG : 0));
-        if (ch) atomicOr(&in.chg[e >> 5], 1u << (e & 31));
+        if (lane == 0)
+            edge_store(e, fmin, bmin, fmc, bmc, of, ob, ofw, obw, fb, fw, bw, fmid, bmid, bad);
     }
 }
 
 /* A block of BIG_THREADS customizes edge e (one of a level's heaviest): each thread's minima
  * packed as value << 32 | offset, so that one minimum gives the value and the first offset
- * reaching it; warps reduce by shuffles, then thread 0 over the warps. Incremental: as
- * customize_edge. */
-__device__ __forceinline__ void customize_edge_block(
-    uint32_t e, const uint64_t *__restrict__ tf, const uint32_t *__restrict__ tri,
-    const uint32_t *__restrict__ ofw, const uint32_t *__restrict__ obw, uint2 *fb, uint32_t *fw,
-    uint32_t *bw, uint32_t *fmid, uint32_t *bmid, uint32_t *bad, const inc_args &in) {
+ * reaching it; warps reduce by shuffles, then thread 0 over the warps. */
+__device__ __forceinline__ void customize_edge_block(uint32_t e, const uint64_t *__restrict__ tf,
+                                                     const uint32_t *__restrict__ tri,
+                                                     const uint32_t *__restrict__ ofw,
+                                                     const uint32_t *__restrict__ obw, uint2 *fb,
+                                                     uint32_t *fw, uint32_t *bw, uint32_t *fmid,
+                                                     uint32_t *bmid, uint32_t *bad) {
     __shared__ u64 sf[BIG_THREADS / 32], sb[BIG_THREADS / 32];
     __shared__ int sfl[BIG_THREADS / 32];
-    const bool inc = in.dirty != NULL;
-    unsigned f0 = 0;
-    if (inc) { /* the whole block: one edge */
-        f0 = in.dirty[e];
-        if (!(f0 & INC_SEED) && !tri_touched<BIG_THREADS>(e, (int)threadIdx.x, 0, tf, tri, in.chg))
-            return;
-    }
     lane_min r = edge_scan<BIG_THREADS>(e, (int)threadIdx.x, tf, tri, fb);
     u64 pf = (u64)r.f << 32 | r.fm, pb = (u64)r.b << 32 | r.bm;
     for (int o = 16; o > 0; o >>= 1) {
@@ -336,87 +258,56 @@ __device__ __forceinline__ void customize_edge_block(
             pb = sb[w] < pb ? sb[w] : pb;
             f |= sfl[w];
         }
-        const bool ch = edge_store(e, (uint32_t)(pf >> 32), (uint32_t)(pb >> 32), (uint32_t)pf,
-                                   (uint32_t)pb, f & 1, f >> 1, ofw, obw, fb, fw, bw, fmid, bmid,
-                                   bad, inc);
-        if (inc) {
-            in.dirty[e] = (unsigned char)(f0 | INC_DONE | (ch ? INC_CHG : 0));
-            if (ch) atomicOr(&in.chg[e >> 5], 1u << (e & 31));
-        }
+        edge_store(e, (uint32_t)(pf >> 32), (uint32_t)(pb >> 32), (uint32_t)pf, (uint32_t)pb, f & 1,
+                   f >> 1, ofw, obw, fb, fw, bw, fmid, bmid, bad);
     }
 }
 
-/* One level l: its edges in eord by class (kernels/cch.cu edge_class): n1 tiny ones, n8 short,
- * n32 long, then the heavy ones. Blocks take the heavy edges first (a block each: the longest
- * start first), then the long ones (a warp each), the short ones (SHORT_W lanes each) and the
- * tiny ones (a thread each); b[0..3) are the first blocks of the long, short and tiny parts. */
+/* One level: its edges in eord by class (kernels/cch.cu edge_class): n1 tiny ones, n8 short, n32
+ * long, then the heavy ones. Blocks take the heavy edges first (a block each: the longest start
+ * first), then the long ones (a warp each), the short ones (SHORT_W lanes each) and the tiny ones
+ * (a thread each); b[0..3) are the first blocks of the long, short and tiny parts. */
 __global__ void customize_level(const uint32_t *__restrict__ eord, uint32_t n1, uint32_t n8,
                                 uint32_t n32, uint3 b, const uint64_t *__restrict__ tf,
                                 const uint32_t *__restrict__ tri, const uint32_t *__restrict__ ofw,
                                 const uint32_t *__restrict__ obw, uint2 *fb, uint32_t *fw,
-                                uint32_t *bw, uint32_t *fmid, uint32_t *bmid, uint32_t *bad,
-                                inc_args in) {
+                                uint32_t *bw, uint32_t *fmid, uint32_t *bmid, uint32_t *bad) {
     const uint32_t bx = blockIdx.x;
     if (bx < b.x) {
         customize_edge_block(eord[n1 + n8 + n32 + bx], tf, tri, ofw, obw, fb, fw, bw, fmid, bmid,
-                             bad, in);
+                             bad);
     } else if (bx < b.y) {
         uint64_t w = ((uint64_t)(bx - b.x) * blockDim.x + threadIdx.x) / 32;
         if (w >= n32) return; /* whole warps leave together */
         customize_edge<32>(eord[n1 + n8 + w], threadIdx.x & 31, 0xffffffffu, tf, tri, ofw, obw, fb,
-                           fw, bw, fmid, bmid, bad, in);
+                           fw, bw, fmid, bmid, bad);
     } else if (bx < b.z) {
         uint64_t g = ((uint64_t)(bx - b.y) * blockDim.x + threadIdx.x) / SHORT_W;
         if (g >= n8) return; /* whole groups leave together */
         const int lane = threadIdx.x & (SHORT_W - 1);
         const unsigned mask = ((1u << SHORT_W) - 1) << (threadIdx.x & 31 & ~(SHORT_W - 1));
         customize_edge<SHORT_W>(eord[n1 + g], lane, mask, tf, tri, ofw, obw, fb, fw, bw, fmid, bmid,
-                                bad, in);
+                                bad);
     } else {
         uint64_t i = (uint64_t)(bx - b.z) * blockDim.x + threadIdx.x;
         if (i >= n1) return;
-        customize_edge<1>(eord[i], 0, 0, tf, tri, ofw, obw, fb, fw, bw, fmid, bmid, bad, in);
+        customize_edge<1>(eord[i], 0, 0, tf, tri, ofw, obw, fb, fw, bw, fmid, bmid, bad);
     }
 }
 
-/* Levels [l0, l1) in one block, bottom-up (incremental: the barrier makes a level's marks
- * visible to the block). */
+/* Levels [l0, l1) in one block, bottom-up. */
 __global__ void customize_small(uint32_t l0, uint32_t l1, const uint32_t *__restrict__ elev,
                                 const uint64_t *__restrict__ tf, const uint32_t *__restrict__ tri,
                                 const uint32_t *__restrict__ ofw, const uint32_t *__restrict__ obw,
                                 uint2 *fb, uint32_t *fw, uint32_t *bw, uint32_t *fmid,
-                                uint32_t *bmid, uint32_t *bad, inc_args in) {
+                                uint32_t *bmid, uint32_t *bad) {
     int warp = threadIdx.x / 32, lane = threadIdx.x & 31, nw = blockDim.x / 32;
     for (uint32_t l = l0; l < l1; l++) {
         for (uint32_t e = elev[l] + warp; e < elev[l + 1]; e += nw)
-            customize_edge<32>(e, lane, 0xffffffffu, tf, tri, ofw, obw, fb, fw, bw, fmid, bmid, bad,
-                               in);
+            customize_edge<32>(e, lane, 0xffffffffu, tf, tri, ofw, obw, fb, fw, bw, fmid, bmid,
+                               bad);
         __syncthreads();
     }
-}
-
-/* base's customized weights into d's arrays and packed {fw, bw} (fb is not kept by every path
- * that customizes base: gp_dcch_customize_from leaves it), a thread per edge. */
-__global__ void inc_base(uint32_t m, const uint32_t *__restrict__ bfw,
-                         const uint32_t *__restrict__ bbw, const uint32_t *__restrict__ bfm,
-                         const uint32_t *__restrict__ bbm, uint32_t *fw, uint32_t *bw,
-                         uint32_t *fmid, uint32_t *bmid, uint2 *fb) {
-    const uint32_t e = blockIdx.x * blockDim.x + threadIdx.x;
-    if (e >= m) return;
-    const uint32_t f = bfw[e], b = bbw[e];
-    fw[e] = f;
-    bw[e] = b;
-    fmid[e] = bfm[e];
-    bmid[e] = bbm[e];
-    fb[e] = make_uint2(f, b);
-}
-
-/* The seeds of an incremental customization: the edges of a metric update (upd, 3 words each:
- * id, ofw, obw). */
-__global__ void mark_seeds(uint32_t n, const uint32_t *__restrict__ upd, uint32_t m,
-                           unsigned char *dirty) {
-    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n && upd[3 * (size_t)i] < m) dirty[upd[3 * (size_t)i]] = INC_SEED;
 }
 
 /* The tail (rank) of edge e: the last rank v with up_first[v] <= e. */
@@ -519,13 +410,10 @@ int gp_dcch_plan_weights(gp_dcch *d, cudaStream_t s, gp_err *err) {
     return rc != GP_OK ? rc : gp_dcch_plan_tables(d, s, err);
 }
 
-/* The levels, bottom-up, then the plan's weights. ms: device time. base (not NULL): an
- * incremental pass from base's results (d->dirty holds the seeds; the copy of base's arrays is
- * part of the device time). */
+/* The levels, bottom-up, then the plan's weights. ms: device time. */
 static int customize_run(gp_dcch *d, cudaStream_t s, float *ms, void (*busy)(void *), void *arg,
-                         const gp_dcch *base, gp_err *err) {
+                         gp_err *err) {
     int rc = GP_OK;
-    const inc_args in = {base ? d->dirty : NULL, d->chg};
     uint32_t bad = INF32;
     /* the lab's profile: an event after each launch */
     uint32_t np = 0;
@@ -543,12 +431,6 @@ static int customize_run(gp_dcch *d, cudaStream_t s, float *ms, void (*busy)(voi
     }
     CK(cudaMemcpyAsync(d->bad, &bad, 4, cudaMemcpyHostToDevice, s), "customization");
     CK(cudaEventRecord(d->ev0, s), "customization");
-    if (base && d->m) {
-        inc_base<<<(d->m + BIG_THREADS - 1) / BIG_THREADS, BIG_THREADS, 0, s>>>(
-            d->m, base->fw, base->bw, base->fmid, base->bmid, d->fw, d->bw, d->fmid, d->bmid,
-            d->fb);
-        CKL("customization");
-    }
     for (uint32_t l = 0; l < d->nlevels;) {
         const uint32_t l_at = l;
         uint32_t cnt = d->edge_level[l + 1] - d->edge_level[l];
@@ -562,7 +444,7 @@ static int customize_run(gp_dcch *d, cudaStream_t s, float *ms, void (*busy)(voi
             const uint32_t nb = b.z + (n1 + BIG_THREADS - 1) / BIG_THREADS;
             customize_level<<<nb, BIG_THREADS, 0, s>>>(d->eord + lo, n1, n8, n32, b, d->tri_first,
                                                        d->tri, d->ofw, d->obw, d->fb, d->fw, d->bw,
-                                                       d->fmid, d->bmid, d->bad, in);
+                                                       d->fmid, d->bmid, d->bad);
             CKL("customization");
             l++;
             if (pev) {
@@ -577,7 +459,7 @@ static int customize_run(gp_dcch *d, cudaStream_t s, float *ms, void (*busy)(voi
                 l1++;
             customize_small<<<1, SMALL_THREADS, 0, s>>>(l, l1, d->d_elevels, d->tri_first, d->tri,
                                                         d->ofw, d->obw, d->fb, d->fw, d->bw,
-                                                        d->fmid, d->bmid, d->bad, in);
+                                                        d->fmid, d->bmid, d->bad);
             CKL("customization");
             l = l1;
             if (pev) {
@@ -622,8 +504,7 @@ out:
 extern "C" int gp_dcch_customize(gp_dcch *d, void *stream, uint32_t *fw, uint32_t *bw,
                                  uint32_t *fmid, uint32_t *bmid, float *ms, gp_err *err) {
     cudaStream_t s = (cudaStream_t)stream;
-    d->seed_base = NULL;
-    int rc = customize_run(d, s, ms, NULL, NULL, NULL, err);
+    int rc = customize_run(d, s, ms, NULL, NULL, err);
     if (rc != GP_OK) return rc;
     uint32_t *to[4] = {fw, bw, fmid, bmid};
     const uint32_t *from[4] = {d->fw, d->bw, d->fmid, d->bmid};
@@ -661,7 +542,6 @@ extern "C" int gp_dcch_metric_from(gp_dcch *d, const gp_dcch *src, void *stream,
     cudaStream_t s = (cudaStream_t)stream;
     int rc = GP_OK;
     uint32_t *dupd = NULL;
-    d->seed_base = NULL;
     if (d->tm != src->tm)
         return gp_err_set(err, GP_EINVAL,
                           "device CCH: the predecessor is on another topology part");
@@ -677,20 +557,6 @@ extern "C" int gp_dcch_metric_from(gp_dcch *d, const gp_dcch *src, void *stream,
                                                                                      d->m, to);
         CKL("metric scatter");
     }
-    /* the seeds of an incremental customization from src (gp_dcch_customize_diff) */
-    if (!d->dirty) {
-        CK(cudaMalloc((void **)&d->dirty, (size_t)d->m + 1), "metric scatter");
-        CK(cudaMalloc((void **)&d->chg, ((size_t)d->m / 32 + 1) * 4), "metric scatter");
-        d->bytes += (uint64_t)d->m + 1 + ((uint64_t)d->m / 32 + 1) * 4;
-    }
-    CK(cudaMemsetAsync(d->dirty, 0, (size_t)d->m + 1, s), "metric scatter");
-    CK(cudaMemsetAsync(d->chg, 0, ((size_t)d->m / 32 + 1) * 4, s), "metric scatter");
-    if (nupd) {
-        mark_seeds<<<(nupd + BIG_THREADS - 1) / BIG_THREADS, BIG_THREADS, 0, s>>>(nupd, dupd, d->m,
-                                                                                  d->dirty);
-        CKL("metric scatter");
-    }
-    d->seed_base = src;
     CK(cudaStreamSynchronize(s), "metric scatter");
 out:
     if (dupd) {
@@ -702,48 +568,6 @@ out:
 
 extern "C" const gp_dcch_topo *gp_dcch_part(const gp_dcch *d) { return d ? d->tm : NULL; }
 
-extern "C" int gp_dcch_incremental(const gp_dcch *d) { return d ? d->last_inc : 0; }
-
-namespace {
-
-/* The lab's count of an incremental pass's marks: seeds, edges customized again, changed. */
-__global__ void inc_count(uint32_t m, const unsigned char *__restrict__ dirty,
-                          unsigned long long *cnt) {
-    const uint32_t e = blockIdx.x * blockDim.x + threadIdx.x;
-    const unsigned f = e < m ? dirty[e] : 0;
-    const unsigned a = __reduce_add_sync(0xffffffffu, f & INC_SEED ? 1u : 0u),
-                   b = __reduce_add_sync(0xffffffffu, f & INC_DONE ? 1u : 0u),
-                   c = __reduce_add_sync(0xffffffffu, f & INC_CHG ? 1u : 0u);
-    if ((threadIdx.x & 31) == 0 && (a | b | c)) {
-        atomicAdd(&cnt[0], (unsigned long long)a);
-        atomicAdd(&cnt[1], (unsigned long long)b);
-        atomicAdd(&cnt[2], (unsigned long long)c);
-    }
-}
-
-} // namespace
-
-extern "C" int gp_dcch_inc_counts(gp_dcch *d, void *stream, uint64_t out[3], gp_err *err) {
-    cudaStream_t s = (cudaStream_t)stream;
-    int rc = GP_OK;
-    unsigned long long *dc = NULL, hc[3] = {0, 0, 0};
-    out[0] = out[1] = out[2] = 0;
-    if (!d->last_inc || !d->dirty || !d->m) return GP_OK;
-    CK(cudaMallocAsync((void **)&dc, sizeof hc, s), "counting");
-    CK(cudaMemsetAsync(dc, 0, sizeof hc, s), "counting");
-    inc_count<<<(d->m + BIG_THREADS - 1) / BIG_THREADS, BIG_THREADS, 0, s>>>(d->m, d->dirty, dc);
-    CKL("counting");
-    CK(cudaMemcpyAsync(hc, dc, sizeof hc, cudaMemcpyDeviceToHost, s), "counting");
-    CK(cudaStreamSynchronize(s), "counting");
-    for (int i = 0; i < 3; i++) out[i] = hc[i];
-out:
-    if (dc) {
-        cudaFreeAsync(dc, s);
-        cudaStreamSynchronize(s);
-    }
-    return rc;
-}
-
 extern "C" int gp_dcch_customize_from(gp_dcch *d, const gp_dcch *src, void *stream, uint32_t nupd,
                                       const uint32_t *upd, float *ms, gp_err *err) {
     cudaStream_t s = (cudaStream_t)stream;
@@ -753,7 +577,6 @@ extern "C" int gp_dcch_customize_from(gp_dcch *d, const gp_dcch *src, void *stre
         return gp_err_set(err, GP_EINVAL,
                           "device CCH: the predecessor is on another topology part or not "
                           "customized");
-    d->seed_base = NULL;
     const size_t bytes = (size_t)d->m * 4;
     uint32_t *dst[6] = {d->ofw, d->obw, d->fw, d->bw, d->fmid, d->bmid};
     const uint32_t *from[6] = {src->ofw, src->obw, src->fw, src->bw, src->fmid, src->bmid};
@@ -874,13 +697,11 @@ __global__ void diff_edges(uint32_t m, uint32_t n, const uint32_t *__restrict__ 
                            const uint32_t *bw, const uint32_t *fmid, const uint32_t *bmid,
                            const uint32_t *bofw, const uint32_t *bobw, const uint32_t *bfw,
                            const uint32_t *bbw, const uint32_t *bfmid, const uint32_t *bbmid,
-                           const unsigned char *__restrict__ dirty, uint32_t cap, uint32_t *cnt,
-                           uint32_t *out) {
+                           uint32_t cap, uint32_t *cnt, uint32_t *out) {
     uint32_t e = blockIdx.x * blockDim.x + threadIdx.x;
     uint32_t f = 0, w = 0, fm = 0, bm = 0;
     bool changed = false;
-    if (e < m && (!dirty || dirty[e])) { /* incremental: only a seed or an edge it customized
-                                            * again may differ */
+    if (e < m) {
         uint32_t a = ofw[e], b = obw[e];
         f = fw[e], w = bw[e], fm = fmid[e], bm = bmid[e];
         changed = a != bofw[e] || b != bobw[e] || f != bfw[e] || w != bbw[e] || fm != bfmid[e] ||
@@ -922,21 +743,17 @@ extern "C" int gp_dcch_customize_diff(gp_dcch *d, const gp_dcch *base, void *str
                           "customized");
     double w0 = wall_now();
     if (wall_s) wall_s[0] = wall_s[1] = wall_s[2] = 0;
-    /* incremental when d's metric came from base's (gp_dcch_metric_from marked the seeds) */
-    const gp_dcch *from = d->dirty && d->seed_base == base ? base : NULL;
-    d->seed_base = NULL;
-    d->last_inc = from != NULL;
-    if ((rc = customize_run(d, s, ms, busy, arg, from, err)) != GP_OK) return rc;
+    if ((rc = customize_run(d, s, ms, busy, arg, err)) != GP_OK) return rc;
     double w1 = wall_now();
     if (wall_s) wall_s[0] = w1 - w0;
     CK(cudaMallocAsync((void **)&dbuf, ((size_t)cap * GP_DCCH_DIFF_WORDS + 1) * 4, s),
        "the changed edges");
     CK(cudaMemsetAsync(dbuf, 0, 4, s), "the changed edges");
-    if (d->m)
+    if (d->m) /* no zero-block launch */
         diff_edges<<<(d->m + BIG_THREADS - 1) / BIG_THREADS, BIG_THREADS, 0, s>>>(
             d->m, d->n, d->up_first, d->up_head, d->order, d->tri_first, d->tri, d->ofw, d->obw,
             d->fw, d->bw, d->fmid, d->bmid, base->ofw, base->obw, base->fw, base->bw, base->fmid,
-            base->bmid, from ? d->dirty : NULL, cap, dbuf, dbuf + 1);
+            base->bmid, cap, dbuf, dbuf + 1);
     CKL("the changed edges");
     CK(cudaMemcpyAsync(&cnt, dbuf, 4, cudaMemcpyDeviceToHost, s), "the changed edges");
     CK(cudaStreamSynchronize(s), "the changed edges");

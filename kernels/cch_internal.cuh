@@ -187,13 +187,6 @@ struct gp_dcch : gp_dcch_topo {
                     * triangle reads one 8-byte word per lower edge instead of two 4-byte ones */
     uint32_t *bad; /* device word: overflow seen */
     u64 *wit;      /* packed witnesses (2m), allocated by the first gp_dcch_fetch asking for them */
-    /* an incremental customization (gp_dcch_customize_diff): per edge 1 where it is customized
-     * again (m + 1 bytes, allocated by the first gp_dcch_metric_from), seeded with the edges
-     * gp_dcch_metric_from scattered from seed_base's metric (NULL: no seeds pending) */
-    unsigned char *dirty;
-    uint32_t *chg; /* ... and a bit per edge whose weights it changed (m / 32 + 1 words) */
-    const gp_dcch *seed_base;
-    int last_inc; /* the last gp_dcch_customize_diff was incremental */
     /* sweep workspace */
     u64 *dist;
     size_t dist_cap; /* entries */

@@ -94,11 +94,6 @@ void gp_dcch_tune_set(const gp_dcch_tune *t);
  * current process-wide options (gp_cch_gpu_sweep holds its lock around this). */
 int gp_dcch_retune(gp_dcch *d, void *stream, gp_err *err);
 
-/* After an incremental gp_dcch_customize_diff: its seeds (edges whose original weights
- * changed), the edges it customized again, and those whose weights changed (zeros after a full
- * pass). */
-int gp_dcch_inc_counts(gp_dcch *d, void *stream, uint64_t out[3], gp_err *err);
-
 #ifdef __cplusplus
 }
 #endif

@@ -115,8 +115,6 @@ static void phast_rows(gp_cch *c, const gp_graph *g, const uint32_t *src, int nk
 }
 
 /* GPU customization == CPU customization; PHAST and RPHAST == Dijkstra. */
-static void check_incremental(gp_cch *c);
-
 static void check_gpu(const gp_graph *g, int phast_sources) {
     gp_err err;
     gp_err_clear(&err);
@@ -345,7 +343,6 @@ static void check_gpu(const gp_graph *g, int phast_sources) {
         assert_memory_equal(bm, c->bmid, (size_t)m * 4);
     }
     assert_int_equal(gp_cch_gpu_sweep(c, &tests_tune, &err), GP_OK);
-    check_incremental(c);
     /* ... and the device's witnesses of the new metric == the host pass over them */
     gp_cch_witnesses(c);
     if (gp_cch_gpu_witnesses(c, wit, &err) != GP_OK) fail_msg("gpu witnesses: %s", err.msg);
@@ -364,57 +361,6 @@ static void check_gpu(const gp_graph *g, int phast_sources) {
     free(bm);
     free(wit);
     gp_cch_free(c);
-}
-
-/* The incremental GPU customization (kernels/cch.h gp_dcch_customize_diff) from c's device
- * state against the CPU's full pass, for changes of none, a few and many edges (up and down,
- * arcs removed and added): the same weights and witnesses, and as many differing edges as the
- * full pass finds. c's metric is restored at the end (its device state customized on it). */
-static void check_incremental(gp_cch *c) {
-    gp_err err;
-    gp_err_clear(&err);
-    const uint32_t m = c->topo->m;
-    uint32_t *ofw = malloc((size_t)m * 4 + 4), *obw = malloc((size_t)m * 4 + 4);
-    uint32_t *chg = malloc((size_t)m * 4 + 4);
-    memcpy(ofw, c->ofw, (size_t)m * 4);
-    memcpy(obw, c->obw, (size_t)m * 4);
-    const uint32_t every[3] = {0, 100, 3}; /* no change, about 1%, about a third */
-    for (int k = 0; k < 3; k++) {
-        uint32_t n = 0;
-        for (uint32_t e = 0; every[k] && e < m; e++) {
-            int hit = 0;
-            uint32_t *w[2] = {&c->ofw[e], &c->obw[e]};
-            for (int d = 0; d < 2; d++) {
-                if (rnd() % every[k]) continue;
-                uint32_t r = (uint32_t)rnd() % 8;
-                if (*w[d] == GP_CCH_INF) *w[d] = r == 0 ? 1 + (uint32_t)rnd() % 500 : *w[d];
-                else if (r == 0) *w[d] = GP_CCH_INF; /* the arc closed */
-                else if (r < 4) *w[d] = *w[d] / 2;
-                else *w[d] = *w[d] + 1 + (uint32_t)rnd() % 300;
-                hit = 1;
-            }
-            if (hit) chg[n++] = e;
-        }
-        assert_int_equal(gp_cch_customize(c, 0, &err), GP_OK);
-        float im[2], fm[2];
-        uint32_t nout = 0;
-        uint64_t cnt[3];
-        if (gp_cch_gpu_lab_incremental(c, chg, n, 2, im, fm, &nout, cnt, &err) != GP_OK)
-            fail_msg("incremental customization, every %u: %s", every[k], err.msg);
-        assert_int_equal(cnt[0], n); /* every changed edge a seed */
-        assert_true(cnt[1] >= cnt[2] && cnt[1] >= nout && cnt[1] <= m);
-        if (k == 0) assert_int_equal(nout, 0);
-        else if (m > 100) assert_true(nout > 0 && cnt[1] < m); /* not every edge again */
-        /* the next round's base: the device state on this metric */
-        assert_int_equal(gp_cch_gpu_customize(c, 0, &err), GP_OK);
-    }
-    memcpy(c->ofw, ofw, (size_t)m * 4);
-    memcpy(c->obw, obw, (size_t)m * 4);
-    assert_int_equal(gp_cch_customize(c, 0, &err), GP_OK);
-    assert_int_equal(gp_cch_gpu_customize(c, 0, &err), GP_OK);
-    free(ofw);
-    free(obw);
-    free(chg);
 }
 
 static void test_random(void **state) {

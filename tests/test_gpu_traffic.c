@@ -1,7 +1,8 @@
 /* test_gpu_traffic.c - live traffic on the GPU: a traffic version (engine/traffic.h: speeds of
  * every 7th road arc's segments and penalties on every 11th turn, drawn from the graph's own OSM
  * ids) attached to the CUDA engine (CCH customized on the GPU) answers exactly as the CPU engine's
- * Dijkstra family on the same version: tables, one-to-all trees and routes, on
+ * Dijkstra family on the same version, and so do two versions after it with other speeds and no
+ * penalties: tables, one-to-all trees and routes, on
  * tests/data/osm/traffic.osm and turncost.osm and on Liechtenstein when $GPATH_DATA/osm has it.
  * Without a GPU (or in a build without CUDA) every test skips with "no CUDA device: GPU tests
  * skipped"; GPATH_REQUIRE_GPU=1 turns that into a failure. Run from the repository root. */
@@ -90,9 +91,9 @@ static void answers_equal(const char *spec, gp_graph *vg, gp_graph *vc) {
     free(dc);
 }
 
-/* A traffic version, then versions of it in turn (each customized on the device from its
- * predecessor's state: kernels/cch.h gp_dcch_customize_diff, incremental), each answering as the
- * CPU engine's version of the same data. */
+/* A traffic version, then versions of it in turn (each customized on the device beside its
+ * predecessor's state, and only the edges that differ from it fetched: kernels/cch.h
+ * gp_dcch_customize_diff), each answering as the CPU engine's version of the same data. */
 static void compare(const char *spec) {
     gp_err err = {0};
     gp_graph *gg = gp_graph_load(spec, NULL, &err), *gc = gp_graph_load(spec, NULL, &err);

@@ -119,7 +119,24 @@ static void remap_copy(void *jv, uint64_t lo, uint64_t hi) {
     memcpy(j->c->obw + lo, j->p->obw + lo, (size_t)(hi - lo) * 4);
 }
 
-static void remap_node(remap_job *j, uint32_t u) {
+/* A range's changed slots, appended to j->chg a batch at a time: one atomic per changed slot on
+ * the shared count kept every thread waiting on its cache line (the map took ~200 ns a changed
+ * slot on 16 threads: road-like 4M's 92k changed edges a speed file, 19 ms). */
+typedef struct chg_buf {
+    remap_job *j;
+    uint32_t n;
+    uint32_t e[256];
+} chg_buf;
+
+static void chg_flush(chg_buf *b) {
+    if (!b->n) return;
+    uint32_t at = __atomic_fetch_add(&b->j->nchg, b->n, __ATOMIC_RELAXED);
+    memcpy(b->j->chg + at, b->e, (size_t)b->n * 4);
+    b->n = 0;
+}
+
+static void remap_node(chg_buf *cb, uint32_t u) {
+    remap_job *j = cb->j;
     const gp_cch_topo *t = j->c->topo;
     const gp_graph *g = j->g;
     for (uint32_t a = g->row[u]; a < g->row[u + 1]; a++) {
@@ -133,18 +150,24 @@ static void remap_node(remap_job *j, uint32_t u) {
         uint32_t *slot = ru < rv ? &j->c->ofw[e] : &j->c->obw[e];
         if (*slot == x) continue;
         *slot = x;
-        if (j->chg) j->chg[__atomic_fetch_add(&j->nchg, 1, __ATOMIC_RELAXED)] = e;
+        if (!j->chg) continue;
+        if (cb->n == sizeof cb->e / sizeof *cb->e) chg_flush(cb);
+        cb->e[cb->n++] = e;
     }
 }
 
 static void remap_nodes(void *jv, uint64_t lo, uint64_t hi) {
-    for (uint64_t u = lo; u < hi; u++) remap_node(jv, (uint32_t)u);
+    chg_buf cb = {.j = jv, .n = 0};
+    for (uint64_t u = lo; u < hi; u++) remap_node(&cb, (uint32_t)u);
+    chg_flush(&cb);
 }
 
 /* The nodes of a list (j->tails: distinct, so no slot is written from two threads). */
 static void remap_listed(void *jv, uint64_t lo, uint64_t hi) {
     remap_job *j = jv;
-    for (uint64_t i = lo; i < hi; i++) remap_node(j, j->tails[i]);
+    chg_buf cb = {.j = j, .n = 0};
+    for (uint64_t i = lo; i < hi; i++) remap_node(&cb, j->tails[i]);
+    chg_flush(&cb);
 }
 
 /* The nodes outside of which g's weights are pg's: the union of both versions' lists against

@@ -111,7 +111,7 @@ typedef struct gp_cch {
      * that would cost more), then clears it. NULL: none. */
     const struct gp_cch *prev;
     /* After a partial customization (gp_cch_customize_partial; ascending) or
-     * gp_cch_gpu_customize_diff (ascending too): the ndelta edges where this CCH's arrays may
+     * gp_cch_gpu_customize_diff (in no order): the ndelta edges where this CCH's arrays may
      * differ from prev's, and prev's graph hash (delta_base); NULL
      * otherwise. They go with the arrays to the topology's spare when c is freed, so that the
      * next version on that spare restores only these edges from its predecessor (the same base)

@@ -101,8 +101,8 @@ int gp_dcch_customize_from(gp_dcch *d, const gp_dcch *src, void *stream, uint32_
  * *out (page-locked memory that host(hctx, bytes) gives, at least bytes of it, or NULL when out of
  * memory: pageable memory took ~25 ms for 20 MB under load; GP_DCCH_DIFF_WORDS words per edge:
  * id, fw, bw, fmid, bmid, then the packed witnesses as gp_dcch_fetch writes them, backward then
- * forward, low word first - not the original weights, which the host has mapped itself;
- * ascending by edge) and *nout. More than cap differ: GP_OK with *out NULL and *nout their count (d is
+ * forward, low word first - not the original weights, which the host has mapped itself; in no
+ * order) and *nout. More than cap differ: GP_OK with *out NULL and *nout their count (d is
  * customized: the caller fetches every array, gp_dcch_weights). GP_ETOOBIG when a shortcut
  * overflows. busy (when not NULL) is called with arg once the levels and the plan's weights are
  * queued (not when those fail): the host's work while the device customizes (ms is the

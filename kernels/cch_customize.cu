@@ -24,7 +24,6 @@
  * plan's weights (no full customization, nothing back to the host).
  */
 #include <chrono>
-#include <cub/cub.cuh>
 #include "kernels/cch_internal.cuh"
 
 namespace {
@@ -688,69 +687,42 @@ static double wall_now(void) {
 
 namespace {
 
-/* The changed edges, listed in ascending order (the host scatters them into its arrays and
- * later restores spares from the list: in order, its writes walk each array forward instead of
- * at random): a block covers DIFF_SPAN edges, DIFF_SPAN / BIG_THREADS rounds of a thread each.
- * diff_flags marks the edges where d's six arrays differ from base's (a bit each) and counts
- * them per block; an exclusive scan gives each block its first slot; diff_write lists them. */
-#define DIFF_SPAN 1024
-
-__global__ void __launch_bounds__(BIG_THREADS)
-    diff_flags(uint32_t m, const uint32_t *ofw, const uint32_t *obw, const uint32_t *fw,
-               const uint32_t *bw, const uint32_t *fmid, const uint32_t *bmid, const uint32_t *bofw,
-               const uint32_t *bobw, const uint32_t *bfw, const uint32_t *bbw,
-               const uint32_t *bfmid, const uint32_t *bbmid, uint32_t *bits, uint32_t *bcnt) {
-    __shared__ uint32_t total;
-    if (threadIdx.x == 0) total = 0;
-    __syncthreads();
-    uint32_t mine = 0;
-    for (uint32_t r = 0; r < DIFF_SPAN / BIG_THREADS; r++) {
-        const uint64_t e = (uint64_t)blockIdx.x * DIFF_SPAN + r * BIG_THREADS + threadIdx.x;
-        bool changed = false;
-        if (e < m)
-            changed = ofw[e] != bofw[e] || obw[e] != bobw[e] || fw[e] != bfw[e] ||
-                      bw[e] != bbw[e] || fmid[e] != bfmid[e] || bmid[e] != bbmid[e];
-        const uint32_t mask = __ballot_sync(0xffffffffu, changed);
-        if ((threadIdx.x & 31u) == 0) {
-            bits[(e >> 5)] = mask; /* e is the warp's first edge here */
-            mine += (uint32_t)__popc(mask);
-        }
+/* Edges where d's six arrays differ from base's, DIFF_WORDS words each: id, fw, bw, fmid, bmid,
+ * then the packed witnesses (backward, forward; low word first) as witness_edges writes them;
+ * at most cap of them; *cnt counts them all. */
+__global__ void diff_edges(uint32_t m, uint32_t n, const uint32_t *__restrict__ up_first,
+                           const uint32_t *__restrict__ up_head, const uint32_t *__restrict__ order,
+                           const uint64_t *__restrict__ tf, const uint32_t *__restrict__ tri,
+                           const uint32_t *ofw, const uint32_t *obw, const uint32_t *fw,
+                           const uint32_t *bw, const uint32_t *fmid, const uint32_t *bmid,
+                           const uint32_t *bofw, const uint32_t *bobw, const uint32_t *bfw,
+                           const uint32_t *bbw, const uint32_t *bfmid, const uint32_t *bbmid,
+                           uint32_t cap, uint32_t *cnt, uint32_t *out) {
+    uint32_t e = blockIdx.x * blockDim.x + threadIdx.x;
+    uint32_t f = 0, w = 0, fm = 0, bm = 0;
+    bool changed = false;
+    if (e < m) {
+        uint32_t a = ofw[e], b = obw[e];
+        f = fw[e], w = bw[e], fm = fmid[e], bm = bmid[e];
+        changed = a != bofw[e] || b != bobw[e] || f != bfw[e] || w != bbw[e] || fm != bfmid[e] ||
+                  bm != bbmid[e];
     }
-    if ((threadIdx.x & 31u) == 0 && mine) atomicAdd(&total, mine);
-    __syncthreads();
-    if (threadIdx.x == 0) bcnt[blockIdx.x] = total;
-}
-
-/* DIFF_WORDS words per changed edge from slot boff[block] on (at most cap of them): id, fw, bw,
- * fmid, bmid, then the packed witnesses (backward, forward; low word first) as witness_edges
- * writes them. */
-__global__ void __launch_bounds__(BIG_THREADS)
-    diff_write(uint32_t m, uint32_t n, const uint32_t *__restrict__ up_first,
-               const uint32_t *__restrict__ up_head, const uint32_t *__restrict__ order,
-               const uint64_t *__restrict__ tf, const uint32_t *__restrict__ tri,
-               const uint32_t *fw, const uint32_t *bw, const uint32_t *fmid, const uint32_t *bmid,
-               const uint32_t *__restrict__ bits, const uint32_t *__restrict__ boff, uint32_t cap,
-               uint32_t *out) {
-    typedef cub::BlockScan<uint32_t, BIG_THREADS> scan_t;
-    __shared__ typename scan_t::TempStorage tmp;
-    uint32_t run = boff[blockIdx.x];
-    for (uint32_t r = 0; r < DIFF_SPAN / BIG_THREADS; r++) {
-        const uint64_t e = (uint64_t)blockIdx.x * DIFF_SPAN + r * BIG_THREADS + threadIdx.x;
-        const uint32_t flag = e < m ? (bits[e >> 5] >> (e & 31u)) & 1u : 0u;
-        uint32_t at, sum;
-        scan_t(tmp).ExclusiveSum(flag, at, sum);
-        __syncthreads(); /* tmp is used again in the next round */
-        const uint32_t i = run + at;
-        run += sum;
-        if (!flag || i >= cap) continue;
-        const uint32_t f = fw[e], w = bw[e], fm = fmid[e], bm = bmid[e];
-        uint32_t *u = out + (size_t)GP_DCCH_DIFF_WORDS * i;
-        u[0] = (uint32_t)e, u[1] = f, u[2] = w, u[3] = fm, u[4] = bm;
-        u64 wb, wf;
-        edge_witnesses((uint32_t)e, n, up_first, up_head, order, tf, tri, fm, bm, &wb, &wf);
-        u[5] = (uint32_t)wb, u[6] = (uint32_t)(wb >> 32);
-        u[7] = (uint32_t)wf, u[8] = (uint32_t)(wf >> 32);
-    }
+    /* one atomic a warp (11.5 M changed edges a speed file on road-like 24M's turn graph, each
+     * an atomic on one word before): the lanes that changed take consecutive slots */
+    uint32_t mask = __ballot_sync(0xffffffffu, changed);
+    if (!mask) return;
+    uint32_t lane = threadIdx.x & 31u, lead = (uint32_t)__ffs(mask) - 1u, first = 0;
+    if (lane == lead) first = atomicAdd(cnt, (uint32_t)__popc(mask));
+    first = __shfl_sync(0xffffffffu, first, lead);
+    if (!changed) return;
+    uint32_t i = first + (uint32_t)__popc(mask & ((1u << lane) - 1u));
+    if (i >= cap) return;
+    uint32_t *u = out + (size_t)GP_DCCH_DIFF_WORDS * i;
+    u[0] = e, u[1] = f, u[2] = w, u[3] = fm, u[4] = bm;
+    u64 wb, wf;
+    edge_witnesses(e, n, up_first, up_head, order, tf, tri, fm, bm, &wb, &wf);
+    u[5] = (uint32_t)wb, u[6] = (uint32_t)(wb >> 32);
+    u[7] = (uint32_t)wf, u[8] = (uint32_t)(wf >> 32);
 }
 
 } // namespace
@@ -774,32 +746,16 @@ extern "C" int gp_dcch_customize_diff(gp_dcch *d, const gp_dcch *base, void *str
     if ((rc = customize_run(d, s, ms, busy, arg, err)) != GP_OK) return rc;
     double w1 = wall_now();
     if (wall_s) wall_s[0] = w1 - w0;
-    if (d->m) { /* no zero-block launch */
-        const uint32_t nb = (uint32_t)(((uint64_t)d->m + DIFF_SPAN - 1) / DIFF_SPAN);
-        size_t tbytes = 0;
-        CK(cub::DeviceScan::ExclusiveSum(NULL, tbytes, (const uint32_t *)NULL, (uint32_t *)NULL,
-                                         nb + 1, s),
-           "the changed edges");
-        /* the list, then the bits (DIFF_SPAN / 32 words a block), the counts and first slots
-         * (nb + 1 each: the last is the total), the scan's scratch */
-        const size_t lw = (size_t)cap * GP_DCCH_DIFF_WORDS, bw_ = (size_t)nb * (DIFF_SPAN / 32);
-        CK(cudaMallocAsync((void **)&dbuf, (lw + bw_ + 2 * ((size_t)nb + 1)) * 4 + tbytes + 256, s),
-           "the changed edges");
-        uint32_t *bits = dbuf + lw, *bcnt = bits + bw_, *boff = bcnt + nb + 1;
-        void *scratch = (void *)(((uintptr_t)(boff + nb + 1) + 255) & ~(uintptr_t)255);
-        CK(cudaMemsetAsync(bcnt + nb, 0, 4, s), "the changed edges");
-        diff_flags<<<nb, BIG_THREADS, 0, s>>>(d->m, d->ofw, d->obw, d->fw, d->bw, d->fmid, d->bmid,
-                                              base->ofw, base->obw, base->fw, base->bw, base->fmid,
-                                              base->bmid, bits, bcnt);
-        CKL("the changed edges");
-        CK(cub::DeviceScan::ExclusiveSum(scratch, tbytes, bcnt, boff, nb + 1, s),
-           "the changed edges");
-        diff_write<<<nb, BIG_THREADS, 0, s>>>(d->m, d->n, d->up_first, d->up_head, d->order,
-                                              d->tri_first, d->tri, d->fw, d->bw, d->fmid, d->bmid,
-                                              bits, boff, cap, dbuf);
-        CKL("the changed edges");
-        CK(cudaMemcpyAsync(&cnt, boff + nb, 4, cudaMemcpyDeviceToHost, s), "the changed edges");
-    }
+    CK(cudaMallocAsync((void **)&dbuf, ((size_t)cap * GP_DCCH_DIFF_WORDS + 1) * 4, s),
+       "the changed edges");
+    CK(cudaMemsetAsync(dbuf, 0, 4, s), "the changed edges");
+    if (d->m) /* no zero-block launch */
+        diff_edges<<<(d->m + BIG_THREADS - 1) / BIG_THREADS, BIG_THREADS, 0, s>>>(
+            d->m, d->n, d->up_first, d->up_head, d->order, d->tri_first, d->tri, d->ofw, d->obw,
+            d->fw, d->bw, d->fmid, d->bmid, base->ofw, base->obw, base->fw, base->bw, base->fmid,
+            base->bmid, cap, dbuf, dbuf + 1);
+    CKL("the changed edges");
+    CK(cudaMemcpyAsync(&cnt, dbuf, 4, cudaMemcpyDeviceToHost, s), "the changed edges");
     CK(cudaStreamSynchronize(s), "the changed edges");
     w0 = wall_now();
     if (wall_s) wall_s[1] = w0 - w1;
@@ -813,8 +769,8 @@ extern "C" int gp_dcch_customize_diff(gp_dcch *d, const gp_dcch *base, void *str
         goto out;
     }
     if (cnt)
-        CK(cudaMemcpyAsync(hbuf, dbuf, (size_t)cnt * GP_DCCH_DIFF_WORDS * 4, cudaMemcpyDeviceToHost,
-                           s),
+        CK(cudaMemcpyAsync(hbuf, dbuf + 1, (size_t)cnt * GP_DCCH_DIFF_WORDS * 4,
+                           cudaMemcpyDeviceToHost, s),
            "the changed edges");
     CK(cudaStreamSynchronize(s), "the changed edges");
     *out = hbuf;

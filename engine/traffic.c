@@ -778,23 +778,6 @@ static void tails_push(tail_list *l, uint32_t x) {
     l->v[l->n++] = x;
 }
 
-/* The largest of a turn graph's weights, ranges on all CPUs (road-like 24M's turn graph has 120 M
- * of them, read again for every file that closes a road or penalizes a turn). */
-typedef struct max_job {
-    const uint32_t *w;
-    uint32_t max; /* atomic */
-} max_job;
-
-static void max_range(void *jv, uint64_t lo, uint64_t hi) {
-    max_job *j = jv;
-    uint32_t mw = 0;
-    for (uint64_t k = lo; k < hi; k++) mw = j->w[k] > mw ? j->w[k] : mw;
-    uint32_t cur = __atomic_load_n(&j->max, __ATOMIC_RELAXED);
-    while (mw > cur &&
-           !__atomic_compare_exchange_n(&j->max, &cur, mw, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
-    }
-}
-
 /* The turn graph of g2 (a reweighted version of base whose weights differ from the base's only at
  * chg[0..nchg)): gp_turns_reweight_arcs, every turn into a closed arc closed, and the penalties of
  * tks, each found through the segment index ix (from -> via ends an arc at its head). *h
@@ -875,9 +858,7 @@ static gp_turns *turns_of(const gp_graph *base, gp_graph *g2, const gp_osmseg *i
     free(tl.v);
     free(cl.v);
     if (nclosed || st->turns_changed) { /* weights raised past gp_turns_reweight's largest */
-        max_job mj = {tg->w, 0};
-        gp_parallel_for(tg->m, tg->m >= (1u << 20) ? 0 : 1, max_range, &mj);
-        tg->max_w = mj.max;
+        tg->max_w = gp_weights_max(tg->w, tg->m); /* 120 M weights on road-like 24M's */
         tg->hash = mix64(tg->hash, *h ^ 0x7475726e73ULL);
         snprintf(tg->version, sizeof tg->version, "%016llx", (unsigned long long)tg->hash);
     }

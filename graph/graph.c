@@ -458,6 +458,12 @@ static void max_range(void *ctx, uint64_t lo, uint64_t hi) {
     }
 }
 
+uint32_t gp_weights_max(const uint32_t *w, uint32_t n) {
+    max_job mj = {w, 0};
+    gp_parallel_for(n, n >= (1u << 20) ? 0 : 1, max_range, &mj);
+    return mj.max;
+}
+
 /* A reweighted version of g over w / rw (taken over) with version hash, or with one derived from
  * the weights when !have_hash. */
 static gp_graph *reweight(const gp_graph *g, uint32_t *w, uint32_t *rw, int have_hash,
@@ -494,9 +500,7 @@ static gp_graph *reweight(const gp_graph *g, uint32_t *w, uint32_t *rw, int have
     if (max_w >= 0) {
         h->max_w = (uint32_t)max_w; /* the caller's bound: no pass over every weight */
     } else {
-        max_job mj = {w, 0};
-        gp_parallel_for(h->m, h->m >= (1u << 20) ? 0 : 1, max_range, &mj);
-        h->max_w = mj.max;
+        h->max_w = gp_weights_max(w, h->m);
     }
     /* the version: derived from the base's and the weights (a full content hash would read every
      * shared array again, ~100 MB on a 1M-node OSM graph); the base's own weights give the base's

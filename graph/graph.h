@@ -279,7 +279,10 @@ void gp_weights_copy(const gp_graph *g, uint32_t *w, uint32_t *rw);
  * turn graph). *copied (may be NULL): how many of the two were copied. 0, or -1 when out of
  * memory (*w and *rw NULL). */
 int gp_weights_dup(const gp_graph *g, uint32_t **w, uint32_t **rw, int *copied);
-/* Sorts a[0..n) ascending (LSD radix, two 16-bit passes); -1 when out of memory. */
+/* The largest of w[0..n) (0 for none), on all CPUs from 2^20 entries. */
+uint32_t gp_weights_max(const uint32_t *w, uint32_t n);
+/* Sorts a[0..n) ascending (LSD radix: two 16-bit passes, or from 2^17 entries three 11-bit ones
+ * on all CPUs); -1 when out of memory. */
 int gp_sort_u32(uint32_t *a, uint32_t n);
 /* Sorts a[0..n) ascending and drops repeats: how many are kept, or -1 when out of memory. */
 int64_t gp_sort_unique_u32(uint32_t *a, uint32_t n);

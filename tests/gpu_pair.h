@@ -39,4 +39,15 @@ static int need_gpu(void) {
     return 0;
 }
 
+/* spec loaded twice, *gg attached to the GPU engine and *gc to the CPU one (fails the test when
+ * either does not load or attach). */
+static inline void gpu_pair_load(const char *spec, gp_graph **gg, gp_graph **gc) {
+    gp_err err = {0};
+    *gg = gp_graph_load(spec, NULL, &err);
+    *gc = *gg ? gp_graph_load(spec, NULL, &err) : NULL;
+    if (!*gg || !*gc) fail_msg("%s: %s", spec, err.msg);
+    if (gp_engine_attach(gpu, *gg, &err) != GP_OK || gp_engine_attach(cpu, *gc, &err) != GP_OK)
+        fail_msg("%s: attach: %s", spec, err.msg);
+}
+
 #endif

@@ -29,10 +29,8 @@ static int teardown(void **state) {
 
 static void compare(const char *spec) {
     gp_err err = {0};
-    gp_graph *gg = gp_graph_load(spec, NULL, &err), *gc = gp_graph_load(spec, NULL, &err);
-    if (!gg || !gc) fail_msg("%s: %s", spec, err.msg);
-    assert_int_equal(gp_engine_attach(gpu, gg, &err), GP_OK);
-    assert_int_equal(gp_engine_attach(cpu, gc, &err), GP_OK);
+    gp_graph *gg, *gc;
+    gpu_pair_load(spec, &gg, &gc);
     gp_metric_key k;
     memset(&k, 0, sizeof k);
     k.exclude = GP_OSM_CLASS_MOTORWAY | GP_OSM_CLASS_TOLL | GP_OSM_CLASS_FERRY;

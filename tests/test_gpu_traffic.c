@@ -96,10 +96,8 @@ static void answers_equal(const char *spec, gp_graph *vg, gp_graph *vc) {
  * gp_dcch_customize_diff), each answering as the CPU engine's version of the same data. */
 static void compare(const char *spec) {
     gp_err err = {0};
-    gp_graph *gg = gp_graph_load(spec, NULL, &err), *gc = gp_graph_load(spec, NULL, &err);
-    if (!gg || !gc) fail_msg("%s: %s", spec, err.msg);
-    assert_int_equal(gp_engine_attach(gpu, gg, &err), GP_OK);
-    assert_int_equal(gp_engine_attach(cpu, gc, &err), GP_OK);
+    gp_graph *gg, *gc;
+    gpu_pair_load(spec, &gg, &gc);
     gp_speed_entry *sp;
     gp_turn_entry *tp;
     size_t ns, nt;

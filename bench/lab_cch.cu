@@ -6,7 +6,7 @@
  *           [--fast] [--plans BASExRATIOxBINCAP,..] [--order nd|metis|cuts|flow] [--compare-metis]
  *           [--p2p-checks N] [--nf-table-max K] [--phast-only] [--variants KEY,..]
  *           [--profile-plans] [--profile-custom] [--turns] [--custom-only]
- *           [--custom-shapes TINY:HEAVY,..] [--custom-dep EDGES[:CHUNK],..]
+ *           [--custom-shapes TINY:HEAVY,..]
  *
  * The kernels are the product's (kernels/cch*.cu); the lab shapes them through
  * kernels/cch_lab.h (gp_dcch_tune: the plan's thresholds and table caps, the sweep's paths,
@@ -35,12 +35,6 @@
  *             the CPU and timed (--reps); a shape of other classes builds a topology part of
  *             its own beside the shared one (road-like 24M's turn graph: one such shape fits
  *             the H200)
- *   --custom-dep  after the service's customization, the same pass again with the top levels
- *             driven by their dependencies (gp_dcch_tune dep_edges: from the lowest level above
- *             which every level has fewer edges, one launch; 0: a launch per level; CHUNK:
- *             gp_dcch_tune dep_chunk, an edge's triangles per warp at most), each
- *             checked bit for bit against the CPU and timed (--reps); no topology part of its
- *             own (the same CCH's device part)
  *   --turns   each graph replaced by its car turn graph (graph/turns.h: node = road arc, arc =
  *             allowed turn weighted turn cost + next arc; needs coordinates and times, e.g. gen:N
  *             or an OSM file): what turn costs cost the CCH (sizes, times, GPU customization)
@@ -244,7 +238,6 @@ struct lab {
     bool profile_custom = false;              /* --profile-custom */
     bool turns = false;                       /* --turns: the car turn graph of each graph */
     std::vector<std::pair<uint32_t, uint32_t>> shapes; /* --custom-shapes: tiny_tri, heavy_tri */
-    std::vector<std::pair<uint32_t, uint32_t>> deps;   /* --custom-dep: dep_edges, dep_chunk */
     /* the service's sweep (--small: warp bins and gathers in phases of any size; smem: 2 KiB) */
     gp_dcch_tune svc;
     FILE *plot = NULL;
@@ -272,9 +265,8 @@ static void custom_profile(void *arg, const gp_dcch_launch *pl, uint32_t np, flo
             "the plan's weights %.2f ms\n",
             t->nlevels, (unsigned long long)edge(t->nlevels),
             (unsigned long long)tris(0, t->nlevels), np, all, tail);
-    const char *kind[3] = {"small levels in one block", "a level alone",
-                           "the top levels by their dependencies"};
-    for (int k = 2; k >= 0; k--) {
+    const char *kind[2] = {"small levels in one block", "a level alone"};
+    for (int k = 1; k >= 0; k--) {
         uint32_t n = 0, lv = 0;
         uint64_t e = 0, tr = 0;
         float x = 0;
@@ -316,10 +308,7 @@ static void custom_profile(void *arg, const gp_dcch_launch *pl, uint32_t np, flo
         fprintf(stderr,
                 "  slow: levels [%u, %u) %s, %llu edges (%llu tiny, %llu short, %llu long, %llu "
                 "heavy), %llu triangles, %.3f ms\n",
-                L.l0, L.l1,
-                L.alone == 2 ? "by dependencies"
-                : L.alone    ? "alone"
-                             : "in one block",
+                L.l0, L.l1, L.alone ? "alone" : "in one block",
                 (unsigned long long)(edge(L.l1) - edge(L.l0)), (unsigned long long)cls[0],
                 (unsigned long long)cls[1], (unsigned long long)cls[2], (unsigned long long)cls[3],
                 (unsigned long long)tris(L.l0, L.l1), L.ms);
@@ -472,31 +461,7 @@ static void run_graph(lab &L, const char *spec, bool small) {
                sh.first, sh.second, median(cs), L.svc.tiny_tri, L.svc.heavy_tri, median(cg));
         fflush(stdout);
     }
-    for (auto &dp : L.deps) { /* --custom-dep: the top levels in one dependency-driven launch */
-        gp_dcch_tune tn = L.svc;
-        const uint32_t de = dp.first;
-        tn.dep_edges = de;
-        tn.dep_nowait = dp.second >> 31; /* a trailing w: no waits, unchecked (timing) */
-        if (dp.second & 0x7fffffffu) tn.dep_chunk = dp.second & 0x7fffffffu;
-        prof_tune = tn;
-        if (gp_cch_gpu_sweep(c, &tn, &err)) die("customization dep", err);
-        if (gp_cch_customize(c, 0, &err)) die("customize", err);
-        char what[96];
-        snprintf(what, sizeof what, "%s, dep_edges %u chunk %u", name, de, tn.dep_chunk);
-        if (!tn.dep_nowait) check_gpu_custom(c, what);
-        std::vector<double> cs;
-        for (int r = 0; r < reps; r++) {
-            if (gp_cch_gpu_customize(c, 0, &err)) die("gpu customize", err);
-            cs.push_back(gp_cch_gpu_last_ms(c));
-        }
-        printf("- customization with dep_edges %u, dep_chunk %u%s: GPU %.2f ms device (service's "
-               "%u: %.2f ms); %s\n",
-               de, tn.dep_chunk, tn.dep_nowait ? ", no waits" : "", median(cs), L.svc.dep_edges,
-               median(cg),
-               tn.dep_nowait ? "not checked (no waits: wrong weights)" : "GPU == CPU bit for bit");
-        fflush(stdout);
-    }
-    if (!L.shapes.empty() || !L.deps.empty()) { /* back to the service's */
+    if (!L.shapes.empty()) { /* back to the service's */
         prof_tune = L.svc;
         if (gp_cch_gpu_sweep(c, &L.svc, &err)) die("customization shape", err);
     }
@@ -885,15 +850,6 @@ int main(int argc, char **argv) {
                 }
                 L.shapes.push_back({a, b});
             }
-        } else if (!strcmp(argv[i], "--custom-dep") && i + 1 < argc) {
-            for (auto &x : split_commas(argv[++i])) {
-                unsigned a = 0, b = 0;
-                if (sscanf(x.c_str(), "%u:%u", &a, &b) < 1) {
-                    fprintf(stderr, "lab_cch: --custom-dep wants EDGES[:CHUNK][w],...\n");
-                    return 2;
-                }
-                L.deps.push_back({a, b | (x.back() == 'w' ? 0x80000000u : 0)});
-            }
         } else if (!strcmp(argv[i], "--variants") && i + 1 < argc)
             L.variants = split_commas(argv[++i]);
         else if (!strcmp(argv[i], "--p2p-checks") && i + 1 < argc)
@@ -925,7 +881,7 @@ int main(int argc, char **argv) {
                             "[--nf-table-max K] "
                             "[--phast-only] [--variants KEY,..] [--profile-plans] "
                             "[--profile-custom] [--turns] "
-                            "[--custom-only] [--custom-shapes T:H,..] [--custom-dep E,..]\n");
+                            "[--custom-only]\n");
             return 2;
         }
     }

@@ -116,7 +116,6 @@ out:
 extern "C" void gp_dcch_free(gp_dcch *d) {
     if (!d) return;
     gp_dcch_graphs_free(d);
-    gp_dcch_dep_free(d);
     metric_free(d);
     void *dev[] = {d->pdist,      d->p_flag, d->ofw,     d->obw,    d->fw,        d->bw,
                    d->fmid,       d->bmid,   d->bad,     d->dist,   d->init_rank, d->init_dist,
@@ -254,9 +253,6 @@ static void sweep_tune(gp_dcch *d, const gp_dcch_tune *tn) {
     d->wbin_min = tn->wbin_per_sm * (uint32_t)d->sms;
     d->wmulti_min = tn->wmulti_per_sm * (uint32_t)d->sms;
     d->gather_min = tn->gather_min;
-    d->dep_edges = tn->dep_edges;
-    d->dep_chunk = tn->dep_chunk;
-    d->dep_nowait = tn->dep_nowait;
     d->w64 = 0;
     d->r_w64 = 0;
 }
@@ -563,9 +559,6 @@ constexpr gp_dcch_tune TUNE_DEFAULTS = {PLAN_BASE,
                                         0,
                                         TINY_TRI,
                                         HEAVY_TRI,
-                                        DEP_EDGES,
-                                        DEP_CHUNK,
-                                        0,
                                         NULL,
                                         NULL};
 static gp_dcch_tune tune_now = TUNE_DEFAULTS;

@@ -167,38 +167,22 @@ struct lane_min {
     uint32_t f, b, fm, bm;
     int of, ob;
 };
-/* A lower edge's {fw, bw}: through the L1 (a level's launch: written by launches before it), or
- * from the L2 (CG; customize_dep: another SM may have written it during the launch, after this
- * SM's L1 kept the line). */
-template <bool CG> __device__ __forceinline__ uint2 fb_load(const uint2 *fb, uint32_t e) {
-    if constexpr (CG) return __ldcg(fb + e);
-    else return fb[e];
-}
-
-/* ... of the triangles kb .. k1 of an edge whose first is k0 (offsets from k0) */
-template <int W, bool CG = false>
-__device__ __forceinline__ lane_min range_scan(uint64_t k0, uint64_t kb, uint64_t k1, int lane,
-                                               const uint32_t *__restrict__ tri, const uint2 *fb) {
+template <int W>
+__device__ __forceinline__ lane_min edge_scan(uint32_t e, int lane, const uint64_t *__restrict__ tf,
+                                              const uint32_t *__restrict__ tri, const uint2 *fb) {
     lane_min r = {INF32, INF32, INF32, INF32, 0, 0};
+    const uint64_t k0 = tf[e], k1 = tf[e + 1];
     const uint2 *tp = (const uint2 *)tri; /* {e1, e2} per triangle */
-    for (uint64_t k = kb + lane; k < k1; k += 2 * W) {
+    for (uint64_t k = k0 + lane; k < k1; k += 2 * W) {
         const bool two = k + W < k1;
         uint2 t1 = tp[k], t2 = two ? tp[k + W] : make_uint2(0, 0);
-        /* {fw, bw}: one sector each rather than two */
-        uint2 w1 = fb_load<CG>(fb, t1.x), w2 = fb_load<CG>(fb, t1.y);
-        uint2 w3 = two ? fb_load<CG>(fb, t2.x) : make_uint2(INF32, INF32);
-        uint2 w4 = two ? fb_load<CG>(fb, t2.y) : make_uint2(INF32, INF32);
+        uint2 w1 = fb[t1.x], w2 = fb[t1.y]; /* {fw, bw}: one sector each rather than two */
+        uint2 w3 = two ? fb[t2.x] : make_uint2(INF32, INF32);
+        uint2 w4 = two ? fb[t2.y] : make_uint2(INF32, INF32);
         relax_pair(w1, w2, (uint32_t)(k - k0), r.f, r.b, r.fm, r.bm, r.of, r.ob);
         relax_pair(w3, w4, (uint32_t)(k + W - k0), r.f, r.b, r.fm, r.bm, r.of, r.ob);
     }
     return r;
-}
-
-template <int W, bool CG = false>
-__device__ __forceinline__ lane_min edge_scan(uint32_t e, int lane, const uint64_t *__restrict__ tf,
-                                              const uint32_t *__restrict__ tri, const uint2 *fb) {
-    const uint64_t k0 = tf[e];
-    return range_scan<W, CG>(k0, k0, tf[e + 1], lane, tri, fb);
 }
 
 /* Edge e's results from its triangles' minima (f, b) with the first offsets reaching them (fm,
@@ -222,7 +206,7 @@ __device__ __forceinline__ void edge_store(uint32_t e, uint32_t f, uint32_t b, u
 
 /* W lanes customize edge e (mask: the group's lanes of the warp; W = 1: a thread alone): each
  * lane's minima (edge_scan), then the group's minimum and the smallest offset reaching it. */
-template <int W, bool CG = false>
+template <int W>
 __device__ __forceinline__ void customize_edge(uint32_t e, int lane, unsigned mask,
                                                const uint64_t *__restrict__ tf,
                                                const uint32_t *__restrict__ tri,
@@ -230,7 +214,7 @@ __device__ __forceinline__ void customize_edge(uint32_t e, int lane, unsigned ma
                                                const uint32_t *__restrict__ obw, uint2 *fb,
                                                uint32_t *fw, uint32_t *bw, uint32_t *fmid,
                                                uint32_t *bmid, uint32_t *bad) {
-    lane_min r = edge_scan<W, CG>(e, lane, tf, tri, fb);
+    lane_min r = edge_scan<W>(e, lane, tf, tri, fb);
     if constexpr (W == 1) {
         (void)mask;
         edge_store(e, r.f, r.b, r.fm, r.bm, r.of, r.ob, ofw, obw, fb, fw, bw, fmid, bmid, bad);
@@ -326,110 +310,16 @@ __global__ void customize_small(uint32_t l0, uint32_t l1, const uint32_t *__rest
     }
 }
 
-/* The tail (rank) of edge e: the last rank v in [lo, n) with up_first[v] <= e (up_first[lo] <=
- * e). */
+/* The tail (rank) of edge e: the last rank v with up_first[v] <= e. */
 __device__ __forceinline__ uint32_t tail_of(uint32_t e, uint32_t n,
-                                            const uint32_t *__restrict__ up_first,
-                                            uint32_t lo = 0) {
-    uint32_t hi = n;
+                                            const uint32_t *__restrict__ up_first) {
+    uint32_t lo = 0, hi = n;
     while (hi - lo > 1) {
         const uint32_t mid = lo + (hi - lo) / 2;
         if (up_first[mid] <= e) lo = mid;
         else hi = mid;
     }
     return lo;
-}
-
-/* customize_dep's counts from rank r0 on (nr ranks): pend[x - r0] the lower neighbours of x of
- * rank >= r0 (one atomic per edge of those ranks: e0 = up_first[r0] .. m), left[x - r0] x's
- * edges. */
-__global__ void dep_counts(uint32_t r0, uint32_t nr, uint32_t e0, uint32_t m,
-                           const uint32_t *__restrict__ up_first,
-                           const uint32_t *__restrict__ up_head, uint32_t *pend, uint32_t *left) {
-    const uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < nr) left[i] = up_first[r0 + i + 1] - up_first[r0 + i];
-    if (i < (uint64_t)m - e0) atomicAdd(pend + (up_head[e0 + i] - r0), 1u);
-}
-
-/* The top levels in one launch: the edges of the ranks from r0 on (the CCH's last), as items
- * (items[i] = {edge, its tail x, its triangles lo .. hi}: an edge of at most dep_chunk triangles
- * one item, a longer one an item per dep_chunk of them), each taken by a warp from a counter
- * (*next) in order. An item waits until pend[x - r0] is 0 (the edges of x's lower neighbours v,
- * which hold {v, x} and {v, y}, are written), then scans its triangles as customize_level does;
- * the minima are packed as value << 32 | offset (one minimum gives the value and the first offset
- * reaching it, so the weights and witnesses are the CPU's bit for bit). An edge of several items
- * gathers them in scr / scnt (its slot: slot[i]) and the last one writes it and leaves the slot
- * as it found it. The warp that writes x's last edge (left[x - r0] reaches 0) counts x off at each
- * upper neighbour. An item waits only for items taken before it, by warps that are running, so
- * the launch cannot wait for itself; levels need no launch of their own, and an edge starts as
- * soon as its own inputs are there rather than after its level's slowest edge. The lower edges'
- * weights come from the L2 (fb_load<true>): this SM's L1 may hold a line read before another SM
- * wrote the edge. */
-__global__ void __launch_bounds__(BIG_THREADS)
-    customize_dep(uint32_t r0, uint32_t nitems, uint32_t ch, int nowait,
-                  const uint4 *__restrict__ items, const uint32_t *__restrict__ slot, u64 *scr,
-                  uint32_t *scnt, const uint32_t *__restrict__ up_first,
-                  const uint32_t *__restrict__ up_head, uint32_t *pend, uint32_t *left,
-                  uint32_t *next, const uint64_t *__restrict__ tf, const uint32_t *__restrict__ tri,
-                  const uint32_t *__restrict__ ofw, const uint32_t *__restrict__ obw, uint2 *fb,
-                  uint32_t *fw, uint32_t *bw, uint32_t *fmid, uint32_t *bmid, uint32_t *bad) {
-    const int lane = threadIdx.x & 31;
-    for (;;) {
-        uint32_t i = 0;
-        if (lane == 0) i = atomicAdd(next, 1u);
-        i = __shfl_sync(0xffffffffu, i, 0);
-        if (i >= nitems) return;
-        const uint4 it = items[i]; /* edge, tail, triangles lo .. hi */
-        const uint32_t sl = slot[i];
-        if (lane == 0 && !nowait) { /* relaxed polls (an acquire per poll would empty the L1) */
-            if (*(volatile const uint32_t *)(pend + (it.y - r0)) != 0) {
-                while (*(volatile const uint32_t *)(pend + (it.y - r0)) != 0) __nanosleep(64);
-            }
-            __threadfence();
-        }
-        __syncwarp();
-        const uint64_t k0 = tf[it.x];
-        lane_min r = range_scan<32, true>(k0, k0 + it.z, k0 + it.w, lane, tri, fb);
-        u64 pf = (u64)r.f << 32 | r.fm, pb = (u64)r.b << 32 | r.bm;
-        for (int o = 16; o > 0; o >>= 1) {
-            const u64 xf = __shfl_xor_sync(0xffffffffu, pf, o),
-                      xb = __shfl_xor_sync(0xffffffffu, pb, o);
-            pf = xf < pf ? xf : pf;
-            pb = xb < pb ? xb : pb;
-        }
-        uint32_t fl =
-            (uint32_t)(__any_sync(0xffffffffu, r.of) | __any_sync(0xffffffffu, r.ob) << 1);
-        uint32_t wrote = 0;
-        if (lane == 0) {
-            if (sl != INF32) { /* one of several items of the edge */
-                atomicMin(scr + 2 * (size_t)sl, pf);
-                atomicMin(scr + 2 * (size_t)sl + 1, pb);
-                if (fl) atomicOr(scnt + 2 * (size_t)sl + 1, fl);
-                __threadfence();
-                const uint32_t nch = (uint32_t)((tf[it.x + 1] - k0 + ch - 1) / ch);
-                if (atomicAdd(scnt + 2 * (size_t)sl, 1u) == nch - 1) { /* the last */
-                    __threadfence();
-                    pf = atomicExch(scr + 2 * (size_t)sl, INF64);
-                    pb = atomicExch(scr + 2 * (size_t)sl + 1, INF64);
-                    fl = atomicExch(scnt + 2 * (size_t)sl + 1, 0u);
-                    atomicExch(scnt + 2 * (size_t)sl, 0u);
-                    wrote = 1;
-                }
-            } else wrote = 1;
-            if (wrote) {
-                edge_store(it.x, (uint32_t)(pf >> 32), (uint32_t)(pb >> 32), (uint32_t)pf,
-                           (uint32_t)pb, fl & 1, fl >> 1, ofw, obw, fb, fw, bw, fmid, bmid, bad);
-                __threadfence(); /* the edge's weights before the count */
-                wrote = atomicSub(left + (it.y - r0), 1u) == 1u ? 2 : 1;
-            }
-        }
-        if (__shfl_sync(0xffffffffu, wrote, 0) == 2) { /* x's last edge */
-            __syncwarp();
-            __threadfence(); /* every edge of x (the others' fences) before pend */
-            for (uint32_t a = up_first[it.y] + lane; a < up_first[it.y + 1]; a += 32)
-                atomicSub(pend + (up_head[a] - r0), 1u);
-        }
-    }
 }
 
 } // namespace
@@ -520,93 +410,11 @@ int gp_dcch_plan_weights(gp_dcch *d, cudaStream_t s, gp_err *err) {
     return rc != GP_OK ? rc : gp_dcch_plan_tables(d, s, err);
 }
 
-void gp_dcch_dep_free(gp_dcch *d) {
-    if (!d) return;
-    void *dev[] = {d->dep_init, d->dep_work, d->dep_items, d->dep_slot, d->dep_scr, d->dep_scnt};
-    for (size_t i = 0; i < sizeof dev / sizeof *dev; i++) cudaFree(dev[i]);
-    d->dep_init = d->dep_work = d->dep_slot = d->dep_scnt = NULL;
-    d->dep_items = NULL;
-    d->dep_scr = NULL;
-    d->bytes -= d->dep_bytes;
-    d->dep_bytes = 0;
-    d->dep_nr = d->dep_nitems = d->dep_nslots = 0;
-}
-
-/* customize_dep's state for the ranks from r0 on (their edges from e0 on), made once per r0
- * and chunk: the counts (d->dep_init), the items and their slots (from the host topology), the
- * slots' scratch, and the grid (the blocks that fit the device at once). */
-static int dep_prepare(gp_dcch *d, cudaStream_t s, uint32_t r0, uint32_t e0, gp_err *err) {
-    int rc = GP_OK, per_sm = 0;
-    const uint32_t ch = d->dep_chunk ? d->dep_chunk : DEP_CHUNK;
-    if (d->dep_init && d->dep_r0 == r0 && d->dep_ch == ch) return GP_OK;
-    const uint32_t nr = d->n - r0;
-    const uint64_t cnt = (uint64_t)(d->m - e0) > nr ? d->m - e0 : nr;
-    const uint32_t *uf = d->src.up_first;
-    const uint64_t *tf = d->src.tri_first;
-    uint4 *it = NULL;
-    uint32_t *sl = NULL, ni = 0, ns = 0;
-    uint64_t cap = 0;
-    gp_dcch_dep_free(d);
-    for (uint32_t e = e0; e < d->m; e++) {
-        const uint64_t t = tf[e + 1] - tf[e];
-        cap += t > ch ? (t + ch - 1) / ch : 1;
-    }
-    if (cap >= INF32) return gp_err_set(err, GP_ETOOBIG, "customization: too many items");
-    it = (uint4 *)malloc((size_t)cap * sizeof *it + sizeof *it);
-    sl = (uint32_t *)malloc((size_t)cap * 4 + 4);
-    if (!it || !sl) {
-        rc = gp_err_set(err, GP_ENOMEM, "out of memory for the customization's items");
-        goto out;
-    }
-    for (uint32_t x = r0; x < d->n; x++)
-        for (uint32_t e = uf[x]; e < uf[x + 1]; e++) {
-            const uint64_t t = tf[e + 1] - tf[e];
-            for (uint64_t lo = 0; lo < t || lo == 0; lo += ch) {
-                it[ni] = make_uint4(e, x, (uint32_t)lo, (uint32_t)(lo + ch < t ? lo + ch : t));
-                sl[ni++] = t > ch ? ns : INF32;
-            }
-            if (t > ch) ns++;
-        }
-    CK(cudaMalloc((void **)&d->dep_init, (size_t)nr * 8 + 4), "customization counts");
-    CK(cudaMalloc((void **)&d->dep_work, (size_t)nr * 8 + 4), "customization counts");
-    CK(cudaMalloc((void **)&d->dep_items, (size_t)ni * 16 + 16), "customization items");
-    CK(cudaMalloc((void **)&d->dep_slot, (size_t)ni * 4 + 4), "customization items");
-    CK(cudaMalloc((void **)&d->dep_scr, (size_t)ns * 16 + 16), "customization items");
-    CK(cudaMalloc((void **)&d->dep_scnt, (size_t)ns * 8 + 8), "customization items");
-    CK(cudaMemcpyAsync(d->dep_items, it, (size_t)ni * 16, cudaMemcpyHostToDevice, s),
-       "customization items");
-    CK(cudaMemcpyAsync(d->dep_slot, sl, (size_t)ni * 4, cudaMemcpyHostToDevice, s),
-       "customization items");
-    CK(cudaMemsetAsync(d->dep_scr, 0xff, (size_t)ns * 16 + 16, s), "customization items");
-    CK(cudaMemsetAsync(d->dep_scnt, 0, (size_t)ns * 8 + 8, s), "customization items");
-    CK(cudaMemsetAsync(d->dep_init, 0, (size_t)nr * 4, s), "customization counts");
-    if (cnt)
-        dep_counts<<<(unsigned)((cnt + BIG_THREADS - 1) / BIG_THREADS), BIG_THREADS, 0, s>>>(
-            r0, nr, e0, d->m, d->up_first, d->up_head, d->dep_init, d->dep_init + nr);
-    CKL("customization counts");
-    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, customize_dep, BIG_THREADS, 0),
-       "customization counts");
-    CK(cudaStreamSynchronize(s), "customization items");
-    d->dep_blocks = (uint32_t)(per_sm > 0 ? per_sm : 1) * (uint32_t)d->sms;
-    d->dep_r0 = r0, d->dep_nr = nr, d->dep_ch = ch, d->dep_nitems = ni, d->dep_nslots = ns;
-    d->dep_bytes = (uint64_t)nr * 16 + 8 + (uint64_t)ni * 20 + 20 + (uint64_t)ns * 24 + 24;
-    d->bytes += d->dep_bytes;
-    free(it);
-    free(sl);
-    return GP_OK;
-out:
-    cudaStreamSynchronize(s);
-    free(it);
-    free(sl);
-    gp_dcch_dep_free(d);
-    return rc;
-}
-
 /* The levels, bottom-up, then the plan's weights. ms: device time. */
 static int customize_run(gp_dcch *d, cudaStream_t s, float *ms, void (*busy)(void *), void *arg,
                          gp_err *err) {
     int rc = GP_OK;
-    uint32_t bad = INF32, ldep;
+    uint32_t bad = INF32;
     /* the lab's profile: an event after each launch */
     uint32_t np = 0;
     cudaEvent_t *pev = NULL;
@@ -622,22 +430,8 @@ static int customize_run(gp_dcch *d, cudaStream_t s, float *ms, void (*busy)(voi
             CK(cudaEventCreate(&pev[i]), "customization profile");
     }
     CK(cudaMemcpyAsync(d->bad, &bad, 4, cudaMemcpyHostToDevice, s), "customization");
-    /* customize_dep from level ldep on: the lowest above which every level has fewer than
-     * dep_edges edges */
-    ldep = d->nlevels;
-    if (d->dep_edges)
-        while (ldep > 0 && d->edge_level[ldep] - d->edge_level[ldep - 1] < d->dep_edges) ldep--;
-    if (ldep < d->nlevels &&
-        (rc = dep_prepare(d, s, d->level_first[ldep], d->edge_level[ldep], err)) != GP_OK)
-        goto out;
     CK(cudaEventRecord(d->ev0, s), "customization");
-    if (ldep < d->nlevels) {
-        CK(cudaMemcpyAsync(d->dep_work, d->dep_init, (size_t)d->dep_nr * 8,
-                           cudaMemcpyDeviceToDevice, s),
-           "customization");
-        CK(cudaMemsetAsync(d->dep_work + 2 * (size_t)d->dep_nr, 0, 4, s), "customization");
-    }
-    for (uint32_t l = 0; l < ldep;) {
+    for (uint32_t l = 0; l < d->nlevels;) {
         const uint32_t l_at = l;
         uint32_t cnt = d->edge_level[l + 1] - d->edge_level[l];
         if (cnt > SMALL_ITEMS / 8 || d->level_heavy[l]) {
@@ -659,7 +453,8 @@ static int customize_run(gp_dcch *d, cudaStream_t s, float *ms, void (*busy)(voi
             }
         } else {
             uint32_t l1 = l;
-            while (l1 < ldep && d->edge_level[l1 + 1] - d->edge_level[l1] <= SMALL_ITEMS / 8 &&
+            while (l1 < d->nlevels &&
+                   d->edge_level[l1 + 1] - d->edge_level[l1] <= SMALL_ITEMS / 8 &&
                    !d->level_heavy[l1])
                 l1++;
             customize_small<<<1, SMALL_THREADS, 0, s>>>(l, l1, d->d_elevels, d->tri_first, d->tri,
@@ -671,21 +466,6 @@ static int customize_run(gp_dcch *d, cudaStream_t s, float *ms, void (*busy)(voi
                 pl[np].l0 = l_at, pl[np].l1 = l, pl[np].alone = 0;
                 CK(cudaEventRecord(pev[np++], s), "customization profile");
             }
-        }
-    }
-    if (ldep < d->nlevels && d->dep_nitems) {
-        const uint32_t nr = d->dep_nr;
-        uint32_t blocks = (d->dep_nitems + 7) / 8; /* a warp an item */
-        if (blocks > d->dep_blocks) blocks = d->dep_blocks;
-        customize_dep<<<blocks, BIG_THREADS, 0, s>>>(
-            d->dep_r0, d->dep_nitems, d->dep_ch, d->dep_nowait, d->dep_items, d->dep_slot,
-            d->dep_scr, d->dep_scnt, d->up_first, d->up_head, d->dep_work, d->dep_work + nr,
-            d->dep_work + 2 * (size_t)nr, d->tri_first, d->tri, d->ofw, d->obw, d->fb, d->fw, d->bw,
-            d->fmid, d->bmid, d->bad);
-        CKL("customization");
-        if (pev) {
-            pl[np].l0 = ldep, pl[np].l1 = d->nlevels, pl[np].alone = 2;
-            CK(cudaEventRecord(pev[np++], s), "customization profile");
         }
     }
     d->customized = 1; /* the plan's weights count as customization; its tables are computed

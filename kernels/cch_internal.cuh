@@ -34,13 +34,6 @@ typedef unsigned long long u64;
  * among 2-33 and 64-2048: bench/results/2026-11-30-NVIDIA-H200-turns-cch-classes.md) */
 #define TINY_TRI 9
 #define HEAVY_TRI 256
-/* customization: the top levels from the lowest above which every level has fewer than
- * DEP_EDGES edges in one launch driven by their dependencies (customize_dep; 0: none) */
-#ifndef DEP_EDGES
-#define DEP_EDGES 0
-#endif
-/* customize_dep: an edge's triangles by items of at most DEP_CHUNK, each a warp */
-#define DEP_CHUNK 256
 #define SWEEP_SMALL_ITEMS 64     /* sweeps: levels of <= 64 items in one block, a warp per item */
 #define SWEEP_THREAD_ITEMS 16384 /* sweeps: a thread per item from here (bottom levels) */
 #define COOP_THREADS 512         /* sweeps: block size of the cooperative kernel */
@@ -193,19 +186,7 @@ struct gp_dcch : gp_dcch_topo {
     uint2 *fb;     /* {fw, bw} per edge, written and read by the full customization only: a
                     * triangle reads one 8-byte word per lower edge instead of two 4-byte ones */
     uint32_t *bad; /* device word: overflow seen */
-    /* customize_dep: from rank dep_r0 on (dep_nr ranks), per rank the count of lower neighbours
-     * of rank >= dep_r0 and its edges (dep_init: 2 dep_nr words, made when dep_r0 changes), the
-     * working copy of both and the edge counter (dep_work: 2 dep_nr + 1 words) */
-    uint32_t dep_edges, dep_chunk; /* gp_dcch_tune dep_edges, dep_chunk */
-    int dep_nowait;                /* gp_dcch_tune dep_nowait */
-    uint32_t dep_r0, dep_nr, dep_blocks, dep_ch, dep_nitems, dep_nslots;
-    uint32_t *dep_init, *dep_work;
-    uint4 *dep_items;   /* customize_dep's items: edge, tail, triangles lo .. hi */
-    uint32_t *dep_slot; /* ... and for an edge of several items its slot, else INF32 */
-    u64 *dep_scr;       /* per slot its packed minima so far (fw, bw), INF64 between passes */
-    uint32_t *dep_scnt; /* ... its items done and overflow flags, 0 between passes */
-    uint64_t dep_bytes;
-    u64 *wit; /* packed witnesses (2m), allocated by the first gp_dcch_fetch asking for them */
+    u64 *wit;      /* packed witnesses (2m), allocated by the first gp_dcch_fetch asking for them */
     /* sweep workspace */
     u64 *dist;
     size_t dist_cap; /* entries */
@@ -314,8 +295,6 @@ const gp_dcch_tune *gp_dcch_tune_now(void);
 int gp_dcch_plan_weights(gp_dcch *d, cudaStream_t s, gp_err *err);
 int gp_dcch_plan_weights_only(gp_dcch *d, cudaStream_t s, gp_err *err);
 int gp_dcch_plan_tables(gp_dcch *d, cudaStream_t s, gp_err *err);
-/* customize_dep's state freed (gp_dcch_free; another level or chunk) */
-void gp_dcch_dep_free(gp_dcch *d);
 cudaError_t gp_dcch_customize_attrs(int smem_max);
 
 /* kernels/cch_sweep.cu: the sweep kernels' shared-memory limits; the captured sweeps freed. */

@@ -45,8 +45,7 @@ extern "C" {
 /* One launch of a profiled customization (gp_dcch_tune.custom_profile). */
 typedef struct gp_dcch_launch {
     uint32_t l0, l1; /* the levels it customized */
-    int alone;       /* 1: one level alone (customize_level), 0: small levels in one block,
-                      * 2: the top levels driven by their dependencies (customize_dep) */
+    int alone;       /* one level alone (customize_level), else small levels in one block */
     float ms;        /* device time, from the end of the launch before */
 } gp_dcch_launch;
 
@@ -74,13 +73,6 @@ typedef struct gp_dcch_tune {
     uint32_t tiny_tri;      /* customization: in a level launched alone, edges of fewer
                              * triangles take a thread each (0: none) ... */
     uint32_t heavy_tri;     /* ... and edges of more a block each (0: none) */
-    uint32_t dep_edges;     /* customization: the top levels, from the lowest above which
-                             * every level has fewer edges than this, in one launch where each
-                             * edge waits for its tail's lower neighbours (0: a launch per level;
-                             * read when a gp_dcch is made or re-tuned) ... */
-    uint32_t dep_chunk;     /* ... an edge's triangles in items of at most this many, a warp
-                             * each (0: DEP_CHUNK) */
-    int dep_nowait;         /* lab timing only: no item waits for its inputs (wrong weights) */
     /* every customization's launches timed (an event after each), handed to this callback:
      * launch i customized levels [l[i].l0, l[i].l1), alone or as small levels in one block,
      * in l[i].ms; tail_ms: the plan's weights after them (bench/lab_cch.cu prints the report) */

@@ -342,27 +342,6 @@ static void check_gpu(const gp_graph *g, int phast_sources) {
         assert_memory_equal(fm, c->fmid, (size_t)m * 4);
         assert_memory_equal(bm, c->bmid, (size_t)m * 4);
     }
-    /* the top levels in one launch driven by their dependencies (kernels/cch_customize.cu
-     * customize_dep): from levels of fewer than 2 edges, fewer than 64, and every level (the
-     * first included), with the service's items, an item per 2 triangles and per triangle (the
-     * edges of several items gathered in their slots); twice each (its counts are made once
-     * and copied per pass, the slots left as they were found) */
-    const uint32_t deps[3][2] = {{2, 0}, {64, 2}, {UINT32_MAX, 1}};
-    for (int k = 0; k < 3; k++) {
-        gp_dcch_tune tn = tests_tune;
-        tn.dep_edges = deps[k][0];
-        if (deps[k][1]) tn.dep_chunk = deps[k][1];
-        assert_int_equal(gp_cch_gpu_sweep(c, &tn, &err), GP_OK);
-        for (int r = 0; r < 2; r++) {
-            memset(c->fw, 0x5a, (size_t)m * 4);
-            memset(c->fmid, 0x5a, (size_t)m * 4);
-            if (gp_cch_gpu_customize(c, 0, &err) != GP_OK) fail_msg("gpu customize: %s", err.msg);
-            assert_memory_equal(fw, c->fw, (size_t)m * 4);
-            assert_memory_equal(bw, c->bw, (size_t)m * 4);
-            assert_memory_equal(fm, c->fmid, (size_t)m * 4);
-            assert_memory_equal(bm, c->bmid, (size_t)m * 4);
-        }
-    }
     assert_int_equal(gp_cch_gpu_sweep(c, &tests_tune, &err), GP_OK);
     /* ... and the device's witnesses of the new metric == the host pass over them */
     gp_cch_witnesses(c);

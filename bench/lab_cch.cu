@@ -6,7 +6,7 @@
  *           [--fast] [--plans BASExRATIOxBINCAP,..] [--order nd|metis|cuts|flow] [--compare-metis]
  *           [--p2p-checks N] [--nf-table-max K] [--phast-only] [--variants KEY,..]
  *           [--profile-plans] [--profile-custom] [--turns] [--custom-only]
- *           [--custom-shapes TINY:HEAVY,..] [--custom-overlap EDGES,..]
+ *           [--custom-shapes TINY:HEAVY,..]
  *
  * The kernels are the product's (kernels/cch*.cu); the lab shapes them through
  * kernels/cch_lab.h (gp_dcch_tune: the plan's thresholds and table caps, the sweep's paths,
@@ -35,11 +35,6 @@
  *             the CPU and timed (--reps); a shape of other classes builds a topology part of
  *             its own beside the shared one (road-like 24M's turn graph: one such shape fits
  *             the H200)
- *   --custom-overlap  after the service's customization, the same pass again with the plan's
- *             weights of the edges below the lowest level above which every level has fewer
- *             edges gathered while those levels run (gp_dcch_tune wt_overlap; 0: after the
- *             levels), each checked bit for bit against the CPU and timed (--reps); the same
- *             CCH's device part
  *   --turns   each graph replaced by its car turn graph (graph/turns.h: node = road arc, arc =
  *             allowed turn weighted turn cost + next arc; needs coordinates and times, e.g. gen:N
  *             or an OSM file): what turn costs cost the CCH (sizes, times, GPU customization)
@@ -243,7 +238,6 @@ struct lab {
     bool profile_custom = false;              /* --profile-custom */
     bool turns = false;                       /* --turns: the car turn graph of each graph */
     std::vector<std::pair<uint32_t, uint32_t>> shapes; /* --custom-shapes: tiny_tri, heavy_tri */
-    std::vector<uint32_t> overlaps;                    /* --custom-overlap: wt_overlap */
     /* the service's sweep (--small: warp bins and gathers in phases of any size; smem: 2 KiB) */
     gp_dcch_tune svc;
     FILE *plot = NULL;
@@ -467,26 +461,7 @@ static void run_graph(lab &L, const char *spec, bool small) {
                sh.first, sh.second, median(cs), L.svc.tiny_tri, L.svc.heavy_tri, median(cg));
         fflush(stdout);
     }
-    for (uint32_t wo : L.overlaps) { /* --custom-overlap: the plan's weights meanwhile */
-        gp_dcch_tune tn = L.svc;
-        tn.wt_overlap = wo;
-        prof_tune = tn;
-        if (gp_cch_gpu_sweep(c, &tn, &err)) die("customization overlap", err);
-        if (gp_cch_customize(c, 0, &err)) die("customize", err);
-        char what[96];
-        snprintf(what, sizeof what, "%s, wt_overlap %u", name, wo);
-        check_gpu_custom(c, what);
-        std::vector<double> cs;
-        for (int r = 0; r < reps; r++) {
-            if (gp_cch_gpu_customize(c, 0, &err)) die("gpu customize", err);
-            cs.push_back(gp_cch_gpu_last_ms(c));
-        }
-        printf("- customization with wt_overlap %u: GPU %.2f ms device (service's %u: %.2f ms); "
-               "GPU == CPU bit for bit\n",
-               wo, median(cs), L.svc.wt_overlap, median(cg));
-        fflush(stdout);
-    }
-    if (!L.shapes.empty() || !L.overlaps.empty()) { /* back to the service's */
+    if (!L.shapes.empty()) { /* back to the service's */
         prof_tune = L.svc;
         if (gp_cch_gpu_sweep(c, &L.svc, &err)) die("customization shape", err);
     }
@@ -875,9 +850,6 @@ int main(int argc, char **argv) {
                 }
                 L.shapes.push_back({a, b});
             }
-        } else if (!strcmp(argv[i], "--custom-overlap") && i + 1 < argc) {
-            for (auto &x : split_commas(argv[++i]))
-                L.overlaps.push_back((uint32_t)strtoul(x.c_str(), NULL, 10));
         } else if (!strcmp(argv[i], "--variants") && i + 1 < argc)
             L.variants = split_commas(argv[++i]);
         else if (!strcmp(argv[i], "--p2p-checks") && i + 1 < argc)
@@ -909,7 +881,7 @@ int main(int argc, char **argv) {
                             "[--nf-table-max K] "
                             "[--phast-only] [--variants KEY,..] [--profile-plans] "
                             "[--profile-custom] [--turns] "
-                            "[--custom-only] [--custom-shapes T:H,..] [--custom-overlap E,..]\n");
+                            "[--custom-only]\n");
             return 2;
         }
     }

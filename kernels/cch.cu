@@ -122,9 +122,6 @@ extern "C" void gp_dcch_free(gp_dcch *d) {
                    d->init_first, d->outbuf, d->r_first, d->r_head, d->r_wt,      d->r_lev,
                    d->r_tgt,      d->p_ovf,  d->pdist1,  d->wit,    d->fb};
     for (size_t i = 0; i < sizeof dev / sizeof *dev; i++) cudaFree(dev[i]);
-    if (d->wt_stream) cudaStreamDestroy(d->wt_stream);
-    if (d->wt_fork) cudaEventDestroy(d->wt_fork);
-    if (d->wt_join) cudaEventDestroy(d->wt_join);
     if (d->ev0) cudaEventDestroy(d->ev0);
     if (d->ev1) cudaEventDestroy(d->ev1);
     free(d->r_lev_host);
@@ -256,7 +253,6 @@ static void sweep_tune(gp_dcch *d, const gp_dcch_tune *tn) {
     d->wbin_min = tn->wbin_per_sm * (uint32_t)d->sms;
     d->wmulti_min = tn->wmulti_per_sm * (uint32_t)d->sms;
     d->gather_min = tn->gather_min;
-    d->wt_overlap = tn->wt_overlap;
     d->w64 = 0;
     d->r_w64 = 0;
 }
@@ -563,7 +559,6 @@ constexpr gp_dcch_tune TUNE_DEFAULTS = {PLAN_BASE,
                                         0,
                                         TINY_TRI,
                                         HEAVY_TRI,
-                                        WT_OVERLAP,
                                         NULL,
                                         NULL};
 static gp_dcch_tune tune_now = TUNE_DEFAULTS;

@@ -34,37 +34,6 @@ __global__ void gather_wt(const uint32_t *__restrict__ edge, uint32_t count,
     if (i < count) wt[i] = bw[edge[i]];
 }
 
-/* gather_wt for the entries whose edge is in [lo, hi) (the others as they were). */
-__global__ void gather_wt_part(const uint32_t *__restrict__ edge, uint32_t count,
-                               const uint32_t *__restrict__ bw, uint32_t *wt, uint32_t lo,
-                               uint32_t hi) {
-    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= count) return;
-    const uint32_t e = edge[i];
-    if (e >= lo && e < hi) wt[i] = bw[e];
-}
-
-/* pad_wt for the arcs whose edge is in [lo, hi), from bw (in_wt[a] = bw[in_edge[a]]); the
- * padding (INF) with the part from 0. */
-__global__ void pad_wt_part(uint32_t nsteps, const uint32_t *__restrict__ step_first,
-                            const uint32_t *__restrict__ in_first,
-                            const uint32_t *__restrict__ step_arc,
-                            const uint32_t *__restrict__ in_edge, const uint32_t *__restrict__ bw,
-                            uint32_t lo, uint32_t hi, uint32_t *pwt) {
-    const size_t st = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (st >= nsteps) return;
-    const uint32_t a0 = in_first[step_first[st]], na = in_first[step_first[st + 1]] - a0;
-    const uint32_t d0 = step_arc[st], nd = step_arc[st + 1] - d0;
-    for (uint32_t j = 0; j < nd; j++) {
-        if (j >= na) {
-            if (lo == 0) pwt[d0 + j] = INF32;
-            continue;
-        }
-        const uint32_t e = in_edge[a0 + j];
-        if (e >= lo && e < hi) pwt[d0 + j] = bw[e];
-    }
-}
-
 /* The inner arcs' weights in the warp bins' layout (plan_dev in_ht), a thread per step: its
  * arcs' weights from the position-ordered in_wt, then INF up to its padded end. */
 __global__ void pad_wt(uint32_t nsteps, const uint32_t *__restrict__ step_first,
@@ -385,29 +354,6 @@ out:
     return rc;
 }
 
-int gp_dcch_plan_weights_part(gp_dcch *d, cudaStream_t s, uint32_t lo, uint32_t hi, gp_err *err) {
-    int rc = GP_OK;
-    if (!d->p_nphases || lo >= hi) return GP_OK;
-    if (d->p_nin) {
-        gather_wt_part<<<(d->p_nin + BIG_THREADS - 1) / BIG_THREADS, BIG_THREADS, 0, s>>>(
-            d->p_in_edge, d->p_nin, d->bw, d->p_in_wt, lo, hi);
-        CKL("plan weights");
-    }
-    if (d->p_nsteps) {
-        pad_wt_part<<<(d->p_nsteps + BIG_THREADS - 1) / BIG_THREADS, BIG_THREADS, 0, s>>>(
-            d->p_nsteps, d->p_step_first, d->p_in_first, d->p_step_arc, d->p_in_edge, d->bw, lo, hi,
-            d->p_in_pwt);
-        CKL("plan weights");
-    }
-    if (d->p_nout) {
-        gather_wt_part<<<(d->p_nout + BIG_THREADS - 1) / BIG_THREADS, BIG_THREADS, 0, s>>>(
-            d->p_out_edge, d->p_nout, d->bw, d->p_out_wt, lo, hi);
-        CKL("plan weights");
-    }
-out:
-    return rc;
-}
-
 int gp_dcch_plan_tables(gp_dcch *d, cudaStream_t s, gp_err *err) {
     int rc = GP_OK;
     if (!d->tables_stale) return GP_OK;
@@ -468,7 +414,7 @@ int gp_dcch_plan_weights(gp_dcch *d, cudaStream_t s, gp_err *err) {
 static int customize_run(gp_dcch *d, cudaStream_t s, float *ms, void (*busy)(void *), void *arg,
                          gp_err *err) {
     int rc = GP_OK;
-    uint32_t bad = INF32, lw;
+    uint32_t bad = INF32;
     /* the lab's profile: an event after each launch */
     uint32_t np = 0;
     cudaEvent_t *pev = NULL;
@@ -484,28 +430,9 @@ static int customize_run(gp_dcch *d, cudaStream_t s, float *ms, void (*busy)(voi
             CK(cudaEventCreate(&pev[i]), "customization profile");
     }
     CK(cudaMemcpyAsync(d->bad, &bad, 4, cudaMemcpyHostToDevice, s), "customization");
-    /* the plan's weights of the edges below level lw gathered on wt_stream while the levels
-     * from lw (each of fewer than wt_overlap edges) run; the rest after them */
-    lw = d->nlevels;
-    if (d->wt_overlap && d->p_nphases)
-        while (lw > 0 && d->edge_level[lw] - d->edge_level[lw - 1] < d->wt_overlap) lw--;
-    if (lw == 0 || lw == d->nlevels) lw = 0; /* nothing to overlap, or nothing before */
-    if (lw && !d->wt_stream) {
-        CK(cudaStreamCreateWithFlags(&d->wt_stream, cudaStreamNonBlocking), "customization");
-        CK(cudaEventCreateWithFlags(&d->wt_fork, cudaEventDisableTiming), "customization");
-        CK(cudaEventCreateWithFlags(&d->wt_join, cudaEventDisableTiming), "customization");
-    }
     CK(cudaEventRecord(d->ev0, s), "customization");
     for (uint32_t l = 0; l < d->nlevels;) {
         const uint32_t l_at = l;
-        if (lw && l == lw) { /* the levels below are written: their plan weights meanwhile */
-            CK(cudaEventRecord(d->wt_fork, s), "customization");
-            CK(cudaStreamWaitEvent(d->wt_stream, d->wt_fork, 0), "customization");
-            if ((rc = gp_dcch_plan_weights_part(d, d->wt_stream, 0, d->edge_level[lw], err)) !=
-                GP_OK)
-                goto out;
-            CK(cudaEventRecord(d->wt_join, d->wt_stream), "customization");
-        }
         uint32_t cnt = d->edge_level[l + 1] - d->edge_level[l];
         if (cnt > SMALL_ITEMS / 8 || d->level_heavy[l]) {
             const uint32_t lo = d->edge_level[l], *cl = d->level_cls + 3 * (size_t)l;
@@ -544,13 +471,7 @@ static int customize_run(gp_dcch *d, cudaStream_t s, float *ms, void (*busy)(voi
     d->customized = 1; /* the plan's weights count as customization; its tables are computed
                         * before the next plan sweep */
     d->w64 = 0;        /* a new metric: 32-bit warp-bin cells until one saturates */
-    if (lw) {
-        CK(cudaStreamWaitEvent(s, d->wt_join, 0), "customization");
-        if ((rc = gp_dcch_plan_weights_part(d, s, d->edge_level[lw], d->m, err)) != GP_OK) goto out;
-        d->tables_stale = d->t_K || d->q_ntab;
-    } else if ((rc = gp_dcch_plan_weights_only(d, s, err)) != GP_OK) {
-        goto out;
-    }
+    if ((rc = gp_dcch_plan_weights_only(d, s, err)) != GP_OK) goto out;
     CK(cudaEventRecord(d->ev1, s), "customization");
     /* the host's work meanwhile, everything queued (so that ms stays the device's time when the
      * host's part takes longer: queued after it, the plan's weights and ev1 counted its wait) */

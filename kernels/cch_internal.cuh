@@ -34,10 +34,6 @@ typedef unsigned long long u64;
  * among 2-33 and 64-2048: bench/results/2026-11-30-NVIDIA-H200-turns-cch-classes.md) */
 #define TINY_TRI 9
 #define HEAVY_TRI 256
-/* customization: the plan's weights of the edges below the lowest level above which every level
- * has fewer than WT_OVERLAP edges are gathered on a second stream while those levels run (they
- * leave most of the device idle); the rest after them (0: all after the levels) */
-#define WT_OVERLAP 100000
 #define SWEEP_SMALL_ITEMS 64     /* sweeps: levels of <= 64 items in one block, a warp per item */
 #define SWEEP_THREAD_ITEMS 16384 /* sweeps: a thread per item from here (bottom levels) */
 #define COOP_THREADS 512         /* sweeps: block size of the cooperative kernel */
@@ -244,10 +240,6 @@ struct gp_dcch : gp_dcch_topo {
     int customized;
     uint64_t bytes; /* device bytes of this instance (the shared part: tm->tbytes) */
     cudaEvent_t ev0, ev1;
-    /* customization: the plan's weights below a level gathered meanwhile (WT_OVERLAP) */
-    uint32_t wt_overlap;    /* gp_dcch_tune wt_overlap */
-    cudaStream_t wt_stream; /* made on first use */
-    cudaEvent_t wt_fork, wt_join;
     /* the captured sweeps (GP_DCCH_GRAPH), freed by gp_dcch_graphs_free (from gp_dcch_free and
      * bind) */
     uint32_t x_gen; /* plan generation: graphs of an older plan are never launched */
@@ -302,8 +294,6 @@ const gp_dcch_tune *gp_dcch_tune_now(void);
  * stale tables (every plan sweep calls it first). */
 int gp_dcch_plan_weights(gp_dcch *d, cudaStream_t s, gp_err *err);
 int gp_dcch_plan_weights_only(gp_dcch *d, cudaStream_t s, gp_err *err);
-/* ... of the edges in [lo, hi) only (the rest of the plan's weights as they were) */
-int gp_dcch_plan_weights_part(gp_dcch *d, cudaStream_t s, uint32_t lo, uint32_t hi, gp_err *err);
 int gp_dcch_plan_tables(gp_dcch *d, cudaStream_t s, gp_err *err);
 cudaError_t gp_dcch_customize_attrs(int smem_max);
 

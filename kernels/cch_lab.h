@@ -73,10 +73,6 @@ typedef struct gp_dcch_tune {
     uint32_t tiny_tri;      /* customization: in a level launched alone, edges of fewer
                              * triangles take a thread each (0: none) ... */
     uint32_t heavy_tri;     /* ... and edges of more a block each (0: none) */
-    uint32_t wt_overlap;    /* customization: the plan's weights of the edges below the lowest
-                             * level above which every level has fewer edges than this gathered
-                             * on a second stream while those levels run (0: after the levels;
-                             * read when a gp_dcch is made or re-tuned) */
     /* every customization's launches timed (an event after each), handed to this callback:
      * launch i customized levels [l[i].l0, l[i].l1), alone or as small levels in one block,
      * in l[i].ms; tail_ms: the plan's weights after them (bench/lab_cch.cu prints the report) */

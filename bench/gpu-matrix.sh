@@ -13,7 +13,9 @@
 #   env: BUILD (build) or GPATH_BIN, GPATH_BACKEND (cuda), GPATH_COMMIT, BENCH_STATE_DIR
 #        (/tmp/gpath-matrix), OSRM_TARBALL (../shared/peers/osrm/osrm-v6.0.0-debian12-bin.tar.xz),
 #        BENCH_MATRIX_SIZES ("1000 10000"), BENCH_JOB_SIZE (20000), BENCH_OSRM_SIZES ("1000 5000"),
-#        BENCH_REPS (3), BENCH_LOG_LEVEL (warn; debug logs each table's phases), PYTHON (python3)
+#        BENCH_REPS (3), BENCH_LOG_LEVEL (warn; debug logs each table's phases), PYTHON (python3),
+#        BENCH_SERVER_ARGS (more options for the road-like map's server, e.g. --matrix-block-cells N),
+#        BENCH_TAG (the results file's subject: matrix-TAG)
 set -eu
 cd "$(dirname "$0")/.."
 # shellcheck source=bench/lib.sh
@@ -39,9 +41,9 @@ PY=(env -u LD_LIBRARY_PATH "$PYTHON" bench/matrix_bench.py)
 NPROC=$(nproc)
 DEADLINE=0
 mkdir -p "$STATE"
-out=$(bench_out matrix)
+out=$(bench_out "matrix${BENCH_TAG:+-$BENCH_TAG}")
 bench_header "$out" "Distance matrices: .npy streamed, JSON, matrix jobs, OSRM CH (issue 34)" \
-  "bench/gpu-matrix.sh $(basename "$big") ${small:+$(basename "$small")}"
+  "${BENCH_SERVER_ARGS:+BENCH_SERVER_ARGS=\"$BENCH_SERVER_ARGS\" }bench/gpu-matrix.sh $(basename "$big") ${small:+$(basename "$small")}"
 {
   echo "gpath: \`serve --backend $BACKEND\` (\`--cch on\` for the small map, whose turn graph is under cch_min_nodes),
 turn costs on (default for OSM), matrix cache off;"
@@ -69,10 +71,11 @@ row() { # MAP SERVER ANSWER N RESULT [OSRM_LAST]
   [ -n "${OUT:-}" ] && [ -d "${OUT:-}" ] && cp "$out" "$OUT/" || true
 }
 
-# ---- the road-like map, gpath only
+# ---- the road-like map, gpath only (a job's result is kept on disk: a 100,000 x 100,000 one is 40 GB)
+rm -rf "$STATE/mj"
 gpath_start "$STATE/gpath-big.log" --backend "$BACKEND" --cache-path "" --graph "m=osm:$big" \
   --max-binary-table-cells 1000000000 --max-body-bytes 67108864 --request-timeout-ms 600000 \
-  --matrix-job-dir "$STATE/mj" --log-level "${BENCH_LOG_LEVEL:-warn}"
+  --matrix-job-dir "$STATE/mj" --log-level "${BENCH_LOG_LEVEL:-warn}" ${BENCH_SERVER_ARGS:-}
 bbox=$(env -u LD_LIBRARY_PATH "$PYTHON" bench/osrm_cch.py bbox "http://127.0.0.1:$gpath_port/v1/graphs/m/overview.geojson")
 echo "road-like map: bbox $bbox, gpath on port $gpath_port"
 for n in $SIZES; do
@@ -90,6 +93,7 @@ if [ "$JOB" -gt 0 ]; then
   row "$(basename "$big")" gpath "job (.npy on disk)" "$JOB" "$r"
 fi
 stop_pid "$gpath_pid"
+rm -rf "$STATE/mj"
 phases "$STATE/gpath-big.log" "$(basename "$big"), every run above"
 
 # ---- the small map, gpath and OSRM CH in the same run

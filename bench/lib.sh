@@ -35,6 +35,8 @@ phases() {
   awk -v what="$2" '
     function v(k,  i, a) { for (i = 1; i <= NF; i++) if (split($i, a, "=") == 2 && a[1] == k) return a[2]; return 0 }
     /event=table_plan/ { np++; prep += v("prepare_ms") }
-    /event=table_block/ { nb++; src += v("sources_ms"); tab += v("table_ms"); comb += v("combine_ms") }
-    END { printf "\nphases (%s): %d plans, prepare %.0f ms; %d blocks: sources %.0f ms, engine table %.0f ms, combine %.0f ms\n", what, np, prep, nb, src, tab, comb }' "$1" >>"$out"
+    /event=table_block/ { nb++; src += v("sources_ms"); tab += v("table_ms"); comb += v("combine_ms"); if (v("cells") == "device") { nd++; hc += v("host_cells") } }
+    END { printf "\nphases (%s): %d plans, prepare %.0f ms; %d blocks: sources %.0f ms, engine table %.0f ms, combine %.0f ms", what, np, prep, nb, src, tab, comb
+          if (nd) printf "; %d blocks with their cells combined on the device (engine table: that and the copy; combine: the host'"'"'s %d cells)", nd, hc
+          printf "\n" }' "$1" >>"$out"
 }

@@ -69,6 +69,15 @@ int gp_cch_gpu_table_on(const gp_cch *c, int i, const uint32_t *src, uint32_t ns
     (void)i;
     return gp_cch_gpu_table(c, src, ns, dst, nt, out, err);
 }
+int gp_cch_gpu_cells_on(const gp_cch *c, int i, const uint32_t *dst, uint32_t kt, uint64_t key,
+                        const gp_dcch_ends *rows, const gp_dcch_ends *cols, uint64_t closed_from,
+                        double scale, float *out, gp_dcch_fix **fix, uint32_t *nfix, gp_err *err) {
+    (void)c, (void)i, (void)dst, (void)kt, (void)key, (void)rows, (void)cols, (void)closed_from;
+    (void)scale, (void)out;
+    *fix = NULL;
+    *nfix = 0;
+    return gp_err_set(err, GP_EUNSUPPORTED, "this gpath was built without CUDA");
+}
 int gp_cch_gpu_replicate(gp_cch *c, int device, gp_err *err) {
     (void)c, (void)device;
     return gp_err_set(err, GP_EUNSUPPORTED, "this gpath was built without CUDA");
@@ -923,6 +932,15 @@ static void copy_out(uint64_t *dst, const void *src, size_t n, int narrow) {
     gp_parallel_for(n, 0, copy_range, &j);
 }
 
+/* Sources a batch of an RPHAST table on g's prepared targets: the n_sel x batch matrix within
+ * 1 GiB, at most 1024. */
+static uint32_t table_batch(const cch_gpu *g) {
+    uint64_t per = (uint64_t)g->tnsel * 8 + 1;
+    uint32_t batch = (uint32_t)((1ULL << 30) / per);
+    if (batch > 1024) batch = 1024;
+    return batch < 1 ? 1 : batch;
+}
+
 static int table_on(const gp_cch *c, cch_gpu *g, const uint32_t *src, uint32_t ns,
                     const uint32_t *dst, uint32_t nt, uint64_t *out, gp_err *err) {
     if (!g) return gp_err_set(err, GP_EUNSUPPORTED, "this CCH has no GPU state");
@@ -938,11 +956,7 @@ static int table_on(const gp_cch *c, cch_gpu *g, const uint32_t *src, uint32_t n
     int reused = 0;
     int rc = table_targets(c, g, dst, nt, &reused, err);
     double t1 = gp_now(), up_s = 0, copy_s = 0;
-    /* batches of sources: the n_sel x batch matrix within 1 GiB, at most 1024 sources */
-    uint64_t per = (uint64_t)g->tnsel * 8 + 1;
-    uint32_t batch = (uint32_t)((1ULL << 30) / per);
-    if (batch > 1024) batch = 1024;
-    if (batch < 1) batch = 1;
+    const uint32_t batch = table_batch(g);
     double deadline = gp_deadline_get();
     float total = 0;
     for (uint32_t i0 = 0; rc == GP_OK && i0 < ns; i0 += batch) {
@@ -1025,6 +1039,108 @@ int gp_cch_gpu_sssp_on(const gp_cch *c, int i, const uint32_t *src, uint32_t k, 
 int gp_cch_gpu_table_on(const gp_cch *c, int i, const uint32_t *src, uint32_t ns,
                         const uint32_t *dst, uint32_t nt, uint64_t *out, gp_err *err) {
     return table_on(c, gpu_nth(c, i), src, ns, dst, nt, out, err);
+}
+
+typedef struct fcopy_job {
+    float *dst;
+    const float *src;
+} fcopy_job;
+
+static void fcopy_range(void *ctx, uint64_t begin, uint64_t end) {
+    fcopy_job *j = ctx;
+    memcpy(j->dst + begin, j->src + begin, (size_t)(end - begin) * 4);
+}
+
+int gp_cch_gpu_cells_on(const gp_cch *c, int i, const uint32_t *dst, uint32_t kt, uint64_t key,
+                        const gp_dcch_ends *rows, const gp_dcch_ends *cols, uint64_t closed_from,
+                        double scale, float *out, gp_dcch_fix **fix, uint32_t *nfix, gp_err *err) {
+    cch_gpu *g = gpu_nth(c, i);
+    const uint32_t nt = cols->n, ne = rows->first[rows->n];
+    gp_dcch_fix *all = NULL;
+    size_t nall = 0, cap = 0;
+    *fix = NULL;
+    *nfix = 0;
+    if (!g) return gp_err_set(err, GP_EUNSUPPORTED, "this CCH has no GPU state");
+    for (uint32_t p = rows->first[0]; p < ne; p++)
+        if (rows->node[p] >= c->n)
+            return gp_err_set(err, GP_EINVAL, "source %u out of range", rows->node[p]);
+    for (uint32_t j = 0; j < kt; j++)
+        if (dst[j] >= c->n) return gp_err_set(err, GP_EINVAL, "target %u out of range", dst[j]);
+    if (gp_deadline_expired()) return gp_deadline_error(err);
+    if (rows->n == 0 || nt == 0) return GP_OK;
+    pthread_mutex_lock(&g->mu);
+    cudaSetDevice(g->device);
+    double t0 = gp_now(), up_s = 0, copy_s = 0;
+    int reused = 0;
+    int rc = table_targets(c, g, dst, kt, &reused, err);
+    if (rc == GP_OK) rc = gp_dcch_cells_cols(g->d, (void *)g->stream, key, cols, err);
+    double t1 = gp_now();
+    const uint32_t batch = table_batch(g); /* rows a batch while their ends fit it */
+    double deadline = gp_deadline_get();
+    float total = 0;
+    for (uint32_t r0 = 0, r1; rc == GP_OK && r0 < rows->n; r0 = r1) {
+        const uint32_t p0 = rows->first[r0];
+        for (r1 = r0 + 1; r1 < rows->n && rows->first[r1 + 1] - p0 <= batch; r1++) {
+        }
+        if (gp_deadline_passed(deadline)) {
+            rc = gp_deadline_error(err);
+            break;
+        }
+        const uint32_t kb = rows->first[r1] - p0;
+        const gp_dcch_ends part = gp_dcch_ends_part(rows, r0, r1 - r0);
+        const size_t cells = (size_t)(r1 - r0) * nt;
+        float *stage = (float *)staging(g, cells / 2 + 1), ms = 0;
+        if (!stage) {
+            rc = gp_err_set(err, GP_ENOMEM, "out of page-locked memory for %zu table cells", cells);
+            break;
+        }
+        uint32_t *first = NULL, *ids = NULL, nf = 0;
+        uint64_t *d0 = NULL;
+        int w64 = 0;
+        gp_dcch_fix *f = NULL;
+        double u0 = gp_now();
+        rc = upward_lists(c, rows->node + p0, kb, g->map, &first, &ids, &d0, err);
+        up_s += gp_now() - u0;
+        if (rc == GP_OK)
+            rc = gp_dcch_cells(g->d, (void *)g->stream, kb, first, ids, d0, &part, closed_from,
+                               scale, stage, &f, &nf, &w64, &ms, err);
+        g->st.table64 = w64;
+        free(first);
+        free(ids);
+        free(d0);
+        if (rc == GP_OK && nf && nall + nf > cap) {
+            size_t nc = (nall + nf) * 2;
+            gp_dcch_fix *grown = realloc(all, nc * sizeof *all);
+            if (!grown) rc = gp_err_set(err, GP_ENOMEM, "out of memory for %u table cells", nf);
+            else all = grown, cap = nc;
+        }
+        if (rc == GP_OK) {
+            for (uint32_t x = 0; x < nf; x++)
+                all[nall++] = (gp_dcch_fix){f[x].cell + (uint64_t)r0 * nt, f[x].partial};
+            double c0 = gp_now();
+            fcopy_job j = {out + (size_t)r0 * nt, stage};
+            gp_parallel_for(cells, 0, fcopy_range, &j);
+            copy_s += gp_now() - c0;
+        }
+        free(f);
+        total += ms;
+    }
+    g->last_ms = total;
+    if (rc == GP_OK) g->st.cells++;
+    GP_LOG(GP_LOG_DEBUG,
+           "event=rphast_cells device=%d rows=%u ends=%u targets=%u cols=%u closure=%u "
+           "targets_ms=%.1f reused=%d upward_ms=%.1f device_ms=%.2f copy_ms=%.1f host_cells=%zu "
+           "total_ms=%.1f",
+           g->device, rows->n, ne - rows->first[0], kt, nt, g->tnsel, (t1 - t0) * 1e3, reused,
+           up_s * 1e3, total, copy_s * 1e3, nall, (gp_now() - t0) * 1e3);
+    pthread_mutex_unlock(&g->mu);
+    if (rc) {
+        free(all);
+        return rc;
+    }
+    *fix = all;
+    *nfix = (uint32_t)nall;
+    return GP_OK;
 }
 
 int gp_cch_gpu_replicate(gp_cch *c, int device, gp_err *err) {

@@ -539,46 +539,37 @@ int gp_engine_p2p(gp_engine *e, const gp_graph *g, uint32_t s, uint32_t t, int a
 typedef struct table_share {
     const gp_cch *c;
     int i;
-    const uint32_t *src, *dst;
-    uint32_t k, nt;
-    uint64_t *out;
+    uint32_t r0, k;
+    const void *job; /* table_job or cells_job */
+    int (*run)(struct table_share *s);
     double deadline;
     int rc;
     gp_err err;
+    gp_dcch_fix *fix; /* cells: the share's cells for the host */
+    uint32_t nfix;
 } table_share;
 
 static void *table_share_main(void *arg) {
     table_share *s = arg;
     gp_deadline_set(s->deadline);
     gp_err_clear(&s->err);
-    s->rc = gp_cch_gpu_table_on(s->c, s->i, s->src, s->k, s->dst, s->nt, s->out, &s->err);
+    s->rc = s->run(s);
     return NULL;
 }
 
-/* The GPU table on every device holding c: rows split into contiguous shares, one host thread
- * per device (the caller's runs the first), each writing its rows in place; the first error in
- * row order is the answer. One device (or a single row): gp_cch_gpu_table as before. */
-static int table_devices(const gp_cch *c, const uint32_t *src, uint32_t ns, const uint32_t *dst,
-                         uint32_t nt, uint64_t *out, gp_err *err) {
-    int nd = gp_cch_gpu_count(c);
-    if (nd > GP_CUDA_MAX_DEVICES) nd = GP_CUDA_MAX_DEVICES;
-    if ((uint32_t)nd > ns) nd = (int)ns;
-    if (nd <= 1) return gp_cch_gpu_table(c, src, ns, dst, nt, out, err);
-    table_share sh[GP_CUDA_MAX_DEVICES];
+/* The rows of a table split into contiguous shares, one per device holding c and one host thread
+ * each (the caller's runs the first), each writing its rows in place; the first error in row
+ * order is the answer. */
+static int table_shares(const gp_cch *c, uint32_t ns, const void *job, int (*run)(table_share *s),
+                        table_share *sh, int nd, gp_err *err) {
     pthread_t th[GP_CUDA_MAX_DEVICES];
     int started[GP_CUDA_MAX_DEVICES] = {0};
     double deadline = gp_deadline_get();
     for (int i = 0; i < nd; i++) {
         uint32_t r0 = (uint32_t)((uint64_t)ns * (uint64_t)i / (uint64_t)nd);
         uint32_t r1 = (uint32_t)((uint64_t)ns * (uint64_t)(i + 1) / (uint64_t)nd);
-        sh[i] = (table_share){.c = c,
-                              .i = i,
-                              .src = src + r0,
-                              .dst = dst,
-                              .k = r1 - r0,
-                              .nt = nt,
-                              .out = out + (size_t)r0 * nt,
-                              .deadline = deadline};
+        sh[i] = (table_share){
+            .c = c, .i = i, .r0 = r0, .k = r1 - r0, .job = job, .run = run, .deadline = deadline};
     }
     for (int i = 1; i < nd; i++)
         started[i] = pthread_create(&th[i], NULL, table_share_main, &sh[i]) == 0;
@@ -594,6 +585,84 @@ static int table_devices(const gp_cch *c, const uint32_t *src, uint32_t ns, cons
         }
     }
     return GP_OK;
+}
+
+static int table_devices_count(const gp_cch *c, uint32_t ns) {
+    int nd = gp_cch_gpu_count(c);
+    if (nd > GP_CUDA_MAX_DEVICES) nd = GP_CUDA_MAX_DEVICES;
+    if ((uint32_t)nd > ns) nd = (int)ns;
+    return nd;
+}
+
+typedef struct table_job {
+    const uint32_t *src, *dst;
+    uint32_t nt;
+    uint64_t *out;
+} table_job;
+
+static int table_share_run(table_share *s) {
+    const table_job *j = s->job;
+    return gp_cch_gpu_table_on(s->c, s->i, j->src + s->r0, s->k, j->dst, j->nt,
+                               j->out + (size_t)s->r0 * j->nt, &s->err);
+}
+
+/* The GPU table on every device holding c (table_shares). One device (or a single row):
+ * gp_cch_gpu_table as before. */
+static int table_devices(const gp_cch *c, const uint32_t *src, uint32_t ns, const uint32_t *dst,
+                         uint32_t nt, uint64_t *out, gp_err *err) {
+    int nd = table_devices_count(c, ns);
+    if (nd <= 1) return gp_cch_gpu_table(c, src, ns, dst, nt, out, err);
+    table_share sh[GP_CUDA_MAX_DEVICES];
+    table_job j = {src, dst, nt, out};
+    return table_shares(c, ns, &j, table_share_run, sh, nd, err);
+}
+
+typedef struct cells_job {
+    const uint32_t *dst;
+    uint32_t kt;
+    uint64_t key, closed_from;
+    const gp_dcch_ends *rows, *cols;
+    double scale;
+    float *out;
+} cells_job;
+
+static int cells_share_run(table_share *s) {
+    const cells_job *j = s->job;
+    gp_dcch_ends part = gp_dcch_ends_part(j->rows, s->r0, s->k);
+    return gp_cch_gpu_cells_on(s->c, s->i, j->dst, j->kt, j->key, &part, j->cols, j->closed_from,
+                               j->scale, j->out + (size_t)s->r0 * j->cols->n, &s->fix, &s->nfix,
+                               &s->err);
+}
+
+int gp_engine_table_cells(gp_engine *e, const gp_graph *tg, const uint32_t *dst, uint32_t kt,
+                          uint64_t key, const gp_dcch_ends *rows, const gp_dcch_ends *cols,
+                          uint64_t closed_from, double scale, float *out, gp_dcch_fix **fix,
+                          uint32_t *nfix, gp_err *err) {
+    const gp_cch *c = tg->cch;
+    *fix = NULL;
+    *nfix = 0;
+    if (!c || !cch_gpu(e, c) || (uint64_t)rows->n * cols->n < e->gpu_table_min_cells)
+        return GP_EUNSUPPORTED;
+    int nd = table_devices_count(c, rows->n);
+    if (nd < 1) nd = 1;
+    table_share sh[GP_CUDA_MAX_DEVICES];
+    cells_job j = {dst, kt, key, closed_from, rows, cols, scale, out};
+    int rc = table_shares(c, rows->n, &j, cells_share_run, sh, nd, err);
+    size_t n = 0;
+    for (int i = 0; i < nd; i++) n += sh[i].nfix;
+    gp_dcch_fix *all = rc == GP_OK && n ? malloc(sizeof *all * n) : NULL;
+    if (rc == GP_OK && n && !all) rc = gp_err_set(err, GP_ENOMEM, "out of memory for table cells");
+    for (int i = 0, at = 0; i < nd; i++) {
+        for (uint32_t x = 0; all && x < sh[i].nfix; x++)
+            all[at++] = (gp_dcch_fix){sh[i].fix[x].cell + (uint64_t)sh[i].r0 * cols->n,
+                                      sh[i].fix[x].partial};
+        free(sh[i].fix);
+    }
+    if (rc == GP_OK) {
+        *fix = all;
+        *nfix = (uint32_t)n;
+    }
+    return rc;
 }
 
 int gp_engine_table(gp_engine *e, const gp_graph *g, const uint32_t *src, uint32_t ns,

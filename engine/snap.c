@@ -954,6 +954,10 @@ struct gp_table_plan {
     uint32_t *cfirst, *cix, *cnode, *carc;
     uint64_t *ccost;
     int64_t *corig;
+    /* turn costs, the cells on the device: the targets' arcs by column, and the key under which
+     * a device keeps the columns for the plan's next blocks (unique in the process) */
+    uint32_t *darc;
+    uint64_t key;
 };
 
 /* A buffer of at least cells for a block's engine table (one kept from an earlier block when
@@ -1003,12 +1007,54 @@ typedef struct combine {
     gp_err err;
 } combine;
 
+/* What a turn-cost cell's pairs cannot give without the host, folded into *best: the way along
+ * the arc both positions lie on, and around and back where a pair meets at one EBG node with the
+ * destination behind the origin (a search, once per origin candidate). */
+static int cell_extra(combine *cx, uint32_t i, uint32_t j, uint64_t *best) {
+    const gp_table_plan *P = cx->p;
+    const tcands *sc = cx->sc, *dc = &P->dc;
+    const gp_snap *src = cx->src, *dst = P->dst;
+    if (share_arc(&src[i], &dst[j])) {
+        uint32_t darc;
+        uint64_t d = direct(P->g, &src[i], &dst[j], &darc);
+        if (d < *best) *best = d;
+    }
+    const uint32_t q0 = dc->first[j], q1 = dc->first[j + 1];
+    for (uint32_t p = sc->first[i]; p < sc->first[i + 1]; p++) {
+        const uint64_t oc = sc->cost[p];
+        const uint32_t on = sc->node[p];
+        for (uint32_t q = q0; q < q1; q++) {
+            if (on != dc->node[q] || oc >= dc->cost[q]) continue;
+            gp_table_plan *W = cx->p;
+            pthread_mutex_lock(&W->mu);
+            int rc = GP_OK;
+            if (!cx->rc && !cx->done[p]) {
+                gp_err e1 = {0};
+                rc = loop_back(W->e, ((const gp_turns *)W->g->turns)->tg, on, GP_P2P_AUTO,
+                               &cx->loop[p], NULL, &e1);
+                if (rc) {
+                    cx->rc = rc;
+                    cx->err = e1;
+                } else {
+                    cx->done[p] = 1;
+                }
+            }
+            rc = cx->rc;
+            uint64_t lc = cx->loop[p];
+            pthread_mutex_unlock(&W->mu);
+            if (rc) return rc;
+            uint64_t c = lc == GP_INF ? GP_INF : oc + lc - dc->cost[q];
+            if (c < *best) *best = c;
+        }
+    }
+    return GP_OK;
+}
+
 /* A turn-cost cell: the cheapest origin x destination candidate pair, the way along a shared
  * arc, or 0 at one node. */
 static int cell_turns(combine *cx, uint32_t i, uint32_t j, uint64_t *cell) {
     const gp_table_plan *P = cx->p;
     const tcands *sc = cx->sc, *dc = &P->dc;
-    const gp_snap *src = cx->src, *dst = P->dst;
     const uint32_t kt = P->kt;
     const int64_t oi = sc->orig[i];
     uint64_t best = GP_INF;
@@ -1016,48 +1062,22 @@ static int cell_turns(combine *cx, uint32_t i, uint32_t j, uint64_t *cell) {
         *cell = 0;
         return GP_OK;
     }
-    if (share_arc(&src[i], &dst[j])) {
-        uint32_t darc;
-        best = direct(P->g, &src[i], &dst[j], &darc);
-    }
-    const uint32_t p0 = sc->first[i], p1 = sc->first[i + 1];
     const uint32_t q0 = dc->first[j], q1 = dc->first[j + 1];
-    for (uint32_t p = p0; p < p1; p++) {
+    for (uint32_t p = sc->first[i]; p < sc->first[i + 1]; p++) {
         const uint64_t *row = cx->t + (size_t)sc->ix[p] * kt;
         const uint64_t oc = sc->cost[p];
         const uint32_t on = sc->node[p];
         for (uint32_t q = q0; q < q1; q++) {
             uint64_t c;
-            if (on != dc->node[q]) {
-                c = tcost(oc, row[dc->ix[q]], dc->cost[q]);
-            } else if (oc >= dc->cost[q]) {
-                c = oc - dc->cost[q];
-            } else { /* behind the origin on one arc: around and back (rare) */
-                gp_table_plan *W = cx->p;
-                pthread_mutex_lock(&W->mu);
-                int rc = GP_OK;
-                if (!cx->rc && !cx->done[p]) {
-                    gp_err e1 = {0};
-                    rc = loop_back(W->e, ((const gp_turns *)W->g->turns)->tg, on, GP_P2P_AUTO,
-                                   &cx->loop[p], NULL, &e1);
-                    if (rc) {
-                        cx->rc = rc;
-                        cx->err = e1;
-                    } else {
-                        cx->done[p] = 1;
-                    }
-                }
-                rc = cx->rc;
-                uint64_t lc = cx->loop[p];
-                pthread_mutex_unlock(&W->mu);
-                if (rc) return rc;
-                c = lc == GP_INF ? GP_INF : oc + lc - dc->cost[q];
-            }
+            if (on != dc->node[q]) c = tcost(oc, row[dc->ix[q]], dc->cost[q]);
+            else if (oc >= dc->cost[q]) c = oc - dc->cost[q];
+            else continue; /* around and back: cell_extra */
             if (c < best) best = c;
         }
     }
+    int rc = cell_extra(cx, i, j, &best);
     *cell = best;
-    return GP_OK;
+    return rc;
 }
 
 /* A cell without turn costs: the cheapest entry x exit pair, or the direct way along an arc both
@@ -1106,6 +1126,15 @@ static inline int cell_turns_fast(const combine *cx, uint32_t i, uint32_t jj, ui
     return 0;
 }
 
+/* A cell's cost v into the block: no route through a closed arc; as stored units (out) or as
+ * float32 in the graph's unit, NaN for no route (outf). */
+static inline void cell_put(const combine *cx, size_t at, uint64_t v) {
+    const gp_graph *g = cx->p->g;
+    if (g->closed && v >= GP_W_CLOSED) v = GP_INF;
+    if (cx->outf) cx->outf[at] = v == GP_INF ? NAN : (float)gp_graph_cost(g, v);
+    else cx->out[at] = v;
+}
+
 /* Rows [begin, end) of a block: each cell, no route through a closed arc, written as stored
  * units (out) or as float32 in the graph's unit, NaN for no route (outf); the columns in the
  * plan's order (corder), so that the engine table's rows are read in order. */
@@ -1113,7 +1142,6 @@ static void combine_rows(void *ctx, uint64_t begin, uint64_t end) {
     combine *cx = ctx;
     const gp_table_plan *P = cx->p;
     const uint32_t nt = P->nt, *order = P->corder;
-    const int closed = P->g->closed;
     for (uint32_t i = (uint32_t)begin; i < end; i++) {
         const size_t row = (size_t)i * nt;
         for (uint32_t jj = 0; jj < nt; jj++) {
@@ -1124,9 +1152,7 @@ static void combine_rows(void *ctx, uint64_t begin, uint64_t end) {
             } else {
                 v = cell_plain(cx, i, j);
             }
-            if (closed && v >= GP_W_CLOSED) v = GP_INF;
-            if (cx->outf) cx->outf[row + j] = v == GP_INF ? NAN : (float)gp_graph_cost(P->g, v);
-            else cx->out[row + j] = v;
+            cell_put(cx, row + j, v);
         }
     }
 }
@@ -1191,6 +1217,7 @@ void gp_engine_table_plan_free(gp_table_plan *p) {
     free(p->ccost);
     free(p->carc);
     free(p->corig);
+    free(p->darc);
     pthread_mutex_destroy(&p->mu);
     free(p);
 }
@@ -1221,6 +1248,13 @@ gp_table_plan *gp_engine_table_plan_new(gp_engine *e, const gp_graph *g, const g
         ok = p->dx != NULL;
     }
     if (ok) ok = column_order(p) == 0;
+    if (ok && g->turns) {
+        static uint64_t keys;
+        p->key = __atomic_add_fetch(&keys, 1, __ATOMIC_RELAXED);
+        p->darc = malloc(sizeof *p->darc * (nt ? nt : 1));
+        ok = p->darc != NULL;
+        for (uint32_t j = 0; ok && j < nt; j++) p->darc[j] = dst[j].arc;
+    }
     if (!ok) {
         gp_engine_table_plan_free(p);
         gp_err_set(err, GP_ENOMEM, "out of memory for a table plan of %u targets", nt);
@@ -1229,6 +1263,65 @@ gp_table_plan *gp_engine_table_plan_new(gp_engine *e, const gp_graph *g, const g
     GP_LOG(GP_LOG_DEBUG, "event=table_plan cols=%u ends=%u prepare_ms=%.1f", nt, p->kt,
            (gp_now() - t0) * 1e3);
     return p;
+}
+
+typedef struct fix_job {
+    combine *cx;
+    const gp_dcch_fix *fix;
+} fix_job;
+
+/* Cells [begin, end) the device left to the host: finished from its partial minimum. */
+static void fix_cells(void *ctx, uint64_t begin, uint64_t end) {
+    fix_job *j = ctx;
+    const uint32_t nt = j->cx->p->nt;
+    for (uint64_t x = begin; x < end; x++) {
+        uint64_t v = j->fix[x].partial;
+        const uint64_t cell = j->fix[x].cell;
+        if (cell_extra(j->cx, (uint32_t)(cell / nt), (uint32_t)(cell % nt), &v)) return;
+        cell_put(j->cx, cell, v);
+    }
+}
+
+/* A turn table's rows as float32 cells computed on the device (gp_engine_table_cells), the cells
+ * it leaves to the host finished here (cell_extra); GP_EUNSUPPORTED where there is no GPU CCH.
+ * ts: when the block's sources were taken up (its log line). */
+static int cells_device(gp_table_plan *p, combine *cx, uint32_t ns, double ts, gp_err *err) {
+    const tcands *sc = cx->sc;
+    const gp_graph *g = p->g, *tg = ((const gp_turns *)g->turns)->tg;
+    uint32_t *arc = malloc(sizeof *arc * 2 * ((size_t)ns + 1));
+    if (!arc) return gp_err_set(err, GP_ENOMEM, "out of memory for a %u-row table", ns);
+    for (uint32_t i = 0; i < ns; i++) {
+        arc[i] = cx->src[i].arc;
+        arc[ns + i] = cx->src[i].rarc;
+    }
+    gp_dcch_ends rows = {ns, sc->first, NULL, sc->node, arc, arc + ns, sc->cost, sc->orig};
+    gp_dcch_ends cols = {p->nt,   p->dc.first, p->dc.ix,   p->dc.node,
+                         p->darc, NULL,        p->dc.cost, p->dc.orig};
+    gp_dcch_fix *fix = NULL;
+    uint32_t nfix = 0;
+    double t0 = gp_now();
+    int rc = gp_engine_table_cells(p->e, tg, p->tv, p->kt, p->key, &rows, &cols,
+                                   g->closed ? GP_W_CLOSED : 0, g->scale, cx->outf, &fix, &nfix,
+                                   err);
+    double t1 = gp_now();
+    if (rc == GP_OK && nfix) { /* on every CPU (a few thousand cells a block) */
+        fix_job fj = {cx, fix};
+        gp_parallel_for_dynamic(nfix, nfix >= 256 ? 0 : 1, 0, fix_cells, &fj);
+        if (cx->rc) {
+            rc = cx->rc;
+            if (err) *err = cx->err;
+        }
+    }
+    /* as the host's combine logs it (bench/lib.sh phases): table_ms the device's part with the
+     * cells' copy, combine_ms the host's cells */
+    GP_LOG(GP_LOG_DEBUG,
+           "event=table_block rows=%u cols=%u ends=%ux%u sources_ms=%.1f table_ms=%.1f "
+           "combine_ms=%.1f cells=device host_cells=%u",
+           ns, p->nt, sc->first[ns], p->kt, (t0 - ts) * 1e3, (t1 - t0) * 1e3, (gp_now() - t1) * 1e3,
+           nfix);
+    free(fix);
+    free(arc);
+    return rc;
 }
 
 int gp_engine_table_plan_rows(gp_table_plan *p, const gp_snap *src, uint32_t ns, uint64_t *out,
@@ -1253,6 +1346,13 @@ int gp_engine_table_plan_rows(gp_table_plan *p, const gp_snap *src, uint32_t ns,
     } else {
         sv = distinct_ends(g, src, ns, 0, &ks);
         cx.sx = sx = sv ? resolve_ends(g, src, ns, 0, sv, ks) : NULL;
+    }
+    if (cx.sc && cx.loop && cx.done && outf && ks && p->kt) {
+        /* the cells on the device, where the engine table is */
+        rc = cells_device(p, &cx, ns, t0, err);
+        if (rc != GP_EUNSUPPORTED && rc != GP_EDEVICE) goto done;
+        gp_err_clear(err); /* no GPU CCH (or the device failed): the host's combine */
+        rc = GP_OK;
     }
     size_t cells = (size_t)ks * p->kt, tcap = 0;
     if ((cx.sc && cx.loop && cx.done) || cx.sx) t = table_buf_take(p, cells ? cells : 1, &tcap);

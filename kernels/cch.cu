@@ -116,6 +116,7 @@ out:
 extern "C" void gp_dcch_free(gp_dcch *d) {
     if (!d) return;
     gp_dcch_graphs_free(d);
+    gp_dcch_cells_free(d);
     metric_free(d);
     void *dev[] = {d->pdist,      d->p_flag, d->ofw,     d->obw,    d->fw,        d->bw,
                    d->fmid,       d->bmid,   d->bad,     d->dist,   d->init_rank, d->init_dist,

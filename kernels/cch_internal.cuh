@@ -245,6 +245,7 @@ struct gp_dcch : gp_dcch_topo {
     uint32_t x_gen; /* plan generation: graphs of an older plan are never launched */
     x_graph_slot x_graph[X_GRAPHS];
     uint64_t x_tick;
+    struct dcch_cells *cells; /* a turn table's cells (kernels/cch_cells.cu), made on first use */
 };
 
 static inline int cfail(cudaError_t e, const char *what, gp_err *err) {
@@ -312,5 +313,13 @@ int gp_dcch_level_sweep(gp_dcch *d, cudaStream_t s, uint32_t n, uint32_t nlev, c
                         const uint32_t *init_rank, const uint64_t *init_dist, gp_err *err);
 int gp_dcch_level_output(gp_dcch *d, cudaStream_t s, uint32_t k, gp_err *err);
 cudaError_t gp_dcch_level_attrs(void); /* sweep_top's shared memory */
+/* RPHAST (gp_dcch_rphast32, then 64-bit cells where one saturates) with its k x r_nt table left
+ * in d->outbuf: *w64 says which cells it holds. */
+int gp_dcch_rphast_dev(gp_dcch *d, cudaStream_t s, uint32_t k, const uint32_t *init_first,
+                       const uint32_t *init_local, const uint64_t *init_dist, int *w64, float *ms,
+                       gp_err *err);
+
+/* kernels/cch_cells.cu: the cells' device buffers (gp_dcch_free). */
+void gp_dcch_cells_free(gp_dcch *d);
 
 #endif

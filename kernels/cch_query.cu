@@ -338,8 +338,9 @@ static int rphast(gp_dcch *d, cudaStream_t s, uint32_t k, const uint32_t *init_f
     CKL("RPHAST output");
     CK(cudaEventRecord(d->ev1, s), "RPHAST");
     if (sizeof(C) == 4) CK(cudaMemcpyAsync(&ovf, d->p_ovf, 4, cudaMemcpyDeviceToHost, s), "RPHAST");
-    CK(cudaMemcpyAsync(out, d->outbuf, cells * sizeof(C), cudaMemcpyDeviceToHost, s),
-       "RPHAST output");
+    if (out) /* else the table stays on the device (gp_dcch_rphast_dev) */
+        CK(cudaMemcpyAsync(out, d->outbuf, cells * sizeof(C), cudaMemcpyDeviceToHost, s),
+           "RPHAST output");
     CK(cudaStreamSynchronize(s), "RPHAST");
     if (ms) CK(cudaEventElapsedTime(ms, d->ev0, d->ev1), "RPHAST");
     if (ovf) { /* this target set's tables run with 64-bit cells from now on */
@@ -368,4 +369,17 @@ extern "C" int gp_dcch_rphast32(gp_dcch *d, void *stream, uint32_t k, const uint
     }
     return rphast<uint32_t>(d, (cudaStream_t)stream, k, init_first, init_local, init_dist, out,
                             saturated, ms, err);
+}
+
+int gp_dcch_rphast_dev(gp_dcch *d, cudaStream_t s, uint32_t k, const uint32_t *init_first,
+                       const uint32_t *init_local, const uint64_t *init_dist, int *w64, float *ms,
+                       gp_err *err) {
+    int sat = 1, rc = GP_OK;
+    if (!d->r_w64 && (rc = rphast<uint32_t>(d, s, k, init_first, init_local, init_dist,
+                                            (uint32_t *)NULL, &sat, ms, err)) != GP_OK)
+        return rc;
+    if (sat)
+        rc = rphast<u64>(d, s, k, init_first, init_local, init_dist, (u64 *)NULL, NULL, ms, err);
+    *w64 = sat;
+    return rc;
 }

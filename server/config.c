@@ -66,8 +66,11 @@ static const gp_config_key keys[] = {
      "Largest table answered as a NumPy .npy array (Accept: application/x-npy) on /v1 and "
      "/table/v1: it is streamed in blocks, so memory does not grow with it; 413 / TooBig past it."},
     {"matrix_block_cells", L(matrix_block_cells), "4194304", 1024, 1073741824,
-     "Cells computed and sent per block of a streamed .npy table or matrix job, per GPU of "
-     "cuda_devices (the server holds one block: 12 bytes a cell)."},
+     "Cells computed and sent per block of a streamed .npy table, per GPU of cuda_devices (the "
+     "server holds a few blocks: 4 to 12 bytes a cell each)."},
+    {"matrix_job_block_cells", L(matrix_job_block_cells), "33554432", 1024, 1073741824,
+     "Cells computed per block of a matrix job, per GPU of cuda_devices: larger than a streamed "
+     "answer's (no first byte waits on it), so that a GPU's sweep serves more sources at once."},
     {"matrix_job_dir", S(matrix_job_dir), "gpath-matrix-jobs", 0, 0,
      "Directory of matrix jobs' records and .npy results (relative to the working directory; "
      "made when missing); empty turns POST /v1/graphs/{graph}/matrix-jobs off (501)."},

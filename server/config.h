@@ -47,6 +47,7 @@ typedef struct gp_config {
     long max_matrix_job_cells;
     long matrix_job_keep_s;
     long matrix_block_cells;
+    long matrix_job_block_cells;
     long max_apsp_nodes;
     long max_nearest;
     long max_snap_m;

@@ -196,7 +196,7 @@ def wait_job(d, loc, states=("done", "failed", "cancelled"), timeout=120, pred=N
 @test
 def t_matrix_job(d):
     random.seed(5)
-    # 100 x 50 in blocks of 81 rows (matrix_block_cells 4096): two blocks, written in order
+    # 100 x 50 in blocks of 81 rows (matrix_job_block_cells 4096): two blocks, written in order
     ids = [random.randint(1, 3000) for _ in range(150)]
     body = {"sources": ids[:100], "targets": ids[100:]}
     st, h, j = d.call("POST", "/v1/graphs/g/matrix-jobs", body)
@@ -324,7 +324,8 @@ def main():
     try:
         d = H.Daemon(tmp, "npy", ["--backend", "cpu", "--cache-path", "", "--max-table-cells",
                                   "2500", "--max-binary-table-cells", "5000",
-                                  "--matrix-block-cells", "4096", "--max-matrix-job-cells",
+                                  "--matrix-block-cells", "4096", "--matrix-job-block-cells",
+                                  "4096", "--max-matrix-job-cells",
                                   "100000", "--matrix-job-dir", os.path.join(tmp, "mj")] + graphs)
         d.wait_ready(120)
         d.tmp = tmp
@@ -337,6 +338,7 @@ def main():
             failed += 1
             print(f"FAIL daemon exit:\n{d.tail()}")
         big_args = ["--backend", "cpu", "--cache-path", "", "--matrix-block-cells", "4096",
+                    "--matrix-job-block-cells", "4096",
                     "--matrix-job-dir", os.path.join(tmp, "mj"), "--graph", "g=gen:3000"]
         d = H.Daemon(tmp, "npy-big", big_args)
         d.wait_ready(120)

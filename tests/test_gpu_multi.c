@@ -15,6 +15,7 @@
 #include "engine/cch.h"
 #include "engine/change.h"
 #include "engine/engine.h"
+#include "engine/snap.h"
 #include "graph/turns.h"
 #include "storage/source.h"
 
@@ -69,6 +70,47 @@ static const gp_cch *cch_of(const gp_graph *g) {
     return g->turns ? ((const gp_turns *)g->turns)->tg->cch : g->cch;
 }
 
+/* Float32 cells through a table plan (.npy answers, matrix jobs) between snapped positions (nodes
+ * and points a third along arcs) of a turn graph: combined on each device of e, the rows split
+ * across them, bit for bit the one-device engine's. */
+static void plan_cells(const char *what, gp_engine *e, const gp_graph *a, const gp_graph *b,
+                       const uint32_t *src, uint32_t k) {
+    enum { P = 97 };
+    gp_err err = {0};
+    gp_snap s[P];
+    uint32_t np = 0;
+    for (uint32_t i = 0; i < P && i < k; i++) {
+        uint32_t arc = (uint32_t)(((uint64_t)i * 131 + 7) % a->m), u = gp_graph_arc_tail(a, arc);
+        uint32_t v = a->col[arc];
+        if (i % 2 == 0 || !a->lon ||
+            gp_snap_point(a, a->lon[u] + (a->lon[v] - a->lon[u]) / 3,
+                          a->lat[u] + (a->lat[v] - a->lat[u]) / 3, 5, &s[np], &err) != GP_OK)
+            gp_snap_at_node(a, src[i], &s[np]);
+        np++;
+    }
+    float *fa = malloc(sizeof *fa * P * P), *fb = malloc(sizeof *fb * P * P);
+    assert_true(fa && fb);
+    gp_cch_gpu_stats st0, st;
+    assert_int_equal(gp_cch_gpu_stats_get(cch_of(b), &st0), 0);
+    gp_table_plan *pa = gp_engine_table_plan_new(one, a, s, np, &err);
+    gp_table_plan *pb = gp_engine_table_plan_new(e, b, s, np, &err);
+    assert_true(pa && pb);
+    assert_int_equal(gp_engine_table_plan_rows(pa, s, np, NULL, fa, &err), GP_OK);
+    if (gp_engine_table_plan_rows(pb, s, np, NULL, fb, &err) != GP_OK)
+        fail_msg("%s: plan cells %u x %u: %s", what, np, np, err.msg);
+    gp_engine_table_plan_free(pa);
+    gp_engine_table_plan_free(pb);
+    assert_int_equal(gp_cch_gpu_stats_get(cch_of(b), &st), 0);
+    if (st.cells != st0.cells + 1)
+        fail_msg("%s: plan cells not combined on the first device", what);
+    for (uint32_t x = 0; x < np * np; x++)
+        if (memcmp(&fa[x], &fb[x], sizeof *fa))
+            fail_msg("%s: plan cell %u -> %u: one device %.9g, several %.9g", what, x / np, x % np,
+                     fa[x], fb[x]);
+    free(fa);
+    free(fb);
+}
+
 /* a (the one-device engine's graph) and b (e's, the same graph): tables, trees, routes equal;
  * b's CCH on nd device states */
 static void compare(const char *what, gp_engine *e, int nd, const gp_graph *a, const gp_graph *b) {
@@ -94,6 +136,7 @@ static void compare(const char *what, gp_engine *e, int nd, const gp_graph *a, c
                 fail_msg("%s: table %u x %u cell %u -> %u: one device %llu, several %llu", what, ns,
                          K, i / K, i % K, (unsigned long long)ta[i], (unsigned long long)tb[i]);
     }
+    if (a->turns) plan_cells(what, e, a, b, src, K);
     uint64_t *da = malloc(sizeof *da * a->n), *db = malloc(sizeof *db * a->n);
     assert_true(da && db);
     for (int s = 0; s < 4; s++) { /* four trees: each device answers some */

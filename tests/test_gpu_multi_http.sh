@@ -30,7 +30,7 @@ check() { # NAME CMD...
 start() { # NAME DEVICES -> port in $tmp/NAME.port, or 1
   "$BIN" serve --listen 127.0.0.1 --port 0 --port-file "$tmp/$1.portfile" --backend "$BACKEND" \
     --cch on --cuda-devices "$2" --cache-path "" --graph "m=osm:$tmp/map.osm" \
-    --matrix-block-cells 1024 --matrix-job-dir "$tmp/mj-$1" --log-level warn >"$tmp/$1.log" 2>&1 &
+    --matrix-block-cells 1024 --matrix-job-block-cells 1024 --matrix-job-dir "$tmp/mj-$1" --log-level warn >"$tmp/$1.log" 2>&1 &
   pids+=($!)
   serve_wait_ready "$tmp/$1.portfile" "$!" >"$tmp/$1.port"
 }

@@ -20,11 +20,14 @@
 
 #include "engine/cch.h"
 #include "engine/change.h"
+#include "engine/engine_lab.h"
 #include "engine/snap.h"
 #include "graph/turns.h"
+#include "kernels/cch_lab.h"
 #include "storage/source.h"
 #include "tests/gpu_pair.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +45,72 @@ static uint32_t positions(const gp_graph *g, gp_snap *s, uint32_t k, uint32_t st
             c++;
     }
     return c;
+}
+
+/* Float32 cells through a table plan in blocks of 7 rows (the .npy and matrix-job path: on the
+ * GPU, combined on the device) against the CPU engine's table of the same positions: nodes, and
+ * two points on each of some arcs, either order (the direct way along one arc, and around and
+ * back, are finished on the host). sat: the RPHAST cells saturate there (0: the default); each
+ * block must then run in 64-bit cells. */
+static void plan_cells(gp_graph *gg, gp_graph *gc, const char *spec, uint32_t sat) {
+    enum { K = 48 };
+    gp_err err = {0};
+    gp_snap s[K];
+    uint32_t k = 0, step = gg->m / 20 + 1;
+    for (uint32_t v = 0; v < gg->n && k < K / 4; v += gg->n / 12 + 1)
+        gp_snap_at_node(gg, v, &s[k++]);
+    for (uint32_t a = 0; a < gg->m && k + 2 <= K; a += step) {
+        uint32_t u = gp_graph_arc_tail(gg, a), v = gg->col[a];
+        for (int f = 1; f <= 2; f++) {
+            int g = a % 2 ? 3 - f : f; /* either order */
+            if (gp_snap_point(gg, gg->lon[u] + (gg->lon[v] - gg->lon[u]) * g / 3.0,
+                              gg->lat[u] + (gg->lat[v] - gg->lat[u]) * g / 3.0, 5, &s[k],
+                              &err) == GP_OK)
+                k++;
+        }
+    }
+    const gp_cch *c = ((const gp_turns *)gg->turns)->tg->cch;
+    gp_dcch_tune tn;
+    gp_dcch_tune_defaults(&tn);
+    if (sat) tn.sat = sat;
+    assert_int_equal(gp_cch_gpu_sweep(c, &tn, &err), GP_OK);
+    gp_cch_gpu_stats st0, st;
+    assert_int_equal(gp_cch_gpu_stats_get(c, &st0), 0);
+    uint64_t *want = malloc(sizeof *want * K * K);
+    float *f = malloc(sizeof *f * K * K);
+    assert_int_equal(gp_engine_table_snap(cpu, gc, s, k, s, k, want, &err), GP_OK);
+    gp_table_plan *plan = gp_engine_table_plan_new(gpu, gg, s, k, &err);
+    assert_non_null(plan);
+    int w64 = 1;
+    for (uint32_t r0 = 0; r0 < k; r0 += 7) {
+        uint32_t n = k - r0 < 7 ? k - r0 : 7;
+        memset(f + (size_t)r0 * k, 0x55, sizeof *f * n * k);
+        if (gp_engine_table_plan_rows(plan, s + r0, n, NULL, f + (size_t)r0 * k, &err) != GP_OK)
+            fail_msg("%s plan rows %u: %s", spec, r0, err.msg);
+        assert_int_equal(gp_cch_gpu_stats_get(c, &st), 0);
+        w64 &= st.table64;
+    }
+    gp_engine_table_plan_free(plan);
+    if (st.cells != st0.cells + (k + 6) / 7)
+        fail_msg("%s: %llu of %u blocks combined on the device", spec,
+                 (unsigned long long)(st.cells - st0.cells), (k + 6) / 7);
+    if (sat && !w64) fail_msg("%s: saturating at %u, a block kept 32-bit cells", spec, sat);
+    uint32_t unreachable = 0;
+    for (size_t x = 0; x < (size_t)k * k; x++) {
+        if (want[x] == GP_INF) {
+            unreachable++;
+            if (!isnan(f[x])) fail_msg("%s cell %zu: gpu %g, cpu no route", spec, x, f[x]);
+        } else if (f[x] != (float)gp_graph_cost(gc, want[x])) {
+            fail_msg("%s cell %zu (%zu -> %zu): gpu %.9g, cpu %.9g", spec, x, x / k, x % k, f[x],
+                     (float)gp_graph_cost(gc, want[x]));
+        }
+    }
+    print_message("%s: %u x %u plan cells on the device%s, %u unreachable\n", spec, k, k,
+                  sat ? " (64-bit ends' table)" : "", unreachable);
+    free(want);
+    free(f);
+    gp_dcch_tune_defaults(&tn);
+    assert_int_equal(gp_cch_gpu_sweep(c, &tn, &err), GP_OK);
 }
 
 static void compare(const char *spec, int as_turns) {
@@ -100,6 +169,8 @@ static void compare(const char *spec, int as_turns) {
     }
     free(dg);
     free(dc);
+    plan_cells(gg, gc, spec, 0);
+    plan_cells(gg, gc, spec, 300);
     gp_graph_unref(gg);
     gp_graph_unref(gc);
 }

@@ -1,5 +1,5 @@
 /* mjobs.c - matrix jobs (contract in mjobs.h): tables of up to max_matrix_job_cells cells
- * (10^5 x 10^5 by default) computed by one background worker in blocks of matrix_block_cells,
+ * (10^5 x 10^5 by default) computed by one background worker in blocks of matrix_job_block_cells,
  * written to disk as a .npy file (float32, the /v1 table's distances in the graph's weight unit,
  * NaN for no route) and served from there with Range requests; memory holds three blocks (two
  * computed while one is written).
@@ -269,8 +269,8 @@ static int run_job(mjob *j, gp_err *err) {
     char part[1200], path[1200];
     job_path(part, sizeof part, j->id, ".npy.part");
     job_path(path, sizeof path, j->id, ".npy");
-    /* matrix_block_cells per GPU: a block's rows are split over them (cuda_devices) */
-    long target = gp_http_config()->matrix_block_cells * gp_engine_devices(gp_http_engine());
+    /* matrix_job_block_cells per GPU: a block's rows are split over them (cuda_devices) */
+    long target = gp_http_config()->matrix_job_block_cells * gp_engine_devices(gp_http_engine());
     uint32_t block = (uint32_t)(target / (j->nt ? j->nt : 1));
     if (block < 1) block = 1;
     gp_deadline_set(0); /* a job has no request deadline */

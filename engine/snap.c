@@ -1027,22 +1027,25 @@ static int cell_extra(combine *cx, uint32_t i, uint32_t j, uint64_t *best) {
             if (on != dc->node[q] || oc >= dc->cost[q]) continue;
             gp_table_plan *W = cx->p;
             pthread_mutex_lock(&W->mu);
-            int rc = GP_OK;
-            if (!cx->rc && !cx->done[p]) {
-                gp_err e1 = {0};
-                rc = loop_back(W->e, ((const gp_turns *)W->g->turns)->tg, on, GP_P2P_AUTO,
-                               &cx->loop[p], NULL, &e1);
-                if (rc) {
-                    cx->rc = rc;
-                    cx->err = e1;
-                } else {
-                    cx->done[p] = 1;
-                }
-            }
-            rc = cx->rc;
+            int rc = cx->rc, have = cx->done[p];
             uint64_t lc = cx->loop[p];
             pthread_mutex_unlock(&W->mu);
             if (rc) return rc;
+            if (!have) { /* searched outside the lock (two threads may both search: one answer) */
+                gp_err e1 = {0};
+                rc = loop_back(W->e, ((const gp_turns *)W->g->turns)->tg, on, GP_P2P_AUTO, &lc,
+                               NULL, &e1);
+                pthread_mutex_lock(&W->mu);
+                if (rc && !cx->rc) {
+                    cx->rc = rc;
+                    cx->err = e1;
+                } else if (!rc) {
+                    cx->loop[p] = lc;
+                    cx->done[p] = 1;
+                }
+                pthread_mutex_unlock(&W->mu);
+                if (rc) return rc;
+            }
             uint64_t c = lc == GP_INF ? GP_INF : oc + lc - dc->cost[q];
             if (c < *best) *best = c;
         }

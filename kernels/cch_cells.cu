@@ -70,7 +70,7 @@ void pack(const gp_dcch_ends *e, unsigned char *buf, const unsigned char *base, 
     v->rarc = e->rarc ? (const uint32_t *)put(e->rarc, n * 4) : NULL;
 }
 
-template <typename C> __device__ __forceinline__ C no_route() { return (C)~(C)0; }
+template <typename C> __device__ __forceinline__ C no_route() { return (C) ~(C)0; }
 
 __device__ __forceinline__ u64 tcost(u64 oc, u64 d, u64 sub) {
     if (d == INF64) return INF64;
@@ -80,9 +80,9 @@ __device__ __forceinline__ u64 tcost(u64 oc, u64 d, u64 sub) {
 
 /* Cell (i, j) of nrows x nt from the ends' table t (row ends x kt, the row ends in order). */
 template <typename C>
-__global__ void cells(uint32_t nrows, uint32_t nt, uint32_t kt, const C *__restrict__ t,
-                      dev_ends r, dev_ends c, u64 closed_from, double scale, float *out,
-                      gp_dcch_fix *fix, uint32_t fix_cap, uint32_t *nfix) {
+__global__ void cells(uint32_t nrows, uint32_t nt, uint32_t kt, const C *__restrict__ t, dev_ends r,
+                      dev_ends c, u64 closed_from, double scale, float *out, gp_dcch_fix *fix,
+                      uint32_t fix_cap, uint32_t *nfix) {
     const uint64_t x = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (x >= (uint64_t)nrows * nt) return;
     const uint32_t i = (uint32_t)(x / nt), j = (uint32_t)(x % nt);
@@ -209,8 +209,8 @@ extern "C" int gp_dcch_cells_cols(gp_dcch *d, void *stream, uint64_t key, const 
 extern "C" int gp_dcch_cells(gp_dcch *d, void *stream, uint32_t k, const uint32_t *init_first,
                              const uint32_t *init_local, const uint64_t *init_dist,
                              const gp_dcch_ends *rows, uint64_t closed_from, double scale,
-                             float *out, gp_dcch_fix **fix, uint32_t *nfix, int *w64_out,
-                             float *ms, gp_err *err) {
+                             float *out, gp_dcch_fix **fix, uint32_t *nfix, int *w64_out, float *ms,
+                             gp_err *err) {
     cudaStream_t s = (cudaStream_t)stream;
     dcch_cells *x = d->cells;
     int rc = GP_OK, w64 = 0;

@@ -69,8 +69,8 @@ int gp_dcch_cells_cols(gp_dcch *d, void *stream, uint64_t key, const gp_dcch_end
  * 64-bit cells. *ms: device milliseconds. */
 int gp_dcch_cells(gp_dcch *d, void *stream, uint32_t k, const uint32_t *init_first,
                   const uint32_t *init_local, const uint64_t *init_dist, const gp_dcch_ends *rows,
-                  uint64_t closed_from, double scale, float *out, gp_dcch_fix **fix,
-                  uint32_t *nfix, int *w64, float *ms, gp_err *err);
+                  uint64_t closed_from, double scale, float *out, gp_dcch_fix **fix, uint32_t *nfix,
+                  int *w64, float *ms, gp_err *err);
 
 #ifdef __cplusplus
 }

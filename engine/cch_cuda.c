@@ -1099,7 +1099,7 @@ int gp_cch_gpu_cells_on(const gp_cch *c, int i, const uint32_t *dst, uint32_t kt
         int w64 = 0;
         gp_dcch_fix *f = NULL;
         double u0 = gp_now();
-        rc = upward_lists(c, rows->node + p0, kb, g->map, &first, &ids, &d0, err);
+        if (kb) rc = upward_lists(c, rows->node + p0, kb, g->map, &first, &ids, &d0, err);
         up_s += gp_now() - u0;
         if (rc == GP_OK)
             rc = gp_dcch_cells(g->d, (void *)g->stream, kb, first, ids, d0, &part, closed_from,

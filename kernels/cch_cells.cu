@@ -224,8 +224,10 @@ extern "C" int gp_dcch_cells(gp_dcch *d, void *stream, uint32_t k, const uint32_
     if (rows->first[rows->n] - rows->first[0] != k)
         return gp_err_set(err, GP_EINVAL, "table cells: %u sources for %u row ends", k,
                           rows->first[rows->n] - rows->first[0]);
-    if ((rc = gp_dcch_rphast_dev(d, s, k, init_first, init_local, init_dist, &w64, ms, err)) !=
-        GP_OK)
+    if (ms) *ms = 0;
+    if (k && /* rows without an end (none reachable) need no ends' table */
+        (rc = gp_dcch_rphast_dev(d, s, k, init_first, init_local, init_dist, &w64, ms, err)) !=
+            GP_OK)
         return rc;
     if ((rc = upload(x, s, rows, &x->rows, &x->rows_cap, &r, err)) != GP_OK) return rc;
     CK(grow(&x->out, &x->out_cap, ncells + 1), "allocating the table cells");

@@ -401,12 +401,13 @@ int gp_cch_gpu_table_on(const gp_cch *c, int i, const uint32_t *src, uint32_t ns
 /* A turn table's cells on device state i (kernels/cch_cells.h): RPHAST from the rows' ends to the
  * kt distinct targets dst (c's nodes: the turn graph's), the columns' ends (cols->ix index dst)
  * kept on the device under key (a table plan's, unique in the process) for the next call, and
- * each cell combined there. out: rows->n x cols->n float32 (cost / scale; NaN no route, or a cost
- * of closed_from or more where that is not 0); the cells the host finishes hold 0 and are listed
- * in *fix (cell = row * cols->n + column; malloc'd, *nfix entries). */
+ * each cell combined there. out: rows->n x cols->n cells as kernels/cch_cells.h gp_dcch_cells
+ * writes them (scale > 0: float32 cost / scale; scale 0: uint64 costs); the cells the host
+ * finishes hold 0 and are listed in *fix (cell = row * cols->n + column; malloc'd, *nfix
+ * entries). */
 int gp_cch_gpu_cells_on(const gp_cch *c, int i, const uint32_t *dst, uint32_t kt, uint64_t key,
                         const gp_dcch_ends *rows, const gp_dcch_ends *cols, uint64_t closed_from,
-                        double scale, float *out, gp_dcch_fix **fix, uint32_t *nfix, gp_err *err);
+                        double scale, void *out, gp_dcch_fix **fix, uint32_t *nfix, gp_err *err);
 /* Where the last GPU customization of c spent its time (wall seconds), for logs and benches:
  * topo_shared 1 when its topology's device part (upload, sweep plan; shared by the graph versions
  * customized on one topology, kernels/cch.h) was already on the device when c's device state

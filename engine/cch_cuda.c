@@ -71,7 +71,7 @@ int gp_cch_gpu_table_on(const gp_cch *c, int i, const uint32_t *src, uint32_t ns
 }
 int gp_cch_gpu_cells_on(const gp_cch *c, int i, const uint32_t *dst, uint32_t kt, uint64_t key,
                         const gp_dcch_ends *rows, const gp_dcch_ends *cols, uint64_t closed_from,
-                        double scale, float *out, gp_dcch_fix **fix, uint32_t *nfix, gp_err *err) {
+                        double scale, void *out, gp_dcch_fix **fix, uint32_t *nfix, gp_err *err) {
     (void)c, (void)i, (void)dst, (void)kt, (void)key, (void)rows, (void)cols, (void)closed_from;
     (void)scale, (void)out;
     *fix = NULL;
@@ -1041,20 +1041,22 @@ int gp_cch_gpu_table_on(const gp_cch *c, int i, const uint32_t *src, uint32_t ns
     return table_on(c, gpu_nth(c, i), src, ns, dst, nt, out, err);
 }
 
-typedef struct fcopy_job {
-    float *dst;
-    const float *src;
-} fcopy_job;
+typedef struct bcopy_job {
+    unsigned char *dst;
+    const unsigned char *src;
+    size_t size; /* bytes an item */
+} bcopy_job;
 
-static void fcopy_range(void *ctx, uint64_t begin, uint64_t end) {
-    fcopy_job *j = ctx;
-    memcpy(j->dst + begin, j->src + begin, (size_t)(end - begin) * 4);
+static void bcopy_range(void *ctx, uint64_t begin, uint64_t end) {
+    bcopy_job *j = ctx;
+    memcpy(j->dst + begin * j->size, j->src + begin * j->size, (size_t)(end - begin) * j->size);
 }
 
 int gp_cch_gpu_cells_on(const gp_cch *c, int i, const uint32_t *dst, uint32_t kt, uint64_t key,
                         const gp_dcch_ends *rows, const gp_dcch_ends *cols, uint64_t closed_from,
-                        double scale, float *out, gp_dcch_fix **fix, uint32_t *nfix, gp_err *err) {
+                        double scale, void *out, gp_dcch_fix **fix, uint32_t *nfix, gp_err *err) {
     cch_gpu *g = gpu_nth(c, i);
+    const size_t csize = scale > 0 ? 4 : 8; /* float32 or uint64 cells */
     const uint32_t nt = cols->n, ne = rows->first[rows->n];
     gp_dcch_fix *all = NULL;
     size_t nall = 0, cap = 0;
@@ -1089,7 +1091,8 @@ int gp_cch_gpu_cells_on(const gp_cch *c, int i, const uint32_t *dst, uint32_t kt
         const uint32_t kb = rows->first[r1] - p0;
         const gp_dcch_ends part = gp_dcch_ends_part(rows, r0, r1 - r0);
         const size_t cells = (size_t)(r1 - r0) * nt;
-        float *stage = (float *)staging(g, cells / 2 + 1), ms = 0;
+        void *stage = staging(g, csize == 4 ? cells / 2 + 1 : cells);
+        float ms = 0;
         if (!stage) {
             rc = gp_err_set(err, GP_ENOMEM, "out of page-locked memory for %zu table cells", cells);
             break;
@@ -1118,8 +1121,8 @@ int gp_cch_gpu_cells_on(const gp_cch *c, int i, const uint32_t *dst, uint32_t kt
             for (uint32_t x = 0; x < nf; x++)
                 all[nall++] = (gp_dcch_fix){f[x].cell + (uint64_t)r0 * nt, f[x].partial};
             double c0 = gp_now();
-            fcopy_job j = {out + (size_t)r0 * nt, stage};
-            gp_parallel_for(cells, 0, fcopy_range, &j);
+            bcopy_job j = {(unsigned char *)out + (size_t)r0 * nt * csize, stage, csize};
+            gp_parallel_for(cells, 0, bcopy_range, &j);
             copy_s += gp_now() - c0;
         }
         free(f);

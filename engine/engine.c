@@ -623,20 +623,21 @@ typedef struct cells_job {
     uint64_t key, closed_from;
     const gp_dcch_ends *rows, *cols;
     double scale;
-    float *out;
+    void *out; /* float32 cells (scale > 0) or uint64 ones */
 } cells_job;
 
 static int cells_share_run(table_share *s) {
     const cells_job *j = s->job;
     gp_dcch_ends part = gp_dcch_ends_part(j->rows, s->r0, s->k);
-    return gp_cch_gpu_cells_on(s->c, s->i, j->dst, j->kt, j->key, &part, j->cols, j->closed_from,
-                               j->scale, j->out + (size_t)s->r0 * j->cols->n, &s->fix, &s->nfix,
-                               &s->err);
+    return gp_cch_gpu_cells_on(
+        s->c, s->i, j->dst, j->kt, j->key, &part, j->cols, j->closed_from, j->scale,
+        (unsigned char *)j->out + (size_t)s->r0 * j->cols->n * (j->scale > 0 ? 4 : 8), &s->fix,
+        &s->nfix, &s->err);
 }
 
 int gp_engine_table_cells(gp_engine *e, const gp_graph *tg, const uint32_t *dst, uint32_t kt,
                           uint64_t key, const gp_dcch_ends *rows, const gp_dcch_ends *cols,
-                          uint64_t closed_from, double scale, float *out, gp_dcch_fix **fix,
+                          uint64_t closed_from, double scale, void *out, gp_dcch_fix **fix,
                           uint32_t *nfix, gp_err *err) {
     const gp_cch *c = tg->cch;
     *fix = NULL;

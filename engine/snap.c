@@ -1285,8 +1285,9 @@ static void fix_cells(void *ctx, uint64_t begin, uint64_t end) {
     }
 }
 
-/* A turn table's rows as float32 cells computed on the device (gp_engine_table_cells), the cells
- * it leaves to the host finished here (cell_extra); GP_EUNSUPPORTED where there is no GPU CCH.
+/* A turn table's rows (float32 or stored units) computed on the device (gp_engine_table_cells),
+ * the cells it leaves to the host finished here (cell_extra); GP_EUNSUPPORTED where there is no
+ * GPU CCH.
  * ts: when the block's sources were taken up (its log line). */
 static int cells_device(gp_table_plan *p, combine *cx, uint32_t ns, double ts, gp_err *err) {
     const tcands *sc = cx->sc;
@@ -1304,8 +1305,8 @@ static int cells_device(gp_table_plan *p, combine *cx, uint32_t ns, double ts, g
     uint32_t nfix = 0;
     double t0 = gp_now();
     int rc = gp_engine_table_cells(p->e, tg, p->tv, p->kt, p->key, &rows, &cols,
-                                   g->closed ? GP_W_CLOSED : 0, g->scale, cx->outf, &fix, &nfix,
-                                   err);
+                                   g->closed ? GP_W_CLOSED : 0, cx->outf ? g->scale : 0,
+                                   cx->outf ? (void *)cx->outf : (void *)cx->out, &fix, &nfix, err);
     double t1 = gp_now();
     if (rc == GP_OK && nfix) { /* on every CPU (a few thousand cells a block) */
         fix_job fj = {cx, fix};
@@ -1350,7 +1351,7 @@ int gp_engine_table_plan_rows(gp_table_plan *p, const gp_snap *src, uint32_t ns,
         sv = distinct_ends(g, src, ns, 0, &ks);
         cx.sx = sx = sv ? resolve_ends(g, src, ns, 0, sv, ks) : NULL;
     }
-    if (cx.sc && cx.loop && cx.done && outf && ks && p->kt) {
+    if (cx.sc && cx.loop && cx.done && ks && p->kt && g->scale > 0) {
         /* the cells on the device, where the engine table is */
         rc = cells_device(p, &cx, ns, t0, err);
         if (rc != GP_EUNSUPPORTED && rc != GP_EDEVICE) goto done;

@@ -101,7 +101,9 @@ int gp_engine_table_snap(gp_engine *e, const gp_graph *g, const gp_snap *src, ui
  * job): gp_engine_table_plan_rows fills ns rows against the plan's targets, the same cells as
  * gp_engine_table_snap (which is one plan, one block), either as stored units into out or, with
  * out NULL, as float32 in the graph's unit (gp_graph_cost; NaN where there is no route) into
- * outf. The combine of candidates into cells runs on the CPU's threads. dst is the caller's and
+ * outf. With turn costs and a GPU CCH (gp_engine_table_cells) the candidates are combined into
+ * cells on the device, the few cells that need a search or the way along one arc finished on the
+ * CPU's threads; otherwise the combine runs on the CPU's threads. dst is the caller's and
  * must outlive the plan; g and e too. Blocks of one plan may run at once on several
  * threads (the plan is read-only once made). */
 typedef struct gp_table_plan gp_table_plan;

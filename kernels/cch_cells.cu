@@ -1,6 +1,6 @@
 /* cch_cells.cu - a turn-cost table's cells on the GPU (kernels/cch_cells.h): RPHAST's ends' table
  * stays in d->outbuf, a thread per cell takes the cheapest pair of its row's and column's ends,
- * and only float32 cells come back. The cell's rule is engine/snap.c's cell_turns, term for term
+ * and only the cells come back (float32, or the stored units). The cell's rule is engine/snap.c's cell_turns, term for term
  * (the same 64-bit sums, the same double division), so that a cell is bit for bit the host's.
  *
  * The columns (a table plan's: every block of one answer) are uploaded once per key; a block's
@@ -28,7 +28,7 @@ struct dcch_cells {
     dev_ends c;        /* ... their device view (into cols) */
     void *cols, *rows; /* device: packed ends */
     size_t cols_cap, rows_cap;
-    float *out;
+    u64 *out; /* the cells (float32 or u64: as many bytes as u64 ones) */
     size_t out_cap;
     gp_dcch_fix *fix;
     size_t fix_cap;
@@ -78,17 +78,24 @@ __device__ __forceinline__ u64 tcost(u64 oc, u64 d, u64 sub) {
     return x >= sub ? x - sub : 0;
 }
 
+/* A cell's cost as the answer holds it: float32 in the graph's unit (NaN: no route), or the
+ * stored units. */
+__device__ __forceinline__ void put(float *out, uint64_t x, u64 v, double scale) {
+    out[x] = v == INF64 ? __int_as_float(0x7fc00000) : (float)((double)v / scale);
+}
+__device__ __forceinline__ void put(u64 *out, uint64_t x, u64 v, double) { out[x] = v; }
+
 /* Cell (i, j) of nrows x nt from the ends' table t (row ends x kt, the row ends in order). */
-template <typename C>
+template <typename C, typename O>
 __global__ void cells(uint32_t nrows, uint32_t nt, uint32_t kt, const C *__restrict__ t, dev_ends r,
-                      dev_ends c, u64 closed_from, double scale, float *out, gp_dcch_fix *fix,
+                      dev_ends c, u64 closed_from, double scale, O *out, gp_dcch_fix *fix,
                       uint32_t fix_cap, uint32_t *nfix) {
     const uint64_t x = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (x >= (uint64_t)nrows * nt) return;
     const uint32_t i = (uint32_t)(x / nt), j = (uint32_t)(x % nt);
     const int64_t oi = r.orig[i];
     if (oi != NOT_AT_NODE && oi == c.orig[j]) { /* one node: 0 */
-        out[x] = 0.0f;
+        out[x] = 0;
         return;
     }
     const uint32_t ca = c.arc[j], ra = r.arc[i], rr = r.rarc[i];
@@ -117,11 +124,11 @@ __global__ void cells(uint32_t nrows, uint32_t nt, uint32_t kt, const C *__restr
     if (host) {
         const uint32_t at = atomicAdd(nfix, 1u);
         if (at < fix_cap) fix[at] = gp_dcch_fix{(uint64_t)x, (uint64_t)best};
-        out[x] = 0.0f;
+        out[x] = 0;
         return;
     }
     if (closed_from && best >= closed_from) best = INF64;
-    out[x] = best == INF64 ? __int_as_float(0x7fc00000) : (float)((double)best / scale);
+    put(out, x, best, scale);
 }
 
 unsigned blocks_of(uint64_t items) { return (unsigned)((items + BIG_THREADS - 1) / BIG_THREADS); }
@@ -158,7 +165,7 @@ out:
     return rc;
 }
 
-template <typename C>
+template <typename C, typename O>
 int launch(gp_dcch *d, cudaStream_t s, uint32_t nrows, const dev_ends &r, u64 closed_from,
            double scale, gp_err *err) {
     int rc = GP_OK;
@@ -167,13 +174,22 @@ int launch(gp_dcch *d, cudaStream_t s, uint32_t nrows, const dev_ends &r, u64 cl
     CK(cudaMemsetAsync(x->nfix, 0, 4, s), "table cells");
     if (n) {
         const unsigned nb = blocks_of(n);
-        cells<C><<<nb, BIG_THREADS, 0, s>>>(nrows, x->nt, d->r_nt, (const C *)d->outbuf, r, x->c,
-                                            closed_from, scale, x->out, x->fix,
-                                            (uint32_t)x->fix_cap, x->nfix);
+        cells<C, O><<<nb, BIG_THREADS, 0, s>>>(nrows, x->nt, d->r_nt, (const C *)d->outbuf, r, x->c,
+                                               closed_from, scale, (O *)x->out, x->fix,
+                                               (uint32_t)x->fix_cap, x->nfix);
         CKL("table cells");
     }
 out:
     return rc;
+}
+
+int launch_any(gp_dcch *d, cudaStream_t s, int w64, uint32_t nrows, const dev_ends &r,
+               u64 closed_from, double scale, gp_err *err) {
+    if (scale > 0)
+        return w64 ? launch<u64, float>(d, s, nrows, r, closed_from, scale, err)
+                   : launch<uint32_t, float>(d, s, nrows, r, closed_from, scale, err);
+    return w64 ? launch<u64, u64>(d, s, nrows, r, closed_from, scale, err)
+               : launch<uint32_t, u64>(d, s, nrows, r, closed_from, scale, err);
 }
 
 } // namespace
@@ -209,7 +225,7 @@ extern "C" int gp_dcch_cells_cols(gp_dcch *d, void *stream, uint64_t key, const 
 extern "C" int gp_dcch_cells(gp_dcch *d, void *stream, uint32_t k, const uint32_t *init_first,
                              const uint32_t *init_local, const uint64_t *init_dist,
                              const gp_dcch_ends *rows, uint64_t closed_from, double scale,
-                             float *out, gp_dcch_fix **fix, uint32_t *nfix, int *w64_out, float *ms,
+                             void *out, gp_dcch_fix **fix, uint32_t *nfix, int *w64_out, float *ms,
                              gp_err *err) {
     cudaStream_t s = (cudaStream_t)stream;
     dcch_cells *x = d->cells;
@@ -230,14 +246,13 @@ extern "C" int gp_dcch_cells(gp_dcch *d, void *stream, uint32_t k, const uint32_
             GP_OK)
         return rc;
     if ((rc = upload(x, s, rows, &x->rows, &x->rows_cap, &r, err)) != GP_OK) return rc;
-    CK(grow(&x->out, &x->out_cap, ncells + 1), "allocating the table cells");
+    CK(grow(&x->out, &x->out_cap, scale > 0 ? ncells / 2 + 1 : ncells + 1),
+       "allocating the table cells");
     if (!x->nfix) CK(cudaMalloc((void **)&x->nfix, 4), "allocating the table cells");
     if (!x->fix) CK(grow(&x->fix, &x->fix_cap, (size_t)rows->n * 4 + 1024), "table cells");
     CK(cudaEventRecord(d->ev0, s), "table cells");
     for (int pass = 0; pass < 2; pass++) {
-        rc = w64 ? launch<u64>(d, s, rows->n, r, closed_from, scale, err)
-                 : launch<uint32_t>(d, s, rows->n, r, closed_from, scale, err);
-        if (rc) goto out;
+        if ((rc = launch_any(d, s, w64, rows->n, r, closed_from, scale, err)) != GP_OK) goto out;
         CK(cudaMemcpyAsync(&nf, x->nfix, 4, cudaMemcpyDeviceToHost, s), "table cells");
         CK(cudaStreamSynchronize(s), "table cells");
         if (nf <= x->fix_cap) break;
@@ -250,7 +265,8 @@ extern "C" int gp_dcch_cells(gp_dcch *d, void *stream, uint32_t k, const uint32_
     }
     CK(cudaEventRecord(d->ev1, s), "table cells");
     if (ncells)
-        CK(cudaMemcpyAsync(out, x->out, ncells * 4, cudaMemcpyDeviceToHost, s), "table cells");
+        CK(cudaMemcpyAsync(out, x->out, ncells * (scale > 0 ? 4 : 8), cudaMemcpyDeviceToHost, s),
+           "table cells");
     if (nf) {
         *fix = (gp_dcch_fix *)malloc(sizeof(gp_dcch_fix) * nf);
         if (!*fix) {

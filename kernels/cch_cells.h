@@ -61,15 +61,16 @@ typedef struct gp_dcch gp_dcch;
 int gp_dcch_cells_cols(gp_dcch *d, void *stream, uint64_t key, const gp_dcch_ends *cols,
                        gp_err *err);
 /* The cells of rows->n rows against the columns of gp_dcch_cells_cols: RPHAST from the k =
- * rows->first[rows->n] row ends (init lists in local ids, as gp_dcch_rphast), in 32-bit ends'
- * cells (64-bit where one saturates), then a thread per cell. out (host, rows->n x columns,
- * page-locked for the bus's speed): float32 of cost / scale, NaN for no route or, where
- * closed_from is not 0, a cost of closed_from or more; the cells the host finishes hold 0 and
- * are listed in *fix (malloc'd, *nfix entries; free it). *w64: 1 when the ends' table ran in
- * 64-bit cells. *ms: device milliseconds. */
+ * rows->first[rows->n] - rows->first[0] row ends (init lists in local ids, as gp_dcch_rphast), in
+ * 32-bit ends' cells (64-bit where one saturates), then a thread per cell. out (host, rows->n x
+ * columns, page-locked for the bus's speed): with scale > 0 float32 of cost / scale, NaN for no
+ * route; with scale 0 the costs as uint64 (UINT64_MAX no route); a cost of closed_from or more is
+ * no route where closed_from is not 0. The cells the host finishes hold 0 and are listed in *fix
+ * (malloc'd, *nfix entries; free it). *w64: 1 when the ends' table ran in 64-bit cells. *ms:
+ * device milliseconds. */
 int gp_dcch_cells(gp_dcch *d, void *stream, uint32_t k, const uint32_t *init_first,
                   const uint32_t *init_local, const uint64_t *init_dist, const gp_dcch_ends *rows,
-                  uint64_t closed_from, double scale, float *out, gp_dcch_fix **fix, uint32_t *nfix,
+                  uint64_t closed_from, double scale, void *out, gp_dcch_fix **fix, uint32_t *nfix,
                   int *w64, float *ms, gp_err *err);
 
 #ifdef __cplusplus

@@ -81,19 +81,27 @@ static void plan_cells(gp_graph *gg, gp_graph *gc, const char *spec, uint32_t sa
     assert_int_equal(gp_engine_table_snap(cpu, gc, s, k, s, k, want, &err), GP_OK);
     gp_table_plan *plan = gp_engine_table_plan_new(gpu, gg, s, k, &err);
     assert_non_null(plan);
+    uint64_t *u = malloc(sizeof *u * K * K);
     int w64 = 1;
-    for (uint32_t r0 = 0; r0 < k; r0 += 7) {
+    for (uint32_t r0 = 0; r0 < k; r0 += 7) { /* as float32 (.npy) and as stored units */
         uint32_t n = k - r0 < 7 ? k - r0 : 7;
         memset(f + (size_t)r0 * k, 0x55, sizeof *f * n * k);
-        if (gp_engine_table_plan_rows(plan, s + r0, n, NULL, f + (size_t)r0 * k, &err) != GP_OK)
+        memset(u + (size_t)r0 * k, 0x55, sizeof *u * n * k);
+        if (gp_engine_table_plan_rows(plan, s + r0, n, NULL, f + (size_t)r0 * k, &err) != GP_OK ||
+            gp_engine_table_plan_rows(plan, s + r0, n, u + (size_t)r0 * k, NULL, &err) != GP_OK)
             fail_msg("%s plan rows %u: %s", spec, r0, err.msg);
         assert_int_equal(gp_cch_gpu_stats_get(c, &st), 0);
         w64 &= st.table64;
     }
     gp_engine_table_plan_free(plan);
-    if (st.cells != st0.cells + (k + 6) / 7)
+    if (st.cells != st0.cells + 2 * ((k + 6) / 7))
         fail_msg("%s: %llu of %u blocks combined on the device", spec,
-                 (unsigned long long)(st.cells - st0.cells), (k + 6) / 7);
+                 (unsigned long long)(st.cells - st0.cells), 2 * ((k + 6) / 7));
+    for (size_t x = 0; x < (size_t)k * k; x++)
+        if (u[x] != want[x])
+            fail_msg("%s stored cell %zu (%zu -> %zu): gpu %llu, cpu %llu", spec, x, x / k, x % k,
+                     (unsigned long long)u[x], (unsigned long long)want[x]);
+    free(u);
     if (sat && !w64) fail_msg("%s: saturating at %u, a block kept 32-bit cells", spec, sat);
     uint32_t unreachable = 0;
     for (size_t x = 0; x < (size_t)k * k; x++) {

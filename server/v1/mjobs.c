@@ -271,7 +271,8 @@ static int run_job(mjob *j, gp_err *err) {
     job_path(path, sizeof path, j->id, ".npy");
     /* matrix_job_block_cells per GPU: a block's rows are split over them (cuda_devices) */
     long target = gp_http_config()->matrix_job_block_cells * gp_engine_devices(gp_http_engine());
-    uint32_t block = (uint32_t)(target / (j->nt ? j->nt : 1));
+    uint64_t block = (uint64_t)target / (j->nt ? j->nt : 1);
+    if (block > j->ns) block = j->ns; /* a small job: one block of its rows, not of the budget */
     if (block < 1) block = 1;
     gp_deadline_set(0); /* a job has no request deadline */
     job_fill jf = {j, gp_engine_table_plan_new(gp_http_engine(), j->g, j->ts, j->nt, err)};
@@ -283,8 +284,8 @@ static int run_job(mjob *j, gp_err *err) {
     if (!rc && !(f = fopen(part, "wb")))
         rc = gp_err_set(err, GP_EIO, "%s: %s", part, strerror(errno));
     if (!rc && fwrite(head, 1, hl, f) != hl) rc = gp_err_set(err, GP_EIO, "%s: write failed", part);
-    if (!rc && !(bl = gp_npy_blocks_start(j->ns, j->nt, block, GP_HTTP_NPY_WORKERS, 0, job_rows,
-                                          &jf, err)))
+    if (!rc && !(bl = gp_npy_blocks_start(j->ns, j->nt, (uint32_t)block, GP_HTTP_NPY_WORKERS, 0,
+                                          job_rows, &jf, err)))
         rc = err->code;
     while (!rc) {
         const float *buf;

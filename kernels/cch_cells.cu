@@ -1,7 +1,8 @@
 /* cch_cells.cu - a turn-cost table's cells on the GPU (kernels/cch_cells.h): RPHAST's ends' table
  * stays in d->outbuf, a thread per cell takes the cheapest pair of its row's and column's ends,
- * and only the cells come back (float32, or the stored units). The cell's rule is engine/snap.c's cell_turns, term for term
- * (the same 64-bit sums, the same double division), so that a cell is bit for bit the host's.
+ * and only the cells come back (float32, or the stored units). The cell's rule is engine/snap.c's
+ * cell_turns, term for term (the same 64-bit sums, the same double division), so that a cell is
+ * bit for bit the host's.
  *
  * The columns (a table plan's: every block of one answer) are uploaded once per key; a block's
  * rows are packed into one buffer and sent with one copy.
@@ -25,8 +26,8 @@ struct dev_ends {
 struct dcch_cells {
     uint64_t key; /* the columns held (0: none) */
     uint32_t nt;
-    dev_ends c;        /* ... their device view (into cols) */
-    void *cols, *rows; /* device: packed ends */
+    dev_ends c;                 /* ... their device view (into cols) */
+    unsigned char *cols, *rows; /* device: packed ends */
     size_t cols_cap, rows_cap;
     u64 *out; /* the cells (float32 or u64: as many bytes as u64 ones) */
     size_t out_cap;
@@ -131,22 +132,8 @@ __global__ void cells(uint32_t nrows, uint32_t nt, uint32_t kt, const C *__restr
     put(out, x, best, scale);
 }
 
-unsigned blocks_of(uint64_t items) { return (unsigned)((items + BIG_THREADS - 1) / BIG_THREADS); }
-
-/* Device buffer *p of at least bytes (contents not kept). */
-cudaError_t grow_bytes(void **p, size_t *cap, size_t bytes) {
-    if (*p && *cap >= bytes) return cudaSuccess;
-    cudaFree(*p);
-    *p = NULL;
-    *cap = 0;
-    size_t c = bytes + bytes / 4 + 4096;
-    cudaError_t e = cudaMalloc(p, c);
-    if (e == cudaSuccess) *cap = c;
-    return e;
-}
-
 /* e packed on the host (x->host) and copied to the device buffer *dev; its view in *v. */
-int upload(dcch_cells *x, cudaStream_t s, const gp_dcch_ends *e, void **dev, size_t *cap,
+int upload(dcch_cells *x, cudaStream_t s, const gp_dcch_ends *e, unsigned char **dev, size_t *cap,
            dev_ends *v, gp_err *err) {
     int rc = GP_OK;
     const size_t bytes = packed_bytes(e);
@@ -156,7 +143,7 @@ int upload(dcch_cells *x, cudaStream_t s, const gp_dcch_ends *e, void **dev, siz
         x->host = h;
         x->host_cap = bytes;
     }
-    CK(grow_bytes(dev, cap, bytes), "allocating a table's ends");
+    CK(grow(dev, cap, bytes), "allocating a table's ends");
     pack(e, x->host, (const unsigned char *)*dev, v);
     /* synchronous: x->host is packed again by the next call */
     CK(cudaMemcpyAsync(*dev, x->host, bytes, cudaMemcpyHostToDevice, s), "table ends");
@@ -173,7 +160,7 @@ int launch(gp_dcch *d, cudaStream_t s, uint32_t nrows, const dev_ends &r, u64 cl
     const uint64_t n = (uint64_t)nrows * x->nt;
     CK(cudaMemsetAsync(x->nfix, 0, 4, s), "table cells");
     if (n) {
-        const unsigned nb = blocks_of(n);
+        const unsigned nb = blocks_for(n);
         cells<C, O><<<nb, BIG_THREADS, 0, s>>>(nrows, x->nt, d->r_nt, (const C *)d->outbuf, r, x->c,
                                                closed_from, scale, (O *)x->out, x->fix,
                                                (uint32_t)x->fix_cap, x->nfix);

@@ -285,6 +285,11 @@ template <typename T> static inline cudaError_t grow(T **buf, size_t *cap, size_
     return e;
 }
 
+/* Blocks of BIG_THREADS for a thread per item. */
+static inline unsigned blocks_for(uint64_t items) {
+    return (unsigned)((items + BIG_THREADS - 1) / BIG_THREADS);
+}
+
 /* The process-wide gp_dcch_tune (kernels/cch.cu; the defaults unless the lab or a test set it). */
 const gp_dcch_tune *gp_dcch_tune_now(void);
 

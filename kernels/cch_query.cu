@@ -182,10 +182,6 @@ cudaError_t gp_dcch_level_attrs(void) {
                                 TOP_SMEM);
 }
 
-static unsigned blocks_for(uint64_t items) {
-    return (unsigned)((items + BIG_THREADS - 1) / BIG_THREADS);
-}
-
 /* The upward searches' results (init lists) to the device. */
 int gp_dcch_upload_init(gp_dcch *d, cudaStream_t s, uint32_t k, const uint32_t *init_first,
                         const uint32_t *init_rank, const uint64_t *init_dist, gp_err *err) {

@@ -15,7 +15,9 @@
 #        BENCH_MATRIX_SIZES ("1000 10000"), BENCH_JOB_SIZE (20000), BENCH_OSRM_SIZES ("1000 5000"),
 #        BENCH_REPS (3), BENCH_LOG_LEVEL (warn; debug logs each table's phases), PYTHON (python3),
 #        BENCH_SERVER_ARGS (more options for the road-like map's server, e.g. --matrix-block-cells N),
-#        BENCH_TAG (the results file's subject: matrix-TAG)
+#        BENCH_TAG (the results file's subject: matrix-TAG), BENCH_ONE_RUN_FROM (N x N tables
+#        from this N run once instead of BENCH_REPS times: road-like 24M's 50,000 x 50,000),
+#        BENCH_READY_S (120: seconds the server may take to be ready; road-like 24M needs minutes)
 set -eu
 cd "$(dirname "$0")/.."
 # shellcheck source=bench/lib.sh
@@ -48,19 +50,20 @@ bench_header "$out" "Distance matrices: .npy streamed, JSON, matrix jobs, OSRM C
   echo "gpath: \`serve --backend $BACKEND\` (\`--cch on\` for the small map, whose turn graph is under cch_min_nodes),
 turn costs on (default for OSM), matrix cache off;"
   echo "client: bench/matrix_bench.py (one request at a time, every byte read, none kept);"
-  echo "median of $REPS runs per row (last byte), peak RSS = the server's VmHWM after the row."
+  echo "median of $REPS runs per row (last byte)${BENCH_ONE_RUN_FROM:+, one run from $BENCH_ONE_RUN_FROM x $BENCH_ONE_RUN_FROM}, peak RSS = the server's VmHWM after the row."
   echo
   echo "| map | server | answer | N x N | first byte s | last byte s | MB | cells/s | server peak RSS MB (before -> after) | ratio to OSRM CH |"
   echo "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"
 } >>"$out"
 median_run() { # KIND URL N PID SEED EXTRA -> the RESULT line of the median last_s
-  local i lines=()
-  for i in $(seq "$REPS"); do
+  local i lines=() runs=$REPS
+  if [ -n "${BENCH_ONE_RUN_FROM:-}" ] && [ "$3" -ge "$BENCH_ONE_RUN_FROM" ]; then runs=1; fi
+  for i in $(seq "$runs"); do
     lines+=("$("${PY[@]}" "$1" "$2" "$3" "$4" "$((5 + i))" "$6" | grep '^RESULT' || true)")
   done
   printf '%s\n' "${lines[@]}" | grep 'status=200' |
     sort -t= -k1 | awk '{for(i=1;i<=NF;i++) if ($i ~ /^last_s=/) {split($i,a,"="); print a[2], $0}}' |
-    sort -n | awk -v n="$REPS" '{l[NR]=$0} END {if (NR) print l[int((NR+1)/2)]}' | cut -d' ' -f2-
+    sort -n | awk '{l[NR]=$0} END {if (NR) print l[int((NR+1)/2)]}' | cut -d' ' -f2-
 }
 field() { echo "$1" | tr ' ' '\n' | sed -nE "s/^$2=//p"; }
 row() { # MAP SERVER ANSWER N RESULT [OSRM_LAST]

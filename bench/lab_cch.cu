@@ -21,10 +21,6 @@
  *   --phast-only  no p2p queries and no tables (customization and one-to-all only)
  *   --custom-only  customization alone, one CPU pass (what fits road-like 24M's turn graph in
  *             128 GiB: no PHAST, p2p or tables)
- *   --custom-node N,..  after the service's customization, the per-node pass (a warp per node
- *             x reading its lower neighbours' row suffixes, no triangle list; kernels/cch_lab.h
- *             custom_node) from levels of N nodes on (0: the service's pass again), each timed
- *             and checked bit for bit against the CPU
  *   --variants  time only these of the sweep variants (step 4 below), by key: nogather,
  *             noflat, nowmulti, before, wkw2, w64, allcells, nograph, nowarps, block (default:
  *             all; unknown keys match none)
@@ -243,10 +239,6 @@ struct lab {
     bool turns = false;                       /* --turns: the car turn graph of each graph */
     std::vector<std::pair<uint32_t, uint32_t>> shapes; /* --custom-shapes: tiny_tri, heavy_tri */
     /* the service's sweep (--small: warp bins and gathers in phases of any size; smem: 2 KiB) */
-    std::vector<uint32_t> custom_node; /* --custom-node N,..: the per-node customization from
-                                       * levels of N nodes (gp_dcch_tune.custom_node; 0: the
-                                       * service's pass), timed and checked after the service's */
-    bool svc_custom = false; /* --custom-node given: the topology part keeps the down lists */
     gp_dcch_tune svc;
     FILE *plot = NULL;
 };
@@ -427,23 +419,6 @@ static void run_graph(lab &L, const char *spec, bool small) {
         cg.push_back(gp_cch_gpu_last_ms(c));
         cge.push_back(c->custom_s * 1e3);
     }
-    for (uint32_t cn : L.custom_node) { /* --custom-node: the lab's per-node pass */
-        gp_dcch_tune tn = L.svc;
-        tn.custom_node = cn;
-        if (gp_cch_gpu_sweep(c, &tn, &err)) die("retune", err);
-        std::vector<double> cv;
-        for (int r = 0; r < reps; r++) {
-            if (gp_cch_gpu_customize(c, 0, &err)) die("gpu customize", err);
-            cv.push_back(gp_cch_gpu_last_ms(c));
-        }
-        if (gp_cch_customize(c, 0, &err)) die("customize", err); /* the CPU's, to compare */
-        check_gpu_custom(c, "per-node customization");
-        printf("- customization, per-node pass from levels of %u nodes (0: the service's): GPU "
-               "%.2f ms device (median of %d; service's pass %.2f ms); GPU == CPU bit for bit\n",
-               cn, median(cv), reps, median(cg));
-        fflush(stdout);
-    }
-    if (!L.custom_node.empty() && gp_cch_gpu_sweep(c, &L.svc, &err)) die("retune", err);
     /* 1% of the arcs' costs change */
     std::vector<uint32_t> ofw(c->ofw, c->ofw + t->m), obw(c->obw, c->obw + t->m);
     uint32_t changed = 0;
@@ -875,10 +850,6 @@ int main(int argc, char **argv) {
                 }
                 L.shapes.push_back({a, b});
             }
-        } else if (!strcmp(argv[i], "--custom-node") && i + 1 < argc) {
-            for (auto &tok : split_commas(argv[++i]))
-                L.custom_node.push_back((uint32_t)strtoul(tok.c_str(), NULL, 10));
-            L.svc_custom = true;
         } else if (!strcmp(argv[i], "--variants") && i + 1 < argc)
             L.variants = split_commas(argv[++i]);
         else if (!strcmp(argv[i], "--p2p-checks") && i + 1 < argc)
@@ -910,7 +881,7 @@ int main(int argc, char **argv) {
                             "[--nf-table-max K] "
                             "[--phast-only] [--variants KEY,..] [--profile-plans] "
                             "[--profile-custom] [--turns] "
-                            "[--custom-only] [--custom-node N,..]\n");
+                            "[--custom-only]\n");
             return 2;
         }
     }
@@ -940,7 +911,6 @@ int main(int argc, char **argv) {
     gp_dcch_tune_defaults(&L.svc);
     if (L.profile_custom) L.svc.custom_profile = custom_profile;
     prof_tune = L.svc;
-    if (L.svc_custom) L.svc.custom_node = UINT32_MAX; /* the down lists, the service's pass */
     if (small) { /* warp bins and gathers in every phase they fit (sanitizers) */
         L.svc.wbin_per_sm = 0;
         L.svc.wmulti_per_sm = 0;

@@ -161,7 +161,6 @@ static void topo_src(const gp_cch_topo *t, gp_dcch_topo_src *src) {
                               .tri_first = t->tri_first,
                               .tri = t->tri,
                               .level_first = t->level_first,
-                              .adir = t->adir,
                               .owner = (void *)t,
                               .ref = src_ref,
                               .unref = src_unref,

@@ -19,17 +19,15 @@
 /* Frees what a topology part owns (device arrays, host metadata, its topology reference). */
 static void topo_part_free(gp_dcch_topo *t) {
     if (!t) return;
-    void *dev[] = {t->up_first,   t->up_head,    t->order,       t->tri_first,   t->tri,
-                   t->d_levels,   t->d_elevels,  t->p_bin_first, t->p_bin_step,  t->p_step_first,
-                   t->p_in_first, t->p_in_head,  t->p_in_edge,   t->p_out_first, t->p_out_head,
-                   t->p_out_tail, t->p_out_edge, t->p_pnode,     t->p_pos,       t->p_in_ht,
-                   t->p_step_arc, t->p_bin_rec,  t->p_border,    t->p_onode,     t->p_ooff,
-                   t->t_first,    t->t_head,     t->t_edge,      t->q_bins,      t->q_first,
-                   t->q_depth,    t->q_tmpl,     t->f_va,        t->f_perm,      t->f_vfirst,
-                   t->eord,       t->d_dfirst,   t->d_dedge,     t->d_dend,      t->d_reach};
+    void *dev[] = {
+        t->up_first,  t->up_head,     t->order,      t->tri_first,    t->tri,        t->d_levels,
+        t->d_elevels, t->p_bin_first, t->p_bin_step, t->p_step_first, t->p_in_first, t->p_in_head,
+        t->p_in_edge, t->p_out_first, t->p_out_head, t->p_out_tail,   t->p_out_edge, t->p_pnode,
+        t->p_pos,     t->p_in_ht,     t->p_step_arc, t->p_bin_rec,    t->p_border,   t->p_onode,
+        t->p_ooff,    t->t_first,     t->t_head,     t->t_edge,       t->q_bins,     t->q_first,
+        t->q_depth,   t->q_tmpl,      t->f_va,       t->f_perm,       t->f_vfirst,   t->eord};
     for (size_t i = 0; i < sizeof dev / sizeof *dev; i++) cudaFree(dev[i]);
     free(t->level_first);
-    free(t->level_width);
     free(t->edge_level);
     free(t->level_heavy);
     free(t->level_cls);
@@ -220,46 +218,6 @@ static int topo_new(const gp_dcch_topo_src *t, cudaStream_t s, const gp_dcch_tun
        "uploading levels");
     CK(dput(&d->d_elevels, d->edge_level, (size_t)t->nlevels + 1, s, &d->tbytes),
        "uploading levels");
-    for (uint32_t x = 0; x < t->n; x++)
-        d->width = std::max(d->width, t->up_first[x + 1] - t->up_first[x]);
-    if (tn->custom_node) { /* the lab's per-node customization: the down lists */
-        std::vector<uint32_t> df((size_t)t->n + 1, 0), de(t->m), dn(t->m);
-        for (uint32_t e = 0; e < t->m; e++) df[t->up_head[e] + 1]++;
-        for (uint32_t x = 0; x < t->n; x++) df[x + 1] += df[x];
-        std::vector<uint32_t> at(df.begin(), df.end() - 1);
-        for (uint32_t v = 0; v < t->n; v++) /* edges by tail ascending: each list v-ascending */
-            for (uint32_t e = t->up_first[v]; e < t->up_first[v + 1]; e++) {
-                uint32_t k = at[t->up_head[e]]++;
-                de[k] = e;
-                dn[k] = t->up_first[v + 1];
-            }
-        CK(dput(&d->d_dfirst, df.data(), (size_t)t->n + 1, s, &d->tbytes), "uploading down lists");
-        CK(dput(&d->d_dedge, de.data(), (size_t)t->m, s, &d->tbytes), "uploading down lists");
-        CK(dput(&d->d_dend, dn.data(), (size_t)t->m, s, &d->tbytes), "uploading down lists");
-        /* the reach bits of the directed pruning (engine/cch_contract.c prune_range), bottom-up:
-         * a triangle counts (is in the edge's list) when it gives a direction */
-        std::vector<uint8_t> r(t->m, 0);
-        for (uint32_t e = 0; e < t->m; e++) {
-            uint8_t b = t->adir ? t->adir[e] : 3;
-            for (uint64_t k = t->tri_first[e]; k < t->tri_first[e + 1]; k++) {
-                const uint8_t r1 = r[t->tri[2 * k]], r2 = r[t->tri[2 * k + 1]];
-                if ((r1 & 2) && (r2 & 1)) b |= 1;
-                if ((r2 & 2) && (r1 & 1)) b |= 2;
-            }
-            r[e] = b;
-        }
-        CK(dput(&d->d_reach, r.data(), (size_t)t->m, s, &d->tbytes), "uploading down lists");
-        d->level_width = (uint32_t *)calloc((size_t)t->nlevels + 1, sizeof *d->level_width);
-        if (!d->level_width) {
-            rc = gp_err_set(err, GP_ENOMEM, "out of memory for the level widths");
-            goto out;
-        }
-        for (uint32_t l = 0; l < t->nlevels; l++)
-            for (uint32_t x = t->level_first[l]; x < t->level_first[l + 1]; x++)
-                d->level_width[l] =
-                    std::max(d->level_width[l], t->up_first[x + 1] - t->up_first[x]);
-        CK(cudaStreamSynchronize(s), "uploading down lists");
-    }
     CK(gp_dcch_customize_attrs(d->smem_max), "allowing the kernels' shared memory");
     CK(gp_dcch_sweep_attrs(d->smem_max), "allowing the kernels' shared memory");
     CK(gp_dcch_level_attrs(), "allowing the kernels' shared memory");
@@ -296,7 +254,6 @@ static void sweep_tune(gp_dcch *d, const gp_dcch_tune *tn) {
     d->wbin_min = tn->wbin_per_sm * (uint32_t)d->sms;
     d->wmulti_min = tn->wmulti_per_sm * (uint32_t)d->sms;
     d->gather_min = tn->gather_min;
-    d->custom_node = d->d_dfirst ? tn->custom_node : 0;
     d->w64 = 0;
     d->r_w64 = 0;
 }
@@ -604,8 +561,7 @@ constexpr gp_dcch_tune TUNE_DEFAULTS = {PLAN_BASE,
                                         TINY_TRI,
                                         HEAVY_TRI,
                                         NULL,
-                                        NULL,
-                                        0};
+                                        NULL};
 static gp_dcch_tune tune_now = TUNE_DEFAULTS;
 
 extern "C" void gp_dcch_tune_defaults(gp_dcch_tune *t) { *t = TUNE_DEFAULTS; }

@@ -55,7 +55,6 @@ typedef struct gp_dcch_topo_src {
     const uint64_t *tri_first;   /* m+1 */
     const uint32_t *tri;         /* 2*ntri */
     const uint32_t *level_first; /* nlevels+1 */
-    const uint8_t *adir;         /* m: engine/cch.h gp_cch_topo adir (NULL: both directions) */
     void *owner;
     void (*ref)(void *owner);
     void (*unref)(void *owner);

@@ -310,112 +310,6 @@ __global__ void customize_small(uint32_t l0, uint32_t l1, const uint32_t *__rest
     }
 }
 
-/* The lab's per-node customization (gp_dcch_tune.custom_node), flattened: a warp per rank x of
- * [x0, x1) customizes x's whole row. Its slots (x's upper neighbours, the packed minima value << 32
- * | offset of both directions, the kept triangles counted so far, overflow flags) live in the
- * warp's shared memory, `width` slots (the level's largest up-degree). The lower neighbours v of x
- * come 32 at a time from the down lists (v ascending), and the lanes take the items (v, y) of
- * their row suffixes after x in that order, 32 at once: y's slot by a binary search, the
- * triangle's offset within edge {x, y}'s list the slot's count before this round plus the kept
- * items of lower lanes on the same slot (__match_any_sync), so that value << 32 | offset minima by
- * shared-memory atomics give the CPU's weights and witnesses. A triangle is kept (listed) when
- * the pruning's reach bits give it a direction (engine/cch_contract.c prune_range). No triangle
- * list is read; the suffixes are read contiguously. */
-__global__ void customize_nodes(uint32_t x0, uint32_t x1, uint32_t width,
-                                const uint32_t *__restrict__ up_first,
-                                const uint32_t *__restrict__ up_head,
-                                const uint32_t *__restrict__ dfirst,
-                                const uint32_t *__restrict__ dedge,
-                                const uint32_t *__restrict__ dend,
-                                const uint8_t *__restrict__ reach, const uint32_t *__restrict__ ofw,
-                                const uint32_t *__restrict__ obw, uint2 *fb, uint32_t *fw,
-                                uint32_t *bw, uint32_t *fmid, uint32_t *bmid, uint32_t *bad) {
-    extern __shared__ u64 cs64[];
-    const uint32_t wib = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    const uint32_t x = x0 + (uint32_t)(((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5);
-    if (x >= x1) return;                             /* whole warps */
-    const size_t per = ((size_t)width * 28 + 7) / 8; /* u64 words per warp */
-    u64 *pf = cs64 + (size_t)wib * per, *pb = pf + width;
-    uint32_t *ys = (uint32_t *)(pb + width), *cnt = ys + width, *fl = cnt + width;
-    const uint32_t xf = up_first[x], deg = up_first[x + 1] - xf;
-    if (!deg) return;
-    for (uint32_t s = lane; s < deg; s += 32) {
-        ys[s] = up_head[xf + s];
-        pf[s] = pb[s] = ~0ull;
-        cnt[s] = fl[s] = 0;
-    }
-    __syncwarp();
-    const unsigned FULL = 0xffffffffu, below = (1u << lane) - 1;
-    for (uint32_t dc = dfirst[x], d1 = dfirst[x + 1]; dc < d1; dc += 32) {
-        const uint32_t d = dc + lane;
-        uint32_t i = 0, len = 0, ri = 0;
-        uint2 w1 = make_uint2(INF32, INF32);
-        if (d < d1) {
-            i = dedge[d];
-            len = dend[d] - i - 1;
-            w1 = fb[i]; /* {fw, bw} of {v, x} */
-            ri = reach[i];
-        }
-        uint32_t inc = len;
-        for (int o = 1; o < 32; o <<= 1) {
-            const uint32_t u = __shfl_up_sync(FULL, inc, o);
-            if ((int)lane >= o) inc += u;
-        }
-        const uint32_t total = __shfl_sync(FULL, inc, 31), exc = inc - len;
-        for (uint32_t t0 = 0; t0 < total; t0 += 32) {
-            const uint32_t t = t0 + lane;
-            uint32_t src = 0; /* the lane whose [exc, inc) holds t */
-            for (int st = 16; st; st >>= 1) {
-                const uint32_t v = __shfl_sync(FULL, inc, src + st - 1);
-                if (v <= t) src += st;
-            }
-            const uint32_t si = __shfl_sync(FULL, i, src), se = __shfl_sync(FULL, exc, src);
-            const uint32_t a1 = __shfl_sync(FULL, w1.x, src), b1 = __shfl_sync(FULL, w1.y, src);
-            const uint32_t sr = __shfl_sync(FULL, ri, src);
-            uint32_t slot = ~0u;
-            bool kept = false;
-            uint2 w2 = make_uint2(INF32, INF32);
-            if (t < total) {
-                const uint32_t j = si + 1 + (t - se);
-                const uint32_t y = up_head[j], rj = reach[j];
-                w2 = fb[j]; /* of {v, y} */
-                uint32_t lo = 0, h = deg;
-                while (lo < h) {
-                    const uint32_t mid = (lo + h) >> 1;
-                    if (ys[mid] < y) lo = mid + 1;
-                    else h = mid;
-                }
-                slot = lo;
-                kept = ((sr & 2) && (rj & 1)) || ((rj & 2) && (sr & 1));
-            }
-            const unsigned km = __ballot_sync(FULL, kept), grp = __match_any_sync(FULL, slot);
-            const uint32_t c0 = kept ? cnt[slot] : 0;
-            __syncwarp();
-            if (kept) {
-                const uint32_t off = c0 + __popc(grp & km & below);
-                if (lane == (uint32_t)__ffs(grp & km) - 1) cnt[slot] = c0 + __popc(grp & km);
-                if (b1 != INF32 && w2.x != INF32) { /* x -> v -> y */
-                    const u64 sm = (u64)b1 + w2.x;
-                    if (sm >= INF32) atomicOr(&fl[slot], 1u);
-                    else atomicMin((unsigned long long *)&pf[slot], sm << 32 | off);
-                }
-                if (w2.y != INF32 && a1 != INF32) { /* y -> v -> x */
-                    const u64 sm = (u64)w2.y + a1;
-                    if (sm >= INF32) atomicOr(&fl[slot], 2u);
-                    else atomicMin((unsigned long long *)&pb[slot], sm << 32 | off);
-                }
-            }
-            __syncwarp();
-        }
-    }
-    for (uint32_t s = lane; s < deg; s += 32) {
-        const u64 f = pf[s], b = pb[s];
-        const uint32_t c = fl[s];
-        edge_store(xf + s, (uint32_t)(f >> 32), (uint32_t)(b >> 32), (uint32_t)f, (uint32_t)b,
-                   (int)(c & 1), (int)(c >> 1 & 1), ofw, obw, fb, fw, bw, fmid, bmid, bad);
-    }
-}
-
 /* The tail (rank) of edge e: the last rank v with up_first[v] <= e. */
 __device__ __forceinline__ uint32_t tail_of(uint32_t e, uint32_t n,
                                             const uint32_t *__restrict__ up_first) {
@@ -431,9 +325,6 @@ __device__ __forceinline__ uint32_t tail_of(uint32_t e, uint32_t n,
 } // namespace
 
 cudaError_t gp_dcch_customize_attrs(int smem_max) {
-    cudaError_t e = cudaFuncSetAttribute(customize_nodes,
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize, smem_max);
-    if (e != cudaSuccess) return e;
     return cudaFuncSetAttribute(top_table, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_max);
 }
 
@@ -543,23 +434,7 @@ static int customize_run(gp_dcch *d, cudaStream_t s, float *ms, void (*busy)(voi
     for (uint32_t l = 0; l < d->nlevels;) {
         const uint32_t l_at = l;
         uint32_t cnt = d->edge_level[l + 1] - d->edge_level[l];
-        const uint32_t r0 = d->level_first[l], r1 = d->level_first[l + 1];
-        if (d->custom_node && r1 - r0 >= d->custom_node) { /* the lab's per-node pass */
-            const uint32_t wd = d->level_width[l] ? d->level_width[l] : 1;
-            const size_t per = ((size_t)wd * 28 + 7) / 8 * 8; /* a warp's slots */
-            uint32_t wpb = (uint32_t)((size_t)d->smem_max / per);
-            if (wpb > 8) wpb = 8;
-            if (wpb < 1) wpb = 1; /* a width over the device's shared memory fails the launch */
-            customize_nodes<<<(r1 - r0 + wpb - 1) / wpb, wpb * 32, wpb * per, s>>>(
-                r0, r1, wd, d->up_first, d->up_head, d->d_dfirst, d->d_dedge, d->d_dend, d->d_reach,
-                d->ofw, d->obw, d->fb, d->fw, d->bw, d->fmid, d->bmid, d->bad);
-            CKL("customization");
-            l++;
-            if (pev) {
-                pl[np].l0 = l_at, pl[np].l1 = l, pl[np].alone = 1;
-                CK(cudaEventRecord(pev[np++], s), "customization profile");
-            }
-        } else if (cnt > SMALL_ITEMS / 8 || d->level_heavy[l]) {
+        if (cnt > SMALL_ITEMS / 8 || d->level_heavy[l]) {
             const uint32_t lo = d->edge_level[l], *cl = d->level_cls + 3 * (size_t)l;
             const uint32_t n1 = cl[0], n8 = cl[1], n32 = cl[2], nh = cnt - n1 - n8 - n32;
             uint3 b;
@@ -578,10 +453,9 @@ static int customize_run(gp_dcch *d, cudaStream_t s, float *ms, void (*busy)(voi
             }
         } else {
             uint32_t l1 = l;
-            while (
-                l1 < d->nlevels && d->edge_level[l1 + 1] - d->edge_level[l1] <= SMALL_ITEMS / 8 &&
-                !d->level_heavy[l1] &&
-                !(d->custom_node && d->level_first[l1 + 1] - d->level_first[l1] >= d->custom_node))
+            while (l1 < d->nlevels &&
+                   d->edge_level[l1 + 1] - d->edge_level[l1] <= SMALL_ITEMS / 8 &&
+                   !d->level_heavy[l1])
                 l1++;
             customize_small<<<1, SMALL_THREADS, 0, s>>>(l, l1, d->d_elevels, d->tri_first, d->tri,
                                                         d->ofw, d->obw, d->fb, d->fw, d->bw,

@@ -135,12 +135,6 @@ struct gp_dcch_topo {
     uint32_t *tri;
     uint32_t *d_levels;  /* device copy of level_first */
     uint32_t *d_elevels; /* device copy of edge_level */
-    /* gp_dcch_tune.custom_node (the lab): per rank x its lower edges (v, x), v ascending
-     * (d_dfirst n+1, d_dedge), with the end of v's row (d_dend); NULL unless asked for */
-    uint32_t *d_dfirst, *d_dedge, *d_dend;
-    uint8_t *d_reach;      /* m: the pruning's reach bits (GP_CCH_DIR_*) */
-    uint32_t *level_width; /* host, per level its largest up-degree (with d_reach) */
-    uint32_t width;        /* largest up-degree */
     /* the sweep plan (cch_plan.h): device arrays, host metadata per phase */
     gp_dcch_topo_src src; /* the host topology (copied; src.owner held): plan rebuilds */
     int smem_max;         /* opt-in shared memory per block */
@@ -214,13 +208,12 @@ struct gp_dcch : gp_dcch_topo {
     /* each customization's launches timed, to the lab's callback (gp_dcch_tune) */
     void (*custom_profile)(void *arg, const gp_dcch_launch *l, uint32_t n, float tail_ms);
     void *custom_profile_arg;
-    unsigned paths;       /* GP_DCCH_* */
-    uint32_t wkw;         /* sources per warp bin at most for several sources */
-    uint32_t sat;         /* 32-bit warp-bin cells saturate here */
-    uint32_t wbin_min;    /* warp bins only in phases of at least this many bins */
-    uint32_t wmulti_min;  /* ... and for several sources of at least this many */
-    uint64_t gather_min;  /* GP_DCCH_GATHER: flat phases of at least this many entries */
-    uint32_t custom_node; /* gp_dcch_tune.custom_node (0 without the topology's down lists) */
+    unsigned paths;      /* GP_DCCH_* */
+    uint32_t wkw;        /* sources per warp bin at most for several sources */
+    uint32_t sat;        /* 32-bit warp-bin cells saturate here */
+    uint32_t wbin_min;   /* warp bins only in phases of at least this many bins */
+    uint32_t wmulti_min; /* ... and for several sources of at least this many */
+    uint64_t gather_min; /* GP_DCCH_GATHER: flat phases of at least this many entries */
     /* the plan's weights and tables for this metric (sized by tm) */
     uint32_t *p_in_wt, *p_out_wt, *t_wt;
     uint32_t *p_in_pwt; /* the inner arcs' weights in the warp bins' layout (p_npad) */

@@ -78,11 +78,6 @@ typedef struct gp_dcch_tune {
      * in l[i].ms; tail_ms: the plan's weights after them (bench/lab_cch.cu prints the report) */
     void (*custom_profile)(void *arg, const struct gp_dcch_launch *l, uint32_t n, float tail_ms);
     void *custom_profile_arg;
-    /* customization (a lab experiment, not the service's): levels of at least this many nodes
-     * customized a warp per node x, reading the suffixes of x's lower neighbours' rows (no
-     * triangle list; kernels/cch_customize.cu customize_nodes); 0: never. The topology part keeps
-     * the down lists it reads only when it is built with a value other than 0. */
-    uint32_t custom_node;
 } gp_dcch_tune;
 
 /* The service's values (the constants of kernels/cch_internal.cuh; zeroes in a build without

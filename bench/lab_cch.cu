@@ -57,6 +57,9 @@
  *             1. order and contraction seconds, CCH edges, triangles, levels, MiB;
  *             2. customization: CPU (all threads) and GPU (device ms and end-to-end, checked
  *                bit-identical), and after changing 1% of the arc costs (GPU checked again);
+ *                the GPU pass the other way too (its level launches replayed as a CUDA graph,
+ *                the service's way, or launched one by one; checked again; not with
+ *                --profile-custom, which times the launches one by one);
  *             3. p2p: CCH query with path unpacking (CPU, median / p90 of --queries pairs, the
  *                first 20 checked against Dijkstra) vs the CPU backend's AUTO (A* / bidir);
  *             4. one-to-all: GPU PHAST 1 source and 16 sources per sweep (device ms, end-to-end)
@@ -442,6 +445,30 @@ static void run_graph(lab &L, const char *spec, bool small) {
         "device / %.1f ms end-to-end; GPU == CPU bit for bit\n",
         median(cc), median(cg), median(cge), changed, cpu1, gpu1, gpu1e);
     fflush(stdout);
+    if (!L.svc.custom_profile) { /* the level launches replayed as a CUDA graph, or not */
+        gp_dcch_tune tn = L.svc;
+        tn.custom_graph = !L.svc.custom_graph;
+        if (gp_cch_gpu_sweep(c, &tn, &err)) die("retune", err);
+        if (gp_cch_customize(c, 0, &err)) die("customize", err);
+        check_gpu_custom(c, tn.custom_graph ? "customization as a CUDA graph"
+                                            : "customization launch by launch");
+        std::vector<double> cv;
+        for (int r = 0; r < reps; r++) {
+            if (gp_cch_gpu_customize(c, 0, &err)) die("gpu customize", err);
+            cv.push_back(gp_cch_gpu_last_ms(c));
+        }
+        if (gp_cch_gpu_sweep(c, &L.svc, &err)) die("retune", err);
+        std::vector<double> cs;
+        for (int r = 0; r < reps; r++) {
+            if (gp_cch_gpu_customize(c, 0, &err)) die("gpu customize", err);
+            cs.push_back(gp_cch_gpu_last_ms(c));
+        }
+        printf("- customization %s: GPU %.2f ms device (median of %d; the service's, %s: %.2f ms "
+               "before and %.2f after); GPU == CPU bit for bit\n",
+               tn.custom_graph ? "as a CUDA graph" : "launch by launch", median(cv), reps,
+               L.svc.custom_graph ? "a CUDA graph" : "launch by launch", median(cg), median(cs));
+        fflush(stdout);
+    }
     for (auto &sh : L.shapes) { /* --custom-shapes: the same pass with other edge classes */
         gp_dcch_tune tn = L.svc;
         tn.tiny_tri = sh.first, tn.heavy_tri = sh.second;

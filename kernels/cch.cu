@@ -248,6 +248,7 @@ static void sweep_tune(gp_dcch *d, const gp_dcch_tune *tn) {
     d->profile = tn->profile;
     d->custom_profile = tn->custom_profile;
     d->custom_profile_arg = tn->custom_profile_arg;
+    d->custom_graph = tn->custom_graph;
     d->paths = tn->paths;
     d->wkw = tn->wkw >= 1 && tn->wkw <= WKW_MAX && !(tn->wkw & (tn->wkw - 1)) ? tn->wkw : WKW_MAX;
     d->sat = tn->sat > 0 && tn->sat < INF32 ? tn->sat : CELL_SAT;
@@ -561,7 +562,8 @@ constexpr gp_dcch_tune TUNE_DEFAULTS = {PLAN_BASE,
                                         TINY_TRI,
                                         HEAVY_TRI,
                                         NULL,
-                                        NULL};
+                                        NULL,
+                                        CUSTOM_GRAPH};
 static gp_dcch_tune tune_now = TUNE_DEFAULTS;
 
 extern "C" void gp_dcch_tune_defaults(gp_dcch_tune *t) { *t = TUNE_DEFAULTS; }

@@ -34,6 +34,9 @@ typedef unsigned long long u64;
  * among 2-33 and 64-2048: bench/results/2026-11-30-NVIDIA-H200-turns-cch-classes.md) */
 #define TINY_TRI 9
 #define HEAVY_TRI 256
+/* customization: the level launches captured once per bound topology part as a CUDA graph and
+ * replayed (kernels/cch_lab.h gp_dcch_tune custom_graph) */
+#define CUSTOM_GRAPH 1
 #define SWEEP_SMALL_ITEMS 64     /* sweeps: levels of <= 64 items in one block, a warp per item */
 #define SWEEP_THREAD_ITEMS 16384 /* sweeps: a thread per item from here (bottom levels) */
 #define COOP_THREADS 512         /* sweeps: block size of the cooperative kernel */
@@ -208,12 +211,14 @@ struct gp_dcch : gp_dcch_topo {
     /* each customization's launches timed, to the lab's callback (gp_dcch_tune) */
     void (*custom_profile)(void *arg, const gp_dcch_launch *l, uint32_t n, float tail_ms);
     void *custom_profile_arg;
-    unsigned paths;      /* GP_DCCH_* */
-    uint32_t wkw;        /* sources per warp bin at most for several sources */
-    uint32_t sat;        /* 32-bit warp-bin cells saturate here */
-    uint32_t wbin_min;   /* warp bins only in phases of at least this many bins */
-    uint32_t wmulti_min; /* ... and for several sources of at least this many */
-    uint64_t gather_min; /* GP_DCCH_GATHER: flat phases of at least this many entries */
+    int custom_graph;            /* gp_dcch_tune.custom_graph */
+    cudaGraphExec_t custom_exec; /* the level launches, captured (gp_dcch_graphs_free drops it) */
+    unsigned paths;              /* GP_DCCH_* */
+    uint32_t wkw;                /* sources per warp bin at most for several sources */
+    uint32_t sat;                /* 32-bit warp-bin cells saturate here */
+    uint32_t wbin_min;           /* warp bins only in phases of at least this many bins */
+    uint32_t wmulti_min;         /* ... and for several sources of at least this many */
+    uint64_t gather_min;         /* GP_DCCH_GATHER: flat phases of at least this many entries */
     /* the plan's weights and tables for this metric (sized by tm) */
     uint32_t *p_in_wt, *p_out_wt, *t_wt;
     uint32_t *p_in_pwt; /* the inner arcs' weights in the warp bins' layout (p_npad) */

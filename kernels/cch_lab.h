@@ -78,6 +78,8 @@ typedef struct gp_dcch_tune {
      * in l[i].ms; tail_ms: the plan's weights after them (bench/lab_cch.cu prints the report) */
     void (*custom_profile)(void *arg, const struct gp_dcch_launch *l, uint32_t n, float tail_ms);
     void *custom_profile_arg;
+    int custom_graph; /* customization's level launches captured once as a CUDA graph and
+                       * replayed (not while custom_profile times them) */
 } gp_dcch_tune;
 
 /* The service's values (the constants of kernels/cch_internal.cuh; zeroes in a build without

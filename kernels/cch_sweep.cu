@@ -970,6 +970,8 @@ void gp_dcch_graphs_free(gp_dcch *d) {
         d->x_graph[i].exec = NULL;
         d->x_graph[i].used = 0;
     }
+    if (d->custom_exec) cudaGraphExecDestroy(d->custom_exec);
+    d->custom_exec = NULL;
 }
 
 extern "C" int gp_dcch_phast(gp_dcch *d, void *stream, uint32_t k, const uint32_t *init_first,

@@ -331,6 +331,18 @@ static void check_gpu_custom(gp_cch *c, const char *what) {
           "%s: GPU customization (weights, witnesses) differs from the CPU's", what);
 }
 
+/* reps GPU customizations of c's metric: their device times (ms). */
+static std::vector<double> gpu_custom_times(gp_cch *c, int reps) {
+    gp_err err;
+    gp_err_clear(&err);
+    std::vector<double> v;
+    for (int r = 0; r < reps; r++) {
+        if (gp_cch_gpu_customize(c, 0, &err)) die("gpu customize", err);
+        v.push_back(gp_cch_gpu_last_ms(c));
+    }
+    return v;
+}
+
 static void run_graph(lab &L, const char *spec, bool small) {
     gp_err err;
     gp_err_clear(&err);
@@ -452,17 +464,9 @@ static void run_graph(lab &L, const char *spec, bool small) {
         if (gp_cch_customize(c, 0, &err)) die("customize", err);
         check_gpu_custom(c, tn.custom_graph ? "customization as a CUDA graph"
                                             : "customization launch by launch");
-        std::vector<double> cv;
-        for (int r = 0; r < reps; r++) {
-            if (gp_cch_gpu_customize(c, 0, &err)) die("gpu customize", err);
-            cv.push_back(gp_cch_gpu_last_ms(c));
-        }
+        std::vector<double> cv = gpu_custom_times(c, reps);
         if (gp_cch_gpu_sweep(c, &L.svc, &err)) die("retune", err);
-        std::vector<double> cs;
-        for (int r = 0; r < reps; r++) {
-            if (gp_cch_gpu_customize(c, 0, &err)) die("gpu customize", err);
-            cs.push_back(gp_cch_gpu_last_ms(c));
-        }
+        std::vector<double> cs = gpu_custom_times(c, reps);
         printf("- customization %s: GPU %.2f ms device (median of %d; the service's, %s: %.2f ms "
                "before and %.2f after); GPU == CPU bit for bit\n",
                tn.custom_graph ? "as a CUDA graph" : "launch by launch", median(cv), reps,
@@ -478,11 +482,7 @@ static void run_graph(lab &L, const char *spec, bool small) {
         char what[96];
         snprintf(what, sizeof what, "%s, tiny_tri %u heavy_tri %u", name, sh.first, sh.second);
         check_gpu_custom(c, what);
-        std::vector<double> cs;
-        for (int r = 0; r < reps; r++) {
-            if (gp_cch_gpu_customize(c, 0, &err)) die("gpu customize", err);
-            cs.push_back(gp_cch_gpu_last_ms(c));
-        }
+        std::vector<double> cs = gpu_custom_times(c, reps);
         printf("- customization with tiny_tri %u, heavy_tri %u: GPU %.2f ms device (service's "
                "%u, %u: %.2f ms); GPU == CPU bit for bit\n",
                sh.first, sh.second, median(cs), L.svc.tiny_tri, L.svc.heavy_tri, median(cg));

@@ -53,7 +53,7 @@ TOKEN=bench-ops
 mkdir -p "$STATE"
 out=$(bench_out traffic)
 bench_header "$out" "Live traffic under load, exclude metrics, OSRM's customize in the same run (issue 30)" \
-  "bench/gpu-traffic.sh $(basename "$map") (BENCH_SECONDS=$SECS BENCH_CONNS=$CONNS BENCH_FRACTION=$FRACTION BENCH_OSRM=${BENCH_OSRM:-1} BENCH_OSRM_CH=${BENCH_OSRM_CH:-0} BENCH_MATCH=${BENCH_MATCH:-0} BENCH_MATCH_ONLY=${BENCH_MATCH_ONLY:-0} BENCH_CCH_ORDER=${BENCH_CCH_ORDER:-})"
+  "bench/gpu-traffic.sh $(basename "$map") (BENCH_SECONDS=$SECS BENCH_CONNS=$CONNS BENCH_FRACTION=$FRACTION BENCH_OSRM=${BENCH_OSRM:-1} BENCH_OSRM_CH=${BENCH_OSRM_CH:-0} BENCH_MATCH=${BENCH_MATCH:-0} BENCH_MATCH_ONLY=${BENCH_MATCH_ONLY:-0} BENCH_CCH_ORDER=${BENCH_CCH_ORDER:-} BENCH_SPARE_MB=${BENCH_SPARE_MB:-})"
 save() { [ -n "${OUT:-}" ] && [ -d "${OUT:-}" ] && cp "$out" "$OUT/" || true; }
 mib() { awk -v b="$1" 'BEGIN{printf "%.0f", b/1048576}'; }
 

@@ -8,7 +8,10 @@
 #    server's peak RSS (VmHWM) before and after; a matrix job of BENCH_JOB_SIZE x BENCH_JOB_SIZE
 #    (submission to the last byte of its result);
 #  - SMALL (Liechtenstein) with OSRM v6 CH in the same run (its /table/v1, GET, max-table-size
-#    10000): BENCH_OSRM_SIZES, random coordinates in the road bbox, gpath's /table/v1 as .npy.
+#    10000): BENCH_OSRM_SIZES, random coordinates in the road bbox, gpath's /table/v1 as .npy;
+#  - with BENCH_OSRM_BIG_SIZES, OSRM CH on ROADLIKE too, beside the same gpath server: the file
+#    prepared first (osrm-extract, osrm-contract: 16 s + 696 s on 16 cores for road-like 1M; kept
+#    in BENCH_STATE_DIR/chbig for a later run on the same file), then those sizes as for SMALL.
 # The client (bench/matrix_bench.py) reads every byte and keeps none.
 #   env: BUILD (build) or GPATH_BIN, GPATH_BACKEND (cuda), GPATH_COMMIT, BENCH_STATE_DIR
 #        (/tmp/gpath-matrix), OSRM_TARBALL (../shared/peers/osrm/osrm-v6.0.0-debian12-bin.tar.xz),
@@ -17,7 +20,8 @@
 #        BENCH_SERVER_ARGS (more options for the road-like map's server, e.g. --matrix-block-cells N),
 #        BENCH_TAG (the results file's subject: matrix-TAG), BENCH_ONE_RUN_FROM (N x N tables
 #        from this N run once instead of BENCH_REPS times: road-like 24M's 50,000 x 50,000),
-#        BENCH_READY_S (120: seconds the server may take to be ready; road-like 24M needs minutes)
+#        BENCH_READY_S (120: seconds the server may take to be ready; road-like 24M needs minutes),
+#        BENCH_OSRM_BIG_SIZES (empty: no OSRM on ROADLIKE)
 set -eu
 cd "$(dirname "$0")/.."
 # shellcheck source=bench/lib.sh
@@ -74,11 +78,51 @@ row() { # MAP SERVER ANSWER N RESULT [OSRM_LAST]
   [ -n "${OUT:-}" ] && [ -d "${OUT:-}" ] && cp "$out" "$OUT/" || true
 }
 
-# ---- the road-like map, gpath only (a job's result is kept on disk: a 100,000 x 100,000 one is 40 GB)
+osrm_prepare() { # PBF DIR: DIR/map.osrm from PBF (car.lua), unless DIR holds it for the same file
+  local sum
+  sum=$(cksum <"$1")
+  if [ -s "$2/map.osrm.hsgr" ] && [ "$(cat "$2/source.cksum" 2>/dev/null)" = "$sum" ]; then
+    echo "OSRM files of $(basename "$1") kept from an earlier run" >>"$STATE/osrm-prep.log"
+    return 0
+  fi
+  rm -rf "$2" && mkdir -p "$2" && cp "$1" "$2/map.osm.pbf"
+  osrm_step "$STATE/osrm-prep.log" osrm-extract -p "$osrm/profiles/car.lua" -t "$NPROC" "$2/map.osm.pbf" &&
+    osrm_step "$STATE/osrm-prep.log" osrm-contract -t "$NPROC" "$2/map.osrm" &&
+    echo "$sum" >"$2/source.cksum"
+}
+osrm_compare() { # LABEL GRAPH OSRMFILE SIZES: OSRM CH's /table/v1 beside gpath's (running, bbox set)
+  local n o r osrm_pid
+  LD_LIBRARY_PATH=$osrm/lib "$osrm/bin/osrm-routed" --algorithm ch -t "$NPROC" -i 127.0.0.1 -p 5078 \
+    --max-table-size 10000 "$3" >"$STATE/osrm.log" 2>&1 &
+  osrm_pid=$!
+  if ! wait_http "http://127.0.0.1:5078/nearest/v1/driving/${bbox%%,*},$(echo "$bbox" | cut -d, -f2)" "$osrm_pid"; then
+    echo "| $1 | OSRM CH | JSON | $4 | - | did not start | | | | |" >>"$out"
+    stop_pid "$osrm_pid"
+    return 0
+  fi
+  for n in $4; do
+    o=$(median_run osrm "http://127.0.0.1:5078/table/v1/driving/GET" "$n" "$osrm_pid" 1 "bbox=$bbox")
+    row "$1" "OSRM CH" JSON "$n" "$o"
+    r=$(median_run osrm "http://127.0.0.1:$gpath_port/table/v1/$2" "$n" "$gpath_pid" 1 "bbox=$bbox")
+    row "$1" gpath ".npy (/table/v1)" "$n" "$r" "$(field "$o" last_s)"
+  done
+  stop_pid "$osrm_pid"
+}
+
+# ---- OSRM's files of the road-like map first (BENCH_OSRM_BIG_SIZES), then gpath beside it
+big_osrm=
+if [ -n "${BENCH_OSRM_BIG_SIZES:-}" ] && [ -f "$TARBALL" ]; then
+  osrm_unpack "$TARBALL" "$osrm"
+  osrm_prepare "$big" "$STATE/chbig" && big_osrm=$STATE/chbig/map.osrm
+  [ -n "$big_osrm" ] || echo "| $(basename "$big") | OSRM CH | JSON | $BENCH_OSRM_BIG_SIZES | - | preparation failed ($STATE/osrm-prep.log) | | | | |" >>"$out"
+fi
+
+# ---- the road-like map, gpath (and OSRM CH with BENCH_OSRM_BIG_SIZES; a job's result is kept on
+# disk: a 100,000 x 100,000 one is 40 GB)
 rm -rf "$STATE/mj"
 gpath_start "$STATE/gpath-big.log" --backend "$BACKEND" --cache-path "" --graph "m=osm:$big" \
   --max-binary-table-cells 1000000000 --max-body-bytes 67108864 --request-timeout-ms 600000 \
-  --matrix-job-dir "$STATE/mj" --log-level "${BENCH_LOG_LEVEL:-warn}" ${BENCH_SERVER_ARGS:-}
+  --osrm-max-table-size 10000 --matrix-job-dir "$STATE/mj" --log-level "${BENCH_LOG_LEVEL:-warn}" ${BENCH_SERVER_ARGS:-}
 bbox=$(env -u LD_LIBRARY_PATH "$PYTHON" bench/osrm_cch.py bbox "http://127.0.0.1:$gpath_port/v1/graphs/m/overview.geojson")
 echo "road-like map: bbox $bbox, gpath on port $gpath_port"
 for n in $SIZES; do
@@ -89,6 +133,7 @@ for n in $SIZES; do
     row "$(basename "$big")" gpath JSON "$n" "$r"
   fi
 done
+[ -n "$big_osrm" ] && osrm_compare "$(basename "$big")" m "$big_osrm" "$BENCH_OSRM_BIG_SIZES"
 if [ "$JOB" -gt 0 ]; then
   r=$("${PY[@]}" job "http://127.0.0.1:$gpath_port/v1/graphs/m/matrix-jobs" "$JOB" "$gpath_pid" 9 "bbox=$bbox" | grep '^RESULT' || true)
   echo "$r"
@@ -102,25 +147,13 @@ phases "$STATE/gpath-big.log" "$(basename "$big"), every run above"
 # ---- the small map, gpath and OSRM CH in the same run
 if [ -f "$small" ] && [ -f "$TARBALL" ]; then
   osrm_unpack "$TARBALL" "$osrm"
-  rm -rf "$STATE/ch" && mkdir -p "$STATE/ch" && cp "$small" "$STATE/ch/map.osm.pbf"
-  osrm_step "$STATE/osrm-prep.log" osrm-extract -p "$osrm/profiles/car.lua" -t "$NPROC" "$STATE/ch/map.osm.pbf"
-  osrm_step "$STATE/osrm-prep.log" osrm-contract -t "$NPROC" "$STATE/ch/map.osrm"
+  osrm_prepare "$small" "$STATE/ch"
   gpath_start "$STATE/gpath-small.log" --backend "$BACKEND" --cch on --cache-path "" --graph "s=osm:$small" \
     --max-binary-table-cells 1000000000 --max-body-bytes 67108864 --osrm-max-table-size 10000 \
     --request-timeout-ms 600000 --log-level warn
   bbox=$(env -u LD_LIBRARY_PATH "$PYTHON" bench/osrm_cch.py bbox "http://127.0.0.1:$gpath_port/v1/graphs/s/overview.geojson")
-  LD_LIBRARY_PATH=$osrm/lib "$osrm/bin/osrm-routed" --algorithm ch -t "$NPROC" -i 127.0.0.1 -p 5078 \
-    --max-table-size 10000 "$STATE/ch/map.osrm" >"$STATE/osrm.log" 2>&1 &
-  osrm_pid=$!
-  wait_http "http://127.0.0.1:5078/nearest/v1/driving/${bbox%%,*},$(echo "$bbox" | cut -d, -f2)" "$osrm_pid"
-  for n in $OSIZES; do
-    o=$(median_run osrm "http://127.0.0.1:5078/table/v1/driving/GET" "$n" "$osrm_pid" 1 "bbox=$bbox")
-    row "$(basename "$small")" "OSRM CH" JSON "$n" "$o"
-    r=$(median_run osrm "http://127.0.0.1:$gpath_port/table/v1/s" "$n" "$gpath_pid" 1 "bbox=$bbox")
-    row "$(basename "$small")" gpath ".npy (/table/v1)" "$n" "$r" "$(field "$o" last_s)"
-  done
+  osrm_compare "$(basename "$small")" s "$STATE/ch/map.osrm" "$OSIZES"
   stop_pid "$gpath_pid"
-  stop_pid "$osrm_pid"
 fi
 echo "wrote $out"
 cat "$out"

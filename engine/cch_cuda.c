@@ -1056,7 +1056,7 @@ int gp_cch_gpu_cells_on(const gp_cch *c, int i, const uint32_t *dst, uint32_t kt
                         const gp_dcch_ends *rows, const gp_dcch_ends *cols, uint64_t closed_from,
                         double scale, void *out, gp_dcch_fix **fix, uint32_t *nfix, gp_err *err) {
     cch_gpu *g = gpu_nth(c, i);
-    const size_t csize = scale > 0 ? 4 : 8; /* float32 or uint64 cells */
+    const size_t csize = gp_dcch_cell_bytes(scale);
     const uint32_t nt = cols->n, ne = rows->first[rows->n];
     gp_dcch_fix *all = NULL;
     size_t nall = 0, cap = 0;

@@ -631,8 +631,8 @@ static int cells_share_run(table_share *s) {
     gp_dcch_ends part = gp_dcch_ends_part(j->rows, s->r0, s->k);
     return gp_cch_gpu_cells_on(
         s->c, s->i, j->dst, j->kt, j->key, &part, j->cols, j->closed_from, j->scale,
-        (unsigned char *)j->out + (size_t)s->r0 * j->cols->n * (j->scale > 0 ? 4 : 8), &s->fix,
-        &s->nfix, &s->err);
+        (unsigned char *)j->out + (size_t)s->r0 * j->cols->n * gp_dcch_cell_bytes(j->scale),
+        &s->fix, &s->nfix, &s->err);
 }
 
 int gp_engine_table_cells(gp_engine *e, const gp_graph *tg, const uint32_t *dst, uint32_t kt,

@@ -123,9 +123,10 @@ int gp_engine_p2p(gp_engine *e, const gp_graph *g, uint32_t s, uint32_t t, int a
 int gp_engine_table(gp_engine *e, const gp_graph *g, const uint32_t *src, uint32_t ns,
                     const uint32_t *dst, uint32_t nt, uint64_t *out, gp_err *err);
 /* A turn table's cells (float32 with scale > 0, uint64 with scale 0) on the GPU CCH of the turn
- * graph tg (engine/cch.h gp_cch_gpu_cells_on), the rows split across its devices: GP_EUNSUPPORTED where tg has no CCH on the GPU or the table has
- * fewer than gpu_table_min_cells cells (then the caller combines on the host). *fix: the cells the
- * host finishes (cell = row * cols->n + column; malloc'd). */
+ * graph tg (engine/cch.h gp_cch_gpu_cells_on), the rows split across its devices:
+ * GP_EUNSUPPORTED where tg has no CCH on the GPU or the table has fewer than gpu_table_min_cells
+ * cells (then the caller combines on the host). *fix: the cells the host finishes (cell = row *
+ * cols->n + column; malloc'd). */
 int gp_engine_table_cells(gp_engine *e, const gp_graph *tg, const uint32_t *dst, uint32_t kt,
                           uint64_t key, const gp_dcch_ends *rows, const gp_dcch_ends *cols,
                           uint64_t closed_from, double scale, void *out, gp_dcch_fix **fix,

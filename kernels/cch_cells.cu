@@ -252,7 +252,8 @@ extern "C" int gp_dcch_cells(gp_dcch *d, void *stream, uint32_t k, const uint32_
     }
     CK(cudaEventRecord(d->ev1, s), "table cells");
     if (ncells)
-        CK(cudaMemcpyAsync(out, x->out, ncells * (scale > 0 ? 4 : 8), cudaMemcpyDeviceToHost, s),
+        CK(cudaMemcpyAsync(out, x->out, ncells * gp_dcch_cell_bytes(scale), cudaMemcpyDeviceToHost,
+                           s),
            "table cells");
     if (nf) {
         *fix = (gp_dcch_fix *)malloc(sizeof(gp_dcch_fix) * nf);

@@ -19,6 +19,7 @@
 
 #include "graph/gp.h"
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -60,6 +61,8 @@ typedef struct gp_dcch gp_dcch;
  * one answer share them); cols->ix index the targets of d's last gp_dcch_rphast_prepare. */
 int gp_dcch_cells_cols(gp_dcch *d, void *stream, uint64_t key, const gp_dcch_ends *cols,
                        gp_err *err);
+/* Bytes of one cell as gp_dcch_cells writes it: float32 with scale > 0, uint64 with scale 0. */
+static inline size_t gp_dcch_cell_bytes(double scale) { return scale > 0 ? 4 : 8; }
 /* The cells of rows->n rows against the columns of gp_dcch_cells_cols: RPHAST from the k =
  * rows->first[rows->n] - rows->first[0] row ends (init lists in local ids, as gp_dcch_rphast), in
  * 32-bit ends' cells (64-bit where one saturates), then a thread per cell. out (host, rows->n x

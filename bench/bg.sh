@@ -13,6 +13,8 @@
 #     GPU_CCH_ARGS="--fast --phast-only --reps 3 --p2p-checks 0 --turns --graphs gen:24000000" \
 #     bash bench/gpu-cch.sh
 #   bash bench/bg.sh wait t24 560    # in this call and the next ones until "exit 0"
+# The device tool copies the tree again at each call, removing what the run wrote into
+# bench/results since the last: give such a run BENCH_RESULTS_DIR=/tmp/results (bench/lib.sh).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 dir=/tmp/gpath-bg

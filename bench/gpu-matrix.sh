@@ -21,7 +21,9 @@
 #        BENCH_TAG (the results file's subject: matrix-TAG), BENCH_ONE_RUN_FROM (N x N tables
 #        from this N run once instead of BENCH_REPS times: road-like 24M's 50,000 x 50,000),
 #        BENCH_READY_S (120: seconds the server may take to be ready; road-like 24M needs minutes),
-#        BENCH_OSRM_BIG_SIZES (empty: no OSRM on ROADLIKE)
+#        BENCH_OSRM_BIG_SIZES (empty: no OSRM on ROADLIKE), BENCH_GPATH_OSRM_SIZES (empty: gpath's
+#        /table/v1 as .npy on ROADLIKE at these sizes without OSRM, whose preparation takes minutes),
+#        BENCH_RESULTS_DIR (bench/lib.sh)
 set -eu
 cd "$(dirname "$0")/.."
 # shellcheck source=bench/lib.sh
@@ -134,6 +136,10 @@ for n in $SIZES; do
   fi
 done
 [ -n "$big_osrm" ] && osrm_compare "$(basename "$big")" m "$big_osrm" "$BENCH_OSRM_BIG_SIZES"
+for n in ${BENCH_GPATH_OSRM_SIZES:-}; do
+  r=$(median_run osrm "http://127.0.0.1:$gpath_port/table/v1/m" "$n" "$gpath_pid" 1 "bbox=$bbox")
+  row "$(basename "$big")" gpath ".npy (/table/v1)" "$n" "$r"
+done
 if [ "$JOB" -gt 0 ]; then
   r=$("${PY[@]}" job "http://127.0.0.1:$gpath_port/v1/graphs/m/matrix-jobs" "$JOB" "$gpath_pid" 9 "bbox=$bbox" | grep '^RESULT' || true)
   echo "$r"

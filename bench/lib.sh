@@ -8,9 +8,12 @@ bench_machine() { # short machine name for file names: the GPU when there is one
     echo "cpu$(nproc)-$(lscpu | sed -nE 's/^Model name: *//p' | head -1 | tr -cs 'A-Za-z0-9' '-' | cut -c1-30 | sed 's/-$//')"
   fi
 }
-bench_out() { # SUBJECT -> bench/results/DATE-MACHINE-SUBJECT.md
-  mkdir -p bench/results
-  echo "bench/results/$(date -u +%Y-%m-%d)-$(bench_machine)-$1.md"
+bench_out() { # SUBJECT -> bench/results/DATE-MACHINE-SUBJECT.md (BENCH_RESULTS_DIR instead of
+  # bench/results: a run spread over several device calls by bench/bg.sh, whose copy of the tree
+  # at each call removes the files made there in bench/results since the last one)
+  local d=${BENCH_RESULTS_DIR:-bench/results}
+  mkdir -p "$d"
+  echo "$d/$(date -u +%Y-%m-%d)-$(bench_machine)-$1.md"
 }
 bench_header() { # FILE TITLE COMMAND
   {

@@ -132,7 +132,8 @@ def t_osrm_table(d):
         raise H.Skip(f"no {DATA}/osm/monaco.osm.pbf (run `make data`)")
     pts = monaco_points(30, 3)
     c = osrm_coords(pts)
-    for opts in ("", "?scale_factor=1.5", "?sources=0;1;2&destinations=3;4;5;6"):
+    for opts in ("", "?scale_factor=1.5", "?sources=0;1;2&destinations=3;4;5;6",
+                 "?fallback_speed=10&fallback_coordinate=snapped"):
         a, _ = npy(d, "GET", f"/table/v1/monaco/{c}{opts}")
         st, _, j = d.call("GET", f"/table/v1/monaco/{c}{opts}")
         assert st == 200, j

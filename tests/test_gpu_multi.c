@@ -224,6 +224,62 @@ static gp_graph *make_monaco(void) {
     return g;
 }
 
+/* Rows without an end (a source on behind.osm's node 4, where the one-way Up Lane ends: no
+ * out-arc) beside a row with ends, split across the two device states of engine two so that one
+ * share has no end at all (kernels/cch_cells.cu: no RPHAST then, the cells still combined on
+ * that device): bit for bit the one-device engine's cells, the dead end's row NaN but for 0 to
+ * itself. */
+static void test_rows_without_ends(void **state) {
+    (void)state;
+    if (!need_gpu()) skip();
+    gp_err err = {0};
+    const char *spec = "osm:tests/data/osm/behind.osm?profile=car";
+    gp_graph *a = gp_graph_load(spec, NULL, &err), *b = gp_graph_load(spec, NULL, &err);
+    if (!a || !b) fail_msg("%s: %s", spec, err.msg);
+    assert_int_equal(gp_engine_attach(one, a, &err), GP_OK);
+    assert_int_equal(gp_engine_attach(two, b, &err), GP_OK);
+    assert_int_equal(gp_cch_gpu_count(cch_of(b)), 2);
+    uint32_t dead = GP_NONE, live = GP_NONE;
+    for (uint32_t v = 0; v < a->n; v++) {
+        if (a->row[v] == a->row[v + 1] && dead == GP_NONE) dead = v;
+        if (a->row[v] < a->row[v + 1] && live == GP_NONE) live = v;
+    }
+    assert_true(dead != GP_NONE && live != GP_NONE);
+    gp_snap t[8];
+    uint32_t nt = 0;
+    for (uint32_t v = 0; v < a->n && nt < 8; v++) gp_snap_at_node(a, v, &t[nt++]);
+    for (int order = 0; order < 2;
+         order++) { /* the dead end on the second device, then the first */
+        gp_snap s[2];
+        gp_snap_at_node(a, order ? dead : live, &s[0]);
+        gp_snap_at_node(a, order ? live : dead, &s[1]);
+        float fa[16], fb[16];
+        gp_cch_gpu_stats st0, st;
+        assert_int_equal(gp_cch_gpu_stats_get(cch_of(b), &st0), 0);
+        gp_table_plan *pa = gp_engine_table_plan_new(one, a, t, nt, &err);
+        gp_table_plan *pb = gp_engine_table_plan_new(two, b, t, nt, &err);
+        assert_true(pa && pb);
+        assert_int_equal(gp_engine_table_plan_rows(pa, s, 2, NULL, fa, &err), GP_OK);
+        if (gp_engine_table_plan_rows(pb, s, 2, NULL, fb, &err) != GP_OK)
+            fail_msg("%s: rows from nodes %u and %u: %s", spec, live, dead, err.msg);
+        gp_engine_table_plan_free(pa);
+        gp_engine_table_plan_free(pb);
+        assert_int_equal(gp_cch_gpu_stats_get(cch_of(b), &st), 0);
+        if (st.cells != st0.cells + 1)
+            fail_msg("%s: cells not combined on the first device (order %d)", spec, order);
+        for (uint32_t x = 0; x < 2 * nt; x++)
+            if (memcmp(&fa[x], &fb[x], sizeof *fa))
+                fail_msg("%s: cell %u -> %u: one device %.9g, two %.9g", spec, x / nt, x % nt,
+                         fa[x], fb[x]);
+        const float *drow = fa + (size_t)(order ? 0 : 1) * nt;
+        for (uint32_t j = 0; j < nt; j++)
+            if (j == dead ? drow[j] != 0 : drow[j] == drow[j])
+                fail_msg("%s: dead end %u -> %u: %g", spec, dead, j, drow[j]);
+    }
+    gp_graph_unref(a);
+    gp_graph_unref(b);
+}
+
 static void test_generated(void **state) {
     (void)state;
     if (!need_gpu()) skip();
@@ -242,6 +298,7 @@ static void test_monaco(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_rows_without_ends),
         cmocka_unit_test(test_generated),
         cmocka_unit_test(test_monaco),
     };

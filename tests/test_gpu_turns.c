@@ -121,29 +121,19 @@ static void plan_cells(gp_graph *gg, gp_graph *gc, const char *spec, uint32_t sa
     assert_int_equal(gp_cch_gpu_sweep(c, &tn, &err), GP_OK);
 }
 
-/* spec loaded twice, *gg on the GPU engine and *gc on the CPU's: the turn graph's CCH of *gg,
- * customized on the device */
-static const gp_cch *load_pair(const char *spec, int as_turns, gp_graph **gg, gp_graph **gc) {
+static void compare(const char *spec, int as_turns) {
     gp_err err = {0};
     gp_load_opts o;
     memset(&o, 0, sizeof o);
     o.restrictions_as_turns = as_turns;
-    *gg = gp_graph_load(spec, &o, &err);
-    *gc = gp_graph_load(spec, &o, &err);
-    if (!*gg || !*gc) fail_msg("%s: %s", spec, err.msg);
-    assert_int_equal(gp_engine_attach(gpu, *gg, &err), GP_OK);
-    assert_int_equal(gp_engine_attach(cpu, *gc, &err), GP_OK);
-    assert_non_null((*gg)->turns);
-    const gp_cch *c = ((const gp_turns *)(*gg)->turns)->tg->cch;
+    gp_graph *gg = gp_graph_load(spec, &o, &err), *gc = gp_graph_load(spec, &o, &err);
+    if (!gg || !gc) fail_msg("%s: %s", spec, err.msg);
+    assert_int_equal(gp_engine_attach(gpu, gg, &err), GP_OK);
+    assert_int_equal(gp_engine_attach(cpu, gc, &err), GP_OK);
+    assert_non_null(gg->turns);
+    const gp_cch *c = ((const gp_turns *)gg->turns)->tg->cch;
     assert_non_null(c);
-    assert_non_null(c->gpu);
-    return c;
-}
-
-static void compare(const char *spec, int as_turns) {
-    gp_err err = {0};
-    gp_graph *gg, *gc;
-    load_pair(spec, as_turns, &gg, &gc);
+    assert_non_null(c->gpu); /* customized on the device */
     enum { K = 60 };
     gp_snap s[K];
     uint32_t k = positions(gg, s, K, gg->n / 25 + 1);
@@ -219,58 +209,6 @@ static void test_hand_written(void **state) {
     assert_int_equal(p.dist, 697);
     gp_path_free(&p);
     gp_graph_unref(g);
-}
-
-/* A block whose sources all sit on a node without an out-arc (behind.osm's 4, where the one-way
- * Up Lane ends): no row end at all, so the device skips RPHAST for it (kernels/cch_cells.cu, k
- * == 0) and still combines the block's cells; they equal the CPU's (no route but to the node
- * itself), as float32 and as stored units. */
-static void test_rows_without_ends(void **state) {
-    (void)state;
-    if (!need_gpu()) skip();
-    const char *spec = "osm:tests/data/osm/behind.osm?profile=car";
-    gp_err err = {0};
-    gp_graph *gg, *gc;
-    const gp_cch *c = load_pair(spec, 0, &gg, &gc);
-    uint32_t dead = GP_NONE;
-    for (uint32_t v = 0; v < gg->n && dead == GP_NONE; v++)
-        if (gg->row[v] == gg->row[v + 1]) dead = v;
-    assert_int_not_equal(dead, GP_NONE);
-    enum { K = 12 };
-    gp_snap t[K], src[2];
-    uint32_t k = positions(gg, t + 1, K - 1, 1) + 1;
-    gp_snap_at_node(gg, dead, &t[0]);
-    src[0] = src[1] = t[0];
-    uint64_t want[2 * K], u[2 * K];
-    float f[2 * K];
-    assert_int_equal(gp_engine_table_snap(cpu, gc, src, 2, t, k, want, &err), GP_OK);
-    gp_table_plan *plan = gp_engine_table_plan_new(gpu, gg, t, k, &err);
-    assert_non_null(plan);
-    gp_cch_gpu_stats st0, st;
-    assert_int_equal(gp_cch_gpu_stats_get(c, &st0), 0);
-    if (gp_engine_table_plan_rows(plan, src, 2, NULL, f, &err) != GP_OK ||
-        gp_engine_table_plan_rows(plan, src, 2, u, NULL, &err) != GP_OK)
-        fail_msg("%s rows from node %u: %s", spec, dead, err.msg);
-    assert_int_equal(gp_cch_gpu_stats_get(c, &st), 0);
-    gp_engine_table_plan_free(plan);
-    if (st.cells != st0.cells + 2)
-        fail_msg("%s: %llu of 2 blocks combined on the device", spec,
-                 (unsigned long long)(st.cells - st0.cells));
-    uint32_t routed = 0;
-    for (uint32_t x = 0; x < 2 * k; x++) {
-        if (u[x] != want[x])
-            fail_msg("%s cell %u: gpu %llu, cpu %llu", spec, x, (unsigned long long)u[x],
-                     (unsigned long long)want[x]);
-        if (want[x] == GP_INF ? !isnan(f[x]) : f[x] != (float)gp_graph_cost(gc, want[x]))
-            fail_msg("%s float cell %u: gpu %g, cpu %llu", spec, x, f[x],
-                     (unsigned long long)want[x]);
-        routed += want[x] != GP_INF;
-    }
-    if (want[0] != 0)
-        fail_msg("%s: node %u to itself costs %llu", spec, dead, (unsigned long long)want[0]);
-    print_message("%s: 2 x %u cells from dead end %u, %u with a route\n", spec, k, dead, routed);
-    gp_graph_unref(gg);
-    gp_graph_unref(gc);
 }
 
 static void test_extract(void **state) {
@@ -455,8 +393,9 @@ static void test_changes_monaco(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_hand_written),   cmocka_unit_test(test_rows_without_ends),
-        cmocka_unit_test(test_extract),        cmocka_unit_test(test_changes_generated),
+        cmocka_unit_test(test_hand_written),
+        cmocka_unit_test(test_extract),
+        cmocka_unit_test(test_changes_generated),
         cmocka_unit_test(test_changes_monaco),
     };
     return cmocka_run_group_tests(tests, gpu_pair_setup, gpu_pair_teardown);

@@ -12,7 +12,8 @@
  * smaller levels in one block of 1024 threads, a warp per edge, with __syncthreads() between
  * levels (a block's global writes are visible to it after the barrier). The launches are the
  * same for every metric of a topology part: captured once as a CUDA graph and replayed
- * (CUSTOM_GRAPH; gen:1M's turn graph 7.39 -> 6.61 ms, gen:4M's 17.80 -> 16.94). On the road-like 1M
+ * (CUSTOM_GRAPH; gen:1M's turn graph 7.39 -> 6.61 ms, gen:4M's 17.80 -> 16.94, road-like
+ * 24M's in nd order 79.33 -> 77.60). On the road-like 1M
  * map's turn graph the one block took 16.5 of 28.0 ms of kernel time (ncu, H200): its top
  * levels have few edges of hundreds of triangles each, so a level of more than SMALL_TRI
  * triangles is launched on its own. Triangles read the lower edges' packed {fw, bw} (fb). Device

@@ -14,6 +14,7 @@ the .npy answers (which answered JSON whatever the Accept header).
 Prints "N passed, N failed, N skipped" last.
 """
 import io
+import json
 import os
 import random
 import shutil
@@ -307,6 +308,36 @@ def t_client_leaves_early(d):
     assert a.shape == (3, 2), a.shape
 
 
+@test
+def t_osrm_npy_past_memory(d):
+    """/table/v1 as .npy of 200,000 x 200,000 coordinates (4e10 cells, 160 GB of float32) is
+    computed and sent in blocks: it starts at once, where the whole table's 64-bit costs (320 GB)
+    were allocated first and their failed malloc answered 500. The client reads the head and
+    the first rows, then leaves."""
+    import socket
+    rnd = random.Random(5)
+    pts = [[round(rnd.uniform(8.49, 8.51), 4), round(rnd.uniform(47.295, 47.305), 4)]
+           for _ in range(40)]
+    n = 200000
+    body = json.dumps({"coordinates": [pts[i % 40] for i in range(n)]}).encode()
+    s = socket.create_connection(("127.0.0.1", d.port))
+    s.settimeout(60)
+    s.sendall(b"POST /table/v1/g HTTP/1.1\r\nHost: x\r\nAccept: application/x-npy\r\n"
+              b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+    got = b""
+    while len(got) < 2000000:
+        chunk = s.recv(1 << 20)
+        if not chunk:
+            break
+        got += chunk
+    s.close()
+    assert got.startswith(b"HTTP/1.1 200"), got[:300]
+    assert b"\x93NUMPY" in got[:4096] and b"'shape': (200000, 200000)" in got[:4096], got[:600]
+    assert len(got) >= 2000000, f"the stream ended after {len(got)} bytes"
+    a, _ = npy(d, "POST", "/table/v1/g", {"coordinates": pts[:3]})  # the server goes on
+    assert a.shape == (3, 3) and a[0][0] == 0, a
+
+
 def main():
     if not os.access(H.BIN, os.X_OK):
         print(f"SKIP: no gpath binary at {H.BIN} (set GPATH_BIN)")
@@ -332,19 +363,22 @@ def main():
         d.tmp = tmp
         d.monaco = has_monaco
         p, f, k = H.run_tests([t for t in TESTS if t not in (t_streamed_memory_is_bounded,
-                                                              t_client_leaves_early)], d,
+                                                              t_client_leaves_early,
+                                                              t_osrm_npy_past_memory)], d,
                               skip_exc=H.Skip)
         passed, failed, skipped = passed + p, failed + f, skipped + k
         if d.stop() != 0:
             failed += 1
             print(f"FAIL daemon exit:\n{d.tail()}")
         big_args = ["--backend", "cpu", "--cache-path", "", "--matrix-block-cells", "4096",
-                    "--matrix-job-block-cells", "4096",
+                    "--matrix-job-block-cells", "4096", "--max-binary-table-cells",
+                    "100000000000", "--max-body-bytes", "8388608",
                     "--matrix-job-dir", os.path.join(tmp, "mj"), "--graph", "g=gen:3000"]
         d = H.Daemon(tmp, "npy-big", big_args)
         d.wait_ready(120)
         d.tmp = tmp
-        p, f, k = H.run_tests([t_streamed_memory_is_bounded, t_client_leaves_early], d,
+        p, f, k = H.run_tests([t_streamed_memory_is_bounded, t_client_leaves_early,
+                               t_osrm_npy_past_memory], d,
                               skip_exc=H.Skip)
         passed, failed, skipped = passed + p, failed + f, skipped + k
         try:  # the restart needs a daemon of its own over the same job directory

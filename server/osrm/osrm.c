@@ -460,8 +460,9 @@ static void table_answer(gp_req *r, int post) {
     if (!gp_osrm_snap_all(&q)) goto out;
     src = malloc(sizeof *src * ns);
     dst = malloc(sizeof *dst * nt);
-    cost = malloc(sizeof *cost * (size_t)ns * nt);
-    if (!src || !dst || !cost) {
+    /* the whole table's costs for the JSON answer only (a .npy answer is computed in blocks) */
+    cost = npy ? NULL : malloc(sizeof *cost * (size_t)ns * nt);
+    if (!src || !dst || (!npy && !cost)) {
         gp_osrm_error(r, 500, "InternalError", "out of memory for a %u x %u table", ns, nt);
         goto out;
     }

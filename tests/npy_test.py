@@ -309,6 +309,21 @@ def t_client_leaves_early(d):
 
 
 @test
+def t_osrm_npy_long_durations(d):
+    """Durations of 2^24 tenths of a second (19.4 days) and more, where float32 tenths are no
+    longer exact (a car ferry tagged duration=PT480H0M0.1S): /table/v1's .npy takes the 64-bit
+    costs for such a block and equals the JSON answer (1728000.1 s, not the 1728000.0 of
+    float32(17280001) / 10)."""
+    pts = [[8.60, 47.40], [8.61, 47.40]]
+    c = osrm_coords(pts)
+    a, _ = npy(d, "GET", f"/table/v1/far/{c}")
+    st, _, j = d.call("GET", f"/table/v1/far/{c}")
+    assert st == 200, j
+    same(a, as_matrix(j["durations"]), "durations past 2^24 tenths")
+    assert j["durations"][0][1] == 1728000.1 and a[0][1] == np.float32(1728000.1), (j, a)
+
+
+@test
 def t_osrm_npy_past_memory(d):
     """/table/v1 as .npy of 200,000 x 200,000 coordinates (4e10 cells, 160 GB of float32) is
     computed and sent in blocks: it starts at once, where the whole table's 64-bit costs (320 GB)
@@ -346,7 +361,14 @@ def main():
     tmp = tempfile.mkdtemp(prefix="gpath-npy-")
     H.write_dimacs(os.path.join(tmp, "road.gr"), 4, [(1, 2, 1000), (2, 1, 2000), (2, 3, 300)],
                    {1: (8.50, 47.30), 2: (8.52, 47.30), 3: (8.54, 47.30), 4: (9.50, 48.30)})
-    graphs = ["--graph", "road=dimacs:" + os.path.join(tmp, "road.gr"), "--graph", "g=gen:3000"]
+    with open(os.path.join(tmp, "far.osm"), "w") as f:  # a ferry of 20 days and 0.1 s
+        f.write('<?xml version="1.0"?><osm version="0.6">'
+                '<node id="1" lat="47.40" lon="8.60"/><node id="2" lat="47.40" lon="8.61"/>'
+                '<way id="1"><nd ref="1"/><nd ref="2"/><tag k="route" v="ferry"/>'
+                '<tag k="motor_vehicle" v="yes"/><tag k="duration" v="PT480H0M0.1S"/></way>'
+                '</osm>')
+    graphs = ["--graph", "road=dimacs:" + os.path.join(tmp, "road.gr"), "--graph", "g=gen:3000",
+              "--graph", "far=osm:" + os.path.join(tmp, "far.osm") + "?profile=car"]
     monaco = os.path.join(DATA, "osm", "monaco.osm.pbf")
     has_monaco = os.path.exists(monaco)
     if has_monaco:

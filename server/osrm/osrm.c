@@ -296,20 +296,19 @@ static int npy_osrm_rows(void *ctx, int worker, uint32_t row0, uint32_t k, float
         /* costs in tenths as float32 (combined on the device where it can): exact below 2^24
          * tenths (19 days), so cell_duration's c / 10 is (double)f / 10; a block with a larger
          * cell takes the stored units below */
-        size_t n = (size_t)k * t->nt, big = 0;
-        int rc = gp_engine_table_plan_rows(m->plan, t->src + row0, k, NULL, out, err);
+        int rc = gp_engine_table_plan_rows(m->plan, t->src + row0, k, NULL, out, err), big = 0;
         if (rc) return rc;
-        for (size_t x = 0; x < n; x++) big |= out[x] >= 16777216.0f;
-        if (!big) {
-            for (uint32_t i = 0; i < k; i++) {
-                float *orow = out + (size_t)i * t->nt;
-                int fb;
-                for (uint32_t j = 0; j < t->nt; j++)
-                    orow[j] = isnan(orow[j]) ? (float)cell_duration(t, row0 + i, j, GP_INF, &fb)
-                                             : (float)((double)orow[j] / 10);
+        for (uint32_t i = 0; i < k; i++) {
+            float *orow = out + (size_t)i * t->nt;
+            int fb;
+            for (uint32_t j = 0; j < t->nt; j++) {
+                const float f = orow[j];
+                big |= f >= 16777216.0f;
+                orow[j] = isnan(f) ? (float)cell_duration(t, row0 + i, j, GP_INF, &fb)
+                                   : (float)((double)f / 10);
             }
-            return 0;
         }
+        if (!big) return 0;
     }
     int rc = gp_engine_table_plan_rows(m->plan, t->src + row0, k, cost, NULL, err);
     for (uint32_t i = 0; !rc && i < k; i++) {

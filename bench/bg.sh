@@ -14,7 +14,9 @@
 #     bash bench/gpu-cch.sh
 #   bash bench/bg.sh wait t24 560    # in this call and the next ones until "exit 0"
 # The device tool copies the tree again at each call, removing what the run wrote into
-# bench/results since the last: give such a run BENCH_RESULTS_DIR=/tmp/results (bench/lib.sh).
+# bench/results since the last: a run started here writes its results files into
+# /tmp/gpath-bg/results instead (BENCH_RESULTS_DIR, bench/lib.sh, unless set), which `wait`
+# lists once the run has ended; copy them into the tree or out of the machine from there.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 dir=/tmp/gpath-bg
@@ -44,7 +46,8 @@ start)
   rm -f "$dir/$name.rc"
   date +%s >"$dir/$name.t0"
   # shellcheck disable=SC2016 # expanded by the inner shell
-  setsid bash -c 'rc=$1; shift; "$@"; echo $? >"$rc"' _ "$dir/$name.rc" "$@" \
+  BENCH_RESULTS_DIR=${BENCH_RESULTS_DIR:-$dir/results} \
+    setsid bash -c 'rc=$1; shift; "$@"; echo $? >"$rc"' _ "$dir/$name.rc" "$@" \
     >"$dir/$name.log" 2>&1 </dev/null &
   echo $! >"$dir/$name.pid"
   echo "bg: $name started (pid $!, log $dir/$name.log)"
@@ -58,6 +61,10 @@ wait)
   s=$(state)
   echo "bg: $name: $s after $(($(date +%s) - $(cat "$dir/$name.t0"))) s"
   tail -n "${BG_TAIL:-15}" "$dir/$name.log"
+  if [ "$s" != running ] && [ -d "$dir/results" ]; then
+    echo "bg: results files in $dir/results:"
+    ls -1 "$dir/results"
+  fi
   case "$s" in
   "exit 0") exit 0 ;;
   running) exit 3 ;;

@@ -9,8 +9,8 @@ bench_machine() { # short machine name for file names: the GPU when there is one
   fi
 }
 bench_out() { # SUBJECT -> bench/results/DATE-MACHINE-SUBJECT.md (BENCH_RESULTS_DIR instead of
-  # bench/results for a run that bench/bg.sh spreads over several device calls: the device
-  # tool's copy of the tree at each call removes what the run wrote into bench/results)
+  # bench/results: bench/bg.sh sets it for the runs it spreads over several device calls, since
+  # the device tool's copy of the tree at each call removes what a run wrote into bench/results)
   local d=${BENCH_RESULTS_DIR:-bench/results}
   mkdir -p "$d"
   echo "$d/$(date -u +%Y-%m-%d)-$(bench_machine)-$1.md"

@@ -50,8 +50,13 @@ NPROC=$(nproc)
 DEADLINE=0
 mkdir -p "$STATE"
 out=$(bench_out "matrix${BENCH_TAG:+-$BENCH_TAG}")
+settings=
+for v in BENCH_MATRIX_SIZES BENCH_JOB_SIZE BENCH_OSRM_SIZES BENCH_OSRM_BIG_SIZES BENCH_GPATH_OSRM_SIZES \
+  BENCH_REPS BENCH_ONE_RUN_FROM BENCH_SERVER_ARGS BENCH_TAG; do
+  [ -n "${!v:-}" ] && settings="$settings$v=\"${!v}\" "
+done
 bench_header "$out" "Distance matrices: .npy streamed, JSON, matrix jobs, OSRM CH (issue 34)" \
-  "${BENCH_SERVER_ARGS:+BENCH_SERVER_ARGS=\"$BENCH_SERVER_ARGS\" }bench/gpu-matrix.sh $(basename "$big") ${small:+$(basename "$small")}"
+  "${settings}bench/gpu-matrix.sh $(basename "$big") ${small:+$(basename "$small")}"
 {
   echo "gpath: \`serve --backend $BACKEND\` (\`--cch on\` for the small map, whose turn graph is under cch_min_nodes),
 turn costs on (default for OSM), matrix cache off;"
@@ -93,7 +98,7 @@ osrm_prepare() { # PBF DIR: DIR/map.osrm from PBF (car.lua), unless DIR holds it
     echo "$sum" >"$2/source.cksum"
 }
 osrm_compare() { # LABEL GRAPH OSRMFILE SIZES: OSRM CH's /table/v1 beside gpath's (running, bbox set)
-  local n o r osrm_pid
+  local n o osrm_pid
   LD_LIBRARY_PATH=$osrm/lib "$osrm/bin/osrm-routed" --algorithm ch -t "$NPROC" -i 127.0.0.1 -p 5078 \
     --max-table-size 10000 "$3" >"$STATE/osrm.log" 2>&1 &
   osrm_pid=$!
@@ -105,10 +110,13 @@ osrm_compare() { # LABEL GRAPH OSRMFILE SIZES: OSRM CH's /table/v1 beside gpath'
   for n in $4; do
     o=$(median_run osrm "http://127.0.0.1:5078/table/v1/driving/GET" "$n" "$osrm_pid" 1 "bbox=$bbox")
     row "$1" "OSRM CH" JSON "$n" "$o"
-    r=$(median_run osrm "http://127.0.0.1:$gpath_port/table/v1/$2" "$n" "$gpath_pid" 1 "bbox=$bbox")
-    row "$1" gpath ".npy (/table/v1)" "$n" "$r" "$(field "$o" last_s)"
+    gpath_v1_row "$1" "$2" "$n" "$(field "$o" last_s)"
   done
   stop_pid "$osrm_pid"
+}
+gpath_v1_row() { # LABEL GRAPH N [OSRM_LAST]: gpath's /table/v1 as .npy (running, bbox set)
+  row "$1" gpath ".npy (/table/v1)" "$3" \
+    "$(median_run osrm "http://127.0.0.1:$gpath_port/table/v1/$2" "$3" "$gpath_pid" 1 "bbox=$bbox")" "${4:-}"
 }
 
 # ---- OSRM's files of the road-like map first (BENCH_OSRM_BIG_SIZES), then gpath beside it
@@ -136,10 +144,7 @@ for n in $SIZES; do
   fi
 done
 [ -n "$big_osrm" ] && osrm_compare "$(basename "$big")" m "$big_osrm" "$BENCH_OSRM_BIG_SIZES"
-for n in ${BENCH_GPATH_OSRM_SIZES:-}; do
-  r=$(median_run osrm "http://127.0.0.1:$gpath_port/table/v1/m" "$n" "$gpath_pid" 1 "bbox=$bbox")
-  row "$(basename "$big")" gpath ".npy (/table/v1)" "$n" "$r"
-done
+for n in ${BENCH_GPATH_OSRM_SIZES:-}; do gpath_v1_row "$(basename "$big")" m "$n"; done
 if [ "$JOB" -gt 0 ]; then
   r=$("${PY[@]}" job "http://127.0.0.1:$gpath_port/v1/graphs/m/matrix-jobs" "$JOB" "$gpath_pid" 9 "bbox=$bbox" | grep '^RESULT' || true)
   echo "$r"

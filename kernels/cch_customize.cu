@@ -13,7 +13,7 @@
  * levels (a block's global writes are visible to it after the barrier). The launches are the
  * same for every metric of a topology part: captured once as a CUDA graph and replayed
  * (CUSTOM_GRAPH; gen:1M's turn graph 7.39 -> 6.61 ms, gen:4M's 17.80 -> 16.94, road-like
- * 24M's in nd order 79.33 -> 77.60). On the road-like 1M
+ * 24M's in nd order 79.33 -> 77.60; 71.27 with step_wt). On the road-like 1M
  * map's turn graph the one block took 16.5 of 28.0 ms of kernel time (ncu, H200): its top
  * levels have few edges of hundreds of triangles each, so a level of more than SMALL_TRI
  * triangles is launched on its own. Triangles read the lower edges' packed {fw, bw} (fb). Device
@@ -37,16 +37,27 @@ __global__ void gather_wt(const uint32_t *__restrict__ edge, uint32_t count,
     if (i < count) wt[i] = bw[edge[i]];
 }
 
-/* The inner arcs' weights in the warp bins' layout (plan_dev in_ht), a thread per step: its
- * arcs' weights from the position-ordered in_wt, then INF up to its padded end. */
-__global__ void pad_wt(uint32_t nsteps, const uint32_t *__restrict__ step_first,
-                       const uint32_t *__restrict__ in_first, const uint32_t *__restrict__ step_arc,
-                       const uint32_t *__restrict__ in_wt, uint32_t *pwt) {
-    const size_t st = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (st >= nsteps) return;
+/* The inner arcs' weights, in position order (in_wt) and in the warp bins' layout (pwt), a warp
+ * per step: lane j of the step's padded arcs reads its arc's down weight through in_edge (INF past
+ * the step's arcs) and writes both. Every inner arc is in one step. It replaced a gather into
+ * in_wt followed by a thread per step copying its arcs into the padded layout, whose lanes each
+ * walked its own step (uncoalesced, 71% of the plan's weights): 2.13 -> 1.03 ms on gen:4M's turn
+ * graph, customization with them 77.60 -> 71.27 ms on road-like 24M's (nd; H200, bench/results
+ * 2026-12-02-NVIDIA-H200-cch-plan-weights.md). */
+__global__ void step_wt(uint32_t nsteps, const uint32_t *__restrict__ step_first,
+                        const uint32_t *__restrict__ in_first,
+                        const uint32_t *__restrict__ step_arc, const uint32_t *__restrict__ in_edge,
+                        const uint32_t *__restrict__ bw, uint32_t *in_wt, uint32_t *pwt) {
+    const uint64_t st = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    if (st >= nsteps) return; /* whole warps */
+    const uint32_t lane = threadIdx.x & 31;
     const uint32_t a0 = in_first[step_first[st]], na = in_first[step_first[st + 1]] - a0;
     const uint32_t d0 = step_arc[st], nd = step_arc[st + 1] - d0;
-    for (uint32_t j = 0; j < nd; j++) pwt[d0 + j] = j < na ? in_wt[a0 + j] : INF32;
+    for (uint32_t j = lane; j < nd; j += 32) {
+        const uint32_t w = j < na ? bw[in_edge[a0 + j]] : INF32;
+        if (j < na) in_wt[a0 + j] = w;
+        pwt[d0 + j] = w;
+    }
 }
 
 /* The top table (kernels/cch_plan.h gp_cch_top): a warp per row u walks the top positions after
@@ -337,14 +348,11 @@ cudaError_t gp_dcch_customize_attrs(int smem_max) {
 int gp_dcch_plan_weights_only(gp_dcch *d, cudaStream_t s, gp_err *err) {
     int rc = GP_OK;
     if (!d->p_nphases || !d->customized) return GP_OK;
-    if (d->p_nin) {
-        gather_wt<<<(d->p_nin + BIG_THREADS - 1) / BIG_THREADS, BIG_THREADS, 0, s>>>(
-            d->p_in_edge, d->p_nin, d->bw, d->p_in_wt);
-        CKL("plan weights");
-    }
     if (d->p_nsteps) {
-        pad_wt<<<(d->p_nsteps + BIG_THREADS - 1) / BIG_THREADS, BIG_THREADS, 0, s>>>(
-            d->p_nsteps, d->p_step_first, d->p_in_first, d->p_step_arc, d->p_in_wt, d->p_in_pwt);
+        const uint64_t th = (uint64_t)d->p_nsteps * 32;
+        step_wt<<<(unsigned)((th + BIG_THREADS - 1) / BIG_THREADS), BIG_THREADS, 0, s>>>(
+            d->p_nsteps, d->p_step_first, d->p_in_first, d->p_step_arc, d->p_in_edge, d->bw,
+            d->p_in_wt, d->p_in_pwt);
         CKL("plan weights");
     }
     if (d->p_nout) {

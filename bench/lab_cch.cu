@@ -6,7 +6,7 @@
  *           [--fast] [--plans BASExRATIOxBINCAP,..] [--order nd|metis|cuts|flow] [--compare-metis]
  *           [--p2p-checks N] [--nf-table-max K] [--phast-only] [--variants KEY,..]
  *           [--profile-plans] [--profile-custom] [--turns] [--custom-only]
- *           [--custom-shapes TINY:HEAVY,..]
+ *           [--custom-shapes TINY:HEAVY,..] [--custom-layout]
  *
  * The kernels are the product's (kernels/cch*.cu); the lab shapes them through
  * kernels/cch_lab.h (gp_dcch_tune: the plan's thresholds and table caps, the sweep's paths,
@@ -19,6 +19,9 @@
  *             a mismatch (for compute-sanitizer memcheck / racecheck)
  *   --fast    no near-far runs and no timed Dijkstra (Dijkstra still checks PHAST on 2 sources)
  *   --phast-only  no p2p queries and no tables (customization and one-to-all only)
+ *   --custom-layout  the customization's levels also with the edges numbered by the
+ *             elimination tree's postorder, timed beside the service's numbering (a simplified
+ *             pass, custom_layout below)
  *   --custom-only  customization alone, one CPU pass (what fits road-like 24M's turn graph in
  *             128 GiB: no PHAST, p2p or tables)
  *   --variants  time only these of the sweep variants (step 4 below), by key: nogather,
@@ -241,6 +244,7 @@ struct lab {
     bool profile_custom = false;              /* --profile-custom */
     bool turns = false;                       /* --turns: the car turn graph of each graph */
     std::vector<std::pair<uint32_t, uint32_t>> shapes; /* --custom-shapes: tiny_tri, heavy_tri */
+    bool custom_layout = false;                        /* --custom-layout */
     /* the service's sweep (--small: warp bins and gathers in phases of any size; smem: 2 KiB) */
     gp_dcch_tune svc;
     FILE *plot = NULL;
@@ -341,6 +345,202 @@ static std::vector<double> gpu_custom_times(gp_cch *c, int reps) {
         v.push_back(gp_cch_gpu_last_ms(c));
     }
     return v;
+}
+
+/* --custom-layout: the customization's memory layout as a lab experiment (issue 35). The
+ * service numbers the CCH edges level by level (each rank's row in (level, rank) order), so the
+ * two lower edges a triangle reads, {v,x} and {v,y}, lie in v's row but the rows of one
+ * elimination subtree are spread over every level. Here the same levels run with the edges
+ * numbered by a postorder of the elimination tree instead (a subtree's rows together), the
+ * levels' edges then taken through lists. A simplified pass times both layouts alike: a thread per
+ * edge of at most 16 triangles, a warp per edge of more, weights only (no witnesses), checked
+ * against the CPU's weights; device time per level summed by the level's edges. The postorder
+ * lost (H200, gen:4M's turn graph 22.16 against 21.34 ms, its levels of a million edges 3.56
+ * against 2.83: bench/results/2026-12-02-NVIDIA-H200-cch-layout.md). */
+/* Triangles k, k + step, ... below k1 into the minima f (up) and b (down), as the service's
+ * relax_pair (kernels/cch_customize.cu) without its witnesses. */
+static __device__ __forceinline__ void lay_scan(uint64_t k, uint64_t k1, uint32_t step,
+                                                const uint2 *__restrict__ tri, const uint2 *fb,
+                                                uint32_t &f, uint32_t &b) {
+    for (; k < k1; k += step) {
+        const uint2 t = tri[k];
+        const uint2 w1 = fb[t.x], w2 = fb[t.y];
+        if (w1.y != GP_CCH_INF && w2.x != GP_CCH_INF && (uint64_t)w1.y + w2.x < GP_CCH_INF)
+            f = min(f, w1.y + w2.x);
+        if (w2.y != GP_CCH_INF && w1.x != GP_CCH_INF && (uint64_t)w2.y + w1.x < GP_CCH_INF)
+            b = min(b, w2.y + w1.x);
+    }
+}
+
+static __global__ void lay_thread(const uint32_t *__restrict__ list, uint32_t cnt,
+                                  const uint64_t *__restrict__ tf, const uint2 *__restrict__ tri,
+                                  const uint2 *__restrict__ ofb, uint2 *fb) {
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= cnt) return;
+    const uint32_t e = list[i];
+    uint32_t f = GP_CCH_INF, b = GP_CCH_INF;
+    lay_scan(tf[e], tf[e + 1], 1, tri, fb, f, b);
+    const uint2 o = ofb[e];
+    fb[e] = make_uint2(min(f, o.x), min(b, o.y));
+}
+
+static __global__ void lay_warp(const uint32_t *__restrict__ list, uint32_t cnt,
+                                const uint64_t *__restrict__ tf, const uint2 *__restrict__ tri,
+                                const uint2 *__restrict__ ofb, uint2 *fb) {
+    const uint32_t w = (blockIdx.x * blockDim.x + threadIdx.x) >> 5, lane = threadIdx.x & 31;
+    if (w >= cnt) return;
+    const uint32_t e = list[w];
+    uint32_t f = GP_CCH_INF, b = GP_CCH_INF;
+    lay_scan(tf[e] + lane, tf[e + 1], 32, tri, fb, f, b);
+    f = __reduce_min_sync(0xffffffffu, f);
+    b = __reduce_min_sync(0xffffffffu, b);
+    if (lane == 0) {
+        const uint2 o = ofb[e];
+        fb[e] = make_uint2(min(f, o.x), min(b, o.y));
+    }
+}
+
+#define LCK(x)                                                                                     \
+    do {                                                                                           \
+        cudaError_t e_ = (x);                                                                      \
+        if (e_ != cudaSuccess) {                                                                   \
+            fprintf(stderr, "custom-layout: %s: %s\n", #x, cudaGetErrorString(e_));                \
+            exit(1);                                                                               \
+        }                                                                                          \
+    } while (0)
+
+template <typename T> static T *lay_put(const std::vector<T> &v) {
+    T *d = NULL;
+    LCK(cudaMalloc(&d, v.size() * sizeof(T) + 8));
+    LCK(cudaMemcpy(d, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
+    return d;
+}
+
+static void custom_layout(const gp_cch *c, int reps) {
+    const gp_cch_topo *t = c->topo;
+    const uint32_t n = t->n, m = t->m, L = t->nlevels;
+    double t0 = gp_now();
+    /* the elimination tree's postorder (children after their CSR, iteratively) */
+    std::vector<uint32_t> cf(n + 1, 0), ch(n), post(n), stk, it(n);
+    for (uint32_t v = 0; v < n; v++)
+        if (t->parent[v] != GP_NONE) cf[t->parent[v] + 1]++;
+    for (uint32_t v = 0; v < n; v++) cf[v + 1] += cf[v];
+    {
+        std::vector<uint32_t> at(cf.begin(), cf.end() - 1);
+        for (uint32_t v = 0; v < n; v++)
+            if (t->parent[v] != GP_NONE) ch[at[t->parent[v]]++] = v;
+    }
+    uint32_t np = 0;
+    for (uint32_t r = 0; r < n; r++) {
+        if (t->parent[r] != GP_NONE) continue;
+        stk.push_back(r);
+        it[r] = cf[r];
+        while (!stk.empty()) {
+            const uint32_t v = stk.back();
+            if (it[v] < cf[v + 1]) {
+                const uint32_t u = ch[it[v]++];
+                it[u] = cf[u];
+                stk.push_back(u);
+            } else {
+                post[v] = np++;
+                stk.pop_back();
+            }
+        }
+    }
+    if (np != n) {
+        fprintf(stderr, "custom-layout: the elimination tree's postorder missed nodes\n");
+        exit(1);
+    }
+    std::vector<uint32_t> byp(n), nf(n + 1, 0), ne(m);
+    for (uint32_t v = 0; v < n; v++) byp[post[v]] = v;
+    for (uint32_t p = 0; p < n; p++)
+        nf[p + 1] = nf[p] + (t->up_first[byp[p] + 1] - t->up_first[byp[p]]);
+    for (uint32_t v = 0; v < n; v++)
+        for (uint32_t e = t->up_first[v]; e < t->up_first[v + 1]; e++)
+            ne[e] = nf[post[v]] + (e - t->up_first[v]);
+    /* both layouts' arrays */
+    std::vector<uint64_t> tf1(m + 1), tf2(m + 1, 0);
+    std::vector<uint2> tri1(t->ntri), tri2(t->ntri), ofb1(m), ofb2(m);
+    for (uint32_t e = 0; e <= m; e++) tf1[e] = t->tri_first[e];
+    for (uint64_t k = 0; k < t->ntri; k++) tri1[k] = make_uint2(t->tri[2 * k], t->tri[2 * k + 1]);
+    for (uint32_t e = 0; e < m; e++) tf2[ne[e] + 1] = t->tri_first[e + 1] - t->tri_first[e];
+    for (uint32_t e = 0; e < m; e++) tf2[e + 1] += tf2[e];
+    for (uint32_t e = 0; e < m; e++) {
+        ofb1[e] = make_uint2(c->ofw[e], c->obw[e]);
+        ofb2[ne[e]] = ofb1[e];
+        uint64_t k2 = tf2[ne[e]];
+        for (uint64_t k = t->tri_first[e]; k < t->tri_first[e + 1]; k++, k2++)
+            tri2[k2] = make_uint2(ne[t->tri[2 * k]], ne[t->tri[2 * k + 1]]);
+    }
+    /* per level and layout, its thread edges then its warp edges (the new ids ascending) */
+    std::vector<uint32_t> list1, list2, lf(2 * (size_t)L + 1, 0);
+    std::vector<uint32_t> l2;
+    for (uint32_t l = 0; l < L; l++) {
+        const uint32_t lo = t->up_first[t->level_first[l]], hi = t->up_first[t->level_first[l + 1]];
+        for (int w = 0; w < 2; w++) {
+            l2.clear();
+            for (uint32_t e = lo; e < hi; e++) {
+                if ((t->tri_first[e + 1] - t->tri_first[e] > 16) != (w == 1)) continue;
+                list1.push_back(e);
+                l2.push_back(ne[e]);
+            }
+            std::sort(l2.begin(), l2.end());
+            list2.insert(list2.end(), l2.begin(), l2.end());
+            lf[2 * l + w + 1] = (uint32_t)list1.size();
+        }
+    }
+    printf("- custom-layout: postorder and both layouts built on the host in %.1f s\n",
+           gp_now() - t0);
+    fflush(stdout);
+    const char *names[2] = {"levels (the service's numbering)", "elimination-tree postorder"};
+    for (int lay = 0; lay < 2; lay++) {
+        uint64_t *dtf = lay_put(lay ? tf2 : tf1);
+        uint2 *dtri = lay_put(lay ? tri2 : tri1), *dofb = lay_put(lay ? ofb2 : ofb1);
+        uint32_t *dl = lay_put(lay ? list2 : list1);
+        uint2 *dfb = NULL;
+        LCK(cudaMalloc(&dfb, (size_t)m * 8));
+        std::vector<cudaEvent_t> ev(L + 1);
+        for (auto &x : ev) LCK(cudaEventCreate(&x));
+        std::vector<double> tot, big, mid, small;
+        for (int r = 0; r < reps; r++) {
+            LCK(cudaEventRecord(ev[0]));
+            for (uint32_t l = 0; l < L; l++) {
+                const uint32_t a = lf[2 * l], b = lf[2 * l + 1], z = lf[2 * l + 2];
+                if (b > a)
+                    lay_thread<<<(b - a + 255) / 256, 256>>>(dl + a, b - a, dtf, dtri, dofb, dfb);
+                if (z > b)
+                    lay_warp<<<(unsigned)(((uint64_t)(z - b) * 32 + 255) / 256), 256>>>(
+                        dl + b, z - b, dtf, dtri, dofb, dfb);
+                LCK(cudaEventRecord(ev[l + 1]));
+            }
+            LCK(cudaEventSynchronize(ev[L]));
+            LCK(cudaGetLastError());
+            double s[4] = {0, 0, 0, 0};
+            for (uint32_t l = 0; l < L; l++) {
+                float ms = 0;
+                LCK(cudaEventElapsedTime(&ms, ev[l], ev[l + 1]));
+                const uint32_t ed = lf[2 * l + 2] - lf[2 * l];
+                s[0] += ms;
+                s[ed >= 1000000 ? 1 : ed >= 100000 ? 2 : 3] += ms;
+            }
+            tot.push_back(s[0]), big.push_back(s[1]), mid.push_back(s[2]), small.push_back(s[3]);
+        }
+        std::vector<uint2> out(m);
+        LCK(cudaMemcpy(out.data(), dfb, (size_t)m * 8, cudaMemcpyDeviceToHost));
+        uint64_t bad = 0;
+        for (uint32_t e = 0; e < m; e++) {
+            const uint2 o = out[lay ? ne[e] : e];
+            bad += o.x != c->fw[e] || o.y != c->bw[e];
+        }
+        printf("- custom-layout, %s: %.2f ms device (median of %d), levels of >= 1 M edges %.2f, "
+               "100 k - 1 M %.2f, fewer %.2f; weights %s the CPU's (%llu differ)\n",
+               names[lay], median(tot), reps, median(big), median(mid), median(small),
+               bad ? "DIFFER from" : "equal to", (unsigned long long)bad);
+        fflush(stdout);
+        CHECK(bad == 0, "custom-layout: %s: weights differ from the CPU's", names[lay]);
+        for (auto &x : ev) cudaEventDestroy(x);
+        cudaFree(dtf), cudaFree(dtri), cudaFree(dofb), cudaFree(dl), cudaFree(dfb);
+    }
 }
 
 static void run_graph(lab &L, const char *spec, bool small) {
@@ -457,6 +657,7 @@ static void run_graph(lab &L, const char *spec, bool small) {
         "device / %.1f ms end-to-end; GPU == CPU bit for bit\n",
         median(cc), median(cg), median(cge), changed, cpu1, gpu1, gpu1e);
     fflush(stdout);
+    if (L.custom_layout) custom_layout(c, reps < 3 ? 3 : reps);
     if (!L.svc.custom_profile) { /* the level launches replayed as a CUDA graph, or not */
         gp_dcch_tune tn = L.svc;
         tn.custom_graph = !L.svc.custom_graph;
@@ -865,6 +1066,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--compare-metis")) L.compare = true;
         else if (!strcmp(argv[i], "--phast-only")) L.phast_only = true;
         else if (!strcmp(argv[i], "--custom-only")) L.custom_only = true;
+        else if (!strcmp(argv[i], "--custom-layout")) L.custom_layout = true;
         else if (!strcmp(argv[i], "--profile-plans")) L.profile_plans = true;
         else if (!strcmp(argv[i], "--profile-custom")) L.profile_custom = true;
         else if (!strcmp(argv[i], "--turns")) L.turns = true;
@@ -908,7 +1110,7 @@ int main(int argc, char **argv) {
                             "[--nf-table-max K] "
                             "[--phast-only] [--variants KEY,..] [--profile-plans] "
                             "[--profile-custom] [--turns] "
-                            "[--custom-only]\n");
+                            "[--custom-only] [--custom-layout]\n");
             return 2;
         }
     }

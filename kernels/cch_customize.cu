@@ -200,15 +200,13 @@ __device__ __forceinline__ lane_min edge_scan(uint32_t e, int lane, const uint64
 }
 
 /* Edge e's results from its triangles' minima (f, b) with the first offsets reaching them (fm,
- * bm) and the overflow flags: the witness is none when the original arc reaches the minimum (the
- * CPU's rule, engine/cch.c customize_range). */
+ * bm), the overflow flags and its original weights (of0, ob0: loaded by the caller before the
+ * triangles, so that their latency overlaps the scan's): the witness is none when the original
+ * arc reaches the minimum (the CPU's rule, engine/cch.c customize_range). */
 __device__ __forceinline__ void edge_store(uint32_t e, uint32_t f, uint32_t b, uint32_t fm,
-                                           uint32_t bm, int of, int ob,
-                                           const uint32_t *__restrict__ ofw,
-                                           const uint32_t *__restrict__ obw, uint2 *fb,
-                                           uint32_t *fw, uint32_t *bw, uint32_t *fmid,
+                                           uint32_t bm, int of, int ob, uint32_t of0, uint32_t ob0,
+                                           uint2 *fb, uint32_t *fw, uint32_t *bw, uint32_t *fmid,
                                            uint32_t *bmid, uint32_t *bad) {
-    const uint32_t of0 = ofw[e], ob0 = obw[e];
     const uint32_t fw_ = min(f, of0), bw_ = min(b, ob0);
     fb[e] = make_uint2(fw_, bw_);
     fw[e] = fw_;
@@ -228,17 +226,18 @@ __device__ __forceinline__ void customize_edge(uint32_t e, int lane, unsigned ma
                                                const uint32_t *__restrict__ obw, uint2 *fb,
                                                uint32_t *fw, uint32_t *bw, uint32_t *fmid,
                                                uint32_t *bmid, uint32_t *bad) {
+    const uint32_t of0 = lane == 0 ? ofw[e] : 0, ob0 = lane == 0 ? obw[e] : 0;
     lane_min r = edge_scan<W>(e, lane, tf, tri, fb);
     if constexpr (W == 1) {
         (void)mask;
-        edge_store(e, r.f, r.b, r.fm, r.bm, r.of, r.ob, ofw, obw, fb, fw, bw, fmid, bmid, bad);
+        edge_store(e, r.f, r.b, r.fm, r.bm, r.of, r.ob, of0, ob0, fb, fw, bw, fmid, bmid, bad);
     } else {
         const uint32_t fmin = __reduce_min_sync(mask, r.f), bmin = __reduce_min_sync(mask, r.b);
         const uint32_t fmc = __reduce_min_sync(mask, r.f == fmin ? r.fm : INF32);
         const uint32_t bmc = __reduce_min_sync(mask, r.b == bmin ? r.bm : INF32);
         const int of = __any_sync(mask, r.of), ob = __any_sync(mask, r.ob);
         if (lane == 0)
-            edge_store(e, fmin, bmin, fmc, bmc, of, ob, ofw, obw, fb, fw, bw, fmid, bmid, bad);
+            edge_store(e, fmin, bmin, fmc, bmc, of, ob, of0, ob0, fb, fw, bw, fmid, bmid, bad);
     }
 }
 
@@ -253,6 +252,7 @@ __device__ __forceinline__ void customize_edge_block(uint32_t e, const uint64_t 
                                                      uint32_t *bmid, uint32_t *bad) {
     __shared__ u64 sf[BIG_THREADS / 32], sb[BIG_THREADS / 32];
     __shared__ int sfl[BIG_THREADS / 32];
+    const uint32_t of0 = threadIdx.x == 0 ? ofw[e] : 0, ob0 = threadIdx.x == 0 ? obw[e] : 0;
     lane_min r = edge_scan<BIG_THREADS>(e, (int)threadIdx.x, tf, tri, fb);
     u64 pf = (u64)r.f << 32 | r.fm, pb = (u64)r.b << 32 | r.bm;
     for (int o = 16; o > 0; o >>= 1) {
@@ -273,7 +273,7 @@ __device__ __forceinline__ void customize_edge_block(uint32_t e, const uint64_t 
             f |= sfl[w];
         }
         edge_store(e, (uint32_t)(pf >> 32), (uint32_t)(pb >> 32), (uint32_t)pf, (uint32_t)pb, f & 1,
-                   f >> 1, ofw, obw, fb, fw, bw, fmid, bmid, bad);
+                   f >> 1, of0, ob0, fb, fw, bw, fmid, bmid, bad);
     }
 }
 

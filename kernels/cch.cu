@@ -26,14 +26,13 @@ static void topo_part_free(gp_dcch_topo *t) {
                    t->p_step_arc, t->p_bin_rec,  t->p_border,    t->p_onode,     t->p_ooff,
                    t->t_first,    t->t_head,     t->t_edge,      t->q_bins,      t->q_first,
                    t->q_depth,    t->q_tmpl,     t->f_va,        t->f_perm,      t->f_vfirst,
-                   t->eord,       t->cdesc,      t->hblk};
+                   t->eord,       t->cdesc};
     for (size_t i = 0; i < sizeof dev / sizeof *dev; i++) cudaFree(dev[i]);
     free(t->level_first);
     free(t->edge_level);
     free(t->level_heavy);
     free(t->level_cls);
     free(t->level_chunk);
-    free(t->level_hblk);
     free(t->p_phase_bin);
     free(t->p_max_nodes);
     free(t->p_max_arcs);
@@ -63,18 +62,18 @@ extern "C" uint64_t gp_dcch_topo_bytes(const gp_dcch_topo *t) { return t ? t->tb
 /* This instance's plan weights and tables (sized by its topology part). */
 static void metric_free(gp_dcch *d) {
     if (!d) return;
-    void *dev[] = {d->p_in_wt, d->p_out_wt, d->t_wt,     d->t_tab, d->q_ent,
-                   d->q_bad,   d->f_T,      d->p_in_pwt, d->hsc,   d->hfc};
+    void *dev[] = {d->p_in_wt, d->p_out_wt, d->t_wt, d->t_tab,
+                   d->q_ent,   d->q_bad,    d->f_T,  d->p_in_pwt};
     for (size_t i = 0; i < sizeof dev / sizeof *dev; i++) cudaFree(dev[i]);
-    d->p_in_wt = d->p_out_wt = d->t_wt = d->q_bad = d->f_T = d->p_in_pwt = d->hfc = NULL;
-    d->t_tab = d->q_ent = d->hsc = NULL;
+    d->p_in_wt = d->p_out_wt = d->t_wt = d->q_bad = d->f_T = d->p_in_pwt = NULL;
+    d->t_tab = d->q_ent = NULL;
     d->q_ok = 0;
 }
 
 static uint64_t metric_bytes(const gp_dcch_topo *t) {
     return ((uint64_t)t->p_nin + t->p_npad + t->p_nout + t->t_narcs) * 4 +
            (uint64_t)t->t_K * t->t_K * 8 + (t->q_ntab ? t->q_nent * 8 + 4 : 0) +
-           (t->f_va ? t->q_nent * 4 : 0) + (uint64_t)t->nslots * 24;
+           (t->f_va ? t->q_nent * 4 : 0);
 }
 
 /* Points d at the topology part t (a reference the caller hands over), dropping the one it had,
@@ -100,15 +99,6 @@ static int bind(gp_dcch *d, gp_dcch_topo *t, cudaStream_t s, gp_err *err) {
            "allocating the top table");
         CK(dput(&d->t_tab, (const u64 *)NULL, (size_t)t->t_K * t->t_K, s, NULL),
            "allocating the top table");
-    }
-    if (t->nslots) { /* the split heavy edges' minima: none yet, no block counted */
-        CK(dput(&d->hsc, (const u64 *)NULL, (size_t)t->nslots * 2, s, NULL),
-           "allocating the customization");
-        CK(dput(&d->hfc, (const uint32_t *)NULL, (size_t)t->nslots * 2, s, NULL),
-           "allocating the customization");
-        CK(cudaMemsetAsync(d->hsc, 0xff, (size_t)t->nslots * 16, s),
-           "allocating the customization");
-        CK(cudaMemsetAsync(d->hfc, 0, (size_t)t->nslots * 8, s), "allocating the customization");
     }
     if (t->q_ntab) {
         CK(dput(&d->q_ent, (const u64 *)NULL, (size_t)t->q_nent, s, NULL),
@@ -149,7 +139,7 @@ extern "C" uint64_t gp_dcch_bytes(const gp_dcch *d) {
 static int topo_plan(gp_dcch_topo *d, cudaStream_t s, gp_err *err);
 
 /* The plan fields of tn as a topology part keeps them (gp_dcch_topo.shape; 0: the default). */
-static void tune_shape(const gp_dcch_tune *tn, uint32_t shape[11]) {
+static void tune_shape(const gp_dcch_tune *tn, uint32_t shape[10]) {
     shape[0] = tn->plan_base ? tn->plan_base : PLAN_BASE;
     shape[1] = tn->plan_ratio ? tn->plan_ratio : PLAN_RATIO;
     shape[2] = tn->bin_cap ? tn->bin_cap : PLAN_BIN_CAP;
@@ -160,7 +150,6 @@ static void tune_shape(const gp_dcch_tune *tn, uint32_t shape[11]) {
     shape[7] = tn->heavy_tri;
     shape[8] = tn->custom_chunk > 0xffff ? 0xffff : tn->custom_chunk;
     shape[9] = tn->chunk_min;
-    shape[10] = tn->split_tri;
 }
 
 /* An edge's class in a level launched alone (kernels/cch_customize.cu customize_level) by its
@@ -190,12 +179,10 @@ static int topo_new(const gp_dcch_topo_src *t, cudaStream_t s, const gp_dcch_tun
     d->level_heavy = (unsigned char *)malloc((size_t)t->nlevels + 1);
     d->level_cls = (uint32_t *)malloc(((size_t)t->nlevels + 1) * 3 * sizeof(uint32_t));
     d->level_chunk = (uint32_t *)malloc(((size_t)t->nlevels + 1) * sizeof(uint32_t));
-    d->level_hblk = (uint32_t *)malloc(((size_t)t->nlevels + 1) * sizeof(uint32_t));
     uint32_t *eord = (uint32_t *)malloc(((size_t)t->m + 1) * sizeof(uint32_t));
     std::vector<uint32_t> cdesc; /* the chunks' n1 | n8 << 16 */
-    std::vector<uint4> hblk;     /* the heavy edges' blocks */
     if (!d->level_first || !d->edge_level || !d->level_heavy || !d->level_cls || !d->level_chunk ||
-        !d->level_hblk || !eord) {
+        !eord) {
         free(eord);
         topo_part_free(d);
         return gp_err_set(err, GP_ENOMEM, "out of memory for the device CCH");
@@ -244,26 +231,6 @@ static int topo_new(const gp_dcch_topo_src *t, cudaStream_t s, const gp_dcch_tun
             eord[at[edge_class(t->tri_first[e + 1] - t->tri_first[e], tn)]++] = e;
     }
     d->level_chunk[t->nlevels] = (uint32_t)cdesc.size();
-    for (uint32_t l = 0; l < t->nlevels; l++) { /* the heavy edges' blocks, levels launched alone */
-        const uint32_t lo = d->edge_level[l], hi = d->edge_level[l + 1];
-        d->level_hblk[l] = (uint32_t)hblk.size();
-        if (hi - lo <= SMALL_ITEMS / 8 && !d->level_heavy[l]) continue;
-        const uint32_t *cl = d->level_cls + 3 * (size_t)l;
-        const uint32_t nh = hi - lo - cl[0] - cl[1] - cl[2];
-        const uint32_t h0 = d->level_chunk[l + 1] > d->level_chunk[l] ? 0 : hi - lo - nh;
-        for (uint32_t i = 0; i < nh; i++) {
-            const uint32_t e = eord[lo + h0 + i];
-            const uint64_t nt = t->tri_first[e + 1] - t->tri_first[e];
-            const uint32_t np =
-                tn->split_tri && nt > tn->split_tri
-                    ? (uint32_t)std::min<uint64_t>((nt + tn->split_tri - 1) / tn->split_tri, 0xffff)
-                    : 1;
-            for (uint32_t p = 0; p < np; p++)
-                hblk.push_back(make_uint4(h0 + i, p, np, np > 1 ? d->nslots : 0));
-            if (np > 1) d->nslots++;
-        }
-    }
-    d->level_hblk[t->nlevels] = (uint32_t)hblk.size();
     for (int k = 0; k < 3; k++) d->level_cls[3 * (size_t)t->nlevels + k] = 0;
     {
         int dev = 0;
@@ -283,9 +250,6 @@ static int topo_new(const gp_dcch_topo_src *t, cudaStream_t s, const gp_dcch_tun
        "uploading the CCH triangles");
     if (!cdesc.empty())
         CK(dput(&d->cdesc, (const uint32_t *)cdesc.data(), cdesc.size(), s, &d->tbytes),
-           "uploading the CCH triangles");
-    if (!hblk.empty())
-        CK(dput(&d->hblk, (const uint4 *)hblk.data(), hblk.size(), s, &d->tbytes),
            "uploading the CCH triangles");
     CK(dput(&d->d_levels, d->level_first, (size_t)t->nlevels + 1, s, &d->tbytes),
        "uploading levels");
@@ -638,8 +602,7 @@ constexpr gp_dcch_tune TUNE_DEFAULTS = {PLAN_BASE,
                                         NULL,
                                         CUSTOM_GRAPH,
                                         CUSTOM_CHUNK,
-                                        CHUNK_MIN,
-                                        SPLIT_TRI};
+                                        CHUNK_MIN};
 static gp_dcch_tune tune_now = TUNE_DEFAULTS;
 
 extern "C" void gp_dcch_tune_defaults(gp_dcch_tune *t) { *t = TUNE_DEFAULTS; }
@@ -655,7 +618,7 @@ const gp_dcch_tune *gp_dcch_tune_now(void) { return &tune_now; }
 extern "C" int gp_dcch_retune(gp_dcch *d, void *stream, gp_err *err) {
     cudaStream_t s = (cudaStream_t)stream;
     const gp_dcch_tune *tn = gp_dcch_tune_now();
-    uint32_t shape[11];
+    uint32_t shape[10];
     tune_shape(tn, shape);
     sweep_tune(d, tn);
     if (tn->levels || !memcmp(shape, d->tm->shape, sizeof shape)) return GP_OK;

@@ -8,7 +8,10 @@
  * SMALL_TRI triangles, its edges by their lower triangles (kernels/cch.cu edge_class): a block
  * per edge of more than HEAVY_TRI (launched first), a warp per edge of more than SHORT_TRI,
  * SHORT_W lanes per edge of at most SHORT_TRI and a thread per edge of fewer than TINY_TRI
- * (lanes over the triangles, two per step, then the group's min of value and witness); runs of
+ * (lanes over the triangles, two per step, then the group's min of value and witness); in a
+ * level of CHUNK_MIN edges or more those classes go chunk by chunk of CUSTOM_CHUNK edges, a
+ * block each (customize_chunks: road-like 24M's turn graph 70.45 -> 67.70 ms, gen:8M's 26.46 ->
+ * 25.60, gen:4M's 15.34 -> 15.18); runs of
  * smaller levels in one block of 1024 threads, a warp per edge, with __syncthreads() between
  * levels (a block's global writes are visible to it after the barrier). The launches are the
  * same for every metric of a topology part: captured once as a CUDA graph and replayed
@@ -182,12 +185,12 @@ struct lane_min {
     int of, ob;
 };
 template <int W>
-__device__ __forceinline__ lane_min edge_scan_range(uint64_t k0, uint64_t kb, uint64_t k1, int lane,
-                                                    const uint32_t *__restrict__ tri,
-                                                    const uint2 *fb) {
+__device__ __forceinline__ lane_min edge_scan(uint32_t e, int lane, const uint64_t *__restrict__ tf,
+                                              const uint32_t *__restrict__ tri, const uint2 *fb) {
     lane_min r = {INF32, INF32, INF32, INF32, 0, 0};
+    const uint64_t k0 = tf[e], k1 = tf[e + 1];
     const uint2 *tp = (const uint2 *)tri; /* {e1, e2} per triangle */
-    for (uint64_t k = kb + lane; k < k1; k += 2 * W) {
+    for (uint64_t k = k0 + lane; k < k1; k += 2 * W) {
         const bool two = k + W < k1;
         uint2 t1 = tp[k], t2 = two ? tp[k + W] : make_uint2(0, 0);
         uint2 w1 = fb[t1.x], w2 = fb[t1.y]; /* {fw, bw}: one sector each rather than two */
@@ -197,13 +200,6 @@ __device__ __forceinline__ lane_min edge_scan_range(uint64_t k0, uint64_t kb, ui
         relax_pair(w3, w4, (uint32_t)(k + W - k0), r.f, r.b, r.fm, r.bm, r.of, r.ob);
     }
     return r;
-}
-/* ... over all of edge e's triangles */
-template <int W>
-__device__ __forceinline__ lane_min edge_scan(uint32_t e, int lane, const uint64_t *__restrict__ tf,
-                                              const uint32_t *__restrict__ tri, const uint2 *fb) {
-    const uint64_t k0 = tf[e];
-    return edge_scan_range<W>(k0, k0, tf[e + 1], lane, tri, fb);
 }
 
 /* Edge e's results from its triangles' minima (f, b) with the first offsets reaching them (fm,
@@ -248,25 +244,19 @@ __device__ __forceinline__ void customize_edge(uint32_t e, int lane, unsigned ma
     }
 }
 
-/* A block of BIG_THREADS customizes edge e (one of a level's heaviest), or its part p of np
- * (hb: {index, p, np, slot}; triangles [p * S, (p + 1) * S) of its list, S = split): each
- * thread's minima packed as value << 32 | offset, so that one minimum gives the value and the
- * first offset reaching it; warps reduce by shuffles, then thread 0 over the warps. An edge of
- * several parts: each part's minima into its slot of hsc by atomicMin and its flags into hfc by
- * atomicOr, then the part that counts itself last stores the edge (and leaves the slot as it
- * found it, for the next customization). */
-__device__ __forceinline__ void customize_edge_block(
-    uint32_t e, uint4 hb, uint32_t split, const uint64_t *__restrict__ tf,
-    const uint32_t *__restrict__ tri, const uint32_t *__restrict__ ofw,
-    const uint32_t *__restrict__ obw, uint2 *fb, uint32_t *fw, uint32_t *bw, uint32_t *fmid,
-    uint32_t *bmid, uint32_t *bad, u64 *hsc, uint32_t *hfc) {
+/* A block of BIG_THREADS customizes edge e (one of a level's heaviest): each thread's minima
+ * packed as value << 32 | offset, so that one minimum gives the value and the first offset
+ * reaching it; warps reduce by shuffles, then thread 0 over the warps. */
+__device__ __forceinline__ void customize_edge_block(uint32_t e, const uint64_t *__restrict__ tf,
+                                                     const uint32_t *__restrict__ tri,
+                                                     const uint32_t *__restrict__ ofw,
+                                                     const uint32_t *__restrict__ obw, uint2 *fb,
+                                                     uint32_t *fw, uint32_t *bw, uint32_t *fmid,
+                                                     uint32_t *bmid, uint32_t *bad) {
     __shared__ u64 sf[BIG_THREADS / 32], sb[BIG_THREADS / 32];
     __shared__ int sfl[BIG_THREADS / 32];
     const uint32_t of0 = threadIdx.x == 0 ? ofw[e] : 0, ob0 = threadIdx.x == 0 ? obw[e] : 0;
-    const uint64_t k0 = tf[e], k1 = tf[e + 1];
-    const uint64_t kb = hb.z > 1 ? k0 + (uint64_t)hb.y * split : k0;
-    const uint64_t ke = hb.z > 1 ? min(k1, kb + split) : k1;
-    lane_min r = edge_scan_range<BIG_THREADS>(k0, kb, ke, (int)threadIdx.x, tri, fb);
+    lane_min r = edge_scan<BIG_THREADS>(e, (int)threadIdx.x, tf, tri, fb);
     u64 pf = (u64)r.f << 32 | r.fm, pb = (u64)r.b << 32 | r.bm;
     for (int o = 16; o > 0; o >>= 1) {
         const u64 xf = __shfl_xor_sync(0xffffffffu, pf, o),
@@ -285,40 +275,24 @@ __device__ __forceinline__ void customize_edge_block(
             pb = sb[w] < pb ? sb[w] : pb;
             f |= sfl[w];
         }
-        if (hb.z > 1) {
-            u64 *sc = hsc + 2 * (size_t)hb.w;
-            uint32_t *fc = hfc + 2 * (size_t)hb.w;
-            atomicMin((unsigned long long *)sc, (unsigned long long)pf);
-            atomicMin((unsigned long long *)sc + 1, (unsigned long long)pb);
-            if (f) atomicOr(fc, (uint32_t)f);
-            __threadfence();
-            if (atomicAdd(fc + 1, 1u) != hb.z - 1) return; /* not the last part */
-            __threadfence();
-            pf = atomicExch((unsigned long long *)sc, ~0ull);
-            pb = atomicExch((unsigned long long *)sc + 1, ~0ull);
-            f = (int)atomicExch(fc, 0u);
-            fc[1] = 0;
-        }
         edge_store(e, (uint32_t)(pf >> 32), (uint32_t)(pb >> 32), (uint32_t)pf, (uint32_t)pb, f & 1,
                    f >> 1, of0, ob0, fb, fw, bw, fmid, bmid, bad);
     }
 }
 
 /* One level: its edges in eord by class (kernels/cch.cu edge_class): n1 tiny ones, n8 short, n32
- * long, then the heavy ones. Blocks take the heavy edges first (hb: their blocks, one or more
- * an edge), then the long ones (a warp each), the short ones (SHORT_W lanes each) and the tiny
- * ones (a thread each); b[0..3) are the first blocks of the long, short and tiny parts. */
+ * long, then the heavy ones. Blocks take the heavy edges first (a block each), then the long ones
+ * (a warp each), the short ones (SHORT_W lanes each) and the tiny ones (a thread each); b[0..3)
+ * are the first blocks of the long, short and tiny parts. */
 __global__ void customize_level(const uint32_t *__restrict__ eord, uint32_t n1, uint32_t n8,
-                                uint32_t n32, uint3 b, const uint4 *__restrict__ hb, uint32_t split,
-                                const uint64_t *__restrict__ tf, const uint32_t *__restrict__ tri,
-                                const uint32_t *__restrict__ ofw, const uint32_t *__restrict__ obw,
-                                uint2 *fb, uint32_t *fw, uint32_t *bw, uint32_t *fmid,
-                                uint32_t *bmid, uint32_t *bad, u64 *hsc, uint32_t *hfc) {
+                                uint32_t n32, uint3 b, const uint64_t *__restrict__ tf,
+                                const uint32_t *__restrict__ tri, const uint32_t *__restrict__ ofw,
+                                const uint32_t *__restrict__ obw, uint2 *fb, uint32_t *fw,
+                                uint32_t *bw, uint32_t *fmid, uint32_t *bmid, uint32_t *bad) {
     const uint32_t bx = blockIdx.x;
     if (bx < b.x) {
-        const uint4 h = hb[bx];
-        customize_edge_block(eord[h.x], h, split, tf, tri, ofw, obw, fb, fw, bw, fmid, bmid, bad,
-                             hsc, hfc);
+        customize_edge_block(eord[n1 + n8 + n32 + bx], tf, tri, ofw, obw, fb, fw, bw, fmid, bmid,
+                             bad);
     } else if (bx < b.y) {
         uint64_t w = ((uint64_t)(bx - b.x) * blockDim.x + threadIdx.x) / 32;
         if (w >= n32) return; /* whole warps leave together */
@@ -338,27 +312,24 @@ __global__ void customize_level(const uint32_t *__restrict__ eord, uint32_t n1, 
     }
 }
 
-/* One chunked level (kernels/cch.cu topo_new): its heavy edges first in eord (nhb blocks, hb),
+/* One chunked level (kernels/cch.cu topo_new): its nh heavy edges first in eord (a block each),
  * then its other nn edges in chunks of C by id, a block each: the chunk's tiny edges a thread
  * each, its short ones SHORT_W lanes each, its long ones a warp each (cd: the chunk's n1 | n8 <<
  * 16). A row's edges of every class so run at the same time on one multiprocessor, and the lower
  * rows their triangles read (two edges of one row per triangle) are read while they are in the
  * caches, rather than again by each class's part of the level. */
 __global__ void __launch_bounds__(BIG_THREADS)
-    customize_chunks(const uint32_t *__restrict__ eord, uint32_t nh, uint32_t nhb, uint32_t nn,
-                     uint32_t C, const uint32_t *__restrict__ cd, const uint4 *__restrict__ hb,
-                     uint32_t split, const uint64_t *__restrict__ tf,
+    customize_chunks(const uint32_t *__restrict__ eord, uint32_t nh, uint32_t nn, uint32_t C,
+                     const uint32_t *__restrict__ cd, const uint64_t *__restrict__ tf,
                      const uint32_t *__restrict__ tri, const uint32_t *__restrict__ ofw,
                      const uint32_t *__restrict__ obw, uint2 *fb, uint32_t *fw, uint32_t *bw,
-                     uint32_t *fmid, uint32_t *bmid, uint32_t *bad, u64 *hsc, uint32_t *hfc) {
+                     uint32_t *fmid, uint32_t *bmid, uint32_t *bad) {
     const uint32_t bx = blockIdx.x;
-    if (bx < nhb) {
-        const uint4 h = hb[bx];
-        customize_edge_block(eord[h.x], h, split, tf, tri, ofw, obw, fb, fw, bw, fmid, bmid, bad,
-                             hsc, hfc);
+    if (bx < nh) {
+        customize_edge_block(eord[bx], tf, tri, ofw, obw, fb, fw, bw, fmid, bmid, bad);
         return;
     }
-    const uint32_t c = bx - nhb, len = min(C, nn - c * C), n1 = cd[c] & 0xffffu, n8 = cd[c] >> 16;
+    const uint32_t c = bx - nh, len = min(C, nn - c * C), n1 = cd[c] & 0xffffu, n8 = cd[c] >> 16;
     const uint32_t *q = eord + nh + (size_t)c * C;
     for (uint32_t i = threadIdx.x; i < n1; i += BIG_THREADS)
         customize_edge<1>(q[i], 0, 0, tf, tri, ofw, obw, fb, fw, bw, fmid, bmid, bad);
@@ -498,13 +469,10 @@ static int levels_issue(gp_dcch *d, cudaStream_t s, cudaEvent_t *pev, gp_dcch_la
             const uint32_t lo = d->edge_level[l], *cl = d->level_cls + 3 * (size_t)l;
             const uint32_t n1 = cl[0], n8 = cl[1], n32 = cl[2], nh = cnt - n1 - n8 - n32;
             const uint32_t c0 = d->level_chunk[l], nc = d->level_chunk[l + 1] - c0;
-            const uint32_t h0 = d->level_hblk[l], nhb = d->level_hblk[l + 1] - h0;
-            const uint4 *hb = d->hblk ? d->hblk + h0 : NULL;
             if (nc) {
-                customize_chunks<<<nhb + nc, BIG_THREADS, 0, s>>>(
-                    d->eord + lo, nh, nhb, cnt - nh, d->chunk, d->cdesc + c0, hb, d->shape[10],
-                    d->tri_first, d->tri, d->ofw, d->obw, d->fb, d->fw, d->bw, d->fmid, d->bmid,
-                    d->bad, d->hsc, d->hfc);
+                customize_chunks<<<nh + nc, BIG_THREADS, 0, s>>>(
+                    d->eord + lo, nh, cnt - nh, d->chunk, d->cdesc + c0, d->tri_first, d->tri,
+                    d->ofw, d->obw, d->fb, d->fw, d->bw, d->fmid, d->bmid, d->bad);
                 CKL("customization");
                 l++;
                 if (pev) {
@@ -514,13 +482,13 @@ static int levels_issue(gp_dcch *d, cudaStream_t s, cudaEvent_t *pev, gp_dcch_la
                 continue;
             }
             uint3 b;
-            b.x = nhb;
+            b.x = nh;
             b.y = b.x + (uint32_t)(((uint64_t)n32 * 32 + BIG_THREADS - 1) / BIG_THREADS);
             b.z = b.y + (uint32_t)(((uint64_t)n8 * SHORT_W + BIG_THREADS - 1) / BIG_THREADS);
             const uint32_t nb = b.z + (n1 + BIG_THREADS - 1) / BIG_THREADS;
-            customize_level<<<nb, BIG_THREADS, 0, s>>>(
-                d->eord + lo, n1, n8, n32, b, hb, d->shape[10], d->tri_first, d->tri, d->ofw,
-                d->obw, d->fb, d->fw, d->bw, d->fmid, d->bmid, d->bad, d->hsc, d->hfc);
+            customize_level<<<nb, BIG_THREADS, 0, s>>>(d->eord + lo, n1, n8, n32, b, d->tri_first,
+                                                       d->tri, d->ofw, d->obw, d->fb, d->fw, d->bw,
+                                                       d->fmid, d->bmid, d->bad);
             CKL("customization");
             l++;
             if (pev) {

@@ -41,9 +41,6 @@ typedef unsigned long long u64;
  * CUSTOM_CHUNK edges, a block each (kernels/cch_lab.h gp_dcch_tune custom_chunk) */
 #define CUSTOM_CHUNK 256
 #define CHUNK_MIN 1000000
-/* customization: a heavy edge of more than SPLIT_TRI triangles takes a block per SPLIT_TRI
- * (kernels/cch_lab.h gp_dcch_tune split_tri) */
-#define SPLIT_TRI 2048
 #define SWEEP_SMALL_ITEMS 64     /* sweeps: levels of <= 64 items in one block, a warp per item */
 #define SWEEP_THREAD_ITEMS 16384 /* sweeps: a thread per item from here (bottom levels) */
 #define COOP_THREADS 512         /* sweeps: block size of the cooperative kernel */
@@ -137,19 +134,17 @@ struct gp_dcch_topo {
     uint32_t *level_first;      /* host copy: ranks per level */
     uint32_t *edge_level;       /* host: up_first[level_first[l]] per level (nlevels+1) */
     unsigned char *level_heavy; /* host: 1 where a level has more than SMALL_TRI triangles */
-    uint32_t *level_cls;   /* host, 3 per level: its edges of fewer than tiny_tri triangles, of at
-                          * most SHORT_TRI, of at most heavy_tri (the rest: heavy) */
-    uint32_t *eord;        /* device, m: each level's edges by those classes (each class ascending),
-                          * or in a chunked level its heavy edges, then chunk by chunk the
-                          * chunk's edges by class */
-    uint32_t *level_chunk; /* host, nlevels+1: a level's first chunk (a level has chunks where
-                            * this grows: chunk_min edges or more, launched alone) */
-    uint32_t *cdesc;       /* device, a chunk's tiny and short edges: n1 | n8 << 16 */
-    uint32_t chunk;        /* edges per chunk (gp_dcch_tune custom_chunk) */
-    uint32_t *level_hblk; /* host, nlevels+1: a level's first heavy block (levels launched alone) */
-    uint4 *hblk;     /* device, per heavy block: the edge's index in its level's part of eord, the
-                  * block's part, the edge's parts, its slot in gp_dcch hsc/hfc (several parts) */
-    uint32_t nslots; /* heavy edges of several parts */
+    /* host, 3 per level: its edges of fewer than tiny_tri triangles, of at most SHORT_TRI, of at
+     * most heavy_tri (the rest: heavy) */
+    uint32_t *level_cls;
+    /* device, m: each level's edges by those classes (each class ascending), or in a chunked
+     * level its heavy edges, then chunk by chunk the chunk's edges by class */
+    uint32_t *eord;
+    /* host, nlevels+1: a level's first chunk (a level has chunks where this grows: chunk_min
+     * edges or more, launched alone) */
+    uint32_t *level_chunk;
+    uint32_t *cdesc; /* device, a chunk's tiny and short edges: n1 | n8 << 16 */
+    uint32_t chunk;  /* edges per chunk (gp_dcch_tune custom_chunk) */
     uint32_t *up_first, *up_head, *order; /* device */
     uint64_t *tri_first;
     uint32_t *tri;
@@ -193,8 +188,8 @@ struct gp_dcch_topo {
     unsigned char *f_full;      /* host: nphases, every bin of the phase has a table */
     uint32_t *p_ppos, *p_parcs; /* host, per phase: positions, inner arcs (the profile) */
     /* the gp_dcch_tune plan fields this part was built with (gp_dcch_retune compares) */
-    uint32_t shape[11]; /* plan_base, plan_ratio, bin_cap, top_max, piece_max, smem_max,
-                         * tiny_tri, heavy_tri, custom_chunk, chunk_min, split_tri */
+    uint32_t shape[10]; /* plan_base, plan_ratio, bin_cap, top_max, piece_max, smem_max,
+                         * tiny_tri, heavy_tri, custom_chunk, chunk_min */
     uint64_t tbytes;    /* device bytes of this part */
 };
 
@@ -206,9 +201,6 @@ struct gp_dcch : gp_dcch_topo {
     uint2 *fb;     /* {fw, bw} per edge, written and read by the full customization only: a
                     * triangle reads one 8-byte word per lower edge instead of two 4-byte ones */
     uint32_t *bad; /* device word: overflow seen */
-    u64 *hsc;      /* per split heavy edge: its parts' packed minima so far (forward, backward;
-                    * ~0 between customizations) */
-    uint32_t *hfc; /* ... and their overflow flags and the parts done (0 between them) */
     u64 *wit;      /* packed witnesses (2m), allocated by the first gp_dcch_fetch asking for them */
     /* sweep workspace */
     u64 *dist;

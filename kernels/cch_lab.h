@@ -78,17 +78,14 @@ typedef struct gp_dcch_tune {
      * in l[i].ms; tail_ms: the plan's weights after them (bench/lab_cch.cu prints the report) */
     void (*custom_profile)(void *arg, const struct gp_dcch_launch *l, uint32_t n, float tail_ms);
     void *custom_profile_arg;
-    int custom_graph;      /* customization's level launches captured once as a CUDA graph and
-                       * replayed (not while custom_profile times them) */
+    int custom_graph;      /* customization's level launches captured once as a CUDA graph
+                            * and replayed (not while custom_profile times them) */
     uint32_t custom_chunk; /* customization: a level launched alone of at least chunk_min edges
                             * is cut into chunks of this many edges (by id), a block per chunk
                             * walking its tiny, short and long edges, so that the edges of one
                             * row, whatever their class, run together (0: the classes across
                             * the whole level, each launched after the other) */
-    uint32_t chunk_min;
-    uint32_t split_tri; /* customization: a heavy edge (more than heavy_tri triangles) of more
-                         * than this many takes a block per this many of its triangles, the
-                         * blocks' minima combined by atomics (0: a block per heavy edge) */
+    uint32_t chunk_min;    /* ... (the service's: 256 edges from levels of a million) */
 } gp_dcch_tune;
 
 /* The service's values (the constants of kernels/cch_internal.cuh; zeroes in a build without

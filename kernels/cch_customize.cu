@@ -473,22 +473,16 @@ static int levels_issue(gp_dcch *d, cudaStream_t s, cudaEvent_t *pev, gp_dcch_la
                 customize_chunks<<<nh + nc, BIG_THREADS, 0, s>>>(
                     d->eord + lo, nh, cnt - nh, d->chunk, d->cdesc + c0, d->tri_first, d->tri,
                     d->ofw, d->obw, d->fb, d->fw, d->bw, d->fmid, d->bmid, d->bad);
-                CKL("customization");
-                l++;
-                if (pev) {
-                    pl[*np].l0 = l_at, pl[*np].l1 = l, pl[*np].alone = 1;
-                    CK(cudaEventRecord(pev[(*np)++], s), "customization profile");
-                }
-                continue;
+            } else {
+                uint3 b;
+                b.x = nh;
+                b.y = b.x + (uint32_t)(((uint64_t)n32 * 32 + BIG_THREADS - 1) / BIG_THREADS);
+                b.z = b.y + (uint32_t)(((uint64_t)n8 * SHORT_W + BIG_THREADS - 1) / BIG_THREADS);
+                const uint32_t nb = b.z + (n1 + BIG_THREADS - 1) / BIG_THREADS;
+                customize_level<<<nb, BIG_THREADS, 0, s>>>(
+                    d->eord + lo, n1, n8, n32, b, d->tri_first, d->tri, d->ofw, d->obw, d->fb,
+                    d->fw, d->bw, d->fmid, d->bmid, d->bad);
             }
-            uint3 b;
-            b.x = nh;
-            b.y = b.x + (uint32_t)(((uint64_t)n32 * 32 + BIG_THREADS - 1) / BIG_THREADS);
-            b.z = b.y + (uint32_t)(((uint64_t)n8 * SHORT_W + BIG_THREADS - 1) / BIG_THREADS);
-            const uint32_t nb = b.z + (n1 + BIG_THREADS - 1) / BIG_THREADS;
-            customize_level<<<nb, BIG_THREADS, 0, s>>>(d->eord + lo, n1, n8, n32, b, d->tri_first,
-                                                       d->tri, d->ofw, d->obw, d->fb, d->fw, d->bw,
-                                                       d->fmid, d->bmid, d->bad);
             CKL("customization");
             l++;
             if (pev) {

@@ -26,7 +26,7 @@ static void topo_part_free(gp_dcch_topo *t) {
                    t->p_step_arc, t->p_bin_rec,  t->p_border,    t->p_onode,     t->p_ooff,
                    t->t_first,    t->t_head,     t->t_edge,      t->q_bins,      t->q_first,
                    t->q_depth,    t->q_tmpl,     t->f_va,        t->f_perm,      t->f_vfirst,
-                   t->eord,       t->cdesc,      t->cpos,        t->cinv};
+                   t->eord,       t->cdesc};
     for (size_t i = 0; i < sizeof dev / sizeof *dev; i++) cudaFree(dev[i]);
     free(t->level_first);
     free(t->edge_level);
@@ -139,7 +139,7 @@ extern "C" uint64_t gp_dcch_bytes(const gp_dcch *d) {
 static int topo_plan(gp_dcch_topo *d, cudaStream_t s, gp_err *err);
 
 /* The plan fields of tn as a topology part keeps them (gp_dcch_topo.shape; 0: the default). */
-static void tune_shape(const gp_dcch_tune *tn, uint32_t shape[11]) {
+static void tune_shape(const gp_dcch_tune *tn, uint32_t shape[10]) {
     shape[0] = tn->plan_base ? tn->plan_base : PLAN_BASE;
     shape[1] = tn->plan_ratio ? tn->plan_ratio : PLAN_RATIO;
     shape[2] = tn->bin_cap ? tn->bin_cap : PLAN_BIN_CAP;
@@ -150,14 +150,6 @@ static void tune_shape(const gp_dcch_tune *tn, uint32_t shape[11]) {
     shape[7] = tn->heavy_tri;
     shape[8] = tn->custom_chunk > 0xffff ? 0xffff : tn->custom_chunk;
     shape[9] = tn->chunk_min;
-    shape[10] = tn->custom_col ? 1 : 0;
-}
-
-/* The triangles' edge ids (n of them) as their slots in the column order (gp_dcch_topo cpos). */
-static __global__ void col_slots(uint32_t *tri, uint64_t n, const uint32_t *__restrict__ cpos) {
-    for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
-         i += (uint64_t)gridDim.x * blockDim.x)
-        tri[i] = cpos[tri[i]];
 }
 
 /* An edge's class in a level launched alone (kernels/cch_customize.cu customize_level) by its
@@ -254,30 +246,6 @@ static int topo_new(const gp_dcch_topo_src *t, cudaStream_t s, const gp_dcch_tun
     CK(dput(&d->tri_first, (const uint64_t *)t->tri_first, (size_t)t->m + 1, s, &d->tbytes),
        "uploading the CCH triangles");
     CK(dput(&d->tri, t->tri, (size_t)t->ntri * 2, s, &d->tbytes), "uploading the CCH triangles");
-    if (tn->custom_col && t->m) {
-        /* the column order: edges by head, ties by id (so by tail); the triangles' edge ids
-         * become slots */
-        std::vector<uint32_t> cpos(t->m), cinv(t->m);
-        {
-            std::vector<uint32_t> at((size_t)t->n + 1, 0);
-            for (uint32_t e = 0; e < t->m; e++) at[t->up_head[e] + 1]++;
-            for (uint32_t v = 0; v < t->n; v++) at[v + 1] += at[v];
-            for (uint32_t e = 0; e < t->m; e++) {
-                const uint32_t p = at[t->up_head[e]]++;
-                cpos[e] = p, cinv[p] = e;
-            }
-        }
-        CK(dput(&d->cpos, (const uint32_t *)cpos.data(), (size_t)t->m, s, &d->tbytes),
-           "uploading the CCH triangles");
-        CK(dput(&d->cinv, (const uint32_t *)cinv.data(), (size_t)t->m, s, &d->tbytes),
-           "uploading the CCH triangles");
-        if (t->ntri) {
-            col_slots<<<(unsigned)std::min<uint64_t>((t->ntri * 2 + 255) / 256, 1u << 20), 256, 0,
-                        s>>>(d->tri, t->ntri * 2, d->cpos);
-            CK(cudaGetLastError(), "ordering the CCH triangles");
-        }
-        CK(cudaStreamSynchronize(s), "uploading the CCH triangles"); /* before cpos goes */
-    }
     CK(dput(&d->eord, (const uint32_t *)eord, (size_t)t->m, s, &d->tbytes),
        "uploading the CCH triangles");
     if (!cdesc.empty())
@@ -634,8 +602,7 @@ constexpr gp_dcch_tune TUNE_DEFAULTS = {PLAN_BASE,
                                         NULL,
                                         CUSTOM_GRAPH,
                                         CUSTOM_CHUNK,
-                                        CHUNK_MIN,
-                                        CUSTOM_COL};
+                                        CHUNK_MIN};
 static gp_dcch_tune tune_now = TUNE_DEFAULTS;
 
 extern "C" void gp_dcch_tune_defaults(gp_dcch_tune *t) { *t = TUNE_DEFAULTS; }
@@ -651,7 +618,7 @@ const gp_dcch_tune *gp_dcch_tune_now(void) { return &tune_now; }
 extern "C" int gp_dcch_retune(gp_dcch *d, void *stream, gp_err *err) {
     cudaStream_t s = (cudaStream_t)stream;
     const gp_dcch_tune *tn = gp_dcch_tune_now();
-    uint32_t shape[11];
+    uint32_t shape[10];
     tune_shape(tn, shape);
     sweep_tune(d, tn);
     if (tn->levels || !memcmp(shape, d->tm->shape, sizeof shape)) return GP_OK;

@@ -208,11 +208,10 @@ __device__ __forceinline__ lane_min edge_scan(uint32_t e, int lane, const uint64
  * arc reaches the minimum (the CPU's rule, engine/cch.c customize_range). */
 __device__ __forceinline__ void edge_store(uint32_t e, uint32_t f, uint32_t b, uint32_t fm,
                                            uint32_t bm, int of, int ob, uint32_t of0, uint32_t ob0,
-                                           uint2 *fb, const uint32_t *__restrict__ cpos,
-                                           uint32_t *fw, uint32_t *bw, uint32_t *fmid,
+                                           uint2 *fb, uint32_t *fw, uint32_t *bw, uint32_t *fmid,
                                            uint32_t *bmid, uint32_t *bad) {
     const uint32_t fw_ = min(f, of0), bw_ = min(b, ob0);
-    fb[cpos ? cpos[e] : e] = make_uint2(fw_, bw_);
+    fb[e] = make_uint2(fw_, bw_);
     fw[e] = fw_;
     bw[e] = bw_;
     fmid[e] = fw_ == of0 ? INF32 : fm;
@@ -223,25 +222,25 @@ __device__ __forceinline__ void edge_store(uint32_t e, uint32_t f, uint32_t b, u
 /* W lanes customize edge e (mask: the group's lanes of the warp; W = 1: a thread alone): each
  * lane's minima (edge_scan), then the group's minimum and the smallest offset reaching it. */
 template <int W>
-__device__ __forceinline__ void customize_edge(
-    uint32_t e, int lane, unsigned mask, const uint64_t *__restrict__ tf,
-    const uint32_t *__restrict__ tri, const uint32_t *__restrict__ ofw,
-    const uint32_t *__restrict__ obw, uint2 *fb, const uint32_t *__restrict__ cpos, uint32_t *fw,
-    uint32_t *bw, uint32_t *fmid, uint32_t *bmid, uint32_t *bad) {
+__device__ __forceinline__ void customize_edge(uint32_t e, int lane, unsigned mask,
+                                               const uint64_t *__restrict__ tf,
+                                               const uint32_t *__restrict__ tri,
+                                               const uint32_t *__restrict__ ofw,
+                                               const uint32_t *__restrict__ obw, uint2 *fb,
+                                               uint32_t *fw, uint32_t *bw, uint32_t *fmid,
+                                               uint32_t *bmid, uint32_t *bad) {
     const uint32_t of0 = lane == 0 ? ofw[e] : 0, ob0 = lane == 0 ? obw[e] : 0;
     lane_min r = edge_scan<W>(e, lane, tf, tri, fb);
     if constexpr (W == 1) {
         (void)mask;
-        edge_store(e, r.f, r.b, r.fm, r.bm, r.of, r.ob, of0, ob0, fb, cpos, fw, bw, fmid, bmid,
-                   bad);
+        edge_store(e, r.f, r.b, r.fm, r.bm, r.of, r.ob, of0, ob0, fb, fw, bw, fmid, bmid, bad);
     } else {
         const uint32_t fmin = __reduce_min_sync(mask, r.f), bmin = __reduce_min_sync(mask, r.b);
         const uint32_t fmc = __reduce_min_sync(mask, r.f == fmin ? r.fm : INF32);
         const uint32_t bmc = __reduce_min_sync(mask, r.b == bmin ? r.bm : INF32);
         const int of = __any_sync(mask, r.of), ob = __any_sync(mask, r.ob);
         if (lane == 0)
-            edge_store(e, fmin, bmin, fmc, bmc, of, ob, of0, ob0, fb, cpos, fw, bw, fmid, bmid,
-                       bad);
+            edge_store(e, fmin, bmin, fmc, bmc, of, ob, of0, ob0, fb, fw, bw, fmid, bmid, bad);
     }
 }
 
@@ -252,7 +251,6 @@ __device__ __forceinline__ void customize_edge_block(uint32_t e, const uint64_t 
                                                      const uint32_t *__restrict__ tri,
                                                      const uint32_t *__restrict__ ofw,
                                                      const uint32_t *__restrict__ obw, uint2 *fb,
-                                                     const uint32_t *__restrict__ cpos,
                                                      uint32_t *fw, uint32_t *bw, uint32_t *fmid,
                                                      uint32_t *bmid, uint32_t *bad) {
     __shared__ u64 sf[BIG_THREADS / 32], sb[BIG_THREADS / 32];
@@ -278,7 +276,7 @@ __device__ __forceinline__ void customize_edge_block(uint32_t e, const uint64_t 
             f |= sfl[w];
         }
         edge_store(e, (uint32_t)(pf >> 32), (uint32_t)(pb >> 32), (uint32_t)pf, (uint32_t)pb, f & 1,
-                   f >> 1, of0, ob0, fb, cpos, fw, bw, fmid, bmid, bad);
+                   f >> 1, of0, ob0, fb, fw, bw, fmid, bmid, bad);
     }
 }
 
@@ -289,29 +287,28 @@ __device__ __forceinline__ void customize_edge_block(uint32_t e, const uint64_t 
 __global__ void customize_level(const uint32_t *__restrict__ eord, uint32_t n1, uint32_t n8,
                                 uint32_t n32, uint3 b, const uint64_t *__restrict__ tf,
                                 const uint32_t *__restrict__ tri, const uint32_t *__restrict__ ofw,
-                                const uint32_t *__restrict__ obw, uint2 *fb,
-                                const uint32_t *__restrict__ cpos, uint32_t *fw, uint32_t *bw,
-                                uint32_t *fmid, uint32_t *bmid, uint32_t *bad) {
+                                const uint32_t *__restrict__ obw, uint2 *fb, uint32_t *fw,
+                                uint32_t *bw, uint32_t *fmid, uint32_t *bmid, uint32_t *bad) {
     const uint32_t bx = blockIdx.x;
     if (bx < b.x) {
-        customize_edge_block(eord[n1 + n8 + n32 + bx], tf, tri, ofw, obw, fb, cpos, fw, bw, fmid,
-                             bmid, bad);
+        customize_edge_block(eord[n1 + n8 + n32 + bx], tf, tri, ofw, obw, fb, fw, bw, fmid, bmid,
+                             bad);
     } else if (bx < b.y) {
         uint64_t w = ((uint64_t)(bx - b.x) * blockDim.x + threadIdx.x) / 32;
         if (w >= n32) return; /* whole warps leave together */
         customize_edge<32>(eord[n1 + n8 + w], threadIdx.x & 31, 0xffffffffu, tf, tri, ofw, obw, fb,
-                           cpos, fw, bw, fmid, bmid, bad);
+                           fw, bw, fmid, bmid, bad);
     } else if (bx < b.z) {
         uint64_t g = ((uint64_t)(bx - b.y) * blockDim.x + threadIdx.x) / SHORT_W;
         if (g >= n8) return; /* whole groups leave together */
         const int lane = threadIdx.x & (SHORT_W - 1);
         const unsigned mask = ((1u << SHORT_W) - 1) << (threadIdx.x & 31 & ~(SHORT_W - 1));
-        customize_edge<SHORT_W>(eord[n1 + g], lane, mask, tf, tri, ofw, obw, fb, cpos, fw, bw, fmid,
-                                bmid, bad);
+        customize_edge<SHORT_W>(eord[n1 + g], lane, mask, tf, tri, ofw, obw, fb, fw, bw, fmid, bmid,
+                                bad);
     } else {
         uint64_t i = (uint64_t)(bx - b.z) * blockDim.x + threadIdx.x;
         if (i >= n1) return;
-        customize_edge<1>(eord[i], 0, 0, tf, tri, ofw, obw, fb, cpos, fw, bw, fmid, bmid, bad);
+        customize_edge<1>(eord[i], 0, 0, tf, tri, ofw, obw, fb, fw, bw, fmid, bmid, bad);
     }
 }
 
@@ -325,40 +322,40 @@ __global__ void __launch_bounds__(BIG_THREADS)
     customize_chunks(const uint32_t *__restrict__ eord, uint32_t nh, uint32_t nn, uint32_t C,
                      const uint32_t *__restrict__ cd, const uint64_t *__restrict__ tf,
                      const uint32_t *__restrict__ tri, const uint32_t *__restrict__ ofw,
-                     const uint32_t *__restrict__ obw, uint2 *fb, const uint32_t *__restrict__ cpos,
-                     uint32_t *fw, uint32_t *bw, uint32_t *fmid, uint32_t *bmid, uint32_t *bad) {
+                     const uint32_t *__restrict__ obw, uint2 *fb, uint32_t *fw, uint32_t *bw,
+                     uint32_t *fmid, uint32_t *bmid, uint32_t *bad) {
     const uint32_t bx = blockIdx.x;
     if (bx < nh) {
-        customize_edge_block(eord[bx], tf, tri, ofw, obw, fb, cpos, fw, bw, fmid, bmid, bad);
+        customize_edge_block(eord[bx], tf, tri, ofw, obw, fb, fw, bw, fmid, bmid, bad);
         return;
     }
     const uint32_t c = bx - nh, len = min(C, nn - c * C), n1 = cd[c] & 0xffffu, n8 = cd[c] >> 16;
     const uint32_t *q = eord + nh + (size_t)c * C;
     for (uint32_t i = threadIdx.x; i < n1; i += BIG_THREADS)
-        customize_edge<1>(q[i], 0, 0, tf, tri, ofw, obw, fb, cpos, fw, bw, fmid, bmid, bad);
+        customize_edge<1>(q[i], 0, 0, tf, tri, ofw, obw, fb, fw, bw, fmid, bmid, bad);
     {
         const int lane = threadIdx.x & (SHORT_W - 1);
         const unsigned mask = ((1u << SHORT_W) - 1) << (threadIdx.x & 31 & ~(SHORT_W - 1));
         for (uint32_t g = threadIdx.x / SHORT_W; g < n8; g += BIG_THREADS / SHORT_W)
-            customize_edge<SHORT_W>(q[n1 + g], lane, mask, tf, tri, ofw, obw, fb, cpos, fw, bw,
-                                    fmid, bmid, bad);
+            customize_edge<SHORT_W>(q[n1 + g], lane, mask, tf, tri, ofw, obw, fb, fw, bw, fmid,
+                                    bmid, bad);
     }
     for (uint32_t w = threadIdx.x / 32; w < len - n1 - n8; w += BIG_THREADS / 32)
-        customize_edge<32>(q[n1 + n8 + w], threadIdx.x & 31, 0xffffffffu, tf, tri, ofw, obw, fb,
-                           cpos, fw, bw, fmid, bmid, bad);
+        customize_edge<32>(q[n1 + n8 + w], threadIdx.x & 31, 0xffffffffu, tf, tri, ofw, obw, fb, fw,
+                           bw, fmid, bmid, bad);
 }
 
 /* Levels [l0, l1) in one block, bottom-up. */
 __global__ void customize_small(uint32_t l0, uint32_t l1, const uint32_t *__restrict__ elev,
                                 const uint64_t *__restrict__ tf, const uint32_t *__restrict__ tri,
                                 const uint32_t *__restrict__ ofw, const uint32_t *__restrict__ obw,
-                                uint2 *fb, const uint32_t *__restrict__ cpos, uint32_t *fw,
-                                uint32_t *bw, uint32_t *fmid, uint32_t *bmid, uint32_t *bad) {
+                                uint2 *fb, uint32_t *fw, uint32_t *bw, uint32_t *fmid,
+                                uint32_t *bmid, uint32_t *bad) {
     int warp = threadIdx.x / 32, lane = threadIdx.x & 31, nw = blockDim.x / 32;
     for (uint32_t l = l0; l < l1; l++) {
         for (uint32_t e = elev[l] + warp; e < elev[l + 1]; e += nw)
-            customize_edge<32>(e, lane, 0xffffffffu, tf, tri, ofw, obw, fb, cpos, fw, bw, fmid,
-                               bmid, bad);
+            customize_edge<32>(e, lane, 0xffffffffu, tf, tri, ofw, obw, fb, fw, bw, fmid, bmid,
+                               bad);
         __syncthreads();
     }
 }
@@ -475,7 +472,7 @@ static int levels_issue(gp_dcch *d, cudaStream_t s, cudaEvent_t *pev, gp_dcch_la
             if (nc) {
                 customize_chunks<<<nh + nc, BIG_THREADS, 0, s>>>(
                     d->eord + lo, nh, cnt - nh, d->chunk, d->cdesc + c0, d->tri_first, d->tri,
-                    d->ofw, d->obw, d->fb, d->cpos, d->fw, d->bw, d->fmid, d->bmid, d->bad);
+                    d->ofw, d->obw, d->fb, d->fw, d->bw, d->fmid, d->bmid, d->bad);
             } else {
                 uint3 b;
                 b.x = nh;
@@ -484,7 +481,7 @@ static int levels_issue(gp_dcch *d, cudaStream_t s, cudaEvent_t *pev, gp_dcch_la
                 const uint32_t nb = b.z + (n1 + BIG_THREADS - 1) / BIG_THREADS;
                 customize_level<<<nb, BIG_THREADS, 0, s>>>(
                     d->eord + lo, n1, n8, n32, b, d->tri_first, d->tri, d->ofw, d->obw, d->fb,
-                    d->cpos, d->fw, d->bw, d->fmid, d->bmid, d->bad);
+                    d->fw, d->bw, d->fmid, d->bmid, d->bad);
             }
             CKL("customization");
             l++;
@@ -499,8 +496,8 @@ static int levels_issue(gp_dcch *d, cudaStream_t s, cudaEvent_t *pev, gp_dcch_la
                    !d->level_heavy[l1])
                 l1++;
             customize_small<<<1, SMALL_THREADS, 0, s>>>(l, l1, d->d_elevels, d->tri_first, d->tri,
-                                                        d->ofw, d->obw, d->fb, d->cpos, d->fw,
-                                                        d->bw, d->fmid, d->bmid, d->bad);
+                                                        d->ofw, d->obw, d->fb, d->fw, d->bw,
+                                                        d->fmid, d->bmid, d->bad);
             CKL("customization");
             l = l1;
             if (pev) {
@@ -697,17 +694,18 @@ namespace {
 
 /* Edge e's packed witnesses from its fmid / bmid: the triangle's two edge ids, or
  * GP_DCCH_WIT_ORIG with the original node of the edge's head (forward) or tail (backward). */
-__device__ __forceinline__ void edge_witnesses(
-    uint32_t e, uint32_t n, const uint32_t *__restrict__ up_first,
-    const uint32_t *__restrict__ up_head, const uint32_t *__restrict__ order,
-    const uint64_t *__restrict__ tf, const uint32_t *__restrict__ tri,
-    const uint32_t *__restrict__ cinv, uint32_t fm, uint32_t bm, u64 *wb, u64 *wf) {
+__device__ __forceinline__ void edge_witnesses(uint32_t e, uint32_t n,
+                                               const uint32_t *__restrict__ up_first,
+                                               const uint32_t *__restrict__ up_head,
+                                               const uint32_t *__restrict__ order,
+                                               const uint64_t *__restrict__ tf,
+                                               const uint32_t *__restrict__ tri, uint32_t fm,
+                                               uint32_t bm, u64 *wb, u64 *wf) {
     const uint64_t k0 = tf[e];
-    auto id = [cinv](uint32_t x) { return cinv ? cinv[x] : x; }; /* slot -> edge id */
     if (fm == INF32) *wf = GP_DCCH_WIT_ORIG | order[up_head[e]];
-    else *wf = (u64)id(tri[2 * (k0 + fm)]) << 32 | id(tri[2 * (k0 + fm) + 1]);
+    else *wf = (u64)tri[2 * (k0 + fm)] << 32 | tri[2 * (k0 + fm) + 1];
     if (bm == INF32) *wb = GP_DCCH_WIT_ORIG | order[tail_of(e, n, up_first)];
-    else *wb = (u64)id(tri[2 * (k0 + bm)]) << 32 | id(tri[2 * (k0 + bm) + 1]);
+    else *wb = (u64)tri[2 * (k0 + bm)] << 32 | tri[2 * (k0 + bm) + 1];
 }
 
 /* The packed witnesses of engine/cch_custom.c witnesses_range from fmid / bmid, a thread per edge
@@ -716,13 +714,12 @@ __device__ __forceinline__ void edge_witnesses(
 __global__ void witness_edges(uint32_t m, uint32_t n, const uint32_t *__restrict__ up_first,
                               const uint32_t *__restrict__ up_head,
                               const uint32_t *__restrict__ order, const uint64_t *__restrict__ tf,
-                              const uint32_t *__restrict__ tri, const uint32_t *__restrict__ cinv,
-                              const uint32_t *__restrict__ fmid, const uint32_t *__restrict__ bmid,
-                              u64 *wit) {
+                              const uint32_t *__restrict__ tri, const uint32_t *__restrict__ fmid,
+                              const uint32_t *__restrict__ bmid, u64 *wit) {
     const uint32_t e = blockIdx.x * blockDim.x + threadIdx.x;
     if (e >= m) return;
     u64 wb, wf;
-    edge_witnesses(e, n, up_first, up_head, order, tf, tri, cinv, fmid[e], bmid[e], &wb, &wf);
+    edge_witnesses(e, n, up_first, up_head, order, tf, tri, fmid[e], bmid[e], &wb, &wf);
     wit[2 * (size_t)e] = wb;
     wit[2 * (size_t)e + 1] = wf;
 }
@@ -739,8 +736,8 @@ extern "C" int gp_dcch_fetch(gp_dcch *d, void *stream, uint32_t *fw, uint32_t *b
     }
     if (wit && d->m) {
         witness_edges<<<(d->m + BIG_THREADS - 1) / BIG_THREADS, BIG_THREADS, 0, s>>>(
-            d->m, d->n, d->up_first, d->up_head, d->order, d->tri_first, d->tri, d->cinv, d->fmid,
-            d->bmid, d->wit);
+            d->m, d->n, d->up_first, d->up_head, d->order, d->tri_first, d->tri, d->fmid, d->bmid,
+            d->wit);
         CKL("witnesses");
         CK(cudaMemcpyAsync(wit, d->wit, (size_t)d->m * 16, cudaMemcpyDeviceToHost, s),
            "copying the witnesses");
@@ -779,12 +776,11 @@ namespace {
 __global__ void diff_edges(uint32_t m, uint32_t n, const uint32_t *__restrict__ up_first,
                            const uint32_t *__restrict__ up_head, const uint32_t *__restrict__ order,
                            const uint64_t *__restrict__ tf, const uint32_t *__restrict__ tri,
-                           const uint32_t *__restrict__ cinv, const uint32_t *ofw,
-                           const uint32_t *obw, const uint32_t *fw, const uint32_t *bw,
-                           const uint32_t *fmid, const uint32_t *bmid, const uint32_t *bofw,
-                           const uint32_t *bobw, const uint32_t *bfw, const uint32_t *bbw,
-                           const uint32_t *bfmid, const uint32_t *bbmid, uint32_t cap,
-                           uint32_t *cnt, uint32_t *out) {
+                           const uint32_t *ofw, const uint32_t *obw, const uint32_t *fw,
+                           const uint32_t *bw, const uint32_t *fmid, const uint32_t *bmid,
+                           const uint32_t *bofw, const uint32_t *bobw, const uint32_t *bfw,
+                           const uint32_t *bbw, const uint32_t *bfmid, const uint32_t *bbmid,
+                           uint32_t cap, uint32_t *cnt, uint32_t *out) {
     uint32_t e = blockIdx.x * blockDim.x + threadIdx.x;
     uint32_t f = 0, w = 0, fm = 0, bm = 0;
     bool changed = false;
@@ -807,7 +803,7 @@ __global__ void diff_edges(uint32_t m, uint32_t n, const uint32_t *__restrict__ 
     uint32_t *u = out + (size_t)GP_DCCH_DIFF_WORDS * i;
     u[0] = e, u[1] = f, u[2] = w, u[3] = fm, u[4] = bm;
     u64 wb, wf;
-    edge_witnesses(e, n, up_first, up_head, order, tf, tri, cinv, fm, bm, &wb, &wf);
+    edge_witnesses(e, n, up_first, up_head, order, tf, tri, fm, bm, &wb, &wf);
     u[5] = (uint32_t)wb, u[6] = (uint32_t)(wb >> 32);
     u[7] = (uint32_t)wf, u[8] = (uint32_t)(wf >> 32);
 }
@@ -838,9 +834,9 @@ extern "C" int gp_dcch_customize_diff(gp_dcch *d, const gp_dcch *base, void *str
     CK(cudaMemsetAsync(dbuf, 0, 4, s), "the changed edges");
     if (d->m) /* no zero-block launch */
         diff_edges<<<(d->m + BIG_THREADS - 1) / BIG_THREADS, BIG_THREADS, 0, s>>>(
-            d->m, d->n, d->up_first, d->up_head, d->order, d->tri_first, d->tri, d->cinv, d->ofw,
-            d->obw, d->fw, d->bw, d->fmid, d->bmid, base->ofw, base->obw, base->fw, base->bw,
-            base->fmid, base->bmid, cap, dbuf, dbuf + 1);
+            d->m, d->n, d->up_first, d->up_head, d->order, d->tri_first, d->tri, d->ofw, d->obw,
+            d->fw, d->bw, d->fmid, d->bmid, base->ofw, base->obw, base->fw, base->bw, base->fmid,
+            base->bmid, cap, dbuf, dbuf + 1);
     CKL("the changed edges");
     CK(cudaMemcpyAsync(&cnt, dbuf, 4, cudaMemcpyDeviceToHost, s), "the changed edges");
     CK(cudaStreamSynchronize(s), "the changed edges");

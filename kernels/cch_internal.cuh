@@ -41,11 +41,6 @@ typedef unsigned long long u64;
  * CUSTOM_CHUNK edges, a block each (kernels/cch_lab.h gp_dcch_tune custom_chunk) */
 #define CUSTOM_CHUNK 256
 #define CHUNK_MIN 1000000
-/* customization: the lower edges' packed {fw, bw} in column order, the edges by head, then by
- * tail (kernels/cch_lab.h gp_dcch_tune custom_col): a triangle (v, x, y) of edge {x, y} reads
- * {v, x} from x's column and {v, y} from y's, and an edge's triangles (v ascending) read two
- * ascending runs of two columns instead of two random rows each */
-#define CUSTOM_COL 0
 #define SWEEP_SMALL_ITEMS 64     /* sweeps: levels of <= 64 items in one block, a warp per item */
 #define SWEEP_THREAD_ITEMS 16384 /* sweeps: a thread per item from here (bottom levels) */
 #define COOP_THREADS 512         /* sweeps: block size of the cooperative kernel */
@@ -150,10 +145,6 @@ struct gp_dcch_topo {
     uint32_t *level_chunk;
     uint32_t *cdesc; /* device, a chunk's tiny and short edges: n1 | n8 << 16 */
     uint32_t chunk;  /* edges per chunk (gp_dcch_tune custom_chunk) */
-    /* device, m each, with custom_col (else NULL): an edge's slot in the column order, where
-     * the customization writes its packed {fw, bw} (tri then holds slots, not edge ids), and
-     * the edge at a slot (the witnesses' edge ids) */
-    uint32_t *cpos, *cinv;
     uint32_t *up_first, *up_head, *order; /* device */
     uint64_t *tri_first;
     uint32_t *tri;
@@ -197,8 +188,8 @@ struct gp_dcch_topo {
     unsigned char *f_full;      /* host: nphases, every bin of the phase has a table */
     uint32_t *p_ppos, *p_parcs; /* host, per phase: positions, inner arcs (the profile) */
     /* the gp_dcch_tune plan fields this part was built with (gp_dcch_retune compares) */
-    uint32_t shape[11]; /* plan_base, plan_ratio, bin_cap, top_max, piece_max, smem_max,
-                         * tiny_tri, heavy_tri, custom_chunk, chunk_min, custom_col */
+    uint32_t shape[10]; /* plan_base, plan_ratio, bin_cap, top_max, piece_max, smem_max,
+                         * tiny_tri, heavy_tri, custom_chunk, chunk_min */
     uint64_t tbytes;    /* device bytes of this part */
 };
 
@@ -207,9 +198,8 @@ struct gp_dcch_topo {
 struct gp_dcch : gp_dcch_topo {
     gp_dcch_topo *tm; /* the shared part (referenced) */
     uint32_t *ofw, *obw, *fw, *bw, *fmid, *bmid;
-    uint2 *fb;     /* {fw, bw} per edge (at its column slot with cpos), written and read by the
-                    * full customization only: a triangle reads one 8-byte word per lower edge
-                    * instead of two 4-byte ones */
+    uint2 *fb;     /* {fw, bw} per edge, written and read by the full customization only: a
+                    * triangle reads one 8-byte word per lower edge instead of two 4-byte ones */
     uint32_t *bad; /* device word: overflow seen */
     u64 *wit;      /* packed witnesses (2m), allocated by the first gp_dcch_fetch asking for them */
     /* sweep workspace */

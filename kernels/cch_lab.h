@@ -86,10 +86,6 @@ typedef struct gp_dcch_tune {
                             * row, whatever their class, run together (0: the classes across
                             * the whole level, each launched after the other) */
     uint32_t chunk_min;    /* ... (the service's: 256 edges from levels of a million) */
-    uint32_t custom_col;   /* customization: the triangles read the lower edges' {fw, bw} from
-                            * a copy in column order (edges by head, then tail), so that the
-                            * lower edges {v, x} of one edge's triangles lie together in x's
-                            * column (0: in edge order) */
 } gp_dcch_tune;
 
 /* The service's values (the constants of kernels/cch_internal.cuh; zeroes in a build without

@@ -329,9 +329,13 @@ static void check_gpu(const gp_graph *g, int phast_sources) {
      * none of either, a thread only for edges without triangles, each without chunks; then
      * every level launched alone cut into chunks (kernels/cch.cu topo_new) of 16, 5 and 300
      * edges, with those classes; the same weights and witnesses each time, twice (the block's
-     * packed reduction keeps the first offset reaching the minimum) */
+     * packed reduction keeps the first offset reaching the minimum), and the device's packed
+     * witnesses the host's */
     const uint32_t shapes[6][4] = {{17, 2, 0, 0},   {0, 0, 0, 0},  {1, 1, 0, 0},
                                    {9, 256, 16, 1}, {17, 2, 5, 1}, {0, 0, 300, 1}};
+    uint64_t *wit_host = malloc((size_t)m * 16 + 16), *wit_dev = malloc((size_t)m * 16 + 16);
+    assert_non_null(wit_host);
+    assert_non_null(wit_dev);
     for (int k = 0; k < 6; k++) {
         gp_dcch_tune tn = tests_tune;
         tn.tiny_tri = shapes[k][0], tn.heavy_tri = shapes[k][1];
@@ -346,7 +350,13 @@ static void check_gpu(const gp_graph *g, int phast_sources) {
             assert_memory_equal(fm, c->fmid, (size_t)m * 4);
             assert_memory_equal(bm, c->bmid, (size_t)m * 4);
         }
+        gp_cch_witnesses(c);
+        memcpy(wit_host, c->wit, (size_t)m * 16);
+        if (gp_cch_gpu_witnesses(c, wit_dev, &err) != GP_OK) fail_msg("gpu witnesses: %s", err.msg);
+        assert_memory_equal(wit_host, wit_dev, (size_t)m * 16);
     }
+    free(wit_host);
+    free(wit_dev);
     assert_int_equal(gp_cch_gpu_sweep(c, &tests_tune, &err), GP_OK);
     /* ... and the device's witnesses of the new metric == the host pass over them */
     gp_cch_witnesses(c);

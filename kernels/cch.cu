@@ -138,6 +138,12 @@ extern "C" uint64_t gp_dcch_bytes(const gp_dcch *d) {
 
 static int topo_plan(gp_dcch_topo *d, cudaStream_t s, gp_err *err);
 
+/* Edges per chunk of a chunked level (gp_dcch_tune custom_chunk; a chunk's class counts are
+ * packed in 16 bits each). */
+static uint32_t tune_chunk(const gp_dcch_tune *tn) {
+    return tn->custom_chunk > 0xffff ? 0xffff : tn->custom_chunk;
+}
+
 /* The plan fields of tn as a topology part keeps them (gp_dcch_topo.shape; 0: the default). */
 static void tune_shape(const gp_dcch_tune *tn, uint32_t shape[10]) {
     shape[0] = tn->plan_base ? tn->plan_base : PLAN_BASE;
@@ -148,7 +154,7 @@ static void tune_shape(const gp_dcch_tune *tn, uint32_t shape[10]) {
     shape[5] = tn->smem_max;
     shape[6] = tn->tiny_tri;
     shape[7] = tn->heavy_tri;
-    shape[8] = tn->custom_chunk > 0xffff ? 0xffff : tn->custom_chunk;
+    shape[8] = tune_chunk(tn);
     shape[9] = tn->chunk_min;
 }
 
@@ -193,7 +199,7 @@ static int topo_new(const gp_dcch_topo_src *t, cudaStream_t s, const gp_dcch_tun
         d->level_heavy[l] = t->tri_first[d->edge_level[l + 1]] - t->tri_first[d->edge_level[l]] >
                             SMALL_TRI;
     d->level_heavy[t->nlevels] = 0;
-    d->chunk = tn->custom_chunk > 0xffff ? 0xffff : tn->custom_chunk;
+    d->chunk = tune_chunk(tn);
     for (uint32_t l = 0; l < t->nlevels; l++) { /* tiny, short, long, heavy edges */
         const uint32_t lo = d->edge_level[l], hi = d->edge_level[l + 1];
         uint32_t at[4] = {0, 0, 0, 0};

@@ -115,6 +115,16 @@ static void phast_rows(gp_cch *c, const gp_graph *g, const uint32_t *src, int nk
 }
 
 /* GPU customization == CPU customization; PHAST and RPHAST == Dijkstra. */
+/* c's customized weights and witnesses (fmid, bmid) equal the reference's */
+static void same_custom(const gp_cch *c, const uint32_t *fw, const uint32_t *bw, const uint32_t *fm,
+                        const uint32_t *bm) {
+    size_t m = c->topo->m;
+    assert_memory_equal(fw, c->fw, m * 4);
+    assert_memory_equal(bw, c->bw, m * 4);
+    assert_memory_equal(fm, c->fmid, m * 4);
+    assert_memory_equal(bm, c->bmid, m * 4);
+}
+
 static void check_gpu(const gp_graph *g, int phast_sources) {
     gp_err err;
     gp_err_clear(&err);
@@ -141,10 +151,7 @@ static void check_gpu(const gp_graph *g, int phast_sources) {
     memset(c->bmid, 0x5a, (size_t)m * 4);
     memset(c->wit, 0x5a, (size_t)m * 16);
     if (gp_cch_gpu_customize(c, 0, &err) != GP_OK) fail_msg("gpu customize: %s", err.msg);
-    assert_memory_equal(fw, c->fw, (size_t)m * 4);
-    assert_memory_equal(bw, c->bw, (size_t)m * 4);
-    assert_memory_equal(fm, c->fmid, (size_t)m * 4);
-    assert_memory_equal(bm, c->bmid, (size_t)m * 4);
+    same_custom(c, fw, bw, fm, bm);
     /* the witnesses computed on the device (fetched so into page-locked sets, from the
      * topology's spare: not this first CCH's, which get the host's pass) == the host's */
     assert_memory_equal(wit, c->wit, (size_t)m * 16);
@@ -320,10 +327,7 @@ static void check_gpu(const gp_graph *g, int phast_sources) {
     }
     assert_int_equal(gp_cch_customize_serial(c->topo, c->ofw, c->obw, fw, bw, fm, bm, &err), GP_OK);
     assert_int_equal(gp_cch_gpu_customize(c, 0, &err), GP_OK);
-    assert_memory_equal(fw, c->fw, (size_t)m * 4);
-    assert_memory_equal(bw, c->bw, (size_t)m * 4);
-    assert_memory_equal(fm, c->fmid, (size_t)m * 4);
-    assert_memory_equal(bm, c->bmid, (size_t)m * 4);
+    same_custom(c, fw, bw, fm, bm);
     /* the customization's edge classes (kernels/cch.cu edge_class) other than the service's: a
      * thread for every edge of up to 16 triangles and a block for every edge of more than 2,
      * none of either, a thread only for edges without triangles, each without chunks; then
@@ -333,9 +337,6 @@ static void check_gpu(const gp_graph *g, int phast_sources) {
      * witnesses the host's */
     const uint32_t shapes[6][4] = {{17, 2, 0, 0},   {0, 0, 0, 0},  {1, 1, 0, 0},
                                    {9, 256, 16, 1}, {17, 2, 5, 1}, {0, 0, 300, 1}};
-    uint64_t *wit_host = malloc((size_t)m * 16 + 16), *wit_dev = malloc((size_t)m * 16 + 16);
-    assert_non_null(wit_host);
-    assert_non_null(wit_dev);
     for (int k = 0; k < 6; k++) {
         gp_dcch_tune tn = tests_tune;
         tn.tiny_tri = shapes[k][0], tn.heavy_tri = shapes[k][1];
@@ -345,18 +346,12 @@ static void check_gpu(const gp_graph *g, int phast_sources) {
             memset(c->fw, 0x5a, (size_t)m * 4);
             memset(c->fmid, 0x5a, (size_t)m * 4);
             if (gp_cch_gpu_customize(c, 0, &err) != GP_OK) fail_msg("gpu customize: %s", err.msg);
-            assert_memory_equal(fw, c->fw, (size_t)m * 4);
-            assert_memory_equal(bw, c->bw, (size_t)m * 4);
-            assert_memory_equal(fm, c->fmid, (size_t)m * 4);
-            assert_memory_equal(bm, c->bmid, (size_t)m * 4);
+            same_custom(c, fw, bw, fm, bm);
         }
         gp_cch_witnesses(c);
-        memcpy(wit_host, c->wit, (size_t)m * 16);
-        if (gp_cch_gpu_witnesses(c, wit_dev, &err) != GP_OK) fail_msg("gpu witnesses: %s", err.msg);
-        assert_memory_equal(wit_host, wit_dev, (size_t)m * 16);
+        if (gp_cch_gpu_witnesses(c, wit, &err) != GP_OK) fail_msg("gpu witnesses: %s", err.msg);
+        assert_memory_equal(wit, c->wit, (size_t)m * 16);
     }
-    free(wit_host);
-    free(wit_dev);
     assert_int_equal(gp_cch_gpu_sweep(c, &tests_tune, &err), GP_OK);
     /* ... and the device's witnesses of the new metric == the host pass over them */
     gp_cch_witnesses(c);

@@ -6,7 +6,7 @@
  *           [--fast] [--plans BASExRATIOxBINCAP,..] [--order nd|metis|cuts|flow] [--compare-metis]
  *           [--p2p-checks N] [--nf-table-max K] [--phast-only] [--variants KEY,..]
  *           [--profile-plans] [--profile-custom] [--turns] [--custom-only]
- *           [--custom-shapes TINY:HEAVY[:CHUNK[:MIN]],..] [--custom-layout]
+ *           [--custom-shapes TINY:HEAVY[:CHUNK[:MIN[:LAUNCH]]],..] [--custom-layout]
  *
  * The kernels are the product's (kernels/cch*.cu); the lab shapes them through
  * kernels/cch_lab.h (gp_dcch_tune: the plan's thresholds and table caps, the sweep's paths,
@@ -35,8 +35,10 @@
  *   --custom-shapes  after the service's customization, the same pass again with other edge
  *             classes (gp_dcch_tune tiny_tri: edges of fewer triangles a thread each, 0 none;
  *             heavy_tri: edges of more a block each, 0 none; CHUNK, MIN: custom_chunk, a level
- *             of MIN edges or more cut into chunks of CHUNK edges a block each, 0 none; the
- *             service's where left out), each checked bit for bit against
+ *             of MIN edges or more cut into chunks of CHUNK edges a block each, 0 none; LAUNCH:
+ *             1 programmatic dependent level launches (custom_pdl), 2 the software-pipelined
+ *             triangle scan (custom_pipe), 3 both, 0 neither; the service's where left out),
+ *             each checked bit for bit against
  *             the CPU and timed (--reps); a shape of other classes builds a topology part of
  *             its own beside the shared one (road-like 24M's turn graph: one such shape fits
  *             the H200)
@@ -246,9 +248,9 @@ struct lab {
     bool profile_plans = false;               /* --profile-plans */
     bool profile_custom = false;              /* --profile-custom */
     bool turns = false;                       /* --turns: the car turn graph of each graph */
-    /* --custom-shapes: tiny_tri, heavy_tri, custom_chunk, chunk_min (the last two the service's
-     * where not given: ~0u) */
-    std::vector<std::array<uint32_t, 4>> shapes;
+    /* --custom-shapes: tiny_tri, heavy_tri, custom_chunk, chunk_min, custom_pdl | custom_pipe
+     * << 1 (the last three the service's where not given: ~0u) */
+    std::vector<std::array<uint32_t, 5>> shapes;
     bool custom_layout = false; /* --custom-layout */
     /* the service's sweep (--small: warp bins and gathers in phases of any size; smem: 2 KiB) */
     gp_dcch_tune svc;
@@ -684,18 +686,23 @@ static void run_graph(lab &L, const char *spec, bool small) {
         tn.tiny_tri = sh[0], tn.heavy_tri = sh[1];
         if (sh[2] != ~0u) tn.custom_chunk = sh[2];
         if (sh[3] != ~0u) tn.chunk_min = sh[3];
+        if (sh[4] != ~0u) tn.custom_pdl = sh[4] & 1, tn.custom_pipe = sh[4] >> 1 & 1;
         prof_tune = tn;
         if (gp_cch_gpu_sweep(c, &tn, &err)) die("customization shape", err);
         if (gp_cch_customize(c, 0, &err)) die("customize", err);
         char what[128];
-        snprintf(what, sizeof what, "%s, tiny_tri %u heavy_tri %u chunk %u from %u", name,
-                 tn.tiny_tri, tn.heavy_tri, tn.custom_chunk, tn.chunk_min);
+        snprintf(what, sizeof what, "%s, tiny_tri %u heavy_tri %u chunk %u from %u pdl %d pipe %d",
+                 name, tn.tiny_tri, tn.heavy_tri, tn.custom_chunk, tn.chunk_min, tn.custom_pdl,
+                 tn.custom_pipe);
         check_gpu_custom(c, what);
         std::vector<double> cs = gpu_custom_times(c, reps);
-        printf("- customization with tiny_tri %u, heavy_tri %u, chunks of %u from %u edges: GPU "
-               "%.2f ms device (service's %u, %u, %u, %u: %.2f ms); GPU == CPU bit for bit\n",
-               tn.tiny_tri, tn.heavy_tri, tn.custom_chunk, tn.chunk_min, median(cs), L.svc.tiny_tri,
-               L.svc.heavy_tri, L.svc.custom_chunk, L.svc.chunk_min, median(cg));
+        printf(
+            "- customization with tiny_tri %u, heavy_tri %u, chunks of %u from %u edges, pdl %d, "
+            "pipe %d: GPU %.2f ms device (service's %u, %u, %u, %u, %d, %d: %.2f ms); GPU == CPU "
+            "bit for bit\n",
+            tn.tiny_tri, tn.heavy_tri, tn.custom_chunk, tn.chunk_min, tn.custom_pdl, tn.custom_pipe,
+            median(cs), L.svc.tiny_tri, L.svc.heavy_tri, L.svc.custom_chunk, L.svc.chunk_min,
+            L.svc.custom_pdl, L.svc.custom_pipe, median(cg));
         fflush(stdout);
     }
     /* back to the service's (not with --custom-only: nothing follows, and road-like 24M's turn
@@ -1083,13 +1090,14 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--turns")) L.turns = true;
         else if (!strcmp(argv[i], "--custom-shapes") && i + 1 < argc) {
             for (auto &x : split_commas(argv[++i])) {
-                unsigned a = 0, b = 0, c = ~0u, m = ~0u;
-                if (sscanf(x.c_str(), "%u:%u:%u:%u", &a, &b, &c, &m) < 2) {
-                    fprintf(stderr,
-                            "lab_cch: --custom-shapes wants TINY:HEAVY[:CHUNK[:MIN]],...\n");
+                unsigned a = 0, b = 0, c = ~0u, m = ~0u, f = ~0u;
+                if (sscanf(x.c_str(), "%u:%u:%u:%u:%u", &a, &b, &c, &m, &f) < 2 ||
+                    (f != ~0u && f > 3)) {
+                    fprintf(stderr, "lab_cch: --custom-shapes wants "
+                                    "TINY:HEAVY[:CHUNK[:MIN[:LAUNCH]]],... (LAUNCH 0-3)\n");
                     return 2;
                 }
-                L.shapes.push_back({a, b, c, m});
+                L.shapes.push_back({a, b, c, m, f});
             }
         } else if (!strcmp(argv[i], "--variants") && i + 1 < argc)
             L.variants = split_commas(argv[++i]);

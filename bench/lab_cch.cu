@@ -36,8 +36,8 @@
  *             classes (gp_dcch_tune tiny_tri: edges of fewer triangles a thread each, 0 none;
  *             heavy_tri: edges of more a block each, 0 none; CHUNK, MIN: custom_chunk, a level
  *             of MIN edges or more cut into chunks of CHUNK edges a block each, 0 none; LAUNCH:
- *             1 programmatic dependent level launches (custom_pdl), 2 the software-pipelined
- *             triangle scan (custom_pipe), 3 both, 0 neither; the service's where left out),
+ *             1 programmatic dependent level launches (custom_pdl), 0 plain ones; the
+ *             service's where left out),
  *             each checked bit for bit against
  *             the CPU and timed (--reps); a shape of other classes builds a topology part of
  *             its own beside the shared one (road-like 24M's turn graph: one such shape fits
@@ -248,8 +248,7 @@ struct lab {
     bool profile_plans = false;               /* --profile-plans */
     bool profile_custom = false;              /* --profile-custom */
     bool turns = false;                       /* --turns: the car turn graph of each graph */
-    /* --custom-shapes: tiny_tri, heavy_tri, custom_chunk, chunk_min, custom_pdl | custom_pipe
-     * << 1 (the last three the service's where not given: ~0u) */
+    /* --custom-shapes: tiny_tri, heavy_tri, custom_chunk, chunk_min, custom_pdl (the last three the service's where not given: ~0u) */
     std::vector<std::array<uint32_t, 5>> shapes;
     bool custom_layout = false; /* --custom-layout */
     /* the service's sweep (--small: warp bins and gathers in phases of any size; smem: 2 KiB) */
@@ -686,23 +685,22 @@ static void run_graph(lab &L, const char *spec, bool small) {
         tn.tiny_tri = sh[0], tn.heavy_tri = sh[1];
         if (sh[2] != ~0u) tn.custom_chunk = sh[2];
         if (sh[3] != ~0u) tn.chunk_min = sh[3];
-        if (sh[4] != ~0u) tn.custom_pdl = sh[4] & 1, tn.custom_pipe = sh[4] >> 1 & 1;
+        if (sh[4] != ~0u) tn.custom_pdl = (int)sh[4];
         prof_tune = tn;
         if (gp_cch_gpu_sweep(c, &tn, &err)) die("customization shape", err);
         if (gp_cch_customize(c, 0, &err)) die("customize", err);
         char what[128];
-        snprintf(what, sizeof what, "%s, tiny_tri %u heavy_tri %u chunk %u from %u pdl %d pipe %d",
-                 name, tn.tiny_tri, tn.heavy_tri, tn.custom_chunk, tn.chunk_min, tn.custom_pdl,
-                 tn.custom_pipe);
+        snprintf(what, sizeof what, "%s, tiny_tri %u heavy_tri %u chunk %u from %u pdl %d", name,
+                 tn.tiny_tri, tn.heavy_tri, tn.custom_chunk, tn.chunk_min, tn.custom_pdl);
         check_gpu_custom(c, what);
         std::vector<double> cs = gpu_custom_times(c, reps);
         printf(
-            "- customization with tiny_tri %u, heavy_tri %u, chunks of %u from %u edges, pdl %d, "
-            "pipe %d: GPU %.2f ms device (service's %u, %u, %u, %u, %d, %d: %.2f ms); GPU == CPU "
-            "bit for bit\n",
-            tn.tiny_tri, tn.heavy_tri, tn.custom_chunk, tn.chunk_min, tn.custom_pdl, tn.custom_pipe,
-            median(cs), L.svc.tiny_tri, L.svc.heavy_tri, L.svc.custom_chunk, L.svc.chunk_min,
-            L.svc.custom_pdl, L.svc.custom_pipe, median(cg));
+            "- customization with tiny_tri %u, heavy_tri %u, chunks of %u from %u edges, pdl %d: "
+            "GPU %.2f ms device (service's %u, %u, %u, %u, %d: %.2f ms); GPU == CPU bit for "
+            "bit\n",
+            tn.tiny_tri, tn.heavy_tri, tn.custom_chunk, tn.chunk_min, tn.custom_pdl, median(cs),
+            L.svc.tiny_tri, L.svc.heavy_tri, L.svc.custom_chunk, L.svc.chunk_min, L.svc.custom_pdl,
+            median(cg));
         fflush(stdout);
     }
     /* back to the service's (not with --custom-only: nothing follows, and road-like 24M's turn
@@ -1092,9 +1090,9 @@ int main(int argc, char **argv) {
             for (auto &x : split_commas(argv[++i])) {
                 unsigned a = 0, b = 0, c = ~0u, m = ~0u, f = ~0u;
                 if (sscanf(x.c_str(), "%u:%u:%u:%u:%u", &a, &b, &c, &m, &f) < 2 ||
-                    (f != ~0u && f > 3)) {
+                    (f != ~0u && f > 1)) {
                     fprintf(stderr, "lab_cch: --custom-shapes wants "
-                                    "TINY:HEAVY[:CHUNK[:MIN[:LAUNCH]]],... (LAUNCH 0-3)\n");
+                                    "TINY:HEAVY[:CHUNK[:MIN[:LAUNCH]]],... (LAUNCH 0 or 1)\n");
                     return 2;
                 }
                 L.shapes.push_back({a, b, c, m, f});

@@ -292,12 +292,11 @@ static void sweep_tune(gp_dcch *d, const gp_dcch_tune *tn) {
     d->custom_profile = tn->custom_profile;
     d->custom_profile_arg = tn->custom_profile_arg;
     d->custom_graph = tn->custom_graph;
-    if (d->custom_exec && (d->custom_pdl != tn->custom_pdl || d->custom_pipe != tn->custom_pipe)) {
+    if (d->custom_exec && d->custom_pdl != tn->custom_pdl) {
         cudaGraphExecDestroy(d->custom_exec); /* captured with the other launches */
         d->custom_exec = NULL;
     }
     d->custom_pdl = tn->custom_pdl;
-    d->custom_pipe = tn->custom_pipe;
     d->paths = tn->paths;
     d->wkw = tn->wkw >= 1 && tn->wkw <= WKW_MAX && !(tn->wkw & (tn->wkw - 1)) ? tn->wkw : WKW_MAX;
     d->sat = tn->sat > 0 && tn->sat < INF32 ? tn->sat : CELL_SAT;
@@ -615,8 +614,7 @@ constexpr gp_dcch_tune TUNE_DEFAULTS = {PLAN_BASE,
                                         CUSTOM_GRAPH,
                                         CUSTOM_CHUNK,
                                         CHUNK_MIN,
-                                        CUSTOM_PDL,
-                                        CUSTOM_PIPE};
+                                        CUSTOM_PDL};
 static gp_dcch_tune tune_now = TUNE_DEFAULTS;
 
 extern "C" void gp_dcch_tune_defaults(gp_dcch_tune *t) { *t = TUNE_DEFAULTS; }

@@ -16,7 +16,11 @@
  * levels (a block's global writes are visible to it after the barrier). The launches are the
  * same for every metric of a topology part: captured once as a CUDA graph and replayed
  * (CUSTOM_GRAPH; gen:1M's turn graph 7.39 -> 6.61 ms, gen:4M's 17.80 -> 16.94, road-like
- * 24M's in nd order 79.33 -> 77.60; 71.27 with step_wt). On the road-like 1M
+ * 24M's in nd order 79.33 -> 77.60; 71.27 with step_wt). Each level launch after the first is a
+ * programmatic dependent launch (CUSTOM_PDL): its blocks start while the level before runs,
+ * load their edges' first triangles and wait (pdl_wait) before the lower edges' weights; with
+ * the pipelined scan (edge_scan) gen:1M's turn graph 6.31 -> 5.73 ms, road-like 24M's in flow
+ * order unchanged (53.34 -> 53.36). On the road-like 1M
  * map's turn graph the one block took 16.5 of 28.0 ms of kernel time (ncu, H200): its top
  * levels have few edges of hundreds of triangles each, so a level of more than SMALL_TRI
  * triangles is launched on its own. Triangles read the lower edges' packed {fw, bw} (fb). Device
@@ -193,48 +197,34 @@ __device__ __forceinline__ void pdl_wait() {
 
 /* One lane's part of edge e's lower triangles (W lanes, lane in [0, W)): the triangles k0+lane,
  * k0+lane+W, ..., two per step with their loads issued together (the pass is bound by the latency
- * of these dependent loads more than by bandwidth); per lane the smallest sums and the first
- * offsets reaching them, and whether a sum overflowed. PIPE (gp_dcch_tune custom_pipe): the next
- * step's two triangles are loaded before this step's sums, so that a step waits for one load
- * rather than two in a row; either way the first step's triangles are loaded before pdl_wait. */
+ * of these dependent loads more than by bandwidth), and the next step's two triangles loaded
+ * before this step's sums, so that a step waits for one load rather than two in a row (the first
+ * step's before pdl_wait); per lane the smallest sums and the first offsets reaching them, and
+ * whether a sum overflowed. */
 struct lane_min {
     uint32_t f, b, fm, bm;
     int of, ob;
 };
-template <int W, bool PIPE>
+template <int W>
 __device__ __forceinline__ lane_min edge_scan(uint32_t e, int lane, const uint64_t *__restrict__ tf,
                                               const uint32_t *__restrict__ tri, const uint2 *fb) {
     lane_min r = {INF32, INF32, INF32, INF32, 0, 0};
     const uint64_t k0 = tf[e], k1 = tf[e + 1];
     const uint2 *tp = (const uint2 *)tri; /* {e1, e2} per triangle */
-    if constexpr (PIPE) {
-        uint64_t k = k0 + lane;
-        uint2 t1 = k < k1 ? tp[k] : make_uint2(0, 0);
-        uint2 t2 = k + W < k1 ? tp[k + W] : make_uint2(0, 0);
-        pdl_wait();
-        for (; k < k1; k += 2 * W) {
-            const bool two = k + W < k1;
-            uint2 w1 = fb[t1.x], w2 = fb[t1.y];
-            uint2 w3 = two ? fb[t2.x] : make_uint2(INF32, INF32);
-            uint2 w4 = two ? fb[t2.y] : make_uint2(INF32, INF32);
-            const uint64_t kn = k + 2 * W;
-            const uint2 n1 = kn < k1 ? tp[kn] : make_uint2(0, 0);
-            const uint2 n2 = kn + W < k1 ? tp[kn + W] : make_uint2(0, 0);
-            relax_pair(w1, w2, (uint32_t)(k - k0), r.f, r.b, r.fm, r.bm, r.of, r.ob);
-            relax_pair(w3, w4, (uint32_t)(k + W - k0), r.f, r.b, r.fm, r.bm, r.of, r.ob);
-            t1 = n1, t2 = n2;
-        }
-        return r;
-    }
+    uint64_t k = k0 + lane;
+    uint2 t1 = k < k1 ? tp[k] : make_uint2(0, 0), t2 = k + W < k1 ? tp[k + W] : make_uint2(0, 0);
     pdl_wait();
-    for (uint64_t k = k0 + lane; k < k1; k += 2 * W) {
+    for (; k < k1; k += 2 * W) {
         const bool two = k + W < k1;
-        uint2 t1 = tp[k], t2 = two ? tp[k + W] : make_uint2(0, 0);
         uint2 w1 = fb[t1.x], w2 = fb[t1.y]; /* {fw, bw}: one sector each rather than two */
         uint2 w3 = two ? fb[t2.x] : make_uint2(INF32, INF32);
         uint2 w4 = two ? fb[t2.y] : make_uint2(INF32, INF32);
+        const uint64_t kn = k + 2 * W;
+        const uint2 n1 = kn < k1 ? tp[kn] : make_uint2(0, 0);
+        const uint2 n2 = kn + W < k1 ? tp[kn + W] : make_uint2(0, 0);
         relax_pair(w1, w2, (uint32_t)(k - k0), r.f, r.b, r.fm, r.bm, r.of, r.ob);
         relax_pair(w3, w4, (uint32_t)(k + W - k0), r.f, r.b, r.fm, r.bm, r.of, r.ob);
+        t1 = n1, t2 = n2;
     }
     return r;
 }
@@ -258,7 +248,7 @@ __device__ __forceinline__ void edge_store(uint32_t e, uint32_t f, uint32_t b, u
 
 /* W lanes customize edge e (mask: the group's lanes of the warp; W = 1: a thread alone): each
  * lane's minima (edge_scan), then the group's minimum and the smallest offset reaching it. */
-template <int W, bool PIPE>
+template <int W>
 __device__ __forceinline__ void customize_edge(uint32_t e, int lane, unsigned mask,
                                                const uint64_t *__restrict__ tf,
                                                const uint32_t *__restrict__ tri,
@@ -267,7 +257,7 @@ __device__ __forceinline__ void customize_edge(uint32_t e, int lane, unsigned ma
                                                uint32_t *fw, uint32_t *bw, uint32_t *fmid,
                                                uint32_t *bmid, uint32_t *bad) {
     const uint32_t of0 = lane == 0 ? ofw[e] : 0, ob0 = lane == 0 ? obw[e] : 0;
-    lane_min r = edge_scan<W, PIPE>(e, lane, tf, tri, fb);
+    lane_min r = edge_scan<W>(e, lane, tf, tri, fb);
     if constexpr (W == 1) {
         (void)mask;
         edge_store(e, r.f, r.b, r.fm, r.bm, r.of, r.ob, of0, ob0, fb, fw, bw, fmid, bmid, bad);
@@ -284,7 +274,6 @@ __device__ __forceinline__ void customize_edge(uint32_t e, int lane, unsigned ma
 /* A block of BIG_THREADS customizes edge e (one of a level's heaviest): each thread's minima
  * packed as value << 32 | offset, so that one minimum gives the value and the first offset
  * reaching it; warps reduce by shuffles, then thread 0 over the warps. */
-template <bool PIPE>
 __device__ __forceinline__ void customize_edge_block(uint32_t e, const uint64_t *__restrict__ tf,
                                                      const uint32_t *__restrict__ tri,
                                                      const uint32_t *__restrict__ ofw,
@@ -294,7 +283,7 @@ __device__ __forceinline__ void customize_edge_block(uint32_t e, const uint64_t 
     __shared__ u64 sf[BIG_THREADS / 32], sb[BIG_THREADS / 32];
     __shared__ int sfl[BIG_THREADS / 32];
     const uint32_t of0 = threadIdx.x == 0 ? ofw[e] : 0, ob0 = threadIdx.x == 0 ? obw[e] : 0;
-    lane_min r = edge_scan<BIG_THREADS, PIPE>(e, (int)threadIdx.x, tf, tri, fb);
+    lane_min r = edge_scan<BIG_THREADS>(e, (int)threadIdx.x, tf, tri, fb);
     u64 pf = (u64)r.f << 32 | r.fm, pb = (u64)r.b << 32 | r.bm;
     for (int o = 16; o > 0; o >>= 1) {
         const u64 xf = __shfl_xor_sync(0xffffffffu, pf, o),
@@ -322,7 +311,6 @@ __device__ __forceinline__ void customize_edge_block(uint32_t e, const uint64_t 
  * long, then the heavy ones. Blocks take the heavy edges first (a block each), then the long ones
  * (a warp each), the short ones (SHORT_W lanes each) and the tiny ones (a thread each); b[0..3)
  * are the first blocks of the long, short and tiny parts. */
-template <bool PIPE>
 __global__ void customize_level(const uint32_t *__restrict__ eord, uint32_t n1, uint32_t n8,
                                 uint32_t n32, uint3 b, const uint64_t *__restrict__ tf,
                                 const uint32_t *__restrict__ tri, const uint32_t *__restrict__ ofw,
@@ -331,24 +319,24 @@ __global__ void customize_level(const uint32_t *__restrict__ eord, uint32_t n1, 
     pdl_trigger();
     const uint32_t bx = blockIdx.x;
     if (bx < b.x) {
-        customize_edge_block<PIPE>(eord[n1 + n8 + n32 + bx], tf, tri, ofw, obw, fb, fw, bw, fmid,
-                                   bmid, bad);
+        customize_edge_block(eord[n1 + n8 + n32 + bx], tf, tri, ofw, obw, fb, fw, bw, fmid, bmid,
+                             bad);
     } else if (bx < b.y) {
         uint64_t w = ((uint64_t)(bx - b.x) * blockDim.x + threadIdx.x) / 32;
         if (w >= n32) return; /* whole warps leave together */
-        customize_edge<32, PIPE>(eord[n1 + n8 + w], threadIdx.x & 31, 0xffffffffu, tf, tri, ofw,
-                                 obw, fb, fw, bw, fmid, bmid, bad);
+        customize_edge<32>(eord[n1 + n8 + w], threadIdx.x & 31, 0xffffffffu, tf, tri, ofw, obw, fb,
+                           fw, bw, fmid, bmid, bad);
     } else if (bx < b.z) {
         uint64_t g = ((uint64_t)(bx - b.y) * blockDim.x + threadIdx.x) / SHORT_W;
         if (g >= n8) return; /* whole groups leave together */
         const int lane = threadIdx.x & (SHORT_W - 1);
         const unsigned mask = ((1u << SHORT_W) - 1) << (threadIdx.x & 31 & ~(SHORT_W - 1));
-        customize_edge<SHORT_W, PIPE>(eord[n1 + g], lane, mask, tf, tri, ofw, obw, fb, fw, bw, fmid,
-                                      bmid, bad);
+        customize_edge<SHORT_W>(eord[n1 + g], lane, mask, tf, tri, ofw, obw, fb, fw, bw, fmid, bmid,
+                                bad);
     } else {
         uint64_t i = (uint64_t)(bx - b.z) * blockDim.x + threadIdx.x;
         if (i >= n1) return;
-        customize_edge<1, PIPE>(eord[i], 0, 0, tf, tri, ofw, obw, fb, fw, bw, fmid, bmid, bad);
+        customize_edge<1>(eord[i], 0, 0, tf, tri, ofw, obw, fb, fw, bw, fmid, bmid, bad);
     }
 }
 
@@ -358,7 +346,6 @@ __global__ void customize_level(const uint32_t *__restrict__ eord, uint32_t n1, 
  * 16). A row's edges of every class so run at the same time on one multiprocessor, and the lower
  * rows their triangles read (two edges of one row per triangle) are read while they are in the
  * caches, rather than again by each class's part of the level. */
-template <bool PIPE>
 __global__ void __launch_bounds__(BIG_THREADS)
     customize_chunks(const uint32_t *__restrict__ eord, uint32_t nh, uint32_t nn, uint32_t C,
                      const uint32_t *__restrict__ cd, const uint64_t *__restrict__ tf,
@@ -368,27 +355,26 @@ __global__ void __launch_bounds__(BIG_THREADS)
     pdl_trigger();
     const uint32_t bx = blockIdx.x;
     if (bx < nh) {
-        customize_edge_block<PIPE>(eord[bx], tf, tri, ofw, obw, fb, fw, bw, fmid, bmid, bad);
+        customize_edge_block(eord[bx], tf, tri, ofw, obw, fb, fw, bw, fmid, bmid, bad);
         return;
     }
     const uint32_t c = bx - nh, len = min(C, nn - c * C), n1 = cd[c] & 0xffffu, n8 = cd[c] >> 16;
     const uint32_t *q = eord + nh + (size_t)c * C;
     for (uint32_t i = threadIdx.x; i < n1; i += BIG_THREADS)
-        customize_edge<1, PIPE>(q[i], 0, 0, tf, tri, ofw, obw, fb, fw, bw, fmid, bmid, bad);
+        customize_edge<1>(q[i], 0, 0, tf, tri, ofw, obw, fb, fw, bw, fmid, bmid, bad);
     {
         const int lane = threadIdx.x & (SHORT_W - 1);
         const unsigned mask = ((1u << SHORT_W) - 1) << (threadIdx.x & 31 & ~(SHORT_W - 1));
         for (uint32_t g = threadIdx.x / SHORT_W; g < n8; g += BIG_THREADS / SHORT_W)
-            customize_edge<SHORT_W, PIPE>(q[n1 + g], lane, mask, tf, tri, ofw, obw, fb, fw, bw,
-                                          fmid, bmid, bad);
+            customize_edge<SHORT_W>(q[n1 + g], lane, mask, tf, tri, ofw, obw, fb, fw, bw, fmid,
+                                    bmid, bad);
     }
     for (uint32_t w = threadIdx.x / 32; w < len - n1 - n8; w += BIG_THREADS / 32)
-        customize_edge<32, PIPE>(q[n1 + n8 + w], threadIdx.x & 31, 0xffffffffu, tf, tri, ofw, obw,
-                                 fb, fw, bw, fmid, bmid, bad);
+        customize_edge<32>(q[n1 + n8 + w], threadIdx.x & 31, 0xffffffffu, tf, tri, ofw, obw, fb, fw,
+                           bw, fmid, bmid, bad);
 }
 
 /* Levels [l0, l1) in one block, bottom-up. */
-template <bool PIPE>
 __global__ void customize_small(uint32_t l0, uint32_t l1, const uint32_t *__restrict__ elev,
                                 const uint64_t *__restrict__ tf, const uint32_t *__restrict__ tri,
                                 const uint32_t *__restrict__ ofw, const uint32_t *__restrict__ obw,
@@ -398,8 +384,8 @@ __global__ void customize_small(uint32_t l0, uint32_t l1, const uint32_t *__rest
     int warp = threadIdx.x / 32, lane = threadIdx.x & 31, nw = blockDim.x / 32;
     for (uint32_t l = l0; l < l1; l++) {
         for (uint32_t e = elev[l] + warp; e < elev[l + 1]; e += nw)
-            customize_edge<32, PIPE>(e, lane, 0xffffffffu, tf, tri, ofw, obw, fb, fw, bw, fmid,
-                                     bmid, bad);
+            customize_edge<32>(e, lane, 0xffffffffu, tf, tri, ofw, obw, fb, fw, bw, fmid, bmid,
+                               bad);
         __syncthreads();
     }
 }
@@ -518,7 +504,6 @@ static cudaError_t launch(int pdl, void (*k)(P...), uint32_t grid, uint32_t bloc
 /* The level launches, bottom-up (pev: the lab's profile, an event after each launch, *np of them
  * recorded with their levels in pl; then no programmatic launches, which the events would
  * separate). */
-template <bool PIPE>
 static int levels_issue(gp_dcch *d, cudaStream_t s, cudaEvent_t *pev, gp_dcch_launch *pl,
                         uint32_t *np, gp_err *err) {
     int rc = GP_OK;
@@ -531,7 +516,7 @@ static int levels_issue(gp_dcch *d, cudaStream_t s, cudaEvent_t *pev, gp_dcch_la
             const uint32_t n1 = cl[0], n8 = cl[1], n32 = cl[2], nh = cnt - n1 - n8 - n32;
             const uint32_t c0 = d->level_chunk[l], nc = d->level_chunk[l + 1] - c0;
             if (nc) {
-                CK(launch(pdl, customize_chunks<PIPE>, nh + nc, BIG_THREADS, s,
+                CK(launch(pdl, customize_chunks, nh + nc, BIG_THREADS, s,
                           (const uint32_t *)d->eord + lo, nh, cnt - nh, d->chunk,
                           (const uint32_t *)d->cdesc + c0, (const uint64_t *)d->tri_first,
                           (const uint32_t *)d->tri, (const uint32_t *)d->ofw,
@@ -543,9 +528,8 @@ static int levels_issue(gp_dcch *d, cudaStream_t s, cudaEvent_t *pev, gp_dcch_la
                 b.y = b.x + (uint32_t)(((uint64_t)n32 * 32 + BIG_THREADS - 1) / BIG_THREADS);
                 b.z = b.y + (uint32_t)(((uint64_t)n8 * SHORT_W + BIG_THREADS - 1) / BIG_THREADS);
                 const uint32_t nb = b.z + (n1 + BIG_THREADS - 1) / BIG_THREADS;
-                CK(launch(pdl, customize_level<PIPE>, nb, BIG_THREADS, s,
-                          (const uint32_t *)d->eord + lo, n1, n8, n32, b,
-                          (const uint64_t *)d->tri_first, (const uint32_t *)d->tri,
+                CK(launch(pdl, customize_level, nb, BIG_THREADS, s, (const uint32_t *)d->eord + lo,
+                          n1, n8, n32, b, (const uint64_t *)d->tri_first, (const uint32_t *)d->tri,
                           (const uint32_t *)d->ofw, (const uint32_t *)d->obw, d->fb, d->fw, d->bw,
                           d->fmid, d->bmid, d->bad),
                    "customization");
@@ -562,7 +546,7 @@ static int levels_issue(gp_dcch *d, cudaStream_t s, cudaEvent_t *pev, gp_dcch_la
                    d->edge_level[l1 + 1] - d->edge_level[l1] <= SMALL_ITEMS / 8 &&
                    !d->level_heavy[l1])
                 l1++;
-            CK(launch(pdl, customize_small<PIPE>, 1, SMALL_THREADS, s, l, l1,
+            CK(launch(pdl, customize_small, 1, SMALL_THREADS, s, l, l1,
                       (const uint32_t *)d->d_elevels, (const uint64_t *)d->tri_first,
                       (const uint32_t *)d->tri, (const uint32_t *)d->ofw, (const uint32_t *)d->obw,
                       d->fb, d->fw, d->bw, d->fmid, d->bmid, d->bad),
@@ -606,8 +590,7 @@ static int customize_run(gp_dcch *d, cudaStream_t s, float *ms, void (*busy)(voi
             cudaGraph_t graph = NULL;
             CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal),
                "capturing the customization");
-            rc = d->custom_pipe ? levels_issue<true>(d, s, NULL, NULL, NULL, err)
-                                : levels_issue<false>(d, s, NULL, NULL, NULL, err);
+            rc = levels_issue(d, s, NULL, NULL, NULL, err);
             cudaError_t e = cudaStreamEndCapture(s, &graph);
             if (rc == GP_OK && e == cudaSuccess)
                 e = cudaGraphInstantiate(&d->custom_exec, graph, 0);
@@ -619,9 +602,7 @@ static int customize_run(gp_dcch *d, cudaStream_t s, float *ms, void (*busy)(voi
         CK(cudaGraphLaunch(d->custom_exec, s), "customization (graph)");
     } else {
         CK(cudaEventRecord(d->ev0, s), "customization");
-        rc = d->custom_pipe ? levels_issue<true>(d, s, pev, pl, &np, err)
-                            : levels_issue<false>(d, s, pev, pl, &np, err);
-        if (rc != GP_OK) goto out;
+        if ((rc = levels_issue(d, s, pev, pl, &np, err)) != GP_OK) goto out;
     }
     d->customized = 1; /* the plan's weights count as customization; its tables are computed
                         * before the next plan sweep */

@@ -41,10 +41,11 @@ typedef unsigned long long u64;
  * CUSTOM_CHUNK edges, a block each (kernels/cch_lab.h gp_dcch_tune custom_chunk) */
 #define CUSTOM_CHUNK 256
 #define CHUNK_MIN 1000000
-/* customization: programmatic dependent level launches, a software-pipelined triangle scan
- * (kernels/cch_lab.h gp_dcch_tune custom_pdl, custom_pipe) */
-#define CUSTOM_PDL 0
-#define CUSTOM_PIPE 0
+/* customization: each level launch after the first a programmatic dependent launch
+ * (kernels/cch_lab.h gp_dcch_tune custom_pdl; with the pipelined triangle scan, gen:1M's turn
+ * graph 6.31 -> 5.73 ms, gen:4M's 15.09 -> 15.01, road-like 24M's in flow order 53.34 -> 53.36:
+ * bench/results/2026-12-02-NVIDIA-H200-cch-pdl.md) */
+#define CUSTOM_PDL 1
 #define SWEEP_SMALL_ITEMS 64     /* sweeps: levels of <= 64 items in one block, a warp per item */
 #define SWEEP_THREAD_ITEMS 16384 /* sweeps: a thread per item from here (bottom levels) */
 #define COOP_THREADS 512         /* sweeps: block size of the cooperative kernel */
@@ -229,7 +230,7 @@ struct gp_dcch : gp_dcch_topo {
     void *custom_profile_arg;
     int custom_graph;            /* gp_dcch_tune.custom_graph */
     cudaGraphExec_t custom_exec; /* the level launches, captured (gp_dcch_graphs_free drops it) */
-    int custom_pdl, custom_pipe; /* gp_dcch_tune.custom_pdl, custom_pipe */
+    int custom_pdl;              /* gp_dcch_tune.custom_pdl */
     unsigned paths;              /* GP_DCCH_* */
     uint32_t wkw;                /* sources per warp bin at most for several sources */
     uint32_t sat;                /* 32-bit warp-bin cells saturate here */

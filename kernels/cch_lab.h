@@ -88,9 +88,7 @@ typedef struct gp_dcch_tune {
     uint32_t chunk_min;    /* ... (the service's: 256 edges from levels of a million) */
     int custom_pdl;        /* customization: each level launch after the first a programmatic
                             * dependent launch (Hopper), its blocks loading their edges'
-                            * triangle lists while the level before still runs */
-    int custom_pipe;       /* customization: each lane loads its next two triangles before it
-                            * adds up the two it has (software-pipelined scan) */
+                            * first triangles while the level before still runs */
 } gp_dcch_tune;
 
 /* The service's values (the constants of kernels/cch_internal.cuh; zeroes in a build without

@@ -7,7 +7,7 @@
  *
  *   cch_turn_order [--threads N] [--leaf L,L,..] [--no-cuts] [--flow B,B,..] [--flow-leaf L]
  *                  [--flow-pick smallest|expansion] [--flow-dirs 4|8] [--flow-metis-above N]
- *                  [--queries Q] SPEC...
+ *                  [--flow-refine A] [--queries Q] SPEC...
  *                  (road graphs with coordinates and travel times: OSM files, gen:N)
  *
  * --no-cuts leaves out the derived order's rows; --flow adds one Inertial Flow row per fraction B
@@ -17,7 +17,9 @@
  * over the smaller side's); the whole graph is dissected by flow (one thread), or with
  * --flow-metis-above N only nd's parts of at most N nodes (nd's METIS separators above them, on
  * N threads: the service's cch_order = flow is N = 32768, b 20%, 8 directions, least expansion,
- * leaf 16). A turn-graph node's coordinates are its road arc's midpoint (gp_turns.xy).
+ * leaf 16); --flow-refine A refines those METIS separators by a maximum flow in a corridor of A
+ * percent of each side's nodes around them (gp_cch_flow_opts.refine). A turn-graph node's
+ * coordinates are its road arc's midpoint (gp_turns.xy).
  *
  * Per graph: its car turn graph (graph/turns.h), then one Markdown row per order: order seconds
  * (wall, N threads; the derived order runs on one), contraction seconds, CCH edges, lower
@@ -105,6 +107,7 @@ int main(int argc, char **argv) {
     double flows[8];
     int no_cuts = 0, pick_exp = 0, ndirs = 4;
     uint32_t metis_above = UINT32_MAX;
+    double refine = 0;
     for (; i < argc && strncmp(argv[i], "--", 2) == 0; i++) {
         if (!strcmp(argv[i], "--threads") && i + 1 < argc) {
             threads = (int)strtol(argv[++i], NULL, 10);
@@ -123,6 +126,8 @@ int main(int argc, char **argv) {
             pick_exp = !strcmp(argv[++i], "expansion");
         } else if (!strcmp(argv[i], "--flow-dirs") && i + 1 < argc) {
             ndirs = strtol(argv[++i], NULL, 10) == 8 ? 8 : 4;
+        } else if (!strcmp(argv[i], "--flow-refine") && i + 1 < argc) {
+            refine = strtod(argv[++i], NULL) / 100;
         } else if (!strcmp(argv[i], "--flow-metis-above") && i + 1 < argc) {
             metis_above = (uint32_t)strtoul(argv[++i], NULL, 10);
         } else if (!strcmp(argv[i], "--no-cuts")) {
@@ -137,7 +142,8 @@ int main(int argc, char **argv) {
         } else {
             fprintf(stderr, "usage: cch_turn_order [--threads N] [--leaf L,L,..] [--no-cuts] "
                             "[--flow B,B,..] [--flow-leaf L] [--flow-pick smallest|expansion] "
-                            "[--flow-dirs 4|8] [--flow-metis-above N] [--queries Q] SPEC...\n");
+                            "[--flow-dirs 4|8] [--flow-metis-above N] [--flow-refine A] "
+                            "[--queries Q] SPEC...\n");
             return 2;
         }
     }
@@ -180,7 +186,7 @@ int main(int argc, char **argv) {
             rc |= measure(name, what, tg, rank, gp_now() - t0, threads, qs, nq, dist, 1);
         }
         for (uint32_t k = 0; k < nflows; k++) {
-            gp_cch_flow_opts fo = {flows[k], ndirs, pick_exp, flow_leaf_n};
+            gp_cch_flow_opts fo = {flows[k], ndirs, pick_exp, flow_leaf_n, refine};
             gp_cch_nd_stats fs;
             t0 = gp_now();
             if (gp_cch_order_nd_flow(tg, threads, metis_above, tg->cch_xy, &fo, rank, &fs, &err))
@@ -191,12 +197,16 @@ int main(int argc, char **argv) {
                 return 2;
             }
             fprintf(stderr,
-                    "flow b=%.0f%%: %u flow separators, %u METIS splits, %u parts, %u fallbacks, "
-                    "%.1f s\n",
-                    flows[k] * 100, fs.flow_seps, fs.splits, fs.leaves, fs.flow_fallbacks, fsec);
+                    "flow b=%.0f%%: %u flow separators, %u METIS splits (%u refined, %llu nodes "
+                    "fewer), %u parts, %u fallbacks, %.1f s\n",
+                    flows[k] * 100, fs.flow_seps, fs.splits, fs.refined,
+                    (unsigned long long)fs.refine_saved, fs.leaves, fs.flow_fallbacks, fsec);
             snprintf(what, sizeof what, "inertial flow, b %.0f%%, %d directions, %s, leaf %u%s",
                      flows[k] * 100, ndirs, pick_exp ? "least expansion" : "smallest cut",
-                     flow_leaf_n, metis_above != UINT32_MAX ? ", METIS above" : "");
+                     flow_leaf_n,
+                     metis_above == UINT32_MAX ? ""
+                     : refine > 0              ? ", METIS above, refined"
+                                               : ", METIS above");
             rc |= measure(name, what, tg, rank, fsec, threads, qs, nq, dist, 1);
         }
         free(rank);

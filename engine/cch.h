@@ -187,6 +187,8 @@ typedef struct gp_cch_nd_stats {
     double top_s, work_s, span_s, wall_s;
     uint32_t splits, leaves;
     uint32_t flow_seps, flow_fallbacks; /* flow leaves: separators, parts METIS ordered whole */
+    uint32_t refined;                   /* METIS separators made smaller by the corridor flow */
+    uint64_t refine_saved;              /* ... the nodes they lost */
     int threads;                        /* used */
 } gp_cch_nd_stats;
 int gp_cch_order_nd(const gp_graph *g, int threads, uint32_t leaf, uint32_t *rank,
@@ -202,9 +204,12 @@ typedef struct gp_cch_flow_opts {
     int ndirs;           /* 4 or 8 directions */
     int least_expansion; /* 1: the cut of least separator / smaller side; 0: the smallest */
     uint32_t leaf;       /* parts of at most this many nodes: METIS_NodeND */
+    double refine;       /* METIS's separators above the flow leaves refined by a maximum flow in
+                          * a corridor of this fraction of each side's nodes around them (0: not
+                          * refined; engine/cch_internal.h gp_cch_flow_refine) */
 } gp_cch_flow_opts;
 #define GP_CCH_FLOW_DEFAULT                                                                        \
-    { 0.2, 8, 1, 16 }
+    { 0.2, 8, 1, 16, 0.25 }
 int gp_cch_order_nd_flow(const gp_graph *g, int threads, uint32_t leaf, const float *xy,
                          const gp_cch_flow_opts *opts, uint32_t *rank, gp_cch_nd_stats *stats,
                          gp_err *err);

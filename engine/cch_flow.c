@@ -260,6 +260,172 @@ out:
     return size;
 }
 
+/* Corridor refinement of a separator (gp_cch_flow_refine, cch_internal.h): the sides are the
+ * components of the rest, heaviest first, each to the lighter side; the corridor is the
+ * separator and, on each side, the nodes nearest it (breadth-first layers) up to a fraction
+ * alpha of that side's nodes; the rest of each side is contracted to the source (side 0) or the
+ * sink (side 1), and a maximum flow with unit node capacities gives a minimum separator inside
+ * the corridor, of which the more balanced of the two minimum cuts is taken when it is smaller
+ * than the given one. */
+uint32_t gp_cch_flow_refine(uint32_t n, const uint32_t *first, const uint32_t *adj, uint8_t *sep,
+                            double alpha) {
+    uint32_t ns0 = 0, nc = 0, res = UINT32_MAX;
+    for (uint32_t v = 0; v < n; v++) ns0 += sep[v] != 0;
+    if (!ns0 || ns0 >= n) return ns0;
+    uint32_t *comp = malloc(((size_t)n + 1) * sizeof *comp);
+    uint32_t *queue = malloc(((size_t)n + 1) * sizeof *queue);
+    uint32_t *dist = malloc(((size_t)n + 1) * sizeof *dist);
+    uint32_t *cnt = NULL, *ord = NULL, *mid = NULL;
+    uint8_t *side = NULL, *cls = NULL;
+    flow_net f;
+    memset(&f, 0, sizeof f);
+    if (!comp || !queue || !dist) goto out;
+    for (uint32_t v = 0; v < n; v++) comp[v] = sep[v] ? GP_NONE - 1 : GP_NONE;
+    for (uint32_t r = 0; r < n; r++) { /* components of the rest; their sizes in dist[c] */
+        if (comp[r] != GP_NONE) continue;
+        uint32_t qh = 0, qt = 0;
+        queue[qt++] = r;
+        comp[r] = nc;
+        while (qh < qt)
+            for (uint32_t k = first[queue[qh]], u = queue[qh++]; k < first[u + 1]; k++)
+                if (comp[adj[k]] == GP_NONE) comp[adj[k]] = nc, queue[qt++] = adj[k];
+        dist[nc++] = qt;
+    }
+    if (nc < 2) {
+        res = ns0;
+        goto out;
+    }
+    cnt = malloc((size_t)nc * sizeof *cnt);
+    ord = malloc((size_t)nc * sizeof *ord);
+    side = malloc(nc);
+    if (!cnt || !ord || !side) goto out;
+    memcpy(cnt, dist, (size_t)nc * sizeof *cnt);
+    for (uint32_t c = 0; c < nc; c++) ord[c] = c;
+    for (uint32_t c = 1; c < nc; c++) { /* heaviest first (insertion sort: few components) */
+        uint32_t x = ord[c], i = c;
+        while (i && cnt[ord[i - 1]] < cnt[x]) ord[i] = ord[i - 1], i--;
+        ord[i] = x;
+    }
+    uint64_t tot[2] = {0, 0};
+    for (uint32_t i = 0; i < nc; i++) {
+        const int sd = tot[1] < tot[0];
+        side[ord[i]] = (uint8_t)sd;
+        tot[sd] += cnt[ord[i]];
+    }
+    /* layers from the separator; a side's corridor: whole layers while within alpha of it */
+    uint32_t qh = 0, qt = 0;
+    for (uint32_t v = 0; v < n; v++) {
+        dist[v] = sep[v] ? 0 : GP_NONE;
+        if (sep[v]) queue[qt++] = v;
+    }
+    while (qh < qt)
+        for (uint32_t k = first[queue[qh]], u = queue[qh++]; k < first[u + 1]; k++)
+            if (dist[adj[k]] == GP_NONE) dist[adj[k]] = dist[u] + 1, queue[qt++] = adj[k];
+    uint32_t depth[2] = {0, 0};
+    for (int sd = 0; sd < 2; sd++) { /* queue holds the nodes by layer */
+        const uint64_t cap = (uint64_t)(alpha * (double)tot[sd]);
+        uint64_t in = 0;
+        uint32_t i = ns0;
+        while (i < qt) {
+            const uint32_t d = dist[queue[i]];
+            uint64_t layer = 0;
+            uint32_t e = i;
+            for (; e < qt && dist[queue[e]] == d; e++) layer += side[comp[queue[e]]] == sd;
+            if (in + layer > cap) break;
+            in += layer, depth[sd] = d, i = e;
+        }
+    }
+    /* cls: 0 source (side 0 beyond its corridor), 1 sink, 2 in the corridor */
+    cls = malloc(n);
+    mid = malloc(((size_t)n + 1) * sizeof *mid);
+    if (!cls || !mid) goto out;
+    uint32_t nm = 0, nsrc = 0;
+    for (uint32_t v = 0; v < n; v++) {
+        const int sd = sep[v] ? -1 : side[comp[v]];
+        cls[v] = sd < 0 || dist[v] <= depth[sd] ? 2 : (uint8_t)sd;
+        mid[v] = cls[v] == 2 ? nm++ : GP_NONE;
+        nsrc += cls[v] == 0;
+    }
+    if (!nsrc || nsrc + nm == n) { /* a side entirely in the corridor: nothing to cut from */
+        res = ns0;
+        goto out;
+    }
+    f.nn = 2 + 2 * nm;
+    size_t acap = 2 * ((size_t)nm + first[n]) + 2;
+    f.first = malloc(((size_t)f.nn + 1) * sizeof *f.first);
+    f.pos = malloc(((size_t)f.nn + 1) * sizeof *f.pos);
+    f.level = malloc((size_t)f.nn * sizeof *f.level);
+    f.queue = malloc((size_t)f.nn * sizeof *f.queue);
+    f.it = malloc((size_t)f.nn * sizeof *f.it);
+    f.stack = malloc((size_t)f.nn * sizeof *f.stack);
+    f.head = malloc(acap * sizeof *f.head);
+    f.rev = malloc(acap * sizeof *f.rev);
+    f.cap = malloc(acap * sizeof *f.cap);
+    if (!f.first || !f.pos || !f.level || !f.queue || !f.it || !f.stack || !f.head || !f.rev ||
+        !f.cap)
+        goto out;
+    for (int pass = 0; pass < 2; pass++) { /* S = 0, T = 1, in(v) = 2 + 2 mid, out(v) = in + 1 */
+        if (pass) {
+            for (uint32_t v = 0; v < f.nn; v++) f.first[v + 1] += f.first[v];
+            memcpy(f.pos, f.first, ((size_t)f.nn + 1) * sizeof *f.pos);
+        } else {
+            memset(f.first, 0, ((size_t)f.nn + 1) * sizeof *f.first);
+        }
+        for (uint32_t v = 0; v < n; v++) {
+            if (cls[v] == 2) net_arc(&f, pass, 2 + 2 * mid[v], 3 + 2 * mid[v], 1);
+            if (cls[v] == 1) continue;
+            for (uint32_t k = first[v]; k < first[v + 1]; k++) {
+                const uint32_t w = adj[k];
+                if (cls[w] != 2 && !(cls[v] == 2 && cls[w] == 1)) continue;
+                const uint32_t a = cls[v] == 0 ? 0 : 3 + 2 * mid[v];
+                const uint32_t b = cls[w] == 1 ? 1 : 2 + 2 * mid[w];
+                net_arc(&f, pass, a, b, FLOW_INF);
+            }
+        }
+    }
+    f.na = f.first[f.nn];
+    const uint32_t flow = net_maxflow(&f, ns0);
+    res = ns0;
+    if (flow >= ns0) goto out;
+    /* the two minimum cuts: nearest the source, nearest the sink; the more balanced */
+    double best_bal = -1;
+    int best_side = -1;
+    for (int sd = 0; sd < 2; sd++) {
+        net_reach(&f, sd);
+        uint32_t cut = 0, na = nsrc;
+        for (uint32_t v = 0; v < n; v++) {
+            if (cls[v] != 2) continue;
+            const int in = f.level[2 + 2 * mid[v]], out = f.level[3 + 2 * mid[v]];
+            const int s = sd ? out && !in : in && !out;
+            cut += s;
+            if (!s) na += sd ? !out : out;
+        }
+        if (cut != flow) continue;
+        const uint32_t rest = n - cut, small = na < rest - na ? na : rest - na;
+        const double bal = rest ? (double)small / rest : 0;
+        if (bal > best_bal) best_bal = bal, best_side = sd;
+    }
+    if (best_side < 0) goto out;
+    net_reach(&f, best_side);
+    for (uint32_t v = 0; v < n; v++) {
+        const int in = cls[v] == 2 && f.level[2 + 2 * mid[v]];
+        const int out = cls[v] == 2 && f.level[3 + 2 * mid[v]];
+        sep[v] = cls[v] == 2 && (best_side ? out && !in : in && !out);
+    }
+    res = flow;
+out:
+    free(comp);
+    free(queue);
+    free(dist);
+    free(cnt);
+    free(ord);
+    free(side);
+    free(cls);
+    free(mid);
+    net_free(&f);
+    return res;
+}
+
 typedef struct flow_sub {
     uint32_t *nodes; /* local ids of the part's nodes */
     uint32_t n, lo;

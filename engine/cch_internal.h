@@ -23,6 +23,13 @@ int gp_cch_flow_part(uint32_t n, const uint32_t *first, const uint32_t *adj, con
                      const float *xy, const gp_cch_flow_opts *o, uint32_t lo, uint32_t *rank,
                      uint32_t *nseps, uint32_t *nfallbacks, gp_err *err);
 
+/* Refines the separator sep[v] != 0 of the connected graph (first, adj) of n nodes in a corridor
+ * around it (cch_flow.c): a minimum node separator among it and, on each side, the nodes
+ * nearest it, up to a fraction alpha of that side; rewrites sep when that one is smaller. Its
+ * size (the given one's when unchanged), UINT32_MAX out of memory. */
+uint32_t gp_cch_flow_refine(uint32_t n, const uint32_t *first, const uint32_t *adj, uint8_t *sep,
+                            double alpha);
+
 /* malloc for the arrays queries read at random, with transparent huge pages asked for (cch.c). */
 void *gp_cch_big_malloc(size_t bytes);
 

@@ -540,6 +540,28 @@ static int dissect(ndjob *j, sub *s, gp_err *err) {
                 nsep += part[v] == 2;
             }
         }
+        if (j->xy && j->fo->refine > 0 && nsep > 0 && nsep < n) { /* a smaller one nearby */
+            uint8_t *sep = malloc(n);
+            if (!sep) goto oom;
+            for (uint32_t v = 0; v < n; v++) sep[v] = comp[v] == SEP;
+            const uint32_t r = gp_cch_flow_refine(n, s->first, s->adj, sep, j->fo->refine);
+            if (r == UINT32_MAX) {
+                free(sep);
+                goto oom;
+            }
+            if (r < nsep) {
+                for (uint32_t v = 0; v < n; v++) comp[v] = sep[v] ? SEP : NOSEEN;
+                pthread_mutex_lock(&j->mu);
+                j->st.refined++;
+                j->st.refine_saved += nsep - r;
+                pthread_mutex_unlock(&j->mu);
+                if (s->path == 0)
+                    GP_LOG(GP_LOG_DEBUG, "cch_order_nd top separator refined: %u -> %u nodes", nsep,
+                           r);
+                nsep = r;
+            }
+            free(sep);
+        }
         if (nsep == 0 || nsep == n) { /* no separator: METIS_NodeND orders it whole */
             rc = gp_cch_nodend(n, s->first, s->adj, s->gid, s->lo, j->rank, err);
             goto out;

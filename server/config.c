@@ -233,7 +233,8 @@ static const gp_config_key keys[] = {
      "CCH size guard: not built past this many triangles per node (grids); 0 = no guard."},
     {"cch_order", S(cch_order), "nd", 0, 0,
      "CCH order: nd (parallel nested dissection), metis (one METIS_NodeND call, slower) or "
-     "flow (nd with Inertial Flow parts on turn graphs: fewer triangles, a longer order)."},
+     "flow (on turn graphs nd with Inertial Flow parts and flow-refined separators: fewer "
+     "triangles, a longer order)."},
     /* graph loads: an admin token may name any spec, so what a load may read and cost is bounded */
     {"load_timeout_s", L(load_timeout_s), "900", 0, 86400,
      "Time limit of one graph load (reading, building); past it the load stops, 503 "

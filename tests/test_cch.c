@@ -1374,6 +1374,83 @@ static void test_directed(void **state) {
  * thread count, the whole graph as one flow part or nd's METIS separators above parts of 1,000
  * nodes; fewer triangles than nd's METIS_NodeND leaves here; queries exact through gp_cch_new.
  * A graph without cch_xy gets nd's order. */
+/* A grid of R x C nodes (4 neighbours, lists ascending), node r * C + c, as CSR. */
+#define GR 8
+#define GC 12
+static void grid_csr(uint32_t *first, uint32_t *adj) {
+    uint32_t e = 0;
+    for (uint32_t r = 0; r < GR; r++)
+        for (uint32_t c = 0; c < GC; c++) {
+            first[r * GC + c] = e;
+            if (r > 0) adj[e++] = (r - 1) * GC + c;
+            if (c > 0) adj[e++] = r * GC + c - 1;
+            if (c + 1 < GC) adj[e++] = r * GC + c + 1;
+            if (r + 1 < GR) adj[e++] = (r + 1) * GC + c;
+        }
+    first[GR * GC] = e;
+}
+
+/* sep separates the grid: removing it leaves at least two components, and its size is k. */
+static void assert_grid_separator(const uint32_t *first, const uint32_t *adj, const uint8_t *sep,
+                                  uint32_t k) {
+    uint32_t n = GR * GC, cnt = 0, nc = 0, comp[GR * GC], queue[GR * GC];
+    for (uint32_t v = 0; v < n; v++) cnt += sep[v] != 0, comp[v] = UINT32_MAX;
+    assert_int_equal(cnt, k);
+    for (uint32_t r = 0; r < n; r++) {
+        if (sep[r] || comp[r] != UINT32_MAX) continue;
+        uint32_t qh = 0, qt = 0;
+        queue[qt++] = r, comp[r] = nc;
+        while (qh < qt)
+            for (uint32_t u = queue[qh++], i = first[u]; i < first[u + 1]; i++)
+                if (!sep[adj[i]] && comp[adj[i]] == UINT32_MAX)
+                    comp[adj[i]] = nc, queue[qt++] = adj[i];
+        nc++;
+    }
+    assert_true(nc >= 2);
+}
+
+/* gp_cch_flow_refine (engine/cch_flow.c) on an 8 x 12 grid, whose smallest separators have 8
+ * nodes, one a row (a column, or the steps of a diagonal): a staircase of 10 becomes one of
+ * them with a wide corridor; a column with a node no path crosses loses that node even with no
+ * corridor; a column stays as it is; a set that separates nothing is left alone. */
+static void test_flow_refine(void **state) {
+    (void)state;
+    uint32_t first[GR * GC + 1], adj[4 * GR * GC];
+    uint8_t sep[GR * GC];
+    grid_csr(first, adj);
+    /* the staircase: column 5 in rows 0-3, (3,6), (3,7), column 7 in rows 4-7 */
+    memset(sep, 0, sizeof sep);
+    for (uint32_t r = 0; r < 4; r++) sep[r * GC + 5] = 1;
+    sep[3 * GC + 6] = sep[3 * GC + 7] = 1;
+    for (uint32_t r = 4; r < GR; r++) sep[r * GC + 7] = 1;
+    assert_grid_separator(first, adj, sep, 10);
+    assert_int_equal(gp_cch_flow_refine(GR * GC, first, adj, sep, 0.5), 8);
+    assert_grid_separator(first, adj, sep, 8);
+    for (uint32_t r = 0; r < GR; r++) { /* one node a row (a column, or a diagonal's steps) */
+        uint32_t in_row = 0;
+        for (uint32_t c = 0; c < GC; c++) in_row += sep[r * GC + c];
+        assert_int_equal(in_row, 1);
+    }
+    /* column 6 and the corner (0,0), which lies on no path across */
+    memset(sep, 0, sizeof sep);
+    for (uint32_t r = 0; r < GR; r++) sep[r * GC + 6] = 1;
+    sep[0] = 1;
+    assert_int_equal(gp_cch_flow_refine(GR * GC, first, adj, sep, 0), 8);
+    assert_int_equal(sep[0], 0);
+    for (uint32_t r = 0; r < GR; r++) assert_int_equal(sep[r * GC + 6], 1);
+    assert_grid_separator(first, adj, sep, 8);
+    /* a column: already the smallest, unchanged */
+    uint8_t before[GR * GC];
+    memcpy(before, sep, sizeof sep);
+    assert_int_equal(gp_cch_flow_refine(GR * GC, first, adj, sep, 0.25), 8);
+    assert_memory_equal(before, sep, sizeof sep);
+    /* one node that separates nothing: unchanged */
+    memset(sep, 0, sizeof sep);
+    sep[2 * GC + 3] = 1;
+    assert_int_equal(gp_cch_flow_refine(GR * GC, first, adj, sep, 0.25), 1);
+    assert_int_equal(sep[2 * GC + 3], 1);
+}
+
 static void test_order_flow(void **state) {
     (void)state;
     gp_err err;
@@ -1415,6 +1492,37 @@ static void test_order_flow(void **state) {
         gp_cch_topo *t = topo_of(tg, r1);
         ntri[k] = t->ntri;
         gp_cch_topo_unref(t);
+    }
+    { /* METIS's separators above parts of 200 nodes, refined by the corridor flow (the
+       * default) or not */
+        gp_cch_flow_opts plain = GP_CCH_FLOW_DEFAULT;
+        plain.refine = 0;
+        gp_cch_nd_stats sr, sp;
+        uint32_t *q1 = malloc((size_t)n * 4), *q2 = malloc((size_t)n * 4);
+        assert_true(q1 && q2);
+        assert_int_equal(gp_cch_order_nd_flow(tg, 2, 200, tg->cch_xy, NULL, q1, &sr, &err), GP_OK);
+        assert_int_equal(gp_cch_order_nd_flow(tg, 2, 200, tg->cch_xy, &plain, q2, &sp, &err),
+                         GP_OK);
+        gp_cch_topo *t1 = topo_of(tg, q1), *t2 = topo_of(tg, q2);
+        print_message("parts of 200: %u METIS separators, %u refined (%llu nodes fewer), triangles "
+                      "%llu against %llu unrefined\n",
+                      sr.splits, sr.refined, (unsigned long long)sr.refine_saved,
+                      (unsigned long long)t1->ntri, (unsigned long long)t2->ntri);
+        assert_int_equal(sp.refined, 0);
+        assert_true(sr.refined > 0 && sr.refine_saved >= sr.refined);
+        memset(seen, 0, n);
+        for (uint32_t v = 0; v < n; v++) {
+            assert_true(q1[v] < n);
+            assert_int_equal(seen[q1[v]], 0);
+            seen[q1[v]] = 1;
+        }
+        assert_int_equal(gp_cch_order_nd_flow(tg, 5, 200, tg->cch_xy, NULL, q2, NULL, &err),
+                         GP_OK); /* the same on any number of threads */
+        assert_memory_equal(q1, q2, (size_t)n * 4);
+        gp_cch_topo_unref(t1);
+        gp_cch_topo_unref(t2);
+        free(q1);
+        free(q2);
     }
     assert_int_equal(gp_cch_order_nd(tg, 2, 1000, r2, NULL, &err), GP_OK);
     gp_cch_topo *t = topo_of(tg, r2);
@@ -1458,6 +1566,7 @@ int main(void) {
         cmocka_unit_test(test_contract),
         cmocka_unit_test(test_simd),
         cmocka_unit_test(test_directed),
+        cmocka_unit_test(test_flow_refine),
         cmocka_unit_test(test_order_flow),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -37,9 +37,8 @@
  *             heavy_tri: edges of more a block each, 0 none; CHUNK, MIN: custom_chunk, a level
  *             of MIN edges or more cut into chunks of CHUNK edges a block each, 0 none; LAUNCH:
  *             1 programmatic dependent level launches (custom_pdl), 0 plain ones; the
- *             service's where left out),
- *             each checked bit for bit against
- *             the CPU and timed (--reps); a shape of other classes builds a topology part of
+ *             service's where left out), each checked bit for bit against the CPU and timed
+ *             (--reps); a shape of other classes builds a topology part of
  *             its own beside the shared one (road-like 24M's turn graph: one such shape fits
  *             the H200)
  *   --turns   each graph replaced by its car turn graph (graph/turns.h: node = road arc, arc =
@@ -248,7 +247,8 @@ struct lab {
     bool profile_plans = false;               /* --profile-plans */
     bool profile_custom = false;              /* --profile-custom */
     bool turns = false;                       /* --turns: the car turn graph of each graph */
-    /* --custom-shapes: tiny_tri, heavy_tri, custom_chunk, chunk_min, custom_pdl (the last three the service's where not given: ~0u) */
+    /* --custom-shapes: tiny_tri, heavy_tri, custom_chunk, chunk_min, custom_pdl (the last three
+     * the service's where not given: ~0u) */
     std::vector<std::array<uint32_t, 5>> shapes;
     bool custom_layout = false; /* --custom-layout */
     /* the service's sweep (--small: warp bins and gathers in phases of any size; smem: 2 KiB) */

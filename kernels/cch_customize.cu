@@ -180,10 +180,10 @@ __device__ __forceinline__ void relax_pair(uint2 w1, uint2 w2, uint32_t off, uin
     }
 }
 
-/* Programmatic dependent launches (gp_dcch_tune custom_pdl): a level's kernel lets the next
- * level's start at once (its blocks load their edges and triangle lists meanwhile) and waits, before
- * it reads a lower edge's weight, until the level before has finished and its writes are visible.
- * Both are no-ops in a kernel launched without the attribute. */
+/* Programmatic dependent launches (CUSTOM_PDL): a level's kernel lets the next level's start at
+ * once (its blocks load their edges and first triangles meanwhile) and waits, before it reads a
+ * lower edge's weight, until the level before has finished and its writes are visible. Both are
+ * no-ops in a kernel launched without the attribute. */
 __device__ __forceinline__ void pdl_trigger() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("griddepcontrol.launch_dependents;" ::: "memory");

@@ -7,7 +7,7 @@
  *
  *   cch_turn_order [--threads N] [--leaf L,L,..] [--no-cuts] [--flow B,B,..] [--flow-leaf L]
  *                  [--flow-pick smallest|expansion] [--flow-dirs 4|8] [--flow-metis-above N]
- *                  [--flow-refine A] [--queries Q] SPEC...
+ *                  [--flow-refine A] [--nd-refine A] [--queries Q] SPEC...
  *                  (road graphs with coordinates and travel times: OSM files, gen:N)
  *
  * --no-cuts leaves out the derived order's rows; --flow adds one Inertial Flow row per fraction B
@@ -18,7 +18,8 @@
  * --flow-metis-above N only nd's parts of at most N nodes (nd's METIS separators above them, on
  * N threads: the service's cch_order = flow is N = 32768, b 20%, 8 directions, least expansion,
  * leaf 16); --flow-refine A refines those METIS separators by a maximum flow in a corridor of A
- * percent of each side's nodes around them (gp_cch_flow_opts.refine). A turn-graph node's
+ * percent of each side's nodes around them (gp_cch_flow_opts.refine); --nd-refine A adds a row
+ * of nd with its own METIS separators so refined (METIS_NodeND leaves). A turn-graph node's
  * coordinates are its road arc's midpoint (gp_turns.xy).
  *
  * Per graph: its car turn graph (graph/turns.h), then one Markdown row per order: order seconds
@@ -107,7 +108,7 @@ int main(int argc, char **argv) {
     double flows[8];
     int no_cuts = 0, pick_exp = 0, ndirs = 4;
     uint32_t metis_above = UINT32_MAX;
-    double refine = 0;
+    double refine = 0, nd_refine = 0;
     for (; i < argc && strncmp(argv[i], "--", 2) == 0; i++) {
         if (!strcmp(argv[i], "--threads") && i + 1 < argc) {
             threads = (int)strtol(argv[++i], NULL, 10);
@@ -126,6 +127,8 @@ int main(int argc, char **argv) {
             pick_exp = !strcmp(argv[++i], "expansion");
         } else if (!strcmp(argv[i], "--flow-dirs") && i + 1 < argc) {
             ndirs = strtol(argv[++i], NULL, 10) == 8 ? 8 : 4;
+        } else if (!strcmp(argv[i], "--nd-refine") && i + 1 < argc) {
+            nd_refine = strtod(argv[++i], NULL) / 100;
         } else if (!strcmp(argv[i], "--flow-refine") && i + 1 < argc) {
             refine = strtod(argv[++i], NULL) / 100;
         } else if (!strcmp(argv[i], "--flow-metis-above") && i + 1 < argc) {
@@ -143,7 +146,7 @@ int main(int argc, char **argv) {
             fprintf(stderr, "usage: cch_turn_order [--threads N] [--leaf L,L,..] [--no-cuts] "
                             "[--flow B,B,..] [--flow-leaf L] [--flow-pick smallest|expansion] "
                             "[--flow-dirs 4|8] [--flow-metis-above N] [--flow-refine A] "
-                            "[--queries Q] SPEC...\n");
+                            "[--nd-refine A] [--queries Q] SPEC...\n");
             return 2;
         }
     }
@@ -178,6 +181,19 @@ int main(int argc, char **argv) {
         char what[96];
         snprintf(what, sizeof what, "ND on the turn graph (%d threads)", st.threads);
         rc |= measure(name, what, tg, rank, gp_now() - t0, threads, qs, nq, dist, 0);
+        if (nd_refine > 0) { /* nd with its METIS separators refined (no coordinates) */
+            gp_cch_flow_opts fo = GP_CCH_FLOW_DEFAULT;
+            fo.refine = nd_refine;
+            gp_cch_nd_stats rs;
+            t0 = gp_now();
+            if (gp_cch_order_nd_flow(tg, threads, 0, NULL, &fo, rank, &rs, &err))
+                die("nd refined", &err);
+            fprintf(stderr, "nd refined: %u METIS splits (%u refined, %llu nodes fewer)\n",
+                    rs.splits, rs.refined, (unsigned long long)rs.refine_saved);
+            snprintf(what, sizeof what, "ND, separators refined %.0f%% (%d threads)",
+                     nd_refine * 100, rs.threads);
+            rc |= measure(name, what, tg, rank, gp_now() - t0, threads, qs, nq, dist, 1);
+        }
         for (uint32_t k = 0; k < nleaves && !no_cuts; k++) {
             t0 = gp_now();
             if (gp_cch_order_turns(g, tg, leaves[k], rank, &err)) die("derived", &err);

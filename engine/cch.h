@@ -204,9 +204,10 @@ typedef struct gp_cch_flow_opts {
     int ndirs;           /* 4 or 8 directions */
     int least_expansion; /* 1: the cut of least separator / smaller side; 0: the smallest */
     uint32_t leaf;       /* parts of at most this many nodes: METIS_NodeND */
-    double refine;       /* METIS's separators above the flow leaves refined by a maximum flow in
-                          * a corridor of this fraction of each side's nodes around them (0: not
-                          * refined; engine/cch_internal.h gp_cch_flow_refine) */
+    double refine;       /* METIS's separators above the leaves refined by a maximum flow in a
+                          * corridor of this fraction of each side's nodes around them (0: not
+                          * refined; engine/cch_internal.h gp_cch_flow_refine); with xy NULL and
+                          * opts given, nd's METIS_NodeND leaves with refined separators above */
 } gp_cch_flow_opts;
 #define GP_CCH_FLOW_DEFAULT                                                                        \
     { 0.2, 8, 1, 16, 0.25 }

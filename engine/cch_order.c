@@ -232,6 +232,7 @@ typedef struct ndjob {
     uint32_t *rank;
     const float *xy; /* flow leaves (gp_cch_order_nd_flow), else NULL */
     const gp_cch_flow_opts *fo;
+    double refine; /* METIS separators refined in a corridor of this fraction (0: not) */
 } ndjob;
 
 static void sub_free(sub *s) {
@@ -540,11 +541,11 @@ static int dissect(ndjob *j, sub *s, gp_err *err) {
                 nsep += part[v] == 2;
             }
         }
-        if (j->xy && j->fo->refine > 0 && nsep > 0 && nsep < n) { /* a smaller one nearby */
+        if (j->refine > 0 && nsep > 0 && nsep < n) { /* a smaller one nearby */
             uint8_t *sep = malloc(n);
             if (!sep) goto oom;
             for (uint32_t v = 0; v < n; v++) sep[v] = comp[v] == SEP;
-            const uint32_t r = gp_cch_flow_refine(n, s->first, s->adj, sep, j->fo->refine);
+            const uint32_t r = gp_cch_flow_refine(n, s->first, s->adj, sep, j->refine);
             if (r == UINT32_MAX) {
                 free(sep);
                 goto oom;
@@ -643,6 +644,8 @@ int gp_cch_order_nd_flow(const gp_graph *g, int threads, uint32_t leaf, const fl
     j.rank = rank;
     j.xy = xy;
     j.fo = opts ? opts : &flow_default;
+    /* the service's nd (no coordinates, no options) as before; flow, or options given: theirs */
+    j.refine = opts || xy ? j.fo->refine : 0;
     gp_err_clear(&j.err);
     pthread_mutex_lock(&order_mu);
     int nt = gp_cch_threads(threads);

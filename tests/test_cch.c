@@ -1519,6 +1519,19 @@ static void test_order_flow(void **state) {
         assert_int_equal(gp_cch_order_nd_flow(tg, 5, 200, tg->cch_xy, NULL, q2, NULL, &err),
                          GP_OK); /* the same on any number of threads */
         assert_memory_equal(q1, q2, (size_t)n * 4);
+        /* nd (METIS_NodeND leaves, no coordinates) with the refinement asked for: refines; the
+         * service's nd (no options) does not */
+        gp_cch_flow_opts nr = GP_CCH_FLOW_DEFAULT;
+        assert_int_equal(gp_cch_order_nd_flow(tg, 2, 200, NULL, &nr, q1, &sr, &err), GP_OK);
+        assert_true(sr.refined > 0 && sr.flow_seps == 0);
+        memset(seen, 0, n);
+        for (uint32_t v = 0; v < n; v++) {
+            assert_true(q1[v] < n);
+            assert_int_equal(seen[q1[v]], 0);
+            seen[q1[v]] = 1;
+        }
+        assert_int_equal(gp_cch_order_nd(tg, 2, 200, q2, &sp, &err), GP_OK);
+        assert_int_equal(sp.refined, 0);
         gp_cch_topo_unref(t1);
         gp_cch_topo_unref(t2);
         free(q1);

@@ -136,6 +136,62 @@ static void net_free(flow_net *f) {
     free(f->cap);
 }
 
+/* Allocates f for nm inner nodes (in and out each, plus the source 0 and the sink 1) and at
+ * most acap arcs; 0, or -1 out of memory (net_free frees what it got). */
+static int net_alloc(flow_net *f, uint32_t nm, size_t acap) {
+    f->nn = 2 + 2 * nm;
+    f->first = malloc(((size_t)f->nn + 1) * sizeof *f->first);
+    f->pos = malloc(((size_t)f->nn + 1) * sizeof *f->pos);
+    f->level = malloc((size_t)f->nn * sizeof *f->level);
+    f->queue = malloc((size_t)f->nn * sizeof *f->queue);
+    f->it = malloc((size_t)f->nn * sizeof *f->it);
+    f->stack = malloc((size_t)f->nn * sizeof *f->stack);
+    f->head = malloc(acap * sizeof *f->head);
+    f->rev = malloc(acap * sizeof *f->rev);
+    f->cap = malloc(acap * sizeof *f->cap);
+    return f->first && f->pos && f->level && f->queue && f->it && f->stack && f->head && f->rev &&
+                   f->cap
+               ? 0
+               : -1;
+}
+
+/* The network of the graph (first, adj) of n nodes whose node i is a source (cls 0), a sink (1)
+ * or inner (2, number mid[i]): S = 0, T = 1, in(i) = 2 + 2 mid, out(i) = in(i) + 1, a unit arc
+ * in -> out per inner node and unbounded arcs along the graph's edges into inner nodes and from
+ * inner nodes into sinks. */
+static void net_build(flow_net *f, uint32_t n, const uint32_t *first, const uint32_t *adj,
+                      const uint8_t *cls, const uint32_t *mid) {
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass) {
+            for (uint32_t v = 0; v < f->nn; v++) f->first[v + 1] += f->first[v];
+            memcpy(f->pos, f->first, ((size_t)f->nn + 1) * sizeof *f->pos);
+        } else {
+            memset(f->first, 0, ((size_t)f->nn + 1) * sizeof *f->first);
+        }
+        for (uint32_t i = 0; i < n; i++) {
+            if (cls[i] == 2) net_arc(f, pass, 2 + 2 * mid[i], 3 + 2 * mid[i], 1);
+            if (cls[i] == 1) continue;
+            for (uint32_t e = first[i]; e < first[i + 1]; e++) {
+                uint32_t j = adj[e];
+                if (cls[j] != 2 && !(cls[i] == 2 && cls[j] == 1)) continue;
+                uint32_t u = cls[i] == 0 ? 0 : 3 + 2 * mid[i];
+                uint32_t v = cls[j] == 1 ? 1 : 2 + 2 * mid[j];
+                net_arc(f, pass, u, v, FLOW_INF);
+            }
+        }
+    }
+    f->na = f->first[f->nn];
+}
+
+/* After net_reach(f, side): whether inner node i is in the minimum cut nearest the source (side
+ * 0) or the sink (side 1); *src: whether it lies on the source's side otherwise. */
+static int net_cut(const flow_net *f, int side, uint32_t mid, int *src) {
+    const int in = f->level[2 + 2 * mid], out = f->level[3 + 2 * mid];
+    const int s = side ? out && !in : in && !out;
+    *src = !s && (side ? !out : out);
+    return s;
+}
+
 /* The inertial-flow separator of the connected graph (lfirst, ladj) of n nodes whose coordinates
  * are xy[2 * gid[i]], xy[2 * gid[i] + 1]: marks sep[i] = 1 and returns its size, 0 when no
  * direction gives one; UINT32_MAX out of memory. */
@@ -157,23 +213,11 @@ static uint32_t flow_separator(const gp_cch_flow_opts *o, const float *xy, const
     double best_bal = -1, best_exp = 1e300;
     flow_net f;
     memset(&f, 0, sizeof f);
-    f.nn = 2 + 2 * nm;
-    size_t acap = 2 * ((size_t)nm + lfirst[n]) + 2;
     proj_key *key = malloc((size_t)n * sizeof *key);
     uint8_t *cls = malloc(n), *best = malloc(n);
     uint32_t *mid = malloc((size_t)n * sizeof *mid);
-    f.first = malloc(((size_t)f.nn + 1) * sizeof *f.first);
-    f.pos = malloc(((size_t)f.nn + 1) * sizeof *f.pos);
-    f.level = malloc((size_t)f.nn * sizeof *f.level);
-    f.queue = malloc((size_t)f.nn * sizeof *f.queue);
-    f.it = malloc((size_t)f.nn * sizeof *f.it);
-    f.stack = malloc((size_t)f.nn * sizeof *f.stack);
-    f.head = malloc(acap * sizeof *f.head);
-    f.rev = malloc(acap * sizeof *f.rev);
-    f.cap = malloc(acap * sizeof *f.cap);
     uint32_t size = UINT32_MAX;
-    if (!key || !cls || !best || !mid || !f.first || !f.pos || !f.level || !f.queue || !f.it ||
-        !f.stack || !f.head || !f.rev || !f.cap)
+    if (!key || !cls || !best || !mid || net_alloc(&f, nm, 2 * ((size_t)nm + lfirst[n]) + 2))
         goto out;
     for (int d = 0; d < 8; d += o->ndirs == 8 ? 1 : 2) {
         for (uint32_t i = 0; i < n; i++) {
@@ -192,27 +236,7 @@ static uint32_t flow_separator(const gp_cch_flow_opts *o, const float *xy, const
             if (cls[i] == 0)
                 for (uint32_t e = lfirst[i]; e < lfirst[i + 1]; e++) touch |= cls[ladj[e]] == 1;
         if (touch) continue;
-        /* S = 0, T = 1, in(i) = 2 + 2 mid, out(i) = in(i) + 1 */
-        for (int pass = 0; pass < 2; pass++) {
-            if (pass) {
-                for (uint32_t v = 0; v < f.nn; v++) f.first[v + 1] += f.first[v];
-                memcpy(f.pos, f.first, ((size_t)f.nn + 1) * sizeof *f.pos);
-            } else {
-                memset(f.first, 0, ((size_t)f.nn + 1) * sizeof *f.first);
-            }
-            for (uint32_t i = 0; i < n; i++) {
-                if (cls[i] == 2) net_arc(&f, pass, 2 + 2 * mid[i], 3 + 2 * mid[i], 1);
-                if (cls[i] == 1) continue;
-                for (uint32_t e = lfirst[i]; e < lfirst[i + 1]; e++) {
-                    uint32_t j = ladj[e];
-                    if (cls[j] != 2 && !(cls[i] == 2 && cls[j] == 1)) continue;
-                    uint32_t u = cls[i] == 0 ? 0 : 3 + 2 * mid[i];
-                    uint32_t v = cls[j] == 1 ? 1 : 2 + 2 * mid[j];
-                    net_arc(&f, pass, u, v, FLOW_INF);
-                }
-            }
-        }
-        f.na = f.first[f.nn];
+        net_build(&f, n, lfirst, ladj, cls, mid);
         /* a cut beats the best only below its bound: least expansion needs a flow of at most
          * best_exp * n / 2 (the smaller side has at most n / 2 nodes) */
         uint32_t bound = best_size;
@@ -226,11 +250,8 @@ static uint32_t flow_separator(const gp_cch_flow_opts *o, const float *xy, const
             net_reach(&f, side);
             uint32_t ns = 0, na = k; /* separator, nodes on the source side */
             for (uint32_t i = 0; i < n; i++) {
-                if (cls[i] != 2) continue;
-                int in = f.level[2 + 2 * mid[i]], out = f.level[3 + 2 * mid[i]];
-                int s = side ? out && !in : in && !out;
-                ns += s;
-                if (!s) na += side ? !out : out;
+                int src = 0;
+                if (cls[i] == 2) ns += net_cut(&f, side, mid[i], &src), na += src;
             }
             if (ns != flow) continue; /* not a minimum cut (cannot happen): not taken */
             uint32_t rest = n - ns, small = na < rest - na ? na : rest - na;
@@ -242,9 +263,8 @@ static uint32_t flow_separator(const gp_cch_flow_opts *o, const float *xy, const
                 best_size = ns;
                 best_bal = bal;
                 for (uint32_t i = 0; i < n; i++) {
-                    int in = cls[i] == 2 && f.level[2 + 2 * mid[i]];
-                    int out = cls[i] == 2 && f.level[3 + 2 * mid[i]];
-                    best[i] = cls[i] == 2 && (side ? out && !in : in && !out);
+                    int src;
+                    best[i] = cls[i] == 2 && net_cut(&f, side, mid[i], &src);
                 }
             }
         }
@@ -350,40 +370,8 @@ uint32_t gp_cch_flow_refine(uint32_t n, const uint32_t *first, const uint32_t *a
         res = ns0;
         goto out;
     }
-    f.nn = 2 + 2 * nm;
-    size_t acap = 2 * ((size_t)nm + first[n]) + 2;
-    f.first = malloc(((size_t)f.nn + 1) * sizeof *f.first);
-    f.pos = malloc(((size_t)f.nn + 1) * sizeof *f.pos);
-    f.level = malloc((size_t)f.nn * sizeof *f.level);
-    f.queue = malloc((size_t)f.nn * sizeof *f.queue);
-    f.it = malloc((size_t)f.nn * sizeof *f.it);
-    f.stack = malloc((size_t)f.nn * sizeof *f.stack);
-    f.head = malloc(acap * sizeof *f.head);
-    f.rev = malloc(acap * sizeof *f.rev);
-    f.cap = malloc(acap * sizeof *f.cap);
-    if (!f.first || !f.pos || !f.level || !f.queue || !f.it || !f.stack || !f.head || !f.rev ||
-        !f.cap)
-        goto out;
-    for (int pass = 0; pass < 2; pass++) { /* S = 0, T = 1, in(v) = 2 + 2 mid, out(v) = in + 1 */
-        if (pass) {
-            for (uint32_t v = 0; v < f.nn; v++) f.first[v + 1] += f.first[v];
-            memcpy(f.pos, f.first, ((size_t)f.nn + 1) * sizeof *f.pos);
-        } else {
-            memset(f.first, 0, ((size_t)f.nn + 1) * sizeof *f.first);
-        }
-        for (uint32_t v = 0; v < n; v++) {
-            if (cls[v] == 2) net_arc(&f, pass, 2 + 2 * mid[v], 3 + 2 * mid[v], 1);
-            if (cls[v] == 1) continue;
-            for (uint32_t k = first[v]; k < first[v + 1]; k++) {
-                const uint32_t w = adj[k];
-                if (cls[w] != 2 && !(cls[v] == 2 && cls[w] == 1)) continue;
-                const uint32_t a = cls[v] == 0 ? 0 : 3 + 2 * mid[v];
-                const uint32_t b = cls[w] == 1 ? 1 : 2 + 2 * mid[w];
-                net_arc(&f, pass, a, b, FLOW_INF);
-            }
-        }
-    }
-    f.na = f.first[f.nn];
+    if (net_alloc(&f, nm, 2 * ((size_t)nm + first[n]) + 2)) goto out;
+    net_build(&f, n, first, adj, cls, mid);
     const uint32_t flow = net_maxflow(&f, ns0);
     res = ns0;
     if (flow >= ns0) goto out;
@@ -394,11 +382,8 @@ uint32_t gp_cch_flow_refine(uint32_t n, const uint32_t *first, const uint32_t *a
         net_reach(&f, sd);
         uint32_t cut = 0, na = nsrc;
         for (uint32_t v = 0; v < n; v++) {
-            if (cls[v] != 2) continue;
-            const int in = f.level[2 + 2 * mid[v]], out = f.level[3 + 2 * mid[v]];
-            const int s = sd ? out && !in : in && !out;
-            cut += s;
-            if (!s) na += sd ? !out : out;
+            int src = 0;
+            if (cls[v] == 2) cut += net_cut(&f, sd, mid[v], &src), na += src;
         }
         if (cut != flow) continue;
         const uint32_t rest = n - cut, small = na < rest - na ? na : rest - na;
@@ -408,9 +393,8 @@ uint32_t gp_cch_flow_refine(uint32_t n, const uint32_t *first, const uint32_t *a
     if (best_side < 0) goto out;
     net_reach(&f, best_side);
     for (uint32_t v = 0; v < n; v++) {
-        const int in = cls[v] == 2 && f.level[2 + 2 * mid[v]];
-        const int out = cls[v] == 2 && f.level[3 + 2 * mid[v]];
-        sep[v] = cls[v] == 2 && (best_side ? out && !in : in && !out);
+        int src;
+        sep[v] = cls[v] == 2 && net_cut(&f, best_side, mid[v], &src);
     }
     res = flow;
 out:

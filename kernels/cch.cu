@@ -120,10 +120,10 @@ extern "C" void gp_dcch_free(gp_dcch *d) {
     gp_dcch_graphs_free(d);
     gp_dcch_cells_free(d);
     metric_free(d);
-    void *dev[] = {d->pdist,      d->p_flag, d->ofw,     d->obw,    d->fw,        d->bw,
-                   d->fmid,       d->bmid,   d->bad,     d->dist,   d->init_rank, d->init_dist,
-                   d->init_first, d->outbuf, d->r_first, d->r_head, d->r_wt,      d->r_lev,
-                   d->r_tgt,      d->p_ovf,  d->pdist1,  d->wit,    d->fb};
+    void *dev[] = {d->pdist,   d->p_flag, d->ofw,       d->obw,       d->fmid,       d->bmid,
+                   d->bad,     d->dist,   d->init_rank, d->init_dist, d->init_first, d->outbuf,
+                   d->r_first, d->r_head, d->r_wt,      d->r_lev,     d->r_tgt,      d->p_ovf,
+                   d->pdist1,  d->wit,    d->fb};
     for (size_t i = 0; i < sizeof dev / sizeof *dev; i++) cudaFree(dev[i]);
     if (d->ev0) cudaEventDestroy(d->ev0);
     if (d->ev1) cudaEventDestroy(d->ev1);
@@ -321,8 +321,6 @@ extern "C" int gp_dcch_new(gp_dcch_topo *t, const void *owner, const uint32_t *o
     CK(cudaEventCreate(&d->ev1), "cudaEventCreate");
     CK(dput(&d->ofw, ofw, (size_t)t->m, s, &d->bytes), "uploading the CCH weights");
     CK(dput(&d->obw, obw, (size_t)t->m, s, &d->bytes), "uploading the CCH weights");
-    CK(dput(&d->fw, (const uint32_t *)NULL, (size_t)t->m, s, &d->bytes), "allocating weights");
-    CK(dput(&d->bw, (const uint32_t *)NULL, (size_t)t->m, s, &d->bytes), "allocating weights");
     CK(dput(&d->fb, (const uint2 *)NULL, (size_t)t->m, s, &d->bytes), "allocating weights");
     CK(dput(&d->fmid, (const uint32_t *)NULL, (size_t)t->m, s, &d->bytes), "allocating witnesses");
     CK(dput(&d->bmid, (const uint32_t *)NULL, (size_t)t->m, s, &d->bytes), "allocating witnesses");

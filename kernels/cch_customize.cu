@@ -23,7 +23,11 @@
  * order unchanged (53.34 -> 53.36). On the road-like 1M
  * map's turn graph the one block took 16.5 of 28.0 ms of kernel time (ncu, H200): its top
  * levels have few edges of hundreds of triangles each, so a level of more than SMALL_TRI
- * triangles is launched on its own. Triangles read the lower edges' packed {fw, bw} (fb). Device
+ * triangles is launched on its own. Triangles read the lower edges' packed {fw, bw} (fb), the
+ * only customized weights on the device: the separate fw and bw arrays it also wrote left
+ * (gen:4M's turn graph in flow order 11.69 -> 11.29 ms, bench/results
+ * 2026-12-02-NVIDIA-H200-cch-packed-weights.md); the plan's weights read fb's halves and the
+ * copy back splits them a chunk at a time (fb_half). Device
  * times (H200, bench/lab_cch.cu, 2026-11-30): road-like 24M's turn graph 79.4 ms (129.0 without
  * the thread and block classes), gen:4M's 17.7 ms, gen:1M's 7.4 ms (docs/gpu.md has the steps
  * before).
@@ -38,10 +42,11 @@
 
 namespace {
 
+/* Arc i's down weight (the edge's packed bw) into wt[i]. */
 __global__ void gather_wt(const uint32_t *__restrict__ edge, uint32_t count,
-                          const uint32_t *__restrict__ bw, uint32_t *wt) {
+                          const uint2 *__restrict__ fb, uint32_t *wt) {
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < count) wt[i] = bw[edge[i]];
+    if (i < count) wt[i] = fb[edge[i]].y;
 }
 
 /* The inner arcs' weights, in position order (in_wt) and in the warp bins' layout (pwt), a warp
@@ -54,14 +59,14 @@ __global__ void gather_wt(const uint32_t *__restrict__ edge, uint32_t count,
 __global__ void step_wt(uint32_t nsteps, const uint32_t *__restrict__ step_first,
                         const uint32_t *__restrict__ in_first,
                         const uint32_t *__restrict__ step_arc, const uint32_t *__restrict__ in_edge,
-                        const uint32_t *__restrict__ bw, uint32_t *in_wt, uint32_t *pwt) {
+                        const uint2 *__restrict__ fb, uint32_t *in_wt, uint32_t *pwt) {
     const uint64_t st = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     if (st >= nsteps) return; /* whole warps */
     const uint32_t lane = threadIdx.x & 31;
     const uint32_t a0 = in_first[step_first[st]], na = in_first[step_first[st + 1]] - a0;
     const uint32_t d0 = step_arc[st], nd = step_arc[st + 1] - d0;
     for (uint32_t j = lane; j < nd; j += 32) {
-        const uint32_t w = j < na ? bw[in_edge[a0 + j]] : INF32;
+        const uint32_t w = j < na ? fb[in_edge[a0 + j]].y : INF32;
         if (j < na) in_wt[a0 + j] = w;
         pwt[d0 + j] = w;
     }
@@ -235,12 +240,10 @@ __device__ __forceinline__ lane_min edge_scan(uint32_t e, int lane, const uint64
  * arc reaches the minimum (the CPU's rule, engine/cch.c customize_range). */
 __device__ __forceinline__ void edge_store(uint32_t e, uint32_t f, uint32_t b, uint32_t fm,
                                            uint32_t bm, int of, int ob, uint32_t of0, uint32_t ob0,
-                                           uint2 *fb, uint32_t *fw, uint32_t *bw, uint32_t *fmid,
-                                           uint32_t *bmid, uint32_t *bad) {
+                                           uint2 *fb, uint32_t *fmid, uint32_t *bmid,
+                                           uint32_t *bad) {
     const uint32_t fw_ = min(f, of0), bw_ = min(b, ob0);
     fb[e] = make_uint2(fw_, bw_);
-    fw[e] = fw_;
-    bw[e] = bw_;
     fmid[e] = fw_ == of0 ? INF32 : fm;
     bmid[e] = bw_ == ob0 ? INF32 : bm;
     if ((of && fw_ == INF32) || (ob && bw_ == INF32)) atomicMin(bad, e);
@@ -254,20 +257,18 @@ __device__ __forceinline__ void customize_edge(uint32_t e, int lane, unsigned ma
                                                const uint32_t *__restrict__ tri,
                                                const uint32_t *__restrict__ ofw,
                                                const uint32_t *__restrict__ obw, uint2 *fb,
-                                               uint32_t *fw, uint32_t *bw, uint32_t *fmid,
-                                               uint32_t *bmid, uint32_t *bad) {
+                                               uint32_t *fmid, uint32_t *bmid, uint32_t *bad) {
     const uint32_t of0 = lane == 0 ? ofw[e] : 0, ob0 = lane == 0 ? obw[e] : 0;
     lane_min r = edge_scan<W>(e, lane, tf, tri, fb);
     if constexpr (W == 1) {
         (void)mask;
-        edge_store(e, r.f, r.b, r.fm, r.bm, r.of, r.ob, of0, ob0, fb, fw, bw, fmid, bmid, bad);
+        edge_store(e, r.f, r.b, r.fm, r.bm, r.of, r.ob, of0, ob0, fb, fmid, bmid, bad);
     } else {
         const uint32_t fmin = __reduce_min_sync(mask, r.f), bmin = __reduce_min_sync(mask, r.b);
         const uint32_t fmc = __reduce_min_sync(mask, r.f == fmin ? r.fm : INF32);
         const uint32_t bmc = __reduce_min_sync(mask, r.b == bmin ? r.bm : INF32);
         const int of = __any_sync(mask, r.of), ob = __any_sync(mask, r.ob);
-        if (lane == 0)
-            edge_store(e, fmin, bmin, fmc, bmc, of, ob, of0, ob0, fb, fw, bw, fmid, bmid, bad);
+        if (lane == 0) edge_store(e, fmin, bmin, fmc, bmc, of, ob, of0, ob0, fb, fmid, bmid, bad);
     }
 }
 
@@ -278,8 +279,8 @@ __device__ __forceinline__ void customize_edge_block(uint32_t e, const uint64_t 
                                                      const uint32_t *__restrict__ tri,
                                                      const uint32_t *__restrict__ ofw,
                                                      const uint32_t *__restrict__ obw, uint2 *fb,
-                                                     uint32_t *fw, uint32_t *bw, uint32_t *fmid,
-                                                     uint32_t *bmid, uint32_t *bad) {
+                                                     uint32_t *fmid, uint32_t *bmid,
+                                                     uint32_t *bad) {
     __shared__ u64 sf[BIG_THREADS / 32], sb[BIG_THREADS / 32];
     __shared__ int sfl[BIG_THREADS / 32];
     const uint32_t of0 = threadIdx.x == 0 ? ofw[e] : 0, ob0 = threadIdx.x == 0 ? obw[e] : 0;
@@ -303,7 +304,7 @@ __device__ __forceinline__ void customize_edge_block(uint32_t e, const uint64_t 
             f |= sfl[w];
         }
         edge_store(e, (uint32_t)(pf >> 32), (uint32_t)(pb >> 32), (uint32_t)pf, (uint32_t)pb, f & 1,
-                   f >> 1, of0, ob0, fb, fw, bw, fmid, bmid, bad);
+                   f >> 1, of0, ob0, fb, fmid, bmid, bad);
     }
 }
 
@@ -314,29 +315,27 @@ __device__ __forceinline__ void customize_edge_block(uint32_t e, const uint64_t 
 __global__ void customize_level(const uint32_t *__restrict__ eord, uint32_t n1, uint32_t n8,
                                 uint32_t n32, uint3 b, const uint64_t *__restrict__ tf,
                                 const uint32_t *__restrict__ tri, const uint32_t *__restrict__ ofw,
-                                const uint32_t *__restrict__ obw, uint2 *fb, uint32_t *fw,
-                                uint32_t *bw, uint32_t *fmid, uint32_t *bmid, uint32_t *bad) {
+                                const uint32_t *__restrict__ obw, uint2 *fb, uint32_t *fmid,
+                                uint32_t *bmid, uint32_t *bad) {
     pdl_trigger();
     const uint32_t bx = blockIdx.x;
     if (bx < b.x) {
-        customize_edge_block(eord[n1 + n8 + n32 + bx], tf, tri, ofw, obw, fb, fw, bw, fmid, bmid,
-                             bad);
+        customize_edge_block(eord[n1 + n8 + n32 + bx], tf, tri, ofw, obw, fb, fmid, bmid, bad);
     } else if (bx < b.y) {
         uint64_t w = ((uint64_t)(bx - b.x) * blockDim.x + threadIdx.x) / 32;
         if (w >= n32) return; /* whole warps leave together */
         customize_edge<32>(eord[n1 + n8 + w], threadIdx.x & 31, 0xffffffffu, tf, tri, ofw, obw, fb,
-                           fw, bw, fmid, bmid, bad);
+                           fmid, bmid, bad);
     } else if (bx < b.z) {
         uint64_t g = ((uint64_t)(bx - b.y) * blockDim.x + threadIdx.x) / SHORT_W;
         if (g >= n8) return; /* whole groups leave together */
         const int lane = threadIdx.x & (SHORT_W - 1);
         const unsigned mask = ((1u << SHORT_W) - 1) << (threadIdx.x & 31 & ~(SHORT_W - 1));
-        customize_edge<SHORT_W>(eord[n1 + g], lane, mask, tf, tri, ofw, obw, fb, fw, bw, fmid, bmid,
-                                bad);
+        customize_edge<SHORT_W>(eord[n1 + g], lane, mask, tf, tri, ofw, obw, fb, fmid, bmid, bad);
     } else {
         uint64_t i = (uint64_t)(bx - b.z) * blockDim.x + threadIdx.x;
         if (i >= n1) return;
-        customize_edge<1>(eord[i], 0, 0, tf, tri, ofw, obw, fb, fw, bw, fmid, bmid, bad);
+        customize_edge<1>(eord[i], 0, 0, tf, tri, ofw, obw, fb, fmid, bmid, bad);
     }
 }
 
@@ -350,42 +349,39 @@ __global__ void __launch_bounds__(BIG_THREADS)
     customize_chunks(const uint32_t *__restrict__ eord, uint32_t nh, uint32_t nn, uint32_t C,
                      const uint32_t *__restrict__ cd, const uint64_t *__restrict__ tf,
                      const uint32_t *__restrict__ tri, const uint32_t *__restrict__ ofw,
-                     const uint32_t *__restrict__ obw, uint2 *fb, uint32_t *fw, uint32_t *bw,
-                     uint32_t *fmid, uint32_t *bmid, uint32_t *bad) {
+                     const uint32_t *__restrict__ obw, uint2 *fb, uint32_t *fmid, uint32_t *bmid,
+                     uint32_t *bad) {
     pdl_trigger();
     const uint32_t bx = blockIdx.x;
     if (bx < nh) {
-        customize_edge_block(eord[bx], tf, tri, ofw, obw, fb, fw, bw, fmid, bmid, bad);
+        customize_edge_block(eord[bx], tf, tri, ofw, obw, fb, fmid, bmid, bad);
         return;
     }
     const uint32_t c = bx - nh, len = min(C, nn - c * C), n1 = cd[c] & 0xffffu, n8 = cd[c] >> 16;
     const uint32_t *q = eord + nh + (size_t)c * C;
     for (uint32_t i = threadIdx.x; i < n1; i += BIG_THREADS)
-        customize_edge<1>(q[i], 0, 0, tf, tri, ofw, obw, fb, fw, bw, fmid, bmid, bad);
+        customize_edge<1>(q[i], 0, 0, tf, tri, ofw, obw, fb, fmid, bmid, bad);
     {
         const int lane = threadIdx.x & (SHORT_W - 1);
         const unsigned mask = ((1u << SHORT_W) - 1) << (threadIdx.x & 31 & ~(SHORT_W - 1));
         for (uint32_t g = threadIdx.x / SHORT_W; g < n8; g += BIG_THREADS / SHORT_W)
-            customize_edge<SHORT_W>(q[n1 + g], lane, mask, tf, tri, ofw, obw, fb, fw, bw, fmid,
-                                    bmid, bad);
+            customize_edge<SHORT_W>(q[n1 + g], lane, mask, tf, tri, ofw, obw, fb, fmid, bmid, bad);
     }
     for (uint32_t w = threadIdx.x / 32; w < len - n1 - n8; w += BIG_THREADS / 32)
-        customize_edge<32>(q[n1 + n8 + w], threadIdx.x & 31, 0xffffffffu, tf, tri, ofw, obw, fb, fw,
-                           bw, fmid, bmid, bad);
+        customize_edge<32>(q[n1 + n8 + w], threadIdx.x & 31, 0xffffffffu, tf, tri, ofw, obw, fb,
+                           fmid, bmid, bad);
 }
 
 /* Levels [l0, l1) in one block, bottom-up. */
 __global__ void customize_small(uint32_t l0, uint32_t l1, const uint32_t *__restrict__ elev,
                                 const uint64_t *__restrict__ tf, const uint32_t *__restrict__ tri,
                                 const uint32_t *__restrict__ ofw, const uint32_t *__restrict__ obw,
-                                uint2 *fb, uint32_t *fw, uint32_t *bw, uint32_t *fmid,
-                                uint32_t *bmid, uint32_t *bad) {
+                                uint2 *fb, uint32_t *fmid, uint32_t *bmid, uint32_t *bad) {
     pdl_trigger();
     int warp = threadIdx.x / 32, lane = threadIdx.x & 31, nw = blockDim.x / 32;
     for (uint32_t l = l0; l < l1; l++) {
         for (uint32_t e = elev[l] + warp; e < elev[l + 1]; e += nw)
-            customize_edge<32>(e, lane, 0xffffffffu, tf, tri, ofw, obw, fb, fw, bw, fmid, bmid,
-                               bad);
+            customize_edge<32>(e, lane, 0xffffffffu, tf, tri, ofw, obw, fb, fmid, bmid, bad);
         __syncthreads();
     }
 }
@@ -417,13 +413,13 @@ int gp_dcch_plan_weights_only(gp_dcch *d, cudaStream_t s, gp_err *err) {
     if (d->p_nsteps) {
         const uint64_t th = (uint64_t)d->p_nsteps * 32;
         step_wt<<<(unsigned)((th + BIG_THREADS - 1) / BIG_THREADS), BIG_THREADS, 0, s>>>(
-            d->p_nsteps, d->p_step_first, d->p_in_first, d->p_step_arc, d->p_in_edge, d->bw,
+            d->p_nsteps, d->p_step_first, d->p_in_first, d->p_step_arc, d->p_in_edge, d->fb,
             d->p_in_wt, d->p_in_pwt);
         CKL("plan weights");
     }
     if (d->p_nout) {
         gather_wt<<<(d->p_nout + BIG_THREADS - 1) / BIG_THREADS, BIG_THREADS, 0, s>>>(
-            d->p_out_edge, d->p_nout, d->bw, d->p_out_wt);
+            d->p_out_edge, d->p_nout, d->fb, d->p_out_wt);
         CKL("plan weights");
     }
     d->tables_stale = d->t_K || d->q_ntab;
@@ -441,7 +437,7 @@ int gp_dcch_plan_tables(gp_dcch *d, cudaStream_t s, gp_err *err) {
         CK(cudaEventCreate(&e1), "top table");
         CK(cudaEventRecord(e0, s), "top table");
         gather_wt<<<(d->t_narcs + BIG_THREADS - 1) / BIG_THREADS, BIG_THREADS, 0, s>>>(
-            d->t_edge, d->t_narcs, d->bw, d->t_wt);
+            d->t_edge, d->t_narcs, d->fb, d->t_wt);
         uint32_t wpb = (uint32_t)d->smem_max / (d->t_K * 8); /* warps (rows) per block */
         if (wpb > 4) wpb = 4;
         top_table<<<(d->t_K + wpb - 1) / wpb, wpb * 32, (size_t)wpb * d->t_K * 8, s>>>(
@@ -520,7 +516,7 @@ static int levels_issue(gp_dcch *d, cudaStream_t s, cudaEvent_t *pev, gp_dcch_la
                           (const uint32_t *)d->eord + lo, nh, cnt - nh, d->chunk,
                           (const uint32_t *)d->cdesc + c0, (const uint64_t *)d->tri_first,
                           (const uint32_t *)d->tri, (const uint32_t *)d->ofw,
-                          (const uint32_t *)d->obw, d->fb, d->fw, d->bw, d->fmid, d->bmid, d->bad),
+                          (const uint32_t *)d->obw, d->fb, d->fmid, d->bmid, d->bad),
                    "customization");
             } else {
                 uint3 b;
@@ -530,8 +526,8 @@ static int levels_issue(gp_dcch *d, cudaStream_t s, cudaEvent_t *pev, gp_dcch_la
                 const uint32_t nb = b.z + (n1 + BIG_THREADS - 1) / BIG_THREADS;
                 CK(launch(pdl, customize_level, nb, BIG_THREADS, s, (const uint32_t *)d->eord + lo,
                           n1, n8, n32, b, (const uint64_t *)d->tri_first, (const uint32_t *)d->tri,
-                          (const uint32_t *)d->ofw, (const uint32_t *)d->obw, d->fb, d->fw, d->bw,
-                          d->fmid, d->bmid, d->bad),
+                          (const uint32_t *)d->ofw, (const uint32_t *)d->obw, d->fb, d->fmid,
+                          d->bmid, d->bad),
                    "customization");
             }
             CKL("customization");
@@ -549,7 +545,7 @@ static int levels_issue(gp_dcch *d, cudaStream_t s, cudaEvent_t *pev, gp_dcch_la
             CK(launch(pdl, customize_small, 1, SMALL_THREADS, s, l, l1,
                       (const uint32_t *)d->d_elevels, (const uint64_t *)d->tri_first,
                       (const uint32_t *)d->tri, (const uint32_t *)d->ofw, (const uint32_t *)d->obw,
-                      d->fb, d->fw, d->bw, d->fmid, d->bmid, d->bad),
+                      d->fb, d->fmid, d->bmid, d->bad),
                "customization");
             CKL("customization");
             l = l1;
@@ -642,22 +638,16 @@ extern "C" int gp_dcch_customize(gp_dcch *d, void *stream, uint32_t *fw, uint32_
     cudaStream_t s = (cudaStream_t)stream;
     int rc = customize_run(d, s, ms, NULL, NULL, err);
     if (rc != GP_OK) return rc;
-    uint32_t *to[4] = {fw, bw, fmid, bmid};
-    const uint32_t *from[4] = {d->fw, d->bw, d->fmid, d->bmid};
-    for (int i = 0; i < 4; i++)
-        if (to[i])
-            CK(cudaMemcpyAsync(to[i], from[i], (size_t)d->m * 4, cudaMemcpyDeviceToHost, s),
-               "customization");
-    CK(cudaStreamSynchronize(s), "customization");
-out:
-    return rc;
+    return gp_dcch_weights(d, stream, fw, bw, fmid, bmid, err);
 }
 
 namespace {
 
-/* The arrays an update list writes (ofw, obw, fw, bw, fmid, bmid: the first nw of them). */
+/* The arrays an update list writes (ofw, obw, fw, bw, fmid, bmid: the first nw of them), each
+ * with its stride in words (fw and bw are the halves of the packed fb: 2). */
 struct scat_dst {
     uint32_t *a[6];
+    uint32_t st[6];
 };
 
 /* upd: 1 + nw words per edge (id, then a value per array of dst) into the arrays. */
@@ -668,7 +658,7 @@ __global__ void scatter_edges(uint32_t n, const uint32_t *__restrict__ upd, uint
     const uint32_t *u = upd + (size_t)(nw + 1) * i;
     uint32_t e = u[0];
     if (e >= m) return;
-    for (uint32_t k = 0; k < nw; k++) dst.a[k][e] = u[1 + k];
+    for (uint32_t k = 0; k < nw; k++) dst.a[k][(size_t)e * dst.st[k]] = u[1 + k];
 }
 
 } // namespace
@@ -688,7 +678,7 @@ extern "C" int gp_dcch_metric_from(gp_dcch *d, const gp_dcch *src, void *stream,
         CK(cudaMallocAsync((void **)&dupd, (size_t)nupd * 12, s), "metric scatter");
         CK(cudaMemcpyAsync(dupd, upd, (size_t)nupd * 12, cudaMemcpyHostToDevice, s),
            "metric scatter");
-        scat_dst to = {{d->ofw, d->obw, NULL, NULL, NULL, NULL}};
+        scat_dst to = {{d->ofw, d->obw, NULL, NULL, NULL, NULL}, {1, 1, 0, 0, 0, 0}};
         scatter_edges<<<(nupd + BIG_THREADS - 1) / BIG_THREADS, BIG_THREADS, 0, s>>>(nupd, dupd, 2,
                                                                                      d->m, to);
         CKL("metric scatter");
@@ -714,17 +704,19 @@ extern "C" int gp_dcch_customize_from(gp_dcch *d, const gp_dcch *src, void *stre
                           "device CCH: the predecessor is on another topology part or not "
                           "customized");
     const size_t bytes = (size_t)d->m * 4;
-    uint32_t *dst[6] = {d->ofw, d->obw, d->fw, d->bw, d->fmid, d->bmid};
-    const uint32_t *from[6] = {src->ofw, src->obw, src->fw, src->bw, src->fmid, src->bmid};
+    uint32_t *dst[5] = {d->ofw, d->obw, (uint32_t *)d->fb, d->fmid, d->bmid};
+    const uint32_t *from[5] = {src->ofw, src->obw, (const uint32_t *)src->fb, src->fmid, src->bmid};
     CK(cudaEventRecord(d->ev0, s), "copying the predecessor's weights");
-    for (int i = 0; i < 6; i++)
-        CK(cudaMemcpyAsync(dst[i], from[i], bytes, cudaMemcpyDeviceToDevice, s),
+    for (int i = 0; i < 5; i++) /* fb: two words an edge */
+        CK(cudaMemcpyAsync(dst[i], from[i], i == 2 ? 2 * bytes : bytes, cudaMemcpyDeviceToDevice,
+                           s),
            "copying the predecessor's weights");
     if (nupd) {
         CK(cudaMallocAsync((void **)&dupd, (size_t)nupd * 28, s), "the changed edges");
         CK(cudaMemcpyAsync(dupd, upd, (size_t)nupd * 28, cudaMemcpyHostToDevice, s),
            "the changed edges");
-        scat_dst to = {{d->ofw, d->obw, d->fw, d->bw, d->fmid, d->bmid}};
+        scat_dst to = {{d->ofw, d->obw, (uint32_t *)d->fb, (uint32_t *)d->fb + 1, d->fmid, d->bmid},
+                       {1, 1, 2, 2, 1, 1}};
         scatter_edges<<<(nupd + BIG_THREADS - 1) / BIG_THREADS, BIG_THREADS, 0, s>>>(nupd, dupd, 6,
                                                                                      d->m, to);
         CKL("the changed edges");
@@ -777,6 +769,19 @@ __global__ void witness_edges(uint32_t m, uint32_t n, const uint32_t *__restrict
     wit[2 * (size_t)e + 1] = wf;
 }
 
+/* Half h (0: fw, 1: bw) of the packed weights of edges i0 .. i0+n-1 into out. */
+__global__ void fb_half(const uint2 *__restrict__ fb, uint32_t i0, uint32_t n, int h,
+                        uint32_t *out) {
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        const uint2 w = fb[(size_t)i0 + i];
+        out[i] = h ? w.y : w.x;
+    }
+}
+
+/* Edges a chunk of that split (64 MiB of scratch at most, whatever m). */
+constexpr uint32_t FB_CHUNK = 1u << 24;
+
 } // namespace
 
 extern "C" int gp_dcch_fetch(gp_dcch *d, void *stream, uint32_t *fw, uint32_t *bw, uint32_t *fmid,
@@ -804,14 +809,32 @@ extern "C" int gp_dcch_weights(gp_dcch *d, void *stream, uint32_t *fw, uint32_t 
                                uint32_t *bmid, gp_err *err) {
     cudaStream_t s = (cudaStream_t)stream;
     int rc = GP_OK;
-    uint32_t *to[4] = {fw, bw, fmid, bmid};
-    const uint32_t *from[4] = {d->fw, d->bw, d->fmid, d->bmid};
-    for (int i = 0; i < 4; i++)
-        if (to[i])
-            CK(cudaMemcpyAsync(to[i], from[i], (size_t)d->m * 4, cudaMemcpyDeviceToHost, s),
+    uint32_t *tmp = NULL;
+    uint32_t *half[2] = {fw, bw}, *mid[2] = {fmid, bmid};
+    const uint32_t *from[2] = {d->fmid, d->bmid};
+    for (int i = 0; i < 2; i++)
+        if (mid[i])
+            CK(cudaMemcpyAsync(mid[i], from[i], (size_t)d->m * 4, cudaMemcpyDeviceToHost, s),
                "copying the weights");
+    if ((fw || bw) && d->m) { /* the halves of fb, a chunk at a time through a scratch buffer */
+        const uint32_t chunk = d->m < FB_CHUNK ? d->m : FB_CHUNK;
+        CK(cudaMallocAsync((void **)&tmp, (size_t)chunk * 4, s), "copying the weights");
+        for (int h = 0; h < 2; h++)
+            for (uint32_t i0 = 0; half[h] && i0 < d->m; i0 += chunk) {
+                const uint32_t n = d->m - i0 < chunk ? d->m - i0 : chunk;
+                fb_half<<<(n + BIG_THREADS - 1) / BIG_THREADS, BIG_THREADS, 0, s>>>(d->fb, i0, n, h,
+                                                                                    tmp);
+                CKL("copying the weights");
+                CK(cudaMemcpyAsync(half[h] + i0, tmp, (size_t)n * 4, cudaMemcpyDeviceToHost, s),
+                   "copying the weights");
+            }
+    }
     CK(cudaStreamSynchronize(s), "copying the weights");
 out:
+    if (tmp) {
+        cudaFreeAsync(tmp, s);
+        cudaStreamSynchronize(s);
+    }
     return rc;
 }
 
@@ -829,18 +852,18 @@ namespace {
 __global__ void diff_edges(uint32_t m, uint32_t n, const uint32_t *__restrict__ up_first,
                            const uint32_t *__restrict__ up_head, const uint32_t *__restrict__ order,
                            const uint64_t *__restrict__ tf, const uint32_t *__restrict__ tri,
-                           const uint32_t *ofw, const uint32_t *obw, const uint32_t *fw,
-                           const uint32_t *bw, const uint32_t *fmid, const uint32_t *bmid,
-                           const uint32_t *bofw, const uint32_t *bobw, const uint32_t *bfw,
-                           const uint32_t *bbw, const uint32_t *bfmid, const uint32_t *bbmid,
-                           uint32_t cap, uint32_t *cnt, uint32_t *out) {
+                           const uint32_t *ofw, const uint32_t *obw, const uint2 *fb,
+                           const uint32_t *fmid, const uint32_t *bmid, const uint32_t *bofw,
+                           const uint32_t *bobw, const uint2 *bfb, const uint32_t *bfmid,
+                           const uint32_t *bbmid, uint32_t cap, uint32_t *cnt, uint32_t *out) {
     uint32_t e = blockIdx.x * blockDim.x + threadIdx.x;
     uint32_t f = 0, w = 0, fm = 0, bm = 0;
     bool changed = false;
     if (e < m) {
         uint32_t a = ofw[e], b = obw[e];
-        f = fw[e], w = bw[e], fm = fmid[e], bm = bmid[e];
-        changed = a != bofw[e] || b != bobw[e] || f != bfw[e] || w != bbw[e] || fm != bfmid[e] ||
+        const uint2 fbe = fb[e], bfbe = bfb[e];
+        f = fbe.x, w = fbe.y, fm = fmid[e], bm = bmid[e];
+        changed = a != bofw[e] || b != bobw[e] || f != bfbe.x || w != bfbe.y || fm != bfmid[e] ||
                   bm != bbmid[e];
     }
     /* one atomic a warp (11.5 M changed edges a speed file on road-like 24M's turn graph, each
@@ -888,8 +911,8 @@ extern "C" int gp_dcch_customize_diff(gp_dcch *d, const gp_dcch *base, void *str
     if (d->m) /* no zero-block launch */
         diff_edges<<<(d->m + BIG_THREADS - 1) / BIG_THREADS, BIG_THREADS, 0, s>>>(
             d->m, d->n, d->up_first, d->up_head, d->order, d->tri_first, d->tri, d->ofw, d->obw,
-            d->fw, d->bw, d->fmid, d->bmid, base->ofw, base->obw, base->fw, base->bw, base->fmid,
-            base->bmid, cap, dbuf, dbuf + 1);
+            d->fb, d->fmid, d->bmid, base->ofw, base->obw, base->fb, base->fmid, base->bmid, cap,
+            dbuf, dbuf + 1);
     CKL("the changed edges");
     CK(cudaMemcpyAsync(&cnt, dbuf, 4, cudaMemcpyDeviceToHost, s), "the changed edges");
     CK(cudaStreamSynchronize(s), "the changed edges");

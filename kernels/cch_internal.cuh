@@ -202,9 +202,11 @@ struct gp_dcch_topo {
  * weights, the plan's weights and tables, and the sweep workspace. */
 struct gp_dcch : gp_dcch_topo {
     gp_dcch_topo *tm; /* the shared part (referenced) */
-    uint32_t *ofw, *obw, *fw, *bw, *fmid, *bmid;
-    uint2 *fb;     /* {fw, bw} per edge, written and read by the full customization only: a
-                    * triangle reads one 8-byte word per lower edge instead of two 4-byte ones */
+    uint32_t *ofw, *obw, *fmid, *bmid;
+    uint2 *fb;     /* the customized {fw, bw} per edge, packed: a triangle reads one 8-byte word
+                    * per lower edge instead of two 4-byte ones, and the pass writes 8 bytes an
+                    * edge rather than 16 (it kept separate fw and bw arrays too before, for the
+                    * plan's weights and the copy back) */
     uint32_t *bad; /* device word: overflow seen */
     u64 *wit;      /* packed witnesses (2m), allocated by the first gp_dcch_fetch asking for them */
     /* sweep workspace */
@@ -331,13 +333,13 @@ cudaError_t gp_dcch_sweep_attrs(int smem_max);
 void gp_dcch_graphs_free(gp_dcch *d);
 
 /* kernels/cch_query.cu: the upward searches' results to the device; the level sweep over a graph
- * (first / head / wt device, levels host lev / device dlev) into d->dist; PHAST's output from it
- * in node order (d->outbuf); sweep_top's shared-memory limit. */
+ * (first / head / wt device, edge e's weight wt[e * ws], levels host lev / device dlev) into
+ * d->dist; PHAST's output from it in node order (d->outbuf); sweep_top's shared-memory limit. */
 int gp_dcch_upload_init(gp_dcch *d, cudaStream_t s, uint32_t k, const uint32_t *init_first,
                         const uint32_t *init_rank, const uint64_t *init_dist, gp_err *err);
 int gp_dcch_level_sweep(gp_dcch *d, cudaStream_t s, uint32_t n, uint32_t nlev, const uint32_t *lev,
                         const uint32_t *dlev, const uint32_t *first, const uint32_t *head,
-                        const uint32_t *wt, uint32_t k, const uint32_t *init_first,
+                        const uint32_t *wt, uint32_t ws, uint32_t k, const uint32_t *init_first,
                         const uint32_t *init_rank, const uint64_t *init_dist, gp_err *err);
 int gp_dcch_level_output(gp_dcch *d, cudaStream_t s, uint32_t k, gp_err *err);
 cudaError_t gp_dcch_level_attrs(void); /* sweep_top's shared memory */

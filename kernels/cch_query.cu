@@ -50,11 +50,13 @@ __device__ __forceinline__ void relax(C dh, uint32_t w, C &best, uint32_t sat, u
 
 /* The top of the hierarchy (levels l0..l1-1, ranks r0 = lev[l0] .. lev[l1]: every upward edge of
  * these nodes stays inside) in one block with the distances and the CSR offsets in shared memory:
- * a level then costs one global read (the edge) instead of three dependent ones. */
+ * a level then costs one global read (the edge) instead of three dependent ones. Edge e's weight
+ * is wt[e * ws] (ws 2: the down halves of the packed customized weights). */
 template <typename C>
 __global__ void sweep_top(uint32_t l0, uint32_t l1, const uint32_t *__restrict__ lev, uint32_t k,
                           const uint32_t *__restrict__ first, const uint32_t *__restrict__ head,
-                          const uint32_t *__restrict__ wt, C *dist, uint32_t sat, uint32_t *ovf) {
+                          const uint32_t *__restrict__ wt, uint32_t ws, C *dist, uint32_t sat,
+                          uint32_t *ovf) {
     extern __shared__ u64 sraw[];
     C *sd = (C *)sraw;
     uint32_t r0 = lev[l0], nodes = lev[l1] - r0;
@@ -71,7 +73,7 @@ __global__ void sweep_top(uint32_t l0, uint32_t l1, const uint32_t *__restrict__
             uint32_t x = lo + (uint32_t)(i / k), sc = (uint32_t)(i % k);
             C best = cell_inf<C>::v;
             for (uint32_t e = sf[x] + lane; e < sf[x + 1]; e += 32) {
-                uint32_t w = wt[e];
+                uint32_t w = wt[(size_t)e * ws];
                 if (w == INF32) continue;
                 relax<C>(sd[(size_t)(head[e] - r0) * k + sc], w, best, sat, ovf);
             }
@@ -89,7 +91,8 @@ __global__ void sweep_top(uint32_t l0, uint32_t l1, const uint32_t *__restrict__
 template <typename C>
 __global__ void sweep_coop(uint32_t top, const uint32_t *__restrict__ lev, uint32_t k,
                            const uint32_t *__restrict__ first, const uint32_t *__restrict__ head,
-                           const uint32_t *__restrict__ wt, C *dist, uint32_t sat, uint32_t *ovf) {
+                           const uint32_t *__restrict__ wt, uint32_t ws, C *dist, uint32_t sat,
+                           uint32_t *ovf) {
     cg::grid_group grid = cg::this_grid();
     uint64_t tid = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     uint64_t nth = (uint64_t)gridDim.x * blockDim.x, wid = tid / 32, nw = nth / 32;
@@ -103,7 +106,7 @@ __global__ void sweep_coop(uint32_t top, const uint32_t *__restrict__ lev, uint3
                 size_t at = (size_t)x * k + sc;
                 C best = __ldcg(&dist[at]);
                 for (uint32_t e = first[x]; e < first[x + 1]; e++) {
-                    uint32_t w = wt[e];
+                    uint32_t w = wt[(size_t)e * ws];
                     if (w == INF32) continue;
                     relax<C>(__ldcg(&dist[(size_t)head[e] * k + sc]), w, best, sat, ovf);
                 }
@@ -115,7 +118,7 @@ __global__ void sweep_coop(uint32_t top, const uint32_t *__restrict__ lev, uint3
                 size_t at = (size_t)x * k + sc;
                 C best = cell_inf<C>::v;
                 for (uint32_t e = first[x] + lane; e < first[x + 1]; e += 32) {
-                    uint32_t w = wt[e];
+                    uint32_t w = wt[(size_t)e * ws];
                     if (w == INF32) continue;
                     relax<C>(__ldcg(&dist[(size_t)head[e] * k + sc]), w, best, sat, ovf);
                 }
@@ -207,7 +210,7 @@ out:
 template <typename C>
 static int level_sweep(gp_dcch *d, cudaStream_t s, uint32_t n, uint32_t nlev, const uint32_t *lev,
                        const uint32_t *dlev, const uint32_t *first, const uint32_t *head,
-                       const uint32_t *wt, uint32_t k, const uint32_t *init_first,
+                       const uint32_t *wt, uint32_t ws, uint32_t k, const uint32_t *init_first,
                        const uint32_t *init_rank, const uint64_t *init_dist, gp_err *err) {
     int rc = GP_OK;
     size_t cells = (size_t)n * k;
@@ -231,7 +234,7 @@ static int level_sweep(gp_dcch *d, cudaStream_t s, uint32_t n, uint32_t nlev, co
         if (top < nlev) {
             uint64_t nodes = lev[nlev] - lev[top];
             size_t smem = (size_t)(nodes * k) * sizeof(C) + (size_t)(nodes + 1) * 4;
-            sweep_top<C><<<1, SMALL_THREADS, smem, s>>>(top, nlev, dlev, k, first, head, wt,
+            sweep_top<C><<<1, SMALL_THREADS, smem, s>>>(top, nlev, dlev, k, first, head, wt, ws,
                                                         (C *)d->dist, d->sat, d->p_ovf);
             CKL("sweep (top levels)");
         }
@@ -248,7 +251,7 @@ static int level_sweep(gp_dcch *d, cudaStream_t s, uint32_t n, uint32_t nlev, co
             C *dd = (C *)d->dist;
             uint32_t *f = (uint32_t *)first, *h = (uint32_t *)head, *w = (uint32_t *)wt;
             uint32_t *ov = d->p_ovf, sat = d->sat;
-            void *args[] = {&top, &dl, &k, &f, &h, &w, &dd, &sat, &ov};
+            void *args[] = {&top, &dl, &k, &f, &h, &w, &ws, &dd, &sat, &ov};
             CK(cudaLaunchCooperativeKernel((void *)sweep_coop<C>, grid, block, args, 0, s),
                "sweep");
         }
@@ -259,9 +262,9 @@ out:
 
 int gp_dcch_level_sweep(gp_dcch *d, cudaStream_t s, uint32_t n, uint32_t nlev, const uint32_t *lev,
                         const uint32_t *dlev, const uint32_t *first, const uint32_t *head,
-                        const uint32_t *wt, uint32_t k, const uint32_t *init_first,
+                        const uint32_t *wt, uint32_t ws, uint32_t k, const uint32_t *init_first,
                         const uint32_t *init_rank, const uint64_t *init_dist, gp_err *err) {
-    return level_sweep<u64>(d, s, n, nlev, lev, dlev, first, head, wt, k, init_first, init_rank,
+    return level_sweep<u64>(d, s, n, nlev, lev, dlev, first, head, wt, ws, k, init_first, init_rank,
                             init_dist, err);
 }
 
@@ -325,7 +328,7 @@ static int rphast(gp_dcch *d, cudaStream_t s, uint32_t k, const uint32_t *init_f
     size_t cells = (size_t)d->r_nt * k;
     uint32_t ovf = 0;
     int rc = level_sweep<C>(d, s, d->r_n, d->r_nlev, d->r_lev_host, d->r_lev, d->r_first, d->r_head,
-                            d->r_wt, k, init_first, init_local, init_dist, err);
+                            d->r_wt, 1, k, init_first, init_local, init_dist, err);
     if (rc) return rc;
     CK(grow(&d->outbuf, &d->out_cap, (cells * sizeof(C) + 7) / 8 + 1),
        "allocating the RPHAST output");

@@ -983,8 +983,8 @@ extern "C" int gp_dcch_phast(gp_dcch *d, void *stream, uint32_t k, const uint32_
     int plan = !d->levels && d->p_nphases && (uint64_t)d->p_lim * k < (1ULL << 31);
     int rc = plan ? run_plan(d, s, k, init_first, init_rank, init_dist, err)
                   : gp_dcch_level_sweep(d, s, d->n, d->nlevels, d->level_first, d->d_levels,
-                                        d->up_first, d->up_head, d->bw, k, init_first, init_rank,
-                                        init_dist, err);
+                                        d->up_first, d->up_head, (const uint32_t *)d->fb + 1, 2, k,
+                                        init_first, init_rank, init_dist, err);
     if (rc) return rc;
     if (dist && !plan && (rc = gp_dcch_level_output(d, s, k, err)) != GP_OK) return rc;
     CK(cudaEventRecord(d->ev1, s), "PHAST");

@@ -7,6 +7,7 @@
  *           [--p2p-checks N] [--nf-table-max K] [--phast-only] [--variants KEY,..]
  *           [--profile-plans] [--profile-custom] [--turns] [--custom-only]
  *           [--custom-shapes TINY:HEAVY[:CHUNK[:MIN[:LAUNCH]]],..] [--custom-layout]
+ *           [--order-file FILE]
  *
  * The kernels are the product's (kernels/cch*.cu); the lab shapes them through
  * kernels/cch_lab.h (gp_dcch_tune: the plan's thresholds and table caps, the sweep's paths,
@@ -24,6 +25,11 @@
  *             pass, custom_layout below)
  *   --custom-only  customization alone, one CPU pass (what fits road-like 24M's turn graph in
  *             128 GiB: no PHAST, p2p or tables)
+ *   --order-file FILE  the CCH order of the (one) graph read from FILE when it holds one for
+ *             this graph (gp_cch_order_decode: no order computed, the contraction still runs),
+ *             else computed as --order says and written there (gp_cch_order_encode): a second
+ *             lab on the same machine, e.g. another build for an A/B, skips road-like 24M's
+ *             ten-minute order
  *   --variants  time only these of the sweep variants (step 4 below), by key: nogather,
  *             noflat, nowmulti, before, wkw2, w64, allcells, nograph, nowarps, block (default:
  *             all; unknown keys match none)
@@ -238,6 +244,7 @@ struct lab {
     bool metis = false;                 /* --order metis */
     bool flow = false;                  /* --order flow */
     bool cuts = false; /* --order cuts: with --turns, the road graph's cuts (gp_cch_order_turns) */
+    const char *order_file = NULL; /* --order-file */
     double cuts_order_s = 0;
     bool compare = false;                     /* --compare-metis */
     bool phast_only = false;                  /* --phast-only: no p2p, no tables */
@@ -422,6 +429,42 @@ template <typename T> static T *lay_put(const std::vector<T> &v) {
     return d;
 }
 
+/* --order-file: g's CCH order from path into the topology cache (gp_cch_order_decode builds the
+ * topology there, so gp_cch_new only customizes); false when path holds none or another graph's
+ * (then the order is computed and written). */
+static bool order_file_read(const char *path, const gp_graph *g) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return false;
+    std::vector<char> buf;
+    char tmp[1 << 16];
+    size_t got;
+    while ((got = fread(tmp, 1, sizeof tmp, f)) > 0) buf.insert(buf.end(), tmp, tmp + got);
+    fclose(f);
+    gp_err err = {};
+    if (gp_cch_order_decode(g, buf.data(), buf.size(), &err)) {
+        printf("(--order-file %s: %s; the order is computed again)\n", path, err.msg);
+        return false;
+    }
+    return true;
+}
+
+/* --order-file: t's order (its ranks) into path, through a temporary name. */
+static void order_file_write(const char *path, const gp_graph *g, const gp_cch_topo *t) {
+    void *enc = NULL;
+    uint64_t esz = 0;
+    gp_err err = {};
+    if (gp_cch_order_encode(t->rank, g, &enc, &esz, &err)) die("--order-file", err);
+    std::string tmp = std::string(path) + ".part";
+    FILE *f = fopen(tmp.c_str(), "wb");
+    bool ok = f && fwrite(enc, 1, esz, f) == esz;
+    if (f && fclose(f)) ok = false;
+    free(enc);
+    if (!ok || rename(tmp.c_str(), path)) {
+        fprintf(stderr, "lab_cch: cannot write the order to %s\n", path);
+        exit(1);
+    }
+}
+
 static void custom_layout(const gp_cch *c, int reps) {
     const gp_cch_topo *t = c->topo;
     const uint32_t n = t->n, m = t->m, L = t->nlevels;
@@ -588,14 +631,18 @@ static void run_graph(lab &L, const char *spec, bool small) {
     printf("\n## %s: %u nodes, %u arcs (loaded in %.1f s)\n\n", name, n, g->m, load_s);
     fflush(stdout);
     if (!L.cuts) gp_cch_cache_clear(); /* --order cuts: the topology is in the cache already */
-    gp_cch *c = NULL;
+    bool order_read = false;           /* --order-file held this graph's order: into the cache */
     t0 = gp_now();
+    if (L.order_file && !L.cuts) order_read = order_file_read(L.order_file, g);
+    gp_cch *c = NULL;
     if (gp_cch_new(g, 0, &c, &err)) die("cch", err);
     double build_s = gp_now() - t0;
     const gp_cch_topo *t = c->topo;
     prof_topo = t; /* --profile-custom reads it */
-    char how[96];
-    if (L.cuts)
+    if (L.order_file && !L.cuts && !order_read) order_file_write(L.order_file, g, t);
+    char how[160];
+    if (order_read) snprintf(how, sizeof how, "read from %s, contraction inside", L.order_file);
+    else if (L.cuts)
         snprintf(how, sizeof how, "road graph's cuts, %.2f s, contraction inside", L.cuts_order_s);
     else if (L.metis) snprintf(how, sizeof how, "one METIS_NodeND call");
     else
@@ -1086,6 +1133,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--profile-plans")) L.profile_plans = true;
         else if (!strcmp(argv[i], "--profile-custom")) L.profile_custom = true;
         else if (!strcmp(argv[i], "--turns")) L.turns = true;
+        else if (!strcmp(argv[i], "--order-file") && i + 1 < argc) L.order_file = argv[++i];
         else if (!strcmp(argv[i], "--custom-shapes") && i + 1 < argc) {
             for (auto &x : split_commas(argv[++i])) {
                 unsigned a = 0, b = 0, c = ~0u, m = ~0u, f = ~0u;

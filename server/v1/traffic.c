@@ -308,7 +308,8 @@ static void run_job(tr_job *j) {
     j->rc = tg ? add_and_apply(tg, &j->s, &j->st, j->prev, j->ver, &j->err)
                : (set_free(&j->s), gp_err_set(&j->err, GP_ENOMEM, "too many graphs with traffic"));
     j->unknown = j->rc == GP_OK ? tg->sets[tg->nsets - 1].unknown : 0;
-    if (tg && !tg->nsets && j->rc != GP_OK) {
+    if (tg && !tg->nsets && j->rc != GP_OK) { /* its first set failed: the slot is free again */
+        free(tg->sets);
         gp_graph_unref(tg->owner);
         memset(tg, 0, sizeof *tg);
     }

@@ -72,6 +72,10 @@ def validate(method, path, status, body, ctype):
     assert not errs, f"{method} {path} {status}: schema: {errs[0].message} at {list(errs[0].path)}"
 
 
+class DaemonDied(ConnectionError):
+    """A request failed because the daemon under test had exited (Daemon.raise_if_dead)."""
+
+
 class Daemon:
     def __init__(self, tmp, name, args, env_extra=None):
         self.portfile = os.path.join(tmp, name + ".port")
@@ -120,9 +124,14 @@ class Daemon:
         if body is not None:
             data = json.dumps(body).encode()
             h["Content-Type"] = "application/json"
-        conn.request(method, path, body=data, headers=h)
-        r = conn.getresponse()
-        text = r.read()
+        try:
+            conn.request(method, path, body=data, headers=h)
+            r = conn.getresponse()
+            text = r.read()
+        except (ConnectionError, http.client.HTTPException) as e:
+            conn.close()
+            self.raise_if_dead(e)
+            raise
         hdrs = {k.lower(): v for k, v in r.getheaders()}
         conn.close()
         ctype = hdrs.get("content-type", "")
@@ -131,6 +140,19 @@ class Daemon:
         if check:
             validate(method, urllib.parse.urlsplit(path).path, r.status, parsed, ctype)
         return r.status, hdrs, parsed
+
+    def raise_if_dead(self, e):
+        """A request that failed because the daemon is gone: DaemonDied with its exit status and
+        its log's end (a sanitizer's report, a crash), the first time; a shorter one after."""
+        try:
+            rc = self.proc.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            return  # still running: the caller's own error stands
+        if getattr(self, "_death_told", False):
+            raise DaemonDied(f"{e}: the daemon exited earlier (status {rc})") from e
+        self._death_told = True
+        raise DaemonDied(f"{e}: the daemon exited with status {rc}; the end of its log:\n"
+                         f"{self.tail(8000)}") from e
 
     def stop(self):
         if self.proc.poll() is None:
